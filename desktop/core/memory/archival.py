@@ -1,0 +1,220 @@
+"""Archival memory: an unbounded store of passages searched by meaning.
+
+Passages live in ``passages`` (text, citation, time) with an FTS5 index; their vectors live in a
+sqlite-vec ``vec0`` table partitioned by agent. The store records which embedding model made the
+vectors (``embedding_space``) and refuses to mix models.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime
+
+import numpy as np
+
+from desktop.core.clock import Clock, iso, parse_iso
+from desktop.core.embedding import Embedder
+from desktop.core.storage import Database
+from desktop.core.text.chunking import chunk_text
+from desktop.errors import EmbeddingMismatchError
+
+#: Historic MemGPT chunk size for archival inserts.
+INSERT_CHUNK_TOKENS = 300
+#: Candidates fetched once per query and paged through (MemGPT fetched the top 100).
+SEARCH_DEPTH = 100
+
+
+@dataclass(frozen=True)
+class Citation:
+    document_id: int | None
+    document: str | None  # title
+    path: str | None
+    page: int | None
+    section: str | None
+    char_start: int | None
+    char_end: int | None
+
+    def label(self) -> str:
+        if self.document is None:
+            return ""
+        where = [self.document]
+        if self.page is not None:
+            where.append(f"page {self.page}")
+        if self.section:
+            where.append(self.section)
+        if self.char_start is not None:
+            where.append(f"chars {self.char_start}-{self.char_end}")
+        return ", ".join(where)
+
+
+@dataclass(frozen=True)
+class Passage:
+    id: int
+    agent_id: int
+    text: str
+    created_at: datetime
+    tags: list[str]
+    citation: Citation
+
+
+@dataclass(frozen=True)
+class PassageHit:
+    passage: Passage
+    score: float  # higher is better
+
+
+@dataclass(frozen=True)
+class PassagePage:
+    hits: list[PassageHit]
+    total: int
+    page: int
+    page_size: int
+
+    @property
+    def pages(self) -> int:
+        return max(1, -(-self.total // self.page_size))
+
+
+_SELECT = (
+    "SELECT p.id, p.agent_id, p.text, p.created_at, p.tags, p.document_id, d.title, d.path, p.page, p.section,"
+    " p.char_start, p.char_end FROM passages p LEFT JOIN documents d ON d.id = p.document_id"
+)
+
+
+def _passage(row) -> Passage:
+    return Passage(
+        row[0], row[1], row[2], parse_iso(row[3]), json.loads(row[4]), Citation(row[5], row[6], row[7], row[8], row[9], row[10], row[11])
+    )
+
+
+def vector_blob(vector: np.ndarray) -> bytes:
+    """sqlite-vec reads raw little-endian float32."""
+    return np.asarray(vector, dtype="<f4").tobytes()
+
+
+class ArchivalMemory:
+    def __init__(self, db: Database, embedder: Embedder, clock: Clock) -> None:
+        self._db = db
+        self._embedder = embedder
+        self._clock = clock
+        self._space_checked = False
+
+    @property
+    def embedder(self) -> Embedder:
+        return self._embedder
+
+    # --- the embedding space ---------------------------------------------------------------
+    def ensure_space(self) -> None:
+        """Create the vector table for this embedder, or check that the store uses the same model."""
+        if self._space_checked:
+            return
+        row = self._db.query_one("SELECT model_id, dimension FROM embedding_space WHERE id = 1")
+        if row is None:
+            with self._db.transaction():
+                self._db.execute(
+                    "INSERT INTO embedding_space(id, model_id, dimension) VALUES (1, ?, ?)",
+                    (self._embedder.model_id, self._embedder.dimension),
+                )
+                self._db.execute(
+                    "CREATE VIRTUAL TABLE IF NOT EXISTS passages_vec USING vec0("
+                    f"agent_id integer partition key, embedding float[{int(self._embedder.dimension)}] distance_metric=cosine)"
+                )
+        elif (row[0], row[1]) != (self._embedder.model_id, self._embedder.dimension):
+            raise EmbeddingMismatchError(
+                f"This store's archival vectors were made by {row[0]} ({row[1]} dimensions), not {self._embedder.model_id}",
+                hint="use the same embedding model, or re-embed the archive",
+            )
+        self._space_checked = True
+
+    # --- writing ---------------------------------------------------------------------------
+    def insert(self, agent_id: int, content: str, *, tags: list[str] | None = None) -> list[int]:
+        """Chunk, embed and store ``content``. Returns the new passage ids."""
+        chunks = chunk_text(content, max_tokens=INSERT_CHUNK_TOKENS) or []
+        texts = [c.text for c in chunks]
+        if not texts:
+            return []
+        vectors = self._embedder.embed(texts)
+        self.ensure_space()
+        now = iso(self._clock.now())
+        ids = []
+        with self._db.transaction():
+            for text, vector in zip(texts, vectors):
+                cursor = self._db.execute(
+                    "INSERT INTO passages(agent_id, text, created_at, tags, embedded) VALUES (?, ?, ?, ?, 1)",
+                    (agent_id, text, now, json.dumps(tags or [])),
+                )
+                self._db.execute(
+                    "INSERT INTO passages_vec(rowid, agent_id, embedding) VALUES (?, ?, ?)",
+                    (cursor.lastrowid, agent_id, vector_blob(vector)),
+                )
+                ids.append(cursor.lastrowid)
+        return ids
+
+    def store_vectors(self, agent_id: int, passage_ids: list[int], vectors: np.ndarray) -> None:
+        """Attach vectors to existing passages (document ingestion embeds after storing text)."""
+        self.ensure_space()
+        with self._db.transaction():
+            for passage_id, vector in zip(passage_ids, vectors):
+                self._db.execute("DELETE FROM passages_vec WHERE rowid = ?", (passage_id,))
+                self._db.execute(
+                    "INSERT INTO passages_vec(rowid, agent_id, embedding) VALUES (?, ?, ?)", (passage_id, agent_id, vector_blob(vector))
+                )
+                self._db.execute("UPDATE passages SET embedded = 1 WHERE id = ?", (passage_id,))
+
+    def update_text(self, passage_id: int, text: str) -> None:
+        row = self._db.query_one("SELECT agent_id FROM passages WHERE id = ?", (passage_id,))
+        if row is None:
+            return
+        vector = self._embedder.embed([text])[0]
+        self.ensure_space()
+        with self._db.transaction():
+            self._db.execute("UPDATE passages SET text = ? WHERE id = ?", (text, passage_id))
+            self._db.execute("DELETE FROM passages_vec WHERE rowid = ?", (passage_id,))
+            self._db.execute("INSERT INTO passages_vec(rowid, agent_id, embedding) VALUES (?, ?, ?)", (passage_id, row[0], vector_blob(vector)))
+
+    def delete(self, passage_ids: list[int]) -> None:
+        with self._db.transaction():
+            for passage_id in passage_ids:
+                if self._has_vec_table():
+                    self._db.execute("DELETE FROM passages_vec WHERE rowid = ?", (passage_id,))
+                self._db.execute("DELETE FROM passages WHERE id = ?", (passage_id,))
+
+    def delete_agent(self, agent_id: int) -> None:
+        """vec0 tables have no foreign keys: drop an agent's vectors explicitly."""
+        if self._has_vec_table():
+            self._db.execute("DELETE FROM passages_vec WHERE agent_id = ?", (agent_id,))
+
+    # --- reading ---------------------------------------------------------------------------
+    def count(self, agent_id: int) -> int:
+        return int(self._db.scalar("SELECT COUNT(*) FROM passages WHERE agent_id = ?", (agent_id,)))
+
+    def get(self, passage_id: int) -> Passage | None:
+        row = self._db.query_one(f"{_SELECT} WHERE p.id = ?", (passage_id,))
+        return _passage(row) if row else None
+
+    def list(self, agent_id: int, *, offset: int = 0, limit: int = 100) -> list[Passage]:
+        rows = self._db.query(f"{_SELECT} WHERE p.agent_id = ? ORDER BY p.id DESC LIMIT ? OFFSET ?", (agent_id, limit, offset))
+        return [_passage(r) for r in rows]
+
+    def search(self, agent_id: int, query: str, *, page: int = 0, page_size: int = 5) -> PassagePage:
+        """Semantic search: the top ``SEARCH_DEPTH`` passages by cosine similarity, paged."""
+        if not query.strip() or not self._has_vec_table():
+            return PassagePage([], 0, page, page_size)
+        self.ensure_space()
+        vector = self._embedder.embed([query])[0]
+        rows = self._db.query(
+            "SELECT rowid, distance FROM passages_vec WHERE embedding MATCH ? AND k = ? AND agent_id = ? ORDER BY distance",
+            (vector_blob(vector), SEARCH_DEPTH, agent_id),
+        )
+        total = len(rows)
+        window = rows[page * page_size : (page + 1) * page_size]
+        hits = []
+        for passage_id, distance in window:
+            passage = self.get(passage_id)
+            if passage is not None:
+                hits.append(PassageHit(passage, 1.0 - float(distance)))
+        return PassagePage(hits, total, page, page_size)
+
+    def _has_vec_table(self) -> bool:
+        return bool(self._db.scalar("SELECT 1 FROM sqlite_master WHERE name = 'passages_vec'"))

@@ -1,0 +1,143 @@
+"""The runtime interface: the agent's only view of a model.
+
+A prompt is a list of ``ChatMessage``. The model answers every step with exactly one JSON object,
+``{"function": NAME, "params": {"inner_thoughts": ..., ...arguments}}``; runtimes that can, enforce
+that shape with a grammar built from the tool specs. The agent parses and validates the object
+itself, so a runtime that cannot constrain output still works (bad output becomes a failed call the
+model is told about).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, runtime_checkable
+
+Role = Literal["system", "user", "assistant"]
+
+
+@dataclass(frozen=True)
+class ChatMessage:
+    role: Role
+    content: str
+
+
+@dataclass(frozen=True)
+class SamplingParams:
+    """Every sampling knob in one frozen object (no long keyword lists)."""
+
+    temperature: float = 0.7
+    top_k: int = 40
+    top_p: float = 0.95
+    min_p: float = 0.05
+    repeat_penalty: float = 1.1
+    seed: int | None = None
+    max_tokens: int = 512
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """One callable function as the model sees it: a name and a JSON schema of its parameters."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]  # JSON schema: {"type": "object", "properties": ..., "required": [...]}
+
+    def as_openai(self) -> dict[str, Any]:
+        return {"type": "function", "function": {"name": self.name, "description": self.description, "parameters": self.parameters}}
+
+
+StreamKind = Literal["thought", "message"]
+
+
+@dataclass(frozen=True)
+class StreamEvent:
+    """A piece of the model's answer while it is being generated.
+
+    ``kind`` is "thought" for the inner monologue (private) and "message" for the text of a
+    ``send_message`` call (what the user will see)."""
+
+    kind: StreamKind
+    text: str
+
+
+StreamCallback = Callable[[StreamEvent], None]
+
+
+class CancelToken:
+    """Set from any thread to stop generation; runtimes poll it between tokens."""
+
+    def __init__(self) -> None:
+        self._event = threading.Event()
+
+    def cancel(self) -> None:
+        self._event.set()
+
+    def reset(self) -> None:
+        self._event.clear()
+
+    @property
+    def cancelled(self) -> bool:
+        return self._event.is_set()
+
+
+@dataclass(frozen=True)
+class GenerationStats:
+    prompt_tokens: int = 0  # tokens in the prompt
+    evaluated_tokens: int = 0  # prompt tokens actually evaluated (the rest came from the KV cache)
+    generated_tokens: int = 0
+    seconds: float = 0.0
+
+
+@dataclass(frozen=True)
+class ModelTurn:
+    """What the model produced for one step: the raw JSON text of its call."""
+
+    text: str
+    stats: GenerationStats = field(default_factory=GenerationStats)
+
+
+@dataclass(frozen=True)
+class RuntimeInfo:
+    model_id: str
+    context_window: int
+    exact_tokens: bool  # True when counts come from the model's own tokenizer
+
+
+@runtime_checkable
+class Runtime(Protocol):
+    """A model behind the agent. Implementations: scripted (tests), llama.cpp, OpenAI-compatible HTTP."""
+
+    @property
+    def info(self) -> RuntimeInfo: ...
+
+    def count_tokens(self, text: str) -> int:
+        """Tokens in ``text`` alone (no template), with the model's tokenizer when it has one."""
+
+    def count_prompt(self, messages: Sequence[ChatMessage]) -> int:
+        """Tokens of the whole rendered prompt, template and generation prompt included."""
+
+    def generate_call(
+        self,
+        messages: Sequence[ChatMessage],
+        tools: Sequence[ToolSpec],
+        params: SamplingParams,
+        *,
+        heartbeat_tools: frozenset[str] = frozenset(),
+        on_event: StreamCallback | None = None,
+        cancel: CancelToken | None = None,
+    ) -> ModelTurn:
+        """Generate one function call. ``heartbeat_tools`` names the functions whose arguments
+        must include ``request_heartbeat``. Raises GenerationCancelled when ``cancel`` fires."""
+
+    def generate_text(
+        self,
+        messages: Sequence[ChatMessage],
+        params: SamplingParams,
+        *,
+        cancel: CancelToken | None = None,
+    ) -> str:
+        """Free text (summaries, ``message_chatgpt``)."""
+
+    def close(self) -> None: ...

@@ -1,0 +1,202 @@
+"""Connection, transactions, migrations and error translation for the one SQLite file."""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import sqlite_vec
+
+from desktop.core.storage.driver import sqlite_module
+from desktop.core.storage.migrations import MIGRATIONS
+from desktop.errors import DiskFullError, SchemaTooNewError, StoreBusyError, StoreError
+
+sqlite = sqlite_module()
+
+# Primary SQLite result codes (the low byte of the extended code), used to sort failures into
+# "the environment's fault" (shown to the user with advice) and bugs (re-raised).
+_SQLITE_BUSY, _SQLITE_LOCKED, _SQLITE_READONLY = 5, 6, 8
+_SQLITE_IOERR, _SQLITE_CORRUPT, _SQLITE_FULL, _SQLITE_CANTOPEN, _SQLITE_NOTADB = 10, 11, 13, 14, 26
+
+
+def translate_error(error: Exception, path: Path | str) -> Exception:
+    """Map a driver exception to a typed MemDesk error, or return it unchanged when it is a bug."""
+    code = getattr(error, "sqlite_errorcode", None)
+    if code is None:
+        return error
+    primary = code & 0xFF
+    if primary in (_SQLITE_BUSY, _SQLITE_LOCKED):
+        return StoreBusyError(
+            f"The database {path} is locked by another program",
+            hint="close other MemDesk windows or wait a moment and try again",
+        )
+    if primary in (_SQLITE_FULL, _SQLITE_IOERR, _SQLITE_READONLY, _SQLITE_CANTOPEN):
+        return DiskFullError(
+            f"Could not write to {path}: {error}",
+            hint="free some disk space or check the folder's permissions; nothing saved earlier was lost",
+        )
+    if primary in (_SQLITE_CORRUPT, _SQLITE_NOTADB):
+        return StoreError(f"{path} is not a MemDesk database or is damaged", hint="restore it from a backup")
+    return error
+
+
+class Database:
+    """One connection to the store. Thread-safe through a re-entrant lock; long work should
+    open its own ``Database`` on the same file (WAL lets readers and one writer coexist)."""
+
+    def __init__(self, connection: Any, path: Path | str) -> None:
+        self._conn = connection
+        self.path = path
+        self._lock = threading.RLock()
+        self._depth = 0
+
+    # --- statements ------------------------------------------------------------------------
+    def execute(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> Any:
+        with self._lock, self._translated():
+            return self._conn.execute(sql, params)
+
+    def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> Any:
+        with self._lock, self._translated():
+            return self._conn.executemany(sql, rows)
+
+    def query(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[Any]:
+        with self._lock, self._translated():
+            return self._conn.execute(sql, params).fetchall()
+
+    def query_one(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> Any:
+        with self._lock, self._translated():
+            return self._conn.execute(sql, params).fetchone()
+
+    def scalar(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> Any:
+        row = self.query_one(sql, params)
+        return None if row is None else row[0]
+
+    def create_function(self, name: str, arity: int, function) -> None:
+        """Register a deterministic SQL function on this connection."""
+        with self._lock:
+            self._conn.create_function(name, arity, function, deterministic=True)
+
+    def run_script(self, script: str) -> None:
+        """Run several statements inside the current transaction.
+
+        ``executescript`` would commit first, breaking "one migration, one transaction", so the
+        script is split into complete statements and run one by one.
+        """
+        buffer = ""
+        for line in script.splitlines(keepends=True):
+            buffer += line
+            if sqlite.complete_statement(buffer):
+                self.execute(buffer)
+                buffer = ""
+        if buffer.strip():
+            raise StoreError(f"Incomplete SQL statement in script: {buffer.strip()[:80]}")
+
+    # --- transactions ----------------------------------------------------------------------
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator["Database"]:
+        """All or nothing. Nested calls become savepoints inside the outer transaction."""
+        with self._lock:
+            if self._depth == 0:
+                self.execute("BEGIN IMMEDIATE")
+                name = None
+            else:
+                name = f"sp{self._depth}"
+                self.execute(f"SAVEPOINT {name}")
+            self._depth += 1
+            try:
+                yield self
+            except BaseException:
+                self._depth -= 1
+                with contextlib.suppress(Exception):
+                    if name is None:
+                        self._conn.execute("ROLLBACK")
+                    else:
+                        self._conn.execute(f"ROLLBACK TO {name}")
+                        self._conn.execute(f"RELEASE {name}")
+                raise
+            else:
+                self._depth -= 1
+                self.execute("COMMIT" if name is None else f"RELEASE {name}")
+
+    @property
+    def in_transaction(self) -> bool:
+        return self._depth > 0
+
+    @contextlib.contextmanager
+    def _translated(self) -> Iterator[None]:
+        try:
+            yield
+        except sqlite.Error as error:
+            translated = translate_error(error, self.path)
+            if translated is error:
+                raise
+            raise translated from error
+
+    # --- schema ----------------------------------------------------------------------------
+    @property
+    def schema_version(self) -> int:
+        return int(self.scalar("PRAGMA user_version"))
+
+    def migrate(self, migrations: Sequence = MIGRATIONS) -> list[str]:
+        """Apply pending migrations in order, each in its own transaction. Returns their names."""
+        current = self.schema_version
+        if current > len(migrations):
+            raise SchemaTooNewError(
+                f"{self.path} was written by a newer MemDesk (schema {current}; this version knows {len(migrations)})",
+                hint="upgrade MemDesk to open it",
+            )
+        applied = []
+        for number, migration in enumerate(migrations[current:], start=current + 1):
+            with self.transaction():
+                migration(self)
+                # user_version is transactional in SQLite: it rolls back with a failed migration.
+                self.execute(f"PRAGMA user_version = {number}")
+                self.execute(
+                    "INSERT INTO schema_migrations(version, name, applied_at) VALUES (?, ?, datetime('now'))",
+                    (number, migration.__name__),
+                )
+            applied.append(migration.__name__)
+        return applied
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+
+def _connect(path: Path | str) -> Any:
+    conn = sqlite.connect(str(path), isolation_level=None, check_same_thread=False, timeout=5.0)
+    conn.enable_load_extension(True)
+    sqlite_vec.load(conn)
+    conn.enable_load_extension(False)
+    conn.execute("PRAGMA foreign_keys = ON")
+    conn.execute("PRAGMA busy_timeout = 5000")
+    if str(path) != ":memory:":
+        conn.execute("PRAGMA journal_mode = WAL")
+        # NORMAL in WAL mode: a power cut may lose the last commit, never corrupt earlier ones.
+        conn.execute("PRAGMA synchronous = NORMAL")
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
+    )
+    return conn
+
+
+def open_database(path: Path | str, *, migrate: bool = True) -> Database:
+    """Open (creating if needed) the store at ``path``, load sqlite-vec and bring the schema up to date."""
+    if str(path) != ":memory:":
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+    try:
+        conn = _connect(path)
+    except sqlite.Error as error:
+        translated = translate_error(error, path)
+        raise translated from error
+    db = Database(conn, path)
+    if migrate:
+        try:
+            db.migrate()
+        except BaseException:
+            db.close()
+            raise
+    return db

@@ -1,0 +1,1 @@
+"""Text utilities shared by memory and documents."""

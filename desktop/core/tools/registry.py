@@ -1,0 +1,238 @@
+"""Turn plain Python functions into tools the model can call.
+
+A tool is a function whose first parameter is the ``ToolContext`` (hidden from the model) and whose
+other parameters are typed (str, int, float, bool, Literal[...], list[str], optional variants). Its
+docstring's first paragraph is the description; an ``Args:`` section (Google style) describes each
+parameter. Users add their own tools the same way (see ``load_user_tools``).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import inspect
+import json
+import re
+import types
+import typing
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, Union, get_args, get_origin
+
+from desktop.core.runtime.base import ToolSpec
+from desktop.errors import ConfigError, ToolError
+
+#: Functions that end a chain of thought by themselves and so take no ``request_heartbeat``.
+NO_HEARTBEAT = frozenset({"send_message", "pause_heartbeats"})
+
+HEARTBEAT_PARAM = "request_heartbeat"
+HEARTBEAT_DESCRIPTION = (
+    "Request an immediate heartbeat after the function runs. Set to true to chain another "
+    "function call (for example to read a search result), false to wait for the user."
+)
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str
+    function: Callable[..., Any]
+    spec: ToolSpec
+    takes_heartbeat: bool
+    requires_consent: bool = False
+
+    def parameter_names(self) -> list[str]:
+        return list(self.spec.parameters.get("properties", {}))
+
+
+def _json_type(annotation: Any) -> tuple[dict[str, Any], bool]:
+    """JSON schema for a Python annotation, and whether None is allowed."""
+    origin = get_origin(annotation)
+    if origin in (Union, types.UnionType):
+        members = [a for a in get_args(annotation) if a is not type(None)]
+        optional = len(members) < len(get_args(annotation))
+        if len(members) != 1:
+            raise ConfigError(f"Unsupported union type {annotation!r} in a tool signature")
+        schema, _ = _json_type(members[0])
+        return schema, optional
+    if origin is Literal:
+        values = list(get_args(annotation))
+        kinds = {type(v) for v in values}
+        base = {str: "string", int: "integer", bool: "boolean"}.get(kinds.pop()) if len(kinds) == 1 else None
+        if base is None:
+            raise ConfigError(f"Literal values must share one type: {annotation!r}")
+        return {"type": base, "enum": values}, False
+    if origin in (list, tuple) or annotation in (list, tuple):
+        args = get_args(annotation)
+        item = _json_type(args[0])[0] if args else {"type": "string"}
+        return {"type": "array", "items": item}, False
+    simple = {str: "string", int: "integer", float: "number", bool: "boolean", dict: "object"}
+    if annotation in simple:
+        return {"type": simple[annotation]}, False
+    raise ConfigError(f"Unsupported parameter type {annotation!r} in a tool signature")
+
+
+_ARGS_HEADER = re.compile(r"^\s*(Args|Arguments|Parameters):\s*$")
+_ARG_LINE = re.compile(r"^\s*(\w+)\s*(\([^)]*\))?:\s*(.*)$")
+
+
+def _parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
+    lines = inspect.cleandoc(doc or "").splitlines()
+    description: list[str] = []
+    params: dict[str, str] = {}
+    section = "description"
+    current: str | None = None
+    for line in lines:
+        if _ARGS_HEADER.match(line):
+            section, current = "args", None
+            continue
+        if section == "description":
+            if re.match(r"^\s*(Returns|Raises|Examples?):\s*$", line):
+                section = "other"
+            elif line.strip() or description:
+                description.append(line.strip())
+            continue
+        if section == "args":
+            if re.match(r"^\s*(Returns|Raises|Examples?):\s*$", line):
+                section = "other"
+                continue
+            match = _ARG_LINE.match(line)
+            if match and (not line.startswith(" " * 8) or current is None):
+                current = match.group(1)
+                params[current] = match.group(3).strip()
+            elif current and line.strip():
+                params[current] += " " + line.strip()
+    text = " ".join(" ".join(description).split())
+    return text, params
+
+
+def make_tool(function: Callable[..., Any], *, name: str | None = None, requires_consent: bool = False) -> Tool:
+    """Build a Tool from a function ``f(ctx, arg: type, ...)`` with a Google-style docstring."""
+    tool_name = name or function.__name__
+    signature = inspect.signature(function)
+    hints = typing.get_type_hints(function)
+    description, arg_docs = _parse_docstring(function.__doc__ or "")
+    if not description:
+        raise ConfigError(f"Tool {tool_name} needs a docstring: it is the model's only documentation")
+    parameters = list(signature.parameters.values())[1:]  # the first is the ToolContext
+    properties: dict[str, Any] = {}
+    required: list[str] = []
+    for parameter in parameters:
+        if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
+            raise ConfigError(f"Tool {tool_name}: *args and **kwargs are not allowed")
+        if parameter.name not in hints:
+            raise ConfigError(f"Tool {tool_name}: parameter {parameter.name} needs a type annotation")
+        schema, optional = _json_type(hints[parameter.name])
+        if parameter.name in arg_docs:
+            schema = {**schema, "description": arg_docs[parameter.name]}
+        properties[parameter.name] = schema
+        if parameter.default is inspect.Parameter.empty and not optional:
+            required.append(parameter.name)
+    takes_heartbeat = tool_name not in NO_HEARTBEAT
+    if takes_heartbeat:
+        properties[HEARTBEAT_PARAM] = {"type": "boolean", "description": HEARTBEAT_DESCRIPTION}
+        required.append(HEARTBEAT_PARAM)
+    spec = ToolSpec(tool_name, description, {"type": "object", "properties": properties, "required": required})
+    return Tool(tool_name, function, spec, takes_heartbeat, requires_consent)
+
+
+class ToolRegistry:
+    """The set of tools one agent can call. Names are unique; aliases map old names to tools."""
+
+    def __init__(self, tools: Iterable[Tool] = ()) -> None:
+        self._tools: dict[str, Tool] = {}
+        self._aliases: dict[str, str] = {}
+        for tool in tools:
+            self.add(tool)
+
+    def add(self, tool: Tool) -> None:
+        if tool.name in self._tools or tool.name in self._aliases:
+            raise ConfigError(f"A tool named {tool.name} already exists")
+        self._tools[tool.name] = tool
+
+    def alias(self, old_name: str, name: str) -> None:
+        """Accept ``old_name`` as a call of ``name`` (the seed's older function names)."""
+        if name not in self._tools:
+            raise ConfigError(f"Cannot alias unknown tool {name}")
+        self._aliases[old_name] = name
+
+    def remove(self, name: str) -> None:
+        self._tools.pop(name, None)
+        for old, target in list(self._aliases.items()):
+            if target == name:
+                del self._aliases[old]
+
+    def resolve(self, name: str) -> Tool | None:
+        return self._tools.get(self._aliases.get(name, name))
+
+    def names(self) -> list[str]:
+        return list(self._tools)
+
+    def specs(self) -> list[ToolSpec]:
+        return [tool.spec for tool in self._tools.values()]
+
+    def heartbeat_tools(self) -> frozenset[str]:
+        return frozenset(name for name, tool in self._tools.items() if tool.takes_heartbeat)
+
+    def describe_for_prompt(self) -> str:
+        """The tools section of the system prompt: one JSON schema per function."""
+        lines = []
+        for spec in self.specs():
+            lines.append(json.dumps({"name": spec.name, "description": spec.description, "parameters": spec.parameters}, ensure_ascii=False))
+        return "\n".join(lines)
+
+
+def validate_arguments(tool: Tool, arguments: dict[str, Any]) -> dict[str, Any]:
+    """Check the model's arguments against the tool's schema; raise ToolError saying what is wrong."""
+    properties = tool.spec.parameters.get("properties", {})
+    unknown = sorted(set(arguments) - set(properties))
+    if unknown:
+        raise ToolError(f"{tool.name} got unexpected argument(s): {', '.join(unknown)}")
+    missing = [name for name in tool.spec.parameters.get("required", []) if name not in arguments]
+    if missing:
+        raise ToolError(f"{tool.name} is missing required argument(s): {', '.join(missing)}")
+    clean: dict[str, Any] = {}
+    for name, value in arguments.items():
+        clean[name] = _coerce(tool.name, name, properties[name], value)
+    return clean
+
+
+def _coerce(tool: str, name: str, schema: dict[str, Any], value: Any) -> Any:
+    kind = schema.get("type")
+    if value is None:
+        return None
+    ok = {
+        "string": isinstance(value, str),
+        "integer": isinstance(value, int) and not isinstance(value, bool),
+        "number": isinstance(value, (int, float)) and not isinstance(value, bool),
+        "boolean": isinstance(value, bool),
+        "array": isinstance(value, list),
+        "object": isinstance(value, dict),
+    }.get(kind, True)
+    if not ok and kind == "integer" and isinstance(value, str) and value.strip().lstrip("-").isdigit():
+        value, ok = int(value), True  # small models often quote numbers
+    if not ok and kind == "boolean" and isinstance(value, str) and value.lower() in ("true", "false"):
+        value, ok = value.lower() == "true", True
+    if not ok:
+        raise ToolError(f"{tool}: argument {name} must be of type {kind}, got {type(value).__name__}")
+    if "enum" in schema and value not in schema["enum"]:
+        raise ToolError(f"{tool}: argument {name} must be one of {schema['enum']}")
+    return value
+
+
+def load_user_tools(folder: Path) -> list[Tool]:
+    """Load tools from ``folder/*.py``: each module lists its functions in ``TOOLS``."""
+    tools: list[Tool] = []
+    if not folder.is_dir():
+        return tools
+    for path in sorted(folder.glob("*.py")):
+        spec = importlib.util.spec_from_file_location(f"memdesk_user_tools.{path.stem}", path)
+        if spec is None or spec.loader is None:
+            continue
+        module = importlib.util.module_from_spec(spec)
+        try:
+            spec.loader.exec_module(module)
+        except Exception as error:  # a user's file: report, do not crash the app
+            raise ConfigError(f"Could not load user tools from {path}: {error}") from error
+        for function in getattr(module, "TOOLS", []):
+            tools.append(make_tool(function, requires_consent=getattr(function, "requires_consent", False)))
+    return tools

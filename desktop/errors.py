@@ -1,0 +1,85 @@
+"""Every error a user may see, defined once.
+
+Library exceptions are translated into these at the boundary where they happen; callers never
+parse error strings. ``MemDeskError.user_message`` is what the CLI prints and the window shows.
+"""
+
+from __future__ import annotations
+
+
+class MemDeskError(Exception):
+    """Base of all user-facing errors. ``hint`` says what the user can do about it."""
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    @property
+    def user_message(self) -> str:
+        return f"{self.message} ({self.hint})" if self.hint else self.message
+
+
+# --- storage ---------------------------------------------------------------------------------
+class StoreError(MemDeskError):
+    """The database could not be used."""
+
+
+class SchemaTooNewError(StoreError):
+    """The file was written by a newer MemDesk."""
+
+
+class StoreBusyError(StoreError):
+    """Another process holds the database lock."""
+
+
+class DiskFullError(StoreError):
+    """The disk is full or the file cannot be written."""
+
+
+class EmbeddingMismatchError(StoreError):
+    """The store's vectors were made by a different embedding model."""
+
+
+# --- agents ----------------------------------------------------------------------------------
+class AgentNotFoundError(MemDeskError):
+    pass
+
+
+class AgentExistsError(MemDeskError):
+    pass
+
+
+# --- model runtimes --------------------------------------------------------------------------
+class ModelError(MemDeskError):
+    """The model runtime failed."""
+
+
+class ModelFileError(ModelError):
+    """A model file is missing, truncated or not a GGUF."""
+
+
+class ContextOverflowError(ModelError):
+    """A prompt would not fit in the model's context window even after eviction."""
+
+
+class GenerationCancelled(ModelError):
+    """The user stopped generation."""
+
+
+# --- tools -----------------------------------------------------------------------------------
+class ToolError(MemDeskError):
+    """A function call failed; the message goes back to the model as a failed call."""
+
+
+class ConsentDenied(ToolError):
+    """The user refused to let a tool run."""
+
+
+# --- documents -------------------------------------------------------------------------------
+class DocumentError(MemDeskError):
+    """A document could not be read; reported per file, never stopping a batch."""
+
+
+class ConfigError(MemDeskError):
+    pass

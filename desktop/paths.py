@@ -1,0 +1,59 @@
+"""Where MemDesk keeps things. Every path the app touches is resolved here.
+
+User data lives in the platform's data folder unless ``MEMDESK_HOME`` points elsewhere
+(every test points it at a temporary folder).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import platformdirs
+
+HOME_ENV = "MEMDESK_HOME"
+
+#: The checkout (or installed source tree) that holds ``resources/`` and ``models/``.
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+RESOURCES_DIR = PROJECT_ROOT / "resources"
+BUNDLED_MODELS_DIR = PROJECT_ROOT / "models"
+
+
+@dataclass(frozen=True)
+class Paths:
+    home: Path
+
+    @classmethod
+    def from_environment(cls) -> "Paths":
+        override = os.environ.get(HOME_ENV)
+        home = Path(override) if override else Path(platformdirs.user_data_dir("MemDesk", appauthor=False))
+        return cls(home=home.expanduser().resolve())
+
+    @property
+    def database(self) -> Path:
+        return self.home / "memdesk.sqlite3"
+
+    @property
+    def files_root(self) -> Path:
+        return self.home / "files"
+
+    def agent_files(self, agent_id: int) -> Path:
+        return self.files_root / f"agent-{agent_id}"
+
+    @property
+    def user_models(self) -> Path:
+        return self.home / "models"
+
+    @property
+    def user_tools(self) -> Path:
+        return self.home / "tools"
+
+    @property
+    def logs(self) -> Path:
+        return self.home / "logs"
+
+    def ensure(self) -> "Paths":
+        for folder in (self.home, self.files_root, self.user_models, self.user_tools, self.logs):
+            folder.mkdir(parents=True, exist_ok=True)
+        return self
