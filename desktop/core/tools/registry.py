@@ -183,11 +183,12 @@ class ToolRegistry:
 
 def validate_arguments(tool: Tool, arguments: dict[str, Any]) -> dict[str, Any]:
     """Check the model's arguments against the tool's schema; raise ToolError saying what is wrong."""
-    properties = tool.spec.parameters.get("properties", {})
+    # request_heartbeat is read by the loop itself, not passed to the function.
+    properties = {k: v for k, v in tool.spec.parameters.get("properties", {}).items() if k != HEARTBEAT_PARAM}
     unknown = sorted(set(arguments) - set(properties))
     if unknown:
         raise ToolError(f"{tool.name} got unexpected argument(s): {', '.join(unknown)}")
-    missing = [name for name in tool.spec.parameters.get("required", []) if name not in arguments]
+    missing = [name for name in tool.spec.parameters.get("required", []) if name not in arguments and name != HEARTBEAT_PARAM]
     if missing:
         raise ToolError(f"{tool.name} is missing required argument(s): {', '.join(missing)}")
     clean: dict[str, Any] = {}

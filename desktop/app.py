@@ -1,0 +1,132 @@
+"""The composition root: the one place that builds MemDesk's objects and wires them together.
+
+Front ends (the CLI, the Qt window) call ``open_services`` once, then ``make_runtime`` and
+``open_agent``; nothing else constructs stores or runtimes, and nothing looks them up globally.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from desktop.core.agent.agents import AgentRecord, AgentStore
+from desktop.core.agent.loop import Agent, AgentSettings, MemoryServices
+from desktop.core.agent.observer import AgentObserver
+from desktop.core.clock import Clock, SystemClock
+from desktop.core.embedding import Embedder
+from desktop.core.memory.archival import ArchivalMemory
+from desktop.core.memory.core_memory import CoreMemory
+from desktop.core.memory.recall import RecallMemory
+from desktop.core.prompts import Prompts
+from desktop.core.runtime.base import Runtime
+from desktop.core.storage import Database, open_database
+from desktop.core.tools.builtin import default_registry
+from desktop.core.tools.context import ConsentPolicy
+from desktop.core.tools.files import FileSandbox
+from desktop.core.tools.http import HttpPolicy
+from desktop.core.tools.registry import load_user_tools
+from desktop.errors import ConfigError
+from desktop.paths import RESOURCES_DIR, Paths
+from desktop.settings import Settings, SettingsStore
+
+
+@dataclass
+class Services:
+    paths: Paths
+    db: Database
+    clock: Clock
+    prompts: Prompts
+    settings_store: SettingsStore
+    memory: MemoryServices
+    embedder: Embedder
+
+    @property
+    def settings(self) -> Settings:
+        return self.settings_store.load()
+
+    @property
+    def agents(self) -> AgentStore:
+        return self.memory.agents
+
+    def create_agent(self, name: str, *, persona: str | None = None, human: str | None = None) -> AgentRecord:
+        return self.agents.create(
+            name, system_prompt=self.prompts.system, persona=persona or self.prompts.persona, human=human or self.prompts.human
+        )
+
+    def close(self) -> None:
+        self.db.close()
+
+
+def default_embedder() -> Embedder:
+    from desktop.core.embedding.sentence_transformer import SentenceTransformerEmbedder
+
+    return SentenceTransformerEmbedder()
+
+
+def open_services(paths: Paths | None = None, *, embedder: Embedder | None = None, clock: Clock | None = None) -> Services:
+    paths = (paths or Paths.from_environment()).ensure()
+    clock = clock or SystemClock()
+    embedder = embedder or default_embedder()
+    db = open_database(paths.database)
+    core = CoreMemory(db, clock)
+    memory = MemoryServices(
+        db=db,
+        agents=AgentStore(db, core, clock, paths.files_root),
+        core=core,
+        recall=RecallMemory(db),
+        archival=ArchivalMemory(db, embedder, clock),
+        clock=clock,
+    )
+    return Services(paths, db, clock, Prompts.load(RESOURCES_DIR / "prompts"), SettingsStore(db), memory, embedder)
+
+
+def resolve_model_path(settings: Settings) -> Path:
+    from desktop.core.runtime.model_catalog import default_model_path
+
+    return Path(settings.model_path).expanduser() if settings.model_path else default_model_path()
+
+
+def make_runtime(settings: Settings) -> Runtime:
+    """Build the runtime the settings ask for. Imports are local: llama.cpp loads only when used."""
+    if settings.runtime == "llamacpp":
+        from desktop.core.runtime.llamacpp import LlamaCppRuntime, LlamaSettings
+
+        return LlamaCppRuntime(
+            LlamaSettings(
+                model_path=resolve_model_path(settings),
+                context_size=settings.context_size,
+                threads=settings.threads,
+                gpu_layers=settings.gpu_layers,
+                chat_template_override=settings.chat_template or None,
+            )
+        )
+    if settings.runtime == "openai":
+        from desktop.core.runtime.openai_http import OpenAIRuntime
+
+        return OpenAIRuntime(base_url=settings.openai_base_url, model=settings.openai_model, context_window=settings.context_size)
+    raise ConfigError(f"Unknown runtime {settings.runtime!r}; choose llamacpp or openai")
+
+
+def open_agent(
+    services: Services,
+    record: AgentRecord,
+    runtime: Runtime,
+    *,
+    consent: ConsentPolicy | None = None,
+    observer: AgentObserver | None = None,
+    settings: Settings | None = None,
+) -> Agent:
+    settings = settings or services.settings
+    tools = default_registry(load_user_tools(services.paths.user_tools))
+    return Agent(
+        record.id,
+        memory=services.memory,
+        runtime=runtime,
+        tools=tools,
+        prompts=services.prompts,
+        files=FileSandbox(services.paths.agent_files(record.id)),
+        http=HttpPolicy(settings.http_enabled, frozenset(settings.http_allowlist)),
+        consent=consent,
+        settings=AgentSettings(max_steps=settings.max_chained_steps, params=settings.sampling()),
+        observer=observer,
+    )

@@ -1,0 +1,1 @@
+"""The MemGPT agent: events in, function calls out, memory kept in the store."""

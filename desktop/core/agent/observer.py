@@ -1,0 +1,44 @@
+"""How the agent reports what it does while it works. The GUI's worker adapts these calls into Qt
+signals; the CLI prints them. Every method has a do-nothing default."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from desktop.core.agent.context import ContextBudget
+from desktop.core.runtime.base import GenerationStats, StreamEvent
+
+
+@dataclass(frozen=True)
+class StepRecord:
+    """One model call and what came of it."""
+
+    thoughts: str
+    function: str
+    arguments: dict[str, Any]
+    ok: bool
+    result: str
+    heartbeat: bool  # the model asked to run again
+    stats: GenerationStats
+    raw: str  # exactly what the model produced
+
+
+class AgentObserver:
+    def on_stream(self, event: StreamEvent) -> None:
+        """A piece of inner monologue or of a send_message text, while it is generated."""
+
+    def on_step(self, step: StepRecord) -> None:
+        """A step finished and was saved."""
+
+    def on_budget(self, budget: ContextBudget) -> None:
+        """The context budget after a step (or after an eviction)."""
+
+    def on_memory_changed(self, labels: set[str]) -> None:
+        """The agent itself edited these core memory blocks."""
+
+    def on_search_hits(self, hits: list[tuple[str, Any]]) -> None:
+        """Results of the agent's latest recall ("recall", Message) or archival ("archival", PassageHit) search."""
+
+    def on_event(self, kind: str, text: str) -> None:
+        """A system event worth showing quietly: "alert", "heartbeat", "eviction", "step_cap"."""

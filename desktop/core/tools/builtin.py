@@ -1,0 +1,241 @@
+"""The seed's functions. Their docstrings are what the model reads about them."""
+
+from __future__ import annotations
+
+from datetime import date, timedelta
+
+from desktop.core.runtime.base import ChatMessage
+from desktop.core.tools.context import ToolContext
+from desktop.core.tools.registry import Tool, ToolRegistry, make_tool
+from desktop.errors import ToolError
+
+MAX_PAUSE_MINUTES = 360
+PAGE_SIZE = 5
+
+
+# --- messaging -------------------------------------------------------------------------------
+def send_message(ctx: ToolContext, message: str) -> str:
+    """Sends a message to the human user. This is the only way the user sees anything you say.
+
+    Args:
+        message: Message contents. All unicode (including emojis) are supported.
+    """
+    if not message.strip():
+        raise ToolError("message must not be empty")
+    return "Sent message successfully."
+
+
+def pause_heartbeats(ctx: ToolContext, minutes: int) -> str:
+    """Temporarily ignore timed heartbeats. You may still receive messages from the user and other events.
+
+    Args:
+        minutes: Number of minutes to ignore heartbeats for. Maximum 360 minutes (6 hours).
+    """
+    if minutes < 0:
+        raise ToolError("minutes must not be negative")
+    minutes = min(minutes, MAX_PAUSE_MINUTES)
+    until = ctx.clock.now() + timedelta(minutes=minutes)
+    ctx.agents.update(ctx.agent_id, heartbeats_paused_until=until)
+    return f"Pausing timed heartbeats for {minutes} minutes."
+
+
+def message_chatgpt(ctx: ToolContext, message: str) -> str:
+    """Send a message to a more basic AI that keeps no memory of earlier interactions. Useful for asking questions.
+
+    Args:
+        message: Message to send. Phrase it as a complete, self-contained question.
+    """
+    messages = [ChatMessage("system", ctx.plain_assistant_prompt), ChatMessage("user", message)]
+    answer = ctx.runtime.generate_text(messages, ctx.params)
+    return answer.strip() or "(no answer)"
+
+
+# --- core memory -----------------------------------------------------------------------------
+def core_memory_append(ctx: ToolContext, label: str, content: str) -> str:
+    """Append to the contents of a core memory block.
+
+    Args:
+        label: The block to edit (for example persona or human).
+        content: Content to write to the block. All unicode (including emojis) are supported.
+    """
+    block = ctx.core.append(ctx.agent_id, label, content)
+    ctx.changed_blocks.add(block.label)
+    return f"Appended to the {label} block ({block.chars}/{block.limit} characters)."
+
+
+def core_memory_replace(ctx: ToolContext, label: str, old_content: str, new_content: str) -> str:
+    """Replace text in a core memory block. To delete text, use an empty string for new_content.
+
+    Args:
+        label: The block to edit (for example persona or human).
+        old_content: Text to replace. Must match exactly.
+        new_content: Text to write in its place. All unicode (including emojis) are supported.
+    """
+    block = ctx.core.replace(ctx.agent_id, label, old_content, new_content)
+    ctx.changed_blocks.add(block.label)
+    return f"Updated the {label} block ({block.chars}/{block.limit} characters)."
+
+
+# --- recall memory ---------------------------------------------------------------------------
+def _page_header(shown: int, total: int, page: int, pages: int) -> str:
+    if total == 0:
+        return "No results found."
+    return f"Showing {shown} of {total} results (page {page + 1}/{pages}):"
+
+
+def _check_page(page: int | None) -> int:
+    page = page or 0
+    if page < 0:
+        raise ToolError("page counts from 0")
+    return page
+
+
+def conversation_search(ctx: ToolContext, query: str, page: int | None = 0) -> str:
+    """Search prior conversation history (recall memory) by text, case-insensitive.
+
+    Args:
+        query: String to search for.
+        page: Allows you to page through results. Only use on a follow-up query. Defaults to 0 (first page).
+    """
+    page = _check_page(page)
+    result = ctx.recall.search_text(ctx.agent_id, query, page=page, page_size=PAGE_SIZE)
+    ctx.last_hits = [("recall", hit) for hit in result.hits]
+    if result.hits == [] and result.total and page >= result.pages:
+        raise ToolError(f"page {page} is past the last page ({result.pages - 1})")
+    lines = [_page_header(len(result.hits), result.total, page, result.pages)]
+    for message in result.hits:
+        who = message.author or message.role
+        lines.append(f"- [{message.created_at:%Y-%m-%d %H:%M}] {who}: {message.search_text}")
+    return "\n".join(lines)
+
+
+def _parse_date(value: str, name: str) -> date:
+    try:
+        return date.fromisoformat(value.strip())
+    except ValueError as error:
+        raise ToolError(f"{name} must be a date like 2026-11-30, got {value!r}") from error
+
+
+def conversation_search_date(ctx: ToolContext, start_date: str, end_date: str, page: int | None = 0) -> str:
+    """Search prior conversation history (recall memory) between two dates, both inclusive.
+
+    Args:
+        start_date: The start of the date range, in the format YYYY-MM-DD.
+        end_date: The end of the date range, in the format YYYY-MM-DD.
+        page: Allows you to page through results. Only use on a follow-up query. Defaults to 0 (first page).
+    """
+    page = _check_page(page)
+    start, end = _parse_date(start_date, "start_date"), _parse_date(end_date, "end_date")
+    if end < start:
+        raise ToolError("end_date is before start_date")
+    result = ctx.recall.search_date(ctx.agent_id, start, end, page=page, page_size=PAGE_SIZE)
+    ctx.last_hits = [("recall", hit) for hit in result.hits]
+    lines = [_page_header(len(result.hits), result.total, page, result.pages)]
+    for message in result.hits:
+        who = message.author or message.role
+        lines.append(f"- [{message.created_at:%Y-%m-%d %H:%M}] {who}: {message.search_text}")
+    return "\n".join(lines)
+
+
+# --- archival memory -------------------------------------------------------------------------
+def archival_memory_insert(ctx: ToolContext, content: str) -> str:
+    """Add to archival memory. Make sure to phrase the memory contents such that it can be easily queried later.
+
+    Args:
+        content: Content to write to the memory. All unicode (including emojis) are supported.
+    """
+    if not content.strip():
+        raise ToolError("content must not be empty")
+    ids = ctx.archival.insert(ctx.agent_id, content)
+    return f"Saved to archival memory ({len(ids)} passage{'s' if len(ids) != 1 else ''})."
+
+
+def archival_memory_search(ctx: ToolContext, query: str, page: int | None = 0) -> str:
+    """Search archival memory using semantic (embedding-based) search.
+
+    Args:
+        query: String to search for.
+        page: Allows you to page through results. Only use on a follow-up query. Defaults to 0 (first page).
+    """
+    page = _check_page(page)
+    result = ctx.archival.search(ctx.agent_id, query, page=page, page_size=PAGE_SIZE)
+    ctx.last_hits = [("archival", hit) for hit in result.hits]
+    lines = [_page_header(len(result.hits), result.total, page, result.pages)]
+    for hit in result.hits:
+        passage = hit.passage
+        source = passage.citation.label()
+        cite = f" (source: {source})" if source else ""
+        lines.append(f"- [{passage.created_at:%Y-%m-%d}]{cite} {passage.text}")
+    return "\n".join(lines)
+
+
+# --- files and network (need consent) --------------------------------------------------------
+def read_from_text_file(ctx: ToolContext, filename: str, line_start: int, num_lines: int | None = 1) -> str:
+    """Read lines from a text file in your files folder.
+
+    Args:
+        filename: The name of the file, relative to your files folder.
+        line_start: Line to start reading from (the first line is 1).
+        num_lines: How many lines to read (defaults to 1, at most 200).
+    """
+    return ctx.files.read_lines(filename, line_start, num_lines or 1)
+
+
+def append_to_text_file(ctx: ToolContext, filename: str, content: str) -> str:
+    """Append text to a file in your files folder (created if missing). The user is asked first.
+
+    Args:
+        filename: The name of the file, relative to your files folder.
+        content: Text to append.
+    """
+    ctx.files.resolve(filename)  # refuse escapes before bothering the user
+    if not ctx.consent.allow(ctx.agent_id, "append_to_text_file", f"append {len(content)} characters to {filename}"):
+        raise ToolError("The user did not allow writing to that file")
+    written = ctx.files.append(filename, content)
+    return f"Appended {written} characters to {filename}."
+
+
+def http_request(ctx: ToolContext, method: str, url: str, payload_json: str) -> str:
+    """Make an HTTP request to an allow-listed host. Disabled unless the user enabled it; the user is asked first.
+
+    Args:
+        method: The HTTP method, for example GET or POST.
+        url: The full URL.
+        payload_json: A JSON string to send as the request body (use an empty string for none).
+    """
+    ctx.http.check(url)  # refuse before asking: a disabled feature never prompts the user
+    if not ctx.consent.allow(ctx.agent_id, "http_request", f"{method.upper()} {url}"):
+        raise ToolError("The user did not allow this request")
+    return ctx.http.request(method, url, payload_json)
+
+
+BUILTIN_FUNCTIONS = [
+    send_message,
+    pause_heartbeats,
+    message_chatgpt,
+    core_memory_append,
+    core_memory_replace,
+    conversation_search,
+    conversation_search_date,
+    archival_memory_insert,
+    archival_memory_search,
+    read_from_text_file,
+    append_to_text_file,
+    http_request,
+]
+CONSENT_REQUIRED = {"append_to_text_file", "http_request"}
+#: The seed's older names for the recall searches, accepted as aliases.
+ALIASES = {"recall_memory_search": "conversation_search", "recall_memory_search_date": "conversation_search_date"}
+
+
+def builtin_tools() -> list[Tool]:
+    return [make_tool(function, requires_consent=function.__name__ in CONSENT_REQUIRED) for function in BUILTIN_FUNCTIONS]
+
+
+def default_registry(extra: list[Tool] | None = None) -> ToolRegistry:
+    registry = ToolRegistry(builtin_tools())
+    for old, new in ALIASES.items():
+        registry.alias(old, new)
+    for tool in extra or []:
+        registry.add(tool)
+    return registry

@@ -1,0 +1,53 @@
+"""What a tool function receives as its first argument: the services of the agent calling it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol
+
+from desktop.core.clock import Clock
+
+if TYPE_CHECKING:
+    from desktop.core.agent.agents import AgentStore
+    from desktop.core.memory.archival import ArchivalMemory
+    from desktop.core.memory.core_memory import CoreMemory
+    from desktop.core.memory.recall import RecallMemory
+    from desktop.core.runtime.base import Runtime, SamplingParams
+    from desktop.core.tools.files import FileSandbox
+    from desktop.core.tools.http import HttpPolicy
+
+
+class ConsentPolicy(Protocol):
+    """Asks the user before a tool that touches their machine or network runs."""
+
+    def allow(self, agent_id: int, tool: str, summary: str) -> bool: ...
+
+
+class AllowAll:
+    def allow(self, agent_id: int, tool: str, summary: str) -> bool:
+        return True
+
+
+class DenyAll:
+    def allow(self, agent_id: int, tool: str, summary: str) -> bool:
+        return False
+
+
+@dataclass
+class ToolContext:
+    agent_id: int
+    agents: "AgentStore"
+    core: "CoreMemory"
+    recall: "RecallMemory"
+    archival: "ArchivalMemory"
+    files: "FileSandbox"
+    http: "HttpPolicy"
+    runtime: "Runtime"
+    params: "SamplingParams"
+    plain_assistant_prompt: str
+    clock: Clock
+    consent: ConsentPolicy = field(default_factory=DenyAll)
+    #: Labels of core memory blocks changed during the current step (the UI highlights them).
+    changed_blocks: set[str] = field(default_factory=set)
+    #: The latest search hits, for the archival panel.
+    last_hits: list = field(default_factory=list)

@@ -1,0 +1,108 @@
+"""Every setting, declared once (type, default, description), persisted in the store.
+
+The CLI and the settings dialog are generated from ``SETTINGS``; code reads a frozen ``Settings``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, fields, replace
+from typing import Any
+
+from desktop.core.runtime.base import SamplingParams
+from desktop.core.storage import Database
+from desktop.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class Settings:
+    model_path: str = ""  # empty: the bundled default model
+    runtime: str = "llamacpp"  # "llamacpp" | "openai"
+    openai_base_url: str = "http://127.0.0.1:8080/v1"
+    openai_model: str = ""
+    context_size: int = 8192
+    threads: int = 0  # 0: let llama.cpp choose
+    gpu_layers: int = 0
+    chat_template: str = ""  # empty: the GGUF's own template
+    temperature: float = 0.7
+    top_k: int = 40
+    top_p: float = 0.95
+    min_p: float = 0.05
+    repeat_penalty: float = 1.1
+    seed: int = -1  # -1: random
+    max_answer_tokens: int = 512
+    max_chained_steps: int = 10
+    heartbeat_minutes: int = 0  # 0: timed heartbeats off
+    http_enabled: bool = False
+    http_allowlist: tuple[str, ...] = ()
+
+    def sampling(self) -> SamplingParams:
+        return SamplingParams(
+            temperature=self.temperature, top_k=self.top_k, top_p=self.top_p, min_p=self.min_p,
+            repeat_penalty=self.repeat_penalty, seed=None if self.seed < 0 else self.seed, max_tokens=self.max_answer_tokens,
+        )
+
+
+DESCRIPTIONS: dict[str, str] = {
+    "model_path": "GGUF model file (empty: the bundled SmolLM2-135M-Instruct)",
+    "runtime": "Model runtime: llamacpp (local) or openai (an OpenAI-compatible server)",
+    "openai_base_url": "Base URL of the OpenAI-compatible server",
+    "openai_model": "Model name to ask the OpenAI-compatible server for",
+    "context_size": "Context window in tokens (capped at the model's training context)",
+    "threads": "CPU threads for llama.cpp (0: automatic)",
+    "gpu_layers": "Layers to offload to a GPU (0: CPU only)",
+    "chat_template": "Jinja chat template overriding the model's own",
+    "temperature": "Sampling temperature",
+    "top_k": "Top-k sampling",
+    "top_p": "Top-p (nucleus) sampling",
+    "min_p": "Min-p sampling",
+    "repeat_penalty": "Repeat penalty",
+    "seed": "Sampling seed (-1: random)",
+    "max_answer_tokens": "Most tokens the model may generate per step (kept free in the context)",
+    "max_chained_steps": "Most steps the agent may chain after one event",
+    "heartbeat_minutes": "Timed heartbeat interval in minutes while idle (0: off)",
+    "http_enabled": "Allow the http_request function (asks before each request)",
+    "http_allowlist": "Hosts http_request may reach",
+}
+
+
+def _convert(name: str, kind: type, value: Any) -> Any:
+    try:
+        if kind is bool and isinstance(value, str):
+            if value.lower() not in ("true", "false", "1", "0", "yes", "no", "on", "off"):
+                raise ValueError(value)
+            return value.lower() in ("true", "1", "yes", "on")
+        if kind is tuple:
+            if isinstance(value, str):
+                return tuple(v.strip() for v in value.split(",") if v.strip())
+            return tuple(value)
+        return kind(value)
+    except (TypeError, ValueError) as error:
+        raise ConfigError(f"Setting {name} expects {kind.__name__}, got {value!r}") from error
+
+
+_TYPES = {f.name: type(f.default) for f in fields(Settings)}
+
+
+class SettingsStore:
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    def load(self) -> Settings:
+        stored = dict(self._db.query("SELECT key, value FROM settings"))
+        values = {}
+        for name, raw in stored.items():
+            if name in _TYPES:
+                values[name] = _convert(name, _TYPES[name], json.loads(raw))
+        return replace(Settings(), **values)
+
+    def set(self, name: str, value: Any) -> Settings:
+        if name not in _TYPES:
+            raise ConfigError(f"Unknown setting {name!r}; known settings: {', '.join(_TYPES)}")
+        converted = _convert(name, _TYPES[name], value)
+        stored = list(converted) if isinstance(converted, tuple) else converted
+        self._db.execute(
+            "INSERT INTO settings(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            (name, json.dumps(stored)),
+        )
+        return self.load()

@@ -1,0 +1,53 @@
+"""Shared fixtures. Every test runs with MEMDESK_HOME in its own temporary folder."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from desktop.app import Services, open_agent, open_services
+from desktop.core.clock import ManualClock
+from desktop.core.embedding.hashing import HashingEmbedder
+from desktop.core.runtime.scripted import ScriptedRuntime
+from desktop.core.tools.context import AllowAll
+from desktop.paths import HOME_ENV, Paths
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+
+@pytest.fixture(autouse=True)
+def memdesk_home(tmp_path, monkeypatch):
+    home = tmp_path / "memdesk-home"
+    monkeypatch.setenv(HOME_ENV, str(home))
+    return home
+
+
+@pytest.fixture
+def clock() -> ManualClock:
+    return ManualClock()
+
+
+@pytest.fixture
+def services(memdesk_home, clock) -> Services:
+    """Real store on disk under the temp home, with the fast hashing embedder."""
+    services = open_services(Paths.from_environment(), embedder=HashingEmbedder(), clock=clock)
+    yield services
+    services.close()
+
+
+@pytest.fixture
+def runtime() -> ScriptedRuntime:
+    return ScriptedRuntime(context_window=4096)
+
+
+@pytest.fixture
+def make_agent(services, runtime):
+    """Build an agent named ``name`` on the scripted runtime."""
+
+    def build(name: str = "sam", *, runtime=runtime, consent=None, observer=None, settings=None, **create):
+        record = services.agents.find(name) or services.create_agent(name, **create)
+        return open_agent(services, record, runtime, consent=consent or AllowAll(), observer=observer, settings=settings)
+
+    return build
