@@ -35,6 +35,7 @@ class Settings:
     heartbeat_minutes: int = 0  # 0: timed heartbeats off
     http_enabled: bool = False
     http_allowlist: tuple[str, ...] = ()
+    last_agent: str = ""  # the window reopens this agent on start
 
     def sampling(self) -> SamplingParams:
         return SamplingParams(
@@ -63,6 +64,7 @@ DESCRIPTIONS: dict[str, str] = {
     "heartbeat_minutes": "Timed heartbeat interval in minutes while idle (0: off)",
     "http_enabled": "Allow the http_request function (asks before each request)",
     "http_allowlist": "Hosts http_request may reach",
+    "last_agent": "Agent the window opens on start (empty: the first one)",
 }
 
 
