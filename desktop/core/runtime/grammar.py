@@ -1,0 +1,218 @@
+"""A GBNF grammar for one function call, built from the live tool specs at every step.
+
+The grammar admits exactly the JSON the agent expects:
+``{"function": NAME, "params": {"inner_thoughts": "...", ...arguments, "request_heartbeat": bool}}``
+with keys in a fixed order and the separators ``json.dumps`` writes by default (", " and ": "), so
+there is no free whitespace for a small model to wander into and every output parses. Optional
+arguments may be left out; they keep their place in the order when present, which keeps the
+grammar unambiguous.
+
+The grammar is first built as a small tree of nodes. The same tree renders to GBNF for llama.cpp
+and can draw random sentences (``sample``) so tests can check that everything the grammar admits
+is valid JSON matching the schema.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from desktop.core.runtime.base import ToolSpec
+from desktop.errors import ModelError
+
+HEARTBEAT = "request_heartbeat"
+THOUGHTS = "inner_thoughts"
+ITEM_SEP, KEY_SEP = ", ", ": "
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Upper bounds that keep a runaway model from filling the context with one value."""
+
+    thoughts_chars: int = 800
+    string_chars: int = 2000
+    array_items: int = 16
+    integer_digits: int = 15
+
+
+# --- grammar tree ------------------------------------------------------------------------------
+class Node:
+    def gbnf(self) -> str:
+        raise NotImplementedError
+
+    def sample(self, rng: random.Random, rules: dict[str, Node]) -> str:
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class Lit(Node):
+    text: str
+
+    def gbnf(self) -> str:
+        return json.dumps(self.text)  # a JSON string literal is also a valid GBNF literal
+
+    def sample(self, rng: random.Random, rules: dict[str, Node]) -> str:
+        return self.text
+
+
+@dataclass(frozen=True)
+class Chars(Node):
+    """A character class, written in GBNF syntax, with the characters ``sample`` may draw."""
+
+    gbnf_class: str
+    examples: str
+
+    def gbnf(self) -> str:
+        return self.gbnf_class
+
+    def sample(self, rng: random.Random, rules: dict[str, Node]) -> str:
+        return rng.choice(self.examples)
+
+
+@dataclass(frozen=True)
+class Seq(Node):
+    items: tuple[Node, ...]
+
+    def gbnf(self) -> str:
+        return "(" + " ".join(item.gbnf() for item in self.items) + ")"
+
+    def sample(self, rng: random.Random, rules: dict[str, Node]) -> str:
+        return "".join(item.sample(rng, rules) for item in self.items)
+
+
+@dataclass(frozen=True)
+class Alt(Node):
+    options: tuple[Node, ...]
+
+    def gbnf(self) -> str:
+        return "(" + " | ".join(option.gbnf() for option in self.options) + ")"
+
+    def sample(self, rng: random.Random, rules: dict[str, Node]) -> str:
+        return rng.choice(self.options).sample(rng, rules)
+
+
+@dataclass(frozen=True)
+class Rep(Node):
+    item: Node
+    low: int
+    high: int
+
+    def gbnf(self) -> str:
+        return f"{self.item.gbnf()}{{{self.low},{self.high}}}"
+
+    def sample(self, rng: random.Random, rules: dict[str, Node]) -> str:
+        count = rng.randint(self.low, min(self.high, self.low + 12))
+        return "".join(self.item.sample(rng, rules) for _ in range(count))
+
+
+@dataclass(frozen=True)
+class Ref(Node):
+    name: str
+
+    def gbnf(self) -> str:
+        return self.name
+
+    def sample(self, rng: random.Random, rules: dict[str, Node]) -> str:
+        return rules[self.name].sample(rng, rules)
+
+
+def _seq(*items: Node) -> Node:
+    return Seq(tuple(items))
+
+
+def _opt(item: Node) -> Node:
+    return Rep(item, 0, 1)
+
+
+# --- JSON value rules ----------------------------------------------------------------------------
+_PLAIN = Chars(r'[^"\\\x00-\x1F\x7F]', "abcxyz ABC019.,!?'-éß€")
+_ESCAPE = _seq(Lit("\\"), Alt((Chars(r'["\\/bfnrt]', '"\\/bfnrt'), _seq(Lit("u"), Rep(Chars("[0-9a-fA-F]", "0123456789abcdef"), 4, 4)))))
+_CHAR = Alt((_PLAIN, _ESCAPE))
+
+
+def _base_rules(limits: Limits) -> dict[str, Node]:
+    digits = Chars("[0-9]", "0123456789")
+    integer = _seq(_opt(Lit("-")), Alt((Lit("0"), _seq(Chars("[1-9]", "123456789"), Rep(digits, 0, limits.integer_digits)))))
+    fraction = _opt(_seq(Lit("."), Rep(digits, 1, limits.integer_digits)))
+    exponent = _opt(_seq(Chars("[eE]", "eE"), _opt(Chars("[-+]", "-+")), Rep(digits, 1, 3)))
+    value = Alt((Ref("string"), Ref("number"), Ref("boolean"), Lit("null"), Ref("object"), Ref("array")))
+    member = _seq(Ref("string"), Lit(KEY_SEP), Ref("value"))
+    return {
+        "char": _CHAR,
+        "string": _seq(Lit('"'), Rep(Ref("char"), 0, limits.string_chars), Lit('"')),
+        "thought": _seq(Lit('"'), Rep(Ref("char"), 0, limits.thoughts_chars), Lit('"')),
+        "integer": integer,
+        "number": _seq(integer, fraction, exponent),
+        "boolean": Alt((Lit("true"), Lit("false"))),
+        "strings": _seq(Lit("["), _opt(_seq(Ref("string"), Rep(_seq(Lit(ITEM_SEP), Ref("string")), 0, limits.array_items - 1))), Lit("]")),
+        # Free-form values only for arguments typed as a plain dict; depth is bounded by max_tokens.
+        "value": value,
+        "object": _seq(Lit("{"), _opt(_seq(member, Rep(_seq(Lit(ITEM_SEP), member), 0, limits.array_items - 1))), Lit("}")),
+        "array": _seq(Lit("["), _opt(_seq(Ref("value"), Rep(_seq(Lit(ITEM_SEP), Ref("value")), 0, limits.array_items - 1))), Lit("]")),
+    }
+
+
+def _value_node(tool: str, name: str, schema: dict[str, Any]) -> Node:
+    if "enum" in schema:
+        values = list(schema["enum"])
+        if not values:
+            raise ModelError(f"Tool {tool}: argument {name} has an empty enum")
+        return Alt(tuple(Lit(json.dumps(value, ensure_ascii=False)) for value in values))
+    kind = schema.get("type", "string")
+    if kind == "array":
+        items = schema.get("items", {"type": "string"})
+        if items.get("type", "string") != "string" or "enum" in items:
+            return Ref("array")
+        return Ref("strings")
+    simple = {"string": "string", "integer": "integer", "number": "number", "boolean": "boolean", "object": "object"}
+    if kind not in simple:
+        raise ModelError(f"Tool {tool}: argument {name} has a type the grammar cannot express: {kind!r}")
+    return Ref(simple[kind])
+
+
+def _call_node(spec: ToolSpec, heartbeat: bool) -> Node:
+    properties: dict[str, Any] = dict(spec.parameters.get("properties", {}))
+    required = set(spec.parameters.get("required", []))
+    parts: list[Node] = [Lit(f'{json.dumps(spec.name)}{ITEM_SEP}"params"{KEY_SEP}{{"{THOUGHTS}"{KEY_SEP}'), Ref("thought")]
+    for name, schema in properties.items():
+        if name in (THOUGHTS, HEARTBEAT):
+            continue
+        member = _seq(Lit(f"{ITEM_SEP}{json.dumps(name)}{KEY_SEP}"), _value_node(spec.name, name, schema))
+        parts.append(member if name in required else _opt(member))
+    if heartbeat:
+        parts.append(Lit(f'{ITEM_SEP}"{HEARTBEAT}"{KEY_SEP}'))
+        parts.append(Ref("boolean"))
+    parts.append(Lit("}"))
+    return Seq(tuple(parts))
+
+
+@dataclass(frozen=True)
+class CallGrammar:
+    rules: dict[str, Node]
+
+    @property
+    def text(self) -> str:
+        """The GBNF source, ``root`` first."""
+        return "\n".join(f"{name} ::= {node.gbnf()}" for name, node in self.rules.items()) + "\n"
+
+    def sample(self, seed: int = 0) -> str:
+        return self.rules["root"].sample(random.Random(seed), self.rules)
+
+
+def build_call_grammar(tools: Sequence[ToolSpec], heartbeat_tools: frozenset[str] = frozenset(), limits: Limits = Limits()) -> CallGrammar:
+    if not tools:
+        raise ModelError("Cannot build a call grammar without any tool")
+    names = [tool.name for tool in tools]
+    if len(set(names)) != len(names):
+        raise ModelError(f"Duplicate tool names in {names}")
+    rules: dict[str, Node] = {}
+    calls = []
+    for index, spec in enumerate(tools):
+        rule = f"call-{index}"
+        rules[rule] = _call_node(spec, spec.name in heartbeat_tools)
+        calls.append(Ref(rule))
+    root = _seq(Lit(f'{{"function"{KEY_SEP}'), Alt(tuple(calls)), Lit("}"))
+    return CallGrammar({"root": root, **rules, **_base_rules(limits)})

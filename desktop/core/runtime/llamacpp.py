@@ -1,0 +1,391 @@
+"""The local model: llama.cpp through llama-cpp-python's low-level API.
+
+This is the only module that imports ``llama_cpp`` (a test enforces it). It owns four things:
+
+* loading a GGUF after ``gguf.read_gguf`` has checked the file, so a bad file is a ModelFileError
+  naming it rather than a native abort;
+* prompt evaluation with KV-cache prefix reuse: the tokens in the cache are remembered, and a new
+  prompt only evaluates what follows the longest common prefix (the agent orders prompts
+  stable-first, so that is usually just the newest messages);
+* sampling: ``sampler.GrammarFirstSampler`` draws from the unconstrained distribution and asks the
+  grammar about that one token, falling back to masking the whole vocabulary only on a rejection;
+* streaming the call's thoughts and message through ``CallStreamParser``, with cancellation
+  polled between tokens.
+"""
+
+from __future__ import annotations
+
+import codecs
+import ctypes
+import os
+import threading
+import time
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import llama_cpp
+import numpy as np
+
+from desktop.core.runtime.base import (
+    CancelToken,
+    ChatMessage,
+    GenerationStats,
+    ModelTurn,
+    RuntimeInfo,
+    SamplingParams,
+    StreamCallback,
+    ToolSpec,
+)
+from desktop.core.runtime.chat_template import ChatTemplate
+from desktop.core.runtime.gguf import read_gguf
+from desktop.core.runtime.grammar import build_call_grammar
+from desktop.core.runtime.json_end import JsonEnd
+from desktop.core.runtime.streaming import CallStreamParser
+from desktop.errors import ContextOverflowError, GenerationCancelled, ModelError, ModelFileError
+
+_TOKEN_DATA = np.dtype([("id", "<i4"), ("logit", "<f4"), ("p", "<f4")], align=True)
+assert _TOKEN_DATA.itemsize == ctypes.sizeof(llama_cpp.llama_token_data)
+
+# --- native logging: keep llama.cpp's chatter off stderr, but remember errors for our messages ---
+_LOG_TAIL: deque[str] = deque(maxlen=20)
+
+
+@llama_cpp.llama_log_callback
+def _on_native_log(level: int, text: bytes, user_data: ctypes.c_void_p) -> None:
+    if level == 3:  # GGML_LOG_LEVEL_ERROR
+        _LOG_TAIL.append(text.decode("utf-8", errors="replace").strip())
+
+
+_BACKEND_LOCK = threading.Lock()
+_backend_ready = False
+
+
+def _init_backend() -> None:
+    global _backend_ready
+    with _BACKEND_LOCK:
+        if not _backend_ready:
+            llama_cpp.llama_log_set(_on_native_log, ctypes.c_void_p(0))
+            llama_cpp.llama_backend_init()
+            _backend_ready = True
+
+
+def _native_reason() -> str:
+    return f": {_LOG_TAIL[-1]}" if _LOG_TAIL else ""
+
+
+def default_threads() -> int:
+    """Half the logical CPUs: llama.cpp's worker threads spin while waiting for each other, so
+    claiming every core (hyper-threads, or cores other apps are using) is slower, often much
+    slower: 11 tokens/s with 2 threads against 55 with 1 on a busy 2-core machine."""
+    return max(1, (os.cpu_count() or 2) // 2)
+
+
+@dataclass(frozen=True)
+class LlamaSettings:
+    model_path: Path | str
+    context_size: int = 8192  # capped at the model's training context
+    threads: int = 0  # 0: default_threads()
+    gpu_layers: int = 0
+    chat_template_override: str | None = None
+    batch_size: int = 256  # prompt tokens per decode; also how often a long prompt polls cancel
+
+
+class LlamaCppRuntime:
+    """A Runtime backed by one llama.cpp model and context. Not thread-safe: one caller at a time."""
+
+    def __init__(self, settings: LlamaSettings) -> None:
+        self.settings = settings
+        path = Path(settings.model_path)
+        gguf = read_gguf(path)
+        _init_backend()
+        self._model = None
+        self._ctx = None
+        model_params = llama_cpp.llama_model_default_params()
+        model_params.n_gpu_layers = settings.gpu_layers
+        _LOG_TAIL.clear()
+        self._model = llama_cpp.llama_model_load_from_file(str(path).encode("utf-8"), model_params)
+        if not self._model:
+            raise ModelFileError(f"llama.cpp could not load model file {path}{_native_reason()}")
+        try:
+            self._vocab = llama_cpp.llama_model_get_vocab(self._model)
+            self.n_vocab = llama_cpp.llama_vocab_n_tokens(self._vocab)
+            n_ctx_train = llama_cpp.llama_model_n_ctx_train(self._model)
+            threads = settings.threads or default_threads()
+            context_params = llama_cpp.llama_context_default_params()
+            context_params.n_ctx = max(256, min(settings.context_size, n_ctx_train))
+            context_params.n_batch = settings.batch_size
+            context_params.n_ubatch = settings.batch_size
+            context_params.n_threads = threads
+            context_params.n_threads_batch = threads
+            context_params.n_seq_max = 1
+            self._ctx = llama_cpp.llama_init_from_model(self._model, context_params)
+            if not self._ctx:
+                raise ModelError(f"llama.cpp could not create a context for {path}{_native_reason()}")
+            self.n_ctx = llama_cpp.llama_n_ctx(self._ctx)
+            self._memory = llama_cpp.llama_get_memory(self._ctx)
+            self.template = ChatTemplate.choose(
+                settings.chat_template_override,
+                gguf.chat_template,
+                model_name=gguf.name,
+                bos_token=self._piece(llama_cpp.llama_vocab_bos(self._vocab), special=True),
+                eos_token=self._piece(llama_cpp.llama_vocab_eos(self._vocab), special=True),
+            )
+        except BaseException:
+            self.close()
+            raise
+        self._info = RuntimeInfo(model_id=path.stem, context_window=self.n_ctx, exact_tokens=True)
+        self._cached: list[int] = []  # tokens whose keys/values are in the KV cache, in order
+        self._candidates = np.zeros(self.n_vocab, dtype=_TOKEN_DATA)
+        self._candidates["id"] = np.arange(self.n_vocab, dtype=np.int32)
+
+    # --- Runtime interface ------------------------------------------------------------------------
+    @property
+    def info(self) -> RuntimeInfo:
+        return self._info
+
+    def count_tokens(self, text: str) -> int:
+        return len(self.tokenize(text, special=False))
+
+    def render(self, messages: Sequence[ChatMessage]) -> str:
+        return self.template.render(messages, add_generation_prompt=True)
+
+    def prompt_tokens(self, messages: Sequence[ChatMessage]) -> list[int]:
+        return self.tokenize(self.render(messages), special=True)
+
+    def count_prompt(self, messages: Sequence[ChatMessage]) -> int:
+        return len(self.prompt_tokens(messages))
+
+    def generate_call(
+        self,
+        messages: Sequence[ChatMessage],
+        tools: Sequence[ToolSpec],
+        params: SamplingParams,
+        *,
+        heartbeat_tools: frozenset[str] = frozenset(),
+        on_event: StreamCallback | None = None,
+        cancel: CancelToken | None = None,
+    ) -> ModelTurn:
+        grammar = build_call_grammar(tools, heartbeat_tools)
+        parser = CallStreamParser()
+        end = JsonEnd()
+
+        def on_text(delta: str) -> bool:
+            if on_event is not None:
+                for event in parser.feed(delta):
+                    on_event(event)
+            return end.feed(delta)
+
+        text, stats = self._generate(self.prompt_tokens(messages), params, grammar.text, on_text, cancel)
+        return ModelTurn(text, stats)
+
+    def generate_text(self, messages: Sequence[ChatMessage], params: SamplingParams, *, cancel: CancelToken | None = None) -> str:
+        text, _ = self._generate(self.prompt_tokens(messages), params, None, lambda delta: False, cancel)
+        return text.strip()
+
+    def close(self) -> None:
+        if self._ctx:
+            llama_cpp.llama_free(self._ctx)
+            self._ctx = None
+        if self._model:
+            llama_cpp.llama_model_free(self._model)
+            self._model = None
+
+    def __enter__(self) -> "LlamaCppRuntime":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- tokens -----------------------------------------------------------------------------------
+    def tokenize(self, text: str, *, special: bool) -> list[int]:
+        """With ``special``, control-token text (``<|im_start|>``) becomes control tokens and BOS is
+        added when the model wants one and the text does not already start with it."""
+        raw = text.encode("utf-8")
+        add_bos = special and not (self.template.bos_token and text.startswith(self.template.bos_token))
+        capacity = len(raw) + 8
+        buffer = (llama_cpp.llama_token * capacity)()
+        count = llama_cpp.llama_tokenize(self._vocab, raw, len(raw), buffer, capacity, add_bos, special)
+        if count < 0:
+            raise ModelError(f"Tokenizing {len(raw)} bytes failed")
+        return list(buffer[:count])
+
+    def _piece(self, token: int, *, special: bool = False) -> str:
+        return self.piece_bytes(token, special=special).decode("utf-8", errors="replace")
+
+    def piece_bytes(self, token: int, *, special: bool = False) -> bytes:
+        buffer = ctypes.create_string_buffer(64)
+        length = llama_cpp.llama_token_to_piece(self._vocab, token, buffer, 64, 0, special)
+        if length < 0:
+            buffer = ctypes.create_string_buffer(-length)
+            length = llama_cpp.llama_token_to_piece(self._vocab, token, buffer, -length, 0, special)
+        return buffer.raw[:length]
+
+    # --- evaluation ---------------------------------------------------------------------------------
+    def _check_open(self) -> None:
+        if not self._ctx:
+            raise ModelError("The model runtime is closed")
+
+    def _decode(self, tokens: Sequence[int]) -> None:
+        array = (llama_cpp.llama_token * len(tokens))(*tokens)
+        status = llama_cpp.llama_decode(self._ctx, llama_cpp.llama_batch_get_one(array, len(tokens)))
+        if status != 0:
+            self._forget_cache()
+            raise ModelError(f"llama.cpp failed to evaluate the prompt (status {status}){_native_reason()}")
+        self._cached.extend(tokens)
+
+    def _forget_cache(self) -> None:
+        llama_cpp.llama_memory_clear(self._memory, True)
+        self._cached = []
+
+    def evaluate_prompt(self, tokens: list[int], cancel: CancelToken | None) -> int:
+        """Bring the KV cache to exactly ``tokens``; return how many tokens had to be evaluated."""
+        self._check_open()
+        if len(tokens) >= self.n_ctx:
+            raise ContextOverflowError(f"The prompt has {len(tokens)} tokens; the context holds {self.n_ctx}")
+        keep = 0
+        limit = min(len(self._cached), len(tokens) - 1)  # the last token is always re-evaluated for its logits
+        while keep < limit and self._cached[keep] == tokens[keep]:
+            keep += 1
+        if keep < len(self._cached):
+            if llama_cpp.llama_memory_seq_rm(self._memory, 0, keep, -1):
+                del self._cached[keep:]
+            else:  # some memory kinds (recurrent models) cannot drop a tail
+                self._forget_cache()
+                keep = 0
+        batch = self.settings.batch_size
+        for start in range(keep, len(tokens), batch):
+            if cancel is not None and cancel.cancelled:
+                raise GenerationCancelled("Generation stopped")
+            self._decode(tokens[start : start + batch])
+        return len(tokens) - keep
+
+    def logits(self) -> np.ndarray:
+        pointer = llama_cpp.llama_get_logits_ith(self._ctx, -1)
+        return np.ctypeslib.as_array(pointer, shape=(self.n_vocab,))
+
+    def _generate(self, prompt, params, grammar_text, on_text, cancel):  # type: ignore[no-untyped-def]
+        started = time.perf_counter()
+        evaluated = self.evaluate_prompt(prompt, cancel)
+        sampler = GrammarFirstSampler(self, params, grammar_text)
+        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        pieces: list[str] = []
+        generated = 0
+        try:
+            while generated < params.max_tokens and len(self._cached) < self.n_ctx:
+                if cancel is not None and cancel.cancelled:
+                    raise GenerationCancelled("Generation stopped")
+                token = sampler.sample(self.logits())
+                generated += 1
+                if token is None or llama_cpp.llama_vocab_is_eog(self._vocab, token):
+                    break
+                delta = decoder.decode(self.piece_bytes(token))
+                pieces.append(delta)
+                if delta and on_text(delta):
+                    break
+                self._decode([token])
+            pieces.append(decoder.decode(b"", final=True))
+        finally:
+            sampler.close()
+        stats = GenerationStats(len(prompt), evaluated, generated, time.perf_counter() - started)
+        return "".join(pieces), stats
+
+
+class GrammarFirstSampler:
+    """Sample as if unconstrained, then ask the grammar about the one token drawn.
+
+    Masking the whole vocabulary with the grammar at every step is what makes stock grammar
+    sampling slow (every one of ~49k token pieces is matched against the grammar stacks). A model
+    prompted with the call format usually picks a valid token anyway, so we check only that token.
+    On a rejection we redraw among the candidates that survived top-k/top-p/min-p, masked by the
+    grammar; only when none of them is valid is the grammar applied to the whole vocabulary. Every
+    path ends in a token the grammar accepts, so the output is exactly what grammar sampling allows.
+    """
+
+    def __init__(self, runtime: LlamaCppRuntime, params: SamplingParams, grammar_text: str | None) -> None:
+        self._runtime = runtime
+        self._chain = llama_cpp.llama_sampler_chain_init(llama_cpp.llama_sampler_chain_default_params())
+        self._redraw = None
+        self._grammar = None
+        seed = params.seed if params.seed is not None else llama_cpp.LLAMA_DEFAULT_SEED
+        add = lambda sampler: llama_cpp.llama_sampler_chain_add(self._chain, sampler)  # noqa: E731
+        add(llama_cpp.llama_sampler_init_penalties(runtime.n_vocab, 64, params.repeat_penalty, 0.0, 0.0))
+        if params.temperature <= 0:
+            add(llama_cpp.llama_sampler_init_greedy())
+            self._redraw = llama_cpp.llama_sampler_init_greedy()
+        else:
+            add(llama_cpp.llama_sampler_init_top_k(params.top_k))
+            add(llama_cpp.llama_sampler_init_top_p(params.top_p, 1))
+            add(llama_cpp.llama_sampler_init_min_p(params.min_p, 1))
+            add(llama_cpp.llama_sampler_init_temp(params.temperature))
+            add(llama_cpp.llama_sampler_init_dist(seed))
+            self._redraw = llama_cpp.llama_sampler_init_dist((seed * 2654435761 + 1) & 0xFFFFFFFF)
+        if grammar_text is not None:
+            self._grammar = llama_cpp.llama_sampler_init_grammar(runtime._vocab, grammar_text.encode("utf-8"), b"root")
+            if not self._grammar:
+                self.close()
+                raise ModelError(f"llama.cpp rejected the call grammar{_native_reason()}")
+        self._single = llama_cpp.llama_token_data(0, 0.0, 0.0)
+        self._single_array = llama_cpp.llama_token_data_array(ctypes.pointer(self._single), 1, -1, False)
+        self._ids = np.arange(runtime.n_vocab, dtype=np.int32)
+        self.checks = self.redraws = self.full_masks = 0
+
+    def _array(self, logits: np.ndarray) -> llama_cpp.llama_token_data_array:
+        candidates = self._runtime._candidates
+        candidates["id"] = self._ids
+        candidates["logit"] = logits
+        candidates["p"] = 0.0
+        data = candidates.ctypes.data_as(llama_cpp.llama_token_data_p)
+        return llama_cpp.llama_token_data_array(data, len(candidates), -1, False)
+
+    def allows(self, token: int) -> bool:
+        if self._grammar is None:
+            return True
+        self._single.id, self._single.logit, self._single.p = token, 0.0, 0.0
+        self._single_array.size, self._single_array.selected = 1, -1
+        llama_cpp.llama_sampler_apply(self._grammar, ctypes.byref(self._single_array))
+        return bool(np.isfinite(self._single.logit))
+
+    def sample(self, logits: np.ndarray) -> int | None:
+        candidates = self._runtime._candidates
+        array = self._array(logits)
+        llama_cpp.llama_sampler_apply(self._chain, ctypes.byref(array))
+        token = int(candidates["id"][array.selected])
+        self.checks += 1
+        if not self.allows(token):
+            token = self._redraw_among(array) if array.size > 1 else None
+            if token is None:
+                token = self._masked_full(logits)
+        if token is None:
+            return None
+        llama_cpp.llama_sampler_accept(self._chain, token)
+        if self._grammar is not None:
+            llama_cpp.llama_sampler_accept(self._grammar, token)
+        return token
+
+    def _redraw_among(self, array: llama_cpp.llama_token_data_array) -> int | None:
+        self.redraws += 1
+        survivors = self._runtime._candidates[: array.size]
+        array.selected, array.sorted = -1, False
+        llama_cpp.llama_sampler_apply(self._grammar, ctypes.byref(array))
+        if not np.isfinite(survivors["logit"]).any():
+            return None
+        array.selected = -1
+        llama_cpp.llama_sampler_apply(self._redraw, ctypes.byref(array))
+        return int(survivors["id"][array.selected])
+
+    def _masked_full(self, logits: np.ndarray) -> int | None:
+        self.full_masks += 1
+        array = self._array(logits)
+        llama_cpp.llama_sampler_apply(self._grammar, ctypes.byref(array))
+        if not np.isfinite(self._runtime._candidates["logit"]).any():
+            return None  # the grammar admits nothing more: the call is complete
+        llama_cpp.llama_sampler_apply(self._chain, ctypes.byref(array))
+        return int(self._runtime._candidates["id"][array.selected])
+
+    def close(self) -> None:
+        for sampler in (self._chain, self._redraw, self._grammar):
+            if sampler:
+                llama_cpp.llama_sampler_free(sampler)
+        self._chain = self._redraw = self._grammar = None
