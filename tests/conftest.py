@@ -39,7 +39,7 @@ def services(memdesk_home, clock) -> Services:
 
 @pytest.fixture
 def runtime() -> ScriptedRuntime:
-    return ScriptedRuntime(context_window=4096)
+    return ScriptedRuntime(context_window=16384)
 
 
 @pytest.fixture

@@ -58,6 +58,9 @@ class ScriptedRuntime:
     def enqueue_summary(self, *summaries: str) -> None:
         self._summaries.extend(summaries)
 
+    def clear(self) -> None:
+        self._answers.clear()
+
     @property
     def pending(self) -> int:
         return len(self._answers)

@@ -1,0 +1,1 @@
+"""The terminal front end: ``memdesk chat``, ``memdesk agents``, ``memdesk memory`` and friends."""

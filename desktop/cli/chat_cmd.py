@@ -1,0 +1,143 @@
+"""``memdesk chat [--agent NAME] [--verbose]``: chat with an agent in the terminal."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from desktop.app import Services, make_runtime, open_agent, open_services
+from desktop.core.agent.context import ContextBudget
+from desktop.core.agent.observer import AgentObserver, StepRecord
+from desktop.core.runtime.base import CancelToken, StreamEvent
+from desktop.errors import GenerationCancelled
+
+DEFAULT_AGENT = "companion"
+HELP = "Type a message and press Enter. Commands: /memory, /budget, /quit."
+
+
+def add_command(commands) -> None:
+    parser = commands.add_parser("chat", help="chat with an agent in the terminal")
+    parser.add_argument("--agent", help=f"agent name (default: the last one used, or {DEFAULT_AGENT!r})")
+    parser.add_argument("--verbose", "-v", action="store_true", help="also show inner monologue, function calls and the budget")
+    parser.add_argument("--no-login", action="store_true", help="do not send the login event at start")
+    parser.set_defaults(handler=run)
+
+
+class TerminalConsent:
+    """Asks at the terminal before a tool touches files or the network."""
+
+    def __init__(self) -> None:
+        self._always: set[tuple[int, str]] = set()
+
+    def allow(self, agent_id: int, tool: str, summary: str) -> bool:
+        if (agent_id, tool) in self._always:
+            return True
+        if not sys.stdin.isatty():
+            return False
+        answer = input(f"\nThe agent wants to {summary} ({tool}). Allow? [y]es once / [a]lways / [N]o: ").strip().lower()
+        if answer in ("a", "always"):
+            self._always.add((agent_id, tool))
+            return True
+        return answer in ("y", "yes")
+
+
+class TerminalObserver(AgentObserver):
+    def __init__(self, verbose: bool, out=sys.stdout) -> None:
+        self.verbose = verbose
+        self.out = out
+        self._streaming: str | None = None
+
+    def on_stream(self, event: StreamEvent) -> None:
+        if event.kind == "thought" and not self.verbose:
+            return
+        if self._streaming != event.kind:
+            self._end_line()
+            self.out.write("  (thinking) " if event.kind == "thought" else "agent> ")
+            self._streaming = event.kind
+        self.out.write(event.text)
+        self.out.flush()
+
+    def _end_line(self) -> None:
+        if self._streaming is not None:
+            self.out.write("\n")
+            self._streaming = None
+
+    def on_step(self, step: StepRecord) -> None:
+        self._end_line()
+        if self.verbose:
+            arguments = {k: v for k, v in step.arguments.items() if k != "message" or step.function != "send_message"}
+            status = "ok" if step.ok else "FAILED"
+            self.out.write(f"  [{step.function}({arguments}) -> {status}: {step.result[:300]}]\n")
+
+    def on_budget(self, budget: ContextBudget) -> None:
+        if self.verbose:
+            self.out.write(f"  [{budget.describe()}]\n")
+
+    def on_event(self, kind: str, text: str) -> None:
+        self._end_line()
+        if self.verbose or kind in ("eviction", "step_cap"):
+            self.out.write(f"  [{kind}: {text[:300]}]\n")
+
+    def on_memory_changed(self, labels: set[str]) -> None:
+        if self.verbose:
+            self.out.write(f"  [core memory changed: {', '.join(sorted(labels))}]\n")
+
+    def on_search_hits(self, hits: list[tuple[str, Any]]) -> None:
+        pass
+
+
+def _pick_agent(services: Services, name: str | None):
+    if name:
+        return services.agents.find(name) or services.create_agent(name)
+    existing = services.agents.list()
+    return services.agents.find(DEFAULT_AGENT) or (existing[0] if existing else services.create_agent(DEFAULT_AGENT))
+
+
+def run(args: argparse.Namespace) -> int:
+    services = open_services()
+    try:
+        record = _pick_agent(services, args.agent)
+        print(f"Loading the model for {record.name}...", file=sys.stderr)
+        runtime = make_runtime(services.settings)
+        observer = TerminalObserver(args.verbose)
+        agent = open_agent(services, record, runtime, consent=TerminalConsent(), observer=observer)
+        print(f"Chatting with {record.name} ({runtime.info.model_id}). {HELP}", file=sys.stderr)
+        cancel = CancelToken()
+        if not args.no_login:
+            _guarded(lambda: agent.login(cancel), observer)
+        while True:
+            try:
+                line = input("you> ")
+            except EOFError:
+                break
+            text = line.strip()
+            if not text:
+                continue
+            if text in ("/quit", "/exit"):
+                break
+            if text == "/memory":
+                print(services.memory.core.render(record.id))
+                continue
+            if text == "/budget":
+                print(agent.budget().describe())
+                continue
+            cancel.reset()
+            _guarded(lambda: agent.send_user_message(text, cancel), observer)
+        runtime.close()
+    finally:
+        services.close()
+    return 0
+
+
+def _guarded(action, observer: TerminalObserver) -> None:
+    """Ctrl+C stops the current generation, not the program."""
+    try:
+        result = action()
+    except (KeyboardInterrupt, GenerationCancelled):
+        observer._end_line()
+        print("[stopped]", file=sys.stderr)
+        return
+    observer._end_line()
+    if result.steps and not result.replies:
+        print("  (the agent did not reply this time)", file=sys.stderr)

@@ -1,0 +1,67 @@
+"""``memdesk``: with no sub-command, the desktop window; otherwise terminal commands.
+
+Every error a user can cause or meet is a MemDeskError: printed as one line, exit code 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Sequence
+
+from desktop.errors import MemDeskError
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="memdesk", description="An offline companion with long-term memory.")
+    parser.add_argument("--log-level", default="WARNING", help="logging level (DEBUG, INFO, WARNING)")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    from desktop.cli import agents_cmd, chat_cmd, settings_cmd
+
+    chat_cmd.add_command(commands)
+    agents_cmd.add_commands(commands)
+    settings_cmd.add_command(commands)
+    for module_name, function_name in (("desktop.cli.ingest", "add_ingest_command"), ("desktop.cli.evaluate", "add_eval_command")):
+        try:
+            module = __import__(module_name, fromlist=[function_name])
+        except ModuleNotFoundError as error:
+            if error.name != module_name:
+                raise
+            continue
+        getattr(module, function_name)(commands)
+    commands.add_parser("gui", help="open the desktop window (the default)")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=getattr(logging, str(args.log_level).upper(), logging.WARNING), format="%(levelname)s %(name)s: %(message)s")
+    try:
+        if args.command in (None, "gui"):
+            return _run_gui()
+        return int(args.handler(args) or 0)
+    except MemDeskError as error:
+        print(f"memdesk: {error.user_message}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print(file=sys.stderr)
+        return 130
+
+
+def _run_gui() -> int:
+    try:
+        from desktop.ui.main import run
+    except ModuleNotFoundError as error:
+        if not (error.name or "").startswith(("desktop.ui", "PySide6")):
+            raise
+        # The window is not available (no Qt installed): the terminal chat is the fallback.
+        print("memdesk: the desktop window is not available here; starting the terminal chat.", file=sys.stderr)
+        return main(["chat"])
+    return run([])
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,96 @@
+"""The store: a fresh file gets every migration; an old file is upgraded; a newer file is refused."""
+
+from __future__ import annotations
+
+import pytest
+
+from desktop.core.storage import open_database
+from desktop.core.storage.database import Database
+from desktop.core.storage.migrations import MIGRATIONS
+from desktop.errors import SchemaTooNewError, StoreError
+
+
+def test_a_fresh_file_gets_every_migration_recorded(tmp_path):
+    db = open_database(tmp_path / "store.sqlite3")
+    assert db.schema_version == len(MIGRATIONS)
+    names = [row[0] for row in db.query("SELECT name FROM schema_migrations ORDER BY version")]
+    assert names == [m.__name__ for m in MIGRATIONS]
+    assert db.scalar("PRAGMA journal_mode") == "wal"
+    assert db.scalar("SELECT vec_version()").startswith("v")
+    db.close()
+
+
+def test_an_old_file_is_upgraded_in_order(tmp_path):
+    path = tmp_path / "store.sqlite3"
+    db = open_database(path, migrate=False)
+    db.migrate(MIGRATIONS[:1])
+    assert db.schema_version == 1
+    db.execute("INSERT INTO settings(key, value) VALUES ('kept', '1')")
+
+    calls = []
+
+    def m_next(database: Database) -> None:
+        calls.append(database.schema_version)
+        database.execute("CREATE TABLE added_later (x INTEGER)")
+
+    applied = db.migrate([*MIGRATIONS[:1], m_next])
+    assert applied == ["m_next"]
+    assert calls == [1]
+    assert db.schema_version == 2
+    assert db.scalar("SELECT value FROM settings WHERE key = 'kept'") == "1"
+    db.close()
+
+
+def test_a_failing_migration_leaves_the_file_as_it_was(tmp_path):
+    db = open_database(tmp_path / "store.sqlite3")
+    version = db.schema_version
+
+    def m_broken(database: Database) -> None:
+        database.execute("CREATE TABLE half_done (x INTEGER)")
+        database.execute("THIS IS NOT SQL")
+
+    with pytest.raises(Exception):
+        db.migrate([*MIGRATIONS, m_broken])
+    assert db.schema_version == version
+    assert db.scalar("SELECT 1 FROM sqlite_master WHERE name = 'half_done'") is None
+    db.close()
+
+
+def test_a_file_from_a_newer_memdesk_is_refused(tmp_path):
+    path = tmp_path / "store.sqlite3"
+    db = open_database(path)
+    db.execute(f"PRAGMA user_version = {len(MIGRATIONS) + 5}")
+    db.close()
+    with pytest.raises(SchemaTooNewError, match="newer MemDesk"):
+        open_database(path)
+
+
+def test_a_file_that_is_not_a_database_gets_a_clear_error(tmp_path):
+    path = tmp_path / "store.sqlite3"
+    path.write_bytes(b"this is not sqlite" * 100)
+    with pytest.raises(StoreError, match="not a MemDesk database"):
+        open_database(path)
+
+
+def test_transactions_roll_back_as_a_whole(tmp_path):
+    db = open_database(tmp_path / "store.sqlite3")
+    with pytest.raises(RuntimeError):
+        with db.transaction():
+            db.execute("INSERT INTO settings(key, value) VALUES ('a', '1')")
+            with db.transaction():
+                db.execute("INSERT INTO settings(key, value) VALUES ('b', '1')")
+            raise RuntimeError("crash")
+    assert db.scalar("SELECT COUNT(*) FROM settings") == 0
+    db.close()
+
+
+def test_a_failed_inner_savepoint_keeps_the_outer_work(tmp_path):
+    db = open_database(tmp_path / "store.sqlite3")
+    with db.transaction():
+        db.execute("INSERT INTO settings(key, value) VALUES ('outer', '1')")
+        with pytest.raises(RuntimeError):
+            with db.transaction():
+                db.execute("INSERT INTO settings(key, value) VALUES ('inner', '1')")
+                raise RuntimeError("inner failure")
+    assert [r[0] for r in db.query("SELECT key FROM settings")] == ["outer"]
+    db.close()
