@@ -166,13 +166,13 @@ class Database:
             self._conn.close()
 
 
-def _connect(path: Path | str) -> Any:
-    conn = sqlite.connect(str(path), isolation_level=None, check_same_thread=False, timeout=5.0)
+def _connect(path: Path | str, busy_timeout: float) -> Any:
+    conn = sqlite.connect(str(path), isolation_level=None, check_same_thread=False, timeout=busy_timeout)
     conn.enable_load_extension(True)
     sqlite_vec.load(conn)
     conn.enable_load_extension(False)
     conn.execute("PRAGMA foreign_keys = ON")
-    conn.execute("PRAGMA busy_timeout = 5000")
+    conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
     if str(path) != ":memory:":
         conn.execute("PRAGMA journal_mode = WAL")
         # NORMAL in WAL mode: a power cut may lose the last commit, never corrupt earlier ones.
@@ -183,12 +183,12 @@ def _connect(path: Path | str) -> Any:
     return conn
 
 
-def open_database(path: Path | str, *, migrate: bool = True) -> Database:
+def open_database(path: Path | str, *, migrate: bool = True, busy_timeout: float = 5.0) -> Database:
     """Open (creating if needed) the store at ``path``, load sqlite-vec and bring the schema up to date."""
     if str(path) != ":memory:":
         Path(path).parent.mkdir(parents=True, exist_ok=True)
     try:
-        conn = _connect(path)
+        conn = _connect(path, busy_timeout)
     except sqlite.Error as error:
         translated = translate_error(error, path)
         raise translated from error
