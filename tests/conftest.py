@@ -51,3 +51,13 @@ def make_agent(services, runtime):
         return open_agent(services, record, runtime, consent=consent or AllowAll(), observer=observer, settings=settings)
 
     return build
+
+
+@pytest.fixture(scope="session")
+def real_embedder():
+    """The bundled all-MiniLM-L6-v2, loaded once per test session (a few seconds)."""
+    from desktop.core.embedding.sentence_transformer import SentenceTransformerEmbedder
+
+    embedder = SentenceTransformerEmbedder()
+    embedder.load()
+    return embedder

@@ -1,0 +1,31 @@
+"""Archival memory with the real embedding model finds passages by meaning, not by shared words."""
+
+from __future__ import annotations
+
+from desktop.app import open_agent, open_services
+from desktop.core.runtime.scripted import ScriptedRuntime, call
+from desktop.core.tools.context import AllowAll
+from desktop.paths import Paths
+
+
+def test_archival_search_finds_a_paraphrase_with_the_real_embedder(real_embedder, clock):
+    services = open_services(Paths.from_environment(), embedder=real_embedder, clock=clock)
+    try:
+        record = services.create_agent("semantic")
+        archival = services.memory.archival
+        for fact in (
+            "The user's daughter was born in March 2019.",
+            "The user dislikes spicy food and avoids chili.",
+            "The user works as a nurse on night shifts at the city hospital.",
+            "The user's favourite film is a 1950s Japanese drama.",
+        ):
+            archival.insert(record.id, fact)
+        runtime = ScriptedRuntime([call("archival_memory_search", "what job?", False, query="What is their profession?")], context_window=16384)
+        agent = open_agent(services, record, runtime, consent=AllowAll())
+        result = agent.send_user_message("Do you remember what I do for a living?")
+        first_hit = result.steps[0].result.splitlines()[1]
+        assert "nurse" in first_hit
+        space = services.db.query_one("SELECT model_id, dimension FROM embedding_space")
+        assert tuple(space) == ("sentence-transformers/all-MiniLM-L6-v2", 384)
+    finally:
+        services.close()
