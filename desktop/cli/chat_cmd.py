@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import threading
 from typing import Any
 
 from desktop.app import Services, make_runtime, open_agent, open_services
@@ -98,6 +99,10 @@ def run(args: argparse.Namespace) -> int:
     services = open_services()
     try:
         record = _pick_agent(services, args.agent)
+        # Load the embedding model while llama.cpp loads, not at the agent's first archival call.
+        preload = getattr(services.embedder, "load", None)
+        if preload is not None:
+            threading.Thread(target=preload, name="embedder-preload", daemon=True).start()
         print(f"Loading the model for {record.name}...", file=sys.stderr)
         runtime = make_runtime(services.settings)
         observer = TerminalObserver(args.verbose)
