@@ -1,0 +1,119 @@
+"""Start the window: ``run()`` is what ``memdesk`` with no sub-command (``make run``) calls.
+
+Order matters for perceived start-up: the window is shown first, then the model (llama.cpp) and
+the embedding model (torch) load in the agent worker while the window says "loading model…".
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+import time
+from logging.handlers import RotatingFileHandler
+
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QApplication, QMessageBox, QPlainTextEdit
+
+from desktop.app import Services, make_runtime, open_services
+from desktop.errors import MemDeskError
+from desktop.paths import Paths
+from desktop.ui.qt_errors import CrashCapture, ErrorHub
+from desktop.ui.qt_main_window import MainWindow
+
+log = logging.getLogger("memdesk.ui")
+
+#: Printed (with --timing) so bench.startup can read when each milestone happened.
+TIMING_PREFIX = "memdesk-timing"
+
+
+def _setup_logging(paths: Paths) -> None:
+    handler = RotatingFileHandler(paths.logs / "memdesk.log", maxBytes=2_000_000, backupCount=3, encoding="utf-8")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    root.addHandler(handler)
+    root.setLevel(logging.INFO)
+
+
+def _show_crash_log(window: MainWindow, text: str) -> None:
+    view = QPlainTextEdit(text)
+    view.setReadOnly(True)
+    view.setWindowTitle("Crash log of the previous run")
+    view.resize(800, 500)
+    view.setParent(window, view.windowFlags())
+    view.show()
+
+
+def run(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="memdesk", description="MemDesk desktop window")
+    parser.add_argument("--timing", action="store_true", help="print start-up milestones (for bench.startup)")
+    parser.add_argument("--quit-when-ready", action="store_true", help="exit once the model is loaded (for bench.startup)")
+    parser.add_argument("--screenshot", metavar="PNG", help="after the model is ready, send --message, save a screenshot and quit")
+    parser.add_argument("--message", default="Hello! Who are you?", help="message sent before --screenshot")
+    args, qt_args = parser.parse_known_args(sys.argv[1:] if argv is None else argv)
+    started = time.perf_counter()
+
+    def milestone(name: str) -> None:
+        if args.timing:
+            print(f"{TIMING_PREFIX} {name} {time.perf_counter() - started:.4f}", flush=True)
+
+    app = QApplication.instance() or QApplication([sys.argv[0], *qt_args])
+    app.setApplicationName("MemDesk")
+    paths = Paths.from_environment().ensure()
+    _setup_logging(paths)
+    hub = ErrorHub()
+    capture = CrashCapture(paths.logs, hub).install()
+    try:
+        services = open_services(paths)
+    except MemDeskError as error:
+        QMessageBox.critical(None, "MemDesk cannot start", error.user_message)
+        capture.uninstall()
+        return 1
+    shared_embedder = services.embedder
+
+    def open_worker_services() -> Services:
+        return open_services(paths, embedder=shared_embedder)
+
+    window = MainWindow(services, open_worker_services=open_worker_services, make_runtime=make_runtime, hub=hub)
+    window.show()
+    app.processEvents()
+    milestone("window_shown")
+    window.worker.ready.connect(lambda _model: milestone("model_ready"))
+    if args.quit_when_ready:
+        window.worker.ready.connect(lambda _model: QTimer.singleShot(0, window.close))
+        window.worker.failed.connect(lambda _error: QTimer.singleShot(0, window.close))
+    if args.screenshot:
+        _schedule_screenshot(window, args.screenshot, args.message)
+    if capture.previous is not None:
+        previous = capture.previous.read_text(encoding="utf-8", errors="replace")
+        window.message_bar.show_message(
+            "MemDesk did not close cleanly last time; a crash log was kept.", "Show crash log", lambda: _show_crash_log(window, previous)
+        )
+    window.start()
+    try:
+        code = app.exec()
+    finally:
+        window.shutdown()
+        services.close()
+        capture.uninstall()
+    return code
+
+
+def _schedule_screenshot(window: MainWindow, path: str, message: str) -> None:
+    """Drive the real app end to end (used by the Xvfb test): send one message, wait for the
+    reply, save a screenshot, quit."""
+
+    def send() -> None:
+        window.chat.compose.setPlainText(message)
+        window.chat.on_send_clicked()
+
+    def save(_result) -> None:
+        QTimer.singleShot(300, lambda: (window.grab().save(path), print(f"screenshot saved {path}", flush=True), window.close()))
+
+    window.worker.ready.connect(lambda _model: QTimer.singleShot(200, send))
+    window.worker.turn_finished.connect(save)
+    window.worker.failed.connect(lambda _error: QTimer.singleShot(0, window.close))
+
+
+if __name__ == "__main__":
+    sys.exit(run())

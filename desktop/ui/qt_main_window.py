@@ -1,0 +1,504 @@
+"""The main window: agents on the left, the conversation in the middle, context budget, core
+memory, archival memory and documents docked on the right. It owns two worker threads (the agent
+and ingestion) and talks to them only through the queued signals wired in ``_connect_signals``.
+
+Signals (requests to the worker threads):
+    load_model_requested(object), settings_applied(object), open_agent_requested(int),
+    send_requested(str), heartbeat_requested(), budget_requested(), ingest_requested(int, list),
+    shutdown_requested()
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from datetime import datetime, timezone
+from pathlib import Path
+
+from PySide6.QtCore import QThread, QTimer, Qt, Signal, Slot
+from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence, QShortcut
+from PySide6.QtWidgets import QDockWidget, QFileDialog, QInputDialog, QMainWindow, QMessageBox, QVBoxLayout, QWidget
+
+from desktop.app import Services
+from desktop.core.agent import transfer
+from desktop.core.agent.observer import StepRecord
+from desktop.core.runtime.base import Runtime
+from desktop.settings import Settings
+from desktop.ui.qt_agents import AgentsPanel, CreateAgentDialog
+from desktop.ui.qt_archival import ArchivalPanel
+from desktop.ui.qt_budget import BudgetPanel
+from desktop.ui.qt_chat import ChatPanel
+from desktop.ui.qt_consent import ConsentDialog, ConsentRequest, QtConsentPolicy
+from desktop.ui.qt_documents import DocumentsPanel, IngestWorker
+from desktop.ui.qt_errors import ErrorHub, MessageBar
+from desktop.ui.qt_jobs import Jobs
+from desktop.ui.qt_memory import CoreMemoryPanel
+from desktop.ui.qt_settings import RESTART_MODEL, SettingsDialog
+from desktop.ui.qt_worker import AgentWorker
+
+REPAINT_MS = 33  # streamed text is painted at ~30 Hz, however fast tokens arrive
+DEFAULT_AGENT = "Companion"
+
+
+class MainWindow(QMainWindow):
+    load_model_requested = Signal(object)
+    settings_applied = Signal(object)
+    open_agent_requested = Signal(int)
+    send_requested = Signal(str)
+    heartbeat_requested = Signal()
+    budget_requested = Signal()
+    ingest_requested = Signal(int, list)
+    shutdown_requested = Signal()
+
+    def __init__(
+        self,
+        services: Services,
+        *,
+        open_worker_services: Callable[[], Services],
+        make_runtime: Callable[[Settings], Runtime],
+        hub: ErrorHub | None = None,
+        warm_embedder: bool = True,
+    ) -> None:
+        super().__init__()
+        self.services = services
+        self.hub = hub or ErrorHub(self)
+        self.jobs = Jobs(self)
+        self.agent_id: int | None = None
+        self.model_ready = False
+        self.busy = False
+        self.consent_dialogs: list[ConsentDialog] = []
+        self._streamed_chars = 0
+        self._live_dirty = False
+        self.consent = QtConsentPolicy(lambda: self.worker.cancel_token, self)
+        self.worker = AgentWorker(open_worker_services, make_runtime, self.consent, warm_embedder=warm_embedder)
+        self.worker_thread = QThread(self)
+        self.worker_thread.setObjectName("agent-worker")
+        self.worker.moveToThread(self.worker_thread)
+        self.ingester = IngestWorker(open_worker_services)
+        self.ingest_thread = QThread(self)
+        self.ingest_thread.setObjectName("ingestion")
+        self.ingester.moveToThread(self.ingest_thread)
+        self.repaint_timer = QTimer(self)
+        self.repaint_timer.setInterval(REPAINT_MS)
+        self.heartbeat_timer = QTimer(self)
+        self.heartbeat_timer.setSingleShot(True)
+        self._build_ui()
+        self._connect_signals()
+        self.setAcceptDrops(True)
+        self.worker_thread.start()
+        self.ingest_thread.start()
+        self.repaint_timer.start()
+
+    # --- construction ----------------------------------------------------------------------
+    def _build_ui(self) -> None:
+        self.setWindowTitle("MemDesk")
+        self.resize(1400, 880)
+        central = QWidget()
+        layout = QVBoxLayout(central)
+        self.message_bar = MessageBar()
+        self.chat = ChatPanel()
+        layout.addWidget(self.message_bar)
+        layout.addWidget(self.chat, 1)
+        self.setCentralWidget(central)
+        self.agents = AgentsPanel()
+        self.budget = BudgetPanel()
+        self.memory = CoreMemoryPanel(self.services.memory.core)
+        self.archival = ArchivalPanel(self.services.memory.archival, self.jobs)
+        self.documents = DocumentsPanel(self.services)
+        self.docks = {}
+        for title, widget, area in (
+            ("Agents", self.agents, Qt.DockWidgetArea.LeftDockWidgetArea),
+            ("Context budget", self.budget, Qt.DockWidgetArea.RightDockWidgetArea),
+            ("Core memory", self.memory, Qt.DockWidgetArea.RightDockWidgetArea),
+            ("Archival memory", self.archival, Qt.DockWidgetArea.RightDockWidgetArea),
+            ("Documents", self.documents, Qt.DockWidgetArea.RightDockWidgetArea),
+        ):
+            dock = QDockWidget(title, self)
+            dock.setObjectName(title)
+            dock.setWidget(widget)
+            self.addDockWidget(area, dock)
+            self.docks[title] = dock
+        self.tabifyDockWidget(self.docks["Archival memory"], self.docks["Documents"])
+        self.docks["Archival memory"].raise_()
+        self.resizeDocks([self.docks["Agents"], self.docks["Context budget"]], [190, 520], Qt.Orientation.Horizontal)
+        self.resizeDocks([self.docks["Context budget"], self.docks["Core memory"], self.docks["Archival memory"]], [250, 330, 300], Qt.Orientation.Vertical)
+        menu = self.menuBar().addMenu("&File")
+        self.new_agent_action = self._action(menu, "&New agent…", QKeySequence.StandardKey.New, self.on_create_agent_requested)
+        self._action(menu, "&Import agent…", None, self.on_import_triggered)
+        self._action(menu, "Export conversation as &Markdown…", None, self.on_export_markdown_triggered)
+        self._action(menu, "Export agent as &JSON…", None, self.on_export_json_triggered)
+        menu.addSeparator()
+        self.settings_action = self._action(menu, "&Settings…", QKeySequence("Ctrl+,"), self.on_settings_triggered)
+        self._action(menu, "&Quit", QKeySequence.StandardKey.Quit, self.close)
+        view = self.menuBar().addMenu("&View")
+        for dock in self.docks.values():
+            view.addAction(dock.toggleViewAction())
+        self.search_shortcut = QShortcut(QKeySequence.StandardKey.Find, self, self.chat.open_search)
+        self.stop_shortcut = QShortcut(QKeySequence(Qt.Key.Key_Escape), self, self.on_escape)
+        self.statusBar().showMessage("Starting…")
+
+    def _action(self, menu, text: str, shortcut, slot) -> QAction:
+        action = QAction(text, self)
+        if shortcut is not None:
+            action.setShortcut(shortcut)
+        action.triggered.connect(slot)
+        menu.addAction(action)
+        return action
+
+    def _connect_signals(self) -> None:
+        worker = self.worker
+        self.load_model_requested.connect(worker.load_model)
+        self.settings_applied.connect(worker.apply_settings)
+        self.open_agent_requested.connect(worker.open_agent)
+        self.send_requested.connect(worker.send)
+        self.heartbeat_requested.connect(worker.heartbeat)
+        self.budget_requested.connect(worker.refresh_budget)
+        self.shutdown_requested.connect(worker.shutdown)
+        self.shutdown_requested.connect(self.ingester.shutdown)
+        self.ingest_requested.connect(self.ingester.ingest)
+        worker.loading.connect(self.on_model_loading)
+        worker.ready.connect(self.on_model_ready)
+        worker.streamed.connect(self.on_streamed)
+        worker.stepped.connect(self.on_step)
+        worker.budget_changed.connect(self.budget.set_budget)
+        worker.memory_changed.connect(self.memory.on_agent_changed_blocks)
+        worker.search_hits.connect(self.archival.show_hits)
+        worker.event.connect(self.on_agent_event)
+        worker.failed.connect(self.hub.report)
+        worker.busy_changed.connect(self.on_busy_changed)
+        worker.turn_finished.connect(self.on_turn_finished)
+        self.ingester.progress.connect(self.documents.on_progress)
+        self.ingester.failed.connect(self.hub.report)
+        self.ingester.idle.connect(self.documents.refresh)
+        self.consent.asked.connect(self.on_consent_asked)
+        self.hub.shown.connect(self.message_bar.show_message)
+        self.jobs.failed.connect(self.hub.report)
+        self.repaint_timer.timeout.connect(self.on_repaint_tick)
+        self.heartbeat_timer.timeout.connect(self.on_heartbeat_timeout)
+        self.chat.send_requested.connect(self.on_send_requested)
+        self.chat.stop_requested.connect(self.on_stop_requested)
+        self.chat.search_requested.connect(self.on_search_requested)
+        self.agents.switched.connect(self.on_agent_switched)
+        self.agents.create_requested.connect(self.on_create_agent_requested)
+        self.agents.rename_requested.connect(self.on_rename_requested)
+        self.agents.duplicate_requested.connect(self.on_duplicate_requested)
+        self.agents.delete_requested.connect(self.on_delete_requested)
+        self.memory.changed.connect(self.budget_requested)
+        self.memory.failed.connect(self.hub.report)
+        self.archival.changed.connect(self.budget_requested)
+        self.archival.failed.connect(self.hub.report)
+        self.documents.ingest_requested.connect(self.ingest_requested)
+        self.documents.changed.connect(self.budget_requested)
+        self.documents.changed.connect(self.archival.refresh)
+
+    # --- start-up --------------------------------------------------------------------------
+    def start(self) -> None:
+        """Called once the window is visible: the model loads in the worker meanwhile."""
+        settings = self.services.settings
+        agents = self.services.agents.list()
+        if not agents:
+            agents = [self.services.create_agent(DEFAULT_AGENT)]
+        chosen = next((a for a in agents if a.name == settings.last_agent), agents[0])
+        self.select_agent(chosen.id)
+        self.load_model_requested.emit(settings)
+
+    def select_agent(self, agent_id: int) -> None:
+        record = self.services.agents.get(agent_id)
+        self.agent_id = agent_id
+        self.agents.set_agents(self.services.agents.list(), agent_id)
+        self.setWindowTitle(f"MemDesk — {record.name}")
+        self.chat.title.setText(record.name)
+        self.chat.transcript.set_entries(transfer.conversation_entries(self.services.memory.recall.all(agent_id)), record.name)
+        self.memory.set_agent(agent_id)
+        self.archival.set_agent(agent_id)
+        self.documents.set_agent(agent_id)
+        self.services.settings_store.set("last_agent", record.name)
+        self.open_agent_requested.emit(agent_id)
+        self._update_ready()
+
+    def _update_ready(self) -> None:
+        if not self.model_ready:
+            self.chat.set_ready(False, "loading model…")
+        else:
+            self.chat.set_ready(self.agent_id is not None, "")
+
+    # --- worker slots ------------------------------------------------------------------------
+    @Slot(str)
+    def on_model_loading(self, what: str) -> None:
+        self.model_ready = False
+        self.statusBar().showMessage(f"Loading model {what}…")
+        self._update_ready()
+
+    @Slot(str)
+    def on_model_ready(self, model_id: str) -> None:
+        self.model_ready = True
+        self.statusBar().showMessage(f"Model ready: {model_id}")
+        self._update_ready()
+        self._restart_heartbeat_timer()
+
+    @Slot(str, str)
+    def on_streamed(self, kind: str, text: str) -> None:
+        self.chat.transcript.append_live(kind, text)
+        self._streamed_chars += len(text)
+        self._live_dirty = True
+
+    @Slot()
+    def on_repaint_tick(self) -> None:
+        if self._live_dirty:
+            self._live_dirty = False
+            self.chat.transcript.update_live()
+            self.budget.set_streamed(self._streamed_chars)
+
+    @Slot(object)
+    def on_step(self, step: StepRecord) -> None:
+        now = datetime.now(timezone.utc)
+        self._live_dirty = False
+        self._streamed_chars = 0
+        self.chat.transcript.end_live()
+        if step.thoughts:
+            self.chat.transcript.add(transfer.Entry("thought", step.thoughts, now))
+        if step.ok and step.function == "send_message":
+            self.chat.transcript.add(transfer.Entry("agent", str(step.arguments.get("message", "")), now, function=step.function))
+        else:
+            self.chat.transcript.add(
+                transfer.Entry("call", step.raw, now, function=step.function, arguments=dict(step.arguments), result=step.result, ok=step.ok)
+            )
+
+    @Slot(str, str)
+    def on_agent_event(self, kind: str, text: str) -> None:
+        self.chat.transcript.add(transfer.Entry("event", f"{kind}: {text}", datetime.now(timezone.utc)))
+
+    @Slot(bool)
+    def on_busy_changed(self, busy: bool) -> None:
+        self.busy = busy
+        self.chat.set_busy(busy)
+        if not busy:
+            self._restart_heartbeat_timer()
+
+    @Slot(object)
+    def on_turn_finished(self, _result) -> None:
+        self.chat.transcript.end_live()
+        self._streamed_chars = 0
+        self.archival.refresh()
+
+    @Slot(object)
+    def on_consent_asked(self, request: ConsentRequest) -> None:
+        name = self.services.agents.get(request.agent_id).name
+        dialog = ConsentDialog(request, name, self)
+        dialog.answered.connect(self.consent.answer)
+        dialog.destroyed.connect(lambda _obj=None, d=dialog: self.consent_dialogs.remove(d) if d in self.consent_dialogs else None)
+        self.consent_dialogs.append(dialog)
+        dialog.show()
+
+    # --- user actions ------------------------------------------------------------------------
+    @Slot(str)
+    def on_send_requested(self, text: str) -> None:
+        if self.agent_id is None or not self.model_ready or self.busy:
+            return
+        self.busy = True  # until the worker says otherwise: no double sends
+        self.chat.set_busy(True)
+        self.chat.transcript.add(transfer.Entry("user", text, datetime.now(timezone.utc)))
+        self.send_requested.emit(text)
+
+    @Slot()
+    def on_stop_requested(self) -> None:
+        self.worker.stop()
+
+    @Slot()
+    def on_escape(self) -> None:
+        if self.chat.search_bar.isVisible():
+            self.chat.close_search()
+        else:
+            self.worker.stop()
+
+    @Slot(str)
+    def on_search_requested(self, query: str) -> None:
+        if self.agent_id is None:
+            return
+        page = self.services.memory.recall.search_text(self.agent_id, query, page_size=20)
+        self.chat.show_search_results(page)
+        self.archival.show_hits([("conversation", m) for m in page.hits])
+
+    @Slot(int)
+    def on_agent_switched(self, agent_id: int) -> None:
+        if agent_id == self.agent_id:
+            return
+        if self.busy:
+            self.agents.set_agents(self.services.agents.list(), self.agent_id)
+            self.hub.notify("Stop the current reply (Esc) before switching agents")
+            return
+        self.select_agent(agent_id)
+
+    @Slot()
+    def on_create_agent_requested(self) -> None:
+        dialog = CreateAgentDialog(self.services.prompts, self)
+        if dialog.exec():
+            self.create_agent(*dialog.values())
+
+    def create_agent(self, name: str, persona: str = "", human: str = "") -> None:
+        try:
+            record = self.services.create_agent(name, persona=persona or None, human=human or None)
+        except Exception as error:  # noqa: BLE001 - every failure goes to the message bar
+            self.hub.report(error)
+            return
+        if self.busy:
+            self.agents.set_agents(self.services.agents.list(), self.agent_id)
+        else:
+            self.select_agent(record.id)
+
+    @Slot(int)
+    def on_rename_requested(self, agent_id: int) -> None:
+        current = self.services.agents.get(agent_id).name
+        name, ok = QInputDialog.getText(self, "Rename agent", "New name:", text=current)
+        if ok and name.strip():
+            self.rename_agent(agent_id, name)
+
+    def rename_agent(self, agent_id: int, name: str) -> None:
+        try:
+            record = self.services.agents.rename(agent_id, name)
+        except Exception as error:  # noqa: BLE001
+            self.hub.report(error)
+            return
+        if agent_id == self.agent_id:
+            self.services.settings_store.set("last_agent", record.name)
+            self.chat.title.setText(record.name)
+            self.chat.transcript.agent_name = record.name
+            self.setWindowTitle(f"MemDesk — {record.name}")
+        self.agents.set_agents(self.services.agents.list(), self.agent_id)
+
+    @Slot(int)
+    def on_duplicate_requested(self, agent_id: int) -> None:
+        source = self.services.agents.get(agent_id).name
+        name, ok = QInputDialog.getText(self, "Duplicate agent", "Name of the copy:", text=f"{source} copy")
+        if ok and name.strip():
+            self.duplicate_agent(agent_id, name)
+
+    def duplicate_agent(self, agent_id: int, name: str) -> None:
+        self.jobs.run(
+            lambda: transfer.duplicate_agent(self.services, agent_id, name),
+            lambda record: self.agents.set_agents(self.services.agents.list(), self.agent_id),
+            self.hub.report,
+        )
+
+    @Slot(int)
+    def on_delete_requested(self, agent_id: int) -> None:
+        name = self.services.agents.get(agent_id).name
+        answer = QMessageBox.question(
+            self, "Delete agent", f"Delete {name} with its whole conversation, memory and documents? This cannot be undone."
+        )
+        if answer == QMessageBox.StandardButton.Yes:
+            self.delete_agent(agent_id)
+
+    def delete_agent(self, agent_id: int) -> None:
+        if agent_id == self.agent_id and self.busy:
+            self.hub.notify("Stop the current reply (Esc) before deleting this agent")
+            return
+        self.services.agents.delete(agent_id)
+        remaining = self.services.agents.list()
+        if agent_id == self.agent_id:
+            self.agent_id = None
+            if not remaining:
+                remaining = [self.services.create_agent(DEFAULT_AGENT)]
+            self.select_agent(remaining[0].id)
+        else:
+            self.agents.set_agents(remaining, self.agent_id)
+
+    # --- files -------------------------------------------------------------------------------
+    @Slot()
+    def on_export_markdown_triggered(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, "Export conversation", "conversation.md", "Markdown (*.md)")
+        if path and self.agent_id is not None:
+            Path(path).write_text(transfer.conversation_markdown(self.services, self.agent_id, include_details=self.chat.details.isChecked()), encoding="utf-8")
+            self.statusBar().showMessage(f"Conversation saved to {path}", 5000)
+
+    @Slot()
+    def on_export_json_triggered(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, "Export agent", "agent.json", "JSON (*.json)")
+        if path and self.agent_id is not None:
+            self.export_agent(Path(path))
+
+    def export_agent(self, path: Path) -> None:
+        agent_id = self.agent_id
+        self.jobs.run(
+            lambda: path.write_text(json.dumps(transfer.export_agent(self.services, agent_id), ensure_ascii=False, indent=1), encoding="utf-8"),
+            lambda _r: self.statusBar().showMessage(f"Agent saved to {path}", 5000),
+            self.hub.report,
+        )
+
+    @Slot()
+    def on_import_triggered(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Import agent", "", "JSON (*.json)")
+        if path:
+            self.import_agent(Path(path))
+
+    def import_agent(self, path: Path) -> None:
+        def work():
+            return transfer.import_agent(self.services, json.loads(path.read_text(encoding="utf-8")))
+
+        self.jobs.run(work, lambda record: self.agents.set_agents(self.services.agents.list(), self.agent_id), self.hub.report)
+
+    # --- settings, heartbeats ----------------------------------------------------------------
+    @Slot()
+    def on_settings_triggered(self) -> None:
+        dialog = SettingsDialog(self.services.settings, self.services.paths, self)
+        if dialog.exec():
+            self.apply_settings(dialog.changes())
+
+    def apply_settings(self, changes: dict) -> None:
+        try:
+            settings = self.services.settings
+            for name, value in changes.items():
+                settings = self.services.settings_store.set(name, value)
+        except Exception as error:  # noqa: BLE001
+            self.hub.report(error)
+            return
+        if set(changes) & RESTART_MODEL:
+            self.load_model_requested.emit(settings)
+        elif changes:
+            self.settings_applied.emit(settings)
+        self._restart_heartbeat_timer()
+
+    def _restart_heartbeat_timer(self) -> None:
+        minutes = self.services.settings.heartbeat_minutes
+        self.heartbeat_timer.stop()
+        if minutes > 0:
+            self.heartbeat_timer.start(int(minutes * 60_000))
+
+    @Slot()
+    def on_heartbeat_timeout(self) -> None:
+        if self.model_ready and not self.busy and self.agent_id is not None:
+            self.heartbeat_requested.emit()
+        else:
+            self._restart_heartbeat_timer()
+
+    # --- drops and closing -------------------------------------------------------------------
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:  # noqa: N802 - Qt API
+        if event.mimeData().hasUrls():
+            event.acceptProposedAction()
+
+    def dropEvent(self, event: QDropEvent) -> None:  # noqa: N802 - Qt API
+        paths = [url.toLocalFile() for url in event.mimeData().urls() if url.isLocalFile()]
+        models = [p for p in paths if p.lower().endswith(".gguf")]
+        if models:
+            self.apply_settings({"model_path": models[0]})
+        rest = [p for p in paths if p not in models]
+        if rest:
+            self.documents.add_paths(rest)
+        event.acceptProposedAction()
+
+    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt API
+        self.shutdown()
+        super().closeEvent(event)
+
+    def shutdown(self) -> None:
+        if not self.worker_thread.isRunning() and not self.ingest_thread.isRunning():
+            return
+        self.repaint_timer.stop()
+        self.heartbeat_timer.stop()
+        self.consent.close()
+        self.worker.stop()
+        self.ingester.cancel.cancel()
+        self.shutdown_requested.emit()
+        self.worker_thread.wait(30_000)
+        self.ingest_thread.wait(30_000)
+        self.jobs.wait(30_000)

@@ -1,0 +1,249 @@
+"""Core memory editors: one per block, with a live character counter, read-only flag, save and
+revert. Saves carry the version the editor loaded, so an edit the agent made meanwhile is never
+silently overwritten: the user chooses to keep theirs or take the agent's.
+
+Signals (CoreMemoryPanel):
+    changed(): the user changed core memory (the budget needs measuring again)
+    failed(object): an error for the message bar
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QTimer, Signal, Slot
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QFrame,
+    QGroupBox,
+    QHBoxLayout,
+    QInputDialog,
+    QLabel,
+    QMessageBox,
+    QPlainTextEdit,
+    QPushButton,
+    QScrollArea,
+    QVBoxLayout,
+    QWidget,
+)
+
+from desktop.core.memory.core_memory import Block, CoreMemory, StaleBlockError
+from desktop.errors import MemDeskError
+
+HIGHLIGHT = "QGroupBox { background: #fff4c2; }"
+
+
+class BlockEditor(QGroupBox):
+    """Signals:
+    saved(object): the Block after a successful save
+    remove_requested(str): the label
+    failed(object)
+    """
+
+    saved = Signal(object)
+    remove_requested = Signal(str)
+    failed = Signal(object)
+
+    def __init__(self, core: CoreMemory, block: Block, parent: QWidget | None = None) -> None:
+        super().__init__(block.label, parent)
+        self.core = core
+        self.block = block
+        layout = QVBoxLayout(self)
+        if block.description:
+            description = QLabel(block.description)
+            description.setStyleSheet("color: #777")
+            layout.addWidget(description)
+        self.editor = QPlainTextEdit(block.value)
+        self.editor.setMinimumHeight(70)
+        layout.addWidget(self.editor)
+        self.conflict = QFrame()
+        self.conflict.setStyleSheet("background: #fbe3e1")
+        conflict_row = QHBoxLayout(self.conflict)
+        self.conflict_label = QLabel()
+        self.conflict_label.setWordWrap(True)
+        self.keep_mine = QPushButton("Keep mine")
+        self.take_agents = QPushButton("Take the agent's")
+        conflict_row.addWidget(self.conflict_label, 1)
+        conflict_row.addWidget(self.keep_mine)
+        conflict_row.addWidget(self.take_agents)
+        self.conflict.hide()
+        layout.addWidget(self.conflict)
+        row = QHBoxLayout()
+        self.counter = QLabel()
+        self.read_only = QCheckBox("Read-only for the agent")
+        self.read_only.setChecked(block.read_only)
+        self.save_button = QPushButton("Save")
+        self.revert_button = QPushButton("Revert")
+        self.remove_button = QPushButton("Remove")
+        row.addWidget(self.counter, 1)
+        row.addWidget(self.read_only)
+        for button in (self.save_button, self.revert_button, self.remove_button):
+            row.addWidget(button)
+        layout.addLayout(row)
+        self._stale: Block | None = None
+        self._connect_signals()
+        self.on_text_changed()
+
+    def _connect_signals(self) -> None:
+        self.editor.textChanged.connect(self.on_text_changed)
+        self.save_button.clicked.connect(self.on_save_clicked)
+        self.revert_button.clicked.connect(self.on_revert_clicked)
+        self.remove_button.clicked.connect(lambda: self.remove_requested.emit(self.block.label))
+        self.read_only.toggled.connect(self.on_read_only_toggled)
+        self.keep_mine.clicked.connect(self.on_keep_mine_clicked)
+        self.take_agents.clicked.connect(self.on_take_agents_clicked)
+
+    @property
+    def dirty(self) -> bool:
+        return self.editor.toPlainText() != self.block.value
+
+    @Slot()
+    def on_text_changed(self) -> None:
+        chars = len(self.editor.toPlainText())
+        over = chars > self.block.limit
+        self.counter.setText(f"{chars} / {self.block.limit} characters" + (" — over the limit" if over else "") + (" · edited" if self.dirty else ""))
+        self.counter.setStyleSheet("color: #c0392b; font-weight: bold" if over else "color: #555")
+        self.save_button.setEnabled(self.dirty and not over)
+        self.revert_button.setEnabled(self.dirty)
+
+    def agent_changed(self, block: Block) -> None:
+        """The agent edited this block: show it, unless the user is mid-edit (then Save will ask)."""
+        if not self.dirty:
+            self.block = block
+            self.editor.setPlainText(block.value)
+        self.setStyleSheet(HIGHLIGHT)
+        QTimer.singleShot(4000, lambda: self.setStyleSheet(""))
+
+    @Slot()
+    def on_save_clicked(self) -> None:
+        self._save(self.block.version)
+
+    def _save(self, expected_version: int) -> None:
+        try:
+            block = self.core.set_value(self.block.agent_id, self.block.label, self.editor.toPlainText(), expected_version=expected_version)
+        except StaleBlockError as error:
+            self._stale = error.current
+            self.conflict_label.setText(f"{error.user_message}. Their version:\n{error.current.value[:300]}")
+            self.conflict.show()
+            return
+        except MemDeskError as error:
+            self.failed.emit(error)
+            return
+        self.conflict.hide()
+        self._stale = None
+        self.block = block
+        self.on_text_changed()
+        self.saved.emit(block)
+
+    @Slot()
+    def on_keep_mine_clicked(self) -> None:
+        if self._stale is not None:
+            self._save(self._stale.version)
+
+    @Slot()
+    def on_take_agents_clicked(self) -> None:
+        if self._stale is not None:
+            self.block = self._stale
+            self.editor.setPlainText(self._stale.value)
+            self._stale = None
+        self.conflict.hide()
+
+    @Slot()
+    def on_revert_clicked(self) -> None:
+        current = self.core.get(self.block.agent_id, self.block.label) or self.block
+        self.block = current
+        self.editor.setPlainText(current.value)
+        self.conflict.hide()
+
+    @Slot(bool)
+    def on_read_only_toggled(self, read_only: bool) -> None:
+        try:
+            self.block = self.core.configure(self.block.agent_id, self.block.label, read_only=read_only)
+        except MemDeskError as error:
+            self.failed.emit(error)
+            return
+        self.saved.emit(self.block)
+
+
+class CoreMemoryPanel(QWidget):
+    changed = Signal()
+    failed = Signal(object)
+
+    def __init__(self, core: CoreMemory, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.core = core
+        self.agent_id: int | None = None
+        self.editors: dict[str, BlockEditor] = {}
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        holder = QWidget()
+        self.blocks_layout = QVBoxLayout(holder)
+        self.blocks_layout.addStretch(1)
+        scroll.setWidget(holder)
+        layout.addWidget(scroll, 1)
+        self.add_button = QPushButton("Add block…")
+        layout.addWidget(self.add_button)
+        self.add_button.clicked.connect(self.on_add_clicked)
+
+    def set_agent(self, agent_id: int | None) -> None:
+        self.agent_id = agent_id
+        for editor in self.editors.values():
+            editor.setParent(None)
+            editor.deleteLater()
+        self.editors.clear()
+        if agent_id is None:
+            return
+        for block in self.core.blocks(agent_id):
+            self._add_editor(block)
+
+    def _add_editor(self, block: Block) -> None:
+        editor = BlockEditor(self.core, block)
+        editor.saved.connect(lambda _block: self.changed.emit())
+        editor.failed.connect(self.failed)
+        editor.remove_requested.connect(self.on_remove_requested)
+        self.blocks_layout.insertWidget(self.blocks_layout.count() - 1, editor)
+        self.editors[block.label] = editor
+
+    @Slot(list)
+    def on_agent_changed_blocks(self, labels: list[str]) -> None:
+        if self.agent_id is None:
+            return
+        for label in labels:
+            block = self.core.get(self.agent_id, label)
+            if block is None:
+                continue
+            if label in self.editors:
+                self.editors[label].agent_changed(block)
+            else:
+                self._add_editor(block)
+
+    @Slot()
+    def on_add_clicked(self) -> None:
+        if self.agent_id is None:
+            return
+        label, ok = QInputDialog.getText(self, "New memory block", "Label (letters, digits, underscores):")
+        if ok and label.strip():
+            self.add_block(label)
+
+    def add_block(self, label: str, value: str = "") -> None:
+        try:
+            block = self.core.create(self.agent_id, label, value, description="Added by the user.")
+        except MemDeskError as error:
+            self.failed.emit(error)
+            return
+        self._add_editor(block)
+        self.changed.emit()
+
+    @Slot(str)
+    def on_remove_requested(self, label: str) -> None:
+        answer = QMessageBox.question(self, "Remove block", f"Remove the {label} block? The agent will no longer see it.")
+        if answer == QMessageBox.StandardButton.Yes:
+            self.remove_block(label)
+
+    def remove_block(self, label: str) -> None:
+        self.core.delete(self.agent_id, label)
+        editor = self.editors.pop(label, None)
+        if editor is not None:
+            editor.setParent(None)
+            editor.deleteLater()
+        self.changed.emit()

@@ -1,0 +1,215 @@
+"""The agent worker: a QObject living in its own QThread that owns the model runtime, the agent and
+the store connection they write through. The window talks to it only through queued signals; the
+one exception is ``stop()``, which sets a thread-safe cancel token.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from PySide6.QtCore import QObject, QThread, Signal, Slot
+
+from desktop.app import Services, open_agent
+from desktop.core.agent.context import ContextBudget
+from desktop.core.agent.loop import Agent
+from desktop.core.agent.observer import AgentObserver, StepRecord
+from desktop.core.runtime.base import CancelToken, Runtime, StreamEvent
+from desktop.core.tools.context import ConsentPolicy
+from desktop.errors import GenerationCancelled
+from desktop.settings import Settings
+
+log = logging.getLogger("memdesk.ui.worker")
+
+
+class _SignalObserver(AgentObserver):
+    """Turns the agent's callbacks (made in the worker thread) into the worker's signals."""
+
+    def __init__(self, worker: "AgentWorker") -> None:
+        self._worker = worker
+
+    def on_stream(self, event: StreamEvent) -> None:
+        self._worker.streamed.emit(event.kind, event.text)
+
+    def on_step(self, step: StepRecord) -> None:
+        self._worker.stepped.emit(step)
+
+    def on_budget(self, budget: ContextBudget) -> None:
+        self._worker.budget_changed.emit(budget)
+
+    def on_memory_changed(self, labels: set[str]) -> None:
+        self._worker.memory_changed.emit(sorted(labels))
+
+    def on_search_hits(self, hits: list[tuple[str, Any]]) -> None:
+        self._worker.search_hits.emit(list(hits))
+
+    def on_event(self, kind: str, text: str) -> None:
+        self._worker.event.emit(kind, text)
+
+
+class AgentWorker(QObject):
+    """Signals:
+        loading(str): the model is being loaded (its description)
+        ready(str): the model is loaded (its id)
+        streamed(str, str): a piece of "thought" or "message" text while it is generated
+        stepped(object): a StepRecord after each saved step
+        budget_changed(object): a ContextBudget
+        memory_changed(list): labels of core memory blocks the agent edited
+        search_hits(list): the agent's latest search hits, [(kind, hit)]
+        event(str, str): a quiet system event (kind, text)
+        failed(object): an exception for the error bar
+        busy_changed(bool): the worker started or finished a piece of work
+        turn_finished(object): a TurnResult
+        agent_opened(int): the agent is ready to talk
+    """
+
+    loading = Signal(str)
+    ready = Signal(str)
+    streamed = Signal(str, str)
+    stepped = Signal(object)
+    budget_changed = Signal(object)
+    memory_changed = Signal(list)
+    search_hits = Signal(list)
+    event = Signal(str, str)
+    failed = Signal(object)
+    busy_changed = Signal(bool)
+    turn_finished = Signal(object)
+    agent_opened = Signal(int)
+
+    def __init__(
+        self,
+        open_services: Callable[[], Services],
+        make_runtime: Callable[[Settings], Runtime],
+        consent: ConsentPolicy | None = None,
+        *,
+        warm_embedder: bool = True,
+    ) -> None:
+        super().__init__()
+        self._open_services = open_services
+        self._make_runtime = make_runtime
+        self._consent = consent
+        self._warm_embedder = warm_embedder
+        self._services: Services | None = None
+        self._runtime: Runtime | None = None
+        self._settings: Settings | None = None
+        self._agent: Agent | None = None
+        self._agent_id: int | None = None
+        self._cancel = CancelToken()
+
+    @property
+    def runtime(self) -> Runtime | None:
+        return self._runtime
+
+    # --- called from any thread ----------------------------------------------------------
+    def stop(self) -> None:
+        self._cancel.cancel()
+
+    @property
+    def cancel_token(self) -> CancelToken:
+        return self._cancel
+
+    # --- slots (run in the worker thread) -----------------------------------------------
+    @Slot(object)
+    def load_model(self, settings: Settings) -> None:
+        with self._working():
+            if self._services is None:
+                self._services = self._open_services()
+            self.loading.emit(settings.model_path or "the bundled model")
+            if self._runtime is not None:
+                self._agent = None
+                self._runtime.close()
+                self._runtime = None
+            self._settings = settings
+            self._runtime = self._make_runtime(settings)
+            if self._warm_embedder:
+                # Loads torch and the embedding model now, so the first archival search is quick.
+                self._services.embedder.embed(["warm up"])
+            self.ready.emit(self._runtime.info.model_id)
+            if self._agent_id is not None:
+                self._open(self._agent_id)
+
+    @Slot(int)
+    def open_agent(self, agent_id: int) -> None:
+        self._agent_id = agent_id
+        self._agent = None
+        if self._runtime is not None:
+            with self._working():
+                self._open(agent_id)
+
+    @Slot(str)
+    def send(self, text: str) -> None:
+        self._turn(lambda agent, cancel: agent.send_user_message(text, cancel))
+
+    @Slot()
+    def heartbeat(self) -> None:
+        self._turn(lambda agent, cancel: agent.timed_heartbeat(cancel))
+
+    @Slot(object)
+    def apply_settings(self, settings: Settings) -> None:
+        """Sampling, step and network settings changed: reopen the agent with them."""
+        self._settings = settings
+        if self._agent_id is not None and self._runtime is not None:
+            with self._working(busy=False):
+                self._open(self._agent_id)
+
+    @Slot()
+    def refresh_budget(self) -> None:
+        if self._agent is not None:
+            with self._working(busy=False):
+                self.budget_changed.emit(self._agent.budget())
+
+    @Slot()
+    def shutdown(self) -> None:
+        self._agent = None
+        if self._runtime is not None:
+            self._runtime.close()
+            self._runtime = None
+        if self._services is not None:
+            self._services.close()
+            self._services = None
+        QThread.currentThread().quit()
+
+    # --- helpers -------------------------------------------------------------------------
+    def _open(self, agent_id: int) -> None:
+        assert self._services is not None and self._runtime is not None
+        record = self._services.agents.get(agent_id)
+        self._agent = open_agent(
+            self._services, record, self._runtime, consent=self._consent, observer=_SignalObserver(self), settings=self._settings
+        )
+        self.agent_opened.emit(agent_id)
+        self.budget_changed.emit(self._agent.budget())
+
+    def _turn(self, run: Callable[[Agent, CancelToken], Any]) -> None:
+        if self._agent is None:
+            return
+        self._cancel = CancelToken()
+        with self._working():
+            result = None
+            try:
+                result = run(self._agent, self._cancel)
+            except GenerationCancelled:
+                self.event.emit("stopped", "generation stopped")
+            finally:
+                self.turn_finished.emit(result)
+
+    class _Working:
+        def __init__(self, worker: "AgentWorker", busy: bool) -> None:
+            self._worker = worker
+            self._busy = busy
+
+        def __enter__(self) -> None:
+            if self._busy:
+                self._worker.busy_changed.emit(True)
+
+        def __exit__(self, kind, error, trace) -> bool:
+            if self._busy:
+                self._worker.busy_changed.emit(False)
+            if error is not None and isinstance(error, Exception):
+                log.debug("worker job failed", exc_info=error)
+                self._worker.failed.emit(error)
+                return True  # reported on the error bar; the worker keeps serving
+            return False
+
+    def _working(self, busy: bool = True) -> "AgentWorker._Working":
+        return AgentWorker._Working(self, busy)
