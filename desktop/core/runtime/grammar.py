@@ -26,6 +26,7 @@ from desktop.errors import ModelError
 HEARTBEAT = "request_heartbeat"
 THOUGHTS = "inner_thoughts"
 ITEM_SEP, KEY_SEP = ", ", ": "
+_MAX_SAMPLE_DEPTH = 8
 
 
 @dataclass(frozen=True)
@@ -43,7 +44,7 @@ class Node:
     def gbnf(self) -> str:
         raise NotImplementedError
 
-    def sample(self, rng: random.Random, rules: dict[str, Node]) -> str:
+    def sample(self, rng: random.Random, rules: dict[str, Node], depth: int = 0) -> str:
         raise NotImplementedError
 
 
@@ -54,7 +55,7 @@ class Lit(Node):
     def gbnf(self) -> str:
         return json.dumps(self.text)  # a JSON string literal is also a valid GBNF literal
 
-    def sample(self, rng: random.Random, rules: dict[str, Node]) -> str:
+    def sample(self, rng: random.Random, rules: dict[str, Node], depth: int = 0) -> str:
         return self.text
 
 
@@ -68,7 +69,7 @@ class Chars(Node):
     def gbnf(self) -> str:
         return self.gbnf_class
 
-    def sample(self, rng: random.Random, rules: dict[str, Node]) -> str:
+    def sample(self, rng: random.Random, rules: dict[str, Node], depth: int = 0) -> str:
         return rng.choice(self.examples)
 
 
@@ -79,8 +80,8 @@ class Seq(Node):
     def gbnf(self) -> str:
         return "(" + " ".join(item.gbnf() for item in self.items) + ")"
 
-    def sample(self, rng: random.Random, rules: dict[str, Node]) -> str:
-        return "".join(item.sample(rng, rules) for item in self.items)
+    def sample(self, rng: random.Random, rules: dict[str, Node], depth: int = 0) -> str:
+        return "".join(item.sample(rng, rules, depth) for item in self.items)
 
 
 @dataclass(frozen=True)
@@ -90,8 +91,10 @@ class Alt(Node):
     def gbnf(self) -> str:
         return "(" + " | ".join(option.gbnf() for option in self.options) + ")"
 
-    def sample(self, rng: random.Random, rules: dict[str, Node]) -> str:
-        return rng.choice(self.options).sample(rng, rules)
+    def sample(self, rng: random.Random, rules: dict[str, Node], depth: int = 0) -> str:
+        # Deep inside free-form values, take the first option (a string): sentences stay finite.
+        option = self.options[0] if depth > _MAX_SAMPLE_DEPTH else rng.choice(self.options)
+        return option.sample(rng, rules, depth)
 
 
 @dataclass(frozen=True)
@@ -103,9 +106,9 @@ class Rep(Node):
     def gbnf(self) -> str:
         return f"{self.item.gbnf()}{{{self.low},{self.high}}}"
 
-    def sample(self, rng: random.Random, rules: dict[str, Node]) -> str:
-        count = rng.randint(self.low, min(self.high, self.low + 12))
-        return "".join(self.item.sample(rng, rules) for _ in range(count))
+    def sample(self, rng: random.Random, rules: dict[str, Node], depth: int = 0) -> str:
+        count = self.low if depth > _MAX_SAMPLE_DEPTH else rng.randint(self.low, min(self.high, self.low + 12))
+        return "".join(self.item.sample(rng, rules, depth) for _ in range(count))
 
 
 @dataclass(frozen=True)
@@ -115,8 +118,8 @@ class Ref(Node):
     def gbnf(self) -> str:
         return self.name
 
-    def sample(self, rng: random.Random, rules: dict[str, Node]) -> str:
-        return rules[self.name].sample(rng, rules)
+    def sample(self, rng: random.Random, rules: dict[str, Node], depth: int = 0) -> str:
+        return rules[self.name].sample(rng, rules, depth + 1)
 
 
 def _seq(*items: Node) -> Node:
@@ -135,9 +138,9 @@ _CHAR = Alt((_PLAIN, _ESCAPE))
 
 def _base_rules(limits: Limits) -> dict[str, Node]:
     digits = Chars("[0-9]", "0123456789")
-    integer = _seq(_opt(Lit("-")), Alt((Lit("0"), _seq(Chars("[1-9]", "123456789"), Rep(digits, 0, limits.integer_digits)))))
+    integer = Alt((Lit("0"), _seq(_opt(Lit("-")), Chars("[1-9]", "123456789"), Rep(digits, 0, limits.integer_digits))))
     fraction = _opt(_seq(Lit("."), Rep(digits, 1, limits.integer_digits)))
-    exponent = _opt(_seq(Chars("[eE]", "eE"), _opt(Chars("[-+]", "-+")), Rep(digits, 1, 3)))
+    exponent = _opt(_seq(Chars("[eE]", "eE"), _opt(Chars("[-+]", "-+")), Rep(digits, 1, 2)))
     value = Alt((Ref("string"), Ref("number"), Ref("boolean"), Lit("null"), Ref("object"), Ref("array")))
     member = _seq(Ref("string"), Lit(KEY_SEP), Ref("value"))
     return {

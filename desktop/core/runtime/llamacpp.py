@@ -202,6 +202,7 @@ class LlamaCppRuntime:
     def tokenize(self, text: str, *, special: bool) -> list[int]:
         """With ``special``, control-token text (``<|im_start|>``) becomes control tokens and BOS is
         added when the model wants one and the text does not already start with it."""
+        self._check_open()
         raw = text.encode("utf-8")
         add_bos = special and not (self.template.bos_token and text.startswith(self.template.bos_token))
         capacity = len(raw) + 8
@@ -222,9 +223,21 @@ class LlamaCppRuntime:
             length = llama_cpp.llama_token_to_piece(self._vocab, token, buffer, -length, 0, special)
         return buffer.raw[:length]
 
+    def grammar_accepts(self, grammar_text: str, text: str) -> bool:
+        """Whether llama.cpp's grammar admits ``text`` as a complete sentence (for tests and tools)."""
+        sampler = GrammarFirstSampler(self, SamplingParams(temperature=0), grammar_text)
+        try:
+            for token in self.tokenize(text, special=False):
+                if not sampler.allows(token):
+                    return False
+                sampler.accept(token)
+            return sampler.allows(llama_cpp.llama_vocab_eos(self._vocab))
+        finally:
+            sampler.close()
+
     # --- evaluation ---------------------------------------------------------------------------------
     def _check_open(self) -> None:
-        if not self._ctx:
+        if not self._ctx:  # the vocab and context are freed: touching them would crash
             raise ModelError("The model runtime is closed")
 
     def _decode(self, tokens: Sequence[int]) -> None:
@@ -357,12 +370,15 @@ class GrammarFirstSampler:
             token = self._redraw_among(array) if array.size > 1 else None
             if token is None:
                 token = self._masked_full(logits)
-        if token is None:
-            return None
+        if token is not None:
+            self.accept(token)
+        return token
+
+    def accept(self, token: int) -> None:
+        """Record ``token``; it must be one ``allows`` admits (the grammar aborts the process otherwise)."""
         llama_cpp.llama_sampler_accept(self._chain, token)
         if self._grammar is not None:
             llama_cpp.llama_sampler_accept(self._grammar, token)
-        return token
 
     def _redraw_among(self, array: llama_cpp.llama_token_data_array) -> int | None:
         self.redraws += 1

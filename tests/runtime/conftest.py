@@ -1,0 +1,72 @@
+"""Fixtures for the runtime tests: the real bundled model, loaded once per session."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from desktop.core.runtime.base import ChatMessage, ToolSpec
+from desktop.core.runtime.model_catalog import default_model_path
+
+HEARTBEAT = {"type": "boolean", "description": "Request an immediate heartbeat after the function runs."}
+
+TOOLS = [
+    ToolSpec(
+        "send_message",
+        "Send a message to the user.",
+        {"type": "object", "properties": {"message": {"type": "string", "description": "The message text."}}, "required": ["message"]},
+    ),
+    ToolSpec(
+        "core_memory_append",
+        "Append to a block of core memory.",
+        {
+            "type": "object",
+            "properties": {"label": {"type": "string", "enum": ["persona", "human"]}, "content": {"type": "string"}, "request_heartbeat": HEARTBEAT},
+            "required": ["label", "content", "request_heartbeat"],
+        },
+    ),
+    ToolSpec(
+        "archival_memory_search",
+        "Search archival memory.",
+        {
+            "type": "object",
+            "properties": {"query": {"type": "string"}, "page": {"type": "integer"}, "request_heartbeat": HEARTBEAT},
+            "required": ["query", "request_heartbeat"],
+        },
+    ),
+    ToolSpec(
+        "pause_heartbeats",
+        "Pause timed heartbeats.",
+        {"type": "object", "properties": {"minutes": {"type": "integer"}}, "required": ["minutes"]},
+    ),
+]
+HEARTBEAT_TOOLS = frozenset({"core_memory_append", "archival_memory_search"})
+
+
+def system_prompt(tools=TOOLS) -> str:
+    lines = [
+        "You are Sam, a helpful companion with long-term memory.",
+        'Answer every turn with exactly one JSON object: {"function": NAME, "params": {"inner_thoughts": "...", ...}}.',
+        "Functions:",
+    ]
+    lines += [json.dumps({"name": t.name, "description": t.description, "parameters": t.parameters}) for t in tools]
+    return "\n".join(lines)
+
+
+def conversation(user_text: str) -> list[ChatMessage]:
+    return [ChatMessage("system", system_prompt()), ChatMessage("user", user_text)]
+
+
+@pytest.fixture(scope="session")
+def model_path():
+    return default_model_path()
+
+
+@pytest.fixture(scope="session")
+def llama(model_path):
+    from desktop.core.runtime.llamacpp import LlamaCppRuntime, LlamaSettings
+
+    runtime = LlamaCppRuntime(LlamaSettings(model_path, context_size=4096))
+    yield runtime
+    runtime.close()

@@ -1,0 +1,118 @@
+"""The call grammar: everything it admits is one valid call, in the fixed shape and order."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from desktop.core.runtime.base import ToolSpec
+from desktop.core.runtime.grammar import build_call_grammar
+from desktop.errors import ModelError
+from tests.runtime.conftest import HEARTBEAT_TOOLS, TOOLS
+
+EXTRA = ToolSpec(
+    "odd_types",
+    "Every kind of argument.",
+    {
+        "type": "object",
+        "properties": {
+            "count": {"type": "integer"},
+            "ratio": {"type": "number"},
+            "flag": {"type": "boolean"},
+            "tags": {"type": "array", "items": {"type": "string"}},
+            "mode": {"type": "string", "enum": ["fast", "slow"]},
+            "extra": {"type": "object"},
+            "note": {"type": "string"},
+        },
+        "required": ["count", "ratio", "flag"],
+    },
+)
+ALL = [*TOOLS, EXTRA]
+PY_TYPES = {"string": str, "integer": int, "number": (int, float), "boolean": bool, "array": list, "object": dict}
+
+
+def check_call(text: str, tools=ALL, heartbeat_tools=HEARTBEAT_TOOLS) -> None:
+    call = json.loads(text)
+    assert list(call) == ["function", "params"]
+    spec = next(t for t in tools if t.name == call["function"])
+    params = call["params"]
+    keys = list(params)
+    assert keys[0] == "inner_thoughts" and isinstance(params["inner_thoughts"], str)
+    properties = spec.parameters["properties"]
+    arguments = [k for k in properties if k not in ("inner_thoughts", "request_heartbeat")]
+    expected_order = [k for k in arguments if k in params]
+    if spec.name in heartbeat_tools:
+        assert keys[-1] == "request_heartbeat" and isinstance(params["request_heartbeat"], bool)
+        expected_order.append("request_heartbeat")
+    else:
+        assert "request_heartbeat" not in params
+    assert keys[1:] == expected_order
+    for name in spec.parameters["required"]:
+        if name != "request_heartbeat":
+            assert name in params
+    for name in arguments:
+        if name in params:
+            schema = properties[name]
+            value = params[name]
+            assert isinstance(value, PY_TYPES[schema["type"]]) and (schema["type"] == "boolean" or not isinstance(value, bool))
+            if "enum" in schema:
+                assert value in schema["enum"]
+            if schema["type"] == "array":
+                assert all(isinstance(item, str) for item in value)
+    # No free whitespace: outside string literals the text is exactly what json.dumps writes.
+    # (Free-form objects may repeat a key; keep every member so nothing collapses.)
+    every_member = json.loads(text, object_pairs_hook=lambda pairs: {f"{k}{i}": v for i, (k, v) in enumerate(pairs)})
+    assert skeleton(text) == skeleton(json.dumps(every_member))
+
+
+def skeleton(text: str) -> str:
+    """The text with every string literal's content removed and every number as 0."""
+    out, in_string, escape = [], False, False
+    for char in text:
+        if in_string:
+            if escape:
+                escape = False
+            elif char == "\\":
+                escape = True
+            elif char == '"':
+                in_string = False
+                out.append(char)
+        else:
+            out.append(char)
+            in_string = char == '"'
+    return re.sub(r"-?\d+(\.\d+)?([eE][-+]?\d+)?", "0", "".join(out))  # numbers may be spelt many ways
+
+
+def test_samples_are_valid_calls_in_the_fixed_shape():
+    grammar = build_call_grammar(ALL, HEARTBEAT_TOOLS)
+    seen = set()
+    for seed in range(400):
+        text = grammar.sample(seed)
+        check_call(text)
+        seen.add(json.loads(text)["function"])
+    assert seen == {t.name for t in ALL}
+
+
+def test_heartbeat_only_for_named_tools():
+    grammar = build_call_grammar(TOOLS, frozenset())
+    for seed in range(50):
+        assert "request_heartbeat" not in grammar.sample(seed)
+
+
+def test_grammar_text_names_every_function_once():
+    text = build_call_grammar(ALL, HEARTBEAT_TOOLS).text
+    assert text.startswith("root ::= ")
+    for tool in ALL:
+        assert text.count(json.dumps(json.dumps(tool.name))[1:-1]) == 1
+
+
+def test_refuses_what_it_cannot_express():
+    with pytest.raises(ModelError):
+        build_call_grammar([])
+    with pytest.raises(ModelError):
+        build_call_grammar([TOOLS[0], TOOLS[0]])
+    weird = ToolSpec("weird", "x", {"type": "object", "properties": {"a": {"type": "tuple"}}, "required": []})
+    with pytest.raises(ModelError):
+        build_call_grammar([weird])

@@ -1,0 +1,168 @@
+"""The llama.cpp runtime on the real bundled model."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+
+import pytest
+
+from desktop.core.runtime.base import CancelToken, ChatMessage, Runtime, SamplingParams
+from desktop.core.runtime.grammar import build_call_grammar
+from desktop.core.runtime.llamacpp import LlamaCppRuntime, LlamaSettings
+from desktop.errors import ContextOverflowError, GenerationCancelled, ModelError, ModelFileError
+from tests.runtime.conftest import HEARTBEAT_TOOLS, TOOLS, conversation
+from tests.runtime.test_grammar import check_call
+
+pytestmark = pytest.mark.model
+
+PROMPTS = ["Hi, I'm Ann. I love hiking.", "What did we talk about last week?", "Please remember that my cat is called Tom.", "Tell me a joke."]
+
+
+def test_is_a_runtime(llama):
+    assert isinstance(llama, Runtime)
+    assert llama.info.exact_tokens and llama.info.context_window == 4096
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_every_answer_is_a_valid_call(llama, seed):
+    for prompt in PROMPTS:
+        turn = llama.generate_call(conversation(prompt), TOOLS, SamplingParams(seed=seed, temperature=1.0, max_tokens=400), heartbeat_tools=HEARTBEAT_TOOLS)
+        check_call(turn.text, TOOLS, HEARTBEAT_TOOLS)
+        assert turn.stats.generated_tokens > 5
+
+
+def test_greedy_is_deterministic(llama):
+    params = SamplingParams(temperature=0, max_tokens=200)
+    first = llama.generate_call(conversation("Hello!"), TOOLS, params, heartbeat_tools=HEARTBEAT_TOOLS).text
+    llama.generate_call(conversation("Something else entirely."), TOOLS, params, heartbeat_tools=HEARTBEAT_TOOLS)
+    assert llama.generate_call(conversation("Hello!"), TOOLS, params, heartbeat_tools=HEARTBEAT_TOOLS).text == first
+    check_call(first, TOOLS, HEARTBEAT_TOOLS)
+
+
+def test_streaming_is_incremental_and_matches_the_call(llama):
+    events, arrival = [], []
+    turn = llama.generate_call(
+        conversation("Hi there, how are you today?"),
+        TOOLS[:1],
+        SamplingParams(seed=3, max_tokens=300),
+        on_event=lambda event: (events.append(event), arrival.append(time.perf_counter())),
+    )
+    params = json.loads(turn.text)["params"]
+    assert "".join(e.text for e in events if e.kind == "thought") == params["inner_thoughts"]
+    assert "".join(e.text for e in events if e.kind == "message") == params["message"]
+    assert len(events) >= 5  # token by token, not one block at the end
+    assert arrival[-1] - arrival[0] > 0.02
+
+
+def test_cancel_stops_quickly_and_the_next_call_works(llama):
+    cancel = CancelToken()
+    cancelled_at: list[float] = []
+
+    def on_event(event):
+        if not cancelled_at:
+            threading.Timer(0.1, lambda: (cancelled_at.append(time.perf_counter()), cancel.cancel())).start()
+
+    with pytest.raises(GenerationCancelled):
+        llama.generate_call(conversation("Write me a very long poem about the sea."), TOOLS[:1], SamplingParams(seed=4, max_tokens=2000), on_event=on_event, cancel=cancel)
+    stopped = time.perf_counter()
+    assert cancelled_at and stopped - cancelled_at[0] < 0.3
+    turn = llama.generate_call(conversation("Hello again"), TOOLS, SamplingParams(seed=4, max_tokens=300), heartbeat_tools=HEARTBEAT_TOOLS)
+    check_call(turn.text, TOOLS, HEARTBEAT_TOOLS)
+
+
+def test_a_cancelled_token_before_start_is_honoured(llama):
+    cancel = CancelToken()
+    cancel.cancel()
+    with pytest.raises(GenerationCancelled):
+        llama.generate_text(conversation("Hi"), SamplingParams(), cancel=cancel)
+
+
+def test_prefix_reuse_evaluates_only_new_tokens(llama):
+    first = conversation("My favourite colour is green.")
+    turn = llama.generate_call(first, TOOLS, SamplingParams(seed=5, max_tokens=200), heartbeat_tools=HEARTBEAT_TOOLS)
+    second = [*first, ChatMessage("assistant", turn.text), ChatMessage("user", "And my dog is called Rex.")]
+    again = llama.generate_call(second, TOOLS, SamplingParams(seed=5, max_tokens=200), heartbeat_tools=HEARTBEAT_TOOLS)
+    old, new = llama.prompt_tokens(first), llama.prompt_tokens(second)
+    shared = next(i for i, (a, b) in enumerate(zip(old + [-1], new)) if a != b)
+    assert again.stats.prompt_tokens == len(new)
+    # Everything after the first prompt must be evaluated, at most: the reply may share a few tokens.
+    assert again.stats.evaluated_tokens <= len(new) - shared
+    assert again.stats.evaluated_tokens < len(new) // 2
+    # The same prompt twice: only the last token is re-evaluated (to get its logits).
+    repeat = llama.generate_call(second, TOOLS, SamplingParams(seed=6, max_tokens=200), heartbeat_tools=HEARTBEAT_TOOLS)
+    assert repeat.stats.evaluated_tokens == 1
+
+
+def test_count_prompt_is_the_rendered_prompts_token_count(llama):
+    messages = conversation("Count me, please: ünïcode too ✓")
+    rendered = llama.render(messages)
+    assert rendered.endswith("<|im_start|>assistant\n")
+    assert llama.count_prompt(messages) == len(llama.tokenize(rendered, special=True))
+    assert llama.count_prompt(messages) > llama.count_tokens(messages[0].content) + llama.count_tokens(messages[1].content)
+    assert llama.count_tokens("<|im_start|>") > 1  # plain text never becomes a control token
+
+
+def test_generate_text_is_free_text(llama):
+    text = llama.generate_text([ChatMessage("user", "Summarise in one sentence: Ann likes hiking and her cat Tom.")], SamplingParams(seed=7, max_tokens=60))
+    assert text and not text.startswith("{")
+
+
+def test_the_grammar_rejects_unknown_functions_and_wrong_arguments(llama):
+    grammar = build_call_grammar(TOOLS, HEARTBEAT_TOOLS).text
+    good = '{"function": "send_message", "params": {"inner_thoughts": "hi", "message": "Hello!"}}'
+    assert llama.grammar_accepts(grammar, good)
+    bad = [
+        '{"function": "delete_everything", "params": {"inner_thoughts": "hi", "message": "x"}}',
+        '{"function": "send_message", "params": {"inner_thoughts": "hi", "msg": "Hello!"}}',
+        '{"function": "send_message", "params": {"inner_thoughts": "hi", "message": "Hello!", "request_heartbeat": true}}',
+        '{"function": "archival_memory_search", "params": {"inner_thoughts": "x", "query": "cats"}}',
+        '{"function": "archival_memory_search", "params": {"inner_thoughts": "x", "query": "cats", "page": "two", "request_heartbeat": true}}',
+        '{"function": "core_memory_append", "params": {"inner_thoughts": "x", "label": "diary", "content": "c", "request_heartbeat": false}}',
+        '{"function":"send_message","params":{"inner_thoughts":"hi","message":"Hello!"}}',
+        '{"function": "send_message", "params": {"inner_thoughts": "hi", "message": "Hello!"}} ',
+    ]
+    for text in bad:
+        assert not llama.grammar_accepts(grammar, text), text
+
+
+def test_llama_cpp_parses_the_grammar_and_admits_its_samples(llama):
+    grammar = build_call_grammar(TOOLS, HEARTBEAT_TOOLS)
+    for seed in range(40):
+        sample = grammar.sample(seed)
+        assert llama.grammar_accepts(grammar.text, sample), sample
+
+
+def test_context_size_is_capped_at_the_training_context(model_path):
+    with LlamaCppRuntime(LlamaSettings(model_path, context_size=1_000_000, threads=1)) as runtime:
+        assert runtime.info.context_window == 8192
+
+
+def test_a_prompt_longer_than_the_context_is_refused(model_path):
+    with LlamaCppRuntime(LlamaSettings(model_path, context_size=256, threads=1)) as runtime:
+        with pytest.raises(ContextOverflowError):
+            runtime.generate_text([ChatMessage("user", "word " * 400)], SamplingParams())
+        assert runtime.generate_text([ChatMessage("user", "Hi")], SamplingParams(max_tokens=8, seed=1)) is not None
+
+
+def test_bad_files_raise_model_file_error_naming_them(tmp_path, model_path):
+    broken = tmp_path / "half.gguf"
+    broken.write_bytes(model_path.read_bytes()[: 40_000_000])
+    with pytest.raises(ModelFileError, match="half.gguf"):
+        LlamaCppRuntime(LlamaSettings(broken))
+    with pytest.raises(ModelFileError, match="gone.gguf"):
+        LlamaCppRuntime(LlamaSettings(tmp_path / "gone.gguf"))
+
+
+def test_chat_template_override_is_used(model_path):
+    override = "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}<|im_start|>assistant\nSure: "
+    with LlamaCppRuntime(LlamaSettings(model_path, context_size=512, threads=1, chat_template_override=override)) as runtime:
+        assert runtime.render([ChatMessage("user", "Hi")]).endswith("Sure: ")
+
+
+def test_closed_runtime_raises_model_error(model_path):
+    runtime = LlamaCppRuntime(LlamaSettings(model_path, context_size=256, threads=1))
+    runtime.close()
+    with pytest.raises(ModelError):
+        runtime.generate_text([ChatMessage("user", "Hi")], SamplingParams())
