@@ -95,7 +95,7 @@ class ConsentDialog(QDialog):
         self.setWindowTitle("Allow this action?")
         self.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         layout = QVBoxLayout(self)
-        text = QLabel(f"<b>{agent_name}</b> wants to run <code>{request.tool}</code>:<br><br>{_escape(request.summary)}")
+        self.text = text = QLabel(f"<b>{agent_name}</b> wants to run <code>{request.tool}</code>:<br><br>{_escape(request.summary)}")
         text.setWordWrap(True)
         text.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         layout.addWidget(text)

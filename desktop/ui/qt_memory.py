@@ -110,7 +110,11 @@ class BlockEditor(QGroupBox):
             self.block = block
             self.editor.setPlainText(block.value)
         self.setStyleSheet(HIGHLIGHT)
-        QTimer.singleShot(4000, lambda: self.setStyleSheet(""))
+        QTimer.singleShot(4000, self, self.clear_highlight)  # the context object cancels it if the editor goes
+
+    @Slot()
+    def clear_highlight(self) -> None:
+        self.setStyleSheet("")
 
     @Slot()
     def on_save_clicked(self) -> None:
@@ -188,8 +192,7 @@ class CoreMemoryPanel(QWidget):
     def set_agent(self, agent_id: int | None) -> None:
         self.agent_id = agent_id
         for editor in self.editors.values():
-            editor.setParent(None)
-            editor.deleteLater()
+            self._drop_editor(editor)
         self.editors.clear()
         if agent_id is None:
             return
@@ -244,6 +247,11 @@ class CoreMemoryPanel(QWidget):
         self.core.delete(self.agent_id, label)
         editor = self.editors.pop(label, None)
         if editor is not None:
-            editor.setParent(None)
-            editor.deleteLater()
+            self._drop_editor(editor)
         self.changed.emit()
+
+    def _drop_editor(self, editor: BlockEditor) -> None:
+        # Hidden first: a parentless visible widget would flash up as its own window.
+        editor.hide()
+        self.blocks_layout.removeWidget(editor)
+        editor.deleteLater()

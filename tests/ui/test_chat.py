@@ -1,0 +1,123 @@
+"""The chat panel driven as a user would: typing, Enter/Shift+Enter, streaming, stop, search,
+history restored on start and on agent switch."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from PySide6.QtCore import Qt
+
+from desktop.core.runtime.scripted import ScriptedRuntime, call, say
+from desktop.errors import ModelError
+
+
+def test_conversation_updates_every_panel_and_survives_restart(make_window, roomy_runtime, send, services):
+    roomy_runtime.enqueue(
+        call("core_memory_append", "save the name", heartbeat=True, label="human", content="Name: Ada"),
+        say("Nice to meet you, **Ada**!", "greet"),
+    )
+    window = make_window(roomy_runtime)
+    send(window, "Hi, I am Ada")
+    text = window.chat.transcript.toPlainText()
+    assert "Hi, I am Ada" in text and "Nice to meet you, Ada!" in text  # Markdown rendered, not raw
+    assert "core_memory_append" not in text  # inner workings collapsed by default
+    window.chat.details.setChecked(True)
+    detailed = window.chat.transcript.toPlainText()
+    assert "core_memory_append" in detailed and "save the name" in detailed
+    assert "Name: Ada" in window.memory.editors["human"].editor.toPlainText()
+    names = [window.budget.table.item(r, 0).text() for r in range(window.budget.table.rowCount())]
+    assert names[:5] == ["system", "tools", "core_memory", "summary", "messages"]
+    assert window.chat.compose.toPlainText() == ""
+    window.close()
+
+    again = make_window(ScriptedRuntime(context_window=32768))
+    assert "Nice to meet you, Ada!" in again.chat.transcript.toPlainText()
+    assert services.settings.last_agent == again.services.agents.get(again.agent_id).name
+
+
+def test_shift_enter_adds_a_line_and_enter_sends(make_window, roomy_runtime, qtbot):
+    roomy_runtime.enqueue(say("ok"))
+    window = make_window(roomy_runtime)
+    qtbot.keyClicks(window.chat.compose, "line one")
+    qtbot.keyClick(window.chat.compose, Qt.Key.Key_Return, Qt.KeyboardModifier.ShiftModifier)
+    qtbot.keyClicks(window.chat.compose, "line two")
+    assert window.chat.compose.toPlainText() == "line one\nline two"
+    with qtbot.waitSignal(window.worker.turn_finished, timeout=10_000):
+        qtbot.keyClick(window.chat.compose, Qt.Key.Key_Return)
+    assert window.chat.compose.toPlainText() == ""
+
+
+class SlowRuntime(ScriptedRuntime):
+    """Streams its scripted answers slowly, like a real model, so a test can stop mid-stream."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.streaming = threading.Event()
+
+    def generate_call(self, messages, tools, params, *, heartbeat_tools=frozenset(), on_event=None, cancel=None):
+        def slow(event):
+            self.streaming.set()
+            time.sleep(0.02)
+            if on_event is not None:
+                on_event(event)
+
+        return super().generate_call(messages, tools, params, heartbeat_tools=heartbeat_tools, on_event=slow, cancel=cancel)
+
+
+def test_escape_stops_mid_stream(make_window, qtbot):
+    runtime = SlowRuntime(context_window=32768)
+    runtime.enqueue(say("word " * 400))
+    window = make_window(runtime)
+    qtbot.keyClicks(window.chat.compose, "tell me a long story")
+    qtbot.keyClick(window.chat.compose, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: "typing" in window.chat.transcript.toPlainText(), timeout=10_000)
+    assert window.chat.stop_button.isEnabled()
+    assert window.budget.generating_tokens > 0  # the streamed estimate shows in the budget
+    with qtbot.waitSignal(window.worker.turn_finished, timeout=5_000):
+        qtbot.keyClick(window.chat.compose, Qt.Key.Key_Escape)
+    qtbot.waitUntil(lambda: not window.busy, timeout=5_000)
+    assert "generation stopped" in window.chat.transcript.toPlainText()
+    assert "typing" not in window.chat.transcript.toPlainText()
+    assert window.chat.send_button.isEnabled()
+
+
+def test_ctrl_f_searches_the_whole_history(make_window, roomy_runtime, send, qtbot):
+    roomy_runtime.enqueue(say("Tulips bloom in spring."), say("Sure."))
+    window = make_window(roomy_runtime)
+    send(window, "When do tulips bloom?")
+    send(window, "Thanks")
+    qtbot.keyClick(window, Qt.Key.Key_F, Qt.KeyboardModifier.ControlModifier)
+    assert window.chat.search_bar.isVisible()
+    qtbot.keyClicks(window.chat.search_box, "TULIPS")
+    qtbot.keyClick(window.chat.search_box, Qt.Key.Key_Return)
+    assert window.chat.search_results.item(0).text().startswith("2 messages match")
+    assert [kind for kind, _ in window.archival.hits] == ["conversation", "conversation"]
+    qtbot.keyClick(window.chat.search_box, Qt.Key.Key_Escape)
+    assert not window.chat.search_bar.isVisible()
+
+
+def test_model_errors_reach_the_message_bar(make_window, roomy_runtime, send):
+    window = make_window(roomy_runtime)  # nothing queued: the runtime fails
+    send(window, "hello?")
+    expected = ModelError("scripted runtime: no answer queued").user_message
+    assert window.hub.messages == [expected]
+    assert window.message_bar.isVisible() and window.message_bar.label.text() == expected
+
+
+def test_window_is_shown_before_the_model_is_ready(make_window, qtbot):
+    gate = threading.Event()
+    runtime = ScriptedRuntime(context_window=32768)
+
+    def slow_factory(_settings):
+        gate.wait(10)
+        return runtime
+
+    window = make_window(runtime, start=False)
+    window.worker._make_runtime = slow_factory
+    window.start()
+    qtbot.waitUntil(lambda: "loading model" in window.chat.status.text(), timeout=5_000)
+    assert window.isVisible() and not window.chat.send_button.isEnabled()
+    with qtbot.waitSignal(window.worker.ready, timeout=10_000):
+        gate.set()
+    qtbot.waitUntil(window.chat.send_button.isEnabled, timeout=5_000)
