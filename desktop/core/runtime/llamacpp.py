@@ -21,7 +21,7 @@ import os
 import threading
 import time
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -136,6 +136,7 @@ class LlamaCppRuntime:
             self.close()
             raise
         self._info = RuntimeInfo(model_id=path.stem, context_window=self.n_ctx, exact_tokens=True)
+        self.last_sampler_counts = (0, 0, 0)  # checks, shortlist masks, full masks in the last run
         self._cached: list[int] = []  # tokens whose keys/values are in the KV cache, in order
         self._candidates = np.zeros(self.n_vocab, dtype=_TOKEN_DATA)
         self._candidates["id"] = np.arange(self.n_vocab, dtype=np.int32)
@@ -177,12 +178,10 @@ class LlamaCppRuntime:
                     on_event(event)
             return end.feed(delta)
 
-        text, stats = self._generate(self.prompt_tokens(messages), params, grammar.text, on_text, cancel)
-        return ModelTurn(text, stats)
+        return self.complete(messages, params, grammar=grammar.text, on_text=on_text, cancel=cancel)
 
     def generate_text(self, messages: Sequence[ChatMessage], params: SamplingParams, *, cancel: CancelToken | None = None) -> str:
-        text, _ = self._generate(self.prompt_tokens(messages), params, None, lambda delta: False, cancel)
-        return text.strip()
+        return self.complete(messages, params, cancel=cancel).text.strip()
 
     def close(self) -> None:
         if self._ctx:
@@ -278,10 +277,21 @@ class LlamaCppRuntime:
         pointer = llama_cpp.llama_get_logits_ith(self._ctx, -1)
         return np.ctypeslib.as_array(pointer, shape=(self.n_vocab,))
 
-    def _generate(self, prompt, params, grammar_text, on_text, cancel):  # type: ignore[no-untyped-def]
+    def complete(
+        self,
+        messages: Sequence[ChatMessage],
+        params: SamplingParams,
+        *,
+        grammar: str | None = None,
+        on_text: Callable[[str], bool] = lambda delta: False,
+        cancel: CancelToken | None = None,
+    ) -> ModelTurn:
+        """Generate after the rendered ``messages``; ``on_text`` gets each text delta and returns
+        True to stop. With ``grammar`` (GBNF source), every token is one the grammar admits."""
         started = time.perf_counter()
+        prompt = self.prompt_tokens(messages)
         evaluated = self.evaluate_prompt(prompt, cancel)
-        sampler = GrammarFirstSampler(self, params, grammar_text)
+        sampler = GrammarFirstSampler(self, params, grammar)
         decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         pieces: list[str] = []
         generated = 0
@@ -301,39 +311,41 @@ class LlamaCppRuntime:
             pieces.append(decoder.decode(b"", final=True))
         finally:
             sampler.close()
+        self.last_sampler_counts = (sampler.checks, sampler.shortlist_masks, sampler.full_masks)
         stats = GenerationStats(len(prompt), evaluated, generated, time.perf_counter() - started)
-        return "".join(pieces), stats
+        return ModelTurn("".join(pieces), stats)
 
 
 class GrammarFirstSampler:
     """Sample as if unconstrained, then ask the grammar about the one token drawn.
 
-    Masking the whole vocabulary with the grammar at every step is what makes stock grammar
-    sampling slow (every one of ~49k token pieces is matched against the grammar stacks). A model
-    prompted with the call format usually picks a valid token anyway, so we check only that token.
-    On a rejection we redraw among the candidates that survived top-k/top-p/min-p, masked by the
-    grammar; only when none of them is valid is the grammar applied to the whole vocabulary. Every
-    path ends in a token the grammar accepts, so the output is exactly what grammar sampling allows.
+    Masking the whole vocabulary with the grammar at every step is what makes grammar sampling
+    slow (each of ~49k token pieces is matched against the grammar stacks). A model prompted with
+    the call format mostly picks a valid token anyway, so we check only that token. On a rejection
+    (typically inside the call's fixed text, where the model would have split ``{"function"``
+    differently) the grammar masks the ``_SHORTLIST`` most likely tokens and the full sampler chain
+    draws among the valid ones; only when none of those is valid is the whole vocabulary masked.
+    Every token produced is one the grammar admits, and the three paths draw from the same
+    distribution up to the negligible mass outside the shortlist.
     """
+
+    _SHORTLIST = 512
 
     def __init__(self, runtime: LlamaCppRuntime, params: SamplingParams, grammar_text: str | None) -> None:
         self._runtime = runtime
         self._chain = llama_cpp.llama_sampler_chain_init(llama_cpp.llama_sampler_chain_default_params())
-        self._redraw = None
         self._grammar = None
         seed = params.seed if params.seed is not None else llama_cpp.LLAMA_DEFAULT_SEED
         add = lambda sampler: llama_cpp.llama_sampler_chain_add(self._chain, sampler)  # noqa: E731
         add(llama_cpp.llama_sampler_init_penalties(runtime.n_vocab, 64, params.repeat_penalty, 0.0, 0.0))
         if params.temperature <= 0:
             add(llama_cpp.llama_sampler_init_greedy())
-            self._redraw = llama_cpp.llama_sampler_init_greedy()
         else:
             add(llama_cpp.llama_sampler_init_top_k(params.top_k))
             add(llama_cpp.llama_sampler_init_top_p(params.top_p, 1))
             add(llama_cpp.llama_sampler_init_min_p(params.min_p, 1))
             add(llama_cpp.llama_sampler_init_temp(params.temperature))
             add(llama_cpp.llama_sampler_init_dist(seed))
-            self._redraw = llama_cpp.llama_sampler_init_dist((seed * 2654435761 + 1) & 0xFFFFFFFF)
         if grammar_text is not None:
             self._grammar = llama_cpp.llama_sampler_init_grammar(runtime._vocab, grammar_text.encode("utf-8"), b"root")
             if not self._grammar:
@@ -342,15 +354,20 @@ class GrammarFirstSampler:
         self._single = llama_cpp.llama_token_data(0, 0.0, 0.0)
         self._single_array = llama_cpp.llama_token_data_array(ctypes.pointer(self._single), 1, -1, False)
         self._ids = np.arange(runtime.n_vocab, dtype=np.int32)
-        self.checks = self.redraws = self.full_masks = 0
+        self._shortlist = np.zeros(min(self._SHORTLIST, runtime.n_vocab), dtype=_TOKEN_DATA)
+        self.checks = self.shortlist_masks = self.full_masks = 0
 
-    def _array(self, logits: np.ndarray) -> llama_cpp.llama_token_data_array:
-        candidates = self._runtime._candidates
-        candidates["id"] = self._ids
-        candidates["logit"] = logits
-        candidates["p"] = 0.0
+    @staticmethod
+    def _array_of(candidates: np.ndarray) -> llama_cpp.llama_token_data_array:
         data = candidates.ctypes.data_as(llama_cpp.llama_token_data_p)
         return llama_cpp.llama_token_data_array(data, len(candidates), -1, False)
+
+    def _full(self, logits: np.ndarray) -> np.ndarray:
+        candidates = self._runtime._candidates
+        candidates["id"] = self._ids  # the chain sorts in place, so ids are reset every step
+        candidates["logit"] = logits
+        candidates["p"] = 0.0
+        return candidates
 
     def allows(self, token: int) -> bool:
         if self._grammar is None:
@@ -360,16 +377,27 @@ class GrammarFirstSampler:
         llama_cpp.llama_sampler_apply(self._grammar, ctypes.byref(self._single_array))
         return bool(np.isfinite(self._single.logit))
 
-    def sample(self, logits: np.ndarray) -> int | None:
-        candidates = self._runtime._candidates
-        array = self._array(logits)
+    def _draw(self, candidates: np.ndarray, masked: bool) -> int | None:
+        array = self._array_of(candidates)
+        if masked:
+            llama_cpp.llama_sampler_apply(self._grammar, ctypes.byref(array))
+            if not np.isfinite(candidates["logit"]).any():
+                return None
         llama_cpp.llama_sampler_apply(self._chain, ctypes.byref(array))
-        token = int(candidates["id"][array.selected])
+        return int(candidates["id"][array.selected])
+
+    def sample(self, logits: np.ndarray) -> int | None:
         self.checks += 1
-        if not self.allows(token):
-            token = self._redraw_among(array) if array.size > 1 else None
+        token = self._draw(self._full(logits), masked=False)
+        if token is not None and not self.allows(token):
+            self.shortlist_masks += 1
+            shortlist = self._shortlist
+            top = np.argpartition(logits, -len(shortlist))[-len(shortlist):]
+            shortlist["id"], shortlist["logit"], shortlist["p"] = top, logits[top], 0.0
+            token = self._draw(shortlist, masked=True)
             if token is None:
-                token = self._masked_full(logits)
+                self.full_masks += 1
+                token = self._draw(self._full(logits), masked=True)  # None: the grammar is complete
         if token is not None:
             self.accept(token)
         return token
@@ -380,28 +408,38 @@ class GrammarFirstSampler:
         if self._grammar is not None:
             llama_cpp.llama_sampler_accept(self._grammar, token)
 
-    def _redraw_among(self, array: llama_cpp.llama_token_data_array) -> int | None:
-        self.redraws += 1
-        survivors = self._runtime._candidates[: array.size]
-        array.selected, array.sorted = -1, False
-        llama_cpp.llama_sampler_apply(self._grammar, ctypes.byref(array))
-        if not np.isfinite(survivors["logit"]).any():
-            return None
-        array.selected = -1
-        llama_cpp.llama_sampler_apply(self._redraw, ctypes.byref(array))
-        return int(survivors["id"][array.selected])
-
-    def _masked_full(self, logits: np.ndarray) -> int | None:
-        self.full_masks += 1
-        array = self._array(logits)
-        llama_cpp.llama_sampler_apply(self._grammar, ctypes.byref(array))
-        if not np.isfinite(self._runtime._candidates["logit"]).any():
-            return None  # the grammar admits nothing more: the call is complete
-        llama_cpp.llama_sampler_apply(self._chain, ctypes.byref(array))
-        return int(self._runtime._candidates["id"][array.selected])
-
     def close(self) -> None:
-        for sampler in (self._chain, self._redraw, self._grammar):
+        for sampler in (self._chain, self._grammar):
             if sampler:
                 llama_cpp.llama_sampler_free(sampler)
-        self._chain = self._redraw = self._grammar = None
+        self._chain = self._grammar = None
+
+
+def stock_grammar_completion(settings: LlamaSettings, prompt: str, grammar: str, params: SamplingParams, max_tokens: int) -> tuple[str, int, float]:
+    """llama-cpp-python's own grammar path (``Llama`` + ``LlamaGrammar``), for the decode benchmark.
+
+    Returns (text, generated tokens, decode seconds). The prompt is evaluated by a first one-token
+    call, so the timed call measures grammar-constrained decoding only.
+    """
+    _init_backend()
+    model = llama_cpp.Llama(
+        model_path=str(settings.model_path),
+        n_ctx=min(settings.context_size, 4096),
+        n_threads=settings.threads or default_threads(),
+        n_gpu_layers=settings.gpu_layers,
+        verbose=False,
+    )
+    llama_cpp.llama_log_set(_on_native_log, ctypes.c_void_p(0))  # Llama() installs its own logger
+    try:
+        compiled = llama_cpp.LlamaGrammar.from_string(grammar, verbose=False)
+        options = dict(
+            temperature=params.temperature, top_k=params.top_k, top_p=params.top_p, min_p=params.min_p,
+            repeat_penalty=params.repeat_penalty, seed=params.seed if params.seed is not None else 0,
+        )
+        model.create_completion(prompt, max_tokens=1, **options)
+        started = time.perf_counter()
+        result = model.create_completion(prompt, max_tokens=max_tokens, grammar=compiled, **options)
+        seconds = time.perf_counter() - started
+        return result["choices"][0]["text"], int(result["usage"]["completion_tokens"]), seconds
+    finally:
+        model.close()

@@ -1,0 +1,127 @@
+"""Decode speed: unconstrained vs llama-cpp-python's stock grammar path vs our grammar-first sampler.
+
+    python -m bench.decode --json
+
+All three use the bundled default model, the same prompt (a MemGPT-style system prompt with the
+tool schemas, then one user message) and the same sampling settings. The prompt is evaluated once
+before timing, so the figures are decoding speed. The stock grammar path masks the whole
+vocabulary every step and is slow, so it generates only a few tokens.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from desktop.core.runtime.base import ChatMessage, SamplingParams, ToolSpec
+from desktop.core.runtime.grammar import build_call_grammar
+from desktop.core.runtime.llamacpp import LlamaCppRuntime, LlamaSettings, default_threads, stock_grammar_completion
+from desktop.core.runtime.model_catalog import default_model_path
+
+_HEARTBEAT = {"type": "boolean", "description": "Request an immediate heartbeat after the function runs."}
+TOOLS = [
+    ToolSpec("send_message", "Send a message to the user.", {"type": "object", "properties": {"message": {"type": "string"}}, "required": ["message"]}),
+    ToolSpec(
+        "core_memory_append",
+        "Append text to a block of core memory.",
+        {"type": "object", "properties": {"label": {"type": "string", "enum": ["persona", "human"]}, "content": {"type": "string"}, "request_heartbeat": _HEARTBEAT}, "required": ["label", "content", "request_heartbeat"]},
+    ),
+    ToolSpec(
+        "archival_memory_search",
+        "Search archival memory.",
+        {"type": "object", "properties": {"query": {"type": "string"}, "page": {"type": "integer"}, "request_heartbeat": _HEARTBEAT}, "required": ["query", "request_heartbeat"]},
+    ),
+    ToolSpec(
+        "conversation_search",
+        "Search the conversation history.",
+        {"type": "object", "properties": {"query": {"type": "string"}, "page": {"type": "integer"}, "request_heartbeat": _HEARTBEAT}, "required": ["query", "request_heartbeat"]},
+    ),
+    ToolSpec("pause_heartbeats", "Pause timed heartbeats.", {"type": "object", "properties": {"minutes": {"type": "integer"}}, "required": ["minutes"]}),
+]
+HEARTBEAT_TOOLS = frozenset({"core_memory_append", "archival_memory_search", "conversation_search"})
+SYSTEM = "\n".join(
+    [
+        "You are Sam, a friendly companion with long-term memory.",
+        'Answer every turn with exactly one JSON object: {"function": NAME, "params": {"inner_thoughts": "...", ...arguments}}.',
+        "Keep inner thoughts under 50 words. Functions:",
+        *(json.dumps({"name": t.name, "description": t.description, "parameters": t.parameters}) for t in TOOLS),
+    ]
+)
+MESSAGES = [ChatMessage("system", SYSTEM), ChatMessage("user", "Hi Sam! I'm Ann, I just got back from a hiking trip in the Alps. How are you?")]
+
+
+def valid_call(text: str) -> bool:
+    try:
+        call = json.loads(text)
+    except ValueError:
+        return False
+    names = {t.name: t for t in TOOLS}
+    if not isinstance(call, dict) or list(call) != ["function", "params"] or call["function"] not in names:
+        return False
+    params = call["params"]
+    spec = names[call["function"]]
+    required = [name for name in spec.parameters["required"] if name != "request_heartbeat"]
+    return list(params)[0] == "inner_thoughts" and all(name in params for name in required) and (("request_heartbeat" in params) == (spec.name in HEARTBEAT_TOOLS))
+
+
+def run(seeds: int, max_tokens: int, stock_tokens: int) -> dict[str, object]:
+    settings = LlamaSettings(default_model_path(), context_size=2048)
+    runtime = LlamaCppRuntime(settings)
+    runtime.generate_text(MESSAGES, SamplingParams(max_tokens=1))  # evaluate the prompt once
+    free_tokens = free_seconds = ours_tokens = ours_seconds = 0.0
+    runs = []
+    counts = [0, 0, 0]
+    for seed in range(seeds):
+        params = SamplingParams(seed=seed, max_tokens=max_tokens)
+        free = runtime.complete(MESSAGES, params)
+        free_tokens += free.stats.generated_tokens
+        free_seconds += free.stats.seconds
+        ours = runtime.generate_call(MESSAGES, TOOLS, params, heartbeat_tools=HEARTBEAT_TOOLS)
+        ours_tokens += ours.stats.generated_tokens
+        ours_seconds += ours.stats.seconds
+        counts = [a + b for a, b in zip(counts, runtime.last_sampler_counts)]
+        runs.append({"seed": seed, "unconstrained_valid": valid_call(free.text), "constrained_valid": valid_call(ours.text), "constrained_tokens": ours.stats.generated_tokens, "text": ours.text})
+    prompt = runtime.render(MESSAGES)
+    runtime.close()
+    grammar = build_call_grammar(TOOLS, HEARTBEAT_TOOLS).text
+    stock_text, stock_count, stock_seconds = stock_grammar_completion(settings, prompt, grammar, SamplingParams(seed=0), stock_tokens)
+    unconstrained = free_tokens / free_seconds
+    constrained = ours_tokens / ours_seconds
+    return {
+        "model": settings.model_path.name if hasattr(settings.model_path, "name") else str(settings.model_path),
+        "threads": default_threads(),
+        "seeds": seeds,
+        "unconstrained_tok_s": round(unconstrained, 2),
+        "stock_grammar_tok_s": round(stock_count / stock_seconds, 2),
+        "stock_grammar_tokens": stock_count,
+        "stock_grammar_text": stock_text,
+        "memdesk_constrained_tok_s": round(constrained, 2),
+        "ratio": round(constrained / unconstrained, 3),
+        "speedup_vs_stock": round(constrained / (stock_count / stock_seconds), 1),
+        "all_constrained_valid": all(r["constrained_valid"] for r in runs),
+        "unconstrained_valid_count": sum(r["unconstrained_valid"] for r in runs),
+        "sampler": {"checks": counts[0], "shortlist_masks": counts[1], "full_vocabulary_masks": counts[2]},
+        "runs": runs,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--max-tokens", type=int, default=160)
+    parser.add_argument("--stock-tokens", type=int, default=12)
+    args = parser.parse_args(argv)
+    result = run(args.seeds, args.max_tokens, args.stock_tokens)
+    if args.json:
+        print(json.dumps(result))
+    else:
+        for key, value in result.items():
+            if key != "runs":
+                print(f"{key}: {value}")
+    return 0 if result["all_constrained_valid"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
