@@ -1,0 +1,1 @@
+"""Documents into archival memory: parsers per format, then chunk, store and embed (Qt-free)."""

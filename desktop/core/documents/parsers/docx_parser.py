@@ -1,0 +1,43 @@
+"""Word documents through python-docx: paragraphs and tables, headings as section labels."""
+
+from __future__ import annotations
+
+import io
+import zipfile
+
+from desktop.core.documents.parsers.base import ParsedDocument, Section
+from desktop.errors import DocumentError
+
+EXTENSIONS = (".docx",)
+
+
+def parse(data: bytes, name: str) -> ParsedDocument:
+    import docx
+    from docx.opc.exceptions import PackageNotFoundError
+
+    try:
+        document = docx.Document(io.BytesIO(data))
+    except (PackageNotFoundError, zipfile.BadZipFile, KeyError, ValueError) as error:
+        raise DocumentError(f"{name}: not a valid Word (.docx) document ({error})") from error
+    sections: list[Section] = []
+    heading: str | None = None
+    lines: list[str] = []
+
+    def flush() -> None:
+        if any(line.strip() for line in lines):
+            sections.append(Section("\n\n".join(lines), section=heading))
+        lines.clear()
+
+    for paragraph in document.paragraphs:
+        style = (paragraph.style.name if paragraph.style is not None else "") or ""
+        if style.lower().startswith(("heading", "title")) and paragraph.text.strip():
+            flush()
+            heading = paragraph.text.strip()
+        if paragraph.text.strip():
+            lines.append(paragraph.text)
+    for table in document.tables:
+        for row in table.rows:
+            lines.append(" | ".join(cell.text.strip() for cell in row.cells))
+    flush()
+    title = (document.core_properties.title or "").strip() or name
+    return ParsedDocument(title, "application/vnd.openxmlformats-officedocument.wordprocessingml.document", sections)

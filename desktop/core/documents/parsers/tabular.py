@@ -1,0 +1,55 @@
+"""CSV and JSON: rows and records become lines of ``key: value`` so each chunk reads on its own."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+from desktop.core.documents.parsers.base import ParsedDocument, Section, decode_text
+from desktop.errors import DocumentError
+
+EXTENSIONS = (".csv", ".tsv", ".json", ".jsonl")
+
+
+def parse(data: bytes, name: str) -> ParsedDocument:
+    text = decode_text(data, name)
+    lower = name.lower()
+    if lower.endswith((".csv", ".tsv")):
+        return ParsedDocument(name, "text/csv", [Section(_csv(text, "\t" if lower.endswith(".tsv") else ","))])
+    try:
+        if lower.endswith(".jsonl"):
+            records = [json.loads(line) for line in text.splitlines() if line.strip()]
+        else:
+            records = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise DocumentError(f"{name}: invalid JSON ({error.msg} at line {error.lineno})") from error
+    return ParsedDocument(name, "application/json", [Section("\n\n".join(_flatten(records, "")))])
+
+
+def _csv(text: str, delimiter: str) -> str:
+    rows = list(csv.reader(io.StringIO(text), delimiter=delimiter))
+    if not rows:
+        return ""
+    header = rows[0]
+    lines = []
+    for row in rows[1:] or [header]:
+        if rows[1:]:
+            lines.append("; ".join(f"{h}: {v}" for h, v in zip(header, row) if v.strip()))
+        else:
+            lines.append("; ".join(row))
+    return "\n".join(lines)
+
+
+def _flatten(value, prefix: str) -> list[str]:
+    """One line per leaf with its dotted path; list items of records become paragraphs."""
+    if isinstance(value, dict):
+        lines = []
+        for key, item in value.items():
+            lines.extend(_flatten(item, f"{prefix}.{key}" if prefix else str(key)))
+        return lines
+    if isinstance(value, list):
+        if all(isinstance(item, (dict, list)) for item in value) and value:
+            return ["\n".join(_flatten(item, prefix)) for item in value]
+        return [f"{prefix}: " + ", ".join(str(v) for v in value)] if prefix else [", ".join(str(v) for v in value)]
+    return [f"{prefix}: {value}" if prefix else str(value)]

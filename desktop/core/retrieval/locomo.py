@@ -1,0 +1,99 @@
+"""The LoCoMo retrieval evaluation: does conversation_search bring back the evidence turns?
+
+Each conversation is loaded into a fresh temporary store as one agent's recall memory (one message
+per turn, the session's date as its time, the speaker as its author); every question is ranked by
+the same code conversation_search uses. recall@k is LoCoMo's own definition: the share of a
+question's evidence turns in the top k, averaged over questions; questions whose evidence ids do not
+exist in the conversation are skipped.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from collections import defaultdict
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+from desktop.core.clock import iso
+from desktop.core.embedding import Embedder
+from desktop.core.memory.recall import RecallMemory
+from desktop.core.retrieval.messages import rank_messages
+from desktop.core.storage import open_database
+
+#: Conversations the fusion weights were tuned on; the others are held out to check generalisation.
+TUNING_CONVERSATIONS = ("conv-26", "conv-30", "conv-41")
+CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
+MODES = ("fused", "bm25")
+
+
+def session_time(text: str) -> datetime:
+    return datetime.strptime(text.strip(), "%I:%M %p on %d %B, %Y").replace(tzinfo=timezone.utc)
+
+
+def turn_text(turn: dict) -> str:
+    """What the agent would have seen: the words, plus the caption of a shared photo."""
+    text = turn.get("text", "")
+    if turn.get("blip_caption"):
+        text += f" [shares a photo: {turn['blip_caption']}]"
+    return text
+
+
+def _load_conversation(db, sample: dict) -> dict[str, int]:
+    now = iso(datetime.now(timezone.utc))
+    agent_id = db.execute(
+        "INSERT INTO agents(name, created_at, system_prompt) VALUES (?, ?, '')", (f"locomo-{sample['sample_id']}", now)
+    ).lastrowid
+    recall = RecallMemory(db)
+    ids: dict[str, int] = {}
+    conversation = sample["conversation"]
+    number = 1
+    with db.transaction():
+        while f"session_{number}" in conversation:
+            start = session_time(conversation[f"session_{number}_date_time"])
+            for offset, turn in enumerate(conversation[f"session_{number}"]):
+                text = turn_text(turn)
+                message = recall.add(
+                    agent_id, role="user", kind="user_message", content=text, search_text=text,
+                    author=turn["speaker"], created_at=start + timedelta(seconds=offset),
+                )
+                ids[turn["dia_id"]] = message.id
+            number += 1
+    return {"agent_id": agent_id, **ids}
+
+
+def evaluate(path: Path, embedder: Embedder, *, ks: tuple[int, ...] = (5, 10), progress=None) -> dict:
+    samples = json.loads(Path(path).read_text(encoding="utf-8"))
+    recalls: dict[str, dict[tuple, list[float]]] = {mode: defaultdict(list) for mode in MODES}
+    skipped = 0
+    with tempfile.TemporaryDirectory(prefix="memdesk-locomo-") as folder:
+        db = open_database(Path(folder) / "memdesk.sqlite3")
+        try:
+            for sample in samples:
+                ids = _load_conversation(db, sample)
+                agent_id = ids.pop("agent_id")
+                group = "tuned" if sample["sample_id"] in TUNING_CONVERSATIONS else "held_out"
+                for qa in sample["qa"]:
+                    evidence = {ids[e] for e in qa.get("evidence", []) if e in ids}
+                    if not evidence:
+                        skipped += 1
+                        continue
+                    for mode in MODES:
+                        ranked = [r[0] for r in rank_messages(db, embedder, agent_id, qa["question"], dense=mode == "fused")]
+                        for k in ks:
+                            value = len(evidence & set(ranked[:k])) / len(evidence)
+                            for bucket in ("all", f"cat:{qa['category']}", group, sample["sample_id"]):
+                                recalls[mode][(bucket, k)].append(value)
+                if progress:
+                    progress(sample["sample_id"])
+        finally:
+            db.close()
+    report: dict = {"questions": len(recalls["fused"][("all", ks[0])]), "skipped": skipped, "tuned_on": list(TUNING_CONVERSATIONS)}
+    for mode in MODES:
+        table: dict[str, dict[str, float]] = defaultdict(dict)
+        for (bucket, k), values in recalls[mode].items():
+            name = f"{CATEGORIES[int(bucket[4:])]}" if bucket.startswith("cat:") else bucket
+            table[name][f"recall@{k}"] = round(sum(values) / len(values), 4)
+            table[name]["n"] = len(values)
+        report[mode] = dict(table)
+    return report

@@ -1,0 +1,53 @@
+"""Turning a natural-language query into what each retriever needs.
+
+FTS5's default is AND of all terms, which almost never matches a whole question; BM25 wants the
+content words OR-ed together and lets IDF do the weighting. Stop words are dropped because on
+conversational text they match nearly every message and drown the terms that matter.
+"""
+
+from __future__ import annotations
+
+import re
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+STOP_WORDS = frozenset(
+    """
+    a about above after again against all am an and any are aren as at be because been before being below
+    between both but by can cannot could did didn do does doesn doing don down during each few for from
+    further had has have having he her here hers herself him himself his how i if in into is isn it its itself
+    just let me more most my myself no nor not now of off on once only or other ought our ours ourselves out
+    over own same shan she should so some such than that the their theirs them themselves then there these
+    they this those through to too under until up very was wasn we were what when where which while who whom
+    why will with won would you your yours yourself yourselves s t d ll m re ve also get got any kind
+    """.split()
+)
+
+
+def terms(query: str) -> list[str]:
+    """Content words of the query, lower-cased, first occurrence order, no duplicates."""
+    seen: dict[str, None] = {}
+    for word in _WORD.findall(query.casefold()):
+        if word not in STOP_WORDS and word not in seen:
+            seen[word] = None
+    return list(seen)
+
+
+def fts_query(query: str) -> str:
+    """An FTS5 MATCH expression OR-ing the query's content words, each quoted so that words such
+    as AND, NEAR or a stray ``*`` in user text are never read as operators."""
+    words = terms(query)
+    if not words:  # a query made only of stop words still deserves a lexical search
+        words = list(dict.fromkeys(_WORD.findall(query.casefold())))
+    return " OR ".join('"' + w.replace('"', '""') + '"' for w in words)
+
+
+def mentioned_names(query: str, names: list[str]) -> set[str]:
+    """Which of ``names`` (speakers known to the store) the query mentions, as whole words."""
+    words = set(_WORD.findall(query.casefold()))
+    found = set()
+    for name in names:
+        parts = _WORD.findall(name.casefold())
+        if parts and all(p in words for p in parts):
+            found.add(name)
+    return found
