@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from desktop.core.agent import events
 from desktop.core.agent.agents import AgentRecord
@@ -19,7 +19,21 @@ from desktop.core.memory.recall import Message
 from desktop.errors import ConfigError
 
 if TYPE_CHECKING:
-    from desktop.app import Services
+    from desktop.core.agent.agents import AgentStore
+    from desktop.core.agent.loop import MemoryServices
+    from desktop.core.clock import Clock
+    from desktop.core.storage import Database
+
+
+class Services(Protocol):
+    """What transfer needs of the app's services (the core must not import the composition root)."""
+
+    @property
+    def agents(self) -> "AgentStore": ...
+
+    memory: "MemoryServices"
+    clock: "Clock"
+    db: "Database"
 
 FORMAT = "memdesk-agent"
 FORMAT_VERSION = 1
