@@ -198,23 +198,13 @@ class ArchivalMemory:
         return [_passage(r) for r in rows]
 
     def search(self, agent_id: int, query: str, *, page: int = 0, page_size: int = 5) -> PassagePage:
-        """Semantic search: the top ``SEARCH_DEPTH`` passages by cosine similarity, paged."""
-        if not query.strip() or not self._has_vec_table():
-            return PassagePage([], 0, page, page_size)
-        self.ensure_space()
-        vector = self._embedder.embed([query])[0]
-        rows = self._db.query(
-            "SELECT rowid, distance FROM passages_vec WHERE embedding MATCH ? AND k = ? AND agent_id = ? ORDER BY distance",
-            (vector_blob(vector), SEARCH_DEPTH, agent_id),
-        )
-        total = len(rows)
-        window = rows[page * page_size : (page + 1) * page_size]
-        hits = []
-        for passage_id, distance in window:
-            passage = self.get(passage_id)
-            if passage is not None:
-                hits.append(PassageHit(passage, 1.0 - float(distance)))
-        return PassagePage(hits, total, page, page_size)
+        """The top ``SEARCH_DEPTH`` passages by meaning and words, paged, each with its citation;
+        see desktop.core.retrieval.passages."""
+        from desktop.core.retrieval.passages import search_passages
+
+        if self._has_vec_table():
+            self.ensure_space()
+        return search_passages(self._db, self._embedder, agent_id, query, page, page_size)
 
     def _has_vec_table(self) -> bool:
         return bool(self._db.scalar("SELECT 1 FROM sqlite_master WHERE name = 'passages_vec'"))

@@ -48,8 +48,11 @@ def _message(row) -> Message:
 
 
 class RecallMemory:
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, embedder=None) -> None:
+        """``embedder`` (optional) adds meaning-based ranking to ``search_text``; messages are
+        embedded lazily at search time, so ``add`` stays as fast as an INSERT."""
         self._db = db
+        self._embedder = embedder
         # SQLite's LIKE folds ASCII only; recall search promises case-insensitive matching for
         # every script, so matching uses Python's casefold through a registered SQL function.
         db.create_function("memdesk_contains", 2, _contains)
@@ -92,15 +95,22 @@ class RecallMemory:
         return int(self._db.scalar("SELECT COUNT(*) FROM messages WHERE agent_id = ? AND id < ?", (agent_id, message_id)))
 
     def search_text(self, agent_id: int, query: str, *, page: int = 0, page_size: int = 5) -> MessagePage:
-        """Case-insensitive substring match over searchable text, newest first."""
-        query = query.strip()
-        where = "agent_id = ? AND search_text != '' AND memdesk_contains(search_text, ?)"
-        total = int(self._db.scalar(f"SELECT COUNT(*) FROM messages WHERE {where}", (agent_id, query)))
-        rows = self._db.query(
-            f"SELECT {_COLUMNS} FROM messages WHERE {where} ORDER BY id DESC LIMIT ? OFFSET ?",
-            (agent_id, query, page_size, page * page_size),
-        )
-        return MessagePage([_message(r) for r in rows], total, page, page_size)
+        """With an embedder: messages that contain the query (case-insensitive) first, then the
+        most relevant others by BM25 + vectors (desktop.core.retrieval.messages). Without one:
+        case-insensitive substring matches only, newest first."""
+        if self._embedder is None:
+            query = query.strip()
+            where = "agent_id = ? AND search_text != '' AND memdesk_contains(search_text, ?)"
+            total = int(self._db.scalar(f"SELECT COUNT(*) FROM messages WHERE {where}", (agent_id, query)))
+            rows = self._db.query(
+                f"SELECT {_COLUMNS} FROM messages WHERE {where} ORDER BY id DESC LIMIT ? OFFSET ?",
+                (agent_id, query, page_size, page * page_size),
+            )
+            return MessagePage([_message(r) for r in rows], total, page, page_size)
+        from desktop.core.retrieval.messages import search_messages
+
+        result = search_messages(self._db, self._embedder, agent_id, query, page, page_size)
+        return MessagePage([hit.message for hit in result.hits], result.total, page, page_size)
 
     def search_date(self, agent_id: int, start: date, end: date, *, page: int = 0, page_size: int = 5) -> MessagePage:
         """Messages between two dates, both inclusive (UTC), oldest first."""

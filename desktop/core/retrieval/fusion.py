@@ -47,9 +47,9 @@ def neighbour_boost(scores: np.ndarray, same_as_previous: np.ndarray, alpha: flo
 
 
 def rank(scores: np.ndarray, first: np.ndarray | None = None, limit: int | None = None) -> np.ndarray:
-    """Positions by descending score, ties by position (stable); ``first`` (a boolean mask) is
-    ranked ahead of everything else whatever its score."""
-    order = np.argsort(-scores, kind="stable")
+    """Positions by descending score, ties newest (highest position) first; ``first`` (a boolean
+    mask) is ranked ahead of everything else whatever its score."""
+    order = np.lexsort((-np.arange(scores.size), -scores))
     if first is not None and first.any():
         order = np.concatenate([order[first[order]], order[~first[order]]])
     return order if limit is None else order[:limit]

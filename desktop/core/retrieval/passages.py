@@ -60,7 +60,7 @@ def rank_passages(db: Database, embedder: Embedder | None, agent_id: int, query:
         for passage_id, bm25 in rows:
             if best > 0:
                 scores[passage_id] = scores.get(passage_id, 0.0) + LEXICAL_WEIGHT * bm25 / best
-    result = sorted(scores.items(), key=lambda item: (-item[1], item[0]))[:SEARCH_DEPTH]
+    result = sorted(((i, s) for i, s in scores.items() if s > 0), key=lambda item: (-item[1], item[0]))[:SEARCH_DEPTH]
     with _lock:
         _rankings[key] = result
         while len(_rankings) > 64:

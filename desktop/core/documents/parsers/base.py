@@ -13,6 +13,9 @@ class Section:
     text: str
     page: int | None = None  # 1-based, for paged formats
     section: str | None = None  # heading, sheet or symbol the text sits under
+    #: Where ``text`` starts in the file's decoded text (text formats); None where the extracted text
+    #: is not a slice of the file (then offsets count through the extracted text; PDF: within the page).
+    offset: int | None = None
 
 
 @dataclass

@@ -23,8 +23,8 @@ def parse(data: bytes, name: str) -> ParsedDocument:
     matches = list(_DEFINITION.finditer(text))
     sections = []
     if not matches or matches[0].start() > 0:
-        sections.append(Section(text[: matches[0].start() if matches else len(text)]))
+        sections.append(Section(text[: matches[0].start() if matches else len(text)], offset=0))
     for i, match in enumerate(matches):
         end = matches[i + 1].start() if i + 1 < len(matches) else len(text)
-        sections.append(Section(text[match.start() : end], section=match.group(1)))
+        sections.append(Section(text[match.start() : end], section=match.group(1), offset=match.start()))
     return ParsedDocument(name, "text/x-source", [s for s in sections if s.text.strip()])

@@ -1,0 +1,200 @@
+"""The ingestion pipeline: read every file into chunks (searchable by FTS at once), then embed.
+
+Crash safety comes from the store, not from memory: each document is replaced in one transaction
+(status 'embedding' with all its chunks, or nothing), and each embedding batch commits its vectors
+and ``passages.embedded`` together. A new run skips documents whose content hash is unchanged and
+embeds whatever chunks are still unembedded, so a killed batch finishes without duplicates or losses.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+from desktop.core.clock import Clock, iso
+from desktop.core.documents import parsers
+from desktop.core.documents.files import discover
+from desktop.core.documents.progress import Eta, FileFailure, IngestProgress, IngestReport
+from desktop.core.embedding import Embedder
+from desktop.core.memory.archival import ArchivalMemory
+from desktop.core.retrieval.space import ensure_space
+from desktop.core.storage import Database
+from desktop.core.text.chunking import chunk_text
+from desktop.errors import DocumentError
+
+MAX_FILE_BYTES = 50 * 1024 * 1024
+#: Words per chunk: ~1.3 word pieces per English word keeps chunks inside MiniLM's 256-token window.
+CHUNK_WORDS = 170
+OVERLAP_WORDS = 30
+EMBED_BATCH = 256
+#: Test hook: "reading:N" or "embedding:N" makes the process exit abruptly after N documents read
+#: or N embedding batches, to prove that a killed ingestion resumes cleanly.
+CRASH_ENV = "MEMDESK_INGEST_CRASH_AFTER"
+
+ProgressCallback = Callable[[IngestProgress], None]
+
+
+class Ingestor:
+    def __init__(self, db: Database, embedder: Embedder, clock: Clock, *, max_bytes: int = MAX_FILE_BYTES) -> None:
+        self._db = db
+        self._embedder = embedder
+        self._clock = clock
+        self._max_bytes = max_bytes
+        self._archival = ArchivalMemory(db, embedder, clock)
+        crash = os.environ.get(CRASH_ENV, "")
+        self._crash = (crash.split(":")[0], int(crash.split(":")[1])) if ":" in crash else None
+
+    def ingest(
+        self,
+        paths: list[Path | str],
+        agent_id: int,
+        progress_callback: ProgressCallback | None = None,
+        cancel: Callable[[], bool] | None = None,
+    ) -> IngestReport:
+        """Read then embed. Refuses a store built with another embedding model before touching it."""
+        ensure_space(self._db, self._embedder)
+        self._archival.ensure_space()
+        notify = progress_callback or (lambda event: None)
+        cancelled = cancel or (lambda: False)
+        report = IngestReport()
+        files = list(discover([Path(p) for p in paths]))
+        eta = Eta(len(files))
+        for number, item in enumerate(files):
+            if cancelled():
+                report.cancelled = True
+                return report
+            if isinstance(item, DocumentError):
+                report.failures.append(FileFailure(item.message.split(":")[0], item.user_message))
+                continue
+            notify(IngestProgress("reading", number, len(files), str(item), eta.remaining(number), len(report.failures)))
+            try:
+                self._read_one(item, agent_id, report)
+            except DocumentError as error:
+                report.failures.append(FileFailure(str(item), error.user_message))
+                self._record_failure(item, agent_id, error.user_message)
+            self._maybe_crash("reading", number + 1)
+        notify(IngestProgress("reading", len(files), len(files), None, 0.0, len(report.failures)))
+        self._embed_pending(agent_id, report, notify, cancelled)
+        notify(IngestProgress("done", report.embedded, report.embedded, None, 0.0, len(report.failures)))
+        return report
+
+    # --- phase 1 -------------------------------------------------------------------------------
+    def _read_one(self, path: Path, agent_id: int, report: IngestReport) -> None:
+        try:
+            size = path.stat().st_size
+            if size > self._max_bytes:
+                raise DocumentError(f"{path.name}: file is too large ({size // (1024 * 1024)} MB; the limit is {self._max_bytes // (1024 * 1024)} MB)")
+            if size == 0:
+                raise DocumentError(f"{path.name}: the file is empty")
+            data = path.read_bytes()
+        except FileNotFoundError as error:
+            raise DocumentError(f"{path.name}: the file vanished before it could be read") from error
+        except IsADirectoryError as error:
+            raise DocumentError(f"{path.name}: is a folder, not a file") from error
+        except PermissionError as error:
+            raise DocumentError(f"{path.name}: permission denied") from error
+        except OSError as error:
+            raise DocumentError(f"{path.name}: could not be read ({error.strerror or error})") from error
+        digest = hashlib.sha256(data).hexdigest()
+        key = str(path.absolute())
+        existing = self._db.query_one("SELECT id, content_hash, status FROM documents WHERE agent_id = ? AND path = ?", (agent_id, key))
+        if existing is not None and existing[1] == digest and existing[2] in ("embedding", "done"):
+            report.unchanged += 1
+            return
+        document = parsers.parse(path, data)
+        chunks = []
+        running = 0
+        for section in document.sections:
+            base = section.offset if section.offset is not None else (0 if section.page is not None else running)
+            running += len(section.text) + 2
+            for chunk in chunk_text(section.text, max_tokens=CHUNK_WORDS, overlap_tokens=OVERLAP_WORDS):
+                chunks.append((section, chunk, base))
+        if not chunks:
+            raise DocumentError(f"{path.name}: no text found")
+        now = iso(self._clock.now())
+        with self._db.transaction():
+            if existing is not None:
+                self._delete_passages(existing[0])
+                self._db.execute(
+                    "UPDATE documents SET title = ?, content_hash = ?, size_bytes = ?, mime = ?, status = 'embedding', error = NULL,"
+                    " chunk_count = ?, updated_at = ? WHERE id = ?",
+                    (document.title, digest, len(data), document.mime, len(chunks), now, existing[0]),
+                )
+                document_id = existing[0]
+            else:
+                document_id = self._db.execute(
+                    "INSERT INTO documents(agent_id, path, title, content_hash, size_bytes, mime, status, chunk_count, created_at, updated_at)"
+                    " VALUES (?, ?, ?, ?, ?, ?, 'embedding', ?, ?, ?)",
+                    (agent_id, key, document.title, digest, len(data), document.mime, len(chunks), now, now),
+                ).lastrowid
+            # Offsets are into the file's text for text formats, into the page for PDFs (the
+            # citation names the page), otherwise into the extracted text.
+            self._db.executemany(
+                "INSERT INTO passages(agent_id, text, created_at, tags, document_id, chunk_index, page, section, char_start, char_end, embedded)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0)",
+                [
+                    (agent_id, chunk.text, now, json.dumps(["document"]), document_id, index, section.page, section.section, base + chunk.start, base + chunk.end)
+                    for index, (section, chunk, base) in enumerate(chunks)
+                ],
+            )
+        report.chunks += len(chunks)
+        if existing is not None and existing[1]:
+            report.replaced += 1
+        else:
+            report.added += 1
+
+    def _delete_passages(self, document_id: int) -> None:
+        self._db.execute(
+            "DELETE FROM passages_vec WHERE rowid IN (SELECT id FROM passages WHERE document_id = ? AND embedded = 1)", (document_id,)
+        )
+        self._db.execute("DELETE FROM passages WHERE document_id = ?", (document_id,))
+
+    def _record_failure(self, path: Path, agent_id: int, reason: str) -> None:
+        """A new file that failed is listed as failed; a known one keeps its earlier chunks."""
+        now = iso(self._clock.now())
+        key = str(path.absolute())
+        with self._db.transaction():
+            if self._db.scalar("SELECT 1 FROM documents WHERE agent_id = ? AND path = ?", (agent_id, key)):
+                self._db.execute("UPDATE documents SET error = ?, updated_at = ? WHERE agent_id = ? AND path = ?", (reason, now, agent_id, key))
+            else:
+                self._db.execute(
+                    "INSERT INTO documents(agent_id, path, title, content_hash, size_bytes, status, error, created_at, updated_at)"
+                    " VALUES (?, ?, ?, '', 0, 'failed', ?, ?, ?)",
+                    (agent_id, key, path.name, reason, now, now),
+                )
+
+    # --- phase 2 -------------------------------------------------------------------------------
+    def _embed_pending(self, agent_id: int, report: IngestReport, notify: ProgressCallback, cancelled: Callable[[], bool]) -> None:
+        total = int(self._db.scalar("SELECT COUNT(*) FROM passages WHERE agent_id = ? AND embedded = 0", (agent_id,)))
+        eta = Eta(total)
+        batches = 0
+        while not cancelled():
+            rows = self._db.query(
+                "SELECT p.id, p.text, d.path FROM passages p LEFT JOIN documents d ON d.id = p.document_id"
+                " WHERE p.agent_id = ? AND p.embedded = 0 ORDER BY p.id LIMIT ?",
+                (agent_id, EMBED_BATCH),
+            )
+            if not rows:
+                break
+            notify(IngestProgress("embedding", report.embedded, total, rows[0][2], eta.remaining(report.embedded), len(report.failures)))
+            vectors = self._embedder.embed([r[1] for r in rows])
+            with self._db.transaction():
+                self._archival.store_vectors(agent_id, [r[0] for r in rows], vectors)
+                self._db.execute(
+                    "UPDATE documents SET status = 'done' WHERE agent_id = ? AND status = 'embedding'"
+                    " AND NOT EXISTS (SELECT 1 FROM passages p WHERE p.document_id = documents.id AND p.embedded = 0)",
+                    (agent_id,),
+                )
+            report.embedded += len(rows)
+            batches += 1
+            self._maybe_crash("embedding", batches)
+        else:
+            report.cancelled = True
+        notify(IngestProgress("embedding", report.embedded, total, None, 0.0, len(report.failures)))
+
+    def _maybe_crash(self, phase: str, count: int) -> None:
+        if self._crash is not None and self._crash == (phase, count):
+            os._exit(75)
