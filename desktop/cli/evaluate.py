@@ -15,7 +15,7 @@ def add_eval_command(subparsers: "argparse._SubParsersAction") -> argparse.Argum
     locomo.add_argument("path", type=Path, help="a LoCoMo file such as locomo_dev.json")
     locomo.add_argument("--k", type=int, default=10, help="the largest cut-off reported (recall@5 is always reported)")
     locomo.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
-    locomo.set_defaults(func=run_eval)
+    locomo.set_defaults(handler=run_eval)
     return parser
 
 
