@@ -40,7 +40,7 @@ from desktop.core.runtime.base import (
 )
 from desktop.core.runtime.chat_template import ChatTemplate
 from desktop.core.runtime.gguf import read_gguf
-from desktop.core.runtime.grammar import build_call_grammar
+from desktop.core.runtime.grammar import build_call_grammar, forced_text
 from desktop.core.runtime.json_end import JsonEnd
 from desktop.core.runtime.streaming import CallStreamParser
 from desktop.errors import ContextOverflowError, GenerationCancelled, ModelError, ModelFileError
@@ -178,7 +178,10 @@ class LlamaCppRuntime:
                     on_event(event)
             return end.feed(delta)
 
-        return self.complete(messages, params, grammar=grammar.text, on_text=on_text, cancel=cancel)
+        names = [tool.name for tool in tools]
+        return self.complete(
+            messages, params, grammar=grammar.text, on_text=on_text, forced=lambda text: forced_text(text, names), cancel=cancel
+        )
 
     def generate_text(self, messages: Sequence[ChatMessage], params: SamplingParams, *, cancel: CancelToken | None = None) -> str:
         return self.complete(messages, params, cancel=cancel).text.strip()
@@ -273,6 +276,16 @@ class LlamaCppRuntime:
             self._decode(tokens[start : start + batch])
         return len(tokens) - keep
 
+    def _forced_tokens(self, text: str, sampler: GrammarFirstSampler) -> list[int]:
+        """Tokens of ``text`` that the grammar admits, in order, each already accepted."""
+        accepted: list[int] = []
+        for token in self.tokenize(text, special=False) if text else []:
+            if not sampler.allows(token):
+                break
+            sampler.accept(token)
+            accepted.append(token)
+        return accepted
+
     def logits(self) -> np.ndarray:
         pointer = llama_cpp.llama_get_logits_ith(self._ctx, -1)
         return np.ctypeslib.as_array(pointer, shape=(self.n_vocab,))
@@ -284,10 +297,12 @@ class LlamaCppRuntime:
         *,
         grammar: str | None = None,
         on_text: Callable[[str], bool] = lambda delta: False,
+        forced: Callable[[str], str] | None = None,
         cancel: CancelToken | None = None,
     ) -> ModelTurn:
         """Generate after the rendered ``messages``; ``on_text`` gets each text delta and returns
-        True to stop. With ``grammar`` (GBNF source), every token is one the grammar admits."""
+        True to stop. With ``grammar`` (GBNF source), every token is one the grammar admits.
+        ``forced`` maps the text so far to text that must come next; it is written in one batch."""
         started = time.perf_counter()
         prompt = self.prompt_tokens(messages)
         evaluated = self.evaluate_prompt(prompt, cancel)
@@ -295,17 +310,26 @@ class LlamaCppRuntime:
         decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         pieces: list[str] = []
         generated = 0
+
+        def emit(token: int) -> bool:
+            delta = decoder.decode(self.piece_bytes(token))
+            pieces.append(delta)
+            return bool(delta) and on_text(delta)
+
         try:
             while generated < params.max_tokens and len(self._cached) < self.n_ctx:
                 if cancel is not None and cancel.cancelled:
                     raise GenerationCancelled("Generation stopped")
+                batch = self._forced_tokens(forced("".join(pieces)), sampler) if forced else []
+                if batch:
+                    generated += len(batch)
+                    if any([emit(token) for token in batch]):
+                        break
+                    self._decode(batch)
+                    continue
                 token = sampler.sample(self.logits())
                 generated += 1
-                if token is None or llama_cpp.llama_vocab_is_eog(self._vocab, token):
-                    break
-                delta = decoder.decode(self.piece_bytes(token))
-                pieces.append(delta)
-                if delta and on_text(delta):
+                if token is None or llama_cpp.llama_vocab_is_eog(self._vocab, token) or emit(token):
                     break
                 self._decode([token])
             pieces.append(decoder.decode(b"", final=True))
