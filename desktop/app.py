@@ -73,7 +73,7 @@ def open_services(paths: Paths | None = None, *, embedder: Embedder | None = Non
         db=db,
         agents=AgentStore(db, core, clock, paths.files_root),
         core=core,
-        recall=RecallMemory(db),
+        recall=RecallMemory(db, embedder),
         archival=ArchivalMemory(db, embedder, clock),
         clock=clock,
     )

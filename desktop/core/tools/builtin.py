@@ -90,6 +90,18 @@ def _check_page(page: int | None) -> int:
     return page
 
 
+def _format_messages(ctx: ToolContext, result, page: int) -> str:
+    """One page of recall hits as the model reads them; also kept for the archival panel."""
+    ctx.last_hits = [("recall", hit) for hit in result.hits]
+    if not result.hits and result.total and page >= result.pages:
+        raise ToolError(f"page {page} is past the last page ({result.pages - 1})")
+    lines = [_page_header(len(result.hits), result.total, page, result.pages)]
+    for message in result.hits:
+        who = message.author or message.role
+        lines.append(f"- [{message.created_at:%Y-%m-%d %H:%M}] {who}: {message.search_text}")
+    return "\n".join(lines)
+
+
 def conversation_search(ctx: ToolContext, query: str, page: int | None = 0) -> str:
     """Search prior conversation history (recall memory) by text, case-insensitive.
 
@@ -99,14 +111,7 @@ def conversation_search(ctx: ToolContext, query: str, page: int | None = 0) -> s
     """
     page = _check_page(page)
     result = ctx.recall.search_text(ctx.agent_id, query, page=page, page_size=PAGE_SIZE)
-    ctx.last_hits = [("recall", hit) for hit in result.hits]
-    if result.hits == [] and result.total and page >= result.pages:
-        raise ToolError(f"page {page} is past the last page ({result.pages - 1})")
-    lines = [_page_header(len(result.hits), result.total, page, result.pages)]
-    for message in result.hits:
-        who = message.author or message.role
-        lines.append(f"- [{message.created_at:%Y-%m-%d %H:%M}] {who}: {message.search_text}")
-    return "\n".join(lines)
+    return _format_messages(ctx, result, page)
 
 
 def _parse_date(value: str, name: str) -> date:
@@ -129,12 +134,7 @@ def conversation_search_date(ctx: ToolContext, start_date: str, end_date: str, p
     if end < start:
         raise ToolError("end_date is before start_date")
     result = ctx.recall.search_date(ctx.agent_id, start, end, page=page, page_size=PAGE_SIZE)
-    ctx.last_hits = [("recall", hit) for hit in result.hits]
-    lines = [_page_header(len(result.hits), result.total, page, result.pages)]
-    for message in result.hits:
-        who = message.author or message.role
-        lines.append(f"- [{message.created_at:%Y-%m-%d %H:%M}] {who}: {message.search_text}")
-    return "\n".join(lines)
+    return _format_messages(ctx, result, page)
 
 
 # --- archival memory -------------------------------------------------------------------------
@@ -160,6 +160,8 @@ def archival_memory_search(ctx: ToolContext, query: str, page: int | None = 0) -
     page = _check_page(page)
     result = ctx.archival.search(ctx.agent_id, query, page=page, page_size=PAGE_SIZE)
     ctx.last_hits = [("archival", hit) for hit in result.hits]
+    if not result.hits and result.total and page >= result.pages:
+        raise ToolError(f"page {page} is past the last page ({result.pages - 1})")
     lines = [_page_header(len(result.hits), result.total, page, result.pages)]
     for hit in result.hits:
         passage = hit.passage
