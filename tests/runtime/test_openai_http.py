@@ -1,0 +1,108 @@
+"""The OpenAI-compatible runtime against a real server on loopback: llama-cpp-python's own,
+serving the bundled model."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+
+import pytest
+
+from desktop.core.runtime.base import CancelToken, ChatMessage, Runtime, SamplingParams
+from desktop.core.runtime.openai_http import OpenAIHttpRuntime, OpenAISettings, call_schema, estimate_tokens, normalise_call
+from desktop.errors import GenerationCancelled, ModelError
+from tests.runtime.conftest import HEARTBEAT_TOOLS, TOOLS, conversation
+from tests.runtime.test_grammar import check_call
+
+pytestmark = pytest.mark.model
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server(model_path, tmp_path_factory):
+    port = free_port()
+    log = (tmp_path_factory.mktemp("server") / "server.log").open("w")
+    command = [sys.executable, "-m", "llama_cpp.server", "--model", str(model_path), "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "4096", "--n_threads", "1"]
+    process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}/v1"
+    deadline = time.monotonic() + 90
+    while True:
+        try:
+            urllib.request.urlopen(base + "/models", timeout=2).read()
+            break
+        except OSError:
+            if process.poll() is not None or time.monotonic() > deadline:
+                process.kill()
+                pytest.fail(f"llama_cpp.server did not start; see {log.name}")
+            time.sleep(0.3)
+    yield base
+    process.terminate()
+    process.wait(timeout=20)
+    log.close()
+
+
+@pytest.fixture
+def http(server):
+    return OpenAIHttpRuntime(OpenAISettings(server, schema_style="json_object", context_window=4096))
+
+
+def test_is_a_runtime_with_estimated_counts(http):
+    assert isinstance(http, Runtime)
+    assert not http.info.exact_tokens
+    assert http.count_tokens("Hello, world!") >= 3
+    assert http.count_prompt(conversation("Hi")) > http.count_tokens(conversation("Hi")[0].content)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_calls_come_back_valid_and_in_our_shape(http, seed):
+    events = []
+    turn = http.generate_call(conversation("Hi, I'm Ann. I love hiking."), TOOLS, SamplingParams(seed=seed, max_tokens=300), heartbeat_tools=HEARTBEAT_TOOLS, on_event=events.append)
+    check_call(turn.text, TOOLS, HEARTBEAT_TOOLS)
+    thoughts = "".join(e.text for e in events if e.kind == "thought")
+    assert thoughts == json.loads(turn.text)["params"]["inner_thoughts"]
+    assert len(events) > 1
+
+
+def test_free_text(http):
+    text = http.generate_text([ChatMessage("user", "Say hello in one short sentence.")], SamplingParams(seed=1, max_tokens=40))
+    assert text
+
+
+def test_cancel_stops_the_stream(http):
+    cancel = CancelToken()
+    with pytest.raises(GenerationCancelled):
+        http.generate_call(conversation("Write a long poem."), TOOLS[:1], SamplingParams(seed=2, max_tokens=400), on_event=lambda e: cancel.cancel(), cancel=cancel)
+    turn = http.generate_call(conversation("Hello"), TOOLS[:1], SamplingParams(seed=2, max_tokens=200))
+    check_call(turn.text, TOOLS[:1], frozenset())
+
+
+def test_unreachable_server_is_a_model_error():
+    runtime = OpenAIHttpRuntime(OpenAISettings(f"http://127.0.0.1:{free_port()}/v1", timeout=5))
+    with pytest.raises(ModelError, match="Cannot reach"):
+        runtime.generate_text([ChatMessage("user", "Hi")], SamplingParams())
+
+
+def test_normalise_reorders_and_keeps_bad_output_raw():
+    messy = '{ "params": {"request_heartbeat": true, "query": "cats", "inner_thoughts": "hm"}, "function": "archival_memory_search" }'
+    assert normalise_call(messy, TOOLS, HEARTBEAT_TOOLS) == json.dumps(
+        {"function": "archival_memory_search", "params": {"inner_thoughts": "hm", "query": "cats", "request_heartbeat": True}}
+    )
+    assert normalise_call("not json", TOOLS, HEARTBEAT_TOOLS) == "not json"
+    unknown = '{"function": "rm_rf", "params": {}}'
+    assert normalise_call(unknown, TOOLS, HEARTBEAT_TOOLS) == unknown
+
+
+def test_schema_names_each_function_once():
+    schema = call_schema(TOOLS, HEARTBEAT_TOOLS)
+    names = [option["properties"]["function"]["enum"] for option in schema["anyOf"]]
+    assert names == [[t.name] for t in TOOLS]
+    assert estimate_tokens("") == 0 and estimate_tokens("a b c") == 3  # one per word beats 5 bytes / 4
