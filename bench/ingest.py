@@ -1,0 +1,99 @@
+"""Ingestion throughput: chunks per second through the whole pipeline vs the embedder alone.
+
+    python -m bench.ingest --json
+
+A ~5 MB corpus of generated prose (Markdown, text and HTML files) goes through Ingestor.ingest
+(discover, parse, chunk, store, FTS, embed, store vectors) with the real MiniLM embedder; then the
+same chunk texts are embedded again with nothing else around them, in the same batch size.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import tempfile
+import time
+from pathlib import Path
+
+from desktop.core.clock import SystemClock
+from desktop.core.documents.ingest import EMBED_BATCH, Ingestor
+from desktop.core.embedding.sentence_transformer import SentenceTransformerEmbedder
+from desktop.core.storage import open_database
+
+_WORDS = (
+    "memory archive river garden letter morning station window engine harbour violin recipe journey mountain "
+    "library signal market lantern winter summer planet ocean bridge castle doctor teacher painter farmer "
+    "writes reads builds carries finds remembers forgets follows opens closes paints sings walks counts "
+    "quiet bright ancient modern careful sudden gentle heavy narrow distant golden silver wooden hidden"
+).split()
+
+
+def _sentence(rng: random.Random) -> str:
+    words = [rng.choice(_WORDS) for _ in range(rng.randint(8, 22))]
+    return " ".join(words).capitalize() + "."
+
+
+def make_corpus(folder: Path, megabytes: float, seed: int = 3) -> int:
+    rng = random.Random(seed)
+    target = int(megabytes * 1024 * 1024)
+    written = 0
+    number = 0
+    while written < target:
+        paragraphs = [" ".join(_sentence(rng) for _ in range(rng.randint(3, 8))) for _ in range(rng.randint(20, 60))]
+        kind = number % 3
+        if kind == 0:
+            text = f"# Report {number}\n\n" + "\n\n".join(paragraphs)
+            name = f"report-{number}.md"
+        elif kind == 1:
+            text = "\n\n".join(paragraphs)
+            name = f"notes-{number}.txt"
+        else:
+            text = f"<html><head><title>Page {number}</title></head><body>" + "".join(f"<p>{p}</p>" for p in paragraphs) + "</body></html>"
+            name = f"page-{number}.html"
+        (folder / name).write_text(text, encoding="utf-8")
+        written += len(text.encode())
+        number += 1
+    return written
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--mb", type=float, default=5.0, help="corpus size in megabytes")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    embedder = SentenceTransformerEmbedder()
+    # Warm up on realistic lengths so neither run pays for loading the model or first-shape costs.
+    warm = random.Random(1)
+    embedder.embed([" ".join(_sentence(warm) for _ in range(10)) for _ in range(64)])
+    with tempfile.TemporaryDirectory(prefix="memdesk-bench-") as folder:
+        corpus = Path(folder) / "corpus"
+        corpus.mkdir()
+        size = make_corpus(corpus, args.mb)
+        db = open_database(Path(folder) / "memdesk.sqlite3")
+        agent_id = db.execute("INSERT INTO agents(name, created_at, system_prompt) VALUES ('bench', '2026-01-01T00:00:00+00:00', '')").lastrowid
+        started = time.perf_counter()
+        report = Ingestor(db, embedder, SystemClock()).ingest([corpus], agent_id)
+        pipeline_s = time.perf_counter() - started
+        texts = [r[0] for r in db.query("SELECT text FROM passages WHERE agent_id = ? ORDER BY id", (agent_id,))]
+        db.close()
+    started = time.perf_counter()
+    for start in range(0, len(texts), EMBED_BATCH):
+        embedder.embed(texts[start : start + EMBED_BATCH])
+    model_s = time.perf_counter() - started
+    result = {
+        "corpus_bytes": size,
+        "files": report.added,
+        "chunks": len(texts),
+        "pipeline_s": round(pipeline_s, 2),
+        "model_s": round(model_s, 2),
+        "pipeline_chunks_per_s": round(len(texts) / pipeline_s, 2),
+        "model_chunks_per_s": round(len(texts) / model_s, 2),
+        "ratio": round(model_s / pipeline_s, 3),
+        "failures": len(report.failures),
+    }
+    print(json.dumps(result) if args.json else "\n".join(f"{k}: {v}" for k, v in result.items()))
+
+
+if __name__ == "__main__":
+    main()
