@@ -91,7 +91,7 @@ def test_eviction_summarizes_recursively_and_never_overflows(services, make_agen
     first_kept = services.memory.recall.get(record.context_start_id)
     assert first_kept.kind in ("user_message", "heartbeat", "system_alert", "login")
     # Nothing was deleted: every turn is still in recall memory.
-    assert services.memory.recall.search_text(agent.id, "turn 0:").total == 1
+    assert "turn 0:" in services.memory.recall.search_text(agent.id, "turn 0:").hits[0].search_text
     assert services.memory.recall.count(agent.id) >= 40 * 3
     budget = agent.budget()
     assert budget.tokens("summary") > 0 and budget.used <= budget.eviction_at
