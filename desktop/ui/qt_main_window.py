@@ -15,8 +15,8 @@ from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
 
-from PySide6.QtCore import QThread, QTimer, Qt, Signal, Slot
-from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence, QShortcut
+from PySide6.QtCore import QEvent, QThread, QTimer, Qt, Signal, Slot
+from PySide6.QtGui import QAction, QCloseEvent, QDropEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import QDockWidget, QFileDialog, QInputDialog, QMainWindow, QMessageBox, QVBoxLayout, QWidget
 
 from desktop.app import Services
@@ -85,6 +85,8 @@ class MainWindow(QMainWindow):
         self._build_ui()
         self._connect_signals()
         self.setAcceptDrops(True)
+        # QMainWindow::event keeps drops for its own dock dragging; a filter sees them first.
+        self.installEventFilter(self)
         self.worker_thread.start()
         self.ingest_thread.start()
         self.repaint_timer.start()
@@ -472,11 +474,16 @@ class MainWindow(QMainWindow):
             self._restart_heartbeat_timer()
 
     # --- drops and closing -------------------------------------------------------------------
-    def dragEnterEvent(self, event: QDragEnterEvent) -> None:  # noqa: N802 - Qt API
-        if event.mimeData().hasUrls():
+    def eventFilter(self, watched, event) -> bool:  # noqa: N802 - Qt API
+        if watched is self and event.type() in (QEvent.Type.DragEnter, QEvent.Type.DragMove) and event.mimeData().hasUrls():
             event.acceptProposedAction()
+            return True
+        if watched is self and event.type() == QEvent.Type.Drop and event.mimeData().hasUrls():
+            self.on_dropped(event)
+            return True
+        return super().eventFilter(watched, event)
 
-    def dropEvent(self, event: QDropEvent) -> None:  # noqa: N802 - Qt API
+    def on_dropped(self, event: QDropEvent) -> None:
         paths = [url.toLocalFile() for url in event.mimeData().urls() if url.isLocalFile()]
         models = [p for p in paths if p.lower().endswith(".gguf")]
         if models:
