@@ -1,0 +1,98 @@
+"""conversation_search and archival_memory_search through the retrieval layer, on a real store."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+import numpy as np
+import pytest
+
+from desktop.core.clock import ManualClock
+from desktop.core.embedding.hashing import HashingEmbedder
+from desktop.core.memory.archival import ArchivalMemory
+from desktop.core.memory.recall import RecallMemory
+from desktop.core.retrieval import search_messages, vector_index
+from desktop.core.retrieval.passages import vector_candidates
+from desktop.core.storage import open_database
+
+START = datetime(2026, 3, 1, 10, 0, tzinfo=timezone.utc)
+
+
+@pytest.fixture
+def db(tmp_path):
+    database = open_database(tmp_path / "memdesk.sqlite3")
+    database.execute("INSERT INTO agents(name, created_at, system_prompt) VALUES ('sam', '2026-01-01T00:00:00+00:00', '')")
+    yield database
+    database.close()
+
+
+def _say(recall, text, *, minutes, author="Ana"):
+    return recall.add(1, role="user", kind="user_message", content=text, search_text=text, author=author, created_at=START + timedelta(minutes=minutes))
+
+
+def test_exact_substring_matches_rank_first_even_inside_words(db):
+    recall = RecallMemory(db, HashingEmbedder())
+    _say(recall, "Blueberry pancakes for breakfast again", minutes=0)
+    target = _say(recall, "My locker code is XK-42z, don't forget", minutes=1)
+    for n in range(30):
+        _say(recall, f"code review number {n} about the locker room code", minutes=2 + n)
+    page = recall.search_text(1, "xk-42Z")  # case differs; FTS would split the token
+    assert page.hits[0].id == target.id
+    ranked = search_messages(db, HashingEmbedder(), 1, "KER CODE IS x")
+    assert ranked.hits[0].message.id == target.id and ranked.hits[0].exact
+
+
+def test_messages_are_embedded_lazily_and_found_by_meaning(db, real_embedder):
+    recall = RecallMemory(db, real_embedder)
+    _say(recall, "I adopted a puppy from the shelter last week", minutes=0)
+    for n, text in enumerate(["The weather is grey today", "Work was busy with reports", "I made lasagna for dinner"]):
+        _say(recall, text, minutes=10 + n)
+    assert db.scalar("SELECT COUNT(*) FROM messages WHERE embedded = 0") == 4
+    page = recall.search_text(1, "new dog")
+    assert "puppy" in page.hits[0].content
+    assert db.scalar("SELECT COUNT(*) FROM messages WHERE embedded = 0") == 0
+    _say(recall, "The dog chewed my slippers", minutes=30)
+    assert recall.search_text(1, "dog").hits[0].content == "The dog chewed my slippers"
+
+
+def test_paging_is_stable_and_total_counted_once(db):
+    recall = RecallMemory(db, HashingEmbedder())
+    for n in range(12):
+        _say(recall, f"garden note {n}: tomatoes need water", minutes=n)
+    first = recall.search_text(1, "tomatoes", page=0)
+    second = recall.search_text(1, "tomatoes", page=1)
+    third = recall.search_text(1, "tomatoes", page=2)
+    assert first.total == 12 and len(third.hits) == 2
+    ids = [m.id for m in first.hits + second.hits + third.hits]
+    assert len(set(ids)) == 12
+
+
+def test_archival_search_fuses_words_and_meaning_and_sees_unembedded_text(db, real_embedder):
+    archival = ArchivalMemory(db, real_embedder, ManualClock())
+    archival.insert(1, "The boiler in the basement was serviced in March.")
+    archival.insert(1, "Invoice 77-ALPHA covers the roof repair.")
+    assert archival.search(1, "when was the heating maintained").hits[0].passage.text.startswith("The boiler")
+    assert "77-ALPHA" in archival.search(1, "77-ALPHA").hits[0].passage.text
+    # A chunk whose vector is not computed yet is still found by its words.
+    db.execute("INSERT INTO passages(agent_id, text, created_at) VALUES (1, 'Zanzibar ferry tickets are in the drawer', '2026-01-01T00:00:00+00:00')")
+    assert "Zanzibar" in archival.search(1, "zanzibar tickets").hits[0].passage.text
+
+
+def test_vector_index_follows_writes_and_quantized_path_matches_exact(db, monkeypatch):
+    archival = ArchivalMemory(db, HashingEmbedder(), ManualClock())
+    ids = archival.insert(1, "first passage about owls")
+    query = HashingEmbedder().embed(["owls"])[0]
+    assert vector_candidates(db, 1, query, 5)[0].tolist() == ids
+    archival.delete(ids)
+    assert vector_candidates(db, 1, query, 5)[0].tolist() == []
+    # The int8 short list must return what an exact scan returns.
+    rng = np.random.default_rng(0)
+    matrix = rng.standard_normal((3000, 64)).astype(np.float32)
+    matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
+    loaded = vector_index._Loaded(0, np.arange(3000), matrix, vector_index._pack_int8(matrix))
+    assert loaded.packed is not None
+    probe = matrix[123] + 0.1 * matrix[7]
+    probe /= np.linalg.norm(probe)
+    quantized = vector_index.top_k(loaded, probe, 10)[0].tolist()
+    exact = np.argsort(-(matrix @ probe))[:10].tolist()
+    assert quantized == exact
