@@ -218,3 +218,8 @@ def _delta_text(data: str, url: str) -> str:
         raise ModelError(f"The model server at {url} reported an error: {chunk['error']}")
     choices = chunk.get("choices") or [{}]
     return (choices[0].get("delta") or {}).get("content") or ""
+
+
+def OpenAIRuntime(*, base_url: str, model: str = "", context_window: int = 8192, api_key: str | None = None) -> OpenAIHttpRuntime:  # noqa: N802
+    """The keyword form ``desktop.app.make_runtime`` uses."""
+    return OpenAIHttpRuntime(OpenAISettings(base_url, model=model or "default", api_key=api_key, context_window=context_window))
