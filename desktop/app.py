@@ -89,9 +89,12 @@ def resolve_model_path(settings: Settings) -> Path:
 def make_runtime(settings: Settings) -> Runtime:
     """Build the runtime the settings ask for. Imports are local: llama.cpp loads only when used."""
     if settings.runtime == "llamacpp":
-        from desktop.core.runtime.llamacpp import LlamaCppRuntime, LlamaSettings
+        # llama.cpp runs in a child process: a native abort there becomes a ModelError here,
+        # never a crash of the window (see desktop/core/runtime/isolated.py).
+        from desktop.core.runtime.isolated import isolated_llama
+        from desktop.core.runtime.llamacpp_settings import LlamaSettings
 
-        return LlamaCppRuntime(
+        return isolated_llama(
             LlamaSettings(
                 model_path=resolve_model_path(settings),
                 context_size=settings.context_size,

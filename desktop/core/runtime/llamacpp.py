@@ -22,12 +22,12 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 import llama_cpp
 import numpy as np
 
+from desktop.core.runtime.llamacpp_settings import LlamaSettings  # noqa: F401 - re-exported
 from desktop.core.runtime.base import (
     CancelToken,
     ChatMessage,
@@ -80,16 +80,6 @@ def default_threads() -> int:
     claiming every core (hyper-threads, or cores other apps are using) is slower, often much
     slower: 11 tokens/s with 2 threads against 55 with 1 on a busy 2-core machine."""
     return max(1, (os.cpu_count() or 2) // 2)
-
-
-@dataclass(frozen=True)
-class LlamaSettings:
-    model_path: Path | str
-    context_size: int = 8192  # capped at the model's training context
-    threads: int = 0  # 0: default_threads()
-    gpu_layers: int = 0
-    chat_template_override: str | None = None
-    batch_size: int = 256  # prompt tokens per decode; also how often a long prompt polls cancel
 
 
 class LlamaCppRuntime:

@@ -1,0 +1,17 @@
+"""Settings of the llama.cpp runtime, in a module that does not import llama_cpp: the app builds
+them in the parent process, while only the model's child process loads the native library."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class LlamaSettings:
+    model_path: Path | str
+    context_size: int = 8192  # capped at the model's training context
+    threads: int = 0  # 0: default_threads()
+    gpu_layers: int = 0
+    chat_template_override: str | None = None
+    batch_size: int = 256  # prompt tokens per decode; also how often a long prompt polls cancel
