@@ -25,9 +25,7 @@ def test_budget_sections_add_up_to_the_exact_prompt(services, runtime, make_agen
     budget = agent.budget()
     assert [s.name for s in budget.sections] == list(SECTIONS)
     prompt = runtime.prompts[-1]
-    # The next prompt is the last one plus the two new messages: recount it independently.
-    from desktop.core.agent.loop import Agent  # noqa: F401 - documents where the prompt comes from
-
+    # Recount the next prompt independently: the sections add up to it exactly.
     assert budget.used == runtime.count_prompt(agent._prompt_parts().chat_messages())
     assert budget.used + budget.free == budget.window
     assert all(s.tokens >= 0 for s in budget.sections)

@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import json
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
 
 import pytest
 
 from desktop.core.runtime.base import ChatMessage, ToolSpec
 from desktop.core.runtime.model_catalog import default_model_path
+from desktop.core.runtime.openai_http import OpenAIHttpRuntime, OpenAISettings
 
 HEARTBEAT = {"type": "boolean", "description": "Request an immediate heartbeat after the function runs."}
 
@@ -70,3 +76,38 @@ def llama(model_path):
     runtime = LlamaCppRuntime(LlamaSettings(model_path, context_size=4096))
     yield runtime
     runtime.close()
+
+
+# --- an OpenAI-compatible server on loopback: llama-cpp-python's own, serving the bundled model ---
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def server(model_path, tmp_path_factory):
+    port = free_port()
+    log = (tmp_path_factory.mktemp("server") / "server.log").open("w")
+    command = [sys.executable, "-m", "llama_cpp.server", "--model", str(model_path), "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "4096", "--n_threads", "1"]
+    process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}/v1"
+    deadline = time.monotonic() + 90
+    while True:
+        try:
+            urllib.request.urlopen(base + "/models", timeout=2).read()
+            break
+        except OSError:
+            if process.poll() is not None or time.monotonic() > deadline:
+                process.kill()
+                pytest.fail(f"llama_cpp.server did not start; see {log.name}")
+            time.sleep(0.3)
+    yield base
+    process.terminate()
+    process.wait(timeout=20)
+    log.close()
+
+
+@pytest.fixture
+def http(server):
+    return OpenAIHttpRuntime(OpenAISettings(server, schema_style="json_object", context_window=4096))

@@ -166,3 +166,13 @@ def test_closed_runtime_raises_model_error(model_path):
     runtime.close()
     with pytest.raises(ModelError):
         runtime.generate_text([ChatMessage("user", "Hi")], SamplingParams())
+
+
+def test_a_call_that_runs_out_of_tokens_is_still_valid_json(llama):
+    # A budget far too small for the model's thoughts: the call is closed, not cut off.
+    for seed in (1, 2, 3):
+        turn = llama.generate_call(
+            conversation("Tell me a very long story about dragons, with many details."), TOOLS, SamplingParams(seed=seed, max_tokens=24),
+            heartbeat_tools=HEARTBEAT_TOOLS,
+        )
+        check_call(turn.text, TOOLS, HEARTBEAT_TOOLS)

@@ -12,20 +12,20 @@ from __future__ import annotations
 
 import json
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from desktop.core.agent import events
 from desktop.core.agent.agents import AgentRecord, AgentStore
 from desktop.core.agent.context import ContextBudget, PromptParts, measure, render_core_memory, to_chat
-from desktop.core.agent.eviction import KEEP_LAST, Summarizer, choose_cut
+from desktop.core.agent.eviction import Summarizer, choose_cut
 from desktop.core.agent.observer import AgentObserver, StepRecord
 from desktop.core.clock import Clock
 from desktop.core.memory.archival import ArchivalMemory
 from desktop.core.memory.core_memory import CoreMemory
 from desktop.core.memory.recall import RecallMemory
 from desktop.core.prompts import Prompts
-from desktop.core.runtime.base import CancelToken, GenerationStats, ModelTurn, Runtime, SamplingParams
+from desktop.core.runtime.base import CancelToken, ModelTurn, Runtime, SamplingParams, ToolSpec
 from desktop.core.storage import Database
 from desktop.core.tools.context import ConsentPolicy, DenyAll, ToolContext
 from desktop.core.tools.files import FileSandbox
@@ -136,7 +136,7 @@ class Agent:
             parts = self._prompt_parts()
             turn = self.runtime.generate_call(
                 parts.chat_messages(),
-                self.tools.specs(),
+                self._live_specs(),
                 self.settings.params,
                 heartbeat_tools=self.tools.heartbeat_tools(),
                 on_event=self.observer.on_stream,
@@ -182,6 +182,22 @@ class Agent:
         if step.heartbeat:
             return "heartbeat", events.heartbeat(events.HEARTBEAT_AFTER_CALL, now)
         return None
+
+    def _live_specs(self) -> list[ToolSpec]:
+        """The tool specs for this step's grammar: core memory functions may name only the blocks
+        that exist and are writable, so a small model cannot pick a missing or read-only block.
+        (The prompt's tool section stays static, which keeps the KV cache warm.)"""
+        labels = [b.label for b in self.memory.core.blocks(self.id) if not b.read_only]
+        specs = []
+        for spec in self.tools.specs():
+            properties = spec.parameters.get("properties", {})
+            if spec.name.startswith("core_memory_") and "label" in properties:
+                if not labels:
+                    continue
+                label = {**properties["label"], "enum": labels}
+                spec = replace(spec, parameters={**spec.parameters, "properties": {**properties, "label": label}})
+            specs.append(spec)
+        return specs
 
     # --- one step --------------------------------------------------------------------------
     def _tool_context(self) -> ToolContext:

@@ -71,8 +71,8 @@ class RecallMemory:
         step_id: int | None = None,
     ) -> Message:
         cursor = self._db.execute(
-            f"INSERT INTO messages(agent_id, created_at, role, kind, content, search_text, author, function_name, step_id)"
-            f" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO messages(agent_id, created_at, role, kind, content, search_text, author, function_name, step_id)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (agent_id, iso(created_at), role, kind, content, search_text, author, function_name, step_id),
         )
         return Message(cursor.lastrowid, agent_id, created_at, role, kind, content, search_text, author, function_name, step_id)

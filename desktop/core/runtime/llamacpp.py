@@ -130,6 +130,8 @@ class LlamaCppRuntime:
         self._cached: list[int] = []  # tokens whose keys/values are in the KV cache, in order
         self._candidates = np.zeros(self.n_vocab, dtype=_TOKEN_DATA)
         self._candidates["id"] = np.arange(self.n_vocab, dtype=np.int32)
+        quote = self.tokenize('"', special=False)
+        self._quote = quote[-1]  # the token that closes a JSON string when a call must end
 
     # --- Runtime interface ------------------------------------------------------------------------
     @property
@@ -306,8 +308,13 @@ class LlamaCppRuntime:
             pieces.append(delta)
             return bool(delta) and on_text(delta)
 
+        # A call cut off by max_tokens would be invalid JSON. Near the end of the budget the call is
+        # closed instead: every string ends at once and the grammar supplies the remaining keys,
+        # so the agent gets a valid (if terse) call it can run or report back as a failure.
+        closing_at = params.max_tokens - min(_CLOSING_RESERVE, params.max_tokens // 3) if grammar else params.max_tokens
+        limit = params.max_tokens + (_CLOSING_RESERVE if grammar else 0)
         try:
-            while generated < params.max_tokens and len(self._cached) < self.n_ctx:
+            while generated < limit and len(self._cached) < self.n_ctx:
                 if cancel is not None and cancel.cancelled:
                     raise GenerationCancelled("Generation stopped")
                 batch = self._forced_tokens(forced("".join(pieces)), sampler) if forced else []
@@ -317,7 +324,11 @@ class LlamaCppRuntime:
                         break
                     self._decode(batch)
                     continue
-                token = sampler.sample(self.logits())
+                if generated >= closing_at and sampler.allows(self._quote):
+                    token = self._quote
+                    sampler.accept(token)
+                else:
+                    token = sampler.sample(self.logits())
                 generated += 1
                 if token is None or llama_cpp.llama_vocab_is_eog(self._vocab, token) or emit(token):
                     break
@@ -328,6 +339,10 @@ class LlamaCppRuntime:
         self.last_sampler_counts = (sampler.checks, sampler.shortlist_masks, sampler.full_masks)
         stats = GenerationStats(len(prompt), evaluated, generated, time.perf_counter() - started)
         return ModelTurn("".join(pieces), stats)
+
+
+#: Tokens kept at the end of a call's budget to close it validly (see ``complete``).
+_CLOSING_RESERVE = 48
 
 
 class GrammarFirstSampler:
