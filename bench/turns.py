@@ -2,6 +2,13 @@
 
     python -m bench.turns --json
 
+``reeval_ratio`` = prompt tokens evaluated / new prompt tokens, over steps whose previous step
+changed nothing above the message queue (target <= 1.15: only new tokens are evaluated).
+"New" tokens are those of a step's prompt beyond the previous step's prompt plus its output, which
+is what an ideal KV cache already holds. Steps after a memory edit (core memory, archival count)
+or an eviction re-evaluate from the edited section on; they are reported apart as
+``reeval_ratio_after_edit``. The very first step (an empty cache) is left out of both.
+
 A fresh agent (temporary MEMDESK_HOME) talks with the bundled model through the real agent loop,
 tools and SQLite store. The embedder is the fast hashing one by default, so the figures are about
 the model and the loop, not about loading sentence-transformers.
@@ -43,13 +50,25 @@ def run(turns: int, embedder_name: str, seed: int) -> dict[str, object]:
     started = time.perf_counter()
     runtime = make_runtime(settings)
     load_seconds = time.perf_counter() - started
-    agent = open_agent(services, services.create_agent("bench"), runtime, consent=AllowAll(), settings=settings)
+    evictions = EvictionCounter()
+    agent = open_agent(services, services.create_agent("bench"), runtime, consent=AllowAll(), settings=settings, observer=evictions)
+    reuse = {"plain": [0, 0], "after_edit": [0, 0]}  # [evaluated, new]
+    previous_end: int | None = None
+    edited = False
     rows = []
     for text in (USER_MESSAGES * (turns // len(USER_MESSAGES) + 1))[:turns]:
         started = time.perf_counter()
         result = agent.send_user_message(text)
         seconds = time.perf_counter() - started
         steps = result.steps
+        for step in steps:
+            if previous_end is not None:
+                bucket = reuse["after_edit" if edited or evictions.pending else "plain"]
+                bucket[0] += step.stats.evaluated_tokens
+                bucket[1] += max(1, step.stats.prompt_tokens - previous_end)
+            evictions.pending = False
+            edited = step.ok and step.function in EDITS
+            previous_end = step.stats.prompt_tokens + step.stats.generated_tokens
         rows.append(
             {
                 "user": text,
@@ -78,8 +97,40 @@ def run(turns: int, embedder_name: str, seed: int) -> dict[str, object]:
         "ok_step_rate": round(sum(r["ok_steps"] for r in rows) / steps, 3),
         "turns_with_reply": sum(bool(r["replies"]) for r in rows),
         "evaluated_share_of_prompt": round(sum(r["evaluated_tokens"] for r in rows) / prompt, 3) if prompt else None,
+        "reeval_ratio": _ratio(reuse["plain"]),
+        "reeval_ratio_after_edit": _ratio(reuse["after_edit"]),
+        "steps_after_edit": None if not reuse["after_edit"][1] else reuse["after_edit"],
+        "evictions": evictions.count,
         "rows": rows,
     }
+
+
+#: Functions that change the prompt above the message queue (the memory section).
+EDITS = {"core_memory_append", "core_memory_replace", "archival_memory_insert"}
+
+
+class EvictionCounter:
+    """Observer noting evictions: the step after one re-evaluates from the summary on."""
+
+    def __init__(self) -> None:
+        from desktop.core.agent.observer import AgentObserver
+
+        self._base = AgentObserver()
+        self.count = 0
+        self.pending = False
+
+    def __getattr__(self, name: str):  # every other observer callback: do nothing
+        return getattr(self._base, name)
+
+    def on_event(self, kind: str, text: str) -> None:
+        if kind == "eviction":
+            self.count += 1
+            self.pending = True
+
+
+def _ratio(pair: list[int]) -> float | None:
+    evaluated, new = pair
+    return round(evaluated / new, 3) if new else None
 
 
 def _is_json(text: str) -> bool:
@@ -93,7 +144,7 @@ def _is_json(text: str) -> bool:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true", help="print one JSON object")
-    parser.add_argument("--turns", type=int, default=6)
+    parser.add_argument("--turns", type=int, default=20)
     parser.add_argument("--embedder", choices=["hashing", "default"], default="hashing")
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args(argv)

@@ -98,6 +98,17 @@ def test_the_step_cap_stops_a_runaway_chain(services, runtime, make_agent):
     result = agent.send_user_message("hi")
     assert result.capped and len(result.steps) == 4
     assert runtime.pending == 6
+    # The last step allowed was offered send_message only, so a grammar-constrained model must reply.
+    assert runtime.tools_seen[:3] == [agent.tools.names()] * 3
+    assert runtime.tools_seen[3] == ["send_message"]
+
+
+def test_a_chain_that_already_replied_is_not_forced(services, runtime, make_agent):
+    agent = make_agent()
+    agent.settings = AgentSettings(max_steps=2)
+    runtime.enqueue(call("send_message", "hello first", message="Hi!"))
+    agent.send_user_message("hi")
+    assert runtime.tools_seen[0] == agent.tools.names()
 
 
 def test_old_recall_function_names_still_work(services, runtime, make_agent):

@@ -131,12 +131,15 @@ class Agent:
         with db.transaction():
             self.memory.recall.add(self.id, role="user", kind=kind, content=content, created_at=self.memory.clock.now(), search_text=search_text)
         result = TurnResult()
-        for _ in range(self.settings.max_steps):
+        for index in range(self.settings.max_steps):
+            # The last step a chain may take must answer the user: small models otherwise loop on
+            # searches and never reply (a top complaint about local MemGPT).
+            reply_now = index == self.settings.max_steps - 1 and not result.replies
             self._ensure_fits(cancel)
             parts = self._prompt_parts()
             turn = self.runtime.generate_call(
                 parts.chat_messages(),
-                self._live_specs(),
+                self._live_specs(reply_only=reply_now),
                 self.settings.params,
                 heartbeat_tools=self.tools.heartbeat_tools(),
                 on_event=self.observer.on_stream,
@@ -183,10 +186,13 @@ class Agent:
             return "heartbeat", events.heartbeat(events.HEARTBEAT_AFTER_CALL, now)
         return None
 
-    def _live_specs(self) -> list[ToolSpec]:
+    def _live_specs(self, *, reply_only: bool = False) -> list[ToolSpec]:
         """The tool specs for this step's grammar: core memory functions may name only the blocks
-        that exist and are writable, so a small model cannot pick a missing or read-only block.
-        (The prompt's tool section stays static, which keeps the KV cache warm.)"""
+        that exist and are writable, so a small model cannot pick a missing or read-only block;
+        with ``reply_only``, send_message alone. (The prompt's tool section stays static, which
+        keeps the KV cache warm.)"""
+        if reply_only and self.tools.resolve("send_message") is not None:
+            return [self.tools.resolve("send_message").spec]
         labels = [b.label for b in self.memory.core.blocks(self.id) if not b.read_only]
         specs = []
         for spec in self.tools.specs():
