@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test install clean-venv
+.PHONY: run test install system-deps clean-venv
 
 $(STAMP): requirements.lock pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -21,7 +21,14 @@ install: $(STAMP)
 run: $(STAMP)
 	$(BIN)/memdesk
 
-test: $(STAMP)
+# The real-window test runs MemDesk on a virtual X screen (Debian's xvfb).
+system-deps:
+	@command -v Xvfb >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq xvfb >/dev/null; \
+	  else echo "Please install Xvfb (Debian/Ubuntu: sudo apt-get install xvfb) for the real-window test."; fi; }
+
+test: $(STAMP) system-deps
 	QT_QPA_PLATFORM=offscreen HF_HUB_OFFLINE=1 $(BIN)/python -m pytest
 
 clean-venv:
