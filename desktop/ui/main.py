@@ -78,10 +78,10 @@ def run(argv: list[str] | None = None) -> int:
     window.show()
     app.processEvents()
     milestone("window_shown")
-    window.worker.ready.connect(lambda _model: milestone("model_ready"))
+    window.model_ready.connect(lambda _model: milestone("model_ready"))
     if args.quit_when_ready:
-        window.worker.ready.connect(lambda _model: QTimer.singleShot(0, window.close))
-        window.worker.failed.connect(lambda _error: QTimer.singleShot(0, window.close))
+        window.model_ready.connect(lambda _model: QTimer.singleShot(0, window.close))
+        window.hub.shown.connect(lambda _text: QTimer.singleShot(0, window.close))
     if args.screenshot:
         _schedule_screenshot(window, args.screenshot, args.message)
     if capture.previous is not None:
@@ -107,12 +107,12 @@ def _schedule_screenshot(window: MainWindow, path: str, message: str) -> None:
         window.chat.compose.setPlainText(message)
         window.chat.on_send_clicked()
 
-    def save(_result) -> None:
+    def save() -> None:
         QTimer.singleShot(300, lambda: (window.grab().save(path), print(f"screenshot saved {path}", flush=True), window.close()))
 
-    window.worker.ready.connect(lambda _model: QTimer.singleShot(200, send))
-    window.worker.turn_finished.connect(save)
-    window.worker.failed.connect(lambda _error: QTimer.singleShot(0, window.close))
+    window.model_ready.connect(lambda _model: QTimer.singleShot(200, send))
+    window.turn_done.connect(save)
+    window.hub.shown.connect(lambda text: (print(f"error: {text}", flush=True), QTimer.singleShot(0, window.close)))
 
 
 if __name__ == "__main__":

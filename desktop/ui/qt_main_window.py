@@ -49,6 +49,10 @@ class MainWindow(QMainWindow):
     budget_requested = Signal()
     ingest_requested = Signal(int, list)
     shutdown_requested = Signal()
+    #: Re-emitted in the GUI thread, for code that must react there (lambdas connected to the
+    #: worker's own signals would run in the worker thread).
+    model_ready = Signal(str)
+    turn_done = Signal()
 
     def __init__(
         self,
@@ -64,7 +68,7 @@ class MainWindow(QMainWindow):
         self.hub = hub or ErrorHub(self)
         self.jobs = Jobs(self)
         self.agent_id: int | None = None
-        self.model_ready = False
+        self.is_model_ready = False
         self.busy = False
         self.consent_dialogs: list[ConsentDialog] = []
         self._streamed_chars = 0
@@ -219,7 +223,7 @@ class MainWindow(QMainWindow):
         self._update_ready()
 
     def _update_ready(self) -> None:
-        if not self.model_ready:
+        if not self.is_model_ready:
             self.chat.set_ready(False, "loading model…")
         else:
             self.chat.set_ready(self.agent_id is not None, "")
@@ -227,16 +231,17 @@ class MainWindow(QMainWindow):
     # --- worker slots ------------------------------------------------------------------------
     @Slot(str)
     def on_model_loading(self, what: str) -> None:
-        self.model_ready = False
+        self.is_model_ready = False
         self.statusBar().showMessage(f"Loading model {what}…")
         self._update_ready()
 
     @Slot(str)
     def on_model_ready(self, model_id: str) -> None:
-        self.model_ready = True
+        self.is_model_ready = True
         self.statusBar().showMessage(f"Model ready: {model_id}")
         self._update_ready()
         self._restart_heartbeat_timer()
+        self.model_ready.emit(model_id)
 
     @Slot(str, str)
     def on_streamed(self, kind: str, text: str) -> None:
@@ -282,6 +287,7 @@ class MainWindow(QMainWindow):
         self.chat.transcript.end_live()
         self._streamed_chars = 0
         self.archival.refresh()
+        self.turn_done.emit()
 
     @Slot(object)
     def on_consent_asked(self, request: ConsentRequest) -> None:
@@ -295,7 +301,7 @@ class MainWindow(QMainWindow):
     # --- user actions ------------------------------------------------------------------------
     @Slot(str)
     def on_send_requested(self, text: str) -> None:
-        if self.agent_id is None or not self.model_ready or self.busy:
+        if self.agent_id is None or not self.is_model_ready or self.busy:
             return
         self.busy = True  # until the worker says otherwise: no double sends
         self.chat.set_busy(True)
@@ -468,7 +474,7 @@ class MainWindow(QMainWindow):
 
     @Slot()
     def on_heartbeat_timeout(self) -> None:
-        if self.model_ready and not self.busy and self.agent_id is not None:
+        if self.is_model_ready and not self.busy and self.agent_id is not None:
             self.heartbeat_requested.emit()
         else:
             self._restart_heartbeat_timer()

@@ -1,0 +1,57 @@
+"""Start-up time of the window: process start → window shown → model ready, against a bare
+``import PySide6.QtWidgets`` measured in the same run. Prints one JSON object with --json."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+from desktop.ui.main import TIMING_PREFIX
+
+
+def _bare_import() -> float:
+    started = time.perf_counter()
+    subprocess.run([sys.executable, "-c", "import PySide6.QtWidgets"], check=True)
+    return time.perf_counter() - started
+
+
+def _app(home: str) -> dict[str, float]:
+    env = {**os.environ, "MEMDESK_HOME": home, "HF_HUB_OFFLINE": "1"}
+    env.setdefault("QT_QPA_PLATFORM", "offscreen")
+    started = time.perf_counter()
+    process = subprocess.Popen([sys.executable, "-m", "desktop.ui.main", "--timing", "--quit-when-ready"], env=env,
+                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    marks: dict[str, float] = {}
+    for line in process.stdout:
+        if line.startswith(TIMING_PREFIX):
+            _prefix, name, _inside = line.split()
+            marks[name] = time.perf_counter() - started  # measured from process start, not from run()
+    process.wait(timeout=600)
+    return marks
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as home:
+        baseline = _bare_import()
+        cold = _app(home)  # first start creates the store
+        warm = _app(home)
+    result = {
+        "bare_pyside6_import_s": round(baseline, 3),
+        "first_start_window_shown_s": round(cold.get("window_shown", -1), 3),
+        "first_start_model_ready_s": round(cold.get("model_ready", -1), 3),
+        "window_shown_s": round(warm.get("window_shown", -1), 3),
+        "model_ready_s": round(warm.get("model_ready", -1), 3),
+    }
+    print(json.dumps(result) if args.json else "\n".join(f"{k}: {v}" for k, v in result.items()))
+
+
+if __name__ == "__main__":
+    main()
