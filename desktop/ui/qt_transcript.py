@@ -73,7 +73,7 @@ class Transcript(QTextBrowser):
         cursor = self._end()
         self._live_start = cursor.position()
         if self.show_details and self.live_thought:
-            self._html(cursor, f'<p style="{_STYLE["thought"]}">💭 {html.escape(self.live_thought)}</p>')
+            self._html(cursor, f'<p style="{_STYLE["thought"]}">thinking: {html.escape(self.live_thought)}</p>')
         if self.live_message:
             self._html(cursor, f'<p><span style="{_STYLE["agent"]}">{html.escape(self.agent_name)}</span> <span style="{_STYLE["meta"]}">typing…</span></p>')
             cursor.insertMarkdown(self.live_message)
@@ -127,12 +127,12 @@ class Transcript(QTextBrowser):
             cursor.insertBlock()
             cursor.insertMarkdown(entry.text)
         elif entry.kind == "thought":
-            self._html(cursor, f'<p style="{_STYLE["thought"]}">💭 {html.escape(entry.text)}</p>')
+            self._html(cursor, f'<p style="{_STYLE["thought"]}">thinking: {html.escape(entry.text)}</p>')
         elif entry.kind == "call":
             arguments = json.dumps(entry.arguments, ensure_ascii=False)
             status = "✓" if entry.ok else "✗ failed"
             body = f"{entry.function}({arguments}) → {status} {entry.result}" if entry.function else entry.text
-            self._html(cursor, f'<p style="{_STYLE["call"]}">⚙ {html.escape(body)}</p>')
+            self._html(cursor, f'<p style="{_STYLE["call"]}">call: {html.escape(body)}</p>')
         else:
             self._html(cursor, f'<p style="{_STYLE["event"]}">— {html.escape(entry.text)} · {stamp}</p>')
 
