@@ -24,6 +24,8 @@ class CallStreamParser:
         self._streaming: StreamKind | None = None
         self._depth = 0
         self._last_kind: StreamKind = "message"
+        self._function: str | None = None  # the called function's name, once generated
+        self._value_of: str | None = None  # the key whose value the current string is
 
     def feed(self, text: str) -> list[StreamEvent]:
         events: list[StreamEvent] = []
@@ -68,6 +70,8 @@ class CallStreamParser:
                 return None
             if char == '"':
                 self._in_string = False
+                if self._value_of == "function":
+                    self._function = self._string
                 self._last_string = self._string
                 self._streaming = None
                 return None
@@ -76,8 +80,12 @@ class CallStreamParser:
         if char == '"':
             self._in_string = True
             self._string = ""
+            self._value_of = self._expect_value_for
             if self._expect_value_for is not None:
                 self._streaming = _STREAMED_KEYS.get(self._expect_value_for)
+                # Only send_message's "message" is meant for the user (message_chatgpt has one too).
+                if self._streaming == "message" and self._function != "send_message":
+                    self._streaming = None
                 self._last_kind = self._streaming or "message"
                 self._expect_value_for = None
             return None

@@ -174,10 +174,26 @@ class ToolRegistry:
         return frozenset(name for name, tool in self._tools.items() if tool.takes_heartbeat)
 
     def describe_for_prompt(self) -> str:
-        """The tools section of the system prompt: one JSON schema per function."""
-        lines = []
+        """The tools section of the system prompt, in a compact signature style.
+
+        JSON schemas cost about twice the tokens for the same information, and every token of
+        this section is evaluated on a cold start; the grammar enforces the exact JSON shape
+        anyway. ``request_heartbeat`` is explained once instead of once per function."""
+        lines = [
+            "Every function except send_message and pause_heartbeats also takes request_heartbeat "
+            "(boolean, required): " + HEARTBEAT_DESCRIPTION,
+        ]
         for spec in self.specs():
-            lines.append(json.dumps({"name": spec.name, "description": spec.description, "parameters": spec.parameters}, ensure_ascii=False))
+            properties = {k: v for k, v in spec.parameters.get("properties", {}).items() if k != HEARTBEAT_PARAM}
+            required = set(spec.parameters.get("required", []))
+            lines.append(f"- {spec.name}({', '.join(properties)}): {spec.description}")
+            for name, schema in properties.items():
+                kind = schema.get("type", "any")
+                if "enum" in schema:
+                    kind = " | ".join(json.dumps(v) for v in schema["enum"])
+                optional = "" if name in required else ", optional"
+                description = f": {schema['description']}" if schema.get("description") else ""
+                lines.append(f"    {name} ({kind}{optional}){description}")
         return "\n".join(lines)
 
 
