@@ -7,7 +7,7 @@ changed nothing above the message queue (target <= 1.15: only new tokens are eva
 "New" tokens are those of a step's prompt beyond the previous step's prompt plus its output, which
 is what an ideal KV cache already holds. Steps after a memory edit (core memory, archival count)
 or an eviction re-evaluate from the edited section on; they are reported apart as
-``reeval_ratio_after_edit``. The very first step (an empty cache) is left out of both.
+``reeval_ratio_after_edit`` (halfway through, the bench edits the human block as a user would). The very first step (an empty cache) is left out of both.
 
 A fresh agent (temporary MEMDESK_HOME) talks with the bundled model through the real agent loop,
 tools and SQLite store. The embedder is the fast hashing one by default, so the figures are about
@@ -56,7 +56,13 @@ def run(turns: int, embedder_name: str, seed: int) -> dict[str, object]:
     previous_end: int | None = None
     edited = False
     rows = []
-    for text in (USER_MESSAGES * (turns // len(USER_MESSAGES) + 1))[:turns]:
+    for number, text in enumerate((USER_MESSAGES * (turns // len(USER_MESSAGES) + 1))[:turns]):
+        if number == turns // 2:
+            # The user edits a core memory block between turns (as in the window's memory panel):
+            # the next step must re-evaluate from the memory section on, and only that.
+            block = services.memory.core.get(agent.id, "human")
+            services.memory.core.set_value(agent.id, "human", block.value + "\nLikes hiking.")
+            edited = True
         started = time.perf_counter()
         result = agent.send_user_message(text)
         seconds = time.perf_counter() - started
