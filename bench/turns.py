@@ -52,7 +52,7 @@ def run(turns: int, embedder_name: str, seed: int) -> dict[str, object]:
     load_seconds = time.perf_counter() - started
     evictions = EvictionCounter()
     agent = open_agent(services, services.create_agent("bench"), runtime, consent=AllowAll(), settings=settings, observer=evictions)
-    reuse = {"plain": [0, 0], "after_edit": [0, 0]}  # [evaluated, new]
+    reuse = {"plain": [0, 0], "after_edit": [0, 0], "after_eviction": [0, 0]}  # [evaluated, new]
     previous_end: int | None = None
     edited = False
     rows = []
@@ -69,7 +69,7 @@ def run(turns: int, embedder_name: str, seed: int) -> dict[str, object]:
         steps = result.steps
         for step in steps:
             if previous_end is not None:
-                bucket = reuse["after_edit" if edited or evictions.pending else "plain"]
+                bucket = reuse["after_eviction" if evictions.pending else "after_edit" if edited else "plain"]
                 bucket[0] += step.stats.evaluated_tokens
                 bucket[1] += max(1, step.stats.prompt_tokens - previous_end)
             evictions.pending = False
@@ -105,7 +105,8 @@ def run(turns: int, embedder_name: str, seed: int) -> dict[str, object]:
         "evaluated_share_of_prompt": round(sum(r["evaluated_tokens"] for r in rows) / prompt, 3) if prompt else None,
         "reeval_ratio": _ratio(reuse["plain"]),
         "reeval_ratio_after_edit": _ratio(reuse["after_edit"]),
-        "steps_after_edit": None if not reuse["after_edit"][1] else reuse["after_edit"],
+        "after_edit_evaluated_new": reuse["after_edit"],
+        "after_eviction_evaluated_new": reuse["after_eviction"],
         "evictions": evictions.count,
         "rows": rows,
     }
