@@ -18,19 +18,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--log-level", default="WARNING", help="logging level (DEBUG, INFO, WARNING)")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    from desktop.cli import agents_cmd, chat_cmd, settings_cmd
+    from desktop.cli import agents_cmd, chat_cmd, evaluate, ingest, settings_cmd
 
     chat_cmd.add_command(commands)
     agents_cmd.add_commands(commands)
     settings_cmd.add_command(commands)
-    for module_name, function_name in (("desktop.cli.ingest", "add_ingest_command"), ("desktop.cli.evaluate", "add_eval_command")):
-        try:
-            module = __import__(module_name, fromlist=[function_name])
-        except ModuleNotFoundError as error:
-            if error.name != module_name:
-                raise
-            continue
-        getattr(module, function_name)(commands)
+    ingest.add_ingest_command(commands)
+    evaluate.add_eval_command(commands)
     commands.add_parser("gui", help="open the desktop window (the default)")
     return parser
 
