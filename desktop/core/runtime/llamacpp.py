@@ -7,6 +7,9 @@ This is the only module that imports ``llama_cpp`` (a test enforces it). It owns
 * prompt evaluation with KV-cache prefix reuse: the tokens in the cache are remembered, and a new
   prompt only evaluates what follows the longest common prefix (the agent orders prompts
   stable-first, so that is usually just the newest messages);
+* the same across restarts: with ``settings.cache_dir`` the KV state of the system message is
+  saved to disk (``kv_store.KvStore``) and loaded instead of evaluated when a fresh context meets
+  a prompt that starts with it;
 * sampling: ``sampler.GrammarFirstSampler`` draws from the unconstrained distribution and asks the
   grammar about that one token, falling back to masking the whole vocabulary only on a rejection;
 * streaming the call's thoughts and message through ``CallStreamParser``, with cancellation
@@ -42,6 +45,7 @@ from desktop.core.runtime.chat_template import ChatTemplate
 from desktop.core.runtime.gguf import read_gguf
 from desktop.core.runtime.grammar import build_call_grammar, forced_text
 from desktop.core.runtime.json_end import JsonEnd
+from desktop.core.runtime.kv_store import KvStore
 from desktop.core.runtime.streaming import CallStreamParser
 from desktop.errors import ContextOverflowError, GenerationCancelled, ModelError, ModelFileError
 
@@ -126,6 +130,8 @@ class LlamaCppRuntime:
             self.close()
             raise
         self._info = RuntimeInfo(model_id=path.stem, context_window=self.n_ctx, exact_tokens=True)
+        self._store = self._open_store(path, context_params)
+        self.prefix_loads = self.prefix_saves = 0  # disk cache hits and writes, for tests and benchmarks
         self.last_sampler_counts = (0, 0, 0)  # checks, shortlist masks, full masks in the last run
         self._cached: list[int] = []  # tokens whose keys/values are in the KV cache, in order
         self._candidates = np.zeros(self.n_vocab, dtype=_TOKEN_DATA)
@@ -179,6 +185,8 @@ class LlamaCppRuntime:
         return self.complete(messages, params, cancel=cancel).text.strip()
 
     def close(self) -> None:
+        if self._store is not None:
+            self._store.wait()  # finish a pending prefix file rather than leave a temp file behind
         if self._ctx:
             llama_cpp.llama_free(self._ctx)
             self._ctx = None
@@ -246,27 +254,111 @@ class LlamaCppRuntime:
         llama_cpp.llama_memory_clear(self._memory, True)
         self._cached = []
 
-    def evaluate_prompt(self, tokens: list[int], cancel: CancelToken | None) -> int:
-        """Bring the KV cache to exactly ``tokens``; return how many tokens had to be evaluated."""
+    def evaluate_prompt(self, tokens: list[int], cancel: CancelToken | None, *, stable_prefix: int = 0) -> int:
+        """Bring the KV cache to exactly ``tokens``; return how many tokens had to be evaluated.
+
+        ``stable_prefix`` is how many leading tokens are likely to recur in later runs (the system
+        message): their KV state is loaded from the disk cache when that saves evaluating them, and
+        saved there when they had to be evaluated."""
         self._check_open()
         if len(tokens) >= self.n_ctx:
             raise ContextOverflowError(f"The prompt has {len(tokens)} tokens; the context holds {self.n_ctx}")
+        # The last token is always evaluated (its logits are needed), so a prefix must end before it.
+        prefix = stable_prefix if _MIN_STABLE_PREFIX <= stable_prefix < len(tokens) else 0
         keep = 0
         limit = min(len(self._cached), len(tokens) - 1)  # the last token is always re-evaluated for its logits
         while keep < limit and self._cached[keep] == tokens[keep]:
             keep += 1
-        if keep < len(self._cached):
-            if llama_cpp.llama_memory_seq_rm(self._memory, 0, keep, -1):
-                del self._cached[keep:]
-            else:  # some memory kinds (recurrent models) cannot drop a tail
-                self._forget_cache()
-                keep = 0
+        if keep < prefix and self._load_prefix(tokens[:prefix]):
+            keep = prefix
+        else:
+            keep = min(keep, len(self._cached))  # a refused state file has emptied the cache
+            if keep < len(self._cached):
+                if llama_cpp.llama_memory_seq_rm(self._memory, 0, keep, -1):
+                    del self._cached[keep:]
+                else:  # some memory kinds (recurrent models) cannot drop a tail
+                    self._forget_cache()
+                    keep = 0
+        # Batches restart at the prefix boundary whether or not there is a disk cache, so the
+        # tokens after it are evaluated in the same batches either way: loading the prefix gives
+        # bit-identical logits to evaluating it, and greedy output does not depend on the cache.
+        bounds = [prefix] if keep < prefix else []
         batch = self.settings.batch_size
-        for start in range(keep, len(tokens), batch):
-            if cancel is not None and cancel.cancelled:
-                raise GenerationCancelled("Generation stopped")
-            self._decode(tokens[start : start + batch])
+        start = keep
+        for end in [*bounds, len(tokens)]:
+            for chunk in range(start, end, batch):
+                if cancel is not None and cancel.cancelled:
+                    raise GenerationCancelled("Generation stopped")
+                self._decode(tokens[chunk : min(chunk + batch, end)])
+            if end == prefix:
+                self._save_prefix(tokens[:prefix])
+            start = end
         return len(tokens) - keep
+
+    # --- the prefix cache on disk ---------------------------------------------------------------
+    def _open_store(self, path: Path, context_params: llama_cpp.llama_context_params) -> KvStore | None:
+        if self.settings.cache_dir is None:
+            return None
+        try:
+            stat = path.resolve().stat()
+            # Everything that changes the bytes or the meaning of a sequence state is in the key,
+            # so a state is only ever loaded into a context that could have computed it.
+            identity = {
+                "model": str(path.resolve()),
+                "size": stat.st_size,
+                "mtime_ns": stat.st_mtime_ns,
+                "n_ctx": self.n_ctx,
+                "llama_cpp": llama_cpp.__version__,
+                "type_k": context_params.type_k,
+                "type_v": context_params.type_v,
+                "flash_attn": context_params.flash_attn_type,
+                "gpu_layers": self.settings.gpu_layers,
+            }
+            return KvStore(self.settings.cache_dir, identity, max_entries=self.settings.cache_max_entries, max_bytes=self.settings.cache_max_bytes)
+        except OSError:  # an unwritable cache folder only costs the speed-up
+            return None
+
+    def _load_prefix(self, prefix: list[int]) -> bool:
+        """Replace the KV cache with the saved state of ``prefix``; False (cache untouched) on a miss."""
+        if self._store is None:
+            return False
+        state = self._store.load(prefix)
+        if state is None:
+            return False
+        self._forget_cache()
+        buffer = (ctypes.c_uint8 * len(state)).from_buffer(state)
+        restored = llama_cpp.llama_state_seq_set_data(self._ctx, buffer, len(state), 0)
+        # A state that llama.cpp accepted must also cover exactly the prefix's positions.
+        if restored != len(state) or llama_cpp.llama_memory_seq_pos_min(self._memory, 0) != 0 or llama_cpp.llama_memory_seq_pos_max(self._memory, 0) != len(prefix) - 1:
+            self._forget_cache()
+            self._store.discard(prefix, f"llama.cpp did not restore it (read {restored} of {len(state)} bytes){_native_reason()}")
+            return False
+        self._cached = list(prefix)
+        self.prefix_loads += 1
+        return True
+
+    def _save_prefix(self, prefix: list[int]) -> None:
+        """Save the KV cache, which holds exactly ``prefix`` now, unless it is on disk already."""
+        if self._store is None or self._store.has(prefix):
+            return
+        size = llama_cpp.llama_state_seq_get_size(self._ctx, 0)
+        state = bytearray(size)
+        written = llama_cpp.llama_state_seq_get_data(self._ctx, (ctypes.c_uint8 * size).from_buffer(state), size, 0)
+        if written != size:
+            return
+        self._store.save_async(prefix, state)  # a memcpy here; the file is written in the background
+        self.prefix_saves += 1
+
+    def stable_prefix(self, messages: Sequence[ChatMessage], prompt: Sequence[int]) -> int:
+        """How many tokens of ``prompt`` are the system message: the part that recurs across runs."""
+        if not messages or messages[0].role != "system":
+            return 0
+        try:
+            head = self.tokenize(self.template.render(messages[:1], add_generation_prompt=False), special=True)
+        except ModelError:  # a template that wants more than a system message
+            return 0
+        # Tokenizing the message alone must give the prompt's own first tokens, else it is no prefix.
+        return len(head) if len(head) < len(prompt) and list(prompt[: len(head)]) == head else 0
 
     def _forced_tokens(self, text: str, sampler: GrammarFirstSampler) -> list[int]:
         """Tokens of ``text`` that the grammar admits, in order, each already accepted."""
@@ -297,7 +389,7 @@ class LlamaCppRuntime:
         ``forced`` maps the text so far to text that must come next; it is written in one batch."""
         started = time.perf_counter()
         prompt = self.prompt_tokens(messages)
-        evaluated = self.evaluate_prompt(prompt, cancel)
+        evaluated = self.evaluate_prompt(prompt, cancel, stable_prefix=self.stable_prefix(messages, prompt))
         sampler = GrammarFirstSampler(self, params, grammar)
         decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         pieces: list[str] = []
@@ -343,6 +435,8 @@ class LlamaCppRuntime:
 
 #: Tokens kept at the end of a call's budget to close it validly (see ``complete``).
 _CLOSING_RESERVE = 48
+#: Shorter system messages are evaluated in less time than a cache file takes to check.
+_MIN_STABLE_PREFIX = 32
 
 
 class GrammarFirstSampler:

@@ -15,3 +15,8 @@ class LlamaSettings:
     gpu_layers: int = 0
     chat_template_override: str | None = None
     batch_size: int = 256  # prompt tokens per decode; also how often a long prompt polls cancel
+    # Where the KV state of the prompt's system message is kept between runs (see kv_store.py);
+    # None: nothing is written, every start evaluates the whole prompt.
+    cache_dir: Path | str | None = None
+    cache_max_entries: int = 8
+    cache_max_bytes: int = 1 << 30
