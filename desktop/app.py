@@ -101,6 +101,8 @@ def make_runtime(settings: Settings) -> Runtime:
                 threads=settings.threads,
                 gpu_layers=settings.gpu_layers,
                 chat_template_override=settings.chat_template or None,
+                # The system message's KV state survives restarts, so a start does not re-read it.
+                cache_dir=Paths.from_environment().kv_cache,
             )
         )
     if settings.runtime == "openai":

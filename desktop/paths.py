@@ -53,6 +53,11 @@ class Paths:
     def logs(self) -> Path:
         return self.home / "logs"
 
+    @property
+    def kv_cache(self) -> Path:
+        """Saved prompt-prefix KV states of the local model (disposable: deleting it only costs speed)."""
+        return self.home / "cache" / "kv"
+
     def ensure(self) -> "Paths":
         for folder in (self.home, self.files_root, self.user_models, self.user_tools, self.logs):
             folder.mkdir(parents=True, exist_ok=True)
