@@ -1,14 +1,14 @@
-"""Documents: a drop zone and file pickers feeding a background ingestion thread, and the list of
-documents with per-file progress through reading and embedding, failure reasons, remove and
-re-ingest. Ingestion has its own thread and store connection, so typing never waits for it.
+"""Documents: a drop zone and file pickers feeding the ingestion pipeline (desktop.core.documents)
+on its own thread and store connection, and the list of documents with per-file progress through
+reading and embedding, failure reasons, remove and re-ingest. The GUI thread only reads the store
+(WAL readers never wait for the writer), so typing never waits for ingestion.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import QObject, Qt, QThread, Signal, Slot
+from PySide6.QtCore import QObject, Qt, QThread, QTimer, Signal, Slot
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -25,48 +25,93 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.app import Services
+from desktop.core.clock import Clock
+from desktop.core.documents import catalog
+from desktop.core.documents.catalog import DocumentRow
+from desktop.core.documents.ingest import Ingestor
+from desktop.core.documents.progress import FileFailure, IngestProgress, IngestReport
+from desktop.core.embedding import Embedder
 from desktop.core.runtime.base import CancelToken
-from desktop.errors import GenerationCancelled
-from desktop.ui import documents_adapter as docs
+from desktop.core.storage import Database, open_database
+
+#: The agent's step transaction may hold the write lock for as long as a tool call takes; the
+#: ingestor's commits wait for it rather than failing the batch with "database is locked".
+INGEST_BUSY_TIMEOUT_S = 60.0
+#: Progress arrives per file and per embedding batch; the table is rebuilt at most this often.
+REFRESH_MS = 150
 
 
 class IngestWorker(QObject):
-    """Lives in its own thread; files are ingested one after another.
+    """Lives in the ingestion thread with its own store connection; requests run one after another,
+    so a removal never races the embedding of the same document.
 
     Signals:
-        progress(object): a documents_adapter.Progress
-        idle(): the queue is empty
-        failed(object): an unexpected error
+        progress(object): an IngestProgress
+        finished(object): the IngestReport of a batch
+        removed(): documents were removed
+        failed(object): an error that stopped a whole batch (per-file failures are in the report)
     """
 
     progress = Signal(object)
-    idle = Signal()
+    finished = Signal(object)
+    removed = Signal()
     failed = Signal(object)
 
-    def __init__(self, open_services: Callable[[], Services]) -> None:
+    def __init__(self, database_path: Path | str, embedder: Embedder, clock: Clock, *, busy_timeout: float = INGEST_BUSY_TIMEOUT_S) -> None:
         super().__init__()
-        self._open_services = open_services
-        self._services: Services | None = None
+        self._database_path = database_path
+        self._embedder = embedder
+        self._clock = clock
+        self._busy_timeout = busy_timeout
+        self._db: Database | None = None
+        self._ingestor: Ingestor | None = None
         self.cancel = CancelToken()
+
+    def _store(self) -> tuple[Database, Ingestor]:
+        if self._db is None:
+            self._db = open_database(self._database_path, busy_timeout=self._busy_timeout)
+            self._ingestor = Ingestor(self._db, self._embedder, self._clock)
+        assert self._ingestor is not None
+        return self._db, self._ingestor
 
     @Slot(int, list)
     def ingest(self, agent_id: int, paths: list) -> None:
+        """An empty ``paths`` only embeds chunks left unembedded (by a closed or killed app)."""
+        if self.cancel.cancelled:
+            return
         try:
-            if self._services is None:
-                self._services = self._open_services()
-            for path in docs.expand(Path(p) for p in paths):
-                docs.ingest(self._services, agent_id, path, self.progress.emit, self.cancel)
-        except GenerationCancelled:
-            pass  # the window is closing; the next start resumes the unembedded passages
+            _db, ingestor = self._store()
+            report = ingestor.ingest([Path(p) for p in paths], agent_id, self.progress.emit, lambda: self.cancel.cancelled)
         except Exception as error:  # noqa: BLE001 - reported on the message bar
             self.failed.emit(error)
-        self.idle.emit()
+            report = IngestReport(cancelled=True)
+        self.finished.emit(report)
+
+    @Slot(int, list)
+    def remove(self, agent_id: int, document_ids: list) -> None:
+        try:
+            db, _ingestor = self._store()
+            catalog.remove_documents(db, [int(i) for i in document_ids])
+        except Exception as error:  # noqa: BLE001
+            self.failed.emit(error)
+        self.removed.emit()
+
+    @Slot(int, list)
+    def reingest(self, agent_id: int, document_ids: list) -> None:
+        try:
+            db, _ingestor = self._store()
+            paths = catalog.paths_for_reingest(db, [int(i) for i in document_ids])
+        except Exception as error:  # noqa: BLE001
+            self.failed.emit(error)
+            self.finished.emit(IngestReport(cancelled=True))
+            return
+        self.ingest(agent_id, paths)
 
     @Slot()
     def shutdown(self) -> None:
-        if self._services is not None:
-            self._services.close()
-            self._services = None
+        if self._db is not None:
+            self._db.close()
+            self._db = None
         QThread.currentThread().quit()
 
 
@@ -93,24 +138,41 @@ class DropZone(QLabel):
             event.acceptProposedAction()
 
 
+def _key(path: str | None) -> str | None:
+    # The ingestor reports the path as given while reading and stores it absolute.
+    return None if path is None else str(Path(path).absolute())
+
+
 class DocumentsPanel(QWidget):
-    """Signals:
-    ingest_requested(int, list): agent id and paths, for the ingestion thread
+    """Signals (requests for the ingestion thread, which runs them in order):
+    ingest_requested(int, list): agent id and paths
+    remove_requested(int, list): agent id and document ids
+    reingest_requested(int, list): agent id and document ids
     changed(): documents were added or removed (archival memory changed)
     """
 
     ingest_requested = Signal(int, list)
+    remove_requested = Signal(int, list)
+    reingest_requested = Signal(int, list)
     changed = Signal()
 
     def __init__(self, services: Services, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.services = services
         self.agent_id: int | None = None
-        self.live: dict[str, docs.Progress] = {}
+        self.current: IngestProgress | None = None
+        self.batches = 0  # requested and not yet finished
+        self.last_report: IngestReport | None = None
+        self.unlisted: list[FileFailure] = []  # failures with no document row (e.g. a vanished path)
+        self.removing: set[int] = set()
+        self.rows: list[DocumentRow] = []
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         self.drop_zone = DropZone()
         layout.addWidget(self.drop_zone)
+        self.summary = QLabel("")
+        self.summary.setWordWrap(True)
+        layout.addWidget(self.summary)
         self.table = QTableWidget(0, 3)
         self.table.setHorizontalHeaderLabels(["Document", "Progress", "Status"])
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
@@ -127,7 +189,9 @@ class DocumentsPanel(QWidget):
         for button in (self.add_files_button, self.add_folder_button, self.reingest_button, self.remove_button):
             row.addWidget(button)
         layout.addLayout(row)
-        self.rows: list[docs.DocumentRow] = []
+        self.refresh_timer = QTimer(self)
+        self.refresh_timer.setSingleShot(True)
+        self.refresh_timer.setInterval(REFRESH_MS)
         self._connect_signals()
 
     def _connect_signals(self) -> None:
@@ -136,17 +200,28 @@ class DocumentsPanel(QWidget):
         self.add_folder_button.clicked.connect(self.on_add_folder_clicked)
         self.reingest_button.clicked.connect(self.on_reingest_clicked)
         self.remove_button.clicked.connect(self.on_remove_clicked)
+        self.refresh_timer.timeout.connect(self.refresh)
 
     def set_agent(self, agent_id: int | None) -> None:
         self.agent_id = agent_id
-        self.live.clear()
+        self.current = None
+        self.unlisted = []
+        self.removing.clear()
         self.refresh()
+        if agent_id is not None and catalog.has_unfinished(self.services.db, agent_id):
+            self._request(self.ingest_requested, [])  # finish what a closed or killed app left
+
+    # --- requests ----------------------------------------------------------------------------
+    def _request(self, signal, items: list) -> None:
+        self.batches += 1
+        signal.emit(self.agent_id, items)
+        self._show_summary()
 
     @Slot(list)
     def add_paths(self, paths: list[str]) -> None:
         if self.agent_id is None or not paths:
             return
-        self.ingest_requested.emit(self.agent_id, [str(p) for p in paths])
+        self._request(self.ingest_requested, [str(p) for p in paths])
 
     @Slot()
     def on_add_files_clicked(self) -> None:
@@ -159,66 +234,120 @@ class DocumentsPanel(QWidget):
         if folder:
             self.add_paths([folder])
 
-    def selected(self) -> list[docs.DocumentRow]:
-        return [self.rows[i.row()] for i in self.table.selectionModel().selectedRows()]
+    def selected(self) -> list[DocumentRow]:
+        return [self.rows[i.row()] for i in self.table.selectionModel().selectedRows() if i.row() < len(self.rows)]
 
     @Slot()
     def on_reingest_clicked(self) -> None:
-        selected = self.selected()
-        for row in selected:
-            docs.remove_document(self.services, row.id)
-        self.refresh()
-        self.add_paths([row.path for row in selected])
+        ids = [row.id for row in self.selected()]
+        if ids and self.agent_id is not None:
+            self._request(self.reingest_requested, ids)
 
     @Slot()
     def on_remove_clicked(self) -> None:
-        for row in self.selected():
-            docs.remove_document(self.services, row.id)
+        ids = [row.id for row in self.selected()]
+        if ids and self.agent_id is not None:
+            self.removing.update(ids)
+            self.remove_requested.emit(self.agent_id, ids)
+            self.refresh()
+
+    # --- from the ingestion thread -----------------------------------------------------------
+    @Slot(object)
+    def on_progress(self, event: IngestProgress) -> None:
+        self.current = event
+        self._show_summary()
+        if not self.refresh_timer.isActive():
+            self.refresh_timer.start()
+
+    @Slot(object)
+    def on_finished(self, report: IngestReport) -> None:
+        self.batches = max(0, self.batches - 1)
+        self.current = None
+        self.last_report = report
+        known = {row.path for row in catalog.list_documents(self.services.db, self.agent_id)} if self.agent_id is not None else set()
+        self.unlisted = [f for f in report.failures if _key(f.path) not in known]
         self.refresh()
         self.changed.emit()
 
-    @Slot(object)
-    def on_progress(self, progress: docs.Progress) -> None:
-        self.live[progress.path] = progress
-        if progress.stage in ("done", "failed") or progress.done in (0, progress.total) or progress.done % 256 == 0:
-            self.refresh()
+    @Slot()
+    def on_removed(self) -> None:
+        self.removing.clear()
+        self.refresh()
+        self.changed.emit()
+
+    # --- painting ----------------------------------------------------------------------------
+    def _show_summary(self) -> None:
+        event = self.current
+        if event is not None and event.phase in ("reading", "embedding"):
+            eta = f", about {event.eta_seconds:.0f} s left" if event.eta_seconds else ""
+            if event.phase == "reading":
+                name = f": {Path(event.current_file).name}" if event.current_file else ""
+                text = f"Reading file {min(event.done + 1, event.total)} of {event.total}{eta}{name}"
+            else:
+                text = f"Embedding passages: {event.done} of {event.total}{eta}"
+            if event.failed:
+                text += f" — {event.failed} failed"
+        elif self.batches:
+            text = "Waiting to start…"
+        elif self.last_report is not None:
+            r = self.last_report
+            text = f"Last batch: {r.added} added, {r.replaced} replaced, {r.unchanged} unchanged, {len(r.failures)} failed"
+            if r.cancelled:
+                text += " (stopped; adding them again finishes the rest)"
         else:
-            self._update_bars()
-        if progress.stage == "done":
-            self.changed.emit()
+            text = ""
+        self.summary.setText(text)
 
     @Slot()
     def refresh(self) -> None:
-        self.rows = docs.list_documents(self.services, self.agent_id) if self.agent_id is not None else []
+        self.refresh_timer.stop()
+        self._show_summary()
+        self.rows = catalog.list_documents(self.services.db, self.agent_id) if self.agent_id is not None else []
+        event = self.current
+        current = _key(event.current_file) if event is not None else None
         known = {row.path for row in self.rows}
-        pending = [p for p in self.live.values() if p.path not in known and p.stage == "reading"]
-        self.table.setRowCount(len(self.rows) + len(pending))
+        reading_new = event is not None and event.phase == "reading" and current is not None and current not in known
+        count = len(self.rows) + len(self.unlisted) + (1 if reading_new else 0)
+        self.table.setRowCount(count)
         for index, row in enumerate(self.rows):
-            self.table.setItem(index, 0, QTableWidgetItem(row.title))
-            self.table.item(index, 0).setToolTip(row.path)
-            bar = QProgressBar()
-            bar.setRange(0, max(row.chunk_count, 1))
-            bar.setValue(row.embedded if row.status != "done" else max(row.chunk_count, 1))
-            bar.setFormat("%v / %m passages embedded")
-            self.table.setCellWidget(index, 1, bar)
-            status = QTableWidgetItem(row.status if row.status != "failed" else f"failed: {row.error}")
-            if row.status == "failed":
-                status.setForeground(Qt.GlobalColor.red)
-                status.setToolTip(row.error or "")
-            self.table.setItem(index, 2, status)
-        for offset, progress in enumerate(pending):
-            index = len(self.rows) + offset
-            self.table.setItem(index, 0, QTableWidgetItem(Path(progress.path).name))
-            bar = QProgressBar()
-            bar.setRange(0, 0)  # busy: reading has no count yet
-            self.table.setCellWidget(index, 1, bar)
-            self.table.setItem(index, 2, QTableWidgetItem("reading"))
+            reading = event is not None and event.phase == "reading" and row.path == current
+            embedding = event is not None and event.phase == "embedding" and row.path == current
+            if row.id in self.removing:
+                status, failed = "removing…", False
+            elif reading:
+                status, failed = "reading", False
+            elif row.status == "failed":
+                status, failed = f"failed: {row.error}", True
+            elif row.status == "embedding":
+                status, failed = ("embedding" if embedding or self.batches == 0 else "waiting to embed"), False
+            elif row.error:
+                status, failed = f"done; the last re-read failed: {row.error}", True
+            else:
+                status, failed = row.status, False
+            total = max(row.chunk_count, 1)
+            value = total if row.status == "done" else row.embedded
+            self._set_row(index, row.title, row.path, status, failed, (0, 0) if reading else (total, value))
+        offset = len(self.rows)
+        for failure in self.unlisted:
+            self._set_row(offset, Path(failure.path).name, failure.path, f"failed: {failure.reason}", True, (1, 0))
+            offset += 1
+        if reading_new:
+            self._set_row(offset, Path(current).name, current, "reading", False, (0, 0))
 
-    def _update_bars(self) -> None:
-        for index, row in enumerate(self.rows):
-            progress = self.live.get(row.path)
-            bar = self.table.cellWidget(index, 1)
-            if progress is not None and progress.stage == "embedding" and isinstance(bar, QProgressBar):
-                bar.setRange(0, max(progress.total, 1))
-                bar.setValue(progress.done)
-                self.table.item(index, 2).setText("embedding")
+    def _set_row(self, index: int, title: str, path: str, status: str, failed: bool, progress: tuple[int, int]) -> None:
+        name = QTableWidgetItem(title)
+        name.setToolTip(path)
+        self.table.setItem(index, 0, name)
+        bar = self.table.cellWidget(index, 1)
+        if not isinstance(bar, QProgressBar):
+            bar = QProgressBar()
+            self.table.setCellWidget(index, 1, bar)
+        maximum, value = progress
+        bar.setRange(0, maximum)  # (0, 0) is Qt's busy bar: reading has no count yet
+        bar.setValue(value)
+        bar.setFormat("%v / %m passages embedded")
+        item = QTableWidgetItem(status)
+        if failed:
+            item.setForeground(Qt.GlobalColor.red)
+            item.setToolTip(status)
+        self.table.setItem(index, 2, item)

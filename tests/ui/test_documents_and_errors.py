@@ -23,28 +23,71 @@ def drop(widget, paths) -> None:
     QApplication.sendEvent(widget, event)
 
 
+def settled(window, rows: int) -> bool:
+    panel = window.documents
+    return (
+        panel.batches == 0
+        and panel.table.rowCount() == rows
+        and all(panel.table.item(r, 2).text() == "done" or panel.table.item(r, 2).text().startswith("failed") for r in range(rows))
+    )
+
+
 def test_dropped_folder_is_ingested_with_progress_and_failures(make_window, roomy_runtime, qtbot, tmp_path, services):
     folder = tmp_path / "notes"
     folder.mkdir()
-    (folder / "garden.md").write_text("# Garden\n\n" + "Tomatoes need full sun and steady water. " * 200)
+    (folder / "garden.md").write_text("# Garden\n\n" + "Tomatoes need full sun and steady water. " * 400)
     (folder / "recipes.txt").write_text("Pancakes: flour, milk, eggs.")
-    broken = tmp_path / "broken.txt"
-    broken.write_bytes(b"\x89PNG\x00\x00binary junk")
+    (folder / "broken.txt").write_bytes(b"\x89PNG\x00\x00binary junk")
+    missing = tmp_path / "moved-away.txt"
     window = make_window(roomy_runtime)
-    drop(window, [folder, broken])  # anywhere on the window
-    qtbot.waitUntil(lambda: window.documents.table.rowCount() == 3 and all(
-        window.documents.table.item(r, 2).text() in ("done",) or window.documents.table.item(r, 2).text().startswith("failed")
-        for r in range(3)), timeout=20_000)
+    events = []
+    window.ingester.progress.connect(events.append)
+    drop(window, [folder, missing])  # anywhere on the window
+    qtbot.waitUntil(lambda: settled(window, 4), timeout=20_000)
+    assert {e.phase for e in events} >= {"reading", "embedding", "done"}
+    assert any(e.phase == "reading" and e.current_file and e.current_file.endswith("garden.md") for e in events)
     statuses = {row.title: (row.status, row.error) for row in window.documents.rows}
     assert statuses["broken.txt"][0] == "failed" and "binary" in statuses["broken.txt"][1]
     done = [row for row in window.documents.rows if row.status == "done"]
     assert len(done) == 2 and all(row.embedded == row.chunk_count > 0 for row in done)
-    assert window.documents.table.cellWidget(0, 1).value() == window.documents.table.cellWidget(0, 1).maximum()
+    # A dropped path that does not exist has no document row, yet its reason is shown.
+    assert [f.path for f in window.documents.unlisted] == [str(missing)]
+    assert "no such file" in window.documents.table.item(3, 2).text()
+    garden = next(i for i, row in enumerate(window.documents.rows) if row.title == "Garden")
+    bar = window.documents.table.cellWidget(garden, 1)
+    assert bar.value() == bar.maximum() > 1
+    assert "2 failed" in window.documents.summary.text()
     hits = services.memory.archival.search(window.agent_id, "tomatoes sun").hits
-    assert hits and hits[0].passage.citation.document is not None  # cited back to its document
-    window.documents.table.selectRow(0)
+    assert hits and hits[0].passage.citation.document == "Garden"  # cited back to its document
+
+    window.documents.table.selectRow(garden)
     window.documents.on_remove_clicked()
-    assert window.documents.table.rowCount() == 2
+    qtbot.waitUntil(lambda: len(window.documents.rows) == 2 and not window.documents.removing, timeout=10_000)
+    assert "Garden" not in {row.title for row in window.documents.rows}
+    assert not services.db.scalar("SELECT COUNT(*) FROM passages WHERE text LIKE '%Tomatoes%'")
+    assert services.db.scalar("SELECT COUNT(*) FROM passages_vec") == services.db.scalar("SELECT COUNT(*) FROM passages WHERE embedded = 1")
+    assert not any("Tomatoes" in hit.passage.text for hit in services.memory.archival.search(window.agent_id, "tomatoes sun").hits)
+
+
+def test_reingest_reads_an_unchanged_file_again_and_replaces_its_passages(make_window, roomy_runtime, qtbot, tmp_path, services):
+    note = tmp_path / "note.txt"
+    note.write_text("The spare key is under the blue flower pot.")
+    window = make_window(roomy_runtime)
+    window.documents.add_paths([str(note)])
+    qtbot.waitUntil(lambda: settled(window, 1), timeout=20_000)
+    before = services.db.query("SELECT id FROM passages")
+    window.documents.table.selectRow(0)
+    with qtbot.waitSignal(window.ingester.finished, timeout=20_000) as finished:
+        window.documents.on_reingest_clicked()
+    report = finished.args[0]
+    # Read again although its content is the same, and replaced, not duplicated.
+    assert report.unchanged == 0 and report.chunks == len(before) > 0 and not report.failures
+    qtbot.waitUntil(lambda: settled(window, 1), timeout=20_000)
+    assert services.db.scalar("SELECT COUNT(*) FROM passages") == len(before)
+    # Dropping the same unchanged file again is skipped by its content hash.
+    with qtbot.waitSignal(window.ingester.finished, timeout=20_000) as finished:
+        window.documents.add_paths([str(note)])
+    assert finished.args[0].unchanged == 1
 
 
 def test_drop_zone_accepts_files_and_typing_continues(make_window, roomy_runtime, qtbot, tmp_path):
@@ -55,6 +98,24 @@ def test_drop_zone_accepts_files_and_typing_continues(make_window, roomy_runtime
     qtbot.keyClicks(window.chat.compose, "still typing")  # the GUI thread is free while ingesting
     assert window.chat.compose.toPlainText() == "still typing"
     qtbot.waitUntil(lambda: any(r.status == "done" for r in window.documents.rows), timeout=60_000)
+
+
+def test_unembedded_chunks_left_by_a_killed_app_are_embedded_on_the_next_start(make_window, roomy_runtime, qtbot, tmp_path, services):
+    from desktop.core.clock import SystemClock
+    from desktop.core.documents.ingest import Ingestor
+
+    note = tmp_path / "left.txt"
+    note.write_text("Chunks read before the app was killed. " * 300)
+    agent = services.create_agent("Companion")
+    # Stopped once every file is read: what a kill between the two phases leaves in the store.
+    read = []
+    Ingestor(services.db, services.embedder, SystemClock()).ingest(
+        [note], agent.id, lambda e: read.append(e.phase == "reading" and e.current_file is None), cancel=lambda: any(read)
+    )
+    assert services.db.scalar("SELECT COUNT(*) FROM passages WHERE embedded = 0") > 1
+    window = make_window(roomy_runtime)
+    qtbot.waitUntil(lambda: [r.status for r in window.documents.rows] == ["done"], timeout=20_000)
+    assert window.documents.rows[0].embedded == window.documents.rows[0].chunk_count > 1
 
 
 def test_crash_capture_keeps_and_offers_the_previous_log(tmp_path, qtbot):
