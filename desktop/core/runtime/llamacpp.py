@@ -308,6 +308,7 @@ class LlamaCppRuntime:
                 "size": stat.st_size,
                 "mtime_ns": stat.st_mtime_ns,
                 "n_ctx": self.n_ctx,
+                "n_batch": self.settings.batch_size,  # batch splits change the last bits of the keys/values
                 "llama_cpp": llama_cpp.__version__,
                 "type_k": context_params.type_k,
                 "type_v": context_params.type_v,
