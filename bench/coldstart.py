@@ -78,8 +78,8 @@ def run(repeats: int) -> dict[str, object]:
     finally:
         services.close()
         shutil.rmtree(home, ignore_errors=True)
-    cold_ttft = statistics.median(r["ttft_seconds"] for r in cold)
-    warm_ttft = statistics.median(r["ttft_seconds"] for r in warm)
+    cold_ttft = round(statistics.median(r["ttft_seconds"] for r in cold), 3)
+    warm_ttft = round(statistics.median(r["ttft_seconds"] for r in warm), 3)
     cold_start = statistics.median(r["start_seconds"] for r in cold)
     warm_start = statistics.median(r["start_seconds"] for r in warm)
     return {
