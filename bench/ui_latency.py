@@ -37,7 +37,9 @@ def main() -> None:
     window = MainWindow(services, open_worker_services=lambda: open_services(paths, embedder=services.embedder), make_runtime=make_runtime)
     window.show()
     window.start()
-    while not window.is_model_ready:
+    # ready arrives before the worker's busy flag clears (its model-loading job is still closing),
+    # and a message sent while busy is ignored: wait for the send button, as a user would.
+    while not (window.is_model_ready and window.chat.send_button.isEnabled()):
         app.processEvents()
         time.sleep(0.01)
     document = Path(home) / "big.txt"
@@ -60,6 +62,7 @@ def main() -> None:
     window.documents.add_paths([str(document)])
     window.chat.compose.setPlainText("Please write a long, detailed story about a lighthouse keeper, at least 800 words.")
     window.chat.on_send_clicked()
+    assert not window.chat.compose.toPlainText(), "the message was not sent"
     clock.start()
     timer.start()
     deadline = time.monotonic() + args.seconds

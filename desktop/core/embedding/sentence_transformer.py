@@ -19,6 +19,15 @@ from desktop.errors import ModelFileError
 
 MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
 DIMENSION = 384
+#: Torch intra-op threads in this process. The model generates in a child process on the same
+#: cores with half of them (llamacpp.default_threads), and llama.cpp's threads spin waiting for
+#: each other, so a core taken by torch's default one-thread-per-core pool slows every token.
+#: One thread leaves the model its share. Measured on the 2-core dev machine (busy with other
+#: work): embedding alone ran 10.1 chunks/s with 1 thread against 8.2 with 2, and bench.ingest
+#: 12.2 against 11.5 chunks/s, so the limit costs nothing there; on an idle many-core machine it
+#: would cost ingestion speed, so threads=None keeps the default where no model runs alongside.
+#: torch applies it process-wide, to every thread that embeds afterwards (checked per thread).
+TORCH_THREADS = 1
 
 
 def bundled_model_path() -> Path:
@@ -37,8 +46,12 @@ def bundled_model_path() -> Path:
 
 
 class SentenceTransformerEmbedder:
-    def __init__(self, model_path: Path | None = None, *, batch_size: int = 64, device: str = "cpu") -> None:
+    def __init__(
+        self, model_path: Path | None = None, *, batch_size: int = 64, device: str = "cpu", threads: int | None = TORCH_THREADS
+    ) -> None:
+        """``threads=None`` keeps torch's default, for a process where no model competes for the cores."""
         self._path = model_path
+        self._threads = threads
         self._batch_size = batch_size
         self._device = device
         self._model = None
@@ -59,7 +72,11 @@ class SentenceTransformerEmbedder:
             os.environ["HF_HUB_OFFLINE"] = "1"
             os.environ["TRANSFORMERS_OFFLINE"] = "1"
             os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+            import torch
             from sentence_transformers import SentenceTransformer
+
+            if self._threads is not None:
+                torch.set_num_threads(self._threads)
 
             path = self._path or bundled_model_path()
             try:
