@@ -14,8 +14,9 @@ character of the model's thoughts.
 
 from __future__ import annotations
 
+from bench.report import emit
+
 import argparse
-import json
 import os
 import shutil
 import statistics
@@ -104,12 +105,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=2, help="cold/warm pairs (a cold run takes 15-30 s on 2 cores)")
     args = parser.parse_args(argv)
     result = run(args.repeats)
-    if args.json:
-        print(json.dumps(result))
-    else:
-        for key, value in result.items():
-            if key != "runs":
-                print(f"{key}: {value}")
+    emit(result, args.json)
     return 0
 
 

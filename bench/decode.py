@@ -10,6 +10,8 @@ vocabulary every step and is slow, so it generates only a few tokens.
 
 from __future__ import annotations
 
+from bench.report import emit
+
 import argparse
 import json
 import sys
@@ -114,12 +116,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--stock-tokens", type=int, default=12)
     args = parser.parse_args(argv)
     result = run(args.seeds, args.max_tokens, args.stock_tokens)
-    if args.json:
-        print(json.dumps(result))
-    else:
-        for key, value in result.items():
-            if key != "runs":
-                print(f"{key}: {value}")
+    emit(result, args.json)
     return 0 if result["all_constrained_valid"] else 1
 
 

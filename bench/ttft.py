@@ -21,6 +21,8 @@ from desktop.core.runtime.base import ChatMessage, SamplingParams
 from desktop.core.runtime.llamacpp import LlamaCppRuntime, LlamaSettings
 from desktop.core.runtime.model_catalog import default_model_path
 
+from bench.report import emit
+
 HISTORY = [
     *MESSAGES,
     ChatMessage("assistant", '{"function": "send_message", "params": {"inner_thoughts": "Ann is back from the Alps.", "message": "Welcome back, Ann! How was the hiking?"}}'),
@@ -82,12 +84,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seeds", type=int, default=5)
     args = parser.parse_args(argv)
     result = run(args.seeds)
-    if args.json:
-        print(json.dumps(result))
-    else:
-        for key, value in result.items():
-            if key != "runs":
-                print(f"{key}: {value}")
+    emit(result, args.json)
     return 0
 
 

@@ -16,6 +16,8 @@ the model and the loop, not about loading sentence-transformers.
 
 from __future__ import annotations
 
+from bench.report import emit
+
 import argparse
 import json
 import os
@@ -156,12 +158,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args(argv)
     result = run(args.turns, args.embedder, args.seed)
-    if args.json:
-        print(json.dumps(result))
-    else:
-        for key, value in result.items():
-            if key != "rows":
-                print(f"{key}: {value}")
+    emit(result, args.json, details="rows")
     return 0
 
 

@@ -27,7 +27,6 @@ def main() -> None:
 
     from desktop.app import make_runtime, open_services
     from desktop.paths import Paths
-    from desktop.settings import Settings
     from desktop.ui.qt_main_window import MainWindow
 
     app = QApplication([])
