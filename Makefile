@@ -31,13 +31,10 @@ install: $(STAMP)
 run: $(STAMP)
 	$(BIN)/memdesk
 
-# The real-window test runs MemDesk on a virtual X screen (Debian's xvfb); Qt 6.5+ also needs
-# libxcb-cursor0 to start on X11.
-system-deps:
-	@{ command -v Xvfb >/dev/null 2>&1 && ldconfig -p | grep -q libxcb-cursor.so.0; } || { \
-	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq xvfb xauth libxcb-cursor0 libxkbcommon-x11-0 >/dev/null; \
-	  else echo "Please install Xvfb (Debian/Ubuntu: sudo apt-get install xvfb) for the real-window test."; fi; }
+# What Qt's window needs from the system is derived from its xcb plugin (ldd), plus Xvfb for the
+# real-window test; installed as root on Debian/Ubuntu, otherwise the exact command is printed.
+system-deps: $(STAMP)
+	scripts/system-deps $(BIN)/python
 
 test: $(STAMP) system-deps
 	QT_QPA_PLATFORM=offscreen HF_HUB_OFFLINE=1 $(BIN)/python -m pytest
