@@ -14,6 +14,8 @@ from desktop.core.runtime.llamacpp import LlamaSettings
 from desktop.errors import GenerationCancelled, ModelError, ModelFileError
 from tests.runtime.conftest import HEARTBEAT_TOOLS, TOOLS, conversation
 from tests.runtime.test_grammar import check_call
+from tests.runtime.test_isolated_process import wait_dead
+from tests.runtime.test_llamacpp import untemplated_copy
 
 pytestmark = pytest.mark.model
 
@@ -53,8 +55,34 @@ def test_a_dying_model_process_is_a_model_error_and_the_next_call_recovers(isola
     assert isolated.pid != pid and isolated.restarts == 1
 
 
+def test_a_model_killed_while_idle_is_restarted_by_the_next_call(isolated):
+    check_call(isolated.generate_call(CallRequest(conversation("Hello"), TOOLS[:1], SamplingParams(seed=5, max_tokens=200))).text, TOOLS[:1], frozenset())
+    pid, restarts = isolated.pid, isolated.restarts
+    os.kill(pid, signal.SIGKILL)  # what the out-of-memory killer does
+    wait_dead(pid)
+    turn = isolated.generate_call(CallRequest(conversation("Hello again"), TOOLS[:1], SamplingParams(seed=5, max_tokens=200)))
+    check_call(turn.text, TOOLS[:1], frozenset())
+    assert isolated.pid != pid and isolated.restarts == restarts + 1
+
+
 def test_a_bad_file_raises_the_same_typed_error(tmp_path):
     bad = tmp_path / "bad.gguf"
     bad.write_bytes(b"GGUF" + bytes(100))
-    with pytest.raises(ModelFileError, match="bad.gguf"):
-        isolated_llama(LlamaSettings(bad))
+    runtime = isolated_llama(LlamaSettings(bad))  # returns while the child loads
+    try:
+        with pytest.raises(ModelFileError, match="bad.gguf"):
+            runtime.wait_ready()
+        with pytest.raises(ModelFileError, match="bad.gguf"):  # again, not a broken pipe
+            runtime.info
+    finally:
+        runtime.close()
+
+
+def test_a_gguf_without_a_chat_template_says_so_across_the_process_boundary(model_path, tmp_path):
+    runtime = isolated_llama(LlamaSettings(untemplated_copy(model_path, tmp_path), context_size=256, threads=1))
+    try:
+        with pytest.raises(ModelError, match="has no chat template") as raised:
+            runtime.wait_ready()
+        assert "override" in raised.value.hint
+    finally:
+        runtime.close()

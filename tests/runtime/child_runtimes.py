@@ -1,0 +1,35 @@
+"""Runtimes for the child-process tests: built by name in a spawned child, so they live in a module."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from desktop.core.runtime.base import CallRequest, CancelToken, ModelTurn, StreamCallback
+from desktop.core.runtime.scripted import ScriptedRuntime, say
+from desktop.errors import ModelFileError
+
+
+class EchoRuntime(ScriptedRuntime):
+    """Answers every call by saying the last message back, streamed slowly like a real model.
+
+    ``broken_if``: the start fails with a ModelFileError while that file exists (a model file that
+    went bad). ``start_when``: the start waits until that file exists (a slow model load)."""
+
+    def __init__(self, delay: float = 0.0, broken_if: str | None = None, start_when: str | None = None) -> None:
+        if broken_if is not None and Path(broken_if).exists():
+            raise ModelFileError(f"Model file {broken_if} is damaged", hint="Choose another model.")
+        while start_when is not None and not Path(start_when).exists():
+            time.sleep(0.01)
+        super().__init__(context_window=4096)
+        self._delay = delay
+
+    def generate_call(self, request: CallRequest, *, on_event: StreamCallback | None = None, cancel: CancelToken | None = None) -> ModelTurn:
+        self.enqueue(say(request.messages[-1].content))
+
+        def slow(event):
+            time.sleep(self._delay)
+            if on_event is not None:
+                on_event(event)
+
+        return super().generate_call(request, on_event=slow, cancel=cancel)
