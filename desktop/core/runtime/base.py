@@ -158,4 +158,10 @@ class Runtime(Protocol):
     def generate_text(self, request: TextRequest, *, cancel: CancelToken | None = None) -> str:
         """Free text (summaries, ``message_chatgpt``)."""
 
+    def warm(self, messages: Sequence[ChatMessage], *, cancel: CancelToken | None = None) -> int:
+        """Evaluate ``messages``, the beginning every coming prompt shares, ahead of time and keep
+        their state (in memory, and on disk across restarts) so the first reply does not pay for
+        them. Returns the tokens evaluated: 0 when they were ready already or the runtime has
+        nothing to prepare. Raises GenerationCancelled when ``cancel`` fires (between batches)."""
+
     def close(self) -> None: ...

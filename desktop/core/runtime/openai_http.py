@@ -147,6 +147,9 @@ class OpenAIHttpRuntime:
     def generate_text(self, request: TextRequest, *, cancel: CancelToken | None = None) -> str:
         return "".join(self._stream(request.messages, request.params, None, cancel)).strip()
 
+    def warm(self, messages: Sequence[ChatMessage], *, cancel: CancelToken | None = None) -> int:
+        return 0  # the server keeps its own cache; a request just to warm it would cost a generation
+
     def close(self) -> None:
         pass
 

@@ -51,6 +51,7 @@ class ScriptedRuntime:
         self.prompts: list[list[ChatMessage]] = []  # every prompt seen, for assertions
         self.text_prompts: list[list[ChatMessage]] = []
         self.tools_seen: list[list[str]] = []
+        self.warmed: list[list[ChatMessage]] = []  # every warm() prefix: there is nothing to prepare
 
     def enqueue(self, *answers: Answer) -> None:
         self._answers.extend(answers)
@@ -109,6 +110,10 @@ class ScriptedRuntime:
         if self._summaries:
             return self._summaries.popleft()
         return "A scripted summary."
+
+    def warm(self, messages: Sequence[ChatMessage], *, cancel: CancelToken | None = None) -> int:
+        self.warmed.append(list(messages))
+        return 0
 
     def close(self) -> None:
         pass

@@ -111,7 +111,7 @@ class PrefixCache:
         Batches restart at the prefix boundary whether or not there is a disk cache, so the tokens
         after it are evaluated in the same batches either way: loading the prefix gives
         bit-identical logits to evaluating it, and greedy output does not depend on the cache."""
-        bounds = [prefix] if keep < prefix else []
+        bounds = [prefix] if keep < prefix < len(tokens) else []
         start = keep
         for end in [*bounds, len(tokens)]:
             for chunk in range(start, end, self._batch):

@@ -55,6 +55,7 @@ class LlamaCppRuntime:
         self._info = RuntimeInfo(model_id=path.stem, context_window=self.n_ctx, exact_tokens=True)
         self.prefix_cache = PrefixCache(self._context, self._open_store(path), batch_size=settings.batch_size)
         self.last_sampler_counts = (0, 0, 0)  # checks, shortlist masks, full masks in the last run
+        self._warmed: list[int] = []  # the last prefix warm() prepared: later prompts start with it
 
     # --- Runtime interface ------------------------------------------------------------------------
     @property
@@ -86,6 +87,15 @@ class LlamaCppRuntime:
     def generate_text(self, request: TextRequest, *, cancel: CancelToken | None = None) -> str:
         return self.complete(request.messages, request.params, cancel=cancel).text.strip()
 
+    def warm(self, messages: Sequence[ChatMessage], *, cancel: CancelToken | None = None) -> int:
+        try:
+            prefix = self.tokenize(self.template.render(messages, add_generation_prompt=False), special=True)
+        except ModelError:  # a template that cannot render a prompt's beginning alone: nothing to warm
+            return 0
+        evaluated = self.prefix_cache.warm(prefix, cancel)
+        self._warmed = prefix
+        return evaluated
+
     def close(self) -> None:
         if getattr(self, "prefix_cache", None) is not None:
             self.prefix_cache.wait()
@@ -112,7 +122,10 @@ class LlamaCppRuntime:
         return model.tokenize(text, add_bos=add_bos, special=special)
 
     def stable_prefix(self, messages: Sequence[ChatMessage], prompt: Sequence[int]) -> int:
-        """How many tokens of ``prompt`` are the system message: the part that recurs across runs."""
+        """How many leading tokens of ``prompt`` recur across runs: the prefix ``warm`` prepared
+        when the prompt starts with it, else the system message."""
+        if self._warmed and len(self._warmed) < len(prompt) and list(prompt[: len(self._warmed)]) == self._warmed:
+            return len(self._warmed)
         if not messages or messages[0].role != "system":
             return 0
         try:

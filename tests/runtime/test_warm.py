@@ -1,0 +1,75 @@
+"""Warming a prompt's static beginning ahead of time (issue 9 item 4), on the real bundled model:
+the first call then evaluates only what follows it, with the same greedy output, and the state is
+on disk for the next start. Warming gives way to real work within one prompt batch."""
+
+from __future__ import annotations
+
+import pytest
+
+from desktop.core.runtime.base import CancelToken, ChatMessage
+from desktop.errors import GenerationCancelled
+from tests.runtime.test_kv_cache import SYSTEM, chat, run, runtime
+
+pytestmark = pytest.mark.model
+
+STATIC = [ChatMessage("system", SYSTEM)]
+
+
+class CancelAfter(CancelToken):
+    """Says "cancelled" from its ``checks``-th look on: a user message arriving mid-warm-up."""
+
+    def __init__(self, checks: int) -> None:
+        super().__init__()
+        self.looks = 0
+        self._checks = checks
+
+    @property
+    def cancelled(self) -> bool:
+        self.looks += 1
+        return self.looks >= self._checks
+
+
+@pytest.fixture(scope="module")
+def unwarmed(model_path):
+    with runtime(model_path, None) as plain:
+        return run(plain, chat("Hi, I'm Ann!"))
+
+
+def test_the_first_call_after_warming_evaluates_only_what_follows(model_path, tmp_path, unwarmed):
+    with runtime(model_path, tmp_path / "kv") as rt:
+        evaluated = rt.warm(STATIC)
+        assert evaluated > 32 and rt.prefix_saves == 1  # and saved for the next start
+        turn = run(rt, chat("Hi, I'm Ann!"))
+        assert turn.stats.evaluated_tokens == turn.stats.prompt_tokens - evaluated
+        assert turn.text == unwarmed.text
+        assert rt.warm(STATIC) == 0  # in memory already, the conversation after it kept
+        assert run(rt, chat("Hi, I'm Ann!")).stats.evaluated_tokens == 1
+
+
+def test_a_fresh_start_warms_from_disk(model_path, tmp_path, unwarmed):
+    with runtime(model_path, tmp_path / "kv") as first:
+        first.warm(STATIC)
+    with runtime(model_path, tmp_path / "kv") as second:
+        assert second.warm(STATIC) == 0 and second.prefix_loads == 1
+        turn = run(second, chat("Hi, I'm Ann!"))
+        assert turn.text == unwarmed.text and turn.stats.evaluated_tokens < turn.stats.prompt_tokens // 2
+
+
+def test_a_cancelled_warm_up_stops_between_batches_and_its_work_is_kept(model_path, tmp_path, unwarmed):
+    with runtime(model_path, tmp_path / "kv", batch_size=16) as small_batches:
+        reference = run(small_batches, chat("Hi, I'm Ann!"))  # batches change the last bits: compare like with like
+    with runtime(model_path, tmp_path / "kv2", batch_size=16) as rt:
+        cancel = CancelAfter(3)
+        with pytest.raises(GenerationCancelled):
+            rt.warm(STATIC, cancel=cancel)
+        assert len(rt.prefix_cache.tokens) == 2 * 16 and rt.prefix_saves == 0  # two batches, then it gave way
+        turn = run(rt, chat("Hi, I'm Ann!"))
+        assert turn.stats.evaluated_tokens == turn.stats.prompt_tokens - 2 * 16
+        assert turn.text == reference.text
+        assert rt.prefix_saves == 1  # the real call finished the prefix and saved it
+
+
+def test_a_short_beginning_is_not_warmed(model_path):
+    with runtime(model_path, None) as rt:
+        assert rt.warm([ChatMessage("system", "Be brief.")]) == 0  # cheaper to evaluate than to keep
+        assert rt.prefix_cache.tokens == []
