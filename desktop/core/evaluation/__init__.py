@@ -1,0 +1,1 @@
+"""Evaluations that drive the real agent: what the model gets to see, and what it answers."""
