@@ -138,8 +138,11 @@ def open_agent(
     )
 
 
-def open_consolidator(services: Services, record: AgentRecord, runtime: Runtime, *, settings: Settings | None = None) -> Consolidator:
-    """The idle-time consolidation pass of one agent, with the agent's own memory functions."""
+def open_consolidator(
+    services: Services, record: AgentRecord, runtime: Runtime | None, *, settings: Settings | None = None
+) -> Consolidator:
+    """The idle-time consolidation pass of one agent, with the agent's own memory functions.
+    ``runtime`` may be None to review proposals without a model."""
     settings = settings or services.settings
     return Consolidator(
         record.id,

@@ -104,7 +104,7 @@ class Consolidator:
         agent_id: int,
         *,
         memory: Any,  # desktop.core.agent.loop.MemoryServices (not imported: the loop imports nothing from here)
-        runtime: Runtime,
+        runtime: Runtime | None,  # None: review proposals only (``run`` needs a model)
         tools: ToolRegistry,
         instructions: str,
         settings: ConsolidationSettings = ConsolidationSettings(),
@@ -139,6 +139,8 @@ class Consolidator:
     def run(self, cancel: CancelToken | None = None) -> PassResult:
         if self.settings.mode == OFF:
             return PassResult("skipped", "consolidation is off")
+        if self.runtime is None:
+            raise MemDeskError("Consolidation needs a model; none is loaded")
         run = self.store.unfinished(self.agent_id)
         resumed = run is not None
         if run is None:
