@@ -29,6 +29,7 @@ from desktop.ui.qt_archival import ArchivalPanel
 from desktop.ui.qt_budget import BudgetPanel
 from desktop.ui.qt_chat import ChatPanel
 from desktop.ui.qt_consent import ConsentDialog, ConsentRequest, QtConsentPolicy
+from desktop.ui.qt_consolidation import ConsolidationController
 from desktop.ui.qt_documents import DocumentsPanel, IngestWorker
 from desktop.ui.qt_errors import ErrorHub, MessageBar
 from desktop.ui.qt_jobs import Jobs
@@ -88,6 +89,7 @@ class MainWindow(QMainWindow):
         self.heartbeat_timer.setSingleShot(True)
         self._build_ui()
         self._connect_signals()
+        self.consolidation = ConsolidationController(self)
         self.setAcceptDrops(True)
         # QMainWindow::event keeps drops for its own dock dragging; a filter sees them first.
         self.installEventFilter(self)

@@ -41,7 +41,7 @@ from desktop.core.agent.consolidation_store import (
     Run,
 )
 from desktop.core.memory.recall import Message
-from desktop.core.runtime.base import CancelToken, ChatMessage, Runtime, SamplingParams, ToolSpec
+from desktop.core.runtime.base import CallRequest, CancelToken, ChatMessage, Runtime, SamplingParams, ToolSpec
 from desktop.core.storage import Database
 from desktop.core.tools.context import DenyAll, ToolContext
 from desktop.core.tools.http import HttpPolicy
@@ -155,9 +155,8 @@ class Consolidator:
             while run.steps < self.settings.max_steps:
                 if cancel is not None and cancel.cancelled:
                     raise GenerationCancelled("Consolidation stopped")
-                turn = self.runtime.generate_call(
-                    self._prompt(run, transcript), self._specs(), self.settings.params, heartbeat_tools=frozenset(), cancel=cancel
-                )
+                request = CallRequest(self._prompt(run, transcript), self._specs(), self.settings.params)  # no heartbeats
+                turn = self.runtime.generate_call(request, cancel=cancel)
                 finished, blocks = self._step(run, turn.text)
                 changed |= blocks
                 run = self.store.run(run.id)

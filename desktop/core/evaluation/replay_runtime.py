@@ -18,14 +18,14 @@ from collections import OrderedDict
 from collections.abc import Sequence
 
 from desktop.core.runtime.base import (
+    CallRequest,
     CancelToken,
     ChatMessage,
     ModelTurn,
     Runtime,
     RuntimeInfo,
-    SamplingParams,
     StreamCallback,
-    ToolSpec,
+    TextRequest,
 )
 from desktop.core.runtime.scripted import call, say
 
@@ -66,22 +66,11 @@ class ReplayRuntime:
         key = ("prompt", tuple(messages))
         return self._cached(key, lambda: self._counter.count_prompt(list(messages)))
 
-    def generate_call(
-        self,
-        messages: Sequence[ChatMessage],
-        tools: Sequence[ToolSpec],
-        params: SamplingParams,
-        *,
-        heartbeat_tools: frozenset[str] = frozenset(),
-        on_event: StreamCallback | None = None,
-        cancel: CancelToken | None = None,
-    ) -> ModelTurn:
-        self.prompts.append(list(messages))
+    def generate_call(self, request: CallRequest, *, on_event: StreamCallback | None = None, cancel: CancelToken | None = None) -> ModelTurn:
+        self.prompts.append(list(request.messages))
         if self.live:
-            return self._counter.generate_call(
-                messages, tools, params, heartbeat_tools=heartbeat_tools, on_event=on_event, cancel=cancel
-            )
-        names = {tool.name for tool in tools}
+            return self._counter.generate_call(request, on_event=on_event, cancel=cancel)
+        names = {tool.name for tool in request.tools}
         if self._reply is not None and "send_message" in names:
             text, self._reply = self._reply, None
             return ModelTurn(say(text))
@@ -92,9 +81,9 @@ class ReplayRuntime:
             return ModelTurn(call("pause_heartbeats", minutes=0))
         return ModelTurn(say(FILLER_REPLY))
 
-    def generate_text(self, messages: Sequence[ChatMessage], params: SamplingParams, *, cancel: CancelToken | None = None) -> str:
+    def generate_text(self, request: TextRequest, *, cancel: CancelToken | None = None) -> str:
         if self.live:
-            return self._counter.generate_text(messages, params, cancel=cancel)
+            return self._counter.generate_text(request, cancel=cancel)
         self.summaries += 1
         return PLACEHOLDER_SUMMARY
 
