@@ -29,8 +29,9 @@ from desktop.ui.qt_archival import ArchivalPanel
 from desktop.ui.qt_budget import BudgetPanel
 from desktop.ui.qt_chat import ChatPanel
 from desktop.ui.qt_consent import ConsentDialog, ConsentRequest, QtConsentPolicy
-from desktop.ui.qt_documents import DocumentsPanel, IngestWorker
+from desktop.ui.qt_documents import DocumentsPanel
 from desktop.ui.qt_errors import ErrorHub, MessageBar
+from desktop.ui.qt_ingest_worker import IngestWorker
 from desktop.ui.qt_jobs import Jobs
 from desktop.ui.qt_memory import CoreMemoryPanel
 from desktop.ui.qt_settings import RESTART_MODEL, SettingsDialog
@@ -78,7 +79,7 @@ class MainWindow(QMainWindow):
         self.worker_thread = QThread(self)
         self.worker_thread.setObjectName("agent-worker")
         self.worker.moveToThread(self.worker_thread)
-        self.ingester = IngestWorker(services.paths.database, services.embedder, services.clock)
+        self.ingester = IngestWorker(open_worker_services)
         self.ingest_thread = QThread(self)
         self.ingest_thread.setObjectName("ingestion")
         self.ingester.moveToThread(self.ingest_thread)
