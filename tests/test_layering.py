@@ -1,5 +1,5 @@
 """The architecture rules, checked by import-linter against the contracts in /.importlinter:
-Qt only in the UI package, llama_cpp only in its runtime module, a core that imports no front end,
+Qt only in the UI package, llama_cpp only in its native runtime module, a core that imports no front end,
 and the core's layers (memory owns its rows; retrieval, below it, only ranks)."""
 
 from __future__ import annotations
