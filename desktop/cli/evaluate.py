@@ -1,6 +1,6 @@
 """`memdesk eval locomo PATH [--mode retrieval|context|answer] [--json]`.
 
-* ``retrieval`` (the default): recall@k of conversation search (desktop.core.retrieval.locomo).
+* ``retrieval`` (the default): recall@k of conversation search (desktop.core.evaluation.locomo).
 * ``context --window N``: replay each conversation into a fresh agent and report the share of
   questions whose evidence turns are in the prompt the model receives
   (desktop.core.evaluation.locomo_replay).
@@ -66,7 +66,7 @@ def run_eval(args: argparse.Namespace) -> int:
 # --- retrieval ------------------------------------------------------------------------------
 def _retrieval(args: argparse.Namespace, progress) -> dict:
     from desktop.core.embedding.sentence_transformer import SentenceTransformerEmbedder
-    from desktop.core.retrieval.locomo import evaluate
+    from desktop.core.evaluation.locomo import evaluate
 
     ks = tuple(sorted({5, max(1, args.k)}))
     return evaluate(args.path, SentenceTransformerEmbedder(), ks=ks, progress=progress and (lambda s: progress(f"evaluated {s}")))

@@ -38,7 +38,7 @@ from desktop.core.agent.loop import Agent
 from desktop.core.clock import Clock, ManualClock
 from desktop.core.evaluation import scoring
 from desktop.core.evaluation.replay_runtime import PLACEHOLDER_SUMMARY, ReplayRuntime
-from desktop.core.retrieval.locomo import CATEGORIES, session_time, turn_text
+from desktop.core.evaluation.locomo import CATEGORIES, session_time, turn_text
 from desktop.core.runtime.base import ChatMessage, Runtime
 from desktop.core.storage import Database
 from desktop.errors import MemDeskError
