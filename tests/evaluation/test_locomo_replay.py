@@ -172,3 +172,24 @@ def test_locomo_scoring_rules():
     assert scoring.score(1, "cello", "piano, cello") == 0.5
     assert scoring.score(5, "That is not mentioned anywhere", None) == 1.0
     assert scoring.score(5, "self-care", "self-care is important") == 0.0
+
+
+@pytest.mark.model
+def test_the_cli_measures_context_and_answers_with_the_bundled_model(sample_file, capsys):
+    from desktop.cli.main import main
+
+    assert main(["eval", "locomo", str(sample_file), "--mode", "context", "--window", "4096", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["model"].startswith("SmolLM2") and report["exact_tokens"] and report["window"] == 4096
+    rows = report["variants"][FIFO]
+    assert rows["all"]["n"] == 4 and rows["temporal"]["evidence_in_context"] == 0.0  # the first turn is long gone
+    assert rows["single-hop"]["evidence_in_context"] == 1.0  # the last turn is still in view
+    assert "fifo+recall" in report["unavailable"]
+
+    # The eval runs the user's own settings: keep the real agent's answer short for this test.
+    assert main(["settings", "max_chained_steps", "2"]) == 0 and main(["settings", "max_answer_tokens", "96"]) == 0
+    capsys.readouterr()
+    assert main(["eval", "locomo", str(sample_file), "--mode", "answer", "--window", "4096", "--limit", "1", "--json"]) == 0
+    answered = json.loads(capsys.readouterr().out)
+    assert answered["questions"] == 1 and 0.0 <= answered["variants"][FIFO]["all"]["f1"] <= 1.0
+    assert answered["replay"][FIFO]["errors"] == 0 and len(answered["examples"]) == 1
