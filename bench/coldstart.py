@@ -1,6 +1,7 @@
-"""Time to first token of a freshly started model, with and without the disk KV prefix cache.
+"""Time to first token of a freshly started model, with and without the disk KV prefix cache, and
+the first message of a fresh install, with and without warming the model while the user types.
 
-    python -m bench.coldstart --json
+    python -m bench.coldstart --json [--pause 3] [--repeats 2]
 
 What the user waits for after starting the app: a new agent (temporary MEMDESK_HOME, hashing
 embedder) and its real prompt (system instructions, tools, core memory, then a user message), sent
@@ -10,6 +11,14 @@ prompt (and saves the system message's state); "warm" is the next start, which l
 and evaluates only the user message. Each run starts a new model process; ``start_seconds`` is
 spawning it and loading the model, ``ttft_seconds`` is from ``generate_call`` to the first streamed
 character of the model's thoughts.
+
+"First message of a fresh install" (issue 9) starts from a new MEMDESK_HOME, so nothing is on disk:
+the model is chosen (``make_runtime``: the child process starts loading), the agent opens, and in
+the warmed run ``Warmup`` evaluates ``Agent.static_prefix()`` in the background as the window does;
+the user, typing since the model was chosen, presses Enter ``--pause`` seconds later (or once the
+model has loaded, if that takes longer); the real agent turn runs. Reported: from
+Enter to the first character of the reply (``first_message_seconds``; target <= 5 s) and to the
+first streamed token, and from "model chosen" to the first reply character; each without warming too.
 """
 
 from __future__ import annotations
@@ -52,6 +61,110 @@ def _one_start(services, record, settings) -> dict[str, object]:  # noqa: ANN001
         "prompt_tokens": turn.stats.prompt_tokens,
         "evaluated_tokens": turn.stats.evaluated_tokens,
         "text": turn.text,
+    }
+
+
+class _FirstCharacters:
+    """When the model's first token (any kind) and the reply's first character streamed."""
+
+    def __init__(self) -> None:
+        self.first: dict[str, float] = {}
+
+    def on_stream(self, event) -> None:  # noqa: ANN001
+        now = time.perf_counter()
+        self.first.setdefault("token", now)
+        if event.kind == "message" and event.text:
+            self.first.setdefault("message", now)
+
+
+def _fresh_install(warm: bool, pause: float) -> dict[str, object]:
+    """One first message on a fresh home (see the module docstring)."""
+    home = tempfile.mkdtemp(prefix="memdesk-first-message-")
+    os.environ["MEMDESK_HOME"] = home
+    from desktop.app import make_runtime, open_agent, open_services
+    from desktop.core.agent.observer import AgentObserver
+    from desktop.core.embedding.hashing import HashingEmbedder
+    from desktop.core.runtime.base import CancelToken
+    from desktop.core.runtime.warmup import Warmup
+    from desktop.core.tools.context import AllowAll
+    from desktop.paths import Paths
+
+    class Observer(AgentObserver):
+        def __init__(self) -> None:
+            self.characters = _FirstCharacters()
+
+        def on_stream(self, event) -> None:  # noqa: ANN001
+            self.characters.on_stream(event)
+
+    services = open_services(Paths.from_environment(), embedder=HashingEmbedder())
+    warmup = Warmup()
+    runtime = None
+    try:
+        settings = services.settings
+        record = services.create_agent("bench")
+        observer = Observer()
+        chosen = time.perf_counter()
+        runtime = make_runtime(settings)  # the model is chosen: its process starts loading
+        agent = open_agent(services, record, runtime, consent=AllowAll(), observer=observer, settings=settings)
+        runtime.info  # noqa: B018 - the model has loaded
+        loaded = time.perf_counter()
+        static_tokens = runtime.count_prompt(agent.static_prefix())
+        if warm:
+            warmup.start(runtime, agent.static_prefix())
+        # The user types from the moment the window shows (the model loads meanwhile); Send works once it has loaded.
+        time.sleep(max(0.0, chosen + pause - time.perf_counter()))
+        warmup.stop()  # Enter: the message goes first
+        enter = time.perf_counter()
+        result = agent.send_user_message(USER_MESSAGE, CancelToken())
+        done = time.perf_counter()
+        first = observer.characters.first
+        return {
+            "warmed": warm,
+            "load_seconds": round(loaded - chosen, 3),
+            "warm_finished_before_enter": warmup.finished.is_set(),
+            "warm_tokens": warmup.last_tokens if warmup.finished.is_set() else None,
+            "warm_seconds": round(warmup.last_seconds, 3) if warmup.finished.is_set() else None,
+            "static_prefix_tokens": static_tokens,
+            "enter_to_first_token_seconds": round(first["token"] - enter, 3) if "token" in first else None,
+            "enter_to_first_reply_character_seconds": round(first["message"] - enter, 3) if "message" in first else None,
+            "chosen_to_first_reply_character_seconds": round(first["message"] - chosen, 3) if "message" in first else None,
+            "turn_seconds": round(done - enter, 3),
+            "steps": len(result.steps),
+            "first_step_prompt_tokens": result.steps[0].stats.prompt_tokens if result.steps else None,
+            "first_step_evaluated_tokens": result.steps[0].stats.evaluated_tokens if result.steps else None,
+        }
+    finally:
+        warmup.forget()
+        if runtime is not None:
+            runtime.close()
+        services.close()
+        shutil.rmtree(home, ignore_errors=True)
+
+
+def _median(runs: list[dict[str, object]], key: str) -> float | None:
+    values = [r[key] for r in runs if r[key] is not None]
+    return round(statistics.median(values), 3) if values else None
+
+
+def first_message(repeats: int, pause: float) -> dict[str, object]:
+    cold, warmed = [], []
+    for _ in range(repeats):
+        cold.append(_fresh_install(False, pause))
+        warmed.append(_fresh_install(True, pause))
+    first = _median(warmed, "enter_to_first_reply_character_seconds")
+    unwarmed = _median(cold, "enter_to_first_reply_character_seconds")
+    return {
+        "typing_pause_seconds": pause,
+        "first_message_seconds": first,
+        "first_message_unwarmed_seconds": unwarmed,
+        "first_message_ratio_unwarmed_over_warmed": round(unwarmed / first, 2) if first and unwarmed else None,
+        "first_message_target_met": first is not None and first <= 5.0,
+        "first_token_seconds": _median(warmed, "enter_to_first_token_seconds"),
+        "first_token_unwarmed_seconds": _median(cold, "enter_to_first_token_seconds"),
+        "model_chosen_to_first_message_seconds": _median(warmed, "chosen_to_first_reply_character_seconds"),
+        "model_chosen_to_first_message_unwarmed_seconds": _median(cold, "chosen_to_first_reply_character_seconds"),
+        "static_prefix_tokens": cold[0]["static_prefix_tokens"],
+        "runs": {"unwarmed": cold, "warmed": warmed},
     }
 
 
@@ -101,9 +214,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--repeats", type=int, default=2, help="cold/warm pairs (a cold run takes 15-30 s on 2 cores)")
+    parser.add_argument("--pause", type=float, default=3.0, help="seconds the user types before the first message")
     args = parser.parse_args(argv)
     result = run(args.repeats)
-    emit(result, args.json)
+    fresh = first_message(args.repeats, args.pause)
+    runs = {"restart": result.pop("runs"), "first_message": fresh.pop("runs")}
+    emit({**result, **fresh, "runs": runs}, args.json)
     return 0
 
 

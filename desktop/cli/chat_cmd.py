@@ -12,6 +12,7 @@ from desktop.core.agent.consolidation_idle import IdleConsolidation
 from desktop.core.agent.context import ContextBudget
 from desktop.core.agent.observer import AgentObserver, StepRecord
 from desktop.core.runtime.base import CancelToken, StreamEvent
+from desktop.core.runtime.warmup import Warmup
 from desktop.errors import GenerationCancelled
 
 DEFAULT_AGENT = "companion"
@@ -114,12 +115,16 @@ def run(args: argparse.Namespace) -> int:
         idle = _idle_consolidation(services, record, runtime)
         if not args.no_login:
             _guarded(lambda: agent.login(cancel), observer)
+        warmup = Warmup()  # the static prompt is evaluated while the user types
         while True:
             idle.touch()
+            warmup.start(runtime, agent.static_prefix())
             try:
                 line = input("you> ")
             except EOFError:
                 break
+            finally:
+                warmup.stop()  # the user goes first: it gives way within one prompt batch
             idle.interrupt()  # the user is back: a running pass stops (and resumes next time)
             text = line.strip()
             if not text:

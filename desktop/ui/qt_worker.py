@@ -16,6 +16,7 @@ from desktop.core.agent.context import ContextBudget
 from desktop.core.agent.loop import Agent
 from desktop.core.agent.observer import AgentObserver, StepRecord
 from desktop.core.runtime.base import CancelToken, Runtime, StreamEvent
+from desktop.core.runtime.warmup import Warmup
 from desktop.core.tools.context import ConsentPolicy
 from desktop.errors import GenerationCancelled
 from desktop.settings import Settings
@@ -98,6 +99,9 @@ class AgentWorker(QObject):
         self._agent: Agent | None = None
         self._agent_id: int | None = None
         self._cancel = CancelToken()
+        # The static prompt is evaluated in the background while the user reads or types; every
+        # job stops it first (within one prompt batch) and restarts it after (free once done).
+        self._warmup = Warmup()
 
     @property
     def runtime(self) -> Runtime | None:
@@ -120,6 +124,7 @@ class AgentWorker(QObject):
             self.loading.emit(settings.model_path or "the bundled model")
             if self._runtime is not None:
                 self._agent = None
+                self._warmup.forget()
                 self._runtime.close()
                 self._runtime = None
             self._settings = settings
@@ -183,6 +188,7 @@ class AgentWorker(QObject):
     @Slot()
     def shutdown(self) -> None:
         self._agent = None
+        self._warmup.forget()
         if self._runtime is not None:
             self._runtime.close()
             self._runtime = None
@@ -200,6 +206,13 @@ class AgentWorker(QObject):
         )
         self.agent_opened.emit(agent_id)
         self.budget_changed.emit(self._agent.budget())
+
+    def _warm(self) -> None:
+        if self._agent is not None and self._runtime is not None:
+            try:
+                self._warmup.start(self._runtime, self._agent.static_prefix())
+            except Exception:  # a nicety: the first reply just takes longer
+                log.exception("could not start the warm-up")
 
     def _turn(self, run: Callable[[Agent, CancelToken], Any]) -> None:
         if self._agent is None:
@@ -220,12 +233,14 @@ class AgentWorker(QObject):
             self._busy = busy
 
         def __enter__(self) -> None:
+            self._worker._warmup.stop()  # the job goes first
             if self._busy:
                 self._worker.busy_changed.emit(True)
 
         def __exit__(self, kind, error, trace) -> bool:
             if self._busy:
                 self._worker.busy_changed.emit(False)
+            self._worker._warm()
             if error is not None and isinstance(error, Exception):
                 log.debug("worker job failed", exc_info=error)
                 self._worker.failed.emit(error)

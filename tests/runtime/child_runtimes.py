@@ -1,13 +1,15 @@
-"""Runtimes for the child-process tests: built by name in a spawned child, so they live in a module."""
+"""Test runtimes: ones built by name in a spawned child (so they live in a module), and a slow warm-up."""
 
 from __future__ import annotations
 
+import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
-from desktop.core.runtime.base import CallRequest, CancelToken, ModelTurn, StreamCallback
+from desktop.core.runtime.base import CallRequest, CancelToken, ChatMessage, ModelTurn, StreamCallback
 from desktop.core.runtime.scripted import ScriptedRuntime, say
-from desktop.errors import ModelFileError
+from desktop.errors import GenerationCancelled, ModelFileError
 
 
 class EchoRuntime(ScriptedRuntime):
@@ -33,3 +35,26 @@ class EchoRuntime(ScriptedRuntime):
                 on_event(event)
 
         return super().generate_call(request, on_event=slow, cancel=cancel)
+
+
+class SlowWarmRuntime(ScriptedRuntime):
+    """Its warm-up takes ``warm_seconds`` (a big prompt on a slow CPU) and looks at the cancel token
+    every 10 ms (its batches); ``warm_outcomes`` records how each warm-up ended."""
+
+    def __init__(self, *args, warm_seconds: float = 60.0, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.warm_started = threading.Event()
+        self.warm_outcomes: list[str] = []
+        self._warm_seconds = warm_seconds
+
+    def warm(self, messages: Sequence[ChatMessage], *, cancel: CancelToken | None = None) -> int:
+        self.warmed.append(list(messages))
+        self.warm_started.set()
+        deadline = time.monotonic() + self._warm_seconds
+        while time.monotonic() < deadline:
+            if cancel is not None and cancel.cancelled:
+                self.warm_outcomes.append("cancelled")
+                raise GenerationCancelled("Generation stopped")
+            time.sleep(0.01)
+        self.warm_outcomes.append("done")
+        return 100

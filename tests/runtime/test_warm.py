@@ -73,3 +73,22 @@ def test_a_short_beginning_is_not_warmed(model_path):
     with runtime(model_path, None) as rt:
         assert rt.warm([ChatMessage("system", "Be brief.")]) == 0  # cheaper to evaluate than to keep
         assert rt.prefix_cache.tokens == []
+
+
+def test_the_apps_runtime_warms_in_its_child_process(memdesk_home):
+    from desktop.app import make_runtime
+    from desktop.core.runtime.base import CallRequest
+    from desktop.paths import Paths
+    from desktop.settings import Settings
+    from tests.runtime.conftest import TOOLS
+    from tests.runtime.test_kv_cache import GREEDY, entries
+
+    rt = make_runtime(Settings(context_size=512))  # returns while the child loads the model
+    try:
+        warmed = rt.warm(STATIC)
+        assert warmed > 32
+        turn = rt.generate_call(CallRequest(chat("Hi"), TOOLS[:1], GREEDY))
+        assert turn.stats.evaluated_tokens == turn.stats.prompt_tokens - warmed
+    finally:
+        rt.close()
+    assert len(entries(Paths.from_environment().kv_cache)) == 1

@@ -10,6 +10,7 @@ from PySide6.QtCore import Qt
 
 from desktop.core.runtime.scripted import ScriptedRuntime, call, say
 from desktop.errors import ModelError
+from tests.runtime.child_runtimes import SlowWarmRuntime
 
 
 def test_conversation_updates_every_panel_and_survives_restart(make_window, roomy_runtime, send, services):
@@ -121,3 +122,14 @@ def test_window_is_shown_before_the_model_is_ready(make_window, qtbot):
     with qtbot.waitSignal(window.worker.ready, timeout=10_000):
         gate.set()
     qtbot.waitUntil(window.chat.send_button.isEnabled, timeout=5_000)
+
+
+def test_the_window_warms_the_model_and_a_message_does_not_wait_for_it(make_window, send, qtbot):
+    runtime = SlowWarmRuntime(context_window=32768)  # its warm-up would take a minute
+    runtime.enqueue(say("Hello, Ada!"))
+    window = make_window(runtime)
+    assert runtime.warm_started.wait(10)  # started on its own once the agent was open
+    assert [m.role for m in runtime.warmed[0]] == ["system"] and runtime.warmed[0] == window.worker._agent.static_prefix()
+    send(window, "Hi, I am Ada.")  # within 15 s, so it did not wait behind the warm-up
+    assert runtime.warm_outcomes[0] == "cancelled"
+    assert "Hello, Ada!" in window.chat.transcript.toPlainText()

@@ -25,7 +25,7 @@ from desktop.core.memory.archival import ArchivalMemory
 from desktop.core.memory.core_memory import CoreMemory
 from desktop.core.memory.recall import RecallMemory
 from desktop.core.prompts import Prompts
-from desktop.core.runtime.base import CallRequest, CancelToken, ModelTurn, Runtime, SamplingParams, ToolSpec
+from desktop.core.runtime.base import CallRequest, CancelToken, ChatMessage, ModelTurn, Runtime, SamplingParams, ToolSpec
 from desktop.core.storage import Database
 from desktop.core.tools.context import ConsentPolicy, DenyAll, ToolContext
 from desktop.core.tools.files import FileSandbox
@@ -124,6 +124,11 @@ class Agent:
         """The exact context budget of the prompt the next step would send."""
         self._last_budget = measure(self.runtime, self._prompt_parts(), self.settings.reserve)
         return self._last_budget
+
+    def static_prefix(self) -> list[ChatMessage]:
+        """The messages every prompt of this agent starts with (today the system message; the prompt
+        layout work narrows it to what never changes): a runtime can evaluate them ahead of time."""
+        return self._prompt_parts().chat_messages()[:1]
 
     # --- the loop --------------------------------------------------------------------------
     def _run(self, kind: str, content: str, *, search_text: str = "", cancel: CancelToken | None) -> TurnResult:

@@ -87,6 +87,9 @@ class ReplayRuntime:
         self.summaries += 1
         return PLACEHOLDER_SUMMARY
 
+    def warm(self, messages: Sequence[ChatMessage], *, cancel: CancelToken | None = None) -> int:
+        return self._counter.warm(messages, cancel=cancel) if self.live else 0
+
     def close(self) -> None:
         """The counting runtime belongs to the caller, who closes it."""
 

@@ -224,8 +224,9 @@ class IsolatedRuntime:
                     continue
                 message = self._conn.recv()
             except (EOFError, OSError) as error:
-                code = self._process.exitcode if self._process is not None else None
-                self._stop()
+                process = self._process
+                self._stop()  # joins it, so its exit code is known
+                code = process.exitcode if process is not None else None
                 raise ModelError(
                     f"The model process stopped unexpectedly (exit code {code})",
                     hint="Your message is saved; send again to retry. A different model or a smaller context may help.",

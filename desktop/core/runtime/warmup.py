@@ -1,0 +1,77 @@
+"""Warm a runtime in the background, and get out of the way the moment real work needs it.
+
+A fresh install has no KV state on disk, so the first reply would pay for evaluating the whole
+static prompt (instructions and tools: 15-20 s on a slow 2-core machine). ``Warmup`` runs
+``Runtime.warm`` in a thread as soon as a model and an agent are chosen, while the user reads the
+window or types. Anything that needs the runtime calls ``stop`` first: the warm-up is cancelled
+and has given way within one prompt batch; what it evaluated stays in the KV cache, so a later
+``start`` (or the user's message itself) continues from there. Starting again once it finished is
+free, so callers may simply call ``start`` after every job.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Sequence
+
+from desktop.core.runtime.base import CancelToken, ChatMessage, Runtime
+from desktop.errors import GenerationCancelled, MemDeskError
+
+log = logging.getLogger(__name__)
+
+
+class Warmup:
+    def __init__(self) -> None:
+        self._thread: threading.Thread | None = None
+        self._cancel = CancelToken()
+        self._done: tuple[Runtime, tuple[ChatMessage, ...]] | None = None  # the last warm-up that finished
+        self.finished = threading.Event()  # set when a warm-up completes (for tests and benchmarks)
+        self.last_tokens = 0  # tokens the last completed warm-up evaluated
+        self.last_seconds = 0.0
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    def start(self, runtime: Runtime, messages: Sequence[ChatMessage]) -> None:
+        """Warm ``runtime`` for prompts starting with ``messages``, in the background."""
+        self.stop()
+        key = (runtime, tuple(messages))
+        if self._done is not None and self._done[0] is runtime and self._done[1] == key[1]:
+            return
+        self.finished.clear()
+        self._cancel = cancel = CancelToken()
+        self._thread = threading.Thread(target=self._run, args=(key, cancel), name="memdesk-warmup", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Cancel a running warm-up and wait until it has let go of the runtime (one batch at most)."""
+        self._cancel.cancel()
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+
+    def forget(self) -> None:
+        """Stop, and drop the record of what was warmed (the runtime is being closed)."""
+        self.stop()
+        self._done = None
+
+    def _run(self, key: tuple[Runtime, tuple[ChatMessage, ...]], cancel: CancelToken) -> None:
+        runtime, messages = key
+        started = time.perf_counter()
+        try:
+            tokens = runtime.warm(messages, cancel=cancel)
+        except GenerationCancelled:
+            return
+        except MemDeskError as error:  # the first real call will meet (and report) the same problem
+            log.info("warm-up failed: %s", error.user_message())
+            return
+        except Exception:  # never let a background nicety take the app down
+            log.exception("warm-up failed")
+            return
+        self.last_tokens, self.last_seconds = tokens, time.perf_counter() - started
+        self._done = key
+        self.finished.set()
+        log.info("warmed %s prompt tokens in %.1f s", tokens, self.last_seconds)

@@ -1,0 +1,29 @@
+"""memdesk chat warms the model while the user types, and the typed line does not wait for it."""
+
+from __future__ import annotations
+
+import argparse
+
+from desktop.app import open_services
+from desktop.cli import chat_cmd
+from desktop.core.embedding.hashing import HashingEmbedder
+from desktop.core.runtime.scripted import say
+from tests.runtime.child_runtimes import SlowWarmRuntime
+
+
+def test_chat_warms_while_waiting_for_the_first_line(memdesk_home, monkeypatch):
+    runtime = SlowWarmRuntime(context_window=32768)  # its warm-up would take a minute
+    runtime.enqueue(say("Hello, Ada!"))
+    monkeypatch.setattr(chat_cmd, "open_services", lambda: open_services(embedder=HashingEmbedder()))
+    monkeypatch.setattr(chat_cmd, "make_runtime", lambda settings: runtime)
+    lines = iter(["Hi, I am Ada.", "/quit"])
+
+    def typing(prompt: str) -> str:
+        assert runtime.warm_started.wait(10)  # the model is being warmed while the user types
+        return next(lines)
+
+    monkeypatch.setattr("builtins.input", typing)
+    assert chat_cmd.run(argparse.Namespace(agent=None, verbose=False, no_login=True)) == 0
+    assert runtime.warm_outcomes[:1] == ["cancelled"]  # the line went first
+    assert [m.role for m in runtime.warmed[0]] == ["system"]
+    assert runtime.pending == 0 and "Hi, I am Ada." in runtime.prompts[-1][-1].content  # and was answered
