@@ -168,3 +168,28 @@ def payload(size: int, seed: int = 7) -> bytes:
     block = hashlib.sha256(str(seed).encode()).digest() * 2048
     data = (b"GGUF" + block * (size // len(block) + 1))[:size]
     return data
+
+
+def write_gguf(path, metadata: dict) -> None:
+    """A header-only GGUF (no tensors) with string and uint32 metadata: enough for the pre-checks,
+    and for llama.cpp to read the architecture and refuse or accept it."""
+    import struct
+
+    def text(value: str) -> bytes:
+        raw = value.encode("utf-8")
+        return struct.pack("<Q", len(raw)) + raw
+
+    body = b""
+    for key, value in metadata.items():
+        body += text(key)
+        body += struct.pack("<I", 4) + struct.pack("<I", value) if isinstance(value, int) else struct.pack("<I", 8) + text(value)
+    data = b"GGUF" + struct.pack("<I", 3) + struct.pack("<Q", 0) + struct.pack("<Q", len(metadata)) + body
+    path.write_bytes(data + b"\0" * (-len(data) % 32))  # the (empty) tensor data starts aligned
+
+
+PLAIN_TEMPLATE = "{% for m in messages %}<|{{ m.role }}|>{{ m.content }}\n{% endfor %}{% if add_generation_prompt %}<|assistant|>{% endif %}"
+NO_SYSTEM_TEMPLATE = (
+    "{% for m in messages %}{% if m.role == 'system' %}{{ raise_exception('System role not supported') }}{% endif %}"
+    "{{ m.content }}{% endfor %}"
+)
+DROPS_SYSTEM_TEMPLATE = "{% for m in messages %}{% if m.role != 'system' %}{{ m.content }}{% endif %}{% endfor %}"

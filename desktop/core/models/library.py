@@ -22,6 +22,7 @@ from typing import Any
 
 from desktop.core.models.catalog import Catalog, CatalogEntry, ModelProfile, load_catalog, DEFAULT_PROFILE
 from desktop.core.models.download import DownloadResult
+from desktop.core.models.preflight import check_model_file
 from desktop.core.runtime.model_catalog import default_model_path
 from desktop.errors import ModelFileError, UnknownModelError
 from desktop.paths import CHECKOUT_MODELS_DIR, Paths
@@ -54,6 +55,60 @@ class LocalModel:
             "name": self.name, "id": self.entry.id if self.entry else None, "kind": self.kind, "path": str(self.path),
             "size": self.size, "licence": self.licence, "context_length": self.context_length,
             "sha256": self.sha256, "checksum": self.checksum, "active": active,
+        }
+
+
+@dataclass(frozen=True)
+class ModelRow:
+    """One line of the Models page and of ``memdesk models list``: a catalog entry, a local file,
+    or both."""
+
+    name: str
+    kind: str  # "bundled" | "downloaded" | "own" | "available"
+    entry: CatalogEntry | None
+    local: LocalModel | None
+    active: bool
+
+    @property
+    def id(self) -> str:
+        return self.entry.id if self.entry else (self.local.path.name if self.local else self.name)
+
+    @property
+    def size(self) -> int:
+        return self.local.size if self.local else (self.entry.size if self.entry else 0)
+
+    @property
+    def licence(self) -> str:
+        return self.entry.licence if self.entry else "unknown"
+
+    @property
+    def context_length(self) -> int | None:
+        return self.entry.context_length if self.entry else None
+
+    def ram_estimate(self, context: int) -> int | None:
+        return self.entry.ram_estimate(context) if self.entry else None
+
+    @property
+    def checksum(self) -> str:
+        if self.local is not None and self.local.checksum:
+            return f"verified ({self.local.checksum} sha256)"
+        if self.kind == "bundled":
+            return "installed with MemDesk"
+        if self.kind == "own":
+            return "your file (not checked)"
+        if self.entry is not None and not self.entry.verified_checksum:
+            return "unverified: pinned from the hub at the first download"
+        return "published sha256"
+
+    def as_dict(self, context: int) -> dict[str, Any]:
+        return {
+            "id": self.id, "name": self.name, "kind": self.kind, "active": self.active,
+            "path": str(self.local.path) if self.local else None, "size": self.size, "licence": self.licence,
+            "context_length": self.context_length, "ram_estimate": self.ram_estimate(context),
+            "checksum": self.checksum, "sha256": (self.local.sha256 if self.local and self.local.sha256 else (self.entry.sha256 if self.entry else None)),
+            "recommended_for": list(self.entry.recommended_for) if self.entry else [],
+            "good_for": self.entry.good_for if self.entry else "", "repo": self.entry.repo if self.entry else None,
+            "sources": dict(self.entry.sources) if self.entry else {},
         }
 
 
@@ -131,6 +186,24 @@ class ModelLibrary:
         except ModelFileError:
             return DEFAULT_PROFILE
         return entry.profile if entry else DEFAULT_PROFILE
+
+    def overview(self, settings: Any) -> list[ModelRow]:
+        """Local models first (the active one marked), then catalog models not yet downloaded."""
+        rows = []
+        have = set()
+        for model in self.local_models():
+            if model.entry is not None:
+                have.add(model.entry.id)
+            rows.append(ModelRow(model.name, model.kind, model.entry, model, self.is_active(model, settings)))
+        for entry in self.catalog:
+            if entry.id not in have and not entry.bundled:
+                rows.append(ModelRow(entry.name, "available", entry, None, False))
+        return rows
+
+    def preflight(self, settings: Any) -> None:
+        """The quick checks of the model the settings select (see ``preflight``); raises ModelFileError."""
+        if settings.runtime == "llamacpp":
+            check_model_file(self.active_path(settings), chat_template_override=settings.chat_template or None)
 
     # --- choosing ---------------------------------------------------------------------------------
     def find_local(self, name: str) -> LocalModel | None:

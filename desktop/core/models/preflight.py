@@ -40,3 +40,18 @@ def check_model_file(path: str | Path, *, chat_template_override: str | None = N
             hint="Set a chat template override in the settings, or pick another model.",
         )
     return info
+
+
+def explain_load_failure(error: ModelError, path: str | Path) -> ModelError:
+    """A load failure of a file that passed ``check_model_file``, said with what the header tells:
+    most often llama.cpp does not know the model's architecture."""
+    if not isinstance(error, ModelFileError):
+        return error
+    try:
+        architecture = read_gguf(path).architecture or "unknown"
+    except ModelFileError:
+        return error
+    return ModelFileError(
+        f"{error.message} (its architecture is {architecture!r}, which this llama.cpp build may not support)",
+        hint="The previous model stays active. Pick another model, or update MemDesk.",
+    )
