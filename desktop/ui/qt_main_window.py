@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -22,6 +23,7 @@ from PySide6.QtWidgets import QDockWidget, QFileDialog, QInputDialog, QMainWindo
 from desktop.app import Services
 from desktop.core.agent import transfer
 from desktop.core.agent.observer import StepRecord
+from desktop.core.models.library import Choice
 from desktop.core.runtime.base import Runtime
 from desktop.settings import Settings
 from desktop.ui.qt_agents import AgentsPanel, CreateAgentDialog
@@ -33,6 +35,7 @@ from desktop.ui.qt_documents import DocumentsPanel, IngestWorker
 from desktop.ui.qt_errors import ErrorHub, MessageBar
 from desktop.ui.qt_jobs import Jobs
 from desktop.ui.qt_memory import CoreMemoryPanel
+from desktop.ui.qt_models import ModelsDialog, ModelsPage
 from desktop.ui.qt_settings import RESTART_MODEL, SettingsDialog
 from desktop.ui.qt_worker import AgentWorker
 
@@ -49,6 +52,7 @@ class MainWindow(QMainWindow):
     budget_requested = Signal()
     ingest_requested = Signal(int, list)
     shutdown_requested = Signal()
+    switch_model_requested = Signal(object)
     #: Re-emitted in the GUI thread, for code that must react there (lambdas connected to the
     #: worker's own signals would run in the worker thread).
     model_ready = Signal(str)
@@ -71,6 +75,7 @@ class MainWindow(QMainWindow):
         self.is_model_ready = False
         self.busy = False
         self.consent_dialogs: list[ConsentDialog] = []
+        self.models_dialog: ModelsDialog | None = None
         self._streamed_chars = 0
         self._live_dirty = False
         self.consent = QtConsentPolicy(lambda: self.worker.cancel_token, self)
@@ -135,6 +140,7 @@ class MainWindow(QMainWindow):
         self._action(menu, "Export agent as &JSON…", None, self.on_export_json_triggered)
         menu.addSeparator()
         self.settings_action = self._action(menu, "&Settings…", QKeySequence("Ctrl+,"), self.on_settings_triggered)
+        self.models_action = self._action(menu, "&Models…", QKeySequence("Ctrl+Shift+M"), self.on_models_triggered)
         self._action(menu, "&Quit", QKeySequence.StandardKey.Quit, self.close)
         view = self.menuBar().addMenu("&View")
         for dock in self.docks.values():
@@ -154,6 +160,8 @@ class MainWindow(QMainWindow):
     def _connect_signals(self) -> None:
         worker = self.worker
         self.load_model_requested.connect(worker.load_model)
+        self.switch_model_requested.connect(worker.switch_model)
+        worker.switch_finished.connect(self.on_switch_finished)
         self.settings_applied.connect(worker.apply_settings)
         self.open_agent_requested.connect(worker.open_agent)
         self.send_requested.connect(worker.send)
@@ -469,6 +477,43 @@ class MainWindow(QMainWindow):
             self.settings_applied.emit(settings)
         self._restart_heartbeat_timer()
 
+    # --- models -------------------------------------------------------------------------------
+    @Slot()
+    def on_models_triggered(self) -> None:
+        if self.models_dialog is None:
+            page = ModelsPage(self.services, self.jobs, self.hub)
+            page.choose_requested.connect(self.switch_model)
+            self.models_dialog = ModelsDialog(page, self)
+        self.models_dialog.page.refresh()
+        self.models_dialog.show()
+        self.models_dialog.raise_()
+
+    @Slot(object)
+    def switch_model(self, choice: Choice) -> None:
+        """Check the chosen model here, load it in the worker, and store the choice only once it
+        runs: a model that fails leaves the previous one active."""
+        settings = replace(self.services.settings, **choice.changes)
+
+        def check():
+            self.services.models.preflight(settings)
+            return settings
+
+        self.jobs.run(check, self.switch_model_requested.emit, lambda error: self.on_switch_finished(False, error))
+
+    @Slot(bool, object)
+    def on_switch_finished(self, ok: bool, result) -> None:
+        page = self.models_dialog.page if self.models_dialog is not None else None
+        if ok:
+            for name in ("runtime", "model_path", "openai_base_url", "openai_model", "openai_schema"):
+                if getattr(result, name) != getattr(self.services.settings, name):
+                    self.services.settings_store.set(name, getattr(result, name))
+            if page is not None:
+                page.switch_done(True, f"Now using {self.services.models.active(self.services.settings)}.")
+            return
+        self.hub.report(result)
+        if page is not None:
+            page.switch_done(False, "The previous model stays active.")
+
     def _restart_heartbeat_timer(self) -> None:
         minutes = self.services.settings.heartbeat_minutes
         self.heartbeat_timer.stop()
@@ -496,7 +541,7 @@ class MainWindow(QMainWindow):
         paths = [url.toLocalFile() for url in event.mimeData().urls() if url.isLocalFile()]
         models = [p for p in paths if p.lower().endswith(".gguf")]
         if models:
-            self.apply_settings({"model_path": models[0]})
+            self.switch_model(Choice(Path(models[0]).name, {"runtime": "llamacpp", "model_path": models[0]}))
         rest = [p for p in paths if p not in models]
         if rest:
             self.documents.add_paths(rest)
@@ -511,6 +556,9 @@ class MainWindow(QMainWindow):
             return
         self.repaint_timer.stop()
         self.heartbeat_timer.stop()
+        if self.models_dialog is not None:
+            self.models_dialog.page.shutdown()
+            self.models_dialog.close()
         self.consent.close()
         self.worker.stop()
         self.ingester.cancel.cancel()

@@ -193,3 +193,20 @@ NO_SYSTEM_TEMPLATE = (
     "{{ m.content }}{% endfor %}"
 )
 DROPS_SYSTEM_TEMPLATE = "{% for m in messages %}{% if m.role != 'system' %}{{ m.content }}{% endif %}{% endfor %}"
+
+
+def gguf_payload(size: int, seed: int = 7) -> bytes:
+    """``size`` bytes that pass MemDesk's pre-checks: a header-only llama GGUF with a chat template,
+    then filler."""
+    import io
+    import struct
+
+    def text(value: str) -> bytes:
+        raw = value.encode("utf-8")
+        return struct.pack("<Q", len(raw)) + raw
+
+    metadata = {"general.architecture": "llama", "tokenizer.chat_template": PLAIN_TEMPLATE}
+    body = b"".join(text(k) + struct.pack("<I", 8) + text(v) for k, v in metadata.items())
+    header = b"GGUF" + struct.pack("<I", 3) + struct.pack("<Q", 0) + struct.pack("<Q", len(metadata)) + body
+    header += b"\0" * (-len(header) % 32)
+    return header + payload(size - len(header), seed)[: size - len(header)]
