@@ -14,6 +14,7 @@ from desktop.core.agent.agents import AgentRecord, AgentStore
 from desktop.core.agent.loop import Agent, AgentSettings, MemoryServices
 from desktop.core.agent.observer import AgentObserver
 from desktop.core.clock import Clock, SystemClock
+from desktop.core.documents.ingest import Ingestor
 from desktop.core.embedding import Embedder
 from desktop.core.memory.archival import ArchivalMemory
 from desktop.core.memory.core_memory import CoreMemory
@@ -21,6 +22,7 @@ from desktop.core.memory.recall import RecallMemory
 from desktop.core.models import hub  # noqa: F401 - reads HF_ENDPOINT/HF_HUB_OFFLINE at start-up (see hub.py)
 from desktop.core.models.library import ModelLibrary
 from desktop.core.prompts import Prompts
+from desktop.core.retrieval import MessageRanker, PassageRanker, VectorIndex
 from desktop.core.runtime.base import Runtime
 from desktop.core.storage import Database, open_database
 from desktop.core.tools.builtin import default_registry
@@ -60,6 +62,9 @@ class Services:
             name, system_prompt=self.prompts.system, persona=persona or self.prompts.persona, human=human or self.prompts.human
         )
 
+    def ingestor(self) -> Ingestor:
+        return Ingestor(self.db, self.memory.archival, self.clock)
+
     def close(self) -> None:
         self.db.close()
 
@@ -71,17 +76,21 @@ def default_embedder() -> Embedder:
 
 
 def open_services(paths: Paths | None = None, *, embedder: Embedder | None = None, clock: Clock | None = None) -> Services:
+    """One connection to the store with everything built on it. A thread doing long work opens its
+    own (WAL lets readers and one writer coexist)."""
     paths = (paths or Paths.from_environment()).ensure()
     clock = clock or SystemClock()
     embedder = embedder or default_embedder()
     db = open_database(paths.database)
     core = CoreMemory(db, clock)
+    # The rankers' caches belong to this connection's stores: one vector index, shared by both.
+    vectors = VectorIndex(db)
     memory = MemoryServices(
         db=db,
         agents=AgentStore(db, core, clock, paths.files_root),
         core=core,
-        recall=RecallMemory(db, embedder),
-        archival=ArchivalMemory(db, embedder, clock),
+        recall=RecallMemory(db, embedder, ranker=MessageRanker(db, embedder, vectors)),
+        archival=ArchivalMemory(db, embedder, clock, ranker=PassageRanker(db, embedder, vectors)),
         clock=clock,
     )
     return Services(paths, db, clock, Prompts.load(RESOURCES / "prompts"), SettingsStore(db), memory, embedder)

@@ -14,7 +14,7 @@ from desktop.app import open_services
 from desktop.cli.main import main
 from desktop.core.embedding.hashing import HashingEmbedder
 from desktop.core.models import servers
-from desktop.core.runtime.base import ChatMessage, SamplingParams
+from desktop.core.runtime.base import CallRequest, ChatMessage, SamplingParams, TextRequest
 from desktop.core.runtime.openai_http import OpenAIRuntime
 from desktop.errors import LocalServerError, ModelError
 from desktop.paths import Paths
@@ -135,7 +135,7 @@ def test_a_server_answering_with_html_is_named(make_server):
 def test_the_runtime_sends_no_schema_to_a_server_that_cannot_use_one(make_server):
     server = make_server(schema="rejected")
     runtime = OpenAIRuntime(base_url=server.base_url, model="qwen3:1.7b", schema_style="none")
-    turn = runtime.generate_call([ChatMessage("user", "hi")], TOOLS, SamplingParams(), heartbeat_tools=HEARTBEAT_TOOLS)
+    turn = runtime.generate_call(CallRequest([ChatMessage("user", "hi")], TOOLS, SamplingParams(), HEARTBEAT_TOOLS))
     assert json.loads(turn.text)["function"] == "send_message"
     assert "response_format" not in server.bodies[-1]
 
@@ -144,7 +144,7 @@ def test_the_runtime_names_a_web_page_instead_of_the_api(make_server):
     server = make_server(html=True)
     runtime = OpenAIRuntime(base_url=server.base_url, model="m")
     with pytest.raises(ModelError, match="web page \\(HTML\\)"):
-        runtime.generate_text([ChatMessage("user", "hi")], SamplingParams())
+        runtime.generate_text(TextRequest([ChatMessage("user", "hi")]))
 
 
 def test_use_ollama_model_probes_it_and_switches_the_runtime(make_server, monkeypatch, capsys):

@@ -72,8 +72,8 @@ def models_window(qtbot, services, monkeypatch, fake_hub):
 
 def open_models(qtbot, window):
     window.models_action.trigger()
-    page = window.models_dialog.page
-    qtbot.waitUntil(lambda: window.models_dialog.isVisible(), timeout=5_000)
+    page = window.model_actions.page
+    qtbot.waitUntil(lambda: window.model_actions.dialog.isVisible(), timeout=5_000)
     return page
 
 
