@@ -32,11 +32,11 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.app import Services
-from desktop.core.models.catalog import CatalogEntry
+from desktop.core.models.catalog import CatalogEntry, machine_memory
 from desktop.core.models.download import DownloadProgress, DownloadResult, Downloader, format_bytes
 from desktop.core.models.hub import HubConfig
 from desktop.core.models.library import Choice, ModelRow
-from desktop.core.models.servers import LocalServer, find_local_servers, probe_schema_support, server_choice
+from desktop.core.models.servers import LocalServer, find_local_servers, probe_schema_support, server_choice, with_server_notes
 from desktop.core.runtime.base import CancelToken
 from desktop.errors import DownloadCancelled
 from desktop.ui.qt_errors import ErrorHub
@@ -155,7 +155,12 @@ class ModelsPage(QWidget):
         selected = self.selected_row()
         selected_id = selected.id if selected else None
         self.rows = self.services.models.overview(settings)
-        self.active_label.setText(f"<b>Active model:</b> {self.services.models.active(settings)}")
+        text = f"<b>Active model:</b> {self.services.models.active(settings)}"
+        memory = machine_memory()
+        pick = self.services.models.catalog.recommended_for_memory(memory)
+        if pick is not None and memory:
+            text += f" &nbsp;·&nbsp; This computer has {memory / 1024**3:.0f} GB of memory: <b>{pick.name}</b> is the recommended model."
+        self.active_label.setText(text)
         self.table.setRowCount(len(self.rows))
         context = settings.context_size
         for index, row in enumerate(self.rows):
@@ -377,6 +382,7 @@ class ModelsPage(QWidget):
             return probe_schema_support(server.base_url, model)
 
         def probed(support) -> None:
+            support = with_server_notes(server.kind, support)
             self.server_note.setText(support.note)
             self.request_switch(server_choice(server.label, server.base_url, model, support))
 

@@ -96,3 +96,19 @@ def test_a_catalog_with_an_unknown_behaviour_field_is_refused(tmp_path):
     broken.write_text(json.dumps(data))
     with pytest.raises(ConfigError, match="warmth"):
         load_catalog(broken)
+
+
+def test_the_catalog_page_in_docs_matches_the_catalog():
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parents[2] / "docs" / "models.md").read_text(encoding="utf-8")
+    for entry in load_catalog():
+        assert f"`{entry.id}`" in page and f"{entry.size:,}" in page, entry.id
+        assert entry.sha256 is None or entry.sha256[:16] in page, entry.id
+
+
+def test_the_recommendation_follows_the_machines_memory():
+    catalog = load_catalog()
+    assert catalog.recommended_for_memory(8 * 1024**3).id == "qwen3-1.7b"
+    assert catalog.recommended_for_memory(int(15.5 * 1024**3)).id == "qwen3-4b"  # a "16 GB" machine
+    assert catalog.recommended_for_memory(None) is None

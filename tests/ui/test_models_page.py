@@ -199,3 +199,19 @@ def test_a_model_on_a_local_server_is_found_when_asked_and_used(qtbot, models_wi
         assert "qwen3:1.7b on " in page.active_label.text()
     finally:
         server.close()
+
+
+def test_a_gguf_dropped_on_the_window_is_switched_to_only_after_it_loads(qtbot, models_window, tmp_path):
+    from tests.ui.test_documents_and_errors import drop
+
+    window = models_window
+    broken = tmp_path / "half.gguf"
+    broken.write_bytes(b"GGUF" + b"\0" * 40)
+    drop(window, [broken])
+    qtbot.waitUntil(lambda: any(str(broken) in text for text in window.hub.messages), timeout=10_000)
+    assert window.services.settings.model_path == ""
+    good = tmp_path / "mine.gguf"
+    write_gguf(good, {"general.architecture": "llama", "tokenizer.chat_template": PLAIN_TEMPLATE})
+    drop(window, [good])
+    qtbot.waitUntil(lambda: window.services.settings.model_path == str(good), timeout=20_000)
+    assert window.runtimes.built[-1][0] == "mine.gguf"

@@ -10,6 +10,7 @@ figures (layers, KV heads, head dimension) the entry cites.
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field, fields, replace
 from importlib.resources.abc import Traversable
 from pathlib import Path
@@ -127,9 +128,23 @@ class Catalog:
     def recommended(self, tier: str) -> CatalogEntry | None:
         return next((e for e in self.entries if tier in e.recommended_for), None)
 
+    def recommended_for_memory(self, total_bytes: int | None) -> CatalogEntry | None:
+        """The pick for a machine with ``total_bytes`` of RAM (16 GB machines report a bit less)."""
+        if not total_bytes:
+            return None
+        return self.recommended("16gb" if total_bytes >= 14 * 1024**3 else "8gb")
+
     @property
     def bundled(self) -> CatalogEntry | None:
         return next((e for e in self.entries if e.bundled), None)
+
+
+def machine_memory() -> int | None:
+    """Bytes of physical memory, where the platform says (POSIX); None elsewhere."""
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+    except (AttributeError, ValueError, OSError):
+        return None
 
 
 def load_catalog(source: Traversable | Path = CATALOG_FILE) -> Catalog:

@@ -142,7 +142,18 @@ def choose_on_server(kind: str, model: str, *, port: int | None = None, probe_ti
     if model not in models:
         raise LocalServerError(f"{label} has no model {model!r}", hint=f"It has: {', '.join(models) or 'none'}.")
     support = probe_schema_support(base, model, timeout=probe_timeout)
-    return server_choice(label, base, model, support), support
+    return server_choice(label, base, model, support), with_server_notes(kind, support)
+
+
+def with_server_notes(kind: str, support: SchemaSupport) -> SchemaSupport:
+    """What else the user should know about this kind of server."""
+    if kind != "ollama":
+        return support
+    return SchemaSupport(
+        support.style,
+        support.note + " Ollama cuts prompts longer than its own context length without saying so: set "
+        "OLLAMA_CONTEXT_LENGTH to at least MemDesk's context size.",
+    )
 
 
 # --- HTTP -------------------------------------------------------------------------------------------
