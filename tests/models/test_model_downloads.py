@@ -179,3 +179,22 @@ def test_an_existing_file_of_the_same_name_is_never_overwritten(paths, fake_hub,
     with pytest.raises(DownloadError, match="already exists"):
         Downloader(paths, hub_config).download(entry_for("tiny.gguf", content))
     assert (paths.user_models / "tiny.gguf").read_bytes() == b"my own model"
+
+
+def test_a_disk_that_fills_up_during_the_transfer_is_named_and_installs_nothing(paths, fake_hub, hub_config):
+    import json
+    import os
+
+    content = payload(SIZE)
+    fake_hub.add("tiny.gguf", content)
+    entry = entry_for("tiny.gguf", content)
+    # The partial file is /dev/full (every write fails with ENOSPC), recorded as this very download.
+    paths.downloads.mkdir(parents=True, exist_ok=True)
+    part = partial_path(paths, "tiny.gguf")
+    os.symlink("/dev/full", part)
+    part.with_name(part.name + ".json").write_text(
+        json.dumps({"repo": entry.repo, "file": entry.file, "sha256": entry.sha256, "size": entry.size})
+    )
+    with pytest.raises(NotEnoughSpaceError, match="disk filled up while downloading tiny.gguf"):
+        Downloader(paths, hub_config).download(entry)
+    assert model_files(paths) == []
