@@ -273,8 +273,10 @@ def evaluate(
                     stats[variant]["evicted"] += session.evicted
                     stats[variant]["summaries"] += session.runtime.summaries
                     stats[variant]["filler_calls"] += session.runtime.fillers
-                    for qa, evidence in questions:
+                    for number, (qa, evidence) in enumerate(questions, start=1):
                         asked = ask(session, qa["question"], live=live)
+                        if live and progress:
+                            progress(f"{sample['sample_id']} ({variant}): question {number}/{len(questions)} answered")
                         seen = prompt_text(asked.prompt)
                         shown = [visible(text, seen) for text in evidence]
                         row = {"evidence_in_context": float(all(shown)), "evidence_recall": sum(shown) / len(shown)}
