@@ -11,13 +11,13 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 
-from desktop.app import Services, open_agent, resolve_model_path
+from desktop.app import Services, open_agent, open_consolidator, resolve_model_path
 from desktop.core.agent.context import ContextBudget
 from desktop.core.agent.loop import Agent
 from desktop.core.agent.observer import AgentObserver, StepRecord
+from desktop.core.models.preflight import explain_load_failure
 from desktop.core.runtime.base import CancelToken, Runtime, StreamEvent
 from desktop.core.tools.context import ConsentPolicy
-from desktop.core.models.preflight import explain_load_failure
 from desktop.errors import GenerationCancelled, ModelError
 from desktop.settings import Settings
 
@@ -65,6 +65,7 @@ class AgentWorker(QObject):
         agent_opened(int): the agent is ready to talk
         switch_finished(bool, object): a model switch ended: (True, the new Settings), or (False,
             the error) with the previous model loaded again
+        consolidation_finished(object): a consolidation PassResult (idle time; never marks busy)
     """
 
     loading = Signal(str)
@@ -80,6 +81,7 @@ class AgentWorker(QObject):
     turn_finished = Signal(object)
     agent_opened = Signal(int)
     switch_finished = Signal(bool, object)
+    consolidation_finished = Signal(object)
 
     def __init__(
         self,
@@ -167,6 +169,25 @@ class AgentWorker(QObject):
     @Slot()
     def heartbeat(self) -> None:
         self._turn(lambda agent, cancel: agent.timed_heartbeat(cancel))
+
+    @Slot(object)
+    def consolidate(self, cancel: CancelToken) -> None:
+        """An idle-time consolidation pass. It does not mark the worker busy: the user may type,
+        and the window then cancels ``cancel`` (made by the requester, so a cancel that comes
+        before this slot starts is not lost); the pass stops at the next token and the queued
+        message runs right after."""
+        if self._agent is None or self._services is None or self._runtime is None or cancel.cancelled:
+            return
+        with self._working(busy=False):
+            record = self._services.agents.get(self._agent.id)
+            consolidation = open_consolidator(self._services, record, self._runtime, settings=self._settings)
+            if not consolidation.due():
+                return
+            result = consolidation.run(cancel)
+            if result.changed_blocks:
+                self.memory_changed.emit(sorted(result.changed_blocks))
+                self.budget_changed.emit(self._agent.budget())
+            self.consolidation_finished.emit(result)
 
     @Slot(object)
     def apply_settings(self, settings: Settings) -> None:
