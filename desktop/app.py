@@ -16,6 +16,7 @@ from desktop.core.clock import Clock, SystemClock
 from desktop.core.embedding import Embedder
 from desktop.core.memory.archival import ArchivalMemory
 from desktop.core.memory.core_memory import CoreMemory
+from desktop.core.memory.history import MemoryHistory
 from desktop.core.memory.recall import RecallMemory
 from desktop.core.prompts import Prompts
 from desktop.core.runtime.base import Runtime
@@ -68,16 +69,19 @@ def open_services(paths: Paths | None = None, *, embedder: Embedder | None = Non
     clock = clock or SystemClock()
     embedder = embedder or default_embedder()
     db = open_database(paths.database)
-    core = CoreMemory(db, clock)
+    settings_store = SettingsStore(db)
+    # One history for every writer of memory, bounded by a setting read at each write.
+    history = MemoryHistory(db, clock, max_changes=lambda: settings_store.load().history_max_changes)
+    core = CoreMemory(db, clock, history)
     memory = MemoryServices(
         db=db,
         agents=AgentStore(db, core, clock, paths.files_root),
         core=core,
         recall=RecallMemory(db, embedder),
-        archival=ArchivalMemory(db, embedder, clock),
+        archival=ArchivalMemory(db, embedder, clock, history),
         clock=clock,
     )
-    return Services(paths, db, clock, Prompts.load(RESOURCES / "prompts"), SettingsStore(db), memory, embedder)
+    return Services(paths, db, clock, Prompts.load(RESOURCES / "prompts"), settings_store, memory, embedder)
 
 
 def resolve_model_path(settings: Settings) -> Path:

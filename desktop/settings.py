@@ -36,6 +36,7 @@ class Settings:
     http_enabled: bool = False
     http_allowlist: tuple[str, ...] = ()
     last_agent: str = ""  # the window reopens this agent on start
+    history_max_changes: int = 10_000  # memory changes kept per agent (0: all)
 
     def sampling(self) -> SamplingParams:
         return SamplingParams(
@@ -65,6 +66,7 @@ DESCRIPTIONS: dict[str, str] = {
     "http_enabled": "Allow the http_request function (asks before each request)",
     "http_allowlist": "Hosts http_request may reach",
     "last_agent": "Agent the window opens on start (empty: the first one)",
+    "history_max_changes": "Memory changes kept in each agent's history, oldest dropped first (0: keep all)",
 }
 
 

@@ -23,6 +23,7 @@ from desktop.core.agent.observer import AgentObserver, StepRecord
 from desktop.core.clock import Clock
 from desktop.core.memory.archival import ArchivalMemory
 from desktop.core.memory.core_memory import CoreMemory
+from desktop.core.memory.history import Cause
 from desktop.core.memory.recall import RecallMemory
 from desktop.core.prompts import Prompts
 from desktop.core.runtime.base import CancelToken, ModelTurn, Runtime, SamplingParams, ToolSpec
@@ -212,6 +213,7 @@ class Agent:
             agent_id=self.id, agents=m.agents, core=m.core, recall=m.recall, archival=m.archival, files=self.files,
             http=self.http, runtime=self.runtime, params=self.settings.params,
             plain_assistant_prompt=self.prompts.plain_assistant, clock=m.clock, consent=self.consent,
+            cause=Cause(message_id=m.recall.last_id(self.id)),  # the event this step answers
         )
 
     def _apply(self, turn: ModelTurn) -> tuple[StepRecord, ToolContext]:
@@ -241,6 +243,7 @@ class Agent:
             self.id, role="assistant", kind="assistant_call", content=turn.text, created_at=now,
             search_text=said, function_name=function or None,
         )
+        context.cause.settle(call.id)  # memory changes the call made point at it
         self.memory.recall.add(
             self.id, role="user", kind="function_result", content=events.function_result(ok, message, now),
             created_at=now, function_name=function or None, step_id=call.id,

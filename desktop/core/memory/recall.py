@@ -88,6 +88,9 @@ class RecallMemory:
     def all(self, agent_id: int) -> list[Message]:
         return self.since(agent_id, 0)
 
+    def last_id(self, agent_id: int) -> int | None:
+        return self._db.scalar("SELECT MAX(id) FROM messages WHERE agent_id = ?", (agent_id,))
+
     def count(self, agent_id: int) -> int:
         return int(self._db.scalar("SELECT COUNT(*) FROM messages WHERE agent_id = ?", (agent_id,)))
 

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 from desktop.core.clock import Clock
+from desktop.core.memory.history import Cause
 
 if TYPE_CHECKING:
     from desktop.core.agent.agents import AgentStore
@@ -51,3 +52,6 @@ class ToolContext:
     changed_blocks: set[str] = field(default_factory=set)
     #: The latest search hits, for the archival panel.
     last_hits: list = field(default_factory=list)
+    #: Why memory changes during this call (the message answered; the call, once saved): the
+    #: memory history records it with every change a tool makes.
+    cause: Cause = field(default_factory=Cause)
