@@ -25,6 +25,7 @@ from desktop.core.tools.builtin import default_registry
 from desktop.core.tools.context import ConsentPolicy
 from desktop.core.tools.files import FileSandbox
 from desktop.core.tools.http import HttpPolicy
+from desktop.core.tools.imported import ImportedTools
 from desktop.core.tools.registry import load_user_tools
 from desktop.errors import ConfigError
 from desktop.paths import RESOURCES, Paths
@@ -90,6 +91,20 @@ def resolve_model_path(settings: Settings) -> Path:
     return Path(settings.model_path).expanduser() if settings.model_path else default_model_path()
 
 
+def agent_file_options(services: Services) -> dict:
+    """What agent-file exports need from the wiring: the local model, described as Letta's
+    LLMConfig, and the knowledge graph's transfer (None until the graph package provides one)."""
+    from desktop.core.agent.agentfile import local_llm_config
+    from desktop.core.runtime.model_catalog import DEFAULT_FILE
+
+    settings = services.settings
+    if settings.runtime == "openai":
+        model = settings.openai_model or "openai-compatible"
+    else:
+        model = Path(settings.model_path).name if settings.model_path else DEFAULT_FILE
+    return {"llm_config": local_llm_config(model, settings.context_size, settings.temperature), "graph": None}
+
+
 def make_runtime(settings: Settings) -> Runtime:
     """Build the runtime the settings ask for. Imports are local: llama.cpp loads only when used."""
     if settings.runtime == "llamacpp":
@@ -126,7 +141,9 @@ def open_agent(
     settings: Settings | None = None,
 ) -> Agent:
     settings = settings or services.settings
-    tools = default_registry(load_user_tools(services.paths.user_tools))
+    # Tools an imported agent file brought run only once the user enabled them (and ask each time).
+    imported = ImportedTools(services.db, services.clock).enabled_tools(record.id)
+    tools = default_registry(load_user_tools(services.paths.user_tools) + imported)
     return Agent(
         record.id,
         memory=services.memory,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 
@@ -61,3 +62,20 @@ def real_embedder():
     embedder = SentenceTransformerEmbedder()
     embedder.load()
     return embedder
+
+
+#: The published Letta agent files (Apache-2.0, with their LICENSE) stay outside the repository.
+AGENTFILE_FOLDERS = [
+    Path(os.environ["MEMDESK_AGENTFILES"]) if os.environ.get("MEMDESK_AGENTFILES") else None,
+    Path(__file__).resolve().parents[1].parent / "shared" / "data" / "agentfiles",
+    Path("/work/shared/data/agentfiles"),
+]
+
+
+@pytest.fixture(scope="session")
+def agentfiles() -> Path:
+    """The folder holding Letta's memgpt_agent.af and friends (MEMDESK_AGENTFILES overrides)."""
+    for folder in AGENTFILE_FOLDERS:
+        if folder is not None and (folder / "memgpt_agent.af").is_file():
+            return folder
+    pytest.fail("The Letta agent files are missing: set MEMDESK_AGENTFILES to the folder holding memgpt_agent.af")

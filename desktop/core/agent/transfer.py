@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 from desktop.core.agent import events
 from desktop.core.agent.agents import AgentRecord
 from desktop.core.clock import iso, parse_iso
+from desktop.core.memory.archival import NewPassage
+from desktop.core.memory.history import IMPORT, Cause
 from desktop.core.memory.recall import Message
 from desktop.errors import ConfigError
 
@@ -202,16 +204,16 @@ def import_agent(services: "Services", data: dict[str, Any], name: str | None = 
     passages = data.get("passages", [])
     texts = [p["text"] for p in passages]
     vectors = memory.archival.embedder.embed(texts) if texts else None  # before the write lock is taken
+    cause = Cause(note="imported from a MemDesk export")
     with services.db.transaction():
-        record = services.agents.create(
-            name.strip() if name else _free_name(services, agent["name"]), system_prompt=agent["system_prompt"], persona="", human=""
+        record = services.agents.create_empty(
+            name.strip() if name else _free_name(services, agent["name"]), system_prompt=agent["system_prompt"],
+            created_at=parse_iso(agent["created_at"]) if agent.get("created_at") else None,
         )
-        for block in memory.core.blocks(record.id):
-            memory.core.delete(record.id, block.label)
         for block in data.get("blocks", []):
             memory.core.create(
                 record.id, block["label"], block["value"], limit=int(block["limit"]),
-                description=block.get("description", ""), read_only=bool(block.get("read_only", False)),
+                description=block.get("description", ""), read_only=bool(block.get("read_only", False)), source=IMPORT, cause=cause,
             )
         new_ids: dict[int, int] = {}
         context_start_id = 0
@@ -232,18 +234,14 @@ def import_agent(services: "Services", data: dict[str, Any], name: str | None = 
             record.id, summary=agent.get("summary", ""), context_start_id=context_start_id,
             evicted_count=int(agent.get("evicted_count", 0)), config=agent.get("config", {}),
         )
-        passage_ids = []
+        new_passages = []
         for passage in passages:
             tags = list(passage.get("tags", []))
             if passage.get("source"):
                 tags.append(f"source: {passage['source']}")
-            cursor = services.db.execute(
-                "INSERT INTO passages(agent_id, text, created_at, tags, embedded) VALUES (?, ?, ?, ?, 0)",
-                (record.id, passage["text"], passage["created_at"], json.dumps(tags)),
-            )
-            passage_ids.append(cursor.lastrowid)
-        if passage_ids:
-            memory.archival.store_vectors(record.id, passage_ids, vectors)
+            new_passages.append(NewPassage(passage["text"], parse_iso(passage["created_at"]), tags))
+        if new_passages:
+            memory.archival.add_passages(record.id, new_passages, vectors, source=IMPORT, cause=cause)
     return services.agents.get(record.id)
 
 

@@ -111,6 +111,13 @@ def _passage(row) -> Passage:
     )
 
 
+_STORED = "text, created_at, tags, document_id, chunk_index, page, section, char_start, char_end"
+
+
+def _stored(row) -> NewPassage:
+    return NewPassage(row[0], parse_iso(row[1]), json.loads(row[2]), *row[3:])
+
+
 def _passage_meta(passage: NewPassage) -> dict:
     """What an undo needs to put a deleted passage back as it was."""
     meta = {"tags": passage.tags, "created_at": iso(passage.created_at)}
@@ -273,13 +280,17 @@ class ArchivalMemory:
                     )
 
     def _raw(self, passage_id: int) -> tuple[int, NewPassage] | None:
-        row = self._db.query_one(
-            "SELECT agent_id, text, created_at, tags, document_id, chunk_index, page, section, char_start, char_end FROM passages WHERE id = ?",
-            (passage_id,),
-        )
+        row = self._db.query_one(f"SELECT agent_id, {_STORED} FROM passages WHERE id = ?", (passage_id,))
         if row is None:
             return None
-        return row[0], NewPassage(row[1], parse_iso(row[2]), json.loads(row[3]), *row[4:])
+        return row[0], _stored(row[1:])
+
+    def stored(self, agent_id: int, *, after_id: int = 0, limit: int = 500) -> list[tuple[int, NewPassage]]:
+        """Passages as stored (with chunk positions), oldest first, for exports: page with ``after_id``."""
+        rows = self._db.query(
+            f"SELECT id, {_STORED} FROM passages WHERE agent_id = ? AND id > ? ORDER BY id LIMIT ?", (agent_id, after_id, limit)
+        )
+        return [(row[0], _stored(row[1:])) for row in rows]
 
     def delete_agent(self, agent_id: int) -> None:
         """vec0 tables have no foreign keys: drop an agent's vectors explicitly."""

@@ -52,6 +52,12 @@ def _block(row) -> Block:
     return Block(row[0], row[1], row[2], row[3], row[4], row[5], bool(row[6]), row[7], row[8], parse_iso(row[9]))
 
 
+def valid_label(label: str) -> bool:
+    """Letters, digits and ``_``, with ``-``, ``.`` and ``/`` allowed too: Letta agents name blocks
+    like ``system/human/work``. No spaces or markup: labels are tag names in the prompt."""
+    return bool(label) and label.replace("_", "").replace("-", "").replace("/", "").replace(".", "").isalnum()
+
+
 def _meta(block: Block) -> dict:
     return {"limit": block.limit, "description": block.description, "read_only": block.read_only}
 
@@ -94,8 +100,8 @@ class CoreMemory:
         cause: Cause | None = None,
     ) -> Block:
         label = label.strip()
-        if not label or not label.replace("_", "").isalnum():
-            raise MemDeskError(f"Block label {label!r} must be letters, digits or underscores")
+        if not valid_label(label):
+            raise MemDeskError(f"Block label {label!r} must be letters, digits or underscores (or - . / between them)")
         if len(value) > limit:
             raise MemDeskError(f"The {label} block's text has {len(value)} characters, over its limit of {limit}")
         if self.get(agent_id, label):

@@ -233,7 +233,9 @@ class MemoryHistory:
         return int(self._db.scalar("SELECT COUNT(*) FROM memory_history WHERE agent_id = ?", (agent_id,)))
 
     # --- carrying history between stores (agent files) -------------------------------------
-    def restore(self, agent_id: int, change: dict[str, Any], *, target_id: int | None, message_ids: dict[Any, int]) -> int:
+    def restore(
+        self, agent_id: int, change: dict[str, Any], *, target_id: int | None, message_ids: dict[Any, int], reverts: int | None = None
+    ) -> int:
         """Insert an exported change as it was (its own time and source); ``message_ids`` maps
         the file's message references to this store's ids."""
         cursor = self._db.execute(
@@ -243,18 +245,23 @@ class MemoryHistory:
                 None if change.get("before_meta") is None else json.dumps(change["before_meta"], ensure_ascii=False),
                 None if change.get("after_meta") is None else json.dumps(change["after_meta"], ensure_ascii=False),
                 change["source"], change["at"], message_ids.get(change.get("message")), message_ids.get(change.get("step")),
-                None, None, change.get("note", ""),
+                None, reverts, change.get("note", ""),
             ),
         )
         return int(cursor.lastrowid)
 
+    def retarget(self, change_id: int, target_id: int) -> None:
+        """Point a carried change at the row it concerns in this store (ids change on import)."""
+        self._db.execute("UPDATE memory_history SET target_id = ? WHERE id = ?", (target_id, change_id))
 
-def export_change(change: Change, message_refs: dict[int, Any]) -> dict[str, Any]:
-    """A change as plain JSON, its messages named by ``message_refs`` (the file's ids)."""
+
+def export_change(change: Change, message_refs: dict[int, Any], change_refs: dict[int, int] | None = None) -> dict[str, Any]:
+    """A change as plain JSON, its messages named by ``message_refs`` (the file's ids) and the
+    change it reverts by its position in the exported list (``change_refs``)."""
     return {
         "kind": change.kind, "label": change.label, "action": change.action, "before": change.before, "after": change.after,
         "before_meta": change.before_meta, "after_meta": change.after_meta, "source": change.source, "at": iso(change.at),
         "message": message_refs.get(change.message_id) if change.message_id else None,
         "step": message_refs.get(change.step_id) if change.step_id else None,
-        "note": change.note, "reverted": change.is_revert,
+        "note": change.note, "reverts": (change_refs or {}).get(change.reverts) if change.reverts else None,
     }

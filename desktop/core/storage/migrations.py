@@ -225,6 +225,14 @@ def m003_memory_history(db) -> None:
             created_at  TEXT NOT NULL,
             UNIQUE (agent_id, name)
         );
+
+        -- What an imported agent file held that MemDesk does not use (a Letta agent's LLM config,
+        -- tool rules, tags...), kept so exporting the agent again gives them back.
+        CREATE TABLE agent_file_extras (
+            agent_id INTEGER PRIMARY KEY REFERENCES agents(id) ON DELETE CASCADE,
+            format   TEXT NOT NULL,                   -- 'letta'
+            data     TEXT NOT NULL                    -- JSON
+        );
         """
     )
 
