@@ -19,11 +19,14 @@ from PySide6.QtCore import QEvent, QThread, QTimer, Qt, Signal, Slot
 from PySide6.QtGui import QAction, QCloseEvent, QDropEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import QDockWidget, QFileDialog, QInputDialog, QMainWindow, QMessageBox, QVBoxLayout, QWidget
 
-from desktop.app import Services
+from desktop.app import Services, agent_file_options
 from desktop.core.agent import transfer
+from desktop.core.agent.agentfile import ImportSummary, export_path, import_path
 from desktop.core.agent.observer import StepRecord
 from desktop.core.runtime.base import Runtime
 from desktop.settings import Settings
+from desktop.core.tools.imported import ImportedTools
+from desktop.ui.qt_agent_files import ImportedToolsDialog, ImportSummaryDialog
 from desktop.ui.qt_agents import AgentsPanel, CreateAgentDialog
 from desktop.ui.qt_archival import ArchivalPanel
 from desktop.ui.qt_budget import BudgetPanel
@@ -31,6 +34,7 @@ from desktop.ui.qt_chat import ChatPanel
 from desktop.ui.qt_consent import ConsentDialog, ConsentRequest, QtConsentPolicy
 from desktop.ui.qt_documents import DocumentsPanel, IngestWorker
 from desktop.ui.qt_errors import ErrorHub, MessageBar
+from desktop.ui.qt_history import HistoryView
 from desktop.ui.qt_jobs import Jobs
 from desktop.ui.qt_memory import CoreMemoryPanel
 from desktop.ui.qt_settings import RESTART_MODEL, SettingsDialog
@@ -71,6 +75,8 @@ class MainWindow(QMainWindow):
         self.is_model_ready = False
         self.busy = False
         self.consent_dialogs: list[ConsentDialog] = []
+        self.import_summary: ImportSummaryDialog | None = None
+        self.tools_dialog: ImportedToolsDialog | None = None
         self._streamed_chars = 0
         self._live_dirty = False
         self.consent = QtConsentPolicy(lambda: self.worker.cancel_token, self)
@@ -108,9 +114,11 @@ class MainWindow(QMainWindow):
         self.setCentralWidget(central)
         self.agents = AgentsPanel()
         self.budget = BudgetPanel()
-        self.memory = CoreMemoryPanel(self.services.memory.core)
-        self.archival = ArchivalPanel(self.services.memory.archival, self.jobs)
+        memory = self.services.memory
+        self.memory = CoreMemoryPanel(memory.core, clock=self.services.clock)
+        self.archival = ArchivalPanel(memory.archival, self.jobs)
         self.documents = DocumentsPanel(self.services)
+        self.history = HistoryView(memory.core, memory.archival, memory.recall, self.services.clock)
         self.docks = {}
         for title, widget, area in (
             ("Agents", self.agents, Qt.DockWidgetArea.LeftDockWidgetArea),
@@ -118,6 +126,7 @@ class MainWindow(QMainWindow):
             ("Core memory", self.memory, Qt.DockWidgetArea.RightDockWidgetArea),
             ("Archival memory", self.archival, Qt.DockWidgetArea.RightDockWidgetArea),
             ("Documents", self.documents, Qt.DockWidgetArea.RightDockWidgetArea),
+            ("Memory history", self.history, Qt.DockWidgetArea.RightDockWidgetArea),
         ):
             dock = QDockWidget(title, self)
             dock.setObjectName(title)
@@ -125,20 +134,24 @@ class MainWindow(QMainWindow):
             self.addDockWidget(area, dock)
             self.docks[title] = dock
         self.tabifyDockWidget(self.docks["Archival memory"], self.docks["Documents"])
+        self.tabifyDockWidget(self.docks["Archival memory"], self.docks["Memory history"])
         self.docks["Archival memory"].raise_()
         self.resizeDocks([self.docks["Agents"], self.docks["Context budget"]], [190, 520], Qt.Orientation.Horizontal)
         self.resizeDocks([self.docks["Context budget"], self.docks["Core memory"], self.docks["Archival memory"]], [250, 330, 300], Qt.Orientation.Vertical)
         menu = self.menuBar().addMenu("&File")
         self.new_agent_action = self._action(menu, "&New agent…", QKeySequence.StandardKey.New, self.on_create_agent_requested)
-        self._action(menu, "&Import agent…", None, self.on_import_triggered)
-        self._action(menu, "Export conversation as &Markdown…", None, self.on_export_markdown_triggered)
+        self._action(menu, "&Import agent (.af or .json)…", QKeySequence("Ctrl+I"), self.on_import_triggered)
+        self._action(menu, "Export agent as &Letta agent file (.af)…", QKeySequence("Ctrl+E"), self.on_export_af_triggered)
         self._action(menu, "Export agent as &JSON…", None, self.on_export_json_triggered)
+        self._action(menu, "Export conversation as &Markdown…", None, self.on_export_markdown_triggered)
+        self._action(menu, "Imported &tools of this agent…", None, self.on_tools_triggered)
         menu.addSeparator()
         self.settings_action = self._action(menu, "&Settings…", QKeySequence("Ctrl+,"), self.on_settings_triggered)
         self._action(menu, "&Quit", QKeySequence.StandardKey.Quit, self.close)
         view = self.menuBar().addMenu("&View")
         for dock in self.docks.values():
             view.addAction(dock.toggleViewAction())
+        self.docks["Memory history"].toggleViewAction().setShortcut(QKeySequence("Ctrl+H"))
         self.search_shortcut = QShortcut(QKeySequence.StandardKey.Find, self, self.chat.open_search)
         self.stop_shortcut = QShortcut(QKeySequence(Qt.Key.Key_Escape), self, self.on_escape)
         self.statusBar().showMessage("Starting…")
@@ -170,6 +183,7 @@ class MainWindow(QMainWindow):
         worker.stepped.connect(self.on_step)
         worker.budget_changed.connect(self.budget.set_budget)
         worker.memory_changed.connect(self.memory.on_agent_changed_blocks)
+        worker.memory_changed.connect(self.on_agent_memory_changed)
         worker.search_hits.connect(self.archival.show_hits)
         worker.event.connect(self.on_agent_event)
         worker.failed.connect(self.hub.report)
@@ -193,8 +207,14 @@ class MainWindow(QMainWindow):
         self.agents.duplicate_requested.connect(self.on_duplicate_requested)
         self.agents.delete_requested.connect(self.on_delete_requested)
         self.memory.changed.connect(self.budget_requested)
+        self.memory.changed.connect(self.history.refresh)
         self.memory.failed.connect(self.hub.report)
+        self.memory.history_requested.connect(self.show_block_history)
+        self.history.show_message_requested.connect(self.show_message)
+        self.history.changed.connect(self.on_history_reverted)
+        self.history.failed.connect(self.hub.report)
         self.archival.changed.connect(self.budget_requested)
+        self.archival.changed.connect(self.history.refresh)
         self.archival.failed.connect(self.hub.report)
         self.documents.ingest_requested.connect(self.ingest_requested)
         self.documents.changed.connect(self.budget_requested)
@@ -217,13 +237,19 @@ class MainWindow(QMainWindow):
         self.agents.set_agents(self.services.agents.list(), agent_id)
         self.setWindowTitle(f"MemDesk — {record.name}")
         self.chat.title.setText(record.name)
-        self.chat.transcript.set_entries(transfer.conversation_entries(self.services.memory.recall.all(agent_id)), record.name)
+        self._load_transcript(agent_id)
         self.memory.set_agent(agent_id)
+        self.history.set_agent(agent_id)
         self.archival.set_agent(agent_id)
         self.documents.set_agent(agent_id)
         self.services.settings_store.set("last_agent", record.name)
         self.open_agent_requested.emit(agent_id)
         self._update_ready()
+
+    def _load_transcript(self, agent_id: int) -> None:
+        record = self.services.agents.get(agent_id)
+        entries = transfer.conversation_entries(self.services.memory.recall.all(agent_id))
+        self.chat.transcript.set_entries(entries, record.name, context_start_id=record.context_start_id)
 
     def _update_ready(self) -> None:
         if not self.is_model_ready:
@@ -290,6 +316,7 @@ class MainWindow(QMainWindow):
         self.chat.transcript.end_live()
         self._streamed_chars = 0
         self.archival.refresh()
+        self.history.refresh()
         self.turn_done.emit()
 
     @Slot(object)
@@ -414,6 +441,41 @@ class MainWindow(QMainWindow):
         else:
             self.agents.set_agents(remaining, self.agent_id)
 
+    # --- memory history ----------------------------------------------------------------------
+    @Slot(str)
+    def show_block_history(self, label: str) -> None:
+        dock = self.docks["Memory history"]
+        dock.show()
+        dock.raise_()
+        self.history.show_block(label)
+
+    @Slot(int)
+    def show_message(self, message_id: int) -> None:
+        """Show a stored message in the conversation, evicted from the context or not."""
+        message = self.services.memory.recall.get(message_id)
+        if message is None or message.agent_id != self.agent_id:
+            self.hub.notify("That message is not in this agent's conversation")
+            return
+        if message.kind == "function_result" and message.step_id is not None:
+            message_id = message.step_id  # a result is shown with its call
+        transcript = self.chat.transcript
+        if not transcript.has_message(message_id):
+            self._load_transcript(self.agent_id)  # entries streamed this session carry no ids yet
+        if transcript.needs_details(message_id):
+            self.chat.details.setChecked(True)
+        if not transcript.scroll_to_message(message_id):
+            self.hub.notify("That message is hidden in the conversation view")
+
+    @Slot(list)
+    def on_agent_memory_changed(self, _labels: list) -> None:
+        self.history.refresh()
+
+    @Slot(list)
+    def on_history_reverted(self, labels: list) -> None:
+        self.memory.reload(labels or None)
+        self.archival.refresh()
+        self.budget_requested.emit()
+
     # --- files -------------------------------------------------------------------------------
     @Slot()
     def on_export_markdown_triggered(self) -> None:
@@ -437,16 +499,64 @@ class MainWindow(QMainWindow):
         )
 
     @Slot()
+    def on_export_af_triggered(self) -> None:
+        if self.agent_id is None:
+            return
+        name = self.services.agents.get(self.agent_id).name
+        path, _ = QFileDialog.getSaveFileName(self, "Export agent", f"{name}.af", "Letta agent file (*.af)")
+        if path:
+            self.export_agent_file(Path(path))
+
+    def export_agent_file(self, path: Path, fmt: str = "af") -> None:
+        agent_id = self.agent_id
+        options = agent_file_options(self.services) if fmt == "af" else {}
+        self.jobs.run(
+            lambda: export_path(self.services, agent_id, path, fmt, **options),
+            lambda _r: self.statusBar().showMessage(f"Agent saved to {path}", 5000),
+            self.hub.report,
+        )
+
+    @Slot()
     def on_import_triggered(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Import agent", "", "JSON (*.json)")
+        path, _ = QFileDialog.getOpenFileName(self, "Import agent", "", "Agent files (*.af *.json);;All files (*)")
         if path:
             self.import_agent(Path(path))
 
     def import_agent(self, path: Path) -> None:
-        def work():
-            return transfer.import_agent(self.services, json.loads(path.read_text(encoding="utf-8")))
+        """Import in the background (embedding an archive takes a while), then show the summary."""
+        graph = agent_file_options(self.services)["graph"]
+        self.statusBar().showMessage(f"Importing {path.name}…")
+        self.jobs.run(lambda: import_path(self.services, path, graph=graph), self.on_imported, self.hub.report)
 
-        self.jobs.run(work, lambda record: self.agents.set_agents(self.services.agents.list(), self.agent_id), self.hub.report)
+    def on_imported(self, summary: ImportSummary) -> None:
+        self.statusBar().showMessage(f"Imported {len(summary.agents)} agent(s)", 5000)
+        self.agents.set_agents(self.services.agents.list(), self.agent_id)
+        if self.import_summary is not None:
+            self.import_summary.close()
+        self.import_summary = ImportSummaryDialog(summary, self)
+        self.import_summary.open_requested.connect(self.on_agent_switched)
+        self.import_summary.tools_requested.connect(self.show_imported_tools)
+        self.import_summary.show()
+
+    @Slot()
+    def on_tools_triggered(self) -> None:
+        if self.agent_id is not None:
+            self.show_imported_tools(self.agent_id)
+
+    @Slot(int)
+    def show_imported_tools(self, agent_id: int) -> None:
+        if self.tools_dialog is not None:
+            self.tools_dialog.close()
+        name = self.services.agents.get(agent_id).name
+        self.tools_dialog = ImportedToolsDialog(ImportedTools(self.services.db, self.services.clock), agent_id, name, self)
+        self.tools_dialog.tools_changed.connect(self.on_tools_changed)
+        self.tools_dialog.failed.connect(self.hub.report)
+        self.tools_dialog.show()
+
+    @Slot(int)
+    def on_tools_changed(self, agent_id: int) -> None:
+        if agent_id == self.agent_id and not self.busy:
+            self.open_agent_requested.emit(agent_id)  # the worker builds the agent's tools again
 
     # --- settings, heartbeats ----------------------------------------------------------------
     @Slot()
@@ -512,6 +622,9 @@ class MainWindow(QMainWindow):
         self.repaint_timer.stop()
         self.heartbeat_timer.stop()
         self.consent.close()
+        for dialog in (self.import_summary, self.tools_dialog, self.history.revert_dialog):
+            if dialog is not None:
+                dialog.close()
         self.worker.stop()
         self.ingester.cancel.cancel()
         self.shutdown_requested.emit()

@@ -57,6 +57,7 @@ class Entry:
     arguments: dict[str, Any] = field(default_factory=dict)
     result: str = ""
     ok: bool = True
+    message_id: int | None = None  # the stored message it shows (a call's result folds into the call)
 
     @property
     def detail(self) -> bool:
@@ -88,7 +89,7 @@ def conversation_entries(messages: list[Message]) -> list[Entry]:
         if message.kind == "user_message":
             data = _load(message.content)
             text = data.get("message", message.content) if isinstance(data, dict) else message.content
-            entries.append(Entry("user", str(text), message.created_at))
+            entries.append(Entry("user", str(text), message.created_at, message_id=message.id))
         elif message.kind == "assistant_call":
             data = _load(message.content)
             params = data.get("params", {}) if isinstance(data, dict) else {}
@@ -97,11 +98,14 @@ def conversation_entries(messages: list[Message]) -> list[Entry]:
             params.pop("request_heartbeat", None)
             function = message.function_name or (data.get("function", "") if isinstance(data, dict) else "")
             if thoughts:
-                entries.append(Entry("thought", thoughts, message.created_at))
+                entries.append(Entry("thought", thoughts, message.created_at, message_id=message.id))
             if function == "send_message" and isinstance(params.get("message"), str) and message.search_text:
-                entries.append(Entry("agent", params["message"], message.created_at, function=function))
+                entries.append(Entry("agent", params["message"], message.created_at, function=function, message_id=message.id))
             else:
-                call = Entry("call", message.content if data is None else "", message.created_at, function=str(function), arguments=params)
+                call = Entry(
+                    "call", message.content if data is None else "", message.created_at, function=str(function), arguments=params,
+                    message_id=message.id,
+                )
                 calls[message.id] = call
                 entries.append(call)
         elif message.kind == "function_result":
@@ -111,7 +115,7 @@ def conversation_entries(messages: list[Message]) -> list[Entry]:
                 call.result = str(data.get("message", ""))
                 call.ok = data.get("status") == "OK"
         else:
-            entries.append(Entry("event", f"{message.kind}: {_event_text(message)}", message.created_at))
+            entries.append(Entry("event", f"{message.kind}: {_event_text(message)}", message.created_at, message_id=message.id))
     return entries
 
 
