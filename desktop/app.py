@@ -13,12 +13,14 @@ from desktop.core.agent.agents import AgentRecord, AgentStore
 from desktop.core.agent.loop import Agent, AgentSettings, MemoryServices
 from desktop.core.agent.observer import AgentObserver
 from desktop.core.clock import Clock, SystemClock
+from desktop.core.documents.ingest import Ingestor
 from desktop.core.embedding import Embedder
 from desktop.core.memory.archival import ArchivalMemory
 from desktop.core.memory.core_memory import CoreMemory
 from desktop.core.memory.history import MemoryHistory
 from desktop.core.memory.recall import RecallMemory
 from desktop.core.prompts import Prompts
+from desktop.core.retrieval import MessageRanker, PassageRanker, VectorIndex
 from desktop.core.runtime.base import Runtime
 from desktop.core.storage import Database, open_database
 from desktop.core.tools.builtin import default_registry
@@ -55,6 +57,9 @@ class Services:
             name, system_prompt=self.prompts.system, persona=persona or self.prompts.persona, human=human or self.prompts.human
         )
 
+    def ingestor(self) -> Ingestor:
+        return Ingestor(self.db, self.memory.archival, self.clock)
+
     def close(self) -> None:
         self.db.close()
 
@@ -66,6 +71,8 @@ def default_embedder() -> Embedder:
 
 
 def open_services(paths: Paths | None = None, *, embedder: Embedder | None = None, clock: Clock | None = None) -> Services:
+    """One connection to the store with everything built on it. A thread doing long work opens its
+    own (WAL lets readers and one writer coexist)."""
     paths = (paths or Paths.from_environment()).ensure()
     clock = clock or SystemClock()
     embedder = embedder or default_embedder()
@@ -74,12 +81,14 @@ def open_services(paths: Paths | None = None, *, embedder: Embedder | None = Non
     # One history for every writer of memory, bounded by a setting read at each write.
     history = MemoryHistory(db, clock, max_changes=lambda: settings_store.load().history_max_changes)
     core = CoreMemory(db, clock, history)
+    # The rankers' caches belong to this connection's stores: one vector index, shared by both.
+    vectors = VectorIndex(db)
     memory = MemoryServices(
         db=db,
         agents=AgentStore(db, core, clock, paths.files_root),
         core=core,
-        recall=RecallMemory(db, embedder),
-        archival=ArchivalMemory(db, embedder, clock, history),
+        recall=RecallMemory(db, embedder, ranker=MessageRanker(db, embedder, vectors)),
+        archival=ArchivalMemory(db, embedder, clock, ranker=PassageRanker(db, embedder, vectors), history=history),
         clock=clock,
     )
     return Services(paths, db, clock, Prompts.load(RESOURCES / "prompts"), settings_store, memory, embedder)

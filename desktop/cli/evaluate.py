@@ -21,7 +21,7 @@ def add_eval_command(subparsers: "argparse._SubParsersAction") -> argparse.Argum
 
 def run_eval(args: argparse.Namespace) -> int:
     from desktop.core.embedding.sentence_transformer import SentenceTransformerEmbedder
-    from desktop.core.retrieval.locomo import evaluate
+    from desktop.core.evaluation.locomo import evaluate
     from desktop.errors import MemDeskError
 
     if not args.path.is_file():

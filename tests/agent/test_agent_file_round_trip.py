@@ -8,7 +8,6 @@ import re
 import pytest
 
 from desktop.core.agent.agentfile import EXTENSION_KEY, export_agent_file, import_agent_file, parse_agent_file
-from desktop.core.documents.ingest import Ingestor
 from desktop.core.memory.revert import Reverter
 from desktop.core.runtime.scripted import ScriptedRuntime, call, say
 from desktop.core.tools.imported import ImportedTools
@@ -40,7 +39,7 @@ def lived(services, make_agent, clock, tmp_path):
                                created_at=clock.now(), search_text="hello", author="Bob")
     note = tmp_path / "garden.md"
     note.write_text("# Garden\n\nTomatoes need sun. Basil likes water.\n", encoding="utf-8")
-    Ingestor(services.db, services.embedder, clock).ingest([note], agent.id)
+    services.ingestor().ingest([note], agent.id)
     messages = services.memory.recall.all(agent.id)
     services.agents.update(agent.id, context_start_id=messages[4].id, evicted_count=4, summary="Note: Ada said hi and likes tea.",
                            config={"pinned": True})

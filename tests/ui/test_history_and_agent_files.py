@@ -102,14 +102,14 @@ def test_revert_is_recorded_and_a_conflict_is_shown_not_overwritten(make_window,
 def test_import_summary_and_imported_tools(make_window, roomy_runtime, qtbot, services, agentfiles):
     window = make_window(roomy_runtime)
     window.import_agent(agentfiles / "customer_service.af")
-    qtbot.waitUntil(lambda: window.import_summary is not None and window.import_summary.isVisible(), timeout=10_000)
-    summary = window.import_summary
+    qtbot.waitUntil(lambda: window.transfer_actions.summary_dialog is not None and window.transfer_actions.summary_dialog.isVisible(), timeout=10_000)
+    summary = window.transfer_actions.summary_dialog
     text = summary.report.toPlainText()
     assert "customer_service: 2 memory blocks" in text and "4 tools imported disabled" in text
     assert "Not imported" in text and "gpt-4o-mini" in text and "Adjusted on import" in text
     assert summary.tools_button.isVisible() and summary.open_button.text() == "Open customer_service"
     click(qtbot, summary.tools_button)
-    tools = window.tools_dialog
+    tools = window.transfer_actions.tools_dialog
     assert tools.isVisible() and not summary.isVisible()
     names = [tools.list.item(i).text() for i in range(tools.list.count())]
     assert names == ["cancel_order — disabled", "check_order_status — disabled", "escalate — disabled", "terminate_chat — disabled"]
@@ -135,8 +135,8 @@ def test_export_af_and_import_it_back_from_the_window(make_window, roomy_runtime
     document = json.loads(path.read_text(encoding="utf-8"))
     assert document["agents"][0]["name"] == "Companion" and "memdesk" in document
     window.import_agent(path)
-    qtbot.waitUntil(lambda: window.import_summary is not None and window.import_summary.isVisible(), timeout=10_000)
-    assert "Everything in the file was imported." in window.import_summary.report.toPlainText()
-    click(qtbot, window.import_summary.open_button)
+    qtbot.waitUntil(lambda: window.transfer_actions.summary_dialog is not None and window.transfer_actions.summary_dialog.isVisible(), timeout=10_000)
+    assert "Everything in the file was imported." in window.transfer_actions.summary_dialog.report.toPlainText()
+    click(qtbot, window.transfer_actions.summary_dialog.open_button)
     assert services.agents.get(window.agent_id).name == "Companion (2)"
     assert "Hello from the past." in window.chat.transcript.toPlainText()

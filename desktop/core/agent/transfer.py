@@ -238,14 +238,16 @@ def import_agent(services: "Services", data: dict[str, Any], name: str | None = 
             record.id, summary=agent.get("summary", ""), context_start_id=context_start_id,
             evicted_count=int(agent.get("evicted_count", 0)), config=agent.get("config", {}),
         )
-        new_passages = []
-        for passage in passages:
-            tags = list(passage.get("tags", []))
-            if passage.get("source"):
-                tags.append(f"source: {passage['source']}")
-            new_passages.append(NewPassage(passage["text"], parse_iso(passage["created_at"]), tags))
-        if new_passages:
-            memory.archival.add_passages(record.id, new_passages, vectors, source=IMPORT, cause=cause)
+        memory.archival.add(
+            record.id,
+            [
+                NewPassage(p["text"], parse_iso(p["created_at"]), list(p.get("tags", [])) + ([f"source: {p['source']}"] if p.get("source") else []))
+                for p in passages
+            ],
+            vectors,
+            source=IMPORT,
+            cause=cause,
+        )
     return services.agents.get(record.id)
 
 

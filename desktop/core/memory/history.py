@@ -28,7 +28,9 @@ AGENT, USER, IMPORT, CONSOLIDATION, EXTRACTOR = "agent", "user", "import", "cons
 SOURCES = (AGENT, USER, IMPORT, CONSOLIDATION, EXTRACTOR)
 #: What was changed. Other kinds may be recorded (the column is free text); these are known.
 BLOCK, PASSAGE, GRAPH_FACT, GRAPH_ENTITY = "block", "passage", "graph_fact", "graph_entity"
-KINDS = (BLOCK, PASSAGE, GRAPH_FACT, GRAPH_ENTITY)
+#: A document's chunks, added or removed together (one change per document, not per chunk).
+DOCUMENT = "document"
+KINDS = (BLOCK, PASSAGE, GRAPH_FACT, GRAPH_ENTITY, DOCUMENT)
 #: How it changed.
 CREATE, UPDATE, DELETE, CONFIGURE = "create", "update", "delete", "configure"
 ACTIONS = (CREATE, UPDATE, DELETE, CONFIGURE)

@@ -18,7 +18,7 @@ from typing import Any, Protocol
 from desktop.core.clock import parse_iso
 from desktop.core.memory.archival import ArchivalMemory, NewPassage
 from desktop.core.memory.core_memory import CoreMemory, StaleBlockError
-from desktop.core.memory.history import BLOCK, CONFIGURE, CREATE, DELETE, PASSAGE, UPDATE, USER, Cause, Change, MemoryHistory
+from desktop.core.memory.history import BLOCK, CONFIGURE, CREATE, DELETE, DOCUMENT, PASSAGE, UPDATE, USER, Cause, Change, MemoryHistory
 from desktop.errors import RevertError
 
 #: What applying a plan does to the target.
@@ -207,7 +207,7 @@ class PassageReverter:
                 meta.get("chunk_index") if document_id else None, meta.get("page"), meta.get("section"),
                 meta.get("char_start") if document_id else None, meta.get("char_end") if document_id else None,
             )
-            archival.add_passages(change.agent_id, [passage], vector, source=USER, cause=cause)
+            archival.add(change.agent_id, [passage], vector, source=USER, cause=cause)
 
 
 class Reverter:
@@ -228,6 +228,8 @@ class Reverter:
             raise RevertError("That change is no longer in the history", hint="the oldest changes are dropped; see the history_max_changes setting")
         later = self._history.later_changes(change)
         kind = self._kinds.get(change.kind)
+        if change.kind == DOCUMENT:
+            return RevertPlan(change, SET, None, None, later, blocked="A document's passages come and go with it: add or remove it in the Documents panel")
         if kind is None:
             return RevertPlan(change, SET, None, None, later, blocked=f"Changes to {change.kind.replace('_', ' ')}s cannot be reverted here")
         return kind.plan(change, later)

@@ -551,7 +551,7 @@ def _write_agent(services: AgentFileServices, plan: AgentPlan, vectors, cause: C
         NewPassage(**{**p.passage.__dict__, "document_id": document_ids.get(p.document_ref)}) if p.document_ref else p.passage
         for p in plan.passages
     ]
-    passage_ids = memory.archival.add_passages(record.id, passages, vectors, source=IMPORT, cause=cause) if passages else []
+    passage_ids = memory.archival.add(record.id, passages, vectors, source=IMPORT, cause=cause) if passages else []
     _link_restored_history(services, record.id, restored, passage_ids)
     tools = ImportedTools(services.db, services.clock)
     for tool in plan.tools:
