@@ -14,6 +14,7 @@ from desktop.core.agent.loop import Agent, AgentSettings, MemoryServices
 from desktop.core.agent.observer import AgentObserver
 from desktop.core.clock import Clock, SystemClock
 from desktop.core.embedding import Embedder
+from desktop.core.graph.store import KnowledgeGraph
 from desktop.core.memory.archival import ArchivalMemory
 from desktop.core.memory.core_memory import CoreMemory
 from desktop.core.memory.recall import RecallMemory
@@ -76,6 +77,7 @@ def open_services(paths: Paths | None = None, *, embedder: Embedder | None = Non
         recall=RecallMemory(db, embedder),
         archival=ArchivalMemory(db, embedder, clock),
         clock=clock,
+        graph=KnowledgeGraph(db, clock, embedder),
     )
     return Services(paths, db, clock, Prompts.load(RESOURCES / "prompts"), SettingsStore(db), memory, embedder)
 
@@ -132,6 +134,9 @@ def open_agent(
         files=FileSandbox(services.paths.agent_files(record.id)),
         http=HttpPolicy(settings.http_enabled, frozenset(settings.http_allowlist)),
         consent=consent,
-        settings=AgentSettings(max_steps=settings.max_chained_steps, params=settings.sampling()),
+        settings=AgentSettings(
+            max_steps=settings.max_chained_steps, params=settings.sampling(),
+            top_entities=settings.graph_top_entities if settings.graph_extraction else 0,
+        ),
         observer=observer,
     )

@@ -36,6 +36,11 @@ class Settings:
     http_enabled: bool = False
     http_allowlist: tuple[str, ...] = ()
     last_agent: str = ""  # the window reopens this agent on start
+    graph_extraction: bool = True
+    graph_model_facts: bool = True
+    graph_document_facts: bool = False
+    graph_top_entities: int = 8
+    graph_search_expansion: bool = False
 
     def sampling(self) -> SamplingParams:
         return SamplingParams(
@@ -65,6 +70,11 @@ DESCRIPTIONS: dict[str, str] = {
     "http_enabled": "Allow the http_request function (asks before each request)",
     "http_allowlist": "Hosts http_request may reach",
     "last_agent": "Agent the window opens on start (empty: the first one)",
+    "graph_extraction": "Build the knowledge graph from your messages and documents in the background",
+    "graph_model_facts": "Let the chat model add facts to the knowledge graph while it is idle",
+    "graph_document_facts": "Also extract facts (not only entities) from documents (slow: uses the model)",
+    "graph_top_entities": "Knowledge-graph entities shown to the model below the messages (0: none)",
+    "graph_search_expansion": "Conversation search also follows the knowledge graph to linked entities",
 }
 
 

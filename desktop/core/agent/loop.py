@@ -21,6 +21,8 @@ from desktop.core.agent.context import ContextBudget, PromptParts, measure, rend
 from desktop.core.agent.eviction import Summarizer, choose_cut
 from desktop.core.agent.observer import AgentObserver, StepRecord
 from desktop.core.clock import Clock
+from desktop.core.graph.render import render_top_entities
+from desktop.core.graph.store import KnowledgeGraph
 from desktop.core.memory.archival import ArchivalMemory
 from desktop.core.memory.core_memory import CoreMemory
 from desktop.core.memory.recall import RecallMemory
@@ -40,6 +42,7 @@ log = logging.getLogger("memdesk.agent")
 class AgentSettings:
     max_steps: int = 10  # per input event: stops runaway heartbeat chains
     function_result_chars: int = 6000
+    top_entities: int = 8  # knowledge-graph entities shown below the messages (0: none)
     params: SamplingParams = field(default_factory=SamplingParams)
 
     @property
@@ -58,6 +61,7 @@ class MemoryServices:
     recall: RecallMemory
     archival: ArchivalMemory
     clock: Clock
+    graph: KnowledgeGraph | None = None
 
 
 @dataclass
@@ -211,7 +215,7 @@ class Agent:
         return ToolContext(
             agent_id=self.id, agents=m.agents, core=m.core, recall=m.recall, archival=m.archival, files=self.files,
             http=self.http, runtime=self.runtime, params=self.settings.params,
-            plain_assistant_prompt=self.prompts.plain_assistant, clock=m.clock, consent=self.consent,
+            plain_assistant_prompt=self.prompts.plain_assistant, clock=m.clock, consent=self.consent, graph=m.graph,
         )
 
     def _apply(self, turn: ModelTurn) -> tuple[StepRecord, ToolContext]:
@@ -261,6 +265,7 @@ class Agent:
             core_memory=core,
             summary=record.summary or None,
             messages=to_chat(self.runtime, in_context, window),
+            knowledge=render_top_entities(m.graph, self.id, self.settings.top_entities) if m.graph is not None else "",
         )
 
     def _ensure_fits(self, cancel: CancelToken | None) -> None:

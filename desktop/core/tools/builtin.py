@@ -231,7 +231,10 @@ ALIASES = {"recall_memory_search": "conversation_search", "recall_memory_search_
 
 
 def builtin_tools() -> list[Tool]:
-    return [make_tool(function, requires_consent=function.__name__ in CONSENT_REQUIRED) for function in BUILTIN_FUNCTIONS]
+    from desktop.core.graph.tools import graph_tools
+
+    seed = [make_tool(function, requires_consent=function.__name__ in CONSENT_REQUIRED) for function in BUILTIN_FUNCTIONS]
+    return seed + graph_tools()
 
 
 def default_registry(extra: list[Tool] | None = None) -> ToolRegistry:

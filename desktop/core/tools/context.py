@@ -9,6 +9,7 @@ from desktop.core.clock import Clock
 
 if TYPE_CHECKING:
     from desktop.core.agent.agents import AgentStore
+    from desktop.core.graph.store import KnowledgeGraph
     from desktop.core.memory.archival import ArchivalMemory
     from desktop.core.memory.core_memory import CoreMemory
     from desktop.core.memory.recall import RecallMemory
@@ -51,3 +52,5 @@ class ToolContext:
     changed_blocks: set[str] = field(default_factory=set)
     #: The latest search hits, for the archival panel.
     last_hits: list = field(default_factory=list)
+    #: The agent's knowledge graph (None in stores without one, such as some unit tests).
+    graph: "KnowledgeGraph | None" = None
