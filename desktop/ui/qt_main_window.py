@@ -31,7 +31,9 @@ from desktop.ui.qt_chat import ChatPanel
 from desktop.ui.qt_consent import ConsentDialog, ConsentRequest, QtConsentPolicy
 from desktop.ui.qt_documents import DocumentsPanel, IngestWorker
 from desktop.ui.qt_errors import ErrorHub, MessageBar
+from desktop.ui.qt_graph_worker import GraphWorker, default_analyser
 from desktop.ui.qt_jobs import Jobs
+from desktop.ui.qt_knowledge import KnowledgePanel
 from desktop.ui.qt_memory import CoreMemoryPanel
 from desktop.ui.qt_settings import RESTART_MODEL, SettingsDialog
 from desktop.ui.qt_worker import AgentWorker
@@ -48,6 +50,7 @@ class MainWindow(QMainWindow):
     heartbeat_requested = Signal()
     budget_requested = Signal()
     ingest_requested = Signal(int, list)
+    graph_requested = Signal(int)
     shutdown_requested = Signal()
     #: Re-emitted in the GUI thread, for code that must react there (lambdas connected to the
     #: worker's own signals would run in the worker thread).
@@ -62,6 +65,7 @@ class MainWindow(QMainWindow):
         make_runtime: Callable[[Settings], Runtime],
         hub: ErrorHub | None = None,
         warm_embedder: bool = True,
+        graph_analyser=default_analyser,
     ) -> None:
         super().__init__()
         self.services = services
@@ -82,6 +86,14 @@ class MainWindow(QMainWindow):
         self.ingest_thread = QThread(self)
         self.ingest_thread.setObjectName("ingestion")
         self.ingester.moveToThread(self.ingest_thread)
+        # The knowledge graph's extraction: its own thread and connection; it borrows the model
+        # after a turn and gives it back before the next (see qt_graph_worker).
+        self.grapher = GraphWorker(services.paths.database, graph_analyser, services.clock, services.embedder)
+        self.graph_thread = QThread(self)
+        self.graph_thread.setObjectName("knowledge-graph")
+        self.grapher.moveToThread(self.graph_thread)
+        self.worker.before_turn.append(self.grapher.preempt)
+        self.worker.after_turn.append(self.grapher.after_turn)
         self.repaint_timer = QTimer(self)
         self.repaint_timer.setInterval(REPAINT_MS)
         self.heartbeat_timer = QTimer(self)
@@ -93,6 +105,7 @@ class MainWindow(QMainWindow):
         self.installEventFilter(self)
         self.worker_thread.start()
         self.ingest_thread.start()
+        self.graph_thread.start()
         self.repaint_timer.start()
 
     # --- construction ----------------------------------------------------------------------
@@ -111,6 +124,7 @@ class MainWindow(QMainWindow):
         self.memory = CoreMemoryPanel(self.services.memory.core)
         self.archival = ArchivalPanel(self.services.memory.archival, self.jobs)
         self.documents = DocumentsPanel(self.services)
+        self.knowledge = KnowledgePanel(self.services.memory.graph)
         self.docks = {}
         for title, widget, area in (
             ("Agents", self.agents, Qt.DockWidgetArea.LeftDockWidgetArea),
@@ -118,6 +132,7 @@ class MainWindow(QMainWindow):
             ("Core memory", self.memory, Qt.DockWidgetArea.RightDockWidgetArea),
             ("Archival memory", self.archival, Qt.DockWidgetArea.RightDockWidgetArea),
             ("Documents", self.documents, Qt.DockWidgetArea.RightDockWidgetArea),
+            ("Knowledge", self.knowledge, Qt.DockWidgetArea.RightDockWidgetArea),
         ):
             dock = QDockWidget(title, self)
             dock.setObjectName(title)
@@ -125,6 +140,7 @@ class MainWindow(QMainWindow):
             self.addDockWidget(area, dock)
             self.docks[title] = dock
         self.tabifyDockWidget(self.docks["Archival memory"], self.docks["Documents"])
+        self.tabifyDockWidget(self.docks["Documents"], self.docks["Knowledge"])
         self.docks["Archival memory"].raise_()
         self.resizeDocks([self.docks["Agents"], self.docks["Context budget"]], [190, 520], Qt.Orientation.Horizontal)
         self.resizeDocks([self.docks["Context budget"], self.docks["Core memory"], self.docks["Archival memory"]], [250, 330, 300], Qt.Orientation.Vertical)
@@ -161,6 +177,16 @@ class MainWindow(QMainWindow):
         self.budget_requested.connect(worker.refresh_budget)
         self.shutdown_requested.connect(worker.shutdown)
         self.shutdown_requested.connect(self.ingester.shutdown)
+        self.shutdown_requested.connect(self.grapher.shutdown)
+        self.graph_requested.connect(self.grapher.extract)
+        self.grapher.changed.connect(self.on_graph_changed)
+        self.grapher.pending.connect(self.knowledge.set_pending)
+        self.grapher.failed.connect(self.hub.report)
+        self.knowledge.source_requested.connect(self.on_source_requested)
+        self.knowledge.rebuild_requested.connect(self.grapher.rebuild)
+        self.knowledge.changed.connect(self.budget_requested)
+        self.knowledge.failed.connect(self.hub.report)
+        self.ingester.finished.connect(lambda _report: self.agent_id is not None and self.graph_requested.emit(self.agent_id))
         self.ingest_requested.connect(self.ingester.ingest)
         self.documents.remove_requested.connect(self.ingester.remove)
         self.documents.reingest_requested.connect(self.ingester.reingest)
@@ -221,6 +247,8 @@ class MainWindow(QMainWindow):
         self.memory.set_agent(agent_id)
         self.archival.set_agent(agent_id)
         self.documents.set_agent(agent_id)
+        self.knowledge.set_agent(agent_id)
+        self.graph_requested.emit(agent_id)  # catch up on what a closed or crashed app left
         self.services.settings_store.set("last_agent", record.name)
         self.open_agent_requested.emit(agent_id)
         self._update_ready()
@@ -291,6 +319,29 @@ class MainWindow(QMainWindow):
         self._streamed_chars = 0
         self.archival.refresh()
         self.turn_done.emit()
+
+    @Slot(int)
+    def on_graph_changed(self, agent_id: int) -> None:
+        if agent_id == self.agent_id:
+            self.knowledge.refresh()
+            if not self.busy:
+                self.budget_requested.emit()  # the prompt's top entities may have changed
+
+    @Slot(str, int)
+    def on_source_requested(self, kind: str, source_id: int) -> None:
+        """A fact's source: the message in the conversation, or the passage in archival memory."""
+        if kind == "message":
+            message = self.services.memory.recall.get(source_id)
+            if message is not None:
+                self.chat.show_message(message)
+            return
+        passage = self.services.memory.archival.get(source_id)
+        if passage is not None:
+            from desktop.core.memory.archival import PassageHit
+
+            self.archival.show_hits([("graph source", PassageHit(passage, 0.0))])
+            self.archival.hits_table.selectRow(0)
+            self.docks["Archival memory"].raise_()
 
     @Slot(object)
     def on_consent_asked(self, request: ConsentRequest) -> None:
@@ -507,14 +558,17 @@ class MainWindow(QMainWindow):
         super().closeEvent(event)
 
     def shutdown(self) -> None:
-        if not self.worker_thread.isRunning() and not self.ingest_thread.isRunning():
+        if not self.worker_thread.isRunning() and not self.ingest_thread.isRunning() and not self.graph_thread.isRunning():
             return
         self.repaint_timer.stop()
         self.heartbeat_timer.stop()
         self.consent.close()
         self.worker.stop()
         self.ingester.cancel.cancel()
+        self.grapher.stopped = True
+        self.grapher.preempt()
         self.shutdown_requested.emit()
         self.worker_thread.wait(30_000)
         self.ingest_thread.wait(30_000)
+        self.graph_thread.wait(30_000)
         self.jobs.wait(30_000)

@@ -96,6 +96,10 @@ class AgentWorker(QObject):
         self._agent: Agent | None = None
         self._agent_id: int | None = None
         self._cancel = CancelToken()
+        #: Run in this thread before every turn, model reload and shutdown (background users of
+        #: the model give it back), and after every turn with the agent (they may borrow it).
+        self.before_turn: list[Callable[[], None]] = []
+        self.after_turn: list[Callable[[Agent], None]] = []
 
     @property
     def runtime(self) -> Runtime | None:
@@ -116,6 +120,7 @@ class AgentWorker(QObject):
             if self._services is None:
                 self._services = self._open_services()
             self.loading.emit(settings.model_path or "the bundled model")
+            self._run_hooks(self.before_turn)
             if self._runtime is not None:
                 self._agent = None
                 self._runtime.close()
@@ -161,6 +166,7 @@ class AgentWorker(QObject):
 
     @Slot()
     def shutdown(self) -> None:
+        self._run_hooks(self.before_turn)
         self._agent = None
         if self._runtime is not None:
             self._runtime.close()
@@ -184,14 +190,25 @@ class AgentWorker(QObject):
         if self._agent is None:
             return
         self._cancel = CancelToken()
+        self._run_hooks(self.before_turn)
+        agent = self._agent
         with self._working():
             result = None
             try:
-                result = run(self._agent, self._cancel)
+                result = run(agent, self._cancel)
             except GenerationCancelled:
                 self.event.emit("stopped", "generation stopped")
             finally:
                 self.turn_finished.emit(result)
+                self._run_hooks(self.after_turn, agent)
+
+    @staticmethod
+    def _run_hooks(hooks: list, *args: Any) -> None:
+        for hook in hooks:
+            try:
+                hook(*args)
+            except Exception:  # noqa: BLE001 - a background helper must never break a turn
+                log.exception("worker hook %r failed", hook)
 
     class _Working:
         def __init__(self, worker: "AgentWorker", busy: bool) -> None:

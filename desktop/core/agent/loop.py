@@ -27,7 +27,7 @@ from desktop.core.memory.archival import ArchivalMemory
 from desktop.core.memory.core_memory import CoreMemory
 from desktop.core.memory.recall import RecallMemory
 from desktop.core.prompts import Prompts
-from desktop.core.runtime.base import CancelToken, ModelTurn, Runtime, SamplingParams, ToolSpec
+from desktop.core.runtime.base import CancelToken, ChatMessage, ModelTurn, Runtime, SamplingParams, ToolSpec
 from desktop.core.storage import Database
 from desktop.core.tools.context import ConsentPolicy, DenyAll, ToolContext
 from desktop.core.tools.files import FileSandbox
@@ -123,6 +123,11 @@ class Agent:
             return None
         self.observer.on_event("heartbeat", "timed heartbeat")
         return self._run("heartbeat", events.heartbeat(events.HEARTBEAT_TIMED, now), cancel=cancel)
+
+    def prompt_prefix(self) -> list[ChatMessage]:
+        """The prompt the next step would send, without its live sections: another call (the
+        knowledge graph's fact extraction) that starts with it shares the runtime's KV cache."""
+        return replace(self._prompt_parts(), knowledge="").chat_messages()
 
     def budget(self) -> ContextBudget:
         """The exact context budget of the prompt the next step would send."""

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from desktop.core.agent import events
 from desktop.core.agent.agents import AgentRecord
 from desktop.core.clock import iso, parse_iso
+from desktop.core.graph.transfer import export_graph, import_graph
 from desktop.core.memory.recall import Message
 from desktop.errors import ConfigError
 
@@ -175,8 +176,10 @@ def export_agent(services: "Services", agent_id: int) -> dict[str, Any]:
             for m in messages
         ],
         "passages": [
-            {"text": p.text, "created_at": iso(p.created_at), "tags": p.tags, "source": p.citation.label() or None} for p in passages
+            {"id": p.id, "text": p.text, "created_at": iso(p.created_at), "tags": p.tags, "source": p.citation.label() or None}
+            for p in passages
         ],
+        "graph": export_graph(services.db, agent_id),
     }
 
 
@@ -233,6 +236,7 @@ def import_agent(services: "Services", data: dict[str, Any], name: str | None = 
             evicted_count=int(agent.get("evicted_count", 0)), config=agent.get("config", {}),
         )
         passage_ids = []
+        passage_map: dict[int, int] = {}
         for passage in passages:
             tags = list(passage.get("tags", []))
             if passage.get("source"):
@@ -242,8 +246,11 @@ def import_agent(services: "Services", data: dict[str, Any], name: str | None = 
                 (record.id, passage["text"], passage["created_at"], json.dumps(tags)),
             )
             passage_ids.append(cursor.lastrowid)
+            if passage.get("id") is not None:
+                passage_map[int(passage["id"])] = cursor.lastrowid
         if passage_ids:
             memory.archival.store_vectors(record.id, passage_ids, vectors)
+        import_graph(services.db, record.id, data.get("graph"), message_ids=new_ids, passage_ids=passage_map)
     return services.agents.get(record.id)
 
 

@@ -108,6 +108,10 @@ class KnowledgeGraph:
     def db(self) -> Database:
         return self._db
 
+    @property
+    def clock(self) -> Clock:
+        return self._clock
+
     # --- entities --------------------------------------------------------------------------
     def root(self, entity_id: int) -> int:
         row = self._db.query_one("SELECT COALESCE(merged_into, id) FROM graph_entities WHERE id = ?", (entity_id,))
@@ -451,8 +455,26 @@ class KnowledgeGraph:
                     self._snapshot("graph_entities", "id = ? OR merged_into = ?", (source, source)))
         with self._db.transaction():
             self._db.execute("UPDATE graph_entities SET merged_into = ? WHERE id = ? OR merged_into = ?", (target, source, source))
+            edit.before += self._reconcile(target)
         self._forget_vectors(self._agent_of(target))
         return edit
+
+    def _reconcile(self, root: int) -> list[tuple[str, dict[str, Any]]]:
+        """After a merge, the newest of the entity's current facts for a single-valued relation
+        closes the others ("Ann lives in London" and "Annie moved to Paris" are now one person).
+        Returns the facts' previous rows, for undo."""
+        current = [f for f in self.facts(root, current_only=True) if f.subject_id == root and single_valued(f.relation)]
+        by_relation: dict[str, list[Fact]] = {}
+        for fact in current:
+            by_relation.setdefault(relation_key(fact.relation), []).append(fact)
+        before: list[tuple[str, dict[str, Any]]] = []
+        for facts in by_relation.values():
+            facts.sort(key=lambda f: (f.valid_from, f.id))
+            for older, newer in zip(facts, facts[1:]):
+                if older.object_id != newer.object_id:
+                    before += self._snapshot("graph_facts", "id = ?", (older.id,))
+                    self._db.execute("UPDATE graph_facts SET valid_to = ? WHERE id = ?", (iso(newer.valid_from), older.id))
+        return before
 
     def split(self, alias_id: int) -> Edit:
         """Undo a merge for one alias: it becomes an entity of its own again, taking back the

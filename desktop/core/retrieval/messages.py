@@ -24,6 +24,8 @@ from desktop.core.storage import Database
 
 DENSE_WEIGHT = 0.8
 NEIGHBOUR_ALPHA = 0.4
+#: Weight of knowledge-graph expansion when it is on (see graph_expansion and the LoCoMo eval).
+GRAPH_WEIGHT = 0.15
 SPEAKER_BOOST = 0.05
 #: Turns further apart than this are not one conversation, so they do not lend each other score.
 SESSION_GAP_SECONDS = 6 * 3600
@@ -105,15 +107,20 @@ def _timeline(db: Database, agent_id: int) -> _Timeline:
     return timeline
 
 
-def rank_messages(db: Database, embedder: Embedder | None, agent_id: int, query: str, *, dense: bool = True) -> list[tuple[int, float, bool]]:
-    """Every result of the query as (message id, score, exact), best first; computed once per query."""
+def rank_messages(
+    db: Database, embedder: Embedder | None, agent_id: int, query: str, *, dense: bool = True, graph_weight: float = 0.0
+) -> list[tuple[int, float, bool]]:
+    """Every result of the query as (message id, score, exact), best first; computed once per query.
+    ``graph_weight`` > 0 adds knowledge-graph expansion (desktop.core.retrieval.graph_expansion)."""
     query = query.strip()
     if not query:
         return []
     if dense and embedder is not None:
         index_pending_messages(db, embedder, agent_id)
     timeline = _timeline(db, agent_id)
-    key = (id(db), agent_id, query, dense and embedder is not None, timeline.token, vector_index.generation(db, "messages", agent_id))
+    key = (id(db), agent_id, query, dense and embedder is not None, timeline.token, vector_index.generation(db, "messages", agent_id), graph_weight)
+    if graph_weight > 0:  # the graph grows in the background and users edit it from another connection
+        key += (db.scalar("SELECT MAX(id) FROM graph_mentions WHERE agent_id = ?", (agent_id,)), db.scalar("PRAGMA data_version"))
     with _lock:
         if key in _rankings:
             _rankings.move_to_end(key)
@@ -139,6 +146,12 @@ def rank_messages(db: Database, embedder: Embedder | None, agent_id: int, query:
                 cosine[timeline.position[message_id]] = value
         scores = fusion.weighted_sum(scores, fusion.centre_cosine(cosine), DENSE_WEIGHT)
         scores = fusion.neighbour_boost(scores, timeline.same_session, NEIGHBOUR_ALPHA)
+    if graph_weight > 0 and n:
+        from desktop.core.retrieval.graph_expansion import expansion_scores
+
+        expansion = expansion_scores(db, agent_id, query, timeline.position, n)
+        if expansion is not None:
+            scores = scores + graph_weight * expansion
     names = mentioned_names(query, sorted({a for a in timeline.authors if a}))
     if len(names) == 1:
         scores = scores + SPEAKER_BOOST * (timeline.authors == next(iter(names)))
