@@ -13,12 +13,15 @@ from desktop.core.agent.agents import AgentRecord, AgentStore
 from desktop.core.agent.loop import Agent, AgentSettings, MemoryServices
 from desktop.core.agent.observer import AgentObserver
 from desktop.core.clock import Clock, SystemClock
+from desktop.core.documents.ingest import Ingestor
 from desktop.core.embedding import Embedder
 from desktop.core.graph.store import KnowledgeGraph
+from desktop.core.retrieval.messages import GRAPH_WEIGHT
 from desktop.core.memory.archival import ArchivalMemory
 from desktop.core.memory.core_memory import CoreMemory
 from desktop.core.memory.recall import RecallMemory
 from desktop.core.prompts import Prompts
+from desktop.core.retrieval import MessageRanker, PassageRanker, VectorIndex
 from desktop.core.runtime.base import Runtime
 from desktop.core.storage import Database, open_database
 from desktop.core.tools.builtin import default_registry
@@ -54,6 +57,9 @@ class Services:
             name, system_prompt=self.prompts.system, persona=persona or self.prompts.persona, human=human or self.prompts.human
         )
 
+    def ingestor(self) -> Ingestor:
+        return Ingestor(self.db, self.memory.archival, self.clock)
+
     def close(self) -> None:
         self.db.close()
 
@@ -65,17 +71,21 @@ def default_embedder() -> Embedder:
 
 
 def open_services(paths: Paths | None = None, *, embedder: Embedder | None = None, clock: Clock | None = None) -> Services:
+    """One connection to the store with everything built on it. A thread doing long work opens its
+    own (WAL lets readers and one writer coexist)."""
     paths = (paths or Paths.from_environment()).ensure()
     clock = clock or SystemClock()
     embedder = embedder or default_embedder()
     db = open_database(paths.database)
     core = CoreMemory(db, clock)
+    # The rankers' caches belong to this connection's stores: one vector index, shared by both.
+    vectors = VectorIndex(db)
     memory = MemoryServices(
         db=db,
         agents=AgentStore(db, core, clock, paths.files_root),
         core=core,
-        recall=RecallMemory(db, embedder),
-        archival=ArchivalMemory(db, embedder, clock),
+        recall=RecallMemory(db, embedder, ranker=MessageRanker(db, embedder, vectors)),
+        archival=ArchivalMemory(db, embedder, clock, ranker=PassageRanker(db, embedder, vectors)),
         clock=clock,
         graph=KnowledgeGraph(db, clock, embedder),
     )
@@ -125,6 +135,7 @@ def open_agent(
 ) -> Agent:
     settings = settings or services.settings
     tools = default_registry(load_user_tools(services.paths.user_tools))
+    services.memory.recall.graph_weight = GRAPH_WEIGHT if settings.graph_search_expansion else 0.0
     return Agent(
         record.id,
         memory=services.memory,

@@ -6,7 +6,7 @@ nlp          entities and dependency facts (the only module importing spaCy)
 extraction   the resumable queue that turns new messages and passages into graph rows
 model_facts  facts from the chat model under an entity grammar
 render       the subgraph text and the "top entities" prompt section
-tools        knowledge_graph_search and knowledge_graph_insert
+(the agent's tools knowledge_graph_search and knowledge_graph_insert are in desktop.core.tools.graph_tools)
 transfer     export_graph / import_graph for agent files
 """
 

