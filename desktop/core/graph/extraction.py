@@ -257,7 +257,7 @@ class GraphExtractor:
         for found in analysis.facts:
             subject, obj = ids.get(found.subject), ids.get(found.object)
             if subject is not None and obj is not None:
-                if self.graph.add_fact(agent_id, subject, found.relation, obj, author="extractor", valid_from=source.at, **where):
+                if self._new_fact(agent_id, subject, found.relation, obj, source.at, where):
                     report.facts += 1
         report.entities += int(self._db.scalar("SELECT COUNT(*) FROM graph_entities WHERE agent_id = ?", (agent_id,))) - before
 
@@ -297,14 +297,18 @@ class GraphExtractor:
                     kind = lambda name: source.speaker_kind if name == source.speaker else "thing"  # noqa: E731
                     subject = self.graph.resolve(agent, triple.subject, kind(triple.subject), at=source.at)
                     obj = self.graph.resolve(agent, triple.object, kind(triple.object), at=source.at)
-                    if subject is not None and obj is not None and self.graph.add_fact(
-                        agent, subject, triple.relation, obj, author="extractor", valid_from=source.at, **where
-                    ):
+                    if subject is not None and obj is not None and self._new_fact(agent, subject, triple.relation, obj, source.at, where):
                         report.model_facts += 1
                 self._db.execute("DELETE FROM graph_queue WHERE id = ?", (row[0],))
             report.sources += 1
             report.seconds_model += self._clock_seconds() - started
         return report
+
+    def _new_fact(self, agent_id: int, subject: int, relation: str, obj: int, at: datetime, where: dict) -> bool:
+        """Add an extractor fact; True when it is new (not one the graph already holds)."""
+        newest = int(self._db.scalar("SELECT COALESCE(MAX(id), 0) FROM graph_facts"))
+        fact_id = self.graph.add_fact(agent_id, subject, relation, obj, author="extractor", valid_from=at, **where)
+        return fact_id is not None and fact_id > newest
 
     @staticmethod
     def _clock_seconds() -> float:
