@@ -98,7 +98,9 @@ class GraphWorker(QObject):
             return
         try:
             extractor = self._store()
-            extractor.enqueue(agent_id)
+            extractor.enqueue(agent_id)  # with extraction off, this passes new sources over
+            if not extractor.options.enabled:
+                return
             report = extractor.run_entities(agent_id, should_stop=lambda: self.stopped)
             if report.sources:
                 self.changed.emit(agent_id)

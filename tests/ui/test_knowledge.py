@@ -186,3 +186,16 @@ def test_a_fact_from_a_document_jumps_to_its_passage(make_window, qtbot, service
     panel.open_source(0)
     assert window.archival.hits and window.archival.hits[0][1].passage.text.startswith("Marie Curie")
     assert "Marie Curie worked in Paris" in window.archival.detail.toPlainText()
+
+
+def test_with_extraction_off_in_settings_nothing_is_extracted(make_window, send, qtbot, services):
+    services.settings_store.set("graph_extraction", False)
+    runtime = ScriptedRuntime(context_window=32768)
+    runtime.enqueue(say("Noted!"))
+    window = make_window(runtime)
+    send(window, "My brother Tom lives in Lisbon.")
+    window.grapher.extract(window.agent_id)  # what the graph thread does after the turn, done here to wait for it
+    assert services.memory.graph.entities(window.agent_id) == []
+    assert services.db.scalar("SELECT COUNT(*) FROM graph_queue") == 0
+    rows = {window.budget.table.item(r, 0).text(): window.budget.table.item(r, 1).text() for r in range(window.budget.table.rowCount())}
+    assert rows["knowledge"] == "0"
