@@ -217,6 +217,8 @@ def m003_consolidation(db) -> None:
         );
         CREATE INDEX consolidation_changes_run ON consolidation_changes(run_id, id);
         CREATE INDEX consolidation_changes_status ON consolidation_changes(agent_id, status);
+        """
+    )
 
 
 def m004_knowledge_graph(db) -> None:
