@@ -76,17 +76,17 @@ DESCRIPTIONS: dict[str, str] = {
     "consolidation": "Idle-time memory consolidation: off, apply (edit memory directly) or ask (propose changes for review)",
     "consolidation_idle_minutes": "Minutes without activity before a consolidation pass may run",
     "consolidation_every_turns": "At most one consolidation pass per this many user messages",
+    "graph_extraction": "Build the knowledge graph from your messages and documents in the background",
+    "graph_model_facts": "Let the chat model add facts to the knowledge graph while it is idle",
+    "graph_document_facts": "Also extract facts (not only entities) from documents (slow: uses the model)",
+    "graph_top_entities": "Knowledge-graph entities shown to the model below the messages (0: none)",
+    "graph_search_expansion": "Conversation search also follows the knowledge graph to linked entities",
 }
 
 
 #: Settings that take one of a few words (the settings dialog shows a list; other values are refused).
 CHOICES: dict[str, tuple[str, ...]] = {
     "consolidation": ("off", "apply", "ask"),
-    "graph_extraction": "Build the knowledge graph from your messages and documents in the background",
-    "graph_model_facts": "Let the chat model add facts to the knowledge graph while it is idle",
-    "graph_document_facts": "Also extract facts (not only entities) from documents (slow: uses the model)",
-    "graph_top_entities": "Knowledge-graph entities shown to the model below the messages (0: none)",
-    "graph_search_expansion": "Conversation search also follows the knowledge graph to linked entities",
 }
 
 

@@ -353,7 +353,7 @@ class Consolidator:
             agent_id=self.agent_id, agents=m.agents, core=m.core, recall=m.recall, archival=m.archival,
             files=None,  # type: ignore[arg-type] - memory functions touch no files
             http=HttpPolicy(), runtime=self.runtime, params=self.settings.params, plain_assistant_prompt="",
-            clock=m.clock, consent=DenyAll(),
+            clock=m.clock, consent=DenyAll(), graph=m.graph,
         )
 
 
