@@ -148,16 +148,18 @@ def _read(doc) -> Analysis:
         for token in tokens:
             spans.setdefault(token.i, (found[key].name, found[key].kind))
 
+    values: set[int] = set()  # tokens of dates, times and quantities: never entities of their own
     for ent in doc.ents:
         kind = _KINDS.get(ent.label_)
         if kind is None:
+            values.update(t.i for t in ent)
             continue
         words = [t for t in ent if t.pos_ not in ("DET", "PRON") and t.lower_ not in _SPEAKER_POSSESSIVES and not t.is_punct]
         if not words or all(t.is_stop for t in words):
             continue
         add(list(ent), " ".join(t.text for t in words), kind)
     for chunk in doc.noun_chunks:
-        if any(t.i in spans for t in chunk):
+        if any(t.i in spans for t in chunk) or chunk.root.i in values:
             continue
         name = _concept_name(chunk)
         if name is not None:
