@@ -46,7 +46,9 @@ def run_eval(args: argparse.Namespace) -> int:
     if not args.path.is_file():
         print(f"error: {args.path} does not exist", file=sys.stderr)
         return 2
-    progress = None if args.json else (lambda text: print(f"  {text}", file=sys.stderr))
+    # Replays take minutes: their progress goes to stderr even with --json (stdout stays one object).
+    quiet = args.json and args.mode == "retrieval"
+    progress = None if quiet else (lambda text: print(f"  {text}", file=sys.stderr, flush=True))
     try:
         if args.mode == "retrieval":
             report = _retrieval(args, progress)

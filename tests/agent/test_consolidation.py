@@ -12,11 +12,11 @@ import pytest
 from desktop.app import open_consolidator, open_services
 from desktop.core.agent.consolidation import FINISH, MEMORY_FUNCTIONS, parse_mode
 from desktop.core.agent.consolidation_idle import IdleConsolidation
-from desktop.core.agent.consolidation_store import ACCEPTED, APPLIED, FAILED, PENDING, REJECTED, RUNNING
+from desktop.core.agent.consolidation_store import ACCEPTED, APPLIED, FAILED, REJECTED, RUNNING
 from desktop.core.embedding.hashing import HashingEmbedder
 from desktop.core.runtime.base import CancelToken
 from desktop.core.runtime.scripted import ScriptedRuntime, call, say
-from desktop.errors import ConfigError, GenerationCancelled
+from desktop.errors import ConfigError
 from desktop.paths import Paths
 
 KNOWN = "Lives in Portugal."

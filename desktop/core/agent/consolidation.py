@@ -23,10 +23,9 @@ Rules:
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -42,7 +41,6 @@ from desktop.core.agent.consolidation_store import (
 )
 from desktop.core.memory.recall import Message
 from desktop.core.runtime.base import CallRequest, CancelToken, ChatMessage, Runtime, SamplingParams, ToolSpec
-from desktop.core.storage import Database
 from desktop.core.tools.context import DenyAll, ToolContext
 from desktop.core.tools.http import HttpPolicy
 from desktop.core.tools.registry import HEARTBEAT_PARAM, ToolRegistry, validate_arguments
@@ -206,7 +204,7 @@ class Consolidator:
                     self.store.add_change(run, function, arguments, thoughts, APPLIED, result)
                     self.store.count_step(run.id)
                 return False, blocks
-            with _dry_run(db):  # check the proposal against memory as it is now, write nothing
+            with db.dry_run():  # check the proposal against memory as it is now, write nothing
                 self._execute(function, arguments)
             with db.transaction():
                 self.store.add_change(run, function, arguments, thoughts, PENDING, "waiting for the user")
@@ -386,18 +384,3 @@ def _counts(changes: Sequence[Change]) -> dict[str, int]:
         elif change.status in (ACCEPTED, REJECTED):
             counts[PENDING] += 1  # proposed by this pass, decided since
     return counts
-
-
-class _Discard(Exception):
-    pass
-
-
-@contextlib.contextmanager
-def _dry_run(db: Database) -> Iterator[None]:
-    """Run the body inside a transaction that is always rolled back; errors still propagate."""
-    try:
-        with db.transaction():
-            yield
-            raise _Discard
-    except _Discard:
-        pass

@@ -44,6 +44,7 @@ class AgentSettings:
     function_result_chars: int = 6000
     top_entities: int = 8  # knowledge-graph entities shown below the messages (0: none)
     params: SamplingParams = field(default_factory=SamplingParams)
+    tool_section: str = "signatures"  # the prompt's tool list style, per model (see models/catalog.py)
 
     @property
     def reserve(self) -> int:
@@ -263,7 +264,7 @@ class Agent:
         window = self.runtime.info.context_window
         return PromptParts(
             instructions=record.system_prompt,
-            tools=self.tools.describe_for_prompt(),
+            tools=self.tools.describe_for_prompt(self.settings.tool_section),
             core_memory=core,
             summary=record.summary or None,
             messages=to_chat(self.runtime, in_context, window),
