@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime, timezone
+from pathlib import Path
 
 from PySide6.QtCore import QEvent, QThread, QTimer, Qt, Signal, Slot
 from PySide6.QtGui import QAction, QCloseEvent, QDropEvent, QKeySequence, QShortcut
@@ -25,6 +26,7 @@ from PySide6.QtWidgets import QDockWidget, QMainWindow, QVBoxLayout, QWidget
 from desktop.app import Services
 from desktop.core.agent import transfer
 from desktop.core.agent.observer import StepRecord
+from desktop.core.models.library import Choice
 from desktop.core.runtime.base import Runtime
 from desktop.settings import Settings
 from desktop.ui.qt_agent_actions import AgentActions
@@ -33,13 +35,17 @@ from desktop.ui.qt_archival import ArchivalPanel
 from desktop.ui.qt_budget import BudgetPanel
 from desktop.ui.qt_chat import ChatPanel
 from desktop.ui.qt_consent import ConsentDialog, ConsentRequest, QtConsentPolicy
+from desktop.ui.qt_consolidation import ConsolidationController
 from desktop.ui.qt_documents import DocumentsPanel
 from desktop.ui.qt_errors import ErrorHub, MessageBar
+from desktop.ui.qt_graph_worker import GraphWorker, default_analyser
 from desktop.ui.qt_history import HistoryView
 from desktop.ui.qt_heartbeat import Heartbeat
 from desktop.ui.qt_ingest_worker import IngestWorker
 from desktop.ui.qt_jobs import Jobs
+from desktop.ui.qt_knowledge import KnowledgePanel
 from desktop.ui.qt_memory import CoreMemoryPanel
+from desktop.ui.qt_model_actions import ModelActions
 from desktop.ui.qt_settings import RESTART_MODEL, SettingsDialog
 from desktop.ui.qt_transfer_actions import TransferActions
 from desktop.ui.qt_worker import AgentWorker
@@ -55,6 +61,7 @@ class MainWindow(QMainWindow):
     heartbeat_requested = Signal()
     budget_requested = Signal()
     ingest_requested = Signal(int, list)
+    graph_requested = Signal(int)
     shutdown_requested = Signal()
     #: Re-emitted in the GUI thread, for code that must react there (lambdas connected to the
     #: worker's own signals would run in the worker thread).
@@ -69,6 +76,7 @@ class MainWindow(QMainWindow):
         make_runtime: Callable[[Settings], Runtime],
         hub: ErrorHub | None = None,
         warm_embedder: bool = True,
+        graph_analyser=default_analyser,
     ) -> None:
         super().__init__()
         self.services = services
@@ -89,6 +97,14 @@ class MainWindow(QMainWindow):
         self.ingest_thread = QThread(self)
         self.ingest_thread.setObjectName("ingestion")
         self.ingester.moveToThread(self.ingest_thread)
+        # The knowledge graph's extraction: its own thread and connection; it borrows the model
+        # after a turn and gives it back before the next (see qt_graph_worker).
+        self.grapher = GraphWorker(services.paths.database, graph_analyser, services.clock, services.embedder)
+        self.graph_thread = QThread(self)
+        self.graph_thread.setObjectName("knowledge-graph")
+        self.grapher.moveToThread(self.graph_thread)
+        self.worker.before_turn.append(self.grapher.preempt)
+        self.worker.after_turn.append(self.grapher.after_turn)
         self.repaint_timer = QTimer(self)
         self.repaint_timer.setInterval(REPAINT_MS)
         self.heartbeat = Heartbeat(lambda: self.services.settings.heartbeat_minutes, self._can_run_on_its_own, self)
@@ -96,13 +112,16 @@ class MainWindow(QMainWindow):
         self.transfer_actions = TransferActions(
             services, self.jobs, self.hub, self, lambda: self.agent_id, lambda: self.chat.details.isChecked()
         )
+        self.model_actions = ModelActions(services, self.jobs, self.hub, self)
         self._build_ui()
         self._connect_signals()
+        self.consolidation = ConsolidationController(self)
         self.setAcceptDrops(True)
         # QMainWindow::event keeps drops for its own dock dragging; a filter sees them first.
         self.installEventFilter(self)
         self.worker_thread.start()
         self.ingest_thread.start()
+        self.graph_thread.start()
         self.repaint_timer.start()
 
     # --- construction ----------------------------------------------------------------------
@@ -130,6 +149,7 @@ class MainWindow(QMainWindow):
         self.memory = CoreMemoryPanel(memory.core, clock=self.services.clock)
         self.archival = ArchivalPanel(memory.archival, self.jobs)
         self.documents = DocumentsPanel(self.services)
+        self.knowledge = KnowledgePanel(self.services.memory.graph)
         self.history = HistoryView(memory.core, memory.archival, memory.recall, self.services.clock)
         left, right = Qt.DockWidgetArea.LeftDockWidgetArea, Qt.DockWidgetArea.RightDockWidgetArea
         self.docks: dict[str, QDockWidget] = {}
@@ -139,6 +159,7 @@ class MainWindow(QMainWindow):
             ("Core memory", self.memory, right),
             ("Archival memory", self.archival, right),
             ("Documents", self.documents, right),
+            ("Knowledge", self.knowledge, right),
             ("Memory history", self.history, right),
         ):
             dock = QDockWidget(title, self)
@@ -147,6 +168,7 @@ class MainWindow(QMainWindow):
             self.addDockWidget(area, dock)
             self.docks[title] = dock
         self.tabifyDockWidget(self.docks["Archival memory"], self.docks["Documents"])
+        self.tabifyDockWidget(self.docks["Documents"], self.docks["Knowledge"])
         self.tabifyDockWidget(self.docks["Archival memory"], self.docks["Memory history"])
         self.docks["Archival memory"].raise_()
         self.resizeDocks([self.docks["Agents"], self.docks["Context budget"]], [190, 520], Qt.Orientation.Horizontal)
@@ -164,6 +186,7 @@ class MainWindow(QMainWindow):
         self._action(menu, "Imported &tools of this agent…", None, transfers.on_tools_triggered)
         menu.addSeparator()
         self.settings_action = self._action(menu, "&Settings…", QKeySequence("Ctrl+,"), self.on_settings_triggered)
+        self.models_action = self._action(menu, "&Models…", QKeySequence("Ctrl+Shift+M"), self.model_actions.on_models_triggered)
         self._action(menu, "&Quit", QKeySequence.StandardKey.Quit, self.close)
         view = self.menuBar().addMenu("&View")
         for dock in self.docks.values():
@@ -181,6 +204,8 @@ class MainWindow(QMainWindow):
     def _connect_signals(self) -> None:
         worker = self.worker
         self.load_model_requested.connect(worker.load_model)
+        self.model_actions.switch_requested.connect(worker.switch_model)
+        worker.switch_finished.connect(self.model_actions.on_switch_finished)
         self.settings_applied.connect(worker.apply_settings)
         self.open_agent_requested.connect(worker.open_agent)
         self.send_requested.connect(worker.send)
@@ -188,6 +213,16 @@ class MainWindow(QMainWindow):
         self.budget_requested.connect(worker.refresh_budget)
         self.shutdown_requested.connect(worker.shutdown)
         self.shutdown_requested.connect(self.ingester.shutdown)
+        self.shutdown_requested.connect(self.grapher.shutdown)
+        self.graph_requested.connect(self.grapher.extract)
+        self.grapher.changed.connect(self.on_graph_changed)
+        self.grapher.pending.connect(self.knowledge.set_pending)
+        self.grapher.failed.connect(self.hub.report)
+        self.knowledge.source_requested.connect(self.on_source_requested)
+        self.knowledge.rebuild_requested.connect(self.grapher.rebuild)
+        self.knowledge.changed.connect(self.budget_requested)
+        self.knowledge.failed.connect(self.hub.report)
+        self.ingester.finished.connect(lambda _report: self.agent_id is not None and self.graph_requested.emit(self.agent_id))
         self.ingest_requested.connect(self.ingester.ingest)
         self.documents.remove_requested.connect(self.ingester.remove)
         self.documents.reingest_requested.connect(self.ingester.reingest)
@@ -260,6 +295,8 @@ class MainWindow(QMainWindow):
         self.history.set_agent(agent_id)
         self.archival.set_agent(agent_id)
         self.documents.set_agent(agent_id)
+        self.knowledge.set_agent(agent_id)
+        self.graph_requested.emit(agent_id)  # catch up on what a closed or crashed app left
         self.services.settings_store.set("last_agent", record.name)
         self.open_agent_requested.emit(agent_id)
         self._update_ready()
@@ -337,6 +374,29 @@ class MainWindow(QMainWindow):
         self.archival.refresh()
         self.history.refresh()
         self.turn_done.emit()
+
+    @Slot(int)
+    def on_graph_changed(self, agent_id: int) -> None:
+        if agent_id == self.agent_id:
+            self.knowledge.refresh()
+            if not self.busy:
+                self.budget_requested.emit()  # the prompt's top entities may have changed
+
+    @Slot(str, int)
+    def on_source_requested(self, kind: str, source_id: int) -> None:
+        """A fact's source: the message in the conversation, or the passage in archival memory."""
+        if kind == "message":
+            message = self.services.memory.recall.get(source_id)
+            if message is not None:
+                self.chat.show_message(message)
+            return
+        passage = self.services.memory.archival.get(source_id)
+        if passage is not None:
+            from desktop.core.memory.archival import PassageHit
+
+            self.archival.show_hits([("graph source", PassageHit(passage, 0.0))])
+            self.archival.hits_table.selectRow(0)
+            self.docks["Archival memory"].raise_()
 
     @Slot(object)
     def on_consent_asked(self, request: ConsentRequest) -> None:
@@ -502,7 +562,7 @@ class MainWindow(QMainWindow):
         paths = [url.toLocalFile() for url in event.mimeData().urls() if url.isLocalFile()]
         models = [p for p in paths if p.lower().endswith(".gguf")]
         if models:
-            self.apply_settings({"model_path": models[0]})
+            self.model_actions.switch_model(Choice(Path(models[0]).name, {"runtime": "llamacpp", "model_path": models[0]}))
         rest = [p for p in paths if p not in models]
         if rest:
             self.documents.add_paths(rest)
@@ -513,17 +573,21 @@ class MainWindow(QMainWindow):
         super().closeEvent(event)
 
     def shutdown(self) -> None:
-        if not self.worker_thread.isRunning() and not self.ingest_thread.isRunning():
+        if not self.worker_thread.isRunning() and not self.ingest_thread.isRunning() and not self.graph_thread.isRunning():
             return
         self.repaint_timer.stop()
         self.heartbeat.stop()
+        self.model_actions.shutdown()
         self.consent.close()
         self.transfer_actions.close_dialogs()
         if self.history.revert_dialog is not None:
             self.history.revert_dialog.close()
         self.worker.stop()
         self.ingester.cancel.cancel()
+        self.grapher.stopped = True
+        self.grapher.preempt()
         self.shutdown_requested.emit()
         self.worker_thread.wait(30_000)
         self.ingest_thread.wait(30_000)
+        self.graph_thread.wait(30_000)
         self.jobs.wait(30_000)

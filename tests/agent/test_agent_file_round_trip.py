@@ -8,6 +8,7 @@ import re
 import pytest
 
 from desktop.core.agent.agentfile import EXTENSION_KEY, export_agent_file, import_agent_file, parse_agent_file
+from desktop.core.agent.agentfile.graph import GraphFileTransfer
 from desktop.core.memory.revert import Reverter
 from desktop.core.runtime.scripted import ScriptedRuntime, call, say
 from desktop.core.tools.imported import ImportedTools
@@ -43,6 +44,8 @@ def lived(services, make_agent, clock, tmp_path):
     messages = services.memory.recall.all(agent.id)
     services.agents.update(agent.id, context_start_id=messages[4].id, evicted_count=4, summary="Note: Ada said hi and likes tea.",
                            config={"pinned": True})
+    said = next(m for m in services.memory.recall.all(agent.id) if m.kind == "user_message")
+    services.memory.graph.insert_fact(agent.id, "Ada", "grows", "tomatoes", author="user", message_id=said.id)
     ImportedTools(services.db, clock).add(agent.id, name="roll", description="Roll a die.", source_code=TOOL_CODE,
                                           json_schema={"name": "roll", "parameters": {"type": "object", "properties": {"sides": {"type": "integer"}}, "required": ["sides"]}},
                                           origin="letta", original={})
@@ -71,18 +74,24 @@ def snapshot(services, agent_id):
         "documents": documents,
         "history": history,
         "tools": [(t.name, t.description, t.source_code, t.json_schema, t.enabled) for t in ImportedTools(services.db, services.clock).list(agent_id)],
+        "graph": sorted(
+            (f.subject, f.relation, f.object, index.get(f.message_id) if f.message_id else None, f.author, f.valid_from)
+            for f in services.memory.graph.all_facts(agent_id)
+        ),
     }
 
 
 def test_round_trip_is_lossless(services, lived):
-    document = json.loads(json.dumps(export_agent_file(services, [lived.id])))  # through a real JSON file
-    summary = import_agent_file(services, document)
+    graph = GraphFileTransfer()
+    document = json.loads(json.dumps(export_agent_file(services, [lived.id], graph=graph)))  # through a real JSON file
+    summary = import_agent_file(services, document, graph=graph)
     copy = summary.agents[0]
     assert copy.name == "sam (2)" and summary.unmapped == []
     before, after = snapshot(services, lived.id), snapshot(services, copy.agent_id)
     for part in before:
         assert after[part] == before[part], part
-    assert len(before["history"]) >= 6 and before["passages"] and before["documents"]
+    assert len(before["history"]) >= 6 and before["passages"] and before["documents"] and before["graph"]
+    assert copy.graph == "2 knowledge-graph entities"
     assert any(entry[10] for entry in after["history"])  # the undo is still an undo
     # The copy's search works: its passages were embedded again.
     hits = services.memory.archival.search(copy.agent_id, "tomatoes balcony").hits
@@ -90,9 +99,10 @@ def test_round_trip_is_lossless(services, lived):
 
 
 def test_exporting_the_copy_gives_the_same_file(services, lived):
-    first = export_agent_file(services, [lived.id])
-    copy = import_agent_file(services, json.loads(json.dumps(first)), name="twin").agents[0]
-    second = export_agent_file(services, [copy.agent_id])
+    graph = GraphFileTransfer()
+    first = export_agent_file(services, [lived.id], graph=graph)
+    copy = import_agent_file(services, json.loads(json.dumps(first)), name="twin", graph=graph).agents[0]
+    second = export_agent_file(services, [copy.agent_id], graph=graph)
     for document in (first, second):
         document.pop("created_at")
         document["agents"][0].pop("name")
@@ -100,6 +110,11 @@ def test_exporting_the_copy_gives_the_same_file(services, lived):
         extension["history"] = [h for h in extension["history"] if h["source"] != "import"]
         for h in extension["history"]:
             h["reverts"] = h["reverts"] is not None  # positions shift by the import's own entries
+        for entity in extension["graph"]["entities"]:
+            entity.pop("id")  # store ids
+        for row in extension["graph"]["mentions"] + extension["graph"]["facts"]:
+            for key in ("entity", "subject", "object"):
+                row.pop(key, None)
     assert json.dumps(second, sort_keys=True) == json.dumps(first, sort_keys=True)
 
 

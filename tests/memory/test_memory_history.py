@@ -134,3 +134,26 @@ def test_deleting_an_agent_deletes_its_history(services):
     services.memory.core.set_value(record.id, "human", "x")
     services.agents.delete(record.id)
     assert services.db.scalar("SELECT COUNT(*) FROM memory_history WHERE agent_id = ?", (record.id,)) == 0
+
+
+def test_consolidation_records_its_changes_as_its_own(services, runtime, make_agent):
+    from dataclasses import replace
+
+    from desktop.app import open_consolidator
+    from desktop.core.agent.consolidation import FINISH
+
+    agent = make_agent("ana", human="Name: Ana")
+    for text in ("I moved to Porto", "I drink green tea now", "I work nights"):
+        runtime.enqueue(say("ok"))
+        agent.send_user_message(text)
+    runtime.enqueue(
+        call("core_memory_append", "a lasting fact", label="human", content="Lives in Porto."),
+        call("archival_memory_insert", "an event", content="Ana moved to Porto."),
+        call(FINISH, "done"),
+    )
+    settings = replace(services.settings, consolidation="apply")
+    open_consolidator(services, agent.record, runtime, settings=settings).run()
+    block, passage = (services.memory.core.history.for_agent(agent.id, kind=k)[0] for k in ("block", "passage"))
+    assert (block.source, block.after) == ("consolidation", "Name: Ana\nLives in Porto.")
+    assert passage.source == "consolidation" and block.note == "consolidation: core_memory_append"
+    assert services.memory.core.get(agent.id, "human").updated_by == "consolidation"

@@ -178,13 +178,15 @@ class CoreMemory:
             return changed  # type: ignore[return-value]
 
     # --- agent operations (errors go back to the model) -------------------------------------
-    def append(self, agent_id: int, label: str, content: str, *, cause: Cause | None = None) -> Block:
+    def append(self, agent_id: int, label: str, content: str, *, cause: Cause | None = None, source: str = AGENT) -> Block:
         block = self._editable(agent_id, label)
         new_value = block.value + "\n" + content if block.value else content
         self._check_limit(block, new_value)
-        return self._write(block, new_value, by=AGENT, cause=cause)
+        return self._write(block, new_value, by=source, cause=cause)
 
-    def replace(self, agent_id: int, label: str, old_content: str, new_content: str, *, cause: Cause | None = None) -> Block:
+    def replace(
+        self, agent_id: int, label: str, old_content: str, new_content: str, *, cause: Cause | None = None, source: str = AGENT
+    ) -> Block:
         block = self._editable(agent_id, label)
         if not old_content:
             raise ToolError("old_content must not be empty; use core_memory_append to add text")
@@ -194,7 +196,7 @@ class CoreMemory:
         if not new_content:  # a deletion: do not leave an empty line where the text was
             new_value = new_value.replace("\n\n", "\n").strip("\n")
         self._check_limit(block, new_value)
-        return self._write(block, new_value, by=AGENT, cause=cause)
+        return self._write(block, new_value, by=source, cause=cause)
 
     # --- helpers ---------------------------------------------------------------------------
     def _require(self, agent_id: int, label: str, error: type[MemDeskError]) -> Block:

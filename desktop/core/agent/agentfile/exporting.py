@@ -193,7 +193,7 @@ def export_agent_file(
             "documents": documents,
             "passages": [_passage_entry(p, document_refs) for _id, p in passages],
             "history": [_history_entry(c, refs, passage_refs, {c.id: i for i, c in enumerate(history)}) for c in history],
-            "graph": graph.export_graph(services.db, agent_id, refs) if graph is not None else None,
+            "graph": graph.export_graph(services.db, agent_id, refs, passage_refs) if graph is not None else None,
         }
     document["tools"] = list(tools.values())
     document["metadata"] = {"exported_by": "MemDesk"}

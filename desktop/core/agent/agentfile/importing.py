@@ -565,7 +565,7 @@ def _write_agent(services: AgentFileServices, plan: AgentPlan, vectors, cause: C
             "INSERT INTO agent_file_extras(agent_id, format, data) VALUES (?, 'letta', ?)", (record.id, json.dumps(plan.extras, ensure_ascii=False))
         )
     if plan.graph is not None and graph is not None:
-        plan.report.graph = graph.import_graph(services.db, record.id, plan.graph, stored)
+        plan.report.graph = graph.import_graph(services.db, record.id, plan.graph, stored, passage_ids)
     refs = [m.ref for m in plan.messages]
     if plan.context_start_ref is None:
         context_start = 0

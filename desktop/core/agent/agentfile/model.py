@@ -27,13 +27,14 @@ class AgentFileServices(Protocol):
 
 
 class GraphTransfer(Protocol):
-    """The knowledge graph's part of an agent file (implemented by the graph package).
+    """The knowledge graph's part of an agent file (agentfile.graph wraps the graph package's).
 
     ``export_graph`` returns JSON-ready data for one agent, naming messages by the file's ids
-    (``message_refs`` maps store ids to them); ``import_graph`` stores it for a new agent inside
-    the import's transaction (``message_ids`` maps the file's ids back) and returns a short
-    description of what it imported ("12 entities, 30 facts")."""
+    (``message_refs`` maps store ids to them) and passages by their position in the file
+    (``passage_refs``); ``import_graph`` stores it for a new agent inside the import's transaction
+    (``message_ids`` maps the file's ids back, ``passage_ids`` lists the new passages in file
+    order) and returns a short description of what it imported."""
 
-    def export_graph(self, db: "Database", agent_id: int, message_refs: dict[int, str]) -> Any: ...
+    def export_graph(self, db: "Database", agent_id: int, message_refs: dict[int, str], passage_refs: dict[int, int]) -> Any: ...
 
-    def import_graph(self, db: "Database", agent_id: int, data: Any, message_ids: dict[str, int]) -> str: ...
+    def import_graph(self, db: "Database", agent_id: int, data: Any, message_ids: dict[str, int], passage_ids: list[int]) -> str: ...
