@@ -40,6 +40,12 @@ class Settings:
     consolidation: str = "ask"  # "off" | "apply" | "ask" (see desktop/core/agent/consolidation.py)
     consolidation_idle_minutes: int = 5
     consolidation_every_turns: int = 8
+    graph_extraction: bool = True
+    graph_model_facts: bool = True
+    graph_document_facts: bool = False
+    graph_top_entities: int = 8
+    graph_search_expansion: bool = True
+    history_max_changes: int = 10_000  # memory changes kept per agent (0: all)
 
     def sampling(self) -> SamplingParams:
         return SamplingParams(
@@ -73,6 +79,12 @@ DESCRIPTIONS: dict[str, str] = {
     "consolidation": "Idle-time memory consolidation: off, apply (edit memory directly) or ask (propose changes for review)",
     "consolidation_idle_minutes": "Minutes without activity before a consolidation pass may run",
     "consolidation_every_turns": "At most one consolidation pass per this many user messages",
+    "graph_extraction": "Build the knowledge graph from your messages and documents in the background",
+    "graph_model_facts": "Let the chat model add facts to the knowledge graph while it is idle",
+    "graph_document_facts": "Also extract facts (not only entities) from documents (slow: uses the model)",
+    "graph_top_entities": "Knowledge-graph entities shown to the model below the messages (0: none)",
+    "graph_search_expansion": "Conversation search also follows the knowledge graph to linked entities (LoCoMo recall@10 0.701 -> 0.711)",
+    "history_max_changes": "Memory changes kept in each agent's history, oldest dropped first (0: keep all)",
 }
 
 

@@ -106,6 +106,10 @@ class AgentWorker(QObject):
         # The static prompt is evaluated in the background while the user reads or types; every
         # job stops it first (within one prompt batch) and restarts it after (free once done).
         self._warmup = Warmup()
+        #: Run in this thread before every turn, model reload and shutdown (background users of
+        #: the model give it back), and after every turn with the agent (they may borrow it).
+        self.before_turn: list[Callable[[], None]] = []
+        self.after_turn: list[Callable[[Agent], None]] = []
 
     @property
     def runtime(self) -> Runtime | None:
@@ -145,6 +149,7 @@ class AgentWorker(QObject):
         if self._services is None:
             self._services = self._open_services()
         self.loading.emit(settings.openai_model if settings.runtime == "openai" else settings.model_path or "the bundled model")
+        self._run_hooks(self.before_turn)  # background users give the model back before it closes
         if self._runtime is not None:
             self._agent = None
             self._warmup.forget()
@@ -210,6 +215,7 @@ class AgentWorker(QObject):
 
     @Slot()
     def shutdown(self) -> None:
+        self._run_hooks(self.before_turn)
         self._agent = None
         self._warmup.forget()
         if self._runtime is not None:
@@ -241,14 +247,25 @@ class AgentWorker(QObject):
         if self._agent is None:
             return
         self._cancel = CancelToken()
+        self._run_hooks(self.before_turn)
+        agent = self._agent
         with self._working():
             result = None
             try:
-                result = run(self._agent, self._cancel)
+                result = run(agent, self._cancel)
             except GenerationCancelled:
                 self.event.emit("stopped", "generation stopped")
             finally:
                 self.turn_finished.emit(result)
+                self._run_hooks(self.after_turn, agent)
+
+    @staticmethod
+    def _run_hooks(hooks: list, *args: Any) -> None:
+        for hook in hooks:
+            try:
+                hook(*args)
+            except Exception:  # noqa: BLE001 - a background helper must never break a turn
+                log.exception("worker hook %r failed", hook)
 
     class _Working:
         def __init__(self, worker: "AgentWorker", busy: bool) -> None:
