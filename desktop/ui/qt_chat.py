@@ -147,6 +147,12 @@ class ChatPanel(QWidget):
         if self.search_box.text().strip():
             self.search_requested.emit(self.search_box.text())
 
+    def show_search_pending(self, query: str) -> None:
+        self.search_results.clear()
+        item = QListWidgetItem(f"Searching for {query!r}…")
+        item.setFlags(Qt.ItemFlag.NoItemFlags)
+        self.search_results.addItem(item)
+
     def show_search_results(self, page: MessagePage) -> None:
         self.search_results.clear()
         header = QListWidgetItem(f"{page.total} messages match" + (f" (showing the newest {len(page.hits)})" if page.total > len(page.hits) else ""))

@@ -79,6 +79,7 @@ class MainWindow(QMainWindow):
         self.consent_dialogs: list[ConsentDialog] = []
         self._streamed_chars = 0
         self._live_dirty = False
+        self._search_serial = 0
         self.consent = QtConsentPolicy(lambda: self.worker.cancel_token, self)
         self.worker = AgentWorker(open_worker_services, make_runtime, self.consent, warm_embedder=warm_embedder)
         self.worker_thread = QThread(self)
@@ -344,9 +345,22 @@ class MainWindow(QMainWindow):
 
     @Slot(str)
     def on_search_requested(self, query: str) -> None:
+        """On the job pool: a search may first embed every message without a vector yet."""
         if self.agent_id is None:
             return
-        page = self.services.memory.recall.search_text(self.agent_id, query, page_size=20)
+        agent_id = self.agent_id
+        self._search_serial += 1
+        serial = self._search_serial
+        self.chat.show_search_pending(query)
+        self.jobs.run(
+            lambda: self.services.memory.recall.search_text(agent_id, query, page_size=20),
+            lambda page: self._show_search_results(serial, agent_id, page),
+            self.hub.report,
+        )
+
+    def _show_search_results(self, serial: int, agent_id: int, page) -> None:
+        if serial != self._search_serial or agent_id != self.agent_id:
+            return  # a newer search or another agent: this answer is stale
         self.chat.show_search_results(page)
         self.archival.show_hits([("conversation", m) for m in page.hits])
 
