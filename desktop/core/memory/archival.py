@@ -22,10 +22,8 @@ from desktop.core.embedding import Embedder
 from desktop.core.memory.space import EmbeddingSpace
 from desktop.core.retrieval.passages import PassageRanker
 from desktop.core.storage import Database
-from desktop.core.text.chunking import chunk_text
+from desktop.core.text.chunking import chunk_for_embedding
 
-#: Historic MemGPT chunk size for archival inserts.
-INSERT_CHUNK_TOKENS = 300
 
 
 @dataclass(frozen=True)
@@ -130,8 +128,9 @@ class ArchivalMemory:
 
     # --- writing ---------------------------------------------------------------------------
     def insert(self, agent_id: int, content: str, *, tags: list[str] | None = None) -> list[int]:
-        """Chunk, embed and store ``content``. Returns the new passage ids."""
-        chunks = chunk_text(content, max_tokens=INSERT_CHUNK_TOKENS) or []
+        """Chunk (to what the embedder reads), embed and store ``content``. Returns the new passage ids.
+        MemGPT cut 300 words; that is more than MiniLM reads, and the rest would never be embedded."""
+        chunks = chunk_for_embedding(content, self._embedder)
         texts = [c.text for c in chunks]
         if not texts:
             return []
