@@ -113,9 +113,9 @@ class ArchivalPanel(QWidget):
         self.hits_table.setRowCount(len(self.hits))
         for row, (kind, hit) in enumerate(self.hits):
             if isinstance(hit, PassageHit):
-                values = [kind, f"{hit.score:.3f}", hit.passage.text, hit.passage.citation.label(), f"{hit.passage.created_at.astimezone():%Y-%m-%d %H:%M}"]
+                values = [kind, f"{hit.score:.3f}", hit.passage.text, hit.passage.citation.label(), f"{hit.passage.created_at:%Y-%m-%d %H:%M}"]
             elif isinstance(hit, Message):
-                values = [kind, "", hit.search_text, "conversation", f"{hit.created_at.astimezone():%Y-%m-%d %H:%M}"]
+                values = [kind, "", hit.search_text, "conversation", f"{hit.created_at:%Y-%m-%d %H:%M}"]
             else:
                 values = [kind, "", str(hit), "", ""]
             for column, value in enumerate(values):
@@ -153,7 +153,7 @@ class ArchivalPanel(QWidget):
         self.passages = self.archival.list(self.agent_id, limit=500) if self.agent_id is not None else []
         self.passages_table.setRowCount(len(self.passages))
         for row, passage in enumerate(self.passages):
-            values = [str(passage.id), passage.text, passage.citation.label(), f"{passage.created_at.astimezone():%Y-%m-%d %H:%M}"]
+            values = [str(passage.id), passage.text, passage.citation.label(), f"{passage.created_at:%Y-%m-%d %H:%M}"]
             for column, value in enumerate(values):
                 self.passages_table.setItem(row, column, QTableWidgetItem(value.replace("\n", " ")[:300]))
 

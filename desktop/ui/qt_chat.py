@@ -160,7 +160,7 @@ class ChatPanel(QWidget):
         self.search_results.addItem(header)
         for message in page.hits:
             who = "You" if message.role == "user" else "Agent"
-            item = QListWidgetItem(f"{message.created_at.astimezone():%Y-%m-%d %H:%M} · {who}: {message.search_text[:160]}")
+            item = QListWidgetItem(f"{message.created_at:%Y-%m-%d %H:%M} · {who}: {message.search_text[:160]}")
             item.setData(Qt.ItemDataRole.UserRole, message.search_text)
             self.search_results.addItem(item)
 

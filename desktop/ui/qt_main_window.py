@@ -16,7 +16,6 @@ Signals (requests to the worker threads):
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import datetime, timezone
 
 from PySide6.QtCore import QEvent, QThread, QTimer, Qt, Signal, Slot
 from PySide6.QtGui import QAction, QCloseEvent, QDropEvent, QKeySequence, QShortcut
@@ -282,7 +281,7 @@ class MainWindow(QMainWindow):
 
     @Slot(object)
     def on_step(self, step: StepRecord) -> None:
-        now = datetime.now(timezone.utc)
+        now = self.services.clock.now()
         self._live_dirty = False
         self._streamed_chars = 0
         self.chat.transcript.end_live()
@@ -297,7 +296,7 @@ class MainWindow(QMainWindow):
 
     @Slot(str, str)
     def on_agent_event(self, kind: str, text: str) -> None:
-        self.chat.transcript.add(transfer.Entry("event", f"{kind}: {text}", datetime.now(timezone.utc)))
+        self.chat.transcript.add(transfer.Entry("event", f"{kind}: {text}", self.services.clock.now()))
 
     @Slot(bool)
     def on_busy_changed(self, busy: bool) -> None:
@@ -329,7 +328,7 @@ class MainWindow(QMainWindow):
             return
         self.busy = True  # until the worker says otherwise: no double sends
         self.chat.set_busy(True)
-        self.chat.transcript.add(transfer.Entry("user", text, datetime.now(timezone.utc)))
+        self.chat.transcript.add(transfer.Entry("user", text, self.services.clock.now()))
         self.send_requested.emit(text)
 
     @Slot()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, tzinfo
 from pathlib import Path
 
 from desktop.core.clock import Clock, iso, parse_iso
@@ -36,10 +36,10 @@ _COLUMNS = (
 )
 
 
-def _record(row) -> AgentRecord:
+def _record(row, zone: tzinfo) -> AgentRecord:
     return AgentRecord(
-        row[0], row[1], parse_iso(row[2]), row[3], row[4], row[5], row[6], bool(row[7]),
-        parse_iso(row[8]) if row[8] else None, parse_iso(row[9]) if row[9] else None, json.loads(row[10]),
+        row[0], row[1], parse_iso(row[2], zone), row[3], row[4], row[5], row[6], bool(row[7]),
+        parse_iso(row[8], zone) if row[8] else None, parse_iso(row[9], zone) if row[9] else None, json.loads(row[10]),
     )
 
 
@@ -67,7 +67,7 @@ class AgentStore:
 
     def find(self, name: str) -> AgentRecord | None:
         row = self._db.query_one(f"SELECT {_COLUMNS} FROM agents WHERE name = ?", (name,))
-        return _record(row) if row else None
+        return _record(row, self._clock.zone) if row else None
 
     def get_by_name(self, name: str) -> AgentRecord:
         record = self.find(name)
@@ -80,10 +80,11 @@ class AgentStore:
         row = self._db.query_one(f"SELECT {_COLUMNS} FROM agents WHERE id = ?", (agent_id,))
         if row is None:
             raise AgentNotFoundError(f"No agent with id {agent_id}")
-        return _record(row)
+        return _record(row, self._clock.zone)
 
     def list(self) -> list[AgentRecord]:
-        return [_record(r) for r in self._db.query(f"SELECT {_COLUMNS} FROM agents ORDER BY name")]
+        zone = self._clock.zone
+        return [_record(r, zone) for r in self._db.query(f"SELECT {_COLUMNS} FROM agents ORDER BY name")]
 
     def rename(self, agent_id: int, new_name: str) -> AgentRecord:
         new_name = new_name.strip()

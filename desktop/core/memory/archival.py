@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, tzinfo
 
 import numpy as np
 
@@ -98,9 +98,9 @@ _SELECT = (
 )
 
 
-def _passage(row) -> Passage:
+def _passage(row, zone: tzinfo) -> Passage:
     return Passage(
-        row[0], row[1], row[2], parse_iso(row[3]), json.loads(row[4]), Citation(row[5], row[6], row[7], row[8], row[9], row[10], row[11])
+        row[0], row[1], row[2], parse_iso(row[3], zone), json.loads(row[4]), Citation(row[5], row[6], row[7], row[8], row[9], row[10], row[11])
     )
 
 
@@ -195,18 +195,19 @@ class ArchivalMemory:
 
     def get(self, passage_id: int) -> Passage | None:
         row = self._db.query_one(f"{_SELECT} WHERE p.id = ?", (passage_id,))
-        return _passage(row) if row else None
+        return _passage(row, self._clock.zone) if row else None
 
     def list(self, agent_id: int, *, offset: int = 0, limit: int = 100) -> list[Passage]:
         rows = self._db.query(f"{_SELECT} WHERE p.agent_id = ? ORDER BY p.id DESC LIMIT ? OFFSET ?", (agent_id, limit, offset))
-        return [_passage(r) for r in rows]
+        return [_passage(r, self._clock.zone) for r in rows]
 
     def get_many(self, passage_ids: list[int]) -> list[Passage]:
         """The passages with these ids, in the order given; ids that no longer exist are skipped."""
         if not passage_ids:
             return []
         marks = ",".join("?" * len(passage_ids))
-        found = {row[0]: _passage(row) for row in self._db.query(f"{_SELECT} WHERE p.id IN ({marks})", passage_ids)}
+        zone = self._clock.zone
+        found = {row[0]: _passage(row, zone) for row in self._db.query(f"{_SELECT} WHERE p.id IN ({marks})", passage_ids)}
         return [found[i] for i in passage_ids if i in found]
 
     def search(self, agent_id: int, query: str, *, page: int = 0, page_size: int = 5) -> PassagePage:
