@@ -52,6 +52,7 @@ class CreateAgentDialog(QDialog):
         self.human_templates = templates("human", prompts.human)
         self.persona_choice, self.persona = QComboBox(), QPlainTextEdit(prompts.persona)
         self.human_choice, self.human = QComboBox(), QPlainTextEdit(prompts.human)
+        self.human.setPlaceholderText("Leave empty: the agent writes here what it learns about you.")
         self.persona_choice.addItems(list(self.persona_templates))
         self.human_choice.addItems(list(self.human_templates))
         form.addRow("Persona template", self.persona_choice)

@@ -62,7 +62,7 @@ class AgentStore:
             )
             agent_id = cursor.lastrowid
             self._core.create(agent_id, "persona", persona, limit=limit, description="Who you are: your persona.")
-            self._core.create(agent_id, "human", human, limit=limit, description="What you know about the user.")
+            self._core.create(agent_id, "human", human, limit=limit, description="What you know about the user: facts they share with you, one per line.")
         return self.get(agent_id)
 
     def find(self, name: str) -> AgentRecord | None:
