@@ -12,6 +12,7 @@ from datetime import tzinfo
 from pathlib import Path
 
 from desktop.core.agent.agents import AgentRecord, AgentStore
+from desktop.core.agent.consolidation import ConsolidationSettings, Consolidator
 from desktop.core.agent.loop import Agent, AgentSettings, MemoryServices
 from desktop.core.agent.observer import AgentObserver
 from desktop.core.clock import Clock, SystemClock, system_zone, zone_named
@@ -158,4 +159,22 @@ def open_agent(
         consent=consent,
         settings=AgentSettings(max_steps=settings.max_chained_steps, params=settings.sampling()),
         observer=observer,
+    )
+
+
+def open_consolidator(
+    services: Services, record: AgentRecord, runtime: Runtime | None, *, settings: Settings | None = None
+) -> Consolidator:
+    """The idle-time consolidation pass of one agent, with the agent's own memory functions.
+    ``runtime`` may be None to review proposals without a model."""
+    settings = settings or services.settings
+    return Consolidator(
+        record.id,
+        memory=services.memory,
+        runtime=runtime,
+        tools=default_registry(load_user_tools(services.paths.user_tools)),
+        instructions=services.prompts.consolidation,
+        settings=ConsolidationSettings(
+            mode=settings.consolidation, every_turns=settings.consolidation_every_turns, params=settings.sampling()
+        ),
     )

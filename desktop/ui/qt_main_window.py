@@ -32,6 +32,7 @@ from desktop.ui.qt_archival import ArchivalPanel
 from desktop.ui.qt_budget import BudgetPanel
 from desktop.ui.qt_chat import ChatPanel
 from desktop.ui.qt_consent import ConsentDialog, ConsentRequest, QtConsentPolicy
+from desktop.ui.qt_consolidation import ConsolidationController
 from desktop.ui.qt_documents import DocumentsPanel
 from desktop.ui.qt_errors import ErrorHub, MessageBar
 from desktop.ui.qt_heartbeat import Heartbeat
@@ -97,6 +98,7 @@ class MainWindow(QMainWindow):
         )
         self._build_ui()
         self._connect_signals()
+        self.consolidation = ConsolidationController(self)
         self.setAcceptDrops(True)
         # QMainWindow::event keeps drops for its own dock dragging; a filter sees them first.
         self.installEventFilter(self)
