@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 from desktop.core.agent.agents import AgentRecord
 from desktop.core.prompts import Prompts
 from desktop.paths import RESOURCES
+from desktop.ui.qt_errors import reports_errors
 
 TEMPLATES_DIR = RESOURCES / "prompts" / "templates"
 
@@ -130,6 +131,7 @@ class AgentsPanel(QWidget):
             signal.emit(agent_id)
 
     @Slot(QListWidgetItem, QListWidgetItem)
+    @reports_errors
     def on_current_item_changed(self, current: QListWidgetItem | None, _previous) -> None:
         if current is not None:
             self.switched.emit(int(current.data(Qt.ItemDataRole.UserRole)))

@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 
 from desktop.core.memory.recall import MessagePage
 from desktop.ui.qt_transcript import Transcript
+from desktop.ui.qt_errors import reports_errors
 
 
 class ComposeBox(QPlainTextEdit):
@@ -124,6 +125,7 @@ class ChatPanel(QWidget):
 
     # --- sending ---------------------------------------------------------------------------
     @Slot()
+    @reports_errors
     def on_send_clicked(self) -> None:
         text = self.compose.toPlainText().strip()
         if not text or not self.can_send or self.busy:
@@ -138,11 +140,13 @@ class ChatPanel(QWidget):
         self.search_box.selectAll()
 
     @Slot()
+    @reports_errors
     def close_search(self) -> None:
         self.search_bar.hide()
         self.compose.setFocus()
 
     @Slot()
+    @reports_errors
     def on_search_entered(self) -> None:
         if self.search_box.text().strip():
             self.search_requested.emit(self.search_box.text())
@@ -165,6 +169,7 @@ class ChatPanel(QWidget):
             self.search_results.addItem(item)
 
     @Slot(QListWidgetItem)
+    @reports_errors
     def on_search_result_activated(self, item: QListWidgetItem) -> None:
         text = item.data(Qt.ItemDataRole.UserRole)
         if not text:

@@ -34,7 +34,7 @@ from desktop.ui.qt_chat import ChatPanel
 from desktop.ui.qt_consent import ConsentDialog, ConsentRequest, QtConsentPolicy
 from desktop.ui.qt_consolidation import ConsolidationController
 from desktop.ui.qt_documents import DocumentsPanel
-from desktop.ui.qt_errors import ErrorHub, MessageBar
+from desktop.ui.qt_errors import ErrorHub, MessageBar, reports_errors
 from desktop.ui.qt_heartbeat import Heartbeat
 from desktop.ui.qt_ingest_worker import IngestWorker
 from desktop.ui.qt_jobs import Jobs
@@ -233,6 +233,7 @@ class MainWindow(QMainWindow):
         self.load_model_requested.emit(settings)
 
     @Slot(int)
+    @reports_errors
     def select_agent(self, agent_id: int) -> None:
         record = self.services.agents.get(agent_id)
         self.agent_id = agent_id
@@ -255,12 +256,14 @@ class MainWindow(QMainWindow):
 
     # --- worker slots ------------------------------------------------------------------------
     @Slot(str)
+    @reports_errors
     def on_model_loading(self, what: str) -> None:
         self.is_model_ready = False
         self.statusBar().showMessage(f"Loading model {what}…")
         self._update_ready()
 
     @Slot(str)
+    @reports_errors
     def on_model_ready(self, model_id: str) -> None:
         self.is_model_ready = True
         self.statusBar().showMessage(f"Model ready: {model_id}")
@@ -269,12 +272,14 @@ class MainWindow(QMainWindow):
         self.model_ready.emit(model_id)
 
     @Slot(str, str)
+    @reports_errors
     def on_streamed(self, kind: str, text: str) -> None:
         self.chat.transcript.append_live(kind, text)
         self._streamed_chars += len(text)
         self._live_dirty = True
 
     @Slot()
+    @reports_errors
     def on_repaint_tick(self) -> None:
         if self._live_dirty:
             self._live_dirty = False
@@ -282,6 +287,7 @@ class MainWindow(QMainWindow):
             self.budget.set_streamed(self._streamed_chars)
 
     @Slot(object)
+    @reports_errors
     def on_step(self, step: StepRecord) -> None:
         now = self.services.clock.now()
         self._live_dirty = False
@@ -297,10 +303,12 @@ class MainWindow(QMainWindow):
             )
 
     @Slot(str, str)
+    @reports_errors
     def on_agent_event(self, kind: str, text: str) -> None:
         self.chat.transcript.add(transfer.Entry("event", f"{kind}: {text}", self.services.clock.now()))
 
     @Slot(bool)
+    @reports_errors
     def on_busy_changed(self, busy: bool) -> None:
         self.busy = busy
         self.chat.set_busy(busy)
@@ -308,6 +316,7 @@ class MainWindow(QMainWindow):
             self.heartbeat.restart()
 
     @Slot(object)
+    @reports_errors
     def on_turn_finished(self, _result) -> None:
         self.chat.transcript.end_live()
         self._streamed_chars = 0
@@ -315,6 +324,7 @@ class MainWindow(QMainWindow):
         self.turn_done.emit()
 
     @Slot(object)
+    @reports_errors
     def on_consent_asked(self, request: ConsentRequest) -> None:
         name = self.services.agents.get(request.agent_id).name
         dialog = ConsentDialog(request, name, self)
@@ -325,6 +335,7 @@ class MainWindow(QMainWindow):
 
     # --- user actions ------------------------------------------------------------------------
     @Slot(str)
+    @reports_errors
     def on_send_requested(self, text: str) -> None:
         if self.agent_id is None or not self.is_model_ready or self.busy:
             return
@@ -334,10 +345,12 @@ class MainWindow(QMainWindow):
         self.send_requested.emit(text)
 
     @Slot()
+    @reports_errors
     def on_stop_requested(self) -> None:
         self.worker.stop()
 
     @Slot()
+    @reports_errors
     def on_escape(self) -> None:
         if self.chat.search_bar.isVisible():
             self.chat.close_search()
@@ -345,6 +358,7 @@ class MainWindow(QMainWindow):
             self.worker.stop()
 
     @Slot(str)
+    @reports_errors
     def on_search_requested(self, query: str) -> None:
         """On the job pool: a search may first embed every message without a vector yet."""
         if self.agent_id is None:
@@ -366,6 +380,7 @@ class MainWindow(QMainWindow):
         self.archival.show_hits([("conversation", m) for m in page.hits])
 
     @Slot(int)
+    @reports_errors
     def on_agent_switched(self, agent_id: int) -> None:
         if agent_id == self.agent_id:
             return
@@ -376,10 +391,12 @@ class MainWindow(QMainWindow):
         self.select_agent(agent_id)
 
     @Slot()
+    @reports_errors
     def on_agent_list_changed(self, _record=None) -> None:
         self.agents.set_agents(self.services.agents.list(), self.agent_id)
 
     @Slot(int, str)
+    @reports_errors
     def on_agent_renamed(self, agent_id: int, name: str) -> None:
         if agent_id == self.agent_id:
             self.services.settings_store.set("last_agent", name)
@@ -388,6 +405,7 @@ class MainWindow(QMainWindow):
             self.setWindowTitle(f"MemDesk — {name}")
 
     @Slot(str)
+    @reports_errors
     def on_saved(self, text: str) -> None:
         self.statusBar().showMessage(text, 5000)
 
@@ -412,6 +430,7 @@ class MainWindow(QMainWindow):
 
     # --- settings ------------------------------------------------------------------------------
     @Slot()
+    @reports_errors
     def on_settings_triggered(self) -> None:
         dialog = SettingsDialog(self.services.settings, self.services.paths, self)
         if dialog.exec():
@@ -444,6 +463,7 @@ class MainWindow(QMainWindow):
             return True
         return super().eventFilter(watched, event)
 
+    @reports_errors
     def on_dropped(self, event: QDropEvent) -> None:
         paths = [url.toLocalFile() for url in event.mimeData().urls() if url.isLocalFile()]
         models = [p for p in paths if p.lower().endswith(".gguf")]

@@ -12,7 +12,8 @@ from PySide6.QtWidgets import QFileDialog, QWidget
 
 from desktop.app import Services
 from desktop.core.agent import transfer
-from desktop.ui.qt_errors import ErrorHub
+from desktop.errors import FileTransferError
+from desktop.ui.qt_errors import ErrorHub, reports_errors
 from desktop.ui.qt_jobs import Jobs
 
 
@@ -40,14 +41,16 @@ class TransferActions(QObject):
         self.include_details = include_details
 
     @Slot()
+    @reports_errors
     def on_export_markdown_triggered(self) -> None:
         path, _ = QFileDialog.getSaveFileName(self.window, "Export conversation", "conversation.md", "Markdown (*.md)")
         agent_id = self.open_agent()
         if path and agent_id is not None:
-            Path(path).write_text(transfer.conversation_markdown(self.services, agent_id, include_details=self.include_details()), encoding="utf-8")
+            _write(Path(path), transfer.conversation_markdown(self.services, agent_id, include_details=self.include_details()))
             self.saved.emit(f"Conversation saved to {path}")
 
     @Slot()
+    @reports_errors
     def on_export_json_triggered(self) -> None:
         path, _ = QFileDialog.getSaveFileName(self.window, "Export agent", "agent.json", "JSON (*.json)")
         if path and self.open_agent() is not None:
@@ -56,12 +59,13 @@ class TransferActions(QObject):
     def export_agent(self, path: Path) -> None:
         agent_id = self.open_agent()
         self.jobs.run(
-            lambda: path.write_text(json.dumps(transfer.export_agent(self.services, agent_id), ensure_ascii=False, indent=1), encoding="utf-8"),
+            lambda: _write(path, json.dumps(transfer.export_agent(self.services, agent_id), ensure_ascii=False, indent=1)),
             lambda _r: self.saved.emit(f"Agent saved to {path}"),
             self.hub.report,
         )
 
     @Slot()
+    @reports_errors
     def on_import_triggered(self) -> None:
         path, _ = QFileDialog.getOpenFileName(self.window, "Import agent", "", "JSON (*.json)")
         if path:
@@ -69,6 +73,17 @@ class TransferActions(QObject):
 
     def import_agent(self, path: Path) -> None:
         def work():
-            return transfer.import_agent(self.services, json.loads(path.read_text(encoding="utf-8")))
+            try:
+                data = json.loads(path.read_text(encoding="utf-8"))
+            except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+                raise FileTransferError(f"Could not read {path}: {getattr(error, 'strerror', None) or error}", hint="choose an agent file exported by MemDesk") from error
+            return transfer.import_agent(self.services, data)
 
         self.jobs.run(work, self.imported.emit, self.hub.report)
+
+
+def _write(path: Path, text: str) -> None:
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as error:
+        raise FileTransferError(f"Could not save {path}: {error.strerror or error}", hint="choose another folder, or free some disk space") from error
