@@ -132,6 +132,8 @@ def open_agent(
         files=FileSandbox(services.paths.agent_files(record.id)),
         http=HttpPolicy(settings.http_enabled, frozenset(settings.http_allowlist)),
         consent=consent,
-        settings=AgentSettings(max_steps=settings.max_chained_steps, params=settings.sampling()),
+        settings=AgentSettings(
+            max_steps=settings.max_chained_steps, searches_per_turn=settings.max_searches_per_turn, params=settings.sampling()
+        ),
         observer=observer,
     )

@@ -9,7 +9,7 @@ from typing import Any
 
 from desktop.app import Services, make_runtime, open_agent, open_services
 from desktop.core.agent.context import ContextBudget
-from desktop.core.agent.observer import AgentObserver, StepRecord
+from desktop.core.agent.observer import AgentObserver, StepRecord, TurnResult
 from desktop.core.runtime.base import CancelToken, StreamEvent
 from desktop.errors import GenerationCancelled
 
@@ -87,6 +87,11 @@ class TerminalObserver(AgentObserver):
     def on_search_hits(self, hits: list[tuple[str, Any]]) -> None:
         pass
 
+    def on_turn_end(self, result: TurnResult) -> None:
+        self._end_line()
+        if self.verbose:
+            self.out.write(f"  [{result.kind}: {result.describe()}]\n")
+
 
 def _pick_agent(services: Services, name: str | None):
     if name:
@@ -126,6 +131,8 @@ def run(args: argparse.Namespace) -> int:
                 continue
             if text == "/budget":
                 print(agent.budget().describe())
+                costs = agent.tool_costs()
+                print(f"tools ({sum(costs.values())} tokens): " + ", ".join(f"{name} {tokens}" for name, tokens in costs.items()))
                 continue
             cancel.reset()
             _guarded(lambda: agent.send_user_message(text, cancel), observer)

@@ -286,7 +286,9 @@ class MainWindow(QMainWindow):
             self._restart_heartbeat_timer()
 
     @Slot(object)
-    def on_turn_finished(self, _result) -> None:
+    def on_turn_finished(self, result) -> None:
+        if result is not None:
+            self.statusBar().showMessage(f"Last turn: {result.describe()}")
         self.chat.transcript.end_live()
         self._streamed_chars = 0
         self.archival.refresh()

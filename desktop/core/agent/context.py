@@ -1,9 +1,14 @@
-"""Assemble the prompt (stable parts first) and measure its exact per-section token budget.
+"""Assemble the prompt and measure its exact per-section token budget.
 
-Layout, top to bottom: system instructions, tool definitions, core memory (with how many messages
-are hidden in recall memory and how many passages are in archival memory), the recursive summary,
-then the message queue. The static parts come first so a runtime's KV cache survives most turns;
-the hidden-message count changes only at eviction for the same reason.
+Layout, top to bottom:
+
+1. the system message: instructions and tool definitions. It never changes between turns (the
+   ``static_prefix``), so its KV state can be saved on disk and loaded at start-up;
+2. the memory section: core memory with how many messages are out of view and how many passages
+   are in archival memory, then the recursive summary. It is rendered at a refresh and then kept
+   stable (see ``memory_view``), so a memory edit does not invalidate the cache of what follows;
+3. the message queue, where later memory changes arrive as messages: the agent's own edit calls,
+   ``memory_update`` events for anybody else's.
 
 Section sizes are differences between token counts of growing prefixes of the real prompt, counted
 by the runtime's own tokenizer and template: they add up exactly to what the model receives.
@@ -80,33 +85,28 @@ class ContextBudget:
 class PromptParts:
     instructions: str
     tools: str
-    core_memory: str
+    core_memory: str  # the memory section as rendered at its last refresh
     summary: str | None  # the summary note, or None before the first eviction
     messages: tuple[ChatMessage, ...]
 
-    def system_text(self, upto: str = "core_memory") -> str:
-        pieces = [self.instructions]
-        if upto in ("tools", "core_memory"):
-            pieces.append("### Functions\nCall exactly one of these each turn:\n" + self.tools)
-        if upto == "core_memory":
-            pieces.append(self.core_memory)
-        return "\n\n".join(pieces)
+    def system_text(self, with_tools: bool = True) -> str:
+        if not with_tools:
+            return self.instructions
+        return self.instructions + "\n\n### Functions\nCall exactly one of these each turn:\n" + self.tools
+
+    def static_messages(self) -> list[ChatMessage]:
+        """What never changes between turns: the runtime may keep its KV state on disk."""
+        return [ChatMessage("system", self.system_text())]
+
+    def memory_message(self, with_summary: bool = True) -> ChatMessage:
+        # A user-role message: many chat templates refuse a second system message.
+        text = self.core_memory
+        if with_summary and self.summary:
+            text += "\n\n" + self.summary
+        return ChatMessage("user", text)
 
     def chat_messages(self) -> list[ChatMessage]:
-        head = [ChatMessage("system", self.system_text())]
-        if self.summary:
-            head.append(ChatMessage("user", self.summary))
-        return head + list(self.messages)
-
-
-def render_core_memory(blocks_text: str, hidden_messages: int, archival_count: int) -> str:
-    return (
-        "### Memory\n"
-        f"{hidden_messages} previous messages are hidden from view but stored in recall memory (use conversation_search).\n"
-        f"{archival_count} passages are stored in archival memory (use archival_memory_search).\n"
-        "Core memory (always visible, editable with core_memory_append and core_memory_replace):\n"
-        f"{blocks_text}"
-    )
+        return [*self.static_messages(), self.memory_message(), *self.messages]
 
 
 def truncate_for_context(runtime: Runtime, text: str, max_tokens: int) -> str:
@@ -132,15 +132,10 @@ def to_chat(runtime: Runtime, messages: Sequence[Message], window: int) -> tuple
 
 def measure(runtime: Runtime, parts: PromptParts, reserve: int) -> ContextBudget:
     window = runtime.info.context_window
-    system_only = runtime.count_prompt([ChatMessage("system", parts.system_text("instructions"))])
-    with_tools = runtime.count_prompt([ChatMessage("system", parts.system_text("tools"))])
-    with_memory = runtime.count_prompt([ChatMessage("system", parts.system_text())])
-    head = [ChatMessage("system", parts.system_text())]
-    if parts.summary:
-        head.append(ChatMessage("user", parts.summary))
-        with_summary = runtime.count_prompt(head)
-    else:
-        with_summary = with_memory
+    system_only = runtime.count_prompt([ChatMessage("system", parts.system_text(with_tools=False))])
+    with_tools = runtime.count_prompt(parts.static_messages())
+    with_memory = runtime.count_prompt([*parts.static_messages(), parts.memory_message(with_summary=False)])
+    with_summary = runtime.count_prompt([*parts.static_messages(), parts.memory_message()]) if parts.summary else with_memory
     total = runtime.count_prompt(parts.chat_messages()) if parts.messages else with_summary
     message_preview = f"{len(parts.messages)} messages in context"
     sections = (
@@ -152,3 +147,8 @@ def measure(runtime: Runtime, parts: PromptParts, reserve: int) -> ContextBudget
         Section("free", window - total, f"{window - total} tokens free of {window}"),
     )
     return ContextBudget(window, reserve, sections)
+
+
+def tool_costs(runtime: Runtime, descriptions: dict[str, str]) -> dict[str, int]:
+    """Tokens each tool's description adds to the tools section (the issue's per-tool measure)."""
+    return {name: runtime.count_tokens("\n" + text) for name, text in descriptions.items()}

@@ -12,33 +12,37 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from desktop.core.agent import events
 from desktop.core.agent.agents import AgentRecord, AgentStore
-from desktop.core.agent.context import ContextBudget, PromptParts, measure, render_core_memory, to_chat
+from desktop.core.agent.chain import ChainLimits, TurnRules
+from desktop.core.agent.context import ContextBudget, PromptParts, measure, to_chat, tool_costs
 from desktop.core.agent.eviction import Summarizer, choose_cut
-from desktop.core.agent.observer import AgentObserver, StepRecord
+from desktop.core.agent.memory_view import MemoryView, render_memory
+from desktop.core.agent.observer import AgentObserver, StepRecord, TurnResult
 from desktop.core.clock import Clock
 from desktop.core.memory.archival import ArchivalMemory
 from desktop.core.memory.core_memory import CoreMemory
 from desktop.core.memory.recall import RecallMemory
 from desktop.core.prompts import Prompts
-from desktop.core.runtime.base import CancelToken, ModelTurn, Runtime, SamplingParams, ToolSpec
+from desktop.core.runtime.base import CancelToken, ChatMessage, ModelTurn, Runtime, SamplingParams, ToolSpec
 from desktop.core.storage import Database
 from desktop.core.tools.context import ConsentPolicy, DenyAll, ToolContext
 from desktop.core.tools.files import FileSandbox
 from desktop.core.tools.http import HttpPolicy
-from desktop.core.tools.registry import HEARTBEAT_PARAM, ToolRegistry, validate_arguments
-from desktop.errors import ContextOverflowError, MemDeskError, ToolError
+from desktop.core.tools.registry import HEARTBEAT_PARAM, Tool, ToolRegistry, validate_arguments
+from desktop.errors import ContextOverflowError, GenerationCancelled, MemDeskError, ToolError
 
 log = logging.getLogger("memdesk.agent")
 
 
 @dataclass(frozen=True)
 class AgentSettings:
-    max_steps: int = 10  # per input event: stops runaway heartbeat chains
+    max_steps: int = 4  # per input event: stops runaway chains (a capable model's catalog entry may raise it)
+    searches_per_turn: int = 2  # new searches per search function and turn (paging does not count)
     function_result_chars: int = 6000
     params: SamplingParams = field(default_factory=SamplingParams)
 
@@ -58,14 +62,6 @@ class MemoryServices:
     recall: RecallMemory
     archival: ArchivalMemory
     clock: Clock
-
-
-@dataclass
-class TurnResult:
-    replies: list[str] = field(default_factory=list)
-    steps: list[StepRecord] = field(default_factory=list)
-    capped: bool = False
-    budget: ContextBudget | None = None
 
 
 class Agent:
@@ -95,6 +91,9 @@ class Agent:
         self.observer = observer or AgentObserver()
         self._summarizer = Summarizer(runtime, prompts.summarizer, settings.params, settings.reserve)
         self._last_budget: ContextBudget | None = None
+        # The memory section is rendered again on this object's first step: a new process or a
+        # switched agent means the runtime's cache holds something else, so it costs nothing.
+        self._view_checked = False
 
     # --- public API ------------------------------------------------------------------------
     @property
@@ -125,44 +124,62 @@ class Agent:
         self._last_budget = measure(self.runtime, self._prompt_parts(), self.settings.reserve)
         return self._last_budget
 
+    def static_prefix(self) -> list[ChatMessage]:
+        """The messages every prompt of this agent starts with and that never change between turns
+        (instructions and tools): a runtime can evaluate them once and keep their KV state."""
+        return self._prompt_parts().static_messages()
+
+    def tool_costs(self) -> dict[str, int]:
+        """Tokens each tool adds to the prompt's tools section."""
+        return tool_costs(self.runtime, self.tools.describe_each())
+
     # --- the loop --------------------------------------------------------------------------
     def _run(self, kind: str, content: str, *, search_text: str = "", cancel: CancelToken | None) -> TurnResult:
+        started = time.perf_counter()
         db = self.memory.db
         with db.transaction():
+            self._sync_memory()  # a change made before this event is reported before it
             self.memory.recall.add(self.id, role="user", kind=kind, content=content, created_at=self.memory.clock.now(), search_text=search_text)
-        result = TurnResult()
-        for index in range(self.settings.max_steps):
-            # The last step a chain may take must answer the user: small models otherwise loop on
-            # searches and never reply (a top complaint about local MemGPT).
-            reply_now = index == self.settings.max_steps - 1 and not result.replies
-            self._ensure_fits(cancel)
-            parts = self._prompt_parts()
-            turn = self.runtime.generate_call(
-                parts.chat_messages(),
-                self._live_specs(reply_only=reply_now),
-                self.settings.params,
-                heartbeat_tools=self.tools.heartbeat_tools(),
-                on_event=self.observer.on_stream,
-                cancel=cancel,
-            )
-            with db.transaction():
-                step, context = self._apply(turn)
-                result.steps.append(step)
-                if step.ok and step.function == "send_message":
-                    result.replies.append(step.arguments["message"])
-                next_event = self._next_event(step)
-                if next_event is not None:
-                    self.memory.recall.add(
-                        self.id, role="user", kind=next_event[0], content=next_event[1], created_at=self.memory.clock.now()
-                    )
-            self._report(step, context)
-            if next_event is None:
-                break
-        else:
-            result.capped = True
-            log.warning("agent %s hit the step cap of %s", self.id, self.settings.max_steps)
-            self.observer.on_event("step_cap", f"Stopped after {self.settings.max_steps} chained steps")
-        result.budget = self._last_budget
+        result = TurnResult(kind=kind)
+        rules = TurnRules(self.tools, ChainLimits(self.settings.max_steps, self.settings.searches_per_turn))
+        try:
+            while rules.steps < self.settings.max_steps:
+                if cancel is not None and cancel.cancelled:
+                    raise GenerationCancelled("Stopped between steps")
+                self._ensure_fits(cancel)
+                if rules.steps:
+                    with db.transaction():
+                        self._sync_memory()
+                parts = self._prompt_parts()
+                turn = self.runtime.generate_call(
+                    parts.chat_messages(),
+                    rules.offered(self._live_specs()),
+                    self.settings.params,
+                    heartbeat_tools=self.tools.heartbeat_tools(),
+                    on_event=self.observer.on_stream,
+                    cancel=cancel,
+                )
+                with db.transaction():
+                    step, context = self._apply(turn, rules)
+                    result.steps.append(step)
+                    if step.ok and step.function == "send_message":
+                        result.replies.append(step.arguments["message"])
+                    next_event = self._next_event(step)
+                    if next_event is not None:
+                        self.memory.recall.add(
+                            self.id, role="user", kind=next_event[0], content=next_event[1], created_at=self.memory.clock.now()
+                        )
+                self._report(step, context)
+                if next_event is None:
+                    break
+            else:
+                result.capped = True
+                log.warning("agent %s hit the step cap of %s", self.id, self.settings.max_steps)
+                self.observer.on_event("step_cap", f"Stopped after {self.settings.max_steps} chained steps")
+        finally:
+            result.budget = self._last_budget
+            result.seconds = time.perf_counter() - started
+            self.observer.on_turn_end(result)
         return result
 
     def _report(self, step: StepRecord, context: ToolContext) -> None:
@@ -175,24 +192,23 @@ class Agent:
 
     def _next_event(self, step: StepRecord) -> tuple[str, str] | None:
         budget = measure(self.runtime, self._prompt_parts(), self.settings.reserve)
-        now = self.memory.clock.now()
         if budget.used >= budget.warning_at and not self.record.pressure_alert_sent:
             self.memory.agents.update(self.id, pressure_alert_sent=True)
             self.observer.on_event("alert", "memory pressure: the agent was told to save what matters")
             return "system_alert", events.system_alert(events.PRESSURE_ALERT)
+        if step.refused:
+            return "heartbeat", events.heartbeat(events.HEARTBEAT_AFTER_REFUSAL)
         if not step.ok:
-            return "heartbeat", events.heartbeat(events.HEARTBEAT_AFTER_FAILURE, now)
+            return "heartbeat", events.heartbeat(events.HEARTBEAT_AFTER_FAILURE)
         if step.heartbeat:
-            return "heartbeat", events.heartbeat(events.HEARTBEAT_AFTER_CALL, now)
+            return "heartbeat", events.heartbeat(events.HEARTBEAT_AFTER_CALL)
         return None
 
-    def _live_specs(self, *, reply_only: bool = False) -> list[ToolSpec]:
-        """The tool specs for this step's grammar: core memory functions may name only the blocks
-        that exist and are writable, so a small model cannot pick a missing or read-only block;
-        with ``reply_only``, send_message alone. (The prompt's tool section stays static, which
-        keeps the KV cache warm.)"""
-        if reply_only and self.tools.resolve("send_message") is not None:
-            return [self.tools.resolve("send_message").spec]
+    def _live_specs(self) -> list[ToolSpec]:
+        """The tool specs for this step's grammar, before the chain rules narrow them: core memory
+        functions may name only the blocks that exist and are writable, so a small model cannot
+        pick a missing or read-only block. (The prompt's tool section stays static, which keeps
+        the KV cache warm.)"""
         labels = [b.label for b in self.memory.core.blocks(self.id) if not b.read_only]
         specs = []
         for spec in self.tools.specs():
@@ -214,10 +230,13 @@ class Agent:
             plain_assistant_prompt=self.prompts.plain_assistant, clock=m.clock, consent=self.consent,
         )
 
-    def _apply(self, turn: ModelTurn) -> tuple[StepRecord, ToolContext]:
+    def _apply(self, turn: ModelTurn, rules: TurnRules) -> tuple[StepRecord, ToolContext]:
         """Parse and run the model's call, saving it and its result (caller holds the transaction)."""
         context = self._tool_context()
         thoughts, function, arguments, heartbeat = "", "", {}, False
+        tool: Tool | None = None
+        refused = False
+        archival_before = self.memory.archival.count(self.id)
         try:
             thoughts, function, arguments, heartbeat = _parse_call(turn.text)
             tool = self.tools.resolve(function)
@@ -225,6 +244,10 @@ class Agent:
                 raise ToolError(f"Unknown function {function!r}. Available functions: {', '.join(self.tools.names())}")
             function = tool.name
             arguments = validate_arguments(tool, arguments)
+            refusal = rules.refusal(tool, arguments)
+            if refusal is not None:
+                refused = True
+                raise ToolError(refusal)
             output = tool.function(context, **arguments)
             ok, message = True, "None" if output is None else str(output)
         except ToolError as error:
@@ -234,6 +257,7 @@ class Agent:
         except Exception as error:  # a bug in a tool must not kill the conversation
             log.exception("function %s raised", function)
             ok, message = False, f"{function} raised {type(error).__name__}: {error}"
+        rules.record(tool, arguments, ok=ok, refused=refused, page=context.last_page)
         message = _truncate(message, self.settings.function_result_chars)
         now = self.memory.clock.now()
         said = arguments.get("message", "") if ok and function == "send_message" else ""
@@ -242,25 +266,63 @@ class Agent:
             search_text=said, function_name=function or None,
         )
         self.memory.recall.add(
-            self.id, role="user", kind="function_result", content=events.function_result(ok, message, now),
+            self.id, role="user", kind="function_result", content=events.function_result(ok, message),
             created_at=now, function_name=function or None, step_id=call.id,
         )
-        step = StepRecord(thoughts, function, arguments, ok, message, heartbeat and ok, turn.stats, turn.text)
+        self._saw_own_edits(context, self.memory.archival.count(self.id) - archival_before)
+        step = StepRecord(thoughts, function, arguments, ok, message, heartbeat and ok, turn.stats, turn.text, refused)
         return step, context
+
+    # --- the memory section ----------------------------------------------------------------
+    def _planned_view(self, record: AgentRecord) -> tuple[MemoryView, str | None]:
+        """The memory view the next step uses, and the memory_update event it needs (if any)."""
+        m = self.memory
+        view = MemoryView.from_json(record.memory_view)
+        blocks = m.core.blocks(self.id)
+        archival = m.archival.count(self.id)
+        if not view.rendered or view.stale or not self._view_checked:
+            text = render_memory(m.core.render(self.id), record.evicted_count, archival)
+            return MemoryView.fresh(text, blocks, archival), None
+        changes = view.updates(blocks, archival)
+        if not changes:
+            return view, None
+        return view.knows(blocks, archival), events.memory_update(changes)
+
+    def _sync_memory(self) -> None:
+        """Save what ``_planned_view`` plans (the caller holds the transaction)."""
+        record = self.record
+        view, update = self._planned_view(record)
+        if update is not None:
+            self.memory.recall.add(self.id, role="user", kind="memory_update", content=update, created_at=self.memory.clock.now())
+        if view.to_json() != record.memory_view:
+            self.memory.agents.update(self.id, memory_view=view.to_json())
+        self._view_checked = True
+
+    def _saw_own_edits(self, context: ToolContext, archival_added: int) -> None:
+        """The agent knows what its own call changed: no update event for it."""
+        if not context.changed_blocks and not archival_added:
+            return
+        record = self.record
+        blocks = [b for b in self.memory.core.blocks(self.id) if b.label in context.changed_blocks]
+        view = MemoryView.from_json(record.memory_view).edited(blocks, archival_added)
+        self.memory.agents.update(self.id, memory_view=view.to_json())
 
     # --- context ---------------------------------------------------------------------------
     def _prompt_parts(self) -> PromptParts:
         record = self.record
         m = self.memory
         in_context = m.recall.since(self.id, record.context_start_id)
-        core = render_core_memory(m.core.render(self.id), record.evicted_count, m.archival.count(self.id))
         window = self.runtime.info.context_window
+        view, update = self._planned_view(record)
+        messages = to_chat(self.runtime, in_context, window)
+        if update is not None:  # not saved yet: the next step will save it
+            messages += (ChatMessage("user", update),)
         return PromptParts(
             instructions=record.system_prompt,
             tools=self.tools.describe_for_prompt(),
-            core_memory=core,
+            core_memory=view.text,
             summary=record.summary or None,
-            messages=to_chat(self.runtime, in_context, window),
+            messages=messages,
         )
 
     def _ensure_fits(self, cancel: CancelToken | None) -> None:
@@ -308,7 +370,10 @@ class Agent:
                 context_start_id=in_context[cut].id,
                 evicted_count=hidden,
                 pressure_alert_sent=False,
+                # Everything below the memory section is evaluated again anyway: render it afresh.
+                memory_view="",
             )
+            self._sync_memory()
         log.info("agent %s evicted %s messages (keeping %s)", self.id, len(evicted), len(in_context) - cut)
         self.observer.on_event("eviction", summary)
         return True

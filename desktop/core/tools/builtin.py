@@ -18,7 +18,7 @@ def send_message(ctx: ToolContext, message: str) -> str:
     """Sends a message to the human user. This is the only way the user sees anything you say.
 
     Args:
-        message: Message contents. All unicode (including emojis) are supported.
+        message: Message contents.
     """
     if not message.strip():
         raise ToolError("message must not be empty")
@@ -40,7 +40,7 @@ def pause_heartbeats(ctx: ToolContext, minutes: int) -> str:
 
 
 def message_chatgpt(ctx: ToolContext, message: str) -> str:
-    """Send a message to a more basic AI that keeps no memory of earlier interactions. Useful for asking questions.
+    """Ask a more basic AI that keeps no memory of earlier interactions.
 
     Args:
         message: Message to send. Phrase it as a complete, self-contained question.
@@ -56,7 +56,7 @@ def core_memory_append(ctx: ToolContext, label: str, content: str) -> str:
 
     Args:
         label: The block to edit (for example persona or human).
-        content: Content to write to the block. All unicode (including emojis) are supported.
+        content: Content to write to the block.
     """
     block = ctx.core.append(ctx.agent_id, label, content)
     ctx.changed_blocks.add(block.label)
@@ -69,7 +69,7 @@ def core_memory_replace(ctx: ToolContext, label: str, old_content: str, new_cont
     Args:
         label: The block to edit (for example persona or human).
         old_content: Text to replace. Must match exactly.
-        new_content: Text to write in its place. All unicode (including emojis) are supported.
+        new_content: Text to write in its place.
     """
     block = ctx.core.replace(ctx.agent_id, label, old_content, new_content)
     ctx.changed_blocks.add(block.label)
@@ -93,6 +93,7 @@ def _check_page(page: int | None) -> int:
 def _format_messages(ctx: ToolContext, result, page: int) -> str:
     """One page of recall hits as the model reads them; also kept for the archival panel."""
     ctx.last_hits = [("recall", hit) for hit in result.hits]
+    ctx.last_page = (page, result.pages)
     if not result.hits and result.total and page >= result.pages:
         raise ToolError(f"page {page} is past the last page ({result.pages - 1})")
     lines = [_page_header(len(result.hits), result.total, page, result.pages)]
@@ -107,7 +108,7 @@ def conversation_search(ctx: ToolContext, query: str, page: int | None = 0) -> s
 
     Args:
         query: String to search for.
-        page: Allows you to page through results. Only use on a follow-up query. Defaults to 0 (first page).
+        page: Result page, from 0 (the default); ask for the next page in a follow-up call.
     """
     page = _check_page(page)
     result = ctx.recall.search_text(ctx.agent_id, query, page=page, page_size=PAGE_SIZE)
@@ -127,7 +128,7 @@ def conversation_search_date(ctx: ToolContext, start_date: str, end_date: str, p
     Args:
         start_date: The start of the date range, in the format YYYY-MM-DD.
         end_date: The end of the date range, in the format YYYY-MM-DD.
-        page: Allows you to page through results. Only use on a follow-up query. Defaults to 0 (first page).
+        page: Result page, from 0 (the default); ask for the next page in a follow-up call.
     """
     page = _check_page(page)
     start, end = _parse_date(start_date, "start_date"), _parse_date(end_date, "end_date")
@@ -139,10 +140,10 @@ def conversation_search_date(ctx: ToolContext, start_date: str, end_date: str, p
 
 # --- archival memory -------------------------------------------------------------------------
 def archival_memory_insert(ctx: ToolContext, content: str) -> str:
-    """Add to archival memory. Make sure to phrase the memory contents such that it can be easily queried later.
+    """Add to archival memory. Phrase it so that it can be easily queried later.
 
     Args:
-        content: Content to write to the memory. All unicode (including emojis) are supported.
+        content: Content to write to the memory.
     """
     if not content.strip():
         raise ToolError("content must not be empty")
@@ -155,11 +156,12 @@ def archival_memory_search(ctx: ToolContext, query: str, page: int | None = 0) -
 
     Args:
         query: String to search for.
-        page: Allows you to page through results. Only use on a follow-up query. Defaults to 0 (first page).
+        page: Result page, from 0 (the default); ask for the next page in a follow-up call.
     """
     page = _check_page(page)
     result = ctx.archival.search(ctx.agent_id, query, page=page, page_size=PAGE_SIZE)
     ctx.last_hits = [("archival", hit) for hit in result.hits]
+    ctx.last_page = (page, result.pages)
     if not result.hits and result.total and page >= result.pages:
         raise ToolError(f"page {page} is past the last page ({result.pages - 1})")
     lines = [_page_header(len(result.hits), result.total, page, result.pages)]
@@ -226,12 +228,26 @@ BUILTIN_FUNCTIONS = [
     http_request,
 ]
 CONSENT_REQUIRED = {"append_to_text_file", "http_request"}
+#: What each function does, for the chain rules (see ToolKind); the rest are "other".
+KINDS = {
+    "send_message": "answer",
+    "conversation_search": "search",
+    "conversation_search_date": "search",
+    "archival_memory_search": "search",
+    "read_from_text_file": "read",
+    "core_memory_append": "edit",
+    "core_memory_replace": "edit",
+    "archival_memory_insert": "edit",
+}
 #: The seed's older names for the recall searches, accepted as aliases.
 ALIASES = {"recall_memory_search": "conversation_search", "recall_memory_search_date": "conversation_search_date"}
 
 
 def builtin_tools() -> list[Tool]:
-    return [make_tool(function, requires_consent=function.__name__ in CONSENT_REQUIRED) for function in BUILTIN_FUNCTIONS]
+    return [
+        make_tool(function, requires_consent=function.__name__ in CONSENT_REQUIRED, kind=KINDS.get(function.__name__, "other"))
+        for function in BUILTIN_FUNCTIONS
+    ]
 
 
 def default_registry(extra: list[Tool] | None = None) -> ToolRegistry:

@@ -51,3 +51,5 @@ class ToolContext:
     changed_blocks: set[str] = field(default_factory=set)
     #: The latest search hits, for the archival panel.
     last_hits: list = field(default_factory=list)
+    #: (page, pages) of the latest search, so the chain rules can offer its next page.
+    last_page: tuple[int, int] | None = None

@@ -25,6 +25,10 @@ from desktop.errors import ConfigError, ToolError
 #: Functions that end a chain of thought by themselves and so take no ``request_heartbeat``.
 NO_HEARTBEAT = frozenset({"send_message", "pause_heartbeats"})
 
+#: What a tool does, for the loop's chain rules (Letta's "tool rules"): after a search the next
+#: step may only answer, read, edit memory or page through that search; searches are capped per turn.
+ToolKind = Literal["answer", "search", "read", "edit", "other"]
+
 HEARTBEAT_PARAM = "request_heartbeat"
 HEARTBEAT_DESCRIPTION = (
     "Request an immediate heartbeat after the function runs. Set to true to chain another "
@@ -39,6 +43,7 @@ class Tool:
     spec: ToolSpec
     takes_heartbeat: bool
     requires_consent: bool = False
+    kind: ToolKind = "other"
 
     def parameter_names(self) -> list[str]:
         return list(self.spec.parameters.get("properties", {}))
@@ -105,7 +110,9 @@ def _parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
     return text, params
 
 
-def make_tool(function: Callable[..., Any], *, name: str | None = None, requires_consent: bool = False) -> Tool:
+def make_tool(
+    function: Callable[..., Any], *, name: str | None = None, requires_consent: bool = False, kind: ToolKind = "other"
+) -> Tool:
     """Build a Tool from a function ``f(ctx, arg: type, ...)`` with a Google-style docstring."""
     tool_name = name or function.__name__
     signature = inspect.signature(function)
@@ -132,7 +139,7 @@ def make_tool(function: Callable[..., Any], *, name: str | None = None, requires
         properties[HEARTBEAT_PARAM] = {"type": "boolean", "description": HEARTBEAT_DESCRIPTION}
         required.append(HEARTBEAT_PARAM)
     spec = ToolSpec(tool_name, description, {"type": "object", "properties": properties, "required": required})
-    return Tool(tool_name, function, spec, takes_heartbeat, requires_consent)
+    return Tool(tool_name, function, spec, takes_heartbeat, requires_consent, kind)
 
 
 class ToolRegistry:
@@ -173,28 +180,40 @@ class ToolRegistry:
     def heartbeat_tools(self) -> frozenset[str]:
         return frozenset(name for name, tool in self._tools.items() if tool.takes_heartbeat)
 
+    def tools(self) -> list[Tool]:
+        return list(self._tools.values())
+
     def describe_for_prompt(self) -> str:
         """The tools section of the system prompt, in a compact signature style.
 
         JSON schemas cost about twice the tokens for the same information, and every token of
         this section is evaluated on a cold start; the grammar enforces the exact JSON shape
         anyway. ``request_heartbeat`` is explained once instead of once per function."""
-        lines = [
-            "Every function except send_message and pause_heartbeats also takes request_heartbeat "
-            "(boolean, required): " + HEARTBEAT_DESCRIPTION,
-        ]
-        for spec in self.specs():
-            properties = {k: v for k, v in spec.parameters.get("properties", {}).items() if k != HEARTBEAT_PARAM}
-            required = set(spec.parameters.get("required", []))
-            lines.append(f"- {spec.name}({', '.join(properties)}): {spec.description}")
-            for name, schema in properties.items():
-                kind = schema.get("type", "any")
-                if "enum" in schema:
-                    kind = " | ".join(json.dumps(v) for v in schema["enum"])
-                optional = "" if name in required else ", optional"
-                description = f": {schema['description']}" if schema.get("description") else ""
-                lines.append(f"    {name} ({kind}{optional}){description}")
-        return "\n".join(lines)
+        return "\n".join([PROMPT_HEADER, *self.describe_each().values()])
+
+    def describe_each(self) -> dict[str, str]:
+        """Each tool's part of the tools section, by name (so its cost can be measured)."""
+        return {spec.name: describe_spec(spec) for spec in self.specs()}
+
+
+PROMPT_HEADER = (
+    "Every function except send_message and pause_heartbeats also takes request_heartbeat "
+    "(boolean, required): " + HEARTBEAT_DESCRIPTION
+)
+
+
+def describe_spec(spec: ToolSpec) -> str:
+    properties = {k: v for k, v in spec.parameters.get("properties", {}).items() if k != HEARTBEAT_PARAM}
+    required = set(spec.parameters.get("required", []))
+    lines = [f"- {spec.name}({', '.join(properties)}): {spec.description}"]
+    for name, schema in properties.items():
+        kind = schema.get("type", "any")
+        if "enum" in schema:
+            kind = " | ".join(json.dumps(v) for v in schema["enum"])
+        optional = "" if name in required else ", optional"
+        description = f": {schema['description']}" if schema.get("description") else ""
+        lines.append(f"    {name} ({kind}{optional}){description}")
+    return "\n".join(lines)
 
 
 def validate_arguments(tool: Tool, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -251,5 +270,8 @@ def load_user_tools(folder: Path) -> list[Tool]:
         except Exception as error:  # a user's file: report, do not crash the app
             raise ConfigError(f"Could not load user tools from {path}: {error}") from error
         for function in getattr(module, "TOOLS", []):
-            tools.append(make_tool(function, requires_consent=getattr(function, "requires_consent", False)))
+            kind = getattr(function, "kind", "other")
+            if kind not in get_args(ToolKind):
+                raise ConfigError(f"Tool {function.__name__} in {path}: kind must be one of {', '.join(get_args(ToolKind))}")
+            tools.append(make_tool(function, requires_consent=getattr(function, "requires_consent", False), kind=kind))
     return tools
