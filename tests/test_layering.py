@@ -6,7 +6,7 @@ import ast
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "desktop"
-LLAMA_MODULE = PACKAGE / "core" / "runtime" / "llamacpp.py"
+LLAMA_MODULE = PACKAGE / "core" / "runtime" / "llamacpp" / "native.py"
 
 
 def imported_modules(path: Path) -> set[str]:

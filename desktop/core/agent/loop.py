@@ -28,7 +28,7 @@ from desktop.core.memory.archival import ArchivalMemory
 from desktop.core.memory.core_memory import CoreMemory
 from desktop.core.memory.recall import RecallMemory
 from desktop.core.prompts import Prompts
-from desktop.core.runtime.base import CancelToken, ChatMessage, ModelTurn, Runtime, SamplingParams, ToolSpec
+from desktop.core.runtime.base import CallRequest, CancelToken, ChatMessage, ModelTurn, Runtime, SamplingParams, ToolSpec
 from desktop.core.storage import Database
 from desktop.core.tools.context import ConsentPolicy, DenyAll, ToolContext
 from desktop.core.tools.files import FileSandbox
@@ -151,14 +151,8 @@ class Agent:
                     with db.transaction():
                         self._sync_memory()
                 parts = self._prompt_parts()
-                turn = self.runtime.generate_call(
-                    parts.chat_messages(),
-                    rules.offered(self._live_specs()),
-                    self.settings.params,
-                    heartbeat_tools=self.tools.heartbeat_tools(),
-                    on_event=self.observer.on_stream,
-                    cancel=cancel,
-                )
+                request = CallRequest(parts.chat_messages(), rules.offered(self._live_specs()), self.settings.params, self.tools.heartbeat_tools())
+                turn = self.runtime.generate_call(request, on_event=self.observer.on_stream, cancel=cancel)
                 with db.transaction():
                     step, context = self._apply(turn, rules)
                     result.steps.append(step)
