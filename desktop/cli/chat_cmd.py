@@ -44,9 +44,9 @@ class TerminalConsent:
 
 
 class TerminalObserver(AgentObserver):
-    def __init__(self, verbose: bool, out=sys.stdout) -> None:
+    def __init__(self, verbose: bool, out=None) -> None:
         self.verbose = verbose
-        self.out = out
+        self.out = out or sys.stdout
         self._streaming: str | None = None
 
     def on_stream(self, event: StreamEvent) -> None:
@@ -100,6 +100,27 @@ def _pick_agent(services: Services, name: str | None):
     return services.agents.find(DEFAULT_AGENT) or (existing[0] if existing else services.create_agent(DEFAULT_AGENT))
 
 
+class BackgroundTurn:
+    """A turn the user did not ask for (login), run in a thread while the prompt waits for input.
+    A line typed meanwhile preempts it: ``preempt`` cancels the generation and waits for the
+    thread, so the user's message never waits behind it for longer than one token."""
+
+    def __init__(self, run, observer: TerminalObserver) -> None:
+        self._cancel = CancelToken()
+        self._thread = threading.Thread(target=self._main, args=(run, observer), name="background-turn", daemon=True)
+        self._thread.start()
+
+    def _main(self, run, observer: TerminalObserver) -> None:
+        try:
+            _guarded(lambda: run(self._cancel), observer, quiet_cancel=True)
+        except Exception as error:  # noqa: BLE001 - shown, never kills the prompt
+            print(f"[background turn failed: {error}]", file=sys.stderr)
+
+    def preempt(self) -> None:
+        self._cancel.cancel()
+        self._thread.join()
+
+
 def run(args: argparse.Namespace) -> int:
     services = open_services()
     try:
@@ -113,43 +134,52 @@ def run(args: argparse.Namespace) -> int:
         observer = TerminalObserver(args.verbose)
         agent = open_agent(services, record, runtime, consent=TerminalConsent(), observer=observer)
         print(f"Chatting with {record.name} ({runtime.info.model_id}). {HELP}", file=sys.stderr)
-        cancel = CancelToken()
-        if not args.no_login:
-            _guarded(lambda: agent.login(cancel), observer)
-        while True:
-            try:
-                line = input("you> ")
-            except EOFError:
-                break
-            text = line.strip()
-            if not text:
-                continue
-            if text in ("/quit", "/exit"):
-                break
-            if text == "/memory":
-                print(services.memory.core.render(record.id))
-                continue
-            if text == "/budget":
-                print(agent.budget().describe())
-                costs = agent.tool_costs()
-                print(f"tools ({sum(costs.values())} tokens): " + ", ".join(f"{name} {tokens}" for name, tokens in costs.items()))
-                continue
-            cancel.reset()
-            _guarded(lambda: agent.send_user_message(text, cancel), observer)
-        runtime.close()
+        try:
+            _loop(services, agent, observer, login=not args.no_login)
+        finally:
+            runtime.close()
     finally:
         services.close()
     return 0
 
 
-def _guarded(action, observer: TerminalObserver) -> None:
+def _loop(services: Services, agent, observer: TerminalObserver, *, login: bool) -> None:
+    background = BackgroundTurn(agent.login, observer) if login else None
+    cancel = CancelToken()
+    while True:
+        try:
+            line = input("you> ")
+        except (EOFError, KeyboardInterrupt):
+            line = "/quit"
+        if background is not None:
+            background.preempt()  # the user goes first
+            background = None
+        text = line.strip()
+        if not text:
+            continue
+        if text in ("/quit", "/exit"):
+            break
+        if text == "/memory":
+            print(services.memory.core.render(agent.id))
+            continue
+        if text == "/budget":
+            print(agent.budget().describe())
+            costs = agent.tool_costs()
+            print(f"tools ({sum(costs.values())} tokens): " + ", ".join(f"{name} {tokens}" for name, tokens in costs.items()))
+            continue
+        cancel.reset()
+        _guarded(lambda: agent.send_user_message(text, cancel), observer)
+
+
+def _guarded(action, observer: TerminalObserver, *, quiet_cancel: bool = False) -> None:
     """Ctrl+C stops the current generation, not the program."""
     try:
         result = action()
     except (KeyboardInterrupt, GenerationCancelled):
         observer._end_line()
-        print("[stopped]", file=sys.stderr)
+        if not quiet_cancel:
+            print("[stopped]", file=sys.stderr)
         return
     observer._end_line()
-    if result.steps and not result.replies:
+    if result is not None and result.steps and not result.replies and result.kind == "user_message":
         print("  (the agent did not reply this time)", file=sys.stderr)

@@ -70,6 +70,7 @@ class MainWindow(QMainWindow):
         self.agent_id: int | None = None
         self.is_model_ready = False
         self.busy = False
+        self.background = False  # a login or timed heartbeat turn runs; a message preempts it
         self.consent_dialogs: list[ConsentDialog] = []
         self._streamed_chars = 0
         self._live_dirty = False
@@ -174,6 +175,7 @@ class MainWindow(QMainWindow):
         worker.event.connect(self.on_agent_event)
         worker.failed.connect(self.hub.report)
         worker.busy_changed.connect(self.on_busy_changed)
+        worker.background_changed.connect(self.on_background_changed)
         worker.turn_finished.connect(self.on_turn_finished)
         self.ingester.progress.connect(self.documents.on_progress)
         self.ingester.failed.connect(self.hub.report)
@@ -285,6 +287,14 @@ class MainWindow(QMainWindow):
         if not busy:
             self._restart_heartbeat_timer()
 
+    @Slot(bool)
+    def on_background_changed(self, running: bool) -> None:
+        self.background = running
+        if running:
+            self.statusBar().showMessage("Thinking in the background… (a message you send goes first)")
+        else:
+            self._restart_heartbeat_timer()
+
     @Slot(object)
     def on_turn_finished(self, result) -> None:
         if result is not None:
@@ -311,6 +321,7 @@ class MainWindow(QMainWindow):
         self.busy = True  # until the worker says otherwise: no double sends
         self.chat.set_busy(True)
         self.chat.transcript.add(transfer.Entry("user", text, datetime.now(timezone.utc)))
+        self.worker.preempt()  # a background turn must not make the user wait
         self.send_requested.emit(text)
 
     @Slot()
@@ -479,7 +490,7 @@ class MainWindow(QMainWindow):
 
     @Slot()
     def on_heartbeat_timeout(self) -> None:
-        if self.is_model_ready and not self.busy and self.agent_id is not None:
+        if self.is_model_ready and not self.busy and not self.background and self.agent_id is not None:
             self.heartbeat_requested.emit()
         else:
             self._restart_heartbeat_timer()

@@ -6,6 +6,7 @@ one exception is ``stop()``, which sets a thread-safe cancel token.
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -59,7 +60,9 @@ class AgentWorker(QObject):
         search_hits(list): the agent's latest search hits, [(kind, hit)]
         event(str, str): a quiet system event (kind, text)
         failed(object): an exception for the error bar
-        busy_changed(bool): the worker started or finished a piece of work
+        busy_changed(bool): the worker started or finished a piece of work the user waits for
+        background_changed(bool): a background turn (login, timed heartbeat) started or ended;
+            the user may still send: the message preempts it (see ``preempt``)
         turn_finished(object): a TurnResult
         agent_opened(int): the agent is ready to talk
     """
@@ -74,6 +77,7 @@ class AgentWorker(QObject):
     event = Signal(str, str)
     failed = Signal(object)
     busy_changed = Signal(bool)
+    background_changed = Signal(bool)
     turn_finished = Signal(object)
     agent_opened = Signal(int)
 
@@ -96,6 +100,13 @@ class AgentWorker(QObject):
         self._agent: Agent | None = None
         self._agent_id: int | None = None
         self._cancel = CancelToken()
+        # Preemption: a user message never waits behind a background turn. The GUI thread calls
+        # preempt() before it queues a message; a running background turn is cancelled (its
+        # current generation stops, nothing of that step is saved) and one not started yet is
+        # skipped.
+        self._lock = threading.Lock()
+        self._users_waiting = 0
+        self._background_running = False
 
     @property
     def runtime(self) -> Runtime | None:
@@ -104,6 +115,13 @@ class AgentWorker(QObject):
     # --- called from any thread ----------------------------------------------------------
     def stop(self) -> None:
         self._cancel.cancel()
+
+    def preempt(self) -> None:
+        """A user message is on its way: cancel the background turn that runs, skip queued ones."""
+        with self._lock:
+            self._users_waiting += 1
+            if self._background_running:
+                self._cancel.cancel()
 
     @property
     def cancel_token(self) -> CancelToken:
@@ -139,11 +157,13 @@ class AgentWorker(QObject):
 
     @Slot(str)
     def send(self, text: str) -> None:
+        with self._lock:
+            self._users_waiting = max(0, self._users_waiting - 1)
         self._turn(lambda agent, cancel: agent.send_user_message(text, cancel))
 
     @Slot()
     def heartbeat(self) -> None:
-        self._turn(lambda agent, cancel: agent.timed_heartbeat(cancel))
+        self._turn(lambda agent, cancel: agent.timed_heartbeat(cancel), background=True)
 
     @Slot(object)
     def apply_settings(self, settings: Settings) -> None:
@@ -180,18 +200,30 @@ class AgentWorker(QObject):
         self.agent_opened.emit(agent_id)
         self.budget_changed.emit(self._agent.budget())
 
-    def _turn(self, run: Callable[[Agent, CancelToken], Any]) -> None:
+    def _turn(self, run: Callable[[Agent, CancelToken], Any], *, background: bool = False) -> None:
         if self._agent is None:
             return
-        self._cancel = CancelToken()
-        with self._working():
-            result = None
-            try:
-                result = run(self._agent, self._cancel)
-            except GenerationCancelled:
-                self.event.emit("stopped", "generation stopped")
-            finally:
-                self.turn_finished.emit(result)
+        with self._lock:
+            if background and self._users_waiting:
+                return  # a user message is queued behind this: it goes first
+            self._cancel = CancelToken()
+            self._background_running = background
+        if background:
+            self.background_changed.emit(True)
+        try:
+            with self._working(busy=not background):
+                result = None
+                try:
+                    result = run(self._agent, self._cancel)
+                except GenerationCancelled:
+                    self.event.emit("preempted" if background else "stopped", "background turn cancelled for your message" if background else "generation stopped")
+                finally:
+                    self.turn_finished.emit(result)
+        finally:
+            with self._lock:
+                self._background_running = False
+            if background:
+                self.background_changed.emit(False)
 
     class _Working:
         def __init__(self, worker: "AgentWorker", busy: bool) -> None:

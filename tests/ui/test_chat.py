@@ -121,3 +121,22 @@ def test_window_is_shown_before_the_model_is_ready(make_window, qtbot):
     with qtbot.waitSignal(window.worker.ready, timeout=10_000):
         gate.set()
     qtbot.waitUntil(window.chat.send_button.isEnabled, timeout=5_000)
+
+
+def test_a_message_preempts_a_background_heartbeat(make_window, qtbot, services):
+    runtime = SlowRuntime(context_window=32768)
+    runtime.enqueue(say("thinking aloud " * 300), say("Hi Ada!"))
+    window = make_window(runtime)
+    window.heartbeat_requested.emit()  # as the idle timer does
+    qtbot.waitUntil(lambda: window.background and runtime.streaming.is_set(), timeout=10_000)
+    # A background turn does not lock the chat: the user can send at once.
+    assert window.chat.send_button.isEnabled() and not window.busy
+    started = time.perf_counter()
+    qtbot.keyClicks(window.chat.compose, "I am Ada")
+    qtbot.keyClick(window.chat.compose, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: "Hi Ada!" in window.chat.transcript.toPlainText(), timeout=10_000)
+    assert time.perf_counter() - started < 5  # the 300-word heartbeat answer would take ~12 s
+    qtbot.waitUntil(lambda: not window.busy and not window.background, timeout=5_000)
+    kinds = [m.kind for m in services.memory.recall.all(window.agent_id)]
+    assert kinds == ["heartbeat", "user_message", "assistant_call", "function_result"]
+    assert "thinking aloud" not in window.chat.transcript.toPlainText()
