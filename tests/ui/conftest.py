@@ -1,5 +1,9 @@
 """Fixtures for the window tests: a MainWindow on the real store with a scripted runtime, and a
-guard that fails any test leaving a top-level window open."""
+guard that fails any test leaving a top-level window open.
+
+Wait for the window's own signals (emitted in the GUI thread), never for the worker's: pytest-qt
+connects its blocker directly, so a worker-thread signal that fires between its "already
+triggered?" check and its event loop quits nothing, stops the timeout timer, and hangs the test."""
 
 from __future__ import annotations
 
@@ -47,7 +51,7 @@ def make_window(qtbot, services):
         windows.append(window)
         window.show()
         if start:
-            with qtbot.waitSignal(window.worker.ready, timeout=10_000):
+            with qtbot.waitSignal(window.model_ready, timeout=10_000):
                 window.start()
             qtbot.waitUntil(lambda: window.chat.send_button.isEnabled(), timeout=10_000)
         return window
@@ -66,7 +70,7 @@ def send(qtbot):
     def type_and_send(window: MainWindow, text: str, timeout: int = 15_000) -> None:
         window.chat.compose.setFocus()
         qtbot.keyClicks(window.chat.compose, text)
-        with qtbot.waitSignal(window.worker.turn_finished, timeout=timeout):
+        with qtbot.waitSignal(window.turn_done, timeout=timeout):
             qtbot.keyClick(window.chat.compose, Qt.Key.Key_Return)
         qtbot.waitUntil(lambda: not window.busy, timeout=timeout)
 

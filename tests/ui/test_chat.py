@@ -43,7 +43,7 @@ def test_shift_enter_adds_a_line_and_enter_sends(make_window, roomy_runtime, qtb
     qtbot.keyClick(window.chat.compose, Qt.Key.Key_Return, Qt.KeyboardModifier.ShiftModifier)
     qtbot.keyClicks(window.chat.compose, "line two")
     assert window.chat.compose.toPlainText() == "line one\nline two"
-    with qtbot.waitSignal(window.worker.turn_finished, timeout=10_000):
+    with qtbot.waitSignal(window.turn_done, timeout=10_000):
         qtbot.keyClick(window.chat.compose, Qt.Key.Key_Return)
     assert window.chat.compose.toPlainText() == ""
 
@@ -74,7 +74,7 @@ def test_escape_stops_mid_stream(make_window, qtbot):
     qtbot.waitUntil(lambda: "typing" in window.chat.transcript.toPlainText(), timeout=10_000)
     assert window.chat.stop_button.isEnabled()
     assert window.budget.generating_tokens > 0  # the streamed estimate shows in the budget
-    with qtbot.waitSignal(window.worker.turn_finished, timeout=5_000):
+    with qtbot.waitSignal(window.turn_done, timeout=5_000):
         qtbot.keyClick(window.chat.compose, Qt.Key.Key_Escape)
     qtbot.waitUntil(lambda: not window.busy, timeout=5_000)
     assert "generation stopped" in window.chat.transcript.toPlainText()
@@ -118,7 +118,7 @@ def test_window_is_shown_before_the_model_is_ready(make_window, qtbot):
     window.start()
     qtbot.waitUntil(lambda: "loading model" in window.chat.status.text(), timeout=5_000)
     assert window.isVisible() and not window.chat.send_button.isEnabled()
-    with qtbot.waitSignal(window.worker.ready, timeout=10_000):
+    with qtbot.waitSignal(window.model_ready, timeout=10_000):
         gate.set()
     qtbot.waitUntil(window.chat.send_button.isEnabled, timeout=5_000)
 
