@@ -2,10 +2,13 @@
 
 An input event (user message, login, timed heartbeat) is saved in its own transaction first, so a
 failure later never loses what the user sent. Then the agent steps: build the prompt, let the model
-produce one function call, run it, and save the call, its result and the next event in one
-transaction, so a crash mid-step loses at most that step. After each step the next input is, in
-order: the memory-pressure alert (once until the next eviction), a heartbeat because the call
-failed, a heartbeat because the model asked for one; otherwise control returns to the user.
+produce one function call, check it (chain rules, consent) and run it, and save the call, its
+result and the next event in one short transaction, so a crash mid-step loses at most that step
+and nothing slow (a consent dialog, the network, a generation) holds the store's write lock.
+After each step the next input is, in order: the memory-pressure alert (once until the next
+eviction), a heartbeat because the call failed or was refused, a heartbeat because the model asked
+for one; otherwise control returns to the user. A cancelled token stops the turn between steps
+(a user message preempting a background turn) or inside a generation.
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ from desktop.core.tools.context import ConsentPolicy, DenyAll, ToolContext
 from desktop.core.tools.files import FileSandbox
 from desktop.core.tools.http import HttpPolicy
 from desktop.core.tools.registry import HEARTBEAT_PARAM, Tool, ToolRegistry, validate_arguments
-from desktop.errors import ContextOverflowError, GenerationCancelled, MemDeskError, ToolError
+from desktop.errors import ConsentDenied, ContextOverflowError, GenerationCancelled, MemDeskError, ToolError
 
 log = logging.getLogger("memdesk.agent")
 
@@ -153,8 +156,9 @@ class Agent:
                 parts = self._prompt_parts()
                 request = CallRequest(parts.chat_messages(), rules.offered(self._live_specs()), self.settings.params, self.tools.heartbeat_tools())
                 turn = self.runtime.generate_call(request, on_event=self.observer.on_stream, cancel=cancel)
-                with db.transaction():
-                    step, context = self._apply(turn, rules)
+                pending = self._prepare(turn, rules, cancel)  # outside any transaction: may be slow
+                with db.transaction():  # short: what the step changed, saved all or nothing
+                    step, context = self._commit(pending, rules)
                     result.steps.append(step)
                     if step.ok and step.function == "send_message":
                         result.replies.append(step.arguments["message"])
@@ -216,47 +220,81 @@ class Agent:
         return specs
 
     # --- one step --------------------------------------------------------------------------
-    def _tool_context(self) -> ToolContext:
+    # A step is split so that nothing slow holds the store's write lock: ``_prepare`` parses and
+    # validates the call, applies the chain rules, asks the user's consent and runs every tool
+    # that does not write the store (searches, files, network, message_chatgpt's generation);
+    # ``_commit`` runs inside one short transaction: the tools that write the store, then the
+    # call, its result, the memory view and the next event. A crash loses at most that step.
+    def _tool_context(self, cancel: CancelToken | None = None) -> ToolContext:
         m = self.memory
         return ToolContext(
             agent_id=self.id, agents=m.agents, core=m.core, recall=m.recall, archival=m.archival, files=self.files,
             http=self.http, runtime=self.runtime, params=self.settings.params,
-            plain_assistant_prompt=self.prompts.plain_assistant, clock=m.clock, consent=self.consent,
+            plain_assistant_prompt=self.prompts.plain_assistant, clock=m.clock, consent=self.consent, cancel=cancel,
         )
 
-    def _apply(self, turn: ModelTurn, rules: TurnRules) -> tuple[StepRecord, ToolContext]:
-        """Parse and run the model's call, saving it and its result (caller holds the transaction)."""
-        context = self._tool_context()
-        thoughts, function, arguments, heartbeat = "", "", {}, False
-        tool: Tool | None = None
-        refused = False
-        archival_before = self.memory.archival.count(self.id)
+    def _prepare(self, turn: ModelTurn, rules: TurnRules, cancel: CancelToken | None) -> _PendingCall:
+        pending = _PendingCall(turn, self._tool_context(cancel))
         try:
-            thoughts, function, arguments, heartbeat = _parse_call(turn.text)
+            pending.thoughts, function, arguments, pending.heartbeat = _parse_call(turn.text)
+            pending.function = function
             tool = self.tools.resolve(function)
             if tool is None:
                 raise ToolError(f"Unknown function {function!r}. Available functions: {', '.join(self.tools.names())}")
-            function = tool.name
-            arguments = validate_arguments(tool, arguments)
-            refusal = rules.refusal(tool, arguments)
+            pending.tool, pending.function = tool, tool.name
+            pending.arguments = validate_arguments(tool, arguments)
+            refusal = rules.refusal(tool, pending.arguments)
             if refusal is not None:
-                refused = True
+                pending.refused = True
                 raise ToolError(refusal)
-            output = tool.function(context, **arguments)
-            ok, message = True, "None" if output is None else str(output)
+            if tool.check is not None:
+                tool.check(pending.context, **pending.arguments)
+            if tool.requires_consent:
+                self._ask_consent(tool, pending.arguments)
         except ToolError as error:
-            ok, message = False, error.message
+            pending.outcome = (False, error.message)
+            return pending
+        if not tool.writes_store:
+            pending.outcome = self._run_tool(pending)
+        return pending
+
+    def _ask_consent(self, tool: Tool, arguments: dict[str, Any]) -> None:
+        """Every tool that touches the user's machine or network asks first, user tools included."""
+        summary = tool.describe_call(arguments)
+        if not self.consent.allow(self.id, tool.name, summary):
+            raise ConsentDenied(f"The user did not allow {tool.name} to {summary}")
+
+    def _run_tool(self, pending: _PendingCall) -> tuple[bool, str]:
+        tool = pending.tool
+        assert tool is not None
+        try:
+            if tool.writes_store:
+                with self.memory.db.transaction():  # a savepoint: a failing tool leaves no partial write
+                    output = tool.function(pending.context, **pending.arguments)
+            else:
+                output = tool.function(pending.context, **pending.arguments)
+        except ToolError as error:
+            return False, error.message
         except MemDeskError:
-            raise  # the environment's fault (disk full, store locked): the user must see it
+            raise  # the environment's fault (disk full, store locked, stopped by the user): the user must see it
         except Exception as error:  # a bug in a tool must not kill the conversation
-            log.exception("function %s raised", function)
-            ok, message = False, f"{function} raised {type(error).__name__}: {error}"
-        rules.record(tool, arguments, ok=ok, refused=refused, page=context.last_page)
+            log.exception("function %s raised", tool.name)
+            return False, f"{tool.name} raised {type(error).__name__}: {error}"
+        return True, "None" if output is None else str(output)
+
+    def _commit(self, pending: _PendingCall, rules: TurnRules) -> tuple[StepRecord, ToolContext]:
+        """Run a store-writing tool and save the step (the caller holds the transaction)."""
+        archival_before = self.memory.archival.count(self.id)
+        if pending.outcome is None:
+            pending.outcome = self._run_tool(pending)
+        ok, message = pending.outcome
+        function, arguments, context = pending.function, pending.arguments, pending.context
+        rules.record(pending.tool, arguments, ok=ok, refused=pending.refused, page=context.last_page)
         message = _truncate(message, self.settings.function_result_chars)
         now = self.memory.clock.now()
         said = arguments.get("message", "") if ok and function == "send_message" else ""
         call = self.memory.recall.add(
-            self.id, role="assistant", kind="assistant_call", content=turn.text, created_at=now,
+            self.id, role="assistant", kind="assistant_call", content=pending.turn.text, created_at=now,
             search_text=said, function_name=function or None,
         )
         self.memory.recall.add(
@@ -264,7 +302,9 @@ class Agent:
             created_at=now, function_name=function or None, step_id=call.id,
         )
         self._saw_own_edits(context, self.memory.archival.count(self.id) - archival_before)
-        step = StepRecord(thoughts, function, arguments, ok, message, heartbeat and ok, turn.stats, turn.text, refused)
+        step = StepRecord(
+            pending.thoughts, function, arguments, ok, message, pending.heartbeat and ok, pending.turn.stats, pending.turn.text, pending.refused
+        )
         return step, context
 
     # --- the memory section ----------------------------------------------------------------
@@ -371,6 +411,21 @@ class Agent:
         log.info("agent %s evicted %s messages (keeping %s)", self.id, len(evicted), len(in_context) - cut)
         self.observer.on_event("eviction", summary)
         return True
+
+
+@dataclass
+class _PendingCall:
+    """A parsed call between ``_prepare`` and ``_commit``; ``outcome`` is (ok, result) once known."""
+
+    turn: ModelTurn
+    context: ToolContext
+    thoughts: str = ""
+    function: str = ""
+    arguments: dict[str, Any] = field(default_factory=dict)
+    heartbeat: bool = False
+    tool: Tool | None = None
+    refused: bool = False
+    outcome: tuple[bool, str] | None = None
 
 
 def _summary_body(note: str) -> str:

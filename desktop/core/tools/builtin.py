@@ -46,7 +46,7 @@ def message_chatgpt(ctx: ToolContext, message: str) -> str:
         message: Message to send. Phrase it as a complete, self-contained question.
     """
     messages = [ChatMessage("system", ctx.plain_assistant_prompt), ChatMessage("user", message)]
-    answer = ctx.runtime.generate_text(TextRequest(messages, ctx.params))
+    answer = ctx.runtime.generate_text(TextRequest(messages, ctx.params), cancel=ctx.cancel)
     return answer.strip() or "(no answer)"
 
 
@@ -192,10 +192,7 @@ def append_to_text_file(ctx: ToolContext, filename: str, content: str) -> str:
         filename: The name of the file, relative to your files folder.
         content: Text to append.
     """
-    ctx.files.resolve(filename)  # refuse escapes before bothering the user
-    if not ctx.consent.allow(ctx.agent_id, "append_to_text_file", f"append {len(content)} characters to {filename}"):
-        raise ToolError("The user did not allow writing to that file")
-    written = ctx.files.append(filename, content)
+    written = ctx.files.append(filename, content)  # the agent asked the user first (Tool.requires_consent)
     return f"Appended {written} characters to {filename}."
 
 
@@ -207,10 +204,7 @@ def http_request(ctx: ToolContext, method: str, url: str, payload_json: str) -> 
         url: The full URL.
         payload_json: A JSON string to send as the request body (use an empty string for none).
     """
-    ctx.http.check(url)  # refuse before asking: a disabled feature never prompts the user
-    if not ctx.consent.allow(ctx.agent_id, "http_request", f"{method.upper()} {url}"):
-        raise ToolError("The user did not allow this request")
-    return ctx.http.request(method, url, payload_json)
+    return ctx.http.request(method, url, payload_json)  # the agent asked the user first (Tool.requires_consent)
 
 
 BUILTIN_FUNCTIONS = [
@@ -227,7 +221,20 @@ BUILTIN_FUNCTIONS = [
     append_to_text_file,
     http_request,
 ]
-CONSENT_REQUIRED = {"append_to_text_file", "http_request"}
+# Checked before the user is asked: a disabled feature or a path outside the sandbox never
+# prompts the user.
+CHECKS = {
+    "append_to_text_file": lambda ctx, **a: ctx.files.resolve(a["filename"]),
+    "http_request": lambda ctx, **a: ctx.http.check(a["url"]),
+}
+#: Functions that touch the user's machine or network: the user is asked before each call.
+CONSENT_SUMMARIES = {
+    "append_to_text_file": lambda a: f"append {len(a.get('content', ''))} characters to {a.get('filename')}",
+    "http_request": lambda a: f"{str(a.get('method', '')).upper()} {a.get('url')}",
+}
+CONSENT_REQUIRED = set(CONSENT_SUMMARIES)
+#: Functions that write the store run inside the step's transaction; the others before it.
+WRITES_STORE = {"pause_heartbeats", "core_memory_append", "core_memory_replace", "archival_memory_insert"}
 #: What each function does, for the chain rules (see ToolKind); the rest are "other".
 KINDS = {
     "send_message": "answer",
@@ -245,7 +252,14 @@ ALIASES = {"recall_memory_search": "conversation_search", "recall_memory_search_
 
 def builtin_tools() -> list[Tool]:
     return [
-        make_tool(function, requires_consent=function.__name__ in CONSENT_REQUIRED, kind=KINDS.get(function.__name__, "other"))
+        make_tool(
+            function,
+            requires_consent=function.__name__ in CONSENT_REQUIRED,
+            kind=KINDS.get(function.__name__, "other"),
+            writes_store=function.__name__ in WRITES_STORE,
+            check=CHECKS.get(function.__name__),
+            consent_summary=CONSENT_SUMMARIES.get(function.__name__),
+        )
         for function in BUILTIN_FUNCTIONS
     ]
 

@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from desktop.core.memory.archival import ArchivalMemory
     from desktop.core.memory.core_memory import CoreMemory
     from desktop.core.memory.recall import RecallMemory
-    from desktop.core.runtime.base import Runtime, SamplingParams
+    from desktop.core.runtime.base import CancelToken, Runtime, SamplingParams
     from desktop.core.tools.files import FileSandbox
     from desktop.core.tools.http import HttpPolicy
 
@@ -47,6 +47,8 @@ class ToolContext:
     plain_assistant_prompt: str
     clock: Clock
     consent: ConsentPolicy = field(default_factory=DenyAll)
+    #: Set when the user stops the turn; long tools (generation) must honour it.
+    cancel: "CancelToken | None" = None
     #: Labels of core memory blocks changed during the current step (the UI highlights them).
     changed_blocks: set[str] = field(default_factory=set)
     #: The latest search hits, for the archival panel.

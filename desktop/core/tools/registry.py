@@ -38,12 +38,33 @@ HEARTBEAT_DESCRIPTION = (
 
 @dataclass(frozen=True)
 class Tool:
+    """A callable function. How the loop runs it (see agent/loop.py):
+
+    * ``check(ctx, **arguments)`` runs first and may refuse with a ToolError (a disabled feature,
+      a path outside the sandbox), so the user is never asked about a call that cannot run;
+    * then, when ``requires_consent``, the user is asked (``consent_summary(arguments)`` says
+      what will happen); a denial is a failed call;
+    * a tool that ``writes_store`` runs inside the step's short transaction, so a crash loses
+      its writes together with the step; every other tool runs before it, outside any
+      transaction, so a slow one (network, generation, a dialog) never holds the write lock.
+    """
+
     name: str
     function: Callable[..., Any]
     spec: ToolSpec
     takes_heartbeat: bool
     requires_consent: bool = False
     kind: ToolKind = "other"
+    writes_store: bool = True
+    check: Callable[..., None] | None = None
+    consent_summary: Callable[[dict[str, Any]], str] | None = None
+
+    def describe_call(self, arguments: dict[str, Any]) -> str:
+        """What a call will do, in the user's words, for the consent question."""
+        if self.consent_summary is not None:
+            return self.consent_summary(arguments)
+        shown = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)[:80]}" for k, v in arguments.items())
+        return f"run {self.name}({shown})"
 
     def parameter_names(self) -> list[str]:
         return list(self.spec.parameters.get("properties", {}))
@@ -111,7 +132,14 @@ def _parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
 
 
 def make_tool(
-    function: Callable[..., Any], *, name: str | None = None, requires_consent: bool = False, kind: ToolKind = "other"
+    function: Callable[..., Any],
+    *,
+    name: str | None = None,
+    requires_consent: bool = False,
+    kind: ToolKind = "other",
+    writes_store: bool = True,
+    check: Callable[..., None] | None = None,
+    consent_summary: Callable[[dict[str, Any]], str] | None = None,
 ) -> Tool:
     """Build a Tool from a function ``f(ctx, arg: type, ...)`` with a Google-style docstring."""
     tool_name = name or function.__name__
@@ -139,7 +167,7 @@ def make_tool(
         properties[HEARTBEAT_PARAM] = {"type": "boolean", "description": HEARTBEAT_DESCRIPTION}
         required.append(HEARTBEAT_PARAM)
     spec = ToolSpec(tool_name, description, {"type": "object", "properties": properties, "required": required})
-    return Tool(tool_name, function, spec, takes_heartbeat, requires_consent, kind)
+    return Tool(tool_name, function, spec, takes_heartbeat, requires_consent, kind, writes_store, check, consent_summary)
 
 
 class ToolRegistry:
@@ -273,5 +301,14 @@ def load_user_tools(folder: Path) -> list[Tool]:
             kind = getattr(function, "kind", "other")
             if kind not in get_args(ToolKind):
                 raise ConfigError(f"Tool {function.__name__} in {path}: kind must be one of {', '.join(get_args(ToolKind))}")
-            tools.append(make_tool(function, requires_consent=getattr(function, "requires_consent", False), kind=kind))
+            tools.append(
+                make_tool(
+                    function,
+                    requires_consent=getattr(function, "requires_consent", False),
+                    kind=kind,
+                    # A user tool runs inside the step's transaction unless it says it writes
+                    # nothing to the store (then it may be slow without blocking anybody).
+                    writes_store=getattr(function, "writes_store", True),
+                )
+            )
     return tools
