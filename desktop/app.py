@@ -7,17 +7,25 @@ Front ends (the CLI, the Qt window) call ``open_services`` once, then ``make_run
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 from desktop.core.agent.agents import AgentRecord, AgentStore
+from desktop.core.agent.consolidation import ConsolidationSettings, Consolidator
 from desktop.core.agent.loop import Agent, AgentSettings, MemoryServices
 from desktop.core.agent.observer import AgentObserver
 from desktop.core.clock import Clock, SystemClock
+from desktop.core.documents.ingest import Ingestor
 from desktop.core.embedding import Embedder
+from desktop.core.graph.store import KnowledgeGraph
+from desktop.core.retrieval.messages import GRAPH_WEIGHT
 from desktop.core.memory.archival import ArchivalMemory
 from desktop.core.memory.core_memory import CoreMemory
 from desktop.core.memory.recall import RecallMemory
+from desktop.core.models import hub  # noqa: F401 - reads HF_ENDPOINT/HF_HUB_OFFLINE at start-up (see hub.py)
+from desktop.core.models.library import ModelLibrary
 from desktop.core.prompts import Prompts
+from desktop.core.retrieval import MessageRanker, PassageRanker, VectorIndex
 from desktop.core.runtime.base import Runtime
 from desktop.core.storage import Database, open_database
 from desktop.core.tools.builtin import default_registry
@@ -48,10 +56,17 @@ class Services:
     def agents(self) -> AgentStore:
         return self.memory.agents
 
+    @cached_property
+    def models(self) -> ModelLibrary:
+        return ModelLibrary(self.paths)
+
     def create_agent(self, name: str, *, persona: str | None = None, human: str | None = None) -> AgentRecord:
         return self.agents.create(
             name, system_prompt=self.prompts.system, persona=persona or self.prompts.persona, human=human or self.prompts.human
         )
+
+    def ingestor(self) -> Ingestor:
+        return Ingestor(self.db, self.memory.archival, self.clock)
 
     def close(self) -> None:
         self.db.close()
@@ -64,18 +79,23 @@ def default_embedder() -> Embedder:
 
 
 def open_services(paths: Paths | None = None, *, embedder: Embedder | None = None, clock: Clock | None = None) -> Services:
+    """One connection to the store with everything built on it. A thread doing long work opens its
+    own (WAL lets readers and one writer coexist)."""
     paths = (paths or Paths.from_environment()).ensure()
     clock = clock or SystemClock()
     embedder = embedder or default_embedder()
     db = open_database(paths.database)
     core = CoreMemory(db, clock)
+    # The rankers' caches belong to this connection's stores: one vector index, shared by both.
+    vectors = VectorIndex(db)
     memory = MemoryServices(
         db=db,
         agents=AgentStore(db, core, clock, paths.files_root),
         core=core,
-        recall=RecallMemory(db, embedder),
-        archival=ArchivalMemory(db, embedder, clock),
+        recall=RecallMemory(db, embedder, ranker=MessageRanker(db, embedder, vectors)),
+        archival=ArchivalMemory(db, embedder, clock, ranker=PassageRanker(db, embedder, vectors)),
         clock=clock,
+        graph=KnowledgeGraph(db, clock, embedder),
     )
     return Services(paths, db, clock, Prompts.load(RESOURCES / "prompts"), SettingsStore(db), memory, embedder)
 
@@ -108,7 +128,9 @@ def make_runtime(settings: Settings) -> Runtime:
     if settings.runtime == "openai":
         from desktop.core.runtime.openai_http import OpenAIRuntime
 
-        return OpenAIRuntime(base_url=settings.openai_base_url, model=settings.openai_model, context_window=settings.context_size)
+        return OpenAIRuntime(
+            base_url=settings.openai_base_url, model=settings.openai_model, context_window=settings.context_size, schema_style=settings.openai_schema
+        )
     raise ConfigError(f"Unknown runtime {settings.runtime!r}; choose llamacpp or openai")
 
 
@@ -123,6 +145,10 @@ def open_agent(
 ) -> Agent:
     settings = settings or services.settings
     tools = default_registry(load_user_tools(services.paths.user_tools))
+    services.memory.recall.graph_weight = GRAPH_WEIGHT if settings.graph_search_expansion else 0.0
+    # The active model's catalog entry refines the defaults; a setting the user chose wins.
+    profile = services.models.profile_for(settings)
+    chosen = services.settings_store.stored_names()
     return Agent(
         record.id,
         memory=services.memory,
@@ -133,7 +159,31 @@ def open_agent(
         http=HttpPolicy(settings.http_enabled, frozenset(settings.http_allowlist)),
         consent=consent,
         settings=AgentSettings(
-            max_steps=settings.max_chained_steps, searches_per_turn=settings.max_searches_per_turn, params=settings.sampling()
+            max_steps=settings.max_chained_steps if "max_chained_steps" in chosen else profile.step_cap(settings.max_chained_steps),
+            searches_per_turn=settings.max_searches_per_turn,
+            heartbeat_minutes=settings.heartbeat_minutes,
+            login_after_minutes=settings.login_after_minutes,
+            params=profile.sampling_params(settings.sampling(), keep=chosen),
+            tool_section=profile.tool_section,
+            top_entities=settings.graph_top_entities if settings.graph_extraction else 0,
         ),
         observer=observer,
+    )
+
+
+def open_consolidator(
+    services: Services, record: AgentRecord, runtime: Runtime | None, *, settings: Settings | None = None
+) -> Consolidator:
+    """The idle-time consolidation pass of one agent, with the agent's own memory functions.
+    ``runtime`` may be None to review proposals without a model."""
+    settings = settings or services.settings
+    return Consolidator(
+        record.id,
+        memory=services.memory,
+        runtime=runtime,
+        tools=default_registry(load_user_tools(services.paths.user_tools)),
+        instructions=services.prompts.consolidation,
+        settings=ConsolidationSettings(
+            mode=settings.consolidation, every_turns=settings.consolidation_every_turns, params=settings.sampling()
+        ),
     )

@@ -7,7 +7,8 @@ import sys
 import threading
 from typing import Any
 
-from desktop.app import Services, make_runtime, open_agent, open_services
+from desktop.app import Services, make_runtime, open_agent, open_consolidator, open_services
+from desktop.core.agent.consolidation_idle import IdleConsolidation
 from desktop.core.agent.context import ContextBudget
 from desktop.core.agent.observer import AgentObserver, StepRecord, TurnResult
 from desktop.core.runtime.base import CancelToken, StreamEvent
@@ -123,6 +124,7 @@ class BackgroundTurn:
 
 def run(args: argparse.Namespace) -> int:
     services = open_services()
+    idle = None
     try:
         record = _pick_agent(services, args.agent)
         # Load the embedding model while llama.cpp loads, not at the agent's first archival call.
@@ -134,23 +136,45 @@ def run(args: argparse.Namespace) -> int:
         observer = TerminalObserver(args.verbose)
         agent = open_agent(services, record, runtime, consent=TerminalConsent(), observer=observer)
         print(f"Chatting with {record.name} ({runtime.info.model_id}). {HELP}", file=sys.stderr)
+        idle = _idle_consolidation(services, record, runtime)
         try:
-            _loop(services, agent, observer, login=not args.no_login)
+            _loop(services, agent, observer, idle, login=not args.no_login)
         finally:
+            idle.close()
             runtime.close()
     finally:
+        if idle is not None:
+            idle.close()  # a pass must not outlive the store (Ctrl+C at the prompt)
         services.close()
     return 0
 
 
-def _loop(services: Services, agent, observer: TerminalObserver, *, login: bool) -> None:
-    background = BackgroundTurn(agent.login, observer) if login else None
+def _idle_consolidation(services: Services, record, runtime) -> IdleConsolidation:
+    """Memory consolidation while the user is idle at the prompt (setting ``consolidation``)."""
+
+    def report(result) -> None:
+        if result.applied or result.proposed:
+            print(f"\n  [{result.describe()}; review with: memdesk consolidate list]", file=sys.stderr)
+
+    minutes = services.settings.consolidation_idle_minutes
+    return IdleConsolidation(
+        lambda: open_consolidator(services, record, runtime), minutes * 60, on_result=report,
+        on_error=lambda error: print(f"\n  [consolidation failed: {getattr(error, 'user_message', error)}]", file=sys.stderr),
+    )
+
+
+def _loop(services: Services, agent, observer: TerminalObserver, idle: IdleConsolidation, *, login: bool) -> None:
+    """Read lines until /quit. Work the user did not ask for (the login turn, consolidation while
+    idle) runs in the background and never makes a typed line wait: the line preempts it."""
+    background = BackgroundTurn(agent.login, observer) if login and agent.login_due() else None
     cancel = CancelToken()
     while True:
+        idle.touch()
         try:
             line = input("you> ")
         except (EOFError, KeyboardInterrupt):
             line = "/quit"
+        idle.interrupt()  # the user is back: a running pass stops (and resumes next time)
         if background is not None:
             background.preempt()  # the user goes first
             background = None

@@ -10,15 +10,16 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QObject, QThread, Signal, Slot
+from PySide6.QtCore import QObject, QThread, QTimer, Signal, Slot
 
-from desktop.app import Services, open_agent
+from desktop.app import Services, open_agent, open_consolidator, resolve_model_path
 from desktop.core.agent.context import ContextBudget
 from desktop.core.agent.loop import Agent
 from desktop.core.agent.observer import AgentObserver, StepRecord
+from desktop.core.models.preflight import explain_load_failure
 from desktop.core.runtime.base import CancelToken, Runtime, StreamEvent
 from desktop.core.tools.context import ConsentPolicy
-from desktop.errors import GenerationCancelled
+from desktop.errors import GenerationCancelled, ModelError
 from desktop.settings import Settings
 
 log = logging.getLogger("memdesk.ui.worker")
@@ -65,6 +66,9 @@ class AgentWorker(QObject):
             the user may still send: the message preempts it (see ``preempt``)
         turn_finished(object): a TurnResult
         agent_opened(int): the agent is ready to talk
+        switch_finished(bool, object): a model switch ended: (True, the new Settings), or (False,
+            the error) with the previous model loaded again
+        consolidation_finished(object): a consolidation PassResult (idle time; never marks busy)
     """
 
     loading = Signal(str)
@@ -80,6 +84,8 @@ class AgentWorker(QObject):
     background_changed = Signal(bool)
     turn_finished = Signal(object)
     agent_opened = Signal(int)
+    switch_finished = Signal(bool, object)
+    consolidation_finished = Signal(object)
 
     def __init__(
         self,
@@ -107,6 +113,10 @@ class AgentWorker(QObject):
         self._lock = threading.Lock()
         self._users_waiting = 0
         self._background_running = False
+        #: Run in this thread before every turn, model reload and shutdown (background users of
+        #: the model give it back), and after every turn with the agent (they may borrow it).
+        self.before_turn: list[Callable[[], None]] = []
+        self.after_turn: list[Callable[[Agent], None]] = []
 
     @property
     def runtime(self) -> Runtime | None:
@@ -131,21 +141,41 @@ class AgentWorker(QObject):
     @Slot(object)
     def load_model(self, settings: Settings) -> None:
         with self._working():
-            if self._services is None:
-                self._services = self._open_services()
-            self.loading.emit(settings.model_path or "the bundled model")
-            if self._runtime is not None:
-                self._agent = None
-                self._runtime.close()
-                self._runtime = None
-            self._settings = settings
-            self._runtime = self._make_runtime(settings)
-            if self._warm_embedder:
-                # Loads torch and the embedding model now, so the first archival search is quick.
-                self._services.embedder.embed(["warm up"])
-            self.ready.emit(self._runtime.info.model_id)
-            if self._agent_id is not None:
-                self._open(self._agent_id)
+            self._load(settings)
+
+    @Slot(object)
+    def switch_model(self, settings: Settings) -> None:
+        """Load another model; if it fails, load the previous one again and report why."""
+        previous = self._settings
+        with self._working():
+            try:
+                self._load(settings)
+            except Exception as error:
+                if settings.runtime == "llamacpp" and isinstance(error, ModelError):
+                    error = explain_load_failure(error, resolve_model_path(settings))
+                self.switch_finished.emit(False, error)  # the window reports it
+                if previous is not None:
+                    self._load(previous)
+                return
+            self.switch_finished.emit(True, settings)
+
+    def _load(self, settings: Settings) -> None:
+        if self._services is None:
+            self._services = self._open_services()
+        self.loading.emit(settings.openai_model if settings.runtime == "openai" else settings.model_path or "the bundled model")
+        self._run_hooks(self.before_turn)  # background users give the model back before it closes
+        if self._runtime is not None:
+            self._agent = None
+            self._runtime.close()
+            self._runtime = None
+        self._settings = settings
+        self._runtime = self._make_runtime(settings)
+        if self._warm_embedder:
+            # Loads torch and the embedding model now, so the first archival search is quick.
+            self._services.embedder.embed(["warm up"])
+        self.ready.emit(self._runtime.info.model_id)
+        if self._agent_id is not None:
+            self._open(self._agent_id)
 
     @Slot(int)
     def open_agent(self, agent_id: int) -> None:
@@ -165,6 +195,31 @@ class AgentWorker(QObject):
     def heartbeat(self) -> None:
         self._turn(lambda agent, cancel: agent.timed_heartbeat(cancel), background=True)
 
+    @Slot()
+    def login(self) -> None:
+        """The login event of an agent opened after a gap: a background turn (a message preempts it)."""
+        if self._agent is not None and self._agent.login_due():
+            self._turn(lambda agent, cancel: agent.login(cancel), background=True)
+
+    @Slot(object)
+    def consolidate(self, cancel: CancelToken) -> None:
+        """An idle-time consolidation pass. It does not mark the worker busy: the user may type,
+        and the window then cancels ``cancel`` (made by the requester, so a cancel that comes
+        before this slot starts is not lost); the pass stops at the next token and the queued
+        message runs right after."""
+        if self._agent is None or self._services is None or self._runtime is None or cancel.cancelled:
+            return
+        with self._working(busy=False):
+            record = self._services.agents.get(self._agent.id)
+            consolidation = open_consolidator(self._services, record, self._runtime, settings=self._settings)
+            if not consolidation.due():
+                return
+            result = consolidation.run(cancel)
+            if result.changed_blocks:
+                self.memory_changed.emit(sorted(result.changed_blocks))
+                self.budget_changed.emit(self._agent.budget())
+            self.consolidation_finished.emit(result)
+
     @Slot(object)
     def apply_settings(self, settings: Settings) -> None:
         """Sampling, step and network settings changed: reopen the agent with them."""
@@ -181,6 +236,7 @@ class AgentWorker(QObject):
 
     @Slot()
     def shutdown(self) -> None:
+        self._run_hooks(self.before_turn)
         self._agent = None
         if self._runtime is not None:
             self._runtime.close()
@@ -199,6 +255,10 @@ class AgentWorker(QObject):
         )
         self.agent_opened.emit(agent_id)
         self.budget_changed.emit(self._agent.budget())
+        if self._agent.login_due():
+            # Queued, not run here: the slot that opened the agent returns first, and a message
+            # the user sends meanwhile is queued ahead (preempt() makes the login skip itself).
+            QTimer.singleShot(0, self.login)
 
     def _turn(self, run: Callable[[Agent, CancelToken], Any], *, background: bool = False) -> None:
         if self._agent is None:
@@ -208,22 +268,36 @@ class AgentWorker(QObject):
                 return  # a user message is queued behind this: it goes first
             self._cancel = CancelToken()
             self._background_running = background
+        self._run_hooks(self.before_turn)
+        agent = self._agent
         if background:
             self.background_changed.emit(True)
         try:
             with self._working(busy=not background):
                 result = None
                 try:
-                    result = run(self._agent, self._cancel)
+                    result = run(agent, self._cancel)
                 except GenerationCancelled:
-                    self.event.emit("preempted" if background else "stopped", "background turn cancelled for your message" if background else "generation stopped")
+                    if background:
+                        self.event.emit("preempted", "background turn cancelled for your message")
+                    else:
+                        self.event.emit("stopped", "generation stopped")
                 finally:
                     self.turn_finished.emit(result)
+                    self._run_hooks(self.after_turn, agent)
         finally:
             with self._lock:
                 self._background_running = False
             if background:
                 self.background_changed.emit(False)
+
+    @staticmethod
+    def _run_hooks(hooks: list, *args: Any) -> None:
+        for hook in hooks:
+            try:
+                hook(*args)
+            except Exception:  # noqa: BLE001 - a background helper must never break a turn
+                log.exception("worker hook %r failed", hook)
 
     class _Working:
         def __init__(self, worker: "AgentWorker", busy: bool) -> None:

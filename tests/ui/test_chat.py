@@ -27,7 +27,7 @@ def test_conversation_updates_every_panel_and_survives_restart(make_window, room
     assert "core_memory_append" in detailed and "save the name" in detailed
     assert "Name: Ada" in window.memory.editors["human"].editor.toPlainText()
     names = [window.budget.table.item(r, 0).text() for r in range(window.budget.table.rowCount())]
-    assert names[:5] == ["system", "tools", "core_memory", "summary", "messages"]
+    assert names[:6] == ["system", "tools", "core_memory", "knowledge", "summary", "messages"]
     assert window.chat.compose.toPlainText() == ""
     window.close()
 
@@ -140,3 +140,12 @@ def test_a_message_preempts_a_background_heartbeat(make_window, qtbot, services)
     kinds = [m.kind for m in services.memory.recall.all(window.agent_id)]
     assert kinds == ["heartbeat", "user_message", "assistant_call", "function_result"]
     assert "thinking aloud" not in window.chat.transcript.toPlainText()
+
+
+def test_opening_an_agent_after_a_gap_sends_a_login_in_the_background(make_window, roomy_runtime, qtbot, services):
+    roomy_runtime.enqueue(say("Welcome back!"))
+    window = make_window(roomy_runtime, login=True)
+    qtbot.waitUntil(lambda: "Welcome back!" in window.chat.transcript.toPlainText(), timeout=10_000)
+    qtbot.waitUntil(lambda: not window.background, timeout=5_000)
+    assert [m.kind for m in services.memory.recall.all(window.agent_id)][0] == "login"
+    assert not window.busy

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from desktop.core.memory.recall import Message
 from desktop.core.runtime.base import ChatMessage, Runtime
 
-SECTIONS = ("system", "tools", "core_memory", "summary", "messages", "free")
+SECTIONS = ("system", "tools", "core_memory", "knowledge", "summary", "messages", "free")
 PRESSURE_FRACTION = 0.75
 #: No single message may take more than this share of the window in context (it is truncated,
 #: with a note; the full text stays in recall memory).
@@ -88,6 +88,9 @@ class PromptParts:
     core_memory: str  # the memory section as rendered at its last refresh
     summary: str | None  # the summary note, or None before the first eviction
     messages: tuple[ChatMessage, ...]
+    #: The knowledge graph's top entities, rendered with the memory section (a hint that may lag
+    #: until the next refresh: below the queue it would cost its own tokens again every step).
+    knowledge: str = ""
 
     def system_text(self, with_tools: bool = True) -> str:
         if not with_tools:
@@ -98,12 +101,16 @@ class PromptParts:
         """What never changes between turns: the runtime may keep its KV state on disk."""
         return [ChatMessage("system", self.system_text())]
 
-    def memory_message(self, with_summary: bool = True) -> ChatMessage:
-        # A user-role message: many chat templates refuse a second system message.
-        text = self.core_memory
-        if with_summary and self.summary:
-            text += "\n\n" + self.summary
-        return ChatMessage("user", text)
+    def memory_message(self, upto: str = "summary") -> ChatMessage:
+        """The memory section: core memory, then (``upto`` "knowledge" or "summary") the top
+        entities, then (``upto`` "summary") the summary note. A user-role message: many chat
+        templates refuse a second system message."""
+        pieces = [self.core_memory]
+        if upto in ("knowledge", "summary") and self.knowledge:
+            pieces.append(self.knowledge)
+        if upto == "summary" and self.summary:
+            pieces.append(self.summary)
+        return ChatMessage("user", "\n\n".join(pieces))
 
     def chat_messages(self) -> list[ChatMessage]:
         return [*self.static_messages(), self.memory_message(), *self.messages]
@@ -132,17 +139,20 @@ def to_chat(runtime: Runtime, messages: Sequence[Message], window: int) -> tuple
 
 def measure(runtime: Runtime, parts: PromptParts, reserve: int) -> ContextBudget:
     window = runtime.info.context_window
+    static = parts.static_messages()
     system_only = runtime.count_prompt([ChatMessage("system", parts.system_text(with_tools=False))])
-    with_tools = runtime.count_prompt(parts.static_messages())
-    with_memory = runtime.count_prompt([*parts.static_messages(), parts.memory_message(with_summary=False)])
-    with_summary = runtime.count_prompt([*parts.static_messages(), parts.memory_message()]) if parts.summary else with_memory
+    with_tools = runtime.count_prompt(static)
+    with_memory = runtime.count_prompt([*static, parts.memory_message("core")])
+    with_knowledge = runtime.count_prompt([*static, parts.memory_message("knowledge")]) if parts.knowledge else with_memory
+    with_summary = runtime.count_prompt([*static, parts.memory_message()]) if parts.summary else with_knowledge
     total = runtime.count_prompt(parts.chat_messages()) if parts.messages else with_summary
     message_preview = f"{len(parts.messages)} messages in context"
     sections = (
         Section("system", system_only, parts.instructions[:400]),
         Section("tools", with_tools - system_only, parts.tools[:400]),
         Section("core_memory", with_memory - with_tools, parts.core_memory[:600]),
-        Section("summary", with_summary - with_memory, (parts.summary or "no summary yet")[:600]),
+        Section("knowledge", with_knowledge - with_memory, parts.knowledge[:600] or "no knowledge-graph entities yet"),
+        Section("summary", with_summary - with_knowledge, (parts.summary or "no summary yet")[:600]),
         Section("messages", total - with_summary, message_preview),
         Section("free", window - total, f"{window - total} tokens free of {window}"),
     )

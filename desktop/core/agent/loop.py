@@ -17,6 +17,7 @@ import json
 import logging
 import time
 from dataclasses import dataclass, field, replace
+from datetime import timedelta
 from typing import Any
 
 from desktop.core.agent import events
@@ -27,6 +28,8 @@ from desktop.core.agent.eviction import Summarizer, choose_cut
 from desktop.core.agent.memory_view import MemoryView, render_memory
 from desktop.core.agent.observer import AgentObserver, StepRecord, TurnResult
 from desktop.core.clock import Clock
+from desktop.core.graph.render import render_top_entities
+from desktop.core.graph.store import KnowledgeGraph
 from desktop.core.memory.archival import ArchivalMemory
 from desktop.core.memory.core_memory import CoreMemory
 from desktop.core.memory.recall import RecallMemory
@@ -46,8 +49,12 @@ log = logging.getLogger("memdesk.agent")
 class AgentSettings:
     max_steps: int = 4  # per input event: stops runaway chains (a capable model's catalog entry may raise it)
     searches_per_turn: int = 2  # new searches per search function and turn (paging does not count)
+    heartbeat_minutes: int = 0  # timed heartbeats while idle (0: off); the instructions say which
+    login_after_minutes: int = 60  # a login event when the agent opens after this gap (0: never)
     function_result_chars: int = 6000
+    top_entities: int = 8  # knowledge-graph entities shown with the memory section (0: none)
     params: SamplingParams = field(default_factory=SamplingParams)
+    tool_section: str = "signatures"  # the prompt's tool list style, per model (see models/catalog.py)
 
     @property
     def reserve(self) -> int:
@@ -65,6 +72,7 @@ class MemoryServices:
     recall: RecallMemory
     archival: ArchivalMemory
     clock: Clock
+    graph: KnowledgeGraph | None = None
 
 
 class Agent:
@@ -113,6 +121,15 @@ class Agent:
         self.memory.agents.update(self.id, last_login=now)
         return self._run("login", content, cancel=cancel)
 
+    def login_due(self) -> bool:
+        """Whether opening the agent now should send a login event: after a gap without any
+        message (or before the first one), as MemGPT greets a returning user."""
+        gap = self.settings.login_after_minutes
+        if gap <= 0:
+            return False
+        last = self.memory.recall.last_activity(self.id)
+        return last is None or self.memory.clock.now() - last >= timedelta(minutes=gap)
+
     def timed_heartbeat(self, cancel: CancelToken | None = None) -> TurnResult | None:
         """Run on a timer while the user is idle; None when the agent paused its heartbeats."""
         paused_until = self.record.heartbeats_paused_until
@@ -121,6 +138,12 @@ class Agent:
             return None
         self.observer.on_event("heartbeat", "timed heartbeat")
         return self._run("heartbeat", events.heartbeat(events.HEARTBEAT_TIMED, now), cancel=cancel)
+
+    def prompt_prefix(self) -> list[ChatMessage]:
+        """The prompt the next step would send, before the model's turn: another call that starts
+        with it (the knowledge graph's fact extraction) shares the runtime's KV cache. The layout
+        has no live section below the messages, so that is the whole prompt."""
+        return self._prompt_parts().chat_messages()
 
     def budget(self) -> ContextBudget:
         """The exact context budget of the prompt the next step would send."""
@@ -230,7 +253,7 @@ class Agent:
         return ToolContext(
             agent_id=self.id, agents=m.agents, core=m.core, recall=m.recall, archival=m.archival, files=self.files,
             http=self.http, runtime=self.runtime, params=self.settings.params,
-            plain_assistant_prompt=self.prompts.plain_assistant, clock=m.clock, consent=self.consent, cancel=cancel,
+            plain_assistant_prompt=self.prompts.plain_assistant, clock=m.clock, consent=self.consent, cancel=cancel, graph=m.graph,
         )
 
     def _prepare(self, turn: ModelTurn, rules: TurnRules, cancel: CancelToken | None) -> _PendingCall:
@@ -316,7 +339,8 @@ class Agent:
         archival = m.archival.count(self.id)
         if not view.rendered or view.stale or not self._view_checked:
             text = render_memory(m.core.render(self.id), record.evicted_count, archival)
-            return MemoryView.fresh(text, blocks, archival), None
+            knowledge = render_top_entities(m.graph, self.id, self.settings.top_entities) if m.graph is not None else ""
+            return MemoryView.fresh(text, blocks, archival, knowledge), None
         changes = view.updates(blocks, archival)
         if not changes:
             return view, None
@@ -352,11 +376,12 @@ class Agent:
         if update is not None:  # not saved yet: the next step will save it
             messages += (ChatMessage("user", update),)
         return PromptParts(
-            instructions=record.system_prompt,
-            tools=self.tools.describe_for_prompt(),
+            instructions=record.system_prompt + "\n\n" + heartbeat_note(self.settings.heartbeat_minutes),
+            tools=self.tools.describe_for_prompt(self.settings.tool_section),
             core_memory=view.text,
             summary=record.summary or None,
             messages=messages,
+            knowledge=view.knowledge,
         )
 
     def _ensure_fits(self, cancel: CancelToken | None) -> None:
@@ -426,6 +451,13 @@ class _PendingCall:
     tool: Tool | None = None
     refused: bool = False
     outcome: tuple[bool, str] | None = None
+
+
+def heartbeat_note(minutes: int) -> str:
+    """What the instructions promise about timed heartbeats: exactly what the setting does."""
+    if minutes <= 0:
+        return "Timed heartbeats are off: you run only when an event arrives."
+    return f"Timed heartbeats: every {minutes} minutes while the user is idle, you run with a heartbeat event."
 
 
 def _summary_body(note: str) -> str:

@@ -10,6 +10,10 @@ the model as appended messages instead:
 * anybody else's (the user in the memory panel, an import, consolidation, documents added to
   archival memory) become one compact ``memory_update`` event before the agent's next step.
 
+The knowledge graph's top entities are rendered with it: a hint that may lag until the next render
+(below the queue, where it would always be current, it would cost its own tokens and the previous
+answer's again at every step).
+
 The section is rendered again when that costs nothing extra or the updates pile up: at an
 eviction (the queue below is re-evaluated anyway), on the first step of an agent object (a new
 process or a switched agent: the cache holds something else), and after ``REFRESH_AFTER`` changes.
@@ -34,6 +38,7 @@ class MemoryView:
     blocks: dict[str, str] = field(default_factory=dict)  # block values as the model knows them now
     archival: int = 0  # archival passages as the model knows it
     changes: int = 0  # changes reported since the render
+    knowledge: str = ""  # the knowledge graph's top entities at the render (a hint: no updates)
 
     @property
     def rendered(self) -> bool:
@@ -44,7 +49,9 @@ class MemoryView:
         return self.changes >= REFRESH_AFTER
 
     def to_json(self) -> str:
-        return json.dumps({"text": self.text, "blocks": self.blocks, "archival": self.archival, "changes": self.changes})
+        return json.dumps(
+            {"text": self.text, "blocks": self.blocks, "archival": self.archival, "changes": self.changes, "knowledge": self.knowledge}
+        )
 
     @classmethod
     def from_json(cls, raw: str) -> "MemoryView":
@@ -52,7 +59,8 @@ class MemoryView:
             return cls()
         try:
             data = json.loads(raw)
-            return cls(str(data["text"]), {str(k): str(v) for k, v in data["blocks"].items()}, int(data["archival"]), int(data["changes"]))
+            blocks = {str(k): str(v) for k, v in data["blocks"].items()}
+            return cls(str(data["text"]), blocks, int(data["archival"]), int(data["changes"]), str(data.get("knowledge", "")))
         except (ValueError, KeyError, TypeError, AttributeError):
             return cls()  # unreadable: render afresh (costs one re-evaluation, loses nothing)
 
@@ -69,8 +77,8 @@ class MemoryView:
         return replace(self, blocks=known, archival=self.archival + archival_added, changes=self.changes + 1)
 
     @classmethod
-    def fresh(cls, text: str, blocks: list[Block], archival: int) -> "MemoryView":
-        return cls(text, {b.label: b.value for b in blocks}, archival, 0)
+    def fresh(cls, text: str, blocks: list[Block], archival: int, knowledge: str = "") -> "MemoryView":
+        return cls(text, {b.label: b.value for b in blocks}, archival, 0, knowledge)
 
     def updates(self, blocks: list[Block], archival: int) -> list[dict[str, Any]]:
         """What changed since the model last saw memory, as the entries of a memory_update event."""

@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 from desktop.core.agent import events
 from desktop.core.agent.agents import AgentRecord
 from desktop.core.clock import iso, parse_iso
+from desktop.core.graph.transfer import export_graph, import_graph
+from desktop.core.memory.archival import NewPassage
 from desktop.core.memory.recall import Message
 from desktop.errors import ConfigError
 
@@ -175,8 +177,10 @@ def export_agent(services: "Services", agent_id: int) -> dict[str, Any]:
             for m in messages
         ],
         "passages": [
-            {"text": p.text, "created_at": iso(p.created_at), "tags": p.tags, "source": p.citation.label() or None} for p in passages
+            {"id": p.id, "text": p.text, "created_at": iso(p.created_at), "tags": p.tags, "source": p.citation.label() or None}
+            for p in passages
         ],
+        "graph": export_graph(services.db, agent_id),
     }
 
 
@@ -232,18 +236,17 @@ def import_agent(services: "Services", data: dict[str, Any], name: str | None = 
             record.id, summary=agent.get("summary", ""), context_start_id=context_start_id,
             evicted_count=int(agent.get("evicted_count", 0)), config=agent.get("config", {}),
         )
-        passage_ids = []
-        for passage in passages:
-            tags = list(passage.get("tags", []))
-            if passage.get("source"):
-                tags.append(f"source: {passage['source']}")
-            cursor = services.db.execute(
-                "INSERT INTO passages(agent_id, text, created_at, tags, embedded) VALUES (?, ?, ?, ?, 0)",
-                (record.id, passage["text"], passage["created_at"], json.dumps(tags)),
-            )
-            passage_ids.append(cursor.lastrowid)
-        if passage_ids:
-            memory.archival.store_vectors(record.id, passage_ids, vectors)
+        passage_ids = memory.archival.add(
+            record.id,
+            [
+                NewPassage(p["text"], parse_iso(p["created_at"]), list(p.get("tags", [])) + ([f"source: {p['source']}"] if p.get("source") else []))
+                for p in passages
+            ],
+            vectors,
+        )
+        # The file's passage ids, in order, map to the new ones (the graph's mentions cite them).
+        passage_map = {int(p["id"]): new for p, new in zip(passages, passage_ids) if p.get("id") is not None}
+        import_graph(services.db, record.id, data.get("graph"), message_ids=new_ids, passage_ids=passage_map)
     return services.agents.get(record.id)
 
 

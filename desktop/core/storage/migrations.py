@@ -184,7 +184,123 @@ def m002_retrieval_indexes(db) -> None:
     )
 
 
-def m003_memory_view(db) -> None:
+def m003_consolidation(db) -> None:
+    """Idle-time consolidation: its passes (the message range each read, so a crashed or
+    cancelled pass resumes on the same range and the next one starts after the last finished)
+    and every change a pass made or proposed (applied, or waiting for the user in "ask" mode)."""
+    db.run_script(
+        """
+        CREATE TABLE consolidation_runs (
+            id               INTEGER PRIMARY KEY,
+            agent_id         INTEGER NOT NULL REFERENCES agents(id) ON DELETE CASCADE,
+            first_message_id INTEGER NOT NULL,
+            last_message_id  INTEGER NOT NULL,   -- the watermark once the run is done
+            mode             TEXT NOT NULL,      -- 'apply' | 'ask'
+            status           TEXT NOT NULL,      -- 'running' | 'done'
+            steps            INTEGER NOT NULL DEFAULT 0,
+            started_at       TEXT NOT NULL,
+            finished_at      TEXT
+        );
+        CREATE INDEX consolidation_runs_agent ON consolidation_runs(agent_id, status, last_message_id);
+
+        CREATE TABLE consolidation_changes (
+            id         INTEGER PRIMARY KEY,
+            run_id     INTEGER NOT NULL REFERENCES consolidation_runs(id) ON DELETE CASCADE,
+            agent_id   INTEGER NOT NULL REFERENCES agents(id) ON DELETE CASCADE,
+            function   TEXT NOT NULL,
+            arguments  TEXT NOT NULL,            -- JSON
+            thoughts   TEXT NOT NULL DEFAULT '',
+            status     TEXT NOT NULL,            -- applied, failed, pending, accepted, rejected
+            result     TEXT NOT NULL DEFAULT '', -- what the function returned, or why it failed
+            created_at TEXT NOT NULL,
+            decided_at TEXT
+        );
+        CREATE INDEX consolidation_changes_run ON consolidation_changes(run_id, id);
+        CREATE INDEX consolidation_changes_status ON consolidation_changes(agent_id, status);
+        """
+    )
+
+
+def m004_knowledge_graph(db) -> None:
+    """Per-agent knowledge graph (desktop.core.graph): entities with aliases, their mentions in
+    messages and passages, and dated facts. A merged entity keeps its row (``merged_into``), so a
+    merge can be undone; a contradicted fact is closed (``valid_to``), never deleted; user
+    deletions are flags, so they can be undone and the extractor does not bring them back.
+    ``graph_progress`` and ``graph_queue`` make extraction resumable: a source is queued and the
+    watermark advanced in one transaction, and its results stored and its queue row removed in
+    another, so a crash loses nothing and does nothing twice."""
+    db.run_script(
+        """
+        CREATE TABLE graph_entities (
+            id          INTEGER PRIMARY KEY,
+            agent_id    INTEGER NOT NULL REFERENCES agents(id) ON DELETE CASCADE,
+            name        TEXT NOT NULL,
+            key         TEXT NOT NULL,                 -- normalised name: the lookup key
+            kind        TEXT NOT NULL DEFAULT 'thing', -- person, place, org, concept, ...
+            merged_into INTEGER REFERENCES graph_entities(id) ON DELETE SET NULL,
+            author      TEXT NOT NULL DEFAULT 'extractor',
+            created_at  TEXT NOT NULL,
+            deleted     INTEGER NOT NULL DEFAULT 0,
+            UNIQUE (agent_id, key)
+        );
+        CREATE INDEX graph_entities_merged ON graph_entities(merged_into);
+
+        CREATE TABLE graph_mentions (
+            id         INTEGER PRIMARY KEY,
+            agent_id   INTEGER NOT NULL REFERENCES agents(id) ON DELETE CASCADE,
+            entity_id  INTEGER NOT NULL REFERENCES graph_entities(id) ON DELETE CASCADE,
+            message_id INTEGER REFERENCES messages(id) ON DELETE CASCADE,
+            passage_id INTEGER REFERENCES passages(id) ON DELETE CASCADE,
+            at         TEXT NOT NULL,
+            CHECK ((message_id IS NULL) <> (passage_id IS NULL))
+        );
+        CREATE INDEX graph_mentions_entity ON graph_mentions(entity_id, at);
+        CREATE INDEX graph_mentions_message ON graph_mentions(message_id);
+        CREATE INDEX graph_mentions_passage ON graph_mentions(passage_id);
+        CREATE INDEX graph_mentions_agent ON graph_mentions(agent_id, at);
+
+        CREATE TABLE graph_facts (
+            id          INTEGER PRIMARY KEY,
+            agent_id    INTEGER NOT NULL REFERENCES agents(id) ON DELETE CASCADE,
+            subject_id  INTEGER NOT NULL REFERENCES graph_entities(id) ON DELETE CASCADE,
+            relation    TEXT NOT NULL,
+            object_id   INTEGER NOT NULL REFERENCES graph_entities(id) ON DELETE CASCADE,
+            message_id  INTEGER REFERENCES messages(id) ON DELETE CASCADE,
+            passage_id  INTEGER REFERENCES passages(id) ON DELETE CASCADE,
+            valid_from  TEXT NOT NULL,
+            valid_to    TEXT,                            -- NULL: still true
+            author      TEXT NOT NULL CHECK (author IN ('extractor', 'agent', 'user')),
+            created_at  TEXT NOT NULL,
+            deleted     INTEGER NOT NULL DEFAULT 0
+        );
+        CREATE INDEX graph_facts_subject ON graph_facts(subject_id);
+        CREATE INDEX graph_facts_object ON graph_facts(object_id);
+        CREATE INDEX graph_facts_message ON graph_facts(message_id);
+        CREATE INDEX graph_facts_passage ON graph_facts(passage_id);
+
+        CREATE TABLE graph_progress (
+            agent_id    INTEGER NOT NULL REFERENCES agents(id) ON DELETE CASCADE,
+            source_kind TEXT NOT NULL,                  -- 'message' | 'passage'
+            last_id     INTEGER NOT NULL,
+            PRIMARY KEY (agent_id, source_kind)
+        ) WITHOUT ROWID;
+
+        CREATE TABLE graph_queue (
+            id          INTEGER PRIMARY KEY,
+            agent_id    INTEGER NOT NULL REFERENCES agents(id) ON DELETE CASCADE,
+            source_kind TEXT NOT NULL,
+            source_id   INTEGER NOT NULL,
+            stage       TEXT NOT NULL,                  -- 'entities' | 'facts'
+            attempts    INTEGER NOT NULL DEFAULT 0,
+            not_before  TEXT NOT NULL DEFAULT '',
+            last_error  TEXT,
+            UNIQUE (agent_id, source_kind, source_id, stage)
+        );
+        """
+    )
+
+
+def m005_memory_view(db) -> None:
     """The memory section as the model last saw it (agent/memory_view.py): rendered once and kept
     stable, so a memory edit does not make the runtime re-evaluate the whole conversation."""
     db.run_script("ALTER TABLE agents ADD COLUMN memory_view TEXT NOT NULL DEFAULT '';")
@@ -193,5 +309,7 @@ def m003_memory_view(db) -> None:
 MIGRATIONS: list[Migration] = [
     m001_initial,
     m002_retrieval_indexes,
-    m003_memory_view,
+    m003_consolidation,
+    m004_knowledge_graph,
+    m005_memory_view,
 ]

@@ -6,6 +6,7 @@ from datetime import date, timedelta
 
 from desktop.core.runtime.base import ChatMessage, TextRequest
 from desktop.core.tools.context import ToolContext
+from desktop.core.tools.graph_tools import graph_tools
 from desktop.core.tools.registry import Tool, ToolRegistry, make_tool
 from desktop.errors import ToolError
 
@@ -251,7 +252,7 @@ ALIASES = {"recall_memory_search": "conversation_search", "recall_memory_search_
 
 
 def builtin_tools() -> list[Tool]:
-    return [
+    seed = [
         make_tool(
             function,
             requires_consent=function.__name__ in CONSENT_REQUIRED,
@@ -262,6 +263,7 @@ def builtin_tools() -> list[Tool]:
         )
         for function in BUILTIN_FUNCTIONS
     ]
+    return seed + graph_tools()
 
 
 def default_registry(extra: list[Tool] | None = None) -> ToolRegistry:

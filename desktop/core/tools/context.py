@@ -9,6 +9,7 @@ from desktop.core.clock import Clock
 
 if TYPE_CHECKING:
     from desktop.core.agent.agents import AgentStore
+    from desktop.core.graph.store import KnowledgeGraph
     from desktop.core.memory.archival import ArchivalMemory
     from desktop.core.memory.core_memory import CoreMemory
     from desktop.core.memory.recall import RecallMemory
@@ -55,3 +56,5 @@ class ToolContext:
     last_hits: list = field(default_factory=list)
     #: (page, pages) of the latest search, so the chain rules can offer its next page.
     last_page: tuple[int, int] | None = None
+    #: The agent's knowledge graph (None in stores without one, such as some unit tests).
+    graph: "KnowledgeGraph | None" = None

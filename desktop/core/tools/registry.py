@@ -211,17 +211,20 @@ class ToolRegistry:
     def tools(self) -> list[Tool]:
         return list(self._tools.values())
 
-    def describe_for_prompt(self) -> str:
-        """The tools section of the system prompt, in a compact signature style.
+    def describe_for_prompt(self, style: str = "signatures") -> str:
+        """The tools section of the system prompt.
 
-        JSON schemas cost about twice the tokens for the same information, and every token of
-        this section is evaluated on a cold start; the grammar enforces the exact JSON shape
-        anyway. ``request_heartbeat`` is explained once instead of once per function."""
-        return "\n".join([PROMPT_HEADER, *self.describe_each().values()])
+        "signatures" (the default) is compact: JSON schemas cost about twice the tokens for the
+        same information, and every token of this section is evaluated on a cold start; the
+        grammar enforces the exact JSON shape anyway. "json" gives one JSON schema per line, the
+        form models trained on Hermes/Qwen-style tool lists have seen; a model's catalog entry
+        picks it. ``request_heartbeat`` is explained once instead of once per function."""
+        return "\n".join([PROMPT_HEADER, *self.describe_each(style).values()])
 
-    def describe_each(self) -> dict[str, str]:
+    def describe_each(self, style: str = "signatures") -> dict[str, str]:
         """Each tool's part of the tools section, by name (so its cost can be measured)."""
-        return {spec.name: describe_spec(spec) for spec in self.specs()}
+        describe = describe_spec_json if style == "json" else describe_spec
+        return {spec.name: describe(spec) for spec in self.specs()}
 
 
 PROMPT_HEADER = (
@@ -242,6 +245,13 @@ def describe_spec(spec: ToolSpec) -> str:
         description = f": {schema['description']}" if schema.get("description") else ""
         lines.append(f"    {name} ({kind}{optional}){description}")
     return "\n".join(lines)
+
+
+def describe_spec_json(spec: ToolSpec) -> str:
+    properties = {k: v for k, v in spec.parameters.get("properties", {}).items() if k != HEARTBEAT_PARAM}
+    required = [name for name in spec.parameters.get("required", []) if name != HEARTBEAT_PARAM]
+    parameters = {"type": "object", "properties": properties, "required": required}
+    return json.dumps({"name": spec.name, "description": spec.description, "parameters": parameters}, ensure_ascii=False)
 
 
 def validate_arguments(tool: Tool, arguments: dict[str, Any]) -> dict[str, Any]:
