@@ -47,6 +47,7 @@ class Settings:
     graph_document_facts: bool = False
     graph_top_entities: int = 8
     graph_search_expansion: bool = True
+    history_max_changes: int = 10_000  # memory changes kept per agent (0: all)
 
     def sampling(self) -> SamplingParams:
         return SamplingParams(
@@ -87,6 +88,7 @@ DESCRIPTIONS: dict[str, str] = {
     "graph_document_facts": "Also extract facts (not only entities) from documents (slow: uses the model)",
     "graph_top_entities": "Knowledge-graph entities shown to the model below the messages (0: none)",
     "graph_search_expansion": "Conversation search also follows the knowledge graph to linked entities (LoCoMo recall@10 0.701 -> 0.711)",
+    "history_max_changes": "Memory changes kept in each agent's history, oldest dropped first (0: keep all)",
 }
 
 

@@ -39,6 +39,7 @@ from desktop.ui.qt_consolidation import ConsolidationController
 from desktop.ui.qt_documents import DocumentsPanel
 from desktop.ui.qt_errors import ErrorHub, MessageBar
 from desktop.ui.qt_graph_worker import GraphWorker, default_analyser
+from desktop.ui.qt_history import HistoryView
 from desktop.ui.qt_heartbeat import Heartbeat
 from desktop.ui.qt_ingest_worker import IngestWorker
 from desktop.ui.qt_jobs import Jobs
@@ -145,10 +146,12 @@ class MainWindow(QMainWindow):
         """Every panel around the conversation: one row each (title, widget, side)."""
         self.agents = AgentsPanel()
         self.budget = BudgetPanel()
-        self.memory = CoreMemoryPanel(self.services.memory.core)
-        self.archival = ArchivalPanel(self.services.memory.archival, self.jobs)
+        memory = self.services.memory
+        self.memory = CoreMemoryPanel(memory.core, clock=self.services.clock)
+        self.archival = ArchivalPanel(memory.archival, self.jobs)
         self.documents = DocumentsPanel(self.services)
         self.knowledge = KnowledgePanel(self.services.memory.graph)
+        self.history = HistoryView(memory.core, memory.archival, memory.recall, self.services.clock)
         left, right = Qt.DockWidgetArea.LeftDockWidgetArea, Qt.DockWidgetArea.RightDockWidgetArea
         self.docks: dict[str, QDockWidget] = {}
         for title, widget, area in (
@@ -158,6 +161,7 @@ class MainWindow(QMainWindow):
             ("Archival memory", self.archival, right),
             ("Documents", self.documents, right),
             ("Knowledge", self.knowledge, right),
+            ("Memory history", self.history, right),
         ):
             dock = QDockWidget(title, self)
             dock.setObjectName(title)
@@ -166,6 +170,7 @@ class MainWindow(QMainWindow):
             self.docks[title] = dock
         self.tabifyDockWidget(self.docks["Archival memory"], self.docks["Documents"])
         self.tabifyDockWidget(self.docks["Documents"], self.docks["Knowledge"])
+        self.tabifyDockWidget(self.docks["Archival memory"], self.docks["Memory history"])
         self.docks["Archival memory"].raise_()
         self.resizeDocks([self.docks["Agents"], self.docks["Context budget"]], [190, 520], Qt.Orientation.Horizontal)
         self.resizeDocks([self.docks["Context budget"], self.docks["Core memory"], self.docks["Archival memory"]], [250, 330, 300], Qt.Orientation.Vertical)
@@ -174,9 +179,12 @@ class MainWindow(QMainWindow):
         """Every menu entry, with its shortcut and the slot it triggers."""
         menu = self.menuBar().addMenu("&File")
         self.new_agent_action = self._action(menu, "&New agent…", QKeySequence.StandardKey.New, self.agent_actions.on_create_requested)
-        self._action(menu, "&Import agent…", None, self.transfer_actions.on_import_triggered)
-        self._action(menu, "Export conversation as &Markdown…", None, self.transfer_actions.on_export_markdown_triggered)
-        self._action(menu, "Export agent as &JSON…", None, self.transfer_actions.on_export_json_triggered)
+        transfers = self.transfer_actions
+        self._action(menu, "&Import agent (.af or .json)…", QKeySequence("Ctrl+I"), transfers.on_import_triggered)
+        self._action(menu, "Export agent as &Letta agent file (.af)…", QKeySequence("Ctrl+E"), transfers.on_export_af_triggered)
+        self._action(menu, "Export agent as &JSON…", None, transfers.on_export_json_triggered)
+        self._action(menu, "Export conversation as &Markdown…", None, transfers.on_export_markdown_triggered)
+        self._action(menu, "Imported &tools of this agent…", None, transfers.on_tools_triggered)
         menu.addSeparator()
         self.settings_action = self._action(menu, "&Settings…", QKeySequence("Ctrl+,"), self.on_settings_triggered)
         self.models_action = self._action(menu, "&Models…", QKeySequence("Ctrl+Shift+M"), self.model_actions.on_models_triggered)
@@ -184,6 +192,7 @@ class MainWindow(QMainWindow):
         view = self.menuBar().addMenu("&View")
         for dock in self.docks.values():
             view.addAction(dock.toggleViewAction())
+        self.docks["Memory history"].toggleViewAction().setShortcut(QKeySequence("Ctrl+H"))
 
     def _action(self, menu, text: str, shortcut, slot) -> QAction:
         action = QAction(text, self)
@@ -224,6 +233,7 @@ class MainWindow(QMainWindow):
         worker.stepped.connect(self.on_step)
         worker.budget_changed.connect(self.budget.set_budget)
         worker.memory_changed.connect(self.memory.on_agent_changed_blocks)
+        worker.memory_changed.connect(self.on_agent_memory_changed)
         worker.search_hits.connect(self.archival.show_hits)
         worker.event.connect(self.on_agent_event)
         worker.failed.connect(self.hub.report)
@@ -251,14 +261,22 @@ class MainWindow(QMainWindow):
         self.agent_actions.list_changed.connect(self.on_agent_list_changed)
         self.agent_actions.renamed.connect(self.on_agent_renamed)
         self.memory.changed.connect(self.budget_requested)
+        self.memory.changed.connect(self.history.refresh)
         self.memory.failed.connect(self.hub.report)
+        self.memory.history_requested.connect(self.show_block_history)
+        self.history.show_message_requested.connect(self.show_message)
+        self.history.changed.connect(self.on_history_reverted)
+        self.history.failed.connect(self.hub.report)
         self.archival.changed.connect(self.budget_requested)
+        self.archival.changed.connect(self.history.refresh)
         self.archival.failed.connect(self.hub.report)
         self.documents.ingest_requested.connect(self.ingest_requested)
         self.documents.changed.connect(self.budget_requested)
         self.documents.changed.connect(self.archival.refresh)
         self.transfer_actions.imported.connect(self.on_agent_list_changed)
         self.transfer_actions.saved.connect(self.on_saved)
+        self.transfer_actions.open_requested.connect(self.on_agent_switched)
+        self.transfer_actions.tools_changed.connect(self.on_tools_changed)
 
     # --- start-up --------------------------------------------------------------------------
     def start(self) -> None:
@@ -274,8 +292,9 @@ class MainWindow(QMainWindow):
         self.agents.set_agents(self.services.agents.list(), agent_id)
         self.setWindowTitle(f"MemDesk — {record.name}")
         self.chat.title.setText(record.name)
-        self.chat.transcript.set_entries(transfer.conversation_entries(self.services.memory.recall.all(agent_id)), record.name)
+        self._load_transcript(agent_id)
         self.memory.set_agent(agent_id)
+        self.history.set_agent(agent_id)
         self.archival.set_agent(agent_id)
         self.documents.set_agent(agent_id)
         self.knowledge.set_agent(agent_id)
@@ -283,6 +302,12 @@ class MainWindow(QMainWindow):
         self.services.settings_store.set("last_agent", record.name)
         self.open_agent_requested.emit(agent_id)
         self._update_ready()
+
+    def _load_transcript(self, agent_id: int) -> None:
+        """The whole conversation, evicted messages included (below a line, the context window)."""
+        record = self.services.agents.get(agent_id)
+        entries = transfer.conversation_entries(self.services.memory.recall.all(agent_id))
+        self.chat.transcript.set_entries(entries, record.name, context_start_id=record.context_start_id)
 
     def _update_ready(self) -> None:
         if not self.is_model_ready:
@@ -359,6 +384,7 @@ class MainWindow(QMainWindow):
         self.chat.transcript.end_live()
         self._streamed_chars = 0
         self.archival.refresh()
+        self.history.refresh()
         self.turn_done.emit()
 
     @Slot(int)
@@ -449,6 +475,46 @@ class MainWindow(QMainWindow):
     def on_saved(self, text: str) -> None:
         self.statusBar().showMessage(text, 5000)
 
+    @Slot(int)
+    def on_tools_changed(self, agent_id: int) -> None:
+        if agent_id == self.agent_id and not self.busy:
+            self.open_agent_requested.emit(agent_id)  # the worker builds the agent's tools again
+
+    # --- memory history ----------------------------------------------------------------------
+    @Slot(str)
+    def show_block_history(self, label: str) -> None:
+        dock = self.docks["Memory history"]
+        dock.show()
+        dock.raise_()
+        self.history.show_block(label)
+
+    @Slot(int)
+    def show_message(self, message_id: int) -> None:
+        """Show a stored message in the conversation, evicted from the context or not."""
+        message = self.services.memory.recall.get(message_id)
+        if message is None or message.agent_id != self.agent_id:
+            self.hub.notify("That message is not in this agent's conversation")
+            return
+        if message.kind == "function_result" and message.step_id is not None:
+            message_id = message.step_id  # a result is shown with its call
+        transcript = self.chat.transcript
+        if not transcript.has_message(message_id):
+            self._load_transcript(message.agent_id)  # entries streamed this session carry no ids yet
+        if transcript.needs_details(message_id):
+            self.chat.details.setChecked(True)
+        if not transcript.scroll_to_message(message_id):
+            self.hub.notify("That message is hidden in the conversation view")
+
+    @Slot(list)
+    def on_agent_memory_changed(self, _labels: list) -> None:
+        self.history.refresh()
+
+    @Slot(list)
+    def on_history_reverted(self, labels: list) -> None:
+        self.memory.reload(labels or None)
+        self.archival.refresh()
+        self.budget_requested.emit()
+
     # --- the actions, callable directly (tests, scripts) -----------------------------------------
     def create_agent(self, name: str, persona: str = "", human: str = "") -> None:
         self.agent_actions.create(name, persona, human)
@@ -464,6 +530,9 @@ class MainWindow(QMainWindow):
 
     def export_agent(self, path) -> None:
         self.transfer_actions.export_agent(path)
+
+    def export_agent_file(self, path) -> None:
+        self.transfer_actions.export_agent(path, "af")
 
     def import_agent(self, path) -> None:
         self.transfer_actions.import_agent(path)
@@ -523,6 +592,9 @@ class MainWindow(QMainWindow):
         self.heartbeat.stop()
         self.model_actions.shutdown()
         self.consent.close()
+        self.transfer_actions.close_dialogs()
+        if self.history.revert_dialog is not None:
+            self.history.revert_dialog.close()
         self.worker.stop()
         self.ingester.cancel.cancel()
         self.grapher.stopped = True

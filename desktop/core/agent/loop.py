@@ -32,6 +32,7 @@ from desktop.core.graph.render import render_top_entities
 from desktop.core.graph.store import KnowledgeGraph
 from desktop.core.memory.archival import ArchivalMemory
 from desktop.core.memory.core_memory import CoreMemory
+from desktop.core.memory.history import Cause
 from desktop.core.memory.recall import RecallMemory
 from desktop.core.prompts import Prompts
 from desktop.core.runtime.base import CallRequest, CancelToken, ChatMessage, ModelTurn, Runtime, SamplingParams, ToolSpec
@@ -254,6 +255,7 @@ class Agent:
             agent_id=self.id, agents=m.agents, core=m.core, recall=m.recall, archival=m.archival, files=self.files,
             http=self.http, runtime=self.runtime, params=self.settings.params,
             plain_assistant_prompt=self.prompts.plain_assistant, clock=m.clock, consent=self.consent, cancel=cancel, graph=m.graph,
+            cause=Cause(message_id=m.recall.last_id(self.id)),  # the event this step answers
         )
 
     def _prepare(self, turn: ModelTurn, rules: TurnRules, cancel: CancelToken | None) -> _PendingCall:
@@ -320,6 +322,7 @@ class Agent:
             self.id, role="assistant", kind="assistant_call", content=pending.turn.text, created_at=now,
             search_text=said, function_name=function or None,
         )
+        context.cause.settle(call.id)  # memory changes the call made point at it
         self.memory.recall.add(
             self.id, role="user", kind="function_result", content=events.function_result(ok, message),
             created_at=now, function_name=function or None, step_id=call.id,

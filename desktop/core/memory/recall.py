@@ -127,6 +127,16 @@ class RecallMemory:
         value = self._db.scalar("SELECT created_at FROM messages WHERE agent_id = ? ORDER BY id DESC LIMIT 1", (agent_id,))
         return parse_iso(value) if value else None
 
+    def last_of_kind(self, agent_id: int, kind: str, at_or_before: int) -> Message | None:
+        """The newest message of ``kind`` up to a message id (what the user said before a step)."""
+        row = self._db.query_one(
+            f"SELECT {_COLUMNS} FROM messages WHERE agent_id = ? AND kind = ? AND id <= ? ORDER BY id DESC LIMIT 1", (agent_id, kind, at_or_before)
+        )
+        return _message(row) if row else None
+
+    def last_id(self, agent_id: int) -> int | None:
+        return self._db.scalar("SELECT MAX(id) FROM messages WHERE agent_id = ?", (agent_id,))
+
     def count(self, agent_id: int) -> int:
         return int(self._db.scalar("SELECT COUNT(*) FROM messages WHERE agent_id = ?", (agent_id,)))
 

@@ -59,7 +59,7 @@ def core_memory_append(ctx: ToolContext, label: str, content: str) -> str:
         label: The block to edit (for example persona or human).
         content: Content to write to the block.
     """
-    block = ctx.core.append(ctx.agent_id, label, content)
+    block = ctx.core.append(ctx.agent_id, label, content, cause=ctx.cause, source=ctx.source)
     ctx.changed_blocks.add(block.label)
     return f"Appended to the {label} block ({block.chars}/{block.limit} characters)."
 
@@ -72,7 +72,7 @@ def core_memory_replace(ctx: ToolContext, label: str, old_content: str, new_cont
         old_content: Text to replace. Must match exactly.
         new_content: Text to write in its place.
     """
-    block = ctx.core.replace(ctx.agent_id, label, old_content, new_content)
+    block = ctx.core.replace(ctx.agent_id, label, old_content, new_content, cause=ctx.cause, source=ctx.source)
     ctx.changed_blocks.add(block.label)
     return f"Updated the {label} block ({block.chars}/{block.limit} characters)."
 
@@ -148,7 +148,7 @@ def archival_memory_insert(ctx: ToolContext, content: str) -> str:
     """
     if not content.strip():
         raise ToolError("content must not be empty")
-    ids = ctx.archival.insert(ctx.agent_id, content)
+    ids = ctx.archival.insert(ctx.agent_id, content, cause=ctx.cause, source=ctx.source)
     return f"Saved to archival memory ({len(ids)} passage{'s' if len(ids) != 1 else ''})."
 
 

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 from desktop.core.clock import Clock
+from desktop.core.memory.history import AGENT, Cause
 
 if TYPE_CHECKING:
     from desktop.core.agent.agents import AgentStore
@@ -58,3 +59,8 @@ class ToolContext:
     last_page: tuple[int, int] | None = None
     #: The agent's knowledge graph (None in stores without one, such as some unit tests).
     graph: "KnowledgeGraph | None" = None
+    #: Why memory changes during this call (the message answered; the call, once saved): the
+    #: memory history records it with every change a tool makes.
+    cause: Cause = field(default_factory=Cause)
+    #: Who the history says made those changes: the agent, or consolidation running its functions.
+    source: str = AGENT
