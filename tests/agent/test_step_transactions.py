@@ -135,8 +135,8 @@ def test_a_failing_store_tool_leaves_no_partial_write(services, runtime, make_ag
     agent = make_agent()
     original = services.memory.core.append
 
-    def half_then_fail(agent_id, label, content):
-        original(agent_id, label, "half-written")
+    def half_then_fail(agent_id, label, content, **kwargs):
+        original(agent_id, label, "half-written", **kwargs)
         raise RuntimeError("disk hiccup")
 
     monkeypatch.setattr(services.memory.core, "append", half_then_fail)
