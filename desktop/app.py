@@ -7,6 +7,7 @@ Front ends (the CLI, the Qt window) call ``open_services`` once, then ``make_run
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 from desktop.core.agent.agents import AgentRecord, AgentStore
@@ -19,6 +20,8 @@ from desktop.core.embedding import Embedder
 from desktop.core.memory.archival import ArchivalMemory
 from desktop.core.memory.core_memory import CoreMemory
 from desktop.core.memory.recall import RecallMemory
+from desktop.core.models import hub  # noqa: F401 - reads HF_ENDPOINT/HF_HUB_OFFLINE at start-up (see hub.py)
+from desktop.core.models.library import ModelLibrary
 from desktop.core.prompts import Prompts
 from desktop.core.retrieval import MessageRanker, PassageRanker, VectorIndex
 from desktop.core.runtime.base import Runtime
@@ -50,6 +53,10 @@ class Services:
     @property
     def agents(self) -> AgentStore:
         return self.memory.agents
+
+    @cached_property
+    def models(self) -> ModelLibrary:
+        return ModelLibrary(self.paths)
 
     def create_agent(self, name: str, *, persona: str | None = None, human: str | None = None) -> AgentRecord:
         return self.agents.create(
@@ -118,7 +125,9 @@ def make_runtime(settings: Settings) -> Runtime:
     if settings.runtime == "openai":
         from desktop.core.runtime.openai_http import OpenAIRuntime
 
-        return OpenAIRuntime(base_url=settings.openai_base_url, model=settings.openai_model, context_window=settings.context_size)
+        return OpenAIRuntime(
+            base_url=settings.openai_base_url, model=settings.openai_model, context_window=settings.context_size, schema_style=settings.openai_schema
+        )
     raise ConfigError(f"Unknown runtime {settings.runtime!r}; choose llamacpp or openai")
 
 
@@ -133,6 +142,9 @@ def open_agent(
 ) -> Agent:
     settings = settings or services.settings
     tools = default_registry(load_user_tools(services.paths.user_tools))
+    # The active model's catalog entry refines the defaults; a setting the user chose wins.
+    profile = services.models.profile_for(settings)
+    chosen = services.settings_store.stored_names()
     return Agent(
         record.id,
         memory=services.memory,
@@ -142,7 +154,11 @@ def open_agent(
         files=FileSandbox(services.paths.agent_files(record.id)),
         http=HttpPolicy(settings.http_enabled, frozenset(settings.http_allowlist)),
         consent=consent,
-        settings=AgentSettings(max_steps=settings.max_chained_steps, params=settings.sampling()),
+        settings=AgentSettings(
+            max_steps=settings.max_chained_steps if "max_chained_steps" in chosen else profile.step_cap(settings.max_chained_steps),
+            params=profile.sampling_params(settings.sampling(), keep=chosen),
+            tool_section=profile.tool_section,
+        ),
         observer=observer,
     )
 

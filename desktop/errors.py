@@ -67,6 +67,30 @@ class GenerationCancelled(ModelError):
     """The user stopped generation."""
 
 
+class UnknownModelError(ModelError):
+    """A model name matches nothing in the catalog or the model folders."""
+
+
+class DownloadError(ModelError):
+    """A model download failed; nothing was installed and the working model is unchanged."""
+
+
+class DownloadCancelled(DownloadError):
+    """The user stopped a download; what arrived is kept to resume from."""
+
+
+class ChecksumMismatchError(DownloadError):
+    """A downloaded file is not the one the catalog or the hub promised."""
+
+
+class NotEnoughSpaceError(DownloadError):
+    """The disk cannot hold the model."""
+
+
+class LocalServerError(ModelError):
+    """An Ollama or LM Studio server could not be used."""
+
+
 # --- tools -----------------------------------------------------------------------------------
 class ToolError(MemDeskError):
     """A function call failed; the message goes back to the model as a failed call."""

@@ -20,6 +20,7 @@ class Settings:
     runtime: str = "llamacpp"  # "llamacpp" | "openai"
     openai_base_url: str = "http://127.0.0.1:8080/v1"
     openai_model: str = ""
+    openai_schema: str = "json_schema"  # "json_schema" | "json_object" | "none" (the server ignores schemas)
     context_size: int = 8192
     threads: int = 0  # 0: let llama.cpp choose
     gpu_layers: int = 0
@@ -52,6 +53,7 @@ DESCRIPTIONS: dict[str, str] = {
     "runtime": "Model runtime: llamacpp (local) or openai (an OpenAI-compatible server)",
     "openai_base_url": "Base URL of the OpenAI-compatible server",
     "openai_model": "Model name to ask the OpenAI-compatible server for",
+    "openai_schema": "How the server is asked for call-shaped JSON: json_schema, json_object or none",
     "context_size": "Context window in tokens (capped at the model's training context)",
     "threads": "CPU threads for llama.cpp (0: automatic)",
     "gpu_layers": "Layers to offload to a GPU (0: CPU only)",
@@ -109,6 +111,10 @@ class SettingsStore:
             if name in _TYPES:
                 values[name] = _convert(name, _TYPES[name], json.loads(raw))
         return replace(Settings(), **values)
+
+    def stored_names(self) -> frozenset[str]:
+        """The settings the user has set (the rest are defaults, which a model's catalog entry may refine)."""
+        return frozenset(name for (name,) in self._db.query("SELECT key FROM settings") if name in _TYPES)
 
     def set(self, name: str, value: Any) -> Settings:
         if name not in _TYPES:

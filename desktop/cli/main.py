@@ -18,11 +18,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--log-level", default="WARNING", help="logging level (DEBUG, INFO, WARNING)")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    from desktop.cli import agents_cmd, chat_cmd, consolidate_cmd, evaluate, ingest, settings_cmd
+    from desktop.cli import agents_cmd, chat_cmd, consolidate_cmd, evaluate, ingest, models_cmd, settings_cmd
 
     chat_cmd.add_command(commands)
     agents_cmd.add_commands(commands)
     settings_cmd.add_command(commands)
+    models_cmd.add_command(commands)
     ingest.add_ingest_command(commands)
     evaluate.add_eval_command(commands)
     consolidate_cmd.add_command(commands)

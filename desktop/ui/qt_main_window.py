@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime, timezone
+from pathlib import Path
 
 from PySide6.QtCore import QEvent, QThread, QTimer, Qt, Signal, Slot
 from PySide6.QtGui import QAction, QCloseEvent, QDropEvent, QKeySequence, QShortcut
@@ -25,6 +26,7 @@ from PySide6.QtWidgets import QDockWidget, QMainWindow, QVBoxLayout, QWidget
 from desktop.app import Services
 from desktop.core.agent import transfer
 from desktop.core.agent.observer import StepRecord
+from desktop.core.models.library import Choice
 from desktop.core.runtime.base import Runtime
 from desktop.settings import Settings
 from desktop.ui.qt_agent_actions import AgentActions
@@ -40,6 +42,7 @@ from desktop.ui.qt_heartbeat import Heartbeat
 from desktop.ui.qt_ingest_worker import IngestWorker
 from desktop.ui.qt_jobs import Jobs
 from desktop.ui.qt_memory import CoreMemoryPanel
+from desktop.ui.qt_model_actions import ModelActions
 from desktop.ui.qt_settings import RESTART_MODEL, SettingsDialog
 from desktop.ui.qt_transfer_actions import TransferActions
 from desktop.ui.qt_worker import AgentWorker
@@ -96,6 +99,7 @@ class MainWindow(QMainWindow):
         self.transfer_actions = TransferActions(
             services, self.jobs, self.hub, self, lambda: self.agent_id, lambda: self.chat.details.isChecked()
         )
+        self.model_actions = ModelActions(services, self.jobs, self.hub, self)
         self._build_ui()
         self._connect_signals()
         self.consolidation = ConsolidationController(self)
@@ -158,6 +162,7 @@ class MainWindow(QMainWindow):
         self._action(menu, "Export agent as &JSON…", None, self.transfer_actions.on_export_json_triggered)
         menu.addSeparator()
         self.settings_action = self._action(menu, "&Settings…", QKeySequence("Ctrl+,"), self.on_settings_triggered)
+        self.models_action = self._action(menu, "&Models…", QKeySequence("Ctrl+Shift+M"), self.model_actions.on_models_triggered)
         self._action(menu, "&Quit", QKeySequence.StandardKey.Quit, self.close)
         view = self.menuBar().addMenu("&View")
         for dock in self.docks.values():
@@ -174,6 +179,8 @@ class MainWindow(QMainWindow):
     def _connect_signals(self) -> None:
         worker = self.worker
         self.load_model_requested.connect(worker.load_model)
+        self.model_actions.switch_requested.connect(worker.switch_model)
+        worker.switch_finished.connect(self.model_actions.on_switch_finished)
         self.settings_applied.connect(worker.apply_settings)
         self.open_agent_requested.connect(worker.open_agent)
         self.send_requested.connect(worker.send)
@@ -435,7 +442,7 @@ class MainWindow(QMainWindow):
         paths = [url.toLocalFile() for url in event.mimeData().urls() if url.isLocalFile()]
         models = [p for p in paths if p.lower().endswith(".gguf")]
         if models:
-            self.apply_settings({"model_path": models[0]})
+            self.model_actions.switch_model(Choice(Path(models[0]).name, {"runtime": "llamacpp", "model_path": models[0]}))
         rest = [p for p in paths if p not in models]
         if rest:
             self.documents.add_paths(rest)
@@ -450,6 +457,7 @@ class MainWindow(QMainWindow):
             return
         self.repaint_timer.stop()
         self.heartbeat.stop()
+        self.model_actions.shutdown()
         self.consent.close()
         self.worker.stop()
         self.ingester.cancel.cancel()

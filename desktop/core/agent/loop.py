@@ -41,6 +41,7 @@ class AgentSettings:
     max_steps: int = 10  # per input event: stops runaway heartbeat chains
     function_result_chars: int = 6000
     params: SamplingParams = field(default_factory=SamplingParams)
+    tool_section: str = "signatures"  # the prompt's tool list style, per model (see models/catalog.py)
 
     @property
     def reserve(self) -> int:
@@ -254,7 +255,7 @@ class Agent:
         window = self.runtime.info.context_window
         return PromptParts(
             instructions=record.system_prompt,
-            tools=self.tools.describe_for_prompt(),
+            tools=self.tools.describe_for_prompt(self.settings.tool_section),
             core_memory=core,
             summary=record.summary or None,
             messages=to_chat(self.runtime, in_context, window),
