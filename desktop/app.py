@@ -182,6 +182,9 @@ def open_agent(
         consent=consent,
         settings=AgentSettings(
             max_steps=settings.max_chained_steps if "max_chained_steps" in chosen else profile.step_cap(settings.max_chained_steps),
+            searches_per_turn=settings.max_searches_per_turn,
+            heartbeat_minutes=settings.heartbeat_minutes,
+            login_after_minutes=settings.login_after_minutes,
             params=profile.sampling_params(settings.sampling(), keep=chosen),
             tool_section=profile.tool_section,
             top_entities=settings.graph_top_entities if settings.graph_extraction else 0,

@@ -31,9 +31,11 @@ class Settings:
     min_p: float = 0.05
     repeat_penalty: float = 1.1
     seed: int = -1  # -1: random
-    max_answer_tokens: int = 512
-    max_chained_steps: int = 10
-    heartbeat_minutes: int = 0  # 0: timed heartbeats off
+    max_answer_tokens: int = 384
+    max_chained_steps: int = 4
+    max_searches_per_turn: int = 2
+    heartbeat_minutes: int = 60  # 0: timed heartbeats off (the system prompt says which)
+    login_after_minutes: int = 60  # 0: never send a login event
     http_enabled: bool = False
     http_allowlist: tuple[str, ...] = ()
     last_agent: str = ""  # the window reopens this agent on start
@@ -71,8 +73,10 @@ DESCRIPTIONS: dict[str, str] = {
     "repeat_penalty": "Repeat penalty",
     "seed": "Sampling seed (-1: random)",
     "max_answer_tokens": "Most tokens the model may generate per step (kept free in the context)",
-    "max_chained_steps": "Most steps the agent may chain after one event",
-    "heartbeat_minutes": "Timed heartbeat interval in minutes while idle (0: off)",
+    "max_chained_steps": "Most steps the agent may chain after one event (the last one must answer)",
+    "max_searches_per_turn": "Most new searches per search function in one turn (paging through results does not count)",
+    "heartbeat_minutes": "Timed heartbeat interval in minutes while idle (0: off); the agent's instructions say which",
+    "login_after_minutes": "Send the agent a login event when it is opened after this many minutes without a message (0: never)",
     "http_enabled": "Allow the http_request function (asks before each request)",
     "http_allowlist": "Hosts http_request may reach",
     "last_agent": "Agent the window opens on start (empty: the first one)",

@@ -3,7 +3,7 @@ preemption that stops it when the user acts, and the dialog that reviews propose
 
 The pass runs in the agent worker's thread without marking it busy, so the chat stays usable;
 sending a message (or a heartbeat, switching agents, quitting) cancels it first. In "ask" mode
-the pass leaves proposals; Memory > Review proposed changes (Ctrl+Shift+M) lists them.
+the pass leaves proposals; Memory > Review proposed memory changes (Ctrl+Shift+R) lists them.
 """
 
 from __future__ import annotations
@@ -138,7 +138,7 @@ class ConsolidationController(QObject):
         self.timer.setSingleShot(True)
         self.timer.timeout.connect(self.on_idle)
         self.review_action = QAction(REVIEW_TEXT, window)
-        self.review_action.setShortcut(QKeySequence("Ctrl+Shift+M"))
+        self.review_action.setShortcut(QKeySequence("Ctrl+Shift+R"))
         self.review_action.triggered.connect(self.open_review)
         window.menuBar().addMenu("&Memory").addAction(self.review_action)
         worker = window.worker

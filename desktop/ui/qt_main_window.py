@@ -85,6 +85,7 @@ class MainWindow(QMainWindow):
         self.agent_id: int | None = None
         self.is_model_ready = False
         self.busy = False
+        self.background = False  # a login or timed heartbeat turn runs; a message preempts it
         self.consent_dialogs: list[ConsentDialog] = []
         self._streamed_chars = 0
         self._live_dirty = False
@@ -237,6 +238,7 @@ class MainWindow(QMainWindow):
         worker.event.connect(self.on_agent_event)
         worker.failed.connect(self.hub.report)
         worker.busy_changed.connect(self.on_busy_changed)
+        worker.background_changed.connect(self.on_background_changed)
         worker.turn_finished.connect(self.on_turn_finished)
         self.ingester.progress.connect(self.documents.on_progress)
         self.ingester.failed.connect(self.hub.report)
@@ -367,8 +369,18 @@ class MainWindow(QMainWindow):
         if not busy:
             self.heartbeat.restart()
 
+    @Slot(bool)
+    def on_background_changed(self, running: bool) -> None:
+        self.background = running
+        if running:
+            self.statusBar().showMessage("Thinking in the background… (a message you send goes first)")
+        else:
+            self.heartbeat.restart()
+
     @Slot(object)
-    def on_turn_finished(self, _result) -> None:
+    def on_turn_finished(self, result) -> None:
+        if result is not None:
+            self.statusBar().showMessage(f"Last turn: {result.describe()}")
         self.chat.transcript.end_live()
         self._streamed_chars = 0
         self.archival.refresh()
@@ -415,6 +427,7 @@ class MainWindow(QMainWindow):
         self.busy = True  # until the worker says otherwise: no double sends
         self.chat.set_busy(True)
         self.chat.transcript.add(transfer.Entry("user", text, datetime.now(timezone.utc)))
+        self.worker.preempt()  # a background turn must not make the user wait
         self.send_requested.emit(text)
 
     @Slot()
@@ -546,7 +559,7 @@ class MainWindow(QMainWindow):
         self.heartbeat.restart()
 
     def _can_run_on_its_own(self) -> bool:
-        return self.is_model_ready and not self.busy and self.agent_id is not None
+        return self.is_model_ready and not self.busy and not self.background and self.agent_id is not None
 
     # --- drops and closing -------------------------------------------------------------------
     def eventFilter(self, watched, event) -> bool:  # noqa: N802 - Qt API

@@ -28,18 +28,19 @@ class AgentRecord:
     last_login: datetime | None
     heartbeats_paused_until: datetime | None
     config: dict
+    memory_view: str = ""  # JSON of agent.memory_view.MemoryView
 
 
 _COLUMNS = (
     "id, name, created_at, system_prompt, summary, context_start_id, evicted_count, pressure_alert_sent,"
-    " last_login, heartbeats_paused_until, config"
+    " last_login, heartbeats_paused_until, config, memory_view"
 )
 
 
 def _record(row) -> AgentRecord:
     return AgentRecord(
         row[0], row[1], parse_iso(row[2]), row[3], row[4], row[5], row[6], bool(row[7]),
-        parse_iso(row[8]) if row[8] else None, parse_iso(row[9]) if row[9] else None, json.loads(row[10]),
+        parse_iso(row[8]) if row[8] else None, parse_iso(row[9]) if row[9] else None, json.loads(row[10]), row[11],
     )
 
 
@@ -107,7 +108,10 @@ class AgentStore:
 
     # --- state the loop keeps on the agent row -----------------------------------------------
     def update(self, agent_id: int, **fields) -> None:
-        allowed = {"summary", "context_start_id", "evicted_count", "pressure_alert_sent", "last_login", "heartbeats_paused_until", "config"}
+        allowed = {
+            "summary", "context_start_id", "evicted_count", "pressure_alert_sent", "last_login", "heartbeats_paused_until", "config",
+            "memory_view",
+        }
         if not fields or set(fields) - allowed:
             raise ValueError(f"Cannot update agent fields {sorted(set(fields) - allowed)}")
         values = []

@@ -122,6 +122,11 @@ class RecallMemory:
     def all(self, agent_id: int) -> list[Message]:
         return self.since(agent_id, 0)
 
+    def last_activity(self, agent_id: int) -> datetime | None:
+        """When the newest message of the agent was written (None: no message yet)."""
+        value = self._db.scalar("SELECT created_at FROM messages WHERE agent_id = ? ORDER BY id DESC LIMIT 1", (agent_id,))
+        return parse_iso(value) if value else None
+
     def last_of_kind(self, agent_id: int, kind: str, at_or_before: int) -> Message | None:
         """The newest message of ``kind`` up to a message id (what the user said before a step)."""
         row = self._db.query_one(

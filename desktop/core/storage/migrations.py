@@ -354,10 +354,17 @@ def m005_memory_history(db) -> None:
     )
 
 
+def m006_memory_view(db) -> None:
+    """The memory section as the model last saw it (agent/memory_view.py): rendered once and kept
+    stable, so a memory edit does not make the runtime re-evaluate the whole conversation."""
+    db.run_script("ALTER TABLE agents ADD COLUMN memory_view TEXT NOT NULL DEFAULT '';")
+
+
 MIGRATIONS: list[Migration] = [
     m001_initial,
     m002_retrieval_indexes,
     m003_consolidation,
     m004_knowledge_graph,
     m005_memory_history,
+    m006_memory_view,
 ]
