@@ -30,6 +30,7 @@ from desktop.core.memory.history import MemoryHistory
 from desktop.core.runtime.base import CancelToken, ChatMessage, Runtime
 from desktop.core.storage import Database, open_database
 from desktop.settings import SettingsStore
+from desktop.ui.qt_errors import reports_errors
 
 log = logging.getLogger("memdesk.ui.graph")
 
@@ -96,6 +97,7 @@ class GraphWorker(QObject):
         return self._extractor
 
     @Slot(int)
+    @reports_errors
     def extract(self, agent_id: int) -> None:
         """Queue what is new for the agent and work through the queue."""
         if self.stopped:
@@ -136,6 +138,7 @@ class GraphWorker(QObject):
             self.pending.emit(agent_id, self._extractor.pending(agent_id, "entities"), self._extractor.pending(agent_id, "facts"))
 
     @Slot(int)
+    @reports_errors
     def rebuild(self, agent_id: int) -> None:
         try:
             self._store().rebuild(agent_id)
@@ -145,6 +148,7 @@ class GraphWorker(QObject):
         self.extract(agent_id)
 
     @Slot()
+    @reports_errors
     def shutdown(self) -> None:
         self.stopped = True
         self.preempt()

@@ -63,7 +63,7 @@ def test_user_edits_settings_creation_and_removal_are_recorded(services):
     assert (edited.source, edited.action, edited.before, edited.after) == ("user", "update", "Name: Ada", "Name: Ada Lovelace")
     assert edited.message_id is None and edited.step_id is None
     assert configured.action == "configure"
-    assert configured.before_meta == {"limit": 2000, "description": "What you know about the user.", "read_only": False}
+    assert configured.before_meta == {"limit": 2000, "description": "What you know about the user: facts they share with you, one per line.", "read_only": False}
     assert configured.after_meta["read_only"] is True and configured.after_meta["limit"] == 3000
     assert (made.action, made.after) == ("create", "MemDesk")
     assert (deleted.action, deleted.before, deleted.after) == ("delete", "MemDesk", None)
