@@ -104,7 +104,7 @@ def open_services(paths: Paths | None = None, *, embedder: Embedder | None = Non
         recall=RecallMemory(db, embedder, ranker=MessageRanker(db, embedder, vectors), clock=clock),
         archival=ArchivalMemory(db, embedder, clock, ranker=PassageRanker(db, embedder, vectors), history=history),
         clock=clock,
-        graph=KnowledgeGraph(db, clock, embedder),
+        graph=KnowledgeGraph(db, clock, embedder, history=history),
     )
     return Services(paths, db, clock, Prompts.load(RESOURCES / "prompts"), settings_store, memory, embedder)
 

@@ -91,7 +91,7 @@ DESCRIPTIONS: dict[str, str] = {
     "graph_document_facts": "Also extract facts (not only entities) from documents (slow: uses the model)",
     "graph_top_entities": "Knowledge-graph entities shown to the model below the messages (0: none)",
     "graph_search_expansion": "Conversation search also follows the knowledge graph to linked entities (LoCoMo recall@10 0.701 -> 0.711)",
-    "history_max_changes": "Memory changes kept in each agent's history, oldest dropped first (0: keep all)",
+    "history_max_changes": "Memory changes kept in each agent's history for each kind (blocks, passages, graph...), oldest dropped first (0: keep all)",
 }
 
 

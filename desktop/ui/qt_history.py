@@ -150,7 +150,7 @@ class HistoryView(QWidget):
         top.addWidget(QLabel("Show"))
         top.addWidget(self.scope, 1)
         self.undo_button = QPushButton("Undo last change")
-        self.undo_button.setToolTip("Revert the newest change shown (Ctrl+Z here); the undo is recorded too")
+        self.undo_button.setToolTip("Revert the newest change shown that can be reverted (Ctrl+Z here); the undo is recorded too")
         top.addWidget(self.undo_button)
         layout.addLayout(top)
         splitter = QSplitter(Qt.Orientation.Vertical)
@@ -271,7 +271,11 @@ class HistoryView(QWidget):
         change = self.selected()
         self.show_button.setEnabled(change is not None and self.source_message(change) is not None)
         self.revert_button.setEnabled(change is not None and self.reverter.supports(change.kind))
-        self.undo_button.setEnabled(bool(self.changes) and self.reverter.supports(self.changes[0].kind))
+        self.undo_button.setEnabled(self.newest_revertible() is not None)
+
+    def newest_revertible(self) -> Change | None:
+        """What "Undo last change" reverts: the newest change shown that can be reverted here."""
+        return next((c for c in self.changes if self.reverter.supports(c.kind)), None)
 
     # --- one change ------------------------------------------------------------------------
     def source_message(self, change: Change) -> int | None:
@@ -344,8 +348,9 @@ class HistoryView(QWidget):
     @Slot()
     @reports_errors
     def on_undo_clicked(self) -> None:
-        if self.changes:
-            self.request_revert(self.changes[0].id)
+        change = self.newest_revertible()
+        if change is not None:
+            self.request_revert(change.id)
 
     def request_revert(self, change_id: int) -> None:
         """Plan the revert and ask the user to confirm it in a dialog (non-blocking)."""
