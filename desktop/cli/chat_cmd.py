@@ -170,10 +170,11 @@ def _loop(services: Services, agent, observer: TerminalObserver, idle: IdleConso
     background = BackgroundTurn(agent.login, observer) if login and agent.login_due() else None
     cancel = CancelToken()
     warmup = Warmup()  # the static prompt is evaluated while the user types (a login turn does it too)
+    warmup.want(agent.runtime, agent.static_prefix())
     while True:
         idle.touch()
         if background is None:
-            warmup.start(agent.runtime, agent.static_prefix())
+            warmup.resume()
         try:
             line = input("you> ")
         except (EOFError, KeyboardInterrupt):

@@ -107,8 +107,8 @@ class AgentWorker(QObject):
         self._agent: Agent | None = None
         self._agent_id: int | None = None
         self._cancel = CancelToken()
-        # The static prompt is evaluated in the background while the user reads or types; every
-        # job stops it first (within one prompt batch) and restarts it after (free once done).
+        # The static prompt is evaluated in the background while the user reads or types: wanted
+        # when an agent opens; every job stops it first (within one prompt batch) and resumes it after.
         self._warmup = Warmup()
         # Preemption: a user message never waits behind a background turn. The GUI thread calls
         # preempt() before it queues a message; a running background turn is cancelled (its
@@ -261,17 +261,11 @@ class AgentWorker(QObject):
         )
         self.agent_opened.emit(agent_id)
         self.budget_changed.emit(self._agent.budget())
+        self._warmup.want(self._runtime, self._agent.static_prefix())  # runs when this job ends
         if self._agent.login_due():
             # Queued, not run here: the slot that opened the agent returns first, and a message
             # the user sends meanwhile is queued ahead (preempt() makes the login skip itself).
             QTimer.singleShot(0, self.login)
-
-    def _warm(self) -> None:
-        if self._agent is not None and self._runtime is not None:
-            try:
-                self._warmup.start(self._runtime, self._agent.static_prefix())
-            except Exception:  # a nicety: the first reply just takes longer
-                log.exception("could not start the warm-up")
 
     def _turn(self, run: Callable[[Agent, CancelToken], Any], *, background: bool = False) -> None:
         if self._agent is None:
@@ -325,7 +319,7 @@ class AgentWorker(QObject):
         def __exit__(self, kind, error, trace) -> bool:
             if self._busy:
                 self._worker.busy_changed.emit(False)
-            self._worker._warm()
+            self._worker._warmup.resume()
             if error is not None and isinstance(error, Exception):
                 log.debug("worker job failed", exc_info=error)
                 self._worker.failed.emit(error)

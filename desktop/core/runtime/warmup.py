@@ -5,8 +5,8 @@ static prompt (instructions and tools: 15-20 s on a slow 2-core machine). ``Warm
 ``Runtime.warm`` in a thread as soon as a model and an agent are chosen, while the user reads the
 window or types. Anything that needs the runtime calls ``stop`` first: the warm-up is cancelled
 and has given way within one prompt batch; what it evaluated stays in the KV cache, so a later
-``start`` (or the user's message itself) continues from there. Starting again once it finished is
-free, so callers may simply call ``start`` after every job.
+``resume`` (or the user's message itself) continues from there. ``resume`` is free once the
+warm-up finished, so callers may call it after every job.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ class Warmup:
     def __init__(self) -> None:
         self._thread: threading.Thread | None = None
         self._cancel = CancelToken()
+        self._target: tuple[Runtime, tuple[ChatMessage, ...]] | None = None  # what to warm
         self._done: tuple[Runtime, tuple[ChatMessage, ...]] | None = None  # the last warm-up that finished
         self.finished = threading.Event()  # set when a warm-up completes (for tests and benchmarks)
         self.last_tokens = 0  # tokens the last completed warm-up evaluated
@@ -37,13 +38,22 @@ class Warmup:
 
     def start(self, runtime: Runtime, messages: Sequence[ChatMessage]) -> None:
         """Warm ``runtime`` for prompts starting with ``messages``, in the background."""
+        self.want(runtime, messages)
+        self.resume()
+
+    def want(self, runtime: Runtime, messages: Sequence[ChatMessage]) -> None:
+        """Make this the warm-up to run at the next ``resume`` (replacing any other)."""
         self.stop()
-        key = (runtime, tuple(messages))
-        if self._done is not None and self._done[0] is runtime and self._done[1] == key[1]:
+        self._target = (runtime, tuple(messages))
+
+    def resume(self) -> None:
+        """Run the wanted warm-up unless it is running or finished already (cheap to call often)."""
+        target = self._target
+        if target is None or self.running or self._finished(target):
             return
         self.finished.clear()
         self._cancel = cancel = CancelToken()
-        self._thread = threading.Thread(target=self._run, args=(key, cancel), name="memdesk-warmup", daemon=True)
+        self._thread = threading.Thread(target=self._run, args=(target, cancel), name="memdesk-warmup", daemon=True)
         self._thread.start()
 
     def stop(self) -> None:
@@ -54,12 +64,15 @@ class Warmup:
             self._thread = None
 
     def forget(self) -> None:
-        """Stop, and drop the record of what was warmed (the runtime is being closed)."""
+        """Stop, and drop what was wanted and warmed (the runtime is being closed)."""
         self.stop()
-        self._done = None
+        self._target = self._done = None
 
-    def _run(self, key: tuple[Runtime, tuple[ChatMessage, ...]], cancel: CancelToken) -> None:
-        runtime, messages = key
+    def _finished(self, target: tuple[Runtime, tuple[ChatMessage, ...]]) -> bool:
+        return self._done is not None and self._done[0] is target[0] and self._done[1] == target[1]
+
+    def _run(self, target: tuple[Runtime, tuple[ChatMessage, ...]], cancel: CancelToken) -> None:
+        runtime, messages = target
         started = time.perf_counter()
         try:
             tokens = runtime.warm(messages, cancel=cancel)
@@ -72,6 +85,6 @@ class Warmup:
             log.exception("warm-up failed")
             return
         self.last_tokens, self.last_seconds = tokens, time.perf_counter() - started
-        self._done = key
+        self._done = target
         self.finished.set()
         log.info("warmed %s prompt tokens in %.1f s", tokens, self.last_seconds)
