@@ -98,7 +98,7 @@ def _pick_agent(services: Services, name: str | None):
 
 def run(args: argparse.Namespace) -> int:
     services = open_services()
-    idle = None
+    idle = graph = None
     try:
         record = _pick_agent(services, args.agent)
         # Load the embedding model while llama.cpp loads, not at the agent's first archival call.
@@ -112,6 +112,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"Chatting with {record.name} ({runtime.info.model_id}). {HELP}", file=sys.stderr)
         cancel = CancelToken()
         idle = _idle_consolidation(services, record, runtime)
+        graph = _graph_extraction(services)
+        graph.nudge(record.id)  # catch up on what an earlier session left
         if not args.no_login:
             _guarded(lambda: agent.login(cancel), observer)
         while True:
@@ -134,11 +136,14 @@ def run(args: argparse.Namespace) -> int:
                 continue
             cancel.reset()
             _guarded(lambda: agent.send_user_message(text, cancel), observer)
+            graph.nudge(record.id)  # the knowledge graph learns from it in the background
         idle.close()
         runtime.close()
     finally:
         if idle is not None:
             idle.close()  # a pass must not outlive the store (Ctrl+C at the prompt)
+        if graph is not None:
+            graph.close()
         services.close()
     return 0
 
@@ -154,6 +159,18 @@ def _idle_consolidation(services: Services, record, runtime) -> IdleConsolidatio
     return IdleConsolidation(
         lambda: open_consolidator(services, record, runtime), minutes * 60, on_result=report,
         on_error=lambda error: print(f"\n  [consolidation failed: {getattr(error, 'user_message', error)}]", file=sys.stderr),
+    )
+
+
+def _graph_extraction(services: Services):
+    """Knowledge-graph extraction after each message, on its own thread (setting ``graph_extraction``)."""
+    from desktop.core.graph.background import BackgroundExtraction
+    from desktop.core.graph.extraction import ExtractionOptions
+    from desktop.core.graph.nlp import SpacyAnalyser
+
+    return BackgroundExtraction(
+        services.paths.database, SpacyAnalyser, services.clock,
+        lambda: ExtractionOptions(services.settings.graph_extraction), services.embedder,
     )
 
 
