@@ -88,7 +88,7 @@ def agent_kill(trials: int, rng: random.Random) -> dict:
             committed: list[int] = []
             first = process.stdout.readline()  # "ready": the store is open and the agent built
             if first.strip() == "ready":
-                threading.Thread(target=_kill_after, args=(process, rng.uniform(0.0, 0.6)), daemon=True).start()
+                threading.Thread(target=_kill_after, args=(process, rng.uniform(0.0, 2.5)), daemon=True).start()
                 for line in process.stdout:
                     if line.startswith("committed "):
                         committed.append(int(line.split()[1]))
