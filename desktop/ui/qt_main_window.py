@@ -16,7 +16,6 @@ Signals (requests to the worker threads):
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import datetime, timezone
 from pathlib import Path
 
 from PySide6.QtCore import QEvent, QThread, QTimer, Qt, Signal, Slot
@@ -37,8 +36,9 @@ from desktop.ui.qt_chat import ChatPanel
 from desktop.ui.qt_consent import ConsentDialog, ConsentRequest, QtConsentPolicy
 from desktop.ui.qt_consolidation import ConsolidationController
 from desktop.ui.qt_documents import DocumentsPanel
-from desktop.ui.qt_errors import ErrorHub, MessageBar
+from desktop.ui.qt_errors import ErrorHub, MessageBar, reports_errors
 from desktop.ui.qt_graph_worker import GraphWorker, default_analyser
+from desktop.ui.qt_history import HistoryView
 from desktop.ui.qt_heartbeat import Heartbeat
 from desktop.ui.qt_ingest_worker import IngestWorker
 from desktop.ui.qt_jobs import Jobs
@@ -84,9 +84,11 @@ class MainWindow(QMainWindow):
         self.agent_id: int | None = None
         self.is_model_ready = False
         self.busy = False
+        self.background = False  # a login or timed heartbeat turn runs; a message preempts it
         self.consent_dialogs: list[ConsentDialog] = []
         self._streamed_chars = 0
         self._live_dirty = False
+        self._search_serial = 0
         self.consent = QtConsentPolicy(lambda: self.worker.cancel_token, self)
         self.worker = AgentWorker(open_worker_services, make_runtime, self.consent, warm_embedder=warm_embedder)
         self.worker_thread = QThread(self)
@@ -144,10 +146,12 @@ class MainWindow(QMainWindow):
         """Every panel around the conversation: one row each (title, widget, side)."""
         self.agents = AgentsPanel()
         self.budget = BudgetPanel()
-        self.memory = CoreMemoryPanel(self.services.memory.core)
-        self.archival = ArchivalPanel(self.services.memory.archival, self.jobs)
+        memory = self.services.memory
+        self.memory = CoreMemoryPanel(memory.core, clock=self.services.clock)
+        self.archival = ArchivalPanel(memory.archival, self.jobs)
         self.documents = DocumentsPanel(self.services)
         self.knowledge = KnowledgePanel(self.services.memory.graph)
+        self.history = HistoryView(memory.core, memory.archival, memory.recall, self.services.clock)
         left, right = Qt.DockWidgetArea.LeftDockWidgetArea, Qt.DockWidgetArea.RightDockWidgetArea
         self.docks: dict[str, QDockWidget] = {}
         for title, widget, area in (
@@ -157,6 +161,7 @@ class MainWindow(QMainWindow):
             ("Archival memory", self.archival, right),
             ("Documents", self.documents, right),
             ("Knowledge", self.knowledge, right),
+            ("Memory history", self.history, right),
         ):
             dock = QDockWidget(title, self)
             dock.setObjectName(title)
@@ -165,6 +170,7 @@ class MainWindow(QMainWindow):
             self.docks[title] = dock
         self.tabifyDockWidget(self.docks["Archival memory"], self.docks["Documents"])
         self.tabifyDockWidget(self.docks["Documents"], self.docks["Knowledge"])
+        self.tabifyDockWidget(self.docks["Archival memory"], self.docks["Memory history"])
         self.docks["Archival memory"].raise_()
         self.resizeDocks([self.docks["Agents"], self.docks["Context budget"]], [190, 520], Qt.Orientation.Horizontal)
         self.resizeDocks([self.docks["Context budget"], self.docks["Core memory"], self.docks["Archival memory"]], [250, 330, 300], Qt.Orientation.Vertical)
@@ -173,9 +179,12 @@ class MainWindow(QMainWindow):
         """Every menu entry, with its shortcut and the slot it triggers."""
         menu = self.menuBar().addMenu("&File")
         self.new_agent_action = self._action(menu, "&New agent…", QKeySequence.StandardKey.New, self.agent_actions.on_create_requested)
-        self._action(menu, "&Import agent…", None, self.transfer_actions.on_import_triggered)
-        self._action(menu, "Export conversation as &Markdown…", None, self.transfer_actions.on_export_markdown_triggered)
-        self._action(menu, "Export agent as &JSON…", None, self.transfer_actions.on_export_json_triggered)
+        transfers = self.transfer_actions
+        self._action(menu, "&Import agent (.af or .json)…", QKeySequence("Ctrl+I"), transfers.on_import_triggered)
+        self._action(menu, "Export agent as &Letta agent file (.af)…", QKeySequence("Ctrl+E"), transfers.on_export_af_triggered)
+        self._action(menu, "Export agent as &JSON…", None, transfers.on_export_json_triggered)
+        self._action(menu, "Export conversation as &Markdown…", None, transfers.on_export_markdown_triggered)
+        self._action(menu, "Imported &tools of this agent…", None, transfers.on_tools_triggered)
         menu.addSeparator()
         self.settings_action = self._action(menu, "&Settings…", QKeySequence("Ctrl+,"), self.on_settings_triggered)
         self.models_action = self._action(menu, "&Models…", QKeySequence("Ctrl+Shift+M"), self.model_actions.on_models_triggered)
@@ -183,6 +192,7 @@ class MainWindow(QMainWindow):
         view = self.menuBar().addMenu("&View")
         for dock in self.docks.values():
             view.addAction(dock.toggleViewAction())
+        self.docks["Memory history"].toggleViewAction().setShortcut(QKeySequence("Ctrl+H"))
 
     def _action(self, menu, text: str, shortcut, slot) -> QAction:
         action = QAction(text, self)
@@ -223,10 +233,12 @@ class MainWindow(QMainWindow):
         worker.stepped.connect(self.on_step)
         worker.budget_changed.connect(self.budget.set_budget)
         worker.memory_changed.connect(self.memory.on_agent_changed_blocks)
+        worker.memory_changed.connect(self.on_agent_memory_changed)
         worker.search_hits.connect(self.archival.show_hits)
         worker.event.connect(self.on_agent_event)
         worker.failed.connect(self.hub.report)
         worker.busy_changed.connect(self.on_busy_changed)
+        worker.background_changed.connect(self.on_background_changed)
         worker.turn_finished.connect(self.on_turn_finished)
         self.ingester.progress.connect(self.documents.on_progress)
         self.ingester.failed.connect(self.hub.report)
@@ -249,14 +261,22 @@ class MainWindow(QMainWindow):
         self.agent_actions.list_changed.connect(self.on_agent_list_changed)
         self.agent_actions.renamed.connect(self.on_agent_renamed)
         self.memory.changed.connect(self.budget_requested)
+        self.memory.changed.connect(self.history.refresh)
         self.memory.failed.connect(self.hub.report)
+        self.memory.history_requested.connect(self.show_block_history)
+        self.history.show_message_requested.connect(self.show_message)
+        self.history.changed.connect(self.on_history_reverted)
+        self.history.failed.connect(self.hub.report)
         self.archival.changed.connect(self.budget_requested)
+        self.archival.changed.connect(self.history.refresh)
         self.archival.failed.connect(self.hub.report)
         self.documents.ingest_requested.connect(self.ingest_requested)
         self.documents.changed.connect(self.budget_requested)
         self.documents.changed.connect(self.archival.refresh)
         self.transfer_actions.imported.connect(self.on_agent_list_changed)
         self.transfer_actions.saved.connect(self.on_saved)
+        self.transfer_actions.open_requested.connect(self.on_agent_switched)
+        self.transfer_actions.tools_changed.connect(self.on_tools_changed)
 
     # --- start-up --------------------------------------------------------------------------
     def start(self) -> None:
@@ -266,14 +286,16 @@ class MainWindow(QMainWindow):
         self.load_model_requested.emit(settings)
 
     @Slot(int)
+    @reports_errors
     def select_agent(self, agent_id: int) -> None:
         record = self.services.agents.get(agent_id)
         self.agent_id = agent_id
         self.agents.set_agents(self.services.agents.list(), agent_id)
         self.setWindowTitle(f"MemDesk — {record.name}")
         self.chat.title.setText(record.name)
-        self.chat.transcript.set_entries(transfer.conversation_entries(self.services.memory.recall.all(agent_id)), record.name)
+        self._load_transcript(agent_id)
         self.memory.set_agent(agent_id)
+        self.history.set_agent(agent_id)
         self.archival.set_agent(agent_id)
         self.documents.set_agent(agent_id)
         self.knowledge.set_agent(agent_id)
@@ -281,6 +303,12 @@ class MainWindow(QMainWindow):
         self.services.settings_store.set("last_agent", record.name)
         self.open_agent_requested.emit(agent_id)
         self._update_ready()
+
+    def _load_transcript(self, agent_id: int) -> None:
+        """The whole conversation, evicted messages included (below a line, the context window)."""
+        record = self.services.agents.get(agent_id)
+        entries = transfer.conversation_entries(self.services.memory.recall.all(agent_id))
+        self.chat.transcript.set_entries(entries, record.name, context_start_id=record.context_start_id)
 
     def _update_ready(self) -> None:
         if not self.is_model_ready:
@@ -290,12 +318,14 @@ class MainWindow(QMainWindow):
 
     # --- worker slots ------------------------------------------------------------------------
     @Slot(str)
+    @reports_errors
     def on_model_loading(self, what: str) -> None:
         self.is_model_ready = False
         self.statusBar().showMessage(f"Loading model {what}…")
         self._update_ready()
 
     @Slot(str)
+    @reports_errors
     def on_model_ready(self, model_id: str) -> None:
         self.is_model_ready = True
         self.statusBar().showMessage(f"Model ready: {model_id}")
@@ -304,12 +334,14 @@ class MainWindow(QMainWindow):
         self.model_ready.emit(model_id)
 
     @Slot(str, str)
+    @reports_errors
     def on_streamed(self, kind: str, text: str) -> None:
         self.chat.transcript.append_live(kind, text)
         self._streamed_chars += len(text)
         self._live_dirty = True
 
     @Slot()
+    @reports_errors
     def on_repaint_tick(self) -> None:
         if self._live_dirty:
             self._live_dirty = False
@@ -317,8 +349,9 @@ class MainWindow(QMainWindow):
             self.budget.set_streamed(self._streamed_chars)
 
     @Slot(object)
+    @reports_errors
     def on_step(self, step: StepRecord) -> None:
-        now = datetime.now(timezone.utc)
+        now = self.services.clock.now()
         self._live_dirty = False
         self._streamed_chars = 0
         self.chat.transcript.end_live()
@@ -332,24 +365,40 @@ class MainWindow(QMainWindow):
             )
 
     @Slot(str, str)
+    @reports_errors
     def on_agent_event(self, kind: str, text: str) -> None:
-        self.chat.transcript.add(transfer.Entry("event", f"{kind}: {text}", datetime.now(timezone.utc)))
+        self.chat.transcript.add(transfer.Entry("event", f"{kind}: {text}", self.services.clock.now()))
 
     @Slot(bool)
+    @reports_errors
     def on_busy_changed(self, busy: bool) -> None:
         self.busy = busy
         self.chat.set_busy(busy)
         if not busy:
             self.heartbeat.restart()
 
+    @Slot(bool)
+    @reports_errors
+    def on_background_changed(self, running: bool) -> None:
+        self.background = running
+        if running:
+            self.statusBar().showMessage("Thinking in the background… (a message you send goes first)")
+        else:
+            self.heartbeat.restart()
+
     @Slot(object)
-    def on_turn_finished(self, _result) -> None:
+    @reports_errors
+    def on_turn_finished(self, result) -> None:
+        if result is not None:
+            self.statusBar().showMessage(f"Last turn: {result.describe()}")
         self.chat.transcript.end_live()
         self._streamed_chars = 0
         self.archival.refresh()
+        self.history.refresh()
         self.turn_done.emit()
 
     @Slot(int)
+    @reports_errors
     def on_graph_changed(self, agent_id: int) -> None:
         if agent_id == self.agent_id:
             self.knowledge.refresh()
@@ -357,6 +406,7 @@ class MainWindow(QMainWindow):
                 self.budget_requested.emit()  # the prompt's top entities may have changed
 
     @Slot(str, int)
+    @reports_errors
     def on_source_requested(self, kind: str, source_id: int) -> None:
         """A fact's source: the message in the conversation, or the passage in archival memory."""
         if kind == "message":
@@ -373,6 +423,7 @@ class MainWindow(QMainWindow):
             self.docks["Archival memory"].raise_()
 
     @Slot(object)
+    @reports_errors
     def on_consent_asked(self, request: ConsentRequest) -> None:
         name = self.services.agents.get(request.agent_id).name
         dialog = ConsentDialog(request, name, self)
@@ -383,19 +434,23 @@ class MainWindow(QMainWindow):
 
     # --- user actions ------------------------------------------------------------------------
     @Slot(str)
+    @reports_errors
     def on_send_requested(self, text: str) -> None:
         if self.agent_id is None or not self.is_model_ready or self.busy:
             return
         self.busy = True  # until the worker says otherwise: no double sends
         self.chat.set_busy(True)
-        self.chat.transcript.add(transfer.Entry("user", text, datetime.now(timezone.utc)))
+        self.chat.transcript.add(transfer.Entry("user", text, self.services.clock.now()))
+        self.worker.preempt()  # a background turn must not make the user wait
         self.send_requested.emit(text)
 
     @Slot()
+    @reports_errors
     def on_stop_requested(self) -> None:
         self.worker.stop()
 
     @Slot()
+    @reports_errors
     def on_escape(self) -> None:
         if self.chat.search_bar.isVisible():
             self.chat.close_search()
@@ -403,14 +458,29 @@ class MainWindow(QMainWindow):
             self.worker.stop()
 
     @Slot(str)
+    @reports_errors
     def on_search_requested(self, query: str) -> None:
+        """On the job pool: a search may first embed every message without a vector yet."""
         if self.agent_id is None:
             return
-        page = self.services.memory.recall.search_text(self.agent_id, query, page_size=20)
+        agent_id = self.agent_id
+        self._search_serial += 1
+        serial = self._search_serial
+        self.chat.show_search_pending(query)
+        self.jobs.run(
+            lambda: self.services.memory.recall.search_text(agent_id, query, page_size=20),
+            lambda page: self._show_search_results(serial, agent_id, page),
+            self.hub.report,
+        )
+
+    def _show_search_results(self, serial: int, agent_id: int, page) -> None:
+        if serial != self._search_serial or agent_id != self.agent_id:
+            return  # a newer search or another agent: this answer is stale
         self.chat.show_search_results(page)
         self.archival.show_hits([("conversation", m) for m in page.hits])
 
     @Slot(int)
+    @reports_errors
     def on_agent_switched(self, agent_id: int) -> None:
         if agent_id == self.agent_id:
             return
@@ -421,10 +491,12 @@ class MainWindow(QMainWindow):
         self.select_agent(agent_id)
 
     @Slot()
+    @reports_errors
     def on_agent_list_changed(self, _record=None) -> None:
         self.agents.set_agents(self.services.agents.list(), self.agent_id)
 
     @Slot(int, str)
+    @reports_errors
     def on_agent_renamed(self, agent_id: int, name: str) -> None:
         if agent_id == self.agent_id:
             self.services.settings_store.set("last_agent", name)
@@ -433,8 +505,54 @@ class MainWindow(QMainWindow):
             self.setWindowTitle(f"MemDesk — {name}")
 
     @Slot(str)
+    @reports_errors
     def on_saved(self, text: str) -> None:
         self.statusBar().showMessage(text, 5000)
+
+    @Slot(int)
+    @reports_errors
+    def on_tools_changed(self, agent_id: int) -> None:
+        if agent_id == self.agent_id and not self.busy:
+            self.open_agent_requested.emit(agent_id)  # the worker builds the agent's tools again
+
+    # --- memory history ----------------------------------------------------------------------
+    @Slot(str)
+    @reports_errors
+    def show_block_history(self, label: str) -> None:
+        dock = self.docks["Memory history"]
+        dock.show()
+        dock.raise_()
+        self.history.show_block(label)
+
+    @Slot(int)
+    @reports_errors
+    def show_message(self, message_id: int) -> None:
+        """Show a stored message in the conversation, evicted from the context or not."""
+        message = self.services.memory.recall.get(message_id)
+        if message is None or message.agent_id != self.agent_id:
+            self.hub.notify("That message is not in this agent's conversation")
+            return
+        if message.kind == "function_result" and message.step_id is not None:
+            message_id = message.step_id  # a result is shown with its call
+        transcript = self.chat.transcript
+        if not transcript.has_message(message_id):
+            self._load_transcript(message.agent_id)  # entries streamed this session carry no ids yet
+        if transcript.needs_details(message_id):
+            self.chat.details.setChecked(True)
+        if not transcript.scroll_to_message(message_id):
+            self.hub.notify("That message is hidden in the conversation view")
+
+    @Slot(list)
+    @reports_errors
+    def on_agent_memory_changed(self, _labels: list) -> None:
+        self.history.refresh()
+
+    @Slot(list)
+    @reports_errors
+    def on_history_reverted(self, labels: list) -> None:
+        self.memory.reload(labels or None)
+        self.archival.refresh()
+        self.budget_requested.emit()
 
     # --- the actions, callable directly (tests, scripts) -----------------------------------------
     def create_agent(self, name: str, persona: str = "", human: str = "") -> None:
@@ -452,11 +570,15 @@ class MainWindow(QMainWindow):
     def export_agent(self, path) -> None:
         self.transfer_actions.export_agent(path)
 
+    def export_agent_file(self, path) -> None:
+        self.transfer_actions.export_agent(path, "af")
+
     def import_agent(self, path) -> None:
         self.transfer_actions.import_agent(path)
 
     # --- settings ------------------------------------------------------------------------------
     @Slot()
+    @reports_errors
     def on_settings_triggered(self) -> None:
         dialog = SettingsDialog(self.services.settings, self.services.paths, self)
         if dialog.exec():
@@ -477,7 +599,7 @@ class MainWindow(QMainWindow):
         self.heartbeat.restart()
 
     def _can_run_on_its_own(self) -> bool:
-        return self.is_model_ready and not self.busy and self.agent_id is not None
+        return self.is_model_ready and not self.busy and not self.background and self.agent_id is not None
 
     # --- drops and closing -------------------------------------------------------------------
     def eventFilter(self, watched, event) -> bool:  # noqa: N802 - Qt API
@@ -489,6 +611,7 @@ class MainWindow(QMainWindow):
             return True
         return super().eventFilter(watched, event)
 
+    @reports_errors
     def on_dropped(self, event: QDropEvent) -> None:
         paths = [url.toLocalFile() for url in event.mimeData().urls() if url.isLocalFile()]
         models = [p for p in paths if p.lower().endswith(".gguf")]
@@ -510,6 +633,9 @@ class MainWindow(QMainWindow):
         self.heartbeat.stop()
         self.model_actions.shutdown()
         self.consent.close()
+        self.transfer_actions.close_dialogs()
+        if self.history.revert_dialog is not None:
+            self.history.revert_dialog.close()
         self.worker.stop()
         self.ingester.cancel.cancel()
         self.grapher.stopped = True

@@ -39,6 +39,7 @@ from desktop.core.agent.consolidation_store import (
     ConsolidationStore,
     Run,
 )
+from desktop.core.memory.history import CONSOLIDATION, Cause
 from desktop.core.memory.recall import Message
 from desktop.core.runtime.base import CallRequest, CancelToken, ChatMessage, Runtime, SamplingParams, ToolSpec
 from desktop.core.tools.context import DenyAll, ToolContext
@@ -225,9 +226,10 @@ class Consolidator:
     def _execute(self, function: str, arguments: dict[str, Any]) -> tuple[str, set[str]]:
         tool = self.tools.resolve(function)
         context = self._context()
-        # MEMORY HISTORY (issue 14): when desktop.core.memory.history is on main, every change made
-        # here must be recorded with source "consolidation" (the Cause/ source arguments of the
-        # core and archival write methods). Until then consolidation_changes is the record.
+        # The memory history records these changes as consolidation's (consolidation_changes keeps
+        # the pass's own record of what it proposed and did).
+        context.source = CONSOLIDATION
+        context.cause = Cause(note=f"consolidation: {function}")
         output = tool.function(context, **arguments)
         return ("None" if output is None else str(output)), set(context.changed_blocks)
 
@@ -298,17 +300,20 @@ class Consolidator:
             lines.insert(0, f"- ... {len(changes) - len(shown)} earlier change(s)")
         if self.settings.mode == ASK and changes:
             lines.append("(Proposed changes wait for the user's review: memory above does not show them yet.)")
+        # The transcript comes first: it is the same at every step of the pass (and after a
+        # resume), so a runtime's KV cache keeps it and each step evaluates only what changed
+        # below it (memory as it is now, the changes so far).
         body = "\n".join(
             [
+                "### Conversation since the last consolidation (times in UTC)",
+                transcript,
+                "",
                 "### Memory now",
                 self.memory.core.render(self.agent_id),
                 f"{self.memory.archival.count(self.agent_id)} passages are stored in archival memory.",
                 "",
                 "### Changes made in this pass so far",
                 "\n".join(lines) if lines else "None yet.",
-                "",
-                "### Conversation since the last consolidation (times in UTC)",
-                transcript,
                 "",
                 f"Make the next change, or call {FINISH} if memory is up to date.",
             ]
