@@ -167,13 +167,19 @@ def _idle_consolidation(services: Services, record, runtime) -> IdleConsolidatio
     )
 
 
-        graph = _graph_extraction(services)
-        graph.nudge(record.id)  # catch up on what an earlier session left
-        try:
-            _loop(services, agent, observer, idle, login=not args.no_login, after_turn=lambda: graph.nudge(record.id))
-        finally:
-            idle.close()
-            runtime.close()
+def _graph_extraction(services: Services):
+    """Knowledge-graph extraction after each message, on its own thread (setting ``graph_extraction``)."""
+    from desktop.core.graph.background import BackgroundExtraction
+    from desktop.core.graph.extraction import ExtractionOptions
+    from desktop.core.graph.nlp import SpacyAnalyser
+
+    return BackgroundExtraction(
+        services.paths.database, SpacyAnalyser, services.clock,
+        lambda: ExtractionOptions(services.settings.graph_extraction), services.embedder,
+    )
+
+
+def _guarded(action, observer: TerminalObserver, *, quiet_cancel: bool = False) -> None:
     """Ctrl+C stops the current generation, not the program."""
     try:
         result = action()
