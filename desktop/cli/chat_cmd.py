@@ -137,9 +137,9 @@ def run(args: argparse.Namespace) -> int:
         agent = open_agent(services, record, runtime, consent=TerminalConsent(), observer=observer)
         print(f"Chatting with {record.name} ({runtime.info.model_id}). {HELP}", file=sys.stderr)
         idle = _idle_consolidation(services, record, runtime)
-        graph = _graph_extraction(services)
-        graph.nudge(record.id)  # catch up on what an earlier session left
         try:
+            graph = _graph_extraction(services)
+            graph.nudge(record.id)  # catch up on what an earlier session left
             _loop(services, agent, observer, idle, login=not args.no_login, after_turn=lambda: graph.nudge(record.id))
         finally:
             idle.close()
@@ -165,6 +165,40 @@ def _idle_consolidation(services: Services, record, runtime) -> IdleConsolidatio
         lambda: open_consolidator(services, record, runtime), minutes * 60, on_result=report,
         on_error=lambda error: print(f"\n  [consolidation failed: {getattr(error, 'user_message', error)}]", file=sys.stderr),
     )
+
+
+def _loop(services: Services, agent, observer: TerminalObserver, idle: IdleConsolidation, *, login: bool,
+          after_turn=lambda: None) -> None:
+    """Read lines until /quit. Work the user did not ask for (the login turn, consolidation while
+    idle) runs in the background and never makes a typed line wait: the line preempts it."""
+    background = BackgroundTurn(agent.login, observer) if login and agent.login_due() else None
+    cancel = CancelToken()
+    while True:
+        idle.touch()
+        try:
+            line = input("you> ")
+        except (EOFError, KeyboardInterrupt):
+            line = "/quit"
+        idle.interrupt()  # the user is back: a running pass stops (and resumes next time)
+        if background is not None:
+            background.preempt()  # the user goes first
+            background = None
+        text = line.strip()
+        if not text:
+            continue
+        if text in ("/quit", "/exit"):
+            break
+        if text == "/memory":
+            print(services.memory.core.render(agent.id))
+            continue
+        if text == "/budget":
+            print(agent.budget().describe())
+            costs = agent.tool_costs()
+            print(f"tools ({sum(costs.values())} tokens): " + ", ".join(f"{name} {tokens}" for name, tokens in costs.items()))
+            continue
+        cancel.reset()
+        _guarded(lambda: agent.send_user_message(text, cancel), observer)
+        after_turn()  # the knowledge graph learns from the message in the background
 
 
 def _graph_extraction(services: Services):
