@@ -50,6 +50,19 @@ class AgentExistsError(MemDeskError):
     pass
 
 
+# --- memory history and agent files -----------------------------------------------------------
+class StalePassageError(MemDeskError):
+    """An archival passage changed since the editor read it."""
+
+
+class RevertError(MemDeskError):
+    """A memory change cannot be reverted (its target is gone, or a later change is in the way)."""
+
+
+class AgentFileError(MemDeskError):
+    """An agent file (.af or MemDesk JSON) cannot be imported: nothing of it was saved."""
+
+
 # --- model runtimes --------------------------------------------------------------------------
 class ModelError(MemDeskError):
     """The model runtime failed."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import socket
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -99,3 +100,20 @@ class SocketAudit:
 def socket_audit() -> SocketAudit:
     """``with socket_audit: ...`` records every internet socket call made through Python."""
     return SocketAudit()
+
+
+#: The published Letta agent files (Apache-2.0, with their LICENSE) stay outside the repository.
+AGENTFILE_FOLDERS = [
+    Path(os.environ["MEMDESK_AGENTFILES"]) if os.environ.get("MEMDESK_AGENTFILES") else None,
+    Path(__file__).resolve().parents[1].parent / "shared" / "data" / "agentfiles",
+    Path("/work/shared/data/agentfiles"),
+]
+
+
+@pytest.fixture(scope="session")
+def agentfiles() -> Path:
+    """The folder holding Letta's memgpt_agent.af and friends (MEMDESK_AGENTFILES overrides)."""
+    for folder in AGENTFILE_FOLDERS:
+        if folder is not None and (folder / "memgpt_agent.af").is_file():
+            return folder
+    pytest.fail("The Letta agent files are missing: set MEMDESK_AGENTFILES to the folder holding memgpt_agent.af")

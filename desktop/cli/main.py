@@ -18,7 +18,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--log-level", default="WARNING", help="logging level (DEBUG, INFO, WARNING)")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    from desktop.cli import agents_cmd, chat_cmd, consolidate_cmd, evaluate, ingest, models_cmd, settings_cmd
+    from desktop.cli import agents_cmd, chat_cmd, consolidate_cmd, evaluate, graph_cmd, ingest, models_cmd, settings_cmd
 
     chat_cmd.add_command(commands)
     agents_cmd.add_commands(commands)
@@ -27,6 +27,7 @@ def build_parser() -> argparse.ArgumentParser:
     ingest.add_ingest_command(commands)
     evaluate.add_eval_command(commands)
     consolidate_cmd.add_command(commands)
+    graph_cmd.add_command(commands)
     commands.add_parser("gui", help="open the desktop window (the default)")
     return parser
 

@@ -38,9 +38,12 @@ from desktop.ui.qt_consent import ConsentDialog, ConsentRequest, QtConsentPolicy
 from desktop.ui.qt_consolidation import ConsolidationController
 from desktop.ui.qt_documents import DocumentsPanel
 from desktop.ui.qt_errors import ErrorHub, MessageBar
+from desktop.ui.qt_graph_worker import GraphWorker, default_analyser
+from desktop.ui.qt_history import HistoryView
 from desktop.ui.qt_heartbeat import Heartbeat
 from desktop.ui.qt_ingest_worker import IngestWorker
 from desktop.ui.qt_jobs import Jobs
+from desktop.ui.qt_knowledge import KnowledgePanel
 from desktop.ui.qt_memory import CoreMemoryPanel
 from desktop.ui.qt_model_actions import ModelActions
 from desktop.ui.qt_settings import RESTART_MODEL, SettingsDialog
@@ -58,6 +61,7 @@ class MainWindow(QMainWindow):
     heartbeat_requested = Signal()
     budget_requested = Signal()
     ingest_requested = Signal(int, list)
+    graph_requested = Signal(int)
     shutdown_requested = Signal()
     #: Re-emitted in the GUI thread, for code that must react there (lambdas connected to the
     #: worker's own signals would run in the worker thread).
@@ -72,6 +76,7 @@ class MainWindow(QMainWindow):
         make_runtime: Callable[[Settings], Runtime],
         hub: ErrorHub | None = None,
         warm_embedder: bool = True,
+        graph_analyser=default_analyser,
     ) -> None:
         super().__init__()
         self.services = services
@@ -80,6 +85,7 @@ class MainWindow(QMainWindow):
         self.agent_id: int | None = None
         self.is_model_ready = False
         self.busy = False
+        self.background = False  # a login or timed heartbeat turn runs; a message preempts it
         self.consent_dialogs: list[ConsentDialog] = []
         self._streamed_chars = 0
         self._live_dirty = False
@@ -92,6 +98,14 @@ class MainWindow(QMainWindow):
         self.ingest_thread = QThread(self)
         self.ingest_thread.setObjectName("ingestion")
         self.ingester.moveToThread(self.ingest_thread)
+        # The knowledge graph's extraction: its own thread and connection; it borrows the model
+        # after a turn and gives it back before the next (see qt_graph_worker).
+        self.grapher = GraphWorker(services.paths.database, graph_analyser, services.clock, services.embedder)
+        self.graph_thread = QThread(self)
+        self.graph_thread.setObjectName("knowledge-graph")
+        self.grapher.moveToThread(self.graph_thread)
+        self.worker.before_turn.append(self.grapher.preempt)
+        self.worker.after_turn.append(self.grapher.after_turn)
         self.repaint_timer = QTimer(self)
         self.repaint_timer.setInterval(REPAINT_MS)
         self.heartbeat = Heartbeat(lambda: self.services.settings.heartbeat_minutes, self._can_run_on_its_own, self)
@@ -108,6 +122,7 @@ class MainWindow(QMainWindow):
         self.installEventFilter(self)
         self.worker_thread.start()
         self.ingest_thread.start()
+        self.graph_thread.start()
         self.repaint_timer.start()
 
     # --- construction ----------------------------------------------------------------------
@@ -131,9 +146,12 @@ class MainWindow(QMainWindow):
         """Every panel around the conversation: one row each (title, widget, side)."""
         self.agents = AgentsPanel()
         self.budget = BudgetPanel()
-        self.memory = CoreMemoryPanel(self.services.memory.core)
-        self.archival = ArchivalPanel(self.services.memory.archival, self.jobs)
+        memory = self.services.memory
+        self.memory = CoreMemoryPanel(memory.core, clock=self.services.clock)
+        self.archival = ArchivalPanel(memory.archival, self.jobs)
         self.documents = DocumentsPanel(self.services)
+        self.knowledge = KnowledgePanel(self.services.memory.graph)
+        self.history = HistoryView(memory.core, memory.archival, memory.recall, self.services.clock)
         left, right = Qt.DockWidgetArea.LeftDockWidgetArea, Qt.DockWidgetArea.RightDockWidgetArea
         self.docks: dict[str, QDockWidget] = {}
         for title, widget, area in (
@@ -142,6 +160,8 @@ class MainWindow(QMainWindow):
             ("Core memory", self.memory, right),
             ("Archival memory", self.archival, right),
             ("Documents", self.documents, right),
+            ("Knowledge", self.knowledge, right),
+            ("Memory history", self.history, right),
         ):
             dock = QDockWidget(title, self)
             dock.setObjectName(title)
@@ -149,6 +169,8 @@ class MainWindow(QMainWindow):
             self.addDockWidget(area, dock)
             self.docks[title] = dock
         self.tabifyDockWidget(self.docks["Archival memory"], self.docks["Documents"])
+        self.tabifyDockWidget(self.docks["Documents"], self.docks["Knowledge"])
+        self.tabifyDockWidget(self.docks["Archival memory"], self.docks["Memory history"])
         self.docks["Archival memory"].raise_()
         self.resizeDocks([self.docks["Agents"], self.docks["Context budget"]], [190, 520], Qt.Orientation.Horizontal)
         self.resizeDocks([self.docks["Context budget"], self.docks["Core memory"], self.docks["Archival memory"]], [250, 330, 300], Qt.Orientation.Vertical)
@@ -157,9 +179,12 @@ class MainWindow(QMainWindow):
         """Every menu entry, with its shortcut and the slot it triggers."""
         menu = self.menuBar().addMenu("&File")
         self.new_agent_action = self._action(menu, "&New agent…", QKeySequence.StandardKey.New, self.agent_actions.on_create_requested)
-        self._action(menu, "&Import agent…", None, self.transfer_actions.on_import_triggered)
-        self._action(menu, "Export conversation as &Markdown…", None, self.transfer_actions.on_export_markdown_triggered)
-        self._action(menu, "Export agent as &JSON…", None, self.transfer_actions.on_export_json_triggered)
+        transfers = self.transfer_actions
+        self._action(menu, "&Import agent (.af or .json)…", QKeySequence("Ctrl+I"), transfers.on_import_triggered)
+        self._action(menu, "Export agent as &Letta agent file (.af)…", QKeySequence("Ctrl+E"), transfers.on_export_af_triggered)
+        self._action(menu, "Export agent as &JSON…", None, transfers.on_export_json_triggered)
+        self._action(menu, "Export conversation as &Markdown…", None, transfers.on_export_markdown_triggered)
+        self._action(menu, "Imported &tools of this agent…", None, transfers.on_tools_triggered)
         menu.addSeparator()
         self.settings_action = self._action(menu, "&Settings…", QKeySequence("Ctrl+,"), self.on_settings_triggered)
         self.models_action = self._action(menu, "&Models…", QKeySequence("Ctrl+Shift+M"), self.model_actions.on_models_triggered)
@@ -167,6 +192,7 @@ class MainWindow(QMainWindow):
         view = self.menuBar().addMenu("&View")
         for dock in self.docks.values():
             view.addAction(dock.toggleViewAction())
+        self.docks["Memory history"].toggleViewAction().setShortcut(QKeySequence("Ctrl+H"))
 
     def _action(self, menu, text: str, shortcut, slot) -> QAction:
         action = QAction(text, self)
@@ -188,6 +214,16 @@ class MainWindow(QMainWindow):
         self.budget_requested.connect(worker.refresh_budget)
         self.shutdown_requested.connect(worker.shutdown)
         self.shutdown_requested.connect(self.ingester.shutdown)
+        self.shutdown_requested.connect(self.grapher.shutdown)
+        self.graph_requested.connect(self.grapher.extract)
+        self.grapher.changed.connect(self.on_graph_changed)
+        self.grapher.pending.connect(self.knowledge.set_pending)
+        self.grapher.failed.connect(self.hub.report)
+        self.knowledge.source_requested.connect(self.on_source_requested)
+        self.knowledge.rebuild_requested.connect(self.grapher.rebuild)
+        self.knowledge.changed.connect(self.budget_requested)
+        self.knowledge.failed.connect(self.hub.report)
+        self.ingester.finished.connect(lambda _report: self.agent_id is not None and self.graph_requested.emit(self.agent_id))
         self.ingest_requested.connect(self.ingester.ingest)
         self.documents.remove_requested.connect(self.ingester.remove)
         self.documents.reingest_requested.connect(self.ingester.reingest)
@@ -197,10 +233,12 @@ class MainWindow(QMainWindow):
         worker.stepped.connect(self.on_step)
         worker.budget_changed.connect(self.budget.set_budget)
         worker.memory_changed.connect(self.memory.on_agent_changed_blocks)
+        worker.memory_changed.connect(self.on_agent_memory_changed)
         worker.search_hits.connect(self.archival.show_hits)
         worker.event.connect(self.on_agent_event)
         worker.failed.connect(self.hub.report)
         worker.busy_changed.connect(self.on_busy_changed)
+        worker.background_changed.connect(self.on_background_changed)
         worker.turn_finished.connect(self.on_turn_finished)
         self.ingester.progress.connect(self.documents.on_progress)
         self.ingester.failed.connect(self.hub.report)
@@ -223,14 +261,22 @@ class MainWindow(QMainWindow):
         self.agent_actions.list_changed.connect(self.on_agent_list_changed)
         self.agent_actions.renamed.connect(self.on_agent_renamed)
         self.memory.changed.connect(self.budget_requested)
+        self.memory.changed.connect(self.history.refresh)
         self.memory.failed.connect(self.hub.report)
+        self.memory.history_requested.connect(self.show_block_history)
+        self.history.show_message_requested.connect(self.show_message)
+        self.history.changed.connect(self.on_history_reverted)
+        self.history.failed.connect(self.hub.report)
         self.archival.changed.connect(self.budget_requested)
+        self.archival.changed.connect(self.history.refresh)
         self.archival.failed.connect(self.hub.report)
         self.documents.ingest_requested.connect(self.ingest_requested)
         self.documents.changed.connect(self.budget_requested)
         self.documents.changed.connect(self.archival.refresh)
         self.transfer_actions.imported.connect(self.on_agent_list_changed)
         self.transfer_actions.saved.connect(self.on_saved)
+        self.transfer_actions.open_requested.connect(self.on_agent_switched)
+        self.transfer_actions.tools_changed.connect(self.on_tools_changed)
 
     # --- start-up --------------------------------------------------------------------------
     def start(self) -> None:
@@ -246,13 +292,22 @@ class MainWindow(QMainWindow):
         self.agents.set_agents(self.services.agents.list(), agent_id)
         self.setWindowTitle(f"MemDesk — {record.name}")
         self.chat.title.setText(record.name)
-        self.chat.transcript.set_entries(transfer.conversation_entries(self.services.memory.recall.all(agent_id)), record.name)
+        self._load_transcript(agent_id)
         self.memory.set_agent(agent_id)
+        self.history.set_agent(agent_id)
         self.archival.set_agent(agent_id)
         self.documents.set_agent(agent_id)
+        self.knowledge.set_agent(agent_id)
+        self.graph_requested.emit(agent_id)  # catch up on what a closed or crashed app left
         self.services.settings_store.set("last_agent", record.name)
         self.open_agent_requested.emit(agent_id)
         self._update_ready()
+
+    def _load_transcript(self, agent_id: int) -> None:
+        """The whole conversation, evicted messages included (below a line, the context window)."""
+        record = self.services.agents.get(agent_id)
+        entries = transfer.conversation_entries(self.services.memory.recall.all(agent_id))
+        self.chat.transcript.set_entries(entries, record.name, context_start_id=record.context_start_id)
 
     def _update_ready(self) -> None:
         if not self.is_model_ready:
@@ -314,12 +369,46 @@ class MainWindow(QMainWindow):
         if not busy:
             self.heartbeat.restart()
 
+    @Slot(bool)
+    def on_background_changed(self, running: bool) -> None:
+        self.background = running
+        if running:
+            self.statusBar().showMessage("Thinking in the background… (a message you send goes first)")
+        else:
+            self.heartbeat.restart()
+
     @Slot(object)
-    def on_turn_finished(self, _result) -> None:
+    def on_turn_finished(self, result) -> None:
+        if result is not None:
+            self.statusBar().showMessage(f"Last turn: {result.describe()}")
         self.chat.transcript.end_live()
         self._streamed_chars = 0
         self.archival.refresh()
+        self.history.refresh()
         self.turn_done.emit()
+
+    @Slot(int)
+    def on_graph_changed(self, agent_id: int) -> None:
+        if agent_id == self.agent_id:
+            self.knowledge.refresh()
+            if not self.busy:
+                self.budget_requested.emit()  # the prompt's top entities may have changed
+
+    @Slot(str, int)
+    def on_source_requested(self, kind: str, source_id: int) -> None:
+        """A fact's source: the message in the conversation, or the passage in archival memory."""
+        if kind == "message":
+            message = self.services.memory.recall.get(source_id)
+            if message is not None:
+                self.chat.show_message(message)
+            return
+        passage = self.services.memory.archival.get(source_id)
+        if passage is not None:
+            from desktop.core.memory.archival import PassageHit
+
+            self.archival.show_hits([("graph source", PassageHit(passage, 0.0))])
+            self.archival.hits_table.selectRow(0)
+            self.docks["Archival memory"].raise_()
 
     @Slot(object)
     def on_consent_asked(self, request: ConsentRequest) -> None:
@@ -338,6 +427,7 @@ class MainWindow(QMainWindow):
         self.busy = True  # until the worker says otherwise: no double sends
         self.chat.set_busy(True)
         self.chat.transcript.add(transfer.Entry("user", text, datetime.now(timezone.utc)))
+        self.worker.preempt()  # a background turn must not make the user wait
         self.send_requested.emit(text)
 
     @Slot()
@@ -385,6 +475,46 @@ class MainWindow(QMainWindow):
     def on_saved(self, text: str) -> None:
         self.statusBar().showMessage(text, 5000)
 
+    @Slot(int)
+    def on_tools_changed(self, agent_id: int) -> None:
+        if agent_id == self.agent_id and not self.busy:
+            self.open_agent_requested.emit(agent_id)  # the worker builds the agent's tools again
+
+    # --- memory history ----------------------------------------------------------------------
+    @Slot(str)
+    def show_block_history(self, label: str) -> None:
+        dock = self.docks["Memory history"]
+        dock.show()
+        dock.raise_()
+        self.history.show_block(label)
+
+    @Slot(int)
+    def show_message(self, message_id: int) -> None:
+        """Show a stored message in the conversation, evicted from the context or not."""
+        message = self.services.memory.recall.get(message_id)
+        if message is None or message.agent_id != self.agent_id:
+            self.hub.notify("That message is not in this agent's conversation")
+            return
+        if message.kind == "function_result" and message.step_id is not None:
+            message_id = message.step_id  # a result is shown with its call
+        transcript = self.chat.transcript
+        if not transcript.has_message(message_id):
+            self._load_transcript(message.agent_id)  # entries streamed this session carry no ids yet
+        if transcript.needs_details(message_id):
+            self.chat.details.setChecked(True)
+        if not transcript.scroll_to_message(message_id):
+            self.hub.notify("That message is hidden in the conversation view")
+
+    @Slot(list)
+    def on_agent_memory_changed(self, _labels: list) -> None:
+        self.history.refresh()
+
+    @Slot(list)
+    def on_history_reverted(self, labels: list) -> None:
+        self.memory.reload(labels or None)
+        self.archival.refresh()
+        self.budget_requested.emit()
+
     # --- the actions, callable directly (tests, scripts) -----------------------------------------
     def create_agent(self, name: str, persona: str = "", human: str = "") -> None:
         self.agent_actions.create(name, persona, human)
@@ -400,6 +530,9 @@ class MainWindow(QMainWindow):
 
     def export_agent(self, path) -> None:
         self.transfer_actions.export_agent(path)
+
+    def export_agent_file(self, path) -> None:
+        self.transfer_actions.export_agent(path, "af")
 
     def import_agent(self, path) -> None:
         self.transfer_actions.import_agent(path)
@@ -426,7 +559,7 @@ class MainWindow(QMainWindow):
         self.heartbeat.restart()
 
     def _can_run_on_its_own(self) -> bool:
-        return self.is_model_ready and not self.busy and self.agent_id is not None
+        return self.is_model_ready and not self.busy and not self.background and self.agent_id is not None
 
     # --- drops and closing -------------------------------------------------------------------
     def eventFilter(self, watched, event) -> bool:  # noqa: N802 - Qt API
@@ -453,15 +586,21 @@ class MainWindow(QMainWindow):
         super().closeEvent(event)
 
     def shutdown(self) -> None:
-        if not self.worker_thread.isRunning() and not self.ingest_thread.isRunning():
+        if not self.worker_thread.isRunning() and not self.ingest_thread.isRunning() and not self.graph_thread.isRunning():
             return
         self.repaint_timer.stop()
         self.heartbeat.stop()
         self.model_actions.shutdown()
         self.consent.close()
+        self.transfer_actions.close_dialogs()
+        if self.history.revert_dialog is not None:
+            self.history.revert_dialog.close()
         self.worker.stop()
         self.ingester.cancel.cancel()
+        self.grapher.stopped = True
+        self.grapher.preempt()
         self.shutdown_requested.emit()
         self.worker_thread.wait(30_000)
         self.ingest_thread.wait(30_000)
+        self.graph_thread.wait(30_000)
         self.jobs.wait(30_000)

@@ -65,7 +65,7 @@ def test_apply_mode_edits_memory_with_memory_functions_only(services, runtime, c
     assert "Lives in Porto" in human and "green tea" in human
     assert services.memory.archival.count(chatted.id) == 1
     # The grammar held the memory functions and the finish call, nothing else, and no heartbeat.
-    assert all(set(seen) == {*MEMORY_FUNCTIONS[:3], FINISH} for seen in runtime.tools_seen)
+    assert all(set(seen) == {*MEMORY_FUNCTIONS, FINISH} for seen in runtime.tools_seen)
     system, body = runtime.prompts[0]
     assert "night shifts" in body.content and "Welcome to Porto" in body.content  # both sides of the conversation
     assert '"type"' not in body.content  # plain text, not the JSON events

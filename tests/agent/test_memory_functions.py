@@ -70,8 +70,9 @@ def test_core_memory_appears_in_the_prompt_with_its_fill_level(services, runtime
     agent = make_agent(human="Name: Ana")
     runtime.enqueue(say("hi"))
     agent.send_user_message("hi")
-    system = runtime.prompts[0][0].content
-    assert '<human characters="9/2000">\nName: Ana\n</human>' in system
+    memory = runtime.prompts[0][1].content  # the memory section follows the static system message
+    assert memory.startswith("### Memory")
+    assert '<human characters="9/2000">\nName: Ana\n</human>' in memory
 
 
 # --- recall memory ---------------------------------------------------------------------------

@@ -28,18 +28,19 @@ class AgentRecord:
     last_login: datetime | None
     heartbeats_paused_until: datetime | None
     config: dict
+    memory_view: str = ""  # JSON of agent.memory_view.MemoryView
 
 
 _COLUMNS = (
     "id, name, created_at, system_prompt, summary, context_start_id, evicted_count, pressure_alert_sent,"
-    " last_login, heartbeats_paused_until, config"
+    " last_login, heartbeats_paused_until, config, memory_view"
 )
 
 
 def _record(row) -> AgentRecord:
     return AgentRecord(
         row[0], row[1], parse_iso(row[2]), row[3], row[4], row[5], row[6], bool(row[7]),
-        parse_iso(row[8]) if row[8] else None, parse_iso(row[9]) if row[9] else None, json.loads(row[10]),
+        parse_iso(row[8]) if row[8] else None, parse_iso(row[9]) if row[9] else None, json.loads(row[10]), row[11],
     )
 
 
@@ -51,19 +52,23 @@ class AgentStore:
         self._files_root = files_root
 
     def create(self, name: str, *, system_prompt: str, persona: str, human: str, limit: int = DEFAULT_LIMIT) -> AgentRecord:
+        with self._db.transaction():
+            agent_id = self.create_empty(name, system_prompt=system_prompt).id
+            self._core.create(agent_id, "persona", persona, limit=limit, description="Who you are: your persona.")
+            self._core.create(agent_id, "human", human, limit=limit, description="What you know about the user.")
+        return self.get(agent_id)
+
+    def create_empty(self, name: str, *, system_prompt: str, created_at: datetime | None = None) -> AgentRecord:
+        """An agent with no memory blocks yet (an import adds the file's own)."""
         name = name.strip()
         if not name:
             raise MemDeskError("An agent needs a name")
         if self.find(name):
             raise AgentExistsError(f"An agent named {name!r} already exists")
-        with self._db.transaction():
-            cursor = self._db.execute(
-                "INSERT INTO agents(name, created_at, system_prompt) VALUES (?, ?, ?)", (name, iso(self._clock.now()), system_prompt)
-            )
-            agent_id = cursor.lastrowid
-            self._core.create(agent_id, "persona", persona, limit=limit, description="Who you are: your persona.")
-            self._core.create(agent_id, "human", human, limit=limit, description="What you know about the user.")
-        return self.get(agent_id)
+        cursor = self._db.execute(
+            "INSERT INTO agents(name, created_at, system_prompt) VALUES (?, ?, ?)", (name, iso(created_at or self._clock.now()), system_prompt)
+        )
+        return self.get(cursor.lastrowid)
 
     def find(self, name: str) -> AgentRecord | None:
         row = self._db.query_one(f"SELECT {_COLUMNS} FROM agents WHERE name = ?", (name,))
@@ -103,7 +108,10 @@ class AgentStore:
 
     # --- state the loop keeps on the agent row -----------------------------------------------
     def update(self, agent_id: int, **fields) -> None:
-        allowed = {"summary", "context_start_id", "evicted_count", "pressure_alert_sent", "last_login", "heartbeats_paused_until", "config"}
+        allowed = {
+            "summary", "context_start_id", "evicted_count", "pressure_alert_sent", "last_login", "heartbeats_paused_until", "config",
+            "memory_view",
+        }
         if not fields or set(fields) - allowed:
             raise ValueError(f"Cannot update agent fields {sorted(set(fields) - allowed)}")
         values = []

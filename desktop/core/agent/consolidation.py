@@ -39,6 +39,7 @@ from desktop.core.agent.consolidation_store import (
     ConsolidationStore,
     Run,
 )
+from desktop.core.memory.history import CONSOLIDATION, Cause
 from desktop.core.memory.recall import Message
 from desktop.core.runtime.base import CallRequest, CancelToken, ChatMessage, Runtime, SamplingParams, ToolSpec
 from desktop.core.tools.context import DenyAll, ToolContext
@@ -225,9 +226,10 @@ class Consolidator:
     def _execute(self, function: str, arguments: dict[str, Any]) -> tuple[str, set[str]]:
         tool = self.tools.resolve(function)
         context = self._context()
-        # MEMORY HISTORY (issue 14): when desktop.core.memory.history is on main, every change made
-        # here must be recorded with source "consolidation" (the Cause/ source arguments of the
-        # core and archival write methods). Until then consolidation_changes is the record.
+        # The memory history records these changes as consolidation's (consolidation_changes keeps
+        # the pass's own record of what it proposed and did).
+        context.source = CONSOLIDATION
+        context.cause = Cause(note=f"consolidation: {function}")
         output = tool.function(context, **arguments)
         return ("None" if output is None else str(output)), set(context.changed_blocks)
 
@@ -351,7 +353,7 @@ class Consolidator:
             agent_id=self.agent_id, agents=m.agents, core=m.core, recall=m.recall, archival=m.archival,
             files=None,  # type: ignore[arg-type] - memory functions touch no files
             http=HttpPolicy(), runtime=self.runtime, params=self.settings.params, plain_assistant_prompt="",
-            clock=m.clock, consent=DenyAll(),
+            clock=m.clock, consent=DenyAll(), graph=m.graph,
         )
 
 
