@@ -88,7 +88,7 @@ def agent_kill(trials: int, rng: random.Random) -> dict:
             committed: list[int] = []
             first = process.stdout.readline()  # "ready": the store is open and the agent built
             if first.strip() == "ready":
-                threading.Thread(target=_kill_after, args=(process, rng.uniform(0.0, 0.6)), daemon=True).start()
+                threading.Thread(target=_kill_after, args=(process, rng.uniform(0.0, 2.5)), daemon=True).start()
                 for line in process.stdout:
                     if line.startswith("committed "):
                         committed.append(int(line.split()[1]))
@@ -305,44 +305,53 @@ def model_kill(trials: int) -> dict:
     with tempfile.TemporaryDirectory(prefix="memdesk-faults-") as folder:
         os.environ[HOME_ENV] = str(Path(folder) / "home")
         services = open_services(Paths.from_environment(), embedder=HashingEmbedder())
-        runtime = isolated_llama(LlamaSettings(model_path=default_model_path(), context_size=2048, threads=0, gpu_layers=0))
         try:
-            record = services.create_agent("sam")
             settings = Settings(max_chained_steps=1, max_answer_tokens=48, context_size=2048)
-            agent = open_agent(services, record, runtime, consent=AllowAll(), settings=settings)
             for kind in ("idle", "generating"):
-                for _ in range(trials):
-                    pid = runtime.pid
-                    if kind == "idle":
-                        os.kill(pid, signal.SIGKILL)
-                        time.sleep(0.2)
-                    else:
-                        done = threading.Event()
-
-                        def doomed() -> None:
-                            try:
-                                agent.send_user_message("Tell me a long story about the sea.")
-                            except Exception:  # noqa: BLE001 - this turn is expected to fail
-                                pass
-                            done.set()
-
-                        threading.Thread(target=doomed, daemon=True).start()
-                        time.sleep(1.0)  # inside prompt evaluation or generation
-                        if runtime.pid == pid:
-                            os.kill(pid, signal.SIGKILL)
-                        done.wait(300)
-                    try:
-                        result = agent.send_user_message("Hello again!")
-                        results[kind] += bool(result.steps)
-                    except Exception as error:  # noqa: BLE001 - counted, with the reason
-                        if len(errors) < 4:
-                            errors.append(f"{kind}: {type(error).__name__}: {str(error)[:160]}")
+                # A runtime of its own for each kind, so one kind's failure does not count twice.
+                runtime = isolated_llama(LlamaSettings(model_path=default_model_path(), context_size=2048, threads=0, gpu_layers=0))
+                try:
+                    record = services.create_agent(f"sam-{kind}")
+                    agent = open_agent(services, record, runtime, consent=AllowAll(), settings=settings)
+                    for _ in range(trials):
+                        _kill_model(agent, runtime, kind)
+                        try:
+                            result = agent.send_user_message("Hello again!")
+                            results[kind] += bool(result.steps)
+                        except Exception as error:  # noqa: BLE001 - counted, with the reason
+                            if len(errors) < 4:
+                                errors.append(f"{kind}: {type(error).__name__}: {str(error)[:160]}")
+                finally:
+                    runtime.close()
         finally:
-            runtime.close()
             services.close()
     return {"trials_each": trials, "next_message_worked_after_idle_kill": results["idle"],
             "next_message_worked_after_kill_while_generating": results["generating"], "errors": errors,
             "ok": results["idle"] == trials and results["generating"] == trials}
+
+
+def _kill_model(agent, runtime, kind: str) -> None:
+    pid = runtime.pid
+    if pid is None:
+        return
+    if kind == "idle":
+        os.kill(pid, signal.SIGKILL)
+        time.sleep(0.2)
+        return
+    done = threading.Event()
+
+    def doomed() -> None:
+        try:
+            agent.send_user_message("Tell me a long story about the sea.")
+        except Exception:  # noqa: BLE001 - this turn is expected to fail
+            pass
+        done.set()
+
+    threading.Thread(target=doomed, daemon=True).start()
+    time.sleep(1.0)  # inside prompt evaluation or generation
+    if runtime.pid == pid:
+        os.kill(pid, signal.SIGKILL)
+    done.wait(300)
 
 
 # --- sockets ----------------------------------------------------------------------------------
