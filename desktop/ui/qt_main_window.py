@@ -187,7 +187,7 @@ class MainWindow(QMainWindow):
         self._action(menu, "Imported &tools of this agent…", None, transfers.on_tools_triggered)
         menu.addSeparator()
         self.settings_action = self._action(menu, "&Settings…", QKeySequence("Ctrl+,"), self.on_settings_triggered)
-        self.models_action = self._action(menu, "&Models…", QKeySequence("Ctrl+Shift+M"), self.model_actions.on_models_triggered)
+        self.models_action = self._action(menu, "&Models…", QKeySequence("Ctrl+Shift+L"), self.model_actions.on_models_triggered)
         self._action(menu, "&Quit", QKeySequence.StandardKey.Quit, self.close)
         view = self.menuBar().addMenu("&View")
         for dock in self.docks.values():
