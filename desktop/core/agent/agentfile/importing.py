@@ -203,13 +203,20 @@ def _check_schema(data: dict[str, Any], summary: ImportSummary) -> None:
             raise AgentFileError(f"The agent file's '{key}' is a {type(data[key]).__name__}, not a list: the file is damaged")
 
 
+def _referenced(plan: AgentPlan, agent: dict, key: str, entries: dict, what: str, summary: ImportSummary) -> list[tuple[str, dict]]:
+    """The file's entries an agent names in ``key`` (block_ids, tool_ids); a dangling id is reported."""
+    found = []
+    for ref in _as_list(agent.get(key)):
+        if ref in entries:
+            found.append((ref, entries[ref]))
+        else:
+            summary.fix(f"Agent {plan.name!r} names {what} {ref}, which the file does not hold: skipped")
+    return found
+
+
 def _plan_blocks(plan: AgentPlan, agent: dict, blocks: dict, block_users: Counter, summary: ImportSummary) -> None:
     entries = []
-    for ref in _as_list(agent.get("block_ids")):
-        block = blocks.get(ref)
-        if block is None:
-            summary.fix(f"Agent {plan.name!r} names block {ref}, which the file does not hold: skipped")
-            continue
+    for ref, block in _referenced(plan, agent, "block_ids", blocks, "block", summary):
         if block_users[ref] > 1:
             summary.fix(f"Block {block.get('label')!r} is shared by {block_users[ref]} agents in Letta: each imported agent got its own copy")
         entries.append(block)
@@ -240,13 +247,7 @@ def _plan_blocks(plan: AgentPlan, agent: dict, blocks: dict, block_users: Counte
 
 def _plan_tools(plan: AgentPlan, agent: dict, tools: dict, builtin_names: set[str], summary: ImportSummary, *, from_memdesk: bool) -> None:
     seen: set[str] = set()
-    entries = []
-    for ref in _as_list(agent.get("tool_ids")):
-        tool = tools.get(ref)
-        if tool is None:
-            summary.fix(f"Agent {plan.name!r} names tool {ref}, which the file does not hold: skipped")
-            continue
-        entries.append(tool)
+    entries = [tool for _ref, tool in _referenced(plan, agent, "tool_ids", tools, "tool", summary)]
     for tool_name in _as_list(agent.get("tools")):  # CreateAgent also lists tools by name
         if isinstance(tool_name, str) and tool_name not in {_text(t.get("name")) for t in entries}:
             entries.append({"name": tool_name, "tool_type": "letta_core" if tool_name in builtin_names else "unknown"})
