@@ -360,6 +360,9 @@ class MainWindow(QMainWindow):
 
     @Slot(str, str)
     def on_agent_event(self, kind: str, text: str) -> None:
+        if kind == "memories":  # automatic recall: shown with the inner workings, as on reload
+            self.chat.transcript.add(transfer.Entry("memories", text, datetime.now(timezone.utc)))
+            return
         self.chat.transcript.add(transfer.Entry("event", f"{kind}: {text}", datetime.now(timezone.utc)))
 
     @Slot(bool)

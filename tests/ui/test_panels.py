@@ -193,3 +193,23 @@ def test_budget_bar_hover_and_lines(make_window, roomy_runtime, qtbot):
     x = int(800 * (budget.tokens("system") + budget.tokens("tools") / 2) / budget.window)
     assert bar.section_at(QPoint(x, 10)).name == "tools"
     assert "send_message" in bar.section_at(QPoint(x, 10)).preview
+
+
+def test_automatic_recall_shows_its_hits_in_the_archival_panel_and_the_budget(make_window, roomy_runtime, send, services, qtbot):
+    import json as _json
+
+    roomy_runtime.enqueue(say("Your cat is Tom."))
+    window = make_window(roomy_runtime)
+    old = services.memory.recall.add(
+        window.agent_id, role="user", kind="user_message", content=_json.dumps({"type": "user_message", "message": "My cat is called Tom"}),
+        created_at=services.clock.now(), search_text="My cat is called Tom",
+    )
+    services.agents.update(window.agent_id, context_start_id=old.id + 1, evicted_count=1)  # as after an eviction
+    send(window, "What is my cat called?")
+    qtbot.waitUntil(lambda: any(kind == "automatic" for kind, _ in window.archival.hits), timeout=5_000)
+    table = window.archival.hits_table
+    assert table.item(0, 0).text() == "automatic" and "My cat is called Tom" in table.item(0, 2).text()
+    rows = {window.budget.table.item(r, 0).text(): window.budget.table.item(r, 1).text() for r in range(window.budget.table.rowCount())}
+    assert int(rows["recall"]) > 0
+    window.chat.details.setChecked(True)
+    assert "Memories found automatically" in window.chat.transcript.toPlainText()
