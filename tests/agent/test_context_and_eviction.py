@@ -96,7 +96,7 @@ def test_eviction_summarizes_recursively_and_never_overflows(services, make_agen
     assert budget.tokens("summary") > 0
     # The prompt may outgrow the eviction point after a turn; the next step evicts before it runs.
     seen = len(runtime.prompts)
-    runtime.enqueue(say("one more"), say("after alert"))
+    runtime.enqueue(say("one more"), say("after alert"), say("after another alert"))
     agent.send_user_message("one more turn")
     assert all(runtime.count_prompt(prompt) <= budget.eviction_at for prompt in runtime.prompts[seen:])
 

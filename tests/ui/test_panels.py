@@ -14,7 +14,7 @@ from desktop.ui.qt_settings import HIDDEN, SettingsDialog
 
 
 def test_editing_a_block_while_the_agent_edits_it(make_window, roomy_runtime, send, qtbot, services):
-    roomy_runtime.enqueue(call("core_memory_append", "note", heartbeat=False, label="human", content="Likes tea"))
+    roomy_runtime.enqueue(call("core_memory_append", "note", heartbeat=False, label="human", content="Likes tea"), say("Noted."))
     window = make_window(roomy_runtime)
     editor = window.memory.editors["human"]
     editor.editor.setPlainText("")
@@ -32,7 +32,7 @@ def test_editing_a_block_while_the_agent_edits_it(make_window, roomy_runtime, se
 
 
 def test_take_the_agents_version_and_limits(make_window, roomy_runtime, send, qtbot, services):
-    roomy_runtime.enqueue(call("core_memory_append", "note", heartbeat=False, label="human", content="Likes tea"))
+    roomy_runtime.enqueue(call("core_memory_append", "note", heartbeat=False, label="human", content="Likes tea"), say("Noted."))
     window = make_window(roomy_runtime)
     editor = window.memory.editors["human"]
     qtbot.keyClicks(editor.editor, " and coffee")
@@ -125,7 +125,9 @@ def test_export_and_import_from_the_window(make_window, roomy_runtime, send, qtb
 def test_consent_allow_once_and_deny(make_window, roomy_runtime, qtbot, services):
     roomy_runtime.enqueue(
         call("append_to_text_file", "write", heartbeat=False, filename="notes.txt", content="first line"),
+        say("Written."),  # a user's turn does not end in silence: the loop asks for an answer
         call("append_to_text_file", "again", heartbeat=False, filename="notes.txt", content="second line"),
+        say("You did not allow it."),
     )
     window = make_window(roomy_runtime)
     for text, button, expected in (("write it", "allow_once", "first line"), ("again", "deny", None)):
@@ -139,14 +141,15 @@ def test_consent_allow_once_and_deny(make_window, roomy_runtime, qtbot, services
         qtbot.waitUntil(lambda: not window.busy, timeout=5_000)
     written = (services.paths.agent_files(window.agent_id) / "notes.txt").read_text()
     assert "first line" in written and "second line" not in written
-    results = [m.content for m in services.memory.recall.all(window.agent_id) if m.kind == "function_result"]
-    assert '"status": "OK"' in results[0] and '"status": "Failed"' in results[1]
+    results = [m for m in services.memory.recall.all(window.agent_id) if m.kind == "function_result" and m.function_name == "append_to_text_file"]
+    assert '"status": "OK"' in results[0].content and '"status": "Failed"' in results[1].content
 
 
 def test_consent_always_for_this_agent(make_window, roomy_runtime, qtbot, services):
     roomy_runtime.enqueue(
         call("append_to_text_file", "write", heartbeat=True, filename="a.txt", content="one"),
         call("append_to_text_file", "write", heartbeat=False, filename="a.txt", content="two"),
+        say("Written twice."),
     )
     window = make_window(roomy_runtime)
     window.chat.compose.setPlainText("write twice")

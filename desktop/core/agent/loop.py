@@ -7,7 +7,8 @@ result and the next event in one short transaction, so a crash mid-step loses at
 and nothing slow (a consent dialog, the network, a generation) holds the store's write lock.
 After each step the next input is, in order: the memory-pressure alert (once until the next
 eviction), a heartbeat because the call failed or was refused, a heartbeat because the model asked
-for one; otherwise control returns to the user. A cancelled token stops the turn between steps
+for one or has a search result to read, a heartbeat because the user has not been answered yet
+(then the next step may only answer); otherwise control returns to the user. A cancelled token stops the turn between steps
 (a user message preempting a background turn) or inside a generation.
 """
 
@@ -194,7 +195,7 @@ class Agent:
                     result.steps.append(step)
                     if step.ok and step.function == "send_message":
                         result.replies.append(step.arguments["message"])
-                    next_event = self._next_event(step)
+                    next_event = self._next_event(step, rules, kind)
                     if next_event is not None:
                         self.memory.recall.add(
                             self.id, role="user", kind=next_event[0], content=next_event[1], created_at=self.memory.clock.now()
@@ -247,7 +248,7 @@ class Agent:
             self.observer.on_search_hits(list(context.last_hits))
         self.observer.on_budget(self.budget())
 
-    def _next_event(self, step: StepRecord) -> tuple[str, str] | None:
+    def _next_event(self, step: StepRecord, rules: TurnRules, kind: str) -> tuple[str, str] | None:
         budget = measure(self.runtime, self._prompt_parts(), self.settings.reserve)
         if budget.used >= budget.warning_at and not self.record.pressure_alert_sent:
             self.memory.agents.update(self.id, pressure_alert_sent=True)
@@ -259,6 +260,14 @@ class Agent:
             return "heartbeat", events.heartbeat(events.HEARTBEAT_AFTER_FAILURE)
         if step.heartbeat:
             return "heartbeat", events.heartbeat(events.HEARTBEAT_AFTER_CALL)
+        tool = self.tools.resolve(step.function)
+        if tool is not None and tool.kind in ("search", "read"):
+            # A result is only worth something once read: small models often search and yield.
+            return "heartbeat", events.heartbeat(events.HEARTBEAT_TO_READ)
+        if kind == "user_message" and not rules.replied:
+            # The user asked something: the turn does not end in silence. The next step may only answer.
+            rules.require_answer()
+            return "heartbeat", events.heartbeat(events.HEARTBEAT_UNANSWERED)
         return None
 
     def _live_specs(self) -> list[ToolSpec]:
@@ -473,6 +482,10 @@ class Agent:
                 memory_view="",
             )
             self._sync_memory()
+            # The alert comes again only once the context has room again: when what stays is
+            # still above the warning line (a small window), another alert would only add a step.
+            after = measure(self.runtime, self._prompt_parts(), self.settings.reserve)
+            m.agents.update(self.id, pressure_alert_sent=after.used >= after.warning_at)
         log.info("agent %s evicted %s messages (keeping %s)", self.id, len(evicted), len(in_context) - cut)
         self.observer.on_event("eviction", summary)
         return True
