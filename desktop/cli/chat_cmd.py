@@ -124,7 +124,7 @@ class BackgroundTurn:
 
 def run(args: argparse.Namespace) -> int:
     services = open_services()
-    idle = None
+    idle = graph = None
     try:
         record = _pick_agent(services, args.agent)
         # Load the embedding model while llama.cpp loads, not at the agent's first archival call.
@@ -138,13 +138,17 @@ def run(args: argparse.Namespace) -> int:
         print(f"Chatting with {record.name} ({runtime.info.model_id}). {HELP}", file=sys.stderr)
         idle = _idle_consolidation(services, record, runtime)
         try:
-            _loop(services, agent, observer, idle, login=not args.no_login)
+            graph = _graph_extraction(services)
+            graph.nudge(record.id)  # catch up on what an earlier session left
+            _loop(services, agent, observer, idle, login=not args.no_login, after_turn=lambda: graph.nudge(record.id))
         finally:
             idle.close()
             runtime.close()
     finally:
         if idle is not None:
             idle.close()  # a pass must not outlive the store (Ctrl+C at the prompt)
+        if graph is not None:
+            graph.close()
         services.close()
     return 0
 
@@ -163,7 +167,8 @@ def _idle_consolidation(services: Services, record, runtime) -> IdleConsolidatio
     )
 
 
-def _loop(services: Services, agent, observer: TerminalObserver, idle: IdleConsolidation, *, login: bool) -> None:
+def _loop(services: Services, agent, observer: TerminalObserver, idle: IdleConsolidation, *, login: bool,
+          after_turn=lambda: None) -> None:
     """Read lines until /quit. Work the user did not ask for (the login turn, consolidation while
     idle) runs in the background and never makes a typed line wait: the line preempts it."""
     background = BackgroundTurn(agent.login, observer) if login and agent.login_due() else None
@@ -193,6 +198,19 @@ def _loop(services: Services, agent, observer: TerminalObserver, idle: IdleConso
             continue
         cancel.reset()
         _guarded(lambda: agent.send_user_message(text, cancel), observer)
+        after_turn()  # the knowledge graph learns from the message in the background
+
+
+def _graph_extraction(services: Services):
+    """Knowledge-graph extraction after each message, on its own thread (setting ``graph_extraction``)."""
+    from desktop.core.graph.background import BackgroundExtraction
+    from desktop.core.graph.extraction import ExtractionOptions
+    from desktop.core.graph.nlp import SpacyAnalyser
+
+    return BackgroundExtraction(
+        services.paths.database, SpacyAnalyser, services.clock,
+        lambda: ExtractionOptions(services.settings.graph_extraction), services.embedder,
+    )
 
 
 def _guarded(action, observer: TerminalObserver, *, quiet_cancel: bool = False) -> None:

@@ -8,6 +8,7 @@ import time
 
 from PySide6.QtCore import Qt
 
+from desktop.core.embedding.hashing import HashingEmbedder
 from desktop.core.runtime.scripted import ScriptedRuntime, call, say
 from desktop.errors import ModelError
 
@@ -82,17 +83,28 @@ def test_escape_stops_mid_stream(make_window, qtbot):
     assert window.chat.send_button.isEnabled()
 
 
-def test_ctrl_f_searches_the_whole_history(make_window, roomy_runtime, send, qtbot):
+def test_ctrl_f_searches_the_whole_history(make_window, roomy_runtime, send, qtbot, monkeypatch):
+    embedded_on = set()
+    embed = HashingEmbedder.embed
+
+    def recording(self, texts):
+        embedded_on.add(threading.current_thread())
+        return embed(self, texts)
+
+    monkeypatch.setattr(HashingEmbedder, "embed", recording)
     roomy_runtime.enqueue(say("Tulips bloom in spring."), say("Sure."))
     window = make_window(roomy_runtime)
     send(window, "When do tulips bloom?")
     send(window, "Thanks")
+    embedded_on.clear()
     qtbot.keyClick(window, Qt.Key.Key_F, Qt.KeyboardModifier.ControlModifier)
     assert window.chat.search_bar.isVisible()
     qtbot.keyClicks(window.chat.search_box, "TULIPS")
     qtbot.keyClick(window.chat.search_box, Qt.Key.Key_Return)
-    assert window.chat.search_results.item(0).text().startswith("2 messages match")
+    qtbot.waitUntil(lambda: window.chat.search_results.item(0).text().startswith("2 messages match"), timeout=10_000)
     assert [kind for kind, _ in window.archival.hits] == ["conversation", "conversation"]
+    # Embedding the messages that had no vector yet happened off the GUI thread.
+    assert embedded_on and threading.main_thread() not in embedded_on
     qtbot.keyClick(window.chat.search_box, Qt.Key.Key_Escape)
     assert not window.chat.search_bar.isVisible()
 

@@ -327,6 +327,7 @@ def m005_memory_history(db) -> None:
         CREATE INDEX memory_history_agent ON memory_history(agent_id, id);
         CREATE INDEX memory_history_target ON memory_history(agent_id, target_kind, target_id, id);
         CREATE INDEX memory_history_label ON memory_history(agent_id, target_kind, target_label, id);
+        CREATE INDEX memory_history_kind ON memory_history(agent_id, target_kind, id);
 
         CREATE TABLE imported_tools (
             id          INTEGER PRIMARY KEY,
