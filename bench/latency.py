@@ -11,9 +11,8 @@ core_memory_append: the grammar forces it, the prompt is unchanged).
 Per turn: the time from Enter to the first character of the reply (the first streamed piece of a
 send_message text), the whole turn, steps, prompt tokens evaluated and tokens generated. The
 *floor* of a turn is what an ideal runtime would need: evaluate only that turn's new prompt tokens
-and decode what was generated, at this run's own speeds (``calibrate``: a long new chunk after a
-cached prefix for evaluation, a constrained call for decoding), so the ratios hold on a busy
-machine. ``reeval_ratio`` = prompt tokens evaluated / new prompt tokens over every step but the
+and decode what was generated, at this run's own speeds (``speeds``: fitted to the model time of
+every step of the run), so the ratios hold on a busy machine. ``reeval_ratio`` = prompt tokens evaluated / new prompt tokens over every step but the
 first, memory edits included (evictions are reported apart).
 
 The issue's targets are printed beside the figures; nothing here is asserted (shared machines are
@@ -89,26 +88,16 @@ class Timing:
             self.evicted_this_turn = True
 
 
-def calibrate(runtime, params) -> tuple[float, float]:
-    """(seconds per evaluated prompt token, seconds per constrained generated token) on this run."""
-    from dataclasses import replace
+def speeds(steps) -> tuple[float, float]:
+    """(seconds per evaluated prompt token, seconds per generated token) of this run's own steps:
+    the least-squares fit of each step's model time (evaluation plus constrained decoding) to its
+    evaluated and generated tokens, so the floor moves with the machine's load during the run."""
+    import numpy as np
 
-    from desktop.core.runtime.base import CallRequest, ChatMessage, TextRequest
-    from desktop.core.tools.builtin import default_registry
-
-    filler = " ".join(f"note {n} about the garden, the basil and the tomatoes." for n in range(40))
-    base = [ChatMessage("system", "You are a calibration prompt."), ChatMessage("user", "Hello.")]
-    longer = [*base, ChatMessage("assistant", "Hi."), ChatMessage("user", filler)]
-    one = replace(params, max_tokens=1)
-    runtime.generate_text(TextRequest(base, one))  # cache the base
-    started = time.perf_counter()
-    runtime.generate_text(TextRequest(longer, one))
-    evaluated = runtime.count_prompt(longer) - runtime.count_prompt(base)
-    per_eval = (time.perf_counter() - started) / max(1, evaluated)
-    reply = [default_registry().resolve("send_message").spec]
-    turn = runtime.generate_call(CallRequest(longer, reply, replace(params, max_tokens=96)))
-    decode = max(1e-6, turn.stats.seconds - turn.stats.evaluated_tokens * per_eval)
-    return per_eval, decode / max(1, turn.stats.generated_tokens)
+    rows = np.array([[s.stats.evaluated_tokens, s.stats.generated_tokens] for s in steps], dtype=float)
+    seconds = np.array([s.stats.seconds for s in steps], dtype=float)
+    (per_eval, per_token), *_ = np.linalg.lstsq(rows, seconds, rcond=None)
+    return max(float(per_eval), 1e-6), max(float(per_token), 1e-6)
 
 
 def _reply_prefix_tokens(runtime, raw: str) -> int:
@@ -187,12 +176,13 @@ def run(turns: int, embedder_name: str, seed: int) -> dict[str, object]:
                 "evaluated_tokens": sum(s.stats.evaluated_tokens for s in steps),
                 "new_tokens": sum(new_tokens),
                 "generated_tokens": sum(s.stats.generated_tokens for s in steps),
+                "model_seconds": round(sum(s.stats.seconds for s in steps), 3),
                 "_reply_index": reply_index,
                 "_new": new_tokens,
                 "_steps": steps,
             }
         )
-    per_eval, per_token = calibrate(runtime, settings.sampling())
+    per_eval, per_token = speeds([step for row in rows for step in row["_steps"]])
     for row in rows:
         steps, index = row.pop("_steps"), row.pop("_reply_index")
         new = row.pop("_new")
@@ -258,6 +248,7 @@ def _summary(rows, reuse, timing, load_seconds, warm_seconds, per_eval, per_toke
         "first_reply_over_floor_p50": round(statistics.median(ratios), 3) if ratios else None,
         "turn_p50": round(statistics.median(r["turn_seconds"] for r in rows), 3),
         "turn_floor_p50": round(statistics.median(r["floor_seconds"] for r in rows), 3),
+        "outside_model_seconds_p50": round(statistics.median(r["turn_seconds"] - r["model_seconds"] for r in rows), 3),
         "turns_with_reply": len(first),
         "steps_per_turn_p50": statistics.median(steps),
         "steps_per_turn_p95": _percentile(steps, 0.95),

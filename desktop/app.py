@@ -14,6 +14,7 @@ from pathlib import Path
 
 from desktop.core.agent.agents import AgentRecord, AgentStore
 from desktop.core.agent.consolidation import ConsolidationSettings, Consolidator
+from desktop.core.agent.auto_recall import ArchivalSource, AutoRecall, ConversationSource, MemorySource, RecallSettings
 from desktop.core.agent.loop import Agent, AgentSettings, MemoryServices
 from desktop.core.agent.observer import AgentObserver
 from desktop.core.clock import Clock, SystemClock, system_zone, zone_named
@@ -204,6 +205,21 @@ def open_agent(
             top_entities=settings.graph_top_entities if settings.graph_extraction else 0,
         ),
         observer=observer,
+        recall=open_auto_recall(services, settings),
+    )
+
+
+def recall_sources(services: Services) -> list[MemorySource]:
+    """What automatic recall searches, in this order of precedence at equal rank."""
+    return [ConversationSource(services.memory.recall), ArchivalSource(services.memory.archival)]
+
+
+def open_auto_recall(services: Services, settings: Settings) -> AutoRecall | None:
+    if not settings.auto_recall:
+        return None
+    return AutoRecall(
+        recall_sources(services),
+        RecallSettings(budget_fraction=settings.auto_recall_budget, timeout_ms=settings.auto_recall_timeout_ms),
     )
 
 

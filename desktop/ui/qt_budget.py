@@ -18,6 +18,7 @@ COLORS = {
     "summary": "#a07cc5",
     "messages": "#5aa469",
     "knowledge": "#c7a02e",
+    "recall": "#c0607a",  # memories found automatically (issue 10)
     "generating": "#b7dfbf",
     "free": "#eeeeee",
 }

@@ -367,6 +367,9 @@ class MainWindow(QMainWindow):
     @Slot(str, str)
     @reports_errors
     def on_agent_event(self, kind: str, text: str) -> None:
+        if kind == "memories":  # automatic recall: shown with the inner workings, as on reload
+            self.chat.transcript.add(transfer.Entry("memories", text, self.services.clock.now()))
+            return
         self.chat.transcript.add(transfer.Entry("event", f"{kind}: {text}", self.services.clock.now()))
 
     @Slot(bool)

@@ -34,12 +34,31 @@ def test_request_heartbeat_runs_the_agent_again(services, runtime, make_agent):
     assert heartbeat["type"] == "heartbeat" and "request_heartbeat=true" in heartbeat["reason"]
 
 
-def test_a_call_without_heartbeat_yields_even_when_it_is_not_send_message(services, runtime, make_agent):
+def test_a_call_without_heartbeat_yields_in_a_turn_nobody_waits_for(services, runtime, make_agent):
     agent = make_agent()
     runtime.enqueue(call("core_memory_append", "note it", False, label="human", content="Likes tea"))
-    result = agent.send_user_message("I like tea")
+    result = agent.timed_heartbeat()
     assert len(result.steps) == 1 and result.replies == []
     assert runtime.pending == 0
+
+
+def test_a_users_turn_never_ends_in_silence(services, runtime, make_agent):
+    agent = make_agent()
+    runtime.enqueue(call("core_memory_append", "note it", False, label="human", content="Likes tea"), say("Tea, noted!"))
+    result = agent.send_user_message("I like tea")
+    assert [s.function for s in result.steps] == ["core_memory_append", "send_message"] and result.replies == ["Tea, noted!"]
+    heartbeat = json.loads([m for m in services.memory.recall.all(agent.id) if m.kind == "heartbeat"][-1].content)
+    assert heartbeat["reason"] == "you have not answered the user: answer now"
+    assert runtime.tools_seen[1] == ["send_message"]  # the grammar allowed nothing else
+
+
+def test_a_search_result_is_always_read(services, runtime, make_agent):
+    agent = make_agent()
+    runtime.enqueue(call("conversation_search", "look", False, query="tea"), say("You never mentioned tea."))
+    result = agent.send_user_message("did I talk about tea?")
+    assert [s.function for s in result.steps] == ["conversation_search", "send_message"]
+    reasons = [json.loads(m.content)["reason"] for m in services.memory.recall.all(agent.id) if m.kind == "heartbeat"]
+    assert reasons == ["read the result"]
 
 
 def test_a_failed_call_is_returned_to_the_model_with_a_heartbeat(services, runtime, make_agent):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from desktop.app import open_agent, open_services
-from desktop.core.runtime.scripted import ScriptedRuntime, call
+from desktop.core.runtime.scripted import ScriptedRuntime, call, say
 from desktop.core.tools.context import AllowAll
 from desktop.paths import Paths
 
@@ -20,7 +20,9 @@ def test_archival_search_finds_a_paraphrase_with_the_real_embedder(real_embedder
             "The user's favourite film is a 1950s Japanese drama.",
         ):
             archival.insert(record.id, fact)
-        runtime = ScriptedRuntime([call("archival_memory_search", "what job?", False, query="What is their profession?")], context_window=16384)
+        runtime = ScriptedRuntime(
+            [call("archival_memory_search", "what job?", False, query="What is their profession?"), say("A nurse.")], context_window=16384
+        )
         agent = open_agent(services, record, runtime, consent=AllowAll())
         result = agent.send_user_message("Do you remember what I do for a living?")
         first_hit = result.steps[0].result.splitlines()[1]

@@ -56,7 +56,7 @@ def test_the_store_is_not_locked_while_a_tool_waits_for_consent(services, runtim
     agent = make_agent()
     consent = SavesWhileAsked(services.paths.database, agent.id, clock)
     agent.consent = consent
-    runtime.enqueue(call("append_to_text_file", "write", False, filename="notes.txt", content="hello"))
+    runtime.enqueue(call("append_to_text_file", "write", False, filename="notes.txt", content="hello"), say("Written."))
     result = agent.send_user_message("write a note")
     assert result.steps[0].ok, result.steps[0].result
     assert consent.saved is not None and consent.saved.value == "Saved by the user meanwhile"
@@ -113,7 +113,7 @@ def test_consent_is_enforced_for_user_tools_and_a_denial_is_a_failed_call(servic
     ran = agent.tools.resolve("water_plants").function.__globals__["RAN"]
     assert ran == []
     agent.consent = Recorder(True)
-    runtime.enqueue(call("water_plants", "water", False, minutes=5))
+    runtime.enqueue(call("water_plants", "water", False, minutes=5), say("Watered."))
     assert agent.send_user_message("please, water it").steps[0].ok and ran == [5]
 
 

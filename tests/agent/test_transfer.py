@@ -26,6 +26,7 @@ def talked(make_agent, services):
         call("core_memory_append", "remember the name", heartbeat=True, label="human", content="Name: Ada"),
         say("Nice to meet you, Ada!", "greet"),
         call("archival_memory_insert", "store it", heartbeat=False, content="Ada likes **gardening** and tea."),
+        say("Gardening, lovely."),
     )
     agent.send_user_message("Hi, I am Ada")
     agent.send_user_message("I like gardening")

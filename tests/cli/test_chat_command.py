@@ -19,7 +19,18 @@ def test_a_typed_line_preempts_the_login_turn(monkeypatch, capsys, services):
         typed.wait(30)  # generation still running when the user presses Enter
         return say("Welcome back! " * 50)
 
-    runtime = ScriptedRuntime([slow_login, say("Hi Ada!")], context_window=16384)
+    class Streaming(ScriptedRuntime):
+        """Streams like a model: about a piece every 20 ms (the login's long answer takes seconds)."""
+
+        def generate_call(self, request, *, on_event=None, cancel=None):
+            def slow(event):
+                threading.Event().wait(0.02)
+                if on_event is not None:
+                    on_event(event)
+
+            return super().generate_call(request, on_event=slow, cancel=cancel)
+
+    runtime = Streaming([slow_login, say("Hi Ada!")], context_window=16384)
     monkeypatch.setattr(chat_cmd, "open_services", lambda: services)
     monkeypatch.setattr(chat_cmd, "make_runtime", lambda settings: runtime)
     monkeypatch.setattr(services, "close", lambda: None)

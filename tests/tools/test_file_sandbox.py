@@ -68,7 +68,7 @@ def test_append_asks_for_consent_and_a_denial_is_a_failed_call(services, runtime
 
 
 def test_append_runs_after_consent(services, runtime, make_agent):
-    from desktop.core.runtime.scripted import call
+    from desktop.core.runtime.scripted import call, say
 
     asked = []
 
@@ -78,7 +78,7 @@ def test_append_runs_after_consent(services, runtime, make_agent):
             return True
 
     agent = make_agent(consent=Recorder())
-    runtime.enqueue(call("append_to_text_file", "write", False, filename="a.txt", content="hello"))
+    runtime.enqueue(call("append_to_text_file", "write", False, filename="a.txt", content="hello"), say("Done."))
     agent.send_user_message("write a file")
     assert asked == [("append_to_text_file", "append 5 characters to a.txt")]
     assert (agent.files.root / "a.txt").read_text() == "hello\n"

@@ -65,7 +65,7 @@ def test_an_allowed_host_is_reached_after_consent(services, runtime, make_agent)
         agent = make_agent()
         agent.http = HttpPolicy(enabled=True, allowed_hosts=frozenset({"127.0.0.1"}))
         url = f"http://127.0.0.1:{server.server_port}/greeting"
-        runtime.enqueue(call("http_request", "fetch", False, method="GET", url=url, payload_json=""))
+        runtime.enqueue(call("http_request", "fetch", False, method="GET", url=url, payload_json=""), say("Fetched."))
         result = agent.send_user_message("fetch it")
         assert result.steps[0].ok and "HTTP 200" in result.steps[0].result and "hello from loopback" in result.steps[0].result
     finally:

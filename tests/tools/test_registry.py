@@ -93,11 +93,11 @@ def test_user_tools_load_from_the_tools_folder_and_are_callable(tmp_path, servic
     )
     tools = load_user_tools(tmp_path / "tools")
     assert [t.name for t in tools] == ["local_weather"]
-    from desktop.core.runtime.scripted import call
+    from desktop.core.runtime.scripted import call, say
 
     agent = make_agent()
     agent.tools.add(tools[0])
-    runtime.enqueue(call("local_weather", "check", False, city="Oslo"))
+    runtime.enqueue(call("local_weather", "check", False, city="Oslo"), say("Sunny in Oslo."))
     result = agent.send_user_message("weather?")
     assert result.steps[0].ok and result.steps[0].result == "Sunny in Oslo"
-    assert "local_weather" in runtime.tools_seen[-1]
+    assert "local_weather" in runtime.tools_seen[0]

@@ -14,7 +14,7 @@ from desktop.ui.qt_settings import HIDDEN, SettingsDialog
 
 
 def test_editing_a_block_while_the_agent_edits_it(make_window, roomy_runtime, send, qtbot, services):
-    roomy_runtime.enqueue(call("core_memory_append", "note", heartbeat=False, label="human", content="Likes tea"))
+    roomy_runtime.enqueue(call("core_memory_append", "note", heartbeat=False, label="human", content="Likes tea"), say("Noted."))
     window = make_window(roomy_runtime)
     editor = window.memory.editors["human"]
     editor.editor.setPlainText("")
@@ -32,7 +32,7 @@ def test_editing_a_block_while_the_agent_edits_it(make_window, roomy_runtime, se
 
 
 def test_take_the_agents_version_and_limits(make_window, roomy_runtime, send, qtbot, services):
-    roomy_runtime.enqueue(call("core_memory_append", "note", heartbeat=False, label="human", content="Likes tea"))
+    roomy_runtime.enqueue(call("core_memory_append", "note", heartbeat=False, label="human", content="Likes tea"), say("Noted."))
     window = make_window(roomy_runtime)
     editor = window.memory.editors["human"]
     qtbot.keyClicks(editor.editor, " and coffee")
@@ -125,7 +125,9 @@ def test_export_and_import_from_the_window(make_window, roomy_runtime, send, qtb
 def test_consent_allow_once_and_deny(make_window, roomy_runtime, qtbot, services):
     roomy_runtime.enqueue(
         call("append_to_text_file", "write", heartbeat=False, filename="notes.txt", content="first line"),
+        say("Written."),  # a user's turn does not end in silence: the loop asks for an answer
         call("append_to_text_file", "again", heartbeat=False, filename="notes.txt", content="second line"),
+        say("You did not allow it."),
     )
     window = make_window(roomy_runtime)
     for text, button, expected in (("write it", "allow_once", "first line"), ("again", "deny", None)):
@@ -139,14 +141,15 @@ def test_consent_allow_once_and_deny(make_window, roomy_runtime, qtbot, services
         qtbot.waitUntil(lambda: not window.busy, timeout=5_000)
     written = (services.paths.agent_files(window.agent_id) / "notes.txt").read_text()
     assert "first line" in written and "second line" not in written
-    results = [m.content for m in services.memory.recall.all(window.agent_id) if m.kind == "function_result"]
-    assert '"status": "OK"' in results[0] and '"status": "Failed"' in results[1]
+    results = [m for m in services.memory.recall.all(window.agent_id) if m.kind == "function_result" and m.function_name == "append_to_text_file"]
+    assert '"status": "OK"' in results[0].content and '"status": "Failed"' in results[1].content
 
 
 def test_consent_always_for_this_agent(make_window, roomy_runtime, qtbot, services):
     roomy_runtime.enqueue(
         call("append_to_text_file", "write", heartbeat=True, filename="a.txt", content="one"),
         call("append_to_text_file", "write", heartbeat=False, filename="a.txt", content="two"),
+        say("Written twice."),
     )
     window = make_window(roomy_runtime)
     window.chat.compose.setPlainText("write twice")
@@ -193,3 +196,23 @@ def test_budget_bar_hover_and_lines(make_window, roomy_runtime, qtbot):
     x = int(800 * (budget.tokens("system") + budget.tokens("tools") / 2) / budget.window)
     assert bar.section_at(QPoint(x, 10)).name == "tools"
     assert "send_message" in bar.section_at(QPoint(x, 10)).preview
+
+
+def test_automatic_recall_shows_its_hits_in_the_archival_panel_and_the_budget(make_window, roomy_runtime, send, services, qtbot):
+    import json as _json
+
+    roomy_runtime.enqueue(say("Your cat is Tom."))
+    window = make_window(roomy_runtime)
+    old = services.memory.recall.add(
+        window.agent_id, role="user", kind="user_message", content=_json.dumps({"type": "user_message", "message": "My cat is called Tom"}),
+        created_at=services.clock.now(), search_text="My cat is called Tom",
+    )
+    services.agents.update(window.agent_id, context_start_id=old.id + 1, evicted_count=1)  # as after an eviction
+    send(window, "What is my cat called?")
+    qtbot.waitUntil(lambda: any(kind == "automatic" for kind, _ in window.archival.hits), timeout=5_000)
+    table = window.archival.hits_table
+    assert table.item(0, 0).text() == "automatic" and "My cat is called Tom" in table.item(0, 2).text()
+    rows = {window.budget.table.item(r, 0).text(): window.budget.table.item(r, 1).text() for r in range(window.budget.table.rowCount())}
+    assert int(rows["recall"]) > 0
+    window.chat.details.setChecked(True)
+    assert "Memories found automatically" in window.chat.transcript.toPlainText()

@@ -10,7 +10,8 @@ tool list offered for the step:
   results does not count: it is reading), and a new search starts at the first page;
 * right after a search result the next step may only answer, read, edit memory or ask for the next
   page of that same search (the page's arguments are fixed by the grammar);
-* the last step a turn may take must answer the user if nothing was said yet.
+* the last step a turn may take must answer the user if nothing was said yet, and so must the
+  step after the model yielded a user's turn without answering (the loop decides that one).
 """
 
 from __future__ import annotations
@@ -141,6 +142,10 @@ class TurnRules:
             and (arguments.get("page") or 0) > 0
             and {k: v for k, v in arguments.items() if k != "page"} == {k: v for k, v in search.arguments.items() if k != "page"}
         )
+
+    def require_answer(self) -> None:
+        """The next step may only answer (the user is waiting)."""
+        self._must_answer = True
 
     # --- after a step ----------------------------------------------------------------------
     def record(self, tool: Tool | None, arguments: dict[str, Any], *, ok: bool, refused: bool, page: tuple[int, int] | None) -> None:

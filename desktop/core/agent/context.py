@@ -8,7 +8,8 @@ Layout, top to bottom:
    are in archival memory, then the recursive summary. It is rendered at a refresh and then kept
    stable (see ``memory_view``), so a memory edit does not invalidate the cache of what follows;
 3. the message queue, where later memory changes arrive as messages: the agent's own edit calls,
-   ``memory_update`` events for anybody else's.
+   ``memory_update`` events for anybody else's; and the memories automatic recall found for a
+   user message, right after it (``auto_recall``), measured as their own section "recall".
 
 Section sizes are differences between token counts of growing prefixes of the real prompt, counted
 by the runtime's own tokenizer and template: they add up exactly to what the model receives.
@@ -22,7 +23,7 @@ from dataclasses import dataclass
 from desktop.core.memory.recall import Message
 from desktop.core.runtime.base import ChatMessage, Runtime
 
-SECTIONS = ("system", "tools", "core_memory", "knowledge", "summary", "messages", "free")
+SECTIONS = ("system", "tools", "core_memory", "knowledge", "summary", "messages", "recall", "free")
 PRESSURE_FRACTION = 0.75
 #: No single message may take more than this share of the window in context (it is truncated,
 #: with a note; the full text stays in recall memory).
@@ -91,6 +92,8 @@ class PromptParts:
     #: The knowledge graph's top entities, rendered with the memory section (a hint that may lag
     #: until the next refresh: below the queue it would cost its own tokens again every step).
     knowledge: str = ""
+    #: Positions in ``messages`` of automatic-recall events (measured as their own section).
+    recall: frozenset[int] = frozenset()
 
     def system_text(self, with_tools: bool = True) -> str:
         if not with_tools:
@@ -146,14 +149,22 @@ def measure(runtime: Runtime, parts: PromptParts, reserve: int) -> ContextBudget
     with_knowledge = runtime.count_prompt([*static, parts.memory_message("knowledge")]) if parts.knowledge else with_memory
     with_summary = runtime.count_prompt([*static, parts.memory_message()]) if parts.summary else with_knowledge
     total = runtime.count_prompt(parts.chat_messages()) if parts.messages else with_summary
-    message_preview = f"{len(parts.messages)} messages in context"
+    if parts.recall:
+        kept = [m for n, m in enumerate(parts.messages) if n not in parts.recall]
+        without_recall = runtime.count_prompt([*static, parts.memory_message(), *kept]) if kept else with_summary
+    else:
+        without_recall = total
+    recalled = [m for n, m in enumerate(parts.messages) if n in parts.recall]
+    recall_preview = "\n".join(m.content for m in recalled)[-600:] or "no memories recalled automatically in context"
+    message_preview = f"{len(parts.messages) - len(recalled)} messages in context"
     sections = (
         Section("system", system_only, parts.instructions[:400]),
         Section("tools", with_tools - system_only, parts.tools[:400]),
         Section("core_memory", with_memory - with_tools, parts.core_memory[:600]),
         Section("knowledge", with_knowledge - with_memory, parts.knowledge[:600] or "no knowledge-graph entities yet"),
         Section("summary", with_summary - with_knowledge, (parts.summary or "no summary yet")[:600]),
-        Section("messages", total - with_summary, message_preview),
+        Section("messages", without_recall - with_summary, message_preview),
+        Section("recall", total - without_recall, recall_preview),
         Section("free", window - total, f"{window - total} tokens free of {window}"),
     )
     return ContextBudget(window, reserve, sections)

@@ -15,6 +15,8 @@ HIDDEN = "[This is an automated system message hidden from the user]"
 HEARTBEAT_AFTER_CALL = "request_heartbeat=true"
 HEARTBEAT_AFTER_FAILURE = "the call failed: fix it or answer"
 HEARTBEAT_AFTER_REFUSAL = "the call was refused: answer the user now"
+HEARTBEAT_TO_READ = "read the result"
+HEARTBEAT_UNANSWERED = "you have not answered the user: answer now"
 HEARTBEAT_TIMED = "timed: act only if there is a reason"
 PRESSURE_ALERT = "Context almost full: older messages will soon be hidden. Save what matters to core or archival memory now."
 

@@ -16,7 +16,9 @@ from desktop.core.runtime.base import CancelToken, ChatMessage, Runtime, Samplin
 
 KEEP_LAST = 3
 EVICT_FRACTION = 0.75
-STARTS_A_TURN = {"user_message", "login", "heartbeat", "system_alert"}
+#: Where a context may start: an event that opens a turn (a memory_update comes right before one;
+#: an automatic-recall "memories" event belongs to the user message before it, so never).
+STARTS_A_TURN = {"user_message", "login", "heartbeat", "system_alert", "memory_update"}
 
 
 def choose_cut(messages: Sequence[Message], token_counts: Sequence[int], *, need: int) -> int:

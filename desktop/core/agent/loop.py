@@ -7,7 +7,8 @@ result and the next event in one short transaction, so a crash mid-step loses at
 and nothing slow (a consent dialog, the network, a generation) holds the store's write lock.
 After each step the next input is, in order: the memory-pressure alert (once until the next
 eviction), a heartbeat because the call failed or was refused, a heartbeat because the model asked
-for one; otherwise control returns to the user. A cancelled token stops the turn between steps
+for one or has a search result to read, a heartbeat because the user has not been answered yet
+(then the next step may only answer); otherwise control returns to the user. A cancelled token stops the turn between steps
 (a user message preempting a background turn) or inside a generation.
 """
 
@@ -22,8 +23,10 @@ from typing import Any
 
 from desktop.core.agent import events
 from desktop.core.agent.agents import AgentRecord, AgentStore
+from desktop.core.agent.auto_recall import EVENT_KIND as MEMORIES
+from desktop.core.agent.auto_recall import AutoRecall, RecallResult, ShownMemories, Visible, memories_text
 from desktop.core.agent.chain import ChainLimits, TurnRules
-from desktop.core.agent.context import ContextBudget, PromptParts, measure, to_chat, tool_costs
+from desktop.core.agent.context import ContextBudget, PromptParts, measure, to_chat, tool_costs, truncate_for_context
 from desktop.core.agent.eviction import Summarizer, choose_cut
 from desktop.core.agent.memory_view import MemoryView, render_memory
 from desktop.core.agent.observer import AgentObserver, StepRecord, TurnResult
@@ -90,6 +93,7 @@ class Agent:
         consent: ConsentPolicy | None = None,
         settings: AgentSettings = AgentSettings(),
         observer: AgentObserver | None = None,
+        recall: AutoRecall | None = None,
     ) -> None:
         self.id = agent_id
         self.memory = memory
@@ -101,6 +105,9 @@ class Agent:
         self.consent = consent or DenyAll()
         self.settings = settings
         self.observer = observer or AgentObserver()
+        self.recall = recall  # automatic recall before each user message (None: off)
+        self.shown = ShownMemories(memory.db)
+        self.last_recall: RecallResult | None = None
         self._summarizer = Summarizer(runtime, prompts.summarizer, settings.params, settings.reserve)
         self._last_budget: ContextBudget | None = None
         # The memory section is rendered again on this object's first step: a new process or a
@@ -167,6 +174,8 @@ class Agent:
         with db.transaction():
             self._sync_memory()  # a change made before this event is reported before it
             self.memory.recall.add(self.id, role="user", kind=kind, content=content, created_at=self.memory.clock.now(), search_text=search_text)
+        if kind == "user_message":
+            self._recall_for(search_text)
         result = TurnResult(kind=kind)
         rules = TurnRules(self.tools, ChainLimits(self.settings.max_steps, self.settings.searches_per_turn))
         try:
@@ -186,7 +195,7 @@ class Agent:
                     result.steps.append(step)
                     if step.ok and step.function == "send_message":
                         result.replies.append(step.arguments["message"])
-                    next_event = self._next_event(step)
+                    next_event = self._next_event(step, rules, kind)
                     if next_event is not None:
                         self.memory.recall.add(
                             self.id, role="user", kind=next_event[0], content=next_event[1], created_at=self.memory.clock.now()
@@ -204,6 +213,33 @@ class Agent:
             self.observer.on_turn_end(result)
         return result
 
+    def _recall_for(self, text: str) -> None:
+        """Automatic recall: memories out of view that may matter for ``text``, placed right after
+        it (never above: the conversation's KV cache stays valid)."""
+        self.last_recall = None
+        if self.recall is None:
+            return
+        record = self.record
+        in_context = self.memory.recall.since(self.id, record.context_start_id)
+        view, _update = self._planned_view(record)
+        visible = Visible(_visible_text([view.text, *(m.content for m in in_context)]), self.shown.refs_since(self.id, record.context_start_id))
+        window = self.runtime.info.context_window
+        result = self.recall.gather(
+            self.id, text, first_in_context=record.context_start_id, visible=visible,
+            budget_tokens=int(window * self.recall.settings.budget_fraction), count_tokens=self.runtime.count_tokens,
+            truncate=lambda passage, tokens: truncate_for_context(self.runtime, passage, tokens),
+            inline=self.memory.db.in_transaction,  # a search thread would wait for the caller's transaction
+        )
+        self.last_recall = result
+        if result.content is not None:
+            with self.memory.db.transaction():
+                event = self.memory.recall.add(self.id, role="user", kind=MEMORIES, content=result.content, created_at=self.memory.clock.now())
+                self.shown.record(self.id, event.id, result.memories)
+            self.observer.on_search_hits([("automatic", m.item if m.item is not None else m.line()) for m in result.memories])
+            self.observer.on_event("memories", memories_text(json.loads(result.content)["memories"]))
+        elif result.status in ("timeout", "failed"):
+            self.observer.on_event("recall", f"automatic recall {'timed out' if result.status == 'timeout' else 'failed'}; the reply went ahead without it")
+
     def _report(self, step: StepRecord, context: ToolContext) -> None:
         self.observer.on_step(step)
         if context.changed_blocks:
@@ -212,7 +248,7 @@ class Agent:
             self.observer.on_search_hits(list(context.last_hits))
         self.observer.on_budget(self.budget())
 
-    def _next_event(self, step: StepRecord) -> tuple[str, str] | None:
+    def _next_event(self, step: StepRecord, rules: TurnRules, kind: str) -> tuple[str, str] | None:
         budget = measure(self.runtime, self._prompt_parts(), self.settings.reserve)
         if budget.used >= budget.warning_at and not self.record.pressure_alert_sent:
             self.memory.agents.update(self.id, pressure_alert_sent=True)
@@ -224,6 +260,14 @@ class Agent:
             return "heartbeat", events.heartbeat(events.HEARTBEAT_AFTER_FAILURE)
         if step.heartbeat:
             return "heartbeat", events.heartbeat(events.HEARTBEAT_AFTER_CALL)
+        tool = self.tools.resolve(step.function)
+        if tool is not None and tool.kind in ("search", "read"):
+            # A result is only worth something once read: small models often search and yield.
+            return "heartbeat", events.heartbeat(events.HEARTBEAT_TO_READ)
+        if kind == "user_message" and not rules.replied:
+            # The user asked something: the turn does not end in silence. The next step may only answer.
+            rules.require_answer()
+            return "heartbeat", events.heartbeat(events.HEARTBEAT_UNANSWERED)
         return None
 
     def _live_specs(self) -> list[ToolSpec]:
@@ -376,6 +420,7 @@ class Agent:
         window = self.runtime.info.context_window
         view, update = self._planned_view(record)
         messages = to_chat(self.runtime, in_context, window)
+        recall = frozenset(n for n, m in enumerate(in_context) if m.kind == MEMORIES)
         if update is not None:  # not saved yet: the next step will save it
             messages += (ChatMessage("user", update),)
         return PromptParts(
@@ -385,6 +430,7 @@ class Agent:
             summary=record.summary or None,
             messages=messages,
             knowledge=view.knowledge,
+            recall=recall,
         )
 
     def _ensure_fits(self, cancel: CancelToken | None) -> None:
@@ -436,6 +482,10 @@ class Agent:
                 memory_view="",
             )
             self._sync_memory()
+            # The alert comes again only once the context has room again: when what stays is
+            # still above the warning line (a small window), another alert would only add a step.
+            after = measure(self.runtime, self._prompt_parts(), self.settings.reserve)
+            m.agents.update(self.id, pressure_alert_sent=after.used >= after.warning_at)
         log.info("agent %s evicted %s messages (keeping %s)", self.id, len(evicted), len(in_context) - cut)
         self.observer.on_event("eviction", summary)
         return True
@@ -454,6 +504,28 @@ class _PendingCall:
     tool: Tool | None = None
     refused: bool = False
     outcome: tuple[bool, str] | None = None
+
+
+def _visible_text(contents: list[str]) -> str:
+    """The text the model sees, normalised, with JSON events decoded (their strings are escaped)."""
+    pieces: list[str] = []
+
+    def collect(value: Any) -> None:
+        if isinstance(value, str):
+            pieces.append(value)
+        elif isinstance(value, dict):
+            for item in value.values():
+                collect(item)
+        elif isinstance(value, list):
+            for item in value:
+                collect(item)
+
+    for content in contents:
+        try:
+            collect(json.loads(content))
+        except (ValueError, TypeError):
+            pieces.append(content)
+    return " ".join(" ".join(pieces).split()).casefold()
 
 
 def heartbeat_note(minutes: int) -> str:

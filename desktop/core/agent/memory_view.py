@@ -16,7 +16,8 @@ answer's again at every step).
 
 The section is rendered again when that costs nothing extra or the updates pile up: at an
 eviction (the queue below is re-evaluated anyway), on the first step of an agent object (a new
-process or a switched agent: the cache holds something else), and after ``REFRESH_AFTER`` changes.
+process or a switched agent: the cache holds something else), and after ``REFRESH_AFTER``
+memory_update events.
 ``MemoryView`` is the state of that bookkeeping, stored as JSON on the agent row.
 """
 
@@ -28,7 +29,7 @@ from typing import Any
 
 from desktop.core.memory.core_memory import Block
 
-#: Memory changes shown as updates before the section is rendered again.
+#: memory_update events (changes by others) before the section is rendered again.
 REFRESH_AFTER = 6
 
 
@@ -70,11 +71,14 @@ class MemoryView:
         return replace(self, blocks={b.label: b.value for b in blocks}, archival=archival, changes=self.changes + changed)
 
     def edited(self, blocks: list[Block], archival_added: int) -> "MemoryView":
-        """The agent's own step changed these blocks and added passages: it knows, from its call."""
+        """The agent's own step changed these blocks and added passages: it knows, from its call,
+        which stays in the queue until an eviction renders the section again anyway, so its own
+        edits never force a render (a model that saves a fact every turn would re-evaluate the
+        whole conversation every few turns)."""
         if not blocks and not archival_added:
             return self
         known = {**self.blocks, **{b.label: b.value for b in blocks}}
-        return replace(self, blocks=known, archival=self.archival + archival_added, changes=self.changes + 1)
+        return replace(self, blocks=known, archival=self.archival + archival_added)
 
     @classmethod
     def fresh(cls, text: str, blocks: list[Block], archival: int, knowledge: str = "") -> "MemoryView":

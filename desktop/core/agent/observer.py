@@ -59,7 +59,8 @@ class AgentObserver:
         """Results of the agent's latest recall ("recall", Message) or archival ("archival", PassageHit) search."""
 
     def on_event(self, kind: str, text: str) -> None:
-        """A system event worth showing quietly: "alert", "heartbeat", "eviction", "step_cap"."""
+        """A system event worth showing quietly: "alert", "heartbeat", "eviction", "step_cap",
+        "memories" (what automatic recall placed before the reply), "recall" (it was skipped)."""
 
     def on_turn_end(self, result: TurnResult) -> None:
         """A turn finished (steps per turn, time)."""

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from desktop.core.agent import events
 from desktop.core.agent.agents import AgentRecord
+from desktop.core.agent.auto_recall import memories_text
 from desktop.core.clock import iso, parse_iso
 from desktop.core.graph.transfer import export_graph, import_graph
 from desktop.core.memory.archival import NewPassage
@@ -63,7 +64,7 @@ class Entry:
     @property
     def detail(self) -> bool:
         """Hidden unless the user asks to see the agent's inner workings."""
-        return self.kind in ("thought", "call")
+        return self.kind in ("thought", "call", "memories")
 
 
 def _load(text: str) -> Any:
@@ -115,6 +116,10 @@ def conversation_entries(messages: list[Message]) -> list[Entry]:
             if call is not None and isinstance(data, dict):
                 call.result = str(data.get("message", ""))
                 call.ok = data.get("status") == "OK"
+        elif message.kind == "memories":  # automatic recall: what the reply that follows had in front of it
+            data = _load(message.content)
+            lines = data.get("memories", []) if isinstance(data, dict) else []
+            entries.append(Entry("memories", memories_text(lines), message.created_at, message_id=message.id))
         else:
             entries.append(Entry("event", f"{message.kind}: {_event_text(message)}", message.created_at, message_id=message.id))
     return entries

@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -45,6 +46,10 @@ def bundled_model_path() -> Path:
     return path
 
 
+#: Single texts whose vectors are kept (see ``embed``).
+RECENT_QUERIES = 16
+
+
 class SentenceTransformerEmbedder:
     def __init__(
         self, model_path: Path | None = None, *, batch_size: int = 64, device: str = "cpu", threads: int | None = TORCH_THREADS
@@ -60,6 +65,10 @@ class SentenceTransformerEmbedder:
         # raise "Already borrowed" when a call that changes truncation meets another call), and
         # torch runs on one thread here anyway (TORCH_THREADS), so taking turns costs nothing.
         self._use = threading.Lock()
+        # The last few single texts: a query is embedded once for every retriever that uses it
+        # (automatic recall searches messages and passages with the same user message).
+        self._recent: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._recent_lock = threading.Lock()
 
     @property
     def model_id(self) -> str:
@@ -103,9 +112,21 @@ class SentenceTransformerEmbedder:
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, DIMENSION), dtype=np.float32)
+        if len(texts) == 1:
+            with self._recent_lock:
+                known = self._recent.get(texts[0])
+                if known is not None:
+                    self._recent.move_to_end(texts[0])
+                    return known.copy()
         self.load()
         with self._use:
             vectors = self._model.encode(
                 list(texts), batch_size=self._batch_size, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
             )
-        return np.asarray(vectors, dtype=np.float32)
+        vectors = np.asarray(vectors, dtype=np.float32)
+        if len(texts) == 1:
+            with self._recent_lock:
+                self._recent[texts[0]] = vectors.copy()
+                while len(self._recent) > RECENT_QUERIES:
+                    self._recent.popitem(last=False)
+        return vectors

@@ -174,14 +174,16 @@ class RecallMemory:
         messages = {m.id: m for m in self.get_many([hit.id for hit in window])}
         return [RankedMessage(messages[hit.id], hit.score, hit.exact) for hit in window if hit.id in messages]
 
-    def rank(self, agent_id: int, query: str, *, dense: bool = True, graph_weight: float | None = None) -> list[MessageRank]:
+    def rank(
+        self, agent_id: int, query: str, *, dense: bool = True, graph_weight: float | None = None, before_id: int | None = None
+    ) -> list[MessageRank]:
         """Every result of the query (ids, scores, exact or not), best first.
         Messages still without vectors are embedded first, so the ranker sees them all.
         ``graph_weight`` (default: ``self.graph_weight``) expands the query through the knowledge graph."""
         if dense and self._embedder is not None:
             self.index_pending(agent_id)
         weight = self.graph_weight if graph_weight is None else graph_weight
-        return self._ranker.rank(agent_id, query, dense=dense, graph_weight=weight)
+        return self._ranker.rank(agent_id, query, dense=dense, graph_weight=weight, before_id=before_id)
 
     # --- vectors ---------------------------------------------------------------------------
     def index_pending(self, agent_id: int) -> int:

@@ -82,16 +82,22 @@ class MessageRanker:
             self._timelines[agent_id] = timeline
         return timeline
 
-    def rank(self, agent_id: int, query: str, *, dense: bool = True, graph_weight: float = 0.0) -> list[MessageRank]:
+    def rank(
+        self, agent_id: int, query: str, *, dense: bool = True, graph_weight: float = 0.0, before_id: int | None = None
+    ) -> list[MessageRank]:
         """Every result of the query, best first; computed once per query and store state. The
         dense leg uses the vectors present: recall memory embeds pending messages first.
-        ``graph_weight`` > 0 adds knowledge-graph expansion (desktop.core.retrieval.graph_expansion)."""
+        ``graph_weight`` > 0 adds knowledge-graph expansion (desktop.core.retrieval.graph_expansion).
+        ``before_id`` ranks only older messages (automatic recall searches what is out of the
+        context window: the newest messages, the query itself among them, would set the scale)."""
         query = query.strip()
         if not query:
             return []
         db = self._db
         dense = dense and self._embedder is not None
         timeline = self._timeline(agent_id)
+        if before_id is not None:
+            timeline = _older_than(timeline, before_id)
         key = (agent_id, query, dense, timeline.token, self._vectors.generation("messages", agent_id), graph_weight)
         if graph_weight > 0:  # the graph grows in the background and users edit it from another connection
             key += (db.scalar("SELECT MAX(id) FROM graph_mentions WHERE agent_id = ?", (agent_id,)), db.scalar("PRAGMA data_version"))
@@ -128,7 +134,7 @@ class MessageRanker:
             scores = scores + SPEAKER_BOOST * (timeline.authors == next(iter(names)))
         exact_ids = {r[0] for r in db.query(
             "SELECT id FROM messages WHERE agent_id = ? AND search_text != '' AND memdesk_contains(search_text, ?)", (agent_id, query)
-        )}
+        ) if r[0] in timeline.position}
         exact = np.array([int(i) in exact_ids for i in timeline.ids], dtype=bool)
         order = fusion.rank(scores, first=exact)
         # Every exact match stays reachable by paging; beyond them, the best SEARCH_DEPTH that score.
@@ -139,3 +145,10 @@ class MessageRanker:
             while len(self._rankings) > CACHED_RANKINGS:
                 self._rankings.popitem(last=False)
         return result
+
+
+def _older_than(timeline: _Timeline, before_id: int) -> _Timeline:
+    """The part of a timeline before a message id (ids are in ascending order: a prefix)."""
+    n = int(np.searchsorted(timeline.ids, before_id))
+    ids = timeline.ids[:n]
+    return _Timeline((*timeline.token, before_id), ids, {int(i): k for k, i in enumerate(ids)}, timeline.authors[:n], timeline.same_session[:n])

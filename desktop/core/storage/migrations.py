@@ -360,6 +360,27 @@ def m006_memory_view(db) -> None:
     db.run_script("ALTER TABLE agents ADD COLUMN memory_view TEXT NOT NULL DEFAULT '';")
 
 
+def m007_recall_shown(db) -> None:
+    """Which memories each automatic-recall event showed the model (agent/auto_recall.py): what a
+    reply had in front of it, and what not to show again while the event is in context."""
+    db.run_script(
+        """
+        CREATE TABLE recall_shown (
+            id        INTEGER PRIMARY KEY,
+            agent_id  INTEGER NOT NULL REFERENCES agents(id) ON DELETE CASCADE,
+            event_id  INTEGER NOT NULL REFERENCES messages(id) ON DELETE CASCADE,  -- the memories event
+            position  INTEGER NOT NULL,
+            source    TEXT NOT NULL,              -- conversation | archival | ...
+            ref       TEXT NOT NULL,              -- message:ID | passage:ID | ...
+            at        TEXT,                       -- the memory's own date
+            place     TEXT NOT NULL DEFAULT '',   -- who said it, or the document
+            text      TEXT NOT NULL
+        );
+        CREATE INDEX recall_shown_event ON recall_shown(agent_id, event_id);
+        """
+    )
+
+
 MIGRATIONS: list[Migration] = [
     m001_initial,
     m002_retrieval_indexes,
@@ -367,4 +388,5 @@ MIGRATIONS: list[Migration] = [
     m004_knowledge_graph,
     m005_memory_history,
     m006_memory_view,
+    m007_recall_shown,
 ]

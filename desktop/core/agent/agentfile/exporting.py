@@ -151,12 +151,15 @@ def export_agent_file(
             letta_messages.append(letta.summary_message(summary_ref, agent_ref, record.summary, at))
             in_context.append(summary_ref)
         refs: dict[int, str] = {}
+        call_refs: dict[int, str] = {}  # calls exported as tool calls (their output parsed)
         details: dict[str, Any] = {}
         context_start_ref = None
         for message in messages:
             ref = next_message_ref()
             refs[message.id] = ref
-            converted = letta.to_letta(message, ref, agent_ref, refs)
+            converted = letta.to_letta(message, ref, agent_ref, call_refs)
+            if converted.get("tool_calls"):
+                call_refs[message.id] = ref
             letta_messages.append(converted)
             if message.id >= record.context_start_id:
                 in_context.append(ref)

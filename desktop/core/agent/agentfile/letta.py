@@ -92,7 +92,7 @@ def call_id_for(message_id: str) -> str:
 
 def to_letta(message: Message, message_id: str, agent_ref: str, call_refs: dict[int, str]) -> dict[str, Any]:
     """One MemDesk message as a Letta message. ``call_refs`` maps MemDesk call ids to file ids
-    (a function result names its call's ``tool_call_id``)."""
+    (a function result names its call's ``tool_call_id``); only calls that parsed are in it."""
     if message.kind == "assistant_call":
         letta = _message_base(message_id, agent_ref, "assistant", message.created_at)
         try:
@@ -113,11 +113,12 @@ def to_letta(message: Message, message_id: str, agent_ref: str, call_refs: dict[
         else:  # the model's output did not parse: keep it as text
             letta["content"] = [text_part(message.content)]
         return letta
-    if message.kind == "function_result":
+    call_ref = call_refs.get(message.step_id) if message.kind == "function_result" and message.step_id is not None else None
+    if call_ref is not None:  # a result of a call that parsed; one of an unparseable output is a user event
         letta = _message_base(message_id, agent_ref, "tool", message.created_at)
         letta["content"] = [text_part(message.content)]
         letta["name"] = message.function_name
-        call = call_refs.get(message.step_id) if message.step_id is not None else None
+        call = call_ref
         if call is not None:
             letta["tool_call_id"] = call_id_for(call)
             try:

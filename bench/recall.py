@@ -1,0 +1,145 @@
+"""Automatic recall's latency on a large memory: p50/p95 over questions, against its deadline.
+
+    python -m bench.recall --json [--messages 10000] [--queries 60]
+
+A temporary store gets ``--messages`` conversation messages (LoCoMo's turns from
+../shared/data/locomo, repeated over later dates until there are enough; synthetic sentences when
+the data is absent), all but the last 20 evicted from the context window, and 200 archival
+passages, embedded with the real embedder before timing (the app embeds a few new messages per
+turn). Each LoCoMo question is then the user's message: ``search_ms`` is the hybrid search of
+every source (what runs under the deadline), ``gather_ms`` adds dropping what is visible and
+fitting the hits in the budget with the bundled model's tokenizer (what the reply waits for in
+all), on other questions (the rankers cache per query: every figure is a cold search). ``timeouts`` counts questions whose search missed the deadline (``auto_recall_timeout_ms``,
+300 ms by default) when run as the app runs it, in a thread.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+from bench.report import emit
+
+_ROOT = Path(__file__).resolve().parents[1]
+#: The shared evaluation data, beside the repository (or beside the worktrees' folder).
+LOCOMO = next(
+    (p for p in (_ROOT.parent / "shared", _ROOT.parent.parent / "shared") if (p / "data" / "locomo" / "locomo_dev.json").exists()),
+    _ROOT.parent / "shared",
+) / "data" / "locomo" / "locomo_dev.json"
+IN_CONTEXT = 20
+
+
+def _corpus(path: Path, count: int) -> tuple[list[tuple[str, str]], list[str]]:
+    """(speaker, text) turns and questions."""
+    if path.exists():
+        samples = json.loads(path.read_text(encoding="utf-8"))
+        turns, questions = [], []
+        for sample in samples:
+            conversation = sample["conversation"]
+            number = 1
+            while f"session_{number}" in conversation:
+                turns += [(t["speaker"], t["text"]) for t in conversation[f"session_{number}"] if t.get("text")]
+                number += 1
+            questions += [qa["question"] for qa in sample["qa"]]
+        return (turns * (count // len(turns) + 1))[:count], questions
+    words = "garden basil tomato hiking Lisbon sister cat dog night shift hospital lavender trip book piano".split()
+    turns = [("Ada", f"Note {n}: {words[n % len(words)]} and {words[(n * 7) % len(words)]} on day {n}.") for n in range(count)]
+    return turns, [f"What about the {w}?" for w in words]
+
+
+def run(messages: int, queries: int, timeout_ms: int) -> dict[str, object]:
+    os.environ.setdefault("MEMDESK_HOME", tempfile.mkdtemp(prefix="memdesk-recall-"))
+    from desktop.app import make_runtime, open_auto_recall, open_services
+    from desktop.core.agent.auto_recall import Visible
+    from desktop.core.agent.context import truncate_for_context
+    from desktop.paths import Paths
+
+    services = open_services(Paths.from_environment())
+    settings = services.settings_store.set("auto_recall_timeout_ms", timeout_ms)
+    runtime = make_runtime(settings)
+    record = services.create_agent("bench")
+    turns, questions = _corpus(LOCOMO, messages)
+    start = datetime(2023, 1, 1, tzinfo=timezone.utc)
+    with services.db.transaction():
+        for n, (speaker, text) in enumerate(turns):
+            services.memory.recall.add(
+                record.id, role="user", kind="user_message", content=json.dumps({"type": "user_message", "message": text}),
+                created_at=start + timedelta(minutes=37 * n), search_text=text, author=speaker,
+            )
+    for n in range(0, 200 * 7, 7):
+        services.memory.archival.insert(record.id, turns[n % len(turns)][1])
+    started = time.perf_counter()
+    services.memory.recall.index_pending(record.id)
+    index_seconds = time.perf_counter() - started
+    last = services.memory.recall.all(record.id)[-IN_CONTEXT]
+    services.agents.update(record.id, context_start_id=last.id, evicted_count=messages - IN_CONTEXT)
+    recall = open_auto_recall(services, settings)
+    budget = int(runtime.info.context_window * settings.auto_recall_budget)
+
+    def gather(question: str, inline: bool):
+        return recall.gather(
+            record.id, question, first_in_context=last.id, visible=Visible(), budget_tokens=budget,
+            count_tokens=runtime.count_tokens, truncate=lambda text, tokens: truncate_for_context(runtime, text, tokens), inline=inline,
+        )
+
+    # Three disjoint sets of questions: the rankers cache results per query, and every figure
+    # must be a cold search, as a new user message is.
+    sets = [questions[k * queries : (k + 1) * queries] for k in range(3)]
+    gather(questions[-1], True)  # warm the caches that do not depend on the query (timeline, vectors)
+    search_ms, gather_ms, placed = [], [], []
+    for question in sets[0]:
+        started = time.perf_counter()
+        recall.search(record.id, question, first_in_context=last.id)
+        search_ms.append((time.perf_counter() - started) * 1000)
+    for question in sets[1]:
+        started = time.perf_counter()
+        result = gather(question, True)
+        gather_ms.append((time.perf_counter() - started) * 1000)
+        placed.append(len(result.memories))
+    statuses = [gather(question, False).status for question in sets[2]]
+    recall.close()
+    runtime.close()
+    services.close()
+    return {
+        "messages": messages,
+        "in_context": IN_CONTEXT,
+        "passages": 200,
+        "queries": len(sets[0]),
+        "index_seconds": round(index_seconds, 1),
+        "search_ms_p50": round(statistics.median(search_ms), 1),
+        "search_ms_p95": round(_p95(search_ms), 1),
+        "gather_ms_p50": round(statistics.median(gather_ms), 1),
+        "gather_ms_p95": round(_p95(gather_ms), 1),
+        "timeout_ms": timeout_ms,
+        "timeouts": statuses.count("timeout"),
+        "failures": statuses.count("failed"),
+        "memories_placed_p50": statistics.median(placed),
+        "budget_tokens": budget,
+    }
+
+
+def _p95(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--messages", type=int, default=10_000)
+    parser.add_argument("--queries", type=int, default=60)
+    parser.add_argument("--timeout-ms", type=int, default=300)
+    args = parser.parse_args(argv)
+    emit(run(args.messages, args.queries, args.timeout_ms), args.json)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,273 @@
+"""Automatic recall: memories found for the model before it answers a user message.
+
+MemGPT leaves every search to the model, and small local models rarely search. So before the
+first step of a turn, the user's message is run against what is *not* in the context window
+(messages evicted to recall memory, archival passages; more sources plug in through
+``MemorySource``) with the same hybrid search the tools use, and the few best hits, with dates and
+sources, are placed in a budgeted ``memories`` event right after the user's message:
+
+* it is appended to the queue, so the KV cache of everything above it stays valid, and it stays
+  in the queue like any message (later turns keep it cached too, until it is evicted);
+* hits already visible in the queue (the same text, or shown by an earlier memories event still
+  in context) are not repeated;
+* the search runs under a deadline: when it fails or is slow the reply goes ahead without the
+  event and the failure is logged;
+* which memories were shown is stored with the event (``ShownMemories``), so the transcript can
+  say what a reply had in front of it.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Protocol
+
+from desktop.core.clock import iso, parse_iso
+from desktop.core.memory.archival import ArchivalMemory
+from desktop.core.memory.recall import RecallMemory
+from desktop.core.storage import Database
+
+log = logging.getLogger("memdesk.agent.recall")
+
+EVENT_KIND = "memories"
+NOTE = "found automatically for the message above; they may not be relevant"
+#: One memory takes at most this share of the section's budget (a long passage is cut).
+ITEM_SHARE = 0.4
+#: Characters of a hit compared with the visible conversation to tell whether it is there already.
+VISIBLE_PROBE = 160
+
+
+@dataclass(frozen=True)
+class RecallSettings:
+    enabled: bool = True
+    budget_fraction: float = 0.10  # of the context window
+    timeout_ms: int = 300  # the reply never waits longer for the search
+    max_hits: int = 5
+    per_source: int = 8  # candidates asked of each source
+
+
+@dataclass(frozen=True)
+class Memory:
+    """One hit: where it comes from, a stable reference, its text and date."""
+
+    source: str  # "conversation", "archival", ... (a MemorySource's name)
+    ref: str  # unique within the agent's memory: "message:12", "passage:3"
+    text: str
+    at: datetime | None
+    where: str = ""  # who said it, or the document it comes from
+    score: float = 0.0
+    item: Any = None  # the store's own object (Message, PassageHit), for the window's panels
+
+    def line(self, text: str | None = None) -> str:
+        date = f"{self.at:%Y-%m-%d}" if self.at else "undated"
+        place = f"{self.source}, {self.where}" if self.where else self.source
+        return f"[{date}, {place}] {text if text is not None else self.text}"
+
+
+class MemorySource(Protocol):
+    """Something automatic recall can search. ``first_in_context`` is the id of the first message
+    still in the context window: a source of messages must only return older ones."""
+
+    name: str
+
+    def find(self, agent_id: int, query: str, *, first_in_context: int, limit: int) -> list[Memory]: ...
+
+
+class ConversationSource:
+    """Messages evicted from the context window (recall memory), by the conversation search."""
+
+    name = "conversation"
+
+    def __init__(self, recall: RecallMemory) -> None:
+        self._recall = recall
+
+    def find(self, agent_id: int, query: str, *, first_in_context: int, limit: int) -> list[Memory]:
+        ranked = self._recall.rank(agent_id, query, before_id=first_in_context)[:limit]
+        messages = {m.id: m for m in self._recall.get_many([hit.id for hit in ranked])}
+        found = []
+        for hit in ranked:
+            message = messages.get(hit.id)
+            if message is None or not message.search_text.strip():
+                continue
+            who = message.author or ("you" if message.role == "assistant" else "user")
+            found.append(Memory(self.name, f"message:{message.id}", message.search_text, message.created_at, who, hit.score, message))
+        return found
+
+
+class ArchivalSource:
+    """Archival passages (the agent's notes and the user's documents), by the archival search."""
+
+    name = "archival"
+
+    def __init__(self, archival: ArchivalMemory) -> None:
+        self._archival = archival
+
+    def find(self, agent_id: int, query: str, *, first_in_context: int, limit: int) -> list[Memory]:
+        if self._archival.count(agent_id) == 0:
+            return []
+        found = []
+        for hit in self._archival.search(agent_id, query, page_size=limit).hits:
+            passage = hit.passage
+            found.append(Memory(self.name, f"passage:{passage.id}", passage.text, passage.created_at, passage.citation.label(), hit.score, hit))
+        return found
+
+
+@dataclass(frozen=True)
+class Visible:
+    """What the model already sees: the queue's text and the refs shown by memories events in it."""
+
+    text: str = ""
+    refs: frozenset[str] = frozenset()
+
+    def shows(self, memory: Memory) -> bool:
+        if memory.ref in self.refs:
+            return True
+        probe = _normal(memory.text)[:VISIBLE_PROBE]
+        return bool(probe) and probe in self.text
+
+
+def _normal(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+@dataclass(frozen=True)
+class RecallResult:
+    status: str  # "placed", "nothing" (no hit worth showing), "timeout", "failed", "off"
+    memories: tuple[Memory, ...] = ()
+    content: str | None = None  # the event's JSON, None when nothing is placed
+    seconds: float = 0.0
+
+
+def memories_text(lines: Sequence[str]) -> str:
+    """How people read a memories event (the transcript, the CLI)."""
+    return "Memories found automatically:\n" + "\n".join(f"- {line}" for line in lines)
+
+
+def render_event(lines: Sequence[str]) -> str:
+    return json.dumps({"type": EVENT_KIND, "note": NOTE, "memories": list(lines)}, ensure_ascii=False)
+
+
+class AutoRecall:
+    def __init__(self, sources: Sequence[MemorySource], settings: RecallSettings = RecallSettings()) -> None:
+        self.sources = list(sources)
+        self.settings = settings
+        self._executor: ThreadPoolExecutor | None = None
+
+    def add_source(self, source: MemorySource) -> None:
+        """Another kind of memory to search (the knowledge graph, say)."""
+        self.sources.append(source)
+
+    # --- searching -------------------------------------------------------------------------
+    def search(self, agent_id: int, query: str, *, first_in_context: int) -> list[Memory]:
+        """Every source's best hits, merged by rank (scores of different sources do not compare):
+        the first of each source, then the second of each, and so on."""
+        ranked = [source.find(agent_id, query, first_in_context=first_in_context, limit=self.settings.per_source) for source in self.sources]
+        merged: list[Memory] = []
+        for depth in range(max((len(r) for r in ranked), default=0)):
+            merged.extend(r[depth] for r in ranked if depth < len(r))
+        return merged
+
+    def gather(
+        self,
+        agent_id: int,
+        query: str,
+        *,
+        first_in_context: int,
+        visible: Visible,
+        budget_tokens: int,
+        count_tokens: Callable[[str], int],
+        truncate: Callable[[str, int], str],
+        inline: bool = False,
+    ) -> RecallResult:
+        """Search under the deadline, drop what the model sees already, and fit the best hits in
+        ``budget_tokens`` (counted with the model's tokenizer). ``inline`` searches in the calling
+        thread, without a deadline: for a caller inside a transaction of the store (an
+        evaluation's rolled-back question), which a search thread would wait for."""
+        settings = self.settings
+        if not settings.enabled or not self.sources or not query.strip() or budget_tokens <= 0:
+            return RecallResult("off")
+        started = time.perf_counter()
+        try:
+            if inline:
+                found = self.search(agent_id, query, first_in_context=first_in_context)
+            else:
+                if self._executor is None:
+                    self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="auto-recall")
+                future = self._executor.submit(self.search, agent_id, query, first_in_context=first_in_context)
+                found = future.result(timeout=settings.timeout_ms / 1000)
+        except FutureTimeout:
+            log.warning("automatic recall took over %s ms: the reply goes ahead without it", settings.timeout_ms)
+            return RecallResult("timeout", seconds=time.perf_counter() - started)
+        except Exception:  # a broken source must never stop the reply
+            log.exception("automatic recall failed: the reply goes ahead without it")
+            return RecallResult("failed", seconds=time.perf_counter() - started)
+        placed, lines = self._fit(found, visible, budget_tokens, count_tokens, truncate)
+        seconds = time.perf_counter() - started
+        if not placed:
+            return RecallResult("nothing", seconds=seconds)
+        return RecallResult("placed", tuple(placed), render_event(lines), seconds)
+
+    def _fit(self, found, visible: Visible, budget: int, count_tokens, truncate) -> tuple[list[Memory], list[str]]:
+        placed: list[Memory] = []
+        lines: list[str] = []
+        seen: set[str] = set()
+        item_tokens = max(16, int(budget * ITEM_SHARE))
+        for memory in found:
+            key = _normal(memory.text)
+            if not key or key in seen or visible.shows(memory):
+                continue
+            seen.add(key)
+            line = memory.line(truncate(memory.text, item_tokens))
+            if count_tokens(render_event([*lines, line])) > budget:
+                continue  # a shorter one further down may still fit
+            placed.append(memory)
+            lines.append(line)
+            if len(placed) >= self.settings.max_hits:
+                break
+        return placed, lines
+
+    def close(self) -> None:
+        if self._executor is not None:
+            self._executor.shutdown(wait=False, cancel_futures=True)
+            self._executor = None
+
+
+@dataclass(frozen=True)
+class ShownMemory:
+    event_id: int  # the memories event (a message row) that showed it
+    position: int
+    source: str
+    ref: str
+    at: datetime | None
+    where: str
+    text: str
+
+
+class ShownMemories:
+    """Which memories each memories event showed: the transcript's "what this reply had in front
+    of it", and the refs not to show again while the event is in context."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    def record(self, agent_id: int, event_id: int, memories: Sequence[Memory]) -> None:
+        self.db.executemany(
+            "INSERT INTO recall_shown(agent_id, event_id, position, source, ref, at, place, text) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            [(agent_id, event_id, n, m.source, m.ref, iso(m.at) if m.at else None, m.where, m.text) for n, m in enumerate(memories)],
+        )
+
+    def refs_since(self, agent_id: int, first_event_id: int) -> frozenset[str]:
+        rows = self.db.query("SELECT ref FROM recall_shown WHERE agent_id = ? AND event_id >= ?", (agent_id, first_event_id))
+        return frozenset(r[0] for r in rows)
+
+    def shown_by(self, event_id: int) -> list[ShownMemory]:
+        rows = self.db.query(
+            "SELECT event_id, position, source, ref, at, place, text FROM recall_shown WHERE event_id = ? ORDER BY position", (event_id,)
+        )
+        return [ShownMemory(r[0], r[1], r[2], r[3], parse_iso(r[4]) if r[4] else None, r[5], r[6]) for r in rows]
