@@ -10,21 +10,24 @@ import logging
 import sys
 from collections.abc import Sequence
 
+from desktop import __version__
 from desktop.errors import MemDeskError
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="memdesk", description="An offline companion with long-term memory.")
     parser.add_argument("--log-level", default="WARNING", help="logging level (DEBUG, INFO, WARNING)")
+    parser.add_argument("--version", action="version", version=f"memdesk {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    from desktop.cli import agents_cmd, chat_cmd, evaluate, ingest, settings_cmd
+    from desktop.cli import agents_cmd, chat_cmd, doctor_cmd, evaluate, ingest, settings_cmd
 
     chat_cmd.add_command(commands)
     agents_cmd.add_commands(commands)
     settings_cmd.add_command(commands)
     ingest.add_ingest_command(commands)
     evaluate.add_eval_command(commands)
+    doctor_cmd.add_command(commands)
     commands.add_parser("gui", help="open the desktop window (the default)")
     return parser
 

@@ -19,10 +19,13 @@ from PySide6.QtCore import QEvent, QThread, QTimer, Qt, Signal, Slot
 from PySide6.QtGui import QAction, QCloseEvent, QDropEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import QDockWidget, QFileDialog, QInputDialog, QMainWindow, QMessageBox, QVBoxLayout, QWidget
 
+from desktop import __version__
 from desktop.app import Services
 from desktop.core.agent import transfer
 from desktop.core.agent.observer import StepRecord
 from desktop.core.runtime.base import Runtime
+from desktop.diagnostics import run_checks
+from desktop.errors import ModelCrashedError
 from desktop.settings import Settings
 from desktop.ui.qt_agents import AgentsPanel, CreateAgentDialog
 from desktop.ui.qt_archival import ArchivalPanel
@@ -30,7 +33,8 @@ from desktop.ui.qt_budget import BudgetPanel
 from desktop.ui.qt_chat import ChatPanel
 from desktop.ui.qt_consent import ConsentDialog, ConsentRequest, QtConsentPolicy
 from desktop.ui.qt_documents import DocumentsPanel, IngestWorker
-from desktop.ui.qt_errors import ErrorHub, MessageBar
+from desktop.ui.qt_diagnostics import DiagnosticsDialog
+from desktop.ui.qt_errors import ErrorHub, MessageBar, user_text
 from desktop.ui.qt_jobs import Jobs
 from desktop.ui.qt_memory import CoreMemoryPanel
 from desktop.ui.qt_settings import RESTART_MODEL, SettingsDialog
@@ -139,6 +143,10 @@ class MainWindow(QMainWindow):
         view = self.menuBar().addMenu("&View")
         for dock in self.docks.values():
             view.addAction(dock.toggleViewAction())
+        help_menu = self.menuBar().addMenu("&Help")
+        self.diagnostics_action = self._action(help_menu, "&Diagnostics…", None, self.open_diagnostics)
+        self._action(help_menu, "&About MemDesk", None, self.on_about_triggered)
+        self.diagnostics_dialog: DiagnosticsDialog | None = None
         self.search_shortcut = QShortcut(QKeySequence.StandardKey.Find, self, self.chat.open_search)
         self.stop_shortcut = QShortcut(QKeySequence(Qt.Key.Key_Escape), self, self.on_escape)
         self.statusBar().showMessage("Starting…")
@@ -173,6 +181,7 @@ class MainWindow(QMainWindow):
         worker.search_hits.connect(self.archival.show_hits)
         worker.event.connect(self.on_agent_event)
         worker.failed.connect(self.hub.report)
+        worker.failed.connect(self.on_worker_failed)
         worker.busy_changed.connect(self.on_busy_changed)
         worker.turn_finished.connect(self.on_turn_finished)
         self.ingester.progress.connect(self.documents.on_progress)
@@ -501,6 +510,30 @@ class MainWindow(QMainWindow):
         if rest:
             self.documents.add_paths(rest)
         event.acceptProposedAction()
+
+    # --- help ------------------------------------------------------------------------------
+    @Slot(object)
+    def on_worker_failed(self, error: BaseException) -> None:
+        """A crashed model process gets the Diagnostics button: the report names cause and fix."""
+        if isinstance(error, ModelCrashedError):
+            self.message_bar.show_message(user_text(error), "Diagnostics…", self.open_diagnostics)
+
+    @Slot()
+    def open_diagnostics(self) -> DiagnosticsDialog:
+        if self.diagnostics_dialog is None:
+            paths, embedder = self.services.paths, self.services.embedder
+            self.diagnostics_dialog = DiagnosticsDialog(lambda on_check: run_checks(paths, embedder=embedder, on_check=on_check), self)
+        self.diagnostics_dialog.show()
+        self.diagnostics_dialog.raise_()
+        self.diagnostics_dialog.start()
+        return self.diagnostics_dialog
+
+    @Slot()
+    def on_about_triggered(self) -> None:
+        QMessageBox.about(
+            self, "About MemDesk",
+            f"<b>MemDesk {__version__}</b><p>An offline companion that remembers you. Your data stays in {self.services.paths.home}.</p>",
+        )
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt API
         self.shutdown()

@@ -32,7 +32,7 @@ from desktop.core.runtime.base import (
     StreamEvent,
     ToolSpec,
 )
-from desktop.errors import MemDeskError, ModelError
+from desktop.errors import MemDeskError, ModelCrashedError, ModelError
 
 _POLL_SECONDS = 0.02  # how often the parent looks at the cancel token while waiting
 
@@ -147,11 +147,14 @@ class IsolatedRuntime:
                     continue
                 message = self._conn.recv()
             except (EOFError, OSError) as error:
+                if self._process is not None:
+                    self._process.join(timeout=5)  # the pipe closes before the exit code is known
                 code = self._process.exitcode if self._process is not None else None
                 self._stop()
-                raise ModelError(
+                raise ModelCrashedError(
                     f"The model process stopped unexpectedly (exit code {code})",
-                    hint="Your message is saved; send again to retry. A different model or a smaller context may help.",
+                    hint="Your message is saved; send again to retry. `memdesk doctor` (Help → Diagnostics) tells why.",
+                    exit_code=code,
                 ) from error
             if message[0] == "event":
                 if on_event is not None:
