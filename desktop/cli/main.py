@@ -18,6 +18,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="memdesk", description="An offline companion with long-term memory.")
     parser.add_argument("--log-level", default="WARNING", help="logging level (DEBUG, INFO, WARNING)")
     parser.add_argument("--version", action="version", version=f"memdesk {__version__}")
+    parser.add_argument("--self-test", action="store_true", help="prove this install works (temporary home, both models, one agent turn) and exit")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     from desktop.cli import agents_cmd, chat_cmd, doctor_cmd, evaluate, ingest, settings_cmd
@@ -37,6 +38,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(level=getattr(logging, str(args.log_level).upper(), logging.WARNING), format="%(levelname)s %(name)s: %(message)s")
     try:
+        if args.self_test:
+            from desktop.selftest import run
+
+            return run()
         if args.command in (None, "gui"):
             return _run_gui()
         return int(args.handler(args) or 0)
