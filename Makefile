@@ -32,7 +32,7 @@ run: $(STAMP)
 	$(BIN)/memdesk
 
 # What Qt's window needs from the system is derived from its xcb plugin (ldd), plus Xvfb for the
-# real-window test; installed as root on Debian/Ubuntu, otherwise the exact command is printed.
+# real-window test and the validators of packaging/; installed as root on Debian/Ubuntu, otherwise the exact command is printed.
 system-deps: $(STAMP)
 	scripts/system-deps $(BIN)/python
 

@@ -154,7 +154,7 @@ def test_a_hung_model_process_times_out_and_is_killed():
 
 
 def test_exit_codes_become_causes():
-    assert "out of memory" in " ".join(explain_exit(-9)) or "lack of memory" in explain_exit(-9)[0]
+    assert "lack of memory" in explain_exit(-9)[0] and "smaller model" in explain_exit(-9)[1]
     assert "aborted" in explain_exit(-6)[0]
     assert "illegal instruction" in explain_exit(0xC000001D)[0]  # Windows reports codes, not signals
     assert "exited with code 3" in explain_exit(3)[0]
