@@ -29,7 +29,7 @@ USER_MESSAGE = "Hi! I'm Ann, a nurse from Lyon. I just got back from hiking in t
 
 def _one_start(services, record, settings) -> dict[str, object]:  # noqa: ANN001
     from desktop.app import make_runtime, open_agent
-    from desktop.core.runtime.base import ChatMessage, SamplingParams
+    from desktop.core.runtime.base import CallRequest, ChatMessage, SamplingParams
     from desktop.core.tools.context import AllowAll
 
     started = time.perf_counter()
@@ -40,10 +40,8 @@ def _one_start(services, record, settings) -> dict[str, object]:  # noqa: ANN001
         messages = [*agent._prompt_parts().chat_messages(), ChatMessage("user", USER_MESSAGE)]
         first: list[float] = []
         started = time.perf_counter()
-        turn = runtime.generate_call(
-            messages, agent._live_specs(), SamplingParams(seed=0, temperature=0, max_tokens=32),
-            heartbeat_tools=agent.tools.heartbeat_tools(), on_event=lambda event: first or first.append(time.perf_counter()),
-        )
+        request = CallRequest(messages, agent._live_specs(), SamplingParams(seed=0, temperature=0, max_tokens=32), agent.tools.heartbeat_tools())
+        turn = runtime.generate_call(request, on_event=lambda event: first or first.append(time.perf_counter()))
         total = time.perf_counter() - started
     finally:
         runtime.close()  # also waits for the cache file to be written

@@ -18,10 +18,12 @@ from bench.report import emit
 import argparse
 import json
 import sys
+import time
 
-from desktop.core.runtime.base import ChatMessage, SamplingParams, ToolSpec
+from desktop.core.runtime.base import CallRequest, ChatMessage, SamplingParams, TextRequest, ToolSpec
 from desktop.core.runtime.grammar import build_call_grammar
-from desktop.core.runtime.llamacpp import LlamaCppRuntime, LlamaSettings, build_info, default_threads, stock_grammar_completion
+from desktop.core.runtime.llamacpp import LlamaCppRuntime, LlamaSettings, default_threads
+from desktop.core.runtime.llamacpp.native import build_info
 from desktop.core.runtime.model_catalog import default_model_path
 
 _HEARTBEAT = {"type": "boolean", "description": "Request an immediate heartbeat after the function runs."}
@@ -70,10 +72,41 @@ def valid_call(text: str) -> bool:
     return list(params)[0] == "inner_thoughts" and all(name in params for name in required) and (("request_heartbeat" in params) == (spec.name in HEARTBEAT_TOOLS))
 
 
+
+def stock_grammar_completion(settings: LlamaSettings, prompt: str, grammar: str, params: SamplingParams, max_tokens: int) -> tuple[str, int, float]:
+    """llama-cpp-python's own grammar path (``Llama`` + ``LlamaGrammar``): the baseline.
+
+    Returns (text, generated tokens, decode seconds). The prompt is evaluated by a first one-token
+    call, so the timed call measures grammar-constrained decoding only. (The benchmark, not the
+    app, uses llama-cpp-python's high-level API, so it imports llama_cpp itself.)
+    """
+    import llama_cpp
+
+    model = llama_cpp.Llama(
+        model_path=str(settings.model_path),
+        n_ctx=min(settings.context_size, 4096),
+        n_threads=settings.threads or default_threads(),
+        n_gpu_layers=settings.gpu_layers,
+        verbose=False,
+    )
+    try:
+        compiled = llama_cpp.LlamaGrammar.from_string(grammar, verbose=False)
+        options = dict(
+            temperature=params.temperature, top_k=params.top_k, top_p=params.top_p, min_p=params.min_p,
+            repeat_penalty=params.repeat_penalty, seed=params.seed if params.seed is not None else 0,
+        )
+        model.create_completion(prompt, max_tokens=1, **options)
+        started = time.perf_counter()
+        result = model.create_completion(prompt, max_tokens=max_tokens, grammar=compiled, **options)
+        seconds = time.perf_counter() - started
+        return result["choices"][0]["text"], int(result["usage"]["completion_tokens"]), seconds
+    finally:
+        model.close()
+
 def run(seeds: int, max_tokens: int, stock_tokens: int) -> dict[str, object]:
     settings = LlamaSettings(default_model_path(), context_size=2048)
     runtime = LlamaCppRuntime(settings)
-    runtime.generate_text(MESSAGES, SamplingParams(max_tokens=1))  # evaluate the prompt once
+    runtime.generate_text(TextRequest(MESSAGES, SamplingParams(max_tokens=1)))  # evaluate the prompt once
     free_tokens = free_seconds = ours_tokens = ours_seconds = 0.0
     runs = []
     counts = [0, 0, 0]
@@ -82,7 +115,7 @@ def run(seeds: int, max_tokens: int, stock_tokens: int) -> dict[str, object]:
         free = runtime.complete(MESSAGES, params)
         free_tokens += free.stats.generated_tokens
         free_seconds += free.stats.seconds
-        ours = runtime.generate_call(MESSAGES, TOOLS, params, heartbeat_tools=HEARTBEAT_TOOLS)
+        ours = runtime.generate_call(CallRequest(MESSAGES, TOOLS, params, HEARTBEAT_TOOLS))
         ours_tokens += ours.stats.generated_tokens
         ours_seconds += ours.stats.seconds
         counts = [a + b for a, b in zip(counts, runtime.last_sampler_counts)]

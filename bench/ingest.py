@@ -19,6 +19,7 @@ from pathlib import Path
 from desktop.core.clock import SystemClock
 from desktop.core.documents.ingest import EMBED_BATCH, Ingestor
 from desktop.core.embedding.sentence_transformer import SentenceTransformerEmbedder
+from desktop.core.memory.archival import ArchivalMemory
 from desktop.core.storage import open_database
 
 _WORDS = (
@@ -80,7 +81,7 @@ def main() -> None:
         files = sorted(corpus.iterdir())
         db = open_database(Path(folder) / "memdesk.sqlite3")
         agent_id = db.execute("INSERT INTO agents(name, created_at, system_prompt) VALUES ('bench', '2026-01-01T00:00:00+00:00', '')").lastrowid
-        ingestor = Ingestor(db, embedder, SystemClock())
+        ingestor = Ingestor(db, ArchivalMemory(db, embedder, SystemClock()), SystemClock())
         slices = max(1, args.slices)
         for part in range(slices):
             batch = files[part::slices]

@@ -3,7 +3,7 @@
     python -m bench.search --n 100000 --json
 
 Random unit vectors (dimension 384) are stored as passages in a real MemDesk store; the timed call is
-the dense leg archival_memory_search uses (desktop.core.retrieval.passages.vector_candidates), the
+the dense leg archival_memory_search uses (PassageRanker.vector_candidates), the
 baseline an exact ``X @ q`` top-k. Queries alternate between the two so load on the machine hits both.
 """
 
@@ -13,31 +13,28 @@ import argparse
 import json
 import tempfile
 import time
+from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
 
+from desktop.core.clock import ManualClock
 from desktop.core.embedding.sentence_transformer import SentenceTransformerEmbedder
-from desktop.core.retrieval.passages import vector_candidates
-from desktop.core.retrieval.space import ensure_space
+from desktop.core.memory.archival import ArchivalMemory, NewPassage
+from desktop.core.retrieval import PassageRanker
 from desktop.core.storage import open_database
 
+WHEN = datetime(2026, 1, 1, tzinfo=timezone.utc)
 
-def _fill(db, vectors: np.ndarray) -> int:
-    ensure_space(db, SentenceTransformerEmbedder())  # records the model id; the model is never loaded
+
+def _fill(archival: ArchivalMemory, db, vectors: np.ndarray) -> int:
+    """Passage ids 1..n in the order of ``vectors`` (a fresh store). The embedder only names the
+    vectors' model: it is never loaded."""
     agent_id = db.execute("INSERT INTO agents(name, created_at, system_prompt) VALUES ('bench', '2026-01-01T00:00:00+00:00', '')").lastrowid
     with db.transaction():
         for start in range(0, len(vectors), 10_000):
             block = vectors[start : start + 10_000]
-            first = db.scalar("SELECT COALESCE(MAX(id), 0) FROM passages") + 1
-            db.executemany(
-                "INSERT INTO passages(id, agent_id, text, created_at, embedded) VALUES (?, ?, ?, '2026-01-01T00:00:00+00:00', 1)",
-                [(first + i, agent_id, f"passage {first + i}") for i in range(len(block))],
-            )
-            db.executemany(
-                "INSERT INTO passages_vec(rowid, agent_id, embedding) VALUES (?, ?, ?)",
-                [(first + i, agent_id, v.astype("<f4").tobytes()) for i, v in enumerate(block)],
-            )
+            archival.add(agent_id, [NewPassage(f"passage {start + i + 1}", WHEN) for i in range(len(block))], block)
     return agent_id
 
 
@@ -57,17 +54,18 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="memdesk-bench-") as folder:
         db = open_database(Path(folder) / "memdesk.sqlite3")
         started = time.perf_counter()
-        agent_id = _fill(db, vectors)
+        ranker = PassageRanker(db, None)
+        agent_id = _fill(ArchivalMemory(db, SentenceTransformerEmbedder(), ManualClock(), ranker=ranker), db, vectors)
         fill_s = time.perf_counter() - started
         # Rows come back from the store in rowid order, so row i of `vectors` is passage id i + 1.
         matrix = vectors
         started = time.perf_counter()
-        vector_candidates(db, agent_id, queries[0], args.k)  # loads and quantizes the in-memory index
+        ranker.vector_candidates(agent_id, queries[0], args.k)  # loads and quantizes the in-memory index
         load_s = time.perf_counter() - started
         ours, baseline, recalls = [], [], []
         for query in queries:
             t0 = time.perf_counter()
-            ids, _ = vector_candidates(db, agent_id, query, args.k)
+            ids, _ = ranker.vector_candidates(agent_id, query, args.k)
             t1 = time.perf_counter()
             scores = matrix @ query
             top = np.argpartition(-scores, args.k)[: args.k]

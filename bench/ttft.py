@@ -17,7 +17,7 @@ import sys
 import time
 
 from bench.decode import HEARTBEAT_TOOLS, MESSAGES, TOOLS
-from desktop.core.runtime.base import ChatMessage, SamplingParams
+from desktop.core.runtime.base import CallRequest, ChatMessage, SamplingParams
 from desktop.core.runtime.llamacpp import LlamaCppRuntime, LlamaSettings
 from desktop.core.runtime.model_catalog import default_model_path
 
@@ -48,7 +48,7 @@ def run(seeds: int) -> dict[str, object]:
             first.setdefault(event.kind, time.perf_counter())
 
         started = time.perf_counter()
-        turn = runtime.generate_call([*HISTORY, NEW_MESSAGE], TOOLS, SamplingParams(seed=seed, max_tokens=200), heartbeat_tools=HEARTBEAT_TOOLS, on_event=on_event)
+        turn = runtime.generate_call(CallRequest([*HISTORY, NEW_MESSAGE], TOOLS, SamplingParams(seed=seed, max_tokens=200), HEARTBEAT_TOOLS), on_event=on_event)
         runs.append(
             {
                 "seed": seed,

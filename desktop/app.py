@@ -10,14 +10,17 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from desktop.core.agent.agents import AgentRecord, AgentStore
+from desktop.core.agent.consolidation import ConsolidationSettings, Consolidator
 from desktop.core.agent.loop import Agent, AgentSettings, MemoryServices
 from desktop.core.agent.observer import AgentObserver
 from desktop.core.clock import Clock, SystemClock
+from desktop.core.documents.ingest import Ingestor
 from desktop.core.embedding import Embedder
 from desktop.core.memory.archival import ArchivalMemory
 from desktop.core.memory.core_memory import CoreMemory
 from desktop.core.memory.recall import RecallMemory
 from desktop.core.prompts import Prompts
+from desktop.core.retrieval import MessageRanker, PassageRanker, VectorIndex
 from desktop.core.runtime.base import Runtime
 from desktop.core.storage import Database, open_database
 from desktop.core.tools.builtin import default_registry
@@ -53,6 +56,9 @@ class Services:
             name, system_prompt=self.prompts.system, persona=persona or self.prompts.persona, human=human or self.prompts.human
         )
 
+    def ingestor(self) -> Ingestor:
+        return Ingestor(self.db, self.memory.archival, self.clock)
+
     def close(self) -> None:
         self.db.close()
 
@@ -64,17 +70,21 @@ def default_embedder() -> Embedder:
 
 
 def open_services(paths: Paths | None = None, *, embedder: Embedder | None = None, clock: Clock | None = None) -> Services:
+    """One connection to the store with everything built on it. A thread doing long work opens its
+    own (WAL lets readers and one writer coexist)."""
     paths = (paths or Paths.from_environment()).ensure()
     clock = clock or SystemClock()
     embedder = embedder or default_embedder()
     db = open_database(paths.database)
     core = CoreMemory(db, clock)
+    # The rankers' caches belong to this connection's stores: one vector index, shared by both.
+    vectors = VectorIndex(db)
     memory = MemoryServices(
         db=db,
         agents=AgentStore(db, core, clock, paths.files_root),
         core=core,
-        recall=RecallMemory(db, embedder),
-        archival=ArchivalMemory(db, embedder, clock),
+        recall=RecallMemory(db, embedder, ranker=MessageRanker(db, embedder, vectors)),
+        archival=ArchivalMemory(db, embedder, clock, ranker=PassageRanker(db, embedder, vectors)),
         clock=clock,
     )
     return Services(paths, db, clock, Prompts.load(RESOURCES / "prompts"), SettingsStore(db), memory, embedder)
@@ -134,4 +144,22 @@ def open_agent(
         consent=consent,
         settings=AgentSettings(max_steps=settings.max_chained_steps, params=settings.sampling()),
         observer=observer,
+    )
+
+
+def open_consolidator(
+    services: Services, record: AgentRecord, runtime: Runtime | None, *, settings: Settings | None = None
+) -> Consolidator:
+    """The idle-time consolidation pass of one agent, with the agent's own memory functions.
+    ``runtime`` may be None to review proposals without a model."""
+    settings = settings or services.settings
+    return Consolidator(
+        record.id,
+        memory=services.memory,
+        runtime=runtime,
+        tools=default_registry(load_user_tools(services.paths.user_tools)),
+        instructions=services.prompts.consolidation,
+        settings=ConsolidationSettings(
+            mode=settings.consolidation, every_turns=settings.consolidation_every_turns, params=settings.sampling()
+        ),
     )

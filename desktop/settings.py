@@ -36,6 +36,9 @@ class Settings:
     http_enabled: bool = False
     http_allowlist: tuple[str, ...] = ()
     last_agent: str = ""  # the window reopens this agent on start
+    consolidation: str = "ask"  # "off" | "apply" | "ask" (see desktop/core/agent/consolidation.py)
+    consolidation_idle_minutes: int = 5
+    consolidation_every_turns: int = 8
 
     def sampling(self) -> SamplingParams:
         return SamplingParams(
@@ -65,6 +68,15 @@ DESCRIPTIONS: dict[str, str] = {
     "http_enabled": "Allow the http_request function (asks before each request)",
     "http_allowlist": "Hosts http_request may reach",
     "last_agent": "Agent the window opens on start (empty: the first one)",
+    "consolidation": "Idle-time memory consolidation: off, apply (edit memory directly) or ask (propose changes for review)",
+    "consolidation_idle_minutes": "Minutes without activity before a consolidation pass may run",
+    "consolidation_every_turns": "At most one consolidation pass per this many user messages",
+}
+
+
+#: Settings that take one of a few words (the settings dialog shows a list; other values are refused).
+CHOICES: dict[str, tuple[str, ...]] = {
+    "consolidation": ("off", "apply", "ask"),
 }
 
 
@@ -102,6 +114,8 @@ class SettingsStore:
         if name not in _TYPES:
             raise ConfigError(f"Unknown setting {name!r}; known settings: {', '.join(_TYPES)}")
         converted = _convert(name, _TYPES[name], value)
+        if name in CHOICES and converted not in CHOICES[name]:
+            raise ConfigError(f"Setting {name} must be one of {', '.join(CHOICES[name])}, got {value!r}")
         stored = list(converted) if isinstance(converted, tuple) else converted
         self._db.execute(
             "INSERT INTO settings(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",

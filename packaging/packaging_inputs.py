@@ -17,7 +17,7 @@ DATA_PACKAGES = (
 )
 #: Imported by name at run time (importlib, plugins, find_spec), so PyInstaller's analysis misses them.
 HIDDEN_IMPORTS = (
-    "desktop.core.runtime.llamacpp",  # loaded in the model's child process by name
+    "desktop.core.runtime.llamacpp.runtime",  # loaded in the model's child process by name
     "desktop.diagnostics.model_probe",
     "desktop.ui.qt_probe",
     "tiktoken_ext.openai_public",

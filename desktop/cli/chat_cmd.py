@@ -7,7 +7,8 @@ import sys
 import threading
 from typing import Any
 
-from desktop.app import Services, make_runtime, open_agent, open_services
+from desktop.app import Services, make_runtime, open_agent, open_consolidator, open_services
+from desktop.core.agent.consolidation_idle import IdleConsolidation
 from desktop.core.agent.context import ContextBudget
 from desktop.core.agent.observer import AgentObserver, StepRecord
 from desktop.core.runtime.base import CancelToken, StreamEvent
@@ -97,6 +98,7 @@ def _pick_agent(services: Services, name: str | None):
 
 def run(args: argparse.Namespace) -> int:
     services = open_services()
+    idle = None
     try:
         record = _pick_agent(services, args.agent)
         # Load the embedding model while llama.cpp loads, not at the agent's first archival call.
@@ -109,13 +111,16 @@ def run(args: argparse.Namespace) -> int:
         agent = open_agent(services, record, runtime, consent=TerminalConsent(), observer=observer)
         print(f"Chatting with {record.name} ({runtime.info.model_id}). {HELP}", file=sys.stderr)
         cancel = CancelToken()
+        idle = _idle_consolidation(services, record, runtime)
         if not args.no_login:
             _guarded(lambda: agent.login(cancel), observer)
         while True:
+            idle.touch()
             try:
                 line = input("you> ")
             except EOFError:
                 break
+            idle.interrupt()  # the user is back: a running pass stops (and resumes next time)
             text = line.strip()
             if not text:
                 continue
@@ -129,10 +134,27 @@ def run(args: argparse.Namespace) -> int:
                 continue
             cancel.reset()
             _guarded(lambda: agent.send_user_message(text, cancel), observer)
+        idle.close()
         runtime.close()
     finally:
+        if idle is not None:
+            idle.close()  # a pass must not outlive the store (Ctrl+C at the prompt)
         services.close()
     return 0
+
+
+def _idle_consolidation(services: Services, record, runtime) -> IdleConsolidation:
+    """Memory consolidation while the user is idle at the prompt (setting ``consolidation``)."""
+
+    def report(result) -> None:
+        if result.applied or result.proposed:
+            print(f"\n  [{result.describe()}; review with: memdesk consolidate list]", file=sys.stderr)
+
+    minutes = services.settings.consolidation_idle_minutes
+    return IdleConsolidation(
+        lambda: open_consolidator(services, record, runtime), minutes * 60, on_result=report,
+        on_error=lambda error: print(f"\n  [consolidation failed: {getattr(error, 'user_message', error)}]", file=sys.stderr),
+    )
 
 
 def _guarded(action, observer: TerminalObserver) -> None:

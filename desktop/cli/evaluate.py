@@ -1,44 +1,78 @@
-"""`memdesk eval locomo PATH [--k 10] [--json]`: recall@k of conversation search on LoCoMo."""
+"""`memdesk eval locomo PATH [--mode retrieval|context|answer] [--json]`.
+
+* ``retrieval`` (the default): recall@k of conversation search (desktop.core.evaluation.locomo).
+* ``context --window N``: replay each conversation into a fresh agent and report the share of
+  questions whose evidence turns are in the prompt the model receives
+  (desktop.core.evaluation.locomo_replay).
+* ``answer --window N --limit K``: ask the real agent K questions and score its replies with
+  LoCoMo's token F1.
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
+
+MODES = ("retrieval", "context", "answer")
+CATEGORY_ORDER = ("single-hop", "multi-hop", "temporal", "open-domain", "adversarial")
 
 
 def add_eval_command(subparsers: "argparse._SubParsersAction") -> argparse.ArgumentParser:
     parser = subparsers.add_parser("eval", help="measure memory search quality on an evaluation set")
     kinds = parser.add_subparsers(dest="eval_kind", required=True)
-    locomo = kinds.add_parser("locomo", help="conversation search recall on a LoCoMo JSON file")
+    locomo = kinds.add_parser("locomo", help="conversation memory on a LoCoMo JSON file")
     locomo.add_argument("path", type=Path, help="a LoCoMo file such as locomo_dev.json")
-    locomo.add_argument("--k", type=int, default=10, help="the largest cut-off reported (recall@5 is always reported)")
+    locomo.add_argument(
+        "--mode", choices=MODES, default="retrieval",
+        help="retrieval: recall@k of conversation search; context: is the evidence in the model's prompt; "
+        "answer: token F1 of the real agent's replies",
+    )
+    locomo.add_argument("--k", type=int, default=10, help="retrieval: the largest cut-off reported (recall@5 is always reported)")
+    locomo.add_argument("--window", type=int, help="context/answer: the context window in tokens (default: the context_size setting)")
+    locomo.add_argument("--limit", type=int, default=20, help="answer: how many questions in all, spread over the conversations")
+    locomo.add_argument("--conversation", action="append", dest="conversations", metavar="ID", help="only this conversation (repeatable)")
     locomo.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     locomo.set_defaults(handler=run_eval)
     return parser
 
 
 def run_eval(args: argparse.Namespace) -> int:
-    from desktop.core.embedding.sentence_transformer import SentenceTransformerEmbedder
-    from desktop.core.retrieval.locomo import evaluate
     from desktop.errors import MemDeskError
 
     if not args.path.is_file():
         print(f"error: {args.path} does not exist", file=sys.stderr)
         return 2
-    ks = tuple(sorted({5, max(1, args.k)}))
+    progress = None if args.json else (lambda text: print(f"  {text}", file=sys.stderr))
     try:
-        report = evaluate(
-            args.path, SentenceTransformerEmbedder(), ks=ks,
-            progress=None if args.json else (lambda sample: print(f"  evaluated {sample}", file=sys.stderr)),
-        )
+        if args.mode == "retrieval":
+            report = _retrieval(args, progress)
+        else:
+            report = _replay(args, progress)
     except (MemDeskError, ValueError, KeyError) as error:
         print(f"error: {getattr(error, 'user_message', error)}", file=sys.stderr)
         return 1
     if args.json:
         print(json.dumps(report))
-        return 0
+    elif args.mode == "retrieval":
+        _print_retrieval(report, tuple(sorted({5, max(1, args.k)})))
+    else:
+        _print_replay(report)
+    return 0
+
+
+# --- retrieval ------------------------------------------------------------------------------
+def _retrieval(args: argparse.Namespace, progress) -> dict:
+    from desktop.core.embedding.sentence_transformer import SentenceTransformerEmbedder
+    from desktop.core.evaluation.locomo import evaluate
+
+    ks = tuple(sorted({5, max(1, args.k)}))
+    return evaluate(args.path, SentenceTransformerEmbedder(), ks=ks, progress=progress and (lambda s: progress(f"evaluated {s}")))
+
+
+def _print_retrieval(report: dict, ks: tuple[int, ...]) -> None:
     print(f"LoCoMo conversation search: {report['questions']} questions ({report['skipped']} skipped: evidence not found)")
     print(f"weights tuned on {', '.join(report['tuned_on'])}; the other conversations are held out")
     header = "".join(f"{'recall@' + str(k):>11}" for k in ks)
@@ -46,9 +80,85 @@ def run_eval(args: argparse.Namespace) -> int:
         print(f"\n{'MemDesk search (fused)' if mode == 'fused' else 'BM25 only'}")
         print(f"  {'':14}{header}{'n':>7}")
         rows = report[mode]
-        order = ["all", *[c for c in ("single-hop", "multi-hop", "temporal", "open-domain", "adversarial") if c in rows], "tuned", "held_out"]
-        order += sorted(n for n in rows if n not in order)
-        for name in order:
+        for name in _row_order(rows, extra=("tuned", "held_out")):
             row = rows[name]
             print(f"  {name:14}" + "".join(f"{row[f'recall@{k}']:>11.3f}" for k in ks) + f"{row['n']:>7}")
-    return 0
+
+
+def _row_order(rows: dict, extra: tuple[str, ...] = ()) -> list[str]:
+    order = ["all", *[c for c in CATEGORY_ORDER if c in rows], *[e for e in extra if e in rows]]
+    return order + sorted(n for n in rows if n not in order)
+
+
+# --- replay (context and answer) --------------------------------------------------------------
+class _AppStore:
+    """A throw-away store under ``folder`` with one agent built by the app's composition root."""
+
+    def __init__(self, folder: Path, runtime, clock, settings, embedder) -> None:
+        from desktop.app import open_services
+        from desktop.paths import Paths
+
+        self._services = open_services(Paths(folder), embedder=embedder, clock=clock)
+        self.db = self._services.db
+        self._runtime = runtime
+        self._settings = settings
+        self._record = self._services.create_agent("locomo")
+
+    def open_agent(self):
+        from desktop.app import open_agent
+
+        return open_agent(self._services, self._record, self._runtime, settings=self._settings)
+
+    def close(self) -> None:
+        self._services.close()
+
+
+def _replay(args: argparse.Namespace, progress) -> dict:
+    from desktop.app import make_runtime, open_services
+    from desktop.core.embedding.sentence_transformer import SentenceTransformerEmbedder
+    from desktop.core.evaluation.locomo_replay import FIFO, evaluate
+
+    embedder = SentenceTransformerEmbedder()
+    user = open_services(embedder=embedder)  # the active model and settings
+    try:
+        settings = user.settings
+    finally:
+        user.close()
+    if args.window:
+        settings = replace(settings, context_size=args.window)
+    variants = (FIFO,)
+    unavailable = {"fifo+recall": "automatic recall (issue 10 item 1) is not in this build yet"}
+
+    def factory(folder: Path, runtime, clock, automatic_recall: bool) -> _AppStore:
+        return _AppStore(folder, runtime, clock, settings, embedder)
+
+    if progress:
+        progress(f"loading the model with a {settings.context_size}-token window")
+    runtime = make_runtime(settings)
+    try:
+        report = evaluate(
+            args.path, runtime, factory, mode=args.mode, variants=variants,
+            limit=args.limit if args.mode == "answer" else None, samples=args.conversations, progress=progress,
+        )
+    finally:
+        runtime.close()
+    report["unavailable"] = unavailable
+    return report
+
+
+def _print_replay(report: dict) -> None:
+    answer = report["mode"] == "answer"
+    print(
+        f"LoCoMo {report['mode']} evaluation: {report['questions']} questions ({report['skipped']} skipped), "
+        f"{report['model']} tokenizer, window {report['window']} tokens, {report['seconds']} s"
+    )
+    for variant, rows in report["variants"].items():
+        label = "FIFO window only (no search call)" if variant == "fifo" else "FIFO window + automatic recall"
+        print(f"\n{label}")
+        columns = ["evidence_in_context", "evidence_recall"] + (["f1"] if answer else [])
+        print(f"  {'':14}" + "".join(f"{c:>21}" for c in columns) + f"{'n':>7}")
+        for name in _row_order(rows):
+            row = rows[name]
+            print(f"  {name:14}" + "".join(f"{row[c]:>21.3f}" for c in columns) + f"{row['n']:>7}")
+    for variant, reason in report.get("unavailable", {}).items():
+        print(f"\n{variant}: not measured ({reason})")

@@ -62,26 +62,21 @@ def _printer(stream):
 
 
 def run_ingest(args: argparse.Namespace) -> int:
-    from desktop.core.clock import SystemClock
-    from desktop.core.documents.ingest import Ingestor
-    from desktop.core.embedding.sentence_transformer import SentenceTransformerEmbedder
-    from desktop.core.retrieval.space import reembed_store
-    from desktop.core.storage import open_database
+    from desktop.app import open_services
+    from desktop.core.documents.catalog import reembed_store
     from desktop.errors import MemDeskError
-    from desktop.paths import Paths
 
     try:
-        db = open_database(Paths.from_environment().ensure().database)
+        services = open_services()
     except MemDeskError as error:
         print(f"memdesk: {error.user_message}", file=sys.stderr)
         return 1
     try:
-        agent_id = _agent_id(db, args.agent)
-        embedder = SentenceTransformerEmbedder()
+        agent_id = _agent_id(services.db, args.agent)
         if args.reembed:
-            count = reembed_store(db, embedder)
-            print(f"re-embedding {count} passages with {embedder.model_id}", flush=True)
-        report = Ingestor(db, embedder, SystemClock()).ingest(args.paths, agent_id, _printer(sys.stdout))
+            count = reembed_store(services.db, services.memory.archival)
+            print(f"re-embedding {count} passages with {services.embedder.model_id}", flush=True)
+        report = services.ingestor().ingest(args.paths, agent_id, _printer(sys.stdout))
     except MemDeskError as error:
         print(f"memdesk: {error.user_message}", file=sys.stderr)
         return 1
@@ -89,7 +84,7 @@ def run_ingest(args: argparse.Namespace) -> int:
         print("stopped; run the same command again to finish (nothing is duplicated)", file=sys.stderr)
         return 130
     finally:
-        db.close()
+        services.close()
     for failure in report.failures:
         print(f"failed: {failure.path}: {failure.reason}", flush=True)
     print(

@@ -17,6 +17,7 @@ class Prompts:
     human: str
     summarizer: str
     plain_assistant: str
+    consolidation: str  # instructions of the idle-time consolidation pass
 
     @classmethod
     def load(cls, folder: Traversable) -> "Prompts":
@@ -33,4 +34,5 @@ class Prompts:
             human=read("human.txt"),
             summarizer=read("summarizer.txt").replace("{word_limit}", str(SUMMARY_WORD_LIMIT)),
             plain_assistant=read("plain_assistant.txt"),
+            consolidation=read("consolidation.txt"),
         )

@@ -223,12 +223,15 @@ class Doctor:
 
     def _server_decode(self) -> Check:
         from desktop.app import make_runtime
-        from desktop.core.runtime.base import ChatMessage, SamplingParams
+        from desktop.core.runtime.base import ChatMessage, SamplingParams, TextRequest
 
         started = time.perf_counter()
         try:
             runtime = make_runtime(self.settings)
-            text = runtime.generate_text([ChatMessage("user", "Say hello.")], SamplingParams(temperature=0.0, max_tokens=DECODE_TOKENS))
+            try:
+                text = runtime.generate_text(TextRequest([ChatMessage("user", "Say hello.")], SamplingParams(temperature=0.0, max_tokens=DECODE_TOKENS)))
+            finally:
+                runtime.close()
         except MemDeskError as error:
             return Check("decode", False, f"the server at {self.settings.openai_base_url} failed: {error.message}", error.hint or "check that the server runs")
         return Check("decode", True, f"the server answered {len(text)} characters in {time.perf_counter() - started:.2f} s")

@@ -14,12 +14,13 @@ PROMPT = "Count from one to twenty in words."
 
 
 def decode(model_path: str, tokens: int) -> Iterator[tuple[str, dict[str, Any]]]:
-    from desktop.core.runtime import llamacpp
     from desktop.core.runtime.base import ChatMessage, SamplingParams
+    from desktop.core.runtime.llamacpp import LlamaCppRuntime, LlamaSettings
+    from desktop.core.runtime.llamacpp.native import build_info
 
-    yield ("build", llamacpp.build_info())
+    yield ("build", build_info())
     started = time.perf_counter()
-    runtime = llamacpp.LlamaCppRuntime(llamacpp.LlamaSettings(model_path, context_size=512, batch_size=64))
+    runtime = LlamaCppRuntime(LlamaSettings(model_path, context_size=512, batch_size=64))
     yield ("loaded", {"seconds": time.perf_counter() - started, "context": runtime.info.context_window})
     try:
         turn = runtime.complete([ChatMessage("user", PROMPT)], SamplingParams(temperature=0.0, seed=0, max_tokens=tokens))

@@ -1,14 +1,15 @@
-"""Documents: a drop zone and file pickers feeding the ingestion pipeline (desktop.core.documents)
-on its own thread and store connection, and the list of documents with per-file progress through
-reading and embedding, failure reasons, remove and re-ingest. The GUI thread only reads the store
-(WAL readers never wait for the writer), so typing never waits for ingestion.
+"""Documents: a drop zone and file pickers feeding the ingestion pipeline, and the list of
+documents with per-file progress through reading and embedding, failure reasons, remove and
+re-ingest. The requests run on the ingestion thread (desktop.ui.qt_ingest_worker) with its own
+store connection; this panel only reads the store (WAL readers never wait for the writer), so
+typing never waits for ingestion.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QObject, Qt, QThread, QTimer, Signal, Slot
+from PySide6.QtCore import Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -25,94 +26,12 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.app import Services
-from desktop.core.clock import Clock
 from desktop.core.documents import catalog
 from desktop.core.documents.catalog import DocumentRow
-from desktop.core.documents.ingest import Ingestor
 from desktop.core.documents.progress import FileFailure, IngestProgress, IngestReport
-from desktop.core.embedding import Embedder
-from desktop.core.runtime.base import CancelToken
-from desktop.core.storage import Database, open_database
 
-#: The agent's step transaction may hold the write lock for as long as a tool call takes; the
-#: ingestor's commits wait for it rather than failing the batch with "database is locked".
-INGEST_BUSY_TIMEOUT_S = 60.0
 #: Progress arrives per file and per embedding batch; the table is rebuilt at most this often.
 REFRESH_MS = 150
-
-
-class IngestWorker(QObject):
-    """Lives in the ingestion thread with its own store connection; requests run one after another,
-    so a removal never races the embedding of the same document.
-
-    Signals:
-        progress(object): an IngestProgress
-        finished(object): the IngestReport of a batch
-        removed(): documents were removed
-        failed(object): an error that stopped a whole batch (per-file failures are in the report)
-    """
-
-    progress = Signal(object)
-    finished = Signal(object)
-    removed = Signal()
-    failed = Signal(object)
-
-    def __init__(self, database_path: Path | str, embedder: Embedder, clock: Clock, *, busy_timeout: float = INGEST_BUSY_TIMEOUT_S) -> None:
-        super().__init__()
-        self._database_path = database_path
-        self._embedder = embedder
-        self._clock = clock
-        self._busy_timeout = busy_timeout
-        self._db: Database | None = None
-        self._ingestor: Ingestor | None = None
-        self.cancel = CancelToken()
-
-    def _store(self) -> tuple[Database, Ingestor]:
-        if self._db is None:
-            self._db = open_database(self._database_path, busy_timeout=self._busy_timeout)
-            self._ingestor = Ingestor(self._db, self._embedder, self._clock)
-        assert self._ingestor is not None
-        return self._db, self._ingestor
-
-    @Slot(int, list)
-    def ingest(self, agent_id: int, paths: list) -> None:
-        """An empty ``paths`` only embeds chunks left unembedded (by a closed or killed app)."""
-        if self.cancel.cancelled:
-            return
-        try:
-            _db, ingestor = self._store()
-            report = ingestor.ingest([Path(p) for p in paths], agent_id, self.progress.emit, lambda: self.cancel.cancelled)
-        except Exception as error:  # noqa: BLE001 - reported on the message bar
-            self.failed.emit(error)
-            report = IngestReport(cancelled=True)
-        self.finished.emit(report)
-
-    @Slot(int, list)
-    def remove(self, agent_id: int, document_ids: list) -> None:
-        try:
-            db, _ingestor = self._store()
-            catalog.remove_documents(db, [int(i) for i in document_ids])
-        except Exception as error:  # noqa: BLE001
-            self.failed.emit(error)
-        self.removed.emit()
-
-    @Slot(int, list)
-    def reingest(self, agent_id: int, document_ids: list) -> None:
-        try:
-            db, _ingestor = self._store()
-            paths = catalog.paths_for_reingest(db, [int(i) for i in document_ids])
-        except Exception as error:  # noqa: BLE001
-            self.failed.emit(error)
-            self.finished.emit(IngestReport(cancelled=True))
-            return
-        self.ingest(agent_id, paths)
-
-    @Slot()
-    def shutdown(self) -> None:
-        if self._db is not None:
-            self._db.close()
-            self._db = None
-        QThread.currentThread().quit()
 
 
 class DropZone(QLabel):

@@ -2,6 +2,11 @@
 memory, archival memory and documents docked on the right. It owns two worker threads (the agent
 and ingestion) and talks to them only through the queued signals wired in ``_connect_signals``.
 
+The window assembles and wires; the jobs live in their own modules: agent operations
+(qt_agent_actions), import and export (qt_transfer_actions), timed heartbeats (qt_heartbeat), the
+ingestion thread (qt_ingest_worker). A new panel is one row in ``_build_docks``; a new menu entry
+goes in ``_build_menus``.
+
 Signals (requests to the worker threads):
     load_model_requested(object), settings_applied(object), open_agent_requested(int),
     send_requested(str), heartbeat_requested(), budget_requested(), ingest_requested(int, list),
@@ -10,14 +15,12 @@ Signals (requests to the worker threads):
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from datetime import datetime, timezone
-from pathlib import Path
 
 from PySide6.QtCore import QEvent, QThread, QTimer, Qt, Signal, Slot
 from PySide6.QtGui import QAction, QCloseEvent, QDropEvent, QKeySequence, QShortcut
-from PySide6.QtWidgets import QDockWidget, QFileDialog, QInputDialog, QMainWindow, QMessageBox, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QDockWidget, QMainWindow, QMessageBox, QVBoxLayout, QWidget
 
 from desktop import __version__
 from desktop.app import Services
@@ -27,21 +30,25 @@ from desktop.core.runtime.base import Runtime
 from desktop.diagnostics import run_checks
 from desktop.errors import ModelCrashedError
 from desktop.settings import Settings
-from desktop.ui.qt_agents import AgentsPanel, CreateAgentDialog
+from desktop.ui.qt_agent_actions import AgentActions
+from desktop.ui.qt_agents import AgentsPanel
 from desktop.ui.qt_archival import ArchivalPanel
 from desktop.ui.qt_budget import BudgetPanel
 from desktop.ui.qt_chat import ChatPanel
 from desktop.ui.qt_consent import ConsentDialog, ConsentRequest, QtConsentPolicy
-from desktop.ui.qt_documents import DocumentsPanel, IngestWorker
+from desktop.ui.qt_consolidation import ConsolidationController
 from desktop.ui.qt_diagnostics import DiagnosticsDialog
+from desktop.ui.qt_documents import DocumentsPanel
 from desktop.ui.qt_errors import ErrorHub, MessageBar, user_text
+from desktop.ui.qt_heartbeat import Heartbeat
+from desktop.ui.qt_ingest_worker import IngestWorker
 from desktop.ui.qt_jobs import Jobs
 from desktop.ui.qt_memory import CoreMemoryPanel
 from desktop.ui.qt_settings import RESTART_MODEL, SettingsDialog
+from desktop.ui.qt_transfer_actions import TransferActions
 from desktop.ui.qt_worker import AgentWorker
 
 REPAINT_MS = 33  # streamed text is painted at ~30 Hz, however fast tokens arrive
-DEFAULT_AGENT = "Companion"
 
 
 class MainWindow(QMainWindow):
@@ -82,16 +89,21 @@ class MainWindow(QMainWindow):
         self.worker_thread = QThread(self)
         self.worker_thread.setObjectName("agent-worker")
         self.worker.moveToThread(self.worker_thread)
-        self.ingester = IngestWorker(services.paths.database, services.embedder, services.clock)
+        self.ingester = IngestWorker(open_worker_services)
         self.ingest_thread = QThread(self)
         self.ingest_thread.setObjectName("ingestion")
         self.ingester.moveToThread(self.ingest_thread)
         self.repaint_timer = QTimer(self)
         self.repaint_timer.setInterval(REPAINT_MS)
-        self.heartbeat_timer = QTimer(self)
-        self.heartbeat_timer.setSingleShot(True)
+        self.heartbeat = Heartbeat(lambda: self.services.settings.heartbeat_minutes, self._can_run_on_its_own, self)
+        self.agent_actions = AgentActions(services, self.jobs, self.hub, self, self)
+        self.transfer_actions = TransferActions(
+            services, self.jobs, self.hub, self, lambda: self.agent_id, lambda: self.chat.details.isChecked()
+        )
         self._build_ui()
         self._connect_signals()
+        self.consolidation = ConsolidationController(self)
+        self._build_help_menu()  # after the controller's Memory menu: Help comes last
         self.setAcceptDrops(True)
         # QMainWindow::event keeps drops for its own dock dragging; a filter sees them first.
         self.installEventFilter(self)
@@ -110,18 +122,27 @@ class MainWindow(QMainWindow):
         layout.addWidget(self.message_bar)
         layout.addWidget(self.chat, 1)
         self.setCentralWidget(central)
+        self._build_docks()
+        self._build_menus()
+        self.search_shortcut = QShortcut(QKeySequence.StandardKey.Find, self, self.chat.open_search)
+        self.stop_shortcut = QShortcut(QKeySequence(Qt.Key.Key_Escape), self, self.on_escape)
+        self.statusBar().showMessage("Starting…")
+
+    def _build_docks(self) -> None:
+        """Every panel around the conversation: one row each (title, widget, side)."""
         self.agents = AgentsPanel()
         self.budget = BudgetPanel()
         self.memory = CoreMemoryPanel(self.services.memory.core)
         self.archival = ArchivalPanel(self.services.memory.archival, self.jobs)
         self.documents = DocumentsPanel(self.services)
-        self.docks = {}
+        left, right = Qt.DockWidgetArea.LeftDockWidgetArea, Qt.DockWidgetArea.RightDockWidgetArea
+        self.docks: dict[str, QDockWidget] = {}
         for title, widget, area in (
-            ("Agents", self.agents, Qt.DockWidgetArea.LeftDockWidgetArea),
-            ("Context budget", self.budget, Qt.DockWidgetArea.RightDockWidgetArea),
-            ("Core memory", self.memory, Qt.DockWidgetArea.RightDockWidgetArea),
-            ("Archival memory", self.archival, Qt.DockWidgetArea.RightDockWidgetArea),
-            ("Documents", self.documents, Qt.DockWidgetArea.RightDockWidgetArea),
+            ("Agents", self.agents, left),
+            ("Context budget", self.budget, right),
+            ("Core memory", self.memory, right),
+            ("Archival memory", self.archival, right),
+            ("Documents", self.documents, right),
         ):
             dock = QDockWidget(title, self)
             dock.setObjectName(title)
@@ -132,24 +153,26 @@ class MainWindow(QMainWindow):
         self.docks["Archival memory"].raise_()
         self.resizeDocks([self.docks["Agents"], self.docks["Context budget"]], [190, 520], Qt.Orientation.Horizontal)
         self.resizeDocks([self.docks["Context budget"], self.docks["Core memory"], self.docks["Archival memory"]], [250, 330, 300], Qt.Orientation.Vertical)
+
+    def _build_menus(self) -> None:
+        """Every menu entry, with its shortcut and the slot it triggers."""
         menu = self.menuBar().addMenu("&File")
-        self.new_agent_action = self._action(menu, "&New agent…", QKeySequence.StandardKey.New, self.on_create_agent_requested)
-        self._action(menu, "&Import agent…", None, self.on_import_triggered)
-        self._action(menu, "Export conversation as &Markdown…", None, self.on_export_markdown_triggered)
-        self._action(menu, "Export agent as &JSON…", None, self.on_export_json_triggered)
+        self.new_agent_action = self._action(menu, "&New agent…", QKeySequence.StandardKey.New, self.agent_actions.on_create_requested)
+        self._action(menu, "&Import agent…", None, self.transfer_actions.on_import_triggered)
+        self._action(menu, "Export conversation as &Markdown…", None, self.transfer_actions.on_export_markdown_triggered)
+        self._action(menu, "Export agent as &JSON…", None, self.transfer_actions.on_export_json_triggered)
         menu.addSeparator()
         self.settings_action = self._action(menu, "&Settings…", QKeySequence("Ctrl+,"), self.on_settings_triggered)
         self._action(menu, "&Quit", QKeySequence.StandardKey.Quit, self.close)
         view = self.menuBar().addMenu("&View")
         for dock in self.docks.values():
             view.addAction(dock.toggleViewAction())
+
+    def _build_help_menu(self) -> None:
         help_menu = self.menuBar().addMenu("&Help")
         self.diagnostics_action = self._action(help_menu, "&Diagnostics…", None, self.open_diagnostics)
         self._action(help_menu, "&About MemDesk", None, self.on_about_triggered)
         self.diagnostics_dialog: DiagnosticsDialog | None = None
-        self.search_shortcut = QShortcut(QKeySequence.StandardKey.Find, self, self.chat.open_search)
-        self.stop_shortcut = QShortcut(QKeySequence(Qt.Key.Key_Escape), self, self.on_escape)
-        self.statusBar().showMessage("Starting…")
 
     def _action(self, menu, text: str, shortcut, slot) -> QAction:
         action = QAction(text, self)
@@ -192,15 +215,18 @@ class MainWindow(QMainWindow):
         self.hub.shown.connect(self.message_bar.show_message)
         self.jobs.failed.connect(self.hub.report)
         self.repaint_timer.timeout.connect(self.on_repaint_tick)
-        self.heartbeat_timer.timeout.connect(self.on_heartbeat_timeout)
+        self.heartbeat.due.connect(self.heartbeat_requested)
         self.chat.send_requested.connect(self.on_send_requested)
         self.chat.stop_requested.connect(self.on_stop_requested)
         self.chat.search_requested.connect(self.on_search_requested)
         self.agents.switched.connect(self.on_agent_switched)
-        self.agents.create_requested.connect(self.on_create_agent_requested)
-        self.agents.rename_requested.connect(self.on_rename_requested)
-        self.agents.duplicate_requested.connect(self.on_duplicate_requested)
-        self.agents.delete_requested.connect(self.on_delete_requested)
+        self.agents.create_requested.connect(self.agent_actions.on_create_requested)
+        self.agents.rename_requested.connect(self.agent_actions.on_rename_requested)
+        self.agents.duplicate_requested.connect(self.agent_actions.on_duplicate_requested)
+        self.agents.delete_requested.connect(self.agent_actions.on_delete_requested)
+        self.agent_actions.open_requested.connect(self.select_agent)
+        self.agent_actions.list_changed.connect(self.on_agent_list_changed)
+        self.agent_actions.renamed.connect(self.on_agent_renamed)
         self.memory.changed.connect(self.budget_requested)
         self.memory.failed.connect(self.hub.report)
         self.archival.changed.connect(self.budget_requested)
@@ -208,18 +234,17 @@ class MainWindow(QMainWindow):
         self.documents.ingest_requested.connect(self.ingest_requested)
         self.documents.changed.connect(self.budget_requested)
         self.documents.changed.connect(self.archival.refresh)
+        self.transfer_actions.imported.connect(self.on_agent_list_changed)
+        self.transfer_actions.saved.connect(self.on_saved)
 
     # --- start-up --------------------------------------------------------------------------
     def start(self) -> None:
         """Called once the window is visible: the model loads in the worker meanwhile."""
         settings = self.services.settings
-        agents = self.services.agents.list()
-        if not agents:
-            agents = [self.services.create_agent(DEFAULT_AGENT)]
-        chosen = next((a for a in agents if a.name == settings.last_agent), agents[0])
-        self.select_agent(chosen.id)
+        self.select_agent(self.agent_actions.ensure_one(settings.last_agent))
         self.load_model_requested.emit(settings)
 
+    @Slot(int)
     def select_agent(self, agent_id: int) -> None:
         record = self.services.agents.get(agent_id)
         self.agent_id = agent_id
@@ -252,7 +277,7 @@ class MainWindow(QMainWindow):
         self.is_model_ready = True
         self.statusBar().showMessage(f"Model ready: {model_id}")
         self._update_ready()
-        self._restart_heartbeat_timer()
+        self.heartbeat.restart()
         self.model_ready.emit(model_id)
 
     @Slot(str, str)
@@ -292,7 +317,7 @@ class MainWindow(QMainWindow):
         self.busy = busy
         self.chat.set_busy(busy)
         if not busy:
-            self._restart_heartbeat_timer()
+            self.heartbeat.restart()
 
     @Slot(object)
     def on_turn_finished(self, _result) -> None:
@@ -350,114 +375,41 @@ class MainWindow(QMainWindow):
         self.select_agent(agent_id)
 
     @Slot()
-    def on_create_agent_requested(self) -> None:
-        dialog = CreateAgentDialog(self.services.prompts, self)
-        if dialog.exec():
-            self.create_agent(*dialog.values())
-
-    def create_agent(self, name: str, persona: str = "", human: str = "") -> None:
-        try:
-            record = self.services.create_agent(name, persona=persona or None, human=human or None)
-        except Exception as error:  # noqa: BLE001 - every failure goes to the message bar
-            self.hub.report(error)
-            return
-        if self.busy:
-            self.agents.set_agents(self.services.agents.list(), self.agent_id)
-        else:
-            self.select_agent(record.id)
-
-    @Slot(int)
-    def on_rename_requested(self, agent_id: int) -> None:
-        current = self.services.agents.get(agent_id).name
-        name, ok = QInputDialog.getText(self, "Rename agent", "New name:", text=current)
-        if ok and name.strip():
-            self.rename_agent(agent_id, name)
-
-    def rename_agent(self, agent_id: int, name: str) -> None:
-        try:
-            record = self.services.agents.rename(agent_id, name)
-        except Exception as error:  # noqa: BLE001
-            self.hub.report(error)
-            return
-        if agent_id == self.agent_id:
-            self.services.settings_store.set("last_agent", record.name)
-            self.chat.title.setText(record.name)
-            self.chat.transcript.agent_name = record.name
-            self.setWindowTitle(f"MemDesk — {record.name}")
+    def on_agent_list_changed(self, _record=None) -> None:
         self.agents.set_agents(self.services.agents.list(), self.agent_id)
 
-    @Slot(int)
-    def on_duplicate_requested(self, agent_id: int) -> None:
-        source = self.services.agents.get(agent_id).name
-        name, ok = QInputDialog.getText(self, "Duplicate agent", "Name of the copy:", text=f"{source} copy")
-        if ok and name.strip():
-            self.duplicate_agent(agent_id, name)
+    @Slot(int, str)
+    def on_agent_renamed(self, agent_id: int, name: str) -> None:
+        if agent_id == self.agent_id:
+            self.services.settings_store.set("last_agent", name)
+            self.chat.title.setText(name)
+            self.chat.transcript.agent_name = name
+            self.setWindowTitle(f"MemDesk — {name}")
+
+    @Slot(str)
+    def on_saved(self, text: str) -> None:
+        self.statusBar().showMessage(text, 5000)
+
+    # --- the actions, callable directly (tests, scripts) -----------------------------------------
+    def create_agent(self, name: str, persona: str = "", human: str = "") -> None:
+        self.agent_actions.create(name, persona, human)
+
+    def rename_agent(self, agent_id: int, name: str) -> None:
+        self.agent_actions.rename(agent_id, name)
 
     def duplicate_agent(self, agent_id: int, name: str) -> None:
-        self.jobs.run(
-            lambda: transfer.duplicate_agent(self.services, agent_id, name),
-            lambda record: self.agents.set_agents(self.services.agents.list(), self.agent_id),
-            self.hub.report,
-        )
-
-    @Slot(int)
-    def on_delete_requested(self, agent_id: int) -> None:
-        name = self.services.agents.get(agent_id).name
-        answer = QMessageBox.question(
-            self, "Delete agent", f"Delete {name} with its whole conversation, memory and documents? This cannot be undone."
-        )
-        if answer == QMessageBox.StandardButton.Yes:
-            self.delete_agent(agent_id)
+        self.agent_actions.duplicate(agent_id, name)
 
     def delete_agent(self, agent_id: int) -> None:
-        if agent_id == self.agent_id and self.busy:
-            self.hub.notify("Stop the current reply (Esc) before deleting this agent")
-            return
-        self.services.agents.delete(agent_id)
-        remaining = self.services.agents.list()
-        if agent_id == self.agent_id:
-            self.agent_id = None
-            if not remaining:
-                remaining = [self.services.create_agent(DEFAULT_AGENT)]
-            self.select_agent(remaining[0].id)
-        else:
-            self.agents.set_agents(remaining, self.agent_id)
+        self.agent_actions.delete(agent_id)
 
-    # --- files -------------------------------------------------------------------------------
-    @Slot()
-    def on_export_markdown_triggered(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, "Export conversation", "conversation.md", "Markdown (*.md)")
-        if path and self.agent_id is not None:
-            Path(path).write_text(transfer.conversation_markdown(self.services, self.agent_id, include_details=self.chat.details.isChecked()), encoding="utf-8")
-            self.statusBar().showMessage(f"Conversation saved to {path}", 5000)
+    def export_agent(self, path) -> None:
+        self.transfer_actions.export_agent(path)
 
-    @Slot()
-    def on_export_json_triggered(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, "Export agent", "agent.json", "JSON (*.json)")
-        if path and self.agent_id is not None:
-            self.export_agent(Path(path))
+    def import_agent(self, path) -> None:
+        self.transfer_actions.import_agent(path)
 
-    def export_agent(self, path: Path) -> None:
-        agent_id = self.agent_id
-        self.jobs.run(
-            lambda: path.write_text(json.dumps(transfer.export_agent(self.services, agent_id), ensure_ascii=False, indent=1), encoding="utf-8"),
-            lambda _r: self.statusBar().showMessage(f"Agent saved to {path}", 5000),
-            self.hub.report,
-        )
-
-    @Slot()
-    def on_import_triggered(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Import agent", "", "JSON (*.json)")
-        if path:
-            self.import_agent(Path(path))
-
-    def import_agent(self, path: Path) -> None:
-        def work():
-            return transfer.import_agent(self.services, json.loads(path.read_text(encoding="utf-8")))
-
-        self.jobs.run(work, lambda record: self.agents.set_agents(self.services.agents.list(), self.agent_id), self.hub.report)
-
-    # --- settings, heartbeats ----------------------------------------------------------------
+    # --- settings ------------------------------------------------------------------------------
     @Slot()
     def on_settings_triggered(self) -> None:
         dialog = SettingsDialog(self.services.settings, self.services.paths, self)
@@ -476,20 +428,10 @@ class MainWindow(QMainWindow):
             self.load_model_requested.emit(settings)
         elif changes:
             self.settings_applied.emit(settings)
-        self._restart_heartbeat_timer()
+        self.heartbeat.restart()
 
-    def _restart_heartbeat_timer(self) -> None:
-        minutes = self.services.settings.heartbeat_minutes
-        self.heartbeat_timer.stop()
-        if minutes > 0:
-            self.heartbeat_timer.start(int(minutes * 60_000))
-
-    @Slot()
-    def on_heartbeat_timeout(self) -> None:
-        if self.is_model_ready and not self.busy and self.agent_id is not None:
-            self.heartbeat_requested.emit()
-        else:
-            self._restart_heartbeat_timer()
+    def _can_run_on_its_own(self) -> bool:
+        return self.is_model_ready and not self.busy and self.agent_id is not None
 
     # --- drops and closing -------------------------------------------------------------------
     def eventFilter(self, watched, event) -> bool:  # noqa: N802 - Qt API
@@ -543,7 +485,7 @@ class MainWindow(QMainWindow):
         if not self.worker_thread.isRunning() and not self.ingest_thread.isRunning():
             return
         self.repaint_timer.stop()
-        self.heartbeat_timer.stop()
+        self.heartbeat.stop()
         self.consent.close()
         self.worker.stop()
         self.ingester.cancel.cancel()

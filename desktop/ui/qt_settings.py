@@ -8,6 +8,7 @@ from typing import Any
 
 from PySide6.QtWidgets import (
     QCheckBox,
+    QComboBox,
     QDialog,
     QDialogButtonBox,
     QDoubleSpinBox,
@@ -24,13 +25,18 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.paths import Paths
-from desktop.settings import DESCRIPTIONS, Settings
+from desktop.settings import CHOICES, DESCRIPTIONS, Settings
 
 HIDDEN = {"last_agent"}  # kept by the window itself
 RESTART_MODEL = {"model_path", "runtime", "openai_base_url", "openai_model", "context_size", "threads", "gpu_layers", "chat_template"}
 
 
 def _editor(name: str, value: Any) -> QWidget:
+    if name in CHOICES:
+        combo = QComboBox()
+        combo.addItems(list(CHOICES[name]))
+        combo.setCurrentText(str(value))
+        return combo
     if isinstance(value, bool):
         box = QCheckBox()
         box.setChecked(value)
@@ -54,6 +60,8 @@ def _editor(name: str, value: Any) -> QWidget:
 
 
 def _read(widget: QWidget) -> Any:
+    if isinstance(widget, QComboBox):
+        return widget.currentText()
     if isinstance(widget, QCheckBox):
         return widget.isChecked()
     if isinstance(widget, (QSpinBox, QDoubleSpinBox)):

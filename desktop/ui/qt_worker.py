@@ -11,7 +11,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 
-from desktop.app import Services, open_agent
+from desktop.app import Services, open_agent, open_consolidator
 from desktop.core.agent.context import ContextBudget
 from desktop.core.agent.loop import Agent
 from desktop.core.agent.observer import AgentObserver, StepRecord
@@ -62,6 +62,7 @@ class AgentWorker(QObject):
         busy_changed(bool): the worker started or finished a piece of work
         turn_finished(object): a TurnResult
         agent_opened(int): the agent is ready to talk
+        consolidation_finished(object): a consolidation PassResult (idle time; never marks busy)
     """
 
     loading = Signal(str)
@@ -76,6 +77,7 @@ class AgentWorker(QObject):
     busy_changed = Signal(bool)
     turn_finished = Signal(object)
     agent_opened = Signal(int)
+    consolidation_finished = Signal(object)
 
     def __init__(
         self,
@@ -144,6 +146,25 @@ class AgentWorker(QObject):
     @Slot()
     def heartbeat(self) -> None:
         self._turn(lambda agent, cancel: agent.timed_heartbeat(cancel))
+
+    @Slot(object)
+    def consolidate(self, cancel: CancelToken) -> None:
+        """An idle-time consolidation pass. It does not mark the worker busy: the user may type,
+        and the window then cancels ``cancel`` (made by the requester, so a cancel that comes
+        before this slot starts is not lost); the pass stops at the next token and the queued
+        message runs right after."""
+        if self._agent is None or self._services is None or self._runtime is None or cancel.cancelled:
+            return
+        with self._working(busy=False):
+            record = self._services.agents.get(self._agent.id)
+            consolidation = open_consolidator(self._services, record, self._runtime, settings=self._settings)
+            if not consolidation.due():
+                return
+            result = consolidation.run(cancel)
+            if result.changed_blocks:
+                self.memory_changed.emit(sorted(result.changed_blocks))
+                self.budget_changed.emit(self._agent.budget())
+            self.consolidation_finished.emit(result)
 
     @Slot(object)
     def apply_settings(self, settings: Settings) -> None:

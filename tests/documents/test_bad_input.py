@@ -9,12 +9,13 @@ import pytest
 
 from desktop.core.documents.ingest import Ingestor
 from desktop.core.embedding.hashing import HashingEmbedder
+from desktop.core.memory.archival import ArchivalMemory
 from tests.documents.conftest import write_pdf
 
 
 def _ingest(store, clock, paths, **kwargs):
     db, agent_id = store
-    return Ingestor(db, HashingEmbedder(), clock, **kwargs).ingest(paths, agent_id)
+    return Ingestor(db, ArchivalMemory(db, HashingEmbedder(), clock), clock, **kwargs).ingest(paths, agent_id)
 
 
 def _reasons(report):

@@ -10,7 +10,7 @@ from desktop.core.memory.archival import ArchivalMemory
 
 
 def _ingest(db, agent_id, clock, *paths):
-    return Ingestor(db, HashingEmbedder(), clock).ingest(list(paths), agent_id)
+    return Ingestor(db, ArchivalMemory(db, HashingEmbedder(), clock), clock).ingest(list(paths), agent_id)
 
 
 def test_remove_deletes_passages_fts_rows_and_vectors(store, manual_clock, tmp_path):
@@ -22,7 +22,7 @@ def test_remove_deletes_passages_fts_rows_and_vectors(store, manual_clock, tmp_p
     rows = {row.title: row for row in catalog.list_documents(db, agent_id)}
     assert rows["drop.txt"].status == "done" and rows["drop.txt"].embedded == rows["drop.txt"].chunk_count > 1
 
-    assert catalog.remove_documents(db, [rows["drop.txt"].id]) == 1
+    assert catalog.remove_documents(db, ArchivalMemory(db, HashingEmbedder(), manual_clock), [rows["drop.txt"].id]) == 1
 
     assert [row.title for row in catalog.list_documents(db, agent_id)] == ["keep.txt"]
     assert db.scalar("SELECT COUNT(*) FROM passages_fts WHERE passages_fts MATCH 'violin'") == 0
@@ -57,7 +57,7 @@ def test_unfinished_embedding_is_detected(store, manual_clock, tmp_path):
     note.write_text("Read, then stopped before embedding. " * 100)
     assert not catalog.has_unfinished(db, agent_id)
     read = []
-    Ingestor(db, HashingEmbedder(), manual_clock).ingest(
+    Ingestor(db, ArchivalMemory(db, HashingEmbedder(), manual_clock), manual_clock).ingest(
         [note], agent_id, lambda e: read.append(e.phase == "reading" and e.current_file is None), cancel=lambda: any(read)
     )
     assert catalog.has_unfinished(db, agent_id)

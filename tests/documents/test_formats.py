@@ -24,7 +24,7 @@ QUERIES = {
 def test_every_format_is_ingested_cited_and_searchable(store, corpus, real_embedder, manual_clock):
     db, agent_id = store
     events = []
-    report = Ingestor(db, real_embedder, manual_clock).ingest([corpus["txt"].parent], agent_id, events.append)
+    report = Ingestor(db, ArchivalMemory(db, real_embedder, manual_clock), manual_clock).ingest([corpus["txt"].parent], agent_id, events.append)
     assert report.failures == []
     assert report.added == len(corpus)
     assert {e.phase for e in events} >= {"reading", "embedding", "done"}
@@ -45,7 +45,7 @@ def test_every_format_is_ingested_cited_and_searchable(store, corpus, real_embed
 
 def test_citations_point_at_page_section_and_offsets(store, corpus, real_embedder, manual_clock):
     db, agent_id = store
-    Ingestor(db, real_embedder, manual_clock).ingest([corpus["pdf"], corpus["md"], corpus["docx"]], agent_id)
+    Ingestor(db, ArchivalMemory(db, real_embedder, manual_clock), manual_clock).ingest([corpus["pdf"], corpus["md"], corpus["docx"]], agent_id)
     archival = ArchivalMemory(db, real_embedder, manual_clock)
     pdf_hit = archival.search(agent_id, "reactor coolant valve").hits[0].passage
     assert pdf_hit.citation.page == 2

@@ -10,8 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from desktop.core.clock import ManualClock
 from desktop.core.documents.ingest import CRASH_ENV, Ingestor
 from desktop.core.embedding.hashing import HashingEmbedder
+from desktop.core.memory.archival import ArchivalMemory
 from desktop.core.storage import open_database
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -20,9 +22,10 @@ import sys
 from desktop.core.clock import SystemClock
 from desktop.core.documents.ingest import Ingestor
 from desktop.core.embedding.hashing import HashingEmbedder
+from desktop.core.memory.archival import ArchivalMemory
 from desktop.core.storage import open_database
 db = open_database(sys.argv[1])
-report = Ingestor(db, HashingEmbedder(), SystemClock()).ingest([sys.argv[2]], 1)
+report = Ingestor(db, ArchivalMemory(db, HashingEmbedder(), SystemClock()), SystemClock()).ingest([sys.argv[2]], 1)
 print(report.added, report.unchanged, report.embedded)
 """
 
@@ -45,7 +48,8 @@ def _run(db_path: Path, folder: Path, crash: str | None) -> subprocess.Completed
 def _expected_chunks(tmp_path: Path, folder: Path) -> int:
     db = open_database(tmp_path / "reference.sqlite3")
     db.execute("INSERT INTO agents(name, created_at, system_prompt) VALUES ('a', 'now', '')")
-    Ingestor(db, HashingEmbedder(), __import__("desktop.core.clock", fromlist=["SystemClock"]).SystemClock()).ingest([folder], 1)
+    clock = ManualClock()
+    Ingestor(db, ArchivalMemory(db, HashingEmbedder(), clock), clock).ingest([folder], 1)
     count = db.scalar("SELECT COUNT(*) FROM passages")
     db.close()
     return count
@@ -85,7 +89,7 @@ def test_unchanged_files_are_skipped_and_changed_ones_replaced(store, manual_clo
     stable, edited = folder / "stable.txt", folder / "edited.txt"
     stable.write_text("The lighthouse keeper feeds the cat.", encoding="utf-8")
     edited.write_text("The meeting is on Tuesday.", encoding="utf-8")
-    ingestor = Ingestor(db, HashingEmbedder(), manual_clock)
+    ingestor = Ingestor(db, ArchivalMemory(db, HashingEmbedder(), manual_clock), manual_clock)
     first = ingestor.ingest([folder], agent_id)
     assert (first.added, first.chunks) == (2, 2)
     ids_before = {r[0] for r in db.query("SELECT id FROM passages")}

@@ -11,8 +11,7 @@ from desktop.core.clock import ManualClock
 from desktop.core.embedding.hashing import HashingEmbedder
 from desktop.core.memory.archival import ArchivalMemory
 from desktop.core.memory.recall import RecallMemory
-from desktop.core.retrieval import search_messages, vector_index
-from desktop.core.retrieval.passages import vector_candidates
+from desktop.core.retrieval import MessageRanker, PassageRanker, VectorIndex, vector_index
 from desktop.core.storage import open_database
 
 START = datetime(2026, 3, 1, 10, 0, tzinfo=timezone.utc)
@@ -38,8 +37,8 @@ def test_exact_substring_matches_rank_first_even_inside_words(db):
         _say(recall, f"code review number {n} about the locker room code", minutes=2 + n)
     page = recall.search_text(1, "xk-42Z")  # case differs; FTS would split the token
     assert page.hits[0].id == target.id
-    ranked = search_messages(db, HashingEmbedder(), 1, "KER CODE IS x")
-    assert ranked.hits[0].message.id == target.id and ranked.hits[0].exact
+    [first] = recall.search_ranked(1, "KER CODE IS x", page_size=1)
+    assert first.message.id == target.id and first.exact
 
 
 def test_messages_are_embedded_lazily_and_found_by_meaning(db, real_embedder):
@@ -79,12 +78,13 @@ def test_archival_search_fuses_words_and_meaning_and_sees_unembedded_text(db, re
 
 
 def test_vector_index_follows_writes_and_quantized_path_matches_exact(db, monkeypatch):
-    archival = ArchivalMemory(db, HashingEmbedder(), ManualClock())
+    ranker = PassageRanker(db, HashingEmbedder())
+    archival = ArchivalMemory(db, HashingEmbedder(), ManualClock(), ranker=ranker)
     ids = archival.insert(1, "first passage about owls")
     query = HashingEmbedder().embed(["owls"])[0]
-    assert vector_candidates(db, 1, query, 5)[0].tolist() == ids
+    assert ranker.vector_candidates(1, query, 5)[0].tolist() == ids
     archival.delete(ids)
-    assert vector_candidates(db, 1, query, 5)[0].tolist() == []
+    assert ranker.vector_candidates(1, query, 5)[0].tolist() == []
     # The int8 short list must return what an exact scan returns.
     rng = np.random.default_rng(0)
     matrix = rng.standard_normal((3000, 64)).astype(np.float32)
@@ -96,3 +96,31 @@ def test_vector_index_follows_writes_and_quantized_path_matches_exact(db, monkey
     quantized = vector_index.top_k(loaded, probe, 10)[0].tolist()
     exact = np.argsort(-(matrix @ probe))[:10].tolist()
     assert quantized == exact
+
+
+def test_rankings_belong_to_their_store_even_when_a_freed_address_is_reused(tmp_path, monkeypatch):
+    """CPython gives a new object the address of a freed one, so a cache keyed by id(db) answered
+    for a store opened after another was closed. Simulated by making every id() collide; the
+    rankers' caches now belong to the objects built for one store."""
+    from desktop.core.retrieval import messages as ranking_messages
+    from desktop.core.retrieval import passages as ranking_passages
+
+    for module in (ranking_messages, ranking_passages):
+        monkeypatch.setattr(module, "id", lambda _obj: 7, raising=False)
+    found = {}
+    for fruit, order in (("apples", ("fruit", "weather")), ("pears", ("weather", "fruit"))):
+        database = open_database(tmp_path / f"{fruit}.sqlite3")
+        database.execute("INSERT INTO agents(name, created_at, system_prompt) VALUES ('sam', '2026-01-01T00:00:00+00:00', '')")
+        recall = RecallMemory(database, HashingEmbedder())
+        archival = ArchivalMemory(database, HashingEmbedder(), ManualClock())
+        for n, kind in enumerate(order):  # same row counts and ids in both stores, other order
+            text = f"I like {fruit}" if kind == "fruit" else "grey skies and rain"
+            _say(recall, text, minutes=n)
+            archival.insert(1, text)
+        found[fruit] = (
+            [m.content for m in recall.search_text(1, "like").hits],
+            [h.passage.text for h in archival.search(1, "like").hits],
+        )
+        database.close()
+    assert found["apples"] == (["I like apples"], ["I like apples"])
+    assert found["pears"] == (["I like pears"], ["I like pears"])

@@ -9,7 +9,7 @@ import shutil
 
 import pytest
 
-from desktop.core.runtime.base import ChatMessage, SamplingParams
+from desktop.core.runtime.base import CallRequest, ChatMessage, SamplingParams
 from desktop.core.runtime.kv_store import SUFFIX, KvStore
 from desktop.core.runtime.llamacpp import LlamaCppRuntime, LlamaSettings
 from tests.runtime.conftest import TOOLS
@@ -35,7 +35,7 @@ def runtime(model_path, cache_dir, **overrides) -> LlamaCppRuntime:
 
 
 def run(rt: LlamaCppRuntime, messages: list[ChatMessage]):
-    return rt.generate_call(messages, TOOLS[:1], GREEDY)
+    return rt.generate_call(CallRequest(messages, TOOLS[:1], GREEDY))
 
 
 def entries(folder) -> list:
@@ -112,7 +112,7 @@ def test_a_damaged_cache_file_is_ignored_deleted_and_rewritten(model_path, refer
     damage(entry)
     with runtime(model_path, cache) as rt:
         turn = run(rt, chat("Hi, I'm Ann!"))
-        assert rt.prefix_loads == 0 and rt._store.last_error
+        assert rt.prefix_loads == 0 and rt.prefix_cache.store.last_error
         assert turn.text == expected.text and turn.stats.evaluated_tokens == turn.stats.prompt_tokens
         assert rt.prefix_saves == 1  # the prefix was evaluated again, so its file is written anew
     with runtime(model_path, cache) as rt:
@@ -127,7 +127,7 @@ def test_a_file_saved_for_other_tokens_is_not_used(model_path, reference, cache)
         shutil.copy(entry, cache / prefix_file(rt, chat("Hi!", other_system)))
         turn = run(rt, chat("Hi!", other_system))
         assert rt.prefix_loads == 0 and turn.stats.evaluated_tokens == turn.stats.prompt_tokens
-        assert "other format or key" in rt._store.last_error
+        assert "other format or key" in rt.prefix_cache.store.last_error
 
 
 def test_another_context_size_or_model_file_does_not_reuse_the_state(model_path, reference, cache, tmp_path):
@@ -146,7 +146,7 @@ def test_another_context_size_or_model_file_does_not_reuse_the_state(model_path,
 
 def prefix_file(rt: LlamaCppRuntime, messages: list[ChatMessage]) -> str:
     tokens = rt.prompt_tokens(messages)
-    return rt._store.path(tokens[: rt.stable_prefix(messages, tokens)]).name
+    return rt.prefix_cache.store.path(tokens[: rt.stable_prefix(messages, tokens)]).name
 
 
 def test_least_recently_used_entries_are_evicted(model_path, tmp_path):
@@ -158,14 +158,14 @@ def test_least_recently_used_entries_are_evicted(model_path, tmp_path):
         run(rt, ada)  # loaded from disk: Ada is now the most recent use
         assert rt.prefix_loads == 1
         run(rt, cy)
-        rt._store.wait()
+        rt.prefix_cache.store.wait()
         assert {p.name for p in entries(folder)} == {prefix_file(rt, ada), prefix_file(rt, cy)}
 
 
 def test_no_cache_dir_writes_nothing(model_path, tmp_path):
     with runtime(model_path, None) as rt:
         run(rt, chat("Hi"))
-        assert rt.prefix_saves == 0 and rt._store is None
+        assert rt.prefix_saves == 0 and rt.prefix_cache.store is None
 
 
 def test_the_app_keeps_the_cache_in_memdesk_home(memdesk_home):
@@ -176,7 +176,7 @@ def test_the_app_keeps_the_cache_in_memdesk_home(memdesk_home):
 
     rt = make_runtime(Settings(context_size=512))
     try:
-        rt.generate_call(chat("Hi"), TOOLS[:1], GREEDY)
+        rt.generate_call(CallRequest(chat("Hi"), TOOLS[:1], GREEDY))
     finally:
         rt.close()
     folder = Paths.from_environment().kv_cache

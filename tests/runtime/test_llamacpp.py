@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from desktop.core.runtime.base import CancelToken, ChatMessage, Runtime, SamplingParams
+from desktop.core.runtime.base import CallRequest, CancelToken, ChatMessage, Runtime, SamplingParams, TextRequest
 from desktop.core.runtime.grammar import build_call_grammar
 from desktop.core.runtime.llamacpp import LlamaCppRuntime, LlamaSettings
 from desktop.errors import ContextOverflowError, GenerationCancelled, ModelError, ModelFileError
@@ -28,27 +28,22 @@ def test_is_a_runtime(llama):
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_every_answer_is_a_valid_call(llama, seed):
     for prompt in PROMPTS:
-        turn = llama.generate_call(conversation(prompt), TOOLS, SamplingParams(seed=seed, temperature=1.0, max_tokens=400), heartbeat_tools=HEARTBEAT_TOOLS)
+        turn = llama.generate_call(CallRequest(conversation(prompt), TOOLS, SamplingParams(seed=seed, temperature=1.0, max_tokens=400), HEARTBEAT_TOOLS))
         check_call(turn.text, TOOLS, HEARTBEAT_TOOLS)
         assert turn.stats.generated_tokens > 5
 
 
 def test_greedy_is_deterministic(llama):
     params = SamplingParams(temperature=0, max_tokens=200)
-    first = llama.generate_call(conversation("Hello!"), TOOLS, params, heartbeat_tools=HEARTBEAT_TOOLS).text
-    llama.generate_call(conversation("Something else entirely."), TOOLS, params, heartbeat_tools=HEARTBEAT_TOOLS)
-    assert llama.generate_call(conversation("Hello!"), TOOLS, params, heartbeat_tools=HEARTBEAT_TOOLS).text == first
+    first = llama.generate_call(CallRequest(conversation("Hello!"), TOOLS, params, HEARTBEAT_TOOLS)).text
+    llama.generate_call(CallRequest(conversation("Something else entirely."), TOOLS, params, HEARTBEAT_TOOLS))
+    assert llama.generate_call(CallRequest(conversation("Hello!"), TOOLS, params, HEARTBEAT_TOOLS)).text == first
     check_call(first, TOOLS, HEARTBEAT_TOOLS)
 
 
 def test_streaming_is_incremental_and_matches_the_call(llama):
     events, arrival = [], []
-    turn = llama.generate_call(
-        conversation("Hi there, how are you today?"),
-        TOOLS[:1],
-        SamplingParams(seed=3, max_tokens=300),
-        on_event=lambda event: (events.append(event), arrival.append(time.perf_counter())),
-    )
+    turn = llama.generate_call(CallRequest(conversation("Hi there, how are you today?"), TOOLS[:1], SamplingParams(seed=3, max_tokens=300)), on_event=lambda event: (events.append(event), arrival.append(time.perf_counter())))
     params = json.loads(turn.text)["params"]
     assert "".join(e.text for e in events if e.kind == "thought") == params["inner_thoughts"]
     assert "".join(e.text for e in events if e.kind == "message") == params["message"]
@@ -65,10 +60,10 @@ def test_cancel_stops_quickly_and_the_next_call_works(llama):
             threading.Timer(0.1, lambda: (cancelled_at.append(time.perf_counter()), cancel.cancel())).start()
 
     with pytest.raises(GenerationCancelled):
-        llama.generate_call(conversation("Write me a very long poem about the sea."), TOOLS[:1], SamplingParams(seed=4, max_tokens=2000), on_event=on_event, cancel=cancel)
+        llama.generate_call(CallRequest(conversation("Write me a very long poem about the sea."), TOOLS[:1], SamplingParams(seed=4, max_tokens=2000)), on_event=on_event, cancel=cancel)
     stopped = time.perf_counter()
     assert cancelled_at and stopped - cancelled_at[0] < 0.3
-    turn = llama.generate_call(conversation("Hello again"), TOOLS, SamplingParams(seed=4, max_tokens=300), heartbeat_tools=HEARTBEAT_TOOLS)
+    turn = llama.generate_call(CallRequest(conversation("Hello again"), TOOLS, SamplingParams(seed=4, max_tokens=300), HEARTBEAT_TOOLS))
     check_call(turn.text, TOOLS, HEARTBEAT_TOOLS)
 
 
@@ -76,14 +71,14 @@ def test_a_cancelled_token_before_start_is_honoured(llama):
     cancel = CancelToken()
     cancel.cancel()
     with pytest.raises(GenerationCancelled):
-        llama.generate_text(conversation("Hi"), SamplingParams(), cancel=cancel)
+        llama.generate_text(TextRequest(conversation("Hi"), SamplingParams()), cancel=cancel)
 
 
 def test_prefix_reuse_evaluates_only_new_tokens(llama):
     first = conversation("My favourite colour is green.")
-    turn = llama.generate_call(first, TOOLS, SamplingParams(seed=5, max_tokens=200), heartbeat_tools=HEARTBEAT_TOOLS)
+    turn = llama.generate_call(CallRequest(first, TOOLS, SamplingParams(seed=5, max_tokens=200), HEARTBEAT_TOOLS))
     second = [*first, ChatMessage("assistant", turn.text), ChatMessage("user", "And my dog is called Rex.")]
-    again = llama.generate_call(second, TOOLS, SamplingParams(seed=5, max_tokens=200), heartbeat_tools=HEARTBEAT_TOOLS)
+    again = llama.generate_call(CallRequest(second, TOOLS, SamplingParams(seed=5, max_tokens=200), HEARTBEAT_TOOLS))
     old, new = llama.prompt_tokens(first), llama.prompt_tokens(second)
     shared = next(i for i, (a, b) in enumerate(zip(old + [-1], new)) if a != b)
     assert again.stats.prompt_tokens == len(new)
@@ -91,7 +86,7 @@ def test_prefix_reuse_evaluates_only_new_tokens(llama):
     assert again.stats.evaluated_tokens <= len(new) - shared
     assert again.stats.evaluated_tokens < len(new) // 2
     # The same prompt twice: only the last token is re-evaluated (to get its logits).
-    repeat = llama.generate_call(second, TOOLS, SamplingParams(seed=6, max_tokens=200), heartbeat_tools=HEARTBEAT_TOOLS)
+    repeat = llama.generate_call(CallRequest(second, TOOLS, SamplingParams(seed=6, max_tokens=200), HEARTBEAT_TOOLS))
     assert repeat.stats.evaluated_tokens == 1
 
 
@@ -105,7 +100,7 @@ def test_count_prompt_is_the_rendered_prompts_token_count(llama):
 
 
 def test_generate_text_is_free_text(llama):
-    text = llama.generate_text([ChatMessage("user", "Summarise in one sentence: Ann likes hiking and her cat Tom.")], SamplingParams(seed=7, max_tokens=60))
+    text = llama.generate_text(TextRequest([ChatMessage("user", "Summarise in one sentence: Ann likes hiking and her cat Tom.")], SamplingParams(seed=7, max_tokens=60)))
     assert text and not text.startswith("{")
 
 
@@ -142,8 +137,8 @@ def test_context_size_is_capped_at_the_training_context(model_path):
 def test_a_prompt_longer_than_the_context_is_refused(model_path):
     with LlamaCppRuntime(LlamaSettings(model_path, context_size=256, threads=1)) as runtime:
         with pytest.raises(ContextOverflowError):
-            runtime.generate_text([ChatMessage("user", "word " * 400)], SamplingParams())
-        assert runtime.generate_text([ChatMessage("user", "Hi")], SamplingParams(max_tokens=8, seed=1)) is not None
+            runtime.generate_text(TextRequest([ChatMessage("user", "word " * 400)], SamplingParams()))
+        assert runtime.generate_text(TextRequest([ChatMessage("user", "Hi")], SamplingParams(max_tokens=8, seed=1))) is not None
 
 
 def test_bad_files_raise_model_file_error_naming_them(tmp_path, model_path):
@@ -165,14 +160,36 @@ def test_closed_runtime_raises_model_error(model_path):
     runtime = LlamaCppRuntime(LlamaSettings(model_path, context_size=256, threads=1))
     runtime.close()
     with pytest.raises(ModelError):
-        runtime.generate_text([ChatMessage("user", "Hi")], SamplingParams())
+        runtime.generate_text(TextRequest([ChatMessage("user", "Hi")], SamplingParams()))
 
 
 def test_a_call_that_runs_out_of_tokens_is_still_valid_json(llama):
     # A budget far too small for the model's thoughts: the call is closed, not cut off.
     for seed in (1, 2, 3):
-        turn = llama.generate_call(
-            conversation("Tell me a very long story about dragons, with many details."), TOOLS, SamplingParams(seed=seed, max_tokens=24),
-            heartbeat_tools=HEARTBEAT_TOOLS,
-        )
+        turn = llama.generate_call(CallRequest(conversation("Tell me a very long story about dragons, with many details."), TOOLS, SamplingParams(seed=seed, max_tokens=24), HEARTBEAT_TOOLS))
         check_call(turn.text, TOOLS, HEARTBEAT_TOOLS)
+
+
+# --- a model that cannot be set up says why (issue 12 item 5) --------------------------------------
+def test_a_bad_template_override_gives_its_model_error(model_path):
+    with pytest.raises(ModelError, match="override chat template does not parse"):
+        LlamaCppRuntime(LlamaSettings(model_path, context_size=256, threads=1, chat_template_override="{% for %}"))
+
+
+def untemplated_copy(model_path, folder):
+    """The bundled model with its chat template key renamed (same length, so the file stays valid)."""
+    copy = folder / "untemplated.gguf"
+    data = model_path.read_bytes()
+    assert data.count(b"tokenizer.chat_template") == 1
+    copy.write_bytes(data.replace(b"tokenizer.chat_template", b"tokenizer.chat_templatX"))
+    return copy
+
+
+def test_a_gguf_without_a_chat_template_asks_for_an_override(model_path, tmp_path):
+    copy = untemplated_copy(model_path, tmp_path)
+    with pytest.raises(ModelError, match="has no chat template") as raised:
+        LlamaCppRuntime(LlamaSettings(copy, context_size=256, threads=1, cache_dir=tmp_path / "kv"))
+    assert "override" in raised.value.hint
+    override = "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}<|im_start|>assistant\n"
+    with LlamaCppRuntime(LlamaSettings(copy, context_size=256, threads=1, chat_template_override=override)) as runtime:
+        assert runtime.generate_text(TextRequest([ChatMessage("user", "Hi")], SamplingParams(max_tokens=4, seed=1))) is not None

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from desktop.core.runtime.base import CancelToken, ChatMessage, Runtime, SamplingParams
+from desktop.core.runtime.base import CallRequest, CancelToken, ChatMessage, Runtime, SamplingParams, TextRequest
 from desktop.core.runtime.openai_http import OpenAIHttpRuntime, OpenAISettings, call_schema, estimate_tokens, normalise_call
 from desktop.errors import GenerationCancelled, ModelError
 from tests.runtime.conftest import HEARTBEAT_TOOLS, TOOLS, conversation, free_port
@@ -26,7 +26,7 @@ def test_is_a_runtime_with_estimated_counts(http):
 @pytest.mark.parametrize("seed", [0, 1])
 def test_calls_come_back_valid_and_in_our_shape(http, seed):
     events = []
-    turn = http.generate_call(conversation("Hi, I'm Ann. I love hiking."), TOOLS, SamplingParams(seed=seed, max_tokens=300), heartbeat_tools=HEARTBEAT_TOOLS, on_event=events.append)
+    turn = http.generate_call(CallRequest(conversation("Hi, I'm Ann. I love hiking."), TOOLS, SamplingParams(seed=seed, max_tokens=300), HEARTBEAT_TOOLS), on_event=events.append)
     check_call(turn.text, TOOLS, HEARTBEAT_TOOLS)
     thoughts = "".join(e.text for e in events if e.kind == "thought")
     assert thoughts == json.loads(turn.text)["params"]["inner_thoughts"]
@@ -34,22 +34,22 @@ def test_calls_come_back_valid_and_in_our_shape(http, seed):
 
 
 def test_free_text(http):
-    text = http.generate_text([ChatMessage("user", "Say hello in one short sentence.")], SamplingParams(seed=1, max_tokens=40))
+    text = http.generate_text(TextRequest([ChatMessage("user", "Say hello in one short sentence.")], SamplingParams(seed=1, max_tokens=40)))
     assert text
 
 
 def test_cancel_stops_the_stream(http):
     cancel = CancelToken()
     with pytest.raises(GenerationCancelled):
-        http.generate_call(conversation("Write a long poem."), TOOLS[:1], SamplingParams(seed=2, max_tokens=400), on_event=lambda e: cancel.cancel(), cancel=cancel)
-    turn = http.generate_call(conversation("Hello"), TOOLS[:1], SamplingParams(seed=2, max_tokens=200))
+        http.generate_call(CallRequest(conversation("Write a long poem."), TOOLS[:1], SamplingParams(seed=2, max_tokens=400)), on_event=lambda e: cancel.cancel(), cancel=cancel)
+    turn = http.generate_call(CallRequest(conversation("Hello"), TOOLS[:1], SamplingParams(seed=2, max_tokens=200)))
     check_call(turn.text, TOOLS[:1], frozenset())
 
 
 def test_unreachable_server_is_a_model_error():
     runtime = OpenAIHttpRuntime(OpenAISettings(f"http://127.0.0.1:{free_port()}/v1", timeout=5))
     with pytest.raises(ModelError, match="Cannot reach"):
-        runtime.generate_text([ChatMessage("user", "Hi")], SamplingParams())
+        runtime.generate_text(TextRequest([ChatMessage("user", "Hi")], SamplingParams()))
 
 
 def test_normalise_reorders_and_keeps_bad_output_raw():

@@ -55,14 +55,14 @@ class SlowRuntime(ScriptedRuntime):
         super().__init__(*args, **kwargs)
         self.streaming = threading.Event()
 
-    def generate_call(self, messages, tools, params, *, heartbeat_tools=frozenset(), on_event=None, cancel=None):
+    def generate_call(self, request, *, on_event=None, cancel=None):
         def slow(event):
             self.streaming.set()
             time.sleep(0.02)
             if on_event is not None:
                 on_event(event)
 
-        return super().generate_call(messages, tools, params, heartbeat_tools=heartbeat_tools, on_event=slow, cancel=cancel)
+        return super().generate_call(request, on_event=slow, cancel=cancel)
 
 
 def test_escape_stops_mid_stream(make_window, qtbot):

@@ -109,7 +109,7 @@ def test_unembedded_chunks_left_by_a_killed_app_are_embedded_on_the_next_start(m
     agent = services.create_agent("Companion")
     # Stopped once every file is read: what a kill between the two phases leaves in the store.
     read = []
-    Ingestor(services.db, services.embedder, SystemClock()).ingest(
+    Ingestor(services.db, services.memory.archival, SystemClock()).ingest(
         [note], agent.id, lambda e: read.append(e.phase == "reading" and e.current_file is None), cancel=lambda: any(read)
     )
     assert services.db.scalar("SELECT COUNT(*) FROM passages WHERE embedded = 0") > 1

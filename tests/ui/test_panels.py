@@ -161,10 +161,10 @@ def test_consent_always_for_this_agent(make_window, roomy_runtime, qtbot, servic
 def test_timed_heartbeat_runs_while_idle(make_window, roomy_runtime, qtbot):
     roomy_runtime.enqueue(say("Just checking in."))
     window = make_window(roomy_runtime)
-    assert not window.heartbeat_timer.isActive()  # off by default
+    assert not window.heartbeat.timer.isActive()  # off by default
     window.apply_settings({"heartbeat_minutes": 5})
-    assert window.heartbeat_timer.isActive() and window.heartbeat_timer.interval() == 300_000
-    window.heartbeat_timer.timeout.emit()
+    assert window.heartbeat.timer.isActive() and window.heartbeat.timer.interval() == 300_000
+    window.heartbeat.timer.timeout.emit()
     qtbot.waitUntil(lambda: "Just checking in." in window.chat.transcript.toPlainText(), timeout=10_000)
     assert "timed heartbeat" in window.chat.transcript.toPlainText()
 

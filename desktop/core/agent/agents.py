@@ -10,6 +10,7 @@ from pathlib import Path
 
 from desktop.core.clock import Clock, iso, parse_iso
 from desktop.core.memory.core_memory import DEFAULT_LIMIT, CoreMemory
+from desktop.core.memory.space import delete_agent_vectors
 from desktop.core.storage import Database
 from desktop.errors import AgentExistsError, AgentNotFoundError, MemDeskError
 
@@ -94,9 +95,8 @@ class AgentStore:
 
     def delete(self, agent_id: int) -> None:
         with self._db.transaction():
-            # vec0 tables have no foreign keys: remove the agent's vectors explicitly.
-            for (table,) in self._db.query("SELECT name FROM sqlite_master WHERE type = 'table' AND sql LIKE '%USING vec0%'"):
-                self._db.execute(f"DELETE FROM {table} WHERE agent_id = ?", (agent_id,))
+            # Messages, blocks and passages go by ON DELETE CASCADE; vec0 tables cannot.
+            delete_agent_vectors(self._db, agent_id)
             self._db.execute("DELETE FROM agents WHERE id = ?", (agent_id,))
         if self._files_root is not None:
             shutil.rmtree(self._files_root / f"agent-{agent_id}", ignore_errors=True)

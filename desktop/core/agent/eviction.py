@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from desktop.core.memory.recall import Message
-from desktop.core.runtime.base import CancelToken, ChatMessage, Runtime, SamplingParams
+from desktop.core.runtime.base import CancelToken, ChatMessage, Runtime, SamplingParams, TextRequest
 
 KEEP_LAST = 3
 EVICT_FRACTION = 0.75
@@ -82,4 +82,4 @@ class Summarizer:
 
     def _ask(self, text: str, cancel: CancelToken | None) -> str:
         prompt = [ChatMessage("system", self._prompt), ChatMessage("user", text)]
-        return self._runtime.generate_text(prompt, self._params, cancel=cancel).strip()
+        return self._runtime.generate_text(TextRequest(prompt, self._params), cancel=cancel).strip()

@@ -25,7 +25,7 @@ from desktop.core.memory.archival import ArchivalMemory
 from desktop.core.memory.core_memory import CoreMemory
 from desktop.core.memory.recall import RecallMemory
 from desktop.core.prompts import Prompts
-from desktop.core.runtime.base import CancelToken, ModelTurn, Runtime, SamplingParams, ToolSpec
+from desktop.core.runtime.base import CallRequest, CancelToken, ModelTurn, Runtime, SamplingParams, ToolSpec
 from desktop.core.storage import Database
 from desktop.core.tools.context import ConsentPolicy, DenyAll, ToolContext
 from desktop.core.tools.files import FileSandbox
@@ -138,10 +138,7 @@ class Agent:
             self._ensure_fits(cancel)
             parts = self._prompt_parts()
             turn = self.runtime.generate_call(
-                parts.chat_messages(),
-                self._live_specs(reply_only=reply_now),
-                self.settings.params,
-                heartbeat_tools=self.tools.heartbeat_tools(),
+                CallRequest(parts.chat_messages(), self._live_specs(reply_only=reply_now), self.settings.params, self.tools.heartbeat_tools()),
                 on_event=self.observer.on_stream,
                 cancel=cancel,
             )

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from desktop.core.agent import events
 from desktop.core.agent.agents import AgentRecord
 from desktop.core.clock import iso, parse_iso
+from desktop.core.memory.archival import NewPassage
 from desktop.core.memory.recall import Message
 from desktop.errors import ConfigError
 
@@ -232,18 +233,14 @@ def import_agent(services: "Services", data: dict[str, Any], name: str | None = 
             record.id, summary=agent.get("summary", ""), context_start_id=context_start_id,
             evicted_count=int(agent.get("evicted_count", 0)), config=agent.get("config", {}),
         )
-        passage_ids = []
-        for passage in passages:
-            tags = list(passage.get("tags", []))
-            if passage.get("source"):
-                tags.append(f"source: {passage['source']}")
-            cursor = services.db.execute(
-                "INSERT INTO passages(agent_id, text, created_at, tags, embedded) VALUES (?, ?, ?, ?, 0)",
-                (record.id, passage["text"], passage["created_at"], json.dumps(tags)),
-            )
-            passage_ids.append(cursor.lastrowid)
-        if passage_ids:
-            memory.archival.store_vectors(record.id, passage_ids, vectors)
+        memory.archival.add(
+            record.id,
+            [
+                NewPassage(p["text"], parse_iso(p["created_at"]), list(p.get("tags", [])) + ([f"source: {p['source']}"] if p.get("source") else []))
+                for p in passages
+            ],
+            vectors,
+        )
     return services.agents.get(record.id)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from desktop.core.memory.archival import ArchivalMemory
 from desktop.core.storage import Database
 
 
@@ -30,18 +31,14 @@ def list_documents(db: Database, agent_id: int) -> list[DocumentRow]:
     return [DocumentRow(*row) for row in rows]
 
 
-def remove_documents(db: Database, document_ids: list[int]) -> int:
-    """Delete documents with their passages (and so their FTS rows, through the triggers) and
-    their vectors, all in one transaction. vec0 tables have no foreign keys, so the vectors must go
-    explicitly, before the passages that name them. Returns how many documents were removed."""
+def remove_documents(db: Database, archival: ArchivalMemory, document_ids: list[int]) -> int:
+    """Delete documents with their passages and vectors (through archival memory, which owns them),
+    all in one transaction. ``archival`` must be built on ``db``. Returns how many were removed."""
     if not document_ids:
         return 0
     marks = ",".join("?" * len(document_ids))
-    has_vectors = bool(db.scalar("SELECT 1 FROM sqlite_master WHERE name = 'passages_vec'"))
     with db.transaction():
-        if has_vectors:
-            db.execute(f"DELETE FROM passages_vec WHERE rowid IN (SELECT id FROM passages WHERE document_id IN ({marks}))", document_ids)
-        db.execute(f"DELETE FROM passages WHERE document_id IN ({marks})", document_ids)
+        archival.delete_documents(document_ids)
         return db.execute(f"DELETE FROM documents WHERE id IN ({marks})", document_ids).rowcount
 
 
@@ -61,3 +58,13 @@ def paths_for_reingest(db: Database, document_ids: list[int]) -> list[str]:
 def has_unfinished(db: Database, agent_id: int) -> bool:
     """Chunks stored but not yet embedded, e.g. after the app was closed or killed mid-batch."""
     return bool(db.scalar("SELECT 1 FROM passages WHERE agent_id = ? AND embedded = 0 AND document_id IS NOT NULL LIMIT 1", (agent_id,)))
+
+
+def reembed_store(db: Database, archival: ArchivalMemory) -> int:
+    """Switch the store to archival memory's embedder: every vector is dropped and every passage,
+    message and document marked for embedding again (the ingestor and the lazy message indexer
+    then fill them in). Returns how many passages need new vectors."""
+    with db.transaction():
+        archival.space.reset()
+        db.execute("UPDATE documents SET status = 'embedding' WHERE status = 'done'")
+    return int(db.scalar("SELECT COUNT(*) FROM passages"))

@@ -9,7 +9,6 @@ embeds whatever chunks are still unembedded, so a killed batch finishes without 
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -18,9 +17,7 @@ from desktop.core.clock import Clock, iso
 from desktop.core.documents import parsers
 from desktop.core.documents.files import discover
 from desktop.core.documents.progress import Eta, FileFailure, IngestProgress, IngestReport
-from desktop.core.embedding import Embedder
-from desktop.core.memory.archival import ArchivalMemory
-from desktop.core.retrieval.space import ensure_space
+from desktop.core.memory.archival import ArchivalMemory, NewPassage
 from desktop.core.storage import Database
 from desktop.core.text.chunking import chunk_text
 from desktop.errors import DocumentError
@@ -38,12 +35,15 @@ ProgressCallback = Callable[[IngestProgress], None]
 
 
 class Ingestor:
-    def __init__(self, db: Database, embedder: Embedder, clock: Clock, *, max_bytes: int = MAX_FILE_BYTES) -> None:
+    """Owns the ``documents`` rows; their passages and vectors are written through ``archival``,
+    which must be built on the same connection as ``db`` (their writes share transactions)."""
+
+    def __init__(self, db: Database, archival: ArchivalMemory, clock: Clock, *, max_bytes: int = MAX_FILE_BYTES) -> None:
         self._db = db
-        self._embedder = embedder
+        self._archival = archival
+        self._embedder = archival.embedder
         self._clock = clock
         self._max_bytes = max_bytes
-        self._archival = ArchivalMemory(db, embedder, clock)
         crash = os.environ.get(CRASH_ENV, "")
         self._crash = (crash.split(":")[0], int(crash.split(":")[1])) if ":" in crash else None
 
@@ -55,7 +55,6 @@ class Ingestor:
         cancel: Callable[[], bool] | None = None,
     ) -> IngestReport:
         """Read then embed. Refuses a store built with another embedding model before touching it."""
-        ensure_space(self._db, self._embedder)
         self._archival.ensure_space()
         notify = progress_callback or (lambda event: None)
         cancelled = cancel or (lambda: False)
@@ -114,10 +113,11 @@ class Ingestor:
                 chunks.append((section, chunk, base))
         if not chunks:
             raise DocumentError(f"{path.name}: no text found")
-        now = iso(self._clock.now())
+        moment = self._clock.now()
+        now = iso(moment)
         with self._db.transaction():
             if existing is not None:
-                self._delete_passages(existing[0])
+                self._archival.delete_documents([existing[0]])
                 self._db.execute(
                     "UPDATE documents SET title = ?, content_hash = ?, size_bytes = ?, mime = ?, status = 'embedding', error = NULL,"
                     " chunk_count = ?, updated_at = ? WHERE id = ?",
@@ -132,11 +132,12 @@ class Ingestor:
                 ).lastrowid
             # Offsets are into the file's text for text formats, into the page for PDFs (the
             # citation names the page), otherwise into the extracted text.
-            self._db.executemany(
-                "INSERT INTO passages(agent_id, text, created_at, tags, document_id, chunk_index, page, section, char_start, char_end, embedded)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0)",
+            self._archival.add(
+                agent_id,
                 [
-                    (agent_id, chunk.text, now, json.dumps(["document"]), document_id, index, section.page, section.section, base + chunk.start, base + chunk.end)
+                    NewPassage(
+                        chunk.text, moment, ["document"], document_id, index, section.page, section.section, base + chunk.start, base + chunk.end
+                    )
                     for index, (section, chunk, base) in enumerate(chunks)
                 ],
             )
@@ -145,12 +146,6 @@ class Ingestor:
             report.replaced += 1
         else:
             report.added += 1
-
-    def _delete_passages(self, document_id: int) -> None:
-        self._db.execute(
-            "DELETE FROM passages_vec WHERE rowid IN (SELECT id FROM passages WHERE document_id = ? AND embedded = 1)", (document_id,)
-        )
-        self._db.execute("DELETE FROM passages WHERE document_id = ?", (document_id,))
 
     def _record_failure(self, path: Path, agent_id: int, reason: str) -> None:
         """A new file that failed is listed as failed; a known one keeps its earlier chunks."""

@@ -3,26 +3,29 @@
 Passages live in ``passages`` (text, citation, time) with an FTS5 index; their vectors live in a
 sqlite-vec ``vec0`` table partitioned by agent. The store records which embedding model made the
 vectors (``embedding_space``) and refuses to mix models.
+
+This class owns those rows: the agent's tools, document ingestion, import and the UI all write
+passages and their vectors through it. Ranking is the ranker's (desktop.core.retrieval.passages).
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
 
 import numpy as np
 
 from desktop.core.clock import Clock, iso, parse_iso
 from desktop.core.embedding import Embedder
+from desktop.core.memory.space import EmbeddingSpace
+from desktop.core.retrieval.passages import PassageRanker
 from desktop.core.storage import Database
 from desktop.core.text.chunking import chunk_text
-from desktop.errors import EmbeddingMismatchError
 
 #: Historic MemGPT chunk size for archival inserts.
 INSERT_CHUNK_TOKENS = 300
-#: Candidates fetched once per query and paged through (MemGPT fetched the top 100).
-SEARCH_DEPTH = 100
 
 
 @dataclass(frozen=True)
@@ -76,6 +79,21 @@ class PassagePage:
         return max(1, -(-self.total // self.page_size))
 
 
+@dataclass(frozen=True)
+class NewPassage:
+    """A passage to store; the citation fields are set for document chunks."""
+
+    text: str
+    created_at: datetime
+    tags: list[str] = field(default_factory=list)
+    document_id: int | None = None
+    chunk_index: int | None = None
+    page: int | None = None
+    section: str | None = None
+    char_start: int | None = None
+    char_end: int | None = None
+
+
 _SELECT = (
     "SELECT p.id, p.agent_id, p.text, p.created_at, p.tags, p.document_id, d.title, d.path, p.page, p.section,"
     " p.char_start, p.char_end FROM passages p LEFT JOIN documents d ON d.id = p.document_id"
@@ -88,44 +106,27 @@ def _passage(row) -> Passage:
     )
 
 
-def vector_blob(vector: np.ndarray) -> bytes:
-    """sqlite-vec reads raw little-endian float32."""
-    return np.asarray(vector, dtype="<f4").tobytes()
-
-
 class ArchivalMemory:
-    def __init__(self, db: Database, embedder: Embedder, clock: Clock) -> None:
+    def __init__(self, db: Database, embedder: Embedder, clock: Clock, *, ranker: PassageRanker | None = None) -> None:
+        """``ranker`` holds the store's ranking caches; the composition root passes the store's one
+        ranker in (a fresh one otherwise)."""
         self._db = db
         self._embedder = embedder
         self._clock = clock
-        self._space_checked = False
+        self._space = EmbeddingSpace(db, embedder)
+        self._ranker = ranker or PassageRanker(db, embedder)
 
     @property
     def embedder(self) -> Embedder:
         return self._embedder
 
-    # --- the embedding space ---------------------------------------------------------------
+    @property
+    def space(self) -> EmbeddingSpace:
+        return self._space
+
     def ensure_space(self) -> None:
-        """Create the vector table for this embedder, or check that the store uses the same model."""
-        if self._space_checked:
-            return
-        row = self._db.query_one("SELECT model_id, dimension FROM embedding_space WHERE id = 1")
-        if row is None:
-            with self._db.transaction():
-                self._db.execute(
-                    "INSERT INTO embedding_space(id, model_id, dimension) VALUES (1, ?, ?)",
-                    (self._embedder.model_id, self._embedder.dimension),
-                )
-                self._db.execute(
-                    "CREATE VIRTUAL TABLE IF NOT EXISTS passages_vec USING vec0("
-                    f"agent_id integer partition key, embedding float[{int(self._embedder.dimension)}] distance_metric=cosine)"
-                )
-        elif (row[0], row[1]) != (self._embedder.model_id, self._embedder.dimension):
-            raise EmbeddingMismatchError(
-                f"This store's archival vectors were made by {row[0]} ({row[1]} dimensions), not {self._embedder.model_id}",
-                hint="use the same embedding model, or re-embed the archive",
-            )
-        self._space_checked = True
+        """Create the vector tables for this embedder, or check that the store uses the same model."""
+        self._space.ensure()
 
     # --- writing ---------------------------------------------------------------------------
     def insert(self, agent_id: int, content: str, *, tags: list[str] | None = None) -> list[int]:
@@ -135,55 +136,59 @@ class ArchivalMemory:
         if not texts:
             return []
         vectors = self._embedder.embed(texts)
-        self.ensure_space()
-        now = iso(self._clock.now())
+        now = self._clock.now()
+        return self.add(agent_id, [NewPassage(text, now, list(tags or [])) for text in texts], vectors)
+
+    def add(self, agent_id: int, passages: Sequence[NewPassage], vectors: np.ndarray | None = None) -> list[int]:
+        """Store passages as given (no chunking), with their vectors when known; without, they are
+        searchable by their words at once and embedded later (``store_vectors``). One transaction."""
+        if vectors is not None:
+            self._space.ensure()
         ids = []
         with self._db.transaction():
-            for text, vector in zip(texts, vectors):
+            for passage in passages:
                 cursor = self._db.execute(
-                    "INSERT INTO passages(agent_id, text, created_at, tags, embedded) VALUES (?, ?, ?, ?, 1)",
-                    (agent_id, text, now, json.dumps(tags or [])),
-                )
-                self._db.execute(
-                    "INSERT INTO passages_vec(rowid, agent_id, embedding) VALUES (?, ?, ?)",
-                    (cursor.lastrowid, agent_id, vector_blob(vector)),
+                    "INSERT INTO passages(agent_id, text, created_at, tags, document_id, chunk_index, page, section, char_start, char_end,"
+                    " embedded) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        agent_id, passage.text, iso(passage.created_at), json.dumps(passage.tags), passage.document_id, passage.chunk_index,
+                        passage.page, passage.section, passage.char_start, passage.char_end, int(vectors is not None),
+                    ),
                 )
                 ids.append(cursor.lastrowid)
+            if vectors is not None:
+                self._space.write("passages", agent_id, ids, vectors)
         return ids
 
     def store_vectors(self, agent_id: int, passage_ids: list[int], vectors: np.ndarray) -> None:
         """Attach vectors to existing passages (document ingestion embeds after storing text)."""
-        self.ensure_space()
-        with self._db.transaction():
-            for passage_id, vector in zip(passage_ids, vectors):
-                self._db.execute("DELETE FROM passages_vec WHERE rowid = ?", (passage_id,))
-                self._db.execute(
-                    "INSERT INTO passages_vec(rowid, agent_id, embedding) VALUES (?, ?, ?)", (passage_id, agent_id, vector_blob(vector))
-                )
-                self._db.execute("UPDATE passages SET embedded = 1 WHERE id = ?", (passage_id,))
+        self._space.write("passages", agent_id, passage_ids, vectors)
 
     def update_text(self, passage_id: int, text: str) -> None:
         row = self._db.query_one("SELECT agent_id FROM passages WHERE id = ?", (passage_id,))
         if row is None:
             return
         vector = self._embedder.embed([text])[0]
-        self.ensure_space()
         with self._db.transaction():
             self._db.execute("UPDATE passages SET text = ? WHERE id = ?", (text, passage_id))
-            self._db.execute("DELETE FROM passages_vec WHERE rowid = ?", (passage_id,))
-            self._db.execute("INSERT INTO passages_vec(rowid, agent_id, embedding) VALUES (?, ?, ?)", (passage_id, row[0], vector_blob(vector)))
+            self._space.write("passages", row[0], [passage_id], [vector])
 
     def delete(self, passage_ids: list[int]) -> None:
         with self._db.transaction():
+            self._space.delete("passages", passage_ids)
             for passage_id in passage_ids:
-                if self._has_vec_table():
-                    self._db.execute("DELETE FROM passages_vec WHERE rowid = ?", (passage_id,))
                 self._db.execute("DELETE FROM passages WHERE id = ?", (passage_id,))
 
-    def delete_agent(self, agent_id: int) -> None:
-        """vec0 tables have no foreign keys: drop an agent's vectors explicitly."""
-        if self._has_vec_table():
-            self._db.execute("DELETE FROM passages_vec WHERE agent_id = ?", (agent_id,))
+    def delete_documents(self, document_ids: list[int]) -> None:
+        """Delete every passage cut from these documents, with its vector (the document rows are
+        the caller's). vec0 tables have no foreign keys, so the vectors go first, explicitly."""
+        if not document_ids:
+            return
+        marks = ",".join("?" * len(document_ids))
+        with self._db.transaction():
+            ids = [r[0] for r in self._db.query(f"SELECT id FROM passages WHERE document_id IN ({marks}) AND embedded = 1", document_ids)]
+            self._space.delete("passages", ids)
+            self._db.execute(f"DELETE FROM passages WHERE document_id IN ({marks})", document_ids)
 
     # --- reading ---------------------------------------------------------------------------
     def count(self, agent_id: int) -> int:
@@ -197,14 +202,20 @@ class ArchivalMemory:
         rows = self._db.query(f"{_SELECT} WHERE p.agent_id = ? ORDER BY p.id DESC LIMIT ? OFFSET ?", (agent_id, limit, offset))
         return [_passage(r) for r in rows]
 
+    def get_many(self, passage_ids: list[int]) -> list[Passage]:
+        """The passages with these ids, in the order given; ids that no longer exist are skipped."""
+        if not passage_ids:
+            return []
+        marks = ",".join("?" * len(passage_ids))
+        found = {row[0]: _passage(row) for row in self._db.query(f"{_SELECT} WHERE p.id IN ({marks})", passage_ids)}
+        return [found[i] for i in passage_ids if i in found]
+
     def search(self, agent_id: int, query: str, *, page: int = 0, page_size: int = 5) -> PassagePage:
-        """The top ``SEARCH_DEPTH`` passages by meaning and words, paged, each with its citation;
-        see desktop.core.retrieval.passages."""
-        from desktop.core.retrieval.passages import search_passages
-
-        if self._has_vec_table():
-            self.ensure_space()
-        return search_passages(self._db, self._embedder, agent_id, query, page, page_size)
-
-    def _has_vec_table(self) -> bool:
-        return bool(self._db.scalar("SELECT 1 FROM sqlite_master WHERE name = 'passages_vec'"))
+        """The best passages by meaning and words (the top 100, as MemGPT fetched), paged, each
+        with its citation; see desktop.core.retrieval.passages."""
+        self._space.check()
+        ranked = self._ranker.rank(agent_id, query)
+        window = ranked[page * page_size : (page + 1) * page_size]
+        passages = {p.id: p for p in self.get_many([hit.id for hit in window])}
+        hits = [PassageHit(passages[hit.id], hit.score) for hit in window if hit.id in passages]
+        return PassagePage(hits, len(ranked), page, page_size)

@@ -11,7 +11,14 @@ from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta, timezone
 
 from desktop.core.clock import iso, parse_iso
+from desktop.core.embedding import Embedder
+from desktop.core.memory.space import EmbeddingSpace
+from desktop.core.retrieval.messages import MessageRank, MessageRanker
+from desktop.core.retrieval.query import contains_casefold
 from desktop.core.storage import Database
+
+#: Messages embedded per transaction when a search finds some without vectors.
+INDEX_BATCH = 512
 
 
 @dataclass(frozen=True)
@@ -26,6 +33,13 @@ class Message:
     author: str | None = None
     function_name: str | None = None
     step_id: int | None = None
+
+
+@dataclass(frozen=True)
+class RankedMessage:
+    message: Message
+    score: float
+    exact: bool  # the query occurs in the message verbatim (case-insensitive)
 
 
 @dataclass(frozen=True)
@@ -47,15 +61,25 @@ def _message(row) -> Message:
     return Message(row[0], row[1], parse_iso(row[2]), row[3], row[4], row[5], row[6], row[7], row[8], row[9])
 
 
+def embedding_text(search_text: str, author: str | None) -> str:
+    """The speaker is part of what a turn means ("what did Caroline say..."), so it is embedded too."""
+    return f"{author}: {search_text}" if author else search_text
+
+
 class RecallMemory:
-    def __init__(self, db: Database, embedder=None) -> None:
+    """Owns the ``messages`` rows and their vectors; ranking is the ranker's (desktop.core.retrieval)."""
+
+    def __init__(self, db: Database, embedder: Embedder | None = None, *, ranker: MessageRanker | None = None) -> None:
         """``embedder`` (optional) adds meaning-based ranking to ``search_text``; messages are
-        embedded lazily at search time, so ``add`` stays as fast as an INSERT."""
+        embedded lazily at search time, so ``add`` stays as fast as an INSERT. ``ranker`` holds the
+        store's ranking caches; the composition root passes the store's one ranker in."""
         self._db = db
         self._embedder = embedder
+        self._space = EmbeddingSpace(db, embedder) if embedder is not None else None
+        self._ranker = ranker or MessageRanker(db, embedder)
         # SQLite's LIKE folds ASCII only; recall search promises case-insensitive matching for
         # every script, so matching uses Python's casefold through a registered SQL function.
-        db.create_function("memdesk_contains", 2, _contains)
+        db.create_function("memdesk_contains", 2, contains_casefold)
 
     def add(
         self,
@@ -80,6 +104,14 @@ class RecallMemory:
     def get(self, message_id: int) -> Message | None:
         row = self._db.query_one(f"SELECT {_COLUMNS} FROM messages WHERE id = ?", (message_id,))
         return _message(row) if row else None
+
+    def get_many(self, message_ids: list[int]) -> list[Message]:
+        """The messages with these ids, in the order given; ids that no longer exist are skipped."""
+        if not message_ids:
+            return []
+        marks = ",".join("?" * len(message_ids))
+        found = {row[0]: _message(row) for row in self._db.query(f"SELECT {_COLUMNS} FROM messages WHERE id IN ({marks})", message_ids)}
+        return [found[i] for i in message_ids if i in found]
 
     def since(self, agent_id: int, first_id: int) -> list[Message]:
         rows = self._db.query(f"SELECT {_COLUMNS} FROM messages WHERE agent_id = ? AND id >= ? ORDER BY id", (agent_id, first_id))
@@ -107,10 +139,41 @@ class RecallMemory:
                 (agent_id, query, page_size, page * page_size),
             )
             return MessagePage([_message(r) for r in rows], total, page, page_size)
-        from desktop.core.retrieval.messages import search_messages
+        ranked = self.rank(agent_id, query)
+        window = ranked[page * page_size : (page + 1) * page_size]
+        return MessagePage(self.get_many([hit.id for hit in window]), len(ranked), page, page_size)
 
-        result = search_messages(self._db, self._embedder, agent_id, query, page, page_size)
-        return MessagePage([hit.message for hit in result.hits], result.total, page, page_size)
+    def search_ranked(self, agent_id: int, query: str, *, page: int = 0, page_size: int = 5) -> list[RankedMessage]:
+        """One page of ``search_text`` with each hit's score and whether it matched verbatim."""
+        window = self.rank(agent_id, query)[page * page_size : (page + 1) * page_size]
+        messages = {m.id: m for m in self.get_many([hit.id for hit in window])}
+        return [RankedMessage(messages[hit.id], hit.score, hit.exact) for hit in window if hit.id in messages]
+
+    def rank(self, agent_id: int, query: str, *, dense: bool = True) -> list[MessageRank]:
+        """Every result of the query (ids, scores, exact or not), best first.
+        Messages still without vectors are embedded first, so the ranker sees them all."""
+        if dense and self._embedder is not None:
+            self.index_pending(agent_id)
+        return self._ranker.rank(agent_id, query, dense=dense)
+
+    # --- vectors ---------------------------------------------------------------------------
+    def index_pending(self, agent_id: int) -> int:
+        """Embed every searchable message of the agent that has no vector yet. Returns how many.
+        Called lazily by searches; may also run from idle time to do that work early."""
+        if self._space is None or self._embedder is None:
+            return 0
+        self._space.ensure()
+        done = 0
+        while True:
+            rows = self._db.query(
+                "SELECT id, search_text, author FROM messages WHERE agent_id = ? AND embedded = 0 AND search_text != '' ORDER BY id LIMIT ?",
+                (agent_id, INDEX_BATCH),
+            )
+            if not rows:
+                return done
+            vectors = self._embedder.embed([embedding_text(r[1], r[2]) for r in rows])
+            self._space.write("messages", agent_id, [r[0] for r in rows], vectors)
+            done += len(rows)
 
     def search_date(self, agent_id: int, start: date, end: date, *, page: int = 0, page_size: int = 5) -> MessagePage:
         """Messages between two dates, both inclusive (UTC), oldest first."""
@@ -123,9 +186,3 @@ class RecallMemory:
             (agent_id, lower, upper, page_size, page * page_size),
         )
         return MessagePage([_message(r) for r in rows], total, page, page_size)
-
-
-def _contains(haystack: str | None, needle: str | None) -> int:
-    if not haystack or needle is None:
-        return 0
-    return int(needle.casefold() in haystack.casefold())

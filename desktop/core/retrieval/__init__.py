@@ -1,19 +1,9 @@
 """One retrieval layer for archival_memory_search and conversation_search: FTS5 BM25 and vector
-candidates, fused, re-scored and paged."""
+candidates, fused and ranked. It reads the memory tables and returns ranked ids; the memory stores
+(desktop.core.memory) own the rows and every write to them."""
 
-from desktop.core.retrieval.messages import RankedMessage, RankedMessagePage, index_pending_messages, rank_messages, search_messages
-from desktop.core.retrieval.passages import rank_passages, search_passages, vector_candidates
-from desktop.core.retrieval.space import ensure_space, reembed_store
+from desktop.core.retrieval.messages import MessageRanker
+from desktop.core.retrieval.passages import PassageRanker
+from desktop.core.retrieval.vector_index import VectorIndex
 
-__all__ = [
-    "RankedMessage",
-    "RankedMessagePage",
-    "ensure_space",
-    "index_pending_messages",
-    "rank_messages",
-    "rank_passages",
-    "reembed_store",
-    "search_messages",
-    "search_passages",
-    "vector_candidates",
-]
+__all__ = ["MessageRanker", "PassageRanker", "VectorIndex"]

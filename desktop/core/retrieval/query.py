@@ -51,3 +51,11 @@ def mentioned_names(query: str, names: list[str]) -> set[str]:
         if parts and all(p in words for p in parts):
             found.add(name)
     return found
+
+
+def contains_casefold(haystack: str | None, needle: str | None) -> int:
+    """SQL function ``memdesk_contains``: SQLite's LIKE folds ASCII only, and recall search
+    promises case-insensitive matching in every script."""
+    if not haystack or needle is None:
+        return 0
+    return int(needle.casefold() in haystack.casefold())

@@ -2,8 +2,9 @@
 
 The vec0 tables stay the durable store; searching them directly means a float32 scan in SQLite
 that measures about five times slower than a NumPy matrix product. So each (table, agent) is loaded
-once into memory and searched there, and reloaded when the ``vector_generation`` counter that the
-m002 triggers bump has moved (one primary-key lookup per query, works across connections).
+once into memory (a ``VectorIndex`` per store) and searched there, and reloaded when the
+``vector_generation`` counter that the m002 triggers bump has moved (one primary-key lookup per
+query, works across connections). Memory owns the tables (desktop.core.memory.space); this only reads.
 
 Large indexes (``QUANTIZE_MIN`` vectors and up) are searched in two steps: an int8 matrix product
 through PyTorch's fbgemm kernels (a quarter of the memory traffic of float32) proposes a short list,
@@ -14,7 +15,6 @@ from __future__ import annotations
 
 import threading
 import warnings
-import weakref
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -27,6 +27,7 @@ QUANTIZE_MIN = 20_000
 SHORTLIST_FACTOR = 10
 SHORTLIST_MIN = 200
 
+#: Each memory kind and the vec0 table holding its vectors (rowid = the row's id).
 TABLES = {"passages": "passages_vec", "messages": "messages_vec"}
 
 
@@ -37,15 +38,6 @@ class _Loaded:
     matrix: np.ndarray  # (n, d) float32, rows unit length
     packed: object | None = None  # fbgemm-packed int8 weights
     lock: threading.Lock = field(default_factory=threading.Lock)
-
-
-_cache: "weakref.WeakKeyDictionary[Database, dict[tuple[str, int], _Loaded]]" = weakref.WeakKeyDictionary()
-_cache_lock = threading.Lock()
-
-
-def generation(db: Database, kind: str, agent_id: int) -> int:
-    value = db.scalar("SELECT gen FROM vector_generation WHERE kind = ? AND agent_id = ?", (kind, agent_id))
-    return int(value or 0)
 
 
 def table_exists(db: Database, table: str) -> bool:
@@ -82,17 +74,36 @@ def _pack_int8(matrix: np.ndarray):
         return None
 
 
-def loaded_index(db: Database, kind: str, agent_id: int) -> _Loaded:
-    gen = generation(db, kind, agent_id)
-    with _cache_lock:
-        per_db = _cache.setdefault(db, {})
-        current = per_db.get((kind, agent_id))
-    if current is not None and current.generation == gen:
-        return current
-    fresh = _load(db, kind, agent_id, gen)
-    with _cache_lock:
-        _cache.setdefault(db, {})[(kind, agent_id)] = fresh
-    return fresh
+class VectorIndex:
+    """The in-memory vector copies of one store, one per (kind, agent), reloaded when the store's
+    ``vector_generation`` moved. One object per store, built by the composition root and shared by
+    the store's rankers: a cache that belongs to an object cannot answer for another store."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+        self._loaded: dict[tuple[str, int], _Loaded] = {}
+        self._lock = threading.Lock()
+
+    def generation(self, kind: str, agent_id: int) -> int:
+        value = self._db.scalar("SELECT gen FROM vector_generation WHERE kind = ? AND agent_id = ?", (kind, agent_id))
+        return int(value or 0)
+
+    def loaded(self, kind: str, agent_id: int) -> _Loaded:
+        gen = self.generation(kind, agent_id)
+        with self._lock:
+            current = self._loaded.get((kind, agent_id))
+        if current is not None and current.generation == gen:
+            return current
+        fresh = _load(self._db, kind, agent_id, gen)
+        with self._lock:
+            self._loaded[(kind, agent_id)] = fresh
+        return fresh
+
+    def top_k(self, kind: str, agent_id: int, query: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        return top_k(self.loaded(kind, agent_id), query, k)
+
+    def all_scores(self, kind: str, agent_id: int, query: np.ndarray) -> dict[int, float]:
+        return all_scores(self.loaded(kind, agent_id), query)
 
 
 def _int8_scores(packed, query: np.ndarray) -> np.ndarray:

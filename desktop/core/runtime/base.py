@@ -105,6 +105,40 @@ class RuntimeInfo:
     exact_tokens: bool  # True when counts come from the model's own tokenizer
 
 
+def _freeze(request: object, name: str) -> None:
+    """Callers pass lists; a request keeps tuples, so it cannot change after it was made."""
+    object.__setattr__(request, name, tuple(getattr(request, name)))
+
+
+@dataclass(frozen=True)
+class CallRequest:
+    """What the model is asked for in one agent step: the next function call after ``messages``.
+
+    ``tools`` are the functions it may call (the grammar admits no other); ``heartbeat_tools``
+    names those whose arguments must include ``request_heartbeat``."""
+
+    messages: Sequence[ChatMessage]
+    tools: Sequence[ToolSpec]
+    params: SamplingParams = field(default_factory=SamplingParams)
+    heartbeat_tools: frozenset[str] = frozenset()
+
+    def __post_init__(self) -> None:
+        _freeze(self, "messages")
+        _freeze(self, "tools")
+        object.__setattr__(self, "heartbeat_tools", frozenset(self.heartbeat_tools))
+
+
+@dataclass(frozen=True)
+class TextRequest:
+    """Free text after ``messages`` (summaries, ``message_chatgpt``)."""
+
+    messages: Sequence[ChatMessage]
+    params: SamplingParams = field(default_factory=SamplingParams)
+
+    def __post_init__(self) -> None:
+        _freeze(self, "messages")
+
+
 @runtime_checkable
 class Runtime(Protocol):
     """A model behind the agent. Implementations: scripted (tests), llama.cpp, OpenAI-compatible HTTP."""
@@ -118,26 +152,10 @@ class Runtime(Protocol):
     def count_prompt(self, messages: Sequence[ChatMessage]) -> int:
         """Tokens of the whole rendered prompt, template and generation prompt included."""
 
-    def generate_call(
-        self,
-        messages: Sequence[ChatMessage],
-        tools: Sequence[ToolSpec],
-        params: SamplingParams,
-        *,
-        heartbeat_tools: frozenset[str] = frozenset(),
-        on_event: StreamCallback | None = None,
-        cancel: CancelToken | None = None,
-    ) -> ModelTurn:
-        """Generate one function call. ``heartbeat_tools`` names the functions whose arguments
-        must include ``request_heartbeat``. Raises GenerationCancelled when ``cancel`` fires."""
+    def generate_call(self, request: CallRequest, *, on_event: StreamCallback | None = None, cancel: CancelToken | None = None) -> ModelTurn:
+        """Generate one function call. Raises GenerationCancelled when ``cancel`` fires."""
 
-    def generate_text(
-        self,
-        messages: Sequence[ChatMessage],
-        params: SamplingParams,
-        *,
-        cancel: CancelToken | None = None,
-    ) -> str:
+    def generate_text(self, request: TextRequest, *, cancel: CancelToken | None = None) -> str:
         """Free text (summaries, ``message_chatgpt``)."""
 
     def close(self) -> None: ...

@@ -23,14 +23,14 @@ from typing import Any
 
 from desktop import errors
 from desktop.core.runtime.base import (
+    CallRequest,
     CancelToken,
     ChatMessage,
     ModelTurn,
     RuntimeInfo,
-    SamplingParams,
     StreamCallback,
     StreamEvent,
-    ToolSpec,
+    TextRequest,
 )
 from desktop.errors import MemDeskError, ModelCrashedError, ModelError
 
@@ -185,20 +185,11 @@ class IsolatedRuntime:
     def count_prompt(self, messages: Sequence[ChatMessage]) -> int:
         return self._call("count_prompt", list(messages))
 
-    def generate_call(
-        self,
-        messages: Sequence[ChatMessage],
-        tools: Sequence[ToolSpec],
-        params: SamplingParams,
-        *,
-        heartbeat_tools: frozenset[str] = frozenset(),
-        on_event: StreamCallback | None = None,
-        cancel: CancelToken | None = None,
-    ) -> ModelTurn:
-        return self._call("generate_call", list(messages), list(tools), params, heartbeat_tools=heartbeat_tools, on_event=on_event, cancel=cancel)
+    def generate_call(self, request: CallRequest, *, on_event: StreamCallback | None = None, cancel: CancelToken | None = None) -> ModelTurn:
+        return self._call("generate_call", request, on_event=on_event, cancel=cancel)
 
-    def generate_text(self, messages: Sequence[ChatMessage], params: SamplingParams, *, cancel: CancelToken | None = None) -> str:
-        return self._call("generate_text", list(messages), params, cancel=cancel)
+    def generate_text(self, request: TextRequest, *, cancel: CancelToken | None = None) -> str:
+        return self._call("generate_text", request, cancel=cancel)
 
     def close(self) -> None:
         with self._lock:

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from desktop.core.runtime.base import (
+    CallRequest,
     CancelToken,
     ChatMessage,
     GenerationStats,
@@ -31,6 +32,7 @@ from desktop.core.runtime.base import (
     RuntimeInfo,
     SamplingParams,
     StreamCallback,
+    TextRequest,
     ToolSpec,
 )
 from desktop.core.runtime import gpt_tokens
@@ -129,16 +131,8 @@ class OpenAIHttpRuntime:
             return gpt_tokens.count_chat(self._encoding, messages)
         return sum(estimate_tokens(m.content) + _MESSAGE_OVERHEAD for m in messages) + 3
 
-    def generate_call(
-        self,
-        messages: Sequence[ChatMessage],
-        tools: Sequence[ToolSpec],
-        params: SamplingParams,
-        *,
-        heartbeat_tools: frozenset[str] = frozenset(),
-        on_event: StreamCallback | None = None,
-        cancel: CancelToken | None = None,
-    ) -> ModelTurn:
+    def generate_call(self, request: CallRequest, *, on_event: StreamCallback | None = None, cancel: CancelToken | None = None) -> ModelTurn:
+        messages, tools, heartbeat_tools = request.messages, request.tools, request.heartbeat_tools
         schema = call_schema(tools, heartbeat_tools)
         if self.settings.schema_style == "json_schema":
             response_format = {"type": "json_schema", "json_schema": {"name": "function_call", "schema": schema, "strict": True}}
@@ -147,7 +141,7 @@ class OpenAIHttpRuntime:
         parser = CallStreamParser()
         pieces: list[str] = []
         generated = 0
-        for delta in self._stream(messages, params, response_format, cancel):
+        for delta in self._stream(messages, request.params, response_format, cancel):
             pieces.append(delta)
             generated += 1
             if on_event is not None:
@@ -157,8 +151,8 @@ class OpenAIHttpRuntime:
         prompt_tokens = self.count_prompt(messages)
         return ModelTurn(text, GenerationStats(prompt_tokens, prompt_tokens, generated, 0.0))
 
-    def generate_text(self, messages: Sequence[ChatMessage], params: SamplingParams, *, cancel: CancelToken | None = None) -> str:
-        return "".join(self._stream(messages, params, None, cancel)).strip()
+    def generate_text(self, request: TextRequest, *, cancel: CancelToken | None = None) -> str:
+        return "".join(self._stream(request.messages, request.params, None, cancel)).strip()
 
     def close(self) -> None:
         pass

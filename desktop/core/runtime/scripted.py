@@ -14,14 +14,14 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from desktop.core.runtime.base import (
+    CallRequest,
     CancelToken,
     ChatMessage,
     GenerationStats,
     ModelTurn,
     RuntimeInfo,
-    SamplingParams,
     StreamCallback,
-    ToolSpec,
+    TextRequest,
 )
 from desktop.core.runtime.streaming import CallStreamParser
 from desktop.errors import GenerationCancelled, ModelError
@@ -79,16 +79,8 @@ class ScriptedRuntime:
     def count_prompt(self, messages: Sequence[ChatMessage]) -> int:
         return self.count_tokens(self.render(messages))
 
-    def generate_call(
-        self,
-        messages: Sequence[ChatMessage],
-        tools: Sequence[ToolSpec],
-        params: SamplingParams,
-        *,
-        heartbeat_tools: frozenset[str] = frozenset(),
-        on_event: StreamCallback | None = None,
-        cancel: CancelToken | None = None,
-    ) -> ModelTurn:
+    def generate_call(self, request: CallRequest, *, on_event: StreamCallback | None = None, cancel: CancelToken | None = None) -> ModelTurn:
+        messages, tools = request.messages, request.tools
         prompt_tokens = self.count_prompt(messages)
         if prompt_tokens > self._window:
             raise ModelError(f"scripted runtime: prompt of {prompt_tokens} tokens exceeds the window of {self._window}")
@@ -108,7 +100,8 @@ class ScriptedRuntime:
         generated = self.count_tokens(text)
         return ModelTurn(text, GenerationStats(prompt_tokens, prompt_tokens, generated, 0.0))
 
-    def generate_text(self, messages: Sequence[ChatMessage], params: SamplingParams, *, cancel: CancelToken | None = None) -> str:
+    def generate_text(self, request: TextRequest, *, cancel: CancelToken | None = None) -> str:
+        messages = request.messages
         prompt_tokens = self.count_prompt(messages)
         if prompt_tokens > self._window:
             raise ModelError(f"scripted runtime: prompt of {prompt_tokens} tokens exceeds the window of {self._window}")

@@ -74,6 +74,10 @@ class Database:
         row = self.query_one(sql, params)
         return None if row is None else row[0]
 
+    def set_busy_timeout(self, seconds: float) -> None:
+        """How long a write waits for another connection's write lock before failing."""
+        self.execute(f"PRAGMA busy_timeout = {int(seconds * 1000)}")
+
     def create_function(self, name: str, arity: int, function) -> None:
         """Register a deterministic SQL function on this connection."""
         with self._lock:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import date, timedelta
 
-from desktop.core.runtime.base import ChatMessage
+from desktop.core.runtime.base import ChatMessage, TextRequest
 from desktop.core.tools.context import ToolContext
 from desktop.core.tools.registry import Tool, ToolRegistry, make_tool
 from desktop.errors import ToolError
@@ -46,7 +46,7 @@ def message_chatgpt(ctx: ToolContext, message: str) -> str:
         message: Message to send. Phrase it as a complete, self-contained question.
     """
     messages = [ChatMessage("system", ctx.plain_assistant_prompt), ChatMessage("user", message)]
-    answer = ctx.runtime.generate_text(messages, ctx.params)
+    answer = ctx.runtime.generate_text(TextRequest(messages, ctx.params))
     return answer.strip() or "(no answer)"
 
 

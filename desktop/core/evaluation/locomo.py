@@ -18,7 +18,7 @@ from pathlib import Path
 from desktop.core.clock import iso
 from desktop.core.embedding import Embedder
 from desktop.core.memory.recall import RecallMemory
-from desktop.core.retrieval.messages import rank_messages
+from desktop.core.retrieval import MessageRanker, VectorIndex
 from desktop.core.storage import open_database
 
 #: Conversations the fusion weights were tuned on; the others are held out to check generalisation.
@@ -39,12 +39,11 @@ def turn_text(turn: dict) -> str:
     return text
 
 
-def _load_conversation(db, sample: dict) -> dict[str, int]:
+def _load_conversation(db, recall: RecallMemory, sample: dict) -> dict[str, int]:
     now = iso(datetime.now(timezone.utc))
     agent_id = db.execute(
         "INSERT INTO agents(name, created_at, system_prompt) VALUES (?, ?, '')", (f"locomo-{sample['sample_id']}", now)
     ).lastrowid
-    recall = RecallMemory(db)
     ids: dict[str, int] = {}
     conversation = sample["conversation"]
     number = 1
@@ -68,9 +67,10 @@ def evaluate(path: Path, embedder: Embedder, *, ks: tuple[int, ...] = (5, 10), p
     skipped = 0
     with tempfile.TemporaryDirectory(prefix="memdesk-locomo-") as folder:
         db = open_database(Path(folder) / "memdesk.sqlite3")
+        recall = RecallMemory(db, embedder, ranker=MessageRanker(db, embedder, VectorIndex(db)))
         try:
             for sample in samples:
-                ids = _load_conversation(db, sample)
+                ids = _load_conversation(db, recall, sample)
                 agent_id = ids.pop("agent_id")
                 group = "tuned" if sample["sample_id"] in TUNING_CONVERSATIONS else "held_out"
                 for qa in sample["qa"]:
@@ -79,7 +79,7 @@ def evaluate(path: Path, embedder: Embedder, *, ks: tuple[int, ...] = (5, 10), p
                         skipped += 1
                         continue
                     for mode in MODES:
-                        ranked = [r[0] for r in rank_messages(db, embedder, agent_id, qa["question"], dense=mode == "fused")]
+                        ranked = [r.id for r in recall.rank(agent_id, qa["question"], dense=mode == "fused")]
                         for k in ks:
                             value = len(evidence & set(ranked[:k])) / len(evidence)
                             for bucket in ("all", f"cat:{qa['category']}", group, sample["sample_id"]):

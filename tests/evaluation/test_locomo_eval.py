@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from desktop.core.embedding.hashing import HashingEmbedder
-from desktop.core.retrieval.locomo import evaluate
+from desktop.core.evaluation.locomo import evaluate
 
 
 def test_recall_is_computed_per_category_and_missing_evidence_is_skipped(tmp_path):

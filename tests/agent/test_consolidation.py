@@ -1,0 +1,284 @@
+"""Idle-time consolidation on the scripted runtime: what it reads, what it may call, the three
+modes, cancel and resume, and nothing at all on a tiny conversation."""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import replace
+
+import pytest
+
+from desktop.app import open_consolidator, open_services
+from desktop.core.agent.consolidation import FINISH, MEMORY_FUNCTIONS, parse_mode
+from desktop.core.agent.consolidation_idle import IdleConsolidation
+from desktop.core.agent.consolidation_store import ACCEPTED, APPLIED, FAILED, PENDING, REJECTED, RUNNING
+from desktop.core.embedding.hashing import HashingEmbedder
+from desktop.core.runtime.base import CancelToken
+from desktop.core.runtime.scripted import ScriptedRuntime, call, say
+from desktop.errors import ConfigError, GenerationCancelled
+from desktop.paths import Paths
+
+KNOWN = "Lives in Portugal."
+CHAT = [
+    ("Hi! I'm Ana and I moved to Porto last spring with my partner Rui.", "Welcome to Porto, Ana!"),
+    ("I work as a nurse at the children's hospital, mostly night shifts.", "Night shifts must be tiring."),
+    ("Also I switched from coffee to green tea last month.", "Green tea it is."),
+]
+
+
+def finish() -> str:
+    return call(FINISH, "memory is up to date")
+
+
+def append(content: str, label: str = "human") -> str:
+    return call("core_memory_append", "a lasting fact", label=label, content=content)
+
+
+@pytest.fixture
+def chatted(services, runtime, make_agent):
+    """An agent that had a short real conversation (through the loop) with the user."""
+    agent = make_agent("ana", human=KNOWN)
+    for text, reply in CHAT:
+        runtime.enqueue(say(reply))
+        agent.send_user_message(text)
+    runtime.prompts.clear()
+    runtime.tools_seen.clear()
+    return agent
+
+
+def consolidator(services, agent, runtime, mode="apply", **settings):
+    chosen = replace(services.settings, consolidation=mode, **settings)
+    return open_consolidator(services, agent.record, runtime, settings=chosen)
+
+
+def test_apply_mode_edits_memory_with_memory_functions_only(services, runtime, chatted):
+    runtime.enqueue(
+        append("Name: Ana. Lives in Porto with partner Rui."),
+        call("archival_memory_insert", "an event", content="Ana moved to Porto in spring with Rui."),
+        append("Drinks green tea, not coffee."),
+        finish(),
+    )
+    result = consolidator(services, chatted, runtime).run()
+    assert result.status == "done" and result.applied == 3 and result.changed_blocks == {"human"}
+    human = services.memory.core.get(chatted.id, "human").value
+    assert "Lives in Porto" in human and "green tea" in human
+    assert services.memory.archival.count(chatted.id) == 1
+    # The grammar held the memory functions and the finish call, nothing else, and no heartbeat.
+    assert all(set(seen) == {*MEMORY_FUNCTIONS[:3], FINISH} for seen in runtime.tools_seen)
+    system, body = runtime.prompts[0]
+    assert "night shifts" in body.content and "Welcome to Porto" in body.content  # both sides of the conversation
+    assert '"type"' not in body.content  # plain text, not the JSON events
+    # Every change is recorded as coming from consolidation, and the watermark moved to the end.
+    store = consolidator(services, chatted, runtime).store
+    changes = store.changes(result.run_id)
+    assert [c.status for c in changes] == [APPLIED] * 3
+    assert changes[0].arguments == {"label": "human", "content": "Name: Ana. Lives in Porto with partner Rui."}
+    last_said = max(m.id for m in services.memory.recall.all(chatted.id) if m.kind == "assistant_call")
+    assert store.watermark(chatted.id) == last_said
+    # Later edits show in the next prompt: the model sees memory as it is now.
+    assert "Lives in Porto" in runtime.prompts[1][1].content
+    assert "applied: add to human: Name: Ana." in runtime.prompts[1][1].content
+
+
+def test_nothing_happens_on_an_empty_or_tiny_conversation(services, runtime, make_agent):
+    agent = make_agent("quiet")
+    assert consolidator(services, agent, runtime).run().reason == "nothing new since the last pass"
+    runtime.enqueue(say("Hello!"))
+    agent.send_user_message("hi there")
+    calls = len(runtime.prompts)
+    result = consolidator(services, agent, runtime).run()
+    assert result.status == "skipped" and result.reason == "too little conversation to consolidate"
+    assert len(runtime.prompts) == calls and runtime.text_prompts == []  # no model call at all
+    assert consolidator(services, agent, runtime).store.runs(agent.id) == []
+
+
+def test_off_mode_never_calls_the_model(services, runtime, chatted):
+    pass_ = consolidator(services, chatted, runtime, mode="off")
+    assert not pass_.due()
+    assert pass_.run().status == "skipped" and runtime.prompts == []
+
+
+def test_a_pass_is_due_at_most_every_n_user_turns(services, runtime, chatted):
+    assert consolidator(services, chatted, runtime, consolidation_every_turns=4).due() is False
+    assert consolidator(services, chatted, runtime, consolidation_every_turns=3).due() is True
+    runtime.enqueue(finish())
+    consolidator(services, chatted, runtime).run()
+    assert consolidator(services, chatted, runtime, consolidation_every_turns=1).due() is False  # nothing new since
+    runtime.enqueue(say("Sure."))
+    chatted.send_user_message("One more thing about my week")
+    assert consolidator(services, chatted, runtime, consolidation_every_turns=1).due() is True
+
+
+def test_ask_mode_proposes_and_the_user_accepts_or_rejects(services, runtime, chatted):
+    runtime.enqueue(
+        append("Works as a night-shift nurse."),
+        call("core_memory_replace", "fix", label="human", old_content="not there", new_content="x"),
+        append("Partner: Rui."),
+        finish(),
+    )
+    pass_ = consolidator(services, chatted, runtime, mode="ask")
+    result = pass_.run()
+    assert (result.proposed, result.failed, result.applied) == (2, 1, 0)
+    assert services.memory.core.get(chatted.id, "human").value == KNOWN  # nothing written yet
+    # The invalid proposal was caught against real memory and the model told so.
+    assert "not found in the human block" in runtime.prompts[2][1].content
+    pending = pass_.pending()
+    assert [c.describe() for c in pending] == ["add to human: Works as a night-shift nurse.", "add to human: Partner: Rui."]
+    accepted = pass_.accept(pending[0].id)
+    rejected = pass_.reject(pending[1].id)
+    assert (accepted.status, rejected.status) == (ACCEPTED, REJECTED)
+    assert services.memory.core.get(chatted.id, "human").value == f"{KNOWN}\nWorks as a night-shift nurse."
+    assert pass_.pending() == []
+    with pytest.raises(Exception, match="already accepted"):
+        pass_.accept(pending[0].id)
+
+
+def test_an_accepted_proposal_that_no_longer_fits_memory_fails_cleanly(services, runtime, chatted):
+    runtime.enqueue(call("core_memory_replace", "fix", label="human", old_content="Portugal", new_content="Porto, Portugal"), finish())
+    pass_ = consolidator(services, chatted, runtime, mode="ask")
+    pass_.run()
+    (proposal,) = pass_.pending()
+    services.memory.core.set_value(chatted.id, "human", "Lives in Spain now.")  # the user edits first
+    outcome = pass_.accept(proposal.id)
+    assert outcome.status == FAILED and "could not be applied" in outcome.result and "not found" in outcome.result
+    assert services.memory.core.get(chatted.id, "human").value == "Lives in Spain now."
+
+
+def test_a_new_message_cancels_the_pass_and_the_next_one_resumes_it(services, runtime, chatted):
+    cancel = CancelToken()
+
+    def interrupted(_messages):
+        cancel.cancel()  # the user typed while the model was generating this call
+        return append("Drinks green tea.")
+
+    runtime.enqueue(append("Name: Ana."), interrupted)
+    pass_ = consolidator(services, chatted, runtime)
+    first = pass_.run(cancel)
+    assert first.status == "cancelled" and first.applied == 1
+    store = pass_.store
+    assert store.unfinished(chatted.id).id == first.run_id and store.watermark(chatted.id) == 0
+    assert services.memory.core.get(chatted.id, "human").value == f"{KNOWN}\nName: Ana."  # the finished step is kept
+
+    runtime.enqueue(append("Drinks green tea."), finish())
+    second = consolidator(services, chatted, runtime).run()
+    assert second.resumed and second.run_id == first.run_id and second.status == "done"
+    assert "applied: add to human: Name: Ana." in runtime.prompts[-2][1].content  # not made twice
+    assert services.memory.core.get(chatted.id, "human").value == f"{KNOWN}\nName: Ana.\nDrinks green tea."
+    assert store.watermark(chatted.id) > 0
+
+
+def test_a_cancel_before_the_first_call_still_resumes_later(services, runtime, chatted):
+    cancel = CancelToken()
+    cancel.cancel()
+    assert consolidator(services, chatted, runtime).run(cancel).status == "cancelled"
+    assert runtime.prompts == []
+    runtime.enqueue(finish())
+    assert consolidator(services, chatted, runtime).run().resumed
+
+
+def test_a_crash_mid_pass_loses_nothing_and_the_pass_resumes_on_the_same_messages(services, runtime, chatted, memdesk_home, clock):
+    def power_cut(_messages):
+        raise SystemExit("power cut")  # not an error the pass handles: the process dies here
+
+    runtime.enqueue(append("Name: Ana."), power_cut)
+    with pytest.raises(SystemExit):
+        consolidator(services, chatted, runtime).run()
+    range_before = consolidator(services, chatted, runtime).store.unfinished(chatted.id)
+    services.close()
+
+    # A new process on the same file.
+    reopened = open_services(Paths.from_environment(), embedder=HashingEmbedder(), clock=clock)
+    try:
+        fresh = ScriptedRuntime(context_window=16384)
+        fresh.enqueue(append("Works nights."), finish())
+        record = reopened.agents.get(chatted.id)
+        pass_ = open_consolidator(reopened, record, fresh, settings=replace(reopened.settings, consolidation="apply"))
+        result = pass_.run()
+        assert result.resumed and result.run_id == range_before.id and result.applied == 2
+        run = pass_.store.run(result.run_id)
+        assert (run.first_message_id, run.last_message_id) == (range_before.first_message_id, range_before.last_message_id)
+        assert reopened.memory.core.get(chatted.id, "human").value == f"{KNOWN}\nName: Ana.\nWorks nights."
+    finally:
+        reopened.close()
+
+
+def test_a_change_and_its_record_are_written_together(services, runtime, chatted, monkeypatch):
+    pass_ = consolidator(services, chatted, runtime)
+
+    def broken(*args, **kwargs):
+        raise SystemExit("crash between the memory write and its record")
+
+    monkeypatch.setattr(pass_.store, "add_change", broken)
+    runtime.enqueue(append("Name: Ana."))
+    with pytest.raises(SystemExit):
+        pass_.run()
+    assert services.memory.core.get(chatted.id, "human").value == KNOWN  # rolled back with the record
+    assert pass_.store.unfinished(chatted.id).status == RUNNING
+
+
+def test_unknown_functions_and_bad_json_are_failed_steps_the_model_sees(services, runtime, chatted):
+    runtime.enqueue("not json", call("send_message", "hi", message="hello"), finish())
+    result = consolidator(services, chatted, runtime).run()
+    assert result.failed == 2
+    assert "not valid JSON" in runtime.prompts[1][1].content
+    assert "send_message is not available during consolidation" in runtime.prompts[2][1].content
+
+
+def test_the_step_cap_ends_a_pass(services, runtime, chatted):
+    pass_ = consolidator(services, chatted, runtime)
+    pass_.settings = replace(pass_.settings, max_steps=2)
+    runtime.enqueue(append("fact 1"), append("fact 2"), append("fact 3"))
+    result = pass_.run()
+    assert result.status == "done" and result.applied == 2 and runtime.pending == 1
+
+
+def test_only_known_modes_are_accepted(services):
+    assert parse_mode(" Ask ") == "ask"
+    with pytest.raises(ConfigError):
+        parse_mode("sometimes")
+    with pytest.raises(ConfigError):
+        services.settings_store.set("consolidation", "sometimes")
+    assert services.settings_store.set("consolidation", "apply").consolidation == "apply"
+
+
+# --- the terminal's idle runner ---------------------------------------------------------------
+def test_the_idle_runner_runs_a_due_pass_after_the_idle_time(services, runtime, chatted):
+    done = threading.Event()
+    results = []
+    runtime.enqueue(append("Name: Ana."), finish())
+    idle = IdleConsolidation(
+        lambda: consolidator(services, chatted, runtime, consolidation_every_turns=3), 0.05,
+        on_result=lambda result: (results.append(result), done.set()),
+    )
+    idle.touch()
+    assert done.wait(10)
+    idle.close()
+    assert results[0].status == "done" and results[0].applied == 1
+
+
+def test_the_idle_runner_stops_a_running_pass_when_the_user_is_back(services, runtime, chatted):
+    started, results = threading.Event(), []
+
+    def slow(_messages):
+        started.set()
+        time.sleep(0.3)  # generating; the user types meanwhile
+        return append("Name: Ana.")
+
+    runtime.enqueue(slow)
+    idle = IdleConsolidation(lambda: consolidator(services, chatted, runtime, consolidation_every_turns=3), 0.01, on_result=results.append)
+    idle.touch()
+    assert started.wait(10)
+    idle.interrupt()  # returns once the pass has stopped
+    assert not idle.running and results[0].status == "cancelled"
+    assert services.memory.core.get(chatted.id, "human").value == KNOWN
+    idle.close()
+
+
+def test_the_idle_runner_does_nothing_when_no_pass_is_due(services, runtime, chatted):
+    calls = []
+    idle = IdleConsolidation(lambda: consolidator(services, chatted, runtime, consolidation_every_turns=50), 0.01, on_result=calls.append)
+    idle.touch()
+    time.sleep(0.3)
+    idle.close()
+    assert calls == [] and runtime.prompts == []

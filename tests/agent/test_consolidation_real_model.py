@@ -1,0 +1,52 @@
+"""Consolidation on the real bundled model (llama.cpp in its child process): every call it makes
+is a memory function or the finish call, never malformed, and the pass ends and is recorded."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+import pytest
+
+from desktop.app import make_runtime, open_agent, open_consolidator, open_services
+from desktop.core.agent.consolidation import FINISH, MEMORY_FUNCTIONS
+from desktop.core.agent.consolidation_store import APPLIED, FAILED
+from desktop.core.runtime.base import SamplingParams
+from desktop.core.runtime.scripted import ScriptedRuntime, say
+from desktop.paths import Paths
+from desktop.settings import Settings
+
+pytestmark = pytest.mark.model
+
+
+def test_a_pass_on_the_bundled_model_makes_only_valid_memory_calls(real_embedder, clock):
+    services = open_services(Paths.from_environment(), embedder=real_embedder, clock=clock)
+    runtime = make_runtime(Settings(context_size=4096))
+    try:
+        record = services.create_agent("ana", human="Nothing is known about the user yet.")
+        chat_runtime = ScriptedRuntime(context_window=4096)
+        agent = open_agent(services, record, chat_runtime)
+        for text in (
+            "Hi, I'm Ana. I moved to Porto last spring with my partner Rui.",
+            "I work as a nurse at the children's hospital, mostly night shifts.",
+            "I stopped drinking coffee; green tea only now.",
+        ):
+            chat_runtime.enqueue(say("Noted."))
+            agent.send_user_message(text)
+        consolidation = open_consolidator(services, record, runtime, settings=replace(services.settings, consolidation="apply"))
+        consolidation.settings = replace(consolidation.settings, max_steps=2, params=SamplingParams(temperature=0.3, seed=3, max_tokens=96))
+        result = consolidation.run()
+        assert result.status == "done"
+        changes = consolidation.store.changes(result.run_id)
+        run = consolidation.store.run(result.run_id)
+        assert run.steps == len(changes) + (1 if run.steps > len(changes) else 0) and run.steps <= 2
+        for change in changes:
+            assert change.function in MEMORY_FUNCTIONS
+            assert change.status in (APPLIED, FAILED)
+            assert "not valid JSON" not in change.result  # the grammar allows no malformed call
+            json.dumps(change.arguments)
+        assert consolidation.store.watermark(record.id) == run.last_message_id > 0
+        assert FINISH not in [c.function for c in changes]
+    finally:
+        runtime.close()
+        services.close()

@@ -1,0 +1,57 @@
+"""`memdesk consolidate`: review what idle-time passes proposed, from the terminal."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from desktop.app import open_consolidator
+from desktop.cli.main import main
+from desktop.core.agent.consolidation import FINISH
+from desktop.core.runtime.scripted import call, say
+
+
+def propose(services, runtime, make_agent, *contents: str):
+    agent = make_agent("ana", human="Lives in Portugal.")
+    for text in ("My name is Ana and I moved to Porto last spring.", "I work night shifts at the children's hospital."):
+        runtime.enqueue(say("Noted."))
+        agent.send_user_message(text)
+    runtime.enqueue(*[call("core_memory_append", "fact", label="human", content=c) for c in contents], call(FINISH))
+    settings = replace(services.settings, consolidation="ask")
+    open_consolidator(services, agent.record, runtime, settings=settings).run()
+    return agent
+
+
+def test_list_apply_and_reject_proposals(capsys, services, runtime, make_agent):
+    agent = propose(services, runtime, make_agent, "Name: Ana.", "Works nights.", "Likes coffee.")
+    assert main(["consolidate", "list", "--agent", "ana"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert [line.split("\t")[2] for line in lines] == ["add to human: Name: Ana.", "add to human: Works nights.", "add to human: Likes coffee."]
+    first, second, third = (int(line.split("\t")[0]) for line in lines)
+
+    assert main(["consolidate", "apply", str(first), str(second), "--agent", "ana"]) == 0
+    assert main(["consolidate", "reject", "--all", "--agent", "ana"]) == 0
+    out = capsys.readouterr().out
+    assert f"{first}\taccepted" in out and f"{third}\trejected" in out
+    assert services.memory.core.get(agent.id, "human").value == "Lives in Portugal.\nName: Ana.\nWorks nights."
+
+    assert main(["consolidate", "list", "--agent", "ana"]) == 0
+    assert "No memory changes waiting for review." in capsys.readouterr().out
+    assert main(["consolidate", "list", "--all", "--agent", "ana"]) == 0
+    assert "[rejected] add to human: Likes coffee." in capsys.readouterr().out
+
+
+def test_deciding_twice_or_nothing_is_a_clear_error(capsys, services, runtime, make_agent):
+    propose(services, runtime, make_agent, "Name: Ana.")
+    main(["consolidate", "list", "--agent", "ana"])
+    change = int(capsys.readouterr().out.split("\t")[0])
+    assert main(["consolidate", "reject", str(change), "--agent", "ana"]) == 0
+    assert main(["consolidate", "apply", str(change), "--agent", "ana"]) == 1
+    assert "already rejected" in capsys.readouterr().err
+    assert main(["consolidate", "apply", "--agent", "ana"]) == 2
+
+
+def test_run_with_consolidation_off_says_how_to_turn_it_on(capsys, services, make_agent):
+    make_agent("ana")
+    services.settings_store.set("consolidation", "off")
+    assert main(["consolidate", "run", "--agent", "ana"]) == 1
+    assert "memdesk settings consolidation ask" in capsys.readouterr().err

@@ -1,0 +1,93 @@
+"""Consolidation in the window: an idle pass runs in the worker without blocking the chat, a new
+message stops it, and proposed changes are reviewed in a dialog."""
+
+from __future__ import annotations
+
+import time
+
+from PySide6.QtCore import Qt
+
+from desktop.app import open_consolidator
+from desktop.core.agent.consolidation import FINISH
+from desktop.core.agent.consolidation_store import ACCEPTED, REJECTED, RUNNING
+from desktop.core.runtime.scripted import call, say
+
+CHAT = (
+    "My name is Ana and I moved to Porto last spring.",
+    "I work night shifts as a nurse at the children's hospital.",
+    "I switched from coffee to green tea last month.",
+)
+
+
+def chat(window, runtime, send) -> None:
+    for text in CHAT:
+        runtime.enqueue(say("Noted."))
+        send(window, text)
+
+
+def idle_pass(qtbot, window):
+    """What the idle timer does when it fires, waiting for the worker's result."""
+    with qtbot.waitSignal(window.worker.consolidation_finished, timeout=10_000) as finished:
+        window.consolidation.on_idle()
+    return finished.args[0]
+
+
+def test_an_idle_pass_proposes_changes_and_the_user_reviews_them(qtbot, services, roomy_runtime, make_window, send):
+    services.settings_store.set("consolidation", "ask")
+    services.settings_store.set("consolidation_every_turns", 3)
+    window = make_window(roomy_runtime)
+    chat(window, roomy_runtime, send)
+    roomy_runtime.enqueue(
+        call("core_memory_append", "a fact", label="human", content="Name: Ana; lives in Porto."),
+        call("core_memory_append", "a guess", label="human", content="Likes coffee."),
+        call(FINISH, "done"),
+    )
+    result = idle_pass(qtbot, window)
+    assert result.proposed == 2
+    assert "(2)" in window.consolidation.review_action.text()
+    assert "Review proposed memory changes" in window.statusBar().currentMessage()
+
+    dialog = window.consolidation.open_review()
+    qtbot.waitUntil(dialog.isVisible)
+    assert dialog.list.count() == 2
+    dialog.list.item(1).setCheckState(Qt.CheckState.Unchecked)  # the wrong one
+    dialog.apply_button.click()
+    human = services.memory.core.get(window.agent_id, "human").value
+    assert "Name: Ana; lives in Porto." in human and "coffee" not in human
+    qtbot.waitUntil(lambda: "lives in Porto" in window.memory.editors["human"].editor.toPlainText())  # the panel shows it
+    dialog.reject_button.click()
+    assert dialog.empty.isVisible() and not dialog.apply_button.isEnabled()
+    statuses = [c.status for c in open_consolidator(services, services.agents.get(window.agent_id), None).store.recent(window.agent_id)]
+    assert sorted(statuses) == [ACCEPTED, REJECTED]
+    dialog.close()
+    qtbot.waitUntil(lambda: "(" not in window.consolidation.review_action.text())
+
+
+def test_a_message_stops_a_running_pass_and_the_chat_never_waits_for_it(qtbot, services, roomy_runtime, make_window, send):
+    services.settings_store.set("consolidation", "apply")
+    services.settings_store.set("consolidation_every_turns", 3)
+    window = make_window(roomy_runtime)
+    chat(window, roomy_runtime, send)
+    before = services.memory.core.get(window.agent_id, "human").value
+    holder = {}
+
+    def slow_call(_messages):
+        holder["started"] = True
+        deadline = time.monotonic() + 10
+        while not holder["token"].cancelled and time.monotonic() < deadline:
+            time.sleep(0.01)  # a long generation, until the user interrupts it
+        return call("core_memory_append", "a fact", label="human", content="Name: Ana.")
+
+    roomy_runtime.enqueue(slow_call)
+    window.consolidation.on_idle()
+    holder["token"] = window.consolidation._cancel
+    qtbot.waitUntil(lambda: holder.get("started", False), timeout=10_000)
+    assert not window.busy and window.chat.send_button.isEnabled()  # the user may type meanwhile
+
+    roomy_runtime.enqueue(say("Welcome back!"))
+    send(window, "I'm back")
+    assert holder["token"].cancelled
+    assert "Welcome back!" in window.chat.transcript.toPlainText()
+    assert services.memory.core.get(window.agent_id, "human").value == before  # the interrupted call changed nothing
+    store = open_consolidator(services, services.agents.get(window.agent_id), None).store
+    assert store.unfinished(window.agent_id).status == RUNNING  # resumed at the next idle time
