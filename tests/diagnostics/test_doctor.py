@@ -197,3 +197,12 @@ def test_a_killed_model_process_raises_the_typed_crash_the_window_offers_diagnos
         assert "memdesk doctor" in caught.value.user_message
     finally:
         runtime.close()
+
+
+def test_a_server_runtime_that_is_down_is_a_failing_decode_line(services, capsys):
+    services.settings_store.set("runtime", "openai")
+    services.settings_store.set("openai_base_url", "http://127.0.0.1:9/v1")  # the discard port: nothing listens
+    code, out = doctor(capsys, "--check", "model", "--check", "cpu", "--check", "decode")
+    assert code == 1
+    assert "ok    model     served by http://127.0.0.1:9/v1" in out
+    assert "http://127.0.0.1:9/v1" in failing_line(out, "decode")
