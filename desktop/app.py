@@ -7,6 +7,7 @@ Front ends (the CLI, the Qt window) call ``open_services`` once, then ``make_run
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 from desktop.core.agent.agents import AgentRecord, AgentStore
@@ -16,9 +17,14 @@ from desktop.core.agent.observer import AgentObserver
 from desktop.core.clock import Clock, SystemClock
 from desktop.core.documents.ingest import Ingestor
 from desktop.core.embedding import Embedder
+from desktop.core.graph.store import KnowledgeGraph
+from desktop.core.retrieval.messages import GRAPH_WEIGHT
 from desktop.core.memory.archival import ArchivalMemory
 from desktop.core.memory.core_memory import CoreMemory
+from desktop.core.memory.history import MemoryHistory
 from desktop.core.memory.recall import RecallMemory
+from desktop.core.models import hub  # noqa: F401 - reads HF_ENDPOINT/HF_HUB_OFFLINE at start-up (see hub.py)
+from desktop.core.models.library import ModelLibrary
 from desktop.core.prompts import Prompts
 from desktop.core.retrieval import MessageRanker, PassageRanker, VectorIndex
 from desktop.core.runtime.base import Runtime
@@ -27,6 +33,7 @@ from desktop.core.tools.builtin import default_registry
 from desktop.core.tools.context import ConsentPolicy
 from desktop.core.tools.files import FileSandbox
 from desktop.core.tools.http import HttpPolicy
+from desktop.core.tools.imported import ImportedTools
 from desktop.core.tools.registry import load_user_tools
 from desktop.errors import ConfigError
 from desktop.paths import RESOURCES, Paths
@@ -50,6 +57,10 @@ class Services:
     @property
     def agents(self) -> AgentStore:
         return self.memory.agents
+
+    @cached_property
+    def models(self) -> ModelLibrary:
+        return ModelLibrary(self.paths)
 
     def create_agent(self, name: str, *, persona: str | None = None, human: str | None = None) -> AgentRecord:
         return self.agents.create(
@@ -76,7 +87,10 @@ def open_services(paths: Paths | None = None, *, embedder: Embedder | None = Non
     clock = clock or SystemClock()
     embedder = embedder or default_embedder()
     db = open_database(paths.database)
-    core = CoreMemory(db, clock)
+    settings_store = SettingsStore(db)
+    # One history for every writer of memory, bounded by a setting read at each write.
+    history = MemoryHistory(db, clock, max_changes=lambda: settings_store.load().history_max_changes)
+    core = CoreMemory(db, clock, history)
     # The rankers' caches belong to this connection's stores: one vector index, shared by both.
     vectors = VectorIndex(db)
     memory = MemoryServices(
@@ -84,16 +98,32 @@ def open_services(paths: Paths | None = None, *, embedder: Embedder | None = Non
         agents=AgentStore(db, core, clock, paths.files_root),
         core=core,
         recall=RecallMemory(db, embedder, ranker=MessageRanker(db, embedder, vectors)),
-        archival=ArchivalMemory(db, embedder, clock, ranker=PassageRanker(db, embedder, vectors)),
+        archival=ArchivalMemory(db, embedder, clock, ranker=PassageRanker(db, embedder, vectors), history=history),
         clock=clock,
+        graph=KnowledgeGraph(db, clock, embedder),
     )
-    return Services(paths, db, clock, Prompts.load(RESOURCES / "prompts"), SettingsStore(db), memory, embedder)
+    return Services(paths, db, clock, Prompts.load(RESOURCES / "prompts"), settings_store, memory, embedder)
 
 
 def resolve_model_path(settings: Settings) -> Path:
     from desktop.core.runtime.model_catalog import default_model_path
 
     return Path(settings.model_path).expanduser() if settings.model_path else default_model_path()
+
+
+def agent_file_options(services: Services) -> dict:
+    """What agent-file exports need from the wiring: the local model, described as Letta's
+    LLMConfig, and the knowledge graph's part of the file."""
+    from desktop.core.agent.agentfile import local_llm_config
+    from desktop.core.agent.agentfile.graph import GraphFileTransfer
+    from desktop.core.runtime.model_catalog import DEFAULT_FILE
+
+    settings = services.settings
+    if settings.runtime == "openai":
+        model = settings.openai_model or "openai-compatible"
+    else:
+        model = Path(settings.model_path).name if settings.model_path else DEFAULT_FILE
+    return {"llm_config": local_llm_config(model, settings.context_size, settings.temperature), "graph": GraphFileTransfer()}
 
 
 def make_runtime(settings: Settings) -> Runtime:
@@ -118,7 +148,9 @@ def make_runtime(settings: Settings) -> Runtime:
     if settings.runtime == "openai":
         from desktop.core.runtime.openai_http import OpenAIRuntime
 
-        return OpenAIRuntime(base_url=settings.openai_base_url, model=settings.openai_model, context_window=settings.context_size)
+        return OpenAIRuntime(
+            base_url=settings.openai_base_url, model=settings.openai_model, context_window=settings.context_size, schema_style=settings.openai_schema
+        )
     raise ConfigError(f"Unknown runtime {settings.runtime!r}; choose llamacpp or openai")
 
 
@@ -132,7 +164,13 @@ def open_agent(
     settings: Settings | None = None,
 ) -> Agent:
     settings = settings or services.settings
-    tools = default_registry(load_user_tools(services.paths.user_tools))
+    # Tools an imported agent file brought run only once the user enabled them (and ask each time).
+    imported = ImportedTools(services.db, services.clock).enabled_tools(record.id)
+    tools = default_registry(load_user_tools(services.paths.user_tools) + imported)
+    services.memory.recall.graph_weight = GRAPH_WEIGHT if settings.graph_search_expansion else 0.0
+    # The active model's catalog entry refines the defaults; a setting the user chose wins.
+    profile = services.models.profile_for(settings)
+    chosen = services.settings_store.stored_names()
     return Agent(
         record.id,
         memory=services.memory,
@@ -142,7 +180,12 @@ def open_agent(
         files=FileSandbox(services.paths.agent_files(record.id)),
         http=HttpPolicy(settings.http_enabled, frozenset(settings.http_allowlist)),
         consent=consent,
-        settings=AgentSettings(max_steps=settings.max_chained_steps, params=settings.sampling()),
+        settings=AgentSettings(
+            max_steps=settings.max_chained_steps if "max_chained_steps" in chosen else profile.step_cap(settings.max_chained_steps),
+            params=profile.sampling_params(settings.sampling(), keep=chosen),
+            tool_section=profile.tool_section,
+            top_entities=settings.graph_top_entities if settings.graph_extraction else 0,
+        ),
         observer=observer,
     )
 

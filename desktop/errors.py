@@ -50,6 +50,19 @@ class AgentExistsError(MemDeskError):
     pass
 
 
+# --- memory history and agent files -----------------------------------------------------------
+class StalePassageError(MemDeskError):
+    """An archival passage changed since the editor read it."""
+
+
+class RevertError(MemDeskError):
+    """A memory change cannot be reverted (its target is gone, or a later change is in the way)."""
+
+
+class AgentFileError(MemDeskError):
+    """An agent file (.af or MemDesk JSON) cannot be imported: nothing of it was saved."""
+
+
 # --- model runtimes --------------------------------------------------------------------------
 class ModelError(MemDeskError):
     """The model runtime failed."""
@@ -74,6 +87,30 @@ class ContextOverflowError(ModelError):
 
 class GenerationCancelled(ModelError):
     """The user stopped generation."""
+
+
+class UnknownModelError(ModelError):
+    """A model name matches nothing in the catalog or the model folders."""
+
+
+class DownloadError(ModelError):
+    """A model download failed; nothing was installed and the working model is unchanged."""
+
+
+class DownloadCancelled(DownloadError):
+    """The user stopped a download; what arrived is kept to resume from."""
+
+
+class ChecksumMismatchError(DownloadError):
+    """A downloaded file is not the one the catalog or the hub promised."""
+
+
+class NotEnoughSpaceError(DownloadError):
+    """The disk cannot hold the model."""
+
+
+class LocalServerError(ModelError):
+    """An Ollama or LM Studio server could not be used."""
 
 
 # --- tools -----------------------------------------------------------------------------------

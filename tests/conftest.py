@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import os
+import socket
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -61,3 +64,56 @@ def real_embedder():
     embedder = SentenceTransformerEmbedder()
     embedder.load()
     return embedder
+
+
+NETWORK_EVENTS = ("socket.connect", "socket.bind", "socket.sendto", "socket.sendmsg", "socket.getaddrinfo", "socket.gethostbyname")
+_INET = (socket.AF_INET, socket.AF_INET6)
+
+
+class SocketAudit:
+    """Records network socket events while ``recording``. Audit hooks cannot be removed, so one
+    hook is installed for the session and switched on and off."""
+
+    def __init__(self) -> None:
+        self.recording = False
+        self.events: list[str] = []
+        sys.addaudithook(self._hook)
+
+    def _hook(self, event: str, args: tuple) -> None:
+        if not self.recording or event not in NETWORK_EVENTS:
+            return
+        if event.startswith("socket.get"):
+            self.events.append(f"{event} {args!r}")
+        elif getattr(args[0], "family", None) in _INET:
+            self.events.append(f"{event} {args[1:]!r}")
+
+    def __enter__(self) -> "SocketAudit":
+        self.events.clear()
+        self.recording = True
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.recording = False
+
+
+@pytest.fixture(scope="session")
+def socket_audit() -> SocketAudit:
+    """``with socket_audit: ...`` records every internet socket call made through Python."""
+    return SocketAudit()
+
+
+#: The published Letta agent files (Apache-2.0, with their LICENSE) stay outside the repository.
+AGENTFILE_FOLDERS = [
+    Path(os.environ["MEMDESK_AGENTFILES"]) if os.environ.get("MEMDESK_AGENTFILES") else None,
+    Path(__file__).resolve().parents[1].parent / "shared" / "data" / "agentfiles",
+    Path("/work/shared/data/agentfiles"),
+]
+
+
+@pytest.fixture(scope="session")
+def agentfiles() -> Path:
+    """The folder holding Letta's memgpt_agent.af and friends (MEMDESK_AGENTFILES overrides)."""
+    for folder in AGENTFILE_FOLDERS:
+        if folder is not None and (folder / "memgpt_agent.af").is_file():
+            return folder
+    pytest.fail("The Letta agent files are missing: set MEMDESK_AGENTFILES to the folder holding memgpt_agent.af")

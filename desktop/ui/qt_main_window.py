@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime, timezone
+from pathlib import Path
 
 from PySide6.QtCore import QEvent, QThread, QTimer, Qt, Signal, Slot
 from PySide6.QtGui import QAction, QCloseEvent, QDropEvent, QKeySequence, QShortcut
@@ -26,6 +27,7 @@ from desktop import __version__
 from desktop.app import Services
 from desktop.core.agent import transfer
 from desktop.core.agent.observer import StepRecord
+from desktop.core.models.library import Choice
 from desktop.core.runtime.base import Runtime
 from desktop.diagnostics import run_checks
 from desktop.errors import ModelCrashedError
@@ -40,10 +42,14 @@ from desktop.ui.qt_consolidation import ConsolidationController
 from desktop.ui.qt_diagnostics import DiagnosticsDialog
 from desktop.ui.qt_documents import DocumentsPanel
 from desktop.ui.qt_errors import ErrorHub, MessageBar, user_text
+from desktop.ui.qt_graph_worker import GraphWorker, default_analyser
+from desktop.ui.qt_history import HistoryView
 from desktop.ui.qt_heartbeat import Heartbeat
 from desktop.ui.qt_ingest_worker import IngestWorker
 from desktop.ui.qt_jobs import Jobs
+from desktop.ui.qt_knowledge import KnowledgePanel
 from desktop.ui.qt_memory import CoreMemoryPanel
+from desktop.ui.qt_model_actions import ModelActions
 from desktop.ui.qt_settings import RESTART_MODEL, SettingsDialog
 from desktop.ui.qt_transfer_actions import TransferActions
 from desktop.ui.qt_worker import AgentWorker
@@ -59,6 +65,7 @@ class MainWindow(QMainWindow):
     heartbeat_requested = Signal()
     budget_requested = Signal()
     ingest_requested = Signal(int, list)
+    graph_requested = Signal(int)
     shutdown_requested = Signal()
     #: Re-emitted in the GUI thread, for code that must react there (lambdas connected to the
     #: worker's own signals would run in the worker thread).
@@ -73,6 +80,7 @@ class MainWindow(QMainWindow):
         make_runtime: Callable[[Settings], Runtime],
         hub: ErrorHub | None = None,
         warm_embedder: bool = True,
+        graph_analyser=default_analyser,
     ) -> None:
         super().__init__()
         self.services = services
@@ -93,6 +101,14 @@ class MainWindow(QMainWindow):
         self.ingest_thread = QThread(self)
         self.ingest_thread.setObjectName("ingestion")
         self.ingester.moveToThread(self.ingest_thread)
+        # The knowledge graph's extraction: its own thread and connection; it borrows the model
+        # after a turn and gives it back before the next (see qt_graph_worker).
+        self.grapher = GraphWorker(services.paths.database, graph_analyser, services.clock, services.embedder)
+        self.graph_thread = QThread(self)
+        self.graph_thread.setObjectName("knowledge-graph")
+        self.grapher.moveToThread(self.graph_thread)
+        self.worker.before_turn.append(self.grapher.preempt)
+        self.worker.after_turn.append(self.grapher.after_turn)
         self.repaint_timer = QTimer(self)
         self.repaint_timer.setInterval(REPAINT_MS)
         self.heartbeat = Heartbeat(lambda: self.services.settings.heartbeat_minutes, self._can_run_on_its_own, self)
@@ -100,6 +116,7 @@ class MainWindow(QMainWindow):
         self.transfer_actions = TransferActions(
             services, self.jobs, self.hub, self, lambda: self.agent_id, lambda: self.chat.details.isChecked()
         )
+        self.model_actions = ModelActions(services, self.jobs, self.hub, self)
         self._build_ui()
         self._connect_signals()
         self.consolidation = ConsolidationController(self)
@@ -109,6 +126,7 @@ class MainWindow(QMainWindow):
         self.installEventFilter(self)
         self.worker_thread.start()
         self.ingest_thread.start()
+        self.graph_thread.start()
         self.repaint_timer.start()
 
     # --- construction ----------------------------------------------------------------------
@@ -132,9 +150,12 @@ class MainWindow(QMainWindow):
         """Every panel around the conversation: one row each (title, widget, side)."""
         self.agents = AgentsPanel()
         self.budget = BudgetPanel()
-        self.memory = CoreMemoryPanel(self.services.memory.core)
-        self.archival = ArchivalPanel(self.services.memory.archival, self.jobs)
+        memory = self.services.memory
+        self.memory = CoreMemoryPanel(memory.core, clock=self.services.clock)
+        self.archival = ArchivalPanel(memory.archival, self.jobs)
         self.documents = DocumentsPanel(self.services)
+        self.knowledge = KnowledgePanel(self.services.memory.graph)
+        self.history = HistoryView(memory.core, memory.archival, memory.recall, self.services.clock)
         left, right = Qt.DockWidgetArea.LeftDockWidgetArea, Qt.DockWidgetArea.RightDockWidgetArea
         self.docks: dict[str, QDockWidget] = {}
         for title, widget, area in (
@@ -143,6 +164,8 @@ class MainWindow(QMainWindow):
             ("Core memory", self.memory, right),
             ("Archival memory", self.archival, right),
             ("Documents", self.documents, right),
+            ("Knowledge", self.knowledge, right),
+            ("Memory history", self.history, right),
         ):
             dock = QDockWidget(title, self)
             dock.setObjectName(title)
@@ -150,6 +173,8 @@ class MainWindow(QMainWindow):
             self.addDockWidget(area, dock)
             self.docks[title] = dock
         self.tabifyDockWidget(self.docks["Archival memory"], self.docks["Documents"])
+        self.tabifyDockWidget(self.docks["Documents"], self.docks["Knowledge"])
+        self.tabifyDockWidget(self.docks["Archival memory"], self.docks["Memory history"])
         self.docks["Archival memory"].raise_()
         self.resizeDocks([self.docks["Agents"], self.docks["Context budget"]], [190, 520], Qt.Orientation.Horizontal)
         self.resizeDocks([self.docks["Context budget"], self.docks["Core memory"], self.docks["Archival memory"]], [250, 330, 300], Qt.Orientation.Vertical)
@@ -158,15 +183,20 @@ class MainWindow(QMainWindow):
         """Every menu entry, with its shortcut and the slot it triggers."""
         menu = self.menuBar().addMenu("&File")
         self.new_agent_action = self._action(menu, "&New agent…", QKeySequence.StandardKey.New, self.agent_actions.on_create_requested)
-        self._action(menu, "&Import agent…", None, self.transfer_actions.on_import_triggered)
-        self._action(menu, "Export conversation as &Markdown…", None, self.transfer_actions.on_export_markdown_triggered)
-        self._action(menu, "Export agent as &JSON…", None, self.transfer_actions.on_export_json_triggered)
+        transfers = self.transfer_actions
+        self._action(menu, "&Import agent (.af or .json)…", QKeySequence("Ctrl+I"), transfers.on_import_triggered)
+        self._action(menu, "Export agent as &Letta agent file (.af)…", QKeySequence("Ctrl+E"), transfers.on_export_af_triggered)
+        self._action(menu, "Export agent as &JSON…", None, transfers.on_export_json_triggered)
+        self._action(menu, "Export conversation as &Markdown…", None, transfers.on_export_markdown_triggered)
+        self._action(menu, "Imported &tools of this agent…", None, transfers.on_tools_triggered)
         menu.addSeparator()
         self.settings_action = self._action(menu, "&Settings…", QKeySequence("Ctrl+,"), self.on_settings_triggered)
+        self.models_action = self._action(menu, "&Models…", QKeySequence("Ctrl+Shift+M"), self.model_actions.on_models_triggered)
         self._action(menu, "&Quit", QKeySequence.StandardKey.Quit, self.close)
         view = self.menuBar().addMenu("&View")
         for dock in self.docks.values():
             view.addAction(dock.toggleViewAction())
+        self.docks["Memory history"].toggleViewAction().setShortcut(QKeySequence("Ctrl+H"))
 
     def _build_help_menu(self) -> None:
         help_menu = self.menuBar().addMenu("&Help")
@@ -185,6 +215,8 @@ class MainWindow(QMainWindow):
     def _connect_signals(self) -> None:
         worker = self.worker
         self.load_model_requested.connect(worker.load_model)
+        self.model_actions.switch_requested.connect(worker.switch_model)
+        worker.switch_finished.connect(self.model_actions.on_switch_finished)
         self.settings_applied.connect(worker.apply_settings)
         self.open_agent_requested.connect(worker.open_agent)
         self.send_requested.connect(worker.send)
@@ -192,6 +224,16 @@ class MainWindow(QMainWindow):
         self.budget_requested.connect(worker.refresh_budget)
         self.shutdown_requested.connect(worker.shutdown)
         self.shutdown_requested.connect(self.ingester.shutdown)
+        self.shutdown_requested.connect(self.grapher.shutdown)
+        self.graph_requested.connect(self.grapher.extract)
+        self.grapher.changed.connect(self.on_graph_changed)
+        self.grapher.pending.connect(self.knowledge.set_pending)
+        self.grapher.failed.connect(self.hub.report)
+        self.knowledge.source_requested.connect(self.on_source_requested)
+        self.knowledge.rebuild_requested.connect(self.grapher.rebuild)
+        self.knowledge.changed.connect(self.budget_requested)
+        self.knowledge.failed.connect(self.hub.report)
+        self.ingester.finished.connect(lambda _report: self.agent_id is not None and self.graph_requested.emit(self.agent_id))
         self.ingest_requested.connect(self.ingester.ingest)
         self.documents.remove_requested.connect(self.ingester.remove)
         self.documents.reingest_requested.connect(self.ingester.reingest)
@@ -201,6 +243,7 @@ class MainWindow(QMainWindow):
         worker.stepped.connect(self.on_step)
         worker.budget_changed.connect(self.budget.set_budget)
         worker.memory_changed.connect(self.memory.on_agent_changed_blocks)
+        worker.memory_changed.connect(self.on_agent_memory_changed)
         worker.search_hits.connect(self.archival.show_hits)
         worker.event.connect(self.on_agent_event)
         worker.failed.connect(self.hub.report)
@@ -228,14 +271,22 @@ class MainWindow(QMainWindow):
         self.agent_actions.list_changed.connect(self.on_agent_list_changed)
         self.agent_actions.renamed.connect(self.on_agent_renamed)
         self.memory.changed.connect(self.budget_requested)
+        self.memory.changed.connect(self.history.refresh)
         self.memory.failed.connect(self.hub.report)
+        self.memory.history_requested.connect(self.show_block_history)
+        self.history.show_message_requested.connect(self.show_message)
+        self.history.changed.connect(self.on_history_reverted)
+        self.history.failed.connect(self.hub.report)
         self.archival.changed.connect(self.budget_requested)
+        self.archival.changed.connect(self.history.refresh)
         self.archival.failed.connect(self.hub.report)
         self.documents.ingest_requested.connect(self.ingest_requested)
         self.documents.changed.connect(self.budget_requested)
         self.documents.changed.connect(self.archival.refresh)
         self.transfer_actions.imported.connect(self.on_agent_list_changed)
         self.transfer_actions.saved.connect(self.on_saved)
+        self.transfer_actions.open_requested.connect(self.on_agent_switched)
+        self.transfer_actions.tools_changed.connect(self.on_tools_changed)
 
     # --- start-up --------------------------------------------------------------------------
     def start(self) -> None:
@@ -251,13 +302,22 @@ class MainWindow(QMainWindow):
         self.agents.set_agents(self.services.agents.list(), agent_id)
         self.setWindowTitle(f"MemDesk — {record.name}")
         self.chat.title.setText(record.name)
-        self.chat.transcript.set_entries(transfer.conversation_entries(self.services.memory.recall.all(agent_id)), record.name)
+        self._load_transcript(agent_id)
         self.memory.set_agent(agent_id)
+        self.history.set_agent(agent_id)
         self.archival.set_agent(agent_id)
         self.documents.set_agent(agent_id)
+        self.knowledge.set_agent(agent_id)
+        self.graph_requested.emit(agent_id)  # catch up on what a closed or crashed app left
         self.services.settings_store.set("last_agent", record.name)
         self.open_agent_requested.emit(agent_id)
         self._update_ready()
+
+    def _load_transcript(self, agent_id: int) -> None:
+        """The whole conversation, evicted messages included (below a line, the context window)."""
+        record = self.services.agents.get(agent_id)
+        entries = transfer.conversation_entries(self.services.memory.recall.all(agent_id))
+        self.chat.transcript.set_entries(entries, record.name, context_start_id=record.context_start_id)
 
     def _update_ready(self) -> None:
         if not self.is_model_ready:
@@ -324,7 +384,31 @@ class MainWindow(QMainWindow):
         self.chat.transcript.end_live()
         self._streamed_chars = 0
         self.archival.refresh()
+        self.history.refresh()
         self.turn_done.emit()
+
+    @Slot(int)
+    def on_graph_changed(self, agent_id: int) -> None:
+        if agent_id == self.agent_id:
+            self.knowledge.refresh()
+            if not self.busy:
+                self.budget_requested.emit()  # the prompt's top entities may have changed
+
+    @Slot(str, int)
+    def on_source_requested(self, kind: str, source_id: int) -> None:
+        """A fact's source: the message in the conversation, or the passage in archival memory."""
+        if kind == "message":
+            message = self.services.memory.recall.get(source_id)
+            if message is not None:
+                self.chat.show_message(message)
+            return
+        passage = self.services.memory.archival.get(source_id)
+        if passage is not None:
+            from desktop.core.memory.archival import PassageHit
+
+            self.archival.show_hits([("graph source", PassageHit(passage, 0.0))])
+            self.archival.hits_table.selectRow(0)
+            self.docks["Archival memory"].raise_()
 
     @Slot(object)
     def on_consent_asked(self, request: ConsentRequest) -> None:
@@ -390,6 +474,46 @@ class MainWindow(QMainWindow):
     def on_saved(self, text: str) -> None:
         self.statusBar().showMessage(text, 5000)
 
+    @Slot(int)
+    def on_tools_changed(self, agent_id: int) -> None:
+        if agent_id == self.agent_id and not self.busy:
+            self.open_agent_requested.emit(agent_id)  # the worker builds the agent's tools again
+
+    # --- memory history ----------------------------------------------------------------------
+    @Slot(str)
+    def show_block_history(self, label: str) -> None:
+        dock = self.docks["Memory history"]
+        dock.show()
+        dock.raise_()
+        self.history.show_block(label)
+
+    @Slot(int)
+    def show_message(self, message_id: int) -> None:
+        """Show a stored message in the conversation, evicted from the context or not."""
+        message = self.services.memory.recall.get(message_id)
+        if message is None or message.agent_id != self.agent_id:
+            self.hub.notify("That message is not in this agent's conversation")
+            return
+        if message.kind == "function_result" and message.step_id is not None:
+            message_id = message.step_id  # a result is shown with its call
+        transcript = self.chat.transcript
+        if not transcript.has_message(message_id):
+            self._load_transcript(message.agent_id)  # entries streamed this session carry no ids yet
+        if transcript.needs_details(message_id):
+            self.chat.details.setChecked(True)
+        if not transcript.scroll_to_message(message_id):
+            self.hub.notify("That message is hidden in the conversation view")
+
+    @Slot(list)
+    def on_agent_memory_changed(self, _labels: list) -> None:
+        self.history.refresh()
+
+    @Slot(list)
+    def on_history_reverted(self, labels: list) -> None:
+        self.memory.reload(labels or None)
+        self.archival.refresh()
+        self.budget_requested.emit()
+
     # --- the actions, callable directly (tests, scripts) -----------------------------------------
     def create_agent(self, name: str, persona: str = "", human: str = "") -> None:
         self.agent_actions.create(name, persona, human)
@@ -405,6 +529,9 @@ class MainWindow(QMainWindow):
 
     def export_agent(self, path) -> None:
         self.transfer_actions.export_agent(path)
+
+    def export_agent_file(self, path) -> None:
+        self.transfer_actions.export_agent(path, "af")
 
     def import_agent(self, path) -> None:
         self.transfer_actions.import_agent(path)
@@ -447,7 +574,7 @@ class MainWindow(QMainWindow):
         paths = [url.toLocalFile() for url in event.mimeData().urls() if url.isLocalFile()]
         models = [p for p in paths if p.lower().endswith(".gguf")]
         if models:
-            self.apply_settings({"model_path": models[0]})
+            self.model_actions.switch_model(Choice(Path(models[0]).name, {"runtime": "llamacpp", "model_path": models[0]}))
         rest = [p for p in paths if p not in models]
         if rest:
             self.documents.add_paths(rest)
@@ -482,14 +609,21 @@ class MainWindow(QMainWindow):
         super().closeEvent(event)
 
     def shutdown(self) -> None:
-        if not self.worker_thread.isRunning() and not self.ingest_thread.isRunning():
+        if not self.worker_thread.isRunning() and not self.ingest_thread.isRunning() and not self.graph_thread.isRunning():
             return
         self.repaint_timer.stop()
         self.heartbeat.stop()
+        self.model_actions.shutdown()
         self.consent.close()
+        self.transfer_actions.close_dialogs()
+        if self.history.revert_dialog is not None:
+            self.history.revert_dialog.close()
         self.worker.stop()
         self.ingester.cancel.cancel()
+        self.grapher.stopped = True
+        self.grapher.preempt()
         self.shutdown_requested.emit()
         self.worker_thread.wait(30_000)
         self.ingest_thread.wait(30_000)
+        self.graph_thread.wait(30_000)
         self.jobs.wait(30_000)

@@ -1,10 +1,13 @@
 """Core memory editors: one per block, with a live character counter, read-only flag, save and
 revert. Saves carry the version the editor loaded, so an edit the agent made meanwhile is never
-silently overwritten: the user chooses to keep theirs or take the agent's.
+silently overwritten: the user chooses to keep theirs or take the agent's. Each editor says who
+changed the block last and when ("changed by the agent 2 min ago"), with that change's diff one
+click away and the block's whole history a click further.
 
 Signals (CoreMemoryPanel):
     changed(): the user changed core memory (the budget needs measuring again)
     failed(object): an error for the message bar
+    history_requested(str): show the history of this block
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from __future__ import annotations
 from PySide6.QtCore import QTimer, Signal, Slot
 from PySide6.QtWidgets import (
     QCheckBox,
+    QTextBrowser,
     QFrame,
     QGroupBox,
     QHBoxLayout,
@@ -25,32 +29,54 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop.core.clock import Clock, SystemClock
 from desktop.core.memory.core_memory import Block, CoreMemory, StaleBlockError
 from desktop.errors import MemDeskError
+from desktop.ui.qt_history import diff_html, relative_time, who
 
 HIGHLIGHT = "QGroupBox { background: #fff4c2; }"
+AGE_REFRESH_MS = 30_000  # "2 min ago" stays true
 
 
 class BlockEditor(QGroupBox):
     """Signals:
     saved(object): the Block after a successful save
     remove_requested(str): the label
+    history_requested(str): the label
     failed(object)
     """
 
     saved = Signal(object)
     remove_requested = Signal(str)
+    history_requested = Signal(str)
     failed = Signal(object)
 
-    def __init__(self, core: CoreMemory, block: Block, parent: QWidget | None = None) -> None:
+    def __init__(self, core: CoreMemory, block: Block, parent: QWidget | None = None, *, clock: Clock | None = None) -> None:
         super().__init__(block.label, parent)
         self.core = core
         self.block = block
+        self.clock = clock or SystemClock()
         layout = QVBoxLayout(self)
         if block.description:
             description = QLabel(block.description)
             description.setStyleSheet("color: #777")
             layout.addWidget(description)
+        changes = QHBoxLayout()
+        self.last_change = QLabel()
+        self.last_change.setStyleSheet("color: #777; font-size: small")
+        self.diff_button = QPushButton("Show change")
+        self.diff_button.setCheckable(True)
+        self.diff_button.setFlat(True)
+        self.history_button = QPushButton("History…")
+        self.history_button.setFlat(True)
+        changes.addWidget(self.last_change, 1)
+        changes.addWidget(self.diff_button)
+        changes.addWidget(self.history_button)
+        layout.addLayout(changes)
+        self.diff_view = QTextBrowser()
+        self.diff_view.setMaximumHeight(110)
+        self.diff_view.hide()
+        layout.addWidget(self.diff_view)
         self.editor = QPlainTextEdit(block.value)
         self.editor.setMinimumHeight(70)
         layout.addWidget(self.editor)
@@ -81,8 +107,27 @@ class BlockEditor(QGroupBox):
         self._stale: Block | None = None
         self._connect_signals()
         self.on_text_changed()
+        self.show_last_change()
+
+    def show_last_change(self) -> None:
+        """"changed by the agent 2 min ago", and that change's diff behind "Show change"."""
+        change = self.core.history.latest_for_block(self.block.agent_id, self.block.label)
+        if change is None:
+            self.last_change.setText("no recorded changes")
+            self.diff_button.setEnabled(False)
+            self.diff_view.hide()
+            return
+        verb = "reverted" if change.is_revert else ("created" if change.action == "create" else "changed")
+        self.last_change.setText(f"{verb} by {who(change.source)} {relative_time(change.at, self.clock.now())}")
+        self.last_change.setToolTip(f"{change.describe()} at {change.at.astimezone():%Y-%m-%d %H:%M:%S}")
+        self.diff_button.setEnabled(change.action in ("create", "update"))
+        self.diff_view.setHtml(diff_html(change.before, change.after))
+        self.diff_view.setVisible(self.diff_button.isChecked() and self.diff_button.isEnabled())
+        self.last_change_id = change.id
 
     def _connect_signals(self) -> None:
+        self.diff_button.toggled.connect(lambda shown: self.diff_view.setVisible(shown))
+        self.history_button.clicked.connect(lambda: self.history_requested.emit(self.block.label))
         self.editor.textChanged.connect(self.on_text_changed)
         self.save_button.clicked.connect(self.on_save_clicked)
         self.revert_button.clicked.connect(self.on_revert_clicked)
@@ -109,6 +154,7 @@ class BlockEditor(QGroupBox):
         if not self.dirty:
             self.block = block
             self.editor.setPlainText(block.value)
+        self.show_last_change()
         self.setStyleSheet(HIGHLIGHT)
         QTimer.singleShot(4000, self, self.clear_highlight)  # the context object cancels it if the editor goes
 
@@ -127,6 +173,8 @@ class BlockEditor(QGroupBox):
             self._stale = error.current
             self.conflict_label.setText(f"{error.user_message}. Their version:\n{error.current.value[:300]}")
             self.conflict.show()
+            self.show_last_change()
+            self.diff_button.setChecked(True)  # what they changed, as a diff
             return
         except MemDeskError as error:
             self.failed.emit(error)
@@ -135,6 +183,7 @@ class BlockEditor(QGroupBox):
         self._stale = None
         self.block = block
         self.on_text_changed()
+        self.show_last_change()
         self.saved.emit(block)
 
     @Slot()
@@ -164,16 +213,22 @@ class BlockEditor(QGroupBox):
         except MemDeskError as error:
             self.failed.emit(error)
             return
+        self.show_last_change()
         self.saved.emit(self.block)
 
 
 class CoreMemoryPanel(QWidget):
     changed = Signal()
     failed = Signal(object)
+    history_requested = Signal(str)
 
-    def __init__(self, core: CoreMemory, parent: QWidget | None = None) -> None:
+    def __init__(self, core: CoreMemory, parent: QWidget | None = None, *, clock: Clock | None = None) -> None:
         super().__init__(parent)
         self.core = core
+        self.clock = clock or SystemClock()
+        self.age_timer = QTimer(self)
+        self.age_timer.timeout.connect(self.refresh_changes)
+        self.age_timer.start(AGE_REFRESH_MS)
         self.agent_id: int | None = None
         self.editors: dict[str, BlockEditor] = {}
         layout = QVBoxLayout(self)
@@ -199,9 +254,37 @@ class CoreMemoryPanel(QWidget):
         for block in self.core.blocks(agent_id):
             self._add_editor(block)
 
+    @Slot()
+    def refresh_changes(self) -> None:
+        """Ages and last changes again (a revert elsewhere, or just time passing)."""
+        for editor in self.editors.values():
+            editor.show_last_change()
+
+    def reload(self, labels: list[str] | None = None) -> None:
+        """A change made outside the editors (a revert): take the stored text unless mid-edit."""
+        if self.agent_id is None:
+            return
+        stored = {b.label: b for b in self.core.blocks(self.agent_id)}
+        for label in list(self.editors):
+            if label not in stored:
+                self._drop_editor(self.editors.pop(label))
+        for label, block in stored.items():
+            editor = self.editors.get(label)
+            if editor is None:
+                self._add_editor(block)
+            elif labels is None or label in labels:
+                if not editor.dirty:
+                    editor.block = block
+                    editor.editor.setPlainText(block.value)
+                    editor.read_only.blockSignals(True)
+                    editor.read_only.setChecked(block.read_only)
+                    editor.read_only.blockSignals(False)
+                editor.show_last_change()
+
     def _add_editor(self, block: Block) -> None:
-        editor = BlockEditor(self.core, block)
+        editor = BlockEditor(self.core, block, clock=self.clock)
         editor.saved.connect(lambda _block: self.changed.emit())
+        editor.history_requested.connect(self.history_requested)
         editor.failed.connect(self.failed)
         editor.remove_requested.connect(self.on_remove_requested)
         self.blocks_layout.insertWidget(self.blocks_layout.count() - 1, editor)

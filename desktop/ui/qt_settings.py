@@ -28,7 +28,7 @@ from desktop.paths import Paths
 from desktop.settings import CHOICES, DESCRIPTIONS, Settings
 
 HIDDEN = {"last_agent"}  # kept by the window itself
-RESTART_MODEL = {"model_path", "runtime", "openai_base_url", "openai_model", "context_size", "threads", "gpu_layers", "chat_template"}
+RESTART_MODEL = {"model_path", "runtime", "openai_base_url", "openai_model", "openai_schema", "context_size", "threads", "gpu_layers", "chat_template"}
 
 
 def _editor(name: str, value: Any) -> QWidget:

@@ -3,6 +3,10 @@ and (on request) the agent's inner monologue and function calls.
 
 Streaming text is kept in a "live" tail that is replaced on each repaint tick; finished steps are
 appended as entries, so a repaint never re-renders the whole history.
+
+Every stored message is shown, including those evicted from the model's context window (a line
+marks where the context starts), so ``scroll_to_message`` can show any message a memory change
+points at.
 """
 
 from __future__ import annotations
@@ -11,8 +15,9 @@ import html
 import json
 from datetime import datetime
 
-from PySide6.QtGui import QTextCursor
-from PySide6.QtWidgets import QTextBrowser, QWidget
+from PySide6.QtCore import QTimer
+from PySide6.QtGui import QColor, QTextCharFormat, QTextCursor, QTextFormat
+from PySide6.QtWidgets import QTextBrowser, QTextEdit, QWidget
 
 from desktop.core.agent.transfer import Entry
 
@@ -23,7 +28,10 @@ _STYLE = {
     "event": "color:#888;font-style:italic;font-size:small",
     "thought": "color:#7a6a99;font-style:italic",
     "call": "color:#555;font-family:monospace;font-size:small",
+    "divider": "color:#a0a0a0;font-size:small;text-align:center",
 }
+CONTEXT_DIVIDER = "— above: out of the model's context window (still searchable as recall memory) —"
+HIGHLIGHT_MS = 4000
 
 
 class Transcript(QTextBrowser):
@@ -37,12 +45,58 @@ class Transcript(QTextBrowser):
         self._live_start: int | None = None
         self.live_thought = ""
         self.live_message = ""
+        self.context_start_id: int | None = None
+        self._divider_drawn = False
+        self._spans: dict[int, tuple[int, int]] = {}  # message id -> where its first shown entry is
+        self.highlighted_message: int | None = None
+        self._highlight_timer = QTimer(self)
+        self._highlight_timer.setSingleShot(True)
+        self._highlight_timer.timeout.connect(self.clear_highlight)
 
     # --- whole conversation ----------------------------------------------------------------
-    def set_entries(self, entries: list[Entry], agent_name: str) -> None:
+    def set_entries(self, entries: list[Entry], agent_name: str, context_start_id: int | None = None) -> None:
         self.entries = list(entries)
         self.agent_name = agent_name
+        self.context_start_id = context_start_id
         self._rerender()
+
+    # --- showing one message ---------------------------------------------------------------
+    def has_message(self, message_id: int) -> bool:
+        return any(entry.message_id == message_id for entry in self.entries)
+
+    def needs_details(self, message_id: int) -> bool:
+        """The message shows only with the inner monologue and calls visible."""
+        shown = [e for e in self.entries if e.message_id == message_id]
+        return bool(shown) and all(e.detail for e in shown) and not self.show_details
+
+    def scroll_to_message(self, message_id: int) -> bool:
+        """Scroll to a message and highlight it for a moment; False when it is not shown."""
+        span = self._spans.get(message_id)
+        if span is None:
+            return False
+        start, end = span
+        cursor = self.textCursor()
+        cursor.setPosition(min(end, self._end().position()))
+        self.setTextCursor(cursor)
+        self.ensureCursorVisible()
+        cursor.setPosition(start)
+        self.setTextCursor(cursor)
+        self.ensureCursorVisible()
+        selection = QTextEdit.ExtraSelection()
+        selection.format = QTextCharFormat()
+        selection.format.setBackground(QColor("#fff4c2"))
+        selection.format.setProperty(QTextFormat.Property.FullWidthSelection, True)
+        selection.cursor = self.textCursor()
+        selection.cursor.setPosition(start)
+        selection.cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
+        self.setExtraSelections([selection])
+        self.highlighted_message = message_id
+        self._highlight_timer.start(HIGHLIGHT_MS)
+        return True
+
+    def clear_highlight(self) -> None:
+        self.setExtraSelections([])
+        self.highlighted_message = None
 
     def set_show_details(self, show: bool) -> None:
         self.show_details = show
@@ -96,6 +150,9 @@ class Transcript(QTextBrowser):
     def _rerender(self) -> None:
         live = (self.live_thought, self.live_message)
         self._live_start = None
+        self._spans.clear()
+        self._divider_drawn = False
+        self.clear_highlight()
         self.clear()
         for entry in self.entries:
             self._render(entry)
@@ -117,6 +174,20 @@ class Transcript(QTextBrowser):
         if entry.detail and not self.show_details:
             return
         cursor = self._end()
+        if (
+            not self._divider_drawn and self.context_start_id is not None and entry.message_id is not None
+            and entry.message_id >= self.context_start_id
+        ):
+            self._divider_drawn = True
+            if cursor.position() > 0:  # only when something was evicted before it
+                self._html(cursor, f'<p style="{_STYLE["divider"]}">{html.escape(CONTEXT_DIVIDER)}</p>')
+        start = cursor.position() + (1 if cursor.position() else 0)  # the entry's block starts after the separator
+        self._render_body(cursor, entry)
+        if entry.message_id is not None:  # a message's entries (thought, reply) are adjacent: one span
+            first = self._spans.get(entry.message_id, (start, 0))[0]
+            self._spans[entry.message_id] = (first, cursor.position())
+
+    def _render_body(self, cursor: QTextCursor, entry: Entry) -> None:
         stamp = _stamp(entry.at)
         if entry.kind in ("user", "agent"):
             who = "You" if entry.kind == "user" else self.agent_name

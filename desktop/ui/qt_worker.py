@@ -11,13 +11,14 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 
-from desktop.app import Services, open_agent, open_consolidator
+from desktop.app import Services, open_agent, open_consolidator, resolve_model_path
 from desktop.core.agent.context import ContextBudget
 from desktop.core.agent.loop import Agent
 from desktop.core.agent.observer import AgentObserver, StepRecord
+from desktop.core.models.preflight import explain_load_failure
 from desktop.core.runtime.base import CancelToken, Runtime, StreamEvent
 from desktop.core.tools.context import ConsentPolicy
-from desktop.errors import GenerationCancelled
+from desktop.errors import GenerationCancelled, ModelError
 from desktop.settings import Settings
 
 log = logging.getLogger("memdesk.ui.worker")
@@ -62,6 +63,8 @@ class AgentWorker(QObject):
         busy_changed(bool): the worker started or finished a piece of work
         turn_finished(object): a TurnResult
         agent_opened(int): the agent is ready to talk
+        switch_finished(bool, object): a model switch ended: (True, the new Settings), or (False,
+            the error) with the previous model loaded again
         consolidation_finished(object): a consolidation PassResult (idle time; never marks busy)
     """
 
@@ -77,6 +80,7 @@ class AgentWorker(QObject):
     busy_changed = Signal(bool)
     turn_finished = Signal(object)
     agent_opened = Signal(int)
+    switch_finished = Signal(bool, object)
     consolidation_finished = Signal(object)
 
     def __init__(
@@ -98,6 +102,10 @@ class AgentWorker(QObject):
         self._agent: Agent | None = None
         self._agent_id: int | None = None
         self._cancel = CancelToken()
+        #: Run in this thread before every turn, model reload and shutdown (background users of
+        #: the model give it back), and after every turn with the agent (they may borrow it).
+        self.before_turn: list[Callable[[], None]] = []
+        self.after_turn: list[Callable[[Agent], None]] = []
 
     @property
     def runtime(self) -> Runtime | None:
@@ -115,21 +123,41 @@ class AgentWorker(QObject):
     @Slot(object)
     def load_model(self, settings: Settings) -> None:
         with self._working():
-            if self._services is None:
-                self._services = self._open_services()
-            self.loading.emit(settings.model_path or "the bundled model")
-            if self._runtime is not None:
-                self._agent = None
-                self._runtime.close()
-                self._runtime = None
-            self._settings = settings
-            self._runtime = self._make_runtime(settings)
-            if self._warm_embedder:
-                # Loads torch and the embedding model now, so the first archival search is quick.
-                self._services.embedder.embed(["warm up"])
-            self.ready.emit(self._runtime.info.model_id)
-            if self._agent_id is not None:
-                self._open(self._agent_id)
+            self._load(settings)
+
+    @Slot(object)
+    def switch_model(self, settings: Settings) -> None:
+        """Load another model; if it fails, load the previous one again and report why."""
+        previous = self._settings
+        with self._working():
+            try:
+                self._load(settings)
+            except Exception as error:
+                if settings.runtime == "llamacpp" and isinstance(error, ModelError):
+                    error = explain_load_failure(error, resolve_model_path(settings))
+                self.switch_finished.emit(False, error)  # the window reports it
+                if previous is not None:
+                    self._load(previous)
+                return
+            self.switch_finished.emit(True, settings)
+
+    def _load(self, settings: Settings) -> None:
+        if self._services is None:
+            self._services = self._open_services()
+        self.loading.emit(settings.openai_model if settings.runtime == "openai" else settings.model_path or "the bundled model")
+        self._run_hooks(self.before_turn)  # background users give the model back before it closes
+        if self._runtime is not None:
+            self._agent = None
+            self._runtime.close()
+            self._runtime = None
+        self._settings = settings
+        self._runtime = self._make_runtime(settings)
+        if self._warm_embedder:
+            # Loads torch and the embedding model now, so the first archival search is quick.
+            self._services.embedder.embed(["warm up"])
+        self.ready.emit(self._runtime.info.model_id)
+        if self._agent_id is not None:
+            self._open(self._agent_id)
 
     @Slot(int)
     def open_agent(self, agent_id: int) -> None:
@@ -182,6 +210,7 @@ class AgentWorker(QObject):
 
     @Slot()
     def shutdown(self) -> None:
+        self._run_hooks(self.before_turn)
         self._agent = None
         if self._runtime is not None:
             self._runtime.close()
@@ -205,14 +234,25 @@ class AgentWorker(QObject):
         if self._agent is None:
             return
         self._cancel = CancelToken()
+        self._run_hooks(self.before_turn)
+        agent = self._agent
         with self._working():
             result = None
             try:
-                result = run(self._agent, self._cancel)
+                result = run(agent, self._cancel)
             except GenerationCancelled:
                 self.event.emit("stopped", "generation stopped")
             finally:
                 self.turn_finished.emit(result)
+                self._run_hooks(self.after_turn, agent)
+
+    @staticmethod
+    def _run_hooks(hooks: list, *args: Any) -> None:
+        for hook in hooks:
+            try:
+                hook(*args)
+            except Exception:  # noqa: BLE001 - a background helper must never break a turn
+                log.exception("worker hook %r failed", hook)
 
     class _Working:
         def __init__(self, worker: "AgentWorker", busy: bool) -> None:

@@ -12,11 +12,11 @@ import pytest
 from desktop.app import open_consolidator, open_services
 from desktop.core.agent.consolidation import FINISH, MEMORY_FUNCTIONS, parse_mode
 from desktop.core.agent.consolidation_idle import IdleConsolidation
-from desktop.core.agent.consolidation_store import ACCEPTED, APPLIED, FAILED, PENDING, REJECTED, RUNNING
+from desktop.core.agent.consolidation_store import ACCEPTED, APPLIED, FAILED, REJECTED, RUNNING
 from desktop.core.embedding.hashing import HashingEmbedder
 from desktop.core.runtime.base import CancelToken
 from desktop.core.runtime.scripted import ScriptedRuntime, call, say
-from desktop.errors import ConfigError, GenerationCancelled
+from desktop.errors import ConfigError
 from desktop.paths import Paths
 
 KNOWN = "Lives in Portugal."
@@ -65,7 +65,7 @@ def test_apply_mode_edits_memory_with_memory_functions_only(services, runtime, c
     assert "Lives in Porto" in human and "green tea" in human
     assert services.memory.archival.count(chatted.id) == 1
     # The grammar held the memory functions and the finish call, nothing else, and no heartbeat.
-    assert all(set(seen) == {*MEMORY_FUNCTIONS[:3], FINISH} for seen in runtime.tools_seen)
+    assert all(set(seen) == {*MEMORY_FUNCTIONS, FINISH} for seen in runtime.tools_seen)
     system, body = runtime.prompts[0]
     assert "night shifts" in body.content and "Welcome to Porto" in body.content  # both sides of the conversation
     assert '"type"' not in body.content  # plain text, not the JSON events

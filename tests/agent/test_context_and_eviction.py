@@ -47,7 +47,8 @@ def test_the_prompt_keeps_static_sections_first(services, runtime, make_agent):
 
 def test_pressure_alert_is_sent_once_until_the_next_eviction(services, make_agent):
     base = base_tokens(make_agent)
-    runtime = ScriptedRuntime(context_window=int(base / 0.6))
+    # Room between the 75% warning and eviction for at least one whole turn (about 200 tokens).
+    runtime = ScriptedRuntime(context_window=int(base / 0.55))
     agent = make_agent("pressed", runtime=runtime)
     alerts = 0
     for turn in range(6):

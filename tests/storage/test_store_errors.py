@@ -39,3 +39,16 @@ def test_a_full_disk_is_reported_and_earlier_turns_survive(services, runtime, ma
     kinds = [m.kind for m in services.memory.recall.all(agent.id)]
     assert kinds == ["user_message", "assistant_call", "function_result"]
     assert db.scalar("PRAGMA integrity_check") == "ok"
+
+
+def test_a_dry_run_writes_nothing_and_lets_errors_through(tmp_path):
+    db = open_database(tmp_path / "store.sqlite3")
+    with db.dry_run():
+        db.execute("INSERT INTO settings(key, value) VALUES ('tried', '1')")
+        assert db.scalar("SELECT value FROM settings WHERE key = 'tried'") == "1"
+    assert db.scalar("SELECT COUNT(*) FROM settings WHERE key = 'tried'") == 0
+    with pytest.raises(ValueError):
+        with db.dry_run():
+            raise ValueError("seen by the caller")
+    assert not db.in_transaction
+    db.close()

@@ -50,6 +50,7 @@ def test_every_seed_function_is_registered_with_its_aliases():
         "send_message", "pause_heartbeats", "message_chatgpt", "core_memory_append", "core_memory_replace",
         "conversation_search", "conversation_search_date", "archival_memory_insert", "archival_memory_search",
         "read_from_text_file", "append_to_text_file", "http_request",
+        "knowledge_graph_search", "knowledge_graph_insert",  # memary's supplement to the seed
     }
     for old, new in ALIASES.items():
         assert registry.resolve(old).name == new

@@ -38,6 +38,10 @@ def make_window(qtbot, services):
     embedder = HashingEmbedder()
 
     def build(runtime, *, start: bool = True) -> MainWindow:
+        # The scripted model answers only what a test queued: the knowledge graph must not take
+        # those answers for its facts (tests/ui/test_knowledge.py turns this on where it wants it).
+        if services.settings_store.load().graph_model_facts and not getattr(runtime, "graph_may_use", False):
+            services.settings_store.set("graph_model_facts", False)
         window = MainWindow(
             services,
             open_worker_services=lambda: open_services(Paths.from_environment(), embedder=embedder),

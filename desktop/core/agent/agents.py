@@ -51,19 +51,23 @@ class AgentStore:
         self._files_root = files_root
 
     def create(self, name: str, *, system_prompt: str, persona: str, human: str, limit: int = DEFAULT_LIMIT) -> AgentRecord:
+        with self._db.transaction():
+            agent_id = self.create_empty(name, system_prompt=system_prompt).id
+            self._core.create(agent_id, "persona", persona, limit=limit, description="Who you are: your persona.")
+            self._core.create(agent_id, "human", human, limit=limit, description="What you know about the user.")
+        return self.get(agent_id)
+
+    def create_empty(self, name: str, *, system_prompt: str, created_at: datetime | None = None) -> AgentRecord:
+        """An agent with no memory blocks yet (an import adds the file's own)."""
         name = name.strip()
         if not name:
             raise MemDeskError("An agent needs a name")
         if self.find(name):
             raise AgentExistsError(f"An agent named {name!r} already exists")
-        with self._db.transaction():
-            cursor = self._db.execute(
-                "INSERT INTO agents(name, created_at, system_prompt) VALUES (?, ?, ?)", (name, iso(self._clock.now()), system_prompt)
-            )
-            agent_id = cursor.lastrowid
-            self._core.create(agent_id, "persona", persona, limit=limit, description="Who you are: your persona.")
-            self._core.create(agent_id, "human", human, limit=limit, description="What you know about the user.")
-        return self.get(agent_id)
+        cursor = self._db.execute(
+            "INSERT INTO agents(name, created_at, system_prompt) VALUES (?, ?, ?)", (name, iso(created_at or self._clock.now()), system_prompt)
+        )
+        return self.get(cursor.lastrowid)
 
     def find(self, name: str) -> AgentRecord | None:
         row = self._db.query_one(f"SELECT {_COLUMNS} FROM agents WHERE name = ?", (name,))

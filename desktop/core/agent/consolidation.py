@@ -23,10 +23,9 @@ Rules:
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -40,9 +39,9 @@ from desktop.core.agent.consolidation_store import (
     ConsolidationStore,
     Run,
 )
+from desktop.core.memory.history import CONSOLIDATION, Cause
 from desktop.core.memory.recall import Message
 from desktop.core.runtime.base import CallRequest, CancelToken, ChatMessage, Runtime, SamplingParams, ToolSpec
-from desktop.core.storage import Database
 from desktop.core.tools.context import DenyAll, ToolContext
 from desktop.core.tools.http import HttpPolicy
 from desktop.core.tools.registry import HEARTBEAT_PARAM, ToolRegistry, validate_arguments
@@ -206,7 +205,7 @@ class Consolidator:
                     self.store.add_change(run, function, arguments, thoughts, APPLIED, result)
                     self.store.count_step(run.id)
                 return False, blocks
-            with _dry_run(db):  # check the proposal against memory as it is now, write nothing
+            with db.dry_run():  # check the proposal against memory as it is now, write nothing
                 self._execute(function, arguments)
             with db.transaction():
                 self.store.add_change(run, function, arguments, thoughts, PENDING, "waiting for the user")
@@ -227,9 +226,10 @@ class Consolidator:
     def _execute(self, function: str, arguments: dict[str, Any]) -> tuple[str, set[str]]:
         tool = self.tools.resolve(function)
         context = self._context()
-        # MEMORY HISTORY (issue 14): when desktop.core.memory.history is on main, every change made
-        # here must be recorded with source "consolidation" (the Cause/ source arguments of the
-        # core and archival write methods). Until then consolidation_changes is the record.
+        # The memory history records these changes as consolidation's (consolidation_changes keeps
+        # the pass's own record of what it proposed and did).
+        context.source = CONSOLIDATION
+        context.cause = Cause(note=f"consolidation: {function}")
         output = tool.function(context, **arguments)
         return ("None" if output is None else str(output)), set(context.changed_blocks)
 
@@ -353,7 +353,7 @@ class Consolidator:
             agent_id=self.agent_id, agents=m.agents, core=m.core, recall=m.recall, archival=m.archival,
             files=None,  # type: ignore[arg-type] - memory functions touch no files
             http=HttpPolicy(), runtime=self.runtime, params=self.settings.params, plain_assistant_prompt="",
-            clock=m.clock, consent=DenyAll(),
+            clock=m.clock, consent=DenyAll(), graph=m.graph,
         )
 
 
@@ -386,18 +386,3 @@ def _counts(changes: Sequence[Change]) -> dict[str, int]:
         elif change.status in (ACCEPTED, REJECTED):
             counts[PENDING] += 1  # proposed by this pass, decided since
     return counts
-
-
-class _Discard(Exception):
-    pass
-
-
-@contextlib.contextmanager
-def _dry_run(db: Database) -> Iterator[None]:
-    """Run the body inside a transaction that is always rolled back; errors still propagate."""
-    try:
-        with db.transaction():
-            yield
-            raise _Discard
-    except _Discard:
-        pass

@@ -12,12 +12,12 @@ by the runtime's own tokenizer and template: they add up exactly to what the mod
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from desktop.core.memory.recall import Message
 from desktop.core.runtime.base import ChatMessage, Runtime
 
-SECTIONS = ("system", "tools", "core_memory", "summary", "messages", "free")
+SECTIONS = ("system", "tools", "core_memory", "summary", "messages", "knowledge", "free")
 PRESSURE_FRACTION = 0.75
 #: No single message may take more than this share of the window in context (it is truncated,
 #: with a note; the full text stays in recall memory).
@@ -83,6 +83,9 @@ class PromptParts:
     core_memory: str
     summary: str | None  # the summary note, or None before the first eviction
     messages: tuple[ChatMessage, ...]
+    #: Live text below the message queue (the knowledge graph's top entities): it changes as
+    #: the graph grows, so it goes last, where a change re-evaluates only itself.
+    knowledge: str = ""
 
     def system_text(self, upto: str = "core_memory") -> str:
         pieces = [self.instructions]
@@ -96,7 +99,8 @@ class PromptParts:
         head = [ChatMessage("system", self.system_text())]
         if self.summary:
             head.append(ChatMessage("user", self.summary))
-        return head + list(self.messages)
+        tail = [ChatMessage("user", self.knowledge)] if self.knowledge else []
+        return head + list(self.messages) + tail
 
 
 def render_core_memory(blocks_text: str, hidden_messages: int, archival_count: int) -> str:
@@ -141,14 +145,17 @@ def measure(runtime: Runtime, parts: PromptParts, reserve: int) -> ContextBudget
         with_summary = runtime.count_prompt(head)
     else:
         with_summary = with_memory
-    total = runtime.count_prompt(parts.chat_messages()) if parts.messages else with_summary
+    without_knowledge = replace(parts, knowledge="")
+    before_knowledge = runtime.count_prompt(without_knowledge.chat_messages()) if parts.messages else with_summary
+    total = runtime.count_prompt(parts.chat_messages()) if parts.knowledge else before_knowledge
     message_preview = f"{len(parts.messages)} messages in context"
     sections = (
         Section("system", system_only, parts.instructions[:400]),
         Section("tools", with_tools - system_only, parts.tools[:400]),
         Section("core_memory", with_memory - with_tools, parts.core_memory[:600]),
         Section("summary", with_summary - with_memory, (parts.summary or "no summary yet")[:600]),
-        Section("messages", total - with_summary, message_preview),
+        Section("messages", before_knowledge - with_summary, message_preview),
+        Section("knowledge", total - before_knowledge, parts.knowledge[:600] or "no knowledge-graph entities yet"),
         Section("free", window - total, f"{window - total} tokens free of {window}"),
     )
     return ContextBudget(window, reserve, sections)

@@ -21,11 +21,14 @@ from desktop.core.agent.context import ContextBudget, PromptParts, measure, rend
 from desktop.core.agent.eviction import Summarizer, choose_cut
 from desktop.core.agent.observer import AgentObserver, StepRecord
 from desktop.core.clock import Clock
+from desktop.core.graph.render import render_top_entities
+from desktop.core.graph.store import KnowledgeGraph
 from desktop.core.memory.archival import ArchivalMemory
 from desktop.core.memory.core_memory import CoreMemory
+from desktop.core.memory.history import Cause
 from desktop.core.memory.recall import RecallMemory
 from desktop.core.prompts import Prompts
-from desktop.core.runtime.base import CallRequest, CancelToken, ModelTurn, Runtime, SamplingParams, ToolSpec
+from desktop.core.runtime.base import CallRequest, CancelToken, ChatMessage, ModelTurn, Runtime, SamplingParams, ToolSpec
 from desktop.core.storage import Database
 from desktop.core.tools.context import ConsentPolicy, DenyAll, ToolContext
 from desktop.core.tools.files import FileSandbox
@@ -40,7 +43,9 @@ log = logging.getLogger("memdesk.agent")
 class AgentSettings:
     max_steps: int = 10  # per input event: stops runaway heartbeat chains
     function_result_chars: int = 6000
+    top_entities: int = 8  # knowledge-graph entities shown below the messages (0: none)
     params: SamplingParams = field(default_factory=SamplingParams)
+    tool_section: str = "signatures"  # the prompt's tool list style, per model (see models/catalog.py)
 
     @property
     def reserve(self) -> int:
@@ -58,6 +63,7 @@ class MemoryServices:
     recall: RecallMemory
     archival: ArchivalMemory
     clock: Clock
+    graph: KnowledgeGraph | None = None
 
 
 @dataclass
@@ -119,6 +125,11 @@ class Agent:
             return None
         self.observer.on_event("heartbeat", "timed heartbeat")
         return self._run("heartbeat", events.heartbeat(events.HEARTBEAT_TIMED, now), cancel=cancel)
+
+    def prompt_prefix(self) -> list[ChatMessage]:
+        """The prompt the next step would send, without its live sections: another call (the
+        knowledge graph's fact extraction) that starts with it shares the runtime's KV cache."""
+        return replace(self._prompt_parts(), knowledge="").chat_messages()
 
     def budget(self) -> ContextBudget:
         """The exact context budget of the prompt the next step would send."""
@@ -208,7 +219,8 @@ class Agent:
         return ToolContext(
             agent_id=self.id, agents=m.agents, core=m.core, recall=m.recall, archival=m.archival, files=self.files,
             http=self.http, runtime=self.runtime, params=self.settings.params,
-            plain_assistant_prompt=self.prompts.plain_assistant, clock=m.clock, consent=self.consent,
+            plain_assistant_prompt=self.prompts.plain_assistant, clock=m.clock, consent=self.consent, graph=m.graph,
+            cause=Cause(message_id=m.recall.last_id(self.id)),  # the event this step answers
         )
 
     def _apply(self, turn: ModelTurn) -> tuple[StepRecord, ToolContext]:
@@ -238,6 +250,7 @@ class Agent:
             self.id, role="assistant", kind="assistant_call", content=turn.text, created_at=now,
             search_text=said, function_name=function or None,
         )
+        context.cause.settle(call.id)  # memory changes the call made point at it
         self.memory.recall.add(
             self.id, role="user", kind="function_result", content=events.function_result(ok, message, now),
             created_at=now, function_name=function or None, step_id=call.id,
@@ -254,10 +267,11 @@ class Agent:
         window = self.runtime.info.context_window
         return PromptParts(
             instructions=record.system_prompt,
-            tools=self.tools.describe_for_prompt(),
+            tools=self.tools.describe_for_prompt(self.settings.tool_section),
             core_memory=core,
             summary=record.summary or None,
             messages=to_chat(self.runtime, in_context, window),
+            knowledge=render_top_entities(m.graph, self.id, self.settings.top_entities) if m.graph is not None else "",
         )
 
     def _ensure_fits(self, cancel: CancelToken | None) -> None:

@@ -15,7 +15,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 from desktop.core.agent import events
 from desktop.core.agent.agents import AgentRecord
 from desktop.core.clock import iso, parse_iso
+from desktop.core.graph.transfer import export_graph, import_graph
 from desktop.core.memory.archival import NewPassage
+from desktop.core.memory.history import IMPORT, Cause
 from desktop.core.memory.recall import Message
 from desktop.errors import ConfigError
 
@@ -56,6 +58,7 @@ class Entry:
     arguments: dict[str, Any] = field(default_factory=dict)
     result: str = ""
     ok: bool = True
+    message_id: int | None = None  # the stored message it shows (a call's result folds into the call)
 
     @property
     def detail(self) -> bool:
@@ -87,7 +90,7 @@ def conversation_entries(messages: list[Message]) -> list[Entry]:
         if message.kind == "user_message":
             data = _load(message.content)
             text = data.get("message", message.content) if isinstance(data, dict) else message.content
-            entries.append(Entry("user", str(text), message.created_at))
+            entries.append(Entry("user", str(text), message.created_at, message_id=message.id))
         elif message.kind == "assistant_call":
             data = _load(message.content)
             params = data.get("params", {}) if isinstance(data, dict) else {}
@@ -96,11 +99,14 @@ def conversation_entries(messages: list[Message]) -> list[Entry]:
             params.pop("request_heartbeat", None)
             function = message.function_name or (data.get("function", "") if isinstance(data, dict) else "")
             if thoughts:
-                entries.append(Entry("thought", thoughts, message.created_at))
+                entries.append(Entry("thought", thoughts, message.created_at, message_id=message.id))
             if function == "send_message" and isinstance(params.get("message"), str) and message.search_text:
-                entries.append(Entry("agent", params["message"], message.created_at, function=function))
+                entries.append(Entry("agent", params["message"], message.created_at, function=function, message_id=message.id))
             else:
-                call = Entry("call", message.content if data is None else "", message.created_at, function=str(function), arguments=params)
+                call = Entry(
+                    "call", message.content if data is None else "", message.created_at, function=str(function), arguments=params,
+                    message_id=message.id,
+                )
                 calls[message.id] = call
                 entries.append(call)
         elif message.kind == "function_result":
@@ -110,7 +116,7 @@ def conversation_entries(messages: list[Message]) -> list[Entry]:
                 call.result = str(data.get("message", ""))
                 call.ok = data.get("status") == "OK"
         else:
-            entries.append(Entry("event", f"{message.kind}: {_event_text(message)}", message.created_at))
+            entries.append(Entry("event", f"{message.kind}: {_event_text(message)}", message.created_at, message_id=message.id))
     return entries
 
 
@@ -176,8 +182,10 @@ def export_agent(services: "Services", agent_id: int) -> dict[str, Any]:
             for m in messages
         ],
         "passages": [
-            {"text": p.text, "created_at": iso(p.created_at), "tags": p.tags, "source": p.citation.label() or None} for p in passages
+            {"id": p.id, "text": p.text, "created_at": iso(p.created_at), "tags": p.tags, "source": p.citation.label() or None}
+            for p in passages
         ],
+        "graph": export_graph(services.db, agent_id),
     }
 
 
@@ -203,16 +211,16 @@ def import_agent(services: "Services", data: dict[str, Any], name: str | None = 
     passages = data.get("passages", [])
     texts = [p["text"] for p in passages]
     vectors = memory.archival.embedder.embed(texts) if texts else None  # before the write lock is taken
+    cause = Cause(note="imported from a MemDesk export")
     with services.db.transaction():
-        record = services.agents.create(
-            name.strip() if name else _free_name(services, agent["name"]), system_prompt=agent["system_prompt"], persona="", human=""
+        record = services.agents.create_empty(
+            name.strip() if name else _free_name(services, agent["name"]), system_prompt=agent["system_prompt"],
+            created_at=parse_iso(agent["created_at"]) if agent.get("created_at") else None,
         )
-        for block in memory.core.blocks(record.id):
-            memory.core.delete(record.id, block.label)
         for block in data.get("blocks", []):
             memory.core.create(
                 record.id, block["label"], block["value"], limit=int(block["limit"]),
-                description=block.get("description", ""), read_only=bool(block.get("read_only", False)),
+                description=block.get("description", ""), read_only=bool(block.get("read_only", False)), source=IMPORT, cause=cause,
             )
         new_ids: dict[int, int] = {}
         context_start_id = 0
@@ -233,14 +241,19 @@ def import_agent(services: "Services", data: dict[str, Any], name: str | None = 
             record.id, summary=agent.get("summary", ""), context_start_id=context_start_id,
             evicted_count=int(agent.get("evicted_count", 0)), config=agent.get("config", {}),
         )
-        memory.archival.add(
+        passage_ids = memory.archival.add(
             record.id,
             [
                 NewPassage(p["text"], parse_iso(p["created_at"]), list(p.get("tags", [])) + ([f"source: {p['source']}"] if p.get("source") else []))
                 for p in passages
             ],
             vectors,
+            source=IMPORT,
+            cause=cause,
         )
+        # The file's passage ids, in order, map to the new ones (the graph's mentions cite them).
+        passage_map = {int(p["id"]): new for p, new in zip(passages, passage_ids) if p.get("id") is not None}
+        import_graph(services.db, record.id, data.get("graph"), message_ids=new_ids, passage_ids=passage_map)
     return services.agents.get(record.id)
 
 

@@ -42,6 +42,20 @@ def remove_documents(db: Database, archival: ArchivalMemory, document_ids: list[
         return db.execute(f"DELETE FROM documents WHERE id IN ({marks})", document_ids).rowcount
 
 
+def restore_document(db: Database, agent_id: int, row: dict) -> int:
+    """Put back a document row an agent file carried (its file may not exist on this machine);
+    the caller stores its passages. Returns the new id."""
+    return db.execute(
+        "INSERT INTO documents(agent_id, path, title, content_hash, size_bytes, mime, status, error, chunk_count, created_at, updated_at)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            agent_id, str(row["path"]), str(row.get("title") or row["path"]), str(row.get("content_hash") or ""), int(row.get("size_bytes") or 0),
+            str(row.get("mime") or ""), "done" if row.get("status") in (None, "embedding", "pending", "reading") else str(row["status"]),
+            row.get("error"), int(row.get("chunk_count") or 0), str(row["created_at"]), str(row.get("updated_at") or row["created_at"]),
+        ),
+    ).lastrowid
+
+
 def paths_for_reingest(db: Database, document_ids: list[int]) -> list[str]:
     """Forget the content hashes of these documents so the next ingestion reads them again even if
     unchanged; returns their paths to ingest. Their chunks stay until the new read replaces them

@@ -10,21 +10,27 @@ exist in the conversation are skipped.
 from __future__ import annotations
 
 import json
+import statistics
 import tempfile
+import time
 from collections import defaultdict
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from desktop.core.clock import iso
+from desktop.core.clock import SystemClock, iso
 from desktop.core.embedding import Embedder
+from desktop.core.graph.extraction import ExtractionOptions, GraphExtractor
+from desktop.core.graph.store import KnowledgeGraph
 from desktop.core.memory.recall import RecallMemory
 from desktop.core.retrieval import MessageRanker, VectorIndex
+from desktop.core.retrieval.messages import GRAPH_WEIGHT
 from desktop.core.storage import open_database
 
 #: Conversations the fusion weights were tuned on; the others are held out to check generalisation.
 TUNING_CONVERSATIONS = ("conv-26", "conv-30", "conv-41")
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 MODES = ("fused", "bm25")
+GRAPH_MODE = "fused+graph"
 
 
 def session_time(text: str) -> datetime:
@@ -61,9 +67,27 @@ def _load_conversation(db, recall: RecallMemory, sample: dict) -> dict[str, int]
     return {"agent_id": agent_id, **ids}
 
 
-def evaluate(path: Path, embedder: Embedder, *, ks: tuple[int, ...] = (5, 10), progress=None) -> dict:
+def build_graph(db, agent_id: int, analyser) -> dict:
+    """The knowledge graph of a loaded conversation: entities, mentions and dependency facts from
+    the NLP pass only (no chat model), as after the background extraction had caught up."""
+    graph = KnowledgeGraph(db, SystemClock())
+    extractor = GraphExtractor(graph, analyser, SystemClock(), ExtractionOptions(model_facts=False))
+    extractor.enqueue(agent_id)
+    started = time.perf_counter()
+    report = extractor.run_entities(agent_id)
+    seconds = time.perf_counter() - started
+    return {"messages": report.sources, "seconds": round(seconds, 2), "entities": report.entities, "facts": report.facts}
+
+
+def evaluate(path: Path, embedder: Embedder, *, ks: tuple[int, ...] = (5, 10), progress=None, analyser=None,
+             graph_weight: float = GRAPH_WEIGHT) -> dict:
+    """With ``analyser`` (desktop.core.graph.nlp.SpacyAnalyser) each conversation also gets its
+    knowledge graph, and the "fused+graph" mode ranks with graph expansion in the same run."""
     samples = json.loads(Path(path).read_text(encoding="utf-8"))
-    recalls: dict[str, dict[tuple, list[float]]] = {mode: defaultdict(list) for mode in MODES}
+    modes = MODES + ((GRAPH_MODE,) if analyser is not None else ())
+    recalls: dict[str, dict[tuple, list[float]]] = {mode: defaultdict(list) for mode in modes}
+    latency: dict[str, list[float]] = {mode: [] for mode in modes}
+    graphs: dict[str, dict] = {}
     skipped = 0
     with tempfile.TemporaryDirectory(prefix="memdesk-locomo-") as folder:
         db = open_database(Path(folder) / "memdesk.sqlite3")
@@ -72,14 +96,21 @@ def evaluate(path: Path, embedder: Embedder, *, ks: tuple[int, ...] = (5, 10), p
             for sample in samples:
                 ids = _load_conversation(db, recall, sample)
                 agent_id = ids.pop("agent_id")
+                if analyser is not None:
+                    graphs[sample["sample_id"]] = build_graph(db, agent_id, analyser)
                 group = "tuned" if sample["sample_id"] in TUNING_CONVERSATIONS else "held_out"
                 for qa in sample["qa"]:
                     evidence = {ids[e] for e in qa.get("evidence", []) if e in ids}
                     if not evidence:
                         skipped += 1
                         continue
-                    for mode in MODES:
-                        ranked = [r.id for r in recall.rank(agent_id, qa["question"], dense=mode == "fused")]
+                    for mode in modes:
+                        started = time.perf_counter()
+                        ranking = recall.rank(
+                            agent_id, qa["question"], dense=mode != "bm25", graph_weight=graph_weight if mode == GRAPH_MODE else 0.0
+                        )
+                        latency[mode].append(time.perf_counter() - started)
+                        ranked = [r.id for r in ranking]
                         for k in ks:
                             value = len(evidence & set(ranked[:k])) / len(evidence)
                             for bucket in ("all", f"cat:{qa['category']}", group, sample["sample_id"]):
@@ -89,11 +120,14 @@ def evaluate(path: Path, embedder: Embedder, *, ks: tuple[int, ...] = (5, 10), p
         finally:
             db.close()
     report: dict = {"questions": len(recalls["fused"][("all", ks[0])]), "skipped": skipped, "tuned_on": list(TUNING_CONVERSATIONS)}
-    for mode in MODES:
+    for mode in modes:
         table: dict[str, dict[str, float]] = defaultdict(dict)
         for (bucket, k), values in recalls[mode].items():
             name = f"{CATEGORIES[int(bucket[4:])]}" if bucket.startswith("cat:") else bucket
             table[name][f"recall@{k}"] = round(sum(values) / len(values), 4)
             table[name]["n"] = len(values)
         report[mode] = dict(table)
+    report["search_ms"] = {mode: round(1000 * statistics.median(values), 2) for mode, values in latency.items() if values}
+    if analyser is not None:
+        report["graph"] = {"weight": graph_weight, **graphs}
     return report

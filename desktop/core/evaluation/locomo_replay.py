@@ -22,13 +22,12 @@ question's evidence is *in context* when every evidence turn's text appears in t
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import tempfile
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -136,21 +135,6 @@ def visible(text: str, seen: str) -> bool:
     return text in seen or json.dumps(text, ensure_ascii=False)[1:-1] in seen
 
 
-@contextlib.contextmanager
-def discarded(db: Database) -> Iterator[None]:
-    """Everything written inside is rolled back (a question must not change the next one's state)."""
-
-    class _Discard(Exception):
-        pass
-
-    try:
-        with db.transaction():
-            yield
-            raise _Discard
-    except _Discard:
-        pass
-
-
 @dataclass
 class Replay:
     store: EvalStore
@@ -197,7 +181,7 @@ def ask(session: Replay, question: str, *, live: bool) -> Asked:
     session.clock.set(session.question_time)
     reply, error = "", ""
     try:
-        with discarded(session.store.db):
+        with session.store.db.dry_run():  # the next question starts from the same state
             result = session.store.open_agent().send_user_message(question)
             reply = " ".join(result.replies)
     except MemDeskError as failure:  # the model failed on this question: it scores 0, the run goes on
@@ -289,8 +273,10 @@ def evaluate(
                     stats[variant]["evicted"] += session.evicted
                     stats[variant]["summaries"] += session.runtime.summaries
                     stats[variant]["filler_calls"] += session.runtime.fillers
-                    for qa, evidence in questions:
+                    for number, (qa, evidence) in enumerate(questions, start=1):
                         asked = ask(session, qa["question"], live=live)
+                        if live and progress:
+                            progress(f"{sample['sample_id']} ({variant}): question {number}/{len(questions)} answered")
                         seen = prompt_text(asked.prompt)
                         shown = [visible(text, seen) for text in evidence]
                         row = {"evidence_in_context": float(all(shown)), "evidence_recall": sum(shown) / len(shown)}

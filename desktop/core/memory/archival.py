@@ -6,6 +6,9 @@ vectors (``embedding_space``) and refuses to mix models.
 
 This class owns those rows: the agent's tools, document ingestion, import and the UI all write
 passages and their vectors through it. Ranking is the ranker's (desktop.core.retrieval.passages).
+Every write is recorded in the memory history in the same transaction: a passage the agent or an
+import added, edited or deleted gets its own change (which call, before and after); a document's
+chunks are one change per document (its text is the document's, not memory's to keep twice).
 """
 
 from __future__ import annotations
@@ -19,10 +22,12 @@ import numpy as np
 
 from desktop.core.clock import Clock, iso, parse_iso
 from desktop.core.embedding import Embedder
+from desktop.core.memory.history import AGENT, CREATE, DELETE, DOCUMENT, PASSAGE, UPDATE, USER, Cause, MemoryHistory
 from desktop.core.memory.space import EmbeddingSpace
 from desktop.core.retrieval.passages import PassageRanker
 from desktop.core.storage import Database
 from desktop.core.text.chunking import chunk_text
+from desktop.errors import StalePassageError
 
 #: Historic MemGPT chunk size for archival inserts.
 INSERT_CHUNK_TOKENS = 300
@@ -94,6 +99,29 @@ class NewPassage:
     char_end: int | None = None
 
 
+def label_for(text: str) -> str:
+    """A passage's name in the history: its first words."""
+    line = " ".join(text.split())
+    return line if len(line) <= 60 else line[:59] + "…"
+
+
+_STORED = "text, created_at, tags, document_id, chunk_index, page, section, char_start, char_end"
+
+
+def _stored(row) -> NewPassage:
+    return NewPassage(row[0], parse_iso(row[1]), json.loads(row[2]), *row[3:])
+
+
+def _passage_meta(passage: NewPassage) -> dict:
+    """What an undo needs to put a deleted passage back as it was."""
+    meta = {"tags": passage.tags, "created_at": iso(passage.created_at)}
+    for name in ("document_id", "chunk_index", "page", "section", "char_start", "char_end"):
+        value = getattr(passage, name)
+        if value is not None:
+            meta[name] = value
+    return meta
+
+
 _SELECT = (
     "SELECT p.id, p.agent_id, p.text, p.created_at, p.tags, p.document_id, d.title, d.path, p.page, p.section,"
     " p.char_start, p.char_end FROM passages p LEFT JOIN documents d ON d.id = p.document_id"
@@ -107,12 +135,15 @@ def _passage(row) -> Passage:
 
 
 class ArchivalMemory:
-    def __init__(self, db: Database, embedder: Embedder, clock: Clock, *, ranker: PassageRanker | None = None) -> None:
+    def __init__(
+        self, db: Database, embedder: Embedder, clock: Clock, *, ranker: PassageRanker | None = None, history: MemoryHistory | None = None
+    ) -> None:
         """``ranker`` holds the store's ranking caches; the composition root passes the store's one
-        ranker in (a fresh one otherwise)."""
+        ranker in (a fresh one otherwise), and the store's one memory history."""
         self._db = db
         self._embedder = embedder
         self._clock = clock
+        self.history = history or MemoryHistory(db, clock)
         self._space = EmbeddingSpace(db, embedder)
         self._ranker = ranker or PassageRanker(db, embedder)
 
@@ -129,19 +160,30 @@ class ArchivalMemory:
         self._space.ensure()
 
     # --- writing ---------------------------------------------------------------------------
-    def insert(self, agent_id: int, content: str, *, tags: list[str] | None = None) -> list[int]:
-        """Chunk, embed and store ``content``. Returns the new passage ids."""
+    def insert(
+        self, agent_id: int, content: str, *, tags: list[str] | None = None, source: str = AGENT, cause: Cause | None = None
+    ) -> list[int]:
+        """Chunk, embed and store ``content`` (the agent's archival_memory_insert). Returns the new passage ids."""
         chunks = chunk_text(content, max_tokens=INSERT_CHUNK_TOKENS) or []
         texts = [c.text for c in chunks]
         if not texts:
             return []
         vectors = self._embedder.embed(texts)
         now = self._clock.now()
-        return self.add(agent_id, [NewPassage(text, now, list(tags or [])) for text in texts], vectors)
+        return self.add(agent_id, [NewPassage(text, now, list(tags or [])) for text in texts], vectors, source=source, cause=cause)
 
-    def add(self, agent_id: int, passages: Sequence[NewPassage], vectors: np.ndarray | None = None) -> list[int]:
+    def add(
+        self,
+        agent_id: int,
+        passages: Sequence[NewPassage],
+        vectors: np.ndarray | None = None,
+        *,
+        source: str = USER,
+        cause: Cause | None = None,
+    ) -> list[int]:
         """Store passages as given (no chunking), with their vectors when known; without, they are
-        searchable by their words at once and embedded later (``store_vectors``). One transaction."""
+        searchable by their words at once and embedded later (``store_vectors``). One transaction.
+        ``source`` and ``cause`` say who added them and why (the memory history)."""
         if vectors is not None:
             self._space.ensure()
         ids = []
@@ -158,37 +200,102 @@ class ArchivalMemory:
                 ids.append(cursor.lastrowid)
             if vectors is not None:
                 self._space.write("passages", agent_id, ids, vectors)
+            self._record_added(agent_id, passages, ids, source, cause)
         return ids
+
+    def _record_added(self, agent_id: int, passages: Sequence[NewPassage], ids: list[int], source: str, cause: Cause | None) -> None:
+        chunks: dict[int, int] = {}
+        for passage, passage_id in zip(passages, ids):
+            if passage.document_id is not None:
+                chunks[passage.document_id] = chunks.get(passage.document_id, 0) + 1
+                continue
+            self.history.record(
+                agent_id, PASSAGE, passage_id, CREATE, source=source, after=passage.text, label=label_for(passage.text),
+                after_meta=_passage_meta(passage), cause=cause, prune=False,
+            )
+        for document_id, count in chunks.items():
+            self.history.record(
+                agent_id, DOCUMENT, document_id, CREATE, source=source, after=f"{count} passage(s) from this document",
+                label=self._document_title(document_id), after_meta={"passages": count}, cause=cause, prune=False,
+            )
+        self.history.prune(agent_id)
+
+    def _document_title(self, document_id: int) -> str:
+        return str(self._db.scalar("SELECT title FROM documents WHERE id = ?", (document_id,)) or f"document {document_id}")
 
     def store_vectors(self, agent_id: int, passage_ids: list[int], vectors: np.ndarray) -> None:
         """Attach vectors to existing passages (document ingestion embeds after storing text)."""
         self._space.write("passages", agent_id, passage_ids, vectors)
 
-    def update_text(self, passage_id: int, text: str) -> None:
+    def update_text(
+        self, passage_id: int, text: str, *, source: str = USER, cause: Cause | None = None, expected_text: str | None = None
+    ) -> None:
+        """Replace a passage's text (and vector). With ``expected_text``, refuses (StalePassageError)
+        when someone changed the passage since the caller read it."""
         row = self._db.query_one("SELECT agent_id FROM passages WHERE id = ?", (passage_id,))
         if row is None:
             return
         vector = self._embedder.embed([text])[0]
         with self._db.transaction():
+            before = self._db.scalar("SELECT text FROM passages WHERE id = ?", (passage_id,))
+            if before is None:
+                return
+            if expected_text is not None and before != expected_text:
+                raise StalePassageError("The passage was changed since you opened it", hint="reload it and try again")
             self._db.execute("UPDATE passages SET text = ? WHERE id = ?", (text, passage_id))
             self._space.write("passages", row[0], [passage_id], [vector])
+            if text != before:
+                self.history.record(
+                    row[0], PASSAGE, passage_id, UPDATE, source=source, before=before, after=text, label=label_for(text), cause=cause
+                )
 
-    def delete(self, passage_ids: list[int]) -> None:
+    def delete(self, passage_ids: list[int], *, source: str = USER, cause: Cause | None = None) -> None:
         with self._db.transaction():
+            gone = [(passage_id, self._raw(passage_id)) for passage_id in passage_ids]
             self._space.delete("passages", passage_ids)
-            for passage_id in passage_ids:
+            for passage_id, stored in gone:
                 self._db.execute("DELETE FROM passages WHERE id = ?", (passage_id,))
+                if stored is not None:
+                    agent_id, passage = stored
+                    self.history.record(
+                        agent_id, PASSAGE, passage_id, DELETE, source=source, before=passage.text, label=label_for(passage.text),
+                        before_meta=_passage_meta(passage), cause=cause,
+                    )
 
-    def delete_documents(self, document_ids: list[int]) -> None:
+    def delete_documents(self, document_ids: list[int], *, source: str = USER, cause: Cause | None = None) -> None:
         """Delete every passage cut from these documents, with its vector (the document rows are
         the caller's). vec0 tables have no foreign keys, so the vectors go first, explicitly."""
         if not document_ids:
             return
         marks = ",".join("?" * len(document_ids))
         with self._db.transaction():
+            counts = self._db.query(
+                f"SELECT document_id, agent_id, COUNT(*) FROM passages WHERE document_id IN ({marks}) GROUP BY document_id, agent_id", document_ids
+            )
             ids = [r[0] for r in self._db.query(f"SELECT id FROM passages WHERE document_id IN ({marks}) AND embedded = 1", document_ids)]
             self._space.delete("passages", ids)
             self._db.execute(f"DELETE FROM passages WHERE document_id IN ({marks})", document_ids)
+            for document_id, agent_id, count in counts:
+                self.history.record(
+                    agent_id, DOCUMENT, document_id, DELETE, source=source, before=f"{count} passage(s) from this document",
+                    label=self._document_title(document_id), before_meta={"passages": count}, cause=cause,
+                )
+
+    def _raw(self, passage_id: int) -> tuple[int, NewPassage] | None:
+        row = self._db.query_one(f"SELECT agent_id, {_STORED} FROM passages WHERE id = ?", (passage_id,))
+        if row is None:
+            return None
+        return row[0], _stored(row[1:])
+
+    def stored(self, agent_id: int, *, after_id: int = 0, limit: int = 500) -> list[tuple[int, NewPassage]]:
+        """Passages as stored (with chunk positions), oldest first, for exports: page with ``after_id``."""
+        rows = self._db.query(
+            f"SELECT id, {_STORED} FROM passages WHERE agent_id = ? AND id > ? ORDER BY id LIMIT ?", (agent_id, after_id, limit)
+        )
+        return [(row[0], _stored(row[1:])) for row in rows]
+
+    def has_document(self, document_id: int) -> bool:
+        return bool(self._db.scalar("SELECT 1 FROM documents WHERE id = ?", (document_id,)))
 
     # --- reading ---------------------------------------------------------------------------
     def count(self, agent_id: int) -> int:

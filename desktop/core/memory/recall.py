@@ -77,6 +77,8 @@ class RecallMemory:
         self._embedder = embedder
         self._space = EmbeddingSpace(db, embedder) if embedder is not None else None
         self._ranker = ranker or MessageRanker(db, embedder)
+        #: Knowledge-graph expansion of searches (0: off); the composition root sets it from settings.
+        self.graph_weight = 0.0
         # SQLite's LIKE folds ASCII only; recall search promises case-insensitive matching for
         # every script, so matching uses Python's casefold through a registered SQL function.
         db.create_function("memdesk_contains", 2, contains_casefold)
@@ -120,6 +122,16 @@ class RecallMemory:
     def all(self, agent_id: int) -> list[Message]:
         return self.since(agent_id, 0)
 
+    def last_of_kind(self, agent_id: int, kind: str, at_or_before: int) -> Message | None:
+        """The newest message of ``kind`` up to a message id (what the user said before a step)."""
+        row = self._db.query_one(
+            f"SELECT {_COLUMNS} FROM messages WHERE agent_id = ? AND kind = ? AND id <= ? ORDER BY id DESC LIMIT 1", (agent_id, kind, at_or_before)
+        )
+        return _message(row) if row else None
+
+    def last_id(self, agent_id: int) -> int | None:
+        return self._db.scalar("SELECT MAX(id) FROM messages WHERE agent_id = ?", (agent_id,))
+
     def count(self, agent_id: int) -> int:
         return int(self._db.scalar("SELECT COUNT(*) FROM messages WHERE agent_id = ?", (agent_id,)))
 
@@ -149,12 +161,14 @@ class RecallMemory:
         messages = {m.id: m for m in self.get_many([hit.id for hit in window])}
         return [RankedMessage(messages[hit.id], hit.score, hit.exact) for hit in window if hit.id in messages]
 
-    def rank(self, agent_id: int, query: str, *, dense: bool = True) -> list[MessageRank]:
+    def rank(self, agent_id: int, query: str, *, dense: bool = True, graph_weight: float | None = None) -> list[MessageRank]:
         """Every result of the query (ids, scores, exact or not), best first.
-        Messages still without vectors are embedded first, so the ranker sees them all."""
+        Messages still without vectors are embedded first, so the ranker sees them all.
+        ``graph_weight`` (default: ``self.graph_weight``) expands the query through the knowledge graph."""
         if dense and self._embedder is not None:
             self.index_pending(agent_id)
-        return self._ranker.rank(agent_id, query, dense=dense)
+        weight = self.graph_weight if graph_weight is None else graph_weight
+        return self._ranker.rank(agent_id, query, dense=dense, graph_weight=weight)
 
     # --- vectors ---------------------------------------------------------------------------
     def index_pending(self, agent_id: int) -> int:

@@ -18,12 +18,15 @@ import numpy as np
 from desktop.core.clock import parse_iso
 from desktop.core.embedding import Embedder
 from desktop.core.retrieval import fusion
+from desktop.core.retrieval.graph_expansion import expansion_scores
 from desktop.core.retrieval.query import contains_casefold, fts_query, mentioned_names
 from desktop.core.retrieval.vector_index import VectorIndex
 from desktop.core.storage import Database
 
 DENSE_WEIGHT = 0.8
 NEIGHBOUR_ALPHA = 0.4
+#: Weight of knowledge-graph expansion when it is on (see graph_expansion and the LoCoMo eval).
+GRAPH_WEIGHT = 0.5
 SPEAKER_BOOST = 0.05
 #: Turns further apart than this are not one conversation, so they do not lend each other score.
 SESSION_GAP_SECONDS = 6 * 3600
@@ -79,16 +82,19 @@ class MessageRanker:
             self._timelines[agent_id] = timeline
         return timeline
 
-    def rank(self, agent_id: int, query: str, *, dense: bool = True) -> list[MessageRank]:
+    def rank(self, agent_id: int, query: str, *, dense: bool = True, graph_weight: float = 0.0) -> list[MessageRank]:
         """Every result of the query, best first; computed once per query and store state. The
-        dense leg uses the vectors present: recall memory embeds pending messages first."""
+        dense leg uses the vectors present: recall memory embeds pending messages first.
+        ``graph_weight`` > 0 adds knowledge-graph expansion (desktop.core.retrieval.graph_expansion)."""
         query = query.strip()
         if not query:
             return []
         db = self._db
         dense = dense and self._embedder is not None
         timeline = self._timeline(agent_id)
-        key = (agent_id, query, dense, timeline.token, self._vectors.generation("messages", agent_id))
+        key = (agent_id, query, dense, timeline.token, self._vectors.generation("messages", agent_id), graph_weight)
+        if graph_weight > 0:  # the graph grows in the background and users edit it from another connection
+            key += (db.scalar("SELECT MAX(id) FROM graph_mentions WHERE agent_id = ?", (agent_id,)), db.scalar("PRAGMA data_version"))
         with self._lock:
             if key in self._rankings:
                 self._rankings.move_to_end(key)
@@ -113,6 +119,10 @@ class MessageRanker:
                     cosine[timeline.position[message_id]] = value
             scores = fusion.weighted_sum(scores, fusion.centre_cosine(cosine), DENSE_WEIGHT)
             scores = fusion.neighbour_boost(scores, timeline.same_session, NEIGHBOUR_ALPHA)
+        if graph_weight > 0 and n:
+            expansion = expansion_scores(db, agent_id, query, timeline.position, n)
+            if expansion is not None:
+                scores = scores + graph_weight * expansion
         names = mentioned_names(query, sorted({a for a in timeline.authors if a}))
         if len(names) == 1:
             scores = scores + SPEAKER_BOOST * (timeline.authors == next(iter(names)))

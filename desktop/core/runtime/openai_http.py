@@ -60,8 +60,9 @@ class OpenAISettings:
     context_window: int = 8192
     timeout: float = 300.0
     # "json_schema": OpenAI's response_format. "json_object": {"type": "json_object", "schema": ...},
-    # what llama-cpp-python's server understands.
-    schema_style: Literal["json_schema", "json_object"] = "json_schema"
+    # what llama-cpp-python's server understands. "none": the server ignores or refuses schemas
+    # (found out by models/servers.py), so none is sent and every call is only checked afterwards.
+    schema_style: Literal["json_schema", "json_object", "none"] = "json_schema"
 
 
 def call_schema(tools: Sequence[ToolSpec], heartbeat_tools: frozenset[str]) -> dict[str, Any]:
@@ -134,10 +135,13 @@ class OpenAIHttpRuntime:
     def generate_call(self, request: CallRequest, *, on_event: StreamCallback | None = None, cancel: CancelToken | None = None) -> ModelTurn:
         messages, tools, heartbeat_tools = request.messages, request.tools, request.heartbeat_tools
         schema = call_schema(tools, heartbeat_tools)
+        response_format: dict[str, Any] | None
         if self.settings.schema_style == "json_schema":
             response_format = {"type": "json_schema", "json_schema": {"name": "function_call", "schema": schema, "strict": True}}
-        else:
+        elif self.settings.schema_style == "json_object":
             response_format = {"type": "json_object", "schema": schema}
+        else:
+            response_format = None
         parser = CallStreamParser()
         pieces: list[str] = []
         generated = 0
@@ -193,6 +197,8 @@ class OpenAIHttpRuntime:
         except (urllib.error.URLError, OSError) as error:
             raise ModelError(f"Cannot reach the model server at {url}: {error}", hint="Is the server running?") from error
         with response:
+            if "html" in (response.headers.get("Content-Type") or "").lower():
+                raise ModelError(f"The model server at {url} answered with a web page (HTML), not the OpenAI-compatible API")
             try:
                 for raw in response:
                     if cancel is not None and cancel.cancelled:
@@ -221,6 +227,11 @@ def _delta_text(data: str, url: str) -> str:
     return (choices[0].get("delta") or {}).get("content") or ""
 
 
-def OpenAIRuntime(*, base_url: str, model: str = "", context_window: int = 8192, api_key: str | None = None) -> OpenAIHttpRuntime:  # noqa: N802
+def OpenAIRuntime(  # noqa: N802
+    *, base_url: str, model: str = "", context_window: int = 8192, api_key: str | None = None, schema_style: str = "json_schema"
+) -> OpenAIHttpRuntime:
     """The keyword form ``desktop.app.make_runtime`` uses."""
-    return OpenAIHttpRuntime(OpenAISettings(base_url, model=model or "default", api_key=api_key, context_window=context_window))
+    if schema_style not in ("json_schema", "json_object", "none"):
+        raise ModelError(f"Unknown JSON schema style {schema_style!r}; use json_schema, json_object or none")
+    settings = OpenAISettings(base_url, model=model or "default", api_key=api_key, context_window=context_window, schema_style=schema_style)  # type: ignore[arg-type]
+    return OpenAIHttpRuntime(settings)

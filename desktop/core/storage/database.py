@@ -43,6 +43,10 @@ def translate_error(error: Exception, path: Path | str) -> Exception:
     return error
 
 
+class _DryRunDone(Exception):
+    """Ends a dry run's transaction (rolled back like any failure, then swallowed)."""
+
+
 class Database:
     """One connection to the store. Thread-safe through a re-entrant lock; long work should
     open its own ``Database`` on the same file (WAL lets readers and one writer coexist)."""
@@ -124,6 +128,17 @@ class Database:
             else:
                 self._depth -= 1
                 self.execute("COMMIT" if name is None else f"RELEASE {name}")
+
+    @contextlib.contextmanager
+    def dry_run(self) -> Iterator["Database"]:
+        """A transaction that is always rolled back: check that writes would succeed, or look at
+        a state that must not last (errors inside still propagate)."""
+        try:
+            with self.transaction():
+                yield self
+                raise _DryRunDone
+        except _DryRunDone:
+            pass
 
     @property
     def in_transaction(self) -> bool:

@@ -6,6 +6,7 @@ from datetime import date, timedelta
 
 from desktop.core.runtime.base import ChatMessage, TextRequest
 from desktop.core.tools.context import ToolContext
+from desktop.core.tools.graph_tools import graph_tools
 from desktop.core.tools.registry import Tool, ToolRegistry, make_tool
 from desktop.errors import ToolError
 
@@ -58,7 +59,7 @@ def core_memory_append(ctx: ToolContext, label: str, content: str) -> str:
         label: The block to edit (for example persona or human).
         content: Content to write to the block. All unicode (including emojis) are supported.
     """
-    block = ctx.core.append(ctx.agent_id, label, content)
+    block = ctx.core.append(ctx.agent_id, label, content, cause=ctx.cause, source=ctx.source)
     ctx.changed_blocks.add(block.label)
     return f"Appended to the {label} block ({block.chars}/{block.limit} characters)."
 
@@ -71,7 +72,7 @@ def core_memory_replace(ctx: ToolContext, label: str, old_content: str, new_cont
         old_content: Text to replace. Must match exactly.
         new_content: Text to write in its place. All unicode (including emojis) are supported.
     """
-    block = ctx.core.replace(ctx.agent_id, label, old_content, new_content)
+    block = ctx.core.replace(ctx.agent_id, label, old_content, new_content, cause=ctx.cause, source=ctx.source)
     ctx.changed_blocks.add(block.label)
     return f"Updated the {label} block ({block.chars}/{block.limit} characters)."
 
@@ -146,7 +147,7 @@ def archival_memory_insert(ctx: ToolContext, content: str) -> str:
     """
     if not content.strip():
         raise ToolError("content must not be empty")
-    ids = ctx.archival.insert(ctx.agent_id, content)
+    ids = ctx.archival.insert(ctx.agent_id, content, cause=ctx.cause, source=ctx.source)
     return f"Saved to archival memory ({len(ids)} passage{'s' if len(ids) != 1 else ''})."
 
 
@@ -231,7 +232,8 @@ ALIASES = {"recall_memory_search": "conversation_search", "recall_memory_search_
 
 
 def builtin_tools() -> list[Tool]:
-    return [make_tool(function, requires_consent=function.__name__ in CONSENT_REQUIRED) for function in BUILTIN_FUNCTIONS]
+    seed = [make_tool(function, requires_consent=function.__name__ in CONSENT_REQUIRED) for function in BUILTIN_FUNCTIONS]
+    return seed + graph_tools()
 
 
 def default_registry(extra: list[Tool] | None = None) -> ToolRegistry:

@@ -6,9 +6,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 from desktop.core.clock import Clock
+from desktop.core.memory.history import AGENT, Cause
 
 if TYPE_CHECKING:
     from desktop.core.agent.agents import AgentStore
+    from desktop.core.graph.store import KnowledgeGraph
     from desktop.core.memory.archival import ArchivalMemory
     from desktop.core.memory.core_memory import CoreMemory
     from desktop.core.memory.recall import RecallMemory
@@ -51,3 +53,10 @@ class ToolContext:
     changed_blocks: set[str] = field(default_factory=set)
     #: The latest search hits, for the archival panel.
     last_hits: list = field(default_factory=list)
+    #: The agent's knowledge graph (None in stores without one, such as some unit tests).
+    graph: "KnowledgeGraph | None" = None
+    #: Why memory changes during this call (the message answered; the call, once saved): the
+    #: memory history records it with every change a tool makes.
+    cause: Cause = field(default_factory=Cause)
+    #: Who the history says made those changes: the agent, or consolidation running its functions.
+    source: str = AGENT

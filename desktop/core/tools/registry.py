@@ -173,16 +173,25 @@ class ToolRegistry:
     def heartbeat_tools(self) -> frozenset[str]:
         return frozenset(name for name, tool in self._tools.items() if tool.takes_heartbeat)
 
-    def describe_for_prompt(self) -> str:
-        """The tools section of the system prompt, in a compact signature style.
+    def describe_for_prompt(self, style: str = "signatures") -> str:
+        """The tools section of the system prompt.
 
-        JSON schemas cost about twice the tokens for the same information, and every token of
-        this section is evaluated on a cold start; the grammar enforces the exact JSON shape
-        anyway. ``request_heartbeat`` is explained once instead of once per function."""
+        "signatures" (the default) is compact: JSON schemas cost about twice the tokens for the
+        same information, and every token of this section is evaluated on a cold start; the
+        grammar enforces the exact JSON shape anyway. "json" gives one JSON schema per line, the
+        form models trained on Hermes/Qwen-style tool lists have seen; a model's catalog entry
+        picks it. ``request_heartbeat`` is explained once instead of once per function."""
         lines = [
             "Every function except send_message and pause_heartbeats also takes request_heartbeat "
             "(boolean, required): " + HEARTBEAT_DESCRIPTION,
         ]
+        if style == "json":
+            for spec in self.specs():
+                properties = {k: v for k, v in spec.parameters.get("properties", {}).items() if k != HEARTBEAT_PARAM}
+                required = [name for name in spec.parameters.get("required", []) if name != HEARTBEAT_PARAM]
+                parameters = {"type": "object", "properties": properties, "required": required}
+                lines.append(json.dumps({"name": spec.name, "description": spec.description, "parameters": parameters}, ensure_ascii=False))
+            return "\n".join(lines)
         for spec in self.specs():
             properties = {k: v for k, v in spec.parameters.get("properties", {}).items() if k != HEARTBEAT_PARAM}
             required = set(spec.parameters.get("required", []))

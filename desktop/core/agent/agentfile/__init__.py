@@ -1,0 +1,14 @@
+"""Letta agent files (.af) in and out: ``export_agent_file``, ``read_agent_file`` and
+``import_agent_file`` (see the modules for the mapping; ``summary`` for what an import reports)."""
+
+from desktop.core.agent.agentfile.exporting import export_agent_file, local_llm_config
+from desktop.core.agent.agentfile.files import FORMATS, export_document, export_path, import_path
+from desktop.core.agent.agentfile.importing import import_agent_file, plan_import
+from desktop.core.agent.agentfile.model import EXTENSION_KEY, GraphTransfer
+from desktop.core.agent.agentfile.reading import MAX_FILE_BYTES, detect_format, parse_agent_file, read_agent_file
+from desktop.core.agent.agentfile.summary import ImportedAgent, ImportSummary
+
+__all__ = [
+    "EXTENSION_KEY", "FORMATS", "MAX_FILE_BYTES", "GraphTransfer", "export_document", "export_path", "import_path", "ImportSummary", "ImportedAgent", "detect_format", "export_agent_file",
+    "import_agent_file", "local_llm_config", "parse_agent_file", "plan_import", "read_agent_file",
+]

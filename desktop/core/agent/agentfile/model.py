@@ -1,0 +1,40 @@
+"""What the agent-file code needs from the app (the core must not import the composition root),
+and the name and version of MemDesk's extension inside a Letta agent file."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from desktop.core.agent.agents import AgentStore
+    from desktop.core.agent.loop import MemoryServices
+    from desktop.core.clock import Clock
+    from desktop.core.storage import Database
+
+#: Letta's AgentFileSchema ignores unknown top-level keys; MemDesk's own data lives under this one.
+EXTENSION_KEY = "memdesk"
+EXTENSION_FORMAT = "memdesk-agent-file-extension"
+EXTENSION_VERSION = 1
+
+
+class AgentFileServices(Protocol):
+    @property
+    def agents(self) -> "AgentStore": ...
+
+    memory: "MemoryServices"
+    clock: "Clock"
+    db: "Database"
+
+
+class GraphTransfer(Protocol):
+    """The knowledge graph's part of an agent file (agentfile.graph wraps the graph package's).
+
+    ``export_graph`` returns JSON-ready data for one agent, naming messages by the file's ids
+    (``message_refs`` maps store ids to them) and passages by their position in the file
+    (``passage_refs``); ``import_graph`` stores it for a new agent inside the import's transaction
+    (``message_ids`` maps the file's ids back, ``passage_ids`` lists the new passages in file
+    order) and returns a short description of what it imported."""
+
+    def export_graph(self, db: "Database", agent_id: int, message_refs: dict[int, str], passage_refs: dict[int, int]) -> Any: ...
+
+    def import_graph(self, db: "Database", agent_id: int, data: Any, message_ids: dict[str, int], passage_ids: list[int]) -> str: ...

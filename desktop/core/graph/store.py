@@ -1,0 +1,599 @@
+"""The knowledge graph of one store: entities (with aliases), their mentions and dated facts.
+
+Every name the extractor meets gets its own entity row; a row that names the same thing as
+another points at it through ``merged_into`` (always the root: merges are kept flat). The root is
+the entity people see, the other rows are its aliases, and since mentions and facts keep the row
+they were written against, a merge is undone by clearing one column.
+
+Facts are never deleted by newer facts: a single-valued relation ("lives in") given a new object
+closes the old fact (``valid_to``), so "where did Ann live before?" stays answerable.
+
+User edits (rename, merge, split, delete, fact edits) are flags and column updates, each returned
+as an ``Edit`` that ``undo`` reverts exactly.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+
+from desktop.core.clock import Clock, iso, parse_iso
+from desktop.core.graph import names
+from desktop.core.graph.relations import clean_relation, relation_key, single_valued
+from desktop.core.storage import Database
+from desktop.errors import ToolError
+
+AUTHORS = ("extractor", "agent", "user")
+#: Kinds whose names are proper names: only these merge by lexical or vector similarity
+#: ("Ann" and "Ann Smith" are one person; "coffee" and "coffee shop" are not one thing).
+NAMED_KINDS = frozenset({"person", "place", "org", "group", "event", "work", "product", "language", "thing"})
+SELF_KIND = "self"
+#: Cosine similarity of two names' embeddings above which they are taken as one entity.
+VECTOR_MERGE = 0.9
+#: Recency half-life of the "top entities" ranking.
+RECENCY_HALF_LIFE_DAYS = 14.0
+
+_CANON = "COALESCE(e.merged_into, e.id)"
+
+
+@dataclass(frozen=True)
+class Entity:
+    id: int
+    agent_id: int
+    name: str
+    kind: str
+    aliases: tuple[str, ...] = ()
+    mentions: int = 0
+    last_seen: datetime | None = None
+    author: str = "extractor"
+    deleted: bool = False
+    merged_into: int | None = None
+
+
+@dataclass(frozen=True)
+class Fact:
+    id: int
+    agent_id: int
+    subject_id: int  # canonical (root) ids
+    subject: str
+    relation: str
+    object_id: int
+    object: str
+    message_id: int | None
+    passage_id: int | None
+    valid_from: datetime
+    valid_to: datetime | None
+    author: str
+
+    @property
+    def current(self) -> bool:
+        return self.valid_to is None
+
+    def source(self) -> tuple[str, int] | None:
+        if self.message_id is not None:
+            return ("message", self.message_id)
+        if self.passage_id is not None:
+            return ("passage", self.passage_id)
+        return None
+
+
+@dataclass
+class Edit:
+    """What one user edit changed: rows' previous values and rows it inserted, for ``undo``."""
+
+    label: str
+    before: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    inserted: list[tuple[str, int]] = field(default_factory=list)
+
+
+class KnowledgeGraph:
+    """The graph over one database connection. ``embedder`` (optional) lets new names merge
+    with known ones by meaning; without it only lexical aliases merge."""
+
+    def __init__(self, db: Database, clock: Clock, embedder=None) -> None:
+        self._db = db
+        self._clock = clock
+        self._embedder = embedder
+        self._name_vectors: dict[int, tuple[list[int], np.ndarray | None]] = {}
+        # Writes through this object; other connections' commits show in PRAGMA data_version.
+        self._generation = 0
+        self._top_cache: dict[int, tuple[tuple, list[tuple[Entity, float]]]] = {}
+
+    @property
+    def db(self) -> Database:
+        return self._db
+
+    @property
+    def clock(self) -> Clock:
+        return self._clock
+
+    # --- entities --------------------------------------------------------------------------
+    def root(self, entity_id: int) -> int:
+        row = self._db.query_one("SELECT COALESCE(merged_into, id) FROM graph_entities WHERE id = ?", (entity_id,))
+        if row is None:
+            raise ToolError(f"No entity with id {entity_id}")
+        return int(row[0])
+
+    def entity(self, entity_id: int) -> Entity:
+        root = self.root(entity_id)
+        found = self._entities("e.id = ?", (root,))
+        return found[0]
+
+    def find(self, agent_id: int, name: str, *, include_deleted: bool = False) -> Entity | None:
+        """The entity ``name`` denotes (its own name or an alias), or None."""
+        key = names.name_key(name)
+        if not key:
+            return None
+        row = self._db.query_one(
+            f"SELECT {_CANON} FROM graph_entities e WHERE e.agent_id = ? AND e.key = ?", (agent_id, key)
+        )
+        if row is None:
+            return None
+        entity = self.entity(int(row[0]))
+        return entity if include_deleted or not entity.deleted else None
+
+    def entities(self, agent_id: int, *, text: str = "", limit: int | None = None) -> list[Entity]:
+        """Root entities, most mentioned first; ``text`` filters by name or alias (substring)."""
+        where, params = "e.agent_id = ? AND e.merged_into IS NULL AND e.deleted = 0", [agent_id]
+        if text.strip():
+            key = names.name_key(text) or text.casefold().strip()
+            where += " AND e.id IN (SELECT COALESCE(a.merged_into, a.id) FROM graph_entities a WHERE a.agent_id = ? AND instr(a.key, ?) > 0)"
+            params += [agent_id, key]
+        return self._entities(where, params, limit=limit)
+
+    def _entities(self, where: str, params: Sequence[Any], *, limit: int | None = None) -> list[Entity]:
+        rows = self._db.query(
+            f"""
+            SELECT e.id, e.agent_id, e.name, e.kind, e.author, e.deleted, e.merged_into,
+                   (SELECT COUNT(*) FROM graph_mentions m JOIN graph_entities a ON a.id = m.entity_id
+                     WHERE a.id = e.id OR a.merged_into = e.id) AS mentions,
+                   (SELECT MAX(m.at) FROM graph_mentions m JOIN graph_entities a ON a.id = m.entity_id
+                     WHERE a.id = e.id OR a.merged_into = e.id) AS last_seen,
+                   (SELECT group_concat(a.name, char(31)) FROM graph_entities a WHERE a.merged_into = e.id) AS aliases
+            FROM graph_entities e WHERE {where}
+            ORDER BY mentions DESC, last_seen DESC, e.id
+            {'' if limit is None else 'LIMIT ' + str(int(limit))}
+            """,
+            tuple(params),
+        )
+        return [
+            Entity(
+                r[0], r[1], r[2], r[3], tuple(sorted(set(r[9].split("\x1f")))) if r[9] else (), int(r[7]),
+                parse_iso(r[8]) if r[8] else None, r[4], bool(r[5]), r[6],
+            )
+            for r in rows
+        ]
+
+    def count(self, agent_id: int) -> tuple[int, int]:
+        """(entities, current facts) people can see."""
+        entities = self._db.scalar(
+            "SELECT COUNT(*) FROM graph_entities WHERE agent_id = ? AND merged_into IS NULL AND deleted = 0", (agent_id,)
+        )
+        return int(entities), len(self._fact_rows("f.agent_id = ? AND f.valid_to IS NULL", (agent_id,)))
+
+    def resolve(self, agent_id: int, name: str, kind: str = "thing", *, author: str = "extractor", at: datetime | None = None) -> int | None:
+        """The row id for ``name``: its own row when the key is known; otherwise a new row, made
+        an alias of an entity it evidently names ("Ann" of "Ann Smith", by words or meaning).
+        None when ``name`` is no plausible entity name."""
+        if not names.valid_name(name):
+            return None
+        key = names.name_key(name)
+        row = self._db.query_one("SELECT id FROM graph_entities WHERE agent_id = ? AND key = ?", (agent_id, key))
+        if row is not None:
+            return int(row[0])
+        target = self._alias_target(agent_id, name, kind) if kind in NAMED_KINDS else None
+        self._generation += 1
+        cursor = self._db.execute(
+            "INSERT INTO graph_entities(agent_id, name, key, kind, merged_into, author, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (agent_id, names.display_name(name), key, kind, target, author, iso(at or self._clock.now())),
+        )
+        if target is None and kind in NAMED_KINDS:
+            self._remember_vector(agent_id, cursor.lastrowid, name)
+        return int(cursor.lastrowid)
+
+    def _alias_target(self, agent_id: int, name: str, kind: str) -> int | None:
+        placeholders = ",".join("?" * len(NAMED_KINDS))
+        kinds = tuple(sorted(NAMED_KINDS))
+        words = names.name_key(name).split()
+        candidates: set[int] = set()
+        # Lexical: the new name's words within a known name, or a known name's words within it.
+        for word in words:
+            for row in self._db.query(
+                f"SELECT COALESCE(merged_into, id), name FROM graph_entities WHERE agent_id = ? AND deleted = 0"
+                f" AND kind IN ({placeholders}) AND (key = ? OR key LIKE ? OR key LIKE ? OR key LIKE ?)",
+                (agent_id, *kinds, word, f"{word} %", f"% {word}", f"% {word} %"),
+            ):
+                if names.lexical_alias(name, row[1]) or names.lexical_alias(row[1], name):
+                    candidates.add(int(row[0]))
+        if len(candidates) == 1:
+            return candidates.pop()
+        if candidates or self._embedder is None:
+            return None  # ambiguous ("Ann" with "Ann Smith" and "Ann Lee"): keep apart
+        return self._vector_target(agent_id, name)
+
+    def _vectors(self, agent_id: int) -> tuple[list[int], np.ndarray | None]:
+        if agent_id not in self._name_vectors:
+            rows = self._db.query(
+                f"SELECT id, name FROM graph_entities WHERE agent_id = ? AND merged_into IS NULL AND deleted = 0"
+                f" AND kind IN ({','.join('?' * len(NAMED_KINDS))})",
+                (agent_id, *sorted(NAMED_KINDS)),
+            )
+            ids = [int(r[0]) for r in rows]
+            matrix = _normalised(self._embedder.embed([r[1] for r in rows])) if rows else None
+            self._name_vectors[agent_id] = (ids, matrix)
+        return self._name_vectors[agent_id]
+
+    def _vector_target(self, agent_id: int, name: str) -> int | None:
+        ids, matrix = self._vectors(agent_id)
+        if matrix is None or not ids:
+            return None
+        vector = _normalised(self._embedder.embed([name]))[0]
+        scores = matrix @ vector
+        best = int(np.argmax(scores))
+        return ids[best] if scores[best] >= VECTOR_MERGE else None
+
+    def _remember_vector(self, agent_id: int, entity_id: int, name: str) -> None:
+        if self._embedder is None or agent_id not in self._name_vectors:
+            return
+        ids, matrix = self._name_vectors[agent_id]
+        vector = _normalised(self._embedder.embed([name]))
+        self._name_vectors[agent_id] = (ids + [entity_id], vector if matrix is None else np.vstack([matrix, vector]))
+
+    def _forget_vectors(self, agent_id: int) -> None:
+        self._generation += 1
+        self._name_vectors.pop(agent_id, None)
+
+    # --- mentions --------------------------------------------------------------------------
+    def add_mention(self, agent_id: int, entity_id: int, *, at: datetime, message_id: int | None = None, passage_id: int | None = None) -> None:
+        self._generation += 1
+        self._db.execute(
+            "INSERT INTO graph_mentions(agent_id, entity_id, message_id, passage_id, at) VALUES (?, ?, ?, ?, ?)",
+            (agent_id, entity_id, message_id, passage_id, iso(at)),
+        )
+
+    def mentions(self, entity_id: int, *, limit: int = 50) -> list[tuple[str, int, datetime]]:
+        """Where the entity (or an alias) was mentioned, newest first: (kind, source id, time)."""
+        root = self.root(entity_id)
+        rows = self._db.query(
+            "SELECT m.message_id, m.passage_id, m.at FROM graph_mentions m JOIN graph_entities a ON a.id = m.entity_id"
+            " WHERE a.id = ? OR a.merged_into = ? ORDER BY m.at DESC, m.id DESC LIMIT ?",
+            (root, root, limit),
+        )
+        return [("message", r[0], parse_iso(r[2])) if r[0] is not None else ("passage", r[1], parse_iso(r[2])) for r in rows]
+
+    def clear_source(self, *, message_id: int | None = None, passage_id: int | None = None) -> None:
+        """Forget what the extractor took from one source, so extracting it again adds nothing twice."""
+        column, value = ("message_id", message_id) if message_id is not None else ("passage_id", passage_id)
+        self._generation += 1
+        self._db.execute(f"DELETE FROM graph_mentions WHERE {column} = ?", (value,))
+        self._db.execute(f"DELETE FROM graph_facts WHERE {column} = ? AND author = 'extractor'", (value,))
+
+    # --- facts -----------------------------------------------------------------------------
+    def add_fact(
+        self,
+        agent_id: int,
+        subject_id: int,
+        relation: str,
+        object_id: int,
+        *,
+        author: str,
+        valid_from: datetime | None = None,
+        message_id: int | None = None,
+        passage_id: int | None = None,
+    ) -> int | None:
+        """Record a fact; returns its id, or the id of the identical current fact, or None when it
+        is empty or links an entity to itself. A single-valued relation closes the subject's
+        older fact with another object (or is itself closed by a newer one)."""
+        if author not in AUTHORS:
+            raise ValueError(f"unknown author {author!r}")
+        relation = clean_relation(relation)
+        key = relation_key(relation)
+        subject, obj = self.root(subject_id), self.root(object_id)
+        if not key or subject == obj:
+            return None
+        start = iso(valid_from or self._clock.now())
+        same = [f for f in self._fact_rows("f.agent_id = ? AND f.valid_to IS NULL", (agent_id,), subject=subject) if relation_key(f.relation) == key]
+        for fact in same:
+            if fact.object_id == obj:
+                return fact.id
+        valid_to = None
+        if single_valued(relation):
+            for fact in same:
+                if iso(fact.valid_from) <= start:
+                    self._db.execute("UPDATE graph_facts SET valid_to = ? WHERE id = ?", (start, fact.id))
+                else:  # the known fact is newer: this one ended when it began
+                    valid_to = min(valid_to or iso(fact.valid_from), iso(fact.valid_from))
+        cursor = self._db.execute(
+            "INSERT INTO graph_facts(agent_id, subject_id, relation, object_id, message_id, passage_id, valid_from, valid_to, author, created_at)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (agent_id, subject_id, relation, object_id, message_id, passage_id, start, valid_to, author, iso(self._clock.now())),
+        )
+        return int(cursor.lastrowid)
+
+    def fact(self, fact_id: int) -> Fact | None:
+        found = self._fact_rows("f.id = ?", (fact_id,))
+        return found[0] if found else None
+
+    def facts(self, entity_id: int, *, current_only: bool = False) -> list[Fact]:
+        """Facts with the entity (or an alias) as subject or object, newest first."""
+        root = self.root(entity_id)
+        where = "f.agent_id = (SELECT agent_id FROM graph_entities WHERE id = ?)" + (" AND f.valid_to IS NULL" if current_only else "")
+        return self._fact_rows(where, (root,), touching=root)
+
+    def all_facts(self, agent_id: int) -> list[Fact]:
+        return self._fact_rows("f.agent_id = ?", (agent_id,))
+
+    def _fact_rows(self, where: str, params: Sequence[Any], *, subject: int | None = None, touching: int | None = None) -> list[Fact]:
+        extra, extra_params = "", []
+        if subject is not None:
+            extra = " AND COALESCE(s.merged_into, s.id) = ?"
+            extra_params = [subject]
+        if touching is not None:
+            extra = " AND (COALESCE(s.merged_into, s.id) = ? OR COALESCE(o.merged_into, o.id) = ?)"
+            extra_params = [touching, touching]
+        rows = self._db.query(
+            f"""
+            SELECT f.id, f.agent_id, rs.id, rs.name, f.relation, ro.id, ro.name, f.message_id, f.passage_id,
+                   f.valid_from, f.valid_to, f.author
+            FROM graph_facts f
+            JOIN graph_entities s ON s.id = f.subject_id
+            JOIN graph_entities o ON o.id = f.object_id
+            JOIN graph_entities rs ON rs.id = COALESCE(s.merged_into, s.id)
+            JOIN graph_entities ro ON ro.id = COALESCE(o.merged_into, o.id)
+            WHERE {where} AND f.deleted = 0 AND rs.deleted = 0 AND ro.deleted = 0 {extra}
+            ORDER BY f.valid_from DESC, f.id DESC
+            """,
+            (*params, *extra_params),
+        )
+        return [
+            Fact(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], parse_iso(r[9]), parse_iso(r[10]) if r[10] else None, r[11])
+            for r in rows
+        ]
+
+    def neighbourhood(self, entity_id: int, depth: int = 2) -> tuple[list[int], list[Fact]]:
+        """Entities within ``depth`` facts of the entity (breadth first, itself first) and the
+        facts between them, newest first within each ring."""
+        start = self.root(entity_id)
+        seen = [start]
+        frontier = {start}
+        facts: dict[int, Fact] = {}
+        for _ring in range(max(0, depth)):
+            next_frontier: set[int] = set()
+            for node in sorted(frontier):
+                for fact in self.facts(node):
+                    if fact.id not in facts:
+                        facts[fact.id] = fact
+                    for other in (fact.subject_id, fact.object_id):
+                        if other not in seen:
+                            seen.append(other)
+                            next_frontier.add(other)
+            frontier = next_frontier
+            if not frontier:
+                break
+        return seen, list(facts.values())
+
+    # --- ranking ---------------------------------------------------------------------------
+    def top_entities(self, agent_id: int, limit: int = 8, *, now: datetime | None = None) -> list[tuple[Entity, float]]:
+        """Entities ranked by frequency x recency: mentions times a half-life decay of the time
+        since the last one (memary's entity store, sorted the right way round). The user's own
+        entity is left out: it is in every conversation and says nothing.
+
+        Without ``now`` the clock is read to the hour, and the result is kept until the graph
+        changes: the prompt asks for it at every step, and a stable answer keeps the KV cache."""
+        if now is None:
+            now = self._clock.now().replace(minute=0, second=0, microsecond=0)
+            token = (self._db.scalar("PRAGMA data_version"), self._generation, now, limit)
+            cached = self._top_cache.get(agent_id)
+            if cached is not None and cached[0] == token:
+                return cached[1]
+            result = self.top_entities(agent_id, limit, now=now)
+            self._top_cache[agent_id] = (token, result)
+            return result
+        rows = self._db.query(
+            f"""
+            SELECT {_CANON} AS root, COUNT(*), MAX(m.at)
+            FROM graph_mentions m JOIN graph_entities e ON e.id = m.entity_id
+            WHERE m.agent_id = ? GROUP BY root
+            """,
+            (agent_id,),
+        )
+        scored = []
+        for root, count, last in rows:
+            age_days = max(0.0, (now - parse_iso(last)).total_seconds() / 86400)
+            scored.append((count * math.pow(0.5, age_days / RECENCY_HALF_LIFE_DAYS), int(root)))
+        scored.sort(key=lambda item: (-item[0], item[1]))
+        result = []
+        for score, root in scored:
+            entity = self.entity(root)
+            if entity.deleted or entity.kind == SELF_KIND:
+                continue
+            result.append((entity, score))
+            if len(result) >= limit:
+                break
+        return result
+
+    # --- user edits (each undoable) ------------------------------------------------------------
+    def _snapshot(self, table: str, where: str, params: Sequence[Any]) -> list[tuple[str, dict[str, Any]]]:
+        cursor = self._db.execute(f"SELECT * FROM {table} WHERE {where}", tuple(params))
+        columns = [d[0] for d in cursor.description]
+        return [(table, dict(zip(columns, row))) for row in cursor.fetchall()]
+
+    def rename(self, entity_id: int, name: str, kind: str | None = None) -> Edit:
+        """Give the entity a new canonical name (and kind). A name another entity already has is
+        refused: merge them instead."""
+        root = self.root(entity_id)
+        if not names.valid_name(name):
+            raise ToolError(f"{name!r} is not a usable entity name")
+        key = names.name_key(name)
+        other = self._db.query_one("SELECT id, COALESCE(merged_into, id) FROM graph_entities WHERE agent_id = (SELECT agent_id FROM graph_entities WHERE id = ?) AND key = ?", (root, key))
+        if other is not None and int(other[1]) != root:
+            raise ToolError(f"Another entity is already called {names.display_name(name)!r}: merge the two instead")
+        edit = Edit(f"rename to {names.display_name(name)}", self._snapshot("graph_entities", "id = ?", (root,)))
+        with self._db.transaction():
+            if other is not None and int(other[0]) != root:
+                # The new name is one of this entity's aliases: the alias row gives its key up.
+                edit.before += self._snapshot("graph_entities", "id = ?", (int(other[0]),))
+                self._db.execute("UPDATE graph_entities SET key = key || ' #' || id WHERE id = ?", (int(other[0]),))
+            self._db.execute(
+                "UPDATE graph_entities SET name = ?, key = ?, kind = COALESCE(?, kind), author = 'user' WHERE id = ?",
+                (names.display_name(name), key, kind, root),
+            )
+        self._forget_vectors(self._agent_of(root))
+        return edit
+
+    def merge(self, entity_id: int, into_id: int) -> Edit:
+        """Make ``entity_id`` (and its aliases) aliases of ``into_id``."""
+        source, target = self.root(entity_id), self.root(into_id)
+        if source == target:
+            raise ToolError("An entity cannot be merged into itself")
+        edit = Edit(f"merge {self.entity(source).name} into {self.entity(target).name}",
+                    self._snapshot("graph_entities", "id = ? OR merged_into = ?", (source, source)))
+        with self._db.transaction():
+            self._db.execute("UPDATE graph_entities SET merged_into = ? WHERE id = ? OR merged_into = ?", (target, source, source))
+            edit.before += self._reconcile(target)
+        self._forget_vectors(self._agent_of(target))
+        return edit
+
+    def _reconcile(self, root: int) -> list[tuple[str, dict[str, Any]]]:
+        """After a merge, the newest of the entity's current facts for a single-valued relation
+        closes the others ("Ann lives in London" and "Annie moved to Paris" are now one person).
+        Returns the facts' previous rows, for undo."""
+        current = [f for f in self.facts(root, current_only=True) if f.subject_id == root and single_valued(f.relation)]
+        by_relation: dict[str, list[Fact]] = {}
+        for fact in current:
+            by_relation.setdefault(relation_key(fact.relation), []).append(fact)
+        before: list[tuple[str, dict[str, Any]]] = []
+        for facts in by_relation.values():
+            facts.sort(key=lambda f: (f.valid_from, f.id))
+            for older, newer in zip(facts, facts[1:]):
+                if older.object_id != newer.object_id:
+                    before += self._snapshot("graph_facts", "id = ?", (older.id,))
+                    self._db.execute("UPDATE graph_facts SET valid_to = ? WHERE id = ?", (iso(newer.valid_from), older.id))
+        return before
+
+    def split(self, alias_id: int) -> Edit:
+        """Undo a merge for one alias: it becomes an entity of its own again, taking back the
+        mentions and facts that were written against it."""
+        row = self._db.query_one("SELECT merged_into, name FROM graph_entities WHERE id = ?", (alias_id,))
+        if row is None or row[0] is None:
+            raise ToolError("Only an alias can be split off")
+        edit = Edit(f"split {row[1]} off", self._snapshot("graph_entities", "id = ?", (alias_id,)))
+        with self._db.transaction():
+            self._db.execute("UPDATE graph_entities SET merged_into = NULL, deleted = 0 WHERE id = ?", (alias_id,))
+        self._forget_vectors(self._agent_of(alias_id))
+        return edit
+
+    def alias_rows(self, entity_id: int) -> list[tuple[int, str]]:
+        root = self.root(entity_id)
+        return [(int(r[0]), r[1]) for r in self._db.query("SELECT id, name FROM graph_entities WHERE merged_into = ? ORDER BY name", (root,))]
+
+    def delete_entity(self, entity_id: int) -> Edit:
+        """Hide the entity and its facts. The row stays, so the extractor does not bring the name
+        back and ``undo`` restores everything."""
+        root = self.root(entity_id)
+        edit = Edit(f"delete {self.entity(root).name}", self._snapshot("graph_entities", "id = ?", (root,)))
+        with self._db.transaction():
+            self._db.execute("UPDATE graph_entities SET deleted = 1 WHERE id = ?", (root,))
+        self._forget_vectors(self._agent_of(root))
+        return edit
+
+    def insert_fact(self, agent_id: int, subject: str, relation: str, obj: str, *, author: str, message_id: int | None = None,
+                    valid_from: datetime | None = None) -> tuple[Fact, Edit]:
+        """A fact from the agent or the user, by names (unknown names become entities)."""
+        if not clean_relation(relation):
+            raise ToolError("relation must not be empty")
+        with self._db.transaction():
+            first_entity = int(self._db.scalar("SELECT COALESCE(MAX(id), 0) FROM graph_entities"))
+            subject_id = self._resolve_named(agent_id, subject, author)
+            object_id = self._resolve_named(agent_id, obj, author)
+            if self.root(subject_id) == self.root(object_id):
+                raise ToolError("subject and object must be different entities")
+            before = self._snapshot("graph_facts", "agent_id = ? AND valid_to IS NULL", (agent_id,))
+            fact_id = self.add_fact(agent_id, subject_id, relation, object_id, author=author, valid_from=valid_from, message_id=message_id)
+            assert fact_id is not None
+            new_entities = [("graph_entities", int(r[0])) for r in self._db.query(
+                "SELECT id FROM graph_entities WHERE agent_id = ? AND id > ?", (agent_id, first_entity))]
+        fact = self.fact(fact_id)
+        assert fact is not None
+        edit = Edit(f"add {fact.subject} {fact.relation} {fact.object}", before, [("graph_facts", fact_id), *new_entities])
+        if any(row["id"] == fact_id for _t, row in before):
+            edit.inserted = new_entities  # it was known already: nothing of it to take back
+        return fact, edit
+
+    def _resolve_named(self, agent_id: int, name: str, author: str) -> int:
+        found = self.find(agent_id, name, include_deleted=True)
+        if found is not None:
+            if found.deleted:
+                self._db.execute("UPDATE graph_entities SET deleted = 0 WHERE id = ?", (found.id,))
+            return found.id
+        entity_id = self.resolve(agent_id, name, "thing", author=author)
+        if entity_id is None:
+            raise ToolError(f"{name!r} is not a usable entity name (2 to {names.MAX_NAME_CHARS} characters, with letters)")
+        return entity_id
+
+    def edit_fact(self, fact_id: int, *, relation: str | None = None, valid_from: datetime | None = None,
+                  valid_to: datetime | None | str = "keep") -> Edit:
+        """Correct a fact's relation or dates (``valid_to=None`` reopens it); it becomes the user's."""
+        fact = self.fact(fact_id)
+        if fact is None:
+            raise ToolError(f"No fact with id {fact_id}")
+        if relation is not None and not clean_relation(relation):
+            raise ToolError("relation must not be empty")
+        edit = Edit(f"edit {fact.subject} {fact.relation} {fact.object}", self._snapshot("graph_facts", "id = ?", (fact_id,)))
+        with self._db.transaction():
+            if relation is not None:
+                self._db.execute("UPDATE graph_facts SET relation = ? WHERE id = ?", (clean_relation(relation), fact_id))
+            if valid_from is not None:
+                self._db.execute("UPDATE graph_facts SET valid_from = ? WHERE id = ?", (iso(valid_from), fact_id))
+            if valid_to != "keep":
+                self._db.execute("UPDATE graph_facts SET valid_to = ? WHERE id = ?", (iso(valid_to) if valid_to else None, fact_id))  # type: ignore[arg-type]
+            self._db.execute("UPDATE graph_facts SET author = 'user' WHERE id = ?", (fact_id,))
+        return edit
+
+    def delete_fact(self, fact_id: int) -> Edit:
+        fact = self.fact(fact_id)
+        if fact is None:
+            raise ToolError(f"No fact with id {fact_id}")
+        edit = Edit(f"delete {fact.subject} {fact.relation} {fact.object}", self._snapshot("graph_facts", "id = ?", (fact_id,)))
+        self._db.execute("UPDATE graph_facts SET deleted = 1 WHERE id = ?", (fact_id,))
+        return edit
+
+    def undo(self, edit: Edit) -> None:
+        agents = set()
+        with self._db.transaction():
+            for table, row_id in reversed(edit.inserted):
+                if table == "graph_facts":
+                    self._db.execute("DELETE FROM graph_facts WHERE id = ?", (row_id,))
+            for table, row_id in reversed(edit.inserted):
+                if table == "graph_entities":
+                    # An entity the edit created may have been mentioned since: hide it instead.
+                    used = self._db.scalar("SELECT 1 FROM graph_mentions WHERE entity_id = ? UNION SELECT 1 FROM graph_facts WHERE subject_id = ? OR object_id = ?", (row_id, row_id, row_id))
+                    if used:
+                        self._db.execute("UPDATE graph_entities SET deleted = 1 WHERE id = ?", (row_id,))
+                    else:
+                        self._db.execute("DELETE FROM graph_entities WHERE id = ?", (row_id,))
+            for table, row in reversed(edit.before):
+                columns = [c for c in row if c != "id"]
+                self._db.execute(
+                    f"UPDATE {table} SET {', '.join(c + ' = ?' for c in columns)} WHERE id = ?",
+                    (*[row[c] for c in columns], row["id"]),
+                )
+                agents.add(row.get("agent_id"))
+        for agent in agents:
+            self._forget_vectors(agent)
+
+    def _agent_of(self, entity_id: int) -> int:
+        return int(self._db.scalar("SELECT agent_id FROM graph_entities WHERE id = ?", (entity_id,)))
+
+
+def _normalised(vectors: Iterable) -> np.ndarray:
+    matrix = np.asarray(vectors, dtype=np.float32)
+    if matrix.ndim == 1:
+        matrix = matrix[None, :]
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    return matrix / np.where(norms == 0, 1, norms)

@@ -1,0 +1,464 @@
+"""The Knowledge panel: what the knowledge graph holds, and the user's corrections to it.
+
+Entities (with mentions and when last seen) with a filter; the selected entity's facts with their
+dates, author and a source link that jumps to the message or passage; a small drawing of its
+neighbourhood; rename, merge, split an alias off, delete, add and edit facts, each undoable
+(Ctrl+Z in the panel). Reads and edits go through the GUI thread's store connection: they are
+single small statements, and WAL lets them pass the extraction thread's writes.
+
+Signals:
+    source_requested(str, int): show a fact's source ("message" or "passage", its id)
+    rebuild_requested(int): extract the agent's whole history again
+    changed(): the user changed the graph (the prompt's top entities may change)
+    failed(object): an error for the message bar
+"""
+
+from __future__ import annotations
+
+import math
+
+from PySide6.QtCore import QPointF, Qt, Signal, Slot
+from PySide6.QtGui import QBrush, QColor, QFont, QKeySequence, QPainter, QPen, QShortcut
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QGraphicsEllipseItem,
+    QGraphicsScene,
+    QGraphicsSimpleTextItem,
+    QGraphicsView,
+    QHBoxLayout,
+    QHeaderView,
+    QInputDialog,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QSplitter,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from desktop.core.graph.render import source_label
+from desktop.core.graph.store import Edit, Entity, Fact, KnowledgeGraph
+from desktop.errors import MemDeskError
+
+ENTITY_COLUMNS = ["Entity", "Kind", "Mentions", "Last seen"]
+FACT_COLUMNS = ["Subject", "Relation", "Object", "From", "To", "By", "Source"]
+MAX_DRAWN = 24
+ENTITY_LIMIT = 2000
+_KIND_COLOURS = {"person": "#e8a87c", "self": "#f6d186", "place": "#85cdca", "org": "#c3aed6", "concept": "#d5e1a3"}
+
+
+def _item(text: str, data=None) -> QTableWidgetItem:
+    item = QTableWidgetItem(text)
+    item.setFlags(item.flags() & ~Qt.ItemFlag.ItemIsEditable)
+    if data is not None:
+        item.setData(Qt.ItemDataRole.UserRole, data)
+    return item
+
+
+def _table(columns: list[str]) -> QTableWidget:
+    table = QTableWidget(0, len(columns))
+    table.setHorizontalHeaderLabels(columns)
+    table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+    table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+    table.verticalHeader().setVisible(False)
+    table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+    table.horizontalHeader().setStretchLastSection(True)
+    return table
+
+
+class GraphView(QGraphicsView):
+    """The selected entity in the middle, its neighbours around it, facts as labelled lines.
+    Clicking a neighbour selects it.
+
+    Signals: entity_clicked(int)
+    """
+
+    entity_clicked = Signal(int)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setScene(QGraphicsScene(self))
+        self.setRenderHint(QPainter.RenderHint.Antialiasing)
+        self.setMinimumHeight(160)
+        self.nodes: dict[int, QGraphicsEllipseItem] = {}
+
+    def show_neighbourhood(self, centre: Entity | None, facts: list[Fact]) -> None:
+        scene = self.scene()
+        scene.clear()
+        self.nodes = {}
+        if centre is None:
+            return
+        names = {centre.id: centre.name}
+        for fact in facts:
+            names.setdefault(fact.subject_id, fact.subject)
+            names.setdefault(fact.object_id, fact.object)
+        others = [n for n in names if n != centre.id][:MAX_DRAWN]
+        positions = {centre.id: QPointF(0, 0)}
+        radius = 70 + 6 * len(others)
+        for index, node in enumerate(others):
+            angle = 2 * math.pi * index / max(1, len(others))
+            positions[node] = QPointF(radius * math.cos(angle), radius * math.sin(angle))
+        small = QFont()
+        small.setPointSizeF(max(6.0, small.pointSizeF() * 0.8))
+        for fact in facts:
+            if fact.subject_id in positions and fact.object_id in positions:
+                a, b = positions[fact.subject_id], positions[fact.object_id]
+                pen = QPen(QColor("#999" if fact.current else "#ddd"))
+                if not fact.current:
+                    pen.setStyle(Qt.PenStyle.DashLine)
+                scene.addLine(a.x(), a.y(), b.x(), b.y(), pen)
+                label = scene.addSimpleText(fact.relation, small)
+                label.setBrush(QBrush(QColor("#666")))
+                label.setPos((a.x() + b.x()) / 2, (a.y() + b.y()) / 2)
+        for node, point in positions.items():
+            size = 26 if node == centre.id else 18
+            ellipse = scene.addEllipse(point.x() - size / 2, point.y() - size / 2, size, size, QPen(QColor("#555")),
+                                       QBrush(QColor("#f6d186" if node == centre.id else "#cfe3f3")))
+            ellipse.setData(0, node)
+            ellipse.setToolTip(names[node])
+            ellipse.setCursor(Qt.CursorShape.PointingHandCursor)
+            text = QGraphicsSimpleTextItem(names[node][:24], ellipse)
+            text.setPos(point.x() + size / 2 + 2, point.y() - 8)
+            self.nodes[node] = ellipse
+        self.fitInView(scene.itemsBoundingRect().adjusted(-20, -20, 20, 20), Qt.AspectRatioMode.KeepAspectRatio)
+
+    def mousePressEvent(self, event) -> None:  # noqa: N802 - Qt API
+        item = self.itemAt(event.position().toPoint())
+        while item is not None and item.data(0) is None:
+            item = item.parentItem()
+        if item is not None:
+            self.entity_clicked.emit(int(item.data(0)))
+        super().mousePressEvent(event)
+
+
+class KnowledgePanel(QWidget):
+    source_requested = Signal(str, int)
+    rebuild_requested = Signal(int)
+    changed = Signal()
+    failed = Signal(object)
+
+    def __init__(self, graph: KnowledgeGraph, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.graph = graph
+        self.agent_id: int | None = None
+        self.entities: list[Entity] = []
+        self.facts: list[Fact] = []
+        self.current: Entity | None = None
+        self.undo_stack: list[Edit] = []
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        top = QHBoxLayout()
+        self.filter_box = QLineEdit()
+        self.filter_box.setPlaceholderText("Filter entities…")
+        self.filter_box.setClearButtonEnabled(True)
+        self.undo_button = QPushButton("Undo")
+        self.undo_button.setToolTip("Undo the last change to the graph (Ctrl+Z)")
+        self.rebuild_button = QPushButton("Rebuild")
+        self.rebuild_button.setToolTip("Extract entities and facts from the whole history again (your own edits stay)")
+        top.addWidget(self.filter_box, 1)
+        top.addWidget(self.undo_button)
+        top.addWidget(self.rebuild_button)
+        layout.addLayout(top)
+        self.status = QLabel()
+        self.status.setStyleSheet("color: #777")
+        self.status.setWordWrap(True)
+        layout.addWidget(self.status)
+
+        splitter = QSplitter(Qt.Orientation.Vertical)
+        self.entity_table = _table(ENTITY_COLUMNS)
+        splitter.addWidget(self.entity_table)
+        detail = QWidget()
+        detail_layout = QVBoxLayout(detail)
+        detail_layout.setContentsMargins(0, 0, 0, 0)
+        self.title = QLabel("Select an entity to see what is known about it.")
+        self.title.setWordWrap(True)
+        detail_layout.addWidget(self.title)
+        entity_row = QHBoxLayout()
+        self.rename_button = QPushButton("Rename…")
+        self.merge_button = QPushButton("Merge into…")
+        self.split_button = QPushButton("Split alias…")
+        self.delete_button = QPushButton("Delete")
+        for button in (self.rename_button, self.merge_button, self.split_button, self.delete_button):
+            entity_row.addWidget(button)
+        detail_layout.addLayout(entity_row)
+        self.fact_table = _table(FACT_COLUMNS)
+        detail_layout.addWidget(self.fact_table, 1)
+        fact_row = QHBoxLayout()
+        self.add_fact_button = QPushButton("Add fact…")
+        self.edit_fact_button = QPushButton("Edit relation…")
+        self.end_fact_button = QPushButton("No longer true")
+        self.delete_fact_button = QPushButton("Delete fact")
+        for button in (self.add_fact_button, self.edit_fact_button, self.end_fact_button, self.delete_fact_button):
+            fact_row.addWidget(button)
+        detail_layout.addLayout(fact_row)
+        splitter.addWidget(detail)
+        self.view = GraphView()
+        splitter.addWidget(self.view)
+        layout.addWidget(splitter, 1)
+        self.undo_shortcut = QShortcut(QKeySequence.StandardKey.Undo, self, self.undo)
+        self.undo_shortcut.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        self._connect_signals()
+        self._update_buttons()
+
+    def _connect_signals(self) -> None:
+        self.filter_box.textChanged.connect(lambda _text: self.refresh())
+        self.entity_table.itemSelectionChanged.connect(self.on_entity_selected)
+        self.fact_table.itemSelectionChanged.connect(self._update_buttons)
+        self.fact_table.cellActivated.connect(self.on_fact_activated)
+        self.fact_table.cellClicked.connect(lambda row, column: column == FACT_COLUMNS.index("Source") and self.open_source(row))
+        self.view.entity_clicked.connect(self.select_entity)
+        self.undo_button.clicked.connect(self.undo)
+        self.rebuild_button.clicked.connect(self.on_rebuild_clicked)
+        self.rename_button.clicked.connect(self.on_rename_clicked)
+        self.merge_button.clicked.connect(self.on_merge_clicked)
+        self.split_button.clicked.connect(self.on_split_clicked)
+        self.delete_button.clicked.connect(lambda: self.delete_entity())
+        self.add_fact_button.clicked.connect(self.on_add_fact_clicked)
+        self.edit_fact_button.clicked.connect(self.on_edit_fact_clicked)
+        self.end_fact_button.clicked.connect(lambda: self.end_fact())
+        self.delete_fact_button.clicked.connect(lambda: self.delete_fact())
+
+    # --- showing -----------------------------------------------------------------------------
+    def set_agent(self, agent_id: int | None) -> None:
+        self.agent_id = agent_id
+        self.undo_stack.clear()
+        self.current = None
+        self.refresh()
+
+    @Slot()
+    def refresh(self) -> None:
+        """Reload the entity list, keeping the selection."""
+        keep = self.current.id if self.current is not None else None
+        self.entities = self.graph.entities(self.agent_id, text=self.filter_box.text(), limit=ENTITY_LIMIT) if self.agent_id else []
+        self.entity_table.blockSignals(True)
+        self.entity_table.setRowCount(len(self.entities))
+        for row, entity in enumerate(self.entities):
+            seen = f"{entity.last_seen.astimezone():%Y-%m-%d %H:%M}" if entity.last_seen else "never"
+            self.entity_table.setItem(row, 0, _item(entity.name + (f"  ({', '.join(entity.aliases)})" if entity.aliases else ""), entity.id))
+            for column, text in enumerate((entity.kind, str(entity.mentions), seen), start=1):
+                self.entity_table.setItem(row, column, _item(text))
+        self.entity_table.blockSignals(False)
+        if self.agent_id:
+            entities, facts = self.graph.count(self.agent_id)
+            self.status.setText(f"{entities} entities, {facts} current facts" if entities else
+                                "Nothing yet: entities and facts appear here as you talk and add documents.")
+        self.select_entity(keep) if keep is not None and self._row_of(keep) is not None else self.show_entity(
+            self.current if self.current is not None and not self._hidden(self.current.id) else None)
+
+    def _hidden(self, entity_id: int) -> bool:
+        try:
+            return self.graph.entity(entity_id).deleted
+        except MemDeskError:
+            return True
+
+    def _row_of(self, entity_id: int) -> int | None:
+        return next((row for row, e in enumerate(self.entities) if e.id == entity_id), None)
+
+    def set_pending(self, agent_id: int, entities: int, facts: int) -> None:
+        if agent_id == self.agent_id and (entities or facts):
+            self.status.setText(self.status.text().split(" · ")[0] + f" · extracting: {entities + facts} waiting")
+
+    @Slot()
+    def on_entity_selected(self) -> None:
+        rows = self.entity_table.selectionModel().selectedRows()
+        if rows:
+            self.show_entity(self.entities[rows[0].row()])
+
+    @Slot(int)
+    def select_entity(self, entity_id: int) -> None:
+        root = self.graph.root(entity_id)
+        row = self._row_of(root)
+        if row is None and self.filter_box.text():
+            self.filter_box.blockSignals(True)
+            self.filter_box.clear()
+            self.filter_box.blockSignals(False)
+            self.refresh()
+            row = self._row_of(root)
+        if row is not None:
+            self.entity_table.selectRow(row)
+        self.show_entity(self.graph.entity(root))
+
+    def show_entity(self, entity: Entity | None) -> None:
+        self.current = entity
+        self.facts = self.graph.facts(entity.id) if entity is not None else []
+        if entity is None:
+            self.title.setText("Select an entity to see what is known about it.")
+        else:
+            aliases = f" · also called {', '.join(entity.aliases)}" if entity.aliases else ""
+            self.title.setText(f"<b>{entity.name}</b> ({entity.kind}) · {entity.mentions} mentions{aliases}")
+        self.fact_table.setRowCount(len(self.facts))
+        for row, fact in enumerate(self.facts):
+            values = [fact.subject, fact.relation, fact.object, f"{fact.valid_from.astimezone():%Y-%m-%d}",
+                      f"{fact.valid_to.astimezone():%Y-%m-%d}" if fact.valid_to else "now", fact.author]
+            for column, text in enumerate(values):
+                self.fact_table.setItem(row, column, _item(text, fact.id))
+            link = _item(source_label(self.graph.db, fact) if fact.source() else "—", fact.id)
+            if fact.source():
+                link.setForeground(QBrush(QColor("#1d4f91")))
+                font = link.font()
+                font.setUnderline(True)
+                link.setFont(font)
+                link.setToolTip("Show where this came from")
+            self.fact_table.setItem(row, len(values), link)
+        _nodes, facts = self.graph.neighbourhood(entity.id, 1) if entity is not None else ([], [])
+        self.view.show_neighbourhood(entity, facts)
+        self._update_buttons()
+
+    def _update_buttons(self) -> None:
+        has_entity = self.current is not None
+        has_fact = self.selected_fact() is not None
+        for button in (self.rename_button, self.merge_button, self.delete_button, self.add_fact_button):
+            button.setEnabled(has_entity)
+        self.split_button.setEnabled(has_entity and bool(self.current and self.current.aliases))
+        for button in (self.edit_fact_button, self.end_fact_button, self.delete_fact_button):
+            button.setEnabled(has_fact)
+        self.undo_button.setEnabled(bool(self.undo_stack))
+        self.undo_button.setToolTip(f"Undo {self.undo_stack[-1].label} (Ctrl+Z)" if self.undo_stack else "Nothing to undo")
+
+    def selected_fact(self) -> Fact | None:
+        rows = self.fact_table.selectionModel().selectedRows()
+        return self.facts[rows[0].row()] if rows and rows[0].row() < len(self.facts) else None
+
+    # --- jumping to a source -----------------------------------------------------------------
+    @Slot(int, int)
+    def on_fact_activated(self, row: int, _column: int) -> None:
+        self.open_source(row)
+
+    def open_source(self, row: int) -> None:
+        if 0 <= row < len(self.facts) and (source := self.facts[row].source()) is not None:
+            self.source_requested.emit(*source)
+
+    # --- edits (each undoable) ---------------------------------------------------------------
+    def _apply(self, edit_function) -> bool:
+        try:
+            edit = edit_function()
+        except MemDeskError as error:
+            self.failed.emit(error)
+            return False
+        self.undo_stack.append(edit)
+        self.refresh()
+        self.changed.emit()
+        return True
+
+    @Slot()
+    def undo(self) -> None:
+        if not self.undo_stack:
+            return
+        edit = self.undo_stack.pop()
+        try:
+            self.graph.undo(edit)
+        except MemDeskError as error:
+            self.failed.emit(error)
+        self.status.setText(f"Undone: {edit.label}")
+        self.refresh()
+        self.changed.emit()
+
+    def rename_entity(self, name: str, kind: str | None = None) -> bool:
+        if self.current is None:
+            return False
+        entity_id = self.current.id
+        return self._apply(lambda: self.graph.rename(entity_id, name, kind))
+
+    def merge_into(self, target_name: str) -> bool:
+        if self.current is None or self.agent_id is None:
+            return False
+        target = self.graph.find(self.agent_id, target_name)
+        if target is None:
+            self.failed.emit(MemDeskError(f"No entity named {target_name!r}"))
+            return False
+        source = self.current.id
+        if self._apply(lambda: self.graph.merge(source, target.id)):
+            self.select_entity(target.id)
+            return True
+        return False
+
+    def split_alias(self, alias_name: str) -> bool:
+        if self.current is None:
+            return False
+        alias = next((i for i, name in self.graph.alias_rows(self.current.id) if name == alias_name), None)
+        if alias is None:
+            return False
+        return self._apply(lambda: self.graph.split(alias))
+
+    def delete_entity(self) -> bool:
+        if self.current is None:
+            return False
+        entity_id = self.current.id
+        self.current = None
+        done = self._apply(lambda: self.graph.delete_entity(entity_id))
+        if done:
+            self.status.setText(f"Deleted {self.undo_stack[-1].label[7:]} · Ctrl+Z brings it back")
+        return done
+
+    def add_fact(self, relation: str, other: str) -> bool:
+        if self.current is None or self.agent_id is None:
+            return False
+        agent, subject = self.agent_id, self.current.name
+        return self._apply(lambda: self.graph.insert_fact(agent, subject, relation, other, author="user")[1])
+
+    def edit_relation(self, relation: str) -> bool:
+        fact = self.selected_fact()
+        return fact is not None and self._apply(lambda: self.graph.edit_fact(fact.id, relation=relation))
+
+    def end_fact(self) -> bool:
+        fact = self.selected_fact()
+        now = self.graph.clock.now()
+        return fact is not None and fact.current and self._apply(lambda: self.graph.edit_fact(fact.id, valid_to=now))
+
+    def delete_fact(self) -> bool:
+        fact = self.selected_fact()
+        return fact is not None and self._apply(lambda: self.graph.delete_fact(fact.id))
+
+    # --- dialogs -------------------------------------------------------------------------------
+    @Slot()
+    def on_rename_clicked(self) -> None:
+        if self.current is None:
+            return
+        name, ok = QInputDialog.getText(self, "Rename entity", "Name:", text=self.current.name)
+        if ok and name.strip():
+            self.rename_entity(name.strip())
+
+    @Slot()
+    def on_merge_clicked(self) -> None:
+        if self.current is None:
+            return
+        choices = [e.name for e in self.graph.entities(self.agent_id, limit=ENTITY_LIMIT) if e.id != self.current.id]
+        name, ok = QInputDialog.getItem(self, "Merge entity", f"Merge {self.current.name} into:", choices, 0, True)
+        if ok and name:
+            self.merge_into(name)
+
+    @Slot()
+    def on_split_clicked(self) -> None:
+        if self.current is None or not self.current.aliases:
+            return
+        name, ok = QInputDialog.getItem(self, "Split alias", "Make this alias an entity of its own:", list(self.current.aliases), 0, False)
+        if ok and name:
+            self.split_alias(name)
+
+    @Slot()
+    def on_add_fact_clicked(self) -> None:
+        if self.current is None:
+            return
+        relation, ok = QInputDialog.getText(self, "Add fact", f"{self.current.name} … (relation, such as lives in):")
+        if not ok or not relation.strip():
+            return
+        other, ok = QInputDialog.getText(self, "Add fact", f"{self.current.name} {relation.strip()} …:")
+        if ok and other.strip():
+            self.add_fact(relation.strip(), other.strip())
+
+    @Slot()
+    def on_edit_fact_clicked(self) -> None:
+        fact = self.selected_fact()
+        if fact is None:
+            return
+        relation, ok = QInputDialog.getText(self, "Edit fact", f"{fact.subject} … {fact.object}:", text=fact.relation)
+        if ok and relation.strip():
+            self.edit_relation(relation.strip())
+
+    @Slot()
+    def on_rebuild_clicked(self) -> None:
+        if self.agent_id is not None:
+            self.status.setText("Rebuilding from the whole history…")
+            self.rebuild_requested.emit(self.agent_id)

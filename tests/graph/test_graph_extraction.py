@@ -1,0 +1,181 @@
+"""Extraction with the real spaCy pipeline: exact entities and facts on fixed text, bad input,
+crash-safe resumption and retried failures."""
+
+from __future__ import annotations
+
+import pytest
+
+from desktop.core.graph.extraction import MAX_ATTEMPTS, ExtractionOptions, GraphExtractor
+from desktop.core.graph.nlp import SPEAKER, Analysis, FoundFact
+
+
+def test_fixed_text_gives_exact_entities_and_facts(analyser):
+    (result,) = analyser.analyse(["My sister Ann moved to Berlin last year. I adopted a dog and I don't like coffee."])
+    assert {(e.name, e.kind) for e in result.entities} == {
+        ("Ann", "person"), ("Berlin", "place"), ("sister", "concept"), ("dog", "concept"), ("coffee", "concept"),
+    }
+    assert set(result.facts) == {
+        FoundFact("Ann", "move to", "Berlin"),
+        FoundFact("Ann", "sister of", SPEAKER),
+        FoundFact(SPEAKER, "adopt", "dog"),
+        FoundFact(SPEAKER, "not like", "coffee"),
+    }
+
+
+def test_a_conversation_becomes_a_graph(services, graph, extractor, agent_id, say, clock):
+    say("My sister Ann lives in London.")
+    say("Ann moved to Paris last month.", days_later=30)
+    assert extractor.enqueue(agent_id) == 2
+    report = extractor.run_entities(agent_id)
+    assert report.sources == 2 and report.failed == 0
+    ann = graph.find(agent_id, "Ann")
+    current = {(f.subject, f.relation, f.object) for f in graph.facts(ann.id, current_only=True)}
+    assert current == {("Ann", "move to", "Paris"), ("Ann", "sister of", "User")}
+    closed = [f for f in graph.facts(ann.id) if not f.current]
+    assert [(f.object, f.valid_to) for f in closed] == [("London", clock.now())]
+    assert ann.mentions == 2 and graph.find(agent_id, "User").kind == "self"
+
+
+def test_speakers_of_an_imported_conversation_are_people(graph, extractor, agent_id, say):
+    say("I went to a LGBTQ support group yesterday.", author="Caroline")
+    extractor.enqueue(agent_id)
+    extractor.run_entities(agent_id)
+    caroline = graph.find(agent_id, "Caroline")
+    assert caroline.kind == "person"
+    assert [(f.relation, f.object) for f in graph.facts(caroline.id)] == [("go to", "LGBTQ support group")]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "   \n\t ",
+        "😀🎉🔥 ✨",
+        "```python\nclass UserManager:\n    def GetData(self): return SELECT * FROM Users\n```",
+        "<div class='Header'><br/></div> `QueryBuilder` https://example.com/Path/To/Page <img src='Logo.png'>",
+        "Je suis allé à Paris avec mon frère pour voir la tour Eiffel et manger des croissants chauds.",
+        "東京で友達と寿司を食べました。",
+        "Привет, как дела? Я живу в Москве уже много лет.",
+        "#\n***\n> \n- \n---\n|---|---|\n[](#) ![](x.png)",
+    ],
+)
+def test_bad_input_gives_no_garbage_entities(analyser, text):
+    (result,) = analyser.analyse([text])
+    assert result == Analysis()
+
+
+def test_markup_around_real_names_is_stripped(analyser):
+    (result,) = analyser.analyse(["**Ann** told me about `pip install` and 😀 her trip to Rome: https://rome.example/x"])
+    names = {e.name for e in result.entities}
+    assert {"Ann", "Rome"} <= names
+    assert not any(c in name for name in names for c in "*`:/😀")
+
+
+def test_only_the_start_of_a_huge_message_is_read(analyser, monkeypatch):
+    seen = []
+    original = analyser._pipeline
+
+    def spy():
+        nlp = original()
+        return type("Spy", (), {"pipe": lambda self, texts, batch_size: nlp.pipe([seen.append(t) or t for t in texts], batch_size=batch_size)})()
+
+    monkeypatch.setattr(analyser, "_pipeline", spy)
+    (result,) = analyser.analyse(["Ann visited Rome with her friend. " * 30_000])  # about 1 MB
+    assert len(seen[0]) <= 20_000
+    assert {e.name for e in result.entities} >= {"Ann", "Rome"}
+
+
+def test_extraction_resumes_after_a_crash_without_losing_or_repeating(services, graph, analyser, clock, agent_id, say, monkeypatch):
+    for text in ("Ann lives in Paris.", "Bob works at Siemens.", "Carl works in Oslo."):
+        say(text)
+    extractor = GraphExtractor(graph, analyser, clock, ExtractionOptions(model_facts=False))
+    extractor.enqueue(agent_id)
+    calls = []
+    original = graph.add_mention
+
+    def dies_on_the_third_mention(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 3:  # mid-way through the second message: the process is killed
+            raise KeyboardInterrupt
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(graph, "add_mention", dies_on_the_third_mention)
+    with pytest.raises(KeyboardInterrupt):
+        extractor.run_entities(agent_id)
+    assert services.db.scalar("SELECT COUNT(*) FROM graph_mentions") == 2  # the first message's, committed
+    monkeypatch.setattr(graph, "add_mention", original)
+    restarted = GraphExtractor(graph, analyser, clock, ExtractionOptions(model_facts=False))
+    assert restarted.enqueue(agent_id) == 0  # already queued, not queued twice
+    restarted.run_entities(agent_id)
+    assert restarted.pending(agent_id) == 0
+    assert services.db.scalar("SELECT COUNT(*) FROM graph_mentions WHERE agent_id = ?", (agent_id,)) == 6  # each once
+    assert {(f.subject, f.object) for f in graph.all_facts(agent_id)} == {("Ann", "Paris"), ("Bob", "Siemens"), ("Carl", "Oslo")}
+
+
+def test_a_failing_source_is_retried_later_and_does_not_block_others(services, graph, analyser, clock, agent_id, say, caplog):
+    say("Ann lives in Paris.")
+    poison = say("POISON")
+    say("Bob lives in Rome.")
+    extractor = GraphExtractor(graph, _Poisoned(analyser), clock, ExtractionOptions(model_facts=False))
+    extractor.enqueue(agent_id)
+    report = extractor.run_entities(agent_id)
+    assert report.sources == 2 and report.failed == 1
+    assert "retried" in caplog.text
+    assert extractor.failures(agent_id) == [("message", poison, 1, "RuntimeError: cannot read POISON")]
+    assert extractor.pending(agent_id, due_only=True) == 0  # not before its retry time
+    clock.advance(minutes=1)
+    extractor._analyser = analyser  # the cause went away
+    assert extractor.run_entities(agent_id).sources == 1
+    assert extractor.pending(agent_id) == 0
+
+
+def test_a_source_that_always_fails_gives_up_after_the_last_attempt(graph, analyser, clock, agent_id, say):
+    say("POISON")
+    extractor = GraphExtractor(graph, _Poisoned(analyser), clock, ExtractionOptions(model_facts=False))
+    extractor.enqueue(agent_id)
+    for _ in range(MAX_ATTEMPTS + 2):
+        extractor.run_entities(agent_id)
+        clock.advance(hours=2)
+    assert extractor.pending(agent_id) == 0 and extractor.failures(agent_id)[0][2] == MAX_ATTEMPTS
+
+
+def test_with_extraction_off_new_messages_are_passed_over(graph, analyser, clock, agent_id, say):
+    say("Ann lives in Paris.")
+    extractor = GraphExtractor(graph, analyser, clock, ExtractionOptions(enabled=False))
+    assert extractor.enqueue(agent_id) == 0
+    extractor.options = ExtractionOptions(model_facts=False)
+    say("Bob lives in Rome.")
+    assert extractor.enqueue(agent_id) == 1
+    extractor.run_entities(agent_id)
+    assert graph.find(agent_id, "Ann") is None and graph.find(agent_id, "Bob") is not None
+    assert extractor.rebuild(agent_id) == 2
+    extractor.run_entities(agent_id)
+    assert graph.find(agent_id, "Ann") is not None
+
+
+def test_passages_get_entities_and_mentions_but_no_model_facts_by_default(services, graph, analyser, clock, agent_id):
+    services.memory.archival.insert(agent_id, "The Eiffel Tower is in Paris. Gustave Eiffel built it.")
+    extractor = GraphExtractor(graph, analyser, clock, ExtractionOptions(model_facts=True, document_facts=False))
+    extractor.enqueue(agent_id)
+    extractor.run_entities(agent_id)
+    assert graph.find(agent_id, "Paris").mentions == 1
+    assert graph.mentions(graph.find(agent_id, "Paris").id)[0][0] == "passage"
+    assert extractor.pending(agent_id, "facts") == 0
+
+
+def test_model_facts_are_queued_for_messages(graph, analyser, clock, agent_id, say):
+    say("Ann lives in Paris.")
+    extractor = GraphExtractor(graph, analyser, clock, ExtractionOptions(model_facts=True))
+    extractor.enqueue(agent_id)
+    extractor.run_entities(agent_id)
+    assert extractor.pending(agent_id, "facts") == 1
+
+
+class _Poisoned:
+    def __init__(self, analyser) -> None:
+        self._analyser = analyser
+
+    def analyse(self, texts):
+        if any("POISON" in t for t in texts):
+            raise RuntimeError("cannot read POISON")
+        return self._analyser.analyse(texts)

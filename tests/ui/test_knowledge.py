@@ -1,0 +1,201 @@
+"""The Knowledge panel as a user drives it: the graph fills in after a turn, facts jump to their
+source, and edit, merge, split and delete are each undone with Ctrl+Z."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtCore import Qt
+
+from desktop.core.graph.extraction import ExtractionOptions, GraphExtractor
+from desktop.core.runtime.scripted import ScriptedRuntime, say
+from desktop.ui.qt_knowledge import FACT_COLUMNS, KnowledgePanel
+
+
+@pytest.fixture(scope="module")
+def analyser():
+    from desktop.core.graph.nlp import SpacyAnalyser
+
+    return SpacyAnalyser()
+
+
+@pytest.fixture
+def filled(services, clock, analyser):
+    """An agent whose conversation has been extracted: Ann (alias Annie), Paris, London, Bob."""
+    agent_id = services.create_agent("kim").id
+    for text in ("My sister Ann lives in London.", "Annie moved to Paris.", "Bob works at Siemens."):
+        clock.advance(days=1)
+        with services.db.transaction():
+            services.memory.recall.add(agent_id, role="user", kind="user_message", content=text, search_text=text, created_at=clock.now())
+    extractor = GraphExtractor(services.memory.graph, analyser, clock, ExtractionOptions(model_facts=False))
+    extractor.enqueue(agent_id)
+    extractor.run_entities(agent_id)
+    services.memory.graph.merge(services.memory.graph.find(agent_id, "Annie").id, services.memory.graph.find(agent_id, "Ann").id)
+    return agent_id
+
+
+@pytest.fixture
+def panel(qtbot, services, filled):
+    widget = KnowledgePanel(services.memory.graph)
+    qtbot.addWidget(widget)
+    widget.set_agent(filled)
+    widget.resize(700, 800)
+    widget.show()
+    qtbot.waitExposed(widget)
+    return widget
+
+
+def names(panel) -> list[str]:
+    return [panel.entity_table.item(r, 0).text() for r in range(panel.entity_table.rowCount())]
+
+
+def click_entity(qtbot, panel, name: str) -> None:
+    row = next(r for r, text in enumerate(names(panel)) if text.split("  (")[0] == name)
+    rect = panel.entity_table.visualItemRect(panel.entity_table.item(row, 0))
+    qtbot.mouseClick(panel.entity_table.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    assert panel.current is not None and panel.current.name == name
+
+
+def undo(qtbot, panel) -> None:
+    qtbot.keyClick(panel.entity_table, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+
+
+def test_entities_are_listed_with_counts_and_filtered(qtbot, panel):
+    assert "Ann  (Annie)" in names(panel)
+    row = names(panel).index("Ann  (Annie)")
+    assert panel.entity_table.item(row, 2).text() == "2"  # mentions, aliases included
+    qtbot.keyClicks(panel.filter_box, "pari")
+    assert names(panel) == ["Paris"]
+    panel.filter_box.clear()
+    assert len(names(panel)) > 3
+
+
+def test_an_entitys_facts_show_dates_authors_and_history(qtbot, panel):
+    click_entity(qtbot, panel, "Ann")
+    rows = {(panel.fact_table.item(r, 1).text(), panel.fact_table.item(r, 2).text(), panel.fact_table.item(r, 4).text())
+            for r in range(panel.fact_table.rowCount())}
+    assert ("move to", "Paris", "now") in rows
+    assert any(rel == "live in" and obj == "London" and to != "now" for rel, obj, to in rows)  # closed, kept
+    assert panel.view.nodes and len(panel.view.nodes) >= 3  # Ann, Paris, London (and the user)
+
+
+def test_rename_is_undone_with_ctrl_z(qtbot, panel, services, filled):
+    click_entity(qtbot, panel, "Bob")
+    assert panel.rename_entity("Robert")
+    assert "Robert" in names(panel) and "Bob" not in names(panel)
+    undo(qtbot, panel)
+    assert "Bob" in names(panel) and "Robert" not in names(panel)
+    assert services.memory.graph.find(filled, "Bob").author == "extractor"
+
+
+def test_merge_and_its_undo(qtbot, panel, services, filled):
+    click_entity(qtbot, panel, "Bob")
+    assert panel.merge_into("Ann")
+    assert "Bob" not in names(panel) and panel.current.name == "Ann"
+    assert "Bob" in panel.current.aliases
+    undo(qtbot, panel)
+    assert "Bob" in names(panel)
+    assert services.memory.graph.find(filled, "Bob").aliases == ()
+
+
+def test_split_an_alias_off_and_undo(qtbot, panel, services, filled):
+    click_entity(qtbot, panel, "Ann")
+    assert panel.split_button.isEnabled()
+    assert panel.split_alias("Annie")
+    assert "Annie" in names(panel) and "Ann" in names(panel)
+    paris = [f for f in services.memory.graph.facts(services.memory.graph.find(filled, "Annie").id) if f.object == "Paris"]
+    assert paris  # the fact written against "Annie" went with it
+    undo(qtbot, panel)
+    assert "Ann  (Annie)" in names(panel)
+
+
+def test_delete_entity_and_fact_are_undoable(qtbot, panel, services, filled):
+    click_entity(qtbot, panel, "Paris")
+    assert panel.delete_entity()
+    assert "Paris" not in names(panel) and "Ctrl+Z" in panel.status.text()
+    undo(qtbot, panel)
+    assert "Paris" in names(panel)
+    click_entity(qtbot, panel, "Ann")
+    count = panel.fact_table.rowCount()
+    panel.fact_table.selectRow(0)
+    assert panel.delete_fact() and panel.fact_table.rowCount() == count - 1
+    undo(qtbot, panel)
+    assert panel.fact_table.rowCount() == count
+
+
+def test_user_facts_and_ending_a_fact(qtbot, panel, services, filled):
+    click_entity(qtbot, panel, "Bob")
+    assert panel.add_fact("likes", "chess")
+    row = next(r for r in range(panel.fact_table.rowCount()) if panel.fact_table.item(r, 2).text() == "chess")
+    assert panel.fact_table.item(row, 5).text() == "user"
+    panel.fact_table.selectRow(row)
+    assert panel.end_fact()
+    row = next(r for r in range(panel.fact_table.rowCount()) if panel.fact_table.item(r, 2).text() == "chess")
+    assert panel.fact_table.item(row, 4).text() != "now"
+    undo(qtbot, panel)
+    undo(qtbot, panel)
+    assert services.memory.graph.find(filled, "chess") is None
+
+
+def test_clicking_a_neighbour_in_the_graph_view_selects_it(qtbot, panel):
+    click_entity(qtbot, panel, "Bob")
+    siemens = next(node for node, item in panel.view.nodes.items() if item.toolTip() == "Siemens")
+    point = panel.view.mapFromScene(panel.view.nodes[siemens].sceneBoundingRect().center())
+    qtbot.mouseClick(panel.view.viewport(), Qt.MouseButton.LeftButton, pos=point)
+    assert panel.current.name == "Siemens"
+
+
+def test_a_source_link_asks_for_its_message(qtbot, panel):
+    click_entity(qtbot, panel, "Bob")
+    column = FACT_COLUMNS.index("Source")
+    assert panel.fact_table.item(0, column).text().startswith("message of")
+    with qtbot.waitSignal(panel.source_requested) as signal:
+        rect = panel.fact_table.visualItemRect(panel.fact_table.item(0, column))
+        qtbot.mouseClick(panel.fact_table.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    assert signal.args[0] == "message"
+
+
+def test_after_a_turn_the_graph_fills_in_and_a_fact_jumps_to_its_message(make_window, send, qtbot, services):
+    runtime = ScriptedRuntime(context_window=32768)
+    runtime.enqueue(say("Noted!"), say("Good to know."))
+    window = make_window(runtime)
+    window.docks["Knowledge"].raise_()
+    with qtbot.waitSignal(window.grapher.changed, timeout=60_000):
+        send(window, "My brother Tom lives in Lisbon.")
+    send(window, "The weather is nice today.")  # pushes the first message up the transcript
+    panel = window.knowledge
+    qtbot.waitUntil(lambda: any(n.startswith("Tom") for n in names(panel)), timeout=10_000)
+    click_entity(qtbot, panel, "Tom")
+    row = next(r for r in range(panel.fact_table.rowCount()) if panel.fact_table.item(r, 2).text() == "Lisbon")
+    panel.fact_table.cellActivated.emit(row, 0)  # Enter or double-click on the fact
+    selected = window.chat.transcript.textCursor().selectedText()
+    assert selected and "Tom lives in Lisbon" in "My brother Tom lives in Lisbon."[: len(selected) + 20]
+    budget = window.budget
+    qtbot.waitUntil(lambda: any(budget.table.item(r, 0).text() == "knowledge" for r in range(budget.table.rowCount())), timeout=10_000)
+
+
+def test_a_fact_from_a_document_jumps_to_its_passage(make_window, qtbot, services):
+    window = make_window(ScriptedRuntime(context_window=32768))
+    agent_id = window.agent_id
+    services.memory.archival.insert(agent_id, "Marie Curie worked in Paris. She discovered polonium.")
+    with qtbot.waitSignal(window.grapher.changed, timeout=60_000):
+        window.graph_requested.emit(agent_id)
+    panel = window.knowledge
+    qtbot.waitUntil(lambda: "Marie Curie" in names(panel), timeout=10_000)
+    click_entity(qtbot, panel, "Marie Curie")
+    assert panel.fact_table.rowCount() >= 1
+    panel.open_source(0)
+    assert window.archival.hits and window.archival.hits[0][1].passage.text.startswith("Marie Curie")
+    assert "Marie Curie worked in Paris" in window.archival.detail.toPlainText()
+
+
+def test_with_extraction_off_in_settings_nothing_is_extracted(make_window, send, qtbot, services):
+    services.settings_store.set("graph_extraction", False)
+    runtime = ScriptedRuntime(context_window=32768)
+    runtime.enqueue(say("Noted!"))
+    window = make_window(runtime)
+    send(window, "My brother Tom lives in Lisbon.")
+    window.grapher.extract(window.agent_id)  # what the graph thread does after the turn, done here to wait for it
+    assert services.memory.graph.entities(window.agent_id) == []
+    assert services.db.scalar("SELECT COUNT(*) FROM graph_queue") == 0
+    rows = {window.budget.table.item(r, 0).text(): window.budget.table.item(r, 1).text() for r in range(window.budget.table.rowCount())}
+    assert rows["knowledge"] == "0"
