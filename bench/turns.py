@@ -2,12 +2,14 @@
 
     python -m bench.turns --json
 
-``reeval_ratio`` = prompt tokens evaluated / new prompt tokens, over steps whose previous step
-changed nothing above the message queue (target <= 1.15: only new tokens are evaluated).
-"New" tokens are those of a step's prompt beyond the previous step's prompt plus its output, which
-is what an ideal KV cache already holds. Steps after a memory edit (core memory, archival count)
-or an eviction re-evaluate from the edited section on; they are reported apart as
-``reeval_ratio_after_edit`` (halfway through, the bench edits the human block as a user would). The very first step (an empty cache) is left out of both.
+``reeval_ratio`` = prompt tokens evaluated / new prompt tokens, over every step but the first
+(an empty cache) and those right after an eviction (which re-evaluates from the summary on and is
+reported apart). "New" tokens are those of a step's prompt beyond the previous step's prompt plus
+its output, which is what an ideal KV cache already holds. Memory edits are included: the memory
+section stays put and later edits arrive as messages (desktop/core/agent/memory_view.py), so an
+edit should cost only its own new tokens. Steps right after one (the agent's own edit call, or the
+user's edit of the human block halfway through, as in the window's memory panel) are also
+reported apart as ``reeval_ratio_after_edit`` so the claim can be checked.
 
 A fresh agent (temporary MEMDESK_HOME) talks with the bundled model through the real agent loop,
 tools and SQLite store. The embedder is the fast hashing one by default, so the figures are about
@@ -54,7 +56,7 @@ def run(turns: int, embedder_name: str, seed: int) -> dict[str, object]:
     load_seconds = time.perf_counter() - started
     evictions = EvictionCounter()
     agent = open_agent(services, services.create_agent("bench"), runtime, consent=AllowAll(), settings=settings, observer=evictions)
-    reuse = {"plain": [0, 0], "after_edit": [0, 0], "after_eviction": [0, 0]}  # [evaluated, new]
+    reuse = {"all": [0, 0], "after_edit": [0, 0], "after_eviction": [0, 0]}  # [evaluated, new]
     previous_end: int | None = None
     edited = False
     rows = []
@@ -71,9 +73,10 @@ def run(turns: int, embedder_name: str, seed: int) -> dict[str, object]:
         steps = result.steps
         for step in steps:
             if previous_end is not None:
-                bucket = reuse["after_eviction" if evictions.pending else "after_edit" if edited else "plain"]
-                bucket[0] += step.stats.evaluated_tokens
-                bucket[1] += max(1, step.stats.prompt_tokens - previous_end)
+                buckets = ["after_eviction"] if evictions.pending else ["all", "after_edit"] if edited else ["all"]
+                for name in buckets:
+                    reuse[name][0] += step.stats.evaluated_tokens
+                    reuse[name][1] += max(1, step.stats.prompt_tokens - previous_end)
             evictions.pending = False
             edited = step.ok and step.function in EDITS
             previous_end = step.stats.prompt_tokens + step.stats.generated_tokens
@@ -105,8 +108,10 @@ def run(turns: int, embedder_name: str, seed: int) -> dict[str, object]:
         "ok_step_rate": round(sum(r["ok_steps"] for r in rows) / steps, 3),
         "turns_with_reply": sum(bool(r["replies"]) for r in rows),
         "evaluated_share_of_prompt": round(sum(r["evaluated_tokens"] for r in rows) / prompt, 3) if prompt else None,
-        "reeval_ratio": _ratio(reuse["plain"]),
+        "reeval_ratio": _ratio(reuse["all"]),
         "reeval_ratio_after_edit": _ratio(reuse["after_edit"]),
+        "steps_per_turn_p50": statistics.median(r["steps"] for r in rows),
+        "steps_per_turn_max": max(r["steps"] for r in rows),
         "after_edit_evaluated_new": reuse["after_edit"],
         "after_eviction_evaluated_new": reuse["after_eviction"],
         "evictions": evictions.count,
@@ -114,7 +119,7 @@ def run(turns: int, embedder_name: str, seed: int) -> dict[str, object]:
     }
 
 
-#: Functions that change the prompt above the message queue (the memory section).
+#: Functions that change memory (which used to re-render the section above the message queue).
 EDITS = {"core_memory_append", "core_memory_replace", "archival_memory_insert"}
 
 

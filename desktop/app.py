@@ -6,7 +6,9 @@ Front ends (the CLI, the Qt window) call ``open_services`` once, then ``make_run
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
+from datetime import tzinfo
 from functools import cached_property
 from pathlib import Path
 
@@ -14,7 +16,7 @@ from desktop.core.agent.agents import AgentRecord, AgentStore
 from desktop.core.agent.consolidation import ConsolidationSettings, Consolidator
 from desktop.core.agent.loop import Agent, AgentSettings, MemoryServices
 from desktop.core.agent.observer import AgentObserver
-from desktop.core.clock import Clock, SystemClock
+from desktop.core.clock import Clock, SystemClock, system_zone, zone_named
 from desktop.core.documents.ingest import Ingestor
 from desktop.core.embedding import Embedder
 from desktop.core.graph.store import KnowledgeGraph
@@ -38,6 +40,8 @@ from desktop.core.tools.registry import load_user_tools
 from desktop.errors import ConfigError
 from desktop.paths import RESOURCES, Paths
 from desktop.settings import Settings, SettingsStore
+
+log = logging.getLogger("memdesk.app")
 
 
 @dataclass
@@ -84,10 +88,10 @@ def open_services(paths: Paths | None = None, *, embedder: Embedder | None = Non
     """One connection to the store with everything built on it. A thread doing long work opens its
     own (WAL lets readers and one writer coexist)."""
     paths = (paths or Paths.from_environment()).ensure()
-    clock = clock or SystemClock()
     embedder = embedder or default_embedder()
     db = open_database(paths.database)
     settings_store = SettingsStore(db)
+    clock = clock or SystemClock(lambda: user_zone(settings_store))
     # One history for every writer of memory, bounded by a setting read at each write.
     history = MemoryHistory(db, clock, max_changes=lambda: settings_store.load().history_max_changes)
     core = CoreMemory(db, clock, history)
@@ -97,12 +101,22 @@ def open_services(paths: Paths | None = None, *, embedder: Embedder | None = Non
         db=db,
         agents=AgentStore(db, core, clock, paths.files_root),
         core=core,
-        recall=RecallMemory(db, embedder, ranker=MessageRanker(db, embedder, vectors)),
+        recall=RecallMemory(db, embedder, ranker=MessageRanker(db, embedder, vectors), clock=clock),
         archival=ArchivalMemory(db, embedder, clock, ranker=PassageRanker(db, embedder, vectors), history=history),
         clock=clock,
-        graph=KnowledgeGraph(db, clock, embedder),
+        graph=KnowledgeGraph(db, clock, embedder, history=history),
     )
     return Services(paths, db, clock, Prompts.load(RESOURCES / "prompts"), settings_store, memory, embedder)
+
+
+def user_zone(settings_store: SettingsStore) -> tzinfo:
+    """The time_zone setting, else the system's. A name the time zone database no longer knows
+    (the setting refuses unknown names) falls back to the system's, with a warning in the log."""
+    try:
+        return zone_named(settings_store.load().time_zone)
+    except ConfigError as error:
+        log.warning("time_zone setting ignored: %s", error.user_message)
+        return system_zone()
 
 
 def resolve_model_path(settings: Settings) -> Path:
@@ -182,6 +196,9 @@ def open_agent(
         consent=consent,
         settings=AgentSettings(
             max_steps=settings.max_chained_steps if "max_chained_steps" in chosen else profile.step_cap(settings.max_chained_steps),
+            searches_per_turn=settings.max_searches_per_turn,
+            heartbeat_minutes=settings.heartbeat_minutes,
+            login_after_minutes=settings.login_after_minutes,
             params=profile.sampling_params(settings.sampling(), keep=chosen),
             tool_section=profile.tool_section,
             top_entities=settings.graph_top_entities if settings.graph_extraction else 0,

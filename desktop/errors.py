@@ -127,5 +127,9 @@ class DocumentError(MemDeskError):
     """A document could not be read; reported per file, never stopping a batch."""
 
 
+class FileTransferError(MemDeskError):
+    """A file the user chose for an import or an export could not be read or written."""
+
+
 class ConfigError(MemDeskError):
     pass

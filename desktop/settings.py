@@ -9,6 +9,7 @@ import json
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
+from desktop.core.clock import zone_named
 from desktop.core.runtime.base import SamplingParams
 from desktop.core.storage import Database
 from desktop.errors import ConfigError
@@ -31,12 +32,15 @@ class Settings:
     min_p: float = 0.05
     repeat_penalty: float = 1.1
     seed: int = -1  # -1: random
-    max_answer_tokens: int = 512
-    max_chained_steps: int = 10
-    heartbeat_minutes: int = 0  # 0: timed heartbeats off
+    max_answer_tokens: int = 384
+    max_chained_steps: int = 4
+    max_searches_per_turn: int = 2
+    heartbeat_minutes: int = 60  # 0: timed heartbeats off (the system prompt says which)
+    login_after_minutes: int = 60  # 0: never send a login event
     http_enabled: bool = False
     http_allowlist: tuple[str, ...] = ()
     last_agent: str = ""  # the window reopens this agent on start
+    time_zone: str = ""  # empty: the system's
     consolidation: str = "ask"  # "off" | "apply" | "ask" (see desktop/core/agent/consolidation.py)
     consolidation_idle_minutes: int = 5
     consolidation_every_turns: int = 8
@@ -71,11 +75,14 @@ DESCRIPTIONS: dict[str, str] = {
     "repeat_penalty": "Repeat penalty",
     "seed": "Sampling seed (-1: random)",
     "max_answer_tokens": "Most tokens the model may generate per step (kept free in the context)",
-    "max_chained_steps": "Most steps the agent may chain after one event",
-    "heartbeat_minutes": "Timed heartbeat interval in minutes while idle (0: off)",
+    "max_chained_steps": "Most steps the agent may chain after one event (the last one must answer)",
+    "max_searches_per_turn": "Most new searches per search function in one turn (paging through results does not count)",
+    "heartbeat_minutes": "Timed heartbeat interval in minutes while idle (0: off); the agent's instructions say which",
+    "login_after_minutes": "Send the agent a login event when it is opened after this many minutes without a message (0: never)",
     "http_enabled": "Allow the http_request function (asks before each request)",
     "http_allowlist": "Hosts http_request may reach",
     "last_agent": "Agent the window opens on start (empty: the first one)",
+    "time_zone": "Time zone for the times you and the agent see, e.g. Europe/Lisbon (empty: the system's; the store keeps UTC)",
     "consolidation": "Idle-time memory consolidation: off, apply (edit memory directly) or ask (propose changes for review)",
     "consolidation_idle_minutes": "Minutes without activity before a consolidation pass may run",
     "consolidation_every_turns": "At most one consolidation pass per this many user messages",
@@ -84,7 +91,7 @@ DESCRIPTIONS: dict[str, str] = {
     "graph_document_facts": "Also extract facts (not only entities) from documents (slow: uses the model)",
     "graph_top_entities": "Knowledge-graph entities shown to the model below the messages (0: none)",
     "graph_search_expansion": "Conversation search also follows the knowledge graph to linked entities (LoCoMo recall@10 0.701 -> 0.711)",
-    "history_max_changes": "Memory changes kept in each agent's history, oldest dropped first (0: keep all)",
+    "history_max_changes": "Memory changes kept in each agent's history for each kind (blocks, passages, graph...), oldest dropped first (0: keep all)",
 }
 
 
@@ -110,6 +117,8 @@ def _convert(name: str, kind: type, value: Any) -> Any:
 
 
 _TYPES = {f.name: type(f.default) for f in fields(Settings)}
+#: Values a type cannot check, refused before they are stored (each raises ConfigError).
+_CHECKS = {"time_zone": zone_named}
 
 
 class SettingsStore:
@@ -134,6 +143,8 @@ class SettingsStore:
         converted = _convert(name, _TYPES[name], value)
         if name in CHOICES and converted not in CHOICES[name]:
             raise ConfigError(f"Setting {name} must be one of {', '.join(CHOICES[name])}, got {value!r}")
+        if name in _CHECKS:
+            _CHECKS[name](converted)
         stored = list(converted) if isinstance(converted, tuple) else converted
         self._db.execute(
             "INSERT INTO settings(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",

@@ -45,7 +45,8 @@ def test_a_cli_chat_turn_opens_no_socket(socket_audit, monkeypatch):
     with socket_audit:
         assert main(["chat", "--agent", "sam"]) == 0
         assert main(["models", "list"]) == 0  # listing models and the catalog stays offline too
-    assert len(runtime.prompts) == 2 and "Hi, I'm Ada." in runtime.prompts[-1][-1].content  # login, then the turn
+    # The login turn runs in the background and the typed line preempts it: one or two prompts.
+    assert len(runtime.prompts) in (1, 2) and "Hi, I'm Ada." in runtime.prompts[-1][-1].content
     assert socket_audit.events == []
 
 

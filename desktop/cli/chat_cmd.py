@@ -10,7 +10,7 @@ from typing import Any
 from desktop.app import Services, make_runtime, open_agent, open_consolidator, open_services
 from desktop.core.agent.consolidation_idle import IdleConsolidation
 from desktop.core.agent.context import ContextBudget
-from desktop.core.agent.observer import AgentObserver, StepRecord
+from desktop.core.agent.observer import AgentObserver, StepRecord, TurnResult
 from desktop.core.runtime.base import CancelToken, StreamEvent
 from desktop.errors import GenerationCancelled
 
@@ -45,9 +45,9 @@ class TerminalConsent:
 
 
 class TerminalObserver(AgentObserver):
-    def __init__(self, verbose: bool, out=sys.stdout) -> None:
+    def __init__(self, verbose: bool, out=None) -> None:
         self.verbose = verbose
-        self.out = out
+        self.out = out or sys.stdout
         self._streaming: str | None = None
 
     def on_stream(self, event: StreamEvent) -> None:
@@ -88,6 +88,11 @@ class TerminalObserver(AgentObserver):
     def on_search_hits(self, hits: list[tuple[str, Any]]) -> None:
         pass
 
+    def on_turn_end(self, result: TurnResult) -> None:
+        self._end_line()
+        if self.verbose:
+            self.out.write(f"  [{result.kind}: {result.describe()}]\n")
+
 
 def _pick_agent(services: Services, name: str | None):
     if name:
@@ -96,9 +101,30 @@ def _pick_agent(services: Services, name: str | None):
     return services.agents.find(DEFAULT_AGENT) or (existing[0] if existing else services.create_agent(DEFAULT_AGENT))
 
 
+class BackgroundTurn:
+    """A turn the user did not ask for (login), run in a thread while the prompt waits for input.
+    A line typed meanwhile preempts it: ``preempt`` cancels the generation and waits for the
+    thread, so the user's message never waits behind it for longer than one token."""
+
+    def __init__(self, run, observer: TerminalObserver) -> None:
+        self._cancel = CancelToken()
+        self._thread = threading.Thread(target=self._main, args=(run, observer), name="background-turn", daemon=True)
+        self._thread.start()
+
+    def _main(self, run, observer: TerminalObserver) -> None:
+        try:
+            _guarded(lambda: run(self._cancel), observer, quiet_cancel=True)
+        except Exception as error:  # noqa: BLE001 - shown, never kills the prompt
+            print(f"[background turn failed: {error}]", file=sys.stderr)
+
+    def preempt(self) -> None:
+        self._cancel.cancel()
+        self._thread.join()
+
+
 def run(args: argparse.Namespace) -> int:
     services = open_services()
-    idle = None
+    idle = graph = None
     try:
         record = _pick_agent(services, args.agent)
         # Load the embedding model while llama.cpp loads, not at the agent's first archival call.
@@ -110,35 +136,19 @@ def run(args: argparse.Namespace) -> int:
         observer = TerminalObserver(args.verbose)
         agent = open_agent(services, record, runtime, consent=TerminalConsent(), observer=observer)
         print(f"Chatting with {record.name} ({runtime.info.model_id}). {HELP}", file=sys.stderr)
-        cancel = CancelToken()
         idle = _idle_consolidation(services, record, runtime)
-        if not args.no_login:
-            _guarded(lambda: agent.login(cancel), observer)
-        while True:
-            idle.touch()
-            try:
-                line = input("you> ")
-            except EOFError:
-                break
-            idle.interrupt()  # the user is back: a running pass stops (and resumes next time)
-            text = line.strip()
-            if not text:
-                continue
-            if text in ("/quit", "/exit"):
-                break
-            if text == "/memory":
-                print(services.memory.core.render(record.id))
-                continue
-            if text == "/budget":
-                print(agent.budget().describe())
-                continue
-            cancel.reset()
-            _guarded(lambda: agent.send_user_message(text, cancel), observer)
-        idle.close()
-        runtime.close()
+        try:
+            graph = _graph_extraction(services)
+            graph.nudge(record.id)  # catch up on what an earlier session left
+            _loop(services, agent, observer, idle, login=not args.no_login, after_turn=lambda: graph.nudge(record.id))
+        finally:
+            idle.close()
+            runtime.close()
     finally:
         if idle is not None:
             idle.close()  # a pass must not outlive the store (Ctrl+C at the prompt)
+        if graph is not None:
+            graph.close()
         services.close()
     return 0
 
@@ -157,14 +167,61 @@ def _idle_consolidation(services: Services, record, runtime) -> IdleConsolidatio
     )
 
 
-def _guarded(action, observer: TerminalObserver) -> None:
+def _loop(services: Services, agent, observer: TerminalObserver, idle: IdleConsolidation, *, login: bool,
+          after_turn=lambda: None) -> None:
+    """Read lines until /quit. Work the user did not ask for (the login turn, consolidation while
+    idle) runs in the background and never makes a typed line wait: the line preempts it."""
+    background = BackgroundTurn(agent.login, observer) if login and agent.login_due() else None
+    cancel = CancelToken()
+    while True:
+        idle.touch()
+        try:
+            line = input("you> ")
+        except (EOFError, KeyboardInterrupt):
+            line = "/quit"
+        idle.interrupt()  # the user is back: a running pass stops (and resumes next time)
+        if background is not None:
+            background.preempt()  # the user goes first
+            background = None
+        text = line.strip()
+        if not text:
+            continue
+        if text in ("/quit", "/exit"):
+            break
+        if text == "/memory":
+            print(services.memory.core.render(agent.id))
+            continue
+        if text == "/budget":
+            print(agent.budget().describe())
+            costs = agent.tool_costs()
+            print(f"tools ({sum(costs.values())} tokens): " + ", ".join(f"{name} {tokens}" for name, tokens in costs.items()))
+            continue
+        cancel.reset()
+        _guarded(lambda: agent.send_user_message(text, cancel), observer)
+        after_turn()  # the knowledge graph learns from the message in the background
+
+
+def _graph_extraction(services: Services):
+    """Knowledge-graph extraction after each message, on its own thread (setting ``graph_extraction``)."""
+    from desktop.core.graph.background import BackgroundExtraction
+    from desktop.core.graph.extraction import ExtractionOptions
+    from desktop.core.graph.nlp import SpacyAnalyser
+
+    return BackgroundExtraction(
+        services.paths.database, SpacyAnalyser, services.clock,
+        lambda: ExtractionOptions(services.settings.graph_extraction), services.embedder,
+    )
+
+
+def _guarded(action, observer: TerminalObserver, *, quiet_cancel: bool = False) -> None:
     """Ctrl+C stops the current generation, not the program."""
     try:
         result = action()
     except (KeyboardInterrupt, GenerationCancelled):
         observer._end_line()
-        print("[stopped]", file=sys.stderr)
+        if not quiet_cancel:
+            print("[stopped]", file=sys.stderr)
         return
     observer._end_line()
-    if result.steps and not result.replies:
+    if result is not None and result.steps and not result.replies and result.kind == "user_message":
         print("  (the agent did not reply this time)", file=sys.stderr)

@@ -1,28 +1,88 @@
-"""Time, passed in rather than read from globals, so tests control it."""
+"""Time, passed in rather than read from globals, so tests control it.
+
+The store keeps UTC (``iso``); what the model and the user see is in the user's time zone: the
+system's, or the ``time_zone`` setting. A clock's ``now()`` is in that zone, and the memory stores
+hand out their times converted to it, so formatting a time anywhere shows local time.
+"""
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+import os
+from collections.abc import Callable
+from datetime import datetime, timedelta, timezone, tzinfo
+from pathlib import Path
 from typing import Protocol
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from desktop.errors import ConfigError
 
 
 class Clock(Protocol):
-    def now(self) -> datetime: ...
+    @property
+    def zone(self) -> tzinfo:
+        """The user's time zone."""
+
+    def now(self) -> datetime:
+        """The current time, aware, in ``zone``."""
+
+
+def system_zone() -> tzinfo:
+    """The operating system's zone: $TZ, else the /etc/localtime link, else the current offset."""
+    name = os.environ.get("TZ", "").lstrip(":")
+    candidates = [name] if name else []
+    try:
+        link = str(Path("/etc/localtime").resolve())
+        if "zoneinfo/" in link:
+            candidates.append(link.split("zoneinfo/", 1)[1])
+    except OSError:
+        pass
+    for candidate in candidates:
+        try:
+            return ZoneInfo(candidate)
+        except (ZoneInfoNotFoundError, ValueError):
+            continue
+    return datetime.now().astimezone().tzinfo or timezone.utc
+
+
+def zone_named(name: str) -> tzinfo:
+    """An IANA zone such as ``Europe/Lisbon``; empty means the system's."""
+    name = name.strip()
+    if not name:
+        return system_zone()
+    if name.upper() == "UTC":
+        return timezone.utc
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError) as error:
+        raise ConfigError(f"Unknown time zone {name!r}", hint="use a name such as Europe/Lisbon or America/New_York, or leave it empty") from error
 
 
 class SystemClock:
+    def __init__(self, zone: Callable[[], tzinfo] = system_zone) -> None:
+        """``zone`` is asked each time, so a changed setting applies at once."""
+        self._zone = zone
+
+    @property
+    def zone(self) -> tzinfo:
+        return self._zone()
+
     def now(self) -> datetime:
-        return datetime.now(timezone.utc)
+        return datetime.now(self.zone)
 
 
 class ManualClock:
     """A clock that moves only when told to (tests)."""
 
-    def __init__(self, start: datetime | None = None) -> None:
+    def __init__(self, start: datetime | None = None, *, zone: tzinfo = timezone.utc) -> None:
         self._now = start or datetime(2026, 11, 30, 9, 15, 2, tzinfo=timezone.utc)
+        self._zone = zone
+
+    @property
+    def zone(self) -> tzinfo:
+        return self._zone
 
     def now(self) -> datetime:
-        return self._now
+        return self._now.astimezone(self._zone)
 
     def advance(self, **delta: float) -> None:
         self._now += timedelta(**delta)
@@ -36,12 +96,12 @@ def iso(moment: datetime) -> str:
     return moment.astimezone(timezone.utc).isoformat(timespec="seconds")
 
 
-def parse_iso(text: str) -> datetime:
+def parse_iso(text: str, zone: tzinfo = timezone.utc) -> datetime:
+    """A stored time, shown in ``zone``."""
     moment = datetime.fromisoformat(text)
-    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+    return (moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)).astimezone(zone)
 
 
 def event_time(moment: datetime) -> str:
-    """The format MemGPT events use: ``2026-11-30 09:15:02 AM UTC+0000``."""
-    local = moment.astimezone(timezone.utc)
-    return local.strftime("%Y-%m-%d %I:%M:%S %p UTC%z")
+    """The format MemGPT events use, in the moment's own zone: ``2026-11-30 09:15:02 AM WET+0000``."""
+    return moment.strftime("%Y-%m-%d %I:%M:%S %p %Z%z")

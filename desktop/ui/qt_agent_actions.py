@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QInputDialog, QMessageBox, QWidget
 from desktop.app import Services
 from desktop.core.agent import transfer
 from desktop.ui.qt_agents import CreateAgentDialog
-from desktop.ui.qt_errors import ErrorHub
+from desktop.ui.qt_errors import ErrorHub, reports_errors
 from desktop.ui.qt_jobs import Jobs
 
 DEFAULT_AGENT = "Companion"
@@ -48,12 +48,14 @@ class AgentActions(QObject):
 
     # --- asking ------------------------------------------------------------------------------
     @Slot()
+    @reports_errors
     def on_create_requested(self) -> None:
         dialog = CreateAgentDialog(self.services.prompts, self.window)
         if dialog.exec():
             self.create(*dialog.values())
 
     @Slot(int)
+    @reports_errors
     def on_rename_requested(self, agent_id: int) -> None:
         current = self.services.agents.get(agent_id).name
         name, ok = QInputDialog.getText(self.window, "Rename agent", "New name:", text=current)
@@ -61,6 +63,7 @@ class AgentActions(QObject):
             self.rename(agent_id, name)
 
     @Slot(int)
+    @reports_errors
     def on_duplicate_requested(self, agent_id: int) -> None:
         source = self.services.agents.get(agent_id).name
         name, ok = QInputDialog.getText(self.window, "Duplicate agent", "Name of the copy:", text=f"{source} copy")
@@ -68,6 +71,7 @@ class AgentActions(QObject):
             self.duplicate(agent_id, name)
 
     @Slot(int)
+    @reports_errors
     def on_delete_requested(self, agent_id: int) -> None:
         name = self.services.agents.get(agent_id).name
         answer = QMessageBox.question(

@@ -35,6 +35,7 @@ from PySide6.QtWidgets import (
 from desktop.core.agent.agentfile import ImportSummary
 from desktop.core.tools.imported import ImportedTool, ImportedTools, reserved_names, runnable_problem
 from desktop.errors import MemDeskError
+from desktop.ui.qt_errors import reports_errors
 
 
 def summary_html(summary: ImportSummary) -> str:
@@ -169,6 +170,7 @@ class ImportedToolsDialog(QDialog):
         return self.tools[row] if 0 <= row < len(self.tools) else None
 
     @Slot()
+    @reports_errors
     def on_selected(self) -> None:
         tool = self.selected()
         self.confirm.hide()
@@ -187,6 +189,7 @@ class ImportedToolsDialog(QDialog):
         self.disable_button.setEnabled(tool.enabled)
 
     @Slot()
+    @reports_errors
     def on_enable_clicked(self) -> None:
         tool = self.selected()
         if tool is None:
@@ -198,10 +201,12 @@ class ImportedToolsDialog(QDialog):
         self.confirm.show()
 
     @Slot()
+    @reports_errors
     def on_confirmed(self) -> None:
         self._set(True)
 
     @Slot()
+    @reports_errors
     def on_disable_clicked(self) -> None:
         self._set(False)
 

@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 from desktop.core.agent.agents import AgentRecord
 from desktop.core.prompts import Prompts
 from desktop.paths import RESOURCES
+from desktop.ui.qt_errors import reports_errors
 
 TEMPLATES_DIR = RESOURCES / "prompts" / "templates"
 
@@ -52,6 +53,7 @@ class CreateAgentDialog(QDialog):
         self.human_templates = templates("human", prompts.human)
         self.persona_choice, self.persona = QComboBox(), QPlainTextEdit(prompts.persona)
         self.human_choice, self.human = QComboBox(), QPlainTextEdit(prompts.human)
+        self.human.setPlaceholderText("Leave empty: the agent writes here what it learns about you.")
         self.persona_choice.addItems(list(self.persona_templates))
         self.human_choice.addItems(list(self.human_templates))
         form.addRow("Persona template", self.persona_choice)
@@ -129,6 +131,7 @@ class AgentsPanel(QWidget):
             signal.emit(agent_id)
 
     @Slot(QListWidgetItem, QListWidgetItem)
+    @reports_errors
     def on_current_item_changed(self, current: QListWidgetItem | None, _previous) -> None:
         if current is not None:
             self.switched.emit(int(current.data(Qt.ItemDataRole.UserRole)))

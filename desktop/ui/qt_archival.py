@@ -33,6 +33,7 @@ from PySide6.QtWidgets import (
 from desktop.core.memory.archival import ArchivalMemory, Passage, PassageHit
 from desktop.core.memory.recall import Message
 from desktop.ui.qt_jobs import Jobs
+from desktop.ui.qt_errors import reports_errors
 
 HIT_COLUMNS = ["Kind", "Score", "Text", "Source", "Time"]
 
@@ -108,14 +109,15 @@ class ArchivalPanel(QWidget):
 
     # --- hits ------------------------------------------------------------------------------
     @Slot(list)
+    @reports_errors
     def show_hits(self, hits: list[tuple[str, Any]]) -> None:
         self.hits = list(hits)
         self.hits_table.setRowCount(len(self.hits))
         for row, (kind, hit) in enumerate(self.hits):
             if isinstance(hit, PassageHit):
-                values = [kind, f"{hit.score:.3f}", hit.passage.text, hit.passage.citation.label(), f"{hit.passage.created_at.astimezone():%Y-%m-%d %H:%M}"]
+                values = [kind, f"{hit.score:.3f}", hit.passage.text, hit.passage.citation.label(), f"{hit.passage.created_at:%Y-%m-%d %H:%M}"]
             elif isinstance(hit, Message):
-                values = [kind, "", hit.search_text, "conversation", f"{hit.created_at.astimezone():%Y-%m-%d %H:%M}"]
+                values = [kind, "", hit.search_text, "conversation", f"{hit.created_at:%Y-%m-%d %H:%M}"]
             else:
                 values = [kind, "", str(hit), "", ""]
             for column, value in enumerate(values):
@@ -125,6 +127,7 @@ class ArchivalPanel(QWidget):
             self.tabs.setCurrentIndex(0)
 
     @Slot()
+    @reports_errors
     def on_hit_selected(self) -> None:
         rows = self.hits_table.selectionModel().selectedRows()
         if not rows:
@@ -137,6 +140,7 @@ class ArchivalPanel(QWidget):
             self.detail.setMarkdown(f"**Conversation** · {hit.created_at:%Y-%m-%d %H:%M}\n\n{hit.search_text}")
 
     @Slot()
+    @reports_errors
     def on_search_entered(self) -> None:
         query, agent_id = self.search_box.text().strip(), self.agent_id
         if not query or agent_id is None:
@@ -149,11 +153,12 @@ class ArchivalPanel(QWidget):
 
     # --- browsing --------------------------------------------------------------------------
     @Slot()
+    @reports_errors
     def refresh(self) -> None:
         self.passages = self.archival.list(self.agent_id, limit=500) if self.agent_id is not None else []
         self.passages_table.setRowCount(len(self.passages))
         for row, passage in enumerate(self.passages):
-            values = [str(passage.id), passage.text, passage.citation.label(), f"{passage.created_at.astimezone():%Y-%m-%d %H:%M}"]
+            values = [str(passage.id), passage.text, passage.citation.label(), f"{passage.created_at:%Y-%m-%d %H:%M}"]
             for column, value in enumerate(values):
                 self.passages_table.setItem(row, column, QTableWidgetItem(value.replace("\n", " ")[:300]))
 
@@ -161,6 +166,7 @@ class ArchivalPanel(QWidget):
         return [self.passages[index.row()] for index in self.passages_table.selectionModel().selectedRows()]
 
     @Slot()
+    @reports_errors
     def on_edit_clicked(self) -> None:
         selected = self.selected_passages()
         if len(selected) != 1:
@@ -173,6 +179,7 @@ class ArchivalPanel(QWidget):
         self.jobs.run(lambda: self.archival.update_text(passage_id, text), lambda _r: self._after_change(), self.failed.emit)
 
     @Slot()
+    @reports_errors
     def on_delete_clicked(self) -> None:
         selected = self.selected_passages()
         if not selected:

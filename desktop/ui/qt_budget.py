@@ -9,6 +9,7 @@ from PySide6.QtGui import QColor, QMouseEvent, QPainter, QPaintEvent, QPen
 from PySide6.QtWidgets import QHeaderView, QLabel, QTableWidget, QTableWidgetItem, QToolTip, QVBoxLayout, QWidget
 
 from desktop.core.agent.context import ContextBudget, Section
+from desktop.ui.qt_errors import reports_errors
 
 COLORS = {
     "system": "#5b7db1",
@@ -94,6 +95,7 @@ class BudgetPanel(QWidget):
         self.streamed_chars = 0
 
     @Slot(object)
+    @reports_errors
     def set_budget(self, budget: ContextBudget) -> None:
         self.budget = budget
         self.streamed_chars = 0

@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 
 from desktop.core.memory.recall import MessagePage
 from desktop.ui.qt_transcript import Transcript
+from desktop.ui.qt_errors import reports_errors
 
 
 class ComposeBox(QPlainTextEdit):
@@ -124,6 +125,7 @@ class ChatPanel(QWidget):
 
     # --- sending ---------------------------------------------------------------------------
     @Slot()
+    @reports_errors
     def on_send_clicked(self) -> None:
         text = self.compose.toPlainText().strip()
         if not text or not self.can_send or self.busy:
@@ -138,14 +140,22 @@ class ChatPanel(QWidget):
         self.search_box.selectAll()
 
     @Slot()
+    @reports_errors
     def close_search(self) -> None:
         self.search_bar.hide()
         self.compose.setFocus()
 
     @Slot()
+    @reports_errors
     def on_search_entered(self) -> None:
         if self.search_box.text().strip():
             self.search_requested.emit(self.search_box.text())
+
+    def show_search_pending(self, query: str) -> None:
+        self.search_results.clear()
+        item = QListWidgetItem(f"Searching for {query!r}…")
+        item.setFlags(Qt.ItemFlag.NoItemFlags)
+        self.search_results.addItem(item)
 
     def show_search_results(self, page: MessagePage) -> None:
         self.search_results.clear()
@@ -154,11 +164,12 @@ class ChatPanel(QWidget):
         self.search_results.addItem(header)
         for message in page.hits:
             who = "You" if message.role == "user" else "Agent"
-            item = QListWidgetItem(f"{message.created_at.astimezone():%Y-%m-%d %H:%M} · {who}: {message.search_text[:160]}")
+            item = QListWidgetItem(f"{message.created_at:%Y-%m-%d %H:%M} · {who}: {message.search_text[:160]}")
             item.setData(Qt.ItemDataRole.UserRole, message.search_text)
             self.search_results.addItem(item)
 
     @Slot(QListWidgetItem)
+    @reports_errors
     def on_search_result_activated(self, item: QListWidgetItem) -> None:
         self.find_in_transcript(item.data(Qt.ItemDataRole.UserRole))
 

@@ -3,7 +3,7 @@ preemption that stops it when the user acts, and the dialog that reviews propose
 
 The pass runs in the agent worker's thread without marking it busy, so the chat stays usable;
 sending a message (or a heartbeat, switching agents, quitting) cancels it first. In "ask" mode
-the pass leaves proposals; Memory > Review proposed changes (Ctrl+Shift+M) lists them.
+the pass leaves proposals; Memory > Review proposed memory changes (Ctrl+Shift+R) lists them.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from desktop.app import open_consolidator
 from desktop.core.agent.consolidation import OFF, Consolidator, PassResult
 from desktop.core.agent.consolidation_store import FAILED, Change
 from desktop.core.runtime.base import CancelToken
+from desktop.ui.qt_errors import reports_errors
 
 REVIEW_TEXT = "&Review proposed memory changes…"
 
@@ -100,6 +101,7 @@ class ProposalsDialog(QDialog):
         ]
 
     @Slot()
+    @reports_errors
     def on_apply_clicked(self) -> None:
         decided = [self.consolidation.accept(change_id) for change_id in self.checked_ids()]
         failed = [c for c in decided if c.status == FAILED]
@@ -115,6 +117,7 @@ class ProposalsDialog(QDialog):
         self.refresh()
 
     @Slot()
+    @reports_errors
     def on_reject_clicked(self) -> None:
         decided = [self.consolidation.reject(change_id) for change_id in self.checked_ids()]
         self.outcome.setText(f"Rejected {len(decided)} change(s).")
@@ -138,7 +141,7 @@ class ConsolidationController(QObject):
         self.timer.setSingleShot(True)
         self.timer.timeout.connect(self.on_idle)
         self.review_action = QAction(REVIEW_TEXT, window)
-        self.review_action.setShortcut(QKeySequence("Ctrl+Shift+M"))
+        self.review_action.setShortcut(QKeySequence("Ctrl+Shift+R"))
         self.review_action.triggered.connect(self.open_review)
         window.menuBar().addMenu("&Memory").addAction(self.review_action)
         worker = window.worker
@@ -154,6 +157,7 @@ class ConsolidationController(QObject):
 
     # --- idle time ---------------------------------------------------------------------------
     @Slot()
+    @reports_errors
     def restart(self, *_args) -> None:
         """Count idle time from now (after each turn, a model load or a settings change)."""
         settings = self.window.services.settings
@@ -162,6 +166,7 @@ class ConsolidationController(QObject):
             self.timer.start(int(settings.consolidation_idle_minutes * 60_000))
 
     @Slot()
+    @reports_errors
     def interrupt(self, *_args) -> None:
         if self._cancel is not None:
             self._cancel.cancel()
@@ -169,11 +174,13 @@ class ConsolidationController(QObject):
         self.restart()
 
     @Slot(int)
+    @reports_errors
     def on_agent_opened(self, _agent_id: int) -> None:
         self.interrupt()
         self.update_review_action()
 
     @Slot()
+    @reports_errors
     def on_idle(self) -> None:
         window = self.window
         if not window.is_model_ready or window.busy or window.agent_id is None:
@@ -184,6 +191,7 @@ class ConsolidationController(QObject):
         self.requested.emit(self._cancel)
 
     @Slot(object)
+    @reports_errors
     def on_finished(self, result: PassResult) -> None:
         self._cancel = None
         self.update_review_action()
@@ -211,6 +219,7 @@ class ConsolidationController(QObject):
         self.review_action.setText(REVIEW_TEXT.replace("changes…", f"changes ({count})…") if count else REVIEW_TEXT)
 
     @Slot()
+    @reports_errors
     def open_review(self) -> ProposalsDialog | None:
         consolidation = self._consolidation()
         if consolidation is None:

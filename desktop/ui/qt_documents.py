@@ -29,6 +29,7 @@ from desktop.app import Services
 from desktop.core.documents import catalog
 from desktop.core.documents.catalog import DocumentRow
 from desktop.core.documents.progress import FileFailure, IngestProgress, IngestReport
+from desktop.ui.qt_errors import reports_errors
 
 #: Progress arrives per file and per embedding batch; the table is rebuilt at most this often.
 REFRESH_MS = 150
@@ -137,17 +138,20 @@ class DocumentsPanel(QWidget):
         self._show_summary()
 
     @Slot(list)
+    @reports_errors
     def add_paths(self, paths: list[str]) -> None:
         if self.agent_id is None or not paths:
             return
         self._request(self.ingest_requested, [str(p) for p in paths])
 
     @Slot()
+    @reports_errors
     def on_add_files_clicked(self) -> None:
         files, _ = QFileDialog.getOpenFileNames(self, "Add documents")
         self.add_paths(files)
 
     @Slot()
+    @reports_errors
     def on_add_folder_clicked(self) -> None:
         folder = QFileDialog.getExistingDirectory(self, "Add a folder of documents")
         if folder:
@@ -157,12 +161,14 @@ class DocumentsPanel(QWidget):
         return [self.rows[i.row()] for i in self.table.selectionModel().selectedRows() if i.row() < len(self.rows)]
 
     @Slot()
+    @reports_errors
     def on_reingest_clicked(self) -> None:
         ids = [row.id for row in self.selected()]
         if ids and self.agent_id is not None:
             self._request(self.reingest_requested, ids)
 
     @Slot()
+    @reports_errors
     def on_remove_clicked(self) -> None:
         ids = [row.id for row in self.selected()]
         if ids and self.agent_id is not None:
@@ -172,6 +178,7 @@ class DocumentsPanel(QWidget):
 
     # --- from the ingestion thread -----------------------------------------------------------
     @Slot(object)
+    @reports_errors
     def on_progress(self, event: IngestProgress) -> None:
         self.current = event
         self._show_summary()
@@ -179,6 +186,7 @@ class DocumentsPanel(QWidget):
             self.refresh_timer.start()
 
     @Slot(object)
+    @reports_errors
     def on_finished(self, report: IngestReport) -> None:
         self.batches = max(0, self.batches - 1)
         self.current = None
@@ -189,6 +197,7 @@ class DocumentsPanel(QWidget):
         self.changed.emit()
 
     @Slot()
+    @reports_errors
     def on_removed(self) -> None:
         self.removing.clear()
         self.refresh()
@@ -218,6 +227,7 @@ class DocumentsPanel(QWidget):
         self.summary.setText(text)
 
     @Slot()
+    @reports_errors
     def refresh(self) -> None:
         self.refresh_timer.stop()
         self._show_summary()

@@ -7,11 +7,15 @@ logged with its traceback and the user sees a generic message pointing at the lo
 from __future__ import annotations
 
 import faulthandler
+import functools
+import inspect
 import logging
 import sys
 import threading
 import traceback
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, TypeVar
 
 from PySide6.QtCore import QObject, Qt, Signal, Slot
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QWidget
@@ -22,6 +26,52 @@ log = logging.getLogger("memdesk.ui")
 
 CRASH_LOG = "crash.log"
 PREVIOUS_CRASH_LOG = "crash-previous.log"
+
+
+Method = TypeVar("Method", bound=Callable[..., Any])
+
+
+def reports_errors(method: Method) -> Method:
+    """For every slot (and every action a user triggers): a failure takes the one error path
+    instead of escaping into Qt's event loop, where it reaches sys.excepthook, is written to the
+    crash log and makes the next start say MemDesk did not close cleanly.
+
+    The error goes to the owner's ErrorHub (``self.hub``), else its ``failed`` signal, else the
+    hub of the nearest parent that has one. Put it under ``@Slot``. Signal arguments beyond what the
+    method takes are dropped, as Qt does for a plain slot (PySide passes them all to a wrapper)."""
+    parameters = list(inspect.signature(method).parameters.values())[1:]
+    takes_all = any(p.kind is p.VAR_POSITIONAL for p in parameters)
+    positional = sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in parameters)
+
+    @functools.wraps(method)
+    def slot(self, *args, **kwargs):
+        try:
+            return method(self, *(args if takes_all else args[:positional]), **kwargs)
+        except Exception as error:  # noqa: BLE001 - this is the error path
+            report_error(self, error)
+            return None
+
+    slot.reports_errors = True  # type: ignore[attr-defined]
+    return slot  # type: ignore[return-value]
+
+
+def report_error(owner: Any, error: BaseException) -> None:
+    """Send ``error`` where ``owner`` reports errors (see reports_errors)."""
+    hub = getattr(owner, "hub", None)
+    if isinstance(hub, ErrorHub):
+        hub.report(error)
+        return
+    failed = getattr(owner, "failed", None)
+    if failed is not None and hasattr(failed, "emit"):
+        failed.emit(error)
+        return
+    parent = owner.parent() if isinstance(owner, QObject) else None
+    while parent is not None:
+        if isinstance(getattr(parent, "hub", None), ErrorHub):
+            parent.hub.report(error)
+            return
+        parent = parent.parent()
+    log.error("unexpected error in %s with no window to show it", type(owner).__name__, exc_info=(type(error), error, error.__traceback__))
 
 
 def user_text(error: BaseException) -> str:
@@ -89,10 +139,12 @@ class MessageBar(QFrame):
         self.show()
 
     @Slot()
+    @reports_errors
     def on_close_clicked(self) -> None:
         self.hide()
 
     @Slot()
+    @reports_errors
     def on_action_clicked(self) -> None:
         if self._action_callback is not None:
             self._action_callback()

@@ -26,9 +26,11 @@ from desktop.core.clock import Clock
 from desktop.core.graph.extraction import ExtractionOptions, GraphExtractor
 from desktop.core.graph.model_facts import ModelFactExtractor
 from desktop.core.graph.store import KnowledgeGraph
+from desktop.core.memory.history import MemoryHistory
 from desktop.core.runtime.base import CancelToken, ChatMessage, Runtime
 from desktop.core.storage import Database, open_database
 from desktop.settings import SettingsStore
+from desktop.ui.qt_errors import reports_errors
 
 log = logging.getLogger("memdesk.ui.graph")
 
@@ -84,7 +86,10 @@ class GraphWorker(QObject):
     def _store(self) -> GraphExtractor:
         if self._extractor is None:
             self._db = open_database(self._database_path, busy_timeout=self._busy_timeout)
-            graph = KnowledgeGraph(self._db, self._clock, self._embedder)
+            store = SettingsStore(self._db)
+            # The extractor's facts and entities are recorded in the memory history, like every writer's.
+            history = MemoryHistory(self._db, self._clock, max_changes=lambda: store.load().history_max_changes)
+            graph = KnowledgeGraph(self._db, self._clock, self._embedder, history=history)
             self._extractor = GraphExtractor(graph, self._analyser_factory(), self._clock)
         assert self._db is not None
         settings = SettingsStore(self._db).load()
@@ -92,6 +97,7 @@ class GraphWorker(QObject):
         return self._extractor
 
     @Slot(int)
+    @reports_errors
     def extract(self, agent_id: int) -> None:
         """Queue what is new for the agent and work through the queue."""
         if self.stopped:
@@ -132,6 +138,7 @@ class GraphWorker(QObject):
             self.pending.emit(agent_id, self._extractor.pending(agent_id, "entities"), self._extractor.pending(agent_id, "facts"))
 
     @Slot(int)
+    @reports_errors
     def rebuild(self, agent_id: int) -> None:
         try:
             self._store().rebuild(agent_id)
@@ -141,6 +148,7 @@ class GraphWorker(QObject):
         self.extract(agent_id)
 
     @Slot()
+    @reports_errors
     def shutdown(self) -> None:
         self.stopped = True
         self.preempt()

@@ -10,6 +10,8 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QObject, QTimer, Signal, Slot
 
+from desktop.ui.qt_errors import reports_errors
+
 
 class Heartbeat(QObject):
     """Create in the GUI thread.
@@ -38,6 +40,7 @@ class Heartbeat(QObject):
         self.timer.stop()
 
     @Slot()
+    @reports_errors
     def on_timeout(self) -> None:
         if self._can_run():
             self.due.emit()

@@ -42,6 +42,7 @@ from desktop.core.memory.history import BLOCK, PASSAGE, Change
 from desktop.core.memory.recall import RecallMemory
 from desktop.core.memory.revert import Reverter, RevertPlan
 from desktop.errors import MemDeskError
+from desktop.ui.qt_errors import reports_errors
 
 WHO = {"agent": "the agent", "user": "you", "import": "an import", "consolidation": "memory consolidation", "extractor": "the knowledge extractor"}
 ALL, BLOCKS, PASSAGES, GRAPH = "all", "blocks", "passages", "graph"
@@ -121,6 +122,7 @@ class RevertDialog(QDialog):
         layout.addWidget(buttons)
 
     @Slot()
+    @reports_errors
     def on_accepted(self) -> None:
         self.accept()
         self.confirmed.emit(self.plan)
@@ -148,7 +150,7 @@ class HistoryView(QWidget):
         top.addWidget(QLabel("Show"))
         top.addWidget(self.scope, 1)
         self.undo_button = QPushButton("Undo last change")
-        self.undo_button.setToolTip("Revert the newest change shown (Ctrl+Z here); the undo is recorded too")
+        self.undo_button.setToolTip("Revert the newest change shown that can be reverted (Ctrl+Z here); the undo is recorded too")
         top.addWidget(self.undo_button)
         layout.addLayout(top)
         splitter = QSplitter(Qt.Orientation.Vertical)
@@ -217,6 +219,7 @@ class HistoryView(QWidget):
         self.scope.blockSignals(False)
 
     @Slot()
+    @reports_errors
     def refresh(self) -> None:
         selected = self.selected()
         scope = self.scope.currentData() or ALL
@@ -258,6 +261,7 @@ class HistoryView(QWidget):
                 return
 
     @Slot()
+    @reports_errors
     def on_selection_changed(self) -> None:
         change = self.selected()
         self.details.setHtml(self.describe(change) if change else "")
@@ -267,7 +271,11 @@ class HistoryView(QWidget):
         change = self.selected()
         self.show_button.setEnabled(change is not None and self.source_message(change) is not None)
         self.revert_button.setEnabled(change is not None and self.reverter.supports(change.kind))
-        self.undo_button.setEnabled(bool(self.changes) and self.reverter.supports(self.changes[0].kind))
+        self.undo_button.setEnabled(self.newest_revertible() is not None)
+
+    def newest_revertible(self) -> Change | None:
+        """What "Undo last change" reverts: the newest change shown that can be reverted here."""
+        return next((c for c in self.changes if self.reverter.supports(c.kind)), None)
 
     # --- one change ------------------------------------------------------------------------
     def source_message(self, change: Change) -> int | None:
@@ -315,12 +323,14 @@ class HistoryView(QWidget):
         return " ".join(parts)
 
     @Slot(QUrl)
+    @reports_errors
     def on_link_clicked(self, url: QUrl) -> None:
         text = url.toString()
         if text.startswith("message:"):
             self.show_message_requested.emit(int(text.split(":", 1)[1]))
 
     @Slot()
+    @reports_errors
     def on_show_clicked(self) -> None:
         change = self.selected()
         target = self.source_message(change) if change else None
@@ -329,15 +339,18 @@ class HistoryView(QWidget):
 
     # --- revert and undo -------------------------------------------------------------------
     @Slot()
+    @reports_errors
     def on_revert_clicked(self) -> None:
         change = self.selected()
         if change is not None:
             self.request_revert(change.id)
 
     @Slot()
+    @reports_errors
     def on_undo_clicked(self) -> None:
-        if self.changes:
-            self.request_revert(self.changes[0].id)
+        change = self.newest_revertible()
+        if change is not None:
+            self.request_revert(change.id)
 
     def request_revert(self, change_id: int) -> None:
         """Plan the revert and ask the user to confirm it in a dialog (non-blocking)."""
@@ -356,6 +369,7 @@ class HistoryView(QWidget):
         self.revert_dialog.open()
 
     @Slot(object)
+    @reports_errors
     def apply_revert(self, plan: RevertPlan) -> None:
         try:
             change = self.reverter.apply(plan, force=plan.conflict)  # a conflict reached here only through "Revert anyway"

@@ -13,6 +13,7 @@ from desktop.app import Services
 from desktop.core.documents import catalog
 from desktop.core.documents.progress import IngestReport
 from desktop.core.runtime.base import CancelToken
+from desktop.ui.qt_errors import reports_errors
 
 #: The agent's step transaction may hold the write lock for as long as a tool call takes; the
 #: ingestor's commits wait for it rather than failing the batch with "database is locked".
@@ -48,6 +49,7 @@ class IngestWorker(QObject):
         return self._services
 
     @Slot(int, list)
+    @reports_errors
     def ingest(self, agent_id: int, paths: list) -> None:
         """An empty ``paths`` only embeds chunks left unembedded (by a closed or killed app)."""
         if self.cancel.cancelled:
@@ -60,6 +62,7 @@ class IngestWorker(QObject):
         self.finished.emit(report)
 
     @Slot(int, list)
+    @reports_errors
     def remove(self, agent_id: int, document_ids: list) -> None:
         try:
             services = self._store()
@@ -69,6 +72,7 @@ class IngestWorker(QObject):
         self.removed.emit()
 
     @Slot(int, list)
+    @reports_errors
     def reingest(self, agent_id: int, document_ids: list) -> None:
         try:
             paths = catalog.paths_for_reingest(self._store().db, [int(i) for i in document_ids])
@@ -79,6 +83,7 @@ class IngestWorker(QObject):
         self.ingest(agent_id, paths)
 
     @Slot()
+    @reports_errors
     def shutdown(self) -> None:
         if self._services is not None:
             self._services.close()

@@ -12,6 +12,8 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal, Slot
 
+from desktop.ui.qt_errors import reports_errors
+
 
 class _JobSignals(QObject):
     done = Signal(int, object)
@@ -69,12 +71,14 @@ class Jobs(QObject):
         return self._pool.waitForDone(msecs)
 
     @Slot(int, object)
+    @reports_errors
     def on_done(self, job_id: int, result: Any) -> None:
         on_done, _ = self._callbacks.pop(job_id, (None, None))
         if on_done is not None:
             on_done(result)
 
     @Slot(int, object)
+    @reports_errors
     def on_failed(self, job_id: int, error: BaseException) -> None:
         _, on_failed = self._callbacks.pop(job_id, (None, None))
         if on_failed is not None:

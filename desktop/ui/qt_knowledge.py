@@ -41,6 +41,7 @@ from PySide6.QtWidgets import (
 from desktop.core.graph.render import source_label
 from desktop.core.graph.store import Edit, Entity, Fact, KnowledgeGraph
 from desktop.errors import MemDeskError
+from desktop.ui.qt_errors import reports_errors
 
 ENTITY_COLUMNS = ["Entity", "Kind", "Mentions", "Last seen"]
 FACT_COLUMNS = ["Subject", "Relation", "Object", "From", "To", "By", "Source"]
@@ -228,6 +229,7 @@ class KnowledgePanel(QWidget):
         self.refresh()
 
     @Slot()
+    @reports_errors
     def refresh(self) -> None:
         """Reload the entity list, keeping the selection."""
         keep = self.current.id if self.current is not None else None
@@ -261,12 +263,14 @@ class KnowledgePanel(QWidget):
             self.status.setText(self.status.text().split(" · ")[0] + f" · extracting: {entities + facts} waiting")
 
     @Slot()
+    @reports_errors
     def on_entity_selected(self) -> None:
         rows = self.entity_table.selectionModel().selectedRows()
         if rows:
             self.show_entity(self.entities[rows[0].row()])
 
     @Slot(int)
+    @reports_errors
     def select_entity(self, entity_id: int) -> None:
         root = self.graph.root(entity_id)
         row = self._row_of(root)
@@ -323,6 +327,7 @@ class KnowledgePanel(QWidget):
 
     # --- jumping to a source -----------------------------------------------------------------
     @Slot(int, int)
+    @reports_errors
     def on_fact_activated(self, row: int, _column: int) -> None:
         self.open_source(row)
 
@@ -343,6 +348,7 @@ class KnowledgePanel(QWidget):
         return True
 
     @Slot()
+    @reports_errors
     def undo(self) -> None:
         if not self.undo_stack:
             return
@@ -413,6 +419,7 @@ class KnowledgePanel(QWidget):
 
     # --- dialogs -------------------------------------------------------------------------------
     @Slot()
+    @reports_errors
     def on_rename_clicked(self) -> None:
         if self.current is None:
             return
@@ -421,6 +428,7 @@ class KnowledgePanel(QWidget):
             self.rename_entity(name.strip())
 
     @Slot()
+    @reports_errors
     def on_merge_clicked(self) -> None:
         if self.current is None:
             return
@@ -430,6 +438,7 @@ class KnowledgePanel(QWidget):
             self.merge_into(name)
 
     @Slot()
+    @reports_errors
     def on_split_clicked(self) -> None:
         if self.current is None or not self.current.aliases:
             return
@@ -438,6 +447,7 @@ class KnowledgePanel(QWidget):
             self.split_alias(name)
 
     @Slot()
+    @reports_errors
     def on_add_fact_clicked(self) -> None:
         if self.current is None:
             return
@@ -449,6 +459,7 @@ class KnowledgePanel(QWidget):
             self.add_fact(relation.strip(), other.strip())
 
     @Slot()
+    @reports_errors
     def on_edit_fact_clicked(self) -> None:
         fact = self.selected_fact()
         if fact is None:
@@ -458,6 +469,7 @@ class KnowledgePanel(QWidget):
             self.edit_relation(relation.strip())
 
     @Slot()
+    @reports_errors
     def on_rebuild_clicked(self) -> None:
         if self.agent_id is not None:
             self.status.setText("Rebuilding from the whole history…")

@@ -16,7 +16,6 @@ Signals (requests to the worker threads):
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import datetime, timezone
 from pathlib import Path
 
 from PySide6.QtCore import QEvent, QThread, QTimer, Qt, Signal, Slot
@@ -41,7 +40,7 @@ from desktop.ui.qt_consent import ConsentDialog, ConsentRequest, QtConsentPolicy
 from desktop.ui.qt_consolidation import ConsolidationController
 from desktop.ui.qt_diagnostics import DiagnosticsDialog
 from desktop.ui.qt_documents import DocumentsPanel
-from desktop.ui.qt_errors import ErrorHub, MessageBar, user_text
+from desktop.ui.qt_errors import ErrorHub, MessageBar, reports_errors, user_text
 from desktop.ui.qt_graph_worker import GraphWorker, default_analyser
 from desktop.ui.qt_history import HistoryView
 from desktop.ui.qt_heartbeat import Heartbeat
@@ -89,9 +88,11 @@ class MainWindow(QMainWindow):
         self.agent_id: int | None = None
         self.is_model_ready = False
         self.busy = False
+        self.background = False  # a login or timed heartbeat turn runs; a message preempts it
         self.consent_dialogs: list[ConsentDialog] = []
         self._streamed_chars = 0
         self._live_dirty = False
+        self._search_serial = 0
         self.consent = QtConsentPolicy(lambda: self.worker.cancel_token, self)
         self.worker = AgentWorker(open_worker_services, make_runtime, self.consent, warm_embedder=warm_embedder)
         self.worker_thread = QThread(self)
@@ -191,7 +192,7 @@ class MainWindow(QMainWindow):
         self._action(menu, "Imported &tools of this agent…", None, transfers.on_tools_triggered)
         menu.addSeparator()
         self.settings_action = self._action(menu, "&Settings…", QKeySequence("Ctrl+,"), self.on_settings_triggered)
-        self.models_action = self._action(menu, "&Models…", QKeySequence("Ctrl+Shift+M"), self.model_actions.on_models_triggered)
+        self.models_action = self._action(menu, "&Models…", QKeySequence("Ctrl+Shift+L"), self.model_actions.on_models_triggered)
         self._action(menu, "&Quit", QKeySequence.StandardKey.Quit, self.close)
         view = self.menuBar().addMenu("&View")
         for dock in self.docks.values():
@@ -249,6 +250,7 @@ class MainWindow(QMainWindow):
         worker.failed.connect(self.hub.report)
         worker.failed.connect(self.on_worker_failed)
         worker.busy_changed.connect(self.on_busy_changed)
+        worker.background_changed.connect(self.on_background_changed)
         worker.turn_finished.connect(self.on_turn_finished)
         self.ingester.progress.connect(self.documents.on_progress)
         self.ingester.failed.connect(self.hub.report)
@@ -296,6 +298,7 @@ class MainWindow(QMainWindow):
         self.load_model_requested.emit(settings)
 
     @Slot(int)
+    @reports_errors
     def select_agent(self, agent_id: int) -> None:
         record = self.services.agents.get(agent_id)
         self.agent_id = agent_id
@@ -327,12 +330,14 @@ class MainWindow(QMainWindow):
 
     # --- worker slots ------------------------------------------------------------------------
     @Slot(str)
+    @reports_errors
     def on_model_loading(self, what: str) -> None:
         self.is_model_ready = False
         self.statusBar().showMessage(f"Loading model {what}…")
         self._update_ready()
 
     @Slot(str)
+    @reports_errors
     def on_model_ready(self, model_id: str) -> None:
         self.is_model_ready = True
         self.statusBar().showMessage(f"Model ready: {model_id}")
@@ -341,12 +346,14 @@ class MainWindow(QMainWindow):
         self.model_ready.emit(model_id)
 
     @Slot(str, str)
+    @reports_errors
     def on_streamed(self, kind: str, text: str) -> None:
         self.chat.transcript.append_live(kind, text)
         self._streamed_chars += len(text)
         self._live_dirty = True
 
     @Slot()
+    @reports_errors
     def on_repaint_tick(self) -> None:
         if self._live_dirty:
             self._live_dirty = False
@@ -354,8 +361,9 @@ class MainWindow(QMainWindow):
             self.budget.set_streamed(self._streamed_chars)
 
     @Slot(object)
+    @reports_errors
     def on_step(self, step: StepRecord) -> None:
-        now = datetime.now(timezone.utc)
+        now = self.services.clock.now()
         self._live_dirty = False
         self._streamed_chars = 0
         self.chat.transcript.end_live()
@@ -369,18 +377,32 @@ class MainWindow(QMainWindow):
             )
 
     @Slot(str, str)
+    @reports_errors
     def on_agent_event(self, kind: str, text: str) -> None:
-        self.chat.transcript.add(transfer.Entry("event", f"{kind}: {text}", datetime.now(timezone.utc)))
+        self.chat.transcript.add(transfer.Entry("event", f"{kind}: {text}", self.services.clock.now()))
 
     @Slot(bool)
+    @reports_errors
     def on_busy_changed(self, busy: bool) -> None:
         self.busy = busy
         self.chat.set_busy(busy)
         if not busy:
             self.heartbeat.restart()
 
+    @Slot(bool)
+    @reports_errors
+    def on_background_changed(self, running: bool) -> None:
+        self.background = running
+        if running:
+            self.statusBar().showMessage("Thinking in the background… (a message you send goes first)")
+        else:
+            self.heartbeat.restart()
+
     @Slot(object)
-    def on_turn_finished(self, _result) -> None:
+    @reports_errors
+    def on_turn_finished(self, result) -> None:
+        if result is not None:
+            self.statusBar().showMessage(f"Last turn: {result.describe()}")
         self.chat.transcript.end_live()
         self._streamed_chars = 0
         self.archival.refresh()
@@ -388,6 +410,7 @@ class MainWindow(QMainWindow):
         self.turn_done.emit()
 
     @Slot(int)
+    @reports_errors
     def on_graph_changed(self, agent_id: int) -> None:
         if agent_id == self.agent_id:
             self.knowledge.refresh()
@@ -395,6 +418,7 @@ class MainWindow(QMainWindow):
                 self.budget_requested.emit()  # the prompt's top entities may have changed
 
     @Slot(str, int)
+    @reports_errors
     def on_source_requested(self, kind: str, source_id: int) -> None:
         """A fact's source: the message in the conversation, or the passage in archival memory."""
         if kind == "message":
@@ -411,6 +435,7 @@ class MainWindow(QMainWindow):
             self.docks["Archival memory"].raise_()
 
     @Slot(object)
+    @reports_errors
     def on_consent_asked(self, request: ConsentRequest) -> None:
         name = self.services.agents.get(request.agent_id).name
         dialog = ConsentDialog(request, name, self)
@@ -421,19 +446,23 @@ class MainWindow(QMainWindow):
 
     # --- user actions ------------------------------------------------------------------------
     @Slot(str)
+    @reports_errors
     def on_send_requested(self, text: str) -> None:
         if self.agent_id is None or not self.is_model_ready or self.busy:
             return
         self.busy = True  # until the worker says otherwise: no double sends
         self.chat.set_busy(True)
-        self.chat.transcript.add(transfer.Entry("user", text, datetime.now(timezone.utc)))
+        self.chat.transcript.add(transfer.Entry("user", text, self.services.clock.now()))
+        self.worker.preempt()  # a background turn must not make the user wait
         self.send_requested.emit(text)
 
     @Slot()
+    @reports_errors
     def on_stop_requested(self) -> None:
         self.worker.stop()
 
     @Slot()
+    @reports_errors
     def on_escape(self) -> None:
         if self.chat.search_bar.isVisible():
             self.chat.close_search()
@@ -441,14 +470,29 @@ class MainWindow(QMainWindow):
             self.worker.stop()
 
     @Slot(str)
+    @reports_errors
     def on_search_requested(self, query: str) -> None:
+        """On the job pool: a search may first embed every message without a vector yet."""
         if self.agent_id is None:
             return
-        page = self.services.memory.recall.search_text(self.agent_id, query, page_size=20)
+        agent_id = self.agent_id
+        self._search_serial += 1
+        serial = self._search_serial
+        self.chat.show_search_pending(query)
+        self.jobs.run(
+            lambda: self.services.memory.recall.search_text(agent_id, query, page_size=20),
+            lambda page: self._show_search_results(serial, agent_id, page),
+            self.hub.report,
+        )
+
+    def _show_search_results(self, serial: int, agent_id: int, page) -> None:
+        if serial != self._search_serial or agent_id != self.agent_id:
+            return  # a newer search or another agent: this answer is stale
         self.chat.show_search_results(page)
         self.archival.show_hits([("conversation", m) for m in page.hits])
 
     @Slot(int)
+    @reports_errors
     def on_agent_switched(self, agent_id: int) -> None:
         if agent_id == self.agent_id:
             return
@@ -459,10 +503,12 @@ class MainWindow(QMainWindow):
         self.select_agent(agent_id)
 
     @Slot()
+    @reports_errors
     def on_agent_list_changed(self, _record=None) -> None:
         self.agents.set_agents(self.services.agents.list(), self.agent_id)
 
     @Slot(int, str)
+    @reports_errors
     def on_agent_renamed(self, agent_id: int, name: str) -> None:
         if agent_id == self.agent_id:
             self.services.settings_store.set("last_agent", name)
@@ -471,16 +517,19 @@ class MainWindow(QMainWindow):
             self.setWindowTitle(f"MemDesk — {name}")
 
     @Slot(str)
+    @reports_errors
     def on_saved(self, text: str) -> None:
         self.statusBar().showMessage(text, 5000)
 
     @Slot(int)
+    @reports_errors
     def on_tools_changed(self, agent_id: int) -> None:
         if agent_id == self.agent_id and not self.busy:
             self.open_agent_requested.emit(agent_id)  # the worker builds the agent's tools again
 
     # --- memory history ----------------------------------------------------------------------
     @Slot(str)
+    @reports_errors
     def show_block_history(self, label: str) -> None:
         dock = self.docks["Memory history"]
         dock.show()
@@ -488,6 +537,7 @@ class MainWindow(QMainWindow):
         self.history.show_block(label)
 
     @Slot(int)
+    @reports_errors
     def show_message(self, message_id: int) -> None:
         """Show a stored message in the conversation, evicted from the context or not."""
         message = self.services.memory.recall.get(message_id)
@@ -505,10 +555,12 @@ class MainWindow(QMainWindow):
             self.hub.notify("That message is hidden in the conversation view")
 
     @Slot(list)
+    @reports_errors
     def on_agent_memory_changed(self, _labels: list) -> None:
         self.history.refresh()
 
     @Slot(list)
+    @reports_errors
     def on_history_reverted(self, labels: list) -> None:
         self.memory.reload(labels or None)
         self.archival.refresh()
@@ -538,6 +590,7 @@ class MainWindow(QMainWindow):
 
     # --- settings ------------------------------------------------------------------------------
     @Slot()
+    @reports_errors
     def on_settings_triggered(self) -> None:
         dialog = SettingsDialog(self.services.settings, self.services.paths, self)
         if dialog.exec():
@@ -558,7 +611,7 @@ class MainWindow(QMainWindow):
         self.heartbeat.restart()
 
     def _can_run_on_its_own(self) -> bool:
-        return self.is_model_ready and not self.busy and self.agent_id is not None
+        return self.is_model_ready and not self.busy and not self.background and self.agent_id is not None
 
     # --- drops and closing -------------------------------------------------------------------
     def eventFilter(self, watched, event) -> bool:  # noqa: N802 - Qt API
@@ -570,6 +623,7 @@ class MainWindow(QMainWindow):
             return True
         return super().eventFilter(watched, event)
 
+    @reports_errors
     def on_dropped(self, event: QDropEvent) -> None:
         paths = [url.toLocalFile() for url in event.mimeData().urls() if url.isLocalFile()]
         models = [p for p in paths if p.lower().endswith(".gguf")]

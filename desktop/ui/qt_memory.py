@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
 from desktop.core.clock import Clock, SystemClock
 from desktop.core.memory.core_memory import Block, CoreMemory, StaleBlockError
 from desktop.errors import MemDeskError
+from desktop.ui.qt_errors import reports_errors
 from desktop.ui.qt_history import diff_html, relative_time, who
 
 HIGHLIGHT = "QGroupBox { background: #fff4c2; }"
@@ -141,6 +142,7 @@ class BlockEditor(QGroupBox):
         return self.editor.toPlainText() != self.block.value
 
     @Slot()
+    @reports_errors
     def on_text_changed(self) -> None:
         chars = len(self.editor.toPlainText())
         over = chars > self.block.limit
@@ -159,10 +161,12 @@ class BlockEditor(QGroupBox):
         QTimer.singleShot(4000, self, self.clear_highlight)  # the context object cancels it if the editor goes
 
     @Slot()
+    @reports_errors
     def clear_highlight(self) -> None:
         self.setStyleSheet("")
 
     @Slot()
+    @reports_errors
     def on_save_clicked(self) -> None:
         self._save(self.block.version)
 
@@ -187,11 +191,13 @@ class BlockEditor(QGroupBox):
         self.saved.emit(block)
 
     @Slot()
+    @reports_errors
     def on_keep_mine_clicked(self) -> None:
         if self._stale is not None:
             self._save(self._stale.version)
 
     @Slot()
+    @reports_errors
     def on_take_agents_clicked(self) -> None:
         if self._stale is not None:
             self.block = self._stale
@@ -200,6 +206,7 @@ class BlockEditor(QGroupBox):
         self.conflict.hide()
 
     @Slot()
+    @reports_errors
     def on_revert_clicked(self) -> None:
         current = self.core.get(self.block.agent_id, self.block.label) or self.block
         self.block = current
@@ -207,6 +214,7 @@ class BlockEditor(QGroupBox):
         self.conflict.hide()
 
     @Slot(bool)
+    @reports_errors
     def on_read_only_toggled(self, read_only: bool) -> None:
         try:
             self.block = self.core.configure(self.block.agent_id, self.block.label, read_only=read_only)
@@ -255,6 +263,7 @@ class CoreMemoryPanel(QWidget):
             self._add_editor(block)
 
     @Slot()
+    @reports_errors
     def refresh_changes(self) -> None:
         """Ages and last changes again (a revert elsewhere, or just time passing)."""
         for editor in self.editors.values():
@@ -291,6 +300,7 @@ class CoreMemoryPanel(QWidget):
         self.editors[block.label] = editor
 
     @Slot(list)
+    @reports_errors
     def on_agent_changed_blocks(self, labels: list[str]) -> None:
         if self.agent_id is None:
             return
@@ -304,6 +314,7 @@ class CoreMemoryPanel(QWidget):
                 self._add_editor(block)
 
     @Slot()
+    @reports_errors
     def on_add_clicked(self) -> None:
         if self.agent_id is None:
             return
@@ -321,6 +332,7 @@ class CoreMemoryPanel(QWidget):
         self.changed.emit()
 
     @Slot(str)
+    @reports_errors
     def on_remove_requested(self, label: str) -> None:
         answer = QMessageBox.question(self, "Remove block", f"Remove the {label} block? The agent will no longer see it.")
         if answer == QMessageBox.StandardButton.Yes:

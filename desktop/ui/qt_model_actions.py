@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QWidget
 
 from desktop.app import Services
 from desktop.core.models.library import Choice
-from desktop.ui.qt_errors import ErrorHub
+from desktop.ui.qt_errors import ErrorHub, reports_errors
 from desktop.ui.qt_jobs import Jobs
 from desktop.ui.qt_models import ModelsDialog, ModelsPage
 
@@ -42,6 +42,7 @@ class ModelActions(QObject):
         return self.dialog.page if self.dialog is not None else None
 
     @Slot()
+    @reports_errors
     def on_models_triggered(self) -> None:
         if self.dialog is None:
             page = ModelsPage(self.services, self.jobs, self.hub)
@@ -52,6 +53,7 @@ class ModelActions(QObject):
         self.dialog.raise_()
 
     @Slot(object)
+    @reports_errors
     def switch_model(self, choice: Choice) -> None:
         settings = replace(self.services.settings, **choice.changes)
 
@@ -62,6 +64,7 @@ class ModelActions(QObject):
         self.jobs.run(check, self.switch_requested.emit, lambda error: self.on_switch_finished(False, error))
 
     @Slot(bool, object)
+    @reports_errors
     def on_switch_finished(self, ok: bool, result) -> None:
         """The worker's ``switch_finished``: (True, the new Settings) or (False, the error)."""
         if ok:

@@ -39,7 +39,7 @@ from desktop.core.models.library import Choice, ModelRow
 from desktop.core.models.servers import LocalServer, find_local_servers, probe_schema_support, server_choice, with_server_notes
 from desktop.core.runtime.base import CancelToken
 from desktop.errors import DownloadCancelled
-from desktop.ui.qt_errors import ErrorHub
+from desktop.ui.qt_errors import ErrorHub, reports_errors
 from desktop.ui.qt_jobs import Jobs
 
 COLUMNS = ("Model", "Status", "Size", "RAM*", "Context", "Licence", "Checksum", "Good for")
@@ -210,6 +210,7 @@ class ModelsPage(QWidget):
         raise KeyError(model_id)
 
     @Slot()
+    @reports_errors
     def update_buttons(self) -> None:
         row = self.selected_row()
         downloading = self._thread is not None
@@ -221,6 +222,7 @@ class ModelsPage(QWidget):
 
     # --- actions -------------------------------------------------------------------------------------
     @Slot()
+    @reports_errors
     def on_use_clicked(self) -> None:
         row = self.selected_row()
         if row is None or row.kind == "available" or row.active:
@@ -245,6 +247,7 @@ class ModelsPage(QWidget):
         self.refresh()
 
     @Slot()
+    @reports_errors
     def on_remove_clicked(self) -> None:
         row = self.selected_row()
         if row is None or row.local is None:
@@ -262,6 +265,7 @@ class ModelsPage(QWidget):
 
     # --- downloads -----------------------------------------------------------------------------------
     @Slot()
+    @reports_errors
     def on_download_clicked(self) -> None:
         row = self.selected_row()
         if row is not None and row.kind == "available" and row.entry is not None:
@@ -292,11 +296,13 @@ class ModelsPage(QWidget):
         self.refresh()
 
     @Slot()
+    @reports_errors
     def on_cancel_clicked(self) -> None:
         self._cancel.cancel()
         self.progress_label.setText("Stopping…")
 
     @Slot(object)
+    @reports_errors
     def on_progress(self, progress: DownloadProgress) -> None:
         self.last_progress = progress
         self.progress.setValue(int(progress.fraction * 1000))
@@ -304,6 +310,7 @@ class ModelsPage(QWidget):
         self.progress_label.setText(f"{name}: {progress.describe()}")
 
     @Slot(object, object)
+    @reports_errors
     def on_download_finished(self, entry: CatalogEntry, result: DownloadResult) -> None:
         self._download_ended()
         try:
@@ -316,6 +323,7 @@ class ModelsPage(QWidget):
         self.select(entry.id)
 
     @Slot(object, object)
+    @reports_errors
     def on_download_failed(self, entry: CatalogEntry, error: BaseException) -> None:
         self._download_ended()
         if isinstance(error, DownloadCancelled):
@@ -344,6 +352,7 @@ class ModelsPage(QWidget):
 
     # --- local servers -------------------------------------------------------------------------------
     @Slot()
+    @reports_errors
     def on_find_servers_clicked(self) -> None:
         self.find_servers_button.setEnabled(False)
         self.server_note.setText("Looking on 127.0.0.1…")
@@ -370,6 +379,7 @@ class ModelsPage(QWidget):
         self.hub.report(error)
 
     @Slot()
+    @reports_errors
     def on_use_server_clicked(self) -> None:
         item = self.server_list.currentItem()
         if item is None:

@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 
 from desktop.paths import Paths
 from desktop.settings import CHOICES, DESCRIPTIONS, Settings
+from desktop.ui.qt_errors import reports_errors
 
 HIDDEN = {"last_agent"}  # kept by the window itself
 RESTART_MODEL = {"model_path", "runtime", "openai_base_url", "openai_model", "openai_schema", "context_size", "threads", "gpu_layers", "chat_template"}
@@ -123,6 +124,7 @@ class SettingsDialog(QDialog):
         browse.clicked.connect(lambda: self.on_browse_model_clicked(line))
         return holder
 
+    @reports_errors
     def on_browse_model_clicked(self, line: QLineEdit) -> None:
         path, _ = QFileDialog.getOpenFileName(self, "Choose a GGUF model", "", "GGUF models (*.gguf)")
         if path:

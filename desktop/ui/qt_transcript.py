@@ -213,4 +213,5 @@ class Transcript(QTextBrowser):
 
 
 def _stamp(moment: datetime) -> str:
-    return moment.astimezone().strftime("%Y-%m-%d %H:%M")
+    """Times arrive in the user's zone (the stores and the clock convert them); shown as they are."""
+    return moment.strftime("%Y-%m-%d %H:%M")

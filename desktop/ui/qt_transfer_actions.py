@@ -15,8 +15,9 @@ from desktop.app import Services, agent_file_options
 from desktop.core.agent import transfer
 from desktop.core.agent.agentfile import ImportSummary, export_path, import_path
 from desktop.core.tools.imported import ImportedTools
+from desktop.errors import FileTransferError
 from desktop.ui.qt_agent_files import ImportedToolsDialog, ImportSummaryDialog
-from desktop.ui.qt_errors import ErrorHub
+from desktop.ui.qt_errors import ErrorHub, reports_errors
 from desktop.ui.qt_jobs import Jobs
 
 
@@ -50,14 +51,16 @@ class TransferActions(QObject):
         self.tools_dialog: ImportedToolsDialog | None = None
 
     @Slot()
+    @reports_errors
     def on_export_markdown_triggered(self) -> None:
         path, _ = QFileDialog.getSaveFileName(self.window, "Export conversation", "conversation.md", "Markdown (*.md)")
         agent_id = self.open_agent()
         if path and agent_id is not None:
-            Path(path).write_text(transfer.conversation_markdown(self.services, agent_id, include_details=self.include_details()), encoding="utf-8")
+            _write(Path(path), transfer.conversation_markdown(self.services, agent_id, include_details=self.include_details()))
             self.saved.emit(f"Conversation saved to {path}")
 
     @Slot()
+    @reports_errors
     def on_export_af_triggered(self) -> None:
         agent_id = self.open_agent()
         if agent_id is None:
@@ -68,6 +71,7 @@ class TransferActions(QObject):
             self.export_agent(Path(path), "af")
 
     @Slot()
+    @reports_errors
     def on_export_json_triggered(self) -> None:
         path, _ = QFileDialog.getSaveFileName(self.window, "Export agent", "agent.json", "JSON (*.json)")
         if path and self.open_agent() is not None:
@@ -83,6 +87,7 @@ class TransferActions(QObject):
         )
 
     @Slot()
+    @reports_errors
     def on_import_triggered(self) -> None:
         path, _ = QFileDialog.getOpenFileName(self.window, "Import agent", "", "Agent files (*.af *.json);;All files (*)")
         if path:
@@ -94,6 +99,7 @@ class TransferActions(QObject):
         self.saved.emit(f"Importing {path.name}…")
         self.jobs.run(lambda: import_path(self.services, path, graph=graph), self.on_imported, self.hub.report)
 
+    @reports_errors
     def on_imported(self, summary: ImportSummary) -> None:
         self.imported.emit(summary)
         self.saved.emit(f"Imported {len(summary.agents)} agent(s)")
@@ -105,12 +111,14 @@ class TransferActions(QObject):
         self.summary_dialog.show()
 
     @Slot()
+    @reports_errors
     def on_tools_triggered(self) -> None:
         agent_id = self.open_agent()
         if agent_id is not None:
             self.show_imported_tools(agent_id)
 
     @Slot(int)
+    @reports_errors
     def show_imported_tools(self, agent_id: int) -> None:
         if self.tools_dialog is not None:
             self.tools_dialog.close()
@@ -124,3 +132,10 @@ class TransferActions(QObject):
         for dialog in (self.summary_dialog, self.tools_dialog):
             if dialog is not None:
                 dialog.close()
+
+
+def _write(path: Path, text: str) -> None:
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as error:
+        raise FileTransferError(f"Could not save {path}: {error.strerror or error}", hint="choose another folder, or free some disk space") from error

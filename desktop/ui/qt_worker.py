@@ -6,10 +6,11 @@ one exception is ``stop()``, which sets a thread-safe cancel token.
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QObject, QThread, Signal, Slot
+from PySide6.QtCore import QObject, QThread, QTimer, Signal, Slot
 
 from desktop.app import Services, open_agent, open_consolidator, resolve_model_path
 from desktop.core.agent.context import ContextBudget
@@ -60,7 +61,9 @@ class AgentWorker(QObject):
         search_hits(list): the agent's latest search hits, [(kind, hit)]
         event(str, str): a quiet system event (kind, text)
         failed(object): an exception for the error bar
-        busy_changed(bool): the worker started or finished a piece of work
+        busy_changed(bool): the worker started or finished a piece of work the user waits for
+        background_changed(bool): a background turn (login, timed heartbeat) started or ended;
+            the user may still send: the message preempts it (see ``preempt``)
         turn_finished(object): a TurnResult
         agent_opened(int): the agent is ready to talk
         switch_finished(bool, object): a model switch ended: (True, the new Settings), or (False,
@@ -78,6 +81,7 @@ class AgentWorker(QObject):
     event = Signal(str, str)
     failed = Signal(object)
     busy_changed = Signal(bool)
+    background_changed = Signal(bool)
     turn_finished = Signal(object)
     agent_opened = Signal(int)
     switch_finished = Signal(bool, object)
@@ -102,6 +106,13 @@ class AgentWorker(QObject):
         self._agent: Agent | None = None
         self._agent_id: int | None = None
         self._cancel = CancelToken()
+        # Preemption: a user message never waits behind a background turn. The GUI thread calls
+        # preempt() before it queues a message; a running background turn is cancelled (its
+        # current generation stops, nothing of that step is saved) and one not started yet is
+        # skipped.
+        self._lock = threading.Lock()
+        self._users_waiting = 0
+        self._background_running = False
         #: Run in this thread before every turn, model reload and shutdown (background users of
         #: the model give it back), and after every turn with the agent (they may borrow it).
         self.before_turn: list[Callable[[], None]] = []
@@ -114,6 +125,13 @@ class AgentWorker(QObject):
     # --- called from any thread ----------------------------------------------------------
     def stop(self) -> None:
         self._cancel.cancel()
+
+    def preempt(self) -> None:
+        """A user message is on its way: cancel the background turn that runs, skip queued ones."""
+        with self._lock:
+            self._users_waiting += 1
+            if self._background_running:
+                self._cancel.cancel()
 
     @property
     def cancel_token(self) -> CancelToken:
@@ -169,11 +187,19 @@ class AgentWorker(QObject):
 
     @Slot(str)
     def send(self, text: str) -> None:
+        with self._lock:
+            self._users_waiting = max(0, self._users_waiting - 1)
         self._turn(lambda agent, cancel: agent.send_user_message(text, cancel))
 
     @Slot()
     def heartbeat(self) -> None:
-        self._turn(lambda agent, cancel: agent.timed_heartbeat(cancel))
+        self._turn(lambda agent, cancel: agent.timed_heartbeat(cancel), background=True)
+
+    @Slot()
+    def login(self) -> None:
+        """The login event of an agent opened after a gap: a background turn (a message preempts it)."""
+        if self._agent is not None and self._agent.login_due():
+            self._turn(lambda agent, cancel: agent.login(cancel), background=True)
 
     @Slot(object)
     def consolidate(self, cancel: CancelToken) -> None:
@@ -229,22 +255,41 @@ class AgentWorker(QObject):
         )
         self.agent_opened.emit(agent_id)
         self.budget_changed.emit(self._agent.budget())
+        if self._agent.login_due():
+            # Queued, not run here: the slot that opened the agent returns first, and a message
+            # the user sends meanwhile is queued ahead (preempt() makes the login skip itself).
+            QTimer.singleShot(0, self.login)
 
-    def _turn(self, run: Callable[[Agent, CancelToken], Any]) -> None:
+    def _turn(self, run: Callable[[Agent, CancelToken], Any], *, background: bool = False) -> None:
         if self._agent is None:
             return
-        self._cancel = CancelToken()
+        with self._lock:
+            if background and self._users_waiting:
+                return  # a user message is queued behind this: it goes first
+            self._cancel = CancelToken()
+            self._background_running = background
         self._run_hooks(self.before_turn)
         agent = self._agent
-        with self._working():
-            result = None
-            try:
-                result = run(agent, self._cancel)
-            except GenerationCancelled:
-                self.event.emit("stopped", "generation stopped")
-            finally:
-                self.turn_finished.emit(result)
-                self._run_hooks(self.after_turn, agent)
+        if background:
+            self.background_changed.emit(True)
+        try:
+            with self._working(busy=not background):
+                result = None
+                try:
+                    result = run(agent, self._cancel)
+                except GenerationCancelled:
+                    if background:
+                        self.event.emit("preempted", "background turn cancelled for your message")
+                    else:
+                        self.event.emit("stopped", "generation stopped")
+                finally:
+                    self.turn_finished.emit(result)
+                    self._run_hooks(self.after_turn, agent)
+        finally:
+            with self._lock:
+                self._background_running = False
+            if background:
+                self.background_changed.emit(False)
 
     @staticmethod
     def _run_hooks(hooks: list, *args: Any) -> None:

@@ -76,7 +76,11 @@ def test_apply_mode_edits_memory_with_memory_functions_only(services, runtime, c
     assert changes[0].arguments == {"label": "human", "content": "Name: Ana. Lives in Porto with partner Rui."}
     last_said = max(m.id for m in services.memory.recall.all(chatted.id) if m.kind == "assistant_call")
     assert store.watermark(chatted.id) == last_said
-    # Later edits show in the next prompt: the model sees memory as it is now.
+    # Every step starts with the same system message and transcript (a KV cache keeps them) ...
+    first, second = runtime.prompts[0][1].content, runtime.prompts[1][1].content
+    stable = first.index("### Memory now")
+    assert runtime.prompts[0][0] == runtime.prompts[1][0] and second[:stable] == first[:stable]
+    # ... and later edits show below it: the model sees memory as it is now.
     assert "Lives in Porto" in runtime.prompts[1][1].content
     assert "applied: add to human: Name: Ana." in runtime.prompts[1][1].content
 

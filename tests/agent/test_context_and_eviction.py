@@ -61,7 +61,7 @@ def test_pressure_alert_is_sent_once_until_the_next_eviction(services, make_agen
     assert alerts == 1
     alert = [m for m in services.memory.recall.all(agent.id) if m.kind == "system_alert"][0]
     assert json.loads(alert.content)["type"] == "system_alert"
-    assert "Save any important information" in alert.content
+    assert "Save what matters" in alert.content
     assert services.agents.get(agent.id).pressure_alert_sent
     # Another turn above 75% does not repeat the alert.
     runtime.enqueue(say("still here"))
@@ -93,7 +93,11 @@ def test_eviction_summarizes_recursively_and_never_overflows(services, make_agen
     assert "turn 0:" in services.memory.recall.search_text(agent.id, "turn 0:").hits[0].search_text
     assert services.memory.recall.count(agent.id) >= 40 * 3
     budget = agent.budget()
-    assert budget.tokens("summary") > 0 and budget.used <= budget.eviction_at
+    assert budget.tokens("summary") > 0
+    # The prompt may outgrow the eviction point after a turn; the next step evicts before it runs.
+    runtime.enqueue(say("one more"))
+    agent.send_user_message("one more turn")
+    assert runtime.count_prompt(runtime.prompts[-1]) <= budget.eviction_at
 
 
 def test_a_giant_function_result_is_truncated_and_says_so(services, make_agent, memdesk_home):

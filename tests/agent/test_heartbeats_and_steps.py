@@ -60,6 +60,7 @@ def test_a_failed_call_is_returned_to_the_model_with_a_heartbeat(services, runti
 
 def test_malformed_json_unknown_functions_and_bad_arguments_are_recoverable(services, runtime, make_agent):
     agent = make_agent()
+    agent.settings = AgentSettings(max_steps=5)
     runtime.enqueue(
         '{"function": "send_message", "params": {"inner_thoughts": "oops", "message": "unterminated',
         call("fly_to_the_moon", "why not", True),
@@ -93,14 +94,15 @@ def test_a_tool_that_crashes_becomes_a_failed_call_not_a_crash(services, runtime
 def test_the_step_cap_stops_a_runaway_chain(services, runtime, make_agent):
     agent = make_agent(settings=None)
     agent.settings = AgentSettings(max_steps=4)
-    for _ in range(10):
-        runtime.enqueue(call("conversation_search", "again and again", True, query="loop"))
+    for n in range(10):
+        runtime.enqueue(call("core_memory_append", "again and again", True, label="human", content=f"fact {n}"))
     result = agent.send_user_message("hi")
     assert result.capped and len(result.steps) == 4
     assert runtime.pending == 6
     # The last step allowed was offered send_message only, so a grammar-constrained model must reply.
     assert runtime.tools_seen[:3] == [agent.tools.names()] * 3
     assert runtime.tools_seen[3] == ["send_message"]
+    assert "step cap" in result.describe() and "4 steps" in result.describe()
 
 
 def test_a_chain_that_already_replied_is_not_forced(services, runtime, make_agent):

@@ -70,8 +70,17 @@ def test_core_memory_appears_in_the_prompt_with_its_fill_level(services, runtime
     agent = make_agent(human="Name: Ana")
     runtime.enqueue(say("hi"))
     agent.send_user_message("hi")
-    system = runtime.prompts[0][0].content
-    assert '<human characters="9/2000">\nName: Ana\n</human>' in system
+    memory = runtime.prompts[0][1].content  # the memory section follows the static system message
+    assert memory.startswith("### Memory")
+    assert '<human characters="9/2000" description="What you know about the user: facts they share with you, one per line.">\nName: Ana\n</human>' in memory
+
+
+def test_a_new_human_block_is_empty_and_appended_facts_stand_alone(services, runtime, make_agent):
+    agent = make_agent()
+    block = services.memory.core.get(agent.id, "human")
+    assert block.value == "" and block.description.startswith("What you know about the user")
+    run_call(agent, runtime, "core_memory_append", label="human", content="Name: Ana")
+    assert services.memory.core.get(agent.id, "human").value == "Name: Ana"
 
 
 # --- recall memory ---------------------------------------------------------------------------

@@ -55,3 +55,32 @@ def test_run_with_consolidation_off_says_how_to_turn_it_on(capsys, services, mak
     services.settings_store.set("consolidation", "off")
     assert main(["consolidate", "run", "--agent", "ana"]) == 1
     assert "memdesk settings consolidation ask" in capsys.readouterr().err
+
+
+def test_the_terminal_chat_consolidates_while_the_user_is_idle(capsys, services, runtime, make_agent, monkeypatch):
+    import time
+
+    from desktop.cli import chat_cmd
+    from desktop.core.agent.consolidation_idle import IdleConsolidation
+
+    agent = make_agent("ana", human="Lives in Portugal.")
+    for text in ("My name is Ana and I moved to Porto last spring.", "I work night shifts.", "Green tea, never coffee."):
+        runtime.enqueue(say("Noted."))
+        agent.send_user_message(text)
+    services.settings_store.set("consolidation", "apply")
+    services.settings_store.set("consolidation_every_turns", 3)
+    runtime.enqueue(call("core_memory_append", "fact", label="human", content="Name: Ana."), call(FINISH))
+    monkeypatch.setattr(chat_cmd, "make_runtime", lambda settings: runtime)
+    monkeypatch.setattr(chat_cmd, "IdleConsolidation", lambda make, _seconds, **kw: IdleConsolidation(make, 0.05, **kw))
+
+    def idle_user(_prompt=""):
+        deadline = time.monotonic() + 10
+        while "Name: Ana." not in services.memory.core.get(agent.id, "human").value and time.monotonic() < deadline:
+            time.sleep(0.05)  # the user is away from the keyboard
+        time.sleep(0.2)
+        raise EOFError
+
+    monkeypatch.setattr("builtins.input", idle_user)
+    assert main(["chat", "--agent", "ana", "--no-login"]) == 0
+    assert services.memory.core.get(agent.id, "human").value == "Lives in Portugal.\nName: Ana."
+    assert "Consolidation finished: 1 change(s) applied" in capsys.readouterr().err

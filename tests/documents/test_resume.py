@@ -58,7 +58,7 @@ def _expected_chunks(tmp_path: Path, folder: Path) -> int:
 @pytest.mark.parametrize("crash", ["reading:3", "embedding:1"])
 def test_killed_ingestion_resumes_without_duplicates(tmp_path, crash):
     folder = tmp_path / "docs"
-    _make_files(folder, 16)
+    _make_files(folder, 24)  # more chunks than one embedding batch
     db_path = tmp_path / "store.sqlite3"
     db = open_database(db_path)
     db.execute("INSERT INTO agents(name, created_at, system_prompt) VALUES ('a', 'now', '')")

@@ -65,7 +65,7 @@ def test_search_pages_and_explains_misses(services, runtime, make_agent):
     assert last_result(services, agent.id)["status"] == "Failed"  # a bad insert is the model's to fix
 
 
-def test_top_entities_sit_below_the_messages_and_count_in_the_budget(services, runtime, make_agent, say_as_user=None):
+def test_top_entities_are_shown_with_the_memory_section_and_count_in_the_budget(services, runtime, make_agent, say_as_user=None):
     agent = make_agent("sam")
     assert agent.budget().tokens("knowledge") == 0
     graph = services.memory.graph
@@ -77,9 +77,9 @@ def test_top_entities_sit_below_the_messages_and_count_in_the_budget(services, r
     assert [s.name for s in budget.sections] == list(SECTIONS) and budget.tokens("knowledge") > 0
     runtime.enqueue(say("hi"))
     agent.send_user_message("hello")
-    prompt = runtime.prompts[-1]
-    assert prompt[-1].content.startswith("### Knowledge graph\nTop entities: Ann (person, 2x")
-    assert agent.prompt_prefix() == agent._prompt_parts().chat_messages()[:-1]  # everything but the live section
+    memory = runtime.prompts[-1][1]  # rendered with core memory, so it never moves the queue below it
+    assert "### Knowledge graph\nTop entities: Ann (person, 2x" in memory.content
+    assert agent.prompt_prefix() == agent._prompt_parts().chat_messages()  # nothing live below the messages
 
 
 @pytest.fixture

@@ -63,7 +63,7 @@ def test_user_edits_settings_creation_and_removal_are_recorded(services):
     assert (edited.source, edited.action, edited.before, edited.after) == ("user", "update", "Name: Ada", "Name: Ada Lovelace")
     assert edited.message_id is None and edited.step_id is None
     assert configured.action == "configure"
-    assert configured.before_meta == {"limit": 2000, "description": "What you know about the user.", "read_only": False}
+    assert configured.before_meta == {"limit": 2000, "description": "What you know about the user: facts they share with you, one per line.", "read_only": False}
     assert configured.after_meta["read_only"] is True and configured.after_meta["limit"] == 3000
     assert (made.action, made.after) == ("create", "MemDesk")
     assert (deleted.action, deleted.before, deleted.after) == ("delete", "MemDesk", None)
@@ -157,3 +157,41 @@ def test_consolidation_records_its_changes_as_its_own(services, runtime, make_ag
     assert (block.source, block.after) == ("consolidation", "Name: Ana\nLives in Porto.")
     assert passage.source == "consolidation" and block.note == "consolidation: core_memory_append"
     assert services.memory.core.get(agent.id, "human").updated_by == "consolidation"
+
+
+def test_knowledge_graph_changes_are_recorded_with_their_author_and_message(services, runtime, make_agent):
+    agent = make_agent("ana")
+    runtime.enqueue(say("ok"))
+    agent.send_user_message("I live in Lisbon")
+    said = next(m for m in services.memory.recall.all(agent.id) if m.kind == "user_message")
+    graph = services.memory.graph
+    history = services.memory.core.history
+    ana = graph.resolve(agent.id, "Ana", "person", author="extractor")
+    lisbon = graph.resolve(agent.id, "Lisbon", "place", author="extractor")
+    porto = graph.resolve(agent.id, "Porto", "place", author="extractor")
+    graph.add_fact(agent.id, ana, "lives in", lisbon, author="extractor", message_id=said.id)
+    graph.add_fact(agent.id, ana, "lives in", porto, author="extractor", message_id=said.id)  # closes the Lisbon fact
+    closed, made = history.for_agent(agent.id, kind="graph_fact")[:2]
+    assert (made.source, made.action, made.after, made.message_id) == ("extractor", "create", "Ana lives in Porto", said.id)
+    assert closed.action == "update" and closed.before == "Ana lives in Lisbon" and closed.after.startswith("Ana lives in Lisbon (until")
+    assert "closed by the newer fact" in closed.note
+    assert [c.after for c in history.for_agent(agent.id, kind="graph_entity")] == ["Porto", "Lisbon", "Ana"]
+    edit = graph.rename(ana, "Ana Lima")
+    renamed = history.for_agent(agent.id, kind="graph_entity")[0]
+    assert (renamed.source, renamed.before, renamed.after) == ("user", "Ana", "Ana Lima")
+    graph.undo(edit)
+    assert history.for_agent(agent.id, kind="graph_entity")[0].note == "undo in the Knowledge panel"
+    fact = graph.all_facts(agent.id)[0]
+    graph.delete_fact(fact.id)
+    assert history.for_agent(agent.id, kind="graph_fact")[0].action == "delete"
+
+
+def test_the_bound_is_per_kind_so_the_extractor_cannot_push_blocks_out(services):
+    record = services.create_agent("sam", human="")
+    services.settings_store.set("history_max_changes", 3)
+    services.memory.core.set_value(record.id, "human", "kept")
+    for number in range(6):
+        services.memory.graph.resolve(record.id, f"Person Number{number}", "person", author="extractor")
+    history = services.memory.core.history
+    assert len(history.for_agent(record.id, kind="graph_entity")) == 3
+    assert history.latest_for_block(record.id, "human").after == "kept"

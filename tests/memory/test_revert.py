@@ -135,7 +135,7 @@ def test_graph_changes_are_listed_but_not_revertible_without_a_reverter(services
     record = services.create_agent("sam")
     change_id = services.memory.core.history.record(record.id, "graph_fact", 3, "create", source="extractor", after="A likes B")
     plan = reverter.plan(change_id)
-    assert not plan.possible and "graph facts cannot be reverted" in plan.blocked
+    assert not plan.possible and "undone in the Knowledge panel" in plan.blocked
     assert not reverter.supports("graph_fact")
 
 

@@ -110,3 +110,38 @@ def test_the_http_runtime_runs_the_same_agent(real_services, http):
         assert agent.tools.resolve(data["function"]) is not None
     # Validated on our side: every step either ran or came back to the model as a failed call.
     assert all(step.ok or step.result for step in result.steps)
+
+
+def test_memory_edits_do_not_re_evaluate_the_conversation(real_services, real_runtime, monkeypatch):
+    """The layout on the real model: after a memory edit, by the agent or by the user, the next
+    step evaluates only the tokens that are new, not the message queue above them."""
+    agent = agent_on(real_services, real_runtime, "cached", steps=2)
+    for text in ("Hi! I'm Ana.", "I play the cello in an orchestra.", "I live in Porto, near the river."):
+        agent.send_user_message(text)
+    queue = agent.budget().tokens("messages")
+
+    # The agent's own edit: the grammar (not the prompt, which stays static) allows only the edit.
+    full_specs = agent._live_specs
+    monkeypatch.setattr(agent, "_live_specs", lambda: [s for s in full_specs() if s.name == "core_memory_append"])
+    edit = agent.send_user_message("Please remember that my cat is called Tom.").steps[0]
+    assert edit.function == "core_memory_append" and edit.ok, edit.result
+    block = real_services.memory.core.get(agent.id, edit.arguments["label"])
+    assert block.value.endswith(edit.arguments["content"]) and block.updated_by == "agent"
+    monkeypatch.setattr(agent, "_live_specs", full_specs)
+
+    def next_step_after(previous):
+        step = agent.send_user_message("What do you know about me?").steps[0]
+        growth = step.stats.prompt_tokens - previous.stats.prompt_tokens
+        return step, growth
+
+    after_own, growth = next_step_after(edit)
+    assert after_own.stats.evaluated_tokens <= growth + 4 < queue
+
+    # The user's edit, as in the memory panel: it reaches the model as an update event.
+    last = agent.send_user_message("Thanks!").steps[-1]
+    real_services.memory.core.set_value(agent.id, "human", real_services.memory.core.get(agent.id, "human").value + "\nLoves gardening.")
+    after_user, growth = next_step_after(last)
+    assert after_user.stats.evaluated_tokens <= growth + 4 < agent.budget().tokens("messages")
+    update = [m for m in real_services.memory.recall.all(agent.id) if m.kind == "memory_update"][-1]
+    assert "Loves gardening." in update.content
+    assert_valid_calls(real_services, agent, agent.tools)

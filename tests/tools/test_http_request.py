@@ -70,3 +70,50 @@ def test_an_allowed_host_is_reached_after_consent(services, runtime, make_agent)
         assert result.steps[0].ok and "HTTP 200" in result.steps[0].result and "hello from loopback" in result.steps[0].result
     finally:
         server.shutdown()
+
+
+def _serve(handler_class):
+    server = http.server.HTTPServer(("127.0.0.1", 0), handler_class)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+def test_a_redirect_to_a_host_outside_the_allow_list_is_not_followed():
+    """The allowed host answers with a redirect to a host the user never allowed (the same machine
+    by another name, on another port): that hop is refused before anything reaches it."""
+    reached = []
+
+    class Target(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            reached.append(self.path)
+            self.send_response(200)
+            self.end_headers()
+            self.wfile.write(b"secret from the other host")
+
+        def log_message(self, *args):
+            pass
+
+    target = _serve(Target)
+
+    class Redirector(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            self.send_response(302)
+            hop = "127.0.0.1" if self.path == "/same-host" else "localhost"
+            self.send_header("Location", f"http://{hop}:{target.server_port}/inside")
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    redirector = _serve(Redirector)
+    try:
+        policy = HttpPolicy(enabled=True, allowed_hosts=frozenset({"127.0.0.1"}))
+        with pytest.raises(ToolError, match="redirected to http://localhost:.*allow-list"):
+            policy.request("GET", f"http://127.0.0.1:{redirector.server_port}/away", "")
+        assert reached == []
+        # A hop to an allowed host is followed as before.
+        assert "secret from the other host" in policy.request("GET", f"http://127.0.0.1:{redirector.server_port}/same-host", "")
+        assert reached == ["/inside"]
+    finally:
+        redirector.shutdown()
+        target.shutdown()

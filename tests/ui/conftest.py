@@ -1,5 +1,9 @@
 """Fixtures for the window tests: a MainWindow on the real store with a scripted runtime, and a
-guard that fails any test leaving a top-level window open."""
+guard that fails any test leaving a top-level window open.
+
+Wait for the window's own signals (emitted in the GUI thread), never for the worker's: pytest-qt
+connects its blocker directly, so a worker-thread signal that fires between its "already
+triggered?" check and its event loop quits nothing, stops the timeout timer, and hangs the test."""
 
 from __future__ import annotations
 
@@ -37,7 +41,9 @@ def make_window(qtbot, services):
     windows: list[MainWindow] = []
     embedder = HashingEmbedder()
 
-    def build(runtime, *, start: bool = True) -> MainWindow:
+    def build(runtime, *, start: bool = True, login: bool = False) -> MainWindow:
+        # Tests script every model answer: the login turn of a fresh agent runs only when asked for.
+        services.settings_store.set("login_after_minutes", 60 if login else 0)
         # The scripted model answers only what a test queued: the knowledge graph must not take
         # those answers for its facts (tests/ui/test_knowledge.py turns this on where it wants it).
         if services.settings_store.load().graph_model_facts and not getattr(runtime, "graph_may_use", False):
@@ -51,7 +57,7 @@ def make_window(qtbot, services):
         windows.append(window)
         window.show()
         if start:
-            with qtbot.waitSignal(window.worker.ready, timeout=10_000):
+            with qtbot.waitSignal(window.model_ready, timeout=10_000):
                 window.start()
             qtbot.waitUntil(lambda: window.chat.send_button.isEnabled(), timeout=10_000)
         return window
@@ -70,7 +76,7 @@ def send(qtbot):
     def type_and_send(window: MainWindow, text: str, timeout: int = 15_000) -> None:
         window.chat.compose.setFocus()
         qtbot.keyClicks(window.chat.compose, text)
-        with qtbot.waitSignal(window.worker.turn_finished, timeout=timeout):
+        with qtbot.waitSignal(window.turn_done, timeout=timeout):
             qtbot.keyClick(window.chat.compose, Qt.Key.Key_Return)
         qtbot.waitUntil(lambda: not window.busy, timeout=timeout)
 

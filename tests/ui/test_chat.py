@@ -8,6 +8,7 @@ import time
 
 from PySide6.QtCore import Qt
 
+from desktop.core.embedding.hashing import HashingEmbedder
 from desktop.core.runtime.scripted import ScriptedRuntime, call, say
 from desktop.errors import ModelError
 
@@ -27,7 +28,7 @@ def test_conversation_updates_every_panel_and_survives_restart(make_window, room
     assert "core_memory_append" in detailed and "save the name" in detailed
     assert "Name: Ada" in window.memory.editors["human"].editor.toPlainText()
     names = [window.budget.table.item(r, 0).text() for r in range(window.budget.table.rowCount())]
-    assert names[:5] == ["system", "tools", "core_memory", "summary", "messages"]
+    assert names[:6] == ["system", "tools", "core_memory", "knowledge", "summary", "messages"]
     assert window.chat.compose.toPlainText() == ""
     window.close()
 
@@ -43,7 +44,7 @@ def test_shift_enter_adds_a_line_and_enter_sends(make_window, roomy_runtime, qtb
     qtbot.keyClick(window.chat.compose, Qt.Key.Key_Return, Qt.KeyboardModifier.ShiftModifier)
     qtbot.keyClicks(window.chat.compose, "line two")
     assert window.chat.compose.toPlainText() == "line one\nline two"
-    with qtbot.waitSignal(window.worker.turn_finished, timeout=10_000):
+    with qtbot.waitSignal(window.turn_done, timeout=10_000):
         qtbot.keyClick(window.chat.compose, Qt.Key.Key_Return)
     assert window.chat.compose.toPlainText() == ""
 
@@ -74,7 +75,7 @@ def test_escape_stops_mid_stream(make_window, qtbot):
     qtbot.waitUntil(lambda: "typing" in window.chat.transcript.toPlainText(), timeout=10_000)
     assert window.chat.stop_button.isEnabled()
     assert window.budget.generating_tokens > 0  # the streamed estimate shows in the budget
-    with qtbot.waitSignal(window.worker.turn_finished, timeout=5_000):
+    with qtbot.waitSignal(window.turn_done, timeout=5_000):
         qtbot.keyClick(window.chat.compose, Qt.Key.Key_Escape)
     qtbot.waitUntil(lambda: not window.busy, timeout=5_000)
     assert "generation stopped" in window.chat.transcript.toPlainText()
@@ -82,17 +83,28 @@ def test_escape_stops_mid_stream(make_window, qtbot):
     assert window.chat.send_button.isEnabled()
 
 
-def test_ctrl_f_searches_the_whole_history(make_window, roomy_runtime, send, qtbot):
+def test_ctrl_f_searches_the_whole_history(make_window, roomy_runtime, send, qtbot, monkeypatch):
+    embedded_on = set()
+    embed = HashingEmbedder.embed
+
+    def recording(self, texts):
+        embedded_on.add(threading.current_thread())
+        return embed(self, texts)
+
+    monkeypatch.setattr(HashingEmbedder, "embed", recording)
     roomy_runtime.enqueue(say("Tulips bloom in spring."), say("Sure."))
     window = make_window(roomy_runtime)
     send(window, "When do tulips bloom?")
     send(window, "Thanks")
+    embedded_on.clear()
     qtbot.keyClick(window, Qt.Key.Key_F, Qt.KeyboardModifier.ControlModifier)
     assert window.chat.search_bar.isVisible()
     qtbot.keyClicks(window.chat.search_box, "TULIPS")
     qtbot.keyClick(window.chat.search_box, Qt.Key.Key_Return)
-    assert window.chat.search_results.item(0).text().startswith("2 messages match")
+    qtbot.waitUntil(lambda: window.chat.search_results.item(0).text().startswith("2 messages match"), timeout=10_000)
     assert [kind for kind, _ in window.archival.hits] == ["conversation", "conversation"]
+    # Embedding the messages that had no vector yet happened off the GUI thread.
+    assert embedded_on and threading.main_thread() not in embedded_on
     qtbot.keyClick(window.chat.search_box, Qt.Key.Key_Escape)
     assert not window.chat.search_bar.isVisible()
 
@@ -118,6 +130,34 @@ def test_window_is_shown_before_the_model_is_ready(make_window, qtbot):
     window.start()
     qtbot.waitUntil(lambda: "loading model" in window.chat.status.text(), timeout=5_000)
     assert window.isVisible() and not window.chat.send_button.isEnabled()
-    with qtbot.waitSignal(window.worker.ready, timeout=10_000):
+    with qtbot.waitSignal(window.model_ready, timeout=10_000):
         gate.set()
     qtbot.waitUntil(window.chat.send_button.isEnabled, timeout=5_000)
+
+
+def test_a_message_preempts_a_background_heartbeat(make_window, qtbot, services):
+    runtime = SlowRuntime(context_window=32768)
+    runtime.enqueue(say("thinking aloud " * 300), say("Hi Ada!"))
+    window = make_window(runtime)
+    window.heartbeat_requested.emit()  # as the idle timer does
+    qtbot.waitUntil(lambda: window.background and runtime.streaming.is_set(), timeout=10_000)
+    # A background turn does not lock the chat: the user can send at once.
+    assert window.chat.send_button.isEnabled() and not window.busy
+    started = time.perf_counter()
+    qtbot.keyClicks(window.chat.compose, "I am Ada")
+    qtbot.keyClick(window.chat.compose, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: "Hi Ada!" in window.chat.transcript.toPlainText(), timeout=10_000)
+    assert time.perf_counter() - started < 5  # the 300-word heartbeat answer would take ~12 s
+    qtbot.waitUntil(lambda: not window.busy and not window.background, timeout=5_000)
+    kinds = [m.kind for m in services.memory.recall.all(window.agent_id)]
+    assert kinds == ["heartbeat", "user_message", "assistant_call", "function_result"]
+    assert "thinking aloud" not in window.chat.transcript.toPlainText()
+
+
+def test_opening_an_agent_after_a_gap_sends_a_login_in_the_background(make_window, roomy_runtime, qtbot, services):
+    roomy_runtime.enqueue(say("Welcome back!"))
+    window = make_window(roomy_runtime, login=True)
+    qtbot.waitUntil(lambda: "Welcome back!" in window.chat.transcript.toPlainText(), timeout=10_000)
+    qtbot.waitUntil(lambda: not window.background, timeout=5_000)
+    assert [m.kind for m in services.memory.recall.all(window.agent_id)][0] == "login"
+    assert not window.busy

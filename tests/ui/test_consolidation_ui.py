@@ -27,9 +27,11 @@ def chat(window, runtime, send) -> None:
 
 def idle_pass(qtbot, window):
     """What the idle timer does when it fires, waiting for the worker's result."""
-    with qtbot.waitSignal(window.worker.consolidation_finished, timeout=10_000) as finished:
-        window.consolidation.on_idle()
-    return finished.args[0]
+    results = []
+    window.worker.consolidation_finished.connect(results.append)
+    window.consolidation.on_idle()
+    qtbot.waitUntil(lambda: bool(results), timeout=10_000)
+    return results[0]
 
 
 def test_an_idle_pass_proposes_changes_and_the_user_reviews_them(qtbot, services, roomy_runtime, make_window, send):
@@ -44,7 +46,7 @@ def test_an_idle_pass_proposes_changes_and_the_user_reviews_them(qtbot, services
     )
     result = idle_pass(qtbot, window)
     assert result.proposed == 2
-    assert "(2)" in window.consolidation.review_action.text()
+    qtbot.waitUntil(lambda: "(2)" in window.consolidation.review_action.text())
     assert "Review proposed memory changes" in window.statusBar().currentMessage()
 
     dialog = window.consolidation.open_review()
@@ -91,3 +93,17 @@ def test_a_message_stops_a_running_pass_and_the_chat_never_waits_for_it(qtbot, s
     assert services.memory.core.get(window.agent_id, "human").value == before  # the interrupted call changed nothing
     store = open_consolidator(services, services.agents.get(window.agent_id), None).store
     assert store.unfinished(window.agent_id).status == RUNNING  # resumed at the next idle time
+
+
+def test_the_consolidation_mode_is_a_choice_in_settings_and_stops_the_idle_timer(qtbot, services, roomy_runtime, make_window):
+    from desktop.ui.qt_settings import SettingsDialog
+
+    window = make_window(roomy_runtime)
+    assert window.consolidation.timer.isActive()  # on by default ("ask"), counting idle time
+    dialog = SettingsDialog(services.settings, services.paths)
+    qtbot.addWidget(dialog)
+    combo = dialog.editors["consolidation"]
+    assert [combo.itemText(i) for i in range(combo.count())] == ["off", "apply", "ask"] and combo.currentText() == "ask"
+    combo.setCurrentText("off")
+    window.apply_settings(dialog.changes())
+    assert services.settings.consolidation == "off" and not window.consolidation.timer.isActive()

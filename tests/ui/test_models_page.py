@@ -215,3 +215,11 @@ def test_a_gguf_dropped_on_the_window_is_switched_to_only_after_it_loads(qtbot, 
     drop(window, [good])
     qtbot.waitUntil(lambda: window.services.settings.model_path == str(good), timeout=20_000)
     assert window.runtimes.built[-1][0] == "mine.gguf"
+
+
+def test_every_window_shortcut_is_unique(models_window):
+    from PySide6.QtGui import QAction
+
+    shortcuts = [a.shortcut().toString() for a in models_window.findChildren(QAction) if not a.shortcut().isEmpty()]
+    assert "Ctrl+Shift+L" in shortcuts
+    assert len(shortcuts) == len(set(shortcuts)), sorted(shortcuts)

@@ -130,7 +130,7 @@ def test_consent_allow_once_and_deny(make_window, roomy_runtime, qtbot, services
     window = make_window(roomy_runtime)
     for text, button, expected in (("write it", "allow_once", "first line"), ("again", "deny", None)):
         window.chat.compose.setPlainText(text)
-        with qtbot.waitSignal(window.worker.turn_finished, timeout=10_000):
+        with qtbot.waitSignal(window.turn_done, timeout=10_000):
             window.chat.on_send_clicked()
             qtbot.waitUntil(lambda: bool(window.consent_dialogs), timeout=5_000)
             dialog = window.consent_dialogs[-1]
@@ -150,7 +150,7 @@ def test_consent_always_for_this_agent(make_window, roomy_runtime, qtbot, servic
     )
     window = make_window(roomy_runtime)
     window.chat.compose.setPlainText("write twice")
-    with qtbot.waitSignal(window.worker.turn_finished, timeout=10_000):
+    with qtbot.waitSignal(window.turn_done, timeout=10_000):
         window.chat.on_send_clicked()
         qtbot.waitUntil(lambda: bool(window.consent_dialogs), timeout=5_000)
         qtbot.mouseClick(window.consent_dialogs[-1].allow_always, Qt.MouseButton.LeftButton)
@@ -161,7 +161,8 @@ def test_consent_always_for_this_agent(make_window, roomy_runtime, qtbot, servic
 def test_timed_heartbeat_runs_while_idle(make_window, roomy_runtime, qtbot):
     roomy_runtime.enqueue(say("Just checking in."))
     window = make_window(roomy_runtime)
-    assert not window.heartbeat.timer.isActive()  # off by default
+    # On by default, as the agent's instructions say (see agent.loop.heartbeat_note).
+    assert window.heartbeat.timer.isActive() and window.heartbeat.timer.interval() == 60 * 60_000
     window.apply_settings({"heartbeat_minutes": 5})
     assert window.heartbeat.timer.isActive() and window.heartbeat.timer.interval() == 300_000
     window.heartbeat.timer.timeout.emit()

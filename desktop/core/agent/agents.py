@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, tzinfo
 from pathlib import Path
 
 from desktop.core.clock import Clock, iso, parse_iso
@@ -28,18 +28,19 @@ class AgentRecord:
     last_login: datetime | None
     heartbeats_paused_until: datetime | None
     config: dict
+    memory_view: str = ""  # JSON of agent.memory_view.MemoryView
 
 
 _COLUMNS = (
     "id, name, created_at, system_prompt, summary, context_start_id, evicted_count, pressure_alert_sent,"
-    " last_login, heartbeats_paused_until, config"
+    " last_login, heartbeats_paused_until, config, memory_view"
 )
 
 
-def _record(row) -> AgentRecord:
+def _record(row, zone: tzinfo) -> AgentRecord:
     return AgentRecord(
-        row[0], row[1], parse_iso(row[2]), row[3], row[4], row[5], row[6], bool(row[7]),
-        parse_iso(row[8]) if row[8] else None, parse_iso(row[9]) if row[9] else None, json.loads(row[10]),
+        row[0], row[1], parse_iso(row[2], zone), row[3], row[4], row[5], row[6], bool(row[7]),
+        parse_iso(row[8], zone) if row[8] else None, parse_iso(row[9], zone) if row[9] else None, json.loads(row[10]), row[11],
     )
 
 
@@ -54,7 +55,7 @@ class AgentStore:
         with self._db.transaction():
             agent_id = self.create_empty(name, system_prompt=system_prompt).id
             self._core.create(agent_id, "persona", persona, limit=limit, description="Who you are: your persona.")
-            self._core.create(agent_id, "human", human, limit=limit, description="What you know about the user.")
+            self._core.create(agent_id, "human", human, limit=limit, description="What you know about the user: facts they share with you, one per line.")
         return self.get(agent_id)
 
     def create_empty(self, name: str, *, system_prompt: str, created_at: datetime | None = None) -> AgentRecord:
@@ -71,7 +72,7 @@ class AgentStore:
 
     def find(self, name: str) -> AgentRecord | None:
         row = self._db.query_one(f"SELECT {_COLUMNS} FROM agents WHERE name = ?", (name,))
-        return _record(row) if row else None
+        return _record(row, self._clock.zone) if row else None
 
     def get_by_name(self, name: str) -> AgentRecord:
         record = self.find(name)
@@ -84,10 +85,11 @@ class AgentStore:
         row = self._db.query_one(f"SELECT {_COLUMNS} FROM agents WHERE id = ?", (agent_id,))
         if row is None:
             raise AgentNotFoundError(f"No agent with id {agent_id}")
-        return _record(row)
+        return _record(row, self._clock.zone)
 
     def list(self) -> list[AgentRecord]:
-        return [_record(r) for r in self._db.query(f"SELECT {_COLUMNS} FROM agents ORDER BY name")]
+        zone = self._clock.zone
+        return [_record(r, zone) for r in self._db.query(f"SELECT {_COLUMNS} FROM agents ORDER BY name")]
 
     def rename(self, agent_id: int, new_name: str) -> AgentRecord:
         new_name = new_name.strip()
@@ -107,7 +109,10 @@ class AgentStore:
 
     # --- state the loop keeps on the agent row -----------------------------------------------
     def update(self, agent_id: int, **fields) -> None:
-        allowed = {"summary", "context_start_id", "evicted_count", "pressure_alert_sent", "last_login", "heartbeats_paused_until", "config"}
+        allowed = {
+            "summary", "context_start_id", "evicted_count", "pressure_alert_sent", "last_login", "heartbeats_paused_until", "config",
+            "memory_view",
+        }
         if not fields or set(fields) - allowed:
             raise ValueError(f"Cannot update agent fields {sorted(set(fields) - allowed)}")
         values = []

@@ -300,17 +300,20 @@ class Consolidator:
             lines.insert(0, f"- ... {len(changes) - len(shown)} earlier change(s)")
         if self.settings.mode == ASK and changes:
             lines.append("(Proposed changes wait for the user's review: memory above does not show them yet.)")
+        # The transcript comes first: it is the same at every step of the pass (and after a
+        # resume), so a runtime's KV cache keeps it and each step evaluates only what changed
+        # below it (memory as it is now, the changes so far).
         body = "\n".join(
             [
+                "### Conversation since the last consolidation (times in UTC)",
+                transcript,
+                "",
                 "### Memory now",
                 self.memory.core.render(self.agent_id),
                 f"{self.memory.archival.count(self.agent_id)} passages are stored in archival memory.",
                 "",
                 "### Changes made in this pass so far",
                 "\n".join(lines) if lines else "None yet.",
-                "",
-                "### Conversation since the last consolidation (times in UTC)",
-                transcript,
                 "",
                 f"Make the next change, or call {FINISH} if memory is up to date.",
             ]

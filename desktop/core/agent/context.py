@@ -1,9 +1,14 @@
-"""Assemble the prompt (stable parts first) and measure its exact per-section token budget.
+"""Assemble the prompt and measure its exact per-section token budget.
 
-Layout, top to bottom: system instructions, tool definitions, core memory (with how many messages
-are hidden in recall memory and how many passages are in archival memory), the recursive summary,
-then the message queue. The static parts come first so a runtime's KV cache survives most turns;
-the hidden-message count changes only at eviction for the same reason.
+Layout, top to bottom:
+
+1. the system message: instructions and tool definitions. It never changes between turns (the
+   ``static_prefix``), so its KV state can be saved on disk and loaded at start-up;
+2. the memory section: core memory with how many messages are out of view and how many passages
+   are in archival memory, then the recursive summary. It is rendered at a refresh and then kept
+   stable (see ``memory_view``), so a memory edit does not invalidate the cache of what follows;
+3. the message queue, where later memory changes arrive as messages: the agent's own edit calls,
+   ``memory_update`` events for anybody else's.
 
 Section sizes are differences between token counts of growing prefixes of the real prompt, counted
 by the runtime's own tokenizer and template: they add up exactly to what the model receives.
@@ -12,12 +17,12 @@ by the runtime's own tokenizer and template: they add up exactly to what the mod
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from desktop.core.memory.recall import Message
 from desktop.core.runtime.base import ChatMessage, Runtime
 
-SECTIONS = ("system", "tools", "core_memory", "summary", "messages", "knowledge", "free")
+SECTIONS = ("system", "tools", "core_memory", "knowledge", "summary", "messages", "free")
 PRESSURE_FRACTION = 0.75
 #: No single message may take more than this share of the window in context (it is truncated,
 #: with a note; the full text stays in recall memory).
@@ -80,37 +85,35 @@ class ContextBudget:
 class PromptParts:
     instructions: str
     tools: str
-    core_memory: str
+    core_memory: str  # the memory section as rendered at its last refresh
     summary: str | None  # the summary note, or None before the first eviction
     messages: tuple[ChatMessage, ...]
-    #: Live text below the message queue (the knowledge graph's top entities): it changes as
-    #: the graph grows, so it goes last, where a change re-evaluates only itself.
+    #: The knowledge graph's top entities, rendered with the memory section (a hint that may lag
+    #: until the next refresh: below the queue it would cost its own tokens again every step).
     knowledge: str = ""
 
-    def system_text(self, upto: str = "core_memory") -> str:
-        pieces = [self.instructions]
-        if upto in ("tools", "core_memory"):
-            pieces.append("### Functions\nCall exactly one of these each turn:\n" + self.tools)
-        if upto == "core_memory":
-            pieces.append(self.core_memory)
-        return "\n\n".join(pieces)
+    def system_text(self, with_tools: bool = True) -> str:
+        if not with_tools:
+            return self.instructions
+        return self.instructions + "\n\n### Functions\nCall exactly one of these each turn:\n" + self.tools
+
+    def static_messages(self) -> list[ChatMessage]:
+        """What never changes between turns: the runtime may keep its KV state on disk."""
+        return [ChatMessage("system", self.system_text())]
+
+    def memory_message(self, upto: str = "summary") -> ChatMessage:
+        """The memory section: core memory, then (``upto`` "knowledge" or "summary") the top
+        entities, then (``upto`` "summary") the summary note. A user-role message: many chat
+        templates refuse a second system message."""
+        pieces = [self.core_memory]
+        if upto in ("knowledge", "summary") and self.knowledge:
+            pieces.append(self.knowledge)
+        if upto == "summary" and self.summary:
+            pieces.append(self.summary)
+        return ChatMessage("user", "\n\n".join(pieces))
 
     def chat_messages(self) -> list[ChatMessage]:
-        head = [ChatMessage("system", self.system_text())]
-        if self.summary:
-            head.append(ChatMessage("user", self.summary))
-        tail = [ChatMessage("user", self.knowledge)] if self.knowledge else []
-        return head + list(self.messages) + tail
-
-
-def render_core_memory(blocks_text: str, hidden_messages: int, archival_count: int) -> str:
-    return (
-        "### Memory\n"
-        f"{hidden_messages} previous messages are hidden from view but stored in recall memory (use conversation_search).\n"
-        f"{archival_count} passages are stored in archival memory (use archival_memory_search).\n"
-        "Core memory (always visible, editable with core_memory_append and core_memory_replace):\n"
-        f"{blocks_text}"
-    )
+        return [*self.static_messages(), self.memory_message(), *self.messages]
 
 
 def truncate_for_context(runtime: Runtime, text: str, max_tokens: int) -> str:
@@ -136,26 +139,26 @@ def to_chat(runtime: Runtime, messages: Sequence[Message], window: int) -> tuple
 
 def measure(runtime: Runtime, parts: PromptParts, reserve: int) -> ContextBudget:
     window = runtime.info.context_window
-    system_only = runtime.count_prompt([ChatMessage("system", parts.system_text("instructions"))])
-    with_tools = runtime.count_prompt([ChatMessage("system", parts.system_text("tools"))])
-    with_memory = runtime.count_prompt([ChatMessage("system", parts.system_text())])
-    head = [ChatMessage("system", parts.system_text())]
-    if parts.summary:
-        head.append(ChatMessage("user", parts.summary))
-        with_summary = runtime.count_prompt(head)
-    else:
-        with_summary = with_memory
-    without_knowledge = replace(parts, knowledge="")
-    before_knowledge = runtime.count_prompt(without_knowledge.chat_messages()) if parts.messages else with_summary
-    total = runtime.count_prompt(parts.chat_messages()) if parts.knowledge else before_knowledge
+    static = parts.static_messages()
+    system_only = runtime.count_prompt([ChatMessage("system", parts.system_text(with_tools=False))])
+    with_tools = runtime.count_prompt(static)
+    with_memory = runtime.count_prompt([*static, parts.memory_message("core")])
+    with_knowledge = runtime.count_prompt([*static, parts.memory_message("knowledge")]) if parts.knowledge else with_memory
+    with_summary = runtime.count_prompt([*static, parts.memory_message()]) if parts.summary else with_knowledge
+    total = runtime.count_prompt(parts.chat_messages()) if parts.messages else with_summary
     message_preview = f"{len(parts.messages)} messages in context"
     sections = (
         Section("system", system_only, parts.instructions[:400]),
         Section("tools", with_tools - system_only, parts.tools[:400]),
         Section("core_memory", with_memory - with_tools, parts.core_memory[:600]),
-        Section("summary", with_summary - with_memory, (parts.summary or "no summary yet")[:600]),
-        Section("messages", before_knowledge - with_summary, message_preview),
-        Section("knowledge", total - before_knowledge, parts.knowledge[:600] or "no knowledge-graph entities yet"),
+        Section("knowledge", with_knowledge - with_memory, parts.knowledge[:600] or "no knowledge-graph entities yet"),
+        Section("summary", with_summary - with_knowledge, (parts.summary or "no summary yet")[:600]),
+        Section("messages", total - with_summary, message_preview),
         Section("free", window - total, f"{window - total} tokens free of {window}"),
     )
     return ContextBudget(window, reserve, sections)
+
+
+def tool_costs(runtime: Runtime, descriptions: dict[str, str]) -> dict[str, int]:
+    """Tokens each tool's description adds to the tools section (the issue's per-tool measure)."""
+    return {name: runtime.count_tokens("\n" + text) for name, text in descriptions.items()}

@@ -8,14 +8,15 @@ from typing import Any
 
 from desktop.core.clock import event_time
 
+#: Older versions prefixed every hidden event with this; the system prompt now says once that
+#: events come from MemDesk and the user does not see them (kept to clean up old transcripts).
 HIDDEN = "[This is an automated system message hidden from the user]"
-HEARTBEAT_AFTER_CALL = f"{HIDDEN} Function called using request_heartbeat=true, returning control"
-HEARTBEAT_AFTER_FAILURE = f"{HIDDEN} Function call failed, returning control"
-HEARTBEAT_TIMED = f"{HIDDEN} Timed heartbeat: you may think, save memories or message the user if there is a reason to"
-PRESSURE_ALERT = (
-    f"{HIDDEN} Warning: the conversation history will soon reach its maximum length and be trimmed. "
-    "Save any important information from the conversation to core memory or archival memory now."
-)
+# Heartbeat reasons: the model needs the reason, not a paragraph (every event stays in context).
+HEARTBEAT_AFTER_CALL = "request_heartbeat=true"
+HEARTBEAT_AFTER_FAILURE = "the call failed: fix it or answer"
+HEARTBEAT_AFTER_REFUSAL = "the call was refused: answer the user now"
+HEARTBEAT_TIMED = "timed: act only if there is a reason"
+PRESSURE_ALERT = "Context almost full: older messages will soon be hidden. Save what matters to core or archival memory now."
 
 
 def _dump(payload: dict[str, Any]) -> str:
@@ -31,16 +32,27 @@ def login(last_login: datetime | None, now: datetime) -> str:
     return _dump({"type": "login", "last_login": last, "time": event_time(now)})
 
 
-def heartbeat(reason: str, now: datetime) -> str:
-    return _dump({"type": "heartbeat", "reason": reason, "time": event_time(now)})
+def heartbeat(reason: str, now: datetime | None = None) -> str:
+    """A heartbeat; ``now`` only for timed heartbeats (a chained one follows its call at once)."""
+    payload: dict[str, Any] = {"type": "heartbeat", "reason": reason}
+    if now is not None:
+        payload["time"] = event_time(now)
+    return _dump(payload)
 
 
 def system_alert(message: str) -> str:
     return _dump({"type": "system_alert", "message": message})
 
 
-def function_result(ok: bool, message: str, now: datetime) -> str:
-    return _dump({"status": "OK" if ok else "Failed", "message": message, "time": event_time(now)})
+def function_result(ok: bool, message: str) -> str:
+    # No time: the call happened right after the event that carries one.
+    return _dump({"status": "OK" if ok else "Failed", "message": message})
+
+
+def memory_update(changes: list[dict[str, Any]]) -> str:
+    """Someone other than the agent (the user, an import, consolidation) changed memory since the
+    memory section was rendered; see ``memory_view``."""
+    return _dump({"type": "memory_update", "changes": changes})
 
 
 def summary_note(hidden: int, total: int, summary: str) -> str:

@@ -2,24 +2,31 @@
 
 An input event (user message, login, timed heartbeat) is saved in its own transaction first, so a
 failure later never loses what the user sent. Then the agent steps: build the prompt, let the model
-produce one function call, run it, and save the call, its result and the next event in one
-transaction, so a crash mid-step loses at most that step. After each step the next input is, in
-order: the memory-pressure alert (once until the next eviction), a heartbeat because the call
-failed, a heartbeat because the model asked for one; otherwise control returns to the user.
+produce one function call, check it (chain rules, consent) and run it, and save the call, its
+result and the next event in one short transaction, so a crash mid-step loses at most that step
+and nothing slow (a consent dialog, the network, a generation) holds the store's write lock.
+After each step the next input is, in order: the memory-pressure alert (once until the next
+eviction), a heartbeat because the call failed or was refused, a heartbeat because the model asked
+for one; otherwise control returns to the user. A cancelled token stops the turn between steps
+(a user message preempting a background turn) or inside a generation.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import time
 from dataclasses import dataclass, field, replace
+from datetime import timedelta
 from typing import Any
 
 from desktop.core.agent import events
 from desktop.core.agent.agents import AgentRecord, AgentStore
-from desktop.core.agent.context import ContextBudget, PromptParts, measure, render_core_memory, to_chat
+from desktop.core.agent.chain import ChainLimits, TurnRules
+from desktop.core.agent.context import ContextBudget, PromptParts, measure, to_chat, tool_costs
 from desktop.core.agent.eviction import Summarizer, choose_cut
-from desktop.core.agent.observer import AgentObserver, StepRecord
+from desktop.core.agent.memory_view import MemoryView, render_memory
+from desktop.core.agent.observer import AgentObserver, StepRecord, TurnResult
 from desktop.core.clock import Clock
 from desktop.core.graph.render import render_top_entities
 from desktop.core.graph.store import KnowledgeGraph
@@ -33,17 +40,20 @@ from desktop.core.storage import Database
 from desktop.core.tools.context import ConsentPolicy, DenyAll, ToolContext
 from desktop.core.tools.files import FileSandbox
 from desktop.core.tools.http import HttpPolicy
-from desktop.core.tools.registry import HEARTBEAT_PARAM, ToolRegistry, validate_arguments
-from desktop.errors import ContextOverflowError, MemDeskError, ToolError
+from desktop.core.tools.registry import HEARTBEAT_PARAM, Tool, ToolRegistry, validate_arguments
+from desktop.errors import ConsentDenied, ContextOverflowError, GenerationCancelled, MemDeskError, ToolError
 
 log = logging.getLogger("memdesk.agent")
 
 
 @dataclass(frozen=True)
 class AgentSettings:
-    max_steps: int = 10  # per input event: stops runaway heartbeat chains
+    max_steps: int = 4  # per input event: stops runaway chains (a capable model's catalog entry may raise it)
+    searches_per_turn: int = 2  # new searches per search function and turn (paging does not count)
+    heartbeat_minutes: int = 0  # timed heartbeats while idle (0: off); the instructions say which
+    login_after_minutes: int = 60  # a login event when the agent opens after this gap (0: never)
     function_result_chars: int = 6000
-    top_entities: int = 8  # knowledge-graph entities shown below the messages (0: none)
+    top_entities: int = 8  # knowledge-graph entities shown with the memory section (0: none)
     params: SamplingParams = field(default_factory=SamplingParams)
     tool_section: str = "signatures"  # the prompt's tool list style, per model (see models/catalog.py)
 
@@ -64,14 +74,6 @@ class MemoryServices:
     archival: ArchivalMemory
     clock: Clock
     graph: KnowledgeGraph | None = None
-
-
-@dataclass
-class TurnResult:
-    replies: list[str] = field(default_factory=list)
-    steps: list[StepRecord] = field(default_factory=list)
-    capped: bool = False
-    budget: ContextBudget | None = None
 
 
 class Agent:
@@ -101,6 +103,9 @@ class Agent:
         self.observer = observer or AgentObserver()
         self._summarizer = Summarizer(runtime, prompts.summarizer, settings.params, settings.reserve)
         self._last_budget: ContextBudget | None = None
+        # The memory section is rendered again on this object's first step: a new process or a
+        # switched agent means the runtime's cache holds something else, so it costs nothing.
+        self._view_checked = False
 
     # --- public API ------------------------------------------------------------------------
     @property
@@ -117,6 +122,15 @@ class Agent:
         self.memory.agents.update(self.id, last_login=now)
         return self._run("login", content, cancel=cancel)
 
+    def login_due(self) -> bool:
+        """Whether opening the agent now should send a login event: after a gap without any
+        message (or before the first one), as MemGPT greets a returning user."""
+        gap = self.settings.login_after_minutes
+        if gap <= 0:
+            return False
+        last = self.memory.recall.last_activity(self.id)
+        return last is None or self.memory.clock.now() - last >= timedelta(minutes=gap)
+
     def timed_heartbeat(self, cancel: CancelToken | None = None) -> TurnResult | None:
         """Run on a timer while the user is idle; None when the agent paused its heartbeats."""
         paused_until = self.record.heartbeats_paused_until
@@ -127,50 +141,67 @@ class Agent:
         return self._run("heartbeat", events.heartbeat(events.HEARTBEAT_TIMED, now), cancel=cancel)
 
     def prompt_prefix(self) -> list[ChatMessage]:
-        """The prompt the next step would send, without its live sections: another call (the
-        knowledge graph's fact extraction) that starts with it shares the runtime's KV cache."""
-        return replace(self._prompt_parts(), knowledge="").chat_messages()
+        """The prompt the next step would send, before the model's turn: another call that starts
+        with it (the knowledge graph's fact extraction) shares the runtime's KV cache. The layout
+        has no live section below the messages, so that is the whole prompt."""
+        return self._prompt_parts().chat_messages()
 
     def budget(self) -> ContextBudget:
         """The exact context budget of the prompt the next step would send."""
         self._last_budget = measure(self.runtime, self._prompt_parts(), self.settings.reserve)
         return self._last_budget
 
+    def static_prefix(self) -> list[ChatMessage]:
+        """The messages every prompt of this agent starts with and that never change between turns
+        (instructions and tools): a runtime can evaluate them once and keep their KV state."""
+        return self._prompt_parts().static_messages()
+
+    def tool_costs(self) -> dict[str, int]:
+        """Tokens each tool adds to the prompt's tools section."""
+        return tool_costs(self.runtime, self.tools.describe_each())
+
     # --- the loop --------------------------------------------------------------------------
     def _run(self, kind: str, content: str, *, search_text: str = "", cancel: CancelToken | None) -> TurnResult:
+        started = time.perf_counter()
         db = self.memory.db
         with db.transaction():
+            self._sync_memory()  # a change made before this event is reported before it
             self.memory.recall.add(self.id, role="user", kind=kind, content=content, created_at=self.memory.clock.now(), search_text=search_text)
-        result = TurnResult()
-        for index in range(self.settings.max_steps):
-            # The last step a chain may take must answer the user: small models otherwise loop on
-            # searches and never reply (a top complaint about local MemGPT).
-            reply_now = index == self.settings.max_steps - 1 and not result.replies
-            self._ensure_fits(cancel)
-            parts = self._prompt_parts()
-            turn = self.runtime.generate_call(
-                CallRequest(parts.chat_messages(), self._live_specs(reply_only=reply_now), self.settings.params, self.tools.heartbeat_tools()),
-                on_event=self.observer.on_stream,
-                cancel=cancel,
-            )
-            with db.transaction():
-                step, context = self._apply(turn)
-                result.steps.append(step)
-                if step.ok and step.function == "send_message":
-                    result.replies.append(step.arguments["message"])
-                next_event = self._next_event(step)
-                if next_event is not None:
-                    self.memory.recall.add(
-                        self.id, role="user", kind=next_event[0], content=next_event[1], created_at=self.memory.clock.now()
-                    )
-            self._report(step, context)
-            if next_event is None:
-                break
-        else:
-            result.capped = True
-            log.warning("agent %s hit the step cap of %s", self.id, self.settings.max_steps)
-            self.observer.on_event("step_cap", f"Stopped after {self.settings.max_steps} chained steps")
-        result.budget = self._last_budget
+        result = TurnResult(kind=kind)
+        rules = TurnRules(self.tools, ChainLimits(self.settings.max_steps, self.settings.searches_per_turn))
+        try:
+            while rules.steps < self.settings.max_steps:
+                if cancel is not None and cancel.cancelled:
+                    raise GenerationCancelled("Stopped between steps")
+                self._ensure_fits(cancel)
+                if rules.steps:
+                    with db.transaction():
+                        self._sync_memory()
+                parts = self._prompt_parts()
+                request = CallRequest(parts.chat_messages(), rules.offered(self._live_specs()), self.settings.params, self.tools.heartbeat_tools())
+                turn = self.runtime.generate_call(request, on_event=self.observer.on_stream, cancel=cancel)
+                pending = self._prepare(turn, rules, cancel)  # outside any transaction: may be slow
+                with db.transaction():  # short: what the step changed, saved all or nothing
+                    step, context = self._commit(pending, rules)
+                    result.steps.append(step)
+                    if step.ok and step.function == "send_message":
+                        result.replies.append(step.arguments["message"])
+                    next_event = self._next_event(step)
+                    if next_event is not None:
+                        self.memory.recall.add(
+                            self.id, role="user", kind=next_event[0], content=next_event[1], created_at=self.memory.clock.now()
+                        )
+                self._report(step, context)
+                if next_event is None:
+                    break
+            else:
+                result.capped = True
+                log.warning("agent %s hit the step cap of %s", self.id, self.settings.max_steps)
+                self.observer.on_event("step_cap", f"Stopped after {self.settings.max_steps} chained steps")
+        finally:
+            result.budget = self._last_budget
+            result.seconds = time.perf_counter() - started
+            self.observer.on_turn_end(result)
         return result
 
     def _report(self, step: StepRecord, context: ToolContext) -> None:
@@ -183,24 +214,23 @@ class Agent:
 
     def _next_event(self, step: StepRecord) -> tuple[str, str] | None:
         budget = measure(self.runtime, self._prompt_parts(), self.settings.reserve)
-        now = self.memory.clock.now()
         if budget.used >= budget.warning_at and not self.record.pressure_alert_sent:
             self.memory.agents.update(self.id, pressure_alert_sent=True)
             self.observer.on_event("alert", "memory pressure: the agent was told to save what matters")
             return "system_alert", events.system_alert(events.PRESSURE_ALERT)
+        if step.refused:
+            return "heartbeat", events.heartbeat(events.HEARTBEAT_AFTER_REFUSAL)
         if not step.ok:
-            return "heartbeat", events.heartbeat(events.HEARTBEAT_AFTER_FAILURE, now)
+            return "heartbeat", events.heartbeat(events.HEARTBEAT_AFTER_FAILURE)
         if step.heartbeat:
-            return "heartbeat", events.heartbeat(events.HEARTBEAT_AFTER_CALL, now)
+            return "heartbeat", events.heartbeat(events.HEARTBEAT_AFTER_CALL)
         return None
 
-    def _live_specs(self, *, reply_only: bool = False) -> list[ToolSpec]:
-        """The tool specs for this step's grammar: core memory functions may name only the blocks
-        that exist and are writable, so a small model cannot pick a missing or read-only block;
-        with ``reply_only``, send_message alone. (The prompt's tool section stays static, which
-        keeps the KV cache warm.)"""
-        if reply_only and self.tools.resolve("send_message") is not None:
-            return [self.tools.resolve("send_message").spec]
+    def _live_specs(self) -> list[ToolSpec]:
+        """The tool specs for this step's grammar, before the chain rules narrow them: core memory
+        functions may name only the blocks that exist and are writable, so a small model cannot
+        pick a missing or read-only block. (The prompt's tool section stays static, which keeps
+        the KV cache warm.)"""
         labels = [b.label for b in self.memory.core.blocks(self.id) if not b.read_only]
         specs = []
         for spec in self.tools.specs():
@@ -214,64 +244,147 @@ class Agent:
         return specs
 
     # --- one step --------------------------------------------------------------------------
-    def _tool_context(self) -> ToolContext:
+    # A step is split so that nothing slow holds the store's write lock: ``_prepare`` parses and
+    # validates the call, applies the chain rules, asks the user's consent and runs every tool
+    # that does not write the store (searches, files, network, message_chatgpt's generation);
+    # ``_commit`` runs inside one short transaction: the tools that write the store, then the
+    # call, its result, the memory view and the next event. A crash loses at most that step.
+    def _tool_context(self, cancel: CancelToken | None = None) -> ToolContext:
         m = self.memory
         return ToolContext(
             agent_id=self.id, agents=m.agents, core=m.core, recall=m.recall, archival=m.archival, files=self.files,
             http=self.http, runtime=self.runtime, params=self.settings.params,
-            plain_assistant_prompt=self.prompts.plain_assistant, clock=m.clock, consent=self.consent, graph=m.graph,
+            plain_assistant_prompt=self.prompts.plain_assistant, clock=m.clock, consent=self.consent, cancel=cancel, graph=m.graph,
             cause=Cause(message_id=m.recall.last_id(self.id)),  # the event this step answers
         )
 
-    def _apply(self, turn: ModelTurn) -> tuple[StepRecord, ToolContext]:
-        """Parse and run the model's call, saving it and its result (caller holds the transaction)."""
-        context = self._tool_context()
-        thoughts, function, arguments, heartbeat = "", "", {}, False
+    def _prepare(self, turn: ModelTurn, rules: TurnRules, cancel: CancelToken | None) -> _PendingCall:
+        pending = _PendingCall(turn, self._tool_context(cancel))
         try:
-            thoughts, function, arguments, heartbeat = _parse_call(turn.text)
+            pending.thoughts, function, arguments, pending.heartbeat = _parse_call(turn.text)
+            pending.function = function
             tool = self.tools.resolve(function)
             if tool is None:
                 raise ToolError(f"Unknown function {function!r}. Available functions: {', '.join(self.tools.names())}")
-            function = tool.name
-            arguments = validate_arguments(tool, arguments)
-            output = tool.function(context, **arguments)
-            ok, message = True, "None" if output is None else str(output)
+            pending.tool, pending.function = tool, tool.name
+            pending.arguments = validate_arguments(tool, arguments)
+            refusal = rules.refusal(tool, pending.arguments)
+            if refusal is not None:
+                pending.refused = True
+                raise ToolError(refusal)
+            if tool.check is not None:
+                tool.check(pending.context, **pending.arguments)
+            if tool.requires_consent:
+                self._ask_consent(tool, pending.arguments)
         except ToolError as error:
-            ok, message = False, error.message
+            pending.outcome = (False, error.message)
+            return pending
+        if not tool.writes_store:
+            pending.outcome = self._run_tool(pending)
+        return pending
+
+    def _ask_consent(self, tool: Tool, arguments: dict[str, Any]) -> None:
+        """Every tool that touches the user's machine or network asks first, user tools included."""
+        summary = tool.describe_call(arguments)
+        if not self.consent.allow(self.id, tool.name, summary):
+            raise ConsentDenied(f"The user did not allow {tool.name} to {summary}")
+
+    def _run_tool(self, pending: _PendingCall) -> tuple[bool, str]:
+        tool = pending.tool
+        assert tool is not None
+        try:
+            if tool.writes_store:
+                with self.memory.db.transaction():  # a savepoint: a failing tool leaves no partial write
+                    output = tool.function(pending.context, **pending.arguments)
+            else:
+                output = tool.function(pending.context, **pending.arguments)
+        except ToolError as error:
+            return False, error.message
         except MemDeskError:
-            raise  # the environment's fault (disk full, store locked): the user must see it
+            raise  # the environment's fault (disk full, store locked, stopped by the user): the user must see it
         except Exception as error:  # a bug in a tool must not kill the conversation
-            log.exception("function %s raised", function)
-            ok, message = False, f"{function} raised {type(error).__name__}: {error}"
+            log.exception("function %s raised", tool.name)
+            return False, f"{tool.name} raised {type(error).__name__}: {error}"
+        return True, "None" if output is None else str(output)
+
+    def _commit(self, pending: _PendingCall, rules: TurnRules) -> tuple[StepRecord, ToolContext]:
+        """Run a store-writing tool and save the step (the caller holds the transaction)."""
+        archival_before = self.memory.archival.count(self.id)
+        if pending.outcome is None:
+            pending.outcome = self._run_tool(pending)
+        ok, message = pending.outcome
+        function, arguments, context = pending.function, pending.arguments, pending.context
+        rules.record(pending.tool, arguments, ok=ok, refused=pending.refused, page=context.last_page)
         message = _truncate(message, self.settings.function_result_chars)
         now = self.memory.clock.now()
         said = arguments.get("message", "") if ok and function == "send_message" else ""
         call = self.memory.recall.add(
-            self.id, role="assistant", kind="assistant_call", content=turn.text, created_at=now,
+            self.id, role="assistant", kind="assistant_call", content=pending.turn.text, created_at=now,
             search_text=said, function_name=function or None,
         )
         context.cause.settle(call.id)  # memory changes the call made point at it
         self.memory.recall.add(
-            self.id, role="user", kind="function_result", content=events.function_result(ok, message, now),
+            self.id, role="user", kind="function_result", content=events.function_result(ok, message),
             created_at=now, function_name=function or None, step_id=call.id,
         )
-        step = StepRecord(thoughts, function, arguments, ok, message, heartbeat and ok, turn.stats, turn.text)
+        self._saw_own_edits(context, self.memory.archival.count(self.id) - archival_before)
+        step = StepRecord(
+            pending.thoughts, function, arguments, ok, message, pending.heartbeat and ok, pending.turn.stats, pending.turn.text, pending.refused
+        )
         return step, context
+
+    # --- the memory section ----------------------------------------------------------------
+    def _planned_view(self, record: AgentRecord) -> tuple[MemoryView, str | None]:
+        """The memory view the next step uses, and the memory_update event it needs (if any)."""
+        m = self.memory
+        view = MemoryView.from_json(record.memory_view)
+        blocks = m.core.blocks(self.id)
+        archival = m.archival.count(self.id)
+        if not view.rendered or view.stale or not self._view_checked:
+            text = render_memory(m.core.render(self.id), record.evicted_count, archival)
+            knowledge = render_top_entities(m.graph, self.id, self.settings.top_entities) if m.graph is not None else ""
+            return MemoryView.fresh(text, blocks, archival, knowledge), None
+        changes = view.updates(blocks, archival)
+        if not changes:
+            return view, None
+        return view.knows(blocks, archival), events.memory_update(changes)
+
+    def _sync_memory(self) -> None:
+        """Save what ``_planned_view`` plans (the caller holds the transaction)."""
+        record = self.record
+        view, update = self._planned_view(record)
+        if update is not None:
+            self.memory.recall.add(self.id, role="user", kind="memory_update", content=update, created_at=self.memory.clock.now())
+        if view.to_json() != record.memory_view:
+            self.memory.agents.update(self.id, memory_view=view.to_json())
+        self._view_checked = True
+
+    def _saw_own_edits(self, context: ToolContext, archival_added: int) -> None:
+        """The agent knows what its own call changed: no update event for it."""
+        if not context.changed_blocks and not archival_added:
+            return
+        record = self.record
+        blocks = [b for b in self.memory.core.blocks(self.id) if b.label in context.changed_blocks]
+        view = MemoryView.from_json(record.memory_view).edited(blocks, archival_added)
+        self.memory.agents.update(self.id, memory_view=view.to_json())
 
     # --- context ---------------------------------------------------------------------------
     def _prompt_parts(self) -> PromptParts:
         record = self.record
         m = self.memory
         in_context = m.recall.since(self.id, record.context_start_id)
-        core = render_core_memory(m.core.render(self.id), record.evicted_count, m.archival.count(self.id))
         window = self.runtime.info.context_window
+        view, update = self._planned_view(record)
+        messages = to_chat(self.runtime, in_context, window)
+        if update is not None:  # not saved yet: the next step will save it
+            messages += (ChatMessage("user", update),)
         return PromptParts(
-            instructions=record.system_prompt,
+            instructions=record.system_prompt + "\n\n" + heartbeat_note(self.settings.heartbeat_minutes),
             tools=self.tools.describe_for_prompt(self.settings.tool_section),
-            core_memory=core,
+            core_memory=view.text,
             summary=record.summary or None,
-            messages=to_chat(self.runtime, in_context, window),
-            knowledge=render_top_entities(m.graph, self.id, self.settings.top_entities) if m.graph is not None else "",
+            messages=messages,
+            knowledge=view.knowledge,
         )
 
     def _ensure_fits(self, cancel: CancelToken | None) -> None:
@@ -319,10 +432,35 @@ class Agent:
                 context_start_id=in_context[cut].id,
                 evicted_count=hidden,
                 pressure_alert_sent=False,
+                # Everything below the memory section is evaluated again anyway: render it afresh.
+                memory_view="",
             )
+            self._sync_memory()
         log.info("agent %s evicted %s messages (keeping %s)", self.id, len(evicted), len(in_context) - cut)
         self.observer.on_event("eviction", summary)
         return True
+
+
+@dataclass
+class _PendingCall:
+    """A parsed call between ``_prepare`` and ``_commit``; ``outcome`` is (ok, result) once known."""
+
+    turn: ModelTurn
+    context: ToolContext
+    thoughts: str = ""
+    function: str = ""
+    arguments: dict[str, Any] = field(default_factory=dict)
+    heartbeat: bool = False
+    tool: Tool | None = None
+    refused: bool = False
+    outcome: tuple[bool, str] | None = None
+
+
+def heartbeat_note(minutes: int) -> str:
+    """What the instructions promise about timed heartbeats: exactly what the setting does."""
+    if minutes <= 0:
+        return "Timed heartbeats are off: you run only when an event arrives."
+    return f"Timed heartbeats: every {minutes} minutes while the user is idle, you run with a heartbeat event."
 
 
 def _summary_body(note: str) -> str:

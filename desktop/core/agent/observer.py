@@ -3,7 +3,7 @@ signals; the CLI prints them. Every method has a do-nothing default."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from desktop.core.agent.context import ContextBudget
@@ -22,6 +22,24 @@ class StepRecord:
     heartbeat: bool  # the model asked to run again
     stats: GenerationStats
     raw: str  # exactly what the model produced
+    refused: bool = False  # the chain rules refused the call before it ran
+
+
+@dataclass
+class TurnResult:
+    """One turn: the steps the agent chained after an input event ("user_message", "login",
+    "heartbeat"), what it said, and how long it took."""
+
+    kind: str = "user_message"
+    replies: list[str] = field(default_factory=list)
+    steps: list[StepRecord] = field(default_factory=list)
+    capped: bool = False
+    budget: ContextBudget | None = None
+    seconds: float = 0.0
+
+    def describe(self) -> str:
+        steps = len(self.steps)
+        return f"{steps} step{'s' if steps != 1 else ''} in {self.seconds:.1f} s" + (" (step cap)" if self.capped else "")
 
 
 class AgentObserver:
@@ -42,3 +60,6 @@ class AgentObserver:
 
     def on_event(self, kind: str, text: str) -> None:
         """A system event worth showing quietly: "alert", "heartbeat", "eviction", "step_cap"."""
+
+    def on_turn_end(self, result: TurnResult) -> None:
+        """A turn finished (steps per turn, time)."""

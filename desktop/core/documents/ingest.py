@@ -19,13 +19,12 @@ from desktop.core.documents.files import discover
 from desktop.core.documents.progress import Eta, FileFailure, IngestProgress, IngestReport
 from desktop.core.memory.archival import ArchivalMemory, NewPassage
 from desktop.core.storage import Database
-from desktop.core.text.chunking import chunk_text
+from desktop.core.text.chunking import chunk_for_embedding
 from desktop.errors import DocumentError
 
 MAX_FILE_BYTES = 50 * 1024 * 1024
-#: Words per chunk: ~1.3 word pieces per English word keeps chunks inside MiniLM's 256-token window.
-CHUNK_WORDS = 170
-OVERLAP_WORDS = 30
+#: Tokens a chunk repeats from the end of the previous one, so a fact cut in two is whole in one.
+OVERLAP_TOKENS = 40
 EMBED_BATCH = 256
 #: Test hook: "reading:N" or "embedding:N" makes the process exit abruptly after N documents read
 #: or N embedding batches, to prove that a killed ingestion resumes cleanly.
@@ -109,7 +108,7 @@ class Ingestor:
         for section in document.sections:
             base = section.offset if section.offset is not None else (0 if section.page is not None else running)
             running += len(section.text) + 2
-            for chunk in chunk_text(section.text, max_tokens=CHUNK_WORDS, overlap_tokens=OVERLAP_WORDS):
+            for chunk in chunk_for_embedding(section.text, self._embedder, overlap_tokens=OVERLAP_TOKENS):
                 chunks.append((section, chunk, base))
         if not chunks:
             raise DocumentError(f"{path.name}: no text found")

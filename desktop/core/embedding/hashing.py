@@ -13,8 +13,10 @@ _WORD = re.compile(r"\w+", re.UNICODE)
 
 
 class HashingEmbedder:
-    def __init__(self, dimension: int = 384) -> None:
+    def __init__(self, dimension: int = 384, max_tokens: int = 254) -> None:
+        """``max_tokens`` mimics a model's window (MiniLM's by default); its tokens are words."""
         self._dimension = dimension
+        self._max_tokens = max_tokens
 
     @property
     def model_id(self) -> str:
@@ -23,6 +25,13 @@ class HashingEmbedder:
     @property
     def dimension(self) -> int:
         return self._dimension
+
+    @property
+    def max_tokens(self) -> int:
+        return self._max_tokens
+
+    def count_tokens(self, text: str) -> int:
+        return len(_WORD.findall(text))
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         out = np.zeros((len(texts), self._dimension), dtype=np.float32)

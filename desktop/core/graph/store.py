@@ -10,6 +10,10 @@ closes the old fact (``valid_to``), so "where did Ann live before?" stays answer
 
 User edits (rename, merge, split, delete, fact edits) are flags and column updates, each returned
 as an ``Edit`` that ``undo`` reverts exactly.
+
+Every change is also recorded in the memory history (``history``: the store's MemoryHistory,
+passed in by the composition root, since memory sits above the graph): who made it (the author),
+what it said before and after, and the message it came from.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -29,6 +33,15 @@ from desktop.core.storage import Database
 from desktop.errors import ToolError
 
 AUTHORS = ("extractor", "agent", "user")
+#: The memory history's kinds for graph rows (desktop.core.memory.history).
+FACT_CHANGE, ENTITY_CHANGE = "graph_fact", "graph_entity"
+
+
+class ChangeRecorder(Protocol):
+    """What the graph needs of the memory history (desktop.core.memory.history.MemoryHistory)."""
+
+    def record(self, agent_id: int, kind: str, target_id: int | None, action: str, *, source: str, before: str | None = None,
+               after: str | None = None, label: str = "", message_id: int | None = None, note: str = "") -> int: ...
 #: Kinds whose names are proper names: only these merge by lexical or vector similarity
 #: ("Ann" and "Ann Smith" are one person; "coffee" and "coffee shop" are not one thing).
 NAMED_KINDS = frozenset({"person", "place", "org", "group", "event", "work", "product", "language", "thing"})
@@ -95,10 +108,11 @@ class KnowledgeGraph:
     """The graph over one database connection. ``embedder`` (optional) lets new names merge
     with known ones by meaning; without it only lexical aliases merge."""
 
-    def __init__(self, db: Database, clock: Clock, embedder=None) -> None:
+    def __init__(self, db: Database, clock: Clock, embedder=None, *, history: ChangeRecorder | None = None) -> None:
         self._db = db
         self._clock = clock
         self._embedder = embedder
+        self._history = history
         self._name_vectors: dict[int, tuple[list[int], np.ndarray | None]] = {}
         # Writes through this object; other connections' commits show in PRAGMA data_version.
         self._generation = 0
@@ -107,6 +121,20 @@ class KnowledgeGraph:
     @property
     def db(self) -> Database:
         return self._db
+
+    def _record(self, agent_id: int, kind: str, target_id: int | None, action: str, *, source: str, before: str | None = None,
+                after: str | None = None, message_id: int | None = None, note: str = "") -> None:
+        if self._history is not None:
+            label = after or before or ""
+            self._history.record(agent_id, kind, target_id, action, source=source, before=before, after=after,
+                                 label=label if len(label) <= 60 else label[:59] + "…", message_id=message_id, note=note)
+
+    def _fact_text(self, fact_id: int) -> str:
+        fact = self.fact(fact_id)
+        if fact is None:
+            return f"fact {fact_id}"
+        until = f" (until {fact.valid_to:%Y-%m-%d})" if fact.valid_to else ""
+        return f"{fact.subject} {fact.relation} {fact.object}{until}"
 
     @property
     def clock(self) -> Clock:
@@ -194,6 +222,8 @@ class KnowledgeGraph:
         )
         if target is None and kind in NAMED_KINDS:
             self._remember_vector(agent_id, cursor.lastrowid, name)
+        alias = f"an alias of {self.entity(target).name}" if target is not None else ""
+        self._record(agent_id, ENTITY_CHANGE, int(cursor.lastrowid), "create", source=author, after=names.display_name(name), note=alias)
         return int(cursor.lastrowid)
 
     def _alias_target(self, agent_id: int, name: str, kind: str) -> int | None:
@@ -302,9 +332,11 @@ class KnowledgeGraph:
             if fact.object_id == obj:
                 return fact.id
         valid_to = None
+        closed = []
         if single_valued(relation):
             for fact in same:
                 if iso(fact.valid_from) <= start:
+                    closed.append((fact.id, self._fact_text(fact.id)))
                     self._db.execute("UPDATE graph_facts SET valid_to = ? WHERE id = ?", (start, fact.id))
                 else:  # the known fact is newer: this one ended when it began
                     valid_to = min(valid_to or iso(fact.valid_from), iso(fact.valid_from))
@@ -313,7 +345,13 @@ class KnowledgeGraph:
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (agent_id, subject_id, relation, object_id, message_id, passage_id, start, valid_to, author, iso(self._clock.now())),
         )
-        return int(cursor.lastrowid)
+        fact_id = int(cursor.lastrowid)
+        text = self._fact_text(fact_id)
+        self._record(agent_id, FACT_CHANGE, fact_id, "create", source=author, after=text, message_id=message_id)
+        for old_id, before in closed:
+            self._record(agent_id, FACT_CHANGE, old_id, "update", source=author, before=before, after=self._fact_text(old_id),
+                         message_id=message_id, note=f"closed by the newer fact: {text}")
+        return fact_id
 
     def fact(self, fact_id: int) -> Fact | None:
         found = self._fact_rows("f.id = ?", (fact_id,))
@@ -434,6 +472,7 @@ class KnowledgeGraph:
         if other is not None and int(other[1]) != root:
             raise ToolError(f"Another entity is already called {names.display_name(name)!r}: merge the two instead")
         edit = Edit(f"rename to {names.display_name(name)}", self._snapshot("graph_entities", "id = ?", (root,)))
+        old_name = self.entity(root).name
         with self._db.transaction():
             if other is not None and int(other[0]) != root:
                 # The new name is one of this entity's aliases: the alias row gives its key up.
@@ -443,6 +482,7 @@ class KnowledgeGraph:
                 "UPDATE graph_entities SET name = ?, key = ?, kind = COALESCE(?, kind), author = 'user' WHERE id = ?",
                 (names.display_name(name), key, kind, root),
             )
+            self._record(self._agent_of(root), ENTITY_CHANGE, root, "update", source="user", before=old_name, after=names.display_name(name))
         self._forget_vectors(self._agent_of(root))
         return edit
 
@@ -451,11 +491,13 @@ class KnowledgeGraph:
         source, target = self.root(entity_id), self.root(into_id)
         if source == target:
             raise ToolError("An entity cannot be merged into itself")
-        edit = Edit(f"merge {self.entity(source).name} into {self.entity(target).name}",
-                    self._snapshot("graph_entities", "id = ? OR merged_into = ?", (source, source)))
+        source_name, target_name = self.entity(source).name, self.entity(target).name
+        edit = Edit(f"merge {source_name} into {target_name}", self._snapshot("graph_entities", "id = ? OR merged_into = ?", (source, source)))
         with self._db.transaction():
             self._db.execute("UPDATE graph_entities SET merged_into = ? WHERE id = ? OR merged_into = ?", (target, source, source))
             edit.before += self._reconcile(target)
+            self._record(self._agent_of(target), ENTITY_CHANGE, source, "update", source="user", before=source_name,
+                         after=f"{source_name} (an alias of {target_name})", note=edit.label)
         self._forget_vectors(self._agent_of(target))
         return edit
 
@@ -485,6 +527,8 @@ class KnowledgeGraph:
         edit = Edit(f"split {row[1]} off", self._snapshot("graph_entities", "id = ?", (alias_id,)))
         with self._db.transaction():
             self._db.execute("UPDATE graph_entities SET merged_into = NULL, deleted = 0 WHERE id = ?", (alias_id,))
+            self._record(self._agent_of(alias_id), ENTITY_CHANGE, alias_id, "update", source="user", before=f"{row[1]} (an alias)",
+                         after=row[1], note=edit.label)
         self._forget_vectors(self._agent_of(alias_id))
         return edit
 
@@ -496,9 +540,11 @@ class KnowledgeGraph:
         """Hide the entity and its facts. The row stays, so the extractor does not bring the name
         back and ``undo`` restores everything."""
         root = self.root(entity_id)
-        edit = Edit(f"delete {self.entity(root).name}", self._snapshot("graph_entities", "id = ?", (root,)))
+        name = self.entity(root).name
+        edit = Edit(f"delete {name}", self._snapshot("graph_entities", "id = ?", (root,)))
         with self._db.transaction():
             self._db.execute("UPDATE graph_entities SET deleted = 1 WHERE id = ?", (root,))
+            self._record(self._agent_of(root), ENTITY_CHANGE, root, "delete", source="user", before=name)
         self._forget_vectors(self._agent_of(root))
         return edit
 
@@ -545,6 +591,7 @@ class KnowledgeGraph:
         if relation is not None and not clean_relation(relation):
             raise ToolError("relation must not be empty")
         edit = Edit(f"edit {fact.subject} {fact.relation} {fact.object}", self._snapshot("graph_facts", "id = ?", (fact_id,)))
+        before = self._fact_text(fact_id)
         with self._db.transaction():
             if relation is not None:
                 self._db.execute("UPDATE graph_facts SET relation = ? WHERE id = ?", (clean_relation(relation), fact_id))
@@ -553,6 +600,7 @@ class KnowledgeGraph:
             if valid_to != "keep":
                 self._db.execute("UPDATE graph_facts SET valid_to = ? WHERE id = ?", (iso(valid_to) if valid_to else None, fact_id))  # type: ignore[arg-type]
             self._db.execute("UPDATE graph_facts SET author = 'user' WHERE id = ?", (fact_id,))
+            self._record(fact.agent_id, FACT_CHANGE, fact_id, "update", source="user", before=before, after=self._fact_text(fact_id))
         return edit
 
     def delete_fact(self, fact_id: int) -> Edit:
@@ -560,12 +608,22 @@ class KnowledgeGraph:
         if fact is None:
             raise ToolError(f"No fact with id {fact_id}")
         edit = Edit(f"delete {fact.subject} {fact.relation} {fact.object}", self._snapshot("graph_facts", "id = ?", (fact_id,)))
-        self._db.execute("UPDATE graph_facts SET deleted = 1 WHERE id = ?", (fact_id,))
+        with self._db.transaction():
+            self._db.execute("UPDATE graph_facts SET deleted = 1 WHERE id = ?", (fact_id,))
+            self._record(fact.agent_id, FACT_CHANGE, fact_id, "delete", source="user", before=self._fact_text(fact_id))
         return edit
 
     def undo(self, edit: Edit) -> None:
         agents = set()
         with self._db.transaction():
+            rows = [(t, row) for t, row in edit.before] + [(t, {"id": i}) for t, i in edit.inserted]
+            if rows:
+                table, row = rows[0]
+                kind = FACT_CHANGE if table == "graph_facts" else ENTITY_CHANGE
+                agent = row.get("agent_id") or self._db.scalar(f"SELECT agent_id FROM {table} WHERE id = ?", (row["id"],))
+                if agent is not None:
+                    self._record(int(agent), kind, int(row["id"]), "update", source="user", before=edit.label,
+                                 after=f"undone: {edit.label}", note="undo in the Knowledge panel")
             for table, row_id in reversed(edit.inserted):
                 if table == "graph_facts":
                     self._db.execute("DELETE FROM graph_facts WHERE id = ?", (row_id,))

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, tzinfo
 
 import numpy as np
 
@@ -26,11 +26,9 @@ from desktop.core.memory.history import AGENT, CREATE, DELETE, DOCUMENT, PASSAGE
 from desktop.core.memory.space import EmbeddingSpace
 from desktop.core.retrieval.passages import PassageRanker
 from desktop.core.storage import Database
-from desktop.core.text.chunking import chunk_text
+from desktop.core.text.chunking import chunk_for_embedding
 from desktop.errors import StalePassageError
 
-#: Historic MemGPT chunk size for archival inserts.
-INSERT_CHUNK_TOKENS = 300
 
 
 @dataclass(frozen=True)
@@ -128,9 +126,9 @@ _SELECT = (
 )
 
 
-def _passage(row) -> Passage:
+def _passage(row, zone: tzinfo) -> Passage:
     return Passage(
-        row[0], row[1], row[2], parse_iso(row[3]), json.loads(row[4]), Citation(row[5], row[6], row[7], row[8], row[9], row[10], row[11])
+        row[0], row[1], row[2], parse_iso(row[3], zone), json.loads(row[4]), Citation(row[5], row[6], row[7], row[8], row[9], row[10], row[11])
     )
 
 
@@ -163,8 +161,10 @@ class ArchivalMemory:
     def insert(
         self, agent_id: int, content: str, *, tags: list[str] | None = None, source: str = AGENT, cause: Cause | None = None
     ) -> list[int]:
-        """Chunk, embed and store ``content`` (the agent's archival_memory_insert). Returns the new passage ids."""
-        chunks = chunk_text(content, max_tokens=INSERT_CHUNK_TOKENS) or []
+        """Chunk (to what the embedder reads), embed and store ``content`` (the agent's
+        archival_memory_insert). Returns the new passage ids. MemGPT cut 300 words; that is more
+        than MiniLM reads, and the rest would never be embedded."""
+        chunks = chunk_for_embedding(content, self._embedder)
         texts = [c.text for c in chunks]
         if not texts:
             return []
@@ -303,18 +303,19 @@ class ArchivalMemory:
 
     def get(self, passage_id: int) -> Passage | None:
         row = self._db.query_one(f"{_SELECT} WHERE p.id = ?", (passage_id,))
-        return _passage(row) if row else None
+        return _passage(row, self._clock.zone) if row else None
 
     def list(self, agent_id: int, *, offset: int = 0, limit: int = 100) -> list[Passage]:
         rows = self._db.query(f"{_SELECT} WHERE p.agent_id = ? ORDER BY p.id DESC LIMIT ? OFFSET ?", (agent_id, limit, offset))
-        return [_passage(r) for r in rows]
+        return [_passage(r, self._clock.zone) for r in rows]
 
     def get_many(self, passage_ids: list[int]) -> list[Passage]:
         """The passages with these ids, in the order given; ids that no longer exist are skipped."""
         if not passage_ids:
             return []
         marks = ",".join("?" * len(passage_ids))
-        found = {row[0]: _passage(row) for row in self._db.query(f"{_SELECT} WHERE p.id IN ({marks})", passage_ids)}
+        zone = self._clock.zone
+        found = {row[0]: _passage(row, zone) for row in self._db.query(f"{_SELECT} WHERE p.id IN ({marks})", passage_ids)}
         return [found[i] for i in passage_ids if i in found]
 
     def search(self, agent_id: int, query: str, *, page: int = 0, page_size: int = 5) -> PassagePage:

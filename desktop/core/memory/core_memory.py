@@ -78,11 +78,13 @@ class CoreMemory:
         return _block(row) if row else None
 
     def render(self, agent_id: int) -> str:
-        """The memory section of the prompt: each block with its label and fill level."""
+        """The memory section of the prompt: each block with its label, fill level and description
+        (what belongs in it: an empty block says so without placeholder text to edit around)."""
         parts = []
         for block in self.blocks(agent_id):
             flags = ", read-only" if block.read_only else ""
-            header = f'<{block.label} characters="{block.chars}/{block.limit}"{flags}>'
+            about = f' description="{block.description.replace(chr(34), chr(39))}"' if block.description else ""
+            header = f'<{block.label} characters="{block.chars}/{block.limit}"{about}{flags}>'
             parts.append(f"{header}\n{block.value}\n</{block.label}>")
         return "\n".join(parts)
 

@@ -137,14 +137,18 @@ class MemoryHistory:
         before_meta: dict[str, Any] | None = None,
         after_meta: dict[str, Any] | None = None,
         cause: Cause | None = None,
+        message_id: int | None = None,
+        note: str = "",
         prune: bool = True,
     ) -> int:
-        """Record one change; call it inside the transaction that makes the change."""
+        """Record one change; call it inside the transaction that makes the change. Writers that
+        only know the message a change came from may pass ``message_id`` and ``note`` instead of
+        a ``cause``."""
         if source not in SOURCES:
             raise ValueError(f"Unknown memory change source {source!r}; expected one of {SOURCES}")
         if action not in ACTIONS:
             raise ValueError(f"Unknown memory change action {action!r}; expected one of {ACTIONS}")
-        cause = cause or Cause()
+        cause = cause or Cause(message_id=message_id, note=note)
         cursor = self._db.execute(
             f"INSERT INTO memory_history({_COLUMNS.split(', ', 1)[1]}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
@@ -158,24 +162,31 @@ class MemoryHistory:
         cause.recorded.append(change_id)
         cause._history = self
         if prune:
-            self.prune(agent_id)
+            self.prune(agent_id, kind)
         return change_id
 
     def link_step(self, change_ids: list[int], step_id: int) -> None:
         marks = ",".join("?" * len(change_ids))
         self._db.execute(f"UPDATE memory_history SET step_id = ? WHERE id IN ({marks})", (step_id, *change_ids))
 
-    def prune(self, agent_id: int) -> int:
-        """Drop an agent's oldest changes beyond the limit; returns how many went."""
+    def prune(self, agent_id: int, kind: str | None = None) -> int:
+        """Drop an agent's oldest changes beyond the limit, counted per kind (a busy extractor does
+        not push the blocks' history out); returns how many went."""
         limit = int(self._max_changes())
         if limit <= 0:
             return 0
-        cutoff = self._db.scalar(
-            "SELECT id FROM memory_history WHERE agent_id = ? ORDER BY id DESC LIMIT 1 OFFSET ?", (agent_id, limit)
-        )
-        if cutoff is None:
-            return 0
-        return self._db.execute("DELETE FROM memory_history WHERE agent_id = ? AND id <= ?", (agent_id, cutoff)).rowcount
+        kinds = [kind] if kind else [r[0] for r in self._db.query("SELECT DISTINCT target_kind FROM memory_history WHERE agent_id = ?", (agent_id,))]
+        dropped = 0
+        for target_kind in kinds:
+            cutoff = self._db.scalar(
+                "SELECT id FROM memory_history WHERE agent_id = ? AND target_kind = ? ORDER BY id DESC LIMIT 1 OFFSET ?",
+                (agent_id, target_kind, limit),
+            )
+            if cutoff is not None:
+                dropped += self._db.execute(
+                    "DELETE FROM memory_history WHERE agent_id = ? AND target_kind = ? AND id <= ?", (agent_id, target_kind, cutoff)
+                ).rowcount
+        return dropped
 
     # --- reading ---------------------------------------------------------------------------
     def get(self, change_id: int) -> Change | None:

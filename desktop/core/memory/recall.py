@@ -8,9 +8,9 @@ agent's messages and thoughts), without the JSON envelope the model sees.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import date, datetime, time, timedelta, timezone
+from datetime import date, datetime, time, timedelta, timezone, tzinfo
 
-from desktop.core.clock import iso, parse_iso
+from desktop.core.clock import Clock, iso, parse_iso
 from desktop.core.embedding import Embedder
 from desktop.core.memory.space import EmbeddingSpace
 from desktop.core.retrieval.messages import MessageRank, MessageRanker
@@ -57,8 +57,8 @@ class MessagePage:
 _COLUMNS = "id, agent_id, created_at, role, kind, content, search_text, author, function_name, step_id"
 
 
-def _message(row) -> Message:
-    return Message(row[0], row[1], parse_iso(row[2]), row[3], row[4], row[5], row[6], row[7], row[8], row[9])
+def _message(row, zone: tzinfo) -> Message:
+    return Message(row[0], row[1], parse_iso(row[2], zone), row[3], row[4], row[5], row[6], row[7], row[8], row[9])
 
 
 def embedding_text(search_text: str, author: str | None) -> str:
@@ -69,11 +69,15 @@ def embedding_text(search_text: str, author: str | None) -> str:
 class RecallMemory:
     """Owns the ``messages`` rows and their vectors; ranking is the ranker's (desktop.core.retrieval)."""
 
-    def __init__(self, db: Database, embedder: Embedder | None = None, *, ranker: MessageRanker | None = None) -> None:
+    def __init__(
+        self, db: Database, embedder: Embedder | None = None, *, ranker: MessageRanker | None = None, clock: Clock | None = None
+    ) -> None:
         """``embedder`` (optional) adds meaning-based ranking to ``search_text``; messages are
         embedded lazily at search time, so ``add`` stays as fast as an INSERT. ``ranker`` holds the
-        store's ranking caches; the composition root passes the store's one ranker in."""
+        store's ranking caches; the composition root passes the store's one ranker in. ``clock``
+        gives the user's time zone: messages come back in it and dates are cut in it (else UTC)."""
         self._db = db
+        self._clock = clock
         self._embedder = embedder
         self._space = EmbeddingSpace(db, embedder) if embedder is not None else None
         self._ranker = ranker or MessageRanker(db, embedder)
@@ -82,6 +86,9 @@ class RecallMemory:
         # SQLite's LIKE folds ASCII only; recall search promises case-insensitive matching for
         # every script, so matching uses Python's casefold through a registered SQL function.
         db.create_function("memdesk_contains", 2, contains_casefold)
+
+    def _zone(self) -> tzinfo:
+        return self._clock.zone if self._clock is not None else timezone.utc
 
     def add(
         self,
@@ -105,22 +112,28 @@ class RecallMemory:
 
     def get(self, message_id: int) -> Message | None:
         row = self._db.query_one(f"SELECT {_COLUMNS} FROM messages WHERE id = ?", (message_id,))
-        return _message(row) if row else None
+        return _message(row, self._zone()) if row else None
 
     def get_many(self, message_ids: list[int]) -> list[Message]:
         """The messages with these ids, in the order given; ids that no longer exist are skipped."""
         if not message_ids:
             return []
         marks = ",".join("?" * len(message_ids))
-        found = {row[0]: _message(row) for row in self._db.query(f"SELECT {_COLUMNS} FROM messages WHERE id IN ({marks})", message_ids)}
+        zone = self._zone()
+        found = {row[0]: _message(row, zone) for row in self._db.query(f"SELECT {_COLUMNS} FROM messages WHERE id IN ({marks})", message_ids)}
         return [found[i] for i in message_ids if i in found]
 
     def since(self, agent_id: int, first_id: int) -> list[Message]:
         rows = self._db.query(f"SELECT {_COLUMNS} FROM messages WHERE agent_id = ? AND id >= ? ORDER BY id", (agent_id, first_id))
-        return [_message(r) for r in rows]
+        return [_message(r, self._zone()) for r in rows]
 
     def all(self, agent_id: int) -> list[Message]:
         return self.since(agent_id, 0)
+
+    def last_activity(self, agent_id: int) -> datetime | None:
+        """When the newest message of the agent was written (None: no message yet)."""
+        value = self._db.scalar("SELECT created_at FROM messages WHERE agent_id = ? ORDER BY id DESC LIMIT 1", (agent_id,))
+        return parse_iso(value) if value else None
 
     def last_of_kind(self, agent_id: int, kind: str, at_or_before: int) -> Message | None:
         """The newest message of ``kind`` up to a message id (what the user said before a step)."""
@@ -150,7 +163,7 @@ class RecallMemory:
                 f"SELECT {_COLUMNS} FROM messages WHERE {where} ORDER BY id DESC LIMIT ? OFFSET ?",
                 (agent_id, query, page_size, page * page_size),
             )
-            return MessagePage([_message(r) for r in rows], total, page, page_size)
+            return MessagePage([_message(r, self._zone()) for r in rows], total, page, page_size)
         ranked = self.rank(agent_id, query)
         window = ranked[page * page_size : (page + 1) * page_size]
         return MessagePage(self.get_many([hit.id for hit in window]), len(ranked), page, page_size)
@@ -190,13 +203,14 @@ class RecallMemory:
             done += len(rows)
 
     def search_date(self, agent_id: int, start: date, end: date, *, page: int = 0, page_size: int = 5) -> MessagePage:
-        """Messages between two dates, both inclusive (UTC), oldest first."""
-        lower = iso(datetime.combine(start, time.min, tzinfo=timezone.utc))
-        upper = iso(datetime.combine(end + timedelta(days=1), time.min, tzinfo=timezone.utc))
+        """Messages between two dates of the user's calendar, both inclusive, oldest first."""
+        zone = self._zone()
+        lower = iso(datetime.combine(start, time.min, tzinfo=zone))
+        upper = iso(datetime.combine(end + timedelta(days=1), time.min, tzinfo=zone))
         where = "agent_id = ? AND search_text != '' AND created_at >= ? AND created_at < ?"
         total = int(self._db.scalar(f"SELECT COUNT(*) FROM messages WHERE {where}", (agent_id, lower, upper)))
         rows = self._db.query(
             f"SELECT {_COLUMNS} FROM messages WHERE {where} ORDER BY created_at, id LIMIT ? OFFSET ?",
             (agent_id, lower, upper, page_size, page * page_size),
         )
-        return MessagePage([_message(r) for r in rows], total, page, page_size)
+        return MessagePage([_message(r, self._zone()) for r in rows], total, page, page_size)

@@ -230,6 +230,8 @@ class Reverter:
         kind = self._kinds.get(change.kind)
         if change.kind == DOCUMENT:
             return RevertPlan(change, SET, None, None, later, blocked="A document's passages come and go with it: add or remove it in the Documents panel")
+        if kind is None and change.kind.startswith("graph"):
+            return RevertPlan(change, SET, None, None, later, blocked="Knowledge-graph changes are undone in the Knowledge panel (Ctrl+Z there)")
         if kind is None:
             return RevertPlan(change, SET, None, None, later, blocked=f"Changes to {change.kind.replace('_', ' ')}s cannot be reverted here")
         return kind.plan(change, later)

@@ -93,15 +93,6 @@ class CatalogEntry:
         model's window). llama.cpp's working buffers come on top."""
         return self.size + self.architecture.kv_bytes(min(context, self.context_length))
 
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id, "name": self.name, "repo": self.repo, "revision": self.revision, "file": self.file,
-            "quant": self.quant, "size": self.size, "sha256": self.sha256, "checksum": self.checksum,
-            "licence": self.licence, "context_length": self.context_length, "good_for": self.good_for,
-            "recommended_for": list(self.recommended_for), "tool_calling": self.tool_calling,
-            "source": self.source, "sources": dict(self.sources),
-        }
-
 
 class Catalog:
     def __init__(self, entries: list[CatalogEntry], source_names: dict[str, str] | None = None) -> None:

@@ -330,41 +330,35 @@ class _ChildSession:
                         raise _child_error(self.entry, self.endpoint, message[1], message[2])
                     return message
             except (EOFError, OSError) as error:
-                raise DownloadError(
-                    f"The download of {self.entry.file} stopped unexpectedly (exit code {self._process.exitcode})",
-                    hint="Download again to resume.",
-                ) from error
+                raise self._died() from error
             if not self._process.is_alive() and not self._conn.poll():
-                raise DownloadError(
-                    f"The download of {self.entry.file} stopped unexpectedly (exit code {self._process.exitcode})",
-                    hint="Download again to resume.",
-                )
+                raise self._died()
             if deadline is not None and time.monotonic() > deadline:
                 raise DownloadError(f"No answer from {self.entry.repo} for {self.entry.file} in time", hint="Check the connection.")
 
+    def _died(self) -> DownloadError:
+        code = self._process.exitcode
+        return DownloadError(f"The download of {self.entry.file} stopped unexpectedly (exit code {code})", hint="Download again to resume.")
+
     def _cancel(self) -> None:
-        try:
-            self._conn.send(("cancel",))
-        except OSError:
-            pass
         # The child stops at its next chunk; a read blocked on a stalled connection is cut short.
-        self._process.join(timeout=1)
-        if self._process.is_alive():
-            self._process.terminate()
-            self._process.join(timeout=3)
+        self._end("cancel", patience=1)
         raise DownloadCancelled(f"Download of {self.entry.file} stopped", hint="What arrived is kept: download again to resume.")
 
     def close(self) -> None:
+        self._end("stop", patience=3)
+        self._conn.close()
+
+    def _end(self, message: str, patience: float) -> None:
         if self._process.is_alive():
             try:
-                self._conn.send(("stop",))
+                self._conn.send((message,))
             except OSError:
                 pass
-            self._process.join(timeout=3)
+            self._process.join(timeout=patience)
         if self._process.is_alive():
             self._process.terminate()
             self._process.join(timeout=3)
-        self._conn.close()
 
 
 def _child_error(entry: CatalogEntry, endpoint: str, kind: str, text: str) -> MemDeskError:

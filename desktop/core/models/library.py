@@ -20,7 +20,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from desktop.core.models.catalog import Catalog, CatalogEntry, ModelProfile, load_catalog, DEFAULT_PROFILE
+from desktop.core.models.catalog import DEFAULT_PROFILE, Catalog, CatalogEntry, ModelProfile, load_catalog
 from desktop.core.models.download import DownloadResult
 from desktop.core.models.preflight import check_model_file
 from desktop.core.runtime.model_catalog import default_model_path
@@ -49,13 +49,6 @@ class LocalModel:
     @property
     def context_length(self) -> int | None:
         return self.entry.context_length if self.entry else None
-
-    def as_dict(self, active: bool = False) -> dict[str, Any]:
-        return {
-            "name": self.name, "id": self.entry.id if self.entry else None, "kind": self.kind, "path": str(self.path),
-            "size": self.size, "licence": self.licence, "context_length": self.context_length,
-            "sha256": self.sha256, "checksum": self.checksum, "active": active,
-        }
 
 
 @dataclass(frozen=True)

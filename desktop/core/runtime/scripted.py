@@ -51,6 +51,7 @@ class ScriptedRuntime:
         self.prompts: list[list[ChatMessage]] = []  # every prompt seen, for assertions
         self.text_prompts: list[list[ChatMessage]] = []
         self.tools_seen: list[list[str]] = []
+        self.specs_seen: list[list[ToolSpec]] = []  # what each step's grammar would have admitted
 
     def enqueue(self, *answers: Answer) -> None:
         self._answers.extend(answers)
@@ -86,6 +87,7 @@ class ScriptedRuntime:
             raise ModelError(f"scripted runtime: prompt of {prompt_tokens} tokens exceeds the window of {self._window}")
         self.prompts.append(list(messages))
         self.tools_seen.append([t.name for t in tools])
+        self.specs_seen.append(list(tools))
         if not self._answers:
             raise ModelError("scripted runtime: no answer queued")
         answer = self._answers.popleft()

@@ -327,6 +327,7 @@ def m005_memory_history(db) -> None:
         CREATE INDEX memory_history_agent ON memory_history(agent_id, id);
         CREATE INDEX memory_history_target ON memory_history(agent_id, target_kind, target_id, id);
         CREATE INDEX memory_history_label ON memory_history(agent_id, target_kind, target_label, id);
+        CREATE INDEX memory_history_kind ON memory_history(agent_id, target_kind, id);
 
         CREATE TABLE imported_tools (
             id          INTEGER PRIMARY KEY,
@@ -353,10 +354,17 @@ def m005_memory_history(db) -> None:
     )
 
 
+def m006_memory_view(db) -> None:
+    """The memory section as the model last saw it (agent/memory_view.py): rendered once and kept
+    stable, so a memory edit does not make the runtime re-evaluate the whole conversation."""
+    db.run_script("ALTER TABLE agents ADD COLUMN memory_view TEXT NOT NULL DEFAULT '';")
+
+
 MIGRATIONS: list[Migration] = [
     m001_initial,
     m002_retrieval_indexes,
     m003_consolidation,
     m004_knowledge_graph,
     m005_memory_history,
+    m006_memory_view,
 ]

@@ -1,7 +1,9 @@
 """Split long text into passages of bounded size on paragraph or sentence boundaries.
 
-Sizes are counted by a caller-supplied token counter (the embedding model's tokenizer is the
-honest choice; words are the default). Each chunk keeps its character offsets in the source.
+Sizes are counted by a caller-supplied token counter; each chunk keeps its character offsets in
+the source. Passages that will be embedded are cut by ``chunk_for_embedding``, with the embedder's
+own tokenizer and window: a passage longer than the model reads would have its end never embedded
+(all-MiniLM-L6-v2 reads 254 word pieces, and English prose runs 1.3 or more pieces a word).
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
 
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+|\n\s*\n")
 
@@ -18,6 +21,15 @@ class Chunk:
     text: str
     start: int  # character offsets into the source text
     end: int
+
+
+class TokenCounter(Protocol):
+    """What chunking needs of an embedder (desktop.core.embedding.Embedder has both)."""
+
+    @property
+    def max_tokens(self) -> int: ...
+
+    def count_tokens(self, text: str) -> int: ...
 
 
 def _word_count(text: str) -> int:
@@ -48,11 +60,7 @@ def chunk_text(
         if count(text[start:end]) <= max_tokens:
             spans.append((start, end))
             continue
-        words = list(re.finditer(r"\S+", text[start:end]))
-        step = max(1, max_tokens)
-        for i in range(0, len(words), step):
-            group = words[i : i + step]
-            spans.append((start + group[0].start(), start + group[-1].end()))
+        spans.extend(_split_long(text, start, end, max_tokens, count))
     chunks: list[Chunk] = []
     current: list[tuple[int, int]] = []
     size = 0
@@ -75,3 +83,29 @@ def chunk_text(
     if current:
         chunks.append(Chunk(text[current[0][0] : current[-1][1]], current[0][0], current[-1][1]))
     return chunks
+
+
+def _split_long(text: str, start: int, end: int, max_tokens: int, count: Callable[[str], int]) -> list[tuple[int, int]]:
+    """Cut one over-long sentence at word boundaries into spans of at most ``max_tokens``. A word is
+    at least one token, so ``max_tokens`` words is the most a span can hold; fewer are found by
+    bisection (a few counts per span, not one per word)."""
+    words = list(re.finditer(r"\S+", text[start:end]))
+    spans = []
+    i = 0
+    while i < len(words):
+        low, high = 1, min(max(1, max_tokens), len(words) - i)
+        while low < high:  # the most words from i that still fit
+            middle = (low + high + 1) // 2
+            if count(text[start + words[i].start() : start + words[i + middle - 1].end()]) <= max_tokens:
+                low = middle
+            else:
+                high = middle - 1
+        spans.append((start + words[i].start(), start + words[i + low - 1].end()))
+        i += low
+    return spans
+
+
+def chunk_for_embedding(text: str, embedder: TokenCounter, *, overlap_tokens: int = 0) -> list[Chunk]:
+    """Passages the embedder reads whole: counted with its tokenizer, up to its window. Archival
+    inserts and document ingestion both cut their text here."""
+    return chunk_text(text, max_tokens=embedder.max_tokens, overlap_tokens=overlap_tokens, count=embedder.count_tokens)

@@ -19,7 +19,7 @@ def send_message(ctx: ToolContext, message: str) -> str:
     """Sends a message to the human user. This is the only way the user sees anything you say.
 
     Args:
-        message: Message contents. All unicode (including emojis) are supported.
+        message: Message contents.
     """
     if not message.strip():
         raise ToolError("message must not be empty")
@@ -41,13 +41,13 @@ def pause_heartbeats(ctx: ToolContext, minutes: int) -> str:
 
 
 def message_chatgpt(ctx: ToolContext, message: str) -> str:
-    """Send a message to a more basic AI that keeps no memory of earlier interactions. Useful for asking questions.
+    """Ask a more basic AI that keeps no memory of earlier interactions.
 
     Args:
         message: Message to send. Phrase it as a complete, self-contained question.
     """
     messages = [ChatMessage("system", ctx.plain_assistant_prompt), ChatMessage("user", message)]
-    answer = ctx.runtime.generate_text(TextRequest(messages, ctx.params))
+    answer = ctx.runtime.generate_text(TextRequest(messages, ctx.params), cancel=ctx.cancel)
     return answer.strip() or "(no answer)"
 
 
@@ -57,7 +57,7 @@ def core_memory_append(ctx: ToolContext, label: str, content: str) -> str:
 
     Args:
         label: The block to edit (for example persona or human).
-        content: Content to write to the block. All unicode (including emojis) are supported.
+        content: Content to write to the block.
     """
     block = ctx.core.append(ctx.agent_id, label, content, cause=ctx.cause, source=ctx.source)
     ctx.changed_blocks.add(block.label)
@@ -70,7 +70,7 @@ def core_memory_replace(ctx: ToolContext, label: str, old_content: str, new_cont
     Args:
         label: The block to edit (for example persona or human).
         old_content: Text to replace. Must match exactly.
-        new_content: Text to write in its place. All unicode (including emojis) are supported.
+        new_content: Text to write in its place.
     """
     block = ctx.core.replace(ctx.agent_id, label, old_content, new_content, cause=ctx.cause, source=ctx.source)
     ctx.changed_blocks.add(block.label)
@@ -94,6 +94,7 @@ def _check_page(page: int | None) -> int:
 def _format_messages(ctx: ToolContext, result, page: int) -> str:
     """One page of recall hits as the model reads them; also kept for the archival panel."""
     ctx.last_hits = [("recall", hit) for hit in result.hits]
+    ctx.last_page = (page, result.pages)
     if not result.hits and result.total and page >= result.pages:
         raise ToolError(f"page {page} is past the last page ({result.pages - 1})")
     lines = [_page_header(len(result.hits), result.total, page, result.pages)]
@@ -108,7 +109,7 @@ def conversation_search(ctx: ToolContext, query: str, page: int | None = 0) -> s
 
     Args:
         query: String to search for.
-        page: Allows you to page through results. Only use on a follow-up query. Defaults to 0 (first page).
+        page: Result page, from 0 (the default); ask for the next page in a follow-up call.
     """
     page = _check_page(page)
     result = ctx.recall.search_text(ctx.agent_id, query, page=page, page_size=PAGE_SIZE)
@@ -128,7 +129,7 @@ def conversation_search_date(ctx: ToolContext, start_date: str, end_date: str, p
     Args:
         start_date: The start of the date range, in the format YYYY-MM-DD.
         end_date: The end of the date range, in the format YYYY-MM-DD.
-        page: Allows you to page through results. Only use on a follow-up query. Defaults to 0 (first page).
+        page: Result page, from 0 (the default); ask for the next page in a follow-up call.
     """
     page = _check_page(page)
     start, end = _parse_date(start_date, "start_date"), _parse_date(end_date, "end_date")
@@ -140,10 +141,10 @@ def conversation_search_date(ctx: ToolContext, start_date: str, end_date: str, p
 
 # --- archival memory -------------------------------------------------------------------------
 def archival_memory_insert(ctx: ToolContext, content: str) -> str:
-    """Add to archival memory. Make sure to phrase the memory contents such that it can be easily queried later.
+    """Add to archival memory. Phrase it so that it can be easily queried later.
 
     Args:
-        content: Content to write to the memory. All unicode (including emojis) are supported.
+        content: Content to write to the memory.
     """
     if not content.strip():
         raise ToolError("content must not be empty")
@@ -156,11 +157,12 @@ def archival_memory_search(ctx: ToolContext, query: str, page: int | None = 0) -
 
     Args:
         query: String to search for.
-        page: Allows you to page through results. Only use on a follow-up query. Defaults to 0 (first page).
+        page: Result page, from 0 (the default); ask for the next page in a follow-up call.
     """
     page = _check_page(page)
     result = ctx.archival.search(ctx.agent_id, query, page=page, page_size=PAGE_SIZE)
     ctx.last_hits = [("archival", hit) for hit in result.hits]
+    ctx.last_page = (page, result.pages)
     if not result.hits and result.total and page >= result.pages:
         raise ToolError(f"page {page} is past the last page ({result.pages - 1})")
     lines = [_page_header(len(result.hits), result.total, page, result.pages)]
@@ -191,10 +193,7 @@ def append_to_text_file(ctx: ToolContext, filename: str, content: str) -> str:
         filename: The name of the file, relative to your files folder.
         content: Text to append.
     """
-    ctx.files.resolve(filename)  # refuse escapes before bothering the user
-    if not ctx.consent.allow(ctx.agent_id, "append_to_text_file", f"append {len(content)} characters to {filename}"):
-        raise ToolError("The user did not allow writing to that file")
-    written = ctx.files.append(filename, content)
+    written = ctx.files.append(filename, content)  # the agent asked the user first (Tool.requires_consent)
     return f"Appended {written} characters to {filename}."
 
 
@@ -206,10 +205,7 @@ def http_request(ctx: ToolContext, method: str, url: str, payload_json: str) -> 
         url: The full URL.
         payload_json: A JSON string to send as the request body (use an empty string for none).
     """
-    ctx.http.check(url)  # refuse before asking: a disabled feature never prompts the user
-    if not ctx.consent.allow(ctx.agent_id, "http_request", f"{method.upper()} {url}"):
-        raise ToolError("The user did not allow this request")
-    return ctx.http.request(method, url, payload_json)
+    return ctx.http.request(method, url, payload_json)  # the agent asked the user first (Tool.requires_consent)
 
 
 BUILTIN_FUNCTIONS = [
@@ -226,13 +222,47 @@ BUILTIN_FUNCTIONS = [
     append_to_text_file,
     http_request,
 ]
-CONSENT_REQUIRED = {"append_to_text_file", "http_request"}
+# Checked before the user is asked: a disabled feature or a path outside the sandbox never
+# prompts the user.
+CHECKS = {
+    "append_to_text_file": lambda ctx, **a: ctx.files.resolve(a["filename"]),
+    "http_request": lambda ctx, **a: ctx.http.check(a["url"]),
+}
+#: Functions that touch the user's machine or network: the user is asked before each call.
+CONSENT_SUMMARIES = {
+    "append_to_text_file": lambda a: f"append {len(a.get('content', ''))} characters to {a.get('filename')}",
+    "http_request": lambda a: f"{str(a.get('method', '')).upper()} {a.get('url')}",
+}
+CONSENT_REQUIRED = set(CONSENT_SUMMARIES)
+#: Functions that write the store run inside the step's transaction; the others before it.
+WRITES_STORE = {"pause_heartbeats", "core_memory_append", "core_memory_replace", "archival_memory_insert"}
+#: What each function does, for the chain rules (see ToolKind); the rest are "other".
+KINDS = {
+    "send_message": "answer",
+    "conversation_search": "search",
+    "conversation_search_date": "search",
+    "archival_memory_search": "search",
+    "read_from_text_file": "read",
+    "core_memory_append": "edit",
+    "core_memory_replace": "edit",
+    "archival_memory_insert": "edit",
+}
 #: The seed's older names for the recall searches, accepted as aliases.
 ALIASES = {"recall_memory_search": "conversation_search", "recall_memory_search_date": "conversation_search_date"}
 
 
 def builtin_tools() -> list[Tool]:
-    seed = [make_tool(function, requires_consent=function.__name__ in CONSENT_REQUIRED) for function in BUILTIN_FUNCTIONS]
+    seed = [
+        make_tool(
+            function,
+            requires_consent=function.__name__ in CONSENT_REQUIRED,
+            kind=KINDS.get(function.__name__, "other"),
+            writes_store=function.__name__ in WRITES_STORE,
+            check=CHECKS.get(function.__name__),
+            consent_summary=CONSENT_SUMMARIES.get(function.__name__),
+        )
+        for function in BUILTIN_FUNCTIONS
+    ]
     return seed + graph_tools()
 
 

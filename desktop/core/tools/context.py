@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from desktop.core.memory.archival import ArchivalMemory
     from desktop.core.memory.core_memory import CoreMemory
     from desktop.core.memory.recall import RecallMemory
-    from desktop.core.runtime.base import Runtime, SamplingParams
+    from desktop.core.runtime.base import CancelToken, Runtime, SamplingParams
     from desktop.core.tools.files import FileSandbox
     from desktop.core.tools.http import HttpPolicy
 
@@ -49,10 +49,14 @@ class ToolContext:
     plain_assistant_prompt: str
     clock: Clock
     consent: ConsentPolicy = field(default_factory=DenyAll)
+    #: Set when the user stops the turn; long tools (generation) must honour it.
+    cancel: "CancelToken | None" = None
     #: Labels of core memory blocks changed during the current step (the UI highlights them).
     changed_blocks: set[str] = field(default_factory=set)
     #: The latest search hits, for the archival panel.
     last_hits: list = field(default_factory=list)
+    #: (page, pages) of the latest search, so the chain rules can offer its next page.
+    last_page: tuple[int, int] | None = None
     #: The agent's knowledge graph (None in stores without one, such as some unit tests).
     graph: "KnowledgeGraph | None" = None
     #: Why memory changes during this call (the message answered; the call, once saved): the

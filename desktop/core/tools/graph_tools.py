@@ -39,6 +39,7 @@ def knowledge_graph_search(ctx: ToolContext, entity: str, depth: int | None = 2,
         hint = f" Known entities with a similar name: {', '.join(e.name for e in similar)}." if similar else ""
         return f"No entity named {entity!r} in the knowledge graph.{hint}"
     result = subgraph_page(graph, found, depth=depth, page=page)
+    ctx.last_page = (page, result.pages)
     if result.total and page >= result.pages:
         raise ToolError(f"page {page} is past the last page ({result.pages - 1})")
     aliases = f" (also called {', '.join(found.aliases)})" if found.aliases else ""
@@ -69,4 +70,8 @@ GRAPH_FUNCTIONS = [knowledge_graph_search, knowledge_graph_insert]
 
 
 def graph_tools() -> list[Tool]:
-    return [make_tool(function) for function in GRAPH_FUNCTIONS]
+    # Kinds for the loop's chain rules; the search only reads, so it runs outside the step's transaction.
+    return [
+        make_tool(knowledge_graph_search, kind="search", writes_store=False),
+        make_tool(knowledge_graph_insert, kind="edit"),
+    ]

@@ -1,6 +1,7 @@
 """``http_request`` is off unless the user enables it, and then reaches only allow-listed hosts.
 
-No socket is opened for a refused request."""
+No socket is opened for a refused request. Redirects are followed only to allowed hosts: every hop
+is checked against the policy before it is requested (urllib would follow any host by itself)."""
 
 from __future__ import annotations
 
@@ -46,8 +47,9 @@ class HttpPolicy:
             data = payload_json.encode()
             headers["Content-Type"] = "application/json"
         request = urllib.request.Request(url, data=data, method=method, headers=headers)
+        opener = urllib.request.build_opener(_CheckedRedirects(self))
         try:
-            with urllib.request.urlopen(request, timeout=TIMEOUT_SECONDS) as response:
+            with opener.open(request, timeout=TIMEOUT_SECONDS) as response:
                 body = response.read(MAX_RESPONSE_CHARS * 4).decode("utf-8", errors="replace")
                 status = response.status
         except urllib.error.HTTPError as error:
@@ -55,3 +57,19 @@ class HttpPolicy:
         except (urllib.error.URLError, OSError) as error:
             raise ToolError(f"Request to {url} failed: {error}") from error
         return f"HTTP {status}\n{body[:MAX_RESPONSE_CHARS]}"
+
+
+class _CheckedRedirects(urllib.request.HTTPRedirectHandler):
+    """Asks the policy about each redirect target before urllib requests it."""
+
+    def __init__(self, policy: HttpPolicy) -> None:
+        super().__init__()
+        self._policy = policy
+
+    def redirect_request(self, req, fp, code, msg, headers, newurl):  # noqa: PLR0913 - urllib's signature
+        try:
+            self._policy.check(newurl)
+        except ToolError as error:
+            fp.close()
+            raise ToolError(f"{req.full_url} redirected to {newurl}, which was refused: {error.message}") from error
+        return super().redirect_request(req, fp, code, msg, headers, newurl)

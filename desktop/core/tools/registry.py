@@ -25,6 +25,10 @@ from desktop.errors import ConfigError, ToolError
 #: Functions that end a chain of thought by themselves and so take no ``request_heartbeat``.
 NO_HEARTBEAT = frozenset({"send_message", "pause_heartbeats"})
 
+#: What a tool does, for the loop's chain rules (Letta's "tool rules"): after a search the next
+#: step may only answer, read, edit memory or page through that search; searches are capped per turn.
+ToolKind = Literal["answer", "search", "read", "edit", "other"]
+
 HEARTBEAT_PARAM = "request_heartbeat"
 HEARTBEAT_DESCRIPTION = (
     "Request an immediate heartbeat after the function runs. Set to true to chain another "
@@ -34,11 +38,33 @@ HEARTBEAT_DESCRIPTION = (
 
 @dataclass(frozen=True)
 class Tool:
+    """A callable function. How the loop runs it (see agent/loop.py):
+
+    * ``check(ctx, **arguments)`` runs first and may refuse with a ToolError (a disabled feature,
+      a path outside the sandbox), so the user is never asked about a call that cannot run;
+    * then, when ``requires_consent``, the user is asked (``consent_summary(arguments)`` says
+      what will happen); a denial is a failed call;
+    * a tool that ``writes_store`` runs inside the step's short transaction, so a crash loses
+      its writes together with the step; every other tool runs before it, outside any
+      transaction, so a slow one (network, generation, a dialog) never holds the write lock.
+    """
+
     name: str
     function: Callable[..., Any]
     spec: ToolSpec
     takes_heartbeat: bool
     requires_consent: bool = False
+    kind: ToolKind = "other"
+    writes_store: bool = True
+    check: Callable[..., None] | None = None
+    consent_summary: Callable[[dict[str, Any]], str] | None = None
+
+    def describe_call(self, arguments: dict[str, Any]) -> str:
+        """What a call will do, in the user's words, for the consent question."""
+        if self.consent_summary is not None:
+            return self.consent_summary(arguments)
+        shown = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)[:80]}" for k, v in arguments.items())
+        return f"run {self.name}({shown})"
 
     def parameter_names(self) -> list[str]:
         return list(self.spec.parameters.get("properties", {}))
@@ -105,7 +131,16 @@ def _parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
     return text, params
 
 
-def make_tool(function: Callable[..., Any], *, name: str | None = None, requires_consent: bool = False) -> Tool:
+def make_tool(
+    function: Callable[..., Any],
+    *,
+    name: str | None = None,
+    requires_consent: bool = False,
+    kind: ToolKind = "other",
+    writes_store: bool = True,
+    check: Callable[..., None] | None = None,
+    consent_summary: Callable[[dict[str, Any]], str] | None = None,
+) -> Tool:
     """Build a Tool from a function ``f(ctx, arg: type, ...)`` with a Google-style docstring."""
     tool_name = name or function.__name__
     signature = inspect.signature(function)
@@ -132,7 +167,7 @@ def make_tool(function: Callable[..., Any], *, name: str | None = None, requires
         properties[HEARTBEAT_PARAM] = {"type": "boolean", "description": HEARTBEAT_DESCRIPTION}
         required.append(HEARTBEAT_PARAM)
     spec = ToolSpec(tool_name, description, {"type": "object", "properties": properties, "required": required})
-    return Tool(tool_name, function, spec, takes_heartbeat, requires_consent)
+    return Tool(tool_name, function, spec, takes_heartbeat, requires_consent, kind, writes_store, check, consent_summary)
 
 
 class ToolRegistry:
@@ -173,6 +208,9 @@ class ToolRegistry:
     def heartbeat_tools(self) -> frozenset[str]:
         return frozenset(name for name, tool in self._tools.items() if tool.takes_heartbeat)
 
+    def tools(self) -> list[Tool]:
+        return list(self._tools.values())
+
     def describe_for_prompt(self, style: str = "signatures") -> str:
         """The tools section of the system prompt.
 
@@ -181,29 +219,39 @@ class ToolRegistry:
         grammar enforces the exact JSON shape anyway. "json" gives one JSON schema per line, the
         form models trained on Hermes/Qwen-style tool lists have seen; a model's catalog entry
         picks it. ``request_heartbeat`` is explained once instead of once per function."""
-        lines = [
-            "Every function except send_message and pause_heartbeats also takes request_heartbeat "
-            "(boolean, required): " + HEARTBEAT_DESCRIPTION,
-        ]
-        if style == "json":
-            for spec in self.specs():
-                properties = {k: v for k, v in spec.parameters.get("properties", {}).items() if k != HEARTBEAT_PARAM}
-                required = [name for name in spec.parameters.get("required", []) if name != HEARTBEAT_PARAM]
-                parameters = {"type": "object", "properties": properties, "required": required}
-                lines.append(json.dumps({"name": spec.name, "description": spec.description, "parameters": parameters}, ensure_ascii=False))
-            return "\n".join(lines)
-        for spec in self.specs():
-            properties = {k: v for k, v in spec.parameters.get("properties", {}).items() if k != HEARTBEAT_PARAM}
-            required = set(spec.parameters.get("required", []))
-            lines.append(f"- {spec.name}({', '.join(properties)}): {spec.description}")
-            for name, schema in properties.items():
-                kind = schema.get("type", "any")
-                if "enum" in schema:
-                    kind = " | ".join(json.dumps(v) for v in schema["enum"])
-                optional = "" if name in required else ", optional"
-                description = f": {schema['description']}" if schema.get("description") else ""
-                lines.append(f"    {name} ({kind}{optional}){description}")
-        return "\n".join(lines)
+        return "\n".join([PROMPT_HEADER, *self.describe_each(style).values()])
+
+    def describe_each(self, style: str = "signatures") -> dict[str, str]:
+        """Each tool's part of the tools section, by name (so its cost can be measured)."""
+        describe = describe_spec_json if style == "json" else describe_spec
+        return {spec.name: describe(spec) for spec in self.specs()}
+
+
+PROMPT_HEADER = (
+    "Every function except send_message and pause_heartbeats also takes request_heartbeat "
+    "(boolean, required): " + HEARTBEAT_DESCRIPTION
+)
+
+
+def describe_spec(spec: ToolSpec) -> str:
+    properties = {k: v for k, v in spec.parameters.get("properties", {}).items() if k != HEARTBEAT_PARAM}
+    required = set(spec.parameters.get("required", []))
+    lines = [f"- {spec.name}({', '.join(properties)}): {spec.description}"]
+    for name, schema in properties.items():
+        kind = schema.get("type", "any")
+        if "enum" in schema:
+            kind = " | ".join(json.dumps(v) for v in schema["enum"])
+        optional = "" if name in required else ", optional"
+        description = f": {schema['description']}" if schema.get("description") else ""
+        lines.append(f"    {name} ({kind}{optional}){description}")
+    return "\n".join(lines)
+
+
+def describe_spec_json(spec: ToolSpec) -> str:
+    properties = {k: v for k, v in spec.parameters.get("properties", {}).items() if k != HEARTBEAT_PARAM}
+    required = [name for name in spec.parameters.get("required", []) if name != HEARTBEAT_PARAM]
+    parameters = {"type": "object", "properties": properties, "required": required}
+    return json.dumps({"name": spec.name, "description": spec.description, "parameters": parameters}, ensure_ascii=False)
 
 
 def validate_arguments(tool: Tool, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -260,5 +308,17 @@ def load_user_tools(folder: Path) -> list[Tool]:
         except Exception as error:  # a user's file: report, do not crash the app
             raise ConfigError(f"Could not load user tools from {path}: {error}") from error
         for function in getattr(module, "TOOLS", []):
-            tools.append(make_tool(function, requires_consent=getattr(function, "requires_consent", False)))
+            kind = getattr(function, "kind", "other")
+            if kind not in get_args(ToolKind):
+                raise ConfigError(f"Tool {function.__name__} in {path}: kind must be one of {', '.join(get_args(ToolKind))}")
+            tools.append(
+                make_tool(
+                    function,
+                    requires_consent=getattr(function, "requires_consent", False),
+                    kind=kind,
+                    # A user tool runs inside the step's transaction unless it says it writes
+                    # nothing to the store (then it may be slow without blocking anybody).
+                    writes_store=getattr(function, "writes_store", True),
+                )
+            )
     return tools

@@ -1,0 +1,296 @@
+"""Replies in seconds: the real agent over a fixed 20-turn conversation, against this run's floor.
+
+    python -m bench.latency --json
+
+A fresh home (temporary MEMDESK_HOME: empty store, empty disk KV cache) and the bundled model talk
+through the real agent loop, tools, store and embedder, over ``CONVERSATION``. Two memory edits
+happen on the way: the user edits the human block between turns (as in the memory panel), and
+the agent edits memory itself (on ``AGENT_EDIT_TURN`` its first step may only call
+core_memory_append: the grammar forces it, the prompt is unchanged).
+
+Per turn: the time from Enter to the first character of the reply (the first streamed piece of a
+send_message text), the whole turn, steps, prompt tokens evaluated and tokens generated. The
+*floor* of a turn is what an ideal runtime would need: evaluate only that turn's new prompt tokens
+and decode what was generated, at this run's own speeds (``calibrate``: a long new chunk after a
+cached prefix for evaluation, a constrained call for decoding), so the ratios hold on a busy
+machine. ``reeval_ratio`` = prompt tokens evaluated / new prompt tokens over every step but the
+first, memory edits included (evictions are reported apart).
+
+The issue's targets are printed beside the figures; nothing here is asserted (shared machines are
+noisy): ``targets_met`` says which hold in this run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import threading
+import time
+
+from bench.report import emit
+
+CONVERSATION = [
+    "Hi, I am Ada. I live in Lisbon and I love gardening.",
+    "I grow tomatoes and basil on my balcony.",
+    "The basil keeps wilting in the afternoon sun. Any idea why?",
+    "I water it every morning before work.",
+    "I work as a nurse at a hospital, mostly night shifts.",
+    "My sister Eva visits next weekend.",
+    "She loves hiking. Do you know good trails near Lisbon?",
+    "We might go to Sintra.",  # the user edits the human block before this turn
+    "What do you remember about me?",
+    "My cat is called Tom and he sleeps on the basil pots.",
+    "Should I move the pots inside?",
+    "I also want to plant lavender.",
+    "Lavender smells like my grandmother's house.",
+    "Please remember that my favourite colour is green.",  # the agent edits memory on this turn
+    "What was my cat's name again?",
+    "I have a night shift tonight, so I need to sleep soon.",
+    "Tell me something cheerful.",
+    "Eva just texted: she is bringing her dog.",
+    "Do dogs and cats get along usually?",
+    "Thanks, good night!",
+]
+USER_EDIT_TURN = 7
+AGENT_EDIT_TURN = 13
+TARGETS = {
+    "reeval_ratio": ("<=", 1.10),
+    "first_reply_over_floor_p50": ("<=", 1.5),
+    "steps_per_turn_p95": ("<=", 3),
+    "first_message_seconds": ("<=", 5.0),
+}
+
+
+class Timing:
+    """Observer that timestamps the first reply character and counts evictions."""
+
+    def __init__(self) -> None:
+        from desktop.core.agent.observer import AgentObserver
+
+        self._base = AgentObserver()
+        self.first_reply: float | None = None
+        self.evictions = 0
+        self.evicted_this_turn = False
+
+    def __getattr__(self, name: str):  # every other observer callback: do nothing
+        return getattr(self._base, name)
+
+    def on_stream(self, event) -> None:
+        if event.kind == "message" and event.text and self.first_reply is None:
+            self.first_reply = time.perf_counter()
+
+    def on_event(self, kind: str, text: str) -> None:
+        if kind == "eviction":
+            self.evictions += 1
+            self.evicted_this_turn = True
+
+
+def calibrate(runtime, params) -> tuple[float, float]:
+    """(seconds per evaluated prompt token, seconds per constrained generated token) on this run."""
+    from dataclasses import replace
+
+    from desktop.core.runtime.base import CallRequest, ChatMessage, TextRequest
+    from desktop.core.tools.builtin import default_registry
+
+    filler = " ".join(f"note {n} about the garden, the basil and the tomatoes." for n in range(40))
+    base = [ChatMessage("system", "You are a calibration prompt."), ChatMessage("user", "Hello.")]
+    longer = [*base, ChatMessage("assistant", "Hi."), ChatMessage("user", filler)]
+    one = replace(params, max_tokens=1)
+    runtime.generate_text(TextRequest(base, one))  # cache the base
+    started = time.perf_counter()
+    runtime.generate_text(TextRequest(longer, one))
+    evaluated = runtime.count_prompt(longer) - runtime.count_prompt(base)
+    per_eval = (time.perf_counter() - started) / max(1, evaluated)
+    reply = [default_registry().resolve("send_message").spec]
+    turn = runtime.generate_call(CallRequest(longer, reply, replace(params, max_tokens=96)))
+    decode = max(1e-6, turn.stats.seconds - turn.stats.evaluated_tokens * per_eval)
+    return per_eval, decode / max(1, turn.stats.generated_tokens)
+
+
+def _reply_prefix_tokens(runtime, raw: str) -> int:
+    """Tokens the model generated before the first character of its send_message text."""
+    marker = '"message": "'
+    index = raw.find(marker)
+    return runtime.count_tokens(raw[: index + len(marker)]) if index >= 0 else runtime.count_tokens(raw)
+
+
+def _percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    if not ordered:
+        return float("nan")
+    index = min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))
+    return ordered[index]
+
+
+def run(turns: int, embedder_name: str, seed: int) -> dict[str, object]:
+    home = tempfile.mkdtemp(prefix="memdesk-latency-")
+    os.environ["MEMDESK_HOME"] = home  # a fresh install: empty store, empty KV cache on disk
+    from desktop.app import make_runtime, open_agent, open_services
+    from desktop.core.tools.context import AllowAll
+    from desktop.paths import Paths
+
+    embedder = None
+    if embedder_name == "hashing":
+        from desktop.core.embedding.hashing import HashingEmbedder
+
+        embedder = HashingEmbedder()
+    services = open_services(Paths.from_environment(), embedder=embedder)
+    preload = getattr(services.embedder, "load", None)
+    if preload is not None:  # as the app does: the embedder loads while the model loads
+        threading.Thread(target=preload, daemon=True).start()
+    settings = services.settings_store.set("seed", seed)
+    started = time.perf_counter()
+    runtime = make_runtime(settings)
+    load_seconds = time.perf_counter() - started
+    timing = Timing()
+    agent = open_agent(services, services.create_agent("bench"), runtime, consent=AllowAll(), settings=settings, observer=timing)
+    warm_seconds = _warm(runtime, agent)
+
+    rows = []
+    reuse = {"all": [0, 0], "after_eviction": [0, 0]}  # [evaluated, new]
+    previous_end: int | None = None
+    conversation = (CONVERSATION * (turns // len(CONVERSATION) + 1))[:turns]
+    for number, text in enumerate(conversation):
+        if number == USER_EDIT_TURN:
+            block = services.memory.core.get(agent.id, "human")
+            services.memory.core.set_value(agent.id, "human", (block.value + "\nHer sister Eva likes hiking.").strip())
+        restore = _force_first_step(agent, "core_memory_append") if number == AGENT_EDIT_TURN else None
+        timing.first_reply, timing.evicted_this_turn = None, False
+        started = time.perf_counter()
+        result = agent.send_user_message(text)
+        ended = time.perf_counter()
+        if restore is not None:
+            restore()
+        steps = result.steps
+        new_tokens = []
+        for step in steps:
+            new = step.stats.prompt_tokens if previous_end is None else max(1, step.stats.prompt_tokens - previous_end)
+            new_tokens.append(new)
+            if previous_end is not None:
+                bucket = reuse["after_eviction" if timing.evicted_this_turn else "all"]
+                bucket[0] += step.stats.evaluated_tokens
+                bucket[1] += new
+            previous_end = step.stats.prompt_tokens + step.stats.generated_tokens
+        reply_index = next((i for i, s in enumerate(steps) if s.ok and s.function == "send_message"), None)
+        rows.append(
+            {
+                "user": text,
+                "steps": len(steps),
+                "functions": [s.function for s in steps],
+                "reply": result.replies[0] if result.replies else None,
+                "first_reply_seconds": round(timing.first_reply - started, 3) if timing.first_reply else None,
+                "turn_seconds": round(ended - started, 3),
+                "evaluated_tokens": sum(s.stats.evaluated_tokens for s in steps),
+                "new_tokens": sum(new_tokens),
+                "generated_tokens": sum(s.stats.generated_tokens for s in steps),
+                "_reply_index": reply_index,
+                "_new": new_tokens,
+                "_steps": steps,
+            }
+        )
+    per_eval, per_token = calibrate(runtime, settings.sampling())
+    for row in rows:
+        steps, index = row.pop("_steps"), row.pop("_reply_index")
+        new = row.pop("_new")
+        row["floor_seconds"] = round(row["new_tokens"] * per_eval + row["generated_tokens"] * per_token, 3)
+        if index is not None:
+            before = sum(new[: index + 1]) * per_eval
+            generated = sum(s.stats.generated_tokens for s in steps[:index]) + _reply_prefix_tokens(runtime, steps[index].raw)
+            row["first_reply_floor_seconds"] = round(before + generated * per_token, 3)
+        else:
+            row["first_reply_floor_seconds"] = None
+    tool_tokens = agent.tool_costs()
+    budget = agent.budget()
+    runtime.close()
+    services.close()
+    return _summary(rows, reuse, timing, load_seconds, warm_seconds, per_eval, per_token, tool_tokens, budget, runtime.info.model_id)
+
+
+def _warm(runtime, agent) -> float | None:
+    """Warm the static prefix the way the app does at start-up, when the runtime can."""
+    warm = getattr(runtime, "warm", None)
+    if warm is None:
+        return None
+    started = time.perf_counter()
+    warm(agent.static_prefix())
+    return round(time.perf_counter() - started, 2)
+
+
+def _force_first_step(agent, function: str):
+    """Make the next turn's first step call ``function`` (grammar only: the prompt is unchanged)."""
+    full = agent._live_specs
+    state = {"first": True}
+
+    def specs():
+        offered = full()
+        if state["first"]:
+            state["first"] = False
+            return [s for s in offered if s.name == function] or offered
+        return offered
+
+    agent._live_specs = specs
+    return lambda: setattr(agent, "_live_specs", full)
+
+
+def _summary(rows, reuse, timing, load_seconds, warm_seconds, per_eval, per_token, tool_tokens, budget, model) -> dict[str, object]:
+    first = [r["first_reply_seconds"] for r in rows if r["first_reply_seconds"] is not None]
+    floors = [r["first_reply_floor_seconds"] for r in rows if r["first_reply_seconds"] is not None and r["first_reply_floor_seconds"]]
+    ratios = [
+        r["first_reply_seconds"] / r["first_reply_floor_seconds"]
+        for r in rows
+        if r["first_reply_seconds"] is not None and r["first_reply_floor_seconds"]
+    ]
+    steps = [r["steps"] for r in rows]
+    evaluated, new = reuse["all"]
+    figures = {
+        "model": model,
+        "turns": len(rows),
+        "load_seconds": round(load_seconds, 2),
+        "warm_seconds": warm_seconds,
+        "first_message_seconds": rows[0]["first_reply_seconds"] if rows else None,
+        "first_reply_p50": round(statistics.median(first), 3) if first else None,
+        "first_reply_p95": round(_percentile(first, 0.95), 3) if first else None,
+        "first_reply_floor_p50": round(statistics.median(floors), 3) if floors else None,
+        "first_reply_over_floor_p50": round(statistics.median(ratios), 3) if ratios else None,
+        "turn_p50": round(statistics.median(r["turn_seconds"] for r in rows), 3),
+        "turn_floor_p50": round(statistics.median(r["floor_seconds"] for r in rows), 3),
+        "turns_with_reply": len(first),
+        "steps_per_turn_p50": statistics.median(steps),
+        "steps_per_turn_p95": _percentile(steps, 0.95),
+        "steps_per_turn_max": max(steps),
+        "evaluated_tokens_per_turn_p50": statistics.median(r["evaluated_tokens"] for r in rows),
+        "generated_tokens_per_turn_p50": statistics.median(r["generated_tokens"] for r in rows),
+        "reeval_ratio": round(evaluated / new, 3) if new else None,
+        "evaluated_new": [evaluated, new],
+        "evictions": timing.evictions,
+        "after_eviction_evaluated_new": reuse["after_eviction"],
+        "seconds_per_prompt_token": round(per_eval, 5),
+        "seconds_per_generated_token": round(per_token, 5),
+        "prompt_sections": budget.as_dict()["sections"],
+        "tool_tokens": tool_tokens,
+    }
+    figures["targets"] = {name: f"{op} {value}" for name, (op, value) in TARGETS.items()}
+    figures["targets_met"] = {
+        name: (figures[name] is not None and figures[name] <= value) for name, (_op, value) in TARGETS.items()
+    }
+    figures["rows"] = rows
+    return figures
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--turns", type=int, default=len(CONVERSATION))
+    parser.add_argument("--embedder", choices=["default", "hashing"], default="default")
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args(argv)
+    emit(run(args.turns, args.embedder, args.seed), args.json, details="rows")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,73 @@
+"""Extraction on a plain background thread, for front ends without Qt (the terminal chat).
+
+One daemon thread with its own store connection works through the queue after each ``nudge``;
+only the NLP stage runs here (the terminal has no idle time to lend the model in). A failure is
+logged and the source retried later (desktop.core.graph.extraction); nothing reaches the chat.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+from desktop.core.clock import Clock
+from desktop.core.graph.extraction import ExtractionOptions, GraphExtractor
+from desktop.core.graph.store import KnowledgeGraph
+from desktop.core.storage import open_database
+
+log = logging.getLogger("memdesk.graph.background")
+
+BUSY_TIMEOUT_S = 60.0
+
+
+class BackgroundExtraction:
+    def __init__(self, database: Path | str, analyser_factory: Callable[[], object], clock: Clock,
+                 options: Callable[[], ExtractionOptions], embedder=None) -> None:
+        self._database = database
+        self._analyser_factory = analyser_factory
+        self._clock = clock
+        self._options = options
+        self._embedder = embedder
+        self._wanted: set[int] = set()
+        self._wake = threading.Condition()
+        self._closed = False
+        self._thread = threading.Thread(target=self._run, name="graph-extraction", daemon=True)
+        self._thread.start()
+
+    def nudge(self, agent_id: int) -> None:
+        """Extract what is new for the agent, soon, without waiting for it."""
+        with self._wake:
+            self._wanted.add(agent_id)
+            self._wake.notify()
+
+    def close(self, timeout: float = 10.0) -> None:
+        with self._wake:
+            self._closed = True
+            self._wake.notify()
+        self._thread.join(timeout)
+
+    def _run(self) -> None:
+        db = None
+        try:
+            db = open_database(self._database, busy_timeout=BUSY_TIMEOUT_S)
+            extractor = GraphExtractor(KnowledgeGraph(db, self._clock, self._embedder), self._analyser_factory(), self._clock)
+            while True:
+                with self._wake:
+                    while not self._wanted and not self._closed:
+                        self._wake.wait()
+                    if self._closed:
+                        return
+                    agents, self._wanted = self._wanted, set()
+                options = self._options()
+                extractor.options = ExtractionOptions(options.enabled, model_facts=False, document_facts=False)
+                for agent_id in agents:
+                    extractor.enqueue(agent_id)
+                    if options.enabled:
+                        extractor.run_entities(agent_id, should_stop=lambda: self._closed)
+        except Exception:  # noqa: BLE001 - the chat goes on without the graph
+            log.warning("knowledge graph extraction stopped", exc_info=True)
+        finally:
+            if db is not None:
+                db.close()
