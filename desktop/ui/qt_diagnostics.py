@@ -16,6 +16,7 @@ from PySide6.QtGui import QFontDatabase, QGuiApplication
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QPlainTextEdit, QPushButton, QVBoxLayout, QWidget
 
 from desktop.diagnostics import Check, Report
+from desktop.ui.qt_errors import reports_errors
 
 #: ``run(on_check)`` runs every check, calling ``on_check`` after each, and returns the report.
 Runner = Callable[[Callable[[Check], None]], Report]
@@ -62,6 +63,7 @@ class DiagnosticsDialog(QDialog):
         layout.addWidget(buttons)
 
     @Slot()
+    @reports_errors
     def start(self) -> None:
         """Run the checks (again); does nothing while a run is in progress."""
         if self.running:
@@ -88,11 +90,13 @@ class DiagnosticsDialog(QDialog):
         return "\n".join(self._lines)
 
     @Slot(object)
+    @reports_errors
     def on_checked(self, check: Check) -> None:
         self._lines.append(check.line())
         self.view.setPlainText(self.text())
 
     @Slot(object)
+    @reports_errors
     def on_finished(self, report: Report) -> None:
         self.running = False
         self.report = report
@@ -102,6 +106,7 @@ class DiagnosticsDialog(QDialog):
         self.rerun_button.setEnabled(True)
 
     @Slot(str)
+    @reports_errors
     def on_failed(self, text: str) -> None:
         self.running = False
         self._lines.append(f"The checks stopped: {text}")
@@ -110,6 +115,7 @@ class DiagnosticsDialog(QDialog):
         self.rerun_button.setEnabled(True)
 
     @Slot()
+    @reports_errors
     def on_copy_clicked(self) -> None:
         QGuiApplication.clipboard().setText(self.text())
         self.status.setText("Copied to the clipboard.")

@@ -636,12 +636,14 @@ class MainWindow(QMainWindow):
 
     # --- help ------------------------------------------------------------------------------
     @Slot(object)
+    @reports_errors
     def on_worker_failed(self, error: BaseException) -> None:
         """A crashed model process gets the Diagnostics button: the report names cause and fix."""
         if isinstance(error, ModelCrashedError):
             self.message_bar.show_message(user_text(error), "Diagnostics…", self.open_diagnostics)
 
     @Slot()
+    @reports_errors
     def open_diagnostics(self) -> DiagnosticsDialog:
         if self.diagnostics_dialog is None:
             paths, embedder = self.services.paths, self.services.embedder
@@ -652,6 +654,7 @@ class MainWindow(QMainWindow):
         return self.diagnostics_dialog
 
     @Slot()
+    @reports_errors
     def on_about_triggered(self) -> None:
         QMessageBox.about(
             self, "About MemDesk",
