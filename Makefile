@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test install system-deps clean-venv
+.PHONY: run test install system-deps clean-venv package
 
 # A portable llama.cpp by default; `make run LLAMA_NATIVE=1` rebuilds it tuned to this CPU.
 LLAMA_NATIVE ?= 0
@@ -32,7 +32,7 @@ run: $(STAMP)
 	$(BIN)/memdesk
 
 # What Qt's window needs from the system is derived from its xcb plugin (ldd), plus Xvfb for the
-# real-window test; installed as root on Debian/Ubuntu, otherwise the exact command is printed.
+# real-window test and the validators of packaging/; installed as root on Debian/Ubuntu, otherwise the exact command is printed.
 system-deps: $(STAMP)
 	scripts/system-deps $(BIN)/python
 
@@ -41,3 +41,18 @@ test: $(STAMP) system-deps
 
 clean-venv:
 	rm -rf $(VENV)
+
+# A relocatable one-folder bundle (PyInstaller) in dist/MemDesk/, with both models inside; it then
+# proves itself with --self-test. Minutes of work, so not part of `make test` (tests/packaging
+# checks its inputs instead).
+PACKAGE_STAMP := $(VENV)/.package-tools
+$(PACKAGE_STAMP): packaging/requirements.txt $(STAMP)
+	$(BIN)/pip install -r packaging/requirements.txt
+	touch $@
+
+package: $(STAMP) $(PACKAGE_STAMP)
+	$(BIN)/pyinstaller --noconfirm --clean --distpath dist --workpath build/pyinstaller packaging/memdesk.spec
+	cp packaging/io.github.memdesk.MemDesk.desktop packaging/io.github.memdesk.MemDesk.metainfo.xml dist/MemDesk/
+	cp desktop/resources/icons/memdesk.svg dist/MemDesk/io.github.memdesk.MemDesk.svg
+	du -sh dist/MemDesk
+	dist/MemDesk/MemDesk --self-test

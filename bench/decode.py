@@ -6,6 +6,9 @@ All three use the bundled default model, the same prompt (a MemGPT-style system 
 tool schemas, then one user message) and the same sampling settings. The prompt is evaluated once
 before timing, so the figures are decoding speed. The stock grammar path masks the whole
 vocabulary every step and is slow, so it generates only a few tokens.
+
+The result names the llama.cpp build it ran (``build``: kind, CMake flags and llama.cpp's own CPU
+feature list), so portable and native figures are never confused.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import time
 from desktop.core.runtime.base import CallRequest, ChatMessage, SamplingParams, TextRequest, ToolSpec
 from desktop.core.runtime.grammar import build_call_grammar
 from desktop.core.runtime.llamacpp import LlamaCppRuntime, LlamaSettings, default_threads
+from desktop.core.runtime.llamacpp.native import build_info
 from desktop.core.runtime.model_catalog import default_model_path
 
 _HEARTBEAT = {"type": "boolean", "description": "Request an immediate heartbeat after the function runs."}
@@ -122,7 +126,9 @@ def run(seeds: int, max_tokens: int, stock_tokens: int) -> dict[str, object]:
     stock_text, stock_count, stock_seconds = stock_grammar_completion(settings, prompt, grammar, SamplingParams(seed=0), stock_tokens)
     unconstrained = free_tokens / free_seconds
     constrained = ours_tokens / ours_seconds
+    build = build_info()
     return {
+        "build": {"kind": build["kind"], "flags": build["flags"], "system_info": build["system_info"]},
         "model": settings.model_path.name if hasattr(settings.model_path, "name") else str(settings.model_path),
         "threads": default_threads(),
         "seeds": seeds,

@@ -72,6 +72,15 @@ class ModelFileError(ModelError):
     """A model file is missing, truncated or not a GGUF."""
 
 
+class ModelCrashedError(ModelError):
+    """The model's process died (a native crash, or killed); ``exit_code`` is negative for a signal.
+    The window offers Help -> Diagnostics for it, which names the cause and the fix."""
+
+    def __init__(self, message: str, *, hint: str | None = None, exit_code: int | None = None) -> None:
+        super().__init__(message, hint=hint)
+        self.exit_code = exit_code
+
+
 class ContextOverflowError(ModelError):
     """A prompt would not fit in the model's context window even after eviction."""
 

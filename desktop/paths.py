@@ -20,6 +20,11 @@ HOME_ENV = "MEMDESK_HOME"
 #: editable) MemDesk or a frozen bundle finds them the same way a checkout does.
 RESOURCES: Traversable = resources.files("desktop") / "resources"
 
+#: The application's id (the .desktop file's and the AppStream metainfo's name, see packaging/).
+APP_ID = "io.github.memdesk.MemDesk"
+#: The icon of the window, the .desktop entry and the bundle.
+ICON = RESOURCES / "icons" / "memdesk.svg"
+
 #: A source checkout's ``models/`` folder, where a developer may drop .gguf files. An installed
 #: package has none (the folder check below is then simply false).
 CHECKOUT_MODELS_DIR = Path(__file__).resolve().parent.parent / "models"

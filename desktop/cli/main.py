@@ -10,15 +10,18 @@ import logging
 import sys
 from collections.abc import Sequence
 
+from desktop import __version__
 from desktop.errors import MemDeskError
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="memdesk", description="An offline companion with long-term memory.")
     parser.add_argument("--log-level", default="WARNING", help="logging level (DEBUG, INFO, WARNING)")
+    parser.add_argument("--version", action="version", version=f"memdesk {__version__}")
+    parser.add_argument("--self-test", action="store_true", help="prove this install works (temporary home, both models, one agent turn) and exit")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    from desktop.cli import agents_cmd, chat_cmd, consolidate_cmd, evaluate, graph_cmd, ingest, models_cmd, settings_cmd
+    from desktop.cli import agents_cmd, chat_cmd, consolidate_cmd, doctor_cmd, evaluate, graph_cmd, ingest, models_cmd, settings_cmd
 
     chat_cmd.add_command(commands)
     agents_cmd.add_commands(commands)
@@ -28,6 +31,7 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_eval_command(commands)
     consolidate_cmd.add_command(commands)
     graph_cmd.add_command(commands)
+    doctor_cmd.add_command(commands)
     commands.add_parser("gui", help="open the desktop window (the default)")
     return parser
 
@@ -37,6 +41,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(level=getattr(logging, str(args.log_level).upper(), logging.WARNING), format="%(levelname)s %(name)s: %(message)s")
     try:
+        if args.self_test:
+            from desktop.selftest import run
+
+            return run()
         if args.command in (None, "gui"):
             return _run_gui()
         return int(args.handler(args) or 0)

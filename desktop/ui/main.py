@@ -13,11 +13,12 @@ import time
 from logging.handlers import RotatingFileHandler
 
 from PySide6.QtCore import QTimer
+from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication, QMessageBox, QPlainTextEdit
 
 from desktop.app import Services, make_runtime, open_services
 from desktop.errors import MemDeskError
-from desktop.paths import Paths
+from desktop.paths import APP_ID, ICON, Paths
 from desktop.ui.qt_errors import CrashCapture, ErrorHub
 from desktop.ui.qt_main_window import MainWindow
 
@@ -59,6 +60,8 @@ def run(argv: list[str] | None = None) -> int:
 
     app = QApplication.instance() or QApplication([sys.argv[0], *qt_args])
     app.setApplicationName("MemDesk")
+    app.setDesktopFileName(APP_ID)  # lets Wayland compositors match the window to its .desktop entry
+    app.setWindowIcon(QIcon(str(ICON)))
     paths = Paths.from_environment().ensure()
     _setup_logging(paths)
     hub = ErrorHub()

@@ -20,13 +20,16 @@ from pathlib import Path
 
 from PySide6.QtCore import QEvent, QThread, QTimer, Qt, Signal, Slot
 from PySide6.QtGui import QAction, QCloseEvent, QDropEvent, QKeySequence, QShortcut
-from PySide6.QtWidgets import QDockWidget, QMainWindow, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QDockWidget, QMainWindow, QMessageBox, QVBoxLayout, QWidget
 
+from desktop import __version__
 from desktop.app import Services
 from desktop.core.agent import transfer
 from desktop.core.agent.observer import StepRecord
 from desktop.core.models.library import Choice
 from desktop.core.runtime.base import Runtime
+from desktop.diagnostics import run_checks
+from desktop.errors import ModelCrashedError
 from desktop.settings import Settings
 from desktop.ui.qt_agent_actions import AgentActions
 from desktop.ui.qt_agents import AgentsPanel
@@ -35,8 +38,9 @@ from desktop.ui.qt_budget import BudgetPanel
 from desktop.ui.qt_chat import ChatPanel
 from desktop.ui.qt_consent import ConsentDialog, ConsentRequest, QtConsentPolicy
 from desktop.ui.qt_consolidation import ConsolidationController
+from desktop.ui.qt_diagnostics import DiagnosticsDialog
 from desktop.ui.qt_documents import DocumentsPanel
-from desktop.ui.qt_errors import ErrorHub, MessageBar, reports_errors
+from desktop.ui.qt_errors import ErrorHub, MessageBar, reports_errors, user_text
 from desktop.ui.qt_graph_worker import GraphWorker, default_analyser
 from desktop.ui.qt_history import HistoryView
 from desktop.ui.qt_heartbeat import Heartbeat
@@ -117,6 +121,7 @@ class MainWindow(QMainWindow):
         self._build_ui()
         self._connect_signals()
         self.consolidation = ConsolidationController(self)
+        self._build_help_menu()  # after the controller's Memory menu: Help comes last
         self.setAcceptDrops(True)
         # QMainWindow::event keeps drops for its own dock dragging; a filter sees them first.
         self.installEventFilter(self)
@@ -194,6 +199,12 @@ class MainWindow(QMainWindow):
             view.addAction(dock.toggleViewAction())
         self.docks["Memory history"].toggleViewAction().setShortcut(QKeySequence("Ctrl+H"))
 
+    def _build_help_menu(self) -> None:
+        help_menu = self.menuBar().addMenu("&Help")
+        self.diagnostics_action = self._action(help_menu, "&Diagnostics…", None, self.open_diagnostics)
+        self._action(help_menu, "&About MemDesk", None, self.on_about_triggered)
+        self.diagnostics_dialog: DiagnosticsDialog | None = None
+
     def _action(self, menu, text: str, shortcut, slot) -> QAction:
         action = QAction(text, self)
         if shortcut is not None:
@@ -237,6 +248,7 @@ class MainWindow(QMainWindow):
         worker.search_hits.connect(self.archival.show_hits)
         worker.event.connect(self.on_agent_event)
         worker.failed.connect(self.hub.report)
+        worker.failed.connect(self.on_worker_failed)
         worker.busy_changed.connect(self.on_busy_changed)
         worker.background_changed.connect(self.on_background_changed)
         worker.turn_finished.connect(self.on_turn_finished)
@@ -624,6 +636,33 @@ class MainWindow(QMainWindow):
         if rest:
             self.documents.add_paths(rest)
         event.acceptProposedAction()
+
+    # --- help ------------------------------------------------------------------------------
+    @Slot(object)
+    @reports_errors
+    def on_worker_failed(self, error: BaseException) -> None:
+        """A crashed model process gets the Diagnostics button: the report names cause and fix."""
+        if isinstance(error, ModelCrashedError):
+            self.message_bar.show_message(user_text(error), "Diagnostics…", self.open_diagnostics)
+
+    @Slot()
+    @reports_errors
+    def open_diagnostics(self) -> DiagnosticsDialog:
+        if self.diagnostics_dialog is None:
+            paths, embedder = self.services.paths, self.services.embedder
+            self.diagnostics_dialog = DiagnosticsDialog(lambda on_check: run_checks(paths, embedder=embedder, on_check=on_check), self)
+        self.diagnostics_dialog.show()
+        self.diagnostics_dialog.raise_()
+        self.diagnostics_dialog.start()
+        return self.diagnostics_dialog
+
+    @Slot()
+    @reports_errors
+    def on_about_triggered(self) -> None:
+        QMessageBox.about(
+            self, "About MemDesk",
+            f"<b>MemDesk {__version__}</b><p>An offline companion that remembers you. Your data stays in {self.services.paths.home}.</p>",
+        )
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt API
         self.shutdown()

@@ -45,7 +45,7 @@ from desktop.core.runtime.base import (
     StreamEvent,
     TextRequest,
 )
-from desktop.errors import MemDeskError, ModelError
+from desktop.errors import MemDeskError, ModelCrashedError, ModelError
 
 _POLL_SECONDS = 0.02  # how often the parent looks at the cancel token while waiting
 _DRAIN_SECONDS = 30.0  # an abandoned call must stop within this (one prompt batch, usually < 5 s)
@@ -227,9 +227,10 @@ class IsolatedRuntime:
                 process = self._process
                 self._stop()  # joins it, so its exit code is known
                 code = process.exitcode if process is not None else None
-                raise ModelError(
+                raise ModelCrashedError(
                     f"The model process stopped unexpectedly (exit code {code})",
-                    hint="Your message is saved; send again to retry. A different model or a smaller context may help.",
+                    hint="Your message is saved; send again to retry. `memdesk doctor` (Help → Diagnostics) tells why.",
+                    exit_code=code,
                 ) from error
             if message[0] == "event":
                 if on_event is not None:

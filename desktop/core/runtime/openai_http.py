@@ -6,9 +6,10 @@ shape. A known function with object params comes back in our exact JSON shape (i
 first, arguments in schema order, request_heartbeat last); anything else is returned as the raw
 text, and the agent reports it to the model as a failed call.
 
-Token counts are estimates (``exact_tokens=False``): tiktoken's encodings are downloaded on first
-use, which an offline app cannot do, and the server's tokenizer is unknown anyway. The estimate
-(``estimate_tokens``) errs high so that context budgeting stays on the safe side.
+Token counts are exact for GPT-family models whose tiktoken encoding is available offline
+(``gpt_tokens``: GPT-4 and GPT-3.5-turbo); for any other model the server's tokenizer is unknown,
+and the estimate (``estimate_tokens``, ``exact_tokens=False``) errs high so that context budgeting
+stays on the safe side.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from desktop.core.runtime.base import (
     TextRequest,
     ToolSpec,
 )
+from desktop.core.runtime import gpt_tokens
 from desktop.core.runtime.grammar import HEARTBEAT, THOUGHTS
 from desktop.core.runtime.streaming import CallStreamParser
 from desktop.errors import GenerationCancelled, ModelError
@@ -113,16 +115,21 @@ def normalise_call(text: str, tools: Sequence[ToolSpec], heartbeat_tools: frozen
 class OpenAIHttpRuntime:
     def __init__(self, settings: OpenAISettings) -> None:
         self.settings = settings
-        self._info = RuntimeInfo(model_id=settings.model, context_window=settings.context_window, exact_tokens=False)
+        self._encoding = gpt_tokens.encoding_for(settings.model)
+        self._info = RuntimeInfo(model_id=settings.model, context_window=settings.context_window, exact_tokens=self._encoding is not None)
 
     @property
     def info(self) -> RuntimeInfo:
         return self._info
 
     def count_tokens(self, text: str) -> int:
+        if self._encoding is not None:
+            return gpt_tokens.count_text(self._encoding, text)
         return estimate_tokens(text)
 
     def count_prompt(self, messages: Sequence[ChatMessage]) -> int:
+        if self._encoding is not None:
+            return gpt_tokens.count_chat(self._encoding, messages)
         return sum(estimate_tokens(m.content) + _MESSAGE_OVERHEAD for m in messages) + 3
 
     def generate_call(self, request: CallRequest, *, on_event: StreamCallback | None = None, cancel: CancelToken | None = None) -> ModelTurn:

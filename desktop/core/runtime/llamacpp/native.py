@@ -54,6 +54,25 @@ def native_reason() -> str:
     return f": {_LOG_TAIL[-1]}" if _LOG_TAIL else ""
 
 
+#: Written next to the installed package by scripts/llama-wheel: the build's kind, flags and arch.
+BUILD_RECORD = "MEMDESK_BUILD"
+
+
+def build_info() -> dict[str, str]:
+    """Which llama.cpp this is: MemDesk's build record (kind ``portable`` or ``native-…``, the CMake
+    flags, the arch) and llama.cpp's own list of the CPU features it was compiled to use.
+    Benchmarks and ``memdesk doctor`` report it, so a figure or a crash names its build."""
+    info = {"version": str(getattr(llama_cpp, "__version__", "")), "kind": "unknown", "flags": "", "arch": ""}
+    record = Path(llama_cpp.__file__).parent / BUILD_RECORD
+    if record.is_file():
+        for line in record.read_text(encoding="utf-8").splitlines():
+            key, _, value = line.partition("=")
+            if key.strip() in ("kind", "flags", "arch"):
+                info[key.strip()] = value.strip()
+    info["system_info"] = llama_cpp.llama_print_system_info().decode("utf-8", errors="replace").strip()
+    return info
+
+
 def default_threads() -> int:
     """Half the logical CPUs: llama.cpp's worker threads spin while waiting for each other, so
     claiming every core (hyper-threads, or cores other apps are using) is slower, often much

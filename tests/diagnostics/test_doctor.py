@@ -1,0 +1,208 @@
+"""`memdesk doctor`: one line per check, a clear failing line (cause and fix) for each broken
+thing, exit 1 when anything fails, and nothing written to the user's data."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import pytest
+
+from desktop.cli.main import main
+from desktop.diagnostics import CHECK_NAMES, Doctor
+from desktop.core.runtime.model_catalog import default_model_path
+from desktop.diagnostics.crash import explain_exit
+from desktop.paths import Paths
+
+
+def doctor(capsys, *args: str) -> tuple[int, str]:
+    code = main(["doctor", *args])
+    return code, capsys.readouterr().out
+
+
+def failing_line(output: str, name: str) -> str:
+    lines = output.splitlines()
+    for index, line in enumerate(lines):
+        if line.startswith(f"FAIL  {name} "):
+            return line + "\n" + (lines[index + 1] if index + 1 < len(lines) else "")
+    raise AssertionError(f"no failing {name} line in:\n{output}")
+
+
+# --- a corrupt model -----------------------------------------------------------------------------
+def test_a_truncated_model_is_a_failing_model_line_and_exit_1(services, tmp_path, capsys):
+    model_path = default_model_path()
+    broken = tmp_path / "broken.gguf"
+    broken.write_bytes(model_path.read_bytes()[:4096])  # the header of a real model, no weights
+    services.settings_store.set("model_path", str(broken))
+    code, out = doctor(capsys, "--check", "model", "--check", "decode")
+    assert code == 1
+    model = failing_line(out, "model")
+    assert "broken.gguf" in model and "truncated" in model and "fix:" in model
+    assert "not run" in failing_line(out, "decode")
+
+
+def test_a_file_that_is_not_a_model_is_named(services, tmp_path, capsys):
+    fake = tmp_path / "notes.gguf"
+    fake.write_text("these are my notes, not a model")
+    services.settings_store.set("model_path", str(fake))
+    code, out = doctor(capsys, "--check", "model")
+    assert code == 1
+    assert "notes.gguf" in failing_line(out, "model")
+
+
+# --- the store -------------------------------------------------------------------------------------
+def test_a_store_from_a_newer_memdesk_is_a_failing_line_not_a_crash_and_is_left_alone(services, capsys):
+    services.db.execute("PRAGMA user_version = 99")
+    code, out = doctor(capsys, "--check", "store")
+    assert code == 1
+    line = failing_line(out, "store")
+    assert "newer MemDesk" in line and "schema 99" in line and "upgrade MemDesk" in line
+    assert services.db.schema_version == 99  # read-only: no migration, no rewrite
+
+
+def test_a_damaged_store_is_a_failing_line(memdesk_home, capsys):
+    memdesk_home.mkdir(parents=True)
+    Paths.from_environment().database.write_bytes(b"SQLite format 3\x00" + b"\xff" * 5000)
+    code, out = doctor(capsys, "--check", "store")
+    assert code == 1
+    assert "memdesk.sqlite3" in failing_line(out, "store")
+
+
+def test_a_healthy_store_reports_integrity_and_schema(services, capsys):
+    code, out = doctor(capsys, "--check", "store", "--check", "sqlite", "--check", "disk", "--check", "python")
+    assert code == 0, out
+    assert "integrity ok" in out and "schema" in out
+    assert "sqlite-vec" in out and "FTS5 available" in out
+    assert "free in" in out
+
+
+def test_no_store_yet_passes_and_is_not_created(memdesk_home, capsys):
+    code, out = doctor(capsys, "--check", "store")
+    assert code == 0
+    assert "does not exist yet" in out
+    assert not memdesk_home.exists()
+
+
+# --- the window ----------------------------------------------------------------------------------
+def test_a_missing_display_is_a_failing_window_line_and_exit_1(monkeypatch, capsys):
+    monkeypatch.delenv("DISPLAY", raising=False)
+    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+    monkeypatch.setenv("QT_QPA_PLATFORM", "wayland")
+    code, out = doctor(capsys, "--check", "window")
+    assert code == 1
+    line = failing_line(out, "window")
+    assert "no display" in line and "DISPLAY" in line and "fix:" in line
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="X11 displays are a Linux matter")
+def test_an_unreachable_display_is_qts_own_complaint_caught_in_a_child(monkeypatch, capsys):
+    from desktop.diagnostics import system_libs
+
+    monkeypatch.setenv("DISPLAY", ":987")  # no X server there
+    monkeypatch.setenv("QT_QPA_PLATFORM", "xcb")
+    code, out = doctor(capsys, "--check", "window")
+    assert code == 1  # and the doctor itself survived Qt's abort
+    line = failing_line(out, "window")
+    if not system_libs.missing_libraries():
+        assert "could not connect to display :987" in line and "SIGABRT" in line
+
+
+def test_the_offscreen_platform_passes_and_says_nothing_will_be_visible(monkeypatch, capsys):
+    monkeypatch.setenv("QT_QPA_PLATFORM", "offscreen")
+    code, out = doctor(capsys, "--check", "window")
+    assert code == 0, out
+    assert "platform plugin offscreen" in out and "headless" in out
+
+
+# --- the model process --------------------------------------------------------------------------
+def run_probe(probe: str, *checks: str, timeout: float = 60.0):
+    return Doctor(Paths.from_environment(), decode_probe=("doctor_probes", probe), timeout=timeout).run(checks)
+
+
+def test_a_segfault_in_the_model_process_names_the_cause_and_the_rebuild():
+    report = run_probe("segfault_at_decode", "decode")
+    (check,) = report.checks
+    assert not check.ok
+    assert "while decoding" in check.detail and "segmentation fault (SIGSEGV)" in check.detail and "AMX" in check.detail
+    assert check.fix == "rebuild portable: make clean-venv && make install"
+
+
+def test_an_illegal_instruction_names_the_cpu_mismatch():
+    report = run_probe("illegal_instruction", "cpu", "decode")
+    cpu, decode = report.checks
+    assert cpu.ok  # the build reported itself before dying
+    assert not decode.ok and "while loading the model" in decode.detail and "SIGILL" in decode.detail
+    assert "make clean-venv && make install" in decode.fix
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/cpuinfo")
+def test_a_build_using_features_this_cpu_lacks_fails_the_cpu_line():
+    from desktop.diagnostics.cpu import cpu_flags
+
+    if "amx_int8" in cpu_flags()[1]:
+        pytest.skip("this CPU has AMX: the stand-in build uses nothing it lacks")
+    report = run_probe("amx_build", "cpu")
+    (check,) = report.checks
+    assert not check.ok and "lacks AMX_INT8" in check.detail
+    assert "make clean-venv && make install" in check.fix
+
+
+def test_a_hung_model_process_times_out_and_is_killed():
+    report = run_probe("hangs", "decode", timeout=5)
+    (check,) = report.checks
+    assert not check.ok and "did not finish in time" in check.detail
+
+
+def test_exit_codes_become_causes():
+    assert "lack of memory" in explain_exit(-9)[0] and "smaller model" in explain_exit(-9)[1]
+    assert "aborted" in explain_exit(-6)[0]
+    assert "illegal instruction" in explain_exit(0xC000001D)[0]  # Windows reports codes, not signals
+    assert "exited with code 3" in explain_exit(3)[0]
+
+
+# --- the whole report -----------------------------------------------------------------------------
+def test_json_has_one_entry_per_check_and_the_verdict(services, capsys):
+    code, out = doctor(capsys, "--json", "--check", "python", "--check", "store")
+    data = json.loads(out)
+    assert code == 0 and data["ok"] is True
+    assert [check["name"] for check in data["checks"]] == ["python", "store"]
+    assert set(data["checks"][0]) == {"name", "ok", "detail", "fix"}
+
+
+@pytest.mark.model
+@pytest.mark.embedder
+def test_this_machine_passes_every_check_with_the_real_model_and_embedder(services, monkeypatch, capsys):
+    monkeypatch.setenv("QT_QPA_PLATFORM", "offscreen")
+    code, out = doctor(capsys)
+    assert code == 0, out
+    assert [line.split()[1] for line in out.splitlines() if line.startswith("ok  ")] == list(CHECK_NAMES)
+    assert "tokens in" in out and "SmolLM2" in out and "all-MiniLM-L6-v2" in out
+
+
+@pytest.mark.model
+def test_a_killed_model_process_raises_the_typed_crash_the_window_offers_diagnostics_for():
+    import os
+    import signal
+
+    from desktop.core.runtime.isolated import isolated_llama
+    from desktop.core.runtime.llamacpp_settings import LlamaSettings
+    from desktop.errors import ModelCrashedError
+
+    runtime = isolated_llama(LlamaSettings(default_model_path(), context_size=512, threads=1))
+    try:
+        os.kill(runtime.pid, signal.SIGSEGV)
+        with pytest.raises(ModelCrashedError) as caught:
+            runtime.count_tokens("hello")
+        assert caught.value.exit_code == -signal.SIGSEGV
+        assert "memdesk doctor" in caught.value.user_message
+    finally:
+        runtime.close()
+
+
+def test_a_server_runtime_that_is_down_is_a_failing_decode_line(services, capsys):
+    services.settings_store.set("runtime", "openai")
+    services.settings_store.set("openai_base_url", "http://127.0.0.1:9/v1")  # the discard port: nothing listens
+    code, out = doctor(capsys, "--check", "model", "--check", "cpu", "--check", "decode")
+    assert code == 1
+    assert "ok    model     served by http://127.0.0.1:9/v1" in out
+    assert "http://127.0.0.1:9/v1" in failing_line(out, "decode")
