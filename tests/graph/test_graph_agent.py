@@ -125,6 +125,18 @@ def test_a_new_fact_from_the_model_is_stored_with_its_source(queued, graph):
     assert new.author == "extractor" and new.source()[0] == "message"
 
 
+def test_a_fact_relating_an_entity_to_itself_is_asked_again_with_only_other_objects():
+    runtime = ScriptedRuntime(
+        [call("record_fact", "", subject="Lisbon", relation="sister", object="Lisbon"),
+         call("record_fact", "", subject="Lisbon", relation="home of", object="Ann")],
+        context_window=4096,
+    )
+    triples = ModelFactExtractor(runtime).extract("Ann moved to Lisbon.", "User", ["Ann", "Lisbon"])
+    assert [(t.subject, t.relation, t.object) for t in triples] == [("Lisbon", "home of", "Ann")]
+    retry = runtime.specs_seen[1][0].parameters["properties"]
+    assert retry["subject"]["enum"] == ["Lisbon"] and retry["object"]["enum"] == ["User", "Ann"]
+
+
 def test_the_agents_prompt_is_the_prefix_when_it_fits(queued):
     extractor, agent_id = queued
     prefix = [ChatMessage("system", "You are Sam."), ChatMessage("user", "hello")]

@@ -41,7 +41,8 @@ class Triple:
     object: str
 
 
-def fact_spec(choices: Sequence[str]) -> ToolSpec:
+def fact_spec(choices: Sequence[str], objects: Sequence[str] | None = None) -> ToolSpec:
+    """``objects`` narrows the object's enum (the retry after a fact about a thing and itself)."""
     return ToolSpec(
         FUNCTION,
         "Record the most important fact the message states, as subject, relation, object.",
@@ -50,7 +51,7 @@ def fact_spec(choices: Sequence[str]) -> ToolSpec:
             "properties": {
                 "subject": {"type": "string", "enum": list(choices), "description": "Who or what the fact is about."},
                 "relation": {"type": "string", "description": "A short verb phrase, for example: lives in, works at, likes, sister of."},
-                "object": {"type": "string", "enum": list(choices), "description": "The other entity."},
+                "object": {"type": "string", "enum": list(choices if objects is None else objects), "description": "The other entity."},
             },
             "required": ["subject", "relation", "object"],
         },
@@ -89,6 +90,12 @@ class ModelFactExtractor:
         ask = ChatMessage("user", instruction(text, speaker, choices))
         messages = self._messages(prefix, ask)
         turn = self._runtime.generate_call(CallRequest(messages, [fact_spec(choices)], self._params), cancel=cancel)
+        same = _self_fact(turn.text, choices)
+        if same is not None:
+            # A small model often names one entity twice; JSON schema cannot say "another one", so the
+            # second try fixes the subject and leaves only the others as objects (the prompt is cached).
+            others = [c for c in choices if c != same]
+            turn = self._runtime.generate_call(CallRequest(messages, [fact_spec([same], others)], self._params), cancel=cancel)
         return _parse(turn.text, choices)
 
     def _messages(self, prefix: Sequence[ChatMessage], ask: ChatMessage) -> list[ChatMessage]:
@@ -98,6 +105,16 @@ class ModelFactExtractor:
             if self._runtime.count_prompt(candidate) + ANSWER_ROOM <= window:
                 return candidate
         return [ChatMessage("system", SYSTEM), ask]
+
+
+def _self_fact(text: str, choices: Sequence[str]) -> str | None:
+    """The entity a call related to itself, if it did."""
+    try:
+        params = json.loads(text)["params"]
+        subject, obj = params["subject"], params["object"]
+    except (json.JSONDecodeError, KeyError, TypeError):
+        return None
+    return subject if subject == obj and subject in choices else None
 
 
 def _parse(text: str, choices: Sequence[str]) -> list[Triple]:
