@@ -188,7 +188,7 @@ def _history(args: argparse.Namespace) -> int:
         record = services.agents.get_by_name(args.name)
         core = services.memory.core
         if args.revert is not None:
-            reverter = Reverter(core.history, core, services.memory.archival)
+            reverter = Reverter(core.history, core, services.memory.archival, services.memory.graph)
             plan = reverter.plan(args.revert)
             if plan.conflict and not args.force:
                 print(plan.explain())

@@ -155,8 +155,9 @@ class MainWindow(QMainWindow):
         self.memory = CoreMemoryPanel(memory.core, clock=self.services.clock)
         self.archival = ArchivalPanel(memory.archival, self.jobs)
         self.documents = DocumentsPanel(self.services)
-        self.knowledge = KnowledgePanel(self.services.memory.graph)
-        self.history = HistoryView(memory.core, memory.archival, memory.recall, self.services.clock)
+        self.history = HistoryView(memory.core, memory.archival, memory.recall, self.services.clock, graph=memory.graph)
+        # One reverter: an undo in the Knowledge panel is a recorded change the History view shows.
+        self.knowledge = KnowledgePanel(memory.graph, reverter=self.history.reverter)
         left, right = Qt.DockWidgetArea.LeftDockWidgetArea, Qt.DockWidgetArea.RightDockWidgetArea
         self.docks: dict[str, QDockWidget] = {}
         for title, widget, area in (
@@ -234,6 +235,8 @@ class MainWindow(QMainWindow):
         self.knowledge.rebuild_requested.connect(self.grapher.rebuild)
         self.knowledge.changed.connect(self.budget_requested)
         self.knowledge.failed.connect(self.hub.report)
+        self.knowledge.changed.connect(self.history.refresh)
+        self.history.graph_changed.connect(self.knowledge.refresh)
         self.ingester.finished.connect(lambda _report: self.agent_id is not None and self.graph_requested.emit(self.agent_id))
         self.ingest_requested.connect(self.ingester.ingest)
         self.documents.remove_requested.connect(self.ingester.remove)
