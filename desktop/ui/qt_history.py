@@ -188,7 +188,10 @@ class HistoryView(QWidget):
         row.addStretch(1)
         row.addWidget(self.revert_button)
         layout.addLayout(row)
-        self.undo_shortcut = QShortcut(QKeySequence.StandardKey.Undo, self, self.on_undo_clicked, context=Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        self.undo_shortcut = QShortcut(QKeySequence.StandardKey.Undo, self, self.on_undo_clicked)
+        # Set apart: PySide6 ignores a context= keyword here, and a window-wide Ctrl+Z would be
+        # ambiguous with the Knowledge panel's (neither fires).
+        self.undo_shortcut.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
         self.scope.currentIndexChanged.connect(lambda _index: self.refresh())
         self.table.itemSelectionChanged.connect(self.on_selection_changed)
         self.details.anchorClicked.connect(self.on_link_clicked)

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import QEvent, QThread, QTimer, Qt, Signal, Slot
+from PySide6.QtCore import QCoreApplication, QEvent, QThread, QTimer, Qt, Signal, Slot
 from PySide6.QtGui import QAction, QCloseEvent, QDropEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import QDockWidget, QMainWindow, QMessageBox, QVBoxLayout, QWidget
 
@@ -672,6 +672,10 @@ class MainWindow(QMainWindow):
         super().closeEvent(event)
 
     def shutdown(self) -> None:
+        # The store closes after the window: no timer may read it later (the block editors'
+        # "changed 2 min ago" timer did, into a closed database).
+        for timer in self.findChildren(QTimer):
+            timer.stop()
         if not self.worker_thread.isRunning() and not self.ingest_thread.isRunning() and not self.graph_thread.isRunning():
             return
         self.repaint_timer.stop()
@@ -690,3 +694,6 @@ class MainWindow(QMainWindow):
         self.ingest_thread.wait(30_000)
         self.graph_thread.wait(30_000)
         self.jobs.wait(30_000)
+        # What the threads queued for this window before they stopped (a turn's changed blocks)
+        # runs now, while the store is still open, not in an event loop after it closed.
+        QCoreApplication.sendPostedEvents(None, QEvent.Type.MetaCall)
