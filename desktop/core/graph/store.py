@@ -246,7 +246,12 @@ class KnowledgeGraph:
         table = "graph_facts" if kind == FACT_CHANGE else "graph_entities"
         before_rows = self.row_states((t, i) for t, i, _row in rows)
         before_text = self.state_text(table, self._row(table, target_id))
+        restoring = [row_id for row_table, row_id, wanted in rows if row_table == "graph_entities" and wanted is not None]
         with self._db.transaction():
+            # Names move between the rows restored (a rename onto an alias's name): free their
+            # keys first, so the order of the rows does not matter.
+            for row_id in restoring:
+                self._db.execute("UPDATE graph_entities SET key = '#restoring ' || id WHERE id = ?", (row_id,))
             for (row_table, row_id, wanted), (_t, _i, now) in zip(rows, before_rows):
                 if row_table not in ROW_TABLES:
                     raise RevertError(f"A graph change names an unknown table ({row_table})")

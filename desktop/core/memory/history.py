@@ -279,6 +279,19 @@ class MemoryHistory:
         )
         return int(cursor.lastrowid)
 
+    def relink(self, change_id: int, target_id: int | None, before_meta: dict[str, Any] | None, after_meta: dict[str, Any] | None) -> None:
+        """Point a carried change, and the rows its meta names, at this store's rows; a change
+        whose rows did not come along loses them (it stays listed, not revertible)."""
+        self._db.execute(
+            "UPDATE memory_history SET target_id = ?, before_meta = ?, after_meta = ? WHERE id = ?",
+            (
+                target_id,
+                None if before_meta is None else json.dumps(before_meta, ensure_ascii=False),
+                None if after_meta is None else json.dumps(after_meta, ensure_ascii=False),
+                change_id,
+            ),
+        )
+
     def retarget(self, change_id: int, target_id: int) -> None:
         """Point a carried change at the row it concerns in this store (ids change on import)."""
         self._db.execute("UPDATE memory_history SET target_id = ? WHERE id = ?", (target_id, change_id))
