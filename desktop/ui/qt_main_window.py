@@ -420,6 +420,7 @@ class MainWindow(QMainWindow):
     def on_graph_changed(self, agent_id: int) -> None:
         if agent_id == self.agent_id:
             self.knowledge.refresh()
+            self.history.refresh()  # the extractor's changes are in the memory history too
             if not self.busy:
                 self.budget_requested.emit()  # the prompt's top entities may have changed
 
