@@ -358,10 +358,12 @@ class KnowledgeGraph:
         )
         return int(entities), len(self._fact_rows("f.agent_id = ? AND f.valid_to IS NULL", (agent_id,)))
 
-    def resolve(self, agent_id: int, name: str, kind: str = "thing", *, author: str = "extractor", at: datetime | None = None) -> int | None:
+    def resolve(self, agent_id: int, name: str, kind: str = "thing", *, author: str = "extractor", at: datetime | None = None,
+                message_id: int | None = None, passage_id: int | None = None) -> int | None:
         """The row id for ``name``: its own row when the key is known; otherwise a new row, made
         an alias of an entity it evidently names ("Ann" of "Ann Smith", by words or meaning).
-        None when ``name`` is no plausible entity name."""
+        None when ``name`` is no plausible entity name. ``message_id``/``passage_id``: where the
+        name was found, for the memory history."""
         if not names.valid_name(name):
             return None
         key = names.name_key(name)
@@ -377,8 +379,9 @@ class KnowledgeGraph:
         if target is None and kind in NAMED_KINDS:
             self._remember_vector(agent_id, cursor.lastrowid, name)
         entity_id = int(cursor.lastrowid)
-        alias = f"an alias of {self.entity(target).name}" if target is not None else ""
-        self._record(agent_id, ENTITY_CHANGE, entity_id, "create", source=author, after=names.display_name(name), note=alias,
+        notes = [f"an alias of {self.entity(target).name}" if target is not None else "", _found_in(message_id, passage_id)]
+        self._record(agent_id, ENTITY_CHANGE, entity_id, "create", source=author, after=names.display_name(name),
+                     message_id=message_id, note="; ".join(n for n in notes if n),
                      rows=([["graph_entities", entity_id, None]], self.row_states([("graph_entities", entity_id)])))
         return int(cursor.lastrowid)
 
@@ -506,7 +509,7 @@ class KnowledgeGraph:
         # Reverting the new fact reopens the facts it closed.
         created_before = [["graph_facts", fact_id, None]] + [["graph_facts", old_id, row] for old_id, _text, row in closed]
         self._record(agent_id, FACT_CHANGE, fact_id, "create", source=author, after=text, message_id=message_id,
-                     rows=(created_before, self.row_states((t, i) for t, i, _r in created_before)))
+                     note=_found_in(message_id, passage_id), rows=(created_before, self.row_states((t, i) for t, i, _r in created_before)))
         for old_id, before, row in closed:
             self._record(agent_id, FACT_CHANGE, old_id, "update", source=author, before=before, after=self._fact_text(old_id),
                          message_id=message_id, note=f"closed by the newer fact: {text}",
@@ -823,6 +826,11 @@ class KnowledgeGraph:
 
     def _agent_of(self, entity_id: int) -> int:
         return int(self._db.scalar("SELECT agent_id FROM graph_entities WHERE id = ?", (entity_id,)))
+
+
+def _found_in(message_id: int | None, passage_id: int | None) -> str:
+    """A history note for a row taken from an archival passage (a message is linked instead)."""
+    return f"found in archival passage {passage_id}" if passage_id is not None and message_id is None else ""
 
 
 def _normalised(vectors: Iterable) -> np.ndarray:
