@@ -347,6 +347,7 @@ def model_kill(trials: int, rng: random.Random | None = None) -> dict:
 
 
 def _kill_idle(runtime) -> None:
+    runtime.wait_ready()  # "idle" means loaded and waiting; the constructor returns while it loads
     if runtime.pid is not None:
         os.kill(runtime.pid, signal.SIGKILL)
         time.sleep(0.2)

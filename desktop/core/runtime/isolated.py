@@ -11,9 +11,9 @@ Life of the child:
 * it is spawned by the constructor, which does not wait: the model loads while the caller goes on
   (the window paints); ``info`` and every call wait for it to be ready (``wait_ready``);
 * if it dies during a call, that call raises ModelError; if it died between calls (killed while
-  idle), the next call notices and starts a new one; either way the next call works. A child that
-  is still dying when the call is sent (a kill takes time: the pipe stays open until the kernel
-  has torn the process down) never acknowledges the call, so it is sent again to a new child;
+  idle), the next call notices and starts a new one; either way the next call works. A child
+  still dying when a call is sent (until the kernel has torn it down it looks alive and its pipe
+  takes the message) never acknowledges that call, so the call goes to a new child once;
 * a start that fails (a bad file, a template error) raises its own error and leaves no child
   behind, so the next call tries again rather than writing to a dead pipe;
 * a call abandoned by its caller (Ctrl+C, a callback that raised) is cancelled and its leftover
@@ -22,7 +22,8 @@ Life of the child:
 
 Protocol, parent to child: ("call", method, args, kwargs, wants_events) and ("cancel",).
 Child to parent: ("ok", info) once loaded, then for each call ("started",) as soon as it is read,
-("event", kind, text) while generating and ("ok", value) or ("error", class name, message, hint). Cancel requests are read by
+("event", kind, text) while
+generating and ("ok", value) or ("error", class name, message, hint). Cancel requests are read by
 the child between tokens.
 """
 
@@ -92,7 +93,7 @@ def _serve(conn: Connection, module: str, factory: str, args: tuple[Any, ...]) -
             if message[0] != "call":
                 continue  # a cancel that arrived after its call finished
             _, method, call_args, kwargs, wants_events = message
-            conn.send(("started",))
+            conn.send(("started",))  # lets the parent tell "died before this call" from "died in it"
             if wants_events:
                 kwargs["on_event"] = lambda event: conn.send(("event", event.kind, event.text))
             if "cancel" in kwargs:
@@ -125,14 +126,6 @@ class _Late(Exception):
     """The child did not answer before a deadline."""
 
 
-class _DiedBeforeStarting(Exception):
-    """The child's pipe ended before it acknowledged the call: it died idle, never ran it."""
-
-    def __init__(self, crash: ModelCrashedError) -> None:
-        super().__init__(crash.message)
-        self.crash = crash
-
-
 class IsolatedRuntime:
     """A Runtime proxy: ``module.factory(*args)`` is built and run in a child process."""
 
@@ -145,6 +138,7 @@ class IsolatedRuntime:
         self._conn: Connection | None = None
         self._ready = False  # the child has loaded the model and sent its info
         self._pending = False  # a call was sent and its answer not yet read
+        self._started = False  # the child acknowledged the call in flight
         self._start_deadline = 0.0
         self._closed = False
         self._info: RuntimeInfo | None = None
@@ -219,12 +213,9 @@ class IsolatedRuntime:
                 process.kill()  # works on a hung or stopped process too
                 process.join(timeout=5.0)
 
-    def _receive(self, on_event: StreamCallback | None, cancel: CancelToken | None, *, deadline: float | None = None,
-                 call: bool = False) -> Any:
-        """The answer to what was sent; ``call``: a call, which the child acknowledges first."""
+    def _receive(self, on_event: StreamCallback | None, cancel: CancelToken | None, *, deadline: float | None = None) -> Any:
         assert self._conn is not None
         sent_cancel = False
-        started = not call
         while True:
             try:
                 if not self._conn.poll(_POLL_SECONDS):
@@ -241,16 +232,13 @@ class IsolatedRuntime:
                 process = self._process
                 self._stop()  # joins it, so its exit code is known
                 code = process.exitcode if process is not None else None
-                crash = ModelCrashedError(
+                raise ModelCrashedError(
                     f"The model process stopped unexpectedly (exit code {code})",
                     hint="Your message is saved; send again to retry. `memdesk doctor` (Help → Diagnostics) tells why.",
                     exit_code=code,
-                )
-                if not started:
-                    raise _DiedBeforeStarting(crash) from error
-                raise crash from error
+                ) from error
             if message[0] == "started":
-                started = True
+                self._started = True
             elif message[0] == "event":
                 if on_event is not None:
                     on_event(StreamEvent(message[1], message[2]))  # if this raises, the next call drains
@@ -262,32 +250,26 @@ class IsolatedRuntime:
                 raise _rebuild_error(*message[1:])
 
     def _call(self, method: str, *args: Any, on_event: StreamCallback | None = None, cancel: CancelToken | None = None, **kwargs: Any) -> Any:
-        if cancel is not None:
-            kwargs["cancel"] = None  # replaced in the child by a pipe-backed token
-        message = ("call", method, args, kwargs, on_event is not None)
         with self._lock:
-            try:
-                return self._send_and_receive(message, on_event, cancel)
-            except _DiedBeforeStarting:
-                # It died idle after the check below saw it alive: the call never ran, so it
-                # goes to a new child (once: a child that dies again at once is a real crash).
-                try:
-                    return self._send_and_receive(message, on_event, cancel)
-                except _DiedBeforeStarting as again:
-                    raise again.crash from None
-
-    def _send_and_receive(self, message: tuple, on_event: StreamCallback | None, cancel: CancelToken | None) -> Any:
-        self._ensure_child()
-        try:
-            assert self._conn is not None
-            self._conn.send(message)
-        except OSError:  # the child died just after the check: it had not started this call
-            self._stop()
             self._ensure_child()
-            assert self._conn is not None
-            self._conn.send(message)
-        self._pending = True
-        return self._receive(on_event, cancel, call=True)
+            if cancel is not None:
+                kwargs["cancel"] = None  # replaced in the child by a pipe-backed token
+            message = ("call", method, args, kwargs, on_event is not None)
+            for attempt in (1, 2):
+                self._started = False
+                try:
+                    assert self._conn is not None
+                    self._conn.send(message)
+                    self._pending = True
+                    return self._receive(on_event, cancel)
+                except (OSError, ModelCrashedError):
+                    # A child killed while idle can still look alive (its threads are exiting) and accept
+                    # the send; it never started this call, so the call goes to a new child once.
+                    if self._started or attempt == 2:
+                        raise
+                    self._stop()
+                    self._ensure_child()
+            raise AssertionError("unreachable")
 
     # --- Runtime interface ------------------------------------------------------------------------
     @property
