@@ -109,7 +109,7 @@ def test_agents_create_switch_rename_duplicate_delete(make_window, roomy_runtime
     # switch back), as a user would be told; wait as they would.
     qtbot.waitUntil(lambda: not window.busy, timeout=10_000)
     window.delete_agent(first)  # the open one: the window moves to another agent
-    assert services.agents.find("Alice") is None and window.agent_id != first
+    assert services.agents.find("Alice") is None and window.agent_id != first, window.hub.messages
     assert window.agents.list.count() == 2
 
 
