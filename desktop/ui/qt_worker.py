@@ -216,7 +216,9 @@ class AgentWorker(QObject):
             return
         with self._working(busy=False):
             record = self._services.agents.get(self._agent.id)
-            consolidation = open_consolidator(self._services, record, self._runtime, settings=self._settings)
+            consolidation = open_consolidator(
+                self._services, record, self._runtime, settings=self._settings, prefix=self._agent.prompt_prefix
+            )
             if not consolidation.due():
                 return
             result = consolidation.run(cancel)
