@@ -235,11 +235,13 @@ class LlamaCppRuntime:
         """Generate after the rendered ``messages`` (see ``generation.generate`` for the rest)."""
         started = time.perf_counter()
         prompt = self.prompt_for_cache(messages)
+        evaluating = time.perf_counter()
         evaluated = self.prefix_cache.evaluate(prompt, cancel, stable_prefix=self.stable_prefix(messages, prompt))
+        evaluation = time.perf_counter() - evaluating
         assert self._model is not None and self._context is not None  # evaluate checked that they are open
         result = generate(self._model, self._context, self.prefix_cache, params, grammar=grammar, on_text=on_text, forced=forced, cancel=cancel)
         self.last_sampler_counts = result.sampler_counts
-        return ModelTurn(result.text, GenerationStats(len(prompt), evaluated, result.tokens, time.perf_counter() - started))
+        return ModelTurn(result.text, GenerationStats(len(prompt), evaluated, result.tokens, time.perf_counter() - started, evaluation))
 
     # --- set-up -----------------------------------------------------------------------------------
     def _open_model(self) -> NativeModel:
