@@ -14,7 +14,8 @@ character of the model's thoughts.
 
 "First message of a fresh install" (issue 9) starts from a new MEMDESK_HOME, so nothing is on disk:
 the model is chosen (``make_runtime``: the child process starts loading), the agent opens, and in
-the warmed run ``Warmup`` evaluates ``Agent.static_prefix()`` in the background as the window does;
+the warmed run ``Warmup`` evaluates ``Agent.static_prefix()`` then ``Agent.memory_prefix()`` (the
+memory section after it) in the background as the window does;
 the user, typing since the model was chosen, presses Enter ``--pause`` seconds later (or once the
 model has loaded, if that takes longer); the real agent turn runs. Reported: from
 Enter to the first character of the reply (``first_message_seconds``; target <= 5 s) and to the
@@ -110,7 +111,7 @@ def _fresh_install(warm: bool, pause: float) -> dict[str, object]:
         loaded = time.perf_counter()
         static_tokens = runtime.count_prompt(agent.static_prefix())
         if warm:
-            warmup.start(runtime, agent.static_prefix())
+            warmup.start(runtime, agent.static_prefix(), agent.memory_prefix())
         # The user types from the moment the window shows (the model loads meanwhile); Send works once it has loaded.
         time.sleep(max(0.0, chosen + pause - time.perf_counter()))
         warmup.stop()  # Enter: the message goes first
@@ -130,6 +131,7 @@ def _fresh_install(warm: bool, pause: float) -> dict[str, object]:
             "chosen_to_first_reply_character_seconds": round(first["message"] - chosen, 3) if "message" in first else None,
             "turn_seconds": round(done - enter, 3),
             "steps": len(result.steps),
+            "functions": [step.function for step in result.steps],
             "first_step_prompt_tokens": result.steps[0].stats.prompt_tokens if result.steps else None,
             "first_step_evaluated_tokens": result.steps[0].stats.evaluated_tokens if result.steps else None,
         }

@@ -227,12 +227,13 @@ def _overall_speeds(steps, fitted: tuple[float, float]) -> tuple[float, float]:
 
 
 def _warm(runtime, agent) -> float | None:
-    """Warm the static prefix the way the app does at start-up, when the runtime can."""
+    """Warm the static prefix and the memory section the way the app does at start-up, when the runtime can."""
     warm = getattr(runtime, "warm", None)
     if warm is None:
         return None
     started = time.perf_counter()
     warm(agent.static_prefix())
+    warm(agent.memory_prefix())
     return round(time.perf_counter() - started, 2)
 
 

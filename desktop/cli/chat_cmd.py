@@ -176,7 +176,7 @@ def _loop(services: Services, agent, observer: TerminalObserver, idle: IdleConso
     background = BackgroundTurn(agent.login, observer) if login and agent.login_due() else None
     cancel = CancelToken()
     warmup = Warmup()  # the static prompt is evaluated while the user types (a login turn does it too)
-    warmup.want(agent.runtime, agent.static_prefix())
+    warmup.want(agent.runtime, agent.static_prefix(), agent.memory_prefix())
     while True:
         idle.touch()
         if background is None:
