@@ -331,6 +331,7 @@ def model_kill(trials: int) -> dict:
 
 
 def _kill_model(agent, runtime, kind: str) -> None:
+    runtime.wait_ready()  # "idle" means loaded and waiting; the constructor returns while it loads
     pid = runtime.pid
     if pid is None:
         return

@@ -111,6 +111,13 @@ def open_services(paths: Paths | None = None, *, embedder: Embedder | None = Non
     return Services(paths, db, clock, Prompts.load(RESOURCES / "prompts"), settings_store, memory, embedder)
 
 
+def memory_history(db: Database, clock: Clock) -> MemoryHistory:
+    """The memory history on a connection a thread opened for itself (graph extraction), bounded
+    by the same setting as the main one's."""
+    settings_store = SettingsStore(db)
+    return MemoryHistory(db, clock, max_changes=lambda: settings_store.load().history_max_changes)
+
+
 def user_zone(settings_store: SettingsStore) -> tzinfo:
     """The time_zone setting, else the system's. A name the time zone database no longer knows
     (the setting refuses unknown names) falls back to the system's, with a warning in the log."""

@@ -7,7 +7,7 @@ import sys
 import threading
 from typing import Any
 
-from desktop.app import Services, make_runtime, open_agent, open_consolidator, open_services
+from desktop.app import Services, make_runtime, memory_history, open_agent, open_consolidator, open_services
 from desktop.core.agent.consolidation_idle import IdleConsolidation
 from desktop.core.agent.context import ContextBudget
 from desktop.core.agent.observer import AgentObserver, StepRecord, TurnResult
@@ -217,6 +217,7 @@ def _graph_extraction(services: Services):
     return BackgroundExtraction(
         services.paths.database, SpacyAnalyser, services.clock,
         lambda: ExtractionOptions(services.settings.graph_extraction), services.embedder,
+        recorder=lambda db: memory_history(db, services.clock),  # the extractor's changes go in the history
     )
 
 

@@ -1,5 +1,6 @@
 """The Knowledge panel as a user drives it: the graph fills in after a turn, facts jump to their
-source, and edit, merge, split and delete are each undone with Ctrl+Z."""
+source, and edit, merge, split and delete are each undone with Ctrl+Z (in the app, as a recorded
+revert in the memory history)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import pytest
 from PySide6.QtCore import Qt
 
 from desktop.core.graph.extraction import ExtractionOptions, GraphExtractor
+from desktop.core.memory.revert import Reverter
 from desktop.core.runtime.scripted import ScriptedRuntime, say
 from desktop.ui.qt_knowledge import FACT_COLUMNS, KnowledgePanel
 
@@ -33,9 +35,13 @@ def filled(services, clock, analyser):
     return agent_id
 
 
-@pytest.fixture
-def panel(qtbot, services, filled):
-    widget = KnowledgePanel(services.memory.graph)
+@pytest.fixture(params=["recorded", "in memory"])
+def panel(request, qtbot, services, filled):
+    """The app's panel undoes through the memory history (a recorded revert); a bare graph's
+    panel keeps its undo stack in memory. Both must behave the same for the user."""
+    m = services.memory
+    reverter = Reverter(m.core.history, m.core, m.archival, m.graph) if request.param == "recorded" else None
+    widget = KnowledgePanel(services.memory.graph, reverter=reverter)
     qtbot.addWidget(widget)
     widget.set_agent(filled)
     widget.resize(700, 800)

@@ -90,6 +90,7 @@ def _serve(conn: Connection, module: str, factory: str, args: tuple[Any, ...]) -
             if message[0] != "call":
                 continue  # a cancel that arrived after its call finished
             _, method, call_args, kwargs, wants_events = message
+            conn.send(("started",))  # lets the parent tell "died before this call" from "died in it"
             if wants_events:
                 kwargs["on_event"] = lambda event: conn.send(("event", event.kind, event.text))
             if "cancel" in kwargs:
@@ -134,6 +135,7 @@ class IsolatedRuntime:
         self._conn: Connection | None = None
         self._ready = False  # the child has loaded the model and sent its info
         self._pending = False  # a call was sent and its answer not yet read
+        self._started = False  # the child acknowledged the call in flight
         self._start_deadline = 0.0
         self._closed = False
         self._info: RuntimeInfo | None = None
@@ -232,7 +234,9 @@ class IsolatedRuntime:
                     hint="Your message is saved; send again to retry. `memdesk doctor` (Help → Diagnostics) tells why.",
                     exit_code=code,
                 ) from error
-            if message[0] == "event":
+            if message[0] == "started":
+                self._started = True
+            elif message[0] == "event":
                 if on_event is not None:
                     on_event(StreamEvent(message[1], message[2]))  # if this raises, the next call drains
             elif message[0] == "ok":
@@ -248,16 +252,21 @@ class IsolatedRuntime:
             if cancel is not None:
                 kwargs["cancel"] = None  # replaced in the child by a pipe-backed token
             message = ("call", method, args, kwargs, on_event is not None)
-            try:
-                assert self._conn is not None
-                self._conn.send(message)
-            except OSError:  # the child died just after the check: it had not started this call
-                self._stop()
-                self._ensure_child()
-                assert self._conn is not None
-                self._conn.send(message)
-            self._pending = True
-            return self._receive(on_event, cancel)
+            for attempt in (1, 2):
+                self._started = False
+                try:
+                    assert self._conn is not None
+                    self._conn.send(message)
+                    self._pending = True
+                    return self._receive(on_event, cancel)
+                except (OSError, ModelCrashedError):
+                    # A child killed while idle can still look alive (its threads are exiting) and accept
+                    # the send; it never started this call, so the call goes to a new child once.
+                    if self._started or attempt == 2:
+                        raise
+                    self._stop()
+                    self._ensure_child()
+            raise AssertionError("unreachable")
 
     # --- Runtime interface ------------------------------------------------------------------------
     @property
