@@ -37,61 +37,78 @@ TARGET_SECONDS = 5.0
 
 def _inner(message: str, pause: float, shot: str) -> int:
     """Runs inside Xvfb: the real app, driven as a user would, printing one JSON line."""
-    from PySide6.QtCore import QTimer
+    from PySide6.QtCore import QObject, QTimer, Slot
 
     import desktop.ui.main as app_main
 
     started = time.perf_counter()
-    marks: dict[str, object] = {"functions": [], "events": []}
 
     def now() -> float:
         return round(time.perf_counter() - started, 3)
 
-    def schedule(window, path: str, text: str) -> None:
-        marks["window_shown"] = now()
-        shown = time.perf_counter()
-        worker = window.worker
+    class Probe(QObject):
+        """Lives in the GUI thread, so the worker's signals reach it queued: times are when the
+        window receives what the worker sends, as the user sees it."""
 
-        def send() -> None:
-            marks["enter"] = now()
-            marks["warm_finished_before_enter"] = worker._warmup.finished.is_set()
-            window.chat.compose.setPlainText(text)
-            window.chat.on_send_clicked()
+        def __init__(self, window, path: str, text: str) -> None:
+            super().__init__(window)
+            self.window, self.path, self.text = window, path, text
+            self.marks: dict[str, object] = {"functions": [], "events": [], "window_shown": now()}
+            self.shown = time.perf_counter()
+            worker = window.worker
+            window.model_ready.connect(self.ready)
+            worker.streamed.connect(self.streamed)
+            worker.stepped.connect(self.stepped)
+            worker.event.connect(self.event)
+            worker.turn_finished.connect(self.finished)
+            window.hub.shown.connect(self.failed)
 
-        def ready(_model: str) -> None:
-            marks["model_ready"] = now()
-            QTimer.singleShot(int(max(0.0, pause - (time.perf_counter() - shown)) * 1000), send)
+        @Slot(str)
+        def ready(self, _model: str) -> None:
+            self.marks["model_ready"] = now()
+            QTimer.singleShot(int(max(0.0, pause - (time.perf_counter() - self.shown)) * 1000), self.send)
 
-        def streamed(kind: str, piece: str) -> None:
-            if "enter" in marks and kind == "message" and piece and "first_reply_character" not in marks:
-                marks["first_reply_character"] = now()
+        @Slot()
+        def send(self) -> None:
+            self.marks["enter"] = now()
+            self.marks["warm_finished_before_enter"] = self.window.worker._warmup.finished.is_set()
+            self.window.chat.compose.setPlainText(self.text)
+            self.window.chat.on_send_clicked()
 
-        def stepped(step) -> None:
-            if "enter" in marks:
-                marks["functions"].append(step.function)
+        @Slot(str, str)
+        def streamed(self, kind: str, piece: str) -> None:
+            if "enter" in self.marks and kind == "message" and piece and "first_reply_character" not in self.marks:
+                self.marks["first_reply_character"] = now()
 
-        def finished(result) -> None:
-            if result is None or result.kind != "user_message" or "enter" not in marks:
+        @Slot(object)
+        def stepped(self, step) -> None:
+            if "enter" in self.marks:
+                self.marks["functions"].append(step.function)
+
+        @Slot(str, str)
+        def event(self, kind: str, piece: str) -> None:
+            self.marks["events"].append(f"{now()} {kind}: {piece[:80]}")
+
+        @Slot(object)
+        def finished(self, result) -> None:
+            if result is None or result.kind != "user_message" or "enter" not in self.marks:
                 return
-            marks["turn_end"] = now()
-            marks["steps"] = len(result.steps)
-            marks["replies"] = list(result.replies)
+            self.marks.update(turn_end=now(), steps=len(result.steps), replies=list(result.replies))
+            QTimer.singleShot(300, self.save)
 
-            def save() -> None:
-                window.grab().save(path)
-                print(MARKER + json.dumps(marks), flush=True)
-                window.close()
+        @Slot()
+        def save(self) -> None:
+            self.window.grab().save(self.path)
+            print(MARKER + json.dumps(self.marks), flush=True)
+            self.window.close()
 
-            QTimer.singleShot(300, save)
+        @Slot(str)
+        def failed(self, error: str) -> None:
+            print(f"error: {error}", flush=True)
+            QTimer.singleShot(0, self.window.close)
 
-        window.model_ready.connect(ready)
-        worker.streamed.connect(streamed)
-        worker.stepped.connect(stepped)
-        worker.event.connect(lambda kind, piece: marks["events"].append(f"{now()} {kind}: {piece[:80]}"))
-        worker.turn_finished.connect(finished)
-        window.hub.shown.connect(lambda error: (print(f"error: {error}", flush=True), QTimer.singleShot(0, window.close)))
-
-    app_main._schedule_screenshot = schedule
+    probes = []
+    app_main._schedule_screenshot = lambda window, path, text: probes.append(Probe(window, path, text))
     return app_main.run(["--screenshot", shot, "--message", message])
 
 
