@@ -7,6 +7,7 @@ Front ends (the CLI, the Qt window) call ``open_services`` once, then ``make_run
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import tzinfo
 from functools import cached_property
@@ -30,7 +31,7 @@ from desktop.core.models import hub  # noqa: F401 - reads HF_ENDPOINT/HF_HUB_OFF
 from desktop.core.models.library import ModelLibrary
 from desktop.core.prompts import Prompts
 from desktop.core.retrieval import MessageRanker, PassageRanker, VectorIndex
-from desktop.core.runtime.base import Runtime
+from desktop.core.runtime.base import ChatMessage, Runtime
 from desktop.core.storage import Database, open_database
 from desktop.core.tools.builtin import default_registry
 from desktop.core.tools.context import ConsentPolicy
@@ -231,10 +232,12 @@ def open_auto_recall(services: Services, settings: Settings) -> AutoRecall | Non
 
 
 def open_consolidator(
-    services: Services, record: AgentRecord, runtime: Runtime | None, *, settings: Settings | None = None
+    services: Services, record: AgentRecord, runtime: Runtime | None, *, settings: Settings | None = None,
+    prefix: Callable[[], Sequence[ChatMessage]] | None = None,
 ) -> Consolidator:
     """The idle-time consolidation pass of one agent, with the agent's own memory functions.
-    ``runtime`` may be None to review proposals without a model."""
+    ``runtime`` may be None to review proposals without a model. ``prefix`` (the open agent's
+    ``prompt_prefix``) lets the pass reuse the conversation's KV cache."""
     settings = settings or services.settings
     return Consolidator(
         record.id,
@@ -245,4 +248,5 @@ def open_consolidator(
         settings=ConsolidationSettings(
             mode=settings.consolidation, every_turns=settings.consolidation_every_turns, params=settings.sampling()
         ),
+        prefix=prefix,
     )
