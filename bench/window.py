@@ -60,7 +60,7 @@ def _inner(message: str, pause: float, shot: str) -> int:
             window.model_ready.connect(self.ready)
             worker.streamed.connect(self.streamed)
             worker.stepped.connect(self.stepped)
-            worker.event.connect(self.event)
+            worker.event.connect(self.agent_event)
             worker.turn_finished.connect(self.finished)
             window.hub.shown.connect(self.failed)
 
@@ -87,7 +87,7 @@ def _inner(message: str, pause: float, shot: str) -> int:
                 self.marks["functions"].append(step.function)
 
         @Slot(str, str)
-        def event(self, kind: str, piece: str) -> None:
+        def agent_event(self, kind: str, piece: str) -> None:
             self.marks["events"].append(f"{now()} {kind}: {piece[:80]}")
 
         @Slot(object)
