@@ -48,7 +48,7 @@ from desktop.core.graph.store import Edit, Entity, Fact, KnowledgeGraph
 from desktop.core.memory.graph_revert import GRAPH_KINDS
 from desktop.core.memory.history import USER, Change
 from desktop.core.memory.revert import Reverter
-from desktop.errors import MemDeskError
+from desktop.errors import MemDeskError, RevertError
 from desktop.ui.qt_errors import reports_errors
 
 ENTITY_COLUMNS = ["Entity", "Kind", "Mentions", "Last seen"]
@@ -392,7 +392,13 @@ class KnowledgePanel(QWidget):
         if change is None or self.reverter is None:
             return
         try:
-            self.reverter.revert(change.id)  # a conflict raises: the user decides in the History view
+            plan = self.reverter.plan(change.id)
+            if plan.conflict or not plan.possible:
+                # The panel has no place to weigh a conflict: the History view shows what it would overwrite.
+                self.failed.emit(RevertError(f"Cannot undo '{change.describe()}': {plan.explain()}",
+                                             hint="open the Memory history (Ctrl+H) to look at it and revert it anyway"))
+                return
+            self.reverter.apply(plan)
         except MemDeskError as error:
             self.failed.emit(error)
             return

@@ -109,3 +109,23 @@ def test_after_the_window_closes_nothing_reads_the_closed_store(make_window, qtb
     services.close()
     QApplication.processEvents()
     assert reported == []
+
+
+def test_an_undo_over_the_extractors_later_change_points_to_the_history(make_window, qtbot, services, clock):
+    window = make_window(ScriptedRuntime(context_window=32768))
+    agent_id = window.agent_id
+    graph = services.memory.graph
+    ann, london, paris = (graph.resolve(agent_id, n, k) for n, k in (("Ann", "person"), ("London", "place"), ("Paris", "place")))
+    fact = graph.add_fact(agent_id, ann, "lives in", london, author="extractor")
+    panel = window.knowledge
+    panel.refresh()
+    panel.select_entity(ann)
+    panel.fact_table.selectRow(0)
+    assert panel.edit_relation("lived in")
+    clock.advance(days=1)
+    graph.add_fact(agent_id, ann, "lived in", paris, author="extractor")  # closes the fact the user corrected
+    errors = []
+    panel.failed.connect(errors.append)
+    panel.undo()
+    assert graph.fact(fact).relation == "lived in"  # not overwritten
+    assert "Ctrl+H" in errors[0].hint and "Cannot undo" in errors[0].user_message
