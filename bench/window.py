@@ -71,6 +71,10 @@ def _inner(message: str, pause: float, shot: str) -> int:
 
         @Slot()
         def send(self) -> None:
+            chat = self.window.chat
+            if chat.busy or not chat.can_send:  # Send is greyed out while the model finishes loading: press it again
+                QTimer.singleShot(50, self.send)
+                return
             self.marks["enter"] = now()
             self.marks["warm_finished_before_enter"] = self.window.worker._warmup.finished.is_set()
             self.window.chat.compose.setPlainText(self.text)
