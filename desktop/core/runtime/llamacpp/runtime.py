@@ -93,7 +93,9 @@ class LlamaCppRuntime:
         )
 
     def generate_text(self, request: TextRequest, *, cancel: CancelToken | None = None) -> str:
-        return self.complete(request.messages, request.params, cancel=cancel).text.strip()
+        # Its prompt is its own (message_chatgpt, the summarizer): the conversation's cache comes back after.
+        with self.prefix_cache.kept():
+            return self.complete(request.messages, request.params, cancel=cancel).text.strip()
 
     def warm(self, messages: Sequence[ChatMessage], *, cancel: CancelToken | None = None) -> int:
         try:
