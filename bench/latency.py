@@ -11,8 +11,10 @@ core_memory_append: the grammar forces it, the prompt is unchanged).
 Per turn: the time from Enter to the first character of the reply (the first streamed piece of a
 send_message text), the whole turn, steps, prompt tokens evaluated and tokens generated. The
 *floor* of a turn is what an ideal runtime would need: evaluate only that turn's new prompt tokens
-and decode what was generated, at this run's own speeds (``speeds``: fitted to the model time of
-every step of the run), so the ratios hold on a busy machine. ``reeval_ratio`` = prompt tokens evaluated / new prompt tokens over every step but the
+and decode what was generated, at the speeds measured in that very step (the runtime times its
+prompt evaluation apart from decoding), so the ratios hold on a busy machine whose load changes
+during the run. A runtime that does not time its evaluation falls back to speeds fitted to every
+step of the run (``speeds``). ``reeval_ratio`` = prompt tokens evaluated / new prompt tokens over every step but the
 first, memory edits included (evictions are reported apart).
 
 The issue's targets are printed beside the figures; nothing here is asserted (shared machines are
@@ -100,6 +102,16 @@ def speeds(steps) -> tuple[float, float]:
     return max(float(per_eval), 1e-6), max(float(per_token), 1e-6)
 
 
+def step_speeds(step, fitted: tuple[float, float]) -> tuple[float, float]:
+    """(seconds per evaluated prompt token, seconds per generated token) as measured in ``step``;
+    ``fitted`` when the runtime did not time its prompt evaluation."""
+    stats = step.stats
+    if stats.evaluation_seconds <= 0:
+        return fitted
+    decoding = max(0.0, stats.seconds - stats.evaluation_seconds)
+    return stats.evaluation_seconds / max(1, stats.evaluated_tokens), decoding / max(1, stats.generated_tokens)
+
+
 def _reply_prefix_tokens(runtime, raw: str) -> int:
     """Tokens the model generated before the first character of its send_message text."""
     marker = '"message": "'
@@ -182,17 +194,21 @@ def run(turns: int, embedder_name: str, seed: int) -> dict[str, object]:
                 "_steps": steps,
             }
         )
-    per_eval, per_token = speeds([step for row in rows for step in row["_steps"]])
+    every_step = [step for row in rows for step in row["_steps"]]
+    fitted = speeds(every_step)
     for row in rows:
         steps, index = row.pop("_steps"), row.pop("_reply_index")
         new = row.pop("_new")
-        row["floor_seconds"] = round(row["new_tokens"] * per_eval + row["generated_tokens"] * per_token, 3)
+        rates = [step_speeds(step, fitted) for step in steps]
+        costs = [n * e + s.stats.generated_tokens * g for n, s, (e, g) in zip(new, steps, rates)]
+        row["floor_seconds"] = round(sum(costs), 3)
         if index is not None:
-            before = sum(new[: index + 1]) * per_eval
-            generated = sum(s.stats.generated_tokens for s in steps[:index]) + _reply_prefix_tokens(runtime, steps[index].raw)
-            row["first_reply_floor_seconds"] = round(before + generated * per_token, 3)
+            per_eval, per_token = rates[index]
+            before = sum(costs[:index]) + new[index] * per_eval
+            row["first_reply_floor_seconds"] = round(before + _reply_prefix_tokens(runtime, steps[index].raw) * per_token, 3)
         else:
             row["first_reply_floor_seconds"] = None
+    per_eval, per_token = _overall_speeds(every_step, fitted)
     tool_tokens = agent.tool_costs()
     budget = agent.budget()
     runtime.close()
@@ -200,13 +216,24 @@ def run(turns: int, embedder_name: str, seed: int) -> dict[str, object]:
     return _summary(rows, reuse, timing, load_seconds, warm_seconds, per_eval, per_token, tool_tokens, budget, runtime.info.model_id)
 
 
+def _overall_speeds(steps, fitted: tuple[float, float]) -> tuple[float, float]:
+    """The run's average speeds, as measured (or ``fitted`` when the runtime does not time them)."""
+    timed = [s for s in steps if s.stats.evaluation_seconds > 0]
+    if not timed:
+        return fitted
+    evaluation = sum(s.stats.evaluation_seconds for s in timed)
+    decoding = sum(max(0.0, s.stats.seconds - s.stats.evaluation_seconds) for s in timed)
+    return evaluation / max(1, sum(s.stats.evaluated_tokens for s in timed)), decoding / max(1, sum(s.stats.generated_tokens for s in timed))
+
+
 def _warm(runtime, agent) -> float | None:
-    """Warm the static prefix the way the app does at start-up, when the runtime can."""
+    """Warm the static prefix and the memory section the way the app does at start-up, when the runtime can."""
     warm = getattr(runtime, "warm", None)
     if warm is None:
         return None
     started = time.perf_counter()
     warm(agent.static_prefix())
+    warm(agent.memory_prefix())
     return round(time.perf_counter() - started, 2)
 
 

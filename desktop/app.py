@@ -7,6 +7,7 @@ Front ends (the CLI, the Qt window) call ``open_services`` once, then ``make_run
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import tzinfo
 from functools import cached_property
@@ -30,7 +31,7 @@ from desktop.core.models import hub  # noqa: F401 - reads HF_ENDPOINT/HF_HUB_OFF
 from desktop.core.models.library import ModelLibrary
 from desktop.core.prompts import Prompts
 from desktop.core.retrieval import MessageRanker, PassageRanker, VectorIndex
-from desktop.core.runtime.base import Runtime
+from desktop.core.runtime.base import ChatMessage, Runtime
 from desktop.core.storage import Database, open_database
 from desktop.core.tools.builtin import default_registry
 from desktop.core.tools.context import ConsentPolicy
@@ -108,6 +109,13 @@ def open_services(paths: Paths | None = None, *, embedder: Embedder | None = Non
         graph=KnowledgeGraph(db, clock, embedder, history=history),
     )
     return Services(paths, db, clock, Prompts.load(RESOURCES / "prompts"), settings_store, memory, embedder)
+
+
+def memory_history(db: Database, clock: Clock) -> MemoryHistory:
+    """The memory history on a connection a thread opened for itself (graph extraction), bounded
+    by the same setting as the main one's."""
+    settings_store = SettingsStore(db)
+    return MemoryHistory(db, clock, max_changes=lambda: settings_store.load().history_max_changes)
 
 
 def user_zone(settings_store: SettingsStore) -> tzinfo:
@@ -224,10 +232,12 @@ def open_auto_recall(services: Services, settings: Settings) -> AutoRecall | Non
 
 
 def open_consolidator(
-    services: Services, record: AgentRecord, runtime: Runtime | None, *, settings: Settings | None = None
+    services: Services, record: AgentRecord, runtime: Runtime | None, *, settings: Settings | None = None,
+    prefix: Callable[[], Sequence[ChatMessage]] | None = None,
 ) -> Consolidator:
     """The idle-time consolidation pass of one agent, with the agent's own memory functions.
-    ``runtime`` may be None to review proposals without a model."""
+    ``runtime`` may be None to review proposals without a model. ``prefix`` (the open agent's
+    ``prompt_prefix``) lets the pass reuse the conversation's KV cache."""
     settings = settings or services.settings
     return Consolidator(
         record.id,
@@ -238,4 +248,5 @@ def open_consolidator(
         settings=ConsolidationSettings(
             mode=settings.consolidation, every_turns=settings.consolidation_every_turns, params=settings.sampling()
         ),
+        prefix=prefix,
     )

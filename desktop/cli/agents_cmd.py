@@ -9,6 +9,7 @@ from pathlib import Path
 from desktop.app import agent_file_options, open_services
 from desktop.core.agent.agentfile import FORMATS, export_path, import_path
 from desktop.core.memory.diff import unified
+from desktop.core.memory.history import GRAPH_ENTITY, GRAPH_FACT, KINDS
 from desktop.core.memory.revert import Reverter
 from desktop.core.tools.imported import ImportedTools
 
@@ -51,6 +52,9 @@ def add_commands(commands) -> None:
     history = commands.add_parser("history", help="print how an agent's memory changed, and revert a change")
     history.add_argument("name")
     history.add_argument("--block", help="only this core memory block")
+    history.add_argument(
+        "--kind", choices=[*KINDS, "graph"], help="only changes of this kind (graph: knowledge-graph facts and entities)"
+    )
     history.add_argument("--limit", type=int, default=20, help="how many changes (newest first; default 20)")
     history.add_argument("--diff", action="store_true", help="show each change's text before and after")
     history.add_argument("--revert", type=int, metavar="ID", help="revert change ID (itself recorded)")
@@ -188,7 +192,7 @@ def _history(args: argparse.Namespace) -> int:
         record = services.agents.get_by_name(args.name)
         core = services.memory.core
         if args.revert is not None:
-            reverter = Reverter(core.history, core, services.memory.archival)
+            reverter = Reverter(core.history, core, services.memory.archival, services.memory.graph)
             plan = reverter.plan(args.revert)
             if plan.conflict and not args.force:
                 print(plan.explain())
@@ -197,7 +201,13 @@ def _history(args: argparse.Namespace) -> int:
             change = reverter.apply(plan, force=args.force)
             print(f"Reverted change {args.revert} (recorded as change {change.id})")
             return 0
-        changes = core.history.for_block(record.id, args.block, limit=args.limit) if args.block else core.history.for_agent(record.id, limit=args.limit)
+        if args.block:
+            changes = core.history.for_block(record.id, args.block, limit=args.limit)
+        elif args.kind == "graph":
+            both = core.history.for_agent(record.id, kind=GRAPH_FACT, limit=args.limit) + core.history.for_agent(record.id, kind=GRAPH_ENTITY, limit=args.limit)
+            changes = sorted(both, key=lambda c: -c.id)[: args.limit]
+        else:
+            changes = core.history.for_agent(record.id, kind=args.kind, limit=args.limit)
         if not changes:
             print("No memory changes recorded yet.")
         for change in changes:

@@ -7,7 +7,7 @@ import sys
 import threading
 from typing import Any
 
-from desktop.app import Services, make_runtime, open_agent, open_consolidator, open_services
+from desktop.app import Services, make_runtime, memory_history, open_agent, open_consolidator, open_services
 from desktop.core.agent.consolidation_idle import IdleConsolidation
 from desktop.core.agent.context import ContextBudget
 from desktop.core.agent.observer import AgentObserver, StepRecord, TurnResult
@@ -137,7 +137,7 @@ def run(args: argparse.Namespace) -> int:
         observer = TerminalObserver(args.verbose)
         agent = open_agent(services, record, runtime, consent=TerminalConsent(), observer=observer)
         print(f"Chatting with {record.name} ({runtime.info.model_id}). {HELP}", file=sys.stderr)
-        idle = _idle_consolidation(services, record, runtime)
+        idle = _idle_consolidation(services, record, runtime, agent)
         try:
             graph = _graph_extraction(services)
             graph.nudge(record.id)  # catch up on what an earlier session left
@@ -154,8 +154,9 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _idle_consolidation(services: Services, record, runtime) -> IdleConsolidation:
-    """Memory consolidation while the user is idle at the prompt (setting ``consolidation``)."""
+def _idle_consolidation(services: Services, record, runtime, agent) -> IdleConsolidation:
+    """Memory consolidation while the user is idle at the prompt (setting ``consolidation``), on
+    the conversation's prompt so the pass reuses its KV cache."""
 
     def report(result) -> None:
         if result.applied or result.proposed:
@@ -163,7 +164,7 @@ def _idle_consolidation(services: Services, record, runtime) -> IdleConsolidatio
 
     minutes = services.settings.consolidation_idle_minutes
     return IdleConsolidation(
-        lambda: open_consolidator(services, record, runtime), minutes * 60, on_result=report,
+        lambda: open_consolidator(services, record, runtime, prefix=agent.prompt_prefix), minutes * 60, on_result=report,
         on_error=lambda error: print(f"\n  [consolidation failed: {getattr(error, 'user_message', error)}]", file=sys.stderr),
     )
 
@@ -175,7 +176,7 @@ def _loop(services: Services, agent, observer: TerminalObserver, idle: IdleConso
     background = BackgroundTurn(agent.login, observer) if login and agent.login_due() else None
     cancel = CancelToken()
     warmup = Warmup()  # the static prompt is evaluated while the user types (a login turn does it too)
-    warmup.want(agent.runtime, agent.static_prefix())
+    warmup.want(agent.runtime, agent.static_prefix(), agent.memory_prefix())
     while True:
         idle.touch()
         if background is None:
@@ -216,6 +217,7 @@ def _graph_extraction(services: Services):
     return BackgroundExtraction(
         services.paths.database, SpacyAnalyser, services.clock,
         lambda: ExtractionOptions(services.settings.graph_extraction), services.embedder,
+        recorder=lambda db: memory_history(db, services.clock),  # the extractor's changes go in the history
     )
 
 

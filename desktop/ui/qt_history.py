@@ -7,6 +7,7 @@ silently.
 Signals (HistoryView):
     show_message_requested(int): show this message in the conversation
     changed(list): a revert changed memory (the labels of the blocks it touched)
+    graph_changed(): a revert changed the knowledge graph
     failed(object): an error for the message bar
 """
 
@@ -35,17 +36,21 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.core.clock import Clock
+from desktop.core.graph.store import KnowledgeGraph
 from desktop.core.memory.archival import ArchivalMemory
 from desktop.core.memory.core_memory import CoreMemory, StaleBlockError
 from desktop.core.memory.diff import DELETE, INSERT, segments, size_change
-from desktop.core.memory.history import BLOCK, PASSAGE, Change
+from desktop.core.memory.graph_revert import GRAPH_KINDS
+from desktop.core.memory.history import BLOCK, DOCUMENT, GRAPH_ENTITY, GRAPH_FACT, PASSAGE, Change
 from desktop.core.memory.recall import RecallMemory
 from desktop.core.memory.revert import Reverter, RevertPlan
 from desktop.errors import MemDeskError
 from desktop.ui.qt_errors import reports_errors
 
 WHO = {"agent": "the agent", "user": "you", "import": "an import", "consolidation": "memory consolidation", "extractor": "the knowledge extractor"}
-ALL, BLOCKS, PASSAGES, GRAPH = "all", "blocks", "passages", "graph"
+ALL, BLOCKS, PASSAGES, DOCUMENTS, GRAPH, FACTS, ENTITIES = "all", "blocks", "passages", "documents", "graph", "graph_facts", "graph_entities"
+#: The scopes above that are one kind of change.
+SCOPE_KINDS = {BLOCKS: BLOCK, PASSAGES: PASSAGE, DOCUMENTS: DOCUMENT, FACTS: GRAPH_FACT, ENTITIES: GRAPH_ENTITY}
 COLUMNS = ["When", "Who", "Change", "Size"]
 
 
@@ -131,15 +136,20 @@ class RevertDialog(QDialog):
 class HistoryView(QWidget):
     show_message_requested = Signal(int)
     changed = Signal(list)
+    graph_changed = Signal()
     failed = Signal(object)
 
-    def __init__(self, core: CoreMemory, archival: ArchivalMemory, recall: RecallMemory, clock: Clock, parent: QWidget | None = None) -> None:
+    def __init__(
+        self, core: CoreMemory, archival: ArchivalMemory, recall: RecallMemory, clock: Clock, parent: QWidget | None = None,
+        *, graph: KnowledgeGraph | None = None,
+    ) -> None:
+        """With ``graph``, knowledge-graph changes can be reverted here too."""
         super().__init__(parent)
         self.core = core
         self.recall = recall
         self.clock = clock
         self.history = core.history
-        self.reverter = Reverter(core.history, core, archival)
+        self.reverter = Reverter(core.history, core, archival, graph)
         self.agent_id: int | None = None
         self.changes: list[Change] = []
         self.revert_dialog: RevertDialog | None = None
@@ -178,7 +188,10 @@ class HistoryView(QWidget):
         row.addStretch(1)
         row.addWidget(self.revert_button)
         layout.addLayout(row)
-        self.undo_shortcut = QShortcut(QKeySequence.StandardKey.Undo, self, self.on_undo_clicked, context=Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        self.undo_shortcut = QShortcut(QKeySequence.StandardKey.Undo, self, self.on_undo_clicked)
+        # Set apart: PySide6 ignores a context= keyword here, and a window-wide Ctrl+Z would be
+        # ambiguous with the Knowledge panel's (neither fires).
+        self.undo_shortcut.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
         self.scope.currentIndexChanged.connect(lambda _index: self.refresh())
         self.table.itemSelectionChanged.connect(self.on_selection_changed)
         self.details.anchorClicked.connect(self.on_link_clicked)
@@ -207,7 +220,10 @@ class HistoryView(QWidget):
         current = self.scope.currentData()
         self.scope.blockSignals(True)
         self.scope.clear()
-        for text, data in (("All memory", ALL), ("Core memory blocks", BLOCKS), ("Archival passages", PASSAGES), ("Knowledge graph", GRAPH)):
+        for text, data in (
+            ("All memory", ALL), ("Core memory blocks", BLOCKS), ("Archival passages", PASSAGES), ("Documents", DOCUMENTS),
+            ("Knowledge graph", GRAPH), ("Knowledge graph: facts", FACTS), ("Knowledge graph: entities", ENTITIES),
+        ):
             self.scope.addItem(text, data)
         if self.agent_id is not None:
             labels = [b.label for b in self.core.blocks(self.agent_id)]
@@ -228,10 +244,11 @@ class HistoryView(QWidget):
         elif scope.startswith("block:"):
             self.changes = self.history.for_block(self.agent_id, scope.split(":", 1)[1])
         elif scope == GRAPH:
-            self.changes = [c for c in self.history.for_agent(self.agent_id, limit=500) if c.kind.startswith("graph")]
+            facts = self.history.for_agent(self.agent_id, kind=GRAPH_FACT, limit=500)
+            entities = self.history.for_agent(self.agent_id, kind=GRAPH_ENTITY, limit=500)
+            self.changes = sorted(facts + entities, key=lambda c: -c.id)[:500]
         else:
-            kind = {BLOCKS: BLOCK, PASSAGES: PASSAGE}.get(scope)
-            self.changes = self.history.for_agent(self.agent_id, kind=kind, limit=500)
+            self.changes = self.history.for_agent(self.agent_id, kind=SCOPE_KINDS.get(scope), limit=500)
         now = self.clock.now()
         self.table.setRowCount(len(self.changes))
         for row, change in enumerate(self.changes):
@@ -383,3 +400,5 @@ class HistoryView(QWidget):
         self.refresh()
         self.select_change(change.id)
         self.changed.emit([change.label] if change.kind == BLOCK else [])
+        if change.kind in GRAPH_KINDS:
+            self.graph_changed.emit()

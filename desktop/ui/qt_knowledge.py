@@ -6,6 +6,11 @@ neighbourhood; rename, merge, split an alias off, delete, add and edit facts, ea
 (Ctrl+Z in the panel). Reads and edits go through the GUI thread's store connection: they are
 single small statements, and WAL lets them pass the extraction thread's writes.
 
+With a ``reverter`` (the app's), every edit is in the memory history and Undo reverts the newest
+edit not undone yet as a recorded change, so undo survives a restart and shows in the History
+view; a conflict (the extractor changed the rows since) is reported, never overwritten. Without
+one (a bare graph), undo is an in-memory stack.
+
 Signals:
     source_requested(str, int): show a fact's source ("message" or "passage", its id)
     rebuild_requested(int): extract the agent's whole history again
@@ -40,7 +45,10 @@ from PySide6.QtWidgets import (
 
 from desktop.core.graph.render import source_label
 from desktop.core.graph.store import Edit, Entity, Fact, KnowledgeGraph
-from desktop.errors import MemDeskError
+from desktop.core.memory.graph_revert import GRAPH_KINDS
+from desktop.core.memory.history import USER, Change
+from desktop.core.memory.revert import Reverter
+from desktop.errors import MemDeskError, RevertError
 from desktop.ui.qt_errors import reports_errors
 
 ENTITY_COLUMNS = ["Entity", "Kind", "Mentions", "Last seen"]
@@ -140,14 +148,16 @@ class KnowledgePanel(QWidget):
     changed = Signal()
     failed = Signal(object)
 
-    def __init__(self, graph: KnowledgeGraph, parent: QWidget | None = None) -> None:
+    def __init__(self, graph: KnowledgeGraph, parent: QWidget | None = None, *, reverter: Reverter | None = None) -> None:
         super().__init__(parent)
         self.graph = graph
+        self.reverter = reverter
         self.agent_id: int | None = None
         self.entities: list[Entity] = []
         self.facts: list[Fact] = []
         self.current: Entity | None = None
         self.undo_stack: list[Edit] = []
+        self.last_edit: Edit | None = None
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         top = QHBoxLayout()
@@ -258,6 +268,8 @@ class KnowledgePanel(QWidget):
     def _row_of(self, entity_id: int) -> int | None:
         return next((row for row, e in enumerate(self.entities) if e.id == entity_id), None)
 
+    @Slot(int, int, int)
+    @reports_errors
     def set_pending(self, agent_id: int, entities: int, facts: int) -> None:
         if agent_id == self.agent_id and (entities or facts):
             self.status.setText(self.status.text().split(" · ")[0] + f" · extracting: {entities + facts} waiting")
@@ -310,6 +322,8 @@ class KnowledgePanel(QWidget):
         self.view.show_neighbourhood(entity, facts)
         self._update_buttons()
 
+    @Slot()
+    @reports_errors
     def _update_buttons(self) -> None:
         has_entity = self.current is not None
         has_fact = self.selected_fact() is not None
@@ -318,8 +332,19 @@ class KnowledgePanel(QWidget):
         self.split_button.setEnabled(has_entity and bool(self.current and self.current.aliases))
         for button in (self.edit_fact_button, self.end_fact_button, self.delete_fact_button):
             button.setEnabled(has_fact)
+        if self.reverter is not None:
+            change = self.next_undo()
+            self.undo_button.setEnabled(change is not None)
+            self.undo_button.setToolTip(f"Undo: {change.describe()} (Ctrl+Z)" if change else "Nothing to undo")
+            return
         self.undo_button.setEnabled(bool(self.undo_stack))
         self.undo_button.setToolTip(f"Undo {self.undo_stack[-1].label} (Ctrl+Z)" if self.undo_stack else "Nothing to undo")
+
+    def next_undo(self) -> Change | None:
+        """The recorded edit Undo takes back next: the user's newest graph change not undone yet."""
+        if self.reverter is None or self.agent_id is None:
+            return None
+        return self.reverter.history.newest_unreverted(self.agent_id, GRAPH_KINDS, source=USER)
 
     def selected_fact(self) -> Fact | None:
         rows = self.fact_table.selectionModel().selectedRows()
@@ -342,7 +367,9 @@ class KnowledgePanel(QWidget):
         except MemDeskError as error:
             self.failed.emit(error)
             return False
-        self.undo_stack.append(edit)
+        if self.reverter is None:
+            self.undo_stack.append(edit)
+        self.last_edit = edit
         self.refresh()
         self.changed.emit()
         return True
@@ -350,6 +377,9 @@ class KnowledgePanel(QWidget):
     @Slot()
     @reports_errors
     def undo(self) -> None:
+        if self.reverter is not None:
+            self._undo_recorded()
+            return
         if not self.undo_stack:
             return
         edit = self.undo_stack.pop()
@@ -358,6 +388,25 @@ class KnowledgePanel(QWidget):
         except MemDeskError as error:
             self.failed.emit(error)
         self.status.setText(f"Undone: {edit.label}")
+        self.refresh()
+        self.changed.emit()
+
+    def _undo_recorded(self) -> None:
+        change = self.next_undo()
+        if change is None or self.reverter is None:
+            return
+        try:
+            plan = self.reverter.plan(change.id)
+            if plan.conflict or not plan.possible:
+                # The panel has no place to weigh a conflict: the History view shows what it would overwrite.
+                self.failed.emit(RevertError(f"Cannot undo '{change.describe()}': {plan.explain()}",
+                                             hint="open the Memory history (Ctrl+H) to look at it and revert it anyway"))
+                return
+            self.reverter.apply(plan)
+        except MemDeskError as error:
+            self.failed.emit(error)
+            return
+        self.status.setText(f"Undone: {change.describe()}")
         self.refresh()
         self.changed.emit()
 
@@ -395,7 +444,7 @@ class KnowledgePanel(QWidget):
         self.current = None
         done = self._apply(lambda: self.graph.delete_entity(entity_id))
         if done:
-            self.status.setText(f"Deleted {self.undo_stack[-1].label[7:]} · Ctrl+Z brings it back")
+            self.status.setText(f"Deleted {self.last_edit.label[7:]} · Ctrl+Z brings it back")
         return done
 
     def add_fact(self, relation: str, other: str) -> bool:

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import QEvent, QThread, QTimer, Qt, Signal, Slot
+from PySide6.QtCore import QCoreApplication, QEvent, QThread, QTimer, Qt, Signal, Slot
 from PySide6.QtGui import QAction, QCloseEvent, QDropEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import QDockWidget, QMainWindow, QMessageBox, QVBoxLayout, QWidget
 
@@ -155,8 +155,9 @@ class MainWindow(QMainWindow):
         self.memory = CoreMemoryPanel(memory.core, clock=self.services.clock)
         self.archival = ArchivalPanel(memory.archival, self.jobs)
         self.documents = DocumentsPanel(self.services)
-        self.knowledge = KnowledgePanel(self.services.memory.graph)
-        self.history = HistoryView(memory.core, memory.archival, memory.recall, self.services.clock)
+        self.history = HistoryView(memory.core, memory.archival, memory.recall, self.services.clock, graph=memory.graph)
+        # One reverter: an undo in the Knowledge panel is a recorded change the History view shows.
+        self.knowledge = KnowledgePanel(memory.graph, reverter=self.history.reverter)
         left, right = Qt.DockWidgetArea.LeftDockWidgetArea, Qt.DockWidgetArea.RightDockWidgetArea
         self.docks: dict[str, QDockWidget] = {}
         for title, widget, area in (
@@ -234,6 +235,8 @@ class MainWindow(QMainWindow):
         self.knowledge.rebuild_requested.connect(self.grapher.rebuild)
         self.knowledge.changed.connect(self.budget_requested)
         self.knowledge.failed.connect(self.hub.report)
+        self.knowledge.changed.connect(self.history.refresh)
+        self.history.graph_changed.connect(self.knowledge.refresh)
         self.ingester.finished.connect(lambda _report: self.agent_id is not None and self.graph_requested.emit(self.agent_id))
         self.ingest_requested.connect(self.ingester.ingest)
         self.documents.remove_requested.connect(self.ingester.remove)
@@ -417,6 +420,7 @@ class MainWindow(QMainWindow):
     def on_graph_changed(self, agent_id: int) -> None:
         if agent_id == self.agent_id:
             self.knowledge.refresh()
+            self.history.refresh()  # the extractor's changes are in the memory history too
             if not self.busy:
                 self.budget_requested.emit()  # the prompt's top entities may have changed
 
@@ -669,6 +673,10 @@ class MainWindow(QMainWindow):
         super().closeEvent(event)
 
     def shutdown(self) -> None:
+        # The store closes after the window: no timer may read it later (the block editors'
+        # "changed 2 min ago" timer did, into a closed database).
+        for timer in self.findChildren(QTimer):
+            timer.stop()
         if not self.worker_thread.isRunning() and not self.ingest_thread.isRunning() and not self.graph_thread.isRunning():
             return
         self.repaint_timer.stop()
@@ -687,3 +695,6 @@ class MainWindow(QMainWindow):
         self.ingest_thread.wait(30_000)
         self.graph_thread.wait(30_000)
         self.jobs.wait(30_000)
+        # What the threads queued for this window before they stopped (a turn's changed blocks)
+        # runs now, while the store is still open, not in an event loop after it closed.
+        QCoreApplication.sendPostedEvents(None, QEvent.Type.MetaCall)

@@ -216,7 +216,9 @@ class AgentWorker(QObject):
             return
         with self._working(busy=False):
             record = self._services.agents.get(self._agent.id)
-            consolidation = open_consolidator(self._services, record, self._runtime, settings=self._settings)
+            consolidation = open_consolidator(
+                self._services, record, self._runtime, settings=self._settings, prefix=self._agent.prompt_prefix
+            )
             if not consolidation.due():
                 return
             result = consolidation.run(cancel)
@@ -261,7 +263,7 @@ class AgentWorker(QObject):
         )
         self.agent_opened.emit(agent_id)
         self.budget_changed.emit(self._agent.budget())
-        self._warmup.want(self._runtime, self._agent.static_prefix())  # runs when this job ends
+        self._warmup.want(self._runtime, self._agent.static_prefix(), self._agent.memory_prefix())  # runs when this job ends
         if self._agent.login_due():
             # Queued, not run here: the slot that opened the agent returns first, and a message
             # the user sends meanwhile is queued ahead (preempt() makes the login skip itself).

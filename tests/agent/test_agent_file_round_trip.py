@@ -45,11 +45,64 @@ def lived(services, make_agent, clock, tmp_path):
     services.agents.update(agent.id, context_start_id=messages[4].id, evicted_count=4, summary="Note: Ada said hi and likes tea.",
                            config={"pinned": True})
     said = next(m for m in services.memory.recall.all(agent.id) if m.kind == "user_message")
-    services.memory.graph.insert_fact(agent.id, "Ada", "grows", "tomatoes", author="user", message_id=said.id)
+    lived_graph(services, agent.id, said.id, clock)
     ImportedTools(services.db, clock).add(agent.id, name="roll", description="Roll a die.", source_code=TOOL_CODE,
                                           json_schema={"name": "roll", "parameters": {"type": "object", "properties": {"sides": {"type": "integer"}}, "required": ["sides"]}},
                                           origin="letta", original={})
     return agent
+
+
+def lived_graph(services, agent_id, said, clock):
+    """A knowledge graph with a past: a closed fact, a merge, a rename onto an alias's name, a
+    deleted entity, a deleted and restored fact, a mention in a passage, and reverts of each kind."""
+    m = services.memory
+    graph = m.graph
+    reverter = Reverter(m.core.history, m.core, m.archival, graph)
+    graph.insert_fact(agent_id, "Ada", "grows", "tomatoes", author="user", message_id=said)
+    ada = graph.find(agent_id, "Ada").id
+    london, paris = graph.resolve(agent_id, "London", "place"), graph.resolve(agent_id, "Paris", "place")
+    graph.add_fact(agent_id, ada, "lives in", london, author="extractor", message_id=said)
+    clock.advance(days=1)
+    graph.add_fact(agent_id, ada, "lives in", paris, author="extractor", message_id=said)  # closes London
+    graph.merge(graph.resolve(agent_id, "Addie", "person"), ada)
+    graph.rename(ada, "Addie")  # the alias row gives its key up
+    graph.delete_entity(graph.resolve(agent_id, "Tom", "person"))
+    chess, _edit = graph.insert_fact(agent_id, "Addie", "likes", "chess", author="agent")
+    graph.delete_fact(chess.id)
+    reverter.undo_last_of(agent_id, ("graph_fact", "graph_entity"))  # the fact comes back
+    passage = m.archival.stored(agent_id, limit=1)[0][0]
+    graph.add_mention(agent_id, paris, at=clock.now(), passage_id=passage)
+
+
+def portable(services, agent_id, meta, index):
+    """A graph change's rows in store-independent terms: entities by key, facts by what they say,
+    messages by position. A row id that is not this agent's fails the comparison."""
+    if not meta:
+        return meta
+    db = services.db
+
+    def entity(entity_id):
+        row = db.query_one("SELECT key, agent_id FROM graph_entities WHERE id = ?", (entity_id,))
+        return row[0] if row and row[1] == agent_id else ("not this agent's", entity_id)
+
+    def fact(fact_id):
+        row = db.query_one("SELECT subject_id, relation, object_id, valid_from, agent_id FROM graph_facts WHERE id = ?", (fact_id,))
+        return (entity(row[0]), row[1], entity(row[2]), row[3]) if row and row[4] == agent_id else ("not this agent's", fact_id)
+
+    rows = []
+    for table, row_id, row in meta["rows"]:
+        ref = entity(row_id) if table == "graph_entities" else fact(row_id)
+        if row is not None:
+            row = dict(row)
+            assert row.pop("agent_id") == agent_id and row.pop("id") == row_id
+            for column in ("subject_id", "object_id", "merged_into"):
+                if row.get(column) is not None:
+                    row[column] = entity(row[column])
+            if row.get("message_id") is not None:
+                row["message_id"] = index.get(row["message_id"], "not this agent's")
+            row = sorted(row.items(), key=lambda item: item[0])
+        rows.append((table, ref, row))
+    return rows
 
 
 def snapshot(services, agent_id):
@@ -61,10 +114,27 @@ def snapshot(services, agent_id):
     passages = [p for _id, p in m.archival.stored(agent_id, limit=10_000)]
     documents = services.db.query("SELECT path, title, content_hash, size_bytes, mime, chunk_count FROM documents WHERE agent_id = ?", (agent_id,))
     history = [
-        (c.kind, c.label, c.action, c.before, c.after, c.before_meta, c.after_meta, c.source, c.at, c.note, c.reverts is not None,
-         index.get(c.message_id), index.get(c.step_id))
+        (c.kind, c.label, c.action, c.before, c.after, portable(services, agent_id, c.before_meta, index) if c.kind.startswith("graph") else c.before_meta,
+         portable(services, agent_id, c.after_meta, index) if c.kind.startswith("graph") else c.after_meta, c.source, c.at, c.note,
+         c.reverts is not None, index.get(c.message_id), index.get(c.step_id), c.target_id is not None if c.kind != "document" else None)
         for c in reversed(m.core.history.for_agent(agent_id, limit=10_000)) if c.source != "import"
     ]
+    passage_index = {passage_id: i for i, (passage_id, _p) in enumerate(m.archival.stored(agent_id, limit=10_000))}
+    db = services.db
+    entities = db.query(
+        "SELECT e.name, e.key, e.kind, r.key, e.author, e.created_at, e.deleted FROM graph_entities e"
+        " LEFT JOIN graph_entities r ON r.id = e.merged_into WHERE e.agent_id = ? ORDER BY e.key",
+        (agent_id,),
+    )
+    facts = db.query(
+        "SELECT s.key, f.relation, o.key, f.message_id, f.passage_id, f.valid_from, f.valid_to, f.author, f.created_at, f.deleted"
+        " FROM graph_facts f JOIN graph_entities s ON s.id = f.subject_id JOIN graph_entities o ON o.id = f.object_id WHERE f.agent_id = ?",
+        (agent_id,),
+    )
+    mentions = db.query(
+        "SELECT e.key, m.message_id, m.passage_id, m.at FROM graph_mentions m JOIN graph_entities e ON e.id = m.entity_id WHERE m.agent_id = ?",
+        (agent_id,),
+    )
     return {
         "agent": (record.system_prompt, record.summary, record.evicted_count, record.config, record.created_at,
                   index.get(record.context_start_id)),
@@ -78,6 +148,9 @@ def snapshot(services, agent_id):
             (f.subject, f.relation, f.object, index.get(f.message_id) if f.message_id else None, f.author, f.valid_from)
             for f in services.memory.graph.all_facts(agent_id)
         ),
+        "graph_entities": [tuple(r) for r in entities],
+        "graph_facts": sorted((s_, r, o, index.get(msg), passage_index.get(pas), *rest) for s_, r, o, msg, pas, *rest in facts),
+        "graph_mentions": sorted((k, index.get(msg), passage_index.get(pas), at) for k, msg, pas, at in mentions),
     }
 
 
@@ -91,7 +164,9 @@ def test_round_trip_is_lossless(services, lived):
     for part in before:
         assert after[part] == before[part], part
     assert len(before["history"]) >= 6 and before["passages"] and before["documents"] and before["graph"]
-    assert copy.graph == "2 knowledge-graph entities"
+    assert copy.graph == "7 knowledge-graph entities"
+    assert any(e[3] is not None for e in before["graph_entities"]) and any(f[6] for f in before["graph_facts"])  # an alias, a closed fact
+    assert sum(1 for h in before["history"] if h[0].startswith("graph") and h[13]) >= 10  # revertible in the copy too
     assert any(entry[10] for entry in after["history"])  # the undo is still an undo
     # The copy's search works: its passages were embedded again.
     hits = services.memory.archival.search(copy.agent_id, "tomatoes balcony").hits
@@ -110,11 +185,28 @@ def test_exporting_the_copy_gives_the_same_file(services, lived):
         extension["history"] = [h for h in extension["history"] if h["source"] != "import"]
         for h in extension["history"]:
             h["reverts"] = h["reverts"] is not None  # positions shift by the import's own entries
+        # Store ids differ between the two stores: compare entities by key, facts by position.
+        keys = {e["id"]: re.sub(r" #\d+$", "", e["key"]) for e in extension["graph"]["entities"]}
         for entity in extension["graph"]["entities"]:
-            entity.pop("id")  # store ids
+            entity.pop("id")
+            entity["key"] = keys.get(entity.get("merged_into"), None), re.sub(r" #\d+$", "", entity["key"])
+            entity.pop("merged_into")
         for row in extension["graph"]["mentions"] + extension["graph"]["facts"]:
+            row.pop("id", None)
             for key in ("entity", "subject", "object"):
-                row.pop(key, None)
+                row[key] = keys.get(row.get(key), row.get(key))
+        for h in extension["history"]:
+            if h.get("graph_target") is not None:
+                h["graph_target"] = keys.get(h["graph_target"], "fact") if h["kind"] == "graph_entity" else "fact"
+                for meta in ("before_meta", "after_meta"):
+                    for item in h[meta]["rows"]:
+                        item[1] = keys.get(item[1]) if item[0] == "graph_entities" else "fact"
+                        if item[2] is not None:
+                            for column in ("id", "agent_id", "key"):
+                                item[2].pop(column, None)
+                            for column in ("subject_id", "object_id", "merged_into"):
+                                if item[2].get(column) is not None:
+                                    item[2][column] = keys[item[2][column]]
     assert json.dumps(second, sort_keys=True) == json.dumps(first, sort_keys=True)
 
 
@@ -164,3 +256,20 @@ def test_a_letta_agent_goes_back_out_with_what_memdesk_did_not_use(services, age
     for tool in data["tools"]:
         if tool["tool_type"] == "custom":
             assert exported_tools[tool["name"]]["source_code"] == tool["source_code"]
+
+
+def test_the_graph_travels_in_the_extension_and_its_changes_stay_revertible_in_the_copy(services, lived):
+    graph_transfer = GraphFileTransfer()
+    document = json.loads(json.dumps(export_agent_file(services, [lived.id], graph=graph_transfer)))
+    letta_part = json.dumps({key: value for key, value in document.items() if key != EXTENSION_KEY})
+    assert "London" not in letta_part and "graph_facts" not in letta_part  # Letta reads none of it
+    extension = document[EXTENSION_KEY]["agents"]["agent-0"]
+    assert {"entities", "mentions", "facts"} <= set(extension["graph"])
+    copy_id = import_agent_file(services, document, graph=graph_transfer).agents[0].agent_id
+    m = services.memory
+    graph = m.graph
+    rename = next(c for c in m.core.history.for_agent(copy_id, kind="graph_entity") if c.before == "Ada" and c.after == "Addie")
+    Reverter(m.core.history, m.core, m.archival, graph).revert(rename.id)
+    ada = graph.find(copy_id, "Ada")
+    assert (ada.name, ada.aliases) == ("Ada", ("Addie",))  # the copy's entity is called Ada again, Addie its alias ...
+    assert graph.find(lived.id, "Ada") is None and graph.find(lived.id, "Addie").name == "Addie"  # ... the original is untouched

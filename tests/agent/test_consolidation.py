@@ -85,6 +85,48 @@ def test_apply_mode_edits_memory_with_memory_functions_only(services, runtime, c
     assert "applied: add to human: Name: Ana." in runtime.prompts[1][1].content
 
 
+def test_a_pass_builds_on_the_conversations_own_prompt_so_the_kv_cache_holds_it(services, runtime, chatted):
+    runtime.enqueue(append("Name: Ana. Lives in Porto."), append("Drinks green tea."), finish())
+    conversation = chatted.prompt_prefix()
+    chosen = replace(services.settings, consolidation="apply")
+    result = open_consolidator(services, chatted.record, runtime, settings=chosen, prefix=chatted.prompt_prefix).run()
+    assert result.status == "done" and result.applied == 2
+    assert "Drinks green tea." in services.memory.core.get(chatted.id, "human").value  # the edits still land
+    requests = []
+    for prompt in runtime.prompts:
+        # Every step sends the conversation's prompt unchanged, then the pass's request below it ...
+        assert prompt[: len(conversation)] == conversation and len(prompt) == len(conversation) + 1
+        requests.append(prompt[-1].content)
+    # ... whose top (instructions, functions) stays put while memory and the changes below it move on.
+    stable = requests[0].index("### Memory now")
+    assert all(r[:stable] == requests[0][:stable] for r in requests)
+    assert "finish_consolidation" in requests[0] and "Name: Ana. Lives in Porto." in requests[1]
+    # The messages are in the conversation above: not written out a second time.
+    assert "night shifts" not in requests[0] and "Earlier messages" not in requests[0]
+
+
+def test_a_pass_on_the_conversations_prompt_lists_the_messages_evicted_from_it(services, runtime, chatted):
+    said = [m for m in services.memory.recall.all(chatted.id) if m.kind == "user_message"]
+    services.agents.update(chatted.id, context_start_id=said[1].id)  # the first exchange was evicted
+    runtime.enqueue(finish())
+    chosen = replace(services.settings, consolidation="apply")
+    open_consolidator(services, chatted.record, runtime, settings=chosen, prefix=chatted.prompt_prefix).run()
+    request = runtime.prompts[0][-1].content
+    assert "moved to Porto last spring" in request and "Welcome to Porto" in request  # out of view: listed
+    assert "night shifts" not in request  # in view above: not repeated
+
+
+def test_a_pass_goes_standalone_when_the_conversations_prompt_leaves_no_room(services, chatted):
+    small = ScriptedRuntime(context_window=2048)
+    full = chatted.prompt_prefix()
+    padded = lambda: [*full, *[full[-1]] * 200]  # noqa: E731 - a conversation that fills the window
+    small.enqueue(finish())
+    chosen = replace(services.settings, consolidation="apply")
+    open_consolidator(services, chatted.record, small, settings=chosen, prefix=padded).run()
+    system, body = small.prompts[0]
+    assert system.role == "system" and "consolidation process" in system.content and "night shifts" in body.content
+
+
 def test_nothing_happens_on_an_empty_or_tiny_conversation(services, runtime, make_agent):
     agent = make_agent("quiet")
     assert consolidator(services, agent, runtime).run().reason == "nothing new since the last pass"

@@ -50,3 +50,49 @@ def test_a_pass_on_the_bundled_model_makes_only_valid_memory_calls(real_embedder
     finally:
         runtime.close()
         services.close()
+
+
+class Recording:
+    """The real runtime, keeping each call's figures."""
+
+    def __init__(self, runtime) -> None:
+        self._runtime = runtime
+        self.turns = []
+
+    def __getattr__(self, name: str):
+        return getattr(self._runtime, name)
+
+    def generate_call(self, request, **options):
+        turn = self._runtime.generate_call(request, **options)
+        self.turns.append(turn)
+        return turn
+
+
+def test_a_pass_on_the_conversations_prompt_evaluates_only_its_own_request(real_embedder, clock):
+    services = open_services(Paths.from_environment(), embedder=real_embedder, clock=clock)
+    runtime = make_runtime(Settings(context_size=4096))
+    try:
+        record = services.create_agent("ana", human="Nothing is known about the user yet.")
+        chat_runtime = ScriptedRuntime(context_window=4096)
+        scripted = open_agent(services, record, chat_runtime)
+        for text in ("Hi, I'm Ana. I moved to Porto last spring with my partner Rui.", "I work as a nurse, mostly night shifts."):
+            chat_runtime.enqueue(say("Noted."))
+            scripted.send_user_message(text)
+        agent = open_agent(services, record, runtime)
+        conversation = agent.prompt_prefix()
+        runtime.warm(conversation)  # the KV cache as the conversation's last step left it
+        recording = Recording(runtime)
+        consolidation = open_consolidator(
+            services, record, recording, settings=replace(services.settings, consolidation="apply"), prefix=agent.prompt_prefix
+        )
+        consolidation.settings = replace(consolidation.settings, max_steps=2, params=SamplingParams(temperature=0.3, seed=3, max_tokens=96))
+        result = consolidation.run()
+        assert result.status == "done"
+        first = recording.turns[0].stats
+        request = first.prompt_tokens - runtime.count_prompt(conversation)
+        assert request > 0 and first.evaluated_tokens <= request + 8 < first.prompt_tokens
+        for change in consolidation.store.changes(result.run_id):  # the calls stay valid on this prompt too
+            assert change.function in MEMORY_FUNCTIONS and "not valid JSON" not in change.result
+    finally:
+        runtime.close()
+        services.close()

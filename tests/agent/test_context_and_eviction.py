@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 
@@ -67,6 +68,24 @@ def test_pressure_alert_is_sent_once_until_the_next_eviction(services, make_agen
     runtime.enqueue(say("still here"))
     agent.send_user_message("short")
     assert sum(1 for m in services.memory.recall.all(agent.id) if m.kind == "system_alert") == 1
+
+
+def test_fixed_sections_above_the_warning_line_alert_once_however_many_evictions(services, make_agent):
+    """Instructions, tools and memory alone fill 80% of the window: every eviction leaves the
+    context above the warning line, so re-arming the alert there would add a step to every turn."""
+    base = base_tokens(make_agent)
+    runtime = ScriptedRuntime(context_window=int(base / 0.8), summaries=[f"Summary {i}." for i in range(50)])
+    agent = make_agent("crowded", runtime=runtime, settings=replace(services.settings, max_answer_tokens=128))
+    evictions = []
+    agent.observer.on_event = lambda kind, text: evictions.append(kind) if kind == "eviction" else None
+    steps = []
+    for turn in range(8):
+        runtime.enqueue(*[say(f"reply {turn}.{n}") for n in range(4)])
+        steps.append(len(agent.send_user_message(WORDS * 3).steps))
+        runtime.clear()
+    alerts = [m for m in services.memory.recall.all(agent.id) if m.kind == "system_alert"]
+    assert len(evictions) >= 2 and len(alerts) == 1
+    assert steps.count(2) == 1 and set(steps) <= {1, 2}  # the alert's own step, once; otherwise one step a turn
 
 
 def test_eviction_summarizes_recursively_and_never_overflows(services, make_agent):

@@ -25,6 +25,23 @@ def test_static_prefix_is_the_system_message_and_never_changes(services, runtime
     assert all(prompt[0] == prefix[0] for prompt in runtime.prompts)
 
 
+def test_the_memory_prefix_a_warm_up_evaluates_is_how_every_step_of_a_new_agent_begins(services, runtime, make_agent):
+    from desktop.core.runtime.warmup import Warmup
+
+    agent = make_agent()
+    warmup = Warmup()
+    warmup.start(runtime, agent.static_prefix(), agent.memory_prefix())
+    assert warmup.finished.wait(5)
+    assert runtime.warmed == [agent.static_prefix(), agent.memory_prefix()]  # static first: it stays on disk alone too
+    assert [m.role for m in agent.memory_prefix()] == ["system", "user"] and "### Memory" not in agent.memory_prefix()[0].content
+    runtime.enqueue(call("core_memory_append", "save", True, label="human", content="Name: Ada"), say("Hi Ada"))
+    warmed = agent.memory_prefix()
+    agent.send_user_message("I am Ada")
+    assert all(is_prefix(warmed, prompt) for prompt in runtime.prompts)  # the agent's own edit did not rewrite it
+    warmup.resume()  # finished already: nothing is warmed twice
+    assert len(runtime.warmed) == 2
+
+
 def test_the_agents_own_edit_appends_to_the_prompt(services, runtime, make_agent):
     agent = make_agent()
     runtime.enqueue(call("core_memory_append", "save", True, label="human", content="Lives in Lisbon"), say("Lisbon!"))

@@ -63,3 +63,25 @@ def test_history_lists_changes_and_reverts_them(capsys):
     assert main(["history", "Ivo", "--revert", str(change.id)]) == 0
     main(["memory", "Ivo"])
     assert "Name: Ivo\n" in capsys.readouterr().out
+
+
+def test_history_lists_graph_changes_and_reverts_one(capsys):
+    main(["agents", "create", "Ivo"])
+    from desktop.app import open_services
+
+    services = open_services()
+    record = services.agents.get_by_name("Ivo")
+    graph = services.memory.graph
+    graph.rename(graph.resolve(record.id, "Bob", "person"), "Robert")
+    renamed = services.memory.core.history.for_agent(record.id, limit=1)[0]
+    services.close()
+    capsys.readouterr()
+    assert main(["history", "Ivo", "--kind", "graph"]) == 0
+    out = capsys.readouterr().out
+    assert f"{renamed.id}\t" in out and "user updated graph entity Robert" in out and "extractor created graph entity Bob" in out
+    assert "human" not in out  # the blocks' creation is another kind
+    assert main(["history", "Ivo", "--revert", str(renamed.id)]) == 0
+    assert f"Reverted change {renamed.id}" in capsys.readouterr().out
+    services = open_services()
+    assert services.memory.graph.find(record.id, "Bob").name == "Bob" and services.memory.graph.find(record.id, "Robert") is None
+    services.close()

@@ -32,3 +32,19 @@ def test_a_nudge_extracts_in_the_background(services, graph, analyser, clock, ag
         assert graph.find(agent_id, "Carla") is None  # off: passed over
     finally:
         worker.close()
+
+
+def test_the_background_extractors_changes_are_in_the_memory_history(services, graph, analyser, clock, agent_id, say):
+    from desktop.app import memory_history
+
+    worker = BackgroundExtraction(services.paths.database, lambda: analyser, clock, lambda: ExtractionOptions(True),
+                                  recorder=lambda db: memory_history(db, clock))
+    try:
+        said = say("My brother Tom lives in Lisbon.")
+        worker.nudge(agent_id)
+        assert wait_for(lambda: graph.find(agent_id, "Tom") is not None)
+    finally:
+        worker.close()
+    created = {c.after: c for c in services.memory.core.history.for_agent(agent_id, kind="graph_entity")}
+    assert (created["Tom"].source, created["Tom"].action, created["Tom"].message_id) == ("extractor", "create", said)
+    assert services.memory.core.history.for_agent(agent_id, kind="graph_fact")[0].message_id == said

@@ -51,3 +51,13 @@ def test_an_export_without_a_graph_is_extracted_after_import(services, graph, ex
     assert extractor.enqueue(copy.id) == 1
     extractor.run_entities(copy.id)
     assert graph.find(copy.id, "Siemens") is not None
+
+
+def test_an_alias_whose_name_the_entity_took_keeps_its_row(services, graph, agent_id):
+    ann = graph.resolve(agent_id, "Ann", "person")
+    graph.merge(graph.resolve(agent_id, "Annie", "person"), ann)
+    graph.rename(ann, "Annie")  # the alias row gives its key up to the entity
+    copy = import_agent(services, json.loads(json.dumps(export_agent(services, agent_id))), name="copy")
+    rows = services.db.query("SELECT name, merged_into IS NOT NULL FROM graph_entities WHERE agent_id = ? ORDER BY id", (copy.id,))
+    assert [tuple(r) for r in rows] == [("Annie", 0), ("Annie", 1)]
+    assert graph.find(copy.id, "Annie").aliases == ("Annie",)

@@ -78,16 +78,37 @@ def test_prefix_reuse_evaluates_only_new_tokens(llama):
     first = conversation("My favourite colour is green.")
     turn = llama.generate_call(CallRequest(first, TOOLS, SamplingParams(seed=5, max_tokens=200), HEARTBEAT_TOOLS))
     second = [*first, ChatMessage("assistant", turn.text), ChatMessage("user", "And my dog is called Rex.")]
+    held, new = list(llama.prefix_cache.tokens), llama.prompt_for_cache(second)
     again = llama.generate_call(CallRequest(second, TOOLS, SamplingParams(seed=5, max_tokens=200), HEARTBEAT_TOOLS))
-    old, new = llama.prompt_tokens(first), llama.prompt_tokens(second)
-    shared = next(i for i, (a, b) in enumerate(zip(old + [-1], new)) if a != b)
-    assert again.stats.prompt_tokens == len(new)
-    # Everything after the first prompt must be evaluated, at most: the reply may share a few tokens.
-    assert again.stats.evaluated_tokens <= len(new) - shared
+    shared = next(i for i, (a, b) in enumerate(zip(held + [-1], new)) if a != b)
+    assert again.stats.prompt_tokens == len(new) and shared >= len(llama.prompt_tokens(first))
+    # Only what the cache does not hold is evaluated: the first prompt and the reply are kept.
+    assert again.stats.evaluated_tokens == len(new) - shared
     assert again.stats.evaluated_tokens < len(new) // 2
     # The same prompt twice: only the last token is re-evaluated (to get its logits).
     repeat = llama.generate_call(CallRequest(second, TOOLS, SamplingParams(seed=6, max_tokens=200), HEARTBEAT_TOOLS))
     assert repeat.stats.evaluated_tokens == 1
+
+
+def test_a_reply_held_in_other_tokens_than_its_text_gives_is_not_evaluated_again(llama):
+    """A reply sampled under a grammar is often other tokens than its text tokenizes to (``.``
+    then ``"`` rather than ``."``); the next prompt keeps the cached tokens, which spell the same
+    text, so only the new message is evaluated."""
+    first = conversation("My favourite colour is green.")
+    reply = '{"function": "send_message", "params": {"inner_thoughts": "She likes green.", "message": "Green is lovely."}}'
+    second = [*first, ChatMessage("assistant", reply), ChatMessage("user", "And my dog is called Rex.")]
+    sampled = [token for character in reply for token in llama.tokenize(character, special=False)]
+    held = [*llama.prompt_tokens(first), *sampled]
+    canonical = llama.prompt_tokens(second)
+    assert canonical[: len(held)] != held  # the reply's own tokens differ from the sampled ones
+    llama.generate_call(CallRequest(first, TOOLS, SamplingParams(seed=1, max_tokens=8), HEARTBEAT_TOOLS))
+    llama.prefix_cache.evaluate(held, None)  # the cache as if the reply had been sampled so
+    prompt = llama.prompt_for_cache(second)
+    assert prompt[: len(held)] == held
+    assert b"".join(llama._open_model().piece_bytes(t, special=True) for t in prompt) == llama.render(second).encode()
+    turn = llama.generate_call(CallRequest(second, TOOLS, SamplingParams(seed=1, max_tokens=24), HEARTBEAT_TOOLS))
+    assert turn.stats.evaluated_tokens == len(prompt) - len(held) < len(llama.prompt_tokens(second)) - len(llama.prompt_tokens(first))
+    json.loads(turn.text)  # still a valid call
 
 
 def test_count_prompt_is_the_rendered_prompts_token_count(llama):

@@ -69,6 +69,24 @@ def test_a_cancelled_warm_up_stops_between_batches_and_its_work_is_kept(model_pa
         assert rt.prefix_saves == 1  # the real call finished the prefix and saved it
 
 
+def test_a_longer_prefix_warmed_after_the_static_one_is_kept_on_disk_beside_it(model_path, tmp_path):
+    """The window warms the static prefix, then the memory section after it: a start with the same
+    memory loads the longer state; after a memory edit the static state still loads."""
+    memory = ChatMessage("user", "### Memory\nhuman: Name: Ann. A nurse in Lyon.\npersona: I am Sam, a friendly companion.")
+    with runtime(model_path, tmp_path / "kv") as first:
+        first.warm(STATIC)
+        section = first.warm([*STATIC, memory])
+        assert section > 0 and first.prefix_saves == 2
+    with runtime(model_path, tmp_path / "kv") as second:
+        assert second.warm(STATIC) == 0 and second.warm([*STATIC, memory]) == 0 and second.prefix_loads == 2
+        turn = run(second, [*STATIC, memory, ChatMessage("user", "Hi!")])
+        assert turn.stats.evaluated_tokens < 16  # only the message and the assistant's header
+    edited = ChatMessage("user", memory.content + "\nLikes hiking.")
+    with runtime(model_path, tmp_path / "kv") as third:
+        assert third.warm(STATIC) == 0 and third.prefix_loads == 1
+        assert 0 < third.warm([*STATIC, edited]) <= section + 8
+
+
 def test_a_short_beginning_is_not_warmed(model_path):
     with runtime(model_path, None) as rt:
         assert rt.warm([ChatMessage("system", "Be brief.")]) == 0  # cheaper to evaluate than to keep

@@ -1,5 +1,6 @@
 """The Knowledge panel as a user drives it: the graph fills in after a turn, facts jump to their
-source, and edit, merge, split and delete are each undone with Ctrl+Z."""
+source, and edit, merge, split and delete are each undone with Ctrl+Z (in the app, as a recorded
+revert in the memory history)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import pytest
 from PySide6.QtCore import Qt
 
 from desktop.core.graph.extraction import ExtractionOptions, GraphExtractor
+from desktop.core.memory.revert import Reverter
 from desktop.core.runtime.scripted import ScriptedRuntime, say
 from desktop.ui.qt_knowledge import FACT_COLUMNS, KnowledgePanel
 
@@ -33,9 +35,13 @@ def filled(services, clock, analyser):
     return agent_id
 
 
-@pytest.fixture
-def panel(qtbot, services, filled):
-    widget = KnowledgePanel(services.memory.graph)
+@pytest.fixture(params=["recorded", "in memory"])
+def panel(request, qtbot, services, filled):
+    """The app's panel undoes through the memory history (a recorded revert); a bare graph's
+    panel keeps its undo stack in memory. Both must behave the same for the user."""
+    m = services.memory
+    reverter = Reverter(m.core.history, m.core, m.archival, m.graph) if request.param == "recorded" else None
+    widget = KnowledgePanel(services.memory.graph, reverter=reverter)
     qtbot.addWidget(widget)
     widget.set_agent(filled)
     widget.resize(700, 800)
@@ -154,12 +160,12 @@ def test_a_source_link_asks_for_its_message(qtbot, panel):
     assert signal.args[0] == "message"
 
 
-def test_after_a_turn_the_graph_fills_in_and_a_fact_jumps_to_its_message(make_window, send, qtbot, services):
+def test_after_a_turn_the_graph_fills_in_and_a_fact_jumps_to_its_message(make_window, send, qtbot, services, wait_for_signal):
     runtime = ScriptedRuntime(context_window=32768)
     runtime.enqueue(say("Noted!"), say("Good to know."))
     window = make_window(runtime)
     window.docks["Knowledge"].raise_()
-    with qtbot.waitSignal(window.grapher.changed, timeout=60_000):
+    with wait_for_signal(window.grapher.changed, timeout=60_000):
         send(window, "My brother Tom lives in Lisbon.")
     send(window, "The weather is nice today.")  # pushes the first message up the transcript
     panel = window.knowledge
@@ -173,11 +179,11 @@ def test_after_a_turn_the_graph_fills_in_and_a_fact_jumps_to_its_message(make_wi
     qtbot.waitUntil(lambda: any(budget.table.item(r, 0).text() == "knowledge" for r in range(budget.table.rowCount())), timeout=10_000)
 
 
-def test_a_fact_from_a_document_jumps_to_its_passage(make_window, qtbot, services):
+def test_a_fact_from_a_document_jumps_to_its_passage(make_window, qtbot, services, wait_for_signal):
     window = make_window(ScriptedRuntime(context_window=32768))
     agent_id = window.agent_id
     services.memory.archival.insert(agent_id, "Marie Curie worked in Paris. She discovered polonium.")
-    with qtbot.waitSignal(window.grapher.changed, timeout=60_000):
+    with wait_for_signal(window.grapher.changed, timeout=60_000):
         window.graph_requested.emit(agent_id)
     panel = window.knowledge
     qtbot.waitUntil(lambda: "Marie Curie" in names(panel), timeout=10_000)

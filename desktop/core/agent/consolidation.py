@@ -25,8 +25,9 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 from typing import Any
 
 from desktop.core.agent.consolidation_store import (
@@ -108,6 +109,7 @@ class Consolidator:
         instructions: str,
         settings: ConsolidationSettings = ConsolidationSettings(),
         store: ConsolidationStore | None = None,
+        prefix: Callable[[], Sequence[ChatMessage]] | None = None,
     ) -> None:
         self.agent_id = agent_id
         self.memory = memory
@@ -116,6 +118,9 @@ class Consolidator:
         self.instructions = instructions
         self.settings = replace(settings, mode=parse_mode(settings.mode))
         self.store = store or ConsolidationStore(memory.db, memory.clock)
+        # The conversation's own prompt (``Agent.prompt_prefix``): a pass that starts with it finds
+        # the runtime's KV cache still holding it and evaluates only its own request below it.
+        self.prefix = prefix
 
     # --- when ----------------------------------------------------------------------------------
     def new_user_turns(self) -> int:
@@ -148,13 +153,16 @@ class Consolidator:
                 return PassResult("skipped", reason)
         messages = self._messages(run.first_message_id, run.last_message_id)
         transcript = self._transcript(messages)
+        # Taken once: the agent's prompt gains a memory_update event after each applied change,
+        # but the pass keeps to what the cache holds and lists its changes below it instead.
+        conversation = self._conversation(messages)
         changed: set[str] = set()
         cancelled = False
         try:
             while run.steps < self.settings.max_steps:
                 if cancel is not None and cancel.cancelled:
                     raise GenerationCancelled("Consolidation stopped")
-                request = CallRequest(self._prompt(run, transcript), self._specs(), self.settings.params)  # no heartbeats
+                request = CallRequest(self._prompt(run, transcript, conversation), self._specs(), self.settings.params)  # no heartbeats
                 turn = self.runtime.generate_call(request, cancel=cancel)
                 finished, blocks = self._step(run, turn.text)
                 changed |= blocks
@@ -292,7 +300,51 @@ class Consolidator:
                 lines.append(f"    {name} ({kind}){': ' + schema['description'] if schema.get('description') else ''}")
         return f"{self.instructions}\n\n### Functions\n" + "\n".join(lines)
 
-    def _prompt(self, run: Run, transcript: str) -> list[ChatMessage]:
+    def _prompt(self, run: Run, transcript: str, conversation: "_Conversation | None" = None) -> list[ChatMessage]:
+        """The pass's prompt: on the conversation's own prompt when there is one and it leaves room
+        (then only the pass's request is evaluated), else standalone with the transcript."""
+        if conversation is not None:
+            messages = [*conversation.prefix, ChatMessage("user", self._request(run, conversation))]
+            if self.runtime.count_prompt(messages) + self.settings.params.max_tokens <= self.runtime.info.context_window:
+                return messages
+        return self._standalone_prompt(run, transcript)
+
+    def _standalone_prompt(self, run: Run, transcript: str) -> list[ChatMessage]:
+        body = "\n".join(
+            [
+                "### Conversation since the last consolidation (times in UTC)",
+                transcript,
+                "",
+                *self._memory_and_changes(run),
+            ]
+        )
+        return [ChatMessage("system", self._system()), ChatMessage("user", body)]
+
+    def _request(self, run: Run, conversation: "_Conversation") -> str:
+        """What follows the conversation's prompt: the pass's instructions and functions and the
+        messages to read that are no longer in view (all stable during the pass), then memory as
+        it is now and the changes so far (what a step changes)."""
+        lines = ["### Consolidation pass", "The conversation above is paused. " + self._system(), ""]
+        if conversation.out_of_view:
+            lines += ["### Earlier messages to read, no longer shown above (times in UTC)", conversation.out_of_view, ""]
+        lines += [f"Read the conversation from {conversation.first:%Y-%m-%d %H:%M} to {conversation.last:%Y-%m-%d %H:%M} (UTC).", ""]
+        return "\n".join([*lines, *self._memory_and_changes(run)])
+
+    def _conversation(self, messages: Sequence[Message]) -> "_Conversation | None":
+        if self.prefix is None or not messages:
+            return None
+        try:
+            prefix = list(self.prefix())
+        except Exception:  # noqa: BLE001 - a missing prefix only costs the KV cache reuse
+            log.debug("no conversation prefix for consolidation", exc_info=True)
+            return None
+        if not prefix:
+            return None
+        start = self.memory.agents.get(self.agent_id).context_start_id
+        hidden = [m for m in messages if m.id < start]
+        return _Conversation(tuple(prefix), self._transcript(hidden), messages[0].created_at, messages[-1].created_at)
+
+    def _memory_and_changes(self, run: Run) -> list[str]:
         changes = self.store.changes(run.id)
         shown = changes[-SHOWN_CHANGES:]
         lines = [f"- {c.status}: {c.describe()}" + (f" ({c.result})" if c.status == FAILED else "") for c in shown]
@@ -300,25 +352,19 @@ class Consolidator:
             lines.insert(0, f"- ... {len(changes) - len(shown)} earlier change(s)")
         if self.settings.mode == ASK and changes:
             lines.append("(Proposed changes wait for the user's review: memory above does not show them yet.)")
-        # The transcript comes first: it is the same at every step of the pass (and after a
-        # resume), so a runtime's KV cache keeps it and each step evaluates only what changed
-        # below it (memory as it is now, the changes so far).
-        body = "\n".join(
-            [
-                "### Conversation since the last consolidation (times in UTC)",
-                transcript,
-                "",
-                "### Memory now",
-                self.memory.core.render(self.agent_id),
-                f"{self.memory.archival.count(self.agent_id)} passages are stored in archival memory.",
-                "",
-                "### Changes made in this pass so far",
-                "\n".join(lines) if lines else "None yet.",
-                "",
-                f"Make the next change, or call {FINISH} if memory is up to date.",
-            ]
-        )
-        return [ChatMessage("system", self._system()), ChatMessage("user", body)]
+        # Memory and the changes come last: what is above them is the same at every step of the
+        # pass (and after a resume), so a runtime's KV cache keeps it and each step evaluates
+        # only what changed.
+        return [
+            "### Memory now",
+            self.memory.core.render(self.agent_id),
+            f"{self.memory.archival.count(self.agent_id)} passages are stored in archival memory.",
+            "",
+            "### Changes made in this pass so far",
+            "\n".join(lines) if lines else "None yet.",
+            "",
+            f"Make the next change, or call {FINISH} if memory is up to date.",
+        ]
 
     def _messages(self, first_id: int, last_id: int | None) -> list[Message]:
         messages = self.memory.recall.since(self.agent_id, first_id)
@@ -358,6 +404,16 @@ class Consolidator:
             http=HttpPolicy(), runtime=self.runtime, params=self.settings.params, plain_assistant_prompt="",
             clock=m.clock, consent=DenyAll(), graph=m.graph,
         )
+
+
+@dataclass(frozen=True)
+class _Conversation:
+    """The conversation's prompt a pass builds on, and what of the pass's messages it no longer shows."""
+
+    prefix: tuple[ChatMessage, ...]
+    out_of_view: str  # transcript lines of the pass's messages evicted from the context ("" if none)
+    first: datetime  # when the pass's first and last messages were sent
+    last: datetime
 
 
 def _line(message: Message) -> str:

@@ -163,6 +163,12 @@ class Agent:
         (instructions and tools): a runtime can evaluate them once and keep their KV state."""
         return self._prompt_parts().static_messages()
 
+    def memory_prefix(self) -> list[ChatMessage]:
+        """The static prefix and the memory section after it, which stays as rendered until the
+        next refresh: warming it too leaves a first message only its own tokens to evaluate."""
+        parts = self._prompt_parts()
+        return [*parts.static_messages(), parts.memory_message()]
+
     def tool_costs(self) -> dict[str, int]:
         """Tokens each tool adds to the prompt's tools section."""
         return tool_costs(self.runtime, self.tools.describe_each())

@@ -14,8 +14,8 @@ from pathlib import Path
 
 from desktop.core.clock import Clock
 from desktop.core.graph.extraction import ExtractionOptions, GraphExtractor
-from desktop.core.graph.store import KnowledgeGraph
-from desktop.core.storage import open_database
+from desktop.core.graph.store import ChangeRecorder, KnowledgeGraph
+from desktop.core.storage import Database, open_database
 
 log = logging.getLogger("memdesk.graph.background")
 
@@ -24,8 +24,12 @@ BUSY_TIMEOUT_S = 60.0
 
 class BackgroundExtraction:
     def __init__(self, database: Path | str, analyser_factory: Callable[[], object], clock: Clock,
-                 options: Callable[[], ExtractionOptions], embedder=None) -> None:
+                 options: Callable[[], ExtractionOptions], embedder=None,
+                 recorder: Callable[[Database], ChangeRecorder] | None = None) -> None:
+        """``recorder`` builds the memory history on the thread's own connection (the front end
+        passes it in: memory sits above the graph), so the extractor's changes are recorded."""
         self._database = database
+        self._recorder = recorder
         self._analyser_factory = analyser_factory
         self._clock = clock
         self._options = options
@@ -52,7 +56,8 @@ class BackgroundExtraction:
         db = None
         try:
             db = open_database(self._database, busy_timeout=BUSY_TIMEOUT_S)
-            extractor = GraphExtractor(KnowledgeGraph(db, self._clock, self._embedder), self._analyser_factory(), self._clock)
+            history = self._recorder(db) if self._recorder is not None else None
+            extractor = GraphExtractor(KnowledgeGraph(db, self._clock, self._embedder, history=history), self._analyser_factory(), self._clock)
             while True:
                 with self._wake:
                     while not self._wanted and not self._closed:

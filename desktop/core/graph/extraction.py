@@ -242,7 +242,7 @@ class GraphExtractor:
         before = int(self._db.scalar("SELECT COUNT(*) FROM graph_entities WHERE agent_id = ?", (agent_id,)))
         ids: dict[str, int] = {}
         for entity in analysis.entities:
-            entity_id = self.graph.resolve(agent_id, entity.name, entity.kind, at=source.at)
+            entity_id = self.graph.resolve(agent_id, entity.name, entity.kind, at=source.at, **where)
             if entity_id is not None:
                 ids[entity.name] = entity_id
         mentioned = sorted(set(ids.values()))
@@ -251,7 +251,7 @@ class GraphExtractor:
         report.mentions += len(mentioned)
         speaker_used = any(SPEAKER in (f.subject, f.object) for f in analysis.facts)
         if speaker_used:
-            speaker_id = self.graph.resolve(agent_id, source.speaker, source.speaker_kind, at=source.at)
+            speaker_id = self.graph.resolve(agent_id, source.speaker, source.speaker_kind, at=source.at, **where)
             if speaker_id is not None:
                 ids[SPEAKER] = speaker_id
         for found in analysis.facts:
@@ -295,8 +295,8 @@ class GraphExtractor:
             with self._db.transaction():
                 for triple in triples:
                     kind = lambda name: source.speaker_kind if name == source.speaker else "thing"  # noqa: E731
-                    subject = self.graph.resolve(agent, triple.subject, kind(triple.subject), at=source.at)
-                    obj = self.graph.resolve(agent, triple.object, kind(triple.object), at=source.at)
+                    subject = self.graph.resolve(agent, triple.subject, kind(triple.subject), at=source.at, **where)
+                    obj = self.graph.resolve(agent, triple.object, kind(triple.object), at=source.at, **where)
                     if subject is not None and obj is not None and self._new_fact(agent, subject, triple.relation, obj, source.at, where):
                         report.model_facts += 1
                 self._db.execute("DELETE FROM graph_queue WHERE id = ?", (row[0],))

@@ -13,7 +13,11 @@ as an ``Edit`` that ``undo`` reverts exactly.
 
 Every change is also recorded in the memory history (``history``: the store's MemoryHistory,
 passed in by the composition root, since memory sits above the graph): who made it (the author),
-what it said before and after, and the message it came from.
+what it said before and after, the message it came from, and the rows it touched before and
+after (``before_meta``/``after_meta`` = ``{"rows": [[table, id, row or null], ...]}``). The rows
+make any recorded change revertible later (``restore_rows``, driven by the memory package's
+GraphReverter), across restarts, with a conflict when something changed the rows since. One user
+edit is one recorded change, however many rows it touched.
 """
 
 from __future__ import annotations
@@ -22,7 +26,8 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Protocol
+from contextlib import contextmanager
+from typing import Any, Iterator, Protocol
 
 import numpy as np
 
@@ -30,18 +35,27 @@ from desktop.core.clock import Clock, iso, parse_iso
 from desktop.core.graph import names
 from desktop.core.graph.relations import clean_relation, relation_key, single_valued
 from desktop.core.storage import Database
-from desktop.errors import ToolError
+from desktop.errors import RevertError, ToolError
 
 AUTHORS = ("extractor", "agent", "user")
 #: The memory history's kinds for graph rows (desktop.core.memory.history).
 FACT_CHANGE, ENTITY_CHANGE = "graph_fact", "graph_entity"
 
 
+#: The tables whose rows a recorded change carries (mentions are evidence, not edits).
+ROW_TABLES = ("graph_entities", "graph_facts")
+#: A row in a change's meta: [table, id, the row's columns, or None when it did not exist].
+RowState = list
+
+
 class ChangeRecorder(Protocol):
-    """What the graph needs of the memory history (desktop.core.memory.history.MemoryHistory)."""
+    """What the graph needs of the memory history (desktop.core.memory.history.MemoryHistory).
+    ``cause`` is the history's Cause, passed through untouched (the graph does not look inside)."""
 
     def record(self, agent_id: int, kind: str, target_id: int | None, action: str, *, source: str, before: str | None = None,
-               after: str | None = None, label: str = "", message_id: int | None = None, note: str = "") -> int: ...
+               after: str | None = None, label: str = "", before_meta: dict[str, Any] | None = None,
+               after_meta: dict[str, Any] | None = None, cause: Any = None, message_id: int | None = None, note: str = "") -> int: ...
+
 #: Kinds whose names are proper names: only these merge by lexical or vector similarity
 #: ("Ann" and "Ann Smith" are one person; "coffee" and "coffee shop" are not one thing).
 NAMED_KINDS = frozenset({"person", "place", "org", "group", "event", "work", "product", "language", "thing"})
@@ -113,6 +127,8 @@ class KnowledgeGraph:
         self._clock = clock
         self._embedder = embedder
         self._history = history
+        # Above zero while one edit runs: its inner steps are recorded as one change at its end.
+        self._grouping = 0
         self._name_vectors: dict[int, tuple[list[int], np.ndarray | None]] = {}
         # Writes through this object; other connections' commits show in PRAGMA data_version.
         self._generation = 0
@@ -123,11 +139,149 @@ class KnowledgeGraph:
         return self._db
 
     def _record(self, agent_id: int, kind: str, target_id: int | None, action: str, *, source: str, before: str | None = None,
-                after: str | None = None, message_id: int | None = None, note: str = "") -> None:
-        if self._history is not None:
-            label = after or before or ""
-            self._history.record(agent_id, kind, target_id, action, source=source, before=before, after=after,
-                                 label=label if len(label) <= 60 else label[:59] + "…", message_id=message_id, note=note)
+                after: str | None = None, message_id: int | None = None, note: str = "", rows: tuple[list, list] | None = None,
+                cause: Any = None, label: str | None = None) -> None:
+        """Record one change; ``rows`` = (rows before, rows after) for revert."""
+        if self._history is None or self._grouping:
+            return
+        label = label if label is not None else (after or before or "")
+        extra: dict[str, Any] = {}
+        if rows is not None:
+            extra = {"before_meta": {"rows": rows[0]}, "after_meta": {"rows": rows[1]}}
+        if cause is not None:
+            extra["cause"] = cause
+        else:
+            extra.update(message_id=message_id, note=note)
+        self._history.record(agent_id, kind, target_id, action, source=source, before=before, after=after,
+                             label=label if len(label) <= 60 else label[:59] + "…", **extra)
+
+    # --- row states: what a recorded change carries so it can be reverted -------------------------
+    def _row(self, table: str, row_id: int) -> dict[str, Any] | None:
+        if table not in ROW_TABLES:
+            raise ValueError(f"not a graph table: {table}")
+        cursor = self._db.execute(f"SELECT * FROM {table} WHERE id = ?", (int(row_id),))
+        row = cursor.fetchone()
+        return None if row is None else dict(zip([d[0] for d in cursor.description], row))
+
+    def row_states(self, keys: Iterable[tuple[str, int]]) -> list[RowState]:
+        """The rows as they are now, as a change's meta holds them (read in batches: an agent's
+        insert watches all its current facts)."""
+        keys = [(table, int(row_id)) for table, row_id in keys]
+        found: dict[tuple[str, int], dict[str, Any]] = {}
+        for table in {t for t, _i in keys}:
+            if table not in ROW_TABLES:
+                raise ValueError(f"not a graph table: {table}")
+            ids = sorted({i for t, i in keys if t == table})
+            for start in range(0, len(ids), 500):
+                chunk = ids[start : start + 500]
+                cursor = self._db.execute(f"SELECT * FROM {table} WHERE id IN ({','.join('?' * len(chunk))})", tuple(chunk))
+                columns = [d[0] for d in cursor.description]
+                for row in cursor.fetchall():
+                    found[(table, int(row[0]))] = dict(zip(columns, row))
+        return [[table, row_id, found.get((table, row_id))] for table, row_id in keys]
+
+    def _changed_rows(self, before: list[RowState]) -> tuple[list[RowState], list[RowState]]:
+        """``before`` and the same rows now, leaving out rows the change left as they were."""
+        after = self.row_states((t, i) for t, i, _row in before)
+        pairs = [(b, a) for b, a in zip(before, after) if b[2] != a[2]]
+        return [b for b, _a in pairs], [a for _b, a in pairs]
+
+    def _edit_rows(self, edit: "Edit") -> list[RowState]:
+        seen: set[tuple[str, int]] = set()
+        states: list[RowState] = []
+        for table, row in edit.before:
+            if (table, int(row["id"])) not in seen:
+                seen.add((table, int(row["id"])))
+                states.append([table, int(row["id"]), dict(row)])
+        for table, row_id in edit.inserted:
+            if (table, int(row_id)) not in seen:
+                seen.add((table, int(row_id)))
+                states.append([table, int(row_id), None])
+        return states
+
+    @contextmanager
+    def _one_change(self) -> Iterator[None]:
+        """Inner steps of an edit (new entities, closed facts) are not recorded one by one."""
+        self._grouping += 1
+        try:
+            yield
+        finally:
+            self._grouping -= 1
+
+    def _record_edit(self, agent_id: int, kind: str, target_id: int, action: str, edit: "Edit", *, source: str, before: str | None,
+                     after: str | None, label: str | None = None, message_id: int | None = None, note: str = "", cause: Any = None) -> None:
+        rows = self._changed_rows(self._edit_rows(edit))
+        if rows[0]:
+            self._record(agent_id, kind, target_id, action, source=source, before=before, after=after, label=label,
+                         message_id=message_id, note=note, rows=rows, cause=cause)
+
+    def state_text(self, table: str, row: dict[str, Any] | None) -> str | None:
+        """A row state as people read it in the history: "Ann (an alias of Ann Smith)",
+        "Ann lives in Paris (until 2026-05-01)"; None for a row that does not exist."""
+        if row is None:
+            return None
+        if table == "graph_entities":
+            text = str(row["name"])
+            if row.get("merged_into") is not None:
+                target = self._db.scalar("SELECT name FROM graph_entities WHERE id = ?", (row["merged_into"],))
+                text += f" (an alias of {target})" if target else " (an alias)"
+        else:
+            def name(entity_id: int) -> str:
+                found = self._db.query_one(
+                    "SELECT r.name FROM graph_entities e JOIN graph_entities r ON r.id = COALESCE(e.merged_into, e.id) WHERE e.id = ?",
+                    (entity_id,),
+                )
+                return str(found[0]) if found else f"entity {entity_id}"
+
+            text = f"{name(row['subject_id'])} {row['relation']} {name(row['object_id'])}"
+            if row.get("valid_to"):
+                text += f" (until {str(row['valid_to'])[:10]})"
+        return text + " (deleted)" if row.get("deleted") else text
+
+    def restore_rows(self, agent_id: int, kind: str, target_id: int, rows: list[RowState], *, action: str, cause: Any,
+                     label: str = "") -> None:
+        """Put rows back as a change's meta holds them (a revert): a row that did not exist is
+        hidden (deleted flag: ids in the history stay valid), a row that is gone is inserted
+        again. Recorded as one change by the user."""
+        table = "graph_facts" if kind == FACT_CHANGE else "graph_entities"
+        before_rows = self.row_states((t, i) for t, i, _row in rows)
+        before_text = self.state_text(table, self._row(table, target_id))
+        restoring = [row_id for row_table, row_id, wanted in rows if row_table == "graph_entities" and wanted is not None]
+        with self._db.transaction():
+            # Names move between the rows restored (a rename onto an alias's name): free their
+            # keys first, so the order of the rows does not matter.
+            for row_id in restoring:
+                self._db.execute("UPDATE graph_entities SET key = '#restoring ' || id WHERE id = ?", (row_id,))
+            for (row_table, row_id, wanted), (_t, _i, now) in zip(rows, before_rows):
+                if row_table not in ROW_TABLES:
+                    raise RevertError(f"A graph change names an unknown table ({row_table})")
+                if wanted is None:
+                    if now is not None and not now.get("deleted"):
+                        self._db.execute(f"UPDATE {row_table} SET deleted = 1 WHERE id = ?", (row_id,))
+                    continue
+                if row_table == "graph_entities":
+                    other = self._db.query_one(
+                        "SELECT name FROM graph_entities WHERE agent_id = ? AND key = ? AND id != ?", (wanted["agent_id"], wanted["key"], row_id)
+                    )
+                    if other is not None:
+                        raise RevertError(
+                            f"Cannot revert: another entity is called {other[0]!r} now", hint="rename or merge it in the Knowledge panel first"
+                        )
+                columns = [c for c in wanted if c != "id"]
+                if now is None:
+                    self._db.execute(
+                        f"INSERT INTO {row_table}(id, {', '.join(columns)}) VALUES (?, {', '.join('?' * len(columns))})",
+                        (row_id, *[wanted[c] for c in columns]),
+                    )
+                else:
+                    self._db.execute(
+                        f"UPDATE {row_table} SET {', '.join(c + ' = ?' for c in columns)} WHERE id = ?", (*[wanted[c] for c in columns], row_id)
+                    )
+            changed = self._changed_rows(before_rows)
+            if changed[0]:
+                self._record(agent_id, kind, target_id, action, source="user", before=before_text,
+                             after=self.state_text(table, self._row(table, target_id)), label=label, rows=changed, cause=cause)
+        self._forget_vectors(agent_id)
 
     def _fact_text(self, fact_id: int) -> str:
         fact = self.fact(fact_id)
@@ -204,10 +358,12 @@ class KnowledgeGraph:
         )
         return int(entities), len(self._fact_rows("f.agent_id = ? AND f.valid_to IS NULL", (agent_id,)))
 
-    def resolve(self, agent_id: int, name: str, kind: str = "thing", *, author: str = "extractor", at: datetime | None = None) -> int | None:
+    def resolve(self, agent_id: int, name: str, kind: str = "thing", *, author: str = "extractor", at: datetime | None = None,
+                message_id: int | None = None, passage_id: int | None = None) -> int | None:
         """The row id for ``name``: its own row when the key is known; otherwise a new row, made
         an alias of an entity it evidently names ("Ann" of "Ann Smith", by words or meaning).
-        None when ``name`` is no plausible entity name."""
+        None when ``name`` is no plausible entity name. ``message_id``/``passage_id``: where the
+        name was found, for the memory history."""
         if not names.valid_name(name):
             return None
         key = names.name_key(name)
@@ -222,8 +378,11 @@ class KnowledgeGraph:
         )
         if target is None and kind in NAMED_KINDS:
             self._remember_vector(agent_id, cursor.lastrowid, name)
-        alias = f"an alias of {self.entity(target).name}" if target is not None else ""
-        self._record(agent_id, ENTITY_CHANGE, int(cursor.lastrowid), "create", source=author, after=names.display_name(name), note=alias)
+        entity_id = int(cursor.lastrowid)
+        notes = [f"an alias of {self.entity(target).name}" if target is not None else "", _found_in(message_id, passage_id)]
+        self._record(agent_id, ENTITY_CHANGE, entity_id, "create", source=author, after=names.display_name(name),
+                     message_id=message_id, note="; ".join(n for n in notes if n),
+                     rows=([["graph_entities", entity_id, None]], self.row_states([("graph_entities", entity_id)])))
         return int(cursor.lastrowid)
 
     def _alias_target(self, agent_id: int, name: str, kind: str) -> int | None:
@@ -336,7 +495,7 @@ class KnowledgeGraph:
         if single_valued(relation):
             for fact in same:
                 if iso(fact.valid_from) <= start:
-                    closed.append((fact.id, self._fact_text(fact.id)))
+                    closed.append((fact.id, self._fact_text(fact.id), self._row("graph_facts", fact.id)))
                     self._db.execute("UPDATE graph_facts SET valid_to = ? WHERE id = ?", (start, fact.id))
                 else:  # the known fact is newer: this one ended when it began
                     valid_to = min(valid_to or iso(fact.valid_from), iso(fact.valid_from))
@@ -347,10 +506,14 @@ class KnowledgeGraph:
         )
         fact_id = int(cursor.lastrowid)
         text = self._fact_text(fact_id)
-        self._record(agent_id, FACT_CHANGE, fact_id, "create", source=author, after=text, message_id=message_id)
-        for old_id, before in closed:
+        # Reverting the new fact reopens the facts it closed.
+        created_before = [["graph_facts", fact_id, None]] + [["graph_facts", old_id, row] for old_id, _text, row in closed]
+        self._record(agent_id, FACT_CHANGE, fact_id, "create", source=author, after=text, message_id=message_id,
+                     note=_found_in(message_id, passage_id), rows=(created_before, self.row_states((t, i) for t, i, _r in created_before)))
+        for old_id, before, row in closed:
             self._record(agent_id, FACT_CHANGE, old_id, "update", source=author, before=before, after=self._fact_text(old_id),
-                         message_id=message_id, note=f"closed by the newer fact: {text}")
+                         message_id=message_id, note=f"closed by the newer fact: {text}",
+                         rows=([["graph_facts", old_id, row]], self.row_states([("graph_facts", old_id)])))
         return fact_id
 
     def fact(self, fact_id: int) -> Fact | None:
@@ -482,7 +645,8 @@ class KnowledgeGraph:
                 "UPDATE graph_entities SET name = ?, key = ?, kind = COALESCE(?, kind), author = 'user' WHERE id = ?",
                 (names.display_name(name), key, kind, root),
             )
-            self._record(self._agent_of(root), ENTITY_CHANGE, root, "update", source="user", before=old_name, after=names.display_name(name))
+            self._record_edit(self._agent_of(root), ENTITY_CHANGE, root, "update", edit, source="user", before=old_name,
+                              after=names.display_name(name))
         self._forget_vectors(self._agent_of(root))
         return edit
 
@@ -496,8 +660,8 @@ class KnowledgeGraph:
         with self._db.transaction():
             self._db.execute("UPDATE graph_entities SET merged_into = ? WHERE id = ? OR merged_into = ?", (target, source, source))
             edit.before += self._reconcile(target)
-            self._record(self._agent_of(target), ENTITY_CHANGE, source, "update", source="user", before=source_name,
-                         after=f"{source_name} (an alias of {target_name})", note=edit.label)
+            self._record_edit(self._agent_of(target), ENTITY_CHANGE, source, "update", edit, source="user", before=source_name,
+                              after=f"{source_name} (an alias of {target_name})", label=source_name, note=edit.label)
         self._forget_vectors(self._agent_of(target))
         return edit
 
@@ -527,8 +691,8 @@ class KnowledgeGraph:
         edit = Edit(f"split {row[1]} off", self._snapshot("graph_entities", "id = ?", (alias_id,)))
         with self._db.transaction():
             self._db.execute("UPDATE graph_entities SET merged_into = NULL, deleted = 0 WHERE id = ?", (alias_id,))
-            self._record(self._agent_of(alias_id), ENTITY_CHANGE, alias_id, "update", source="user", before=f"{row[1]} (an alias)",
-                         after=row[1], note=edit.label)
+            self._record_edit(self._agent_of(alias_id), ENTITY_CHANGE, alias_id, "update", edit, source="user",
+                              before=self.state_text("graph_entities", edit.before[0][1]), after=row[1], label=row[1], note=edit.label)
         self._forget_vectors(self._agent_of(alias_id))
         return edit
 
@@ -544,31 +708,41 @@ class KnowledgeGraph:
         edit = Edit(f"delete {name}", self._snapshot("graph_entities", "id = ?", (root,)))
         with self._db.transaction():
             self._db.execute("UPDATE graph_entities SET deleted = 1 WHERE id = ?", (root,))
-            self._record(self._agent_of(root), ENTITY_CHANGE, root, "delete", source="user", before=name)
+            self._record_edit(self._agent_of(root), ENTITY_CHANGE, root, "delete", edit, source="user", before=name, after=None)
         self._forget_vectors(self._agent_of(root))
         return edit
 
     def insert_fact(self, agent_id: int, subject: str, relation: str, obj: str, *, author: str, message_id: int | None = None,
-                    valid_from: datetime | None = None) -> tuple[Fact, Edit]:
-        """A fact from the agent or the user, by names (unknown names become entities)."""
+                    valid_from: datetime | None = None, cause: Any = None) -> tuple[Fact, Edit]:
+        """A fact from the agent or the user, by names (unknown names become entities). Recorded
+        as one change (with the entities it created and the facts it closed); ``cause`` is the
+        history's Cause of an agent's call."""
         if not clean_relation(relation):
             raise ToolError("relation must not be empty")
         with self._db.transaction():
             first_entity = int(self._db.scalar("SELECT COALESCE(MAX(id), 0) FROM graph_entities"))
-            subject_id = self._resolve_named(agent_id, subject, author)
-            object_id = self._resolve_named(agent_id, obj, author)
-            if self.root(subject_id) == self.root(object_id):
-                raise ToolError("subject and object must be different entities")
-            before = self._snapshot("graph_facts", "agent_id = ? AND valid_to IS NULL", (agent_id,))
-            fact_id = self.add_fact(agent_id, subject_id, relation, object_id, author=author, valid_from=valid_from, message_id=message_id)
-            assert fact_id is not None
-            new_entities = [("graph_entities", int(r[0])) for r in self._db.query(
-                "SELECT id FROM graph_entities WHERE agent_id = ? AND id > ?", (agent_id, first_entity))]
-        fact = self.fact(fact_id)
-        assert fact is not None
-        edit = Edit(f"add {fact.subject} {fact.relation} {fact.object}", before, [("graph_facts", fact_id), *new_entities])
-        if any(row["id"] == fact_id for _t, row in before):
-            edit.inserted = new_entities  # it was known already: nothing of it to take back
+            # Known names (a deleted one comes back): their rows as they were, for undo.
+            known = [self.find(agent_id, name, include_deleted=True) for name in (subject, obj)]
+            entity_rows = [row for e in known if e is not None for row in self._snapshot("graph_entities", "id = ?", (e.id,))]
+            with self._one_change():
+                subject_id = self._resolve_named(agent_id, subject, author)
+                object_id = self._resolve_named(agent_id, obj, author)
+                if self.root(subject_id) == self.root(object_id):
+                    raise ToolError("subject and object must be different entities")
+                before = self._snapshot("graph_facts", "agent_id = ? AND valid_to IS NULL", (agent_id,))
+                fact_id = self.add_fact(agent_id, subject_id, relation, object_id, author=author, valid_from=valid_from, message_id=message_id)
+                assert fact_id is not None
+                new_entities = [("graph_entities", int(r[0])) for r in self._db.query(
+                    "SELECT id FROM graph_entities WHERE agent_id = ? AND id > ?", (agent_id, first_entity))]
+            fact = self.fact(fact_id)
+            assert fact is not None
+            edit = Edit(f"add {fact.subject} {fact.relation} {fact.object}", entity_rows + before, [("graph_facts", fact_id), *new_entities])
+            if any(row["id"] == fact_id for _t, row in before):
+                edit.inserted = new_entities  # it was known already: nothing of it to take back
+            created = [name for _t, entity_id in new_entities if (name := self._row("graph_entities", entity_id)) is not None]
+            note = "new entities: " + ", ".join(str(r["name"]) for r in created) if created else ""
+            self._record_edit(agent_id, FACT_CHANGE, fact_id, "create", edit, source=author, before=None,
+                              after=self._fact_text(fact_id), message_id=message_id, note=note, cause=cause)
         return fact, edit
 
     def _resolve_named(self, agent_id: int, name: str, author: str) -> int:
@@ -600,7 +774,7 @@ class KnowledgeGraph:
             if valid_to != "keep":
                 self._db.execute("UPDATE graph_facts SET valid_to = ? WHERE id = ?", (iso(valid_to) if valid_to else None, fact_id))  # type: ignore[arg-type]
             self._db.execute("UPDATE graph_facts SET author = 'user' WHERE id = ?", (fact_id,))
-            self._record(fact.agent_id, FACT_CHANGE, fact_id, "update", source="user", before=before, after=self._fact_text(fact_id))
+            self._record_edit(fact.agent_id, FACT_CHANGE, fact_id, "update", edit, source="user", before=before, after=self._fact_text(fact_id))
         return edit
 
     def delete_fact(self, fact_id: int) -> Edit:
@@ -610,20 +784,17 @@ class KnowledgeGraph:
         edit = Edit(f"delete {fact.subject} {fact.relation} {fact.object}", self._snapshot("graph_facts", "id = ?", (fact_id,)))
         with self._db.transaction():
             self._db.execute("UPDATE graph_facts SET deleted = 1 WHERE id = ?", (fact_id,))
-            self._record(fact.agent_id, FACT_CHANGE, fact_id, "delete", source="user", before=self._fact_text(fact_id))
+            self._record_edit(fact.agent_id, FACT_CHANGE, fact_id, "delete", edit, source="user", before=self._fact_text(fact_id), after=None)
         return edit
 
     def undo(self, edit: Edit) -> None:
+        """Take one edit back exactly (rows the edit inserted go). The app's Knowledge panel
+        undoes through the memory history instead (a recorded revert that survives a restart);
+        this is for callers without a history."""
         agents = set()
         with self._db.transaction():
-            rows = [(t, row) for t, row in edit.before] + [(t, {"id": i}) for t, i in edit.inserted]
-            if rows:
-                table, row = rows[0]
-                kind = FACT_CHANGE if table == "graph_facts" else ENTITY_CHANGE
-                agent = row.get("agent_id") or self._db.scalar(f"SELECT agent_id FROM {table} WHERE id = ?", (row["id"],))
-                if agent is not None:
-                    self._record(int(agent), kind, int(row["id"]), "update", source="user", before=edit.label,
-                                 after=f"undone: {edit.label}", note="undo in the Knowledge panel")
+            watched = self._edit_rows(edit)
+            now = self.row_states((t, i) for t, i, _r in watched)
             for table, row_id in reversed(edit.inserted):
                 if table == "graph_facts":
                     self._db.execute("DELETE FROM graph_facts WHERE id = ?", (row_id,))
@@ -642,11 +813,24 @@ class KnowledgeGraph:
                     (*[row[c] for c in columns], row["id"]),
                 )
                 agents.add(row.get("agent_id"))
+            if watched:
+                table, row_id = watched[0][0], watched[0][1]
+                agent = next((r[2]["agent_id"] for r in now + watched if r[2] is not None), None)
+                changed = self._changed_rows(now)
+                if agent is not None and changed[0]:
+                    kind = FACT_CHANGE if table == "graph_facts" else ENTITY_CHANGE
+                    self._record(int(agent), kind, row_id, "update", source="user", before=edit.label, after=f"undone: {edit.label}",
+                                 note="undo in the Knowledge panel", rows=changed)
         for agent in agents:
             self._forget_vectors(agent)
 
     def _agent_of(self, entity_id: int) -> int:
         return int(self._db.scalar("SELECT agent_id FROM graph_entities WHERE id = ?", (entity_id,)))
+
+
+def _found_in(message_id: int | None, passage_id: int | None) -> str:
+    """A history note for a row taken from an archival passage (a message is linked instead)."""
+    return f"found in archival passage {passage_id}" if passage_id is not None and message_id is None else ""
 
 
 def _normalised(vectors: Iterable) -> np.ndarray:

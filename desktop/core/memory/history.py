@@ -238,6 +238,22 @@ class MemoryHistory:
             )
         return [_change(r) for r in rows]
 
+    def newest_unreverted(self, agent_id: int, kinds: tuple[str, ...], *, source: str | None = None) -> Change | None:
+        """The newest change of ``kinds`` (by ``source``) that is not a revert and that no later
+        change reverts: what an undo button undoes next."""
+        where = [f"h.agent_id = ? AND h.target_kind IN ({','.join('?' * len(kinds))}) AND h.reverts IS NULL"]
+        params: list[Any] = [agent_id, *kinds]
+        if source is not None:
+            where.append("h.source = ?")
+            params.append(source)
+        columns = ", ".join("h." + c.strip() for c in _COLUMNS.split(","))
+        row = self._db.query_one(
+            f"SELECT {columns} FROM memory_history h WHERE {' AND '.join(where)}"
+            " AND NOT EXISTS (SELECT 1 FROM memory_history r WHERE r.reverts = h.id) ORDER BY h.id DESC LIMIT 1",
+            tuple(params),
+        )
+        return _change(row) if row else None
+
     def latest_for_block(self, agent_id: int, label: str) -> Change | None:
         changes = self.for_block(agent_id, label, limit=1)
         return changes[0] if changes else None
@@ -262,6 +278,19 @@ class MemoryHistory:
             ),
         )
         return int(cursor.lastrowid)
+
+    def relink(self, change_id: int, target_id: int | None, before_meta: dict[str, Any] | None, after_meta: dict[str, Any] | None) -> None:
+        """Point a carried change, and the rows its meta names, at this store's rows; a change
+        whose rows did not come along loses them (it stays listed, not revertible)."""
+        self._db.execute(
+            "UPDATE memory_history SET target_id = ?, before_meta = ?, after_meta = ? WHERE id = ?",
+            (
+                target_id,
+                None if before_meta is None else json.dumps(before_meta, ensure_ascii=False),
+                None if after_meta is None else json.dumps(after_meta, ensure_ascii=False),
+                change_id,
+            ),
+        )
 
     def retarget(self, change_id: int, target_id: int) -> None:
         """Point a carried change at the row it concerns in this store (ids change on import)."""

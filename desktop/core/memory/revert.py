@@ -13,13 +13,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from desktop.core.clock import parse_iso
 from desktop.core.memory.archival import ArchivalMemory, NewPassage
 from desktop.core.memory.core_memory import CoreMemory, StaleBlockError
 from desktop.core.memory.history import BLOCK, CONFIGURE, CREATE, DELETE, DOCUMENT, PASSAGE, UPDATE, USER, Cause, Change, MemoryHistory
 from desktop.errors import RevertError
+
+if TYPE_CHECKING:
+    from desktop.core.graph.store import KnowledgeGraph
 
 #: What applying a plan does to the target.
 SET, REMOVE, RESTORE, RECONFIGURE = "set", "remove", "restore", "reconfigure"
@@ -48,6 +51,8 @@ class RevertPlan:
         if self.blocked:
             return self.blocked
         what = self.change.describe()
+        if self.conflict and not self.later:
+            return "Other changes touched the same memory since this change. Reverting now would overwrite them."
         if self.conflict:
             sources = ", ".join(sorted({c.source for c in self.later}))
             return (
@@ -211,13 +216,23 @@ class PassageReverter:
 
 
 class Reverter:
-    def __init__(self, history: MemoryHistory, core: CoreMemory, archival: ArchivalMemory) -> None:
+    def __init__(self, history: MemoryHistory, core: CoreMemory, archival: ArchivalMemory, graph: "KnowledgeGraph | None" = None) -> None:
+        """With ``graph``, knowledge-graph changes are revertible too (graph_revert)."""
         self._history = history
         self._kinds: dict[str, KindReverter] = {BLOCK: BlockReverter(core), PASSAGE: PassageReverter(archival)}
+        if graph is not None:
+            from desktop.core.memory.graph_revert import GRAPH_KINDS, GraphReverter  # it imports this module
+
+            for kind in GRAPH_KINDS:
+                self.register(kind, GraphReverter(graph))
 
     def register(self, kind: str, reverter: KindReverter) -> None:
         """Let another memory kind (the knowledge graph) be reverted from the same views."""
         self._kinds[kind] = reverter
+
+    @property
+    def history(self) -> MemoryHistory:
+        return self._history
 
     def supports(self, kind: str) -> bool:
         return kind in self._kinds
@@ -231,7 +246,7 @@ class Reverter:
         if change.kind == DOCUMENT:
             return RevertPlan(change, SET, None, None, later, blocked="A document's passages come and go with it: add or remove it in the Documents panel")
         if kind is None and change.kind.startswith("graph"):
-            return RevertPlan(change, SET, None, None, later, blocked="Knowledge-graph changes are undone in the Knowledge panel (Ctrl+Z there)")
+            return RevertPlan(change, SET, None, None, later, blocked="Knowledge-graph changes cannot be reverted here: this view has no knowledge graph")
         if kind is None:
             return RevertPlan(change, SET, None, None, later, blocked=f"Changes to {change.kind.replace('_', ' ')}s cannot be reverted here")
         return kind.plan(change, later)
@@ -250,6 +265,14 @@ class Reverter:
 
     def revert(self, change_id: int, *, force: bool = False) -> Change:
         return self.apply(self.plan(change_id), force=force)
+
+    def undo_last_of(self, agent_id: int, kinds: tuple[str, ...], *, source: str = USER) -> Change:
+        """Undo the newest change of ``kinds`` by ``source`` not undone yet: the Knowledge panel's
+        Ctrl+Z, pressed again, goes further back (the reverts themselves are not undone)."""
+        change = self._history.newest_unreverted(agent_id, kinds, source=source)
+        if change is None:
+            raise RevertError("There is nothing to undo")
+        return self.revert(change.id)
 
     def undo_last(self, agent_id: int, *, kind: str | None = None, label: str | None = None) -> Change:
         """Revert the newest change (of a block, with ``label``)."""

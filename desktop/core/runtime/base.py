@@ -88,6 +88,7 @@ class GenerationStats:
     evaluated_tokens: int = 0  # prompt tokens actually evaluated (the rest came from the KV cache)
     generated_tokens: int = 0
     seconds: float = 0.0
+    evaluation_seconds: float = 0.0  # the part of ``seconds`` spent evaluating the prompt (0: not measured)
 
 
 @dataclass(frozen=True)

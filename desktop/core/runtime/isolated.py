@@ -11,7 +11,9 @@ Life of the child:
 * it is spawned by the constructor, which does not wait: the model loads while the caller goes on
   (the window paints); ``info`` and every call wait for it to be ready (``wait_ready``);
 * if it dies during a call, that call raises ModelError; if it died between calls (killed while
-  idle), the next call notices and starts a new one; either way the next call works;
+  idle), the next call notices and starts a new one; either way the next call works. A child
+  still dying when a call is sent (until the kernel has torn it down it looks alive and its pipe
+  takes the message) never acknowledges that call, so the call goes to a new child once;
 * a start that fails (a bad file, a template error) raises its own error and leaves no child
   behind, so the next call tries again rather than writing to a dead pipe;
 * a call abandoned by its caller (Ctrl+C, a callback that raised) is cancelled and its leftover
@@ -19,7 +21,8 @@ Life of the child:
 * ``close`` returns within its deadline even if the child hangs: it is killed.
 
 Protocol, parent to child: ("call", method, args, kwargs, wants_events) and ("cancel",).
-Child to parent: ("ok", info) once loaded, then for each call ("event", kind, text) while
+Child to parent: ("ok", info) once loaded, then for each call ("started",) as soon as it is read,
+("event", kind, text) while
 generating and ("ok", value) or ("error", class name, message, hint). Cancel requests are read by
 the child between tokens.
 """
@@ -90,6 +93,7 @@ def _serve(conn: Connection, module: str, factory: str, args: tuple[Any, ...]) -
             if message[0] != "call":
                 continue  # a cancel that arrived after its call finished
             _, method, call_args, kwargs, wants_events = message
+            conn.send(("started",))  # lets the parent tell "died before this call" from "died in it"
             if wants_events:
                 kwargs["on_event"] = lambda event: conn.send(("event", event.kind, event.text))
             if "cancel" in kwargs:
@@ -134,6 +138,7 @@ class IsolatedRuntime:
         self._conn: Connection | None = None
         self._ready = False  # the child has loaded the model and sent its info
         self._pending = False  # a call was sent and its answer not yet read
+        self._started = False  # the child acknowledged the call in flight
         self._start_deadline = 0.0
         self._closed = False
         self._info: RuntimeInfo | None = None
@@ -232,7 +237,9 @@ class IsolatedRuntime:
                     hint="Your message is saved; send again to retry. `memdesk doctor` (Help → Diagnostics) tells why.",
                     exit_code=code,
                 ) from error
-            if message[0] == "event":
+            if message[0] == "started":
+                self._started = True
+            elif message[0] == "event":
                 if on_event is not None:
                     on_event(StreamEvent(message[1], message[2]))  # if this raises, the next call drains
             elif message[0] == "ok":
@@ -248,16 +255,21 @@ class IsolatedRuntime:
             if cancel is not None:
                 kwargs["cancel"] = None  # replaced in the child by a pipe-backed token
             message = ("call", method, args, kwargs, on_event is not None)
-            try:
-                assert self._conn is not None
-                self._conn.send(message)
-            except OSError:  # the child died just after the check: it had not started this call
-                self._stop()
-                self._ensure_child()
-                assert self._conn is not None
-                self._conn.send(message)
-            self._pending = True
-            return self._receive(on_event, cancel)
+            for attempt in (1, 2):
+                self._started = False
+                try:
+                    assert self._conn is not None
+                    self._conn.send(message)
+                    self._pending = True
+                    return self._receive(on_event, cancel)
+                except (OSError, ModelCrashedError):
+                    # A child killed while idle can still look alive (its threads are exiting) and accept
+                    # the send; it never started this call, so the call goes to a new child once.
+                    if self._started or attempt == 2:
+                        raise
+                    self._stop()
+                    self._ensure_child()
+            raise AssertionError("unreachable")
 
     # --- Runtime interface ------------------------------------------------------------------------
     @property

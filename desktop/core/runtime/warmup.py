@@ -21,13 +21,15 @@ from desktop.errors import GenerationCancelled, MemDeskError
 
 log = logging.getLogger(__name__)
 
+_Prefixes = tuple[tuple[ChatMessage, ...], ...]
+
 
 class Warmup:
     def __init__(self) -> None:
         self._thread: threading.Thread | None = None
         self._cancel = CancelToken()
-        self._target: tuple[Runtime, tuple[ChatMessage, ...]] | None = None  # what to warm
-        self._done: tuple[Runtime, tuple[ChatMessage, ...]] | None = None  # the last warm-up that finished
+        self._target: tuple[Runtime, _Prefixes] | None = None  # what to warm
+        self._done: tuple[Runtime, _Prefixes] | None = None  # the last warm-up that finished
         self.finished = threading.Event()  # set when a warm-up completes (for tests and benchmarks)
         self.last_tokens = 0  # tokens the last completed warm-up evaluated
         self.last_seconds = 0.0
@@ -36,15 +38,18 @@ class Warmup:
     def running(self) -> bool:
         return self._thread is not None and self._thread.is_alive()
 
-    def start(self, runtime: Runtime, messages: Sequence[ChatMessage]) -> None:
+    def start(self, runtime: Runtime, messages: Sequence[ChatMessage], *longer: Sequence[ChatMessage]) -> None:
         """Warm ``runtime`` for prompts starting with ``messages``, in the background."""
-        self.want(runtime, messages)
+        self.want(runtime, messages, *longer)
         self.resume()
 
-    def want(self, runtime: Runtime, messages: Sequence[ChatMessage]) -> None:
-        """Make this the warm-up to run at the next ``resume`` (replacing any other)."""
+    def want(self, runtime: Runtime, messages: Sequence[ChatMessage], *longer: Sequence[ChatMessage]) -> None:
+        """Make this the warm-up to run at the next ``resume`` (replacing any other). ``longer``
+        prefixes (each extending the one before) are warmed after ``messages``, each kept on
+        disk by the runtime: the static prefix's state stays reusable when what follows it
+        changes (the memory section after an edit)."""
         self.stop()
-        self._target = (runtime, tuple(messages))
+        self._target = (runtime, tuple(tuple(prefix) for prefix in (messages, *longer)))
 
     def resume(self) -> None:
         """Run the wanted warm-up unless it is running or finished already (cheap to call often)."""
@@ -68,14 +73,14 @@ class Warmup:
         self.stop()
         self._target = self._done = None
 
-    def _finished(self, target: tuple[Runtime, tuple[ChatMessage, ...]]) -> bool:
+    def _finished(self, target: tuple[Runtime, _Prefixes]) -> bool:
         return self._done is not None and self._done[0] is target[0] and self._done[1] == target[1]
 
-    def _run(self, target: tuple[Runtime, tuple[ChatMessage, ...]], cancel: CancelToken) -> None:
-        runtime, messages = target
+    def _run(self, target: tuple[Runtime, _Prefixes], cancel: CancelToken) -> None:
+        runtime, prefixes = target
         started = time.perf_counter()
         try:
-            tokens = runtime.warm(messages, cancel=cancel)
+            tokens = sum(runtime.warm(prefix, cancel=cancel) for prefix in prefixes)
         except GenerationCancelled:
             return
         except MemDeskError as error:  # the first real call will meet (and report) the same problem

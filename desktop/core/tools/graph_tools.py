@@ -62,7 +62,9 @@ def knowledge_graph_insert(ctx: ToolContext, subject: str, relation: str, object
     graph = _graph(ctx)
     # The fact's source is the user's latest message: the one the agent is acting on.
     source = graph.db.scalar("SELECT MAX(id) FROM messages WHERE agent_id = ? AND kind = 'user_message'", (ctx.agent_id,))
-    fact, _edit = graph.insert_fact(ctx.agent_id, subject, relation, object, author="agent", message_id=source, valid_from=ctx.clock.now())
+    fact, _edit = graph.insert_fact(
+        ctx.agent_id, subject, relation, object, author="agent", message_id=source, valid_from=ctx.clock.now(), cause=ctx.cause
+    )
     return f"Recorded: {fact.subject} | {fact.relation} | {fact.object}."
 
 

@@ -195,7 +195,7 @@ def export_agent_file(
             "messages": details,
             "documents": documents,
             "passages": [_passage_entry(p, document_refs) for _id, p in passages],
-            "history": [_history_entry(c, refs, passage_refs, {c.id: i for i, c in enumerate(history)}) for c in history],
+            "history": [_history_entry(c, refs, passage_refs, {c.id: i for i, c in enumerate(history)}, graph) for c in history],
             "graph": graph.export_graph(services.db, agent_id, refs, passage_refs) if graph is not None else None,
         }
     document["tools"] = list(tools.values())
@@ -256,8 +256,14 @@ def _passage_entry(passage: NewPassage, document_refs: dict[int, str]) -> dict[s
     return entry
 
 
-def _history_entry(change, message_refs: dict[int, str], passage_refs: dict[int, int], change_refs: dict[int, int]) -> dict[str, Any]:
+def _history_entry(change, message_refs: dict[int, str], passage_refs: dict[int, int], change_refs: dict[int, int],
+                   graph: GraphTransfer | None) -> dict[str, Any]:
     entry = export_change(change, message_refs, change_refs)
     if change.kind == "passage" and change.target_id in passage_refs:
         entry["passage"] = passage_refs[change.target_id]
+    if change.kind.startswith("graph") and graph is not None:
+        # The row ids are the graph section's own; the import moves them to the new store's.
+        entry["graph_target"] = change.target_id
+        entry["before_meta"] = graph.export_rows(change.before_meta, message_refs, passage_refs)
+        entry["after_meta"] = graph.export_rows(change.after_meta, message_refs, passage_refs)
     return entry

@@ -565,8 +565,14 @@ def _write_agent(services: AgentFileServices, plan: AgentPlan, vectors, cause: C
         services.db.execute(
             "INSERT INTO agent_file_extras(agent_id, format, data) VALUES (?, 'letta', ?)", (record.id, json.dumps(plan.extras, ensure_ascii=False))
         )
-    if plan.graph is not None and graph is not None:
-        plan.report.graph = graph.import_graph(services.db, record.id, plan.graph, stored, passage_ids)
+    imported = graph.import_graph(services.db, record.id, plan.graph, stored, passage_ids) if plan.graph is not None and graph is not None else None
+    if imported is not None:
+        plan.report.graph = imported.summary
+    for change_id, entry in restored:
+        if str(entry.get("kind", "")).startswith("graph"):
+            # Carried graph changes point at the new rows, or at none (listed, not revertible).
+            moved = imported.change(entry["kind"], entry.get("graph_target"), (entry.get("before_meta"), entry.get("after_meta"))) if imported else None
+            memory.core.history.relink(change_id, *(moved or (None, None, None)))
     refs = [m.ref for m in plan.messages]
     if plan.context_start_ref is None:
         context_start = 0

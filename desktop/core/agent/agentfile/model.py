@@ -33,8 +33,20 @@ class GraphTransfer(Protocol):
     (``message_refs`` maps store ids to them) and passages by their position in the file
     (``passage_refs``); ``import_graph`` stores it for a new agent inside the import's transaction
     (``message_ids`` maps the file's ids back, ``passage_ids`` lists the new passages in file
-    order) and returns a short description of what it imported."""
+    order) and returns a GraphImport. ``export_rows`` writes a recorded graph change's rows (its
+    history meta) in the file's terms."""
 
     def export_graph(self, db: "Database", agent_id: int, message_refs: dict[int, str], passage_refs: dict[int, int]) -> Any: ...
 
-    def import_graph(self, db: "Database", agent_id: int, data: Any, message_ids: dict[str, int], passage_ids: list[int]) -> str: ...
+    def export_rows(self, meta: Any, message_refs: dict[int, str], passage_refs: dict[int, int]) -> Any: ...
+
+    def import_graph(self, db: "Database", agent_id: int, data: Any, message_ids: dict[str, int], passage_ids: list[int]) -> "GraphImport": ...
+
+
+class GraphImport(Protocol):
+    """One agent's imported graph: a line for the import summary, and where a carried graph
+    change now points (its target and before/after meta in the new store; None: not revertible)."""
+
+    summary: str
+
+    def change(self, kind: str, target: Any, meta: tuple[Any, Any]) -> tuple[int, dict, dict] | None: ...

@@ -27,6 +27,13 @@ from desktop.core.runtime.streaming import CallStreamParser
 from desktop.errors import ModelError
 
 
+def _common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
+    count, limit = 0, min(len(a), len(b))
+    while count < limit and a[count] == b[count]:
+        count += 1
+    return count
+
+
 class LlamaCppRuntime:
     """A Runtime backed by one llama.cpp model and context. Not thread-safe: one caller at a time."""
 
@@ -36,6 +43,7 @@ class LlamaCppRuntime:
         gguf = read_gguf(path)
         self._model: NativeModel | None = None
         self._context: NativeContext | None = None
+        self._pieces: dict[int, bytes] = {}  # each token's text, for prompt_for_cache
         try:
             self._model = model = NativeModel(path, gpu_layers=settings.gpu_layers)
             n_ctx = max(256, min(settings.context_size, model.n_ctx_train))
@@ -114,6 +122,59 @@ class LlamaCppRuntime:
     def prompt_tokens(self, messages: Sequence[ChatMessage]) -> list[int]:
         return self.tokenize(self.render(messages), special=True)
 
+    def prompt_for_cache(self, messages: Sequence[ChatMessage]) -> list[int]:
+        """The prompt's tokens, keeping the tokens the KV cache holds wherever they spell the
+        same text.
+
+        A reply sampled under a grammar is often made of other tokens than its text gives when
+        tokenized again (SmolLM2 samples ``.`` then ``",`` where the tokenizer reads ``."`` and
+        ``,``): the next prompt's own tokens then part from the cache inside that reply, and the
+        rest of the reply is evaluated again, ~45 tokens (~0.5 s) a turn. The model reads the same
+        text either way. The spliced tokens are used only when they spell the prompt exactly."""
+        text = self.render(messages)
+        canonical = self.tokenize(text, special=True)
+        held = self.prefix_cache.tokens
+        common = _common_prefix(canonical, held)
+        if common >= len(held) - 1 or common == len(canonical):
+            return canonical  # the cache holds no more of this prompt than its own tokens reach
+        spliced = self._splice(text.encode("utf-8"), canonical, held, common)
+        return canonical if spliced is None else spliced
+
+    def _splice(self, text: bytes, canonical: list[int], held: list[int], common: int) -> list[int] | None:
+        """``held``'s longest run that spells the start of ``text``, then ``text``'s remainder
+        tokenized; None when that reuses no more than ``common`` tokens or does not spell ``text``."""
+        model = self._open_model()
+        # A BOS the tokenizer added is no text: it must lead both, then the text starts after it.
+        added_bos = bool(canonical) and canonical[0] == model.bos and not text.startswith(self._piece(model.bos))
+        if added_bos and (not held or held[0] != model.bos):
+            return None
+        kept, position = int(added_bos), 0
+        while kept < len(held):
+            piece = self._piece(held[kept])
+            if not piece or not text.startswith(piece, position):
+                break
+            position += len(piece)
+            kept += 1
+        while kept > common:  # the remainder must start on a character boundary
+            try:
+                rest = text[position:].decode("utf-8")
+                break
+            except UnicodeDecodeError:
+                kept -= 1
+                position -= len(self._piece(held[kept]))
+        if kept <= common:
+            return None
+        tail = model.tokenize(rest, add_bos=False, special=True) if rest else []
+        if b"".join(self._piece(token) for token in tail) != text[position:]:
+            return None  # e.g. a tokenizer that puts a space before a text's first word
+        return [*held[:kept], *tail]
+
+    def _piece(self, token: int) -> bytes:
+        piece = self._pieces.get(token)
+        if piece is None:
+            piece = self._pieces[token] = self._open_model().piece_bytes(token, special=True)
+        return piece
+
     def tokenize(self, text: str, *, special: bool) -> list[int]:
         """With ``special``, control-token text (``<|im_start|>``) becomes control tokens and BOS is
         added when the model wants one and the text does not already start with it."""
@@ -173,12 +234,14 @@ class LlamaCppRuntime:
     ) -> ModelTurn:
         """Generate after the rendered ``messages`` (see ``generation.generate`` for the rest)."""
         started = time.perf_counter()
-        prompt = self.prompt_tokens(messages)
+        prompt = self.prompt_for_cache(messages)
+        evaluating = time.perf_counter()
         evaluated = self.prefix_cache.evaluate(prompt, cancel, stable_prefix=self.stable_prefix(messages, prompt))
+        evaluation = time.perf_counter() - evaluating
         assert self._model is not None and self._context is not None  # evaluate checked that they are open
         result = generate(self._model, self._context, self.prefix_cache, params, grammar=grammar, on_text=on_text, forced=forced, cancel=cancel)
         self.last_sampler_counts = result.sampler_counts
-        return ModelTurn(result.text, GenerationStats(len(prompt), evaluated, result.tokens, time.perf_counter() - started))
+        return ModelTurn(result.text, GenerationStats(len(prompt), evaluated, result.tokens, time.perf_counter() - started, evaluation))
 
     # --- set-up -----------------------------------------------------------------------------------
     def _open_model(self) -> NativeModel:
