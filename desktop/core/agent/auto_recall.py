@@ -142,6 +142,13 @@ class Visible:
         return bool(probe) and probe in self.text
 
 
+def _surely_fits(text: str, tokens: int) -> bool:
+    """Whether ``text`` is certainly no longer than ``tokens`` without asking the tokenizer (a
+    call to the model's process): every token stands for at least one byte, and a few are added
+    around the text (a start token, a leading space)."""
+    return len(text.encode("utf-8")) + 4 <= tokens
+
+
 def _normal(text: str) -> str:
     return " ".join(text.split()).casefold()
 
@@ -238,7 +245,7 @@ class AutoRecall:
             if not key or key in seen or visible.shows(memory):
                 continue
             seen.add(key)
-            line = memory.line(truncate(memory.text, item_tokens))
+            line = memory.line(memory.text if _surely_fits(memory.text, item_tokens) else truncate(memory.text, item_tokens))
             cost = count_tokens(json.dumps(line, ensure_ascii=False)) + seam
             if used + cost > budget:
                 continue  # a shorter one further down may still fit
