@@ -14,6 +14,7 @@ One JSON object; exit 1 when any target is missed. Targets (issue 12):
   works (real llama.cpp with the bundled model).
 - sockets: a default run of the CLI and of the window (offscreen) opens 0 network sockets.
 
+``--only NAME`` (repeatable) runs some campaigns alone at full scale, for a shared machine;
 ``--trials N`` scales every campaign down (N kill trials, N/2 ingestion trials, 100*N fuzzed calls,
 N/5 model kills of each kind) for a quick run; the defaults are the issue's counts.
 """
@@ -290,17 +291,24 @@ def fuzz(calls: int, rng: random.Random) -> dict:
 
 
 # --- the model child --------------------------------------------------------------------------
-def model_kill(trials: int) -> dict:
-    from desktop.app import open_agent, open_services
+def model_kill(trials: int, rng: random.Random | None = None) -> dict:
+    from desktop.app import make_runtime, open_agent, open_services
+    from desktop.core.agent.observer import AgentObserver
     from desktop.core.embedding.hashing import HashingEmbedder
-    from desktop.core.runtime.isolated import isolated_llama
-    from desktop.core.runtime.llamacpp_settings import LlamaSettings
-    from desktop.core.runtime.model_catalog import default_model_path
     from desktop.core.tools.context import AllowAll
     from desktop.paths import HOME_ENV, Paths
     from desktop.settings import Settings
 
+    class Streaming(AgentObserver):
+        def __init__(self) -> None:
+            self.started = threading.Event()
+
+        def on_stream(self, event) -> None:
+            self.started.set()
+
+    rng = rng or random.Random(0)
     results = {"idle": 0, "generating": 0}
+    moments = {"while_streaming": 0, "before_first_token": 0, "call_already_over": 0}
     errors: list[str] = []
     with tempfile.TemporaryDirectory(prefix="memdesk-faults-") as folder:
         os.environ[HOME_ENV] = str(Path(folder) / "home")
@@ -308,13 +316,20 @@ def model_kill(trials: int) -> dict:
         try:
             settings = Settings(max_chained_steps=1, max_answer_tokens=48, context_size=2048)
             for kind in ("idle", "generating"):
-                # A runtime of its own for each kind, so one kind's failure does not count twice.
-                runtime = isolated_llama(LlamaSettings(model_path=default_model_path(), context_size=2048, threads=0, gpu_layers=0))
+                # A runtime of its own for each kind, so one kind's failure does not count twice; the
+                # app's own (its child process, and the disk KV cache a restarted child reads).
+                runtime = make_runtime(settings)
                 try:
                     record = services.create_agent(f"sam-{kind}")
-                    agent = open_agent(services, record, runtime, consent=AllowAll(), settings=settings)
-                    for _ in range(trials):
-                        _kill_model(agent, runtime, kind)
+                    observer = Streaming()
+                    agent = open_agent(services, record, runtime, consent=AllowAll(), settings=settings, observer=observer)
+                    for trial in range(trials):
+                        if kind == "idle":
+                            _kill_idle(runtime)
+                        else:
+                            # Half the kills land once tokens stream, half at a random moment of
+                            # the call (mostly prompt evaluation).
+                            moments[_kill_mid_call(agent, runtime, observer.started, streaming=trial % 2 == 0, rng=rng)] += 1
                         try:
                             result = agent.send_user_message("Hello again!")
                             results[kind] += bool(result.steps)
@@ -326,20 +341,24 @@ def model_kill(trials: int) -> dict:
         finally:
             services.close()
     return {"trials_each": trials, "next_message_worked_after_idle_kill": results["idle"],
-            "next_message_worked_after_kill_while_generating": results["generating"], "errors": errors,
-            "ok": results["idle"] == trials and results["generating"] == trials}
+            "next_message_worked_after_kill_while_generating": results["generating"],
+            "generating_kills": moments, "errors": errors,
+            "ok": results["idle"] == trials and results["generating"] == trials and moments["call_already_over"] == 0}
 
 
-def _kill_model(agent, runtime, kind: str) -> None:
+def _kill_idle(runtime) -> None:
     runtime.wait_ready()  # "idle" means loaded and waiting; the constructor returns while it loads
-    pid = runtime.pid
-    if pid is None:
-        return
-    if kind == "idle":
-        os.kill(pid, signal.SIGKILL)
+    if runtime.pid is not None:
+        os.kill(runtime.pid, signal.SIGKILL)
         time.sleep(0.2)
-        return
+
+
+def _kill_mid_call(agent, runtime, streaming_started: threading.Event, *, streaming: bool, rng: random.Random) -> str:
+    """Kill the child during a call; say when: while_streaming, before_first_token or (a miss)
+    call_already_over."""
+    pid = runtime.pid
     done = threading.Event()
+    streaming_started.clear()
 
     def doomed() -> None:
         try:
@@ -349,10 +368,16 @@ def _kill_model(agent, runtime, kind: str) -> None:
         done.set()
 
     threading.Thread(target=doomed, daemon=True).start()
-    time.sleep(1.0)  # inside prompt evaluation or generation
-    if runtime.pid == pid:
+    if streaming:
+        streaming_started.wait(300)
+    else:
+        done.wait(rng.uniform(0.2, 1.5))
+    moment = "call_already_over" if done.is_set() else "while_streaming" if streaming_started.is_set() else "before_first_token"
+    pid = runtime.pid or pid  # the child the call runs in (a restart gave it a new one)
+    if pid is not None and not done.is_set():
         os.kill(pid, signal.SIGKILL)
     done.wait(300)
+    return moment
 
 
 # --- sockets ----------------------------------------------------------------------------------
@@ -392,24 +417,33 @@ def sockets(timeout: float = 900.0) -> dict:
             "events": events[:5], "ok": not events and all(run.returncode == 0 for run in runs.values())}
 
 
+CAMPAIGNS = ["agent_kill", "ingest_kill", "fuzz", "model_kill", "sockets"]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--trials", type=int, default=100, help="agent kills; the other campaigns scale with it (default: the issue's counts)")
     parser.add_argument("--seed", type=int, default=12)
-    parser.add_argument("--skip", action="append", default=[], choices=["agent_kill", "ingest_kill", "fuzz", "model_kill", "sockets"],
+    parser.add_argument("--skip", action="append", default=[], choices=CAMPAIGNS,
                         help="leave a campaign out (reported as skipped, and the run cannot pass)")
+    parser.add_argument("--only", action="append", default=[], choices=CAMPAIGNS,
+                        help="run only these campaigns, at full scale (the run passes when they do; 'complete' says false)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
-    rng = random.Random(args.seed)
     n = max(1, args.trials)
+    # Each campaign draws from its own generator, so a campaign run alone (--only) sees the same
+    # trials as in a whole run.
+    rng = {name: random.Random(f"{args.seed}-{name}") for name in CAMPAIGNS}
     campaigns = {
-        "agent_kill": lambda: agent_kill(n, rng),
-        "ingest_kill": lambda: ingest_kill(max(1, math.ceil(n / 2)), rng),
-        "fuzz": lambda: fuzz(100 * n, rng),
-        "model_kill": lambda: model_kill(max(1, math.ceil(n / 5))),
+        "agent_kill": lambda: agent_kill(n, rng["agent_kill"]),
+        "ingest_kill": lambda: ingest_kill(max(1, math.ceil(n / 2)), rng["ingest_kill"]),
+        "fuzz": lambda: fuzz(100 * n, rng["fuzz"]),
+        "model_kill": lambda: model_kill(max(1, math.ceil(n / 5)), rng["model_kill"]),
         "sockets": sockets,
     }
-    report: dict = {"trials": n}
+    if args.only:
+        campaigns = {name: run for name, run in campaigns.items() if name in args.only}
+    report: dict = {"trials": n, "seed": args.seed, "complete": not args.only and not args.skip}
     for name, run in campaigns.items():
         if name in args.skip:
             report[name] = {"skipped": True, "ok": False}

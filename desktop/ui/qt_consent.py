@@ -10,10 +10,11 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtCore import QObject, Qt, Signal, Slot
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from desktop.core.runtime.base import CancelToken
+from desktop.ui.qt_errors import reports_errors
 
 ONCE, ALWAYS, DENY = "once", "always", "deny"
 
@@ -56,13 +57,19 @@ class QtConsentPolicy(QObject):
         while not request.done.wait(0.05):
             token = self._cancel_token() if self._cancel_token else None
             if token is not None and token.cancelled:
-                self.answer(request, DENY)
+                self._settle(request, DENY)
         with self._lock:
             if request.answer == ALWAYS:
                 self._always.add((agent_id, tool))
         return request.answer in (ONCE, ALWAYS)
 
+    @Slot(object, str)
+    @reports_errors
     def answer(self, request: ConsentRequest, choice: str) -> None:
+        """The user's choice, from the dialog (GUI thread)."""
+        self._settle(request, choice)
+
+    def _settle(self, request: ConsentRequest, choice: str) -> None:
         with self._lock:
             if request.done.is_set():
                 return
@@ -77,7 +84,7 @@ class QtConsentPolicy(QObject):
             self._closed = True
             pending = list(self._pending)
         for request in pending:
-            self.answer(request, DENY)
+            self._settle(request, DENY)
 
 
 class ConsentDialog(QDialog):

@@ -268,6 +268,8 @@ class KnowledgePanel(QWidget):
     def _row_of(self, entity_id: int) -> int | None:
         return next((row for row, e in enumerate(self.entities) if e.id == entity_id), None)
 
+    @Slot(int, int, int)
+    @reports_errors
     def set_pending(self, agent_id: int, entities: int, facts: int) -> None:
         if agent_id == self.agent_id and (entities or facts):
             self.status.setText(self.status.text().split(" · ")[0] + f" · extracting: {entities + facts} waiting")
@@ -320,6 +322,8 @@ class KnowledgePanel(QWidget):
         self.view.show_neighbourhood(entity, facts)
         self._update_buttons()
 
+    @Slot()
+    @reports_errors
     def _update_buttons(self) -> None:
         has_entity = self.current is not None
         has_fact = self.selected_fact() is not None

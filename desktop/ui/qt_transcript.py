@@ -15,11 +15,12 @@ import html
 import json
 from datetime import datetime
 
-from PySide6.QtCore import QTimer
+from PySide6.QtCore import QTimer, Slot
 from PySide6.QtGui import QColor, QTextCharFormat, QTextCursor, QTextFormat
 from PySide6.QtWidgets import QTextBrowser, QTextEdit, QWidget
 
 from desktop.core.agent.transfer import Entry
+from desktop.ui.qt_errors import reports_errors
 
 _STYLE = {
     "user": "color:#1d4f91;font-weight:bold",
@@ -94,10 +95,14 @@ class Transcript(QTextBrowser):
         self._highlight_timer.start(HIGHLIGHT_MS)
         return True
 
+    @Slot()
+    @reports_errors
     def clear_highlight(self) -> None:
         self.setExtraSelections([])
         self.highlighted_message = None
 
+    @Slot(bool)
+    @reports_errors
     def set_show_details(self, show: bool) -> None:
         self.show_details = show
         self._rerender()

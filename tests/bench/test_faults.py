@@ -50,3 +50,22 @@ def test_a_quick_run_of_the_model_and_socket_campaigns():
     report = json.loads(result.stdout)
     assert report["sockets"]["ok"], report["sockets"]
     assert report["model_kill"]["ok"], report["model_kill"]
+
+
+def test_the_run_exits_non_zero_when_a_campaign_misses_its_target(monkeypatch, capsys):
+    monkeypatch.setattr(faults, "agent_kill", lambda trials, rng: {"trials": trials, "ok": False})
+    monkeypatch.setattr(faults, "fuzz", lambda calls, rng: {"calls": calls, "ok": True})
+    assert faults.main(["--json", "--only", "agent_kill", "--only", "fuzz"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert report["fuzz"]["calls"] == 10_000 and not report["all_targets_met"] and not report["complete"]
+
+
+def test_campaigns_run_alone_at_full_scale_pass_when_they_meet_their_targets(monkeypatch, capsys):
+    seen = []
+    monkeypatch.setattr(faults, "ingest_kill", lambda trials, rng: seen.append((trials, rng.random())) or {"trials": trials, "ok": True})
+    assert faults.main(["--json", "--only", "ingest_kill"]) == 0
+    assert faults.main(["--json", "--only", "ingest_kill", "--seed", "12"]) == 0
+    reports = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [set(r) - {"trials", "seed", "complete", "all_targets_met"} for r in reports] == [{"ingest_kill"}] * 2
+    # The 50 ingestion kills, and the same trials as the campaign sees in a whole run.
+    assert seen[0] == seen[1] and seen[0][0] == 50

@@ -56,6 +56,17 @@ def test_a_child_killed_while_idle_is_restarted_by_the_next_call(echo):
     assert echo.pid != pid and echo.restarts == 1
 
 
+def test_a_child_still_dying_when_the_call_is_sent_is_replaced_and_the_call_answered(echo):
+    # A kill is not instant: until the kernel has torn the child down, it looks alive and its pipe
+    # takes the call. A stopped child that is then killed is that moment, made to last.
+    assert said("one") in ask(echo, "one")
+    pid = echo.pid
+    os.kill(pid, signal.SIGSTOP)
+    threading.Timer(0.5, os.kill, (pid, signal.SIGKILL)).start()
+    assert said("two") in ask(echo, "two")  # was ModelCrashedError: the call it never read
+    assert echo.pid != pid and echo.restarts == 1
+
+
 def test_a_child_killed_while_generating_fails_that_call_only(echo):
     killed = []
 

@@ -1,15 +1,23 @@
 """Fixtures for the window tests: a MainWindow on the real store with a scripted runtime, and a
 guard that fails any test leaving a top-level window open.
 
-Wait for the window's own signals (emitted in the GUI thread), never for the worker's: pytest-qt
-connects its blocker directly, so a worker-thread signal that fires between its "already
-triggered?" check and its event loop quits nothing, stops the timeout timer, and hangs the test."""
+Waiting for a signal: ``qtbot.waitSignal`` only for signals emitted in the GUI thread (the window's
+own); ``wait_for_signal`` for a worker thread's. pytest-qt connects its blocker as a plain callable,
+so a worker's signal calls it in the worker thread: fired just before the blocker's event loop
+starts, it quits a loop that is not running yet and stops the timeout timer from a foreign thread,
+which disarms it (QTimer forgets its id, the timer event no longer matches) -- the wait never ends.
+A guard fails any test whose waitSignal blocker is called from another thread."""
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 import pytest
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import QApplication
+from pytestqt.wait_signal import SignalBlocker
 
 from desktop.app import open_services
 from desktop.core.embedding.hashing import HashingEmbedder
@@ -27,6 +35,61 @@ def no_leaked_windows(qapp):
     for widget in leaked:
         widget.close()
     assert not leaked, f"test left windows open: {[type(w).__name__ + ' ' + w.windowTitle() for w in leaked]}"
+
+
+@pytest.fixture(autouse=True)
+def waits_are_answered_in_the_gui_thread(monkeypatch):
+    """A waitSignal blocker called from another thread can hang its test (see above): fail the test
+    even on the runs where the race was not hit."""
+    foreign: list[str] = []
+    quit_loop = SignalBlocker._quit_loop_by_signal
+
+    def checked(self, *args):
+        if threading.current_thread() is not threading.main_thread():
+            foreign.append(f"{self.signal_name or 'a signal'} emitted in {threading.current_thread().name}")
+        return quit_loop(self, *args)
+
+    monkeypatch.setattr(SignalBlocker, "_quit_loop_by_signal", checked)
+    yield foreign  # what it saw (its own test reads and clears it)
+    assert not foreign, f"qtbot.waitSignal on a signal another thread emits (use wait_for_signal): {foreign}"
+
+
+class _GuiThreadRelay(QObject):
+    """Re-emits a signal in the GUI thread: this object lives there, so a worker's emission reaches
+    ``relay`` through the event queue (Qt's automatic queued connection)."""
+
+    fired = Signal(object)  # the source signal's arguments, as a tuple
+
+    def __init__(self, signal) -> None:
+        super().__init__()
+        self._signal = signal
+        signal.connect(self.relay)
+
+    def relay(self, *args) -> None:
+        self.fired.emit(args)
+
+    def detach(self) -> None:
+        self._signal.disconnect(self.relay)
+
+
+@pytest.fixture
+def wait_for_signal(qtbot):
+    """``with wait_for_signal(worker.finished, timeout=...) as blocker:`` waits as qtbot.waitSignal
+    does (``blocker.args`` are the signal's arguments) for a signal emitted in any thread."""
+
+    @contextmanager
+    def wait(signal, timeout: int = 10_000, raising: bool = True) -> Iterator:
+        relay = _GuiThreadRelay(signal)
+        try:
+            with qtbot.waitSignal(relay.fired, timeout=timeout, raising=raising) as blocker:
+                yield blocker
+            if blocker.signal_triggered:
+                blocker.args = list(blocker.args[0])
+        finally:
+            relay.detach()
+            relay.deleteLater()
+
+    return wait
 
 
 @pytest.fixture

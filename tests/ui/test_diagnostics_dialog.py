@@ -78,7 +78,7 @@ def test_help_menu_opens_diagnostics_and_a_crashed_model_offers_it(make_window, 
 
     roomy_runtime.enqueue(crash)
     window.chat.compose.setPlainText("hello")
-    with qtbot.waitSignal(window.worker.turn_finished, timeout=10_000, raising=False):
+    with qtbot.waitSignal(window.turn_done, timeout=10_000, raising=False):
         window.chat.on_send_clicked()
     qtbot.waitUntil(lambda: window.message_bar.action.isVisible(), timeout=10_000)
     assert "stopped unexpectedly" in window.message_bar.label.text()

@@ -69,7 +69,7 @@ def test_dropped_folder_is_ingested_with_progress_and_failures(make_window, room
     assert not any("Tomatoes" in hit.passage.text for hit in services.memory.archival.search(window.agent_id, "tomatoes sun").hits)
 
 
-def test_reingest_reads_an_unchanged_file_again_and_replaces_its_passages(make_window, roomy_runtime, qtbot, tmp_path, services):
+def test_reingest_reads_an_unchanged_file_again_and_replaces_its_passages(make_window, roomy_runtime, qtbot, tmp_path, services, wait_for_signal):
     note = tmp_path / "note.txt"
     note.write_text("The spare key is under the blue flower pot.")
     window = make_window(roomy_runtime)
@@ -77,7 +77,7 @@ def test_reingest_reads_an_unchanged_file_again_and_replaces_its_passages(make_w
     qtbot.waitUntil(lambda: settled(window, 1), timeout=20_000)
     before = services.db.query("SELECT id FROM passages")
     window.documents.table.selectRow(0)
-    with qtbot.waitSignal(window.ingester.finished, timeout=20_000) as finished:
+    with wait_for_signal(window.ingester.finished, timeout=20_000) as finished:
         window.documents.on_reingest_clicked()
     report = finished.args[0]
     # Read again although its content is the same, and replaced, not duplicated.
@@ -85,7 +85,7 @@ def test_reingest_reads_an_unchanged_file_again_and_replaces_its_passages(make_w
     qtbot.waitUntil(lambda: settled(window, 1), timeout=20_000)
     assert services.db.scalar("SELECT COUNT(*) FROM passages") == len(before)
     # Dropping the same unchanged file again is skipped by its content hash.
-    with qtbot.waitSignal(window.ingester.finished, timeout=20_000) as finished:
+    with wait_for_signal(window.ingester.finished, timeout=20_000) as finished:
         window.documents.add_paths([str(note)])
     assert finished.args[0].unchanged == 1
 

@@ -4,9 +4,11 @@ say MemDesk did not close cleanly."""
 
 from __future__ import annotations
 
+import ast
 import importlib
 import inspect
 import pkgutil
+from pathlib import Path
 
 import pytest
 from PySide6.QtCore import QObject
@@ -14,6 +16,7 @@ from PySide6.QtWidgets import QFileDialog, QMessageBox
 
 import desktop.ui
 from desktop.errors import DiskFullError
+from desktop.ui.qt_consent import ConsentDialog, ConsentRequest
 from desktop.ui.qt_errors import CrashCapture
 
 
@@ -96,3 +99,63 @@ def test_every_slot_reports_its_errors():
             if slot and f"{cls.__name__}.{name}" not in EXEMPT and not getattr(member, "reports_errors", False):
                 missing.append(f"{cls.__module__}.{cls.__name__}.{name}")
     assert missing == []
+
+
+def _connected_methods():
+    """(class, method name, where) for each ``signal.connect(self.method)`` and
+    ``signal.connect(self.part.method)`` in the window's modules, the part's class read from
+    its ``self.part = Class(...)`` assignment: a method a signal calls is a slot, whatever its name."""
+    classes = dict(_all_ui_classes())
+    for info in pkgutil.iter_modules(desktop.ui.__path__):
+        if not info.name.startswith("qt_"):
+            continue
+        path = Path(desktop.ui.__path__[0]) / f"{info.name}.py"
+        for owner in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(owner, ast.ClassDef) or owner.name not in classes:
+                continue
+            parts = {}
+            for node in ast.walk(owner):
+                if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Name):
+                    for target in node.targets:
+                        if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
+                            parts[target.attr] = node.value.func.id
+            for node in ast.walk(owner):
+                if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "connect" and node.args):
+                    continue
+                target = node.args[0]
+                if not isinstance(target, ast.Attribute):
+                    continue
+                where = f"{info.name}.py:{node.lineno}"
+                if isinstance(target.value, ast.Name) and target.value.id == "self":
+                    yield classes[owner.name], target.attr, where
+                elif (isinstance(target.value, ast.Attribute) and isinstance(target.value.value, ast.Name) and target.value.value.id == "self"
+                      and parts.get(target.value.attr) in classes):
+                    yield classes[parts[target.value.attr]], target.attr, where
+
+
+def _all_ui_classes():
+    for cls in _qt_classes():
+        yield cls.__name__, cls
+
+
+def test_every_method_a_signal_calls_is_a_slot_that_reports_its_errors():
+    checked, missing = 0, []
+    for cls, name, where in _connected_methods():
+        member = inspect.getattr_static(cls, name, None)
+        if not inspect.isfunction(member) or f"{cls.__name__}.{name}" in EXEMPT or cls.__name__ in EXEMPT:
+            continue  # a signal, or Qt's own method (close, accept...)
+        checked += 1
+        if not (hasattr(member, "_slots") and getattr(member, "reports_errors", False)):
+            missing.append(f"{cls.__name__}.{name} ({where})")
+    assert checked > 50 and missing == []
+
+
+def test_a_consent_answer_that_fails_is_reported_not_crashed(make_window, roomy_runtime, crash_log):
+    window = make_window(roomy_runtime)
+    request = ConsentRequest(window.agent_id, "http_request", "GET https://example.org")
+    dialog = ConsentDialog(request, "sam", window)
+    dialog.answered.connect(window.consent.answer)
+    request.done = None  # broken: answering it raises
+    dialog.answered.emit(request, "once")
+    assert any("Something went wrong" in message for message in window.hub.messages)
+    assert not crash_log.exists() or crash_log.read_text() == ""

@@ -160,12 +160,12 @@ def test_a_source_link_asks_for_its_message(qtbot, panel):
     assert signal.args[0] == "message"
 
 
-def test_after_a_turn_the_graph_fills_in_and_a_fact_jumps_to_its_message(make_window, send, qtbot, services):
+def test_after_a_turn_the_graph_fills_in_and_a_fact_jumps_to_its_message(make_window, send, qtbot, services, wait_for_signal):
     runtime = ScriptedRuntime(context_window=32768)
     runtime.enqueue(say("Noted!"), say("Good to know."))
     window = make_window(runtime)
     window.docks["Knowledge"].raise_()
-    with qtbot.waitSignal(window.grapher.changed, timeout=60_000):
+    with wait_for_signal(window.grapher.changed, timeout=60_000):
         send(window, "My brother Tom lives in Lisbon.")
     send(window, "The weather is nice today.")  # pushes the first message up the transcript
     panel = window.knowledge
@@ -179,11 +179,11 @@ def test_after_a_turn_the_graph_fills_in_and_a_fact_jumps_to_its_message(make_wi
     qtbot.waitUntil(lambda: any(budget.table.item(r, 0).text() == "knowledge" for r in range(budget.table.rowCount())), timeout=10_000)
 
 
-def test_a_fact_from_a_document_jumps_to_its_passage(make_window, qtbot, services):
+def test_a_fact_from_a_document_jumps_to_its_passage(make_window, qtbot, services, wait_for_signal):
     window = make_window(ScriptedRuntime(context_window=32768))
     agent_id = window.agent_id
     services.memory.archival.insert(agent_id, "Marie Curie worked in Paris. She discovered polonium.")
-    with qtbot.waitSignal(window.grapher.changed, timeout=60_000):
+    with wait_for_signal(window.grapher.changed, timeout=60_000):
         window.graph_requested.emit(agent_id)
     panel = window.knowledge
     qtbot.waitUntil(lambda: "Marie Curie" in names(panel), timeout=10_000)

@@ -44,7 +44,7 @@ class Runtimes:
 
 
 @pytest.fixture
-def models_window(qtbot, services, monkeypatch, fake_hub):
+def models_window(qtbot, services, monkeypatch, fake_hub, wait_for_signal):
     """The window on scripted runtimes, with the hub at HF_ENDPOINT = the loopback imitation and a
     catalog that also lists files it serves."""
     monkeypatch.setattr(hub_module, "_AT_START", {"HF_ENDPOINT": fake_hub.url})
@@ -59,7 +59,7 @@ def models_window(qtbot, services, monkeypatch, fake_hub):
         warm_embedder=False,
     )
     window.show()
-    with qtbot.waitSignal(window.worker.ready, timeout=10_000):
+    with wait_for_signal(window.worker.ready, timeout=10_000):
         window.start()
     qtbot.waitUntil(lambda: window.chat.send_button.isEnabled(), timeout=10_000)
     window.runtimes = runtimes
@@ -99,7 +99,7 @@ def test_the_page_lists_the_catalog_and_the_active_model_without_opening_a_socke
     assert page.server_list.count() == 0  # no server looked for until asked
 
 
-def test_download_then_switch_keeps_memory_and_the_budget_follows(qtbot, models_window, fake_hub, send):
+def test_download_then_switch_keeps_memory_and_the_budget_follows(qtbot, models_window, fake_hub, send, wait_for_signal):
     window = models_window
     send(window, "I'm Ada.")
     content = gguf_payload(BIG)
@@ -121,7 +121,7 @@ def test_download_then_switch_keeps_memory_and_the_budget_follows(qtbot, models_
     memory_before = window.services.memory.core.render(agent_id)
     messages_before = len(window.services.memory.recall.all(agent_id))
     page.select("tiny")
-    with qtbot.waitSignal(window.worker.switch_finished, timeout=20_000) as finished:
+    with wait_for_signal(window.worker.switch_finished, timeout=20_000) as finished:
         qtbot.mouseClick(page.use_button, Qt.MouseButton.LeftButton)
     assert finished.args[0] is True
     qtbot.waitUntil(lambda: "Tiny" in page.active_label.text(), timeout=5_000)
@@ -151,13 +151,13 @@ def test_cancel_stops_a_download_and_installs_nothing(qtbot, models_window, fake
     assert row_texts(page, "slow")[1] == "Not downloaded"
 
 
-def test_a_model_that_fails_to_load_leaves_the_previous_one_active(qtbot, models_window, tmp_path):
+def test_a_model_that_fails_to_load_leaves_the_previous_one_active(qtbot, models_window, tmp_path, wait_for_signal):
     window = models_window
     alien = window.services.paths.user_models / "alien.gguf"
     write_gguf(alien, {"general.architecture": "nosucharch", "tokenizer.chat_template": PLAIN_TEMPLATE})
     page = open_models(qtbot, window)
     page.select("alien.gguf")
-    with qtbot.waitSignal(window.worker.switch_finished, timeout=20_000) as finished:
+    with wait_for_signal(window.worker.switch_finished, timeout=20_000) as finished:
         qtbot.mouseClick(page.use_button, Qt.MouseButton.LeftButton)
     assert finished.args[0] is False
     qtbot.waitUntil(lambda: any(str(alien) in text and "'nosucharch'" in text for text in window.hub.messages), timeout=10_000)

@@ -105,8 +105,11 @@ def test_agents_create_switch_rename_duplicate_delete(make_window, roomy_runtime
     qtbot.waitUntil(lambda: window.agents.list.count() == 3, timeout=5_000)
     copy = services.agents.get_by_name("Alice copy")
     assert len(services.memory.recall.all(copy.id)) == len(services.memory.recall.all(first))
+    # Deleting the open agent is refused while the worker is busy (here: still opening it after the
+    # switch back), as a user would be told; wait as they would.
+    qtbot.waitUntil(lambda: not window.busy, timeout=10_000)
     window.delete_agent(first)  # the open one: the window moves to another agent
-    assert services.agents.find("Alice") is None and window.agent_id != first
+    assert services.agents.find("Alice") is None and window.agent_id != first, window.hub.messages
     assert window.agents.list.count() == 2
 
 

@@ -11,7 +11,9 @@ Life of the child:
 * it is spawned by the constructor, which does not wait: the model loads while the caller goes on
   (the window paints); ``info`` and every call wait for it to be ready (``wait_ready``);
 * if it dies during a call, that call raises ModelError; if it died between calls (killed while
-  idle), the next call notices and starts a new one; either way the next call works;
+  idle), the next call notices and starts a new one; either way the next call works. A child
+  still dying when a call is sent (until the kernel has torn it down it looks alive and its pipe
+  takes the message) never acknowledges that call, so the call goes to a new child once;
 * a start that fails (a bad file, a template error) raises its own error and leaves no child
   behind, so the next call tries again rather than writing to a dead pipe;
 * a call abandoned by its caller (Ctrl+C, a callback that raised) is cancelled and its leftover
@@ -19,7 +21,8 @@ Life of the child:
 * ``close`` returns within its deadline even if the child hangs: it is killed.
 
 Protocol, parent to child: ("call", method, args, kwargs, wants_events) and ("cancel",).
-Child to parent: ("ok", info) once loaded, then for each call ("event", kind, text) while
+Child to parent: ("ok", info) once loaded, then for each call ("started",) as soon as it is read,
+("event", kind, text) while
 generating and ("ok", value) or ("error", class name, message, hint). Cancel requests are read by
 the child between tokens.
 """
