@@ -34,6 +34,10 @@ def add_eval_command(subparsers: "argparse._SubParsersAction") -> argparse.Argum
     locomo.add_argument("--window", type=int, help="context/answer: the context window in tokens (default: the context_size setting)")
     locomo.add_argument("--limit", type=int, default=20, help="answer: how many questions in all, spread over the conversations")
     locomo.add_argument("--conversation", action="append", dest="conversations", metavar="ID", help="only this conversation (repeatable)")
+    locomo.add_argument(
+        "--variant", choices=("fifo", "fifo+recall"), action="append", dest="variants",
+        help="context/answer: only this variant (repeatable; default: both, FIFO window only and FIFO + automatic recall)",
+    )
     locomo.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     locomo.add_argument("--no-graph", action="store_true", help="skip the knowledge graph (its extraction takes a minute or two)")
     locomo.set_defaults(handler=run_eval)
@@ -139,7 +143,7 @@ def _replay(args: argparse.Namespace, progress) -> dict:
         user.close()
     if args.window:
         settings = replace(settings, context_size=args.window)
-    variants = (FIFO, FIFO_RECALL)
+    variants = tuple(v for v in (FIFO, FIFO_RECALL) if not args.variants or v in args.variants)
 
     def factory(folder: Path, runtime, clock, automatic_recall: bool) -> _AppStore:
         # The eval measures what reaches the prompt, not this machine's speed: automatic recall
@@ -166,13 +170,16 @@ def _print_replay(report: dict) -> None:
         f"LoCoMo {report['mode']} evaluation: {report['questions']} questions ({report['skipped']} skipped), "
         f"{report['model']} tokenizer, window {report['window']} tokens, {report['seconds']} s"
     )
+    held_out = [c for c in report["conversations"] if c not in report.get("tuned_on", [])]
+    print(f"automatic recall tuned on {', '.join(report.get('tuned_on', [])) or 'none of these'}; held out: {', '.join(held_out) or 'none'}")
     for variant, rows in report["variants"].items():
         label = "FIFO window only (no search call)" if variant == "fifo" else "FIFO window + automatic recall"
         print(f"\n{label}")
         columns = ["evidence_in_context", "evidence_recall"] + (["f1"] if answer else [])
-        print(f"  {'':14}" + "".join(f"{c:>21}" for c in columns) + f"{'n':>7}")
-        for name in _row_order(rows):
+        print(f"  {'':22}" + "".join(f"{c:>21}" for c in columns) + f"{'n':>7}")
+        groups = tuple(f"{g}{c}" for g in ("tuned", "held_out") for c in ("", *(f"/{n}" for n in CATEGORY_ORDER)))
+        for name in _row_order(rows, extra=groups):
             row = rows[name]
-            print(f"  {name:14}" + "".join(f"{row[c]:>21.3f}" for c in columns) + f"{row['n']:>7}")
+            print(f"  {name:22}" + "".join(f"{row[c]:>21.3f}" for c in columns) + f"{row['n']:>7}")
     for variant, reason in report.get("unavailable", {}).items():
         print(f"\n{variant}: not measured ({reason})")

@@ -45,8 +45,10 @@ def test_evicted_messages_and_archival_passages_come_back_with_dates_and_sources
     event = json.loads(prompt[-1].content)  # right after the user's message, before the model's turn
     assert event["type"] == "memories" and "automatically" in event["note"]
     lines = event["memories"]
-    assert lines[0].startswith(f"[{clock.now() - timedelta(days=3, minutes=2):%Y-%m-%d}, conversation, user] My basil wilts")
-    assert any(line.startswith(f"[{clock.now():%Y-%m-%d}, archival] Basil likes morning sun") for line in lines)
+    at = clock.now() - timedelta(days=3, minutes=2)
+    assert lines[0].startswith(f"[{at.day} {at:%b %Y}, user] My basil wilts")
+    today = clock.now()
+    assert any(line.startswith(f"[{today.day} {today:%b %Y}, archival] Basil likes morning sun") for line in lines)
     assert agent.last_recall.status == "placed"
     # Stored with the event: what this reply had in front of it.
     event_row = [m for m in services.memory.recall.all(agent.id) if m.kind == "memories"][0]
@@ -81,6 +83,20 @@ def test_the_section_fits_its_budget(services, make_agent, clock):
     budget = agent.budget()
     assert 0 < budget.tokens("recall") <= 0.05 * 4000 + 8
     assert budget.used == runtime.count_prompt(agent._prompt_parts().chat_messages())  # sections add up
+
+
+def test_the_section_is_filled_in_rank_order_until_its_budget_is_spent(services, make_agent, clock):
+    runtime = ScriptedRuntime(context_window=4000)
+    agent = make_agent(runtime=runtime, settings=Settings(auto_recall_budget=0.10))
+    forget(services, agent, clock, [f"garden note {n}: compost worms and leaves" for n in range(60)])
+    runtime.enqueue(say("ok"))
+    agent.send_user_message("garden note compost")
+    event = [m for m in services.memory.recall.all(agent.id) if m.kind == "memories"][0]
+    lines = json.loads(event.content)["memories"]
+    used = runtime.count_tokens(event.content)
+    assert used <= 400 and len(lines) > 5  # many short memories, not a fixed handful
+    one_more = runtime.count_tokens(json.dumps(lines[-1])) + 2
+    assert used + one_more > 400  # and no room was left for another
 
 
 def test_what_the_model_already_sees_is_not_repeated(services, runtime, make_agent, clock):

@@ -118,6 +118,18 @@ def test_evidence_in_context_follows_the_agents_own_fifo_and_eviction(tmp_path, 
     assert stats["messages"] >= SESSIONS * TURNS * 3 // 2  # user messages + the agent's calls and their results
 
 
+def test_tuned_and_held_out_conversations_are_reported_apart(tmp_path):
+    tuned, held_out = synthetic_sample(), synthetic_sample()
+    tuned["sample_id"], held_out["sample_id"] = "conv-26", "conv-43"  # conv-26 is a tuning conversation
+    path = tmp_path / "two.json"
+    path.write_text(json.dumps([tuned, held_out]), encoding="utf-8")
+    report = evaluate(path, ScriptedRuntime(context_window=100_000), Store, mode="context", variants=(FIFO,))
+    rows = report["variants"][FIFO]
+    assert report["tuned_on"] == ["conv-26"]
+    assert rows["tuned"]["n"] == rows["held_out"]["n"] == 4 and rows["all"]["n"] == 8
+    assert rows["tuned/single-hop"]["n"] == rows["held_out/single-hop"]["n"] == 1
+
+
 def test_a_roomy_window_sees_everything(tmp_path, sample_file):
     report = evaluate(sample_file, ScriptedRuntime(context_window=100_000), Store, mode="context")
     assert report["variants"][FIFO]["all"]["evidence_in_context"] == 1.0

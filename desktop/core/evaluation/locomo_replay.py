@@ -37,7 +37,7 @@ from desktop.core.agent.loop import Agent
 from desktop.core.clock import Clock, ManualClock
 from desktop.core.evaluation import scoring
 from desktop.core.evaluation.replay_runtime import PLACEHOLDER_SUMMARY, ReplayRuntime
-from desktop.core.evaluation.locomo import CATEGORIES, session_time, turn_text
+from desktop.core.evaluation.locomo import CATEGORIES, TUNING_CONVERSATIONS, session_time, turn_text
 from desktop.core.runtime.base import ChatMessage, Runtime
 from desktop.core.storage import Database
 from desktop.errors import MemDeskError
@@ -217,7 +217,12 @@ def spread(items: list, count: int) -> list:
 
 
 def _buckets(sample_id: str, category: int) -> tuple[str, ...]:
-    return ("all", CATEGORIES.get(category, f"category {category}"), sample_id)
+    """Rows of the table a question counts in: all, its category, tuned or held out (automatic
+    recall was tuned on TUNING_CONVERSATIONS only), its conversation, and its category within
+    the tuned or held-out group."""
+    name = CATEGORIES.get(category, f"category {category}")
+    group = "tuned" if sample_id in TUNING_CONVERSATIONS else "held_out"
+    return ("all", name, group, f"{group}/{name}", sample_id)
 
 
 def _table(values: dict[str, dict[str, list[float]]]) -> dict[str, dict[str, float]]:
@@ -300,6 +305,7 @@ def evaluate(
         "model": info.model_id,
         "exact_tokens": info.exact_tokens,
         "conversations": [s["sample_id"] for s in data],
+        "tuned_on": [s["sample_id"] for s in data if s["sample_id"] in TUNING_CONVERSATIONS],
         "questions": asked_total,
         "skipped": skipped_total,
         "variants": {variant: _table(results[variant]) for variant in variants},

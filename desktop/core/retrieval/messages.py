@@ -12,6 +12,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
+from datetime import date, datetime, time, timedelta, timezone
 
 import numpy as np
 
@@ -19,7 +20,7 @@ from desktop.core.clock import parse_iso
 from desktop.core.embedding import Embedder
 from desktop.core.retrieval import fusion
 from desktop.core.retrieval.graph_expansion import expansion_scores
-from desktop.core.retrieval.query import contains_casefold, fts_query, mentioned_names
+from desktop.core.retrieval.query import contains_casefold, fts_query, mentioned_dates, mentioned_names
 from desktop.core.retrieval.vector_index import VectorIndex
 from desktop.core.storage import Database
 
@@ -28,6 +29,11 @@ NEIGHBOUR_ALPHA = 0.4
 #: Weight of knowledge-graph expansion when it is on (see graph_expansion and the LoCoMo eval).
 GRAPH_WEIGHT = 0.5
 SPEAKER_BOOST = 0.05
+#: Added to messages written on a date the query names ("what did I say on 31 July, 2023?"):
+#: tuned on LoCoMo's tuning conversations, where such questions otherwise miss their day.
+DATE_BOOST = 0.5
+#: Message times are stored in UTC and the query's dates are the user's: a day either side.
+DATE_SLACK = timedelta(days=1)
 #: Turns further apart than this are not one conversation, so they do not lend each other score.
 SESSION_GAP_SECONDS = 6 * 3600
 SEARCH_DEPTH = 100
@@ -50,6 +56,7 @@ class _Timeline:
     position: dict[int, int]
     authors: np.ndarray
     same_session: np.ndarray  # item i continues item i-1's conversation
+    times: np.ndarray  # POSIX seconds of each item
 
 
 class MessageRanker:
@@ -77,7 +84,8 @@ class MessageRanker:
         times = np.array([parse_iso(r[1]).timestamp() for r in rows], dtype=np.float64)
         same = np.zeros(len(rows), dtype=bool)
         same[1:] = np.abs(np.diff(times)) <= SESSION_GAP_SECONDS
-        timeline = _Timeline(token, ids, {int(i): n for n, i in enumerate(ids)}, np.array([r[2] or "" for r in rows], dtype=object), same)
+        authors = np.array([r[2] or "" for r in rows], dtype=object)
+        timeline = _Timeline(token, ids, {int(i): n for n, i in enumerate(ids)}, authors, same, times)
         with self._lock:
             self._timelines[agent_id] = timeline
         return timeline
@@ -129,6 +137,9 @@ class MessageRanker:
             expansion = expansion_scores(db, agent_id, query, timeline.position, n)
             if expansion is not None:
                 scores = scores + graph_weight * expansion
+        dates = mentioned_dates(query)
+        if dates and n:
+            scores = scores + DATE_BOOST * _on_dates(timeline.times, dates)
         names = mentioned_names(query, sorted({a for a in timeline.authors if a}))
         if len(names) == 1:
             scores = scores + SPEAKER_BOOST * (timeline.authors == next(iter(names)))
@@ -151,4 +162,17 @@ def _older_than(timeline: _Timeline, before_id: int) -> _Timeline:
     """The part of a timeline before a message id (ids are in ascending order: a prefix)."""
     n = int(np.searchsorted(timeline.ids, before_id))
     ids = timeline.ids[:n]
-    return _Timeline((*timeline.token, before_id), ids, {int(i): k for k, i in enumerate(ids)}, timeline.authors[:n], timeline.same_session[:n])
+    return _Timeline(
+        (*timeline.token, before_id), ids, {int(i): k for k, i in enumerate(ids)}, timeline.authors[:n], timeline.same_session[:n],
+        timeline.times[:n],
+    )
+
+
+def _on_dates(times: np.ndarray, dates: list[tuple[date, date]]) -> np.ndarray:
+    """1.0 for items written within one of the inclusive day ranges (with DATE_SLACK), else 0."""
+    hit = np.zeros(times.size, dtype=bool)
+    for first, last in dates:
+        start = datetime.combine(first, time.min, timezone.utc) - DATE_SLACK
+        end = datetime.combine(last, time.min, timezone.utc) + timedelta(days=1) + DATE_SLACK
+        hit |= (times >= start.timestamp()) & (times < end.timestamp())
+    return hit.astype(np.float64)

@@ -8,6 +8,7 @@ conversational text they match nearly every message and drown the terms that mat
 from __future__ import annotations
 
 import re
+from datetime import date, timedelta
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 
@@ -59,3 +60,49 @@ def contains_casefold(haystack: str | None, needle: str | None) -> int:
     if not haystack or needle is None:
         return 0
     return int(needle.casefold() in haystack.casefold())
+
+
+_MONTHS = {
+    name: number
+    for number, names in enumerate(
+        [("january", "jan"), ("february", "feb"), ("march", "mar"), ("april", "apr"), ("may",), ("june", "jun"),
+         ("july", "jul"), ("august", "aug"), ("september", "sep", "sept"), ("october", "oct"), ("november", "nov"),
+         ("december", "dec")],
+        start=1,
+    )
+    for name in names
+}
+_MONTH = r"(" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
+_DAY = r"(\d{1,2})(?:st|nd|rd|th)?"
+_YEAR = r"((?:19|20)\d\d)"
+_DATE_PATTERNS = (  # (pattern, which groups are day, month, year)
+    (re.compile(rf"\b{_DAY}\s+(?:of\s+)?{_MONTH},?\s+{_YEAR}\b", re.IGNORECASE), (1, 2, 3)),
+    (re.compile(rf"\b{_MONTH}\s+{_DAY},?\s+{_YEAR}\b", re.IGNORECASE), (2, 1, 3)),
+    (re.compile(rf"\b{_YEAR}-(\d\d)-(\d\d)\b"), (3, 2, 1)),
+    (re.compile(rf"\b{_MONTH},?\s+{_YEAR}\b", re.IGNORECASE), (None, 1, 2)),
+)
+
+
+def mentioned_dates(query: str) -> list[tuple[date, date]]:
+    """Calendar dates the query names with their year ("on 31 July, 2023", "May 8th 2023",
+    "2023-05-08", "in July 2023"), as inclusive (first, last) day ranges. A date without its year,
+    or a year alone, is too vague to narrow a search and is ignored."""
+    found: list[tuple[date, date]] = []
+    taken: list[tuple[int, int]] = []
+    for pattern, (day_group, month_group, year_group) in _DATE_PATTERNS:
+        for match in pattern.finditer(query):
+            if any(start < match.end() and match.start() < end for start, end in taken):
+                continue  # "July 2023" inside "31 July, 2023" is the same date
+            month_text, year = match.group(month_group), int(match.group(year_group))
+            month = int(month_text) if month_text.isdigit() else _MONTHS[month_text.casefold()]
+            try:
+                if day_group is None:
+                    first = date(year, month, 1)
+                    last = date(year + month // 12, month % 12 + 1, 1) - timedelta(days=1)
+                else:
+                    first = last = date(year, month, int(match.group(day_group)))
+            except ValueError:  # "31 February"
+                continue
+            taken.append(match.span())
+            found.append((first, last))
+    return found
