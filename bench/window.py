@@ -1,6 +1,6 @@
 """The first message of a fresh install typed into the real window, on the bundled model.
 
-    python -m bench.window --json [--message TEXT] [--pause 0 20] [--repeats 1]
+    python -m bench.window --json [--installed] [--message TEXT] [--pause 0 20] [--repeats 1]
 
 Each run starts the real app (``desktop.ui.main``, the same composition as ``memdesk``) under
 Xvfb with a new MEMDESK_HOME: nothing on disk, so the window's own warm-up and the login turn of
@@ -8,7 +8,8 @@ a new agent run as they do for a new user. The user types for ``--pause`` second
 shows (or until the model is ready, if that takes longer) and presses Enter. Reported per run: when
 the model was ready, from Enter to the first character of the reply as the window receives it and
 to the end of the turn, the steps the turn took and their functions, the reply, and whether the
-warm-up had finished before Enter. A screenshot of the window after the reply is kept beside the
+warm-up had finished before Enter. With ``--installed`` the home first gets what ``make install``
+leaves there (``memdesk warm``: the static prompt's KV state on disk). A screenshot of the window after the reply is kept beside the
 figures (``--shots DIR``).
 
 Nothing here is asserted (shared machines are noisy); the issue's target for the first message
@@ -59,7 +60,7 @@ def _inner(message: str, pause: float, shot: str) -> int:
             window.model_ready.connect(self.ready)
             worker.streamed.connect(self.streamed)
             worker.stepped.connect(self.stepped)
-            worker.event.connect(self.event)
+            worker.event.connect(self.agent_event)
             worker.turn_finished.connect(self.finished)
             window.hub.shown.connect(self.failed)
 
@@ -70,6 +71,10 @@ def _inner(message: str, pause: float, shot: str) -> int:
 
         @Slot()
         def send(self) -> None:
+            chat = self.window.chat
+            if chat.busy or not chat.can_send:  # Send is greyed out while the model finishes loading: press it again
+                QTimer.singleShot(50, self.send)
+                return
             self.marks["enter"] = now()
             self.marks["warm_finished_before_enter"] = self.window.worker._warmup.finished.is_set()
             self.window.chat.compose.setPlainText(self.text)
@@ -86,7 +91,7 @@ def _inner(message: str, pause: float, shot: str) -> int:
                 self.marks["functions"].append(step.function)
 
         @Slot(str, str)
-        def event(self, kind: str, piece: str) -> None:
+        def agent_event(self, kind: str, piece: str) -> None:
             self.marks["events"].append(f"{now()} {kind}: {piece[:80]}")
 
         @Slot(object)
@@ -112,7 +117,7 @@ def _inner(message: str, pause: float, shot: str) -> int:
     return app_main.run(["--screenshot", shot, "--message", message])
 
 
-def _one(message: str, pause: float, shots: Path) -> dict[str, object]:
+def _one(message: str, pause: float, shots: Path, installed: bool) -> dict[str, object]:
     xvfb_run = shutil.which("xvfb-run")
     if xvfb_run is None:
         raise SystemExit("xvfb-run is missing: install the Debian package xvfb (make system-deps does)")
@@ -120,6 +125,11 @@ def _one(message: str, pause: float, shots: Path) -> dict[str, object]:
     shot = shots / f"window-pause{pause:g}-{int(time.time())}.png"
     env = {**os.environ, "MEMDESK_HOME": home, "HF_HUB_OFFLINE": "1"}
     env.pop("QT_QPA_PLATFORM", None)  # a real X server
+    install_seconds = None
+    if installed:
+        started = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "desktop.cli.main", "warm"], env=env, check=True, capture_output=True, timeout=900)
+        install_seconds = round(time.perf_counter() - started, 3)
     command = [xvfb_run, "-a", "-s", "-screen 0 1400x900x24", sys.executable, "-m", "bench.window", "--inner",
                "--message", message, "--pause", str(pause), "--shot", str(shot)]
     try:
@@ -134,6 +144,8 @@ def _one(message: str, pause: float, shots: Path) -> dict[str, object]:
     first = marks.get("first_reply_character")
     return {
         "typing_pause_seconds": pause,
+        "installed": installed,
+        "install_warm_seconds": install_seconds,
         "model_ready_seconds": marks.get("model_ready"),
         "warm_finished_before_enter": marks.get("warm_finished_before_enter"),
         "enter_seconds": enter,
@@ -153,14 +165,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--message", default=MESSAGE)
     parser.add_argument("--pause", type=float, nargs="+", default=[0.0, 20.0], help="seconds the user types after the window shows")
     parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--installed", action="store_true", help="run memdesk warm in the fresh home first, as make install does")
     parser.add_argument("--shots", default=tempfile.gettempdir(), help="folder for the screenshots")
     parser.add_argument("--inner", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--shot", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.inner:
         return _inner(args.message, args.pause[0], args.shot)
-    runs = [_one(args.message, pause, Path(args.shots)) for _ in range(args.repeats) for pause in args.pause]
-    figures: dict[str, object] = {"message": args.message}
+    runs = [_one(args.message, pause, Path(args.shots), args.installed) for _ in range(args.repeats) for pause in args.pause]
+    figures: dict[str, object] = {"message": args.message, "installed": args.installed}
     for pause in args.pause:
         mine = [r for r in runs if r.get("typing_pause_seconds") == pause and "error" not in r]
         firsts = [r["enter_to_first_reply_character_seconds"] for r in mine if r["enter_to_first_reply_character_seconds"] is not None]

@@ -132,6 +132,25 @@ def test_each_search_function_is_capped_per_turn(services, runtime, make_agent, 
     assert "archival_memory_search" in runtime.tools_seen[4]
 
 
+def test_a_function_with_a_generation_of_its_own_runs_once_per_turn(services, runtime, make_agent):
+    agent = make_agent()
+    agent.settings = AgentSettings(max_steps=6)
+    runtime.enqueue(
+        call("message_chatgpt", "ask", True, message="What grows well on a balcony?"),
+        call("message_chatgpt", "ask more", True, message="And in the shade?"),  # a different question: still refused
+        say("Basil and mint grow well on a balcony."),
+        call("message_chatgpt", "next turn", True, message="What about herbs?"),
+        say("Herbs too."),
+    )
+    first = agent.send_user_message("What should I plant?")
+    assert [s.function for s in first.steps] == ["message_chatgpt", "message_chatgpt", "send_message"]
+    assert first.steps[0].ok and not first.steps[1].ok and "once per turn" in first.steps[1].result
+    assert len(runtime.text_prompts) == 1  # the second generation never ran
+    assert "message_chatgpt" in runtime.tools_seen[0] and "message_chatgpt" not in runtime.tools_seen[1]
+    second = agent.send_user_message("And herbs?")  # a new turn may ask again
+    assert second.steps[0].function == "message_chatgpt" and second.steps[0].ok
+
+
 def test_the_default_step_cap_is_low_and_a_setting(services, runtime, make_agent):
     from desktop.settings import Settings
 

@@ -111,6 +111,19 @@ def test_a_reply_held_in_other_tokens_than_its_text_gives_is_not_evaluated_again
     json.loads(turn.text)  # still a valid call
 
 
+def test_a_plain_text_generation_gives_the_conversations_cache_back(llama):
+    """message_chatgpt and the summarizer generate on prompts of their own; the conversation's
+    next step must not evaluate the whole conversation again (bench.turns: reeval ratio 11.9)."""
+    talk = conversation("My favourite colour is green and my dog is called Rex.")
+    llama.generate_call(CallRequest(talk, TOOLS, SamplingParams(seed=2, max_tokens=32), HEARTBEAT_TOOLS))
+    held = list(llama.prefix_cache.tokens)
+    aside = llama.generate_text(TextRequest([ChatMessage("system", "Answer briefly."), ChatMessage("user", "Name a herb.")], SamplingParams(seed=2, max_tokens=8)))
+    assert isinstance(aside, str)
+    assert llama.prefix_cache.tokens == held
+    again = llama.generate_call(CallRequest(talk, TOOLS, SamplingParams(seed=2, max_tokens=32), HEARTBEAT_TOOLS))
+    assert again.stats.evaluated_tokens == 1  # only the last token, for its logits
+
+
 def test_count_prompt_is_the_rendered_prompts_token_count(llama):
     messages = conversation("Count me, please: ünïcode too ✓")
     rendered = llama.render(messages)

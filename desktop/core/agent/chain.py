@@ -10,6 +10,9 @@ tool list offered for the step:
   results does not count: it is reading), and a new search starts at the first page;
 * right after a search result the next step may only answer, read, edit memory or ask for the next
   page of that same search (the page's arguments are fixed by the grammar);
+* a function that runs a generation of its own (``message_chatgpt``) runs once per turn: its prompt
+  shares nothing with the conversation's, so each call also costs the next step a re-evaluation
+  of the whole conversation (a 135M model asked it twice in a row, a 170 s first message);
 * the last step a turn may take must answer the user if nothing was said yet, and so must the
   step after the model yielded a user's turn without answering (the loop decides that one).
 """
@@ -27,6 +30,8 @@ from desktop.core.tools.registry import Tool, ToolRegistry
 #: Kinds that may follow a search result (besides its next page).
 AFTER_SEARCH = frozenset({"answer", "read", "edit"})
 REPLY = "send_message"
+#: Functions that may run once per turn (see the module docstring).
+ONCE_PER_TURN = frozenset({"message_chatgpt"})
 
 
 @dataclass(frozen=True)
@@ -64,6 +69,7 @@ class TurnRules:
         self._limits = limits
         self._seen: set[str] = set()
         self._searches: Counter[str] = Counter()
+        self._ran: set[str] = set()  # functions that ran this turn
         self._after_search: _Search | None = None
         self._must_answer = False
         self.steps = 0
@@ -88,6 +94,8 @@ class TurnRules:
                     continue
                 if kind not in AFTER_SEARCH:
                     continue
+            if spec.name in ONCE_PER_TURN and spec.name in self._ran:
+                continue
             if kind == "search":
                 if self._searches[spec.name] >= self._limits.searches_per_turn:
                     continue
@@ -120,6 +128,8 @@ class TurnRules:
             )
         if self._must_answer and tool.name != REPLY:
             return "Answer the user now with send_message."
+        if tool.name in ONCE_PER_TURN and tool.name in self._ran:
+            return f"{tool.name} may run once per turn; use its answer above, or answer the user with send_message."
         search = self._after_search
         if search is not None and tool.kind not in AFTER_SEARCH:
             paging = tool.name == search.function and {k: v for k, v in arguments.items() if k != "page"} == {
@@ -160,6 +170,7 @@ class TurnRules:
         if tool is None:
             return
         self._seen.add(call_key(tool.name, arguments))
+        self._ran.add(tool.name)
         if tool.name == REPLY and ok:
             self.replied = True
         if tool.kind == "search" and ok:

@@ -177,9 +177,12 @@ class NativeContext:
         """Drop every position from ``keep`` on; False when this memory kind cannot (recurrent models)."""
         return bool(llama_cpp.llama_memory_seq_rm(self._memory, 0, keep, -1))
 
-    def state(self) -> bytearray | None:
-        """The sequence's KV state as bytes (None if llama.cpp wrote fewer than it announced)."""
+    def state(self, max_bytes: int | None = None) -> bytearray | None:
+        """The sequence's KV state as bytes (None if llama.cpp wrote fewer than it announced, or
+        if it is larger than ``max_bytes``)."""
         size = llama_cpp.llama_state_seq_get_size(self._ctx, 0)
+        if max_bytes is not None and size > max_bytes:
+            return None
         state = bytearray(size)
         written = llama_cpp.llama_state_seq_get_data(self._ctx, (ctypes.c_uint8 * size).from_buffer(state), size, 0)
         return state if written == size else None

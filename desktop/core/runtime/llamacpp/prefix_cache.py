@@ -9,7 +9,8 @@ evaluated when a fresh context meets a prompt that starts with it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 
 from desktop.core.runtime.base import CancelToken
 from desktop.core.runtime.kv_store import KvStore
@@ -18,6 +19,8 @@ from desktop.errors import ContextOverflowError, GenerationCancelled, ModelError
 
 #: Shorter prefixes are evaluated in less time than a cache file takes to check.
 MIN_STABLE_PREFIX = 32
+#: Largest state ``kept`` copies in memory (the bundled model's full 8k context is ~190 MB).
+KEPT_MAX_BYTES = 512 << 20
 
 
 class PrefixCache:
@@ -63,6 +66,21 @@ class PrefixCache:
         keep = self._reuse(prefix, limit=len(prefix), prefix=len(prefix))
         self._fill(prefix, keep, len(prefix), cancel)
         return len(prefix) - keep
+
+    @contextmanager
+    def kept(self, max_bytes: int = KEPT_MAX_BYTES) -> Iterator[None]:
+        """Run a generation with a prompt of its own (a plain-text answer, a summary) and bring the
+        cache back to what it held before: a copy of the sequence's state each way, far cheaper
+        than evaluating the conversation again at the next call (seconds per thousand tokens on
+        a slow CPU). A state above ``max_bytes`` (a large model's long context) is not copied."""
+        tokens = list(self.tokens)
+        state = self._context.state(max_bytes) if len(tokens) >= MIN_STABLE_PREFIX and self._context.is_open else None
+        try:
+            yield
+        finally:
+            if state is not None and self._context.is_open and self.tokens != tokens:
+                refused = self._context.restore(state, len(tokens))
+                self.tokens = tokens if refused is None else []
 
     def extend(self, tokens: Sequence[int]) -> None:
         """Evaluate generated ``tokens`` (one batch) after what the cache holds."""

@@ -93,7 +93,9 @@ class LlamaCppRuntime:
         )
 
     def generate_text(self, request: TextRequest, *, cancel: CancelToken | None = None) -> str:
-        return self.complete(request.messages, request.params, cancel=cancel).text.strip()
+        # Its prompt is its own (message_chatgpt, the summarizer): the conversation's cache comes back after.
+        with self.prefix_cache.kept():
+            return self.complete(request.messages, request.params, cancel=cancel).text.strip()
 
     def warm(self, messages: Sequence[ChatMessage], *, cancel: CancelToken | None = None) -> int:
         try:
@@ -138,7 +140,9 @@ class LlamaCppRuntime:
         if common >= len(held) - 1 or common == len(canonical):
             return canonical  # the cache holds no more of this prompt than its own tokens reach
         spliced = self._splice(text.encode("utf-8"), canonical, held, common)
-        return canonical if spliced is None else spliced
+        if spliced is None or len(spliced) > max(len(canonical), self.n_ctx - 64):
+            return canonical  # no splice, or one that would crowd out the answer (the budget counts canonical tokens)
+        return spliced
 
     def _splice(self, text: bytes, canonical: list[int], held: list[int], common: int) -> list[int] | None:
         """``held``'s longest run that spells the start of ``text``, then ``text``'s remainder
