@@ -29,18 +29,20 @@ class AgentRecord:
     heartbeats_paused_until: datetime | None
     config: dict
     memory_view: str = ""  # JSON of agent.memory_view.MemoryView
+    #: Automatic-recall events with a smaller id are shown as a stub (set at an eviction).
+    recall_expired_before: int = 0
 
 
 _COLUMNS = (
     "id, name, created_at, system_prompt, summary, context_start_id, evicted_count, pressure_alert_sent,"
-    " last_login, heartbeats_paused_until, config, memory_view"
+    " last_login, heartbeats_paused_until, config, memory_view, recall_expired_before"
 )
 
 
 def _record(row, zone: tzinfo) -> AgentRecord:
     return AgentRecord(
         row[0], row[1], parse_iso(row[2], zone), row[3], row[4], row[5], row[6], bool(row[7]),
-        parse_iso(row[8], zone) if row[8] else None, parse_iso(row[9], zone) if row[9] else None, json.loads(row[10]), row[11],
+        parse_iso(row[8], zone) if row[8] else None, parse_iso(row[9], zone) if row[9] else None, json.loads(row[10]), row[11], row[12],
     )
 
 
@@ -111,7 +113,7 @@ class AgentStore:
     def update(self, agent_id: int, **fields) -> None:
         allowed = {
             "summary", "context_start_id", "evicted_count", "pressure_alert_sent", "last_login", "heartbeats_paused_until", "config",
-            "memory_view",
+            "memory_view", "recall_expired_before",
         }
         if not fields or set(fields) - allowed:
             raise ValueError(f"Cannot update agent fields {sorted(set(fields) - allowed)}")

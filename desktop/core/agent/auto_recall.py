@@ -13,7 +13,11 @@ sources, are placed in a budgeted ``memories`` event right after the user's mess
 * the search runs under a deadline: when it fails or is slow the reply goes ahead without the
   event and the failure is logged;
 * which memories were shown is stored with the event (``ShownMemories``), so the transcript can
-  say what a reply had in front of it.
+  say what a reply had in front of it;
+* an eviction expires the older events: the cache below the memory section is evaluated again
+  then anyway, so every memories event but the newest is shown from then on as a one-line stub
+  (``EXPIRED``; the full event stays stored). Between evictions nothing above the newest message
+  changes, and old sections no longer crowd the conversation out of the window.
 """
 
 from __future__ import annotations
@@ -24,13 +28,13 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, Protocol
 
 from desktop.core.clock import iso, parse_iso
 from desktop.core.memory.archival import ArchivalMemory
-from desktop.core.memory.recall import RecallMemory
+from desktop.core.memory.recall import Message, RecallMemory
 from desktop.core.storage import Database
 
 log = logging.getLogger("memdesk.agent.recall")
@@ -40,6 +44,8 @@ CONVERSATION = "conversation"
 NOTE = "found automatically for the message above; they may not be relevant"
 #: One memory takes at most this share of the section's budget (a long passage is cut).
 ITEM_SHARE = 0.4
+#: What an expired memories event shows the model (its memories are still in the store).
+EXPIRED = json.dumps({"type": EVENT_KIND, "note": "expired; search your memory to see them again"})
 #: Characters of a hit compared with the visible conversation to tell whether it is there already.
 VISIBLE_PROBE = 160
 
@@ -164,6 +170,18 @@ class RecallResult:
 def memories_text(lines: Sequence[str]) -> str:
     """How people read a memories event (the transcript, the CLI)."""
     return "Memories found automatically:\n" + "\n".join(f"- {line}" for line in lines)
+
+
+def newest_event_id(messages: Sequence[Message], default: int) -> int:
+    """The id of the newest memories event in ``messages`` (``default`` when there is none): at
+    an eviction, every memories event older than it expires."""
+    return max((m.id for m in messages if m.kind == EVENT_KIND), default=default)
+
+
+def expired_view(messages: Sequence[Message], expired_before: int) -> list[Message]:
+    """``messages`` as the model sees them: memories events older than ``expired_before`` are a
+    stub (``EXPIRED``)."""
+    return [replace(m, content=EXPIRED) if m.kind == EVENT_KIND and m.id < expired_before else m for m in messages]
 
 
 def render_event(lines: Sequence[str]) -> str:

@@ -24,7 +24,7 @@ from typing import Any
 from desktop.core.agent import events
 from desktop.core.agent.agents import AgentRecord, AgentStore
 from desktop.core.agent.auto_recall import EVENT_KIND as MEMORIES
-from desktop.core.agent.auto_recall import AutoRecall, RecallResult, ShownMemories, Visible, memories_text
+from desktop.core.agent.auto_recall import AutoRecall, RecallResult, ShownMemories, Visible, expired_view, memories_text, newest_event_id
 from desktop.core.agent.chain import ChainLimits, TurnRules
 from desktop.core.agent.context import ContextBudget, PromptParts, measure, to_chat, tool_costs, truncate_for_context
 from desktop.core.agent.eviction import Summarizer, choose_cut
@@ -226,9 +226,10 @@ class Agent:
         if self.recall is None:
             return
         record = self.record
-        in_context = self.memory.recall.since(self.id, record.context_start_id)
+        in_context = self._in_context(record)
         view, _update = self._planned_view(record)
-        visible = Visible(_visible_text([view.text, *(m.content for m in in_context)]), self.shown.refs_since(self.id, record.context_start_id))
+        shown_from = max(record.context_start_id, record.recall_expired_before)  # expired events show nothing
+        visible = Visible(_visible_text([view.text, *(m.content for m in in_context)]), self.shown.refs_since(self.id, shown_from))
         window = self.runtime.info.context_window
         result = self.recall.gather(
             self.id, text, first_in_context=record.context_start_id, visible=visible,
@@ -419,10 +420,15 @@ class Agent:
         self.memory.agents.update(self.id, memory_view=view.to_json())
 
     # --- context ---------------------------------------------------------------------------
+    def _in_context(self, record: AgentRecord) -> list[Message]:
+        """The messages in the context window as the model sees them (expired memories events as
+        their stub)."""
+        return expired_view(self.memory.recall.since(self.id, record.context_start_id), record.recall_expired_before)
+
     def _prompt_parts(self) -> PromptParts:
         record = self.record
         m = self.memory
-        in_context = m.recall.since(self.id, record.context_start_id)
+        in_context = self._in_context(record)
         window = self.runtime.info.context_window
         view, update = self._planned_view(record)
         messages = to_chat(self.runtime, in_context, window)
@@ -459,10 +465,17 @@ class Agent:
     def _evict(self, budget: ContextBudget, cancel: CancelToken | None) -> bool:
         record = self.record
         m = self.memory
-        in_context = m.recall.since(self.id, record.context_start_id)
+        shown = self._in_context(record)
+        # The cache below the memory section is evaluated again after an eviction anyway: every
+        # memories event but the newest expires now, and what it frees counts toward the need.
+        expire = max(record.recall_expired_before, newest_event_id(shown, record.recall_expired_before))
+        in_context = expired_view(shown, expire)
         chats = to_chat(self.runtime, in_context, budget.window)
         counts = [self.runtime.count_tokens(c.content) + 4 for c in chats]
-        need = budget.used - budget.eviction_at
+        before = to_chat(self.runtime, [m for m, a in zip(shown, in_context) if m.content != a.content], budget.window)
+        after = to_chat(self.runtime, [a for m, a in zip(shown, in_context) if m.content != a.content], budget.window)
+        freed = sum(self.runtime.count_tokens(c.content) for c in before) - sum(self.runtime.count_tokens(c.content) for c in after)
+        need = budget.used - freed - budget.eviction_at
         cut = choose_cut(in_context, counts, need=need)
         if cut == 0 and len(in_context) > 1:
             # Not even KEEP_LAST messages fit with room to answer: keep fewer rather than fail.
@@ -470,19 +483,22 @@ class Agent:
                 if in_context[index].kind in ("user_message", "login", "heartbeat", "system_alert"):
                     cut = index
                     break
-        if cut == 0:
+        if cut == 0 and freed <= 0:
             return False
         evicted = in_context[:cut]
         previous = _summary_body(record.summary)
-        summary = self._summarizer.summarize(previous, evicted, cancel)
+        # Memories events repeat older messages (already summarized when they left): not conversation.
+        conversation = [e for e in evicted if e.kind != MEMORIES]
+        summary = self._summarizer.summarize(previous, conversation, cancel) if conversation else previous
         hidden = record.evicted_count + len(evicted)
         total = m.recall.count(self.id)
         with m.db.transaction():
             m.agents.update(
                 self.id,
-                summary=events.summary_note(hidden, total, summary),
+                summary=events.summary_note(hidden, total, summary) if evicted else record.summary,
                 context_start_id=in_context[cut].id,
                 evicted_count=hidden,
+                recall_expired_before=expire,
                 pressure_alert_sent=False,
                 # Everything below the memory section is evaluated again anyway: render it afresh.
                 memory_view="",

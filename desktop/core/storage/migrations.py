@@ -381,6 +381,14 @@ def m007_recall_shown(db) -> None:
     )
 
 
+def m008_recall_expired(db) -> None:
+    """Automatic-recall events older than this message id are shown to the model as a one-line stub
+    (agent/auto_recall.py, ``expire``): set at an eviction, when the cache below the memory section
+    is evaluated again anyway, so old sections stop crowding the window without changing the
+    prompt between evictions."""
+    db.run_script("ALTER TABLE agents ADD COLUMN recall_expired_before INTEGER NOT NULL DEFAULT 0;")
+
+
 MIGRATIONS: list[Migration] = [
     m001_initial,
     m002_retrieval_indexes,
@@ -389,4 +397,5 @@ MIGRATIONS: list[Migration] = [
     m005_memory_history,
     m006_memory_view,
     m007_recall_shown,
+    m008_recall_expired,
 ]

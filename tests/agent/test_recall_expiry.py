@@ -1,0 +1,157 @@
+"""Old automatic-recall sections expire at an eviction (scripted runtime).
+
+Between evictions the prompt only grows (the KV cache of the conversation stays valid); an
+eviction evaluates everything below the memory section again anyway, so then every memories event
+but the newest is shown as a one-line stub, its memories may be shown again, and the summarizer
+is not asked to summarize them as conversation.
+"""
+
+from __future__ import annotations
+
+import json
+
+from desktop.core.agent.auto_recall import EXPIRED
+from desktop.core.agent.observer import AgentObserver
+from desktop.core.runtime.scripted import ScriptedRuntime, say
+from desktop.settings import Settings
+
+TOPICS = ["basil", "tomatoes", "violin", "marathon", "pottery", "chess", "sailing", "baking", "birding", "fencing", "origami", "cycling"]
+
+
+def remember_topics(services, agent, clock) -> None:
+    """Old messages, one per topic, already out of the context window (as eviction leaves them)."""
+    ids = []
+    for topic in TOPICS:
+        text = f"My {topic} story: " + f"I love {topic} and talk about {topic} with friends every week. " * 3
+        ids.append(services.memory.recall.add(
+            agent.id, role="user", kind="user_message", content=json.dumps({"type": "user_message", "message": text}),
+            created_at=clock.now(), search_text=text,
+        ).id)
+        clock.advance(minutes=1)
+    services.agents.update(agent.id, context_start_id=ids[-1] + 1, evicted_count=len(ids))
+    clock.advance(days=2)
+
+
+def memories_in(prompt) -> list[str]:
+    return [m.content for m in prompt if m.content.startswith('{"type": "memories"')]
+
+
+def last_user_message(prompt) -> int:
+    return max(n for n, m in enumerate(prompt) if m.content.startswith('{"type": "user_message"'))
+
+
+class Evictions(AgentObserver):
+    """Where each eviction happened: the index of the first prompt after it."""
+
+    def __init__(self, runtime: ScriptedRuntime) -> None:
+        self.runtime = runtime
+        self.at: list[int] = []
+
+    def on_event(self, kind: str, text: str) -> None:
+        if kind == "eviction":
+            self.at.append(len(self.runtime.prompts))
+
+
+def turn(agent, runtime, clock, text: str, reply: str) -> None:
+    runtime.enqueue(say(reply), say("(after the memory pressure alert)"))
+    agent.send_user_message(text)
+    runtime.clear()
+    clock.advance(minutes=1)
+
+
+def chat_until_an_eviction(agent, runtime, clock, evictions: Evictions) -> int:
+    """One turn per topic until an eviction happens; the index of the first prompt after it."""
+    for topic in TOPICS:
+        turn(agent, runtime, clock, f"what about my {topic}?", f"Tell me more about {topic}.")
+        if evictions.at:
+            return evictions.at[0]
+    raise AssertionError("no eviction happened")
+
+
+def window_for(make_agent, room: int) -> int:
+    """A window with ``room`` tokens for the messages above a fresh agent's prompt and the reserve."""
+    base = make_agent("probe", runtime=ScriptedRuntime(context_window=100_000)).budget().used
+    return base + Settings().max_answer_tokens + room
+
+
+def small_agent(services, make_agent, clock):
+    """Room for about seven turns, each with a memories event of some 340 tokens."""
+    runtime = ScriptedRuntime(context_window=window_for(make_agent, 1500), summaries=[f"Summary {n}." for n in range(20)])
+    evictions = Evictions(runtime)
+    agent = make_agent("expiring", runtime=runtime, settings=Settings(auto_recall_budget=0.04), observer=evictions)
+    remember_topics(services, agent, clock)
+    return agent, runtime, evictions
+
+
+def test_between_evictions_each_prompt_starts_with_the_whole_previous_one(services, make_agent, clock):
+    agent, runtime, evictions = small_agent(services, make_agent, clock)
+    evicted_at = chat_until_an_eviction(agent, runtime, clock, evictions)
+    assert evicted_at >= 3  # several turns, each with its memories event, before the first eviction
+    for earlier, later in zip(runtime.prompts[: evicted_at - 1], runtime.prompts[1:evicted_at]):
+        assert later[: len(earlier)] == earlier
+    assert all(EXPIRED not in m for prompt in runtime.prompts[:evicted_at] for m in memories_in(prompt))
+    assert len(memories_in(runtime.prompts[evicted_at - 1])) >= 3
+
+
+def test_an_eviction_expires_every_memories_event_but_the_newest(services, make_agent, clock):
+    agent, runtime, evictions = small_agent(services, make_agent, clock)
+    evicted_at = chat_until_an_eviction(agent, runtime, clock, evictions)
+    prompt = runtime.prompts[evicted_at]
+    shown = memories_in(prompt)
+    assert len(shown) >= 2, "the eviction should keep an older memories event in context"
+    assert all(content == EXPIRED for content in shown[:-1])
+    newest = json.loads(shown[-1])
+    assert newest["memories"] and prompt[last_user_message(prompt) + 1].content == shown[-1]  # whole, after the user's message
+    # The store keeps every event whole, with what it showed: only the prompt shows the stub.
+    events = [m for m in services.memory.recall.all(agent.id) if m.kind == "memories"]
+    assert all(json.loads(e.content)["memories"] for e in events)
+    assert all(agent.shown.shown_by(e.id) for e in events)
+    record = services.agents.get(agent.id)
+    assert record.recall_expired_before == events[-1].id
+    # The budget panel measures the prompt the model gets: stubs, not the full sections.
+    budget = agent.budget()
+    assert budget.used == runtime.count_prompt(agent._prompt_parts().chat_messages())
+
+
+def test_after_an_eviction_the_prompt_grows_again_without_changing(services, make_agent, clock):
+    agent, runtime, evictions = small_agent(services, make_agent, clock)
+    evicted_at = chat_until_an_eviction(agent, runtime, clock, evictions)
+    turn(agent, runtime, clock, "and what about my basil, again?", "Noted.")
+    assert evictions.at == [evicted_at], "the next turn should fit without evicting"
+    after, following = runtime.prompts[evicted_at], runtime.prompts[-1]
+    assert following[: len(after)] == after  # the section that stayed whole stays whole until the next eviction
+    assert memories_in(following)[-2] == memories_in(after)[-1] != EXPIRED
+
+
+def test_an_expired_memory_may_be_shown_again(services, make_agent, clock):
+    agent, runtime, evictions = small_agent(services, make_agent, clock)
+    evicted_at = chat_until_an_eviction(agent, runtime, clock, evictions)
+    prompt = runtime.prompts[evicted_at]
+    stub = next(n for n, m in enumerate(prompt) if m.content == EXPIRED)
+    earlier = runtime.prompts[evicted_at - 1]  # the last prompt before the eviction showed it whole
+    before = json.loads(earlier[earlier.index(prompt[stub - 1]) + 1].content)
+    expired_topic = before["memories"][0].split("] My ")[1].split()[0]
+    assert f"My {expired_topic} story" not in "".join(m.content for m in prompt)  # nowhere in view now
+    # Its memories event is a stub now: asking again brings its memory back in a new section.
+    first = len(runtime.prompts)
+    turn(agent, runtime, clock, f"remind me: my {expired_topic}?", "Again.")
+    newest = json.loads(memories_in(runtime.prompts[first])[-1])
+    assert any(f"My {expired_topic} story" in line for line in newest["memories"])
+
+
+def test_the_summarizer_is_not_asked_to_summarize_memories_events(services, make_agent, clock):
+    agent, runtime, evictions = small_agent(services, make_agent, clock)
+    chat_until_an_eviction(agent, runtime, clock, evictions)
+    assert runtime.text_prompts, "the eviction should have asked for a summary"
+    asked = "\n".join(m.content for prompt in runtime.text_prompts for m in prompt)
+    assert "what about my" in asked  # the evicted conversation is summarized
+    assert '"type": "memories"' not in asked and "story: I love" not in asked
+
+
+def test_without_automatic_recall_nothing_expires(services, make_agent, clock):
+    runtime = ScriptedRuntime(context_window=window_for(make_agent, 600))
+    evictions = Evictions(runtime)
+    agent = make_agent("plain", runtime=runtime, settings=Settings(auto_recall=False), observer=evictions)
+    remember_topics(services, agent, clock)
+    chat_until_an_eviction(agent, runtime, clock, evictions)
+    assert services.agents.get(agent.id).recall_expired_before == 0
