@@ -107,7 +107,7 @@ def test_an_eviction_expires_every_memories_event_but_the_newest(services, make_
     assert all(json.loads(e.content)["memories"] for e in events)
     assert all(agent.shown.shown_by(e.id) for e in events)
     record = services.agents.get(agent.id)
-    assert record.recall_expired_before == events[-1].id
+    assert events[-2].id < record.recall_expired_before <= events[-1].id
     # The budget panel measures the prompt the model gets: stubs, not the full sections.
     budget = agent.budget()
     assert budget.used == runtime.count_prompt(agent._prompt_parts().chat_messages())
@@ -123,20 +123,32 @@ def test_after_an_eviction_the_prompt_grows_again_without_changing(services, mak
     assert memories_in(following)[-2] == memories_in(after)[-1] != EXPIRED
 
 
+def expired_and_newest(services, agent, prompt) -> tuple[set[str], list[str]]:
+    """What the expired events in ``prompt`` had shown, and the newest section's lines."""
+    record = services.agents.get(agent.id)
+    events = [m for m in services.memory.recall.since(agent.id, record.context_start_id) if m.kind == "memories"]
+    expired = {s.text for e in events if e.id < record.recall_expired_before for s in agent.shown.shown_by(e.id)}
+    return expired, json.loads(memories_in(prompt)[-1])["memories"]
+
+
 def test_an_expired_memory_may_be_shown_again(services, make_agent, clock):
     agent, runtime, evictions = small_agent(services, make_agent, clock)
     evicted_at = chat_until_an_eviction(agent, runtime, clock, evictions)
-    prompt = runtime.prompts[evicted_at]
-    stub = next(n for n, m in enumerate(prompt) if m.content == EXPIRED)
-    earlier = runtime.prompts[evicted_at - 1]  # the last prompt before the eviction showed it whole
-    before = json.loads(earlier[earlier.index(prompt[stub - 1]) + 1].content)
-    expired_topic = before["memories"][0].split("] My ")[1].split()[0]
-    assert f"My {expired_topic} story" not in "".join(m.content for m in prompt)  # nowhere in view now
-    # Its memories event is a stub now: asking again brings its memory back in a new section.
-    first = len(runtime.prompts)
-    turn(agent, runtime, clock, f"remind me: my {expired_topic}?", "Again.")
-    newest = json.loads(memories_in(runtime.prompts[first])[-1])
-    assert any(f"My {expired_topic} story" in line for line in newest["memories"])
+    expired, newest = expired_and_newest(services, agent, runtime.prompts[evicted_at])
+    assert expired, "an expired event should still be in context, as its stub"
+    # Its memories no longer count as in view: the new section may show them again.
+    assert any(line.endswith("] " + text) for text in expired for line in newest)
+
+
+def test_a_section_that_needs_an_eviction_is_searched_after_it(services, make_agent, clock):
+    """The search leaves out what is in view; when the section then needs an eviction, the search
+    runs again so the messages that eviction took out of view can come back."""
+    agent, runtime, evictions = small_agent(services, make_agent, clock)
+    evicted_at = chat_until_an_eviction(agent, runtime, clock, evictions)
+    before, after = runtime.prompts[evicted_at - 1], runtime.prompts[evicted_at]
+    taken = [json.loads(m.content)["message"] for m in before if m not in after and m.content.startswith('{"type": "user_message"')]
+    _expired, newest = expired_and_newest(services, agent, after)
+    assert any(line.endswith("] " + text) for text in taken for line in newest)
 
 
 def test_the_summarizer_is_not_asked_to_summarize_memories_events(services, make_agent, clock):

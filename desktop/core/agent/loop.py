@@ -181,7 +181,7 @@ class Agent:
             self._sync_memory()  # a change made before this event is reported before it
             self.memory.recall.add(self.id, role="user", kind=kind, content=content, created_at=self.memory.clock.now(), search_text=search_text)
         if kind == "user_message":
-            self._recall_for(search_text)
+            self._recall_for(search_text, cancel)
         result = TurnResult(kind=kind)
         rules = TurnRules(self.tools, ChainLimits(self.settings.max_steps, self.settings.searches_per_turn))
         try:
@@ -219,24 +219,19 @@ class Agent:
             self.observer.on_turn_end(result)
         return result
 
-    def _recall_for(self, text: str) -> None:
+    def _recall_for(self, text: str, cancel: CancelToken | None = None) -> None:
         """Automatic recall: memories out of view that may matter for ``text``, placed right after
         it (never above: the conversation's KV cache stays valid)."""
         self.last_recall = None
         if self.recall is None:
             return
-        record = self.record
-        in_context = self._in_context(record)
-        view, _update = self._planned_view(record)
-        shown_from = max(record.context_start_id, record.recall_expired_before)  # expired events show nothing
-        visible = Visible(_visible_text([view.text, *(m.content for m in in_context)]), self.shown.refs_since(self.id, shown_from))
-        window = self.runtime.info.context_window
-        result = self.recall.gather(
-            self.id, text, first_in_context=record.context_start_id, visible=visible,
-            budget_tokens=int(window * self.recall.settings.budget_fraction), count_tokens=self.runtime.count_tokens,
-            truncate=lambda passage, tokens: truncate_for_context(self.runtime, passage, tokens),
-            inline=self.memory.db.in_transaction,  # a search thread would wait for the caller's transaction
-        )
+        budget_tokens = int(self.runtime.info.context_window * self.recall.settings.budget_fraction)
+        result = self._gather(text, budget_tokens)
+        if result.content is not None and self._make_room(self.runtime.count_prompt([ChatMessage("user", result.content)]), cancel):
+            # The section needed an eviction, which took out of view messages the search left out
+            # because they were in view: search again, so they may come back.
+            again = self._gather(text, budget_tokens)
+            result = result if again.status in ("timeout", "failed") else again  # the first still holds
         self.last_recall = result
         if result.content is not None:
             with self.memory.db.transaction():
@@ -246,6 +241,20 @@ class Agent:
             self.observer.on_event("memories", memories_text(json.loads(result.content)["memories"]))
         elif result.status in ("timeout", "failed"):
             self.observer.on_event("recall", f"automatic recall {'timed out' if result.status == 'timeout' else 'failed'}; the reply went ahead without it")
+
+    def _gather(self, text: str, budget_tokens: int) -> RecallResult:
+        assert self.recall is not None
+        record = self.record
+        in_context = self._in_context(record)
+        view, _update = self._planned_view(record)
+        shown_from = max(record.context_start_id, record.recall_expired_before)  # expired events show nothing
+        visible = Visible(_visible_text([view.text, *(m.content for m in in_context)]), self.shown.refs_since(self.id, shown_from))
+        return self.recall.gather(
+            self.id, text, first_in_context=record.context_start_id, visible=visible,
+            budget_tokens=budget_tokens, count_tokens=self.runtime.count_tokens,
+            truncate=lambda passage, tokens: truncate_for_context(self.runtime, passage, tokens),
+            inline=self.memory.db.in_transaction,  # a search thread would wait for the caller's transaction
+        )
 
     def _report(self, step: StepRecord, context: ToolContext) -> None:
         self.observer.on_step(step)
@@ -462,22 +471,36 @@ class Agent:
                 hint="raise the context size in Settings or shorten the core memory blocks",
             )
 
-    def _evict(self, budget: ContextBudget, cancel: CancelToken | None) -> bool:
+    def _make_room(self, room: int, cancel: CancelToken | None) -> bool:
+        """Evict until a new memories section of ``room`` tokens fits before the eviction point, if
+        possible (the loop's own check still runs before each step); whether anything was evicted.
+        Every memories event already in context expires: the new one will be the newest."""
+        evicted = False
+        for _attempt in range(4):
+            budget = measure(self.runtime, self._prompt_parts(), self.settings.reserve)
+            if budget.used + room <= budget.eviction_at or not self._evict(budget, cancel, room=room):
+                break
+            evicted = True
+        return evicted
+
+    def _evict(self, budget: ContextBudget, cancel: CancelToken | None, *, room: int = 0) -> bool:
         record = self.record
         m = self.memory
         shown = self._in_context(record)
         # The cache below the memory section is evaluated again after an eviction anyway: every
-        # memories event but the newest expires now, and what it frees counts toward the need.
-        expire = max(record.recall_expired_before, newest_event_id(shown, record.recall_expired_before))
+        # memories event but the newest expires now (all of them when a new one is about to be
+        # placed, ``room``), and what it frees counts toward the need.
+        newest = newest_event_id(shown, record.recall_expired_before)
+        expire = max(record.recall_expired_before, newest + 1 if room and newest >= record.recall_expired_before else newest)
         in_context = expired_view(shown, expire)
         chats = to_chat(self.runtime, in_context, budget.window)
         counts = [self.runtime.count_tokens(c.content) + 4 for c in chats]
         before = to_chat(self.runtime, [m for m, a in zip(shown, in_context) if m.content != a.content], budget.window)
         after = to_chat(self.runtime, [a for m, a in zip(shown, in_context) if m.content != a.content], budget.window)
         freed = sum(self.runtime.count_tokens(c.content) for c in before) - sum(self.runtime.count_tokens(c.content) for c in after)
-        need = budget.used - freed - budget.eviction_at
+        need = budget.used + room - freed - budget.eviction_at
         cut = choose_cut(in_context, counts, need=need)
-        if cut == 0 and len(in_context) > 1:
+        if cut == 0 and len(in_context) > 1 and not room:
             # Not even KEEP_LAST messages fit with room to answer: keep fewer rather than fail.
             for index in range(len(in_context) - 1, 0, -1):
                 if in_context[index].kind in ("user_message", "login", "heartbeat", "system_alert"):
