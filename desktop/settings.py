@@ -36,7 +36,7 @@ class Settings:
     max_chained_steps: int = 4
     max_searches_per_turn: int = 2
     auto_recall: bool = True
-    auto_recall_budget: float = 0.10
+    auto_recall_budget: float = 0.20
     auto_recall_timeout_ms: int = 300
     heartbeat_minutes: int = 60  # 0: timed heartbeats off (the system prompt says which)
     login_after_minutes: int = 60  # 0: never send a login event
@@ -80,7 +80,7 @@ DESCRIPTIONS: dict[str, str] = {
     "max_answer_tokens": "Most tokens the model may generate per step (kept free in the context)",
     "max_chained_steps": "Most steps the agent may chain after one event (the last one must answer)",
     "auto_recall": "Before each reply, search memory out of view and show the model the best hits (automatic recall)",
-    "auto_recall_budget": "Share of the context window the automatically recalled memories may take (0.10: a tenth)",
+    "auto_recall_budget": "Share of the context window the automatically recalled memories may take (0.20: a fifth)",
     "auto_recall_timeout_ms": "Longest the reply waits for automatic recall, in milliseconds (it goes ahead without it)",
     "max_searches_per_turn": "Most new searches per search function in one turn (paging through results does not count)",
     "heartbeat_minutes": "Timed heartbeat interval in minutes while idle (0: off); the agent's instructions say which",
