@@ -35,6 +35,12 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+_T0 = time.monotonic()
+
+
+def progress(text: str) -> None:
+    """A line on stderr per step, so a run that is stopped from outside shows where it was."""
+    print(f"[faults {time.monotonic() - _T0:7.1f} s] {text}", file=sys.stderr, flush=True)
 
 # --- agent kill -------------------------------------------------------------------------------
 AGENT_CHILD = r"""
@@ -347,6 +353,7 @@ def model_kill(trials: int, rng: random.Random | None = None) -> dict:
                     observer = Streaming()
                     agent = open_agent(services, record, runtime, consent=AllowAll(), settings=settings, observer=observer)
                     for trial in range(trials):
+                        progress(f"model_kill: {kind} trial {trial + 1} of {trials}")
                         if kind == "idle":
                             _kill_idle(runtime)
                         else:
@@ -392,7 +399,10 @@ def _kill_mid_call(agent, runtime, streaming_started: threading.Event, *, stream
 
     threading.Thread(target=doomed, daemon=True).start()
     if streaming:
-        streaming_started.wait(300)
+        # Tokens stream, or the turn ends without streaming (a miss, counted): whichever comes first.
+        give_up = time.monotonic() + 300
+        while not streaming_started.wait(0.05) and not done.is_set() and time.monotonic() < give_up:
+            pass
     else:
         done.wait(rng.uniform(0.2, 1.5))
     moment = "call_already_over" if done.is_set() else "while_streaming" if streaming_started.is_set() else "before_first_token"
@@ -420,7 +430,7 @@ sys.addaudithook(_hook)
 """
 
 
-def sockets(timeout: float = 900.0) -> dict:
+def sockets(timeout: float = 600.0) -> dict:
     """Every Python process of a default run (children included, through sitecustomize) records
     each network socket it creates and every connect, bind and name lookup."""
     with tempfile.TemporaryDirectory(prefix="memdesk-faults-") as folder:
@@ -429,12 +439,18 @@ def sockets(timeout: float = 900.0) -> dict:
         (base / "site" / "sitecustomize.py").write_text(AUDIT, encoding="utf-8")
         log = base / "sockets.log"
         env = {**_child_env(base / "home"), "PYTHONPATH": f"{base / 'site'}{os.pathsep}{ROOT}", "MEMDESK_SOCKET_AUDIT": str(log)}
-        runs = {
-            "cli": subprocess.run([sys.executable, "-m", "desktop.cli.main", "chat", "--agent", "sam"], input="Hello!\n", env=env,
-                                  capture_output=True, text=True, timeout=timeout, cwd=ROOT),
-            "gui": subprocess.run([sys.executable, "-m", "desktop.ui.main", "--screenshot", str(base / "shot.png"), "--message", "Hello!"],
-                                  env=env, capture_output=True, text=True, timeout=timeout, cwd=ROOT),
+        commands = {
+            "cli": ([sys.executable, "-m", "desktop.cli.main", "chat", "--agent", "sam"], "Hello!\n"),
+            # The window gives up on its own before the timeout, saying why, rather than being killed.
+            "gui": ([sys.executable, "-m", "desktop.ui.main", "--screenshot", str(base / "shot.png"), "--message", "Hello!",
+                     "--give-up-after", str(timeout * 0.9)], None),
         }
+        runs = {}
+        for name, (command, stdin) in commands.items():
+            progress(f"sockets: {name} run")
+            runs[name] = subprocess.run(command, input=stdin, env=env, capture_output=True, text=True, timeout=timeout, cwd=ROOT)
+            if runs[name].returncode != 0:
+                progress(f"sockets: {name} exited {runs[name].returncode}: {(runs[name].stdout + runs[name].stderr)[-600:]}")
         events = log.read_text(encoding="utf-8").splitlines() if log.exists() else []
     return {"runs_exit_codes": {name: run.returncode for name, run in runs.items()}, "network_socket_events": len(events),
             "events": events[:5], "ok": not events and all(run.returncode == 0 for run in runs.values())}
@@ -472,6 +488,7 @@ def main(argv: list[str] | None = None) -> int:
             report[name] = {"skipped": True, "ok": False}
             continue
         started = time.perf_counter()
+        progress(f"{name}: start")
         try:
             report[name] = run()
         except Exception as error:  # noqa: BLE001 - a campaign that cannot run misses its target

@@ -51,6 +51,8 @@ def run(argv: list[str] | None = None) -> int:
     parser.add_argument("--quit-when-ready", action="store_true", help="exit once the model is loaded (for bench.startup)")
     parser.add_argument("--screenshot", metavar="PNG", help="after the model is ready, send --message, save a screenshot and quit")
     parser.add_argument("--message", default="Hello! Who are you?", help="message sent before --screenshot")
+    parser.add_argument("--give-up-after", type=float, default=600.0, metavar="S",
+                        help="with --screenshot: exit with an error when no reply came within S seconds")
     args, qt_args = parser.parse_known_args(sys.argv[1:] if argv is None else argv)
     started = time.perf_counter()
 
@@ -86,7 +88,7 @@ def run(argv: list[str] | None = None) -> int:
         window.model_ready.connect(lambda _model: QTimer.singleShot(0, window.close))
         window.hub.shown.connect(lambda _text: QTimer.singleShot(0, window.close))
     if args.screenshot:
-        _schedule_screenshot(window, args.screenshot, args.message)
+        _schedule_screenshot(window, args.screenshot, args.message, args.give_up_after)
     if capture.previous is not None:
         previous = capture.previous.read_text(encoding="utf-8", errors="replace")
         window.message_bar.show_message(
@@ -102,20 +104,36 @@ def run(argv: list[str] | None = None) -> int:
     return code
 
 
-def _schedule_screenshot(window: MainWindow, path: str, message: str) -> None:
-    """Drive the real app end to end (used by the Xvfb test): send one message, wait for the
-    reply, save a screenshot, quit."""
+def _schedule_screenshot(window: MainWindow, path: str, message: str, give_up_after_s: float) -> None:
+    """Drive the real app end to end (used by the Xvfb test and the socket audit): send one
+    message, wait for the reply, save a screenshot, quit."""
+    sent = False
 
     def send() -> None:
+        nonlocal sent
+        if sent:
+            return
+        # "ready" can come while the worker still opens the agent (Send is greyed then, and a
+        # message would be dropped, as for a user): try again until the window takes it.
+        if window.busy or not window.chat.can_send:
+            QTimer.singleShot(200, window, send)
+            return
+        sent = True
         window.chat.compose.setPlainText(message)
         window.chat.on_send_clicked()
 
     def save() -> None:
         QTimer.singleShot(300, lambda: (window.grab().save(path), print(f"screenshot saved {path}", flush=True), window.close()))
 
-    window.model_ready.connect(lambda _model: QTimer.singleShot(200, send))
-    window.turn_done.connect(save)
+    def give_up() -> None:
+        # A scripted run must end: a stuck one says so and exits non-zero instead of hanging.
+        print(f"error: no reply within {give_up_after_s:.0f} s (message sent: {sent})", flush=True)
+        QApplication.exit(3)
+
+    window.model_ready.connect(lambda _model: QTimer.singleShot(200, window, send))
+    window.turn_done.connect(lambda: sent and save())
     window.hub.shown.connect(lambda text: (print(f"error: {text}", flush=True), QTimer.singleShot(0, window.close)))
+    QTimer.singleShot(int(give_up_after_s * 1000), window, give_up)  # dies with the window
 
 
 if __name__ == "__main__":

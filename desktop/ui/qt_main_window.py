@@ -15,6 +15,7 @@ Signals (requests to the worker threads):
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from pathlib import Path
 
@@ -53,6 +54,10 @@ from desktop.ui.qt_settings import RESTART_MODEL, SettingsDialog
 from desktop.ui.qt_transfer_actions import TransferActions
 from desktop.ui.qt_worker import AgentWorker
 
+log = logging.getLogger(__name__)
+# Worker threads that did not end within the close's wait, with their workers (see shutdown()).
+_OUTLIVED_THEIR_WINDOW: list[tuple[QThread, object]] = []
+
 REPAINT_MS = 33  # streamed text is painted at ~30 Hz, however fast tokens arrive
 
 
@@ -70,6 +75,7 @@ class MainWindow(QMainWindow):
     #: worker's own signals would run in the worker thread).
     model_ready = Signal(str)
     turn_done = Signal()
+    CLOSE_WAIT_MS = 30_000  # how long closing waits for each worker thread to end
 
     def __init__(
         self,
@@ -691,10 +697,15 @@ class MainWindow(QMainWindow):
         self.grapher.stopped = True
         self.grapher.preempt()
         self.shutdown_requested.emit()
-        self.worker_thread.wait(30_000)
-        self.ingest_thread.wait(30_000)
-        self.graph_thread.wait(30_000)
-        self.jobs.wait(30_000)
+        for thread, worker in ((self.worker_thread, self.worker), (self.ingest_thread, self.ingester), (self.graph_thread, self.grapher)):
+            if not thread.wait(self.CLOSE_WAIT_MS):
+                # Still inside something it cannot leave (a library import on a saturated machine):
+                # destroying a running QThread aborts the process, so the thread and its worker are
+                # kept alive to finish on their own (each was asked to stop, and does at its next check).
+                log.warning("%s still busy %d ms after close; left to finish on its own", thread.objectName(), self.CLOSE_WAIT_MS)
+                thread.setParent(None)
+                _OUTLIVED_THEIR_WINDOW.append((thread, worker))
+        self.jobs.wait(self.CLOSE_WAIT_MS)
         # What the threads queued for this window before they stopped (a turn's changed blocks)
         # runs now, while the store is still open, not in an event loop after it closed.
         QCoreApplication.sendPostedEvents(None, QEvent.Type.MetaCall)

@@ -319,14 +319,15 @@ class AgentWorker(QObject):
                 self._worker.busy_changed.emit(True)
 
         def __exit__(self, kind, error, trace) -> bool:
+            reported = error is not None and isinstance(error, Exception)
+            if reported:
+                # Before the window unlocks: the error is on the bar by the time the user can type.
+                log.debug("worker job failed", exc_info=error)
+                self._worker.failed.emit(error)
             if self._busy:
                 self._worker.busy_changed.emit(False)
             self._worker._warmup.resume()
-            if error is not None and isinstance(error, Exception):
-                log.debug("worker job failed", exc_info=error)
-                self._worker.failed.emit(error)
-                return True  # reported on the error bar; the worker keeps serving
-            return False
+            return reported  # a reported error does not stop the worker: it keeps serving
 
     def _working(self, busy: bool = True) -> "AgentWorker._Working":
         return AgentWorker._Working(self, busy)

@@ -1,0 +1,45 @@
+"""Closing the window while a worker thread is stuck: the app must not abort on the way out."""
+
+from __future__ import annotations
+
+import gc
+import threading
+
+from PySide6.QtCore import QEvent
+from PySide6.QtWidgets import QApplication
+
+from desktop.app import open_services
+from desktop.core.embedding.hashing import HashingEmbedder
+from desktop.core.runtime.scripted import ScriptedRuntime
+from desktop.paths import Paths
+from desktop.ui import qt_main_window
+from desktop.ui.qt_main_window import MainWindow
+
+
+def test_a_worker_thread_stuck_past_the_close_wait_is_left_to_finish_instead_of_aborting(services, qtbot, monkeypatch):
+    monkeypatch.setattr(MainWindow, "CLOSE_WAIT_MS", 300)
+    inside, release = threading.Event(), threading.Event()
+
+    def analyser_that_takes_forever_to_load():  # as spaCy's import can on a saturated machine
+        inside.set()
+        release.wait(60)
+        raise RuntimeError("never mind the analyser")
+
+    embedder = HashingEmbedder()
+    window = MainWindow(services, open_worker_services=lambda: open_services(Paths.from_environment(), embedder=embedder),
+                        make_runtime=lambda _settings: ScriptedRuntime(context_window=32768), warm_embedder=False,
+                        graph_analyser=analyser_that_takes_forever_to_load)
+    window.show()
+    window.start()
+    qtbot.waitUntil(inside.is_set, timeout=10_000)
+    thread = window.graph_thread
+
+    window.close()  # returns after the short wait, the graph thread still inside the "import"
+    window.deleteLater()
+    QApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)  # a running QThread destroyed here aborts the process
+    del window
+    gc.collect()
+
+    assert thread.isRunning() and any(t is thread for t, _ in qt_main_window._OUTLIVED_THEIR_WINDOW)
+    release.set()
+    assert thread.wait(10_000)
