@@ -113,7 +113,8 @@ def _inner(message: str, pause: float, shot: str) -> int:
             QTimer.singleShot(0, self.window.close)
 
     probes = []
-    app_main._schedule_screenshot = lambda window, path, text: probes.append(Probe(window, path, text))
+    # The probe drives the window in place of the app's own screenshot driver (same arguments).
+    app_main._schedule_screenshot = lambda window, path, text, _give_up_after_s: probes.append(Probe(window, path, text))
     return app_main.run(["--screenshot", shot, "--message", message])
 
 
