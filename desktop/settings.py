@@ -9,6 +9,7 @@ import json
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
+from desktop.core.agent.auto_recall import RecallSettings
 from desktop.core.clock import zone_named
 from desktop.core.runtime.base import SamplingParams
 from desktop.core.storage import Database
@@ -35,9 +36,10 @@ class Settings:
     max_answer_tokens: int = 384
     max_chained_steps: int = 4
     max_searches_per_turn: int = 2
-    auto_recall: bool = True
-    auto_recall_budget: float = 0.20
-    auto_recall_timeout_ms: int = 300
+    # Automatic recall's defaults are stated once, where they were measured (agent/auto_recall.py).
+    auto_recall: bool = RecallSettings.enabled
+    auto_recall_budget: float = RecallSettings.budget_fraction
+    auto_recall_timeout_ms: int = RecallSettings.timeout_ms
     heartbeat_minutes: int = 60  # 0: timed heartbeats off (the system prompt says which)
     login_after_minutes: int = 60  # 0: never send a login event
     http_enabled: bool = False
