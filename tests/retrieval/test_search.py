@@ -124,3 +124,15 @@ def test_rankings_belong_to_their_store_even_when_a_freed_address_is_reused(tmp_
         database.close()
     assert found["apples"] == (["I like apples"], ["I like apples"])
     assert found["pears"] == (["I like pears"], ["I like pears"])
+
+
+def test_words_are_matched_in_any_of_their_forms(db):
+    """Lexical search alone (no vectors): the question's "research" and "camp" find "Researching"
+    and "camping"; a user rarely repeats the exact word form they once wrote."""
+    recall = RecallMemory(db, HashingEmbedder())
+    research = _say(recall, "Researching adoption agencies has been a dream of mine", minutes=0)
+    camping = _say(recall, "We went camping at the beach with the kids", minutes=1)
+    for n in range(10):
+        _say(recall, f"Lunch was fine, note {n}", minutes=2 + n)
+    assert recall.rank(1, "What did I research?", dense=False)[0].id == research.id
+    assert recall.rank(1, "where did we camp", dense=False)[0].id == camping.id

@@ -6,6 +6,7 @@ import pytest
 
 from desktop.core.storage import open_database
 from desktop.core.storage.database import Database
+from desktop.core.storage import migrations
 from desktop.core.storage.migrations import MIGRATIONS
 from desktop.errors import SchemaTooNewError, StoreError
 
@@ -38,6 +39,23 @@ def test_an_old_file_is_upgraded_in_order(tmp_path):
     assert calls == [1]
     assert db.schema_version == 2
     assert db.scalar("SELECT value FROM settings WHERE key = 'kept'") == "1"
+    db.close()
+
+
+def test_stemmed_search_covers_what_was_stored_before_the_upgrade(tmp_path):
+    db = open_database(tmp_path / "store.sqlite3", migrate=False)
+    before = [m for m in MIGRATIONS if m.__name__ != "m009_stemmed_search"]
+    db.migrate(before[: MIGRATIONS.index(migrations.m009_stemmed_search)])
+    db.execute("INSERT INTO agents(name, created_at, system_prompt) VALUES ('sam', '2026-01-01T00:00:00+00:00', '')")
+    db.execute(
+        "INSERT INTO messages(agent_id, created_at, role, kind, content, search_text) VALUES (1, '2026-01-01T00:00:00+00:00', 'user', 'user_message', 'x', 'We went camping')"
+    )
+    db.execute("INSERT INTO passages(agent_id, text, created_at) VALUES (1, 'Painted sunsets all summer', '2026-01-01T00:00:00+00:00')")
+    match = "SELECT COUNT(*) FROM {0} WHERE {0} MATCH ?"
+    assert db.scalar(match.format("messages_fts"), ("camp",)) == 0
+    db.migrate(MIGRATIONS)
+    assert db.scalar(match.format("messages_fts"), ("camp",)) == 1
+    assert db.scalar(match.format("passages_fts"), ("painting sunset",)) == 1
     db.close()
 
 

@@ -389,6 +389,27 @@ def m008_recall_expired(db) -> None:
     db.run_script("ALTER TABLE agents ADD COLUMN recall_expired_before INTEGER NOT NULL DEFAULT 0;")
 
 
+def m009_stemmed_search(db) -> None:
+    """Full-text search matches word forms ("research" finds "researching", "camped" finds
+    "camping"): both indexes are rebuilt with the Porter stemmer over the same tokenizer. On LoCoMo
+    it put the evidence in the prompt for about 3 points more of the questions (see
+    retrieval/query.py). The triggers name the tables, so they keep feeding the new ones."""
+    db.run_script(
+        """
+        DROP TABLE messages_fts;
+        CREATE VIRTUAL TABLE messages_fts USING fts5(
+            search_text, content='messages', content_rowid='id', tokenize='porter unicode61 remove_diacritics 2'
+        );
+        INSERT INTO messages_fts(messages_fts) VALUES ('rebuild');
+        DROP TABLE passages_fts;
+        CREATE VIRTUAL TABLE passages_fts USING fts5(
+            text, content='passages', content_rowid='id', tokenize='porter unicode61 remove_diacritics 2'
+        );
+        INSERT INTO passages_fts(passages_fts) VALUES ('rebuild');
+        """
+    )
+
+
 MIGRATIONS: list[Migration] = [
     m001_initial,
     m002_retrieval_indexes,
@@ -398,4 +419,5 @@ MIGRATIONS: list[Migration] = [
     m006_memory_view,
     m007_recall_shown,
     m008_recall_expired,
+    m009_stemmed_search,
 ]
