@@ -103,7 +103,9 @@ def open_services(paths: Paths | None = None, *, embedder: Embedder | None = Non
         db=db,
         agents=AgentStore(db, core, clock, paths.files_root),
         core=core,
-        recall=RecallMemory(db, embedder, ranker=MessageRanker(db, embedder, vectors), clock=clock),
+        recall=RecallMemory(
+            db, embedder, ranker=MessageRanker(db, embedder, vectors, user_name=lambda: settings_store.load().user_name), clock=clock
+        ),
         archival=ArchivalMemory(db, embedder, clock, ranker=PassageRanker(db, embedder, vectors), history=history),
         clock=clock,
         graph=KnowledgeGraph(db, clock, embedder, history=history),

@@ -46,6 +46,7 @@ class Settings:
     http_allowlist: tuple[str, ...] = ()
     last_agent: str = ""  # the window reopens this agent on start
     time_zone: str = ""  # empty: the system's
+    user_name: str = ""  # what the person is called: memory search reads a question naming them as about their own words
     consolidation: str = "ask"  # "off" | "apply" | "ask" (see desktop/core/agent/consolidation.py)
     consolidation_idle_minutes: int = 5
     consolidation_every_turns: int = 8
@@ -99,6 +100,7 @@ DESCRIPTIONS: dict[str, str] = {
     "graph_document_facts": "Also extract facts (not only entities) from documents (slow: uses the model)",
     "graph_top_entities": "Knowledge-graph entities shown to the model below the messages (0: none)",
     "graph_search_expansion": "Conversation search also follows the knowledge graph to linked entities (LoCoMo recall@10 0.701 -> 0.711)",
+    "user_name": "Your name (optional): memory search then reads a question that names you, such as \"what did Ana say about the trip?\", as one about your own messages",
     "history_max_changes": "Memory changes kept in each agent's history for each kind (blocks, passages, graph...), oldest dropped first (0: keep all)",
 }
 

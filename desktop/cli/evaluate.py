@@ -111,7 +111,7 @@ def _row_order(rows: dict, extra: tuple[str, ...] = ()) -> list[str]:
 class _AppStore:
     """A throw-away store under ``folder`` with one agent built by the app's composition root."""
 
-    def __init__(self, folder: Path, runtime, clock, settings, embedder) -> None:
+    def __init__(self, folder: Path, runtime, clock, settings, embedder, speakers: tuple[str, str]) -> None:
         from desktop.app import open_services
         from desktop.paths import Paths
 
@@ -119,7 +119,9 @@ class _AppStore:
         self.db = self._services.db
         self._runtime = runtime
         self._settings = settings
-        self._record = self._services.create_agent("locomo")
+        user, agent = speakers
+        self._services.settings_store.set("user_name", user)  # memory search reads it from the store
+        self._record = self._services.create_agent(agent)
 
     def open_agent(self):
         from desktop.app import open_agent
@@ -145,11 +147,11 @@ def _replay(args: argparse.Namespace, progress) -> dict:
         settings = replace(settings, context_size=args.window)
     variants = tuple(v for v in (FIFO, FIFO_RECALL) if not args.variants or v in args.variants)
 
-    def factory(folder: Path, runtime, clock, automatic_recall: bool) -> _AppStore:
+    def factory(folder: Path, runtime, clock, automatic_recall: bool, speakers: tuple[str, str]) -> _AppStore:
         # The eval measures what reaches the prompt, not this machine's speed: automatic recall
         # gets all the time it needs (the app's deadline only drops it when the machine is slow).
-        chosen = replace(settings, auto_recall=automatic_recall, auto_recall_timeout_ms=60_000)
-        return _AppStore(folder, runtime, clock, chosen, embedder)
+        chosen = replace(settings, auto_recall=automatic_recall, auto_recall_timeout_ms=60_000, user_name=speakers[0])
+        return _AppStore(folder, runtime, clock, chosen, embedder, speakers)
 
     if progress:
         progress(f"loading the model with a {settings.context_size}-token window")

@@ -50,11 +50,12 @@ def synthetic_sample() -> dict:
 class Store:
     """What the CLI's factory builds, on the hashing embedder."""
 
-    def __init__(self, folder: Path, runtime, clock, automatic_recall: bool) -> None:
+    def __init__(self, folder: Path, runtime, clock, automatic_recall: bool, speakers: tuple[str, str] = ("", "locomo")) -> None:
         self._services = open_services(Paths(folder), embedder=HashingEmbedder(), clock=clock)
         self.db = self._services.db
         self._runtime = runtime
-        self._record = self._services.create_agent("locomo")
+        self._services.settings_store.set("user_name", speakers[0])
+        self._record = self._services.create_agent(speakers[1])
 
     def open_agent(self):
         return open_agent(self._services, self._record, self._runtime)

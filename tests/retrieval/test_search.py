@@ -117,9 +117,9 @@ def test_rankings_belong_to_their_store_even_when_a_freed_address_is_reused(tmp_
             text = f"I like {fruit}" if kind == "fruit" else "grey skies and rain"
             _say(recall, text, minutes=n)
             archival.insert(1, text)
-        found[fruit] = (
-            [m.content for m in recall.search_text(1, "like").hits],
-            [h.passage.text for h in archival.search(1, "like").hits],
+        found[fruit] = (  # the best hit: a ranking from the other store would put the weather first
+            [m.content for m in recall.search_text(1, "like").hits][:1],
+            [h.passage.text for h in archival.search(1, "like").hits][:1],
         )
         database.close()
     assert found["apples"] == (["I like apples"], ["I like apples"])
@@ -136,3 +136,26 @@ def test_words_are_matched_in_any_of_their_forms(db):
         _say(recall, f"Lunch was fine, note {n}", minutes=2 + n)
     assert recall.rank(1, "What did I research?", dense=False)[0].id == research.id
     assert recall.rank(1, "where did we camp", dense=False)[0].id == camping.id
+
+
+def test_a_question_naming_a_speaker_finds_what_that_speaker_said(db):
+    """App messages have no author, but the person's name (a setting) and the agent's name say who
+    wrote each. The name in "What did Ana research?" then selects Ana's own messages instead of
+    matching the agent's replies that address her by name."""
+    ranker = MessageRanker(db, HashingEmbedder(), VectorIndex(db), user_name=lambda: "Ana")
+    recall = RecallMemory(db, HashingEmbedder(), ranker=ranker)
+    db.execute("UPDATE agents SET name = 'Sam' WHERE id = 1")
+
+    def said(role, text, minutes):
+        return recall.add(1, role=role, kind="user_message" if role == "user" else "assistant_message", content=text,
+                          search_text=text, created_at=START + timedelta(days=minutes))
+
+    own = said("user", "I researched adoption agencies all week", 0)
+    said("assistant", "Ana, I researched adoption agencies for you too", 1)
+    for n in range(6):
+        said("user" if n % 2 else "assistant", f"Small talk number {n} about the weather", 2 + n)
+    assert recall.rank(1, "What did Ana research?", dense=False)[0].id == own.id
+    # Without the setting the name is just a word, which the agent's replies are full of.
+    ranker_without = MessageRanker(db, HashingEmbedder(), VectorIndex(db))
+    unnamed = RecallMemory(db, HashingEmbedder(), ranker=ranker_without)
+    assert unnamed.rank(1, "What did Ana research?", dense=False)[0].id != own.id

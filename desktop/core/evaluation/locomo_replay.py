@@ -64,8 +64,10 @@ class EvalStore(Protocol):
     def close(self) -> None: ...
 
 
-#: (folder, runtime, clock, automatic_recall) -> a store with one agent, as the app would build it.
-StoreFactory = Callable[[Path, Runtime, Clock, bool], EvalStore]
+#: (folder, runtime, clock, automatic_recall, (user's name, agent's name)) -> a store with one
+#: agent, as the app would build it: the agent is called by the second speaker's name and the
+#: ``user_name`` setting holds the first's, as a user of the app would set them up.
+StoreFactory = Callable[[Path, Runtime, Clock, bool, tuple[str, str]], EvalStore]
 
 
 # --- the conversation as exchanges ----------------------------------------------------------
@@ -149,7 +151,8 @@ def replay(sample: dict, folder: Path, counter: Runtime, factory: StoreFactory, 
     exchanges = plan_exchanges(sample)
     clock = ManualClock(exchanges[0].at if exchanges else None)
     runtime = ReplayRuntime(counter)
-    store = factory(folder, runtime, clock, automatic_recall)
+    speakers = (sample["conversation"]["speaker_a"], sample["conversation"]["speaker_b"])
+    store = factory(folder, runtime, clock, automatic_recall, speakers)
     agent = store.open_agent()
     for exchange in exchanges:
         clock.set(exchange.at)

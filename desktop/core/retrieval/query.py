@@ -54,6 +54,14 @@ def mentioned_names(query: str, names: list[str]) -> set[str]:
     return found
 
 
+def without_words(query: str, words: list[str]) -> str:
+    """``query`` without these words (whole words, any case); "" when nothing but stop words and
+    the removed words is left, so the caller can fall back to the whole query."""
+    drop = {w.casefold() for w in words}
+    kept = [w for w in _WORD.findall(query) if w.casefold() not in drop]
+    return " ".join(kept) if terms(" ".join(kept)) else ""
+
+
 def contains_casefold(haystack: str | None, needle: str | None) -> int:
     """SQL function ``memdesk_contains``: SQLite's LIKE folds ASCII only, and recall search
     promises case-insensitive matching in every script."""
