@@ -47,3 +47,11 @@ def test_messages_of_the_named_day_rank_first(tmp_path):
         assert recall.get(plain[0].id).created_at.date() == date(2023, 8, 8)  # ties: newest first, as before
     finally:
         db.close()
+
+
+def test_names_are_taken_out_of_a_query_word_by_word():
+    from desktop.core.retrieval.query import without_words
+
+    assert without_words("What did Jean-Luc Picard say about tea?", ["Jean-Luc Picard"]) == "What did say about tea"
+    assert without_words("Ana?", ["Ana"]) == ""  # nothing left to search for: the caller keeps the query
+    assert without_words("what did you and Ana do", ["ana"]) == ""

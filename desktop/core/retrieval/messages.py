@@ -127,7 +127,7 @@ class MessageRanker:
         if before_id is not None:
             timeline = _older_than(timeline, before_id)
         names = mentioned_names(query, sorted({a for a in timeline.authors if a}))
-        searched = without_words(query, [part for name in names for part in name.split()]) or query
+        searched = without_words(query, sorted(names)) or query
         key = (agent_id, query, dense, timeline.token, self._vectors.generation("messages", agent_id), graph_weight)
         if graph_weight > 0:  # the graph grows in the background and users edit it from another connection
             key += (db.scalar("SELECT MAX(id) FROM graph_mentions WHERE agent_id = ?", (agent_id,)), db.scalar("PRAGMA data_version"))

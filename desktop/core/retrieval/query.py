@@ -54,10 +54,10 @@ def mentioned_names(query: str, names: list[str]) -> set[str]:
     return found
 
 
-def without_words(query: str, words: list[str]) -> str:
-    """``query`` without these words (whole words, any case); "" when nothing but stop words and
-    the removed words is left, so the caller can fall back to the whole query."""
-    drop = {w.casefold() for w in words}
+def without_words(query: str, phrases: list[str]) -> str:
+    """``query`` without the words of these phrases (whole words, any case); "" when nothing but
+    stop words is left, so the caller can fall back to the whole query."""
+    drop = {w for phrase in phrases for w in _WORD.findall(phrase.casefold())}
     kept = [w for w in _WORD.findall(query) if w.casefold() not in drop]
     return " ".join(kept) if terms(" ".join(kept)) else ""
 
