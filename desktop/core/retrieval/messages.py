@@ -126,8 +126,6 @@ class MessageRanker:
         timeline = self._timeline(agent_id)
         if before_id is not None:
             timeline = _older_than(timeline, before_id)
-        names = mentioned_names(query, sorted({a for a in timeline.authors if a}))
-        searched = without_words(query, sorted(names)) or query
         key = (agent_id, query, dense, timeline.token, self._vectors.generation("messages", agent_id), graph_weight)
         if graph_weight > 0:  # the graph grows in the background and users edit it from another connection
             key += (db.scalar("SELECT MAX(id) FROM graph_mentions WHERE agent_id = ?", (agent_id,)), db.scalar("PRAGMA data_version"))
@@ -136,6 +134,8 @@ class MessageRanker:
                 self._rankings.move_to_end(key)
                 return self._rankings[key]
         n = len(timeline.ids)
+        names = mentioned_names(query, sorted({a for a in timeline.authors if a}))
+        searched = without_words(query, sorted(names)) or query  # a speaker's name is not a search word
         lexical = np.zeros(n)
         match = fts_query(searched)
         if match:
