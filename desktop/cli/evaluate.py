@@ -150,7 +150,7 @@ def _replay(args: argparse.Namespace, progress) -> dict:
     def factory(folder: Path, runtime, clock, automatic_recall: bool, speakers: tuple[str, str]) -> _AppStore:
         # The eval measures what reaches the prompt, not this machine's speed: automatic recall
         # gets all the time it needs (the app's deadline only drops it when the machine is slow).
-        chosen = replace(settings, auto_recall=automatic_recall, auto_recall_timeout_ms=60_000, user_name=speakers[0])
+        chosen = replace(settings, auto_recall=automatic_recall, auto_recall_timeout_ms=60_000)
         return _AppStore(folder, runtime, clock, chosen, embedder, speakers)
 
     if progress:

@@ -44,8 +44,7 @@ def test_an_old_file_is_upgraded_in_order(tmp_path):
 
 def test_stemmed_search_covers_what_was_stored_before_the_upgrade(tmp_path):
     db = open_database(tmp_path / "store.sqlite3", migrate=False)
-    before = [m for m in MIGRATIONS if m.__name__ != "m009_stemmed_search"]
-    db.migrate(before[: MIGRATIONS.index(migrations.m009_stemmed_search)])
+    db.migrate(MIGRATIONS[: MIGRATIONS.index(migrations.m009_stemmed_search)])
     db.execute("INSERT INTO agents(name, created_at, system_prompt) VALUES ('sam', '2026-01-01T00:00:00+00:00', '')")
     db.execute(
         "INSERT INTO messages(agent_id, created_at, role, kind, content, search_text) VALUES (1, '2026-01-01T00:00:00+00:00', 'user', 'user_message', 'x', 'We went camping')"

@@ -392,8 +392,8 @@ def m008_recall_expired(db) -> None:
 def m009_stemmed_search(db) -> None:
     """Full-text search matches word forms ("research" finds "researching", "camped" finds
     "camping"): both indexes are rebuilt with the Porter stemmer over the same tokenizer. On LoCoMo
-    it put the evidence in the prompt for about 3 points more of the questions (see
-    retrieval/query.py). The triggers name the tables, so they keep feeding the new ones."""
+    (``memdesk eval locomo --mode context``) it put the evidence in the prompt for about 3 points
+    more of the questions. The triggers name the tables, so they keep feeding the new ones."""
     db.run_script(
         """
         DROP TABLE messages_fts;
