@@ -74,7 +74,7 @@ def test_the_terminal_chat_consolidates_while_the_user_is_idle(capsys, services,
     monkeypatch.setattr(chat_cmd, "IdleConsolidation", lambda make, _seconds, **kw: IdleConsolidation(make, 0.05, **kw))
 
     def idle_user(_prompt=""):
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + 60  # an upper bound: the loop ends as soon as the change is in
         while "Name: Ana." not in services.memory.core.get(agent.id, "human").value and time.monotonic() < deadline:
             time.sleep(0.05)  # the user is away from the keyboard
         time.sleep(0.2)
