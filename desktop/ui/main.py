@@ -19,6 +19,7 @@ from PySide6.QtWidgets import QApplication, QMessageBox, QPlainTextEdit
 from desktop.app import Services, make_runtime, open_services
 from desktop.errors import MemDeskError
 from desktop.paths import APP_ID, ICON, Paths
+from desktop.ui.qt_consent import DENY, ConsentRequest
 from desktop.ui.qt_errors import CrashCapture, ErrorHub
 from desktop.ui.qt_main_window import MainWindow
 
@@ -106,7 +107,7 @@ def run(argv: list[str] | None = None) -> int:
 
 def _schedule_screenshot(window: MainWindow, path: str, message: str, give_up_after_s: float) -> None:
     """Drive the real app end to end (used by the Xvfb test and the socket audit): send one
-    message, wait for the reply, save a screenshot, quit."""
+    message, deny any consent the reply asks for, wait for the reply, save a screenshot, quit."""
     sent = False
 
     def send() -> None:
@@ -125,11 +126,22 @@ def _schedule_screenshot(window: MainWindow, path: str, message: str, give_up_af
     def save() -> None:
         QTimer.singleShot(300, lambda: (window.grab().save(path), print(f"screenshot saved {path}", flush=True), window.close()))
 
+    def decline(request: ConsentRequest) -> None:
+        # Nobody is there to answer a consent dialog, so a scripted run says no, as a user clicking
+        # Deny would; left open, the dialog held the turn until the run gave up (seen in CI when
+        # the bundled model chose append_to_text_file).
+        print(f"denied {request.tool}: a scripted run answers no consent question", flush=True)
+        for dialog in list(window.consent_dialogs):
+            if dialog.request is request:
+                dialog.deny.click()
+        window.consent.answer(request, DENY)  # no dialog (or already closed): settle it directly
+
     def give_up() -> None:
         # A scripted run must end: a stuck one says so and exits non-zero instead of hanging.
         print(f"error: no reply within {give_up_after_s:.0f} s (message sent: {sent})", flush=True)
         QApplication.exit(3)
 
+    window.consent.asked.connect(decline)  # after the window's own slot, so its dialog exists
     window.model_ready.connect(lambda _model: QTimer.singleShot(200, window, send))
     window.turn_done.connect(lambda: sent and save())
     window.hub.shown.connect(lambda text: (print(f"error: {text}", flush=True), QTimer.singleShot(0, window.close)))

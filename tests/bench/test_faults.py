@@ -55,16 +55,23 @@ def _quick_run(campaign: str, timeout: float = 700) -> dict:
     return json.loads(result.stdout)[campaign] | {"progress": result.stderr[-2000:]}
 
 
+def _explained(report: dict) -> str:
+    """The campaign's figures, then its progress lines in full (pytest elides a long dict, and the
+    progress is what says why a run failed, e.g. the window's last words)."""
+    figures = {key: value for key, value in report.items() if key != "progress"}
+    return f"{figures}\n{report['progress']}"
+
+
 @pytest.mark.model
 def test_a_quick_run_of_the_model_kill_campaign():
     report = _quick_run("model_kill")
-    assert report["ok"], report
+    assert report["ok"], _explained(report)
 
 
 @pytest.mark.model
 def test_a_quick_run_of_the_socket_audit():
     report = _quick_run("sockets")
-    assert report["ok"], report
+    assert report["ok"], _explained(report)
 
 
 def test_the_run_exits_non_zero_when_a_campaign_misses_its_target(monkeypatch, capsys):
