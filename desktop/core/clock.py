@@ -102,6 +102,26 @@ def parse_iso(text: str, zone: tzinfo = timezone.utc) -> datetime:
     return (moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)).astimezone(zone)
 
 
+#: English month names. strftime's %b/%B/%p follow LC_TIME, which Qt sets from the user's locale when
+#: the window starts: the model's prompt (and what parses it back) must not change with it.
+MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December")
+
+
 def event_time(moment: datetime) -> str:
     """The format MemGPT events use, in the moment's own zone: ``2026-11-30 09:15:02 AM WET+0000``."""
-    return moment.strftime("%Y-%m-%d %I:%M:%S %p %Z%z")
+    half = "AM" if moment.hour < 12 else "PM"
+    return moment.strftime(f"%Y-%m-%d %I:%M:%S {half} %Z%z")
+
+
+def day_month_year(moment: datetime) -> str:
+    """``8 May 2023``, whatever the locale."""
+    return f"{moment.day} {MONTHS[moment.month - 1][:3]} {moment.year}"
+
+
+def parse_month(name: str) -> int:
+    """1-12 for an English month name or its first three letters (any case)."""
+    key = name.strip().lower()[:3]
+    for number, month in enumerate(MONTHS, start=1):
+        if month.lower()[:3] == key:
+            return number
+    raise ValueError(f"not a month name: {name!r}")

@@ -142,32 +142,41 @@ def test_only_user_messages_trigger_it(services, runtime, make_agent, clock):
 
 
 class Slow:
+    """A search that answers only when the test lets it (``release``), or fails at once."""
+
     name = "slow"
 
-    def __init__(self, seconds: float, fail: bool = False) -> None:
-        self.seconds, self.fail = seconds, fail
-        self.done = threading.Event()
+    def __init__(self, *, fail: bool = False) -> None:
+        self.fail = fail
+        self.release, self.done = threading.Event(), threading.Event()
+        if fail:
+            self.release.set()
 
     def find(self, agent_id, query, *, first_in_context, limit):
-        threading.Event().wait(self.seconds)
+        self.release.wait(60)
         self.done.set()
         if self.fail:
             raise RuntimeError("index unavailable")
         return [Memory("slow", "slow:1", "a late memory", None)]
 
 
-@pytest.mark.parametrize("source, status", [(Slow(2.0), "timeout"), (Slow(0.0, fail=True), "failed")])
+@pytest.mark.parametrize("source, status", [(Slow(), "timeout"), (Slow(fail=True), "failed")])
 def test_a_slow_or_failing_search_never_holds_up_the_reply(services, runtime, make_agent, caplog, source, status):
     agent = make_agent()
     agent.recall = AutoRecall([source], RecallSettings(timeout_ms=200))
     runtime.enqueue(say("Right away."))
-    with caplog.at_level(logging.WARNING, logger="memdesk.agent.recall"):
-        result = agent.send_user_message("hello")
-    assert result.replies == ["Right away."] and agent.last_recall.status == status
-    assert agent.last_recall.seconds < 1.0  # the reply went ahead at the deadline
-    assert memories_events(services, agent) == []
-    assert "the reply goes ahead without it" in caplog.text
-    agent.recall.close()
+    try:
+        with caplog.at_level(logging.WARNING, logger="memdesk.agent.recall"):
+            result = agent.send_user_message("hello")
+        assert result.replies == ["Right away."] and agent.last_recall.status == status
+        # The reply went ahead at the deadline: a search that never answers did not hold it up
+        # (checked by what happened, not by a time this machine may or may not meet).
+        assert source.done.is_set() == source.fail
+        assert memories_events(services, agent) == []
+        assert "the reply goes ahead without it" in caplog.text
+    finally:
+        source.release.set()
+        agent.recall.close()
 
 
 def test_sources_are_pluggable_and_merged_by_rank(services, make_agent):

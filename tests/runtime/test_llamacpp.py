@@ -54,15 +54,18 @@ def test_streaming_is_incremental_and_matches_the_call(llama):
 def test_cancel_stops_quickly_and_the_next_call_works(llama):
     cancel = CancelToken()
     cancelled_at: list[float] = []
+    arrivals: list[float] = []
 
     def on_event(event):
-        if not cancelled_at:
+        arrivals.append(time.perf_counter())
+        if len(arrivals) == 1:
             threading.Timer(0.1, lambda: (cancelled_at.append(time.perf_counter()), cancel.cancel())).start()
 
     with pytest.raises(GenerationCancelled):
         llama.generate_call(CallRequest(conversation("Write me a very long poem about the sea."), TOOLS[:1], SamplingParams(seed=4, max_tokens=2000)), on_event=on_event, cancel=cancel)
-    stopped = time.perf_counter()
-    assert cancelled_at and stopped - cancelled_at[0] < 0.3
+    # Quickly means within a token or two of the cancel, however fast this machine decodes (a
+    # time in seconds would hold on one CPU and not on a slower or busier one).
+    assert cancelled_at and sum(1 for t in arrivals if t > cancelled_at[0]) <= 2
     turn = llama.generate_call(CallRequest(conversation("Hello again"), TOOLS, SamplingParams(seed=4, max_tokens=300), HEARTBEAT_TOOLS))
     check_call(turn.text, TOOLS, HEARTBEAT_TOOLS)
 

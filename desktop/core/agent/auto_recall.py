@@ -32,7 +32,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, Protocol
 
-from desktop.core.clock import iso, parse_iso
+from desktop.core.clock import day_month_year, iso, parse_iso
 from desktop.core.memory.archival import ArchivalMemory
 from desktop.core.memory.recall import Message, RecallMemory
 from desktop.core.storage import Database
@@ -78,7 +78,7 @@ class Memory:
         """``[8 May 2023, Caroline] text``; other sources name themselves:
         ``[8 May 2023, archival, notes.pdf p. 2] text``. (A day-month-year date costs 7 tokens,
         an ISO date 10: over a section of 20 memories that is another memory or two.)"""
-        date = f"{self.at.day} {self.at:%b %Y}" if self.at else "undated"
+        date = day_month_year(self.at) if self.at else "undated"
         if self.source == CONVERSATION and self.where:
             place = self.where
         else:

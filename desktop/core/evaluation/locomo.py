@@ -10,6 +10,7 @@ exist in the conversation are skipped.
 from __future__ import annotations
 
 import json
+import re
 import statistics
 import tempfile
 import time
@@ -17,7 +18,7 @@ from collections import defaultdict
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from desktop.core.clock import SystemClock, iso
+from desktop.core.clock import SystemClock, iso, parse_month
 from desktop.core.embedding import Embedder
 from desktop.core.graph.extraction import ExtractionOptions, GraphExtractor
 from desktop.core.graph.store import KnowledgeGraph
@@ -33,8 +34,17 @@ MODES = ("fused", "bm25")
 GRAPH_MODE = "fused+graph"
 
 
+_SESSION_TIME = re.compile(r"(\d{1,2}):(\d{2})\s*([ap]m)\s+on\s+(\d{1,2})\s+([A-Za-z]+),\s*(\d{4})", re.IGNORECASE)
+
+
 def session_time(text: str) -> datetime:
-    return datetime.strptime(text.strip(), "%I:%M %p on %d %B, %Y").replace(tzinfo=timezone.utc)
+    """LoCoMo's ``1:56 pm on 8 May, 2023`` (parsed by hand: strptime's %B and %p follow the locale)."""
+    found = _SESSION_TIME.fullmatch(text.strip())
+    if found is None:
+        raise ValueError(f"not a LoCoMo session time: {text!r}")
+    hour, minute, half, day, month, year = found.groups()
+    hour = int(hour) % 12 + (12 if half.lower() == "pm" else 0)
+    return datetime(int(year), parse_month(month), int(day), hour, int(minute), tzinfo=timezone.utc)
 
 
 def turn_text(turn: dict) -> str:
