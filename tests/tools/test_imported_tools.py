@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import threading
 import time
 from pathlib import Path
@@ -17,7 +18,7 @@ from desktop.core.runtime.base import CancelToken
 from desktop.core.runtime.scripted import call, say
 from desktop.core.storage import open_database
 from desktop.core.tools.imported import ImportedTools, build_tool
-from desktop.core.tools.tool_process import ProcessLimits
+from desktop.core.tools.tool_process import ProcessLimits, run_tool_process
 from desktop.errors import ConfigError, GenerationCancelled
 
 
@@ -233,3 +234,21 @@ def test_stopping_the_turn_kills_the_running_tool(services, runtime, make_agent,
     stopper.join(timeout=60)
     assert time.monotonic() - began < 60
     assert pids.read_text() and gone(int(pids.read_text()))
+
+
+@pytest.mark.skipif(os.name == "nt", reason="the stand-in bundle is a script started through its #! line")
+def test_a_frozen_bundle_runs_the_call_through_its_own_entry_point(tmp_path, monkeypatch):
+    """In a bundle ``sys.executable`` is MemDesk itself: packaging/entry.py must hand the call to
+    the tool child before anything else (here a script stands in for the frozen executable)."""
+    root = Path(__file__).resolve().parents[2]
+    bundle = tmp_path / "MemDesk"
+    bundle.write_text(
+        f"#!{sys.executable}\nimport runpy, sys\nsys.path.insert(0, {str(root)!r})\n"
+        f"runpy.run_path({str(root / 'packaging' / 'entry.py')!r}, run_name='__main__')\n"
+    )
+    bundle.chmod(0o755)
+    monkeypatch.setattr(sys, "frozen", True, raising=False)
+    monkeypatch.setattr(sys, "executable", str(bundle))
+    source = "import os\n\ndef double(x: int) -> str:\n    return f'{2 * x} from {os.getpid()}'\n"
+    doubled, pid = run_tool_process(source, "double", {"x": 21}).split(" from ")
+    assert doubled == "42" and int(pid) != os.getpid()
