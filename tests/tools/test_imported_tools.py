@@ -252,3 +252,11 @@ def test_a_frozen_bundle_runs_the_call_through_its_own_entry_point(tmp_path, mon
     source = "import os\n\ndef double(x: int) -> str:\n    return f'{2 * x} from {os.getpid()}'\n"
     doubled, pid = run_tool_process(source, "double", {"x": 21}).split(" from ")
     assert doubled == "42" and int(pid) != os.getpid()
+
+
+def test_what_a_call_returns_and_prints_is_capped():
+    source = "def chatty() -> str:\n    print('p' * 1_000_000)\n    return 'r' * 50_000\n"
+    text = run_tool_process(source, "chatty", {}, limits=ProcessLimits(output_chars=1000))
+    result, printed = text.split("\n\nPrinted output:\n")
+    assert result == "r" * 1000 + "\n[... the result had 50000 characters; only the first 1000 are kept]"
+    assert printed == "p" * 1000 + "\n[... printed output cut at 1000 characters]"
