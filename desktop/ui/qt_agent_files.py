@@ -194,7 +194,7 @@ class ImportedToolsDialog(QDialog):
         tool = self.selected()
         if tool is None:
             return
-        self.confirm_label.setText(html.escape(enabling_means(tool.name)))
+        self.confirm_label.setText(html.escape(enabling_means(tool.name), quote=False))
         self.confirm.show()
 
     @Slot()

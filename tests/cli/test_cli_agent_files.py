@@ -37,7 +37,7 @@ def test_import_letta_file_and_enable_a_tool(capsys, agentfiles, monkeypatch):
     assert "def escalate(reason: str):" in out and "Left disabled." in out  # the code is shown before asking
     [question] = asked  # what enabling means, truthfully
     assert "only when the agent calls escalate and you allow that call" in question and "separate Python process" in question
-    assert "stopped after 30 seconds" in question and "use the network" in question and question.endswith("[y/N] ")
+    assert "stopped after 30 seconds" in question and "MemDesk's included, and use the network" in question and question.endswith("[y/N] ")
     monkeypatch.setattr("builtins.input", lambda prompt: "y")
     assert main(["agents", "tools", "customer_service", "--enable", "escalate"]) == 0
     main(["agents", "tools", "customer_service"])

@@ -119,7 +119,7 @@ def test_import_summary_and_imported_tools(make_window, roomy_runtime, qtbot, se
     assert tools.confirm.isVisible()
     said = tools.confirm_label.text()  # what enabling means, truthfully
     assert "only when the agent calls cancel_order and you allow that call" in said and "separate Python process" in said
-    assert "stopped after 30 seconds" in said and "use the network" in said
+    assert "stopped after 30 seconds" in said and "MemDesk's included, and use the network" in said
     agent_id = services.agents.get_by_name("customer_service").id
     assert not ImportedTools(services.db, services.clock).get(agent_id, "cancel_order").enabled  # not before confirming
     with qtbot.waitSignal(tools.tools_changed):

@@ -197,9 +197,10 @@ def enabling_means(name: str, limits: ProcessLimits = ProcessLimits()) -> str:
     """The Enable confirmation, in the window and the terminal: exactly what enabling allows."""
     return (
         f"Enable {name}? Its code (shown above) then runs only when the agent calls {name} and you allow that call. "
-        f"Each call runs in a separate Python process, in a new temporary folder deleted afterwards, without MemDesk's "
-        f"data or your environment variables, and is stopped after {limits.seconds:g} seconds. It still runs as you: "
-        "it can read and change your files and use the network like any program you start."
+        "Each call runs in a separate Python process that MemDesk gives only the call's arguments (not your environment "
+        f"variables, not where its data is), in a new temporary folder deleted afterwards, stopped after {limits.seconds:g} "
+        "seconds. It still runs as you: it can read and change your files, MemDesk's included, and use the network "
+        "like any program you start."
     )
 
 
