@@ -11,7 +11,7 @@ from desktop.core.agent.agentfile import FORMATS, export_path, import_path
 from desktop.core.memory.diff import unified
 from desktop.core.memory.history import GRAPH_ENTITY, GRAPH_FACT, KINDS
 from desktop.core.memory.revert import Reverter
-from desktop.core.tools.imported import ImportedTools
+from desktop.core.tools.imported import ImportedTools, enabling_means, reserved_names, runnable_problem
 
 
 def add_commands(commands) -> None:
@@ -163,8 +163,12 @@ def _tools(args: argparse.Namespace) -> int:
             print(f"# {tool.name} ({tool.origin}): {tool.description.strip().splitlines()[0] if tool.description.strip() else ''}")
             print(tool.source_code)
             if args.enable:
+                problem = runnable_problem(tool, reserved_names())
+                if problem:  # said before asking: a yes would change nothing
+                    print(f"Cannot enable {tool.name}: {problem}")
+                    return 1
                 if not args.yes:
-                    answer = input(f"Let {record.name} run this code on your machine (it asks before each run)? [y/N] ").strip().lower()
+                    answer = input(f"{enabling_means(tool.name)} [y/N] ").strip().lower()
                     if answer not in ("y", "yes"):
                         print("Left disabled.")
                         return 1

@@ -33,7 +33,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.core.agent.agentfile import ImportSummary
-from desktop.core.tools.imported import ImportedTool, ImportedTools, reserved_names, runnable_problem
+from desktop.core.tools.imported import ImportedTool, ImportedTools, enabling_means, reserved_names, runnable_problem
 from desktop.errors import MemDeskError
 from desktop.ui.qt_errors import reports_errors
 
@@ -102,7 +102,7 @@ class ImportedToolsDialog(QDialog):
         layout = QVBoxLayout(self)
         intro = QLabel(
             "These tools came with an imported agent file. Their Python code never runs unless you enable a tool, "
-            "and MemDesk still asks before each run. Read the code before enabling it."
+            "and MemDesk still asks before each run, which happens in a separate process. Read the code before enabling it."
         )
         intro.setWordWrap(True)
         layout.addWidget(intro)
@@ -194,10 +194,7 @@ class ImportedToolsDialog(QDialog):
         tool = self.selected()
         if tool is None:
             return
-        self.confirm_label.setText(
-            f"Enable {tool.name}? Its code (shown above) will run inside MemDesk with your permissions whenever the agent "
-            "calls it, after you allow each run."
-        )
+        self.confirm_label.setText(html.escape(enabling_means(tool.name), quote=False))
         self.confirm.show()
 
     @Slot()

@@ -29,7 +29,6 @@ def water_plants(ctx, minutes: int) -> str:
     return f"watered for {minutes} minutes"
 
 
-water_plants.requires_consent = True
 water_plants.writes_store = False
 TOOLS = [water_plants]
 '''

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from desktop.cli.main import main
 
 
@@ -28,14 +30,26 @@ def test_import_letta_file_and_enable_a_tool(capsys, agentfiles, monkeypatch):
     assert "4 tools imported disabled" in out and "Not imported (MemDesk has no equivalent)" in out and "LLM config" in out
     main(["agents", "tools", "customer_service"])
     assert "cancel_order\tdisabled\tletta" in capsys.readouterr().out
-    monkeypatch.setattr("builtins.input", lambda prompt: "n")
+    asked = []
+    monkeypatch.setattr("builtins.input", lambda prompt: asked.append(prompt) or "n")
     assert main(["agents", "tools", "customer_service", "--enable", "escalate"]) == 1
     out = capsys.readouterr().out
     assert "def escalate(reason: str):" in out and "Left disabled." in out  # the code is shown before asking
+    [question] = asked  # what enabling means, truthfully
+    assert "only when the agent calls escalate and you allow that call" in question and "separate Python process" in question
+    assert "stopped after 30 seconds" in question and "MemDesk's included, and use the network" in question and question.endswith("[y/N] ")
     monkeypatch.setattr("builtins.input", lambda prompt: "y")
     assert main(["agents", "tools", "customer_service", "--enable", "escalate"]) == 0
     main(["agents", "tools", "customer_service"])
     assert "escalate\tenabled" in capsys.readouterr().out
+
+
+def test_a_tool_that_cannot_run_is_refused_before_asking(capsys, agentfiles, monkeypatch):
+    assert main(["agents", "import", str(agentfiles / "deep_research_agent.af")]) == 0
+    capsys.readouterr()
+    monkeypatch.setattr("builtins.input", lambda prompt: pytest.fail(f"asked {prompt!r} about a tool that cannot be enabled"))
+    assert main(["agents", "tools", "deep-thought-research-agent", "--enable", "reset_research"]) == 1
+    assert "Cannot enable reset_research: reset_research needs Letta's agent_state" in capsys.readouterr().out
 
 
 def test_a_bad_file_is_one_clear_line(capsys, tmp_path):

@@ -101,3 +101,35 @@ def test_user_tools_load_from_the_tools_folder_and_are_callable(tmp_path, servic
     result = agent.send_user_message("weather?")
     assert result.steps[0].ok and result.steps[0].result == "Sunny in Oslo"
     assert "local_weather" in runtime.tools_seen[0]
+
+
+def test_user_tools_ask_before_each_call_unless_they_declare_themselves_read_only(tmp_path, services, runtime, make_agent):
+    (tmp_path / "tools").mkdir()
+    (tmp_path / "tools" / "notes.py").write_text(
+        'def save_note(ctx, text: str) -> str:\n'
+        '    """Save a note on disk.\n\n    Args:\n        text: The note.\n    """\n'
+        '    return "saved"\n\n'
+        'def count_notes(ctx) -> str:\n'
+        '    """Count the saved notes."""\n'
+        '    return "3 notes"\n\n'
+        'count_notes.read_only = True\n\n'
+        'TOOLS = [save_note, count_notes]\n'
+    )
+    from desktop.core.runtime.scripted import call, say
+
+    asked = []
+
+    class Refuses:
+        def allow(self, agent_id, tool, summary):
+            asked.append(tool)
+            return False
+
+    agent = make_agent(consent=Refuses())
+    for tool in load_user_tools(tmp_path / "tools"):
+        agent.tools.add(tool)
+    runtime.enqueue(call("save_note", "save", False, text="milk"), say("I could not."))
+    step = agent.send_user_message("note: milk").steps[0]
+    assert asked == ["save_note"] and not step.ok and "did not allow" in step.result
+    runtime.enqueue(call("count_notes", "count", False), say("3 notes."))
+    step = agent.send_user_message("how many notes?").steps[0]
+    assert asked == ["save_note"] and step.ok and step.result == "3 notes"

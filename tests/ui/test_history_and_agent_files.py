@@ -116,7 +116,10 @@ def test_import_summary_and_imported_tools(make_window, roomy_runtime, qtbot, se
     tools.list.setCurrentRow(0)
     assert tools.code.toPlainText().startswith("def cancel_order(order_number: int, reason: str):")
     click(qtbot, tools.enable_button)
-    assert tools.confirm.isVisible() and "run inside MemDesk" in tools.confirm_label.text()
+    assert tools.confirm.isVisible()
+    said = tools.confirm_label.text()  # what enabling means, truthfully
+    assert "only when the agent calls cancel_order and you allow that call" in said and "separate Python process" in said
+    assert "stopped after 30 seconds" in said and "MemDesk's included, and use the network" in said
     agent_id = services.agents.get_by_name("customer_service").id
     assert not ImportedTools(services.db, services.clock).get(agent_id, "cancel_order").enabled  # not before confirming
     with qtbot.waitSignal(tools.tools_changed):

@@ -3,7 +3,8 @@
 A tool is a function whose first parameter is the ``ToolContext`` (hidden from the model) and whose
 other parameters are typed (str, int, float, bool, Literal[...], list[str], optional variants). Its
 docstring's first paragraph is the description; an ``Args:`` section (Google style) describes each
-parameter. Users add their own tools the same way (see ``load_user_tools``).
+parameter. Users add their own tools the same way (see ``load_user_tools``): the user is asked
+before each call of theirs unless the function declares itself read-only (``f.read_only = True``).
 """
 
 from __future__ import annotations
@@ -294,7 +295,12 @@ def _coerce(tool: str, name: str, schema: dict[str, Any], value: Any) -> Any:
 
 
 def load_user_tools(folder: Path) -> list[Tool]:
-    """Load tools from ``folder/*.py``: each module lists its functions in ``TOOLS``."""
+    """Load tools from ``folder/*.py``: each module lists its functions in ``TOOLS``.
+
+    Each call asks the user first, like every tool that may touch their machine or network,
+    unless the function declares itself read-only: ``my_function.read_only = True`` (it only
+    reads, changes nothing and sends nothing anywhere). ``kind`` and ``writes_store`` may be set
+    the same way (see ``make_tool``)."""
     tools: list[Tool] = []
     if not folder.is_dir():
         return tools
@@ -314,7 +320,7 @@ def load_user_tools(folder: Path) -> list[Tool]:
             tools.append(
                 make_tool(
                     function,
-                    requires_consent=getattr(function, "requires_consent", False),
+                    requires_consent=getattr(function, "read_only", False) is not True,
                     kind=kind,
                     # A user tool runs inside the step's transaction unless it says it writes
                     # nothing to the store (then it may be slow without blocking anybody).
