@@ -51,6 +51,7 @@ from desktop.ui.qt_knowledge import KnowledgePanel
 from desktop.ui.qt_memory import CoreMemoryPanel
 from desktop.ui.qt_model_actions import ModelActions
 from desktop.ui.qt_settings import RESTART_MODEL, SettingsDialog
+from desktop.ui.qt_text import escape
 from desktop.ui.qt_transfer_actions import TransferActions
 from desktop.ui.qt_worker import AgentWorker
 
@@ -281,6 +282,7 @@ class MainWindow(QMainWindow):
         self.agent_actions.open_requested.connect(self.select_agent)
         self.agent_actions.list_changed.connect(self.on_agent_list_changed)
         self.agent_actions.renamed.connect(self.on_agent_renamed)
+        self.agent_actions.deleted.connect(self.consent.forget_agent)
         self.memory.changed.connect(self.budget_requested)
         self.memory.changed.connect(self.history.refresh)
         self.memory.failed.connect(self.hub.report)
@@ -671,7 +673,7 @@ class MainWindow(QMainWindow):
     def on_about_triggered(self) -> None:
         QMessageBox.about(
             self, "About MemDesk",
-            f"<b>MemDesk {__version__}</b><p>An offline companion that remembers you. Your data stays in {self.services.paths.home}.</p>",
+            f"<b>MemDesk {__version__}</b><p>An offline companion that remembers you. Your data stays in {escape(self.services.paths.home)}.</p>",
         )
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt API
