@@ -30,14 +30,14 @@ from desktop.core.agent.observer import StepRecord
 from desktop.core.models.library import Choice
 from desktop.core.runtime.base import Runtime
 from desktop.diagnostics import run_checks
-from desktop.errors import ModelCrashedError
+from desktop.errors import AgentNotFoundError, ModelCrashedError
 from desktop.settings import Settings
 from desktop.ui.qt_agent_actions import AgentActions
 from desktop.ui.qt_agents import AgentsPanel
 from desktop.ui.qt_archival import ArchivalPanel
 from desktop.ui.qt_budget import BudgetPanel
 from desktop.ui.qt_chat import ChatPanel
-from desktop.ui.qt_consent import ConsentDialog, ConsentRequest, QtConsentPolicy
+from desktop.ui.qt_consent import DENY, ConsentDialog, ConsentRequest, QtConsentPolicy
 from desktop.ui.qt_consolidation import ConsolidationController
 from desktop.ui.qt_diagnostics import DiagnosticsDialog
 from desktop.ui.qt_documents import DocumentsPanel
@@ -452,7 +452,11 @@ class MainWindow(QMainWindow):
     @Slot(object)
     @reports_errors
     def on_consent_asked(self, request: ConsentRequest) -> None:
-        name = self.services.agents.get(request.agent_id).name
+        try:
+            name = self.services.agents.get(request.agent_id).name
+        except AgentNotFoundError:  # deleted since: nobody may answer for it, and the call must not hang
+            self.consent.answer(request, DENY)
+            return
         dialog = ConsentDialog(request, name, self)
         dialog.answered.connect(self.consent.answer)
         dialog.destroyed.connect(lambda _obj=None, d=dialog: self.consent_dialogs.remove(d) if d in self.consent_dialogs else None)

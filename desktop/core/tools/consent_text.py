@@ -20,6 +20,12 @@ def one_line(text: str) -> str:
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
+def visible(text: str) -> str:
+    """Like ``one_line`` but keeping line breaks and tabs: terminal escape sequences and bidi
+    overrides in the data cannot redraw the question or reorder what it shows."""
+    return "".join(c if c.isprintable() or c in "\n\t" else repr(c)[1:-1] for c in text)
+
+
 def with_data(action: str, label: str, data: str) -> str:
     """A summary: the action on one line, then ``label`` and the data, unshortened."""
     return f"{one_line(action)}\n{label}:\n{data}"
@@ -34,7 +40,7 @@ class ConsentText:
     @classmethod
     def parse(cls, summary: str) -> ConsentText:
         action, _, data = summary.partition("\n")
-        return cls(action, data)
+        return cls(one_line(action), visible(data))
 
     @property
     def is_shortened(self) -> bool:
