@@ -74,7 +74,7 @@ class BudgetBar(QWidget):
     def mouseMoveEvent(self, event: QMouseEvent) -> None:  # noqa: N802 - Qt API
         section = self.section_at(event.position().toPoint())
         if section is not None:
-            QToolTip.showText(event.globalPosition().toPoint(), f"{section.name}: {section.tokens} tokens\n\n{section.preview}", self)
+            QToolTip.showText(event.globalPosition().toPoint(), literal(f"{section.name}: {section.tokens} tokens\n\n{section.preview}"), self)
         else:
             QToolTip.hideText()
 

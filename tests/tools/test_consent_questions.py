@@ -79,7 +79,7 @@ def test_the_terminal_shows_a_preview_and_all_of_the_body_when_asked(monkeypatch
     out = capsys.readouterr().out
     preview, _, after = out.partition("[s]how all")
     assert "The agent wants to POST https://api.example.com/x (http_request)." in preview
-    assert "body (1023 characters):" in preview and "LAST" not in preview and "more characters]" in preview
+    assert f"body ({len(body)} characters):" in preview and "LAST" not in preview and "more characters]" in preview
     assert body in after
 
 

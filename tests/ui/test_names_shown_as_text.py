@@ -9,6 +9,7 @@ import dataclasses
 import threading
 
 import pytest
+from PySide6 import QtGui
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QTextDocument
 from PySide6.QtWidgets import QLabel
@@ -29,7 +30,7 @@ NAMES = [
 
 def rendered(text: str, text_format: Qt.TextFormat = Qt.TextFormat.AutoText) -> str:
     """The characters a user sees for ``text`` in a widget of this format (Qt's own rule)."""
-    rich = text_format == Qt.TextFormat.RichText or (text_format == Qt.TextFormat.AutoText and Qt.mightBeRichText(text))
+    rich = text_format == Qt.TextFormat.RichText or (text_format == Qt.TextFormat.AutoText and QtGui.Qt.mightBeRichText(text))
     if not rich:
         return text
     document = QTextDocument()
@@ -116,10 +117,10 @@ def test_the_consent_dialog_shows_a_post_body_shortened_and_all_of_it_on_request
     qtbot.addWidget(dialog)
     dialog.show()
     preview = dialog.data.toPlainText()
-    assert dialog.data.isVisible() and preview.startswith("body (2027 characters):\n{\"note\": \"xxx") and "LAST" not in preview
+    assert dialog.data.isVisible() and preview.startswith(f"body ({len(body)} characters):\n{{\"note\": \"xxx") and "LAST" not in preview
     assert "more characters]" in preview and dialog.show_all.isVisible()
     qtbot.mouseClick(dialog.show_all, Qt.MouseButton.LeftButton)
-    assert dialog.data.toPlainText() == f"body (2027 characters):\n{body}" and not dialog.show_all.isVisible()
+    assert dialog.data.toPlainText() == f"body ({len(body)} characters):\n{body}" and not dialog.show_all.isVisible()
     dialog.close()
 
 
