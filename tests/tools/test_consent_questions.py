@@ -88,4 +88,5 @@ def test_the_terminal_shows_a_short_text_whole_and_offers_no_show_all(monkeypatc
     summary = CONSENT_SUMMARIES["append_to_text_file"]({"filename": "a.txt", "content": "hello"})
     assert not consent.allow(1, "append_to_text_file", summary)
     out = capsys.readouterr().out
-    assert "append 5 characters to a.txt" in out and "the text:\nhello" in out and "show all" not in out
+    assert "The agent wants to append 5 characters to a.txt (append_to_text_file).\nthe text:\nhello\n" in out
+    assert "show all" not in out
