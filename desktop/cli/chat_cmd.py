@@ -13,6 +13,7 @@ from desktop.core.agent.context import ContextBudget
 from desktop.core.agent.observer import AgentObserver, StepRecord, TurnResult
 from desktop.core.runtime.base import CancelToken, StreamEvent
 from desktop.core.runtime.warmup import Warmup
+from desktop.core.tools.consent_text import ConsentText, one_line
 from desktop.errors import GenerationCancelled
 
 DEFAULT_AGENT = "companion"
@@ -38,7 +39,15 @@ class TerminalConsent:
             return True
         if not sys.stdin.isatty():
             return False
-        answer = input(f"\nThe agent wants to {summary} ({tool}). Allow? [y]es once / [a]lways / [N]o: ").strip().lower()
+        question = ConsentText.parse(summary)
+        print(f"\nThe agent wants to {question.action} ({one_line(tool)}).")
+        if question.data:
+            print(question.preview)
+        choices = "[y]es once / [a]lways / [N]o" + (" / [s]how all" if question.is_shortened else "")
+        answer = input(f"Allow? {choices}: ").strip().lower()
+        while answer in ("s", "show all") and question.is_shortened:
+            print(question.data)
+            answer = input(f"Allow? {choices}: ").strip().lower()
         if answer in ("a", "always"):
             self._always.add((agent_id, tool))
             return True

@@ -22,6 +22,7 @@ from desktop.paths import APP_ID, ICON, Paths
 from desktop.ui.qt_consent import DENY, ConsentRequest
 from desktop.ui.qt_errors import CrashCapture, ErrorHub
 from desktop.ui.qt_main_window import MainWindow
+from desktop.ui.qt_text import literal
 
 log = logging.getLogger("memdesk.ui")
 
@@ -72,7 +73,7 @@ def run(argv: list[str] | None = None) -> int:
     try:
         services = open_services(paths)
     except MemDeskError as error:
-        QMessageBox.critical(None, "MemDesk cannot start", error.user_message)
+        QMessageBox.critical(None, "MemDesk cannot start", literal(error.user_message))
         capture.uninstall()
         return 1
     shared_embedder = services.embedder

@@ -14,6 +14,7 @@ from desktop.core.agent import transfer
 from desktop.ui.qt_agents import CreateAgentDialog
 from desktop.ui.qt_errors import ErrorHub, reports_errors
 from desktop.ui.qt_jobs import Jobs
+from desktop.ui.qt_text import literal
 
 DEFAULT_AGENT = "Companion"
 
@@ -32,11 +33,13 @@ class AgentActions(QObject):
         open_requested(int): make this agent the open one
         list_changed(): agents were added, renamed or removed; show the list again
         renamed(int, str): an agent's new name
+        deleted(int): this agent is gone (what was remembered for it must go too)
     """
 
     open_requested = Signal(int)
     list_changed = Signal()
     renamed = Signal(int, str)
+    deleted = Signal(int)
 
     def __init__(self, services: Services, jobs: Jobs, hub: ErrorHub, window: QWidget, state: WindowState) -> None:
         super().__init__(window)
@@ -75,7 +78,7 @@ class AgentActions(QObject):
     def on_delete_requested(self, agent_id: int) -> None:
         name = self.services.agents.get(agent_id).name
         answer = QMessageBox.question(
-            self.window, "Delete agent", f"Delete {name} with its whole conversation, memory and documents? This cannot be undone."
+            self.window, "Delete agent", literal(f"Delete {name} with its whole conversation, memory and documents? This cannot be undone.")
         )
         if answer == QMessageBox.StandardButton.Yes:
             self.delete(agent_id)
@@ -109,6 +112,7 @@ class AgentActions(QObject):
             self.hub.notify("Stop the current reply (Esc) before deleting this agent")
             return
         self.services.agents.delete(agent_id)
+        self.deleted.emit(agent_id)
         if agent_id != self.state.agent_id:
             self.list_changed.emit()
             return

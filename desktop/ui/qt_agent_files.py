@@ -36,6 +36,7 @@ from desktop.core.agent.agentfile import ImportSummary
 from desktop.core.tools.imported import ImportedTool, ImportedTools, enabling_means, reserved_names, runnable_problem
 from desktop.errors import MemDeskError
 from desktop.ui.qt_errors import reports_errors
+from desktop.ui.qt_text import plain_label, set_plain, set_rich
 
 
 def summary_html(summary: ImportSummary) -> str:
@@ -111,12 +112,12 @@ class ImportedToolsDialog(QDialog):
         right = QWidget()
         right_layout = QVBoxLayout(right)
         right_layout.setContentsMargins(0, 0, 0, 0)
-        self.description = QLabel()
+        self.description = QLabel()  # set_rich: the names in it are escaped
         self.description.setWordWrap(True)
         self.code = QPlainTextEdit()
         self.code.setReadOnly(True)
         self.code.setFont(QFont("monospace"))
-        self.problem = QLabel()
+        self.problem = plain_label()
         self.problem.setWordWrap(True)
         self.problem.setStyleSheet("color:#8f1d1d")
         right_layout.addWidget(self.description)
@@ -129,7 +130,7 @@ class ImportedToolsDialog(QDialog):
         self.confirm = QFrame()
         self.confirm.setStyleSheet("background:#fbe3e1")
         confirm_row = QHBoxLayout(self.confirm)
-        self.confirm_label = QLabel()
+        self.confirm_label = plain_label()
         self.confirm_label.setWordWrap(True)
         self.confirm_button = QPushButton("Enable")
         self.confirm_cancel = QPushButton("Cancel")
@@ -175,13 +176,13 @@ class ImportedToolsDialog(QDialog):
         tool = self.selected()
         self.confirm.hide()
         if tool is None:
-            self.description.setText("This agent has no imported tools.")
+            set_plain(self.description, "This agent has no imported tools.")
             self.code.setPlainText("")
             self.problem.setText("")
             self.enable_button.setEnabled(False)
             self.disable_button.setEnabled(False)
             return
-        self.description.setText(f"<b>{html.escape(tool.name)}</b> (from {html.escape(tool.origin)}): {html.escape(tool.description.strip())}")
+        set_rich(self.description, f"<b>{html.escape(tool.name)}</b> (from {html.escape(tool.origin)}): {html.escape(tool.description.strip())}")
         self.code.setPlainText(tool.source_code)
         problem = runnable_problem(tool, reserved_names())
         self.problem.setText(f"Cannot be enabled: {problem}" if problem else "")

@@ -34,6 +34,7 @@ from desktop.core.memory.archival import ArchivalMemory, Passage, PassageHit
 from desktop.core.memory.recall import Message
 from desktop.ui.qt_jobs import Jobs
 from desktop.ui.qt_errors import reports_errors
+from desktop.ui.qt_text import escape, literal
 
 HIT_COLUMNS = ["Kind", "Score", "Text", "Source", "Time"]
 
@@ -135,9 +136,12 @@ class ArchivalPanel(QWidget):
         kind, hit = self.hits[rows[0].row()]
         if isinstance(hit, PassageHit):
             source = hit.passage.citation.label() or "written by the agent"
-            self.detail.setMarkdown(f"**Score** {hit.score:.3f} · **Source** {source} · **Stored** {hit.passage.created_at:%Y-%m-%d %H:%M}\n\n{hit.passage.text}")
+            self.detail.setHtml(
+                f"<b>Score</b> {hit.score:.3f} · <b>Source</b> {escape(source)} · <b>Stored</b> {hit.passage.created_at:%Y-%m-%d %H:%M}"
+                + literal(hit.passage.text)
+            )
         elif isinstance(hit, Message):
-            self.detail.setMarkdown(f"**Conversation** · {hit.created_at:%Y-%m-%d %H:%M}\n\n{hit.search_text}")
+            self.detail.setHtml(f"<b>Conversation</b> · {hit.created_at:%Y-%m-%d %H:%M}" + literal(hit.search_text))
 
     @Slot()
     @reports_errors

@@ -10,6 +10,7 @@ from PySide6.QtWidgets import QHeaderView, QLabel, QTableWidget, QTableWidgetIte
 
 from desktop.core.agent.context import ContextBudget, Section
 from desktop.ui.qt_errors import reports_errors
+from desktop.ui.qt_text import literal
 
 COLORS = {
     "system": "#5b7db1",
@@ -73,7 +74,7 @@ class BudgetBar(QWidget):
     def mouseMoveEvent(self, event: QMouseEvent) -> None:  # noqa: N802 - Qt API
         section = self.section_at(event.position().toPoint())
         if section is not None:
-            QToolTip.showText(event.globalPosition().toPoint(), f"{section.name}: {section.tokens} tokens\n\n{section.preview}", self)
+            QToolTip.showText(event.globalPosition().toPoint(), literal(f"{section.name}: {section.tokens} tokens\n\n{section.preview}"), self)
         else:
             QToolTip.hideText()
 
@@ -131,12 +132,12 @@ class BudgetPanel(QWidget):
         self.table.setRowCount(len(sections))
         for row, section in enumerate(sections):
             name = QTableWidgetItem(section.name + (" (estimate)" if section.name == "generating" else ""))
-            name.setToolTip(section.preview)
+            name.setToolTip(literal(section.preview))
             name.setForeground(QColor(COLORS.get(section.name, "#333")).darker(130))
             tokens = QTableWidgetItem(str(section.tokens))
             tokens.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
             share = QTableWidgetItem(f"{section.tokens / budget.window:.1%}")
             share.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
             for column, item in enumerate((name, tokens, share)):
-                item.setToolTip(section.preview)
+                item.setToolTip(literal(section.preview))
                 self.table.setItem(row, column, item)

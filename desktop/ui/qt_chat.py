@@ -13,7 +13,6 @@ from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import (
     QCheckBox,
     QHBoxLayout,
-    QLabel,
     QLineEdit,
     QListWidget,
     QListWidgetItem,
@@ -26,6 +25,7 @@ from PySide6.QtWidgets import (
 from desktop.core.memory.recall import MessagePage
 from desktop.ui.qt_transcript import Transcript
 from desktop.ui.qt_errors import reports_errors
+from desktop.ui.qt_text import plain_label
 
 
 class ComposeBox(QPlainTextEdit):
@@ -54,9 +54,9 @@ class ChatPanel(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         top = QHBoxLayout()
-        self.title = QLabel("No agent")
+        self.title = plain_label("No agent")  # the agent's name: an import may make it look like markup
         self.title.setStyleSheet("font-weight: bold; font-size: 14px")
-        self.status = QLabel("")
+        self.status = plain_label()
         self.status.setStyleSheet("color: #888")
         self.details = QCheckBox("Show inner monologue and function calls")
         top.addWidget(self.title)

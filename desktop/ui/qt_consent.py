@@ -11,10 +11,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from PySide6.QtCore import QObject, Qt, Signal, Slot
-from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QPlainTextEdit, QPushButton, QVBoxLayout, QWidget
 
 from desktop.core.runtime.base import CancelToken
+from desktop.core.tools.consent_text import ConsentText
 from desktop.ui.qt_errors import reports_errors
+from desktop.ui.qt_text import escape, set_rich
 
 ONCE, ALWAYS, DENY = "once", "always", "deny"
 
@@ -78,6 +80,13 @@ class QtConsentPolicy(QObject):
                 self._pending.remove(request)
             request.done.set()
 
+    @Slot(int)
+    @reports_errors
+    def forget_agent(self, agent_id: int) -> None:
+        """Drop the deleted agent's "Always allow" answers: they were given to that agent only."""
+        with self._lock:
+            self._always = {pair for pair in self._always if pair[0] != agent_id}
+
     def close(self) -> None:
         """Deny everything still waiting (the window is closing)."""
         with self._lock:
@@ -102,10 +111,22 @@ class ConsentDialog(QDialog):
         self.setWindowTitle("Allow this action?")
         self.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         layout = QVBoxLayout(self)
-        self.text = text = QLabel(f"<b>{agent_name}</b> wants to run <code>{request.tool}</code>:<br><br>{_escape(request.summary)}")
-        text.setWordWrap(True)
-        text.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        layout.addWidget(text)
+        question = ConsentText.parse(request.summary)
+        # The agent's name, the tool's and the call's arguments may come from an imported file or
+        # the model: escaped, never read as markup, so the dialog asks what will really run.
+        self.text = QLabel()
+        set_rich(self.text, f"<b>{escape(agent_name)}</b> wants to run <code>{escape(request.tool)}</code>:<br><br>{escape(question.action)}")
+        self.text.setWordWrap(True)
+        self.text.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        layout.addWidget(self.text)
+        self._question = question
+        self.data = QPlainTextEdit(question.preview)
+        self.data.setReadOnly(True)
+        self.data.setVisible(bool(question.data))
+        layout.addWidget(self.data)
+        self.show_all = QPushButton(f"Show all ({len(question.data)} characters)")
+        self.show_all.setVisible(question.is_shortened)
+        layout.addWidget(self.show_all)
         buttons = QDialogButtonBox()
         self.allow_once = QPushButton("Allow once")
         self.allow_always = QPushButton("Always allow for this agent")
@@ -121,13 +142,17 @@ class ConsentDialog(QDialog):
         self.allow_once.clicked.connect(lambda: self._choose(ONCE))
         self.allow_always.clicked.connect(lambda: self._choose(ALWAYS))
         self.deny.clicked.connect(lambda: self._choose(DENY))
+        self.show_all.clicked.connect(self.on_show_all_clicked)
         self.rejected.connect(lambda: self._choose(DENY))
+
+    @Slot()
+    @reports_errors
+    def on_show_all_clicked(self) -> None:
+        self.data.setPlainText(self._question.data)
+        self.show_all.hide()
 
     def _choose(self, choice: str) -> None:
         if not self.request.done.is_set():
             self.answered.emit(self.request, choice)
         self.close()
 
-
-def _escape(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")

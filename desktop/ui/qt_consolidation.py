@@ -26,6 +26,7 @@ from desktop.core.agent.consolidation import OFF, Consolidator, PassResult
 from desktop.core.agent.consolidation_store import FAILED, Change
 from desktop.core.runtime.base import CancelToken
 from desktop.ui.qt_errors import reports_errors
+from desktop.ui.qt_text import literal, plain_label
 
 REVIEW_TEXT = "&Review proposed memory changes…"
 
@@ -62,7 +63,7 @@ class ProposalsDialog(QDialog):
         self.empty = QLabel("No memory changes are waiting for review.")
         self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
         layout.addWidget(self.empty)
-        self.outcome = QLabel()
+        self.outcome = plain_label()
         self.outcome.setWordWrap(True)
         layout.addWidget(self.outcome)
         buttons = QDialogButtonBox()
@@ -85,7 +86,7 @@ class ProposalsDialog(QDialog):
             item.setData(Qt.ItemDataRole.UserRole, change.id)
             item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
             item.setCheckState(Qt.CheckState.Checked)
-            item.setToolTip(f"Proposed {change.created_at:%Y-%m-%d %H:%M}" + (f"\nWhy: {change.thoughts}" if change.thoughts else ""))
+            item.setToolTip(literal(f"Proposed {change.created_at:%Y-%m-%d %H:%M}" + (f"\nWhy: {change.thoughts}" if change.thoughts else "")))
             self.list.addItem(item)
         has_any = self.list.count() > 0
         self.list.setVisible(has_any)

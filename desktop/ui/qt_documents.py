@@ -30,6 +30,7 @@ from desktop.core.documents import catalog
 from desktop.core.documents.catalog import DocumentRow
 from desktop.core.documents.progress import FileFailure, IngestProgress, IngestReport
 from desktop.ui.qt_errors import reports_errors
+from desktop.ui.qt_text import literal, plain_label
 
 #: Progress arrives per file and per embedding batch; the table is rebuilt at most this often.
 REFRESH_MS = 150
@@ -90,7 +91,7 @@ class DocumentsPanel(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         self.drop_zone = DropZone()
         layout.addWidget(self.drop_zone)
-        self.summary = QLabel("")
+        self.summary = plain_label()
         self.summary.setWordWrap(True)
         layout.addWidget(self.summary)
         self.table = QTableWidget(0, 3)
@@ -265,7 +266,7 @@ class DocumentsPanel(QWidget):
 
     def _set_row(self, index: int, title: str, path: str, status: str, failed: bool, progress: tuple[int, int]) -> None:
         name = QTableWidgetItem(title)
-        name.setToolTip(path)
+        name.setToolTip(literal(path))
         self.table.setItem(index, 0, name)
         bar = self.table.cellWidget(index, 1)
         if not isinstance(bar, QProgressBar):
@@ -278,5 +279,5 @@ class DocumentsPanel(QWidget):
         item = QTableWidgetItem(status)
         if failed:
             item.setForeground(Qt.GlobalColor.red)
-            item.setToolTip(status)
+            item.setToolTip(literal(status))
         self.table.setItem(index, 2, item)

@@ -18,9 +18,10 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from PySide6.QtCore import QObject, Qt, Signal, Slot
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QWidget
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QPushButton, QWidget
 
 from desktop.errors import MemDeskError
+from desktop.ui.qt_text import plain_label
 
 log = logging.getLogger("memdesk.ui")
 
@@ -114,7 +115,7 @@ class MessageBar(QFrame):
         self.setStyleSheet("#messageBar { background: #fdf1d6; border: 1px solid #e0b960; border-radius: 4px; }")
         layout = QHBoxLayout(self)
         layout.setContentsMargins(8, 4, 4, 4)
-        self.label = QLabel()
+        self.label = plain_label()  # errors quote names from the store and imported files
         self.label.setWordWrap(True)
         self.label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.action = QPushButton()

@@ -46,6 +46,7 @@ from desktop.core.memory.recall import RecallMemory
 from desktop.core.memory.revert import Reverter, RevertPlan
 from desktop.errors import MemDeskError
 from desktop.ui.qt_errors import reports_errors
+from desktop.ui.qt_text import plain_label
 
 WHO = {"agent": "the agent", "user": "you", "import": "an import", "consolidation": "memory consolidation", "extractor": "the knowledge extractor"}
 ALL, BLOCKS, PASSAGES, DOCUMENTS, GRAPH, FACTS, ENTITIES = "all", "blocks", "passages", "documents", "graph", "graph_facts", "graph_entities"
@@ -102,7 +103,7 @@ class RevertDialog(QDialog):
         self.setWindowTitle("Revert a memory change")
         self.resize(560, 420)
         layout = QVBoxLayout(self)
-        self.explanation = QLabel(plan.explain())
+        self.explanation = plain_label(plan.explain())
         self.explanation.setWordWrap(True)
         if plan.conflict:
             self.explanation.setStyleSheet("background:#fbe3e1;padding:6px")

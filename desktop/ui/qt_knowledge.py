@@ -33,7 +33,6 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
     QInputDialog,
-    QLabel,
     QLineEdit,
     QPushButton,
     QSplitter,
@@ -50,6 +49,7 @@ from desktop.core.memory.history import USER, Change
 from desktop.core.memory.revert import Reverter
 from desktop.errors import MemDeskError, RevertError
 from desktop.ui.qt_errors import reports_errors
+from desktop.ui.qt_text import escape, literal, plain_label, set_plain, set_rich
 
 ENTITY_COLUMNS = ["Entity", "Kind", "Mentions", "Last seen"]
 FACT_COLUMNS = ["Subject", "Relation", "Object", "From", "To", "By", "Source"]
@@ -126,7 +126,7 @@ class GraphView(QGraphicsView):
             ellipse = scene.addEllipse(point.x() - size / 2, point.y() - size / 2, size, size, QPen(QColor("#555")),
                                        QBrush(QColor("#f6d186" if node == centre.id else "#cfe3f3")))
             ellipse.setData(0, node)
-            ellipse.setToolTip(names[node])
+            ellipse.setToolTip(literal(names[node]))
             ellipse.setCursor(Qt.CursorShape.PointingHandCursor)
             text = QGraphicsSimpleTextItem(names[node][:24], ellipse)
             text.setPos(point.x() + size / 2 + 2, point.y() - 8)
@@ -172,7 +172,7 @@ class KnowledgePanel(QWidget):
         top.addWidget(self.undo_button)
         top.addWidget(self.rebuild_button)
         layout.addLayout(top)
-        self.status = QLabel()
+        self.status = plain_label()
         self.status.setStyleSheet("color: #777")
         self.status.setWordWrap(True)
         layout.addWidget(self.status)
@@ -183,7 +183,7 @@ class KnowledgePanel(QWidget):
         detail = QWidget()
         detail_layout = QVBoxLayout(detail)
         detail_layout.setContentsMargins(0, 0, 0, 0)
-        self.title = QLabel("Select an entity to see what is known about it.")
+        self.title = plain_label("Select an entity to see what is known about it.")
         self.title.setWordWrap(True)
         detail_layout.addWidget(self.title)
         entity_row = QHBoxLayout()
@@ -300,10 +300,10 @@ class KnowledgePanel(QWidget):
         self.current = entity
         self.facts = self.graph.facts(entity.id) if entity is not None else []
         if entity is None:
-            self.title.setText("Select an entity to see what is known about it.")
+            set_plain(self.title, "Select an entity to see what is known about it.")
         else:
-            aliases = f" · also called {', '.join(entity.aliases)}" if entity.aliases else ""
-            self.title.setText(f"<b>{entity.name}</b> ({entity.kind}) · {entity.mentions} mentions{aliases}")
+            aliases = f" · also called {escape(', '.join(entity.aliases))}" if entity.aliases else ""
+            set_rich(self.title, f"<b>{escape(entity.name)}</b> ({escape(entity.kind)}) · {entity.mentions} mentions{aliases}")
         self.fact_table.setRowCount(len(self.facts))
         for row, fact in enumerate(self.facts):
             values = [fact.subject, fact.relation, fact.object, f"{fact.valid_from.astimezone():%Y-%m-%d}",
@@ -335,10 +335,10 @@ class KnowledgePanel(QWidget):
         if self.reverter is not None:
             change = self.next_undo()
             self.undo_button.setEnabled(change is not None)
-            self.undo_button.setToolTip(f"Undo: {change.describe()} (Ctrl+Z)" if change else "Nothing to undo")
+            self.undo_button.setToolTip(literal(f"Undo: {change.describe()} (Ctrl+Z)") if change else "Nothing to undo")
             return
         self.undo_button.setEnabled(bool(self.undo_stack))
-        self.undo_button.setToolTip(f"Undo {self.undo_stack[-1].label} (Ctrl+Z)" if self.undo_stack else "Nothing to undo")
+        self.undo_button.setToolTip(literal(f"Undo {self.undo_stack[-1].label} (Ctrl+Z)") if self.undo_stack else "Nothing to undo")
 
     def next_undo(self) -> Change | None:
         """The recorded edit Undo takes back next: the user's newest graph change not undone yet."""
@@ -482,7 +482,7 @@ class KnowledgePanel(QWidget):
         if self.current is None:
             return
         choices = [e.name for e in self.graph.entities(self.agent_id, limit=ENTITY_LIMIT) if e.id != self.current.id]
-        name, ok = QInputDialog.getItem(self, "Merge entity", f"Merge {self.current.name} into:", choices, 0, True)
+        name, ok = QInputDialog.getItem(self, "Merge entity", literal(f"Merge {self.current.name} into:"), choices, 0, True)
         if ok and name:
             self.merge_into(name)
 
@@ -500,10 +500,10 @@ class KnowledgePanel(QWidget):
     def on_add_fact_clicked(self) -> None:
         if self.current is None:
             return
-        relation, ok = QInputDialog.getText(self, "Add fact", f"{self.current.name} … (relation, such as lives in):")
+        relation, ok = QInputDialog.getText(self, "Add fact", literal(f"{self.current.name} … (relation, such as lives in):"))
         if not ok or not relation.strip():
             return
-        other, ok = QInputDialog.getText(self, "Add fact", f"{self.current.name} {relation.strip()} …:")
+        other, ok = QInputDialog.getText(self, "Add fact", literal(f"{self.current.name} {relation.strip()} …:"))
         if ok and other.strip():
             self.add_fact(relation.strip(), other.strip())
 
@@ -513,7 +513,7 @@ class KnowledgePanel(QWidget):
         fact = self.selected_fact()
         if fact is None:
             return
-        relation, ok = QInputDialog.getText(self, "Edit fact", f"{fact.subject} … {fact.object}:", text=fact.relation)
+        relation, ok = QInputDialog.getText(self, "Edit fact", literal(f"{fact.subject} … {fact.object}:"), text=fact.relation)
         if ok and relation.strip():
             self.edit_relation(relation.strip())
 

@@ -30,14 +30,14 @@ from desktop.core.agent.observer import StepRecord
 from desktop.core.models.library import Choice
 from desktop.core.runtime.base import Runtime
 from desktop.diagnostics import run_checks
-from desktop.errors import ModelCrashedError
+from desktop.errors import AgentNotFoundError, ModelCrashedError
 from desktop.settings import Settings
 from desktop.ui.qt_agent_actions import AgentActions
 from desktop.ui.qt_agents import AgentsPanel
 from desktop.ui.qt_archival import ArchivalPanel
 from desktop.ui.qt_budget import BudgetPanel
 from desktop.ui.qt_chat import ChatPanel
-from desktop.ui.qt_consent import ConsentDialog, ConsentRequest, QtConsentPolicy
+from desktop.ui.qt_consent import DENY, ConsentDialog, ConsentRequest, QtConsentPolicy
 from desktop.ui.qt_consolidation import ConsolidationController
 from desktop.ui.qt_diagnostics import DiagnosticsDialog
 from desktop.ui.qt_documents import DocumentsPanel
@@ -51,6 +51,7 @@ from desktop.ui.qt_knowledge import KnowledgePanel
 from desktop.ui.qt_memory import CoreMemoryPanel
 from desktop.ui.qt_model_actions import ModelActions
 from desktop.ui.qt_settings import RESTART_MODEL, SettingsDialog
+from desktop.ui.qt_text import escape
 from desktop.ui.qt_transfer_actions import TransferActions
 from desktop.ui.qt_worker import AgentWorker
 
@@ -281,6 +282,7 @@ class MainWindow(QMainWindow):
         self.agent_actions.open_requested.connect(self.select_agent)
         self.agent_actions.list_changed.connect(self.on_agent_list_changed)
         self.agent_actions.renamed.connect(self.on_agent_renamed)
+        self.agent_actions.deleted.connect(self.consent.forget_agent)
         self.memory.changed.connect(self.budget_requested)
         self.memory.changed.connect(self.history.refresh)
         self.memory.failed.connect(self.hub.report)
@@ -450,7 +452,11 @@ class MainWindow(QMainWindow):
     @Slot(object)
     @reports_errors
     def on_consent_asked(self, request: ConsentRequest) -> None:
-        name = self.services.agents.get(request.agent_id).name
+        try:
+            name = self.services.agents.get(request.agent_id).name
+        except AgentNotFoundError:  # deleted since: nobody may answer for it, and the call must not hang
+            self.consent.answer(request, DENY)
+            return
         dialog = ConsentDialog(request, name, self)
         dialog.answered.connect(self.consent.answer)
         dialog.destroyed.connect(lambda _obj=None, d=dialog: self.consent_dialogs.remove(d) if d in self.consent_dialogs else None)
@@ -671,7 +677,7 @@ class MainWindow(QMainWindow):
     def on_about_triggered(self) -> None:
         QMessageBox.about(
             self, "About MemDesk",
-            f"<b>MemDesk {__version__}</b><p>An offline companion that remembers you. Your data stays in {self.services.paths.home}.</p>",
+            f"<b>MemDesk {__version__}</b><p>An offline companion that remembers you. Your data stays in {escape(self.services.paths.home)}.</p>",
         )
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt API

@@ -34,6 +34,7 @@ from desktop.core.memory.core_memory import Block, CoreMemory, StaleBlockError
 from desktop.errors import MemDeskError
 from desktop.ui.qt_errors import reports_errors
 from desktop.ui.qt_history import diff_html, relative_time, who
+from desktop.ui.qt_text import literal, plain_label
 
 HIGHLIGHT = "QGroupBox { background: #fff4c2; }"
 AGE_REFRESH_MS = 30_000  # "2 min ago" stays true
@@ -59,11 +60,11 @@ class BlockEditor(QGroupBox):
         self.clock = clock or SystemClock()
         layout = QVBoxLayout(self)
         if block.description:
-            description = QLabel(block.description)
+            description = plain_label(block.description)
             description.setStyleSheet("color: #777")
             layout.addWidget(description)
         changes = QHBoxLayout()
-        self.last_change = QLabel()
+        self.last_change = plain_label()
         self.last_change.setStyleSheet("color: #777; font-size: small")
         self.diff_button = QPushButton("Show change")
         self.diff_button.setCheckable(True)
@@ -84,7 +85,7 @@ class BlockEditor(QGroupBox):
         self.conflict = QFrame()
         self.conflict.setStyleSheet("background: #fbe3e1")
         conflict_row = QHBoxLayout(self.conflict)
-        self.conflict_label = QLabel()
+        self.conflict_label = plain_label()
         self.conflict_label.setWordWrap(True)
         self.keep_mine = QPushButton("Keep mine")
         self.take_agents = QPushButton("Take the agent's")
@@ -120,7 +121,7 @@ class BlockEditor(QGroupBox):
             return
         verb = "reverted" if change.is_revert else ("created" if change.action == "create" else "changed")
         self.last_change.setText(f"{verb} by {who(change.source)} {relative_time(change.at, self.clock.now())}")
-        self.last_change.setToolTip(f"{change.describe()} at {change.at.astimezone():%Y-%m-%d %H:%M:%S}")
+        self.last_change.setToolTip(literal(f"{change.describe()} at {change.at.astimezone():%Y-%m-%d %H:%M:%S}"))
         self.diff_button.setEnabled(change.action in ("create", "update"))
         self.diff_view.setHtml(diff_html(change.before, change.after))
         self.diff_view.setVisible(self.diff_button.isChecked() and self.diff_button.isEnabled())
@@ -334,7 +335,7 @@ class CoreMemoryPanel(QWidget):
     @Slot(str)
     @reports_errors
     def on_remove_requested(self, label: str) -> None:
-        answer = QMessageBox.question(self, "Remove block", f"Remove the {label} block? The agent will no longer see it.")
+        answer = QMessageBox.question(self, "Remove block", literal(f"Remove the {label} block? The agent will no longer see it."))
         if answer == QMessageBox.StandardButton.Yes:
             self.remove_block(label)
 

@@ -41,6 +41,7 @@ from desktop.core.runtime.base import CancelToken
 from desktop.errors import DownloadCancelled
 from desktop.ui.qt_errors import ErrorHub, reports_errors
 from desktop.ui.qt_jobs import Jobs
+from desktop.ui.qt_text import escape, literal, plain_label
 
 COLUMNS = ("Model", "Status", "Size", "RAM*", "Context", "Licence", "Checksum", "Good for")
 KIND_TEXT = {"bundled": "Bundled", "downloaded": "Downloaded", "own": "Your file", "available": "Not downloaded"}
@@ -85,7 +86,7 @@ class ModelsPage(QWidget):
     def _build(self) -> None:
         layout = QVBoxLayout(self)
         self.active_label = QLabel()
-        self.active_label.setTextFormat(Qt.TextFormat.RichText)
+        self.active_label.setTextFormat(Qt.TextFormat.RichText)  # the model's name is escaped: a server names it
         layout.addWidget(self.active_label)
         self.table = QTableWidget(0, len(COLUMNS))
         self.table.setHorizontalHeaderLabels(COLUMNS)
@@ -120,7 +121,7 @@ class ModelsPage(QWidget):
         self.progress = QProgressBar()
         self.progress.setRange(0, 1000)
         self.progress.setVisible(False)
-        self.progress_label = QLabel()
+        self.progress_label = plain_label()
         layout.addWidget(self.progress)
         layout.addWidget(self.progress_label)
         layout.addWidget(self._servers_box())
@@ -144,7 +145,7 @@ class ModelsPage(QWidget):
         self.server_list.setMaximumHeight(110)
         self.server_list.itemSelectionChanged.connect(self.update_buttons)
         layout.addWidget(self.server_list)
-        self.server_note = QLabel("")
+        self.server_note = plain_label()
         self.server_note.setWordWrap(True)
         layout.addWidget(self.server_note)
         return box
@@ -155,11 +156,11 @@ class ModelsPage(QWidget):
         selected = self.selected_row()
         selected_id = selected.id if selected else None
         self.rows = self.services.models.overview(settings)
-        text = f"<b>Active model:</b> {self.services.models.active(settings)}"
+        text = f"<b>Active model:</b> {escape(self.services.models.active(settings))}"
         memory = machine_memory()
         pick = self.services.models.catalog.recommended_for_memory(memory)
         if pick is not None and memory:
-            text += f" &nbsp;·&nbsp; This computer has {memory / 1024**3:.0f} GB of memory: <b>{pick.name}</b> is the recommended model."
+            text += f" &nbsp;·&nbsp; This computer has {memory / 1024**3:.0f} GB of memory: <b>{escape(pick.name)}</b> is the recommended model."
         self.active_label.setText(text)
         self.table.setRowCount(len(self.rows))
         context = settings.context_size
@@ -176,7 +177,7 @@ class ModelsPage(QWidget):
             tip = self._sources_tip(row)
             for column, text in enumerate(cells):
                 item = QTableWidgetItem(text)
-                item.setToolTip(tip)
+                item.setToolTip(literal(tip))
                 if row.active:
                     font = QFont(item.font())
                     font.setBold(True)
@@ -252,7 +253,7 @@ class ModelsPage(QWidget):
         row = self.selected_row()
         if row is None or row.local is None:
             return
-        answer = QMessageBox.question(self, "Remove model", f"Delete {row.local.path}?\nThis frees {format_bytes(row.size)}.")
+        answer = QMessageBox.question(self, "Remove model", literal(f"Delete {row.local.path}?\nThis frees {format_bytes(row.size)}."))
         if answer == QMessageBox.StandardButton.Yes:
             self.remove(row)
 

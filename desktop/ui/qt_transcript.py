@@ -16,12 +16,15 @@ import json
 from datetime import datetime
 
 from PySide6.QtCore import QTimer, Slot
-from PySide6.QtGui import QColor, QTextCharFormat, QTextCursor, QTextFormat
+from PySide6.QtGui import QColor, QTextCharFormat, QTextCursor, QTextDocument, QTextFormat
 from PySide6.QtWidgets import QTextBrowser, QTextEdit, QWidget
 
 from desktop.core.agent.transfer import Entry
 from desktop.ui.qt_errors import reports_errors
 
+# Messages are Markdown, but HTML in them is shown as written: an imported or generated message
+# could otherwise show links and images that are not in its text.
+MARKDOWN = QTextDocument.MarkdownFeature.MarkdownDialectGitHub | QTextDocument.MarkdownFeature.MarkdownNoHTML
 _STYLE = {
     "user": "color:#1d4f91;font-weight:bold",
     "agent": "color:#2c6e2f;font-weight:bold",
@@ -135,7 +138,7 @@ class Transcript(QTextBrowser):
             self._html(cursor, f'<p style="{_STYLE["thought"]}">thinking: {html.escape(self.live_thought)}</p>')
         if self.live_message:
             self._html(cursor, f'<p><span style="{_STYLE["agent"]}">{html.escape(self.agent_name)}</span> <span style="{_STYLE["meta"]}">typing…</span></p>')
-            cursor.insertMarkdown(self.live_message)
+            cursor.insertMarkdown(self.live_message, MARKDOWN)
         self._scroll_to_end()
 
     def end_live(self) -> None:
@@ -201,7 +204,7 @@ class Transcript(QTextBrowser):
                 f'<p><span style="{_STYLE[entry.kind]}">{html.escape(who)}</span> <span style="{_STYLE["meta"]}">{stamp}</span></p>',
             )
             cursor.insertBlock()
-            cursor.insertMarkdown(entry.text)
+            cursor.insertMarkdown(entry.text, MARKDOWN)
         elif entry.kind == "thought":
             self._html(cursor, f'<p style="{_STYLE["thought"]}">thinking: {html.escape(entry.text)}</p>')
         elif entry.kind == "call":

@@ -80,5 +80,5 @@ def test_append_runs_after_consent(services, runtime, make_agent):
     agent = make_agent(consent=Recorder())
     runtime.enqueue(call("append_to_text_file", "write", False, filename="a.txt", content="hello"), say("Done."))
     agent.send_user_message("write a file")
-    assert asked == [("append_to_text_file", "append 5 characters to a.txt")]
+    assert asked == [("append_to_text_file", "append 5 characters to a.txt\nthe text:\nhello")]
     assert (agent.files.root / "a.txt").read_text() == "hello\n"

@@ -11,6 +11,7 @@ from desktop.core.graph.extraction import ExtractionOptions, GraphExtractor
 from desktop.core.memory.revert import Reverter
 from desktop.core.runtime.scripted import ScriptedRuntime, say
 from desktop.ui.qt_knowledge import FACT_COLUMNS, KnowledgePanel
+from desktop.ui.qt_text import literal
 
 
 @pytest.fixture(scope="module")
@@ -144,7 +145,7 @@ def test_user_facts_and_ending_a_fact(qtbot, panel, services, filled):
 
 def test_clicking_a_neighbour_in_the_graph_view_selects_it(qtbot, panel):
     click_entity(qtbot, panel, "Bob")
-    siemens = next(node for node, item in panel.view.nodes.items() if item.toolTip() == "Siemens")
+    siemens = next(node for node, item in panel.view.nodes.items() if item.toolTip() == literal("Siemens"))
     point = panel.view.mapFromScene(panel.view.nodes[siemens].sceneBoundingRect().center())
     qtbot.mouseClick(panel.view.viewport(), Qt.MouseButton.LeftButton, pos=point)
     assert panel.current.name == "Siemens"

@@ -169,7 +169,7 @@ class Database:
             )
         applied = []
         for number, migration in enumerate(migrations[current:], start=current + 1):
-            with self.transaction():
+            with self._foreign_keys_off(getattr(migration, "rebuilds_tables", False)), self.transaction():
                 migration(self)
                 # user_version is transactional in SQLite: it rolls back with a failed migration.
                 self.execute(f"PRAGMA user_version = {number}")
@@ -179,6 +179,23 @@ class Database:
                 )
             applied.append(migration.__name__)
         return applied
+
+    @contextlib.contextmanager
+    def _foreign_keys_off(self, off: bool) -> Iterator[None]:
+        """Around a migration that rebuilds a table others reference: with foreign keys on, dropping
+        the old table would cascade to every referencing row. The migration checks them itself
+        (PRAGMA foreign_key_check) before its transaction commits."""
+        if not off:
+            yield
+            return
+        # The pragma is a no-op inside a transaction: refuse rather than cascade.
+        self.execute("PRAGMA foreign_keys = OFF")
+        try:
+            if self.in_transaction or self.scalar("PRAGMA foreign_keys"):
+                raise StoreError("Cannot rebuild a table while foreign keys are enforced", hint="report this bug")
+            yield
+        finally:
+            self.execute("PRAGMA foreign_keys = ON")
 
     def close(self) -> None:
         with self._lock:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import date, timedelta
 
 from desktop.core.runtime.base import ChatMessage, TextRequest
+from desktop.core.tools.consent_text import one_line, with_data
 from desktop.core.tools.context import ToolContext
 from desktop.core.tools.graph_tools import graph_tools
 from desktop.core.tools.registry import Tool, ToolRegistry, make_tool
@@ -228,10 +229,24 @@ CHECKS = {
     "append_to_text_file": lambda ctx, **a: ctx.files.resolve(a["filename"]),
     "http_request": lambda ctx, **a: ctx.http.check(a["url"]),
 }
-#: Functions that touch the user's machine or network: the user is asked before each call.
+
+
+def _append_summary(arguments: dict) -> str:
+    content = str(arguments.get("content", ""))
+    return with_data(f"append {len(content)} characters to {arguments.get('filename')}", "the text", content)
+
+
+def _http_summary(arguments: dict) -> str:
+    action = f"{str(arguments.get('method', '')).upper()} {arguments.get('url')}"
+    payload = str(arguments.get("payload_json") or "")
+    return with_data(action, f"body ({len(payload)} characters)", payload) if payload.strip() else one_line(action)
+
+
+#: Functions that touch the user's machine or network: the user is asked before each call, shown
+#: the action and, in full, the data it would send or write (see consent_text).
 CONSENT_SUMMARIES = {
-    "append_to_text_file": lambda a: f"append {len(a.get('content', ''))} characters to {a.get('filename')}",
-    "http_request": lambda a: f"{str(a.get('method', '')).upper()} {a.get('url')}",
+    "append_to_text_file": _append_summary,
+    "http_request": _http_summary,
 }
 CONSENT_REQUIRED = set(CONSENT_SUMMARIES)
 #: Functions that write the store run inside the step's transaction; the others before it.

@@ -1,0 +1,56 @@
+"""The consent question's text: one line saying what a call will do, then the data it carries.
+
+``ConsentPolicy.allow`` takes one string. Its first line is the action ("POST https://host/notes",
+"append 12 characters to notes.txt"); the lines after it, when there are any, are the data the
+call would send or write, in full. Front ends show the action, a shortened preview of the data
+and a way to see all of it, so what the user approves is what will be sent or written.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+PREVIEW_CHARS = 400
+PREVIEW_LINES = 8
+
+
+def one_line(text: str) -> str:
+    """``text`` with newlines and other invisible characters (bidi overrides included) shown as
+    escapes, so a crafted URL or file name cannot push the action off its line or disguise it."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
+def visible(text: str) -> str:
+    """Like ``one_line`` but keeping line breaks and tabs: terminal escape sequences and bidi
+    overrides in the data cannot redraw the question or reorder what it shows."""
+    return "".join(c if c.isprintable() or c in "\n\t" else repr(c)[1:-1] for c in text)
+
+
+def with_data(action: str, label: str, data: str) -> str:
+    """A summary: the action on one line, then ``label`` and the data, unshortened."""
+    return f"{one_line(action)}\n{label}:\n{data}"
+
+
+@dataclass(frozen=True)
+class ConsentText:
+    action: str
+    #: What the call carries (a label line, then the data), or "" when it carries nothing.
+    data: str
+
+    @classmethod
+    def parse(cls, summary: str) -> ConsentText:
+        action, _, data = summary.partition("\n")
+        return cls(one_line(action), visible(data))
+
+    @property
+    def is_shortened(self) -> bool:
+        return self.preview != self.data
+
+    @property
+    def preview(self) -> str:
+        """The data cut to PREVIEW_LINES lines and PREVIEW_CHARS characters, saying so when cut."""
+        lines = self.data.split("\n")
+        shown = "\n".join(lines[:PREVIEW_LINES])[:PREVIEW_CHARS]
+        if shown == self.data:
+            return self.data
+        return f"{shown}… [{len(self.data) - len(shown)} more characters]"
