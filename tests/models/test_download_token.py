@@ -37,9 +37,9 @@ def test_the_token_goes_to_the_hub_but_not_along_its_redirect_to_another_origin(
     hub = HubConfig(endpoint=fake_hub.url, token_origin=fake_hub.url)
     result = Downloader(paths, hub).download(entry_for("tiny.gguf", content))
     assert result.path.read_bytes() == content
-    assert fake_hub.authorizations == [("HEAD", bearer)]
-    assert [method for method, _ in fake_cdn.authorizations] and all(auth is None for _, auth in fake_cdn.authorizations)
-    assert fake_cdn.gets("tiny.gguf") == [None]
+    assert fake_hub.authorizations and all(auth == bearer for _, auth in fake_hub.authorizations)
+    assert fake_cdn.gets("tiny.gguf") == [None]  # the bytes came from the CDN...
+    assert fake_cdn.authorizations and all(auth is None for _, auth in fake_cdn.authorizations)  # ...which never saw the token
 
 
 def test_an_hf_endpoint_mirror_never_receives_the_token(paths, fake_hub, bearer):
@@ -48,7 +48,7 @@ def test_an_hf_endpoint_mirror_never_receives_the_token(paths, fake_hub, bearer)
     mirror = HubConfig.from_environment({"HF_ENDPOINT": fake_hub.url})
     result = Downloader(paths, mirror).download(entry_for("tiny.gguf", content))
     assert result.path.read_bytes() == content
-    assert [method for method, _ in fake_hub.authorizations] == ["HEAD", "GET"]
+    assert "GET" in [method for method, _ in fake_hub.authorizations]
     assert all(auth is None for _, auth in fake_hub.authorizations)
 
 
