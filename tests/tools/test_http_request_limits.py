@@ -5,9 +5,11 @@ an injected resolver, so no test depends on /etc/hosts or DNS."""
 
 from __future__ import annotations
 
+import ssl
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 import pytest
 
@@ -20,7 +22,7 @@ from desktop.errors import GenerationCancelled, ToolError
 class Server:
     """A loopback server whose handler is ``respond(handler)``; records each request's path and Host."""
 
-    def __init__(self, respond) -> None:
+    def __init__(self, respond, tls: ssl.SSLContext | None = None) -> None:
         self.requests: list[tuple[str, str]] = []
         self.first_byte_sent = threading.Event()
         server = self
@@ -35,6 +37,8 @@ class Server:
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
+        if tls is not None:
+            self.httpd.socket = tls.wrap_socket(self.httpd.socket, server_side=True)
         self.port = self.httpd.server_address[1]
         threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
 
@@ -68,14 +72,28 @@ def trickle(handler, server, *, total=120, every=0.25) -> None:
 
 
 TRICKLE_SECONDS = 120 * 0.25
+#: A self-signed certificate (and its key) for intranet.example, valid until 2126.
+CERTIFICATE = Path(__file__).parent / "tls" / "intranet.example.pem"
+
+
+def tls_server_context(names: list[str]) -> ssl.SSLContext:
+    """The server's side; ``names`` collects the name each client asked for (SNI)."""
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(CERTIFICATE)
+    context.sni_callback = lambda _sock, name, _context: names.append(name)
+    return context
+
+
+def trusting_the_test_certificate() -> ssl.SSLContext:
+    return ssl.create_default_context(cafile=str(CERTIFICATE))
 
 
 @pytest.fixture
 def serve():
     started = []
 
-    def start(respond) -> Server:
-        started.append(Server(respond))
+    def start(respond, tls: ssl.SSLContext | None = None) -> Server:
+        started.append(Server(respond, tls))
         return started[-1]
 
     yield start
@@ -132,6 +150,23 @@ def test_an_internal_address_the_allow_list_names_itself_is_reached_at_that_addr
     assert server.requests == [("/page?q=1", f"intranet.example:{server.port}")]
 
 
+def test_https_goes_to_the_checked_address_with_the_name_for_sni_and_the_certificate_check(serve):
+    names: list[str] = []
+    server = serve(hello, tls=tls_server_context(names))
+    policy = HttpPolicy(
+        enabled=True, allowed_hosts=frozenset({"intranet.example", "other.example", "127.0.0.1"}),
+        resolver=resolver_for({"intranet.example": "127.0.0.1", "other.example": "127.0.0.1"}),
+        tls_context=trusting_the_test_certificate,
+    )
+    answer = policy.request("GET", f"https://intranet.example:{server.port}/page", "")
+    assert answer.startswith("HTTP 200") and "hello from the intranet" in answer
+    assert names == ["intranet.example"] and server.requests == [("/page", f"intranet.example:{server.port}")]
+    # The same address under a name the certificate does not carry: refused by the certificate check.
+    with pytest.raises(ToolError, match="certificate"):
+        policy.request("GET", f"https://other.example:{server.port}/page", "")
+    assert len(server.requests) == 1
+
+
 def test_a_redirect_to_an_allowed_name_resolving_to_the_local_network_is_refused(serve, socket_audit):
     def redirect(handler, _server) -> None:
         handler.send_response(302)
@@ -160,6 +195,20 @@ def test_one_deadline_bounds_the_whole_request_however_steadily_bytes_trickle_in
     elapsed = time.monotonic() - started
     assert server.first_byte_sent.is_set()
     assert deadline <= elapsed < TRICKLE_SECONDS / 2  # cut at the deadline, not when the server finished
+
+
+def test_the_deadline_cuts_an_https_request_too(serve):
+    server = serve(trickle, tls=tls_server_context([]))
+    deadline = 1.0
+    policy = HttpPolicy(
+        enabled=True, allowed_hosts=frozenset({"intranet.example", "127.0.0.1"}), deadline_seconds=deadline,
+        resolver=resolver_for({"intranet.example": "127.0.0.1"}), tls_context=trusting_the_test_certificate,
+    )
+    started = time.monotonic()
+    with pytest.raises(ToolError, match="took longer than 1 s in all"):
+        policy.request("GET", f"https://intranet.example:{server.port}/slow", "")
+    assert server.first_byte_sent.is_set()
+    assert deadline <= time.monotonic() - started < TRICKLE_SECONDS / 2
 
 
 def test_stop_ends_a_request_in_progress(serve):

@@ -82,6 +82,8 @@ class HttpPolicy:
     #: For the whole request: resolution, connection, all reads, all redirects.
     deadline_seconds: float = DEADLINE_SECONDS
     resolver: Resolver = field(default=system_resolver, compare=False, repr=False)
+    #: The system's trusted certificates; tests trust a certificate of their own.
+    tls_context: Callable[[], ssl.SSLContext] = field(default=ssl.create_default_context, compare=False, repr=False)
 
     def check(self, url: str) -> None:
         """The URL's scheme and host name; no socket is opened (the user has not been asked yet)."""
@@ -118,7 +120,7 @@ class HttpPolicy:
         for _hop in range(MAX_REDIRECTS + 1):
             guard.check(first)
             addresses = self._checked_addresses(url, guard)
-            status, location, body = _exchange(method, url, addresses, data, guard, first)
+            status, location, body = _exchange(method, url, addresses, data, guard, first, self.tls_context)
             if status not in _REDIRECTS or not location:
                 return f"HTTP {status}\n{body.decode('utf-8', errors='replace')[:MAX_RESPONSE_CHARS]}"
             target = urljoin(url, location)
@@ -167,7 +169,9 @@ def _port(parts) -> int:
     return port or (443 if parts.scheme == "https" else 80)
 
 
-def _exchange(method: str, url: str, addresses: list[str], data: bytes | None, guard: "_Guard", first: str) -> tuple[int, str, bytes]:
+def _exchange(
+    method: str, url: str, addresses: list[str], data: bytes | None, guard: "_Guard", first: str, tls: Callable[[], ssl.SSLContext]
+) -> tuple[int, str, bytes]:
     """Send one request to the first of ``addresses`` that accepts a connection; status, the
     Location header and the start of the body."""
     parts = urlsplit(url)
@@ -180,7 +184,10 @@ def _exchange(method: str, url: str, addresses: list[str], data: bytes | None, g
     sock: socket.socket | None = None
     try:
         sock = _connect_any(addresses, port, guard, url)
-        connection = _PinnedHTTPSConnection(host, port, sock, guard) if parts.scheme == "https" else _PinnedConnection(host, port, sock, guard)
+        if parts.scheme == "https":
+            connection = _PinnedHTTPSConnection(host, port, sock, guard, tls())
+        else:
+            connection = _PinnedConnection(host, port, sock, guard)
         connection.request(method, target, body=data, headers=headers)
         response = connection.getresponse()
         body = response.read(MAX_RESPONSE_CHARS * 4)
@@ -249,9 +256,9 @@ class _PinnedConnection(http.client.HTTPConnection):
 class _PinnedHTTPSConnection(_PinnedConnection):
     """TLS over the checked address, with SNI and the certificate checked against the name."""
 
-    def __init__(self, host: str, port: int, sock: socket.socket, guard: "_Guard") -> None:
+    def __init__(self, host: str, port: int, sock: socket.socket, guard: "_Guard", context: ssl.SSLContext) -> None:
         super().__init__(host, port, sock, guard)
-        tls = ssl.create_default_context().wrap_socket(sock, server_hostname=host, do_handshake_on_connect=False)
+        tls = context.wrap_socket(sock, server_hostname=host, do_handshake_on_connect=False)
         guard.watch(tls)  # ``sock`` gave its descriptor to ``tls``
         self.sock = tls
         try:
