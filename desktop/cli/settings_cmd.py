@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from dataclasses import asdict
 
 from desktop.app import open_services
-from desktop.settings import DESCRIPTIONS
+from desktop.core.net.plain_http import plain_http_warning
+from desktop.settings import DESCRIPTIONS, Settings
 
 
 def add_command(commands) -> None:
@@ -21,6 +23,7 @@ def _run(args: argparse.Namespace) -> int:
     try:
         if args.name and args.value is not None:
             settings = services.settings_store.set(args.name, args.value)
+            _warn_about(args.name, settings)
         else:
             settings = services.settings
         for name, value in asdict(settings).items():
@@ -32,3 +35,10 @@ def _run(args: argparse.Namespace) -> int:
     finally:
         services.close()
     return 0
+
+
+def _warn_about(name: str, settings: Settings) -> None:
+    """Said when the server URL is set, and when the runtime that uses it is chosen."""
+    if name == "openai_base_url" or (name == "runtime" and settings.runtime == "openai"):
+        if warning := plain_http_warning(settings.openai_base_url):
+            print(f"memdesk: warning: {warning}", file=sys.stderr)

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from desktop import __version__
+from desktop.core.net.plain_http import plain_http_warning
 from desktop.diagnostics import cpu, system_libs
 from desktop.diagnostics.child import ChildResult, run_in_child
 from desktop.diagnostics.crash import explain_exit, rebuild_portable, signal_name
@@ -169,7 +170,11 @@ class Doctor:
         from desktop.core.runtime.gguf import read_gguf
 
         if self.settings.runtime != "llamacpp":
-            return Check("model", True, f"served by {self.settings.openai_base_url} ({self.settings.openai_model or 'its default model'}): no local file")
+            url = self.settings.openai_base_url
+            return Check(
+                "model", True, f"served by {url} ({self.settings.openai_model or 'its default model'}): no local file",
+                warning=plain_http_warning(url) or "",
+            )
         try:
             path = self._model_path()
             info = read_gguf(path)

@@ -7,15 +7,20 @@ from dataclasses import asdict, dataclass, field
 
 @dataclass(frozen=True)
 class Check:
-    """The outcome of one check. ``fix`` says what to do when it failed (empty when it passed)."""
+    """The outcome of one check. ``fix`` says what to do when it failed (empty when it passed);
+    ``warning``, what the user should know about a check that passed (it does not fail the doctor)."""
 
     name: str
     ok: bool
     detail: str
     fix: str = ""
+    warning: str = ""
 
     def line(self) -> str:
-        text = f"{'ok  ' if self.ok else 'FAIL'}  {self.name:<9} {self.detail}"
+        status = "FAIL" if not self.ok else "warn" if self.warning else "ok  "
+        text = f"{status}  {self.name:<9} {self.detail}"
+        if self.warning:
+            text += f"\n      {'':<9} warning: {self.warning}"
         return f"{text}\n      {'':<9} fix: {self.fix}" if self.fix else text
 
 
@@ -31,9 +36,14 @@ class Report:
     def failed(self) -> list[Check]:
         return [check for check in self.checks if not check.ok]
 
+    @property
+    def warnings(self) -> list[Check]:
+        return [check for check in self.checks if check.warning]
+
     def summary(self) -> str:
         if self.ok:
-            return f"All {len(self.checks)} checks passed."
+            warned = len(self.warnings)
+            return f"All {len(self.checks)} checks passed" + (f", {warned} with a warning." if warned else ".")
         return f"{len(self.failed)} of {len(self.checks)} checks failed."
 
     def text(self) -> str:

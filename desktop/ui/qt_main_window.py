@@ -50,6 +50,7 @@ from desktop.ui.qt_jobs import Jobs
 from desktop.ui.qt_knowledge import KnowledgePanel
 from desktop.ui.qt_memory import CoreMemoryPanel
 from desktop.ui.qt_model_actions import ModelActions
+from desktop.ui.qt_server_warning import ServerWarning
 from desktop.ui.qt_settings import RESTART_MODEL, SettingsDialog
 from desktop.ui.qt_text import escape
 from desktop.ui.qt_transfer_actions import TransferActions
@@ -153,6 +154,8 @@ class MainWindow(QMainWindow):
         self.search_shortcut = QShortcut(QKeySequence.StandardKey.Find, self, self.chat.open_search)
         self.stop_shortcut = QShortcut(QKeySequence(Qt.Key.Key_Escape), self, self.on_escape)
         self.statusBar().showMessage("Starting…")
+        self.server_warning = ServerWarning()
+        self.statusBar().addPermanentWidget(self.server_warning)
 
     def _build_docks(self) -> None:
         """Every panel around the conversation: one row each (title, widget, side)."""
@@ -352,6 +355,7 @@ class MainWindow(QMainWindow):
     def on_model_ready(self, model_id: str) -> None:
         self.is_model_ready = True
         self.statusBar().showMessage(f"Model ready: {model_id}")
+        self.server_warning.update_for(self.services.settings, self.hub.notify)
         self._update_ready()
         self.heartbeat.restart()
         self.model_ready.emit(model_id)

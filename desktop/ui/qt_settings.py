@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import fields
 from typing import Any
 
+from PySide6.QtCore import Qt, Slot
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -24,6 +25,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop.core.net.plain_http import plain_http_warning
 from desktop.paths import Paths
 from desktop.settings import CHOICES, DESCRIPTIONS, Settings
 from desktop.ui.qt_errors import reports_errors
@@ -100,6 +102,8 @@ class SettingsDialog(QDialog):
             hint.setStyleSheet("color: #777; font-size: small")
             hint.setWordWrap(True)
             form.addRow("", hint)
+            if field.name == "openai_base_url":
+                form.addRow("", self._plain_http_note(editor))
         form.addRow(QLabel("<b>Where your data lives</b>"))
         for label, path in (("Data folder", paths.home), ("Database", paths.database), ("Agent files", paths.files_root),
                             ("Models", paths.user_models), ("Tools", paths.user_tools), ("Logs", paths.logs)):
@@ -113,6 +117,23 @@ class SettingsDialog(QDialog):
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
         outer.addWidget(buttons)
+
+    def _plain_http_note(self, line: QLineEdit) -> QLabel:
+        """Shown while the URL typed is plain http to another machine."""
+        self.url_warning = QLabel(self)  # a parent before it is shown: never a window of its own
+        self.url_warning.setTextFormat(Qt.TextFormat.PlainText)
+        self.url_warning.setWordWrap(True)
+        self.url_warning.setStyleSheet("color: #a15c00")
+        line.textChanged.connect(self.on_base_url_edited)
+        self.on_base_url_edited(line.text())
+        return self.url_warning
+
+    @Slot(str)
+    @reports_errors
+    def on_base_url_edited(self, url: str) -> None:
+        warning = plain_http_warning(url)
+        self.url_warning.setText(warning or "")
+        self.url_warning.setVisible(warning is not None)
 
     def _model_picker(self, line: QWidget) -> QWidget:
         holder = QWidget()

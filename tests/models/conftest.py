@@ -21,9 +21,10 @@ REVISION = "0123456789abcdef0123456789abcdef01234567"
 @dataclass
 class HubFile:
     content: bytes
-    mode: str = "normal"  # normal | corrupt | html | slow | cut_once | short
+    mode: str = "normal"  # normal | corrupt | html | slow | cut_once | short | redirect
     lfs_sha256: str | None = None  # what X-Linked-Etag says; the content's sha256 by default
     cut_at: int = 0
+    redirect_to: str = ""  # mode "redirect": where HEAD and GET send the client, as the hub sends it to a CDN
 
 
 @dataclass
@@ -32,6 +33,7 @@ class FakeHub:
 
     files: dict[str, HubFile] = field(default_factory=dict)
     requests: list[tuple[str, str, str | None]] = field(default_factory=list)  # (method, path, Range)
+    authorizations: list[tuple[str, str | None]] = field(default_factory=list)  # (method, Authorization header)
     url: str = ""
     slow_chunk_seconds: float = 0.05
 
@@ -54,9 +56,24 @@ def _handler(hub: FakeHub):
             self.hub_file = hub.files.get(self.path)
             return self.hub_file
 
+        def _redirect(self, item: HubFile, with_metadata: bool) -> None:
+            self.send_response(302)
+            self.send_header("Location", item.redirect_to)
+            if with_metadata:  # the hub's metadata rides on the redirect to its CDN
+                sha = item.lfs_sha256 or hashlib.sha256(item.content).hexdigest()
+                self.send_header("X-Repo-Commit", REVISION)
+                self.send_header("X-Linked-Etag", f'"{sha}"')
+                self.send_header("X-Linked-Size", str(len(item.content)))
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
         def do_HEAD(self) -> None:  # noqa: N802 - http.server API
             hub.requests.append(("HEAD", self.path, self.headers.get("Range")))
+            hub.authorizations.append(("HEAD", self.headers.get("Authorization")))
             item = self._file()
+            if item is not None and item.mode == "redirect":
+                self._redirect(item, with_metadata=True)
+                return
             if item is None:
                 self.send_response(404)
                 self.send_header("X-Error-Code", "EntryNotFound")
@@ -83,11 +100,15 @@ def _handler(hub: FakeHub):
         def do_GET(self) -> None:  # noqa: N802 - http.server API
             ranged = self.headers.get("Range")
             hub.requests.append(("GET", self.path, ranged))
+            hub.authorizations.append(("GET", self.headers.get("Authorization")))
             item = self._file()
             if item is None:
                 self.send_response(404)
                 self.send_header("Content-Length", "0")
                 self.end_headers()
+                return
+            if item.mode == "redirect":
+                self._redirect(item, with_metadata=False)
                 return
             body = item.content
             if item.mode == "corrupt":
@@ -123,15 +144,30 @@ def _handler(hub: FakeHub):
     return Handler
 
 
-@pytest.fixture
-def fake_hub():
-    hub = FakeHub()
+def _serving(hub: FakeHub):
     server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(hub))
     server.daemon_threads = True
     hub.url = f"http://127.0.0.1:{server.server_address[1]}"
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
+    return server
+
+
+@pytest.fixture
+def fake_hub():
+    hub = FakeHub()
+    server = _serving(hub)
     yield hub
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture
+def fake_cdn():
+    """A second server (another port: another origin), where the hub redirects file downloads."""
+    cdn = FakeHub()
+    server = _serving(cdn)
+    yield cdn
     server.shutdown()
     server.server_close()
 

@@ -33,9 +33,10 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
+from urllib.parse import urljoin
 
 from desktop.core.models.catalog import CatalogEntry
-from desktop.core.models.hub import ENDPOINT_ENV, OFFLINE_ENV, HubConfig
+from desktop.core.models.hub import ENDPOINT_ENV, OFFLINE_ENV, HubConfig, origin
 from desktop.core.runtime.base import CancelToken
 from desktop.errors import ChecksumMismatchError, DownloadCancelled, DownloadError, MemDeskError, NotEnoughSpaceError
 from desktop.paths import Paths
@@ -294,7 +295,10 @@ class _ChildSession:
         self.endpoint = hub.endpoint
         context = multiprocessing.get_context("spawn")
         self._conn, child = context.Pipe()
-        job = {"endpoint": hub.endpoint, "repo": entry.repo, "revision": entry.revision, "file": entry.file, "part": str(part)}
+        job = {
+            "endpoint": hub.endpoint, "token_origin": hub.token_origin, "repo": entry.repo, "revision": entry.revision,
+            "file": entry.file, "part": str(part),
+        }
         self._process = context.Process(target=_child_main, args=(child, job), daemon=True, name="memdesk-download")
         self._process.start()
         child.close()
@@ -415,20 +419,26 @@ def _error_kind(error: BaseException) -> str:
 
 
 def _child_run(conn: Connection, job: dict[str, str]) -> None:
-    from huggingface_hub import constants, get_hf_file_metadata, hf_hub_url
+    from huggingface_hub import constants, hf_hub_url
     from huggingface_hub.file_download import http_get
-    from huggingface_hub.utils import build_hf_headers, get_session
+    from huggingface_hub.utils import build_hf_headers
 
+    hub = HubConfig(job["endpoint"], token_origin=job["token_origin"])
     url = hf_hub_url(job["repo"], job["file"], revision=job["revision"], endpoint=job["endpoint"])
-    headers = build_hf_headers()
+    credentials = build_hf_headers()  # the user's token, when there is one, is its "authorization"
+
+    def headers_for(target: str) -> dict[str, str]:
+        if hub.sends_token_to(target):
+            return dict(credentials)
+        return {k: v for k, v in credentials.items() if k.lower() != "authorization"}
+
+    response, location = _metadata_response(url, headers_for)
     # A wrong HF_ENDPOINT or a captive portal answers with a web page; say so rather than
     # reporting a size or checksum mismatch.
-    first = get_session().head(url, headers=headers, follow_redirects=False, timeout=30)
-    if "text/html" in first.headers.get("Content-Type", "").lower():
+    if "text/html" in response.headers.get("Content-Type", "").lower():
         conn.send(("error", "html", f"{url} answered with a web page (HTML)"))
         return
-    meta = get_hf_file_metadata(url, headers=headers, endpoint=job["endpoint"])
-    conn.send(("meta", {"etag": meta.etag, "size": meta.size, "commit": meta.commit_hash}))
+    conn.send(("meta", _metadata(response)))
     message = conn.recv()
     if message[0] != "go":
         return
@@ -460,5 +470,48 @@ def _child_run(conn: Connection, job: dict[str, str]) -> None:
     constants.DOWNLOAD_CHUNK_SIZE = READ_CHUNK
     part = Path(job["part"])
     with part.open("ab") as handle:
-        http_get(meta.location or url, handle, resume_size=resume_from, headers=headers, expected_size=size, tqdm_class=PipeProgress)  # type: ignore[arg-type]
+        http_get(location, handle, resume_size=resume_from, headers=headers_for(location), expected_size=size, tqdm_class=PipeProgress)  # type: ignore[arg-type]
     conn.send(("done", size - resume_from))
+
+
+_REDIRECTS = (301, 302, 303, 307, 308)
+_MAX_HUB_REDIRECTS = 10
+
+
+def _metadata_response(url: str, headers_for: Callable[[str], dict[str, str]]) -> tuple[Any, str]:
+    """The HEAD response carrying the file's metadata, and the URL its bytes come from.
+
+    Redirects are followed here, not by the hub library (which keeps the token on a redirect to
+    the same host name on another port or scheme): each hop gets the headers for its own origin.
+    As on the hub, a redirect to another origin that carries the file's metadata (X-Linked-Etag)
+    ends the walk: its target, usually a CDN, serves the bytes."""
+    from huggingface_hub import constants
+    from huggingface_hub.utils import get_session, hf_raise_for_status
+
+    for _ in range(_MAX_HUB_REDIRECTS):
+        headers = {**headers_for(url), "Accept-Encoding": "identity"}  # the real size, not a compressed one
+        response = get_session().head(url, headers=headers, follow_redirects=False, timeout=30)
+        location = response.headers.get("Location")
+        if response.status_code not in _REDIRECTS or not location:
+            if "text/html" not in response.headers.get("Content-Type", "").lower():
+                hf_raise_for_status(response)
+            return response, url
+        target = urljoin(url, location)
+        if origin(target) != origin(url) and constants.HUGGINGFACE_HEADER_X_LINKED_ETAG.lower() in {k.lower() for k in response.headers}:
+            return response, target
+        url = target
+    raise OSError(f"More than {_MAX_HUB_REDIRECTS} redirects from {url}")
+
+
+def _metadata(response: Any) -> dict[str, Any]:
+    """What ``get_hf_file_metadata`` reads from the same response (its own parser follows redirects)."""
+    from huggingface_hub import constants
+
+    headers = response.headers
+    etag = headers.get(constants.HUGGINGFACE_HEADER_X_LINKED_ETAG) or headers.get("ETag")
+    size = headers.get(constants.HUGGINGFACE_HEADER_X_LINKED_SIZE) or (None if response.status_code in _REDIRECTS else headers.get("Content-Length"))
+    return {
+        "etag": etag.removeprefix("W/").strip('"') if etag else None,
+        "size": int(size) if size and size.isdigit() else None,
+        "commit": headers.get(constants.HUGGINGFACE_HEADER_X_REPO_COMMIT),
+    }

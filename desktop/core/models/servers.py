@@ -11,22 +11,21 @@ call, as with any runtime).
 
 from __future__ import annotations
 
-import ipaddress
 import json
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlparse
 
 from desktop.core.models.library import Choice
+from desktop.core.net.loopback import direct_opener, is_loopback
 from desktop.errors import LocalServerError
 
 KNOWN_SERVERS = (("ollama", "Ollama", 11434), ("lmstudio", "LM Studio", 1234))
 LOOPBACK = "127.0.0.1"
 SCHEMA_STYLES = ("json_schema", "none")
 # No proxies: a proxy from the environment would carry a loopback request off the machine.
-_OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+_OPENER = direct_opener()
 _PROBE_SCHEMA = {
     "type": "object",
     "properties": {"ok": {"type": "boolean"}},
@@ -50,16 +49,6 @@ class LocalServer:
 class SchemaSupport:
     style: str  # "json_schema" (the server enforces the call's shape) | "none"
     note: str
-
-
-def is_loopback(url: str) -> bool:
-    host = urlparse(url).hostname or ""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def find_local_servers(*, ports: dict[str, int] | None = None, timeout: float = 1.0) -> list[LocalServer]:

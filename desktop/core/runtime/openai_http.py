@@ -35,6 +35,7 @@ from desktop.core.runtime.base import (
     TextRequest,
     ToolSpec,
 )
+from desktop.core.net.loopback import opener_for
 from desktop.core.runtime import gpt_tokens
 from desktop.core.runtime.grammar import HEARTBEAT, THOUGHTS
 from desktop.core.runtime.streaming import CallStreamParser
@@ -116,6 +117,9 @@ class OpenAIHttpRuntime:
     def __init__(self, settings: OpenAISettings) -> None:
         self.settings = settings
         self._encoding = gpt_tokens.encoding_for(settings.model)
+        # A server on this machine is reached directly: a proxy from the environment would receive
+        # every prompt, core memory included.
+        self._opener = opener_for(settings.base_url)
         self._info = RuntimeInfo(model_id=settings.model, context_window=settings.context_window, exact_tokens=self._encoding is not None)
 
     @property
@@ -193,7 +197,7 @@ class OpenAIHttpRuntime:
         if cancel is not None and cancel.cancelled:
             raise GenerationCancelled("Generation stopped")
         try:
-            response = urllib.request.urlopen(request, timeout=self.settings.timeout)
+            response = self._opener.open(request, timeout=self.settings.timeout)
         except urllib.error.HTTPError as error:
             detail = error.read()[:300].decode("utf-8", errors="replace")
             raise ModelError(f"The model server at {url} answered {error.code}: {detail}") from error

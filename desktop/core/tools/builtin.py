@@ -206,7 +206,7 @@ def http_request(ctx: ToolContext, method: str, url: str, payload_json: str) -> 
         url: The full URL.
         payload_json: A JSON string to send as the request body (use an empty string for none).
     """
-    return ctx.http.request(method, url, payload_json)  # the agent asked the user first (Tool.requires_consent)
+    return ctx.http.request(method, url, payload_json, cancel=ctx.cancel)  # the agent asked the user first (Tool.requires_consent)
 
 
 BUILTIN_FUNCTIONS = [
