@@ -23,6 +23,11 @@ from desktop.core.text.chunking import chunk_for_embedding
 from desktop.errors import DocumentError
 
 MAX_FILE_BYTES = 50 * 1024 * 1024
+#: What a zip-based document (.docx) may unpack to, summed over its parts and checked before any
+#: is inflated: the file cap alone let a 504 KB .docx whose text unpacks to 136 MB grow python-docx
+#: past 1.4 GB for over five minutes. Real documents unpack to a few times their size at most
+#: (pictures barely compress), so twice the file cap refuses no real document.
+MAX_UNPACKED_BYTES = 2 * MAX_FILE_BYTES
 #: Tokens a chunk repeats from the end of the previous one, so a fact cut in two is whole in one.
 OVERLAP_TOKENS = 40
 EMBED_BATCH = 256
@@ -37,12 +42,15 @@ class Ingestor:
     """Owns the ``documents`` rows; their passages and vectors are written through ``archival``,
     which must be built on the same connection as ``db`` (their writes share transactions)."""
 
-    def __init__(self, db: Database, archival: ArchivalMemory, clock: Clock, *, max_bytes: int = MAX_FILE_BYTES) -> None:
+    def __init__(
+        self, db: Database, archival: ArchivalMemory, clock: Clock, *, max_bytes: int = MAX_FILE_BYTES, max_unpacked_bytes: int = MAX_UNPACKED_BYTES
+    ) -> None:
         self._db = db
         self._archival = archival
         self._embedder = archival.embedder
         self._clock = clock
         self._max_bytes = max_bytes
+        self._max_unpacked_bytes = max_unpacked_bytes
         crash = os.environ.get(CRASH_ENV, "")
         self._crash = (crash.split(":")[0], int(crash.split(":")[1])) if ":" in crash else None
 
@@ -102,7 +110,7 @@ class Ingestor:
         if existing is not None and existing[1] == digest and existing[2] in ("embedding", "done"):
             report.unchanged += 1
             return
-        document = parsers.parse(path, data)
+        document = parsers.parse(path, data, max_unpacked_bytes=self._max_unpacked_bytes)
         chunks = []
         running = 0
         for section in document.sections:
