@@ -4,6 +4,9 @@ Crash safety comes from the store, not from memory: each document is replaced in
 (status 'embedding' with all its chunks, or nothing), and each embedding batch commits its vectors
 and ``passages.embedded`` together. A new run skips documents whose content hash is unchanged and
 embeds whatever chunks are still unembedded, so a killed batch finishes without duplicates or losses.
+
+The paths it is given are the user's choice (added, or confirmed by picking the file): reading one
+clears the mark of a row an agent file brought (documents/catalog.py).
 """
 
 from __future__ import annotations
@@ -106,8 +109,12 @@ class Ingestor:
             raise DocumentError(f"{path.name}: could not be read ({error.strerror or error})") from error
         digest = hashlib.sha256(data).hexdigest()
         key = str(path.absolute())
-        existing = self._db.query_one("SELECT id, content_hash, status FROM documents WHERE agent_id = ? AND path = ?", (agent_id, key))
-        if existing is not None and existing[1] == digest and existing[2] in ("embedding", "done"):
+        existing = self._db.query_one(
+            "SELECT id, content_hash, status, path_imported FROM documents WHERE agent_id = ? AND path = ?", (agent_id, key)
+        )
+        # A row an agent file brought is read afresh when the user names its path: its passages
+        # are the file's word, whatever content hash it claims.
+        if existing is not None and existing[1] == digest and existing[2] in ("embedding", "done") and not existing[3]:
             report.unchanged += 1
             return
         document = parsers.parse(path, data, max_unpacked_bytes=self._max_unpacked_bytes)
@@ -127,7 +134,7 @@ class Ingestor:
                 self._archival.delete_documents([existing[0]])
                 self._db.execute(
                     "UPDATE documents SET title = ?, content_hash = ?, size_bytes = ?, mime = ?, status = 'embedding', error = NULL,"
-                    " chunk_count = ?, updated_at = ? WHERE id = ?",
+                    " chunk_count = ?, updated_at = ?, path_imported = 0 WHERE id = ?",
                     (document.title, digest, len(data), document.mime, len(chunks), now, existing[0]),
                 )
                 document_id = existing[0]
