@@ -69,12 +69,14 @@ class DocumentsPanel(QWidget):
     ingest_requested(int, list): agent id and paths
     remove_requested(int, list): agent id and document ids
     reingest_requested(int, list): agent id and document ids
+    pick_requested(int, int, str): agent id, a document id and the file the user picked for it
     changed(): documents were added or removed (archival memory changed)
     """
 
     ingest_requested = Signal(int, list)
     remove_requested = Signal(int, list)
     reingest_requested = Signal(int, list)
+    pick_requested = Signal(int, int, str)
     changed = Signal()
 
     def __init__(self, services: Services, parent: QWidget | None = None) -> None:
@@ -164,9 +166,21 @@ class DocumentsPanel(QWidget):
     @Slot()
     @reports_errors
     def on_reingest_clicked(self) -> None:
-        ids = [row.id for row in self.selected()]
-        if ids and self.agent_id is not None:
+        """A document from an agent file is read only from a file the user picks now: its
+        recorded path was the file's author's choice, and may name anything on this machine."""
+        rows = self.selected()
+        if not rows or self.agent_id is None:
+            return
+        ids = [row.id for row in rows if not row.from_agent_file]
+        if ids:
             self._request(self.reingest_requested, ids)
+        for row in rows:
+            if row.from_agent_file:
+                path, _ = QFileDialog.getOpenFileName(self, f"Pick the file for {row.title!r} (it came with an imported agent file)")
+                if path:
+                    self.batches += 1
+                    self.pick_requested.emit(self.agent_id, row.id, path)
+                    self._show_summary()
 
     @Slot()
     @reports_errors
@@ -252,6 +266,8 @@ class DocumentsPanel(QWidget):
                 status, failed = ("embedding" if embedding or self.batches == 0 else "waiting to embed"), False
             elif row.error:
                 status, failed = f"done; the last re-read failed: {row.error}", True
+            elif row.from_agent_file:
+                status, failed = f"{row.status}; from an agent file (Re-ingest asks for the file)", False
             else:
                 status, failed = row.status, False
             total = max(row.chunk_count, 1)

@@ -1,6 +1,6 @@
-"""The ingestion thread's worker: runs document requests (ingest, remove, re-ingest) one after
-another on its own store connection, so a removal never races the embedding of the same document
-and the GUI thread never waits for the embedder."""
+"""The ingestion thread's worker: runs document requests (ingest, remove, re-ingest, re-ingest from a
+picked file) one after another on its own store connection, so a removal never races the embedding
+of the same document and the GUI thread never waits for the embedder."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from PySide6.QtCore import QObject, QThread, Signal, Slot
 
 from desktop.app import Services
 from desktop.core.documents import catalog
-from desktop.core.documents.progress import IngestReport
+from desktop.core.documents.progress import FileFailure, IngestReport
 from desktop.core.runtime.base import CancelToken
 from desktop.ui.qt_errors import reports_errors
 
@@ -52,6 +52,9 @@ class IngestWorker(QObject):
     @reports_errors
     def ingest(self, agent_id: int, paths: list) -> None:
         """An empty ``paths`` only embeds chunks left unembedded (by a closed or killed app)."""
+        self._ingest(agent_id, paths, [])
+
+    def _ingest(self, agent_id: int, paths: list, refused: list[FileFailure]) -> None:
         if self.cancel.cancelled:
             return
         try:
@@ -59,6 +62,7 @@ class IngestWorker(QObject):
         except Exception as error:  # noqa: BLE001 - reported on the message bar
             self.failed.emit(error)
             report = IngestReport(cancelled=True)
+        report.failures[:0] = refused
         self.finished.emit(report)
 
     @Slot(int, list)
@@ -75,12 +79,24 @@ class IngestWorker(QObject):
     @reports_errors
     def reingest(self, agent_id: int, document_ids: list) -> None:
         try:
-            paths = catalog.paths_for_reingest(self._store().db, [int(i) for i in document_ids])
+            plan = catalog.prepare_reingest(self._store().db, [int(i) for i in document_ids])
         except Exception as error:  # noqa: BLE001
             self.failed.emit(error)
             self.finished.emit(IngestReport(cancelled=True))
             return
-        self.ingest(agent_id, paths)
+        self._ingest(agent_id, plan.paths, plan.refused)
+
+    @Slot(int, int, str)
+    @reports_errors
+    def reingest_picked(self, agent_id: int, document_id: int, path: str) -> None:
+        """Read a document from the file the user picked for it (a row from an agent file)."""
+        try:
+            path = catalog.pick_file(self._store().db, document_id, path)
+        except Exception as error:  # noqa: BLE001
+            self.failed.emit(error)
+            self.finished.emit(IngestReport(cancelled=True))
+            return
+        self._ingest(agent_id, [path], [])
 
     @Slot()
     @reports_errors

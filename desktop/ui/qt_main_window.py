@@ -251,6 +251,7 @@ class MainWindow(QMainWindow):
         self.ingest_requested.connect(self.ingester.ingest)
         self.documents.remove_requested.connect(self.ingester.remove)
         self.documents.reingest_requested.connect(self.ingester.reingest)
+        self.documents.pick_requested.connect(self.ingester.reingest_picked)
         worker.loading.connect(self.on_model_loading)
         worker.ready.connect(self.on_model_ready)
         worker.streamed.connect(self.on_streamed)

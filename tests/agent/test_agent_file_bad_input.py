@@ -7,8 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from desktop.core.agent.agentfile import EXTENSION_KEY, export_agent_file, import_agent_file, import_path, read_agent_file
+from desktop.core.agent.agentfile import EXTENSION_KEY, export_agent_file, export_document, import_agent_file, import_path, read_agent_file
 from desktop.core.agent.agentfile import importing
+from desktop.core.agent.imported_blocks import MAX_IMPORTED_BLOCK_CHARS
+from desktop.core.runtime.scripted import ScriptedRuntime, say
+from desktop.settings import Settings
 from desktop.core.tools.imported import ImportedTools
 from desktop.errors import AgentExistsError, AgentFileError
 
@@ -78,14 +81,70 @@ def test_an_unknown_schema_version(services, make_agent):
         import_path(services, path)
 
 
-def test_block_values_over_their_limit_keep_their_text(services):
+def test_block_values_over_their_limit_are_cut_to_it(services):
     data = {"agents": [{"id": "agent-0", "name": "big", "system": "s", "block_ids": ["block-0"]}],
-            "blocks": [{"id": "block-0", "label": "notes", "value": "n" * 6000, "limit": 5000}],
+            "blocks": [{"id": "block-0", "label": "notes", "value": "n" * 5000 + "o" * 1000, "limit": 5000}],
             "groups": [], "files": [], "sources": [], "tools": [], "mcp_servers": []}
     summary = import_agent_file(services, data)
     block = services.memory.core.get(summary.agents[0].agent_id, "notes")
-    assert block.value == "n" * 6000 and block.limit == 6000
-    assert summary.fixups == ["Block 'notes' holds 6000 characters, over its limit of 5000: the limit was raised to 6000"]
+    assert block.value == "n" * 5000 and block.limit == 5000
+    assert summary.fixups == ["Block 'notes' of 'big' held 6,000 characters, over its limit of 5,000: cut to its first 5,000 characters"]
+
+
+def _letta_file_with_block(value: str, limit) -> dict:
+    block = {"id": "block-0", "label": "human", "value": value} | ({} if limit is None else {"limit": limit})
+    return {"agents": [{"id": "agent-0", "name": "hoarder", "system": "You remember.", "block_ids": ["block-0"]}],
+            "blocks": [block], "groups": [], "files": [], "sources": [], "tools": [], "mcp_servers": []}
+
+
+def _memdesk_json_with_block(services, value: str, limit) -> Path:
+    donor = services.create_agent("donor")
+    data = export_document(services, donor.id, "json")
+    services.agents.delete(donor.id)
+    data["agent"]["name"] = "hoarder"
+    data["blocks"] = [{"label": "human", "value": value, "limit": limit, "description": "", "read_only": False}]
+    path = Path(services.paths.home) / "hoarder.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path
+
+
+TWO_MB = ("Ana likes long walks by the river and strong black tea. " * 40_000)[: 2 * 1024 * 1024]
+
+
+@pytest.mark.parametrize(
+    ("source", "limit", "expected"),
+    [
+        ("letta", len(TWO_MB), [
+            f"Block 'human' of 'hoarder' had a limit of {len(TWO_MB):,} characters, over MemDesk's maximum for an imported block: set to 20,000",
+            f"Block 'human' of 'hoarder' held {len(TWO_MB):,} characters, over its limit of 20,000: cut to its first 20,000 characters",
+        ]),
+        ("letta", None, [
+            "Block 'human' of 'hoarder' had no valid character limit: set to 20,000",
+            f"Block 'human' of 'hoarder' held {len(TWO_MB):,} characters, over its limit of 20,000: cut to its first 20,000 characters",
+        ]),
+        ("json", 10**9, [
+            "Block 'human' of 'hoarder' had a limit of 1,000,000,000 characters, over MemDesk's maximum for an imported block: set to 20,000",
+            f"Block 'human' of 'hoarder' held {len(TWO_MB):,} characters, over its limit of 20,000: cut to its first 20,000 characters",
+        ]),
+    ],
+)
+def test_a_2_mb_block_is_cut_at_import_and_the_agent_still_answers(services, make_agent, source, limit, expected):
+    if source == "letta":
+        summary = import_agent_file(services, _letta_file_with_block(TWO_MB, limit))
+    else:
+        summary = import_path(services, _memdesk_json_with_block(services, TWO_MB, limit))
+    assert summary.fixups == expected
+    assert "cut to its first 20,000 characters" in summary.text()
+    record = services.agents.find("hoarder")
+    block = services.memory.core.get(record.id, "human")
+    assert block.value == TWO_MB[:MAX_IMPORTED_BLOCK_CHARS] and block.limit == MAX_IMPORTED_BLOCK_CHARS
+    # A turn in MemDesk's default context window: the whole block was in every prompt before.
+    runtime = ScriptedRuntime(context_window=Settings().context_size)
+    agent = make_agent("hoarder", runtime=runtime)
+    runtime.enqueue(say("Hello again, Ana."))
+    agent.send_user_message("Do you remember me?")
+    assert any(m.kind == "assistant_call" and "Hello again, Ana." in m.content for m in services.memory.recall.all(record.id))
+    assert agent.budget().used < runtime.info.context_window
 
 
 def test_duplicate_agent_names(services, make_agent):

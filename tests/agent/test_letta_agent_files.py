@@ -140,7 +140,7 @@ def test_a_newer_file_with_groups_shared_blocks_and_skills(services):
     assert (evie.name, helper.name) == ("Evie", "Evie (2)")  # two agents of one name in the file
     assert services.memory.core.get(helper.agent_id, "persona").value == services.memory.core.get(evie.agent_id, "persona").value
     work = services.memory.core.get(evie.agent_id, "system/human/work")
-    assert work.value == "x" * 30 and work.limit == 30  # over its limit: the limit was raised, nothing cut
+    assert work.value == "x" * 10 and work.limit == 10  # over its limit: cut to it
     assert services.memory.core.get(helper.agent_id, "notes_about_Ada_").value == "likes tea"
     kinds = [(m.kind, m.function_name) for m in services.memory.recall.all(evie.agent_id)]
     assert kinds == [("user_message", None), ("assistant_call", "memory_insert"), ("function_result", "memory_insert"), ("assistant_call", "send_message")]
@@ -151,7 +151,7 @@ def test_a_newer_file_with_groups_shared_blocks_and_skills(services):
     assert json.loads(messages[1].content)["params"]["inner_thoughts"] == "Greet and remember."
     assert services.memory.recall.search_text(evie.agent_id, "Hi Ada").total == 1
     text = summary.text()
-    for expected in ("shared by 2 agents", "limit was raised", "renamed 'notes_about_Ada_'", "unknown role 'narrator'",
+    for expected in ("shared by 2 agents", "Block 'system/human/work' of 'Evie' held 30 characters, over its limit of 10: cut to its first 10", "renamed 'notes_about_Ada_'", "unknown role 'narrator'",
                      "sleep-time agent", "Imported 2 agent(s)"):
         assert expected in text, expected
     for expected in ("Group group-0: sleeptime group managed by 'Evie'", "MCP server 'discord'", "Skill 'verify-claims' (1 file(s))",

@@ -39,13 +39,13 @@ def test_reingest_reads_unchanged_files_again_and_a_failed_reread_keeps_chunks(s
     [row] = catalog.list_documents(db, agent_id)
     assert _ingest(db, agent_id, manual_clock, note).unchanged == 1
 
-    paths = catalog.paths_for_reingest(db, [row.id])
+    paths = catalog.prepare_reingest(db, [row.id]).paths
     report = _ingest(db, agent_id, manual_clock, *paths)
     assert report.unchanged == 0 and report.chunks == row.chunk_count
     assert db.scalar("SELECT COUNT(*) FROM passages") == row.chunk_count
 
     note.write_bytes(b"\x00\x01binary now")
-    report = _ingest(db, agent_id, manual_clock, *catalog.paths_for_reingest(db, [row.id]))
+    report = _ingest(db, agent_id, manual_clock, *catalog.prepare_reingest(db, [row.id]).paths)
     assert report.failures and "binary" in report.failures[0].reason
     [after] = catalog.list_documents(db, agent_id)
     assert after.status == "done" and "binary" in after.error and after.embedded == row.chunk_count

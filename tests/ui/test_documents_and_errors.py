@@ -139,3 +139,44 @@ def test_crash_capture_keeps_and_offers_the_previous_log(tmp_path, qtbot):
     finally:
         capture.uninstall()
     assert (logs / CRASH_LOG).exists()  # not empty: offered on the next start
+
+
+def test_reingest_of_a_document_from_an_agent_file_reads_only_the_file_the_user_picks(
+    make_window, roomy_runtime, qtbot, tmp_path, services, wait_for_signal, monkeypatch
+):
+    from PySide6.QtWidgets import QFileDialog
+
+    from desktop.core.agent.agentfile import import_agent_file
+    from tests.documents.test_imported_document_paths import REFUSED, planted_agent_file
+
+    secret = tmp_path / "private" / "safe.txt"
+    secret.parent.mkdir()
+    secret.write_text("The safe's combination is 4711.")
+    summary = import_agent_file(services, planted_agent_file(services, tmp_path, [secret]))
+    services.settings_store.set("last_agent", summary.agents[0].name)
+    window = make_window(roomy_runtime)
+    qtbot.waitUntil(lambda: len(window.documents.rows) == 1, timeout=10_000)
+    assert "from an agent file" in window.documents.table.item(0, 2).text()
+    # Asked for the file, the user cancels: nothing is read, nothing is requested.
+    captions = []
+    monkeypatch.setattr(QFileDialog, "getOpenFileName", lambda parent, caption, *a, **k: (captions.append(caption), ("", ""))[1])
+    window.documents.table.selectRow(0)
+    window.documents.on_reingest_clicked()
+    assert captions == ["Pick the file for 'Tea recipes' (it came with an imported agent file)"] and window.documents.batches == 0
+    # The worker refuses such a row whoever asks, and the row says why.
+    with wait_for_signal(window.ingester.finished, timeout=20_000) as finished:
+        window.documents.reingest_requested.emit(window.agent_id, [window.documents.rows[0].id])
+    assert [f.reason for f in finished.args[0].failures] == [REFUSED]
+    assert not services.db.scalar("SELECT COUNT(*) FROM passages WHERE text LIKE '%4711%'")
+    # The user picks a file: it is read into that document.
+    picked = tmp_path / "tea.txt"
+    picked.write_text("Oolong wants ninety degrees and three minutes.")
+    monkeypatch.setattr(QFileDialog, "getOpenFileName", lambda *a, **k: (str(picked), ""))
+    window.documents.table.selectRow(0)
+    with wait_for_signal(window.ingester.finished, timeout=20_000) as finished:
+        window.documents.on_reingest_clicked()
+    assert finished.args[0].chunks == 1 and not finished.args[0].failures
+    qtbot.waitUntil(lambda: settled(window, 1), timeout=20_000)
+    [row] = window.documents.rows
+    assert (row.path, row.from_agent_file) == (str(picked), False)
+    assert not services.db.scalar("SELECT COUNT(*) FROM passages WHERE text LIKE '%4711%'")

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from desktop.core.agent import events
 from desktop.core.agent.agents import AgentRecord
 from desktop.core.agent.auto_recall import memories_text
+from desktop.core.agent.imported_blocks import fit_block
 from desktop.core.clock import iso, parse_iso
 from desktop.core.graph.transfer import export_graph, import_graph
 from desktop.core.memory.archival import NewPassage
@@ -203,10 +204,11 @@ def _free_name(services: "Services", wanted: str) -> str:
     return f"{wanted} ({number})"
 
 
-def import_agent(services: "Services", data: dict[str, Any], name: str | None = None) -> AgentRecord:
+def import_agent(services: "Services", data: dict[str, Any], name: str | None = None, *, fixups: list[str] | None = None) -> AgentRecord:
     """Create a new agent from ``export_agent`` output. Without ``name`` the exported name is
     used, with a number added when an agent of that name exists. Passages are re-embedded with
-    this store's embedder; a passage that came from a document keeps its source as a tag."""
+    this store's embedder; a passage that came from a document keeps its source as a tag. Blocks
+    are fitted to their limits (agent.imported_blocks); what that changed is added to ``fixups``."""
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise ConfigError("This file is not a MemDesk agent export")
     if int(data.get("version", 0)) > FORMAT_VERSION:
@@ -223,8 +225,11 @@ def import_agent(services: "Services", data: dict[str, Any], name: str | None = 
             created_at=parse_iso(agent["created_at"]) if agent.get("created_at") else None,
         )
         for block in data.get("blocks", []):
+            fitted = fit_block(block["label"], block["value"], block.get("limit"), owner=record.name)
+            if fixups is not None:
+                fixups.extend(fitted.notes)
             memory.core.create(
-                record.id, block["label"], block["value"], limit=int(block["limit"]),
+                record.id, block["label"], fitted.value, limit=fitted.limit,
                 description=block.get("description", ""), read_only=bool(block.get("read_only", False)), source=IMPORT, cause=cause,
             )
         new_ids: dict[int, int] = {}

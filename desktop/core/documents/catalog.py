@@ -1,12 +1,18 @@
 """The documents an agent holds, as front ends list them, and the edits the ingestor does not make:
-removing a document with everything derived from it, and asking for a fresh read (Qt-free)."""
+removing a document with everything derived from it, and asking for a fresh read (Qt-free).
+
+A row an agent file brought (``path_imported``) names a path chosen by whoever wrote the file, so it
+is never read from there: a fresh read of it is refused until the user picks its file here."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 
+from desktop.core.documents.progress import FileFailure
 from desktop.core.memory.archival import ArchivalMemory
 from desktop.core.storage import Database
+from desktop.errors import DocumentError
 
 
 @dataclass(frozen=True)
@@ -19,16 +25,17 @@ class DocumentRow:
     chunk_count: int
     embedded: int
     size_bytes: int
+    from_agent_file: bool = False  # its path came with an imported agent file: read only from a file the user picks
 
 
 def list_documents(db: Database, agent_id: int) -> list[DocumentRow]:
     rows = db.query(
         "SELECT d.id, d.path, d.title, d.status, d.error, d.chunk_count,"
-        " (SELECT COUNT(*) FROM passages p WHERE p.document_id = d.id AND p.embedded = 1), d.size_bytes"
+        " (SELECT COUNT(*) FROM passages p WHERE p.document_id = d.id AND p.embedded = 1), d.size_bytes, d.path_imported"
         " FROM documents d WHERE d.agent_id = ? ORDER BY d.id",
         (agent_id,),
     )
-    return [DocumentRow(*row) for row in rows]
+    return [DocumentRow(*row[:8], bool(row[8])) for row in rows]
 
 
 def remove_documents(db: Database, archival: ArchivalMemory, document_ids: list[int]) -> int:
@@ -43,11 +50,12 @@ def remove_documents(db: Database, archival: ArchivalMemory, document_ids: list[
 
 
 def restore_document(db: Database, agent_id: int, row: dict) -> int:
-    """Put back a document row an agent file carried (its file may not exist on this machine);
-    the caller stores its passages. Returns the new id."""
+    """Put back a document row an agent file carried (its file may not exist on this machine),
+    marked as imported: its path is the file's word, not the user's. The caller stores its
+    passages. Returns the new id."""
     return db.execute(
-        "INSERT INTO documents(agent_id, path, title, content_hash, size_bytes, mime, status, error, chunk_count, created_at, updated_at)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO documents(agent_id, path, title, content_hash, size_bytes, mime, status, error, chunk_count, created_at, updated_at,"
+        " path_imported) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1)",
         (
             agent_id, str(row["path"]), str(row.get("title") or row["path"]), str(row.get("content_hash") or ""), int(row.get("size_bytes") or 0),
             str(row.get("mime") or ""), "done" if row.get("status") in (None, "embedding", "pending", "reading") else str(row["status"]),
@@ -56,17 +64,56 @@ def restore_document(db: Database, agent_id: int, row: dict) -> int:
     ).lastrowid
 
 
-def paths_for_reingest(db: Database, document_ids: list[int]) -> list[str]:
+@dataclass
+class Reingest:
+    paths: list[str] = field(default_factory=list)  # to ingest again
+    refused: list[FileFailure] = field(default_factory=list)  # not read, and why (also the row's error)
+
+
+def prepare_reingest(db: Database, document_ids: list[int]) -> Reingest:
     """Forget the content hashes of these documents so the next ingestion reads them again even if
-    unchanged; returns their paths to ingest. Their chunks stay until the new read replaces them
-    in one transaction, so a re-read that fails loses nothing."""
+    unchanged, and list their paths to ingest. Their chunks stay until the new read replaces them
+    in one transaction, so a re-read that fails loses nothing. A row from an agent file, or whose
+    path is now a folder, is refused: a document is one file, read from where the user chose it."""
+    plan = Reingest()
     if not document_ids:
-        return []
+        return plan
     marks = ",".join("?" * len(document_ids))
     with db.transaction():
-        paths = [row[0] for row in db.query(f"SELECT path FROM documents WHERE id IN ({marks}) ORDER BY id", document_ids)]
-        db.execute(f"UPDATE documents SET content_hash = '' WHERE id IN ({marks})", document_ids)
-    return paths
+        for document_id, path, imported in db.query(
+            f"SELECT id, path, path_imported FROM documents WHERE id IN ({marks}) ORDER BY id", document_ids
+        ):
+            if imported:
+                reason = "its path came with an imported agent file, so it is not read from there (pick the file to read it again)"
+            elif Path(path).is_dir():
+                reason = "is a folder now, not the file that was read (add the folder's files instead)"
+            else:
+                db.execute("UPDATE documents SET content_hash = '' WHERE id = ?", (document_id,))
+                plan.paths.append(path)
+                continue
+            plan.refused.append(FileFailure(path, reason))
+            db.execute("UPDATE documents SET error = ? WHERE id = ?", (reason, document_id))
+    return plan
+
+
+def pick_file(db: Database, document_id: int, path: str | Path) -> str:
+    """The user chose the file a document stands for (a row from an agent file names another
+    machine's path): the row names that file from now on and its next read replaces its passages.
+    Returns the path to ingest."""
+    key = str(Path(path).absolute())
+    if Path(key).is_dir():
+        raise DocumentError(f"{Path(key).name} is a folder", hint="pick the document's file")
+    with db.transaction():
+        row = db.query_one("SELECT agent_id FROM documents WHERE id = ?", (document_id,))
+        if row is None:
+            raise DocumentError("That document is no longer in the list")
+        other = db.query_one("SELECT title FROM documents WHERE agent_id = ? AND path = ? AND id != ?", (row[0], key, document_id))
+        if other is not None:
+            raise DocumentError(
+                f"{Path(key).name} is already in the list as {other[0]!r}", hint="re-ingest that one, and remove this one if it is the same document"
+            )
+        db.execute("UPDATE documents SET path = ?, content_hash = '', path_imported = 0 WHERE id = ?", (key, document_id))
+    return key
 
 
 def has_unfinished(db: Database, agent_id: int) -> bool:

@@ -4,6 +4,9 @@ Crash safety comes from the store, not from memory: each document is replaced in
 (status 'embedding' with all its chunks, or nothing), and each embedding batch commits its vectors
 and ``passages.embedded`` together. A new run skips documents whose content hash is unchanged and
 embeds whatever chunks are still unembedded, so a killed batch finishes without duplicates or losses.
+
+The paths it is given are the user's choice (added, or confirmed by picking the file): reading one
+clears the mark of a row an agent file brought (documents/catalog.py).
 """
 
 from __future__ import annotations
@@ -23,6 +26,11 @@ from desktop.core.text.chunking import chunk_for_embedding
 from desktop.errors import DocumentError
 
 MAX_FILE_BYTES = 50 * 1024 * 1024
+#: What a zip-based document (.docx) may unpack to, summed over its parts and checked before any
+#: is inflated: the file cap alone let a 504 KB .docx whose text unpacks to 136 MB grow python-docx
+#: past 1.4 GB for over five minutes. Real documents unpack to a few times their size at most
+#: (pictures barely compress), so twice the file cap refuses no real document.
+MAX_UNPACKED_BYTES = 2 * MAX_FILE_BYTES
 #: Tokens a chunk repeats from the end of the previous one, so a fact cut in two is whole in one.
 OVERLAP_TOKENS = 40
 EMBED_BATCH = 256
@@ -37,12 +45,15 @@ class Ingestor:
     """Owns the ``documents`` rows; their passages and vectors are written through ``archival``,
     which must be built on the same connection as ``db`` (their writes share transactions)."""
 
-    def __init__(self, db: Database, archival: ArchivalMemory, clock: Clock, *, max_bytes: int = MAX_FILE_BYTES) -> None:
+    def __init__(
+        self, db: Database, archival: ArchivalMemory, clock: Clock, *, max_bytes: int = MAX_FILE_BYTES, max_unpacked_bytes: int = MAX_UNPACKED_BYTES
+    ) -> None:
         self._db = db
         self._archival = archival
         self._embedder = archival.embedder
         self._clock = clock
         self._max_bytes = max_bytes
+        self._max_unpacked_bytes = max_unpacked_bytes
         crash = os.environ.get(CRASH_ENV, "")
         self._crash = (crash.split(":")[0], int(crash.split(":")[1])) if ":" in crash else None
 
@@ -98,11 +109,15 @@ class Ingestor:
             raise DocumentError(f"{path.name}: could not be read ({error.strerror or error})") from error
         digest = hashlib.sha256(data).hexdigest()
         key = str(path.absolute())
-        existing = self._db.query_one("SELECT id, content_hash, status FROM documents WHERE agent_id = ? AND path = ?", (agent_id, key))
-        if existing is not None and existing[1] == digest and existing[2] in ("embedding", "done"):
+        existing = self._db.query_one(
+            "SELECT id, content_hash, status, path_imported FROM documents WHERE agent_id = ? AND path = ?", (agent_id, key)
+        )
+        # A row an agent file brought is read afresh when the user names its path: its passages
+        # are the file's word, whatever content hash it claims.
+        if existing is not None and existing[1] == digest and existing[2] in ("embedding", "done") and not existing[3]:
             report.unchanged += 1
             return
-        document = parsers.parse(path, data)
+        document = parsers.parse(path, data, max_unpacked_bytes=self._max_unpacked_bytes)
         chunks = []
         running = 0
         for section in document.sections:
@@ -119,7 +134,7 @@ class Ingestor:
                 self._archival.delete_documents([existing[0]])
                 self._db.execute(
                     "UPDATE documents SET title = ?, content_hash = ?, size_bytes = ?, mime = ?, status = 'embedding', error = NULL,"
-                    " chunk_count = ?, updated_at = ? WHERE id = ?",
+                    " chunk_count = ?, updated_at = ?, path_imported = 0 WHERE id = ?",
                     (document.title, digest, len(data), document.mime, len(chunks), now, existing[0]),
                 )
                 document_id = existing[0]

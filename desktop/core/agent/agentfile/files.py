@@ -25,7 +25,7 @@ def import_path(services: AgentFileServices, path: Path, *, name: str | None = N
     if detect_format(data) != MEMDESK_JSON:
         return import_agent_file(services, data, name=name, fixups=fixups, graph=graph, origin=path.name)
     try:
-        record = transfer.import_agent(services, data, name=name)
+        record = transfer.import_agent(services, data, name=name, fixups=fixups)
     except (AgentExistsError, ConfigError) as error:
         raise AgentFileError(error.message, hint=error.hint) from error
     except (KeyError, TypeError, ValueError) as error:

@@ -23,10 +23,11 @@ from desktop.core.agent.agentfile.letta import Incoming
 from desktop.core.agent.agentfile.model import EXTENSION_FORMAT, EXTENSION_KEY, EXTENSION_VERSION, AgentFileServices, GraphTransfer
 from desktop.core.agent.agentfile.reading import LETTA, LETTA_REQUIRED, detect_format
 from desktop.core.agent.agentfile.summary import ImportedAgent, ImportSummary
+from desktop.core.agent.imported_blocks import fit_block
 from desktop.core.clock import parse_iso
 from desktop.core.documents.catalog import restore_document
 from desktop.core.memory.archival import NewPassage
-from desktop.core.memory.core_memory import DEFAULT_LIMIT, valid_label
+from desktop.core.memory.core_memory import valid_label
 from desktop.core.memory.history import IMPORT, Cause
 from desktop.core.tools.builtin import builtin_tools
 from desktop.core.tools.imported import ImportedTool, ImportedTools, runnable_problem
@@ -233,15 +234,10 @@ def _plan_blocks(plan: AgentPlan, agent: dict, blocks: dict, block_users: Counte
         if unique != cleaned:
             summary.fix(f"Agent {plan.name!r} had two blocks named {cleaned!r}: the second is {unique!r}")
         labels.add(unique)
-        value = _text(block.get("value"))
-        limit = block.get("limit")
-        if not isinstance(limit, int) or isinstance(limit, bool) or limit <= 0:
-            limit = max(DEFAULT_LIMIT, len(value))
-            summary.fix(f"Block {unique!r} had no valid character limit: set to {limit}")
-        if len(value) > limit:
-            summary.fix(f"Block {unique!r} holds {len(value)} characters, over its limit of {limit}: the limit was raised to {len(value)}")
-            limit = len(value)
-        plan.blocks.append(BlockPlan(unique, value, limit, bool(block.get("read_only")), _text(block.get("description"))))
+        fitted = fit_block(unique, _text(block.get("value")), block.get("limit"), owner=plan.name)
+        for note in fitted.notes:
+            summary.fix(note)
+        plan.blocks.append(BlockPlan(unique, fitted.value, fitted.limit, bool(block.get("read_only")), _text(block.get("description"))))
     plan.report.blocks = len(plan.blocks)
 
 

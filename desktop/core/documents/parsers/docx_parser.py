@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import io
 import zipfile
+import zlib
 
 from desktop.core.documents.parsers.base import ParsedDocument, Section
 from desktop.errors import DocumentError
 
 EXTENSIONS = (".docx",)
+#: A zip archive: measured unpacked before it is parsed (parsers.archive).
+ZIP_BASED = True
 
 
 def parse(data: bytes, name: str) -> ParsedDocument:
@@ -17,7 +20,8 @@ def parse(data: bytes, name: str) -> ParsedDocument:
 
     try:
         document = docx.Document(io.BytesIO(data))
-    except (PackageNotFoundError, zipfile.BadZipFile, KeyError, ValueError) as error:
+    # SyntaxError: lxml's XMLSyntaxError for a part that is not well-formed XML.
+    except (PackageNotFoundError, zipfile.BadZipFile, KeyError, ValueError, SyntaxError, EOFError, zlib.error) as error:
         raise DocumentError(f"{name}: not a valid Word (.docx) document ({error})") from error
     sections: list[Section] = []
     heading: str | None = None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import logging
+import zlib
 
 from desktop.core.documents.parsers.base import ParsedDocument, Section
 from desktop.errors import DocumentError
@@ -13,7 +14,7 @@ EXTENSIONS = (".pdf",)
 
 def parse(data: bytes, name: str) -> ParsedDocument:
     from pypdf import PdfReader
-    from pypdf.errors import PdfReadError
+    from pypdf.errors import PyPdfError
 
     if not data.startswith(b"%PDF"):
         raise DocumentError(f"{name}: not a PDF file (no %PDF header)")
@@ -29,6 +30,7 @@ def parse(data: bytes, name: str) -> ParsedDocument:
         sections = [Section(page.extract_text() or "", page=number) for number, page in enumerate(reader.pages, start=1)]
     except DocumentError:
         raise
-    except (PdfReadError, ValueError, KeyError, TypeError, AttributeError, IndexError, RecursionError) as error:
+    # PyPdfError: every pypdf error, its safety limits (LimitReachedError) included.
+    except (PyPdfError, ValueError, KeyError, TypeError, AttributeError, IndexError, RecursionError, zlib.error) as error:
         raise DocumentError(f"{name}: the PDF is damaged and cannot be read ({error})") from error
     return ParsedDocument(title or name, "application/pdf", sections)

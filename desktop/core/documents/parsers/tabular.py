@@ -16,15 +16,21 @@ def parse(data: bytes, name: str) -> ParsedDocument:
     text = decode_text(data, name)
     lower = name.lower()
     if lower.endswith((".csv", ".tsv")):
-        return ParsedDocument(name, "text/csv", [Section(_csv(text, "\t" if lower.endswith(".tsv") else ","))])
+        try:
+            return ParsedDocument(name, "text/csv", [Section(_csv(text, "\t" if lower.endswith(".tsv") else ","))])
+        except csv.Error as error:  # e.g. a field longer than the csv module's field size limit
+            raise DocumentError(f"{name}: cannot be read as CSV ({error})") from error
     try:
         if lower.endswith(".jsonl"):
             records = [json.loads(line) for line in text.splitlines() if line.strip()]
         else:
             records = json.loads(text)
+        lines = _flatten(records, "")
     except json.JSONDecodeError as error:
         raise DocumentError(f"{name}: invalid JSON ({error.msg} at line {error.lineno})") from error
-    return ParsedDocument(name, "application/json", [Section("\n\n".join(_flatten(records, "")))])
+    except RecursionError as error:  # both the decoder and _flatten recurse once per level
+        raise DocumentError(f"{name}: the JSON is nested too deeply to read") from error
+    return ParsedDocument(name, "application/json", [Section("\n\n".join(lines))])
 
 
 def _csv(text: str, delimiter: str) -> str:
