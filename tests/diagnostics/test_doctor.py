@@ -181,7 +181,7 @@ def test_json_has_one_entry_per_check_and_the_verdict(services, capsys):
     data = json.loads(out)
     assert code == 0 and data["ok"] is True
     assert [check["name"] for check in data["checks"]] == ["python", "store"]
-    assert set(data["checks"][0]) == {"name", "ok", "detail", "fix"}
+    assert set(data["checks"][0]) == {"name", "ok", "detail", "fix", "warning"}
 
 
 @pytest.mark.model
