@@ -14,6 +14,8 @@ from pathlib import Path
 
 import platformdirs
 
+from desktop.private_files import FOLDER_MODE, make_private, make_trees_private
+
 HOME_ENV = "MEMDESK_HOME"
 
 #: Prompts, the model catalog and UI assets ship inside the package, so an installed (not
@@ -73,7 +75,16 @@ class Paths:
         """Model downloads in progress (kept to resume; moved into ``user_models`` once verified)."""
         return self.home / "cache" / "downloads"
 
+    def own_entries(self) -> list[Path]:
+        """What MemDesk keeps in the data folder (the rest of it, if any, is not MemDesk's)."""
+        store = [self.database.with_name(self.database.name + suffix) for suffix in ("", "-wal", "-shm", "-journal")]
+        return [*store, self.home / "memdesk.lock", self.files_root, self.user_models, self.user_tools, self.logs, self.home / "cache"]
+
     def ensure(self) -> "Paths":
+        """Create the data folder and its folders, for this user only, and take back read access
+        from others where an older MemDesk left it (folders 0700, files 0600)."""
         for folder in (self.home, self.files_root, self.user_models, self.user_tools, self.logs):
-            folder.mkdir(parents=True, exist_ok=True)
+            folder.mkdir(mode=FOLDER_MODE, parents=True, exist_ok=True)
+        make_private(self.home)
+        make_trees_private(self.own_entries())
         return self

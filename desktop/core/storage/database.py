@@ -13,6 +13,7 @@ import sqlite_vec
 from desktop.core.storage.driver import sqlite_module
 from desktop.core.storage.migrations import MIGRATIONS
 from desktop.errors import DiskFullError, SchemaTooNewError, StoreBusyError, StoreError
+from desktop.private_files import make_private
 
 sqlite = sqlite_module()
 
@@ -203,14 +204,20 @@ def _connect(path: Path | str, busy_timeout: float) -> Any:
 
 
 def open_database(path: Path | str, *, migrate: bool = True, busy_timeout: float = 5.0) -> Database:
-    """Open (creating if needed) the store at ``path``, load sqlite-vec and bring the schema up to date."""
-    if str(path) != ":memory:":
+    """Open (creating if needed) the store at ``path``, load sqlite-vec and bring the schema up to
+    date. The file and its WAL are readable by their owner only."""
+    on_disk = str(path) != ":memory:"
+    if on_disk:
         Path(path).parent.mkdir(parents=True, exist_ok=True)
     try:
         conn = _connect(path, busy_timeout)
     except sqlite.Error as error:
         translated = translate_error(error, path)
         raise translated from error
+    if on_disk:
+        # SQLite gives a WAL or journal it creates later the database file's own mode.
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            make_private(Path(f"{path}{suffix}"))
     db = Database(conn, path)
     if migrate:
         try:
