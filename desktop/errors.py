@@ -37,6 +37,11 @@ class DiskFullError(StoreError):
     """The disk is full or the file cannot be written."""
 
 
+class StoreReadOnlyError(StoreError):
+    """The store, or the data folder holding it, cannot be written (permissions, a read-only
+    mount, an immutable file): found when opening, not at the first write."""
+
+
 class EmbeddingMismatchError(StoreError):
     """The store's vectors were made by a different embedding model."""
 

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import platformdirs
 
+from desktop.errors import StoreReadOnlyError
 from desktop.private_files import FOLDER_MODE, make_private, make_trees_private
 
 HOME_ENV = "MEMDESK_HOME"
@@ -83,8 +84,14 @@ class Paths:
     def ensure(self) -> "Paths":
         """Create the data folder and its folders, for this user only, and take back read access
         from others where an older MemDesk left it (folders 0700, files 0600)."""
-        for folder in (self.home, self.files_root, self.user_models, self.user_tools, self.logs):
-            folder.mkdir(mode=FOLDER_MODE, parents=True, exist_ok=True)
+        try:
+            for folder in (self.home, self.files_root, self.user_models, self.user_tools, self.logs):
+                folder.mkdir(mode=FOLDER_MODE, parents=True, exist_ok=True)
+        except OSError as error:
+            raise StoreReadOnlyError(
+                f"Could not create MemDesk's data folder {folder}: {error.strerror}",
+                hint="make its parent writable for your user, or set MEMDESK_HOME to a writable folder",
+            ) from error
         make_private(self.home)
         make_trees_private(self.own_entries())
         return self
