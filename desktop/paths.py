@@ -76,10 +76,20 @@ class Paths:
         """Model downloads in progress (kept to resume; moved into ``user_models`` once verified)."""
         return self.home / "cache" / "downloads"
 
+    @property
+    def instance_lock(self) -> Path:
+        """Held by the one window or terminal chat using this data folder (see desktop/instance.py)."""
+        return self.home / "memdesk.lock"
+
+    @property
+    def raise_request(self) -> Path:
+        """Left by a second start of the window, asking the running one to come forward."""
+        return self.home / "raise-window.request"
+
     def own_entries(self) -> list[Path]:
         """What MemDesk keeps in the data folder (the rest of it, if any, is not MemDesk's)."""
         store = [self.database.with_name(self.database.name + suffix) for suffix in ("", "-wal", "-shm", "-journal")]
-        return [*store, self.home / "memdesk.lock", self.files_root, self.user_models, self.user_tools, self.logs, self.home / "cache"]
+        return [*store, self.instance_lock, self.files_root, self.user_models, self.user_tools, self.logs, self.home / "cache"]
 
     def ensure(self) -> "Paths":
         """Create the data folder and its folders, for this user only, and take back read access
