@@ -11,6 +11,7 @@ from PySide6.QtWidgets import QWidget
 
 from desktop.instance import take_come_forward_request
 from desktop.paths import Paths
+from desktop.ui.qt_errors import reports_errors
 
 
 class ComeForwardWatcher(QObject):
@@ -28,6 +29,7 @@ class ComeForwardWatcher(QObject):
         self._watcher.directoryChanged.connect(self._changed)
 
     @Slot(str)
+    @reports_errors
     def _changed(self, _folder: str) -> None:
         if not take_come_forward_request(self._request):
             return
