@@ -37,6 +37,20 @@ class DiskFullError(StoreError):
     """The disk is full or the file cannot be written."""
 
 
+class StoreReadOnlyError(StoreError):
+    """The store, or the data folder holding it, cannot be written (permissions, a read-only
+    mount, an immutable file): found when opening, not at the first write."""
+
+
+class AlreadyRunningError(StoreError):
+    """Another MemDesk window or terminal chat is using the same data folder."""
+
+    def __init__(self, message: str, *, hint: str | None = None, pid: int | None = None, program: str = "") -> None:
+        super().__init__(message, hint=hint)
+        self.pid = pid
+        self.program = program
+
+
 class EmbeddingMismatchError(StoreError):
     """The store's vectors were made by a different embedding model."""
 

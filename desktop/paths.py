@@ -14,6 +14,9 @@ from pathlib import Path
 
 import platformdirs
 
+from desktop.errors import StoreReadOnlyError
+from desktop.private_files import FOLDER_MODE, make_private, make_trees_private
+
 HOME_ENV = "MEMDESK_HOME"
 
 #: Prompts, the model catalog and UI assets ship inside the package, so an installed (not
@@ -73,7 +76,32 @@ class Paths:
         """Model downloads in progress (kept to resume; moved into ``user_models`` once verified)."""
         return self.home / "cache" / "downloads"
 
+    @property
+    def instance_lock(self) -> Path:
+        """Held by the one window or terminal chat using this data folder (see desktop/instance.py)."""
+        return self.home / "memdesk.lock"
+
+    @property
+    def raise_request(self) -> Path:
+        """Left by a second start of the window, asking the running one to come forward."""
+        return self.home / "raise-window.request"
+
+    def own_entries(self) -> list[Path]:
+        """What MemDesk keeps in the data folder (the rest of it, if any, is not MemDesk's)."""
+        store = [self.database.with_name(self.database.name + suffix) for suffix in ("", "-wal", "-shm", "-journal")]
+        return [*store, self.instance_lock, self.files_root, self.user_models, self.user_tools, self.logs, self.home / "cache"]
+
     def ensure(self) -> "Paths":
-        for folder in (self.home, self.files_root, self.user_models, self.user_tools, self.logs):
-            folder.mkdir(parents=True, exist_ok=True)
+        """Create the data folder and its folders, for this user only, and take back read access
+        from others where an older MemDesk left it (folders 0700, files 0600)."""
+        try:
+            for folder in (self.home, self.files_root, self.user_models, self.user_tools, self.logs):
+                folder.mkdir(mode=FOLDER_MODE, parents=True, exist_ok=True)
+        except OSError as error:
+            raise StoreReadOnlyError(
+                f"Could not create MemDesk's data folder {folder}: {error.strerror}",
+                hint="make its parent writable for your user, or set MEMDESK_HOME to a writable folder",
+            ) from error
+        make_private(self.home)
+        make_trees_private(self.own_entries())
         return self

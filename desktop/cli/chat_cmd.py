@@ -15,6 +15,8 @@ from desktop.core.runtime.base import CancelToken, StreamEvent
 from desktop.core.runtime.warmup import Warmup
 from desktop.core.tools.consent_text import ConsentText, one_line
 from desktop.errors import GenerationCancelled
+from desktop.instance import TERMINAL_CHAT, InstanceLock
+from desktop.paths import Paths
 
 DEFAULT_AGENT = "companion"
 HELP = "Type a message and press Enter. Commands: /memory, /budget, /quit."
@@ -133,6 +135,12 @@ class BackgroundTurn:
 
 
 def run(args: argparse.Namespace) -> int:
+    # One window or terminal chat per data folder: a second one fails now, naming the first.
+    with InstanceLock(Paths.from_environment().instance_lock, TERMINAL_CHAT):
+        return _chat(args)
+
+
+def _chat(args: argparse.Namespace) -> int:
     services = open_services()
     idle = graph = None
     try:

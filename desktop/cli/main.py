@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 from desktop import __version__
 from desktop.errors import MemDeskError
+from desktop.private_files import private_umask
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -41,6 +42,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     logging.basicConfig(level=getattr(logging, str(args.log_level).upper(), logging.WARNING), format="%(levelname)s %(name)s: %(message)s")
+    with private_umask():  # what MemDesk writes (store, logs, caches, exports) is the user's only
+        return _main(args)
+
+
+def _main(args: argparse.Namespace) -> int:
     try:
         if args.self_test:
             from desktop.selftest import run

@@ -17,10 +17,13 @@ from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication, QMessageBox, QPlainTextEdit
 
 from desktop.app import Services, make_runtime, open_services
-from desktop.errors import MemDeskError
+from desktop.errors import AlreadyRunningError, MemDeskError
+from desktop.instance import WINDOW, InstanceLock, ask_to_come_forward
 from desktop.paths import APP_ID, ICON, Paths
+from desktop.private_files import private_umask
 from desktop.ui.qt_consent import DENY, ConsentRequest
 from desktop.ui.qt_errors import CrashCapture, ErrorHub
+from desktop.ui.qt_instance import ComeForwardWatcher
 from desktop.ui.qt_main_window import MainWindow
 from desktop.ui.qt_text import literal
 
@@ -48,6 +51,24 @@ def _show_crash_log(window: MainWindow, text: str) -> None:
 
 
 def run(argv: list[str] | None = None) -> int:
+    with private_umask():  # the store, logs and caches this run writes are the user's only
+        return _run(argv)
+
+
+def _take_instance_lock(paths: Paths) -> InstanceLock | None:
+    """This data folder's one-instance lock, or None after telling the user who holds it (and
+    asking that window, if it is one, to come forward)."""
+    lock = InstanceLock(paths.instance_lock, WINDOW)
+    try:
+        return lock.acquire()
+    except AlreadyRunningError as error:
+        if error.program == WINDOW:
+            ask_to_come_forward(paths.raise_request)
+        QMessageBox.information(None, "MemDesk is already running", error.user_message)
+        return None
+
+
+def _run(argv: list[str] | None) -> int:
     parser = argparse.ArgumentParser(prog="memdesk", description="MemDesk desktop window")
     parser.add_argument("--timing", action="store_true", help="print start-up milestones (for bench.startup)")
     parser.add_argument("--quit-when-ready", action="store_true", help="exit once the model is loaded (for bench.startup)")
@@ -66,7 +87,19 @@ def run(argv: list[str] | None = None) -> int:
     app.setApplicationName("MemDesk")
     app.setDesktopFileName(APP_ID)  # lets Wayland compositors match the window to its .desktop entry
     app.setWindowIcon(QIcon(str(ICON)))
-    paths = Paths.from_environment().ensure()
+    try:
+        paths = Paths.from_environment().ensure()
+    except MemDeskError as error:
+        QMessageBox.critical(None, "MemDesk cannot start", error.user_message)
+        return 1
+    lock = _take_instance_lock(paths)
+    if lock is None:
+        return 1
+    with lock:
+        return _run_window(app, paths, args, milestone)
+
+
+def _run_window(app: QApplication, paths: Paths, args: argparse.Namespace, milestone) -> int:
     _setup_logging(paths)
     hub = ErrorHub()
     capture = CrashCapture(paths.logs, hub).install()
@@ -82,6 +115,7 @@ def run(argv: list[str] | None = None) -> int:
         return open_services(paths, embedder=shared_embedder)
 
     window = MainWindow(services, open_worker_services=open_worker_services, make_runtime=make_runtime, hub=hub)
+    ComeForwardWatcher(paths, window)
     window.show()
     app.processEvents()
     milestone("window_shown")

@@ -12,6 +12,11 @@ from datetime import date, timedelta
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 
+#: Search words a query keeps (its first unique content words). Each one is an OR branch of the
+#: FTS5 query, so a pasted 20,000-word text made one search take over a second on a tiny store;
+#: a question, or a message automatic recall searches with, has far fewer.
+MAX_QUERY_TERMS = 64
+
 STOP_WORDS = frozenset(
     """
     a about above after again against all am an and any are aren as at be because been before being below
@@ -26,11 +31,17 @@ STOP_WORDS = frozenset(
 
 
 def terms(query: str) -> list[str]:
-    """Content words of the query, lower-cased, first occurrence order, no duplicates."""
+    """Content words of the query, lower-cased, first occurrence order, no duplicates; at most
+    ``MAX_QUERY_TERMS`` of them."""
+    return _first_unique(w for w in _WORD.findall(query.casefold()) if w not in STOP_WORDS)
+
+
+def _first_unique(words) -> list[str]:
     seen: dict[str, None] = {}
-    for word in _WORD.findall(query.casefold()):
-        if word not in STOP_WORDS and word not in seen:
-            seen[word] = None
+    for word in words:
+        if len(seen) == MAX_QUERY_TERMS:
+            break
+        seen.setdefault(word, None)
     return list(seen)
 
 
@@ -39,7 +50,7 @@ def fts_query(query: str) -> str:
     as AND, NEAR or a stray ``*`` in user text are never read as operators."""
     words = terms(query)
     if not words:  # a query made only of stop words still deserves a lexical search
-        words = list(dict.fromkeys(_WORD.findall(query.casefold())))
+        words = _first_unique(_WORD.findall(query.casefold()))
     return " OR ".join('"' + w.replace('"', '""') + '"' for w in words)
 
 

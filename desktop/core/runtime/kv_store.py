@@ -49,7 +49,7 @@ def _token_bytes(tokens: Sequence[int]) -> bytes:
 class KvStore:
     def __init__(self, folder: Path | str, identity: Mapping[str, object], *, max_entries: int = 8, max_bytes: int = 1 << 30) -> None:
         self.folder = Path(folder)
-        self.folder.mkdir(parents=True, exist_ok=True)
+        self.folder.mkdir(mode=0o700, parents=True, exist_ok=True)
         self._identity = json.dumps(dict(identity), sort_keys=True).encode("utf-8")
         self.max_entries = max(1, max_entries)
         self.max_bytes = max_bytes
@@ -152,7 +152,8 @@ class KvStore:
         header = json.dumps({"format": FORMAT, "key": path.stem, "tokens": len(tokens), "state": len(state), "crc32": checksum}).encode("utf-8")
         temp = path.with_name(f"{path.stem}.{os.getpid()}.{threading.get_ident()}.tmp")
         try:
-            with temp.open("wb") as file:
+            # 0600 whatever the umask: the state encodes the prompt, core memory included.
+            with open(os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as file:
                 file.write(MAGIC + struct.pack("<I", len(header)) + header + token_bytes)
                 file.write(state)
             os.replace(temp, path)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -12,7 +13,8 @@ import sqlite_vec
 
 from desktop.core.storage.driver import sqlite_module
 from desktop.core.storage.migrations import MIGRATIONS
-from desktop.errors import DiskFullError, SchemaTooNewError, StoreBusyError, StoreError
+from desktop.errors import DiskFullError, SchemaTooNewError, StoreBusyError, StoreError, StoreReadOnlyError
+from desktop.private_files import make_private
 
 sqlite = sqlite_module()
 
@@ -20,6 +22,10 @@ sqlite = sqlite_module()
 # "the environment's fault" (shown to the user with advice) and bugs (re-raised).
 _SQLITE_BUSY, _SQLITE_LOCKED, _SQLITE_READONLY = 5, 6, 8
 _SQLITE_IOERR, _SQLITE_CORRUPT, _SQLITE_FULL, _SQLITE_CANTOPEN, _SQLITE_NOTADB = 10, 11, 13, 14, 26
+
+
+#: What a user can do about a store that cannot be written.
+READ_ONLY_HINT = "make it writable for your user (its permissions, owner or mount), or set MEMDESK_HOME to a writable folder"
 
 
 def translate_error(error: Exception, path: Path | str) -> Exception:
@@ -33,7 +39,9 @@ def translate_error(error: Exception, path: Path | str) -> Exception:
             f"The database {path} is locked by another program",
             hint="close other MemDesk windows or wait a moment and try again",
         )
-    if primary in (_SQLITE_FULL, _SQLITE_IOERR, _SQLITE_READONLY, _SQLITE_CANTOPEN):
+    if primary == _SQLITE_READONLY:
+        return StoreReadOnlyError(f"The database {path} is read-only: {error}", hint=READ_ONLY_HINT)
+    if primary in (_SQLITE_FULL, _SQLITE_IOERR, _SQLITE_CANTOPEN):
         return DiskFullError(
             f"Could not write to {path}: {error}",
             hint="free some disk space or check the folder's permissions; nothing saved earlier was lost",
@@ -219,15 +227,34 @@ def _connect(path: Path | str, busy_timeout: float) -> Any:
     return conn
 
 
+def require_writable(path: Path) -> None:
+    """Refuse a store that could be read but never written, with the reason, instead of letting its
+    first write fail with a disk-space hint. Asked of the kernel (access(2)), which also knows about
+    read-only mounts and immutable files, which stop root too. The file is never opened here:
+    closing a descriptor of it would drop the locks SQLite holds on it in this process."""
+    checks = ((path.parent, os.W_OK | os.X_OK, f"The folder {path.parent} holding the database is read-only"),
+              (path, os.W_OK, f"The database {path} is read-only"))
+    for target, mode, message in checks:
+        if target.exists() and not os.access(target, mode, effective_ids=os.access in os.supports_effective_ids):
+            raise StoreReadOnlyError(message, hint=READ_ONLY_HINT)
+
+
 def open_database(path: Path | str, *, migrate: bool = True, busy_timeout: float = 5.0) -> Database:
-    """Open (creating if needed) the store at ``path``, load sqlite-vec and bring the schema up to date."""
-    if str(path) != ":memory:":
+    """Open (creating if needed) the store at ``path``, load sqlite-vec and bring the schema up to
+    date. The file and its WAL are readable by their owner only."""
+    on_disk = str(path) != ":memory:"
+    if on_disk:
         Path(path).parent.mkdir(parents=True, exist_ok=True)
+        require_writable(Path(path))
     try:
         conn = _connect(path, busy_timeout)
     except sqlite.Error as error:
         translated = translate_error(error, path)
         raise translated from error
+    if on_disk:
+        # SQLite gives a WAL or journal it creates later the database file's own mode.
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            make_private(Path(f"{path}{suffix}"))
     db = Database(conn, path)
     if migrate:
         try:
