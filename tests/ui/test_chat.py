@@ -10,6 +10,7 @@ from PySide6.QtCore import Qt
 
 from desktop.core.embedding.hashing import HashingEmbedder
 from desktop.core.runtime.scripted import ScriptedRuntime, call, say
+from desktop.core.storage import open_database
 from desktop.errors import ModelError
 from tests.runtime.child_runtimes import SlowWarmRuntime
 
@@ -164,6 +165,45 @@ def test_a_message_preempts_a_background_heartbeat(make_window, qtbot, services)
     kinds = [m.kind for m in services.memory.recall.all(window.agent_id)]
     assert kinds == ["heartbeat", "user_message", "assistant_call", "function_result"]
     assert "thinking aloud" not in window.chat.transcript.toPlainText()
+
+
+def test_a_sent_message_is_saved_before_the_background_turn_lets_go(make_window, qtbot, services):
+    """Send commits the message at once, through the window's own connection, while the login turn
+    still holds the model (a prompt batch, a tool): a crash then must not lose it (issue 18)."""
+    login_started, release = threading.Event(), threading.Event()
+
+    def blocked_login(_messages):
+        login_started.set()
+        release.wait(30)
+        return say("Welcome back!")
+
+    runtime = ScriptedRuntime([blocked_login, say("Hi Ada!")], context_window=32768)
+    window = make_window(runtime, login=True)
+    try:
+        qtbot.waitUntil(lambda: window.background and login_started.is_set(), timeout=10_000)
+        qtbot.keyClicks(window.chat.compose, "I am Ada")
+        qtbot.keyClick(window.chat.compose, Qt.Key.Key_Return)
+        # The login turn is still blocked in its generation, neither cancelled nor joined yet.
+        assert not release.is_set() and window.background
+        assert committed_messages(services, window.agent_id) == [("login", ""), ("user_message", "I am Ada")]
+    finally:
+        release.set()
+    qtbot.waitUntil(lambda: "Hi Ada!" in window.chat.transcript.toPlainText(), timeout=10_000)
+    qtbot.waitUntil(lambda: not window.busy and not window.background, timeout=5_000)
+    # The worker answered the saved message, once; the login's unfinished step left nothing.
+    assert [kind for kind, _ in committed_messages(services, window.agent_id)] == [
+        "login", "user_message", "assistant_call", "function_result",
+    ]
+    assert window.chat.transcript.toPlainText().count("I am Ada") == 1
+
+
+def committed_messages(services, agent_id: int) -> list[tuple[str, str]]:
+    """What another connection sees: only what is committed (what a kill -9 would leave)."""
+    other = open_database(services.paths.database)
+    try:
+        return [(r[0], r[1]) for r in other.query("SELECT kind, search_text FROM messages WHERE agent_id = ? ORDER BY id", (agent_id,))]
+    finally:
+        other.close()
 
 
 def test_opening_an_agent_after_a_gap_sends_a_login_in_the_background(make_window, roomy_runtime, qtbot, services):
