@@ -117,6 +117,7 @@ class Agent:
         # The memory section is rendered again on this object's first step: a new process or a
         # switched agent means the runtime's cache holds something else, so it costs nothing.
         self._view_checked = False
+        self._synced_at: int | None = None  # the message this object accepted right after a memory check
 
     # --- public API ------------------------------------------------------------------------
     @property
@@ -131,7 +132,9 @@ class Agent:
         for (see desktop.core.agent.accept); ``answer_user_message`` then runs the turn."""
         with self.memory.db.transaction():
             self._sync_memory()  # a change made before this message is reported before it
-            return accept_user_message(self.memory, self.id, text)
+            message = accept_user_message(self.memory, self.id, text)
+        self._synced_at = message.id
+        return message
 
     def answer_user_message(self, message_id: int, cancel: CancelToken | None = None) -> TurnResult:
         """Run the turn that answers an accepted (already saved) user message."""
@@ -139,10 +142,12 @@ class Agent:
         message = self.memory.recall.get(message_id)
         if message is None or message.agent_id != self.id or message.kind != "user_message":
             raise ValueError(f"message {message_id} is not a user message to agent {self.id}")
-        with self.memory.db.transaction():
-            # What changed since it was saved (a preempted background step, an edit made in
-            # another window) is in the prompt of the turn that answers it.
-            self._sync_memory()
+        if self._synced_at != message_id or self.memory.recall.last_id(self.id) != message_id:
+            # Saved without the memory check (through another connection), or a preempted
+            # background step came after it: what changed meanwhile is reported now. Not twice
+            # in a row, which would render a stale section one turn early.
+            with self.memory.db.transaction():
+                self._sync_memory()
         self._recall_for(message.search_text, cancel)
         return self._steps("user_message", cancel, started)
 
