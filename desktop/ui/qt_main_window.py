@@ -31,7 +31,7 @@ from desktop.core.agent.observer import StepRecord
 from desktop.core.models.library import Choice
 from desktop.core.runtime.base import Runtime
 from desktop.diagnostics import run_checks
-from desktop.errors import ModelCrashedError
+from desktop.errors import MemDeskError, ModelCrashedError
 from desktop.settings import Settings
 from desktop.ui.qt_agent_actions import AgentActions
 from desktop.ui.qt_agents import AgentsPanel
@@ -466,7 +466,12 @@ class MainWindow(QMainWindow):
             return
         # Saved through the window's own connection before a background turn is cancelled or
         # waited for (the worker may take seconds to let go of the model): a crash then keeps it.
-        message = accept_user_message(self.services.memory, self.agent_id, text)
+        try:
+            message = accept_user_message(self.services.memory, self.agent_id, text)
+        except MemDeskError:
+            if not self.chat.compose.toPlainText():
+                self.chat.compose.setPlainText(text)  # not sent: the user's text is not lost either
+            raise
         self.busy = True  # until the worker says otherwise: no double sends
         self.chat.set_busy(True)
         self.chat.transcript.add(transfer.Entry("user", text, message.created_at))

@@ -11,7 +11,7 @@ from PySide6.QtCore import Qt
 from desktop.core.embedding.hashing import HashingEmbedder
 from desktop.core.runtime.scripted import ScriptedRuntime, call, say
 from desktop.core.storage import open_database
-from desktop.errors import ModelError
+from desktop.errors import ModelError, StoreBusyError
 from tests.runtime.child_runtimes import SlowWarmRuntime
 
 
@@ -195,6 +195,20 @@ def test_a_sent_message_is_saved_before_the_background_turn_lets_go(make_window,
         "login", "user_message", "assistant_call", "function_result",
     ]
     assert window.chat.transcript.toPlainText().count("I am Ada") == 1
+
+
+def test_a_message_the_store_cannot_save_is_not_sent_and_stays_in_the_compose_box(make_window, roomy_runtime, qtbot, monkeypatch):
+    window = make_window(roomy_runtime)
+
+    def locked(*args, **kwargs):
+        raise StoreBusyError("The database is locked by another program", hint="wait a moment")
+
+    monkeypatch.setattr(window.services.memory.recall, "add", locked)
+    qtbot.keyClicks(window.chat.compose, "I am Ada")
+    qtbot.keyClick(window.chat.compose, Qt.Key.Key_Return)
+    assert window.hub.messages == [StoreBusyError("The database is locked by another program", hint="wait a moment").user_message]
+    assert window.chat.compose.toPlainText() == "I am Ada" and not window.busy
+    assert window.chat.send_button.isEnabled()
 
 
 def committed_messages(services, agent_id: int) -> list[tuple[str, str]]:
