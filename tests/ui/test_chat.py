@@ -6,6 +6,7 @@ from __future__ import annotations
 import threading
 import time
 
+import pytest
 from PySide6.QtCore import Qt
 
 from desktop.core.embedding.hashing import HashingEmbedder
@@ -167,32 +168,35 @@ def test_a_message_preempts_a_background_heartbeat(make_window, qtbot, services)
     assert "thinking aloud" not in window.chat.transcript.toPlainText()
 
 
-def test_a_sent_message_is_saved_before_the_background_turn_lets_go(make_window, qtbot, services):
-    """Send commits the message at once, through the window's own connection, while the login turn
-    still holds the model (a prompt batch, a tool): a crash then must not lose it (issue 18)."""
-    login_started, release = threading.Event(), threading.Event()
+@pytest.mark.parametrize("background", ["login", "heartbeat"])
+def test_a_sent_message_is_saved_before_the_background_turn_lets_go(make_window, qtbot, services, background):
+    """Send commits the message at once, through the window's own connection, while a background
+    turn still holds the model (a prompt batch, a tool): a crash then must not lose it (issue 18)."""
+    started, release = threading.Event(), threading.Event()
 
-    def blocked_login(_messages):
-        login_started.set()
+    def blocked(_messages):
+        started.set()
         release.wait(30)
         return say("Welcome back!")
 
-    runtime = ScriptedRuntime([blocked_login, say("Hi Ada!")], context_window=32768)
-    window = make_window(runtime, login=True)
+    runtime = ScriptedRuntime([blocked, say("Hi Ada!")], context_window=32768)
+    window = make_window(runtime, login=background == "login")
     try:
-        qtbot.waitUntil(lambda: window.background and login_started.is_set(), timeout=10_000)
+        if background == "heartbeat":
+            window.heartbeat_requested.emit()  # as the idle timer does
+        qtbot.waitUntil(lambda: window.background and started.is_set(), timeout=10_000)
         qtbot.keyClicks(window.chat.compose, "I am Ada")
         qtbot.keyClick(window.chat.compose, Qt.Key.Key_Return)
-        # The login turn is still blocked in its generation, neither cancelled nor joined yet.
+        # The background turn is still blocked in its generation, neither cancelled nor joined yet.
         assert not release.is_set() and window.background
-        assert committed_messages(services, window.agent_id) == [("login", ""), ("user_message", "I am Ada")]
+        assert committed_messages(services, window.agent_id) == [(background, ""), ("user_message", "I am Ada")]
     finally:
         release.set()
     qtbot.waitUntil(lambda: "Hi Ada!" in window.chat.transcript.toPlainText(), timeout=10_000)
     qtbot.waitUntil(lambda: not window.busy and not window.background, timeout=5_000)
-    # The worker answered the saved message, once; the login's unfinished step left nothing.
+    # The worker answered the saved message, once; the background turn's unfinished step left nothing.
     assert [kind for kind, _ in committed_messages(services, window.agent_id)] == [
-        "login", "user_message", "assistant_call", "function_result",
+        background, "user_message", "assistant_call", "function_result",
     ]
     assert window.chat.transcript.toPlainText().count("I am Ada") == 1
 
