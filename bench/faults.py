@@ -224,6 +224,7 @@ def sent_line_kill(trials: int, rng: random.Random, *, hold: float = SENT_LINE_H
 
     by_kind = {kind: {"trials": 0, "sent_lines_lost": 0, "killed_before_the_answer": 0} for kind in SENT_LINE_KINDS}
     sent = lost = twice = bad_integrity = killed = unanswered = 0
+    lost_trials: list[dict] = []  # which, to tell a slow save from a line saved too late
     with tempfile.TemporaryDirectory(prefix="memdesk-faults-") as folder:
         for trial in range(trials):
             kind = SENT_LINE_KINDS[trial % len(SENT_LINE_KINDS)]
@@ -260,13 +261,14 @@ def sent_line_kill(trials: int, rng: random.Random, *, hold: float = SENT_LINE_H
             if accepted and copies == 0:
                 lost += 1
                 by_kind[kind]["sent_lines_lost"] += 1
+                lost_trials.append({"trial": trial, "kind": kind, "killed_after_s": round(delay, 3), "answered": answered})
             twice += copies > 1
             if accepted and not answered:
                 unanswered += 1
                 by_kind[kind]["killed_before_the_answer"] += 1
     return {"trials": trials, "kinds": list(SENT_LINE_KINDS), "hold_seconds": hold, "kill_within_seconds": within,
             "sent_lines": sent, "sent_lines_lost": lost, "sent_lines_saved_twice": twice, "killed_before_the_answer": unanswered,
-            "killed_by_the_campaign": killed, "integrity_failures": bad_integrity, "by_kind": by_kind,
+            "killed_by_the_campaign": killed, "integrity_failures": bad_integrity, "by_kind": by_kind, "lost_trials": lost_trials[:10],
             "ok": lost == 0 and twice == 0 and bad_integrity == 0 and sent == trials and killed == trials}
 
 
