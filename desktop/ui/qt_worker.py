@@ -112,8 +112,8 @@ class AgentWorker(QObject):
         self._warmup = Warmup()
         # Preemption: a user message never waits behind a background turn. The GUI thread saves
         # the message, then calls preempt() and queues it; a running background turn is cancelled
-        # (its current generation stops, nothing of that step is saved) and one not started yet
-        # is skipped.
+        # (its current generation stops and leaves nothing; a call already running is saved, with
+        # nothing queued after the message) and one not started yet is skipped.
         self._lock = threading.Lock()
         self._users_waiting = 0
         self._background_running = False
