@@ -5,6 +5,10 @@
 One JSON object; exit 1 when any target is missed. Targets (issue 12):
 - agent_kill: kill -9 of the agent's process at random points of a real step (scripted runtime),
   100 trials: 0 lost committed messages, PRAGMA integrity_check ok, the next start resumes.
+- sent_line_kill (issue 18): a line typed at the terminal prompt while background work runs
+  (the login turn, a timed heartbeat, a consolidation pass, knowledge-graph extraction; each holds
+  the model or the analyser for 3 s that nothing cuts short), the process killed -9 at a random
+  moment 0-10 s after the prompt returned it, 100 trials: 0 sent lines lost, none saved twice.
 - ingest_kill: kill -9 during ingestion of a 200-file folder, 50 trials: the next run resumes,
   ends with the chunk count of an uninterrupted run and no duplicate passages.
 - fuzz: 10,000 malformed function calls (random text, wrong JSON, wrong types, huge strings,
@@ -15,8 +19,9 @@ One JSON object; exit 1 when any target is missed. Targets (issue 12):
 - sockets: a default run of the CLI and of the window (offscreen) opens 0 network sockets.
 
 ``--only NAME`` (repeatable) runs some campaigns alone at full scale, for a shared machine;
-``--trials N`` scales every campaign down (N kill trials, N/2 ingestion trials, 100*N fuzzed calls,
-N/5 model kills of each kind) for a quick run; the defaults are the issue's counts.
+``--trials N`` scales every campaign down (N agent kills and N sent-line kills, N/2 ingestion
+trials, 100*N fuzzed calls, N/5 model kills of each kind) for a quick run; the defaults are the
+issue's counts.
 """
 
 from __future__ import annotations
@@ -137,6 +142,134 @@ def agent_kill(trials: int, rng: random.Random) -> dict:
     return {"trials": trials, "killed_by_the_campaign": killed_in_turn, "committed_messages": committed_total,
             "lost_committed_messages": lost, "integrity_failures": bad_integrity, "failed_resumes": failed_resumes,
             "ok": lost == 0 and bad_integrity == 0 and failed_resumes == 0 and killed_in_turn == trials}
+
+
+# --- a line sent while background work runs ----------------------------------------------------
+# The real terminal loop (desktop.cli.chat_cmd._loop) with one kind of background work running when
+# the line arrives. Each holds the model (or the analyser) for HOLD seconds that nothing can cut
+# short, as a prompt batch or a tool does; the loop cancels and waits for it after the line.
+SENT_LINE_CHILD = r"""
+import sys, time
+from desktop.app import memory_history, open_agent, open_consolidator, open_services
+from desktop.cli import chat_cmd
+from desktop.core.agent.consolidation import FINISH
+from desktop.core.agent.consolidation_idle import IdleConsolidation
+from desktop.core.embedding.hashing import HashingEmbedder
+from desktop.core.graph.background import BackgroundExtraction
+from desktop.core.graph.extraction import ExtractionOptions
+from desktop.core.graph.nlp import Analysis
+from desktop.core.runtime.scripted import ScriptedRuntime, call, say
+from desktop.core.tools.context import AllowAll
+from desktop.paths import Paths
+
+kind, hold = sys.argv[1], float(sys.argv[2])
+
+def busy():
+    print("\n@busy", flush=True)
+    time.sleep(hold)
+
+def held(answer):
+    def answer_after_the_hold(_messages):
+        busy()
+        return answer
+    return answer_after_the_hold
+
+class SlowAnalyser:
+    def analyse(self, texts):
+        busy()
+        return [Analysis() for _ in texts]
+
+def read_line(prompt=""):
+    line = sys.stdin.readline()
+    if not line:
+        raise EOFError
+    print("\n@read", flush=True)  # the prompt returns the line: it is accepted from here on
+    return line
+
+services = open_services(Paths.from_environment(), embedder=HashingEmbedder())
+services.settings_store.set("consolidation_every_turns", 1)
+record = services.create_agent("sam")
+runtime = ScriptedRuntime(context_window=1_000_000)
+observer = chat_cmd.TerminalObserver(False)
+agent = open_agent(services, record, runtime, consent=AllowAll(), observer=observer)
+if kind in ("consolidation", "graph"):  # something to consolidate or extract from
+    runtime.enqueue(say("Noted."))
+    agent.send_user_message("My sister Ann moved to Lisbon last spring and she works as a nurse at the city hospital now.")
+if kind == "heartbeat":
+    agent.login = agent.timed_heartbeat  # the terminal has no timer: the prompt's background turn is one
+background = {"login": say("Welcome back!"), "heartbeat": say("Still here."), "consolidation": call(FINISH, "nothing new")}
+if kind in background:
+    runtime.enqueue(held(background[kind]))
+runtime.enqueue(say("Got it."), *[call(FINISH, "done")] * 4)
+idle = IdleConsolidation(lambda: open_consolidator(services, record, runtime, prefix=agent.prompt_prefix),
+                         0.05 if kind == "consolidation" else 0)
+graph = None
+if kind == "graph":
+    graph = BackgroundExtraction(services.paths.database, SlowAnalyser, services.clock, lambda: ExtractionOptions(True),
+                                 services.embedder, recorder=lambda db: memory_history(db, services.clock))
+    graph.nudge(record.id)
+chat_cmd.input = read_line
+chat_cmd._loop(services, agent, observer, idle, login=kind in ("login", "heartbeat"),
+               after_turn=(lambda: graph.nudge(record.id)) if graph else (lambda: None))
+"""
+SENT_LINE_KINDS = ("login", "heartbeat", "consolidation", "graph")
+SENT_LINE_HOLD_S = 3.0  # how long the background work keeps the model after the line arrives
+SENT_LINE_KILL_WITHIN_S = 10.0
+
+
+def sent_line_kill(trials: int, rng: random.Random, *, hold: float = SENT_LINE_HOLD_S, within: float = SENT_LINE_KILL_WITHIN_S) -> dict:
+    """A line sent while background work runs, the process killed -9 at a random moment 0 to
+    ``within`` seconds after the prompt returned the line: the line must be in the store, once."""
+    from desktop.core.storage import open_database
+
+    by_kind = {kind: {"trials": 0, "sent_lines_lost": 0, "killed_before_the_answer": 0} for kind in SENT_LINE_KINDS}
+    sent = lost = twice = bad_integrity = killed = unanswered = 0
+    lost_trials: list[dict] = []  # which, to tell a slow save from a line saved too late
+    with tempfile.TemporaryDirectory(prefix="memdesk-faults-") as folder:
+        for trial in range(trials):
+            kind = SENT_LINE_KINDS[trial % len(SENT_LINE_KINDS)]
+            progress(f"sent_line_kill: trial {trial + 1} of {trials} ({kind})")
+            home = Path(folder) / f"trial-{trial}"
+            line = f"sent line {trial}: are you still there?"
+            delay = rng.uniform(0.0, within)
+            process = subprocess.Popen([sys.executable, "-c", SENT_LINE_CHILD, kind, str(hold)], env=_child_env(home),
+                                       stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+            watchdog = threading.Timer(120, process.kill)  # a child that never gets busy must not hang the run
+            watchdog.start()
+            accepted = answered = False
+            for out in process.stdout:
+                if "@busy" in out and process.stdin is not None and not process.stdin.closed and not accepted:
+                    process.stdin.write(line + "\n")
+                    process.stdin.flush()
+                elif "@read" in out and not accepted:
+                    accepted = True
+                    threading.Thread(target=_kill_after, args=(process, delay), daemon=True).start()
+                elif accepted and "Got it." in out:
+                    answered = True
+            code = process.wait()
+            watchdog.cancel()
+            killed += accepted and code == -signal.SIGKILL
+            sent += accepted
+            by_kind[kind]["trials"] += 1
+            db = open_database(home / "memdesk.sqlite3")
+            try:
+                if db.scalar("PRAGMA integrity_check") != "ok":
+                    bad_integrity += 1
+                copies = int(db.scalar("SELECT COUNT(*) FROM messages WHERE kind = 'user_message' AND search_text = ?", (line,)))
+            finally:
+                db.close()
+            if accepted and copies == 0:
+                lost += 1
+                by_kind[kind]["sent_lines_lost"] += 1
+                lost_trials.append({"trial": trial, "kind": kind, "killed_after_s": round(delay, 3), "answered": answered})
+            twice += copies > 1
+            if accepted and not answered:
+                unanswered += 1
+                by_kind[kind]["killed_before_the_answer"] += 1
+    return {"trials": trials, "kinds": list(SENT_LINE_KINDS), "hold_seconds": hold, "kill_within_seconds": within,
+            "sent_lines": sent, "sent_lines_lost": lost, "sent_lines_saved_twice": twice, "killed_before_the_answer": unanswered,
+            "killed_by_the_campaign": killed, "integrity_failures": bad_integrity, "by_kind": by_kind, "lost_trials": lost_trials[:10],
+            "ok": lost == 0 and twice == 0 and bad_integrity == 0 and sent == trials and killed == trials}
 
 
 # --- ingestion kill ---------------------------------------------------------------------------
@@ -456,7 +589,7 @@ def sockets(timeout: float = 600.0) -> dict:
             "events": events[:5], "ok": not events and all(run.returncode == 0 for run in runs.values())}
 
 
-CAMPAIGNS = ["agent_kill", "ingest_kill", "fuzz", "model_kill", "sockets"]
+CAMPAIGNS = ["agent_kill", "sent_line_kill", "ingest_kill", "fuzz", "model_kill", "sockets"]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -475,6 +608,7 @@ def main(argv: list[str] | None = None) -> int:
     rng = {name: random.Random(f"{args.seed}-{name}") for name in CAMPAIGNS}
     campaigns = {
         "agent_kill": lambda: agent_kill(n, rng["agent_kill"]),
+        "sent_line_kill": lambda: sent_line_kill(n, rng["sent_line_kill"]),
         "ingest_kill": lambda: ingest_kill(max(1, math.ceil(n / 2)), rng["ingest_kill"]),
         "fuzz": lambda: fuzz(100 * n, rng["fuzz"]),
         "model_kill": lambda: model_kill(max(1, math.ceil(n / 5)), rng["model_kill"]),

@@ -20,6 +20,7 @@ from desktop.paths import Paths
 
 DEFAULT_AGENT = "companion"
 HELP = "Type a message and press Enter. Commands: /memory, /budget, /quit."
+COMMANDS = ("/memory", "/budget", "/quit", "/exit")
 
 
 def add_command(commands) -> None:
@@ -116,7 +117,8 @@ def _pick_agent(services: Services, name: str | None):
 class BackgroundTurn:
     """A turn the user did not ask for (login), run in a thread while the prompt waits for input.
     A line typed meanwhile preempts it: ``preempt`` cancels the generation and waits for the
-    thread, so the user's message never waits behind it for longer than one token."""
+    thread, so the user's message never waits behind it for longer than one token. The line is
+    saved before ``preempt`` is called: the wait can take seconds (a prompt batch, a tool)."""
 
     def __init__(self, run, observer: TerminalObserver) -> None:
         self._cancel = CancelToken()
@@ -202,12 +204,15 @@ def _loop(services: Services, agent, observer: TerminalObserver, idle: IdleConso
             line = input("you> ")
         except (EOFError, KeyboardInterrupt):
             line = "/quit"
+        text = line.strip()
+        # Saved the moment it is accepted, before anything below is cancelled or waited for: a
+        # crash while the background work lets go of the model must not lose the line.
+        accepted = agent.accept_user_message(text) if text and text not in COMMANDS else None
         idle.interrupt()  # the user is back: a running pass stops (and resumes next time)
         if background is not None:
             background.preempt()  # the user goes first
             background = None
         warmup.stop()  # gives way within one prompt batch
-        text = line.strip()
         if not text:
             continue
         if text in ("/quit", "/exit"):
@@ -220,8 +225,9 @@ def _loop(services: Services, agent, observer: TerminalObserver, idle: IdleConso
             costs = agent.tool_costs()
             print(f"tools ({sum(costs.values())} tokens): " + ", ".join(f"{name} {tokens}" for name, tokens in costs.items()))
             continue
+        assert accepted is not None
         cancel.reset()
-        _guarded(lambda: agent.send_user_message(text, cancel), observer)
+        _guarded(lambda: agent.answer_user_message(accepted.id, cancel), observer)
         after_turn()  # the knowledge graph learns from the message in the background
 
 

@@ -9,7 +9,7 @@ goes in ``_build_menus``.
 
 Signals (requests to the worker threads):
     load_model_requested(object), settings_applied(object), open_agent_requested(int),
-    send_requested(str), heartbeat_requested(), budget_requested(), ingest_requested(int, list),
+    send_requested(int), heartbeat_requested(), budget_requested(), ingest_requested(int, list),
     shutdown_requested()
 """
 
@@ -26,11 +26,12 @@ from PySide6.QtWidgets import QDockWidget, QMainWindow, QMessageBox, QVBoxLayout
 from desktop import __version__
 from desktop.app import Services
 from desktop.core.agent import transfer
+from desktop.core.agent.accept import accept_user_message
 from desktop.core.agent.observer import StepRecord
 from desktop.core.models.library import Choice
 from desktop.core.runtime.base import Runtime
 from desktop.diagnostics import run_checks
-from desktop.errors import AgentNotFoundError, ModelCrashedError
+from desktop.errors import AgentNotFoundError, MemDeskError, ModelCrashedError
 from desktop.settings import Settings
 from desktop.ui.qt_agent_actions import AgentActions
 from desktop.ui.qt_agents import AgentsPanel
@@ -67,7 +68,7 @@ class MainWindow(QMainWindow):
     load_model_requested = Signal(object)
     settings_applied = Signal(object)
     open_agent_requested = Signal(int)
-    send_requested = Signal(str)
+    send_requested = Signal(int)  # the id of the user message just saved
     heartbeat_requested = Signal()
     budget_requested = Signal()
     ingest_requested = Signal(int, list)
@@ -474,11 +475,19 @@ class MainWindow(QMainWindow):
     def on_send_requested(self, text: str) -> None:
         if self.agent_id is None or not self.is_model_ready or self.busy:
             return
+        # Saved through the window's own connection before a background turn is cancelled or
+        # waited for (the worker may take seconds to let go of the model): a crash then keeps it.
+        try:
+            message = accept_user_message(self.services.memory, self.agent_id, text)
+        except MemDeskError:
+            if not self.chat.compose.toPlainText():
+                self.chat.compose.setPlainText(text)  # not sent: the user's text is not lost either
+            raise
         self.busy = True  # until the worker says otherwise: no double sends
         self.chat.set_busy(True)
-        self.chat.transcript.add(transfer.Entry("user", text, self.services.clock.now()))
+        self.chat.transcript.add(transfer.Entry("user", text, message.created_at))
         self.worker.preempt()  # a background turn must not make the user wait
-        self.send_requested.emit(text)
+        self.send_requested.emit(message.id)
 
     @Slot()
     @reports_errors

@@ -110,10 +110,10 @@ class AgentWorker(QObject):
         # The static prompt is evaluated in the background while the user reads or types: wanted
         # when an agent opens; every job stops it first (within one prompt batch) and resumes it after.
         self._warmup = Warmup()
-        # Preemption: a user message never waits behind a background turn. The GUI thread calls
-        # preempt() before it queues a message; a running background turn is cancelled (its
-        # current generation stops, nothing of that step is saved) and one not started yet is
-        # skipped.
+        # Preemption: a user message never waits behind a background turn. The GUI thread saves
+        # the message, then calls preempt() and queues it; a running background turn is cancelled
+        # (its current generation stops and leaves nothing; a call already running is saved, with
+        # nothing queued after the message) and one not started yet is skipped.
         self._lock = threading.Lock()
         self._users_waiting = 0
         self._background_running = False
@@ -190,11 +190,12 @@ class AgentWorker(QObject):
             with self._working():
                 self._open(agent_id)
 
-    @Slot(str)
-    def send(self, text: str) -> None:
+    @Slot(int)
+    def send(self, message_id: int) -> None:
+        """Answer a user message the window has already saved (see desktop.core.agent.accept)."""
         with self._lock:
             self._users_waiting = max(0, self._users_waiting - 1)
-        self._turn(lambda agent, cancel: agent.send_user_message(text, cancel))
+        self._turn(lambda agent, cancel: agent.answer_user_message(message_id, cancel))
 
     @Slot()
     def heartbeat(self) -> None:

@@ -37,8 +37,18 @@ def test_a_quick_run_of_the_kill_campaigns_meets_its_targets():
         capture_output=True, text=True, timeout=600, cwd=ROOT,
     )
     report = json.loads(result.stdout)
-    assert report["agent_kill"]["ok"] and report["ingest_kill"]["ok"], report
+    assert report["agent_kill"]["ok"] and report["ingest_kill"]["ok"] and report["sent_line_kill"]["ok"], report
+    assert report["sent_line_kill"]["trials"] == 2
     assert result.returncode == 1 and not report["all_targets_met"]  # skipped campaigns never pass
+
+
+def test_a_line_sent_during_any_background_work_survives_a_kill_during_the_wait():
+    """Every kind of background work, each holding the model for 2 s after the line arrives, and
+    the kill always inside that wait: the moment a line saved only after the wait is lost."""
+    report = faults.sent_line_kill(4, random.Random(6), hold=2.0, within=0.5)
+    assert report["by_kind"] == {kind: {"trials": 1, "sent_lines_lost": 0, "killed_before_the_answer": 1}
+                                 for kind in ("login", "heartbeat", "consolidation")} | {"graph": report["by_kind"]["graph"]}, report
+    assert report["sent_lines"] == report["killed_by_the_campaign"] == 4 and report["ok"], report
 
 
 def _quick_run(campaign: str, timeout: float = 700) -> dict:

@@ -8,6 +8,7 @@ import threading
 from desktop.cli import chat_cmd
 from desktop.core.embedding.hashing import HashingEmbedder
 from desktop.core.runtime.scripted import ScriptedRuntime, say
+from desktop.core.storage import open_database
 
 
 def test_a_typed_line_preempts_the_login_turn(monkeypatch, capsys, services):
@@ -51,3 +52,50 @@ def test_a_typed_line_preempts_the_login_turn(monkeypatch, capsys, services):
     # The login event was saved, its unfinished step was not; the user's turn ran in full.
     assert kinds == ["login", "user_message", "assistant_call", "function_result"]
     assert isinstance(services.embedder, HashingEmbedder)
+
+
+def committed_messages(services) -> list[tuple[str, str]]:
+    """What another connection sees: only what is committed (what a kill -9 would leave)."""
+    other = open_database(services.paths.database)
+    try:
+        return [(row[0], row[1]) for row in other.query("SELECT kind, search_text FROM messages ORDER BY id")]
+    finally:
+        other.close()
+
+
+def test_a_typed_line_is_saved_before_the_background_turn_is_cancelled_or_waited_for(monkeypatch, capsys, services):
+    login_started = threading.Event()
+    release = threading.Event()
+
+    def blocked_login(_messages):
+        login_started.set()
+        release.wait(30)  # a long prompt batch or a tool: the login lets go of the model only later
+        return say("Welcome back!")
+
+    runtime = ScriptedRuntime([blocked_login, say("Hi Ada!")], context_window=16384)
+    monkeypatch.setattr(chat_cmd, "open_services", lambda: services)
+    monkeypatch.setattr(chat_cmd, "make_runtime", lambda settings: runtime)
+    monkeypatch.setattr(services, "close", lambda: None)
+    at_preempt: list[list[tuple[str, str]]] = []
+    preempt = chat_cmd.BackgroundTurn.preempt
+
+    def observed_preempt(self):
+        at_preempt.append(committed_messages(services))  # the login turn is still blocked here
+        release.set()
+        preempt(self)
+
+    monkeypatch.setattr(chat_cmd.BackgroundTurn, "preempt", observed_preempt)
+    lines = iter(["I am Ada", "/quit"])
+
+    def fake_input(prompt):
+        line = next(lines)
+        if line == "I am Ada":
+            assert login_started.wait(30)
+        return line
+
+    monkeypatch.setattr("builtins.input", fake_input)
+    assert chat_cmd.run(argparse.Namespace(agent="ada", verbose=False, no_login=False)) == 0
+    assert at_preempt == [[("login", ""), ("user_message", "I am Ada")]]
+    assert "agent> Hi Ada!" in capsys.readouterr().out
+    # Answered once, on the saved row: the line is not in the store twice.
+    assert [kind for kind, _ in committed_messages(services)] == ["login", "user_message", "assistant_call", "function_result"]

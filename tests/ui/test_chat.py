@@ -6,11 +6,13 @@ from __future__ import annotations
 import threading
 import time
 
+import pytest
 from PySide6.QtCore import Qt
 
 from desktop.core.embedding.hashing import HashingEmbedder
 from desktop.core.runtime.scripted import ScriptedRuntime, call, say
-from desktop.errors import ModelError
+from desktop.core.storage import open_database
+from desktop.errors import ModelError, StoreBusyError
 from tests.runtime.child_runtimes import SlowWarmRuntime
 
 
@@ -164,6 +166,62 @@ def test_a_message_preempts_a_background_heartbeat(make_window, qtbot, services)
     kinds = [m.kind for m in services.memory.recall.all(window.agent_id)]
     assert kinds == ["heartbeat", "user_message", "assistant_call", "function_result"]
     assert "thinking aloud" not in window.chat.transcript.toPlainText()
+
+
+@pytest.mark.parametrize("background", ["login", "heartbeat"])
+def test_a_sent_message_is_saved_before_the_background_turn_lets_go(make_window, qtbot, services, background):
+    """Send commits the message at once, through the window's own connection, while a background
+    turn still holds the model (a prompt batch, a tool): a crash then must not lose it (issue 18)."""
+    started, release = threading.Event(), threading.Event()
+
+    def blocked(_messages):
+        started.set()
+        release.wait(30)
+        return say("Welcome back!")
+
+    runtime = ScriptedRuntime([blocked, say("Hi Ada!")], context_window=32768)
+    window = make_window(runtime, login=background == "login")
+    try:
+        if background == "heartbeat":
+            window.heartbeat_requested.emit()  # as the idle timer does
+        qtbot.waitUntil(lambda: window.background and started.is_set(), timeout=10_000)
+        qtbot.keyClicks(window.chat.compose, "I am Ada")
+        qtbot.keyClick(window.chat.compose, Qt.Key.Key_Return)
+        # The background turn is still blocked in its generation, neither cancelled nor joined yet.
+        assert not release.is_set() and window.background
+        assert committed_messages(services, window.agent_id) == [(background, ""), ("user_message", "I am Ada")]
+    finally:
+        release.set()
+    qtbot.waitUntil(lambda: "Hi Ada!" in window.chat.transcript.toPlainText(), timeout=10_000)
+    qtbot.waitUntil(lambda: not window.busy and not window.background, timeout=5_000)
+    # The worker answered the saved message, once; the background turn's unfinished step left nothing.
+    assert [kind for kind, _ in committed_messages(services, window.agent_id)] == [
+        background, "user_message", "assistant_call", "function_result",
+    ]
+    assert window.chat.transcript.toPlainText().count("I am Ada") == 1
+
+
+def test_a_message_the_store_cannot_save_is_not_sent_and_stays_in_the_compose_box(make_window, roomy_runtime, qtbot, monkeypatch):
+    window = make_window(roomy_runtime)
+
+    def locked(*args, **kwargs):
+        raise StoreBusyError("The database is locked by another program", hint="wait a moment")
+
+    monkeypatch.setattr(window.services.memory.recall, "add", locked)
+    qtbot.keyClicks(window.chat.compose, "I am Ada")
+    qtbot.keyClick(window.chat.compose, Qt.Key.Key_Return)
+    assert window.hub.messages == [StoreBusyError("The database is locked by another program", hint="wait a moment").user_message]
+    assert window.chat.compose.toPlainText() == "I am Ada" and not window.busy
+    assert window.chat.send_button.isEnabled()
+
+
+def committed_messages(services, agent_id: int) -> list[tuple[str, str]]:
+    """What another connection sees: only what is committed (what a kill -9 would leave)."""
+    other = open_database(services.paths.database)
+    try:
+        return [(r[0], r[1]) for r in other.query("SELECT kind, search_text FROM messages WHERE agent_id = ? ORDER BY id", (agent_id,))]
+    finally:
+        other.close()
 
 
 def test_opening_an_agent_after_a_gap_sends_a_login_in_the_background(make_window, roomy_runtime, qtbot, services):

@@ -1,15 +1,18 @@
 """The MemGPT step loop.
 
 An input event (user message, login, timed heartbeat) is saved in its own transaction first, so a
-failure later never loses what the user sent. Then the agent steps: build the prompt, let the model
-produce one function call, check it (chain rules, consent) and run it, and save the call, its
-result and the next event in one short transaction, so a crash mid-step loses at most that step
-and nothing slow (a consent dialog, the network, a generation) holds the store's write lock.
-After each step the next input is, in order: the memory-pressure alert (once until the next
-eviction), a heartbeat because the call failed or was refused, a heartbeat because the model asked
-for one or has a search result to read, a heartbeat because the user has not been answered yet
-(then the next step may only answer); otherwise control returns to the user. A cancelled token stops the turn between steps
-(a user message preempting a background turn) or inside a generation.
+failure later never loses what the user sent (a front end saves a user message the moment it is
+sent, before it preempts a background turn: ``accept_user_message``, then ``answer_user_message``).
+Then the agent steps: build the prompt, let the model produce one function call, check it (chain
+rules, consent) and run it, and save the call, its result and the next event in one short
+transaction, so a crash mid-step loses at most that step and nothing slow (a consent dialog, the
+network, a generation) holds the store's write lock. After each step the next input is, in order:
+the memory-pressure alert (once until the next eviction), a heartbeat because the call failed or
+was refused, a heartbeat because the model asked for one or has a search result to read, a
+heartbeat because the user has not been answered yet (then the next step may only answer);
+otherwise control returns to the user. A cancelled token stops the turn between steps (a user
+message preempting a background turn) or inside a generation; a step whose call was already running
+when it was cancelled is saved, with no next event queued.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from datetime import timedelta
 from typing import Any
 
 from desktop.core.agent import events
+from desktop.core.agent.accept import accept_user_message
 from desktop.core.agent.agents import AgentRecord, AgentStore
 from desktop.core.agent.auto_recall import EVENT_KIND as MEMORIES
 from desktop.core.agent.auto_recall import AutoRecall, RecallResult, ShownMemories, Visible, expired_view, memories_text, newest_event_id
@@ -36,7 +40,7 @@ from desktop.core.graph.store import KnowledgeGraph
 from desktop.core.memory.archival import ArchivalMemory
 from desktop.core.memory.core_memory import CoreMemory
 from desktop.core.memory.history import Cause
-from desktop.core.memory.recall import RecallMemory
+from desktop.core.memory.recall import Message, RecallMemory
 from desktop.core.prompts import Prompts
 from desktop.core.runtime.base import CallRequest, CancelToken, ChatMessage, ModelTurn, Runtime, SamplingParams, ToolSpec
 from desktop.core.storage import Database
@@ -113,6 +117,7 @@ class Agent:
         # The memory section is rendered again on this object's first step: a new process or a
         # switched agent means the runtime's cache holds something else, so it costs nothing.
         self._view_checked = False
+        self._synced_at: int | None = None  # the message this object accepted right after a memory check
 
     # --- public API ------------------------------------------------------------------------
     @property
@@ -120,8 +125,31 @@ class Agent:
         return self.memory.agents.get(self.id)
 
     def send_user_message(self, text: str, cancel: CancelToken | None = None) -> TurnResult:
-        now = self.memory.clock.now()
-        return self._run("user_message", events.user_message(text, now), search_text=text, cancel=cancel)
+        return self.answer_user_message(self.accept_user_message(text).id, cancel)
+
+    def accept_user_message(self, text: str) -> Message:
+        """Save what the user sent, committed on its own, before anything is cancelled or waited
+        for (see desktop.core.agent.accept); ``answer_user_message`` then runs the turn."""
+        with self.memory.db.transaction():
+            self._sync_memory()  # a change made before this message is reported before it
+            message = accept_user_message(self.memory, self.id, text)
+        self._synced_at = message.id
+        return message
+
+    def answer_user_message(self, message_id: int, cancel: CancelToken | None = None) -> TurnResult:
+        """Run the turn that answers an accepted (already saved) user message."""
+        started = time.perf_counter()
+        message = self.memory.recall.get(message_id)
+        if message is None or message.agent_id != self.id or message.kind != "user_message":
+            raise ValueError(f"message {message_id} is not a user message to agent {self.id}")
+        if self._synced_at != message_id or self.memory.recall.last_id(self.id) != message_id:
+            # Saved without the memory check (through another connection), or a preempted
+            # background step came after it: what changed meanwhile is reported now. Not twice
+            # in a row, which would render a stale section one turn early.
+            with self.memory.db.transaction():
+                self._sync_memory()
+        self._recall_for(message.search_text, cancel)
+        return self._steps("user_message", cancel, started)
 
     def login(self, cancel: CancelToken | None = None) -> TurnResult:
         now = self.memory.clock.now()
@@ -174,14 +202,16 @@ class Agent:
         return tool_costs(self.runtime, self.tools.describe_each())
 
     # --- the loop --------------------------------------------------------------------------
-    def _run(self, kind: str, content: str, *, search_text: str = "", cancel: CancelToken | None) -> TurnResult:
+    def _run(self, kind: str, content: str, *, cancel: CancelToken | None) -> TurnResult:
+        """A turn on an event the agent makes itself (login, heartbeat), saved first."""
         started = time.perf_counter()
-        db = self.memory.db
-        with db.transaction():
+        with self.memory.db.transaction():
             self._sync_memory()  # a change made before this event is reported before it
-            self.memory.recall.add(self.id, role="user", kind=kind, content=content, created_at=self.memory.clock.now(), search_text=search_text)
-        if kind == "user_message":
-            self._recall_for(search_text, cancel)
+            self.memory.recall.add(self.id, role="user", kind=kind, content=content, created_at=self.memory.clock.now())
+        return self._steps(kind, cancel, started)
+
+    def _steps(self, kind: str, cancel: CancelToken | None, started: float) -> TurnResult:
+        db = self.memory.db
         result = TurnResult(kind=kind)
         rules = TurnRules(self.tools, ChainLimits(self.settings.max_steps, self.settings.searches_per_turn))
         try:
@@ -201,12 +231,17 @@ class Agent:
                     result.steps.append(step)
                     if step.ok and step.function == "send_message":
                         result.replies.append(step.arguments["message"])
-                    next_event = self._next_event(step, rules, kind)
+                    # Cancelled while the call ran (a user message preempting a background turn,
+                    # already saved): the step stands, but no event is queued after the user's.
+                    stopped = cancel is not None and cancel.cancelled
+                    next_event = None if stopped else self._next_event(step, rules, kind)
                     if next_event is not None:
                         self.memory.recall.add(
                             self.id, role="user", kind=next_event[0], content=next_event[1], created_at=self.memory.clock.now()
                         )
                 self._report(step, context)
+                if stopped:
+                    raise GenerationCancelled("Stopped after the step")
                 if next_event is None:
                     break
             else:
