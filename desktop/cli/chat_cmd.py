@@ -8,6 +8,7 @@ import threading
 from typing import Any
 
 from desktop.app import Services, make_runtime, memory_history, open_agent, open_consolidator, open_services
+from desktop.core.agent.accept import accept_user_message
 from desktop.core.agent.consolidation_idle import IdleConsolidation
 from desktop.core.agent.context import ContextBudget
 from desktop.core.agent.observer import AgentObserver, StepRecord, TurnResult
@@ -206,8 +207,11 @@ def _loop(services: Services, agent, observer: TerminalObserver, idle: IdleConso
             line = "/quit"
         text = line.strip()
         # Saved the moment it is accepted, before anything below is cancelled or waited for: a
-        # crash while the background work lets go of the model must not lose the line.
-        accepted = agent.accept_user_message(text) if text and text not in COMMANDS else None
+        # crash while the background work lets go of the model must not lose the line. Only the
+        # row is written here (as the window does): the memory check waits for the turn, so the
+        # line is committed within one INSERT and the agent's state is not touched beside the
+        # background turn's thread.
+        accepted = accept_user_message(agent.memory, agent.id, text) if text and text not in COMMANDS else None
         idle.interrupt()  # the user is back: a running pass stops (and resumes next time)
         if background is not None:
             background.preempt()  # the user goes first
