@@ -9,6 +9,8 @@ One JSON object; exit 1 when any target is missed. Targets (issue 12):
   (the login turn, a timed heartbeat, a consolidation pass, knowledge-graph extraction; each holds
   the model or the analyser for 3 s that nothing cuts short), the process killed -9 at a random
   moment 0-10 s after the prompt returned it, 100 trials: 0 sent lines lost, none saved twice.
+- sent_line_kill_window: the same in the real window (offscreen), a message typed and sent while
+  the login turn or a timed heartbeat holds the model, 100 trials: 0 lost, none saved twice.
 - ingest_kill: kill -9 during ingestion of a 200-file folder, 50 trials: the next run resumes,
   ends with the chunk count of an uninterrupted run and no duplicate passages.
 - fuzz: 10,000 malformed function calls (random text, wrong JSON, wrong types, huge strings,
@@ -19,7 +21,7 @@ One JSON object; exit 1 when any target is missed. Targets (issue 12):
 - sockets: a default run of the CLI and of the window (offscreen) opens 0 network sockets.
 
 ``--only NAME`` (repeatable) runs some campaigns alone at full scale, for a shared machine;
-``--trials N`` scales every campaign down (N agent kills and N sent-line kills, N/2 ingestion
+``--trials N`` scales every campaign down (N agent kills and N sent-line kills of each front end, N/2 ingestion
 trials, 100*N fuzzed calls, N/5 model kills of each kind) for a quick run; the defaults are the
 issue's counts.
 """
@@ -213,26 +215,91 @@ chat_cmd._loop(services, agent, observer, idle, login=kind in ("login", "heartbe
                after_turn=(lambda: graph.nudge(record.id)) if graph else (lambda: None))
 """
 SENT_LINE_KINDS = ("login", "heartbeat", "consolidation", "graph")
+# The same in the real window (offscreen, scripted runtime): a login turn or a timed heartbeat
+# holds the model; the line arrives on stdin and is typed into the compose box and sent there.
+SENT_LINE_WINDOW_CHILD = r"""
+import sys, threading, time
+from PySide6.QtCore import QObject, QTimer, Signal
+from PySide6.QtWidgets import QApplication
+from desktop.app import open_services
+from desktop.core.embedding.hashing import HashingEmbedder
+from desktop.core.runtime.scripted import ScriptedRuntime, say
+from desktop.paths import Paths
+from desktop.ui.qt_main_window import MainWindow
+
+kind, hold = sys.argv[1], float(sys.argv[2])
+app = QApplication([])
+embedder = HashingEmbedder()
+services = open_services(Paths.from_environment(), embedder=embedder)
+services.settings_store.set("login_after_minutes", 60 if kind == "login" else 0)
+services.settings_store.set("graph_model_facts", False)  # the script's answers are the turns'
+
+def held(_messages):
+    print("\n@busy", flush=True)
+    time.sleep(hold)
+    return say("Welcome back!" if kind == "login" else "Still here.")
+
+runtime = ScriptedRuntime([held, say("Got it.")], context_window=32768)
+window = MainWindow(services, open_worker_services=lambda: open_services(Paths.from_environment(), embedder=embedder),
+                    make_runtime=lambda _settings: runtime, warm_embedder=False)
+
+class Lines(QObject):
+    line = Signal(str)
+
+lines = Lines()
+
+def type_and_send(text):
+    if not (window.chat.can_send and window.chat.send_button.isEnabled()):
+        QTimer.singleShot(20, lambda: type_and_send(text))  # the worker may still be opening the agent
+        return
+    window.chat.compose.setPlainText(text.rstrip("\n"))
+    print("\n@read", flush=True)  # Send is pressed: the message is accepted from here on
+    window.chat.on_send_clicked()
+
+lines.line.connect(type_and_send)
+threading.Thread(target=lambda: [lines.line.emit(l) for l in iter(sys.stdin.readline, "")], daemon=True).start()
+
+def answered():
+    if "Got it." in window.chat.transcript.toPlainText():
+        print("\nGot it.", flush=True)
+    else:
+        QTimer.singleShot(50, answered)
+
+def ready(_model):
+    if kind == "heartbeat":
+        window.heartbeat_requested.emit()  # as the idle timer does
+    answered()
+
+window.model_ready.connect(ready)
+window.show()
+window.start()
+app.exec()
+"""
+SENT_LINE_WINDOW_KINDS = ("login", "heartbeat")
 SENT_LINE_HOLD_S = 3.0  # how long the background work keeps the model after the line arrives
 SENT_LINE_KILL_WITHIN_S = 10.0
 
 
-def sent_line_kill(trials: int, rng: random.Random, *, hold: float = SENT_LINE_HOLD_S, within: float = SENT_LINE_KILL_WITHIN_S) -> dict:
+def sent_line_kill(trials: int, rng: random.Random, *, hold: float = SENT_LINE_HOLD_S, within: float = SENT_LINE_KILL_WITHIN_S,
+                   window: bool = False) -> dict:
     """A line sent while background work runs, the process killed -9 at a random moment 0 to
-    ``within`` seconds after the prompt returned the line: the line must be in the store, once."""
+    ``within`` seconds after the prompt returned the line (``window``: after Send was pressed in
+    the window): the line must be in the store, once."""
     from desktop.core.storage import open_database
 
-    by_kind = {kind: {"trials": 0, "sent_lines_lost": 0, "killed_before_the_answer": 0} for kind in SENT_LINE_KINDS}
+    child, kinds = (SENT_LINE_WINDOW_CHILD, SENT_LINE_WINDOW_KINDS) if window else (SENT_LINE_CHILD, SENT_LINE_KINDS)
+    name = "sent_line_kill_window" if window else "sent_line_kill"
+    by_kind = {kind: {"trials": 0, "sent_lines_lost": 0, "killed_before_the_answer": 0} for kind in kinds}
     sent = lost = twice = bad_integrity = killed = unanswered = 0
     lost_trials: list[dict] = []  # which, to tell a slow save from a line saved too late
     with tempfile.TemporaryDirectory(prefix="memdesk-faults-") as folder:
         for trial in range(trials):
-            kind = SENT_LINE_KINDS[trial % len(SENT_LINE_KINDS)]
-            progress(f"sent_line_kill: trial {trial + 1} of {trials} ({kind})")
+            kind = kinds[trial % len(kinds)]
+            progress(f"{name}: trial {trial + 1} of {trials} ({kind})")
             home = Path(folder) / f"trial-{trial}"
             line = f"sent line {trial}: are you still there?"
             delay = rng.uniform(0.0, within)
-            process = subprocess.Popen([sys.executable, "-c", SENT_LINE_CHILD, kind, str(hold)], env=_child_env(home),
+            process = subprocess.Popen([sys.executable, "-c", child, kind, str(hold)], env=_child_env(home),
                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
             watchdog = threading.Timer(120, process.kill)  # a child that never gets busy must not hang the run
             watchdog.start()
@@ -266,7 +333,7 @@ def sent_line_kill(trials: int, rng: random.Random, *, hold: float = SENT_LINE_H
             if accepted and not answered:
                 unanswered += 1
                 by_kind[kind]["killed_before_the_answer"] += 1
-    return {"trials": trials, "kinds": list(SENT_LINE_KINDS), "hold_seconds": hold, "kill_within_seconds": within,
+    return {"trials": trials, "kinds": list(kinds), "hold_seconds": hold, "kill_within_seconds": within,
             "sent_lines": sent, "sent_lines_lost": lost, "sent_lines_saved_twice": twice, "killed_before_the_answer": unanswered,
             "killed_by_the_campaign": killed, "integrity_failures": bad_integrity, "by_kind": by_kind, "lost_trials": lost_trials[:10],
             "ok": lost == 0 and twice == 0 and bad_integrity == 0 and sent == trials and killed == trials}
@@ -589,7 +656,7 @@ def sockets(timeout: float = 600.0) -> dict:
             "events": events[:5], "ok": not events and all(run.returncode == 0 for run in runs.values())}
 
 
-CAMPAIGNS = ["agent_kill", "sent_line_kill", "ingest_kill", "fuzz", "model_kill", "sockets"]
+CAMPAIGNS = ["agent_kill", "sent_line_kill", "sent_line_kill_window", "ingest_kill", "fuzz", "model_kill", "sockets"]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -609,6 +676,7 @@ def main(argv: list[str] | None = None) -> int:
     campaigns = {
         "agent_kill": lambda: agent_kill(n, rng["agent_kill"]),
         "sent_line_kill": lambda: sent_line_kill(n, rng["sent_line_kill"]),
+        "sent_line_kill_window": lambda: sent_line_kill(n, rng["sent_line_kill_window"], window=True),
         "ingest_kill": lambda: ingest_kill(max(1, math.ceil(n / 2)), rng["ingest_kill"]),
         "fuzz": lambda: fuzz(100 * n, rng["fuzz"]),
         "model_kill": lambda: model_kill(max(1, math.ceil(n / 5)), rng["model_kill"]),
