@@ -1,9 +1,9 @@
 """One MemDesk window or terminal chat per data folder.
 
 Two of them on one store would each run the agent, its background work and a model: the second
-waited out SQLite's busy timeout and failed. The one running holds an exclusive ``flock`` on a
-lock file in the data folder, with its process id and program written in it, so a second start
-fails at once and says who holds it. The kernel drops the lock when its process ends, however it
+waited out SQLite's busy timeout and failed. The one running holds an exclusive lock (``flock``; on
+Windows a byte-range lock) on a lock file in the data folder, with its process id and program
+written in it, so a second start fails at once and says who holds it. The kernel drops the lock when its process ends, however it
 ends (kill -9 included), so a stale file never blocks a start; it is never deleted, because
 deleting a lock file lets two processes lock two different files.
 
@@ -21,8 +21,13 @@ from desktop.errors import AlreadyRunningError
 
 try:
     import fcntl
-except ImportError:  # pragma: no cover - Windows: no flock; one instance is not enforced there
+except ImportError:  # pragma: no cover - Windows: a byte-range lock instead (msvcrt), dropped with its handle
     fcntl = None  # type: ignore[assignment]
+    import msvcrt
+
+#: Where Windows' byte-range lock sits: past the holder's JSON, which a locked range would make
+#: unreadable to the second start that wants to name the holder.
+_WINDOWS_LOCKED_BYTE = 1 << 20
 
 WINDOW = "the MemDesk window"
 TERMINAL_CHAT = "memdesk chat"
@@ -39,23 +44,24 @@ class InstanceLock:
 
     def acquire(self) -> "InstanceLock":
         """Take the lock, or raise AlreadyRunningError naming the process that holds it."""
-        if self._descriptor is not None or fcntl is None:
+        if self._descriptor is not None:
             return self
         self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         # Not inherited by child processes (Python's default), so a model process left behind by a
         # killed parent does not keep holding it.
         descriptor = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
         try:
-            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = _read_holder(descriptor)
-            os.close(descriptor)
-            raise _already_running(self.path.parent, holder) from None
+            locked = _try_lock(descriptor)
         except BaseException:
             os.close(descriptor)
             raise
+        if not locked:
+            holder = _read_holder(descriptor)
+            os.close(descriptor)
+            raise _already_running(self.path.parent, holder)
         os.ftruncate(descriptor, 0)
-        os.pwrite(descriptor, json.dumps({"pid": os.getpid(), "program": self.program}).encode("utf-8"), 0)
+        os.lseek(descriptor, 0, os.SEEK_SET)
+        os.write(descriptor, json.dumps({"pid": os.getpid(), "program": self.program}).encode("utf-8"))
         self._descriptor = descriptor
         return self
 
@@ -64,7 +70,10 @@ class InstanceLock:
             return
         descriptor, self._descriptor = self._descriptor, None
         os.ftruncate(descriptor, 0)  # nobody holds it now: nobody is named
-        os.close(descriptor)  # closing the last descriptor drops the flock
+        if fcntl is None:
+            os.lseek(descriptor, _WINDOWS_LOCKED_BYTE, os.SEEK_SET)
+            msvcrt.locking(descriptor, msvcrt.LK_UNLCK, 1)
+        os.close(descriptor)  # closing the last descriptor drops the lock
 
     @property
     def held(self) -> bool:
@@ -77,9 +86,26 @@ class InstanceLock:
         self.release()
 
 
+def _try_lock(descriptor: int) -> bool:
+    """Take the exclusive lock without waiting; False when another process (or handle) has it."""
+    if fcntl is not None:
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
+        return True
+    os.lseek(descriptor, _WINDOWS_LOCKED_BYTE, os.SEEK_SET)
+    try:
+        msvcrt.locking(descriptor, msvcrt.LK_NBLCK, 1)
+    except OSError:
+        return False
+    return True
+
+
 def _read_holder(descriptor: int) -> dict:
     try:
-        holder = json.loads(os.pread(descriptor, 4096, 0) or b"{}")
+        os.lseek(descriptor, 0, os.SEEK_SET)
+        holder = json.loads(os.read(descriptor, 4096) or b"{}")
     except (OSError, ValueError):
         return {}
     return holder if isinstance(holder, dict) else {}

@@ -13,9 +13,6 @@ import pytest
 from desktop.errors import AlreadyRunningError
 from desktop.instance import TERMINAL_CHAT, WINDOW, InstanceLock
 
-pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="the lock is an flock, which Windows does not have")
-
-
 def test_a_second_start_is_refused_naming_the_first_until_it_ends(tmp_path):
     path = tmp_path / "home" / "memdesk.lock"
     first = InstanceLock(path, WINDOW).acquire()

@@ -17,9 +17,6 @@ from desktop.core.runtime.scripted import ScriptedRuntime, say
 from desktop.instance import WINDOW, InstanceLock
 from desktop.paths import Paths
 
-pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="the lock is an flock, which Windows does not have")
-
-
 @pytest.fixture
 def running_window(memdesk_home):
     with InstanceLock(Paths.from_environment().instance_lock, WINDOW) as lock:

@@ -4,7 +4,6 @@ window to come forward; the running window does."""
 from __future__ import annotations
 
 import os
-import sys
 
 import pytest
 from PySide6.QtWidgets import QMessageBox, QWidget
@@ -13,9 +12,6 @@ from desktop.instance import TERMINAL_CHAT, WINDOW, InstanceLock, ask_to_come_fo
 from desktop.paths import Paths
 from desktop.ui import main as window_main
 from desktop.ui.qt_instance import ComeForwardWatcher
-
-pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="the lock is an flock, which Windows does not have")
-
 
 @pytest.fixture
 def shown(monkeypatch):
