@@ -24,15 +24,16 @@ def manual_clock():
     return ManualClock()
 
 
-def write_pdf(path: Path, pages: list[str], *, compress: bool = False) -> None:
-    """A minimal valid PDF with one text line per page, written by hand (pypdf cannot draw text)."""
+def write_pdf(path: Path, pages: list[str], *, compress: bool = False, padding: int = 0) -> None:
+    """A minimal valid PDF with one text line per page, written by hand (pypdf cannot draw text).
+    ``padding`` spaces follow each page's text: compressed, a small file that inflates to a lot."""
     objects: list[bytes] = []
     kids = " ".join(f"{3 + 2 * i} 0 R" for i in range(len(pages)))
     objects.append(b"<< /Type /Catalog /Pages 2 0 R >>")
     objects.append(f"<< /Type /Pages /Kids [{kids}] /Count {len(pages)} >>".encode())
     font_id = 3 + 2 * len(pages)
     for i, text in enumerate(pages):
-        content = f"BT /F1 12 Tf 72 720 Td ({text}) Tj ET".encode()
+        content = f"BT /F1 12 Tf 72 720 Td ({text}) Tj ET".encode() + b" " * padding
         stream = zlib.compress(content) if compress else content
         extra = b" /Filter /FlateDecode" if compress else b""
         objects.append(

@@ -7,7 +7,6 @@ import io
 import os
 import re
 import zipfile
-import zlib
 
 import pytest
 
@@ -45,23 +44,7 @@ def _rewrite_zip(path, replace: dict[str, bytes], add: dict[str, int] | None = N
 
 def write_pdf_bomb(path, expanded_bytes: int) -> None:
     """A one-page PDF whose content stream inflates to ``expanded_bytes`` (mostly spaces)."""
-    content = zlib.compress(b"BT /F1 12 Tf 72 720 Td (Hello) Tj ET" + b" " * expanded_bytes, 9)
-    objects = [
-        b"<< /Type /Catalog /Pages 2 0 R >>",
-        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>",
-        b"<< /Length " + str(len(content)).encode() + b" /Filter /FlateDecode >>\nstream\n" + content + b"\nendstream",
-        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
-    ]
-    out = bytearray(b"%PDF-1.4\n")
-    offsets = []
-    for number, body in enumerate(objects, start=1):
-        offsets.append(len(out))
-        out += f"{number} 0 obj\n".encode() + body + b"\nendobj\n"
-    xref = len(out)
-    out += f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode() + b"".join(f"{o:010d} 00000 n \n".encode() for o in offsets)
-    out += f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
-    path.write_bytes(bytes(out))
+    write_pdf(path, ["Hello"], compress=True, padding=expanded_bytes)
 
 
 def test_each_hostile_file_is_that_files_failure_and_the_good_file_still_lands(store, manual_clock, tmp_path):
