@@ -11,18 +11,9 @@ from desktop.core.embedding.hashing import HashingEmbedder
 from desktop.core.memory.archival import ArchivalMemory
 from desktop.core.memory.recall import RecallMemory
 from desktop.core.retrieval.query import MAX_QUERY_TERMS, fts_query, terms
-from desktop.core.storage import open_database
 
 #: 20,000 words, nearly all different: the query a user pasting a long document would search with.
 HUGE_QUERY = "lighthouse " + " ".join(f"word{n}" for n in range(20_000))
-
-
-@pytest.fixture
-def db(tmp_path):
-    database = open_database(tmp_path / "memdesk.sqlite3")
-    database.execute("INSERT INTO agents(name, created_at, system_prompt) VALUES ('sam', '2026-01-01T00:00:00+00:00', '')")
-    yield database
-    database.close()
 
 
 @pytest.fixture

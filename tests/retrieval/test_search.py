@@ -17,14 +17,6 @@ from desktop.core.storage import open_database
 START = datetime(2026, 3, 1, 10, 0, tzinfo=timezone.utc)
 
 
-@pytest.fixture
-def db(tmp_path):
-    database = open_database(tmp_path / "memdesk.sqlite3")
-    database.execute("INSERT INTO agents(name, created_at, system_prompt) VALUES ('sam', '2026-01-01T00:00:00+00:00', '')")
-    yield database
-    database.close()
-
-
 def _say(recall, text, *, minutes, author="Ana"):
     return recall.add(1, role="user", kind="user_message", content=text, search_text=text, author=author, created_at=START + timedelta(minutes=minutes))
 
