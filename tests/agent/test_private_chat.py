@@ -180,3 +180,29 @@ class RecordingRuntime(ScriptedRuntime):
 
     def close(self) -> None:
         self.closed = True
+
+
+def test_a_failing_tool_or_recall_logs_where_it_failed_but_not_what_was_said(services, runtime, saved_agent, caplog, monkeypatch):
+    tools = services.paths.user_tools
+    tools.mkdir(parents=True, exist_ok=True)
+    (tools / "diary.py").write_text(
+        'def diary(ctx, entry: str) -> str:\n'
+        '    """Keep a diary entry.\n\n    Args:\n        entry: The entry.\n    """\n'
+        '    raise ValueError(f"cannot file {entry}")\n\nTOOLS = [diary]\n'
+    )
+    private = open_private_services(services)
+    try:
+        agent = open_agent(private, services.agents.get(saved_agent.id), runtime, consent=AllowAll())
+        assert agent.recall is not None
+
+        def broken_search(*args, **kwargs):
+            raise RuntimeError(f"no index for {SECRET_MESSAGE}")
+
+        monkeypatch.setattr(agent.recall, "search", broken_search)
+        runtime.enqueue(call("diary", "file it", True, entry=SECRET_MESSAGE), say("I could not file it."))
+        with caplog.at_level("DEBUG"):
+            agent.send_user_message(f"Dear diary: {SECRET_MESSAGE}")
+    finally:
+        private.close()
+    assert "function diary raised ValueError" in caplog.text and "automatic recall failed" in caplog.text
+    assert SECRET_MESSAGE not in caplog.text
