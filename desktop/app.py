@@ -103,7 +103,7 @@ def open_services(paths: Paths | None = None, *, embedder: Embedder | None = Non
     db = open_database(paths.database)
     settings_store = SettingsStore(db)
     clock = clock or SystemClock(lambda: user_zone(settings_store))
-    memory = _memory_services(db, embedder, clock, settings_store, paths)
+    memory = _memory_services(db, embedder, clock, settings_store, paths.files_root)
     return Services(paths, db, clock, Prompts.load(RESOURCES / "prompts"), settings_store, memory, embedder)
 
 
@@ -114,11 +114,12 @@ def open_private_services(services: Services) -> Services:
     reading the saved time zone setting."""
     db = copy_to_memory(services.db)
     settings_store = SettingsStore(db)
-    memory = _memory_services(db, services.embedder, services.clock, settings_store, services.paths)
+    # No files folder: the copy's agents are the saved ones, whose files a delete here must not touch.
+    memory = _memory_services(db, services.embedder, services.clock, settings_store, None)
     return Services(services.paths, db, services.clock, services.prompts, settings_store, memory, services.embedder, private=True)
 
 
-def _memory_services(db: Database, embedder: Embedder, clock: Clock, settings_store: SettingsStore, paths: Paths) -> MemoryServices:
+def _memory_services(db: Database, embedder: Embedder, clock: Clock, settings_store: SettingsStore, files_root: Path | None) -> MemoryServices:
     # One history for every writer of memory, bounded by a setting read at each write.
     history = MemoryHistory(db, clock, max_changes=lambda: settings_store.load().history_max_changes)
     core = CoreMemory(db, clock, history)
@@ -126,7 +127,7 @@ def _memory_services(db: Database, embedder: Embedder, clock: Clock, settings_st
     vectors = VectorIndex(db)
     return MemoryServices(
         db=db,
-        agents=AgentStore(db, core, clock, paths.files_root),
+        agents=AgentStore(db, core, clock, files_root),
         core=core,
         recall=RecallMemory(
             db, embedder, ranker=MessageRanker(db, embedder, vectors, user_name=lambda: settings_store.load().user_name), clock=clock

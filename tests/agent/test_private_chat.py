@@ -206,3 +206,16 @@ def test_a_failing_tool_or_recall_logs_where_it_failed_but_not_what_was_said(ser
         private.close()
     assert "function diary raised ValueError" in caplog.text and "automatic recall failed" in caplog.text
     assert SECRET_MESSAGE not in caplog.text
+
+
+def test_deleting_an_agent_in_the_copy_leaves_its_saved_files_alone(services, saved_agent):
+    files = services.paths.agent_files(saved_agent.id)
+    files.mkdir(parents=True)
+    (files / "notes.txt").write_text("kept")
+    private = open_private_services(services)
+    try:
+        private.agents.delete(saved_agent.id)
+    finally:
+        private.close()
+    assert (files / "notes.txt").read_text() == "kept"
+    assert services.agents.get(saved_agent.id).name == "sam"
