@@ -84,9 +84,12 @@ class PrivateChat(QObject):
         if on == self.active:
             return
         window = self.window
-        if window.busy or window.agent_id is None:
+        if self.starting or window.busy or window.agent_id is None:
             self._show_checked(self.active)
-            window.hub.notify("Stop the current reply (Esc) first" if window.busy else "Choose an agent first")
+            if self.starting:
+                window.hub.notify("The private chat is still starting")
+            else:
+                window.hub.notify("Stop the current reply (Esc) first" if window.busy else "Choose an agent first")
             return
         if on:
             self.start()

@@ -34,10 +34,14 @@ def _export_encrypted(db: Database, copy: Database) -> None:
     version = db.schema_version
     # The export creates every table itself, the bookkeeping one that opening made included.
     copy.execute("DROP TABLE IF EXISTS schema_migrations")
+    # Tables are filled in schema order, which is not the order of their references (a rebuilt
+    # table comes last): the copy is of a consistent store, so nothing is checked meanwhile.
+    copy.execute("PRAGMA foreign_keys = OFF")
     copy.execute(f"ATTACH DATABASE ? AS {_SAVED} KEY ?", (str(db.path), db.key))
     try:
         copy.query(f"SELECT sqlcipher_export('main', '{_SAVED}')")
     finally:
         copy.execute(f"DETACH DATABASE {_SAVED}")
+        copy.execute("PRAGMA foreign_keys = ON")
     copy.execute("PRAGMA writable_schema = RESET")
     copy.execute(f"PRAGMA user_version = {int(version)}")
