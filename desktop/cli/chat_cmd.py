@@ -154,7 +154,7 @@ def _chat(args: argparse.Namespace) -> int:
     try:
         # Namespaces built by hand (tests, benchmarks) predate the flag.
         if getattr(args, "private", False):
-            print("Copying the memories into memory for a private chat...", file=sys.stderr)
+            print("Starting a private chat (copying the store into memory)...", file=sys.stderr)
             private = open_private_services(services)
         chat_services = private or services
         record = _pick_agent(chat_services, args.agent)
