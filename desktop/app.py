@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import tzinfo
 from functools import cached_property
 from pathlib import Path
@@ -32,14 +32,16 @@ from desktop.core.models.library import ModelLibrary
 from desktop.core.prompts import Prompts
 from desktop.core.retrieval import MessageRanker, PassageRanker, VectorIndex
 from desktop.core.runtime.base import ChatMessage, Runtime
+from desktop.core.runtime.private import PrivateRuntime
 from desktop.core.storage import Database, open_database
+from desktop.core.storage.memory_copy import copy_to_memory
 from desktop.core.tools.builtin import default_registry
 from desktop.core.tools.context import ConsentPolicy
 from desktop.core.tools.files import FileSandbox
 from desktop.core.tools.http import HttpPolicy
 from desktop.core.tools.imported import ImportedTools
-from desktop.core.tools.registry import load_user_tools
-from desktop.errors import ConfigError
+from desktop.core.tools.registry import ToolRegistry, load_user_tools
+from desktop.errors import ConfigError, PrivateChatRefusal, ToolError
 from desktop.paths import RESOURCES, Paths
 from desktop.settings import Settings, SettingsStore
 
@@ -55,6 +57,8 @@ class Services:
     settings_store: SettingsStore
     memory: MemoryServices
     embedder: Embedder
+    #: A private chat's services: an in-memory copy of the store that closing discards.
+    private: bool = False
 
     @property
     def settings(self) -> Settings:
@@ -74,6 +78,11 @@ class Services:
         )
 
     def ingestor(self) -> Ingestor:
+        if self.private:
+            raise PrivateChatRefusal(
+                "Documents cannot be added during a private chat: nothing of it is saved",
+                hint="end the private chat, then add the documents to keep them",
+            )
         return Ingestor(self.db, self.memory.archival, self.clock)
 
     def close(self) -> None:
@@ -94,14 +103,31 @@ def open_services(paths: Paths | None = None, *, embedder: Embedder | None = Non
     db = open_database(paths.database)
     settings_store = SettingsStore(db)
     clock = clock or SystemClock(lambda: user_zone(settings_store))
+    memory = _memory_services(db, embedder, clock, settings_store, paths.files_root)
+    return Services(paths, db, clock, Prompts.load(RESOURCES / "prompts"), settings_store, memory, embedder)
+
+
+def open_private_services(services: Services) -> Services:
+    """A private chat's services: the same agents and memories, read from an in-memory copy of the
+    store, so every write of the agent loop (messages, memory edits, archival inserts, history,
+    graph) works unchanged and none reaches the file. ``close`` discards the copy. The clock keeps
+    reading the saved time zone setting."""
+    db = copy_to_memory(services.db)
+    settings_store = SettingsStore(db)
+    # No files folder: the copy's agents are the saved ones, whose files a delete here must not touch.
+    memory = _memory_services(db, services.embedder, services.clock, settings_store, None)
+    return Services(services.paths, db, services.clock, services.prompts, settings_store, memory, services.embedder, private=True)
+
+
+def _memory_services(db: Database, embedder: Embedder, clock: Clock, settings_store: SettingsStore, files_root: Path | None) -> MemoryServices:
     # One history for every writer of memory, bounded by a setting read at each write.
     history = MemoryHistory(db, clock, max_changes=lambda: settings_store.load().history_max_changes)
     core = CoreMemory(db, clock, history)
     # The rankers' caches belong to this connection's stores: one vector index, shared by both.
     vectors = VectorIndex(db)
-    memory = MemoryServices(
+    return MemoryServices(
         db=db,
-        agents=AgentStore(db, core, clock, paths.files_root),
+        agents=AgentStore(db, core, clock, files_root),
         core=core,
         recall=RecallMemory(
             db, embedder, ranker=MessageRanker(db, embedder, vectors, user_name=lambda: settings_store.load().user_name), clock=clock
@@ -110,7 +136,6 @@ def open_services(paths: Paths | None = None, *, embedder: Embedder | None = Non
         clock=clock,
         graph=KnowledgeGraph(db, clock, embedder, history=history),
     )
-    return Services(paths, db, clock, Prompts.load(RESOURCES / "prompts"), settings_store, memory, embedder)
 
 
 def memory_history(db: Database, clock: Clock) -> MemoryHistory:
@@ -192,6 +217,9 @@ def open_agent(
     # Tools an imported agent file brought run only once the user enabled them (and ask each time).
     imported = ImportedTools(services.db, services.clock).enabled_tools(record.id)
     tools = default_registry(load_user_tools(services.paths.user_tools) + imported)
+    if services.private:
+        # Asked of every request: the runtime is shared with the saved conversation.
+        runtime, tools = PrivateRuntime(runtime), _without_file_writes(tools)
     services.memory.recall.graph_weight = GRAPH_WEIGHT if settings.graph_search_expansion else 0.0
     # The active model's catalog entry refines the defaults; a setting the user chose wins.
     profile = services.models.profile_for(settings)
@@ -217,6 +245,24 @@ def open_agent(
         observer=observer,
         recall=open_auto_recall(services, settings),
     )
+
+
+#: Built-in functions that write outside the store, which a private chat must not.
+FILE_WRITING_TOOLS = ("append_to_text_file",)
+
+
+def _without_file_writes(tools: ToolRegistry) -> ToolRegistry:
+    """The same functions (so the prompt, and its cached state, stay those of the saved chat), with
+    those that write files refusing before the user is even asked."""
+
+    def refuse(ctx, **arguments) -> None:
+        raise ToolError("Nothing is written to files during a private chat; the user can save it themselves")
+
+    for name in FILE_WRITING_TOOLS:
+        tool = tools.resolve(name)
+        if tool is not None:
+            tools.replace(replace(tool, check=refuse))
+    return tools
 
 
 def recall_sources(services: Services) -> list[MemorySource]:

@@ -147,3 +147,7 @@ class FileTransferError(MemDeskError):
 
 class ConfigError(MemDeskError):
     pass
+
+
+class PrivateChatRefusal(MemDeskError):
+    """Something that would save what a private chat holds (adding documents) was asked during one."""

@@ -1,4 +1,4 @@
-"""``memdesk chat [--agent NAME] [--verbose]``: chat with an agent in the terminal."""
+"""``memdesk chat [--agent NAME] [--verbose] [--private]``: chat with an agent in the terminal."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import sys
 import threading
 from typing import Any
 
-from desktop.app import Services, make_runtime, memory_history, open_agent, open_consolidator, open_services
+from desktop.app import Services, make_runtime, memory_history, open_agent, open_consolidator, open_private_services, open_services
 from desktop.core.agent.accept import accept_user_message
 from desktop.core.agent.consolidation_idle import IdleConsolidation
 from desktop.core.agent.context import ContextBudget
@@ -22,6 +22,10 @@ from desktop.paths import Paths
 DEFAULT_AGENT = "companion"
 HELP = "Type a message and press Enter. Commands: /memory, /budget, /quit."
 COMMANDS = ("/memory", "/budget", "/quit", "/exit")
+PRIVATE_BANNER = (
+    "Private chat: nothing of it is saved (messages, memory edits, the knowledge graph, the model's cache);"
+    " the agent reads its memories, and everything is discarded when you quit."
+)
 
 
 def add_command(commands) -> None:
@@ -29,6 +33,7 @@ def add_command(commands) -> None:
     parser.add_argument("--agent", help=f"agent name (default: the last one used, or {DEFAULT_AGENT!r})")
     parser.add_argument("--verbose", "-v", action="store_true", help="also show inner monologue, function calls and the budget")
     parser.add_argument("--no-login", action="store_true", help="do not send the login event at start")
+    parser.add_argument("--private", action="store_true", help="a private chat: the agent reads its memories, nothing is saved")
     parser.set_defaults(handler=run)
 
 
@@ -145,9 +150,14 @@ def run(args: argparse.Namespace) -> int:
 
 def _chat(args: argparse.Namespace) -> int:
     services = open_services()
-    idle = graph = None
+    idle = graph = private = None
     try:
-        record = _pick_agent(services, args.agent)
+        # Namespaces built by hand (tests, benchmarks) predate the flag.
+        if getattr(args, "private", False):
+            print("Starting a private chat (copying the store into memory)...", file=sys.stderr)
+            private = open_private_services(services)
+        chat_services = private or services
+        record = _pick_agent(chat_services, args.agent)
         # Load the embedding model while llama.cpp loads, not at the agent's first archival call.
         preload = getattr(services.embedder, "load", None)
         if preload is not None:
@@ -155,13 +165,19 @@ def _chat(args: argparse.Namespace) -> int:
         print(f"Loading the model for {record.name}...", file=sys.stderr)
         runtime = make_runtime(services.settings)
         observer = TerminalObserver(args.verbose)
-        agent = open_agent(services, record, runtime, consent=TerminalConsent(), observer=observer)
+        agent = open_agent(chat_services, record, runtime, consent=TerminalConsent(), observer=observer)
         print(f"Chatting with {record.name} ({runtime.info.model_id}). {HELP}", file=sys.stderr)
-        idle = _idle_consolidation(services, record, runtime, agent)
+        idle = _idle_consolidation(chat_services, record, runtime, agent)
         try:
-            graph = _graph_extraction(services)
-            graph.nudge(record.id)  # catch up on what an earlier session left
-            _loop(services, agent, observer, idle, login=not args.no_login, after_turn=lambda: graph.nudge(record.id))
+            if private is not None:
+                # No background writer runs (consolidation, graph extraction), and no login turn:
+                # the chat is the user's own, started to say something.
+                print(PRIVATE_BANNER, file=sys.stderr)
+                _loop(private, agent, observer, idle, login=False)
+            else:
+                graph = _graph_extraction(services)
+                graph.nudge(record.id)  # catch up on what an earlier session left
+                _loop(services, agent, observer, idle, login=not args.no_login, after_turn=lambda: graph.nudge(record.id))
         finally:
             idle.close()
             runtime.close()
@@ -170,6 +186,8 @@ def _chat(args: argparse.Namespace) -> int:
             idle.close()  # a pass must not outlive the store (Ctrl+C at the prompt)
         if graph is not None:
             graph.close()
+        if private is not None:
+            private.close()  # discards the private chat
         services.close()
     return 0
 
@@ -182,7 +200,8 @@ def _idle_consolidation(services: Services, record, runtime, agent) -> IdleConso
         if result.applied or result.proposed:
             print(f"\n  [{result.describe()}; review with: memdesk consolidate list]", file=sys.stderr)
 
-    minutes = services.settings.consolidation_idle_minutes
+    # A private chat's consolidation would only reach the copy, but it is a writer the user did not ask for.
+    minutes = 0 if services.private else services.settings.consolidation_idle_minutes
     return IdleConsolidation(
         lambda: open_consolidator(services, record, runtime, prefix=agent.prompt_prefix), minutes * 60, on_result=report,
         on_error=lambda error: print(f"\n  [consolidation failed: {getattr(error, 'user_message', error)}]", file=sys.stderr),

@@ -89,7 +89,7 @@ class ChatPanel(QWidget):
         self.send_button = QPushButton("Send")
         self.stop_button = QPushButton("Stop")
         self.stop_button.setEnabled(False)
-        buttons = QVBoxLayout()
+        buttons = self.compose_buttons = QVBoxLayout()  # the window adds its own (the private chat's)
         buttons.addWidget(self.send_button)
         buttons.addWidget(self.stop_button)
         compose_row.addWidget(self.compose, 1)

@@ -51,6 +51,7 @@ from desktop.ui.qt_jobs import Jobs
 from desktop.ui.qt_knowledge import KnowledgePanel
 from desktop.ui.qt_memory import CoreMemoryPanel
 from desktop.ui.qt_model_actions import ModelActions
+from desktop.ui.qt_private_chat import PrivateChat
 from desktop.ui.qt_server_warning import ServerWarning
 from desktop.ui.qt_settings import RESTART_MODEL, SettingsDialog
 from desktop.ui.qt_text import escape
@@ -130,6 +131,7 @@ class MainWindow(QMainWindow):
         self._build_ui()
         self._connect_signals()
         self.consolidation = ConsolidationController(self)
+        self.private_chat = PrivateChat(self)
         self._build_help_menu()  # after the controller's Memory menu: Help comes last
         self.setAcceptDrops(True)
         # QMainWindow::event keeps drops for its own dock dragging; a filter sees them first.
@@ -194,7 +196,7 @@ class MainWindow(QMainWindow):
 
     def _build_menus(self) -> None:
         """Every menu entry, with its shortcut and the slot it triggers."""
-        menu = self.menuBar().addMenu("&File")
+        menu = self.file_menu = self.menuBar().addMenu("&File")
         self.new_agent_action = self._action(menu, "&New agent…", QKeySequence.StandardKey.New, self.agent_actions.on_create_requested)
         transfers = self.transfer_actions
         self._action(menu, "&Import agent (.af or .json)…", QKeySequence("Ctrl+I"), transfers.on_import_triggered)
@@ -298,7 +300,7 @@ class MainWindow(QMainWindow):
         self.archival.changed.connect(self.budget_requested)
         self.archival.changed.connect(self.history.refresh)
         self.archival.failed.connect(self.hub.report)
-        self.documents.ingest_requested.connect(self.ingest_requested)
+        self.documents.ingest_requested.connect(self.on_ingest_requested)
         self.documents.changed.connect(self.budget_requested)
         self.documents.changed.connect(self.archival.refresh)
         self.transfer_actions.imported.connect(self.on_agent_list_changed)
@@ -317,6 +319,7 @@ class MainWindow(QMainWindow):
     @reports_errors
     def select_agent(self, agent_id: int) -> None:
         record = self.services.agents.get(agent_id)
+        self.private_chat.discard()  # another agent, or this one opened again: back to what is saved
         self.agent_id = agent_id
         self.agents.set_agents(self.services.agents.list(), agent_id)
         self.setWindowTitle(f"MemDesk — {record.name}")
@@ -478,7 +481,7 @@ class MainWindow(QMainWindow):
         # Saved through the window's own connection before a background turn is cancelled or
         # waited for (the worker may take seconds to let go of the model): a crash then keeps it.
         try:
-            message = accept_user_message(self.services.memory, self.agent_id, text)
+            message = accept_user_message(self.private_chat.memory, self.agent_id, text)
         except MemDeskError:
             if not self.chat.compose.toPlainText():
                 self.chat.compose.setPlainText(text)  # not sent: the user's text is not lost either
@@ -488,6 +491,12 @@ class MainWindow(QMainWindow):
         self.chat.transcript.add(transfer.Entry("user", text, message.created_at))
         self.worker.preempt()  # a background turn must not make the user wait
         self.send_requested.emit(message.id)
+
+    @Slot(int, list)
+    @reports_errors
+    def on_ingest_requested(self, agent_id: int, paths: list) -> None:
+        self.private_chat.refuse_saving("Documents cannot be added")
+        self.ingest_requested.emit(agent_id, paths)
 
     @Slot()
     @reports_errors

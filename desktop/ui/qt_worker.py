@@ -12,7 +12,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QThread, QTimer, Signal, Slot
 
-from desktop.app import Services, open_agent, open_consolidator, resolve_model_path
+from desktop.app import Services, open_agent, open_consolidator, open_private_services, resolve_model_path
 from desktop.core.agent.context import ContextBudget
 from desktop.core.agent.loop import Agent
 from desktop.core.agent.observer import AgentObserver, StepRecord
@@ -70,6 +70,8 @@ class AgentWorker(QObject):
         switch_finished(bool, object): a model switch ended: (True, the new Settings), or (False,
             the error) with the previous model loaded again
         consolidation_finished(object): a consolidation PassResult (idle time; never marks busy)
+        private_started(object): a private chat began: its Services (an in-memory copy of the
+            store), which the window shares for accepting messages; the worker closes them
     """
 
     loading = Signal(str)
@@ -87,6 +89,7 @@ class AgentWorker(QObject):
     agent_opened = Signal(int)
     switch_finished = Signal(bool, object)
     consolidation_finished = Signal(object)
+    private_started = Signal(object)
 
     def __init__(
         self,
@@ -106,6 +109,9 @@ class AgentWorker(QObject):
         self._settings: Settings | None = None
         self._agent: Agent | None = None
         self._agent_id: int | None = None
+        # A private chat's services while one is on: the agent runs on them, and nothing that
+        # writes on its own (login, heartbeats, consolidation, after-turn helpers) runs at all.
+        self._private: Services | None = None
         self._cancel = CancelToken()
         # The static prompt is evaluated in the background while the user reads or types: wanted
         # when an agent opens; every job stops it first (within one prompt batch) and resumes it after.
@@ -197,14 +203,46 @@ class AgentWorker(QObject):
             self._users_waiting = max(0, self._users_waiting - 1)
         self._turn(lambda agent, cancel: agent.answer_user_message(message_id, cancel))
 
+    @Slot(int)
+    def start_private(self, agent_id: int) -> None:
+        """Copy the store into memory and talk to ``agent_id`` there until ``end_private``."""
+        with self._working():
+            if self._services is None:
+                self._services = self._open_services()
+            self._close_private()
+            self._private = open_private_services(self._services)
+            self._agent_id, self._agent = agent_id, None
+            self.private_started.emit(self._private)
+            if self._runtime is not None:
+                self._open(agent_id)
+
+    @Slot()
+    def end_private(self) -> None:
+        """Back to the saved conversation; the private chat's copy is discarded."""
+        if self._private is None:
+            return
+        with self._working():
+            self._close_private()
+            if self._agent_id is not None and self._runtime is not None:
+                self._open(self._agent_id)
+
+    def _close_private(self) -> None:
+        private, self._private = self._private, None
+        if private is not None:
+            self._agent = None
+            self._warmup.forget()
+            private.close()
+
     @Slot()
     def heartbeat(self) -> None:
+        if self._private is not None:
+            return
         self._turn(lambda agent, cancel: agent.timed_heartbeat(cancel), background=True)
 
     @Slot()
     def login(self) -> None:
         """The login event of an agent opened after a gap: a background turn (a message preempts it)."""
-        if self._agent is not None and self._agent.login_due():
+        if self._agent is not None and self._private is None and self._agent.login_due():
             self._turn(lambda agent, cancel: agent.login(cancel), background=True)
 
     @Slot(object)
@@ -213,7 +251,7 @@ class AgentWorker(QObject):
         and the window then cancels ``cancel`` (made by the requester, so a cancel that comes
         before this slot starts is not lost); the pass stops at the next token and the queued
         message runs right after."""
-        if self._agent is None or self._services is None or self._runtime is None or cancel.cancelled:
+        if self._agent is None or self._services is None or self._runtime is None or self._private is not None or cancel.cancelled:
             return
         with self._working(busy=False):
             record = self._services.agents.get(self._agent.id)
@@ -245,6 +283,7 @@ class AgentWorker(QObject):
     @Slot()
     def shutdown(self) -> None:
         self._run_hooks(self.before_turn)
+        self._close_private()
         self._agent = None
         self._warmup.forget()
         if self._runtime is not None:
@@ -258,14 +297,16 @@ class AgentWorker(QObject):
     # --- helpers -------------------------------------------------------------------------
     def _open(self, agent_id: int) -> None:
         assert self._services is not None and self._runtime is not None
-        record = self._services.agents.get(agent_id)
+        services = self._private or self._services
+        record = services.agents.get(agent_id)
         self._agent = open_agent(
-            self._services, record, self._runtime, consent=self._consent, observer=_SignalObserver(self), settings=self._settings
+            services, record, self._runtime, consent=self._consent, observer=_SignalObserver(self), settings=self._settings
         )
         self.agent_opened.emit(agent_id)
         self.budget_changed.emit(self._agent.budget())
-        self._warmup.want(self._runtime, self._agent.static_prefix(), self._agent.memory_prefix())  # runs when this job ends
-        if self._agent.login_due():
+        # The agent's runtime: a private chat's keeps nothing on disk, so it warms nothing.
+        self._warmup.want(self._agent.runtime, self._agent.static_prefix(), self._agent.memory_prefix())  # runs when this job ends
+        if self._private is None and self._agent.login_due():
             # Queued, not run here: the slot that opened the agent returns first, and a message
             # the user sends meanwhile is queued ahead (preempt() makes the login skip itself).
             QTimer.singleShot(0, self.login)
@@ -294,7 +335,8 @@ class AgentWorker(QObject):
                         self.event.emit("stopped", "generation stopped")
                 finally:
                     self.turn_finished.emit(result)
-                    self._run_hooks(self.after_turn, agent)
+                    if self._private is None:  # the helpers would read and keep the private prompt
+                        self._run_hooks(self.after_turn, agent)
         finally:
             with self._lock:
                 self._background_running = False

@@ -32,6 +32,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, Protocol
 
+from desktop.core.agent.failure_log import where_it_failed
 from desktop.core.clock import day_month_year, iso, parse_iso
 from desktop.core.memory.archival import ArchivalMemory
 from desktop.core.memory.recall import Message, RecallMemory
@@ -239,8 +240,8 @@ class AutoRecall:
         except FutureTimeout:
             log.warning("automatic recall took over %s ms: the reply goes ahead without it", settings.timeout_ms)
             return RecallResult("timeout", seconds=time.perf_counter() - started)
-        except Exception:  # a broken source must never stop the reply
-            log.exception("automatic recall failed: the reply goes ahead without it")
+        except Exception as error:  # a broken source must never stop the reply
+            log.error("automatic recall failed (the reply goes ahead without it): %s", where_it_failed(error))
             return RecallResult("failed", seconds=time.perf_counter() - started)
         placed, lines = self._fit(found, visible, budget_tokens, count_tokens, truncate)
         seconds = time.perf_counter() - started

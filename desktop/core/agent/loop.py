@@ -32,6 +32,7 @@ from desktop.core.agent.auto_recall import AutoRecall, RecallResult, ShownMemori
 from desktop.core.agent.chain import ChainLimits, TurnRules
 from desktop.core.agent.context import ContextBudget, PromptParts, measure, to_chat, tool_costs, truncate_for_context
 from desktop.core.agent.eviction import Summarizer, choose_cut
+from desktop.core.agent.failure_log import where_it_failed
 from desktop.core.agent.memory_view import MemoryView, render_memory
 from desktop.core.agent.observer import AgentObserver, StepRecord, TurnResult
 from desktop.core.clock import Clock
@@ -398,7 +399,7 @@ class Agent:
         except MemDeskError:
             raise  # the environment's fault (disk full, store locked, stopped by the user): the user must see it
         except Exception as error:  # a bug in a tool must not kill the conversation
-            log.exception("function %s raised", tool.name)
+            log.error("function %s raised %s", tool.name, where_it_failed(error))
             return False, f"{tool.name} raised {type(error).__name__}: {error}"
         return True, "None" if output is None else str(output)
 

@@ -116,12 +116,14 @@ class CallRequest:
     """What the model is asked for in one agent step: the next function call after ``messages``.
 
     ``tools`` are the functions it may call (the grammar admits no other); ``heartbeat_tools``
-    names those whose arguments must include ``request_heartbeat``."""
+    names those whose arguments must include ``request_heartbeat``. ``persist`` False: the runtime
+    keeps nothing of this prompt on disk (a private chat); states already there may still be read."""
 
     messages: Sequence[ChatMessage]
     tools: Sequence[ToolSpec]
     params: SamplingParams = field(default_factory=SamplingParams)
     heartbeat_tools: frozenset[str] = frozenset()
+    persist: bool = True
 
     def __post_init__(self) -> None:
         _freeze(self, "messages")
@@ -131,10 +133,11 @@ class CallRequest:
 
 @dataclass(frozen=True)
 class TextRequest:
-    """Free text after ``messages`` (summaries, ``message_chatgpt``)."""
+    """Free text after ``messages`` (summaries, ``message_chatgpt``); ``persist`` as in ``CallRequest``."""
 
     messages: Sequence[ChatMessage]
     params: SamplingParams = field(default_factory=SamplingParams)
+    persist: bool = True
 
     def __post_init__(self) -> None:
         _freeze(self, "messages")

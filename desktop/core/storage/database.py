@@ -64,6 +64,7 @@ class Database:
         self.path = path
         self._lock = threading.RLock()
         self._depth = 0
+        self.key: str | None = None
 
     # --- statements ------------------------------------------------------------------------
     def execute(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> Any:
@@ -204,6 +205,12 @@ class Database:
             yield
         finally:
             self.execute("PRAGMA foreign_keys = ON")
+
+    def copy_into(self, target: "Database") -> None:
+        """Copy every page of this store into ``target`` with SQLite's online backup API (a
+        consistent snapshot, other connections keep writing meanwhile)."""
+        with self._lock, target._lock:
+            self._conn.backup(target._conn)
 
     def close(self) -> None:
         with self._lock:

@@ -191,6 +191,12 @@ class ToolRegistry:
             raise ConfigError(f"Cannot alias unknown tool {name}")
         self._aliases[old_name] = name
 
+    def replace(self, tool: Tool) -> None:
+        """Put ``tool`` where the tool of its name is, so the prompt lists the functions unchanged."""
+        if tool.name not in self._tools:
+            raise ConfigError(f"Cannot replace unknown tool {tool.name}")
+        self._tools[tool.name] = tool
+
     def remove(self, name: str) -> None:
         self._tools.pop(name, None)
         for old, target in list(self._aliases.items()):

@@ -36,18 +36,19 @@ class PrefixCache:
         """Positions left in the context."""
         return self._context.n_ctx - len(self.tokens)
 
-    def evaluate(self, tokens: Sequence[int], cancel: CancelToken | None, *, stable_prefix: int = 0) -> int:
+    def evaluate(self, tokens: Sequence[int], cancel: CancelToken | None, *, stable_prefix: int = 0, persist: bool = True) -> int:
         """Bring the cache to exactly ``tokens``; return how many had to be evaluated.
 
         ``stable_prefix`` is how many leading tokens are likely to recur in later runs: their
         state is loaded from disk when that saves evaluating them, and saved there when they had to
-        be evaluated. The last token is always evaluated (its logits are needed)."""
+        be evaluated, unless ``persist`` is False (a private chat's prompt must never reach the
+        disk, not even its memory section). The last token is always evaluated (its logits are needed)."""
         self._check_open()
         if len(tokens) >= self._context.n_ctx:
             raise ContextOverflowError(f"The prompt has {len(tokens)} tokens; the context holds {self._context.n_ctx}")
         prefix = stable_prefix if MIN_STABLE_PREFIX <= stable_prefix < len(tokens) else 0
         keep = self._reuse(tokens, limit=len(tokens) - 1, prefix=prefix)
-        self._fill(tokens, keep, prefix, cancel)
+        self._fill(tokens, keep, prefix, cancel, persist=persist)
         return len(tokens) - keep
 
     def warm(self, prefix: Sequence[int], cancel: CancelToken | None) -> int:
@@ -123,7 +124,7 @@ class PrefixCache:
                 keep = 0
         return keep
 
-    def _fill(self, tokens: Sequence[int], keep: int, prefix: int, cancel: CancelToken | None) -> None:
+    def _fill(self, tokens: Sequence[int], keep: int, prefix: int, cancel: CancelToken | None, *, persist: bool = True) -> None:
         """Evaluate ``tokens[keep:]`` in batches, saving the state at ``prefix`` when it is reached.
 
         Batches restart at the prefix boundary whether or not there is a disk cache, so the tokens
@@ -136,7 +137,7 @@ class PrefixCache:
                 if cancel is not None and cancel.cancelled:
                     raise GenerationCancelled("Generation stopped")
                 self.extend(tokens[chunk : min(chunk + self._batch, end)])
-            if end == prefix:
+            if end == prefix and persist:
                 self._save(list(tokens[:prefix]))
             start = end
 

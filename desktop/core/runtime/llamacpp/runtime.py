@@ -89,13 +89,14 @@ class LlamaCppRuntime:
 
         names = [tool.name for tool in request.tools]
         return self.complete(
-            request.messages, request.params, grammar=grammar.text, on_text=on_text, forced=lambda text: forced_text(text, names), cancel=cancel
+            request.messages, request.params, grammar=grammar.text, on_text=on_text, forced=lambda text: forced_text(text, names), cancel=cancel,
+            persist=request.persist,
         )
 
     def generate_text(self, request: TextRequest, *, cancel: CancelToken | None = None) -> str:
         # Its prompt is its own (message_chatgpt, the summarizer): the conversation's cache comes back after.
         with self.prefix_cache.kept():
-            return self.complete(request.messages, request.params, cancel=cancel).text.strip()
+            return self.complete(request.messages, request.params, cancel=cancel, persist=request.persist).text.strip()
 
     def warm(self, messages: Sequence[ChatMessage], *, cancel: CancelToken | None = None) -> int:
         try:
@@ -235,12 +236,14 @@ class LlamaCppRuntime:
         on_text: Callable[[str], bool] = lambda delta: False,
         forced: Callable[[str], str] | None = None,
         cancel: CancelToken | None = None,
+        persist: bool = True,
     ) -> ModelTurn:
-        """Generate after the rendered ``messages`` (see ``generation.generate`` for the rest)."""
+        """Generate after the rendered ``messages`` (see ``generation.generate`` for the rest);
+        ``persist`` False keeps the prompt's state off the disk."""
         started = time.perf_counter()
         prompt = self.prompt_for_cache(messages)
         evaluating = time.perf_counter()
-        evaluated = self.prefix_cache.evaluate(prompt, cancel, stable_prefix=self.stable_prefix(messages, prompt))
+        evaluated = self.prefix_cache.evaluate(prompt, cancel, stable_prefix=self.stable_prefix(messages, prompt), persist=persist)
         evaluation = time.perf_counter() - evaluating
         assert self._model is not None and self._context is not None  # evaluate checked that they are open
         result = generate(self._model, self._context, self.prefix_cache, params, grammar=grammar, on_text=on_text, forced=forced, cancel=cancel)
