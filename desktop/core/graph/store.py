@@ -437,6 +437,11 @@ class KnowledgeGraph:
         self._generation += 1
         self._name_vectors.pop(agent_id, None)
 
+    def drop_cached(self, agent_id: int) -> None:
+        """Forget what this object keeps in memory about an agent's graph: its rows were removed
+        underneath it (desktop.core.agent.forget), and a cached name vector would point at one."""
+        self._forget_vectors(agent_id)
+
     # --- mentions --------------------------------------------------------------------------
     def add_mention(self, agent_id: int, entity_id: int, *, at: datetime, message_id: int | None = None, passage_id: int | None = None) -> None:
         self._generation += 1
