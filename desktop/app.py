@@ -120,6 +120,18 @@ def memory_history(db: Database, clock: Clock) -> MemoryHistory:
     return MemoryHistory(db, clock, max_changes=lambda: settings_store.load().history_max_changes)
 
 
+def open_forgetting(services: Services, backups=None):
+    """Forget (desktop.core.agent.forget) on this store: its history, graph caches, the prompt KV
+    cache folder, and ``backups`` (the store's snapshots, to list and purge; None: none)."""
+    from desktop.core.agent.forget import Forgetting
+
+    memory = services.memory
+    return Forgetting(
+        services.db, services.clock, embedder=services.embedder, history=memory.archival.history, graph=memory.graph,
+        kv_cache=services.paths.kv_cache, backups=backups, threshold=services.settings.forget_similarity,
+    )
+
+
 def user_zone(settings_store: SettingsStore) -> tzinfo:
     """The time_zone setting, else the system's. A name the time zone database no longer knows
     (the setting refuses unknown names) falls back to the system's, with a warning in the log."""
