@@ -10,6 +10,7 @@ from typing import Any
 from desktop.app import Services, make_runtime, memory_history, open_agent, open_consolidator, open_services
 from desktop.core.agent.accept import accept_user_message
 from desktop.core.agent.consolidation_idle import IdleConsolidation
+from desktop.core.agent.forget.retention_idle import IdleRetention, IdleTasks
 from desktop.core.agent.context import ContextBudget
 from desktop.core.agent.observer import AgentObserver, StepRecord, TurnResult
 from desktop.core.runtime.base import CancelToken, StreamEvent
@@ -157,7 +158,7 @@ def _chat(args: argparse.Namespace) -> int:
         observer = TerminalObserver(args.verbose)
         agent = open_agent(services, record, runtime, consent=TerminalConsent(), observer=observer)
         print(f"Chatting with {record.name} ({runtime.info.model_id}). {HELP}", file=sys.stderr)
-        idle = _idle_consolidation(services, record, runtime, agent)
+        idle = IdleTasks(_idle_consolidation(services, record, runtime, agent), _idle_retention(services, record))
         try:
             graph = _graph_extraction(services)
             graph.nudge(record.id)  # catch up on what an earlier session left
@@ -189,7 +190,23 @@ def _idle_consolidation(services: Services, record, runtime, agent) -> IdleConso
     )
 
 
-def _loop(services: Services, agent, observer: TerminalObserver, idle: IdleConsolidation, *, login: bool,
+def _idle_retention(services: Services, record) -> IdleRetention:
+    """Retention while idle (``memdesk retention``): a new policy is only announced here; it
+    applies once confirmed with ``memdesk retention NAME --apply``."""
+    from desktop.cli.forget_cmd import open_retention
+
+    retention = open_retention(services)
+    due = retention.due(record.id)
+    if due is not None and not retention.policy(record.id).confirmed:
+        print(f"  [retention: {due.describe()} Confirm with: memdesk retention {record.name} --apply]", file=sys.stderr)
+    return IdleRetention(
+        lambda: retention.run_if_due(record.id), services.settings.consolidation_idle_minutes * 60,
+        on_result=lambda removed: print(f"\n  [retention: forgot {removed} old conversation messages]", file=sys.stderr),
+        on_error=lambda error: print(f"\n  [retention failed: {getattr(error, 'user_message', error)}]", file=sys.stderr),
+    )
+
+
+def _loop(services: Services, agent, observer: TerminalObserver, idle: IdleConsolidation | IdleTasks, *, login: bool,
           after_turn=lambda: None) -> None:
     """Read lines until /quit. Work the user did not ask for (the login turn, consolidation while
     idle) runs in the background and never makes a typed line wait: the line preempts it."""

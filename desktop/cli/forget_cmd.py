@@ -2,6 +2,10 @@
 
 Without ``--apply`` it only shows what would go, grouped by kind with a few samples, and the
 backups that may still hold it; with it, removes all of that (desktop.core.agent.forget).
+
+``memdesk retention AGENT [DAYS|off] [--apply] [--json]``: the agent's retention policy (forget
+conversation messages older than DAYS). Setting it shows what it would remove; ``--apply`` confirms
+it and applies it now; after that it runs while you are idle in the window or the terminal chat.
 """
 
 from __future__ import annotations
@@ -11,6 +15,8 @@ import json
 
 from desktop.app import open_forgetting, open_services
 from desktop.core.agent.forget import ForgetPreview, ForgetResult
+from desktop.core.agent.forget.retention import Retention
+from desktop.errors import MemDeskError
 
 
 def add_command(commands) -> None:
@@ -21,6 +27,13 @@ def add_command(commands) -> None:
     forget.add_argument("--purge-backups", action="store_true", help="also remove it from the backups taken before (no backup is taken first)")
     forget.add_argument("--json", action="store_true", help="print one JSON object")
     forget.set_defaults(handler=run_forget)
+
+    retention = commands.add_parser("retention", help="forget an agent's conversation messages older than N days (off by default)")
+    retention.add_argument("agent", help="the agent's name")
+    retention.add_argument("days", nargs="?", help="keep this many days of conversation (off: keep everything)")
+    retention.add_argument("--apply", action="store_true", help="confirm the policy and forget the older messages now")
+    retention.add_argument("--json", action="store_true", help="print one JSON object")
+    retention.set_defaults(handler=run_retention)
 
 
 def run_forget(args: argparse.Namespace, backups=None) -> int:
@@ -74,3 +87,50 @@ def render_result(result: ForgetResult) -> str:
     if not result.checkpointed:
         lines.append("Another MemDesk process is reading the store: its journal is emptied when that one closes.")
     return "\n".join(lines)
+
+
+def open_retention(services) -> Retention:
+    return Retention(services.db, services.clock, history=services.memory.archival.history, kv_cache=services.paths.kv_cache)
+
+
+def _days(text: str) -> int:
+    if text.strip().casefold() in ("off", "0", "none"):
+        return 0
+    try:
+        days = int(text)
+    except ValueError:
+        days = -1
+    if days < 0:
+        raise MemDeskError(f"Retention takes a number of days or 'off', not {text!r}")
+    return days
+
+
+def run_retention(args: argparse.Namespace) -> int:
+    services = open_services()
+    try:
+        record = services.agents.get_by_name(args.agent)
+        retention = open_retention(services)
+        if args.days is not None:
+            retention.set_days(record.id, _days(args.days))
+        policy = retention.policy(record.id)
+        preview = retention.preview(record.id)
+        removed = None
+        if args.apply and policy.on:
+            retention.confirm(record.id)
+            removed = retention.apply(record.id)
+            policy = retention.policy(record.id)
+        if args.json:
+            print(json.dumps({"agent": record.name, "days": policy.days, "confirmed": policy.confirmed, "preview": preview.as_dict(),
+                              "removed": removed}))
+            return 0
+        if not policy.on:
+            print(f"Retention is off for {record.name}: every conversation message is kept.")
+        elif removed is not None:
+            print(f"Forgot {removed} conversation messages older than {policy.days} days. From now on this runs while you are idle.")
+        else:
+            print(f"{record.name} keeps {policy.days} days of conversation. {preview.describe()}")
+            if not policy.confirmed:
+                print(f"Nothing is removed until you confirm: memdesk retention {record.name} --apply")
+        return 0
+    finally:
+        services.close()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 
 from desktop.app import open_services
 from desktop.cli.main import main
@@ -11,11 +12,11 @@ from desktop.core.embedding.hashing import HashingEmbedder
 from desktop.paths import Paths
 
 
-def _conversation(name: str, *texts: str) -> None:
+def _conversation(name: str, *texts: str, days_ago: int = 0) -> None:
     services = open_services(Paths.from_environment(), embedder=HashingEmbedder())
     try:
         record = services.create_agent(name)
-        now = services.clock.now()
+        now = services.clock.now() - timedelta(days=days_ago)
         with services.db.transaction():
             for text in texts:
                 services.memory.recall.add(record.id, role="user", kind="user_message", content=events.user_message(text, now),
@@ -65,3 +66,31 @@ def test_forget_errors_are_one_clear_line(capsys):
     _conversation("Ivo")
     assert main(["forget", "Ivo", "  ?! "]) == 1
     assert "Say what to forget" in capsys.readouterr().err
+
+
+def test_retention_shows_then_applies_only_when_confirmed(capsys):
+    _conversation("Ivo", "An old line", "Another old line")
+    assert main(["retention", "Ivo"]) == 0
+    assert "Retention is off for Ivo" in capsys.readouterr().out
+    assert main(["retention", "Ivo", "0", "--apply"]) == 0
+    assert main(["retention", "Ivo", "30"]) == 0
+    out = capsys.readouterr().out
+    assert "keeps 30 days" in out and "memdesk retention Ivo --apply" in out
+    assert main(["retention", "Ivo", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["days"] == 30 and report["confirmed"] is False and report["removed"] is None
+    assert main(["retention", "Ivo", "--apply", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["confirmed"] is True and report["removed"] == 0  # nothing is older than 30 days yet
+    assert main(["retention", "Ivo", "soon"]) == 1
+    assert "number of days" in capsys.readouterr().err
+
+
+def test_retention_apply_forgets_messages_older_than_the_days(capsys):
+    _conversation("Ivo", "A line from spring", "Another from spring", days_ago=100)
+    assert main(["retention", "Ivo", "30"]) == 0
+    assert "2 conversation messages older than 30 days" in capsys.readouterr().out
+    assert _texts("Ivo") == ["A line from spring", "Another from spring", "Likes tea\nSister: Eva"]
+    assert main(["retention", "Ivo", "--apply"]) == 0
+    assert "Forgot 2 conversation messages older than 30 days" in capsys.readouterr().out
+    assert _texts("Ivo") == ["Likes tea\nSister: Eva"]  # core memory is kept
