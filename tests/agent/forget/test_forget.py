@@ -175,3 +175,20 @@ def test_after_forgetting_eva_no_byte_of_her_name_is_left_on_disk(services, runt
     runtime.enqueue(say("Hi"))
     eva_agent.send_user_message("Hello")
     assert PLACEHOLDER in runtime.prompts[-1][-1].content or any(PLACEHOLDER in m.content for m in runtime.prompts[-1])
+
+
+def test_a_graph_object_on_another_connection_does_not_alias_a_forgotten_entity(services, eva_agent, forgetting):
+    from desktop.core.graph.store import KnowledgeGraph
+    from desktop.core.storage import open_database
+
+    other_db = open_database(services.paths.database)
+    try:
+        other = KnowledgeGraph(other_db, services.clock, services.embedder)
+        with other_db.transaction():
+            other.resolve(eva_agent.id, "Ana", "person")  # fills its name-vector cache, Eva included
+        forgetting.apply(eva_agent.id, "Eva")
+        with other_db.transaction():
+            new = other.resolve(eva_agent.id, "Eva", "person")  # must not point at the deleted row
+        assert other_db.scalar("SELECT merged_into FROM graph_entities WHERE id = ?", (new,)) is None
+    finally:
+        other_db.close()
