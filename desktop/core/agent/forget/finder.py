@@ -203,17 +203,12 @@ class Finder:
             if not table_exists(self._db, table):
                 continue
             ids: set[int] = set()
-            offset = 0
-            while True:  # in slices, so a million vectors never sit in memory at once
-                rows = self._db.query(
-                    f"SELECT rowid, embedding FROM {table} WHERE agent_id = ? AND rowid > ? ORDER BY rowid LIMIT 20000", (agent_id, offset)
-                )
-                if not rows:
-                    break
+            # One scan (a vec0 range query rescans the table each time), read in slices so a
+            # million vectors never sit in memory at once.
+            cursor = self._db.execute(f"SELECT rowid, embedding FROM {table} WHERE agent_id = ?", (agent_id,))
+            while rows := cursor.fetchmany(20_000):
                 matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype="<f4").reshape(len(rows), -1)
-                scores = matrix @ query
-                ids |= {int(rows[i][0]) for i in np.nonzero(scores >= self.threshold)[0]}
-                offset = int(rows[-1][0])
+                ids |= {int(rows[i][0]) for i in np.nonzero(matrix @ query >= self.threshold)[0]}
             out[kind] = ids
         return out
 
