@@ -7,7 +7,7 @@ import sys
 import threading
 from typing import Any
 
-from desktop.app import Services, make_runtime, memory_history, open_agent, open_consolidator, open_services
+from desktop.app import Services, make_runtime, memory_history, open_agent, open_consolidator, open_retention, open_services
 from desktop.core.agent.accept import accept_user_message
 from desktop.core.agent.consolidation_idle import IdleConsolidation
 from desktop.core.agent.forget.retention_idle import IdleRetention, IdleTasks
@@ -193,8 +193,6 @@ def _idle_consolidation(services: Services, record, runtime, agent) -> IdleConso
 def _idle_retention(services: Services, record) -> IdleRetention:
     """Retention while idle (``memdesk retention``): a new policy is only announced here; it
     applies once confirmed with ``memdesk retention NAME --apply``."""
-    from desktop.cli.forget_cmd import open_retention
-
     retention = open_retention(services)
     due = retention.due(record.id)
     if due is not None and not retention.policy(record.id).confirmed:

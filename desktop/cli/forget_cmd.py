@@ -13,9 +13,8 @@ from __future__ import annotations
 import argparse
 import json
 
-from desktop.app import open_forgetting, open_services
+from desktop.app import open_forgetting, open_retention, open_services
 from desktop.core.agent.forget import ForgetPreview, ForgetResult
-from desktop.core.agent.forget.retention import Retention
 from desktop.errors import MemDeskError
 
 
@@ -87,10 +86,6 @@ def render_result(result: ForgetResult) -> str:
     if not result.checkpointed:
         lines.append("Another MemDesk process is reading the store: its journal is emptied when that one closes.")
     return "\n".join(lines)
-
-
-def open_retention(services) -> Retention:
-    return Retention(services.db, services.clock, history=services.memory.archival.history, kv_cache=services.paths.kv_cache)
 
 
 def _days(text: str) -> int:

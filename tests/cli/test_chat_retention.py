@@ -8,7 +8,7 @@ from datetime import timedelta
 
 from desktop.app import open_services
 from desktop.cli import chat_cmd
-from desktop.cli.forget_cmd import open_retention
+from desktop.app import open_retention
 from desktop.core.embedding.hashing import HashingEmbedder
 from desktop.core.runtime.scripted import ScriptedRuntime
 
