@@ -131,7 +131,7 @@ def open_forgetting(services: Services, backups=None, *, db: Database | None = N
     history = memory.archival.history if db is None else memory_history(db, services.clock)
     return Forgetting(
         db or services.db, services.clock, embedder=services.embedder, history=history, graph=memory.graph,
-        kv_cache=services.paths.kv_cache, backups=backups, threshold=services.settings.forget_similarity,
+        kv_cache=services.paths.kv_cache, logs=services.paths.logs, backups=backups, threshold=services.settings.forget_similarity,
     )
 
 

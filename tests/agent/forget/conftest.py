@@ -117,5 +117,5 @@ def forgetting(services, backups) -> Forgetting:
     memory = services.memory
     return Forgetting(
         services.db, services.clock, embedder=services.embedder, history=memory.archival.history, graph=memory.graph,
-        kv_cache=services.paths.kv_cache, backups=backups,
+        kv_cache=services.paths.kv_cache, logs=services.paths.logs, backups=backups,
     )

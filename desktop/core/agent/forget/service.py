@@ -10,7 +10,8 @@ The front ends (``memdesk forget``, Memory > Forget…) use this and nothing bel
 3. scrubs the file (FTS merge, secure_delete, VACUUM, WAL truncate);
 4. deletes the saved prompt KV states (they hold the old core memory and conversation; the runtime
    rebuilds them);
-5. with ``purge_backups``, does 2-3 inside every snapshot taken before.
+5. removes the log lines that name it (logs.py);
+6. with ``purge_backups``, does 2-3 inside every snapshot taken before.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from desktop.core.agent.forget.backups import SNAPSHOT_REASON, Snapshot, SnapshotStore
+from desktop.core.agent.forget.logs import scrub_logs
 from desktop.core.agent.forget.finder import DEFAULT_THRESHOLD, KINDS, LABELS, Finder, samples
 from desktop.core.agent.forget.remove import Removed, remove, scrub
 from desktop.core.clock import Clock
@@ -80,12 +82,14 @@ class ForgetResult:
     kv_cache_files_removed: int
     checkpointed: bool
     backup_errors: tuple[str, ...] = field(default_factory=tuple)
+    log_lines_removed: int = 0
 
     def as_dict(self) -> dict:
         return {
             "removed": self.removed.counts, "snapshot": None if self.snapshot is None else str(self.snapshot.id),
             "backups_purged": self.backups_purged, "kv_cache_files_removed": self.kv_cache_files_removed,
             "wal_emptied": self.checkpointed, "backup_errors": list(self.backup_errors),
+            "log_lines_removed": self.log_lines_removed,
         }
 
 
@@ -105,11 +109,13 @@ class Forgetting:
         history: MemoryHistory | None = None,
         graph: KnowledgeGraph | None = None,
         kv_cache: Path | None = None,
+        logs: Path | None = None,
         backups: SnapshotStore | None = None,
         threshold: float = DEFAULT_THRESHOLD,
     ) -> None:
         """``graph``: the store's knowledge-graph object, whose in-memory caches are dropped after a
-        forget. ``kv_cache``: the folder of saved prompt KV states. ``backups``: the store's
+        forget. ``kv_cache``: the folder of saved prompt KV states. ``logs``: the log folder, whose
+        lines naming what is forgotten are removed too. ``backups``: the store's
         snapshots (None: no backups to list or purge)."""
         self._db = db
         self._clock = clock
@@ -117,6 +123,7 @@ class Forgetting:
         self._history = history or MemoryHistory(db, clock)
         self._graph = graph
         self._kv_cache = kv_cache
+        self._logs = logs
         self._backups = backups
         self.threshold = threshold
 
@@ -152,6 +159,7 @@ class Forgetting:
         for path in _kv_files(self._kv_cache):
             path.unlink(missing_ok=True)
             kv_removed += 1
+        log_lines = scrub_logs(self._logs, found.phrases)
         purged, errors = 0, []
         if purge_backups and self._backups is not None:
             snapshots = [s for s in self._backups.list() if snapshot is None or s.id != snapshot.id]
@@ -163,7 +171,7 @@ class Forgetting:
                 except MemDeskError as error:  # one damaged snapshot must not stop the others
                     errors.append(f"{old.id}: {error.user_message}")
         progress("Done", 1.0)
-        return ForgetResult(removed, snapshot, purged, kv_removed, scrubbed.checkpointed, tuple(errors))
+        return ForgetResult(removed, snapshot, purged, kv_removed, scrubbed.checkpointed, tuple(errors), log_lines)
 
     def _purge_change(self, agent_id: int, text: str) -> Callable[[Database], None]:
         name = self._db.scalar("SELECT name FROM agents WHERE id = ?", (agent_id,))
