@@ -192,3 +192,19 @@ def test_a_graph_object_on_another_connection_does_not_alias_a_forgotten_entity(
         assert other_db.scalar("SELECT merged_into FROM graph_entities WHERE id = ?", (new,)) is None
     finally:
         other_db.close()
+
+
+def test_a_document_named_after_the_person_goes_with_all_its_passages(services, eva_agent, forgetting, tmp_path):
+    letters = tmp_path / "letters-from-eva.txt"
+    letters.write_text("Dear sister,\n\nThe orchids are blooming in Lisbon.\n", encoding="utf-8")
+    other = tmp_path / "garden.txt"
+    other.write_text("Water the tomatoes on Tuesdays.\n", encoding="utf-8")
+    services.ingestor().ingest([letters, other], eva_agent.id)
+    preview = forgetting.preview(eva_agent.id, "Eva")
+    assert preview.counts()["documents"] == 1
+    assert "letters-from-eva" in " ".join(next(k for k in preview.kinds if k.kind == "documents").samples)
+    forgetting.apply(eva_agent.id, "Eva")
+    titles = [r[0] for r in services.db.query("SELECT title FROM documents WHERE agent_id = ?", (eva_agent.id,))]
+    assert titles == ["garden.txt"]
+    assert not [p for p in services.memory.archival.list(eva_agent.id) if "orchids are blooming" in p.text]
+    assert services.db.scalar("SELECT COUNT(*) FROM passages_vec WHERE rowid NOT IN (SELECT id FROM passages)") == 0
