@@ -147,9 +147,10 @@ class Forgetting:
             progress("Taking a backup first…", 0.0)
             snapshot = self._backups.create(SNAPSHOT_REASON)
         progress("Removing…", 0.1)
-        with self._db.transaction():  # found and removed against the same state
-            found = self._finder(self._db).find(agent_id, text)
-            removed = remove(self._db, found, self._clock, history=self._history)
+        # Found by reading, then removed in one short write transaction: the search (a scan of
+        # every vector on a large store) must not hold the write lock other connections wait on.
+        found = self._finder(self._db).find(agent_id, text)
+        removed = remove(self._db, found, self._clock, history=self._history)
         if self._graph is not None:
             self._graph.drop_cached(agent_id)
         progress("Wiping the freed space…", 0.4)
