@@ -1,7 +1,8 @@
 """Remove what the finder found, everywhere, in one transaction; then scrub the file.
 
 Rows go with their index rows: the FTS5 triggers drop a deleted or rewritten row's terms, vec0
-rows (no foreign keys) are deleted explicitly, and the ``vector_generation`` counters move so
+rows (no foreign keys) are deleted explicitly (memory/erase.py, the owner of those rows), and the
+``vector_generation`` counters move so
 every in-memory vector copy and ranking cache reloads. A conversation message is not deleted but
 rewritten as a placeholder that keeps its shape (who spoke, when, which function) with every
 piece of text replaced by ``PLACEHOLDER``: the transcript and the model's prompt still read as a
@@ -21,6 +22,7 @@ from typing import Any
 
 from desktop.core.agent.forget.finder import Found, _marks
 from desktop.core.clock import Clock, iso
+from desktop.core.memory.erase import erase_passages, rewrite_block, rewrite_messages
 from desktop.core.memory.history import DELETE, USER, MemoryHistory
 from desktop.core.retrieval.vector_index import TABLES as VECTOR_TABLES, table_exists
 from desktop.core.storage import Database
@@ -83,18 +85,12 @@ def remove(db: Database, found: Found, clock: Clock, *, history: MemoryHistory |
     counts = found.counts()
     agent_id = found.agent_id
     phrases = found.phrases
-    phrases.register(db)
     with db.transaction():
-        # Vectors first: vec0 rows have no foreign keys to follow their rows.
         doc_passages: set[int] = set()
         for chunk in _chunks(found.documents):
             marks, values = _marks(chunk)
             doc_passages |= {int(r[0]) for r in db.query(f"SELECT id FROM passages WHERE document_id IN ({marks})", values)}
         passages = found.passages | doc_passages
-        if table_exists(db, VECTOR_TABLES["passages"]):
-            _delete(db, VECTOR_TABLES["passages"], passages, "rowid")
-        if table_exists(db, VECTOR_TABLES["messages"]):
-            _delete(db, VECTOR_TABLES["messages"], found.messages, "rowid")
         # Graph rows before their sources: facts and mentions cascade from entities and passages,
         # but a message is rewritten, not deleted, so what was taken from it goes explicitly.
         _delete(db, "graph_facts", found.facts)
@@ -103,23 +99,19 @@ def remove(db: Database, found: Found, clock: Clock, *, history: MemoryHistory |
         _delete(db, "graph_entities", found.entities)
         _delete(db, "recall_shown", found.recall)
         _delete(db, "consolidation_changes", found.proposals)
-        _delete(db, "passages", passages)
+        erase_passages(db, passages)
         _delete(db, "documents", found.documents)
         for chunk in _chunks(found.messages):
             marks, values = _marks(chunk)
-            rows = db.query(f"SELECT id, content, search_text FROM messages WHERE id IN ({marks})", values)
-            db.executemany(
-                "UPDATE messages SET content = ?, search_text = ?, author = CASE WHEN memdesk_forget_match(author) THEN NULL ELSE author END,"
-                " embedded = 0 WHERE id = ?",
-                [(placeholder_content(content), PLACEHOLDER if search_text else "", message_id) for message_id, content, search_text in rows],
-            )
+            rows = db.query(f"SELECT id, content, search_text, author FROM messages WHERE id IN ({marks})", values)
+            rewrite_messages(db, [
+                (message_id, placeholder_content(content), PLACEHOLDER if search_text else "", None if phrases.matches(author) else author)
+                for message_id, content, search_text, author in rows
+            ])
         now = iso(clock.now())
         for block_id, value in db.query("SELECT id, value FROM memory_blocks WHERE agent_id = ?", (agent_id,)):
             if phrases.matches(value):
-                db.execute(
-                    "UPDATE memory_blocks SET value = ?, version = version + 1, updated_at = ?, updated_by = ? WHERE id = ?",
-                    (phrases.without(value), now, USER, block_id),
-                )
+                rewrite_block(db, block_id, phrases.without(value), at=now, by=USER)
         row = db.query_one("SELECT summary FROM agents WHERE id = ?", (agent_id,))
         if row and phrases.matches(row[0]):
             db.execute("UPDATE agents SET summary = ? WHERE id = ?", (phrases.without(row[0]), agent_id))

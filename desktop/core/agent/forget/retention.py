@@ -19,7 +19,7 @@ from pathlib import Path
 from desktop.core.agent.forget.remove import FORGET_KIND, scrub
 from desktop.core.clock import Clock, iso, parse_iso
 from desktop.core.memory.history import DELETE, USER, MemoryHistory
-from desktop.core.retrieval.vector_index import TABLES as VECTOR_TABLES, table_exists
+from desktop.core.memory.erase import erase_messages
 from desktop.core.storage import Database
 from desktop.errors import MemDeskError
 
@@ -147,12 +147,10 @@ class Retention:
             for start in range(0, len(ids), BATCH):
                 chunk = ids[start : start + BATCH]
                 marks = ",".join("?" * len(chunk))
-                if table_exists(self._db, VECTOR_TABLES["messages"]):
-                    self._db.execute(f"DELETE FROM {VECTOR_TABLES['messages']} WHERE rowid IN ({marks})", chunk)
                 # The graph is kept: its facts lose their source message instead of going with it.
                 self._db.execute(f"UPDATE graph_facts SET message_id = NULL WHERE message_id IN ({marks})", chunk)
                 self._db.execute(f"DELETE FROM graph_queue WHERE source_kind = 'message' AND source_id IN ({marks})", chunk)
-                self._db.execute(f"DELETE FROM messages WHERE id IN ({marks})", chunk)
+                erase_messages(self._db, chunk)
             config = self._config(agent_id)
             config[LAST_RUN] = iso(self._clock.now())
             self._save(agent_id, config)
