@@ -208,3 +208,17 @@ def test_a_document_named_after_the_person_goes_with_all_its_passages(services, 
     assert titles == ["garden.txt"]
     assert not [p for p in services.memory.archival.list(eva_agent.id) if "orchids are blooming" in p.text]
     assert services.db.scalar("SELECT COUNT(*) FROM passages_vec WHERE rowid NOT IN (SELECT id FROM passages)") == 0
+
+
+def test_the_history_line_of_a_forget_reads_as_counts_and_cannot_be_reverted(services, eva_agent, forgetting):
+    import pytest
+
+    from desktop.core.memory.revert import Reverter
+    from desktop.errors import RevertError
+
+    forgetting.apply(eva_agent.id, "Eva")
+    change = services.memory.archival.history.for_agent(eva_agent.id, kind=FORGET_KIND)[0]
+    assert change.describe().startswith("user: Forgot ") and "eva" not in change.describe().casefold()
+    reverter = Reverter(services.memory.archival.history, services.memory.core, services.memory.archival, services.memory.graph)
+    with pytest.raises(RevertError, match="restore the backup"):
+        reverter.revert(change.id)

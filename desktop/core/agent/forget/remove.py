@@ -23,13 +23,13 @@ from typing import Any
 from desktop.core.agent.forget.finder import Found, _marks
 from desktop.core.clock import Clock, iso
 from desktop.core.memory.erase import erase_passages, rewrite_block, rewrite_messages
-from desktop.core.memory.history import DELETE, USER, MemoryHistory
+from desktop.core.memory.history import DELETE, FORGET, USER, MemoryHistory
 from desktop.core.retrieval.vector_index import TABLES as VECTOR_TABLES, table_exists
 from desktop.core.storage import Database
 
 PLACEHOLDER = "[forgotten]"
 #: The memory history's kind for a forget: one entry per forget, with counts, never the text.
-FORGET_KIND = "forget"
+FORGET_KIND = FORGET
 #: JSON keys of stored events and calls that carry structure, not anybody's words.
 _STRUCTURE = frozenset({"type", "function", "status", "time", "last_login", "request_heartbeat"})
 
