@@ -87,3 +87,38 @@ def test_retention_asks_once_while_idle_then_forgets_old_messages(qtbot, service
     qtbot.waitUntil(lambda: services.memory.recall.count(agent_id) == count - 1, timeout=10_000)
     assert "A message from today" in window.chat.transcript.toPlainText()
     assert open_retention(services).policy(agent_id).confirmed
+
+
+def test_the_dialog_sets_the_agents_retention_unconfirmed(qtbot, services, roomy_runtime, make_window):
+    window = make_window(roomy_runtime)
+    dialog = window.forget.open_dialog()
+    assert dialog.days is not None and dialog.days.value() == 0 and dialog.days.text() == "never (keep all)"
+    dialog.days.setValue(90)
+    dialog.on_set_retention()
+    policy = open_retention(services).policy(window.agent_id)
+    assert policy.days == 90 and not policy.confirmed
+    assert "before it first runs" in dialog.retention_note.text()
+    dialog.close()
+
+
+def test_backups_taken_before_can_be_purged_too(qtbot, services, roomy_runtime, make_window, send, tmp_path):
+    from tests.agent.forget.backups_double import FolderBackups
+
+    window = make_window(roomy_runtime)
+    roomy_runtime.enqueue(say("Noted."))
+    send(window, "Eva likes jazz")
+    backups = FolderBackups(services.db, tmp_path / "backups")
+    older = backups.create("daily")
+    window.forget._backups = lambda: backups
+    dialog = window.forget.open_dialog()
+    dialog.text.setText("Eva")
+    dialog.on_preview()
+    qtbot.waitUntil(lambda: dialog.forget_button.isEnabled(), timeout=10_000)
+    assert dialog.purge.isVisible() and "1 backup(s)" in dialog.purge.text()
+    dialog.purge.setChecked(True)
+    dialog.confirm = lambda question: "from the backups" in question
+    with qtbot.waitSignal(dialog.forgotten, timeout=15_000) as done:
+        dialog.forget_button.click()
+    assert done.args[0].backups_purged == 1 and done.args[0].snapshot is None
+    assert b"Eva" not in older.path.read_bytes()
+    dialog.close()
