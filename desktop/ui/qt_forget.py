@@ -294,6 +294,9 @@ class ForgetController(QObject):
         if agent_id is None:
             window.hub.notify("Open an agent first")
             return None
+        if window.busy:
+            window.hub.notify("Stop the current reply (Esc) before forgetting")
+            return None
         services = window.services
         record = services.agents.get(agent_id)
         backups = self._backup_store()
