@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 
 from desktop.app import open_forgetting, open_retention, open_services
 from desktop.core.agent.forget import ForgetPreview, ForgetResult
@@ -49,12 +50,16 @@ def run_forget(args: argparse.Namespace, backups=None) -> int:
             print(json.dumps({"agent": record.name, "applied": False, **preview.as_dict()}) if args.json
                   else f"Nothing in {record.name}'s memory is about {preview.text!r}.")
             return 0
-        result = forgetting.apply(record.id, args.text, purge_backups=args.purge_backups)
+        result = forgetting.apply(record.id, args.text, purge_backups=args.purge_backups, progress=_progress)
         print(json.dumps({"agent": record.name, "applied": True, **result.as_dict()}, ensure_ascii=False) if args.json
               else render_result(result))
         return 0
     finally:
         services.close()
+
+
+def _progress(what: str, done: float) -> None:
+    print(f"  {what}", file=sys.stderr, flush=True)
 
 
 def render_preview(agent: str, preview: ForgetPreview) -> str:

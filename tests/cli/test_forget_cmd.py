@@ -94,3 +94,11 @@ def test_retention_apply_forgets_messages_older_than_the_days(capsys):
     assert main(["retention", "Ivo", "--apply"]) == 0
     assert "Forgot 2 conversation messages older than 30 days" in capsys.readouterr().out
     assert _texts("Ivo") == ["Likes tea\nSister: Eva"]  # core memory is kept
+
+
+def test_forget_apply_shows_its_progress_on_stderr(capsys):
+    _conversation("Ivo", "Eva called.")
+    assert main(["forget", "Ivo", "Eva", "--apply"]) == 0
+    captured = capsys.readouterr()
+    assert captured.out.startswith("Forgot 1 conversation messages, 1 core-memory lines")
+    assert "Removing…" in captured.err and "Wiping the freed space…" in captured.err
