@@ -145,6 +145,29 @@ def memory_history(db: Database, clock: Clock) -> MemoryHistory:
     return MemoryHistory(db, clock, max_changes=lambda: settings_store.load().history_max_changes)
 
 
+def open_forgetting(services: Services, backups=None, *, db: Database | None = None):
+    """Forget (desktop.core.agent.forget) on this store: its history, graph caches, the prompt KV
+    cache folder, and ``backups`` (the store's snapshots, to list and purge; None: none). ``db``: a
+    connection the calling thread opened for itself (the window's, so the VACUUM at the end does
+    not hold the connection the panels read through)."""
+    from desktop.core.agent.forget import Forgetting
+
+    memory = services.memory
+    history = memory.archival.history if db is None else memory_history(db, services.clock)
+    return Forgetting(
+        db or services.db, services.clock, embedder=services.embedder, history=history, graph=memory.graph,
+        kv_cache=services.paths.kv_cache, logs=services.paths.logs, backups=backups, threshold=services.settings.forget_similarity,
+    )
+
+
+def open_retention(services: Services, *, db: Database | None = None):
+    """Retention (desktop.core.agent.forget.retention) on this store, or on ``db``."""
+    from desktop.core.agent.forget.retention import Retention
+
+    history = services.memory.archival.history if db is None else memory_history(db, services.clock)
+    return Retention(db or services.db, services.clock, history=history, kv_cache=services.paths.kv_cache)
+
+
 def user_zone(settings_store: SettingsStore) -> tzinfo:
     """The time_zone setting, else the system's. A name the time zone database no longer knows
     (the setting refuses unknown names) falls back to the system's, with a warning in the log."""

@@ -10,6 +10,7 @@ from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from desktop.core.agent.auto_recall import RecallSettings
+from desktop.core.agent.forget.finder import DEFAULT_THRESHOLD as FORGET_THRESHOLD
 from desktop.core.clock import zone_named
 from desktop.core.runtime.base import SamplingParams
 from desktop.core.storage import Database
@@ -56,6 +57,7 @@ class Settings:
     graph_top_entities: int = 8
     graph_search_expansion: bool = True
     history_max_changes: int = 10_000  # memory changes kept per agent (0: all)
+    forget_similarity: float = FORGET_THRESHOLD  # measured where it is defined (agent/forget/finder.py)
 
     def sampling(self) -> SamplingParams:
         return SamplingParams(
@@ -101,6 +103,7 @@ DESCRIPTIONS: dict[str, str] = {
     "graph_top_entities": "Knowledge-graph entities shown to the model below the messages (0: none)",
     "graph_search_expansion": "Conversation search also follows the knowledge graph to linked entities (LoCoMo recall@10 0.701 -> 0.711)",
     "user_name": "Your name (optional): memory search then reads a question that names you, such as \"what did Ana say about the trip?\", as one about your own messages",
+    "forget_similarity": "Forget also removes messages and passages this similar in meaning to what you name (cosine 0-1; 1: words only)",
     "history_max_changes": "Memory changes kept in each agent's history for each kind (blocks, passages, graph...), oldest dropped first (0: keep all)",
 }
 

@@ -7,9 +7,12 @@ import sys
 import threading
 from typing import Any
 
-from desktop.app import Services, make_runtime, memory_history, open_agent, open_consolidator, open_private_services, open_services
+from desktop.app import (
+    Services, make_runtime, memory_history, open_agent, open_consolidator, open_private_services, open_retention, open_services,
+)
 from desktop.core.agent.accept import accept_user_message
 from desktop.core.agent.consolidation_idle import IdleConsolidation
+from desktop.core.agent.forget.retention_idle import IdleRetention, IdleTasks
 from desktop.core.agent.context import ContextBudget
 from desktop.core.agent.observer import AgentObserver, StepRecord, TurnResult
 from desktop.core.runtime.base import CancelToken, StreamEvent
@@ -167,7 +170,9 @@ def _chat(args: argparse.Namespace) -> int:
         observer = TerminalObserver(args.verbose)
         agent = open_agent(chat_services, record, runtime, consent=TerminalConsent(), observer=observer)
         print(f"Chatting with {record.name} ({runtime.info.model_id}). {HELP}", file=sys.stderr)
-        idle = _idle_consolidation(chat_services, record, runtime, agent)
+        # A private chat runs no retention either: it is a writer the user did not ask for there.
+        retention = [] if private is not None else [_idle_retention(services, record)]
+        idle = IdleTasks(_idle_consolidation(chat_services, record, runtime, agent), *retention)
         try:
             if private is not None:
                 # No background writer runs (consolidation, graph extraction), and no login turn:
@@ -208,7 +213,21 @@ def _idle_consolidation(services: Services, record, runtime, agent) -> IdleConso
     )
 
 
-def _loop(services: Services, agent, observer: TerminalObserver, idle: IdleConsolidation, *, login: bool,
+def _idle_retention(services: Services, record) -> IdleRetention:
+    """Retention while idle (``memdesk retention``): a new policy is only announced here; it
+    applies once confirmed with ``memdesk retention NAME --apply``."""
+    retention = open_retention(services)
+    due = retention.due(record.id)
+    if due is not None and not retention.policy(record.id).confirmed:
+        print(f"  [retention: {due.describe()} Confirm with: memdesk retention {record.name} --apply]", file=sys.stderr)
+    return IdleRetention(
+        lambda: retention.run_if_due(record.id), services.settings.consolidation_idle_minutes * 60,
+        on_result=lambda removed: print(f"\n  [retention: forgot {removed} old conversation messages]", file=sys.stderr),
+        on_error=lambda error: print(f"\n  [retention failed: {getattr(error, 'user_message', error)}]", file=sys.stderr),
+    )
+
+
+def _loop(services: Services, agent, observer: TerminalObserver, idle: IdleConsolidation | IdleTasks, *, login: bool,
           after_turn=lambda: None) -> None:
     """Read lines until /quit. Work the user did not ask for (the login turn, consolidation while
     idle) runs in the background and never makes a typed line wait: the line preempts it."""

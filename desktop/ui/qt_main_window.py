@@ -40,6 +40,7 @@ from desktop.ui.qt_budget import BudgetPanel
 from desktop.ui.qt_chat import ChatPanel
 from desktop.ui.qt_consent import DENY, ConsentDialog, ConsentRequest, QtConsentPolicy
 from desktop.ui.qt_consolidation import ConsolidationController
+from desktop.ui.qt_forget import ForgetController
 from desktop.ui.qt_diagnostics import DiagnosticsDialog
 from desktop.ui.qt_documents import DocumentsPanel
 from desktop.ui.qt_errors import ErrorHub, MessageBar, reports_errors, user_text
@@ -132,6 +133,7 @@ class MainWindow(QMainWindow):
         self._connect_signals()
         self.consolidation = ConsolidationController(self)
         self.private_chat = PrivateChat(self)
+        self.forget = ForgetController(self)  # Memory > Forget…, retention while idle
         self._build_help_menu()  # after the controller's Memory menu: Help comes last
         self.setAcceptDrops(True)
         # QMainWindow::event keeps drops for its own dock dragging; a filter sees them first.

@@ -123,7 +123,8 @@ def _parse(text: str, choices: Sequence[str]) -> list[Triple]:
         params = data["params"]
         subject, relation, obj = params["subject"], params["relation"], params["object"]
     except (json.JSONDecodeError, KeyError, TypeError) as error:
-        log.info("the model's fact was not usable (%s): %.200s", error, text)
+        # The text names people from the conversation: the log (kept in plain files) gets its length.
+        log.info("the model's fact was not usable (%s; %d characters)", error, len(text))
         return []
     relation = clean_relation(str(relation))
     if subject not in choices or obj not in choices or subject == obj or not relation:

@@ -424,7 +424,13 @@ class KnowledgeGraph:
         vector = _normalised(self._embedder.embed([name]))[0]
         scores = matrix @ vector
         best = int(np.argmax(scores))
-        return ids[best] if scores[best] >= VECTOR_MERGE else None
+        if scores[best] < VECTOR_MERGE:
+            return None
+        if not self._db.scalar("SELECT 1 FROM graph_entities WHERE id = ? AND merged_into IS NULL AND deleted = 0", (ids[best],)):
+            # Removed or merged from another connection (a forget) since the cache was built.
+            self._forget_vectors(agent_id)
+            return self._vector_target(agent_id, name)
+        return ids[best]
 
     def _remember_vector(self, agent_id: int, entity_id: int, name: str) -> None:
         if self._embedder is None or agent_id not in self._name_vectors:
@@ -436,6 +442,11 @@ class KnowledgeGraph:
     def _forget_vectors(self, agent_id: int) -> None:
         self._generation += 1
         self._name_vectors.pop(agent_id, None)
+
+    def drop_cached(self, agent_id: int) -> None:
+        """Forget what this object keeps in memory about an agent's graph: its rows were removed
+        underneath it (desktop.core.agent.forget), and a cached name vector would point at one."""
+        self._forget_vectors(agent_id)
 
     # --- mentions --------------------------------------------------------------------------
     def add_mention(self, agent_id: int, entity_id: int, *, at: datetime, message_id: int | None = None, passage_id: int | None = None) -> None:

@@ -30,6 +30,8 @@ SOURCES = (AGENT, USER, IMPORT, CONSOLIDATION, EXTRACTOR)
 BLOCK, PASSAGE, GRAPH_FACT, GRAPH_ENTITY = "block", "passage", "graph_fact", "graph_entity"
 #: A document's chunks, added or removed together (one change per document, not per chunk).
 DOCUMENT = "document"
+#: Something forgotten at the user's request (desktop.core.agent.forget): counts only, never the text.
+FORGET = "forget"
 KINDS = (BLOCK, PASSAGE, GRAPH_FACT, GRAPH_ENTITY, DOCUMENT)
 #: How it changed.
 CREATE, UPDATE, DELETE, CONFIGURE = "create", "update", "delete", "configure"
@@ -89,6 +91,8 @@ class Change:
 
     def describe(self) -> str:
         """One line for lists: "agent updated human", "user reverted persona"."""
+        if self.kind == FORGET:
+            return f"{self.source}: {self.after}" if self.after else f"{self.source} forgot something"
         verb = {CREATE: "created", UPDATE: "updated", DELETE: "deleted", CONFIGURE: "changed the settings of"}.get(self.action, self.action)
         if self.is_revert:
             verb = "reverted"

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from desktop.core.clock import parse_iso
 from desktop.core.memory.archival import ArchivalMemory, NewPassage
 from desktop.core.memory.core_memory import CoreMemory, StaleBlockError
-from desktop.core.memory.history import BLOCK, CONFIGURE, CREATE, DELETE, DOCUMENT, PASSAGE, UPDATE, USER, Cause, Change, MemoryHistory
+from desktop.core.memory.history import BLOCK, CONFIGURE, CREATE, DELETE, DOCUMENT, FORGET, PASSAGE, UPDATE, USER, Cause, Change, MemoryHistory
 from desktop.errors import RevertError
 
 if TYPE_CHECKING:
@@ -243,6 +243,8 @@ class Reverter:
             raise RevertError("That change is no longer in the history", hint="the oldest changes are dropped; see the history_max_changes setting")
         later = self._history.later_changes(change)
         kind = self._kinds.get(change.kind)
+        if change.kind == FORGET:
+            return RevertPlan(change, SET, None, None, later, blocked="What was forgotten is gone: restore the backup taken before it (File > Backups…)")
         if change.kind == DOCUMENT:
             return RevertPlan(change, SET, None, None, later, blocked="A document's passages come and go with it: add or remove it in the Documents panel")
         if kind is None and change.kind.startswith("graph"):

@@ -1,0 +1,26 @@
+"""Forget also finds what is about the request in other words, by vector similarity above a
+threshold (measured with the bundled all-MiniLM-L6-v2; see finder.DEFAULT_THRESHOLD)."""
+
+from __future__ import annotations
+
+from desktop.app import open_services
+from desktop.core.agent.forget import DEFAULT_THRESHOLD, Forgetting
+from desktop.paths import Paths
+
+
+def test_paraphrases_are_found_by_meaning_and_unrelated_text_is_not(memdesk_home, clock, real_embedder):
+    services = open_services(Paths.from_environment(), embedder=real_embedder, clock=clock)
+    try:
+        agent = services.create_agent("sam")
+        archival = services.memory.archival
+        archival.insert(agent.id, "Mark and Julia are getting divorced")
+        archival.insert(agent.id, "I had pasta for dinner")
+        archival.insert(agent.id, "My brother Paul works in Berlin")
+        forgetting = Forgetting(services.db, clock, embedder=real_embedder, threshold=DEFAULT_THRESHOLD)
+        preview = forgetting.preview(agent.id, "Mark's divorce")  # neither the phrase nor its words in that order
+        assert preview.counts() == {"passages": 1} and preview.similar == 1
+        assert preview.kinds[0].samples == ("Mark and Julia are getting divorced",)
+        strict = Forgetting(services.db, clock, embedder=real_embedder, threshold=0.95)
+        assert strict.preview(agent.id, "Mark's divorce").empty
+    finally:
+        services.close()

@@ -1,0 +1,124 @@
+"""Memory > Forget… in the window: type a name, see what would go (grouped, samples on expanding),
+confirm, and the panels and the transcript show the result; retention asks once while idle."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from PySide6.QtCore import Qt
+
+from desktop.app import open_retention
+from desktop.core.agent.forget import PLACEHOLDER
+from desktop.core.runtime.scripted import call, say
+
+
+def test_forget_previews_then_removes_and_the_window_refreshes(qtbot, services, roomy_runtime, make_window, send):
+    window = make_window(roomy_runtime)
+    roomy_runtime.enqueue(
+        call("core_memory_append", "her sister", True, label="human", content="Sister: Eva"), say("Say hi to Eva!"),
+    )
+    send(window, "My sister Eva is visiting")
+    roomy_runtime.enqueue(say("Enjoy the tea."))
+    send(window, "I am drinking tea")
+    assert "Eva" in window.chat.transcript.toPlainText()
+
+    window.forget.action.trigger()
+    dialog = window.forget.dialog
+    assert dialog is not None and dialog.isVisible() and not dialog.forget_button.isEnabled()
+    qtbot.keyClicks(dialog.text, "Eva")
+    qtbot.keyClick(dialog.text, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: dialog.tree.topLevelItemCount() > 0, timeout=10_000)
+    kinds = {dialog.tree.topLevelItem(i).data(0, Qt.ItemDataRole.UserRole): dialog.tree.topLevelItem(i)
+             for i in range(dialog.tree.topLevelItemCount())}
+    assert {"messages", "core_memory", "history"} <= set(kinds)
+    assert kinds["messages"].childCount() > 0 and "Eva" in kinds["messages"].child(0).text(0)
+    assert not dialog.purge.isVisible()  # no backups here to purge
+    assert dialog.forget_button.isEnabled()
+
+    asked = []
+    dialog.confirm = lambda question: asked.append(question) or True
+    with qtbot.waitSignal(dialog.forgotten, timeout=15_000):
+        dialog.forget_button.click()
+    assert "Eva" in asked[0]
+    assert dialog.status.text().startswith("Forgot ")
+    text = window.chat.transcript.toPlainText()
+    assert "Eva" not in text and PLACEHOLDER in text and "I am drinking tea" in text
+    assert "Eva" not in services.memory.core.get(window.agent_id, "human").value
+    dialog.close()
+
+
+def test_forget_does_nothing_without_confirmation(qtbot, services, roomy_runtime, make_window, send):
+    window = make_window(roomy_runtime)
+    roomy_runtime.enqueue(say("Noted."))
+    send(window, "Eva likes jazz")
+    dialog = window.forget.open_dialog()
+    dialog.text.setText("Eva")
+    dialog.on_preview()
+    qtbot.waitUntil(lambda: dialog.forget_button.isEnabled(), timeout=10_000)
+    dialog.confirm = lambda question: False
+    dialog.forget_button.click()
+    assert window.forget.dialog is dialog and "Eva likes jazz" in window.chat.transcript.toPlainText()
+    assert services.memory.recall.search_text(window.agent_id, "jazz").total == 1
+    dialog.text.setText("Zanzibar")
+    dialog.on_preview()
+    qtbot.waitUntil(lambda: "Nothing in" in dialog.status.text(), timeout=10_000)
+    assert not dialog.forget_button.isEnabled()
+    dialog.close()
+
+
+def test_retention_asks_once_while_idle_then_forgets_old_messages(qtbot, services, roomy_runtime, make_window, send):
+    window = make_window(roomy_runtime)
+    roomy_runtime.enqueue(say("Hello"))
+    send(window, "A message from today")
+    agent_id = window.agent_id
+    old = services.clock.now() - timedelta(days=400)
+    services.memory.recall.add(agent_id, role="user", kind="user_message", content="An old line", search_text="An old line", created_at=old)
+    open_retention(services).set_days(agent_id, 30)
+    count = services.memory.recall.count(agent_id)
+    asked = []
+    window.forget.ask_retention = lambda description: asked.append(description) is None and False
+    window.forget.on_idle()
+    window.forget.on_idle()
+    assert len(asked) == 1 and "older than 30 days" in asked[0]  # asked once; declined: nothing removed
+    assert services.memory.recall.count(agent_id) == count
+    window.forget._asked.clear()
+    window.forget.ask_retention = lambda description: True
+    window.forget.on_idle()
+    qtbot.waitUntil(lambda: services.memory.recall.count(agent_id) == count - 1, timeout=10_000)
+    assert "A message from today" in window.chat.transcript.toPlainText()
+    assert open_retention(services).policy(agent_id).confirmed
+
+
+def test_the_dialog_sets_the_agents_retention_unconfirmed(qtbot, services, roomy_runtime, make_window):
+    window = make_window(roomy_runtime)
+    dialog = window.forget.open_dialog()
+    assert dialog.days is not None and dialog.days.value() == 0 and dialog.days.text() == "never (keep all)"
+    dialog.days.setValue(90)
+    dialog.on_set_retention()
+    policy = open_retention(services).policy(window.agent_id)
+    assert policy.days == 90 and not policy.confirmed
+    assert "before it first runs" in dialog.retention_note.text()
+    dialog.close()
+
+
+def test_backups_taken_before_can_be_purged_too(qtbot, services, roomy_runtime, make_window, send, tmp_path):
+    from tests.agent.forget.backups_double import FolderBackups
+
+    window = make_window(roomy_runtime)
+    roomy_runtime.enqueue(say("Noted."))
+    send(window, "Eva likes jazz")
+    backups = FolderBackups(services.db, tmp_path / "backups")
+    older = backups.create("daily")
+    window.forget._backups = lambda: backups
+    dialog = window.forget.open_dialog()
+    dialog.text.setText("Eva")
+    dialog.on_preview()
+    qtbot.waitUntil(lambda: dialog.forget_button.isEnabled(), timeout=10_000)
+    assert dialog.purge.isVisible() and "1 backup(s)" in dialog.purge.text()
+    dialog.purge.setChecked(True)
+    dialog.confirm = lambda question: "from the backups" in question
+    with qtbot.waitSignal(dialog.forgotten, timeout=15_000) as done:
+        dialog.forget_button.click()
+    assert done.args[0].backups_purged == 1 and done.args[0].snapshot is None
+    assert b"Eva" not in older.path.read_bytes()
+    dialog.close()
