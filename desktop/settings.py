@@ -56,6 +56,9 @@ class Settings:
     graph_top_entities: int = 8
     graph_search_expansion: bool = True
     history_max_changes: int = 10_000  # memory changes kept per agent (0: all)
+    backup_folder: str = ""  # empty: the data folder's backups/
+    backup_keep_daily: int = 7
+    backup_keep_weekly: int = 4
 
     def sampling(self) -> SamplingParams:
         return SamplingParams(
@@ -102,6 +105,9 @@ DESCRIPTIONS: dict[str, str] = {
     "graph_search_expansion": "Conversation search also follows the knowledge graph to linked entities (LoCoMo recall@10 0.701 -> 0.711)",
     "user_name": "Your name (optional): memory search then reads a question that names you, such as \"what did Ana say about the trip?\", as one about your own messages",
     "history_max_changes": "Memory changes kept in each agent's history for each kind (blocks, passages, graph...), oldest dropped first (0: keep all)",
+    "backup_folder": "Folder for snapshots of the store, e.g. another disk or a synced folder (empty: backups/ in the data folder)",
+    "backup_keep_daily": "Automatic snapshots kept: the newest of each of this many most recent days",
+    "backup_keep_weekly": "Automatic snapshots kept besides: the newest of each of this many most recent weeks",
 }
 
 
