@@ -33,13 +33,15 @@ from desktop.core.prompts import Prompts
 from desktop.core.retrieval import MessageRanker, PassageRanker, VectorIndex
 from desktop.core.runtime.base import ChatMessage, Runtime
 from desktop.core.storage import Database, open_database
+from desktop.core.storage.backup import Backups, Snapshot
+from desktop.core.storage.migrations import MIGRATIONS
 from desktop.core.tools.builtin import default_registry
 from desktop.core.tools.context import ConsentPolicy
 from desktop.core.tools.files import FileSandbox
 from desktop.core.tools.http import HttpPolicy
 from desktop.core.tools.imported import ImportedTools
 from desktop.core.tools.registry import load_user_tools
-from desktop.errors import ConfigError
+from desktop.errors import ConfigError, DamagedStoreError, MemDeskError, SchemaTooNewError
 from desktop.paths import RESOURCES, Paths
 from desktop.settings import Settings, SettingsStore
 
@@ -73,6 +75,11 @@ class Services:
             name, system_prompt=self.prompts.system, persona=persona or self.prompts.persona, human=human or self.prompts.human
         )
 
+    @property
+    def backups(self) -> Backups:
+        """The store's snapshots, where the settings say, kept as they say (read afresh each time)."""
+        return backups_for(self.paths, self.settings, self.clock, key=self.db.key)
+
     def ingestor(self) -> Ingestor:
         return Ingestor(self.db, self.memory.archival, self.clock)
 
@@ -91,7 +98,7 @@ def open_services(paths: Paths | None = None, *, embedder: Embedder | None = Non
     own (WAL lets readers and one writer coexist)."""
     paths = (paths or Paths.from_environment()).ensure()
     embedder = embedder or default_embedder()
-    db = open_database(paths.database)
+    db = open_store(paths, clock)
     settings_store = SettingsStore(db)
     clock = clock or SystemClock(lambda: user_zone(settings_store))
     # One history for every writer of memory, bounded by a setting read at each write.
@@ -111,6 +118,63 @@ def open_services(paths: Paths | None = None, *, embedder: Embedder | None = Non
         graph=KnowledgeGraph(db, clock, embedder, history=history),
     )
     return Services(paths, db, clock, Prompts.load(RESOURCES / "prompts"), settings_store, memory, embedder)
+
+
+def backups_for(paths: Paths, settings: Settings, clock: Clock, *, key: str | None = None) -> Backups:
+    folder = Path(settings.backup_folder).expanduser() if settings.backup_folder else paths.backups
+    return Backups(paths.database, folder, clock, key=key, keep_daily=settings.backup_keep_daily, keep_weekly=settings.backup_keep_weekly)
+
+
+def open_store(paths: Paths, clock: Clock | None = None, *, migrations: Sequence = MIGRATIONS) -> Database:
+    """The store, brought up to date after a snapshot of it (a store that has data only). A store
+    that is damaged, or whose migration fails, raises DamagedStoreError naming the newest good
+    snapshot to restore."""
+    clock = clock or SystemClock()
+    try:
+        db = open_database(paths.database, migrate=False)
+    except DamagedStoreError as error:
+        raise offer_snapshot(error, backups_for(paths, Settings(), clock)) from error
+    try:
+        db.migrate(migrations, before=lambda number: _snapshot_before_migration(db, paths, clock, number))
+    except SchemaTooNewError:
+        db.close()
+        raise
+    except Exception as error:
+        backups = backups_for(paths, _stored_settings(db), clock, key=db.key)
+        db.close()
+        damaged = DamagedStoreError(f"Could not bring {paths.database} up to date: {getattr(error, 'message', error)}")
+        raise offer_snapshot(damaged, backups) from error
+    return db
+
+
+def _snapshot_before_migration(db: Database, paths: Paths, clock: Clock, number: int) -> None:
+    try:
+        backups_for(paths, _stored_settings(db), clock, key=db.key).create(f"before migration {number}")
+    except MemDeskError as error:
+        # Refusing to start would leave no way to change the backup folder: go on, and say so.
+        log.warning("no snapshot before migration %d: %s", number, error.user_message)
+
+
+def _stored_settings(db: Database) -> Settings:
+    """The settings as stored, or the defaults when they cannot be read (an old or damaged store)."""
+    try:
+        return SettingsStore(db).load()
+    except Exception:  # noqa: BLE001 - only the backup folder is wanted, and it has a default
+        return Settings()
+
+
+def offer_snapshot(error: DamagedStoreError, backups: Backups) -> DamagedStoreError:
+    """``error`` with the newest good snapshot attached, and a hint naming the command that restores it."""
+    try:
+        snapshot: Snapshot | None = backups.newest_good()
+    except OSError:
+        snapshot = None
+    if snapshot is None:
+        return DamagedStoreError(error.message, hint=f"no snapshot to restore in {backups.folder}; move the file aside to start afresh")
+    when = snapshot.created_at.strftime("%Y-%m-%d %H:%M")
+    return DamagedStoreError(
+        error.message, hint=f"restore the snapshot of {when} with: memdesk backup restore {snapshot.id}", snapshot=snapshot
+    )
 
 
 def memory_history(db: Database, clock: Clock) -> MemoryHistory:
