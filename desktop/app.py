@@ -315,4 +315,25 @@ def open_consolidator(
             mode=settings.consolidation, every_turns=settings.consolidation_every_turns, params=settings.sampling()
         ),
         prefix=prefix,
+        before_apply=lambda: snapshot_before(services, "before applying consolidation"),
     )
+
+
+def snapshot_before(services: Services, reason: str) -> Snapshot | None:
+    """An automatic snapshot before a change to memory the user may want to take back (an import,
+    consolidation, a model switch). A snapshot that cannot be taken does not stop the change: it
+    is logged, and the daily snapshot and the earlier ones remain."""
+    try:
+        return services.backups.create(reason)
+    except MemDeskError as error:
+        log.warning("no snapshot %s: %s", reason, error.user_message)
+        return None
+
+
+def import_agent_path(services: Services, path: Path, *, name: str | None = None):
+    """Import an agent file (either format), after a snapshot of the store; returns the summary."""
+    from desktop.core.agent.agentfile.files import import_path
+
+    path = Path(path)
+    snapshot_before(services, f"before import of {path.name}")
+    return import_path(services, path, name=name, graph=agent_file_options(services)["graph"])
