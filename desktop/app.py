@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from datetime import tzinfo
 from functools import cached_property
 from pathlib import Path
+from types import SimpleNamespace
 
 from desktop.core.agent.agents import AgentRecord, AgentStore
 from desktop.core.agent.consolidation import ConsolidationSettings, Consolidator
@@ -33,7 +34,7 @@ from desktop.core.prompts import Prompts
 from desktop.core.retrieval import MessageRanker, PassageRanker, VectorIndex
 from desktop.core.runtime.base import ChatMessage, Runtime
 from desktop.core.storage import Database, open_database
-from desktop.core.storage.backup import Backups, Snapshot
+from desktop.core.storage.backup import Backups, DailySnapshots, Snapshot
 from desktop.core.storage.migrations import MIGRATIONS
 from desktop.core.tools.builtin import default_registry
 from desktop.core.tools.context import ConsentPolicy
@@ -123,6 +124,30 @@ def open_services(paths: Paths | None = None, *, embedder: Embedder | None = Non
 def backups_for(paths: Paths, settings: Settings, clock: Clock, *, key: str | None = None) -> Backups:
     folder = Path(settings.backup_folder).expanduser() if settings.backup_folder else paths.backups
     return Backups(paths.database, folder, clock, key=key, keep_daily=settings.backup_keep_daily, keep_weekly=settings.backup_keep_weekly)
+
+
+def backups_at(paths: Paths) -> Backups:
+    """The snapshots as the store's settings place and keep them, without migrating the store, or
+    as the defaults place them when the store cannot be read (when a restore is needed)."""
+    settings, key = Settings(), None
+    if paths.database.exists():
+        try:
+            db = open_database(paths.database, migrate=False)
+            try:
+                key = db.key
+                if db.schema_version > 0:
+                    settings = SettingsStore(db).load()
+            finally:
+                db.close()
+        except MemDeskError:
+            pass  # a damaged store: the default folder is where to look
+    read = SimpleNamespace(load=lambda: settings)  # what user_zone asks of a settings store
+    return backups_for(paths, settings, SystemClock(lambda: user_zone(read)), key=key)
+
+
+def daily_snapshots(services: Services, **callbacks) -> DailySnapshots:
+    """The daily snapshot of the services' store, on its own thread (see DailySnapshots)."""
+    return DailySnapshots(lambda: services.backups, **callbacks)
 
 
 def open_store(paths: Paths, clock: Clock | None = None, *, migrations: Sequence = MIGRATIONS) -> Database:

@@ -14,16 +14,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from types import SimpleNamespace
 
-from desktop.app import backups_for, user_zone
-from desktop.core.clock import SystemClock
-from desktop.core.storage import open_database
+from desktop.app import backups_at
 from desktop.core.storage.backup import Backups, Snapshot
-from desktop.errors import MemDeskError, StoreError
+from desktop.errors import StoreError
 from desktop.instance import InstanceLock
 from desktop.paths import Paths
-from desktop.settings import Settings, SettingsStore
 
 #: Named in the instance lock while a restore runs, so a window started meanwhile says who holds it.
 RESTORING = "memdesk backup restore"
@@ -47,23 +43,7 @@ def add_command(commands) -> None:
 
 
 def open_backups(paths: Paths | None = None) -> Backups:
-    """The snapshots as the store's settings place and keep them, or the defaults for a store
-    that cannot be read."""
-    paths = (paths or Paths.from_environment()).ensure()
-    settings, key = Settings(), None
-    if paths.database.exists():
-        try:
-            db = open_database(paths.database, migrate=False)
-            try:
-                key = db.key
-                if db.schema_version > 0:
-                    settings = SettingsStore(db).load()
-            finally:
-                db.close()
-        except MemDeskError:
-            pass  # a damaged store: the default folder is where to look
-    read = SimpleNamespace(load=lambda: settings)  # what user_zone asks of a settings store
-    return backups_for(paths, settings, SystemClock(lambda: user_zone(read)), key=key)
+    return backups_at((paths or Paths.from_environment()).ensure())
 
 
 def _when(snapshot: Snapshot) -> str:

@@ -7,7 +7,7 @@ import sys
 import threading
 from typing import Any
 
-from desktop.app import Services, make_runtime, memory_history, open_agent, open_consolidator, open_services
+from desktop.app import Services, daily_snapshots, make_runtime, memory_history, open_agent, open_consolidator, open_services
 from desktop.core.agent.accept import accept_user_message
 from desktop.core.agent.consolidation_idle import IdleConsolidation
 from desktop.core.agent.context import ContextBudget
@@ -146,6 +146,9 @@ def run(args: argparse.Namespace) -> int:
 def _chat(args: argparse.Namespace) -> int:
     services = open_services()
     idle = graph = None
+    # The first session of a day snapshots the store meanwhile (stopped if the chat ends first).
+    daily = daily_snapshots(services)
+    daily.check()
     try:
         record = _pick_agent(services, args.agent)
         # Load the embedding model while llama.cpp loads, not at the agent's first archival call.
@@ -170,6 +173,7 @@ def _chat(args: argparse.Namespace) -> int:
             idle.close()  # a pass must not outlive the store (Ctrl+C at the prompt)
         if graph is not None:
             graph.close()
+        daily.close()
         services.close()
     return 0
 

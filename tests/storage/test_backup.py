@@ -11,7 +11,7 @@ import pytest
 from desktop.app import open_store
 from desktop.core.clock import ManualClock
 from desktop.core.storage import open_database
-from desktop.core.storage.backup import AUTOMATIC, KEPT, BackupCancelled, Backups
+from desktop.core.storage.backup import AUTOMATIC, KEPT, BackupCancelled, Backups, DailySnapshots
 from desktop.core.storage.database import Database
 from desktop.core.storage.migrations import MIGRATIONS
 from desktop.errors import BackupError, DamagedStoreError
@@ -270,3 +270,32 @@ def test_a_damaged_store_without_snapshots_says_so(clock):
         open_store(paths, clock)
     assert failure.value.snapshot is None
     assert "no snapshot to restore" in failure.value.user_message
+
+
+# --- the daily snapshot --------------------------------------------------------------------------
+
+def test_the_daily_snapshot_runs_on_its_own_thread_once_a_day(backups, clock):
+    taken = []
+    daily = DailySnapshots(lambda: backups, on_taken=taken.append)
+    assert daily.check()
+    daily.wait()
+    assert [s.reason for s in taken] == ["daily"]
+    assert daily.check()
+    daily.wait()
+    assert len(taken) == 1 and len(backups.list()) == 1  # not due again today
+    clock.advance(days=1)
+    daily.check()
+    daily.wait()
+    assert [s.reason for s in backups.list()] == ["daily", "daily"]
+    daily.close()
+    assert not daily.check()  # closed with its store
+
+
+def test_a_daily_snapshot_that_fails_is_reported_not_lost_in_its_thread(tmp_path, store, clock):
+    (tmp_path / "not-a-folder").write_text("a file where the folder should be")
+    failures = []
+    daily = DailySnapshots(lambda: Backups(store.path, tmp_path / "not-a-folder" / "backups", clock), on_error=failures.append)
+    daily.check()
+    daily.wait()
+    assert len(failures) == 1 and isinstance(failures[0], BackupError)
+    assert "backup_folder" in failures[0].user_message
