@@ -36,6 +36,7 @@ from desktop.settings import Settings
 from desktop.ui.qt_agent_actions import AgentActions
 from desktop.ui.qt_agents import AgentsPanel
 from desktop.ui.qt_archival import ArchivalPanel
+from desktop.ui.qt_backups import BackupsController
 from desktop.ui.qt_budget import BudgetPanel
 from desktop.ui.qt_chat import ChatPanel
 from desktop.ui.qt_consent import DENY, ConsentDialog, ConsentRequest, QtConsentPolicy
@@ -130,6 +131,7 @@ class MainWindow(QMainWindow):
         self._build_ui()
         self._connect_signals()
         self.consolidation = ConsolidationController(self)
+        self.backups = BackupsController(self)
         self._build_help_menu()  # after the controller's Memory menu: Help comes last
         self.setAcceptDrops(True)
         # QMainWindow::event keeps drops for its own dock dragging; a filter sees them first.
@@ -194,7 +196,7 @@ class MainWindow(QMainWindow):
 
     def _build_menus(self) -> None:
         """Every menu entry, with its shortcut and the slot it triggers."""
-        menu = self.menuBar().addMenu("&File")
+        menu = self.file_menu = self.menuBar().addMenu("&File")
         self.new_agent_action = self._action(menu, "&New agent…", QKeySequence.StandardKey.New, self.agent_actions.on_create_requested)
         transfers = self.transfer_actions
         self._action(menu, "&Import agent (.af or .json)…", QKeySequence("Ctrl+I"), transfers.on_import_triggered)
