@@ -128,6 +128,7 @@ class Doctor:
         return Check("sqlite", True, f"SQLite {sqlite.sqlite_version} ({sqlite.__name__}), sqlite-vec {vec}, FTS5 available")
 
     def check_store(self) -> Check:
+        from desktop.core.storage.database import RESTORE_HINT
         from desktop.core.storage.migrations import MIGRATIONS
 
         path = self.paths.database
@@ -136,7 +137,7 @@ class Doctor:
         try:
             conn, db = _open_read_only(path)
         except Exception as error:
-            return Check("store", False, f"{path} cannot be opened: {_message(error)}", "restore it from a backup, or move it aside to start afresh")
+            return Check("store", False, f"{path} cannot be opened: {_message(error)}", f"{RESTORE_HINT}; or move it aside to start afresh")
         try:
             version = db.schema_version
             known = len(MIGRATIONS)
@@ -147,12 +148,12 @@ class Doctor:
                 )
             problems = [row[0] for row in db.query("PRAGMA integrity_check")]
             if problems != ["ok"]:
-                return Check("store", False, f"{path} is damaged: {'; '.join(problems[:3])}", "restore it from a backup")
+                return Check("store", False, f"{path} is damaged: {'; '.join(problems[:3])}", RESTORE_HINT)
             pending = f", {known - version} migration(s) pending (applied at next start)" if version < known else ""
             size = path.stat().st_size
             return Check("store", True, f"{path}: integrity ok, schema {version} of {known}{pending}, {_size(size)}")
         except Exception as error:
-            return Check("store", False, f"{path} cannot be read: {_message(error)}", "restore it from a backup, or move it aside to start afresh")
+            return Check("store", False, f"{path} cannot be read: {_message(error)}", f"{RESTORE_HINT}; or move it aside to start afresh")
         finally:
             conn.close()
 
