@@ -128,3 +128,16 @@ def test_a_damaged_store_at_start_is_offered_its_newest_good_snapshot(services, 
     offered = backups_at(paths).get(snapshot.id)  # its time in the zone the window shows
     assert f"Restore the snapshot of {describe_when(offered)} (daily)?" in asked[0]
     assert "damaged store was kept" in told[0]
+
+
+def test_the_window_takes_the_days_snapshot_in_the_background_and_checks_hourly(make_window, roomy_runtime, services):
+    window = make_window(roomy_runtime)
+    window.backups.start()
+    assert window.backups.timer.isActive() and window.backups.timer.interval() == 60 * 60 * 1000
+    window.backups.daily.wait()
+    assert [s.reason for s in services.backups.list()] == ["daily"]
+    window.backups.check_daily()
+    window.backups.daily.wait()
+    assert len(services.backups.list()) == 1  # once a day
+    window.close()
+    assert not window.backups.daily.check()  # closed with the window, before the store
