@@ -147,7 +147,8 @@ def _chat(args: argparse.Namespace) -> int:
     services = open_services()
     idle = graph = None
     # The first session of a day snapshots the store meanwhile (stopped if the chat ends first).
-    daily = daily_snapshots(services)
+    daily = daily_snapshots(services, on_error=lambda error: print(
+        f"\n  [the daily snapshot failed: {getattr(error, 'user_message', error)}]", file=sys.stderr))
     daily.check()
     try:
         record = _pick_agent(services, args.agent)
