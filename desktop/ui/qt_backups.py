@@ -171,6 +171,8 @@ class BackupsDialog(QDialog):
             if snapshot.id == snapshot_id:
                 self.table.selectRow(row)
 
+    @Slot()
+    @reports_errors
     def update_buttons(self) -> None:
         chosen = self.selected()
         self.create_button.setEnabled(not self.creating)
@@ -190,6 +192,7 @@ class BackupsDialog(QDialog):
         self.jobs.run(lambda: backups.create("manual", keep=True, progress=relay.changed.emit), self.on_created, self.on_create_failed)
 
     @Slot(int, int)
+    @reports_errors
     def on_progress(self, done: int, total: int) -> None:
         self.progress.setRange(0, max(total, 1))
         self.progress.setValue(done)
@@ -205,6 +208,7 @@ class BackupsDialog(QDialog):
         self.refresh()
         self.select(snapshot.id)
 
+    @reports_errors
     def on_create_failed(self, error: BaseException) -> None:
         self._finish_creating()
         self.status.setText("The snapshot could not be taken; nothing was changed.")
@@ -306,12 +310,14 @@ class BackupsController(QObject):
         self.window.hub.report(error)
 
     @Slot()
+    @reports_errors
     def start(self) -> None:
         """When the window is up: the day's snapshot if due, and the hourly check."""
         self.check_daily()
         self.timer.start()
 
     @Slot()
+    @reports_errors
     def check_daily(self) -> None:
         self.daily.check()
 
@@ -327,6 +333,7 @@ class BackupsController(QObject):
         return self.dialog
 
     @Slot(str)
+    @reports_errors
     def restore(self, snapshot_id: str) -> None:
         self.restore_after_close = snapshot_id
         if self.dialog is not None:
