@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, fields, replace
+from pathlib import Path
 from typing import Any
 
 from desktop.core.agent.auto_recall import RecallSettings
@@ -133,8 +134,24 @@ def _convert(name: str, kind: type, value: Any) -> Any:
 
 
 _TYPES = {f.name: type(f.default) for f in fields(Settings)}
+def _backup_folder(value: str) -> None:
+    if value and not Path(value).expanduser().is_absolute():
+        raise ConfigError(f"backup_folder must be a full path, got {value!r}", hint="for example /media/usb/memdesk-backups, or empty for the default")
+
+
+def _not_negative(name: str):
+    def check(value: int) -> None:
+        if value < 0:
+            raise ConfigError(f"Setting {name} cannot be negative, got {value}")
+
+    return check
+
+
 #: Values a type cannot check, refused before they are stored (each raises ConfigError).
-_CHECKS = {"time_zone": zone_named}
+_CHECKS = {
+    "time_zone": zone_named, "backup_folder": _backup_folder,
+    "backup_keep_daily": _not_negative("backup_keep_daily"), "backup_keep_weekly": _not_negative("backup_keep_weekly"),
+}
 
 
 class SettingsStore:

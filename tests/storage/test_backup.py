@@ -14,7 +14,7 @@ from desktop.core.storage import open_database
 from desktop.core.storage.backup import AUTOMATIC, KEPT, BackupCancelled, Backups, DailySnapshots
 from desktop.core.storage.database import Database
 from desktop.core.storage.migrations import MIGRATIONS
-from desktop.errors import BackupError, DamagedStoreError
+from desktop.errors import BackupError, ConfigError, DamagedStoreError
 from desktop.paths import Paths
 
 
@@ -134,6 +134,22 @@ def test_the_keep_rule_holds_the_newest_of_seven_days_and_four_weeks_and_every_k
     assert all(s.reason == "before consolidation" for s in listed if s.kind == AUTOMATIC)
     assert manual.id in [s.id for s in listed]
     assert len(list(backups.folder.glob("*.sqlite3"))) == len(listed) == 11
+
+
+def test_a_rule_that_keeps_nothing_still_keeps_the_snapshot_just_taken(tmp_path, store, clock):
+    backups = Backups(store.path, tmp_path / "backups", clock, keep_daily=0, keep_weekly=0, pause_s=0)
+    backups.create("daily")
+    clock.advance(days=1)
+    newest = backups.create("before import of trip.af")
+    assert [s.id for s in backups.list()] == [newest.id]
+
+
+def test_the_backup_settings_refuse_a_relative_folder_and_negative_counts(services):
+    for name, value in (("backup_folder", "backups"), ("backup_keep_daily", -1), ("backup_keep_weekly", -2)):
+        with pytest.raises(ConfigError):
+            services.settings_store.set(name, value)
+    services.settings_store.set("backup_folder", "~/memdesk-backups")
+    assert services.backups.folder == Path("~/memdesk-backups").expanduser()
 
 
 def test_a_restore_brings_the_snapshot_back_and_can_itself_be_undone(backups, store):

@@ -12,7 +12,8 @@ Which snapshots are kept: those taken on purpose (``memdesk backup create``, Cre
 a restore takes of what it replaces) stay until the user removes them. Of the automatic ones
 (daily, before a migration, an import, a consolidation, a forget, a model switch) the newest of each
 of the ``keep_daily`` most recent days that have one are kept, and the newest of each of the
-``keep_weekly`` most recent ISO weeks that have one; days and weeks are the user's (the clock's).
+``keep_weekly`` most recent ISO weeks that have one, and always the newest; days and weeks are
+the user's (the clock's).
 """
 
 from __future__ import annotations
@@ -257,6 +258,8 @@ class Backups:
                     break
                 seen.append(when)
                 kept.add(snapshot.id)
+        if automatic:
+            kept.add(automatic[0].id)  # the one just taken survives even a rule that keeps none
         removed = [s.id for s in automatic if s.id not in kept]
         for snapshot_id in removed:
             self.remove(snapshot_id)
