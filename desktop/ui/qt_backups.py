@@ -96,6 +96,9 @@ class BackupsDialog(QDialog):
         for button in (self.choose_folder_button, self.default_folder_button, self.open_folder_button):
             folder_row.addWidget(button)
         layout.addLayout(folder_row)
+        self.encryption_label = QLabel("")
+        self.encryption_label.setWordWrap(True)
+        layout.addWidget(self.encryption_label)
         self.empty_label = QLabel("No snapshots yet. The first one is taken today; Create now takes one at once.")
         self.empty_label.setWordWrap(True)
         layout.addWidget(self.empty_label)
@@ -146,6 +149,10 @@ class BackupsDialog(QDialog):
     def refresh(self) -> None:
         backups = self.backups
         self.folder_label.setText(f"Folder: {backups.folder}")
+        self.encryption_label.setText(
+            "New snapshots are encrypted with the store's passphrase, like the store." if backups.key is not None
+            else "Snapshots are not encrypted (nor is the store): anyone who can read this folder can read them."
+        )
         self.default_folder_button.setEnabled(bool(self.services.settings.backup_folder))
         self.snapshots = backups.list()
         self.table.setRowCount(len(self.snapshots))

@@ -194,6 +194,17 @@ def test_a_store_too_damaged_to_copy_is_moved_aside_not_lost(backups, store, tmp
     assert [p.read_bytes()[:21] for p in aside if not p.name.endswith(("-wal", "-shm"))] == [b"not a database at all"]
 
 
+def test_a_snapshot_taken_before_the_store_was_encrypted_stays_plain_and_is_not_restored_over_it(backups, store, clock):
+    plain = backups.create("daily")
+    assert plain.encrypted is False
+    encrypted_store = Backups(store.path, backups.folder, clock, key="a passphrase")
+    assert encrypted_store.verify(plain.id).verified  # opened as what it is: a plain file
+    with pytest.raises(BackupError) as refused:
+        encrypted_store.restore(plain.id)
+    assert "is plain, the store is encrypted" in refused.value.user_message
+    assert [s.id for s in backups.list()] == [plain.id]  # nothing taken, nothing changed
+
+
 def test_rewrite_changes_a_snapshot_and_leaves_no_trace_of_what_it_removed(backups, store):
     store.execute("INSERT INTO notes(text) VALUES ('Eva lives in Porto')")
     snapshot = backups.create("daily")

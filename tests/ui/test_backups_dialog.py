@@ -39,6 +39,7 @@ def test_an_empty_folder_says_what_will_happen(dialog, services):
     assert dialog.empty_label.isVisible() and not dialog.table.isVisible()
     assert "No snapshots yet" in dialog.empty_label.text()
     assert str(services.paths.backups) in dialog.folder_label.text()
+    assert "not encrypted" in dialog.encryption_label.text()
     assert not dialog.restore_button.isEnabled() and not dialog.remove_button.isEnabled()
 
 

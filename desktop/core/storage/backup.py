@@ -58,6 +58,8 @@ _PARTIAL = ".partial"
 _STALE_PARTIAL_S = 3600
 
 Progress = Callable[[int, int], None]
+#: "The store's key", as a default that None (a plain file) cannot be mistaken for.
+_STORE_KEY: Any = object()
 
 
 @dataclass(frozen=True)
@@ -169,7 +171,7 @@ class Backups:
         records the outcome in its sidecar and raises BackupError when it fails."""
         snapshot = self.get(snapshot_id)
         try:
-            self._check(snapshot.path)
+            self._check(snapshot.path, key=self._key_of(snapshot))
         except MemDeskError as error:
             self._write_sidecar(replace(snapshot, verified=False))
             raise BackupError(
@@ -190,6 +192,12 @@ class Backups:
         connections, the terminal holds the instance lock): the copy is one transaction, but the
         app's in-memory state would describe the store as it was."""
         snapshot = self.verify(snapshot_id)
+        if snapshot.encrypted != (self.key is not None):
+            states = ("encrypted", "plain") if snapshot.encrypted else ("plain", "encrypted")
+            raise BackupError(
+                f"Snapshot {snapshot_id} is {states[0]}, the store is {states[1]}",
+                hint="encrypt or decrypt the store to match it first (memdesk encrypt / memdesk decrypt), then restore it",
+            )
         if snapshot.schema_version > len(MIGRATIONS):
             raise BackupError(
                 f"Snapshot {snapshot_id} was written by a newer MemDesk (schema {snapshot.schema_version})",
@@ -228,7 +236,7 @@ class Backups:
         """Apply ``change`` to a snapshot (opened with the store's key), vacuum it so removed
         bytes leave the file, check it again and record its new size."""
         snapshot = self.get(snapshot_id)
-        db = self._open(snapshot.path)
+        db = self._open(snapshot.path, key=self._key_of(snapshot))
         try:
             change(db)
             db.execute("VACUUM")
@@ -266,11 +274,16 @@ class Backups:
         return removed
 
     # --- internals --------------------------------------------------------------------------
-    def _open(self, path: Path) -> Database:
+    def _key_of(self, snapshot: Snapshot) -> str | None:
+        """A snapshot taken before the store was encrypted (or after it was decrypted) is plain."""
+        return self.key if snapshot.encrypted else None
+
+    def _open(self, path: Path, *, key: Any = _STORE_KEY) -> Database:
+        key = self.key if key is _STORE_KEY else key
         # Only an encrypted store passes a key, so this needs nothing the plain driver lacks.
-        if self.key is None:
+        if key is None:
             return open_database(path, migrate=False)
-        return open_database(path, migrate=False, key=self.key)  # type: ignore[call-arg]
+        return open_database(path, migrate=False, key=key)  # type: ignore[call-arg]
 
     def _copy(self, source_path: Path, target_path: Path, progress: Progress | None, *, into_existing: bool = False) -> None:
         source = self._open(source_path)
@@ -320,10 +333,10 @@ class Backups:
         if not into_existing:
             make_private(target_path)
 
-    def _check(self, path: Path) -> int:
+    def _check(self, path: Path, *, key: Any = _STORE_KEY) -> int:
         """The schema version of a readable, intact copy; raises otherwise."""
         try:
-            db = self._open(path)
+            db = self._open(path, key=key)
         except StoreError as error:
             raise BackupError(f"{path.name} cannot be opened: {error.message}") from error
         try:
