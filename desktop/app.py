@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 from datetime import tzinfo
 from functools import cached_property
 from pathlib import Path
+from types import SimpleNamespace
 
 from desktop.core.agent.agents import AgentRecord, AgentStore
 from desktop.core.agent.consolidation import ConsolidationSettings, Consolidator
@@ -34,14 +35,16 @@ from desktop.core.retrieval import MessageRanker, PassageRanker, VectorIndex
 from desktop.core.runtime.base import ChatMessage, Runtime
 from desktop.core.runtime.private import PrivateRuntime
 from desktop.core.storage import Database, open_database
+from desktop.core.storage.backup import Backups, DailySnapshots, Snapshot
 from desktop.core.storage.memory_copy import copy_to_memory
+from desktop.core.storage.migrations import MIGRATIONS
 from desktop.core.tools.builtin import default_registry
 from desktop.core.tools.context import ConsentPolicy
 from desktop.core.tools.files import FileSandbox
 from desktop.core.tools.http import HttpPolicy
 from desktop.core.tools.imported import ImportedTools
 from desktop.core.tools.registry import ToolRegistry, load_user_tools
-from desktop.errors import ConfigError, PrivateChatRefusal, ToolError
+from desktop.errors import ConfigError, DamagedStoreError, MemDeskError, PrivateChatRefusal, SchemaTooNewError, ToolError
 from desktop.paths import RESOURCES, Paths
 from desktop.settings import Settings, SettingsStore
 
@@ -77,6 +80,11 @@ class Services:
             name, system_prompt=self.prompts.system, persona=persona or self.prompts.persona, human=human or self.prompts.human
         )
 
+    @property
+    def backups(self) -> Backups:
+        """The store's snapshots, where the settings say, kept as they say (read afresh each time)."""
+        return backups_for(self.paths, self.settings, self.clock, key=self.db.key)
+
     def ingestor(self) -> Ingestor:
         if self.private:
             raise PrivateChatRefusal(
@@ -100,7 +108,7 @@ def open_services(paths: Paths | None = None, *, embedder: Embedder | None = Non
     own (WAL lets readers and one writer coexist)."""
     paths = (paths or Paths.from_environment()).ensure()
     embedder = embedder or default_embedder()
-    db = open_database(paths.database)
+    db = open_store(paths, clock)
     settings_store = SettingsStore(db)
     clock = clock or SystemClock(lambda: user_zone(settings_store))
     memory = _memory_services(db, embedder, clock, settings_store, paths.files_root)
@@ -135,6 +143,87 @@ def _memory_services(db: Database, embedder: Embedder, clock: Clock, settings_st
         archival=ArchivalMemory(db, embedder, clock, ranker=PassageRanker(db, embedder, vectors), history=history),
         clock=clock,
         graph=KnowledgeGraph(db, clock, embedder, history=history),
+    )
+
+
+def backups_for(paths: Paths, settings: Settings, clock: Clock, *, key: str | None = None) -> Backups:
+    folder = Path(settings.backup_folder).expanduser() if settings.backup_folder else paths.backups
+    return Backups(paths.database, folder, clock, key=key, keep_daily=settings.backup_keep_daily, keep_weekly=settings.backup_keep_weekly)
+
+
+def backups_at(paths: Paths) -> Backups:
+    """The snapshots as the store's settings place and keep them, without migrating the store, or
+    as the defaults place them when the store cannot be read (when a restore is needed)."""
+    settings, key = Settings(), None
+    if paths.database.exists():
+        try:
+            db = open_database(paths.database, migrate=False)
+            try:
+                key = db.key
+                if db.schema_version > 0:
+                    settings = SettingsStore(db).load()
+            finally:
+                db.close()
+        except MemDeskError:
+            pass  # a damaged store: the default folder is where to look
+    read = SimpleNamespace(load=lambda: settings)  # what user_zone asks of a settings store
+    return backups_for(paths, settings, SystemClock(lambda: user_zone(read)), key=key)
+
+
+def daily_snapshots(services: Services, **callbacks) -> DailySnapshots:
+    """The daily snapshot of the services' store, on its own thread (see DailySnapshots)."""
+    return DailySnapshots(lambda: services.backups, **callbacks)
+
+
+def open_store(paths: Paths, clock: Clock | None = None, *, migrations: Sequence = MIGRATIONS) -> Database:
+    """The store, brought up to date after a snapshot of it (a store that has data only). A store
+    that is damaged, or whose migration fails, raises DamagedStoreError naming the newest good
+    snapshot to restore."""
+    clock = clock or SystemClock()
+    try:
+        db = open_database(paths.database, migrate=False)
+    except DamagedStoreError as error:
+        raise offer_snapshot(error, backups_for(paths, Settings(), clock)) from error
+    try:
+        db.migrate(migrations, before=lambda number: _snapshot_before_migration(db, paths, clock, number))
+    except SchemaTooNewError:
+        db.close()
+        raise
+    except Exception as error:
+        backups = backups_for(paths, _stored_settings(db), clock, key=db.key)
+        db.close()
+        damaged = DamagedStoreError(f"Could not bring {paths.database} up to date: {getattr(error, 'message', error)}")
+        raise offer_snapshot(damaged, backups) from error
+    return db
+
+
+def _snapshot_before_migration(db: Database, paths: Paths, clock: Clock, number: int) -> None:
+    try:
+        backups_for(paths, _stored_settings(db), clock, key=db.key).create(f"before migration {number}")
+    except MemDeskError as error:
+        # Refusing to start would leave no way to change the backup folder: go on, and say so.
+        log.warning("no snapshot before migration %d: %s", number, error.user_message)
+
+
+def _stored_settings(db: Database) -> Settings:
+    """The settings as stored, or the defaults when they cannot be read (an old or damaged store)."""
+    try:
+        return SettingsStore(db).load()
+    except Exception:  # noqa: BLE001 - only the backup folder is wanted, and it has a default
+        return Settings()
+
+
+def offer_snapshot(error: DamagedStoreError, backups: Backups) -> DamagedStoreError:
+    """``error`` with the newest good snapshot attached, and a hint naming the command that restores it."""
+    try:
+        snapshot: Snapshot | None = backups.newest_good()
+    except OSError:
+        snapshot = None
+    if snapshot is None:
+        return DamagedStoreError(error.message, hint=f"no snapshot to restore in {backups.folder}; move the file aside to start afresh")
+    when = snapshot.created_at.strftime("%Y-%m-%d %H:%M")
+    return DamagedStoreError(
+        error.message, hint=f"restore the snapshot of {when} with: memdesk backup restore {snapshot.id}", snapshot=snapshot
     )
 
 
@@ -320,4 +409,25 @@ def open_consolidator(
             mode=settings.consolidation, every_turns=settings.consolidation_every_turns, params=settings.sampling()
         ),
         prefix=prefix,
+        before_apply=lambda: snapshot_before(services, "before applying consolidation"),
     )
+
+
+def snapshot_before(services: Services, reason: str) -> Snapshot | None:
+    """An automatic snapshot before a change to memory the user may want to take back (an import,
+    consolidation, a model switch). A snapshot that cannot be taken does not stop the change: it
+    is logged, and the daily snapshot and the earlier ones remain."""
+    try:
+        return services.backups.create(reason)
+    except MemDeskError as error:
+        log.warning("no snapshot %s: %s", reason, error.user_message)
+        return None
+
+
+def import_agent_path(services: Services, path: Path, *, name: str | None = None):
+    """Import an agent file (either format), after a snapshot of the store; returns the summary."""
+    from desktop.core.agent.agentfile.files import import_path
+
+    path = Path(path)
+    snapshot_before(services, f"before import of {path.name}")
+    return import_path(services, path, name=name, graph=agent_file_options(services)["graph"])

@@ -51,6 +51,19 @@ class AlreadyRunningError(StoreError):
         self.program = program
 
 
+class DamagedStoreError(StoreError):
+    """The store is damaged or not a database, or could not be brought up to date. ``snapshot`` is
+    the newest good snapshot offered in its place (its id and date), when there is one."""
+
+    def __init__(self, message: str, *, hint: str | None = None, snapshot: object | None = None) -> None:
+        super().__init__(message, hint=hint)
+        self.snapshot = snapshot
+
+
+class BackupError(StoreError):
+    """A snapshot could not be taken, checked or restored; the store itself is unchanged."""
+
+
 class EmbeddingMismatchError(StoreError):
     """The store's vectors were made by a different embedding model."""
 

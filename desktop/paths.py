@@ -77,6 +77,11 @@ class Paths:
         return self.home / "cache" / "downloads"
 
     @property
+    def backups(self) -> Path:
+        """Snapshots of the store (the backup_folder setting may choose another folder)."""
+        return self.home / "backups"
+
+    @property
     def instance_lock(self) -> Path:
         """Held by the one window or terminal chat using this data folder (see desktop/instance.py)."""
         return self.home / "memdesk.lock"
@@ -89,7 +94,7 @@ class Paths:
     def own_entries(self) -> list[Path]:
         """What MemDesk keeps in the data folder (the rest of it, if any, is not MemDesk's)."""
         store = [self.database.with_name(self.database.name + suffix) for suffix in ("", "-wal", "-shm", "-journal")]
-        return [*store, self.instance_lock, self.files_root, self.user_models, self.user_tools, self.logs, self.home / "cache"]
+        return [*store, self.instance_lock, self.files_root, self.user_models, self.user_tools, self.logs, self.home / "cache", self.backups]
 
     def ensure(self) -> "Paths":
         """Create the data folder and its folders, for this user only, and take back read access

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, fields, replace
+from pathlib import Path
 from typing import Any
 
 from desktop.core.agent.auto_recall import RecallSettings
@@ -58,6 +59,9 @@ class Settings:
     graph_search_expansion: bool = True
     history_max_changes: int = 10_000  # memory changes kept per agent (0: all)
     forget_similarity: float = FORGET_THRESHOLD  # measured where it is defined (agent/forget/finder.py)
+    backup_folder: str = ""  # empty: the data folder's backups/
+    backup_keep_daily: int = 7
+    backup_keep_weekly: int = 4
 
     def sampling(self) -> SamplingParams:
         return SamplingParams(
@@ -105,6 +109,9 @@ DESCRIPTIONS: dict[str, str] = {
     "user_name": "Your name (optional): memory search then reads a question that names you, such as \"what did Ana say about the trip?\", as one about your own messages",
     "forget_similarity": "Forget also removes messages and passages this similar in meaning to what you name (cosine 0-1; 1: words only)",
     "history_max_changes": "Memory changes kept in each agent's history for each kind (blocks, passages, graph...), oldest dropped first (0: keep all)",
+    "backup_folder": "Folder for snapshots of the store, e.g. another disk or a synced folder (empty: backups/ in the data folder)",
+    "backup_keep_daily": "Automatic snapshots kept: the newest of each of this many most recent days",
+    "backup_keep_weekly": "Automatic snapshots kept besides: the newest of each of this many most recent weeks",
 }
 
 
@@ -130,8 +137,24 @@ def _convert(name: str, kind: type, value: Any) -> Any:
 
 
 _TYPES = {f.name: type(f.default) for f in fields(Settings)}
+def _backup_folder(value: str) -> None:
+    if value and not Path(value).expanduser().is_absolute():
+        raise ConfigError(f"backup_folder must be a full path, got {value!r}", hint="for example /media/usb/memdesk-backups, or empty for the default")
+
+
+def _not_negative(name: str):
+    def check(value: int) -> None:
+        if value < 0:
+            raise ConfigError(f"Setting {name} cannot be negative, got {value}")
+
+    return check
+
+
 #: Values a type cannot check, refused before they are stored (each raises ConfigError).
-_CHECKS = {"time_zone": zone_named}
+_CHECKS = {
+    "time_zone": zone_named, "backup_folder": _backup_folder,
+    "backup_keep_daily": _not_negative("backup_keep_daily"), "backup_keep_weekly": _not_negative("backup_keep_weekly"),
+}
 
 
 class SettingsStore:

@@ -6,8 +6,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from desktop.app import agent_file_options, open_services
-from desktop.core.agent.agentfile import FORMATS, export_path, import_path
+from desktop.app import agent_file_options, import_agent_path, open_services
+from desktop.core.agent.agentfile import FORMATS, export_path
 from desktop.core.memory.diff import unified
 from desktop.core.memory.history import GRAPH_ENTITY, GRAPH_FACT, KINDS
 from desktop.core.memory.revert import Reverter
@@ -141,7 +141,7 @@ def _export(args: argparse.Namespace) -> int:
 def _import(args: argparse.Namespace) -> int:
     services = _services()
     try:
-        summary = import_path(services, args.file, name=args.name, graph=agent_file_options(services)["graph"])
+        summary = import_agent_path(services, args.file, name=args.name)
         print(summary.text())
         if any(agent.tools_disabled for agent in summary.agents):
             print("Imported tools stay disabled until you enable them: memdesk agents tools NAME --enable TOOL")

@@ -8,7 +8,8 @@ import threading
 from typing import Any
 
 from desktop.app import (
-    Services, make_runtime, memory_history, open_agent, open_consolidator, open_private_services, open_retention, open_services,
+    Services, daily_snapshots, make_runtime, memory_history, open_agent, open_consolidator, open_private_services, open_retention,
+    open_services,
 )
 from desktop.core.agent.accept import accept_user_message
 from desktop.core.agent.consolidation_idle import IdleConsolidation
@@ -154,6 +155,10 @@ def run(args: argparse.Namespace) -> int:
 def _chat(args: argparse.Namespace) -> int:
     services = open_services()
     idle = graph = private = None
+    # The first session of a day snapshots the store meanwhile (stopped if the chat ends first).
+    daily = daily_snapshots(services, on_error=lambda error: print(
+        f"\n  [the daily snapshot failed: {getattr(error, 'user_message', error)}]", file=sys.stderr))
+    daily.check()
     try:
         # Namespaces built by hand (tests, benchmarks) predate the flag.
         if getattr(args, "private", False):
@@ -193,6 +198,7 @@ def _chat(args: argparse.Namespace) -> int:
             graph.close()
         if private is not None:
             private.close()  # discards the private chat
+        daily.close()
         services.close()
     return 0
 

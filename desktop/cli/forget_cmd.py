@@ -40,7 +40,8 @@ def run_forget(args: argparse.Namespace, backups=None) -> int:
     services = open_services()
     try:
         record = services.agents.get_by_name(args.agent)
-        forgetting = open_forgetting(services, backups)
+        # The store's snapshots: listed in the preview, purged on request, one taken first otherwise.
+        forgetting = open_forgetting(services, backups if backups is not None else services.backups)
         preview = forgetting.preview(record.id, args.text)
         if not args.apply:
             print(json.dumps({"agent": record.name, "applied": False, **preview.as_dict()}, ensure_ascii=False) if args.json

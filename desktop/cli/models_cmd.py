@@ -15,7 +15,7 @@ import sys
 import threading
 from dataclasses import replace
 
-from desktop.app import Services, make_runtime, open_services
+from desktop.app import Services, make_runtime, open_services, snapshot_before
 from desktop.core.models.download import DownloadProgress, Downloader, format_bytes
 from desktop.core.models.hub import HubConfig
 from desktop.core.models.library import Choice
@@ -135,6 +135,7 @@ def switch_to(services: Services, choice: Choice) -> None:
             runtime.close()
     except ModelError as error:
         raise explain_load_failure(error, services.models.active_path(settings)) if settings.runtime == "llamacpp" else error from error
+    snapshot_before(services, f"before switching to {choice.label}")
     for name, value in choice.changes.items():
         services.settings_store.set(name, value)
 

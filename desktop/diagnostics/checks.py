@@ -83,6 +83,20 @@ class Doctor:
         except Exception:
             return Settings()
 
+    def _restore_hint(self) -> str:
+        """The newest good snapshot and the command that restores it (only their records are read)."""
+        from desktop.app import backups_for
+        from desktop.core.clock import SystemClock
+
+        backups = backups_for(self.paths, self.settings, SystemClock())
+        try:
+            snapshot = backups.newest_good()
+        except OSError:
+            snapshot = None
+        if snapshot is None:
+            return f"no snapshot to restore in {backups.folder}; move it aside to start afresh"
+        return f"restore the snapshot of {snapshot.created_at:%Y-%m-%d %H:%M}: memdesk backup restore {snapshot.id}"
+
     def _model_path(self) -> Path:
         from desktop.app import resolve_model_path
 
@@ -136,7 +150,7 @@ class Doctor:
         try:
             conn, db = _open_read_only(path)
         except Exception as error:
-            return Check("store", False, f"{path} cannot be opened: {_message(error)}", "restore it from a backup, or move it aside to start afresh")
+            return Check("store", False, f"{path} cannot be opened: {_message(error)}", self._restore_hint())
         try:
             version = db.schema_version
             known = len(MIGRATIONS)
@@ -147,12 +161,12 @@ class Doctor:
                 )
             problems = [row[0] for row in db.query("PRAGMA integrity_check")]
             if problems != ["ok"]:
-                return Check("store", False, f"{path} is damaged: {'; '.join(problems[:3])}", "restore it from a backup")
+                return Check("store", False, f"{path} is damaged: {'; '.join(problems[:3])}", self._restore_hint())
             pending = f", {known - version} migration(s) pending (applied at next start)" if version < known else ""
             size = path.stat().st_size
             return Check("store", True, f"{path}: integrity ok, schema {version} of {known}{pending}, {_size(size)}")
         except Exception as error:
-            return Check("store", False, f"{path} cannot be read: {_message(error)}", "restore it from a backup, or move it aside to start afresh")
+            return Check("store", False, f"{path} cannot be read: {_message(error)}", self._restore_hint())
         finally:
             conn.close()
 

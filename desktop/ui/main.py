@@ -11,16 +11,18 @@ import logging
 import sys
 import time
 from logging.handlers import RotatingFileHandler
+from pathlib import Path
 
 from PySide6.QtCore import QTimer
 from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication, QMessageBox, QPlainTextEdit
 
-from desktop.app import Services, make_runtime, open_services
-from desktop.errors import AlreadyRunningError, MemDeskError
+from desktop.app import Services, backups_at, make_runtime, open_services
+from desktop.errors import AlreadyRunningError, DamagedStoreError, MemDeskError
 from desktop.instance import WINDOW, InstanceLock, ask_to_come_forward
 from desktop.paths import APP_ID, ICON, Paths
 from desktop.private_files import private_umask
+from desktop.ui.qt_backups import describe_when, restore_snapshot, restored_message
 from desktop.ui.qt_consent import DENY, ConsentRequest
 from desktop.ui.qt_errors import CrashCapture, ErrorHub
 from desktop.ui.qt_instance import ComeForwardWatcher
@@ -103,13 +105,69 @@ def _run_window(app: QApplication, paths: Paths, args: argparse.Namespace, miles
     _setup_logging(paths)
     hub = ErrorHub()
     capture = CrashCapture(paths.logs, hub).install()
+    previous_crash = capture.previous  # offered by the first window only
     try:
-        services = open_services(paths)
+        while True:
+            services = _open_or_offer_snapshot(paths)
+            if services is None:
+                return 1
+            code, restore = _show_window(app, services, hub, args, milestone, previous_crash)
+            previous_crash = None
+            if restore is None:
+                return code
+            # The window and every connection it opened are closed: the store is free to replace.
+            _restore(paths, restore)
+    finally:
+        capture.uninstall()
+
+
+def _open_or_offer_snapshot(paths: Paths) -> Services | None:
+    """The store's services; a damaged store, or one whose migration failed, is offered its newest
+    good snapshot ("Restore the snapshot of DATE?") and opened again once restored."""
+    try:
+        return open_services(paths)
+    except DamagedStoreError as error:
+        if error.snapshot is None or not offer_snapshot_restore(error):
+            QMessageBox.critical(None, "MemDesk cannot start", literal(error.user_message))
+            return None
+        if not _restore(paths, error.snapshot.id):
+            return None
+        return _open_or_offer_snapshot(paths)
     except MemDeskError as error:
         QMessageBox.critical(None, "MemDesk cannot start", literal(error.user_message))
-        capture.uninstall()
-        return 1
+        return None
+
+
+def offer_snapshot_restore(error: DamagedStoreError) -> bool:
+    snapshot = error.snapshot
+    answer = QMessageBox.question(
+        None, "MemDesk cannot open its store",
+        literal(f"{error.message}.\n\nRestore the snapshot of {describe_when(snapshot)} ({snapshot.reason})? "
+                "What is there now is kept beside it."),
+        QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No, QMessageBox.StandardButton.Yes,
+    )
+    return answer == QMessageBox.StandardButton.Yes
+
+
+def _restore(paths: Paths, snapshot_id: str) -> bool:
+    backups = backups_at(paths)
+    try:
+        snapshot = backups.get(snapshot_id)
+        undo = restore_snapshot(backups, snapshot_id)
+    except MemDeskError as error:
+        QMessageBox.critical(None, "The snapshot was not restored", literal(error.user_message))
+        return False
+    QMessageBox.information(None, "Snapshot restored", literal(restored_message(snapshot, undo, paths.database)))
+    return True
+
+
+def _show_window(
+    app: QApplication, services: Services, hub: ErrorHub, args: argparse.Namespace, milestone, previous_crash: Path | None
+) -> tuple[int, str | None]:
+    """Run one window on ``services`` until it closes: its exit code, and the snapshot to restore
+    when the user asked for one (File > Backups…)."""
     shared_embedder = services.embedder
+    paths = services.paths
 
     def open_worker_services() -> Services:
         return open_services(paths, embedder=shared_embedder)
@@ -125,19 +183,19 @@ def _run_window(app: QApplication, paths: Paths, args: argparse.Namespace, miles
         window.hub.shown.connect(lambda _text: QTimer.singleShot(0, window.close))
     if args.screenshot:
         _schedule_screenshot(window, args.screenshot, args.message, args.give_up_after)
-    if capture.previous is not None:
-        previous = capture.previous.read_text(encoding="utf-8", errors="replace")
+    if previous_crash is not None:
+        previous = previous_crash.read_text(encoding="utf-8", errors="replace")
         window.message_bar.show_message(
             "MemDesk did not close cleanly last time; a crash log was kept.", "Show crash log", lambda: _show_crash_log(window, previous)
         )
     window.start()
+    window.backups.start()  # the day's snapshot, in the background
     try:
         code = app.exec()
     finally:
         window.shutdown()
         services.close()
-        capture.uninstall()
-    return code
+    return code, window.backups.restore_after_close
 
 
 def _schedule_screenshot(window: MainWindow, path: str, message: str, give_up_after_s: float) -> None:

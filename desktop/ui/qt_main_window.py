@@ -36,6 +36,7 @@ from desktop.settings import Settings
 from desktop.ui.qt_agent_actions import AgentActions
 from desktop.ui.qt_agents import AgentsPanel
 from desktop.ui.qt_archival import ArchivalPanel
+from desktop.ui.qt_backups import BackupsController
 from desktop.ui.qt_budget import BudgetPanel
 from desktop.ui.qt_chat import ChatPanel
 from desktop.ui.qt_consent import DENY, ConsentDialog, ConsentRequest, QtConsentPolicy
@@ -133,7 +134,9 @@ class MainWindow(QMainWindow):
         self._connect_signals()
         self.consolidation = ConsolidationController(self)
         self.private_chat = PrivateChat(self)
-        self.forget = ForgetController(self)  # Memory > Forget…, retention while idle
+        # Memory > Forget…, retention while idle; the store's snapshots are listed and purged there.
+        self.forget = ForgetController(self, backups=lambda: self.services.backups)
+        self.backups = BackupsController(self)
         self._build_help_menu()  # after the controller's Memory menu: Help comes last
         self.setAcceptDrops(True)
         # QMainWindow::event keeps drops for its own dock dragging; a filter sees them first.

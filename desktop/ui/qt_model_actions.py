@@ -10,7 +10,7 @@ from dataclasses import replace
 from PySide6.QtCore import QObject, Signal, Slot
 from PySide6.QtWidgets import QWidget
 
-from desktop.app import Services
+from desktop.app import Services, snapshot_before
 from desktop.core.models.library import Choice
 from desktop.ui.qt_errors import ErrorHub, reports_errors
 from desktop.ui.qt_jobs import Jobs
@@ -59,6 +59,7 @@ class ModelActions(QObject):
 
         def check():
             self.services.models.preflight(settings)
+            snapshot_before(self.services, f"before switching to {choice.label}")
             return settings
 
         self.jobs.run(check, self.switch_requested.emit, lambda error: self.on_switch_finished(False, error))

@@ -11,9 +11,9 @@ from pathlib import Path
 from PySide6.QtCore import QObject, Signal, Slot
 from PySide6.QtWidgets import QFileDialog, QWidget
 
-from desktop.app import Services, agent_file_options
+from desktop.app import Services, agent_file_options, import_agent_path
 from desktop.core.agent import transfer
-from desktop.core.agent.agentfile import ImportSummary, export_path, import_path
+from desktop.core.agent.agentfile import ImportSummary, export_path
 from desktop.core.tools.imported import ImportedTools
 from desktop.errors import FileTransferError
 from desktop.ui.qt_agent_files import ImportedToolsDialog, ImportSummaryDialog
@@ -95,9 +95,8 @@ class TransferActions(QObject):
 
     def import_agent(self, path: Path) -> None:
         """Import in the background (embedding an archive takes a while), then show the summary."""
-        graph = agent_file_options(self.services)["graph"]
         self.saved.emit(f"Importing {path.name}…")
-        self.jobs.run(lambda: import_path(self.services, path, graph=graph), self.on_imported, self.hub.report)
+        self.jobs.run(lambda: import_agent_path(self.services, path), self.on_imported, self.hub.report)
 
     @reports_errors
     def on_imported(self, summary: ImportSummary) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from desktop.app import open_services
+from desktop.app import daily_snapshots, open_services
 from desktop.cli import chat_cmd
 from desktop.core.embedding.hashing import HashingEmbedder
 from desktop.core.runtime.scripted import say
@@ -27,3 +27,30 @@ def test_chat_warms_while_waiting_for_the_first_line(memdesk_home, monkeypatch):
     assert runtime.warm_outcomes[:1] == ["cancelled"]  # the line went first
     assert [m.role for m in runtime.warmed[0]] == ["system"]
     assert runtime.pending == 0 and "Hi, I am Ada." in runtime.prompts[-1][-1].content  # and was answered
+
+
+def test_the_first_chat_of_a_day_snapshots_the_store_in_the_background(memdesk_home, monkeypatch):
+    runtime = SlowWarmRuntime(context_window=32768)
+    runtime.enqueue(say("Hello, Ada!"))
+    monkeypatch.setattr(chat_cmd, "open_services", lambda: open_services(embedder=HashingEmbedder()))
+    monkeypatch.setattr(chat_cmd, "make_runtime", lambda settings: runtime)
+    started = []
+
+    def daily(services, **callbacks):
+        started.append(daily_snapshots(services, **callbacks))
+        return started[-1]
+
+    monkeypatch.setattr(chat_cmd, "daily_snapshots", daily)
+    lines = iter(["Hi, I am Ada.", "/quit"])
+
+    def typing(prompt: str) -> str:
+        started[0].wait()  # taken while the user could already type
+        return next(lines)
+
+    monkeypatch.setattr("builtins.input", typing)
+    assert chat_cmd.run(argparse.Namespace(agent=None, verbose=False, no_login=True)) == 0
+    services = open_services(embedder=HashingEmbedder())
+    try:
+        assert [s.reason for s in services.backups.list()] == ["daily"]
+    finally:
+        services.close()

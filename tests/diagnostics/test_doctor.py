@@ -221,3 +221,20 @@ def test_a_server_runtime_that_is_down_is_a_failing_decode_line(services, capsys
     assert code == 1
     assert "ok    model     served by http://127.0.0.1:9/v1" in out
     assert "http://127.0.0.1:9/v1" in failing_line(out, "decode")
+
+
+def test_a_damaged_store_is_told_the_newest_good_snapshot_and_its_command(services, capsys):
+    snapshot = services.backups.create("daily")
+    path = services.paths.database
+    services.close()
+    path.write_bytes(b"SQLite format 3\x00" + b"\xff" * 5000)
+    code, out = doctor(capsys, "--check", "store")
+    assert code == 1
+    assert f"memdesk backup restore {snapshot.id}" in failing_line(out, "store")
+
+
+def test_a_damaged_store_without_snapshots_is_told_to_move_it_aside(memdesk_home, capsys):
+    memdesk_home.mkdir(parents=True)
+    Paths.from_environment().database.write_bytes(b"SQLite format 3\x00" + b"\xff" * 5000)
+    code, out = doctor(capsys, "--check", "store")
+    assert code == 1 and "no snapshot to restore" in failing_line(out, "store")

@@ -110,6 +110,7 @@ class Consolidator:
         settings: ConsolidationSettings = ConsolidationSettings(),
         store: ConsolidationStore | None = None,
         prefix: Callable[[], Sequence[ChatMessage]] | None = None,
+        before_apply: Callable[[], None] | None = None,
     ) -> None:
         self.agent_id = agent_id
         self.memory = memory
@@ -121,6 +122,15 @@ class Consolidator:
         # The conversation's own prompt (``Agent.prompt_prefix``): a pass that starts with it finds
         # the runtime's KV cache still holding it and evaluates only its own request below it.
         self.prefix = prefix
+        # Runs once before this object first changes memory (a pass in apply mode, or the
+        # proposals the user accepts): the composition root takes a snapshot there.
+        self._before_apply = before_apply
+        self._applying = False
+
+    def _about_to_apply(self) -> None:
+        if not self._applying and self._before_apply is not None:
+            self._before_apply()
+        self._applying = True
 
     # --- when ----------------------------------------------------------------------------------
     def new_user_turns(self) -> int:
@@ -145,6 +155,7 @@ class Consolidator:
             return PassResult("skipped", "consolidation is off")
         if self.runtime is None:
             raise MemDeskError("Consolidation needs a model; none is loaded")
+        self._applying = False  # each pass that changes memory is preceded by its own snapshot
         run = self.store.unfinished(self.agent_id)
         resumed = run is not None
         if run is None:
@@ -208,6 +219,7 @@ class Consolidator:
                 raise ToolError(f"{function} is not available during consolidation; use {', '.join(self._allowed())} or {FINISH}")
             arguments = validate_arguments(self.tools.resolve(function), arguments)
             if self.settings.mode == APPLY:
+                self._about_to_apply()
                 with db.transaction():
                     result, blocks = self._execute(function, arguments)
                     self.store.add_change(run, function, arguments, thoughts, APPLIED, result)
@@ -248,6 +260,7 @@ class Consolidator:
     def accept(self, change_id: int) -> Change:
         """Apply a proposed change to memory as it is now (it may no longer fit: then it fails)."""
         change = self._pending_change(change_id)
+        self._about_to_apply()
         db = self.memory.db
         try:
             with db.transaction():

@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +13,7 @@ import sqlite_vec
 
 from desktop.core.storage.driver import sqlite_module
 from desktop.core.storage.migrations import MIGRATIONS
-from desktop.errors import DiskFullError, SchemaTooNewError, StoreBusyError, StoreError, StoreReadOnlyError
+from desktop.errors import DamagedStoreError, DiskFullError, SchemaTooNewError, StoreBusyError, StoreError, StoreReadOnlyError
 from desktop.private_files import make_private
 
 sqlite = sqlite_module()
@@ -24,6 +24,8 @@ _SQLITE_BUSY, _SQLITE_LOCKED, _SQLITE_READONLY = 5, 6, 8
 _SQLITE_IOERR, _SQLITE_CORRUPT, _SQLITE_FULL, _SQLITE_CANTOPEN, _SQLITE_NOTADB = 10, 11, 13, 14, 26
 
 
+#: What a user can do about a damaged store (the snapshots are desktop/core/storage/backup.py's).
+RESTORE_HINT = "restore a snapshot: memdesk backup list, then memdesk backup restore ID"
 #: What a user can do about a store that cannot be written.
 READ_ONLY_HINT = "make it writable for your user (its permissions, owner or mount), or set MEMDESK_HOME to a writable folder"
 
@@ -47,7 +49,7 @@ def translate_error(error: Exception, path: Path | str) -> Exception:
             hint="free some disk space or check the folder's permissions; nothing saved earlier was lost",
         )
     if primary in (_SQLITE_CORRUPT, _SQLITE_NOTADB):
-        return StoreError(f"{path} is not a MemDesk database or is damaged", hint="restore it from a backup")
+        return DamagedStoreError(f"{path} is not a MemDesk database or is damaged", hint=RESTORE_HINT)
     return error
 
 
@@ -168,8 +170,9 @@ class Database:
     def schema_version(self) -> int:
         return int(self.scalar("PRAGMA user_version"))
 
-    def migrate(self, migrations: Sequence = MIGRATIONS) -> list[str]:
-        """Apply pending migrations in order, each in its own transaction. Returns their names."""
+    def migrate(self, migrations: Sequence = MIGRATIONS, *, before: Callable[[int], None] | None = None) -> list[str]:
+        """Apply pending migrations in order, each in its own transaction. Returns their names.
+        ``before(first_number)`` runs once before they do on a store that has data (a snapshot)."""
         current = self.schema_version
         if current > len(migrations):
             raise SchemaTooNewError(
@@ -177,6 +180,8 @@ class Database:
                 hint="upgrade MemDesk to open it",
             )
         applied = []
+        if before is not None and 0 < current < len(migrations):
+            before(current + 1)
         for number, migration in enumerate(migrations[current:], start=current + 1):
             with self._foreign_keys_off(getattr(migration, "rebuilds_tables", False)), self.transaction():
                 migration(self)

@@ -449,7 +449,7 @@ def m010_agent_ids_never_reused(db) -> None:
     )
     broken = db.query("PRAGMA foreign_key_check")
     if broken:
-        raise StoreError(f"Rebuilding the agents table left {len(broken)} rows without their agent", hint="restore the store from a backup")
+        raise StoreError(f"Rebuilding the agents table left {len(broken)} rows without their agent", hint="restore a snapshot: memdesk backup list, then memdesk backup restore ID")
 
 
 m010_agent_ids_never_reused.rebuilds_tables = True  # type: ignore[attr-defined]
