@@ -102,3 +102,30 @@ def test_forget_apply_shows_its_progress_on_stderr(capsys):
     captured = capsys.readouterr()
     assert captured.out.startswith("Forgot 1 conversation messages, 1 core-memory lines")
     assert "Removing…" in captured.err and "Wiping the freed space…" in captured.err
+
+
+def _snapshot_bytes() -> bytes:
+    folder = Paths.from_environment().backups
+    return b"".join(path.read_bytes() for path in sorted(folder.glob("*")) if path.is_file())
+
+
+def test_forget_with_purge_removes_the_text_from_the_store_s_real_snapshots(capsys):
+    _conversation("Ivo", "My sister Eva lives in Paris.", "I bought a bike.")
+    assert main(["backup", "create"]) == 0
+    assert b"Eva lives" in _snapshot_bytes()
+    capsys.readouterr()
+    assert main(["forget", "Ivo", "Eva", "--json"]) == 0
+    preview = json.loads(capsys.readouterr().out)
+    assert len(preview["backups"]) == 1
+    assert main(["forget", "Ivo", "Eva", "--apply", "--purge-backups"]) == 0
+    assert b"Eva" not in _snapshot_bytes()
+    assert main(["backup", "verify"]) == 0
+
+
+def test_forget_without_purge_takes_a_snapshot_first_so_it_can_be_undone(capsys):
+    _conversation("Ivo", "My sister Eva lives in Paris.")
+    assert main(["forget", "Ivo", "Eva", "--apply"]) == 0
+    capsys.readouterr()
+    assert main(["backup", "list", "--json"]) == 0
+    assert "before forget" in capsys.readouterr().out
+    assert b"Eva lives" in _snapshot_bytes()
