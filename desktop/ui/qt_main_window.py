@@ -81,6 +81,7 @@ class MainWindow(QMainWindow):
     #: worker's own signals would run in the worker thread).
     model_ready = Signal(str)
     turn_done = Signal()
+    message_unanswered = Signal(int)  # a user message's turn ended without a reply (its id)
     CLOSE_WAIT_MS = 30_000  # how long closing waits for each worker thread to end
 
     def __init__(
@@ -100,6 +101,7 @@ class MainWindow(QMainWindow):
         self.agent_id: int | None = None
         self.is_model_ready = False
         self.busy = False
+        self.last_sent_id: int | None = None  # the user message sent last (scripted runs wait for its reply)
         self.background = False  # a login or timed heartbeat turn runs; a message preempts it
         self.consent_dialogs: list[ConsentDialog] = []
         self._streamed_chars = 0
@@ -503,6 +505,7 @@ class MainWindow(QMainWindow):
             raise
         self.busy = True  # until the worker says otherwise: no double sends
         self.chat.set_busy(True)
+        self.last_sent_id = message.id
         self.chat.transcript.add(transfer.Entry("user", text, message.created_at))
         if not self.is_model_ready:
             self.chat.transcript.add(transfer.Entry("event", WILL_BE_ANSWERED, message.created_at))
@@ -514,6 +517,7 @@ class MainWindow(QMainWindow):
     def on_not_answered(self, message_id: int) -> None:
         """The turn ended without a reply (stopped, failed, no model): a one-click Retry."""
         self.chat.transcript.add(transfer.Entry("unanswered", "not answered", self.services.clock.now(), message_id=message_id))
+        self.message_unanswered.emit(message_id)
 
     @Slot(int)
     @reports_errors

@@ -48,6 +48,16 @@ def newest(db: Database, recall: RecallMemory, agent_id: int) -> Message | None:
     return owed[-1] if owed else None
 
 
+def reply_to(db: Database, recall: RecallMemory, agent_id: int, message_id: int) -> Message | None:
+    """The agent's first reply after ``message_id`` (None: it has none yet)."""
+    value = db.scalar(
+        "SELECT MIN(id) FROM messages WHERE agent_id = ? AND id > ? AND kind = 'assistant_call' AND function_name = 'send_message'"
+        " AND search_text IS NOT NULL AND search_text != ''",
+        (agent_id, message_id),
+    )
+    return recall.get(int(value)) if value else None
+
+
 def is_unanswered(db: Database, agent_id: int, message_id: int) -> bool:
     """Whether ``message_id`` still waits for a reply (False once any later reply exists)."""
     return last_reply_id(db, agent_id) < message_id
