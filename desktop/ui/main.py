@@ -132,6 +132,9 @@ def _run_window(app: QApplication, paths: Paths, args: argparse.Namespace, miles
             "MemDesk did not close cleanly last time; a crash log was kept.", "Show crash log", lambda: _show_crash_log(window, previous)
         )
     window.start()
+    app.processEvents()
+    if window.chat.send_button.isEnabled():  # Send works while the model loads
+        milestone("send_enabled")
     try:
         code = app.exec()
     finally:
