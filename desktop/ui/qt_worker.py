@@ -187,12 +187,6 @@ class AgentWorker(QObject):
             self._runtime.close()
             self._runtime = None
         self._settings = settings
-        if self._warm_embedder:
-            # torch and the embedding model load beside the model (its own process), not after
-            # it: the first search then finds them loaded, and "ready" does not wait for them.
-            embedder = self._services.embedder
-            self._embedder_warm_up = threading.Thread(target=lambda: _warm(embedder), name="embedder-warm-up", daemon=True)
-            self._embedder_warm_up.start()
         self._runtime = self._make_runtime(settings)
         self.ready.emit(self._runtime.info.model_id)
         if self._agent_id is not None:
@@ -337,6 +331,8 @@ class AgentWorker(QObject):
         self.budget_changed.emit(self._agent.budget())
         # The agent's runtime: a private chat's keeps nothing on disk, so it warms nothing.
         self._warmup.want(self._agent.runtime, self._agent.static_prefix(), self._agent.memory_prefix())  # runs when this job ends
+        with self._lock:
+            turn_queued = self._users_waiting > 0
         if self._private is None and self._agent.unanswered() is not None:
             # A message an earlier session left without a reply goes before any login turn (which
             # the reply makes unnecessary: the user was here). Queued, as the login below.
@@ -345,6 +341,20 @@ class AgentWorker(QObject):
             # Queued, not run here: the slot that opened the agent returns first, and a message
             # the user sends meanwhile is queued ahead (preempt() makes the login skip itself).
             QTimer.singleShot(0, self.login)
+        elif not turn_queued:
+            self._warm_embedder_now()
+
+    def _warm_embedder_now(self) -> None:
+        """Load torch and the embedding model in a thread, once, when no turn waits: the first
+        search then finds them loaded. Not at start: on a small machine the import took the CPU
+        (and the interpreter) from the first reply, which a new agent's recall does not need."""
+        with self._lock:
+            if self._users_waiting:
+                return  # after their turn
+        if self._warm_embedder and self._embedder_warm_up is None and self._services is not None:
+            embedder = self._services.embedder
+            self._embedder_warm_up = threading.Thread(target=lambda: _warm(embedder), name="embedder-warm-up", daemon=True)
+            self._embedder_warm_up.start()
 
     def _turn(self, run: Callable[[Agent, CancelToken], Any], *, background: bool = False, message_id: int | None = None) -> None:
         if self._agent is None:
@@ -382,6 +392,7 @@ class AgentWorker(QObject):
                 self._background_running = False
             if background:
                 self.background_changed.emit(False)
+            self._warm_embedder_now()
 
     @staticmethod
     def _run_hooks(hooks: list, *args: Any) -> None:
