@@ -4,11 +4,16 @@ itself, a stopped one gets a one-click Retry, and nothing is answered twice."""
 
 from __future__ import annotations
 
+import threading
+
 from PySide6.QtCore import Qt, QUrl
 
+from desktop.app import open_services
 from desktop.core.agent import unanswered
+from desktop.core.embedding.hashing import HashingEmbedder
 from desktop.core.runtime.scripted import ScriptedRuntime, say
-from desktop.ui.qt_main_window import NOT_ANSWERED_YET
+from desktop.paths import Paths
+from desktop.ui.qt_main_window import NOT_ANSWERED_YET, MainWindow
 from tests.ui.test_chat import SlowRuntime
 
 
@@ -101,3 +106,50 @@ def test_a_stopped_reply_offers_a_retry_that_answers_the_message(make_window, qt
     window.chat.transcript.anchorClicked.emit(QUrl(f"retry:{message.id}"))
     assert "answered since" in window.message_bar.label.text()
     assert replies(services, window.agent_id) == ["Once upon a time."]
+
+
+class _WarmUpWatch(HashingEmbedder):
+    """Notes when the worker warms it (the "warm up" text), as the real embedder's load."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.warmed = threading.Event()
+
+    def embed(self, texts):
+        if list(texts) == ["warm up"]:
+            self.warmed.set()
+        return super().embed(texts)
+
+
+def test_the_embedding_model_warms_after_the_first_reply_not_during_it(services, qtbot):
+    """Loading torch took the CPU from the first reply on a small machine: it waits for the turn."""
+    embedder = _WarmUpWatch()
+    services.settings_store.set("login_after_minutes", 0)
+    services.settings_store.set("graph_model_facts", False)
+    gate = threading.Event()
+    warmed_during_turn: list[bool] = []
+
+    def reply(_messages):
+        warmed_during_turn.append(embedder.warmed.is_set())
+        return say("Hello Ada")
+
+    runtime = ScriptedRuntime([reply], context_window=32768)
+
+    def slow_factory(_settings):
+        gate.wait(10)
+        return runtime
+
+    window = MainWindow(services, open_worker_services=lambda: open_services(Paths.from_environment(), embedder=embedder),
+                        make_runtime=slow_factory, warm_embedder=True)
+    try:
+        window.show()
+        window.start()
+        qtbot.keyClicks(window.chat.compose, "Hi, I am Ada")
+        qtbot.keyClick(window.chat.compose, Qt.Key.Key_Return)  # while the model loads
+        with qtbot.waitSignal(window.turn_done, timeout=10_000):
+            gate.set()
+        assert warmed_during_turn == [False]
+        assert embedder.warmed.wait(10)  # and once the turn is over
+    finally:
+        window.close()
+        window.deleteLater()
