@@ -109,6 +109,10 @@ class AgentWorker(QObject):
         self._consent = consent
         self._warm_embedder = warm_embedder
         self._embedder_warm_up: threading.Thread | None = None
+        # User messages this session already ran (or could not run) a turn for: one left without
+        # a reply has its Retry link, and is not answered on its own when the agent reopens
+        # (settings applied, tools changed), which would undo the user's Stop.
+        self._tried: set[int] = set()
         self._services: Services | None = None
         self._runtime: Runtime | None = None
         self._settings: Settings | None = None
@@ -207,6 +211,7 @@ class AgentWorker(QObject):
         with self._lock:
             self._users_waiting = max(0, self._users_waiting - 1)
         if self._agent is None:  # the model did not load: the message stays saved, and owed
+            self._tried.add(message_id)
             self.busy_changed.emit(False)
             self.not_answered.emit(message_id)
             return
@@ -220,7 +225,7 @@ class AgentWorker(QObject):
         if self._agent is None or self._private is not None:
             return
         owed = self._agent.unanswered()
-        if owed is None:
+        if owed is None or owed.id in self._tried:
             return
         self.event.emit("unanswered", f"answering your message of {owed.created_at:%Y-%m-%d %H:%M}, which had no reply yet")
         self._turn(lambda agent, cancel: agent.answer_if_unanswered(owed.id, cancel), background=True, message_id=owed.id)
@@ -333,7 +338,8 @@ class AgentWorker(QObject):
         self._warmup.want(self._agent.runtime, self._agent.static_prefix(), self._agent.memory_prefix())  # runs when this job ends
         with self._lock:
             turn_queued = self._users_waiting > 0
-        if self._private is None and self._agent.unanswered() is not None:
+        owed = self._agent.unanswered() if self._private is None else None
+        if owed is not None and owed.id not in self._tried:
             # A message an earlier session left without a reply goes before any login turn (which
             # the reply makes unnecessary: the user was here). Queued, as the login below.
             QTimer.singleShot(0, self.answer_owed)
@@ -364,6 +370,8 @@ class AgentWorker(QObject):
                 return  # a user message is queued behind this: it goes first
             self._cancel = CancelToken()
             self._background_running = background
+        if message_id is not None:
+            self._tried.add(message_id)
         self._run_hooks(self.before_turn)
         agent = self._agent
         if background:

@@ -68,22 +68,31 @@ def test_an_answered_conversation_is_not_answered_again_on_open(make_window, sen
     assert "What do I love?" in runtime.prompts[0][-1].content
 
 
-def test_a_message_sent_while_the_model_loads_is_answered_once_though_it_is_also_owed_on_open(make_window, qtbot, services):
+def test_a_message_sent_while_the_model_loads_is_answered_once_though_it_is_also_owed_on_open(make_window, qtbot, services, wait_for_signal):
     """Saved before the agent opens, the message is both queued and found owed: one reply."""
-    runtime = ScriptedRuntime(context_window=32768)
-    runtime.enqueue(say("Hello Ada"))
+    gate = threading.Event()
+    runtime = ScriptedRuntime([say("Hello Ada")], context_window=32768)
+
+    def slow_factory(_settings):
+        gate.wait(10)
+        return runtime
+
     window = make_window(runtime, start=False)
-    window.select_agent(window.agent_actions.ensure_one(services.settings.last_agent))
+    window.worker._make_runtime = slow_factory
+    window.start()
     qtbot.keyClicks(window.chat.compose, "Hi, I am Ada")
-    qtbot.keyClick(window.chat.compose, Qt.Key.Key_Return)  # before the model is even asked for
+    qtbot.keyClick(window.chat.compose, Qt.Key.Key_Return)  # the model is still loading
     with qtbot.waitSignal(window.turn_done, timeout=10_000):
-        window.load_model_requested.emit(services.settings)
+        gate.set()
     qtbot.waitUntil(lambda: not window.busy and not window.background, timeout=10_000)
+    with wait_for_signal(window.worker.budget_changed, timeout=10_000):  # the worker's queue is through
+        window.budget_requested.emit()
     assert replies(services, window.agent_id) == ["Hello Ada"]
+    assert "answering your message of" not in window.chat.transcript.toPlainText()
     assert not window.message_bar.isVisible()  # the model was not asked a second time
 
 
-def test_a_stopped_reply_offers_a_retry_that_answers_the_message(make_window, qtbot, services):
+def test_a_stopped_reply_offers_a_retry_that_answers_the_message(make_window, qtbot, services, wait_for_signal):
     runtime = SlowRuntime(context_window=32768)
     runtime.enqueue(say("word " * 400))
     window = make_window(runtime)
@@ -97,6 +106,12 @@ def test_a_stopped_reply_offers_a_retry_that_answers_the_message(make_window, qt
 
     runtime.clear()
     runtime.enqueue(say("Once upon a time."))
+    # Reopening the agent (a setting changed) does not answer what the user stopped on its own.
+    with wait_for_signal(window.worker.agent_opened, timeout=10_000):
+        window.apply_settings({"temperature": 0.5})
+    with wait_for_signal(window.worker.budget_changed, timeout=10_000):  # what the reopen queued has run
+        window.budget_requested.emit()
+    assert not window.busy and not window.background and runtime.pending == 1
     with qtbot.waitSignal(window.turn_done, timeout=10_000):
         window.chat.transcript.anchorClicked.emit(QUrl(f"retry:{message.id}"))  # the link, clicked
     assert "Once upon a time." in window.chat.transcript.toPlainText()
