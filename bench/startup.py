@@ -52,6 +52,7 @@ def main() -> None:
         "first_start_model_ready_s": round(cold.get("model_ready", -1), 3),
         "window_shown_s": round(warm.get("window_shown", -1), 3),
         "send_enabled_s": round(warm.get("send_enabled", -1), 3),
+        "send_enabled_after_window_shown_s": round(warm.get("send_enabled", -1) - warm.get("window_shown", 0), 3),
         "model_ready_s": round(warm.get("model_ready", -1), 3),
         "send_enabled_target_s": 0.5,
         "load_average_1min": [round(load_before, 2), round(os.getloadavg()[0], 2)],

@@ -8,7 +8,8 @@ a new agent run as they do for a new user. The user types for ``--pause`` second
 shows and presses Enter as soon as Send is enabled (with 0: at once, while the model still loads).
 Reported per run, in seconds since the process started: ``window_shown_s``, ``send_enabled_s``,
 ``model_ready_s``, ``first_reply_char_s`` (the first character of the reply to that message, as
-the window receives it; a login turn the message preempts does not count), and from Enter to the
+the window receives it; a login turn the message preempts does not count; ``first_streamed_char_s``
+and ``first_step_end_s`` count the turn's first step whatever it calls), and from Enter to the
 first character and to the end of the turn, the steps and functions of the turn, the reply and
 whether the window shows it, whether the warm-up had finished before Enter, and the load average.
 With ``--installed`` the home first gets what ``make install`` leaves there (``memdesk warm``: the
@@ -106,6 +107,8 @@ def _inner(message: str, pause: float, shot: str) -> int:
 
         @Slot(str, str)
         def streamed(self, kind: str, piece: str) -> None:
+            if self.user_turn and piece and "first_streamed_character" not in self.marks:
+                self.marks["first_streamed_character"] = now()  # thoughts too: the model is answering
             if self.user_turn and kind == "message" and piece and "first_reply_character" not in self.marks:
                 self.marks["first_reply_character"] = now()
 
@@ -113,6 +116,7 @@ def _inner(message: str, pause: float, shot: str) -> int:
         def stepped(self, step) -> None:
             if self.user_turn:
                 self.marks["functions"].append(step.function)
+                self.marks.setdefault("first_step_end", now())
 
         @Slot(str, str)
         def agent_event(self, kind: str, piece: str) -> None:
@@ -185,6 +189,8 @@ def _one(message: str, pause: float, shots: Path, installed: bool) -> dict[str, 
         "enter_s": enter,
         "model_ready_before_enter": marks.get("model_ready_before_enter"),
         "warm_finished_before_enter": marks.get("warm_finished_before_enter"),
+        "first_streamed_char_s": marks.get("first_streamed_character"),
+        "first_step_end_s": marks.get("first_step_end"),
         "first_reply_char_s": first,
         "enter_to_first_reply_character_seconds": round(first - enter, 3) if first is not None else None,
         "enter_to_turn_end_seconds": round(marks["turn_end"] - enter, 3),
@@ -215,7 +221,7 @@ def main(argv: list[str] | None = None) -> int:
     for pause in args.pause:
         mine = [r for r in runs if r.get("typing_pause_seconds") == pause and "error" not in r]
         key = f"pause_{pause:g}s"
-        for name in ("window_shown_s", "send_enabled_s", "model_ready_s", "first_reply_char_s", "enter_to_first_reply_character_seconds", "enter_to_turn_end_seconds"):
+        for name in ("window_shown_s", "send_enabled_s", "model_ready_s", "first_streamed_char_s", "first_step_end_s", "first_reply_char_s", "enter_to_first_reply_character_seconds", "enter_to_turn_end_seconds"):
             values = [r[name] for r in mine if r.get(name) is not None]
             figures[f"{key}_{name}"] = round(statistics.median(values), 3) if values else None
         figures[f"{key}_steps"] = [r["steps"] for r in mine]
