@@ -102,6 +102,7 @@ class MainWindow(QMainWindow):
         self.is_model_ready = False
         self.busy = False
         self.last_sent_id: int | None = None  # the user message sent last (scripted runs wait for its reply)
+        self._not_answered: set[int] = set()  # messages this session's turns left without a reply (Retry)
         self.background = False  # a login or timed heartbeat turn runs; a message preempts it
         self.consent_dialogs: list[ConsentDialog] = []
         self._streamed_chars = 0
@@ -352,7 +353,9 @@ class MainWindow(QMainWindow):
         """A message an earlier session left without a reply says so; the worker answers it when
         the agent opens (see AgentWorker.answer_owed)."""
         owed = unanswered.newest(self.services.db, self.services.memory.recall, agent_id)
-        if owed is not None:
+        if owed is not None and owed.id in self._not_answered:  # stopped this session: the user decides
+            self.chat.transcript.add(transfer.Entry("unanswered", "not answered", owed.created_at, message_id=owed.id))
+        elif owed is not None:
             self.chat.transcript.add(transfer.Entry("event", NOT_ANSWERED_YET, owed.created_at, message_id=None))
 
     def _update_ready(self) -> None:
@@ -516,6 +519,8 @@ class MainWindow(QMainWindow):
     @reports_errors
     def on_not_answered(self, message_id: int) -> None:
         """The turn ended without a reply (stopped, failed, no model): a one-click Retry."""
+        if not self.private_chat.active:  # a private chat's ids are the copy's, gone with it
+            self._not_answered.add(message_id)
         self.chat.transcript.add(transfer.Entry("unanswered", "not answered", self.services.clock.now(), message_id=message_id))
         self.message_unanswered.emit(message_id)
 

@@ -211,7 +211,8 @@ class AgentWorker(QObject):
         with self._lock:
             self._users_waiting = max(0, self._users_waiting - 1)
         if self._agent is None:  # the model did not load: the message stays saved, and owed
-            self._tried.add(message_id)
+            if self._private is None:
+                self._tried.add(message_id)
             self.busy_changed.emit(False)
             self.not_answered.emit(message_id)
             return
@@ -370,7 +371,7 @@ class AgentWorker(QObject):
                 return  # a user message is queued behind this: it goes first
             self._cancel = CancelToken()
             self._background_running = background
-        if message_id is not None:
+        if message_id is not None and self._private is None:  # a private chat's ids are the copy's
             self._tried.add(message_id)
         self._run_hooks(self.before_turn)
         agent = self._agent
