@@ -284,13 +284,16 @@ def sent_line_kill(trials: int, rng: random.Random, *, hold: float = SENT_LINE_H
                    window: bool = False) -> dict:
     """A line sent while background work runs, the process killed -9 at a random moment 0 to
     ``within`` seconds after the prompt returned the line (``window``: after Send was pressed in
-    the window): the line must be in the store, once."""
+    the window): the line must be in the store, once, and, when the kill came before the answer,
+    be the message the next start answers (issue 22: the newest one owed a reply)."""
+    from desktop.core.agent import unanswered as owed_replies
+    from desktop.core.memory.recall import RecallMemory
     from desktop.core.storage import open_database
 
     child, kinds = (SENT_LINE_WINDOW_CHILD, SENT_LINE_WINDOW_KINDS) if window else (SENT_LINE_CHILD, SENT_LINE_KINDS)
     name = "sent_line_kill_window" if window else "sent_line_kill"
     by_kind = {kind: {"trials": 0, "sent_lines_lost": 0, "killed_before_the_answer": 0} for kind in kinds}
-    sent = lost = twice = bad_integrity = killed = unanswered = 0
+    sent = lost = twice = bad_integrity = killed = unanswered = owed_on_reopen = 0
     lost_trials: list[dict] = []  # which, to tell a slow save from a line saved too late
     with tempfile.TemporaryDirectory(prefix="memdesk-faults-") as folder:
         for trial in range(trials):
@@ -323,6 +326,8 @@ def sent_line_kill(trials: int, rng: random.Random, *, hold: float = SENT_LINE_H
                 if db.scalar("PRAGMA integrity_check") != "ok":
                     bad_integrity += 1
                 copies = int(db.scalar("SELECT COUNT(*) FROM messages WHERE kind = 'user_message' AND search_text = ?", (line,)))
+                agent_id = db.scalar("SELECT agent_id FROM messages WHERE kind = 'user_message' AND search_text = ?", (line,))
+                owed = owed_replies.newest(db, RecallMemory(db), agent_id) if agent_id is not None else None
             finally:
                 db.close()
             if accepted and copies == 0:
@@ -333,10 +338,12 @@ def sent_line_kill(trials: int, rng: random.Random, *, hold: float = SENT_LINE_H
             if accepted and not answered:
                 unanswered += 1
                 by_kind[kind]["killed_before_the_answer"] += 1
+                owed_on_reopen += owed is not None and owed.search_text == line
     return {"trials": trials, "kinds": list(kinds), "hold_seconds": hold, "kill_within_seconds": within,
             "sent_lines": sent, "sent_lines_lost": lost, "sent_lines_saved_twice": twice, "killed_before_the_answer": unanswered,
+            "answered_on_the_next_start": owed_on_reopen,
             "killed_by_the_campaign": killed, "integrity_failures": bad_integrity, "by_kind": by_kind, "lost_trials": lost_trials[:10],
-            "ok": lost == 0 and twice == 0 and bad_integrity == 0 and sent == trials and killed == trials}
+            "ok": lost == 0 and twice == 0 and bad_integrity == 0 and sent == trials and killed == trials and owed_on_reopen == unanswered}
 
 
 # --- ingestion kill ---------------------------------------------------------------------------

@@ -24,8 +24,8 @@ from desktop.instance import TERMINAL_CHAT, InstanceLock
 from desktop.paths import Paths
 
 DEFAULT_AGENT = "companion"
-HELP = "Type a message and press Enter. Commands: /memory, /budget, /quit."
-COMMANDS = ("/memory", "/budget", "/quit", "/exit")
+HELP = "Type a message and press Enter. Commands: /memory, /budget, /retry, /quit."
+COMMANDS = ("/memory", "/budget", "/retry", "/quit", "/exit")
 PRIVATE_BANNER = (
     "Private chat: nothing of it is saved (messages, memory edits, the knowledge graph, the model's cache);"
     " the agent reads its memories, and everything is discarded when you quit."
@@ -236,8 +236,17 @@ def _idle_retention(services: Services, record) -> IdleRetention:
 def _loop(services: Services, agent, observer: TerminalObserver, idle: IdleConsolidation | IdleTasks, *, login: bool,
           after_turn=lambda: None) -> None:
     """Read lines until /quit. Work the user did not ask for (the login turn, consolidation while
-    idle) runs in the background and never makes a typed line wait: the line preempts it."""
-    background = BackgroundTurn(agent.login, observer) if login and agent.login_due() else None
+    idle) runs in the background and never makes a typed line wait: the line preempts it.
+
+    A message an earlier session left without a reply (closed, killed, crashed, stopped) is shown
+    and answered first, in the background too: a line typed meanwhile preempts it, and the turn
+    that answers the line has both in its prompt. A private chat leaves it to the saved one."""
+    owed = None if services.private else agent.unanswered()
+    if owed is not None:
+        print(f"you (not answered yet, {owed.created_at:%Y-%m-%d %H:%M})> {owed.search_text}", file=sys.stderr)
+        background = BackgroundTurn(lambda cancel: agent.answer_if_unanswered(owed.id, cancel), observer)
+    else:
+        background = BackgroundTurn(agent.login, observer) if login and agent.login_due() else None
     cancel = CancelToken()
     warmup = Warmup()  # the static prompt is evaluated while the user types (a login turn does it too)
     warmup.want(agent.runtime, agent.static_prefix(), agent.memory_prefix())
@@ -268,6 +277,9 @@ def _loop(services: Services, agent, observer: TerminalObserver, idle: IdleConso
         if text == "/memory":
             print(services.memory.core.render(agent.id))
             continue
+        if text == "/retry":
+            _retry(agent, observer, cancel)
+            continue
         if text == "/budget":
             print(agent.budget().describe())
             costs = agent.tool_costs()
@@ -277,6 +289,17 @@ def _loop(services: Services, agent, observer: TerminalObserver, idle: IdleConso
         cancel.reset()
         _guarded(lambda: agent.answer_user_message(accepted.id, cancel), observer)
         after_turn()  # the knowledge graph learns from the message in the background
+
+
+def _retry(agent, observer: TerminalObserver, cancel: CancelToken) -> None:
+    """Answer the newest message still without a reply (after Ctrl+C stopped its turn)."""
+    owed = agent.unanswered()
+    if owed is None:
+        print("[every message has its reply]", file=sys.stderr)
+        return
+    print(f"[answering: {one_line(owed.search_text)[:80]}]", file=sys.stderr)
+    cancel.reset()
+    _guarded(lambda: agent.answer_if_unanswered(owed.id, cancel), observer)
 
 
 def _graph_extraction(services: Services):
@@ -299,7 +322,7 @@ def _guarded(action, observer: TerminalObserver, *, quiet_cancel: bool = False) 
     except (KeyboardInterrupt, GenerationCancelled):
         observer._end_line()
         if not quiet_cancel:
-            print("[stopped]", file=sys.stderr)
+            print("[stopped; /retry answers your message]", file=sys.stderr)
         return
     observer._end_line()
     if result is not None and result.steps and not result.replies and result.kind == "user_message":

@@ -18,6 +18,7 @@ from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication, QMessageBox, QPlainTextEdit
 
 from desktop.app import Services, backups_at, make_runtime, open_services
+from desktop.core.agent import unanswered
 from desktop.errors import AlreadyRunningError, DamagedStoreError, MemDeskError
 from desktop.instance import WINDOW, InstanceLock, ask_to_come_forward
 from desktop.paths import APP_ID, ICON, Paths
@@ -190,6 +191,9 @@ def _show_window(
         )
     window.start()
     window.backups.start()  # the day's snapshot, in the background
+    app.processEvents()
+    if window.chat.send_button.isEnabled():  # Send works while the model loads
+        milestone("send_enabled")
     try:
         code = app.exec()
     finally:
@@ -200,15 +204,18 @@ def _show_window(
 
 def _schedule_screenshot(window: MainWindow, path: str, message: str, give_up_after_s: float) -> None:
     """Drive the real app end to end (used by the Xvfb test and the socket audit): send one
-    message, deny any consent the reply asks for, wait for the reply, save a screenshot, quit."""
+    message, deny any consent the reply asks for, wait for the reply to that message, check that
+    the window shows it, save a screenshot, quit. Any other end exits non-zero: no reply within
+    ``give_up_after_s`` (3), a reply the window does not show (4), the message left unanswered (5),
+    an error on the bar (6)."""
     sent = False
+    finished = False
 
     def send() -> None:
         nonlocal sent
         if sent:
             return
-        # "ready" can come while the worker still opens the agent (Send is greyed then, and a
-        # message would be dropped, as for a user): try again until the window takes it.
+        # Send can be greyed for a moment (another turn runs): try again until the window takes it.
         if window.busy or not window.chat.can_send:
             QTimer.singleShot(200, window, send)
             return
@@ -216,8 +223,32 @@ def _schedule_screenshot(window: MainWindow, path: str, message: str, give_up_af
         window.chat.compose.setPlainText(message)
         window.chat.on_send_clicked()
 
-    def save() -> None:
+    def fail(code: int, text: str) -> None:
+        nonlocal finished
+        if not finished:
+            finished = True
+            print(f"error: {text}", flush=True)
+            QApplication.exit(code)
+
+    def on_turn_done() -> None:
+        # Not the first turn to end after sending: a login turn the message preempted ends first.
+        nonlocal finished
+        if finished or not sent or window.last_sent_id is None or window.agent_id is None:
+            return
+        reply = unanswered.reply_to(window.services.db, window.services.memory.recall, window.agent_id, window.last_sent_id)
+        if reply is None:
+            return  # the turn that answers the message is still to come
+        shown = [e for e in window.chat.transcript.entries if e.kind == "agent" and e.text == reply.search_text]
+        if not shown:
+            fail(4, f"the reply is not shown in the window: {reply.search_text[:200]!r}")
+            return
+        finished = True
+        print(f"reply shown: {reply.search_text}", flush=True)
         QTimer.singleShot(300, lambda: (window.grab().save(path), print(f"screenshot saved {path}", flush=True), window.close()))
+
+    def on_unanswered(message_id: int) -> None:
+        if message_id == window.last_sent_id:
+            fail(5, "the message was not answered (the turn ended without a reply)")
 
     def decline(request: ConsentRequest) -> None:
         # Nobody is there to answer a consent dialog, so a scripted run says no, as a user clicking
@@ -231,13 +262,13 @@ def _schedule_screenshot(window: MainWindow, path: str, message: str, give_up_af
 
     def give_up() -> None:
         # A scripted run must end: a stuck one says so and exits non-zero instead of hanging.
-        print(f"error: no reply within {give_up_after_s:.0f} s (message sent: {sent})", flush=True)
-        QApplication.exit(3)
+        fail(3, f"no reply within {give_up_after_s:.0f} s (message sent: {sent})")
 
     window.consent.asked.connect(decline)  # after the window's own slot, so its dialog exists
     window.model_ready.connect(lambda _model: QTimer.singleShot(200, window, send))
-    window.turn_done.connect(lambda: sent and save())
-    window.hub.shown.connect(lambda text: (print(f"error: {text}", flush=True), QTimer.singleShot(0, window.close)))
+    window.turn_done.connect(on_turn_done)
+    window.message_unanswered.connect(on_unanswered)
+    window.hub.shown.connect(lambda text: fail(6, text))
     QTimer.singleShot(int(give_up_after_s * 1000), window, give_up)  # dies with the window
 
 

@@ -25,7 +25,7 @@ from PySide6.QtWidgets import QDockWidget, QMainWindow, QMessageBox, QVBoxLayout
 
 from desktop import __version__
 from desktop.app import Services
-from desktop.core.agent import transfer
+from desktop.core.agent import transfer, unanswered
 from desktop.core.agent.accept import accept_user_message
 from desktop.core.agent.observer import StepRecord
 from desktop.core.models.library import Choice
@@ -65,6 +65,8 @@ log = logging.getLogger(__name__)
 _OUTLIVED_THEIR_WINDOW: list[tuple[QThread, object]] = []
 
 REPAINT_MS = 33  # streamed text is painted at ~30 Hz, however fast tokens arrive
+WILL_BE_ANSWERED = "will be answered when the model has loaded"
+NOT_ANSWERED_YET = "not answered yet: the agent answers it once the model has loaded"
 
 
 class MainWindow(QMainWindow):
@@ -81,6 +83,7 @@ class MainWindow(QMainWindow):
     #: worker's own signals would run in the worker thread).
     model_ready = Signal(str)
     turn_done = Signal()
+    message_unanswered = Signal(int)  # a user message's turn ended without a reply (its id)
     CLOSE_WAIT_MS = 30_000  # how long closing waits for each worker thread to end
 
     def __init__(
@@ -100,6 +103,8 @@ class MainWindow(QMainWindow):
         self.agent_id: int | None = None
         self.is_model_ready = False
         self.busy = False
+        self.last_sent_id: int | None = None  # the user message sent last (scripted runs wait for its reply)
+        self._not_answered: set[int] = set()  # messages this session's turns left without a reply (Retry)
         self.background = False  # a login or timed heartbeat turn runs; a message preempts it
         self.consent_dialogs: list[ConsentDialog] = []
         self._streamed_chars = 0
@@ -274,6 +279,8 @@ class MainWindow(QMainWindow):
         worker.busy_changed.connect(self.on_busy_changed)
         worker.background_changed.connect(self.on_background_changed)
         worker.turn_finished.connect(self.on_turn_finished)
+        worker.not_answered.connect(self.on_not_answered)
+        self.chat.transcript.retry_requested.connect(self.on_retry_requested)
         self.ingester.progress.connect(self.documents.on_progress)
         self.ingester.failed.connect(self.hub.report)
         self.ingester.finished.connect(self.documents.on_finished)
@@ -330,6 +337,7 @@ class MainWindow(QMainWindow):
         self.setWindowTitle(f"MemDesk — {record.name}")
         self.chat.title.setText(record.name)
         self._load_transcript(agent_id)
+        self._note_owed_reply(agent_id)
         self.memory.set_agent(agent_id)
         self.history.set_agent(agent_id)
         self.archival.set_agent(agent_id)
@@ -346,11 +354,23 @@ class MainWindow(QMainWindow):
         entries = transfer.conversation_entries(self.services.memory.recall.all(agent_id))
         self.chat.transcript.set_entries(entries, record.name, context_start_id=record.context_start_id)
 
+    def _note_owed_reply(self, agent_id: int) -> None:
+        """A message an earlier session left without a reply says so; the worker answers it when
+        the agent opens (see AgentWorker.answer_owed)."""
+        owed = unanswered.newest(self.services.db, self.services.memory.recall, agent_id)
+        if owed is not None and owed.id in self._not_answered:  # stopped this session: the user decides
+            self.chat.transcript.add(transfer.Entry("unanswered", "not answered", owed.created_at, message_id=owed.id))
+        elif owed is not None:
+            self.chat.transcript.add(transfer.Entry("event", NOT_ANSWERED_YET, owed.created_at, message_id=None))
+
     def _update_ready(self) -> None:
-        if not self.is_model_ready:
-            self.chat.set_ready(False, "loading model…")
+        # Send works while the model loads: the message is saved at once and answered when it can be.
+        if self.agent_id is None:
+            self.chat.set_ready(False, "")
+        elif not self.is_model_ready:
+            self.chat.set_ready(True, "loading the model… you can send now")
         else:
-            self.chat.set_ready(self.agent_id is not None, "")
+            self.chat.set_ready(True, "")
 
     # --- worker slots ------------------------------------------------------------------------
     @Slot(str)
@@ -481,7 +501,7 @@ class MainWindow(QMainWindow):
     @Slot(str)
     @reports_errors
     def on_send_requested(self, text: str) -> None:
-        if self.agent_id is None or not self.is_model_ready or self.busy:
+        if self.agent_id is None or self.busy:
             return
         # Saved through the window's own connection before a background turn is cancelled or
         # waited for (the worker may take seconds to let go of the model): a crash then keeps it.
@@ -493,9 +513,41 @@ class MainWindow(QMainWindow):
             raise
         self.busy = True  # until the worker says otherwise: no double sends
         self.chat.set_busy(True)
+        self.last_sent_id = message.id
         self.chat.transcript.add(transfer.Entry("user", text, message.created_at))
+        if not self.is_model_ready:
+            self.chat.transcript.add(transfer.Entry("event", WILL_BE_ANSWERED, message.created_at))
         self.worker.preempt()  # a background turn must not make the user wait
         self.send_requested.emit(message.id)
+
+    @Slot(int)
+    @reports_errors
+    def on_not_answered(self, message_id: int) -> None:
+        """The turn ended without a reply (stopped, failed, no model): a one-click Retry."""
+        if not self.private_chat.active:  # a private chat's ids are the copy's, gone with it
+            self._not_answered.add(message_id)
+        self.chat.transcript.add(transfer.Entry("unanswered", "not answered", self.services.clock.now(), message_id=message_id))
+        self.message_unanswered.emit(message_id)
+
+    @Slot(int)
+    @reports_errors
+    def on_retry_requested(self, message_id: int) -> None:
+        if self.agent_id is None or self.busy:
+            self.hub.notify("Wait for the current reply (or stop it with Esc), then retry")
+            return
+        memory = self.private_chat.memory
+        message = memory.recall.get(message_id)
+        if message is None or message.agent_id != self.agent_id:
+            self.hub.notify("That message is not in this conversation")
+            return
+        if not unanswered.is_unanswered(memory.db, self.agent_id, message_id):
+            self.hub.notify("That message has been answered since")
+            return
+        self.busy = True
+        self.chat.set_busy(True)
+        self.chat.transcript.add(transfer.Entry("event", "retrying your message", self.services.clock.now()))
+        self.worker.preempt()
+        self.send_requested.emit(message_id)
 
     @Slot(int, list)
     @reports_errors

@@ -15,7 +15,7 @@ import html
 import json
 from datetime import datetime
 
-from PySide6.QtCore import QTimer, Slot
+from PySide6.QtCore import QTimer, QUrl, Signal, Slot
 from PySide6.QtGui import QColor, QTextCharFormat, QTextCursor, QTextDocument, QTextFormat
 from PySide6.QtWidgets import QTextBrowser, QTextEdit, QWidget
 
@@ -36,13 +36,19 @@ _STYLE = {
 }
 CONTEXT_DIVIDER = "— above: out of the model's context window (still searchable as recall memory) —"
 HIGHLIGHT_MS = 4000
+RETRY_SCHEME = "retry"  # the link of a "not answered" entry: retry:<message id>
 
 
 class Transcript(QTextBrowser):
+    """Signals: retry_requested(int): the Retry link of a message that was not answered."""
+
+    retry_requested = Signal(int)
+
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setOpenExternalLinks(False)
         self.setOpenLinks(False)
+        self.anchorClicked.connect(self.on_anchor_clicked)
         self.entries: list[Entry] = []
         self.agent_name = "Agent"
         self.show_details = False
@@ -97,6 +103,12 @@ class Transcript(QTextBrowser):
         self.highlighted_message = message_id
         self._highlight_timer.start(HIGHLIGHT_MS)
         return True
+
+    @Slot(QUrl)
+    @reports_errors
+    def on_anchor_clicked(self, url: QUrl) -> None:
+        if url.scheme() == RETRY_SCHEME and url.path().isdigit():
+            self.retry_requested.emit(int(url.path()))
 
     @Slot()
     @reports_errors
@@ -212,6 +224,9 @@ class Transcript(QTextBrowser):
             status = "✓" if entry.ok else "✗ failed"
             body = f"{entry.function}({arguments}) → {status} {entry.result}" if entry.function else entry.text
             self._html(cursor, f'<p style="{_STYLE["call"]}">call: {html.escape(body)}</p>')
+        elif entry.kind == "unanswered" and entry.message_id is not None:
+            link = f'<a href="{RETRY_SCHEME}:{entry.message_id}">Retry</a>'
+            self._html(cursor, f'<p style="{_STYLE["event"]}">— {html.escape(entry.text)} · {link} · {stamp}</p>')
         else:
             self._html(cursor, f'<p style="{_STYLE["event"]}">— {html.escape(entry.text)} · {stamp}</p>')
 

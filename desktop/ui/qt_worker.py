@@ -13,6 +13,7 @@ from typing import Any
 from PySide6.QtCore import QObject, QThread, QTimer, Signal, Slot
 
 from desktop.app import Services, open_agent, open_consolidator, open_private_services, resolve_model_path
+from desktop.core.agent import unanswered
 from desktop.core.agent.context import ContextBudget
 from desktop.core.agent.loop import Agent
 from desktop.core.agent.observer import AgentObserver, StepRecord
@@ -72,6 +73,8 @@ class AgentWorker(QObject):
         consolidation_finished(object): a consolidation PassResult (idle time; never marks busy)
         private_started(object): a private chat began: its Services (an in-memory copy of the
             store), which the window shares for accepting messages; the worker closes them
+        not_answered(int): a user message's turn ended without a reply (stopped, failed, no model):
+            the id of the message, which the window offers to retry
     """
 
     loading = Signal(str)
@@ -90,6 +93,7 @@ class AgentWorker(QObject):
     switch_finished = Signal(bool, object)
     consolidation_finished = Signal(object)
     private_started = Signal(object)
+    not_answered = Signal(int)
 
     def __init__(
         self,
@@ -104,6 +108,11 @@ class AgentWorker(QObject):
         self._make_runtime = make_runtime
         self._consent = consent
         self._warm_embedder = warm_embedder
+        self._embedder_warm_up: threading.Thread | None = None
+        # User messages this session already ran (or could not run) a turn for: one left without
+        # a reply has its Retry link, and is not answered on its own when the agent reopens
+        # (settings applied, tools changed), which would undo the user's Stop.
+        self._tried: set[int] = set()
         self._services: Services | None = None
         self._runtime: Runtime | None = None
         self._settings: Settings | None = None
@@ -150,7 +159,9 @@ class AgentWorker(QObject):
     # --- slots (run in the worker thread) -----------------------------------------------
     @Slot(object)
     def load_model(self, settings: Settings) -> None:
-        with self._working():
+        # Not busy: the user may send while the model loads; the message is saved at once and
+        # its turn, queued behind this job, runs as soon as the model is ready.
+        with self._working(busy=False):
             self._load(settings)
 
     @Slot(object)
@@ -181,9 +192,6 @@ class AgentWorker(QObject):
             self._runtime = None
         self._settings = settings
         self._runtime = self._make_runtime(settings)
-        if self._warm_embedder:
-            # Loads torch and the embedding model now, so the first archival search is quick.
-            self._services.embedder.embed(["warm up"])
         self.ready.emit(self._runtime.info.model_id)
         if self._agent_id is not None:
             self._open(self._agent_id)
@@ -198,10 +206,30 @@ class AgentWorker(QObject):
 
     @Slot(int)
     def send(self, message_id: int) -> None:
-        """Answer a user message the window has already saved (see desktop.core.agent.accept)."""
+        """Answer a user message the window has already saved (see desktop.core.agent.accept),
+        unless a reply came after it meanwhile (it was also found unanswered when the agent opened)."""
         with self._lock:
             self._users_waiting = max(0, self._users_waiting - 1)
-        self._turn(lambda agent, cancel: agent.answer_user_message(message_id, cancel))
+        if self._agent is None:  # the model did not load: the message stays saved, and owed
+            if self._private is None:
+                self._tried.add(message_id)
+            self.busy_changed.emit(False)
+            self.not_answered.emit(message_id)
+            return
+        self._turn(lambda agent, cancel: agent.answer_if_unanswered(message_id, cancel), message_id=message_id)
+
+    @Slot()
+    def answer_owed(self) -> None:
+        """Answer the newest user message that has no reply (a turn that a close, a kill, a crash or
+        a stopped model ended early): queued when the agent opens. It runs as a background turn,
+        so a message the user sends meanwhile cancels it and its turn answers both."""
+        if self._agent is None or self._private is not None:
+            return
+        owed = self._agent.unanswered()
+        if owed is None or owed.id in self._tried:
+            return
+        self.event.emit("unanswered", f"answering your message of {owed.created_at:%Y-%m-%d %H:%M}, which had no reply yet")
+        self._turn(lambda agent, cancel: agent.answer_if_unanswered(owed.id, cancel), background=True, message_id=owed.id)
 
     @Slot(int)
     def start_private(self, agent_id: int) -> None:
@@ -289,6 +317,9 @@ class AgentWorker(QObject):
         if self._runtime is not None:
             self._runtime.close()
             self._runtime = None
+        if self._embedder_warm_up is not None:
+            # Not left half-way through loading torch when the interpreter shuts down.
+            self._embedder_warm_up.join(timeout=60)
         if self._services is not None:
             self._services.close()
             self._services = None
@@ -306,12 +337,33 @@ class AgentWorker(QObject):
         self.budget_changed.emit(self._agent.budget())
         # The agent's runtime: a private chat's keeps nothing on disk, so it warms nothing.
         self._warmup.want(self._agent.runtime, self._agent.static_prefix(), self._agent.memory_prefix())  # runs when this job ends
-        if self._private is None and self._agent.login_due():
+        with self._lock:
+            turn_queued = self._users_waiting > 0
+        owed = self._agent.unanswered() if self._private is None else None
+        if owed is not None and owed.id not in self._tried:
+            # A message an earlier session left without a reply goes before any login turn (which
+            # the reply makes unnecessary: the user was here). Queued, as the login below.
+            QTimer.singleShot(0, self.answer_owed)
+        elif self._private is None and self._agent.login_due():
             # Queued, not run here: the slot that opened the agent returns first, and a message
             # the user sends meanwhile is queued ahead (preempt() makes the login skip itself).
             QTimer.singleShot(0, self.login)
+        elif not turn_queued:
+            self._warm_embedder_now()
 
-    def _turn(self, run: Callable[[Agent, CancelToken], Any], *, background: bool = False) -> None:
+    def _warm_embedder_now(self) -> None:
+        """Load torch and the embedding model in a thread, once, when no turn waits: the first
+        search then finds them loaded. Not at start: on a small machine the import took the CPU
+        (and the interpreter) from the first reply, which a new agent's recall does not need."""
+        with self._lock:
+            if self._users_waiting:
+                return  # after their turn
+        if self._warm_embedder and self._embedder_warm_up is None and self._services is not None:
+            embedder = self._services.embedder
+            self._embedder_warm_up = threading.Thread(target=lambda: _warm(embedder), name="embedder-warm-up", daemon=True)
+            self._embedder_warm_up.start()
+
+    def _turn(self, run: Callable[[Agent, CancelToken], Any], *, background: bool = False, message_id: int | None = None) -> None:
         if self._agent is None:
             return
         with self._lock:
@@ -319,6 +371,8 @@ class AgentWorker(QObject):
                 return  # a user message is queued behind this: it goes first
             self._cancel = CancelToken()
             self._background_running = background
+        if message_id is not None and self._private is None:  # a private chat's ids are the copy's
+            self._tried.add(message_id)
         self._run_hooks(self.before_turn)
         agent = self._agent
         if background:
@@ -334,6 +388,11 @@ class AgentWorker(QObject):
                     else:
                         self.event.emit("stopped", "generation stopped")
                 finally:
+                    # A user message still owed a reply (stopped, failed) is offered for a retry;
+                    # not when a message the user sent cancelled this turn: that turn answers it.
+                    preempted = background and self._cancel.cancelled
+                    if message_id is not None and not preempted and unanswered.is_unanswered(agent.memory.db, agent.id, message_id):
+                        self.not_answered.emit(message_id)
                     self.turn_finished.emit(result)
                     if self._private is None:  # the helpers would read and keep the private prompt
                         self._run_hooks(self.after_turn, agent)
@@ -342,6 +401,7 @@ class AgentWorker(QObject):
                 self._background_running = False
             if background:
                 self.background_changed.emit(False)
+            self._warm_embedder_now()
 
     @staticmethod
     def _run_hooks(hooks: list, *args: Any) -> None:
@@ -374,3 +434,10 @@ class AgentWorker(QObject):
 
     def _working(self, busy: bool = True) -> "AgentWorker._Working":
         return AgentWorker._Working(self, busy)
+
+
+def _warm(embedder) -> None:
+    try:
+        embedder.embed(["warm up"])
+    except Exception:  # noqa: BLE001 - the first real use reports the error where the user sees it
+        log.exception("embedder warm-up failed")

@@ -50,6 +50,8 @@ def test_a_line_sent_during_any_background_work_survives_a_kill_during_the_wait(
     assert report["by_kind"] == {kind: {"trials": 1, "sent_lines_lost": 0, "killed_before_the_answer": 1}
                                  for kind in ("login", "heartbeat", "consolidation")} | {"graph": report["by_kind"]["graph"]}, report
     assert report["sent_lines"] == report["killed_by_the_campaign"] == 4 and report["ok"], report
+    # Killed before the answer, each line is the message the next start answers (issue 22).
+    assert report["answered_on_the_next_start"] == report["killed_before_the_answer"] >= 3, report
 
 
 def test_a_message_sent_in_the_window_during_background_work_survives_a_kill_during_the_wait():
@@ -58,6 +60,7 @@ def test_a_message_sent_in_the_window_during_background_work_survives_a_kill_dur
     report = faults.sent_line_kill(2, random.Random(6), hold=2.0, within=0.5, window=True)
     assert report["by_kind"] == {kind: {"trials": 1, "sent_lines_lost": 0, "killed_before_the_answer": 1}
                                  for kind in ("login", "heartbeat")}, report
+    assert report["answered_on_the_next_start"] == 2, report
     assert report["sent_lines"] == report["killed_by_the_campaign"] == 2 and report["ok"], report
 
 

@@ -120,9 +120,10 @@ def test_model_errors_reach_the_message_bar(make_window, roomy_runtime, send):
     assert window.message_bar.isVisible() and window.message_bar.label.text() == expected
 
 
-def test_window_is_shown_before_the_model_is_ready(make_window, qtbot):
+def test_send_works_while_the_model_loads_and_the_message_is_answered_once_it_has(make_window, qtbot, services):
     gate = threading.Event()
     runtime = ScriptedRuntime(context_window=32768)
+    runtime.enqueue(say("Hello Ada, I was still waking up."))
 
     def slow_factory(_settings):
         gate.wait(10)
@@ -131,11 +132,20 @@ def test_window_is_shown_before_the_model_is_ready(make_window, qtbot):
     window = make_window(runtime, start=False)
     window.worker._make_runtime = slow_factory
     window.start()
-    qtbot.waitUntil(lambda: "loading model" in window.chat.status.text(), timeout=5_000)
-    assert window.isVisible() and not window.chat.send_button.isEnabled()
-    with qtbot.waitSignal(window.model_ready, timeout=10_000):
+    qtbot.waitUntil(lambda: "loading the model" in window.chat.status.text(), timeout=5_000)
+    assert window.isVisible() and window.chat.send_button.isEnabled()  # ready at once
+    qtbot.keyClicks(window.chat.compose, "Hi, I am Ada")
+    qtbot.keyClick(window.chat.compose, Qt.Key.Key_Return)
+    # Saved the moment it was sent, and the transcript says when it will be answered.
+    assert [m.search_text for m in services.memory.recall.all(window.agent_id) if m.kind == "user_message"] == ["Hi, I am Ada"]
+    assert "will be answered when the model has loaded" in window.chat.transcript.toPlainText()
+    assert not window.chat.send_button.isEnabled()  # one message at a time, as during any turn
+    with qtbot.waitSignal(window.turn_done, timeout=10_000):
         gate.set()
+    assert "Hello Ada, I was still waking up." in window.chat.transcript.toPlainText()
     qtbot.waitUntil(window.chat.send_button.isEnabled, timeout=5_000)
+    replies = [m for m in services.memory.recall.all(window.agent_id) if m.kind == "assistant_call"]
+    assert len(replies) == 1 and runtime.pending == 0  # answered once
 
 
 def test_the_window_warms_the_model_and_a_message_does_not_wait_for_it(make_window, send, qtbot):

@@ -38,3 +38,4 @@ def test_real_app_under_xvfb_sends_a_message_and_saves_a_screenshot(tmp_path):
     )
     assert result.returncode == 0, result.stderr[-2000:]
     assert shot.exists() and shot.stat().st_size > 10_000
+    assert "reply shown: " in result.stdout  # the reply to the message sent, not a preempted login turn

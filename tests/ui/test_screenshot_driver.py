@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from PySide6.QtCore import QTimer
 
-from desktop.core.runtime.scripted import call, say
+from desktop.core.runtime.scripted import ScriptedRuntime, call, say
 from desktop.ui.main import _schedule_screenshot
+from tests.ui.test_chat import SlowRuntime
 
 
 def test_the_screenshot_driver_waits_until_the_window_takes_its_message(make_window, roomy_runtime, qtbot, tmp_path):
@@ -45,3 +46,51 @@ def test_the_screenshot_driver_denies_a_tool_that_asks_for_consent(make_window, 
     results = [m for m in services.memory.recall.all(window.agent_id) if m.kind == "function_result" and m.function_name == "append_to_text_file"]
     assert len(results) == 1 and '"status": "Failed"' in results[0].content and "did not allow" in results[0].content
     qtbot.waitUntil(lambda: not window.consent_dialogs, timeout=5_000)
+
+
+class _Exits:
+    """Stands in for QApplication in the driver: records the exit code instead of ending the loop."""
+
+    def __init__(self) -> None:
+        self.codes: list[int] = []
+
+    def exit(self, code: int = 0) -> None:
+        self.codes.append(code)
+
+
+def test_the_screenshot_driver_waits_for_the_reply_to_its_message_not_the_preempted_login_turn(make_window, qtbot, tmp_path, capsys, monkeypatch):
+    """A fresh agent's login turn runs when the message is sent; cancelled for it, that turn ends
+    first. The screenshot must wait for the reply and show it."""
+    import desktop.ui.main as app_main
+
+    exits = _Exits()
+    monkeypatch.setattr(app_main, "QApplication", exits)
+    runtime = SlowRuntime(context_window=32768)
+    runtime.enqueue(say("Welcome! " * 300), say("Hello Ada"))  # the login's long answer, then the reply
+    window = make_window(runtime, start=False, login=True)
+    shot = tmp_path / "shot.png"
+    seen_at_grab: list[str] = []
+    grab = window.grab
+    monkeypatch.setattr(window, "grab", lambda: (seen_at_grab.append(window.chat.transcript.toPlainText()), grab())[1])
+    _schedule_screenshot(window, str(shot), "Hi, I am Ada", give_up_after_s=60)
+    window.start()
+    qtbot.waitUntil(shot.exists, timeout=30_000)
+    assert "background turn cancelled" in seen_at_grab[0]  # the login turn was preempted, and ended first
+    assert "Hello Ada" in seen_at_grab[0]  # yet the picture shows the reply
+    assert "reply shown: Hello Ada" in capsys.readouterr().out
+    assert exits.codes == []
+
+
+def test_the_screenshot_driver_exits_non_zero_when_its_message_is_not_answered(make_window, qtbot, tmp_path, capsys, monkeypatch):
+    import desktop.ui.main as app_main
+
+    exits = _Exits()
+    monkeypatch.setattr(app_main, "QApplication", exits)
+    runtime = ScriptedRuntime(context_window=32768)  # nothing queued: the turn fails without a reply
+    window = make_window(runtime, start=False)
+    shot = tmp_path / "shot.png"
+    _schedule_screenshot(window, str(shot), "Hi, I am Ada", give_up_after_s=60)
+    window.start()
+    qtbot.waitUntil(lambda: bool(exits.codes), timeout=20_000)
+    assert exits.codes == [5] and not shot.exists()
+    assert "not answered" in capsys.readouterr().out

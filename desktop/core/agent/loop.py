@@ -24,7 +24,7 @@ from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from typing import Any
 
-from desktop.core.agent import events
+from desktop.core.agent import events, unanswered
 from desktop.core.agent.accept import accept_user_message
 from desktop.core.agent.agents import AgentRecord, AgentStore
 from desktop.core.agent.auto_recall import EVENT_KIND as MEMORIES
@@ -151,6 +151,17 @@ class Agent:
                 self._sync_memory()
         self._recall_for(message.search_text, cancel)
         return self._steps("user_message", cancel, started)
+
+    def unanswered(self) -> Message | None:
+        """The newest user message with no reply of this agent after it (see ``unanswered.py``)."""
+        return unanswered.newest(self.memory.db, self.memory.recall, self.id)
+
+    def answer_if_unanswered(self, message_id: int, cancel: CancelToken | None = None) -> TurnResult | None:
+        """``answer_user_message`` unless a reply came after the message meanwhile (None then):
+        a message queued twice, or found unanswered on open and also sent, is answered once."""
+        if not unanswered.is_unanswered(self.memory.db, self.id, message_id):
+            return None
+        return self.answer_user_message(message_id, cancel)
 
     def login(self, cancel: CancelToken | None = None) -> TurnResult:
         now = self.memory.clock.now()

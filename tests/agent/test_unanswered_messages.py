@@ -1,0 +1,85 @@
+"""A user message is owed a reply until the agent sends one after it; whatever ended the turn
+early, the store alone says which messages wait, and answering them twice is impossible (issue 22)."""
+
+from __future__ import annotations
+
+import pytest
+
+from desktop.core.agent import unanswered
+from desktop.core.runtime.base import CancelToken
+from desktop.core.runtime.scripted import call, say
+from desktop.errors import GenerationCancelled
+
+
+def owed(services, agent_id: int) -> list[str]:
+    return [m.search_text for m in unanswered.unanswered(services.db, services.memory.recall, agent_id)]
+
+
+def test_a_message_is_unanswered_until_the_agent_sends_a_reply_after_it(services, runtime, make_agent):
+    agent = make_agent()
+    assert agent.unanswered() is None  # a new agent owes nothing
+    message = agent.accept_user_message("Hi, I am Ada")
+    assert agent.unanswered().id == message.id
+    runtime.enqueue(call("conversation_search", "look", query="Ada"), say("Hello Ada"))
+    agent.answer_user_message(message.id)
+    assert agent.unanswered() is None and owed(services, agent.id) == []
+
+
+def test_background_events_and_other_calls_are_not_a_reply(services, runtime, make_agent):
+    agent = make_agent()
+    message = agent.accept_user_message("Where do I live?")
+    # A login turn that only edits memory and is cancelled before it says anything.
+    token = CancelToken()
+    def cut_short(_messages):  # the window closed while the login turn was about to answer
+        token.cancel()
+        return say("Welcome back")
+
+    runtime.enqueue(call("core_memory_append", "note", True, label="human", content="Ada"), cut_short)
+    with pytest.raises(GenerationCancelled):
+        agent.login(token)
+    kinds = [m.kind for m in services.memory.recall.all(agent.id)]
+    assert kinds[0] == "user_message" and "login" in kinds and "assistant_call" in kinds
+    assert agent.unanswered().id == message.id
+
+
+def test_a_reply_before_the_message_does_not_answer_it(services, runtime, make_agent):
+    agent = make_agent()
+    runtime.enqueue(say("Hello"))
+    agent.send_user_message("first")
+    later = agent.accept_user_message("second")
+    assert owed(services, agent.id) == ["second"] and agent.unanswered().id == later.id
+
+
+def test_a_turn_cut_short_leaves_its_message_owed(services, runtime, make_agent):
+    agent = make_agent()
+    message = agent.accept_user_message("Tell me a story")
+    token = CancelToken()
+    token.cancel()  # the user pressed Stop (or the window closed) before the first step
+    with pytest.raises(GenerationCancelled):
+        agent.answer_user_message(message.id, token)
+    assert agent.unanswered().id == message.id
+
+
+def test_several_owed_messages_are_answered_by_one_turn_on_the_newest(services, runtime, make_agent):
+    agent = make_agent()
+    agent.accept_user_message("I live in Lisbon")
+    newest = agent.accept_user_message("and I love gardening")
+    assert owed(services, agent.id) == ["I live in Lisbon", "and I love gardening"]
+    assert agent.unanswered().id == newest.id
+    runtime.enqueue(say("Lisbon gardens are lovely"))
+    assert agent.answer_if_unanswered(newest.id).replies == ["Lisbon gardens are lovely"]
+    prompt = "\n".join(m.content for m in runtime.prompts[0])
+    assert "I live in Lisbon" in prompt and "and I love gardening" in prompt
+    assert owed(services, agent.id) == []
+
+
+def test_a_message_is_never_answered_twice(services, runtime, make_agent):
+    agent = make_agent()
+    message = agent.accept_user_message("Hi")
+    runtime.enqueue(say("Hello!"))
+    assert agent.answer_if_unanswered(message.id).replies == ["Hello!"]
+    prompts = len(runtime.prompts)
+    assert agent.answer_if_unanswered(message.id) is None  # queued again (sent while loading, found on open)
+    assert len(runtime.prompts) == prompts  # the model was not asked
+    replies = [m for m in services.memory.recall.all(agent.id) if m.kind == "assistant_call" and m.function_name == "send_message"]
+    assert len(replies) == 1
