@@ -48,7 +48,7 @@ from desktop.errors import MemDeskError
 from desktop.ui.qt_errors import reports_errors
 from desktop.ui.qt_text import plain_label
 
-WHO = {"agent": "the agent", "user": "you", "import": "an import", "consolidation": "memory consolidation", "extractor": "the knowledge extractor"}
+WHO = {"agent": "the agent", "user": "you", "import": "an import", "consolidation": "memory consolidation", "extractor": "the knowledge extractor", "app": "MemDesk"}
 ALL, BLOCKS, PASSAGES, DOCUMENTS, GRAPH, FACTS, ENTITIES = "all", "blocks", "passages", "documents", "graph", "graph_facts", "graph_entities"
 #: The scopes above that are one kind of change.
 SCOPE_KINDS = {BLOCKS: BLOCK, PASSAGES: PASSAGE, DOCUMENTS: DOCUMENT, FACTS: GRAPH_FACT, ENTITIES: GRAPH_ENTITY}

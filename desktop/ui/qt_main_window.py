@@ -289,6 +289,7 @@ class MainWindow(QMainWindow):
         self.agent_actions.open_requested.connect(self.select_agent)
         self.agent_actions.list_changed.connect(self.on_agent_list_changed)
         self.agent_actions.renamed.connect(self.on_agent_renamed)
+        self.agent_actions.persona_updated.connect(lambda agent_id: agent_id == self.agent_id and self.on_history_reverted(["persona"]))
         self.agent_actions.deleted.connect(self.consent.forget_agent)
         self.memory.changed.connect(self.budget_requested)
         self.memory.changed.connect(self.history.refresh)
@@ -612,8 +613,8 @@ class MainWindow(QMainWindow):
     def create_agent(self, name: str, persona: str = "", human: str = "") -> None:
         self.agent_actions.create(name, persona, human)
 
-    def rename_agent(self, agent_id: int, name: str) -> None:
-        self.agent_actions.rename(agent_id, name)
+    def rename_agent(self, agent_id: int, name: str, *, update_persona: bool | None = False) -> None:
+        self.agent_actions.rename(agent_id, name, update_persona=update_persona)
 
     def duplicate_agent(self, agent_id: int, name: str) -> None:
         self.agent_actions.duplicate(agent_id, name)
