@@ -56,6 +56,10 @@ class Settings:
     graph_top_entities: int = 8
     graph_search_expansion: bool = True
     history_max_changes: int = 10_000  # memory changes kept per agent (0: all)
+    # Kept by the window itself (not in the settings dialog):
+    welcome_done: bool = False  # the first-run welcome was shown (Help > Welcome shows it again)
+    bundled_model_hint: bool = True  # the hint that the bundled model is a small demo (off once dismissed)
+    window_layout: str = ""  # the window's size and panels as the user left them (Qt state, base64)
 
     def sampling(self) -> SamplingParams:
         return SamplingParams(
@@ -102,6 +106,9 @@ DESCRIPTIONS: dict[str, str] = {
     "graph_search_expansion": "Conversation search also follows the knowledge graph to linked entities (LoCoMo recall@10 0.701 -> 0.711)",
     "user_name": "Your name (optional): memory search then reads a question that names you, such as \"what did Ana say about the trip?\", as one about your own messages",
     "history_max_changes": "Memory changes kept in each agent's history for each kind (blocks, passages, graph...), oldest dropped first (0: keep all)",
+    "welcome_done": "The first-run welcome was shown (false: show it at the next start)",
+    "bundled_model_hint": "Show the hint that the bundled model is a small demo and a better one is in File > Models",
+    "window_layout": "The window's size and panel layout as you left it (empty: the default layout)",
 }
 
 

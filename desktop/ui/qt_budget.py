@@ -89,6 +89,8 @@ class BudgetPanel(QWidget):
         self.table.setHorizontalHeaderLabels(["Section", "Tokens", "Share of window"])
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
         self.table.verticalHeader().hide()
+        # Compact rows: every section fits a laptop screen's panel without scrolling.
+        self.table.verticalHeader().setDefaultSectionSize(self.table.fontMetrics().height() + 6)
         self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         layout.addWidget(self.summary)
         layout.addWidget(self.bar)

@@ -19,7 +19,7 @@ import logging
 from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import QCoreApplication, QEvent, QThread, QTimer, Qt, Signal, Slot
+from PySide6.QtCore import QCoreApplication, QEvent, QSize, QThread, QTimer, Qt, Signal, Slot
 from PySide6.QtGui import QAction, QCloseEvent, QDropEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import QDockWidget, QMainWindow, QMessageBox, QVBoxLayout, QWidget
 
@@ -47,6 +47,7 @@ from desktop.ui.qt_graph_worker import GraphWorker, default_analyser
 from desktop.ui.qt_history import HistoryView
 from desktop.ui.qt_heartbeat import Heartbeat
 from desktop.ui.qt_ingest_worker import IngestWorker
+from desktop.ui import qt_layout
 from desktop.ui.qt_jobs import Jobs
 from desktop.ui.qt_knowledge import KnowledgePanel
 from desktop.ui.qt_memory import CoreMemoryPanel
@@ -144,7 +145,6 @@ class MainWindow(QMainWindow):
     # --- construction ----------------------------------------------------------------------
     def _build_ui(self) -> None:
         self.setWindowTitle("MemDesk")
-        self.resize(1400, 880)
         central = QWidget()
         layout = QVBoxLayout(central)
         self.message_bar = MessageBar()
@@ -153,6 +153,7 @@ class MainWindow(QMainWindow):
         layout.addWidget(self.chat, 1)
         self.setCentralWidget(central)
         self._build_docks()
+        self.restore_layout()
         self._build_menus()
         self.search_shortcut = QShortcut(QKeySequence.StandardKey.Find, self, self.chat.open_search)
         self.stop_shortcut = QShortcut(QKeySequence(Qt.Key.Key_Escape), self, self.on_escape)
@@ -184,15 +185,21 @@ class MainWindow(QMainWindow):
         ):
             dock = QDockWidget(title, self)
             dock.setObjectName(title)
-            dock.setWidget(widget)
+            dock.setWidget(qt_layout.fitted(widget))
             self.addDockWidget(area, dock)
             self.docks[title] = dock
-        self.tabifyDockWidget(self.docks["Archival memory"], self.docks["Documents"])
-        self.tabifyDockWidget(self.docks["Documents"], self.docks["Knowledge"])
-        self.tabifyDockWidget(self.docks["Archival memory"], self.docks["Memory history"])
-        self.docks["Archival memory"].raise_()
-        self.resizeDocks([self.docks["Agents"], self.docks["Context budget"]], [190, 520], Qt.Orientation.Horizontal)
-        self.resizeDocks([self.docks["Context budget"], self.docks["Core memory"], self.docks["Archival memory"]], [250, 330, 300], Qt.Orientation.Vertical)
+        qt_layout.arrange(self, self.docks)
+
+    def restore_layout(self) -> None:
+        """The layout the user left, else the default for this screen."""
+        if not qt_layout.restore(self, self.services.settings.window_layout):
+            self.apply_default_layout(self.screen().availableGeometry().size())
+
+    def apply_default_layout(self, available: QSize) -> None:
+        qt_layout.apply_default(self, self.docks, available)
+
+    def save_layout(self) -> None:
+        self.services.settings_store.set("window_layout", qt_layout.save(self))
 
     def _build_menus(self) -> None:
         """Every menu entry, with its shortcut and the slot it triggers."""
@@ -705,6 +712,11 @@ class MainWindow(QMainWindow):
         )
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt API
+        if self.isVisible():
+            try:
+                self.save_layout()
+            except MemDeskError as error:  # the next start shows the default layout: nothing else is lost
+                log.warning("window layout not saved: %s", error)
         self.shutdown()
         super().closeEvent(event)
 

@@ -12,7 +12,7 @@ Signals (CoreMemoryPanel):
 
 from __future__ import annotations
 
-from PySide6.QtCore import QTimer, Signal, Slot
+from PySide6.QtCore import QTimer, Qt, Signal, Slot
 from PySide6.QtWidgets import (
     QCheckBox,
     QTextBrowser,
@@ -61,10 +61,12 @@ class BlockEditor(QGroupBox):
         layout = QVBoxLayout(self)
         if block.description:
             description = plain_label(block.description)
+            description.setWordWrap(True)  # a long description must not widen the narrow panel
             description.setStyleSheet("color: #777")
             layout.addWidget(description)
         changes = QHBoxLayout()
         self.last_change = plain_label()
+        self.last_change.setWordWrap(True)
         self.last_change.setStyleSheet("color: #777; font-size: small")
         self.diff_button = QPushButton("Show change")
         self.diff_button.setCheckable(True)
@@ -94,15 +96,19 @@ class BlockEditor(QGroupBox):
         conflict_row.addWidget(self.take_agents)
         self.conflict.hide()
         layout.addWidget(self.conflict)
-        row = QHBoxLayout()
+        # The counter has a line of its own and the checkbox a short label: the block must fit the
+        # narrow panel of a 1366-pixel-wide screen without a horizontal scroll bar.
         self.counter = QLabel()
-        self.read_only = QCheckBox("Read-only for the agent")
+        self.counter.setWordWrap(True)
+        layout.addWidget(self.counter)
+        row = QHBoxLayout()
+        self.read_only = QCheckBox("Read-only")
+        self.read_only.setToolTip("Read-only for the agent: it can read this block but not change it")
         self.read_only.setChecked(block.read_only)
         self.save_button = QPushButton("Save")
         self.revert_button = QPushButton("Revert")
         self.remove_button = QPushButton("Remove")
-        row.addWidget(self.counter, 1)
-        row.addWidget(self.read_only)
+        row.addWidget(self.read_only, 1)
         for button in (self.save_button, self.revert_button, self.remove_button):
             row.addWidget(button)
         layout.addLayout(row)
@@ -244,6 +250,9 @@ class CoreMemoryPanel(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         scroll = QScrollArea()
         scroll.setWidgetResizable(True)
+        # The blocks follow the panel's width (text wraps); only their height scrolls.
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.scroll = scroll
         holder = QWidget()
         self.blocks_layout = QVBoxLayout(holder)
         self.blocks_layout.addStretch(1)
