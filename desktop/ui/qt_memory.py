@@ -35,8 +35,8 @@ from desktop.errors import MemDeskError
 from desktop.ui.qt_errors import reports_errors
 from desktop.ui.qt_history import diff_html, relative_time, who
 from desktop.ui.qt_text import literal, plain_label
+from desktop.ui import qt_palette
 
-HIGHLIGHT = "QGroupBox { background: #fff4c2; }"
 AGE_REFRESH_MS = 30_000  # "2 min ago" stays true
 
 
@@ -62,12 +62,12 @@ class BlockEditor(QGroupBox):
         if block.description:
             description = plain_label(block.description)
             description.setWordWrap(True)  # a long description must not widen the narrow panel
-            description.setStyleSheet("color: #777")
+            description.setStyleSheet(f"color: {qt_palette.muted()}")
             layout.addWidget(description)
         changes = QHBoxLayout()
         self.last_change = plain_label()
         self.last_change.setWordWrap(True)
-        self.last_change.setStyleSheet("color: #777; font-size: small")
+        self.last_change.setStyleSheet(f"color: {qt_palette.muted()}; font-size: small")
         self.diff_button = QPushButton("Show change")
         self.diff_button.setCheckable(True)
         self.diff_button.setFlat(True)
@@ -85,7 +85,7 @@ class BlockEditor(QGroupBox):
         self.editor.setMinimumHeight(70)
         layout.addWidget(self.editor)
         self.conflict = QFrame()
-        self.conflict.setStyleSheet("background: #fbe3e1")
+        self.conflict.setStyleSheet(f"background: {qt_palette.tint(qt_palette.RED)}")
         conflict_row = QHBoxLayout(self.conflict)
         self.conflict_label = plain_label()
         self.conflict_label.setWordWrap(True)
@@ -154,7 +154,7 @@ class BlockEditor(QGroupBox):
         chars = len(self.editor.toPlainText())
         over = chars > self.block.limit
         self.counter.setText(f"{chars} / {self.block.limit} characters" + (" — over the limit" if over else "") + (" · edited" if self.dirty else ""))
-        self.counter.setStyleSheet("color: #c0392b; font-weight: bold" if over else "color: #555")
+        self.counter.setStyleSheet(f"color: {qt_palette.readable(qt_palette.RED)}; font-weight: bold" if over else f"color: {qt_palette.muted()}")
         self.save_button.setEnabled(self.dirty and not over)
         self.revert_button.setEnabled(self.dirty)
 
@@ -164,7 +164,7 @@ class BlockEditor(QGroupBox):
             self.block = block
             self.editor.setPlainText(block.value)
         self.show_last_change()
-        self.setStyleSheet(HIGHLIGHT)
+        self.setStyleSheet(f"QGroupBox {{ background: {qt_palette.tint(qt_palette.YELLOW)}; }}")
         QTimer.singleShot(4000, self, self.clear_highlight)  # the context object cancels it if the editor goes
 
     @Slot()

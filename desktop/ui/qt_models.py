@@ -42,6 +42,7 @@ from desktop.errors import DownloadCancelled
 from desktop.ui.qt_errors import ErrorHub, reports_errors
 from desktop.ui.qt_jobs import Jobs
 from desktop.ui.qt_text import escape, literal, plain_label
+from desktop.ui import qt_palette
 
 COLUMNS = ("Model", "Status", "Size", "RAM*", "Context", "Licence", "Checksum", "Good for")
 KIND_TEXT = {"bundled": "Bundled", "downloaded": "Downloaded", "own": "Your file", "available": "Not downloaded"}
@@ -105,7 +106,7 @@ class ModelsPage(QWidget):
             "Every figure's source is in the tooltip and in desktop/resources/catalog.json."
         )
         note.setWordWrap(True)
-        note.setStyleSheet("color: #666")
+        note.setStyleSheet(f"color: {qt_palette.muted()}")
         layout.addWidget(note)
         buttons = QHBoxLayout()
         self.download_button = QPushButton("&Download")
