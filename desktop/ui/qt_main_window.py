@@ -51,6 +51,7 @@ from desktop.ui import qt_layout
 from desktop.ui.qt_jobs import Jobs
 from desktop.ui.qt_knowledge import KnowledgePanel
 from desktop.ui.qt_memory import CoreMemoryPanel
+from desktop.ui.qt_model_hint import BundledModelHint
 from desktop.ui.qt_model_actions import ModelActions
 from desktop.ui.qt_private_chat import PrivateChat
 from desktop.ui.qt_server_warning import ServerWarning
@@ -148,8 +149,11 @@ class MainWindow(QMainWindow):
         central = QWidget()
         layout = QVBoxLayout(central)
         self.message_bar = MessageBar()
+        self.model_hint = BundledModelHint(self.services)
+        self.model_hint.models_requested.connect(self.model_actions.on_models_triggered)
         self.chat = ChatPanel()
         layout.addWidget(self.message_bar)
+        layout.addWidget(self.model_hint)
         layout.addWidget(self.chat, 1)
         self.setCentralWidget(central)
         self._build_docks()
@@ -369,6 +373,7 @@ class MainWindow(QMainWindow):
         self.is_model_ready = True
         self.statusBar().showMessage(f"Model ready: {model_id}")
         self.server_warning.update_for(self.services.settings, self.hub.notify)
+        self.model_hint.update_for_model()
         self._update_ready()
         self.heartbeat.restart()
         self.model_ready.emit(model_id)
