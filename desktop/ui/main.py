@@ -26,6 +26,7 @@ from desktop.ui.qt_errors import CrashCapture, ErrorHub
 from desktop.ui.qt_instance import ComeForwardWatcher
 from desktop.ui.qt_main_window import MainWindow
 from desktop.ui.qt_text import literal
+from desktop.ui.qt_welcome import offer_welcome, window_actions
 
 log = logging.getLogger("memdesk.ui")
 
@@ -131,6 +132,8 @@ def _run_window(app: QApplication, paths: Paths, args: argparse.Namespace, miles
             "MemDesk did not close cleanly last time; a crash log was kept.", "Show crash log", lambda: _show_crash_log(window, previous)
         )
     window.start()
+    if not (args.screenshot or args.quit_when_ready):  # a scripted run is nobody's first start
+        offer_welcome(services, window_actions(window), window)
     try:
         code = app.exec()
     finally:

@@ -58,6 +58,7 @@ from desktop.ui.qt_server_warning import ServerWarning
 from desktop.ui.qt_settings import RESTART_MODEL, SettingsDialog
 from desktop.ui.qt_text import escape
 from desktop.ui.qt_transfer_actions import TransferActions
+from desktop.ui.qt_welcome import show_welcome, window_actions
 from desktop.ui.qt_worker import AgentWorker
 
 log = logging.getLogger(__name__)
@@ -226,6 +227,7 @@ class MainWindow(QMainWindow):
 
     def _build_help_menu(self) -> None:
         help_menu = self.menuBar().addMenu("&Help")
+        self.welcome_action = self._action(help_menu, "&Welcome…", None, lambda: show_welcome(self.services, window_actions(self), self))
         self.diagnostics_action = self._action(help_menu, "&Diagnostics…", None, self.open_diagnostics)
         self._action(help_menu, "&About MemDesk", None, self.on_about_triggered)
         self.diagnostics_dialog: DiagnosticsDialog | None = None
