@@ -227,8 +227,8 @@ class MainWindow(QMainWindow):
 
     def _build_help_menu(self) -> None:
         help_menu = self.menuBar().addMenu("&Help")
-        self.welcome_action = self._action(help_menu, "&Welcome…", None, lambda: show_welcome(self.services, window_actions(self), self))
         self.diagnostics_action = self._action(help_menu, "&Diagnostics…", None, self.open_diagnostics)
+        self.welcome_action = self._action(help_menu, "&Welcome…", None, lambda: show_welcome(self.services, window_actions(self), self))
         self._action(help_menu, "&About MemDesk", None, self.on_about_triggered)
         self.diagnostics_dialog: DiagnosticsDialog | None = None
 

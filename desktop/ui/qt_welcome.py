@@ -263,9 +263,13 @@ class WelcomeDialog(QDialog):
 
 
 def offer_welcome(services: Services, actions: Actions, parent: QWidget | None = None) -> WelcomeDialog | None:
-    """The welcome on the first start only: shown (not modal) unless it was shown before. It
-    counts as shown once it is closed, however it is closed."""
+    """The welcome on the first start only: shown (not modal) unless it was shown before, or the
+    store already holds a conversation (someone who used MemDesk before the welcome existed needs
+    no welcome). It counts as shown once it is closed, however it is closed."""
     if services.settings.welcome_done:
+        return None
+    if any(services.memory.recall.count(agent.id) for agent in services.agents.list()):
+        services.settings_store.set("welcome_done", True)
         return None
     return show_welcome(services, actions, parent)
 

@@ -43,6 +43,13 @@ def test_the_welcome_is_offered_on_the_first_start_only(qtbot, services):
     assert offer_welcome(services, Recorded().actions()) is None
 
 
+def test_a_store_that_already_holds_a_conversation_gets_no_welcome(services):
+    agent = services.create_agent("Companion")
+    services.memory.recall.add(agent.id, role="user", kind="user_message", content="hello from before the welcome existed", created_at=services.clock.now())
+    assert offer_welcome(services, Recorded().actions()) is None
+    assert services.settings.welcome_done
+
+
 def test_every_step_can_be_skipped_and_skipping_changes_nothing(qtbot, services, socket_audit):
     recorded = Recorded()
     with socket_audit:
