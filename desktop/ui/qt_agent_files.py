@@ -35,9 +35,9 @@ from PySide6.QtWidgets import (
 from desktop.core.agent.agentfile import ImportSummary
 from desktop.core.tools.imported import ImportedTool, ImportedTools, enabling_means, reserved_names, runnable_problem
 from desktop.errors import MemDeskError
+from desktop.ui import qt_palette
 from desktop.ui.qt_errors import reports_errors
 from desktop.ui.qt_text import plain_label, set_plain, set_rich
-from desktop.ui import qt_palette
 
 
 def summary_html(summary: ImportSummary) -> str:

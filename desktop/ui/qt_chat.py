@@ -23,10 +23,10 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.core.memory.recall import MessagePage
+from desktop.ui import qt_palette
 from desktop.ui.qt_transcript import Transcript
 from desktop.ui.qt_errors import reports_errors
 from desktop.ui.qt_text import plain_label
-from desktop.ui import qt_palette
 
 
 class ComposeBox(QPlainTextEdit):

@@ -29,9 +29,9 @@ from desktop.app import Services
 from desktop.core.documents import catalog
 from desktop.core.documents.catalog import DocumentRow
 from desktop.core.documents.progress import FileFailure, IngestProgress, IngestReport
+from desktop.ui import qt_palette
 from desktop.ui.qt_errors import reports_errors
 from desktop.ui.qt_text import literal, plain_label
-from desktop.ui import qt_palette
 
 #: Progress arrives per file and per embedding batch; the table is rebuilt at most this often.
 REFRESH_MS = 150

@@ -21,8 +21,8 @@ from PySide6.QtCore import QObject, Qt, Signal, Slot
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QPushButton, QWidget
 
 from desktop.errors import MemDeskError
-from desktop.ui.qt_text import plain_label
 from desktop.ui import qt_palette
+from desktop.ui.qt_text import plain_label
 
 log = logging.getLogger("memdesk.ui")
 

@@ -45,9 +45,9 @@ from desktop.core.memory.history import BLOCK, DOCUMENT, GRAPH_ENTITY, GRAPH_FAC
 from desktop.core.memory.recall import RecallMemory
 from desktop.core.memory.revert import Reverter, RevertPlan
 from desktop.errors import MemDeskError
+from desktop.ui import qt_palette
 from desktop.ui.qt_errors import reports_errors
 from desktop.ui.qt_text import plain_label
-from desktop.ui import qt_palette
 
 WHO = {"agent": "the agent", "user": "you", "import": "an import", "consolidation": "memory consolidation", "extractor": "the knowledge extractor", "app": "MemDesk"}
 ALL, BLOCKS, PASSAGES, DOCUMENTS, GRAPH, FACTS, ENTITIES = "all", "blocks", "passages", "documents", "graph", "graph_facts", "graph_entities"

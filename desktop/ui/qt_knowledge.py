@@ -48,9 +48,9 @@ from desktop.core.memory.graph_revert import GRAPH_KINDS
 from desktop.core.memory.history import USER, Change
 from desktop.core.memory.revert import Reverter
 from desktop.errors import MemDeskError, RevertError
+from desktop.ui import qt_palette
 from desktop.ui.qt_errors import reports_errors
 from desktop.ui.qt_text import escape, literal, plain_label, set_plain, set_rich
-from desktop.ui import qt_palette
 
 ENTITY_COLUMNS = ["Entity", "Kind", "Mentions", "Last seen"]
 FACT_COLUMNS = ["Subject", "Relation", "Object", "From", "To", "By", "Source"]

@@ -33,6 +33,7 @@ from desktop.core.runtime.base import Runtime
 from desktop.diagnostics import run_checks
 from desktop.errors import AgentNotFoundError, MemDeskError, ModelCrashedError
 from desktop.settings import Settings
+from desktop.ui import qt_layout
 from desktop.ui.qt_agent_actions import AgentActions
 from desktop.ui.qt_agents import AgentsPanel
 from desktop.ui.qt_archival import ArchivalPanel
@@ -47,7 +48,6 @@ from desktop.ui.qt_graph_worker import GraphWorker, default_analyser
 from desktop.ui.qt_history import HistoryView
 from desktop.ui.qt_heartbeat import Heartbeat
 from desktop.ui.qt_ingest_worker import IngestWorker
-from desktop.ui import qt_layout
 from desktop.ui.qt_jobs import Jobs
 from desktop.ui.qt_knowledge import KnowledgePanel
 from desktop.ui.qt_memory import CoreMemoryPanel

@@ -32,10 +32,10 @@ from PySide6.QtWidgets import (
 from desktop.core.clock import Clock, SystemClock
 from desktop.core.memory.core_memory import Block, CoreMemory, StaleBlockError
 from desktop.errors import MemDeskError
+from desktop.ui import qt_palette
 from desktop.ui.qt_errors import reports_errors
 from desktop.ui.qt_history import diff_html, relative_time, who
 from desktop.ui.qt_text import literal, plain_label
-from desktop.ui import qt_palette
 
 AGE_REFRESH_MS = 30_000  # "2 min ago" stays true
 

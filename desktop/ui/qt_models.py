@@ -39,10 +39,10 @@ from desktop.core.models.library import Choice, ModelRow
 from desktop.core.models.servers import LocalServer, find_local_servers, probe_schema_support, server_choice, with_server_notes
 from desktop.core.runtime.base import CancelToken
 from desktop.errors import DownloadCancelled
+from desktop.ui import qt_palette
 from desktop.ui.qt_errors import ErrorHub, reports_errors
 from desktop.ui.qt_jobs import Jobs
 from desktop.ui.qt_text import escape, literal, plain_label
-from desktop.ui import qt_palette
 
 COLUMNS = ("Model", "Status", "Size", "RAM*", "Context", "Licence", "Checksum", "Good for")
 KIND_TEXT = {"bundled": "Bundled", "downloaded": "Downloaded", "own": "Your file", "available": "Not downloaded"}

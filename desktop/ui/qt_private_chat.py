@@ -18,8 +18,8 @@ from PySide6.QtWidgets import QLabel, QToolButton
 from desktop.app import Services
 from desktop.core.agent.loop import MemoryServices
 from desktop.errors import PrivateChatRefusal
-from desktop.ui.qt_errors import reports_errors
 from desktop.ui import qt_palette
+from desktop.ui.qt_errors import reports_errors
 
 BANNER = "Private chat: nothing is saved; closing it discards it. The memory panels show what is saved."
 BANNER_STYLE = f"background: {qt_palette.PRIVATE_BANNER}; color: white; font-weight: bold; padding: 6px; border-radius: 3px"

@@ -28,8 +28,8 @@ from PySide6.QtWidgets import (
 from desktop.core.net.plain_http import plain_http_warning
 from desktop.paths import Paths
 from desktop.settings import CHOICES, DESCRIPTIONS, Settings
-from desktop.ui.qt_errors import reports_errors
 from desktop.ui import qt_palette
+from desktop.ui.qt_errors import reports_errors
 
 HIDDEN = {"last_agent", "welcome_done", "bundled_model_hint", "window_layout"}  # kept by the window itself
 RESTART_MODEL = {"model_path", "runtime", "openai_base_url", "openai_model", "openai_schema", "context_size", "threads", "gpu_layers", "chat_template"}

@@ -20,8 +20,8 @@ from PySide6.QtGui import QColor, QTextCharFormat, QTextCursor, QTextDocument, Q
 from PySide6.QtWidgets import QTextBrowser, QTextEdit, QWidget
 
 from desktop.core.agent.transfer import Entry
-from desktop.ui.qt_errors import reports_errors
 from desktop.ui import qt_palette
+from desktop.ui.qt_errors import reports_errors
 
 # Messages are Markdown, but HTML in them is shown as written: an imported or generated message
 # could otherwise show links and images that are not in its text.
