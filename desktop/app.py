@@ -26,7 +26,7 @@ from desktop.core.graph.store import KnowledgeGraph
 from desktop.core.retrieval.messages import GRAPH_WEIGHT
 from desktop.core.memory.archival import ArchivalMemory
 from desktop.core.memory.core_memory import CoreMemory
-from desktop.core.memory.history import MemoryHistory
+from desktop.core.memory.history import APP, USER, MemoryHistory
 from desktop.core.memory.recall import RecallMemory
 from desktop.core.models import hub  # noqa: F401 - reads HF_ENDPOINT/HF_HUB_OFFLINE at start-up (see hub.py)
 from desktop.core.models.library import ModelLibrary
@@ -76,8 +76,13 @@ class Services:
         return ModelLibrary(self.paths)
 
     def create_agent(self, name: str, *, persona: str | None = None, human: str | None = None) -> AgentRecord:
+        """Without ``persona``, the default one written for ``name``. A block whose text is
+        MemDesk's default (given or not) is recorded as written by the app, not by the user."""
+        default_persona, default_human = self.prompts.persona_for(name), self.prompts.human
+        persona, human = persona or default_persona, human or default_human
         return self.agents.create(
-            name, system_prompt=self.prompts.system, persona=persona or self.prompts.persona, human=human or self.prompts.human
+            name, system_prompt=self.prompts.system, persona=persona, human=human,
+            persona_source=APP if persona == default_persona else USER, human_source=APP if human == default_human else USER,
         )
 
     @property

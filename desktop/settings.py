@@ -62,6 +62,10 @@ class Settings:
     backup_folder: str = ""  # empty: the data folder's backups/
     backup_keep_daily: int = 7
     backup_keep_weekly: int = 4
+    # Kept by the window itself (not in the settings dialog):
+    welcome_done: bool = False  # the first-run welcome was shown (Help > Welcome shows it again)
+    bundled_model_hint: bool = True  # the hint that the bundled model is a small demo (off once dismissed)
+    window_layout: str = ""  # the window's size and panels as the user left them (Qt state, base64)
 
     def sampling(self) -> SamplingParams:
         return SamplingParams(
@@ -112,6 +116,9 @@ DESCRIPTIONS: dict[str, str] = {
     "backup_folder": "Folder for snapshots of the store, e.g. another disk or a synced folder (empty: backups/ in the data folder)",
     "backup_keep_daily": "Automatic snapshots kept: the newest of each of this many most recent days",
     "backup_keep_weekly": "Automatic snapshots kept besides: the newest of each of this many most recent weeks",
+    "welcome_done": "The first-run welcome was shown (false: show it at the next start)",
+    "bundled_model_hint": "Show the hint that the bundled model is a small demo and a better one is in File > Models",
+    "window_layout": "The window's size and panel layout as you left it (empty: the default layout)",
 }
 
 

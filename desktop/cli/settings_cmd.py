@@ -30,6 +30,8 @@ def _run(args: argparse.Namespace) -> int:
             if args.name and name != args.name:
                 continue
             shown = ",".join(value) if isinstance(value, (list, tuple)) else value
+            if name == "window_layout" and value and not args.name:  # Qt's state, not for reading
+                shown = f"(saved: {len(value)} characters; set it to \"\" for the default layout)"
             print(f"{name} = {shown}\t# {DESCRIPTIONS.get(name, '')}")
         print(f"# data folder: {services.paths.home}")
     finally:

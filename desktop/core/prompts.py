@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from importlib.resources.abc import Traversable
 
@@ -13,6 +14,7 @@ SUMMARY_WORD_LIMIT = 100
 @dataclass(frozen=True)
 class Prompts:
     system: str
+    #: The default persona, with ``{name}`` where the agent's name goes (see ``persona_for``).
     persona: str
     human: str
     summarizer: str
@@ -36,3 +38,27 @@ class Prompts:
             plain_assistant=read("plain_assistant.txt"),
             consolidation=read("consolidation.txt"),
         )
+
+    def persona_for(self, name: str) -> str:
+        """The default persona of an agent called ``name``: it must not call itself anything else."""
+        return persona_text(self.persona, name)
+
+
+NAME_PLACEHOLDER = "{name}"
+
+
+def persona_text(template: str, name: str) -> str:
+    """``template`` with the agent's name in place of ``{name}`` (no other brace is touched)."""
+    return template.replace(NAME_PLACEHOLDER, name.strip())
+
+
+def renamed_persona(persona: str, old_name: str, new_name: str) -> str | None:
+    """The persona with the agent's old name replaced by the new one where it names itself
+    ("My name is Sam", "I am Sam"), or None when the text does not mention the old name."""
+    old, new = old_name.strip(), new_name.strip()
+    if not old or old == new:
+        return None
+    pattern = re.compile(rf"(?<![\w]){re.escape(old)}(?![\w])")
+    if not pattern.search(persona):
+        return None
+    return pattern.sub(lambda _m: new, persona)

@@ -29,6 +29,7 @@ from desktop.ui.qt_errors import CrashCapture, ErrorHub
 from desktop.ui.qt_instance import ComeForwardWatcher
 from desktop.ui.qt_main_window import MainWindow
 from desktop.ui.qt_text import literal
+from desktop.ui.qt_welcome import offer_welcome, window_actions
 
 log = logging.getLogger("memdesk.ui")
 
@@ -194,6 +195,8 @@ def _show_window(
     app.processEvents()
     if window.chat.send_button.isEnabled():  # Send works while the model loads
         milestone("send_enabled")
+    if not (args.screenshot or args.quit_when_ready):  # a scripted run is nobody's first start
+        offer_welcome(services, window_actions(window), window)
     try:
         code = app.exec()
     finally:

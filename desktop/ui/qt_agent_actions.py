@@ -4,6 +4,7 @@ store calls that do it (the slow copy on the job pool), and signals telling the 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Protocol
 
 from PySide6.QtCore import QObject, Signal, Slot
@@ -11,6 +12,7 @@ from PySide6.QtWidgets import QInputDialog, QMessageBox, QWidget
 
 from desktop.app import Services
 from desktop.core.agent import transfer
+from desktop.core.prompts import renamed_persona
 from desktop.ui.qt_agents import CreateAgentDialog
 from desktop.ui.qt_errors import ErrorHub, reports_errors
 from desktop.ui.qt_jobs import Jobs
@@ -33,12 +35,17 @@ class AgentActions(QObject):
         open_requested(int): make this agent the open one
         list_changed(): agents were added, renamed or removed; show the list again
         renamed(int, str): an agent's new name
+        persona_updated(int): the agent's persona now uses its new name (show the block again)
         deleted(int): this agent is gone (what was remembered for it must go too)
+
+    ``confirm_persona_update(name, before, after) -> bool`` asks whether a renamed agent's persona
+    should use the new name (a dialog; tests and scripts replace it).
     """
 
     open_requested = Signal(int)
     list_changed = Signal()
     renamed = Signal(int, str)
+    persona_updated = Signal(int)
     deleted = Signal(int)
 
     def __init__(self, services: Services, jobs: Jobs, hub: ErrorHub, window: QWidget, state: WindowState) -> None:
@@ -48,6 +55,7 @@ class AgentActions(QObject):
         self.hub = hub
         self.window = window
         self.state = state
+        self.confirm_persona_update: Callable[[str, str, str], bool] = self._ask_persona_update
 
     # --- asking ------------------------------------------------------------------------------
     @Slot()
@@ -95,14 +103,39 @@ class AgentActions(QObject):
         else:
             self.open_requested.emit(record.id)
 
-    def rename(self, agent_id: int, name: str) -> None:
+    def rename(self, agent_id: int, name: str, *, update_persona: bool | None = None) -> None:
+        """``update_persona``: None asks (``confirm_persona_update``) when the persona uses the old name."""
         try:
+            old_name = self.services.agents.get(agent_id).name
             record = self.services.agents.rename(agent_id, name)
         except Exception as error:  # noqa: BLE001
             self.hub.report(error)
             return
         self.renamed.emit(agent_id, record.name)
         self.list_changed.emit()
+        if update_persona is not False:
+            self._offer_persona_update(agent_id, old_name, record.name, ask=update_persona is None)
+
+    def _offer_persona_update(self, agent_id: int, old_name: str, new_name: str, *, ask: bool) -> None:
+        """A persona that still says "My name is <old name>" would contradict the new name; the
+        user decides (the persona may be a character they wrote on purpose)."""
+        block = self.services.memory.core.get(agent_id, "persona")
+        after = None if block is None else renamed_persona(block.value, old_name, new_name)
+        if after is None or (ask and not self.confirm_persona_update(new_name, block.value, after)):
+            return
+        try:
+            self.services.memory.core.set_value(agent_id, "persona", after, expected_version=block.version)
+        except Exception as error:  # noqa: BLE001 - the agent edited it meanwhile: say so, keep its text
+            self.hub.report(error)
+            return
+        self.persona_updated.emit(agent_id)
+
+    def _ask_persona_update(self, name: str, before: str, after: str) -> bool:
+        answer = QMessageBox.question(
+            self.window, "Update the persona?",
+            literal(f"The persona still uses the old name. Change it to {name}?\n\nIt would read:\n{after}"),
+        )
+        return answer == QMessageBox.StandardButton.Yes
 
     def duplicate(self, agent_id: int, name: str) -> None:
         self.jobs.run(lambda: transfer.duplicate_agent(self.services, agent_id, name), lambda _record: self.list_changed.emit(), self.hub.report)

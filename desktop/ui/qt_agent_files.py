@@ -35,6 +35,7 @@ from PySide6.QtWidgets import (
 from desktop.core.agent.agentfile import ImportSummary
 from desktop.core.tools.imported import ImportedTool, ImportedTools, enabling_means, reserved_names, runnable_problem
 from desktop.errors import MemDeskError
+from desktop.ui import qt_palette
 from desktop.ui.qt_errors import reports_errors
 from desktop.ui.qt_text import plain_label, set_plain, set_rich
 
@@ -49,7 +50,7 @@ def summary_html(summary: ImportSummary) -> str:
         parts += [f"<li>{html.escape(item)}</li>" for item in summary.fixups]
         parts.append("</ul>")
     if summary.unmapped:
-        parts.append('<p><b>Not imported</b> <span style="color:#777">(MemDesk has no equivalent)</span></p><ul>')
+        parts.append(f'<p><b>Not imported</b> <span style="color:{qt_palette.muted()}">(MemDesk has no equivalent)</span></p><ul>')
         parts += [f"<li>{html.escape(item)}</li>" for item in summary.unmapped]
         parts.append("</ul>")
     else:
@@ -119,7 +120,7 @@ class ImportedToolsDialog(QDialog):
         self.code.setFont(QFont("monospace"))
         self.problem = plain_label()
         self.problem.setWordWrap(True)
-        self.problem.setStyleSheet("color:#8f1d1d")
+        self.problem.setStyleSheet(f"color:{qt_palette.readable(qt_palette.RED)}")
         right_layout.addWidget(self.description)
         right_layout.addWidget(self.code, 1)
         right_layout.addWidget(self.problem)
@@ -128,7 +129,7 @@ class ImportedToolsDialog(QDialog):
         splitter.setSizes([200, 560])
         layout.addWidget(splitter, 1)
         self.confirm = QFrame()
-        self.confirm.setStyleSheet("background:#fbe3e1")
+        self.confirm.setStyleSheet(f"background:{qt_palette.tint(qt_palette.RED)}")
         confirm_row = QHBoxLayout(self.confirm)
         self.confirm_label = plain_label()
         self.confirm_label.setWordWrap(True)

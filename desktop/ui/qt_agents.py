@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.core.agent.agents import AgentRecord
-from desktop.core.prompts import Prompts
+from desktop.core.prompts import Prompts, persona_text
 from desktop.paths import RESOURCES
 from desktop.ui.qt_errors import reports_errors
 
@@ -68,8 +68,18 @@ class CreateAgentDialog(QDialog):
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
         self.name.textChanged.connect(lambda text: self.ok_button.setEnabled(bool(text.strip())))
-        self.persona_choice.currentTextChanged.connect(lambda key: self.persona.setPlainText(self.persona_templates[key]))
+        self._generated_persona = ""
+        self._fill_persona()
+        self.name.textChanged.connect(lambda _text: self.persona.toPlainText() == self._generated_persona and self._fill_persona())
+        self.persona_choice.currentTextChanged.connect(lambda _key: self._fill_persona())
         self.human_choice.currentTextChanged.connect(lambda key: self.human.setPlainText(self.human_templates[key]))
+
+    def _fill_persona(self) -> None:
+        """The chosen template written for the name typed so far; text the user edited is kept
+        when the name changes."""
+        template = self.persona_templates[self.persona_choice.currentText()]
+        self._generated_persona = persona_text(template, self.name.text()) if self.name.text().strip() else template
+        self.persona.setPlainText(self._generated_persona)
 
     def values(self) -> tuple[str, str, str]:
         return self.name.text().strip(), self.persona.toPlainText().strip(), self.human.toPlainText().strip()

@@ -9,20 +9,10 @@ from PySide6.QtGui import QColor, QMouseEvent, QPainter, QPaintEvent, QPen
 from PySide6.QtWidgets import QHeaderView, QLabel, QTableWidget, QTableWidgetItem, QToolTip, QVBoxLayout, QWidget
 
 from desktop.core.agent.context import ContextBudget, Section
+from desktop.ui import qt_palette
 from desktop.ui.qt_errors import reports_errors
 from desktop.ui.qt_text import literal
 
-COLORS = {
-    "system": "#5b7db1",
-    "tools": "#8aa5cf",
-    "core_memory": "#d18f3f",
-    "summary": "#a07cc5",
-    "messages": "#5aa469",
-    "knowledge": "#c7a02e",
-    "recall": "#c0607a",  # memories found automatically (issue 10)
-    "generating": "#b7dfbf",
-    "free": "#eeeeee",
-}
 CHARS_PER_TOKEN = 4  # a rough estimate for text still being generated; exact counts follow each step
 
 
@@ -60,11 +50,12 @@ class BudgetBar(QWidget):
 
     def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 - Qt API
         painter = QPainter(self)
-        painter.fillRect(self.rect(), QColor(COLORS["free"]))
+        painter.fillRect(self.rect(), QColor(qt_palette.tint(qt_palette.faint(), amount=0.5)))
         for section, rect in self._spans():
-            painter.fillRect(rect, QColor(COLORS.get(section.name, "#999")))
+            if section.name != "free":
+                painter.fillRect(rect, QColor(qt_palette.SECTIONS.get(section.name, qt_palette.faint())))
         if self.window:
-            for at, color, label in ((self.warning_at, "#d9822b", "75%"), (self.eviction_at, "#c0392b", "evict")):
+            for at, color, label in ((self.warning_at, qt_palette.readable(qt_palette.ORANGE), "75%"), (self.eviction_at, qt_palette.readable(qt_palette.RED), "evict")):
                 x = 1 + (self.width() - 2) * at / self.window
                 painter.setPen(QPen(QColor(color), 2, Qt.PenStyle.DashLine))
                 painter.drawLine(int(x), 0, int(x), self.height())
@@ -89,6 +80,8 @@ class BudgetPanel(QWidget):
         self.table.setHorizontalHeaderLabels(["Section", "Tokens", "Share of window"])
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
         self.table.verticalHeader().hide()
+        # Compact rows: every section fits a laptop screen's panel without scrolling.
+        self.table.verticalHeader().setDefaultSectionSize(self.table.fontMetrics().height() + 6)
         self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         layout.addWidget(self.summary)
         layout.addWidget(self.bar)
@@ -133,7 +126,7 @@ class BudgetPanel(QWidget):
         for row, section in enumerate(sections):
             name = QTableWidgetItem(section.name + (" (estimate)" if section.name == "generating" else ""))
             name.setToolTip(literal(section.preview))
-            name.setForeground(QColor(COLORS.get(section.name, "#333")).darker(130))
+            name.setForeground(QColor(qt_palette.readable(qt_palette.SECTIONS.get(section.name, qt_palette.text()))))
             tokens = QTableWidgetItem(str(section.tokens))
             tokens.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
             share = QTableWidgetItem(f"{section.tokens / budget.window:.1%}")

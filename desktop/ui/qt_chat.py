@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.core.memory.recall import MessagePage
+from desktop.ui import qt_palette
 from desktop.ui.qt_transcript import Transcript
 from desktop.ui.qt_errors import reports_errors
 from desktop.ui.qt_text import plain_label
@@ -57,7 +58,7 @@ class ChatPanel(QWidget):
         self.title = plain_label("No agent")  # the agent's name: an import may make it look like markup
         self.title.setStyleSheet("font-weight: bold; font-size: 14px")
         self.status = plain_label()
-        self.status.setStyleSheet("color: #888")
+        self.status.setStyleSheet(f"color: {qt_palette.muted()}")
         self.details = QCheckBox("Show inner monologue and function calls")
         top.addWidget(self.title)
         top.addWidget(self.status, 1)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import Qt, QTimer, Signal, Slot
-from PySide6.QtGui import QDragEnterEvent, QDropEvent
+from PySide6.QtGui import QColor, QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QFileDialog,
@@ -29,6 +29,7 @@ from desktop.app import Services
 from desktop.core.documents import catalog
 from desktop.core.documents.catalog import DocumentRow
 from desktop.core.documents.progress import FileFailure, IngestProgress, IngestReport
+from desktop.ui import qt_palette
 from desktop.ui.qt_errors import reports_errors
 from desktop.ui.qt_text import literal, plain_label
 
@@ -45,7 +46,7 @@ class DropZone(QLabel):
         super().__init__("Drop files or folders here\n(or anywhere on the window)", parent)
         self.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.setMinimumHeight(60)
-        self.setStyleSheet("border: 2px dashed #aaa; border-radius: 6px; color: #777")
+        self.setStyleSheet(f"border: 2px dashed {qt_palette.faint()}; border-radius: 6px; color: {qt_palette.muted()}")
         self.setAcceptDrops(True)
 
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:  # noqa: N802 - Qt API
@@ -294,6 +295,6 @@ class DocumentsPanel(QWidget):
         bar.setFormat("%v / %m passages embedded")
         item = QTableWidgetItem(status)
         if failed:
-            item.setForeground(Qt.GlobalColor.red)
+            item.setForeground(QColor(qt_palette.readable(qt_palette.RED)))
             item.setToolTip(literal(status))
         self.table.setItem(index, 2, item)

@@ -21,6 +21,7 @@ from PySide6.QtCore import QObject, Qt, Signal, Slot
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QPushButton, QWidget
 
 from desktop.errors import MemDeskError
+from desktop.ui import qt_palette
 from desktop.ui.qt_text import plain_label
 
 log = logging.getLogger("memdesk.ui")
@@ -112,7 +113,7 @@ class MessageBar(QFrame):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("messageBar")
-        self.setStyleSheet("#messageBar { background: #fdf1d6; border: 1px solid #e0b960; border-radius: 4px; }")
+        self.setStyleSheet(f"#messageBar {{ background: {qt_palette.tint(qt_palette.YELLOW)}; border: 1px solid {qt_palette.YELLOW}; border-radius: 4px; }}")
         layout = QHBoxLayout(self)
         layout.setContentsMargins(8, 4, 4, 4)
         self.label = plain_label()  # errors quote names from the store and imported files

@@ -45,10 +45,11 @@ from desktop.core.memory.history import BLOCK, DOCUMENT, GRAPH_ENTITY, GRAPH_FAC
 from desktop.core.memory.recall import RecallMemory
 from desktop.core.memory.revert import Reverter, RevertPlan
 from desktop.errors import MemDeskError
+from desktop.ui import qt_palette
 from desktop.ui.qt_errors import reports_errors
 from desktop.ui.qt_text import plain_label
 
-WHO = {"agent": "the agent", "user": "you", "import": "an import", "consolidation": "memory consolidation", "extractor": "the knowledge extractor"}
+WHO = {"agent": "the agent", "user": "you", "import": "an import", "consolidation": "memory consolidation", "extractor": "the knowledge extractor", "app": "MemDesk"}
 ALL, BLOCKS, PASSAGES, DOCUMENTS, GRAPH, FACTS, ENTITIES = "all", "blocks", "passages", "documents", "graph", "graph_facts", "graph_entities"
 #: The scopes above that are one kind of change.
 SCOPE_KINDS = {BLOCKS: BLOCK, PASSAGES: PASSAGE, DOCUMENTS: DOCUMENT, FACTS: GRAPH_FACT, ENTITIES: GRAPH_ENTITY}
@@ -75,14 +76,14 @@ def who(source: str) -> str:
 def diff_html(before: str | None, after: str | None) -> str:
     """Word-level diff: removed text struck through in red, added text in green."""
     if before is None and after is None:
-        return '<p style="color:#888">(no text)</p>'
+        return f'<p style="color:{qt_palette.muted()}">(no text)</p>'
     parts = []
     for operation, text in segments(before or "", after or ""):
         escaped = html.escape(text).replace("\n", "<br>")
         if operation == INSERT:
-            parts.append(f'<span style="background:#d7f5dd;color:#14632b">{escaped}</span>')
+            parts.append(f'<span style="background:{qt_palette.tint(qt_palette.GREEN)};color:{qt_palette.readable(qt_palette.GREEN)}">{escaped}</span>')
         elif operation == DELETE:
-            parts.append(f'<span style="background:#fbe0e0;color:#8f1d1d;text-decoration:line-through">{escaped}</span>')
+            parts.append(f'<span style="background:{qt_palette.tint(qt_palette.RED)};color:{qt_palette.readable(qt_palette.RED)};text-decoration:line-through">{escaped}</span>')
         else:
             parts.append(escaped)
     return f'<p style="font-family:monospace;white-space:pre-wrap">{"".join(parts) or "(empty)"}</p>'
@@ -106,7 +107,7 @@ class RevertDialog(QDialog):
         self.explanation = plain_label(plan.explain())
         self.explanation.setWordWrap(True)
         if plan.conflict:
-            self.explanation.setStyleSheet("background:#fbe3e1;padding:6px")
+            self.explanation.setStyleSheet(f"background:{qt_palette.tint(qt_palette.RED)};padding:6px")
         layout.addWidget(self.explanation)
         if plan.later:
             now = clock.now()
@@ -180,7 +181,7 @@ class HistoryView(QWidget):
         layout.addWidget(splitter, 1)
         self.empty = QLabel("No memory changes yet. When the agent or you change what it remembers, each change appears here.")
         self.empty.setWordWrap(True)
-        self.empty.setStyleSheet("color:#777;padding:8px")
+        self.empty.setStyleSheet(f"color:{qt_palette.muted()};padding:8px")
         layout.addWidget(self.empty)
         row = QHBoxLayout()
         self.show_button = QPushButton("Show in conversation")

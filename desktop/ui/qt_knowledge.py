@@ -48,6 +48,7 @@ from desktop.core.memory.graph_revert import GRAPH_KINDS
 from desktop.core.memory.history import USER, Change
 from desktop.core.memory.revert import Reverter
 from desktop.errors import MemDeskError, RevertError
+from desktop.ui import qt_palette
 from desktop.ui.qt_errors import reports_errors
 from desktop.ui.qt_text import escape, literal, plain_label, set_plain, set_rich
 
@@ -55,7 +56,6 @@ ENTITY_COLUMNS = ["Entity", "Kind", "Mentions", "Last seen"]
 FACT_COLUMNS = ["Subject", "Relation", "Object", "From", "To", "By", "Source"]
 MAX_DRAWN = 24
 ENTITY_LIMIT = 2000
-_KIND_COLOURS = {"person": "#e8a87c", "self": "#f6d186", "place": "#85cdca", "org": "#c3aed6", "concept": "#d5e1a3"}
 
 
 def _item(text: str, data=None) -> QTableWidgetItem:
@@ -114,21 +114,22 @@ class GraphView(QGraphicsView):
         for fact in facts:
             if fact.subject_id in positions and fact.object_id in positions:
                 a, b = positions[fact.subject_id], positions[fact.object_id]
-                pen = QPen(QColor("#999" if fact.current else "#ddd"))
+                pen = QPen(QColor(qt_palette.muted() if fact.current else qt_palette.faint()))
                 if not fact.current:
                     pen.setStyle(Qt.PenStyle.DashLine)
                 scene.addLine(a.x(), a.y(), b.x(), b.y(), pen)
                 label = scene.addSimpleText(fact.relation, small)
-                label.setBrush(QBrush(QColor("#666")))
+                label.setBrush(QBrush(QColor(qt_palette.muted())))
                 label.setPos((a.x() + b.x()) / 2, (a.y() + b.y()) / 2)
         for node, point in positions.items():
             size = 26 if node == centre.id else 18
-            ellipse = scene.addEllipse(point.x() - size / 2, point.y() - size / 2, size, size, QPen(QColor("#555")),
-                                       QBrush(QColor("#f6d186" if node == centre.id else "#cfe3f3")))
+            ellipse = scene.addEllipse(point.x() - size / 2, point.y() - size / 2, size, size, QPen(QColor(qt_palette.muted())),
+                                       QBrush(QColor(qt_palette.NODE_CENTRE if node == centre.id else qt_palette.NODE)))
             ellipse.setData(0, node)
             ellipse.setToolTip(literal(names[node]))
             ellipse.setCursor(Qt.CursorShape.PointingHandCursor)
             text = QGraphicsSimpleTextItem(names[node][:24], ellipse)
+            text.setBrush(QBrush(QColor(qt_palette.text())))  # black by default: unreadable on a dark palette
             text.setPos(point.x() + size / 2 + 2, point.y() - 8)
             self.nodes[node] = ellipse
         self.fitInView(scene.itemsBoundingRect().adjusted(-20, -20, 20, 20), Qt.AspectRatioMode.KeepAspectRatio)
@@ -173,7 +174,7 @@ class KnowledgePanel(QWidget):
         top.addWidget(self.rebuild_button)
         layout.addLayout(top)
         self.status = plain_label()
-        self.status.setStyleSheet("color: #777")
+        self.status.setStyleSheet(f"color: {qt_palette.muted()}")
         self.status.setWordWrap(True)
         layout.addWidget(self.status)
 
@@ -312,7 +313,7 @@ class KnowledgePanel(QWidget):
                 self.fact_table.setItem(row, column, _item(text, fact.id))
             link = _item(source_label(self.graph.db, fact) if fact.source() else "—", fact.id)
             if fact.source():
-                link.setForeground(QBrush(QColor("#1d4f91")))
+                link.setForeground(QBrush(QColor(qt_palette.link())))
                 font = link.font()
                 font.setUnderline(True)
                 link.setFont(font)

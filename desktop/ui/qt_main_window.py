@@ -19,7 +19,7 @@ import logging
 from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import QCoreApplication, QEvent, QThread, QTimer, Qt, Signal, Slot
+from PySide6.QtCore import QCoreApplication, QEvent, QSize, QThread, QTimer, Qt, Signal, Slot
 from PySide6.QtGui import QAction, QCloseEvent, QDropEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import QDockWidget, QMainWindow, QMessageBox, QVBoxLayout, QWidget
 
@@ -33,6 +33,7 @@ from desktop.core.runtime.base import Runtime
 from desktop.diagnostics import run_checks
 from desktop.errors import AgentNotFoundError, MemDeskError, ModelCrashedError
 from desktop.settings import Settings
+from desktop.ui import qt_layout
 from desktop.ui.qt_agent_actions import AgentActions
 from desktop.ui.qt_agents import AgentsPanel
 from desktop.ui.qt_archival import ArchivalPanel
@@ -52,12 +53,14 @@ from desktop.ui.qt_ingest_worker import IngestWorker
 from desktop.ui.qt_jobs import Jobs
 from desktop.ui.qt_knowledge import KnowledgePanel
 from desktop.ui.qt_memory import CoreMemoryPanel
+from desktop.ui.qt_model_hint import BundledModelHint
 from desktop.ui.qt_model_actions import ModelActions
 from desktop.ui.qt_private_chat import PrivateChat
 from desktop.ui.qt_server_warning import ServerWarning
 from desktop.ui.qt_settings import RESTART_MODEL, SettingsDialog
 from desktop.ui.qt_text import escape
 from desktop.ui.qt_transfer_actions import TransferActions
+from desktop.ui.qt_welcome import show_welcome, window_actions
 from desktop.ui.qt_worker import AgentWorker
 
 log = logging.getLogger(__name__)
@@ -154,15 +157,18 @@ class MainWindow(QMainWindow):
     # --- construction ----------------------------------------------------------------------
     def _build_ui(self) -> None:
         self.setWindowTitle("MemDesk")
-        self.resize(1400, 880)
         central = QWidget()
         layout = QVBoxLayout(central)
         self.message_bar = MessageBar()
+        self.model_hint = BundledModelHint(self.services)
+        self.model_hint.models_requested.connect(self.model_actions.on_models_triggered)
         self.chat = ChatPanel()
         layout.addWidget(self.message_bar)
+        layout.addWidget(self.model_hint)
         layout.addWidget(self.chat, 1)
         self.setCentralWidget(central)
         self._build_docks()
+        self.restore_layout()
         self._build_menus()
         self.search_shortcut = QShortcut(QKeySequence.StandardKey.Find, self, self.chat.open_search)
         self.stop_shortcut = QShortcut(QKeySequence(Qt.Key.Key_Escape), self, self.on_escape)
@@ -194,15 +200,21 @@ class MainWindow(QMainWindow):
         ):
             dock = QDockWidget(title, self)
             dock.setObjectName(title)
-            dock.setWidget(widget)
+            dock.setWidget(qt_layout.fitted(widget))
             self.addDockWidget(area, dock)
             self.docks[title] = dock
-        self.tabifyDockWidget(self.docks["Archival memory"], self.docks["Documents"])
-        self.tabifyDockWidget(self.docks["Documents"], self.docks["Knowledge"])
-        self.tabifyDockWidget(self.docks["Archival memory"], self.docks["Memory history"])
-        self.docks["Archival memory"].raise_()
-        self.resizeDocks([self.docks["Agents"], self.docks["Context budget"]], [190, 520], Qt.Orientation.Horizontal)
-        self.resizeDocks([self.docks["Context budget"], self.docks["Core memory"], self.docks["Archival memory"]], [250, 330, 300], Qt.Orientation.Vertical)
+        qt_layout.arrange(self, self.docks)
+
+    def restore_layout(self) -> None:
+        """The layout the user left, else the default for this screen."""
+        if not qt_layout.restore(self, self.services.settings.window_layout):
+            self.apply_default_layout(self.screen().availableGeometry().size())
+
+    def apply_default_layout(self, available: QSize) -> None:
+        qt_layout.apply_default(self, self.docks, available)
+
+    def save_layout(self) -> None:
+        self.services.settings_store.set("window_layout", qt_layout.save(self))
 
     def _build_menus(self) -> None:
         """Every menu entry, with its shortcut and the slot it triggers."""
@@ -226,6 +238,7 @@ class MainWindow(QMainWindow):
     def _build_help_menu(self) -> None:
         help_menu = self.menuBar().addMenu("&Help")
         self.diagnostics_action = self._action(help_menu, "&Diagnostics…", None, self.open_diagnostics)
+        self.welcome_action = self._action(help_menu, "&Welcome…", None, lambda: show_welcome(self.services, window_actions(self), self))
         self._action(help_menu, "&About MemDesk", None, self.on_about_triggered)
         self.diagnostics_dialog: DiagnosticsDialog | None = None
 
@@ -301,6 +314,7 @@ class MainWindow(QMainWindow):
         self.agent_actions.open_requested.connect(self.select_agent)
         self.agent_actions.list_changed.connect(self.on_agent_list_changed)
         self.agent_actions.renamed.connect(self.on_agent_renamed)
+        self.agent_actions.persona_updated.connect(lambda agent_id: agent_id == self.agent_id and self.on_history_reverted(["persona"]))
         self.agent_actions.deleted.connect(self.consent.forget_agent)
         self.memory.changed.connect(self.budget_requested)
         self.memory.changed.connect(self.history.refresh)
@@ -386,6 +400,7 @@ class MainWindow(QMainWindow):
         self.is_model_ready = True
         self.statusBar().showMessage(f"Model ready: {model_id}")
         self.server_warning.update_for(self.services.settings, self.hub.notify)
+        self.model_hint.update_for_model()
         self._update_ready()
         self.heartbeat.restart()
         self.model_ready.emit(model_id)
@@ -669,8 +684,8 @@ class MainWindow(QMainWindow):
     def create_agent(self, name: str, persona: str = "", human: str = "") -> None:
         self.agent_actions.create(name, persona, human)
 
-    def rename_agent(self, agent_id: int, name: str) -> None:
-        self.agent_actions.rename(agent_id, name)
+    def rename_agent(self, agent_id: int, name: str, *, update_persona: bool | None = False) -> None:
+        self.agent_actions.rename(agent_id, name, update_persona=update_persona)
 
     def duplicate_agent(self, agent_id: int, name: str) -> None:
         self.agent_actions.duplicate(agent_id, name)
@@ -761,6 +776,11 @@ class MainWindow(QMainWindow):
         )
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt API
+        if self.isVisible():
+            try:
+                self.save_layout()
+            except MemDeskError as error:  # the next start shows the default layout: nothing else is lost
+                log.warning("window layout not saved: %s", error)
         self.shutdown()
         super().closeEvent(event)
 

@@ -12,7 +12,7 @@ Signals (CoreMemoryPanel):
 
 from __future__ import annotations
 
-from PySide6.QtCore import QTimer, Signal, Slot
+from PySide6.QtCore import QTimer, Qt, Signal, Slot
 from PySide6.QtWidgets import (
     QCheckBox,
     QTextBrowser,
@@ -32,11 +32,11 @@ from PySide6.QtWidgets import (
 from desktop.core.clock import Clock, SystemClock
 from desktop.core.memory.core_memory import Block, CoreMemory, StaleBlockError
 from desktop.errors import MemDeskError
+from desktop.ui import qt_palette
 from desktop.ui.qt_errors import reports_errors
 from desktop.ui.qt_history import diff_html, relative_time, who
 from desktop.ui.qt_text import literal, plain_label
 
-HIGHLIGHT = "QGroupBox { background: #fff4c2; }"
 AGE_REFRESH_MS = 30_000  # "2 min ago" stays true
 
 
@@ -61,11 +61,13 @@ class BlockEditor(QGroupBox):
         layout = QVBoxLayout(self)
         if block.description:
             description = plain_label(block.description)
-            description.setStyleSheet("color: #777")
+            description.setWordWrap(True)  # a long description must not widen the narrow panel
+            description.setStyleSheet(f"color: {qt_palette.muted()}")
             layout.addWidget(description)
         changes = QHBoxLayout()
         self.last_change = plain_label()
-        self.last_change.setStyleSheet("color: #777; font-size: small")
+        self.last_change.setWordWrap(True)
+        self.last_change.setStyleSheet(f"color: {qt_palette.muted()}; font-size: small")
         self.diff_button = QPushButton("Show change")
         self.diff_button.setCheckable(True)
         self.diff_button.setFlat(True)
@@ -83,7 +85,7 @@ class BlockEditor(QGroupBox):
         self.editor.setMinimumHeight(70)
         layout.addWidget(self.editor)
         self.conflict = QFrame()
-        self.conflict.setStyleSheet("background: #fbe3e1")
+        self.conflict.setStyleSheet(f"background: {qt_palette.tint(qt_palette.RED)}")
         conflict_row = QHBoxLayout(self.conflict)
         self.conflict_label = plain_label()
         self.conflict_label.setWordWrap(True)
@@ -94,15 +96,19 @@ class BlockEditor(QGroupBox):
         conflict_row.addWidget(self.take_agents)
         self.conflict.hide()
         layout.addWidget(self.conflict)
-        row = QHBoxLayout()
+        # The counter has a line of its own and the checkbox a short label: the block must fit the
+        # narrow panel of a 1366-pixel-wide screen without a horizontal scroll bar.
         self.counter = QLabel()
-        self.read_only = QCheckBox("Read-only for the agent")
+        self.counter.setWordWrap(True)
+        layout.addWidget(self.counter)
+        row = QHBoxLayout()
+        self.read_only = QCheckBox("Read-only")
+        self.read_only.setToolTip("Read-only for the agent: it can read this block but not change it")
         self.read_only.setChecked(block.read_only)
         self.save_button = QPushButton("Save")
         self.revert_button = QPushButton("Revert")
         self.remove_button = QPushButton("Remove")
-        row.addWidget(self.counter, 1)
-        row.addWidget(self.read_only)
+        row.addWidget(self.read_only, 1)
         for button in (self.save_button, self.revert_button, self.remove_button):
             row.addWidget(button)
         layout.addLayout(row)
@@ -148,7 +154,7 @@ class BlockEditor(QGroupBox):
         chars = len(self.editor.toPlainText())
         over = chars > self.block.limit
         self.counter.setText(f"{chars} / {self.block.limit} characters" + (" — over the limit" if over else "") + (" · edited" if self.dirty else ""))
-        self.counter.setStyleSheet("color: #c0392b; font-weight: bold" if over else "color: #555")
+        self.counter.setStyleSheet(f"color: {qt_palette.readable(qt_palette.RED)}; font-weight: bold" if over else f"color: {qt_palette.muted()}")
         self.save_button.setEnabled(self.dirty and not over)
         self.revert_button.setEnabled(self.dirty)
 
@@ -158,7 +164,7 @@ class BlockEditor(QGroupBox):
             self.block = block
             self.editor.setPlainText(block.value)
         self.show_last_change()
-        self.setStyleSheet(HIGHLIGHT)
+        self.setStyleSheet(f"QGroupBox {{ background: {qt_palette.tint(qt_palette.YELLOW)}; }}")
         QTimer.singleShot(4000, self, self.clear_highlight)  # the context object cancels it if the editor goes
 
     @Slot()
@@ -244,6 +250,9 @@ class CoreMemoryPanel(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         scroll = QScrollArea()
         scroll.setWidgetResizable(True)
+        # The blocks follow the panel's width (text wraps); only their height scrolls.
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.scroll = scroll
         holder = QWidget()
         self.blocks_layout = QVBoxLayout(holder)
         self.blocks_layout.addStretch(1)

@@ -39,6 +39,7 @@ from desktop.core.models.library import Choice, ModelRow
 from desktop.core.models.servers import LocalServer, find_local_servers, probe_schema_support, server_choice, with_server_notes
 from desktop.core.runtime.base import CancelToken
 from desktop.errors import DownloadCancelled
+from desktop.ui import qt_palette
 from desktop.ui.qt_errors import ErrorHub, reports_errors
 from desktop.ui.qt_jobs import Jobs
 from desktop.ui.qt_text import escape, literal, plain_label
@@ -105,7 +106,7 @@ class ModelsPage(QWidget):
             "Every figure's source is in the tooltip and in desktop/resources/catalog.json."
         )
         note.setWordWrap(True)
-        note.setStyleSheet("color: #666")
+        note.setStyleSheet(f"color: {qt_palette.muted()}")
         layout.addWidget(note)
         buttons = QHBoxLayout()
         self.download_button = QPushButton("&Download")

@@ -18,10 +18,11 @@ from PySide6.QtWidgets import QLabel, QToolButton
 from desktop.app import Services
 from desktop.core.agent.loop import MemoryServices
 from desktop.errors import PrivateChatRefusal
+from desktop.ui import qt_palette
 from desktop.ui.qt_errors import reports_errors
 
 BANNER = "Private chat: nothing is saved; closing it discards it. The memory panels show what is saved."
-BANNER_STYLE = "background: #5b2a86; color: white; font-weight: bold; padding: 6px; border-radius: 3px"
+BANNER_STYLE = f"background: {qt_palette.PRIVATE_BANNER}; color: white; font-weight: bold; padding: 6px; border-radius: 3px"
 
 
 class PrivateChat(QObject):

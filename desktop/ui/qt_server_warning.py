@@ -11,6 +11,7 @@ from PySide6.QtWidgets import QLabel, QWidget
 
 from desktop.core.net.plain_http import plain_http_warning
 from desktop.settings import Settings
+from desktop.ui import qt_palette
 
 LABEL = "⚠ Unencrypted model server"
 
@@ -19,7 +20,7 @@ class ServerWarning(QLabel):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setTextFormat(Qt.TextFormat.PlainText)
-        self.setStyleSheet("color: #a15c00; font-weight: bold")
+        self.setStyleSheet(f"color: {qt_palette.readable(qt_palette.ORANGE)}; font-weight: bold")
         self.hide()
         self._told: set[str] = set()
 

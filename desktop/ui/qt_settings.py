@@ -28,9 +28,10 @@ from PySide6.QtWidgets import (
 from desktop.core.net.plain_http import plain_http_warning
 from desktop.paths import Paths
 from desktop.settings import CHOICES, DESCRIPTIONS, Settings
+from desktop.ui import qt_palette
 from desktop.ui.qt_errors import reports_errors
 
-HIDDEN = {"last_agent"}  # kept by the window itself
+HIDDEN = {"last_agent", "welcome_done", "bundled_model_hint", "window_layout"}  # kept by the window itself
 RESTART_MODEL = {"model_path", "runtime", "openai_base_url", "openai_model", "openai_schema", "context_size", "threads", "gpu_layers", "chat_template"}
 
 
@@ -99,7 +100,7 @@ class SettingsDialog(QDialog):
             label.setToolTip(DESCRIPTIONS.get(field.name, ""))
             form.addRow(label, editor)
             hint = QLabel(DESCRIPTIONS.get(field.name, ""))
-            hint.setStyleSheet("color: #777; font-size: small")
+            hint.setStyleSheet(f"color: {qt_palette.muted()}; font-size: small")
             hint.setWordWrap(True)
             form.addRow("", hint)
             if field.name == "openai_base_url":
@@ -123,7 +124,7 @@ class SettingsDialog(QDialog):
         self.url_warning = QLabel(self)  # a parent before it is shown: never a window of its own
         self.url_warning.setTextFormat(Qt.TextFormat.PlainText)
         self.url_warning.setWordWrap(True)
-        self.url_warning.setStyleSheet("color: #a15c00")
+        self.url_warning.setStyleSheet(f"color: {qt_palette.readable(qt_palette.ORANGE)}")
         line.textChanged.connect(self.on_base_url_edited)
         self.on_base_url_edited(line.text())
         return self.url_warning

@@ -20,20 +20,26 @@ from PySide6.QtGui import QColor, QTextCharFormat, QTextCursor, QTextDocument, Q
 from PySide6.QtWidgets import QTextBrowser, QTextEdit, QWidget
 
 from desktop.core.agent.transfer import Entry
+from desktop.ui import qt_palette
 from desktop.ui.qt_errors import reports_errors
 
 # Messages are Markdown, but HTML in them is shown as written: an imported or generated message
 # could otherwise show links and images that are not in its text.
 MARKDOWN = QTextDocument.MarkdownFeature.MarkdownDialectGitHub | QTextDocument.MarkdownFeature.MarkdownNoHTML
-_STYLE = {
-    "user": "color:#1d4f91;font-weight:bold",
-    "agent": "color:#2c6e2f;font-weight:bold",
-    "meta": "color:#888;font-size:small",
-    "event": "color:#888;font-style:italic;font-size:small",
-    "thought": "color:#7a6a99;font-style:italic",
-    "call": "color:#555;font-family:monospace;font-size:small",
-    "divider": "color:#a0a0a0;font-size:small;text-align:center",
-}
+
+
+def styles() -> dict[str, str]:
+    """Each kind of line's style, in the colours of the palette the window runs with."""
+    muted = qt_palette.muted()
+    return {
+        "user": f"color:{qt_palette.readable(qt_palette.BLUE)};font-weight:bold",
+        "agent": f"color:{qt_palette.readable(qt_palette.GREEN)};font-weight:bold",
+        "meta": f"color:{muted};font-size:small",
+        "event": f"color:{muted};font-style:italic;font-size:small",
+        "thought": f"color:{qt_palette.readable(qt_palette.PURPLE)};font-style:italic",
+        "call": f"color:{muted};font-family:monospace;font-size:small",
+        "divider": f"color:{qt_palette.faint()};font-size:small;text-align:center",
+    }
 CONTEXT_DIVIDER = "— above: out of the model's context window (still searchable as recall memory) —"
 HIGHLIGHT_MS = 4000
 RETRY_SCHEME = "retry"  # the link of a "not answered" entry: retry:<message id>
@@ -50,6 +56,7 @@ class Transcript(QTextBrowser):
         self.setOpenLinks(False)
         self.anchorClicked.connect(self.on_anchor_clicked)
         self.entries: list[Entry] = []
+        self._styles = styles()
         self.agent_name = "Agent"
         self.show_details = False
         self._live_start: int | None = None
@@ -94,7 +101,7 @@ class Transcript(QTextBrowser):
         self.ensureCursorVisible()
         selection = QTextEdit.ExtraSelection()
         selection.format = QTextCharFormat()
-        selection.format.setBackground(QColor("#fff4c2"))
+        selection.format.setBackground(QColor(qt_palette.tint(qt_palette.YELLOW, amount=0.35)))
         selection.format.setProperty(QTextFormat.Property.FullWidthSelection, True)
         selection.cursor = self.textCursor()
         selection.cursor.setPosition(start)
@@ -147,9 +154,9 @@ class Transcript(QTextBrowser):
         cursor = self._end()
         self._live_start = cursor.position()
         if self.show_details and self.live_thought:
-            self._html(cursor, f'<p style="{_STYLE["thought"]}">thinking: {html.escape(self.live_thought)}</p>')
+            self._html(cursor, f'<p style="{self._styles["thought"]}">thinking: {html.escape(self.live_thought)}</p>')
         if self.live_message:
-            self._html(cursor, f'<p><span style="{_STYLE["agent"]}">{html.escape(self.agent_name)}</span> <span style="{_STYLE["meta"]}">typing…</span></p>')
+            self._html(cursor, f'<p><span style="{self._styles["agent"]}">{html.escape(self.agent_name)}</span> <span style="{self._styles["meta"]}">typing…</span></p>')
             cursor.insertMarkdown(self.live_message, MARKDOWN)
         self._scroll_to_end()
 
@@ -200,7 +207,7 @@ class Transcript(QTextBrowser):
         ):
             self._divider_drawn = True
             if cursor.position() > 0:  # only when something was evicted before it
-                self._html(cursor, f'<p style="{_STYLE["divider"]}">{html.escape(CONTEXT_DIVIDER)}</p>')
+                self._html(cursor, f'<p style="{self._styles["divider"]}">{html.escape(CONTEXT_DIVIDER)}</p>')
         start = cursor.position() + (1 if cursor.position() else 0)  # the entry's block starts after the separator
         self._render_body(cursor, entry)
         if entry.message_id is not None:  # a message's entries (thought, reply) are adjacent: one span
@@ -213,22 +220,22 @@ class Transcript(QTextBrowser):
             who = "You" if entry.kind == "user" else self.agent_name
             self._html(
                 cursor,
-                f'<p><span style="{_STYLE[entry.kind]}">{html.escape(who)}</span> <span style="{_STYLE["meta"]}">{stamp}</span></p>',
+                f'<p><span style="{self._styles[entry.kind]}">{html.escape(who)}</span> <span style="{self._styles["meta"]}">{stamp}</span></p>',
             )
             cursor.insertBlock()
             cursor.insertMarkdown(entry.text, MARKDOWN)
         elif entry.kind == "thought":
-            self._html(cursor, f'<p style="{_STYLE["thought"]}">thinking: {html.escape(entry.text)}</p>')
+            self._html(cursor, f'<p style="{self._styles["thought"]}">thinking: {html.escape(entry.text)}</p>')
         elif entry.kind == "call":
             arguments = json.dumps(entry.arguments, ensure_ascii=False)
             status = "✓" if entry.ok else "✗ failed"
             body = f"{entry.function}({arguments}) → {status} {entry.result}" if entry.function else entry.text
-            self._html(cursor, f'<p style="{_STYLE["call"]}">call: {html.escape(body)}</p>')
+            self._html(cursor, f'<p style="{self._styles["call"]}">call: {html.escape(body)}</p>')
         elif entry.kind == "unanswered" and entry.message_id is not None:
             link = f'<a href="{RETRY_SCHEME}:{entry.message_id}">Retry</a>'
-            self._html(cursor, f'<p style="{_STYLE["event"]}">— {html.escape(entry.text)} · {link} · {stamp}</p>')
+            self._html(cursor, f'<p style="{self._styles["event"]}">— {html.escape(entry.text)} · {link} · {stamp}</p>')
         else:
-            self._html(cursor, f'<p style="{_STYLE["event"]}">— {html.escape(entry.text)} · {stamp}</p>')
+            self._html(cursor, f'<p style="{self._styles["event"]}">— {html.escape(entry.text)} · {stamp}</p>')
 
     def _scroll_to_end(self) -> None:
         bar = self.verticalScrollBar()

@@ -48,6 +48,17 @@ def test_settings_are_persisted(capsys):
     assert "expects int" in capsys.readouterr().err
 
 
+def test_the_settings_list_summarises_the_saved_window_layout(capsys):
+    layout = '{"version": 1, "geometry": "' + "A" * 400 + '", "state": ""}'
+    assert main(["settings", "window_layout", layout]) == 0
+    capsys.readouterr()
+    main(["settings"])
+    listed = capsys.readouterr().out
+    assert "window_layout = (saved: " in listed and "A" * 400 not in listed
+    main(["settings", "window_layout"])  # asked for by name: shown whole
+    assert "A" * 400 in capsys.readouterr().out
+
+
 def test_the_console_script_runs_as_a_process(memdesk_home):
     completed = subprocess.run([sys.executable, "-m", "desktop.cli.main", "agents"], capture_output=True, text=True, timeout=120)
     assert completed.returncode == 0 and "No agents yet" in completed.stdout

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from desktop.core.clock import Clock, iso, parse_iso
 from desktop.core.memory.core_memory import DEFAULT_LIMIT, CoreMemory
+from desktop.core.memory.history import USER
 from desktop.core.memory.space import delete_agent_vectors
 from desktop.core.storage import Database
 from desktop.errors import AgentExistsError, AgentNotFoundError, MemDeskError
@@ -53,11 +54,19 @@ class AgentStore:
         self._clock = clock
         self._files_root = files_root
 
-    def create(self, name: str, *, system_prompt: str, persona: str, human: str, limit: int = DEFAULT_LIMIT) -> AgentRecord:
+    def create(
+        self, name: str, *, system_prompt: str, persona: str, human: str, limit: int = DEFAULT_LIMIT,
+        persona_source: str = USER, human_source: str = USER,
+    ) -> AgentRecord:
+        """``persona_source``/``human_source``: who wrote each block's first text (APP for
+        MemDesk's defaults), as its memory history will say."""
         with self._db.transaction():
             agent_id = self.create_empty(name, system_prompt=system_prompt).id
-            self._core.create(agent_id, "persona", persona, limit=limit, description="Who you are: your persona.")
-            self._core.create(agent_id, "human", human, limit=limit, description="What you know about the user: facts they share with you, one per line.")
+            self._core.create(agent_id, "persona", persona, limit=limit, description="Who you are: your persona.", source=persona_source)
+            self._core.create(
+                agent_id, "human", human, limit=limit, description="What you know about the user: facts they share with you, one per line.",
+                source=human_source,
+            )
         return self.get(agent_id)
 
     def create_empty(self, name: str, *, system_prompt: str, created_at: datetime | None = None) -> AgentRecord:

@@ -23,9 +23,10 @@ from typing import Any
 from desktop.core.clock import Clock, iso, parse_iso
 from desktop.core.storage import Database
 
-#: Who changed memory.
-AGENT, USER, IMPORT, CONSOLIDATION, EXTRACTOR = "agent", "user", "import", "consolidation", "extractor"
-SOURCES = (AGENT, USER, IMPORT, CONSOLIDATION, EXTRACTOR)
+#: Who changed memory. APP: MemDesk itself (a new agent's default persona, its empty human block),
+#: so the history does not say the user wrote text they never saw.
+AGENT, USER, IMPORT, CONSOLIDATION, EXTRACTOR, APP = "agent", "user", "import", "consolidation", "extractor", "app"
+SOURCES = (AGENT, USER, IMPORT, CONSOLIDATION, EXTRACTOR, APP)
 #: What was changed. Other kinds may be recorded (the column is free text); these are known.
 BLOCK, PASSAGE, GRAPH_FACT, GRAPH_ENTITY = "block", "passage", "graph_fact", "graph_entity"
 #: A document's chunks, added or removed together (one change per document, not per chunk).
@@ -98,7 +99,8 @@ class Change:
             verb = "reverted"
         what = self.label or f"{self.kind} {self.target_id}"
         kind = "" if self.kind == BLOCK else f"{self.kind.replace('_', ' ')} "
-        return f"{self.source} {verb} {kind}{what}"
+        author = "MemDesk" if self.source == APP else self.source
+        return f"{author} {verb} {kind}{what}"
 
 
 _COLUMNS = (

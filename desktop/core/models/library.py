@@ -162,6 +162,17 @@ class ModelLibrary:
     def active_path(self, settings: Any) -> Path:
         return Path(settings.model_path).expanduser() if settings.model_path else default_model_path()
 
+    def uses_bundled(self, settings: Any) -> bool:
+        """Whether the settings select the bundled demo model (the empty ``model_path``, or its file)."""
+        if settings.runtime != "llamacpp":
+            return False
+        if not settings.model_path:
+            return True
+        try:
+            return self.active_path(settings).resolve() == default_model_path().resolve()
+        except ModelFileError:
+            return False
+
     def is_active(self, model: LocalModel, settings: Any) -> bool:
         if settings.runtime != "llamacpp":
             return False

@@ -475,6 +475,31 @@ def m011_imported_document_paths(db) -> None:
     )
 
 
+#: The default persona every agent got before it was written from the agent's name.
+_OLD_DEFAULT_PERSONA = (
+    "My name is Sam. I am a warm, curious and attentive companion.\n"
+    "I remember what people tell me and bring it up naturally later.\n"
+    "I keep my replies short, friendly and honest."
+)
+
+
+def m012_app_written_blocks(db) -> None:
+    """A new agent's default persona and empty human block were recorded as created by the user,
+    who never wrote them: the history said "created by you". Those creations (the exact default
+    text, source 'user') now name the app, and so does the block itself while nobody changed it."""
+    db.execute(
+        "UPDATE memory_history SET source = 'app' WHERE source = 'user' AND target_kind = 'block' AND action = 'create'"
+        " AND ((target_label = 'persona' AND after = ?) OR (target_label = 'human' AND COALESCE(after, '') = ''))",
+        (_OLD_DEFAULT_PERSONA,),
+    )
+    db.execute(
+        "UPDATE memory_blocks SET updated_by = 'app' WHERE updated_by = 'user' AND EXISTS ("
+        " SELECT 1 FROM memory_history h WHERE h.target_kind = 'block' AND h.target_id = memory_blocks.id AND h.source = 'app')"
+        " AND NOT EXISTS (SELECT 1 FROM memory_history h WHERE h.target_kind = 'block' AND h.target_id = memory_blocks.id"
+        " AND h.action != 'create')"
+    )
+
+
 MIGRATIONS: list[Migration] = [
     m001_initial,
     m002_retrieval_indexes,
@@ -487,4 +512,5 @@ MIGRATIONS: list[Migration] = [
     m009_stemmed_search,
     m010_agent_ids_never_reused,
     m011_imported_document_paths,
+    m012_app_written_blocks,
 ]

@@ -1,0 +1,25 @@
+"""A tiny run of the screenshot script, so it cannot rot: the same driver the real run uses
+(`python -m bench.screenshots`, the bundled model under Xvfb), here offscreen on the scripted
+runtime, must send each message after the previous reply and save the four pictures."""
+
+from __future__ import annotations
+
+from PySide6.QtGui import QImage
+
+from bench import screenshots
+from desktop.core.embedding.hashing import HashingEmbedder
+from desktop.core.runtime.scripted import ScriptedRuntime, say
+
+
+def test_the_script_answers_each_message_then_saves_the_four_pictures(qapp, tmp_path):
+    runtime = ScriptedRuntime(context_window=32768)
+    runtime.enqueue(say("Hello Ada! Lisbon gardens must be lovely."), say("How nice that Ann teaches music in Porto."))
+    report = screenshots.capture(
+        tmp_path / "shots", make_runtime=lambda _settings: runtime, embedder=HashingEmbedder(), graph_wait_s=3, give_up_s=120
+    )
+    assert report.get("errors") is None
+    assert report["model"] and report["replies"] == ["Hello Ada! Lisbon gardens must be lovely.", "How nice that Ann teaches music in Porto."]
+    assert set(report["files"]) == set(screenshots.SHOTS)
+    for path in report["files"].values():
+        assert not QImage(path).isNull()
+    assert report["history_change"] == "user updated human"  # the scripted agent changed no block: the user's edit is shown
