@@ -219,10 +219,12 @@ class ForgetDialog(QDialog):
         self._jobs.run(lambda: self._apply_fn(preview.text, purge, progress), self.on_forgotten, self.on_failed)
 
     @Slot(str, float)
+    @reports_errors
     def on_progress(self, what: str, done: float) -> None:
         set_plain(self.status, what)
         self.progress.setValue(int(done * 100))
 
+    @reports_errors
     def on_forgotten(self, result: ForgetResult) -> None:
         self._busy(False)
         self.progress.setVisible(False)
@@ -238,6 +240,7 @@ class ForgetDialog(QDialog):
         set_plain(self.status, " ".join(lines))
         self.forgotten.emit(result)
 
+    @reports_errors
     def on_failed(self, error: BaseException) -> None:
         self._busy(False)
         self.progress.setVisible(False)
@@ -373,6 +376,7 @@ class ForgetController(QObject):
         )
         return answer == QMessageBox.StandardButton.Yes
 
+    @reports_errors
     def on_retention_done(self, agent_id: int, removed: int) -> None:
         if removed:
             self.window.statusBar().showMessage(f"Forgot {removed} old conversation messages (retention)", 30_000)
