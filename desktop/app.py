@@ -73,6 +73,12 @@ class Services:
             name, system_prompt=self.prompts.system, persona=persona or self.prompts.persona, human=human or self.prompts.human
         )
 
+    @property
+    def key(self) -> str | None:
+        """The store's passphrase (in memory only), None for a plain store: pass it to every other
+        connection or file opened on this store."""
+        return self.db.key
+
     def ingestor(self) -> Ingestor:
         return Ingestor(self.db, self.memory.archival, self.clock)
 
@@ -86,12 +92,15 @@ def default_embedder() -> Embedder:
     return SentenceTransformerEmbedder()
 
 
-def open_services(paths: Paths | None = None, *, embedder: Embedder | None = None, clock: Clock | None = None) -> Services:
+def open_services(
+    paths: Paths | None = None, *, key: str | None = None, embedder: Embedder | None = None, clock: Clock | None = None
+) -> Services:
     """One connection to the store with everything built on it. A thread doing long work opens its
-    own (WAL lets readers and one writer coexist)."""
+    own (WAL lets readers and one writer coexist), with the same ``key`` (the passphrase of an
+    encrypted store)."""
     paths = (paths or Paths.from_environment()).ensure()
+    db = open_database(paths.database, key=key)
     embedder = embedder or default_embedder()
-    db = open_database(paths.database)
     settings_store = SettingsStore(db)
     clock = clock or SystemClock(lambda: user_zone(settings_store))
     # One history for every writer of memory, bounded by a setting read at each write.

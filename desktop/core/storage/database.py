@@ -290,8 +290,10 @@ def check_passphrase_fits(path: Path | str, key: str | None) -> None:
     """Refuse, with what to do, an encrypted store opened without a passphrase or a plain one with."""
     encrypted = file_is_encrypted(path)
     if encrypted and key is None:
+        # Without the key an encrypted file and a damaged one look alike (no SQLite header).
         raise PassphraseRequiredError(
-            f"{path} is encrypted", hint="give its passphrase: the window asks for it, the terminal asks or reads MEMDESK_PASSPHRASE_FILE"
+            f"{path} is encrypted, or is not a MemDesk database",
+            hint="if you encrypted it, give its passphrase: the window asks for it, the terminal asks or reads MEMDESK_PASSPHRASE_FILE",
         )
     if not encrypted and key is not None and Path(path).exists() and Path(path).stat().st_size > 0:
         raise NotEncryptedError(f"{path} is not encrypted", hint="open it without a passphrase, or encrypt it with `memdesk encrypt`")
