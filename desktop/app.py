@@ -7,6 +7,7 @@ Front ends (the CLI, the Qt window) call ``open_services`` once, then ``make_run
 from __future__ import annotations
 
 import logging
+import shutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import tzinfo
@@ -120,6 +121,23 @@ def open_services(
         graph=KnowledgeGraph(db, clock, embedder, history=history),
     )
     return Services(paths, db, clock, Prompts.load(RESOURCES / "prompts"), settings_store, memory, embedder)
+
+
+def convert_store(paths: Paths, old_key: str | None, new_key: str | None) -> None:
+    """Encrypt (``old_key`` None), decrypt (``new_key`` None) or re-key the store, which nothing may
+    have open, and drop the KV cache files: they hold the prompt's memory in the old form (plain, or
+    under the old passphrase) and are rebuilt at the next start."""
+    from desktop.core.storage.encryption import change_key, decrypt_store, encrypt_store
+
+    if old_key is None and new_key is not None:
+        encrypt_store(paths.database, new_key)
+    elif old_key is not None and new_key is None:
+        decrypt_store(paths.database, old_key)
+    elif old_key is not None and new_key is not None:
+        change_key(paths.database, old_key, new_key)
+    else:
+        raise ValueError("convert_store needs a passphrase on at least one side")
+    shutil.rmtree(paths.kv_cache, ignore_errors=True)
 
 
 def memory_history(db: Database, clock: Clock) -> MemoryHistory:

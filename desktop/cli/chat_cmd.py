@@ -7,7 +7,8 @@ import sys
 import threading
 from typing import Any
 
-from desktop.app import Services, make_runtime, memory_history, open_agent, open_consolidator, open_services
+from desktop.app import Services, make_runtime, memory_history, open_agent, open_consolidator
+from desktop.cli.passphrase import open_store_services
 from desktop.core.agent.accept import accept_user_message
 from desktop.core.agent.consolidation_idle import IdleConsolidation
 from desktop.core.agent.context import ContextBudget
@@ -144,7 +145,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _chat(args: argparse.Namespace) -> int:
-    services = open_services()
+    services = open_store_services()
     idle = graph = None
     try:
         record = _pick_agent(services, args.agent)
@@ -245,6 +246,7 @@ def _graph_extraction(services: Services):
         services.paths.database, SpacyAnalyser, services.clock,
         lambda: ExtractionOptions(services.settings.graph_extraction), services.embedder,
         recorder=lambda db: memory_history(db, services.clock),  # the extractor's changes go in the history
+        key=services.key,
     )
 
 

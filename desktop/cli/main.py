@@ -22,7 +22,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--self-test", action="store_true", help="prove this install works (temporary home, both models, one agent turn) and exit")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    from desktop.cli import agents_cmd, chat_cmd, consolidate_cmd, doctor_cmd, evaluate, graph_cmd, ingest, models_cmd, settings_cmd, warm_cmd
+    from desktop.cli import agents_cmd, chat_cmd, consolidate_cmd, doctor_cmd, encrypt_cmd, evaluate, graph_cmd, ingest, models_cmd, settings_cmd, warm_cmd
 
     chat_cmd.add_command(commands)
     agents_cmd.add_commands(commands)
@@ -34,6 +34,7 @@ def build_parser() -> argparse.ArgumentParser:
     graph_cmd.add_command(commands)
     doctor_cmd.add_command(commands)
     warm_cmd.add_command(commands)
+    encrypt_cmd.add_command(commands)
     commands.add_parser("gui", help="open the desktop window (the default)")
     return parser
 

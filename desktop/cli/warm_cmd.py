@@ -15,7 +15,8 @@ import argparse
 import sys
 import time
 
-from desktop.app import make_runtime, open_agent, open_services
+from desktop.app import make_runtime, open_agent
+from desktop.cli.passphrase import open_store_services
 
 
 def add_command(commands) -> None:
@@ -26,7 +27,7 @@ def add_command(commands) -> None:
 def _warm(args: argparse.Namespace) -> int:
     from desktop.core.embedding.hashing import HashingEmbedder  # no embedding happens here
 
-    services = open_services(embedder=HashingEmbedder())
+    services = open_store_services(embedder=HashingEmbedder())
     try:
         settings = services.settings
         if settings.runtime != "llamacpp":

@@ -113,7 +113,7 @@ class MainWindow(QMainWindow):
         self.ingester.moveToThread(self.ingest_thread)
         # The knowledge graph's extraction: its own thread and connection; it borrows the model
         # after a turn and gives it back before the next (see qt_graph_worker).
-        self.grapher = GraphWorker(services.paths.database, graph_analyser, services.clock, services.embedder)
+        self.grapher = GraphWorker(services.paths.database, graph_analyser, services.clock, services.embedder, key=services.key)
         self.graph_thread = QThread(self)
         self.graph_thread.setObjectName("knowledge-graph")
         self.grapher.moveToThread(self.graph_thread)
