@@ -8,7 +8,8 @@ import threading
 from typing import Any
 
 from desktop.app import Services, make_runtime, memory_history, open_agent, open_consolidator
-from desktop.cli.passphrase import open_store_services
+# The store's services, asking for the passphrase of an encrypted store (tests replace this name).
+from desktop.cli.passphrase import open_store_services as open_services
 from desktop.core.agent.accept import accept_user_message
 from desktop.core.agent.consolidation_idle import IdleConsolidation
 from desktop.core.agent.context import ContextBudget
@@ -145,7 +146,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _chat(args: argparse.Namespace) -> int:
-    services = open_store_services()
+    services = open_services()
     idle = graph = None
     try:
         record = _pick_agent(services, args.agent)
