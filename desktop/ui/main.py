@@ -9,14 +9,16 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+import threading
 import time
 from logging.handlers import RotatingFileHandler
 
-from PySide6.QtCore import QTimer
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QIcon
-from PySide6.QtWidgets import QApplication, QMessageBox, QPlainTextEdit
+from PySide6.QtWidgets import QApplication, QMessageBox, QPlainTextEdit, QProgressDialog
 
-from desktop.app import Services, make_runtime, open_services
+from desktop.app import Services, convert_store, make_runtime, open_services
+from desktop.core.storage.driver import file_is_encrypted
 from desktop.errors import AlreadyRunningError, MemDeskError
 from desktop.instance import WINDOW, InstanceLock, ask_to_come_forward
 from desktop.paths import APP_ID, ICON, Paths
@@ -24,7 +26,9 @@ from desktop.private_files import private_umask
 from desktop.ui.qt_consent import DENY, ConsentRequest
 from desktop.ui.qt_errors import CrashCapture, ErrorHub
 from desktop.ui.qt_instance import ComeForwardWatcher
-from desktop.ui.qt_main_window import MainWindow
+from desktop.ui.qt_main_window import MainWindow, threads_outlived_their_window
+from desktop.ui.qt_passphrase import unlock_store
+from desktop.ui.qt_privacy import StoreConversion
 from desktop.ui.qt_text import literal
 
 log = logging.getLogger("memdesk.ui")
@@ -96,23 +100,77 @@ def _run(argv: list[str] | None) -> int:
     if lock is None:
         return 1
     with lock:
-        return _run_window(app, paths, args, milestone)
+        _setup_logging(paths)
+        key = None
+        while True:
+            code, conversion = _run_window(app, paths, args, milestone, key)
+            if conversion is None:
+                return code
+            # Settings → Privacy asked to encrypt, decrypt or re-key: the window and its
+            # connections are closed now; the window opens again on the converted store.
+            key = _convert(app, paths, conversion)
 
 
-def _run_window(app: QApplication, paths: Paths, args: argparse.Namespace, milestone) -> int:
-    _setup_logging(paths)
+def _open_store(paths: Paths, key: str | None) -> Services | None:
+    """The store's services; an encrypted store's passphrase is asked in a dialog (None: Quit)."""
+    if key is not None or not file_is_encrypted(paths.database):
+        return open_services(paths, key=key)
+    return unlock_store(paths.database, lambda passphrase: open_services(paths, key=passphrase))
+
+
+def _convert(app: QApplication, paths: Paths, conversion: StoreConversion) -> str | None:
+    """Run the conversion with a busy indicator; the key to open the store with afterwards."""
+    unchanged = conversion.old_key
+    if threads_outlived_their_window():
+        QMessageBox.warning(None, "MemDesk", "Your memory was not converted: a background task was still using it. "
+                            "Quit MemDesk, start it again and retry in Settings → Privacy.")
+        return unchanged
+    progress = QProgressDialog(f"{conversion.verb} your memory…", "", 0, 0)
+    progress.setCancelButton(None)  # an interruption is safe, but a half-done wait is not worth offering
+    progress.setWindowModality(Qt.WindowModality.ApplicationModal)
+    progress.setMinimumDuration(0)
+    progress.show()
+    failure: list[BaseException] = []
+
+    def work() -> None:
+        try:
+            convert_store(paths, conversion.old_key, conversion.new_key)
+        except BaseException as error:  # noqa: BLE001 - reported below, on the GUI thread
+            failure.append(error)
+
+    worker = threading.Thread(target=work, name="store-conversion")
+    worker.start()
+    while worker.is_alive():
+        app.processEvents()
+        worker.join(0.05)
+    progress.close()
+    if failure:
+        error = failure[0]
+        text = error.user_message if isinstance(error, MemDeskError) else f"{type(error).__name__}: {error}"
+        log.error("store conversion failed: %s", type(error).__name__)
+        QMessageBox.critical(None, "Your memory was not converted", literal(f"{text}. The store is as it was."))
+        return unchanged
+    return conversion.new_key
+
+
+def _run_window(app: QApplication, paths: Paths, args: argparse.Namespace, milestone,
+                key: str | None = None) -> tuple[int, StoreConversion | None]:
     hub = ErrorHub()
     capture = CrashCapture(paths.logs, hub).install()
     try:
-        services = open_services(paths)
+        services = _open_store(paths, key)
     except MemDeskError as error:
         QMessageBox.critical(None, "MemDesk cannot start", literal(error.user_message))
         capture.uninstall()
-        return 1
+        return 1, None
+    if services is None:  # Quit in the passphrase dialog: nothing was opened
+        capture.uninstall()
+        return 0, None
     shared_embedder = services.embedder
+    key = services.key
 
     def open_worker_services() -> Services:
-        return open_services(paths, embedder=shared_embedder)
+        return open_services(paths, key=key, embedder=shared_embedder)
 
     window = MainWindow(services, open_worker_services=open_worker_services, make_runtime=make_runtime, hub=hub)
     ComeForwardWatcher(paths, window)
@@ -137,7 +195,7 @@ def _run_window(app: QApplication, paths: Paths, args: argparse.Namespace, miles
         window.shutdown()
         services.close()
         capture.uninstall()
-    return code
+    return code, window.pending_conversion
 
 
 def _schedule_screenshot(window: MainWindow, path: str, message: str, give_up_after_s: float) -> None:

@@ -52,6 +52,7 @@ from desktop.ui.qt_knowledge import KnowledgePanel
 from desktop.ui.qt_memory import CoreMemoryPanel
 from desktop.ui.qt_model_actions import ModelActions
 from desktop.ui.qt_server_warning import ServerWarning
+from desktop.ui.qt_privacy import PrivacyPanel, StoreConversion
 from desktop.ui.qt_settings import RESTART_MODEL, SettingsDialog
 from desktop.ui.qt_text import escape
 from desktop.ui.qt_transfer_actions import TransferActions
@@ -60,6 +61,11 @@ from desktop.ui.qt_worker import AgentWorker
 log = logging.getLogger(__name__)
 # Worker threads that did not end within the close's wait, with their workers (see shutdown()).
 _OUTLIVED_THEIR_WINDOW: list[tuple[QThread, object]] = []
+
+
+def threads_outlived_their_window() -> bool:
+    """Whether a closed window's thread is still running (and may still hold the store open)."""
+    return any(thread.isRunning() for thread, _worker in _OUTLIVED_THEIR_WINDOW)
 
 REPAINT_MS = 33  # streamed text is painted at ~30 Hz, however fast tokens arrive
 
@@ -92,6 +98,8 @@ class MainWindow(QMainWindow):
     ) -> None:
         super().__init__()
         self.services = services
+        #: Set by Settings → Privacy: the store conversion to run once this window has closed.
+        self.pending_conversion: StoreConversion | None = None
         self.hub = hub or ErrorHub(self)
         self.jobs = Jobs(self)
         self.agent_id: int | None = None
@@ -625,9 +633,15 @@ class MainWindow(QMainWindow):
     @Slot()
     @reports_errors
     def on_settings_triggered(self) -> None:
-        dialog = SettingsDialog(self.services.settings, self.services.paths, self)
+        privacy = PrivacyPanel(self.services.paths, self.services.key, lambda conversion: (dialog.reject(), self.request_store_conversion(conversion)))
+        dialog = SettingsDialog(self.services.settings, self.services.paths, self, privacy=privacy)
         if dialog.exec():
             self.apply_settings(dialog.changes())
+
+    def request_store_conversion(self, conversion: StoreConversion) -> None:
+        """Close the window so that desktop.ui.main can convert the store with nothing open, then reopen."""
+        self.pending_conversion = conversion
+        self.close()
 
     def apply_settings(self, changes: dict) -> None:
         try:
