@@ -178,8 +178,10 @@ def agent_file_options(services: Services) -> dict:
     return {"llm_config": local_llm_config(model, settings.context_size, settings.temperature), "graph": GraphFileTransfer()}
 
 
-def make_runtime(settings: Settings) -> Runtime:
-    """Build the runtime the settings ask for. Imports are local: llama.cpp loads only when used."""
+def make_runtime(settings: Settings, *, key: str | None = None) -> Runtime:
+    """Build the runtime the settings ask for. Imports are local: llama.cpp loads only when used.
+    ``key``: the store's passphrase, when it is encrypted; the KV states saved on disk (which hold
+    the prompt's memory) are then encrypted with it."""
     if settings.runtime == "llamacpp":
         # llama.cpp runs in a child process: a native abort there becomes a ModelError here,
         # never a crash of the window (see desktop/core/runtime/isolated.py).
@@ -195,6 +197,7 @@ def make_runtime(settings: Settings) -> Runtime:
                 chat_template_override=settings.chat_template or None,
                 # The system message's KV state survives restarts, so a start does not re-read it.
                 cache_dir=Paths.from_environment().kv_cache,
+                cache_passphrase=key,
             )
         )
     if settings.runtime == "openai":
@@ -204,6 +207,11 @@ def make_runtime(settings: Settings) -> Runtime:
             base_url=settings.openai_base_url, model=settings.openai_model, context_window=settings.context_size, schema_style=settings.openai_schema
         )
     raise ConfigError(f"Unknown runtime {settings.runtime!r}; choose llamacpp or openai")
+
+
+def runtime_factory(key: str | None, factory: Callable[..., Runtime] = make_runtime) -> Callable[[Settings], Runtime]:
+    """``make_runtime`` for a store opened with ``key`` (the front ends pass settings only)."""
+    return factory if key is None else lambda settings: factory(settings, key=key)
 
 
 def open_agent(

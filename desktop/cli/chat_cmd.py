@@ -7,7 +7,7 @@ import sys
 import threading
 from typing import Any
 
-from desktop.app import Services, make_runtime, memory_history, open_agent, open_consolidator
+from desktop.app import Services, make_runtime, memory_history, open_agent, open_consolidator, runtime_factory
 # The store's services, asking for the passphrase of an encrypted store (tests replace this name).
 from desktop.cli.passphrase import open_store_services as open_services
 from desktop.core.agent.accept import accept_user_message
@@ -155,7 +155,7 @@ def _chat(args: argparse.Namespace) -> int:
         if preload is not None:
             threading.Thread(target=preload, name="embedder-preload", daemon=True).start()
         print(f"Loading the model for {record.name}...", file=sys.stderr)
-        runtime = make_runtime(services.settings)
+        runtime = runtime_factory(services.key, make_runtime)(services.settings)
         observer = TerminalObserver(args.verbose)
         agent = open_agent(services, record, runtime, consent=TerminalConsent(), observer=observer)
         print(f"Chatting with {record.name} ({runtime.info.model_id}). {HELP}", file=sys.stderr)

@@ -12,7 +12,7 @@ import argparse
 import sys
 from dataclasses import replace
 
-from desktop.app import Services, make_runtime, open_consolidator
+from desktop.app import Services, make_runtime, open_consolidator, runtime_factory
 from desktop.cli.passphrase import open_store_services
 from desktop.core.agent.consolidation import APPLY, ASK, OFF
 from desktop.core.agent.consolidation_store import PENDING
@@ -65,7 +65,7 @@ def _run(args: argparse.Namespace) -> int:
             print("Nothing new to consolidate since the last pass.")
             return 0
         print(f"Loading the model to consolidate {record.name}'s memory ({mode})...", file=sys.stderr)
-        runtime = make_runtime(settings)
+        runtime = runtime_factory(services.key, make_runtime)(settings)
         try:
             result = open_consolidator(services, record, runtime, settings=settings).run(CancelToken())
         finally:

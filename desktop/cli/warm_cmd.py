@@ -15,7 +15,7 @@ import argparse
 import sys
 import time
 
-from desktop.app import make_runtime, open_agent
+from desktop.app import make_runtime, open_agent, runtime_factory
 from desktop.cli.passphrase import open_store_services
 
 
@@ -34,7 +34,7 @@ def _warm(args: argparse.Namespace) -> int:
             print(f"Nothing to warm: the {settings.runtime} runtime keeps no prompt cache here.")
             return 0
         started = time.perf_counter()
-        runtime = make_runtime(settings)
+        runtime = runtime_factory(services.key, make_runtime)(settings)
         try:
             prefixes = []
             with services.db.dry_run():  # a fresh install has no agent yet: borrow one, keep nothing

@@ -17,7 +17,7 @@ from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication, QMessageBox, QPlainTextEdit, QProgressDialog
 
-from desktop.app import Services, convert_store, make_runtime, open_services
+from desktop.app import Services, convert_store, make_runtime, open_services, runtime_factory
 from desktop.core.storage.driver import file_is_encrypted
 from desktop.errors import AlreadyRunningError, MemDeskError
 from desktop.instance import WINDOW, InstanceLock, ask_to_come_forward
@@ -172,7 +172,7 @@ def _run_window(app: QApplication, paths: Paths, args: argparse.Namespace, miles
     def open_worker_services() -> Services:
         return open_services(paths, key=key, embedder=shared_embedder)
 
-    window = MainWindow(services, open_worker_services=open_worker_services, make_runtime=make_runtime, hub=hub)
+    window = MainWindow(services, open_worker_services=open_worker_services, make_runtime=runtime_factory(key, make_runtime), hub=hub)
     ComeForwardWatcher(paths, window)
     window.show()
     app.processEvents()

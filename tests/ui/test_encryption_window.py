@@ -153,7 +153,7 @@ def test_privacy_does_nothing_when_the_restart_is_declined(qtbot):
 def window_start(monkeypatch):
     """``desktop.ui.main.run`` on the scripted runtime and the hashing embedder; the log handler
     it installs is removed afterwards."""
-    monkeypatch.setattr(window_main, "make_runtime", lambda _settings: ScriptedRuntime(context_window=32768))
+    monkeypatch.setattr(window_main, "make_runtime", lambda _settings, **_key: ScriptedRuntime(context_window=32768))
     monkeypatch.setattr(window_main, "open_services", lambda paths, key=None, embedder=None: open_services(paths, key=key, embedder=HashingEmbedder()))
     handlers = list(logging.getLogger().handlers)
     yield
