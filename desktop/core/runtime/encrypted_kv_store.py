@@ -52,6 +52,7 @@ class EncryptedKvStore(KvStore):
             conn = sqlcipher3.connect(str(self.file), isolation_level=None, check_same_thread=False)
             conn.execute("PRAGMA cipher_log_level = NONE")
             conn.execute(f"PRAGMA key = {_quoted(passphrase)}")
+            conn.execute("PRAGMA cipher_page_size = 65536")  # states are tens of MB: fewer, larger pages
             try:
                 conn.execute("PRAGMA auto_vacuum = FULL")  # an evicted state gives its space back
                 conn.execute("PRAGMA secure_delete = ON")
