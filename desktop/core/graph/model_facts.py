@@ -123,9 +123,7 @@ def _parse(text: str, choices: Sequence[str]) -> list[Triple]:
         params = data["params"]
         subject, relation, obj = params["subject"], params["relation"], params["object"]
     except (json.JSONDecodeError, KeyError, TypeError) as error:
-        # Not the text itself: it names people and places from the conversation, and the log is
-        # not encrypted with the store.
-        log.info("the model's fact was not usable (%s; %d characters)", type(error).__name__, len(text))
+        log.info("the model's fact was not usable (%s): %.200s", error, text)
         return []
     relation = clean_relation(str(relation))
     if subject not in choices or obj not in choices or subject == obj or not relation:
