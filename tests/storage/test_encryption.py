@@ -90,9 +90,18 @@ def test_an_encrypted_store_without_a_passphrase_and_a_plain_one_with_one_are_re
     assert not is_encrypted(plain)
 
 
-def test_an_in_memory_store_ignores_a_passphrase():
-    db = open_database(":memory:", key="ignored")
-    assert db.key is None and db.schema_version > 0
+def test_an_in_memory_store_is_never_encrypted_but_can_copy_an_encrypted_one(store):
+    """A private chat works on an in-memory copy: given the key, the copy can read the store."""
+    make_store(store, key="secret")
+    db = open_database(":memory:", key="secret", migrate=False)
+    assert db.key is None
+    db.execute("DROP TABLE schema_migrations")
+    db.execute("ATTACH DATABASE ? AS saved KEY ?", (str(store), "secret"))
+    db.query("SELECT sqlcipher_export('main', 'saved')")
+    db.execute("DETACH DATABASE saved")
+    db.execute("PRAGMA writable_schema = RESET")
+    assert db.query("SELECT name FROM agents") == [("sam",)]
+    assert len(db.query("SELECT rowid FROM messages_fts WHERE messages_fts MATCH ?", (WORD,))) == 3
     db.close()
 
 

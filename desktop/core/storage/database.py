@@ -12,7 +12,7 @@ from typing import Any
 
 import sqlite_vec
 
-from desktop.core.storage.driver import connect_keyed, driver_errors, file_is_encrypted, sqlite_module
+from desktop.core.storage.driver import cipher_module, connect_keyed, driver_errors, file_is_encrypted, sqlite_module
 from desktop.core.storage.migrations import MIGRATIONS
 from desktop.errors import (
     DiskFullError,
@@ -233,7 +233,12 @@ class Database:
 
 
 def _connect(path: Path | str, busy_timeout: float, key: str | None) -> tuple[Any, ModuleType]:
-    if key is None:
+    if str(path) == ":memory:":
+        # Nothing to encrypt, but a copy of an encrypted store (a private chat's) needs SQLCipher's
+        # ATTACH ... KEY and sqlcipher_export, so a key picks the driver that has them.
+        driver = sqlite if key is None else cipher_module()
+        conn = driver.connect(":memory:", isolation_level=None, check_same_thread=False, timeout=busy_timeout)
+    elif key is None:
         conn, driver = sqlite.connect(str(path), isolation_level=None, check_same_thread=False, timeout=busy_timeout), sqlite
     else:
         conn, driver = connect_keyed(path, key, timeout=busy_timeout)
@@ -304,15 +309,14 @@ def open_database(path: Path | str, *, key: str | None = None, migrate: bool = T
     date. The file and its WAL are readable by their owner only.
 
     ``key`` is the passphrase of an encrypted store (a new file given one is created encrypted);
-    a wrong one raises ``WrongPassphraseError`` and leaves nothing open. An in-memory store
-    ignores it."""
+    a wrong one raises ``WrongPassphraseError`` and leaves nothing open. An in-memory store is
+    never encrypted; given a key it runs on SQLCipher, so that it can read an encrypted store
+    (``ATTACH ... KEY``, ``sqlcipher_export``)."""
     on_disk = str(path) != ":memory:"
     if on_disk:
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         require_writable(Path(path))
         check_passphrase_fits(path, key)
-    else:
-        key = None
     try:
         conn, driver = _connect(path, busy_timeout, key)
     except driver_errors() as error:
@@ -322,7 +326,7 @@ def open_database(path: Path | str, *, key: str | None = None, migrate: bool = T
         # SQLite gives a WAL or journal it creates later the database file's own mode.
         for suffix in ("", "-wal", "-shm", "-journal"):
             make_private(Path(f"{path}{suffix}"))
-    db = Database(conn, path, driver=driver, key=key)
+    db = Database(conn, path, driver=driver, key=key if on_disk else None)
     if migrate:
         try:
             db.migrate()
