@@ -24,7 +24,7 @@ from desktop.diagnostics import cpu, system_libs
 from desktop.diagnostics.child import ChildResult, run_in_child
 from desktop.diagnostics.crash import explain_exit, rebuild_portable, signal_name
 from desktop.diagnostics.report import Check, Report
-from desktop.errors import MemDeskError
+from desktop.errors import MemDeskError, StoreError
 from desktop.paths import Paths
 from desktop.settings import Settings
 
@@ -167,7 +167,7 @@ class Doctor:
             from desktop.core.storage.driver import cipher_module
 
             cipher = cipher_module()
-        except ImportError:
+        except StoreError:
             return Check("store", False, f"{path} is encrypted, and SQLCipher (sqlcipher3) is not installed", "reinstall MemDesk's dependencies (make install)")
         return Check(
             "store", True,

@@ -28,6 +28,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from desktop.errors import StoreError
+
 #: The first 16 bytes of every plain SQLite file; an encrypted file starts with its random salt.
 PLAIN_HEADER = b"SQLite format 3\x00"
 SALT_BYTES = 16
@@ -50,14 +52,22 @@ def sqlite_module() -> ModuleType:
 
 def cipher_module() -> ModuleType:
     """The driver of encrypted stores."""
-    import sqlcipher3
-
+    try:
+        import sqlcipher3
+    except ImportError:
+        raise StoreError(
+            "Encrypted stores need SQLCipher, which is not installed here",
+            hint="install the sqlcipher3-binary package (Linux x86-64) or sqlcipher3 built against SQLCipher 4",
+        ) from None
     return sqlcipher3
 
 
 def driver_errors() -> tuple[type[Exception], ...]:
-    """The base error class of each driver, for code that must catch a failure of either."""
-    return (sqlite_module().Error, cipher_module().Error)
+    """The base error class of each driver (that is installed), for code that must catch either."""
+    try:
+        return (sqlite_module().Error, cipher_module().Error)
+    except StoreError:
+        return (sqlite_module().Error,)
 
 
 def file_is_encrypted(path: Path | str) -> bool:
