@@ -12,7 +12,8 @@ from typing import Any
 from PySide6.QtCore import Qt, Slot
 from PySide6.QtWidgets import QApplication, QDialog, QDialogButtonBox, QLabel, QLineEdit, QVBoxLayout, QWidget
 
-from desktop.errors import MemDeskError, WrongPassphraseError
+from desktop.errors import WrongPassphraseError
+from desktop.ui.qt_errors import reports_errors
 
 WRONG = "Wrong passphrase. Try again (upper and lower case differ)."
 EMPTY = "Type the passphrase first."
@@ -24,7 +25,7 @@ class PassphraseDialog(QDialog):
         self.setWindowTitle("Unlock MemDesk")
         self._unlock = unlock
         self.opened: Any = None
-        self.failure: MemDeskError | None = None
+        self.failure: Exception | None = None
         self.attempts = 0
         layout = QVBoxLayout(self)
         intro = QLabel("Your memory is encrypted. Enter its passphrase to open it.")
@@ -53,6 +54,7 @@ class PassphraseDialog(QDialog):
         self.field.setFocus()
 
     @Slot()
+    @reports_errors
     def on_unlock(self) -> None:
         passphrase = self.field.text()
         if not passphrase:
@@ -67,7 +69,7 @@ class PassphraseDialog(QDialog):
             self.field.setFocus()
             self._say(WRONG)
             return
-        except MemDeskError as error:  # the store cannot open for another reason: the caller says why
+        except Exception as error:  # noqa: BLE001 - the store cannot open for another reason: the caller says why
             self.failure = error
             self.reject()
             return

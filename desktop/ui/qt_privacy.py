@@ -15,6 +15,7 @@ from PySide6.QtCore import Qt, Slot
 from PySide6.QtWidgets import QFormLayout, QHBoxLayout, QLabel, QLineEdit, QMessageBox, QPushButton, QVBoxLayout, QWidget
 
 from desktop.paths import Paths
+from desktop.ui.qt_errors import reports_errors
 
 
 @dataclass(frozen=True)
@@ -132,12 +133,14 @@ class PrivacyPanel(QWidget):
 
     # --- actions ---------------------------------------------------------------------------------
     @Slot()
+    @reports_errors
     def on_encrypt(self) -> None:
         new = self._new_passphrase()
         if new is not None:
             self._ask(StoreConversion(None, new))
 
     @Slot()
+    @reports_errors
     def on_change(self) -> None:
         if not self._current_is_right():
             return
@@ -150,6 +153,7 @@ class PrivacyPanel(QWidget):
         self._ask(StoreConversion(self._key, new))
 
     @Slot()
+    @reports_errors
     def on_remove(self) -> None:
         if self._current_is_right():
             self._ask(StoreConversion(self._key, None))
