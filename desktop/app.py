@@ -7,6 +7,7 @@ Front ends (the CLI, the Qt window) call ``open_services`` once, then ``make_run
 from __future__ import annotations
 
 import logging
+import shutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import tzinfo
@@ -86,6 +87,12 @@ class Services:
         )
 
     @property
+    def key(self) -> str | None:
+        """The store's passphrase (in memory only), None for a plain store: pass it to every other
+        connection or file opened on this store."""
+        return self.db.key
+
+    @property
     def backups(self) -> Backups:
         """The store's snapshots, where the settings say, kept as they say (read afresh each time)."""
         return backups_for(self.paths, self.settings, self.clock, key=self.db.key)
@@ -108,12 +115,15 @@ def default_embedder() -> Embedder:
     return SentenceTransformerEmbedder()
 
 
-def open_services(paths: Paths | None = None, *, embedder: Embedder | None = None, clock: Clock | None = None) -> Services:
+def open_services(
+    paths: Paths | None = None, *, key: str | None = None, embedder: Embedder | None = None, clock: Clock | None = None
+) -> Services:
     """One connection to the store with everything built on it. A thread doing long work opens its
-    own (WAL lets readers and one writer coexist)."""
+    own (WAL lets readers and one writer coexist), with the same ``key`` (the passphrase of an
+    encrypted store)."""
     paths = (paths or Paths.from_environment()).ensure()
+    db = open_store(paths, clock, key=key)
     embedder = embedder or default_embedder()
-    db = open_store(paths, clock)
     settings_store = SettingsStore(db)
     clock = clock or SystemClock(lambda: user_zone(settings_store))
     memory = _memory_services(db, embedder, clock, settings_store, paths.files_root)
@@ -156,15 +166,15 @@ def backups_for(paths: Paths, settings: Settings, clock: Clock, *, key: str | No
     return Backups(paths.database, folder, clock, key=key, keep_daily=settings.backup_keep_daily, keep_weekly=settings.backup_keep_weekly)
 
 
-def backups_at(paths: Paths) -> Backups:
+def backups_at(paths: Paths, *, key: str | None = None) -> Backups:
     """The snapshots as the store's settings place and keep them, without migrating the store, or
-    as the defaults place them when the store cannot be read (when a restore is needed)."""
-    settings, key = Settings(), None
+    as the defaults place them when the store cannot be read (when a restore is needed). ``key``:
+    an encrypted store's passphrase, which its snapshots share."""
+    settings = Settings()
     if paths.database.exists():
         try:
-            db = open_database(paths.database, migrate=False)
+            db = open_database(paths.database, migrate=False, key=key)
             try:
-                key = db.key
                 if db.schema_version > 0:
                     settings = SettingsStore(db).load()
             finally:
@@ -180,15 +190,15 @@ def daily_snapshots(services: Services, **callbacks) -> DailySnapshots:
     return DailySnapshots(lambda: services.backups, **callbacks)
 
 
-def open_store(paths: Paths, clock: Clock | None = None, *, migrations: Sequence = MIGRATIONS) -> Database:
+def open_store(paths: Paths, clock: Clock | None = None, *, key: str | None = None, migrations: Sequence = MIGRATIONS) -> Database:
     """The store, brought up to date after a snapshot of it (a store that has data only). A store
     that is damaged, or whose migration fails, raises DamagedStoreError naming the newest good
     snapshot to restore."""
     clock = clock or SystemClock()
     try:
-        db = open_database(paths.database, migrate=False)
+        db = open_database(paths.database, migrate=False, key=key)
     except DamagedStoreError as error:
-        raise offer_snapshot(error, backups_for(paths, Settings(), clock)) from error
+        raise offer_snapshot(error, backups_for(paths, Settings(), clock, key=key)) from error
     try:
         db.migrate(migrations, before=lambda number: _snapshot_before_migration(db, paths, clock, number))
     except SchemaTooNewError:
@@ -230,6 +240,23 @@ def offer_snapshot(error: DamagedStoreError, backups: Backups) -> DamagedStoreEr
     return DamagedStoreError(
         error.message, hint=f"restore the snapshot of {when} with: memdesk backup restore {snapshot.id}", snapshot=snapshot
     )
+
+
+def convert_store(paths: Paths, old_key: str | None, new_key: str | None) -> None:
+    """Encrypt (``old_key`` None), decrypt (``new_key`` None) or re-key the store, which nothing may
+    have open, and drop the KV cache files: they hold the prompt's memory in the old form (plain, or
+    under the old passphrase) and are rebuilt at the next start."""
+    from desktop.core.storage.encryption import change_key, decrypt_store, encrypt_store
+
+    if old_key is None and new_key is not None:
+        encrypt_store(paths.database, new_key)
+    elif old_key is not None and new_key is None:
+        decrypt_store(paths.database, old_key)
+    elif old_key is not None and new_key is not None:
+        change_key(paths.database, old_key, new_key)
+    else:
+        raise ValueError("convert_store needs a passphrase on at least one side")
+    shutil.rmtree(paths.kv_cache, ignore_errors=True)
 
 
 def memory_history(db: Database, clock: Clock) -> MemoryHistory:
@@ -293,8 +320,10 @@ def agent_file_options(services: Services) -> dict:
     return {"llm_config": local_llm_config(model, settings.context_size, settings.temperature), "graph": GraphFileTransfer()}
 
 
-def make_runtime(settings: Settings) -> Runtime:
-    """Build the runtime the settings ask for. Imports are local: llama.cpp loads only when used."""
+def make_runtime(settings: Settings, *, key: str | None = None) -> Runtime:
+    """Build the runtime the settings ask for. Imports are local: llama.cpp loads only when used.
+    ``key``: the store's passphrase, when it is encrypted; the KV states saved on disk (which hold
+    the prompt's memory) are then encrypted with it."""
     if settings.runtime == "llamacpp":
         # llama.cpp runs in a child process: a native abort there becomes a ModelError here,
         # never a crash of the window (see desktop/core/runtime/isolated.py).
@@ -310,6 +339,7 @@ def make_runtime(settings: Settings) -> Runtime:
                 chat_template_override=settings.chat_template or None,
                 # The system message's KV state survives restarts, so a start does not re-read it.
                 cache_dir=Paths.from_environment().kv_cache,
+                cache_passphrase=key,
             )
         )
     if settings.runtime == "openai":
@@ -319,6 +349,11 @@ def make_runtime(settings: Settings) -> Runtime:
             base_url=settings.openai_base_url, model=settings.openai_model, context_window=settings.context_size, schema_style=settings.openai_schema
         )
     raise ConfigError(f"Unknown runtime {settings.runtime!r}; choose llamacpp or openai")
+
+
+def runtime_factory(key: str | None, factory: Callable[..., Runtime] = make_runtime) -> Callable[[Settings], Runtime]:
+    """``make_runtime`` for a store opened with ``key`` (the front ends pass settings only)."""
+    return factory if key is None else lambda settings: factory(settings, key=key)
 
 
 def open_agent(

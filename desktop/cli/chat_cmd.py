@@ -9,8 +9,10 @@ from typing import Any
 
 from desktop.app import (
     Services, daily_snapshots, make_runtime, memory_history, open_agent, open_consolidator, open_private_services, open_retention,
-    open_services,
+    runtime_factory,
 )
+# The store's services, asking for the passphrase of an encrypted store (tests replace this name).
+from desktop.cli.passphrase import open_store_services as open_services
 from desktop.core.agent.accept import accept_user_message
 from desktop.core.agent.consolidation_idle import IdleConsolidation
 from desktop.core.agent.forget.retention_idle import IdleRetention, IdleTasks
@@ -171,7 +173,7 @@ def _chat(args: argparse.Namespace) -> int:
         if preload is not None:
             threading.Thread(target=preload, name="embedder-preload", daemon=True).start()
         print(f"Loading the model for {record.name}...", file=sys.stderr)
-        runtime = make_runtime(services.settings)
+        runtime = runtime_factory(services.key, make_runtime)(services.settings)
         observer = TerminalObserver(args.verbose)
         agent = open_agent(chat_services, record, runtime, consent=TerminalConsent(), observer=observer)
         print(f"Chatting with {record.name} ({runtime.info.model_id}). {HELP}", file=sys.stderr)
@@ -312,6 +314,7 @@ def _graph_extraction(services: Services):
         services.paths.database, SpacyAnalyser, services.clock,
         lambda: ExtractionOptions(services.settings.graph_extraction), services.embedder,
         recorder=lambda db: memory_history(db, services.clock),  # the extractor's changes go in the history
+        key=services.key,
     )
 
 

@@ -12,7 +12,8 @@ import argparse
 import sys
 from dataclasses import replace
 
-from desktop.app import Services, make_runtime, open_consolidator, open_services
+from desktop.app import Services, make_runtime, open_consolidator, runtime_factory
+from desktop.cli.passphrase import open_store_services
 from desktop.core.agent.consolidation import APPLY, ASK, OFF
 from desktop.core.agent.consolidation_store import PENDING
 from desktop.core.runtime.base import CancelToken
@@ -51,7 +52,7 @@ def _agent(services: Services, name: str | None):
 
 
 def _run(args: argparse.Namespace) -> int:
-    services = open_services()
+    services = open_store_services()
     try:
         record = _agent(services, args.agent)
         settings = services.settings
@@ -64,7 +65,7 @@ def _run(args: argparse.Namespace) -> int:
             print("Nothing new to consolidate since the last pass.")
             return 0
         print(f"Loading the model to consolidate {record.name}'s memory ({mode})...", file=sys.stderr)
-        runtime = make_runtime(settings)
+        runtime = runtime_factory(services.key, make_runtime)(settings)
         try:
             result = open_consolidator(services, record, runtime, settings=settings).run(CancelToken())
         finally:
@@ -82,7 +83,7 @@ def _unfinished(services: Services, record) -> bool:
 
 
 def _list(args: argparse.Namespace) -> int:
-    services = open_services()
+    services = open_store_services()
     try:
         record = _agent(services, args.agent)
         pass_ = open_consolidator(services, record, None)
@@ -100,7 +101,7 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _decide(args: argparse.Namespace) -> int:
-    services = open_services()
+    services = open_store_services()
     try:
         record = _agent(services, args.agent)
         pass_ = open_consolidator(services, record, None)

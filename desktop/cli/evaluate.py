@@ -133,12 +133,13 @@ class _AppStore:
 
 
 def _replay(args: argparse.Namespace, progress) -> dict:
-    from desktop.app import make_runtime, open_services
+    from desktop.app import make_runtime
+    from desktop.cli.passphrase import open_store_services
     from desktop.core.embedding.sentence_transformer import SentenceTransformerEmbedder
     from desktop.core.evaluation.locomo_replay import FIFO, FIFO_RECALL, evaluate
 
     embedder = SentenceTransformerEmbedder()
-    user = open_services(embedder=embedder)  # the active model and settings
+    user = open_store_services(embedder=embedder)  # the active model and settings
     try:
         settings = user.settings
     finally:

@@ -14,7 +14,8 @@ import argparse
 import json
 import sys
 
-from desktop.app import open_forgetting, open_retention, open_services
+from desktop.app import open_forgetting, open_retention
+from desktop.cli.passphrase import open_store_services as open_services
 from desktop.core.agent.forget import ForgetPreview, ForgetResult
 from desktop.errors import MemDeskError
 

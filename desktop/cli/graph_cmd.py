@@ -11,7 +11,7 @@ import argparse
 import json
 import sys
 
-from desktop.app import open_services
+from desktop.cli.passphrase import open_store_services
 from desktop.errors import AgentNotFoundError
 
 
@@ -43,7 +43,7 @@ def _extract(services, agent_id: int) -> dict:
 
 
 def run_graph(args: argparse.Namespace) -> int:
-    services = open_services()
+    services = open_store_services()
     try:
         record = services.agents.find(args.agent)
         if record is None:

@@ -62,12 +62,12 @@ def _printer(stream):
 
 
 def run_ingest(args: argparse.Namespace) -> int:
-    from desktop.app import open_services
+    from desktop.cli.passphrase import open_store_services
     from desktop.core.documents.catalog import reembed_store
     from desktop.errors import MemDeskError
 
     try:
-        services = open_services()
+        services = open_store_services()
     except MemDeskError as error:
         print(f"memdesk: {error.user_message}", file=sys.stderr)
         return 1

@@ -23,8 +23,8 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     from desktop.cli import (
-        agents_cmd, backup_cmd, chat_cmd, consolidate_cmd, doctor_cmd, evaluate, forget_cmd, graph_cmd, ingest, models_cmd, settings_cmd,
-        warm_cmd,
+        agents_cmd, backup_cmd, chat_cmd, consolidate_cmd, doctor_cmd, encrypt_cmd, evaluate, forget_cmd, graph_cmd, ingest, models_cmd,
+        settings_cmd, warm_cmd,
     )
 
     chat_cmd.add_command(commands)
@@ -39,6 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
     doctor_cmd.add_command(commands)
     warm_cmd.add_command(commands)
     backup_cmd.add_command(commands)
+    encrypt_cmd.add_command(commands)
     commands.add_parser("gui", help="open the desktop window (the default)")
     return parser
 

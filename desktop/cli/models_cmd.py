@@ -15,7 +15,8 @@ import sys
 import threading
 from dataclasses import replace
 
-from desktop.app import Services, make_runtime, open_services, snapshot_before
+from desktop.app import Services, make_runtime, snapshot_before
+from desktop.cli.passphrase import open_store_services
 from desktop.core.models.download import DownloadProgress, Downloader, format_bytes
 from desktop.core.models.hub import HubConfig
 from desktop.core.models.library import Choice
@@ -51,7 +52,7 @@ def add_command(commands) -> None:
 
 
 def _list(args: argparse.Namespace) -> int:
-    services = open_services()
+    services = open_store_services()
     try:
         settings = services.settings
         rows = services.models.overview(settings)
@@ -77,7 +78,7 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _get(args: argparse.Namespace) -> int:
-    services = open_services()
+    services = open_store_services()
     try:
         entry = services.models.catalog.find(args.name)
         if entry is None:
@@ -107,7 +108,7 @@ def _get(args: argparse.Namespace) -> int:
 
 
 def _use(args: argparse.Namespace) -> int:
-    services = open_services()
+    services = open_store_services()
     try:
         kind, _, model = args.name.partition(":")
         note = ""
@@ -141,7 +142,7 @@ def switch_to(services: Services, choice: Choice) -> None:
 
 
 def _remove(args: argparse.Namespace) -> int:
-    services = open_services()
+    services = open_store_services()
     try:
         removed = services.models.remove(args.name, services.settings)
         _say(args, {"removed": str(removed.path)}, f"Removed {removed.path}")

@@ -6,7 +6,7 @@ import argparse
 import sys
 from dataclasses import asdict
 
-from desktop.app import open_services
+from desktop.cli.passphrase import open_store_services
 from desktop.core.net.plain_http import plain_http_warning
 from desktop.settings import DESCRIPTIONS, Settings
 
@@ -19,7 +19,7 @@ def add_command(commands) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    services = open_services()
+    services = open_store_services()
     try:
         if args.name and args.value is not None:
             settings = services.settings_store.set(args.name, args.value)

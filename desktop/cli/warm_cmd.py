@@ -15,7 +15,8 @@ import argparse
 import sys
 import time
 
-from desktop.app import make_runtime, open_agent, open_services
+from desktop.app import make_runtime, open_agent, runtime_factory
+from desktop.cli.passphrase import open_store_services
 
 
 def add_command(commands) -> None:
@@ -26,14 +27,14 @@ def add_command(commands) -> None:
 def _warm(args: argparse.Namespace) -> int:
     from desktop.core.embedding.hashing import HashingEmbedder  # no embedding happens here
 
-    services = open_services(embedder=HashingEmbedder())
+    services = open_store_services(embedder=HashingEmbedder())
     try:
         settings = services.settings
         if settings.runtime != "llamacpp":
             print(f"Nothing to warm: the {settings.runtime} runtime keeps no prompt cache here.")
             return 0
         started = time.perf_counter()
-        runtime = make_runtime(settings)
+        runtime = runtime_factory(services.key, make_runtime)(settings)
         try:
             prefixes = []
             with services.db.dry_run():  # a fresh install has no agent yet: borrow one, keep nothing

@@ -24,7 +24,7 @@ from desktop.diagnostics import cpu, system_libs
 from desktop.diagnostics.child import ChildResult, run_in_child
 from desktop.diagnostics.crash import explain_exit, rebuild_portable, signal_name
 from desktop.diagnostics.report import Check, Report
-from desktop.errors import MemDeskError
+from desktop.errors import MemDeskError, StoreError
 from desktop.paths import Paths
 from desktop.settings import Settings
 
@@ -144,9 +144,14 @@ class Doctor:
     def check_store(self) -> Check:
         from desktop.core.storage.migrations import MIGRATIONS
 
+        from desktop.core.storage.driver import file_is_encrypted
+
         path = self.paths.database
         if not path.exists():
             return Check("store", True, f"{path} does not exist yet (created at first start)")
+        if file_is_encrypted(path):
+            # Without the passphrase an encrypted file cannot be read, and must not be called damaged.
+            return self._encrypted_store(path)
         try:
             conn, db = _open_read_only(path)
         except Exception as error:
@@ -164,11 +169,25 @@ class Doctor:
                 return Check("store", False, f"{path} is damaged: {'; '.join(problems[:3])}", self._restore_hint())
             pending = f", {known - version} migration(s) pending (applied at next start)" if version < known else ""
             size = path.stat().st_size
-            return Check("store", True, f"{path}: integrity ok, schema {version} of {known}{pending}, {_size(size)}")
+            return Check("store", True, f"{path}: integrity ok, schema {version} of {known}{pending}, {_size(size)}, not encrypted")
         except Exception as error:
             return Check("store", False, f"{path} cannot be read: {_message(error)}", self._restore_hint())
         finally:
             conn.close()
+
+    @staticmethod
+    def _encrypted_store(path: Path) -> Check:
+        try:
+            from desktop.core.storage.driver import cipher_module
+
+            cipher = cipher_module()
+        except StoreError:
+            return Check("store", False, f"{path} is encrypted, and SQLCipher (sqlcipher3) is not installed", "reinstall MemDesk's dependencies (make install)")
+        return Check(
+            "store", True,
+            f"{path}: encrypted (SQLCipher on SQLite {cipher.sqlite_version}), {_size(path.stat().st_size)}; "
+            "its integrity and schema are checked when it is opened with the passphrase",
+        )
 
     def check_disk(self) -> Check:
         folder = self.paths.home

@@ -9,16 +9,19 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+import threading
 import time
+from dataclasses import dataclass
 from logging.handlers import RotatingFileHandler
 from pathlib import Path
 
-from PySide6.QtCore import QTimer
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QIcon
-from PySide6.QtWidgets import QApplication, QMessageBox, QPlainTextEdit
+from PySide6.QtWidgets import QApplication, QMessageBox, QPlainTextEdit, QProgressDialog
 
-from desktop.app import Services, backups_at, make_runtime, open_services
+from desktop.app import Services, backups_at, convert_store, make_runtime, open_services, runtime_factory
 from desktop.core.agent import unanswered
+from desktop.core.storage.driver import file_is_encrypted
 from desktop.errors import AlreadyRunningError, DamagedStoreError, MemDeskError
 from desktop.instance import WINDOW, InstanceLock, ask_to_come_forward
 from desktop.paths import APP_ID, ICON, Paths
@@ -27,7 +30,9 @@ from desktop.ui.qt_backups import describe_when, restore_snapshot, restored_mess
 from desktop.ui.qt_consent import DENY, ConsentRequest
 from desktop.ui.qt_errors import CrashCapture, ErrorHub
 from desktop.ui.qt_instance import ComeForwardWatcher
-from desktop.ui.qt_main_window import MainWindow
+from desktop.ui.qt_main_window import MainWindow, threads_outlived_their_window
+from desktop.ui.qt_passphrase import unlock_store
+from desktop.ui.qt_privacy import StoreConversion
 from desktop.ui.qt_text import literal
 from desktop.ui.qt_welcome import offer_welcome, window_actions
 
@@ -108,36 +113,51 @@ def _run_window(app: QApplication, paths: Paths, args: argparse.Namespace, miles
     hub = ErrorHub()
     capture = CrashCapture(paths.logs, hub).install()
     previous_crash = capture.previous  # offered by the first window only
+    key: str | None = None  # an encrypted store's passphrase, asked once and kept for the windows after
     try:
         while True:
-            services = _open_or_offer_snapshot(paths)
+            services, code = _open_or_offer_snapshot(paths, key)
             if services is None:
-                return 1
-            code, restore = _show_window(app, services, hub, args, milestone, previous_crash)
-            previous_crash = None
-            if restore is None:
                 return code
+            key = services.key
+            code, after = _show_window(app, services, hub, args, milestone, previous_crash)
+            previous_crash = None
             # The window and every connection it opened are closed: the store is free to replace.
-            _restore(paths, restore)
+            if after.restore is not None:
+                _restore(paths, after.restore, key)
+            elif after.conversion is not None:
+                # Settings → Privacy asked to encrypt, decrypt or re-key; the window opens again on
+                # the converted store.
+                key = _convert(app, paths, after.conversion)
+            else:
+                return code
     finally:
         capture.uninstall()
 
 
-def _open_or_offer_snapshot(paths: Paths) -> Services | None:
-    """The store's services; a damaged store, or one whose migration failed, is offered its newest
-    good snapshot ("Restore the snapshot of DATE?") and opened again once restored."""
+def _open_store(paths: Paths, key: str | None) -> Services | None:
+    """The store's services; an encrypted store's passphrase is asked in a dialog (None: Quit)."""
+    if key is not None or not file_is_encrypted(paths.database):
+        return open_services(paths, key=key)
+    return unlock_store(paths.database, lambda passphrase: open_services(paths, key=passphrase))
+
+
+def _open_or_offer_snapshot(paths: Paths, key: str | None) -> tuple[Services | None, int]:
+    """The store's services, or None and an exit code (0 after Quit in the passphrase dialog, 1
+    after an error). A damaged store, or one whose migration failed, is offered its newest good
+    snapshot ("Restore the snapshot of DATE?") and opened again once restored."""
     try:
-        return open_services(paths)
+        return _open_store(paths, key), 0
     except DamagedStoreError as error:
         if error.snapshot is None or not offer_snapshot_restore(error):
             QMessageBox.critical(None, "MemDesk cannot start", literal(error.user_message))
-            return None
-        if not _restore(paths, error.snapshot.id):
-            return None
-        return _open_or_offer_snapshot(paths)
+            return None, 1
+        if not _restore(paths, error.snapshot.id, key):
+            return None, 1
+        return _open_or_offer_snapshot(paths, key)
     except MemDeskError as error:
         QMessageBox.critical(None, "MemDesk cannot start", literal(error.user_message))
-        return None
+        return None, 1
 
 
 def offer_snapshot_restore(error: DamagedStoreError) -> bool:
@@ -151,8 +171,8 @@ def offer_snapshot_restore(error: DamagedStoreError) -> bool:
     return answer == QMessageBox.StandardButton.Yes
 
 
-def _restore(paths: Paths, snapshot_id: str) -> bool:
-    backups = backups_at(paths)
+def _restore(paths: Paths, snapshot_id: str, key: str | None) -> bool:
+    backups = backups_at(paths, key=key)
     try:
         snapshot = backups.get(snapshot_id)
         undo = restore_snapshot(backups, snapshot_id)
@@ -163,18 +183,55 @@ def _restore(paths: Paths, snapshot_id: str) -> bool:
     return True
 
 
+def _convert(app: QApplication, paths: Paths, conversion: StoreConversion) -> str | None:
+    """Run the conversion with a busy indicator; the key to open the store with afterwards."""
+    unchanged = conversion.old_key
+    if threads_outlived_their_window():
+        QMessageBox.warning(None, "MemDesk", "Your memory was not converted: a background task was still using it. "
+                            "Quit MemDesk, start it again and retry in Settings → Privacy.")
+        return unchanged
+    progress = QProgressDialog(f"{conversion.verb} your memory…", "", 0, 0)
+    progress.setCancelButton(None)  # an interruption is safe, but a half-done wait is not worth offering
+    progress.setWindowModality(Qt.WindowModality.ApplicationModal)
+    progress.setMinimumDuration(0)
+    progress.show()
+    failure: list[BaseException] = []
+
+    def work() -> None:
+        try:
+            convert_store(paths, conversion.old_key, conversion.new_key)
+        except BaseException as error:  # noqa: BLE001 - reported below, on the GUI thread
+            failure.append(error)
+
+    worker = threading.Thread(target=work, name="store-conversion")
+    worker.start()
+    while worker.is_alive():
+        app.processEvents()
+        worker.join(0.05)
+    progress.close()
+    if failure:
+        error = failure[0]
+        text = error.user_message if isinstance(error, MemDeskError) else f"{type(error).__name__}: {error}"
+        log.error("store conversion failed: %s", type(error).__name__)
+        QMessageBox.critical(None, "Your memory was not converted", literal(f"{text}. The store is as it was."))
+        return unchanged
+    return conversion.new_key
+
+
 def _show_window(
     app: QApplication, services: Services, hub: ErrorHub, args: argparse.Namespace, milestone, previous_crash: Path | None
-) -> tuple[int, str | None]:
-    """Run one window on ``services`` until it closes: its exit code, and the snapshot to restore
-    when the user asked for one (File > Backups…)."""
+) -> tuple[int, "AfterClose"]:
+    """Run one window on ``services`` until it closes: its exit code, and what the user asked to be
+    done once it is closed (a snapshot to restore from File > Backups…, a conversion from Settings →
+    Privacy)."""
     shared_embedder = services.embedder
     paths = services.paths
+    key = services.key
 
     def open_worker_services() -> Services:
-        return open_services(paths, embedder=shared_embedder)
+        return open_services(paths, key=key, embedder=shared_embedder)
 
-    window = MainWindow(services, open_worker_services=open_worker_services, make_runtime=make_runtime, hub=hub)
+    window = MainWindow(services, open_worker_services=open_worker_services, make_runtime=runtime_factory(key, make_runtime), hub=hub)
     ComeForwardWatcher(paths, window)
     window.show()
     app.processEvents()
@@ -202,7 +259,15 @@ def _show_window(
     finally:
         window.shutdown()
         services.close()
-    return code, window.backups.restore_after_close
+    return code, AfterClose(restore=window.backups.restore_after_close, conversion=window.pending_conversion)
+
+
+@dataclass(frozen=True)
+class AfterClose:
+    """What a closed window leaves to do before the next one opens on the same store."""
+
+    restore: str | None = None
+    conversion: StoreConversion | None = None
 
 
 def _schedule_screenshot(window: MainWindow, path: str, message: str, give_up_after_s: float) -> None:

@@ -45,9 +45,10 @@ class GraphWorker(QObject):
     _nudged = Signal(int)
 
     def __init__(self, database_path: Path | str, analyser_factory: Callable[[], object], clock: Clock, embedder=None,
-                 *, busy_timeout: float = GRAPH_BUSY_TIMEOUT_S) -> None:
+                 *, busy_timeout: float = GRAPH_BUSY_TIMEOUT_S, key: str | None = None) -> None:
         super().__init__()
         self._database_path = database_path
+        self._key = key  # the passphrase of an encrypted store, for this thread's own connection
         self._analyser_factory = analyser_factory
         self._clock = clock
         self._embedder = embedder
@@ -85,7 +86,7 @@ class GraphWorker(QObject):
     # --- slots (run in the graph thread) --------------------------------------------------------
     def _store(self) -> GraphExtractor:
         if self._extractor is None:
-            self._db = open_database(self._database_path, busy_timeout=self._busy_timeout)
+            self._db = open_database(self._database_path, key=self._key, busy_timeout=self._busy_timeout)
             store = SettingsStore(self._db)
             # The extractor's facts and entities are recorded in the memory history, like every writer's.
             history = MemoryHistory(self._db, self._clock, max_changes=lambda: store.load().history_max_changes)

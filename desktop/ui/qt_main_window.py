@@ -57,6 +57,7 @@ from desktop.ui.qt_model_hint import BundledModelHint
 from desktop.ui.qt_model_actions import ModelActions
 from desktop.ui.qt_private_chat import PrivateChat
 from desktop.ui.qt_server_warning import ServerWarning
+from desktop.ui.qt_privacy import PrivacyPanel, StoreConversion
 from desktop.ui.qt_settings import RESTART_MODEL, SettingsDialog
 from desktop.ui.qt_text import escape
 from desktop.ui.qt_transfer_actions import TransferActions
@@ -66,6 +67,11 @@ from desktop.ui.qt_worker import AgentWorker
 log = logging.getLogger(__name__)
 # Worker threads that did not end within the close's wait, with their workers (see shutdown()).
 _OUTLIVED_THEIR_WINDOW: list[tuple[QThread, object]] = []
+
+
+def threads_outlived_their_window() -> bool:
+    """Whether a closed window's thread is still running (and may still hold the store open)."""
+    return any(thread.isRunning() for thread, _worker in _OUTLIVED_THEIR_WINDOW)
 
 REPAINT_MS = 33  # streamed text is painted at ~30 Hz, however fast tokens arrive
 WILL_BE_ANSWERED = "will be answered when the model has loaded"
@@ -101,6 +107,8 @@ class MainWindow(QMainWindow):
     ) -> None:
         super().__init__()
         self.services = services
+        #: Set by Settings → Privacy: the store conversion to run once this window has closed.
+        self.pending_conversion: StoreConversion | None = None
         self.hub = hub or ErrorHub(self)
         self.jobs = Jobs(self)
         self.agent_id: int | None = None
@@ -124,7 +132,7 @@ class MainWindow(QMainWindow):
         self.ingester.moveToThread(self.ingest_thread)
         # The knowledge graph's extraction: its own thread and connection; it borrows the model
         # after a turn and gives it back before the next (see qt_graph_worker).
-        self.grapher = GraphWorker(services.paths.database, graph_analyser, services.clock, services.embedder)
+        self.grapher = GraphWorker(services.paths.database, graph_analyser, services.clock, services.embedder, key=services.key)
         self.graph_thread = QThread(self)
         self.graph_thread.setObjectName("knowledge-graph")
         self.grapher.moveToThread(self.graph_thread)
@@ -706,9 +714,15 @@ class MainWindow(QMainWindow):
     @Slot()
     @reports_errors
     def on_settings_triggered(self) -> None:
-        dialog = SettingsDialog(self.services.settings, self.services.paths, self)
+        privacy = PrivacyPanel(self.services.paths, self.services.key, lambda conversion: (dialog.reject(), self.request_store_conversion(conversion)))
+        dialog = SettingsDialog(self.services.settings, self.services.paths, self, privacy=privacy)
         if dialog.exec():
             self.apply_settings(dialog.changes())
+
+    def request_store_conversion(self, conversion: StoreConversion) -> None:
+        """Close the window so that desktop.ui.main can convert the store with nothing open, then reopen."""
+        self.pending_conversion = conversion
+        self.close()
 
     def apply_settings(self, changes: dict) -> None:
         try:

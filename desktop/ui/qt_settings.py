@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
     QPushButton,
     QScrollArea,
     QSpinBox,
+    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
@@ -76,7 +77,8 @@ def _read(widget: QWidget) -> Any:
 
 
 class SettingsDialog(QDialog):
-    def __init__(self, settings: Settings, paths: Paths, parent: QWidget | None = None) -> None:
+    def __init__(self, settings: Settings, paths: Paths, parent: QWidget | None = None, *, privacy: QWidget | None = None) -> None:
+        """``privacy``: the Privacy tab (desktop/ui/qt_privacy.py), beside the settings' own."""
         super().__init__(parent)
         self.setWindowTitle("MemDesk settings")
         self.resize(640, 640)
@@ -112,7 +114,13 @@ class SettingsDialog(QDialog):
             shown.setReadOnly(True)
             form.addRow(label, shown)
         scroll.setWidget(holder)
-        outer.addWidget(scroll)
+        if privacy is None:
+            outer.addWidget(scroll)
+        else:
+            self.tabs = QTabWidget()
+            self.tabs.addTab(scroll, "General")
+            self.tabs.addTab(privacy, "Privacy")
+            outer.addWidget(self.tabs)
         outer.addWidget(QLabel("* reloads the model when changed"))
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel)
         buttons.accepted.connect(self.accept)

@@ -25,10 +25,12 @@ BUSY_TIMEOUT_S = 60.0
 class BackgroundExtraction:
     def __init__(self, database: Path | str, analyser_factory: Callable[[], object], clock: Clock,
                  options: Callable[[], ExtractionOptions], embedder=None,
-                 recorder: Callable[[Database], ChangeRecorder] | None = None) -> None:
+                 recorder: Callable[[Database], ChangeRecorder] | None = None, key: str | None = None) -> None:
         """``recorder`` builds the memory history on the thread's own connection (the front end
-        passes it in: memory sits above the graph), so the extractor's changes are recorded."""
+        passes it in: memory sits above the graph), so the extractor's changes are recorded.
+        ``key`` is the passphrase of an encrypted store."""
         self._database = database
+        self._key = key
         self._recorder = recorder
         self._analyser_factory = analyser_factory
         self._clock = clock
@@ -55,7 +57,7 @@ class BackgroundExtraction:
     def _run(self) -> None:
         db = None
         try:
-            db = open_database(self._database, busy_timeout=BUSY_TIMEOUT_S)
+            db = open_database(self._database, key=self._key, busy_timeout=BUSY_TIMEOUT_S)
             history = self._recorder(db) if self._recorder is not None else None
             extractor = GraphExtractor(KnowledgeGraph(db, self._clock, self._embedder, history=history), self._analyser_factory(), self._clock)
             while True:

@@ -51,6 +51,14 @@ LEXICAL_DEPTH = 200
 #: Rankings kept per ranker (a query is ranked once and paged through).
 CACHED_RANKINGS = 64
 
+#: The index first, then each hit's row. CROSS JOIN fixes that order: SQLite 3.51 (SQLCipher's)
+#: otherwise starts from the agent's messages and runs the full-text match once per message
+#: (measured: 0.76 s instead of 0.013 s for 1,000 messages).
+LEXICAL_SQL = (
+    "SELECT f.rowid, -bm25(messages_fts) FROM messages_fts f CROSS JOIN messages m ON m.id = f.rowid"
+    " WHERE messages_fts MATCH ? AND m.agent_id = ? ORDER BY bm25(messages_fts) LIMIT ?"
+)
+
 
 @dataclass(frozen=True)
 class MessageRank:
@@ -139,11 +147,7 @@ class MessageRanker:
         lexical = np.zeros(n)
         match = fts_query(searched)
         if match:
-            rows = db.query(
-                "SELECT f.rowid, -bm25(messages_fts) FROM messages_fts f JOIN messages m ON m.id = f.rowid"
-                " WHERE messages_fts MATCH ? AND m.agent_id = ? ORDER BY bm25(messages_fts) LIMIT ?",
-                (match, agent_id, LEXICAL_DEPTH),
-            )
+            rows = db.query(LEXICAL_SQL, (match, agent_id, LEXICAL_DEPTH))
             for message_id, score in rows:
                 if message_id in timeline.position:
                     lexical[timeline.position[message_id]] = score

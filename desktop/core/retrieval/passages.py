@@ -26,6 +26,12 @@ LEXICAL_WEIGHT = 0.35
 #: Rankings kept per ranker (a query is ranked once and paged through).
 CACHED_RANKINGS = 64
 
+#: The index first, then each hit's row (CROSS JOIN fixes the order: see messages.LEXICAL_SQL).
+LEXICAL_SQL = (
+    "SELECT f.rowid, -bm25(passages_fts) FROM passages_fts f CROSS JOIN passages p ON p.id = f.rowid"
+    " WHERE passages_fts MATCH ? AND p.agent_id = ? ORDER BY bm25(passages_fts) LIMIT ?"
+)
+
 
 @dataclass(frozen=True)
 class PassageRank:
@@ -68,11 +74,7 @@ class PassageRanker:
             scores = dict(zip(ids.tolist(), cosines.tolist()))
         match = fts_query(query)
         if match:
-            rows = db.query(
-                "SELECT f.rowid, -bm25(passages_fts) FROM passages_fts f JOIN passages p ON p.id = f.rowid"
-                " WHERE passages_fts MATCH ? AND p.agent_id = ? ORDER BY bm25(passages_fts) LIMIT ?",
-                (match, agent_id, SEARCH_DEPTH),
-            )
+            rows = db.query(LEXICAL_SQL, (match, agent_id, SEARCH_DEPTH))
             best = max((r[1] for r in rows), default=0.0)
             for passage_id, bm25 in rows:
                 if best > 0:

@@ -3,7 +3,7 @@ them in the parent process, while only the model's child process loads the nativ
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 
@@ -20,3 +20,6 @@ class LlamaSettings:
     cache_dir: Path | str | None = None
     cache_max_entries: int = 8
     cache_max_bytes: int = 1 << 30
+    # The passphrase of an encrypted store: its states are then kept encrypted with it
+    # (encrypted_kv_store.py). Never printed: kept out of the repr.
+    cache_passphrase: str | None = field(default=None, repr=False)

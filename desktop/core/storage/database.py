@@ -7,13 +7,24 @@ import os
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import sqlite_vec
 
-from desktop.core.storage.driver import sqlite_module
+from desktop.core.storage.driver import cipher_module, connect_keyed, driver_errors, file_is_encrypted, sqlite_module
 from desktop.core.storage.migrations import MIGRATIONS
-from desktop.errors import DamagedStoreError, DiskFullError, SchemaTooNewError, StoreBusyError, StoreError, StoreReadOnlyError
+from desktop.errors import (
+    DamagedStoreError,
+    DiskFullError,
+    NotEncryptedError,
+    PassphraseRequiredError,
+    SchemaTooNewError,
+    StoreBusyError,
+    StoreError,
+    StoreReadOnlyError,
+    WrongPassphraseError,
+)
 from desktop.private_files import make_private
 
 sqlite = sqlite_module()
@@ -61,12 +72,23 @@ class Database:
     """One connection to the store. Thread-safe through a re-entrant lock; long work should
     open its own ``Database`` on the same file (WAL lets readers and one writer coexist)."""
 
-    def __init__(self, connection: Any, path: Path | str) -> None:
+    def __init__(self, connection: Any, path: Path | str, *, driver: ModuleType = sqlite, key: str | None = None) -> None:
         self._conn = connection
         self.path = path
+        self._driver = driver
+        self._key = key
         self._lock = threading.RLock()
         self._depth = 0
-        self.key: str | None = None
+
+    @property
+    def key(self) -> str | None:
+        """The passphrase this store was opened with (held in memory only), None for a plain store.
+        Another connection a thread opens on the same store passes it to ``open_database``."""
+        return self._key
+
+    @property
+    def encrypted(self) -> bool:
+        return self._key is not None
 
     # --- statements ------------------------------------------------------------------------
     def execute(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> Any:
@@ -159,7 +181,7 @@ class Database:
     def _translated(self) -> Iterator[None]:
         try:
             yield
-        except sqlite.Error as error:
+        except self._driver.Error as error:
             translated = translate_error(error, self.path)
             if translated is error:
                 raise
@@ -222,8 +244,39 @@ class Database:
             self._conn.close()
 
 
-def _connect(path: Path | str, busy_timeout: float) -> Any:
-    conn = sqlite.connect(str(path), isolation_level=None, check_same_thread=False, timeout=busy_timeout)
+def _connect(path: Path | str, busy_timeout: float, key: str | None) -> tuple[Any, ModuleType]:
+    if str(path) == ":memory:":
+        # Nothing to encrypt, but a copy of an encrypted store (a private chat's) needs SQLCipher's
+        # ATTACH ... KEY and sqlcipher_export, so a key picks the driver that has them.
+        driver = sqlite if key is None else cipher_module()
+        conn = driver.connect(":memory:", isolation_level=None, check_same_thread=False, timeout=busy_timeout)
+    elif key is None:
+        conn, driver = sqlite.connect(str(path), isolation_level=None, check_same_thread=False, timeout=busy_timeout), sqlite
+    else:
+        conn, driver = connect_keyed(path, key, timeout=busy_timeout)
+        _check_key(conn, driver, path)
+    try:
+        _configure(conn, path, busy_timeout)
+    except BaseException:
+        conn.close()
+        raise
+    return conn, driver
+
+
+def _check_key(conn: Any, driver: ModuleType, path: Path | str) -> None:
+    """The first read decrypts page 1: a wrong key fails here, before anything else touches the file."""
+    try:
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    except driver.DatabaseError as error:
+        conn.close()
+        if (getattr(error, "sqlite_errorcode", 0) or 0) & 0xFF == _SQLITE_NOTADB:
+            raise WrongPassphraseError(
+                f"Wrong passphrase for {path}", hint="type it again exactly as you set it; upper and lower case differ"
+            ) from None
+        raise
+
+
+def _configure(conn: Any, path: Path | str, busy_timeout: float) -> None:
     conn.enable_load_extension(True)
     sqlite_vec.load(conn)
     conn.enable_load_extension(False)
@@ -236,7 +289,6 @@ def _connect(path: Path | str, busy_timeout: float) -> Any:
     conn.execute(
         "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
     )
-    return conn
 
 
 def require_writable(path: Path) -> None:
@@ -251,23 +303,42 @@ def require_writable(path: Path) -> None:
             raise StoreReadOnlyError(message, hint=READ_ONLY_HINT)
 
 
-def open_database(path: Path | str, *, migrate: bool = True, busy_timeout: float = 5.0) -> Database:
+def check_passphrase_fits(path: Path | str, key: str | None) -> None:
+    """Refuse, with what to do, an encrypted store opened without a passphrase or a plain one with."""
+    encrypted = file_is_encrypted(path)
+    if encrypted and key is None:
+        # Without the key an encrypted file and a damaged one look alike (no SQLite header).
+        raise PassphraseRequiredError(
+            f"{path} is encrypted, or is not a MemDesk database",
+            hint="if you encrypted it, give its passphrase: the window asks for it, the terminal asks or reads MEMDESK_PASSPHRASE_FILE",
+        )
+    if not encrypted and key is not None and Path(path).exists() and Path(path).stat().st_size > 0:
+        raise NotEncryptedError(f"{path} is not encrypted", hint="open it without a passphrase, or encrypt it with `memdesk encrypt`")
+
+
+def open_database(path: Path | str, *, key: str | None = None, migrate: bool = True, busy_timeout: float = 5.0) -> Database:
     """Open (creating if needed) the store at ``path``, load sqlite-vec and bring the schema up to
-    date. The file and its WAL are readable by their owner only."""
+    date. The file and its WAL are readable by their owner only.
+
+    ``key`` is the passphrase of an encrypted store (a new file given one is created encrypted);
+    a wrong one raises ``WrongPassphraseError`` and leaves nothing open. An in-memory store is
+    never encrypted; given a key it runs on SQLCipher, so that it can read an encrypted store
+    (``ATTACH ... KEY``, ``sqlcipher_export``)."""
     on_disk = str(path) != ":memory:"
     if on_disk:
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         require_writable(Path(path))
+        check_passphrase_fits(path, key)
     try:
-        conn = _connect(path, busy_timeout)
-    except sqlite.Error as error:
+        conn, driver = _connect(path, busy_timeout, key)
+    except driver_errors() as error:
         translated = translate_error(error, path)
         raise translated from error
     if on_disk:
         # SQLite gives a WAL or journal it creates later the database file's own mode.
         for suffix in ("", "-wal", "-shm", "-journal"):
             make_private(Path(f"{path}{suffix}"))
-    db = Database(conn, path)
+    db = Database(conn, path, driver=driver, key=key if on_disk else None)
     if migrate:
         try:
             db.migrate()

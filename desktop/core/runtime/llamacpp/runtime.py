@@ -281,6 +281,11 @@ class LlamaCppRuntime:
                 "gpu_layers": self.settings.gpu_layers,
                 **self._context.state_identity,
             }
-            return KvStore(self.settings.cache_dir, identity, max_entries=self.settings.cache_max_entries, max_bytes=self.settings.cache_max_bytes)
+            limits = {"max_entries": self.settings.cache_max_entries, "max_bytes": self.settings.cache_max_bytes}
+            if self.settings.cache_passphrase is not None:
+                from desktop.core.runtime.encrypted_kv_store import EncryptedKvStore
+
+                return EncryptedKvStore(self.settings.cache_dir, identity, self.settings.cache_passphrase, **limits)
+            return KvStore(self.settings.cache_dir, identity, **limits)
         except OSError:  # an unwritable cache folder only costs the speed-up
             return None

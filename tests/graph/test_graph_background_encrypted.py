@@ -1,0 +1,31 @@
+"""Extraction on its own thread opens its own connection: on an encrypted store it gets the key."""
+
+from __future__ import annotations
+
+import pytest
+
+from desktop.app import open_services
+from desktop.core.embedding.hashing import HashingEmbedder
+from desktop.core.graph.background import BackgroundExtraction
+from desktop.core.graph.extraction import ExtractionOptions
+from desktop.paths import Paths
+from tests.graph.test_graph_background import wait_for
+
+
+@pytest.fixture
+def services(memdesk_home, clock):
+    """The graph fixtures' store, encrypted."""
+    services = open_services(Paths.from_environment(), key="secret", embedder=HashingEmbedder(), clock=clock)
+    yield services
+    services.close()
+
+
+def test_the_extraction_thread_opens_an_encrypted_store_with_its_key(services, graph, analyser, clock, agent_id, say):
+    assert services.key == "secret"
+    worker = BackgroundExtraction(services.paths.database, lambda: analyser, clock, lambda: ExtractionOptions(True), key=services.key)
+    try:
+        say("My brother Tom lives in Lisbon.")
+        worker.nudge(agent_id)
+        assert wait_for(lambda: graph.find(agent_id, "Tom") is not None)
+    finally:
+        worker.close()
