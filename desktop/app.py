@@ -45,7 +45,7 @@ from desktop.core.tools.files import FileSandbox
 from desktop.core.tools.http import HttpPolicy
 from desktop.core.tools.imported import ImportedTools
 from desktop.core.tools.registry import ToolRegistry, load_user_tools
-from desktop.errors import ConfigError, DamagedStoreError, MemDeskError, PrivateChatRefusal, SchemaTooNewError, ToolError
+from desktop.errors import ConfigError, DamagedStoreError, MemDeskError, PassphraseError, PrivateChatRefusal, SchemaTooNewError, ToolError
 from desktop.paths import RESOURCES, Paths
 from desktop.settings import Settings, SettingsStore
 
@@ -179,6 +179,8 @@ def backups_at(paths: Paths, *, key: str | None = None) -> Backups:
                     settings = SettingsStore(db).load()
             finally:
                 db.close()
+        except PassphraseError:
+            raise  # the snapshots need the store's own passphrase: asking again is the caller's
         except MemDeskError:
             pass  # a damaged store: the default folder is where to look
     read = SimpleNamespace(load=lambda: settings)  # what user_zone asks of a settings store

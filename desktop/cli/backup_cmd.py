@@ -16,6 +16,7 @@ import json
 import sys
 
 from desktop.app import backups_at
+from desktop.cli.passphrase import with_key
 from desktop.core.storage.backup import Backups, Snapshot
 from desktop.errors import StoreError
 from desktop.instance import InstanceLock
@@ -43,7 +44,10 @@ def add_command(commands) -> None:
 
 
 def open_backups(paths: Paths | None = None) -> Backups:
-    return backups_at((paths or Paths.from_environment()).ensure())
+    """The store's snapshots; an encrypted store's passphrase is read as every command reads it
+    (its snapshots share it)."""
+    paths = (paths or Paths.from_environment()).ensure()
+    return with_key(paths.database, lambda key: backups_at(paths, key=key))
 
 
 def _when(snapshot: Snapshot) -> str:

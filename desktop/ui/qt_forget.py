@@ -280,7 +280,7 @@ class ForgetController(QObject):
     # --- running on a connection of its own --------------------------------------------------
     def _on_own_connection(self, work: Callable):
         services = self.window.services
-        db = open_database(services.paths.database)
+        db = open_database(services.paths.database, key=services.key)
         try:
             return work(db)
         finally:

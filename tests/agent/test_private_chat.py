@@ -219,3 +219,34 @@ def test_deleting_an_agent_in_the_copy_leaves_its_saved_files_alone(services, sa
         private.close()
     assert (files / "notes.txt").read_text() == "kept"
     assert services.agents.get(saved_agent.id).name == "sam"
+
+
+def test_a_private_chat_on_an_encrypted_store_reads_its_memories_and_leaves_the_file_as_it_was(tmp_path):
+    from desktop.app import open_services
+    from desktop.core.embedding.hashing import HashingEmbedder
+    from desktop.core.storage.encryption import encrypt_store
+    from desktop.paths import Paths
+
+    paths = Paths(tmp_path / "home")
+    services = open_services(paths, embedder=HashingEmbedder())
+    record = services.create_agent("sam", human="Name: Ana")
+    services.memory.archival.insert(record.id, "Ana's sister Lucia lives in Lisbon.")
+    services.close()
+    encrypt_store(paths.database, "secret")
+    services = open_services(paths, embedder=HashingEmbedder(), key="secret")
+    try:
+        before = file_bytes(paths.database)
+        private = open_private_services(services)
+        try:
+            copy = private.agents.get_by_name("sam")
+            assert private.memory.core.get(copy.id, "human").value == "Name: Ana"
+            assert private.memory.archival.count(copy.id) == 1
+            runtime = ScriptedRuntime()
+            agent = open_agent(private, copy, runtime, consent=AllowAll())
+            runtime.enqueue(say("Noted."))
+            agent.send_user_message(f"Keep this between us: {SECRET_MESSAGE}")
+        finally:
+            private.close()
+        assert file_bytes(paths.database) == before
+    finally:
+        services.close()

@@ -3,6 +3,8 @@ the passphrase comes from MEMDESK_PASSPHRASE_FILE or the terminal, never from ar
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from desktop.cli import passphrase as passphrase_module
@@ -173,3 +175,18 @@ def test_the_passphrase_is_written_nowhere_in_the_data_folder(passphrase_file, m
         if path.is_file():
             raw = path.read_bytes()
             assert SECRET.encode() not in raw and b"tide pool" not in raw, path
+
+
+def test_backups_and_forget_of_an_encrypted_store_use_its_passphrase(passphrase_file, capsys):
+    assert main(["agents", "create", "Nora", "--persona", "I am Nora, I love kayaks."]) == 0
+    passphrase_file(SECRET)
+    assert main(["encrypt"]) == 0
+    assert main(["backup", "create"]) == 0
+    assert main(["backup", "verify"]) == 0
+    snapshots = [p for p in Paths.from_environment().backups.iterdir() if p.suffix != ".json"]
+    assert snapshots and all(b"kayaks" not in p.read_bytes() for p in snapshots)
+    capsys.readouterr()
+    assert main(["forget", "Nora", "kayaks", "--apply", "--purge-backups", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["applied"] is True
+    assert main(["memory", "Nora"]) == 0
+    assert "kayaks" not in capsys.readouterr().out

@@ -326,3 +326,28 @@ def test_a_daily_snapshot_that_fails_is_reported_not_lost_in_its_thread(tmp_path
     daily.wait()
     assert len(failures) == 1 and isinstance(failures[0], BackupError)
     assert "backup_folder" in failures[0].user_message
+
+
+def test_an_encrypted_store_s_snapshots_are_encrypted_with_its_passphrase_and_restore(tmp_path, clock):
+    from desktop.app import open_services
+    from desktop.core.embedding.hashing import HashingEmbedder
+    from desktop.core.storage.encryption import encrypt_store
+
+    paths = Paths(tmp_path / "home")
+    services = open_services(paths, embedder=HashingEmbedder())
+    services.create_agent("sam", human="Name: Ana, who grows zucchinifield tomatoes")
+    services.close()
+    encrypt_store(paths.database, "secret")
+    db = open_database(paths.database, key="secret")
+    try:
+        backups = Backups(paths.database, tmp_path / "backups", clock, key="secret", pages_per_step=8, pause_s=0)
+        snapshot = backups.create("daily")
+        assert b"zucchinifield" not in snapshot.path.read_bytes() and not snapshot.path.read_bytes().startswith(b"SQLite format 3")
+        backups.verify(snapshot.id)
+        with pytest.raises(Exception):
+            open_database(snapshot.path, migrate=False)  # not without the passphrase
+        copy = open_database(snapshot.path, migrate=False, key="secret")
+        assert "zucchinifield" in copy.scalar("SELECT value FROM memory_blocks WHERE label = 'human'")
+        copy.close()
+    finally:
+        db.close()

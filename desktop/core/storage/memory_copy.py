@@ -18,7 +18,9 @@ _SAVED = "memdesk_saved"
 def copy_to_memory(db: Database) -> Database:
     """A new connection to an in-memory database holding what ``db`` holds now (committed rows).
     The copy lives as long as that connection: closing it discards everything written to it."""
-    copy = open_database(":memory:", migrate=False)
+    # Given the key, the in-memory database runs on SQLCipher (never encrypted itself), which can
+    # attach the encrypted store and export it.
+    copy = open_database(":memory:", migrate=False, key=db.key)
     try:
         if db.key is None:
             db.copy_into(copy)
