@@ -150,10 +150,7 @@ class MessageRanker:
         scores = fusion.scale_by_max(lexical)
         lift = np.zeros(n)  # what each score owes to its neighbours
         if dense and n:
-            cosine = np.zeros(n)
-            for message_id, value in self._vectors.all_scores("messages", agent_id, self._embedder.embed([searched])[0]).items():
-                if message_id in timeline.position:
-                    cosine[timeline.position[message_id]] = value
+            cosine = self._vectors.cosines("messages", agent_id, self._embedder.embed([searched])[0], timeline.ids)
             scores = fusion.weighted_sum(scores, fusion.centre_cosine(cosine), DENSE_WEIGHT)
             lifted = fusion.neighbour_boost(scores, timeline.same_session, NEIGHBOUR_ALPHA)
             lift, scores = lifted - scores, lifted

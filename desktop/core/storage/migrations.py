@@ -475,6 +475,38 @@ def m011_imported_document_paths(db) -> None:
     )
 
 
+def m012_vector_search_form(db) -> None:
+    """The vectors' search form beside vec0 (see desktop.core.retrieval.vector_codes): sign bits in
+    blocks that a loaded index re-reads one at a time by ``stamp``, and a float16 copy per row for
+    re-scoring. Existing vectors get theirs when an index first loads them (read from vec0 once)."""
+    db.run_script(
+        """
+        CREATE TABLE vector_blocks (
+            kind     TEXT NOT NULL,              -- 'passages' | 'messages'
+            agent_id INTEGER NOT NULL,
+            block    INTEGER NOT NULL,
+            stamp    INTEGER NOT NULL,           -- raised at each rewrite: loaded indexes re-read newer blocks only
+            ids      BLOB NOT NULL,              -- int64 row ids
+            bits     BLOB NOT NULL,              -- sign bits, dimension / 8 bytes per row
+            PRIMARY KEY (kind, agent_id, block)
+        );
+        CREATE INDEX vector_blocks_stamp ON vector_blocks(kind, agent_id, stamp);
+        CREATE TABLE passages_vec16 (
+            id       INTEGER PRIMARY KEY REFERENCES passages(id) ON DELETE CASCADE,
+            agent_id INTEGER NOT NULL,
+            block    INTEGER NOT NULL,
+            vector   BLOB NOT NULL               -- float16
+        );
+        CREATE TABLE messages_vec16 (
+            id       INTEGER PRIMARY KEY REFERENCES messages(id) ON DELETE CASCADE,
+            agent_id INTEGER NOT NULL,
+            block    INTEGER NOT NULL,
+            vector   BLOB NOT NULL
+        );
+        """
+    )
+
+
 MIGRATIONS: list[Migration] = [
     m001_initial,
     m002_retrieval_indexes,
@@ -487,4 +519,5 @@ MIGRATIONS: list[Migration] = [
     m009_stemmed_search,
     m010_agent_ids_never_reused,
     m011_imported_document_paths,
+    m012_vector_search_form,
 ]
