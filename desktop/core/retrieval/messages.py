@@ -12,7 +12,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date, datetime, time, timedelta, timezone
 
 import numpy as np
@@ -50,6 +50,8 @@ SEARCH_DEPTH = 100
 LEXICAL_DEPTH = 200
 #: Rankings kept per ranker (a query is ranked once and paged through).
 CACHED_RANKINGS = 64
+#: GLOB pattern of a text with a character outside ASCII (which may casefold to an ASCII one).
+_NOT_ASCII = "*[^" + chr(1) + "-" + chr(127) + "]*"
 
 
 @dataclass(frozen=True)
@@ -62,11 +64,50 @@ class MessageRank:
 @dataclass
 class _Timeline:
     token: tuple
-    ids: np.ndarray
-    position: dict[int, int]
+    ids: np.ndarray  # ascending
     authors: np.ndarray  # who wrote each item: its author, or the name of its role's speaker ("" unknown)
     same_session: np.ndarray  # item i continues item i-1's conversation
     times: np.ndarray  # POSIX seconds of each item
+    speakers: frozenset[str] = frozenset()  # the distinct non-empty authors
+
+    def index_of(self, message_ids) -> np.ndarray:
+        """Each id's position, -1 where it is not in the timeline (a million ids need no dict)."""
+        wanted = np.asarray(message_ids, dtype=np.int64)
+        where = np.searchsorted(self.ids, wanted)
+        found = where < len(self.ids)
+        found[found] = self.ids[where[found]] == wanted[found]
+        return np.where(found, where, -1)
+
+    @property
+    def position(self) -> "_Positions":
+        return _Positions(self)
+
+
+class _Positions:
+    """``message id -> position`` for code that asks one id at a time (graph expansion)."""
+
+    def __init__(self, timeline: _Timeline) -> None:
+        self._timeline = timeline
+
+    def get(self, message_id: int, default=None):
+        found = int(self._timeline.index_of([message_id])[0])
+        return default if found < 0 else found
+
+    def __contains__(self, message_id: int) -> bool:
+        return self.get(message_id) is not None
+
+    def __getitem__(self, message_id: int) -> int:
+        found = self.get(message_id)
+        if found is None:
+            raise KeyError(message_id)
+        return found
+
+
+def _timeline_rows(rows, speaker: dict[str, str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    ids = np.array([r[0] for r in rows], dtype=np.int64)
+    times = np.array([parse_iso(r[1]).timestamp() for r in rows], dtype=np.float64)
+    authors = np.array([r[2] or speaker.get(r[3], "") for r in rows], dtype=object)
+    return ids, times, authors
 
 
 class MessageRanker:
@@ -88,6 +129,9 @@ class MessageRanker:
         db.create_function("memdesk_contains", 2, contains_casefold)
 
     def _timeline(self, agent_id: int) -> _Timeline:
+        """The agent's searchable messages in order. A conversation only grows at its end, so after
+        the first read only the new messages are read (a million-message timeline is not read again
+        for each turn); anything else (an edit, a deletion, another speaker name) reads it afresh."""
         db = self._db
         user = (self._user_name() or "").strip()
         agent = db.scalar("SELECT name FROM agents WHERE id = ?", (agent_id,)) or ""
@@ -96,19 +140,36 @@ class MessageRanker:
             cached = self._timelines.get(agent_id)
         if cached is not None and cached.token == token:
             return cached
-        rows = db.query(
-            "SELECT id, created_at, author, role FROM messages WHERE agent_id = ? AND search_text != '' ORDER BY id", (agent_id,)
-        )
         speaker = {"user": user, "assistant": agent}
-        ids = np.array([r[0] for r in rows], dtype=np.int64)
-        times = np.array([parse_iso(r[1]).timestamp() for r in rows], dtype=np.float64)
-        same = np.zeros(len(rows), dtype=bool)
-        same[1:] = np.abs(np.diff(times)) <= SESSION_GAP_SECONDS
-        authors = np.array([r[2] or speaker.get(r[3], "") for r in rows], dtype=object)
-        timeline = _Timeline(token, ids, {int(i): n for n, i in enumerate(ids)}, authors, same, times)
+        select = "SELECT id, created_at, author, role FROM messages WHERE agent_id = ? AND search_text != ''"
+        timeline = None
+        if cached is not None and cached.token[2:] == token[2:] and cached.token[1] is not None and token[1] is not None:
+            added = int(db.scalar("SELECT COUNT(*) FROM messages WHERE agent_id = ? AND id > ?", (agent_id, cached.token[1])))
+            if cached.token[0] + added == token[0]:  # only appended since: nothing older changed in number
+                rows = db.query(f"{select} AND id > ? ORDER BY id", (agent_id, cached.token[1]))
+                timeline = _extended(cached, token, *_timeline_rows(rows, speaker))
+        if timeline is None:
+            ids, times, authors = _timeline_rows(db.query(f"{select} ORDER BY id", (agent_id,)), speaker)
+            same = np.zeros(len(ids), dtype=bool)
+            same[1:] = np.abs(np.diff(times)) <= SESSION_GAP_SECONDS
+            timeline = _Timeline(token, ids, authors, same, times, frozenset(a for a in set(authors.tolist()) if a))
         with self._lock:
             self._timelines[agent_id] = timeline
         return timeline
+
+    def _verbatim(self, agent_id: int, query: str) -> list[int]:
+        """Ids of the messages that contain ``query`` in any case. SQLite's own lower() and instr()
+        pass over a million texts in C first; the exact comparison (casefold, every script) is made
+        for the texts they let through and for every text that is not plain ASCII."""
+        where = "agent_id = ? AND search_text != '' AND memdesk_contains(search_text, ?)"
+        params: tuple = (agent_id, query)
+        if query.isascii():
+            where = (
+                "agent_id = ? AND search_text != '' AND (instr(lower(search_text), ?) > 0 OR search_text GLOB ?)"
+                " AND memdesk_contains(search_text, ?)"
+            )
+            params = (agent_id, query.lower(), _NOT_ASCII, query)
+        return [r[0] for r in self._db.query(f"SELECT id FROM messages WHERE {where}", params)]
 
     def rank(
         self, agent_id: int, query: str, *, dense: bool = True, graph_weight: float = 0.0, before_id: int | None = None
@@ -134,7 +195,7 @@ class MessageRanker:
                 self._rankings.move_to_end(key)
                 return self._rankings[key]
         n = len(timeline.ids)
-        names = mentioned_names(query, sorted({a for a in timeline.authors if a}))
+        names = mentioned_names(query, sorted(timeline.speakers))
         searched = without_words(query, sorted(names)) or query  # a speaker's name is not a search word
         lexical = np.zeros(n)
         match = fts_query(searched)
@@ -144,9 +205,10 @@ class MessageRanker:
                 " WHERE messages_fts MATCH ? AND m.agent_id = ? ORDER BY bm25(messages_fts) LIMIT ?",
                 (match, agent_id, LEXICAL_DEPTH),
             )
-            for message_id, score in rows:
-                if message_id in timeline.position:
-                    lexical[timeline.position[message_id]] = score
+            if rows:
+                where = timeline.index_of([r[0] for r in rows])
+                found = where >= 0
+                lexical[where[found]] = np.asarray([r[1] for r in rows], dtype=np.float64)[found]
         scores = fusion.scale_by_max(lexical)
         lift = np.zeros(n)  # what each score owes to its neighbours
         if dense and n:
@@ -163,20 +225,18 @@ class MessageRanker:
             scores = scores + DATE_BOOST * _on_dates(timeline.times, dates)
         if len(names) == 1:
             scores = scores + SPEAKER_BOOST * ((timeline.authors == next(iter(names))) & (scores > 0))  # reorders matches, adds none
-        exact_ids = {r[0] for r in db.query(
-            "SELECT id FROM messages WHERE agent_id = ? AND search_text != '' AND memdesk_contains(search_text, ?)", (agent_id, query)
-        ) if r[0] in timeline.position}
-        exact = np.array([int(i) in exact_ids for i in timeline.ids], dtype=bool)
-        order = fusion.rank(scores, first=exact)
+        exact = np.zeros(n, dtype=bool)
+        where = timeline.index_of(self._verbatim(agent_id, query))
+        exact[where[where >= 0]] = True
         # Every exact match stays reachable by paging; beyond them, the best SEARCH_DEPTH that score.
         # A message found only through its neighbour is kept when that made it a strong result
         # ("I've had them for three years" after "how long have you had turtles?"), not when it
-        # merely crossed zero ("Thanks" after the best match).
+        # merely crossed zero ("Thanks" after the best match). Only the few that can be kept are
+        # sorted: a million-message conversation is not put in order for a hundred results.
         floor = NEIGHBOUR_ONLY_FLOOR * float(scores.max()) if n else 0.0
-        keep = [
-            p for k, p in enumerate(order)
-            if exact[p] or (k < len(exact_ids) + SEARCH_DEPTH and scores[p] > 0 and (scores[p] - lift[p] > 0 or scores[p] >= floor))
-        ]
+        others = _best(scores, ~exact & (scores > 0), SEARCH_DEPTH)
+        others = others[(scores[others] - lift[others] > 0) | (scores[others] >= floor)]
+        keep = np.concatenate([_best(scores, exact, None), others])
         result = [MessageRank(int(timeline.ids[p]), float(scores[p]), bool(exact[p])) for p in keep]
         with self._lock:
             self._rankings[key] = result
@@ -185,13 +245,38 @@ class MessageRanker:
         return result
 
 
-def _older_than(timeline: _Timeline, before_id: int) -> _Timeline:
-    """The part of a timeline before a message id (ids are in ascending order: a prefix)."""
-    n = int(np.searchsorted(timeline.ids, before_id))
-    ids = timeline.ids[:n]
+def _best(scores: np.ndarray, mask: np.ndarray, limit: int | None) -> np.ndarray:
+    """The positions in ``mask`` by descending score, ties newest first (fusion.rank's order), at most ``limit``."""
+    candidates = np.flatnonzero(mask)
+    if limit is not None and len(candidates) > limit:
+        values = scores[candidates]
+        kth = np.partition(values, len(values) - limit)[len(values) - limit]
+        candidates = candidates[values >= kth]
+    order = candidates[np.lexsort((-candidates, -scores[candidates]))]
+    return order if limit is None else order[:limit]
+
+
+def _extended(timeline: _Timeline, token: tuple, ids: np.ndarray, times: np.ndarray, authors: np.ndarray) -> _Timeline:
+    """``timeline`` with newer messages appended."""
+    if not len(ids):
+        return replace(timeline, token=token)
+    all_times = np.concatenate([timeline.times, times])
+    same = np.zeros(len(ids), dtype=bool)
+    start = len(timeline.times)
+    joined = all_times[max(0, start - 1) :]
+    same[len(ids) - (len(joined) - 1) :] = np.abs(np.diff(joined)) <= SESSION_GAP_SECONDS
     return _Timeline(
-        (*timeline.token, before_id), ids, {int(i): k for k, i in enumerate(ids)}, timeline.authors[:n], timeline.same_session[:n],
-        timeline.times[:n],
+        token, np.concatenate([timeline.ids, ids]), np.concatenate([timeline.authors, authors]),
+        np.concatenate([timeline.same_session, same]), all_times, timeline.speakers | frozenset(a for a in set(authors.tolist()) if a),
+    )
+
+
+def _older_than(timeline: _Timeline, before_id: int) -> _Timeline:
+    """The part of a timeline before a message id (ids are in ascending order: a prefix; views, not copies)."""
+    n = int(np.searchsorted(timeline.ids, before_id))
+    return _Timeline(
+        (*timeline.token, before_id), timeline.ids[:n], timeline.authors[:n], timeline.same_session[:n], timeline.times[:n],
+        timeline.speakers,  # the names anyone used: a name is not a search word even when its speaker is in context
     )
 
 
