@@ -55,6 +55,7 @@ class Services:
     settings_store: SettingsStore
     memory: MemoryServices
     embedder: Embedder
+    vectors: VectorIndex | None = None  # the rankers' shared vector index (warmed when an agent opens)
 
     @property
     def settings(self) -> Settings:
@@ -110,7 +111,7 @@ def open_services(paths: Paths | None = None, *, embedder: Embedder | None = Non
         clock=clock,
         graph=KnowledgeGraph(db, clock, embedder, history=history),
     )
-    return Services(paths, db, clock, Prompts.load(RESOURCES / "prompts"), settings_store, memory, embedder)
+    return Services(paths, db, clock, Prompts.load(RESOURCES / "prompts"), settings_store, memory, embedder, vectors)
 
 
 def memory_history(db: Database, clock: Clock) -> MemoryHistory:

@@ -263,6 +263,8 @@ class AgentWorker(QObject):
             self._services, record, self._runtime, consent=self._consent, observer=_SignalObserver(self), settings=self._settings
         )
         self.agent_opened.emit(agent_id)
+        if self._services.vectors is not None:  # a large memory loads while the user types
+            self._services.vectors.warm_in_background(agent_id)
         self.budget_changed.emit(self._agent.budget())
         self._warmup.want(self._runtime, self._agent.static_prefix(), self._agent.memory_prefix())  # runs when this job ends
         if self._agent.login_due():

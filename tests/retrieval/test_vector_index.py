@@ -161,3 +161,20 @@ def test_the_search_form_is_kept_inside_the_store_so_encryption_covers_it(tmp_pa
     index.top_k("passages", 1, vectors[0], 5)
     db.close()
     assert sorted(p.name for p in tmp_path.iterdir() if not p.name.startswith("memdesk.sqlite3")) == []
+
+
+def test_an_opened_agent_is_loaded_in_the_background_so_its_first_search_reads_nothing_more(tmp_path, monkeypatch):
+    path = tmp_path / "memdesk.sqlite3"
+    db = open_database(path)
+    db.execute("INSERT INTO agents(name, created_at, system_prompt) VALUES ('sam', '2026-01-01T00:00:00+00:00', '')")
+    _, _, ids, vectors = _store(db, 1500)
+    db.close()
+    db = open_database(path)
+    index = VectorIndex(db)
+    index.warm_in_background(1).join()
+    read = []
+    original = vector_codes.blocks
+    monkeypatch.setattr(vector_codes, "blocks", lambda *a, **kw: read.append(1) or original(*a, **kw))
+    assert index.top_k("passages", 1, vectors[9], 1)[0].tolist() == [ids[9]]
+    assert read == []
+    db.close()

@@ -109,8 +109,24 @@ class VectorIndex:
         return int(value or 0)
 
     def warm(self, kind: str, agent_id: int) -> None:
-        """Load (kind, agent) now, so the first search does not wait: the window calls it in the background."""
+        """Load (kind, agent) now, so the first search does not wait."""
         self.loaded(kind, agent_id)
+
+    def warm_in_background(self, agent_id: int) -> threading.Thread:
+        """Load both of an agent's indexes in a thread (an agent was opened: its first reply's
+        automatic recall should not spend its deadline reading them). A search meanwhile waits for
+        the load in progress rather than starting another."""
+
+        def run() -> None:
+            try:
+                for kind in TABLES:
+                    self.warm(kind, agent_id)
+            except Exception:  # the store closed under it, say: the first search loads instead
+                log.warning("loading the vector index of agent %s in the background failed", agent_id, exc_info=True)
+
+        thread = threading.Thread(target=run, name=f"vector-index-{agent_id}", daemon=True)
+        thread.start()
+        return thread
 
     def loaded(self, kind: str, agent_id: int) -> _Loaded:
         with self._lock:
