@@ -58,3 +58,50 @@ def test_verbatim_matches_are_found_in_every_script_and_case(db):
     exact = {hit.id for hit in recall.rank(1, "hauptstrasse") if hit.exact}
     assert exact == {street, plain}
     assert {hit.id for hit in recall.rank(1, "300 k") if hit.exact} == {kelvin}
+
+
+def test_in_a_long_conversation_verbatim_matches_come_from_the_word_index(db, monkeypatch):
+    monkeypatch.setattr(message_ranking, "VERBATIM_SCAN_MAX", 5)
+    recall = RecallMemory(db, HashingEmbedder())
+    target = _say(recall, "my locker code is XK-42z, don't forget", 0)
+    inside = _say(recall, "the padlocker code is XK-42zz", 1)  # the query's outer words may be parts of longer ones
+    for n in range(12):
+        _say(recall, f"code review {n} about the locker", 2 + n)
+    statements = []
+    query = db.query
+    monkeypatch.setattr(db, "query", lambda sql, params=(): statements.append(sql) or query(sql, params))
+    exact = {hit.id for hit in recall.rank(1, "locker code is xk-42Z") if hit.exact}
+    assert exact == {target, inside}
+    full_scan = "FROM messages WHERE agent_id = ? AND search_text != '' AND memdesk_contains"
+    assert not any(full_scan in sql for sql in statements)
+    assert any("messages_fts MATCH" in sql and "memdesk_contains" in sql for sql in statements)
+    statements.clear()
+    assert {hit.id for hit in recall.rank(1, "XK-42") if hit.exact} == {target, inside}  # no inner word: every text is compared
+    assert any(full_scan in sql for sql in statements)
+
+
+def test_inner_words_are_those_a_verbatim_match_must_contain_whole():
+    from desktop.core.retrieval.query import inner_words
+
+    assert inner_words("locker code is xk-42Z") == ["code", "is", "xk"]
+    assert inner_words(" locker code ") == ["locker", "code"]
+    assert inner_words("owls") == [] and inner_words("snake_case words") == ["case"]
+
+
+def test_cached_rankings_follow_added_removed_and_edited_rows_without_counting_them(db):
+    from desktop.core.clock import ManualClock
+    from desktop.core.memory.archival import ArchivalMemory, NewPassage
+    from desktop.core.retrieval import PassageRanker
+
+    archival = ArchivalMemory(db, HashingEmbedder(), ManualClock(), ranker=PassageRanker(db, None))
+    [kept, gone] = archival.add(1, [NewPassage("heron by the pond", START), NewPassage("heron nest in spring", START)])  # words only
+    assert {hit.id for hit in archival._ranker.rank(1, "heron")} == {kept, gone}
+    archival.delete([gone])
+    assert {hit.id for hit in archival._ranker.rank(1, "heron")} == {kept}
+    db.execute("UPDATE passages SET text = 'egret by the pond' WHERE id = ?", (kept,))
+    assert archival._ranker.rank(1, "heron") == []
+    recall = RecallMemory(db, HashingEmbedder())
+    first = _say(recall, "the heron came back", 0)
+    assert [hit.id for hit in recall.rank(1, "heron")] == [first]
+    db.execute("UPDATE messages SET search_text = 'the egret came back' WHERE id = ?", (first,))
+    assert recall.rank(1, "heron") == []

@@ -162,6 +162,12 @@ class VectorIndex:
         with self._db.transaction():
             vector_codes.write(self._db, kind, agent_id, [r[0] for r in rows], matrix)
 
+    def memory_bytes(self) -> int:
+        """What the loaded indexes keep in memory (ids and sign bits)."""
+        with self._lock:
+            loaded = list(self._loaded.values())
+        return sum(index.ids.nbytes + index.words.nbytes for index in loaded)
+
     def count(self, kind: str, agent_id: int) -> int:
         return self.loaded(kind, agent_id).count
 

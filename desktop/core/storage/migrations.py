@@ -507,6 +507,49 @@ def m012_vector_search_form(db) -> None:
     )
 
 
+def m013_row_changes(db) -> None:
+    """Per agent, how many passages and messages were added and how many removed or edited: the
+    searches' caches compare these instead of counting a million rows before every search. The
+    counters start from the rows already there."""
+    db.run_script(
+        """
+        CREATE TABLE row_changes (
+            kind     TEXT NOT NULL,              -- 'passages' | 'messages'
+            agent_id INTEGER NOT NULL,
+            added    INTEGER NOT NULL DEFAULT 0,
+            changed  INTEGER NOT NULL DEFAULT 0, -- removed or edited
+            PRIMARY KEY (kind, agent_id)
+        ) WITHOUT ROWID;
+        INSERT INTO row_changes(kind, agent_id, added) SELECT 'passages', agent_id, COUNT(*) FROM passages GROUP BY agent_id;
+        INSERT INTO row_changes(kind, agent_id, added) SELECT 'messages', agent_id, COUNT(*) FROM messages GROUP BY agent_id;
+        CREATE TRIGGER passages_rows_ai AFTER INSERT ON passages BEGIN
+            INSERT INTO row_changes(kind, agent_id, added) VALUES ('passages', new.agent_id, 1)
+            ON CONFLICT(kind, agent_id) DO UPDATE SET added = added + 1;
+        END;
+        CREATE TRIGGER passages_rows_ad AFTER DELETE ON passages BEGIN
+            INSERT INTO row_changes(kind, agent_id, changed) VALUES ('passages', old.agent_id, 1)
+            ON CONFLICT(kind, agent_id) DO UPDATE SET changed = changed + 1;
+        END;
+        CREATE TRIGGER passages_rows_au AFTER UPDATE OF text, agent_id ON passages BEGIN
+            INSERT INTO row_changes(kind, agent_id, changed) VALUES ('passages', new.agent_id, 1)
+            ON CONFLICT(kind, agent_id) DO UPDATE SET changed = changed + 1;
+        END;
+        CREATE TRIGGER messages_rows_ai AFTER INSERT ON messages BEGIN
+            INSERT INTO row_changes(kind, agent_id, added) VALUES ('messages', new.agent_id, 1)
+            ON CONFLICT(kind, agent_id) DO UPDATE SET added = added + 1;
+        END;
+        CREATE TRIGGER messages_rows_ad AFTER DELETE ON messages BEGIN
+            INSERT INTO row_changes(kind, agent_id, changed) VALUES ('messages', old.agent_id, 1)
+            ON CONFLICT(kind, agent_id) DO UPDATE SET changed = changed + 1;
+        END;
+        CREATE TRIGGER messages_rows_au AFTER UPDATE OF search_text, author, role, created_at, agent_id ON messages BEGIN
+            INSERT INTO row_changes(kind, agent_id, changed) VALUES ('messages', new.agent_id, 1)
+            ON CONFLICT(kind, agent_id) DO UPDATE SET changed = changed + 1;
+        END;
+        """
+    )
+
+
 MIGRATIONS: list[Migration] = [
     m001_initial,
     m002_retrieval_indexes,
@@ -520,4 +563,5 @@ MIGRATIONS: list[Migration] = [
     m010_agent_ids_never_reused,
     m011_imported_document_paths,
     m012_vector_search_form,
+    m013_row_changes,
 ]
