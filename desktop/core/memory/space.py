@@ -85,8 +85,8 @@ class EmbeddingSpace:
             for row_id, vector in zip(row_ids, vectors):
                 self._db.execute(f"DELETE FROM {table} WHERE rowid = ?", (row_id,))
                 self._db.execute(f"INSERT INTO {table}(rowid, agent_id, embedding) VALUES (?, ?, ?)", (row_id, agent_id, vector_blob(vector)))
-            vector_codes.write(self._db, kind, agent_id, list(row_ids), vectors)
             self._db.executemany(f"UPDATE {kind} SET embedded = 1 WHERE id = ?", [(row_id,) for row_id in row_ids])
+            vector_codes.write(self._db, kind, agent_id, list(row_ids), vectors)
 
     def delete(self, kind: str, row_ids: Sequence[int]) -> None:
         if row_ids and has_vector_table(self._db, kind):

@@ -169,6 +169,13 @@ def half_vectors(db: Database, kind: str, row_ids: Sequence[int]) -> tuple[np.nd
     return np.asarray(found_ids, dtype=np.int64), matrix
 
 
+def known_complete(db: Database, kind: str, agent_id: int) -> bool:
+    """Whether every row the store says has a vector has its search form (two counters the m012
+    triggers keep, so no row is read)."""
+    row = db.query_one("SELECT embedded, formed FROM vector_counts WHERE kind = ? AND agent_id = ?", (kind, agent_id))
+    return row is None or row[0] == row[1]
+
+
 def missing(db: Database, kind: str, agent_id: int) -> list[int]:
     """Rows the store says have a vector but that have no search form (written before it existed)."""
     return [

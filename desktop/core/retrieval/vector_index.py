@@ -144,8 +144,10 @@ class VectorIndex:
         """Check the search form against the store and fill in what is missing, from vec0 (stores
         written before it existed, or by a version that did not write it). Derived data: rebuilt
         from the store whenever it falls short."""
+        if vector_codes.known_complete(self._db, kind, agent_id):
+            return
         missing = vector_codes.missing(self._db, kind, agent_id)
-        if not missing:
+        if not missing:  # a message edited since it was embedded: its new vector is on its way
             return
         log.info("building the search form of %s %s vectors of agent %s", len(missing), kind, agent_id)
         table = TABLES[kind]

@@ -503,6 +503,54 @@ def m012_vector_search_form(db) -> None:
             block    INTEGER NOT NULL,
             vector   BLOB NOT NULL
         );
+        -- How many of an agent's rows the store says have a vector, and how many have their search
+        -- form: equal, an index opens without checking rows one by one. Kept by triggers, so every
+        -- writer (and every cascade) counts.
+        CREATE TABLE vector_counts (
+            kind     TEXT NOT NULL,
+            agent_id INTEGER NOT NULL,
+            embedded INTEGER NOT NULL DEFAULT 0,
+            formed   INTEGER NOT NULL DEFAULT 0,
+            PRIMARY KEY (kind, agent_id)
+        ) WITHOUT ROWID;
+        INSERT INTO vector_counts(kind, agent_id, embedded) SELECT 'passages', agent_id, COUNT(*) FROM passages WHERE embedded = 1 GROUP BY agent_id;
+        INSERT INTO vector_counts(kind, agent_id, embedded) SELECT 'messages', agent_id, COUNT(*) FROM messages WHERE embedded = 1 GROUP BY agent_id;
+        CREATE TRIGGER passages_count_ai AFTER INSERT ON passages WHEN new.embedded = 1 BEGIN
+            INSERT INTO vector_counts(kind, agent_id, embedded) VALUES ('passages', new.agent_id, 1)
+            ON CONFLICT(kind, agent_id) DO UPDATE SET embedded = embedded + 1;
+        END;
+        CREATE TRIGGER passages_count_ad AFTER DELETE ON passages WHEN old.embedded = 1 BEGIN
+            UPDATE vector_counts SET embedded = embedded - 1 WHERE kind = 'passages' AND agent_id = old.agent_id;
+        END;
+        CREATE TRIGGER passages_count_au AFTER UPDATE OF embedded ON passages WHEN old.embedded != new.embedded BEGIN
+            INSERT INTO vector_counts(kind, agent_id, embedded) VALUES ('passages', new.agent_id, new.embedded - old.embedded)
+            ON CONFLICT(kind, agent_id) DO UPDATE SET embedded = embedded + new.embedded - old.embedded;
+        END;
+        CREATE TRIGGER passages_vec16_ai AFTER INSERT ON passages_vec16 BEGIN
+            INSERT INTO vector_counts(kind, agent_id, formed) VALUES ('passages', new.agent_id, 1)
+            ON CONFLICT(kind, agent_id) DO UPDATE SET formed = formed + 1;
+        END;
+        CREATE TRIGGER passages_vec16_ad AFTER DELETE ON passages_vec16 BEGIN
+            UPDATE vector_counts SET formed = formed - 1 WHERE kind = 'passages' AND agent_id = old.agent_id;
+        END;
+        CREATE TRIGGER messages_count_ai AFTER INSERT ON messages WHEN new.embedded = 1 BEGIN
+            INSERT INTO vector_counts(kind, agent_id, embedded) VALUES ('messages', new.agent_id, 1)
+            ON CONFLICT(kind, agent_id) DO UPDATE SET embedded = embedded + 1;
+        END;
+        CREATE TRIGGER messages_count_ad AFTER DELETE ON messages WHEN old.embedded = 1 BEGIN
+            UPDATE vector_counts SET embedded = embedded - 1 WHERE kind = 'messages' AND agent_id = old.agent_id;
+        END;
+        CREATE TRIGGER messages_count_au AFTER UPDATE OF embedded ON messages WHEN old.embedded != new.embedded BEGIN
+            INSERT INTO vector_counts(kind, agent_id, embedded) VALUES ('messages', new.agent_id, new.embedded - old.embedded)
+            ON CONFLICT(kind, agent_id) DO UPDATE SET embedded = embedded + new.embedded - old.embedded;
+        END;
+        CREATE TRIGGER messages_vec16_ai AFTER INSERT ON messages_vec16 BEGIN
+            INSERT INTO vector_counts(kind, agent_id, formed) VALUES ('messages', new.agent_id, 1)
+            ON CONFLICT(kind, agent_id) DO UPDATE SET formed = formed + 1;
+        END;
+        CREATE TRIGGER messages_vec16_ad AFTER DELETE ON messages_vec16 BEGIN
+            UPDATE vector_counts SET formed = formed - 1 WHERE kind = 'messages' AND agent_id = old.agent_id;
+        END;
         """
     )
 
