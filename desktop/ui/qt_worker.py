@@ -264,7 +264,7 @@ class AgentWorker(QObject):
         )
         self.agent_opened.emit(agent_id)
         if self._services.vectors is not None:  # a large memory loads while the user types
-            self._services.vectors.warm_in_background(agent_id)
+            self._services.vectors.warm_in_background(agent_id, self._services.memory.recall.warm)
         self.budget_changed.emit(self._agent.budget())
         self._warmup.want(self._runtime, self._agent.static_prefix(), self._agent.memory_prefix())  # runs when this job ends
         if self._agent.login_due():

@@ -105,3 +105,18 @@ def test_cached_rankings_follow_added_removed_and_edited_rows_without_counting_t
     assert [hit.id for hit in recall.rank(1, "heron")] == [first]
     db.execute("UPDATE messages SET search_text = 'the egret came back' WHERE id = ?", (first,))
     assert recall.rank(1, "heron") == []
+
+
+def test_warming_reads_the_timeline_before_the_first_search(db, monkeypatch):
+    embedder = HashingEmbedder()
+    index = VectorIndex(db)
+    recall = RecallMemory(db, embedder, ranker=MessageRanker(db, embedder, index))
+    for n in range(5):
+        _say(recall, f"apples number {n}", n)
+    recall.index_pending(1)
+    index.warm_in_background(1, recall.warm).join()
+    read = []
+    original = message_ranking._timeline_rows
+    monkeypatch.setattr(message_ranking, "_timeline_rows", lambda rows, speaker: read.append(len(rows)) or original(rows, speaker))
+    assert len(recall.rank(1, "apples")) == 5
+    assert read == []

@@ -130,6 +130,10 @@ class MessageRanker:
         self._lock = threading.Lock()
         db.create_function("memdesk_contains", 2, contains_casefold)
 
+    def warm(self, agent_id: int) -> None:
+        """Read the agent's timeline now (a million messages take seconds), not at the first search."""
+        self._timeline(agent_id)
+
     def _timeline(self, agent_id: int) -> _Timeline:
         """The agent's searchable messages in order. A conversation only grows at its end, so after
         the first read only the new messages are read (a million-message timeline is not read again

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -112,15 +113,18 @@ class VectorIndex:
         """Load (kind, agent) now, so the first search does not wait."""
         self.loaded(kind, agent_id)
 
-    def warm_in_background(self, agent_id: int) -> threading.Thread:
-        """Load both of an agent's indexes in a thread (an agent was opened: its first reply's
-        automatic recall should not spend its deadline reading them). A search meanwhile waits for
+    def warm_in_background(self, agent_id: int, *also: Callable[[int], object]) -> threading.Thread:
+        """Load both of an agent's indexes in a thread, then run ``also`` (other search state of the
+        agent, such as the conversation's timeline): an agent was opened, and its first reply's
+        automatic recall should not spend its deadline reading them. A search meanwhile waits for
         the load in progress rather than starting another."""
 
         def run() -> None:
             try:
                 for kind in TABLES:
                     self.warm(kind, agent_id)
+                for load in also:
+                    load(agent_id)
             except Exception:  # the store closed under it, say: the first search loads instead
                 log.warning("loading the vector index of agent %s in the background failed", agent_id, exc_info=True)
 
