@@ -183,3 +183,11 @@ def test_an_opened_agent_is_loaded_in_the_background_so_its_first_search_reads_n
     assert index.top_k("passages", 1, vectors[9], 1)[0].tolist() == [ids[9]]
     assert read == []
     db.close()
+
+
+def test_rows_deleted_behind_memorys_back_stop_taking_places_in_the_short_list(db):
+    archival, index, ids, vectors = _store(db, 1200)
+    db.execute("DELETE FROM passages WHERE id = ?", (int(ids[5]),))  # not through ArchivalMemory: vec0 and the bits stay
+    found, _ = index.top_k("passages", 1, vectors[5], 3)
+    assert ids[5] not in found.tolist() and len(found) == 3
+    assert index.count("passages", 1) == 1199
