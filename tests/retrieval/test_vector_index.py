@@ -191,3 +191,8 @@ def test_rows_deleted_behind_memorys_back_stop_taking_places_in_the_short_list(d
     found, _ = index.top_k("passages", 1, vectors[5], 3)
     assert ids[5] not in found.tolist() and len(found) == 3
     assert index.count("passages", 1) == 1199
+
+
+def test_any_dimension_is_searched_even_one_that_is_not_whole_words_of_bits(db):
+    _, index, ids, vectors = _store(db, 1100, dim=100)
+    assert index.top_k("passages", 1, vectors[17], 1)[0].tolist() == [ids[17]]
