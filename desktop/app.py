@@ -63,6 +63,7 @@ class Services:
     embedder: Embedder
     #: A private chat's services: an in-memory copy of the store that closing discards.
     private: bool = False
+    vectors: VectorIndex | None = None  # the rankers' shared vector index (warmed when an agent opens)
 
     @property
     def settings(self) -> Settings:
@@ -126,8 +127,10 @@ def open_services(
     embedder = embedder or default_embedder()
     settings_store = SettingsStore(db)
     clock = clock or SystemClock(lambda: user_zone(settings_store))
-    memory = _memory_services(db, embedder, clock, settings_store, paths.files_root)
-    return Services(paths, db, clock, Prompts.load(RESOURCES / "prompts"), settings_store, memory, embedder)
+    # The rankers' caches belong to this connection's stores: one vector index, shared by both.
+    vectors = VectorIndex(db)
+    memory = _memory_services(db, embedder, clock, settings_store, paths.files_root, vectors)
+    return Services(paths, db, clock, Prompts.load(RESOURCES / "prompts"), settings_store, memory, embedder, vectors=vectors)
 
 
 def open_private_services(services: Services) -> Services:
@@ -138,16 +141,19 @@ def open_private_services(services: Services) -> Services:
     db = copy_to_memory(services.db)
     settings_store = SettingsStore(db)
     # No files folder: the copy's agents are the saved ones, whose files a delete here must not touch.
-    memory = _memory_services(db, services.embedder, services.clock, settings_store, None)
-    return Services(services.paths, db, services.clock, services.prompts, settings_store, memory, services.embedder, private=True)
+    vectors = VectorIndex(db)
+    memory = _memory_services(db, services.embedder, services.clock, settings_store, None, vectors)
+    return Services(
+        services.paths, db, services.clock, services.prompts, settings_store, memory, services.embedder, private=True, vectors=vectors
+    )
 
 
-def _memory_services(db: Database, embedder: Embedder, clock: Clock, settings_store: SettingsStore, files_root: Path | None) -> MemoryServices:
+def _memory_services(
+    db: Database, embedder: Embedder, clock: Clock, settings_store: SettingsStore, files_root: Path | None, vectors: VectorIndex
+) -> MemoryServices:
     # One history for every writer of memory, bounded by a setting read at each write.
     history = MemoryHistory(db, clock, max_changes=lambda: settings_store.load().history_max_changes)
     core = CoreMemory(db, clock, history)
-    # The rankers' caches belong to this connection's stores: one vector index, shared by both.
-    vectors = VectorIndex(db)
     return MemoryServices(
         db=db,
         agents=AgentStore(db, core, clock, files_root),

@@ -334,6 +334,8 @@ class AgentWorker(QObject):
             services, record, self._runtime, consent=self._consent, observer=_SignalObserver(self), settings=self._settings
         )
         self.agent_opened.emit(agent_id)
+        if self._services.vectors is not None:  # a large memory loads while the user types
+            self._services.vectors.warm_in_background(agent_id, self._services.memory.recall.warm)
         self.budget_changed.emit(self._agent.budget())
         # The agent's runtime: a private chat's keeps nothing on disk, so it warms nothing.
         self._warmup.want(self._agent.runtime, self._agent.static_prefix(), self._agent.memory_prefix())  # runs when this job ends

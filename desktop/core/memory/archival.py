@@ -301,6 +301,9 @@ class ArchivalMemory:
     def count(self, agent_id: int) -> int:
         return int(self._db.scalar("SELECT COUNT(*) FROM passages WHERE agent_id = ?", (agent_id,)))
 
+    def has_any(self, agent_id: int) -> bool:
+        return bool(self._db.scalar("SELECT 1 FROM passages WHERE agent_id = ? LIMIT 1", (agent_id,)))
+
     def get(self, passage_id: int) -> Passage | None:
         row = self._db.query_one(f"{_SELECT} WHERE p.id = ?", (passage_id,))
         return _passage(row, self._clock.zone) if row else None

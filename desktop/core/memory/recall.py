@@ -185,6 +185,10 @@ class RecallMemory:
         weight = self.graph_weight if graph_weight is None else graph_weight
         return self._ranker.rank(agent_id, query, dense=dense, graph_weight=weight, before_id=before_id)
 
+    def warm(self, agent_id: int) -> None:
+        """Prepare what the first search of the agent's conversation would read (its timeline)."""
+        self._ranker.warm(agent_id)
+
     # --- vectors ---------------------------------------------------------------------------
     def index_pending(self, agent_id: int) -> int:
         """Embed every searchable message of the agent that has no vector yet. Returns how many.

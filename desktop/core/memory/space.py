@@ -12,6 +12,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 
 from desktop.core.embedding import Embedder
+from desktop.core.retrieval import vector_codes
 from desktop.core.retrieval.vector_index import TABLES as VECTOR_TABLES
 from desktop.core.storage import Database
 from desktop.errors import EmbeddingMismatchError
@@ -32,6 +33,7 @@ def delete_agent_vectors(db: Database, agent_id: int) -> None:
         for kind, table in VECTOR_TABLES.items():
             if has_vector_table(db, kind):
                 db.execute(f"DELETE FROM {table} WHERE agent_id = ?", (agent_id,))
+        vector_codes.drop_agent(db, agent_id)
 
 
 class EmbeddingSpace:
@@ -78,16 +80,20 @@ class EmbeddingSpace:
         """Store (or replace) the vectors of rows and mark the rows embedded, in one transaction."""
         self.ensure()
         table = VECTOR_TABLES[kind]
+        vectors = np.asarray(vectors if isinstance(vectors, np.ndarray) else list(vectors), dtype=np.float32).reshape(len(row_ids), -1)
         with self._db.transaction():
             for row_id, vector in zip(row_ids, vectors):
                 self._db.execute(f"DELETE FROM {table} WHERE rowid = ?", (row_id,))
                 self._db.execute(f"INSERT INTO {table}(rowid, agent_id, embedding) VALUES (?, ?, ?)", (row_id, agent_id, vector_blob(vector)))
             self._db.executemany(f"UPDATE {kind} SET embedded = 1 WHERE id = ?", [(row_id,) for row_id in row_ids])
+            vector_codes.write(self._db, kind, agent_id, list(row_ids), vectors)
 
     def delete(self, kind: str, row_ids: Sequence[int]) -> None:
         if row_ids and has_vector_table(self._db, kind):
             marks = ",".join("?" * len(row_ids))
-            self._db.execute(f"DELETE FROM {VECTOR_TABLES[kind]} WHERE rowid IN ({marks})", list(row_ids))
+            with self._db.transaction():
+                self._db.execute(f"DELETE FROM {VECTOR_TABLES[kind]} WHERE rowid IN ({marks})", list(row_ids))
+                vector_codes.remove(self._db, kind, list(row_ids))
 
     def reset(self) -> None:
         """Switch the store to this embedder: drop every vector and mark all passages and messages
@@ -96,6 +102,7 @@ class EmbeddingSpace:
             for table in VECTOR_TABLES.values():
                 self._db.execute(f"DROP TABLE IF EXISTS {table}")
             self._db.execute("DELETE FROM embedding_space")
+            vector_codes.drop_all(self._db)
             for kind in VECTOR_TABLES:
                 self._db.execute(f"UPDATE {kind} SET embedded = 0 WHERE embedded = 1")
             self._db.execute("UPDATE vector_generation SET gen = gen + 1")

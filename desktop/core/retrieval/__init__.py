@@ -5,5 +5,6 @@ candidates, fused and ranked. It reads the memory tables and returns ranked ids;
 from desktop.core.retrieval.messages import MessageRanker
 from desktop.core.retrieval.passages import PassageRanker
 from desktop.core.retrieval.vector_index import VectorIndex
+from desktop.core.retrieval import vector_codes
 
 __all__ = ["MessageRanker", "PassageRanker", "VectorIndex"]

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from desktop.core.embedding import Embedder
+from desktop.core.retrieval.changes import row_changes
 from desktop.core.retrieval.query import fts_query
 from desktop.core.retrieval.vector_index import VectorIndex
 from desktop.core.storage import Database
@@ -59,10 +60,7 @@ class PassageRanker:
         if not query:
             return []
         db = self._db
-        token = (
-            self._vectors.generation("passages", agent_id),
-            tuple(db.query_one("SELECT COUNT(*), MAX(id) FROM passages WHERE agent_id = ?", (agent_id,))),
-        )
+        token = (self._vectors.generation("passages", agent_id), row_changes(db, "passages", agent_id))
         key = (agent_id, query, token)
         with self._lock:
             if key in self._rankings:

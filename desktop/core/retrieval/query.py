@@ -54,6 +54,16 @@ def fts_query(query: str) -> str:
     return " OR ".join('"' + w.replace('"', '""') + '"' for w in words)
 
 
+_TOKEN = re.compile(r"[^\W_]+")
+
+
+def inner_words(query: str) -> list[str]:
+    """The words of ``query`` that a text containing it verbatim must contain whole, as the FTS
+    tokenizer cuts them: every word but one touching the query's start or end (which may be the
+    end or the start of a longer word in the text)."""
+    return _first_unique(m.group().casefold() for m in _TOKEN.finditer(query) if m.start() > 0 and m.end() < len(query))
+
+
 def mentioned_names(query: str, names: list[str]) -> set[str]:
     """Which of ``names`` (speakers known to the store) the query mentions, as whole words."""
     words = set(_WORD.findall(query.casefold()))

@@ -500,6 +500,129 @@ def m012_app_written_blocks(db) -> None:
     )
 
 
+def m013_vector_search_form(db) -> None:
+    """The vectors' search form beside vec0 (see desktop.core.retrieval.vector_codes): sign bits in
+    blocks that a loaded index re-reads one at a time by ``stamp``, and a float16 copy per row for
+    re-scoring. Existing vectors get theirs when an index first loads them (read from vec0 once)."""
+    db.run_script(
+        """
+        CREATE TABLE vector_blocks (
+            kind     TEXT NOT NULL,              -- 'passages' | 'messages'
+            agent_id INTEGER NOT NULL,
+            block    INTEGER NOT NULL,
+            stamp    INTEGER NOT NULL,           -- raised at each rewrite: loaded indexes re-read newer blocks only
+            ids      BLOB NOT NULL,              -- int64 row ids
+            bits     BLOB NOT NULL,              -- sign bits, dimension / 8 bytes per row
+            PRIMARY KEY (kind, agent_id, block)
+        );
+        CREATE INDEX vector_blocks_stamp ON vector_blocks(kind, agent_id, stamp);
+        CREATE TABLE passages_vec16 (
+            id       INTEGER PRIMARY KEY REFERENCES passages(id) ON DELETE CASCADE,
+            agent_id INTEGER NOT NULL,
+            block    INTEGER NOT NULL,
+            vector   BLOB NOT NULL               -- float16
+        );
+        CREATE TABLE messages_vec16 (
+            id       INTEGER PRIMARY KEY REFERENCES messages(id) ON DELETE CASCADE,
+            agent_id INTEGER NOT NULL,
+            block    INTEGER NOT NULL,
+            vector   BLOB NOT NULL
+        );
+        -- How many of an agent's rows the store says have a vector, and how many have their search
+        -- form: equal, an index opens without checking rows one by one. Kept by triggers, so every
+        -- writer (and every cascade) counts.
+        CREATE TABLE vector_counts (
+            kind     TEXT NOT NULL,
+            agent_id INTEGER NOT NULL,
+            embedded INTEGER NOT NULL DEFAULT 0,
+            formed   INTEGER NOT NULL DEFAULT 0,
+            PRIMARY KEY (kind, agent_id)
+        ) WITHOUT ROWID;
+        INSERT INTO vector_counts(kind, agent_id, embedded) SELECT 'passages', agent_id, COUNT(*) FROM passages WHERE embedded = 1 GROUP BY agent_id;
+        INSERT INTO vector_counts(kind, agent_id, embedded) SELECT 'messages', agent_id, COUNT(*) FROM messages WHERE embedded = 1 GROUP BY agent_id;
+        CREATE TRIGGER passages_count_ai AFTER INSERT ON passages WHEN new.embedded = 1 BEGIN
+            INSERT INTO vector_counts(kind, agent_id, embedded) VALUES ('passages', new.agent_id, 1)
+            ON CONFLICT(kind, agent_id) DO UPDATE SET embedded = embedded + 1;
+        END;
+        CREATE TRIGGER passages_count_ad AFTER DELETE ON passages WHEN old.embedded = 1 BEGIN
+            UPDATE vector_counts SET embedded = embedded - 1 WHERE kind = 'passages' AND agent_id = old.agent_id;
+        END;
+        CREATE TRIGGER passages_count_au AFTER UPDATE OF embedded ON passages WHEN old.embedded != new.embedded BEGIN
+            INSERT INTO vector_counts(kind, agent_id, embedded) VALUES ('passages', new.agent_id, new.embedded - old.embedded)
+            ON CONFLICT(kind, agent_id) DO UPDATE SET embedded = embedded + new.embedded - old.embedded;
+        END;
+        CREATE TRIGGER passages_vec16_ai AFTER INSERT ON passages_vec16 BEGIN
+            INSERT INTO vector_counts(kind, agent_id, formed) VALUES ('passages', new.agent_id, 1)
+            ON CONFLICT(kind, agent_id) DO UPDATE SET formed = formed + 1;
+        END;
+        CREATE TRIGGER passages_vec16_ad AFTER DELETE ON passages_vec16 BEGIN
+            UPDATE vector_counts SET formed = formed - 1 WHERE kind = 'passages' AND agent_id = old.agent_id;
+        END;
+        CREATE TRIGGER messages_count_ai AFTER INSERT ON messages WHEN new.embedded = 1 BEGIN
+            INSERT INTO vector_counts(kind, agent_id, embedded) VALUES ('messages', new.agent_id, 1)
+            ON CONFLICT(kind, agent_id) DO UPDATE SET embedded = embedded + 1;
+        END;
+        CREATE TRIGGER messages_count_ad AFTER DELETE ON messages WHEN old.embedded = 1 BEGIN
+            UPDATE vector_counts SET embedded = embedded - 1 WHERE kind = 'messages' AND agent_id = old.agent_id;
+        END;
+        CREATE TRIGGER messages_count_au AFTER UPDATE OF embedded ON messages WHEN old.embedded != new.embedded BEGIN
+            INSERT INTO vector_counts(kind, agent_id, embedded) VALUES ('messages', new.agent_id, new.embedded - old.embedded)
+            ON CONFLICT(kind, agent_id) DO UPDATE SET embedded = embedded + new.embedded - old.embedded;
+        END;
+        CREATE TRIGGER messages_vec16_ai AFTER INSERT ON messages_vec16 BEGIN
+            INSERT INTO vector_counts(kind, agent_id, formed) VALUES ('messages', new.agent_id, 1)
+            ON CONFLICT(kind, agent_id) DO UPDATE SET formed = formed + 1;
+        END;
+        CREATE TRIGGER messages_vec16_ad AFTER DELETE ON messages_vec16 BEGIN
+            UPDATE vector_counts SET formed = formed - 1 WHERE kind = 'messages' AND agent_id = old.agent_id;
+        END;
+        """
+    )
+
+
+def m014_row_changes(db) -> None:
+    """Per agent, how many passages and messages were added and how many removed or edited: the
+    searches' caches compare these instead of counting a million rows before every search. The
+    counters start from the rows already there."""
+    db.run_script(
+        """
+        CREATE TABLE row_changes (
+            kind     TEXT NOT NULL,              -- 'passages' | 'messages'
+            agent_id INTEGER NOT NULL,
+            added    INTEGER NOT NULL DEFAULT 0,
+            changed  INTEGER NOT NULL DEFAULT 0, -- removed or edited
+            PRIMARY KEY (kind, agent_id)
+        ) WITHOUT ROWID;
+        INSERT INTO row_changes(kind, agent_id, added) SELECT 'passages', agent_id, COUNT(*) FROM passages GROUP BY agent_id;
+        INSERT INTO row_changes(kind, agent_id, added) SELECT 'messages', agent_id, COUNT(*) FROM messages GROUP BY agent_id;
+        CREATE TRIGGER passages_rows_ai AFTER INSERT ON passages BEGIN
+            INSERT INTO row_changes(kind, agent_id, added) VALUES ('passages', new.agent_id, 1)
+            ON CONFLICT(kind, agent_id) DO UPDATE SET added = added + 1;
+        END;
+        CREATE TRIGGER passages_rows_ad AFTER DELETE ON passages BEGIN
+            INSERT INTO row_changes(kind, agent_id, changed) VALUES ('passages', old.agent_id, 1)
+            ON CONFLICT(kind, agent_id) DO UPDATE SET changed = changed + 1;
+        END;
+        CREATE TRIGGER passages_rows_au AFTER UPDATE OF text, agent_id ON passages BEGIN
+            INSERT INTO row_changes(kind, agent_id, changed) VALUES ('passages', new.agent_id, 1)
+            ON CONFLICT(kind, agent_id) DO UPDATE SET changed = changed + 1;
+        END;
+        CREATE TRIGGER messages_rows_ai AFTER INSERT ON messages BEGIN
+            INSERT INTO row_changes(kind, agent_id, added) VALUES ('messages', new.agent_id, 1)
+            ON CONFLICT(kind, agent_id) DO UPDATE SET added = added + 1;
+        END;
+        CREATE TRIGGER messages_rows_ad AFTER DELETE ON messages BEGIN
+            INSERT INTO row_changes(kind, agent_id, changed) VALUES ('messages', old.agent_id, 1)
+            ON CONFLICT(kind, agent_id) DO UPDATE SET changed = changed + 1;
+        END;
+        CREATE TRIGGER messages_rows_au AFTER UPDATE OF search_text, author, role, created_at, agent_id ON messages BEGIN
+            INSERT INTO row_changes(kind, agent_id, changed) VALUES ('messages', new.agent_id, 1)
+            ON CONFLICT(kind, agent_id) DO UPDATE SET changed = changed + 1;
+        END;
+        """
+    )
+
+
 MIGRATIONS: list[Migration] = [
     m001_initial,
     m002_retrieval_indexes,
@@ -513,4 +636,6 @@ MIGRATIONS: list[Migration] = [
     m010_agent_ids_never_reused,
     m011_imported_document_paths,
     m012_app_written_blocks,
+    m013_vector_search_form,
+    m014_row_changes,
 ]

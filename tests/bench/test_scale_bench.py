@@ -1,0 +1,23 @@
+"""A tiny run of the scale benchmark, so the script cannot rot (the figures come from
+`python -m bench.scale --n 1000000 --json`; no timing is asserted here)."""
+
+from __future__ import annotations
+
+from bench import scale
+
+KEYS = (
+    "search_p50_ms", "search_after_write_p50_ms", "write_penalty_ratio", "recall_at_10_vs_exact", "open_to_first_search_s",
+    "index_rss_mb", "fts_p50_ms", "auto_recall_section_p95_ms", "ingest_ratio_1m_vs_empty", "store_mb_per_100k",
+)
+
+
+def test_the_benchmark_reports_every_figure_of_the_issue_with_its_numpy_ratio():
+    report = scale.run(n=1500, queries=3, ingest_chunks=64)
+    assert all(key in report for key in KEYS)
+    assert report["n"] == 1500 and report["queries"] == 3
+    assert report["recall_at_10_vs_exact"] == 1.0  # at this size every vector is re-scored
+    for key in ("search_p50_ms", "search_after_write_p50_ms", "fts_p50_ms", "auto_recall_section_p95_ms", "open_to_first_search_s"):
+        assert report[key] > 0
+    for key in ("search_p50_vs_numpy", "open_to_first_search_vs_numpy", "index_rss_vs_numpy", "fts_p50_vs_numpy"):
+        assert key in report
+    assert report["store_mb_per_100k"] > 0 and report["ingest_ratio_1m_vs_empty"] > 0

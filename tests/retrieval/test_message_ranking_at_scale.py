@@ -1,0 +1,122 @@
+"""conversation_search keeps its answers while doing less work on long conversations: the timeline
+grows by the new messages only, the verbatim pass leaves nothing out in any script."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+from desktop.core.embedding.hashing import HashingEmbedder
+from desktop.core.memory.recall import RecallMemory
+from desktop.core.retrieval import MessageRanker, VectorIndex
+from desktop.core.retrieval import messages as message_ranking
+
+START = datetime(2026, 3, 1, 10, 0, tzinfo=timezone.utc)
+
+
+def _say(recall, text, minutes, author="Ana"):
+    return recall.add(1, role="user", kind="user_message", content=text, search_text=text, author=author, created_at=START + timedelta(minutes=minutes)).id
+
+
+def _ranking(recall, query):
+    return [(hit.id, round(hit.score, 6), hit.exact) for hit in recall.rank(1, query)]
+
+
+def test_a_new_message_is_read_alone_and_the_ranking_equals_a_fresh_read(db, monkeypatch):
+    embedder = HashingEmbedder()
+    recall = RecallMemory(db, embedder, ranker=MessageRanker(db, embedder, VectorIndex(db)))
+    for n in range(60):
+        _say(recall, f"turn {n} about {'owls' if n % 7 == 0 else 'bread'} and the garden", n, author="Ana" if n % 2 else "Ben")
+    recall.rank(1, "owls")
+    read = []
+    original = message_ranking._timeline_rows
+    monkeypatch.setattr(message_ranking, "_timeline_rows", lambda rows, speaker: read.append(len(rows)) or original(rows, speaker))
+    _say(recall, "owls again, late at night", 60, author="Cleo")  # a new speaker too
+    _say(recall, "owls in the morning", 60 * 24 * 3)  # a new session
+    incremental = _ranking(recall, "owls")
+    assert read == [2]
+    fresh = RecallMemory(db, embedder, ranker=MessageRanker(db, embedder, VectorIndex(db)))
+    assert incremental == _ranking(fresh, "owls")
+    assert _ranking(recall, "what did Cleo say") == _ranking(fresh, "what did Cleo say")
+
+
+def test_an_edit_or_a_deletion_reads_the_timeline_again(db):
+    embedder = HashingEmbedder()
+    recall = RecallMemory(db, embedder, ranker=MessageRanker(db, embedder, VectorIndex(db)))
+    ids = [_say(recall, f"note {n} on tomatoes", n) for n in range(10)]
+    assert ids[3] in [hit.id for hit in recall.rank(1, "tomatoes")]
+    db.execute("DELETE FROM messages WHERE id = ?", (ids[3],))
+    _say(recall, "tomatoes, finally ripe", 20)  # as many messages as before: counts alone would not tell
+    assert ids[3] not in [hit.id for hit in recall.rank(1, "tomatoes")]
+
+
+def test_verbatim_matches_are_found_in_every_script_and_case(db):
+    recall = RecallMemory(db, HashingEmbedder())
+    street = _say(recall, "We met on the Hauptstraße in Köln", 0)
+    kelvin = _say(recall, "It was 300 \u212a outside", 1)  # the Kelvin sign casefolds to an ASCII k
+    plain = _say(recall, "The HAUPTSTRASSE was closed", 2)
+    _say(recall, "nothing to see", 3)
+    exact = {hit.id for hit in recall.rank(1, "hauptstrasse") if hit.exact}
+    assert exact == {street, plain}
+    assert {hit.id for hit in recall.rank(1, "300 k") if hit.exact} == {kelvin}
+
+
+def test_in_a_long_conversation_verbatim_matches_come_from_the_word_index(db, monkeypatch):
+    monkeypatch.setattr(message_ranking, "VERBATIM_SCAN_MAX", 5)
+    recall = RecallMemory(db, HashingEmbedder())
+    target = _say(recall, "my locker code is XK-42z, don't forget", 0)
+    inside = _say(recall, "the padlocker code is XK-42zz", 1)  # the query's outer words may be parts of longer ones
+    for n in range(12):
+        _say(recall, f"code review {n} about the locker", 2 + n)
+    statements = []
+    query = db.query
+    monkeypatch.setattr(db, "query", lambda sql, params=(): statements.append(sql) or query(sql, params))
+    exact = {hit.id for hit in recall.rank(1, "locker code is xk-42Z") if hit.exact}
+    assert exact == {target, inside}
+    full_scan = "FROM messages WHERE agent_id = ? AND search_text != '' AND memdesk_contains"
+    assert not any(full_scan in sql for sql in statements)
+    assert any("messages_fts MATCH" in sql and "memdesk_contains" in sql for sql in statements)
+    statements.clear()
+    assert {hit.id for hit in recall.rank(1, "XK-42") if hit.exact} == {target, inside}  # no inner word: every text is compared
+    assert any(full_scan in sql for sql in statements)
+
+
+def test_inner_words_are_those_a_verbatim_match_must_contain_whole():
+    from desktop.core.retrieval.query import inner_words
+
+    assert inner_words("locker code is xk-42Z") == ["code", "is", "xk"]
+    assert inner_words(" locker code ") == ["locker", "code"]
+    assert inner_words("owls") == [] and inner_words("snake_case words") == ["case"]
+
+
+def test_cached_rankings_follow_added_removed_and_edited_rows_without_counting_them(db):
+    from desktop.core.clock import ManualClock
+    from desktop.core.memory.archival import ArchivalMemory, NewPassage
+    from desktop.core.retrieval import PassageRanker
+
+    archival = ArchivalMemory(db, HashingEmbedder(), ManualClock(), ranker=PassageRanker(db, None))
+    [kept, gone] = archival.add(1, [NewPassage("heron by the pond", START), NewPassage("heron nest in spring", START)])  # words only
+    assert {hit.id for hit in archival._ranker.rank(1, "heron")} == {kept, gone}
+    archival.delete([gone])
+    assert {hit.id for hit in archival._ranker.rank(1, "heron")} == {kept}
+    db.execute("UPDATE passages SET text = 'egret by the pond' WHERE id = ?", (kept,))
+    assert archival._ranker.rank(1, "heron") == []
+    recall = RecallMemory(db, HashingEmbedder())
+    first = _say(recall, "the heron came back", 0)
+    assert [hit.id for hit in recall.rank(1, "heron")] == [first]
+    db.execute("UPDATE messages SET search_text = 'the egret came back' WHERE id = ?", (first,))
+    assert recall.rank(1, "heron") == []
+
+
+def test_warming_reads_the_timeline_before_the_first_search(db, monkeypatch):
+    embedder = HashingEmbedder()
+    index = VectorIndex(db)
+    recall = RecallMemory(db, embedder, ranker=MessageRanker(db, embedder, index))
+    for n in range(5):
+        _say(recall, f"apples number {n}", n)
+    recall.index_pending(1)
+    index.warm_in_background(1, recall.warm).join()
+    read = []
+    original = message_ranking._timeline_rows
+    monkeypatch.setattr(message_ranking, "_timeline_rows", lambda rows, speaker: read.append(len(rows)) or original(rows, speaker))
+    assert len(recall.rank(1, "apples")) == 5
+    assert read == []
