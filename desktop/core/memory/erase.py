@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from desktop.core.retrieval import vector_codes
 from desktop.core.retrieval.vector_index import TABLES as VECTOR_TABLES, table_exists
 from desktop.core.storage import Database
 
@@ -26,8 +27,12 @@ def _delete_vectors(db: Database, kind: str, ids: Iterable[int]) -> None:
     table = VECTOR_TABLES[kind]
     if not table_exists(db, table):
         return
+    ids = sorted(set(ids))
     for chunk in _chunks(ids):
         db.execute(f"DELETE FROM {table} WHERE rowid IN ({','.join('?' * len(chunk))})", chunk)
+    # The search form (sign bits, float16 copies) is derived from the vector and goes with it: a
+    # message kept as a placeholder must not still be found by what it said.
+    vector_codes.remove(db, kind, ids)
 
 
 def erase_passages(db: Database, passage_ids: Iterable[int]) -> None:

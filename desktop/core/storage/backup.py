@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from desktop.core.storage.database import Database, open_database, translate_error
 from desktop.core.storage.migrations import MIGRATIONS
-from desktop.errors import BackupError, DamagedStoreError, MemDeskError, StoreError
+from desktop.errors import BackupError, DamagedStoreError, MemDeskError, PassphraseRequiredError, StoreError
 from desktop.private_files import FOLDER_MODE, make_private
 
 if TYPE_CHECKING:
@@ -205,7 +205,9 @@ class Backups:
             )
         try:
             undo = self.create(BEFORE_RESTORE, keep=True)
-        except DamagedStoreError:
+        except (DamagedStoreError, PassphraseRequiredError):
+            # Without a SQLite header a damaged file looks like an encrypted one: either way it
+            # cannot be copied, so it is moved aside, never deleted.
             undo = None
         if undo is not None:
             # The copy replaces every page in one write transaction: atomic, and safe even if a

@@ -78,9 +78,13 @@ def file_is_encrypted(path: Path | str) -> bool:
     try:
         with open(path, "rb") as file:
             header = file.read(len(PLAIN_HEADER))
+            size = os.fstat(file.fileno()).st_size
     except FileNotFoundError:
         return False
-    return len(header) > 0 and header != PLAIN_HEADER
+    # A database file is whole pages (a power of two of at least 512 bytes): a file without the
+    # SQLite header that is not is damaged, not encrypted, and is offered a snapshot instead of a
+    # passphrase question.
+    return len(header) > 0 and header != PLAIN_HEADER and size % 512 == 0
 
 
 @functools.lru_cache(maxsize=8)

@@ -103,6 +103,13 @@ def test_search_no_longer_finds_what_was_forgotten(services, eva_agent, forgetti
     assert memory.archival.search(agent_id, "Eva birthday orchids").hits  # warms the rankers' caches
     assert memory.recall.search_text(agent_id, "Eva").total
     forgetting.apply(eva_agent.id, "Eva")
+    # The search form derived from the vectors goes too: a placeholder keeps no float16 copy of what it said.
+    kept = {p.id for p in memory.archival.list(agent_id)}
+    assert {r[0] for r in db.query("SELECT id FROM passages_vec16 WHERE agent_id = ?", (agent_id,))} <= kept
+    placeholders = [r[0] for r in db.query("SELECT id FROM messages WHERE agent_id = ? AND search_text = ?", (agent_id, PLACEHOLDER))]
+    assert placeholders
+    marks = ",".join("?" * len(placeholders))
+    assert db.scalar(f"SELECT COUNT(*) FROM messages_vec16 WHERE id IN ({marks})", placeholders) == 0
     assert not [h for h in memory.archival.search(agent_id, "Eva birthday orchids").hits if "Eva" in h.passage.text]
     assert memory.recall.search_text(agent_id, "Eva").total == 0
     assert db.scalar("SELECT COUNT(*) FROM messages_fts WHERE messages_fts MATCH 'eva OR evie OR orchids'") == 0
