@@ -155,7 +155,10 @@ def _print_retrieval(report: dict, ks: tuple[int, ...], title: str = "LoCoMo con
     print(f"{title}: {report['questions']} questions ({report['skipped']} skipped: evidence not found)")
     print(f"weights tuned on {', '.join(report['tuned_on'])}; the other conversations are held out")
     header = "".join(f"{'recall@' + str(k):>11}" for k in ks)
-    titles = {"fused": "MemDesk search (fused)", "bm25": "BM25 only", "fused+graph": "MemDesk search with knowledge-graph expansion"}
+    titles = {
+        "fused": "MemDesk search (fused; long messages by their best part)", "fused/whole": "MemDesk search, long messages scored whole",
+        "bm25": "BM25 only", "fused+graph": "MemDesk search with knowledge-graph expansion",
+    }
     for mode in [m for m in titles if m in report]:
         print(f"\n{titles[mode]}")
         rows = report[mode]

@@ -30,8 +30,10 @@ from desktop.core.storage import open_database
 #: Conversations the fusion weights were tuned on; the others are held out to check generalisation.
 TUNING_CONVERSATIONS = ("conv-26", "conv-30", "conv-41")
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
-MODES = ("fused", "bm25")
+MODES = ("fused", "bm25", "fused/whole")
 GRAPH_MODE = "fused+graph"
+#: The fused search with long messages scored as a whole, not by their best part (the lever's baseline).
+WHOLE_MODE = "fused/whole"
 
 
 _SESSION_TIME = re.compile(r"(\d{1,2}):(\d{2})\s*([ap]m)\s+on\s+(\d{1,2})\s+([A-Za-z]+),\s*(\d{4})", re.IGNORECASE)
@@ -116,7 +118,8 @@ def evaluate_samples(samples: list[dict], embedder: Embedder, *, ks: tuple[int, 
     skipped = 0
     with tempfile.TemporaryDirectory(prefix="memdesk-locomo-") as folder:
         db = open_database(Path(folder) / "memdesk.sqlite3")
-        recall = RecallMemory(db, embedder, ranker=MessageRanker(db, embedder, VectorIndex(db)))
+        ranker = MessageRanker(db, embedder, VectorIndex(db))
+        recall = RecallMemory(db, embedder, ranker=ranker)
         try:
             for sample in samples:
                 ids = _load_conversation(db, recall, sample)
@@ -131,6 +134,7 @@ def evaluate_samples(samples: list[dict], embedder: Embedder, *, ks: tuple[int, 
                         continue
                     category = category_name(qa["category"])
                     for mode in modes:
+                        ranker.by_parts = mode != WHOLE_MODE
                         started = time.perf_counter()
                         ranking = recall.rank(
                             agent_id, qa["question"], dense=mode != "bm25", graph_weight=graph_weight if mode == GRAPH_MODE else 0.0

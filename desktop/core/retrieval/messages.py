@@ -21,6 +21,7 @@ from desktop.core.clock import parse_iso
 from desktop.core.embedding import Embedder
 from desktop.core.retrieval import fusion
 from desktop.core.retrieval.graph_expansion import expansion_scores
+from desktop.core.retrieval.message_parts import PartIndex
 from desktop.core.retrieval.query import contains_casefold, fts_query, mentioned_dates, mentioned_names, without_words
 from desktop.core.retrieval.vector_index import VectorIndex
 from desktop.core.storage import Database
@@ -57,6 +58,7 @@ class MessageRank:
     id: int
     score: float
     exact: bool  # the query occurs in the message verbatim (case-insensitive)
+    part: tuple[int, int] | None = None  # of a long message, the span of its search text that matched best
 
 
 @dataclass
@@ -74,11 +76,15 @@ class MessageRanker:
     so it is built once per store by the composition root and passed in."""
 
     def __init__(
-        self, db: Database, embedder: Embedder | None, vectors: VectorIndex | None = None, *, user_name: Callable[[], str] = lambda: ""
+        self, db: Database, embedder: Embedder | None, vectors: VectorIndex | None = None, *, user_name: Callable[[], str] = lambda: "",
+        by_parts: bool = True,
     ) -> None:
         """``user_name``: the person's name (a setting, read at each search). With it and the
-        agent's own name, app messages, which have no author, still have a speaker."""
+        agent's own name, app messages, which have no author, still have a speaker. ``by_parts``:
+        the lexical leg scores a long message by its best part (desktop.core.retrieval.message_parts)."""
         self._db = db
+        self.by_parts = by_parts
+        self._parts = PartIndex()
         self._user_name = user_name
         self._embedder = embedder
         self._vectors = vectors or VectorIndex(db)
@@ -110,8 +116,19 @@ class MessageRanker:
             self._timelines[agent_id] = timeline
         return timeline
 
+    def _part_scores(self, agent_id: int, match: str) -> dict:
+        db = self._db
+        state = tuple(db.query_one(
+            "SELECT COUNT(*), MAX(id), TOTAL(LENGTH(search_text)) FROM messages WHERE agent_id = ? AND search_text != ''", (agent_id,)
+        ))
+        self._parts.refresh(agent_id, state, lambda after: db.query(
+            "SELECT id, search_text FROM messages WHERE agent_id = ? AND search_text != '' AND id > ? ORDER BY id", (agent_id, after)
+        ))
+        return self._parts.best_parts(agent_id, match)
+
     def rank(
-        self, agent_id: int, query: str, *, dense: bool = True, graph_weight: float = 0.0, before_id: int | None = None
+        self, agent_id: int, query: str, *, dense: bool = True, graph_weight: float = 0.0, before_id: int | None = None,
+        by_parts: bool | None = None,
     ) -> list[MessageRank]:
         """Every result of the query, best first; computed once per query and store state. The
         dense leg uses the vectors present: recall memory embeds pending messages first.
@@ -126,7 +143,8 @@ class MessageRanker:
         timeline = self._timeline(agent_id)
         if before_id is not None:
             timeline = _older_than(timeline, before_id)
-        key = (agent_id, query, dense, timeline.token, self._vectors.generation("messages", agent_id), graph_weight)
+        by_parts = self.by_parts if by_parts is None else by_parts
+        key = (agent_id, query, dense, timeline.token, self._vectors.generation("messages", agent_id), graph_weight, by_parts)
         if graph_weight > 0:  # the graph grows in the background and users edit it from another connection
             key += (db.scalar("SELECT MAX(id) FROM graph_mentions WHERE agent_id = ?", (agent_id,)), db.scalar("PRAGMA data_version"))
         with self._lock:
@@ -138,7 +156,14 @@ class MessageRanker:
         searched = without_words(query, sorted(names)) or query  # a speaker's name is not a search word
         lexical = np.zeros(n)
         match = fts_query(searched)
-        if match:
+        spans: dict[int, tuple[int, int]] = {}
+        if match and by_parts:
+            for message_id, hit in self._part_scores(agent_id, match).items():
+                if message_id in timeline.position:
+                    lexical[timeline.position[message_id]] = hit.score
+                    if hit.parts > 1:
+                        spans[message_id] = (hit.start, hit.end)
+        elif match:
             rows = db.query(
                 "SELECT f.rowid, -bm25(messages_fts) FROM messages_fts f JOIN messages m ON m.id = f.rowid"
                 " WHERE messages_fts MATCH ? AND m.agent_id = ? ORDER BY bm25(messages_fts) LIMIT ?",
@@ -180,7 +205,7 @@ class MessageRanker:
             p for k, p in enumerate(order)
             if exact[p] or (k < len(exact_ids) + SEARCH_DEPTH and scores[p] > 0 and (scores[p] - lift[p] > 0 or scores[p] >= floor))
         ]
-        result = [MessageRank(int(timeline.ids[p]), float(scores[p]), bool(exact[p])) for p in keep]
+        result = [MessageRank(int(timeline.ids[p]), float(scores[p]), bool(exact[p]), spans.get(int(timeline.ids[p]))) for p in keep]
         with self._lock:
             self._rankings[key] = result
             while len(self._rankings) > CACHED_RANKINGS:
