@@ -62,3 +62,12 @@ def test_the_parts_follow_the_messages_added_changed_and_deleted(db):
     assert [r.id for r in recall.rank(1, "lighthouse keeper")] == [second.id]  # the old text is not searchable
     db.execute("DELETE FROM messages WHERE id = ?", (second.id,))
     assert recall.rank(1, "cape") == []
+
+
+def test_a_message_rewritten_to_the_same_length_is_unsearchable_once_the_agent_is_invalidated(db):
+    ranker, recall = build(db)
+    message = add(recall, "Ann lives on Elm Street.")
+    assert [r.id for r in recall.rank(1, "Ann", dense=False)] == [message.id]
+    db.execute("UPDATE messages SET search_text = 'Xyz lives on Elm Street.' WHERE id = ?", (message.id,))
+    ranker.invalidate(1)
+    assert recall.rank(1, "Ann", dense=False) == []

@@ -10,7 +10,8 @@ automatic recall shows.
 The index is a cache, not data: it lives in a private in-memory SQLite database (nothing is
 written to the store, so no migration, and a rolled-back transaction of the store cannot leave
 it out of step), is filled on first use per agent, extended as messages arrive, and rebuilt when
-the agent's messages change otherwise (an edit, a deletion: ``forget`` must not leave text here).
+the agent's messages change otherwise (an edit, a deletion: ``forget`` must not leave text here;
+``MessageRanker.invalidate`` drops an agent's parts at once).
 """
 
 from __future__ import annotations
@@ -98,6 +99,13 @@ class PartIndex:
                     [(text[a:b], agent_id, message_id, a, b) for message_id, text in rows for a, b in split_parts(text)],
                 )
             self._state[agent_id] = state
+
+    def drop(self, agent_id: int) -> None:
+        """Forget the agent's parts now (they are rebuilt at its next search). For a change the
+        (count, newest id, total length) state cannot see: a message rewritten to the same length."""
+        with self._lock, self._db:
+            self._db.execute("DELETE FROM parts WHERE agent_id = ?", (agent_id,))
+            self._state.pop(agent_id, None)
 
     def best_parts(self, agent_id: int, match: str) -> dict[int, PartHit]:
         """Message id -> its best-scoring part for an FTS5 ``match`` expression."""

@@ -116,6 +116,14 @@ class MessageRanker:
             self._timelines[agent_id] = timeline
         return timeline
 
+    def invalidate(self, agent_id: int) -> None:
+        """Drop what is cached from the agent's messages (after rewriting some of them in place)."""
+        self._parts.drop(agent_id)
+        with self._lock:
+            self._timelines.pop(agent_id, None)
+            for key in [k for k in self._rankings if k[0] == agent_id]:
+                del self._rankings[key]
+
     def _part_scores(self, agent_id: int, match: str) -> dict:
         db = self._db
         state = tuple(db.query_one(
