@@ -157,7 +157,6 @@ def _print_retrieval(report: dict, ks: tuple[int, ...], title: str = "LoCoMo con
     header = "".join(f"{'recall@' + str(k):>11}" for k in ks)
     titles = {
         "fused": "MemDesk search (fused; long messages by their best part)", "fused/whole": "MemDesk search, long messages scored whole",
-        "fused/mixed": "MemDesk search, long messages scored half by their best part, half whole",
         "bm25": "BM25 only", "fused+graph": "MemDesk search with knowledge-graph expansion",
     }
     for mode in [m for m in titles if m in report]:

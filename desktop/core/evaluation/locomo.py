@@ -24,18 +24,16 @@ from desktop.core.graph.extraction import ExtractionOptions, GraphExtractor
 from desktop.core.graph.store import KnowledgeGraph
 from desktop.core.memory.recall import RecallMemory
 from desktop.core.retrieval import MessageRanker, VectorIndex
-from desktop.core.retrieval.messages import GRAPH_WEIGHT, WHOLE_SHARE
+from desktop.core.retrieval.messages import GRAPH_WEIGHT
 from desktop.core.storage import open_database
 
 #: Conversations the fusion weights were tuned on; the others are held out to check generalisation.
 TUNING_CONVERSATIONS = ("conv-26", "conv-30", "conv-41")
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
-MODES = ("fused", "bm25", "fused/whole", "fused/mixed")
+MODES = ("fused", "bm25", "fused/whole")
 GRAPH_MODE = "fused+graph"
 #: The fused search with long messages scored as a whole, not by their best part (the lever's baseline).
 WHOLE_MODE = "fused/whole"
-#: Long messages scored half by their best part, half as a whole (a variant measured beside the default).
-MIXED_MODE = "fused/mixed"
 
 
 _SESSION_TIME = re.compile(r"(\d{1,2}):(\d{2})\s*([ap]m)\s+on\s+(\d{1,2})\s+([A-Za-z]+),\s*(\d{4})", re.IGNORECASE)
@@ -137,7 +135,6 @@ def evaluate_samples(samples: list[dict], embedder: Embedder, *, ks: tuple[int, 
                     category = category_name(qa["category"])
                     for mode in modes:
                         ranker.by_parts = mode != WHOLE_MODE
-                        ranker.whole_share = 0.5 if mode == MIXED_MODE else WHOLE_SHARE
                         started = time.perf_counter()
                         ranking = recall.rank(
                             agent_id, qa["question"], dense=mode != "bm25", graph_weight=graph_weight if mode == GRAPH_MODE else 0.0

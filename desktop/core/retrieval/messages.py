@@ -49,8 +49,6 @@ DATE_SLACK = timedelta(days=1)
 SESSION_GAP_SECONDS = 6 * 3600
 SEARCH_DEPTH = 100
 LEXICAL_DEPTH = 200
-#: Scored by parts, a long message's lexical score keeps this share of its whole-message BM25.
-WHOLE_SHARE = 0.0
 #: Rankings kept per ranker (a query is ranked once and paged through).
 CACHED_RANKINGS = 64
 
@@ -86,8 +84,6 @@ class MessageRanker:
         the lexical leg scores a long message by its best part (desktop.core.retrieval.message_parts)."""
         self._db = db
         self.by_parts = by_parts
-        #: With ``by_parts``, the share of the lexical score the whole message keeps beside its best part.
-        self.whole_share = WHOLE_SHARE
         self._parts = PartIndex()
         self._user_name = user_name
         self._embedder = embedder
@@ -156,7 +152,7 @@ class MessageRanker:
         if before_id is not None:
             timeline = _older_than(timeline, before_id)
         by_parts = self.by_parts if by_parts is None else by_parts
-        key = (agent_id, query, dense, timeline.token, self._vectors.generation("messages", agent_id), graph_weight, by_parts, self.whole_share)
+        key = (agent_id, query, dense, timeline.token, self._vectors.generation("messages", agent_id), graph_weight, by_parts)
         if graph_weight > 0:  # the graph grows in the background and users edit it from another connection
             key += (db.scalar("SELECT MAX(id) FROM graph_mentions WHERE agent_id = ?", (agent_id,)), db.scalar("PRAGMA data_version"))
         with self._lock:
@@ -169,8 +165,13 @@ class MessageRanker:
         lexical = np.zeros(n)
         match = fts_query(searched)
         spans: dict[int, tuple[int, int]] = {}
-        whole = np.zeros(n)
-        if match and (not by_parts or self.whole_share > 0):
+        if match and by_parts:
+            for message_id, hit in self._part_scores(agent_id, match).items():
+                if message_id in timeline.position:
+                    lexical[timeline.position[message_id]] = hit.score
+                    if hit.parts > 1:
+                        spans[message_id] = (hit.start, hit.end)
+        elif match:
             rows = db.query(
                 "SELECT f.rowid, -bm25(messages_fts) FROM messages_fts f JOIN messages m ON m.id = f.rowid"
                 " WHERE messages_fts MATCH ? AND m.agent_id = ? ORDER BY bm25(messages_fts) LIMIT ?",
@@ -178,16 +179,8 @@ class MessageRanker:
             )
             for message_id, score in rows:
                 if message_id in timeline.position:
-                    whole[timeline.position[message_id]] = score
-        if match and by_parts:
-            for message_id, hit in self._part_scores(agent_id, match).items():
-                if message_id in timeline.position:
-                    lexical[timeline.position[message_id]] = hit.score
-                    if hit.parts > 1:
-                        spans[message_id] = (hit.start, hit.end)
-            scores = (1 - self.whole_share) * fusion.scale_by_max(lexical) + self.whole_share * fusion.scale_by_max(whole)
-        else:
-            scores = fusion.scale_by_max(whole)
+                    lexical[timeline.position[message_id]] = score
+        scores = fusion.scale_by_max(lexical)
         lift = np.zeros(n)  # what each score owes to its neighbours
         if dense and n:
             cosine = np.zeros(n)
