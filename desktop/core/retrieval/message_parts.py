@@ -10,8 +10,8 @@ automatic recall shows.
 The index is a cache, not data: it lives in a private in-memory SQLite database (nothing is
 written to the store, so no migration, and a rolled-back transaction of the store cannot leave
 it out of step), is filled on first use per agent, extended as messages arrive, and rebuilt when
-the agent's messages change otherwise (an edit, a deletion: ``forget`` must not leave text here;
-``MessageRanker.invalidate`` drops an agent's parts at once).
+the agent's messages change otherwise (an edit, a deletion: ``forget`` must not leave text here),
+which a checksum of every message's text shows.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 import sqlite3
 import threading
+import zlib
 from dataclasses import dataclass
 
 #: Target size of a part. Measured on BEAM's development chats (docs/evaluation.md).
@@ -36,6 +37,12 @@ class PartHit:
     start: int  # its span in the message's search text
     end: int
     parts: int  # how many parts the message has
+
+
+def checksum(text: str | None) -> int:
+    """A message's text as a number, summed over an agent's messages to tell whether any changed
+    (SQL function ``memdesk_checksum``): a rewrite to the same length must not go unseen."""
+    return zlib.crc32((text or "").encode("utf-8"))
 
 
 def split_parts(text: str, size: int = PART_CHARS, whole: int = WHOLE_CHARS) -> list[tuple[int, int]]:
@@ -79,7 +86,7 @@ class PartIndex:
         self._lock = threading.Lock()
 
     def refresh(self, agent_id: int, state: tuple, rows_after) -> None:
-        """Bring the agent's parts up to ``state`` ((count, newest id, total length) of its
+        """Bring the agent's parts up to ``state`` ((count, newest id, sum of ``checksum``) of its
         searchable messages). ``rows_after(id)`` gives (id, search_text) of the messages newer
         than ``id`` (all of them for 0): only those are added when nothing older changed."""
         with self._lock:
@@ -88,7 +95,7 @@ class PartIndex:
                 return
             appended = known is not None and state[1] is not None and known[1] is not None and state[1] > known[1]
             rows = list(rows_after(known[1] if appended else 0))
-            if appended and (known[0] + len(rows), known[2] + sum(len(t) for _, t in rows)) != (state[0], state[2]):
+            if appended and (known[0] + len(rows), known[2] + sum(checksum(t) for _, t in rows)) != (state[0], state[2]):
                 appended = False  # an older message changed too
                 rows = list(rows_after(0))
             with self._db:
@@ -99,13 +106,6 @@ class PartIndex:
                     [(text[a:b], agent_id, message_id, a, b) for message_id, text in rows for a, b in split_parts(text)],
                 )
             self._state[agent_id] = state
-
-    def drop(self, agent_id: int) -> None:
-        """Forget the agent's parts now (they are rebuilt at its next search). For a change the
-        (count, newest id, total length) state cannot see: a message rewritten to the same length."""
-        with self._lock, self._db:
-            self._db.execute("DELETE FROM parts WHERE agent_id = ?", (agent_id,))
-            self._state.pop(agent_id, None)
 
     def best_parts(self, agent_id: int, match: str) -> dict[int, PartHit]:
         """Message id -> its best-scoring part for an FTS5 ``match`` expression."""

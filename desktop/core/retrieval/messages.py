@@ -21,7 +21,7 @@ from desktop.core.clock import parse_iso
 from desktop.core.embedding import Embedder
 from desktop.core.retrieval import fusion
 from desktop.core.retrieval.graph_expansion import expansion_scores
-from desktop.core.retrieval.message_parts import PartIndex
+from desktop.core.retrieval.message_parts import PartIndex, checksum
 from desktop.core.retrieval.query import contains_casefold, fts_query, mentioned_dates, mentioned_names, without_words
 from desktop.core.retrieval.vector_index import VectorIndex
 from desktop.core.storage import Database
@@ -92,6 +92,7 @@ class MessageRanker:
         self._rankings: OrderedDict[tuple, list[MessageRank]] = OrderedDict()
         self._lock = threading.Lock()
         db.create_function("memdesk_contains", 2, contains_casefold)
+        db.create_function("memdesk_checksum", 1, checksum)
 
     def _timeline(self, agent_id: int) -> _Timeline:
         db = self._db
@@ -116,18 +117,11 @@ class MessageRanker:
             self._timelines[agent_id] = timeline
         return timeline
 
-    def invalidate(self, agent_id: int) -> None:
-        """Drop what is cached from the agent's messages (after rewriting some of them in place)."""
-        self._parts.drop(agent_id)
-        with self._lock:
-            self._timelines.pop(agent_id, None)
-            for key in [k for k in self._rankings if k[0] == agent_id]:
-                del self._rankings[key]
-
     def _part_scores(self, agent_id: int, match: str) -> dict:
         db = self._db
         state = tuple(db.query_one(
-            "SELECT COUNT(*), MAX(id), TOTAL(LENGTH(search_text)) FROM messages WHERE agent_id = ? AND search_text != ''", (agent_id,)
+            "SELECT COUNT(*), MAX(id), TOTAL(memdesk_checksum(search_text)) FROM messages WHERE agent_id = ? AND search_text != ''",
+            (agent_id,),
         ))
         self._parts.refresh(agent_id, state, lambda after: db.query(
             "SELECT id, search_text FROM messages WHERE agent_id = ? AND search_text != '' AND id > ? ORDER BY id", (agent_id, after)
