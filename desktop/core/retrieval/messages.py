@@ -85,6 +85,7 @@ class MessageRanker:
         self._db = db
         self.by_parts = by_parts
         self._parts = PartIndex()
+        self._parts_token: dict[int, tuple] = {}
         self._user_name = user_name
         self._embedder = embedder
         self._vectors = vectors or VectorIndex(db)
@@ -117,15 +118,23 @@ class MessageRanker:
             self._timelines[agent_id] = timeline
         return timeline
 
-    def _part_scores(self, agent_id: int, match: str) -> dict:
+    def _part_scores(self, agent_id: int, match: str, token: tuple) -> dict:
+        """``token``: the timeline's (count, newest id, ...) with the vectors' generation, which
+        moves whenever a message's text is rewritten (its vector is dropped): while it stands
+        still, the parts are current without summing a checksum over every message."""
         db = self._db
-        state = tuple(db.query_one(
-            "SELECT COUNT(*), MAX(id), TOTAL(memdesk_checksum(search_text)) FROM messages WHERE agent_id = ? AND search_text != ''",
-            (agent_id,),
-        ))
-        self._parts.refresh(agent_id, state, lambda after: db.query(
-            "SELECT id, search_text FROM messages WHERE agent_id = ? AND search_text != '' AND id > ? ORDER BY id", (agent_id, after)
-        ))
+        with self._lock:
+            current = self._parts_token.get(agent_id) == token
+        if not current:
+            state = tuple(db.query_one(
+                "SELECT COUNT(*), MAX(id), TOTAL(memdesk_checksum(search_text)) FROM messages WHERE agent_id = ? AND search_text != ''",
+                (agent_id,),
+            ))
+            self._parts.refresh(agent_id, state, lambda after: db.query(
+                "SELECT id, search_text FROM messages WHERE agent_id = ? AND search_text != '' AND id > ? ORDER BY id", (agent_id, after)
+            ))
+            with self._lock:
+                self._parts_token[agent_id] = token
         return self._parts.best_parts(agent_id, match)
 
     def rank(
@@ -160,7 +169,8 @@ class MessageRanker:
         match = fts_query(searched)
         spans: dict[int, tuple[int, int]] = {}
         if match and by_parts:
-            for message_id, hit in self._part_scores(agent_id, match).items():
+            full = self._timeline(agent_id).token  # all the agent's messages, whatever before_id cuts
+            for message_id, hit in self._part_scores(agent_id, match, (*full, self._vectors.generation("messages", agent_id))).items():
                 if message_id in timeline.position:
                     lexical[timeline.position[message_id]] = hit.score
                     if hit.parts > 1:
