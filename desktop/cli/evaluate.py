@@ -1,4 +1,6 @@
-"""`memdesk eval locomo PATH [--mode retrieval|context|answer] [--json]`.
+"""`memdesk eval locomo PATH [--mode retrieval|context|answer] [--json]`, and
+`memdesk eval beam DIR... [--mode search|context] [--json]` (BEAM's chats in LoCoMo's shape,
+desktop.core.evaluation.beam: the same measures, per BEAM question kind).
 
 * ``retrieval`` (the default): recall@k of conversation search (desktop.core.evaluation.locomo).
 * ``context --window N``: replay each conversation into a fresh agent and report the share of
@@ -16,8 +18,10 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
+from desktop.core.evaluation.beam import KINDS as BEAM_KINDS
+
 MODES = ("retrieval", "context", "answer")
-CATEGORY_ORDER = ("single-hop", "multi-hop", "temporal", "open-domain", "adversarial")
+CATEGORY_ORDER = ("single-hop", "multi-hop", "temporal", "open-domain", "adversarial", *BEAM_KINDS)
 
 
 def add_eval_command(subparsers: "argparse._SubParsersAction") -> argparse.ArgumentParser:
@@ -41,7 +45,64 @@ def add_eval_command(subparsers: "argparse._SubParsersAction") -> argparse.Argum
     locomo.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     locomo.add_argument("--no-graph", action="store_true", help="skip the knowledge graph (its extraction takes a minute or two)")
     locomo.set_defaults(handler=run_eval)
+    beam = kinds.add_parser("beam", help="conversation memory on BEAM chat folders (long technical messages)")
+    beam.add_argument("paths", type=Path, nargs="+", metavar="DIR", help="BEAM chat folders (chats/100K/N) or a folder of them")
+    beam.add_argument(
+        "--mode", choices=("search", "context"), default="search",
+        help="search: share of evidence messages conversation search ranks in the top k; "
+        "context: share of evidence messages wholly or partly in the model's prompt after a replay",
+    )
+    beam.add_argument("--k", type=int, default=10, help="search: the largest cut-off reported (recall@5 is always reported)")
+    beam.add_argument("--window", type=int, help="context: the context window in tokens (default: the context_size setting)")
+    beam.add_argument(
+        "--variant", choices=("fifo", "fifo+recall"), action="append", dest="variants",
+        help="context: only this variant (repeatable; default: both)",
+    )
+    beam.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+    beam.add_argument("--no-graph", action="store_true", help="search: skip the knowledge graph (its extraction takes about a minute per chat)")
+    beam.set_defaults(handler=run_beam)
     return parser
+
+
+def run_beam(args: argparse.Namespace) -> int:
+    from desktop.core.evaluation.beam import load_chats
+    from desktop.errors import MemDeskError
+
+    missing = [str(p) for p in args.paths if not p.exists()]
+    if missing:
+        print(f"error: {', '.join(missing)} does not exist", file=sys.stderr)
+        return 2
+    progress = lambda text: print(f"  {text}", file=sys.stderr, flush=True)  # noqa: E731 (stdout stays one JSON object)
+    try:
+        samples = load_chats(args.paths)
+        report = _beam_search(args, samples, progress) if args.mode == "search" else _replay(args, progress, samples=samples)
+    except (MemDeskError, ValueError, KeyError, OSError) as error:
+        print(f"error: {getattr(error, 'user_message', error)}", file=sys.stderr)
+        return 1
+    report = {"data_set": "BEAM", "chats": [s["sample_id"] for s in samples], **report}
+    if args.json:
+        print(json.dumps(report))
+    elif args.mode == "search":
+        _print_retrieval(report, tuple(sorted({5, max(1, args.k)})), title="BEAM conversation search", extra=("tuned", "held_out", *_groups()))
+    else:
+        _print_replay(report, title="BEAM")
+    return 0
+
+
+def _beam_search(args: argparse.Namespace, samples: list[dict], progress) -> dict:
+    from desktop.core.embedding.sentence_transformer import SentenceTransformerEmbedder
+    from desktop.core.evaluation.beam import DEVELOPMENT
+    from desktop.core.evaluation.locomo import evaluate_samples
+
+    analyser = None
+    if not args.no_graph:
+        from desktop.core.graph.nlp import SpacyAnalyser
+
+        analyser = SpacyAnalyser()
+    return evaluate_samples(
+        samples, SentenceTransformerEmbedder(), ks=tuple(sorted({5, max(1, args.k)})), analyser=analyser,
+        tuned_on=DEVELOPMENT, progress=lambda s: progress(f"evaluated chat {s}"),
+    )
 
 
 def run_eval(args: argparse.Namespace) -> int:
@@ -86,18 +147,26 @@ def _retrieval(args: argparse.Namespace, progress) -> dict:
     )
 
 
-def _print_retrieval(report: dict, ks: tuple[int, ...]) -> None:
-    print(f"LoCoMo conversation search: {report['questions']} questions ({report['skipped']} skipped: evidence not found)")
+def _groups() -> tuple[str, ...]:
+    return tuple(f"{g}{c}" for g in ("tuned", "held_out") for c in ("", *(f"/{n}" for n in CATEGORY_ORDER)))
+
+
+def _print_retrieval(report: dict, ks: tuple[int, ...], title: str = "LoCoMo conversation search", extra: tuple[str, ...] = ("tuned", "held_out")) -> None:
+    print(f"{title}: {report['questions']} questions ({report['skipped']} skipped: evidence not found)")
     print(f"weights tuned on {', '.join(report['tuned_on'])}; the other conversations are held out")
     header = "".join(f"{'recall@' + str(k):>11}" for k in ks)
-    titles = {"fused": "MemDesk search (fused)", "bm25": "BM25 only", "fused+graph": "MemDesk search with knowledge-graph expansion"}
+    titles = {
+        "fused": "MemDesk search (fused; long messages by their best part)", "fused/whole": "MemDesk search, long messages scored whole",
+        "bm25": "BM25 only", "fused+graph": "MemDesk search with knowledge-graph expansion",
+    }
     for mode in [m for m in titles if m in report]:
         print(f"\n{titles[mode]}")
-        print(f"  {'':14}{header}{'n':>7}")
         rows = report[mode]
-        for name in _row_order(rows, extra=("tuned", "held_out")):
+        width = max(14, *(len(n) + 1 for n in rows))
+        print(f"  {'':{width}}{header}{'n':>7}")
+        for name in _row_order(rows, extra=extra):
             row = rows[name]
-            print(f"  {name:14}" + "".join(f"{row[f'recall@{k}']:>11.3f}" for k in ks) + f"{row['n']:>7}")
+            print(f"  {name:{width}}" + "".join(f"{row[f'recall@{k}']:>11.3f}" for k in ks) + f"{row['n']:>7}")
     if "search_ms" in report:
         print("\nmedian search time (ms): " + ", ".join(f"{mode} {ms}" for mode, ms in report["search_ms"].items()))
 
@@ -132,11 +201,13 @@ class _AppStore:
         self._services.close()
 
 
-def _replay(args: argparse.Namespace, progress) -> dict:
+def _replay(args: argparse.Namespace, progress, samples: list[dict] | None = None) -> dict:
+    """A LoCoMo file's replay (``args.path``), or, given ``samples``, BEAM chats in LoCoMo's shape."""
     from desktop.app import make_runtime
     from desktop.cli.passphrase import open_store_services
     from desktop.core.embedding.sentence_transformer import SentenceTransformerEmbedder
-    from desktop.core.evaluation.locomo_replay import FIFO, FIFO_RECALL, evaluate
+    from desktop.core.evaluation.beam import DEVELOPMENT
+    from desktop.core.evaluation.locomo_replay import FIFO, FIFO_RECALL, evaluate, evaluate_samples
 
     embedder = SentenceTransformerEmbedder()
     user = open_store_services(embedder=embedder)  # the active model and settings
@@ -158,19 +229,24 @@ def _replay(args: argparse.Namespace, progress) -> dict:
         progress(f"loading the model with a {settings.context_size}-token window")
     runtime = make_runtime(settings)
     try:
-        report = evaluate(
-            args.path, runtime, factory, mode=args.mode, variants=variants,
-            limit=args.limit if args.mode == "answer" else None, samples=args.conversations, progress=progress,
-        )
+        if samples is not None:
+            report = evaluate_samples(
+                samples, runtime, factory, mode="context", variants=variants, progress=progress, tuned_on=DEVELOPMENT, partly=True
+            )
+        else:
+            report = evaluate(
+                args.path, runtime, factory, mode=args.mode, variants=variants,
+                limit=args.limit if args.mode == "answer" else None, samples=args.conversations, progress=progress,
+            )
     finally:
         runtime.close()
     return report
 
 
-def _print_replay(report: dict) -> None:
+def _print_replay(report: dict, title: str = "LoCoMo") -> None:
     answer = report["mode"] == "answer"
     print(
-        f"LoCoMo {report['mode']} evaluation: {report['questions']} questions ({report['skipped']} skipped), "
+        f"{title} {report['mode']} evaluation: {report['questions']} questions ({report['skipped']} skipped), "
         f"{report['model']} tokenizer, window {report['window']} tokens, {report['seconds']} s"
     )
     held_out = [c for c in report["conversations"] if c not in report.get("tuned_on", [])]
@@ -178,10 +254,9 @@ def _print_replay(report: dict) -> None:
     for variant, rows in report["variants"].items():
         label = "FIFO window only (no search call)" if variant == "fifo" else "FIFO window + automatic recall"
         print(f"\n{label}")
-        columns = ["evidence_in_context", "evidence_recall"] + (["f1"] if answer else [])
+        columns = ["evidence_in_context", "evidence_recall"] + (["evidence_partly"] if "evidence_partly" in rows.get("all", {}) else []) + (["f1"] if answer else [])
         print(f"  {'':22}" + "".join(f"{c:>21}" for c in columns) + f"{'n':>7}")
-        groups = tuple(f"{g}{c}" for g in ("tuned", "held_out") for c in ("", *(f"/{n}" for n in CATEGORY_ORDER)))
-        for name in _row_order(rows, extra=groups):
+        for name in _row_order(rows, extra=_groups()):
             row = rows[name]
             print(f"  {name:22}" + "".join(f"{row[c]:>21.3f}" for c in columns) + f"{row['n']:>7}")
     for variant, reason in report.get("unavailable", {}).items():

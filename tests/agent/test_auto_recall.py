@@ -246,3 +246,18 @@ def test_inside_a_rolled_back_transaction_the_search_runs_inline(services, runti
         assert agent.last_recall.status == "placed"
         assert "My cat is called Tom" in runtime.prompts[-1][-1].content
     assert memories_events(services, agent) == []  # rolled back with the question
+
+
+def test_a_detail_deep_in_a_long_message_comes_back_as_that_part_with_a_pointer_to_the_whole(services, runtime, make_agent, clock):
+    agent = make_agent()
+    plan = "\n".join(f"Step {n}: configure the worker pool and the retry queue for stage {n} of the rollout." for n in range(1, 60))
+    plan += "\nThe staging database password rotates every ninety days through the vault.\n"
+    plan += "\n".join(f"Check {n}: watch the dashboards and the error budget during stage {n}." for n in range(1, 40))
+    forget(services, agent, clock, [plan, "I like green tea in the morning"])
+    runtime.enqueue(say("Every ninety days."))
+    agent.send_user_message("How often does the staging database password rotate?")
+    (line,) = [m for m in json.loads(runtime.prompts[0][-1].content)["memories"] if "password" in m]
+    assert "The staging database password rotates every ninety days through the vault." in line
+    assert len(line) < len(plan) / 3  # the part that answers, not the whole plan
+    day = (clock.now() - timedelta(days=3, minutes=2)).date().isoformat()
+    assert line.endswith(f"(part of a {len(plan):,}-character message; conversation_search_date {day} shows it whole)")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from desktop.core.graph.extraction import MAX_ATTEMPTS, ExtractionOptions, GraphExtractor
-from desktop.core.graph.nlp import SPEAKER, Analysis, FoundFact
+from desktop.core.graph.nlp import LONG_TEXT_CHARS, SPEAKER, Analysis, FoundFact, person_would_name
 
 
 def test_fixed_text_gives_exact_entities_and_facts(analyser):
@@ -179,3 +179,45 @@ class _Poisoned:
         if any("POISON" in t for t in texts):
             raise RuntimeError("cannot read POISON")
         return self._analyser.analyse(texts)
+
+
+@pytest.mark.parametrize(
+    ("name", "kept"),
+    [
+        ("Ann", "Ann"), ("New York", "New York"), ("HireVue", "HireVue"), ("JavaScript", "JavaScript"),
+        ("Montserrat Media Hub", "Montserrat Media Hub"), ("Flask", "Flask"),
+        ("Python 3.11.2", "Python"), ("Bootstrap 5.3", "Bootstrap"),  # a version is not part of the tool's name
+        ("user_id", None), ("getUser", None), ("app.py", None), ("werkzeug.security", None), ("transactions(id", None),
+        ("https://example.com/x", None), ("src/app", None), ("320ms", None), ("2024", None), ("Task 1 Set", None),
+        ("Nov", None), ("Friday", None), ("Next Steps \n Research", None),
+    ],
+)
+def test_only_names_a_person_would_say_are_entities(name, kept):
+    assert person_would_name(name) == kept
+
+
+def test_structure_of_a_technical_message_is_not_read_as_names(analyser):
+    text = (
+        "### Example Workflow\n"
+        "- **Document Findings**: keep notes.\n"
+        "| Task 1 Set | 320ms |\n"
+        "I moved the budget tracker from Flask 2.3 to Quart with Craig, and `user_id` lives in models.py now.\n"
+        "Generate a report every week."
+    )
+    (result,) = analyser.analyse([text])
+    names = {e.name for e in result.entities}
+    assert {"Flask", "Craig"} <= names
+    for noise in ("Example Workflow", "Document Findings", "Task 1 Set", "320ms", "user_id", "models.py", "Generate", "Flask 2.3"):
+        assert noise not in names
+
+
+def test_a_long_text_keeps_only_the_concepts_it_returns_to(analyser):
+    passing = " ".join(f"The {word} was checked once." for word in ("ledger", "printer", "invoice", "kettle", "sofa"))
+    long_text = "The budget tracker needs a login page. " * 2 + passing + " " + " ".join(["Ann checked the dashboard with me."] * 40)
+    assert len(long_text) > LONG_TEXT_CHARS
+    (result,) = analyser.analyse([long_text])
+    names = {e.name for e in result.entities}
+    assert {"budget tracker", "login page", "Ann"} <= names
+    assert not names & {"ledger", "printer", "invoice", "kettle", "sofa"}
+    (short,) = analyser.analyse(["The ledger was checked once."])
+    assert "ledger" in {e.name for e in short.entities}  # a chat line's nouns all count

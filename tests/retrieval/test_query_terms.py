@@ -10,6 +10,7 @@ from desktop.core.clock import ManualClock
 from desktop.core.embedding.hashing import HashingEmbedder
 from desktop.core.memory.archival import ArchivalMemory
 from desktop.core.memory.recall import RecallMemory
+from desktop.core.retrieval.message_parts import PartIndex
 from desktop.core.retrieval.query import MAX_QUERY_TERMS, fts_query, terms
 
 #: 20,000 words, nearly all different: the query a user pasting a long document would search with.
@@ -18,9 +19,17 @@ HUGE_QUERY = "lighthouse " + " ".join(f"word{n}" for n in range(20_000))
 
 @pytest.fixture
 def fts_matches(db, monkeypatch):
-    """The MATCH expressions the store is asked for, as lists of their OR-ed terms."""
+    """The MATCH expressions the store (or the index of long messages' parts) is asked for, as
+    lists of their OR-ed terms."""
     seen: list[list[str]] = []
     real_query = db.query
+    real_parts = PartIndex.best_parts
+
+    def parts_spy(index, agent_id, match):
+        seen.append(match.split(" OR "))
+        return real_parts(index, agent_id, match)
+
+    monkeypatch.setattr(PartIndex, "best_parts", parts_spy)
 
     def spy(sql, params=()):
         if "MATCH" in sql:

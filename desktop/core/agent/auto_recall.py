@@ -115,8 +115,18 @@ class ConversationSource:
             if message is None or not message.search_text.strip():
                 continue
             who = message.author or ("you" if message.role == "assistant" else "user")
-            found.append(Memory(self.name, f"message:{message.id}", message.search_text, message.created_at, who, hit.score, message))
+            text = excerpt(message.search_text, hit.part, message.created_at) if hit.part else message.search_text
+            found.append(Memory(self.name, f"message:{message.id}", text, message.created_at, who, hit.score, message))
         return found
+
+
+def excerpt(text: str, span: tuple[int, int], at: datetime | None) -> str:
+    """The part of a long message that matched, marked as a part, with how to read the whole: a
+    long message then costs the section one part, and the detail deep inside it is what shows."""
+    start, end = span
+    part = text[start:end].strip()
+    whole = f"conversation_search_date {at.date().isoformat()} shows it whole" if at else "conversation_search shows it whole"
+    return f"{'… ' if start > 0 else ''}{part}{' …' if end < len(text) else ''} (part of a {len(text):,}-character message; {whole})"
 
 
 class ArchivalSource:

@@ -30,8 +30,10 @@ from desktop.core.storage import open_database
 #: Conversations the fusion weights were tuned on; the others are held out to check generalisation.
 TUNING_CONVERSATIONS = ("conv-26", "conv-30", "conv-41")
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
-MODES = ("fused", "bm25")
+MODES = ("fused", "bm25", "fused/whole")
 GRAPH_MODE = "fused+graph"
+#: The fused search with long messages scored as a whole, not by their best part (the lever's baseline).
+WHOLE_MODE = "fused/whole"
 
 
 _SESSION_TIME = re.compile(r"(\d{1,2}):(\d{2})\s*([ap]m)\s+on\s+(\d{1,2})\s+([A-Za-z]+),\s*(\d{4})", re.IGNORECASE)
@@ -89,11 +91,26 @@ def build_graph(db, agent_id: int, analyser) -> dict:
     return {"messages": report.sources, "seconds": round(seconds, 2), "entities": report.entities, "facts": report.facts}
 
 
+def category_name(category) -> str:
+    """A question's row in the tables: LoCoMo's numbered categories by name, other data sets'
+    kinds (BEAM's "multi_session_reasoning") as they are."""
+    if isinstance(category, int) or (isinstance(category, str) and category.isdigit()):
+        return CATEGORIES.get(int(category), f"category {category}")
+    return str(category)
+
+
 def evaluate(path: Path, embedder: Embedder, *, ks: tuple[int, ...] = (5, 10), progress=None, analyser=None,
              graph_weight: float = GRAPH_WEIGHT) -> dict:
     """With ``analyser`` (desktop.core.graph.nlp.SpacyAnalyser) each conversation also gets its
     knowledge graph, and the "fused+graph" mode ranks with graph expansion in the same run."""
     samples = json.loads(Path(path).read_text(encoding="utf-8"))
+    return evaluate_samples(samples, embedder, ks=ks, progress=progress, analyser=analyser, graph_weight=graph_weight)
+
+
+def evaluate_samples(samples: list[dict], embedder: Embedder, *, ks: tuple[int, ...] = (5, 10), progress=None, analyser=None,
+                     graph_weight: float = GRAPH_WEIGHT, tuned_on: tuple[str, ...] = TUNING_CONVERSATIONS) -> dict:
+    """Conversations in LoCoMo's shape (another data set converted to it, such as BEAM) ranked as
+    ``evaluate`` does; ``tuned_on`` names the conversations tuned on (the rest are held out)."""
     modes = MODES + ((GRAPH_MODE,) if analyser is not None else ())
     recalls: dict[str, dict[tuple, list[float]]] = {mode: defaultdict(list) for mode in modes}
     latency: dict[str, list[float]] = {mode: [] for mode in modes}
@@ -101,20 +118,23 @@ def evaluate(path: Path, embedder: Embedder, *, ks: tuple[int, ...] = (5, 10), p
     skipped = 0
     with tempfile.TemporaryDirectory(prefix="memdesk-locomo-") as folder:
         db = open_database(Path(folder) / "memdesk.sqlite3")
-        recall = RecallMemory(db, embedder, ranker=MessageRanker(db, embedder, VectorIndex(db)))
+        ranker = MessageRanker(db, embedder, VectorIndex(db))
+        recall = RecallMemory(db, embedder, ranker=ranker)
         try:
             for sample in samples:
                 ids = _load_conversation(db, recall, sample)
                 agent_id = ids.pop("agent_id")
                 if analyser is not None:
                     graphs[sample["sample_id"]] = build_graph(db, agent_id, analyser)
-                group = "tuned" if sample["sample_id"] in TUNING_CONVERSATIONS else "held_out"
+                group = "tuned" if sample["sample_id"] in tuned_on else "held_out"
                 for qa in sample["qa"]:
                     evidence = {ids[e] for e in qa.get("evidence", []) if e in ids}
                     if not evidence:
                         skipped += 1
                         continue
+                    category = category_name(qa["category"])
                     for mode in modes:
+                        ranker.by_parts = mode != WHOLE_MODE
                         started = time.perf_counter()
                         ranking = recall.rank(
                             agent_id, qa["question"], dense=mode != "bm25", graph_weight=graph_weight if mode == GRAPH_MODE else 0.0
@@ -123,19 +143,18 @@ def evaluate(path: Path, embedder: Embedder, *, ks: tuple[int, ...] = (5, 10), p
                         ranked = [r.id for r in ranking]
                         for k in ks:
                             value = len(evidence & set(ranked[:k])) / len(evidence)
-                            for bucket in ("all", f"cat:{qa['category']}", group, sample["sample_id"]):
+                            for bucket in ("all", category, group, f"{group}/{category}", sample["sample_id"]):
                                 recalls[mode][(bucket, k)].append(value)
                 if progress:
                     progress(sample["sample_id"])
         finally:
             db.close()
-    report: dict = {"questions": len(recalls["fused"][("all", ks[0])]), "skipped": skipped, "tuned_on": list(TUNING_CONVERSATIONS)}
+    report: dict = {"questions": len(recalls["fused"][("all", ks[0])]), "skipped": skipped, "tuned_on": list(tuned_on)}
     for mode in modes:
         table: dict[str, dict[str, float]] = defaultdict(dict)
         for (bucket, k), values in recalls[mode].items():
-            name = f"{CATEGORIES[int(bucket[4:])]}" if bucket.startswith("cat:") else bucket
-            table[name][f"recall@{k}"] = round(sum(values) / len(values), 4)
-            table[name]["n"] = len(values)
+            table[bucket][f"recall@{k}"] = round(sum(values) / len(values), 4)
+            table[bucket]["n"] = len(values)
         report[mode] = dict(table)
     report["search_ms"] = {mode: round(1000 * statistics.median(values), 2) for mode, values in latency.items() if values}
     if analyser is not None:

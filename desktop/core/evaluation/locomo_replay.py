@@ -37,7 +37,7 @@ from desktop.core.agent.loop import Agent
 from desktop.core.clock import Clock, ManualClock
 from desktop.core.evaluation import scoring
 from desktop.core.evaluation.replay_runtime import PLACEHOLDER_SUMMARY, ReplayRuntime
-from desktop.core.evaluation.locomo import CATEGORIES, TUNING_CONVERSATIONS, session_time, turn_text
+from desktop.core.evaluation.locomo import TUNING_CONVERSATIONS, category_name, session_time, turn_text
 from desktop.core.runtime.base import ChatMessage, Runtime
 from desktop.core.storage import Database
 from desktop.errors import MemDeskError
@@ -137,6 +137,18 @@ def visible(text: str, seen: str) -> bool:
     return text in seen or json.dumps(text, ensure_ascii=False)[1:-1] in seen
 
 
+#: A line of an evidence turn shorter than this says too little to count as part of it in the prompt.
+PART_MIN_CHARS = 40
+
+
+def shown_in_part(text: str, seen: str) -> bool:
+    """Is at least part of this turn in front of the model: the whole, or one of its lines of
+    PART_MIN_CHARS or more (automatic recall may show only the part of a long message that answers)?"""
+    if visible(text, seen):
+        return True
+    return any(visible(line.strip(), seen) for line in text.splitlines() if len(line.strip()) >= PART_MIN_CHARS)
+
+
 @dataclass
 class Replay:
     store: EvalStore
@@ -219,12 +231,12 @@ def spread(items: list, count: int) -> list:
     return [items[int(i * step)] for i in range(count)]
 
 
-def _buckets(sample_id: str, category: int) -> tuple[str, ...]:
+def _buckets(sample_id: str, category, tuned_on: Sequence[str] = TUNING_CONVERSATIONS) -> tuple[str, ...]:
     """Rows of the table a question counts in: all, its category, tuned or held out (automatic
-    recall was tuned on TUNING_CONVERSATIONS only), its conversation, and its category within
-    the tuned or held-out group."""
-    name = CATEGORIES.get(category, f"category {category}")
-    group = "tuned" if sample_id in TUNING_CONVERSATIONS else "held_out"
+    recall was tuned on ``tuned_on`` only), its conversation, and its category within the tuned
+    or held-out group."""
+    name = category_name(category)
+    group = "tuned" if sample_id in tuned_on else "held_out"
     return ("all", name, group, f"{group}/{name}", sample_id)
 
 
@@ -253,11 +265,30 @@ def evaluate(
     """Replay every conversation in ``path`` and report what the agent saw (and, in answer mode,
     how it answered). ``limit``: answer mode asks at most this many questions in all, spread over
     the conversations and over each one's questions. ``samples``: only these conversation ids."""
-    if mode not in ("context", "answer"):
-        raise ValueError(f"unknown mode {mode!r}")
     data = json.loads(Path(path).read_text(encoding="utf-8"))
     if samples:
         data = [s for s in data if s["sample_id"] in set(samples)]
+    return evaluate_samples(data, counter, factory, mode=mode, variants=variants, limit=limit, progress=progress)
+
+
+def evaluate_samples(
+    data: list[dict],
+    counter: Runtime,
+    factory: StoreFactory,
+    *,
+    mode: str = "context",
+    variants: Sequence[str] = (FIFO,),
+    limit: int | None = None,
+    progress: Callable[[str], None] | None = None,
+    tuned_on: Sequence[str] = TUNING_CONVERSATIONS,
+    partly: bool = False,
+) -> dict:
+    """``evaluate`` on conversations in LoCoMo's shape (another data set converted to it, such as
+    BEAM); ``tuned_on`` names those automatic recall was tuned on. ``partly`` also reports
+    ``evidence_partly``: the share of evidence turns at least part of which (one of its lines) is
+    in the prompt, for long messages that recall shows in part."""
+    if mode not in ("context", "answer"):
+        raise ValueError(f"unknown mode {mode!r}")
     live = mode == "answer"
     per_sample = None
     if live and limit is not None:
@@ -288,13 +319,16 @@ def evaluate(
                         seen = prompt_text(asked.prompt)
                         shown = [visible(text, seen) for text in evidence]
                         row = {"evidence_in_context": float(all(shown)), "evidence_recall": sum(shown) / len(shown)}
+                        if partly:
+                            row["evidence_partly"] = sum(shown_in_part(text, seen) for text in evidence) / len(evidence)
                         if live:
                             gold = qa.get("answer", qa.get("adversarial_answer"))
-                            row["f1"] = scoring.score(int(qa["category"]), asked.reply, gold)
+                            category = qa["category"]  # LoCoMo's numbers have scoring rules; other kinds score plain F1
+                            row["f1"] = scoring.score(int(category) if str(category).isdigit() else 0, asked.reply, gold)
                             stats[variant]["errors"] += bool(asked.error)
                             if len(examples) < 20 and variant == variants[-1]:
                                 examples.append({"question": qa["question"], "gold": gold, "reply": asked.reply, "f1": round(row["f1"], 3)})
-                        for bucket in _buckets(sample["sample_id"], int(qa["category"])):
+                        for bucket in _buckets(sample["sample_id"], qa["category"], tuned_on):
                             for metric, value in row.items():
                                 results[variant][bucket][metric].append(value)
                 finally:
@@ -308,7 +342,7 @@ def evaluate(
         "model": info.model_id,
         "exact_tokens": info.exact_tokens,
         "conversations": [s["sample_id"] for s in data],
-        "tuned_on": [s["sample_id"] for s in data if s["sample_id"] in TUNING_CONVERSATIONS],
+        "tuned_on": [s["sample_id"] for s in data if s["sample_id"] in tuned_on],
         "questions": asked_total,
         "skipped": skipped_total,
         "variants": {variant: _table(results[variant]) for variant in variants},

@@ -1,0 +1,75 @@
+"""Long messages searched by their parts: how they are cut, and that a detail deep inside a long
+message ranks it as high as a short message saying the same, with the part that matched."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+from desktop.core.embedding.hashing import HashingEmbedder
+from desktop.core.memory.recall import RecallMemory
+from desktop.core.retrieval import MessageRanker, VectorIndex
+from desktop.core.retrieval.message_parts import PART_CHARS, WHOLE_CHARS, split_parts
+
+WHEN = datetime(2026, 3, 1, 10, 0, tzinfo=timezone.utc)
+PLAN = "\n".join(f"Step {n}: configure the worker pool and the retry queue for stage {n} of the rollout." for n in range(1, 80))
+DETAIL = "The staging database password rotates every ninety days through the vault."
+
+
+def test_a_short_message_is_one_part_and_a_long_one_is_cut_at_line_ends_covering_it_all():
+    assert split_parts("Hello there") == [(0, 11)]
+    text = PLAN + "\n" + DETAIL
+    spans = split_parts(text)
+    assert spans[0][0] == 0 and spans[-1][1] == len(text)
+    assert all(a[1] == b[0] for a, b in zip(spans, spans[1:]))  # no gap, no overlap
+    assert all(text[end - 1] == "\n" for _, end in spans[:-1])  # cut after a line
+    assert all(end - start <= PART_CHARS * 1.25 for start, end in spans)
+    unbroken = "x" * (3 * PART_CHARS)
+    assert split_parts(unbroken) == [(0, PART_CHARS), (PART_CHARS, 2 * PART_CHARS), (2 * PART_CHARS, 3 * PART_CHARS)]
+    assert len(split_parts("y" * WHOLE_CHARS)) == 1
+
+
+def add(recall, text):
+    return recall.add(1, role="user", kind="user_message", content=text, search_text=text, created_at=WHEN)
+
+
+def build(db, by_parts=True):
+    ranker = MessageRanker(db, HashingEmbedder(), VectorIndex(db), by_parts=by_parts)
+    return ranker, RecallMemory(db, HashingEmbedder(), ranker=ranker)
+
+
+def test_a_detail_deep_in_a_long_message_ranks_it_first_with_the_matching_part(db):
+    ranker, recall = build(db)
+    long_message = add(recall, PLAN + "\n" + DETAIL + "\n" + PLAN)
+    for n in range(30):
+        add(recall, f"We talked about the old cathedral and the garden, day {n}.")
+    add(recall, "The password for the wifi router is on the fridge.")
+    question = "How often does the staging database password rotate?"
+    top = recall.rank(1, question, dense=False)[0]  # the lexical leg is the one scored by parts
+    assert top.id == long_message.id
+    start, end = top.part
+    assert DETAIL in long_message.search_text[start:end] and end - start < 2 * PART_CHARS
+    short = recall.rank(1, "wifi router")[0]
+    assert short.part is None  # a message of one part needs no pointer into it
+
+
+def test_the_parts_follow_the_messages_added_changed_and_deleted(db):
+    ranker, recall = build(db)
+    first = add(recall, "The lighthouse keeper logs every ship.")
+    assert [r.id for r in recall.rank(1, "lighthouse")] == [first.id]
+    second = add(recall, "A second lighthouse stands on the cape.")
+    assert {r.id for r in recall.rank(1, "lighthouse")} == {first.id, second.id}
+    db.execute("UPDATE messages SET search_text = 'redacted' WHERE id = ?", (first.id,))
+    assert [r.id for r in recall.rank(1, "lighthouse keeper")] == [second.id]  # the old text is not searchable
+    db.execute("DELETE FROM messages WHERE id = ?", (second.id,))
+    assert recall.rank(1, "cape") == []
+
+
+def test_a_message_rewritten_to_the_same_length_is_no_longer_found_by_its_old_words(db):
+    """forget rewrites a message in place: the parts must follow even when the length is the same."""
+    ranker, recall = build(db)
+    message = add(recall, "Ann lives on Elm Street.")
+    assert [r.id for r in recall.rank(1, "Ann", dense=False)] == [message.id]
+    db.execute("UPDATE messages SET search_text = 'Xyz lives on Elm Street.' WHERE id = ?", (message.id,))  # as forget rewrites
+    assert recall.rank(1, "Ann", dense=False) == []
+    db.execute("UPDATE messages SET search_text = 'Ann lives on Elm Street.' WHERE id = ?", (message.id,))
+    assert [r.id for r in recall.rank(1, "Ann elm", dense=False)] == [message.id]  # a new query: no cached ranking
