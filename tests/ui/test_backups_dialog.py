@@ -120,10 +120,10 @@ def test_a_damaged_store_at_start_is_offered_its_newest_good_snapshot(services, 
     _yes(monkeypatch, asked)
     told = []
     monkeypatch.setattr(QMessageBox, "information", lambda _parent, _title, text, *a: told.append(text))
-    monkeypatch.setattr(ui_main, "open_services", lambda p: open_services(p, embedder=HashingEmbedder()))
-    restored = ui_main._open_or_offer_snapshot(Paths.from_environment())
+    monkeypatch.setattr(ui_main, "open_services", lambda p, key=None: open_services(p, key=key, embedder=HashingEmbedder()))
+    restored, code = ui_main._open_or_offer_snapshot(Paths.from_environment(), None)
     try:
-        assert restored is not None and restored.settings.user_name == "Ana"
+        assert restored is not None and code == 0 and restored.settings.user_name == "Ana"
     finally:
         restored.close()
     offered = backups_at(paths).get(snapshot.id)  # its time in the zone the window shows
