@@ -40,6 +40,8 @@ log = logging.getLogger("memdesk.ui")
 
 #: Printed (with --timing) so bench.startup can read when each milestone happened.
 TIMING_PREFIX = "memdesk-timing"
+#: How long a conversion waits for a closed window's threads to let go of the store before refusing.
+OUTLIVED_WAIT_S = 30.0
 
 
 def _setup_logging(paths: Paths) -> None:
@@ -186,7 +188,7 @@ def _restore(paths: Paths, snapshot_id: str, key: str | None) -> bool:
 def _convert(app: QApplication, paths: Paths, conversion: StoreConversion) -> str | None:
     """Run the conversion with a busy indicator; the key to open the store with afterwards."""
     unchanged = conversion.old_key
-    if threads_outlived_their_window():
+    if threads_outlived_their_window(wait_s=OUTLIVED_WAIT_S):
         QMessageBox.warning(None, "MemDesk", "Your memory was not converted: a background task was still using it. "
                             "Quit MemDesk, start it again and retry in Settings → Privacy.")
         return unchanged

@@ -16,6 +16,7 @@ Signals (requests to the worker threads):
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -69,8 +70,15 @@ log = logging.getLogger(__name__)
 _OUTLIVED_THEIR_WINDOW: list[tuple[QThread, object]] = []
 
 
-def threads_outlived_their_window() -> bool:
-    """Whether a closed window's thread is still running (and may still hold the store open)."""
+def threads_outlived_their_window(wait_s: float = 0.0) -> bool:
+    """Whether a closed window's thread is still running (and may still hold the store open), after
+    waiting up to ``wait_s`` for them to end: a turn or a search cut short usually ends within
+    seconds of its window, later on a busy machine."""
+    deadline = time.monotonic() + wait_s
+    for thread, _worker in _OUTLIVED_THEIR_WINDOW:
+        left_ms = int(max(0.0, deadline - time.monotonic()) * 1000)
+        if thread.isRunning() and left_ms:
+            thread.wait(left_ms)
     return any(thread.isRunning() for thread, _worker in _OUTLIVED_THEIR_WINDOW)
 
 REPAINT_MS = 33  # streamed text is painted at ~30 Hz, however fast tokens arrive
