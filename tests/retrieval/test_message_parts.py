@@ -73,3 +73,28 @@ def test_a_message_rewritten_to_the_same_length_is_no_longer_found_by_its_old_wo
     assert recall.rank(1, "Ann", dense=False) == []
     db.execute("UPDATE messages SET search_text = 'Ann lives on Elm Street.' WHERE id = ?", (message.id,))
     assert [r.id for r in recall.rank(1, "Ann elm", dense=False)] == [message.id]  # a new query: no cached ranking
+
+
+def test_opening_an_agent_builds_its_parts_before_the_first_search(db):
+    """The parts index is built when the agent opens (the window warms it in the background), so the
+    first automatic recall does not spend its deadline building it."""
+    ranker, recall = build(db)
+    add(recall, PLAN + "\n" + DETAIL)
+    assert ranker._parts_token.get(1) is None
+    ranker.warm(1)
+    warmed = ranker._parts_token.get(1)
+    assert warmed is not None
+    top = recall.rank(1, "staging database password", dense=False)[0]
+    assert top.part is not None and ranker._parts_token.get(1) == warmed  # nothing rebuilt at the search
+
+
+def test_a_conversation_longer_than_the_parts_limit_is_scored_by_whole_messages(db, monkeypatch):
+    from desktop.core.retrieval import messages
+
+    monkeypatch.setattr(messages, "PARTS_MAX", 1)
+    ranker, recall = build(db)
+    add(recall, PLAN + "\n" + DETAIL)
+    add(recall, "The password for the wifi router is on the fridge.")
+    ranker.warm(1)
+    assert ranker._parts_token.get(1) is None
+    assert all(r.part is None for r in recall.rank(1, "staging database password", dense=False))

@@ -152,8 +152,12 @@ class MessageRanker:
         db.create_function("memdesk_checksum", 1, checksum)
 
     def warm(self, agent_id: int) -> None:
-        """Read the agent's timeline now (a million messages take seconds), not at the first search."""
-        self._timeline(agent_id)
+        """Read the agent's timeline now (a million messages take seconds), and build its parts
+        index (a second for 10,000 messages), not at the first search, where automatic recall's
+        deadline would cut it short."""
+        timeline = self._timeline(agent_id)
+        if self.by_parts and len(timeline.ids) <= PARTS_MAX:
+            self._current_parts(agent_id, (*timeline.token, self._vectors.generation("messages", agent_id)))
 
     def _timeline(self, agent_id: int) -> _Timeline:
         """The agent's searchable messages in order. A conversation only grows at its end, so after
@@ -206,6 +210,10 @@ class MessageRanker:
         return [r[0] for r in self._db.query(sql, params)]
 
     def _part_scores(self, agent_id: int, match: str, token: tuple) -> dict:
+        self._current_parts(agent_id, token)
+        return self._parts.best_parts(agent_id, match)
+
+    def _current_parts(self, agent_id: int, token: tuple) -> None:
         """``token``: the timeline's (count, newest id, ...) with the vectors' generation, which
         moves whenever a message's text is rewritten (its vector is dropped): while it stands
         still, the parts are current without summing a checksum over every message."""
@@ -222,7 +230,6 @@ class MessageRanker:
             ))
             with self._lock:
                 self._parts_token[agent_id] = token
-        return self._parts.best_parts(agent_id, match)
 
     def rank(
         self, agent_id: int, query: str, *, dense: bool = True, graph_weight: float = 0.0, before_id: int | None = None,
