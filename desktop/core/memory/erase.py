@@ -31,8 +31,10 @@ def _delete_vectors(db: Database, kind: str, ids: Iterable[int]) -> None:
     for chunk in _chunks(ids):
         db.execute(f"DELETE FROM {table} WHERE rowid IN ({','.join('?' * len(chunk))})", chunk)
     # The search form (sign bits, float16 copies) is derived from the vector and goes with it: a
-    # message kept as a placeholder must not still be found by what it said.
-    vector_codes.remove(db, kind, ids)
+    # message kept as a placeholder must not still be found by what it said. (A snapshot taken
+    # before the form existed, purged by a forget, has none.)
+    if table_exists(db, vector_codes.HALF_TABLES[kind]):
+        vector_codes.remove(db, kind, ids)
 
 
 def erase_passages(db: Database, passage_ids: Iterable[int]) -> None:
