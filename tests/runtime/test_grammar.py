@@ -8,7 +8,7 @@ import re
 import pytest
 
 from desktop.core.runtime.base import ToolSpec
-from desktop.core.runtime.grammar import build_call_grammar
+from desktop.core.runtime.grammar import Limits, build_call_grammar
 from desktop.errors import ModelError
 from tests.runtime.conftest import HEARTBEAT_TOOLS, TOOLS
 
@@ -116,3 +116,34 @@ def test_refuses_what_it_cannot_express():
     weird = ToolSpec("weird", "x", {"type": "object", "properties": {"a": {"type": "tuple"}}, "required": []})
     with pytest.raises(ModelError):
         build_call_grammar([weird])
+
+
+BOUNDED = ToolSpec(
+    "record",
+    "x",
+    {
+        "type": "object",
+        "properties": {
+            "label": {"type": "string", "format": "phrase", "minLength": 2, "maxLength": 12},
+            "note": {"type": "string", "minLength": 1, "maxLength": 5},
+        },
+        "required": ["label", "note"],
+    },
+)
+
+
+def test_string_bounds_and_phrases_are_kept_by_everything_the_grammar_admits():
+    grammar = build_call_grammar([BOUNDED], limits=Limits(thoughts_chars=7))
+    for seed in range(300):
+        params = json.loads(grammar.sample(seed))["params"]
+        assert len(params["inner_thoughts"]) <= 7
+        assert 2 <= len(params["label"]) <= 12
+        assert params["label"][0].isalpha() and all(c.isalpha() or c in " '-" for c in params["label"])
+        assert 1 <= len(params["note"]) <= 5
+
+
+def test_refuses_string_bounds_it_cannot_keep():
+    for schema in ({"type": "string", "minLength": 3, "maxLength": 2}, {"type": "string", "format": "phrase", "maxLength": 0}):
+        spec = ToolSpec("odd", "x", {"type": "object", "properties": {"a": schema}, "required": ["a"]})
+        with pytest.raises(ModelError):
+            build_call_grammar([spec])

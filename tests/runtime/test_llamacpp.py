@@ -159,6 +159,25 @@ def test_the_grammar_rejects_unknown_functions_and_wrong_arguments(llama):
         assert not llama.grammar_accepts(grammar, text), text
 
 
+def test_llama_cpp_keeps_string_bounds_phrases_and_the_thoughts_budget(llama):
+    from desktop.core.runtime.grammar import Limits
+    from tests.runtime.test_grammar import BOUNDED
+
+    grammar = build_call_grammar([BOUNDED], limits=Limits(thoughts_chars=7))
+    for seed in range(20):
+        assert llama.grammar_accepts(grammar.text, grammar.sample(seed))
+    good = '{"function": "record", "params": {"inner_thoughts": "fine", "label": "sister of", "note": "ok"}}'
+    assert llama.grammar_accepts(grammar.text, good)
+    for bad in (
+        good.replace('"fine"', '"eight ch"'),  # thoughts over budget
+        good.replace('"sister of"', '"a"'),  # phrase too short
+        good.replace('"sister of"', '"sister of Ann!"'),  # too long, and punctuation
+        good.replace('"sister of"', '"- sister"'),  # does not start with a letter
+        good.replace('"ok"', '"toolong"'),
+    ):
+        assert not llama.grammar_accepts(grammar.text, bad), bad
+
+
 def test_llama_cpp_parses_the_grammar_and_admits_its_samples(llama):
     grammar = build_call_grammar(TOOLS, HEARTBEAT_TOOLS)
     for seed in range(40):

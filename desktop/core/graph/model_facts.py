@@ -16,15 +16,20 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from desktop.core.graph.relations import clean_relation
+from desktop.core.graph.relations import MAX_RELATION_CHARS, clean_relation
 from desktop.core.runtime.base import CallRequest, CancelToken, ChatMessage, Runtime, SamplingParams, ToolSpec
+from desktop.core.runtime.grammar import PHRASE
 
 log = logging.getLogger("memdesk.graph.model")
 
 FUNCTION = "record_fact"
 MAX_CHOICES = 12
 MAX_TEXT_CHARS = 1500
-PARAMS = SamplingParams(temperature=0.0, top_k=1, top_p=1.0, min_p=0.0, repeat_penalty=1.0, seed=0, max_tokens=160)
+#: Bounds that keep the whole call within ``max_tokens`` even at one character a token: a small
+#: model that rambles in its thoughts or its relation would otherwise be cut off mid-JSON and the
+#: fact lost (on some CPUs the 135M model did exactly that).
+THOUGHTS_CHARS = 60
+PARAMS = SamplingParams(temperature=0.0, top_k=1, top_p=1.0, min_p=0.0, repeat_penalty=1.0, seed=0, max_tokens=224)
 #: Tokens kept free beyond the instruction for the answer when reusing the agent's prompt.
 ANSWER_ROOM = PARAMS.max_tokens + 16
 
@@ -50,7 +55,10 @@ def fact_spec(choices: Sequence[str], objects: Sequence[str] | None = None) -> T
             "type": "object",
             "properties": {
                 "subject": {"type": "string", "enum": list(choices), "description": "Who or what the fact is about."},
-                "relation": {"type": "string", "description": "A short verb phrase, for example: lives in, works at, likes, sister of."},
+                "relation": {
+                    "type": "string", "format": PHRASE, "minLength": 2, "maxLength": MAX_RELATION_CHARS,
+                    "description": "A short verb phrase, for example: lives in, works at, likes, sister of.",
+                },
                 "object": {"type": "string", "enum": list(choices if objects is None else objects), "description": "The other entity."},
             },
             "required": ["subject", "relation", "object"],
@@ -89,13 +97,15 @@ class ModelFactExtractor:
             return []
         ask = ChatMessage("user", instruction(text, speaker, choices))
         messages = self._messages(prefix, ask)
-        turn = self._runtime.generate_call(CallRequest(messages, [fact_spec(choices)], self._params), cancel=cancel)
+        turn = self._runtime.generate_call(CallRequest(messages, [fact_spec(choices)], self._params, thoughts_chars=THOUGHTS_CHARS), cancel=cancel)
         same = _self_fact(turn.text, choices)
         if same is not None:
             # A small model often names one entity twice; JSON schema cannot say "another one", so the
             # second try fixes the subject and leaves only the others as objects (the prompt is cached).
             others = [c for c in choices if c != same]
-            turn = self._runtime.generate_call(CallRequest(messages, [fact_spec([same], others)], self._params), cancel=cancel)
+            turn = self._runtime.generate_call(
+                CallRequest(messages, [fact_spec([same], others)], self._params, thoughts_chars=THOUGHTS_CHARS), cancel=cancel
+            )
         return _parse(turn.text, choices)
 
     def _messages(self, prefix: Sequence[ChatMessage], ask: ChatMessage) -> list[ChatMessage]:

@@ -117,13 +117,16 @@ class CallRequest:
 
     ``tools`` are the functions it may call (the grammar admits no other); ``heartbeat_tools``
     names those whose arguments must include ``request_heartbeat``. ``persist`` False: the runtime
-    keeps nothing of this prompt on disk (a private chat); states already there may still be read."""
+    keeps nothing of this prompt on disk (a private chat); states already there may still be read.
+    ``thoughts_chars`` bounds ``inner_thoughts`` where the runtime enforces a grammar (None: its
+    default), so a call that must fit in few tokens cannot be cut off mid-JSON by rambling."""
 
     messages: Sequence[ChatMessage]
     tools: Sequence[ToolSpec]
     params: SamplingParams = field(default_factory=SamplingParams)
     heartbeat_tools: frozenset[str] = frozenset()
     persist: bool = True
+    thoughts_chars: int | None = None
 
     def __post_init__(self) -> None:
         _freeze(self, "messages")

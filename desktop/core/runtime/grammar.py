@@ -27,6 +27,7 @@ HEARTBEAT = "request_heartbeat"
 THOUGHTS = "inner_thoughts"
 ITEM_SEP, KEY_SEP = ", ", ": "
 _MAX_SAMPLE_DEPTH = 8
+_MAX_BOUNDED_CHARS = 2000
 
 
 @dataclass(frozen=True)
@@ -134,6 +135,11 @@ def _opt(item: Node) -> Node:
 _PLAIN = Chars(r'[^"\\\x00-\x1F\x7F]', "abcxyz ABC019.,!?'-éß€")
 _ESCAPE = _seq(Lit("\\"), Alt((Chars(r'["\\/bfnrt]', '"\\/bfnrt'), _seq(Lit("u"), Rep(Chars("[0-9a-fA-F]", "0123456789abcdef"), 4, 4)))))
 _CHAR = Alt((_PLAIN, _ESCAPE))
+#: ``"format": "phrase"``: a few words (a relation, a label) that start with a letter and hold only
+#: letters, spaces, apostrophes and hyphens, so cleaning the value can never leave it empty.
+PHRASE = "phrase"
+_PHRASE_FIRST = Chars("[a-zA-Z\u00C0-\u024F]", "abcXYZéß")
+_PHRASE_REST = Chars("[a-zA-Z\u00C0-\u024F '-]", "abc XYZ'-é")
 
 
 def _base_rules(limits: Limits) -> dict[str, Node]:
@@ -170,10 +176,24 @@ def _value_node(tool: str, name: str, schema: dict[str, Any]) -> Node:
         if items.get("type", "string") != "string" or "enum" in items:
             return Ref("array")
         return Ref("strings")
+    if kind == "string" and (PHRASE == schema.get("format") or "maxLength" in schema or "minLength" in schema):
+        return _bounded_string(tool, name, schema)
     simple = {"string": "string", "integer": "integer", "number": "number", "boolean": "boolean", "object": "object"}
     if kind not in simple:
         raise ModelError(f"Tool {tool}: argument {name} has a type the grammar cannot express: {kind!r}")
     return Ref(simple[kind])
+
+
+def _bounded_string(tool: str, name: str, schema: dict[str, Any]) -> Node:
+    """A string argument with ``minLength``/``maxLength`` (and the ``phrase`` format) in the grammar itself."""
+    low, high = int(schema.get("minLength", 0)), int(schema.get("maxLength", _MAX_BOUNDED_CHARS))
+    if not 0 <= low <= high or high > _MAX_BOUNDED_CHARS:
+        raise ModelError(f"Tool {tool}: argument {name} has string bounds the grammar cannot express: {low}..{high}")
+    if schema.get("format") != PHRASE:
+        return _seq(Lit('"'), Rep(Ref("char"), low, high), Lit('"'))
+    if high == 0:
+        raise ModelError(f"Tool {tool}: argument {name} is a phrase of at most 0 characters")
+    return _seq(Lit('"'), _PHRASE_FIRST, Rep(_PHRASE_REST, max(low - 1, 0), high - 1), Lit('"'))
 
 
 def _call_node(spec: ToolSpec, heartbeat: bool) -> Node:

@@ -15,7 +15,7 @@ from pathlib import Path
 from desktop.core.runtime.base import CallRequest, CancelToken, ChatMessage, GenerationStats, ModelTurn, RuntimeInfo, SamplingParams, StreamCallback, TextRequest
 from desktop.core.runtime.chat_template import ChatTemplate
 from desktop.core.runtime.gguf import read_gguf
-from desktop.core.runtime.grammar import build_call_grammar, forced_text
+from desktop.core.runtime.grammar import Limits, build_call_grammar, forced_text
 from desktop.core.runtime.json_end import JsonEnd
 from desktop.core.runtime.kv_store import KvStore
 from desktop.core.runtime.llamacpp.generation import generate
@@ -77,7 +77,8 @@ class LlamaCppRuntime:
         return len(self.prompt_tokens(messages))
 
     def generate_call(self, request: CallRequest, *, on_event: StreamCallback | None = None, cancel: CancelToken | None = None) -> ModelTurn:
-        grammar = build_call_grammar(request.tools, request.heartbeat_tools)
+        limits = Limits() if request.thoughts_chars is None else Limits(thoughts_chars=request.thoughts_chars)
+        grammar = build_call_grammar(request.tools, request.heartbeat_tools, limits)
         parser = CallStreamParser()
         end = JsonEnd()
 
