@@ -47,6 +47,18 @@ def test_the_contracts_catch_relative_imports_across_layers(tmp_path):
     assert "desktop.cli.probe -> PySide6" in result.stdout
 
 
+def test_the_contracts_catch_imports_made_only_for_type_checking(tmp_path):
+    """An annotation naming a higher layer ties the layers all the same, so it is checked too."""
+    copy = tmp_path / "desktop"
+    shutil.copytree(PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__", "resources"))
+    (copy / "core" / "tools" / "probe.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from desktop.core.agent.agents import AgentStore\n"
+    )
+    result = _lint(tmp_path)
+    assert result.returncode == 1
+    assert "desktop.core.tools.probe -> desktop.core.agent.agents" in result.stdout
+
+
 # import-linter reads import statements; a module named in a string is loaded without one.
 DYNAMIC_IMPORT_CALLS = {"__import__", "import_module"}
 NLP_MODULE = PACKAGE / "core" / "graph" / "nlp.py"

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from desktop.core.clock import Clock
 from desktop.core.memory.history import AGENT, Cause
 
 if TYPE_CHECKING:
-    from desktop.core.agent.agents import AgentStore
     from desktop.core.graph.store import KnowledgeGraph
     from desktop.core.memory.archival import ArchivalMemory
     from desktop.core.memory.core_memory import CoreMemory
@@ -25,6 +24,13 @@ class ConsentPolicy(Protocol):
     def allow(self, agent_id: int, tool: str, summary: str) -> bool: ...
 
 
+class AgentRecords(Protocol):
+    """The one thing a tool changes about its agent's own row (``pause_heartbeats``): the agent layer's
+    ``AgentStore`` fits it, and the tools layer, below the agent layer, need not import it."""
+
+    def update(self, agent_id: int, **fields: Any) -> None: ...
+
+
 class AllowAll:
     def allow(self, agent_id: int, tool: str, summary: str) -> bool:
         return True
@@ -38,7 +44,7 @@ class DenyAll:
 @dataclass
 class ToolContext:
     agent_id: int
-    agents: "AgentStore"
+    agents: AgentRecords
     core: "CoreMemory"
     recall: "RecallMemory"
     archival: "ArchivalMemory"
