@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.app import open_consolidator
-from desktop.core.agent.consolidation import OFF, Consolidator, PassResult
+from desktop.core.agent.consolidation import BUSY, OFF, Consolidator, PassResult
 from desktop.core.agent.consolidation_store import FAILED, Change
 from desktop.core.runtime.base import CancelToken
 from desktop.ui.qt_errors import reports_errors
@@ -195,6 +195,8 @@ class ConsolidationController(QObject):
     @reports_errors
     def on_finished(self, result: PassResult) -> None:
         self._cancel = None
+        if result.status == BUSY:
+            self.restart()  # another writer held the store: try again at the next idle moment
         self.update_review_action()
         if result.status != "skipped" and (result.applied or result.proposed or result.failed):
             message = result.describe()

@@ -288,7 +288,7 @@ class AgentWorker(QObject):
             )
             if not consolidation.due():
                 return
-            result = consolidation.run(cancel)
+            result = consolidation.run_when_idle(cancel)  # a busy store: resumes at the next idle moment
             if result.changed_blocks:
                 self.memory_changed.emit(sorted(result.changed_blocks))
                 self.budget_changed.emit(self._agent.budget())

@@ -10,13 +10,14 @@ from dataclasses import replace
 import pytest
 
 from desktop.app import open_consolidator, open_services
-from desktop.core.agent.consolidation import FINISH, MEMORY_FUNCTIONS, parse_mode
+from desktop.core.agent.consolidation import BUSY, FINISH, MEMORY_FUNCTIONS, parse_mode
 from desktop.core.agent.consolidation_idle import IdleConsolidation
 from desktop.core.agent.consolidation_store import ACCEPTED, APPLIED, FAILED, REJECTED, RUNNING
 from desktop.core.embedding.hashing import HashingEmbedder
 from desktop.core.runtime.base import CancelToken
 from desktop.core.runtime.scripted import ScriptedRuntime, call, say
-from desktop.errors import ConfigError
+from desktop.core.storage import open_database
+from desktop.errors import ConfigError, StoreBusyError
 from desktop.paths import Paths
 
 KNOWN = "Lives in Portugal."
@@ -214,6 +215,40 @@ def test_a_new_message_cancels_the_pass_and_the_next_one_resumes_it(services, ru
     assert store.watermark(chatted.id) > 0
 
 
+@pytest.fixture
+def other_writer(services):
+    """A second connection that can hold the store's write lock (the graph extractor catching up);
+    the pass's own connection gives up on it quickly instead of after five seconds."""
+    services.db.set_busy_timeout(0.05)
+    other = open_database(services.db.path)
+    yield other
+    other.close()  # rolls back a lock a failed test left held
+
+
+def test_an_idle_pass_that_meets_a_held_write_lock_resumes_where_it_stopped_instead_of_failing(services, runtime, chatted, other_writer):
+    def meanwhile_the_extractor_writes(_messages):
+        other_writer.execute("BEGIN IMMEDIATE")
+        return append("Drinks green tea.")
+
+    runtime.enqueue(append("Name: Ana."), meanwhile_the_extractor_writes)
+    first = consolidator(services, chatted, runtime).run_when_idle()
+    assert first.status == BUSY and "busy" in first.describe()
+    assert services.memory.core.get(chatted.id, "human").value == f"{KNOWN}\nName: Ana."  # the finished step is kept
+
+    other_writer.execute("ROLLBACK")
+    runtime.enqueue(append("Drinks green tea."), finish())
+    second = consolidator(services, chatted, runtime).run_when_idle()
+    assert second.status == "done" and second.resumed
+    assert services.memory.core.get(chatted.id, "human").value == f"{KNOWN}\nName: Ana.\nDrinks green tea."
+
+
+def test_a_pass_the_user_asked_for_still_reports_a_busy_store(services, runtime, chatted, other_writer):
+    other_writer.execute("BEGIN IMMEDIATE")
+    with pytest.raises(StoreBusyError):
+        consolidator(services, chatted, runtime).run()
+    other_writer.execute("ROLLBACK")
+
+
 def test_a_cancel_before_the_first_call_still_resumes_later(services, runtime, chatted):
     cancel = CancelToken()
     cancel.cancel()
@@ -319,6 +354,25 @@ def test_the_idle_runner_stops_a_running_pass_when_the_user_is_back(services, ru
     assert not idle.running and results[0].status == "cancelled"
     assert services.memory.core.get(chatted.id, "human").value == KNOWN
     idle.close()
+
+
+def test_the_idle_runner_tries_again_at_the_next_idle_moment_when_the_store_was_busy(services, runtime, chatted, other_writer):
+    other_writer.execute("BEGIN IMMEDIATE")  # the extractor's catch-up holds the write lock
+    attempts, done, results, errors = [], threading.Event(), [], []
+
+    def make_pass():
+        attempts.append(1)
+        if len(attempts) == 2:
+            other_writer.execute("ROLLBACK")  # the catch-up has committed by the next idle moment
+        return consolidator(services, chatted, runtime, consolidation_every_turns=3)
+
+    runtime.enqueue(append("Name: Ana."), finish())
+    idle = IdleConsolidation(make_pass, 0.05, on_result=lambda result: (results.append(result), done.set()), on_error=errors.append)
+    idle.touch()
+    assert done.wait(10)
+    idle.close()
+    assert errors == [] and len(attempts) == 2
+    assert results[0].status == "done" and results[0].applied == 1
 
 
 def test_the_idle_runner_does_nothing_when_no_pass_is_due(services, runtime, chatted):

@@ -46,7 +46,7 @@ from desktop.core.runtime.base import CallRequest, CancelToken, ChatMessage, Run
 from desktop.core.tools.context import DenyAll, ToolContext
 from desktop.core.tools.http import HttpPolicy
 from desktop.core.tools.registry import HEARTBEAT_PARAM, ToolRegistry, validate_arguments
-from desktop.errors import ConfigError, GenerationCancelled, MemDeskError, ToolError
+from desktop.errors import ConfigError, GenerationCancelled, MemDeskError, StoreBusyError, ToolError
 
 log = logging.getLogger("memdesk.consolidation")
 
@@ -80,9 +80,14 @@ class ConsolidationSettings:
     params: SamplingParams = field(default_factory=SamplingParams)
 
 
+#: A pass's status when the store was held by another writer past the busy timeout: it resumes
+#: where it stopped at the next idle moment (``Consolidator.run_when_idle``).
+BUSY = "busy"
+
+
 @dataclass(frozen=True)
 class PassResult:
-    status: str  # "skipped", "done", "cancelled"
+    status: str  # "skipped", "done", "cancelled", BUSY
     reason: str = ""
     run_id: int | None = None
     applied: int = 0
@@ -94,6 +99,8 @@ class PassResult:
     def describe(self) -> str:
         if self.status == "skipped":
             return f"Consolidation skipped: {self.reason}"
+        if self.status == BUSY:
+            return f"Consolidation paused: {self.reason}"
         what = f"{self.applied} change(s) applied, {self.proposed} proposed for review, {self.failed} failed"
         return f"Consolidation {'stopped' if self.status == 'cancelled' else 'finished'}: {what}"
 
@@ -191,6 +198,16 @@ class Consolidator:
             "cancelled" if cancelled else "done", run_id=run.id, applied=counts[APPLIED], proposed=counts[PENDING],
             failed=counts[FAILED], changed_blocks=frozenset(changed), resumed=resumed,
         )
+
+    def run_when_idle(self, cancel: CancelToken | None = None) -> PassResult:
+        """A pass the user did not ask for. The store held by another writer past the busy timeout
+        (the graph extractor catching up, an ingestion) is no error to show: each step commits on
+        its own, so the pass keeps what it finished and resumes there at the next idle moment."""
+        try:
+            return self.run(cancel)
+        except StoreBusyError as error:
+            log.info("consolidation of agent %s met a busy store (%s); it resumes at the next idle moment", self.agent_id, error)
+            return PassResult(BUSY, "the memory store was busy; it resumes the next time you are away")
 
     def _start(self) -> tuple[Run | None, str]:
         watermark = self.store.watermark(self.agent_id)

@@ -1,5 +1,6 @@
-"""Consolidation while a terminal user is idle: a timer thread that runs a pass after some minutes
-without activity, and stops it (keeping what it finished) the moment the user acts again.
+"""Consolidation while a terminal user is idle: a pass after some minutes without activity, stopped
+(keeping what it finished) the moment the user acts again, and tried again at the next idle moment
+when the store was busy (desktop.core.agent.idle).
 
 The window does the same with a QTimer and its worker thread (desktop/ui/qt_consolidation.py).
 """
@@ -10,7 +11,8 @@ import logging
 import threading
 from collections.abc import Callable
 
-from desktop.core.agent.consolidation import Consolidator, PassResult
+from desktop.core.agent.consolidation import BUSY, Consolidator, PassResult
+from desktop.core.agent.idle import IdleTimer
 from desktop.core.runtime.base import CancelToken
 from desktop.errors import MemDeskError
 
@@ -26,63 +28,51 @@ class IdleConsolidation:
         on_error: Callable[[Exception], None] = lambda error: None,
     ) -> None:
         self._make_pass = make_pass
-        self._idle_seconds = idle_seconds
         self._on_result = on_result
         self._on_error = on_error
         self._lock = threading.Lock()
-        self._timer: threading.Timer | None = None
         self._cancel = CancelToken()
-        self._closed = False
+        self._timer = IdleTimer("memdesk-idle-consolidation", idle_seconds, self._run)
 
     def touch(self) -> None:
         """The user just did something: start counting idle time again."""
-        with self._lock:
-            if self._closed or self._idle_seconds <= 0:
-                return
-            if self._timer is not None:
-                self._timer.cancel()
-            self._timer = threading.Timer(self._idle_seconds, self._fire)
-            self._timer.daemon = True
-            self._timer.name = "memdesk-idle-consolidation"
-            self._timer.start()
+        self._timer.touch()
 
     def interrupt(self) -> None:
         """The user is back: stop the timer and any running pass, and wait until it has stopped."""
         with self._lock:
-            timer, self._timer = self._timer, None
             self._cancel.cancel()
-        if timer is not None:
-            timer.cancel()
-            if timer is not threading.current_thread():
-                timer.join()
+        self._timer.interrupt(wait=True)
 
     def close(self) -> None:
         with self._lock:
-            self._closed = True
-        self.interrupt()
+            self._cancel.cancel()
+        self._timer.close()
 
     @property
     def running(self) -> bool:
-        timer = self._timer
-        return timer is not None and timer.is_alive()
+        return self._timer.running
 
-    def _fire(self) -> None:
+    def _run(self) -> bool:
         with self._lock:
-            if self._closed:
-                return
+            if self._timer.closed:
+                return False
             self._cancel = CancelToken()
             cancel = self._cancel
         try:
             consolidation = self._make_pass()
             if not consolidation.due():
-                return
-            result = consolidation.run(cancel)
+                return False
+            result = consolidation.run_when_idle(cancel)
         except MemDeskError as error:
             if not cancel.cancelled:
                 self._on_error(error)
-            return
+            return False
         except Exception as error:  # a background pass must never take the chat down
             log.exception("idle consolidation failed")
             self._on_error(error)
-            return
+            return False
+        if result.status == BUSY:
+            return True
         self._on_result(result)
+        return False

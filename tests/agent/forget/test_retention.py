@@ -12,7 +12,7 @@ from desktop.core.agent.forget.remove import FORGET_KIND
 from desktop.core.agent.forget.retention import Retention
 from desktop.core.agent.forget.retention_idle import IdleRetention, IdleTasks
 from desktop.core.runtime.scripted import say
-from desktop.errors import MemDeskError
+from desktop.errors import MemDeskError, StoreBusyError
 
 
 @pytest.fixture
@@ -84,6 +84,22 @@ def test_changing_the_days_asks_again(services, old_and_new, retention):
     assert retention.set_days(old_and_new.id, 10).confirmed is False
     assert retention.set_days(old_and_new.id, 10).confirmed is False
     assert retention.set_days(old_and_new.id, 0).on is False
+
+
+def test_idle_retention_that_meets_a_busy_store_runs_again_at_the_next_idle_moment():
+    done, results, errors, attempts = threading.Event(), [], [], []
+
+    def run():
+        attempts.append(1)
+        if len(attempts) == 1:
+            raise StoreBusyError("The database is locked by another program")
+        return 3
+
+    idle = IdleRetention(run, idle_seconds=0.01, on_result=lambda n: (results.append(n), done.set()), on_error=errors.append)
+    idle.touch()
+    assert done.wait(5)
+    idle.close()
+    assert results == [3] and errors == [] and len(attempts) == 2
 
 
 def test_the_idle_timer_runs_retention_and_a_touch_postpones_it():

@@ -1,5 +1,6 @@
 """Retention while a terminal user is idle: after some minutes without activity, a confirmed and
-due policy is applied (retention.py). The window does the same with a QTimer (ui/qt_forget.py).
+due policy is applied (retention.py); a store busy with another writer waits for the next idle
+moment (desktop.core.agent.idle). The window does the same with a QTimer (ui/qt_forget.py).
 
 ``IdleTasks`` lets the terminal chat drive this and idle consolidation as one: it touches and
 interrupts both.
@@ -8,10 +9,10 @@ interrupts both.
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Callable
 
-from desktop.errors import MemDeskError
+from desktop.core.agent.idle import IdleTimer
+from desktop.errors import MemDeskError, StoreBusyError
 
 log = logging.getLogger("memdesk.retention")
 
@@ -26,56 +27,36 @@ class IdleRetention:
     ) -> None:
         """``run`` applies the policy if due and returns how many messages went."""
         self._run = run
-        self._idle_seconds = idle_seconds
         self._on_result = on_result
         self._on_error = on_error
-        self._lock = threading.Lock()
-        self._timer: threading.Timer | None = None
-        self._closed = False
+        self._timer = IdleTimer("memdesk-idle-retention", idle_seconds, self._fire)
 
     def touch(self) -> None:
-        with self._lock:
-            if self._closed or self._idle_seconds <= 0:
-                return
-            if self._timer is not None:
-                self._timer.cancel()
-            self._timer = threading.Timer(self._idle_seconds, self._fire)
-            self._timer.daemon = True
-            self._timer.name = "memdesk-idle-retention"
-            self._timer.start()
+        self._timer.touch()
 
     def interrupt(self) -> None:
         """The user is back: no run starts now. A run under way finishes (one transaction and a
         VACUUM; the user's line is already saved and waits for the store only that long)."""
-        with self._lock:
-            timer, self._timer = self._timer, None
-        if timer is not None:
-            timer.cancel()
+        self._timer.interrupt(wait=False)
 
     def close(self) -> None:
-        with self._lock:
-            self._closed = True
-            timer, self._timer = self._timer, None
-        if timer is not None:
-            timer.cancel()
-            if timer is not threading.current_thread():
-                timer.join()
+        self._timer.close()
 
-    def _fire(self) -> None:
-        with self._lock:
-            if self._closed:
-                return
+    def _fire(self) -> bool:
         try:
             removed = self._run()
+        except StoreBusyError:
+            return True  # another writer held the store: at the next idle moment
         except MemDeskError as error:
             self._on_error(error)
-            return
+            return False
         except Exception as error:  # background work must never take the chat down
             log.exception("retention failed")
             self._on_error(error)
-            return
+            return False
         if removed:
             self._on_result(removed)
+        return False
 
 
 class IdleTasks:
