@@ -3,8 +3,13 @@ crash-safe resumption and retried failures."""
 
 from __future__ import annotations
 
+import contextlib
+
 import pytest
 
+from desktop.core.embedding.hashing import HashingEmbedder
+from desktop.core.graph import extraction
+from desktop.core.graph.store import KnowledgeGraph
 from desktop.core.graph.extraction import MAX_ATTEMPTS, ExtractionOptions, GraphExtractor
 from desktop.core.graph.nlp import LONG_TEXT_CHARS, SPEAKER, Analysis, FoundFact, person_would_name
 
@@ -221,3 +226,81 @@ def test_a_long_text_keeps_only_the_concepts_it_returns_to(analyser):
     assert not names & {"ledger", "printer", "invoice", "kettle", "sofa"}
     (short,) = analyser.analyse(["The ledger was checked once."])
     assert "ledger" in {e.name for e in short.entities}  # a chat line's nouns all count
+
+
+class _WatchedStore:
+    """Records, for the extractor's connection, what happens while it holds the write lock."""
+
+    def __init__(self, db, monkeypatch) -> None:
+        self.db = db
+        self.embedded_in_transaction: list[bool] = []
+        self.sources_per_transaction: list[int] = []
+        original = db.transaction
+
+        @contextlib.contextmanager
+        def transaction():
+            if db.in_transaction:
+                with original():
+                    yield db
+                return
+            before = self._queued()
+            with original():
+                yield db
+            self.sources_per_transaction.append(max(0, before - self._queued()))
+
+        monkeypatch.setattr(db, "transaction", transaction)
+
+    def _queued(self) -> int:
+        return int(self.db.scalar("SELECT COUNT(*) FROM graph_queue WHERE stage = 'entities'"))
+
+    def embedder(self, inner):
+        watched = self
+
+        class Embedder:
+            def __getattr__(self, name):
+                return getattr(inner, name)
+
+            def embed(self, texts):
+                watched.embedded_in_transaction.append(watched.db.in_transaction)
+                return inner.embed(texts)
+
+        return Embedder()
+
+
+def test_a_catch_up_holds_the_write_lock_for_one_source_at_a_time_and_never_while_embedding(services, analyser, clock, agent_id, say,
+                                                                                             monkeypatch):
+    """Another writer (an idle consolidation pass, with a five-second busy timeout) waits at most
+    for one source's SQL, however long the history the extractor catches up on."""
+    people = ["Ann", "Bob", "Carla", "Dmitri", "Elena", "Farid", "Greta", "Hiro", "Ines", "Jonas", "Kemal", "Lucia"]
+    for person in people:
+        say(f"My colleague {person} met me in Lisbon and then flew to Oslo.")
+    watched = _WatchedStore(services.db, monkeypatch)
+    graph = KnowledgeGraph(services.db, clock, watched.embedder(HashingEmbedder()))
+    extractor = GraphExtractor(graph, analyser, clock, ExtractionOptions(model_facts=False))
+    monkeypatch.setattr(extraction, "ENQUEUE_CHUNK", 5)
+    assert extractor.enqueue(agent_id) == 12
+    watched.sources_per_transaction.clear()
+    report = extractor.run_entities(agent_id)
+    assert report.sources == 12 and graph.find(agent_id, "Lucia") is not None
+    assert watched.embedded_in_transaction and not any(watched.embedded_in_transaction)
+    assert max(watched.sources_per_transaction) == 1 and sum(watched.sources_per_transaction) == 12
+
+
+def test_enqueue_moves_a_long_history_into_the_queue_a_chunk_a_transaction(services, graph, analyser, clock, agent_id, say, monkeypatch):
+    for n in range(7):
+        say(f"Message {n} about Lisbon.")
+    monkeypatch.setattr(extraction, "ENQUEUE_CHUNK", 3)
+    commits = []
+    original = services.db.transaction
+
+    @contextlib.contextmanager
+    def counted():
+        with original():
+            yield services.db
+        commits.append(1)
+
+    monkeypatch.setattr(services.db, "transaction", counted)
+    extractor = GraphExtractor(graph, analyser, clock, ExtractionOptions(model_facts=False))
+    assert extractor.enqueue(agent_id) == 7
+    assert len(commits) >= 3  # 3 + 3 + 1 messages, each chunk with its watermark
+    assert extractor.enqueue(agent_id) == 0  # nothing twice

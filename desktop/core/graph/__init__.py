@@ -1,6 +1,8 @@
 """Knowledge-graph memory: entities, mentions and dated facts per agent, in the one SQLite file.
 
-store        entities (aliases by merge), mentions, facts; user edits with undo
+store        KnowledgeGraph, made of: changes (history and revert rows), entities (lookup,
+             resolution; name_vectors: merging by meaning), facts (mentions, facts, ranking),
+             edits (the user's, with undo); records: the types they share
 names        text hygiene and name keys; relations: contradiction rules
 nlp          entities and dependency facts (the only module importing spaCy)
 extraction   the resumable queue that turns new messages and passages into graph rows

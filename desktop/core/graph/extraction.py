@@ -5,8 +5,10 @@ Two stages per source, each a row in ``graph_queue``:
   facts     the chat model's fact under an entity grammar (desktop.core.graph.model_facts): needs
             the model while it is idle, so it runs only when a fact model is handed in.
 
-``enqueue`` moves sources past the per-agent watermark into the queue in one transaction; a stage
-stores its results and deletes its queue row in another. A crash in between leaves the row, and
+``enqueue`` moves sources past the per-agent watermark into the queue, a chunk a transaction; a stage
+stores one source's results and deletes its queue row in another, which holds the store's write
+lock for SQL only (the names are embedded before it opens), so a catch-up over many sources never
+keeps another writer waiting past its busy timeout. A crash in between leaves the row, and
 the stage is idempotent (a source's earlier extractor output is cleared first), so nothing is
 lost or done twice. A failing source is logged and retried later with a growing delay; it never
 reaches the chat.
@@ -30,6 +32,8 @@ log = logging.getLogger("memdesk.graph.extraction")
 
 USER_NAME = "User"
 BATCH = 32
+#: Sources ``enqueue`` moves into the queue per transaction.
+ENQUEUE_CHUNK = 2000
 MAX_ATTEMPTS = 5
 RETRY_SECONDS = 30.0
 #: Sources of a message: what people said (the agent's replies are its own inventions).
@@ -90,28 +94,33 @@ class GraphExtractor:
         off they are passed over for good (turning it back on does not reach into the past; the
         Knowledge panel's "Rebuild" does)."""
         added = 0
-        with self._db.transaction():
-            for kind, table, where in (
-                ("message", "messages", f"kind IN ({','.join('?' * len(MESSAGE_KINDS))}) AND search_text != ''"),
-                ("passage", "passages", "1"),
-            ):
-                last = self._db.scalar("SELECT last_id FROM graph_progress WHERE agent_id = ? AND source_kind = ?", (agent_id, kind)) or 0
-                params = (agent_id, last, *(MESSAGE_KINDS if kind == "message" else ()))
-                newest = self._db.scalar(f"SELECT MAX(id) FROM {table} WHERE agent_id = ? AND id > ?", (agent_id, last))
-                if newest is None:
-                    continue
-                if self.options.enabled:
-                    cursor = self._db.execute(
-                        f"INSERT OR IGNORE INTO graph_queue(agent_id, source_kind, source_id, stage)"
-                        f" SELECT agent_id, '{kind}', id, 'entities' FROM {table} WHERE agent_id = ? AND id > ? AND {where}",
-                        params,
+        for kind, table, where in (
+            ("message", "messages", f"kind IN ({','.join('?' * len(MESSAGE_KINDS))}) AND search_text != ''"),
+            ("passage", "passages", "1"),
+        ):
+            while True:  # a chunk of sources a transaction: a long history is no long write lock
+                with self._db.transaction():
+                    last = self._db.scalar("SELECT last_id FROM graph_progress WHERE agent_id = ? AND source_kind = ?", (agent_id, kind)) or 0
+                    params = (agent_id, last, *(MESSAGE_KINDS if kind == "message" else ()))
+                    upto = self._db.scalar(
+                        f"SELECT MAX(id) FROM (SELECT id FROM {table} WHERE agent_id = ? AND id > ? ORDER BY id LIMIT ?)",
+                        (agent_id, last, ENQUEUE_CHUNK),
                     )
-                    added += max(0, cursor.rowcount)
-                self._db.execute(
-                    "INSERT INTO graph_progress(agent_id, source_kind, last_id) VALUES (?, ?, ?)"
-                    " ON CONFLICT(agent_id, source_kind) DO UPDATE SET last_id = excluded.last_id",
-                    (agent_id, kind, newest),
-                )
+                    if upto is None:
+                        break
+                    if self.options.enabled:
+                        cursor = self._db.execute(
+                            f"INSERT OR IGNORE INTO graph_queue(agent_id, source_kind, source_id, stage)"
+                            f" SELECT agent_id, '{kind}', id, 'entities' FROM {table} WHERE agent_id = ? AND id > ? AND id <= {int(upto)}"
+                            f" AND {where}",
+                            params,
+                        )
+                        added += max(0, cursor.rowcount)
+                    self._db.execute(
+                        "INSERT INTO graph_progress(agent_id, source_kind, last_id) VALUES (?, ?, ?)"
+                        " ON CONFLICT(agent_id, source_kind) DO UPDATE SET last_id = excluded.last_id",
+                        (agent_id, kind, upto),
+                    )
         return added
 
     def rebuild(self, agent_id: int) -> int:
@@ -192,14 +201,16 @@ class GraphExtractor:
 
     def _entities_batch(self, rows: list[tuple[int, int, str, int]], report: ExtractionReport) -> None:
         started = self._clock_seconds()
-        sources = []
-        with self._db.transaction():
-            for row in rows:
-                source = self._load(row)
-                if source is None:  # the message or passage is gone
-                    self._db.execute("DELETE FROM graph_queue WHERE id = ?", (row[0],))
-                else:
-                    sources.append((row[1], source))
+        sources, gone = [], []
+        for row in rows:
+            source = self._load(row)
+            if source is None:  # the message or passage is gone
+                gone.append(row[0])
+            else:
+                sources.append((row[1], source))
+        if gone:
+            with self._db.transaction():
+                self._db.executemany("DELETE FROM graph_queue WHERE id = ?", [(queue_id,) for queue_id in gone])
         if not sources:
             return
         try:
@@ -213,6 +224,10 @@ class GraphExtractor:
             return
         for (agent_id, source), analysis in zip(sources, analyses):
             try:
+                # One source a transaction, with the names embedded before it opens: the write
+                # lock is held for SQL only, never for a model on a busy CPU, so an idle pass or
+                # a turn waiting for it waits a fraction of a second, not for the whole catch-up.
+                self.graph.prepare_names(agent_id, [e.name for e in analysis.entities] + [source.speaker])
                 with self._db.transaction():
                     self._store(agent_id, source, analysis, report)
                     self._db.execute("DELETE FROM graph_queue WHERE id = ?", (source.queue_id,))
@@ -292,6 +307,7 @@ class GraphExtractor:
             except Exception as error:  # noqa: BLE001 - a model failure is retried, never a chat error
                 self._record_failure(row[0], error, report)
                 continue
+            self.graph.prepare_names(agent, [name for triple in triples for name in (triple.subject, triple.object)])
             with self._db.transaction():
                 for triple in triples:
                     kind = lambda name: source.speaker_kind if name == source.speaker else "thing"  # noqa: E731
