@@ -59,6 +59,53 @@ def test_the_contracts_catch_imports_made_only_for_type_checking(tmp_path):
     assert "desktop.core.tools.probe -> desktop.core.agent.agents" in result.stdout
 
 
+def _import_cycles() -> list[list[str]]:
+    """Groups of desktop modules that import each other, directly or through others (Tarjan's
+    strongly connected components over grimp's import graph, type-checking imports included)."""
+    import grimp
+
+    graph = grimp.build_graph("desktop", exclude_type_checking_imports=False, cache_dir=None)
+    imports = {module: sorted(graph.find_modules_directly_imported_by(module)) for module in graph.modules}
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    cycles = []
+    for start in sorted(imports):
+        if start in index:
+            continue
+        work = [(start, iter(imports[start]))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        while work:
+            module, pending = work[-1]
+            child = next(pending, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    work.append((child, iter(imports[child])))
+                elif child in stack:
+                    low[module] = min(low[module], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[module])
+            if low[module] == index[module]:
+                group = []
+                while True:
+                    member = stack.pop()
+                    group.append(member)
+                    if member == module:
+                        break
+                if len(group) > 1:
+                    cycles.append(sorted(group))
+    return cycles
+
+
+def test_no_module_imports_itself_back_through_others():
+    assert _import_cycles() == []
+
+
 # import-linter reads import statements; a module named in a string is loaded without one.
 DYNAMIC_IMPORT_CALLS = {"__import__", "import_module"}
 NLP_MODULE = PACKAGE / "core" / "graph" / "nlp.py"

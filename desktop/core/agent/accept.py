@@ -10,16 +10,23 @@ lose the line. The turn that answers it runs afterwards on the saved row
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from desktop.core.agent import events
-from desktop.core.memory.recall import Message
+from desktop.core.clock import Clock
+from desktop.core.memory.recall import Message, RecallMemory
+from desktop.core.storage import Database
 
-if TYPE_CHECKING:
-    from desktop.core.agent.loop import MemoryServices
+
+class _Memory(Protocol):
+    """What accepting needs of the agent's stores (loop.MemoryServices, which imports this module)."""
+
+    db: Database
+    recall: RecallMemory
+    clock: Clock
 
 
-def accept_user_message(memory: "MemoryServices", agent_id: int, text: str) -> Message:
+def accept_user_message(memory: _Memory, agent_id: int, text: str) -> Message:
     """Save ``text`` as the user's message to ``agent_id`` and commit it (a savepoint when the caller
     already holds a transaction). Safe from any thread: the store's own lock, or a connection of the
     caller's, serialises it with the agent's short step transactions; it never waits for a turn."""

@@ -6,68 +6,27 @@ can show what will happen. When the target changed after the change being revert
 edited the block since), the revert is applied around the later edit if it can be (the changed
 text is found once in the current text: like ``git revert``); otherwise the plan is a conflict,
 which ``apply`` refuses unless the user confirmed it (``force=True``). Nothing is overwritten
-silently. Other kinds (the knowledge graph) plug in with ``Reverter.register``.
+silently. Other kinds (the knowledge graph: graph_revert.py) plug in with ``Reverter.register``;
+the plan they all return is revert_plan.py's.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any
 
 from desktop.core.clock import parse_iso
 from desktop.core.memory.archival import ArchivalMemory, NewPassage
 from desktop.core.memory.core_memory import CoreMemory, StaleBlockError
+from desktop.core.graph.store import KnowledgeGraph
+from desktop.core.memory.graph_revert import GRAPH_KINDS, GraphReverter
 from desktop.core.memory.history import BLOCK, CONFIGURE, CREATE, DELETE, DOCUMENT, FORGET, PASSAGE, UPDATE, USER, Cause, Change, MemoryHistory
+from desktop.core.memory.revert_plan import RECONFIGURE, REMOVE, RESTORE, SET, KindReverter, RevertPlan
 from desktop.errors import RevertError
 
-if TYPE_CHECKING:
-    from desktop.core.graph.store import KnowledgeGraph
+__all__ = ["BlockReverter", "PassageReverter", "RevertPlan", "Reverter", "revert_text"]
 
-#: What applying a plan does to the target.
-SET, REMOVE, RESTORE, RECONFIGURE = "set", "remove", "restore", "reconfigure"
 _CONTEXTS = (40, 16, 0)  # characters of context around a hunk, tried widest first
-
-
-@dataclass(frozen=True)
-class RevertPlan:
-    change: Change
-    operation: str  # set | remove | restore | reconfigure
-    current: str | None  # the target's text now (None: it does not exist)
-    result: str | None  # its text after the revert (None: it will not exist)
-    later: list[Change] = field(default_factory=list)  # changes to the target since, oldest first
-    conflict: bool = False  # the revert would overwrite ``later``: apply only when the user confirms
-    merged: bool = False  # ``later`` exist and are kept: the revert applies around them
-    blocked: str | None = None  # why the revert cannot be done at all
-    expected: Any = None  # what the target must still be when applied (block version, passage text)
-    meta: dict[str, Any] | None = None  # settings restored by a reconfigure or restore
-
-    @property
-    def possible(self) -> bool:
-        return self.blocked is None
-
-    def explain(self) -> str:
-        """What the user reads before confirming."""
-        if self.blocked:
-            return self.blocked
-        what = self.change.describe()
-        if self.conflict and not self.later:
-            return "Other changes touched the same memory since this change. Reverting now would overwrite them."
-        if self.conflict:
-            sources = ", ".join(sorted({c.source for c in self.later}))
-            return (
-                f"Since this change, the {sources} changed it {len(self.later)} more time(s). Reverting now would also "
-                "overwrite those changes."
-            )
-        if self.merged:
-            return f"Reverting '{what}'; the {len(self.later)} later change(s) are kept."
-        return f"Reverting '{what}'."
-
-
-class KindReverter(Protocol):
-    def plan(self, change: Change, later: list[Change]) -> RevertPlan: ...
-
-    def apply(self, plan: RevertPlan, cause: Cause) -> None: ...
 
 
 def revert_text(current: str, after: str, before: str) -> str | None:
@@ -216,13 +175,11 @@ class PassageReverter:
 
 
 class Reverter:
-    def __init__(self, history: MemoryHistory, core: CoreMemory, archival: ArchivalMemory, graph: "KnowledgeGraph | None" = None) -> None:
+    def __init__(self, history: MemoryHistory, core: CoreMemory, archival: ArchivalMemory, graph: KnowledgeGraph | None = None) -> None:
         """With ``graph``, knowledge-graph changes are revertible too (graph_revert)."""
         self._history = history
         self._kinds: dict[str, KindReverter] = {BLOCK: BlockReverter(core), PASSAGE: PassageReverter(archival)}
         if graph is not None:
-            from desktop.core.memory.graph_revert import GRAPH_KINDS, GraphReverter  # it imports this module
-
             for kind in GRAPH_KINDS:
                 self.register(kind, GraphReverter(graph))
 
