@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.core.memory.recall import MessagePage
+from desktop.core.memory.page import Page
 from desktop.ui import qt_palette
 from desktop.ui.qt_transcript import Transcript
 from desktop.ui.qt_errors import reports_errors
@@ -158,7 +158,7 @@ class ChatPanel(QWidget):
         item.setFlags(Qt.ItemFlag.NoItemFlags)
         self.search_results.addItem(item)
 
-    def show_search_results(self, page: MessagePage) -> None:
+    def show_search_results(self, page: Page) -> None:
         self.search_results.clear()
         header = QListWidgetItem(f"{page.total} messages match" + (f" (showing the newest {len(page.hits)})" if page.total > len(page.hits) else ""))
         header.setFlags(Qt.ItemFlag.NoItemFlags)

@@ -23,6 +23,7 @@ import numpy as np
 from desktop.core.clock import Clock, iso, parse_iso
 from desktop.core.embedding import Embedder
 from desktop.core.memory.history import AGENT, CREATE, DELETE, DOCUMENT, PASSAGE, UPDATE, USER, Cause, MemoryHistory
+from desktop.core.memory.page import Page
 from desktop.core.memory.space import EmbeddingSpace
 from desktop.core.retrieval.passages import PassageRanker
 from desktop.core.storage import Database
@@ -68,18 +69,6 @@ class Passage:
 class PassageHit:
     passage: Passage
     score: float  # higher is better
-
-
-@dataclass(frozen=True)
-class PassagePage:
-    hits: list[PassageHit]
-    total: int
-    page: int
-    page_size: int
-
-    @property
-    def pages(self) -> int:
-        return max(1, -(-self.total // self.page_size))
 
 
 @dataclass(frozen=True)
@@ -321,7 +310,7 @@ class ArchivalMemory:
         found = {row[0]: _passage(row, zone) for row in self._db.query(f"{_SELECT} WHERE p.id IN ({marks})", passage_ids)}
         return [found[i] for i in passage_ids if i in found]
 
-    def search(self, agent_id: int, query: str, *, page: int = 0, page_size: int = 5) -> PassagePage:
+    def search(self, agent_id: int, query: str, *, page: int = 0, page_size: int = 5) -> Page[PassageHit]:
         """The best passages by meaning and words (the top 100, as MemGPT fetched), paged, each
         with its citation; see desktop.core.retrieval.passages."""
         self._space.check()
@@ -329,4 +318,4 @@ class ArchivalMemory:
         window = ranked[page * page_size : (page + 1) * page_size]
         passages = {p.id: p for p in self.get_many([hit.id for hit in window])}
         hits = [PassageHit(passages[hit.id], hit.score) for hit in window if hit.id in passages]
-        return PassagePage(hits, len(ranked), page, page_size)
+        return Page(hits, len(ranked), page, page_size)

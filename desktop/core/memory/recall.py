@@ -12,6 +12,7 @@ from datetime import date, datetime, time, timedelta, timezone, tzinfo
 
 from desktop.core.clock import Clock, iso, parse_iso
 from desktop.core.embedding import Embedder
+from desktop.core.memory.page import Page
 from desktop.core.memory.space import EmbeddingSpace
 from desktop.core.retrieval.messages import MessageRank, MessageRanker
 from desktop.core.retrieval.query import contains_casefold
@@ -40,18 +41,6 @@ class RankedMessage:
     message: Message
     score: float
     exact: bool  # the query occurs in the message verbatim (case-insensitive)
-
-
-@dataclass(frozen=True)
-class MessagePage:
-    hits: list[Message]
-    total: int
-    page: int
-    page_size: int
-
-    @property
-    def pages(self) -> int:
-        return max(1, -(-self.total // self.page_size))
 
 
 _COLUMNS = "id, agent_id, created_at, role, kind, content, search_text, author, function_name, step_id"
@@ -151,7 +140,7 @@ class RecallMemory:
     def count_before(self, agent_id: int, message_id: int) -> int:
         return int(self._db.scalar("SELECT COUNT(*) FROM messages WHERE agent_id = ? AND id < ?", (agent_id, message_id)))
 
-    def search_text(self, agent_id: int, query: str, *, page: int = 0, page_size: int = 5) -> MessagePage:
+    def search_text(self, agent_id: int, query: str, *, page: int = 0, page_size: int = 5) -> Page[Message]:
         """With an embedder: messages that contain the query (case-insensitive) first, then the
         most relevant others by BM25 + vectors (desktop.core.retrieval.messages). Without one:
         case-insensitive substring matches only, newest first."""
@@ -163,10 +152,10 @@ class RecallMemory:
                 f"SELECT {_COLUMNS} FROM messages WHERE {where} ORDER BY id DESC LIMIT ? OFFSET ?",
                 (agent_id, query, page_size, page * page_size),
             )
-            return MessagePage([_message(r, self._zone()) for r in rows], total, page, page_size)
+            return Page([_message(r, self._zone()) for r in rows], total, page, page_size)
         ranked = self.rank(agent_id, query)
         window = ranked[page * page_size : (page + 1) * page_size]
-        return MessagePage(self.get_many([hit.id for hit in window]), len(ranked), page, page_size)
+        return Page(self.get_many([hit.id for hit in window]), len(ranked), page, page_size)
 
     def search_ranked(self, agent_id: int, query: str, *, page: int = 0, page_size: int = 5) -> list[RankedMessage]:
         """One page of ``search_text`` with each hit's score and whether it matched verbatim."""
@@ -208,7 +197,7 @@ class RecallMemory:
             self._space.write("messages", agent_id, [r[0] for r in rows], vectors)
             done += len(rows)
 
-    def search_date(self, agent_id: int, start: date, end: date, *, page: int = 0, page_size: int = 5) -> MessagePage:
+    def search_date(self, agent_id: int, start: date, end: date, *, page: int = 0, page_size: int = 5) -> Page[Message]:
         """Messages between two dates of the user's calendar, both inclusive, oldest first."""
         zone = self._zone()
         lower = iso(datetime.combine(start, time.min, tzinfo=zone))
@@ -219,4 +208,4 @@ class RecallMemory:
             f"SELECT {_COLUMNS} FROM messages WHERE {where} ORDER BY created_at, id LIMIT ? OFFSET ?",
             (agent_id, lower, upper, page_size, page * page_size),
         )
-        return MessagePage([_message(r, self._zone()) for r in rows], total, page, page_size)
+        return Page([_message(r, self._zone()) for r in rows], total, page, page_size)
