@@ -109,6 +109,12 @@ class Services:
     def close(self) -> None:
         self.db.close()
 
+    def __enter__(self) -> "Services":
+        return self
+
+    def __exit__(self, *_exc) -> None:
+        self.close()
+
 
 def default_embedder() -> Embedder:
     from desktop.core.embedding.sentence_transformer import SentenceTransformerEmbedder

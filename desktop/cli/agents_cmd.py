@@ -69,32 +69,25 @@ def _services():
 
 
 def _list(args: argparse.Namespace) -> int:
-    services = _services()
-    try:
+    with _services() as services:
         records = services.agents.list()
         if not records:
             print("No agents yet. Create one with: memdesk agents create NAME")
         for record in records:
             count = services.memory.recall.count(record.id)
             print(f"{record.name}\t{count} messages\tcreated {record.created_at:%Y-%m-%d}")
-    finally:
-        services.close()
     return 0
 
 
 def _create(args: argparse.Namespace) -> int:
-    services = _services()
-    try:
+    with _services() as services:
         record = services.create_agent(args.name, persona=args.persona, human=args.human)
         print(f"Created agent {record.name}")
-    finally:
-        services.close()
     return 0
 
 
 def _delete(args: argparse.Namespace) -> int:
-    services = _services()
-    try:
+    with _services() as services:
         record = services.agents.get_by_name(args.name)
         if not args.yes:
             answer = input(f"Delete {record.name} and all it remembers? [y/N] ").strip().lower()
@@ -103,14 +96,11 @@ def _delete(args: argparse.Namespace) -> int:
                 return 1
         services.agents.delete(record.id)
         print(f"Deleted agent {record.name}")
-    finally:
-        services.close()
     return 0
 
 
 def _memory(args: argparse.Namespace) -> int:
-    services = _services()
-    try:
+    with _services() as services:
         record = services.agents.get_by_name(args.name)
         m = services.memory
         for block in m.core.blocks(record.id):
@@ -122,38 +112,29 @@ def _memory(args: argparse.Namespace) -> int:
         print(f"archival memory: {m.archival.count(record.id)} passages")
         if record.summary:
             print(f"summary: {record.summary}")
-    finally:
-        services.close()
     return 0
 
 
 def _export(args: argparse.Namespace) -> int:
-    services = _services()
-    try:
+    with _services() as services:
         record = services.agents.get_by_name(args.name)
         options = agent_file_options(services) if args.format == "af" else {}
         path = export_path(services, record.id, args.file, args.format, **options)
         print(f"Exported {record.name} to {path}")
-    finally:
-        services.close()
     return 0
 
 
 def _import(args: argparse.Namespace) -> int:
-    services = _services()
-    try:
+    with _services() as services:
         summary = import_agent_path(services, args.file, name=args.name)
         print(summary.text())
         if any(agent.tools_disabled for agent in summary.agents):
             print("Imported tools stay disabled until you enable them: memdesk agents tools NAME --enable TOOL")
-    finally:
-        services.close()
     return 0
 
 
 def _tools(args: argparse.Namespace) -> int:
-    services = _services()
-    try:
+    with _services() as services:
         record = services.agents.get_by_name(args.name)
         store = ImportedTools(services.db, services.clock)
         if args.show or args.enable:
@@ -186,14 +167,11 @@ def _tools(args: argparse.Namespace) -> int:
         for tool in tools:
             state = "enabled" if tool.enabled else "disabled"
             print(f"{tool.name}\t{state}\t{tool.origin}\t{len(tool.source_code.splitlines())} lines of code")
-    finally:
-        services.close()
     return 0
 
 
 def _history(args: argparse.Namespace) -> int:
-    services = _services()
-    try:
+    with _services() as services:
         record = services.agents.get_by_name(args.name)
         core = services.memory.core
         if args.revert is not None:
@@ -220,6 +198,4 @@ def _history(args: argparse.Namespace) -> int:
             print(f"{change.id}\t{change.at:%Y-%m-%d %H:%M}\t{change.describe()}{why}")
             if args.diff:
                 print(unified(change.before or "", change.after or "", indent="    "))
-    finally:
-        services.close()
     return 0

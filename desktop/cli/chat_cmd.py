@@ -155,53 +155,52 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _chat(args: argparse.Namespace) -> int:
-    services = open_services()
-    idle = graph = private = None
-    # The first session of a day snapshots the store meanwhile (stopped if the chat ends first).
-    daily = daily_snapshots(services, on_error=lambda error: print(
-        f"\n  [the daily snapshot failed: {getattr(error, 'user_message', error)}]", file=sys.stderr))
-    daily.check()
-    try:
-        # Namespaces built by hand (tests, benchmarks) predate the flag.
-        if getattr(args, "private", False):
-            print("Starting a private chat (copying the store into memory)...", file=sys.stderr)
-            private = open_private_services(services)
-        chat_services = private or services
-        record = _pick_agent(chat_services, args.agent)
-        # Load the embedding model while llama.cpp loads, not at the agent's first archival call.
-        preload = getattr(services.embedder, "load", None)
-        if preload is not None:
-            threading.Thread(target=preload, name="embedder-preload", daemon=True).start()
-        print(f"Loading the model for {record.name}...", file=sys.stderr)
-        runtime = runtime_factory(services.key, make_runtime)(services.settings)
-        observer = TerminalObserver(args.verbose)
-        agent = open_agent(chat_services, record, runtime, consent=TerminalConsent(), observer=observer)
-        print(f"Chatting with {record.name} ({runtime.info.model_id}). {HELP}", file=sys.stderr)
-        # A private chat runs no retention either: it is a writer the user did not ask for there.
-        retention = [] if private is not None else [_idle_retention(services, record)]
-        idle = IdleTasks(_idle_consolidation(chat_services, record, runtime, agent), *retention)
+    with open_services() as services:
+        idle = graph = private = None
+        # The first session of a day snapshots the store meanwhile (stopped if the chat ends first).
+        daily = daily_snapshots(services, on_error=lambda error: print(
+            f"\n  [the daily snapshot failed: {getattr(error, 'user_message', error)}]", file=sys.stderr))
+        daily.check()
         try:
-            if private is not None:
-                # No background writer runs (consolidation, graph extraction), and no login turn:
-                # the chat is the user's own, started to say something.
-                print(PRIVATE_BANNER, file=sys.stderr)
-                _loop(private, agent, observer, idle, login=False)
-            else:
-                graph = _graph_extraction(services)
-                graph.nudge(record.id)  # catch up on what an earlier session left
-                _loop(services, agent, observer, idle, login=not args.no_login, after_turn=lambda: graph.nudge(record.id))
+            # Namespaces built by hand (tests, benchmarks) predate the flag.
+            if getattr(args, "private", False):
+                print("Starting a private chat (copying the store into memory)...", file=sys.stderr)
+                private = open_private_services(services)
+            chat_services = private or services
+            record = _pick_agent(chat_services, args.agent)
+            # Load the embedding model while llama.cpp loads, not at the agent's first archival call.
+            preload = getattr(services.embedder, "load", None)
+            if preload is not None:
+                threading.Thread(target=preload, name="embedder-preload", daemon=True).start()
+            print(f"Loading the model for {record.name}...", file=sys.stderr)
+            runtime = runtime_factory(services.key, make_runtime)(services.settings)
+            observer = TerminalObserver(args.verbose)
+            agent = open_agent(chat_services, record, runtime, consent=TerminalConsent(), observer=observer)
+            print(f"Chatting with {record.name} ({runtime.info.model_id}). {HELP}", file=sys.stderr)
+            # A private chat runs no retention either: it is a writer the user did not ask for there.
+            retention = [] if private is not None else [_idle_retention(services, record)]
+            idle = IdleTasks(_idle_consolidation(chat_services, record, runtime, agent), *retention)
+            try:
+                if private is not None:
+                    # No background writer runs (consolidation, graph extraction), and no login turn:
+                    # the chat is the user's own, started to say something.
+                    print(PRIVATE_BANNER, file=sys.stderr)
+                    _loop(private, agent, observer, idle, login=False)
+                else:
+                    graph = _graph_extraction(services)
+                    graph.nudge(record.id)  # catch up on what an earlier session left
+                    _loop(services, agent, observer, idle, login=not args.no_login, after_turn=lambda: graph.nudge(record.id))
+            finally:
+                idle.close()
+                runtime.close()
         finally:
-            idle.close()
-            runtime.close()
-    finally:
-        if idle is not None:
-            idle.close()  # a pass must not outlive the store (Ctrl+C at the prompt)
-        if graph is not None:
-            graph.close()
-        if private is not None:
-            private.close()  # discards the private chat
-        daily.close()
-        services.close()
+            if idle is not None:
+                idle.close()  # a pass must not outlive the store (Ctrl+C at the prompt)
+            if graph is not None:
+                graph.close()
+            if private is not None:
+                private.close()  # discards the private chat
+            daily.close()
     return 0
 
 

@@ -52,8 +52,7 @@ def _agent(services: Services, name: str | None):
 
 
 def _run(args: argparse.Namespace) -> int:
-    services = open_store_services()
-    try:
+    with open_store_services() as services:
         record = _agent(services, args.agent)
         settings = services.settings
         mode = args.mode or settings.consolidation
@@ -73,8 +72,6 @@ def _run(args: argparse.Namespace) -> int:
         print(result.describe())
         if result.proposed:
             print("Review them with: memdesk consolidate list")
-    finally:
-        services.close()
     return 0
 
 
@@ -83,8 +80,7 @@ def _unfinished(services: Services, record) -> bool:
 
 
 def _list(args: argparse.Namespace) -> int:
-    services = open_store_services()
-    try:
+    with open_store_services() as services:
         record = _agent(services, args.agent)
         pass_ = open_consolidator(services, record, None)
         changes = pass_.store.recent(record.id) if args.all else pass_.pending()
@@ -95,14 +91,11 @@ def _list(args: argparse.Namespace) -> int:
             print(f"{change.id}\t{change.created_at:%Y-%m-%d %H:%M}\t{status}{change.describe()}")
             if args.all and change.status != PENDING and change.result:
                 print(f"\t\t{change.result}")
-    finally:
-        services.close()
     return 0
 
 
 def _decide(args: argparse.Namespace) -> int:
-    services = open_store_services()
-    try:
+    with open_store_services() as services:
         record = _agent(services, args.agent)
         pass_ = open_consolidator(services, record, None)
         ids = [c.id for c in pass_.pending()] if args.all else args.ids
@@ -114,6 +107,4 @@ def _decide(args: argparse.Namespace) -> int:
             change = pass_.accept(change_id) if args.accept else pass_.reject(change_id)
             failed += change.status == "failed"
             print(f"{change.id}\t{change.status}\t{change.describe()}" + (f"\t({change.result})" if change.status == "failed" else ""))
-    finally:
-        services.close()
     return 1 if failed else 0

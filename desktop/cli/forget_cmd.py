@@ -38,8 +38,7 @@ def add_command(commands) -> None:
 
 
 def run_forget(args: argparse.Namespace, backups=None) -> int:
-    services = open_services()
-    try:
+    with open_services() as services:
         record = services.agents.get_by_name(args.agent)
         # The store's snapshots: listed in the preview, purged on request, one taken first otherwise.
         forgetting = open_forgetting(services, backups if backups is not None else services.backups)
@@ -56,8 +55,6 @@ def run_forget(args: argparse.Namespace, backups=None) -> int:
         print(json.dumps({"agent": record.name, "applied": True, **result.as_dict()}, ensure_ascii=False) if args.json
               else render_result(result))
         return 0
-    finally:
-        services.close()
 
 
 def _progress(what: str, done: float) -> None:
@@ -108,8 +105,7 @@ def _days(text: str) -> int:
 
 
 def run_retention(args: argparse.Namespace) -> int:
-    services = open_services()
-    try:
+    with open_services() as services:
         record = services.agents.get_by_name(args.agent)
         retention = open_retention(services)
         if args.days is not None:
@@ -134,5 +130,3 @@ def run_retention(args: argparse.Namespace) -> int:
             if not policy.confirmed:
                 print(f"Nothing is removed until you confirm: memdesk retention {record.name} --apply")
         return 0
-    finally:
-        services.close()

@@ -43,8 +43,7 @@ def _extract(services, agent_id: int) -> dict:
 
 
 def run_graph(args: argparse.Namespace) -> int:
-    services = open_store_services()
-    try:
+    with open_store_services() as services:
         record = services.agents.find(args.agent)
         if record is None:
             raise AgentNotFoundError(f"No agent named {args.agent!r}", hint="list them with: memdesk agents")
@@ -70,8 +69,6 @@ def run_graph(args: argparse.Namespace) -> int:
             aliases = f" (also {', '.join(entity.aliases)})" if entity.aliases else ""
             print(f"  {entity.name}{aliases}\t{entity.kind}\t{entity.mentions} mentions\tlast {local_day(entity.last_seen)}")
         return 0
-    finally:
-        services.close()
 
 
 def _show_entity(services, record, args: argparse.Namespace, extracted: dict | None) -> int:

@@ -67,24 +67,18 @@ def run_ingest(args: argparse.Namespace) -> int:
     from desktop.errors import MemDeskError
 
     try:
-        services = open_store_services()
-    except MemDeskError as error:
-        print(f"memdesk: {error.user_message}", file=sys.stderr)
-        return 1
-    try:
-        agent_id = _agent_id(services.db, args.agent)
-        if args.reembed:
-            count = reembed_store(services.db, services.memory.archival)
-            print(f"re-embedding {count} passages with {services.embedder.model_id}", flush=True)
-        report = services.ingestor().ingest(args.paths, agent_id, _printer(sys.stdout))
+        with open_store_services() as services:
+            agent_id = _agent_id(services.db, args.agent)
+            if args.reembed:
+                count = reembed_store(services.db, services.memory.archival)
+                print(f"re-embedding {count} passages with {services.embedder.model_id}", flush=True)
+            report = services.ingestor().ingest(args.paths, agent_id, _printer(sys.stdout))
     except MemDeskError as error:
         print(f"memdesk: {error.user_message}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("stopped; run the same command again to finish (nothing is duplicated)", file=sys.stderr)
         return 130
-    finally:
-        services.close()
     for failure in report.failures:
         print(f"failed: {failure.path}: {failure.reason}", flush=True)
     print(

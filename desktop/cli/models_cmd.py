@@ -52,8 +52,7 @@ def add_command(commands) -> None:
 
 
 def _list(args: argparse.Namespace) -> int:
-    services = open_store_services()
-    try:
+    with open_store_services() as services:
         settings = services.settings
         rows = services.models.overview(settings)
         context = settings.context_size
@@ -72,14 +71,11 @@ def _list(args: argparse.Namespace) -> int:
             )
         print(f"* active. RAM*: the file plus its KV cache at your context size ({context} tokens).")
         print("Download with `memdesk models get ID`; switch with `memdesk models use ID`.")
-    finally:
-        services.close()
     return 0
 
 
 def _get(args: argparse.Namespace) -> int:
-    services = open_store_services()
-    try:
+    with open_store_services() as services:
         entry = services.models.catalog.find(args.name)
         if entry is None:
             raise UnknownModelError(f"No catalog model called {args.name!r}", hint="`memdesk models list` shows the catalog.")
@@ -102,14 +98,11 @@ def _get(args: argparse.Namespace) -> int:
             f"Installed {entry.name} ({format_bytes(local.size)}, sha256 verified, {local.checksum}).\n"
             f"Switch to it with: memdesk models use {entry.id}",
         )
-    finally:
-        services.close()
     return 0
 
 
 def _use(args: argparse.Namespace) -> int:
-    services = open_store_services()
-    try:
+    with open_store_services() as services:
         kind, _, model = args.name.partition(":")
         note = ""
         if model and kind in {k for k, _label, _port in KNOWN_SERVERS}:
@@ -119,8 +112,6 @@ def _use(args: argparse.Namespace) -> int:
             choice = services.models.choose(args.name)
         switch_to(services, choice)
         _say(args, {"active": choice.label, "settings": choice.changes, "note": note}, f"Active model: {choice.label}" + (f"\n{note}" if note else ""))
-    finally:
-        services.close()
     return 0
 
 
@@ -142,12 +133,9 @@ def switch_to(services: Services, choice: Choice) -> None:
 
 
 def _remove(args: argparse.Namespace) -> int:
-    services = open_store_services()
-    try:
+    with open_store_services() as services:
         removed = services.models.remove(args.name, services.settings)
         _say(args, {"removed": str(removed.path)}, f"Removed {removed.path}")
-    finally:
-        services.close()
     return 0
 
 

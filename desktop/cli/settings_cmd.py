@@ -19,8 +19,7 @@ def add_command(commands) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    services = open_store_services()
-    try:
+    with open_store_services() as services:
         if args.name and args.value is not None:
             settings = services.settings_store.set(args.name, args.value)
             _warn_about(args.name, settings)
@@ -34,8 +33,6 @@ def _run(args: argparse.Namespace) -> int:
                 shown = f"(saved: {len(value)} characters; set it to \"\" for the default layout)"
             print(f"{name} = {shown}\t# {DESCRIPTIONS.get(name, '')}")
         print(f"# data folder: {services.paths.home}")
-    finally:
-        services.close()
     return 0
 
 

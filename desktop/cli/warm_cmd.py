@@ -27,8 +27,7 @@ def add_command(commands) -> None:
 def _warm(args: argparse.Namespace) -> int:
     from desktop.core.embedding.hashing import HashingEmbedder  # no embedding happens here
 
-    services = open_store_services(embedder=HashingEmbedder())
-    try:
+    with open_store_services(embedder=HashingEmbedder()) as services:
         settings = services.settings
         if settings.runtime != "llamacpp":
             print(f"Nothing to warm: the {settings.runtime} runtime keeps no prompt cache here.")
@@ -46,7 +45,5 @@ def _warm(args: argparse.Namespace) -> int:
             tokens = sum(runtime.warm(prefix) for prefix in prefixes)
         finally:
             runtime.close()  # waits until the state file is written
-    finally:
-        services.close()
     print(f"Prompt cache ready: {tokens} tokens evaluated in {time.perf_counter() - started:.1f} s", file=sys.stderr)
     return 0
