@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+
 import pytest
 
 from desktop.core.storage import open_database
@@ -111,3 +113,35 @@ def test_a_failed_inner_savepoint_keeps_the_outer_work(tmp_path):
                 raise RuntimeError("inner failure")
     assert [r[0] for r in db.query("SELECT key FROM settings")] == ["outer"]
     db.close()
+
+
+#: sha256 of ``_schema_text`` after m014, as released (computed on the code before m013/m014 shared
+#: their trigger text through helpers).
+SCHEMA_M014_SHA256 = "e6edc29e2199d49d7d4cbd01e216d4f9d835d734339981f18b942b293ceaba52"
+
+
+def _schema_text(db) -> str:
+    """The schema as the migrations wrote it: shadow tables that SQLite's modules make (FTS5's,
+    quoted names) and automatic indexes depend on the SQLite build, not on the migrations."""
+    rows = db.query(
+        "SELECT type, name, tbl_name, sql FROM sqlite_master WHERE sql IS NOT NULL AND sql NOT LIKE 'CREATE TABLE ''%' ORDER BY type, name"
+    )
+    return "\n".join("\t".join(str(part) for part in row) for row in rows)
+
+
+def test_the_schema_that_m001_to_m014_create_never_changes(tmp_path):
+    """A migration, once released, creates the same schema text forever (stores hold it verbatim):
+    sharing the trigger text of m013 and m014 through helpers changed none of it."""
+    db = open_database(tmp_path / "store.sqlite3", migrate=False)
+    db.migrate(MIGRATIONS[: MIGRATIONS.index(migrations.m014_row_changes) + 1])
+    assert hashlib.sha256(_schema_text(db).encode()).hexdigest() == SCHEMA_M014_SHA256
+
+
+def test_passages_and_messages_get_the_same_counting_triggers_but_for_their_names(tmp_path):
+    db = open_database(tmp_path / "store.sqlite3", migrate=False)
+    db.migrate(MIGRATIONS[: MIGRATIONS.index(migrations.m014_row_changes) + 1])
+    triggers = dict(db.query("SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND (name LIKE '%count%' OR name LIKE '%vec16%' OR name LIKE '%rows%')"))
+    for suffix in ("count_ai", "count_ad", "count_au", "vec16_ai", "vec16_ad", "rows_ai", "rows_ad"):
+        assert triggers[f"passages_{suffix}"].replace("passages", "messages") == triggers[f"messages_{suffix}"]
+    assert "UPDATE OF text, agent_id ON passages" in triggers["passages_rows_au"]
+    assert "UPDATE OF search_text, author, role, created_at, agent_id ON messages" in triggers["messages_rows_au"]

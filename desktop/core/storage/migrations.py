@@ -500,6 +500,31 @@ def m012_app_written_blocks(db) -> None:
     )
 
 
+def _vector_count_triggers(table: str) -> str:
+    """m013's triggers for one table (passages or messages; the same for both), keeping
+    ``vector_counts`` right for every writer. The text is the one m013 always created: a store's
+    schema holds it verbatim."""
+    return f"""CREATE TRIGGER {table}_count_ai AFTER INSERT ON {table} WHEN new.embedded = 1 BEGIN
+            INSERT INTO vector_counts(kind, agent_id, embedded) VALUES ('{table}', new.agent_id, 1)
+            ON CONFLICT(kind, agent_id) DO UPDATE SET embedded = embedded + 1;
+        END;
+        CREATE TRIGGER {table}_count_ad AFTER DELETE ON {table} WHEN old.embedded = 1 BEGIN
+            UPDATE vector_counts SET embedded = embedded - 1 WHERE kind = '{table}' AND agent_id = old.agent_id;
+        END;
+        CREATE TRIGGER {table}_count_au AFTER UPDATE OF embedded ON {table} WHEN old.embedded != new.embedded BEGIN
+            INSERT INTO vector_counts(kind, agent_id, embedded) VALUES ('{table}', new.agent_id, new.embedded - old.embedded)
+            ON CONFLICT(kind, agent_id) DO UPDATE SET embedded = embedded + new.embedded - old.embedded;
+        END;
+        CREATE TRIGGER {table}_vec16_ai AFTER INSERT ON {table}_vec16 BEGIN
+            INSERT INTO vector_counts(kind, agent_id, formed) VALUES ('{table}', new.agent_id, 1)
+            ON CONFLICT(kind, agent_id) DO UPDATE SET formed = formed + 1;
+        END;
+        CREATE TRIGGER {table}_vec16_ad AFTER DELETE ON {table}_vec16 BEGIN
+            UPDATE vector_counts SET formed = formed - 1 WHERE kind = '{table}' AND agent_id = old.agent_id;
+        END;
+        """
+
+
 def m013_vector_search_form(db) -> None:
     """The vectors' search form beside vec0 (see desktop.core.retrieval.vector_codes): sign bits in
     blocks that a loaded index re-reads one at a time by ``stamp``, and a float16 copy per row for
@@ -540,44 +565,28 @@ def m013_vector_search_form(db) -> None:
         ) WITHOUT ROWID;
         INSERT INTO vector_counts(kind, agent_id, embedded) SELECT 'passages', agent_id, COUNT(*) FROM passages WHERE embedded = 1 GROUP BY agent_id;
         INSERT INTO vector_counts(kind, agent_id, embedded) SELECT 'messages', agent_id, COUNT(*) FROM messages WHERE embedded = 1 GROUP BY agent_id;
-        CREATE TRIGGER passages_count_ai AFTER INSERT ON passages WHEN new.embedded = 1 BEGIN
-            INSERT INTO vector_counts(kind, agent_id, embedded) VALUES ('passages', new.agent_id, 1)
-            ON CONFLICT(kind, agent_id) DO UPDATE SET embedded = embedded + 1;
+        """
+        + _vector_count_triggers("passages")
+        + _vector_count_triggers("messages")
+    )
+
+
+def _row_change_triggers(table: str, edited: str) -> str:
+    """m014's triggers for one table (passages or messages; ``edited``: the columns whose update
+    counts as an edit). The text is the one m014 always created: a store's schema holds it verbatim."""
+    return f"""CREATE TRIGGER {table}_rows_ai AFTER INSERT ON {table} BEGIN
+            INSERT INTO row_changes(kind, agent_id, added) VALUES ('{table}', new.agent_id, 1)
+            ON CONFLICT(kind, agent_id) DO UPDATE SET added = added + 1;
         END;
-        CREATE TRIGGER passages_count_ad AFTER DELETE ON passages WHEN old.embedded = 1 BEGIN
-            UPDATE vector_counts SET embedded = embedded - 1 WHERE kind = 'passages' AND agent_id = old.agent_id;
+        CREATE TRIGGER {table}_rows_ad AFTER DELETE ON {table} BEGIN
+            INSERT INTO row_changes(kind, agent_id, changed) VALUES ('{table}', old.agent_id, 1)
+            ON CONFLICT(kind, agent_id) DO UPDATE SET changed = changed + 1;
         END;
-        CREATE TRIGGER passages_count_au AFTER UPDATE OF embedded ON passages WHEN old.embedded != new.embedded BEGIN
-            INSERT INTO vector_counts(kind, agent_id, embedded) VALUES ('passages', new.agent_id, new.embedded - old.embedded)
-            ON CONFLICT(kind, agent_id) DO UPDATE SET embedded = embedded + new.embedded - old.embedded;
-        END;
-        CREATE TRIGGER passages_vec16_ai AFTER INSERT ON passages_vec16 BEGIN
-            INSERT INTO vector_counts(kind, agent_id, formed) VALUES ('passages', new.agent_id, 1)
-            ON CONFLICT(kind, agent_id) DO UPDATE SET formed = formed + 1;
-        END;
-        CREATE TRIGGER passages_vec16_ad AFTER DELETE ON passages_vec16 BEGIN
-            UPDATE vector_counts SET formed = formed - 1 WHERE kind = 'passages' AND agent_id = old.agent_id;
-        END;
-        CREATE TRIGGER messages_count_ai AFTER INSERT ON messages WHEN new.embedded = 1 BEGIN
-            INSERT INTO vector_counts(kind, agent_id, embedded) VALUES ('messages', new.agent_id, 1)
-            ON CONFLICT(kind, agent_id) DO UPDATE SET embedded = embedded + 1;
-        END;
-        CREATE TRIGGER messages_count_ad AFTER DELETE ON messages WHEN old.embedded = 1 BEGIN
-            UPDATE vector_counts SET embedded = embedded - 1 WHERE kind = 'messages' AND agent_id = old.agent_id;
-        END;
-        CREATE TRIGGER messages_count_au AFTER UPDATE OF embedded ON messages WHEN old.embedded != new.embedded BEGIN
-            INSERT INTO vector_counts(kind, agent_id, embedded) VALUES ('messages', new.agent_id, new.embedded - old.embedded)
-            ON CONFLICT(kind, agent_id) DO UPDATE SET embedded = embedded + new.embedded - old.embedded;
-        END;
-        CREATE TRIGGER messages_vec16_ai AFTER INSERT ON messages_vec16 BEGIN
-            INSERT INTO vector_counts(kind, agent_id, formed) VALUES ('messages', new.agent_id, 1)
-            ON CONFLICT(kind, agent_id) DO UPDATE SET formed = formed + 1;
-        END;
-        CREATE TRIGGER messages_vec16_ad AFTER DELETE ON messages_vec16 BEGIN
-            UPDATE vector_counts SET formed = formed - 1 WHERE kind = 'messages' AND agent_id = old.agent_id;
+        CREATE TRIGGER {table}_rows_au AFTER UPDATE OF {edited} ON {table} BEGIN
+            INSERT INTO row_changes(kind, agent_id, changed) VALUES ('{table}', new.agent_id, 1)
+            ON CONFLICT(kind, agent_id) DO UPDATE SET changed = changed + 1;
         END;
         """
-    )
 
 
 def m014_row_changes(db) -> None:
@@ -595,31 +604,9 @@ def m014_row_changes(db) -> None:
         ) WITHOUT ROWID;
         INSERT INTO row_changes(kind, agent_id, added) SELECT 'passages', agent_id, COUNT(*) FROM passages GROUP BY agent_id;
         INSERT INTO row_changes(kind, agent_id, added) SELECT 'messages', agent_id, COUNT(*) FROM messages GROUP BY agent_id;
-        CREATE TRIGGER passages_rows_ai AFTER INSERT ON passages BEGIN
-            INSERT INTO row_changes(kind, agent_id, added) VALUES ('passages', new.agent_id, 1)
-            ON CONFLICT(kind, agent_id) DO UPDATE SET added = added + 1;
-        END;
-        CREATE TRIGGER passages_rows_ad AFTER DELETE ON passages BEGIN
-            INSERT INTO row_changes(kind, agent_id, changed) VALUES ('passages', old.agent_id, 1)
-            ON CONFLICT(kind, agent_id) DO UPDATE SET changed = changed + 1;
-        END;
-        CREATE TRIGGER passages_rows_au AFTER UPDATE OF text, agent_id ON passages BEGIN
-            INSERT INTO row_changes(kind, agent_id, changed) VALUES ('passages', new.agent_id, 1)
-            ON CONFLICT(kind, agent_id) DO UPDATE SET changed = changed + 1;
-        END;
-        CREATE TRIGGER messages_rows_ai AFTER INSERT ON messages BEGIN
-            INSERT INTO row_changes(kind, agent_id, added) VALUES ('messages', new.agent_id, 1)
-            ON CONFLICT(kind, agent_id) DO UPDATE SET added = added + 1;
-        END;
-        CREATE TRIGGER messages_rows_ad AFTER DELETE ON messages BEGIN
-            INSERT INTO row_changes(kind, agent_id, changed) VALUES ('messages', old.agent_id, 1)
-            ON CONFLICT(kind, agent_id) DO UPDATE SET changed = changed + 1;
-        END;
-        CREATE TRIGGER messages_rows_au AFTER UPDATE OF search_text, author, role, created_at, agent_id ON messages BEGIN
-            INSERT INTO row_changes(kind, agent_id, changed) VALUES ('messages', new.agent_id, 1)
-            ON CONFLICT(kind, agent_id) DO UPDATE SET changed = changed + 1;
-        END;
         """
+        + _row_change_triggers("passages", "text, agent_id")
+        + _row_change_triggers("messages", "search_text, author, role, created_at, agent_id")
     )
 
 
