@@ -1,5 +1,11 @@
 """Letta agent files (.af) in and out: ``export_agent_file``, ``read_agent_file`` and
-``import_agent_file`` (see the modules for the mapping; ``summary`` for what an import reports)."""
+``import_agent_file`` (``summary`` for what an import reports).
+
+exporting     MemDesk -> .af (letta.py: the message-level mapping both ways)
+extension     the ``"memdesk"`` section, exported and restored
+importing     the import's entry point and the planning every file shares (plan.py: its types)
+letta_import  a file from Letta, mapped; writing: the planned import, in one transaction
+"""
 
 from desktop.core.agent.agentfile.exporting import export_agent_file, local_llm_config
 from desktop.core.agent.agentfile.files import FORMATS, export_document, export_path, import_path

@@ -3,27 +3,22 @@
 The Letta part carries what Letta understands: the agent, its memory blocks, its messages with the
 in-context ids, the system prompt and tools. What Letta has no place for (archival passages and
 their documents, the memory history, the knowledge graph, and the MemDesk details that make a
-round trip exact) goes under the top-level ``"memdesk"`` key, which Letta's schema ignores.
+round trip exact) goes under the top-level ``"memdesk"`` key, which Letta's schema ignores
+(extension.py, with its import half).
 """
 
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from desktop.core.agent.agentfile import letta
+from desktop.core.agent.agentfile.extension import agent_extension, extension_section, message_detail
 from desktop.core.agent.agentfile.letta import AGENT, BLOCK, MESSAGE, TOOL, file_id
-from desktop.core.agent.agentfile.model import EXTENSION_FORMAT, EXTENSION_KEY, EXTENSION_VERSION, AgentFileServices, GraphTransfer
+from desktop.core.agent.agentfile.model import EXTENSION_KEY, AgentFileServices, GraphTransfer
 from desktop.core.clock import iso
-from desktop.core.memory.archival import NewPassage
-from desktop.core.memory.history import export_change
 from desktop.core.tools.builtin import builtin_tools
 from desktop.core.tools.imported import ImportedTools
-
-if TYPE_CHECKING:
-    from desktop.core.memory.recall import Message
-
-_PAGE = 500
 
 #: Letta agent fields MemDesk fills in when the agent did not come from Letta.
 _AGENT_DEFAULTS: dict[str, Any] = {
@@ -76,15 +71,6 @@ def _block_entry(block_ref: str, block) -> dict[str, Any]:
         "label": block.label, "read_only": block.read_only, "description": block.description, "metadata": {}, "hidden": None,
         "id": block_ref,
     }
-
-
-def _all_passages(services: AgentFileServices, agent_id: int) -> list[tuple[int, NewPassage]]:
-    passages: list[tuple[int, NewPassage]] = []
-    while True:
-        page = services.memory.archival.stored(agent_id, after_id=passages[-1][0] if passages else 0, limit=_PAGE)
-        passages.extend(page)
-        if len(page) < _PAGE:
-            return passages
 
 
 def export_agent_file(
@@ -164,7 +150,7 @@ def export_agent_file(
             if message.id >= record.context_start_id:
                 in_context.append(ref)
                 context_start_ref = context_start_ref or ref
-            details[ref] = _message_detail(message, converted, refs)
+            details[ref] = message_detail(message, converted, refs)
         agent_entry = {**_AGENT_DEFAULTS, **{k: v for k, v in extras.items() if k not in _GENERATED}}
         agent_entry.setdefault("llm_config", None)
         agent_entry.setdefault("embedding_config", None)
@@ -181,27 +167,11 @@ def export_agent_file(
         )
         document["agents"].append(agent_entry)
         # --- the MemDesk extension: what Letta has no place for
-        passages = _all_passages(services, agent_id)
-        documents, document_refs = _documents(services, agent_id)
-        passage_refs = {passage_id: index for index, (passage_id, _p) in enumerate(passages)}
-        history = list(reversed(memory.core.history.for_agent(agent_id, limit=10**9)))
-        extension_agents[agent_ref] = {
-            "created_at": iso(record.created_at),
-            "summary": record.summary,
-            "summary_message": summary_ref,
-            "context_start": context_start_ref,
-            "evicted_count": record.evicted_count,
-            "config": record.config,
-            "messages": details,
-            "documents": documents,
-            "passages": [_passage_entry(p, document_refs) for _id, p in passages],
-            "history": [_history_entry(c, refs, passage_refs, {c.id: i for i, c in enumerate(history)}, graph) for c in history],
-            "graph": graph.export_graph(services.db, agent_id, refs, passage_refs) if graph is not None else None,
-        }
+        extension_agents[agent_ref] = agent_extension(services, record, details, refs, summary_ref, context_start_ref, graph)
     document["tools"] = list(tools.values())
     document["metadata"] = {"exported_by": "MemDesk"}
     document["created_at"] = iso(services.clock.now())
-    document[EXTENSION_KEY] = {"format": EXTENSION_FORMAT, "version": EXTENSION_VERSION, "agents": extension_agents}
+    document[EXTENSION_KEY] = extension_section(extension_agents)
     return document
 
 
@@ -210,60 +180,3 @@ def _extras(services: AgentFileServices, agent_id: int) -> dict[str, Any]:
     return json.loads(row[0]) if row else {}
 
 
-def _message_detail(message: "Message", converted: dict[str, Any], refs: dict[int, str]) -> dict[str, Any]:
-    """What the Letta message does not say exactly (the round trip restores it from here)."""
-    detail: dict[str, Any] = {"kind": message.kind}
-    if message.search_text:
-        detail["search_text"] = message.search_text
-    if message.author:
-        detail["author"] = message.author
-    if message.function_name:
-        detail["function_name"] = message.function_name
-    if message.step_id is not None:
-        detail["step"] = refs.get(message.step_id)
-    if letta.letta_text(converted) != message.content:
-        detail["content"] = message.content
-    return detail
-
-
-def _documents(services: AgentFileServices, agent_id: int) -> tuple[list[dict[str, Any]], dict[int, str]]:
-    rows = services.db.query(
-        "SELECT id, path, title, content_hash, size_bytes, mime, status, error, chunk_count, created_at, updated_at"
-        " FROM documents WHERE agent_id = ? ORDER BY id",
-        (agent_id,),
-    )
-    documents, refs = [], {}
-    for index, row in enumerate(rows):
-        ref = f"document-{index}"
-        refs[row[0]] = ref
-        documents.append(
-            {
-                "id": ref, "path": row[1], "title": row[2], "content_hash": row[3], "size_bytes": row[4], "mime": row[5],
-                "status": row[6], "error": row[7], "chunk_count": row[8], "created_at": row[9], "updated_at": row[10],
-            }
-        )
-    return documents, refs
-
-
-def _passage_entry(passage: NewPassage, document_refs: dict[int, str]) -> dict[str, Any]:
-    entry: dict[str, Any] = {"text": passage.text, "created_at": iso(passage.created_at), "tags": passage.tags}
-    if passage.document_id is not None:
-        entry["document"] = document_refs.get(passage.document_id)
-    for name in ("chunk_index", "page", "section", "char_start", "char_end"):
-        value = getattr(passage, name)
-        if value is not None:
-            entry[name] = value
-    return entry
-
-
-def _history_entry(change, message_refs: dict[int, str], passage_refs: dict[int, int], change_refs: dict[int, int],
-                   graph: GraphTransfer | None) -> dict[str, Any]:
-    entry = export_change(change, message_refs, change_refs)
-    if change.kind == "passage" and change.target_id in passage_refs:
-        entry["passage"] = passage_refs[change.target_id]
-    if change.kind.startswith("graph") and graph is not None:
-        # The row ids are the graph section's own; the import moves them to the new store's.
-        entry["graph_target"] = change.target_id
-        entry["before_meta"] = graph.export_rows(change.before_meta, message_refs, passage_refs)
-        entry["after_meta"] = graph.export_rows(change.after_meta, message_refs, passage_refs)
-    return entry
