@@ -49,31 +49,10 @@ def progress(text: str) -> None:
     """A line on stderr per step, so a run that is stopped from outside shows where it was."""
     print(f"[faults {time.monotonic() - _T0:7.1f} s] {text}", file=sys.stderr, flush=True)
 
-# --- agent kill -------------------------------------------------------------------------------
-AGENT_CHILD = r"""
-import sys
-from desktop.app import open_agent, open_services
-from desktop.core.embedding.hashing import HashingEmbedder
-from desktop.core.runtime.scripted import ScriptedRuntime, call, say
-from desktop.core.tools.context import AllowAll
-from desktop.paths import Paths
 
-services = open_services(Paths.from_environment(), embedder=HashingEmbedder())
-record = services.agents.find("sam") or services.create_agent("sam")
-runtime = ScriptedRuntime(context_window=1_000_000)
-agent = open_agent(services, record, runtime, consent=AllowAll())
-start = int(sys.argv[1])
-print("ready", flush=True)
-for n in range(start, start + 100_000):
-    # A real step: a memory write with a heartbeat, an archival insert, then the answer.
-    runtime.enqueue(
-        call("core_memory_append", "save it", True, label="human", content=f"fact {n}"),
-        call("archival_memory_insert", "keep it", True, content=f"note {n} " + "detail " * 40),
-        say(f"reply {n}"),
-    )
-    agent.send_user_message(f"message {n}")
-    print(f"committed {n}", flush=True)
-"""
+def _child(name: str, *args: str) -> list[str]:
+    """The command line of one of bench/fault_children's programs."""
+    return [sys.executable, "-m", f"bench.fault_children.{name}", *args]
 
 
 def _child_env(home: Path) -> dict[str, str]:
@@ -86,6 +65,7 @@ def _kill_after(process: subprocess.Popen, delay: float) -> None:
         process.send_signal(signal.SIGKILL)
 
 
+# --- agent kill -------------------------------------------------------------------------------
 def agent_kill(trials: int, rng: random.Random) -> dict:
     from desktop.app import open_agent, open_services
     from desktop.core.embedding.hashing import HashingEmbedder
@@ -99,7 +79,7 @@ def agent_kill(trials: int, rng: random.Random) -> dict:
         home = Path(folder) / "home"
         next_n = 0
         for _ in range(trials):
-            process = subprocess.Popen([sys.executable, "-c", AGENT_CHILD, str(next_n)], env=_child_env(home), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+            process = subprocess.Popen(_child("agent", str(next_n)), env=_child_env(home), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
             committed: list[int] = []
             first = process.stdout.readline()  # "ready": the store is open and the agent built
             if first.strip() == "ready":
@@ -147,134 +127,9 @@ def agent_kill(trials: int, rng: random.Random) -> dict:
 
 
 # --- a line sent while background work runs ----------------------------------------------------
-# The real terminal loop (desktop.cli.chat_cmd._loop) with one kind of background work running when
-# the line arrives. Each holds the model (or the analyser) for HOLD seconds that nothing can cut
-# short, as a prompt batch or a tool does; the loop cancels and waits for it after the line.
-SENT_LINE_CHILD = r"""
-import sys, time
-from desktop.app import memory_history, open_agent, open_consolidator, open_services
-from desktop.cli import chat_cmd
-from desktop.core.agent.consolidation import FINISH
-from desktop.core.agent.consolidation_idle import IdleConsolidation
-from desktop.core.embedding.hashing import HashingEmbedder
-from desktop.core.graph.background import BackgroundExtraction
-from desktop.core.graph.extraction import ExtractionOptions
-from desktop.core.graph.nlp import Analysis
-from desktop.core.runtime.scripted import ScriptedRuntime, call, say
-from desktop.core.tools.context import AllowAll
-from desktop.paths import Paths
-
-kind, hold = sys.argv[1], float(sys.argv[2])
-
-def busy():
-    print("\n@busy", flush=True)
-    time.sleep(hold)
-
-def held(answer):
-    def answer_after_the_hold(_messages):
-        busy()
-        return answer
-    return answer_after_the_hold
-
-class SlowAnalyser:
-    def analyse(self, texts):
-        busy()
-        return [Analysis() for _ in texts]
-
-def read_line(prompt=""):
-    line = sys.stdin.readline()
-    if not line:
-        raise EOFError
-    print("\n@read", flush=True)  # the prompt returns the line: it is accepted from here on
-    return line
-
-services = open_services(Paths.from_environment(), embedder=HashingEmbedder())
-services.settings_store.set("consolidation_every_turns", 1)
-record = services.create_agent("sam")
-runtime = ScriptedRuntime(context_window=1_000_000)
-observer = chat_cmd.TerminalObserver(False)
-agent = open_agent(services, record, runtime, consent=AllowAll(), observer=observer)
-if kind in ("consolidation", "graph"):  # something to consolidate or extract from
-    runtime.enqueue(say("Noted."))
-    agent.send_user_message("My sister Ann moved to Lisbon last spring and she works as a nurse at the city hospital now.")
-if kind == "heartbeat":
-    agent.login = agent.timed_heartbeat  # the terminal has no timer: the prompt's background turn is one
-background = {"login": say("Welcome back!"), "heartbeat": say("Still here."), "consolidation": call(FINISH, "nothing new")}
-if kind in background:
-    runtime.enqueue(held(background[kind]))
-runtime.enqueue(say("Got it."), *[call(FINISH, "done")] * 4)
-idle = IdleConsolidation(lambda: open_consolidator(services, record, runtime, prefix=agent.prompt_prefix),
-                         0.05 if kind == "consolidation" else 0)
-graph = None
-if kind == "graph":
-    graph = BackgroundExtraction(services.paths.database, SlowAnalyser, services.clock, lambda: ExtractionOptions(True),
-                                 services.embedder, recorder=lambda db: memory_history(db, services.clock))
-    graph.nudge(record.id)
-chat_cmd.input = read_line
-chat_cmd._loop(services, agent, observer, idle, login=kind in ("login", "heartbeat"),
-               after_turn=(lambda: graph.nudge(record.id)) if graph else (lambda: None))
-"""
+# The children are bench/fault_children/*.py: the terminal loop with one kind of background work
+# holding the model when the line arrives (sent_line), and the real window the same way (sent_line_window).
 SENT_LINE_KINDS = ("login", "heartbeat", "consolidation", "graph")
-# The same in the real window (offscreen, scripted runtime): a login turn or a timed heartbeat
-# holds the model; the line arrives on stdin and is typed into the compose box and sent there.
-SENT_LINE_WINDOW_CHILD = r"""
-import sys, threading, time
-from PySide6.QtCore import QObject, QTimer, Signal
-from PySide6.QtWidgets import QApplication
-from desktop.app import open_services
-from desktop.core.embedding.hashing import HashingEmbedder
-from desktop.core.runtime.scripted import ScriptedRuntime, say
-from desktop.paths import Paths
-from desktop.ui.qt_main_window import MainWindow
-
-kind, hold = sys.argv[1], float(sys.argv[2])
-app = QApplication([])
-embedder = HashingEmbedder()
-services = open_services(Paths.from_environment(), embedder=embedder)
-services.settings_store.set("login_after_minutes", 60 if kind == "login" else 0)
-services.settings_store.set("graph_model_facts", False)  # the script's answers are the turns'
-
-def held(_messages):
-    print("\n@busy", flush=True)
-    time.sleep(hold)
-    return say("Welcome back!" if kind == "login" else "Still here.")
-
-runtime = ScriptedRuntime([held, say("Got it.")], context_window=32768)
-window = MainWindow(services, open_worker_services=lambda: open_services(Paths.from_environment(), embedder=embedder),
-                    make_runtime=lambda _settings: runtime, warm_embedder=False)
-
-class Lines(QObject):
-    line = Signal(str)
-
-lines = Lines()
-
-def type_and_send(text):
-    if not (window.chat.can_send and window.chat.send_button.isEnabled()):
-        QTimer.singleShot(20, lambda: type_and_send(text))  # the worker may still be opening the agent
-        return
-    window.chat.compose.setPlainText(text.rstrip("\n"))
-    print("\n@read", flush=True)  # Send is pressed: the message is accepted from here on
-    window.chat.on_send_clicked()
-
-lines.line.connect(type_and_send)
-threading.Thread(target=lambda: [lines.line.emit(l) for l in iter(sys.stdin.readline, "")], daemon=True).start()
-
-def answered():
-    if "Got it." in window.chat.transcript.toPlainText():
-        print("\nGot it.", flush=True)
-    else:
-        QTimer.singleShot(50, answered)
-
-def ready(_model):
-    if kind == "heartbeat":
-        window.heartbeat_requested.emit()  # as the idle timer does
-    answered()
-
-window.model_ready.connect(ready)
-window.show()
-window.start()
-app.exec()
-"""
 SENT_LINE_WINDOW_KINDS = ("login", "heartbeat")
 SENT_LINE_HOLD_S = 3.0  # how long the background work keeps the model after the line arrives
 SENT_LINE_KILL_WITHIN_S = 10.0
@@ -290,7 +145,7 @@ def sent_line_kill(trials: int, rng: random.Random, *, hold: float = SENT_LINE_H
     from desktop.core.memory.recall import RecallMemory
     from desktop.core.storage import open_database
 
-    child, kinds = (SENT_LINE_WINDOW_CHILD, SENT_LINE_WINDOW_KINDS) if window else (SENT_LINE_CHILD, SENT_LINE_KINDS)
+    child, kinds = ("sent_line_window", SENT_LINE_WINDOW_KINDS) if window else ("sent_line", SENT_LINE_KINDS)
     name = "sent_line_kill_window" if window else "sent_line_kill"
     by_kind = {kind: {"trials": 0, "sent_lines_lost": 0, "killed_before_the_answer": 0} for kind in kinds}
     sent = lost = twice = bad_integrity = killed = unanswered = owed_on_reopen = 0
@@ -302,7 +157,7 @@ def sent_line_kill(trials: int, rng: random.Random, *, hold: float = SENT_LINE_H
             home = Path(folder) / f"trial-{trial}"
             line = f"sent line {trial}: are you still there?"
             delay = rng.uniform(0.0, within)
-            process = subprocess.Popen([sys.executable, "-c", child, kind, str(hold)], env=_child_env(home),
+            process = subprocess.Popen(_child(child, kind, str(hold)), env=_child_env(home),
                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
             watchdog = threading.Timer(120, process.kill)  # a child that never gets busy must not hang the run
             watchdog.start()
@@ -347,19 +202,6 @@ def sent_line_kill(trials: int, rng: random.Random, *, hold: float = SENT_LINE_H
 
 
 # --- ingestion kill ---------------------------------------------------------------------------
-INGEST_CHILD = r"""
-import sys
-from desktop.core.clock import SystemClock
-from desktop.core.documents.ingest import Ingestor
-from desktop.core.embedding.hashing import HashingEmbedder
-from desktop.core.memory.archival import ArchivalMemory
-from desktop.core.storage import open_database
-db = open_database(sys.argv[1])
-clock = SystemClock()
-ingestor = Ingestor(db, ArchivalMemory(db, HashingEmbedder(), clock), clock)
-print("ready", flush=True)
-ingestor.ingest([sys.argv[2]], 1)
-"""
 
 
 def _make_folder(folder: Path, files: int, rng: random.Random) -> None:
@@ -368,21 +210,6 @@ def _make_folder(folder: Path, files: int, rng: random.Random) -> None:
     for n in range(files):
         paragraphs = [" ".join(rng.choice(words) for _ in range(rng.randint(40, 120))) + "." for _ in range(rng.randint(3, 12))]
         (folder / f"note-{n:03d}.txt").write_text("\n\n".join(paragraphs), encoding="utf-8")
-
-
-def _ingest_in_process(db_path: Path, folder: Path) -> None:
-    from desktop.core.clock import SystemClock
-    from desktop.core.documents.ingest import Ingestor
-    from desktop.core.embedding.hashing import HashingEmbedder
-    from desktop.core.memory.archival import ArchivalMemory
-    from desktop.core.storage import open_database
-
-    db = open_database(db_path)
-    try:
-        clock = SystemClock()
-        Ingestor(db, ArchivalMemory(db, HashingEmbedder(), clock), clock).ingest([folder], 1)
-    finally:
-        db.close()
 
 
 def _new_store(path: Path) -> None:
@@ -408,6 +235,8 @@ def _chunk_counts(path: Path) -> tuple[int, int, int, set[str]]:
 
 
 def ingest_kill(trials: int, rng: random.Random, files: int = 200) -> dict:
+    from bench.fault_children import ingest as ingest_child
+
     with tempfile.TemporaryDirectory(prefix="memdesk-faults-") as folder:
         base = Path(folder)
         docs = base / "docs"
@@ -415,7 +244,7 @@ def ingest_kill(trials: int, rng: random.Random, files: int = 200) -> dict:
         reference = base / "reference.sqlite3"
         _new_store(reference)
         started = time.perf_counter()
-        _ingest_in_process(reference, docs)
+        ingest_child.ingest(reference, docs)
         reference_s = time.perf_counter() - started
         expected = _chunk_counts(reference)[0]
         mismatches = duplicates = unfinished = killed_mid_run = attempts = 0
@@ -425,7 +254,7 @@ def ingest_kill(trials: int, rng: random.Random, files: int = 200) -> dict:
             attempts += 1
             store = base / f"trial-{attempts}.sqlite3"
             _new_store(store)
-            process = subprocess.Popen([sys.executable, "-c", INGEST_CHILD, str(store), str(docs)], env=_child_env(base / "home"),
+            process = subprocess.Popen(_child("ingest", str(store), str(docs)), env=_child_env(base / "home"),
                                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
             if process.stdout.readline().strip() == "ready":  # imported and about to ingest
                 _kill_after(process, rng.uniform(0.0, reference_s))
@@ -433,7 +262,7 @@ def ingest_kill(trials: int, rng: random.Random, files: int = 200) -> dict:
             if process.wait() == -signal.SIGKILL:
                 chunks, _, vectors, statuses = _chunk_counts(store)
                 killed_mid_run += chunks < expected or vectors < chunks or statuses != {"done"}
-            _ingest_in_process(store, docs)
+            ingest_child.ingest(store, docs)
             total, distinct, vectors, statuses = _chunk_counts(store)
             mismatches += total != expected
             duplicates += total - distinct
@@ -621,31 +450,17 @@ def _kill_mid_call(agent, runtime, streaming_started: threading.Event, *, stream
 
 
 # --- sockets ----------------------------------------------------------------------------------
-AUDIT = r"""
-import os, socket, sys
-_log = os.environ["MEMDESK_SOCKET_AUDIT"]
-def _hook(event, args):
-    if event == "socket.__new__":
-        family = args[1]
-        if family in (socket.AF_INET, socket.AF_INET6, -1):
-            with open(_log, "a") as f:
-                f.write(f"{os.getpid()} {event} {family} {' '.join(sys.argv)[:80]}\n")
-    elif event in ("socket.connect", "socket.bind", "socket.getaddrinfo"):
-        with open(_log, "a") as f:
-            f.write(f"{os.getpid()} {event} {str(args[1:])[:80]}\n")
-sys.addaudithook(_hook)
-"""
 
 
 def sockets(timeout: float = 600.0) -> dict:
-    """Every Python process of a default run (children included, through sitecustomize) records
-    each network socket it creates and every connect, bind and name lookup."""
+    """Every Python process of a default run (children included) records each network socket it
+    creates and every connect, bind, send and name lookup (bench/socket_audit.py)."""
+    from bench import socket_audit
+
     with tempfile.TemporaryDirectory(prefix="memdesk-faults-") as folder:
         base = Path(folder)
-        (base / "site").mkdir()
-        (base / "site" / "sitecustomize.py").write_text(AUDIT, encoding="utf-8")
         log = base / "sockets.log"
-        env = {**_child_env(base / "home"), "PYTHONPATH": f"{base / 'site'}{os.pathsep}{ROOT}", "MEMDESK_SOCKET_AUDIT": str(log)}
+        env = socket_audit.audit_environment(log, _child_env(base / "home"))
         commands = {
             "cli": ([sys.executable, "-m", "desktop.cli.main", "chat", "--agent", "sam"], "Hello!\n"),
             # The window gives up on its own before the timeout, saying why, rather than being killed.
@@ -658,7 +473,7 @@ def sockets(timeout: float = 600.0) -> dict:
             runs[name] = subprocess.run(command, input=stdin, env=env, capture_output=True, text=True, timeout=timeout, cwd=ROOT)
             if runs[name].returncode != 0:
                 progress(f"sockets: {name} exited {runs[name].returncode}: {(runs[name].stdout + runs[name].stderr)[-600:]}")
-        events = log.read_text(encoding="utf-8").splitlines() if log.exists() else []
+        events = socket_audit.network_lines(log)
     return {"runs_exit_codes": {name: run.returncode for name, run in runs.items()}, "network_socket_events": len(events),
             "events": events[:5], "ok": not events and all(run.returncode == 0 for run in runs.values())}
 

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import os
-import socket
-import sys
 from pathlib import Path
 
 import pytest
@@ -66,39 +64,12 @@ def real_embedder():
     return embedder
 
 
-NETWORK_EVENTS = ("socket.connect", "socket.bind", "socket.sendto", "socket.sendmsg", "socket.getaddrinfo", "socket.gethostbyname")
-_INET = (socket.AF_INET, socket.AF_INET6)
-
-
-class SocketAudit:
-    """Records network socket events while ``recording``. Audit hooks cannot be removed, so one
-    hook is installed for the session and switched on and off."""
-
-    def __init__(self) -> None:
-        self.recording = False
-        self.events: list[str] = []
-        sys.addaudithook(self._hook)
-
-    def _hook(self, event: str, args: tuple) -> None:
-        if not self.recording or event not in NETWORK_EVENTS:
-            return
-        if event.startswith("socket.get"):
-            self.events.append(f"{event} {args!r}")
-        elif getattr(args[0], "family", None) in _INET:
-            self.events.append(f"{event} {args[1:]!r}")
-
-    def __enter__(self) -> "SocketAudit":
-        self.events.clear()
-        self.recording = True
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.recording = False
-
-
 @pytest.fixture(scope="session")
-def socket_audit() -> SocketAudit:
-    """``with socket_audit: ...`` records every internet socket call made through Python."""
+def socket_audit():
+    """``with socket_audit: ...`` records every internet socket call made through Python
+    (bench/socket_audit.py: the one hook, also used in the real app's processes)."""
+    from bench.socket_audit import SocketAudit
+
     return SocketAudit()
 
 

@@ -13,7 +13,6 @@ import os
 import socket
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -25,7 +24,7 @@ from desktop.core.embedding.hashing import HashingEmbedder
 from desktop.core.runtime.scripted import ScriptedRuntime, say
 from desktop.paths import Paths
 
-from tests.conftest import NETWORK_EVENTS
+from bench.socket_audit import audit_environment, network_lines, started
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -52,65 +51,41 @@ def test_a_cli_chat_turn_opens_no_socket(socket_audit, monkeypatch):
 
 
 # --- the real app, in fresh processes ----------------------------------------------------------------
-SITECUSTOMIZE = textwrap.dedent(
-    """
-    import os, socket, sys
-    _LOG = os.environ.get("MEMDESK_SOCKET_AUDIT")
-    _EVENTS = {events!r}
-    _INET = (socket.AF_INET, socket.AF_INET6)
-
-    def _write(line):
-        with open(_LOG, "a", encoding="utf-8") as handle:
-            handle.write(f"{{os.getpid()}} {{line}}\\n")
-
-    def _hook(event, args):
-        if event in _EVENTS and (event.startswith("socket.get") or getattr(args[0], "family", None) in _INET):
-            _write(f"NETWORK {{event}} {{args!r}}")
-
-    if _LOG:
-        _write("start " + " ".join(sys.argv))
-        sys.addaudithook(_hook)
-    """
-).format(events=NETWORK_EVENTS)
-
-
 def audited_run(tmp_path: Path, argv: list[str], stdin: str | None = None, timeout: int = 900) -> list[str]:
-    """Run ``argv`` with an audit hook in every Python process it starts; return the log lines."""
-    hooks = tmp_path / "audit-hooks"
-    hooks.mkdir()
-    (hooks / "sitecustomize.py").write_text(SITECUSTOMIZE, encoding="utf-8")
-    log = tmp_path / "sockets.log"
-    env = {
-        **os.environ,
-        "MEMDESK_HOME": str(tmp_path / "home"),
-        "MEMDESK_SOCKET_AUDIT": str(log),
-        "PYTHONPATH": os.pathsep.join([str(hooks), str(ROOT), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep),
-        "QT_QPA_PLATFORM": "offscreen",
-    }
+    """Run ``argv`` with the audit hook in every Python process it starts (bench/socket_audit.py);
+    return the network events; ``tmp_path / "sockets.log"`` keeps the whole log."""
+    env = {**os.environ, "MEMDESK_HOME": str(tmp_path / "home"), "QT_QPA_PLATFORM": "offscreen",
+           "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)}
     env.pop("HF_HUB_OFFLINE", None)  # a user's plain environment: MemDesk itself must stay offline
+    env = audit_environment(tmp_path / "sockets.log", env)
     result = subprocess.run(argv, env=env, input=stdin, capture_output=True, text=True, timeout=timeout, cwd=ROOT)
     assert result.returncode == 0, result.stderr[-3000:]
-    return log.read_text(encoding="utf-8").splitlines()
+    return network_lines(tmp_path / "sockets.log")
 
 
-def processes(lines: list[str]) -> dict[str, str]:
-    return {line.split(" ", 1)[0]: line.split(" ", 2)[2] for line in lines if line.split(" ", 2)[1] == "start"}
+def test_every_python_process_of_an_audited_run_logs_its_start_and_its_network_use(tmp_path):
+    """The hook the real-app audits rely on reaches a child process and sees a lookup there."""
+    probe = "import socket, subprocess, sys; socket.getaddrinfo('127.0.0.1', 9); subprocess.run([sys.executable, '-c', 'pass'])"
+    events = audited_run(tmp_path, [sys.executable, "-c", probe])
+    assert len(events) == 1 and "socket.getaddrinfo" in events[0]
+    assert len(started(tmp_path / "sockets.log")) == 2  # the program and its child
 
 
 @pytest.mark.model
 def test_a_real_cli_chat_turn_opens_no_socket_in_the_app_or_the_model_process(tmp_path):
-    lines = audited_run(tmp_path, [sys.executable, "-m", "desktop.cli.main", "chat", "--agent", "sam"], stdin="Hi, I'm Ada.\n/quit\n")
-    assert [line for line in lines if " NETWORK " in line] == []
+    assert audited_run(tmp_path, [sys.executable, "-m", "desktop.cli.main", "chat", "--agent", "sam"], stdin="Hi, I'm Ada.\n/quit\n") == []
     # The CLI and the model's child process (a multiprocessing spawn) were both audited.
-    assert any("--multiprocessing-fork" in argv for argv in processes(lines).values()), lines
+    processes = started(tmp_path / "sockets.log")
+    assert any("--multiprocessing-fork" in argv for argv in processes.values()), processes
 
 
 @pytest.mark.model
 def test_the_real_window_opening_and_answering_opens_no_socket(tmp_path):
     shot = tmp_path / "window.png"
-    lines = audited_run(
+    events = audited_run(
         tmp_path, [sys.executable, "-m", "desktop.ui.main", "--screenshot", str(shot), "--message", "Hi, I am Ada."], timeout=900
     )
     assert shot.exists()
-    assert [line for line in lines if " NETWORK " in line] == []
-    assert any("--multiprocessing-fork" in argv for argv in processes(lines).values()), lines  # the model's child
+    assert events == []
+    processes = started(tmp_path / "sockets.log")
+    assert any("--multiprocessing-fork" in argv for argv in processes.values()), processes  # the model's child

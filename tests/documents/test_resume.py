@@ -17,17 +17,6 @@ from desktop.core.memory.archival import ArchivalMemory
 from desktop.core.storage import open_database
 
 ROOT = Path(__file__).resolve().parents[2]
-SCRIPT = """
-import sys
-from desktop.core.clock import SystemClock
-from desktop.core.documents.ingest import Ingestor
-from desktop.core.embedding.hashing import HashingEmbedder
-from desktop.core.memory.archival import ArchivalMemory
-from desktop.core.storage import open_database
-db = open_database(sys.argv[1])
-report = Ingestor(db, ArchivalMemory(db, HashingEmbedder(), SystemClock()), SystemClock()).ingest([sys.argv[2]], 1)
-print(report.added, report.unchanged, report.embedded)
-"""
 
 
 def _make_files(folder: Path, count: int) -> None:
@@ -42,7 +31,9 @@ def _run(db_path: Path, folder: Path, crash: str | None) -> subprocess.Completed
     env.pop(CRASH_ENV, None)
     if crash:
         env[CRASH_ENV] = crash
-    return subprocess.run([sys.executable, "-c", SCRIPT, str(db_path), str(folder)], env=env, capture_output=True, text=True, timeout=300)
+    # The fault campaign's ingestion child (bench.fault_children.ingest), crashed at a chosen point.
+    return subprocess.run([sys.executable, "-m", "bench.fault_children.ingest", str(db_path), str(folder)], env=env, capture_output=True,
+                          text=True, timeout=300, cwd=ROOT)
 
 
 def _expected_chunks(tmp_path: Path, folder: Path) -> int:
