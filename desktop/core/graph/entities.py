@@ -128,7 +128,13 @@ class Entities:
         return self._names.target(agent_id, name)
 
 
-    def prepare_names(self, agent_id: int, found: Sequence[str]) -> None:
-        """Do the slow part of resolving ``found`` (embedding the names) now, before a transaction
-        opens: a writer holding the store's write lock meanwhile keeps every other writer waiting."""
-        self._names.prepare(agent_id, [name for name in found if names.valid_name(name)])
+    def prepare_names(self, agent_id: int, found: Sequence[tuple[str, str]]) -> None:
+        """Do the slow part of resolving ``found`` ((name, kind) pairs) now, before a transaction
+        opens: embedding the names that are new and may join an entity by meaning. A writer that
+        held the store's write lock meanwhile would keep every other writer waiting."""
+        new = [
+            name for name, kind in found
+            if kind in NAMED_KINDS and names.valid_name(name)
+            and self._db.query_one("SELECT 1 FROM graph_entities WHERE agent_id = ? AND key = ?", (agent_id, names.name_key(name))) is None
+        ]
+        self._names.prepare(agent_id, new)

@@ -227,7 +227,8 @@ class GraphExtractor:
                 # One source a transaction, with the names embedded before it opens: the write
                 # lock is held for SQL only, never for a model on a busy CPU, so an idle pass or
                 # a turn waiting for it waits a fraction of a second, not for the whole catch-up.
-                self.graph.prepare_names(agent_id, [e.name for e in analysis.entities] + [source.speaker])
+                speaker = [(source.speaker, source.speaker_kind)] if any(SPEAKER in (f.subject, f.object) for f in analysis.facts) else []
+                self.graph.prepare_names(agent_id, [(e.name, e.kind) for e in analysis.entities] + speaker)
                 with self._db.transaction():
                     self._store(agent_id, source, analysis, report)
                     self._db.execute("DELETE FROM graph_queue WHERE id = ?", (source.queue_id,))
@@ -307,10 +308,10 @@ class GraphExtractor:
             except Exception as error:  # noqa: BLE001 - a model failure is retried, never a chat error
                 self._record_failure(row[0], error, report)
                 continue
-            self.graph.prepare_names(agent, [name for triple in triples for name in (triple.subject, triple.object)])
+            kind = lambda name: source.speaker_kind if name == source.speaker else "thing"  # noqa: E731
+            self.graph.prepare_names(agent, [(name, kind(name)) for triple in triples for name in (triple.subject, triple.object)])
             with self._db.transaction():
                 for triple in triples:
-                    kind = lambda name: source.speaker_kind if name == source.speaker else "thing"  # noqa: E731
                     subject = self.graph.resolve(agent, triple.subject, kind(triple.subject), at=source.at, **where)
                     obj = self.graph.resolve(agent, triple.object, kind(triple.object), at=source.at, **where)
                     if subject is not None and obj is not None and self._new_fact(agent, subject, triple.relation, obj, source.at, where):
