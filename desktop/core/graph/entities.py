@@ -108,12 +108,20 @@ class Entities:
         return int(cursor.lastrowid)
 
     def _alias_target(self, agent_id: int, name: str, kind: str) -> int | None:
+        candidates = self._lexical_candidates(agent_id, name)
+        if len(candidates) == 1:
+            return candidates.pop()
+        if candidates or not self._names.enabled:
+            return None  # ambiguous ("Ann" with "Ann Smith" and "Ann Lee"): keep apart
+        return self._names.target(agent_id, name)
+
+    def _lexical_candidates(self, agent_id: int, name: str) -> set[int]:
+        """Root entities ``name`` may be an alias of by its words: the new name's words within a
+        known name, or a known name's words within it."""
         placeholders = ",".join("?" * len(NAMED_KINDS))
         kinds = tuple(sorted(NAMED_KINDS))
-        words = names.name_key(name).split()
         candidates: set[int] = set()
-        # Lexical: the new name's words within a known name, or a known name's words within it.
-        for word in words:
+        for word in names.name_key(name).split():
             for row in self._db.query(
                 f"SELECT COALESCE(merged_into, id), name FROM graph_entities WHERE agent_id = ? AND deleted = 0"
                 f" AND kind IN ({placeholders}) AND (key = ? OR key LIKE ? OR key LIKE ? OR key LIKE ?)",
@@ -121,20 +129,19 @@ class Entities:
             ):
                 if names.lexical_alias(name, row[1]) or names.lexical_alias(row[1], name):
                     candidates.add(int(row[0]))
-        if len(candidates) == 1:
-            return candidates.pop()
-        if candidates or not self._names.enabled:
-            return None  # ambiguous ("Ann" with "Ann Smith" and "Ann Lee"): keep apart
-        return self._names.target(agent_id, name)
-
+        return candidates
 
     def prepare_names(self, agent_id: int, found: Sequence[tuple[str, str]]) -> None:
         """Do the slow part of resolving ``found`` ((name, kind) pairs) now, before a transaction
-        opens: embedding the names that are new and may join an entity by meaning. A writer that
-        held the store's write lock meanwhile would keep every other writer waiting."""
-        new = [
+        opens: embedding the names that resolving will compare by meaning or remember (new names of
+        a named kind that are not plainly one known entity's alias). A writer holding the store's
+        write lock meanwhile would keep every other writer waiting."""
+        if not self._names.enabled:
+            return
+        embedded = [
             name for name, kind in found
             if kind in NAMED_KINDS and names.valid_name(name)
             and self._db.query_one("SELECT 1 FROM graph_entities WHERE agent_id = ? AND key = ?", (agent_id, names.name_key(name))) is None
+            and len(self._lexical_candidates(agent_id, name)) != 1
         ]
-        self._names.prepare(agent_id, new)
+        self._names.prepare(agent_id, embedded)
