@@ -56,6 +56,16 @@ def messages(count: int) -> list[str]:
     return out
 
 
+def agent_with_messages(services, name: str, count: int):
+    """A new agent to whom the user has said ``count`` of these messages (none extracted yet)."""
+    record = services.create_agent(name)
+    with services.db.transaction():
+        for text in messages(count):
+            services.memory.recall.add(record.id, role="user", kind="user_message", content=text, search_text=text,
+                                       created_at=services.clock.now())
+    return record
+
+
 def throughput(count: int) -> dict:
     from desktop.app import open_services
     from desktop.core.embedding.hashing import HashingEmbedder
@@ -65,11 +75,7 @@ def throughput(count: int) -> dict:
 
     services = open_services(Paths.from_environment(), embedder=HashingEmbedder())
     try:
-        record = services.create_agent("throughput")
-        with services.db.transaction():
-            for text in messages(count):
-                services.memory.recall.add(record.id, role="user", kind="user_message", content=text, search_text=text,
-                                           created_at=services.clock.now())
+        record = agent_with_messages(services, "throughput", count)
         analyser = SpacyAnalyser()
         started = time.perf_counter()
         analyser.analyse(["Warm up: Ann lives in Paris."])

@@ -22,7 +22,7 @@ import threading
 import time
 from pathlib import Path
 
-from bench.graph import messages
+from bench.graph import agent_with_messages
 from bench.report import emit
 
 BUSY_TIMEOUT_S = 5.0  # open_database's default: what a pass or a turn tolerates
@@ -46,11 +46,7 @@ def run(count: int, *, real_embedder: bool) -> dict:
         embedder = HashingEmbedder()
     services = open_services(Paths.from_environment(), embedder=embedder)
     try:
-        record = services.create_agent("catch-up")
-        with services.db.transaction():
-            for text in messages(count):
-                services.memory.recall.add(record.id, role="user", kind="user_message", content=text, search_text=text,
-                                           created_at=services.clock.now())
+        record = agent_with_messages(services, "catch-up", count)
         db = services.db
         holds: list[float] = []
         original = db.transaction
