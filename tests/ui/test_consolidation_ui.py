@@ -8,9 +8,10 @@ import time
 from PySide6.QtCore import Qt
 
 from desktop.app import open_consolidator
-from desktop.core.agent.consolidation import FINISH
+from desktop.core.agent.consolidation import BUSY, FINISH
 from desktop.core.agent.consolidation_store import ACCEPTED, REJECTED, RUNNING
 from desktop.core.runtime.scripted import call, say
+from desktop.core.storage import open_database
 
 CHAT = (
     "My name is Ana and I moved to Porto last spring.",
@@ -107,3 +108,31 @@ def test_the_consolidation_mode_is_a_choice_in_settings_and_stops_the_idle_timer
     combo.setCurrentText("off")
     window.apply_settings(dialog.changes())
     assert services.settings.consolidation == "off" and not window.consolidation.timer.isActive()
+
+
+def test_an_idle_pass_that_meets_a_busy_store_says_nothing_and_runs_at_the_next_idle_moment(qtbot, services, roomy_runtime, make_window,
+                                                                                            send):
+    """Another writer (the graph extractor catching up, an ingestion) holding the store past the
+    pass's busy timeout is no error for the user: the idle timer starts again, and the next pass
+    does the work."""
+    services.settings_store.set("consolidation", "apply")
+    services.settings_store.set("consolidation_every_turns", 3)
+    window = make_window(roomy_runtime)
+    chat(window, roomy_runtime, send)
+    roomy_runtime.enqueue(call("core_memory_append", "a fact", label="human", content="Name: Ana."), call(FINISH, "done"))
+    results = []
+    window.worker.consolidation_finished.connect(results.append)
+    other_writer = open_database(services.paths.database)
+    other_writer.execute("BEGIN IMMEDIATE")
+    try:
+        window.consolidation.on_idle()
+        qtbot.waitUntil(lambda: bool(results), timeout=60_000)  # the worker's connection waits out its busy timeout
+    finally:
+        other_writer.execute("ROLLBACK")
+        other_writer.close()
+    assert results[0].status == BUSY and window.consolidation.timer.isActive()
+    assert not any("locked" in message for message in window.hub.messages)
+    window.consolidation.on_idle()  # the next idle moment
+    qtbot.waitUntil(lambda: len(results) == 2, timeout=10_000)
+    assert results[1].status == "done" and results[1].applied == 1
+    assert "Name: Ana." in services.memory.core.get(window.agent_id, "human").value
