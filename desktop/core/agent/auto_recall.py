@@ -105,7 +105,7 @@ class ConversationSource:
         self._recall = recall
 
     def find(self, agent_id: int, query: str, *, first_in_context: int, limit: int) -> list[Memory]:
-        if self._recall.count_before(agent_id, first_in_context) == 0:
+        if not self._recall.has_before(agent_id, first_in_context):
             return []  # nothing evicted yet (a new agent): no need to wait for the embedding model
         ranked = self._recall.rank(agent_id, query, before_id=first_in_context)[:limit]
         messages = {m.id: m for m in self._recall.get_many([hit.id for hit in ranked])}
