@@ -71,8 +71,12 @@ class _Loaded:
     def slots(self, ids: np.ndarray) -> np.ndarray:
         """The slot of each id, -1 for ids this index does not hold."""
         ids = np.asarray(ids, dtype=np.int64)
-        out = np.full(len(ids), -1, dtype=np.int64)
+        if not len(ids):
+            return np.zeros(0, dtype=np.int64)
         at = ids - self.first
+        if at.min() >= 0 and at.max() < len(self.slot_of):  # the usual case: one gather, no masks
+            return self.slot_of[at].astype(np.int64)
+        out = np.full(len(ids), -1, dtype=np.int64)
         inside = (at >= 0) & (at < len(self.slot_of))
         out[inside] = self.slot_of[at[inside]]
         return out
@@ -168,9 +172,10 @@ def _closest(distance: np.ndarray, size: int) -> np.ndarray:
 
 @functools.lru_cache(maxsize=8)
 def _estimates(dimension: int) -> np.ndarray:
-    """The cosine estimated from each Hamming distance 0..dimension + 1 (the angle is about pi
-    times the share of differing bits); read-only, shared by every query."""
+    """The cosine estimated from each Hamming distance 0..dimension (the angle is about pi times
+    the share of differing bits), and 0 for an empty slot; read-only, shared by every query."""
     table = np.cos(np.pi * np.arange(dimension + 2, dtype=np.uint16) / dimension)
+    table[dimension + 1] = 0.0  # the distance of an empty slot: no vector, no similarity
     table.flags.writeable = False
     return table
 
@@ -295,9 +300,11 @@ class VectorIndex:
                 return out
             distance = index.hamming(query)
             slots = index.slots(ids)
-            held = slots >= 0
             # the estimate of each possible distance, looked up: one cosine per distance, not per row
-            out[held] = _estimates(index.dimension)[distance[slots[held]]]
+            # (an id the index does not hold takes the empty slots' distance, whose estimate is 0)
+            at = distance[slots]
+            at[slots < 0] = index.dimension + 1
+            out = _estimates(index.dimension)[at]
             candidates = self._shortlist(index, query, SHORTLIST_MIN, distance)
         exact_ids, exact = self._rescore(kind, candidates, query, index)
         ascending = len(ids) < 2 or bool(np.all(ids[1:] > ids[:-1]))  # a timeline's ids are: no sort needed
