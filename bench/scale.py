@@ -237,7 +237,7 @@ def run(n: int, queries: int = 50, ingest_chunks: int = 2000, seed: int = 7) -> 
             embedder.given[text] = vector
             last = recall.add(agent_id, role="user", kind="user_message", content=text, search_text=text, created_at=START + timedelta(days=4000, minutes=q))
             t0 = time.perf_counter()
-            sources.search(agent_id, text, first_in_context=last.id - 20)
+            sources.search(agent_id, text, first_in_context=last.id - 20, parallel=True)  # as before a reply (gather)
             section.append(time.perf_counter() - t0)
 
         empty_db, empty_agent = _new_store(folder / "empty.sqlite3")
