@@ -165,6 +165,7 @@ class MessageRanker:
         self._vectors = vectors or VectorIndex(db)
         self._timelines: dict[int, _Timeline] = {}
         self._rankings: OrderedDict[tuple, list[MessageRank]] = OrderedDict()
+        self._mentioned: dict[int, tuple[int, int, int]] = {}  # agent -> (mentions removed, newest mention, mentioned_messages)
         self._lock = threading.Lock()
         db.create_function("memdesk_contains", 2, contains_casefold)
         db.create_function("memdesk_checksum", 1, checksum)
@@ -269,7 +270,9 @@ class MessageRanker:
         by_parts = self.by_parts if by_parts is None else by_parts
         key = (agent_id, query, dense, timeline.token, self._vectors.generation("messages", agent_id), graph_weight, by_parts)
         if graph_weight > 0:  # the graph grows in the background and users edit it from another connection
-            key += (db.scalar("SELECT MAX(id) FROM graph_mentions WHERE agent_id = ?", (agent_id,)), db.scalar("PRAGMA data_version"))
+            # the newest mention of any agent: per agent, SQLite read every mention's index entry
+            # (1.3 s at two million); another agent's mention costs a cache miss, nothing more
+            key += (db.scalar("SELECT MAX(id) FROM graph_mentions"), db.scalar("PRAGMA data_version"))
         with self._lock:
             if key in self._rankings:
                 self._rankings.move_to_end(key)
@@ -304,7 +307,7 @@ class MessageRanker:
             lifted = fusion.neighbour_boost(scores, timeline.same_session, NEIGHBOUR_ALPHA)
             lift, scores = lifted - scores, lifted
         if graph_weight > 0 and n:
-            expansion = expansion_scores(db, agent_id, query, timeline.position, n)
+            expansion = expansion_scores(db, agent_id, query, timeline.position, n, total=lambda: self._mentioned_messages(agent_id, key[-2]))
             if expansion is not None:
                 scores = scores + graph_weight * expansion
         dates = mentioned_dates(query)
@@ -330,6 +333,35 @@ class MessageRanker:
             while len(self._rankings) > CACHED_RANKINGS:
                 self._rankings.popitem(last=False)
         return result
+
+    def _mentioned_messages(self, agent_id: int, newest: int | None) -> int:
+        """graph_expansion.mentioned_messages, kept: counting it reads every mention (3.5 s at two
+        million), and the graph grows every turn. New mentions (``newest``: the newest mention's id)
+        add the messages they are the first to mention; a mention removed or moved (the m015
+        triggers count them, cascades included) counts afresh."""
+        db = self._db
+        newest = int(newest or 0)
+        state = row_changes(db, "graph_mentions", agent_id)[1]
+        with self._lock:
+            known = self._mentioned.get(agent_id)
+        if known is not None and known[0] == state and known[1] <= newest:
+            total = known[2]
+            if known[1] < newest:
+                total += int(db.scalar(
+                    "SELECT COUNT(DISTINCT m.message_id) FROM graph_mentions m WHERE m.id > ? AND m.id <= ? AND m.agent_id = ?"
+                    " AND m.message_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM graph_mentions o WHERE o.message_id = m.message_id AND o.id <= ?)",
+                    (known[1], newest, agent_id, known[1]),
+                ))
+        else:
+            # one statement, one snapshot: the count and the newest mention it includes
+            total, newest = db.query_one(
+                "SELECT COUNT(DISTINCT message_id), (SELECT MAX(id) FROM graph_mentions) FROM graph_mentions"
+                " WHERE agent_id = ? AND message_id IS NOT NULL", (agent_id,),
+            )
+            total, newest = int(total), int(newest or 0)
+        with self._lock:
+            self._mentioned[agent_id] = (state, newest, total)
+        return total
 
 
 def _best(scores: np.ndarray, mask: np.ndarray, limit: int | None) -> np.ndarray:
