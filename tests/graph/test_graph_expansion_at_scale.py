@@ -70,3 +70,15 @@ def test_the_kept_count_of_mentioned_messages_follows_new_and_removed_mentions(s
     services.db.execute("DELETE FROM messages WHERE id = ?", (doomed,))  # its mention goes by cascade
     assert _ranking(kept, agent_id, query) == fresh()
     assert kept._ranker._mentioned[agent_id][2] == 9
+
+
+def test_opening_an_agent_counts_the_mentioned_messages_before_the_first_search(services, graph, agent_id, clock, say):
+    ann = graph.resolve(agent_id, "Ann", "person")
+    _mention(graph, agent_id, clock, ann, say("Ann called"))
+    embedder = HashingEmbedder()
+    recall = RecallMemory(services.db, embedder, ranker=MessageRanker(services.db, embedder, VectorIndex(services.db)))
+    recall.warm(agent_id)
+    assert agent_id not in recall._ranker._mentioned  # no graph expansion, nothing to count
+    recall.graph_weight = 0.5
+    recall.warm(agent_id)
+    assert recall._ranker._mentioned[agent_id][2] == 1

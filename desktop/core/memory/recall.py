@@ -189,7 +189,7 @@ class RecallMemory:
 
     def warm(self, agent_id: int) -> None:
         """Prepare what the first search of the agent's conversation would read (its timeline)."""
-        self._ranker.warm(agent_id)
+        self._ranker.warm(agent_id, graph=self.graph_weight > 0)
 
     # --- vectors ---------------------------------------------------------------------------
     def index_pending(self, agent_id: int) -> int:

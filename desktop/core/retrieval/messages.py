@@ -170,11 +170,14 @@ class MessageRanker:
         db.create_function("memdesk_contains", 2, contains_casefold)
         db.create_function("memdesk_checksum", 1, checksum)
 
-    def warm(self, agent_id: int) -> None:
+    def warm(self, agent_id: int, *, graph: bool = False) -> None:
         """Read the agent's timeline now (a million messages take seconds), and build its parts
         index (a second for 10,000 messages), not at the first search, where automatic recall's
-        deadline would cut it short."""
+        deadline would cut it short. ``graph``: searches follow the knowledge graph, so count the
+        messages that mention anything too (seconds at a million)."""
         timeline = self._timeline(agent_id)
+        if graph:
+            self._mentioned_messages(agent_id, self._db.scalar("SELECT MAX(id) FROM graph_mentions"))
         if self.by_parts and len(timeline.ids) <= PARTS_MAX:
             self._current_parts(agent_id, (*timeline.token, self._vectors.generation("messages", agent_id)))
 
