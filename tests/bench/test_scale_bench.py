@@ -21,3 +21,6 @@ def test_the_benchmark_reports_every_figure_of_the_issue_with_its_numpy_ratio():
     for key in ("search_p50_vs_numpy", "open_to_first_search_vs_numpy", "index_rss_vs_numpy", "fts_p50_vs_numpy"):
         assert key in report
     assert report["store_mb_per_100k"] > 0 and report["ingest_ratio_1m_vs_empty"] > 0
+    # the section again with a knowledge graph over every message, searched as the app does by default
+    assert report["graph_mentions"] >= 2 * 1500 and report["auto_recall_section_with_graph_p95_ms"] > 0
+    assert len(report["load_average"]) == 3 and report["cpus"] >= 1

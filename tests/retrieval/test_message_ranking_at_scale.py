@@ -3,7 +3,10 @@ grows by the new messages only, the verbatim pass leaves nothing out in any scri
 
 from __future__ import annotations
 
+import threading
 from datetime import datetime, timedelta, timezone
+
+import numpy as np
 
 from desktop.core.embedding.hashing import HashingEmbedder
 from desktop.core.memory.recall import RecallMemory
@@ -120,3 +123,42 @@ def test_warming_reads_the_timeline_before_the_first_search(db, monkeypatch):
     monkeypatch.setattr(message_ranking, "_timeline_rows", lambda rows, speaker: read.append(len(rows)) or original(rows, speaker))
     assert len(recall.rank(1, "apples")) == 5
     assert read == []
+
+
+def test_whether_anything_is_out_of_view_is_a_yes_or_no_per_agent(db):
+    """Automatic recall asks it before every reply: a conversation's messages are not counted."""
+    recall = RecallMemory(db, HashingEmbedder())
+    first = _say(recall, "the first thing said", 0)
+    second = _say(recall, "the second", 1)
+    assert not recall.has_before(1, first)
+    assert recall.has_before(1, second)
+    assert not recall.has_before(2, second)  # another agent's messages are not its own
+
+
+def test_a_growing_conversation_is_appended_in_place_not_copied_each_turn(db, monkeypatch):
+    embedder = HashingEmbedder()
+    recall = RecallMemory(db, embedder, ranker=MessageRanker(db, embedder, VectorIndex(db)))
+    for n in range(40):
+        _say(recall, f"turn {n} about {'owls' if n % 5 == 0 else 'bread'}", n)
+    recall.rank(1, "owls")
+    made = []
+    original = message_ranking._Room
+    monkeypatch.setattr(message_ranking, "_Room", lambda *a: made.append(1) or original(*a))
+    for n in range(40, 100):  # one message a turn, as a conversation grows
+        _say(recall, f"turn {n} about {'owls' if n % 5 == 0 else 'bread'}", n)
+        recall.rank(1, "owls")
+    assert len(made) <= 1  # room for many turns at once, not a copy of the timeline per turn
+    fresh = RecallMemory(db, embedder, ranker=MessageRanker(db, embedder, VectorIndex(db)))
+    assert _ranking(recall, "owls") == _ranking(fresh, "owls")
+
+
+def test_two_extensions_of_one_timeline_never_write_into_each_others_rows():
+    lock = threading.Lock()
+    start = message_ranking._Timeline((1,), np.array([1, 2]), np.array(["Ana", "Ben"], dtype=object), np.array([False, True]), np.array([0.0, 60.0]))
+    first = message_ranking._extended(start, (2,), np.array([3]), np.array([120.0]), np.array(["Ana"], dtype=object), lock)
+    second = message_ranking._extended(start, (2,), np.array([4]), np.array([10**6]), np.array(["Cleo"], dtype=object), lock)
+    third = message_ranking._extended(first, (3,), np.array([5]), np.array([180.0]), np.array(["Ben"], dtype=object), lock)
+    assert first.ids.tolist() == [1, 2, 3] and first.same_session.tolist() == [False, True, True]
+    assert second.ids.tolist() == [1, 2, 4] and second.same_session.tolist() == [False, True, False]
+    assert second.authors.tolist() == ["Ana", "Ben", "Cleo"] and second.speakers == {"Cleo"}
+    assert third.ids.tolist() == [1, 2, 3, 5] and third.times.tolist() == [0.0, 60.0, 120.0, 180.0]

@@ -196,3 +196,45 @@ def test_rows_deleted_behind_memorys_back_stop_taking_places_in_the_short_list(d
 def test_any_dimension_is_searched_even_one_that_is_not_whole_words_of_bits(db):
     _, index, ids, vectors = _store(db, 1100, dim=100)
     assert index.top_k("passages", 1, vectors[17], 1)[0].tolist() == [ids[17]]
+
+
+def _estimate(vectors, query):
+    """The cosine the sign bits tell: pi times the share of differing bits is about the angle."""
+    differ = (vectors > 0) != (query > 0)
+    return np.cos(np.pi * differ.sum(axis=1) / vectors.shape[1])
+
+
+def test_cosines_of_a_large_memory_are_exact_near_the_query_and_estimated_elsewhere_whatever_the_order_asked(db):
+    archival, index, ids, vectors = _store(db, 3000)  # three times the short list
+    probe = vectors[11]
+    true = vectors @ probe
+    asked = np.concatenate([ids[::-1], [10**9]])  # newest first, and an id the index does not hold
+    got = index.cosines("passages", 1, probe, asked)[:-1][::-1]
+    assert index.cosines("passages", 1, probe, asked)[-1] == 0.0
+    assert np.array_equal(got, index.cosines("passages", 1, probe, ids))  # the order asked changes nothing
+    exact = np.isclose(got, true, atol=2e-3)
+    estimated = got == _estimate(vectors, probe)
+    assert (exact | estimated).all()
+    assert exact[np.argsort(-true)[:50]].all()  # the nearest are re-scored from their float16 copies
+    assert estimated.sum() >= 3000 - 1000  # the rest only cost a look-up
+
+
+def test_cosines_follow_deletions_rewrites_and_new_rows_without_a_reload(db):
+    archival, index, ids, vectors = _store(db, 2500)
+    probe = vectors[3]
+    index.cosines("passages", 1, probe, ids)
+    archival.delete([int(ids[3]), int(ids[2000])])
+    archival.store_vectors(1, [int(ids[4])], -probe[None, :])  # moved to the newest block
+    [new_id] = archival.add(1, [NewPassage("the newest", WHEN)], probe[None, :])
+    asked = np.concatenate([ids, [new_id]])
+    got = index.cosines("passages", 1, probe, asked)
+    assert got[3] == 0.0 and got[2000] == 0.0
+    assert np.isclose(got[4], -1.0, atol=2e-3) and np.isclose(got[-1], 1.0, atol=2e-3)
+    assert index.count("passages", 1) == 2499
+
+
+def test_cosines_of_rows_deleted_behind_memorys_back_are_zero_once_noticed(db):
+    archival, index, ids, vectors = _store(db, 1500)
+    db.execute("DELETE FROM passages WHERE id = ?", (int(ids[5]),))  # vec0 and the bits stay
+    index.top_k("passages", 1, vectors[5], 3)  # the short list finds its float16 copy gone
+    assert index.cosines("passages", 1, vectors[5], ids)[5] == 0.0

@@ -105,7 +105,7 @@ class ConversationSource:
         self._recall = recall
 
     def find(self, agent_id: int, query: str, *, first_in_context: int, limit: int) -> list[Memory]:
-        if self._recall.count_before(agent_id, first_in_context) == 0:
+        if not self._recall.has_before(agent_id, first_in_context):
             return []  # nothing evicted yet (a new agent): no need to wait for the embedding model
         ranked = self._recall.rank(agent_id, query, before_id=first_in_context)[:limit]
         messages = {m.id: m for m in self._recall.get_many([hit.id for hit in ranked])}
@@ -206,16 +206,29 @@ class AutoRecall:
         self.sources = list(sources)
         self.settings = settings
         self._executor: ThreadPoolExecutor | None = None
+        self._source_pool: ThreadPoolExecutor | None = None
 
     def add_source(self, source: MemorySource) -> None:
         """Another kind of memory to search (the knowledge graph, say)."""
         self.sources.append(source)
 
     # --- searching -------------------------------------------------------------------------
-    def search(self, agent_id: int, query: str, *, first_in_context: int) -> list[Memory]:
+    def search(self, agent_id: int, query: str, *, first_in_context: int, parallel: bool = False) -> list[Memory]:
         """Every source's best hits, merged by rank (scores of different sources do not compare):
-        the first of each source, then the second of each, and so on."""
-        ranked = [source.find(agent_id, query, first_in_context=first_in_context, limit=self.settings.per_source) for source in self.sources]
+        the first of each source, then the second of each, and so on. ``parallel`` searches the
+        sources at once, each in its own thread (their array work runs side by side; the store
+        serialises their statements): not from inside a transaction of the store, which the
+        other threads would wait for."""
+        def find(source: MemorySource) -> list[Memory]:
+            return source.find(agent_id, query, first_in_context=first_in_context, limit=self.settings.per_source)
+
+        if parallel and len(self.sources) > 1:
+            if self._source_pool is None:
+                self._source_pool = ThreadPoolExecutor(max_workers=len(self.sources) - 1, thread_name_prefix="auto-recall-source")
+            others = [self._source_pool.submit(find, source) for source in self.sources[1:]]
+            ranked = [find(self.sources[0])] + [future.result() for future in others]
+        else:
+            ranked = [find(source) for source in self.sources]
         merged: list[Memory] = []
         for depth in range(max((len(r) for r in ranked), default=0)):
             merged.extend(r[depth] for r in ranked if depth < len(r))
@@ -247,7 +260,7 @@ class AutoRecall:
             else:
                 if self._executor is None:
                     self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="auto-recall")
-                future = self._executor.submit(self.search, agent_id, query, first_in_context=first_in_context)
+                future = self._executor.submit(self.search, agent_id, query, first_in_context=first_in_context, parallel=True)
                 found = future.result(timeout=settings.timeout_ms / 1000)
         except FutureTimeout:
             log.warning("automatic recall took over %s ms: the reply goes ahead without it", settings.timeout_ms)
@@ -291,9 +304,10 @@ class AutoRecall:
         return placed, lines
 
     def close(self) -> None:
-        if self._executor is not None:
-            self._executor.shutdown(wait=False, cancel_futures=True)
-            self._executor = None
+        for pool in (self._executor, self._source_pool):
+            if pool is not None:
+                pool.shutdown(wait=False, cancel_futures=True)
+        self._executor = self._source_pool = None
 
 
 @dataclass(frozen=True)

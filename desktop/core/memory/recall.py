@@ -137,8 +137,10 @@ class RecallMemory:
     def count(self, agent_id: int) -> int:
         return int(self._db.scalar("SELECT COUNT(*) FROM messages WHERE agent_id = ?", (agent_id,)))
 
-    def count_before(self, agent_id: int, message_id: int) -> int:
-        return int(self._db.scalar("SELECT COUNT(*) FROM messages WHERE agent_id = ? AND id < ?", (agent_id, message_id)))
+    def has_before(self, agent_id: int, message_id: int) -> bool:
+        """Whether the agent has any message older than ``message_id`` (not a count: counting a
+        million-message conversation took 0.3 s of automatic recall's 300 ms)."""
+        return self._db.scalar("SELECT 1 FROM messages WHERE agent_id = ? AND id < ? LIMIT 1", (agent_id, message_id)) is not None
 
     def search_text(self, agent_id: int, query: str, *, page: int = 0, page_size: int = 5) -> Page[Message]:
         """With an embedder: messages that contain the query (case-insensitive) first, then the
@@ -176,7 +178,7 @@ class RecallMemory:
 
     def warm(self, agent_id: int) -> None:
         """Prepare what the first search of the agent's conversation would read (its timeline)."""
-        self._ranker.warm(agent_id)
+        self._ranker.warm(agent_id, graph=self.graph_weight > 0)
 
     # --- vectors ---------------------------------------------------------------------------
     def index_pending(self, agent_id: int) -> int:

@@ -78,6 +78,23 @@ class MessageRank:
     part: tuple[int, int] | None = None  # of a long message, the span of its search text that matched best
 
 
+class _Room:
+    """Arrays with room to grow, of which a timeline's arrays are views: a new message is written
+    once at the end instead of the whole timeline being copied (a million-message conversation's
+    arrays took 40-60 ms to copy before each reply). ``used``: how many rows the newest timeline
+    shows; only that timeline may write beyond them."""
+
+    def __init__(self, ids: np.ndarray, authors: np.ndarray, same: np.ndarray, times: np.ndarray, extra: int) -> None:
+        size = len(ids) + max(extra, len(ids), 1024)  # doubling: each row is copied a constant number of times
+        self.ids = np.empty(size, dtype=np.int64)
+        self.authors = np.empty(size, dtype=object)
+        self.same = np.zeros(size, dtype=bool)
+        self.times = np.empty(size, dtype=np.float64)
+        for target, source in ((self.ids, ids), (self.authors, authors), (self.same, same), (self.times, times)):
+            target[: len(source)] = source
+        self.used = len(ids)
+
+
 @dataclass
 class _Timeline:
     token: tuple
@@ -86,6 +103,7 @@ class _Timeline:
     same_session: np.ndarray  # item i continues item i-1's conversation
     times: np.ndarray  # POSIX seconds of each item
     speakers: frozenset[str] = frozenset()  # the distinct non-empty authors
+    room: _Room | None = None  # where the arrays live when they can grow in place
 
     def index_of(self, message_ids) -> np.ndarray:
         """Each id's position, -1 where it is not in the timeline (a million ids need no dict)."""
@@ -147,15 +165,19 @@ class MessageRanker:
         self._vectors = vectors or VectorIndex(db)
         self._timelines: dict[int, _Timeline] = {}
         self._rankings: OrderedDict[tuple, list[MessageRank]] = OrderedDict()
+        self._mentioned: dict[int, tuple[int, int, int]] = {}  # agent -> (mentions removed, newest mention, mentioned_messages)
         self._lock = threading.Lock()
         db.create_function("memdesk_contains", 2, contains_casefold)
         db.create_function("memdesk_checksum", 1, checksum)
 
-    def warm(self, agent_id: int) -> None:
+    def warm(self, agent_id: int, *, graph: bool = False) -> None:
         """Read the agent's timeline now (a million messages take seconds), and build its parts
         index (a second for 10,000 messages), not at the first search, where automatic recall's
-        deadline would cut it short."""
+        deadline would cut it short. ``graph``: searches follow the knowledge graph, so count the
+        messages that mention anything too (seconds at a million)."""
         timeline = self._timeline(agent_id)
+        if graph:
+            self._mentioned_messages(agent_id, self._db.scalar("SELECT MAX(id) FROM graph_mentions"))
         if self.by_parts and len(timeline.ids) <= PARTS_MAX:
             self._current_parts(agent_id, (*timeline.token, self._vectors.generation("messages", agent_id)))
 
@@ -179,7 +201,7 @@ class MessageRanker:
             newer = int(db.scalar("SELECT COUNT(*) FROM messages WHERE agent_id = ? AND id > ?", (agent_id, cached.token[2])))
             if cached.token[0] + newer == added:  # nothing removed or edited, every addition at the end
                 rows = db.query(f"{select} AND id > ? ORDER BY id", (agent_id, cached.token[2]))
-                timeline = _extended(cached, token, *_timeline_rows(rows, speaker))
+                timeline = _extended(cached, token, *_timeline_rows(rows, speaker), self._lock)
         if timeline is None:
             ids, times, authors = _timeline_rows(db.query(f"{select} ORDER BY id", (agent_id,)), speaker)
             same = np.zeros(len(ids), dtype=bool)
@@ -251,7 +273,9 @@ class MessageRanker:
         by_parts = self.by_parts if by_parts is None else by_parts
         key = (agent_id, query, dense, timeline.token, self._vectors.generation("messages", agent_id), graph_weight, by_parts)
         if graph_weight > 0:  # the graph grows in the background and users edit it from another connection
-            key += (db.scalar("SELECT MAX(id) FROM graph_mentions WHERE agent_id = ?", (agent_id,)), db.scalar("PRAGMA data_version"))
+            # the newest mention of any agent: per agent, SQLite read every mention's index entry
+            # (1.3 s at two million); another agent's mention costs a cache miss, nothing more
+            key += (db.scalar("SELECT MAX(id) FROM graph_mentions"), db.scalar("PRAGMA data_version"))
         with self._lock:
             if key in self._rankings:
                 self._rankings.move_to_end(key)
@@ -286,7 +310,7 @@ class MessageRanker:
             lifted = fusion.neighbour_boost(scores, timeline.same_session, NEIGHBOUR_ALPHA)
             lift, scores = lifted - scores, lifted
         if graph_weight > 0 and n:
-            expansion = expansion_scores(db, agent_id, query, timeline.position, n)
+            expansion = expansion_scores(db, agent_id, query, timeline.position, n, total=lambda: self._mentioned_messages(agent_id, key[-2]))
             if expansion is not None:
                 scores = scores + graph_weight * expansion
         dates = mentioned_dates(query)
@@ -313,6 +337,35 @@ class MessageRanker:
                 self._rankings.popitem(last=False)
         return result
 
+    def _mentioned_messages(self, agent_id: int, newest: int | None) -> int:
+        """graph_expansion.mentioned_messages, kept: counting it reads every mention (3.5 s at two
+        million), and the graph grows every turn. New mentions (``newest``: the newest mention's id)
+        add the messages they are the first to mention; a mention removed or moved (the m015
+        triggers count them, cascades included) counts afresh."""
+        db = self._db
+        newest = int(newest or 0)
+        state = row_changes(db, "graph_mentions", agent_id)[1]
+        with self._lock:
+            known = self._mentioned.get(agent_id)
+        if known is not None and known[0] == state and known[1] <= newest:
+            total = known[2]
+            if known[1] < newest:
+                total += int(db.scalar(
+                    "SELECT COUNT(DISTINCT m.message_id) FROM graph_mentions m WHERE m.id > ? AND m.id <= ? AND m.agent_id = ?"
+                    " AND m.message_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM graph_mentions o WHERE o.message_id = m.message_id AND o.id <= ?)",
+                    (known[1], newest, agent_id, known[1]),
+                ))
+        else:
+            # one statement, one snapshot: the count and the newest mention it includes
+            total, newest = db.query_one(
+                "SELECT COUNT(DISTINCT message_id), (SELECT MAX(id) FROM graph_mentions) FROM graph_mentions"
+                " WHERE agent_id = ? AND message_id IS NOT NULL", (agent_id,),
+            )
+            total, newest = int(total), int(newest or 0)
+        with self._lock:
+            self._mentioned[agent_id] = (state, newest, total)
+        return total
+
 
 def _best(scores: np.ndarray, mask: np.ndarray, limit: int | None) -> np.ndarray:
     """The positions in ``mask`` by descending score, ties newest first (fusion.rank's order), at most ``limit``."""
@@ -325,18 +378,25 @@ def _best(scores: np.ndarray, mask: np.ndarray, limit: int | None) -> np.ndarray
     return order if limit is None else order[:limit]
 
 
-def _extended(timeline: _Timeline, token: tuple, ids: np.ndarray, times: np.ndarray, authors: np.ndarray) -> _Timeline:
-    """``timeline`` with newer messages appended."""
+def _extended(timeline: _Timeline, token: tuple, ids: np.ndarray, times: np.ndarray, authors: np.ndarray, lock: threading.Lock) -> _Timeline:
+    """``timeline`` with newer messages appended: written into its room when it is the newest view
+    of it and there is space, otherwise into new room (never into rows another timeline shows)."""
     if not len(ids):
         return replace(timeline, token=token)
-    all_times = np.concatenate([timeline.times, times])
+    start = len(timeline.ids)
     same = np.zeros(len(ids), dtype=bool)
-    start = len(timeline.times)
-    joined = all_times[max(0, start - 1) :]
+    joined = np.concatenate([timeline.times[max(0, start - 1) :], times])
     same[len(ids) - (len(joined) - 1) :] = np.abs(np.diff(joined)) <= SESSION_GAP_SECONDS
+    end = start + len(ids)
+    with lock:
+        room = timeline.room
+        if room is None or room.used != start or end > len(room.ids):
+            room = _Room(timeline.ids, timeline.authors, timeline.same_session, timeline.times, len(ids))
+        room.ids[start:end], room.authors[start:end], room.same[start:end], room.times[start:end] = ids, authors, same, times
+        room.used = end
     return _Timeline(
-        token, np.concatenate([timeline.ids, ids]), np.concatenate([timeline.authors, authors]),
-        np.concatenate([timeline.same_session, same]), all_times, timeline.speakers | frozenset(a for a in set(authors.tolist()) if a),
+        token, room.ids[:end], room.authors[:end], room.same[:end], room.times[:end],
+        timeline.speakers | frozenset(a for a in set(authors.tolist()) if a), room,
     )
 
 
