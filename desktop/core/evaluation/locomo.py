@@ -106,10 +106,18 @@ def category_name(category) -> str:
 
 def _support(recall: RecallMemory, agent_id: int, question: str) -> float:
     """The "nothing on that" score of a question (desktop.core.retrieval.support) on the search's best hits."""
-    top = [r.id for r in recall.rank(agent_id, question)[:SUPPORT_DEPTH]]
+    top = [r.id for r in recall.rank(agent_id, question, graph_weight=0.0)[:SUPPORT_DEPTH]]
     texts = {m.id: m.search_text for m in recall.get_many(top)}
     speakers, said_by = recall.speakers(agent_id, top)
     return support(question, [(texts.get(i, ""), who) for i, who in zip(top, said_by)], speakers)
+
+
+def _judge(supports: dict, group: str, ranker: MessageRanker, recall: RecallMemory, agent_id: int, question: str,
+           unanswerable: bool) -> None:
+    ranker.by_parts = True
+    judged = _support(recall, agent_id, question)
+    for bucket in ("all", group):
+        supports[bucket][not unanswerable].append(judged)
 
 
 def detector_report(answerable: list[float], unanswerable: list[float], bar: float = NOTHING_BELOW) -> dict:
@@ -156,13 +164,10 @@ def evaluate_samples(samples: list[dict], embedder: Embedder, *, ks: tuple[int, 
                     evidence = {ids[e] for e in qa.get("evidence", []) if e in ids}
                     category = category_name(qa["category"])
                     unanswerable = category in UNANSWERABLE
-                    if evidence or unanswerable:  # BEAM's abstention questions have no evidence, yet count here
-                        ranker.by_parts = True
-                        judged = _support(recall, agent_id, qa["question"])
-                        for bucket in ("all", group):
-                            supports[bucket][not unanswerable].append(judged)
                     if not evidence:
                         skipped += 1
+                        if unanswerable:  # BEAM's abstention questions have no evidence, yet the detector is judged on them
+                            _judge(supports, group, ranker, recall, agent_id, qa["question"], unanswerable)
                         continue
                     for mode in modes:
                         ranker.by_parts = mode != WHOLE_MODE
@@ -176,6 +181,8 @@ def evaluate_samples(samples: list[dict], embedder: Embedder, *, ks: tuple[int, 
                             value = len(evidence & set(ranked[:k])) / len(evidence)
                             for bucket in ("all", category, group, f"{group}/{category}", sample["sample_id"]):
                                 recalls[mode][(bucket, k)].append(value)
+                    # After the timed searches: judged on the fused ranking, which is cached by then.
+                    _judge(supports, group, ranker, recall, agent_id, qa["question"], unanswerable)
                 if progress:
                     progress(sample["sample_id"])
         finally:
