@@ -9,7 +9,8 @@ passages, embedded with the real embedder before timing (the app embeds a few ne
 turn). Each LoCoMo question is then the user's message: ``search_ms`` is the hybrid search of
 every source (what runs under the deadline), ``gather_ms`` adds dropping what is visible and
 fitting the hits in the budget with the bundled model's tokenizer (what the reply waits for in
-all), on other questions (the rankers cache per query: every figure is a cold search). ``timeouts`` counts questions whose search missed the deadline (``auto_recall_timeout_ms``,
+all), ``support_ms`` the "nothing on that" judgement of the hits (desktop.core.retrieval.support,
+inside the search's deadline), on other questions (the rankers cache per query: every figure is a cold search). ``timeouts`` counts questions whose search missed the deadline (``auto_recall_timeout_ms``,
 300 ms by default) when run as the app runs it, in a thread.
 """
 
@@ -93,11 +94,16 @@ def run(messages: int, queries: int, timeout_ms: int) -> dict[str, object]:
     # must be a cold search, as a new user message is.
     sets = [questions[k * queries : (k + 1) * queries] for k in range(3)]
     gather(questions[-1], True)  # warm the caches that do not depend on the query (timeline, vectors)
-    search_ms, gather_ms, placed = [], [], []
+    search_ms, gather_ms, placed, support_ms = [], [], [], []
     for question in sets[0]:
         started = time.perf_counter()
-        recall.search(record.id, question, first_in_context=last.id)
+        found = recall.search(record.id, question, first_in_context=last.id)
         search_ms.append((time.perf_counter() - started) * 1000)
+        started = time.perf_counter()
+        for source in recall.sources:
+            if hasattr(source, "support"):
+                source.support(record.id, question, found)
+        support_ms.append((time.perf_counter() - started) * 1000)
     for question in sets[1]:
         started = time.perf_counter()
         result = gather(question, True)
@@ -115,6 +121,8 @@ def run(messages: int, queries: int, timeout_ms: int) -> dict[str, object]:
         "index_seconds": round(index_seconds, 1),
         "search_ms_p50": round(statistics.median(search_ms), 1),
         "search_ms_p95": round(_p95(search_ms), 1),
+        "support_ms_p50": round(statistics.median(support_ms), 2),
+        "support_ms_p95": round(_p95(support_ms), 2),
         "gather_ms_p50": round(statistics.median(gather_ms), 1),
         "gather_ms_p95": round(_p95(gather_ms), 1),
         "timeout_ms": timeout_ms,

@@ -169,6 +169,12 @@ def _print_retrieval(report: dict, ks: tuple[int, ...], title: str = "LoCoMo con
             print(f"  {name:{width}}" + "".join(f"{row[f'recall@{k}']:>11.3f}" for k in ks) + f"{row['n']:>7}")
     if "search_ms" in report:
         print("\nmedian search time (ms): " + ", ".join(f"{mode} {ms}" for mode, ms in report["search_ms"].items()))
+    for bucket, found in report.get("nothing_detector", {}).items():
+        if found["auroc"] is not None:
+            print(
+                f"\"nothing on that\" ({bucket}): AUROC {found['auroc']:.3f} over {found['answerable']} answerable and {found['unanswerable']} "
+                f"unanswerable questions; said for {found['nothing_for_answerable']:.1%} of answerable, {found['nothing_for_unanswerable']:.1%} of unanswerable"
+            )
 
 
 def _row_order(rows: dict, extra: tuple[str, ...] = ()) -> list[str]:

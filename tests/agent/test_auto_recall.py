@@ -10,7 +10,7 @@ from datetime import timedelta
 
 import pytest
 
-from desktop.core.agent.auto_recall import ArchivalSource, AutoRecall, ConversationSource, Memory, RecallSettings
+from desktop.core.agent.auto_recall import NOTE, NOTHING_NOTE, ArchivalSource, AutoRecall, ConversationSource, Memory, RecallSettings
 from desktop.core.runtime.scripted import ScriptedRuntime, call, say
 from desktop.settings import Settings
 
@@ -261,3 +261,35 @@ def test_a_detail_deep_in_a_long_message_comes_back_as_that_part_with_a_pointer_
     assert len(line) < len(plan) / 3  # the part that answers, not the whole plan
     day = (clock.now() - timedelta(days=3, minutes=2)).date().isoformat()
     assert line.endswith(f"(part of a {len(plan):,}-character message; conversation_search_date {day} shows it whole)")
+
+
+def said(services, agent, clock, lines: list[tuple[str, str]]) -> None:
+    """Old messages of a two-person conversation (author, text), already evicted."""
+    ids = []
+    for author, text in lines:
+        message = services.memory.recall.add(
+            agent.id, role="user", kind="user_message", content=json.dumps({"type": "user_message", "message": text}),
+            created_at=clock.now(), search_text=text, author=author,
+        )
+        ids.append(message.id)
+        clock.advance(minutes=1)
+    services.agents.update(agent.id, context_start_id=ids[-1] + 1, evicted_count=len(ids))
+    clock.advance(days=3)
+
+
+def test_the_section_says_plainly_when_nothing_found_answers_the_question(services, runtime, make_agent, clock):
+    agent = make_agent()
+    said(services, agent, clock, [
+        ("Caroline", "Since my charity race I realize self-care matters."),
+        ("Melanie", "I signed up for a pottery class yesterday."),
+    ])
+    runtime.enqueue(say("I don't remember that."), say("That self-care matters."))
+    agent.send_user_message("What did Melanie realize after her charity race?")  # Caroline ran it
+    assert agent.last_recall.status == "placed" and agent.last_recall.nothing_clear
+    asked_wrong, = memories_events(services, agent)
+    assert asked_wrong["note"] == NOTHING_NOTE
+    assert any("charity race" in line for line in asked_wrong["memories"])  # what was found is still shown
+    services.agents.update(agent.id, context_start_id=services.memory.recall.all(agent.id)[-1].id + 1)
+    agent.send_user_message("What did Caroline realize after her charity race?")
+    assert not agent.last_recall.nothing_clear and agent.last_recall.support == 1.0
+    assert memories_events(services, agent)[-1]["note"] == NOTE

@@ -36,6 +36,7 @@ from desktop.core.agent.failure_log import where_it_failed
 from desktop.core.clock import day_month_year, iso, parse_iso
 from desktop.core.memory.archival import ArchivalMemory
 from desktop.core.memory.recall import Message, RecallMemory
+from desktop.core.retrieval.support import NOTHING_BELOW, support
 from desktop.core.storage import Database
 
 log = logging.getLogger("memdesk.agent.recall")
@@ -43,6 +44,9 @@ log = logging.getLogger("memdesk.agent.recall")
 EVENT_KIND = "memories"
 CONVERSATION = "conversation"
 NOTE = "found automatically for the message above; they may not be relevant"
+#: The note when none of them clears the support bar (desktop.core.retrieval.support): said
+#: plainly, so a model can answer "I don't remember that" instead of inventing an answer.
+NOTHING_NOTE = "found automatically for the message above; none of them clearly answers it: if it asks about the past, say you do not remember"
 #: One memory takes at most this share of the section's budget (a long passage is cut).
 ITEM_SHARE = 0.4
 #: What an expired memories event shows the model (its memories are still in the store).
@@ -119,6 +123,15 @@ class ConversationSource:
             found.append(Memory(self.name, f"message:{message.id}", text, message.created_at, who, hit.score, message))
         return found
 
+    def support(self, agent_id: int, query: str, found: Sequence[Memory]) -> float | None:
+        """How well the conversation's best hits answer ``query`` (desktop.core.retrieval.support);
+        None when this source found nothing (nothing to judge)."""
+        mine = [m for m in found if m.source == self.name and isinstance(m.item, Message)]
+        if not mine:
+            return None
+        speakers, said_by = self._recall.speakers(agent_id, [m.item.id for m in mine])
+        return support(query, [(m.item.search_text, who) for m, who in zip(mine, said_by)], speakers)
+
 
 def excerpt(text: str, span: tuple[int, int], at: datetime | None) -> str:
     """The part of a long message that matched, marked as a part, with how to read the whole: a
@@ -178,6 +191,12 @@ class RecallResult:
     memories: tuple[Memory, ...] = ()
     content: str | None = None  # the event's JSON, None when nothing is placed
     seconds: float = 0.0
+    support: float | None = None  # how well the best conversation hits answer the message (None: not judged)
+
+    @property
+    def nothing_clear(self) -> bool:
+        """Nothing found clears the support bar: the event says so."""
+        return self.support is not None and self.support < NOTHING_BELOW
 
 
 def memories_text(lines: Sequence[str]) -> str:
@@ -197,8 +216,8 @@ def expired_view(messages: Sequence[Message], expired_before: int) -> list[Messa
     return [replace(m, content=EXPIRED) if m.kind == EVENT_KIND and m.id < expired_before else m for m in messages]
 
 
-def render_event(lines: Sequence[str]) -> str:
-    return json.dumps({"type": EVENT_KIND, "note": NOTE, "memories": list(lines)}, ensure_ascii=False)
+def render_event(lines: Sequence[str], note: str = NOTE) -> str:
+    return json.dumps({"type": EVENT_KIND, "note": note, "memories": list(lines)}, ensure_ascii=False)
 
 
 class AutoRecall:
@@ -234,6 +253,15 @@ class AutoRecall:
             merged.extend(r[depth] for r in ranked if depth < len(r))
         return merged
 
+    def search_with_support(
+        self, agent_id: int, query: str, *, first_in_context: int, parallel: bool = False
+    ) -> tuple[list[Memory], float | None]:
+        """``search``, and how well its hits answer the query (judged by the sources that can:
+        the conversation; the lowest of their judgements)."""
+        found = self.search(agent_id, query, first_in_context=first_in_context, parallel=parallel)
+        judged = [j for j in (s.support(agent_id, query, found) for s in self.sources if hasattr(s, "support")) if j is not None]
+        return found, (min(judged) if judged else None)
+
     def gather(
         self,
         agent_id: int,
@@ -256,25 +284,26 @@ class AutoRecall:
         started = time.perf_counter()
         try:
             if inline:
-                found = self.search(agent_id, query, first_in_context=first_in_context)
+                found, judged = self.search_with_support(agent_id, query, first_in_context=first_in_context)
             else:
                 if self._executor is None:
                     self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="auto-recall")
-                future = self._executor.submit(self.search, agent_id, query, first_in_context=first_in_context, parallel=True)
-                found = future.result(timeout=settings.timeout_ms / 1000)
+                future = self._executor.submit(self.search_with_support, agent_id, query, first_in_context=first_in_context, parallel=True)
+                found, judged = future.result(timeout=settings.timeout_ms / 1000)
         except FutureTimeout:
             log.warning("automatic recall took over %s ms: the reply goes ahead without it", settings.timeout_ms)
             return RecallResult("timeout", seconds=time.perf_counter() - started)
         except Exception as error:  # a broken source must never stop the reply
             log.error("automatic recall failed (the reply goes ahead without it): %s", where_it_failed(error))
             return RecallResult("failed", seconds=time.perf_counter() - started)
-        placed, lines = self._fit(found, visible, budget_tokens, count_tokens, truncate)
+        note = NOTHING_NOTE if judged is not None and judged < NOTHING_BELOW else NOTE
+        placed, lines = self._fit(found, visible, budget_tokens, count_tokens, truncate, note)
         seconds = time.perf_counter() - started
         if not placed:
-            return RecallResult("nothing", seconds=seconds)
-        return RecallResult("placed", tuple(placed), render_event(lines), seconds)
+            return RecallResult("nothing", seconds=seconds, support=judged)
+        return RecallResult("placed", tuple(placed), render_event(lines, note), seconds, judged)
 
-    def _fit(self, found, visible: Visible, budget: int, count_tokens, truncate) -> tuple[list[Memory], list[str]]:
+    def _fit(self, found, visible: Visible, budget: int, count_tokens, truncate, note: str = NOTE) -> tuple[list[Memory], list[str]]:
         """The best hits, in rank order, that fit ``budget`` together. Each line is counted once
         (the model's tokenizer may be a call to another process) and the sum checked on the
         rendered event at the end: joining lines can merge a token or two at their seams."""
@@ -282,7 +311,7 @@ class AutoRecall:
         lines: list[str] = []
         seen: set[str] = set()
         item_tokens = max(16, int(budget * ITEM_SHARE))
-        used = count_tokens(render_event([]))
+        used = count_tokens(render_event([], note))
         seam = max(0, count_tokens(render_event(["a", "a"])) - count_tokens(render_event(["a"])) - count_tokens('"a"'))  # the ", "
         for memory in found:
             key = _normal(memory.text)
@@ -298,7 +327,7 @@ class AutoRecall:
             used += cost
             if len(placed) >= self.settings.max_hits:
                 break
-        while lines and count_tokens(render_event(lines)) > budget:
+        while lines and count_tokens(render_event(lines, note)) > budget:
             placed.pop()
             lines.pop()
         return placed, lines

@@ -25,6 +25,8 @@ from desktop.core.graph.store import KnowledgeGraph
 from desktop.core.memory.recall import RecallMemory
 from desktop.core.retrieval import MessageRanker, VectorIndex
 from desktop.core.retrieval.messages import GRAPH_WEIGHT
+from desktop.core.retrieval.support import DEPTH as SUPPORT_DEPTH
+from desktop.core.retrieval.support import NOTHING_BELOW, auroc, support
 from desktop.core.storage import open_database
 
 #: Conversations the fusion weights were tuned on; the others are held out to check generalisation.
@@ -34,6 +36,9 @@ MODES = ("fused", "bm25", "fused/whole")
 GRAPH_MODE = "fused+graph"
 #: The fused search with long messages scored as a whole, not by their best part (the lever's baseline).
 WHOLE_MODE = "fused/whole"
+#: Question kinds memory cannot answer: LoCoMo's adversarial questions (asked of the wrong speaker)
+#: and BEAM's abstention questions (never discussed). The "nothing on that" detector should tell them apart.
+UNANSWERABLE = ("adversarial", "abstention")
 
 
 _SESSION_TIME = re.compile(r"(\d{1,2}):(\d{2})\s*([ap]m)\s+on\s+(\d{1,2})\s+([A-Za-z]+),\s*(\d{4})", re.IGNORECASE)
@@ -99,6 +104,33 @@ def category_name(category) -> str:
     return str(category)
 
 
+def _support(recall: RecallMemory, agent_id: int, question: str) -> float:
+    """The "nothing on that" score of a question (desktop.core.retrieval.support) on the search's best hits."""
+    top = [r.id for r in recall.rank(agent_id, question, graph_weight=0.0)[:SUPPORT_DEPTH]]
+    texts = {m.id: m.search_text for m in recall.get_many(top)}
+    speakers, said_by = recall.speakers(agent_id, top)
+    return support(question, [(texts.get(i, ""), who) for i, who in zip(top, said_by)], speakers)
+
+
+def _judge(supports: dict, group: str, ranker: MessageRanker, recall: RecallMemory, agent_id: int, question: str,
+           unanswerable: bool) -> None:
+    ranker.by_parts = True
+    judged = _support(recall, agent_id, question)
+    for bucket in ("all", group):
+        supports[bucket][not unanswerable].append(judged)
+
+
+def detector_report(answerable: list[float], unanswerable: list[float], bar: float = NOTHING_BELOW) -> dict:
+    """How well the support score tells answerable from unanswerable questions: AUROC, and the share
+    of each side that falls below the bar (where automatic recall says nothing clearly answers)."""
+    below = lambda scores: round(sum(s < bar for s in scores) / len(scores), 4) if scores else None  # noqa: E731
+    found = auroc(answerable, unanswerable)
+    return {
+        "auroc": None if found is None else round(found, 4), "bar": bar, "answerable": len(answerable),
+        "unanswerable": len(unanswerable), "nothing_for_answerable": below(answerable), "nothing_for_unanswerable": below(unanswerable),
+    }
+
+
 def evaluate(path: Path, embedder: Embedder, *, ks: tuple[int, ...] = (5, 10), progress=None, analyser=None,
              graph_weight: float = GRAPH_WEIGHT) -> dict:
     """With ``analyser`` (desktop.core.graph.nlp.SpacyAnalyser) each conversation also gets its
@@ -116,6 +148,7 @@ def evaluate_samples(samples: list[dict], embedder: Embedder, *, ks: tuple[int, 
     latency: dict[str, list[float]] = {mode: [] for mode in modes}
     graphs: dict[str, dict] = {}
     skipped = 0
+    supports: dict[str, dict[bool, list[float]]] = defaultdict(lambda: {True: [], False: []})  # bucket -> answerable? -> scores
     with tempfile.TemporaryDirectory(prefix="memdesk-locomo-") as folder:
         db = open_database(Path(folder) / "memdesk.sqlite3")
         ranker = MessageRanker(db, embedder, VectorIndex(db))
@@ -129,10 +162,13 @@ def evaluate_samples(samples: list[dict], embedder: Embedder, *, ks: tuple[int, 
                 group = "tuned" if sample["sample_id"] in tuned_on else "held_out"
                 for qa in sample["qa"]:
                     evidence = {ids[e] for e in qa.get("evidence", []) if e in ids}
+                    category = category_name(qa["category"])
+                    unanswerable = category in UNANSWERABLE
                     if not evidence:
                         skipped += 1
+                        if unanswerable:  # BEAM's abstention questions have no evidence, yet the detector is judged on them
+                            _judge(supports, group, ranker, recall, agent_id, qa["question"], unanswerable)
                         continue
-                    category = category_name(qa["category"])
                     for mode in modes:
                         ranker.by_parts = mode != WHOLE_MODE
                         started = time.perf_counter()
@@ -145,6 +181,8 @@ def evaluate_samples(samples: list[dict], embedder: Embedder, *, ks: tuple[int, 
                             value = len(evidence & set(ranked[:k])) / len(evidence)
                             for bucket in ("all", category, group, f"{group}/{category}", sample["sample_id"]):
                                 recalls[mode][(bucket, k)].append(value)
+                    # After the timed searches: judged on the fused ranking, which is cached by then.
+                    _judge(supports, group, ranker, recall, agent_id, qa["question"], unanswerable)
                 if progress:
                     progress(sample["sample_id"])
         finally:
@@ -157,6 +195,7 @@ def evaluate_samples(samples: list[dict], embedder: Embedder, *, ks: tuple[int, 
             table[bucket]["n"] = len(values)
         report[mode] = dict(table)
     report["search_ms"] = {mode: round(1000 * statistics.median(values), 2) for mode, values in latency.items() if values}
+    report["nothing_detector"] = {bucket: detector_report(scores[True], scores[False]) for bucket, scores in supports.items()}
     if analyser is not None:
         report["graph"] = {"weight": graph_weight, **graphs}
     return report

@@ -176,6 +176,10 @@ class RecallMemory:
         weight = self.graph_weight if graph_weight is None else graph_weight
         return self._ranker.rank(agent_id, query, dense=dense, graph_weight=weight, before_id=before_id)
 
+    def speakers(self, agent_id: int, message_ids: list[int]) -> tuple[frozenset[str], list[str]]:
+        """Who speaks in the agent's conversation, and who said each of these messages."""
+        return self._ranker.speakers(agent_id, message_ids)
+
     def warm(self, agent_id: int) -> None:
         """Prepare what the first search of the agent's conversation would read (its timeline)."""
         self._ranker.warm(agent_id, graph=self.graph_weight > 0)

@@ -181,6 +181,13 @@ class MessageRanker:
         if self.by_parts and len(timeline.ids) <= PARTS_MAX:
             self._current_parts(agent_id, (*timeline.token, self._vectors.generation("messages", agent_id)))
 
+    def speakers(self, agent_id: int, message_ids: list[int]) -> tuple[frozenset[str], list[str]]:
+        """Everyone who speaks in the agent's conversation, and who said each of these messages
+        ("" when unknown): app messages have no author, their role's speaker is the name."""
+        timeline = self._timeline(agent_id)
+        where = timeline.index_of(message_ids)
+        return timeline.speakers, [str(timeline.authors[p]) if p >= 0 else "" for p in where]
+
     def _timeline(self, agent_id: int) -> _Timeline:
         """The agent's searchable messages in order. A conversation only grows at its end, so after
         the first read only the new messages are read (a million-message timeline is not read again
