@@ -235,8 +235,8 @@ class ToolRegistry:
 
 
 PROMPT_HEADER = (
-    "Every function except send_message and pause_heartbeats also takes request_heartbeat "
-    "(boolean, required): " + HEARTBEAT_DESCRIPTION
+    "Every function but send_message and pause_heartbeats also takes request_heartbeat (boolean): "
+    "true runs you again right after it (to read a result, or to chain a call), false waits for the user."
 )
 
 
@@ -248,6 +248,8 @@ def describe_spec(spec: ToolSpec) -> str:
         kind = schema.get("type", "any")
         if "enum" in schema:
             kind = " | ".join(json.dumps(v) for v in schema["enum"])
+        if kind == "string" and name in required and not schema.get("description"):
+            continue  # the signature says all there is: every token here is read on a cold start
         optional = "" if name in required else ", optional"
         description = f": {schema['description']}" if schema.get("description") else ""
         lines.append(f"    {name} ({kind}{optional}){description}")
