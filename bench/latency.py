@@ -374,8 +374,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--turns", type=int, default=len(CONVERSATION))
     parser.add_argument("--embedder", choices=["default", "hashing"], default="default")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--quick", action="store_true", help="a fast check: 3 turns with the hashing embedder")
     args = parser.parse_args(argv)
-    emit(run(args.turns, args.embedder, args.seed), args.json, details="rows")
+    turns, embedder = (3, "hashing") if args.quick else (args.turns, args.embedder)
+    emit(run(turns, embedder, args.seed), args.json, details="rows")
     return 0
 
 
