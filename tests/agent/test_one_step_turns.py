@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 
+from desktop.core.agent.loop import AgentSettings
 from desktop.core.memory.history import AGENT, BLOCK
 from desktop.core.models.catalog import load_catalog
 from desktop.core.runtime.scripted import call, say
@@ -117,6 +118,7 @@ def test_a_model_that_searches_anyway_is_told_why_and_answers(services, runtime,
 
 def test_searches_stay_offered_when_automatic_recall_found_nothing(services, runtime, make_agent):
     agent = make_agent()
+    agent.settings = AgentSettings()  # a model that is offered message_chatgpt
     runtime.enqueue(say("Hello!"))
     agent.send_user_message("Hello")
     assert agent.last_recall.status == "nothing"
@@ -165,3 +167,19 @@ def test_a_thoughts_bound_the_user_set_beats_the_catalogs(services, runtime, mak
     runtime.enqueue(say("Hi"))
     agent.send_user_message("Hi")
     assert seen[0].thoughts_chars == 300 and "at most 300 characters" in agent.static_prefix()[0].content
+
+
+# --- functions a model is not offered --------------------------------------------------------
+def test_the_bundled_model_is_not_offered_message_chatgpt(services, runtime, make_agent):
+    """Its more basic AI would be itself without memory: one more generation before the reply."""
+    assert "message_chatgpt" in load_catalog().bundled.profile.hidden_functions
+    agent = make_agent()  # the default settings: the bundled model is active
+    runtime.enqueue(say("Hi"))
+    agent.send_user_message("Hi")
+    assert "message_chatgpt" not in runtime.tools_seen[0] and "send_message" in runtime.tools_seen[0]
+    tools_section = agent.static_prefix()[0].content.split("### Functions", 1)[1]
+    assert "message_chatgpt" not in tools_section and "- send_message(" in tools_section
+    agent.settings = AgentSettings()  # a model without that entry
+    runtime.enqueue(say("Hi again"))
+    agent.send_user_message("Hi again")
+    assert "message_chatgpt" in runtime.tools_seen[1] and "message_chatgpt" in agent.static_prefix()[0].content

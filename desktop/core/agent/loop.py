@@ -71,6 +71,9 @@ class AgentSettings:
     #: inner_thoughts' bound, kept by the grammar: each character is time before the reply starts
     #: (None: the runtime's default). Per model (see models/catalog.py), stated in the instructions.
     thoughts_chars: int | None = None
+    #: Functions the model is not offered, per model (see models/catalog.py): left out of the
+    #: grammar and of the prompt's tool section.
+    hidden_functions: frozenset[str] = frozenset()
 
     @property
     def reserve(self) -> int:
@@ -362,6 +365,8 @@ class Agent:
         labels = [b.label for b in self.memory.core.blocks(self.id) if not b.read_only]
         specs = []
         for spec in self.tools.specs():
+            if spec.name in self.settings.hidden_functions:
+                continue
             properties = spec.parameters.get("properties", {})
             if spec.name.startswith("core_memory_") and "label" in properties:
                 if not labels:
@@ -520,7 +525,7 @@ class Agent:
             messages += (ChatMessage("user", update),)
         return PromptParts(
             instructions="\n\n".join([record.system_prompt, *thoughts_note(self.settings.thoughts_chars), heartbeat_note(self.settings.heartbeat_minutes)]),
-            tools=self.tools.describe_for_prompt(self.settings.tool_section),
+            tools=self.tools.describe_for_prompt(self.settings.tool_section, without=self.settings.hidden_functions),
             core_memory=view.text,
             summary=record.summary or None,
             messages=messages,

@@ -46,6 +46,8 @@ class ModelProfile:
     max_chained_steps: int | None = None
     #: inner_thoughts' bound for this model (None: the ``max_thought_chars`` setting's default).
     thoughts_chars: int | None = None
+    #: Functions this model is not offered (its grammar and its prompt leave them out).
+    hidden_functions: tuple[str, ...] = ()
 
     def sampling_params(self, base: SamplingParams, *, keep: frozenset[str] = frozenset()) -> SamplingParams:
         """``base`` with this profile's sampling defaults, except for the fields named in ``keep``
@@ -178,7 +180,10 @@ def _entry(item: dict[str, Any]) -> CatalogEntry:
         default=bool(item.get("default", False)),
         recommended_for=tuple(item.get("recommended_for", ())),
         tool_calling=item.get("tool_calling", ""),
-        profile=ModelProfile(sampling, style, behaviour.get("max_chained_steps"), _positive(item["id"], behaviour, "thoughts_chars")),
+        profile=ModelProfile(
+            sampling, style, behaviour.get("max_chained_steps"), _positive(item["id"], behaviour, "thoughts_chars"),
+            tuple(behaviour.get("hidden_functions", ())),
+        ),
         sources=dict(item.get("sources", {})),
     )
 

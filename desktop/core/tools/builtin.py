@@ -20,6 +20,7 @@ def send_message(ctx: ToolContext, message: str, remember: str | None = None) ->
     """Sends a message to the user: the only way they see anything you say.
 
     Args:
+        message: What the user reads: your answer.
         remember: A new fact about the user, added to your human block.
     """
     if not message.strip():
@@ -63,7 +64,7 @@ def pause_heartbeats(ctx: ToolContext, minutes: int) -> str:
 
 
 def message_chatgpt(ctx: ToolContext, message: str) -> str:
-    """Ask a more basic AI that keeps no memory of earlier interactions.
+    """Ask a more basic AI that keeps no memory of earlier interactions; the user does not see it.
 
     Args:
         message: A complete, self-contained question.
