@@ -91,10 +91,12 @@ def test_the_instructions_show_a_one_step_reply_that_remembers(services, runtime
 
 # --- automatic recall's memories make a search idle ------------------------------------------
 SEARCHES = {"conversation_search", "conversation_search_date", "archival_memory_search", "knowledge_graph_search"}
+#: Recall that never times out here: what is under test is what its result allows, not its speed.
+PATIENT = Settings(auto_recall_timeout_ms=600_000)
 
 
 def test_no_search_nor_message_chatgpt_is_offered_once_automatic_recall_placed_memories(services, runtime, make_agent, clock):
-    agent = make_agent()
+    agent = make_agent(settings=PATIENT)
     forget(services, agent, clock, ["My cat is called Tom", "Tom sleeps on the basil pots"])
     runtime.enqueue(say("Your cat is Tom."))
     result = agent.send_user_message("What is my cat called?")
@@ -105,7 +107,7 @@ def test_no_search_nor_message_chatgpt_is_offered_once_automatic_recall_placed_m
 
 
 def test_a_model_that_searches_anyway_is_told_why_and_answers(services, runtime, make_agent, clock, monkeypatch):
-    agent = make_agent()
+    agent = make_agent(settings=PATIENT)
     forget(services, agent, clock, ["My cat is called Tom"])
     ran = []
     monkeypatch.setattr(services.memory.recall, "search_text", lambda *a, **k: ran.append(a))
@@ -117,7 +119,7 @@ def test_a_model_that_searches_anyway_is_told_why_and_answers(services, runtime,
 
 
 def test_searches_stay_offered_when_automatic_recall_found_nothing(services, runtime, make_agent):
-    agent = make_agent()
+    agent = make_agent(settings=PATIENT)
     agent.settings = AgentSettings()  # a model that is offered message_chatgpt
     runtime.enqueue(say("Hello!"))
     agent.send_user_message("Hello")
@@ -126,7 +128,7 @@ def test_searches_stay_offered_when_automatic_recall_found_nothing(services, run
 
 
 def test_a_background_turn_after_a_recalled_message_may_search(services, runtime, make_agent, clock):
-    agent = make_agent()
+    agent = make_agent(settings=PATIENT)
     forget(services, agent, clock, ["My cat is called Tom"])
     runtime.enqueue(say("Your cat is Tom."))
     agent.send_user_message("What is my cat called?")
