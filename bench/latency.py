@@ -17,8 +17,15 @@ during the run. A runtime that does not time its evaluation falls back to speeds
 step of the run (``speeds``). ``reeval_ratio`` = prompt tokens evaluated / new prompt tokens over every step but the
 first, memory edits included (evictions are reported apart).
 
+Where the tokens before each reply went (issue 24): ``tokens_before_reply`` counts, per turn, the
+tokens of every call up to the first character of its send_message text, split into inner thoughts,
+the other calls' arguments and JSON structure (keys, names, punctuation, heartbeat flags);
+``step_functions`` and ``functions_before_reply`` name the functions that took the steps. Token
+counts and ratios do not move with the machine's load; seconds do (``machine`` gives the CPU and
+the load average at the start and the end).
+
 The issue's targets are printed beside the figures; nothing here is asserted (shared machines are
-noisy): ``targets_met`` says which hold in this run.
+noisy): ``targets_met`` says which hold in this run. ``--quick``: three turns, hashing embedder.
 """
 
 from __future__ import annotations
