@@ -185,3 +185,13 @@ def test_the_bundled_model_is_not_offered_message_chatgpt(services, runtime, mak
     runtime.enqueue(say("Hi again"))
     agent.send_user_message("Hi again")
     assert "message_chatgpt" in runtime.tools_seen[1] and "message_chatgpt" in agent.static_prefix()[0].content
+
+
+def test_a_search_is_offered_again_once_the_turn_changed_memory(services, runtime, make_agent, clock):
+    """What recall placed was found before the edit: a search may now find what it could not."""
+    agent = make_agent(settings=PATIENT)
+    forget(services, agent, clock, ["My cat is called Tom"])
+    runtime.enqueue(call("archival_memory_insert", "note it", True, content="Tom is a grey cat"), say("Noted."))
+    agent.send_user_message("What is my cat called? He is grey.")
+    assert agent.last_recall.status == "placed"
+    assert "archival_memory_search" not in runtime.tools_seen[0] and "archival_memory_search" in runtime.tools_seen[1]

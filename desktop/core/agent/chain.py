@@ -80,6 +80,7 @@ class TurnRules:
         self._must_answer = False
         self.steps = 0
         self.replied = False
+        self.edited = False  # memory changed this turn (what a search finds may have changed with it)
 
     # --- before a step ---------------------------------------------------------------------
     def offered(self, specs: list[ToolSpec]) -> list[ToolSpec]:
@@ -181,6 +182,8 @@ class TurnRules:
         self._ran.add(tool.name)
         if tool.name == REPLY and ok:
             self.replied = True
+        if tool.kind == "edit" and ok:
+            self.edited = True
         if tool.kind == "search" and ok:
             if not self._is_paging(tool, arguments):
                 self._searches[tool.name] += 1

@@ -244,7 +244,7 @@ class Agent:
                 if rules.steps:
                     with db.transaction():
                         self._sync_memory()
-                rules.idle = self._idle_functions(kind)
+                rules.idle = {} if rules.edited else self._idle_functions(kind)  # an edit may have made a search worth it
                 parts = self._prompt_parts()
                 request = CallRequest(
                     parts.chat_messages(), rules.offered(self._live_specs()), self.settings.params, self.tools.heartbeat_tools(),
