@@ -406,6 +406,8 @@ def open_agent(
             login_after_minutes=settings.login_after_minutes,
             params=profile.sampling_params(settings.sampling(), keep=chosen),
             tool_section=profile.tool_section,
+            thoughts_chars=settings.max_thought_chars if "max_thought_chars" in chosen else profile.thoughts_chars or settings.max_thought_chars,
+            hidden_functions=frozenset(profile.hidden_functions),
             top_entities=settings.graph_top_entities if settings.graph_extraction else 0,
         ),
         observer=observer,

@@ -37,6 +37,7 @@ class Settings:
     seed: int = -1  # -1: random
     max_answer_tokens: int = 384
     max_chained_steps: int = 4
+    max_thought_chars: int = 160  # inner_thoughts' bound in the grammar (the active model's catalog entry may set its own)
     max_searches_per_turn: int = 2
     # Automatic recall's defaults are stated once, where they were measured (agent/auto_recall.py).
     auto_recall: bool = RecallSettings.enabled
@@ -92,6 +93,7 @@ DESCRIPTIONS: dict[str, str] = {
     "seed": "Sampling seed (-1: random)",
     "max_answer_tokens": "Most tokens the model may generate per step (kept free in the context)",
     "max_chained_steps": "Most steps the agent may chain after one event (the last one must answer)",
+    "max_thought_chars": "Most characters of the agent's private thoughts before each call (the grammar cuts them there; each is time before the reply)",
     "auto_recall": "Before each reply, search memory out of view and show the model the best hits (automatic recall)",
     "auto_recall_budget": "Share of the context window the automatically recalled memories may take (0.20: a fifth)",
     "auto_recall_timeout_ms": "Longest the reply waits for automatic recall, in milliseconds (it goes ahead without it)",

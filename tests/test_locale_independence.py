@@ -26,7 +26,7 @@ def formats() -> tuple[str, str, datetime]:
 
 
 def test_times_are_written_and_read_in_english_under_every_locale_this_machine_has():
-    expected = ("2026-11-30 09:15:02 PM UTC+0000", "30 Nov 2026", datetime(2023, 5, 8, 0, 5, tzinfo=timezone.utc))
+    expected = ("2026-11-30 21:15 UTC", "30 Nov 2026", datetime(2023, 5, 8, 0, 5, tzinfo=timezone.utc))
     assert formats() == expected
     saved = locale.setlocale(locale.LC_TIME)
     try:

@@ -108,9 +108,10 @@ MONTHS = ("January", "February", "March", "April", "May", "June", "July", "Augus
 
 
 def event_time(moment: datetime) -> str:
-    """The format MemGPT events use, in the moment's own zone: ``2026-11-30 09:15:02 AM WET+0000``."""
-    half = "AM" if moment.hour < 12 else "PM"
-    return moment.strftime(f"%Y-%m-%d %I:%M:%S {half} %Z%z")
+    """The time an event carries, in the moment's own zone: ``2026-11-30 09:15 WET``. Shorter than
+    MemGPT's ``2026-11-30 09:15:02 AM WET+0000`` (17 tokens against 26 with the bundled model's
+    tokenizer, each digit a token): every event is evaluated before the reply, and stays in context."""
+    return moment.strftime("%Y-%m-%d %H:%M %Z")
 
 
 def day_month_year(moment: datetime) -> str:

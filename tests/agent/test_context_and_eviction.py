@@ -73,7 +73,9 @@ def test_pressure_alert_is_sent_once_until_the_next_eviction(services, make_agen
 def test_fixed_sections_above_the_warning_line_alert_once_however_many_evictions(services, make_agent):
     """Instructions, tools and memory alone fill 80% of the window: every eviction leaves the
     context above the warning line, so re-arming the alert there would add a step to every turn."""
-    base = base_tokens(make_agent)
+    # Full blocks: the window's other fifth must still hold a turn, its recalled memories and the answer.
+    blocks = {"persona": (WORDS * 26).strip(), "human": (WORDS * 26).strip()}
+    base = make_agent("crowded", runtime=ScriptedRuntime(context_window=100_000), **blocks).budget().used
     runtime = ScriptedRuntime(context_window=int(base / 0.8), summaries=[f"Summary {i}." for i in range(50)])
     agent = make_agent("crowded", runtime=runtime, settings=replace(services.settings, max_answer_tokens=128))
     evictions = []

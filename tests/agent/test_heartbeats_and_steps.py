@@ -144,12 +144,12 @@ def test_login_event_reports_the_last_login(services, runtime, make_agent, clock
     runtime.enqueue(say("Welcome!"))
     agent.login()
     first = json.loads(services.memory.recall.all(agent.id)[0].content)
-    assert first == {"type": "login", "last_login": "Never (first login)", "time": "2026-11-30 09:15:02 AM UTC+0000"}
+    assert first == {"type": "login", "last_login": "Never (first login)", "time": "2026-11-30 09:15 UTC"}
     clock.advance(days=1)
     runtime.enqueue(say("Welcome back!"))
     agent.login()
     second = json.loads([m for m in services.memory.recall.all(agent.id) if m.kind == "login"][1].content)
-    assert second["last_login"] == "2026-11-30 09:15:02 AM UTC+0000"
+    assert second["last_login"] == "2026-11-30 09:15 UTC"
 
 
 def test_timed_heartbeats_honour_pause_heartbeats(services, runtime, make_agent, clock):

@@ -6,6 +6,7 @@ import json
 from datetime import datetime, timezone
 
 from desktop.core.runtime.scripted import call, say
+from desktop.settings import Settings
 
 
 def result_of(services, agent):
@@ -122,7 +123,8 @@ def test_conversation_search_date_is_inclusive_and_validates_dates(services, run
 
 
 def test_evicted_messages_remain_searchable(services, runtime, make_agent):
-    agent = make_agent()
+    # Without automatic recall: with it, the memories it places make a search idle (chain.py).
+    agent = make_agent(settings=Settings(auto_recall=False))
     runtime.enqueue(say("Nice name."))
     agent.send_user_message("My cat is called Zorro")
     services.agents.update(agent.id, context_start_id=10_000, evicted_count=3)  # everything out of context

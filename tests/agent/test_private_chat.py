@@ -132,7 +132,7 @@ def test_a_private_chat_refuses_to_write_files_and_to_ingest_documents(services,
         assert "private chat" in result.content
         assert not services.paths.agent_files(agent.id).exists() or not any(services.paths.agent_files(agent.id).rglob("*"))
         # The prompt lists the same functions as the saved chat's, so its cached state is reused.
-        assert runtime.tools_seen[-1] == runtime.tools_seen[0]
+        assert runtime.prompts[-1][0] == runtime.prompts[0][0]
         with pytest.raises(PrivateChatRefusal):
             private.ingestor()
     finally:

@@ -134,9 +134,13 @@ def expired_and_newest(services, agent, prompt) -> tuple[set[str], list[str]]:
 def test_an_expired_memory_may_be_shown_again(services, make_agent, clock):
     agent, runtime, evictions = small_agent(services, make_agent, clock)
     evicted_at = chat_until_an_eviction(agent, runtime, clock, evictions)
-    expired, newest = expired_and_newest(services, agent, runtime.prompts[evicted_at])
+    expired, _newest = expired_and_newest(services, agent, runtime.prompts[evicted_at])
     assert expired, "an expired event should still be in context, as its stub"
-    # Its memories no longer count as in view: the new section may show them again.
+    # Its memories no longer count as in view: a new section may show them again (asked about
+    # their topic, so that it does not depend on which turn the eviction fell).
+    topic = next(t for t in TOPICS if any(text.startswith(f"My {t} story") for text in expired))
+    turn(agent, runtime, clock, f"My {topic} story, again?", "Sure.")
+    newest = json.loads(memories_in(runtime.prompts[-1])[-1])["memories"]
     assert any(line.endswith("] " + text) for text in expired for line in newest)
 
 

@@ -42,7 +42,7 @@ def test_the_agent_is_told_local_time_and_the_store_keeps_utc(services, runtime,
     runtime.enqueue(say("Good evening!"))
     agent.send_user_message("What time is it?")
     event = services.memory.recall.all(agent.id)[0]
-    assert json.loads(event.content)["time"] == "2026-11-29 10:00:00 PM PST-0800"
+    assert json.loads(event.content)["time"] == "2026-11-29 22:00 PST"
     assert services.db.scalar("SELECT created_at FROM messages WHERE id = ?", (event.id,)) == "2026-11-30T06:00:00+00:00"
     assert event.created_at.utcoffset().total_seconds() == -8 * 3600
 

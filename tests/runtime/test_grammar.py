@@ -8,7 +8,7 @@ import re
 import pytest
 
 from desktop.core.runtime.base import ToolSpec
-from desktop.core.runtime.grammar import Limits, build_call_grammar
+from desktop.core.runtime.grammar import Limits, build_call_grammar, call_opening, forced_text
 from desktop.errors import ModelError
 from tests.runtime.conftest import HEARTBEAT_TOOLS, TOOLS
 
@@ -147,3 +147,31 @@ def test_refuses_string_bounds_it_cannot_keep():
         spec = ToolSpec("odd", "x", {"type": "object", "properties": {"a": schema}, "required": ["a"]})
         with pytest.raises(ModelError):
             build_call_grammar([spec])
+
+
+# --- fixed text written without sampling ------------------------------------------------------
+WITH_NO_ARGUMENTS = ToolSpec("ping", "Nothing to say.", {"type": "object", "properties": {}, "required": []})
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_forced_text_is_always_what_the_grammar_admits_next(seed):
+    """Whatever a call holds (escaped quotes in its thoughts included), the text forced after any
+    prefix of it is exactly how that call goes on: forcing never writes what the model would not."""
+    tools = [*ALL, WITH_NO_ARGUMENTS]
+    grammar = build_call_grammar(tools, HEARTBEAT_TOOLS | {"ping"})
+    sentence = grammar.sample(seed)
+    if seed % 3 == 0:  # thoughts holding an escaped quote and a backslash
+        sentence = sentence.replace('"inner_thoughts": "', '"inner_thoughts": "say \\"hi\\" \\\\ ', 1)
+    for end in range(len(sentence)):
+        forced = forced_text(sentence[:end], tools, HEARTBEAT_TOOLS | {"ping"})
+        assert sentence[end:].startswith(forced), (sentence[:end], forced)
+
+
+def test_after_the_thoughts_a_reply_is_forced_up_to_its_first_character():
+    opened = call_opening("send_message") + 'greet Ann \\" warmly"'
+    assert forced_text(opened, TOOLS, HEARTBEAT_TOOLS) == ', "message": "'
+    assert forced_text(opened + ",", TOOLS, HEARTBEAT_TOOLS) == ' "message": "'
+    assert forced_text(call_opening("send_message") + "still thinking", TOOLS, HEARTBEAT_TOOLS) == ""
+    # An optional first argument leaves a choice: nothing is forced.
+    optional = ToolSpec("maybe", "?", {"type": "object", "properties": {"note": {"type": "string"}}, "required": []})
+    assert forced_text(call_opening("maybe") + 'x"', [optional]) == ""

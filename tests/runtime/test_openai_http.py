@@ -67,3 +67,10 @@ def test_schema_names_each_function_once():
     names = [option["properties"]["function"]["enum"] for option in schema["anyOf"]]
     assert names == [[t.name] for t in TOOLS]
     assert estimate_tokens("") == 0 and estimate_tokens("a b c") == 3  # one per word beats 5 bytes / 4
+
+
+def test_the_schema_bounds_inner_thoughts_when_the_request_does():
+    bounded = call_schema(TOOLS, HEARTBEAT_TOOLS, thoughts_chars=60)
+    assert all(option["properties"]["params"]["properties"]["inner_thoughts"]["maxLength"] == 60 for option in bounded["anyOf"])
+    free = call_schema(TOOLS, HEARTBEAT_TOOLS)
+    assert all("maxLength" not in option["properties"]["params"]["properties"]["inner_thoughts"] for option in free["anyOf"])

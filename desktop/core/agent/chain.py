@@ -13,6 +13,9 @@ tool list offered for the step:
 * a function that runs a generation of its own (``message_chatgpt``) runs once per turn: its prompt
   shares nothing with the conversation's, so each call also costs the next step a re-evaluation
   of the whole conversation (a 135M model asked it twice in a row, a 170 s first message);
+* a function that can bring nothing new is not offered (``idle``, which the loop decides): a
+  search or message_chatgpt when automatic recall has just placed what memory holds for the
+  user's message (the answer is in view; each would only cost a step before the reply);
 * the last step a turn may take must answer the user if nothing was said yet, and so must the
   step after the model yielded a user's turn without answering (the loop decides that one).
 """
@@ -67,6 +70,9 @@ class TurnRules:
     def __init__(self, tools: ToolRegistry, limits: ChainLimits) -> None:
         self._tools = tools
         self._limits = limits
+        #: Functions that can bring nothing new now, with why (the refusal says so); the loop sets
+        #: it before each step, as an eviction during the turn may change it.
+        self.idle: dict[str, str] = {}
         self._seen: set[str] = set()
         self._searches: Counter[str] = Counter()
         self._ran: set[str] = set()  # functions that ran this turn
@@ -74,6 +80,7 @@ class TurnRules:
         self._must_answer = False
         self.steps = 0
         self.replied = False
+        self.edited = False  # memory changed this turn (what a search finds may have changed with it)
 
     # --- before a step ---------------------------------------------------------------------
     def offered(self, specs: list[ToolSpec]) -> list[ToolSpec]:
@@ -94,7 +101,7 @@ class TurnRules:
                     continue
                 if kind not in AFTER_SEARCH:
                     continue
-            if spec.name in ONCE_PER_TURN and spec.name in self._ran:
+            if spec.name in self.idle or (spec.name in ONCE_PER_TURN and spec.name in self._ran):
                 continue
             if kind == "search":
                 if self._searches[spec.name] >= self._limits.searches_per_turn:
@@ -128,6 +135,8 @@ class TurnRules:
             )
         if self._must_answer and tool.name != REPLY:
             return "Answer the user now with send_message."
+        if tool.name in self.idle:
+            return f"{tool.name} cannot help now: {self.idle[tool.name]}. Answer the user with send_message."
         if tool.name in ONCE_PER_TURN and tool.name in self._ran:
             return f"{tool.name} may run once per turn; use its answer above, or answer the user with send_message."
         search = self._after_search
@@ -173,6 +182,8 @@ class TurnRules:
         self._ran.add(tool.name)
         if tool.name == REPLY and ok:
             self.replied = True
+        if tool.kind == "edit" and ok:
+            self.edited = True
         if tool.kind == "search" and ok:
             if not self._is_paging(tool, arguments):
                 self._searches[tool.name] += 1

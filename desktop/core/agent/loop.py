@@ -29,7 +29,7 @@ from desktop.core.agent.accept import accept_user_message
 from desktop.core.agent.agents import AgentRecord, AgentStore
 from desktop.core.agent.auto_recall import EVENT_KIND as MEMORIES
 from desktop.core.agent.auto_recall import AutoRecall, RecallResult, ShownMemories, Visible, expired_view, memories_text, newest_event_id
-from desktop.core.agent.chain import ChainLimits, TurnRules
+from desktop.core.agent.chain import ONCE_PER_TURN, ChainLimits, TurnRules
 from desktop.core.agent.context import ContextBudget, PromptParts, measure, to_chat, tool_costs, truncate_for_context
 from desktop.core.agent.eviction import Summarizer, choose_cut
 from desktop.core.agent.failure_log import where_it_failed
@@ -45,6 +45,7 @@ from desktop.core.memory.recall import Message, RecallMemory
 from desktop.core.prompts import Prompts
 from desktop.core.runtime.base import CallRequest, CancelToken, ChatMessage, ModelTurn, Runtime, SamplingParams, ToolSpec
 from desktop.core.storage import Database
+from desktop.core.tools.builtin import HUMAN, REMEMBER
 from desktop.core.tools.context import ConsentPolicy, DenyAll, ToolContext
 from desktop.core.tools.files import FileSandbox
 from desktop.core.tools.http import HttpPolicy
@@ -52,6 +53,9 @@ from desktop.core.tools.registry import HEARTBEAT_PARAM, Tool, ToolRegistry, val
 from desktop.errors import ConsentDenied, ContextOverflowError, GenerationCancelled, MemDeskError, ToolError
 
 log = logging.getLogger("memdesk.agent")
+
+#: The longest note send_message may add to the human block in one call.
+REMEMBER_CHARS = 200
 
 
 @dataclass(frozen=True)
@@ -64,6 +68,12 @@ class AgentSettings:
     top_entities: int = 8  # knowledge-graph entities shown with the memory section (0: none)
     params: SamplingParams = field(default_factory=SamplingParams)
     tool_section: str = "signatures"  # the prompt's tool list style, per model (see models/catalog.py)
+    #: inner_thoughts' bound, kept by the grammar: each character is time before the reply starts
+    #: (None: the runtime's default). Per model (see models/catalog.py), stated in the instructions.
+    thoughts_chars: int | None = None
+    #: Functions the model is not offered, per model (see models/catalog.py): left out of the
+    #: grammar and of the prompt's tool section.
+    hidden_functions: frozenset[str] = frozenset()
 
     @property
     def reserve(self) -> int:
@@ -234,8 +244,12 @@ class Agent:
                 if rules.steps:
                     with db.transaction():
                         self._sync_memory()
+                rules.idle = {} if rules.edited else self._idle_functions(kind)  # an edit may have made a search worth it
                 parts = self._prompt_parts()
-                request = CallRequest(parts.chat_messages(), rules.offered(self._live_specs()), self.settings.params, self.tools.heartbeat_tools())
+                request = CallRequest(
+                    parts.chat_messages(), rules.offered(self._live_specs()), self.settings.params, self.tools.heartbeat_tools(),
+                    thoughts_chars=self.settings.thoughts_chars,
+                )
                 turn = self.runtime.generate_call(request, on_event=self.observer.on_stream, cancel=cancel)
                 pending = self._prepare(turn, rules, cancel)  # outside any transaction: may be slow
                 with db.transaction():  # short: what the step changed, saved all or nothing
@@ -333,6 +347,16 @@ class Agent:
             return "heartbeat", events.heartbeat(events.HEARTBEAT_UNANSWERED)
         return None
 
+    def _idle_functions(self, kind: str) -> dict[str, str]:
+        """Functions that can bring nothing new to this step, with why (see chain.py): when
+        automatic recall has just placed what memory holds for the user's message, a search or
+        message_chatgpt would only cost a step before the reply."""
+        recalled = self.last_recall is not None and self.last_recall.status == "placed"
+        if kind != "user_message" or not recalled:
+            return {}
+        placed = "the memories automatic recall found for this message are in view"
+        return {tool.name: placed for tool in self.tools.tools() if tool.kind == "search" or tool.name in ONCE_PER_TURN}
+
     def _live_specs(self) -> list[ToolSpec]:
         """The tool specs for this step's grammar, before the chain rules narrow them: core memory
         functions may name only the blocks that exist and are writable, so a small model cannot
@@ -341,12 +365,20 @@ class Agent:
         labels = [b.label for b in self.memory.core.blocks(self.id) if not b.read_only]
         specs = []
         for spec in self.tools.specs():
+            if spec.name in self.settings.hidden_functions:
+                continue
             properties = spec.parameters.get("properties", {})
             if spec.name.startswith("core_memory_") and "label" in properties:
                 if not labels:
                     continue
                 label = {**properties["label"], "enum": labels}
                 spec = replace(spec, parameters={**spec.parameters, "properties": {**properties, "label": label}})
+            elif spec.name == "send_message" and REMEMBER in properties:
+                if HUMAN in labels:  # a fact, not an essay: it is written after the reply, but the turn waits for it
+                    kept = {**properties, REMEMBER: {**properties[REMEMBER], "maxLength": REMEMBER_CHARS}}
+                else:  # nowhere to remember to (an imported agent's blocks, a read-only human block)
+                    kept = {k: v for k, v in properties.items() if k != REMEMBER}
+                spec = replace(spec, parameters={**spec.parameters, "properties": kept})
             specs.append(spec)
         return specs
 
@@ -492,8 +524,8 @@ class Agent:
         if update is not None:  # not saved yet: the next step will save it
             messages += (ChatMessage("user", update),)
         return PromptParts(
-            instructions=record.system_prompt + "\n\n" + heartbeat_note(self.settings.heartbeat_minutes),
-            tools=self.tools.describe_for_prompt(self.settings.tool_section),
+            instructions="\n\n".join([record.system_prompt, *thoughts_note(self.settings.thoughts_chars), heartbeat_note(self.settings.heartbeat_minutes)]),
+            tools=self.tools.describe_for_prompt(self.settings.tool_section, without=self.settings.hidden_functions),
             core_memory=view.text,
             summary=record.summary or None,
             messages=messages,
@@ -618,6 +650,12 @@ def _visible_text(contents: list[str]) -> str:
         except (ValueError, TypeError):
             pieces.append(content)
     return " ".join(" ".join(pieces).split()).casefold()
+
+
+def thoughts_note(chars: int | None) -> list[str]:
+    """What the instructions say about inner_thoughts' bound (nothing without one): the grammar
+    ends the thoughts there, so a model that knows it plans within it rather than being cut off."""
+    return [] if chars is None else [f"inner_thoughts holds at most {chars} characters: a few words of plan."]
 
 
 def heartbeat_note(minutes: int) -> str:

@@ -44,6 +44,10 @@ class ModelProfile:
     sampling: dict[str, float | int] = field(default_factory=dict)
     tool_section: str = "signatures"
     max_chained_steps: int | None = None
+    #: inner_thoughts' bound for this model (None: the ``max_thought_chars`` setting's default).
+    thoughts_chars: int | None = None
+    #: Functions this model is not offered (its grammar and its prompt leave them out).
+    hidden_functions: tuple[str, ...] = ()
 
     def sampling_params(self, base: SamplingParams, *, keep: frozenset[str] = frozenset()) -> SamplingParams:
         """``base`` with this profile's sampling defaults, except for the fields named in ``keep``
@@ -176,6 +180,18 @@ def _entry(item: dict[str, Any]) -> CatalogEntry:
         default=bool(item.get("default", False)),
         recommended_for=tuple(item.get("recommended_for", ())),
         tool_calling=item.get("tool_calling", ""),
-        profile=ModelProfile(sampling, style, behaviour.get("max_chained_steps")),
+        profile=ModelProfile(
+            sampling, style, behaviour.get("max_chained_steps"), _positive(item["id"], behaviour, "thoughts_chars"),
+            tuple(behaviour.get("hidden_functions", ())),
+        ),
         sources=dict(item.get("sources", {})),
     )
+
+
+def _positive(model: str, behaviour: dict[str, Any], name: str) -> int | None:
+    value = behaviour.get(name)
+    if value is None:
+        return None
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise ValueError(f"{model}: {name} must be a positive whole number")
+    return value

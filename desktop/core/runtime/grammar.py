@@ -246,15 +246,55 @@ def call_opening(name: str) -> str:
     return f'{{"function"{KEY_SEP}{json.dumps(name)}{ITEM_SEP}"params"{KEY_SEP}{{"{THOUGHTS}"{KEY_SEP}"'
 
 
-def forced_text(generated: str, names: Sequence[str]) -> str:
+def after_thoughts(spec: ToolSpec, heartbeat: bool) -> str:
+    """The fixed text of a call right after its inner thoughts close, up to the next choice the
+    grammar leaves: the first argument's key (and the quote a plain string opens with) when that
+    argument is required; nothing when it is optional."""
+    required = set(spec.parameters.get("required", []))
+    for name, schema in spec.parameters.get("properties", {}).items():
+        if name in (THOUGHTS, HEARTBEAT):
+            continue
+        if name not in required:
+            return ""
+        quote = '"' if schema.get("type", "string") == "string" and "enum" not in schema else ""
+        return f"{ITEM_SEP}{json.dumps(name)}{KEY_SEP}{quote}"
+    return f'{ITEM_SEP}"{HEARTBEAT}"{KEY_SEP}' if heartbeat else "}}"
+
+
+def _thoughts_end(generated: str, start: int) -> int:
+    """Where the thoughts string that starts at ``start`` closes (its quote), or -1 while open."""
+    index = start
+    while index < len(generated):
+        char = generated[index]
+        if char == "\\":
+            index += 2
+            continue
+        if char == '"':
+            return index
+        index += 1
+    return -1
+
+
+def forced_text(generated: str, tools: Sequence[ToolSpec], heartbeat_tools: frozenset[str] = frozenset()) -> str:
     """What the grammar forces next, when it is fixed text: the call's opening brace and key, then,
-    once the function name is closed, everything up to the thoughts. Writing it directly (in one
-    batch) instead of sampling it token by token shortens the time to the first streamed thought."""
+    once the function name is closed, everything up to the thoughts, and once the thoughts are
+    closed, everything up to the first argument's value (a send_message's text). Writing it
+    directly (in one batch) instead of sampling it token by token shortens the time to the first
+    streamed thought and to the first character of the reply."""
     head = f'{{"function"{KEY_SEP}"'
     if head.startswith(generated):
         return head[len(generated) :]
-    for name in names:
-        opening = call_opening(name)
-        if generated.startswith(opening[: len(head) + len(json.dumps(name)) - 1]) and opening.startswith(generated):
+    for spec in tools:
+        opening = call_opening(spec.name)
+        if not generated.startswith(opening[: len(head) + len(json.dumps(spec.name)) - 1]):
+            continue
+        if opening.startswith(generated):
             return opening[len(generated) :]
+        if not generated.startswith(opening):
+            continue
+        end = _thoughts_end(generated, len(opening))
+        if end < 0:
+            return ""
+        after, written = after_thoughts(spec, spec.name in heartbeat_tools), generated[end + 1 :]
+        return after[len(written) :] if after.startswith(written) else ""
     return ""

@@ -66,11 +66,13 @@ class OpenAISettings:
     schema_style: Literal["json_schema", "json_object", "none"] = "json_schema"
 
 
-def call_schema(tools: Sequence[ToolSpec], heartbeat_tools: frozenset[str]) -> dict[str, Any]:
-    """A JSON schema admitting one call of one of ``tools`` in our shape."""
+def call_schema(tools: Sequence[ToolSpec], heartbeat_tools: frozenset[str], thoughts_chars: int | None = None) -> dict[str, Any]:
+    """A JSON schema admitting one call of one of ``tools`` in our shape (``thoughts_chars``:
+    inner_thoughts' maxLength, for servers that keep it)."""
+    thoughts: dict[str, Any] = {"type": "string"} if thoughts_chars is None else {"type": "string", "maxLength": thoughts_chars}
     options = []
     for tool in tools:
-        properties: dict[str, Any] = {THOUGHTS: {"type": "string"}}
+        properties: dict[str, Any] = {THOUGHTS: dict(thoughts)}
         required = [THOUGHTS]
         for name, schema in tool.parameters.get("properties", {}).items():
             if name in (THOUGHTS, HEARTBEAT):
@@ -138,7 +140,7 @@ class OpenAIHttpRuntime:
 
     def generate_call(self, request: CallRequest, *, on_event: StreamCallback | None = None, cancel: CancelToken | None = None) -> ModelTurn:
         messages, tools, heartbeat_tools = request.messages, request.tools, request.heartbeat_tools
-        schema = call_schema(tools, heartbeat_tools)
+        schema = call_schema(tools, heartbeat_tools, request.thoughts_chars)
         response_format: dict[str, Any] | None
         if self.settings.schema_style == "json_schema":
             response_format = {"type": "json_schema", "json_schema": {"name": "function_call", "schema": schema, "strict": True}}

@@ -16,22 +16,44 @@ PAGE_SIZE = 5
 
 
 # --- messaging -------------------------------------------------------------------------------
-def send_message(ctx: ToolContext, message: str) -> str:
-    """Sends a message to the human user. This is the only way the user sees anything you say.
+def send_message(ctx: ToolContext, message: str, remember: str | None = None) -> str:
+    """Sends a message to the user: the only way they see anything you say.
 
     Args:
-        message: Message contents.
+        message: What the user reads: your answer.
+        remember: A new fact about the user, added to your human block.
     """
     if not message.strip():
         raise ToolError("message must not be empty")
-    return "Sent message successfully."
+    note = (remember or "").strip()
+    return SENT + (" " + _remember(ctx, note) if note else "")
+
+
+SENT = "Sent message successfully."
+#: ``send_message``'s optional note, and the block it adds to.
+REMEMBER, HUMAN = "remember", "human"
+
+
+def _remember(ctx: ToolContext, note: str) -> str:
+    """Add ``note`` to the human block in the step that answers (a memory edit needs no step of
+    its own before the reply). The message is sent whatever happens here: a note that cannot be
+    saved is reported back, not a failed call (which would send the message again)."""
+    block = ctx.core.get(ctx.agent_id, HUMAN)
+    if block is not None and note.casefold() in block.value.casefold():
+        return "The human block holds that already."
+    try:
+        block = ctx.core.append(ctx.agent_id, HUMAN, note, cause=ctx.cause, source=ctx.source)
+    except ToolError as error:
+        return f"Not remembered: {error.message}"
+    ctx.changed_blocks.add(block.label)
+    return f"Remembered in the human block ({block.chars}/{block.limit} characters)."
 
 
 def pause_heartbeats(ctx: ToolContext, minutes: int) -> str:
-    """Temporarily ignore timed heartbeats. You may still receive messages from the user and other events.
+    """Ignore timed heartbeats for a while (user messages and other events still arrive).
 
     Args:
-        minutes: Number of minutes to ignore heartbeats for. Maximum 360 minutes (6 hours).
+        minutes: At most 360.
     """
     if minutes < 0:
         raise ToolError("minutes must not be negative")
@@ -42,10 +64,10 @@ def pause_heartbeats(ctx: ToolContext, minutes: int) -> str:
 
 
 def message_chatgpt(ctx: ToolContext, message: str) -> str:
-    """Ask a more basic AI that keeps no memory of earlier interactions.
+    """Ask a more basic AI that keeps no memory of earlier interactions; the user does not see it.
 
     Args:
-        message: Message to send. Phrase it as a complete, self-contained question.
+        message: A complete, self-contained question.
     """
     messages = [ChatMessage("system", ctx.plain_assistant_prompt), ChatMessage("user", message)]
     answer = ctx.runtime.generate_text(TextRequest(messages, ctx.params), cancel=ctx.cancel)
@@ -54,11 +76,10 @@ def message_chatgpt(ctx: ToolContext, message: str) -> str:
 
 # --- core memory -----------------------------------------------------------------------------
 def core_memory_append(ctx: ToolContext, label: str, content: str) -> str:
-    """Append to the contents of a core memory block.
+    """Append to a core memory block.
 
     Args:
-        label: The block to edit (for example persona or human).
-        content: Content to write to the block.
+        label: The block, for example persona or human.
     """
     block = ctx.core.append(ctx.agent_id, label, content, cause=ctx.cause, source=ctx.source)
     ctx.changed_blocks.add(block.label)
@@ -66,12 +87,11 @@ def core_memory_append(ctx: ToolContext, label: str, content: str) -> str:
 
 
 def core_memory_replace(ctx: ToolContext, label: str, old_content: str, new_content: str) -> str:
-    """Replace text in a core memory block. To delete text, use an empty string for new_content.
+    """Replace text in a core memory block (an empty new_content deletes it).
 
     Args:
-        label: The block to edit (for example persona or human).
-        old_content: Text to replace. Must match exactly.
-        new_content: Text to write in its place.
+        label: The block, for example persona or human.
+        old_content: The exact text to replace.
     """
     block = ctx.core.replace(ctx.agent_id, label, old_content, new_content, cause=ctx.cause, source=ctx.source)
     ctx.changed_blocks.add(block.label)
@@ -106,11 +126,10 @@ def _format_messages(ctx: ToolContext, result, page: int) -> str:
 
 
 def conversation_search(ctx: ToolContext, query: str, page: int | None = 0) -> str:
-    """Search prior conversation history (recall memory) by text, case-insensitive.
+    """Search prior conversation history (recall memory) by text.
 
     Args:
-        query: String to search for.
-        page: Result page, from 0 (the default); ask for the next page in a follow-up call.
+        page: Result page, from 0 (the default); the next page in a follow-up call.
     """
     page = _check_page(page)
     result = ctx.recall.search_text(ctx.agent_id, query, page=page, page_size=PAGE_SIZE)
@@ -125,12 +144,12 @@ def _parse_date(value: str, name: str) -> date:
 
 
 def conversation_search_date(ctx: ToolContext, start_date: str, end_date: str, page: int | None = 0) -> str:
-    """Search prior conversation history (recall memory) between two dates, both inclusive.
+    """Search prior conversation history (recall memory) between two dates, both included.
 
     Args:
-        start_date: The start of the date range, in the format YYYY-MM-DD.
-        end_date: The end of the date range, in the format YYYY-MM-DD.
-        page: Result page, from 0 (the default); ask for the next page in a follow-up call.
+        start_date: YYYY-MM-DD.
+        end_date: YYYY-MM-DD.
+        page: Result page, from 0 (the default); the next page in a follow-up call.
     """
     page = _check_page(page)
     start, end = _parse_date(start_date, "start_date"), _parse_date(end_date, "end_date")
@@ -142,11 +161,7 @@ def conversation_search_date(ctx: ToolContext, start_date: str, end_date: str, p
 
 # --- archival memory -------------------------------------------------------------------------
 def archival_memory_insert(ctx: ToolContext, content: str) -> str:
-    """Add to archival memory. Phrase it so that it can be easily queried later.
-
-    Args:
-        content: Content to write to the memory.
-    """
+    """Add to archival memory, phrased so that a search finds it later."""
     if not content.strip():
         raise ToolError("content must not be empty")
     ids = ctx.archival.insert(ctx.agent_id, content, cause=ctx.cause, source=ctx.source)
@@ -154,11 +169,10 @@ def archival_memory_insert(ctx: ToolContext, content: str) -> str:
 
 
 def archival_memory_search(ctx: ToolContext, query: str, page: int | None = 0) -> str:
-    """Search archival memory using semantic (embedding-based) search.
+    """Search archival memory by meaning.
 
     Args:
-        query: String to search for.
-        page: Result page, from 0 (the default); ask for the next page in a follow-up call.
+        page: Result page, from 0 (the default); the next page in a follow-up call.
     """
     page = _check_page(page)
     result = ctx.archival.search(ctx.agent_id, query, page=page, page_size=PAGE_SIZE)
@@ -180,31 +194,29 @@ def read_from_text_file(ctx: ToolContext, filename: str, line_start: int, num_li
     """Read lines from a text file in your files folder.
 
     Args:
-        filename: The name of the file, relative to your files folder.
-        line_start: Line to start reading from (the first line is 1).
-        num_lines: How many lines to read (defaults to 1, at most 200).
+        filename: Relative to your files folder.
+        line_start: The first line to read, from 1.
+        num_lines: Lines to read (1 by default, at most 200).
     """
     return ctx.files.read_lines(filename, line_start, num_lines or 1)
 
 
 def append_to_text_file(ctx: ToolContext, filename: str, content: str) -> str:
-    """Append text to a file in your files folder (created if missing). The user is asked first.
+    """Append text to a file in your files folder (created if missing); the user is asked first.
 
     Args:
-        filename: The name of the file, relative to your files folder.
-        content: Text to append.
+        filename: Relative to your files folder.
     """
     written = ctx.files.append(filename, content)  # the agent asked the user first (Tool.requires_consent)
     return f"Appended {written} characters to {filename}."
 
 
 def http_request(ctx: ToolContext, method: str, url: str, payload_json: str) -> str:
-    """Make an HTTP request to an allow-listed host. Disabled unless the user enabled it; the user is asked first.
+    """An HTTP request to an allowed host, if the user enabled them; the user is asked first.
 
     Args:
-        method: The HTTP method, for example GET or POST.
-        url: The full URL.
-        payload_json: A JSON string to send as the request body (use an empty string for none).
+        method: For example GET or POST.
+        payload_json: The request body as a JSON string ("" for none).
     """
     return ctx.http.request(method, url, payload_json, cancel=ctx.cancel)  # the agent asked the user first (Tool.requires_consent)
 
@@ -250,7 +262,7 @@ CONSENT_SUMMARIES = {
 }
 CONSENT_REQUIRED = set(CONSENT_SUMMARIES)
 #: Functions that write the store run inside the step's transaction; the others before it.
-WRITES_STORE = {"pause_heartbeats", "core_memory_append", "core_memory_replace", "archival_memory_insert"}
+WRITES_STORE = {"send_message", "pause_heartbeats", "core_memory_append", "core_memory_replace", "archival_memory_insert"}
 #: What each function does, for the chain rules (see ToolKind); the rest are "other".
 KINDS = {
     "send_message": "answer",

@@ -17,12 +17,12 @@ def _graph(ctx: ToolContext):
 
 
 def knowledge_graph_search(ctx: ToolContext, entity: str, depth: int | None = 2, page: int | None = 0) -> str:
-    """Facts your knowledge graph holds about a person, place or thing, up to two hops away, with dates and sources.
+    """Facts your knowledge graph holds about a person, place or thing, up to two hops away.
 
     Args:
-        entity: The name, for example Ann or Paris.
+        entity: A name, for example Ann or Paris.
         depth: Hops to follow, 1 or 2 (default 2).
-        page: Page of results, from 0.
+        page: Result page, from 0.
     """
     graph = _graph(ctx)
     page = page or 0
@@ -52,12 +52,10 @@ def knowledge_graph_search(ctx: ToolContext, entity: str, depth: int | None = 2,
 
 
 def knowledge_graph_insert(ctx: ToolContext, subject: str, relation: str, object: str) -> str:  # noqa: A002 - the model's name for it
-    """Record a fact in your knowledge graph, for example Ann, lives in, Paris. A new place to live or work replaces the old one, which stays as history.
+    """Record a fact in your knowledge graph, for example Ann, lives in, Paris (a new home or job closes the old one).
 
     Args:
-        subject: Who or what the fact is about.
         relation: A short verb phrase such as lives in, likes, sister of.
-        object: The other person, place or thing.
     """
     graph = _graph(ctx)
     # The fact's source is the user's latest message: the one the agent is acting on.

@@ -218,15 +218,16 @@ class ToolRegistry:
     def tools(self) -> list[Tool]:
         return list(self._tools.values())
 
-    def describe_for_prompt(self, style: str = "signatures") -> str:
+    def describe_for_prompt(self, style: str = "signatures", without: frozenset[str] = frozenset()) -> str:
         """The tools section of the system prompt.
 
         "signatures" (the default) is compact: JSON schemas cost about twice the tokens for the
         same information, and every token of this section is evaluated on a cold start; the
         grammar enforces the exact JSON shape anyway. "json" gives one JSON schema per line, the
         form models trained on Hermes/Qwen-style tool lists have seen; a model's catalog entry
-        picks it. ``request_heartbeat`` is explained once instead of once per function."""
-        return "\n".join([PROMPT_HEADER, *self.describe_each(style).values()])
+        picks it. ``request_heartbeat`` is explained once instead of once per function. Functions
+        named in ``without`` are left out (a model that is not offered them)."""
+        return "\n".join([PROMPT_HEADER, *(text for name, text in self.describe_each(style).items() if name not in without)])
 
     def describe_each(self, style: str = "signatures") -> dict[str, str]:
         """Each tool's part of the tools section, by name (so its cost can be measured)."""
@@ -235,8 +236,8 @@ class ToolRegistry:
 
 
 PROMPT_HEADER = (
-    "Every function except send_message and pause_heartbeats also takes request_heartbeat "
-    "(boolean, required): " + HEARTBEAT_DESCRIPTION
+    "Every function but send_message and pause_heartbeats also takes request_heartbeat (boolean): "
+    "true runs you again right after it (to read a result, or to chain a call), false waits for the user."
 )
 
 
@@ -248,6 +249,8 @@ def describe_spec(spec: ToolSpec) -> str:
         kind = schema.get("type", "any")
         if "enum" in schema:
             kind = " | ".join(json.dumps(v) for v in schema["enum"])
+        if kind == "string" and name in required and not schema.get("description"):
+            continue  # the signature says all there is: every token here is read on a cold start
         optional = "" if name in required else ", optional"
         description = f": {schema['description']}" if schema.get("description") else ""
         lines.append(f"    {name} ({kind}{optional}){description}")

@@ -88,10 +88,9 @@ class LlamaCppRuntime:
                     on_event(event)
             return end.feed(delta)
 
-        names = [tool.name for tool in request.tools]
         return self.complete(
-            request.messages, request.params, grammar=grammar.text, on_text=on_text, forced=lambda text: forced_text(text, names), cancel=cancel,
-            persist=request.persist,
+            request.messages, request.params, grammar=grammar.text, on_text=on_text,
+            forced=lambda text: forced_text(text, request.tools, request.heartbeat_tools), cancel=cancel, persist=request.persist,
         )
 
     def generate_text(self, request: TextRequest, *, cancel: CancelToken | None = None) -> str:
