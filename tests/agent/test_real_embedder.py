@@ -6,6 +6,7 @@ from desktop.app import open_agent, open_services
 from desktop.core.runtime.scripted import ScriptedRuntime, call, say
 from desktop.core.tools.context import AllowAll
 from desktop.paths import Paths
+from desktop.settings import Settings
 
 
 def test_archival_search_finds_a_paraphrase_with_the_real_embedder(real_embedder, clock):
@@ -23,7 +24,8 @@ def test_archival_search_finds_a_paraphrase_with_the_real_embedder(real_embedder
         runtime = ScriptedRuntime(
             [call("archival_memory_search", "what job?", False, query="What is their profession?"), say("A nurse.")], context_window=16384
         )
-        agent = open_agent(services, record, runtime, consent=AllowAll())
+        # Without automatic recall, which would place the passage itself and leave no search to make.
+        agent = open_agent(services, record, runtime, consent=AllowAll(), settings=Settings(auto_recall=False))
         result = agent.send_user_message("Do you remember what I do for a living?")
         first_hit = result.steps[0].result.splitlines()[1]
         assert "nurse" in first_hit
