@@ -388,7 +388,8 @@ class MainWindow(QMainWindow):
         """A message an earlier session left without a reply says so; the worker answers it when
         the agent opens (see AgentWorker.answer_owed)."""
         owed = unanswered.newest(self.services.db, self.services.memory.recall, agent_id)
-        if owed is not None and owed.id in self._not_answered:  # stopped this session: the user decides
+        if owed is not None and (owed.id in self._not_answered or unanswered.was_stopped(self.services.db, owed.id)):
+            # Stopped (this session or an earlier one) or failed this session: the user decides.
             self.chat.transcript.add(transfer.Entry("unanswered", "not answered", owed.created_at, message_id=owed.id))
         elif owed is not None:
             self.chat.transcript.add(transfer.Entry("event", NOT_ANSWERED_YET, owed.created_at, message_id=None))
@@ -589,7 +590,7 @@ class MainWindow(QMainWindow):
     @Slot()
     @reports_errors
     def on_stop_requested(self) -> None:
-        self.worker.stop()
+        self.worker.stop_by_user()
 
     @Slot()
     @reports_errors
@@ -597,7 +598,7 @@ class MainWindow(QMainWindow):
         if self.chat.search_bar.isVisible():
             self.chat.close_search()
         else:
-            self.worker.stop()
+            self.worker.stop_by_user()
 
     @Slot(str)
     @reports_errors

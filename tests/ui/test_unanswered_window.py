@@ -168,3 +168,37 @@ def test_the_embedding_model_warms_after_the_first_reply_not_during_it(services,
     finally:
         window.close()
         window.deleteLater()
+
+
+def test_a_stopped_reply_is_still_marked_not_answered_after_a_restart_and_retry_answers_it(make_window, qtbot, services, wait_for_signal):
+    runtime = SlowRuntime(context_window=32768)
+    runtime.enqueue(say("word " * 400))
+    window = make_window(runtime)
+    user_turn_started(window, qtbot, "Tell me a long story")
+    message = unanswered.newest(services.db, services.memory.recall, window.agent_id)
+    with qtbot.waitSignal(window.turn_done, timeout=10_000):
+        window.chat.stop_button.click()
+    window.close()
+
+    again_runtime = ScriptedRuntime(context_window=32768)
+    again_runtime.enqueue(say("Once upon a time."))
+    again = make_window(again_runtime)
+    with wait_for_signal(again.worker.budget_changed, timeout=10_000):  # what opening the agent queued has run
+        again.budget_requested.emit()
+    text = again.chat.transcript.toPlainText()
+    assert "Tell me a long story" in text and "not answered · Retry" in text and NOT_ANSWERED_YET not in text
+    assert f'href="retry:{message.id}"' in again.chat.transcript.toHtml()
+    assert again_runtime.prompts == [] and not again.background  # the user's Stop is not undone
+    with qtbot.waitSignal(again.turn_done, timeout=10_000):
+        again.chat.transcript.anchorClicked.emit(QUrl(f"retry:{message.id}"))
+    assert replies(services, again.agent_id) == ["Once upon a time."]
+
+
+def test_closing_the_window_mid_reply_is_not_recorded_as_a_stop(make_window, qtbot, services):
+    slow = SlowRuntime(context_window=32768)
+    slow.enqueue(say("word " * 400))
+    window = make_window(slow)
+    user_turn_started(window, qtbot, "Tell me a long story")
+    message = unanswered.newest(services.db, services.memory.recall, window.agent_id)
+    window.close()
+    assert not unanswered.was_stopped(services.db, message.id)
