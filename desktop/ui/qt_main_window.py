@@ -61,6 +61,7 @@ from desktop.ui.qt_server_warning import ServerWarning
 from desktop.ui.qt_privacy import PrivacyPanel, StoreConversion
 from desktop.ui.qt_settings import RESTART_MODEL, SettingsDialog
 from desktop.ui.qt_text import escape
+from desktop.ui.qt_transcript_pages import ConversationPages
 from desktop.ui.qt_transfer_actions import TransferActions
 from desktop.ui.qt_welcome import show_welcome, window_actions
 from desktop.ui.qt_worker import AgentWorker
@@ -179,6 +180,7 @@ class MainWindow(QMainWindow):
         self.model_hint = BundledModelHint(self.services)
         self.model_hint.models_requested.connect(self.model_actions.on_models_triggered)
         self.chat = ChatPanel()
+        self.pages = ConversationPages(lambda: self.services.memory.recall, self.chat.transcript)
         layout.addWidget(self.message_bar)
         layout.addWidget(self.model_hint)
         layout.addWidget(self.chat, 1)
@@ -322,6 +324,7 @@ class MainWindow(QMainWindow):
         self.chat.send_requested.connect(self.on_send_requested)
         self.chat.stop_requested.connect(self.on_stop_requested)
         self.chat.search_requested.connect(self.on_search_requested)
+        self.chat.message_requested.connect(self.show_message)
         self.agents.switched.connect(self.on_agent_switched)
         self.agents.create_requested.connect(self.agent_actions.on_create_requested)
         self.agents.rename_requested.connect(self.agent_actions.on_rename_requested)
@@ -379,10 +382,10 @@ class MainWindow(QMainWindow):
         self._update_ready()
 
     def _load_transcript(self, agent_id: int) -> None:
-        """The whole conversation, evicted messages included (below a line, the context window)."""
+        """The conversation's newest page (older ones as the user scrolls up), evicted messages
+        included (above a line, the context window)."""
         record = self.services.agents.get(agent_id)
-        entries = transfer.conversation_entries(self.services.memory.recall.all(agent_id))
-        self.chat.transcript.set_entries(entries, record.name, context_start_id=record.context_start_id)
+        self.pages.show_newest(agent_id, record.name, record.context_start_id)
 
     def _note_owed_reply(self, agent_id: int) -> None:
         """A message an earlier session left without a reply says so; the worker answers it when
@@ -503,9 +506,7 @@ class MainWindow(QMainWindow):
     def on_source_requested(self, kind: str, source_id: int) -> None:
         """A fact's source: the message in the conversation, or the passage in archival memory."""
         if kind == "message":
-            message = self.services.memory.recall.get(source_id)
-            if message is not None:
-                self.chat.show_message(message)
+            self.show_message(source_id)
             return
         passage = self.services.memory.archival.get(source_id)
         if passage is not None:
@@ -680,6 +681,7 @@ class MainWindow(QMainWindow):
         transcript = self.chat.transcript
         if not transcript.has_message(message_id):
             self._load_transcript(message.agent_id)  # entries streamed this session carry no ids yet
+            self.pages.load_back_to(message_id)  # older than the page shown
         if transcript.needs_details(message_id):
             self.chat.details.setChecked(True)
         if not transcript.scroll_to_message(message_id):
