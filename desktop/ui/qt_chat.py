@@ -176,13 +176,3 @@ class ChatPanel(QWidget):
         message_id = item.data(Qt.ItemDataRole.UserRole)
         if isinstance(message_id, int):
             self.message_requested.emit(message_id)  # it may be older than the page shown
-
-    def find_in_transcript(self, text: str | None) -> bool:
-        """Scroll to and select the first place the transcript shows ``text``; False if absent."""
-        if not text or not text.strip():
-            return False
-        # Older messages may have been rendered differently; look for the first line only.
-        needle = text.strip().splitlines()[0][:60]
-        self.transcript.moveCursor(self.transcript.textCursor().MoveOperation.Start)
-        return self.transcript.find(needle)
-

@@ -67,7 +67,7 @@ def test_scrolling_to_the_top_loads_the_previous_page_and_keeps_the_place(make_w
 def test_an_old_message_a_memory_change_points_at_is_loaded_and_shown(make_window, qtbot, services):
     window = paged_window(make_window, services, 40)
     old = next(m for m in services.memory.recall.all(window.agent_id) if m.search_text == "question 3")
-    window.show_message(old.id)  # the Memory history's "show the message that caused it"
+    window.navigation.show_message(old.id)  # the Memory history's "show the message that caused it"
     assert window.chat.transcript.highlighted_message == old.id
     assert "question 3" in shown(window) and "answer 39" in shown(window)  # everything since, too
     assert not window.message_bar.isVisible()

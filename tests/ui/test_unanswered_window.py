@@ -13,7 +13,8 @@ from desktop.core.agent import unanswered
 from desktop.core.embedding.hashing import HashingEmbedder
 from desktop.core.runtime.scripted import ScriptedRuntime, say
 from desktop.paths import Paths
-from desktop.ui.qt_main_window import NOT_ANSWERED_YET, MainWindow
+from desktop.ui.qt_conversation import NOT_ANSWERED_YET
+from desktop.ui.qt_main_window import MainWindow
 from tests.ui.test_chat import SlowRuntime
 
 
@@ -108,7 +109,7 @@ def test_a_stopped_reply_offers_a_retry_that_answers_the_message(make_window, qt
     runtime.enqueue(say("Once upon a time."))
     # Reopening the agent (a setting changed) does not answer what the user stopped on its own.
     with wait_for_signal(window.worker.agent_opened, timeout=10_000):
-        window.apply_settings({"temperature": 0.5})
+        window.window_settings.apply({"temperature": 0.5})
     with wait_for_signal(window.worker.budget_changed, timeout=10_000):  # what the reopen queued has run
         window.budget_requested.emit()
     assert not window.busy and not window.background and runtime.pending == 1

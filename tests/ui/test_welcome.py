@@ -106,7 +106,7 @@ def test_help_welcome_reads_a_chosen_folder_through_the_documents_panel(make_win
     folder.mkdir()
     (folder / "garden.md").write_text("# Garden\nThe roses by the south wall need water every Tuesday.\n", encoding="utf-8")
     window = make_window(roomy_runtime)
-    window.welcome_action.trigger()
+    window.help_menu.welcome_action.trigger()
     [dialog] = [d for d in window.findChildren(WelcomeDialog) if d.isVisible()]
     dialog.go(STEPS.index("documents"))
     dialog.read_folder(str(folder))  # what "Choose a folder…" does with the folder picked
