@@ -14,8 +14,8 @@ from desktop.core.memory.recall import Message, RecallMemory
 from desktop.ui.qt_errors import reports_errors
 from desktop.ui.qt_transcript import Transcript
 
-#: Messages read per page: enough to fill a tall window with the inner workings shown.
-PAGE_MESSAGES = 200
+#: Messages read per page: more than a tall window shows (a page renders in about 0.1 s).
+PAGE_MESSAGES = 100
 
 
 class ConversationPages(QObject):
