@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from datetime import timedelta
 
-from PySide6.QtCore import QUrl
+from PySide6.QtCore import Qt, QUrl
 
 from desktop.core.runtime.scripted import ScriptedRuntime
 from desktop.ui.qt_transcript import CONTEXT_DIVIDER, EARLIER_TEXT
@@ -76,7 +76,13 @@ def test_an_old_message_a_memory_change_points_at_is_loaded_and_shown(make_windo
 def test_a_search_hit_older_than_the_page_is_shown_when_chosen(make_window, qtbot, services):
     window = paged_window(make_window, services, 40)
     old = next(m for m in services.memory.recall.all(window.agent_id) if m.search_text == "question 7")
-    window.chat.message_requested.emit(old.id)  # a search result activated
+    qtbot.keyClick(window, Qt.Key.Key_F, Qt.KeyboardModifier.ControlModifier)
+    qtbot.keyClicks(window.chat.search_box, "question 7")
+    qtbot.keyClick(window.chat.search_box, Qt.Key.Key_Return)
+    results = window.chat.search_results
+    qtbot.waitUntil(lambda: any(results.item(r).text().endswith("You: question 7") for r in range(results.count())), timeout=10_000)
+    hit = next(results.item(r) for r in range(results.count()) if results.item(r).text().endswith("You: question 7"))
+    results.itemActivated.emit(hit)  # Enter on the result
     assert window.chat.transcript.highlighted_message == old.id
 
 
