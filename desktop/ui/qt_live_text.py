@@ -11,7 +11,7 @@ from desktop.core.clock import Clock
 from desktop.ui.qt_budget import BudgetPanel
 from desktop.ui.qt_errors import reports_errors
 from desktop.ui.qt_transcript import Transcript
-from desktop.ui.qt_worker import AgentWorker
+from desktop.ui.qt_agent_worker import AgentWorker
 
 REPAINT_MS = 33  # streamed text is painted at ~30 Hz, however fast tokens arrive
 

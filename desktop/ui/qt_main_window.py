@@ -57,7 +57,7 @@ from desktop.ui.qt_transcript_pages import ConversationPages
 from desktop.ui.qt_transfer_actions import TransferActions
 from desktop.ui.qt_window_menus import build_file_and_view_menus
 from desktop.ui.qt_window_settings import WindowSettings
-from desktop.ui.qt_worker import AgentWorker
+from desktop.ui.qt_agent_worker import AgentWorker
 from desktop.ui.qt_worker_threads import OutlivedThreads, WorkerThreads
 
 log = logging.getLogger(__name__)
