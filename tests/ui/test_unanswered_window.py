@@ -203,3 +203,21 @@ def test_closing_the_window_mid_reply_is_not_recorded_as_a_stop(make_window, qtb
     message = unanswered.newest(services.db, services.memory.recall, window.agent_id)
     window.close()
     assert not unanswered.was_stopped(services.db, message.id)
+
+
+def test_escape_during_the_answer_to_an_owed_message_marks_it_stopped_with_retry(make_window, qtbot, services):
+    slow = SlowRuntime(context_window=32768)
+    slow.enqueue(say("word " * 400))
+    window = make_window(slow)
+    user_turn_started(window, qtbot, "Tell me a long story")
+    message = unanswered.newest(services.db, services.memory.recall, window.agent_id)
+    window.close()  # mid-reply: owed, answered on the next open
+
+    again_runtime = SlowRuntime(context_window=32768)
+    again_runtime.enqueue(say("word " * 400))
+    again = make_window(again_runtime)
+    qtbot.waitUntil(lambda: "typing" in again.chat.transcript.toPlainText(), timeout=10_000)  # the owed answer streams
+    with qtbot.waitSignal(again.turn_done, timeout=10_000):
+        qtbot.keyClick(again.chat.compose, Qt.Key.Key_Escape)
+    assert "not answered · Retry" in again.chat.transcript.toPlainText()
+    assert unanswered.was_stopped(services.db, message.id)
