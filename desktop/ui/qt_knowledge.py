@@ -23,15 +23,11 @@ from __future__ import annotations
 from PySide6.QtCore import Qt, Signal, Slot
 from PySide6.QtGui import QBrush, QColor, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QHBoxLayout,
-    QHeaderView,
     QInputDialog,
     QLineEdit,
     QPushButton,
     QSplitter,
-    QTableWidget,
-    QTableWidgetItem,
     QVBoxLayout,
     QWidget,
 )
@@ -43,6 +39,7 @@ from desktop.core.memory.history import USER, Change
 from desktop.core.memory.revert import Reverter
 from desktop.errors import MemDeskError, RevertError
 from desktop.ui import qt_palette
+from desktop.ui import qt_tables as tables
 from desktop.ui.qt_errors import reports_errors
 from desktop.ui.qt_graph_view import GraphView
 from desktop.ui.qt_text import escape, literal, plain_label, set_plain, set_rich
@@ -50,25 +47,6 @@ from desktop.ui.qt_text import escape, literal, plain_label, set_plain, set_rich
 ENTITY_COLUMNS = ["Entity", "Kind", "Mentions", "Last seen"]
 FACT_COLUMNS = ["Subject", "Relation", "Object", "From", "To", "By", "Source"]
 ENTITY_LIMIT = 2000
-
-
-def _item(text: str, data=None) -> QTableWidgetItem:
-    item = QTableWidgetItem(text)
-    item.setFlags(item.flags() & ~Qt.ItemFlag.ItemIsEditable)
-    if data is not None:
-        item.setData(Qt.ItemDataRole.UserRole, data)
-    return item
-
-
-def _table(columns: list[str]) -> QTableWidget:
-    table = QTableWidget(0, len(columns))
-    table.setHorizontalHeaderLabels(columns)
-    table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-    table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-    table.verticalHeader().setVisible(False)
-    table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-    table.horizontalHeader().setStretchLastSection(True)
-    return table
 
 
 class KnowledgePanel(QWidget):
@@ -107,7 +85,7 @@ class KnowledgePanel(QWidget):
         layout.addWidget(self.status)
 
         splitter = QSplitter(Qt.Orientation.Vertical)
-        self.entity_table = _table(ENTITY_COLUMNS)
+        self.entity_table = tables.table(ENTITY_COLUMNS, single=True)
         splitter.addWidget(self.entity_table)
         detail = QWidget()
         detail_layout = QVBoxLayout(detail)
@@ -123,7 +101,7 @@ class KnowledgePanel(QWidget):
         for button in (self.rename_button, self.merge_button, self.split_button, self.delete_button):
             entity_row.addWidget(button)
         detail_layout.addLayout(entity_row)
-        self.fact_table = _table(FACT_COLUMNS)
+        self.fact_table = tables.table(FACT_COLUMNS, single=True)
         detail_layout.addWidget(self.fact_table, 1)
         fact_row = QHBoxLayout()
         self.add_fact_button = QPushButton("Add fact…")
@@ -177,9 +155,9 @@ class KnowledgePanel(QWidget):
         self.entity_table.setRowCount(len(self.entities))
         for row, entity in enumerate(self.entities):
             seen = f"{entity.last_seen.astimezone():%Y-%m-%d %H:%M}" if entity.last_seen else "never"
-            self.entity_table.setItem(row, 0, _item(entity.name + (f"  ({', '.join(entity.aliases)})" if entity.aliases else ""), entity.id))
+            self.entity_table.setItem(row, 0, tables.read_only_item(entity.name + (f"  ({', '.join(entity.aliases)})" if entity.aliases else ""), entity.id))
             for column, text in enumerate((entity.kind, str(entity.mentions), seen), start=1):
-                self.entity_table.setItem(row, column, _item(text))
+                self.entity_table.setItem(row, column, tables.read_only_item(text))
         self.entity_table.blockSignals(False)
         if self.agent_id:
             entities, facts = self.graph.count(self.agent_id)
@@ -238,8 +216,8 @@ class KnowledgePanel(QWidget):
             values = [fact.subject, fact.relation, fact.object, f"{fact.valid_from.astimezone():%Y-%m-%d}",
                       f"{fact.valid_to.astimezone():%Y-%m-%d}" if fact.valid_to else "now", fact.author]
             for column, text in enumerate(values):
-                self.fact_table.setItem(row, column, _item(text, fact.id))
-            link = _item(source_label(self.graph.db, fact) if fact.source() else "—", fact.id)
+                self.fact_table.setItem(row, column, tables.read_only_item(text, fact.id))
+            link = tables.read_only_item(source_label(self.graph.db, fact) if fact.source() else "—", fact.id)
             if fact.source():
                 link.setForeground(QBrush(QColor(qt_palette.link())))
                 font = link.font()
