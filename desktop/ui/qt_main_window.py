@@ -22,7 +22,7 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QCoreApplication, QEvent, QTimer, Qt, Signal, Slot
 from PySide6.QtGui import QCloseEvent, QKeySequence, QShortcut
-from PySide6.QtWidgets import QMainWindow, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QDialog, QMainWindow, QVBoxLayout, QWidget
 
 from desktop.app import Services
 from desktop.core.runtime.base import Runtime
@@ -271,6 +271,11 @@ class MainWindow(QMainWindow):
         # "changed 2 min ago" timer did, into a closed database).
         for timer in self.findChildren(QTimer):
             timer.stop()
+        for dialog in self.findChildren(QDialog):
+            # A dialog left open (the welcome, Diagnostics) would keep the app running after its
+            # window closed: app.exec() returns only when no window is visible.
+            if dialog.isVisible():
+                dialog.close()
         if not self.threads.any_running():
             return
         self.live_text.stop()
