@@ -24,15 +24,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
-import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 
+from bench import xvfb
 from bench.report import emit
 
 MESSAGES = ("Hi, I am Ada. I live in Lisbon and I love gardening.", "My sister Ann moved to Porto last spring; she teaches music there.")
@@ -182,21 +180,12 @@ def capture(out: Path, messages: tuple[str, ...] = MESSAGES, *, make_runtime: Ca
 
 
 def _outer(out: Path) -> dict:
-    xvfb_run = shutil.which("xvfb-run")
-    if xvfb_run is None:
-        raise SystemExit("xvfb-run is missing: install the Debian package xvfb (make system-deps does)")
-    home = tempfile.mkdtemp(prefix="memdesk-screenshots-")
-    env = {**os.environ, "MEMDESK_HOME": home, "HF_HUB_OFFLINE": "1"}
-    env.pop("QT_QPA_PLATFORM", None)  # a real X server
-    command = [xvfb_run, "-a", "-s", f"-screen 0 {SCREEN[0]}x{SCREEN[1]}x24", sys.executable, "-m", "bench.screenshots", "--inner", "--out", str(out.resolve())]
+    home, env = xvfb.fresh_home("memdesk-screenshots-")
     try:
-        done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=2400, cwd=Path(__file__).resolve().parents[1])
+        report, tail = xvfb.run_inner("bench.screenshots", ["--out", str(out.resolve())], screen=SCREEN, env=env, marker=MARKER, timeout=2400)
     finally:
         shutil.rmtree(home, ignore_errors=True)
-    line = next((l for l in done.stdout.splitlines() if l.startswith(MARKER)), None)
-    if line is None:
-        return {"error": (done.stdout + done.stderr)[-2000:]}
-    return json.loads(line[len(MARKER):])
+    return report if report is not None else {"error": tail}
 
 
 def main(argv: list[str] | None = None) -> int:

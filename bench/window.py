@@ -33,6 +33,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench import xvfb
 from bench.report import emit
 
 MESSAGE = "Hi, I am Ada. I live in Lisbon and I love gardening."
@@ -153,29 +154,22 @@ def _inner(message: str, pause: float, shot: str) -> int:
 
 
 def _one(message: str, pause: float, shots: Path, installed: bool) -> dict[str, object]:
-    xvfb_run = shutil.which("xvfb-run")
-    if xvfb_run is None:
-        raise SystemExit("xvfb-run is missing: install the Debian package xvfb (make system-deps does)")
-    home = tempfile.mkdtemp(prefix="memdesk-window-")
+    xvfb.xvfb_run()  # before any work: a clear error when it is missing
+    home, env = xvfb.fresh_home("memdesk-window-")
     shot = shots / f"window-pause{pause:g}-{int(time.time())}.png"
-    env = {**os.environ, "MEMDESK_HOME": home, "HF_HUB_OFFLINE": "1"}
-    env.pop("QT_QPA_PLATFORM", None)  # a real X server
     install_seconds = None
     if installed:
         started = time.perf_counter()
         subprocess.run([sys.executable, "-m", "desktop.cli.main", "warm"], env=env, check=True, capture_output=True, timeout=900)
         install_seconds = round(time.perf_counter() - started, 3)
-    command = [xvfb_run, "-a", "-s", "-screen 0 1400x900x24", sys.executable, "-m", "bench.window", "--inner",
-               "--message", message, "--pause", str(pause), "--shot", str(shot)]
     load = os.getloadavg()[0]
     try:
-        done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=900, cwd=Path(__file__).resolve().parents[1])
+        marks, tail = xvfb.run_inner("bench.window", ["--message", message, "--pause", str(pause), "--shot", str(shot)],
+                                     screen=(1400, 900), env=env, marker=MARKER, timeout=900)
     finally:
         shutil.rmtree(home, ignore_errors=True)
-    line = next((l for l in done.stdout.splitlines() if l.startswith(MARKER)), None)
-    if line is None:
-        return {"typing_pause_seconds": pause, "error": (done.stdout + done.stderr)[-1500:]}
-    marks = json.loads(line[len(MARKER):])
+    if marks is None:
+        return {"typing_pause_seconds": pause, "error": tail[-1500:]}
     enter = marks["enter"]
     first = marks.get("first_reply_character")
     return {

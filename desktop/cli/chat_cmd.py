@@ -13,6 +13,7 @@ from desktop.app import (
 )
 # The store's services, asking for the passphrase of an encrypted store (tests replace this name).
 from desktop.cli.passphrase import open_store_services as open_services
+from desktop.core.agent import unanswered
 from desktop.core.agent.accept import accept_user_message
 from desktop.core.agent.consolidation_idle import IdleConsolidation
 from desktop.core.agent.forget.retention_idle import IdleRetention, IdleTasks
@@ -243,6 +244,11 @@ def _loop(services: Services, agent, observer: TerminalObserver, idle: IdleConso
     and answered first, in the background too: a line typed meanwhile preempts it, and the turn
     that answers the line has both in its prompt. A private chat leaves it to the saved one."""
     owed = None if services.private else agent.unanswered()
+    if owed is not None and unanswered.was_stopped(agent.memory.db, owed.id):
+        # The user stopped its reply: shown, and left to /retry or the next line (which answers both).
+        print(f"you (not answered: you stopped the reply, {owed.created_at:%Y-%m-%d %H:%M})> {owed.search_text}", file=sys.stderr)
+        print("[/retry answers it]", file=sys.stderr)
+        owed = None
     if owed is not None:
         print(f"you (not answered yet, {owed.created_at:%Y-%m-%d %H:%M})> {owed.search_text}", file=sys.stderr)
         background = BackgroundTurn(lambda cancel: agent.answer_if_unanswered(owed.id, cancel), observer)
@@ -279,7 +285,7 @@ def _loop(services: Services, agent, observer: TerminalObserver, idle: IdleConso
             print(services.memory.core.render(agent.id))
             continue
         if text == "/retry":
-            _retry(agent, observer, cancel)
+            _retry(agent, observer, cancel, private=services.private)
             continue
         if text == "/budget":
             print(agent.budget().describe())
@@ -288,11 +294,12 @@ def _loop(services: Services, agent, observer: TerminalObserver, idle: IdleConso
             continue
         assert accepted is not None
         cancel.reset()
-        _guarded(lambda: agent.answer_user_message(accepted.id, cancel), observer)
+        _guarded(lambda: agent.answer_user_message(accepted.id, cancel), observer,
+                 on_stopped=lambda: _record_stop(agent, accepted.id, services.private))
         after_turn()  # the knowledge graph learns from the message in the background
 
 
-def _retry(agent, observer: TerminalObserver, cancel: CancelToken) -> None:
+def _retry(agent, observer: TerminalObserver, cancel: CancelToken, *, private: bool) -> None:
     """Answer the newest message still without a reply (after Ctrl+C stopped its turn)."""
     owed = agent.unanswered()
     if owed is None:
@@ -300,7 +307,18 @@ def _retry(agent, observer: TerminalObserver, cancel: CancelToken) -> None:
         return
     print(f"[answering: {one_line(owed.search_text)[:80]}]", file=sys.stderr)
     cancel.reset()
-    _guarded(lambda: agent.answer_if_unanswered(owed.id, cancel), observer)
+    # Answered again: a kill during this turn leaves it owed (answered on the next start), a
+    # Ctrl+C marks it stopped again.
+    unanswered.clear_stopped(agent.memory.db, owed.id)
+    _guarded(lambda: agent.answer_if_unanswered(owed.id, cancel), observer,
+             on_stopped=lambda: _record_stop(agent, owed.id, private))
+
+
+def _record_stop(agent, message_id: int, private: bool) -> None:
+    """Ctrl+C stopped the reply to ``message_id``: recorded, so the next start shows it not answered
+    with /retry instead of answering it on its own (a private chat's copy is discarded anyway)."""
+    if not private and unanswered.is_unanswered(agent.memory.db, agent.id, message_id):
+        unanswered.mark_stopped(agent.memory.db, message_id, agent.memory.clock.now())
 
 
 def _graph_extraction(services: Services):
@@ -317,12 +335,13 @@ def _graph_extraction(services: Services):
     )
 
 
-def _guarded(action, observer: TerminalObserver, *, quiet_cancel: bool = False) -> None:
+def _guarded(action, observer: TerminalObserver, *, quiet_cancel: bool = False, on_stopped=lambda: None) -> None:
     """Ctrl+C stops the current generation, not the program."""
     try:
         result = action()
     except (KeyboardInterrupt, GenerationCancelled):
         observer._end_line()
+        on_stopped()
         if not quiet_cancel:
             print("[stopped; /retry answers your message]", file=sys.stderr)
         return

@@ -30,11 +30,12 @@ from desktop.ui.qt_backups import describe_when, restore_snapshot, restored_mess
 from desktop.ui.qt_consent import DENY, ConsentRequest
 from desktop.ui.qt_errors import CrashCapture, ErrorHub
 from desktop.ui.qt_instance import ComeForwardWatcher
-from desktop.ui.qt_main_window import MainWindow, threads_outlived_their_window
+from desktop.ui.qt_main_window import MainWindow
 from desktop.ui.qt_passphrase import unlock_store
 from desktop.ui.qt_privacy import StoreConversion
 from desktop.ui.qt_text import literal
 from desktop.ui.qt_welcome import offer_welcome, window_actions
+from desktop.ui.qt_worker_threads import OutlivedThreads
 
 log = logging.getLogger("memdesk.ui")
 
@@ -116,13 +117,14 @@ def _run_window(app: QApplication, paths: Paths, args: argparse.Namespace, miles
     capture = CrashCapture(paths.logs, hub).install()
     previous_crash = capture.previous  # offered by the first window only
     key: str | None = None  # an encrypted store's passphrase, asked once and kept for the windows after
+    outlived = OutlivedThreads()  # a closed window's threads still finishing, across the windows of this run
     try:
         while True:
             services, code = _open_or_offer_snapshot(paths, key)
             if services is None:
                 return code
             key = services.key
-            code, after = _show_window(app, services, hub, args, milestone, previous_crash)
+            code, after = _show_window(app, services, hub, args, milestone, previous_crash, outlived)
             previous_crash = None
             # The window and every connection it opened are closed: the store is free to replace.
             if after.restore is not None:
@@ -130,7 +132,7 @@ def _run_window(app: QApplication, paths: Paths, args: argparse.Namespace, miles
             elif after.conversion is not None:
                 # Settings → Privacy asked to encrypt, decrypt or re-key; the window opens again on
                 # the converted store.
-                key = _convert(app, paths, after.conversion)
+                key = _convert(app, paths, after.conversion, outlived)
             else:
                 return code
     finally:
@@ -185,10 +187,10 @@ def _restore(paths: Paths, snapshot_id: str, key: str | None) -> bool:
     return True
 
 
-def _convert(app: QApplication, paths: Paths, conversion: StoreConversion) -> str | None:
+def _convert(app: QApplication, paths: Paths, conversion: StoreConversion, outlived: OutlivedThreads) -> str | None:
     """Run the conversion with a busy indicator; the key to open the store with afterwards."""
     unchanged = conversion.old_key
-    if threads_outlived_their_window(wait_s=OUTLIVED_WAIT_S):
+    if outlived.running(wait_s=OUTLIVED_WAIT_S):
         QMessageBox.warning(None, "MemDesk", "Your memory was not converted: a background task was still using it. "
                             "Quit MemDesk, start it again and retry in Settings → Privacy.")
         return unchanged
@@ -221,7 +223,8 @@ def _convert(app: QApplication, paths: Paths, conversion: StoreConversion) -> st
 
 
 def _show_window(
-    app: QApplication, services: Services, hub: ErrorHub, args: argparse.Namespace, milestone, previous_crash: Path | None
+    app: QApplication, services: Services, hub: ErrorHub, args: argparse.Namespace, milestone, previous_crash: Path | None,
+    outlived: OutlivedThreads,
 ) -> tuple[int, "AfterClose"]:
     """Run one window on ``services`` until it closes: its exit code, and what the user asked to be
     done once it is closed (a snapshot to restore from File > Backups…, a conversion from Settings →
@@ -233,7 +236,8 @@ def _show_window(
     def open_worker_services() -> Services:
         return open_services(paths, key=key, embedder=shared_embedder)
 
-    window = MainWindow(services, open_worker_services=open_worker_services, make_runtime=runtime_factory(key, make_runtime), hub=hub)
+    window = MainWindow(services, open_worker_services=open_worker_services, make_runtime=runtime_factory(key, make_runtime), hub=hub,
+                        outlived=outlived)
     ComeForwardWatcher(paths, window)
     window.show()
     app.processEvents()

@@ -16,7 +16,6 @@ from PySide6.QtCore import Qt, Signal, Slot
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
-    QHeaderView,
     QInputDialog,
     QLineEdit,
     QMessageBox,
@@ -32,23 +31,12 @@ from PySide6.QtWidgets import (
 
 from desktop.core.memory.archival import ArchivalMemory, Passage, PassageHit
 from desktop.core.memory.recall import Message
+from desktop.ui import qt_tables as tables
 from desktop.ui.qt_jobs import Jobs
 from desktop.ui.qt_errors import reports_errors
 from desktop.ui.qt_text import escape, literal
 
 HIT_COLUMNS = ["Kind", "Score", "Text", "Source", "Time"]
-
-
-def _table(columns: list[str]) -> QTableWidget:
-    table = QTableWidget(0, len(columns))
-    table.setHorizontalHeaderLabels(columns)
-    table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-    table.horizontalHeader().setSectionResizeMode(2 if len(columns) > 3 else 1, QHeaderView.ResizeMode.Stretch)
-    table.verticalHeader().hide()
-    table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-    table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-    table.setWordWrap(False)
-    return table
 
 
 class ArchivalPanel(QWidget):
@@ -73,7 +61,7 @@ class ArchivalPanel(QWidget):
         self.search_box.setPlaceholderText("Search archival memory by meaning…")
         hits_layout.addWidget(self.search_box)
         splitter = QSplitter(Qt.Orientation.Vertical)
-        self.hits_table = _table(HIT_COLUMNS)
+        self.hits_table = _passages_table(HIT_COLUMNS)
         self.detail = QTextBrowser()
         splitter.addWidget(self.hits_table)
         splitter.addWidget(self.detail)
@@ -82,7 +70,7 @@ class ArchivalPanel(QWidget):
 
         browse_page = QWidget()
         browse_layout = QVBoxLayout(browse_page)
-        self.passages_table = _table(["Id", "Text", "Source", "Time"])
+        self.passages_table = _passages_table(["Id", "Text", "Source", "Time"])
         self.passages_table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         browse_layout.addWidget(self.passages_table, 1)
         row = QHBoxLayout()
@@ -199,3 +187,7 @@ class ArchivalPanel(QWidget):
     def _after_change(self) -> None:
         self.refresh()
         self.changed.emit()
+
+
+def _passages_table(columns: list[str]) -> QTableWidget:
+    return tables.table(columns, stretch=2 if len(columns) > 3 else 1, wrap=False)

@@ -49,6 +49,7 @@ class ChatPanel(QWidget):
     send_requested = Signal(str)
     stop_requested = Signal()
     search_requested = Signal(str)
+    message_requested = Signal(int)  # a search result chosen: show that stored message
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -166,23 +167,12 @@ class ChatPanel(QWidget):
         for message in page.hits:
             who = "You" if message.role == "user" else "Agent"
             item = QListWidgetItem(f"{message.created_at:%Y-%m-%d %H:%M} · {who}: {message.search_text[:160]}")
-            item.setData(Qt.ItemDataRole.UserRole, message.search_text)
+            item.setData(Qt.ItemDataRole.UserRole, message.id)
             self.search_results.addItem(item)
 
     @Slot(QListWidgetItem)
     @reports_errors
     def on_search_result_activated(self, item: QListWidgetItem) -> None:
-        self.find_in_transcript(item.data(Qt.ItemDataRole.UserRole))
-
-    def find_in_transcript(self, text: str | None) -> bool:
-        """Scroll to and select the first place the transcript shows ``text``; False if absent."""
-        if not text or not text.strip():
-            return False
-        # Older messages may have been rendered differently; look for the first line only.
-        needle = text.strip().splitlines()[0][:60]
-        self.transcript.moveCursor(self.transcript.textCursor().MoveOperation.Start)
-        return self.transcript.find(needle)
-
-    def show_message(self, message) -> bool:
-        """Jump to a stored message (a knowledge-graph fact's source)."""
-        return self.find_in_transcript(message.search_text)
+        message_id = item.data(Qt.ItemDataRole.UserRole)
+        if isinstance(message_id, int):
+            self.message_requested.emit(message_id)  # it may be older than the page shown

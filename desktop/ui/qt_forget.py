@@ -331,7 +331,7 @@ class ForgetController(QObject):
         window.knowledge.refresh()
         window.history.refresh()
         if window.agent_id == agent_id and not window.busy:
-            window._load_transcript(agent_id)
+            window.load_transcript(agent_id)
         window.budget_requested.emit()
 
     # --- retention while idle ----------------------------------------------------------------

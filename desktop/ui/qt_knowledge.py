@@ -20,24 +20,14 @@ Signals:
 
 from __future__ import annotations
 
-import math
-
-from PySide6.QtCore import QPointF, Qt, Signal, Slot
-from PySide6.QtGui import QBrush, QColor, QFont, QKeySequence, QPainter, QPen, QShortcut
+from PySide6.QtCore import Qt, Signal, Slot
+from PySide6.QtGui import QBrush, QColor, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
-    QAbstractItemView,
-    QGraphicsEllipseItem,
-    QGraphicsScene,
-    QGraphicsSimpleTextItem,
-    QGraphicsView,
     QHBoxLayout,
-    QHeaderView,
     QInputDialog,
     QLineEdit,
     QPushButton,
     QSplitter,
-    QTableWidget,
-    QTableWidgetItem,
     QVBoxLayout,
     QWidget,
 )
@@ -49,98 +39,14 @@ from desktop.core.memory.history import USER, Change
 from desktop.core.memory.revert import Reverter
 from desktop.errors import MemDeskError, RevertError
 from desktop.ui import qt_palette
+from desktop.ui import qt_tables as tables
 from desktop.ui.qt_errors import reports_errors
+from desktop.ui.qt_graph_view import GraphView
 from desktop.ui.qt_text import escape, literal, plain_label, set_plain, set_rich
 
 ENTITY_COLUMNS = ["Entity", "Kind", "Mentions", "Last seen"]
 FACT_COLUMNS = ["Subject", "Relation", "Object", "From", "To", "By", "Source"]
-MAX_DRAWN = 24
 ENTITY_LIMIT = 2000
-
-
-def _item(text: str, data=None) -> QTableWidgetItem:
-    item = QTableWidgetItem(text)
-    item.setFlags(item.flags() & ~Qt.ItemFlag.ItemIsEditable)
-    if data is not None:
-        item.setData(Qt.ItemDataRole.UserRole, data)
-    return item
-
-
-def _table(columns: list[str]) -> QTableWidget:
-    table = QTableWidget(0, len(columns))
-    table.setHorizontalHeaderLabels(columns)
-    table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-    table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-    table.verticalHeader().setVisible(False)
-    table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-    table.horizontalHeader().setStretchLastSection(True)
-    return table
-
-
-class GraphView(QGraphicsView):
-    """The selected entity in the middle, its neighbours around it, facts as labelled lines.
-    Clicking a neighbour selects it.
-
-    Signals: entity_clicked(int)
-    """
-
-    entity_clicked = Signal(int)
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setScene(QGraphicsScene(self))
-        self.setRenderHint(QPainter.RenderHint.Antialiasing)
-        self.setMinimumHeight(160)
-        self.nodes: dict[int, QGraphicsEllipseItem] = {}
-
-    def show_neighbourhood(self, centre: Entity | None, facts: list[Fact]) -> None:
-        scene = self.scene()
-        scene.clear()
-        self.nodes = {}
-        if centre is None:
-            return
-        names = {centre.id: centre.name}
-        for fact in facts:
-            names.setdefault(fact.subject_id, fact.subject)
-            names.setdefault(fact.object_id, fact.object)
-        others = [n for n in names if n != centre.id][:MAX_DRAWN]
-        positions = {centre.id: QPointF(0, 0)}
-        radius = 70 + 6 * len(others)
-        for index, node in enumerate(others):
-            angle = 2 * math.pi * index / max(1, len(others))
-            positions[node] = QPointF(radius * math.cos(angle), radius * math.sin(angle))
-        small = QFont()
-        small.setPointSizeF(max(6.0, small.pointSizeF() * 0.8))
-        for fact in facts:
-            if fact.subject_id in positions and fact.object_id in positions:
-                a, b = positions[fact.subject_id], positions[fact.object_id]
-                pen = QPen(QColor(qt_palette.muted() if fact.current else qt_palette.faint()))
-                if not fact.current:
-                    pen.setStyle(Qt.PenStyle.DashLine)
-                scene.addLine(a.x(), a.y(), b.x(), b.y(), pen)
-                label = scene.addSimpleText(fact.relation, small)
-                label.setBrush(QBrush(QColor(qt_palette.muted())))
-                label.setPos((a.x() + b.x()) / 2, (a.y() + b.y()) / 2)
-        for node, point in positions.items():
-            size = 26 if node == centre.id else 18
-            ellipse = scene.addEllipse(point.x() - size / 2, point.y() - size / 2, size, size, QPen(QColor(qt_palette.muted())),
-                                       QBrush(QColor(qt_palette.NODE_CENTRE if node == centre.id else qt_palette.NODE)))
-            ellipse.setData(0, node)
-            ellipse.setToolTip(literal(names[node]))
-            ellipse.setCursor(Qt.CursorShape.PointingHandCursor)
-            text = QGraphicsSimpleTextItem(names[node][:24], ellipse)
-            text.setBrush(QBrush(QColor(qt_palette.text())))  # black by default: unreadable on a dark palette
-            text.setPos(point.x() + size / 2 + 2, point.y() - 8)
-            self.nodes[node] = ellipse
-        self.fitInView(scene.itemsBoundingRect().adjusted(-20, -20, 20, 20), Qt.AspectRatioMode.KeepAspectRatio)
-
-    def mousePressEvent(self, event) -> None:  # noqa: N802 - Qt API
-        item = self.itemAt(event.position().toPoint())
-        while item is not None and item.data(0) is None:
-            item = item.parentItem()
-        if item is not None:
-            self.entity_clicked.emit(int(item.data(0)))
-        super().mousePressEvent(event)
 
 
 class KnowledgePanel(QWidget):
@@ -179,7 +85,7 @@ class KnowledgePanel(QWidget):
         layout.addWidget(self.status)
 
         splitter = QSplitter(Qt.Orientation.Vertical)
-        self.entity_table = _table(ENTITY_COLUMNS)
+        self.entity_table = tables.table(ENTITY_COLUMNS, single=True)
         splitter.addWidget(self.entity_table)
         detail = QWidget()
         detail_layout = QVBoxLayout(detail)
@@ -195,7 +101,7 @@ class KnowledgePanel(QWidget):
         for button in (self.rename_button, self.merge_button, self.split_button, self.delete_button):
             entity_row.addWidget(button)
         detail_layout.addLayout(entity_row)
-        self.fact_table = _table(FACT_COLUMNS)
+        self.fact_table = tables.table(FACT_COLUMNS, single=True)
         detail_layout.addWidget(self.fact_table, 1)
         fact_row = QHBoxLayout()
         self.add_fact_button = QPushButton("Add fact…")
@@ -249,9 +155,9 @@ class KnowledgePanel(QWidget):
         self.entity_table.setRowCount(len(self.entities))
         for row, entity in enumerate(self.entities):
             seen = f"{entity.last_seen.astimezone():%Y-%m-%d %H:%M}" if entity.last_seen else "never"
-            self.entity_table.setItem(row, 0, _item(entity.name + (f"  ({', '.join(entity.aliases)})" if entity.aliases else ""), entity.id))
+            self.entity_table.setItem(row, 0, tables.read_only_item(entity.name + (f"  ({', '.join(entity.aliases)})" if entity.aliases else ""), entity.id))
             for column, text in enumerate((entity.kind, str(entity.mentions), seen), start=1):
-                self.entity_table.setItem(row, column, _item(text))
+                self.entity_table.setItem(row, column, tables.read_only_item(text))
         self.entity_table.blockSignals(False)
         if self.agent_id:
             entities, facts = self.graph.count(self.agent_id)
@@ -310,8 +216,8 @@ class KnowledgePanel(QWidget):
             values = [fact.subject, fact.relation, fact.object, f"{fact.valid_from.astimezone():%Y-%m-%d}",
                       f"{fact.valid_to.astimezone():%Y-%m-%d}" if fact.valid_to else "now", fact.author]
             for column, text in enumerate(values):
-                self.fact_table.setItem(row, column, _item(text, fact.id))
-            link = _item(source_label(self.graph.db, fact) if fact.source() else "—", fact.id)
+                self.fact_table.setItem(row, column, tables.read_only_item(text, fact.id))
+            link = tables.read_only_item(source_label(self.graph.db, fact) if fact.source() else "—", fact.id)
             if fact.source():
                 link.setForeground(QBrush(QColor(qt_palette.link())))
                 font = link.font()

@@ -121,7 +121,7 @@ class PrivateChat(QObject):
         """Discard the private chat and show the saved conversation."""
         self.discard()
         if self.window.agent_id is not None:
-            self.window._load_transcript(self.window.agent_id)
+            self.window.load_transcript(self.window.agent_id)
         self.window.statusBar().showMessage("Private chat ended and discarded", 5000)
 
     def discard(self) -> None:

@@ -4,9 +4,11 @@ and (on request) the agent's inner monologue and function calls.
 Streaming text is kept in a "live" tail that is replaced on each repaint tick; finished steps are
 appended as entries, so a repaint never re-renders the whole history.
 
-Every stored message is shown, including those evicted from the model's context window (a line
+Every stored message can be shown, including those evicted from the model's context window (a line
 marks where the context starts), so ``scroll_to_message`` can show any message a memory change
-points at.
+points at. A long conversation is shown a page at a time: the newest messages first, older pages
+on request (``earlier_requested``: scrolling to the top, or the "Show earlier messages" link), so a
+conversation of a hundred thousand messages opens as fast as a new one.
 """
 
 from __future__ import annotations
@@ -43,12 +45,19 @@ def styles() -> dict[str, str]:
 CONTEXT_DIVIDER = "— above: out of the model's context window (still searchable as recall memory) —"
 HIGHLIGHT_MS = 4000
 RETRY_SCHEME = "retry"  # the link of a "not answered" entry: retry:<message id>
+EARLIER_SCHEME = "earlier"  # the link above the oldest loaded message
+EARLIER_TEXT = "Show earlier messages"
 
 
 class Transcript(QTextBrowser):
-    """Signals: retry_requested(int): the Retry link of a message that was not answered."""
+    """Signals:
+        retry_requested(int): the Retry link of a message that was not answered
+        earlier_requested(): older messages than those shown are wanted (scrolled to the top, or
+            the link there clicked); answered with ``prepend``
+    """
 
     retry_requested = Signal(int)
+    earlier_requested = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -63,19 +72,42 @@ class Transcript(QTextBrowser):
         self.live_thought = ""
         self.live_message = ""
         self.context_start_id: int | None = None
+        self.has_earlier = False  # older messages exist than the entries hold
         self._divider_drawn = False
+        self._shown_any = False
+        self._rerendering = False
         self._spans: dict[int, tuple[int, int]] = {}  # message id -> where its first shown entry is
         self.highlighted_message: int | None = None
         self._highlight_timer = QTimer(self)
         self._highlight_timer.setSingleShot(True)
         self._highlight_timer.timeout.connect(self.clear_highlight)
+        self.verticalScrollBar().valueChanged.connect(self.on_scrolled)
 
     # --- whole conversation ----------------------------------------------------------------
-    def set_entries(self, entries: list[Entry], agent_name: str, context_start_id: int | None = None) -> None:
+    def set_entries(
+        self, entries: list[Entry], agent_name: str, context_start_id: int | None = None, *, has_earlier: bool = False
+    ) -> None:
         self.entries = list(entries)
         self.agent_name = agent_name
         self.context_start_id = context_start_id
+        self.has_earlier = has_earlier
         self._rerender()
+
+    def prepend(self, entries: list[Entry], *, has_earlier: bool) -> None:
+        """Older entries above those shown; what the user was reading stays where it was."""
+        bar = self.verticalScrollBar()
+        from_bottom = bar.maximum() - bar.value()
+        self.entries = list(entries) + self.entries
+        self.has_earlier = has_earlier
+        self._rerender(scroll_to_end=False)
+        bar.setValue(bar.maximum() - from_bottom)
+
+    @Slot(int)
+    @reports_errors
+    def on_scrolled(self, value: int) -> None:
+        bar = self.verticalScrollBar()
+        if value == bar.minimum() and bar.maximum() > bar.minimum() and self.has_earlier and not self._rerendering:
+            self.earlier_requested.emit()
 
     # --- showing one message ---------------------------------------------------------------
     def has_message(self, message_id: int) -> bool:
@@ -116,6 +148,8 @@ class Transcript(QTextBrowser):
     def on_anchor_clicked(self, url: QUrl) -> None:
         if url.scheme() == RETRY_SCHEME and url.path().isdigit():
             self.retry_requested.emit(int(url.path()))
+        elif url.scheme() == EARLIER_SCHEME and self.has_earlier:
+            self.earlier_requested.emit()
 
     @Slot()
     @reports_errors
@@ -174,18 +208,26 @@ class Transcript(QTextBrowser):
         if not keep_text:
             self.live_thought = self.live_message = ""
 
-    def _rerender(self) -> None:
+    def _rerender(self, *, scroll_to_end: bool = True) -> None:
         live = (self.live_thought, self.live_message)
-        self._live_start = None
-        self._spans.clear()
-        self._divider_drawn = False
-        self.clear_highlight()
-        self.clear()
-        for entry in self.entries:
-            self._render(entry)
-        self.live_thought, self.live_message = live
-        self.update_live()
-        self._scroll_to_end()
+        self._rerendering = True  # clearing scrolls to the top: that is not the user asking for more
+        try:
+            self._live_start = None
+            self._spans.clear()
+            self._divider_drawn = False
+            self._shown_any = False
+            self.clear_highlight()
+            self.clear()
+            if self.has_earlier:
+                self.insertHtml(f'<p style="{self._styles["event"]}"><a href="{EARLIER_SCHEME}:">{EARLIER_TEXT}</a></p>')
+            for entry in self.entries:
+                self._render(entry)
+            self.live_thought, self.live_message = live
+            self.update_live()
+        finally:
+            self._rerendering = False
+        if scroll_to_end:
+            self._scroll_to_end()
 
     def _end(self) -> QTextCursor:
         cursor = self.textCursor()
@@ -206,10 +248,12 @@ class Transcript(QTextBrowser):
             and entry.message_id >= self.context_start_id
         ):
             self._divider_drawn = True
-            if cursor.position() > 0:  # only when something was evicted before it
+            # Only when something evicted is shown above it, or is the page not loaded yet right above it.
+            if self._shown_any or (self.has_earlier and entry.message_id == self.context_start_id):
                 self._html(cursor, f'<p style="{self._styles["divider"]}">{html.escape(CONTEXT_DIVIDER)}</p>')
         start = cursor.position() + (1 if cursor.position() else 0)  # the entry's block starts after the separator
         self._render_body(cursor, entry)
+        self._shown_any = True
         if entry.message_id is not None:  # a message's entries (thought, reply) are adjacent: one span
             first = self._spans.get(entry.message_id, (start, 0))[0]
             self._spans[entry.message_id] = (first, cursor.position())

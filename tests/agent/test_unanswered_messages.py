@@ -83,3 +83,31 @@ def test_a_message_is_never_answered_twice(services, runtime, make_agent):
     assert len(runtime.prompts) == prompts  # the model was not asked
     replies = [m for m in services.memory.recall.all(agent.id) if m.kind == "assistant_call" and m.function_name == "send_message"]
     assert len(replies) == 1
+
+
+def test_a_stopped_reply_is_owed_but_not_answered_on_open_until_a_turn_answers_it_again(services, runtime, make_agent):
+    agent = make_agent()
+    message = agent.accept_user_message("Tell me a story")
+    assert unanswered.owed_on_open(services.db, services.memory.recall, agent.id).id == message.id  # a close: answered on open
+    unanswered.mark_stopped(services.db, message.id, services.clock.now())
+    assert unanswered.was_stopped(services.db, message.id)
+    assert agent.unanswered().id == message.id  # still owed: Retry or the next message answers it
+    assert unanswered.owed_on_open(services.db, services.memory.recall, agent.id) is None
+    unanswered.clear_stopped(services.db, message.id)  # a Retry's turn began
+    assert unanswered.owed_on_open(services.db, services.memory.recall, agent.id).id == message.id
+
+
+def test_a_newer_message_after_a_stopped_one_is_answered_on_open(services, runtime, make_agent):
+    agent = make_agent()
+    stopped = agent.accept_user_message("Tell me a story")
+    unanswered.mark_stopped(services.db, stopped.id, services.clock.now())
+    newer = agent.accept_user_message("Actually, a short one")  # then the window closed mid-reply
+    assert unanswered.owed_on_open(services.db, services.memory.recall, agent.id).id == newer.id
+
+
+def test_a_stop_mark_goes_with_its_message(services, runtime, make_agent):
+    agent = make_agent()
+    message = agent.accept_user_message("Tell me a story")
+    unanswered.mark_stopped(services.db, message.id, services.clock.now())
+    services.db.execute("DELETE FROM messages WHERE id = ?", (message.id,))  # retention, an agent deleted
+    assert services.db.scalar("SELECT COUNT(*) FROM stopped_replies") == 0

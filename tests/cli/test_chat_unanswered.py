@@ -115,3 +115,33 @@ def test_retry_answers_the_message_whose_reply_was_stopped(monkeypatch, capsys, 
     agent = services.agents.get_by_name("sam")
     assert replies(services, agent.id) == ["Here is the story."]
     assert unanswered.newest(services.db, services.memory.recall, agent.id) is None
+
+
+def test_a_reply_stopped_with_ctrl_c_is_still_not_answered_after_a_restart_until_retry(monkeypatch, capsys, services):
+    def ctrl_c(_messages):
+        raise KeyboardInterrupt
+
+    stopping = ScriptedRuntime([ctrl_c], context_window=32768)
+    run_chat_lines = ["Tell me a story", "/quit"]
+    monkeypatch.setattr(chat_cmd, "open_services", lambda: services)
+    monkeypatch.setattr(chat_cmd, "make_runtime", lambda settings: stopping)
+    monkeypatch.setattr(services, "close", lambda: None)
+    lines = iter(run_chat_lines)
+    monkeypatch.setattr("builtins.input", lambda _prompt: next(lines))
+    assert chat_cmd.run(argparse.Namespace(agent="sam", verbose=False, no_login=True)) == 0
+    capsys.readouterr()
+
+    # The next start says so, and waits for the user: the model is not asked on its own.
+    restarted = ScriptedRuntime([say("Here is the story.")], context_window=32768)
+    monkeypatch.setattr(chat_cmd, "make_runtime", lambda settings: restarted)
+    lines = iter(["/quit"])
+    assert chat_cmd.run(argparse.Namespace(agent="sam", verbose=False, no_login=True)) == 0
+    err = capsys.readouterr().err
+    assert "not answered: you stopped the reply" in err and "Tell me a story" in err and "/retry" in err
+    assert restarted.prompts == []
+
+    lines = iter(["/retry", "/quit"])
+    assert chat_cmd.run(argparse.Namespace(agent="sam", verbose=False, no_login=True)) == 0
+    assert "agent> Here is the story." in capsys.readouterr().out
+    agent = services.agents.get_by_name("sam")
+    assert replies(services, agent.id) == ["Here is the story."]

@@ -12,8 +12,8 @@ from desktop.app import open_services
 from desktop.core.embedding.hashing import HashingEmbedder
 from desktop.core.runtime.scripted import ScriptedRuntime
 from desktop.paths import Paths
-from desktop.ui import qt_main_window
 from desktop.ui.qt_main_window import MainWindow
+from desktop.ui.qt_worker_threads import OutlivedThreads
 
 
 def test_a_worker_thread_stuck_past_the_close_wait_is_left_to_finish_instead_of_aborting(services, qtbot, monkeypatch):
@@ -26,13 +26,14 @@ def test_a_worker_thread_stuck_past_the_close_wait_is_left_to_finish_instead_of_
         raise RuntimeError("never mind the analyser")
 
     embedder = HashingEmbedder()
+    outlived = OutlivedThreads()
     window = MainWindow(services, open_worker_services=lambda: open_services(Paths.from_environment(), embedder=embedder),
                         make_runtime=lambda _settings: ScriptedRuntime(context_window=32768), warm_embedder=False,
-                        graph_analyser=analyser_that_takes_forever_to_load)
+                        graph_analyser=analyser_that_takes_forever_to_load, outlived=outlived)
     window.show()
     window.start()
     qtbot.waitUntil(inside.is_set, timeout=10_000)
-    thread = window.graph_thread
+    thread = window.threads.thread("knowledge-graph")
 
     window.close()  # returns after the short wait, the graph thread still inside the "import"
     window.deleteLater()
@@ -40,6 +41,6 @@ def test_a_worker_thread_stuck_past_the_close_wait_is_left_to_finish_instead_of_
     del window
     gc.collect()
 
-    assert thread.isRunning() and any(t is thread for t, _ in qt_main_window._OUTLIVED_THEIR_WINDOW)
+    assert thread.isRunning() and outlived.holds(thread) and outlived.running()
     release.set()
     assert thread.wait(10_000)

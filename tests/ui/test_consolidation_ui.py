@@ -106,7 +106,7 @@ def test_the_consolidation_mode_is_a_choice_in_settings_and_stops_the_idle_timer
     combo = dialog.editors["consolidation"]
     assert [combo.itemText(i) for i in range(combo.count())] == ["off", "apply", "ask"] and combo.currentText() == "ask"
     combo.setCurrentText("off")
-    window.apply_settings(dialog.changes())
+    window.window_settings.apply(dialog.changes())
     assert services.settings.consolidation == "off" and not window.consolidation.timer.isActive()
 
 

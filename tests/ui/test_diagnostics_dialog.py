@@ -69,7 +69,7 @@ def test_a_failing_check_is_shown_with_its_fix_and_the_checks_can_run_again(qtbo
 def test_help_menu_opens_diagnostics_and_a_crashed_model_offers_it(make_window, roomy_runtime, qtbot, monkeypatch):
     opened = []
     window = make_window(roomy_runtime)
-    monkeypatch.setattr(window, "open_diagnostics", lambda: opened.append(1))
+    monkeypatch.setattr(window.help_menu, "open_diagnostics", lambda: opened.append(1))
     help_menu = next(action.menu() for action in window.menuBar().actions() if action.text() == "&Help")
     assert [a.text() for a in help_menu.actions()][:1] == ["&Diagnostics…"]
 
@@ -90,7 +90,7 @@ def test_help_menu_opens_diagnostics_and_a_crashed_model_offers_it(make_window, 
 @pytest.mark.model
 def test_the_window_dialog_runs_the_real_checks(make_window, roomy_runtime, qtbot):
     window = make_window(roomy_runtime)
-    dialog = window.open_diagnostics()
+    dialog = window.help_menu.open_diagnostics()
     qtbot.waitUntil(lambda: dialog.report is not None, timeout=240_000)
     assert dialog.report.ok, dialog.text()
     assert [check.name for check in dialog.report.checks] == ["python", "sqlite", "store", "disk", "model", "cpu", "decode", "embedder", "window"]

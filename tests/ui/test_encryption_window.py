@@ -211,7 +211,7 @@ def test_quitting_at_the_passphrase_dialog_exits_cleanly(qtbot, encrypted_store,
 def test_privacy_encrypts_between_two_windows_and_the_second_opens_without_asking(qtbot, memdesk_home, window_start):
     make_store(None)
     windows, shown = on_each_ready_window(
-        lambda window: window.request_store_conversion(StoreConversion(None, SECRET)),
+        lambda window: window.window_settings.request_store_conversion(StoreConversion(None, SECRET)),
         lambda window: QTimer.singleShot(0, window.close),
     )
     assert window_main.run([]) == 0

@@ -75,7 +75,7 @@ def test_a_search_that_fails_is_reported_not_crashed(make_window, roomy_runtime,
 
 
 # --- a new slot cannot forget ------------------------------------------------------------------
-#: The agent worker's slots run in its thread inside their own guard (qt_worker.AgentWorker._Working),
+#: The agent worker's slots run in its thread inside their own guard (qt_agent_worker.AgentWorker._Working),
 #: which reports through its failed signal. ErrorHub and the message bar's show_message are the
 #: error path itself: reporting their own failure through it would go round in a circle.
 EXEMPT = {"AgentWorker", "ErrorHub", "MessageBar.show_message"}

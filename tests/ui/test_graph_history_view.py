@@ -105,7 +105,7 @@ def test_after_the_window_closes_nothing_reads_the_closed_store(make_window, qtb
     emitter.start()
     emitter.join()
     window.close()
-    assert not window.memory.age_timer.isActive() and not window.repaint_timer.isActive()
+    assert not window.memory.age_timer.isActive() and not window.live_text.timer.isActive()
     services.close()
     QApplication.processEvents()
     assert reported == []

@@ -102,7 +102,7 @@ def test_revert_is_recorded_and_a_conflict_is_shown_not_overwritten(make_window,
 
 def test_import_summary_and_imported_tools(make_window, roomy_runtime, qtbot, services, agentfiles):
     window = make_window(roomy_runtime)
-    window.import_agent(agentfiles / "customer_service.af")
+    window.transfer_actions.import_agent(agentfiles / "customer_service.af")
     qtbot.waitUntil(lambda: window.transfer_actions.summary_dialog is not None and window.transfer_actions.summary_dialog.isVisible(), timeout=10_000)
     summary = window.transfer_actions.summary_dialog
     text = summary.report.toPlainText()
@@ -134,11 +134,11 @@ def test_export_af_and_import_it_back_from_the_window(make_window, roomy_runtime
     window = make_window(roomy_runtime)
     send(window, "hello")
     path = tmp_path / "companion.af"
-    window.export_agent_file(path)
+    window.transfer_actions.export_agent(path, "af")
     qtbot.waitUntil(lambda: path.exists() and window.jobs.pending == 0, timeout=5_000)
     document = json.loads(path.read_text(encoding="utf-8"))
     assert document["agents"][0]["name"] == "Companion" and "memdesk" in document
-    window.import_agent(path)
+    window.transfer_actions.import_agent(path)
     qtbot.waitUntil(lambda: window.transfer_actions.summary_dialog is not None and window.transfer_actions.summary_dialog.isVisible(), timeout=10_000)
     assert "Everything in the file was imported." in window.transfer_actions.summary_dialog.report.toPlainText()
     click(qtbot, window.transfer_actions.summary_dialog.open_button)

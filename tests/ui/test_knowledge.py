@@ -174,8 +174,8 @@ def test_after_a_turn_the_graph_fills_in_and_a_fact_jumps_to_its_message(make_wi
     click_entity(qtbot, panel, "Tom")
     row = next(r for r in range(panel.fact_table.rowCount()) if panel.fact_table.item(r, 2).text() == "Lisbon")
     panel.fact_table.cellActivated.emit(row, 0)  # Enter or double-click on the fact
-    selected = window.chat.transcript.textCursor().selectedText()
-    assert selected and "Tom lives in Lisbon" in "My brother Tom lives in Lisbon."[: len(selected) + 20]
+    source = next(m for m in services.memory.recall.all(window.agent_id) if m.search_text == "My brother Tom lives in Lisbon.")
+    assert window.chat.transcript.highlighted_message == source.id  # scrolled to and highlighted
     budget = window.budget
     qtbot.waitUntil(lambda: any(budget.table.item(r, 0).text() == "knowledge" for r in range(budget.table.rowCount())), timeout=10_000)
 

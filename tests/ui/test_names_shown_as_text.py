@@ -65,7 +65,7 @@ def test_the_chat_title_shows_the_agents_name_as_it_is(make_window, roomy_runtim
     window = make_window(roomy_runtime)
     window.select_agent(services.create_agent(name).id)
     assert seen(window.chat.title) == name
-    window.on_agent_renamed(window.agent_id, f"{name} 2")
+    window.switching.on_agent_renamed(window.agent_id, f"{name} 2")
     assert seen(window.chat.title) == f"{name} 2"
 
 

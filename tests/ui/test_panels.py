@@ -92,24 +92,24 @@ def test_agents_create_switch_rename_duplicate_delete(make_window, roomy_runtime
     window = make_window(roomy_runtime)
     first = window.agent_id
     send(window, "hello first")
-    window.create_agent("Bob", "You are Bob, a cheerful cook.", "The user likes pasta.")
+    window.agent_actions.create("Bob", "You are Bob, a cheerful cook.", "The user likes pasta.")
     assert window.services.agents.get(window.agent_id).name == "Bob"
     assert window.chat.transcript.toPlainText().strip() == ""  # Bob has his own conversation
     assert "cheerful cook" in window.memory.editors["persona"].editor.toPlainText()
     item = window.agents.list.findItems(services.agents.get(first).name, Qt.MatchFlag.MatchExactly)[0]
     window.agents.list.setCurrentItem(item)  # switch back: history restored
     assert window.agent_id == first and "I am the first agent." in window.chat.transcript.toPlainText()
-    window.rename_agent(first, "Alice")
+    window.agent_actions.rename(first, "Alice", update_persona=False)
     assert services.agents.get(first).name == "Alice" and window.windowTitle() == "MemDesk — Alice"
     assert services.settings.last_agent == "Alice"
-    window.duplicate_agent(first, "Alice copy")
+    window.agent_actions.duplicate(first, "Alice copy")
     qtbot.waitUntil(lambda: window.agents.list.count() == 3, timeout=5_000)
     copy = services.agents.get_by_name("Alice copy")
     assert len(services.memory.recall.all(copy.id)) == len(services.memory.recall.all(first))
     # Deleting the open agent is refused while the worker is busy (here: still opening it after the
     # switch back), as a user would be told; wait as they would.
     qtbot.waitUntil(lambda: not window.busy, timeout=10_000)
-    window.delete_agent(first)  # the open one: the window moves to another agent
+    window.agent_actions.delete(first)  # the open one: the window moves to another agent
     assert services.agents.find("Alice") is None and window.agent_id != first, window.hub.messages
     assert window.agents.list.count() == 2
 
@@ -119,10 +119,10 @@ def test_export_and_import_from_the_window(make_window, roomy_runtime, send, qtb
     window = make_window(roomy_runtime)
     send(window, "hello")
     path = tmp_path / "agent.json"
-    window.export_agent(path)
+    window.transfer_actions.export_agent(path)
     qtbot.waitUntil(lambda: path.exists() and window.jobs.pending == 0, timeout=5_000)
     assert json.loads(path.read_text())["format"] == "memdesk-agent"
-    window.import_agent(path)
+    window.transfer_actions.import_agent(path)
     qtbot.waitUntil(lambda: window.agents.list.count() == 2, timeout=5_000)
 
 
@@ -170,7 +170,7 @@ def test_timed_heartbeat_runs_while_idle(make_window, roomy_runtime, qtbot):
     window = make_window(roomy_runtime)
     # On by default, as the agent's instructions say (see agent.loop.heartbeat_note).
     assert window.heartbeat.timer.isActive() and window.heartbeat.timer.interval() == 60 * 60_000
-    window.apply_settings({"heartbeat_minutes": 5})
+    window.window_settings.apply({"heartbeat_minutes": 5})
     assert window.heartbeat.timer.isActive() and window.heartbeat.timer.interval() == 300_000
     window.heartbeat.timer.timeout.emit()
     qtbot.waitUntil(lambda: "Just checking in." in window.chat.transcript.toPlainText(), timeout=10_000)
@@ -186,7 +186,7 @@ def test_settings_dialog_is_generated_and_persists(make_window, roomy_runtime, q
     dialog.editors["http_allowlist"].setText("example.org, wikipedia.org")
     changes = dialog.changes()
     assert changes == {"temperature": 0.2, "http_allowlist": "example.org, wikipedia.org"}
-    window.apply_settings(changes)
+    window.window_settings.apply(changes)
     assert services.settings.temperature == 0.2 and services.settings.http_allowlist == ("example.org", "wikipedia.org")
 
 

@@ -35,7 +35,7 @@ def test_the_window_marks_a_remote_plain_http_server_while_it_runs_the_model(mak
     assert not window.server_warning.isHidden() and "unencrypted to 192.0.2.10" in window.server_warning.toolTip()
     assert window.message_bar.isVisible() and "unencrypted to 192.0.2.10" in window.message_bar.label.text()
     with qtbot.waitSignal(window.model_ready, timeout=10_000):
-        window.apply_settings({"runtime": "llamacpp"})
+        window.window_settings.apply({"runtime": "llamacpp"})
     assert window.server_warning.isHidden()
 
 

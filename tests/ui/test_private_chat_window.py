@@ -79,7 +79,7 @@ def test_switching_agents_or_closing_the_window_ends_the_private_chat(make_windo
     start_private(window, wait_for_signal, qtbot)
     roomy_runtime.enqueue(say("Noted."))
     send(window, f"Remember {SECRET}")
-    window.on_agent_switched(other.id)
+    window.switching.on_agent_switched(other.id)
     assert not window.private_chat.active and not window.private_chat.banner.isVisible()
     assert window.agent_id == other.id and SECRET not in window.chat.transcript.toPlainText()
 

@@ -13,7 +13,8 @@ from desktop.core.agent import unanswered
 from desktop.core.embedding.hashing import HashingEmbedder
 from desktop.core.runtime.scripted import ScriptedRuntime, say
 from desktop.paths import Paths
-from desktop.ui.qt_main_window import NOT_ANSWERED_YET, MainWindow
+from desktop.ui.qt_conversation import NOT_ANSWERED_YET
+from desktop.ui.qt_main_window import MainWindow
 from tests.ui.test_chat import SlowRuntime
 
 
@@ -108,7 +109,7 @@ def test_a_stopped_reply_offers_a_retry_that_answers_the_message(make_window, qt
     runtime.enqueue(say("Once upon a time."))
     # Reopening the agent (a setting changed) does not answer what the user stopped on its own.
     with wait_for_signal(window.worker.agent_opened, timeout=10_000):
-        window.apply_settings({"temperature": 0.5})
+        window.window_settings.apply({"temperature": 0.5})
     with wait_for_signal(window.worker.budget_changed, timeout=10_000):  # what the reopen queued has run
         window.budget_requested.emit()
     assert not window.busy and not window.background and runtime.pending == 1
@@ -168,3 +169,55 @@ def test_the_embedding_model_warms_after_the_first_reply_not_during_it(services,
     finally:
         window.close()
         window.deleteLater()
+
+
+def test_a_stopped_reply_is_still_marked_not_answered_after_a_restart_and_retry_answers_it(make_window, qtbot, services, wait_for_signal):
+    runtime = SlowRuntime(context_window=32768)
+    runtime.enqueue(say("word " * 400))
+    window = make_window(runtime)
+    user_turn_started(window, qtbot, "Tell me a long story")
+    message = unanswered.newest(services.db, services.memory.recall, window.agent_id)
+    with qtbot.waitSignal(window.turn_done, timeout=10_000):
+        window.chat.stop_button.click()
+    window.close()
+
+    again_runtime = ScriptedRuntime(context_window=32768)
+    again_runtime.enqueue(say("Once upon a time."))
+    again = make_window(again_runtime)
+    with wait_for_signal(again.worker.budget_changed, timeout=10_000):  # what opening the agent queued has run
+        again.budget_requested.emit()
+    text = again.chat.transcript.toPlainText()
+    assert "Tell me a long story" in text and "not answered · Retry" in text and NOT_ANSWERED_YET not in text
+    assert f'href="retry:{message.id}"' in again.chat.transcript.toHtml()
+    assert again_runtime.prompts == [] and not again.background  # the user's Stop is not undone
+    with qtbot.waitSignal(again.turn_done, timeout=10_000):
+        again.chat.transcript.anchorClicked.emit(QUrl(f"retry:{message.id}"))
+    assert replies(services, again.agent_id) == ["Once upon a time."]
+
+
+def test_closing_the_window_mid_reply_is_not_recorded_as_a_stop(make_window, qtbot, services):
+    slow = SlowRuntime(context_window=32768)
+    slow.enqueue(say("word " * 400))
+    window = make_window(slow)
+    user_turn_started(window, qtbot, "Tell me a long story")
+    message = unanswered.newest(services.db, services.memory.recall, window.agent_id)
+    window.close()
+    assert not unanswered.was_stopped(services.db, message.id)
+
+
+def test_escape_during_the_answer_to_an_owed_message_marks_it_stopped_with_retry(make_window, qtbot, services):
+    slow = SlowRuntime(context_window=32768)
+    slow.enqueue(say("word " * 400))
+    window = make_window(slow)
+    user_turn_started(window, qtbot, "Tell me a long story")
+    message = unanswered.newest(services.db, services.memory.recall, window.agent_id)
+    window.close()  # mid-reply: owed, answered on the next open
+
+    again_runtime = SlowRuntime(context_window=32768)
+    again_runtime.enqueue(say("word " * 400))
+    again = make_window(again_runtime)
+    qtbot.waitUntil(lambda: "typing" in again.chat.transcript.toPlainText(), timeout=10_000)  # the owed answer streams
+    with qtbot.waitSignal(again.turn_done, timeout=10_000):
+        qtbot.keyClick(again.chat.compose, Qt.Key.Key_Escape)
+    assert "not answered · Retry" in again.chat.transcript.toPlainText()
+    assert unanswered.was_stopped(services.db, message.id)

@@ -106,7 +106,7 @@ def test_help_welcome_reads_a_chosen_folder_through_the_documents_panel(make_win
     folder.mkdir()
     (folder / "garden.md").write_text("# Garden\nThe roses by the south wall need water every Tuesday.\n", encoding="utf-8")
     window = make_window(roomy_runtime)
-    window.welcome_action.trigger()
+    window.help_menu.welcome_action.trigger()
     [dialog] = [d for d in window.findChildren(WelcomeDialog) if d.isVisible()]
     dialog.go(STEPS.index("documents"))
     dialog.read_folder(str(folder))  # what "Choose a folder…" does with the folder picked
@@ -114,3 +114,16 @@ def test_help_welcome_reads_a_chosen_folder_through_the_documents_panel(make_win
     assert "Reading" in dialog.folder_status.text()
     click(qtbot, dialog.next_button)  # Finish
     assert not dialog.isVisible() and services.settings.welcome_done
+
+
+def test_closing_the_window_closes_a_welcome_left_open_so_the_app_can_quit(make_window, roomy_runtime, services):
+    """A welcome still open kept app.exec() running after its window closed (seen when Settings →
+    Privacy closed the window to convert the store on a first start)."""
+    from desktop.ui.qt_welcome import show_welcome, window_actions
+
+    window = make_window(roomy_runtime)
+    dialog = show_welcome(services, window_actions(window), window)
+    assert dialog.isVisible()
+    window.close()
+    assert not dialog.isVisible()
+    assert services.settings_store.load().welcome_done  # closed counts as shown

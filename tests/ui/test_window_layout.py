@@ -19,7 +19,7 @@ def visible_lines(editor, scroll) -> float:
 
 def test_the_default_layout_is_readable_on_a_1366_by_768_screen(make_window, roomy_runtime, qtbot):
     window = make_window(roomy_runtime)
-    window.apply_default_layout(QSize(1366, 768))
+    qt_layout.apply_default(window, window.docks, QSize(1366, 768))
     qtbot.waitUntil(lambda: window.budget.table.rowCount() >= 6, timeout=10_000)
     qtbot.wait(50)  # the layout settles
     assert window.width() <= 1366 and window.height() <= 768

@@ -12,10 +12,19 @@ One turn answers them all: its prompt holds every one of them, so the front ends
 newest (``newest``), and check again right before running that it is still unanswered
 (``is_unanswered``), so a message queued twice (sent while the model loaded, then found on open)
 is answered once.
+
+Whether the user stopped a reply is in the store too (``stopped_replies``): a turn a close, a kill
+or a crash ended is answered on the next start by itself (``owed_on_open``), but one the user stopped
+is not, since that would undo the Stop; the front ends show it "not answered" with Retry instead,
+after a restart as before it. A turn that answers the message again clears the mark, so a crash
+during a Retry is answered on the next start like any other.
 """
 
 from __future__ import annotations
 
+from datetime import datetime
+
+from desktop.core.clock import iso
 from desktop.core.memory.recall import Message, RecallMemory
 from desktop.core.storage import Database
 
@@ -61,3 +70,29 @@ def reply_to(db: Database, recall: RecallMemory, agent_id: int, message_id: int)
 def is_unanswered(db: Database, agent_id: int, message_id: int) -> bool:
     """Whether ``message_id`` still waits for a reply (False once any later reply exists)."""
     return last_reply_id(db, agent_id) < message_id
+
+
+def mark_stopped(db: Database, message_id: int, at: datetime) -> None:
+    """The user stopped the turn answering ``message_id``: no start answers it on its own."""
+    db.execute(
+        "INSERT INTO stopped_replies(message_id, stopped_at) VALUES (?, ?)"
+        " ON CONFLICT(message_id) DO UPDATE SET stopped_at = excluded.stopped_at",
+        (message_id, iso(at)),
+    )
+
+
+def clear_stopped(db: Database, message_id: int) -> None:
+    """A turn answers ``message_id`` again (Retry, or a newer message's turn)."""
+    db.execute("DELETE FROM stopped_replies WHERE message_id = ?", (message_id,))
+
+
+def was_stopped(db: Database, message_id: int) -> bool:
+    """Whether the user stopped the reply to ``message_id`` (and no turn answered it since)."""
+    return db.scalar("SELECT 1 FROM stopped_replies WHERE message_id = ?", (message_id,)) is not None
+
+
+def owed_on_open(db: Database, recall: RecallMemory, agent_id: int) -> Message | None:
+    """The message a start answers by itself: the newest owed one, unless its reply was stopped
+    (then it waits for the user's Retry or next message, and None is returned)."""
+    owed = newest(db, recall, agent_id)
+    return None if owed is None or was_stopped(db, owed.id) else owed

@@ -299,7 +299,8 @@ class ArchivalMemory:
 
     def list(self, agent_id: int, *, offset: int = 0, limit: int = 100) -> list[Passage]:
         rows = self._db.query(f"{_SELECT} WHERE p.agent_id = ? ORDER BY p.id DESC LIMIT ? OFFSET ?", (agent_id, limit, offset))
-        return [_passage(r, self._clock.zone) for r in rows]
+        zone = self._clock.zone  # read once: the user's zone is a settings read (a page took 0.5 s at 500 rows)
+        return [_passage(r, zone) for r in rows]
 
     def get_many(self, passage_ids: list[int]) -> list[Passage]:
         """The passages with these ids, in the order given; ids that no longer exist are skipped."""

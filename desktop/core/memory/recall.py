@@ -119,6 +119,36 @@ class RecallMemory:
     def all(self, agent_id: int) -> list[Message]:
         return self.since(agent_id, 0)
 
+    def newest(self, agent_id: int, limit: int, *, before_id: int | None = None) -> list[Message]:
+        """The newest ``limit`` messages (before ``before_id`` when given), oldest first: a page of
+        the conversation for a view that loads older pages on demand. A page never begins with a
+        function's result apart from its call: it then begins at the call."""
+        bound = before_id if before_id is not None else 1 << 62
+        rows = self._db.query(
+            f"SELECT {_COLUMNS} FROM messages WHERE agent_id = ? AND id < ? ORDER BY id DESC LIMIT ?", (agent_id, bound, limit)
+        )
+        zone = self._zone()
+        return self._with_call(agent_id, [_message(r, zone) for r in reversed(rows)])
+
+    def between(self, agent_id: int, first_id: int, before_id: int) -> list[Message]:
+        """The messages from ``first_id`` up to (not including) ``before_id``, oldest first; from
+        the call on when ``first_id`` is a function's result."""
+        rows = self._db.query(
+            f"SELECT {_COLUMNS} FROM messages WHERE agent_id = ? AND id >= ? AND id < ? ORDER BY id", (agent_id, first_id, before_id)
+        )
+        zone = self._zone()
+        return self._with_call(agent_id, [_message(r, zone) for r in rows])
+
+    def _with_call(self, agent_id: int, page: list[Message]) -> list[Message]:
+        first = page[0] if page else None
+        if first is not None and first.kind == "function_result" and first.step_id is not None and first.step_id < first.id:
+            return self.between(agent_id, first.step_id, first.id) + page
+        return page
+
+    def any_before(self, agent_id: int, message_id: int) -> bool:
+        """Whether the agent has a message older than ``message_id``."""
+        return self._db.scalar("SELECT 1 FROM messages WHERE agent_id = ? AND id < ? LIMIT 1", (agent_id, message_id)) is not None
+
     def last_activity(self, agent_id: int) -> datetime | None:
         """When the newest message of the agent was written (None: no message yet)."""
         value = self._db.scalar("SELECT created_at FROM messages WHERE agent_id = ? ORDER BY id DESC LIMIT 1", (agent_id,))

@@ -629,6 +629,20 @@ def m015_graph_mention_changes(db) -> None:
     )
 
 
+def m016_stopped_replies(db) -> None:
+    """The user messages whose reply the user stopped (Stop, Esc, Ctrl+C). A turn a close, a kill or
+    a crash ended is answered on the next start by itself; one the user stopped is not (that would
+    undo the Stop): it is shown "not answered" with Retry, after a restart too."""
+    db.run_script(
+        """
+        CREATE TABLE stopped_replies (
+            message_id INTEGER PRIMARY KEY REFERENCES messages(id) ON DELETE CASCADE,
+            stopped_at TEXT NOT NULL
+        );
+        """
+    )
+
+
 MIGRATIONS: list[Migration] = [
     m001_initial,
     m002_retrieval_indexes,
@@ -645,4 +659,5 @@ MIGRATIONS: list[Migration] = [
     m013_vector_search_form,
     m014_row_changes,
     m015_graph_mention_changes,
+    m016_stopped_replies,
 ]

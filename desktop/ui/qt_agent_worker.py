@@ -1,6 +1,6 @@
 """The agent worker: a QObject living in its own QThread that owns the model runtime, the agent and
 the store connection they write through. The window talks to it only through queued signals; the
-one exception is ``stop()``, which sets a thread-safe cancel token.
+exceptions are ``stop()`` and ``stop_by_user()``, which set a thread-safe cancel token.
 """
 
 from __future__ import annotations
@@ -122,6 +122,9 @@ class AgentWorker(QObject):
         # writes on its own (login, heartbeats, consolidation, after-turn helpers) runs at all.
         self._private: Services | None = None
         self._cancel = CancelToken()
+        # The user pressed Stop during the current turn (not the window closing): its message is
+        # recorded as stopped, so no later start answers it on its own (see unanswered.py).
+        self._stopped_by_user = False
         # The static prompt is evaluated in the background while the user reads or types: wanted
         # when an agent opens; every job stops it first (within one prompt batch) and resumes it after.
         self._warmup = Warmup()
@@ -143,7 +146,16 @@ class AgentWorker(QObject):
 
     # --- called from any thread ----------------------------------------------------------
     def stop(self) -> None:
+        """End the current generation (closing, a job that must go first): a user message it was
+        answering stays owed, and the next start answers it."""
         self._cancel.cancel()
+
+    def stop_by_user(self) -> None:
+        """The user's Stop: the message the turn was answering is marked stopped in the store and
+        offered for a Retry, now and after a restart, instead of being answered on its own."""
+        with self._lock:
+            self._stopped_by_user = True
+            self._cancel.cancel()
 
     def preempt(self) -> None:
         """A user message is on its way: cancel the background turn that runs, skip queued ones."""
@@ -225,7 +237,7 @@ class AgentWorker(QObject):
         so a message the user sends meanwhile cancels it and its turn answers both."""
         if self._agent is None or self._private is not None:
             return
-        owed = self._agent.unanswered()
+        owed = unanswered.owed_on_open(self._agent.memory.db, self._agent.memory.recall, self._agent.id)
         if owed is None or owed.id in self._tried:
             return
         self.event.emit("unanswered", f"answering your message of {owed.created_at:%Y-%m-%d %H:%M}, which had no reply yet")
@@ -341,7 +353,9 @@ class AgentWorker(QObject):
         self._warmup.want(self._agent.runtime, self._agent.static_prefix(), self._agent.memory_prefix())  # runs when this job ends
         with self._lock:
             turn_queued = self._users_waiting > 0
-        owed = self._agent.unanswered() if self._private is None else None
+        owed = None if self._private is not None else unanswered.owed_on_open(
+            self._agent.memory.db, self._agent.memory.recall, self._agent.id
+        )
         if owed is not None and owed.id not in self._tried:
             # A message an earlier session left without a reply goes before any login turn (which
             # the reply makes unnecessary: the user was here). Queued, as the login below.
@@ -372,9 +386,12 @@ class AgentWorker(QObject):
             if background and self._users_waiting:
                 return  # a user message is queued behind this: it goes first
             self._cancel = CancelToken()
+            self._stopped_by_user = False
             self._background_running = background
         if message_id is not None and self._private is None:  # a private chat's ids are the copy's
             self._tried.add(message_id)
+            # Answered again: a close or a crash during this turn leaves it owed, not stopped.
+            unanswered.clear_stopped(self._agent.memory.db, message_id)
         self._run_hooks(self.before_turn)
         agent = self._agent
         if background:
@@ -392,8 +409,12 @@ class AgentWorker(QObject):
                 finally:
                     # A user message still owed a reply (stopped, failed) is offered for a retry;
                     # not when a message the user sent cancelled this turn: that turn answers it.
-                    preempted = background and self._cancel.cancelled
+                    with self._lock:
+                        stopped_by_user = self._stopped_by_user
+                    preempted = background and self._cancel.cancelled and not stopped_by_user
                     if message_id is not None and not preempted and unanswered.is_unanswered(agent.memory.db, agent.id, message_id):
+                        if stopped_by_user and self._private is None:
+                            unanswered.mark_stopped(agent.memory.db, message_id, agent.memory.clock.now())
                         self.not_answered.emit(message_id)
                     self.turn_finished.emit(result)
                     if self._private is None:  # the helpers would read and keep the private prompt
