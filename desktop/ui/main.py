@@ -24,6 +24,7 @@ from desktop.core.agent import unanswered
 from desktop.core.storage.driver import file_is_encrypted
 from desktop.errors import AlreadyRunningError, DamagedStoreError, MemDeskError
 from desktop.instance import WINDOW, InstanceLock, ask_to_come_forward
+from desktop.log_privacy import PrivateFormatter
 from desktop.paths import APP_ID, ICON, Paths
 from desktop.private_files import private_umask
 from desktop.ui.qt_backups import describe_when, restore_snapshot, restored_message
@@ -46,7 +47,7 @@ OUTLIVED_WAIT_S = 30.0
 
 def _setup_logging(paths: Paths) -> None:
     handler = RotatingFileHandler(paths.logs / "memdesk.log", maxBytes=2_000_000, backupCount=3, encoding="utf-8")
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    handler.setFormatter(PrivateFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))  # no exception's message
     root = logging.getLogger()
     root.addHandler(handler)
     root.setLevel(logging.INFO)
