@@ -12,6 +12,7 @@ from typing import Any
 
 import sqlite_vec
 
+from desktop.core.storage.cipher_pages import passphrase_fits
 from desktop.core.storage.driver import cipher_module, connect_keyed, driver_errors, file_is_encrypted, sqlite_module
 from desktop.core.storage.migrations import MIGRATIONS
 from desktop.errors import (
@@ -264,7 +265,7 @@ def _connect(path: Path | str, busy_timeout: float, key: str | None) -> tuple[An
         conn, driver = sqlite.connect(str(path), isolation_level=None, check_same_thread=False, timeout=busy_timeout), sqlite
     else:
         conn, driver = connect_keyed(path, key, timeout=busy_timeout)
-        _check_key(conn, driver, path)
+        _check_key(conn, driver, path, key)
     try:
         _configure(conn, path, busy_timeout)
         if key is not None and str(path) != ":memory:":
@@ -275,13 +276,18 @@ def _connect(path: Path | str, busy_timeout: float, key: str | None) -> tuple[An
     return conn, driver
 
 
-def _check_key(conn: Any, driver: ModuleType, path: Path | str) -> None:
-    """The first read decrypts page 1: a wrong key fails here, before anything else touches the file."""
+def _check_key(conn: Any, driver: ModuleType, path: Path | str, key: str) -> None:
+    """The first read decrypts page 1: a wrong key fails here, before anything else touches the file.
+    SQLCipher says the same of a damaged page 1; the other pages tell which it is (cipher_pages)."""
     try:
         conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
     except driver.DatabaseError as error:
         conn.close()
         if (getattr(error, "sqlite_errorcode", 0) or 0) & 0xFF == _SQLITE_NOTADB:
+            if passphrase_fits(path, key):
+                raise DamagedStoreError(
+                    f"{path} is damaged: the passphrase is right, but the start of the file cannot be read", hint=RESTORE_HINT
+                ) from None
             raise WrongPassphraseError(
                 f"Wrong passphrase for {path}", hint="type it again exactly as you set it; upper and lower case differ"
             ) from None
