@@ -45,7 +45,10 @@ from desktop.core.tools.files import FileSandbox
 from desktop.core.tools.http import HttpPolicy
 from desktop.core.tools.imported import ImportedTools
 from desktop.core.tools.registry import ToolRegistry, load_user_tools
-from desktop.errors import ConfigError, DamagedStoreError, MemDeskError, PassphraseError, PrivateChatRefusal, SchemaTooNewError, ToolError
+from desktop.errors import (
+    ConfigError, DamagedStoreError, MemDeskError, PassphraseRequiredError, PrivateChatRefusal, SchemaTooNewError, ToolError,
+    WrongPassphraseError,
+)
 from desktop.paths import RESOURCES, Paths
 from desktop.settings import Settings, SettingsStore
 
@@ -191,10 +194,12 @@ def backups_at(paths: Paths, *, key: str | None = None) -> Backups:
                     settings = SettingsStore(db).load()
             finally:
                 db.close()
-        except PassphraseError:
+        except (WrongPassphraseError, PassphraseRequiredError):
             raise  # the snapshots need the store's own passphrase: asking again is the caller's
         except MemDeskError:
-            pass  # a damaged store: the default folder is where to look
+            # A damaged store (one that lost the start saying it is encrypted, NotEncryptedError,
+            # included): the default folder is where to look.
+            pass
     read = SimpleNamespace(load=lambda: settings)  # what user_zone asks of a settings store
     return backups_for(paths, settings, SystemClock(lambda: user_zone(read)), key=key)
 

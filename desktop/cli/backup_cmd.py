@@ -16,7 +16,7 @@ import json
 import sys
 
 from desktop.app import backups_at
-from desktop.cli.passphrase import with_key
+from desktop.cli.passphrase import current_passphrase, with_key
 from desktop.core.storage.backup import Backups, Snapshot
 from desktop.errors import StoreError
 from desktop.instance import InstanceLock
@@ -118,6 +118,9 @@ def _restore(args: argparse.Namespace) -> int:
     with InstanceLock(paths.instance_lock, RESTORING):
         backups = open_backups(paths)
         snapshot = backups.get(args.id)
+        if snapshot.encrypted and backups.key is None:
+            # A store too damaged to look encrypted was not asked its passphrase; its snapshot needs it.
+            backups = backups_at(paths, key=current_passphrase(snapshot.path, prompt=f"Passphrase of snapshot {snapshot.id}: "))
         progress = _Progress("Restoring")
         try:
             undo = backups.restore(snapshot.id, progress=progress)

@@ -22,8 +22,9 @@ from PySide6.QtWidgets import QApplication, QMessageBox, QPlainTextEdit, QProgre
 from desktop.app import Services, backups_at, convert_store, make_runtime, open_services, runtime_factory
 from desktop.core.agent import unanswered
 from desktop.core.storage.driver import file_is_encrypted
-from desktop.errors import AlreadyRunningError, DamagedStoreError, MemDeskError
+from desktop.errors import AlreadyRunningError, DamagedStoreError, MemDeskError, WrongPassphraseError
 from desktop.instance import WINDOW, InstanceLock, ask_to_come_forward
+from desktop.log_privacy import PrivateFormatter
 from desktop.paths import APP_ID, ICON, Paths
 from desktop.private_files import private_umask
 from desktop.ui.qt_backups import describe_when, restore_snapshot, restored_message
@@ -47,7 +48,7 @@ OUTLIVED_WAIT_S = 30.0
 
 def _setup_logging(paths: Paths) -> None:
     handler = RotatingFileHandler(paths.logs / "memdesk.log", maxBytes=2_000_000, backupCount=3, encoding="utf-8")
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    handler.setFormatter(PrivateFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))  # no exception's message
     root = logging.getLogger()
     root.addHandler(handler)
     root.setLevel(logging.INFO)
@@ -139,23 +140,37 @@ def _run_window(app: QApplication, paths: Paths, args: argparse.Namespace, miles
         capture.uninstall()
 
 
-def _open_store(paths: Paths, key: str | None) -> Services | None:
-    """The store's services; an encrypted store's passphrase is asked in a dialog (None: Quit)."""
+def _open_store(paths: Paths, key: str | None, typed: list[str] | None = None) -> Services | None:
+    """The store's services; an encrypted store's passphrase is asked in a dialog (None: Quit).
+    ``typed`` receives the passphrase last tried there."""
+
+    def unlock(passphrase: str) -> Services:
+        if typed is not None:
+            typed[:] = [passphrase]
+        return open_services(paths, key=passphrase)
+
     if key is not None or not file_is_encrypted(paths.database):
         return open_services(paths, key=key)
-    return unlock_store(paths.database, lambda passphrase: open_services(paths, key=passphrase))
+    return unlock_store(paths.database, unlock)
 
 
 def _open_or_offer_snapshot(paths: Paths, key: str | None) -> tuple[Services | None, int]:
     """The store's services, or None and an exit code (0 after Quit in the passphrase dialog, 1
     after an error). A damaged store, or one whose migration failed, is offered its newest good
     snapshot ("Restore the snapshot of DATE?") and opened again once restored."""
+    typed: list[str] = []
     try:
-        return _open_store(paths, key), 0
+        return _open_store(paths, key, typed), 0
     except DamagedStoreError as error:
+        key = key or next(iter(typed), None)  # a store is called damaged under its right passphrase only
         if error.snapshot is None or not offer_snapshot_restore(error):
             QMessageBox.critical(None, "MemDesk cannot start", literal(error.user_message))
             return None, 1
+        if error.snapshot.encrypted and key is None:
+            # A store too damaged to say it is encrypted was never asked its passphrase; its snapshot needs it.
+            key = snapshot_passphrase(paths, error.snapshot)
+            if key is None:
+                return None, 0
         if not _restore(paths, error.snapshot.id, key):
             return None, 1
         return _open_or_offer_snapshot(paths, key)
@@ -173,6 +188,18 @@ def offer_snapshot_restore(error: DamagedStoreError) -> bool:
         QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No, QMessageBox.StandardButton.Yes,
     )
     return answer == QMessageBox.StandardButton.Yes
+
+
+def snapshot_passphrase(paths: Paths, snapshot) -> str | None:
+    """The passphrase of an encrypted snapshot, asked in the unlock dialog (None: Quit)."""
+    backups = backups_at(paths)
+
+    def check(passphrase: str) -> str:
+        if not backups.opens_with(snapshot, passphrase):
+            raise WrongPassphraseError(f"Wrong passphrase for {snapshot.path}")
+        return passphrase
+
+    return unlock_store(snapshot.path, check)
 
 
 def _restore(paths: Paths, snapshot_id: str, key: str | None) -> bool:

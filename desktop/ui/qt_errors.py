@@ -12,7 +12,6 @@ import inspect
 import logging
 import sys
 import threading
-import traceback
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -21,6 +20,7 @@ from PySide6.QtCore import QObject, Qt, Signal, Slot
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QPushButton, QWidget
 
 from desktop.errors import MemDeskError
+from desktop.log_privacy import traceback_without_messages
 from desktop.ui import qt_palette
 from desktop.ui.qt_text import plain_label
 
@@ -191,7 +191,8 @@ class CrashCapture:
                 path.unlink()
 
     def _record(self, kind, error, trace, where: str) -> None:
-        text = "".join(traceback.format_exception(kind, error, trace))
+        # The crash log outlives the conversation beside a store that may be encrypted: frames, no message.
+        text = traceback_without_messages(error, trace) if isinstance(error, BaseException) else f"{kind}\n"
         log.error("uncaught exception in %s\n%s", where, text)
         if self._file is not None:
             self._file.write(f"--- uncaught exception in {where}\n{text}\n")

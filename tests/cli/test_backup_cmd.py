@@ -97,3 +97,28 @@ def test_a_store_too_damaged_to_open_is_named_with_the_command_that_restores_it(
     assert "damaged store was kept" in capsys.readouterr().out
     assert _user_name() == "Ana"
     assert main(["agents"]) == 0
+
+
+def test_a_store_too_damaged_to_look_encrypted_is_restored_with_its_snapshots_passphrase(capsys, tmp_path, monkeypatch):
+    """Cut mid-page, an encrypted store no longer says it is encrypted, so no passphrase is asked
+    to open it; restoring its encrypted snapshot asks for one (here from MEMDESK_PASSPHRASE_FILE)."""
+    from desktop.app import open_services
+    from desktop.core.embedding.hashing import HashingEmbedder
+
+    secret = tmp_path / "passphrase.txt"
+    secret.write_text("correct horse\n", encoding="utf-8")
+    paths = Paths.from_environment()
+    services = open_services(paths, key="correct horse", embedder=HashingEmbedder())
+    services.settings_store.set("user_name", "Ana")
+    snapshot = services.backups.create("daily")
+    services.close()
+    with open(paths.database, "r+b") as file:
+        file.truncate(file.seek(0, 2) - 100)
+    monkeypatch.setenv("MEMDESK_PASSPHRASE_FILE", str(secret))
+    assert main(["backup", "restore", snapshot.id]) == 0
+    assert "damaged store was kept" in capsys.readouterr().out
+    db = open_database(paths.database, migrate=False, key="correct horse")
+    try:
+        assert json.loads(db.scalar("SELECT value FROM settings WHERE key = 'user_name'")) == "Ana"
+    finally:
+        db.close()

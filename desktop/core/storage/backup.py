@@ -29,9 +29,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from desktop.core.storage.cipher_pages import passphrase_fits
 from desktop.core.storage.database import Database, open_database, translate_error
 from desktop.core.storage.migrations import MIGRATIONS
-from desktop.errors import BackupError, DamagedStoreError, MemDeskError, PassphraseRequiredError, StoreError
+from desktop.errors import BackupError, DamagedStoreError, MemDeskError, PassphraseError, StoreError
 from desktop.private_files import FOLDER_MODE, make_private
 
 if TYPE_CHECKING:
@@ -124,6 +125,11 @@ class Backups:
                 return snapshot
         raise BackupError(f"There is no snapshot {snapshot_id!r} in {self.folder}", hint="list them with: memdesk backup list")
 
+    def opens_with(self, snapshot: Snapshot, passphrase: str) -> bool:
+        """Whether an encrypted snapshot is under ``passphrase`` (its pages say so; nothing is
+        opened): what the start-up restore of a store too damaged to tell asks before it restores."""
+        return passphrase_fits(snapshot.path, passphrase)
+
     def newest_good(self) -> Snapshot | None:
         """The newest snapshot that passed its check when written (what a damaged store is offered)."""
         return next((s for s in self.list() if s.verified), None)
@@ -172,6 +178,13 @@ class Backups:
         snapshot = self.get(snapshot_id)
         try:
             self._check(snapshot.path, key=self._key_of(snapshot))
+        except PassphraseError as error:
+            # No passphrase, or another one (the store's was changed since): the snapshot is not
+            # damaged, and its record must not say so.
+            raise type(error)(
+                f"Snapshot {snapshot_id} is encrypted and does not open {'without a' if self.key is None else 'with this'} passphrase",
+                hint="give the passphrase the store had when the snapshot was taken",
+            ) from error
         except MemDeskError as error:
             self._write_sidecar(replace(snapshot, verified=False))
             raise BackupError(
@@ -205,9 +218,10 @@ class Backups:
             )
         try:
             undo = self.create(BEFORE_RESTORE, keep=True)
-        except (DamagedStoreError, PassphraseRequiredError):
-            # Without a SQLite header a damaged file looks like an encrypted one: either way it
-            # cannot be copied, so it is moved aside, never deleted.
+        except (DamagedStoreError, PassphraseError):
+            # Without a SQLite header a damaged file looks like an encrypted one, and a damaged
+            # encrypted one like a plain one or one under another key: either way it cannot be
+            # copied, so it is moved aside, never deleted.
             undo = None
         if undo is not None:
             # The copy replaces every page in one write transaction: atomic, and safe even if a
@@ -339,6 +353,8 @@ class Backups:
         """The schema version of a readable, intact copy; raises otherwise."""
         try:
             db = self._open(path, key=key)
+        except PassphraseError:
+            raise  # a question of the key, not of the copy (verify says so)
         except StoreError as error:
             raise BackupError(f"{path.name} cannot be opened: {error.message}") from error
         try:

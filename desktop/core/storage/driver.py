@@ -92,10 +92,15 @@ def _derive(passphrase: str, salt: bytes) -> bytes:
     return hashlib.pbkdf2_hmac("sha512", passphrase.encode("utf-8"), salt, KDF_ITERATIONS, 32)
 
 
+def derived_key(passphrase: str, salt: bytes) -> bytes:
+    """The 32-byte page key SQLCipher 4 derives from ``passphrase`` and a file's salt (cached)."""
+    return _derive(passphrase, salt)
+
+
 def key_pragma_value(passphrase: str, salt: bytes, *, new_file: bool) -> str:
     """The value of ``PRAGMA key``: a raw key in hex (hex digits only, so no quoting problem with
     any passphrase). A new file is also told its salt, so that its key matches the passphrase."""
-    derived = _derive(passphrase, salt).hex()
+    derived = derived_key(passphrase, salt).hex()
     return f"\"x'{derived}{salt.hex() if new_file else ''}'\""
 
 
