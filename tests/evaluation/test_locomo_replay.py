@@ -64,6 +64,11 @@ class Store:
         self._services.close()
 
 
+#: Tokens for the message queue and the answer beyond a fresh prompt (a window twice the prompt
+#: size once gave this; stated apart so a shorter prompt does not shrink the room for turns).
+ROOM_FOR_TWENTY_TURNS = 1650
+
+
 def fresh_prompt_tokens(tmp_path) -> int:
     """Tokens of a fresh agent's prompt on the scripted tokenizer."""
     runtime = ScriptedRuntime(context_window=100_000)
@@ -103,7 +108,7 @@ def test_turns_become_user_messages_and_the_agents_replies():
 
 def test_evidence_in_context_follows_the_agents_own_fifo_and_eviction(tmp_path, sample_file):
     # Room for about twenty turns besides the fixed sections: the first session is evicted, the last stays.
-    window = 2 * fresh_prompt_tokens(tmp_path)
+    window = fresh_prompt_tokens(tmp_path) + ROOM_FOR_TWENTY_TURNS
     report = evaluate(sample_file, ScriptedRuntime(context_window=window), Store, mode="context", variants=(FIFO,))
     rows = report["variants"][FIFO]
     assert report["questions"] == 4 and report["skipped"] == 1
@@ -139,7 +144,7 @@ def test_a_roomy_window_sees_everything(tmp_path, sample_file):
 
 def test_questions_leave_the_store_as_it_was_and_see_no_summary_content(tmp_path):
     sample = synthetic_sample()
-    window = 2 * fresh_prompt_tokens(tmp_path)
+    window = fresh_prompt_tokens(tmp_path) + ROOM_FOR_TWENTY_TURNS
     session = replay(sample, tmp_path / "replay", ScriptedRuntime(context_window=window), Store, automatic_recall=False)
     try:
         before = session.store.db.scalar("SELECT COUNT(*) FROM messages")

@@ -45,9 +45,9 @@ def only(*names: str) -> ToolRegistry:
     return registry
 
 
-def agent_on(services, runtime, name: str, *, steps: int):
+def agent_on(services, runtime, name: str, *, steps: int, auto_recall: bool = True):
     record = services.agents.find(name) or services.create_agent(name, human="The user's name is unknown.")
-    agent = open_agent(services, record, runtime, consent=AllowAll())
+    agent = open_agent(services, record, runtime, consent=AllowAll(), settings=None if auto_recall else Settings(auto_recall=False))
     agent.settings = AgentSettings(max_steps=steps, params=PARAMS)
     return agent
 
@@ -88,7 +88,8 @@ def test_a_memory_edit_through_a_real_call_lands_in_the_store(real_services, rea
 
 
 def test_a_search_call_returns_results_to_the_model(real_services, real_runtime):
-    agent = agent_on(real_services, real_runtime, "searcher", steps=1)
+    # Without automatic recall, which would place the passage itself: a search is then refused as needless.
+    agent = agent_on(real_services, real_runtime, "searcher", steps=1, auto_recall=False)
     real_services.memory.archival.insert(agent.id, "Ana's cello teacher is called Mr. Duarte.")
     agent.tools = only("archival_memory_search")
     result = agent.send_user_message("Search your archival memory for my cello teacher.")
@@ -116,7 +117,11 @@ def test_memory_edits_do_not_re_evaluate_the_conversation(real_services, real_ru
     """The layout on the real model: after a memory edit, by the agent or by the user, the next
     step evaluates only the tokens that are new, not the message queue above them."""
     agent = agent_on(real_services, real_runtime, "cached", steps=2)
-    for text in ("Hi! I'm Ana.", "I play the cello in an orchestra.", "I live in Porto, near the river."):
+    # A queue well longer than one step's growth, so evaluating it again could not pass for new tokens.
+    for text in (
+        "Hi! I'm Ana.", "I play the cello in an orchestra.", "I live in Porto, near the river.",
+        "My brother Rui is a chef in Lisbon.", "On Sundays we walk along the beach.", "I am learning to bake bread.",
+    ):
         agent.send_user_message(text)
     queue = agent.budget().tokens("messages")
 
@@ -126,7 +131,8 @@ def test_memory_edits_do_not_re_evaluate_the_conversation(real_services, real_ru
     edit = agent.send_user_message("Please remember that my cat is called Tom.").steps[0]
     assert edit.function == "core_memory_append" and edit.ok, edit.result
     block = real_services.memory.core.get(agent.id, edit.arguments["label"])
-    assert block.value.endswith(edit.arguments["content"]) and block.updated_by == "agent"
+    # In the block (the grammar allowed only appends, so a heartbeat's second step may append again).
+    assert edit.arguments["content"] in block.value and block.updated_by == "agent"
     monkeypatch.setattr(agent, "_live_specs", full_specs)
 
     def next_step_after(previous):
