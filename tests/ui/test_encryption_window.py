@@ -169,6 +169,8 @@ def on_each_ready_window(*actions):
     windows: list[MainWindow] = []
     hooked: list[MainWindow] = []
     shown: list[str] = []
+    # Windows an earlier test left alive are not this start's: taking one for it hung the run.
+    earlier = set(QApplication.topLevelWidgets())
 
     def fail(window: MainWindow, text: str) -> None:
         shown.append(text)
@@ -176,7 +178,7 @@ def on_each_ready_window(*actions):
 
     def poll() -> None:
         for widget in QApplication.topLevelWidgets():
-            if not isinstance(widget, MainWindow) or not widget.isVisible():
+            if not isinstance(widget, MainWindow) or not widget.isVisible() or widget in earlier:
                 continue
             if widget not in hooked:
                 hooked.append(widget)
