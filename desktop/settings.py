@@ -46,3 +46,10 @@ class SettingsStore:
             (name, json.dumps(stored)),
         )
         return self.load()
+
+    def reset(self, name: str) -> Settings:
+        """Back to the declared default: no longer a choice of the user's, so the active model's
+        catalog entry may refine it again."""
+        declared(name)
+        self._db.execute("DELETE FROM settings WHERE key = ?", (name,))
+        return self.load()

@@ -25,6 +25,7 @@ from desktop.core.runtime.llamacpp_settings import LlamaSettings
 from desktop.core.runtime.openai_http import OpenAIRuntime, OpenAISettings
 from desktop.core.settings_table import Declared
 from desktop.core.storage.backup import Backups
+from desktop.core.tools.http import HttpPolicy
 from desktop.errors import ConfigError
 from desktop.settings import SETTINGS, Settings, SettingsStore, declared, sampling
 
@@ -71,6 +72,8 @@ COPIES = [
     ("history's DEFAULT_MAX_CHANGES", DEFAULT_MAX_CHANGES, "history_max_changes"),
     ("render's TOP_ENTITIES", TOP_ENTITIES, "graph_top_entities"),
     ("top_entities(limit)", _parameter(MentionsAndFacts.top_entities, "limit"), "graph_top_entities"),
+    ("HttpPolicy.enabled", _default(HttpPolicy, "enabled"), "http_enabled"),
+    ("HttpPolicy.allowed_hosts", tuple(_default(HttpPolicy, "allowed_hosts")), "http_allowlist"),
     ("Backups(keep_daily)", _parameter(Backups, "keep_daily"), "backup_keep_daily"),
     ("Backups(keep_weekly)", _parameter(Backups, "keep_weekly"), "backup_keep_weekly"),
 ]
@@ -147,6 +150,16 @@ def test_the_terminal_shows_the_default_beside_a_changed_value_and_says_when_the
     assert "# context_size takes effect the next time the model loads" in out
     assert main(["settings", "heartbeat_minutes", "15"]) == 0
     assert "model loads" not in capsys.readouterr().out
+
+
+def test_a_setting_reset_in_the_terminal_is_the_default_again_and_no_longer_the_users_choice(capsys, services):
+    assert main(["settings", "temperature", "0.3"]) == 0
+    capsys.readouterr()
+    assert main(["settings", "temperature", "--reset"]) == 0
+    assert capsys.readouterr().out.startswith("temperature = 0.7\t# Sampling temperature (from 0 to 5)\n")
+    assert "temperature" not in services.settings_store.stored_names()
+    assert main(["settings", "--reset"]) == 1
+    assert "--reset takes a setting's name and no value" in capsys.readouterr().err
 
 
 def test_the_terminal_refuses_what_the_window_refuses(capsys):

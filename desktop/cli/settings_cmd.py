@@ -13,6 +13,7 @@ from typing import Any
 from desktop.cli.passphrase import open_store_services
 from desktop.core.net.plain_http import plain_http_warning
 from desktop.core.settings_table import SETTINGS, Declared, declared
+from desktop.errors import ConfigError
 from desktop.settings import Settings
 
 #: How each flag reads in the list.
@@ -23,6 +24,7 @@ def add_command(commands) -> None:
     parser = commands.add_parser("settings", help="show or change settings (each with what it does, its values and flags)")
     parser.add_argument("name", nargs="?")
     parser.add_argument("value", nargs="?")
+    parser.add_argument("--reset", action="store_true", help="set NAME back to its default (the model's catalog entry may refine it again)")
     parser.add_argument("--json", action="store_true", help="every setting's value and declaration, for scripts")
     parser.set_defaults(handler=_run)
 
@@ -30,10 +32,15 @@ def add_command(commands) -> None:
 def _run(args: argparse.Namespace) -> int:
     if args.name:
         declared(args.name)  # an unknown name fails before the store is opened
+    if args.reset and (not args.name or args.value is not None):
+        raise ConfigError("--reset takes a setting's name and no value", hint="for example: memdesk settings temperature --reset")
     with open_store_services() as services:
-        if args.name and args.value is not None:
+        if args.name and (args.value is not None or args.reset):
             before = services.settings
-            settings = services.settings_store.set(args.name, args.value)
+            if args.reset:
+                settings = services.settings_store.reset(args.name)
+            else:
+                settings = services.settings_store.set(args.name, args.value)
             _warn_about(args.name, settings)
             if SETTINGS[args.name].restart and getattr(settings, args.name) != getattr(before, args.name):
                 print(f"# {args.name} takes effect the next time the model loads (restart an open window)")
