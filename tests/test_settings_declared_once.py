@@ -116,6 +116,8 @@ def test_the_store_refuses_a_value_out_of_its_declared_range_and_keeps_the_old_o
         store.set("temperature", 9)
     with pytest.raises(ConfigError, match="backup_keep_daily must be from 0 to 3650"):
         store.set("backup_keep_daily", -1)
+    with pytest.raises(ConfigError, match="temperature expects a number"):
+        store.set("temperature", "nan")
     with pytest.raises(ConfigError, match="one of off, apply, ask"):
         store.set("consolidation", "sometimes")
     assert store.load().temperature == 0.3 and store.load().backup_keep_daily == 7

@@ -14,6 +14,7 @@ This module sits low in the core's layers (only the clock below it), so every la
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -71,6 +72,8 @@ class Declared:
     def validate(self, value: Any) -> Any:
         """The converted value, or ConfigError naming what is allowed."""
         converted = self.convert(value)
+        if self.kind is float and not math.isfinite(converted):  # NaN passes every comparison below
+            raise ConfigError(f"Setting {self.name} expects a number, got {value!r}")
         if self.choices and converted not in self.choices:
             raise ConfigError(f"Setting {self.name} must be one of {', '.join(self.choices)}, got {value!r}")
         if self.minimum is not None and converted < self.minimum or self.maximum is not None and converted > self.maximum:
