@@ -12,12 +12,12 @@ from typing import Any
 
 from desktop.cli.passphrase import open_store_services
 from desktop.core.net.plain_http import plain_http_warning
-from desktop.core.settings_table import SETTINGS, Declared, declared
+from desktop.core.settings_table import ADVANCED, HIDDEN, RESTART, SECRET, SETTINGS, Declared, declared
 from desktop.errors import ConfigError
 from desktop.settings import Settings
 
 #: How each flag reads in the list.
-FLAG_WORDS = {"restart": "reloads the model", "advanced": "advanced", "hidden": "kept by the window", "secret": "secret"}
+FLAG_WORDS = {RESTART: "reloads the model", ADVANCED: "advanced", HIDDEN: "kept by the window", SECRET: "secret"}
 
 
 def add_command(commands) -> None:
