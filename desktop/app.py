@@ -50,7 +50,7 @@ from desktop.errors import (
     WrongPassphraseError,
 )
 from desktop.paths import RESOURCES, Paths
-from desktop.settings import Settings, SettingsStore
+from desktop.settings import Settings, SettingsStore, sampling
 
 log = logging.getLogger("memdesk.app")
 
@@ -409,7 +409,7 @@ def open_agent(
             searches_per_turn=settings.max_searches_per_turn,
             heartbeat_minutes=settings.heartbeat_minutes,
             login_after_minutes=settings.login_after_minutes,
-            params=profile.sampling_params(settings.sampling(), keep=chosen),
+            params=profile.sampling_params(sampling(settings), keep=chosen),
             tool_section=profile.tool_section,
             thoughts_chars=settings.max_thought_chars if "max_thought_chars" in chosen else profile.thoughts_chars or settings.max_thought_chars,
             hidden_functions=frozenset(profile.hidden_functions),
@@ -467,7 +467,7 @@ def open_consolidator(
         tools=default_registry(load_user_tools(services.paths.user_tools)),
         instructions=services.prompts.consolidation,
         settings=ConsolidationSettings(
-            mode=settings.consolidation, every_turns=settings.consolidation_every_turns, params=settings.sampling()
+            mode=settings.consolidation, every_turns=settings.consolidation_every_turns, params=sampling(settings)
         ),
         prefix=prefix,
         before_apply=lambda: snapshot_before(services, "before applying consolidation"),

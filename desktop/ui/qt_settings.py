@@ -1,9 +1,10 @@
-"""The settings dialog, generated from ``Settings`` and ``DESCRIPTIONS``: one field per setting,
-typed by its default, described by its one-line description. Also shows where data lives."""
+"""The settings dialog, generated from the settings' one declaration
+(desktop/core/settings_table.py): one row per setting not kept by the app itself, its editor
+chosen by type, choices and range, its description beside it; tuning knobs on an Advanced tab,
+settings that reload the model starred. Also shows where data lives."""
 
 from __future__ import annotations
 
-from dataclasses import fields
 from typing import Any
 
 from PySide6.QtCore import Qt, Slot
@@ -27,40 +28,50 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.core.net.plain_http import plain_http_warning
+from desktop.core.settings_table import SETTINGS, Declared, Settings
 from desktop.paths import Paths
-from desktop.settings import CHOICES, DESCRIPTIONS, Settings
 from desktop.ui import qt_palette
 from desktop.ui.qt_errors import reports_errors
 
-HIDDEN = {"last_agent", "welcome_done", "bundled_model_hint", "window_layout"}  # kept by the window itself
-RESTART_MODEL = {"model_path", "runtime", "openai_base_url", "openai_model", "openai_schema", "context_size", "threads", "gpu_layers", "chat_template"}
+_INT_LIMIT = (1 << 31) - 1  # a QSpinBox holds a C int
 
 
-def _editor(name: str, value: Any) -> QWidget:
-    if name in CHOICES:
+def _spin_range(declared: Declared, value: float, low: float, high: float) -> tuple[float, float]:
+    """The declared range, widened to hold ``value`` (a value stored before a range was declared
+    is shown as it is, not clamped into a change the user did not make)."""
+    low = declared.minimum if declared.minimum is not None else low
+    high = declared.maximum if declared.maximum is not None else high
+    return min(low, value), max(high, value)
+
+
+def editor_for(declared: Declared, value: Any) -> QWidget:
+    """The editor of one setting, showing ``value``."""
+    if declared.choices:
         combo = QComboBox()
-        combo.addItems(list(CHOICES[name]))
+        combo.addItems(list(declared.choices))
         combo.setCurrentText(str(value))
         return combo
-    if isinstance(value, bool):
+    if declared.kind is bool:
         box = QCheckBox()
         box.setChecked(value)
         return box
-    if isinstance(value, int):
+    if declared.kind is int:
         spin = QSpinBox()
-        spin.setRange(-1, 1_000_000)
+        spin.setRange(*(int(limit) for limit in _spin_range(declared, value, -_INT_LIMIT, _INT_LIMIT)))
         spin.setValue(value)
         return spin
-    if isinstance(value, float):
+    if declared.kind is float:
         dspin = QDoubleSpinBox()
         dspin.setDecimals(3)
-        dspin.setRange(0.0, 100.0)
+        dspin.setRange(*_spin_range(declared, value, -1e9, 1e9))
         dspin.setSingleStep(0.05)
         dspin.setValue(value)
         return dspin
-    line = QLineEdit(", ".join(value) if isinstance(value, tuple) else str(value))
-    if isinstance(value, tuple):
+    line = QLineEdit(", ".join(value) if declared.kind is tuple else str(value))
+    if declared.kind is tuple:
         line.setPlaceholderText("comma-separated")
+    if declared.secret:
+        line.setEchoMode(QLineEdit.EchoMode.Password)
     return line
 
 
@@ -71,9 +82,13 @@ def _read(widget: QWidget) -> Any:
         return widget.isChecked()
     if isinstance(widget, (QSpinBox, QDoubleSpinBox)):
         return widget.value()
-    if isinstance(widget, QLineEdit):
-        return widget.text()
-    return widget.findChild(QLineEdit).text()
+    assert isinstance(widget, QLineEdit)
+    return widget.text()
+
+
+def _tooltip(declared: Declared) -> str:
+    allowed = declared.allowed()
+    return f"{declared.description} ({allowed})" if allowed and not declared.choices else declared.description
 
 
 class SettingsDialog(QDialog):
@@ -85,47 +100,54 @@ class SettingsDialog(QDialog):
         self.settings = settings
         self.editors: dict[str, QWidget] = {}
         outer = QVBoxLayout(self)
-        scroll = QScrollArea()
-        scroll.setWidgetResizable(True)
-        holder = QWidget()
-        form = QFormLayout(holder)
-        for field in fields(Settings):
-            if field.name in HIDDEN:
-                continue
-            value = getattr(settings, field.name)
-            editor = _editor(field.name, value)
-            if field.name == "model_path":
-                editor = self._model_picker(editor)
-            editor.setToolTip(DESCRIPTIONS.get(field.name, ""))
-            self.editors[field.name] = editor
-            label = QLabel(field.name.replace("_", " ").capitalize() + ("*" if field.name in RESTART_MODEL else ""))
-            label.setToolTip(DESCRIPTIONS.get(field.name, ""))
-            form.addRow(label, editor)
-            hint = QLabel(DESCRIPTIONS.get(field.name, ""))
-            hint.setStyleSheet(f"color: {qt_palette.muted()}; font-size: small")
-            hint.setWordWrap(True)
-            form.addRow("", hint)
-            if field.name == "openai_base_url":
-                form.addRow("", self._plain_http_note(editor))
-        form.addRow(QLabel("<b>Where your data lives</b>"))
+        self.tabs = QTabWidget()
+        general, general_page = self._page()
+        advanced, advanced_page = self._page()
+        for declared in SETTINGS.values():
+            if not declared.hidden:
+                self._add_row(advanced if declared.advanced else general, declared)
+        general.addRow(QLabel("<b>Where your data lives</b>"))
         for label, path in (("Data folder", paths.home), ("Database", paths.database), ("Agent files", paths.files_root),
                             ("Models", paths.user_models), ("Tools", paths.user_tools), ("Logs", paths.logs)):
             shown = QLineEdit(str(path))
             shown.setReadOnly(True)
-            form.addRow(label, shown)
-        scroll.setWidget(holder)
-        if privacy is None:
-            outer.addWidget(scroll)
-        else:
-            self.tabs = QTabWidget()
-            self.tabs.addTab(scroll, "General")
+            general.addRow(label, shown)
+        self.tabs.addTab(general_page, "General")
+        self.tabs.addTab(advanced_page, "Advanced")
+        if privacy is not None:
             self.tabs.addTab(privacy, "Privacy")
-            outer.addWidget(self.tabs)
+        outer.addWidget(self.tabs)
         outer.addWidget(QLabel("* reloads the model when changed"))
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel)
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
         outer.addWidget(buttons)
+
+    @staticmethod
+    def _page() -> tuple[QFormLayout, QScrollArea]:
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        holder = QWidget()
+        scroll.setWidget(holder)
+        return QFormLayout(holder), scroll
+
+    def _add_row(self, form: QFormLayout, declared: Declared) -> None:
+        name = declared.name
+        editor = editor_for(declared, getattr(self.settings, name))
+        self.editors[name] = editor
+        if name == "model_path":
+            editor = self._model_picker(editor)
+        tooltip = _tooltip(declared)
+        editor.setToolTip(tooltip)
+        label = QLabel(name.replace("_", " ").capitalize() + ("*" if declared.restart else ""))
+        label.setToolTip(tooltip)
+        form.addRow(label, editor)
+        hint = QLabel(declared.description)
+        hint.setStyleSheet(f"color: {qt_palette.muted()}; font-size: small")
+        hint.setWordWrap(True)
+        form.addRow("", hint)
+        if name == "openai_base_url":
+            form.addRow("", self._plain_http_note(editor))
 
     def _plain_http_note(self, line: QLineEdit) -> QLabel:
         """Shown while the URL typed is plain http to another machine."""
@@ -161,14 +183,10 @@ class SettingsDialog(QDialog):
             line.setText(path)
 
     def changes(self) -> dict[str, Any]:
-        """Settings whose edited value differs from the current one (raw values; the store converts)."""
+        """Settings whose edited value differs from the current one (raw values; the store checks them)."""
         changed = {}
         for name, editor in self.editors.items():
             value = _read(editor)
-            current = getattr(self.settings, name)
-            if isinstance(current, tuple):
-                if tuple(v.strip() for v in str(value).split(",") if v.strip()) != current:
-                    changed[name] = value
-            elif value != current:
+            if SETTINGS[name].convert(value) != getattr(self.settings, name):
                 changed[name] = value
         return changed

@@ -8,9 +8,10 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Slot
 
+from desktop.core.settings_table import SETTINGS
 from desktop.ui.qt_errors import reports_errors
 from desktop.ui.qt_privacy import PrivacyPanel, StoreConversion
-from desktop.ui.qt_settings import RESTART_MODEL, SettingsDialog
+from desktop.ui.qt_settings import SettingsDialog
 
 if TYPE_CHECKING:
     from desktop.ui.qt_main_window import MainWindow
@@ -43,7 +44,7 @@ class WindowSettings(QObject):
         except Exception as error:  # noqa: BLE001
             window.hub.report(error)
             return
-        if set(changes) & RESTART_MODEL:
+        if any(SETTINGS[name].restart for name in changes):
             window.load_model_requested.emit(settings)
         elif changes:
             window.settings_applied.emit(settings)

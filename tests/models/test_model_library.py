@@ -15,7 +15,7 @@ from desktop.core.runtime.scripted import ScriptedRuntime, call, say
 from desktop.core.tools.context import AllowAll
 from desktop.errors import UnknownModelError
 from desktop.paths import Paths
-from desktop.settings import Settings
+from desktop.settings import Settings, sampling
 
 
 @pytest.fixture
@@ -109,7 +109,7 @@ def test_the_active_models_catalog_behaviour_reaches_the_agent(services, paths):
 def test_an_unknown_model_keeps_the_apps_defaults(services):
     record = services.create_agent("sam")
     agent = open_agent(services, record, ScriptedRuntime(), consent=AllowAll(), settings=replace(services.settings, model_path="/x/mine.gguf"))
-    assert agent.settings.params == Settings().sampling() and agent.settings.tool_section == "signatures"
+    assert agent.settings.params == sampling(Settings()) and agent.settings.tool_section == "signatures"
 
 
 class HalfWordRuntime(ScriptedRuntime):

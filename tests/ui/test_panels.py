@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import json
-from dataclasses import fields
 
 from PySide6.QtCore import QPoint, Qt
 
 from desktop.core.runtime.scripted import call, say
-from desktop.settings import Settings
+from desktop.settings import SETTINGS
 from desktop.ui import qt_palette
 from desktop.ui.qt_consent import ConsentDialog
-from desktop.ui.qt_settings import HIDDEN, SettingsDialog
+from desktop.ui.qt_settings import SettingsDialog
 
 
 def test_editing_a_block_while_the_agent_edits_it(make_window, roomy_runtime, send, qtbot, services):
@@ -181,7 +180,7 @@ def test_settings_dialog_is_generated_and_persists(make_window, roomy_runtime, q
     window = make_window(roomy_runtime)
     dialog = SettingsDialog(services.settings, services.paths)
     qtbot.addWidget(dialog)
-    assert set(dialog.editors) == {f.name for f in fields(Settings)} - HIDDEN
+    assert set(dialog.editors) == {name for name, declared in SETTINGS.items() if not declared.hidden}
     dialog.editors["temperature"].setValue(0.2)
     dialog.editors["http_allowlist"].setText("example.org, wikipedia.org")
     changes = dialog.changes()

@@ -37,6 +37,7 @@ from desktop.core.clock import day_month_year, iso, parse_iso
 from desktop.core.memory.archival import ArchivalMemory
 from desktop.core.memory.recall import Message, RecallMemory
 from desktop.core.retrieval.support import NOTHING_BELOW, support
+from desktop.core.settings_table import DEFAULTS
 from desktop.core.storage import Database
 
 log = logging.getLogger("memdesk.agent.recall")
@@ -57,9 +58,10 @@ VISIBLE_PROBE = 160
 
 @dataclass(frozen=True)
 class RecallSettings:
-    enabled: bool = True
-    budget_fraction: float = 0.20  # of the context window (LoCoMo at 8192: 0.10 0.711, 0.20 0.760, 0.25 0.765)
-    timeout_ms: int = 300  # the reply never waits longer for the search
+    # Defaults: the declared settings' (measured where declared: desktop/core/settings_table.py).
+    enabled: bool = DEFAULTS.auto_recall
+    budget_fraction: float = DEFAULTS.auto_recall_budget  # of the context window
+    timeout_ms: int = DEFAULTS.auto_recall_timeout_ms  # the reply never waits longer for the search
     # The section is filled in rank order until its budget is spent (measured on LoCoMo: at 8192
     # tokens, five hits left most of the budget unused and found the evidence for 0.55 of the
     # tuning questions; filling it, 0.71). ``max_hits`` only bounds a budget of short memories.

@@ -28,6 +28,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from desktop.core.runtime.base import ToolSpec
+from desktop.core.settings_table import DEFAULTS
 from desktop.core.tools.registry import Tool, ToolRegistry
 
 #: Kinds that may follow a search result (besides its next page).
@@ -39,8 +40,8 @@ ONCE_PER_TURN = frozenset({"message_chatgpt"})
 
 @dataclass(frozen=True)
 class ChainLimits:
-    max_steps: int = 4
-    searches_per_turn: int = 2
+    max_steps: int = DEFAULTS.max_chained_steps
+    searches_per_turn: int = DEFAULTS.max_searches_per_turn
 
 
 @dataclass(frozen=True)

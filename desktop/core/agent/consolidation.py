@@ -43,6 +43,7 @@ from desktop.core.agent.consolidation_store import (
 from desktop.core.memory.history import CONSOLIDATION, Cause
 from desktop.core.memory.recall import Message
 from desktop.core.runtime.base import CallRequest, CancelToken, ChatMessage, Runtime, SamplingParams, ToolSpec
+from desktop.core.settings_table import DEFAULTS
 from desktop.core.tools.context import DenyAll, ToolContext
 from desktop.core.tools.http import HttpPolicy
 from desktop.core.tools.registry import HEARTBEAT_PARAM, ToolRegistry, validate_arguments
@@ -74,8 +75,8 @@ def parse_mode(value: str) -> str:
 
 @dataclass(frozen=True)
 class ConsolidationSettings:
-    mode: str = ASK
-    every_turns: int = 8  # at most one pass per this many user messages
+    mode: str = DEFAULTS.consolidation
+    every_turns: int = DEFAULTS.consolidation_every_turns  # at most one pass per this many user messages
     max_steps: int = 8  # model calls per pass (across resumes)
     params: SamplingParams = field(default_factory=SamplingParams)
 

@@ -44,6 +44,7 @@ from desktop.core.memory.history import Cause
 from desktop.core.memory.recall import Message, RecallMemory
 from desktop.core.prompts import Prompts
 from desktop.core.runtime.base import CallRequest, CancelToken, ChatMessage, ModelTurn, Runtime, SamplingParams, ToolSpec
+from desktop.core.settings_table import DEFAULTS
 from desktop.core.storage import Database
 from desktop.core.tools.builtin import HUMAN, REMEMBER
 from desktop.core.tools.context import ConsentPolicy, DenyAll, ToolContext
@@ -60,17 +61,20 @@ REMEMBER_CHARS = 200
 
 @dataclass(frozen=True)
 class AgentSettings:
-    max_steps: int = 4  # per input event: stops runaway chains (a capable model's catalog entry may raise it)
-    searches_per_turn: int = 2  # new searches per search function and turn (paging does not count)
-    heartbeat_minutes: int = 0  # timed heartbeats while idle (0: off); the instructions say which
-    login_after_minutes: int = 60  # a login event when the agent opens after this gap (0: never)
+    """Defaults: the declared settings' (desktop/core/settings_table.py); desktop.app builds
+    these from the settings in force (``open_agent``)."""
+
+    max_steps: int = DEFAULTS.max_chained_steps  # per input event: stops runaway chains (a capable model's catalog entry may raise it)
+    searches_per_turn: int = DEFAULTS.max_searches_per_turn  # new searches per search function and turn (paging does not count)
+    heartbeat_minutes: int = DEFAULTS.heartbeat_minutes  # timed heartbeats while idle (0: off); the instructions say which
+    login_after_minutes: int = DEFAULTS.login_after_minutes  # a login event when the agent opens after this gap (0: never)
     function_result_chars: int = 6000
-    top_entities: int = 8  # knowledge-graph entities shown with the memory section (0: none)
+    top_entities: int = DEFAULTS.graph_top_entities  # knowledge-graph entities shown with the memory section (0: none)
     params: SamplingParams = field(default_factory=SamplingParams)
     tool_section: str = "signatures"  # the prompt's tool list style, per model (see models/catalog.py)
     #: inner_thoughts' bound, kept by the grammar: each character is time before the reply starts
     #: (None: the runtime's default). Per model (see models/catalog.py), stated in the instructions.
-    thoughts_chars: int | None = None
+    thoughts_chars: int | None = DEFAULTS.max_thought_chars
     #: Functions the model is not offered, per model (see models/catalog.py): left out of the
     #: grammar and of the prompt's tool section.
     hidden_functions: frozenset[str] = frozenset()

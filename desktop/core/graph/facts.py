@@ -12,6 +12,7 @@ from desktop.core.clock import iso, parse_iso
 from desktop.core.graph.changes import FACT_CHANGE
 from desktop.core.graph.records import AUTHORS, CANON, RECENCY_HALF_LIFE_DAYS, SELF_KIND, Entity, Fact, found_in
 from desktop.core.graph.relations import clean_relation, relation_key, single_valued
+from desktop.core.settings_table import DEFAULTS
 
 
 class MentionsAndFacts:
@@ -159,7 +160,7 @@ class MentionsAndFacts:
         return seen, list(facts.values())
 
     # --- ranking ---------------------------------------------------------------------------
-    def top_entities(self, agent_id: int, limit: int = 8, *, now: datetime | None = None) -> list[tuple[Entity, float]]:
+    def top_entities(self, agent_id: int, limit: int = DEFAULTS.graph_top_entities, *, now: datetime | None = None) -> list[tuple[Entity, float]]:
         """Entities ranked by frequency x recency: mentions times a half-life decay of the time
         since the last one (memary's entity store, sorted the right way round). The user's own
         entity is left out: it is in every conversation and says nothing.

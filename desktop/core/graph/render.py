@@ -6,10 +6,11 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from desktop.core.graph.store import Entity, Fact, KnowledgeGraph
+from desktop.core.settings_table import DEFAULTS
 from desktop.core.storage import Database
 
 FACTS_PER_PAGE = 10
-TOP_ENTITIES = 8
+TOP_ENTITIES = DEFAULTS.graph_top_entities
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ from datetime import datetime
 from typing import Any
 
 from desktop.core.clock import Clock, iso, parse_iso
+from desktop.core.settings_table import DEFAULTS
 from desktop.core.storage import Database
 
 #: Who changed memory. APP: MemDesk itself (a new agent's default persona, its empty human block),
@@ -38,7 +39,7 @@ KINDS = (BLOCK, PASSAGE, GRAPH_FACT, GRAPH_ENTITY, DOCUMENT)
 CREATE, UPDATE, DELETE, CONFIGURE = "create", "update", "delete", "configure"
 ACTIONS = (CREATE, UPDATE, DELETE, CONFIGURE)
 
-DEFAULT_MAX_CHANGES = 10_000
+DEFAULT_MAX_CHANGES = DEFAULTS.history_max_changes
 
 
 @dataclass

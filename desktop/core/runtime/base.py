@@ -14,6 +14,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
+from desktop.core.settings_table import DEFAULTS
+
 Role = Literal["system", "user", "assistant"]
 
 
@@ -25,15 +27,16 @@ class ChatMessage:
 
 @dataclass(frozen=True)
 class SamplingParams:
-    """Every sampling knob in one frozen object (no long keyword lists)."""
+    """Every sampling knob in one frozen object (no long keyword lists). Defaults: the declared
+    settings' (desktop/core/settings_table.py)."""
 
-    temperature: float = 0.7
-    top_k: int = 40
-    top_p: float = 0.95
-    min_p: float = 0.05
-    repeat_penalty: float = 1.1
-    seed: int | None = None
-    max_tokens: int = 512
+    temperature: float = DEFAULTS.temperature
+    top_k: int = DEFAULTS.top_k
+    top_p: float = DEFAULTS.top_p
+    min_p: float = DEFAULTS.min_p
+    repeat_penalty: float = DEFAULTS.repeat_penalty
+    seed: int | None = None  # random, as the seed setting's -1
+    max_tokens: int = DEFAULTS.max_answer_tokens
 
 
 @dataclass(frozen=True)

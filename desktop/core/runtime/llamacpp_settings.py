@@ -6,13 +6,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from desktop.core.settings_table import DEFAULTS
+
 
 @dataclass(frozen=True)
 class LlamaSettings:
     model_path: Path | str
-    context_size: int = 8192  # capped at the model's training context
-    threads: int = 0  # 0: default_threads()
-    gpu_layers: int = 0
+    context_size: int = DEFAULTS.context_size  # capped at the model's training context
+    threads: int = DEFAULTS.threads  # 0: default_threads()
+    gpu_layers: int = DEFAULTS.gpu_layers
     chat_template_override: str | None = None
     batch_size: int = 256  # prompt tokens per decode; also how often a long prompt polls cancel
     # Where the KV state of the prompt's system message is kept between runs (see kv_store.py);

@@ -39,6 +39,7 @@ from desktop.core.net.loopback import opener_for
 from desktop.core.runtime import gpt_tokens
 from desktop.core.runtime.grammar import HEARTBEAT, THOUGHTS
 from desktop.core.runtime.streaming import CallStreamParser
+from desktop.core.settings_table import DEFAULTS, SETTINGS
 from desktop.errors import GenerationCancelled, ModelError
 
 _WORDS = re.compile(r"\w+|[^\w\s]", re.UNICODE)
@@ -58,12 +59,12 @@ class OpenAISettings:
     base_url: str  # e.g. http://127.0.0.1:8080/v1
     model: str = "default"
     api_key: str | None = None
-    context_window: int = 8192
+    context_window: int = DEFAULTS.context_size
     timeout: float = 300.0
     # "json_schema": OpenAI's response_format. "json_object": {"type": "json_object", "schema": ...},
     # what llama-cpp-python's server understands. "none": the server ignores or refuses schemas
     # (found out by models/servers.py), so none is sent and every call is only checked afterwards.
-    schema_style: Literal["json_schema", "json_object", "none"] = "json_schema"
+    schema_style: Literal["json_schema", "json_object", "none"] = DEFAULTS.openai_schema  # type: ignore[assignment]
 
 
 def call_schema(tools: Sequence[ToolSpec], heartbeat_tools: frozenset[str], thoughts_chars: int | None = None) -> dict[str, Any]:
@@ -237,10 +238,12 @@ def _delta_text(data: str, url: str) -> str:
 
 
 def OpenAIRuntime(  # noqa: N802
-    *, base_url: str, model: str = "", context_window: int = 8192, api_key: str | None = None, schema_style: str = "json_schema"
+    *, base_url: str, model: str = "", context_window: int = DEFAULTS.context_size, api_key: str | None = None,
+    schema_style: str = DEFAULTS.openai_schema,
 ) -> OpenAIHttpRuntime:
     """The keyword form ``desktop.app.make_runtime`` uses."""
-    if schema_style not in ("json_schema", "json_object", "none"):
-        raise ModelError(f"Unknown JSON schema style {schema_style!r}; use json_schema, json_object or none")
+    styles = SETTINGS["openai_schema"].choices
+    if schema_style not in styles:
+        raise ModelError(f"Unknown JSON schema style {schema_style!r}; use {', '.join(styles[:-1])} or {styles[-1]}")
     settings = OpenAISettings(base_url, model=model or "default", api_key=api_key, context_window=context_window, schema_style=schema_style)  # type: ignore[arg-type]
     return OpenAIHttpRuntime(settings)

@@ -29,6 +29,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from desktop.core.settings_table import DEFAULTS
 from desktop.core.storage.cipher_pages import passphrase_fits
 from desktop.core.storage.database import Database, open_database, translate_error
 from desktop.core.storage.migrations import MIGRATIONS
@@ -95,7 +96,7 @@ class Backups:
 
     def __init__(
         self, store: Path | str, folder: Path, clock: "Clock", *, key: str | None = None,
-        keep_daily: int = 7, keep_weekly: int = 4,
+        keep_daily: int = DEFAULTS.backup_keep_daily, keep_weekly: int = DEFAULTS.backup_keep_weekly,
         pages_per_step: int = PAGES_PER_STEP, pause_s: float = PAUSE_BETWEEN_STEPS_S,
     ) -> None:
         self.store = Path(store)

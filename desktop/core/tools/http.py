@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypeVar
 from urllib.parse import urljoin, urlsplit
 
+from desktop.core.settings_table import DEFAULTS
 from desktop.errors import GenerationCancelled, ToolError
 
 if TYPE_CHECKING:
@@ -77,8 +78,8 @@ def internal_kind(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str
 
 @dataclass(frozen=True)
 class HttpPolicy:
-    enabled: bool = False
-    allowed_hosts: frozenset[str] = field(default_factory=frozenset)
+    enabled: bool = DEFAULTS.http_enabled
+    allowed_hosts: frozenset[str] = frozenset(DEFAULTS.http_allowlist)
     #: For the whole request: resolution, connection, all reads, all redirects.
     deadline_seconds: float = DEADLINE_SECONDS
     resolver: Resolver = field(default=system_resolver, compare=False, repr=False)

@@ -25,13 +25,12 @@ from desktop.core.agent.forget.matching import Phrases
 from desktop.core.embedding import Embedder
 from desktop.core.graph import names
 from desktop.core.retrieval.vector_index import TABLES as VECTOR_TABLES, table_exists
+from desktop.core.settings_table import DEFAULTS
 from desktop.core.storage import Database
 
-#: Cosine similarity from which a message or passage counts as about the request. Measured with
-#: all-MiniLM-L6-v2: texts about "Eva", "my sister Eva", "Mark's divorce", "the knee surgery" scored
-#: 0.45-0.80 against those requests, unrelated everyday sentences at most 0.45 (most below 0.30).
-#: Texts that name the request are found by their words anyway; this leg adds paraphrases.
-DEFAULT_THRESHOLD = 0.5
+#: Cosine similarity from which a message or passage counts as about the request: the
+#: forget_similarity setting's default (measured where it is declared, desktop/core/settings_table.py).
+DEFAULT_THRESHOLD = DEFAULTS.forget_similarity
 
 #: The kinds of memory a forget reaches, in the order a preview lists them.
 MESSAGES, PASSAGES, DOCUMENTS, CORE = "messages", "passages", "documents", "core_memory"
