@@ -28,7 +28,6 @@ issue's counts.
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import os
@@ -41,6 +40,7 @@ import threading
 import time
 from pathlib import Path
 
+from bench.common import bench_parser
 from bench.real_app import AppRun, RealApp
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -481,14 +481,13 @@ CAMPAIGNS = ["agent_kill", "sent_line_kill", "sent_line_kill_window", "ingest_ki
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = bench_parser(__doc__)
     parser.add_argument("--trials", type=int, default=100, help="agent kills; the other campaigns scale with it (default: the issue's counts)")
     parser.add_argument("--seed", type=int, default=12)
     parser.add_argument("--skip", action="append", default=[], choices=CAMPAIGNS,
                         help="leave a campaign out (reported as skipped, and the run cannot pass)")
     parser.add_argument("--only", action="append", default=[], choices=CAMPAIGNS,
                         help="run only these campaigns, at full scale (the run passes when they do; 'complete' says false)")
-    parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     n = max(1, args.trials)
     # Each campaign draws from its own generator, so a campaign run alone (--only) sees the same
