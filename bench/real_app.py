@@ -143,7 +143,8 @@ class RealApp:
 
     def run(self, argv: list[str], *, stdin: str | None = None, timeout: float = 900, screenshot: Path | None = None,
             sent: list[str] | None = None) -> AppRun:
-        """Run ``argv`` (a Python program's command line) as the app's runs are run."""
+        """Run ``argv`` in the app's environment (its home, display and audit) until it exits or
+        ``timeout`` seconds pass; what it printed is kept either way."""
         self.runs += 1
         audit_log = self.folder / f"sockets-{self.runs}.log" if self.audit else None
         if self.xvfb:
