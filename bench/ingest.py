@@ -9,7 +9,6 @@ same chunk texts are embedded again with nothing else around them, in the same b
 
 from __future__ import annotations
 
-import json
 import random
 import tempfile
 import time
@@ -21,6 +20,7 @@ from desktop.core.embedding.sentence_transformer import SentenceTransformerEmbed
 from desktop.core.memory.archival import ArchivalMemory
 from desktop.core.storage import open_database
 from bench.common import bench_parser, sentence
+from bench.report import emit
 
 
 def make_corpus(folder: Path, megabytes: float, seed: int = 3) -> int:
@@ -96,7 +96,7 @@ def main() -> None:
         "ratio": round(model_s / pipeline_s, 3),
         "failures": failures,
     }
-    print(json.dumps(result) if args.json else "\n".join(f"{k}: {v}" for k, v in result.items()))
+    emit(result, args.json)
 
 
 if __name__ == "__main__":

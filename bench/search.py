@@ -9,7 +9,6 @@ baseline an exact ``X @ q`` top-k. Queries alternate between the two so load on 
 
 from __future__ import annotations
 
-import json
 import tempfile
 import time
 from datetime import datetime, timezone
@@ -23,6 +22,7 @@ from desktop.core.memory.archival import ArchivalMemory, NewPassage
 from desktop.core.retrieval import PassageRanker
 from desktop.core.storage import open_database
 from bench.common import bench_parser
+from bench.report import emit
 
 WHEN = datetime(2026, 1, 1, tzinfo=timezone.utc)
 
@@ -87,7 +87,7 @@ def main() -> None:
         "store_fill_s": round(fill_s, 1),
         "index_load_s": round(load_s, 2),
     }
-    print(json.dumps(result) if args.json else "\n".join(f"{k}: {v}" for k, v in result.items()))
+    emit(result, args.json)
 
 
 if __name__ == "__main__":

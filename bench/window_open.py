@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 
 from bench.common import bench_parser
+from bench.report import emit
 
 SMALL = 20
 CHILD_PREFIX = "window-open"
@@ -168,7 +169,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.child:
         return _child(args.child, args.watch)
     report = run(2000 if args.quick else args.n, 1.0 if args.quick else args.watch)
-    print(json.dumps(report) if args.json else "\n".join(f"{k}: {v}" for k, v in report.items()))
+    emit(report, args.json)
     return 0
 
 
