@@ -60,11 +60,13 @@ class BenchAgent:
         self.services.close()
 
 
-def open_bench_agent(embedder_name: str, seed: int, *, observer=None, preload_embedder: bool = False) -> BenchAgent:
+def open_bench_agent(embedder_name: str, seed: int, *, observer=None, preload_embedder: bool = False,
+                     make_runtime=None) -> BenchAgent:
     """Open the store at ``MEMDESK_HOME`` with the ``hashing`` or the ``default`` embedder, set the
     sampling seed, load the model (timed) and create the agent. ``preload_embedder``: load the
-    embedder in the background meanwhile, as the app does."""
-    from desktop.app import make_runtime, open_agent, open_services
+    embedder in the background meanwhile, as the app does. ``make_runtime``: the app's own unless
+    given (a test's scripted model)."""
+    from desktop.app import open_agent, open_services
     from desktop.core.tools.context import AllowAll
     from desktop.paths import Paths
 
@@ -78,6 +80,8 @@ def open_bench_agent(embedder_name: str, seed: int, *, observer=None, preload_em
     if preload_embedder and preload is not None:
         threading.Thread(target=preload, daemon=True).start()
     settings = services.settings_store.set("seed", seed)
+    if make_runtime is None:
+        from desktop.app import make_runtime
     started = time.perf_counter()
     runtime = make_runtime(settings)
     load_seconds = time.perf_counter() - started

@@ -38,10 +38,11 @@ USER_MESSAGES = [
 ]
 
 
-def run(turns: int, embedder_name: str, seed: int) -> dict[str, object]:
+def run(turns: int, embedder_name: str, seed: int, make_runtime=None) -> dict[str, object]:
+    """``make_runtime``: the app's (the bundled model) unless given."""
     os.environ.setdefault("MEMDESK_HOME", tempfile.mkdtemp(prefix="memdesk-bench-"))
     evictions = EvictionCounter()
-    opened = open_bench_agent(embedder_name, seed, observer=evictions)
+    opened = open_bench_agent(embedder_name, seed, observer=evictions, make_runtime=make_runtime)
     services, runtime, agent, load_seconds = opened.services, opened.runtime, opened.agent, opened.load_seconds
     reuse = {"all": [0, 0], "after_edit": [0, 0], "after_eviction": [0, 0]}  # [evaluated, new]
     previous_end: int | None = None
