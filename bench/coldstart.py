@@ -29,9 +29,9 @@ is the same without the install step, ``first_message_unwarmed_seconds`` without
 
 from __future__ import annotations
 
+from bench.common import bench_parser
 from bench.report import emit
 
-import argparse
 import os
 import shutil
 import statistics
@@ -232,8 +232,7 @@ def run(repeats: int) -> dict[str, object]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser = bench_parser(__doc__)
     parser.add_argument("--repeats", type=int, default=2, help="cold/warm pairs (a cold run takes 15-30 s on 2 cores)")
     parser.add_argument("--pause", type=float, default=3.0, help="seconds the user types before the first message")
     args = parser.parse_args(argv)

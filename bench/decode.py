@@ -13,9 +13,9 @@ feature list), so portable and native figures are never confused.
 
 from __future__ import annotations
 
+from bench.common import bench_parser
 from bench.report import emit
 
-import argparse
 import json
 import sys
 import time
@@ -147,8 +147,7 @@ def run(seeds: int, max_tokens: int, stock_tokens: int) -> dict[str, object]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser = bench_parser(__doc__)
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--max-tokens", type=int, default=160)
     parser.add_argument("--stock-tokens", type=int, default=12)

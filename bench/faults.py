@@ -28,7 +28,6 @@ issue's counts.
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import os
@@ -40,6 +39,9 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+
+from bench.common import bench_parser
+from bench.real_app import AppRun, RealApp
 
 ROOT = Path(__file__).resolve().parent.parent
 _T0 = time.monotonic()
@@ -453,27 +455,24 @@ def _kill_mid_call(agent, runtime, streaming_started: threading.Event, *, stream
 
 
 def sockets(timeout: float = 600.0) -> dict:
-    """Every Python process of a default run (children included) records each network socket it
-    creates and every connect, bind, send and name lookup (bench/socket_audit.py)."""
-    from bench import socket_audit
-
+    """A default run of the terminal chat and of the window (offscreen), one after the other in one
+    home, with every Python process of each (children included) recording each network socket it
+    creates and every connect, bind, send and name lookup (bench/real_app.py, bench/socket_audit.py)."""
     with tempfile.TemporaryDirectory(prefix="memdesk-faults-") as folder:
-        base = Path(folder)
-        log = base / "sockets.log"
-        env = socket_audit.audit_environment(log, _child_env(base / "home"))
-        commands = {
-            "cli": ([sys.executable, "-m", "desktop.cli.main", "chat", "--agent", "sam"], "Hello!\n"),
-            # The window gives up on its own before the timeout, saying why, rather than being killed.
-            "gui": ([sys.executable, "-m", "desktop.ui.main", "--screenshot", str(base / "shot.png"), "--message", "Hello!",
-                     "--give-up-after", str(timeout * 0.9)], None),
-        }
-        runs = {}
-        for name, (command, stdin) in commands.items():
-            progress(f"sockets: {name} run")
-            runs[name] = subprocess.run(command, input=stdin, env=env, capture_output=True, text=True, timeout=timeout, cwd=ROOT)
-            if runs[name].returncode != 0:
-                progress(f"sockets: {name} exited {runs[name].returncode}: {(runs[name].stdout + runs[name].stderr)[-600:]}")
-        events = socket_audit.network_lines(log)
+        app = RealApp(Path(folder), audit=True)
+        progress("sockets: cli run")
+        cli = app.chat(["Hello!"], timeout=timeout)
+        progress("sockets: gui run")
+        gui = app.window("Hello!", timeout=timeout)  # gives up on its own before the timeout, saying why
+        return sockets_report({"cli": cli, "gui": gui})
+
+
+def sockets_report(runs: dict[str, AppRun]) -> dict:
+    """The campaign's figures from its audited runs: met when each exited 0 and none used the network."""
+    events = [event for run in runs.values() for event in run.network_events]
+    for name, run in runs.items():
+        if run.returncode != 0:
+            progress(f"sockets: {name} exited {run.returncode}: {(run.stdout + run.stderr)[-600:]}")
     return {"runs_exit_codes": {name: run.returncode for name, run in runs.items()}, "network_socket_events": len(events),
             "events": events[:5], "ok": not events and all(run.returncode == 0 for run in runs.values())}
 
@@ -482,14 +481,13 @@ CAMPAIGNS = ["agent_kill", "sent_line_kill", "sent_line_kill_window", "ingest_ki
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = bench_parser(__doc__)
     parser.add_argument("--trials", type=int, default=100, help="agent kills; the other campaigns scale with it (default: the issue's counts)")
     parser.add_argument("--seed", type=int, default=12)
     parser.add_argument("--skip", action="append", default=[], choices=CAMPAIGNS,
                         help="leave a campaign out (reported as skipped, and the run cannot pass)")
     parser.add_argument("--only", action="append", default=[], choices=CAMPAIGNS,
                         help="run only these campaigns, at full scale (the run passes when they do; 'complete' says false)")
-    parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     n = max(1, args.trials)
     # Each campaign draws from its own generator, so a campaign run alone (--only) sees the same

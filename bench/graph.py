@@ -18,7 +18,6 @@ identical prompts (same clock, greedy sampling), so the only difference is the e
 
 from __future__ import annotations
 
-import argparse
 import os
 import statistics
 import sys
@@ -26,6 +25,7 @@ import tempfile
 import time
 from datetime import datetime, timezone
 
+from bench.common import bench_parser
 from bench.report import emit
 
 TEMPLATES = [
@@ -167,11 +167,10 @@ def conversation_cost(runs: int) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = bench_parser(__doc__)
     parser.add_argument("--messages", type=int, default=400, help="messages for the throughput measure")
     parser.add_argument("--runs", type=int, default=2, help="repetitions of the real-model conversation")
     parser.add_argument("--no-model", action="store_true", help="throughput only (no real model)")
-    parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     os.environ.setdefault("MEMDESK_HOME", tempfile.mkdtemp(prefix="memdesk-bench-graph-"))
     os.environ.setdefault("HF_HUB_OFFLINE", "1")

@@ -13,7 +13,6 @@ idle consolidation pass or a turn does, writes one row every 50 ms with the app'
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import os
 import sys
@@ -23,6 +22,7 @@ import time
 from pathlib import Path
 
 from bench.graph import agent_with_messages
+from bench.common import bench_parser
 from bench.report import emit
 
 BUSY_TIMEOUT_S = 5.0  # open_database's default: what a pass or a turn tolerates
@@ -104,10 +104,9 @@ def run(count: int, *, real_embedder: bool) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = bench_parser(__doc__)
     parser.add_argument("--messages", type=int, default=400)
     parser.add_argument("--quick", action="store_true", help="40 messages with the hashing embedder")
-    parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     os.environ.setdefault("MEMDESK_HOME", tempfile.mkdtemp(prefix="memdesk-bench-graph-lock-"))
     os.environ.setdefault("HF_HUB_OFFLINE", "1")

@@ -9,8 +9,6 @@ same chunk texts are embedded again with nothing else around them, in the same b
 
 from __future__ import annotations
 
-import argparse
-import json
 import random
 import tempfile
 import time
@@ -21,18 +19,8 @@ from desktop.core.documents.ingest import EMBED_BATCH, Ingestor
 from desktop.core.embedding.sentence_transformer import SentenceTransformerEmbedder
 from desktop.core.memory.archival import ArchivalMemory
 from desktop.core.storage import open_database
-
-_WORDS = (
-    "memory archive river garden letter morning station window engine harbour violin recipe journey mountain "
-    "library signal market lantern winter summer planet ocean bridge castle doctor teacher painter farmer "
-    "writes reads builds carries finds remembers forgets follows opens closes paints sings walks counts "
-    "quiet bright ancient modern careful sudden gentle heavy narrow distant golden silver wooden hidden"
-).split()
-
-
-def _sentence(rng: random.Random) -> str:
-    words = [rng.choice(_WORDS) for _ in range(rng.randint(8, 22))]
-    return " ".join(words).capitalize() + "."
+from bench.common import bench_parser, sentence
+from bench.report import emit
 
 
 def make_corpus(folder: Path, megabytes: float, seed: int = 3) -> int:
@@ -41,7 +29,7 @@ def make_corpus(folder: Path, megabytes: float, seed: int = 3) -> int:
     written = 0
     number = 0
     while written < target:
-        paragraphs = [" ".join(_sentence(rng) for _ in range(rng.randint(3, 8))) for _ in range(rng.randint(20, 60))]
+        paragraphs = [" ".join(sentence(rng) for _ in range(rng.randint(3, 8))) for _ in range(rng.randint(20, 60))]
         kind = number % 3
         if kind == 0:
             text = f"# Report {number}\n\n" + "\n\n".join(paragraphs)
@@ -59,15 +47,14 @@ def make_corpus(folder: Path, megabytes: float, seed: int = 3) -> int:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
+    parser = bench_parser(__doc__)
     parser.add_argument("--mb", type=float, default=5.0, help="corpus size in megabytes")
     parser.add_argument("--slices", type=int, default=5, help="alternate pipeline and model-only runs this many times")
-    parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     embedder = SentenceTransformerEmbedder()
     # Warm up on realistic lengths so neither run pays for loading the model or first-shape costs.
     warm = random.Random(1)
-    embedder.embed([" ".join(_sentence(warm) for _ in range(10)) for _ in range(64)])
+    embedder.embed([" ".join(sentence(warm) for _ in range(10)) for _ in range(64)])
     # The corpus goes in slices, each ingested and then embedded alone right after, so a change in
     # the machine's load hits both sides alike (the CPU here is shared).
     pipeline_s = model_s = 0.0
@@ -109,7 +96,7 @@ def main() -> None:
         "ratio": round(model_s / pipeline_s, 3),
         "failures": failures,
     }
-    print(json.dumps(result) if args.json else "\n".join(f"{k}: {v}" for k, v in result.items()))
+    emit(result, args.json)
 
 
 if __name__ == "__main__":

@@ -30,16 +30,15 @@ noisy): ``targets_met`` says which hold in this run. ``--quick``: three turns, h
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import statistics
 import sys
 import tempfile
-import threading
 import time
 from collections import Counter
 
+from bench.common import bench_parser, open_bench_agent, percentile
 from bench.report import emit
 
 CONVERSATION = [
@@ -167,37 +166,13 @@ def tokens_before_reply(count_tokens, raws: list[str]) -> dict[str, int]:
     return {**split, "total": total}
 
 
-def _percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    if not ordered:
-        return float("nan")
-    index = min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))
-    return ordered[index]
-
-
 def run(turns: int, embedder_name: str, seed: int, home: str | None = None) -> dict[str, object]:
     home = home or tempfile.mkdtemp(prefix="memdesk-latency-")
     os.environ["MEMDESK_HOME"] = home  # a fresh install: empty store, empty KV cache on disk
     load_before = os.getloadavg()[0]
-    from desktop.app import make_runtime, open_agent, open_services
-    from desktop.core.tools.context import AllowAll
-    from desktop.paths import Paths
-
-    embedder = None
-    if embedder_name == "hashing":
-        from desktop.core.embedding.hashing import HashingEmbedder
-
-        embedder = HashingEmbedder()
-    services = open_services(Paths.from_environment(), embedder=embedder)
-    preload = getattr(services.embedder, "load", None)
-    if preload is not None:  # as the app does: the embedder loads while the model loads
-        threading.Thread(target=preload, daemon=True).start()
-    settings = services.settings_store.set("seed", seed)
-    started = time.perf_counter()
-    runtime = make_runtime(settings)
-    load_seconds = time.perf_counter() - started
     timing = Timing()
-    agent = open_agent(services, services.create_agent("bench"), runtime, consent=AllowAll(), settings=settings, observer=timing)
+    opened = open_bench_agent(embedder_name, seed, observer=timing, preload_embedder=True)
+    services, runtime, agent, load_seconds = opened.services, opened.runtime, opened.agent, opened.load_seconds
     warm_seconds = _warm(runtime, agent)
 
     rows = []
@@ -262,8 +237,7 @@ def run(turns: int, embedder_name: str, seed: int, home: str | None = None) -> d
     per_eval, per_token = _overall_speeds(every_step, fitted)
     tool_tokens = agent.tool_costs()
     budget = agent.budget()
-    runtime.close()
-    services.close()
+    opened.close()
     figures = _summary(rows, reuse, timing, load_seconds, warm_seconds, per_eval, per_token, tool_tokens, budget, runtime.info.model_id)
     # Other work on the machine slows both a turn and its floor: ratios and token counts hold, seconds do not.
     figures["machine"] = {"cpu": _cpu_name(), "cores": os.cpu_count(), "load_average_1min": [round(load_before, 2), round(os.getloadavg()[0], 2)]}
@@ -333,7 +307,7 @@ def _summary(rows, reuse, timing, load_seconds, warm_seconds, per_eval, per_toke
         "warm_seconds": warm_seconds,
         "first_message_seconds": rows[0]["first_reply_seconds"] if rows else None,
         "first_reply_p50": round(statistics.median(first), 3) if first else None,
-        "first_reply_p95": round(_percentile(first, 0.95), 3) if first else None,
+        "first_reply_p95": round(percentile(first, 0.95), 3) if first else None,
         "first_reply_floor_p50": round(statistics.median(floors), 3) if floors else None,
         "first_reply_over_floor_p50": round(statistics.median(ratios), 3) if ratios else None,
         "turn_p50": round(statistics.median(r["turn_seconds"] for r in rows), 3),
@@ -341,13 +315,13 @@ def _summary(rows, reuse, timing, load_seconds, warm_seconds, per_eval, per_toke
         "outside_model_seconds_p50": round(statistics.median(r["turn_seconds"] - r["model_seconds"] for r in rows), 3),
         "turns_with_reply": len(first),
         "steps_per_turn_p50": statistics.median(steps),
-        "steps_per_turn_p95": _percentile(steps, 0.95),
+        "steps_per_turn_p95": percentile(steps, 0.95),
         "steps_per_turn_max": max(steps),
         # Which functions took the steps, and which of them came before the reply.
         "step_functions": dict(Counter(f for r in rows for f in r["functions"]).most_common()),
         "functions_before_reply": dict(Counter(f for r in rows for f in r["functions"][: r["steps_before_reply"]]).most_common()),
         "tokens_before_reply_p50": statistics.median(b["total"] for b in before) if before else None,
-        "tokens_before_reply_p95": _percentile([b["total"] for b in before], 0.95) if before else None,
+        "tokens_before_reply_p95": percentile([b["total"] for b in before], 0.95) if before else None,
         # Each part's own median, and its share of every token generated before a reply in the run.
         "tokens_before_reply_split_p50": {part: statistics.median(b[part] for b in before) for part in SPLIT} if before else None,
         "tokens_before_reply_split_share": _shares(before),
@@ -376,8 +350,7 @@ def _shares(before: list[dict[str, int]]) -> dict[str, float] | None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser = bench_parser(__doc__)
     parser.add_argument("--turns", type=int, default=len(CONVERSATION))
     parser.add_argument("--embedder", choices=["default", "hashing"], default="default")
     parser.add_argument("--seed", type=int, default=1)

@@ -10,11 +10,11 @@ absolute count the issue names; this script runs them in turn and says whether e
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 
 from bench import privacy_backup, privacy_encryption, privacy_forget, privacy_private
+from bench.common import bench_parser
 
 #: The issue's goals: key -> (comparison, bound).
 GOALS = {
@@ -37,8 +37,7 @@ def goals_met(figures: dict) -> dict[str, bool]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="bench.privacy", description=__doc__.splitlines()[0])
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser = bench_parser(__doc__, prog="bench.privacy")
     parser.add_argument("--quick", action="store_true", help="small sizes")
     args = parser.parse_args(argv)
     report: dict = {"quick": args.quick}

@@ -15,7 +15,6 @@ own floor, in the same run.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import random
@@ -28,15 +27,10 @@ from pathlib import Path
 from desktop.core.clock import SystemClock
 from desktop.core.storage import open_database
 from desktop.core.storage.backup import PAGES_PER_STEP, PAUSE_BETWEEN_STEPS_S, Backups
+from bench.common import bench_parser, percentile, sentence
 
 TICK_MS = 10
 GOAL_LATENESS_MS = 30.0
-_WORDS = (
-    "memory archive river garden letter morning station window engine harbour violin recipe journey mountain "
-    "library signal market lantern winter summer planet ocean bridge castle doctor teacher painter farmer "
-    "writes reads builds carries finds remembers forgets follows opens closes paints sings walks counts "
-    "quiet bright ancient modern careful sudden gentle heavy narrow distant golden silver wooden hidden"
-).split()
 
 
 def build_store(path: Path, megabytes: float, seed: int = 5) -> int:
@@ -46,7 +40,7 @@ def build_store(path: Path, megabytes: float, seed: int = 5) -> int:
     db.execute("INSERT INTO agents(name, created_at, system_prompt) VALUES ('bench', '2026-01-01T00:00:00+00:00', '')")
     agent_id = db.scalar("SELECT id FROM agents WHERE name = 'bench'")
     # A pool of sentences reused in new orders: generating fresh text per message would dominate.
-    sentences = [" ".join(rng.choice(_WORDS) for _ in range(rng.randint(8, 22))).capitalize() + "." for _ in range(4000)]
+    sentences = [sentence(rng) for _ in range(4000)]
     target = int(megabytes * 1_000_000)
     count = 0
     while path.stat().st_size + _wal_size(path) < target:
@@ -67,13 +61,6 @@ def build_store(path: Path, megabytes: float, seed: int = 5) -> int:
 def _wal_size(path: Path) -> int:
     wal = Path(f"{path}-wal")
     return wal.stat().st_size if wal.exists() else 0
-
-
-def _percentile(values: list[float], q: float) -> float:
-    if not values:
-        return 0.0
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
 
 
 def _ticking(app, until) -> list[float]:
@@ -149,7 +136,7 @@ def measure(quick: bool = False, *, megabytes: float | None = None, sweep: bool 
                 backups.remove(snapshot.id)
             runs.append({
                 "pages_per_step": pages, "pause_ms": pause * 1000, "backup_seconds": round(result["seconds"], 3),
-                "timer_lateness_p99_ms": round(_percentile(result["lateness"], 0.99), 2),
+                "timer_lateness_p99_ms": round(percentile(result["lateness"], 0.99, empty=0.0), 2),
                 "timer_lateness_max_ms": round(max(result["lateness"], default=0.0), 2), "ticks": len(result["lateness"]),
             })
     chosen = runs[-1]
@@ -161,7 +148,7 @@ def measure(quick: bool = False, *, megabytes: float | None = None, sweep: bool 
         # Scaled linearly to 1 GB from the size measured (the copy and the check read every page once).
         "backup_seconds_1gb": round(chosen["backup_seconds"] * 1e9 / size, 2),
         "timer_lateness_p99_ms": chosen["timer_lateness_p99_ms"],
-        "timer_lateness_p99_ms_idle": round(_percentile(idle, 0.99), 2),
+        "timer_lateness_p99_ms_idle": round(percentile(idle, 0.99, empty=0.0), 2),
         "timer_lateness_goal_ms": GOAL_LATENESS_MS,
         "pages_per_step": chosen["pages_per_step"],
         "pause_ms": chosen["pause_ms"],
@@ -173,11 +160,10 @@ def measure(quick: bool = False, *, megabytes: float | None = None, sweep: bool 
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = bench_parser(__doc__)
     parser.add_argument("--quick", action="store_true", help="a ~50 MB store")
     parser.add_argument("--mb", type=float, help="store size in megabytes (default 1000; --quick 50)")
     parser.add_argument("--sweep", action="store_true", help="also try other step sizes and pauses on the same store")
-    parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     report = measure(args.quick, megabytes=args.mb, sweep=args.sweep)
     if args.json:

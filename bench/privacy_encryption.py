@@ -21,7 +21,6 @@ throughput over plain's, so there the goal is >= 1/1.15 (0.87). Nothing is asser
 
 from __future__ import annotations
 
-import argparse
 import random
 import statistics
 import sys
@@ -30,6 +29,7 @@ import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
+from bench.common import bench_parser
 from bench.report import emit
 
 PASSPHRASE = "correct horse battery staple"
@@ -216,8 +216,7 @@ def measure(quick: bool = False, *, messages: int | None = None, rounds: int | N
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser = bench_parser(__doc__)
     parser.add_argument("--quick", action="store_true", help="a small store, one round")
     parser.add_argument("--messages", type=int, default=None, help="messages in each store (default 20000)")
     parser.add_argument("--rounds", type=int, default=None, help="alternating rounds (default 3)")

@@ -14,7 +14,6 @@ calls.
 
 from __future__ import annotations
 
-import argparse
 import json
 import random
 import re
@@ -32,6 +31,7 @@ from desktop.core.memory.history import MemoryHistory
 from desktop.core.memory.recall import RecallMemory
 from desktop.core.memory.space import EmbeddingSpace
 from desktop.core.storage import open_database
+from bench.common import bench_parser
 
 NAME = "Ottoline"  # in no generated word, so every byte of it found is hers
 SHARE = 0.01
@@ -132,10 +132,9 @@ def measure(quick: bool = False, *, messages: int | None = None) -> dict:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = bench_parser(__doc__)
     parser.add_argument("--quick", action="store_true", help="5,000 messages instead of 100,000")
     parser.add_argument("--messages", type=int, help="another store size")
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args()
     report = measure(args.quick, messages=args.messages)
     print(json.dumps(report) if args.json else json.dumps(report, indent=2))

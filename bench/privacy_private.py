@@ -11,7 +11,6 @@ figure is the median of ``--repeats`` runs; ``*_ratio`` is copy over read.
 
 from __future__ import annotations
 
-import argparse
 import random
 import statistics
 import sys
@@ -19,6 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench.common import bench_parser
 from bench.report import emit
 
 WORDS = (
@@ -85,8 +85,7 @@ def measure(sizes_mb: tuple[float, ...] = (50, 500), repeats: int = 3) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser = bench_parser(__doc__)
     parser.add_argument("--sizes", default="50,500", help="store sizes in MB, comma-separated")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--quick", action="store_true", help="one 5 MB store")

@@ -16,7 +16,6 @@ inside the search's deadline), on other questions (the rankers cache per query: 
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import statistics
@@ -26,6 +25,7 @@ import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
+from bench.common import bench_parser, percentile
 from bench.report import emit
 
 _ROOT = Path(__file__).resolve().parents[1]
@@ -120,11 +120,11 @@ def run(messages: int, queries: int, timeout_ms: int) -> dict[str, object]:
         "queries": len(sets[0]),
         "index_seconds": round(index_seconds, 1),
         "search_ms_p50": round(statistics.median(search_ms), 1),
-        "search_ms_p95": round(_p95(search_ms), 1),
+        "search_ms_p95": round(percentile(search_ms, 0.95), 1),
         "support_ms_p50": round(statistics.median(support_ms), 2),
-        "support_ms_p95": round(_p95(support_ms), 2),
+        "support_ms_p95": round(percentile(support_ms, 0.95), 2),
         "gather_ms_p50": round(statistics.median(gather_ms), 1),
-        "gather_ms_p95": round(_p95(gather_ms), 1),
+        "gather_ms_p95": round(percentile(gather_ms, 0.95), 1),
         "timeout_ms": timeout_ms,
         "timeouts": statuses.count("timeout"),
         "failures": statuses.count("failed"),
@@ -133,14 +133,8 @@ def run(messages: int, queries: int, timeout_ms: int) -> dict[str, object]:
     }
 
 
-def _p95(values: list[float]) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
-
-
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser = bench_parser(__doc__)
     parser.add_argument("--messages", type=int, default=10_000)
     parser.add_argument("--queries", type=int, default=60)
     parser.add_argument("--timeout-ms", type=int, default=300)

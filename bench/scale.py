@@ -11,7 +11,6 @@ automatic recall's search, a store opened afresh.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import resource
@@ -32,6 +31,7 @@ from desktop.core.memory.space import EmbeddingSpace, vector_blob
 from desktop.core.retrieval import MessageRanker, PassageRanker, VectorIndex, vector_codes
 from desktop.core.retrieval.messages import GRAPH_WEIGHT
 from desktop.core.storage import open_database
+from bench.common import bench_parser
 
 DIM = 384
 K = 10
@@ -340,13 +340,12 @@ def run(n: int, queries: int = 50, ingest_chunks: int = 2000, seed: int = 7, gra
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
+    parser = bench_parser(__doc__)
     parser.add_argument("--n", type=int, default=100_000)
     parser.add_argument("--queries", type=int, default=50)
     parser.add_argument("--ingest-chunks", type=int, default=2000)
     parser.add_argument("--quick", action="store_true", help="a fast check: 20,000 rows, 10 queries")
     parser.add_argument("--no-graph", action="store_true", help="skip the section with a knowledge graph (graph expansion on, the app's default)")
-    parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     if args.quick:
         args.n, args.queries, args.ingest_chunks = 20_000, 10, 256

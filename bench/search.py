@@ -9,8 +9,6 @@ baseline an exact ``X @ q`` top-k. Queries alternate between the two so load on 
 
 from __future__ import annotations
 
-import argparse
-import json
 import tempfile
 import time
 from datetime import datetime, timezone
@@ -23,6 +21,8 @@ from desktop.core.embedding.sentence_transformer import SentenceTransformerEmbed
 from desktop.core.memory.archival import ArchivalMemory, NewPassage
 from desktop.core.retrieval import PassageRanker
 from desktop.core.storage import open_database
+from bench.common import bench_parser
+from bench.report import emit
 
 WHEN = datetime(2026, 1, 1, tzinfo=timezone.utc)
 
@@ -39,12 +39,11 @@ def _fill(archival: ArchivalMemory, db, vectors: np.ndarray) -> int:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
+    parser = bench_parser(__doc__)
     parser.add_argument("--n", type=int, default=100_000)
     parser.add_argument("--dim", type=int, default=384)
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--k", type=int, default=10)
-    parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     rng = np.random.default_rng(7)
     vectors = rng.standard_normal((args.n, args.dim)).astype(np.float32)
@@ -88,7 +87,7 @@ def main() -> None:
         "store_fill_s": round(fill_s, 1),
         "index_load_s": round(load_s, 2),
     }
-    print(json.dumps(result) if args.json else "\n".join(f"{k}: {v}" for k, v in result.items()))
+    emit(result, args.json)
 
 
 if __name__ == "__main__":

@@ -10,7 +10,6 @@ ratio includes generating the thoughts that precede it, which the MemGPT format 
 
 from __future__ import annotations
 
-import argparse
 import json
 import statistics
 import sys
@@ -21,6 +20,7 @@ from desktop.core.runtime.base import CallRequest, ChatMessage, SamplingParams
 from desktop.core.runtime.llamacpp import LlamaCppRuntime, LlamaSettings
 from desktop.core.runtime.model_catalog import default_model_path
 
+from bench.common import bench_parser
 from bench.report import emit
 
 HISTORY = [
@@ -79,8 +79,7 @@ def run(seeds: int) -> dict[str, object]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser = bench_parser(__doc__)
     parser.add_argument("--seeds", type=int, default=5)
     args = parser.parse_args(argv)
     result = run(args.seeds)

@@ -18,15 +18,15 @@ the model and the loop, not about loading sentence-transformers.
 
 from __future__ import annotations
 
-from bench.report import emit
-
-import argparse
 import json
 import os
 import statistics
 import sys
 import tempfile
 import time
+
+from bench.common import bench_parser, open_bench_agent
+from bench.report import emit
 
 USER_MESSAGES = [
     "Hi! I'm Ann. I work as a nurse in Lyon.",
@@ -38,24 +38,12 @@ USER_MESSAGES = [
 ]
 
 
-def run(turns: int, embedder_name: str, seed: int) -> dict[str, object]:
+def run(turns: int, embedder_name: str, seed: int, make_runtime=None) -> dict[str, object]:
+    """``make_runtime``: the app's (the bundled model) unless given."""
     os.environ.setdefault("MEMDESK_HOME", tempfile.mkdtemp(prefix="memdesk-bench-"))
-    from desktop.app import make_runtime, open_agent, open_services
-    from desktop.core.tools.context import AllowAll
-    from desktop.paths import Paths
-
-    embedder = None
-    if embedder_name == "hashing":
-        from desktop.core.embedding.hashing import HashingEmbedder
-
-        embedder = HashingEmbedder()
-    services = open_services(Paths.from_environment(), embedder=embedder)
-    settings = services.settings_store.set("seed", seed)
-    started = time.perf_counter()
-    runtime = make_runtime(settings)
-    load_seconds = time.perf_counter() - started
     evictions = EvictionCounter()
-    agent = open_agent(services, services.create_agent("bench"), runtime, consent=AllowAll(), settings=settings, observer=evictions)
+    opened = open_bench_agent(embedder_name, seed, observer=evictions, make_runtime=make_runtime)
+    services, runtime, agent, load_seconds = opened.services, opened.runtime, opened.agent, opened.load_seconds
     reuse = {"all": [0, 0], "after_edit": [0, 0], "after_eviction": [0, 0]}  # [evaluated, new]
     previous_end: int | None = None
     edited = False
@@ -94,8 +82,7 @@ def run(turns: int, embedder_name: str, seed: int) -> dict[str, object]:
                 "valid_json": sum(_is_json(step.raw) for step in steps),
             }
         )
-    runtime.close()
-    services.close()
+    opened.close()
     steps = sum(r["steps"] for r in rows)
     prompt = sum(r["prompt_tokens"] for r in rows)
     return {
@@ -156,8 +143,7 @@ def _is_json(text: str) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser = bench_parser(__doc__)
     parser.add_argument("--turns", type=int, default=20)
     parser.add_argument("--embedder", choices=["hashing", "default"], default="hashing")
     parser.add_argument("--seed", type=int, default=1)

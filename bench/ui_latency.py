@@ -3,20 +3,19 @@ reply and a ~5 MB document is ingested in the background. Prints one JSON object
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import tempfile
 import time
 from pathlib import Path
+from bench.common import bench_parser
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--json", action="store_true")
+    parser = bench_parser(__doc__)
     parser.add_argument("--seconds", type=float, default=60.0, help="longest measurement")
     args = parser.parse_args()
     home = tempfile.mkdtemp(prefix="memdesk-bench-")

@@ -7,7 +7,6 @@ choice; see the README's Benchmarks).
 
 from __future__ import annotations
 
-import argparse
 import json
 import resource
 from desktop.core.storage.driver import sqlite_module
@@ -16,6 +15,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from bench.common import bench_parser
 
 K = 10
 
@@ -58,12 +58,11 @@ def _recall(results, truth):
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
+    parser = bench_parser(__doc__)
     parser.add_argument("--n", type=int, default=100_000)
     parser.add_argument("--dim", type=int, default=384)
     parser.add_argument("--queries", type=int, default=50)
     parser.add_argument("--only", default="numpy,binary,sqlite_vec_bit,usearch,faiss")
-    parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     rng = np.random.default_rng(3)
     data = clustered(rng, args.n + args.queries, args.dim)

@@ -23,6 +23,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench.common import bench_parser
+from bench.report import emit
+
 SMALL = 20
 CHILD_PREFIX = "window-open"
 
@@ -157,17 +160,16 @@ def run(n: int, watch_s: float = 5.0) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = bench_parser(__doc__)
     parser.add_argument("--n", type=int, default=100_000, help="stored messages (and passages)")
     parser.add_argument("--watch", type=float, default=5.0, help="seconds to watch the event loop after the window is usable")
     parser.add_argument("--quick", action="store_true", help="2,000 messages, 1 s watch")
-    parser.add_argument("--json", action="store_true")
     parser.add_argument("--child", metavar="HOME", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
         return _child(args.child, args.watch)
     report = run(2000 if args.quick else args.n, 1.0 if args.quick else args.watch)
-    print(json.dumps(report) if args.json else "\n".join(f"{k}: {v}" for k, v in report.items()))
+    emit(report, args.json)
     return 0
 
 

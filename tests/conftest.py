@@ -73,6 +73,39 @@ def socket_audit():
     return SocketAudit()
 
 
+@pytest.fixture
+def real_app(tmp_path):
+    """``real_app(audit=..., xvfb=...)``: the real app (window or terminal) in fresh processes and
+    a home under ``tmp_path`` (bench/real_app.py, the one harness for the real app)."""
+    from bench.real_app import RealApp
+
+    return lambda **options: RealApp(tmp_path / "real-app", **options)
+
+
+#: What the shared real-app runs send: a user introducing herself, as a first message does.
+REAL_APP_MESSAGE = "Hi, I am Ada."
+
+
+@pytest.fixture(scope="session")
+def real_window_run(tmp_path_factory):
+    """One run of the real window on the bundled model, under Xvfb (a real X server) and the socket
+    audit, a fresh home: REAL_APP_MESSAGE sent, the reply to it shown, a screenshot saved, closed.
+    Started once for the tests that only read what it did (its exit code, screenshot, reply,
+    network use): each used to start the real app for itself."""
+    from bench.real_app import RealApp
+
+    return RealApp(tmp_path_factory.mktemp("real-window"), audit=True, xvfb=True).window(REAL_APP_MESSAGE)
+
+
+@pytest.fixture(scope="session")
+def real_chat_run(tmp_path_factory):
+    """One audited run of the real terminal chat on the bundled model, a fresh home:
+    REAL_APP_MESSAGE typed, answered, /quit. Shared like ``real_window_run``."""
+    from bench.real_app import RealApp
+
+    return RealApp(tmp_path_factory.mktemp("real-chat"), audit=True).chat([REAL_APP_MESSAGE])
+
+
 #: The published Letta agent files (Apache-2.0, with their LICENSE) stay outside the repository.
 AGENTFILE_FOLDERS = [
     Path(os.environ["MEMDESK_AGENTFILES"]) if os.environ.get("MEMDESK_AGENTFILES") else None,

@@ -9,11 +9,8 @@ Python (llama.cpp, Qt); neither of those has networking in MemDesk's build or us
 from __future__ import annotations
 
 import io
-import os
 import socket
-import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -23,10 +20,6 @@ from desktop.cli.main import main
 from desktop.core.embedding.hashing import HashingEmbedder
 from desktop.core.runtime.scripted import ScriptedRuntime, say
 from desktop.paths import Paths
-
-from bench.socket_audit import audit_environment, network_lines, started
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_the_audit_sees_a_connection_attempt(socket_audit):
@@ -50,42 +43,27 @@ def test_a_cli_chat_turn_opens_no_socket(socket_audit, monkeypatch):
     assert socket_audit.events == []
 
 
-# --- the real app, in fresh processes ----------------------------------------------------------------
-def audited_run(tmp_path: Path, argv: list[str], stdin: str | None = None, timeout: int = 900) -> list[str]:
-    """Run ``argv`` with the audit hook in every Python process it starts (bench/socket_audit.py);
-    return the network events; ``tmp_path / "sockets.log"`` keeps the whole log."""
-    env = {**os.environ, "MEMDESK_HOME": str(tmp_path / "home"), "QT_QPA_PLATFORM": "offscreen",
-           "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)}
-    env.pop("HF_HUB_OFFLINE", None)  # a user's plain environment: MemDesk itself must stay offline
-    env = audit_environment(tmp_path / "sockets.log", env)
-    result = subprocess.run(argv, env=env, input=stdin, capture_output=True, text=True, timeout=timeout, cwd=ROOT)
-    assert result.returncode == 0, result.stderr[-3000:]
-    return network_lines(tmp_path / "sockets.log")
-
-
-def test_every_python_process_of_an_audited_run_logs_its_start_and_its_network_use(tmp_path):
+# --- the real app, in fresh processes (bench/real_app.py) --------------------------------------------
+def test_every_python_process_of_an_audited_run_logs_its_start_and_its_network_use(real_app):
     """The hook the real-app audits rely on reaches a child process and sees a lookup there."""
     probe = "import socket, subprocess, sys; socket.getaddrinfo('127.0.0.1', 9); subprocess.run([sys.executable, '-c', 'pass'])"
-    events = audited_run(tmp_path, [sys.executable, "-c", probe])
-    assert len(events) == 1 and "socket.getaddrinfo" in events[0]
-    assert len(started(tmp_path / "sockets.log")) == 2  # the program and its child
+    run = real_app(audit=True).run([sys.executable, "-c", probe])
+    assert run.returncode == 0, run.explain()
+    assert len(run.network_events) == 1 and "socket.getaddrinfo" in run.network_events[0]
+    assert len(run.processes) == 2  # the program and its child
 
 
 @pytest.mark.model
-def test_a_real_cli_chat_turn_opens_no_socket_in_the_app_or_the_model_process(tmp_path):
-    assert audited_run(tmp_path, [sys.executable, "-m", "desktop.cli.main", "chat", "--agent", "sam"], stdin="Hi, I'm Ada.\n/quit\n") == []
+def test_a_real_cli_chat_turn_opens_no_socket_in_the_app_or_the_model_process(real_chat_run):
+    assert real_chat_run.returncode == 0, real_chat_run.explain()
+    assert real_chat_run.network_events == []
     # The CLI and the model's child process (a multiprocessing spawn) were both audited.
-    processes = started(tmp_path / "sockets.log")
-    assert any("--multiprocessing-fork" in argv for argv in processes.values()), processes
+    assert real_chat_run.model_child_audited, real_chat_run.processes
 
 
 @pytest.mark.model
-def test_the_real_window_opening_and_answering_opens_no_socket(tmp_path):
-    shot = tmp_path / "window.png"
-    events = audited_run(
-        tmp_path, [sys.executable, "-m", "desktop.ui.main", "--screenshot", str(shot), "--message", "Hi, I am Ada."], timeout=900
-    )
-    assert shot.exists()
-    assert events == []
-    processes = started(tmp_path / "sockets.log")
-    assert any("--multiprocessing-fork" in argv for argv in processes.values()), processes  # the model's child
+def test_the_real_window_opening_and_answering_opens_no_socket(real_window_run):
+    assert real_window_run.returncode == 0, real_window_run.explain()
+    assert real_window_run.screenshot.exists()
+    assert real_window_run.network_events == []
+    assert real_window_run.model_child_audited, real_window_run.processes

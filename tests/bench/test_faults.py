@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from bench import faults
+from bench.real_app import AppRun
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -92,9 +93,41 @@ def test_a_quick_run_of_the_model_kill_campaign():
 
 
 @pytest.mark.model
-def test_a_quick_run_of_the_socket_audit():
-    report = _quick_run("sockets")
-    assert report["ok"], _explained(report)
+def test_the_socket_campaign_passes_on_the_real_apps_audited_runs(real_chat_run, real_window_run, monkeypatch):
+    """The campaign is the harness's audited terminal chat and window in one home; the suite's
+    shared runs of the same (tests/conftest.py) stand in for starting both again."""
+    asked = []
+
+    class SharedRuns:
+        def __init__(self, folder, **options) -> None:
+            asked.append(options)
+
+        def chat(self, lines, **_):
+            asked.append(("chat", lines))
+            return real_chat_run
+
+        def window(self, message, **_):
+            asked.append(("window", message))
+            return real_window_run
+
+    monkeypatch.setattr(faults, "RealApp", SharedRuns)
+    report = faults.sockets()
+    assert asked == [{"audit": True}, ("chat", ["Hello!"]), ("window", "Hello!")]
+    assert report["ok"] and report["runs_exit_codes"] == {"cli": 0, "gui": 0} and report["network_socket_events"] == 0, report
+
+
+def test_the_socket_campaign_fails_on_a_network_event_or_a_run_that_did_not_end_well(tmp_path):
+    def run(name: str, code: int, log_lines: list[str]) -> AppRun:
+        log = tmp_path / f"{name}.log"
+        log.write_text("".join(f"{line}\n" for line in log_lines), encoding="utf-8")
+        return AppRun([name], code, "", "", tmp_path / "home", 1.0, audit_log=log)
+
+    quiet = run("quiet", 0, ["11 start python -m desktop.cli.main chat"])
+    lookup = run("lookup", 0, ["12 start python -m desktop.ui.main", "12 NETWORK socket.getaddrinfo ('huggingface.co', 443)"])
+    assert faults.sockets_report({"cli": quiet, "gui": quiet})["ok"]
+    report = faults.sockets_report({"cli": quiet, "gui": lookup})
+    assert not report["ok"] and report["network_socket_events"] == 1 and "huggingface.co" in report["events"][0]
+    assert not faults.sockets_report({"cli": run("gave_up", 3, []), "gui": quiet})["ok"]
 
 
 def test_the_run_exits_non_zero_when_a_campaign_misses_its_target(monkeypatch, capsys):

@@ -2,12 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 
 from desktop.app import make_runtime
@@ -25,17 +19,10 @@ def test_full_conversation_on_the_real_model(make_window, send):
     assert window.budget.budget is not None and window.budget.budget.window == 4096
 
 
-def test_real_app_under_xvfb_sends_a_message_and_saves_a_screenshot(tmp_path):
-    xvfb_run = shutil.which("xvfb-run")
-    assert xvfb_run, "xvfb-run is missing: install the Debian package xvfb (make test does)"
-    shot = tmp_path / "window.png"
-    env = {**os.environ, "MEMDESK_HOME": str(tmp_path / "home"), "HF_HUB_OFFLINE": "1"}
-    env.pop("QT_QPA_PLATFORM", None)  # a real X server this time
-    result = subprocess.run(
-        [xvfb_run, "-a", "-s", "-screen 0 1400x900x24", sys.executable, "-m", "desktop.ui.main", "--screenshot", str(shot),
-         "--message", "Hi, I am Ada."],
-        env=env, capture_output=True, text=True, timeout=600, cwd=Path(__file__).resolve().parents[2],
-    )
-    assert result.returncode == 0, result.stderr[-2000:]
-    assert shot.exists() and shot.stat().st_size > 10_000
-    assert "reply shown: " in result.stdout  # the reply to the message sent, not a preempted login turn
+def test_real_app_under_xvfb_answers_the_message_it_sent_and_saves_a_screenshot(real_window_run):
+    run = real_window_run  # the real app in a fresh home under Xvfb (tests/conftest.py, bench/real_app.py)
+    assert run.returncode == 0, run.explain()
+    assert run.screenshot.exists() and run.screenshot.stat().st_size > 10_000
+    # The reply shown is the one saved for the message sent, not a login turn the message preempted.
+    reply = run.reply_in_store(run.sent[0])
+    assert reply is not None and run.reply_shown == reply.split("\n")[0], run.explain()
