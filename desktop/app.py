@@ -16,7 +16,8 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from desktop.core.agent.agents import AgentRecord, AgentStore
-from desktop.core.agent.consolidation import ConsolidationSettings, Consolidator
+from desktop.core.agent.consolidation.consolidator import Consolidator
+from desktop.core.agent.consolidation.modes import ConsolidationSettings
 from desktop.core.agent.auto_recall import ArchivalSource, AutoRecall, ConversationSource, MemorySource, RecallSettings
 from desktop.core.agent.loop import Agent, AgentSettings, MemoryServices
 from desktop.core.agent.observer import AgentObserver
