@@ -15,7 +15,7 @@ import argparse
 import json
 import sys
 
-from desktop.app import backups_at
+from desktop.store_opening import backups_at
 from desktop.cli.passphrase import current_passphrase, with_key
 from desktop.core.storage.backup import Backups, Snapshot
 from desktop.errors import StoreError

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import argparse
 
-from desktop.app import convert_store
+from desktop.store_opening import convert_store
 from desktop.cli.passphrase import current_passphrase, new_passphrase, passphrase_file
 from desktop.core.storage import open_database
 from desktop.core.storage.driver import file_is_encrypted

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from desktop.app import open_store
+from desktop.store_opening import open_store
 from desktop.core.clock import ManualClock
 from desktop.core.storage import open_database
 from desktop.core.storage.backup import AUTOMATIC, KEPT, BackupCancelled, Backups, DailySnapshots
