@@ -34,7 +34,8 @@ from desktop.core.retrieval import MessageRanker, PassageRanker, VectorIndex
 from desktop.core.runtime.base import ChatMessage, Runtime
 from desktop.core.runtime.private import PrivateRuntime
 from desktop.core.storage import Database
-from desktop.core.storage.backup import Backups, DailySnapshots, Snapshot
+from desktop.core.storage.backup import Backups, Snapshot
+from desktop.core.storage.daily_snapshots import DailySnapshots
 from desktop.core.storage.memory_copy import copy_to_memory
 from desktop.core.tools.builtin import default_registry
 from desktop.core.tools.context import ConsentPolicy
