@@ -24,7 +24,7 @@ from desktop.core.runtime.base import CallRequest, ChatMessage, SamplingParams, 
 from desktop.core.runtime.grammar import build_call_grammar
 from desktop.core.runtime.llamacpp import LlamaCppRuntime, LlamaSettings, default_threads
 from desktop.core.runtime.llamacpp.native import build_info
-from desktop.core.runtime.model_catalog import default_model_path
+from desktop.core.models.bundled import default_model_path
 
 _HEARTBEAT = {"type": "boolean", "description": "Request an immediate heartbeat after the function runs."}
 TOOLS = [

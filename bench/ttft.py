@@ -19,7 +19,7 @@ import time
 from bench.decode import HEARTBEAT_TOOLS, MESSAGES, TOOLS
 from desktop.core.runtime.base import CallRequest, ChatMessage, SamplingParams
 from desktop.core.runtime.llamacpp import LlamaCppRuntime, LlamaSettings
-from desktop.core.runtime.model_catalog import default_model_path
+from desktop.core.models.bundled import default_model_path
 
 from bench.report import emit
 

@@ -208,7 +208,7 @@ def open_retention(services: Services, *, db: Database | None = None):
 
 
 def resolve_model_path(settings: Settings) -> Path:
-    from desktop.core.runtime.model_catalog import default_model_path
+    from desktop.core.models.bundled import default_model_path
 
     return Path(settings.model_path).expanduser() if settings.model_path else default_model_path()
 
@@ -218,7 +218,7 @@ def agent_file_options(services: Services) -> dict:
     LLMConfig, and the knowledge graph's part of the file."""
     from desktop.core.agent.agentfile import local_llm_config
     from desktop.core.agent.agentfile.graph import GraphFileTransfer
-    from desktop.core.runtime.model_catalog import DEFAULT_FILE
+    from desktop.core.models.bundled import DEFAULT_FILE
 
     settings = services.settings
     if settings.runtime == "openai":

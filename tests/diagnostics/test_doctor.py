@@ -10,7 +10,7 @@ import pytest
 
 from desktop.cli.main import main
 from desktop.diagnostics import CHECK_NAMES, Doctor
-from desktop.core.runtime.model_catalog import default_model_path
+from desktop.core.models.bundled import default_model_path
 from desktop.diagnostics.crash import explain_exit
 from desktop.paths import Paths
 

@@ -12,7 +12,7 @@ import urllib.request
 import pytest
 
 from desktop.core.runtime.base import ChatMessage, ToolSpec
-from desktop.core.runtime.model_catalog import default_model_path
+from desktop.core.models.bundled import default_model_path
 from desktop.core.runtime.openai_http import OpenAIHttpRuntime, OpenAISettings
 
 HEARTBEAT = {"type": "boolean", "description": "Request an immediate heartbeat after the function runs."}
