@@ -236,7 +236,7 @@ def make_runtime(settings: Settings, *, key: str | None = None) -> Runtime:
         # llama.cpp runs in a child process: a native abort there becomes a ModelError here,
         # never a crash of the window (see desktop/core/runtime/isolated.py).
         from desktop.core.runtime.isolated import isolated_llama
-        from desktop.core.runtime.llamacpp_settings import LlamaSettings
+        from desktop.core.runtime.llamacpp.settings import LlamaSettings
 
         return isolated_llama(
             LlamaSettings(

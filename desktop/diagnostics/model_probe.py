@@ -15,7 +15,8 @@ PROMPT = "Count from one to twenty in words."
 
 def decode(model_path: str, tokens: int) -> Iterator[tuple[str, dict[str, Any]]]:
     from desktop.core.runtime.base import ChatMessage, SamplingParams
-    from desktop.core.runtime.llamacpp import LlamaCppRuntime, LlamaSettings
+    from desktop.core.runtime.llamacpp.runtime import LlamaCppRuntime
+    from desktop.core.runtime.llamacpp.settings import LlamaSettings
     from desktop.core.runtime.llamacpp.native import build_info
 
     yield ("build", build_info())

@@ -200,7 +200,7 @@ def test_a_killed_model_process_raises_the_typed_crash_the_window_offers_diagnos
     import signal
 
     from desktop.core.runtime.isolated import isolated_llama
-    from desktop.core.runtime.llamacpp_settings import LlamaSettings
+    from desktop.core.runtime.llamacpp.settings import LlamaSettings
     from desktop.errors import ModelCrashedError
 
     runtime = isolated_llama(LlamaSettings(default_model_path(), context_size=512, threads=1))

@@ -71,7 +71,8 @@ def model_path():
 
 @pytest.fixture(scope="session")
 def llama(model_path):
-    from desktop.core.runtime.llamacpp import LlamaCppRuntime, LlamaSettings
+    from desktop.core.runtime.llamacpp.runtime import LlamaCppRuntime
+    from desktop.core.runtime.llamacpp.settings import LlamaSettings
 
     runtime = LlamaCppRuntime(LlamaSettings(model_path, context_size=4096))
     yield runtime
