@@ -13,6 +13,10 @@ heartbeat because the user has not been answered yet (then the next step may onl
 otherwise control returns to the user. A cancelled token stops the turn between steps (a user
 message preempting a background turn) or inside a generation; a step whose call was already running
 when it was cancelled is saved, with no next event queued.
+
+This module is the turn: its order of steps and what comes next. The parts it calls each have a
+module: one step (step.py), the memory section (memory_section.py), fitting the context and
+eviction (fitting.py), automatic recall's place in a turn (auto_recall_turn.py).
 """
 
 from __future__ import annotations
