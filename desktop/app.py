@@ -7,20 +7,18 @@ Front ends (the CLI, the Qt window) call ``open_services`` once, then ``make_run
 from __future__ import annotations
 
 import logging
-import shutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from datetime import tzinfo
 from functools import cached_property
 from pathlib import Path
-from types import SimpleNamespace
 
 from desktop.core.agent.agents import AgentRecord, AgentStore
-from desktop.core.agent.consolidation import ConsolidationSettings, Consolidator
+from desktop.core.agent.consolidation.consolidator import Consolidator
+from desktop.core.agent.consolidation.modes import ConsolidationSettings
 from desktop.core.agent.auto_recall import ArchivalSource, AutoRecall, ConversationSource, MemorySource, RecallSettings
 from desktop.core.agent.loop import Agent, AgentSettings, MemoryServices
 from desktop.core.agent.observer import AgentObserver
-from desktop.core.clock import Clock, SystemClock, system_zone, zone_named
+from desktop.core.clock import Clock, SystemClock
 from desktop.core.documents.ingest import Ingestor
 from desktop.core.embedding import Embedder
 from desktop.core.graph.store import KnowledgeGraph
@@ -35,22 +33,20 @@ from desktop.core.prompts import Prompts
 from desktop.core.retrieval import MessageRanker, PassageRanker, VectorIndex
 from desktop.core.runtime.base import ChatMessage, Runtime
 from desktop.core.runtime.private import PrivateRuntime
-from desktop.core.storage import Database, open_database
-from desktop.core.storage.backup import Backups, DailySnapshots, Snapshot
+from desktop.core.storage import Database
+from desktop.core.storage.backup import Backups, Snapshot
+from desktop.core.storage.daily_snapshots import DailySnapshots
 from desktop.core.storage.memory_copy import copy_to_memory
-from desktop.core.storage.migrations import MIGRATIONS
 from desktop.core.tools.builtin import default_registry
 from desktop.core.tools.context import ConsentPolicy
 from desktop.core.tools.files import FileSandbox
 from desktop.core.tools.http import HttpPolicy
 from desktop.core.tools.imported import ImportedTools
 from desktop.core.tools.registry import ToolRegistry, load_user_tools
-from desktop.errors import (
-    ConfigError, DamagedStoreError, MemDeskError, PassphraseRequiredError, PrivateChatRefusal, SchemaTooNewError, ToolError,
-    WrongPassphraseError,
-)
+from desktop.errors import ConfigError, MemDeskError, PrivateChatRefusal, ToolError
 from desktop.paths import RESOURCES, Paths
 from desktop.settings import Settings, SettingsStore, sampling
+from desktop.store_opening import backups_for, open_store, user_zone
 
 log = logging.getLogger("memdesk.app")
 
@@ -176,106 +172,9 @@ def _memory_services(
     )
 
 
-def backups_for(paths: Paths, settings: Settings, clock: Clock, *, key: str | None = None) -> Backups:
-    folder = Path(settings.backup_folder).expanduser() if settings.backup_folder else paths.backups
-    return Backups(paths.database, folder, clock, key=key, keep_daily=settings.backup_keep_daily, keep_weekly=settings.backup_keep_weekly)
-
-
-def backups_at(paths: Paths, *, key: str | None = None) -> Backups:
-    """The snapshots as the store's settings place and keep them, without migrating the store, or
-    as the defaults place them when the store cannot be read (when a restore is needed). ``key``:
-    an encrypted store's passphrase, which its snapshots share."""
-    settings = Settings()
-    if paths.database.exists():
-        try:
-            db = open_database(paths.database, migrate=False, key=key)
-            try:
-                if db.schema_version > 0:
-                    settings = SettingsStore(db).load()
-            finally:
-                db.close()
-        except (WrongPassphraseError, PassphraseRequiredError):
-            raise  # the snapshots need the store's own passphrase: asking again is the caller's
-        except MemDeskError:
-            # A damaged store (one that lost the start saying it is encrypted, NotEncryptedError,
-            # included): the default folder is where to look.
-            pass
-    read = SimpleNamespace(load=lambda: settings)  # what user_zone asks of a settings store
-    return backups_for(paths, settings, SystemClock(lambda: user_zone(read)), key=key)
-
-
 def daily_snapshots(services: Services, **callbacks) -> DailySnapshots:
     """The daily snapshot of the services' store, on its own thread (see DailySnapshots)."""
     return DailySnapshots(lambda: services.backups, **callbacks)
-
-
-def open_store(paths: Paths, clock: Clock | None = None, *, key: str | None = None, migrations: Sequence = MIGRATIONS) -> Database:
-    """The store, brought up to date after a snapshot of it (a store that has data only). A store
-    that is damaged, or whose migration fails, raises DamagedStoreError naming the newest good
-    snapshot to restore."""
-    clock = clock or SystemClock()
-    try:
-        db = open_database(paths.database, migrate=False, key=key)
-    except DamagedStoreError as error:
-        raise offer_snapshot(error, backups_for(paths, Settings(), clock, key=key)) from error
-    try:
-        db.migrate(migrations, before=lambda number: _snapshot_before_migration(db, paths, clock, number))
-    except SchemaTooNewError:
-        db.close()
-        raise
-    except Exception as error:
-        backups = backups_for(paths, _stored_settings(db), clock, key=db.key)
-        db.close()
-        damaged = DamagedStoreError(f"Could not bring {paths.database} up to date: {getattr(error, 'message', error)}")
-        raise offer_snapshot(damaged, backups) from error
-    return db
-
-
-def _snapshot_before_migration(db: Database, paths: Paths, clock: Clock, number: int) -> None:
-    try:
-        backups_for(paths, _stored_settings(db), clock, key=db.key).create(f"before migration {number}")
-    except MemDeskError as error:
-        # Refusing to start would leave no way to change the backup folder: go on, and say so.
-        log.warning("no snapshot before migration %d: %s", number, error.user_message)
-
-
-def _stored_settings(db: Database) -> Settings:
-    """The settings as stored, or the defaults when they cannot be read (an old or damaged store)."""
-    try:
-        return SettingsStore(db).load()
-    except Exception:  # noqa: BLE001 - only the backup folder is wanted, and it has a default
-        return Settings()
-
-
-def offer_snapshot(error: DamagedStoreError, backups: Backups) -> DamagedStoreError:
-    """``error`` with the newest good snapshot attached, and a hint naming the command that restores it."""
-    try:
-        snapshot: Snapshot | None = backups.newest_good()
-    except OSError:
-        snapshot = None
-    if snapshot is None:
-        return DamagedStoreError(error.message, hint=f"no snapshot to restore in {backups.folder}; move the file aside to start afresh")
-    when = snapshot.created_at.strftime("%Y-%m-%d %H:%M")
-    return DamagedStoreError(
-        error.message, hint=f"restore the snapshot of {when} with: memdesk backup restore {snapshot.id}", snapshot=snapshot
-    )
-
-
-def convert_store(paths: Paths, old_key: str | None, new_key: str | None) -> None:
-    """Encrypt (``old_key`` None), decrypt (``new_key`` None) or re-key the store, which nothing may
-    have open, and drop the KV cache files: they hold the prompt's memory in the old form (plain, or
-    under the old passphrase) and are rebuilt at the next start."""
-    from desktop.core.storage.encryption import change_key, decrypt_store, encrypt_store
-
-    if old_key is None and new_key is not None:
-        encrypt_store(paths.database, new_key)
-    elif old_key is not None and new_key is None:
-        decrypt_store(paths.database, old_key)
-    elif old_key is not None and new_key is not None:
-        change_key(paths.database, old_key, new_key)
-    else:
-        raise ValueError("convert_store needs a passphrase on at least one side")
-    shutil.rmtree(paths.kv_cache, ignore_errors=True)
 
 
 def memory_history(db: Database, clock: Clock) -> MemoryHistory:
@@ -308,18 +207,8 @@ def open_retention(services: Services, *, db: Database | None = None):
     return Retention(db or services.db, services.clock, history=history, kv_cache=services.paths.kv_cache)
 
 
-def user_zone(settings_store: SettingsStore) -> tzinfo:
-    """The time_zone setting, else the system's. A name the time zone database no longer knows
-    (the setting refuses unknown names) falls back to the system's, with a warning in the log."""
-    try:
-        return zone_named(settings_store.load().time_zone)
-    except ConfigError as error:
-        log.warning("time_zone setting ignored: %s", error.user_message)
-        return system_zone()
-
-
 def resolve_model_path(settings: Settings) -> Path:
-    from desktop.core.runtime.model_catalog import default_model_path
+    from desktop.core.models.bundled import default_model_path
 
     return Path(settings.model_path).expanduser() if settings.model_path else default_model_path()
 
@@ -329,7 +218,7 @@ def agent_file_options(services: Services) -> dict:
     LLMConfig, and the knowledge graph's part of the file."""
     from desktop.core.agent.agentfile import local_llm_config
     from desktop.core.agent.agentfile.graph import GraphFileTransfer
-    from desktop.core.runtime.model_catalog import DEFAULT_FILE
+    from desktop.core.models.bundled import DEFAULT_FILE
 
     settings = services.settings
     if settings.runtime == "openai":
@@ -347,7 +236,7 @@ def make_runtime(settings: Settings, *, key: str | None = None) -> Runtime:
         # llama.cpp runs in a child process: a native abort there becomes a ModelError here,
         # never a crash of the window (see desktop/core/runtime/isolated.py).
         from desktop.core.runtime.isolated import isolated_llama
-        from desktop.core.runtime.llamacpp_settings import LlamaSettings
+        from desktop.core.runtime.llamacpp.settings import LlamaSettings
 
         return isolated_llama(
             LlamaSettings(

@@ -37,7 +37,7 @@ METADATA = ("memdesk", "torch", "transformers", "tokenizers", "sentence-transfor
 
 
 def default_model_file() -> Path:
-    from desktop.core.runtime.model_catalog import DEFAULT_FILE, DEFAULT_PACKAGE
+    from desktop.core.models.bundled import DEFAULT_FILE, DEFAULT_PACKAGE
 
     spec = importlib.util.find_spec(DEFAULT_PACKAGE)
     if spec is None or not spec.submodule_search_locations:

@@ -13,15 +13,15 @@ from desktop.cli.main import main
 from desktop.cli.settings_cmd import line_for
 from desktop.core.agent.auto_recall import RecallSettings
 from desktop.core.agent.chain import ChainLimits
-from desktop.core.agent.consolidation import MODES as CONSOLIDATION_MODES
-from desktop.core.agent.consolidation import ConsolidationSettings
+from desktop.core.agent.consolidation.modes import MODES as CONSOLIDATION_MODES
+from desktop.core.agent.consolidation.modes import ConsolidationSettings
 from desktop.core.agent.forget.finder import DEFAULT_THRESHOLD
 from desktop.core.agent.loop import AgentSettings
 from desktop.core.graph.facts import MentionsAndFacts
 from desktop.core.graph.render import TOP_ENTITIES
 from desktop.core.memory.history import DEFAULT_MAX_CHANGES
 from desktop.core.runtime.base import SamplingParams
-from desktop.core.runtime.llamacpp_settings import LlamaSettings
+from desktop.core.runtime.llamacpp.settings import LlamaSettings
 from desktop.core.runtime.openai_http import OpenAIRuntime, OpenAISettings
 from desktop.core.settings_table import Declared
 from desktop.core.storage.backup import Backups

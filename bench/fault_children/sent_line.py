@@ -12,8 +12,8 @@ import time
 
 from desktop.app import memory_history, open_agent, open_consolidator, open_services
 from desktop.cli import chat_cmd
-from desktop.core.agent.consolidation import FINISH
-from desktop.core.agent.consolidation_idle import IdleConsolidation
+from desktop.core.agent.consolidation.idle import IdleConsolidation
+from desktop.core.agent.consolidation.prompt import FINISH
 from desktop.core.embedding.hashing import HashingEmbedder
 from desktop.core.graph.background import BackgroundExtraction
 from desktop.core.graph.extraction import ExtractionOptions

@@ -15,12 +15,12 @@ import argparse
 import json
 import sys
 
-from desktop.app import backups_at
 from desktop.cli.passphrase import current_passphrase, with_key
 from desktop.core.storage.backup import Backups, Snapshot
 from desktop.errors import StoreError
 from desktop.instance import InstanceLock
 from desktop.paths import Paths
+from desktop.store_opening import backups_at
 
 #: Named in the instance lock while a restore runs, so a window started meanwhile says who holds it.
 RESTORING = "memdesk backup restore"

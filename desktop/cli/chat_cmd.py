@@ -15,7 +15,7 @@ from desktop.app import (
 from desktop.cli.passphrase import open_store_services as open_services
 from desktop.core.agent import unanswered
 from desktop.core.agent.accept import accept_user_message
-from desktop.core.agent.consolidation_idle import IdleConsolidation
+from desktop.core.agent.consolidation.idle import IdleConsolidation
 from desktop.core.agent.forget.retention_idle import IdleRetention, IdleTasks
 from desktop.core.agent.context import ContextBudget
 from desktop.core.agent.observer import AgentObserver, StepRecord, TurnResult

@@ -14,8 +14,8 @@ from dataclasses import replace
 
 from desktop.app import Services, make_runtime, open_consolidator, runtime_factory
 from desktop.cli.passphrase import open_store_services
-from desktop.core.agent.consolidation import APPLY, ASK, OFF
-from desktop.core.agent.consolidation_store import PENDING
+from desktop.core.agent.consolidation.modes import APPLY, ASK, OFF
+from desktop.core.agent.consolidation.store import PENDING
 from desktop.core.runtime.base import CancelToken
 from desktop.errors import MemDeskError
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import argparse
 
-from desktop.app import convert_store
 from desktop.cli.passphrase import current_passphrase, new_passphrase, passphrase_file
 from desktop.core.storage import open_database
 from desktop.core.storage.driver import file_is_encrypted
@@ -15,6 +14,7 @@ from desktop.core.storage.encryption import remove_leftovers
 from desktop.errors import NotEncryptedError, PassphraseError
 from desktop.instance import InstanceLock
 from desktop.paths import Paths
+from desktop.store_opening import convert_store
 
 PROGRAM = "memdesk encrypt"
 KEEP_IT_SAFE = "Keep the passphrase safe: without it nothing in the store can be read, and it cannot be recovered."

@@ -55,7 +55,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _main(args: argparse.Namespace) -> int:
     try:
         if args.self_test:
-            from desktop.selftest import run
+            from desktop.diagnostics.selftest import run
 
             return run()
         if args.command in (None, "gui"):

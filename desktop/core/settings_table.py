@@ -165,7 +165,7 @@ class Settings:
                               check=_time_zone)
     user_name: str = _setting("", "Your name (optional): memory search then reads a question that names you, such as \"what did Ana say "
                               "about the trip?\", as one about your own messages")
-    # --- memory over time (see desktop/core/agent/consolidation.py) ---
+    # --- memory over time (see desktop/core/agent/consolidation/) ---
     consolidation: str = _setting("ask", "Idle-time memory consolidation: off, apply (edit memory directly) or ask (propose changes for review)",
                                   choices=("off", "apply", "ask"))
     consolidation_idle_minutes: int = _setting(5, "Minutes without activity before a consolidation pass may run", minimum=0, maximum=1440)

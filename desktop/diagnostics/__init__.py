@@ -2,7 +2,8 @@
 
 One line per check (``checks.CHECK_NAMES``). Checks that could crash the process (llama.cpp, Qt's
 platform plugin) run in a child process, so this package imports neither llama_cpp nor Qt and the
-front ends share it: the CLI prints the report, the window shows it.
+front ends share it: the CLI prints the report, the window shows it. ``selftest`` is the other
+diagnostic: ``--self-test`` proves an install carries what it needs by using it.
 """
 
 from desktop.diagnostics.checks import CHECK_NAMES, Doctor, run_checks

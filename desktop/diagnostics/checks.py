@@ -85,7 +85,7 @@ class Doctor:
 
     def _restore_hint(self) -> str:
         """The newest good snapshot and the command that restores it (only their records are read)."""
-        from desktop.app import backups_for
+        from desktop.store_opening import backups_for
         from desktop.core.clock import SystemClock
 
         backups = backups_for(self.paths, self.settings, SystemClock())

@@ -15,8 +15,9 @@ PROMPT = "Count from one to twenty in words."
 
 def decode(model_path: str, tokens: int) -> Iterator[tuple[str, dict[str, Any]]]:
     from desktop.core.runtime.base import ChatMessage, SamplingParams
-    from desktop.core.runtime.llamacpp import LlamaCppRuntime, LlamaSettings
     from desktop.core.runtime.llamacpp.native import build_info
+    from desktop.core.runtime.llamacpp.runtime import LlamaCppRuntime
+    from desktop.core.runtime.llamacpp.settings import LlamaSettings
 
     yield ("build", build_info())
     started = time.perf_counter()

@@ -19,7 +19,8 @@ from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication, QMessageBox, QPlainTextEdit, QProgressDialog
 
-from desktop.app import Services, backups_at, convert_store, make_runtime, open_services, runtime_factory
+from desktop.app import Services, make_runtime, open_services, runtime_factory
+from desktop.store_opening import backups_at, convert_store
 from desktop.core.agent import unanswered
 from desktop.core.storage.driver import file_is_encrypted
 from desktop.errors import AlreadyRunningError, DamagedStoreError, MemDeskError, WrongPassphraseError

@@ -22,8 +22,9 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.app import open_consolidator
-from desktop.core.agent.consolidation import BUSY, OFF, Consolidator, PassResult
-from desktop.core.agent.consolidation_store import FAILED, Change
+from desktop.core.agent.consolidation.consolidator import BUSY, Consolidator, PassResult
+from desktop.core.agent.consolidation.modes import OFF
+from desktop.core.agent.consolidation.store import FAILED, Change
 from desktop.core.runtime.base import CancelToken
 from desktop.ui.qt_errors import reports_errors
 from desktop.ui.qt_text import literal, plain_label

@@ -9,8 +9,9 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Slot
 
-from desktop.core.agent import transfer, unanswered
+from desktop.core.agent import unanswered
 from desktop.core.agent.accept import accept_user_message
+from desktop.core.agent.conversation_view import Entry
 from desktop.errors import MemDeskError
 from desktop.ui.qt_errors import reports_errors
 
@@ -53,9 +54,9 @@ class Conversation(QObject):
         window.busy = True  # until the worker says otherwise: no double sends
         window.chat.set_busy(True)
         window.last_sent_id = message.id
-        window.chat.transcript.add(transfer.Entry("user", text, message.created_at))
+        window.chat.transcript.add(Entry("user", text, message.created_at))
         if not window.is_model_ready:
-            window.chat.transcript.add(transfer.Entry("event", WILL_BE_ANSWERED, message.created_at))
+            window.chat.transcript.add(Entry("event", WILL_BE_ANSWERED, message.created_at))
         window.worker.preempt()  # a background turn must not make the user wait
         window.send_requested.emit(message.id)
 
@@ -76,7 +77,7 @@ class Conversation(QObject):
             return
         window.busy = True
         window.chat.set_busy(True)
-        window.chat.transcript.add(transfer.Entry("event", "retrying your message", window.services.clock.now()))
+        window.chat.transcript.add(Entry("event", "retrying your message", window.services.clock.now()))
         window.worker.preempt()
         window.send_requested.emit(message_id)
 
@@ -102,7 +103,7 @@ class Conversation(QObject):
         window = self.window
         if not window.private_chat.active:  # a private chat's ids are the copy's, gone with it
             self._not_answered.add(message_id)
-        window.chat.transcript.add(transfer.Entry("unanswered", "not answered", window.services.clock.now(), message_id=message_id))
+        window.chat.transcript.add(Entry("unanswered", "not answered", window.services.clock.now(), message_id=message_id))
         window.message_unanswered.emit(message_id)
 
     def note_owed_reply(self, agent_id: int) -> None:
@@ -112,9 +113,9 @@ class Conversation(QObject):
         owed = unanswered.newest(services.db, services.memory.recall, agent_id)
         if owed is not None and (owed.id in self._not_answered or unanswered.was_stopped(services.db, owed.id)):
             # Stopped (this session or an earlier one) or failed this session: the user decides.
-            self.window.chat.transcript.add(transfer.Entry("unanswered", "not answered", owed.created_at, message_id=owed.id))
+            self.window.chat.transcript.add(Entry("unanswered", "not answered", owed.created_at, message_id=owed.id))
         elif owed is not None:
-            self.window.chat.transcript.add(transfer.Entry("event", NOT_ANSWERED_YET, owed.created_at, message_id=None))
+            self.window.chat.transcript.add(Entry("event", NOT_ANSWERED_YET, owed.created_at, message_id=None))
 
     # --- the worker's state ------------------------------------------------------------------
     @Slot(bool)

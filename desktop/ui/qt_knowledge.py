@@ -300,16 +300,16 @@ class KnowledgePanel(QWidget):
 
     def _undo_recorded(self) -> None:
         change = self.next_undo()
-        if change is None or self.reverter is None:
+        if change is None or self.reverter is None or self.agent_id is None:
             return
         try:
-            plan = self.reverter.plan(change.id)
-            if plan.conflict or not plan.possible:
-                # The panel has no place to weigh a conflict: the History view shows what it would overwrite.
-                self.failed.emit(RevertError(f"Cannot undo '{change.describe()}': {plan.explain()}",
-                                             hint="open the Memory history (Ctrl+H) to look at it and revert it anyway"))
-                return
-            self.reverter.apply(plan)
+            self.reverter.undo_last_of(self.agent_id, GRAPH_KINDS, source=USER)
+        except RevertError as error:
+            # Never forced: the panel has no place to weigh a conflict, the History view shows
+            # what the revert would overwrite.
+            self.failed.emit(RevertError(f"Cannot undo '{change.describe()}': {error.message}",
+                                         hint="open the Memory history (Ctrl+H) to look at it and revert it anyway"))
+            return
         except MemDeskError as error:
             self.failed.emit(error)
             return

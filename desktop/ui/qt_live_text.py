@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QObject, QTimer, Slot
 
-from desktop.core.agent import transfer
+from desktop.core.agent.conversation_view import Entry
 from desktop.core.agent.observer import StepRecord
 from desktop.core.clock import Clock
 from desktop.ui.qt_budget import BudgetPanel
@@ -65,18 +65,18 @@ class LiveText(QObject):
         transcript = self._transcript
         transcript.end_live()
         if step.thoughts:
-            transcript.add(transfer.Entry("thought", step.thoughts, now))
+            transcript.add(Entry("thought", step.thoughts, now))
         if step.ok and step.function == "send_message":
-            transcript.add(transfer.Entry("agent", str(step.arguments.get("message", "")), now, function=step.function))
+            transcript.add(Entry("agent", str(step.arguments.get("message", "")), now, function=step.function))
         else:
             transcript.add(
-                transfer.Entry("call", step.raw, now, function=step.function, arguments=dict(step.arguments), result=step.result, ok=step.ok)
+                Entry("call", step.raw, now, function=step.function, arguments=dict(step.arguments), result=step.result, ok=step.ok)
             )
 
     @Slot(str, str)
     @reports_errors
     def on_agent_event(self, kind: str, text: str) -> None:
         if kind == "memories":  # automatic recall: shown with the inner workings, as on reload
-            self._transcript.add(transfer.Entry("memories", text, self._clock.now()))
+            self._transcript.add(Entry("memories", text, self._clock.now()))
             return
-        self._transcript.add(transfer.Entry("event", f"{kind}: {text}", self._clock.now()))
+        self._transcript.add(Entry("event", f"{kind}: {text}", self._clock.now()))

@@ -21,7 +21,7 @@ from PySide6.QtCore import QTimer, QUrl, Signal, Slot
 from PySide6.QtGui import QColor, QTextCharFormat, QTextCursor, QTextDocument, QTextFormat
 from PySide6.QtWidgets import QTextBrowser, QTextEdit, QWidget
 
-from desktop.core.agent.transfer import Entry
+from desktop.core.agent.conversation_view import Entry
 from desktop.ui import qt_palette
 from desktop.ui.qt_errors import reports_errors
 

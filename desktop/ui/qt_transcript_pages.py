@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QObject, Slot
 
-from desktop.core.agent import transfer
+from desktop.core.agent.conversation_view import conversation_entries
 from desktop.core.memory.recall import Message, RecallMemory
 from desktop.ui.qt_errors import reports_errors
 from desktop.ui.qt_transcript import Transcript
@@ -35,7 +35,7 @@ class ConversationPages(QObject):
         self.agent_id = agent_id
         self.first_id = page[0].id if page else None
         self._transcript.set_entries(
-            transfer.conversation_entries(page), agent_name, context_start_id=context_start_id, has_earlier=self._earlier(page)
+            conversation_entries(page), agent_name, context_start_id=context_start_id, has_earlier=self._earlier(page)
         )
 
     @Slot()
@@ -56,7 +56,7 @@ class ConversationPages(QObject):
             self._transcript.prepend([], has_earlier=False)
             return
         self.first_id = page[0].id
-        self._transcript.prepend(transfer.conversation_entries(page), has_earlier=self._earlier(page))
+        self._transcript.prepend(conversation_entries(page), has_earlier=self._earlier(page))
 
     def _earlier(self, page: list[Message]) -> bool:
         return bool(page) and self.agent_id is not None and self._recall().any_before(self.agent_id, page[0].id)

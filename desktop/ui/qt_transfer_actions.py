@@ -12,7 +12,7 @@ from PySide6.QtCore import QObject, Signal, Slot
 from PySide6.QtWidgets import QFileDialog, QWidget
 
 from desktop.app import Services, agent_file_options, import_agent_path
-from desktop.core.agent import transfer
+from desktop.core.agent.conversation_view import conversation_markdown
 from desktop.core.agent.agentfile import ImportSummary, export_path
 from desktop.core.tools.imported import ImportedTools
 from desktop.errors import FileTransferError
@@ -56,7 +56,7 @@ class TransferActions(QObject):
         path, _ = QFileDialog.getSaveFileName(self.window, "Export conversation", "conversation.md", "Markdown (*.md)")
         agent_id = self.open_agent()
         if path and agent_id is not None:
-            _write(Path(path), transfer.conversation_markdown(self.services, agent_id, include_details=self.include_details()))
+            _write(Path(path), conversation_markdown(self.services, agent_id, include_details=self.include_details()))
             self.saved.emit(f"Conversation saved to {path}")
 
     @Slot()

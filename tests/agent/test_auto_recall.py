@@ -213,7 +213,7 @@ def test_the_window_panels_get_the_hits_marked_automatic(services, runtime, make
 
 
 def test_the_transcript_shows_which_memories_a_reply_had(services, runtime, make_agent, clock):
-    from desktop.core.agent.transfer import conversation_entries
+    from desktop.core.agent.conversation_view import conversation_entries
 
     agent = make_agent()
     forget(services, agent, clock, ["My cat is called Tom"])

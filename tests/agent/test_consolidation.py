@@ -10,9 +10,11 @@ from dataclasses import replace
 import pytest
 
 from desktop.app import open_consolidator, open_services
-from desktop.core.agent.consolidation import BUSY, FINISH, MEMORY_FUNCTIONS, parse_mode
-from desktop.core.agent.consolidation_idle import IdleConsolidation
-from desktop.core.agent.consolidation_store import ACCEPTED, APPLIED, FAILED, REJECTED, RUNNING
+from desktop.core.agent.consolidation.consolidator import BUSY
+from desktop.core.agent.consolidation.idle import IdleConsolidation
+from desktop.core.agent.consolidation.modes import parse_mode
+from desktop.core.agent.consolidation.prompt import FINISH, MEMORY_FUNCTIONS
+from desktop.core.agent.consolidation.store import ACCEPTED, APPLIED, FAILED, REJECTED, RUNNING
 from desktop.core.embedding.hashing import HashingEmbedder
 from desktop.core.runtime.base import CancelToken
 from desktop.core.runtime.scripted import ScriptedRuntime, call, say

@@ -9,8 +9,8 @@ from dataclasses import replace
 import pytest
 
 from desktop.app import make_runtime, open_agent, open_consolidator, open_services
-from desktop.core.agent.consolidation import FINISH, MEMORY_FUNCTIONS
-from desktop.core.agent.consolidation_store import APPLIED, FAILED
+from desktop.core.agent.consolidation.prompt import FINISH, MEMORY_FUNCTIONS
+from desktop.core.agent.consolidation.store import APPLIED, FAILED
 from desktop.core.runtime.base import SamplingParams
 from desktop.core.runtime.scripted import ScriptedRuntime, say
 from desktop.paths import Paths

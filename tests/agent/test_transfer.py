@@ -6,13 +6,8 @@ import json
 
 import pytest
 
-from desktop.core.agent.transfer import (
-    conversation_entries,
-    conversation_markdown,
-    duplicate_agent,
-    export_agent,
-    import_agent,
-)
+from desktop.core.agent.conversation_view import conversation_entries, conversation_markdown
+from desktop.core.agent.transfer import duplicate_agent, export_agent, import_agent
 from desktop.core.runtime.scripted import ScriptedRuntime, call, say
 from desktop.errors import AgentExistsError, ConfigError
 

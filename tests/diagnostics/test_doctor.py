@@ -10,7 +10,7 @@ import pytest
 
 from desktop.cli.main import main
 from desktop.diagnostics import CHECK_NAMES, Doctor
-from desktop.core.runtime.model_catalog import default_model_path
+from desktop.core.models.bundled import default_model_path
 from desktop.diagnostics.crash import explain_exit
 from desktop.paths import Paths
 
@@ -200,7 +200,7 @@ def test_a_killed_model_process_raises_the_typed_crash_the_window_offers_diagnos
     import signal
 
     from desktop.core.runtime.isolated import isolated_llama
-    from desktop.core.runtime.llamacpp_settings import LlamaSettings
+    from desktop.core.runtime.llamacpp.settings import LlamaSettings
     from desktop.errors import ModelCrashedError
 
     runtime = isolated_llama(LlamaSettings(default_model_path(), context_size=512, threads=1))

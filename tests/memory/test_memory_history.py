@@ -140,7 +140,7 @@ def test_consolidation_records_its_changes_as_its_own(services, runtime, make_ag
     from dataclasses import replace
 
     from desktop.app import open_consolidator
-    from desktop.core.agent.consolidation import FINISH
+    from desktop.core.agent.consolidation.prompt import FINISH
 
     agent = make_agent("ana", human="Name: Ana")
     for text in ("I moved to Porto", "I drink green tea now", "I work nights"):

@@ -11,7 +11,7 @@ import pytest
 from desktop.core.models.catalog import CATALOG_FILE, load_catalog
 from desktop.core.runtime.base import SamplingParams
 from desktop.core.runtime.gguf import read_gguf
-from desktop.core.runtime.model_catalog import default_model_path
+from desktop.core.models.bundled import default_model_path
 from desktop.errors import ConfigError
 
 PERMISSIVE = {"Apache-2.0", "MIT"}

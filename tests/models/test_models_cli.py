@@ -14,7 +14,7 @@ from desktop.core.embedding.hashing import HashingEmbedder
 from desktop.core.models import hub as hub_module
 from desktop.core.models import library as library_module
 from desktop.core.models.catalog import Catalog, load_catalog
-from desktop.core.runtime.model_catalog import default_model_path
+from desktop.core.models.bundled import default_model_path
 from desktop.paths import Paths
 from tests.models.conftest import DROPS_SYSTEM_TEMPLATE, NO_SYSTEM_TEMPLATE, PLAIN_TEMPLATE, entry_for, payload, write_gguf
 

@@ -12,7 +12,7 @@ import urllib.request
 import pytest
 
 from desktop.core.runtime.base import ChatMessage, ToolSpec
-from desktop.core.runtime.model_catalog import default_model_path
+from desktop.core.models.bundled import default_model_path
 from desktop.core.runtime.openai_http import OpenAIHttpRuntime, OpenAISettings
 
 HEARTBEAT = {"type": "boolean", "description": "Request an immediate heartbeat after the function runs."}
@@ -71,7 +71,8 @@ def model_path():
 
 @pytest.fixture(scope="session")
 def llama(model_path):
-    from desktop.core.runtime.llamacpp import LlamaCppRuntime, LlamaSettings
+    from desktop.core.runtime.llamacpp.runtime import LlamaCppRuntime
+    from desktop.core.runtime.llamacpp.settings import LlamaSettings
 
     runtime = LlamaCppRuntime(LlamaSettings(model_path, context_size=4096))
     yield runtime

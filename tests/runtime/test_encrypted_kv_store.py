@@ -7,9 +7,10 @@ from __future__ import annotations
 import pytest
 
 from desktop.core.runtime.base import CallRequest, ChatMessage, SamplingParams
-from desktop.core.runtime.encrypted_kv_store import FILE, EncryptedKvStore
-from desktop.core.runtime.kv_store import SUFFIX, KvStore, _token_bytes
-from desktop.core.runtime.llamacpp import LlamaCppRuntime, LlamaSettings
+from desktop.core.runtime.llamacpp.encrypted_kv_store import FILE, EncryptedKvStore
+from desktop.core.runtime.llamacpp.kv_store import SUFFIX, KvStore, _token_bytes
+from desktop.core.runtime.llamacpp.runtime import LlamaCppRuntime
+from desktop.core.runtime.llamacpp.settings import LlamaSettings
 from tests.runtime.conftest import TOOLS
 
 PASSPHRASE = "it's \"ours\""

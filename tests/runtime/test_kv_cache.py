@@ -10,8 +10,9 @@ import shutil
 import pytest
 
 from desktop.core.runtime.base import CallRequest, ChatMessage, SamplingParams
-from desktop.core.runtime.kv_store import SUFFIX, KvStore
-from desktop.core.runtime.llamacpp import LlamaCppRuntime, LlamaSettings
+from desktop.core.runtime.llamacpp.kv_store import SUFFIX, KvStore
+from desktop.core.runtime.llamacpp.runtime import LlamaCppRuntime
+from desktop.core.runtime.llamacpp.settings import LlamaSettings
 from tests.runtime.conftest import TOOLS
 
 pytestmark = pytest.mark.model

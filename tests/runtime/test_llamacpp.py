@@ -10,7 +10,8 @@ import pytest
 
 from desktop.core.runtime.base import CallRequest, CancelToken, ChatMessage, Runtime, SamplingParams, TextRequest
 from desktop.core.runtime.grammar import build_call_grammar
-from desktop.core.runtime.llamacpp import LlamaCppRuntime, LlamaSettings
+from desktop.core.runtime.llamacpp.runtime import LlamaCppRuntime
+from desktop.core.runtime.llamacpp.settings import LlamaSettings
 from desktop.errors import ContextOverflowError, GenerationCancelled, ModelError, ModelFileError
 from tests.runtime.conftest import HEARTBEAT_TOOLS, TOOLS, conversation
 from tests.runtime.test_grammar import check_call

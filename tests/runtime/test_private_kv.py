@@ -6,8 +6,9 @@ from __future__ import annotations
 import pytest
 
 from desktop.core.runtime.base import CallRequest, ChatMessage, SamplingParams, TextRequest
-from desktop.core.runtime.kv_store import SUFFIX
-from desktop.core.runtime.llamacpp import LlamaCppRuntime, LlamaSettings
+from desktop.core.runtime.llamacpp.kv_store import SUFFIX
+from desktop.core.runtime.llamacpp.runtime import LlamaCppRuntime
+from desktop.core.runtime.llamacpp.settings import LlamaSettings
 from desktop.core.runtime.private import PrivateRuntime
 from tests.runtime.conftest import TOOLS
 

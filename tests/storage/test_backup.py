@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from desktop.app import open_store
+from desktop.store_opening import open_store
 from desktop.core.clock import ManualClock
 from desktop.core.storage import open_database
-from desktop.core.storage.backup import AUTOMATIC, KEPT, BackupCancelled, Backups, DailySnapshots
+from desktop.core.storage.backup import AUTOMATIC, KEPT, BackupCancelled, Backups
+from desktop.core.storage.daily_snapshots import DailySnapshots
 from desktop.core.storage.database import Database
 from desktop.core.storage.migrations import MIGRATIONS
 from desktop.errors import BackupError, ConfigError, DamagedStoreError

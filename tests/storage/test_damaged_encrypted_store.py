@@ -8,7 +8,8 @@ from datetime import datetime, timezone
 
 import pytest
 
-from desktop.app import backups_at, open_services, open_store
+from desktop.app import open_services
+from desktop.store_opening import backups_at, open_store
 from desktop.core.embedding.hashing import HashingEmbedder
 from desktop.core.storage import open_database
 from desktop.core.storage.cipher_pages import PAGE_SIZE, authenticated_pages

@@ -12,7 +12,7 @@ import pytest
 from desktop.app import open_services
 from desktop.cli.main import main
 from desktop.core.embedding.hashing import HashingEmbedder
-from desktop.core.runtime.kv_store import KvStore
+from desktop.core.runtime.llamacpp.kv_store import KvStore
 from desktop.core.storage import open_database
 from desktop.paths import Paths
 

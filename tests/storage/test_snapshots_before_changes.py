@@ -9,9 +9,9 @@ from dataclasses import replace
 
 from desktop.app import open_consolidator, open_services
 from desktop.cli.main import main
-from desktop.core.agent.consolidation import FINISH
+from desktop.core.agent.consolidation.prompt import FINISH
 from desktop.core.embedding.hashing import HashingEmbedder
-from desktop.core.runtime.model_catalog import default_model_path
+from desktop.core.models.bundled import default_model_path
 from desktop.core.runtime.scripted import call, say
 from desktop.core.storage import open_database
 from desktop.core.storage.backup import AUTOMATIC

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 from PySide6.QtWidgets import QMessageBox
 
-from desktop.app import backups_at, open_services
+from desktop.app import open_services
+from desktop.store_opening import backups_at
 from desktop.core.embedding.hashing import HashingEmbedder
 from desktop.core.storage.backup import KEPT
 from desktop.paths import Paths

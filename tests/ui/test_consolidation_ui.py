@@ -8,8 +8,9 @@ import time
 from PySide6.QtCore import Qt
 
 from desktop.app import open_consolidator
-from desktop.core.agent.consolidation import BUSY, FINISH
-from desktop.core.agent.consolidation_store import ACCEPTED, REJECTED, RUNNING
+from desktop.core.agent.consolidation.consolidator import BUSY
+from desktop.core.agent.consolidation.prompt import FINISH
+from desktop.core.agent.consolidation.store import ACCEPTED, REJECTED, RUNNING
 from desktop.core.runtime.scripted import call, say
 from desktop.core.storage import open_database
 

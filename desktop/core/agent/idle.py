@@ -1,6 +1,6 @@
 """Work a terminal user did not ask for, run after some minutes without activity.
 
-``IdleTimer`` is the timer both idle tasks share (consolidation_idle.py, forget/retention_idle.py):
+``IdleTimer`` is the timer both idle tasks share (consolidation/idle.py, forget/retention_idle.py):
 ``touch`` counts idle time from now, ``interrupt`` stops the count, ``close`` ends it for good.
 A task that meets the store held by another writer past its busy timeout (the graph extractor
 catching up, an ingestion) has failed at nothing the user can act on: it asks to run again at the

@@ -227,7 +227,8 @@ class Reverter:
 
     def undo_last_of(self, agent_id: int, kinds: tuple[str, ...], *, source: str = USER) -> Change:
         """Undo the newest change of ``kinds`` by ``source`` not undone yet: the Knowledge panel's
-        Ctrl+Z, pressed again, goes further back (the reverts themselves are not undone)."""
+        Ctrl+Z, pressed again, goes further back (the reverts themselves are not undone). Never
+        forced: a later change in the way is a RevertError."""
         change = self._history.newest_unreverted(agent_id, kinds, source=source)
         if change is None:
             raise RevertError("There is nothing to undo")

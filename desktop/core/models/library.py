@@ -20,10 +20,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from desktop.core.models.bundled import default_model_path
 from desktop.core.models.catalog import DEFAULT_PROFILE, Catalog, CatalogEntry, ModelProfile, load_catalog
 from desktop.core.models.download import DownloadResult
 from desktop.core.models.preflight import check_model_file
-from desktop.core.runtime.model_catalog import default_model_path
 from desktop.errors import ModelFileError, UnknownModelError
 from desktop.paths import CHECKOUT_MODELS_DIR, Paths
 

@@ -47,9 +47,6 @@ class ToolSpec:
     description: str
     parameters: dict[str, Any]  # JSON schema: {"type": "object", "properties": ..., "required": [...]}
 
-    def as_openai(self) -> dict[str, Any]:
-        return {"type": "function", "function": {"name": self.name, "description": self.description, "parameters": self.parameters}}
-
 
 StreamKind = Literal["thought", "message"]
 

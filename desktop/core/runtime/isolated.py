@@ -320,4 +320,4 @@ class IsolatedRuntime:
 def isolated_llama(settings: Any) -> IsolatedRuntime:
     """The llama.cpp runtime in its own process (``settings`` is a ``LlamaSettings``); returns at
     once, while the model loads."""
-    return IsolatedRuntime("desktop.core.runtime.llamacpp", "LlamaCppRuntime", settings)
+    return IsolatedRuntime("desktop.core.runtime.llamacpp.runtime", "LlamaCppRuntime", settings)

@@ -67,9 +67,6 @@ class Tool:
         shown = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)[:80]}" for k, v in arguments.items())
         return f"run {self.name}({shown})"
 
-    def parameter_names(self) -> list[str]:
-        return list(self.spec.parameters.get("properties", {}))
-
 
 def _json_type(annotation: Any) -> tuple[dict[str, Any], bool]:
     """JSON schema for a Python annotation, and whether None is allowed."""

@@ -7,9 +7,9 @@ from __future__ import annotations
 import json
 import re
 
+from desktop.core.agent.conversation_view import conversation_entries
 from desktop.core.agent.forget import PLACEHOLDER
 from desktop.core.agent.forget.remove import FORGET_KIND
-from desktop.core.agent.transfer import conversation_entries
 from desktop.core.runtime.scripted import say
 
 

@@ -13,7 +13,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
 from desktop.core.runtime.base import CancelToken
-from desktop.core.runtime.kv_store import KvStore
+from desktop.core.runtime.llamacpp.kv_store import KvStore
 from desktop.core.runtime.llamacpp.native import NativeContext
 from desktop.errors import ContextOverflowError, GenerationCancelled, ModelError
 

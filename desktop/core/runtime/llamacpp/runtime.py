@@ -16,13 +16,13 @@ from desktop.core.runtime.base import CallRequest, CancelToken, ChatMessage, Gen
 from desktop.core.runtime.chat_template import ChatTemplate
 from desktop.core.runtime.gguf import read_gguf
 from desktop.core.runtime.grammar import Limits, build_call_grammar, forced_text
-from desktop.core.runtime.json_end import JsonEnd
-from desktop.core.runtime.kv_store import KvStore
 from desktop.core.runtime.llamacpp.generation import generate
+from desktop.core.runtime.llamacpp.json_end import JsonEnd
+from desktop.core.runtime.llamacpp.kv_store import KvStore
 from desktop.core.runtime.llamacpp.native import NativeContext, NativeModel, default_threads
 from desktop.core.runtime.llamacpp.prefix_cache import PrefixCache
 from desktop.core.runtime.llamacpp.sampler import GrammarFirstSampler
-from desktop.core.runtime.llamacpp_settings import LlamaSettings
+from desktop.core.runtime.llamacpp.settings import LlamaSettings
 from desktop.core.runtime.streaming import CallStreamParser
 from desktop.errors import ModelError
 
@@ -283,7 +283,7 @@ class LlamaCppRuntime:
             }
             limits = {"max_entries": self.settings.cache_max_entries, "max_bytes": self.settings.cache_max_bytes}
             if self.settings.cache_passphrase is not None:
-                from desktop.core.runtime.encrypted_kv_store import EncryptedKvStore
+                from desktop.core.runtime.llamacpp.encrypted_kv_store import EncryptedKvStore
 
                 return EncryptedKvStore(self.settings.cache_dir, identity, self.settings.cache_passphrase, **limits)
             return KvStore(self.settings.cache_dir, identity, **limits)

@@ -1,36 +1,18 @@
-"""Idle-time consolidation: while the user is away, a pass reads the messages since the last pass
-and updates memory with the memory-editing functions only (new facts about the user, corrections,
-duplicates merged, details saved to archival memory).
-
-Small local models rarely edit memory by themselves during a chat; a pass with one job, a short
-transcript and only the memory functions in its grammar gives them a better chance, and costs the
-user nothing because it runs when they are idle.
-
-Rules:
-
-* The front end decides when the user is idle; ``due`` adds "at most every N user turns", and a pass
-  over an empty or tiny stretch of conversation returns before any model call.
-* ``mode``: ``off``; ``apply`` (changes go straight into memory); ``ask`` (each change is checked
-  against memory without writing it, then kept as a proposal the user accepts or rejects).
-* A pass never blocks the user: the front end cancels it (the ``CancelToken``) when a message
-  arrives; the runtime stops between tokens and the pass keeps what it already did.
-* Resumable: each change is written together with its record in one transaction, the pass's range
-  of messages is stored before the first model call, and the watermark (the last message read)
-  moves only when the pass finishes. A pass cancelled or cut by a crash is resumed on the same
-  range, with the changes it already made listed in its prompt so it does not make them twice.
-* Every change is recorded as coming from consolidation (``ConsolidationStore``).
-"""
+"""The consolidation pass (see the package's overview): when one is due, the pass itself (steps
+that apply or propose memory changes, resumable), and the user's review of proposals."""
 
 from __future__ import annotations
 
 import json
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
-from datetime import datetime
+from dataclasses import dataclass, replace
 from typing import Any
 
-from desktop.core.agent.consolidation_store import (
+from desktop.core.agent.consolidation import prompt
+from desktop.core.agent.consolidation.modes import APPLY, OFF, ConsolidationSettings, parse_mode
+from desktop.core.agent.consolidation.prompt import FINISH
+from desktop.core.agent.consolidation.store import (
     APPLIED,
     ACCEPTED,
     FAILED,
@@ -42,43 +24,18 @@ from desktop.core.agent.consolidation_store import (
 )
 from desktop.core.memory.history import CONSOLIDATION, Cause
 from desktop.core.memory.recall import Message
-from desktop.core.runtime.base import CallRequest, CancelToken, ChatMessage, Runtime, SamplingParams, ToolSpec
-from desktop.core.settings_table import DEFAULTS
+from desktop.core.runtime.base import CallRequest, CancelToken, ChatMessage, Runtime
 from desktop.core.tools.context import DenyAll, ToolContext
 from desktop.core.tools.http import HttpPolicy
 from desktop.core.tools.registry import HEARTBEAT_PARAM, ToolRegistry, validate_arguments
-from desktop.errors import ConfigError, GenerationCancelled, MemDeskError, StoreBusyError, ToolError
+from desktop.errors import GenerationCancelled, MemDeskError, StoreBusyError, ToolError
 
 log = logging.getLogger("memdesk.consolidation")
 
-OFF, APPLY, ASK = "off", "apply", "ask"
-MODES = (OFF, APPLY, ASK)
-#: The only functions a pass may call (those the agent has; the graph one once it exists).
-MEMORY_FUNCTIONS = ("core_memory_append", "core_memory_replace", "archival_memory_insert", "knowledge_graph_insert")
-FINISH = "finish_consolidation"
-FINISH_SPEC = ToolSpec(FINISH, "End this consolidation pass: memory is up to date.", {"type": "object", "properties": {}, "required": []})
 #: Below this many words from the user there is nothing worth a model call.
 MIN_USER_WORDS = 12
 #: Message kinds a pass reads: what the user said and what the agent said back.
 READ_KINDS = ("user_message", "assistant_call")
-#: Changes listed in the prompt (the most recent); older ones are summarised by a count.
-SHOWN_CHANGES = 20
-LINE_CHARS = 1500
-
-
-def parse_mode(value: str) -> str:
-    mode = str(value).strip().lower()
-    if mode not in MODES:
-        raise ConfigError(f"Consolidation mode must be one of {', '.join(MODES)}, not {value!r}")
-    return mode
-
-
-@dataclass(frozen=True)
-class ConsolidationSettings:
-    mode: str = DEFAULTS.consolidation
-    every_turns: int = DEFAULTS.consolidation_every_turns  # at most one pass per this many user messages
-    max_steps: int = 8  # model calls per pass (across resumes)
-    params: SamplingParams = field(default_factory=SamplingParams)
 
 
 #: A pass's status when the store was held by another writer past the busy timeout: it resumes
@@ -171,17 +128,17 @@ class Consolidator:
             if run is None:
                 return PassResult("skipped", reason)
         messages = self._messages(run.first_message_id, run.last_message_id)
-        transcript = self._transcript(messages)
+        transcript = prompt.transcript(messages)
         # Taken once: the agent's prompt gains a memory_update event after each applied change,
         # but the pass keeps to what the cache holds and lists its changes below it instead.
-        conversation = self._conversation(messages)
+        conversation = prompt.conversation(self, messages)
         changed: set[str] = set()
         cancelled = False
         try:
             while run.steps < self.settings.max_steps:
                 if cancel is not None and cancel.cancelled:
                     raise GenerationCancelled("Consolidation stopped")
-                request = CallRequest(self._prompt(run, transcript, conversation), self._specs(), self.settings.params)  # no heartbeats
+                request = CallRequest(prompt.prompt(self, run, transcript, conversation), prompt.specs(self), self.settings.params)  # no heartbeats
                 turn = self.runtime.generate_call(request, cancel=cancel)
                 finished, blocks = self._step(run, turn.text)
                 changed |= blocks
@@ -218,7 +175,7 @@ class Consolidator:
         words = sum(len(m.search_text.split()) for m in messages if m.kind == "user_message")
         if words < MIN_USER_WORDS:
             return None, "too little conversation to consolidate"
-        messages = self._fitting(messages)
+        messages = prompt.fitting(self, messages)
         with self.memory.db.transaction():
             run = self.store.start(self.agent_id, watermark + 1, messages[-1].id, self.settings.mode)
         return run, ""
@@ -233,8 +190,8 @@ class Consolidator:
                 with db.transaction():
                     self.store.count_step(run.id)
                 return True, set()
-            if function not in self._allowed():
-                raise ToolError(f"{function} is not available during consolidation; use {', '.join(self._allowed())} or {FINISH}")
+            if function not in prompt.allowed(self):
+                raise ToolError(f"{function} is not available during consolidation; use {', '.join(prompt.allowed(self))} or {FINISH}")
             arguments = validate_arguments(self.tools.resolve(function), arguments)
             if self.settings.mode == APPLY:
                 self._about_to_apply()
@@ -301,131 +258,12 @@ class Consolidator:
             raise MemDeskError(f"Memory change {change_id} was already {change.status}")
         return change
 
-    # --- what the model sees -----------------------------------------------------------------
-    def _allowed(self) -> list[str]:
-        return [name for name in MEMORY_FUNCTIONS if self.tools.resolve(name) is not None]
-
-    def _specs(self) -> list[ToolSpec]:
-        """Memory functions only, without request_heartbeat (a pass chains by itself), and core
-        memory functions limited to the blocks that exist and are writable."""
-        labels = [b.label for b in self.memory.core.blocks(self.agent_id) if not b.read_only]
-        specs = []
-        for name in self._allowed():
-            spec = self.tools.resolve(name).spec
-            properties = {k: v for k, v in spec.parameters.get("properties", {}).items() if k != HEARTBEAT_PARAM}
-            if name.startswith("core_memory_") and "label" in properties:
-                if not labels:
-                    continue
-                properties["label"] = {**properties["label"], "enum": labels}
-            required = [r for r in spec.parameters.get("required", []) if r != HEARTBEAT_PARAM]
-            specs.append(replace(spec, parameters={**spec.parameters, "properties": properties, "required": required}))
-        return specs + [FINISH_SPEC]
-
-    def _system(self) -> str:
-        lines = []
-        for spec in self._specs():
-            properties = spec.parameters.get("properties", {})
-            lines.append(f"- {spec.name}({', '.join(properties)}): {spec.description}")
-            for name, schema in properties.items():
-                kind = " | ".join(json.dumps(v) for v in schema["enum"]) if "enum" in schema else schema.get("type", "any")
-                lines.append(f"    {name} ({kind}){': ' + schema['description'] if schema.get('description') else ''}")
-        return f"{self.instructions}\n\n### Functions\n" + "\n".join(lines)
-
-    def _prompt(self, run: Run, transcript: str, conversation: "_Conversation | None" = None) -> list[ChatMessage]:
-        """The pass's prompt: on the conversation's own prompt when there is one and it leaves room
-        (then only the pass's request is evaluated), else standalone with the transcript."""
-        if conversation is not None:
-            messages = [*conversation.prefix, ChatMessage("user", self._request(run, conversation))]
-            if self.runtime.count_prompt(messages) + self.settings.params.max_tokens <= self.runtime.info.context_window:
-                return messages
-        return self._standalone_prompt(run, transcript)
-
-    def _standalone_prompt(self, run: Run, transcript: str) -> list[ChatMessage]:
-        body = "\n".join(
-            [
-                "### Conversation since the last consolidation (times in UTC)",
-                transcript,
-                "",
-                *self._memory_and_changes(run),
-            ]
-        )
-        return [ChatMessage("system", self._system()), ChatMessage("user", body)]
-
-    def _request(self, run: Run, conversation: "_Conversation") -> str:
-        """What follows the conversation's prompt: the pass's instructions and functions and the
-        messages to read that are no longer in view (all stable during the pass), then memory as
-        it is now and the changes so far (what a step changes)."""
-        lines = ["### Consolidation pass", "The conversation above is paused. " + self._system(), ""]
-        if conversation.out_of_view:
-            lines += ["### Earlier messages to read, no longer shown above (times in UTC)", conversation.out_of_view, ""]
-        lines += [f"Read the conversation from {conversation.first:%Y-%m-%d %H:%M} to {conversation.last:%Y-%m-%d %H:%M} (UTC).", ""]
-        return "\n".join([*lines, *self._memory_and_changes(run)])
-
-    def _conversation(self, messages: Sequence[Message]) -> "_Conversation | None":
-        if self.prefix is None or not messages:
-            return None
-        try:
-            prefix = list(self.prefix())
-        except Exception:  # noqa: BLE001 - a missing prefix only costs the KV cache reuse
-            log.debug("no conversation prefix for consolidation", exc_info=True)
-            return None
-        if not prefix:
-            return None
-        start = self.memory.agents.get(self.agent_id).context_start_id
-        hidden = [m for m in messages if m.id < start]
-        return _Conversation(tuple(prefix), self._transcript(hidden), messages[0].created_at, messages[-1].created_at)
-
-    def _memory_and_changes(self, run: Run) -> list[str]:
-        changes = self.store.changes(run.id)
-        shown = changes[-SHOWN_CHANGES:]
-        lines = [f"- {c.status}: {c.describe()}" + (f" ({c.result})" if c.status == FAILED else "") for c in shown]
-        if len(changes) > len(shown):
-            lines.insert(0, f"- ... {len(changes) - len(shown)} earlier change(s)")
-        if self.settings.mode == ASK and changes:
-            lines.append("(Proposed changes wait for the user's review: memory above does not show them yet.)")
-        # Memory and the changes come last: what is above them is the same at every step of the
-        # pass (and after a resume), so a runtime's KV cache keeps it and each step evaluates
-        # only what changed.
-        return [
-            "### Memory now",
-            self.memory.core.render(self.agent_id),
-            f"{self.memory.archival.count(self.agent_id)} passages are stored in archival memory.",
-            "",
-            "### Changes made in this pass so far",
-            "\n".join(lines) if lines else "None yet.",
-            "",
-            f"Make the next change, or call {FINISH} if memory is up to date.",
-        ]
-
     def _messages(self, first_id: int, last_id: int | None) -> list[Message]:
         messages = self.memory.recall.since(self.agent_id, first_id)
         return [
             m for m in messages
             if (last_id is None or m.id <= last_id) and m.kind in READ_KINDS and m.search_text.strip()
         ]
-
-    def _transcript(self, messages: Sequence[Message]) -> str:
-        return "\n".join(_line(m) for m in messages)
-
-    def _fitting(self, messages: list[Message]) -> list[Message]:
-        """The longest run of messages (oldest first) whose transcript leaves room in the window
-        for the instructions, memory, the changes list and the answer; the rest waits for the
-        next pass."""
-        window = self.runtime.info.context_window
-        fixed = self.runtime.count_prompt(self._prompt_without_run())
-        budget = int((window - self.settings.params.max_tokens - fixed) * 0.75)
-        kept, used = [], 0
-        for message in messages:
-            cost = self.runtime.count_tokens(_line(message)) + 1
-            if kept and used + cost > budget:
-                break
-            kept.append(message)
-            used += cost
-        return kept
-
-    def _prompt_without_run(self) -> list[ChatMessage]:
-        body = "\n".join(["### Memory now", self.memory.core.render(self.agent_id), "### Changes made in this pass so far", "None yet."])
-        return [ChatMessage("system", self._system()), ChatMessage("user", body)]
 
     def _context(self) -> ToolContext:
         m = self.memory
@@ -435,24 +273,6 @@ class Consolidator:
             http=HttpPolicy(), runtime=self.runtime, params=self.settings.params, plain_assistant_prompt="",
             clock=m.clock, consent=DenyAll(), graph=m.graph,
         )
-
-
-@dataclass(frozen=True)
-class _Conversation:
-    """The conversation's prompt a pass builds on, and what of the pass's messages it no longer shows."""
-
-    prefix: tuple[ChatMessage, ...]
-    out_of_view: str  # transcript lines of the pass's messages evicted from the context ("" if none)
-    first: datetime  # when the pass's first and last messages were sent
-    last: datetime
-
-
-def _line(message: Message) -> str:
-    who = "user" if message.kind == "user_message" else "companion"
-    text = " ".join(message.search_text.split())
-    if len(text) > LINE_CHARS:
-        text = text[:LINE_CHARS] + " [...]"
-    return f"[{message.created_at:%Y-%m-%d %H:%M}] {who}: {text}"
 
 
 def _parse(text: str) -> tuple[str, str, dict[str, Any]]:

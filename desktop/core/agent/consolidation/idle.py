@@ -11,7 +11,7 @@ import logging
 import threading
 from collections.abc import Callable
 
-from desktop.core.agent.consolidation import BUSY, Consolidator, PassResult
+from desktop.core.agent.consolidation.consolidator import BUSY, Consolidator, PassResult
 from desktop.core.agent.idle import IdleTimer
 from desktop.core.runtime.base import CancelToken
 from desktop.errors import MemDeskError

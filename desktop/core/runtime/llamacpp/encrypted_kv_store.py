@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from desktop.core.runtime.kv_store import SUFFIX, KvStore, _token_bytes
+from desktop.core.runtime.llamacpp.kv_store import SUFFIX, KvStore, _token_bytes
 
 log = logging.getLogger("memdesk.kv")
 

@@ -1,0 +1,113 @@
+"""Fitting the prompt into the context window: before a step, and before automatic recall places
+its section, the oldest messages are evicted and folded into the recursive summary (the cut and
+the summary itself: eviction.py). Part of the ``Agent``, whose prompt it measures."""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+from desktop.core.agent import events
+from desktop.core.agent.auto_recall import EVENT_KIND as MEMORIES
+from desktop.core.agent.auto_recall import expired_view, newest_event_id
+from desktop.core.agent.context import ContextBudget, measure, to_chat
+from desktop.core.agent.eviction import choose_cut
+from desktop.core.runtime.base import CancelToken
+from desktop.errors import ContextOverflowError
+
+if TYPE_CHECKING:
+    from desktop.core.agent.loop import Agent
+
+log = logging.getLogger("memdesk.agent")
+
+
+def ensure_fits(agent: "Agent", cancel: CancelToken | None) -> None:
+    """Evict (and summarize) until the prompt leaves room for the answer."""
+    for _attempt in range(4):
+        parts = agent._prompt_parts()
+        budget = measure(agent.runtime, parts, agent.settings.reserve)
+        if budget.used <= budget.eviction_at:
+            return
+        if not evict(agent, budget, cancel):
+            break
+    budget = measure(agent.runtime, agent._prompt_parts(), agent.settings.reserve)
+    if budget.used > budget.eviction_at:
+        raise ContextOverflowError(
+            f"The prompt needs {budget.used} tokens but the context window is {budget.window} "
+            f"with {budget.reserve} kept for the answer",
+            hint="raise the context size in Settings or shorten the core memory blocks",
+        )
+
+
+def make_room(agent: "Agent", room: int, cancel: CancelToken | None) -> bool:
+    """Evict until a new memories section of ``room`` tokens fits before the eviction point, if
+    possible (the loop's own check still runs before each step); whether anything was evicted.
+    Every memories event already in context expires: the new one will be the newest."""
+    evicted = False
+    for _attempt in range(4):
+        budget = measure(agent.runtime, agent._prompt_parts(), agent.settings.reserve)
+        if budget.used + room <= budget.eviction_at or not evict(agent, budget, cancel, room=room):
+            break
+        evicted = True
+    return evicted
+
+
+def evict(agent: "Agent", budget: ContextBudget, cancel: CancelToken | None, *, room: int = 0) -> bool:
+    record = agent.record
+    m = agent.memory
+    runtime = agent.runtime
+    shown = agent._in_context(record)
+    # The cache below the memory section is evaluated again after an eviction anyway: every
+    # memories event but the newest expires now (all of them when a new one is about to be
+    # placed, ``room``), and what it frees counts toward the need.
+    newest = newest_event_id(shown, record.recall_expired_before)
+    expire = max(record.recall_expired_before, newest + 1 if room and newest >= record.recall_expired_before else newest)
+    in_context = expired_view(shown, expire)
+    chats = to_chat(runtime, in_context, budget.window)
+    counts = [runtime.count_tokens(c.content) + 4 for c in chats]
+    before = to_chat(runtime, [m for m, a in zip(shown, in_context) if m.content != a.content], budget.window)
+    after = to_chat(runtime, [a for m, a in zip(shown, in_context) if m.content != a.content], budget.window)
+    freed = sum(runtime.count_tokens(c.content) for c in before) - sum(runtime.count_tokens(c.content) for c in after)
+    need = budget.used + room - freed - budget.eviction_at
+    cut = choose_cut(in_context, counts, need=need)
+    if cut == 0 and len(in_context) > 1 and not room:
+        # Not even KEEP_LAST messages fit with room to answer: keep fewer rather than fail.
+        for index in range(len(in_context) - 1, 0, -1):
+            if in_context[index].kind in ("user_message", "login", "heartbeat", "system_alert"):
+                cut = index
+                break
+    if cut == 0 and freed <= 0:
+        return False
+    evicted = in_context[:cut]
+    previous = _summary_body(record.summary)
+    # Memories events repeat older messages (already summarized when they left): not conversation.
+    conversation = [e for e in evicted if e.kind != MEMORIES]
+    summary = agent._summarizer.summarize(previous, conversation, cancel) if conversation else previous
+    hidden = record.evicted_count + len(evicted)
+    total = m.recall.count(agent.id)
+    with m.db.transaction():
+        m.agents.update(
+            agent.id,
+            summary=events.summary_note(hidden, total, summary) if evicted else record.summary,
+            context_start_id=in_context[cut].id,
+            evicted_count=hidden,
+            recall_expired_before=expire,
+            pressure_alert_sent=False,
+            # Everything below the memory section is evaluated again anyway: render it afresh.
+            memory_view="",
+        )
+        agent._sync_memory()
+        # The alert comes again only once the context has room again: when what stays is
+        # still above the warning line (a small window), another alert would only add a step.
+        after = measure(runtime, agent._prompt_parts(), agent.settings.reserve)
+        m.agents.update(agent.id, pressure_alert_sent=after.used >= after.warning_at)
+    log.info("agent %s evicted %s messages (keeping %s)", agent.id, len(evicted), len(in_context) - cut)
+    agent.observer.on_event("eviction", summary)
+    return True
+
+
+def _summary_body(note: str) -> str:
+    marker = "summary of the previous"
+    if marker in note:
+        return note.split(":\n", 1)[-1]
+    return note
