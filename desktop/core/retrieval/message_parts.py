@@ -22,12 +22,16 @@ import threading
 import zlib
 from dataclasses import dataclass
 
+from desktop.core.retrieval.bounded_fts import FtsIndex, best_matches
+
 #: Target size of a part. Measured on BEAM's development chats (docs/evaluation.md).
 PART_CHARS = 800
 #: A message at most this long is one part.
 WHOLE_CHARS = 1000
 #: Parts asked of the index per query (a message has several, so more than messages are).
 PART_DEPTH = 600
+#: The parts' index, each row with its message and span.
+PARTS = FtsIndex("parts", "f.agent_id", columns="f.message_id, f.start, f.end")
 _BREAK = re.compile(r"\n\s*\n|\n|(?<=[.!?])\s+")
 
 
@@ -107,15 +111,13 @@ class PartIndex:
                 )
             self._state[agent_id] = state
 
-    def best_parts(self, agent_id: int, match: str) -> dict[int, PartHit]:
-        """Message id -> its best-scoring part for an FTS5 ``match`` expression."""
+    def best_parts(self, agent_id: int, phrases: list[str]) -> dict[int, PartHit]:
+        """Message id -> its best-scoring part for FTS5 phrases OR-ed together, bounded as the
+        store's own indexes are (desktop.core.retrieval.bounded_fts)."""
         with self._lock:
-            rows = self._db.execute(
-                "SELECT message_id, -bm25(parts), start, end FROM parts WHERE parts MATCH ? AND agent_id = ? ORDER BY bm25(parts) LIMIT ?",
-                (match, agent_id, PART_DEPTH),
-            ).fetchall()
+            rows = best_matches(lambda sql, params: self._db.execute(sql, params).fetchall(), PARTS, phrases, agent_id, PART_DEPTH)
             found: dict[int, PartHit] = {}
-            for message_id, score, start, end in rows:
+            for _, score, message_id, start, end in rows:
                 if message_id not in found:
                     found[int(message_id)] = PartHit(float(score), int(start), int(end), 0)
             if not found:
