@@ -147,3 +147,11 @@ def test_archival_search_with_a_common_word_still_puts_the_rare_match_first(db):
     [kingfisher] = archival.add(1, [NewPassage("a kingfisher dived in grey weather", START)])
     assert archival._ranker.rank(1, "kingfisher weather")[0].id == kingfisher
     assert len(archival._ranker.rank(1, "weather")) > 0
+
+
+def test_the_bound_holds_every_depth_a_search_asks_for(monkeypatch):
+    """A query of common words only fills its results from the newest SCORED_ROWS matches."""
+    from desktop.core.retrieval import message_parts, messages, passages
+
+    monkeypatch.undo()  # the module's own bound, not the lowered one
+    assert bounded_fts.SCORED_ROWS >= max(messages.LEXICAL_DEPTH, passages.SEARCH_DEPTH, message_parts.PART_DEPTH)

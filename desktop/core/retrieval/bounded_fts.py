@@ -28,9 +28,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 #: Rows BM25 scores per query, at most (about twice over, counting the exact candidates' second
-#: query). Measured at a million messages on the loaded 2-core machine: 5-7 µs a scored row,
-#: against 0.1 µs a posting counted, so 3,000 rows cost about 20-40 ms.
-SCORED_ROWS = 3000
+#: query). Measured at a million messages on the 2-core machine: 5-7 µs a scored row at load 12,
+#: 30-40 µs at load 15, against 0.1 µs a posting counted; with 3,000 a common word's search took
+#: 130-340 ms at load 15, with 1,000 65-95 ms. At least every depth asked of it (600 parts).
+SCORED_ROWS = 1000
 
 Query = Callable[[str, Sequence], list]
 
