@@ -1,10 +1,10 @@
-"""The lexical leg with a bounded cost: FTS5 BM25 over at most a few thousand rows per query.
+"""The lexical leg with a bounded cost: FTS5 BM25 over at most about ``SCORED_ROWS`` rows a query.
 
 FTS5 scores every row a query matches before ``ORDER BY bm25 LIMIT`` keeps the best: a query word
-in one message of ten made a search at a million messages score 100,000 rows (0.5-2.5 s on a
-2-core machine), and automatic recall's deadline then cut that reply's memories. Here each query
+in one message of ten made a search at a million messages score 100,000 rows (0.6-2.5 s on the
+busy 2-core machine), and automatic recall's deadline then cut that reply's memories. Here each query
 word's document frequency is counted first, which only walks its posting list up to
-``SCORED_ROWS`` (a fraction of a millisecond); then
+``SCORED_ROWS`` (under a millisecond); then
 
 * when the words together match at most ``SCORED_ROWS`` rows, the query runs as it always did;
 * otherwise the rarest words that together match at most ``SCORED_ROWS`` rows choose the candidate
@@ -14,7 +14,7 @@ word's document frequency is counted first, which only walks its posting list up
 
 So every row that contains one of the query's rarer words ranks exactly as before; what a bound
 can leave out is an old row that holds only the common words, which in a million rows tells
-little. The exact score of a candidate comes from BM25 being a sum over the query's phrases
+little, and the dense leg still reaches it by meaning. The exact score of a candidate comes from BM25 being a sum over the query's phrases
 (``bm25()`` in fts5_aux.c): matching ``(rare) AND (all)`` scores each candidate once for the rare
 phrases and once for all of them, and the rare phrases' own score, from a second small query, is
 taken away again. What stays in proportion to the store is FTS5's own count of each phrase's
