@@ -17,6 +17,7 @@ import os
 import resource
 import tempfile
 import time
+from contextlib import contextmanager
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -30,6 +31,8 @@ from desktop.core.memory.archival import ArchivalMemory, NewPassage
 from desktop.core.memory.recall import RecallMemory
 from desktop.core.memory.space import EmbeddingSpace, vector_blob
 from desktop.core.retrieval import MessageRanker, PassageRanker, VectorIndex, vector_codes
+from desktop.core.retrieval import bounded_fts
+from desktop.core.retrieval import messages as message_ranking
 from desktop.core.retrieval.messages import GRAPH_WEIGHT
 from desktop.core.retrieval.passages import LEXICAL_INDEX as PASSAGES_FTS, SEARCH_DEPTH as PASSAGE_DEPTH
 from desktop.core.retrieval.query import fts_phrases
@@ -43,6 +46,19 @@ FILL_BLOCK = 20_000
 INGEST_BATCH = 64
 #: Queries of the unbounded FTS5 search, the common word's baseline (0.6-2.5 s each at a million).
 UNBOUNDED_QUERIES = 5
+#: Sections searched with FTS5 alone, the baseline of a common word's section.
+UNBOUNDED_SECTIONS = 20
+
+
+@contextmanager
+def _unbounded():
+    """The lexical leg as it ran before its bound: every match scored, every proposed text compared."""
+    saved = bounded_fts.SCORED_ROWS, message_ranking.VERBATIM_CANDIDATES
+    bounded_fts.SCORED_ROWS = message_ranking.VERBATIM_CANDIDATES = 10**12
+    try:
+        yield
+    finally:
+        bounded_fts.SCORED_ROWS, message_ranking.VERBATIM_CANDIDATES = saved
 
 
 class GivenVectors(HashingEmbedder):
@@ -323,6 +339,10 @@ def run(n: int, queries: int = 50, ingest_chunks: int = 2000, seed: int = 7, gra
         section = _section_times(db, agent_id, index, probe_vectors, topics, 4000, 0.0)
         common_section = _section_times(db, agent_id, index, probe_vectors, topics, 4500, 0.0, _common_word_message)
         only_common_section = _section_times(db, agent_id, index, probe_vectors, topics, 4700, 0.0, _common_words_only_message)
+        with _unbounded():  # the baseline: the same section as FTS5 alone ran it, every match scored
+            unbounded_section = _section_times(
+                db, agent_id, index, probe_vectors[:UNBOUNDED_SECTIONS], topics, 4800, 0.0, _common_word_message,
+            )
         graph_section, mentions = [], 0
         if graph:  # the app's default: conversation search follows the knowledge graph too
             started = time.perf_counter()
@@ -356,6 +376,9 @@ def run(n: int, queries: int = 50, ingest_chunks: int = 2000, seed: int = 7, gra
         "fts_common_word_vs_unbounded": round(float(np.percentile(common_fts, 50) / np.percentile(unbounded_fts, 50)), 3),
         "auto_recall_section_common_word_p95_ms": round(float(np.percentile(common_section, 95)) * 1e3, 3),
         "auto_recall_section_common_word_p50_ms": round(float(np.percentile(common_section, 50)) * 1e3, 3),
+        "auto_recall_section_common_word_unbounded_p95_ms": round(float(np.percentile(unbounded_section, 95)) * 1e3, 3),
+        "auto_recall_section_common_word_unbounded_p50_ms": round(float(np.percentile(unbounded_section, 50)) * 1e3, 3),
+        "auto_recall_section_common_word_vs_unbounded_p50": round(float(np.percentile(common_section, 50) / np.percentile(unbounded_section, 50)), 3),
         "auto_recall_section_common_words_only_p95_ms": round(float(np.percentile(only_common_section, 95)) * 1e3, 3),
         "auto_recall_section_common_words_only_p50_ms": round(float(np.percentile(only_common_section, 50)) * 1e3, 3),
         "ingest_ratio_1m_vs_empty": round(full_rate / empty_rate, 3),

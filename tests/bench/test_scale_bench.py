@@ -9,7 +9,7 @@ KEYS = (
     "search_p50_ms", "search_after_write_p50_ms", "write_penalty_ratio", "recall_at_10_vs_exact", "open_to_first_search_s",
     "index_rss_mb", "fts_p50_ms", "auto_recall_section_p95_ms", "ingest_ratio_1m_vs_empty", "store_mb_per_100k",
     "fts_common_word_p95_ms", "fts_common_word_unbounded_p50_ms", "fts_common_word_vs_unbounded", "auto_recall_section_common_word_p95_ms",
-    "auto_recall_section_common_words_only_p95_ms",
+    "auto_recall_section_common_words_only_p95_ms", "auto_recall_section_common_word_unbounded_p95_ms",
 )
 
 
