@@ -16,6 +16,7 @@ import os
 import resource
 import tempfile
 import time
+from contextlib import contextmanager
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -29,7 +30,11 @@ from desktop.core.memory.archival import ArchivalMemory, NewPassage
 from desktop.core.memory.recall import RecallMemory
 from desktop.core.memory.space import EmbeddingSpace, vector_blob
 from desktop.core.retrieval import MessageRanker, PassageRanker, VectorIndex, vector_codes
+from desktop.core.retrieval import bounded_fts
+from desktop.core.retrieval import messages as message_ranking
 from desktop.core.retrieval.messages import GRAPH_WEIGHT
+from desktop.core.retrieval.passages import LEXICAL_INDEX as PASSAGES_FTS, SEARCH_DEPTH as PASSAGE_DEPTH
+from desktop.core.retrieval.query import fts_phrases
 from desktop.core.storage import open_database
 from bench.common import bench_parser
 
@@ -39,6 +44,21 @@ START = datetime(2016, 1, 1, tzinfo=timezone.utc)
 FILL_BLOCK = 20_000
 #: Chunks per ArchivalMemory.add in the ingestion probe (what the document ingestor stores at once).
 INGEST_BATCH = 64
+#: Queries of the unbounded FTS5 search, the common word's baseline (0.6-2.5 s each at a million).
+UNBOUNDED_QUERIES = 5
+#: Sections searched with FTS5 alone, the baseline of a common word's section.
+UNBOUNDED_SECTIONS = 20
+
+
+@contextmanager
+def _unbounded():
+    """The lexical leg as it ran before its bound: every match scored, every proposed text compared."""
+    saved = bounded_fts.SCORED_ROWS, message_ranking.VERBATIM_CANDIDATES
+    bounded_fts.SCORED_ROWS = message_ranking.VERBATIM_CANDIDATES = 10**12
+    try:
+        yield
+    finally:
+        bounded_fts.SCORED_ROWS, message_ranking.VERBATIM_CANDIDATES = saved
 
 
 class GivenVectors(HashingEmbedder):
@@ -169,10 +189,31 @@ def fill_graph(db, agent_id: int, topics: int) -> int:
     return mentions
 
 
-def _section_times(db, agent_id: int, index: VectorIndex, probe_vectors, topics: int, day: int, graph_weight: float) -> list[float]:
-    """Automatic recall before a reply: the user's message is stored, then the section is searched
-    (its sources side by side, as before a reply). The message names a topic word: with a graph,
-    an entity whose links graph expansion follows."""
+def _common_word(q: int) -> str:
+    """A word of the synthetic text found in about one message (and passage) of ten."""
+    return f"w{10 + q % 3}"
+
+
+def _topic_message(q: int, topics: int) -> str:
+    """A message naming a topic word (with a graph, an entity whose links graph expansion follows)."""
+    return f"t{q % topics}x{q % 20} what did we say about w{300 + q}"
+
+
+def _common_word_message(q: int, topics: int) -> str:
+    """The same with a word found in one message of ten."""
+    return f"{_topic_message(q, topics)} and {_common_word(q)}"
+
+
+def _common_words_only_message(q: int, topics: int) -> str:
+    """A message of common words only, which also propose thousands of texts for a verbatim match."""
+    return f"and {_common_word(q)} w{13 + q % 3} then"
+
+
+def _section_times(
+    db, agent_id: int, index: VectorIndex, probe_vectors, topics: int, day: int, graph_weight: float, message=_topic_message,
+) -> list[float]:
+    """Automatic recall before a reply: the user's message (``message(q, topics)``) is stored,
+    then the section is searched (its sources side by side, as before a reply)."""
     embedder = GivenVectors()
     recall = RecallMemory(db, embedder, ranker=MessageRanker(db, embedder, index), clock=ManualClock(START))
     recall.graph_weight = graph_weight
@@ -180,7 +221,7 @@ def _section_times(db, agent_id: int, index: VectorIndex, probe_vectors, topics:
     recall.warm(agent_id)  # as the window does when it opens an agent (the timeline, the graph's counts)
     section = []
     for q, vector in enumerate(probe_vectors):
-        text = f"t{q % topics}x{q % 20} what did we say about w{300 + q}"
+        text = message(q, topics)
         embedder.given[text] = vector
         last = recall.add(agent_id, role="user", kind="user_message", content=text, search_text=text, created_at=START + timedelta(days=day, minutes=q))
         t0 = time.perf_counter()
@@ -283,7 +324,25 @@ def run(n: int, queries: int = 50, ingest_chunks: int = 2000, seed: int = 7, gra
             lexical.rank(agent_id, f"t{q % max(10, n // 100)}x{q % 20} w{200 + q}")
             fts.append(time.perf_counter() - t0)
 
+        # The same with a word found in one row of ten: FTS5 alone scores every row it matches.
+        common_fts, unbounded_fts = [], []
+        for q in range(queries):
+            text = f"t{q % topics}x{q % 20} w{200 + q} {_common_word(q)}"
+            t0 = time.perf_counter()
+            lexical.rank(agent_id, text)
+            common_fts.append(time.perf_counter() - t0)
+            if q < UNBOUNDED_QUERIES:  # seconds each at a million: a few make the baseline
+                t0 = time.perf_counter()
+                db.query(PASSAGES_FTS.scored(), (" OR ".join(fts_phrases(text)), agent_id, PASSAGE_DEPTH))
+                unbounded_fts.append(time.perf_counter() - t0)
+
         section = _section_times(db, agent_id, index, probe_vectors, topics, 4000, 0.0)
+        common_section = _section_times(db, agent_id, index, probe_vectors, topics, 4500, 0.0, _common_word_message)
+        only_common_section = _section_times(db, agent_id, index, probe_vectors, topics, 4700, 0.0, _common_words_only_message)
+        with _unbounded():  # the baseline: the same section as FTS5 alone ran it, every match scored
+            unbounded_section = _section_times(
+                db, agent_id, index, probe_vectors[:UNBOUNDED_SECTIONS], topics, 4800, 0.0, _common_word_message,
+            )
         graph_section, mentions = [], 0
         if graph:  # the app's default: conversation search follows the knowledge graph too
             started = time.perf_counter()
@@ -311,6 +370,17 @@ def run(n: int, queries: int = 50, ingest_chunks: int = 2000, seed: int = 7, gra
         "fts_p50_ms": _ms(fts),
         "auto_recall_section_p95_ms": round(float(np.percentile(section, 95)) * 1e3, 3),
         "auto_recall_section_p50_ms": round(float(np.percentile(section, 50)) * 1e3, 3),
+        "fts_common_word_p95_ms": round(float(np.percentile(common_fts, 95)) * 1e3, 3),
+        "fts_common_word_p50_ms": _ms(common_fts),
+        "fts_common_word_unbounded_p50_ms": _ms(unbounded_fts),
+        "fts_common_word_vs_unbounded": round(float(np.percentile(common_fts, 50) / np.percentile(unbounded_fts, 50)), 3),
+        "auto_recall_section_common_word_p95_ms": round(float(np.percentile(common_section, 95)) * 1e3, 3),
+        "auto_recall_section_common_word_p50_ms": round(float(np.percentile(common_section, 50)) * 1e3, 3),
+        "auto_recall_section_common_word_unbounded_p95_ms": round(float(np.percentile(unbounded_section, 95)) * 1e3, 3),
+        "auto_recall_section_common_word_unbounded_p50_ms": round(float(np.percentile(unbounded_section, 50)) * 1e3, 3),
+        "auto_recall_section_common_word_vs_unbounded_p50": round(float(np.percentile(common_section, 50) / np.percentile(unbounded_section, 50)), 3),
+        "auto_recall_section_common_words_only_p95_ms": round(float(np.percentile(only_common_section, 95)) * 1e3, 3),
+        "auto_recall_section_common_words_only_p50_ms": round(float(np.percentile(only_common_section, 50)) * 1e3, 3),
         "ingest_ratio_1m_vs_empty": round(full_rate / empty_rate, 3),
         "store_mb_per_100k": round(store_mb / (2 * n) * 100_000, 1),  # passages and messages both count
         "numpy_p50_ms": round(numpy_p50 * 1e3, 3),
@@ -322,6 +392,7 @@ def run(n: int, queries: int = 50, ingest_chunks: int = 2000, seed: int = 7, gra
         "index_rss_vs_numpy": round(index_mb / 2 / (matrix.nbytes / 2**20), 3),
         "fts_p50_vs_numpy": round(float(np.percentile(fts, 50)) / numpy_p50, 3),
         "auto_recall_section_p95_vs_numpy": round(float(np.percentile(section, 95)) / numpy_p50, 3),
+        "auto_recall_section_common_word_p95_vs_numpy": round(float(np.percentile(common_section, 95)) / numpy_p50, 3),
         "ingest_chunks_per_s_empty": round(empty_rate, 1),
         "ingest_chunks_per_s_full": round(full_rate, 1),
         "fill_s": round(fill_s, 1),

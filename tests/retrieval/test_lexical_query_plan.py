@@ -5,17 +5,26 @@ from __future__ import annotations
 
 import pytest
 
-from desktop.core.retrieval.messages import LEXICAL_SQL as MESSAGES_SQL
-from desktop.core.retrieval.passages import LEXICAL_SQL as PASSAGES_SQL
+from desktop.core.retrieval.messages import LEXICAL_INDEX as MESSAGES_INDEX
+from desktop.core.retrieval.passages import LEXICAL_INDEX as PASSAGES_INDEX
 from desktop.core.storage import open_database
+
+#: Every statement the bounded lexical leg scores with (desktop.core.retrieval.bounded_fts).
+STATEMENTS = [
+    pytest.param(lambda index: (index.scored(), ("garden", 1, 10)), id="best"),
+    pytest.param(lambda index: (index.scored(limit=False), ("garden", 1)), id="candidates"),
+    pytest.param(lambda index: (index.scored(" AND f.rowid >= ?"), ("garden", 1, 500, 10)), id="newest"),
+]
 
 
 @pytest.mark.parametrize("key", [None, "secret"], ids=["plain", "encrypted"])
-@pytest.mark.parametrize(("sql", "index"), [(MESSAGES_SQL, "messages_fts"), (PASSAGES_SQL, "passages_fts")], ids=["messages", "passages"])
-def test_the_lexical_search_starts_from_the_full_text_index(tmp_path, key, sql, index):
+@pytest.mark.parametrize("index", [MESSAGES_INDEX, PASSAGES_INDEX], ids=["messages", "passages"])
+@pytest.mark.parametrize("statement", STATEMENTS)
+def test_the_lexical_search_starts_from_the_full_text_index(tmp_path, key, index, statement):
+    sql, params = statement(index)
     db = open_database(tmp_path / "memdesk.sqlite3", key=key)
     try:
-        plan = [row[3] for row in db.query(f"EXPLAIN QUERY PLAN {sql}", ("garden", 1, 10))]
+        plan = [row[3] for row in db.query(f"EXPLAIN QUERY PLAN {sql}", params)]
     finally:
         db.close()
     assert plan[0].startswith("SCAN f VIRTUAL TABLE"), plan

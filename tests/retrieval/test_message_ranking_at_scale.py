@@ -162,3 +162,21 @@ def test_two_extensions_of_one_timeline_never_write_into_each_others_rows():
     assert second.ids.tolist() == [1, 2, 4] and second.same_session.tolist() == [False, True, False]
     assert second.authors.tolist() == ["Ana", "Ben", "Cleo"] and second.speakers == {"Cleo"}
     assert third.ids.tolist() == [1, 2, 3, 5] and third.times.tolist() == [0.0, 60.0, 120.0, 180.0]
+
+
+def test_common_inner_words_propose_only_the_newest_texts_for_the_verbatim_comparison(db, monkeypatch):
+    """Words found in a tenth of a million messages proposed 7,556 texts to read (0.4 s): the
+    newest VERBATIM_CANDIDATES are compared, and a verbatim match among them is still found."""
+    monkeypatch.setattr(message_ranking, "VERBATIM_SCAN_MAX", 5)
+    monkeypatch.setattr(message_ranking, "VERBATIM_CANDIDATES", 10)
+    recall = RecallMemory(db, HashingEmbedder())
+    old = _say(recall, "so did you see the lake", 0)
+    for n in range(30):
+        _say(recall, f"did you see the news {n}", 1 + n)
+    new = _say(recall, "and did you see the lake again", 40)
+    compared = []
+    monkeypatch.setattr(message_ranking, "contains_casefold", lambda text, query: compared.append(text) or int(query in text))
+    db.create_function("memdesk_contains", 2, message_ranking.contains_casefold)
+    exact = {hit.id for hit in recall.rank(1, "did you see the lake") if hit.exact}
+    assert new in exact and old not in exact  # the old one was not among the newest ten proposed
+    assert 0 < len(compared) <= 10

@@ -25,9 +25,9 @@ def fts_matches(db, monkeypatch):
     real_query = db.query
     real_parts = PartIndex.best_parts
 
-    def parts_spy(index, agent_id, match):
-        seen.append(match.split(" OR "))
-        return real_parts(index, agent_id, match)
+    def parts_spy(index, agent_id, phrases):
+        seen.append(list(phrases))
+        return real_parts(index, agent_id, phrases)
 
     monkeypatch.setattr(PartIndex, "best_parts", parts_spy)
 

@@ -22,12 +22,16 @@ import threading
 import zlib
 from dataclasses import dataclass
 
+from desktop.core.retrieval.bounded_fts import FtsIndex, best_matches
+
 #: Target size of a part. Measured on BEAM's development chats (docs/evaluation.md).
 PART_CHARS = 800
 #: A message at most this long is one part.
 WHOLE_CHARS = 1000
 #: Parts asked of the index per query (a message has several, so more than messages are).
 PART_DEPTH = 600
+#: The parts' index, each row with its message and span.
+PARTS = FtsIndex("parts", "f.agent_id", columns="f.message_id, f.start, f.end")
 _BREAK = re.compile(r"\n\s*\n|\n|(?<=[.!?])\s+")
 
 
@@ -83,6 +87,9 @@ class PartIndex:
             " tokenize='porter unicode61 remove_diacritics 2')"
         )
         self._state: dict[int, tuple] = {}  # agent -> (messages, newest id, total length) indexed
+        # agent -> message id -> its parts, for messages of more than one: asking the table read
+        # every row of it (5 s at a million parts; the column is not indexed)
+        self._counts: dict[int, dict[int, int]] = {}
         self._lock = threading.Lock()
 
     def refresh(self, agent_id: int, state: tuple, rows_after) -> None:
@@ -98,34 +105,30 @@ class PartIndex:
             if appended and (known[0] + len(rows), known[2] + sum(checksum(t) for _, t in rows)) != (state[0], state[2]):
                 appended = False  # an older message changed too
                 rows = list(rows_after(0))
+            parts = [(message_id, text, split_parts(text)) for message_id, text in rows]
             with self._db:
                 if not appended:
                     self._db.execute("DELETE FROM parts WHERE agent_id = ?", (agent_id,))
                 self._db.executemany(
                     "INSERT INTO parts(text, agent_id, message_id, start, end) VALUES (?, ?, ?, ?, ?)",
-                    [(text[a:b], agent_id, message_id, a, b) for message_id, text in rows for a, b in split_parts(text)],
+                    [(text[a:b], agent_id, message_id, a, b) for message_id, text, spans in parts for a, b in spans],
                 )
+            counts = self._counts.get(agent_id, {}) if appended else {}
+            counts.update((message_id, len(spans)) for message_id, _, spans in parts if len(spans) > 1)
+            self._counts[agent_id] = counts
             self._state[agent_id] = state
 
-    def best_parts(self, agent_id: int, match: str) -> dict[int, PartHit]:
-        """Message id -> its best-scoring part for an FTS5 ``match`` expression."""
+    def best_parts(self, agent_id: int, phrases: list[str]) -> dict[int, PartHit]:
+        """Message id -> its best-scoring part for FTS5 phrases OR-ed together, bounded as the
+        store's own indexes are (desktop.core.retrieval.bounded_fts)."""
         with self._lock:
-            rows = self._db.execute(
-                "SELECT message_id, -bm25(parts), start, end FROM parts WHERE parts MATCH ? AND agent_id = ? ORDER BY bm25(parts) LIMIT ?",
-                (match, agent_id, PART_DEPTH),
-            ).fetchall()
+            rows = best_matches(lambda sql, params: self._db.execute(sql, params).fetchall(), PARTS, phrases, agent_id, PART_DEPTH)
             found: dict[int, PartHit] = {}
-            for message_id, score, start, end in rows:
+            for _, score, message_id, start, end in rows:
                 if message_id not in found:
                     found[int(message_id)] = PartHit(float(score), int(start), int(end), 0)
-            if not found:
-                return {}
-            marks = ",".join("?" * len(found))
-            counts = dict(self._db.execute(
-                f"SELECT message_id, COUNT(*) FROM parts WHERE agent_id = ? AND message_id IN ({marks}) GROUP BY message_id",
-                (agent_id, *found),
-            ).fetchall())
-        return {m: PartHit(h.score, h.start, h.end, int(counts.get(m, 1))) for m, h in found.items()}
+            counts = self._counts.get(agent_id, {})
+            return {m: PartHit(h.score, h.start, h.end, counts.get(m, 1)) for m, h in found.items()}
 
     def close(self) -> None:
         self._db.close()

@@ -16,7 +16,8 @@ import numpy as np
 
 from desktop.core.embedding import Embedder
 from desktop.core.retrieval.changes import row_changes
-from desktop.core.retrieval.query import fts_query
+from desktop.core.retrieval.bounded_fts import FtsIndex, best_matches
+from desktop.core.retrieval.query import fts_phrases
 from desktop.core.retrieval.vector_index import VectorIndex
 from desktop.core.storage import Database
 
@@ -27,11 +28,8 @@ LEXICAL_WEIGHT = 0.35
 #: Rankings kept per ranker (a query is ranked once and paged through).
 CACHED_RANKINGS = 64
 
-#: The index first, then each hit's row (CROSS JOIN fixes the order: see messages.LEXICAL_SQL).
-LEXICAL_SQL = (
-    "SELECT f.rowid, -bm25(passages_fts) FROM passages_fts f CROSS JOIN passages p ON p.id = f.rowid"
-    " WHERE passages_fts MATCH ? AND p.agent_id = ? ORDER BY bm25(passages_fts) LIMIT ?"
-)
+#: The index first, then each hit's row (CROSS JOIN fixes the order: see messages.LEXICAL_INDEX).
+LEXICAL_INDEX = FtsIndex("passages_fts", "p.agent_id", "CROSS JOIN passages p ON p.id = f.rowid")
 
 
 @dataclass(frozen=True)
@@ -70,9 +68,9 @@ class PassageRanker:
         if self._embedder is not None:
             ids, cosines = self.vector_candidates(agent_id, self._embedder.embed([query])[0])
             scores = dict(zip(ids.tolist(), cosines.tolist()))
-        match = fts_query(query)
-        if match:
-            rows = db.query(LEXICAL_SQL, (match, agent_id, SEARCH_DEPTH))
+        phrases = fts_phrases(query)
+        if phrases:
+            rows = best_matches(db.query, LEXICAL_INDEX, phrases, agent_id, SEARCH_DEPTH)
             best = max((r[1] for r in rows), default=0.0)
             for passage_id, bm25 in rows:
                 if best > 0:

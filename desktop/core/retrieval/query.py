@@ -45,13 +45,18 @@ def _first_unique(words) -> list[str]:
     return list(seen)
 
 
-def fts_query(query: str) -> str:
-    """An FTS5 MATCH expression OR-ing the query's content words, each quoted so that words such
-    as AND, NEAR or a stray ``*`` in user text are never read as operators."""
+def fts_phrases(query: str) -> list[str]:
+    """The query's content words as FTS5 phrases, each quoted so that words such as AND, NEAR or
+    a stray ``*`` in user text are never read as operators."""
     words = terms(query)
     if not words:  # a query made only of stop words still deserves a lexical search
         words = _first_unique(_WORD.findall(query.casefold()))
-    return " OR ".join('"' + w.replace('"', '""') + '"' for w in words)
+    return ['"' + w.replace('"', '""') + '"' for w in words]
+
+
+def fts_query(query: str) -> str:
+    """An FTS5 MATCH expression OR-ing the query's content words (see ``fts_phrases``)."""
+    return " OR ".join(fts_phrases(query))
 
 
 _TOKEN = re.compile(r"[^\W_]+")
