@@ -78,6 +78,7 @@ class Memory:
     where: str = ""  # who said it, or the document it comes from
     score: float = 0.0
     item: Any = None  # the store's own object (Message, PassageHit), for the window's panels
+    version: str = ""  # another hit states the same fact: "update of 3 May 2024" (recall_versions)
 
     def line(self, text: str | None = None) -> str:
         """``[8 May 2023, Caroline] text``; other sources name themselves:
@@ -88,7 +89,8 @@ class Memory:
             place = self.where
         else:
             place = f"{self.source}, {self.where}" if self.where else self.source
-        return f"[{date}, {place}] {text if text is not None else self.text}"
+        version = f"; {self.version}" if self.version else ""
+        return f"[{date}, {place}{version}] {text if text is not None else self.text}"
 
 
 class MemorySource(Protocol):
@@ -221,9 +223,15 @@ def render_event(lines: Sequence[str], note: str = NOTE) -> str:
 
 
 class AutoRecall:
-    def __init__(self, sources: Sequence[MemorySource], settings: RecallSettings = RecallSettings()) -> None:
+    def __init__(
+        self, sources: Sequence[MemorySource], settings: RecallSettings = RecallSettings(),
+        order: Callable[[list[Memory]], list[Memory]] = list,
+    ) -> None:
+        """``order``: rearranges the hits before they are fitted (the app passes
+        recall_versions.newest_first: two versions of one fact, newest first and marked)."""
         self.sources = list(sources)
         self.settings = settings
+        self._order = order
         self._executor: ThreadPoolExecutor | None = None
         self._source_pool: ThreadPoolExecutor | None = None
 
@@ -297,6 +305,7 @@ class AutoRecall:
             log.error("automatic recall failed (the reply goes ahead without it): %s", where_it_failed(error))
             return RecallResult("failed", seconds=time.perf_counter() - started)
         note = NOTHING_NOTE if judged is not None and judged < NOTHING_BELOW else NOTE
+        found = self._order(found)
         placed, lines = self._fit(found, visible, budget_tokens, count_tokens, truncate, note)
         seconds = time.perf_counter() - started
         if not placed:
