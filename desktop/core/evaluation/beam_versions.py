@@ -63,51 +63,73 @@ def _judge(placed, older: set[int], newer_ids: set[int], kind: str) -> dict[str,
     return result
 
 
+class Tally:
+    """Counts per variant ("before": rank order; "after": newest_first) and bucket."""
+
+    def __init__(self) -> None:
+        self.counts: dict[str, dict[str, dict[str, int]]] = {v: defaultdict(lambda: defaultdict(int)) for v in VARIANTS}
+        self.elsewhere = {v: [0, 0] for v in VARIANTS}  # other questions' sections: [sections, sections with a mark]
+
+    def report(self) -> dict:
+        report: dict = {}
+        for name, buckets in self.counts.items():
+            report[name] = {
+                bucket: {"questions": c["questions"], **{m: round(c[m] / c["questions"], 4) for m in MEASURES}} for bucket, c in buckets.items()
+            }
+            sections, marked = self.elsewhere[name]
+            report[name]["marked_elsewhere"] = round(marked / sections, 4) if sections else None
+        return report
+
+
+VARIANTS = ("before", "after")
+
+
+def auto_recalls(recall: RecallMemory) -> dict[str, AutoRecall]:
+    source = ConversationSource(recall)
+    return {"before": AutoRecall([source], RecallSettings()), "after": AutoRecall([source], RecallSettings(), order=newest_first)}
+
+
+def measure_sample(variants: dict[str, AutoRecall], agent_id: int, ids: dict[str, int], sample: dict, tally: Tally,
+                   budget_tokens: int = BUDGET_TOKENS) -> None:
+    """One loaded chat (``ids``: BEAM message id -> store id) put through each variant."""
+    beyond = max(ids.values()) + 1
+    for qa in sample["qa"]:
+        kind = category_name(qa["category"])
+        groups = [{ids[e] for e in group if e in ids} for group in qa.get("evidence_groups", [])]
+        measured = kind in KINDS and len(groups) == 2 and all(groups) and groups[0] | groups[1] != groups[0] & groups[1]
+        if kind in KINDS and not measured:
+            continue
+        for name, auto in variants.items():
+            result = auto.gather(
+                agent_id, qa["question"], first_in_context=beyond, visible=Visible(), budget_tokens=budget_tokens,
+                count_tokens=_tokens, truncate=lambda text, tokens: text[: 4 * tokens], inline=True,
+            )
+            if not measured:
+                tally.elsewhere[name][0] += 1
+                tally.elsewhere[name][1] += any(m.version for m in result.memories)
+                continue
+            judged = _judge(list(result.memories), groups[0], groups[1], kind)
+            for bucket in ("all", kind, sample["sample_id"]):
+                tally.counts[name][bucket]["questions"] += 1
+                for measure, value in judged.items():
+                    tally.counts[name][bucket][measure] += value
+
+
 def evaluate_versions(samples: list[dict], embedder: Embedder, *, budget_tokens: int = BUDGET_TOKENS, progress=None) -> dict:
-    counts: dict[str, dict[str, dict[str, int]]] = {v: defaultdict(lambda: defaultdict(int)) for v in ("before", "after")}
-    elsewhere = {"before": [0, 0], "after": [0, 0]}
+    tally = Tally()
     with tempfile.TemporaryDirectory(prefix="memdesk-beam-versions-") as folder:
         db = open_database(Path(folder) / "memdesk.sqlite3")
         recall = RecallMemory(db, embedder, ranker=MessageRanker(db, embedder, VectorIndex(db)))
-        variants = {
-            "before": AutoRecall([ConversationSource(recall)], RecallSettings()),
-            "after": AutoRecall([ConversationSource(recall)], RecallSettings(), order=newest_first),
-        }
+        variants = auto_recalls(recall)
         try:
             for sample in samples:
                 ids = _load_conversation(db, recall, sample)
                 agent_id = ids.pop("agent_id")
-                beyond = max(ids.values()) + 1
-                for qa in sample["qa"]:
-                    kind = category_name(qa["category"])
-                    groups = [{ids[e] for e in group if e in ids} for group in qa.get("evidence_groups", [])]
-                    measured = kind in KINDS and len(groups) == 2 and all(groups) and groups[0] | groups[1] != groups[0] & groups[1]
-                    if kind in KINDS and not measured:
-                        continue
-                    for name, auto in variants.items():
-                        result = auto.gather(
-                            agent_id, qa["question"], first_in_context=beyond, visible=Visible(), budget_tokens=budget_tokens,
-                            count_tokens=_tokens, truncate=lambda text, tokens: text[: 4 * tokens], inline=True,
-                        )
-                        if not measured:
-                            elsewhere[name][0] += 1
-                            elsewhere[name][1] += any(m.version for m in result.memories)
-                            continue
-                        judged = _judge(list(result.memories), groups[0], groups[1], kind)
-                        for bucket in ("all", kind, sample["sample_id"]):
-                            counts[name][bucket]["questions"] += 1
-                            for measure, value in judged.items():
-                                counts[name][bucket][measure] += value
+                measure_sample(variants, agent_id, ids, sample, tally, budget_tokens)
                 if progress:
                     progress(sample["sample_id"])
         finally:
             for auto in variants.values():
                 auto.close()
             db.close()
-    report: dict = {"budget_tokens": budget_tokens}
-    for name, buckets in counts.items():
-        report[name] = {
-            bucket: {"questions": c["questions"], **{m: round(c[m] / c["questions"], 4) for m in MEASURES}} for bucket, c in buckets.items()
-        }
-        report[name]["marked_elsewhere"] = round(elsewhere[name][1] / elsewhere[name][0], 4) if elsewhere[name][0] else None
-    return report
+    return {"budget_tokens": budget_tokens, **tally.report()}
