@@ -117,7 +117,7 @@ def _print_versions(report: dict) -> None:
 
 def _beam_search(args: argparse.Namespace, samples: list[dict], progress) -> dict:
     from desktop.core.embedding.sentence_transformer import SentenceTransformerEmbedder
-    from desktop.core.evaluation.beam import DEVELOPMENT
+    from desktop.core.evaluation.beam import DEVELOPMENT, USER
     from desktop.core.evaluation.locomo import evaluate_samples
 
     analyser = None
@@ -127,7 +127,7 @@ def _beam_search(args: argparse.Namespace, samples: list[dict], progress) -> dic
         analyser = SpacyAnalyser()
     return evaluate_samples(
         samples, SentenceTransformerEmbedder(), ks=tuple(sorted({5, max(1, args.k)})), analyser=analyser,
-        tuned_on=DEVELOPMENT, progress=lambda s: progress(f"evaluated chat {s}"),
+        tuned_on=DEVELOPMENT, progress=lambda s: progress(f"evaluated chat {s}"), user_name=USER,
     )
 
 

@@ -28,6 +28,7 @@ from pathlib import Path
 from desktop.core.agent.auto_recall import AutoRecall, ConversationSource, RecallSettings, Visible
 from desktop.core.agent.recall_versions import newest_first
 from desktop.core.embedding import Embedder
+from desktop.core.evaluation.beam import USER
 from desktop.core.evaluation.locomo import _load_conversation, category_name
 from desktop.core.memory.recall import RecallMemory
 from desktop.core.retrieval import MessageRanker, VectorIndex
@@ -119,7 +120,7 @@ def evaluate_versions(samples: list[dict], embedder: Embedder, *, budget_tokens:
     tally = Tally()
     with tempfile.TemporaryDirectory(prefix="memdesk-beam-versions-") as folder:
         db = open_database(Path(folder) / "memdesk.sqlite3")
-        recall = RecallMemory(db, embedder, ranker=MessageRanker(db, embedder, VectorIndex(db)))
+        recall = RecallMemory(db, embedder, ranker=MessageRanker(db, embedder, VectorIndex(db), user_name=lambda: USER))
         variants = auto_recalls(recall)
         try:
             for sample in samples:
