@@ -74,7 +74,9 @@ _GENERIC_NOUNS = frozenset(
     style design performance security handling support service account access level limit count use usage case
     scenario requirement goal plan progress state status call check validation testing deployment integration
     migration documentation guide resource feedback suggestion review consideration recommendation concern challenge
-    strategy technique tool framework work effort aspect area scope context purpose end start beginning""".split()
+    strategy technique tool framework work effort aspect area scope context purpose end start beginning datum data
+    trouble use need statement exception column row index port dependency chart foundation decision benefit insight
+    quality guidance effectiveness efficiency discussion adjustment responsibility objective risk""".split()
 )
 _OBJECT_DEPS = ("dobj", "attr", "oprd", "acomp", "dative")
 
