@@ -77,6 +77,16 @@ def test_the_pair_moves_to_the_better_place_of_the_two():
         Memory("conversation", "message:3", "Something else entirely.", at),
         Memory("conversation", "message:4", "My API integration module test coverage is now 78%.", at + timedelta(days=5)),
     ]
-    assert [m.ref for m in newest_first(hits)] == ["message:4", "message:1", "message:2", "message:3"]
-    assert [m.version for m in newest_first(hits)][:2] == ["update of 3 May 2024", "updated 8 May 2024"]
-    assert newest_first(hits[1:3]) == hits[1:3]
+    asked = "What is my API test coverage?"
+    assert [m.ref for m in newest_first(asked, hits)] == ["message:4", "message:1", "message:2", "message:3"]
+    assert [m.version for m in newest_first(asked, hits)][:2] == ["update of 3 May 2024", "updated 8 May 2024"]
+    assert newest_first(asked, hits[1:3]) == hits[1:3]
+
+
+def test_only_versions_of_what_the_message_asks_about_and_of_one_speaker_are_marked():
+    at = datetime(2024, 5, 3, 12)
+    old = Memory("conversation", "message:1", "I have reached 65% test coverage on my API integration module.", at, "Ada")
+    new = Memory("conversation", "message:2", "My API integration module test coverage is now 78%.", at + timedelta(days=5), "Ada")
+    assert all(not m.version for m in newest_first("Which colour scheme did I pick for the dashboard?", [old, new]))
+    other = Memory("conversation", "message:2", new.text, new.at, "Orla")
+    assert all(not m.version for m in newest_first("What is my API test coverage?", [old, other]))

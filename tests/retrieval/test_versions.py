@@ -85,3 +85,14 @@ def test_each_hit_is_in_one_pair_at_most():
         ("Test coverage on the API integration module was 50% at the start.", datetime(2024, 4, 1, 12)),
     ])
     assert len(pairs) == 1 and (pairs[0].newer, pairs[0].older) == (0, 1)
+
+
+def test_with_a_question_only_pairs_about_it_count_and_with_speakers_only_one_persons():
+    coverage = [
+        ("I have reached 65% test coverage on my API integration module.", MAY_3),
+        ("My API integration module test coverage is now 78%.", MAY_12),
+    ]
+    assert len(find_versions(coverage, about="What is my test coverage?")) == 1
+    assert find_versions(coverage, about="Which colour scheme did I pick?") == []
+    assert find_versions(coverage, speakers=["Ada", "Orla"]) == []
+    assert len(find_versions(coverage, speakers=["Ada", "Ada"])) == 1

@@ -225,7 +225,7 @@ def render_event(lines: Sequence[str], note: str = NOTE) -> str:
 class AutoRecall:
     def __init__(
         self, sources: Sequence[MemorySource], settings: RecallSettings = RecallSettings(),
-        order: Callable[[list[Memory]], list[Memory]] = list,
+        order: Callable[[str, list[Memory]], list[Memory]] = lambda query, found: found,
     ) -> None:
         """``order``: rearranges the hits before they are fitted (the app passes
         recall_versions.newest_first: two versions of one fact, newest first and marked)."""
@@ -305,7 +305,7 @@ class AutoRecall:
             log.error("automatic recall failed (the reply goes ahead without it): %s", where_it_failed(error))
             return RecallResult("failed", seconds=time.perf_counter() - started)
         note = NOTHING_NOTE if judged is not None and judged < NOTHING_BELOW else NOTE
-        found = self._order(found)
+        found = self._order(query, found)
         placed, lines = self._fit(found, visible, budget_tokens, count_tokens, truncate, note)
         seconds = time.perf_counter() - started
         if not placed:

@@ -29,11 +29,12 @@ def _marks(kind: str, newer: Memory, older: Memory) -> tuple[str, str]:
     return f"contradicts {old_day}", f"contradicted {new_day}"
 
 
-def newest_first(found: Sequence[Memory], considered: int = CONSIDERED) -> list[Memory]:
-    """``found`` (best first) with each pair of versions of one fact adjacent, newer first, at the
-    better of their two places, both marked (``Memory.version``); everything else in its order."""
+def newest_first(query: str, found: Sequence[Memory], considered: int = CONSIDERED) -> list[Memory]:
+    """``found`` (best first, for ``query``) with each pair of one speaker's versions of a fact the
+    query asks about adjacent, newer first, at the better of their two places, both marked
+    (``Memory.version``); everything else in its order."""
     head = list(found[:considered])
-    pairs = find_versions([(m.text, m.at) for m in head])
+    pairs = find_versions([(m.text, m.at) for m in head], about=query, speakers=[(m.source, m.where) for m in head])
     if not pairs:
         return list(found)
     partner: dict[int, int] = {}

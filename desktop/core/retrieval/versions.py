@@ -193,9 +193,13 @@ def _contradicted(one: _Features, other: _Features) -> tuple[str, ...] | None:
     return None
 
 
-def find_versions(statements: Sequence[tuple[str, datetime | None]]) -> list[VersionPair]:
+def find_versions(statements: Sequence[tuple[str, datetime | None]], about: str = "", speakers: Sequence[object] | None = None) -> list[VersionPair]:
     """Pairs among ``statements`` ((text, when said), best first) that state one fact twice
-    differently; each statement is in at most one pair, the best-placed pairs first."""
+    differently; each statement is in at most one pair, the best-placed pairs first. ``about``:
+    the question they were found for; a pair must then share a word with it (a long technical
+    chat holds many numbers and negations: only versions of what is asked about are worth a
+    mark). ``speakers``: who said each; a pair is one person's two statements."""
+    asked = {stem(w) for w in _TOKEN.findall(about) if _content(w)}
     read = [features(text) if at is not None else None for text, at in statements]
     pairs: list[VersionPair] = []
     paired: set[int] = set()
@@ -204,7 +208,7 @@ def find_versions(statements: Sequence[tuple[str, datetime | None]]) -> list[Ver
             if i in paired or j in paired or read[i] is None or read[j] is None:
                 continue
             ti, tj = statements[i][1], statements[j][1]
-            if ti == tj or statements[i][0] == statements[j][0]:
+            if ti == tj or statements[i][0] == statements[j][0] or (speakers is not None and speakers[i] != speakers[j]):
                 continue
             newer, older = (i, j) if ti > tj else (j, i)
             shared = _updated(read[older], read[newer])
@@ -212,7 +216,7 @@ def find_versions(statements: Sequence[tuple[str, datetime | None]]) -> list[Ver
             if shared is None:
                 shared = _contradicted(read[i], read[j]) or _contradicted(read[j], read[i])
                 kind = CONTRADICTION
-            if shared is not None:
+            if shared is not None and (not asked or asked & set(shared)):
                 pairs.append(VersionPair(newer, older, kind, shared))
                 paired.update((i, j))
     return pairs
