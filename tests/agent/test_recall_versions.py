@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from datetime import datetime, timedelta
 
-from desktop.core.agent.auto_recall import Memory
+from desktop.core.agent.auto_recall import Memory, excerpt
 from desktop.core.agent.recall_versions import newest_first
 from desktop.core.runtime.scripted import say
 
@@ -90,3 +90,14 @@ def test_only_versions_of_what_the_message_asks_about_and_of_one_speaker_are_mar
     assert all(not m.version for m in newest_first("Which colour scheme did I pick for the dashboard?", [old, new]))
     other = Memory("conversation", "message:2", new.text, new.at, "Orla")
     assert all(not m.version for m in newest_first("What is my API test coverage?", [old, other]))
+
+
+def test_the_note_around_a_long_messages_part_is_not_read_as_a_statement():
+    at = datetime(2024, 5, 3, 12)
+    notes = [
+        excerpt("x" * 900 + "\nI like green tea in the morning.\n" + "y" * 900, (902, 935), at),
+        excerpt("z" * 900 + "\nThe garden needs water on Sundays.\n" + "w" * 900, (902, 937), at + timedelta(days=4)),
+    ]
+    hits = [Memory("conversation", f"message:{n}", text, at + timedelta(days=4 * n), "Ada") for n, text in enumerate(notes)]
+    # both notes say "part of a 1,8xx-character message; conversation_search_date ... shows it whole"
+    assert all(not m.version for m in newest_first("Which conversation_search date shows the whole message?", hits))

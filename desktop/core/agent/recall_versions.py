@@ -11,6 +11,7 @@ on its own. The pairs are found without a model (desktop.core.retrieval.versions
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import replace
 
@@ -20,6 +21,14 @@ from desktop.core.retrieval.versions import UPDATE, find_versions
 
 #: Hits compared with each other, best first: those a section of memories can hold.
 CONSIDERED = 40
+
+
+#: What auto_recall.excerpt adds around the part of a long message it shows: not what was said.
+_EXCERPT_NOTE = re.compile(r"\s*\(part of a [\d,]+-character message; [^()]*\)$")
+
+
+def _said(text: str) -> str:
+    return _EXCERPT_NOTE.sub("", text).strip("… ")
 
 
 def _marks(kind: str, newer: Memory, older: Memory) -> tuple[str, str]:
@@ -34,7 +43,7 @@ def newest_first(query: str, found: Sequence[Memory], considered: int = CONSIDER
     query asks about adjacent, newer first, at the better of their two places, both marked
     (``Memory.version``); everything else in its order."""
     head = list(found[:considered])
-    pairs = find_versions([(m.text, m.at) for m in head], about=query, speakers=[(m.source, m.where) for m in head])
+    pairs = find_versions([(_said(m.text), m.at) for m in head], about=query, speakers=[(m.source, m.where) for m in head])
     if not pairs:
         return list(found)
     partner: dict[int, int] = {}
