@@ -265,10 +265,11 @@ class AutoRecall:
         self, agent_id: int, query: str, *, first_in_context: int, parallel: bool = False
     ) -> tuple[list[Memory], float | None]:
         """``search``, and how well its hits answer the query (judged by the sources that can:
-        the conversation; the lowest of their judgements)."""
+        the conversation; the lowest of their judgements); the hits then in ``order`` (inside
+        the deadline: ordering compares their texts)."""
         found = self.search(agent_id, query, first_in_context=first_in_context, parallel=parallel)
         judged = [j for j in (s.support(agent_id, query, found) for s in self.sources if hasattr(s, "support")) if j is not None]
-        return found, (min(judged) if judged else None)
+        return self._order(query, found), (min(judged) if judged else None)
 
     def gather(
         self,
@@ -305,7 +306,6 @@ class AutoRecall:
             log.error("automatic recall failed (the reply goes ahead without it): %s", where_it_failed(error))
             return RecallResult("failed", seconds=time.perf_counter() - started)
         note = NOTHING_NOTE if judged is not None and judged < NOTHING_BELOW else NOTE
-        found = self._order(query, found)
         placed, lines = self._fit(found, visible, budget_tokens, count_tokens, truncate, note)
         seconds = time.perf_counter() - started
         if not placed:
