@@ -96,3 +96,10 @@ def test_with_a_question_only_pairs_about_it_count_and_with_speakers_only_one_pe
     assert find_versions(coverage, about="Which colour scheme did I pick?") == []
     assert find_versions(coverage, speakers=["Ada", "Orla"]) == []
     assert len(find_versions(coverage, speakers=["Ada", "Ada"])) == 1
+
+
+def test_odd_text_never_breaks_the_search():
+    odd = ["", "99:99 at 0:00 PM", "1,2,3 and 1,234,567.89 items", "v2.0.1 version 3", "%%% 5% 5 %", "```unterminated 5 apples",
+           "never", "I haven't", "12 12 12 12", "’s 3’s", "10k users 20K users", "\n\n\n"]
+    statements = [(text, datetime(2024, 5, day + 1, 12)) for day, text in enumerate(odd)]
+    assert isinstance(find_versions(statements, about="How many users and apples?"), list)

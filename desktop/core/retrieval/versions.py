@@ -138,6 +138,7 @@ def _quantities(tokens: list[str]) -> list[_Quantity]:
         elif _content(following):
             unit = stem(following)
         found.append((i, value, unit))
+
     def around(i: int, width: int) -> frozenset[str]:
         return frozenset(stem(t) for t in tokens[max(0, i - width) : i + width + 1] if _content(t))
 
