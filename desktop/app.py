@@ -16,6 +16,7 @@ from desktop.core.agent.agents import AgentRecord, AgentStore
 from desktop.core.agent.consolidation.consolidator import Consolidator
 from desktop.core.agent.consolidation.modes import ConsolidationSettings
 from desktop.core.agent.auto_recall import ArchivalSource, AutoRecall, ConversationSource, MemorySource, RecallSettings
+from desktop.core.agent.recall_versions import newest_first
 from desktop.core.agent.loop import Agent, AgentSettings, MemoryServices
 from desktop.core.agent.observer import AgentObserver
 from desktop.core.clock import Clock, SystemClock
@@ -338,6 +339,7 @@ def open_auto_recall(services: Services, settings: Settings) -> AutoRecall | Non
     return AutoRecall(
         recall_sources(services),
         RecallSettings(budget_fraction=settings.auto_recall_budget, timeout_ms=settings.auto_recall_timeout_ms),
+        order=newest_first,
     )
 
 

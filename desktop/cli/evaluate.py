@@ -48,9 +48,10 @@ def add_eval_command(subparsers: "argparse._SubParsersAction") -> argparse.Argum
     beam = kinds.add_parser("beam", help="conversation memory on BEAM chat folders (long technical messages)")
     beam.add_argument("paths", type=Path, nargs="+", metavar="DIR", help="BEAM chat folders (chats/100K/N) or a folder of them")
     beam.add_argument(
-        "--mode", choices=("search", "context"), default="search",
+        "--mode", choices=("search", "context", "versions"), default="search",
         help="search: share of evidence messages conversation search ranks in the top k; "
-        "context: share of evidence messages wholly or partly in the model's prompt after a replay",
+        "context: share of evidence messages wholly or partly in the model's prompt after a replay; "
+        "versions: share of knowledge-update and contradiction questions whose newer statement automatic recall shows first, marked",
     )
     beam.add_argument("--k", type=int, default=10, help="search: the largest cut-off reported (recall@5 is always reported)")
     beam.add_argument("--window", type=int, help="context: the context window in tokens (default: the context_size setting)")
@@ -75,13 +76,18 @@ def run_beam(args: argparse.Namespace) -> int:
     progress = lambda text: print(f"  {text}", file=sys.stderr, flush=True)  # noqa: E731 (stdout stays one JSON object)
     try:
         samples = load_chats(args.paths)
-        report = _beam_search(args, samples, progress) if args.mode == "search" else _replay(args, progress, samples=samples)
+        if args.mode == "versions":
+            report = _beam_versions(samples, progress)
+        else:
+            report = _beam_search(args, samples, progress) if args.mode == "search" else _replay(args, progress, samples=samples)
     except (MemDeskError, ValueError, KeyError, OSError) as error:
         print(f"error: {getattr(error, 'user_message', error)}", file=sys.stderr)
         return 1
     report = {"data_set": "BEAM", "chats": [s["sample_id"] for s in samples], **report}
     if args.json:
         print(json.dumps(report))
+    elif args.mode == "versions":
+        _print_versions(report)
     elif args.mode == "search":
         _print_retrieval(report, tuple(sorted({5, max(1, args.k)})), title="BEAM conversation search", extra=("tuned", "held_out", *_groups()))
     else:
@@ -89,9 +95,29 @@ def run_beam(args: argparse.Namespace) -> int:
     return 0
 
 
+def _beam_versions(samples: list[dict], progress) -> dict:
+    from desktop.core.embedding.sentence_transformer import SentenceTransformerEmbedder
+    from desktop.core.evaluation.beam_versions import evaluate_versions
+
+    return evaluate_versions(samples, SentenceTransformerEmbedder(), progress=lambda s: progress(f"evaluated chat {s}"))
+
+
+def _print_versions(report: dict) -> None:
+    from desktop.core.evaluation.beam_versions import KINDS, MEASURES
+
+    print(f"BEAM newest version first (automatic recall, {report['budget_tokens']}-token section)")
+    print(f"{'':30}{'variant':>8}{'n':>5}" + "".join(f"{m:>21}" for m in MEASURES))
+    for bucket in ("all", *KINDS):
+        for variant in ("before", "after"):
+            row = report[variant].get(bucket)
+            if row:
+                print(f"{bucket:30}{variant:>8}{row['questions']:>5}" + "".join(f"{row[m]:>21}" for m in MEASURES))
+    print(f"sections of other questions with a marked pair: {report['after']['marked_elsewhere']}")
+
+
 def _beam_search(args: argparse.Namespace, samples: list[dict], progress) -> dict:
     from desktop.core.embedding.sentence_transformer import SentenceTransformerEmbedder
-    from desktop.core.evaluation.beam import DEVELOPMENT
+    from desktop.core.evaluation.beam import DEVELOPMENT, USER
     from desktop.core.evaluation.locomo import evaluate_samples
 
     analyser = None
@@ -101,7 +127,7 @@ def _beam_search(args: argparse.Namespace, samples: list[dict], progress) -> dic
         analyser = SpacyAnalyser()
     return evaluate_samples(
         samples, SentenceTransformerEmbedder(), ks=tuple(sorted({5, max(1, args.k)})), analyser=analyser,
-        tuned_on=DEVELOPMENT, progress=lambda s: progress(f"evaluated chat {s}"),
+        tuned_on=DEVELOPMENT, progress=lambda s: progress(f"evaluated chat {s}"), user_name=USER,
     )
 
 

@@ -304,3 +304,15 @@ def test_enqueue_moves_a_long_history_into_the_queue_a_chunk_a_transaction(servi
     assert extractor.enqueue(agent_id) == 7
     assert len(commits) >= 3  # 3 + 3 + 1 messages, each chunk with its watermark
     assert extractor.enqueue(agent_id) == 0  # nothing twice
+
+
+def test_words_that_name_a_kind_of_thing_are_no_entity_alone_but_count_in_a_phrase(analyser):
+    (result,) = analyser.analyse([
+        "Here is the code for the function. The following command fixes the error in the application. "
+        "I improved the database schema of my budget tracker with Craig, and we deployed it on Render."
+    ])
+    names = {e.name for e in result.entities}
+    assert {"database schema", "budget tracker", "Craig", "Render"} <= names
+    assert not names & {"code", "function", "following command", "command", "error", "application"}
+    (chat,) = analyser.analyse(["I bought a kettle and a sofa."])
+    assert {"kettle", "sofa"} <= {e.name for e in chat.entities}  # everyday nouns are not technical kinds

@@ -80,6 +80,7 @@ class Memory:
     where: str = ""  # who said it, or the document it comes from
     score: float = 0.0
     item: Any = None  # the store's own object (Message, PassageHit), for the window's panels
+    version: str = ""  # another hit states the same fact: "update of 3 May 2024" (recall_versions)
 
     def line(self, text: str | None = None) -> str:
         """``[8 May 2023, Caroline] text``; other sources name themselves:
@@ -90,7 +91,8 @@ class Memory:
             place = self.where
         else:
             place = f"{self.source}, {self.where}" if self.where else self.source
-        return f"[{date}, {place}] {text if text is not None else self.text}"
+        version = f"; {self.version}" if self.version else ""
+        return f"[{date}, {place}{version}] {text if text is not None else self.text}"
 
 
 class MemorySource(Protocol):
@@ -223,9 +225,15 @@ def render_event(lines: Sequence[str], note: str = NOTE) -> str:
 
 
 class AutoRecall:
-    def __init__(self, sources: Sequence[MemorySource], settings: RecallSettings = RecallSettings()) -> None:
+    def __init__(
+        self, sources: Sequence[MemorySource], settings: RecallSettings = RecallSettings(),
+        order: Callable[[str, list[Memory]], list[Memory]] = lambda query, found: found,
+    ) -> None:
+        """``order``: rearranges the hits before they are fitted (the app passes
+        recall_versions.newest_first: two versions of one fact, newest first and marked)."""
         self.sources = list(sources)
         self.settings = settings
+        self._order = order
         self._executor: ThreadPoolExecutor | None = None
         self._source_pool: ThreadPoolExecutor | None = None
 
@@ -259,10 +267,11 @@ class AutoRecall:
         self, agent_id: int, query: str, *, first_in_context: int, parallel: bool = False
     ) -> tuple[list[Memory], float | None]:
         """``search``, and how well its hits answer the query (judged by the sources that can:
-        the conversation; the lowest of their judgements)."""
+        the conversation; the lowest of their judgements); the hits then in ``order`` (inside
+        the deadline: ordering compares their texts)."""
         found = self.search(agent_id, query, first_in_context=first_in_context, parallel=parallel)
         judged = [j for j in (s.support(agent_id, query, found) for s in self.sources if hasattr(s, "support")) if j is not None]
-        return found, (min(judged) if judged else None)
+        return self._order(query, found), (min(judged) if judged else None)
 
     def gather(
         self,

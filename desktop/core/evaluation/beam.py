@@ -110,7 +110,10 @@ def load_chat(folder: Path) -> dict:
         for question in probing[kind]:
             evidence = sorted({str(i) for i in _flatten(question.get("source_chat_ids"))}, key=int)
             answer = question.get("answer") or question.get("ideal_answer") or question.get("ideal_response") or question.get("ideal_summary")
-            qa.append({"question": question["question"], "answer": answer, "evidence": evidence, "category": kind})
+            ids = question.get("source_chat_ids")
+            # knowledge updates and contradictions name their two statements apart (original/updated info)
+            groups = [sorted({str(i) for i in _flatten(v)}, key=int) for v in ids.values()] if isinstance(ids, dict) else []
+            qa.append({"question": question["question"], "answer": answer, "evidence": evidence, "category": kind, "evidence_groups": groups})
     return {"sample_id": folder.name, "conversation": conversation, "qa": qa}
 
 

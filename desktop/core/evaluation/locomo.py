@@ -140,9 +140,10 @@ def evaluate(path: Path, embedder: Embedder, *, ks: tuple[int, ...] = (5, 10), p
 
 
 def evaluate_samples(samples: list[dict], embedder: Embedder, *, ks: tuple[int, ...] = (5, 10), progress=None, analyser=None,
-                     graph_weight: float = GRAPH_WEIGHT, tuned_on: tuple[str, ...] = TUNING_CONVERSATIONS) -> dict:
+                     graph_weight: float = GRAPH_WEIGHT, tuned_on: tuple[str, ...] = TUNING_CONVERSATIONS, user_name: str = "") -> dict:
     """Conversations in LoCoMo's shape (another data set converted to it, such as BEAM) ranked as
-    ``evaluate`` does; ``tuned_on`` names the conversations tuned on (the rest are held out)."""
+    ``evaluate`` does; ``tuned_on`` names the conversations tuned on (the rest are held out);
+    ``user_name``: the speaker who asks the questions, as the app's setting of that name."""
     modes = MODES + ((GRAPH_MODE,) if analyser is not None else ())
     recalls: dict[str, dict[tuple, list[float]]] = {mode: defaultdict(list) for mode in modes}
     latency: dict[str, list[float]] = {mode: [] for mode in modes}
@@ -151,7 +152,7 @@ def evaluate_samples(samples: list[dict], embedder: Embedder, *, ks: tuple[int, 
     supports: dict[str, dict[bool, list[float]]] = defaultdict(lambda: {True: [], False: []})  # bucket -> answerable? -> scores
     with tempfile.TemporaryDirectory(prefix="memdesk-locomo-") as folder:
         db = open_database(Path(folder) / "memdesk.sqlite3")
-        ranker = MessageRanker(db, embedder, VectorIndex(db))
+        ranker = MessageRanker(db, embedder, VectorIndex(db), user_name=lambda: user_name)
         recall = RecallMemory(db, embedder, ranker=ranker)
         try:
             for sample in samples:

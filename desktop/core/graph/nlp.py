@@ -57,7 +57,26 @@ _VAGUE_NOUNS = frozenset(
 _VAGUE_ADJECTIVES = frozenset(
     """good great nice new old such other same little big lot many few much more most really awesome cool amazing
     so very real whole own next last first best better different important special lovely wonderful fantastic
-    incredible huge small beautiful happy super""".split()
+    incredible huge small beautiful happy super following additional improved basic initial detailed specific current
+    proper simple necessary common potential possible final overall several various certain key main complete full
+    updated existing relevant appropriate correct available previous entire actual particular general""".split()
+)
+#: Words of technical writing that name a kind of thing, not one thing ("the code", "an error", "this
+#: function"): alone they are no entity a person would name, and they would link every message of a
+#: technical chat to every other. In a phrase they still count ("database schema", "error budget").
+_GENERIC_NOUNS = frozenset(
+    """code application app function example step error feature improvement assistance task user table model version
+    command file project data system issue problem solution approach option method process result value output input
+    test setup configuration implementation functionality change update detail information help question answer
+    request response note tip practice variable parameter line section page list item field string number type object
+    class instance module library package tool environment directory folder script route endpoint query database
+    server client session message log logic structure format template component element form button link view layout
+    style design performance security handling support service account access level limit count use usage case
+    scenario requirement goal plan progress state status call check validation testing deployment integration
+    migration documentation guide resource feedback suggestion review consideration recommendation concern challenge
+    strategy technique tool framework work effort aspect area scope context purpose end start beginning datum data
+    trouble use need statement exception column row index port dependency chart foundation decision benefit insight
+    quality guidance effectiveness efficiency discussion adjustment responsibility objective risk""".split()
 )
 _OBJECT_DEPS = ("dobj", "attr", "oprd", "acomp", "dative")
 
@@ -204,7 +223,7 @@ def _concept_name(chunk) -> str | None:
                 continue
             words.append(token.text if token.pos_ == "PROPN" else token.lower_)
     name = " ".join(words)
-    if len(root.lemma_) < 3 or not valid_name(name):
+    if len(root.lemma_) < 3 or not valid_name(name) or (len(words) == 1 and _common_noun(root) and root.lemma_.lower() in _GENERIC_NOUNS):
         return None
     return name
 

@@ -20,6 +20,7 @@ import numpy as np
 from desktop.core.clock import parse_iso
 from desktop.core.embedding import Embedder
 from desktop.core.retrieval import fusion
+from desktop.core.retrieval.asker import asker_boost
 from desktop.core.retrieval.bounded_fts import FtsIndex, best_matches
 from desktop.core.retrieval.changes import row_changes
 from desktop.core.retrieval.graph_expansion import expansion_scores
@@ -329,6 +330,8 @@ class MessageRanker:
             scores = scores + DATE_BOOST * _on_dates(timeline.times, dates)
         if len(names) == 1:
             scores = scores + SPEAKER_BOOST * ((timeline.authors == next(iter(names))) & (scores > 0))  # reorders matches, adds none
+        elif not names and n:
+            scores = asker_boost(scores, timeline.authors, (self._user_name() or "").strip(), query)
         exact = np.zeros(n, dtype=bool)
         where = timeline.index_of(self._verbatim(agent_id, query, n))
         exact[where[where >= 0]] = True
