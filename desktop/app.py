@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import shutil
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import tzinfo
@@ -373,6 +374,50 @@ def make_runtime(settings: Settings, *, key: str | None = None) -> Runtime:
 def runtime_factory(key: str | None, factory: Callable[..., Runtime] = make_runtime) -> Callable[[Settings], Runtime]:
     """``make_runtime`` for a store opened with ``key`` (the front ends pass settings only)."""
     return factory if key is None else lambda settings: factory(settings, key=key)
+
+
+#: The settings ``make_runtime`` reads: a runtime built for one set serves any settings equal in these.
+RUNTIME_SETTINGS = (
+    "runtime", "model_path", "context_size", "threads", "gpu_layers", "chat_template", "openai_base_url", "openai_model", "openai_schema",
+)
+
+
+def same_runtime(a: Settings, b: Settings) -> bool:
+    return all(getattr(a, name) == getattr(b, name) for name in RUNTIME_SETTINGS)
+
+
+class RuntimeAhead:
+    """A runtime factory whose first runtime was started before anyone asked for it: the window
+    starts the local model's process before it builds itself, so the interpreter, llama.cpp and
+    the weights load while Qt builds and paints, not after. Asked first for other settings (changed
+    meanwhile), it closes the early runtime and builds anew; ``discard`` closes one nobody took (a
+    window closed before its model loaded). Only a local model is started ahead: an HTTP runtime
+    costs nothing to build, and is not built before the window asks."""
+
+    def __init__(self, factory: Callable[[Settings], Runtime], settings: Settings) -> None:
+        self._factory = factory
+        self._lock = threading.Lock()  # taken by the window's worker thread, discarded by the GUI thread
+        self._early: tuple[Settings, Runtime] | None = None
+        if settings.runtime == "llamacpp":
+            try:
+                self._early = (settings, factory(settings))
+            except Exception:  # noqa: BLE001 - the worker's own attempt meets it again and reports it in the window
+                log.debug("the model was not started ahead", exc_info=True)
+
+    def __call__(self, settings: Settings) -> Runtime:
+        with self._lock:
+            early, self._early = self._early, None
+        if early is not None:
+            if same_runtime(early[0], settings):
+                return early[1]
+            early[1].close()
+        return self._factory(settings)
+
+    def discard(self) -> None:
+        with self._lock:
+            early, self._early = self._early, None
+        if early is not None:
+            early[1].close()
 
 
 def open_agent(

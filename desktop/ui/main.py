@@ -19,7 +19,7 @@ from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication, QMessageBox, QPlainTextEdit, QProgressDialog
 
-from desktop.app import Services, backups_at, convert_store, make_runtime, open_services, runtime_factory
+from desktop.app import RuntimeAhead, Services, backups_at, convert_store, make_runtime, open_services, runtime_factory
 from desktop.core.agent import unanswered
 from desktop.core.storage.driver import file_is_encrypted
 from desktop.errors import AlreadyRunningError, DamagedStoreError, MemDeskError, WrongPassphraseError
@@ -263,8 +263,9 @@ def _show_window(
     def open_worker_services() -> Services:
         return open_services(paths, key=key, embedder=shared_embedder)
 
-    window = MainWindow(services, open_worker_services=open_worker_services, make_runtime=runtime_factory(key, make_runtime), hub=hub,
-                        outlived=outlived)
+    # The model's process starts now and loads while the window is built (it waits for nothing).
+    runtimes = RuntimeAhead(runtime_factory(key, make_runtime), services.settings)
+    window = MainWindow(services, open_worker_services=open_worker_services, make_runtime=runtimes, hub=hub, outlived=outlived)
     ComeForwardWatcher(paths, window)
     window.show()
     app.processEvents()
@@ -291,6 +292,7 @@ def _show_window(
         code = app.exec()
     finally:
         window.shutdown()
+        runtimes.discard()  # a window closed before its worker took the model
         services.close()
     return code, AfterClose(restore=window.backups.restore_after_close, conversion=window.pending_conversion)
 
