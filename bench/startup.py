@@ -15,7 +15,9 @@ import time
 from desktop.ui.main import TIMING_PREFIX
 
 
-LAUNCH = "import sys; from desktop.ui.main import run; sys.exit(run())"
+#: What the ``memdesk`` script does (desktop.cli.main), with the window's timing flags.
+LAUNCH = ("import sys; from desktop.local_model import start_ahead; ahead = start_ahead(); "
+          "from desktop.ui.main import run; sys.exit(run(model_ahead=ahead))")
 
 
 def _bare_import() -> float:

@@ -58,6 +58,9 @@ def since_process_start() -> float:
 
 def _inner(message: str, pause: float, shot: str) -> int:
     """Runs inside Xvfb: the real app, driven as a user would, printing one JSON line."""
+    from desktop.local_model import start_ahead
+
+    model_ahead = start_ahead()  # as memdesk does, before Qt and the window are imported
     from PySide6.QtCore import QObject, QTimer, Slot
 
     import desktop.ui.main as app_main
@@ -157,7 +160,7 @@ def _inner(message: str, pause: float, shot: str) -> int:
     probes = []
     # The probe drives the window in place of the app's own screenshot driver (same arguments).
     app_main._schedule_screenshot = lambda window, path, text, _give_up_after_s: probes.append(Probe(window, path, text))
-    return app_main.run(["--screenshot", shot, "--message", message])
+    return app_main.run(["--screenshot", shot, "--message", message], model_ahead=model_ahead)
 
 
 def _first_reply_floor(steps, runtime) -> dict[str, object] | None:

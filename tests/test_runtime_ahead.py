@@ -7,9 +7,13 @@ from dataclasses import replace
 
 import pytest
 
-from desktop.app import RuntimeAhead
+from desktop.app import RuntimeAhead, open_services
+from desktop.core.embedding.hashing import HashingEmbedder
 from desktop.core.runtime.scripted import ScriptedRuntime
+from desktop.core.storage import open_database
 from desktop.errors import ModelError
+from desktop.local_model import StartedModel, settings_before_opening, start_ahead
+from desktop.paths import Paths
 from desktop.settings import Settings
 
 
@@ -85,3 +89,68 @@ def test_a_model_that_cannot_start_ahead_fails_where_the_window_reports_it():
     runtimes = RuntimeAhead(factory, Settings())  # no error while the window is not there to show it
     with pytest.raises(ModelError):
         runtimes(Settings())  # the worker's attempt: its error reaches the window's error bar
+
+
+# --- started by memdesk before the window's modules are imported (desktop.local_model) ----------
+def test_the_window_takes_the_model_memdesk_started_instead_of_starting_another():
+    factory = Factory()
+    started = StartedModel(Settings(), ScriptedRuntime())
+    early = started._runtime
+    runtimes = RuntimeAhead(factory, replace(Settings(), last_agent="Companion"), started=started)
+    assert factory.built == []  # nothing started twice
+    closed: list[ScriptedRuntime] = []
+    early.close = lambda: closed.append(early)
+    assert runtimes(Settings()) is early
+    started.discard()  # taken: the window's worker owns it, and closes it itself
+    assert closed == []
+
+
+def test_a_model_started_for_other_settings_is_closed_and_the_window_starts_its_own():
+    factory = Factory()
+    closed: list[ScriptedRuntime] = []
+    early = ScriptedRuntime()
+    early.close = lambda: closed.append(early)
+    # The store's settings as the window read them after a migration changed the context size.
+    runtimes = RuntimeAhead(factory, replace(Settings(), context_size=2048), started=StartedModel(Settings(), early))
+    assert closed == [early]
+    assert runtimes(replace(Settings(), context_size=2048)) is factory.built[0][1]
+
+
+def test_a_started_model_is_taken_once_and_closed_when_nobody_took_it():
+    closed: list[ScriptedRuntime] = []
+    runtime = ScriptedRuntime()
+    runtime.close = lambda: closed.append(runtime)
+    started = StartedModel(Settings(), runtime)
+    assert started.take(Settings()) is runtime
+    assert started.take(Settings()) is None  # a second window starts its own
+    started.discard()
+    assert closed == []
+    unused = StartedModel(Settings(), runtime)
+    unused.discard()
+    assert closed == [runtime]
+
+
+def test_settings_are_read_early_from_a_plain_store_and_are_the_defaults_before_it_exists(memdesk_home):
+    paths = Paths.from_environment().ensure()
+    assert settings_before_opening(paths) == Settings()  # a fresh install: the window creates the store
+    with open_services(paths, embedder=HashingEmbedder()) as services:
+        services.settings_store.set("context_size", 4096)
+    assert settings_before_opening(paths).context_size == 4096
+    assert paths.database.exists()
+
+
+def test_nothing_is_started_early_for_an_encrypted_or_unreadable_store(memdesk_home, tmp_path):
+    paths = Paths.from_environment().ensure()
+    open_database(paths.database, key="a passphrase that is long enough").close()
+    assert settings_before_opening(paths) is None  # its passphrase is asked by the window
+    assert start_ahead(paths) is None
+    paths.database.unlink()
+    paths.database.write_bytes(b"SQLite format 3\x00" + b"\xff" * 4000)  # damaged: the window offers a snapshot
+    assert settings_before_opening(paths) is None
+
+
+def test_a_model_server_is_not_started_early(memdesk_home):
+    paths = Paths.from_environment().ensure()
+    with open_services(paths, embedder=HashingEmbedder()) as services:
+        services.settings_store.set("runtime", "openai")
+    assert start_ahead(paths) is None

@@ -6,10 +6,15 @@ from __future__ import annotations
 import logging
 
 import pytest
+from PySide6.QtWidgets import QMessageBox
 
 from desktop.app import open_services
 from desktop.core.embedding.hashing import HashingEmbedder
 from desktop.core.runtime.scripted import ScriptedRuntime
+from desktop.instance import WINDOW, InstanceLock
+from desktop.local_model import StartedModel
+from desktop.paths import Paths
+from desktop.settings import Settings
 from desktop.ui import main as window_main
 
 
@@ -44,3 +49,22 @@ def start(monkeypatch, memdesk_home):
 def test_the_model_starts_loading_before_the_window_is_built_and_is_the_one_that_answers(qtbot, start):
     assert window_main.run(["--quit-when-ready"]) == 0
     assert start == ["runtime", "window"]  # one runtime, started first; the worker took it
+
+
+def test_the_window_answers_with_the_model_memdesk_started_before_importing_it(qtbot, start):
+    early = ScriptedRuntime(context_window=32768)
+    closed: list[ScriptedRuntime] = []
+    early.close = lambda: closed.append(early)
+    assert window_main.run(["--quit-when-ready"], model_ahead=StartedModel(Settings(), early)) == 0
+    assert start == ["window"]  # the window started no runtime of its own
+    assert closed == [early]  # its worker closed it when the window closed
+
+
+def test_a_start_that_ends_before_any_window_closes_the_model_started_for_it(start, monkeypatch):
+    early = ScriptedRuntime()
+    closed: list[ScriptedRuntime] = []
+    early.close = lambda: closed.append(early)
+    monkeypatch.setattr(QMessageBox, "information", lambda *a, **k: QMessageBox.StandardButton.Ok)  # "already running": OK
+    with InstanceLock(Paths.from_environment().ensure().instance_lock, WINDOW):
+        assert window_main.run([], model_ahead=StartedModel(Settings(), early)) == 1  # another window holds the folder
+    assert closed == [early] and start == []
