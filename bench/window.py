@@ -12,8 +12,12 @@ the window receives it; a login turn the message preempts does not count; ``firs
 and ``first_step_end_s`` count the turn's first step whatever it calls), and from Enter to the
 first character and to the end of the turn, the steps and functions of the turn, the reply and
 whether the window shows it, whether the warm-up had finished before Enter, and the load average.
+A figure that the machine's load mostly cancels: ``first_reply_overhead_after_model_ready_seconds``,
+the wait from Enter (or from the model being ready, when Enter came first) to the first reply
+character beyond the model's own work on the turn (``first_reply_floor_seconds``: the tokens the
+turn evaluated and generated before that character, at the speeds measured in its own steps).
 With ``--installed`` the home first gets what ``make install`` leaves there (``memdesk warm``: the
-static prompt's KV state on disk). A screenshot of the window after the reply is kept beside the
+KV states of the static prompt and of the first agent's memory section on disk). A screenshot of the window after the reply is kept beside the
 figures (``--shots DIR``).
 
 Nothing here is asserted (shared machines are noisy); the issue's targets (Send enabled <= 0.5 s,
@@ -54,6 +58,9 @@ def since_process_start() -> float:
 
 def _inner(message: str, pause: float, shot: str) -> int:
     """Runs inside Xvfb: the real app, driven as a user would, printing one JSON line."""
+    from desktop.local_model import start_ahead
+
+    model_ahead = start_ahead()  # as memdesk does, before Qt and the window are imported
     from PySide6.QtCore import QObject, QTimer, Slot
 
     import desktop.ui.main as app_main
@@ -72,6 +79,7 @@ def _inner(message: str, pause: float, shot: str) -> int:
             self.marks: dict[str, object] = {"functions": [], "events": [], "window_shown": now()}
             self.shown = time.perf_counter()
             self.user_turn = False  # the turn answering the message runs (not a login turn it preempts)
+            self.steps: list = []  # the user turn's steps, for its floor
             worker = window.worker
             window.model_ready.connect(self.ready)
             worker.streamed.connect(self.streamed)
@@ -118,6 +126,7 @@ def _inner(message: str, pause: float, shot: str) -> int:
             if self.user_turn:
                 self.marks["functions"].append(step.function)
                 self.marks.setdefault("first_step_end", now())
+                self.steps.append(step)
 
         @Slot(str, str)
         def agent_event(self, kind: str, piece: str) -> None:
@@ -134,6 +143,7 @@ def _inner(message: str, pause: float, shot: str) -> int:
                 return  # a turn the message preempted (login) ended: its answer is still to come
             self.marks.update(turn_end=now(), steps=len(self.marks["functions"]), replies=[reply.search_text])
             self.marks["reply_shown"] = any(e.kind == "agent" and e.text == reply.search_text for e in window.chat.transcript.entries)
+            self.marks["floor"] = _first_reply_floor(self.steps, window.worker.runtime)
             QTimer.singleShot(300, self.save)
 
         @Slot()
@@ -150,7 +160,27 @@ def _inner(message: str, pause: float, shot: str) -> int:
     probes = []
     # The probe drives the window in place of the app's own screenshot driver (same arguments).
     app_main._schedule_screenshot = lambda window, path, text, _give_up_after_s: probes.append(Probe(window, path, text))
-    return app_main.run(["--screenshot", shot, "--message", message])
+    return app_main.run(["--screenshot", shot, "--message", message], model_ahead=model_ahead)
+
+
+def _first_reply_floor(steps, runtime) -> dict[str, object] | None:
+    """What the model itself needed for the reply's first character, at the speeds measured in the
+    turn's own steps (as ``bench.latency`` counts it): evaluate the prompt tokens each step up to
+    the reply evaluated, and generate what came before the reply's first character. The rest of
+    the wait (a model still loading, a warm-up the turn waited for, recall, the window) is the
+    overhead this benchmark is about; on a busy machine both grow, the floor with the load."""
+    from bench.latency import _reply_prefix_tokens, step_speeds
+
+    reply = next((i for i, s in enumerate(steps) if s.ok and s.function == "send_message"), None)
+    if reply is None or runtime is None:
+        return None
+    seconds = 0.0
+    for index, step in enumerate(steps[: reply + 1]):
+        per_eval, per_token = step_speeds(step, (0.0, 0.0))
+        generated = _reply_prefix_tokens(runtime, step.raw) if index == reply else step.stats.generated_tokens
+        seconds += step.stats.evaluated_tokens * per_eval + generated * per_token
+    return {"seconds": round(seconds, 3), "evaluated_tokens": sum(s.stats.evaluated_tokens for s in steps[: reply + 1]),
+            "prompt_tokens": steps[reply].stats.prompt_tokens}
 
 
 def _one(message: str, pause: float, shots: Path, installed: bool) -> dict[str, object]:
@@ -172,6 +202,11 @@ def _one(message: str, pause: float, shots: Path, installed: bool) -> dict[str, 
         return {"typing_pause_seconds": pause, "error": tail[-1500:]}
     enter = marks["enter"]
     first = marks.get("first_reply_character")
+    floor = marks.get("floor") or {}
+    # From Enter, or from the model being ready when Enter came first: what the turn waited
+    # beyond the model's own work on it (load cancels out of this, mostly: the floor grows with it).
+    start = max(enter, marks.get("model_ready") or enter)
+    overhead = round(first - start - floor["seconds"], 3) if first is not None and floor else None
     return {
         "typing_pause_seconds": pause,
         "installed": installed,
@@ -188,6 +223,11 @@ def _one(message: str, pause: float, shots: Path, installed: bool) -> dict[str, 
         "first_reply_char_s": first,
         "enter_to_first_reply_character_seconds": round(first - enter, 3) if first is not None else None,
         "enter_to_turn_end_seconds": round(marks["turn_end"] - enter, 3),
+        "first_reply_floor_seconds": floor.get("seconds"),
+        "first_reply_overhead_after_model_ready_seconds": overhead,
+        "first_turn_evaluated_tokens": floor.get("evaluated_tokens"),
+        "first_turn_prompt_tokens": floor.get("prompt_tokens"),
+        "send_enabled_after_window_shown_s": round(marks["send_enabled"] - marks["window_shown"], 3) if marks.get("send_enabled") else None,
         "reply_shown": marks.get("reply_shown"),
         "steps": marks["steps"],
         "functions": marks["functions"],
@@ -215,7 +255,9 @@ def main(argv: list[str] | None = None) -> int:
     for pause in args.pause:
         mine = [r for r in runs if r.get("typing_pause_seconds") == pause and "error" not in r]
         key = f"pause_{pause:g}s"
-        for name in ("window_shown_s", "send_enabled_s", "model_ready_s", "first_streamed_char_s", "first_step_end_s", "first_reply_char_s", "enter_to_first_reply_character_seconds", "enter_to_turn_end_seconds"):
+        for name in ("window_shown_s", "send_enabled_s", "send_enabled_after_window_shown_s", "model_ready_s", "first_streamed_char_s",
+                     "first_step_end_s", "first_reply_char_s", "enter_to_first_reply_character_seconds", "enter_to_turn_end_seconds",
+                     "first_reply_floor_seconds", "first_reply_overhead_after_model_ready_seconds", "first_turn_evaluated_tokens"):
             values = [r[name] for r in mine if r.get(name) is not None]
             figures[f"{key}_{name}"] = round(statistics.median(values), 3) if values else None
         figures[f"{key}_steps"] = [r["steps"] for r in mine]

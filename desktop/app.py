@@ -7,6 +7,7 @@ Front ends (the CLI, the Qt window) call ``open_services`` once, then ``make_run
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from functools import cached_property
@@ -45,6 +46,8 @@ from desktop.core.tools.http import HttpPolicy
 from desktop.core.tools.imported import ImportedTools
 from desktop.core.tools.registry import ToolRegistry, load_user_tools
 from desktop.errors import ConfigError, MemDeskError, PrivateChatRefusal, ToolError
+from desktop.local_model import StartedModel, same_runtime, start_local_model
+from desktop.local_model import resolve_model_path  # noqa: F401 - the front ends take it from here
 from desktop.paths import RESOURCES, Paths
 from desktop.settings import Settings, SettingsStore, sampling
 from desktop.store_opening import backups_for, open_store, user_zone
@@ -208,10 +211,6 @@ def open_retention(services: Services, *, db: Database | None = None):
     return Retention(db or services.db, services.clock, history=history, kv_cache=services.paths.kv_cache)
 
 
-def resolve_model_path(settings: Settings) -> Path:
-    from desktop.core.models.bundled import default_model_path
-
-    return Path(settings.model_path).expanduser() if settings.model_path else default_model_path()
 
 
 def agent_file_options(services: Services) -> dict:
@@ -234,23 +233,7 @@ def make_runtime(settings: Settings, *, key: str | None = None) -> Runtime:
     ``key``: the store's passphrase, when it is encrypted; the KV states saved on disk (which hold
     the prompt's memory) are then encrypted with it."""
     if settings.runtime == "llamacpp":
-        # llama.cpp runs in a child process: a native abort there becomes a ModelError here,
-        # never a crash of the window (see desktop/core/runtime/isolated.py).
-        from desktop.core.runtime.isolated import isolated_llama
-        from desktop.core.runtime.llamacpp.settings import LlamaSettings
-
-        return isolated_llama(
-            LlamaSettings(
-                model_path=resolve_model_path(settings),
-                context_size=settings.context_size,
-                threads=settings.threads,
-                gpu_layers=settings.gpu_layers,
-                chat_template_override=settings.chat_template or None,
-                # The system message's KV state survives restarts, so a start does not re-read it.
-                cache_dir=Paths.from_environment().kv_cache,
-                cache_passphrase=key,
-            )
-        )
+        return start_local_model(settings, key=key)
     if settings.runtime == "openai":
         from desktop.core.runtime.openai_http import OpenAIRuntime
 
@@ -263,6 +246,46 @@ def make_runtime(settings: Settings, *, key: str | None = None) -> Runtime:
 def runtime_factory(key: str | None, factory: Callable[..., Runtime] = make_runtime) -> Callable[[Settings], Runtime]:
     """``make_runtime`` for a store opened with ``key`` (the front ends pass settings only)."""
     return factory if key is None else lambda settings: factory(settings, key=key)
+
+
+class RuntimeAhead:
+    """A runtime factory whose first runtime was started before anyone asked for it: the window
+    starts the local model's process before it builds itself (or takes the one ``memdesk``
+    started before importing the window: ``started``, see desktop.local_model), so the
+    interpreter, llama.cpp and the weights load while Qt builds and paints, not after. Asked
+    first for other settings (changed meanwhile), it closes the early runtime and builds anew;
+    ``discard`` closes one nobody took (a window closed before its model loaded). Only a local
+    model is started ahead: an HTTP runtime costs nothing to build, and is not built before the
+    window asks."""
+
+    def __init__(self, factory: Callable[[Settings], Runtime], settings: Settings, *, started: StartedModel | None = None) -> None:
+        self._factory = factory
+        self._lock = threading.Lock()  # taken by the window's worker thread, discarded by the GUI thread
+        self._early: tuple[Settings, Runtime] | None = None
+        if settings.runtime != "llamacpp":
+            if started is not None:
+                started.discard()
+            return
+        early = started.take(settings) if started is not None else None
+        try:
+            self._early = (settings, early or factory(settings))
+        except Exception:  # noqa: BLE001 - the worker's own attempt meets it again and reports it in the window
+            log.debug("the model was not started ahead", exc_info=True)
+
+    def __call__(self, settings: Settings) -> Runtime:
+        with self._lock:
+            early, self._early = self._early, None
+        if early is not None:
+            if same_runtime(early[0], settings):
+                return early[1]
+            early[1].close()
+        return self._factory(settings)
+
+    def discard(self) -> None:
+        with self._lock:
+            early, self._early = self._early, None
+        if early is not None:
+            early[1].close()
 
 
 def open_agent(

@@ -70,15 +70,21 @@ def _main(args: argparse.Namespace) -> int:
 
 
 def _run_gui() -> int:
+    from desktop.local_model import start_ahead
+
+    # The model loads while Qt and the window are imported and built (see desktop.local_model).
+    model_ahead = start_ahead()
     try:
         from desktop.ui.main import run
     except ModuleNotFoundError as error:
+        if model_ahead is not None:
+            model_ahead.discard()
         if not (error.name or "").startswith(("desktop.ui", "PySide6")):
             raise
         # The window is not available (no Qt installed): the terminal chat is the fallback.
         print("memdesk: the desktop window is not available here; starting the terminal chat.", file=sys.stderr)
         return main(["chat"])
-    return run([])
+    return run([], model_ahead=model_ahead)
 
 
 if __name__ == "__main__":

@@ -1,12 +1,15 @@
-"""``memdesk warm``: evaluate the agents' static prompt (instructions and tools) with the local model
-now and keep its KV state in the disk cache, so the first message after installation does not
-pay for it (~1,650 tokens: 15-20 s on a 2-core machine). ``make install`` runs it once.
+"""``memdesk warm``: evaluate the agents' prompt beginning (instructions and tools, then the memory
+section) with the local model now and keep its KV states in the disk cache, so the first message
+after installation does not pay for it (~1,650 + ~170 tokens: 15-20 s on a 2-core machine).
+``make install`` runs it once.
 
     memdesk warm
 
-Every agent starts with the same static prompt while the settings are the defaults, so on a fresh
-install (no agent yet) it is taken from an agent made inside a transaction that is rolled back.
-The window and ``memdesk chat`` warm the same prefix again in the background (a disk load then).
+Every agent starts with the same static prompt while the settings are the defaults, and the agent
+the window creates at its first start (``FIRST_AGENT``) with the same memory section: on a fresh
+install (no agent yet) both are taken from that agent, made inside a transaction that is rolled
+back. The window and ``memdesk chat`` warm the same prefixes again in the background (disk loads
+then), and the first message evaluates only its own tokens.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import time
 
 from desktop.app import make_runtime, open_agent, runtime_factory
 from desktop.cli.passphrase import open_store_services
+from desktop.core.agent.agents import FIRST_AGENT
 
 
 def add_command(commands) -> None:
@@ -37,11 +41,13 @@ def _warm(args: argparse.Namespace) -> int:
         try:
             prefixes = []
             with services.db.dry_run():  # a fresh install has no agent yet: borrow one, keep nothing
-                records = services.agents.list() or [services.create_agent("warm-up")]
+                records = services.agents.list() or [services.create_agent(FIRST_AGENT)]
                 for record in records[:4]:
-                    prefix = open_agent(services, record, runtime, settings=settings).static_prefix()
-                    if prefix not in prefixes:
-                        prefixes.append(prefix)
+                    agent = open_agent(services, record, runtime, settings=settings)
+                    # The static prefix first: its state, kept apart, serves every agent.
+                    for prefix in (agent.static_prefix(), agent.memory_prefix()):
+                        if prefix not in prefixes:
+                            prefixes.append(prefix)
             tokens = sum(runtime.warm(prefix) for prefix in prefixes)
         finally:
             runtime.close()  # waits until the state file is written

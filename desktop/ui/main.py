@@ -19,12 +19,13 @@ from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication, QMessageBox, QPlainTextEdit, QProgressDialog
 
-from desktop.app import Services, make_runtime, open_services, runtime_factory
+from desktop.app import RuntimeAhead, Services, make_runtime, open_services, runtime_factory
 from desktop.store_opening import backups_at, convert_store
 from desktop.core.agent import unanswered
 from desktop.core.storage.driver import file_is_encrypted
 from desktop.errors import AlreadyRunningError, DamagedStoreError, MemDeskError, WrongPassphraseError
 from desktop.instance import WINDOW, InstanceLock, ask_to_come_forward
+from desktop.local_model import StartedModel
 from desktop.log_privacy import PrivateFormatter
 from desktop.paths import APP_ID, ICON, Paths
 from desktop.private_files import private_umask
@@ -64,9 +65,15 @@ def _show_crash_log(window: MainWindow, text: str) -> None:
     view.show()
 
 
-def run(argv: list[str] | None = None) -> int:
+def run(argv: list[str] | None = None, *, model_ahead: StartedModel | None = None) -> int:
+    """``model_ahead``: the local model ``memdesk`` started before importing this module
+    (desktop.local_model.start_ahead); the first window takes it, or it is closed."""
     with private_umask():  # the store, logs and caches this run writes are the user's only
-        return _run(argv)
+        try:
+            return _run(argv, model_ahead)
+        finally:
+            if model_ahead is not None:
+                model_ahead.discard()  # nothing, when the window took it
 
 
 def _take_instance_lock(paths: Paths) -> InstanceLock | None:
@@ -82,7 +89,7 @@ def _take_instance_lock(paths: Paths) -> InstanceLock | None:
         return None
 
 
-def _run(argv: list[str] | None) -> int:
+def _run(argv: list[str] | None, model_ahead: StartedModel | None) -> int:
     parser = argparse.ArgumentParser(prog="memdesk", description="MemDesk desktop window")
     parser.add_argument("--timing", action="store_true", help="print start-up milestones (for bench.startup)")
     parser.add_argument("--quit-when-ready", action="store_true", help="exit once the model is loaded (for bench.startup)")
@@ -110,10 +117,10 @@ def _run(argv: list[str] | None) -> int:
     if lock is None:
         return 1
     with lock:
-        return _run_window(app, paths, args, milestone)
+        return _run_window(app, paths, args, milestone, model_ahead)
 
 
-def _run_window(app: QApplication, paths: Paths, args: argparse.Namespace, milestone) -> int:
+def _run_window(app: QApplication, paths: Paths, args: argparse.Namespace, milestone, model_ahead: StartedModel | None) -> int:
     _setup_logging(paths)
     hub = ErrorHub()
     capture = CrashCapture(paths.logs, hub).install()
@@ -126,8 +133,8 @@ def _run_window(app: QApplication, paths: Paths, args: argparse.Namespace, miles
             if services is None:
                 return code
             key = services.key
-            code, after = _show_window(app, services, hub, args, milestone, previous_crash, outlived)
-            previous_crash = None
+            code, after = _show_window(app, services, hub, args, milestone, previous_crash, outlived, model_ahead)
+            previous_crash = model_ahead = None
             # The window and every connection it opened are closed: the store is free to replace.
             if after.restore is not None:
                 _restore(paths, after.restore, key)
@@ -252,7 +259,7 @@ def _convert(app: QApplication, paths: Paths, conversion: StoreConversion, outli
 
 def _show_window(
     app: QApplication, services: Services, hub: ErrorHub, args: argparse.Namespace, milestone, previous_crash: Path | None,
-    outlived: OutlivedThreads,
+    outlived: OutlivedThreads, model_ahead: StartedModel | None = None,
 ) -> tuple[int, "AfterClose"]:
     """Run one window on ``services`` until it closes: its exit code, and what the user asked to be
     done once it is closed (a snapshot to restore from File > Backups…, a conversion from Settings →
@@ -264,8 +271,10 @@ def _show_window(
     def open_worker_services() -> Services:
         return open_services(paths, key=key, embedder=shared_embedder)
 
-    window = MainWindow(services, open_worker_services=open_worker_services, make_runtime=runtime_factory(key, make_runtime), hub=hub,
-                        outlived=outlived)
+    # The model's process starts now (unless memdesk started it already) and loads while the
+    # window is built: it waits for nothing.
+    runtimes = RuntimeAhead(runtime_factory(key, make_runtime), services.settings, started=model_ahead)
+    window = MainWindow(services, open_worker_services=open_worker_services, make_runtime=runtimes, hub=hub, outlived=outlived)
     ComeForwardWatcher(paths, window)
     window.show()
     app.processEvents()
@@ -292,6 +301,7 @@ def _show_window(
         code = app.exec()
     finally:
         window.shutdown()
+        runtimes.discard()  # a window closed before its worker took the model
         services.close()
     return code, AfterClose(restore=window.backups.restore_after_close, conversion=window.pending_conversion)
 

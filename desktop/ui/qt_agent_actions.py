@@ -12,13 +12,14 @@ from PySide6.QtWidgets import QInputDialog, QMessageBox, QWidget
 
 from desktop.app import Services
 from desktop.core.agent import transfer
+from desktop.core.agent.agents import FIRST_AGENT
 from desktop.core.prompts import renamed_persona
 from desktop.ui.qt_agents import CreateAgentDialog
 from desktop.ui.qt_errors import ErrorHub, reports_errors
 from desktop.ui.qt_jobs import Jobs
 from desktop.ui.qt_text import literal
 
-DEFAULT_AGENT = "Companion"
+DEFAULT_AGENT = FIRST_AGENT
 
 
 class WindowState(Protocol):

@@ -1,5 +1,6 @@
-"""`memdesk warm` (run by make install): the static prompt's KV state is on disk before the first
-start, so the window's first warm-up is a disk load and the first message does not pay for it."""
+"""`memdesk warm` (run by make install): the KV states of the static prompt and of the first agent's
+memory section are on disk before the first start, so the window's first warm-up is two disk loads
+and the first message evaluates only its own tokens."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import pytest
 
 from desktop.app import make_runtime, open_agent, open_services
 from desktop.cli.main import main
+from desktop.core.agent.agents import FIRST_AGENT
 from desktop.core.embedding.hashing import HashingEmbedder
 from desktop.paths import Paths
 
@@ -17,18 +19,41 @@ def test_warm_prepares_the_first_agents_prompt_cache_and_creates_nothing(memdesk
     assert main(["warm"]) == 0
     assert "Prompt cache ready" in capsys.readouterr().err
     paths = Paths.from_environment()
-    assert len(list(paths.kv_cache.glob("*.kv"))) == 1
+    assert len(list(paths.kv_cache.glob("*.kv"))) == 2  # the static prefix, and it with the memory section
     services = open_services(paths, embedder=HashingEmbedder())
     try:
         assert services.agents.list() == []  # the agent it borrowed was rolled back
-        record = services.create_agent("Companion")  # as the window does at its first start
+        record = services.create_agent(FIRST_AGENT)  # as the window does at its first start
         runtime = make_runtime(services.settings)
         try:
             agent = open_agent(services, record, runtime, settings=services.settings)
-            assert runtime.warm(agent.static_prefix()) == 0  # loaded from disk, nothing evaluated
+            # Loaded from disk, nothing evaluated: the window's warm-up, which the first message waits for.
+            assert runtime.warm(agent.static_prefix()) == 0
+            assert runtime.warm(agent.memory_prefix()) == 0
         finally:
             runtime.close()
     finally:
         services.close()
-    assert main(["warm"]) == 0  # again: a disk load, still one state file
-    assert len(list(paths.kv_cache.glob("*.kv"))) == 1
+    assert main(["warm"]) == 0  # again: disk loads, still the same two state files
+    assert len(list(paths.kv_cache.glob("*.kv"))) == 2
+
+
+def test_warm_prepares_the_memory_section_of_each_existing_agent(memdesk_home, capsys):
+    paths = Paths.from_environment()
+    services = open_services(paths, embedder=HashingEmbedder())
+    try:
+        record = services.create_agent("Sam")
+    finally:
+        services.close()
+    assert main(["warm"]) == 0
+    services = open_services(paths, embedder=HashingEmbedder())
+    try:
+        runtime = make_runtime(services.settings)
+        try:
+            agent = open_agent(services, services.agents.get(record.id), runtime, settings=services.settings)
+            assert runtime.warm(agent.static_prefix()) == 0
+            assert runtime.warm(agent.memory_prefix()) == 0
+        finally:
+            runtime.close()
+    finally:
+        services.close()

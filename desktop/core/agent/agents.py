@@ -15,6 +15,9 @@ from desktop.core.memory.space import delete_agent_vectors
 from desktop.core.storage import Database
 from desktop.errors import AgentExistsError, AgentNotFoundError, MemDeskError
 
+#: The agent the window creates on a fresh install; ``memdesk warm`` prepares its prompt beforehand.
+FIRST_AGENT = "Companion"
+
 
 @dataclass(frozen=True)
 class AgentRecord:

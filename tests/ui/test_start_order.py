@@ -1,0 +1,70 @@
+"""What the window's start does first: the model's process is started before the window is built,
+and the window's worker answers with that runtime instead of starting another."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+from PySide6.QtWidgets import QMessageBox
+
+from desktop.app import open_services
+from desktop.core.embedding.hashing import HashingEmbedder
+from desktop.core.runtime.scripted import ScriptedRuntime
+from desktop.instance import WINDOW, InstanceLock
+from desktop.local_model import StartedModel
+from desktop.paths import Paths
+from desktop.settings import Settings
+from desktop.ui import main as window_main
+
+
+@pytest.fixture
+def start(monkeypatch, memdesk_home):
+    """``desktop.ui.main.run`` on scripted runtimes and the hashing embedder; returns the order of
+    events ("runtime" each time one is built, "window" when the main window is built)."""
+    events: list[str] = []
+    built: list[ScriptedRuntime] = []
+
+    def make_runtime(_settings, **_key):
+        events.append("runtime")
+        built.append(ScriptedRuntime(context_window=32768))
+        return built[-1]
+
+    class Window(window_main.MainWindow):
+        def __init__(self, *args, **kwargs) -> None:
+            events.append("window")
+            super().__init__(*args, **kwargs)
+
+    monkeypatch.setattr(window_main, "make_runtime", make_runtime)
+    monkeypatch.setattr(window_main, "MainWindow", Window)
+    monkeypatch.setattr(window_main, "open_services", lambda paths, key=None, embedder=None: open_services(paths, key=key, embedder=HashingEmbedder()))
+    handlers = list(logging.getLogger().handlers)
+    yield events
+    for handler in logging.getLogger().handlers[:]:
+        if handler not in handlers:
+            logging.getLogger().removeHandler(handler)
+            handler.close()
+
+
+def test_the_model_starts_loading_before_the_window_is_built_and_is_the_one_that_answers(qtbot, start):
+    assert window_main.run(["--quit-when-ready"]) == 0
+    assert start == ["runtime", "window"]  # one runtime, started first; the worker took it
+
+
+def test_the_window_answers_with_the_model_memdesk_started_before_importing_it(qtbot, start):
+    early = ScriptedRuntime(context_window=32768)
+    closed: list[ScriptedRuntime] = []
+    early.close = lambda: closed.append(early)
+    assert window_main.run(["--quit-when-ready"], model_ahead=StartedModel(Settings(), early)) == 0
+    assert start == ["window"]  # the window started no runtime of its own
+    assert closed == [early]  # its worker closed it when the window closed
+
+
+def test_a_start_that_ends_before_any_window_closes_the_model_started_for_it(start, monkeypatch):
+    early = ScriptedRuntime()
+    closed: list[ScriptedRuntime] = []
+    early.close = lambda: closed.append(early)
+    monkeypatch.setattr(QMessageBox, "information", lambda *a, **k: QMessageBox.StandardButton.Ok)  # "already running": OK
+    with InstanceLock(Paths.from_environment().ensure().instance_lock, WINDOW):
+        assert window_main.run([], model_ahead=StartedModel(Settings(), early)) == 1  # another window holds the folder
+    assert closed == [early] and start == []
