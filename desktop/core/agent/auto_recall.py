@@ -33,6 +33,7 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from desktop.core.agent.failure_log import where_it_failed
+from desktop.core.agent.recall_packing import pack
 from desktop.core.clock import day_month_year, iso, parse_iso
 from desktop.core.memory.archival import ArchivalMemory
 from desktop.core.memory.recall import Message, RecallMemory
@@ -174,13 +175,6 @@ class Visible:
         return bool(probe) and probe in self.text
 
 
-def _surely_fits(text: str, tokens: int) -> bool:
-    """Whether ``text`` is certainly no longer than ``tokens`` without asking the tokenizer (a
-    call to the model's process): every token stands for at least one byte, and a few are added
-    around the text (a start token, a leading space)."""
-    return len(text.encode("utf-8")) + 4 <= tokens
-
-
 def _normal(text: str) -> str:
     return " ".join(text.split()).casefold()
 
@@ -304,33 +298,21 @@ class AutoRecall:
         return RecallResult("placed", tuple(placed), render_event(lines, note), seconds, judged)
 
     def _fit(self, found, visible: Visible, budget: int, count_tokens, truncate, note: str = NOTE) -> tuple[list[Memory], list[str]]:
-        """The best hits, in rank order, that fit ``budget`` together. Each line is counted once
-        (the model's tokenizer may be a call to another process) and the sum checked on the
-        rendered event at the end: joining lines can merge a token or two at their seams."""
-        placed: list[Memory] = []
-        lines: list[str] = []
+        """The best hits, in rank order, that fit ``budget`` together, a day's conversation on one
+        line (desktop.core.agent.recall_packing); what the model sees already, or a repeat, is left out."""
         seen: set[str] = set()
-        item_tokens = max(16, int(budget * ITEM_SHARE))
-        used = count_tokens(render_event([], note))
-        seam = max(0, count_tokens(render_event(["a", "a"])) - count_tokens(render_event(["a"])) - count_tokens('"a"'))  # the ", "
-        for memory in found:
+
+        def skip(memory: Memory) -> bool:
             key = _normal(memory.text)
             if not key or key in seen or visible.shows(memory):
-                continue
+                return True
             seen.add(key)
-            line = memory.line(memory.text if _surely_fits(memory.text, item_tokens) else truncate(memory.text, item_tokens))
-            cost = count_tokens(json.dumps(line, ensure_ascii=False)) + seam
-            if used + cost > budget:
-                continue  # a shorter one further down may still fit
-            placed.append(memory)
-            lines.append(line)
-            used += cost
-            if len(placed) >= self.settings.max_hits:
-                break
-        while lines and count_tokens(render_event(lines, note)) > budget:
-            placed.pop()
-            lines.pop()
-        return placed, lines
+            return False
+
+        return pack(
+            found, skip=skip, budget=budget, item_tokens=max(16, int(budget * ITEM_SHARE)), max_hits=self.settings.max_hits,
+            grouped_source=CONVERSATION, count_tokens=count_tokens, truncate=truncate, render=lambda lines: render_event(lines, note),
+        )
 
     def close(self) -> None:
         for pool in (self._executor, self._source_pool):

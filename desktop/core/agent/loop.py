@@ -29,6 +29,7 @@ from desktop.core.agent.accept import accept_user_message
 from desktop.core.agent.agents import AgentRecord, AgentStore
 from desktop.core.agent.auto_recall import EVENT_KIND as MEMORIES
 from desktop.core.agent.auto_recall import AutoRecall, RecallResult, ShownMemories, Visible, expired_view, memories_text, newest_event_id
+from desktop.core.agent.recall_budget import section_tokens
 from desktop.core.agent.chain import ONCE_PER_TURN, ChainLimits, TurnRules
 from desktop.core.agent.context import ContextBudget, PromptParts, measure, to_chat, tool_costs, truncate_for_context
 from desktop.core.agent.eviction import Summarizer, choose_cut
@@ -286,7 +287,8 @@ class Agent:
         self.last_recall = None
         if self.recall is None:
             return
-        budget_tokens = int(self.runtime.info.context_window * self.recall.settings.budget_fraction)
+        # sized by what the message needs and the room the window leaves (agent.recall_budget)
+        budget_tokens = section_tokens(text, measure(self.runtime, self._prompt_parts(), self.settings.reserve), self.recall.settings.budget_fraction)
         result = self._gather(text, budget_tokens)
         if result.content is not None and self._make_room(self.runtime.count_prompt([ChatMessage("user", result.content)]), cancel):
             # The section needed an eviction, which took out of view messages the search left out
