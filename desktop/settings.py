@@ -95,7 +95,7 @@ DESCRIPTIONS: dict[str, str] = {
     "max_chained_steps": "Most steps the agent may chain after one event (the last one must answer)",
     "max_thought_chars": "Most characters of the agent's private thoughts before each call (the grammar cuts them there; each is time before the reply)",
     "auto_recall": "Before each reply, search memory out of view and show the model the best hits (automatic recall)",
-    "auto_recall_budget": "Share of the context window the automatically recalled memories may take (0.20: a fifth)",
+    "auto_recall_budget": "Share of the context window the memories recalled for a question may take (0.30; a statement gets a sixth of that)",
     "auto_recall_timeout_ms": "Longest the reply waits for automatic recall, in milliseconds (it goes ahead without it)",
     "max_searches_per_turn": "Most new searches per search function in one turn (paging through results does not count)",
     "heartbeat_minutes": "Timed heartbeat interval in minutes while idle (0: off); the agent's instructions say which",

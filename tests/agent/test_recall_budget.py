@@ -1,6 +1,6 @@
 """Automatic recall's budget follows what the message needs and the window's room
 (desktop.core.agent.recall_budget): a question gets the section it would get in an 8,192-token
-window as far as a smaller window allows, a statement a quarter of the share."""
+window as far as a smaller window allows, a statement a sixth of it."""
 
 from __future__ import annotations
 
@@ -51,7 +51,7 @@ def prompt(window: int, fixed: int, messages: int = 300, recall: int = 0, reserv
     ))
 
 
-def test_a_statement_gets_a_quarter_of_the_share():
+def test_a_statement_gets_a_sixth_of_the_share():
     assert section_tokens("I went camping.", prompt(8192, 1500), 0.2) == int(8192 * 0.2 * TELL_SHARE)
     assert section_tokens("I went camping.", prompt(4096, 1500), 0.2) == int(4096 * 0.2 * TELL_SHARE)
 

@@ -29,8 +29,8 @@ REFERENCE_WINDOW = 8192
 #: answer's reserve) a question's section may take in a smaller window: the newest messages must
 #: still fit beside it.
 ASK_ROOM_SHARE = 0.75
-#: A message that asks nothing gets this share of a question's budget.
-TELL_SHARE = 0.25
+#: A message that asks nothing gets this share of a question's budget (409 tokens at 8,192).
+TELL_SHARE = 1 / 6
 
 _ASKING_START = re.compile(
     r"^\s*(what|when|where|who|whom|whose|which|why|how|do|does|did|is|are|was|were|can|could|would|will|have|has|had|"
