@@ -101,3 +101,15 @@ def test_in_the_agent_a_question_is_shown_more_memories_than_a_statement(service
     asked = event_tokens(services, agent, runtime)[len(told):]
     assert len(told) == 1 and len(asked) == 1
     assert told[0] <= 8192 * 0.2 * TELL_SHARE < asked[0] <= 8192 * 0.2
+
+
+def test_a_questions_section_larger_than_one_messages_share_reaches_the_prompt_whole(services, make_agent, clock):
+    """Any other message is cut to a fifth of the window; the section was sized by its own budget."""
+    runtime = ScriptedRuntime(context_window=4096)
+    agent = make_agent(runtime=runtime, settings=Settings(auto_recall_budget=0.3, auto_recall_timeout_ms=60_000))  # not a test of speed
+    forget(services, agent, clock, [f"camping trip {n}: we camped by the lake and the kids fished for trout" for n in range(120)])
+    runtime.enqueue(say("By the lake."))
+    agent.send_user_message("Where did we go camping before?")
+    section = runtime.prompts[0][-1].content
+    stored = [m.content for m in services.memory.recall.all(agent.id) if m.kind == "memories"][0]
+    assert section == stored and runtime.count_tokens(section) > 0.2 * 4096

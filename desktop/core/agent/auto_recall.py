@@ -68,7 +68,9 @@ class RecallSettings:
     # tokens, five hits left most of the budget unused and found the evidence for 0.55 of the
     # tuning questions; filling it, 0.71). ``max_hits`` only bounds a budget of short memories.
     max_hits: int = 60
-    per_source: int = 60  # candidates asked of each source
+    # Candidates asked of each source: all the conversation search keeps (its SEARCH_DEPTH). With 60,
+    # a question's larger section found nothing more to show: the rest of the 60 were in view already.
+    per_source: int = 100
 
 
 @dataclass(frozen=True)
