@@ -71,32 +71,35 @@ def test_the_event_keeps_the_conversation_cached_and_stays_in_the_queue(services
 
 
 def test_the_section_fits_its_budget(services, make_agent, clock):
-    runtime = ScriptedRuntime(context_window=4000)
-    agent = make_agent(runtime=runtime, settings=Settings(auto_recall_budget=0.05))
+    runtime = ScriptedRuntime(context_window=8192)
+    agent = make_agent(runtime=runtime, settings=Settings(auto_recall_budget=0.025))
     forget(services, agent, clock, [f"garden note {n}: " + "compost and worms " * 60 for n in range(6)])
     runtime.enqueue(say("ok"))
-    agent.send_user_message("garden note compost")
+    agent.send_user_message("what did my garden notes say about compost?")
     event = [m for m in services.memory.recall.all(agent.id) if m.kind == "memories"][0]
-    assert runtime.count_tokens(event.content) <= 0.05 * 4000
+    assert runtime.count_tokens(event.content) <= 0.025 * 8192
     lines = json.loads(event.content)["memories"]
     assert 1 <= len(lines) < 6 and "truncated" in lines[0]  # long memories are cut, the rest left out
     budget = agent.budget()
-    assert 0 < budget.tokens("recall") <= 0.05 * 4000 + 8
+    assert 0 < budget.tokens("recall") <= 0.025 * 8192 + 8
     assert budget.used == runtime.count_prompt(agent._prompt_parts().chat_messages())  # sections add up
 
 
 def test_the_section_is_filled_in_rank_order_until_its_budget_is_spent(services, make_agent, clock):
-    runtime = ScriptedRuntime(context_window=4000)
-    agent = make_agent(runtime=runtime, settings=Settings(auto_recall_budget=0.10))
-    forget(services, agent, clock, [f"garden note {n}: compost worms and leaves" for n in range(60)])
+    runtime = ScriptedRuntime(context_window=8192)
+    agent = make_agent(runtime=runtime, settings=Settings(auto_recall_budget=0.05))
+    notes = []
+    for n in range(60):  # each on a day of its own: one line each
+        notes += forget(services, agent, clock, [f"garden note {n}: compost worms and leaves"])
     runtime.enqueue(say("ok"))
-    agent.send_user_message("garden note compost")
+    agent.send_user_message("what are my garden notes about compost?")
     event = [m for m in services.memory.recall.all(agent.id) if m.kind == "memories"][0]
     lines = json.loads(event.content)["memories"]
     used = runtime.count_tokens(event.content)
-    assert used <= 400 and len(lines) > 5  # many short memories, not a fixed handful
+    budget = 0.05 * 8192
+    assert used <= budget and len(lines) > 5  # many short memories, not a fixed handful
     one_more = runtime.count_tokens(json.dumps(lines[-1])) + 2
-    assert used + one_more > 400  # and no room was left for another
+    assert used + one_more > budget  # and no room was left for another
 
 
 def test_what_the_model_already_sees_is_not_repeated(services, runtime, make_agent, clock):

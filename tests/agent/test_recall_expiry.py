@@ -27,7 +27,7 @@ def remember_topics(services, agent, clock) -> None:
             agent.id, role="user", kind="user_message", content=json.dumps({"type": "user_message", "message": text}),
             created_at=clock.now(), search_text=text,
         ).id)
-        clock.advance(minutes=1)
+        clock.advance(days=1)  # a day each: each memory on a line of its own
     services.agents.update(agent.id, context_start_id=ids[-1] + 1, evicted_count=len(ids))
     clock.advance(days=2)
 
@@ -152,7 +152,7 @@ def test_a_section_that_needs_an_eviction_is_searched_after_it(services, make_ag
     before, after = runtime.prompts[evicted_at - 1], runtime.prompts[evicted_at]
     taken = [json.loads(m.content)["message"] for m in before if m not in after and m.content.startswith('{"type": "user_message"')]
     _expired, newest = expired_and_newest(services, agent, after)
-    assert any(line.endswith("] " + text) for text in taken for line in newest)
+    assert any(text in line for text in taken for line in newest)  # the day's line, or its own
 
 
 def test_the_summarizer_is_not_asked_to_summarize_memories_events(services, make_agent, clock):

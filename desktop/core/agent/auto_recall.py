@@ -33,6 +33,8 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from desktop.core.agent.failure_log import where_it_failed
+from desktop.core.agent.recall_packing import pack
+from desktop.core.agent.recall_speaker import named_speaker_first
 from desktop.core.clock import day_month_year, iso, parse_iso
 from desktop.core.memory.archival import ArchivalMemory
 from desktop.core.memory.recall import Message, RecallMemory
@@ -65,8 +67,10 @@ class RecallSettings:
     # The section is filled in rank order until its budget is spent (measured on LoCoMo: at 8192
     # tokens, five hits left most of the budget unused and found the evidence for 0.55 of the
     # tuning questions; filling it, 0.71). ``max_hits`` only bounds a budget of short memories.
-    max_hits: int = 40
-    per_source: int = 60  # candidates asked of each source
+    max_hits: int = 60
+    # Candidates asked of each source: all the conversation search keeps (its SEARCH_DEPTH). With 60,
+    # a question's larger section found nothing more to show: the rest of the 60 were in view already.
+    per_source: int = 100
 
 
 @dataclass(frozen=True)
@@ -127,6 +131,14 @@ class ConversationSource:
             found.append(Memory(self.name, f"message:{message.id}", text, message.created_at, who, hit.score, message))
         return found
 
+    def arrange(self, agent_id: int, query: str, found: Sequence[Memory]) -> list[Memory]:
+        """``found`` in the order the section shows it: the speaker the query names first
+        (desktop.core.agent.recall_speaker); the support judgement reads the ranking's order."""
+        mine = [m.item.id for m in found if m.source == self.name and isinstance(m.item, Message)]
+        speakers, said_by = self._recall.speakers(agent_id, mine)
+        who = dict(zip(mine, said_by))
+        return named_speaker_first(query, found, [who.get(m.item.id, "") if isinstance(m.item, Message) else "" for m in found], sorted(speakers))
+
     def support(self, agent_id: int, query: str, found: Sequence[Memory]) -> float | None:
         """How well the conversation's best hits answer ``query`` (desktop.core.retrieval.support);
         None when this source found nothing (nothing to judge)."""
@@ -176,13 +188,6 @@ class Visible:
             return True
         probe = _normal(memory.text)[:VISIBLE_PROBE]
         return bool(probe) and probe in self.text
-
-
-def _surely_fits(text: str, tokens: int) -> bool:
-    """Whether ``text`` is certainly no longer than ``tokens`` without asking the tokenizer (a
-    call to the model's process): every token stands for at least one byte, and a few are added
-    around the text (a start token, a leading space)."""
-    return len(text.encode("utf-8")) + 4 <= tokens
 
 
 def _normal(text: str) -> str:
@@ -271,6 +276,9 @@ class AutoRecall:
         the deadline: ordering compares their texts)."""
         found = self.search(agent_id, query, first_in_context=first_in_context, parallel=parallel)
         judged = [j for j in (s.support(agent_id, query, found) for s in self.sources if hasattr(s, "support")) if j is not None]
+        for source in self.sources:  # a source may reorder its hits (the named speaker first)
+            if hasattr(source, "arrange"):
+                found = source.arrange(agent_id, query, found)
         return self._order(query, found), (min(judged) if judged else None)
 
     def gather(
@@ -315,33 +323,21 @@ class AutoRecall:
         return RecallResult("placed", tuple(placed), render_event(lines, note), seconds, judged)
 
     def _fit(self, found, visible: Visible, budget: int, count_tokens, truncate, note: str = NOTE) -> tuple[list[Memory], list[str]]:
-        """The best hits, in rank order, that fit ``budget`` together. Each line is counted once
-        (the model's tokenizer may be a call to another process) and the sum checked on the
-        rendered event at the end: joining lines can merge a token or two at their seams."""
-        placed: list[Memory] = []
-        lines: list[str] = []
+        """The best hits, in rank order, that fit ``budget`` together, a day's conversation on one
+        line (desktop.core.agent.recall_packing); what the model sees already, or a repeat, is left out."""
         seen: set[str] = set()
-        item_tokens = max(16, int(budget * ITEM_SHARE))
-        used = count_tokens(render_event([], note))
-        seam = max(0, count_tokens(render_event(["a", "a"])) - count_tokens(render_event(["a"])) - count_tokens('"a"'))  # the ", "
-        for memory in found:
+
+        def skip(memory: Memory) -> bool:
             key = _normal(memory.text)
             if not key or key in seen or visible.shows(memory):
-                continue
+                return True
             seen.add(key)
-            line = memory.line(memory.text if _surely_fits(memory.text, item_tokens) else truncate(memory.text, item_tokens))
-            cost = count_tokens(json.dumps(line, ensure_ascii=False)) + seam
-            if used + cost > budget:
-                continue  # a shorter one further down may still fit
-            placed.append(memory)
-            lines.append(line)
-            used += cost
-            if len(placed) >= self.settings.max_hits:
-                break
-        while lines and count_tokens(render_event(lines, note)) > budget:
-            placed.pop()
-            lines.pop()
-        return placed, lines
+            return False
+
+        return pack(
+            found, skip=skip, budget=budget, item_tokens=max(16, int(budget * ITEM_SHARE)), max_hits=self.settings.max_hits,
+            grouped_source=CONVERSATION, count_tokens=count_tokens, truncate=truncate, render=lambda lines: render_event(lines, note),
+        )
 
     def close(self) -> None:
         for pool in (self._executor, self._source_pool):

@@ -10,8 +10,9 @@ from typing import TYPE_CHECKING, Any
 
 from desktop.core.agent.auto_recall import EVENT_KIND as MEMORIES
 from desktop.core.agent.auto_recall import RecallResult, Visible, memories_text
-from desktop.core.agent.context import truncate_for_context
+from desktop.core.agent.context import measure, truncate_for_context
 from desktop.core.agent.fitting import make_room
+from desktop.core.agent.recall_budget import section_tokens
 from desktop.core.runtime.base import CancelToken, ChatMessage
 
 if TYPE_CHECKING:
@@ -23,7 +24,8 @@ def recall_for(agent: "Agent", text: str, cancel: CancelToken | None = None) -> 
     agent.last_recall = None
     if agent.recall is None:
         return
-    budget_tokens = int(agent.runtime.info.context_window * agent.recall.settings.budget_fraction)
+    # sized by what the message needs and the room the window leaves (agent.recall_budget)
+    budget_tokens = section_tokens(text, measure(agent.runtime, agent._prompt_parts(), agent.settings.reserve), agent.recall.settings.budget_fraction)
     result = _gather(agent, text, budget_tokens)
     if result.content is not None and make_room(agent, agent.runtime.count_prompt([ChatMessage("user", result.content)]), cancel):
         # The section needed an eviction, which took out of view messages the search left out

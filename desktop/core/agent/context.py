@@ -28,6 +28,8 @@ PRESSURE_FRACTION = 0.75
 #: No single message may take more than this share of the window in context (it is truncated,
 #: with a note; the full text stays in recall memory).
 MESSAGE_SHARE = 0.2
+#: automatic recall's event kind (desktop.core.agent.auto_recall.EVENT_KIND), budgeted on its own
+MEMORIES_KIND = "memories"
 
 
 @dataclass(frozen=True)
@@ -136,8 +138,14 @@ def truncate_for_context(runtime: Runtime, text: str, max_tokens: int) -> str:
 
 
 def to_chat(runtime: Runtime, messages: Sequence[Message], window: int) -> tuple[ChatMessage, ...]:
+    """The messages as the model sees them. A memories event is not cut: automatic recall sized it
+    to its own budget, which may exceed MESSAGE_SHARE (a question's section), and a cut would drop
+    whole memories from the middle of it."""
     cap = max(64, int(window * MESSAGE_SHARE))
-    return tuple(ChatMessage(m.role, truncate_for_context(runtime, m.content, cap)) for m in messages)  # type: ignore[arg-type]
+    return tuple(
+        ChatMessage(m.role, m.content if m.kind == MEMORIES_KIND else truncate_for_context(runtime, m.content, cap))  # type: ignore[arg-type]
+        for m in messages
+    )
 
 
 def measure(runtime: Runtime, parts: PromptParts, reserve: int) -> ContextBudget:
