@@ -276,6 +276,10 @@ def _show_window(
     runtimes = RuntimeAhead(runtime_factory(key, make_runtime), services.settings, started=model_ahead)
     window = MainWindow(services, open_worker_services=open_worker_services, make_runtime=runtimes, hub=hub, outlived=outlived)
     ComeForwardWatcher(paths, window)
+    # Qt ends app.exec() when the last window closes; a window closed before exec started (within
+    # one of the processEvents below) would leave it waiting forever.
+    closed: list[bool] = []
+    window.closed.connect(lambda: closed.append(True))
     window.show()
     app.processEvents()
     milestone("window_shown")
@@ -295,10 +299,10 @@ def _show_window(
     app.processEvents()
     if window.chat.send_button.isEnabled():  # Send works while the model loads
         milestone("send_enabled")
-    if not (args.screenshot or args.quit_when_ready):  # a scripted run is nobody's first start
+    if window.isVisible() and not (args.screenshot or args.quit_when_ready):  # a scripted run is nobody's first start
         offer_welcome(services, window_actions(window), window)
     try:
-        code = app.exec()
+        code = 0 if closed else app.exec()
     finally:
         window.shutdown()
         runtimes.discard()  # a window closed before its worker took the model

@@ -78,6 +78,7 @@ class MainWindow(QMainWindow):
     model_ready = Signal(str)
     turn_done = Signal()
     message_unanswered = Signal(int)  # a user message's turn ended without a reply (its id)
+    closed = Signal()  # the window has closed and shut its workers down
     CLOSE_WAIT_MS = 30_000  # how long closing waits for each worker thread to end
 
     def __init__(
@@ -265,6 +266,7 @@ class MainWindow(QMainWindow):
                 log.warning("window layout not saved: %s", error)
         self.shutdown()
         super().closeEvent(event)
+        self.closed.emit()
 
     def shutdown(self) -> None:
         # The store closes after the window: no timer may read it later (the block editors'

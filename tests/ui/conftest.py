@@ -10,6 +10,7 @@ A guard fails any test whose waitSignal blocker is called from another thread.""
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -23,6 +24,7 @@ from desktop.app import open_services
 from desktop.core.embedding.hashing import HashingEmbedder
 from desktop.core.runtime.scripted import ScriptedRuntime
 from desktop.paths import Paths
+from desktop.ui import main as window_main
 from desktop.ui.qt_main_window import MainWindow
 
 
@@ -144,3 +146,17 @@ def send(qtbot):
         qtbot.waitUntil(lambda: not window.busy, timeout=timeout)
 
     return type_and_send
+
+
+@pytest.fixture
+def window_start(monkeypatch):
+    """``desktop.ui.main.run`` on the scripted runtime and the hashing embedder; the log handler
+    it installs is removed afterwards."""
+    monkeypatch.setattr(window_main, "make_runtime", lambda _settings, **_key: ScriptedRuntime(context_window=32768))
+    monkeypatch.setattr(window_main, "open_services", lambda paths, key=None, embedder=None: open_services(paths, key=key, embedder=HashingEmbedder()))
+    handlers = list(logging.getLogger().handlers)
+    yield
+    for handler in logging.getLogger().handlers[:]:
+        if handler not in handlers:
+            logging.getLogger().removeHandler(handler)
+            handler.close()

@@ -3,15 +3,12 @@ again, Quit opens nothing), Settings → Privacy, and a conversion run between t
 
 from __future__ import annotations
 
-import logging
-
 import pytest
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 
 from desktop.app import open_services
 from desktop.core.embedding.hashing import HashingEmbedder
-from desktop.core.runtime.scripted import ScriptedRuntime
 from desktop.core.storage.driver import file_is_encrypted
 from desktop.errors import SchemaTooNewError
 from desktop.paths import Paths
@@ -148,21 +145,7 @@ def test_privacy_does_nothing_when_the_restart_is_declined(qtbot):
     assert requests == []
 
 
-# --- the whole start: dialog, window, conversion, window again ---------------------------------
-@pytest.fixture
-def window_start(monkeypatch):
-    """``desktop.ui.main.run`` on the scripted runtime and the hashing embedder; the log handler
-    it installs is removed afterwards."""
-    monkeypatch.setattr(window_main, "make_runtime", lambda _settings, **_key: ScriptedRuntime(context_window=32768))
-    monkeypatch.setattr(window_main, "open_services", lambda paths, key=None, embedder=None: open_services(paths, key=key, embedder=HashingEmbedder()))
-    handlers = list(logging.getLogger().handlers)
-    yield
-    for handler in logging.getLogger().handlers[:]:
-        if handler not in handlers:
-            logging.getLogger().removeHandler(handler)
-            handler.close()
-
-
+# --- the whole start: dialog, window, conversion, window again (window_start: tests/ui/conftest.py)
 def on_each_ready_window(*actions):
     """Run ``actions[i]`` on the i-th main window once its model is ready. A window that shows an
     error is closed at once (the error is kept in ``shown``), so a failing start cannot hang."""
