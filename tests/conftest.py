@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from pathlib import Path
 
@@ -16,6 +17,9 @@ from desktop.paths import HOME_ENV, Paths
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+#: Automatic recall's deadline in agents built by ``make_agent``: long enough for any loaded machine.
+PATIENT_RECALL_MS = 600_000
 
 
 @pytest.fixture(autouse=True)
@@ -45,9 +49,12 @@ def runtime() -> ScriptedRuntime:
 
 @pytest.fixture
 def make_agent(services, runtime):
-    """Build an agent named ``name`` on the scripted runtime."""
+    """Build an agent named ``name`` on the scripted runtime. Automatic recall waits for its search
+    unless ``settings`` say otherwise: its 300 ms deadline is a property of the app, not of the
+    logic under test, and a loaded machine missed it (the turn then placed nothing)."""
 
     def build(name: str = "sam", *, runtime=runtime, consent=None, observer=None, settings=None, **create):
+        settings = settings or dataclasses.replace(services.settings, auto_recall_timeout_ms=PATIENT_RECALL_MS)
         record = services.agents.find(name) or services.create_agent(name, **create)
         return open_agent(services, record, runtime, consent=consent or AllowAll(), observer=observer, settings=settings)
 

@@ -9,6 +9,7 @@ from datetime import timedelta
 
 import pytest
 
+from desktop.core.agent.auto_recall import EXPIRED
 from desktop.core.agent.context import ContextBudget, Section
 from desktop.core.agent.recall_budget import REFERENCE_WINDOW, TELL_SHARE, asks, section_tokens
 from desktop.core.runtime.scripted import ScriptedRuntime, say
@@ -113,3 +114,23 @@ def test_a_questions_section_larger_than_one_messages_share_reaches_the_prompt_w
     section = runtime.prompts[0][-1].content
     stored = [m.content for m in services.memory.recall.all(agent.id) if m.kind == "memories"][0]
     assert section == stored and runtime.count_tokens(section) > 0.2 * 4096
+
+
+def test_in_a_small_window_the_next_questions_section_replaces_the_last_one_without_evicting_the_conversation(services, make_agent, clock):
+    """At 4,096 tokens a question's section takes most of the room, so the next one's would not fit
+    beside it: the earlier section expires (its stub stays in the queue) and nothing of the
+    conversation leaves, so no summary is written."""
+    runtime = ScriptedRuntime(context_window=4096)
+    agent = make_agent(runtime=runtime, settings=Settings(auto_recall_budget=0.2, auto_recall_timeout_ms=60_000))  # not a test of speed
+    forget(services, agent, clock, [f"camping trip {n}: we camped by the lake and the kids fished for trout" for n in range(60)]
+           + [f"garden note {n}: the basil and the tomatoes on the balcony need water" for n in range(60)])
+    start = services.agents.get(agent.id)
+    runtime.enqueue(say("By the lake."), say("On the balcony."))
+    agent.send_user_message("Where did we go camping before?")
+    agent.send_user_message("What grows in the garden on the balcony?")
+    after = services.agents.get(agent.id)
+    assert (after.context_start_id, after.evicted_count, after.summary) == (start.context_start_id, start.evicted_count, start.summary)
+    sections = [m for m in services.memory.recall.all(agent.id) if m.kind == "memories"]
+    assert len(sections) == 2 and after.recall_expired_before > sections[0].id
+    last_prompt = [message.content for message in runtime.prompts[-1]]
+    assert EXPIRED in last_prompt and sections[1].content in last_prompt and sections[0].content not in last_prompt

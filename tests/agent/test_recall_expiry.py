@@ -1,9 +1,11 @@
-"""Old automatic-recall sections expire at an eviction (scripted runtime).
+"""Old automatic-recall sections expire when a new one needs room, or at an eviction (scripted
+runtime).
 
-Between evictions the prompt only grows (the KV cache of the conversation stays valid); an
-eviction evaluates everything below the memory section again anyway, so then every memories event
-but the newest is shown as a one-line stub, its memories may be shown again, and the summarizer
-is not asked to summarize them as conversation.
+Until then the prompt only grows (the KV cache of the conversation stays valid). When a new
+section would not fit, the earlier ones are shown as a one-line stub (their memories may be shown
+again); only when that is not enough is the conversation evicted, which evaluates everything
+below the memory section again anyway, and then every memories event but the newest is a stub too.
+The summarizer is not asked to summarize memories events as conversation.
 """
 
 from __future__ import annotations
@@ -83,14 +85,19 @@ def small_agent(services, make_agent, clock):
     return agent, runtime, evictions
 
 
-def test_between_evictions_each_prompt_starts_with_the_whole_previous_one(services, make_agent, clock):
+def test_each_prompt_starts_with_the_whole_previous_one_until_a_new_section_needs_room(services, make_agent, clock):
     agent, runtime, evictions = small_agent(services, make_agent, clock)
-    evicted_at = chat_until_an_eviction(agent, runtime, clock, evictions)
-    assert evicted_at >= 3  # several turns, each with its memories event, before the first eviction
-    for earlier, later in zip(runtime.prompts[: evicted_at - 1], runtime.prompts[1:evicted_at]):
-        assert later[: len(earlier)] == earlier
-    assert all(EXPIRED not in m for prompt in runtime.prompts[:evicted_at] for m in memories_in(prompt))
-    assert len(memories_in(runtime.prompts[evicted_at - 1])) >= 3
+    chat_until_an_eviction(agent, runtime, clock, evictions)
+    prompts = runtime.prompts
+    changed = next(n for n in range(1, len(prompts)) if prompts[n][: len(prompts[n - 1])] != prompts[n - 1])
+    assert changed >= 3  # several turns, each with its memories event, before the first change
+    assert all(EXPIRED not in m for prompt in prompts[:changed] for m in memories_in(prompt))
+    assert len(memories_in(prompts[changed - 1])) >= 3
+    # What changed it: the earlier sections expired to make room for the new one, and that was
+    # enough: nothing of the conversation left with them (the eviction came turns later).
+    assert EXPIRED in memories_in(prompts[changed]) and evictions.at[0] > changed
+    conversation = [m for m in prompts[changed - 1] if m.content.startswith('{"type": "user_message"')]
+    assert all(m in prompts[changed] for m in conversation)
 
 
 def test_an_eviction_expires_every_memories_event_but_the_newest(services, make_agent, clock):

@@ -26,6 +26,7 @@ from desktop.core.runtime.scripted import ScriptedRuntime
 from desktop.paths import Paths
 from desktop.ui import main as window_main
 from desktop.ui.qt_main_window import MainWindow
+from tests.conftest import PATIENT_RECALL_MS
 
 
 @pytest.fixture(autouse=True)
@@ -113,6 +114,10 @@ def make_window(qtbot, services):
         # those answers for its facts (tests/ui/test_knowledge.py turns this on where it wants it).
         if services.settings_store.load().graph_model_facts and not getattr(runtime, "graph_may_use", False):
             services.settings_store.set("graph_model_facts", False)
+        # Automatic recall's 300 ms deadline is the app's; a loaded machine missed it and the
+        # window's turn placed nothing (tests of the deadline set their own).
+        if "auto_recall_timeout_ms" not in services.settings_store.stored_names():
+            services.settings_store.set("auto_recall_timeout_ms", PATIENT_RECALL_MS)
         window = MainWindow(
             services,
             open_worker_services=lambda: open_services(Paths.from_environment(), embedder=embedder),

@@ -65,9 +65,9 @@ def test_the_knowledge_panels_undo_is_recorded_in_the_history(make_window, qtbot
     assert panel.undo_button.isEnabled() and "user deleted graph entity Paris" in panel.undo_button.toolTip()
     window.docks["Knowledge"].raise_()
     window.activateWindow()
-    qtbot.waitUntil(lambda: QApplication.activeWindow() is window, timeout=5_000)
+    qtbot.waitUntil(lambda: QApplication.activeWindow() is window, timeout=30_000)
     panel.entity_table.setFocus()
-    qtbot.waitUntil(panel.entity_table.hasFocus, timeout=5_000)
+    qtbot.waitUntil(panel.entity_table.hasFocus, timeout=30_000)
     qtbot.keyClick(panel.entity_table, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
     assert "Paris" in entity_names(panel)
     undo = history.changes[0]

@@ -135,7 +135,7 @@ def test_export_af_and_import_it_back_from_the_window(make_window, roomy_runtime
     send(window, "hello")
     path = tmp_path / "companion.af"
     window.transfer_actions.export_agent(path, "af")
-    qtbot.waitUntil(lambda: path.exists() and window.jobs.pending == 0, timeout=5_000)
+    qtbot.waitUntil(lambda: path.exists() and window.jobs.pending == 0, timeout=30_000)
     document = json.loads(path.read_text(encoding="utf-8"))
     assert document["agents"][0]["name"] == "Companion" and "memdesk" in document
     window.transfer_actions.import_agent(path)

@@ -76,7 +76,7 @@ def models_window(qtbot, services, monkeypatch, fake_hub, wait_for_signal):
 def open_models(qtbot, window):
     window.models_action.trigger()
     page = window.model_actions.page
-    qtbot.waitUntil(lambda: window.model_actions.dialog.isVisible(), timeout=5_000)
+    qtbot.waitUntil(lambda: window.model_actions.dialog.isVisible(), timeout=30_000)
     return page
 
 
@@ -127,7 +127,7 @@ def test_download_then_switch_keeps_memory_and_the_budget_follows(qtbot, models_
     with wait_for_signal(window.worker.switch_finished, timeout=20_000) as finished:
         qtbot.mouseClick(page.use_button, Qt.MouseButton.LeftButton)
     assert finished.args[0] is True
-    qtbot.waitUntil(lambda: "Tiny" in page.active_label.text(), timeout=5_000)
+    qtbot.waitUntil(lambda: "Tiny" in page.active_label.text(), timeout=30_000)
     assert window.services.settings.model_path == str(window.services.paths.user_models / "tiny.gguf")
     assert row_texts(page, "tiny")[1] == "Downloaded · active"
     qtbot.waitUntil(lambda: window.budget.budget is not None and window.budget.budget.window == 12288, timeout=10_000)

@@ -151,11 +151,11 @@ def _ask(qtbot, window, agent_id: int, button: str) -> tuple[bool, bool]:
     result: list[bool] = []
     thread = threading.Thread(target=lambda: result.append(window.consent.allow(agent_id, "append_to_text_file", "append 1 characters to a.txt")))
     thread.start()
-    qtbot.waitUntil(lambda: not thread.is_alive() or bool(window.consent_dialogs), timeout=5_000)
+    qtbot.waitUntil(lambda: not thread.is_alive() or bool(window.consent_dialogs), timeout=30_000)
     asked = bool(window.consent_dialogs)
     if asked:
         qtbot.mouseClick(getattr(window.consent_dialogs[-1], button), Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: not thread.is_alive() and not window.consent_dialogs, timeout=5_000)
+    qtbot.waitUntil(lambda: not thread.is_alive() and not window.consent_dialogs, timeout=30_000)
     return result[0], asked
 
 

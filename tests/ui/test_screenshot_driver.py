@@ -45,7 +45,7 @@ def test_the_screenshot_driver_denies_a_tool_that_asks_for_consent(make_window, 
     assert not (services.paths.agent_files(window.agent_id) / "notes.txt").exists()
     results = [m for m in services.memory.recall.all(window.agent_id) if m.kind == "function_result" and m.function_name == "append_to_text_file"]
     assert len(results) == 1 and '"status": "Failed"' in results[0].content and "did not allow" in results[0].content
-    qtbot.waitUntil(lambda: not window.consent_dialogs, timeout=5_000)
+    qtbot.waitUntil(lambda: not window.consent_dialogs, timeout=30_000)
 
 
 class _Exits:

@@ -54,7 +54,7 @@ def test_scrolling_to_the_top_loads_the_previous_page_and_keeps_the_place(make_w
     window.resize(900, 400)
     transcript = window.chat.transcript
     bar = transcript.verticalScrollBar()
-    qtbot.waitUntil(lambda: bar.maximum() > 0, timeout=5_000)
+    qtbot.waitUntil(lambda: bar.maximum() > 0, timeout=30_000)
     bar.setValue(bar.maximum())
     bar.setValue(bar.minimum())  # the user scrolls to the top
     assert len(transcript.entries) == 2 * PAGE and "question 30" in shown(window)

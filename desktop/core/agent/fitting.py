@@ -44,12 +44,53 @@ def make_room(agent: "Agent", room: int, cancel: CancelToken | None) -> bool:
     possible (the loop's own check still runs before each step); whether anything was evicted.
     Every memories event already in context expires: the new one will be the newest."""
     evicted = False
-    for _attempt in range(4):
+    for attempt in range(4):
         budget = measure(agent.runtime, agent._prompt_parts(), agent.settings.reserve)
-        if budget.used + room <= budget.eviction_at or not evict(agent, budget, cancel, room=room):
+        if budget.used + room <= budget.eviction_at:
+            break
+        if attempt == 0 and expire_sections(agent, budget, room):
+            evicted = True
+            continue
+        if not evict(agent, budget, cancel, room=room):
             break
         evicted = True
     return evicted
+
+
+def expire_sections(agent: "Agent", budget: ContextBudget, room: int) -> bool:
+    """Make room for a new memories section by expiring the earlier ones alone, when that frees
+    enough: nothing of the conversation leaves and no summary is written. In a small window a
+    question's section takes most of the room, so the section before it was what an eviction
+    mostly freed (LoCoMo at 4,096 tokens: an eviction, with its summarizing call, about every
+    second exchange). The messages below the first expired section are evaluated again, as after
+    an eviction. Whether it did."""
+    record = agent.record
+    shown = agent._in_context(record)
+    expire = _expire_point(shown, record.recall_expired_before, room)
+    if expire <= record.recall_expired_before:
+        return False
+    freed = _freed_by_expiry(agent, shown, expire, budget.window)
+    if budget.used + room - freed > budget.eviction_at:
+        return False
+    agent.memory.agents.update(agent.id, recall_expired_before=expire)
+    log.info("agent %s expired earlier memories sections instead of evicting", agent.id)
+    return True
+
+
+def _expire_point(shown: list, expired_before: int, room: int) -> int:
+    """Every memories event but the newest expires (all of them when a new one is about to be
+    placed: ``room``)."""
+    newest = newest_event_id(shown, expired_before)
+    return max(expired_before, newest + 1 if room and newest >= expired_before else newest)
+
+
+def _freed_by_expiry(agent: "Agent", shown: list, expire: int, window: int) -> int:
+    runtime = agent.runtime
+    in_context = expired_view(shown, expire)
+    changed = [(m, a) for m, a in zip(shown, in_context) if m.content != a.content]
+    before = to_chat(runtime, [m for m, _a in changed], window)
+    after = to_chat(runtime, [a for _m, a in changed], window)
+    return sum(runtime.count_tokens(c.content) for c in before) - sum(runtime.count_tokens(c.content) for c in after)
 
 
 def evict(agent: "Agent", budget: ContextBudget, cancel: CancelToken | None, *, room: int = 0) -> bool:
@@ -57,17 +98,13 @@ def evict(agent: "Agent", budget: ContextBudget, cancel: CancelToken | None, *, 
     m = agent.memory
     runtime = agent.runtime
     shown = agent._in_context(record)
-    # The cache below the memory section is evaluated again after an eviction anyway: every
-    # memories event but the newest expires now (all of them when a new one is about to be
-    # placed, ``room``), and what it frees counts toward the need.
-    newest = newest_event_id(shown, record.recall_expired_before)
-    expire = max(record.recall_expired_before, newest + 1 if room and newest >= record.recall_expired_before else newest)
+    # The cache below the memory section is evaluated again after an eviction anyway: the earlier
+    # memories events expire now, and what that frees counts toward the need.
+    expire = _expire_point(shown, record.recall_expired_before, room)
     in_context = expired_view(shown, expire)
     chats = to_chat(runtime, in_context, budget.window)
     counts = [runtime.count_tokens(c.content) + 4 for c in chats]
-    before = to_chat(runtime, [m for m, a in zip(shown, in_context) if m.content != a.content], budget.window)
-    after = to_chat(runtime, [a for m, a in zip(shown, in_context) if m.content != a.content], budget.window)
-    freed = sum(runtime.count_tokens(c.content) for c in before) - sum(runtime.count_tokens(c.content) for c in after)
+    freed = _freed_by_expiry(agent, shown, expire, budget.window)
     need = budget.used + room - freed - budget.eviction_at
     cut = choose_cut(in_context, counts, need=need)
     if cut == 0 and len(in_context) > 1 and not room:
