@@ -239,3 +239,14 @@ def test_relations_in_the_drawing_are_whole_and_clear_of_the_nodes_at_the_defaul
         assert viewport.contains(rect), (label.text(), rect, viewport)  # in sight, not cut at the view's edge
         crossing = [item for item in view.scene().items() if item is not label and item.sceneBoundingRect().intersects(label.sceneBoundingRect())]
         assert crossing == [], label.text()  # no node, name, line or other relation over it
+
+
+def test_a_name_set_in_settings_renames_the_user_in_the_panel_at_once(make_window, roomy_runtime, qtbot, services):
+    window = make_window(roomy_runtime)
+    graph, agent = services.memory.graph, window.agent_id
+    services.memory.archival.insert(agent, "My sister Ann moved to Porto.")  # a note of the user's: no turn follows it
+    window.graph_requested.emit(agent)
+    qtbot.waitUntil(lambda: "User" in names(window.knowledge), timeout=60_000)
+    window.window_settings.apply({"user_name": "Ada"})  # File > Settings…, OK: no message needed
+    qtbot.waitUntil(lambda: "Ada  (User)" in names(window.knowledge), timeout=60_000)
+    assert graph.find(agent, "User").name == "Ada"
