@@ -140,3 +140,12 @@ def test_the_chat_models_speaker_is_the_users_name_and_its_facts_land_on_the_use
     assert told == ["Ada"]
     assert ("Ada", "friend of", "Ann") in facts_of(graph, agent_id, "Ann")
     assert graph.find(agent_id, "Ada").kind == "self"
+
+
+def test_a_user_entity_the_user_deleted_stays_deleted_under_a_new_name(graph, extractor, agent_id, say, user_name):
+    say("My sister Ann moved to Porto.")
+    extract(extractor, agent_id)
+    graph.delete_entity(graph.find(agent_id, "User").id)
+    user_name["value"] = "Ada"
+    assert not extract(extractor, agent_id)
+    assert graph.find(agent_id, "Ada") is None and graph.find(agent_id, "User") is None

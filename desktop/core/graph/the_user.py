@@ -61,14 +61,16 @@ class TheUser:
     def follow_user_name(self, agent_id: int, name: str) -> bool:
         """Give the user's entity ``name`` if the graph has not taken that name yet (a name set or
         changed since). True when the graph changed. Without a user's entity nothing is done: it
-        gets the name when it is made."""
+        gets the name when it is made; nor to one the user deleted."""
         if not names.valid_name(name) or names.display_name(name) == self.taken_user_name(agent_id):
             return False
         current = self.user_entity(agent_id)
         if current is None:
             return False
         with self._db.transaction():
-            changed = self._become_user(agent_id, None, current, name)
+            # An entity the user deleted stays deleted: a new name must not bring it back.
+            hidden = bool(self._db.scalar("SELECT deleted FROM graph_entities WHERE id = ?", (current,)))
+            changed = not hidden and self._become_user(agent_id, None, current, name)
             self._take_name(agent_id, name)
         return changed
 
