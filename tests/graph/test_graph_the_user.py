@@ -149,3 +149,13 @@ def test_a_user_entity_the_user_deleted_stays_deleted_under_a_new_name(graph, ex
     user_name["value"] = "Ada"
     assert not extract(extractor, agent_id)
     assert graph.find(agent_id, "Ada") is None and graph.find(agent_id, "User") is None
+
+
+def test_what_the_agent_wrote_about_user_before_the_user_was_in_the_graph_is_about_them(graph, extractor, agent_id, say, user_name):
+    graph.insert_fact(agent_id, "User", "likes", "tea", author="agent")
+    user_name["value"] = "Ada"
+    say("My sister Ann moved to Porto.")
+    extract(extractor, agent_id)
+    ada = graph.find(agent_id, "Ada")
+    assert ada.kind == "self" and "User" in ada.aliases
+    assert ("Ada", "likes", "tea") in facts_of(graph, agent_id, "Ada")

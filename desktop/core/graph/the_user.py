@@ -49,11 +49,15 @@ class TheUser:
         if found is not None:
             return found
         named = names.valid_name(name)
+        # "User" may be known already, from the agent's own facts about the person it talks to.
+        placeholder = self._db.scalar("SELECT COALESCE(merged_into, id) FROM graph_entities WHERE agent_id = ? AND key = ? AND deleted = 0",
+                                      (agent_id, names.name_key(PLACEHOLDER)))
         entity_id = self.resolve(agent_id, name if named else PLACEHOLDER, SELF_KIND, at=at, message_id=message_id, passage_id=passage_id)
         assert entity_id is not None  # the placeholder is a valid name
         row = self._db.query_one("SELECT kind, merged_into, deleted FROM graph_entities WHERE id = ?", (entity_id,))
-        if (row[0], row[1], row[2]) != (SELF_KIND, None, 0):
-            self._become_user(agent_id, entity_id, None)  # "Ada" (a person the texts named) is the user
+        previous = placeholder if placeholder is not None and placeholder != self.root(entity_id) else None
+        if (row[0], row[1], row[2]) != (SELF_KIND, None, 0) or previous is not None:
+            self._become_user(agent_id, entity_id, previous)  # "Ada" (a person the texts named) is the user
         if named:
             self._take_name(agent_id, name)
         return entity_id
