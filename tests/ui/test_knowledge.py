@@ -250,3 +250,5 @@ def test_a_name_set_in_settings_renames_the_user_in_the_panel_at_once(make_windo
     window.window_settings.apply({"user_name": "Ada"})  # File > Settings…, OK: no message needed
     qtbot.waitUntil(lambda: "Ada  (User)" in names(window.knowledge), timeout=60_000)
     assert graph.find(agent, "User").name == "Ada"
+    row = names(window.knowledge).index("Ada  (User)")
+    assert window.knowledge.entity_table.item(row, 1).text() == "you"  # the kind, in the user's words
