@@ -23,6 +23,7 @@ from desktop.core.graph.records import SELF_KIND, Edit
 PLACEHOLDER = "User"
 #: The memory history's note on a renaming: why MemDesk changed the graph.
 NAMING_NOTE = "your name, from Settings (Your name)"
+SPEAKER_NOTE = "you, who wrote the text"
 
 
 class TheUser:
@@ -57,7 +58,8 @@ class TheUser:
         row = self._db.query_one("SELECT kind, merged_into, deleted FROM graph_entities WHERE id = ?", (entity_id,))
         previous = placeholder if placeholder is not None and placeholder != self.root(entity_id) else None
         if (row[0], row[1], row[2]) != (SELF_KIND, None, 0) or previous is not None:
-            self._become_user(agent_id, entity_id, previous)  # "Ada" (a person the texts named) is the user
+            # "Ada" (a person the texts named), or "User" of the agent's facts, is the user.
+            self._become_user(agent_id, entity_id, previous, note=NAMING_NOTE if named else SPEAKER_NOTE)
         if named:
             self._take_name(agent_id, name)
         return entity_id
@@ -84,7 +86,8 @@ class TheUser:
             (agent_id, names.display_name(name)),
         )
 
-    def _become_user(self, agent_id: int, entity_id: int | None, previous: int | None, name: str | None = None) -> bool:
+    def _become_user(self, agent_id: int, entity_id: int | None, previous: int | None, name: str | None = None, *,
+                     note: str = NAMING_NOTE) -> bool:
         """Make ``entity_id`` (or the row keyed ``name``, made if missing) the user's root entity,
         with ``previous`` (the user's entity until now) and its aliases as its aliases. One
         recorded change; True when any row changed."""
@@ -114,6 +117,7 @@ class TheUser:
                 edit.before += self._reconcile(entity_id)  # "User lives in Lisbon" and "Ada lives in Porto" are one person's now
             edit.label = f"{old_name} is now {shown}" if old_name and old_name != shown else f"{shown} is you"
             changed = bool(self._changed_rows(self._edit_rows(edit))[0])
-            self._record_edit(agent_id, ENTITY_CHANGE, entity_id, "update", edit, source="app", before=old_name, after=f"{shown} (you)", label=edit.label, note=NAMING_NOTE)
+            self._record_edit(agent_id, ENTITY_CHANGE, entity_id, "update", edit, source="app", before=old_name, after=f"{shown} (you)",
+                              label=edit.label, note=note)
         self._forget_vectors(agent_id)
         return changed
