@@ -331,7 +331,7 @@ def _graph_extraction(services: Services):
         services.paths.database, SpacyAnalyser, services.clock,
         lambda: ExtractionOptions(services.settings.graph_extraction), services.embedder,
         recorder=lambda db: memory_history(db, services.clock),  # the extractor's changes go in the history
-        key=services.key,
+        key=services.key, user_name=lambda: services.settings.user_name,
     )
 
 

@@ -36,7 +36,8 @@ def _extract(services, agent_id: int) -> dict:
 
     settings = services.settings
     options = ExtractionOptions(settings.graph_extraction, model_facts=False, document_facts=False)
-    extractor = GraphExtractor(services.memory.graph, SpacyAnalyser(), services.clock, options)
+    extractor = GraphExtractor(services.memory.graph, SpacyAnalyser(), services.clock, options, user_name=lambda: settings.user_name)
+    extractor.follow_user_name(agent_id)
     extractor.enqueue(agent_id)
     report = extractor.run_entities(agent_id)
     return {"sources": report.sources, "entities": report.entities, "facts": report.facts, "failed": report.failed}

@@ -164,7 +164,7 @@ class Settings:
     time_zone: str = _setting("", "Time zone for the times you and the agent see, e.g. Europe/Lisbon (empty: the system's; the store keeps UTC)",
                               check=_time_zone)
     user_name: str = _setting("", "Your name (optional): memory search then reads a question that names you, such as \"what did Ana say "
-                              "about the trip?\", as one about your own messages")
+                              "about the trip?\", as one about your own messages, and the knowledge graph calls you by it")
     # --- memory over time (see desktop/core/agent/consolidation/) ---
     consolidation: str = _setting("ask", "Idle-time memory consolidation: off, apply (edit memory directly) or ask (propose changes for review)",
                                   choices=("off", "apply", "ask"))

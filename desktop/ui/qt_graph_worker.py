@@ -91,7 +91,7 @@ class GraphWorker(QObject):
             # The extractor's facts and entities are recorded in the memory history, like every writer's.
             history = MemoryHistory(self._db, self._clock, max_changes=lambda: store.load().history_max_changes)
             graph = KnowledgeGraph(self._db, self._clock, self._embedder, history=history)
-            self._extractor = GraphExtractor(graph, self._analyser_factory(), self._clock)
+            self._extractor = GraphExtractor(graph, self._analyser_factory(), self._clock, user_name=lambda: store.load().user_name)
         assert self._db is not None
         settings = SettingsStore(self._db).load()
         self._extractor.options = ExtractionOptions(settings.graph_extraction, settings.graph_model_facts, settings.graph_document_facts)
@@ -105,7 +105,10 @@ class GraphWorker(QObject):
             return
         try:
             extractor = self._store()
+            renamed = extractor.follow_user_name(agent_id)  # a name set since: the user's entity bears it
             extractor.enqueue(agent_id)  # with extraction off, this passes new sources over
+            if renamed:
+                self.changed.emit(agent_id)
             if not extractor.options.enabled:
                 return
             report = extractor.run_entities(agent_id, should_stop=lambda: self.stopped)

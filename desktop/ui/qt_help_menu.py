@@ -52,7 +52,8 @@ class HelpMenu(QObject):
     @Slot()
     @reports_errors
     def on_welcome_triggered(self) -> None:
-        show_welcome(self.window.services, window_actions(self.window), self.window)
+        dialog = show_welcome(self.window.services, window_actions(self.window), self.window)
+        dialog.name_saved.connect(lambda _name: self.window.name_changed())
 
     @Slot()
     @reports_errors

@@ -33,7 +33,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.core.graph.render import source_label
-from desktop.core.graph.store import Edit, Entity, Fact, KnowledgeGraph
+from desktop.core.graph.store import SELF_KIND, Edit, Entity, Fact, KnowledgeGraph
 from desktop.core.memory.graph_revert import GRAPH_KINDS
 from desktop.core.memory.history import USER, Change
 from desktop.core.memory.revert import Reverter
@@ -47,6 +47,12 @@ from desktop.ui.qt_text import escape, literal, plain_label, set_plain, set_rich
 ENTITY_COLUMNS = ["Entity", "Kind", "Mentions", "Last seen"]
 FACT_COLUMNS = ["Subject", "Relation", "Object", "From", "To", "By", "Source"]
 ENTITY_LIMIT = 2000
+#: Kinds as the panel names them: the user's own entity is "you", not the extractor's "self".
+KIND_SHOWN = {SELF_KIND: "you"}
+
+
+def shown_kind(kind: str) -> str:
+    return KIND_SHOWN.get(kind, kind)
 
 
 class KnowledgePanel(QWidget):
@@ -156,7 +162,7 @@ class KnowledgePanel(QWidget):
         for row, entity in enumerate(self.entities):
             seen = f"{entity.last_seen.astimezone():%Y-%m-%d %H:%M}" if entity.last_seen else "never"
             self.entity_table.setItem(row, 0, tables.read_only_item(entity.name + (f"  ({', '.join(entity.aliases)})" if entity.aliases else ""), entity.id))
-            for column, text in enumerate((entity.kind, str(entity.mentions), seen), start=1):
+            for column, text in enumerate((shown_kind(entity.kind), str(entity.mentions), seen), start=1):
                 self.entity_table.setItem(row, column, tables.read_only_item(text))
         self.entity_table.blockSignals(False)
         if self.agent_id:
@@ -210,7 +216,7 @@ class KnowledgePanel(QWidget):
             set_plain(self.title, "Select an entity to see what is known about it.")
         else:
             aliases = f" · also called {escape(', '.join(entity.aliases))}" if entity.aliases else ""
-            set_rich(self.title, f"<b>{escape(entity.name)}</b> ({escape(entity.kind)}) · {entity.mentions} mentions{aliases}")
+            set_rich(self.title, f"<b>{escape(entity.name)}</b> ({escape(shown_kind(entity.kind))}) · {entity.mentions} mentions{aliases}")
         self.fact_table.setRowCount(len(self.facts))
         for row, fact in enumerate(self.facts):
             values = [fact.subject, fact.relation, fact.object, f"{fact.valid_from.astimezone():%Y-%m-%d}",

@@ -206,6 +206,11 @@ class MainWindow(QMainWindow):
         self.open_agent_requested.emit(agent_id)
         self._update_ready()
 
+    def name_changed(self) -> None:
+        """The user's name was set: the knowledge graph's entity for the user takes it now."""
+        if self.agent_id is not None:
+            self.graph_requested.emit(self.agent_id)
+
     def load_transcript(self, agent_id: int) -> None:
         """The conversation's newest page (older ones as the user scrolls up), evicted messages
         included (above a line, the context window)."""

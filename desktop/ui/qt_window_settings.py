@@ -48,4 +48,6 @@ class WindowSettings(QObject):
             window.load_model_requested.emit(settings)
         elif changes:
             window.settings_applied.emit(settings)
+        if "user_name" in changes:
+            window.name_changed()
         window.heartbeat.restart()

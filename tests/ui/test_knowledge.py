@@ -1,15 +1,17 @@
 """The Knowledge panel as a user drives it: the graph fills in after a turn, facts jump to their
 source, and edit, merge, split and delete are each undone with Ctrl+Z (in the app, as a recorded
-revert in the memory history)."""
+revert in the memory history); the drawing of an entity's facts stays readable in the default
+layout on a 1366×768 screen."""
 
 from __future__ import annotations
 
 import pytest
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QSize, Qt
 
 from desktop.core.graph.extraction import ExtractionOptions, GraphExtractor
 from desktop.core.memory.revert import Reverter
 from desktop.core.runtime.scripted import ScriptedRuntime, say
+from desktop.ui import qt_layout
 from desktop.ui.qt_knowledge import FACT_COLUMNS, KnowledgePanel
 from desktop.ui.qt_text import literal
 
@@ -206,3 +208,47 @@ def test_with_extraction_off_in_settings_nothing_is_extracted(make_window, send,
     assert services.db.scalar("SELECT COUNT(*) FROM graph_queue") == 0
     rows = {window.budget.table.item(r, 0).text(): window.budget.table.item(r, 1).text() for r in range(window.budget.table.rowCount())}
     assert rows["knowledge"] == "0"
+
+
+# --- the drawing of an entity's facts at the default layout on a 1366×768 screen (issue 22) ---
+
+LONG_RELATION = "used to work with every Tuesday morning"
+
+
+def test_relations_in_the_drawing_are_whole_and_clear_of_the_nodes_at_the_default_layout(make_window, roomy_runtime, qtbot, services):
+    window = make_window(roomy_runtime)
+    qt_layout.apply_default(window, window.docks, QSize(1366, 768))
+    window.docks["Knowledge"].raise_()
+    graph, agent = services.memory.graph, window.agent_id
+    for subject, relation, obj in (("Ann", "moved to", "Porto"), ("Ann", "sister of", "Ada"), ("Ann", "teaches", "music"),
+                                   ("Bob", "friend of", "Ann"), ("Ann", LONG_RELATION, "Siemens Healthineers")):
+        graph.insert_fact(agent, subject, relation, obj, author="user")
+    panel = window.knowledge
+    panel.refresh()
+    click_entity(qtbot, panel, "Ann")
+    qtbot.wait(50)  # the layout settles
+    view = panel.view
+    shown = {label.text(): label for label in view.labels}
+    assert {"moved to", "sister of", "teaches", "friend of"} <= set(shown)  # whole, not "sister o"
+    long = next(label for label in view.labels if label.text().endswith("…"))
+    stored = next(f.relation for f in panel.facts if f.object == "Siemens Healthineers")
+    assert f"Ann {stored} Siemens Healthineers" in long.toolTip()  # the whole sentence on hover
+    viewport = view.viewport().rect()
+    for label in view.labels:
+        rect = view.mapFromScene(label.sceneBoundingRect()).boundingRect()
+        assert viewport.contains(rect), (label.text(), rect, viewport)  # in sight, not cut at the view's edge
+        crossing = [item for item in view.scene().items() if item is not label and item.sceneBoundingRect().intersects(label.sceneBoundingRect())]
+        assert crossing == [], label.text()  # no node, name, line or other relation over it
+
+
+def test_a_name_set_in_settings_renames_the_user_in_the_panel_at_once(make_window, roomy_runtime, qtbot, services):
+    window = make_window(roomy_runtime)
+    graph, agent = services.memory.graph, window.agent_id
+    services.memory.archival.insert(agent, "My sister Ann moved to Porto.")  # a note of the user's: no turn follows it
+    window.graph_requested.emit(agent)
+    qtbot.waitUntil(lambda: "User" in names(window.knowledge), timeout=60_000)
+    window.window_settings.apply({"user_name": "Ada"})  # File > Settings…, OK: no message needed
+    qtbot.waitUntil(lambda: "Ada  (User)" in names(window.knowledge), timeout=60_000)
+    assert graph.find(agent, "User").name == "Ada"
+    row = names(window.knowledge).index("Ada  (User)")
+    assert window.knowledge.entity_table.item(row, 1).text() == "you"  # the kind, in the user's words

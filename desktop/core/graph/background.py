@@ -25,10 +25,12 @@ BUSY_TIMEOUT_S = 60.0
 class BackgroundExtraction:
     def __init__(self, database: Path | str, analyser_factory: Callable[[], object], clock: Clock,
                  options: Callable[[], ExtractionOptions], embedder=None,
-                 recorder: Callable[[Database], ChangeRecorder] | None = None, key: str | None = None) -> None:
+                 recorder: Callable[[Database], ChangeRecorder] | None = None, key: str | None = None,
+                 user_name: Callable[[], str] = lambda: "") -> None:
         """``recorder`` builds the memory history on the thread's own connection (the front end
         passes it in: memory sits above the graph), so the extractor's changes are recorded.
-        ``key`` is the passphrase of an encrypted store."""
+        ``key`` is the passphrase of an encrypted store; ``user_name`` the user's name (the setting),
+        which the user's own entity bears."""
         self._database = database
         self._key = key
         self._recorder = recorder
@@ -36,6 +38,7 @@ class BackgroundExtraction:
         self._clock = clock
         self._options = options
         self._embedder = embedder
+        self._user_name = user_name
         self._wanted: set[int] = set()
         self._wake = threading.Condition()
         self._closed = False
@@ -59,7 +62,8 @@ class BackgroundExtraction:
         try:
             db = open_database(self._database, key=self._key, busy_timeout=BUSY_TIMEOUT_S)
             history = self._recorder(db) if self._recorder is not None else None
-            extractor = GraphExtractor(KnowledgeGraph(db, self._clock, self._embedder, history=history), self._analyser_factory(), self._clock)
+            extractor = GraphExtractor(KnowledgeGraph(db, self._clock, self._embedder, history=history), self._analyser_factory(), self._clock,
+                                       user_name=self._user_name)
             while True:
                 with self._wake:
                     while not self._wanted and not self._closed:
@@ -70,6 +74,7 @@ class BackgroundExtraction:
                 options = self._options()
                 extractor.options = ExtractionOptions(options.enabled, model_facts=False, document_facts=False)
                 for agent_id in agents:
+                    extractor.follow_user_name(agent_id)
                     extractor.enqueue(agent_id)
                     if options.enabled:
                         extractor.run_entities(agent_id, should_stop=lambda: self._closed)

@@ -25,12 +25,12 @@ from typing import Protocol
 from desktop.core.clock import Clock, iso, parse_iso
 from desktop.core.graph.nlp import SPEAKER, Analysis
 from desktop.core.graph.store import SELF_KIND, KnowledgeGraph
+from desktop.core.graph.the_user import PLACEHOLDER
 from desktop.core.runtime.base import CancelToken, ChatMessage
 from desktop.errors import GenerationCancelled, MemDeskError
 
 log = logging.getLogger("memdesk.graph.extraction")
 
-USER_NAME = "User"
 BATCH = 32
 #: Sources ``enqueue`` moves into the queue per transaction.
 ENQUEUE_CHUNK = 2000
@@ -76,17 +76,26 @@ class _Source:
     id: int
     text: str
     at: datetime
-    speaker: str
+    speaker: str | None  # None: the app's user, whose entity is the graph's (desktop.core.graph.the_user)
     speaker_kind: str
 
 
 class GraphExtractor:
-    def __init__(self, graph: KnowledgeGraph, analyser: Analyser, clock: Clock, options: ExtractionOptions = ExtractionOptions()) -> None:
+    def __init__(self, graph: KnowledgeGraph, analyser: Analyser, clock: Clock, options: ExtractionOptions = ExtractionOptions(),
+                 *, user_name: Callable[[], str] = lambda: "") -> None:
+        """``user_name``: the user's name (the setting, read at each source), which the user's own
+        entity bears."""
         self.graph = graph
         self._db = graph.db
         self._analyser = analyser
         self._clock = clock
         self.options = options
+        self._user_name = user_name
+
+    def follow_user_name(self, agent_id: int) -> bool:
+        """Rename the user's entity after a name set or changed since the graph last took one;
+        True when the graph changed."""
+        return self.graph.follow_user_name(agent_id, (self._user_name() or "").strip())
 
     # --- the queue -------------------------------------------------------------------------
     def enqueue(self, agent_id: int) -> int:
@@ -178,12 +187,23 @@ class GraphExtractor:
             found = self._db.query_one("SELECT search_text, created_at, author FROM messages WHERE id = ?", (source_id,))
             if found is None:
                 return None
-            speaker = found[2] or USER_NAME
-            return _Source(queue_id, kind, source_id, found[0], parse_iso(found[1]), speaker, "person" if found[2] else SELF_KIND)
+            return _Source(queue_id, kind, source_id, found[0], parse_iso(found[1]), found[2] or None, "person" if found[2] else SELF_KIND)
         found = self._db.query_one("SELECT text, created_at FROM passages WHERE id = ?", (source_id,))
         if found is None:
             return None
-        return _Source(queue_id, kind, source_id, found[0], parse_iso(found[1]), USER_NAME, SELF_KIND)
+        return _Source(queue_id, kind, source_id, found[0], parse_iso(found[1]), None, SELF_KIND)
+
+    def _speaker_id(self, agent_id: int, source: _Source, where: dict) -> int | None:
+        if source.speaker is None:
+            return self.graph.the_user(agent_id, (self._user_name() or "").strip(), at=source.at, **where)
+        return self.graph.resolve(agent_id, source.speaker, source.speaker_kind, at=source.at, **where)
+
+    def _speaker_name(self, agent_id: int, source: _Source) -> str:
+        """The speaker as the chat model is told: a person's name, or the name of the user's entity."""
+        if source.speaker is not None:
+            return source.speaker
+        user = self.graph.user_entity(agent_id)
+        return self.graph.entity(user).name if user is not None else (self._user_name() or "").strip() or PLACEHOLDER
 
     # --- running ---------------------------------------------------------------------------
     def run_entities(self, agent_id: int | None = None, *, limit: int | None = None, should_stop: Callable[[], bool] = lambda: False,
@@ -227,7 +247,7 @@ class GraphExtractor:
                 # One source a transaction, with the names embedded before it opens: the write
                 # lock is held for SQL only, never for a model on a busy CPU, so an idle pass or
                 # a turn waiting for it waits a fraction of a second, not for the whole catch-up.
-                speaker = [(source.speaker, source.speaker_kind)] if any(SPEAKER in (f.subject, f.object) for f in analysis.facts) else []
+                speaker = [(source.speaker, source.speaker_kind)] if source.speaker and any(SPEAKER in (f.subject, f.object) for f in analysis.facts) else []
                 self.graph.prepare_names(agent_id, [(e.name, e.kind) for e in analysis.entities] + speaker)
                 with self._db.transaction():
                     self._store(agent_id, source, analysis, report)
@@ -267,7 +287,7 @@ class GraphExtractor:
         report.mentions += len(mentioned)
         speaker_used = any(SPEAKER in (f.subject, f.object) for f in analysis.facts)
         if speaker_used:
-            speaker_id = self.graph.resolve(agent_id, source.speaker, source.speaker_kind, at=source.at, **where)
+            speaker_id = self._speaker_id(agent_id, source, where)
             if speaker_id is not None:
                 ids[SPEAKER] = speaker_id
         for found in analysis.facts:
@@ -301,19 +321,25 @@ class GraphExtractor:
                 f" LEFT JOIN graph_entities root ON root.id = e.merged_into WHERE m.{column} = ? AND e.deleted = 0 ORDER BY m.id",
                 (source.id,),
             )]
+            speaker = self._speaker_name(agent, source)
             try:
-                triples = model.extract(source.text, source.speaker, names, prefix=prefix(agent), cancel=cancel)
+                triples = model.extract(source.text, speaker, names, prefix=prefix(agent), cancel=cancel)
             except GenerationCancelled:
                 break  # the user is waiting for the model: try this one again later
             except Exception as error:  # noqa: BLE001 - a model failure is retried, never a chat error
                 self._record_failure(row[0], error, report)
                 continue
-            kind = lambda name: source.speaker_kind if name == source.speaker else "thing"  # noqa: E731
+            kind = lambda name: source.speaker_kind if name == speaker else "thing"  # noqa: E731
             self.graph.prepare_names(agent, [(name, kind(name)) for triple in triples for name in (triple.subject, triple.object)])
+
+            def entity(name: str) -> int | None:
+                if name == speaker:
+                    return self._speaker_id(agent, source, where)
+                return self.graph.resolve(agent, name, "thing", at=source.at, **where)
+
             with self._db.transaction():
                 for triple in triples:
-                    subject = self.graph.resolve(agent, triple.subject, kind(triple.subject), at=source.at, **where)
-                    obj = self.graph.resolve(agent, triple.object, kind(triple.object), at=source.at, **where)
+                    subject, obj = entity(triple.subject), entity(triple.object)
                     if subject is not None and obj is not None and self._new_fact(agent, subject, triple.relation, obj, source.at, where):
                         report.model_facts += 1
                 self._db.execute("DELETE FROM graph_queue WHERE id = ?", (row[0],))

@@ -13,6 +13,7 @@ closes the old fact (``valid_to``), so "where did Ann live before?" stays answer
   entities.py     finding and resolving names (name_vectors.py: merging names by meaning)
   facts.py        mentions, facts, an entity's neighbourhood, the top entities
   edits.py        the user's edits, each an ``Edit`` that ``undo`` reverts
+  the_user.py     the entity standing for the app's user, under the name the user gave
 (records.py holds the types they share.)
 """
 
@@ -25,6 +26,7 @@ from desktop.core.graph.entities import Entities
 from desktop.core.graph.facts import MentionsAndFacts
 from desktop.core.graph.name_vectors import NameVectors
 from desktop.core.graph.records import AUTHORS, NAMED_KINDS, SELF_KIND, Edit, Entity, Fact
+from desktop.core.graph.the_user import TheUser
 from desktop.core.storage import Database
 
 __all__ = [
@@ -33,7 +35,7 @@ __all__ = [
 ]
 
 
-class KnowledgeGraph(ChangeRecording, Entities, MentionsAndFacts, UserEdits):
+class KnowledgeGraph(ChangeRecording, Entities, MentionsAndFacts, UserEdits, TheUser):
     """The graph over one database connection. ``embedder`` (optional) lets new names merge
     with known ones by meaning; without it only lexical aliases merge."""
 

@@ -643,6 +643,21 @@ def m016_stopped_replies(db) -> None:
     )
 
 
+def m017_graph_user_names(db) -> None:
+    """The user's name as each agent's knowledge graph last took it from the ``user_name`` setting
+    (desktop.core.graph.the_user). The graph follows a name set or changed later once, not at every
+    extraction: a user who reverts that renaming in the memory history keeps the graph as reverted
+    until the setting changes again."""
+    db.run_script(
+        """
+        CREATE TABLE graph_user_names (
+            agent_id INTEGER PRIMARY KEY REFERENCES agents(id) ON DELETE CASCADE,
+            name     TEXT NOT NULL
+        );
+        """
+    )
+
+
 MIGRATIONS: list[Migration] = [
     m001_initial,
     m002_retrieval_indexes,
@@ -660,4 +675,5 @@ MIGRATIONS: list[Migration] = [
     m014_row_changes,
     m015_graph_mention_changes,
     m016_stopped_replies,
+    m017_graph_user_names,
 ]
