@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from bench import common, faults, latency, recall, search
+from bench import common, faults, latency, nothing_levers, recall, search
 
 
 def test_a_percentile_is_the_nearest_ranked_value_itself():
@@ -20,7 +20,7 @@ def test_a_percentile_is_the_nearest_ranked_value_itself():
     assert math.isnan(common.percentile([], 0.95)) and common.percentile([], 0.99, empty=0.0) == 0.0
 
 
-@pytest.mark.parametrize("module", [faults, latency, recall, search])
+@pytest.mark.parametrize("module", [faults, latency, nothing_levers, recall, search])
 def test_every_benchmark_names_itself_by_its_first_docstring_line_and_takes_json(module, monkeypatch):
     parsers = []
     real = common.bench_parser
