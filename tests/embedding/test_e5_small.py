@@ -39,7 +39,15 @@ def test_a_search_and_the_same_text_stored_are_embedded_in_different_roles(e5):
 
 def test_tokens_are_counted_without_the_special_tokens_and_the_role_prefix(e5):
     assert e5.count_tokens("") == 0
-    assert e5.count_tokens("word " * 600) > e5.max_tokens > 254  # twice MiniLM's window
+    assert e5.count_tokens("word " * 600) == 600
+
+
+def test_the_model_reads_a_long_text_to_its_window_and_ignores_the_rest(e5):
+    start = "The deployment pipeline builds the image, runs the tests and pushes to staging. " * 30
+    assert e5.count_tokens(start) > e5.max_tokens
+    vectors = e5.embed([start + "Then it emails the team about lunch.", start + "Penguins live in Antarctica and eat krill."])
+    assert np.allclose(vectors[0], vectors[1], atol=1e-6)
+    assert not np.allclose(e5.embed(["Penguins live in Antarctica and eat krill."])[0], vectors[0], atol=1e-3)
 
 
 def test_a_store_whose_vectors_another_model_made_is_refused_even_with_the_same_dimension(tmp_path, e5):
