@@ -10,11 +10,10 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-import sqlite_vec
-
 from desktop.core.storage.cipher_pages import passphrase_fits
 from desktop.core.storage.driver import cipher_module, connect_keyed, driver_errors, file_is_encrypted, sqlite_module
 from desktop.core.storage.migrations import MIGRATIONS
+from desktop.core.storage.vector_extension import load_vector_extension
 from desktop.errors import (
     DamagedStoreError,
     DiskFullError,
@@ -295,9 +294,7 @@ def _check_key(conn: Any, driver: ModuleType, path: Path | str, key: str) -> Non
 
 
 def _configure(conn: Any, path: Path | str, busy_timeout: float) -> None:
-    conn.enable_load_extension(True)
-    sqlite_vec.load(conn)
-    conn.enable_load_extension(False)
+    load_vector_extension(conn)
     conn.execute("PRAGMA foreign_keys = ON")
     conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
     if str(path) != ":memory:":

@@ -19,10 +19,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import sqlite_vec
-
 from desktop.core.storage.database import check_passphrase_fits
 from desktop.core.storage.driver import SALT_BYTES, cipher_module, connect_keyed, file_is_encrypted, key_pragma_value
+from desktop.core.storage.vector_extension import load_vector_extension
 from desktop.errors import PassphraseError, StoreBusyError, StoreError, WrongPassphraseError
 from desktop.private_files import make_private
 
@@ -135,9 +134,7 @@ def _open_source(path: Path, key: str | None) -> Any:
         if (getattr(error, "sqlite_errorcode", 0) or 0) & 0xFF == _NOTADB:
             raise WrongPassphraseError(f"Wrong passphrase for {path}", hint="type it again exactly as you set it; upper and lower case differ") from None
         raise
-    conn.enable_load_extension(True)
-    sqlite_vec.load(conn)
-    conn.enable_load_extension(False)
+    load_vector_extension(conn)
     return conn
 
 

@@ -1,0 +1,45 @@
+"""The start's fast path imports only what the first paint needs: what is used after it (numpy,
+the agent's consolidation, the model catalog, documents, diagnostics...) is imported when first
+used. Each check runs a fresh interpreter, whose ``sys.modules`` says what an import pulled in."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _run(code: str, home: Path) -> dict:
+    """``code`` ends by binding ``result``; its JSON comes back, with the modules loaded then."""
+    script = f"import json, sys\n{code}\nprint(json.dumps({{'result': result, 'modules': sorted(sys.modules)}}))"
+    env = {**os.environ, "MEMDESK_HOME": str(home), "PYTHONPATH": str(ROOT), "QT_QPA_PLATFORM": "offscreen"}
+    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True, timeout=180, check=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_reading_the_settings_before_the_model_starts_imports_no_numpy(tmp_path):
+    # memdesk reads the store's settings before it starts the model's process (desktop.local_model):
+    # numpy there would delay the model by its import.
+    _run("from desktop.app import open_services\nopen_services().close()\nresult = None", tmp_path)
+    ran = _run(
+        "from desktop.local_model import settings_before_opening\nfrom desktop.paths import Paths\n"
+        "result = settings_before_opening(Paths.from_environment()).runtime",
+        tmp_path,
+    )
+    assert ran["result"] == "llamacpp"
+    assert "numpy" not in ran["modules"]
+    assert "sqlite_vec" not in ran["modules"]
+
+
+def test_a_store_opened_without_the_sqlite_vec_package_still_has_its_vector_functions(tmp_path):
+    ran = _run(
+        "import os\nfrom desktop.core.storage import open_database\ndb = open_database(os.path.join(os.environ['MEMDESK_HOME'], 'store.db'))\n"
+        "result = db.execute('SELECT vec_version()').fetchone()[0]\ndb.close()",
+        tmp_path,
+    )
+    assert ran["result"].startswith("v")
+    assert "sqlite_vec" not in ran["modules"]
