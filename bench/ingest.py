@@ -1,11 +1,10 @@
 """Ingestion throughput: chunks per second through the whole pipeline vs the embedder alone.
 
-    python -m bench.ingest --json [--embedder multilingual-e5-small]
+    python -m bench.ingest --json
 
 A ~5 MB corpus of generated prose (Markdown, text and HTML files) goes through Ingestor.ingest
-(discover, parse, chunk, store, FTS, embed, store vectors) with a real embedder (MiniLM unless
-``--embedder`` names another); then the same chunk texts are embedded again with nothing else
-around them, in the same batch size.
+(discover, parse, chunk, store, FTS, embed, store vectors) with the real MiniLM embedder; then the
+same chunk texts are embedded again with nothing else around them, in the same batch size.
 """
 
 from __future__ import annotations
@@ -17,7 +16,7 @@ from pathlib import Path
 
 from desktop.core.clock import SystemClock
 from desktop.core.documents.ingest import EMBED_BATCH, Ingestor
-from desktop.core.embedding.choice import MINILM, NAMES, make_embedder
+from desktop.core.embedding.sentence_transformer import SentenceTransformerEmbedder
 from desktop.core.memory.archival import ArchivalMemory
 from desktop.core.storage import open_database
 from bench.common import bench_parser, sentence
@@ -51,9 +50,8 @@ def main() -> None:
     parser = bench_parser(__doc__)
     parser.add_argument("--mb", type=float, default=5.0, help="corpus size in megabytes")
     parser.add_argument("--slices", type=int, default=5, help="alternate pipeline and model-only runs this many times")
-    parser.add_argument("--embedder", choices=NAMES, default=MINILM, help="the embedding model (default: %(default)s)")
     args = parser.parse_args()
-    embedder = make_embedder(args.embedder)
+    embedder = SentenceTransformerEmbedder()
     # Warm up on realistic lengths so neither run pays for loading the model or first-shape costs.
     warm = random.Random(1)
     embedder.embed([" ".join(sentence(warm) for _ in range(10)) for _ in range(64)])
@@ -88,7 +86,6 @@ def main() -> None:
             texts_total += len(texts)
         db.close()
     result = {
-        "embedder": embedder.model_id,
         "corpus_bytes": size,
         "files": added,
         "chunks": texts_total,

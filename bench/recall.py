@@ -1,6 +1,6 @@
 """Automatic recall's latency on a large memory: p50/p95 over questions, against its deadline.
 
-    python -m bench.recall --json [--messages 10000] [--queries 60] [--embedder multilingual-e5-small]
+    python -m bench.recall --json [--messages 10000] [--queries 60]
 
 A temporary store gets ``--messages`` conversation messages (LoCoMo's turns from
 ../shared/data/locomo, repeated over later dates until there are enough; synthetic sentences when
@@ -26,7 +26,6 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from bench.common import bench_parser, percentile
-from desktop.core.embedding.choice import MINILM, NAMES, make_embedder
 from bench.report import emit
 
 _ROOT = Path(__file__).resolve().parents[1]
@@ -56,14 +55,14 @@ def _corpus(path: Path, count: int) -> tuple[list[tuple[str, str]], list[str]]:
     return turns, [f"What about the {w}?" for w in words]
 
 
-def run(messages: int, queries: int, timeout_ms: int, embedder_name: str = MINILM) -> dict[str, object]:
+def run(messages: int, queries: int, timeout_ms: int) -> dict[str, object]:
     os.environ.setdefault("MEMDESK_HOME", tempfile.mkdtemp(prefix="memdesk-recall-"))
     from desktop.app import make_runtime, open_auto_recall, open_services
     from desktop.core.agent.auto_recall import Visible
     from desktop.core.agent.context import truncate_for_context
     from desktop.paths import Paths
 
-    services = open_services(Paths.from_environment(), embedder=make_embedder(embedder_name))
+    services = open_services(Paths.from_environment())
     settings = services.settings_store.set("auto_recall_timeout_ms", timeout_ms)
     runtime = make_runtime(settings)
     record = services.create_agent("bench")
@@ -115,7 +114,6 @@ def run(messages: int, queries: int, timeout_ms: int, embedder_name: str = MINIL
     runtime.close()
     services.close()
     return {
-        "embedder": services.embedder.model_id,
         "messages": messages,
         "in_context": IN_CONTEXT,
         "passages": 200,
@@ -140,9 +138,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--messages", type=int, default=10_000)
     parser.add_argument("--queries", type=int, default=60)
     parser.add_argument("--timeout-ms", type=int, default=300)
-    parser.add_argument("--embedder", choices=NAMES, default=MINILM, help="the embedding model (default: %(default)s)")
     args = parser.parse_args(argv)
-    emit(run(args.messages, args.queries, args.timeout_ms, args.embedder), args.json)
+    emit(run(args.messages, args.queries, args.timeout_ms), args.json)
     return 0
 
 

@@ -18,7 +18,6 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from desktop.core.embedding.choice import MINILM, NAMES as EMBEDDERS
 from desktop.core.evaluation.beam import KINDS as BEAM_KINDS
 
 MODES = ("retrieval", "context", "answer")
@@ -44,7 +43,6 @@ def add_eval_command(subparsers: "argparse._SubParsersAction") -> argparse.Argum
         help="context/answer: only this variant (repeatable; default: both, FIFO window only and FIFO + automatic recall)",
     )
     locomo.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
-    locomo.add_argument("--embedder", choices=EMBEDDERS, default=MINILM, help="the embedding model that makes the vectors (default: %(default)s)")
     locomo.add_argument("--no-graph", action="store_true", help="skip the knowledge graph (its extraction takes a minute or two)")
     locomo.set_defaults(handler=run_eval)
     beam = kinds.add_parser("beam", help="conversation memory on BEAM chat folders (long technical messages)")
@@ -62,7 +60,6 @@ def add_eval_command(subparsers: "argparse._SubParsersAction") -> argparse.Argum
         help="context: only this variant (repeatable; default: both)",
     )
     beam.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
-    beam.add_argument("--embedder", choices=EMBEDDERS, default=MINILM, help="the embedding model that makes the vectors (default: %(default)s)")
     beam.add_argument("--no-graph", action="store_true", help="search: skip the knowledge graph (its extraction takes about a minute per chat)")
     beam.set_defaults(handler=run_beam)
     return parser
@@ -80,7 +77,7 @@ def run_beam(args: argparse.Namespace) -> int:
     try:
         samples = load_chats(args.paths)
         if args.mode == "versions":
-            report = _beam_versions(args, samples, progress)
+            report = _beam_versions(samples, progress)
         else:
             report = _beam_search(args, samples, progress) if args.mode == "search" else _replay(args, progress, samples=samples)
     except (MemDeskError, ValueError, KeyError, OSError) as error:
@@ -98,11 +95,11 @@ def run_beam(args: argparse.Namespace) -> int:
     return 0
 
 
-def _beam_versions(args: argparse.Namespace, samples: list[dict], progress) -> dict:
-    from desktop.core.embedding.choice import make_embedder
+def _beam_versions(samples: list[dict], progress) -> dict:
+    from desktop.core.embedding.sentence_transformer import SentenceTransformerEmbedder
     from desktop.core.evaluation.beam_versions import evaluate_versions
 
-    return evaluate_versions(samples, make_embedder(args.embedder), progress=lambda s: progress(f"evaluated chat {s}"))
+    return evaluate_versions(samples, SentenceTransformerEmbedder(), progress=lambda s: progress(f"evaluated chat {s}"))
 
 
 def _print_versions(report: dict) -> None:
@@ -119,7 +116,7 @@ def _print_versions(report: dict) -> None:
 
 
 def _beam_search(args: argparse.Namespace, samples: list[dict], progress) -> dict:
-    from desktop.core.embedding.choice import make_embedder
+    from desktop.core.embedding.sentence_transformer import SentenceTransformerEmbedder
     from desktop.core.evaluation.beam import DEVELOPMENT, USER
     from desktop.core.evaluation.locomo import evaluate_samples
 
@@ -129,7 +126,7 @@ def _beam_search(args: argparse.Namespace, samples: list[dict], progress) -> dic
 
         analyser = SpacyAnalyser()
     return evaluate_samples(
-        samples, make_embedder(args.embedder), ks=tuple(sorted({5, max(1, args.k)})), analyser=analyser,
+        samples, SentenceTransformerEmbedder(), ks=tuple(sorted({5, max(1, args.k)})), analyser=analyser,
         tuned_on=DEVELOPMENT, progress=lambda s: progress(f"evaluated chat {s}"), user_name=USER,
     )
 
@@ -162,7 +159,7 @@ def run_eval(args: argparse.Namespace) -> int:
 
 # --- retrieval ------------------------------------------------------------------------------
 def _retrieval(args: argparse.Namespace, progress) -> dict:
-    from desktop.core.embedding.choice import make_embedder
+    from desktop.core.embedding.sentence_transformer import SentenceTransformerEmbedder
     from desktop.core.evaluation.locomo import evaluate
 
     ks = tuple(sorted({5, max(1, args.k)}))
@@ -172,7 +169,7 @@ def _retrieval(args: argparse.Namespace, progress) -> dict:
 
         analyser = SpacyAnalyser()
     return evaluate(
-        args.path, make_embedder(args.embedder), ks=ks, analyser=analyser, progress=progress and (lambda s: progress(f"evaluated {s}"))
+        args.path, SentenceTransformerEmbedder(), ks=ks, analyser=analyser, progress=progress and (lambda s: progress(f"evaluated {s}"))
     )
 
 
@@ -240,11 +237,11 @@ def _replay(args: argparse.Namespace, progress, samples: list[dict] | None = Non
     """A LoCoMo file's replay (``args.path``), or, given ``samples``, BEAM chats in LoCoMo's shape."""
     from desktop.app import make_runtime
     from desktop.cli.passphrase import open_store_services
-    from desktop.core.embedding.choice import make_embedder
+    from desktop.core.embedding.sentence_transformer import SentenceTransformerEmbedder
     from desktop.core.evaluation.beam import DEVELOPMENT
     from desktop.core.evaluation.locomo_replay import FIFO, FIFO_RECALL, evaluate, evaluate_samples
 
-    embedder = make_embedder(args.embedder)
+    embedder = SentenceTransformerEmbedder()
     user = open_store_services(embedder=embedder)  # the active model and settings
     try:
         settings = user.settings

@@ -26,15 +26,4 @@ class Embedder(Protocol):
         """The tokens of ``text`` as this model's tokenizer counts them (special tokens excluded)."""
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        """Shape (len(texts), dimension), float32, L2-normalised: the vectors stored for messages,
-        passages and names."""
-
-
-def query_vector(embedder: Embedder, text: str) -> np.ndarray:
-    """The vector a search compares stored vectors with. Models trained with two roles (E5's
-    "query: " and "passage: ") embed a search apart, through their ``embed_query``; for the
-    others, and the small test embedders, a query is embedded like any text."""
-    embed_query = getattr(embedder, "embed_query", None)
-    if embed_query is not None:
-        return embed_query(text)
-    return embedder.embed([text])[0]
+        """Shape (len(texts), dimension), float32, L2-normalised."""

@@ -18,7 +18,7 @@ from datetime import date, datetime, time, timedelta, timezone
 import numpy as np
 
 from desktop.core.clock import parse_iso
-from desktop.core.embedding import Embedder, query_vector
+from desktop.core.embedding import Embedder
 from desktop.core.retrieval import fusion
 from desktop.core.retrieval.asker import asker_boost
 from desktop.core.retrieval.bounded_fts import FtsIndex, best_matches
@@ -317,7 +317,7 @@ class MessageRanker:
         scores = fusion.scale_by_max(lexical)
         lift = np.zeros(n)  # what each score owes to its neighbours
         if dense and n:
-            cosine = self._vectors.cosines("messages", agent_id, query_vector(self._embedder, searched), timeline.ids)
+            cosine = self._vectors.cosines("messages", agent_id, self._embedder.embed([searched])[0], timeline.ids)
             scores = fusion.weighted_sum(scores, fusion.centre_cosine(cosine), DENSE_WEIGHT)
             lifted = fusion.neighbour_boost(scores, timeline.same_session, NEIGHBOUR_ALPHA)
             lift, scores = lifted - scores, lifted

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from desktop.core.embedding import Embedder, query_vector
+from desktop.core.embedding import Embedder
 from desktop.core.retrieval.changes import row_changes
 from desktop.core.retrieval.bounded_fts import FtsIndex, best_matches
 from desktop.core.retrieval.query import fts_phrases
@@ -66,7 +66,7 @@ class PassageRanker:
                 return self._rankings[key]
         scores: dict[int, float] = {}
         if self._embedder is not None:
-            ids, cosines = self.vector_candidates(agent_id, query_vector(self._embedder, query))
+            ids, cosines = self.vector_candidates(agent_id, self._embedder.embed([query])[0])
             scores = dict(zip(ids.tolist(), cosines.tolist()))
         phrases = fts_phrases(query)
         if phrases:

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from desktop.core.agent.forget.matching import Phrases
-from desktop.core.embedding import Embedder, query_vector
+from desktop.core.embedding import Embedder
 from desktop.core.graph import names
 from desktop.core.retrieval.vector_index import TABLES as VECTOR_TABLES, table_exists
 from desktop.core.settings_table import DEFAULTS
@@ -196,7 +196,7 @@ class Finder:
         model = self._db.query_one("SELECT model_id, dimension FROM embedding_space WHERE id = 1")
         if model is None or (model[0], model[1]) != (self._embedder.model_id, self._embedder.dimension):
             return {}  # vectors of another model: not comparable
-        query = np.asarray(query_vector(self._embedder, text), dtype=np.float32)
+        query = np.asarray(self._embedder.embed([text])[0], dtype=np.float32)
         out: dict[str, set[int]] = {}
         for kind, table in VECTOR_TABLES.items():
             if not table_exists(self._db, table):
