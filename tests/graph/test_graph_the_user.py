@@ -94,14 +94,18 @@ def test_a_person_the_texts_named_becomes_the_user_when_the_name_is_theirs(graph
     assert [e.name for e in graph.entities(agent_id, text="Ada")] == ["Ada"]
 
 
+def revert_the_renaming(services, graph, agent_id) -> None:
+    memory = services.memory
+    renaming = memory.core.history.for_agent(agent_id, kind="graph_entity")[0]
+    Reverter(memory.core.history, memory.core, memory.archival, graph).revert(renaming.id)
+
+
 def test_a_renaming_is_reverted_in_the_history_and_stays_reverted(graph, extractor, agent_id, say, user_name, services):
     say("My sister Ann moved to Porto.")
     extract(extractor, agent_id)
     user_name["value"] = "Ada"
     extract(extractor, agent_id)
-    memory = services.memory
-    renaming = memory.core.history.for_agent(agent_id, kind="graph_entity")[0]
-    Reverter(memory.core.history, memory.core, memory.archival, graph).revert(renaming.id)
+    revert_the_renaming(services, graph, agent_id)
     assert ("Ann", "sister of", "User") in facts_of(graph, agent_id, "Ann")
     assert graph.find(agent_id, "Ada") is None  # hidden again
     say("I teach maths.")
@@ -117,9 +121,7 @@ def test_reverting_the_user_taking_over_a_person_gives_the_person_back(graph, ex
     extract(extractor, agent_id)
     user_name["value"] = "Ada"
     extract(extractor, agent_id)
-    memory = services.memory
-    renaming = memory.core.history.for_agent(agent_id, kind="graph_entity")[0]
-    Reverter(memory.core.history, memory.core, memory.archival, graph).revert(renaming.id)
+    revert_the_renaming(services, graph, agent_id)
     assert graph.find(agent_id, "Ada").kind == "person"
     assert graph.find(agent_id, "User").kind == "self" and graph.find(agent_id, "User").aliases == ()
 

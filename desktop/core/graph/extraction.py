@@ -92,10 +92,13 @@ class GraphExtractor:
         self.options = options
         self._user_name = user_name
 
+    def _current_user_name(self) -> str:
+        return (self._user_name() or "").strip()
+
     def follow_user_name(self, agent_id: int) -> bool:
         """Rename the user's entity after a name set or changed since the graph last took one;
         True when the graph changed."""
-        return self.graph.follow_user_name(agent_id, (self._user_name() or "").strip())
+        return self.graph.follow_user_name(agent_id, self._current_user_name())
 
     # --- the queue -------------------------------------------------------------------------
     def enqueue(self, agent_id: int) -> int:
@@ -195,7 +198,7 @@ class GraphExtractor:
 
     def _speaker_id(self, agent_id: int, source: _Source, where: dict) -> int | None:
         if source.speaker is None:
-            return self.graph.the_user(agent_id, (self._user_name() or "").strip(), at=source.at, **where)
+            return self.graph.the_user(agent_id, self._current_user_name(), at=source.at, **where)
         return self.graph.resolve(agent_id, source.speaker, source.speaker_kind, at=source.at, **where)
 
     def _speaker_name(self, agent_id: int, source: _Source) -> str:
@@ -203,7 +206,7 @@ class GraphExtractor:
         if source.speaker is not None:
             return source.speaker
         user = self.graph.user_entity(agent_id)
-        return self.graph.entity(user).name if user is not None else (self._user_name() or "").strip() or PLACEHOLDER
+        return self.graph.entity(user).name if user is not None else self._current_user_name() or PLACEHOLDER
 
     # --- running ---------------------------------------------------------------------------
     def run_entities(self, agent_id: int | None = None, *, limit: int | None = None, should_stop: Callable[[], bool] = lambda: False,
