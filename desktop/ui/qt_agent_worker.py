@@ -178,9 +178,11 @@ class AgentWorker(QObject):
 
     @Slot(object)
     def switch_model(self, settings: Settings) -> None:
-        """Load another model; if it fails, load the previous one again and report why."""
+        """Load another model; if it fails, load the previous one again and report why. Not busy,
+        as at start: a message sent meanwhile is saved at once, and its turn, queued behind this
+        job, runs on whichever model is loaded when the switch ends."""
         previous = self._settings
-        with self._working():
+        with self._working(busy=False):
             try:
                 self._load(settings)
             except Exception as error:

@@ -141,9 +141,11 @@ def make_window(qtbot, services):
 
 @pytest.fixture
 def send(qtbot):
-    """Type ``text`` and press Enter, as a user would, and wait for the reply to finish."""
+    """Type ``text`` and press Enter, as a user would: once Send is enabled (a turn or a job that
+    keeps the window busy may still be ending), then wait for the reply to finish."""
 
     def type_and_send(window: MainWindow, text: str, timeout: int = 15_000) -> None:
+        qtbot.waitUntil(lambda: window.chat.send_button.isEnabled(), timeout=timeout)
         window.chat.compose.setFocus()
         qtbot.keyClicks(window.chat.compose, text)
         with qtbot.waitSignal(window.turn_done, timeout=timeout):

@@ -4,6 +4,7 @@ to load leaving the previous one active, and a model on a local server."""
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import pytest
@@ -32,9 +33,13 @@ class Runtimes:
 
     def __init__(self) -> None:
         self.built: list[tuple[str, ScriptedRuntime]] = []
+        self.gate = threading.Event()  # files named slow*.gguf load once it is set
+        self.gate.set()
 
     def __call__(self, settings) -> ScriptedRuntime:
         name = settings.openai_model if settings.runtime == "openai" else Path(settings.model_path).name
+        if name.startswith("slow"):
+            self.gate.wait(30)
         if name.startswith("alien"):
             raise ModelFileError(f"llama.cpp could not load model file {settings.model_path}")
         window = 12288 if name == "tiny.gguf" else 16384
@@ -136,6 +141,28 @@ def test_download_then_switch_keeps_memory_and_the_budget_follows(qtbot, models_
     send(window, "Still there?")
     assert window.runtimes.built[-1][0] == "tiny.gguf"
     assert any("I'm Ada." in message.content for message in window.runtimes.built[-1][1].prompts[0])  # the history followed
+
+
+def test_a_message_sent_while_another_model_loads_is_saved_at_once_and_answered_by_it(qtbot, models_window, services):
+    window = models_window
+    write_gguf(window.services.paths.user_models / "slow.gguf", {"general.architecture": "llama", "tokenizer.chat_template": PLAIN_TEMPLATE})
+    page = open_models(qtbot, window)
+    page.select("slow.gguf")
+    window.runtimes.gate.clear()
+    qtbot.mouseClick(page.use_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: "loading the model" in window.chat.status.text(), timeout=30_000)
+    assert window.chat.send_button.isEnabled()  # a switch does not take Send away
+    qtbot.keyClicks(window.chat.compose, "Are you the new one?")
+    qtbot.keyClick(window.chat.compose, Qt.Key.Key_Return)
+    users = [m.search_text for m in services.memory.recall.all(window.agent_id) if m.kind == "user_message"]
+    assert users == ["Are you the new one?"]  # saved the moment it was sent
+    assert "will be answered when the model has loaded" in window.chat.transcript.toPlainText()
+    with qtbot.waitSignal(window.turn_done, timeout=30_000):
+        window.runtimes.gate.set()
+    assert window.runtimes.built[-1][0] == "slow.gguf"
+    assert window.runtimes.built[-1][1].pending == 3  # the new model gave the reply
+    assert window.chat.transcript.toPlainText().split("Are you the new one?")[1].count("Hello again!") == 1
+    qtbot.waitUntil(lambda: window.services.settings.model_path.endswith("slow.gguf"), timeout=10_000)
 
 
 def test_cancel_stops_a_download_and_installs_nothing(qtbot, models_window, fake_hub):
