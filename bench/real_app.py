@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench import socket_audit
+from bench.common import MEMDESK_WINDOW
 from bench.xvfb import xvfb_run
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -168,10 +169,11 @@ class RealApp:
         return AppRun(list(argv), code, out, err, self.home, time.perf_counter() - started, screenshot, audit_log, list(sent or []))
 
     def window(self, message: str, *, timeout: float = 900) -> AppRun:
-        """The window (``desktop.ui.main``): send ``message`` once the model is ready, wait for the
-        reply to it to be shown, save a screenshot, quit."""
+        """The window, started as ``memdesk`` starts it (its first window, then the main one): send
+        ``message`` once the model is ready, wait for the reply to it to be shown, save a
+        screenshot, quit (``desktop.ui.main --screenshot``)."""
         shot = self.folder / f"window-{self.runs + 1}.png"
-        argv = [sys.executable, "-m", "desktop.ui.main", "--screenshot", str(shot), "--message", message,
+        argv = [sys.executable, "-c", MEMDESK_WINDOW, "--screenshot", str(shot), "--message", message,
                 "--give-up-after", str(round(timeout * GIVE_UP_MARGIN))]
         return self.run(argv, timeout=timeout, screenshot=shot, sent=[message])
 

@@ -12,12 +12,10 @@ import sys
 import tempfile
 import time
 
-from desktop.ui.main import TIMING_PREFIX
+from bench.common import MEMDESK_WINDOW
+from desktop.ui.qt_first_window import TIMING_PREFIX
 
 
-#: What the ``memdesk`` script does (desktop.cli.main), with the window's timing flags.
-LAUNCH = ("import sys; from desktop.local_model import start_ahead; ahead = start_ahead(); "
-          "from desktop.ui.main import run; sys.exit(run(model_ahead=ahead))")
 
 
 def _bare_import() -> float:
@@ -30,10 +28,7 @@ def _app(home: str) -> dict[str, float]:
     env = {**os.environ, "MEMDESK_HOME": home, "HF_HUB_OFFLINE": "1"}
     env.setdefault("QT_QPA_PLATFORM", "offscreen")
     started = time.perf_counter()
-    # Started as the ``memdesk`` script starts it, not with ``-m desktop.ui.main``: the model's
-    # process (multiprocessing's spawn) imports the parent's main module again, and that one would
-    # bring Qt and the whole window into it, competing with the window for the CPU.
-    process = subprocess.Popen([sys.executable, "-c", LAUNCH, "--timing", "--quit-when-ready"], env=env,
+    process = subprocess.Popen([sys.executable, "-c", MEMDESK_WINDOW, "--timing", "--quit-when-ready"], env=env,
                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     marks: dict[str, float] = {}
     for line in process.stdout:

@@ -57,17 +57,33 @@ def since_process_start() -> float:
 
 
 def _inner(message: str, pause: float, shot: str) -> int:
-    """Runs inside Xvfb: the real app, driven as a user would, printing one JSON line."""
-    from desktop.local_model import start_ahead
-
-    model_ahead = start_ahead()  # as memdesk does, before Qt and the window are imported
-    from PySide6.QtCore import QObject, QTimer, Slot
-
-    import desktop.ui.main as app_main
-    from desktop.core.agent import unanswered
+    """Runs inside Xvfb: the real app, started as ``memdesk`` starts it (desktop.cli.main.run_window)
+    and driven as a user would, printing one JSON line."""
+    from desktop.cli.main import run_window
 
     def now() -> float:
         return round(since_process_start(), 3)
+
+    first_marks: dict[str, object] = {}
+
+    def on_first_window(first) -> None:
+        """The window the user sees first: with no typing pause, the message is sent there at once."""
+        first_marks["window_shown"] = now()
+        if first.send_button.isEnabled():
+            first_marks["send_enabled"] = now()
+        if pause <= 0:
+            first_marks.update(enter=now(), model_ready_before_enter=False, warm_finished_before_enter=False)
+            first.compose.setPlainText(message)
+            first.on_send()
+        # Imported here, on the GUI thread, rather than in the background as memdesk does, so the
+        # probe can take the screenshot driver's place: the same work, once the message is sent.
+        import desktop.ui.main as app_main
+
+        app_main._schedule_screenshot = schedule
+
+    from PySide6.QtCore import QObject, QTimer, Slot
+
+    from desktop.core.agent import unanswered
 
     class Probe(QObject):
         """Lives in the GUI thread, so the worker's signals reach it queued: times are when the
@@ -76,7 +92,8 @@ def _inner(message: str, pause: float, shot: str) -> int:
         def __init__(self, window, path: str, text: str) -> None:
             super().__init__(window)
             self.window, self.path, self.text = window, path, text
-            self.marks: dict[str, object] = {"functions": [], "events": [], "window_shown": now()}
+            # The first window's marks, when it was shown (window_shown, send_enabled, enter).
+            self.marks: dict[str, object] = {"functions": [], "events": [], "window_shown": now(), **first_marks}
             self.shown = time.perf_counter()
             self.user_turn = False  # the turn answering the message runs (not a login turn it preempts)
             self.steps: list = []  # the user turn's steps, for its floor
@@ -96,6 +113,8 @@ def _inner(message: str, pause: float, shot: str) -> int:
 
         @Slot()
         def send(self) -> None:
+            if "enter" in self.marks:
+                return  # sent in the first window
             chat = self.window.chat
             if "send_enabled" not in self.marks and chat.send_button.isEnabled():
                 self.marks["send_enabled"] = now()
@@ -158,9 +177,12 @@ def _inner(message: str, pause: float, shot: str) -> int:
             QTimer.singleShot(0, self.window.close)
 
     probes = []
-    # The probe drives the window in place of the app's own screenshot driver (same arguments).
-    app_main._schedule_screenshot = lambda window, path, text, _give_up_after_s: probes.append(Probe(window, path, text))
-    return app_main.run(["--screenshot", shot, "--message", message], model_ahead=model_ahead)
+
+    def schedule(window, path, text, _give_up_after_s) -> None:
+        """The probe drives the window in place of the app's own screenshot driver (same arguments)."""
+        probes.append(Probe(window, path, text))
+
+    return run_window(["--screenshot", shot, "--message", message], on_first_window=on_first_window)
 
 
 def _first_reply_floor(steps, runtime) -> dict[str, object] | None:

@@ -107,13 +107,15 @@ def settings_before_opening(paths: Paths) -> Settings | None:
         return None
 
 
-def start_ahead(paths: Paths | None = None) -> StartedModel | None:
-    """Start the local model now, when the store's settings choose one and can be read already."""
-    try:
-        paths = paths or Paths.from_environment()
-    except Exception:  # noqa: BLE001 - the window says what is wrong with the data folder
-        return None
-    settings = settings_before_opening(paths)
+def start_ahead(paths: Paths | None = None, settings: Settings | None = None) -> StartedModel | None:
+    """Start the local model now, when the store's settings choose one and can be read already
+    (``settings``: read already by the caller, with ``settings_before_opening``)."""
+    if settings is None:
+        try:
+            paths = paths or Paths.from_environment()
+        except Exception:  # noqa: BLE001 - the window says what is wrong with the data folder
+            return None
+        settings = settings_before_opening(paths)
     if settings is None or settings.runtime != "llamacpp":
         return None
     try:

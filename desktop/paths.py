@@ -91,10 +91,15 @@ class Paths:
         """Left by a second start of the window, asking the running one to come forward."""
         return self.home / "raise-window.request"
 
+    @property
+    def sent_before_open(self) -> Path:
+        """Messages sent in the first window before the store was open (see desktop/sent_before_open.py)."""
+        return self.home / "sent-before-open.jsonl"
+
     def own_entries(self) -> list[Path]:
         """What MemDesk keeps in the data folder (the rest of it, if any, is not MemDesk's)."""
         store = [self.database.with_name(self.database.name + suffix) for suffix in ("", "-wal", "-shm", "-journal")]
-        return [*store, self.instance_lock, self.files_root, self.user_models, self.user_tools, self.logs, self.home / "cache", self.backups]
+        return [*store, self.instance_lock, self.sent_before_open, self.files_root, self.user_models, self.user_tools, self.logs, self.home / "cache", self.backups]
 
     def ensure(self) -> "Paths":
         """Create the data folder and its folders, for this user only, and take back read access

@@ -43,3 +43,18 @@ def test_a_store_opened_without_the_sqlite_vec_package_still_has_its_vector_func
     )
     assert ran["result"].startswith("v")
     assert "sqlite_vec" not in ran["modules"]
+
+
+def test_the_first_window_shows_with_qt_and_no_more_of_memdesk_than_the_settings(tmp_path):
+    # It must show within half a second of the launch: the agent, the memory, numpy and the main
+    # window's modules are imported after it shows (desktop/ui/qt_first_window.py).
+    ran = _run(
+        "from desktop.local_model import settings_before_opening\nfrom desktop.paths import Paths\n"
+        "from desktop.ui.qt_first_window import open_first_window\n"
+        "paths = Paths.from_environment()\nwindow = open_first_window(paths, settings_before_opening(paths))\n"
+        "result = window.send_button.isEnabled()\nwindow.discard()\nwindow.lock.release()",
+        tmp_path,
+    )
+    assert ran["result"] is True
+    heavy = [m for m in ran["modules"] if m == "numpy" or m.startswith(("desktop.core.agent", "desktop.core.memory", "desktop.app", "desktop.ui.qt_main_window"))]
+    assert heavy == []

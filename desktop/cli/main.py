@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from desktop import __version__
 from desktop.errors import MemDeskError
@@ -70,12 +70,34 @@ def _main(args: argparse.Namespace) -> int:
 
 
 def _run_gui() -> int:
-    from desktop.local_model import start_ahead
+    return run_window([])
 
-    # The model loads while Qt and the window are imported and built (see desktop.local_model).
-    model_ahead = start_ahead()
+
+def run_window(argv: list[str], *, on_first_window: Callable[[object], None] | None = None) -> int:
+    """What ``memdesk`` with no command runs (the start-up benchmarks start the window through it
+    too). Order matters: the model's process starts first (desktop.local_model), then the first
+    window shows with Send working (desktop/ui/qt_first_window.py), then the rest of the window is
+    imported while that one takes input, and the main window takes its place. ``argv``: the
+    window's own flags (see desktop.ui.main); ``on_first_window`` is called with the first window
+    once it shows (a benchmark types into it)."""
+    from desktop.local_model import settings_before_opening, start_ahead
+    from desktop.paths import Paths
+
     try:
-        from desktop.ui.main import run
+        paths: Paths | None = Paths.from_environment()
+    except MemDeskError:
+        paths = None  # the window says what is wrong with the data folder
+    settings = settings_before_opening(paths) if paths is not None else None
+    model_ahead = start_ahead(paths, settings)
+    first = None
+    try:
+        from desktop.ui import qt_first_window
+
+        if paths is not None:
+            first = qt_first_window.open_first_window(paths, settings, qt_first_window.milestones("--timing" in argv))
+        if first is not None and on_first_window is not None:
+            on_first_window(first)
+        window_main = qt_first_window.import_while_shown("desktop.ui.main", first)
     except ModuleNotFoundError as error:
         if model_ahead is not None:
             model_ahead.discard()
@@ -84,7 +106,7 @@ def _run_gui() -> int:
         # The window is not available (no Qt installed): the terminal chat is the fallback.
         print("memdesk: the desktop window is not available here; starting the terminal chat.", file=sys.stderr)
         return main(["chat"])
-    return run([], model_ahead=model_ahead)
+    return window_main.run(argv, model_ahead=model_ahead, first=first)
 
 
 if __name__ == "__main__":

@@ -10,13 +10,11 @@ import argparse
 import logging
 import sys
 import threading
-import time
 from dataclasses import dataclass
 from logging.handlers import RotatingFileHandler
 from pathlib import Path
 
 from PySide6.QtCore import Qt, QTimer
-from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication, QMessageBox, QPlainTextEdit, QProgressDialog
 
 from desktop.app import RuntimeAhead, Services, make_runtime, open_services, runtime_factory
@@ -27,11 +25,13 @@ from desktop.errors import AlreadyRunningError, DamagedStoreError, MemDeskError,
 from desktop.instance import WINDOW, InstanceLock, ask_to_come_forward
 from desktop.local_model import StartedModel
 from desktop.log_privacy import PrivateFormatter
-from desktop.paths import APP_ID, ICON, Paths
+from desktop.paths import Paths
+from desktop.sent_before_open import SentBeforeOpen
 from desktop.private_files import private_umask
 from desktop.ui.qt_backups import describe_when, restore_snapshot, restored_message
 from desktop.ui.qt_consent import DENY, ConsentRequest
 from desktop.ui.qt_errors import CrashCapture, ErrorHub
+from desktop.ui.qt_first_window import FirstWindow, application, milestones
 from desktop.ui.qt_instance import ComeForwardWatcher
 from desktop.ui.qt_main_window import MainWindow
 from desktop.ui.qt_passphrase import unlock_store
@@ -42,8 +42,6 @@ from desktop.ui.qt_worker_threads import OutlivedThreads
 
 log = logging.getLogger("memdesk.ui")
 
-#: Printed (with --timing) so bench.startup can read when each milestone happened.
-TIMING_PREFIX = "memdesk-timing"
 #: How long a conversion waits for a closed window's threads to let go of the store before refusing.
 OUTLIVED_WAIT_S = 30.0
 
@@ -65,13 +63,17 @@ def _show_crash_log(window: MainWindow, text: str) -> None:
     view.show()
 
 
-def run(argv: list[str] | None = None, *, model_ahead: StartedModel | None = None) -> int:
+def run(argv: list[str] | None = None, *, model_ahead: StartedModel | None = None, first: FirstWindow | None = None) -> int:
     """``model_ahead``: the local model ``memdesk`` started before importing this module
-    (desktop.local_model.start_ahead); the first window takes it, or it is closed."""
+    (desktop.local_model.start_ahead); the first window takes it, or it is closed. ``first``: the
+    window ``memdesk`` showed meanwhile (desktop/ui/qt_first_window.py), holding the data folder's
+    lock; the main window takes its place."""
     with private_umask():  # the store, logs and caches this run writes are the user's only
         try:
-            return _run(argv, model_ahead)
+            return _run(argv, model_ahead, first)
         finally:
+            if first is not None:
+                first.discard()  # a start that ended before the main window showed
             if model_ahead is not None:
                 model_ahead.discard()  # nothing, when the window took it
 
@@ -89,7 +91,7 @@ def _take_instance_lock(paths: Paths) -> InstanceLock | None:
         return None
 
 
-def _run(argv: list[str] | None, model_ahead: StartedModel | None) -> int:
+def _run(argv: list[str] | None, model_ahead: StartedModel | None, first: FirstWindow | None) -> int:
     parser = argparse.ArgumentParser(prog="memdesk", description="MemDesk desktop window")
     parser.add_argument("--timing", action="store_true", help="print start-up milestones (for bench.startup)")
     parser.add_argument("--quit-when-ready", action="store_true", help="exit once the model is loaded (for bench.startup)")
@@ -98,29 +100,28 @@ def _run(argv: list[str] | None, model_ahead: StartedModel | None) -> int:
     parser.add_argument("--give-up-after", type=float, default=600.0, metavar="S",
                         help="with --screenshot: exit with an error when no reply came within S seconds")
     args, qt_args = parser.parse_known_args(sys.argv[1:] if argv is None else argv)
-    started = time.perf_counter()
-
-    def milestone(name: str) -> None:
-        if args.timing:
-            print(f"{TIMING_PREFIX} {name} {time.perf_counter() - started:.4f}", flush=True)
-
-    app = QApplication.instance() or QApplication([sys.argv[0], *qt_args])
-    app.setApplicationName("MemDesk")
-    app.setDesktopFileName(APP_ID)  # lets Wayland compositors match the window to its .desktop entry
-    app.setWindowIcon(QIcon(str(ICON)))
-    try:
-        paths = Paths.from_environment().ensure()
-    except MemDeskError as error:
-        QMessageBox.critical(None, "MemDesk cannot start", error.user_message)
-        return 1
-    lock = _take_instance_lock(paths)
-    if lock is None:
-        return 1
+    milestone = milestones(args.timing)
+    app = application(qt_args)
+    if first is not None:
+        if first.dismissed:  # closed before the rest had loaded: what was sent there waits on disk
+            first.lock.release()
+            return 0
+        paths, lock = first.paths, first.lock
+    else:
+        try:
+            paths = Paths.from_environment().ensure()
+        except MemDeskError as error:
+            QMessageBox.critical(None, "MemDesk cannot start", error.user_message)
+            return 1
+        lock = _take_instance_lock(paths)
+        if lock is None:
+            return 1
     with lock:
-        return _run_window(app, paths, args, milestone, model_ahead)
+        return _run_window(app, paths, args, milestone, model_ahead, first)
 
 
-def _run_window(app: QApplication, paths: Paths, args: argparse.Namespace, milestone, model_ahead: StartedModel | None) -> int:
+def _run_window(app: QApplication, paths: Paths, args: argparse.Namespace, milestone, model_ahead: StartedModel | None,
+                first: FirstWindow | None) -> int:
     _setup_logging(paths)
     hub = ErrorHub()
     capture = CrashCapture(paths.logs, hub).install()
@@ -133,8 +134,8 @@ def _run_window(app: QApplication, paths: Paths, args: argparse.Namespace, miles
             if services is None:
                 return code
             key = services.key
-            code, after = _show_window(app, services, hub, args, milestone, previous_crash, outlived, model_ahead)
-            previous_crash = model_ahead = None
+            code, after = _show_window(app, services, hub, args, milestone, previous_crash, outlived, model_ahead, first)
+            previous_crash = model_ahead = first = None
             # The window and every connection it opened are closed: the store is free to replace.
             if after.restore is not None:
                 _restore(paths, after.restore, key)
@@ -259,7 +260,7 @@ def _convert(app: QApplication, paths: Paths, conversion: StoreConversion, outli
 
 def _show_window(
     app: QApplication, services: Services, hub: ErrorHub, args: argparse.Namespace, milestone, previous_crash: Path | None,
-    outlived: OutlivedThreads, model_ahead: StartedModel | None = None,
+    outlived: OutlivedThreads, model_ahead: StartedModel | None = None, first: FirstWindow | None = None,
 ) -> tuple[int, "AfterClose"]:
     """Run one window on ``services`` until it closes: its exit code, and what the user asked to be
     done once it is closed (a snapshot to restore from File > Backups…, a conversion from Settings →
@@ -281,8 +282,10 @@ def _show_window(
     closed: list[bool] = []
     window.closed.connect(lambda: closed.append(True))
     window.show()
+    if first is not None:
+        first.hand_over(window, window.chat.compose)
     app.processEvents()
-    milestone("window_shown")
+    milestone("main_window_shown" if first is not None else "window_shown")
     window.model_ready.connect(lambda _model: milestone("model_ready"))
     if args.quit_when_ready:
         window.model_ready.connect(lambda _model: QTimer.singleShot(0, window.close))
@@ -295,9 +298,11 @@ def _show_window(
             "MemDesk did not close cleanly last time; a crash log was kept.", "Show crash log", lambda: _show_crash_log(window, previous)
         )
     window.start()
+    # What the first window took (or a start that ended early left on disk) is saved and answered.
+    window.conversation.deliver_sent_before_open(SentBeforeOpen(paths.sent_before_open))
     window.backups.start()  # the day's snapshot, in the background
     app.processEvents()
-    if window.chat.send_button.isEnabled():  # Send works while the model loads
+    if window.chat.send_button.isEnabled() and first is None:  # Send works while the model loads
         milestone("send_enabled")
     if window.isVisible() and not (args.screenshot or args.quit_when_ready):  # a scripted run is nobody's first start
         offer_welcome(services, window_actions(window), window)

@@ -9,7 +9,6 @@ Signals:
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal, Slot
-from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import (
     QCheckBox,
     QHBoxLayout,
@@ -24,25 +23,10 @@ from PySide6.QtWidgets import (
 
 from desktop.core.memory.page import Page
 from desktop.ui import qt_palette
+from desktop.ui.qt_compose import ComposeBox
 from desktop.ui.qt_transcript import Transcript
 from desktop.ui.qt_errors import reports_errors
 from desktop.ui.qt_text import plain_label
-
-
-class ComposeBox(QPlainTextEdit):
-    """Enter sends, Shift+Enter adds a line.
-
-    Signals:
-        submitted(): Enter was pressed
-    """
-
-    submitted = Signal()
-
-    def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 - Qt API
-        if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and not event.modifiers() & Qt.KeyboardModifier.ShiftModifier:
-            self.submitted.emit()
-            return
-        super().keyPressEvent(event)
 
 
 class ChatPanel(QWidget):

@@ -13,12 +13,13 @@ from desktop.core.agent import unanswered
 from desktop.core.agent.accept import accept_user_message
 from desktop.core.agent.conversation_view import Entry
 from desktop.errors import MemDeskError
+from desktop.sent_before_open import SentBeforeOpen
 from desktop.ui.qt_errors import reports_errors
+from desktop.ui.qt_first_window import WILL_BE_ANSWERED
 
 if TYPE_CHECKING:
     from desktop.ui.qt_main_window import MainWindow
 
-WILL_BE_ANSWERED = "will be answered when the model has loaded"
 NOT_ANSWERED_YET = "not answered yet: the agent answers it once the model has loaded"
 
 
@@ -51,14 +52,39 @@ class Conversation(QObject):
             if not window.chat.compose.toPlainText():
                 window.chat.compose.setPlainText(text)  # not sent: the user's text is not lost either
             raise
+        window.chat.transcript.add(Entry("user", text, message.created_at))
+        self._answer(message)
+
+    def _answer(self, message) -> None:
+        window = self.window
         window.busy = True  # until the worker says otherwise: no double sends
         window.chat.set_busy(True)
         window.last_sent_id = message.id
-        window.chat.transcript.add(Entry("user", text, message.created_at))
         if not window.is_model_ready:
             window.chat.transcript.add(Entry("event", WILL_BE_ANSWERED, message.created_at))
         window.worker.preempt()  # a background turn must not make the user wait
         window.send_requested.emit(message.id)
+
+    def deliver_sent_before_open(self, inbox: SentBeforeOpen) -> None:
+        """Messages sent in the first window, or left on disk by a start that ended before it could
+        save them, are saved to the open agent, oldest first, and the newest one's turn answers
+        them together (the agent sees them all in its history). Deleted from disk only once all are
+        in the store; a store that refuses them reports why and keeps them for the next start."""
+        window = self.window
+        texts = inbox.texts()
+        if not texts or window.agent_id is None or window.busy or window.private_chat.active:
+            return
+        memory = window.services.memory
+        try:
+            with memory.db.transaction():  # all or none: a second start must not save one twice
+                messages = [accept_user_message(memory, window.agent_id, text) for text in texts]
+        except MemDeskError as error:
+            window.hub.report(error)
+            return
+        inbox.clear()
+        for message, text in zip(messages, texts):
+            window.chat.transcript.add(Entry("user", text, message.created_at))
+        self._answer(messages[-1])
 
     @Slot(int)
     @reports_errors

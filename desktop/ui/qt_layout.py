@@ -79,20 +79,35 @@ def save(window: QMainWindow) -> str:
     return json.dumps({"version": LAYOUT_VERSION, "geometry": encode(window.saveGeometry()), "state": encode(window.saveState(LAYOUT_VERSION))})
 
 
-def restore(window: QMainWindow, text: str) -> bool:
-    """Put back a layout ``save`` wrote; False (and nothing changed) for none, an older version's
-    or a damaged one, so the caller applies the default."""
+def _decoded(text: str) -> tuple[QByteArray, QByteArray] | None:
+    """The geometry and dock state ``save`` wrote; None for none, an older version's or a damaged one."""
     if not text:
-        return False
+        return None
     try:
         saved = json.loads(text)
         if saved.get("version") != LAYOUT_VERSION:
-            return False
-        geometry = QByteArray(base64.b64decode(saved["geometry"], validate=True))
-        state = QByteArray(base64.b64decode(saved["state"], validate=True))
+            return None
+        return QByteArray(base64.b64decode(saved["geometry"], validate=True)), QByteArray(base64.b64decode(saved["state"], validate=True))
     except (ValueError, KeyError, TypeError, AttributeError, binascii.Error):
+        return None
+
+
+def restore(window: QMainWindow, text: str) -> bool:
+    """Put back a layout ``save`` wrote; False (and nothing changed) for none, an older version's
+    or a damaged one, so the caller applies the default."""
+    decoded = _decoded(text)
+    if decoded is None:
         return False
+    geometry, state = decoded
     if not window.restoreState(state, LAYOUT_VERSION):
         return False
     window.restoreGeometry(geometry)
     return True
+
+
+def restore_size_and_place(window: QWidget, text: str, available: QSize) -> None:
+    """Only the size and position of a saved layout (the default size without one): for the first
+    window, which stands where the main window will."""
+    decoded = _decoded(text)
+    if decoded is None or not window.restoreGeometry(decoded[0]):
+        window.resize(default_size(available))

@@ -1,27 +1,41 @@
-"""`memdesk` with no command opens the window, and starts the local model before it imports the
-window's modules (desktop.local_model), handing that runtime to the window."""
+"""`memdesk` with no command opens the window: it starts the local model first (desktop.local_model),
+then shows the first window with Send working (desktop/ui/qt_first_window.py), then imports the
+main window's modules and hands it the model's runtime and the first window."""
 
 from __future__ import annotations
 
 from desktop import local_model
 from desktop.cli.main import main
 from desktop.ui import main as window_main
+from desktop.ui import qt_first_window
 
 
-def test_memdesk_starts_the_model_first_and_hands_it_to_the_window(monkeypatch):
+def test_memdesk_starts_the_model_then_the_first_window_and_hands_both_to_the_main_window(qtbot, monkeypatch):
     order: list[str] = []
     started = object()
+    shown = []
 
-    def start_ahead():
+    def start_ahead(_paths, settings):
+        assert settings is not None  # read once, before anything starts
         order.append("model")
         return started
 
-    def run(argv, *, model_ahead=None):
-        order.append("window")
+    def open_first_window(paths, settings, milestone):
+        order.append("first window")
+        shown.append(real_open_first_window(paths, settings, milestone))
+        return shown[0]
+
+    def run(argv, *, model_ahead=None, first=None):
+        order.append("main window")
         assert argv == [] and model_ahead is started
+        assert first is shown[0] and first.isVisible() and first.send_button.isEnabled()
+        first.discard()
+        first.lock.release()
         return 0
 
+    real_open_first_window = qt_first_window.open_first_window
     monkeypatch.setattr(local_model, "start_ahead", start_ahead)
+    monkeypatch.setattr(qt_first_window, "open_first_window", open_first_window)
     monkeypatch.setattr(window_main, "run", run)
     assert main([]) == 0
-    assert order == ["model", "window"]
+    assert order == ["model", "first window", "main window"]
