@@ -73,6 +73,12 @@ def _run_gui() -> int:
     return run_window([])
 
 
+def _import_window():
+    from desktop.ui import main as window_main  # written out, so that PyInstaller's analysis finds it
+
+    return window_main
+
+
 def run_window(argv: list[str], *, on_first_window: Callable[[object], None] | None = None) -> int:
     """What ``memdesk`` with no command runs (the start-up benchmarks start the window through it
     too). Order matters: the model's process starts first (desktop.local_model), then the first
@@ -97,7 +103,7 @@ def run_window(argv: list[str], *, on_first_window: Callable[[object], None] | N
             first = qt_first_window.open_first_window(paths, settings, qt_first_window.milestones("--timing" in argv))
         if first is not None and on_first_window is not None:
             on_first_window(first)
-        window_main = qt_first_window.import_while_shown("desktop.ui.main", first)
+        window_main = qt_first_window.while_shown(_import_window, first)
     except ModuleNotFoundError as error:
         if model_ahead is not None:
             model_ahead.discard()

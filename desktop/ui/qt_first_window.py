@@ -16,12 +16,11 @@ instance that holds the data folder's lock.
 
 from __future__ import annotations
 
-import importlib
 import sys
 import threading
 import time
 from collections.abc import Callable
-from types import ModuleType
+from typing import TypeVar
 
 from PySide6.QtCore import QEventLoop, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QIcon
@@ -37,6 +36,7 @@ from desktop.ui.qt_layout import restore_size_and_place
 
 #: Printed (with --timing) before each milestone, so bench.startup can read when it happened.
 TIMING_PREFIX = "memdesk-timing"
+T = TypeVar("T")
 OPENING = "Opening your memory… you can send a message now."
 #: Beside a message sent before the model is ready, here and in the main window's transcript.
 WILL_BE_ANSWERED = "will be answered when the model has loaded"
@@ -174,30 +174,30 @@ def open_first_window(paths: Paths, settings: Settings | None, milestone: Callab
     return window
 
 
-def import_while_shown(name: str, window: FirstWindow | None) -> ModuleType:
-    """Import module ``name``; with a first window, in a background thread while the window keeps
+def while_shown(work: Callable[[], T], window: FirstWindow | None) -> T:
+    """``work()`` (an import); with a first window, in a background thread while the window keeps
     taking keys and clicks (an import on the GUI thread would freeze it for a second). An error of
-    the import is raised here."""
+    ``work`` is raised here."""
     if window is None:
-        return importlib.import_module(name)
-    outcome: list[ModuleType | BaseException] = []
+        return work()
+    outcome: list = []
 
-    def work() -> None:
+    def run() -> None:
         try:
-            outcome.append(importlib.import_module(name))
+            outcome.append((True, work()))
         except BaseException as error:  # noqa: BLE001 - raised again on the GUI thread
-            outcome.append(error)
+            outcome.append((False, error))
 
     loop = QEventLoop()
     poll = QTimer()
     poll.setInterval(POLL_MS)
     poll.timeout.connect(lambda: loop.quit() if outcome else None)
-    threading.Thread(target=work, name="import-window", daemon=True).start()
+    threading.Thread(target=run, name="import-window", daemon=True).start()
     poll.start()
     while not outcome:
         loop.exec()
     poll.stop()
-    result = outcome[0]
-    if isinstance(result, BaseException):
+    ok, result = outcome[0]
+    if not ok:
         raise result
     return result
