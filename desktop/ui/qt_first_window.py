@@ -32,6 +32,7 @@ from desktop.paths import APP_ID, ICON, Paths
 from desktop.sent_before_open import SentBeforeOpen
 from desktop.settings import Settings
 from desktop.ui.qt_compose import ComposeBox
+from desktop.ui.qt_errors import reports_errors
 from desktop.ui.qt_layout import restore_size_and_place
 
 #: Printed (with --timing) before each milestone, so bench.startup can read when it happened.
@@ -101,6 +102,7 @@ class FirstWindow(QMainWindow):
         self.compose.setFocus()
 
     @Slot()
+    @reports_errors  # no window to show it yet: a bug here is logged, and the text stays in the box
     def on_send(self) -> None:
         """One message, as in the main window while a turn runs: Send waits until it is answered."""
         text = self.compose.toPlainText().strip()
