@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import pytest
-from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from PySide6.QtWidgets import QApplication
 from pytestqt.wait_signal import SignalBlocker
 
@@ -167,3 +167,37 @@ def window_start(monkeypatch):
         if handler not in handlers:
             logging.getLogger().removeHandler(handler)
             handler.close()
+
+
+@pytest.fixture
+def plain_store(memdesk_home):
+    """An unencrypted store with agent "sam", no login turn and no model facts: a window run on it
+    runs only the turns a test causes."""
+    services = open_services(Paths.from_environment(), embedder=HashingEmbedder())
+    services.create_agent("sam")
+    services.settings_store.set("login_after_minutes", 0)
+    services.settings_store.set("graph_model_facts", False)
+    services.close()
+
+
+#: How long ``rescue`` lets a window run go on: a run on the scripted model ends in seconds, and a
+#: loaded CI machine must not be taken for a hang.
+RESCUE_AFTER_MS = 120_000
+
+
+@pytest.fixture
+def rescue():
+    """Ends a window run (``desktop.ui.main.run``) that would otherwise wait forever, and says so: a
+    regression fails the test instead of hanging the suite."""
+    stuck: list[bool] = []
+
+    def end_the_loop() -> None:
+        stuck.append(True)
+        QApplication.exit(1)
+
+    timer = QTimer()
+    timer.setSingleShot(True)
+    timer.timeout.connect(end_the_loop)
+    timer.start(RESCUE_AFTER_MS)
+    yield stuck
+    timer.stop()

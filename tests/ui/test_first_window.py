@@ -16,11 +16,10 @@ from desktop.paths import Paths
 from desktop.sent_before_open import SentBeforeOpen
 from desktop.ui import main as window_main
 from desktop.ui.qt_first_window import open_first_window
-from tests.ui.test_run_ends_with_its_window import plain_store, rescue  # noqa: F401 - fixtures
 
 
 @pytest.fixture
-def paths(plain_store):  # noqa: F811 - the fixture imported above
+def paths(plain_store):
     return Paths.from_environment()
 
 
@@ -37,11 +36,14 @@ def answering(monkeypatch):
             if window.last_sent_id is None or "transcript" in seen:
                 return
             recall = window.services.memory.recall
+            reply = unanswered.reply_to(window.services.db, recall, window.agent_id, window.last_sent_id)
+            if reply is None:
+                return  # another turn ended (one the message preempted): its own is still to come
             seen.update(
                 transcript=window.chat.transcript.toPlainText(),
                 draft=window.chat.compose.toPlainText(),
                 users=[m.search_text for m in recall.all(window.agent_id) if m.kind == "user_message"],
-                reply=unanswered.reply_to(window.services.db, recall, window.agent_id, window.last_sent_id),
+                reply=reply,
             )
             window.close()
 
@@ -56,7 +58,7 @@ def run_main_window(tmp_path, first=None) -> int:
 
 
 def test_a_message_sent_in_the_first_window_is_on_disk_at_once_and_the_main_window_answers_it(
-        qtbot, paths, window_start, answering, rescue, tmp_path):  # noqa: F811
+        qtbot, paths, window_start, answering, rescue, tmp_path):
     first = open_first_window(paths, settings_before_opening(paths))
     assert first is not None and first.isVisible() and first.send_button.isEnabled()
     qtbot.keyClicks(first.compose, "Hi, I am Ada")
@@ -75,7 +77,7 @@ def test_a_message_sent_in_the_first_window_is_on_disk_at_once_and_the_main_wind
     assert not paths.sent_before_open.exists()  # in the store now, so not on disk twice
 
 
-def test_a_message_a_start_left_on_disk_is_answered_by_the_next_start(qtbot, paths, window_start, answering, rescue, tmp_path):  # noqa: F811
+def test_a_message_a_start_left_on_disk_is_answered_by_the_next_start(qtbot, paths, window_start, answering, rescue, tmp_path):
     SentBeforeOpen(paths.sent_before_open).add("Are you there?")  # a start that ended before saving it
 
     assert run_main_window(tmp_path) == 0 and rescue == []
@@ -84,7 +86,7 @@ def test_a_message_a_start_left_on_disk_is_answered_by_the_next_start(qtbot, pat
     assert not paths.sent_before_open.exists()
 
 
-def test_closing_the_first_window_ends_the_start_and_keeps_what_was_sent(qtbot, paths, window_start, rescue, tmp_path):  # noqa: F811
+def test_closing_the_first_window_ends_the_start_and_keeps_what_was_sent(qtbot, paths, window_start, rescue, tmp_path):
     first = open_first_window(paths, settings_before_opening(paths))
     qtbot.keyClicks(first.compose, "Remember my garden")
     qtbot.keyClick(first.compose, Qt.Key.Key_Return)
