@@ -43,7 +43,7 @@ from pathlib import Path
 from bench.common import bench_parser, percentile
 from bench.report import emit
 from desktop.core.retrieval.query import STOP_WORDS, mentioned_names, terms, without_words
-from desktop.core.retrieval.support import DEPTH, NOTHING_BELOW, auroc, support
+from desktop.core.retrieval.support import DEPTH, NOTHING_BELOW, WORD, auroc, support, told_sentences, word_key, words
 
 #: Hits kept per question in the cache: the ten read and a margin.
 KEPT = 30
@@ -54,25 +54,15 @@ CHOSEN = (0.1, 0.1, 0.75)
 #: both BEAM 1-10 and LoCoMo (the gap term moves every score below support.py's 0).
 CHOSEN_BAR = -0.512
 
-_WORD = re.compile(r"\w+", re.UNICODE)
-_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
-
-
-def key(word: str) -> str:
-    """A word as support.py compares it: case-folded, a plural's "s" dropped."""
-    word = word.casefold()
-    return word[:-1] if len(word) > 3 and word.endswith("s") else word
-
-
 #: Words about the conversation or the asking, not about what was said.
-FRAME_WORDS = frozenset(key(w) for w in """
+FRAME_WORDS = frozenset(word_key(w) for w in """
     conversation conversations discussion discussions session sessions chat chats mention mentioned mentioning
     brought bring throughout across summary summarize summarise comprehensive list order tell share give walk
     show explain describe suggest recommend recommended discussed discuss say said talk talked ever specific
     particular exact clear help remind remember key
 """.split())
 #: Words asking for a value (a number, a date, a duration): a figure answers them, not the word.
-VALUE_WORDS = frozenset(key(w) for w in """
+VALUE_WORDS = frozenset(word_key(w) for w in """
     many much long percentage percent average number total count amount rate score version date day week month
     year time hour minute often
 """.split())
@@ -106,21 +96,12 @@ def asked_detail(question: str) -> list[tuple[str, ...]]:
         alternatives = []
         for phrase in _ALTERNATIVES.split(found.group(1)):
             words = tuple(
-                key(w) for w in _WORD.findall(phrase) if w.casefold() not in STOP_WORDS and key(w) not in FRAME_WORDS | VALUE_WORDS
+                word_key(w) for w in WORD.findall(phrase) if w.casefold() not in STOP_WORDS and word_key(w) not in FRAME_WORDS | VALUE_WORDS
             )
             if words:
                 alternatives.append(words)
         return alternatives
     return []
-
-
-def _words(text: str) -> set[str]:
-    return {key(w) for w in _WORD.findall(text.casefold())}
-
-
-def _told(text: str) -> list[str]:
-    """The sentences of ``text`` that tell (support.py: a question tells nothing)."""
-    return [s for s in _SENTENCE.split(text) if s.strip() and not s.rstrip().endswith("?")]
 
 
 class Question:
@@ -135,7 +116,7 @@ class Question:
         names = mentioned_names(self.text, sorted(s for s in self.speakers if s))
         self.plain = without_words(self.text, sorted(names)) or self.text
         self.named = next(iter(names)) if len(names) == 1 else None
-        self.asked = list(dict.fromkeys(key(t) for t in terms(self.plain)))
+        self.asked = list(dict.fromkeys(word_key(t) for t in terms(self.plain)))
         self.topic = [w for w in self.asked if w not in FRAME_WORDS and w not in VALUE_WORDS]
         self.detail = asked_detail(self.plain)
 
@@ -145,7 +126,7 @@ class Conversation:
         self.sample_id: str = entry["sample_id"]
         self.said: Counter[str] = Counter()
         for turn in entry["turns"]:
-            self.said.update(_words(turn["text"]))
+            self.said.update(words(turn["text"]))
         self.size = len(entry["turns"])
         self.questions = [Question(q, self) for q in entry["questions"]]
 
@@ -161,9 +142,9 @@ def coverage(q: Question, *, weight: Callable[[str], float] = lambda w: 1.0, sen
     total = sum(weight(w) for w in q.asked)
     mine = others = 0.0
     for hit in q.hits[:DEPTH]:
-        told = _told(hit["text"])
+        told = told_sentences(hit["text"])
         units = [" ".join(told)] if sentences is None else [" ".join(told[i : i + sentences]) for i in range(max(1, len(told) - sentences + 1))]
-        covered = max(sum(weight(w) for w in q.asked if w in _words(u)) / total for u in units)
+        covered = max(sum(weight(w) for w in q.asked if w in words(u)) / total for u in units)
         if q.named is None or hit["speaker"] == q.named:
             mine = max(mine, covered)
         else:
@@ -177,11 +158,11 @@ def detail_beside_topic(q: Question) -> float:
     if not q.detail:
         return 0.0
     for hit in q.hits[:DEPTH]:
-        for sentence in _told(hit["text"]):
-            words = _words(sentence)
+        for sentence in told_sentences(hit["text"]):
+            said = words(sentence)
             for alternative in q.detail:
                 rest = [w for w in q.topic if w not in alternative]
-                if all(w in words for w in alternative) and (not rest or any(w in words for w in rest)):
+                if all(w in said for w in alternative) and (not rest or any(w in said for w in rest)):
                     return 0.0
     return -1.0
 

@@ -29,24 +29,25 @@ DEPTH = 10
 #: Below this support, nothing found answers the question. Chosen on the development data so that
 #: at most a tenth of answerable questions fall below (docs/evaluation.md has the figures).
 NOTHING_BELOW = 0.0
-_WORD = re.compile(r"\w+", re.UNICODE)
-_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+WORD = re.compile(r"\w+", re.UNICODE)
+SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+|\n+")
 
 
-def _key(word: str) -> str:
+def word_key(word: str) -> str:
     """A word as compared: case-folded, a plural's "s" dropped ("agencies" still misses "agency":
     measured, stems changed nothing)."""
+    word = word.casefold()
     return word[:-1] if len(word) > 3 and word.endswith("s") else word
 
 
-def _words(text: str) -> set[str]:
-    return {_key(w) for w in _WORD.findall(text.casefold())}
+def words(text: str) -> set[str]:
+    return {word_key(w) for w in WORD.findall(text)}
 
 
-def _told(text: str) -> str:
-    """``text`` without its questions: a question asks, it does not tell ("Did you go camping?" is
-    no answer to "Where did Melanie camp?", and the same question asked before is none either)."""
-    return " ".join(sentence for sentence in _SENTENCE.split(text) if not sentence.rstrip().endswith("?"))
+def told_sentences(text: str) -> list[str]:
+    """The sentences of ``text`` that tell: a question asks, it does not tell ("Did you go camping?"
+    is no answer to "Where did Melanie camp?", and the same question asked before is none either)."""
+    return [sentence for sentence in SENTENCE_BREAK.split(text) if sentence.strip() and not sentence.rstrip().endswith("?")]
 
 
 def support(query: str, hits: Sequence[tuple[str, str]], speakers: Iterable[str]) -> float:
@@ -54,14 +55,14 @@ def support(query: str, hits: Sequence[tuple[str, str]], speakers: Iterable[str]
     speaks in the conversation. From -1 (another speaker said all of it, the one asked about
     nothing) to 1 (one hit holds every word asked about); 0 when the query has no content words."""
     names = mentioned_names(query, sorted(s for s in speakers if s))
-    asked = list(dict.fromkeys(_key(t) for t in terms(without_words(query, sorted(names)) or query)))
+    asked = list(dict.fromkeys(word_key(t) for t in terms(without_words(query, sorted(names)) or query)))
     if not asked:
         return 0.0
     named = next(iter(names)) if len(names) == 1 else None
     mine, others = 0.0, 0.0
     for text, speaker in hits[:DEPTH]:
-        words = _words(_told(text))
-        covered = sum(word in words for word in asked) / len(asked)
+        said = words(" ".join(told_sentences(text)))
+        covered = sum(word in said for word in asked) / len(asked)
         if named is None or speaker == named:
             mine = max(mine, covered)
         else:
