@@ -2,7 +2,7 @@
 
 Importing Qt and the window takes most of a start (about 0.9 s of CPU on the 2-core development
 machine), and the model's process needs about as long to load llama.cpp and the weights. So
-``memdesk`` starts the model first (``start_ahead``), from the store's settings read with nothing
+``memdesk`` starts the model first (``start_with``), from the store's settings read with nothing
 but the storage layer loaded, and both happen at once on two cores; the window then takes that
 runtime if its settings still ask for it (``StartedModel.take``). Nothing is started this early
 when the settings cannot be read yet: an encrypted store waits for its passphrase, a damaged one
@@ -107,15 +107,9 @@ def settings_before_opening(paths: Paths) -> Settings | None:
         return None
 
 
-def start_ahead(paths: Paths | None = None, settings: Settings | None = None) -> StartedModel | None:
-    """Start the local model now, when the store's settings choose one and can be read already
-    (``settings``: read already by the caller, with ``settings_before_opening``)."""
-    if settings is None:
-        try:
-            paths = paths or Paths.from_environment()
-        except Exception:  # noqa: BLE001 - the window says what is wrong with the data folder
-            return None
-        settings = settings_before_opening(paths)
+def start_with(settings: Settings | None) -> StartedModel | None:
+    """Start the local model now, when the store's settings (read with ``settings_before_opening``;
+    None when they cannot be read yet: nothing starts then) choose one."""
     if settings is None or settings.runtime != "llamacpp":
         return None
     try:

@@ -12,7 +12,7 @@ from desktop.core.embedding.hashing import HashingEmbedder
 from desktop.core.runtime.scripted import ScriptedRuntime
 from desktop.core.storage import open_database
 from desktop.errors import ModelError
-from desktop.local_model import StartedModel, settings_before_opening, start_ahead
+from desktop.local_model import StartedModel, settings_before_opening, start_with
 from desktop.paths import Paths
 from desktop.settings import Settings
 
@@ -143,7 +143,7 @@ def test_nothing_is_started_early_for_an_encrypted_or_unreadable_store(memdesk_h
     paths = Paths.from_environment().ensure()
     open_database(paths.database, key="a passphrase that is long enough").close()
     assert settings_before_opening(paths) is None  # its passphrase is asked by the window
-    assert start_ahead(paths) is None
+    assert start_with(settings_before_opening(paths)) is None
     paths.database.unlink()
     paths.database.write_bytes(b"SQLite format 3\x00" + b"\xff" * 4000)  # damaged: the window offers a snapshot
     assert settings_before_opening(paths) is None
@@ -153,4 +153,4 @@ def test_a_model_server_is_not_started_early(memdesk_home):
     paths = Paths.from_environment().ensure()
     with open_services(paths, embedder=HashingEmbedder()) as services:
         services.settings_store.set("runtime", "openai")
-    assert start_ahead(paths) is None
+    assert start_with(settings_before_opening(paths)) is None

@@ -86,7 +86,7 @@ def run_window(argv: list[str], *, on_first_window: Callable[[object], None] | N
     imported while that one takes input, and the main window takes its place. ``argv``: the
     window's own flags (see desktop.ui.main); ``on_first_window`` is called with the first window
     once it shows (a benchmark types into it)."""
-    from desktop.local_model import settings_before_opening, start_ahead
+    from desktop.local_model import settings_before_opening, start_with
     from desktop.paths import Paths
 
     try:
@@ -94,7 +94,7 @@ def run_window(argv: list[str], *, on_first_window: Callable[[object], None] | N
     except MemDeskError:
         paths = None  # the window says what is wrong with the data folder
     settings = settings_before_opening(paths) if paths is not None else None
-    model_ahead = start_ahead(paths, settings)
+    model_ahead = start_with(settings)  # read once: the first window stands where they say
     first = None
     try:
         from desktop.ui import qt_first_window

@@ -65,7 +65,7 @@ def _show_crash_log(window: MainWindow, text: str) -> None:
 
 def run(argv: list[str] | None = None, *, model_ahead: StartedModel | None = None, first: FirstWindow | None = None) -> int:
     """``model_ahead``: the local model ``memdesk`` started before importing this module
-    (desktop.local_model.start_ahead); the first window takes it, or it is closed. ``first``: the
+    (desktop.local_model.start_with); the first window takes it, or it is closed. ``first``: the
     window ``memdesk`` showed meanwhile (desktop/ui/qt_first_window.py), holding the data folder's
     lock; the main window takes its place."""
     with private_umask():  # the store, logs and caches this run writes are the user's only

@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable
 from typing import TypeVar
 
-from PySide6.QtCore import QEventLoop, Qt, QTimer, Signal, Slot
+from PySide6.QtCore import QEventLoop, Qt, QTimer, Slot
 from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication, QHBoxLayout, QLabel, QMainWindow, QPlainTextEdit, QPushButton, QVBoxLayout, QWidget
 
@@ -56,13 +56,7 @@ def application(qt_args: list[str]) -> QApplication:
 
 
 class FirstWindow(QMainWindow):
-    """One message box and Send; what was sent is listed with when it will be answered.
-
-    Signals:
-        sent(str): a message was written to disk
-    """
-
-    sent = Signal(str)
+    """One message box and Send; what was sent is listed with when it will be answered."""
 
     def __init__(self, paths: Paths, lock: InstanceLock, settings: Settings) -> None:
         super().__init__()
@@ -117,7 +111,6 @@ class FirstWindow(QMainWindow):
         self.transcript.appendPlainText(f"You: {text}\n— saved; {WILL_BE_ANSWERED}\n")
         self.status.setText(SAVED)
         self.send_button.setEnabled(False)
-        self.sent.emit(text)
 
     def closeEvent(self, event) -> None:  # noqa: N802 - Qt API
         if not self._handing_over:

@@ -15,7 +15,7 @@ def test_memdesk_starts_the_model_then_the_first_window_and_hands_both_to_the_ma
     started = object()
     shown = []
 
-    def start_ahead(_paths, settings):
+    def start_with(settings):
         assert settings is not None  # read once, before anything starts
         order.append("model")
         return started
@@ -34,7 +34,7 @@ def test_memdesk_starts_the_model_then_the_first_window_and_hands_both_to_the_ma
         return 0
 
     real_open_first_window = qt_first_window.open_first_window
-    monkeypatch.setattr(local_model, "start_ahead", start_ahead)
+    monkeypatch.setattr(local_model, "start_with", start_with)
     monkeypatch.setattr(qt_first_window, "open_first_window", open_first_window)
     monkeypatch.setattr(window_main, "run", run)
     assert main([]) == 0

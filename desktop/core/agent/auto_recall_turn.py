@@ -28,8 +28,8 @@ def recall_for(agent: "Agent", text: str, cancel: CancelToken | None = None) -> 
     budget_tokens = section_tokens(text, measure(agent.runtime, agent._prompt_parts(), agent.settings.reserve), agent.recall.settings.budget_fraction)
     result = _gather(agent, text, budget_tokens)
     if result.content is not None and make_room(agent, agent.runtime.count_prompt([ChatMessage("user", result.content)]), cancel):
-        # The section needed an eviction, which took out of view messages the search left out
-        # because they were in view: search again, so they may come back.
+        # Making room took out of view what the search left out because it was in view (evicted
+        # messages, the memories of expired sections): search again, so they may come back.
         again = _gather(agent, text, budget_tokens)
         result = result if again.status in ("timeout", "failed") else again  # the first still holds
     agent.last_recall = result

@@ -40,21 +40,22 @@ def ensure_fits(agent: "Agent", cancel: CancelToken | None) -> None:
 
 
 def make_room(agent: "Agent", room: int, cancel: CancelToken | None) -> bool:
-    """Evict until a new memories section of ``room`` tokens fits before the eviction point, if
-    possible (the loop's own check still runs before each step); whether anything was evicted.
-    Every memories event already in context expires: the new one will be the newest."""
-    evicted = False
+    """Expire the earlier memories sections, then evict if that is not enough, until a new section
+    of ``room`` tokens fits before the eviction point, if possible (the loop's own check still runs
+    before each step). Every memories event already in context expires: the new one will be the
+    newest. Whether anything left the model's view (what it showed may be found again)."""
+    changed = False
     for attempt in range(4):
         budget = measure(agent.runtime, agent._prompt_parts(), agent.settings.reserve)
         if budget.used + room <= budget.eviction_at:
             break
         if attempt == 0 and expire_sections(agent, budget, room):
-            evicted = True
+            changed = True
             continue
         if not evict(agent, budget, cancel, room=room):
             break
-        evicted = True
-    return evicted
+        changed = True
+    return changed
 
 
 def expire_sections(agent: "Agent", budget: ContextBudget, room: int) -> bool:
