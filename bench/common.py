@@ -14,7 +14,7 @@ from typing import Any
 
 #: ``python -c`` code that starts the window as the ``memdesk`` script does (desktop.cli.main's
 #: run_window: the model first, the first window, then the main window), with the window's flags
-#: from the command line. Not ``-m desktop.ui.main``: the model's process (multiprocessing's spawn)
+#: from the command line. Not ``-m desktop.ui.startup.main``: the model's process (multiprocessing's spawn)
 #: imports the parent's main module again, and that one would bring Qt and the whole window into it.
 MEMDESK_WINDOW = "import sys; from desktop.cli.main import run_window; sys.exit(run_window(sys.argv[1:]))"
 
@@ -73,9 +73,10 @@ def open_bench_agent(embedder_name: str, seed: int, *, observer=None, preload_em
     sampling seed, load the model (timed) and create the agent. ``preload_embedder``: load the
     embedder in the background meanwhile, as the app does. ``make_runtime``: the app's own unless
     given (a test's scripted model)."""
-    from desktop.app import open_agent, open_services
+    from desktop.app.agents import open_agent
+    from desktop.app.services import open_services
     from desktop.core.tools.context import AllowAll
-    from desktop.paths import Paths
+    from desktop.core.base.paths import Paths
 
     embedder = None
     if embedder_name == "hashing":
@@ -88,7 +89,7 @@ def open_bench_agent(embedder_name: str, seed: int, *, observer=None, preload_em
         threading.Thread(target=preload, daemon=True).start()
     settings = services.settings_store.set("seed", seed)
     if make_runtime is None:
-        from desktop.app import make_runtime
+        from desktop.app.runtimes import make_runtime
     started = time.perf_counter()
     runtime = make_runtime(settings)
     load_seconds = time.perf_counter() - started

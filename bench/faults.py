@@ -41,7 +41,7 @@ import time
 from pathlib import Path
 
 from bench.common import bench_parser
-from bench.real_app import AppRun, RealApp
+from testing.real_app import AppRun, RealApp
 
 ROOT = Path(__file__).resolve().parent.parent
 _T0 = time.monotonic()
@@ -53,8 +53,8 @@ def progress(text: str) -> None:
 
 
 def _child(name: str, *args: str) -> list[str]:
-    """The command line of one of bench/fault_children's programs."""
-    return [sys.executable, "-m", f"bench.fault_children.{name}", *args]
+    """The command line of one of testing/fault_children's programs."""
+    return [sys.executable, "-m", f"testing.fault_children.{name}", *args]
 
 
 def _child_env(home: Path) -> dict[str, str]:
@@ -69,11 +69,12 @@ def _kill_after(process: subprocess.Popen, delay: float) -> None:
 
 # --- agent kill -------------------------------------------------------------------------------
 def agent_kill(trials: int, rng: random.Random) -> dict:
-    from desktop.app import open_agent, open_services
+    from desktop.app.agents import open_agent
+    from desktop.app.services import open_services
     from desktop.core.embedding.hashing import HashingEmbedder
     from desktop.core.runtime.scripted import ScriptedRuntime, say
     from desktop.core.tools.context import AllowAll
-    from desktop.paths import HOME_ENV, Paths
+    from desktop.core.base.paths import HOME_ENV, Paths
 
     lost = bad_integrity = failed_resumes = committed_total = killed_in_turn = 0
     turn_seconds = 1.0  # one turn of the child, measured as it runs (the machine's load changes)
@@ -129,7 +130,7 @@ def agent_kill(trials: int, rng: random.Random) -> dict:
 
 
 # --- a line sent while background work runs ----------------------------------------------------
-# The children are bench/fault_children/*.py: the terminal loop with one kind of background work
+# The children are testing/fault_children/*.py: the terminal loop with one kind of background work
 # holding the model when the line arrives (sent_line), and the real window the same way (sent_line_window).
 SENT_LINE_KINDS = ("login", "heartbeat", "consolidation", "graph")
 SENT_LINE_WINDOW_KINDS = ("login", "heartbeat")
@@ -237,7 +238,7 @@ def _chunk_counts(path: Path) -> tuple[int, int, int, set[str]]:
 
 
 def ingest_kill(trials: int, rng: random.Random, files: int = 200) -> dict:
-    from bench.fault_children import ingest as ingest_child
+    from testing.fault_children import ingest as ingest_child
 
     with tempfile.TemporaryDirectory(prefix="memdesk-faults-") as folder:
         base = Path(folder)
@@ -311,11 +312,12 @@ def fuzz_call(rng: random.Random) -> str:
 
 
 def fuzz(calls: int, rng: random.Random) -> dict:
-    from desktop.app import open_agent, open_services
+    from desktop.app.agents import open_agent
+    from desktop.app.services import open_services
     from desktop.core.embedding.hashing import HashingEmbedder
     from desktop.core.runtime.scripted import ScriptedRuntime
     from desktop.core.tools.context import AllowAll
-    from desktop.paths import HOME_ENV, Paths
+    from desktop.core.base.paths import HOME_ENV, Paths
 
     crashes = answered_ok = steps_seen = 0
     examples: list[str] = []
@@ -359,12 +361,14 @@ def fuzz(calls: int, rng: random.Random) -> dict:
 
 # --- the model child --------------------------------------------------------------------------
 def model_kill(trials: int, rng: random.Random | None = None) -> dict:
-    from desktop.app import make_runtime, open_agent, open_services
+    from desktop.app.runtimes import make_runtime
+    from desktop.app.agents import open_agent
+    from desktop.app.services import open_services
     from desktop.core.agent.observer import AgentObserver
     from desktop.core.embedding.hashing import HashingEmbedder
     from desktop.core.tools.context import AllowAll
-    from desktop.paths import HOME_ENV, Paths
-    from desktop.settings import Settings
+    from desktop.core.base.paths import HOME_ENV, Paths
+    from desktop.core.base.settings_table import Settings
 
     class Streaming(AgentObserver):
         def __init__(self) -> None:
@@ -457,7 +461,7 @@ def _kill_mid_call(agent, runtime, streaming_started: threading.Event, *, stream
 def sockets(timeout: float = 600.0) -> dict:
     """A default run of the terminal chat and of the window (offscreen), one after the other in one
     home, with every Python process of each (children included) recording each network socket it
-    creates and every connect, bind, send and name lookup (bench/real_app.py, bench/socket_audit.py)."""
+    creates and every connect, bind, send and name lookup (testing/real_app.py, testing/socket_audit.py)."""
     with tempfile.TemporaryDirectory(prefix="memdesk-faults-") as folder:
         app = RealApp(Path(folder), audit=True)
         progress("sockets: cli run")

@@ -29,13 +29,13 @@ BUSY_TIMEOUT_S = 5.0  # open_database's default: what a pass or a turn tolerates
 
 
 def run(count: int, *, real_embedder: bool) -> dict:
-    from desktop.app import open_services
+    from desktop.app.services import open_services
     from desktop.core.embedding.hashing import HashingEmbedder
     from desktop.core.graph.extraction import ExtractionOptions, GraphExtractor
     from desktop.core.graph.nlp import SpacyAnalyser
     from desktop.core.graph.store import KnowledgeGraph
     from desktop.core.storage import open_database
-    from desktop.paths import Paths
+    from desktop.core.base.paths import Paths
 
     if real_embedder:
         from desktop.core.embedding.sentence_transformer import SentenceTransformerEmbedder

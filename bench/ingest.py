@@ -14,7 +14,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from desktop.core.clock import SystemClock
+from desktop.core.base.clock import SystemClock
 from desktop.core.documents.ingest import EMBED_BATCH, Ingestor
 from desktop.core.embedding.sentence_transformer import SentenceTransformerEmbedder
 from desktop.core.memory.archival import ArchivalMemory

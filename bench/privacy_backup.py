@@ -24,7 +24,7 @@ import threading
 import time
 from pathlib import Path
 
-from desktop.core.clock import SystemClock
+from desktop.core.base.clock import SystemClock
 from desktop.core.storage import open_database
 from desktop.core.storage.backup import PAGES_PER_STEP, PAUSE_BETWEEN_STEPS_S, Backups
 from bench.common import bench_parser, percentile, sentence

@@ -45,9 +45,9 @@ def _text(rng: random.Random, words: int) -> str:
 
 
 def _services(home: Path, key: str | None):
-    from desktop.app import open_services
+    from desktop.app.services import open_services
     from desktop.core.embedding.hashing import HashingEmbedder
-    from desktop.paths import Paths
+    from desktop.core.base.paths import Paths
 
     return open_services(Paths(home), key=key, embedder=HashingEmbedder())
 
@@ -110,7 +110,7 @@ def time_ingest(home: Path, key: str | None, corpus: Path) -> tuple[float, int]:
 
 
 def time_turns(home: Path, key: str | None, turns: int) -> list[float]:
-    from desktop.app import open_agent
+    from desktop.app.agents import open_agent
     from desktop.core.runtime.scripted import ScriptedRuntime, call, say
     from desktop.core.tools.context import AllowAll
 

@@ -22,8 +22,8 @@ import time
 from pathlib import Path
 
 from desktop.core.agent import events
-from desktop.core.agent.forget import Forgetting
-from desktop.core.clock import ManualClock
+from desktop.core.memory.forget import Forgetting
+from desktop.core.base.clock import ManualClock
 from desktop.core.embedding.hashing import HashingEmbedder
 from desktop.core.graph.store import KnowledgeGraph
 from desktop.core.memory.core_memory import CoreMemory

@@ -56,9 +56,9 @@ def _median_seconds(action, repeats: int) -> float:
 
 
 def measure_one(home: Path, megabytes: float, repeats: int) -> dict:
-    from desktop.app import open_private_services, open_services
+    from desktop.app.services import open_private_services, open_services
     from desktop.core.embedding.hashing import HashingEmbedder
-    from desktop.paths import Paths
+    from desktop.core.base.paths import Paths
 
     paths = Paths(home).ensure()
     build_store(paths.database, megabytes)

@@ -57,10 +57,12 @@ def _corpus(path: Path, count: int) -> tuple[list[tuple[str, str]], list[str]]:
 
 def run(messages: int, queries: int, timeout_ms: int) -> dict[str, object]:
     os.environ.setdefault("MEMDESK_HOME", tempfile.mkdtemp(prefix="memdesk-recall-"))
-    from desktop.app import make_runtime, open_auto_recall, open_services
-    from desktop.core.agent.auto_recall import Visible
+    from desktop.app.runtimes import make_runtime
+    from desktop.app.agents import open_auto_recall
+    from desktop.app.services import open_services
+    from desktop.core.agent.recall.search import Visible
     from desktop.core.agent.context import truncate_for_context
-    from desktop.paths import Paths
+    from desktop.core.base.paths import Paths
 
     services = open_services(Paths.from_environment())
     settings = services.settings_store.set("auto_recall_timeout_ms", timeout_ms)

@@ -22,8 +22,8 @@ from pathlib import Path
 
 import numpy as np
 
-from desktop.core.agent.auto_recall import ArchivalSource, AutoRecall, ConversationSource
-from desktop.core.clock import ManualClock, iso
+from desktop.core.agent.recall.search import ArchivalSource, AutoRecall, ConversationSource
+from desktop.core.base.clock import ManualClock, iso
 from desktop.core.graph.names import name_key
 from desktop.core.embedding.hashing import HashingEmbedder
 from desktop.core.memory.archival import ArchivalMemory, NewPassage

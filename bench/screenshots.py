@@ -30,7 +30,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from bench import xvfb
+from testing import xvfb
 from bench.report import emit
 
 MESSAGES = ("Hi, I am Ada. I live in Lisbon and I love gardening.", "My sister Ann moved to Porto last spring; she teaches music there.")
@@ -50,11 +50,11 @@ def capture(out: Path, messages: tuple[str, ...] = MESSAGES, *, make_runtime: Ca
     from PySide6.QtCore import QObject, QTimer, Slot
     from PySide6.QtWidgets import QApplication
 
-    from desktop.app import make_runtime as app_runtime
-    from desktop.app import open_services
+    from desktop.app.runtimes import make_runtime as app_runtime
+    from desktop.app.services import open_services
     from desktop.core.memory.history import BLOCK
-    from desktop.paths import Paths
-    from desktop.ui.qt_main_window import MainWindow
+    from desktop.core.base.paths import Paths
+    from desktop.ui.window.main_window import MainWindow
 
     app = QApplication.instance() or QApplication([sys.argv[0]])
     out.mkdir(parents=True, exist_ok=True)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from desktop.core.clock import ManualClock
+from desktop.core.base.clock import ManualClock
 from desktop.core.embedding.sentence_transformer import SentenceTransformerEmbedder
 from desktop.core.memory.archival import ArchivalMemory, NewPassage
 from desktop.core.retrieval import PassageRanker

@@ -13,7 +13,7 @@ import tempfile
 import time
 
 from bench.common import MEMDESK_WINDOW
-from desktop.ui.qt_first_window import TIMING_PREFIX
+from desktop.ui.startup.first_window import TIMING_PREFIX
 
 
 

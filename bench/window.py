@@ -2,7 +2,7 @@
 
     python -m bench.window --json [--installed] [--message TEXT] [--pause 0 20] [--repeats 1]
 
-Each run starts the real app (``desktop.ui.main``, the same composition as ``memdesk``) under
+Each run starts the real app (``desktop.ui.startup.main``, the same composition as ``memdesk``) under
 Xvfb with a new MEMDESK_HOME: nothing on disk, so the window's own warm-up and the login turn of
 a new agent run as they do for a new user. The user types for ``--pause`` seconds after the window
 shows and presses Enter as soon as Send is enabled (with 0: at once, while the model still loads).
@@ -37,7 +37,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench import xvfb
+from testing import xvfb
 from bench.report import emit
 
 MESSAGE = "Hi, I am Ada. I live in Lisbon and I love gardening."
@@ -77,7 +77,7 @@ def _inner(message: str, pause: float, shot: str) -> int:
             first.on_send()
         # Imported here, on the GUI thread, rather than in the background as memdesk does, so the
         # probe can take the screenshot driver's place: the same work, once the message is sent.
-        import desktop.ui.main as app_main
+        import desktop.ui.startup.main as app_main
 
         app_main._schedule_screenshot = schedule
 

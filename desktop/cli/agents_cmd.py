@@ -6,9 +6,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from desktop.app import agent_file_options, import_agent_path
+from desktop.app.operations import agent_file_options, import_agent_path
 from desktop.cli.passphrase import open_store_services
-from desktop.core.agent.agentfile import FORMATS, export_path
+from desktop.core.transfer.agentfile import FORMATS, export_path
 from desktop.core.memory.diff import unified
 from desktop.core.memory.history import GRAPH_ENTITY, GRAPH_FACT, KINDS
 from desktop.core.memory.revert import Reverter

@@ -17,10 +17,10 @@ import sys
 
 from desktop.cli.passphrase import current_passphrase, with_key
 from desktop.core.storage.backup import Backups, Snapshot
-from desktop.errors import StoreError
-from desktop.instance import InstanceLock
-from desktop.paths import Paths
-from desktop.store_opening import backups_at
+from desktop.core.base.errors import StoreError
+from desktop.app.instance import InstanceLock
+from desktop.core.base.paths import Paths
+from desktop.app.store_opening import backups_at
 
 #: Named in the instance lock while a restore runs, so a window started meanwhile says who holds it.
 RESTORING = "memdesk backup restore"

@@ -7,24 +7,24 @@ import sys
 import threading
 from typing import Any
 
-from desktop.app import (
-    Services, daily_snapshots, make_runtime, memory_history, open_agent, open_consolidator, open_private_services, open_retention,
-    runtime_factory,
-)
+from desktop.app.services import Services, daily_snapshots, memory_history, open_private_services
+from desktop.app.runtimes import make_runtime, runtime_factory
+from desktop.app.agents import open_agent, open_consolidator
+from desktop.app.operations import open_retention
 # The store's services, asking for the passphrase of an encrypted store (tests replace this name).
 from desktop.cli.passphrase import open_store_services as open_services
 from desktop.core.agent import unanswered
 from desktop.core.agent.accept import accept_user_message
-from desktop.core.agent.consolidation.idle import IdleConsolidation
-from desktop.core.agent.forget.retention_idle import IdleRetention, IdleTasks
+from desktop.session.idle_consolidation import IdleConsolidation
+from desktop.session.idle_retention import IdleRetention, IdleTasks
 from desktop.core.agent.context import ContextBudget
 from desktop.core.agent.observer import AgentObserver, StepRecord, TurnResult
 from desktop.core.runtime.base import CancelToken, StreamEvent
 from desktop.core.runtime.warmup import Warmup
 from desktop.core.tools.consent_text import ConsentText, one_line
-from desktop.errors import GenerationCancelled
-from desktop.instance import TERMINAL_CHAT, InstanceLock
-from desktop.paths import Paths
+from desktop.core.base.errors import GenerationCancelled
+from desktop.app.instance import TERMINAL_CHAT, InstanceLock
+from desktop.core.base.paths import Paths
 
 DEFAULT_AGENT = "companion"
 HELP = "Type a message and press Enter. Commands: /memory, /budget, /retry, /quit."
@@ -323,7 +323,7 @@ def _record_stop(agent, message_id: int, private: bool) -> None:
 
 def _graph_extraction(services: Services):
     """Knowledge-graph extraction after each message, on its own thread (setting ``graph_extraction``)."""
-    from desktop.core.graph.background import BackgroundExtraction
+    from desktop.session.graph_extraction import BackgroundExtraction
     from desktop.core.graph.extraction import ExtractionOptions
     from desktop.core.graph.nlp import SpacyAnalyser
 

@@ -12,12 +12,14 @@ import argparse
 import sys
 from dataclasses import replace
 
-from desktop.app import Services, make_runtime, open_consolidator, runtime_factory
+from desktop.app.services import Services
+from desktop.app.runtimes import make_runtime, runtime_factory
+from desktop.app.agents import open_consolidator
 from desktop.cli.passphrase import open_store_services
 from desktop.core.agent.consolidation.modes import APPLY, ASK, OFF
 from desktop.core.agent.consolidation.store import PENDING
 from desktop.core.runtime.base import CancelToken
-from desktop.errors import MemDeskError
+from desktop.core.base.errors import MemDeskError
 
 
 def add_command(commands) -> None:

@@ -6,7 +6,7 @@ import argparse
 import json
 
 from desktop.diagnostics import CHECK_NAMES, Check, run_checks
-from desktop.paths import Paths
+from desktop.core.base.paths import Paths
 
 
 def add_command(commands: argparse._SubParsersAction) -> None:

@@ -11,10 +11,10 @@ from desktop.cli.passphrase import current_passphrase, new_passphrase, passphras
 from desktop.core.storage import open_database
 from desktop.core.storage.driver import file_is_encrypted
 from desktop.core.storage.encryption import remove_leftovers
-from desktop.errors import NotEncryptedError, PassphraseError
-from desktop.instance import InstanceLock
-from desktop.paths import Paths
-from desktop.store_opening import convert_store
+from desktop.core.base.errors import NotEncryptedError, PassphraseError
+from desktop.app.instance import InstanceLock
+from desktop.core.base.paths import Paths
+from desktop.app.store_opening import convert_store
 
 PROGRAM = "memdesk encrypt"
 KEEP_IT_SAFE = "Keep the passphrase safe: without it nothing in the store can be read, and it cannot be recovered."

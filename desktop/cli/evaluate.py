@@ -67,7 +67,7 @@ def add_eval_command(subparsers: "argparse._SubParsersAction") -> argparse.Argum
 
 def run_beam(args: argparse.Namespace) -> int:
     from desktop.core.evaluation.beam import load_chats
-    from desktop.errors import MemDeskError
+    from desktop.core.base.errors import MemDeskError
 
     missing = [str(p) for p in args.paths if not p.exists()]
     if missing:
@@ -132,7 +132,7 @@ def _beam_search(args: argparse.Namespace, samples: list[dict], progress) -> dic
 
 
 def run_eval(args: argparse.Namespace) -> int:
-    from desktop.errors import MemDeskError
+    from desktop.core.base.errors import MemDeskError
 
     if not args.path.is_file():
         print(f"error: {args.path} does not exist", file=sys.stderr)
@@ -213,8 +213,8 @@ class _AppStore:
     """A throw-away store under ``folder`` with one agent built by the app's composition root."""
 
     def __init__(self, folder: Path, runtime, clock, settings, embedder, speakers: tuple[str, str]) -> None:
-        from desktop.app import open_services
-        from desktop.paths import Paths
+        from desktop.app.services import open_services
+        from desktop.core.base.paths import Paths
 
         self._services = open_services(Paths(folder), embedder=embedder, clock=clock)
         self.db = self._services.db
@@ -225,7 +225,7 @@ class _AppStore:
         self._record = self._services.create_agent(agent)
 
     def open_agent(self):
-        from desktop.app import open_agent
+        from desktop.app.agents import open_agent
 
         return open_agent(self._services, self._record, self._runtime, settings=self._settings)
 
@@ -235,7 +235,7 @@ class _AppStore:
 
 def _replay(args: argparse.Namespace, progress, samples: list[dict] | None = None) -> dict:
     """A LoCoMo file's replay (``args.path``), or, given ``samples``, BEAM chats in LoCoMo's shape."""
-    from desktop.app import make_runtime
+    from desktop.app.runtimes import make_runtime
     from desktop.cli.passphrase import open_store_services
     from desktop.core.embedding.sentence_transformer import SentenceTransformerEmbedder
     from desktop.core.evaluation.beam import DEVELOPMENT

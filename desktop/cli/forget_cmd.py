@@ -1,7 +1,7 @@
 """``memdesk forget AGENT "TEXT" [--apply] [--purge-backups] [--json]``: forget a person or topic.
 
 Without ``--apply`` it only shows what would go, grouped by kind with a few samples, and the
-backups that may still hold it; with it, removes all of that (desktop.core.agent.forget).
+backups that may still hold it; with it, removes all of that (desktop.core.memory.forget).
 
 ``memdesk retention AGENT [DAYS|off] [--apply] [--json]``: the agent's retention policy (forget
 conversation messages older than DAYS). Setting it shows what it would remove; ``--apply`` confirms
@@ -14,10 +14,10 @@ import argparse
 import json
 import sys
 
-from desktop.app import open_forgetting, open_retention
+from desktop.app.operations import open_forgetting, open_retention
 from desktop.cli.passphrase import open_store_services as open_services
-from desktop.core.agent.forget import ForgetPreview, ForgetResult
-from desktop.errors import MemDeskError
+from desktop.core.memory.forget import ForgetPreview, ForgetResult
+from desktop.core.base.errors import MemDeskError
 
 
 def add_command(commands) -> None:

@@ -12,7 +12,7 @@ import json
 import sys
 
 from desktop.cli.passphrase import open_store_services
-from desktop.errors import AgentNotFoundError
+from desktop.core.base.errors import AgentNotFoundError
 
 
 def local_day(moment) -> str:

@@ -24,7 +24,7 @@ def add_ingest_command(subparsers: "argparse._SubParsersAction") -> argparse.Arg
 
 
 def _agent_id(db, name: str | None) -> int:
-    from desktop.errors import AgentNotFoundError
+    from desktop.core.base.errors import AgentNotFoundError
 
     if name is not None:
         row = db.query_one("SELECT id FROM agents WHERE name = ?", (name,))
@@ -64,7 +64,7 @@ def _printer(stream):
 def run_ingest(args: argparse.Namespace) -> int:
     from desktop.cli.passphrase import open_store_services
     from desktop.core.documents.catalog import reembed_store
-    from desktop.errors import MemDeskError
+    from desktop.core.base.errors import MemDeskError
 
     try:
         with open_store_services() as services:

@@ -11,8 +11,8 @@ import sys
 from collections.abc import Callable, Sequence
 
 from desktop import __version__
-from desktop.errors import MemDeskError
-from desktop.private_files import private_umask
+from desktop.core.base.errors import MemDeskError
+from desktop.core.base.private_files import private_umask
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -74,20 +74,20 @@ def _run_gui() -> int:
 
 
 def _import_window():
-    from desktop.ui import main as window_main  # written out, so that PyInstaller's analysis finds it
+    from desktop.ui.startup import main as window_main  # written out, so that PyInstaller's analysis finds it
 
     return window_main
 
 
 def run_window(argv: list[str], *, on_first_window: Callable[[object], None] | None = None) -> int:
     """What ``memdesk`` with no command runs (the start-up benchmarks start the window through it
-    too). Order matters: the model's process starts first (desktop.local_model), then the first
-    window shows with Send working (desktop/ui/qt_first_window.py), then the rest of the window is
+    too). Order matters: the model's process starts first (desktop.app.local_model), then the first
+    window shows with Send working (desktop/ui/first_window.py), then the rest of the window is
     imported while that one takes input, and the main window takes its place. ``argv``: the
-    window's own flags (see desktop.ui.main); ``on_first_window`` is called with the first window
+    window's own flags (see desktop.ui.startup.main); ``on_first_window`` is called with the first window
     once it shows (a benchmark types into it)."""
-    from desktop.local_model import settings_before_opening, start_with
-    from desktop.paths import Paths
+    from desktop.app.local_model import settings_before_opening, start_with
+    from desktop.core.base.paths import Paths
 
     try:
         paths: Paths | None = Paths.from_environment()
@@ -97,13 +97,13 @@ def run_window(argv: list[str], *, on_first_window: Callable[[object], None] | N
     model_ahead = start_with(settings)  # read once: the first window stands where they say
     first = None
     try:
-        from desktop.ui import qt_first_window
+        from desktop.ui.startup import first_window
 
         if paths is not None:
-            first = qt_first_window.open_first_window(paths, settings, qt_first_window.milestones("--timing" in argv))
+            first = first_window.open_first_window(paths, settings, first_window.milestones("--timing" in argv))
         if first is not None and on_first_window is not None:
             on_first_window(first)
-        window_main = qt_first_window.while_shown(_import_window, first)
+        window_main = first_window.while_shown(_import_window, first)
     except ModuleNotFoundError as error:
         if model_ahead is not None:
             model_ahead.discard()

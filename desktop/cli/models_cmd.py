@@ -15,7 +15,8 @@ import sys
 import threading
 from dataclasses import replace
 
-from desktop.app import Services, make_runtime, snapshot_before
+from desktop.app.services import Services, snapshot_before
+from desktop.app.runtimes import make_runtime
 from desktop.cli.passphrase import open_store_services
 from desktop.core.models.download import DownloadProgress, Downloader, format_bytes
 from desktop.core.models.hub import HubConfig
@@ -23,7 +24,7 @@ from desktop.core.models.library import Choice
 from desktop.core.models.servers import KNOWN_SERVERS, choose_on_server, find_local_servers
 from desktop.core.runtime.base import CancelToken
 from desktop.core.models.preflight import explain_load_failure
-from desktop.errors import DownloadCancelled, ModelError, UnknownModelError
+from desktop.core.base.errors import DownloadCancelled, ModelError, UnknownModelError
 
 
 def add_command(commands) -> None:

@@ -12,10 +12,10 @@ import os
 import sys
 from pathlib import Path
 
-from desktop.app import Services, open_services
+from desktop.app.services import Services, open_services
 from desktop.core.storage.driver import file_is_encrypted
-from desktop.errors import PassphraseError, PassphraseRequiredError, WrongPassphraseError
-from desktop.paths import Paths
+from desktop.core.base.errors import PassphraseError, PassphraseRequiredError, WrongPassphraseError
+from desktop.core.base.paths import Paths
 
 PASSPHRASE_FILE_ENV = "MEMDESK_PASSPHRASE_FILE"
 #: The new passphrase for `memdesk encrypt --change`, when the current one is in MEMDESK_PASSPHRASE_FILE.

@@ -1,5 +1,5 @@
 """``memdesk settings [NAME [VALUE]]``: show or change a setting. The list comes from the
-settings' one declaration (desktop/core/settings_table.py): each line says what the setting does,
+settings' one declaration (desktop/core/base/settings_table.py): each line says what the setting does,
 the values it takes, its default when another is set, and its flags; a value is checked against
 the same declaration as the window's."""
 
@@ -12,9 +12,9 @@ from typing import Any
 
 from desktop.cli.passphrase import open_store_services
 from desktop.core.net.plain_http import plain_http_warning
-from desktop.core.settings_table import ADVANCED, HIDDEN, RESTART, SECRET, SETTINGS, Declared, declared
-from desktop.errors import ConfigError
-from desktop.settings import Settings
+from desktop.core.base.settings_table import ADVANCED, HIDDEN, RESTART, SECRET, SETTINGS, Declared, declared
+from desktop.core.base.errors import ConfigError
+from desktop.core.base.settings_table import Settings
 
 #: How each flag reads in the list.
 FLAG_WORDS = {RESTART: "reloads the model", ADVANCED: "advanced", HIDDEN: "kept by the window", SECRET: "secret"}

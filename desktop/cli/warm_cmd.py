@@ -18,9 +18,10 @@ import argparse
 import sys
 import time
 
-from desktop.app import make_runtime, open_agent, runtime_factory
+from desktop.app.runtimes import make_runtime, runtime_factory
+from desktop.app.agents import open_agent
 from desktop.cli.passphrase import open_store_services
-from desktop.core.agent.agents import FIRST_AGENT
+from desktop.core.memory.agents import FIRST_AGENT
 
 
 def add_command(commands) -> None:

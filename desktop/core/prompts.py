@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 from importlib.resources.abc import Traversable
 
-from desktop.errors import ConfigError
+from desktop.core.base.errors import ConfigError
 
 SUMMARY_WORD_LIMIT = 100
 

@@ -24,9 +24,9 @@ from desktop.diagnostics import cpu, system_libs
 from desktop.diagnostics.child import ChildResult, run_in_child
 from desktop.diagnostics.crash import explain_exit, rebuild_portable, signal_name
 from desktop.diagnostics.report import Check, Report
-from desktop.errors import MemDeskError, StoreError
-from desktop.paths import Paths
-from desktop.settings import Settings
+from desktop.core.base.errors import MemDeskError, StoreError
+from desktop.core.base.paths import Paths
+from desktop.core.base.settings_table import Settings
 
 CHECK_NAMES = ("python", "sqlite", "store", "disk", "model", "cpu", "decode", "embedder", "window")
 MIN_PYTHON = (3, 11)
@@ -35,7 +35,7 @@ DECODE_TOKENS = 16
 #: Named by module and function: the probes run in a child, and this package imports neither
 #: llama_cpp nor Qt (tests pass probes of their own).
 DECODE_PROBE = ("desktop.diagnostics.model_probe", "decode")
-WINDOW_PROBE = ("desktop.ui.qt_probe", "probe")
+WINDOW_PROBE = ("desktop.ui.startup.probe", "probe")
 HEADLESS_PLATFORMS = ("offscreen", "minimal", "vnc")
 
 
@@ -73,7 +73,7 @@ class Doctor:
         if not self.paths.database.is_file():
             return Settings()
         try:
-            from desktop.settings import SettingsStore
+            from desktop.core.storage.settings_store import SettingsStore
 
             conn, db = _open_read_only(self.paths.database)
             try:
@@ -85,8 +85,8 @@ class Doctor:
 
     def _restore_hint(self) -> str:
         """The newest good snapshot and the command that restores it (only their records are read)."""
-        from desktop.store_opening import backups_for
-        from desktop.core.clock import SystemClock
+        from desktop.app.store_opening import backups_for
+        from desktop.core.base.clock import SystemClock
 
         backups = backups_for(self.paths, self.settings, SystemClock())
         try:
@@ -98,7 +98,7 @@ class Doctor:
         return f"restore the snapshot of {snapshot.created_at:%Y-%m-%d %H:%M}: memdesk backup restore {snapshot.id}"
 
     def _model_path(self) -> Path:
-        from desktop.app import resolve_model_path
+        from desktop.app.local_model import resolve_model_path
 
         return resolve_model_path(self.settings)
 
@@ -260,7 +260,7 @@ class Doctor:
         )
 
     def _server_decode(self) -> Check:
-        from desktop.app import make_runtime
+        from desktop.app.runtimes import make_runtime
         from desktop.core.runtime.base import ChatMessage, SamplingParams, TextRequest
 
         started = time.perf_counter()
@@ -281,7 +281,7 @@ class Doctor:
         try:
             embedder = self.embedder
             if embedder is None:
-                from desktop.app import default_embedder
+                from desktop.app.services import default_embedder
 
                 embedder = default_embedder()
             vectors = embedder.embed(["MemDesk remembers what matters."])

@@ -16,8 +16,8 @@ import time
 from dataclasses import replace
 from typing import TextIO
 
-from desktop.errors import MemDeskError
-from desktop.paths import HOME_ENV, Paths
+from desktop.core.base.errors import MemDeskError
+from desktop.core.base.paths import HOME_ENV, Paths
 
 MESSAGE = "Hello! My name is Ada and I love hiking."
 #: A smoke test, not a conversation: the small default model tends to repeat a memory edit until
@@ -48,7 +48,9 @@ def run(out: TextIO = sys.stdout) -> int:
 
 
 def _stages(say) -> int:
-    from desktop.app import make_runtime, open_agent, open_services
+    from desktop.app.runtimes import make_runtime
+    from desktop.app.agents import open_agent
+    from desktop.app.services import open_services
     from desktop.core.tools.context import DenyAll
 
     services = open_services(Paths.from_environment())

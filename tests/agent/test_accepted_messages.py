@@ -13,7 +13,7 @@ from desktop.core.memory.recall import RecallMemory
 from desktop.core.runtime.base import CancelToken
 from desktop.core.runtime.scripted import call, say
 from desktop.core.storage import open_database
-from desktop.errors import GenerationCancelled
+from desktop.core.base.errors import GenerationCancelled
 
 
 def committed_kinds(services, agent_id: int) -> list[str]:

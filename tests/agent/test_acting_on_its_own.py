@@ -4,7 +4,7 @@ and timed heartbeats exactly as its instructions promise."""
 from __future__ import annotations
 
 from desktop.core.runtime.scripted import say
-from desktop.settings import Settings
+from desktop.core.base.settings_table import Settings
 
 
 def test_login_is_due_for_a_new_agent_and_after_a_gap_only(services, runtime, make_agent, clock):

@@ -7,8 +7,8 @@ import re
 
 import pytest
 
-from desktop.core.agent.agentfile import EXTENSION_KEY, export_agent_file, import_agent_file, parse_agent_file
-from desktop.core.agent.agentfile.graph import GraphFileTransfer
+from desktop.core.transfer.agentfile import EXTENSION_KEY, export_agent_file, import_agent_file, parse_agent_file
+from desktop.core.transfer.agentfile.graph import GraphFileTransfer
 from desktop.core.memory.revert import Reverter
 from desktop.core.runtime.scripted import ScriptedRuntime, call, say
 from desktop.core.tools.imported import ImportedTools

@@ -10,9 +10,9 @@ from datetime import timedelta
 
 import pytest
 
-from desktop.core.agent.auto_recall import NOTE, NOTHING_NOTE, ArchivalSource, AutoRecall, ConversationSource, Memory, RecallSettings
+from desktop.core.agent.recall.search import NOTE, NOTHING_NOTE, ArchivalSource, AutoRecall, ConversationSource, Memory, RecallSettings
 from desktop.core.runtime.scripted import ScriptedRuntime, call, say
-from desktop.settings import Settings
+from desktop.core.base.settings_table import Settings
 
 
 def forget(services, agent, clock, texts: list[str]) -> list[int]:

@@ -152,7 +152,7 @@ def test_a_function_with_a_generation_of_its_own_runs_once_per_turn(services, ru
 
 
 def test_the_default_step_cap_is_low_and_a_setting(services, runtime, make_agent):
-    from desktop.settings import Settings
+    from desktop.core.base.settings_table import Settings
 
     assert Settings().max_chained_steps <= 4 and AgentSettings().max_steps == Settings().max_chained_steps
     agent = make_agent(settings=Settings(max_chained_steps=7, max_searches_per_turn=3))

@@ -9,9 +9,10 @@ from dataclasses import replace
 
 import pytest
 
-from desktop.app import open_consolidator, open_services
+from desktop.app.agents import open_consolidator
+from desktop.app.services import open_services
 from desktop.core.agent.consolidation.consolidator import BUSY
-from desktop.core.agent.consolidation.idle import IdleConsolidation
+from desktop.session.idle_consolidation import IdleConsolidation
 from desktop.core.agent.consolidation.modes import parse_mode
 from desktop.core.agent.consolidation.prompt import FINISH, MEMORY_FUNCTIONS
 from desktop.core.agent.consolidation.store import ACCEPTED, APPLIED, FAILED, REJECTED, RUNNING
@@ -19,8 +20,8 @@ from desktop.core.embedding.hashing import HashingEmbedder
 from desktop.core.runtime.base import CancelToken
 from desktop.core.runtime.scripted import ScriptedRuntime, call, say
 from desktop.core.storage import open_database
-from desktop.errors import ConfigError, StoreBusyError
-from desktop.paths import Paths
+from desktop.core.base.errors import ConfigError, StoreBusyError
+from desktop.core.base.paths import Paths
 
 KNOWN = "Lives in Portugal."
 CHAT = [

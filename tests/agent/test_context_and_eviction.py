@@ -9,7 +9,7 @@ import pytest
 
 from desktop.core.agent.context import SECTIONS
 from desktop.core.runtime.scripted import ScriptedRuntime, call, say
-from desktop.errors import ContextOverflowError
+from desktop.core.base.errors import ContextOverflowError
 
 WORDS = "the quick brown fox jumps over the lazy dog and keeps running far away "
 

@@ -7,9 +7,9 @@ import subprocess
 import sys
 import textwrap
 
-from desktop.app import open_services
+from desktop.app.services import open_services
 from desktop.core.embedding.hashing import HashingEmbedder
-from desktop.paths import Paths
+from desktop.core.base.paths import Paths
 
 CRASHING_TOOL = '''
 import os
@@ -30,7 +30,8 @@ TOOLS = [crash_now]
 
 DRIVER = textwrap.dedent(
     """
-    from desktop.app import open_services, open_agent
+    from desktop.app.services import open_services
+    from desktop.app.agents import open_agent
     from desktop.core.embedding.hashing import HashingEmbedder
     from desktop.core.runtime.scripted import ScriptedRuntime, call, say
     from desktop.core.tools.context import AllowAll

@@ -46,12 +46,12 @@ def test_renaming_rewrites_the_name_where_the_persona_uses_it():
 
 def test_an_older_store_credits_its_default_blocks_to_memdesk_and_leaves_the_users_alone(tmp_path):
     db = open_database(tmp_path / "store.sqlite3", migrate=False)
-    db.migrate(MIGRATIONS[: MIGRATIONS.index(migrations.m012_app_written_blocks)])
+    db.migrate(MIGRATIONS[: MIGRATIONS.index(migrations.m012_app_written_blocks.migrate)])
     now = "2026-01-01T00:00:00+00:00"
     for agent_id, name in ((1, "Companion"), (2, "Mine")):
         db.execute("INSERT INTO agents(id, name, created_at, system_prompt) VALUES (?, ?, ?, '')", (agent_id, name, now))
     blocks = [  # (block id, agent, label, first text, later edited by the user)
-        (1, 1, "persona", migrations._OLD_DEFAULT_PERSONA, None),
+        (1, 1, "persona", migrations.m012_app_written_blocks.OLD_DEFAULT_PERSONA, None),
         (2, 1, "human", "", "Ada lives in Lisbon."),
         (3, 2, "persona", "I am my own.", None),
         (4, 2, "human", "", None),

@@ -6,7 +6,7 @@ import json
 from datetime import datetime, timezone
 
 from desktop.core.runtime.scripted import call, say
-from desktop.settings import Settings
+from desktop.core.base.settings_table import Settings
 
 
 def result_of(services, agent):

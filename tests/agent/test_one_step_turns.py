@@ -12,7 +12,7 @@ from desktop.core.agent.loop import AgentSettings
 from desktop.core.memory.history import AGENT, BLOCK
 from desktop.core.models.catalog import load_catalog
 from desktop.core.runtime.scripted import call, say
-from desktop.settings import Settings
+from desktop.core.base.settings_table import Settings
 from tests.agent.test_auto_recall import forget
 
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 from datetime import datetime, timedelta
 
-from desktop.core.agent.auto_recall import Memory, excerpt
-from desktop.core.agent.recall_versions import newest_first
+from desktop.core.agent.recall.search import Memory, excerpt
+from desktop.core.agent.recall.versions import newest_first
 from desktop.core.runtime.scripted import say
 
 

@@ -8,12 +8,12 @@ import threading
 
 import pytest
 
-from desktop.app import open_agent
+from desktop.app.agents import open_agent
 from desktop.core.memory.core_memory import CoreMemory
 from desktop.core.runtime.scripted import ScriptedRuntime, call, say
 from desktop.core.storage import open_database
 from desktop.core.tools.context import AllowAll, DenyAll
-from desktop.errors import GenerationCancelled
+from desktop.core.base.errors import GenerationCancelled
 
 USER_TOOL = '''
 RAN = []

@@ -7,9 +7,9 @@ import json
 import pytest
 
 from desktop.core.agent.conversation_view import conversation_entries, conversation_markdown
-from desktop.core.agent.transfer import duplicate_agent, export_agent, import_agent
+from desktop.core.transfer.memdesk_json import duplicate_agent, export_agent, import_agent
 from desktop.core.runtime.scripted import ScriptedRuntime, call, say
-from desktop.errors import AgentExistsError, ConfigError
+from desktop.core.base.errors import AgentExistsError, ConfigError
 
 
 @pytest.fixture
@@ -83,9 +83,9 @@ def test_entries_and_markdown(services, talked):
     assert kinds[0] == "user" and "agent" in kinds and "call" in kinds and "thought" in kinds
     append = next(e for e in entries if e.function == "core_memory_append")
     assert append.ok and append.arguments["content"] == "Name: Ada"
-    markdown = conversation_markdown(services, talked.id)
+    markdown = conversation_markdown(services.memory, talked.id)
     assert markdown.startswith("# Conversation with sam")
     assert "Hi, I am Ada" in markdown and "Nice to meet you, Ada!" in markdown
     assert "core_memory_append" not in markdown  # inner workings only on request
-    detailed = conversation_markdown(services, talked.id, include_details=True)
+    detailed = conversation_markdown(services.memory, talked.id, include_details=True)
     assert "core_memory_append" in detailed and "*thinking:* greet" in detailed

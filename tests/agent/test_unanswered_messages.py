@@ -8,7 +8,7 @@ import pytest
 from desktop.core.agent import unanswered
 from desktop.core.runtime.base import CancelToken
 from desktop.core.runtime.scripted import call, say
-from desktop.errors import GenerationCancelled
+from desktop.core.base.errors import GenerationCancelled
 
 
 def owed(services, agent_id: int) -> list[str]:

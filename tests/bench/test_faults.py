@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from bench import faults
-from bench.real_app import AppRun
+from testing.real_app import AppRun
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -123,7 +123,7 @@ def test_the_socket_campaign_fails_on_a_network_event_or_a_run_that_did_not_end_
         return AppRun([name], code, "", "", tmp_path / "home", 1.0, audit_log=log)
 
     quiet = run("quiet", 0, ["11 start python -m desktop.cli.main chat"])
-    lookup = run("lookup", 0, ["12 start python -m desktop.ui.main", "12 NETWORK socket.getaddrinfo ('huggingface.co', 443)"])
+    lookup = run("lookup", 0, ["12 start python -m desktop.ui.startup.main", "12 NETWORK socket.getaddrinfo ('huggingface.co', 443)"])
     assert faults.sockets_report({"cli": quiet, "gui": quiet})["ok"]
     report = faults.sockets_report({"cli": quiet, "gui": lookup})
     assert not report["ok"] and report["network_socket_events"] == 1 and "huggingface.co" in report["events"][0]

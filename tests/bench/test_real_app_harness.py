@@ -1,4 +1,4 @@
-"""The one harness for the real app (bench/real_app.py): what it runs a program in, how it ends one
+"""The one harness for the real app (testing/real_app.py): what it runs a program in, how it ends one
 that overstays, and how it reads a run back. The real window and terminal runs themselves are the
 suite's shared runs (tests/conftest.py), checked in tests/ui/test_real_app.py and
 tests/test_socket_audit.py."""
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.real_app import REPLY_SHOWN, AppRun
+from testing.real_app import REPLY_SHOWN, AppRun
 from desktop.core.runtime.scripted import ScriptedRuntime, say
 
 ENVIRONMENT = "import json, os; print(json.dumps({k: os.environ.get(k) for k in ('MEMDESK_HOME', 'HF_HUB_OFFLINE', 'QT_QPA_PLATFORM', 'MEMDESK_SOCKET_AUDIT')}))"

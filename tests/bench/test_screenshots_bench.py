@@ -7,10 +7,10 @@ from __future__ import annotations
 from PySide6.QtGui import QImage
 
 from bench import screenshots
-from desktop.app import open_services
+from desktop.app.services import open_services
 from desktop.core.embedding.hashing import HashingEmbedder
 from desktop.core.runtime.scripted import ScriptedRuntime, say
-from desktop.paths import Paths
+from desktop.core.base.paths import Paths
 
 
 def test_the_script_answers_each_message_then_saves_the_four_pictures(qapp, tmp_path):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from desktop.app import daily_snapshots, open_services
+from desktop.app.services import daily_snapshots, open_services
 from desktop.cli import chat_cmd
 from desktop.core.embedding.hashing import HashingEmbedder
 from desktop.core.runtime.scripted import say

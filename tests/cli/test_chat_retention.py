@@ -6,9 +6,9 @@ from __future__ import annotations
 import argparse
 from datetime import timedelta
 
-from desktop.app import open_services
+from desktop.app.services import open_services
 from desktop.cli import chat_cmd
-from desktop.app import open_retention
+from desktop.app.operations import open_retention
 from desktop.core.embedding.hashing import HashingEmbedder
 from desktop.core.runtime.scripted import ScriptedRuntime
 

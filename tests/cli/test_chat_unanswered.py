@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[2]
 # the parent types a line and kills the child -9 while the reply is being generated.
 HANGING_CHAT = r"""
 import argparse, sys, time
-from desktop.app import open_services
+from desktop.app.services import open_services
 from desktop.cli import chat_cmd
 from desktop.core.embedding.hashing import HashingEmbedder
 from desktop.core.runtime.scripted import ScriptedRuntime

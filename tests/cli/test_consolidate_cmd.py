@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from desktop.app import open_consolidator
+from desktop.app.agents import open_consolidator
 from desktop.cli.main import main
 from desktop.core.agent.consolidation.prompt import FINISH
 from desktop.core.runtime.scripted import call, say
@@ -61,7 +61,7 @@ def test_the_terminal_chat_consolidates_while_the_user_is_idle(capsys, services,
     import time
 
     from desktop.cli import chat_cmd
-    from desktop.core.agent.consolidation.idle import IdleConsolidation
+    from desktop.session.idle_consolidation import IdleConsolidation
 
     agent = make_agent("ana", human="Lives in Portugal.")
     for text in ("My name is Ana and I moved to Porto last spring.", "I work night shifts.", "Green tea, never coffee."):

@@ -10,8 +10,8 @@ import pytest
 from desktop.cli import passphrase as passphrase_module
 from desktop.cli.main import main
 from desktop.core.storage.driver import file_is_encrypted
-from desktop.instance import WINDOW, InstanceLock
-from desktop.paths import Paths
+from desktop.app.instance import WINDOW, InstanceLock
+from desktop.core.base.paths import Paths
 
 SECRET = "tide pool 'seven' \"quoted\""
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 
-from desktop.app import open_services
+from desktop.app.services import open_services
 from desktop.cli.main import main
 from desktop.core.embedding.hashing import HashingEmbedder
-from desktop.paths import Paths
+from desktop.core.base.paths import Paths
 
 
 def _conversation(name: str, *texts: str) -> None:

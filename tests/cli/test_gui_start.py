@@ -1,13 +1,13 @@
-"""`memdesk` with no command opens the window: it starts the local model first (desktop.local_model),
-then shows the first window with Send working (desktop/ui/qt_first_window.py), then imports the
+"""`memdesk` with no command opens the window: it starts the local model first (desktop.app.local_model),
+then shows the first window with Send working (desktop/ui/first_window.py), then imports the
 main window's modules and hands it the model's runtime and the first window."""
 
 from __future__ import annotations
 
-from desktop import local_model
+from desktop.app import local_model
 from desktop.cli.main import main
-from desktop.ui import main as window_main
-from desktop.ui import qt_first_window
+from desktop.ui.startup import main as window_main
+from desktop.ui.startup import first_window
 
 
 def test_memdesk_starts_the_model_then_the_first_window_and_hands_both_to_the_main_window(qtbot, monkeypatch):
@@ -33,9 +33,9 @@ def test_memdesk_starts_the_model_then_the_first_window_and_hands_both_to_the_ma
         first.lock.release()
         return 0
 
-    real_open_first_window = qt_first_window.open_first_window
+    real_open_first_window = first_window.open_first_window
     monkeypatch.setattr(local_model, "start_with", start_with)
-    monkeypatch.setattr(qt_first_window, "open_first_window", open_first_window)
+    monkeypatch.setattr(first_window, "open_first_window", open_first_window)
     monkeypatch.setattr(window_main, "run", run)
     assert main([]) == 0
     assert order == ["model", "first window", "main window"]

@@ -9,13 +9,13 @@ import sys
 
 import pytest
 
-from desktop.app import open_services
+from desktop.app.services import open_services
 from desktop.cli import chat_cmd
 from desktop.cli.main import main
 from desktop.core.embedding.hashing import HashingEmbedder
 from desktop.core.runtime.scripted import ScriptedRuntime, say
-from desktop.instance import WINDOW, InstanceLock
-from desktop.paths import Paths
+from desktop.app.instance import WINDOW, InstanceLock
+from desktop.core.base.paths import Paths
 
 @pytest.fixture
 def running_window(memdesk_home):

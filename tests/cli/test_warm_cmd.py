@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import pytest
 
-from desktop.app import make_runtime, open_agent, open_services
+from desktop.app.runtimes import make_runtime
+from desktop.app.agents import open_agent
+from desktop.app.services import open_services
 from desktop.cli.main import main
-from desktop.core.agent.agents import FIRST_AGENT
+from desktop.core.memory.agents import FIRST_AGENT
 from desktop.core.embedding.hashing import HashingEmbedder
-from desktop.paths import Paths
+from desktop.core.base.paths import Paths
 
 pytestmark = pytest.mark.model
 

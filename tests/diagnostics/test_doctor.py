@@ -12,7 +12,7 @@ from desktop.cli.main import main
 from desktop.diagnostics import CHECK_NAMES, Doctor
 from desktop.core.models.bundled import default_model_path
 from desktop.diagnostics.crash import explain_exit
-from desktop.paths import Paths
+from desktop.core.base.paths import Paths
 
 
 def doctor(capsys, *args: str) -> tuple[int, str]:
@@ -201,7 +201,7 @@ def test_a_killed_model_process_raises_the_typed_crash_the_window_offers_diagnos
 
     from desktop.core.runtime.isolated import isolated_llama
     from desktop.core.runtime.llamacpp.settings import LlamaSettings
-    from desktop.errors import ModelCrashedError
+    from desktop.core.base.errors import ModelCrashedError
 
     runtime = isolated_llama(LlamaSettings(default_model_path(), context_size=512, threads=1))
     try:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from desktop.core.clock import ManualClock
+from desktop.core.base.clock import ManualClock
 from desktop.core.storage import open_database
 
 

@@ -7,12 +7,12 @@ import hashlib
 
 import pytest
 
-from desktop.core.agent.agentfile import EXTENSION_KEY, export_agent_file, import_agent_file
+from desktop.core.transfer.agentfile import EXTENSION_KEY, export_agent_file, import_agent_file
 from desktop.core.documents import catalog
 from desktop.core.storage import open_database
 from desktop.core.storage import migrations
 from desktop.core.storage.migrations import MIGRATIONS
-from desktop.errors import DocumentError
+from desktop.core.base.errors import DocumentError
 
 REFUSED = "its path came with an imported agent file, so it is not read from there (pick the file to read it again)"
 
@@ -117,7 +117,7 @@ def test_a_document_path_that_became_a_folder_is_not_walked(services, tmp_path):
 
 def test_the_upgrade_marks_rows_the_user_did_not_read_last(tmp_path):
     db = open_database(tmp_path / "store.sqlite3", migrate=False)
-    db.migrate(MIGRATIONS[: MIGRATIONS.index(migrations.m011_imported_document_paths)])
+    db.migrate(MIGRATIONS[: MIGRATIONS.index(migrations.m011_imported_document_paths.migrate)])
     now = "2026-01-01T00:00:00+00:00"
     db.execute("INSERT INTO agents(name, created_at, system_prompt) VALUES ('sam', ?, '')", (now,))
     for n, path in enumerate(["/home/me/read.txt", "/etc/imported", "/home/me/failed.txt", "/home/me/reread.txt"], start=1):

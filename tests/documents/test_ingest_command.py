@@ -8,7 +8,7 @@ import pytest
 
 from desktop.cli.ingest import add_ingest_command
 from desktop.core.storage import open_database
-from desktop.paths import Paths
+from desktop.core.base.paths import Paths
 
 pytestmark = pytest.mark.embedder
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from desktop.core.clock import ManualClock
+from desktop.core.base.clock import ManualClock
 from desktop.core.documents.ingest import CRASH_ENV, Ingestor
 from desktop.core.embedding.hashing import HashingEmbedder
 from desktop.core.memory.archival import ArchivalMemory
@@ -31,8 +31,8 @@ def _run(db_path: Path, folder: Path, crash: str | None) -> subprocess.Completed
     env.pop(CRASH_ENV, None)
     if crash:
         env[CRASH_ENV] = crash
-    # The fault campaign's ingestion child (bench.fault_children.ingest), crashed at a chosen point.
-    return subprocess.run([sys.executable, "-m", "bench.fault_children.ingest", str(db_path), str(folder)], env=env, capture_output=True,
+    # The fault campaign's ingestion child (testing.fault_children.ingest), crashed at a chosen point.
+    return subprocess.run([sys.executable, "-m", "testing.fault_children.ingest", str(db_path), str(folder)], env=env, capture_output=True,
                           text=True, timeout=300, cwd=ROOT)
 
 

@@ -9,13 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from desktop.app import open_agent, open_services
+from desktop.app.agents import open_agent
+from desktop.app.services import open_services
 from desktop.core.embedding.hashing import HashingEmbedder
 from desktop.core.evaluation import scoring
 from desktop.core.evaluation.locomo_replay import FIFO, ask, evaluate, plan_exchanges, replay, visible
 from desktop.core.evaluation.replay_runtime import PLACEHOLDER_SUMMARY
 from desktop.core.runtime.scripted import ScriptedRuntime, say
-from desktop.paths import Paths
+from desktop.core.base.paths import Paths
 
 FILLER = "and we talked about the weather the garden the neighbours and the long walk by the river"
 SESSIONS = 4

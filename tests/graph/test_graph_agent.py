@@ -14,7 +14,7 @@ from desktop.core.graph.model_facts import ModelFactExtractor, fact_spec
 from desktop.core.runtime.base import CancelToken, ChatMessage
 from desktop.core.runtime.grammar import build_call_grammar
 from desktop.core.runtime.scripted import ScriptedRuntime, call, say
-from desktop.errors import GenerationCancelled
+from desktop.core.base.errors import GenerationCancelled
 
 
 def last_result(services, agent_id: int) -> dict:

@@ -192,7 +192,7 @@ class _Poisoned:
         ("Ann", "Ann"), ("New York", "New York"), ("HireVue", "HireVue"), ("JavaScript", "JavaScript"),
         ("Montserrat Media Hub", "Montserrat Media Hub"), ("Flask", "Flask"),
         ("Python 3.11.2", "Python"), ("Bootstrap 5.3", "Bootstrap"),  # a version is not part of the tool's name
-        ("user_id", None), ("getUser", None), ("app.py", None), ("werkzeug.security", None), ("transactions(id", None),
+        ("user_id", None), ("getUser", None), ("app/services.py", None), ("werkzeug.security", None), ("transactions(id", None),
         ("https://example.com/x", None), ("src/app", None), ("320ms", None), ("2024", None), ("Task 1 Set", None),
         ("Nov", None), ("Friday", None), ("Next Steps \n Research", None),
     ],

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import pytest
 
-from desktop.app import make_runtime, open_agent, open_services
+from desktop.app.runtimes import make_runtime
+from desktop.app.agents import open_agent
+from desktop.app.services import open_services
 from desktop.core.graph.extraction import ExtractionOptions, GraphExtractor
 from desktop.core.graph.model_facts import ModelFactExtractor
 from desktop.core.tools.context import AllowAll
-from desktop.paths import Paths
-from desktop.settings import Settings
+from desktop.core.base.paths import Paths
+from desktop.core.base.settings_table import Settings
 
 pytestmark = pytest.mark.model
 

@@ -6,7 +6,7 @@ from datetime import timedelta
 
 import pytest
 
-from desktop.errors import ToolError
+from desktop.core.base.errors import ToolError
 
 
 def test_a_name_and_its_variants_are_one_entity(graph, agent_id):

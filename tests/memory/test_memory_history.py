@@ -139,7 +139,7 @@ def test_deleting_an_agent_deletes_its_history(services):
 def test_consolidation_records_its_changes_as_its_own(services, runtime, make_agent):
     from dataclasses import replace
 
-    from desktop.app import open_consolidator
+    from desktop.app.agents import open_consolidator
     from desktop.core.agent.consolidation.prompt import FINISH
 
     agent = make_agent("ana", human="Name: Ana")

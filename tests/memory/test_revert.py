@@ -8,7 +8,7 @@ import pytest
 from desktop.core.memory.core_memory import StaleBlockError
 from desktop.core.memory.revert import Reverter, revert_text
 from desktop.core.runtime.scripted import call, say
-from desktop.errors import RevertError
+from desktop.core.base.errors import RevertError
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ import pytest
 
 from desktop.core.models.download import Downloader
 from desktop.core.models.hub import HubConfig
-from desktop.paths import Paths
+from desktop.core.base.paths import Paths
 
 from tests.models.conftest import REPO, REVISION, entry_for, payload
 

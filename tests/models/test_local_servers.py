@@ -10,14 +10,14 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from desktop.app import open_services
+from desktop.app.services import open_services
 from desktop.cli.main import main
 from desktop.core.embedding.hashing import HashingEmbedder
 from desktop.core.models import servers
 from desktop.core.runtime.base import CallRequest, ChatMessage, SamplingParams, TextRequest
 from desktop.core.runtime.openai_http import OpenAIRuntime
-from desktop.errors import LocalServerError, ModelError
-from desktop.paths import Paths
+from desktop.core.base.errors import LocalServerError, ModelError
+from desktop.core.base.paths import Paths
 from tests.runtime.conftest import HEARTBEAT_TOOLS, TOOLS
 
 

@@ -12,7 +12,7 @@ from desktop.core.models.catalog import CATALOG_FILE, load_catalog
 from desktop.core.runtime.base import SamplingParams
 from desktop.core.runtime.gguf import read_gguf
 from desktop.core.models.bundled import default_model_path
-from desktop.errors import ConfigError
+from desktop.core.base.errors import ConfigError
 
 PERMISSIVE = {"Apache-2.0", "MIT"}
 SOURCED = ("size", "licence", "context_length", "architecture")

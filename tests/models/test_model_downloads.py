@@ -14,8 +14,8 @@ from desktop.core.models.download import Downloader, partial_path
 from desktop.core.models.hub import HubConfig
 from desktop.core.models.library import ModelLibrary
 from desktop.core.runtime.base import CancelToken
-from desktop.errors import ChecksumMismatchError, DownloadCancelled, DownloadError, NotEnoughSpaceError
-from desktop.paths import Paths
+from desktop.core.base.errors import ChecksumMismatchError, DownloadCancelled, DownloadError, NotEnoughSpaceError
+from desktop.core.base.paths import Paths
 
 from tests.models.conftest import entry_for, payload
 

@@ -8,14 +8,15 @@ from dataclasses import replace
 
 import pytest
 
-from desktop.app import open_agent
+from desktop.app.agents import open_agent
 from desktop.core.models.download import DownloadResult
 from desktop.core.models.library import ModelLibrary
 from desktop.core.runtime.scripted import ScriptedRuntime, call, say
 from desktop.core.tools.context import AllowAll
-from desktop.errors import UnknownModelError
-from desktop.paths import Paths
-from desktop.settings import Settings, sampling
+from desktop.core.base.errors import UnknownModelError
+from desktop.core.base.paths import Paths
+from desktop.core.base.settings_table import Settings
+from desktop.core.runtime.base import sampling
 
 
 @pytest.fixture

@@ -8,14 +8,14 @@ import shutil
 
 import pytest
 
-from desktop.app import open_services
+from desktop.app.services import open_services
 from desktop.cli.main import main
 from desktop.core.embedding.hashing import HashingEmbedder
 from desktop.core.models import hub as hub_module
 from desktop.core.models import library as library_module
 from desktop.core.models.catalog import Catalog, load_catalog
 from desktop.core.models.bundled import default_model_path
-from desktop.paths import Paths
+from desktop.core.base.paths import Paths
 from tests.models.conftest import DROPS_SYSTEM_TEMPLATE, NO_SYSTEM_TEMPLATE, PLAIN_TEMPLATE, entry_for, payload, write_gguf
 
 

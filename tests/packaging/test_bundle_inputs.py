@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from desktop.paths import APP_ID, ICON
+from desktop.core.base.paths import APP_ID, ICON
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGING = ROOT / "packaging"

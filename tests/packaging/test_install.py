@@ -40,7 +40,7 @@ def test_the_wheel_carries_prompts_catalog_icon_and_the_entry_point(wheel):
         entry_points = archive.read(f"memdesk-{__version__}.dist-info/entry_points.txt").decode()
     for resource in ("prompts/system.txt", "prompts/persona.txt", "prompts/human.txt", "prompts/summarizer.txt", "catalog.json", "icons/memdesk.svg"):
         assert f"desktop/resources/{resource}" in names
-    assert "desktop/diagnostics/checks.py" in names and "desktop/ui/qt_probe.py" in names
+    assert "desktop/diagnostics/checks.py" in names and "desktop/ui/startup/probe.py" in names
     assert not any(name.startswith(("tests/", "bench/", "packaging/")) for name in names)
     assert "memdesk = desktop.cli.main:main" in entry_points
     requires = _requires(wheel)  # names without their version constraints (PySide6-Essentials!=6.12.0)

@@ -10,7 +10,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from desktop.core.clock import ManualClock, iso
+from desktop.core.base.clock import ManualClock, iso
 from desktop.core.embedding.hashing import HashingEmbedder
 from desktop.core.memory.archival import ArchivalMemory, NewPassage
 from desktop.core.memory.recall import RecallMemory

@@ -92,7 +92,7 @@ def test_inner_words_are_those_a_verbatim_match_must_contain_whole():
 
 
 def test_cached_rankings_follow_added_removed_and_edited_rows_without_counting_them(db):
-    from desktop.core.clock import ManualClock
+    from desktop.core.base.clock import ManualClock
     from desktop.core.memory.archival import ArchivalMemory, NewPassage
     from desktop.core.retrieval import PassageRanker
 

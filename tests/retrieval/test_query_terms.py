@@ -6,7 +6,7 @@ from datetime import datetime, timezone
 
 import pytest
 
-from desktop.core.clock import ManualClock
+from desktop.core.base.clock import ManualClock
 from desktop.core.embedding.hashing import HashingEmbedder
 from desktop.core.memory.archival import ArchivalMemory
 from desktop.core.memory.recall import RecallMemory

@@ -7,7 +7,7 @@ from datetime import datetime, timezone
 
 import numpy as np
 
-from desktop.core.clock import ManualClock
+from desktop.core.base.clock import ManualClock
 from desktop.core.embedding.hashing import HashingEmbedder
 from desktop.core.memory.archival import ArchivalMemory, NewPassage
 from desktop.core.memory.recall import RecallMemory

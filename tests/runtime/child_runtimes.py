@@ -9,7 +9,7 @@ from pathlib import Path
 
 from desktop.core.runtime.base import CallRequest, CancelToken, ChatMessage, ModelTurn, StreamCallback
 from desktop.core.runtime.scripted import ScriptedRuntime, say
-from desktop.errors import GenerationCancelled, ModelFileError
+from desktop.core.base.errors import GenerationCancelled, ModelFileError
 
 
 class EchoRuntime(ScriptedRuntime):

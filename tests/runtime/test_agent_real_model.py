@@ -7,14 +7,16 @@ import json
 
 import pytest
 
-from desktop.app import make_runtime, open_agent, open_services
+from desktop.app.runtimes import make_runtime
+from desktop.app.agents import open_agent
+from desktop.app.services import open_services
 from desktop.core.agent.loop import AgentSettings
 from desktop.core.runtime.base import SamplingParams
 from desktop.core.tools.builtin import default_registry
 from desktop.core.tools.context import AllowAll
 from desktop.core.tools.registry import ToolRegistry
-from desktop.paths import Paths
-from desktop.settings import Settings
+from desktop.core.base.paths import Paths
+from desktop.core.base.settings_table import Settings
 
 pytestmark = pytest.mark.model
 

@@ -7,7 +7,7 @@ import pytest
 from desktop.core.runtime.base import ChatMessage
 from desktop.core.runtime.chat_template import ChatTemplate
 from desktop.core.runtime.gguf import read_gguf
-from desktop.errors import ModelError
+from desktop.core.base.errors import ModelError
 
 MESSAGES = [ChatMessage("system", "Be brief."), ChatMessage("user", "Hi"), ChatMessage("assistant", '{"function": "send_message"}'), ChatMessage("user", "Bye")]
 

@@ -94,9 +94,9 @@ def test_a_fresh_runtime_loads_the_encrypted_state_instead_of_evaluating_it(mode
 @pytest.mark.model
 def test_the_app_keeps_an_encrypted_stores_states_encrypted(memdesk_home):
     """make_runtime hands the key to the model's child process (through its pipe, not argv)."""
-    from desktop.app import make_runtime
-    from desktop.paths import Paths
-    from desktop.settings import Settings
+    from desktop.app.runtimes import make_runtime
+    from desktop.core.base.paths import Paths
+    from desktop.core.base.settings_table import Settings
 
     rt = make_runtime(Settings(context_size=512), key=PASSPHRASE)
     try:

@@ -7,7 +7,7 @@ import shutil
 import pytest
 
 from desktop.core.runtime.gguf import read_gguf
-from desktop.errors import ModelFileError
+from desktop.core.base.errors import ModelFileError
 
 
 def truncated_copy(source, target, size):

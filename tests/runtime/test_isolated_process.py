@@ -12,7 +12,7 @@ import pytest
 
 from desktop.core.runtime.base import CallRequest, ChatMessage
 from desktop.core.runtime.isolated import IsolatedRuntime
-from desktop.errors import ModelError, ModelFileError
+from desktop.core.base.errors import ModelError, ModelFileError
 
 CHILD = "tests.runtime.child_runtimes"
 

@@ -171,9 +171,9 @@ def test_no_cache_dir_writes_nothing(model_path, tmp_path):
 
 def test_the_app_keeps_the_cache_in_memdesk_home(memdesk_home):
     """make_runtime wires the cache folder; the model runs in its child process as in the app."""
-    from desktop.app import make_runtime
-    from desktop.paths import Paths
-    from desktop.settings import Settings
+    from desktop.app.runtimes import make_runtime
+    from desktop.core.base.paths import Paths
+    from desktop.core.base.settings_table import Settings
 
     rt = make_runtime(Settings(context_size=512))
     try:

@@ -12,7 +12,7 @@ from desktop.core.runtime.base import CallRequest, CancelToken, ChatMessage, Run
 from desktop.core.runtime.grammar import build_call_grammar
 from desktop.core.runtime.llamacpp.runtime import LlamaCppRuntime
 from desktop.core.runtime.llamacpp.settings import LlamaSettings
-from desktop.errors import ContextOverflowError, GenerationCancelled, ModelError, ModelFileError
+from desktop.core.base.errors import ContextOverflowError, GenerationCancelled, ModelError, ModelFileError
 from tests.runtime.conftest import HEARTBEAT_TOOLS, TOOLS, conversation
 from tests.runtime.test_grammar import check_call
 

@@ -14,7 +14,7 @@ import pytest
 from desktop.core.net.loopback import is_loopback
 from desktop.core.runtime.base import ChatMessage, SamplingParams, TextRequest
 from desktop.core.runtime.openai_http import OpenAIRuntime
-from desktop.errors import ModelError
+from desktop.core.base.errors import ModelError
 
 SECRET = "core memory: Ada's door code is 4711"
 

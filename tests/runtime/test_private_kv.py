@@ -52,9 +52,9 @@ def test_private_requests_save_no_state_but_still_load_one(model_path, tmp_path)
 
 def test_the_apps_runtime_keeps_nothing_of_a_private_chat(memdesk_home):
     """Through make_runtime's child process, as the window and the terminal run it."""
-    from desktop.app import make_runtime
-    from desktop.paths import Paths
-    from desktop.settings import Settings
+    from desktop.app.runtimes import make_runtime
+    from desktop.core.base.paths import Paths
+    from desktop.core.base.settings_table import Settings
 
     rt = make_runtime(Settings(context_size=512))
     folder = Paths.from_environment().kv_cache

@@ -32,7 +32,7 @@ def _add_agent(db, name: str) -> int:
 def test_a_store_from_before_keeps_its_agents_and_their_rows_and_stops_reusing_ids(tmp_path):
     path = tmp_path / "store.sqlite3"
     db = open_database(path, migrate=False)
-    position = MIGRATIONS.index(migrations.m010_agent_ids_never_reused)
+    position = MIGRATIONS.index(migrations.m010_agent_ids_never_reused.migrate)
     db.migrate(MIGRATIONS[:position])
     ann, bob = _add_agent(db, "ann"), _add_agent(db, "bob")
     db.execute("UPDATE agents SET summary = 'we met', memory_view = 'seen', recall_expired_before = 7 WHERE id = ?", (bob,))

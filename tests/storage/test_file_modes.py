@@ -9,12 +9,12 @@ import stat
 
 import pytest
 
-from desktop.app import open_services
+from desktop.app.services import open_services
 from desktop.cli.main import main
 from desktop.core.embedding.hashing import HashingEmbedder
 from desktop.core.runtime.llamacpp.kv_store import KvStore
 from desktop.core.storage import open_database
-from desktop.paths import Paths
+from desktop.core.base.paths import Paths
 
 
 @pytest.fixture(autouse=True)

@@ -10,7 +10,7 @@ from desktop.core.storage import open_database
 from desktop.core.storage.database import Database
 from desktop.core.storage import migrations
 from desktop.core.storage.migrations import MIGRATIONS
-from desktop.errors import SchemaTooNewError, StoreError
+from desktop.core.base.errors import SchemaTooNewError, StoreError
 
 
 def test_a_fresh_file_gets_every_migration_recorded(tmp_path):
@@ -46,7 +46,7 @@ def test_an_old_file_is_upgraded_in_order(tmp_path):
 
 def test_stemmed_search_covers_what_was_stored_before_the_upgrade(tmp_path):
     db = open_database(tmp_path / "store.sqlite3", migrate=False)
-    db.migrate(MIGRATIONS[: MIGRATIONS.index(migrations.m009_stemmed_search)])
+    db.migrate(MIGRATIONS[: MIGRATIONS.index(migrations.m009_stemmed_search.migrate)])
     db.execute("INSERT INTO agents(name, created_at, system_prompt) VALUES ('sam', '2026-01-01T00:00:00+00:00', '')")
     db.execute(
         "INSERT INTO messages(agent_id, created_at, role, kind, content, search_text) VALUES (1, '2026-01-01T00:00:00+00:00', 'user', 'user_message', 'x', 'We went camping')"
@@ -133,13 +133,13 @@ def test_the_schema_that_m001_to_m014_create_never_changes(tmp_path):
     """A migration, once released, creates the same schema text forever (stores hold it verbatim):
     sharing the trigger text of m013 and m014 through helpers changed none of it."""
     db = open_database(tmp_path / "store.sqlite3", migrate=False)
-    db.migrate(MIGRATIONS[: MIGRATIONS.index(migrations.m014_row_changes) + 1])
+    db.migrate(MIGRATIONS[: MIGRATIONS.index(migrations.m014_row_changes.migrate) + 1])
     assert hashlib.sha256(_schema_text(db).encode()).hexdigest() == SCHEMA_M014_SHA256
 
 
 def test_passages_and_messages_get_the_same_counting_triggers_but_for_their_names(tmp_path):
     db = open_database(tmp_path / "store.sqlite3", migrate=False)
-    db.migrate(MIGRATIONS[: MIGRATIONS.index(migrations.m014_row_changes) + 1])
+    db.migrate(MIGRATIONS[: MIGRATIONS.index(migrations.m014_row_changes.migrate) + 1])
     triggers = dict(db.query("SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND (name LIKE '%count%' OR name LIKE '%vec16%' OR name LIKE '%rows%')"))
     for suffix in ("count_ai", "count_ad", "count_au", "vec16_ai", "vec16_ad", "rows_ai", "rows_ad"):
         assert triggers[f"passages_{suffix}"].replace("passages", "messages") == triggers[f"messages_{suffix}"]

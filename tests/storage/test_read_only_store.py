@@ -15,8 +15,8 @@ import pytest
 from desktop.cli.main import main
 from desktop.core.storage import open_database
 from desktop.core.storage.driver import sqlite_module
-from desktop.errors import StoreReadOnlyError
-from desktop.paths import Paths
+from desktop.core.base.errors import StoreReadOnlyError
+from desktop.core.base.paths import Paths
 
 
 def _writable(path) -> bool:

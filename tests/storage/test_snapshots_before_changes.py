@@ -7,7 +7,8 @@ import json
 import shutil
 from dataclasses import replace
 
-from desktop.app import open_consolidator, open_services
+from desktop.app.agents import open_consolidator
+from desktop.app.services import open_services
 from desktop.cli.main import main
 from desktop.core.agent.consolidation.prompt import FINISH
 from desktop.core.embedding.hashing import HashingEmbedder
@@ -15,7 +16,7 @@ from desktop.core.models.bundled import default_model_path
 from desktop.core.runtime.scripted import call, say
 from desktop.core.storage import open_database
 from desktop.core.storage.backup import AUTOMATIC
-from desktop.paths import Paths
+from desktop.core.base.paths import Paths
 
 
 def _reasons(capsys) -> list[str]:

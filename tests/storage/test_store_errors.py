@@ -6,7 +6,7 @@ import pytest
 
 from desktop.core.runtime.scripted import say
 from desktop.core.storage import open_database
-from desktop.errors import DiskFullError, StoreBusyError
+from desktop.core.base.errors import DiskFullError, StoreBusyError
 
 
 def test_a_store_locked_by_another_program_is_reported(tmp_path):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from desktop.core.clock import ManualClock
+from desktop.core.base.clock import ManualClock
 from desktop.core.documents.ingest import Ingestor
 from desktop.core.memory.archival import ArchivalMemory
 from desktop.core.storage import open_database

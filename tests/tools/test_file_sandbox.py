@@ -7,7 +7,7 @@ import os
 import pytest
 
 from desktop.core.tools.files import MAX_APPEND_BYTES, MAX_FILE_BYTES, MAX_LINE_BYTES, MAX_READ_BYTES, MAX_READ_LINES, FileSandbox
-from desktop.errors import ToolError
+from desktop.core.base.errors import ToolError
 
 
 @pytest.fixture

@@ -10,8 +10,8 @@ import pytest
 
 from desktop.core.runtime.scripted import call, say
 from desktop.core.tools.http import HttpPolicy
-from desktop.errors import ToolError
-from desktop.settings import Settings
+from desktop.core.base.errors import ToolError
+from desktop.core.base.settings_table import Settings
 
 
 class NoSockets:

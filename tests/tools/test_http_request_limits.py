@@ -16,7 +16,7 @@ import pytest
 from desktop.core.runtime.base import CancelToken
 from desktop.core.runtime.scripted import call, say
 from desktop.core.tools.http import HttpPolicy
-from desktop.errors import GenerationCancelled, ToolError
+from desktop.core.base.errors import GenerationCancelled, ToolError
 
 
 class Server:

@@ -19,7 +19,7 @@ from desktop.core.runtime.scripted import call, say
 from desktop.core.storage import open_database
 from desktop.core.tools.imported import ImportedTools, build_tool
 from desktop.core.tools.tool_process import ProcessLimits, run_tool_process
-from desktop.errors import ConfigError, GenerationCancelled
+from desktop.core.base.errors import ConfigError, GenerationCancelled
 
 
 class RecordingConsent:

@@ -8,7 +8,7 @@ import pytest
 
 from desktop.core.tools.builtin import ALIASES, default_registry
 from desktop.core.tools.registry import load_user_tools, make_tool, validate_arguments
-from desktop.errors import ConfigError, ToolError
+from desktop.core.base.errors import ConfigError, ToolError
 
 
 def plan_trip(ctx, city: str, days: int, mode: Literal["train", "car"] = "train", tags: list[str] | None = None) -> str:

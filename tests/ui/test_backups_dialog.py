@@ -6,15 +6,15 @@ from __future__ import annotations
 import pytest
 from PySide6.QtWidgets import QMessageBox
 
-from desktop.app import open_services
-from desktop.store_opening import backups_at
+from desktop.app.services import open_services
+from desktop.app.store_opening import backups_at
 from desktop.core.embedding.hashing import HashingEmbedder
 from desktop.core.storage.backup import KEPT
-from desktop.paths import Paths
-from desktop.ui import main as ui_main
-from desktop.ui.qt_backups import BackupsDialog, describe_when
-from desktop.ui.qt_errors import ErrorHub
-from desktop.ui.qt_jobs import Jobs
+from desktop.core.base.paths import Paths
+from desktop.ui.startup import main as ui_main
+from desktop.ui.dialogs.backups import BackupsDialog, describe_when
+from desktop.ui.common.errors import ErrorHub
+from desktop.ui.workers.jobs import Jobs
 
 
 @pytest.fixture

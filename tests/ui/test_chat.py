@@ -12,7 +12,7 @@ from PySide6.QtCore import Qt
 from desktop.core.embedding.hashing import HashingEmbedder
 from desktop.core.runtime.scripted import ScriptedRuntime, call, say
 from desktop.core.storage import open_database
-from desktop.errors import ModelError, StoreBusyError
+from desktop.core.base.errors import ModelError, StoreBusyError
 from tests.runtime.child_runtimes import SlowWarmRuntime
 
 

@@ -8,12 +8,12 @@ import threading
 from PySide6.QtCore import QEvent
 from PySide6.QtWidgets import QApplication
 
-from desktop.app import open_services
+from desktop.app.services import open_services
 from desktop.core.embedding.hashing import HashingEmbedder
 from desktop.core.runtime.scripted import ScriptedRuntime
-from desktop.paths import Paths
-from desktop.ui.qt_main_window import MainWindow
-from desktop.ui.qt_worker_threads import OutlivedThreads
+from desktop.core.base.paths import Paths
+from desktop.ui.window.main_window import MainWindow
+from desktop.ui.workers.threads import OutlivedThreads
 
 
 def test_a_worker_thread_stuck_past_the_close_wait_is_left_to_finish_instead_of_aborting(services, qtbot, monkeypatch):

@@ -1,6 +1,6 @@
 """The window follows the system's palette: on a dark one, no text is drawn in a colour meant for
 a white background (dark blue names, grey hints, pale yellow highlights under white text), and no
-module but qt_palette names a colour (issue 22)."""
+module but the palette's names a colour (issue 22)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QApplication, QWidget
 
 from desktop.core.runtime.scripted import say
-from desktop.ui import qt_palette
-from desktop.ui.qt_history import diff_html
+from desktop.ui.common import palette as qt_palette
+from desktop.ui.panels.history import diff_html
 
 UI = Path(__file__).resolve().parents[2] / "desktop" / "ui"
 HEX = re.compile(r"#[0-9a-fA-F]{6}\b")
@@ -104,8 +104,8 @@ def test_palette_colours_read_well_on_light_and_dark_bases(qapp, base, text):
 
 def test_no_window_module_but_qt_palette_names_a_colour():
     offenders = [
-        f"{path.name}:{number}: {line.strip()}"
-        for path in sorted(UI.glob("*.py")) if path.name != "qt_palette.py"
+        f"{path.relative_to(UI)}:{number}: {line.strip()}"
+        for path in sorted(UI.rglob("*.py")) if path != UI / "common" / "palette.py"
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1)
         if COLOUR_LITERAL.search(line)
     ]

@@ -15,9 +15,9 @@ from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
 import desktop.ui
-from desktop.errors import DiskFullError
-from desktop.ui.qt_consent import ConsentDialog, ConsentRequest
-from desktop.ui.qt_errors import CrashCapture
+from desktop.core.base.errors import DiskFullError
+from desktop.ui.dialogs.consent import ConsentDialog, ConsentRequest
+from desktop.ui.common.errors import CrashCapture
 
 
 @pytest.fixture
@@ -75,17 +75,20 @@ def test_a_search_that_fails_is_reported_not_crashed(make_window, roomy_runtime,
 
 
 # --- a new slot cannot forget ------------------------------------------------------------------
-#: The agent worker's slots run in its thread inside their own guard (qt_agent_worker.AgentWorker._Working),
+#: The agent worker's slots run in its thread inside their own guard (workers/agent.py: AgentWorker._Working),
 #: which reports through its failed signal. ErrorHub and the message bar's show_message are the
 #: error path itself: reporting their own failure through it would go round in a circle.
 EXEMPT = {"AgentWorker", "ErrorHub", "MessageBar.show_message"}
 
 
+def _window_modules() -> list[str]:
+    """Every module of the window's packages (the start-up modules and the window's parts)."""
+    return sorted(info.name for info in pkgutil.walk_packages(desktop.ui.__path__, "desktop.ui.") if not info.ispkg)
+
+
 def _qt_classes():
-    for info in pkgutil.iter_modules(desktop.ui.__path__):
-        if not info.name.startswith("qt_"):
-            continue
-        module = importlib.import_module(f"desktop.ui.{info.name}")
+    for name in _window_modules():
+        module = importlib.import_module(name)
         for _name, cls in inspect.getmembers(module, inspect.isclass):
             if cls.__module__ == module.__name__ and issubclass(cls, QObject) and cls.__name__ not in EXEMPT:
                 yield cls
@@ -106,10 +109,8 @@ def _connected_methods():
     ``signal.connect(self.part.method)`` in the window's modules, the part's class read from
     its ``self.part = Class(...)`` assignment: a method a signal calls is a slot, whatever its name."""
     classes = dict(_all_ui_classes())
-    for info in pkgutil.iter_modules(desktop.ui.__path__):
-        if not info.name.startswith("qt_"):
-            continue
-        path = Path(desktop.ui.__path__[0]) / f"{info.name}.py"
+    for name in _window_modules():
+        path = Path(importlib.import_module(name).__file__)
         for owner in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if not isinstance(owner, ast.ClassDef) or owner.name not in classes:
                 continue
@@ -125,7 +126,7 @@ def _connected_methods():
                 target = node.args[0]
                 if not isinstance(target, ast.Attribute):
                     continue
-                where = f"{info.name}.py:{node.lineno}"
+                where = f"{name}:{node.lineno}"
                 if isinstance(target.value, ast.Name) and target.value.id == "self":
                     yield classes[owner.name], target.attr, where
                 elif (isinstance(target.value, ast.Attribute) and isinstance(target.value.value, ast.Name) and target.value.value.id == "self"

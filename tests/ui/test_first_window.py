@@ -10,12 +10,12 @@ from PySide6.QtCore import Qt
 
 from desktop.core.agent import unanswered
 from desktop.core.runtime.scripted import ScriptedRuntime, say
-from desktop.instance import WINDOW, InstanceLock
-from desktop.local_model import settings_before_opening
-from desktop.paths import Paths
-from desktop.sent_before_open import SentBeforeOpen
-from desktop.ui import main as window_main
-from desktop.ui.qt_first_window import open_first_window
+from desktop.app.instance import WINDOW, InstanceLock
+from desktop.app.local_model import settings_before_opening
+from desktop.core.base.paths import Paths
+from desktop.session.sent_before_open import SentBeforeOpen
+from desktop.ui.startup import main as window_main
+from desktop.ui.startup.first_window import open_first_window
 
 
 @pytest.fixture

@@ -7,8 +7,8 @@ from datetime import timedelta
 
 from PySide6.QtCore import Qt
 
-from desktop.app import open_retention
-from desktop.core.agent.forget import PLACEHOLDER
+from desktop.app.operations import open_retention
+from desktop.core.memory.forget import PLACEHOLDER
 from desktop.core.runtime.scripted import call, say
 
 

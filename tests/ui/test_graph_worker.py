@@ -9,8 +9,8 @@ from PySide6.QtCore import QThread
 
 from desktop.core.runtime.base import ChatMessage
 from desktop.core.runtime.scripted import ScriptedRuntime, call
-from desktop.errors import GenerationCancelled
-from desktop.ui.qt_graph_worker import GraphWorker
+from desktop.core.base.errors import GenerationCancelled
+from desktop.ui.workers.graph import GraphWorker
 
 
 @pytest.fixture(scope="module")

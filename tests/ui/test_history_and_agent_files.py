@@ -9,8 +9,8 @@ from PySide6.QtCore import Qt, QUrl
 
 from desktop.core.runtime.scripted import call, say
 from desktop.core.tools.imported import ImportedTools
-from desktop.ui import qt_palette
-from desktop.ui.qt_transcript import CONTEXT_DIVIDER
+from desktop.ui.common import palette
+from desktop.ui.panels.transcript import CONTEXT_DIVIDER
 
 
 def click(qtbot, button):
@@ -26,7 +26,7 @@ def test_an_agent_edit_shows_with_its_diff_and_its_message(make_window, roomy_ru
     assert history.table.item(0, 1).text() == "the agent" and history.table.item(0, 2).text() == "agent updated human"
     history.table.selectRow(0)
     details = history.details.toHtml()
-    assert "Likes tea" in details and qt_palette.tint(qt_palette.GREEN) in details  # the added text, in green
+    assert "Likes tea" in details and palette.tint(palette.GREEN) in details  # the added text, in green
     assert "Answering your message “I like tea”" in history.details.toPlainText()
     assert "core_memory_append" in history.details.toPlainText()
     change = history.selected()

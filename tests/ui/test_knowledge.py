@@ -11,9 +11,9 @@ from PySide6.QtCore import QSize, Qt
 from desktop.core.graph.extraction import ExtractionOptions, GraphExtractor
 from desktop.core.memory.revert import Reverter
 from desktop.core.runtime.scripted import ScriptedRuntime, say
-from desktop.ui import qt_layout
-from desktop.ui.qt_knowledge import FACT_COLUMNS, KnowledgePanel
-from desktop.ui.qt_text import literal
+from desktop.ui.window import layout as qt_layout
+from desktop.ui.panels.knowledge import FACT_COLUMNS, KnowledgePanel
+from desktop.ui.common.text import literal
 
 
 @pytest.fixture(scope="module")

@@ -16,10 +16,10 @@ from PySide6.QtWidgets import QLabel
 
 from desktop.core.runtime.scripted import say
 from desktop.core.tools.builtin import CONSENT_SUMMARIES
-from desktop.errors import MemDeskError
-from desktop.ui.qt_consent import ConsentDialog, ConsentRequest
-from desktop.ui.qt_knowledge import KnowledgePanel
-from desktop.ui.qt_text import literal
+from desktop.core.base.errors import MemDeskError
+from desktop.ui.dialogs.consent import ConsentDialog, ConsentRequest
+from desktop.ui.panels.knowledge import KnowledgePanel
+from desktop.ui.common.text import literal
 
 NAMES = [
     "<b>Trusted</b>",

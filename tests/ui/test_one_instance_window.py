@@ -8,10 +8,10 @@ import os
 import pytest
 from PySide6.QtWidgets import QMessageBox, QWidget
 
-from desktop.instance import TERMINAL_CHAT, WINDOW, InstanceLock, ask_to_come_forward
-from desktop.paths import Paths
-from desktop.ui import main as window_main
-from desktop.ui.qt_instance import ComeForwardWatcher
+from desktop.app.instance import TERMINAL_CHAT, WINDOW, InstanceLock, ask_to_come_forward
+from desktop.core.base.paths import Paths
+from desktop.ui.startup import main as window_main
+from desktop.ui.startup.instance import ComeForwardWatcher
 
 @pytest.fixture
 def shown(monkeypatch):

@@ -7,10 +7,10 @@ import json
 from PySide6.QtCore import QPoint, Qt
 
 from desktop.core.runtime.scripted import call, say
-from desktop.settings import SETTINGS
-from desktop.ui import qt_palette
-from desktop.ui.qt_consent import ConsentDialog
-from desktop.ui.qt_settings import SettingsDialog
+from desktop.core.base.settings_table import SETTINGS
+from desktop.ui.common import palette
+from desktop.ui.dialogs.consent import ConsentDialog
+from desktop.ui.dialogs.settings import SettingsDialog
 
 
 def test_editing_a_block_while_the_agent_edits_it(make_window, roomy_runtime, send, qtbot, services):
@@ -22,7 +22,7 @@ def test_editing_a_block_while_the_agent_edits_it(make_window, roomy_runtime, se
     assert editor.save_button.isEnabled() and "19 / 2000" in editor.counter.text()
     send(window, "I like tea")  # the agent edits the same block meanwhile
     assert editor.editor.toPlainText() == "Works as a gardener"  # the user's typing is kept
-    assert qt_palette.tint(qt_palette.YELLOW) in editor.styleSheet()  # highlighted: the agent changed it
+    assert palette.tint(palette.YELLOW) in editor.styleSheet()  # highlighted: the agent changed it
     qtbot.mouseClick(editor.save_button, Qt.MouseButton.LeftButton)
     assert editor.conflict.isVisible() and "Likes tea" in editor.conflict_label.text()
     assert "Likes tea" in services.memory.core.get(window.agent_id, "human").value  # nothing lost yet

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from desktop.app import make_runtime
-from desktop.settings import Settings
+from desktop.app.runtimes import make_runtime
+from desktop.core.base.settings_table import Settings
 
 pytestmark = pytest.mark.model
 
@@ -20,7 +20,7 @@ def test_full_conversation_on_the_real_model(make_window, send):
 
 
 def test_real_app_under_xvfb_answers_the_message_it_sent_and_saves_a_screenshot(real_window_run):
-    run = real_window_run  # the real app in a fresh home under Xvfb (tests/conftest.py, bench/real_app.py)
+    run = real_window_run  # the real app in a fresh home under Xvfb (tests/conftest.py, testing/real_app.py)
     assert run.returncode == 0, run.explain()
     assert run.screenshot.exists() and run.screenshot.stat().st_size > 10_000
     # The reply shown is the one saved for the message sent, not a login turn the message preempted.

@@ -10,7 +10,7 @@ from datetime import timedelta
 from PySide6.QtCore import Qt, QUrl
 
 from desktop.core.runtime.scripted import ScriptedRuntime
-from desktop.ui.qt_transcript import CONTEXT_DIVIDER, EARLIER_TEXT
+from desktop.ui.panels.transcript import CONTEXT_DIVIDER, EARLIER_TEXT
 
 PAGE = 10
 

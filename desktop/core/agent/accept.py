@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from desktop.core.agent import events
-from desktop.core.clock import Clock
+from desktop.core.base.clock import Clock
 from desktop.core.memory.recall import Message, RecallMemory
 from desktop.core.storage import Database
 

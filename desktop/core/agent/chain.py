@@ -28,7 +28,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from desktop.core.runtime.base import ToolSpec
-from desktop.core.settings_table import DEFAULTS
+from desktop.core.base.settings_table import DEFAULTS
 from desktop.core.tools.registry import Tool, ToolRegistry
 
 #: Kinds that may follow a search result (besides its next page).

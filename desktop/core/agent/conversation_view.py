@@ -10,11 +10,11 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from desktop.core.agent import events
-from desktop.core.agent.auto_recall import memories_text
+from desktop.core.agent.recall.search import memories_text
 from desktop.core.memory.recall import Message
 
 if TYPE_CHECKING:
-    from desktop.core.agent.transfer import Services
+    from desktop.core.memory.services import MemoryServices
 
 
 @dataclass
@@ -97,10 +97,10 @@ def conversation_entries(messages: list[Message]) -> list[Entry]:
     return entries
 
 
-def conversation_markdown(services: "Services", agent_id: int, *, include_details: bool = False) -> str:
-    record = services.agents.get(agent_id)
+def conversation_markdown(memory: "MemoryServices", agent_id: int, *, include_details: bool = False) -> str:
+    record = memory.agents.get(agent_id)
     lines = [f"# Conversation with {record.name}", ""]
-    for entry in conversation_entries(services.memory.recall.all(agent_id)):
+    for entry in conversation_entries(memory.recall.all(agent_id)):
         if entry.detail and not include_details:
             continue
         stamp = entry.at.strftime("%Y-%m-%d %H:%M")

@@ -6,7 +6,7 @@ import json
 from datetime import datetime
 from typing import Any
 
-from desktop.core.clock import event_time
+from desktop.core.base.clock import event_time
 
 #: Older versions prefixed every hidden event with this; the system prompt now says once that
 #: events come from MemDesk and the user does not see them (kept to clean up old transcripts).

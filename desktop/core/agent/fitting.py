@@ -8,12 +8,12 @@ import logging
 from typing import TYPE_CHECKING
 
 from desktop.core.agent import events
-from desktop.core.agent.auto_recall import EVENT_KIND as MEMORIES
-from desktop.core.agent.auto_recall import expired_view, newest_event_id
+from desktop.core.agent.recall.search import EVENT_KIND as MEMORIES
+from desktop.core.agent.recall.search import expired_view, newest_event_id
 from desktop.core.agent.context import ContextBudget, measure, to_chat
 from desktop.core.agent.eviction import choose_cut
 from desktop.core.runtime.base import CancelToken
-from desktop.errors import ContextOverflowError
+from desktop.core.base.errors import ContextOverflowError
 
 if TYPE_CHECKING:
     from desktop.core.agent.loop import Agent

@@ -29,33 +29,47 @@ from datetime import timedelta
 from desktop.core.agent import events, unanswered
 from desktop.core.agent import step as one_step
 from desktop.core.agent.accept import accept_user_message
-from desktop.core.agent.agents import AgentRecord, AgentStore
-from desktop.core.agent.auto_recall import EVENT_KIND as MEMORIES
-from desktop.core.agent.auto_recall import AutoRecall, RecallResult, ShownMemories, expired_view
-from desktop.core.agent.auto_recall_turn import recall_for
 from desktop.core.agent.chain import ONCE_PER_TURN, ChainLimits, TurnRules
-from desktop.core.agent.context import ContextBudget, PromptParts, measure, to_chat, tool_costs
+from desktop.core.agent.context import (
+    ContextBudget,
+    PromptParts,
+    measure,
+    to_chat,
+    tool_costs,
+)
 from desktop.core.agent.eviction import Summarizer
 from desktop.core.agent.fitting import ensure_fits
 from desktop.core.agent.memory_section import MemorySection
 from desktop.core.agent.memory_view import MemoryView
 from desktop.core.agent.observer import AgentObserver, StepRecord, TurnResult
-from desktop.core.clock import Clock
-from desktop.core.graph.store import KnowledgeGraph
-from desktop.core.memory.archival import ArchivalMemory
-from desktop.core.memory.core_memory import CoreMemory
+from desktop.core.agent.recall.search import EVENT_KIND as MEMORIES
+from desktop.core.agent.recall.search import (
+    AutoRecall,
+    RecallResult,
+    ShownMemories,
+    expired_view,
+)
+from desktop.core.agent.recall.turn import recall_for
+from desktop.core.base.errors import GenerationCancelled
+from desktop.core.base.settings_table import DEFAULTS
+from desktop.core.memory.agents import AgentRecord
 from desktop.core.memory.history import Cause
-from desktop.core.memory.recall import Message, RecallMemory
+from desktop.core.memory.recall import Message
+from desktop.core.memory.services import MemoryServices
 from desktop.core.prompts import Prompts
-from desktop.core.runtime.base import CallRequest, CancelToken, ChatMessage, Runtime, SamplingParams, ToolSpec
-from desktop.core.settings_table import DEFAULTS
-from desktop.core.storage import Database
+from desktop.core.runtime.base import (
+    CallRequest,
+    CancelToken,
+    ChatMessage,
+    Runtime,
+    SamplingParams,
+    ToolSpec,
+)
 from desktop.core.tools.builtin import HUMAN, REMEMBER
 from desktop.core.tools.context import ConsentPolicy, DenyAll, ToolContext
 from desktop.core.tools.files import FileSandbox
 from desktop.core.tools.http import HttpPolicy
 from desktop.core.tools.registry import ToolRegistry
-from desktop.errors import GenerationCancelled
 
 log = logging.getLogger("memdesk.agent")
 
@@ -65,7 +79,7 @@ REMEMBER_CHARS = 200
 
 @dataclass(frozen=True)
 class AgentSettings:
-    """Defaults: the declared settings' (desktop/core/settings_table.py); desktop.app builds
+    """Defaults: the declared settings' (desktop/core/base/settings_table.py); desktop.app builds
     these from the settings in force (``open_agent``)."""
 
     max_steps: int = DEFAULTS.max_chained_steps  # per input event: stops runaway chains (a capable model's catalog entry may raise it)
@@ -87,19 +101,6 @@ class AgentSettings:
     def reserve(self) -> int:
         """Tokens kept free for the model's answer."""
         return self.params.max_tokens
-
-
-@dataclass(frozen=True)
-class MemoryServices:
-    """The stores one agent reads and writes, bundled to keep constructor lists short."""
-
-    db: Database
-    agents: AgentStore
-    core: CoreMemory
-    recall: RecallMemory
-    archival: ArchivalMemory
-    clock: Clock
-    graph: KnowledgeGraph | None = None
 
 
 class Agent:

@@ -7,12 +7,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from desktop.core.agent import events
-from desktop.core.agent.agents import AgentRecord
+from desktop.core.memory.agents import AgentRecord
 from desktop.core.agent.memory_view import MemoryView, render_memory
 from desktop.core.graph.render import render_top_entities
 
 if TYPE_CHECKING:
-    from desktop.core.agent.loop import MemoryServices
+    from desktop.core.memory.services import MemoryServices
 
 
 class MemorySection:

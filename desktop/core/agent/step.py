@@ -23,10 +23,10 @@ from desktop.core.runtime.base import ModelTurn
 from desktop.core.storage import Database
 from desktop.core.tools.context import ConsentPolicy, ToolContext
 from desktop.core.tools.registry import HEARTBEAT_PARAM, Tool, ToolRegistry, validate_arguments
-from desktop.errors import ConsentDenied, MemDeskError, ToolError
+from desktop.core.base.errors import ConsentDenied, MemDeskError, ToolError
 
 if TYPE_CHECKING:
-    from desktop.core.agent.loop import MemoryServices
+    from desktop.core.memory.services import MemoryServices
 
 log = logging.getLogger("memdesk.agent")
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from desktop.core.clock import iso
+from desktop.core.base.clock import iso
 from desktop.core.memory.recall import Message, RecallMemory
 from desktop.core.storage import Database
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from desktop.core.documents.progress import FileFailure
 from desktop.core.memory.archival import ArchivalMemory
 from desktop.core.storage import Database
-from desktop.errors import DocumentError
+from desktop.core.base.errors import DocumentError
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from desktop.core.documents.parsers import supported
-from desktop.errors import DocumentError
+from desktop.core.base.errors import DocumentError
 
 
 def discover(paths: list[Path]) -> Iterator[Path | DocumentError]:

@@ -16,14 +16,14 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from desktop.core.clock import Clock, iso
+from desktop.core.base.clock import Clock, iso
 from desktop.core.documents import parsers
 from desktop.core.documents.files import discover
 from desktop.core.documents.progress import Eta, FileFailure, IngestProgress, IngestReport
 from desktop.core.memory.archival import ArchivalMemory, NewPassage
 from desktop.core.storage import Database
 from desktop.core.text.chunking import chunk_for_embedding
-from desktop.errors import DocumentError
+from desktop.core.base.errors import DocumentError
 
 MAX_FILE_BYTES = 50 * 1024 * 1024
 #: What a zip-based document (.docx) may unpack to, summed over its parts and checked before any

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from desktop.errors import ModelFileError
+from desktop.core.base.errors import ModelFileError
 
 MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
 DIMENSION = 384

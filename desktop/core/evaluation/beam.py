@@ -23,7 +23,7 @@ import re
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from desktop.core.clock import parse_month
+from desktop.core.base.clock import parse_month
 
 #: Chats 1-10 of ``chats/100K`` are the development set (tuned on); the others are held out.
 DEVELOPMENT = tuple(str(n) for n in range(1, 11))

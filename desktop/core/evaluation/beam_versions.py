@@ -25,8 +25,8 @@ import tempfile
 from collections import defaultdict
 from pathlib import Path
 
-from desktop.core.agent.auto_recall import AutoRecall, ConversationSource, RecallSettings, Visible
-from desktop.core.agent.recall_versions import newest_first
+from desktop.core.agent.recall.search import AutoRecall, ConversationSource, RecallSettings, Visible
+from desktop.core.agent.recall.versions import newest_first
 from desktop.core.embedding import Embedder
 from desktop.core.evaluation.beam import USER
 from desktop.core.evaluation.locomo import _load_conversation, category_name

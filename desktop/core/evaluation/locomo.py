@@ -18,7 +18,7 @@ from collections import defaultdict
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from desktop.core.clock import SystemClock, iso, parse_month
+from desktop.core.base.clock import SystemClock, iso, parse_month
 from desktop.core.embedding import Embedder
 from desktop.core.graph.extraction import ExtractionOptions, GraphExtractor
 from desktop.core.graph.store import KnowledgeGraph

@@ -34,13 +34,13 @@ from pathlib import Path
 from typing import Protocol
 
 from desktop.core.agent.loop import Agent
-from desktop.core.clock import Clock, ManualClock
+from desktop.core.base.clock import Clock, ManualClock
 from desktop.core.evaluation import scoring
 from desktop.core.evaluation.replay_runtime import PLACEHOLDER_SUMMARY, ReplayRuntime
 from desktop.core.evaluation.locomo import TUNING_CONVERSATIONS, category_name, session_time, turn_text
 from desktop.core.runtime.base import ChatMessage, Runtime
 from desktop.core.storage import Database
-from desktop.errors import MemDeskError
+from desktop.core.base.errors import MemDeskError
 
 log = logging.getLogger("memdesk.eval")
 

@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from typing import Any, Iterator, Protocol
 
 from desktop.core.graph.records import Edit
-from desktop.errors import RevertError
+from desktop.core.base.errors import RevertError
 
 #: The memory history's kinds for graph rows (desktop.core.memory.history).
 FACT_CHANGE, ENTITY_CHANGE = "graph_fact", "graph_entity"

@@ -6,12 +6,12 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from desktop.core.clock import iso
+from desktop.core.base.clock import iso
 from desktop.core.graph import names
 from desktop.core.graph.changes import ENTITY_CHANGE, FACT_CHANGE
 from desktop.core.graph.records import Edit, Fact
 from desktop.core.graph.relations import clean_relation, relation_key, single_valued
-from desktop.errors import ToolError
+from desktop.core.base.errors import ToolError
 
 
 class UserEdits:

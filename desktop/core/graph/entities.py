@@ -7,11 +7,11 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from desktop.core.clock import iso, parse_iso
+from desktop.core.base.clock import iso, parse_iso
 from desktop.core.graph import names
 from desktop.core.graph.changes import ENTITY_CHANGE
 from desktop.core.graph.records import CANON, NAMED_KINDS, Entity, found_in
-from desktop.errors import ToolError
+from desktop.core.base.errors import ToolError
 
 
 class Entities:

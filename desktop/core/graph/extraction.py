@@ -22,12 +22,12 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Protocol
 
-from desktop.core.clock import Clock, iso, parse_iso
+from desktop.core.base.clock import Clock, iso, parse_iso
 from desktop.core.graph.nlp import SPEAKER, Analysis
 from desktop.core.graph.store import SELF_KIND, KnowledgeGraph
 from desktop.core.graph.the_user import PLACEHOLDER
 from desktop.core.runtime.base import CancelToken, ChatMessage
-from desktop.errors import GenerationCancelled, MemDeskError
+from desktop.core.base.errors import GenerationCancelled, MemDeskError
 
 log = logging.getLogger("memdesk.graph.extraction")
 

@@ -8,11 +8,11 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from desktop.core.clock import iso, parse_iso
+from desktop.core.base.clock import iso, parse_iso
 from desktop.core.graph.changes import FACT_CHANGE
 from desktop.core.graph.records import AUTHORS, CANON, RECENCY_HALF_LIFE_DAYS, SELF_KIND, Entity, Fact, found_in
 from desktop.core.graph.relations import clean_relation, relation_key, single_valued
-from desktop.core.settings_table import DEFAULTS
+from desktop.core.base.settings_table import DEFAULTS
 
 
 class MentionsAndFacts:

@@ -13,7 +13,7 @@ when both ends are entities ("I moved to Berlin" -> speaker, move to, Berlin), a
 
 Technical text (code, plans, pasted documentation) is full of things the tagger takes for names
 that no person would call an entity: code identifiers (``user_id``, ``getUser``), file and library
-names with dots (``app.py``, ``werkzeug.security``), numbers and versions (``320ms``, the ``5.3`` of
+names with dots (``app/services.py``, ``werkzeug.security``), numbers and versions (``320ms``, the ``5.3`` of
 "Bootstrap 5.3", which keeps "Bootstrap"), URLs and paths, headings and list labels ("Example
 Workflow", "Next Steps"), month abbreviations. Those are filtered here (``person_would_name``), and
 Markdown headings, table rows and bold list labels are not read at all. A long text (a pasted plan)
@@ -89,7 +89,7 @@ _BOLD_LABEL = re.compile(
 )
 #: Characters that never occur in a name a person says: code, paths, URLs, markup, maths.
 _CODE_CHARACTERS = re.compile(r"[_/\\@=(){}\[\]<>#$~^*:;|+%`\"]")
-_DOTTED = re.compile(r"\w\.\w")  # app.py, os.path, werkzeug.security, v1.2
+_DOTTED = re.compile(r"\w\.\w")  # app/services.py, os.path, werkzeug.security, v1.2
 _LOWER_CAMEL = re.compile(r"^[a-z]+[A-Z]")  # getUser, userId
 _NUMERIC = re.compile(r"^v?[\d.,:\-]*\d[\d.,:\-]*[a-z]{0,3}$", re.IGNORECASE)  # 5.3, 2024, 320ms, v2, 10k
 _CALENDAR_WORDS = frozenset(

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from desktop.core.graph.store import Entity, Fact, KnowledgeGraph
-from desktop.core.settings_table import DEFAULTS
+from desktop.core.base.settings_table import DEFAULTS
 from desktop.core.storage import Database
 
 FACTS_PER_PAGE = 10

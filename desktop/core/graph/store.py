@@ -19,7 +19,7 @@ closes the old fact (``valid_to``), so "where did Ann live before?" stays answer
 
 from __future__ import annotations
 
-from desktop.core.clock import Clock
+from desktop.core.base.clock import Clock
 from desktop.core.graph.changes import ENTITY_CHANGE, FACT_CHANGE, ROW_TABLES, ChangeRecorder, ChangeRecording, RowState
 from desktop.core.graph.edits import UserEdits
 from desktop.core.graph.entities import Entities
@@ -64,5 +64,5 @@ class KnowledgeGraph(ChangeRecording, Entities, MentionsAndFacts, UserEdits, The
 
     def drop_cached(self, agent_id: int) -> None:
         """Forget what this object keeps in memory about an agent's graph: its rows were removed
-        underneath it (desktop.core.agent.forget), and a cached name vector would point at one."""
+        underneath it (desktop.core.memory.forget), and a cached name vector would point at one."""
         self._forget_vectors(agent_id)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from desktop.core.clock import iso
+from desktop.core.base.clock import iso
 from desktop.core.graph import names
 from desktop.core.graph.changes import ENTITY_CHANGE
 from desktop.core.graph.records import SELF_KIND, Edit

@@ -20,7 +20,7 @@ from datetime import datetime, tzinfo
 
 import numpy as np
 
-from desktop.core.clock import Clock, iso, parse_iso
+from desktop.core.base.clock import Clock, iso, parse_iso
 from desktop.core.embedding import Embedder
 from desktop.core.memory.history import AGENT, CREATE, DELETE, DOCUMENT, PASSAGE, UPDATE, USER, Cause, MemoryHistory
 from desktop.core.memory.page import Page
@@ -28,7 +28,7 @@ from desktop.core.memory.space import EmbeddingSpace
 from desktop.core.retrieval.passages import PassageRanker
 from desktop.core.storage import Database
 from desktop.core.text.chunking import chunk_for_embedding
-from desktop.errors import StalePassageError
+from desktop.core.base.errors import StalePassageError
 
 
 

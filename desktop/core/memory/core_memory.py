@@ -11,10 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from desktop.core.clock import Clock, iso, parse_iso
+from desktop.core.base.clock import Clock, iso, parse_iso
 from desktop.core.memory.history import AGENT, BLOCK, CONFIGURE, CREATE, DELETE, UPDATE, USER, Cause, MemoryHistory
 from desktop.core.storage import Database
-from desktop.errors import MemDeskError, ToolError
+from desktop.core.base.errors import MemDeskError, ToolError
 
 DEFAULT_LIMIT = 2000
 

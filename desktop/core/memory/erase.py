@@ -1,4 +1,4 @@
-"""Erasing messages, passages and core-memory text for good, at the user's request (desktop.core.agent.forget): the
+"""Erasing messages, passages and core-memory text for good, at the user's request (desktop.core.memory.forget): the
 rows with their vectors, and no copy of their text in the history (the caller records that
 something was forgotten, never what). Their FTS5 rows follow through the m001 triggers.
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from desktop.core.graph.store import FACT_CHANGE, KnowledgeGraph
 from desktop.core.memory.history import CREATE, DELETE, UPDATE, Cause, Change
 from desktop.core.memory.revert_plan import SET, RevertPlan
-from desktop.errors import RevertError
+from desktop.core.base.errors import RevertError
 
 GRAPH_KINDS = (FACT_CHANGE, "graph_entity")
 

@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from desktop.core.clock import Clock, iso, parse_iso
-from desktop.core.settings_table import DEFAULTS
+from desktop.core.base.clock import Clock, iso, parse_iso
+from desktop.core.base.settings_table import DEFAULTS
 from desktop.core.storage import Database
 
 #: Who changed memory. APP: MemDesk itself (a new agent's default persona, its empty human block),
@@ -32,7 +32,7 @@ SOURCES = (AGENT, USER, IMPORT, CONSOLIDATION, EXTRACTOR, APP)
 BLOCK, PASSAGE, GRAPH_FACT, GRAPH_ENTITY = "block", "passage", "graph_fact", "graph_entity"
 #: A document's chunks, added or removed together (one change per document, not per chunk).
 DOCUMENT = "document"
-#: Something forgotten at the user's request (desktop.core.agent.forget): counts only, never the text.
+#: Something forgotten at the user's request (desktop.core.memory.forget): counts only, never the text.
 FORGET = "forget"
 KINDS = (BLOCK, PASSAGE, GRAPH_FACT, GRAPH_ENTITY, DOCUMENT)
 #: How it changed.

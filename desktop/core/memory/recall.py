@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta, timezone, tzinfo
 
-from desktop.core.clock import Clock, iso, parse_iso
+from desktop.core.base.clock import Clock, iso, parse_iso
 from desktop.core.embedding import Embedder
 from desktop.core.memory.page import Page
 from desktop.core.memory.space import EmbeddingSpace

@@ -15,14 +15,14 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from desktop.core.clock import parse_iso
+from desktop.core.base.clock import parse_iso
 from desktop.core.memory.archival import ArchivalMemory, NewPassage
 from desktop.core.memory.core_memory import CoreMemory, StaleBlockError
 from desktop.core.graph.store import KnowledgeGraph
 from desktop.core.memory.graph_revert import GRAPH_KINDS, GraphReverter
 from desktop.core.memory.history import BLOCK, CONFIGURE, CREATE, DELETE, DOCUMENT, FORGET, PASSAGE, UPDATE, USER, Cause, Change, MemoryHistory
 from desktop.core.memory.revert_plan import RECONFIGURE, REMOVE, RESTORE, SET, KindReverter, RevertPlan
-from desktop.errors import RevertError
+from desktop.core.base.errors import RevertError
 
 __all__ = ["BlockReverter", "PassageReverter", "RevertPlan", "Reverter", "revert_text"]
 

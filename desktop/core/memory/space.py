@@ -15,7 +15,7 @@ from desktop.core.embedding import Embedder
 from desktop.core.retrieval import vector_codes
 from desktop.core.retrieval.vector_index import TABLES as VECTOR_TABLES
 from desktop.core.storage import Database
-from desktop.errors import EmbeddingMismatchError
+from desktop.core.base.errors import EmbeddingMismatchError
 
 
 def vector_blob(vector: np.ndarray) -> bytes:

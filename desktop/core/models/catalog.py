@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from desktop.core.runtime.base import SamplingParams
-from desktop.errors import ConfigError
-from desktop.paths import RESOURCES
+from desktop.core.base.errors import ConfigError
+from desktop.core.base.paths import RESOURCES
 
 CATALOG_FILE = RESOURCES / "catalog.json"
 TOOL_SECTION_STYLES = ("signatures", "json")

@@ -36,8 +36,8 @@ from desktop.core.models.catalog import CatalogEntry
 from desktop.core.models.download_child import ChildSession
 from desktop.core.models.hub import ENDPOINT_ENV, OFFLINE_ENV, HubConfig
 from desktop.core.runtime.base import CancelToken
-from desktop.errors import ChecksumMismatchError, DownloadCancelled, DownloadError, NotEnoughSpaceError
-from desktop.paths import Paths
+from desktop.core.base.errors import ChecksumMismatchError, DownloadCancelled, DownloadError, NotEnoughSpaceError
+from desktop.core.base.paths import Paths
 
 SPACE_MARGIN = 64 * 1024 * 1024  # left free on the disk after a download
 HASH_CHUNK = 4 * 1024 * 1024

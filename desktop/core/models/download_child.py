@@ -16,7 +16,7 @@ from urllib.parse import urljoin
 from desktop.core.models.catalog import CatalogEntry
 from desktop.core.models.hub import ENDPOINT_ENV, OFFLINE_ENV, HubConfig, origin
 from desktop.core.runtime.base import CancelToken
-from desktop.errors import DownloadCancelled, DownloadError, MemDeskError, NotEnoughSpaceError
+from desktop.core.base.errors import DownloadCancelled, DownloadError, MemDeskError, NotEnoughSpaceError
 
 _PROGRESS_INTERVAL = 0.1  # seconds between progress messages from the child
 # Bytes read (and written) at a time: the hub library's default, 10 MB, makes progress and cancel

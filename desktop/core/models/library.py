@@ -24,8 +24,8 @@ from desktop.core.models.bundled import default_model_path
 from desktop.core.models.catalog import DEFAULT_PROFILE, Catalog, CatalogEntry, ModelProfile, load_catalog
 from desktop.core.models.download import DownloadResult
 from desktop.core.models.preflight import check_model_file
-from desktop.errors import ModelFileError, UnknownModelError
-from desktop.paths import CHECKOUT_MODELS_DIR, Paths
+from desktop.core.base.errors import ModelFileError, UnknownModelError
+from desktop.core.base.paths import CHECKOUT_MODELS_DIR, Paths
 
 MANIFEST = "installed.json"
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from desktop.core.runtime.base import ChatMessage
 from desktop.core.runtime.chat_template import ChatTemplate
 from desktop.core.runtime.gguf import GgufInfo, read_gguf
-from desktop.errors import ModelError, ModelFileError
+from desktop.core.base.errors import ModelError, ModelFileError
 
 _PROBE = "MEMDESK-SYSTEM-PROBE-41c7"
 

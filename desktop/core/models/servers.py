@@ -19,7 +19,7 @@ from typing import Any
 
 from desktop.core.models.library import Choice
 from desktop.core.net.loopback import direct_opener, is_loopback
-from desktop.errors import LocalServerError
+from desktop.core.base.errors import LocalServerError
 
 KNOWN_SERVERS = (("ollama", "Ollama", 11434), ("lmstudio", "LM Studio", 1234))
 LOOPBACK = "127.0.0.1"

@@ -17,7 +17,7 @@ from datetime import date, datetime, time, timedelta, timezone
 
 import numpy as np
 
-from desktop.core.clock import parse_iso
+from desktop.core.base.clock import parse_iso
 from desktop.core.embedding import Embedder
 from desktop.core.retrieval import fusion
 from desktop.core.retrieval.asker import asker_boost

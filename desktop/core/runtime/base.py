@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from desktop.core.settings_table import DEFAULTS
+from desktop.core.base.settings_table import DEFAULTS, Settings
 
 Role = Literal["system", "user", "assistant"]
 
@@ -28,7 +28,7 @@ class ChatMessage:
 @dataclass(frozen=True)
 class SamplingParams:
     """Every sampling knob in one frozen object (no long keyword lists). Defaults: the declared
-    settings' (desktop/core/settings_table.py)."""
+    settings' (desktop/core/base/settings_table.py)."""
 
     temperature: float = DEFAULTS.temperature
     top_k: int = DEFAULTS.top_k
@@ -37,6 +37,15 @@ class SamplingParams:
     repeat_penalty: float = DEFAULTS.repeat_penalty
     seed: int | None = None  # random, as the seed setting's -1
     max_tokens: int = DEFAULTS.max_answer_tokens
+
+
+
+def sampling(settings: Settings) -> SamplingParams:
+    """The sampling settings as the runtime takes them."""
+    return SamplingParams(
+        temperature=settings.temperature, top_k=settings.top_k, top_p=settings.top_p, min_p=settings.min_p,
+        repeat_penalty=settings.repeat_penalty, seed=None if settings.seed < 0 else settings.seed, max_tokens=settings.max_answer_tokens,
+    )
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ import jinja2
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from desktop.core.runtime.base import ChatMessage
-from desktop.errors import ModelError
+from desktop.core.base.errors import ModelError
 
 
 class ChatTemplate:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from desktop.errors import ModelFileError
+from desktop.core.base.errors import ModelFileError
 
 MAGIC = b"GGUF"
 _HINT = "Pick another model file, or download it again."

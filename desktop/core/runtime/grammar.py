@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from desktop.core.runtime.base import ToolSpec
-from desktop.errors import ModelError
+from desktop.core.base.errors import ModelError
 
 HEARTBEAT = "request_heartbeat"
 THOUGHTS = "inner_thoughts"

@@ -37,7 +37,7 @@ from collections.abc import Sequence
 from multiprocessing.connection import Connection
 from typing import Any
 
-from desktop import errors
+from desktop.core.base import errors
 from desktop.core.runtime.base import (
     CallRequest,
     CancelToken,
@@ -48,7 +48,7 @@ from desktop.core.runtime.base import (
     StreamEvent,
     TextRequest,
 )
-from desktop.errors import MemDeskError, ModelCrashedError, ModelError
+from desktop.core.base.errors import MemDeskError, ModelCrashedError, ModelError
 
 _POLL_SECONDS = 0.02  # how often the parent looks at the cancel token while waiting
 _DRAIN_SECONDS = 30.0  # an abandoned call must stop within this (one prompt batch, usually < 5 s)

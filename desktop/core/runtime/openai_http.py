@@ -39,8 +39,8 @@ from desktop.core.net.loopback import opener_for
 from desktop.core.runtime import gpt_tokens
 from desktop.core.runtime.grammar import HEARTBEAT, THOUGHTS
 from desktop.core.runtime.streaming import CallStreamParser
-from desktop.core.settings_table import DEFAULTS, SETTINGS
-from desktop.errors import GenerationCancelled, ModelError
+from desktop.core.base.settings_table import DEFAULTS, SETTINGS
+from desktop.core.base.errors import GenerationCancelled, ModelError
 
 _WORDS = re.compile(r"\w+|[^\w\s]", re.UNICODE)
 _MESSAGE_OVERHEAD = 4  # role markers and separators per message in common chat templates
@@ -241,7 +241,7 @@ def OpenAIRuntime(  # noqa: N802
     *, base_url: str, model: str = "", context_window: int = DEFAULTS.context_size, api_key: str | None = None,
     schema_style: str = DEFAULTS.openai_schema,
 ) -> OpenAIHttpRuntime:
-    """The keyword form ``desktop.app.make_runtime`` uses."""
+    """The keyword form ``desktop.app.runtimes.make_runtime`` uses."""
     styles = SETTINGS["openai_schema"].choices
     if schema_style not in styles:
         raise ModelError(f"Unknown JSON schema style {schema_style!r}; use {', '.join(styles[:-1])} or {styles[-1]}")

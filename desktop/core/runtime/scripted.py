@@ -24,7 +24,7 @@ from desktop.core.runtime.base import (
     TextRequest,
 )
 from desktop.core.runtime.streaming import CallStreamParser
-from desktop.errors import GenerationCancelled, ModelError
+from desktop.core.base.errors import GenerationCancelled, ModelError
 
 _TOKEN = re.compile(r"\w+|[^\w\s]", re.UNICODE)
 

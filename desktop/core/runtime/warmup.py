@@ -17,7 +17,7 @@ import time
 from collections.abc import Sequence
 
 from desktop.core.runtime.base import CancelToken, ChatMessage, Runtime
-from desktop.errors import GenerationCancelled, MemDeskError
+from desktop.core.base.errors import GenerationCancelled, MemDeskError
 
 log = logging.getLogger(__name__)
 

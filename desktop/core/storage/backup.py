@@ -28,15 +28,15 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from desktop.core.settings_table import DEFAULTS
+from desktop.core.base.settings_table import DEFAULTS
 from desktop.core.storage.cipher_pages import passphrase_fits
 from desktop.core.storage.database import Database, open_database, translate_error
 from desktop.core.storage.migrations import MIGRATIONS
-from desktop.errors import BackupError, DamagedStoreError, MemDeskError, PassphraseError, StoreError
-from desktop.private_files import FOLDER_MODE, make_private
+from desktop.core.base.errors import BackupError, DamagedStoreError, MemDeskError, PassphraseError, StoreError
+from desktop.core.base.private_files import FOLDER_MODE, make_private
 
 if TYPE_CHECKING:
-    from desktop.core.clock import Clock
+    from desktop.core.base.clock import Clock
 
 log = logging.getLogger("memdesk.backup")
 

@@ -14,18 +14,8 @@ from desktop.core.storage.cipher_pages import passphrase_fits
 from desktop.core.storage.driver import cipher_module, connect_keyed, driver_errors, file_is_encrypted, sqlite_module
 from desktop.core.storage.migrations import MIGRATIONS
 from desktop.core.storage.vector_extension import load_vector_extension
-from desktop.errors import (
-    DamagedStoreError,
-    DiskFullError,
-    NotEncryptedError,
-    PassphraseRequiredError,
-    SchemaTooNewError,
-    StoreBusyError,
-    StoreError,
-    StoreReadOnlyError,
-    WrongPassphraseError,
-)
-from desktop.private_files import make_private
+from desktop.core.base.errors import DamagedStoreError, DiskFullError, NotEncryptedError, PassphraseRequiredError, SchemaTooNewError, StoreBusyError, StoreError, StoreReadOnlyError, WrongPassphraseError
+from desktop.core.base.private_files import make_private
 
 sqlite = sqlite_module()
 

@@ -28,7 +28,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from desktop.errors import StoreError
+from desktop.core.base.errors import StoreError
 
 #: The first 16 bytes of every plain SQLite file; an encrypted file starts with its random salt.
 PLAIN_HEADER = b"SQLite format 3\x00"

@@ -22,8 +22,8 @@ from typing import Any
 from desktop.core.storage.database import check_passphrase_fits
 from desktop.core.storage.driver import SALT_BYTES, cipher_module, connect_keyed, file_is_encrypted, key_pragma_value
 from desktop.core.storage.vector_extension import load_vector_extension
-from desktop.errors import PassphraseError, StoreBusyError, StoreError, WrongPassphraseError
-from desktop.private_files import make_private
+from desktop.core.base.errors import PassphraseError, StoreBusyError, StoreError, WrongPassphraseError
+from desktop.core.base.private_files import make_private
 
 #: Suffix of the new file while a conversion builds it.
 CONVERTING = ".converting"

@@ -2,7 +2,7 @@
 
 The package's ``__init__`` imports ``numpy.typing`` for a helper MemDesk does not use, and numpy
 costs about 0.16 s of a start on the 2-core development machine: ``memdesk`` reads the store's
-settings (desktop.local_model) before it starts the model's process, and the window opens the
+settings (desktop.app.local_model) before it starts the model's process, and the window opens the
 store before it shows, so that import would delay both. The extension's file sits in the
 package's folder (named ``vec0`` plus the platform's suffix, which SQLite adds itself); only when
 it is not found there (an unusual install) is the package asked.

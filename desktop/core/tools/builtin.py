@@ -9,7 +9,7 @@ from desktop.core.tools.consent_text import one_line, with_data
 from desktop.core.tools.context import ToolContext
 from desktop.core.tools.graph_tools import graph_tools
 from desktop.core.tools.registry import Tool, ToolRegistry, make_tool
-from desktop.errors import ToolError
+from desktop.core.base.errors import ToolError
 
 MAX_PAUSE_MINUTES = 360
 PAGE_SIZE = 5

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from desktop.core.clock import Clock
+from desktop.core.base.clock import Clock
 from desktop.core.memory.history import AGENT, Cause
 
 if TYPE_CHECKING:

@@ -13,7 +13,7 @@ import stat
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import BinaryIO
 
-from desktop.errors import ToolError
+from desktop.core.base.errors import ToolError
 
 #: Lines one read returns at most.
 MAX_READ_LINES = 200

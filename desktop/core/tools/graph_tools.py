@@ -5,7 +5,7 @@ from __future__ import annotations
 from desktop.core.graph.render import subgraph_page
 from desktop.core.tools.context import ToolContext
 from desktop.core.tools.registry import Tool, make_tool
-from desktop.errors import ToolError
+from desktop.core.base.errors import ToolError
 
 MAX_DEPTH = 2
 

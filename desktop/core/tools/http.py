@@ -33,8 +33,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypeVar
 from urllib.parse import urljoin, urlsplit
 
-from desktop.core.settings_table import DEFAULTS
-from desktop.errors import GenerationCancelled, ToolError
+from desktop.core.base.settings_table import DEFAULTS
+from desktop.core.base.errors import GenerationCancelled, ToolError
 
 if TYPE_CHECKING:
     from desktop.core.runtime.base import CancelToken

@@ -19,13 +19,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from desktop.core.clock import Clock, iso, parse_iso
+from desktop.core.base.clock import Clock, iso, parse_iso
 from desktop.core.runtime.base import ToolSpec
 from desktop.core.storage import Database
 from desktop.core.tools.context import ToolContext
 from desktop.core.tools.registry import HEARTBEAT_DESCRIPTION, HEARTBEAT_PARAM, Tool
 from desktop.core.tools.tool_process import ProcessLimits, run_tool_process
-from desktop.errors import ConfigError, ToolError
+from desktop.core.base.errors import ConfigError, ToolError
 
 log = logging.getLogger("memdesk.tools")
 

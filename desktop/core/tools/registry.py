@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Literal, Union, get_args, get_origin
 
 from desktop.core.runtime.base import ToolSpec
-from desktop.errors import ConfigError, ToolError
+from desktop.core.base.errors import ConfigError, ToolError
 
 #: Functions that end a chain of thought by themselves and so take no ``request_heartbeat``.
 NO_HEARTBEAT = frozenset({"send_message", "pause_heartbeats"})

@@ -28,7 +28,7 @@ import time
 from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING, Any
 
-from desktop.errors import GenerationCancelled, ToolError
+from desktop.core.base.errors import GenerationCancelled, ToolError
 
 if TYPE_CHECKING:  # only a type here: a frozen bundle's tool child imports this module, and no more
     from desktop.core.runtime.base import CancelToken

@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from desktop.core.agent.forget import Forgetting
-from desktop.core.clock import iso
+from desktop.core.memory.forget import Forgetting
+from desktop.core.base.clock import iso
 from desktop.core.runtime.scripted import call, say
 from tests.agent.forget.backups_double import FolderBackups
 

@@ -8,8 +8,8 @@ import json
 import re
 
 from desktop.core.agent.conversation_view import conversation_entries
-from desktop.core.agent.forget import PLACEHOLDER
-from desktop.core.agent.forget.remove import FORGET_KIND
+from desktop.core.memory.forget import PLACEHOLDER
+from desktop.core.memory.forget.remove import FORGET_KIND
 from desktop.core.runtime.scripted import say
 
 
@@ -221,7 +221,7 @@ def test_the_history_line_of_a_forget_reads_as_counts_and_cannot_be_reverted(ser
     import pytest
 
     from desktop.core.memory.revert import Reverter
-    from desktop.errors import RevertError
+    from desktop.core.base.errors import RevertError
 
     forgetting.apply(eva_agent.id, "Eva")
     change = services.memory.archival.history.for_agent(eva_agent.id, kind=FORGET_KIND)[0]

@@ -8,11 +8,11 @@ import threading
 
 import pytest
 
-from desktop.core.agent.forget.remove import FORGET_KIND
-from desktop.core.agent.forget.retention import Retention
-from desktop.core.agent.forget.retention_idle import IdleRetention, IdleTasks
+from desktop.core.memory.forget.remove import FORGET_KIND
+from desktop.core.memory.forget.retention import Retention
+from desktop.session.idle_retention import IdleRetention, IdleTasks
 from desktop.core.runtime.scripted import say
-from desktop.errors import MemDeskError, StoreBusyError
+from desktop.core.base.errors import MemDeskError, StoreBusyError
 
 
 @pytest.fixture

@@ -28,7 +28,7 @@ from desktop.core.runtime.base import CallRequest, CancelToken, ChatMessage, Run
 from desktop.core.tools.context import DenyAll, ToolContext
 from desktop.core.tools.http import HttpPolicy
 from desktop.core.tools.registry import HEARTBEAT_PARAM, ToolRegistry, validate_arguments
-from desktop.errors import GenerationCancelled, MemDeskError, StoreBusyError, ToolError
+from desktop.core.base.errors import GenerationCancelled, MemDeskError, StoreBusyError, ToolError
 
 log = logging.getLogger("memdesk.consolidation")
 
@@ -68,7 +68,7 @@ class Consolidator:
         self,
         agent_id: int,
         *,
-        memory: Any,  # desktop.core.agent.loop.MemoryServices (not imported: the loop imports nothing from here)
+        memory: Any,  # desktop.core.memory.services.MemoryServices (not imported: the loop imports nothing from here)
         runtime: Runtime | None,  # None: review proposals only (``run`` needs a model)
         tools: ToolRegistry,
         instructions: str,

@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from desktop.core.runtime.base import SamplingParams
-from desktop.core.settings_table import DEFAULTS
-from desktop.errors import ConfigError
+from desktop.core.base.settings_table import DEFAULTS
+from desktop.core.base.errors import ConfigError
 
 OFF, APPLY, ASK = "off", "apply", "ask"
 MODES = (OFF, APPLY, ASK)

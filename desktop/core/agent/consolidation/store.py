@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from desktop.core.clock import Clock, iso, parse_iso
+from desktop.core.base.clock import Clock, iso, parse_iso
 from desktop.core.storage import Database
 
 RUNNING, DONE = "running", "done"

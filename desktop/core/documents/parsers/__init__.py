@@ -12,7 +12,7 @@ from pathlib import Path
 from desktop.core.documents.parsers.archive import check_unpacked_size
 from desktop.core.documents.parsers.base import ParsedDocument, Section
 from desktop.core.documents.parsers import code, docx_parser, html_parser, pdf_parser, tabular, text
-from desktop.errors import DocumentError
+from desktop.core.base.errors import DocumentError
 
 Parser = Callable[[bytes, str], ParsedDocument]
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import io
 import zipfile
 
-from desktop.errors import DocumentError
+from desktop.core.base.errors import DocumentError
 
 
 def _size(count: int) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import codecs
 from dataclasses import dataclass, field
 
-from desktop.errors import DocumentError
+from desktop.core.base.errors import DocumentError
 
 
 @dataclass(frozen=True)

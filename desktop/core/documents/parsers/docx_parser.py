@@ -7,7 +7,7 @@ import zipfile
 import zlib
 
 from desktop.core.documents.parsers.base import ParsedDocument, Section
-from desktop.errors import DocumentError
+from desktop.core.base.errors import DocumentError
 
 EXTENSIONS = (".docx",)
 #: A zip archive: measured unpacked before it is parsed (parsers.archive).

@@ -7,7 +7,7 @@ import logging
 import zlib
 
 from desktop.core.documents.parsers.base import ParsedDocument, Section
-from desktop.errors import DocumentError
+from desktop.core.base.errors import DocumentError
 
 EXTENSIONS = (".pdf",)
 

@@ -7,7 +7,7 @@ import io
 import json
 
 from desktop.core.documents.parsers.base import ParsedDocument, Section, decode_text
-from desktop.errors import DocumentError
+from desktop.core.base.errors import DocumentError
 
 EXTENSIONS = (".csv", ".tsv", ".json", ".jsonl")
 

@@ -15,7 +15,7 @@ from desktop.core.runtime.base import CancelToken, SamplingParams
 from desktop.core.runtime.llamacpp.native import NativeContext, NativeModel
 from desktop.core.runtime.llamacpp.prefix_cache import PrefixCache
 from desktop.core.runtime.llamacpp.sampler import GrammarFirstSampler
-from desktop.errors import GenerationCancelled
+from desktop.core.base.errors import GenerationCancelled
 
 #: Tokens kept at the end of a call's budget to close it validly (see ``generate``).
 CLOSING_RESERVE = 48

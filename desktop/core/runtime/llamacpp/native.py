@@ -20,7 +20,7 @@ import llama_cpp
 import numpy as np
 
 from desktop.core.runtime.base import SamplingParams
-from desktop.errors import ModelError, ModelFileError
+from desktop.core.base.errors import ModelError, ModelFileError
 
 #: llama.cpp's ``llama_token_data`` as a NumPy record, so candidate arrays are filled without loops.
 TOKEN_DATA = np.dtype([("id", "<i4"), ("logit", "<f4"), ("p", "<f4")], align=True)

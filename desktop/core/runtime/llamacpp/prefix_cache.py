@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from desktop.core.runtime.base import CancelToken
 from desktop.core.runtime.llamacpp.kv_store import KvStore
 from desktop.core.runtime.llamacpp.native import NativeContext
-from desktop.errors import ContextOverflowError, GenerationCancelled, ModelError
+from desktop.core.base.errors import ContextOverflowError, GenerationCancelled, ModelError
 
 #: Shorter prefixes are evaluated in less time than a cache file takes to check.
 MIN_STABLE_PREFIX = 32

@@ -24,7 +24,7 @@ from desktop.core.runtime.llamacpp.prefix_cache import PrefixCache
 from desktop.core.runtime.llamacpp.sampler import GrammarFirstSampler
 from desktop.core.runtime.llamacpp.settings import LlamaSettings
 from desktop.core.runtime.streaming import CallStreamParser
-from desktop.errors import ModelError
+from desktop.core.base.errors import ModelError
 
 
 def _common_prefix(a: Sequence[int], b: Sequence[int]) -> int:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from desktop.core.settings_table import DEFAULTS
+from desktop.core.base.settings_table import DEFAULTS
 
 
 @dataclass(frozen=True)

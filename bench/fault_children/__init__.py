@@ -1,2 +1,0 @@
-"""The programs the fault campaign (bench/faults.py) starts and kills: each runs as
-``python -m bench.fault_children.NAME ARGS`` with MEMDESK_HOME set to a trial's folder."""

@@ -1,0 +1,1 @@
+"""Automatic recall: what memory holds for the user's message, searched, packed and placed in the prompt."""

@@ -1,0 +1,1 @@
+"""Starting the window: the first window, the passphrase, the one-instance request, then the main window."""
