@@ -26,7 +26,7 @@ $(STAMP): requirements.lock pyproject.toml $(LLAMA_STAMP)
 	$(BIN)/pip install --no-deps -e .
 	# Bytecode now, as a wheel's install does: an editable install has none, and compiling the
 	# ~230 modules a start imports took 0.55 s of the window's first second (2 cores).
-	$(BIN)/python -m compileall -q desktop
+	$(BIN)/python -m compileall -q memdesk
 	# The bundled model evaluates the agents' static prompt once now (15-20 s), so the first message
 	# after installation does not wait for it; only a speed-up, so a failure is no install failure.
 	HF_HUB_OFFLINE=1 $(BIN)/memdesk warm || echo "memdesk warm failed: the first message will evaluate the whole prompt"
@@ -59,6 +59,6 @@ $(PACKAGE_STAMP): packaging/requirements.txt $(STAMP)
 package: $(STAMP) $(PACKAGE_STAMP)
 	$(BIN)/pyinstaller --noconfirm --clean --distpath dist --workpath build/pyinstaller packaging/memdesk.spec
 	cp packaging/io.github.memdesk.MemDesk.desktop packaging/io.github.memdesk.MemDesk.metainfo.xml dist/MemDesk/
-	cp desktop/resources/icons/memdesk.svg dist/MemDesk/io.github.memdesk.MemDesk.svg
+	cp memdesk/resources/icons/memdesk.svg dist/MemDesk/io.github.memdesk.MemDesk.svg
 	du -sh dist/MemDesk
 	dist/MemDesk/MemDesk --self-test

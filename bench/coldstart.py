@@ -5,7 +5,7 @@ the first message of a fresh install, with and without warming the model while t
 
 What the user waits for after starting the app: a new agent (temporary MEMDESK_HOME, hashing
 embedder) and its real prompt (system instructions, tools, core memory, then a user message), sent
-to a runtime built by ``desktop.app.runtimes.make_runtime``, i.e. llama.cpp in its own child process, with
+to a runtime built by ``memdesk.app.runtimes.make_runtime``, i.e. llama.cpp in its own child process, with
 the cache in ``Paths.kv_cache``. "cold" starts with an empty cache folder and evaluates the whole
 prompt (and saves the system message's state); "warm" is the next start, which loads that state
 and evaluates only the user message. Each run starts a new model process; ``start_seconds`` is
@@ -43,10 +43,10 @@ USER_MESSAGE = "Hi! I'm Ann, a nurse from Lyon. I just got back from hiking in t
 
 
 def _one_start(services, record, settings) -> dict[str, object]:  # noqa: ANN001
-    from desktop.app.runtimes import make_runtime
-    from desktop.app.agents import open_agent
-    from desktop.core.runtime.base import CallRequest, ChatMessage, SamplingParams
-    from desktop.core.tools.context import AllowAll
+    from memdesk.app.runtimes import make_runtime
+    from memdesk.app.agents import open_agent
+    from memdesk.core.runtime.base import CallRequest, ChatMessage, SamplingParams
+    from memdesk.core.tools.context import AllowAll
 
     started = time.perf_counter()
     runtime = make_runtime(settings)
@@ -90,20 +90,20 @@ def _fresh_install(warm: bool, pause: float, installed: bool = False) -> dict[st
     os.environ["MEMDESK_HOME"] = home
     install_seconds = None
     if installed:  # what `make install` does last
-        from desktop.cli.main import main as memdesk
+        from memdesk.cli.main import main as memdesk
 
         started = time.perf_counter()
         memdesk(["warm"])
         install_seconds = round(time.perf_counter() - started, 3)
-    from desktop.app.runtimes import make_runtime
-    from desktop.app.agents import open_agent
-    from desktop.app.services import open_services
-    from desktop.core.agent.observer import AgentObserver
-    from desktop.core.embedding.hashing import HashingEmbedder
-    from desktop.core.runtime.base import CancelToken
-    from desktop.core.runtime.warmup import Warmup
-    from desktop.core.tools.context import AllowAll
-    from desktop.core.base.paths import Paths
+    from memdesk.app.runtimes import make_runtime
+    from memdesk.app.agents import open_agent
+    from memdesk.app.services import open_services
+    from memdesk.core.agent.observer import AgentObserver
+    from memdesk.core.embedding.hashing import HashingEmbedder
+    from memdesk.core.runtime.base import CancelToken
+    from memdesk.core.runtime.warmup import Warmup
+    from memdesk.core.tools.context import AllowAll
+    from memdesk.core.base.paths import Paths
 
     class Observer(AgentObserver):
         def __init__(self) -> None:
@@ -195,9 +195,9 @@ def first_message(repeats: int, pause: float) -> dict[str, object]:
 def run(repeats: int) -> dict[str, object]:
     home = tempfile.mkdtemp(prefix="memdesk-coldstart-")
     os.environ["MEMDESK_HOME"] = home
-    from desktop.app.services import open_services
-    from desktop.core.embedding.hashing import HashingEmbedder
-    from desktop.core.base.paths import Paths
+    from memdesk.app.services import open_services
+    from memdesk.core.embedding.hashing import HashingEmbedder
+    from memdesk.core.base.paths import Paths
 
     paths = Paths.from_environment()
     services = open_services(paths, embedder=HashingEmbedder())

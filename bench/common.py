@@ -12,11 +12,11 @@ from dataclasses import dataclass
 from typing import Any
 
 
-#: ``python -c`` code that starts the window as the ``memdesk`` script does (desktop.cli.main's
+#: ``python -c`` code that starts the window as the ``memdesk`` script does (memdesk.cli.main's
 #: run_window: the model first, the first window, then the main window), with the window's flags
-#: from the command line. Not ``-m desktop.ui.startup.main``: the model's process (multiprocessing's spawn)
+#: from the command line. Not ``-m memdesk.ui.startup.main``: the model's process (multiprocessing's spawn)
 #: imports the parent's main module again, and that one would bring Qt and the whole window into it.
-MEMDESK_WINDOW = "import sys; from desktop.cli.main import run_window; sys.exit(run_window(sys.argv[1:]))"
+MEMDESK_WINDOW = "import sys; from memdesk.cli.main import run_window; sys.exit(run_window(sys.argv[1:]))"
 
 
 def bench_parser(doc: str | None, **options: Any) -> argparse.ArgumentParser:
@@ -73,14 +73,14 @@ def open_bench_agent(embedder_name: str, seed: int, *, observer=None, preload_em
     sampling seed, load the model (timed) and create the agent. ``preload_embedder``: load the
     embedder in the background meanwhile, as the app does. ``make_runtime``: the app's own unless
     given (a test's scripted model)."""
-    from desktop.app.agents import open_agent
-    from desktop.app.services import open_services
-    from desktop.core.tools.context import AllowAll
-    from desktop.core.base.paths import Paths
+    from memdesk.app.agents import open_agent
+    from memdesk.app.services import open_services
+    from memdesk.core.tools.context import AllowAll
+    from memdesk.core.base.paths import Paths
 
     embedder = None
     if embedder_name == "hashing":
-        from desktop.core.embedding.hashing import HashingEmbedder
+        from memdesk.core.embedding.hashing import HashingEmbedder
 
         embedder = HashingEmbedder()
     services = open_services(Paths.from_environment(), embedder=embedder)
@@ -89,7 +89,7 @@ def open_bench_agent(embedder_name: str, seed: int, *, observer=None, preload_em
         threading.Thread(target=preload, daemon=True).start()
     settings = services.settings_store.set("seed", seed)
     if make_runtime is None:
-        from desktop.app.runtimes import make_runtime
+        from memdesk.app.runtimes import make_runtime
     started = time.perf_counter()
     runtime = make_runtime(settings)
     load_seconds = time.perf_counter() - started

@@ -20,12 +20,12 @@ import json
 import sys
 import time
 
-from desktop.core.models.bundled import default_model_path
-from desktop.core.runtime.base import CallRequest, ChatMessage, SamplingParams, TextRequest, ToolSpec
-from desktop.core.runtime.grammar import build_call_grammar
-from desktop.core.runtime.llamacpp.native import build_info, default_threads
-from desktop.core.runtime.llamacpp.runtime import LlamaCppRuntime
-from desktop.core.runtime.llamacpp.settings import LlamaSettings
+from memdesk.core.models.bundled import default_model_path
+from memdesk.core.runtime.base import CallRequest, ChatMessage, SamplingParams, TextRequest, ToolSpec
+from memdesk.core.runtime.grammar import build_call_grammar
+from memdesk.core.runtime.llamacpp.native import build_info, default_threads
+from memdesk.core.runtime.llamacpp.runtime import LlamaCppRuntime
+from memdesk.core.runtime.llamacpp.settings import LlamaSettings
 
 _HEARTBEAT = {"type": "boolean", "description": "Request an immediate heartbeat after the function runs."}
 TOOLS = [

@@ -69,12 +69,12 @@ def _kill_after(process: subprocess.Popen, delay: float) -> None:
 
 # --- agent kill -------------------------------------------------------------------------------
 def agent_kill(trials: int, rng: random.Random) -> dict:
-    from desktop.app.agents import open_agent
-    from desktop.app.services import open_services
-    from desktop.core.embedding.hashing import HashingEmbedder
-    from desktop.core.runtime.scripted import ScriptedRuntime, say
-    from desktop.core.tools.context import AllowAll
-    from desktop.core.base.paths import HOME_ENV, Paths
+    from memdesk.app.agents import open_agent
+    from memdesk.app.services import open_services
+    from memdesk.core.embedding.hashing import HashingEmbedder
+    from memdesk.core.runtime.scripted import ScriptedRuntime, say
+    from memdesk.core.tools.context import AllowAll
+    from memdesk.core.base.paths import HOME_ENV, Paths
 
     lost = bad_integrity = failed_resumes = committed_total = killed_in_turn = 0
     turn_seconds = 1.0  # one turn of the child, measured as it runs (the machine's load changes)
@@ -144,9 +144,9 @@ def sent_line_kill(trials: int, rng: random.Random, *, hold: float = SENT_LINE_H
     ``within`` seconds after the prompt returned the line (``window``: after Send was pressed in
     the window): the line must be in the store, once, and, when the kill came before the answer,
     be the message the next start answers (issue 22: the newest one owed a reply)."""
-    from desktop.core.agent import unanswered as owed_replies
-    from desktop.core.memory.recall import RecallMemory
-    from desktop.core.storage import open_database
+    from memdesk.core.agent import unanswered as owed_replies
+    from memdesk.core.memory.recall import RecallMemory
+    from memdesk.core.storage import open_database
 
     child, kinds = ("sent_line_window", SENT_LINE_WINDOW_KINDS) if window else ("sent_line", SENT_LINE_KINDS)
     name = "sent_line_kill_window" if window else "sent_line_kill"
@@ -216,7 +216,7 @@ def _make_folder(folder: Path, files: int, rng: random.Random) -> None:
 
 
 def _new_store(path: Path) -> None:
-    from desktop.core.storage import open_database
+    from memdesk.core.storage import open_database
 
     db = open_database(path)
     db.execute("INSERT INTO agents(name, created_at, system_prompt) VALUES ('a', '2026-01-01T00:00:00+00:00', '')")
@@ -224,7 +224,7 @@ def _new_store(path: Path) -> None:
 
 
 def _chunk_counts(path: Path) -> tuple[int, int, int, set[str]]:
-    from desktop.core.storage import open_database
+    from memdesk.core.storage import open_database
 
     db = open_database(path)
     try:
@@ -312,12 +312,12 @@ def fuzz_call(rng: random.Random) -> str:
 
 
 def fuzz(calls: int, rng: random.Random) -> dict:
-    from desktop.app.agents import open_agent
-    from desktop.app.services import open_services
-    from desktop.core.embedding.hashing import HashingEmbedder
-    from desktop.core.runtime.scripted import ScriptedRuntime
-    from desktop.core.tools.context import AllowAll
-    from desktop.core.base.paths import HOME_ENV, Paths
+    from memdesk.app.agents import open_agent
+    from memdesk.app.services import open_services
+    from memdesk.core.embedding.hashing import HashingEmbedder
+    from memdesk.core.runtime.scripted import ScriptedRuntime
+    from memdesk.core.tools.context import AllowAll
+    from memdesk.core.base.paths import HOME_ENV, Paths
 
     crashes = answered_ok = steps_seen = 0
     examples: list[str] = []
@@ -361,14 +361,14 @@ def fuzz(calls: int, rng: random.Random) -> dict:
 
 # --- the model child --------------------------------------------------------------------------
 def model_kill(trials: int, rng: random.Random | None = None) -> dict:
-    from desktop.app.runtimes import make_runtime
-    from desktop.app.agents import open_agent
-    from desktop.app.services import open_services
-    from desktop.core.agent.observer import AgentObserver
-    from desktop.core.embedding.hashing import HashingEmbedder
-    from desktop.core.tools.context import AllowAll
-    from desktop.core.base.paths import HOME_ENV, Paths
-    from desktop.core.base.settings_table import Settings
+    from memdesk.app.runtimes import make_runtime
+    from memdesk.app.agents import open_agent
+    from memdesk.app.services import open_services
+    from memdesk.core.agent.observer import AgentObserver
+    from memdesk.core.embedding.hashing import HashingEmbedder
+    from memdesk.core.tools.context import AllowAll
+    from memdesk.core.base.paths import HOME_ENV, Paths
+    from memdesk.core.base.settings_table import Settings
 
     class Streaming(AgentObserver):
         def __init__(self) -> None:

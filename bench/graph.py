@@ -67,11 +67,11 @@ def agent_with_messages(services, name: str, count: int):
 
 
 def throughput(count: int) -> dict:
-    from desktop.app.services import open_services
-    from desktop.core.embedding.hashing import HashingEmbedder
-    from desktop.core.graph.extraction import ExtractionOptions, GraphExtractor
-    from desktop.core.graph.nlp import SpacyAnalyser
-    from desktop.core.base.paths import Paths
+    from memdesk.app.services import open_services
+    from memdesk.core.embedding.hashing import HashingEmbedder
+    from memdesk.core.graph.extraction import ExtractionOptions, GraphExtractor
+    from memdesk.core.graph.nlp import SpacyAnalyser
+    from memdesk.core.base.paths import Paths
 
     services = open_services(Paths.from_environment(), embedder=HashingEmbedder())
     try:
@@ -94,17 +94,17 @@ def throughput(count: int) -> dict:
 
 def conversation_cost(runs: int) -> dict:
     """Real model: turn A, (extraction of A), turn B; B's cost compared with and without it."""
-    from desktop.app.runtimes import make_runtime
-    from desktop.app.agents import open_agent
-    from desktop.app.services import open_services
-    from desktop.core.base.clock import ManualClock
-    from desktop.core.embedding.hashing import HashingEmbedder
-    from desktop.core.graph.extraction import ExtractionOptions, GraphExtractor
-    from desktop.core.graph.model_facts import ModelFactExtractor
-    from desktop.core.graph.nlp import SpacyAnalyser
-    from desktop.core.tools.context import AllowAll
-    from desktop.core.base.paths import Paths
-    from desktop.core.base.settings_table import Settings
+    from memdesk.app.runtimes import make_runtime
+    from memdesk.app.agents import open_agent
+    from memdesk.app.services import open_services
+    from memdesk.core.base.clock import ManualClock
+    from memdesk.core.embedding.hashing import HashingEmbedder
+    from memdesk.core.graph.extraction import ExtractionOptions, GraphExtractor
+    from memdesk.core.graph.model_facts import ModelFactExtractor
+    from memdesk.core.graph.nlp import SpacyAnalyser
+    from memdesk.core.tools.context import AllowAll
+    from memdesk.core.base.paths import Paths
+    from memdesk.core.base.settings_table import Settings
 
     settings = Settings(context_size=4096, temperature=0.0, top_k=1, seed=3, max_answer_tokens=96, max_chained_steps=2)
     runtime = make_runtime(settings)

@@ -29,16 +29,16 @@ BUSY_TIMEOUT_S = 5.0  # open_database's default: what a pass or a turn tolerates
 
 
 def run(count: int, *, real_embedder: bool) -> dict:
-    from desktop.app.services import open_services
-    from desktop.core.embedding.hashing import HashingEmbedder
-    from desktop.core.graph.extraction import ExtractionOptions, GraphExtractor
-    from desktop.core.graph.nlp import SpacyAnalyser
-    from desktop.core.graph.store import KnowledgeGraph
-    from desktop.core.storage import open_database
-    from desktop.core.base.paths import Paths
+    from memdesk.app.services import open_services
+    from memdesk.core.embedding.hashing import HashingEmbedder
+    from memdesk.core.graph.extraction import ExtractionOptions, GraphExtractor
+    from memdesk.core.graph.nlp import SpacyAnalyser
+    from memdesk.core.graph.store import KnowledgeGraph
+    from memdesk.core.storage import open_database
+    from memdesk.core.base.paths import Paths
 
     if real_embedder:
-        from desktop.core.embedding.sentence_transformer import SentenceTransformerEmbedder
+        from memdesk.core.embedding.sentence_transformer import SentenceTransformerEmbedder
 
         embedder = SentenceTransformerEmbedder()
         embedder.load()

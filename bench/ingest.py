@@ -14,11 +14,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from desktop.core.base.clock import SystemClock
-from desktop.core.documents.ingest import EMBED_BATCH, Ingestor
-from desktop.core.embedding.sentence_transformer import SentenceTransformerEmbedder
-from desktop.core.memory.archival import ArchivalMemory
-from desktop.core.storage import open_database
+from memdesk.core.base.clock import SystemClock
+from memdesk.core.documents.ingest import EMBED_BATCH, Ingestor
+from memdesk.core.embedding.sentence_transformer import SentenceTransformerEmbedder
+from memdesk.core.memory.archival import ArchivalMemory
+from memdesk.core.storage import open_database
 from bench.common import bench_parser, sentence
 from bench.report import emit
 

@@ -80,7 +80,7 @@ class Timing:
     """Observer that timestamps the first reply character and counts evictions."""
 
     def __init__(self) -> None:
-        from desktop.core.agent.observer import AgentObserver
+        from memdesk.core.agent.observer import AgentObserver
 
         self._base = AgentObserver()
         self.first_reply: float | None = None

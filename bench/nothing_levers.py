@@ -3,7 +3,7 @@
     python -m bench.nothing_levers --beam _data/beam/1 ... _data/beam/20 --locomo locomo_dev.json \
         --cache rankings.json --json
 
-Issue 21's "nothing on that" detector is desktop/core/retrieval/support.py. This bench measures the
+Issue 21's "nothing on that" detector is memdesk/core/retrieval/support.py. This bench measures the
 levers the issue names against it, each as a score whose AUROC separates the questions memory can
 answer from those it cannot (BEAM's abstention questions, LoCoMo's adversarial ones), on BEAM's
 development chats (1-10), BEAM's held-out chats and LoCoMo apart. The ranking of every question
@@ -42,8 +42,8 @@ from pathlib import Path
 
 from bench.common import bench_parser, percentile
 from bench.report import emit
-from desktop.core.retrieval.query import STOP_WORDS, mentioned_names, terms, without_words
-from desktop.core.retrieval.support import DEPTH, NOTHING_BELOW, WORD, auroc, support, told_sentences, word_key, words
+from memdesk.core.retrieval.query import STOP_WORDS, mentioned_names, terms, without_words
+from memdesk.core.retrieval.support import DEPTH, NOTHING_BELOW, WORD, auroc, support, told_sentences, word_key, words
 
 #: Hits kept per question in the cache: the ten read and a margin.
 KEPT = 30
@@ -249,11 +249,11 @@ def lever_ms(conversations: list[Conversation]) -> dict:
 def rankings(samples: list[dict], user_name: str, progress: Callable[[str], None]) -> list[dict]:
     """Each sample's turns and, per answerable or unanswerable question, its best ``KEPT`` hits
     (id, score, text, speaker), ranked as ``memdesk eval`` judges them."""
-    from desktop.core.embedding.sentence_transformer import SentenceTransformerEmbedder
-    from desktop.core.evaluation import locomo
-    from desktop.core.memory.recall import RecallMemory
-    from desktop.core.retrieval import MessageRanker, VectorIndex
-    from desktop.core.storage import open_database
+    from memdesk.core.embedding.sentence_transformer import SentenceTransformerEmbedder
+    from memdesk.core.evaluation import locomo
+    from memdesk.core.memory.recall import RecallMemory
+    from memdesk.core.retrieval import MessageRanker, VectorIndex
+    from memdesk.core.storage import open_database
 
     embedder = SentenceTransformerEmbedder()
     out = []
@@ -290,7 +290,7 @@ def rankings(samples: list[dict], user_name: str, progress: Callable[[str], None
 def main(argv: list[str] | None = None) -> None:
     import sys
 
-    from desktop.core.evaluation.beam import DEVELOPMENT, USER, load_chats
+    from memdesk.core.evaluation.beam import DEVELOPMENT, USER, load_chats
 
     parser = bench_parser(__doc__)
     parser.add_argument("--beam", type=Path, nargs="*", default=[], metavar="DIR", help="BEAM chat folders")

@@ -24,9 +24,9 @@ import threading
 import time
 from pathlib import Path
 
-from desktop.core.base.clock import SystemClock
-from desktop.core.storage import open_database
-from desktop.core.storage.backup import PAGES_PER_STEP, PAUSE_BETWEEN_STEPS_S, Backups
+from memdesk.core.base.clock import SystemClock
+from memdesk.core.storage import open_database
+from memdesk.core.storage.backup import PAGES_PER_STEP, PAUSE_BETWEEN_STEPS_S, Backups
 from bench.common import bench_parser, percentile, sentence
 
 TICK_MS = 10

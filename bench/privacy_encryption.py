@@ -45,9 +45,9 @@ def _text(rng: random.Random, words: int) -> str:
 
 
 def _services(home: Path, key: str | None):
-    from desktop.app.services import open_services
-    from desktop.core.embedding.hashing import HashingEmbedder
-    from desktop.core.base.paths import Paths
+    from memdesk.app.services import open_services
+    from memdesk.core.embedding.hashing import HashingEmbedder
+    from memdesk.core.base.paths import Paths
 
     return open_services(Paths(home), key=key, embedder=HashingEmbedder())
 
@@ -110,9 +110,9 @@ def time_ingest(home: Path, key: str | None, corpus: Path) -> tuple[float, int]:
 
 
 def time_turns(home: Path, key: str | None, turns: int) -> list[float]:
-    from desktop.app.agents import open_agent
-    from desktop.core.runtime.scripted import ScriptedRuntime, call, say
-    from desktop.core.tools.context import AllowAll
+    from memdesk.app.agents import open_agent
+    from memdesk.core.runtime.scripted import ScriptedRuntime, call, say
+    from memdesk.core.tools.context import AllowAll
 
     services = _services(home, key)
     try:
@@ -163,7 +163,7 @@ def measure(quick: bool = False, *, messages: int | None = None, rounds: int | N
         build(*homes["encrypted"], messages)
         build_encrypted_s = time.perf_counter() - started
         # The first open of this process derives the key: measured by a fresh derivation here.
-        from desktop.core.storage import driver
+        from memdesk.core.storage import driver
 
         driver._derive.cache_clear()  # noqa: SLF001 - the cache is the point being measured
         first_open = time_open(*homes["encrypted"])

@@ -21,16 +21,16 @@ import tempfile
 import time
 from pathlib import Path
 
-from desktop.core.agent import events
-from desktop.core.memory.forget import Forgetting
-from desktop.core.base.clock import ManualClock
-from desktop.core.embedding.hashing import HashingEmbedder
-from desktop.core.graph.store import KnowledgeGraph
-from desktop.core.memory.core_memory import CoreMemory
-from desktop.core.memory.history import MemoryHistory
-from desktop.core.memory.recall import RecallMemory
-from desktop.core.memory.space import EmbeddingSpace
-from desktop.core.storage import open_database
+from memdesk.core.agent import events
+from memdesk.core.memory.forget import Forgetting
+from memdesk.core.base.clock import ManualClock
+from memdesk.core.embedding.hashing import HashingEmbedder
+from memdesk.core.graph.store import KnowledgeGraph
+from memdesk.core.memory.core_memory import CoreMemory
+from memdesk.core.memory.history import MemoryHistory
+from memdesk.core.memory.recall import RecallMemory
+from memdesk.core.memory.space import EmbeddingSpace
+from memdesk.core.storage import open_database
 from bench.common import bench_parser
 
 NAME = "Ottoline"  # in no generated word, so every byte of it found is hers

@@ -28,7 +28,7 @@ WORDS = (
 
 
 def build_store(path: Path, megabytes: float) -> None:
-    from desktop.core.storage import open_database
+    from memdesk.core.storage import open_database
 
     db = open_database(path)
     try:
@@ -56,9 +56,9 @@ def _median_seconds(action, repeats: int) -> float:
 
 
 def measure_one(home: Path, megabytes: float, repeats: int) -> dict:
-    from desktop.app.services import open_private_services, open_services
-    from desktop.core.embedding.hashing import HashingEmbedder
-    from desktop.core.base.paths import Paths
+    from memdesk.app.services import open_private_services, open_services
+    from memdesk.core.embedding.hashing import HashingEmbedder
+    from memdesk.core.base.paths import Paths
 
     paths = Paths(home).ensure()
     build_store(paths.database, megabytes)

@@ -9,7 +9,7 @@ passages, embedded with the real embedder before timing (the app embeds a few ne
 turn). Each LoCoMo question is then the user's message: ``search_ms`` is the hybrid search of
 every source (what runs under the deadline), ``gather_ms`` adds dropping what is visible and
 fitting the hits in the budget with the bundled model's tokenizer (what the reply waits for in
-all), ``support_ms`` the "nothing on that" judgement of the hits (desktop.core.retrieval.support,
+all), ``support_ms`` the "nothing on that" judgement of the hits (memdesk.core.retrieval.support,
 inside the search's deadline), on other questions (the rankers cache per query: every figure is a cold search). ``timeouts`` counts questions whose search missed the deadline (``auto_recall_timeout_ms``,
 300 ms by default) when run as the app runs it, in a thread.
 """
@@ -57,12 +57,12 @@ def _corpus(path: Path, count: int) -> tuple[list[tuple[str, str]], list[str]]:
 
 def run(messages: int, queries: int, timeout_ms: int) -> dict[str, object]:
     os.environ.setdefault("MEMDESK_HOME", tempfile.mkdtemp(prefix="memdesk-recall-"))
-    from desktop.app.runtimes import make_runtime
-    from desktop.app.agents import open_auto_recall
-    from desktop.app.services import open_services
-    from desktop.core.agent.recall.search import Visible
-    from desktop.core.agent.context import truncate_for_context
-    from desktop.core.base.paths import Paths
+    from memdesk.app.runtimes import make_runtime
+    from memdesk.app.agents import open_auto_recall
+    from memdesk.app.services import open_services
+    from memdesk.core.agent.recall.search import Visible
+    from memdesk.core.agent.context import truncate_for_context
+    from memdesk.core.base.paths import Paths
 
     services = open_services(Paths.from_environment())
     settings = services.settings_store.set("auto_recall_timeout_ms", timeout_ms)

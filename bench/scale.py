@@ -22,20 +22,20 @@ from pathlib import Path
 
 import numpy as np
 
-from desktop.core.agent.recall.search import ArchivalSource, AutoRecall, ConversationSource
-from desktop.core.base.clock import ManualClock, iso
-from desktop.core.graph.names import name_key
-from desktop.core.embedding.hashing import HashingEmbedder
-from desktop.core.memory.archival import ArchivalMemory, NewPassage
-from desktop.core.memory.recall import RecallMemory
-from desktop.core.memory.space import EmbeddingSpace, vector_blob
-from desktop.core.retrieval import MessageRanker, PassageRanker, VectorIndex, vector_codes
-from desktop.core.retrieval import bounded_fts
-from desktop.core.retrieval import messages as message_ranking
-from desktop.core.retrieval.messages import GRAPH_WEIGHT
-from desktop.core.retrieval.passages import LEXICAL_INDEX as PASSAGES_FTS, SEARCH_DEPTH as PASSAGE_DEPTH
-from desktop.core.retrieval.query import fts_phrases
-from desktop.core.storage import open_database
+from memdesk.core.agent.recall.search import ArchivalSource, AutoRecall, ConversationSource
+from memdesk.core.base.clock import ManualClock, iso
+from memdesk.core.graph.names import name_key
+from memdesk.core.embedding.hashing import HashingEmbedder
+from memdesk.core.memory.archival import ArchivalMemory, NewPassage
+from memdesk.core.memory.recall import RecallMemory
+from memdesk.core.memory.space import EmbeddingSpace, vector_blob
+from memdesk.core.retrieval import MessageRanker, PassageRanker, VectorIndex, vector_codes
+from memdesk.core.retrieval import bounded_fts
+from memdesk.core.retrieval import messages as message_ranking
+from memdesk.core.retrieval.messages import GRAPH_WEIGHT
+from memdesk.core.retrieval.passages import LEXICAL_INDEX as PASSAGES_FTS, SEARCH_DEPTH as PASSAGE_DEPTH
+from memdesk.core.retrieval.query import fts_phrases
+from memdesk.core.storage import open_database
 from bench.common import bench_parser
 
 DIM = 384

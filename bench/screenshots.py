@@ -3,7 +3,7 @@
     python -m bench.screenshots [--out docs] [--json]
 
 A new MEMDESK_HOME (nothing on disk), a 1366×768 screen (the laptop the default layout is made
-for), the app's own composition (``desktop.app``: the model in its child process, the real
+for), the app's own composition (``memdesk.app``: the model in its child process, the real
 embedder, the knowledge graph's spaCy pipeline). The user's name is set and the welcome marked as
 seen, and the agent's own background turns (login, timed heartbeats, consolidation) are off so
 that each reply pictured is the reply to the message typed. Two messages are sent, each answered
@@ -50,11 +50,11 @@ def capture(out: Path, messages: tuple[str, ...] = MESSAGES, *, make_runtime: Ca
     from PySide6.QtCore import QObject, QTimer, Slot
     from PySide6.QtWidgets import QApplication
 
-    from desktop.app.runtimes import make_runtime as app_runtime
-    from desktop.app.services import open_services
-    from desktop.core.memory.history import BLOCK
-    from desktop.core.base.paths import Paths
-    from desktop.ui.window.main_window import MainWindow
+    from memdesk.app.runtimes import make_runtime as app_runtime
+    from memdesk.app.services import open_services
+    from memdesk.core.memory.history import BLOCK
+    from memdesk.core.base.paths import Paths
+    from memdesk.ui.window.main_window import MainWindow
 
     app = QApplication.instance() or QApplication([sys.argv[0]])
     out.mkdir(parents=True, exist_ok=True)

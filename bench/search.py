@@ -16,11 +16,11 @@ from pathlib import Path
 
 import numpy as np
 
-from desktop.core.base.clock import ManualClock
-from desktop.core.embedding.sentence_transformer import SentenceTransformerEmbedder
-from desktop.core.memory.archival import ArchivalMemory, NewPassage
-from desktop.core.retrieval import PassageRanker
-from desktop.core.storage import open_database
+from memdesk.core.base.clock import ManualClock
+from memdesk.core.embedding.sentence_transformer import SentenceTransformerEmbedder
+from memdesk.core.memory.archival import ArchivalMemory, NewPassage
+from memdesk.core.retrieval import PassageRanker
+from memdesk.core.storage import open_database
 from bench.common import bench_parser
 from bench.report import emit
 

@@ -13,7 +13,7 @@ import tempfile
 import time
 
 from bench.common import MEMDESK_WINDOW
-from desktop.ui.startup.first_window import TIMING_PREFIX
+from memdesk.ui.startup.first_window import TIMING_PREFIX
 
 
 

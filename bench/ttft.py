@@ -16,10 +16,10 @@ import sys
 import time
 
 from bench.decode import HEARTBEAT_TOOLS, MESSAGES, TOOLS
-from desktop.core.models.bundled import default_model_path
-from desktop.core.runtime.base import CallRequest, ChatMessage, SamplingParams
-from desktop.core.runtime.llamacpp.runtime import LlamaCppRuntime
-from desktop.core.runtime.llamacpp.settings import LlamaSettings
+from memdesk.core.models.bundled import default_model_path
+from memdesk.core.runtime.base import CallRequest, ChatMessage, SamplingParams
+from memdesk.core.runtime.llamacpp.runtime import LlamaCppRuntime
+from memdesk.core.runtime.llamacpp.settings import LlamaSettings
 
 from bench.common import bench_parser
 from bench.report import emit

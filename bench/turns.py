@@ -6,7 +6,7 @@
 (an empty cache) and those right after an eviction (which re-evaluates from the summary on and is
 reported apart). "New" tokens are those of a step's prompt beyond the previous step's prompt plus
 its output, which is what an ideal KV cache already holds. Memory edits are included: the memory
-section stays put and later edits arrive as messages (desktop/core/agent/memory_view.py), so an
+section stays put and later edits arrive as messages (memdesk/core/agent/memory_view.py), so an
 edit should cost only its own new tokens. Steps right after one (the agent's own edit call, or the
 user's edit of the human block halfway through, as in the window's memory panel) are also
 reported apart as ``reeval_ratio_after_edit`` so the claim can be checked.
@@ -114,7 +114,7 @@ class EvictionCounter:
     """Observer noting evictions: the step after one re-evaluates from the summary on."""
 
     def __init__(self) -> None:
-        from desktop.core.agent.observer import AgentObserver
+        from memdesk.core.agent.observer import AgentObserver
 
         self._base = AgentObserver()
         self.count = 0

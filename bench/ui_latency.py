@@ -24,10 +24,10 @@ def main() -> None:
     from PySide6.QtCore import QElapsedTimer, QTimer
     from PySide6.QtWidgets import QApplication
 
-    from desktop.app.runtimes import make_runtime
-    from desktop.app.services import open_services
-    from desktop.core.base.paths import Paths
-    from desktop.ui.window.main_window import MainWindow
+    from memdesk.app.runtimes import make_runtime
+    from memdesk.app.services import open_services
+    from memdesk.core.base.paths import Paths
+    from memdesk.ui.window.main_window import MainWindow
 
     app = QApplication([])
     paths = Paths.from_environment().ensure()

@@ -1,5 +1,5 @@
 """Vector index candidates on clustered synthetic vectors: search p50, write cost, open time,
-memory and recall@10 against the exact NumPy product (the figures behind desktop.core.retrieval's
+memory and recall@10 against the exact NumPy product (the figures behind memdesk.core.retrieval's
 choice; see the README's Benchmarks).
 
     python -m bench.vector_candidates --n 100000 --json
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import resource
-from desktop.core.storage.driver import sqlite_module
+from memdesk.core.storage.driver import sqlite_module
 import tempfile
 import time
 from pathlib import Path

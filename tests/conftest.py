@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from desktop.app.services import Services, open_services
-from desktop.app.agents import open_agent
-from desktop.core.base.clock import ManualClock
-from desktop.core.embedding.hashing import HashingEmbedder
-from desktop.core.runtime.scripted import ScriptedRuntime
-from desktop.core.tools.context import AllowAll
-from desktop.core.base.paths import HOME_ENV, Paths
+from memdesk.app.services import Services, open_services
+from memdesk.app.agents import open_agent
+from memdesk.core.base.clock import ManualClock
+from memdesk.core.embedding.hashing import HashingEmbedder
+from memdesk.core.runtime.scripted import ScriptedRuntime
+from memdesk.core.tools.context import AllowAll
+from memdesk.core.base.paths import HOME_ENV, Paths
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -65,7 +65,7 @@ def make_agent(services, runtime):
 @pytest.fixture(scope="session")
 def real_embedder():
     """The bundled all-MiniLM-L6-v2, loaded once per test session (a few seconds)."""
-    from desktop.core.embedding.sentence_transformer import SentenceTransformerEmbedder
+    from memdesk.core.embedding.sentence_transformer import SentenceTransformerEmbedder
 
     embedder = SentenceTransformerEmbedder()
     embedder.load()

@@ -22,11 +22,11 @@ def _run(code: str, home: Path) -> dict:
 
 
 def test_reading_the_settings_before_the_model_starts_imports_no_numpy(tmp_path):
-    # memdesk reads the store's settings before it starts the model's process (desktop.app.local_model):
+    # memdesk reads the store's settings before it starts the model's process (memdesk.app.local_model):
     # numpy there would delay the model by its import.
-    _run("from desktop.app.services import open_services\nopen_services().close()\nresult = None", tmp_path)
+    _run("from memdesk.app.services import open_services\nopen_services().close()\nresult = None", tmp_path)
     ran = _run(
-        "from desktop.app.local_model import settings_before_opening\nfrom desktop.core.base.paths import Paths\n"
+        "from memdesk.app.local_model import settings_before_opening\nfrom memdesk.core.base.paths import Paths\n"
         "result = settings_before_opening(Paths.from_environment()).runtime",
         tmp_path,
     )
@@ -37,7 +37,7 @@ def test_reading_the_settings_before_the_model_starts_imports_no_numpy(tmp_path)
 
 def test_a_store_opened_without_the_sqlite_vec_package_still_has_its_vector_functions(tmp_path):
     ran = _run(
-        "import os\nfrom desktop.core.storage import open_database\ndb = open_database(os.path.join(os.environ['MEMDESK_HOME'], 'store.db'))\n"
+        "import os\nfrom memdesk.core.storage import open_database\ndb = open_database(os.path.join(os.environ['MEMDESK_HOME'], 'store.db'))\n"
         "result = db.execute('SELECT vec_version()').fetchone()[0]\ndb.close()",
         tmp_path,
     )
@@ -47,14 +47,14 @@ def test_a_store_opened_without_the_sqlite_vec_package_still_has_its_vector_func
 
 def test_the_first_window_shows_with_qt_and_no_more_of_memdesk_than_the_settings(tmp_path):
     # It must show within half a second of the launch: the agent, the memory, numpy and the main
-    # window's modules are imported after it shows (desktop/ui/startup/first_window.py).
+    # window's modules are imported after it shows (memdesk/ui/startup/first_window.py).
     ran = _run(
-        "from desktop.app.local_model import settings_before_opening\nfrom desktop.core.base.paths import Paths\n"
-        "from desktop.ui.startup.first_window import open_first_window\n"
+        "from memdesk.app.local_model import settings_before_opening\nfrom memdesk.core.base.paths import Paths\n"
+        "from memdesk.ui.startup.first_window import open_first_window\n"
         "paths = Paths.from_environment()\nwindow = open_first_window(paths, settings_before_opening(paths))\n"
         "result = window.send_button.isEnabled()\nwindow.discard()\nwindow.lock.release()",
         tmp_path,
     )
     assert ran["result"] is True
-    heavy = [m for m in ran["modules"] if m == "numpy" or m.startswith(("desktop.core.agent", "desktop.core.memory", "desktop.app.services", "desktop.app.agents", "desktop.ui.window.main_window"))]
+    heavy = [m for m in ran["modules"] if m == "numpy" or m.startswith(("memdesk.core.agent", "memdesk.core.memory", "memdesk.app.services", "memdesk.app.agents", "memdesk.ui.window.main_window"))]
     assert heavy == []

@@ -10,8 +10,8 @@ import textwrap
 
 import pytest
 
-from desktop.core.base.errors import AlreadyRunningError
-from desktop.app.instance import TERMINAL_CHAT, WINDOW, InstanceLock
+from memdesk.core.base.errors import AlreadyRunningError
+from memdesk.app.instance import TERMINAL_CHAT, WINDOW, InstanceLock
 
 def test_a_second_start_is_refused_naming_the_first_until_it_ends(tmp_path):
     path = tmp_path / "home" / "memdesk.lock"
@@ -31,7 +31,7 @@ def test_the_lock_is_gone_with_a_process_killed_by_sigkill(tmp_path):
     holder = subprocess.Popen(
         [sys.executable, "-c", textwrap.dedent(f"""
             import sys, time
-            from desktop.app.instance import InstanceLock
+            from memdesk.app.instance import InstanceLock
             InstanceLock(__import__("pathlib").Path({str(path)!r}), "memdesk chat").acquire()
             print("held", flush=True)
             time.sleep(600)

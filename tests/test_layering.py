@@ -13,12 +13,12 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGE = ROOT / "desktop"
+PACKAGE = ROOT / "memdesk"
 CONTRACTS = ROOT / ".importlinter"
 
 
 def _lint(root: Path) -> subprocess.CompletedProcess:
-    """lint-imports on the ``desktop`` package found under ``root``, in a child so that the
+    """lint-imports on the ``memdesk`` package found under ``root``, in a child so that the
     package it analyses is the one in ``root``."""
     code = "import sys; from importlinter.cli import lint_imports; sys.exit(lint_imports(config_filename=sys.argv[1], no_cache=True, no_logo=True))"
     return subprocess.run(
@@ -33,7 +33,7 @@ def test_the_import_contracts_hold():
 
 
 def test_the_contracts_catch_relative_imports_across_layers(tmp_path):
-    copy = tmp_path / "desktop"
+    copy = tmp_path / "memdesk"
     shutil.copytree(PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__", "resources"))
     (copy / "core" / "retrieval" / "probe.py").write_text("from ..memory import recall\n")
     (copy / "core" / "storage" / "probe.py").write_text("def later():\n    from ...ui.workers import jobs\n")
@@ -41,33 +41,33 @@ def test_the_contracts_catch_relative_imports_across_layers(tmp_path):
     (copy / "core" / "agent" / "probe.py").write_text("import spacy\n")
     result = _lint(tmp_path)
     assert result.returncode == 1
-    assert "desktop.core.agent.probe -> spacy" in result.stdout
-    assert "desktop.core.retrieval.probe -> desktop.core.memory.recall" in result.stdout
-    assert "desktop.core.storage.probe -> desktop.ui.workers.jobs" in result.stdout
-    assert "desktop.cli.probe -> PySide6" in result.stdout
+    assert "memdesk.core.agent.probe -> spacy" in result.stdout
+    assert "memdesk.core.retrieval.probe -> memdesk.core.memory.recall" in result.stdout
+    assert "memdesk.core.storage.probe -> memdesk.ui.workers.jobs" in result.stdout
+    assert "memdesk.cli.probe -> PySide6" in result.stdout
 
 
 def test_the_contracts_catch_imports_made_only_for_type_checking(tmp_path):
     """An annotation naming a higher layer ties the layers all the same, so it is checked too."""
-    copy = tmp_path / "desktop"
+    copy = tmp_path / "memdesk"
     shutil.copytree(PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__", "resources"))
     (copy / "core" / "tools" / "probe.py").write_text(
-        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from desktop.core.agent.loop import Agent\n"
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from memdesk.core.agent.loop import Agent\n"
     )
     result = _lint(tmp_path)
     assert result.returncode == 1
-    assert "desktop.core.tools.probe -> desktop.core.agent.loop" in result.stdout
+    assert "memdesk.core.tools.probe -> memdesk.core.agent.loop" in result.stdout
 
 
 def _import_cycles() -> list[list[str]]:
-    """Groups of desktop modules that import each other, directly or through others (Tarjan's
+    """Groups of memdesk modules that import each other, directly or through others (Tarjan's
     strongly connected components over grimp's import graph). Imports made only for type checking
     are left out here (the layers contracts do count them): the main window's parts name the
     window they are parts of in their annotations, a reference back to the whole that the
     interpreter never follows."""
     import grimp
 
-    graph = grimp.build_graph("desktop", exclude_type_checking_imports=True, cache_dir=None)
+    graph = grimp.build_graph("memdesk", exclude_type_checking_imports=True, cache_dir=None)
     imports = {module: sorted(graph.find_modules_directly_imported_by(module)) for module in graph.modules}
     index: dict[str, int] = {}
     low: dict[str, int] = {}

@@ -7,8 +7,8 @@ import locale
 import subprocess
 from datetime import datetime, timezone
 
-from desktop.core.base.clock import day_month_year, event_time
-from desktop.core.evaluation.locomo import session_time
+from memdesk.core.base.clock import day_month_year, event_time
+from memdesk.core.evaluation.locomo import session_time
 
 
 def other_locales() -> list[str]:

@@ -7,7 +7,7 @@ import logging
 
 import pytest
 
-from desktop.core.base.log_privacy import WITHHELD, PrivateFormatter, traceback_without_messages
+from memdesk.core.base.log_privacy import WITHHELD, PrivateFormatter, traceback_without_messages
 
 SECRET = "Eva's diagnosis is in the blue folder"
 GROUP_MESSAGE = "two lookups failed"

@@ -7,15 +7,15 @@ from dataclasses import replace
 
 import pytest
 
-from desktop.app.runtimes import RuntimeAhead
-from desktop.app.services import open_services
-from desktop.core.embedding.hashing import HashingEmbedder
-from desktop.core.runtime.scripted import ScriptedRuntime
-from desktop.core.storage import open_database
-from desktop.core.base.errors import ModelError
-from desktop.app.local_model import StartedModel, settings_before_opening, start_with
-from desktop.core.base.paths import Paths
-from desktop.core.base.settings_table import Settings
+from memdesk.app.runtimes import RuntimeAhead
+from memdesk.app.services import open_services
+from memdesk.core.embedding.hashing import HashingEmbedder
+from memdesk.core.runtime.scripted import ScriptedRuntime
+from memdesk.core.storage import open_database
+from memdesk.core.base.errors import ModelError
+from memdesk.app.local_model import StartedModel, settings_before_opening, start_with
+from memdesk.core.base.paths import Paths
+from memdesk.core.base.settings_table import Settings
 
 
 class Factory:
@@ -92,7 +92,7 @@ def test_a_model_that_cannot_start_ahead_fails_where_the_window_reports_it():
         runtimes(Settings())  # the worker's attempt: its error reaches the window's error bar
 
 
-# --- started by memdesk before the window's modules are imported (desktop.app.local_model) ----------
+# --- started by memdesk before the window's modules are imported (memdesk.app.local_model) ----------
 def test_the_window_takes_the_model_memdesk_started_instead_of_starting_another():
     factory = Factory()
     started = StartedModel(Settings(), ScriptedRuntime())

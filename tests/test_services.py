@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from desktop.app.services import open_services
-from desktop.core.embedding.hashing import HashingEmbedder
-from desktop.core.base.paths import Paths
+from memdesk.app.services import open_services
+from memdesk.core.embedding.hashing import HashingEmbedder
+from memdesk.core.base.paths import Paths
 
 
 def _closed(services) -> bool:

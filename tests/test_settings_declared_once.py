@@ -1,4 +1,4 @@
-"""Every setting is declared once (desktop/core/base/settings_table.py): the store, the terminal and the
+"""Every setting is declared once (memdesk/core/base/settings_table.py): the store, the terminal and the
 settings types of the runtime and the agent read it from there, and none keeps a default of its own."""
 
 from __future__ import annotations
@@ -9,27 +9,27 @@ from dataclasses import MISSING, fields
 
 import pytest
 
-from desktop.cli.main import main
-from desktop.cli.settings_cmd import line_for
-from desktop.core.agent.recall.search import RecallSettings
-from desktop.core.agent.chain import ChainLimits
-from desktop.core.agent.consolidation.modes import MODES as CONSOLIDATION_MODES
-from desktop.core.agent.consolidation.modes import ConsolidationSettings
-from desktop.core.memory.forget.finder import DEFAULT_THRESHOLD
-from desktop.core.agent.loop import AgentSettings
-from desktop.core.graph.facts import MentionsAndFacts
-from desktop.core.graph.render import TOP_ENTITIES
-from desktop.core.memory.history import DEFAULT_MAX_CHANGES
-from desktop.core.runtime.base import SamplingParams
-from desktop.core.runtime.llamacpp.settings import LlamaSettings
-from desktop.core.runtime.openai_http import OpenAIRuntime, OpenAISettings
-from desktop.core.base.settings_table import Declared
-from desktop.core.storage.backup import Backups
-from desktop.core.tools.http import HttpPolicy
-from desktop.core.base.errors import ConfigError
-from desktop.core.base.settings_table import SETTINGS, Settings, declared
-from desktop.core.storage.settings_store import SettingsStore
-from desktop.core.runtime.base import sampling
+from memdesk.cli.main import main
+from memdesk.cli.settings_cmd import line_for
+from memdesk.core.agent.recall.search import RecallSettings
+from memdesk.core.agent.chain import ChainLimits
+from memdesk.core.agent.consolidation.modes import MODES as CONSOLIDATION_MODES
+from memdesk.core.agent.consolidation.modes import ConsolidationSettings
+from memdesk.core.memory.forget.finder import DEFAULT_THRESHOLD
+from memdesk.core.agent.loop import AgentSettings
+from memdesk.core.graph.facts import MentionsAndFacts
+from memdesk.core.graph.render import TOP_ENTITIES
+from memdesk.core.memory.history import DEFAULT_MAX_CHANGES
+from memdesk.core.runtime.base import SamplingParams
+from memdesk.core.runtime.llamacpp.settings import LlamaSettings
+from memdesk.core.runtime.openai_http import OpenAIRuntime, OpenAISettings
+from memdesk.core.base.settings_table import Declared
+from memdesk.core.storage.backup import Backups
+from memdesk.core.tools.http import HttpPolicy
+from memdesk.core.base.errors import ConfigError
+from memdesk.core.base.settings_table import SETTINGS, Settings, declared
+from memdesk.core.storage.settings_store import SettingsStore
+from memdesk.core.runtime.base import sampling
 
 
 def _default(dataclass, name):

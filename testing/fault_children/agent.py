@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import sys
 
-from desktop.app.agents import open_agent
-from desktop.app.services import open_services
-from desktop.core.embedding.hashing import HashingEmbedder
-from desktop.core.runtime.scripted import ScriptedRuntime, call, say
-from desktop.core.tools.context import AllowAll
-from desktop.core.base.paths import Paths
+from memdesk.app.agents import open_agent
+from memdesk.app.services import open_services
+from memdesk.core.embedding.hashing import HashingEmbedder
+from memdesk.core.runtime.scripted import ScriptedRuntime, call, say
+from memdesk.core.tools.context import AllowAll
+from memdesk.core.base.paths import Paths
 
 
 def main(start: int) -> None:

@@ -1,7 +1,7 @@
 """An ingestion that can be killed: a folder into agent 1 of a store, with the hashing embedder.
 Prints ``ready`` once imported and about to ingest, then ``ADDED UNCHANGED EMBEDDED``.
 ``python -m testing.fault_children.ingest STORE FOLDER``; the fault campaign kills it at a random
-moment, tests/documents/test_resume.py crashes it at a chosen one (desktop.core.documents.ingest's
+moment, tests/documents/test_resume.py crashes it at a chosen one (memdesk.core.documents.ingest's
 CRASH_ENV). ``ingest`` is the same work in the calling process (an uninterrupted reference run)."""
 
 from __future__ import annotations
@@ -9,12 +9,12 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from desktop.core.base.clock import SystemClock
-from desktop.core.documents.ingest import Ingestor
-from desktop.core.documents.progress import IngestReport
-from desktop.core.embedding.hashing import HashingEmbedder
-from desktop.core.memory.archival import ArchivalMemory
-from desktop.core.storage import open_database
+from memdesk.core.base.clock import SystemClock
+from memdesk.core.documents.ingest import Ingestor
+from memdesk.core.documents.progress import IngestReport
+from memdesk.core.embedding.hashing import HashingEmbedder
+from memdesk.core.memory.archival import ArchivalMemory
+from memdesk.core.storage import open_database
 
 
 def ingest(store: Path | str, folder: Path | str, *, ready=lambda: None) -> IngestReport:

@@ -1,4 +1,4 @@
-"""The sent_line_kill child: the real terminal loop (desktop.cli.chat_cmd._loop) with one kind of
+"""The sent_line_kill child: the real terminal loop (memdesk.cli.chat_cmd._loop) with one kind of
 background work running when a line arrives on stdin. The work holds the model (or the analyser)
 for HOLD seconds that nothing can cut short, as a prompt batch or a tool does; the loop cancels
 and waits for it after the line. It prints ``@busy`` when the work starts holding and ``@read``
@@ -10,18 +10,18 @@ from __future__ import annotations
 import sys
 import time
 
-from desktop.app.services import memory_history, open_services
-from desktop.app.agents import open_agent, open_consolidator
-from desktop.cli import chat_cmd
-from desktop.session.idle_consolidation import IdleConsolidation
-from desktop.core.agent.consolidation.prompt import FINISH
-from desktop.core.embedding.hashing import HashingEmbedder
-from desktop.session.graph_extraction import BackgroundExtraction
-from desktop.core.graph.extraction import ExtractionOptions
-from desktop.core.graph.nlp import Analysis
-from desktop.core.runtime.scripted import ScriptedRuntime, call, say
-from desktop.core.tools.context import AllowAll
-from desktop.core.base.paths import Paths
+from memdesk.app.services import memory_history, open_services
+from memdesk.app.agents import open_agent, open_consolidator
+from memdesk.cli import chat_cmd
+from memdesk.session.idle_consolidation import IdleConsolidation
+from memdesk.core.agent.consolidation.prompt import FINISH
+from memdesk.core.embedding.hashing import HashingEmbedder
+from memdesk.session.graph_extraction import BackgroundExtraction
+from memdesk.core.graph.extraction import ExtractionOptions
+from memdesk.core.graph.nlp import Analysis
+from memdesk.core.runtime.scripted import ScriptedRuntime, call, say
+from memdesk.core.tools.context import AllowAll
+from memdesk.core.base.paths import Paths
 
 
 

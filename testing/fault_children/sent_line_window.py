@@ -12,11 +12,11 @@ import time
 from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtWidgets import QApplication
 
-from desktop.app.services import open_services
-from desktop.core.embedding.hashing import HashingEmbedder
-from desktop.core.runtime.scripted import ScriptedRuntime, say
-from desktop.core.base.paths import Paths
-from desktop.ui.window.main_window import MainWindow
+from memdesk.app.services import open_services
+from memdesk.core.embedding.hashing import HashingEmbedder
+from memdesk.core.runtime.scripted import ScriptedRuntime, say
+from memdesk.core.base.paths import Paths
+from memdesk.ui.window.main_window import MainWindow
 
 
 

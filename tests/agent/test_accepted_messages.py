@@ -8,12 +8,12 @@ from dataclasses import replace
 
 import pytest
 
-from desktop.core.agent.accept import accept_user_message
-from desktop.core.memory.recall import RecallMemory
-from desktop.core.runtime.base import CancelToken
-from desktop.core.runtime.scripted import call, say
-from desktop.core.storage import open_database
-from desktop.core.base.errors import GenerationCancelled
+from memdesk.core.agent.accept import accept_user_message
+from memdesk.core.memory.recall import RecallMemory
+from memdesk.core.runtime.base import CancelToken
+from memdesk.core.runtime.scripted import call, say
+from memdesk.core.storage import open_database
+from memdesk.core.base.errors import GenerationCancelled
 
 
 def committed_kinds(services, agent_id: int) -> list[str]:

@@ -3,8 +3,8 @@ and timed heartbeats exactly as its instructions promise."""
 
 from __future__ import annotations
 
-from desktop.core.runtime.scripted import say
-from desktop.core.base.settings_table import Settings
+from memdesk.core.runtime.scripted import say
+from memdesk.core.base.settings_table import Settings
 
 
 def test_login_is_due_for_a_new_agent_and_after_a_gap_only(services, runtime, make_agent, clock):

@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from desktop.core.transfer.agentfile import EXTENSION_KEY, export_agent_file, export_document, import_agent_file, import_path, read_agent_file
-from desktop.core.transfer.agentfile import importing
-from desktop.core.transfer.imported_blocks import MAX_IMPORTED_BLOCK_CHARS
-from desktop.core.runtime.scripted import ScriptedRuntime, say
-from desktop.core.base.settings_table import Settings
-from desktop.core.tools.imported import ImportedTools
-from desktop.core.base.errors import AgentExistsError, AgentFileError
+from memdesk.core.transfer.agentfile import EXTENSION_KEY, export_agent_file, export_document, import_agent_file, import_path, read_agent_file
+from memdesk.core.transfer.agentfile import importing
+from memdesk.core.transfer.imported_blocks import MAX_IMPORTED_BLOCK_CHARS
+from memdesk.core.runtime.scripted import ScriptedRuntime, say
+from memdesk.core.base.settings_table import Settings
+from memdesk.core.tools.imported import ImportedTools
+from memdesk.core.base.errors import AgentExistsError, AgentFileError
 
 
 def store_is_empty_of_imports(services, before: int) -> None:

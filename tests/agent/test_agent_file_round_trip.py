@@ -7,11 +7,11 @@ import re
 
 import pytest
 
-from desktop.core.transfer.agentfile import EXTENSION_KEY, export_agent_file, import_agent_file, parse_agent_file
-from desktop.core.transfer.agentfile.graph import GraphFileTransfer
-from desktop.core.memory.revert import Reverter
-from desktop.core.runtime.scripted import ScriptedRuntime, call, say
-from desktop.core.tools.imported import ImportedTools
+from memdesk.core.transfer.agentfile import EXTENSION_KEY, export_agent_file, import_agent_file, parse_agent_file
+from memdesk.core.transfer.agentfile.graph import GraphFileTransfer
+from memdesk.core.memory.revert import Reverter
+from memdesk.core.runtime.scripted import ScriptedRuntime, call, say
+from memdesk.core.tools.imported import ImportedTools
 
 TOOL_CODE = 'def roll(sides: int) -> str:\n    """Roll a die.\n\n    Args:\n        sides: How many sides.\n    """\n    return "4"\n'
 

@@ -10,9 +10,9 @@ from datetime import timedelta
 
 import pytest
 
-from desktop.core.agent.recall.search import NOTE, NOTHING_NOTE, ArchivalSource, AutoRecall, ConversationSource, Memory, RecallSettings
-from desktop.core.runtime.scripted import ScriptedRuntime, call, say
-from desktop.core.base.settings_table import Settings
+from memdesk.core.agent.recall.search import NOTE, NOTHING_NOTE, ArchivalSource, AutoRecall, ConversationSource, Memory, RecallSettings
+from memdesk.core.runtime.scripted import ScriptedRuntime, call, say
+from memdesk.core.base.settings_table import Settings
 
 
 def forget(services, agent, clock, texts: list[str]) -> list[int]:
@@ -198,7 +198,7 @@ def test_sources_are_pluggable_and_merged_by_rank(services, make_agent):
 
 
 def test_the_window_panels_get_the_hits_marked_automatic(services, runtime, make_agent, clock):
-    from desktop.core.agent.observer import AgentObserver
+    from memdesk.core.agent.observer import AgentObserver
 
     class Hits(AgentObserver):
         def __init__(self):
@@ -217,7 +217,7 @@ def test_the_window_panels_get_the_hits_marked_automatic(services, runtime, make
 
 
 def test_the_transcript_shows_which_memories_a_reply_had(services, runtime, make_agent, clock):
-    from desktop.core.agent.conversation_view import conversation_entries
+    from memdesk.core.agent.conversation_view import conversation_entries
 
     agent = make_agent()
     forget(services, agent, clock, ["My cat is called Tom"])

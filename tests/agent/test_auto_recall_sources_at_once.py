@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import threading
 
-from desktop.core.agent.recall.search import AutoRecall, Memory, RecallSettings, Visible
+from memdesk.core.agent.recall.search import AutoRecall, Memory, RecallSettings, Visible
 
 #: Far beyond what the search takes: the deadline is not what these tests look at.
 PATIENT = RecallSettings(timeout_ms=60_000)

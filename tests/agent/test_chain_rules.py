@@ -8,8 +8,8 @@ import json
 
 import pytest
 
-from desktop.core.agent.loop import AgentSettings
-from desktop.core.runtime.scripted import call, say
+from memdesk.core.agent.loop import AgentSettings
+from memdesk.core.runtime.scripted import call, say
 
 
 def results(services, agent) -> list[dict]:
@@ -152,7 +152,7 @@ def test_a_function_with_a_generation_of_its_own_runs_once_per_turn(services, ru
 
 
 def test_the_default_step_cap_is_low_and_a_setting(services, runtime, make_agent):
-    from desktop.core.base.settings_table import Settings
+    from memdesk.core.base.settings_table import Settings
 
     assert Settings().max_chained_steps <= 4 and AgentSettings().max_steps == Settings().max_chained_steps
     agent = make_agent(settings=Settings(max_chained_steps=7, max_searches_per_turn=3))
@@ -160,7 +160,7 @@ def test_the_default_step_cap_is_low_and_a_setting(services, runtime, make_agent
 
 
 def test_steps_per_turn_are_reported(services, runtime, make_agent):
-    from desktop.core.agent.observer import AgentObserver
+    from memdesk.core.agent.observer import AgentObserver
 
     class Turns(AgentObserver):
         def __init__(self):

@@ -9,19 +9,19 @@ from dataclasses import replace
 
 import pytest
 
-from desktop.app.agents import open_consolidator
-from desktop.app.services import open_services
-from desktop.core.agent.consolidation.consolidator import BUSY
-from desktop.session.idle_consolidation import IdleConsolidation
-from desktop.core.agent.consolidation.modes import parse_mode
-from desktop.core.agent.consolidation.prompt import FINISH, MEMORY_FUNCTIONS
-from desktop.core.agent.consolidation.store import ACCEPTED, APPLIED, FAILED, REJECTED, RUNNING
-from desktop.core.embedding.hashing import HashingEmbedder
-from desktop.core.runtime.base import CancelToken
-from desktop.core.runtime.scripted import ScriptedRuntime, call, say
-from desktop.core.storage import open_database
-from desktop.core.base.errors import ConfigError, StoreBusyError
-from desktop.core.base.paths import Paths
+from memdesk.app.agents import open_consolidator
+from memdesk.app.services import open_services
+from memdesk.core.agent.consolidation.consolidator import BUSY
+from memdesk.session.idle_consolidation import IdleConsolidation
+from memdesk.core.agent.consolidation.modes import parse_mode
+from memdesk.core.agent.consolidation.prompt import FINISH, MEMORY_FUNCTIONS
+from memdesk.core.agent.consolidation.store import ACCEPTED, APPLIED, FAILED, REJECTED, RUNNING
+from memdesk.core.embedding.hashing import HashingEmbedder
+from memdesk.core.runtime.base import CancelToken
+from memdesk.core.runtime.scripted import ScriptedRuntime, call, say
+from memdesk.core.storage import open_database
+from memdesk.core.base.errors import ConfigError, StoreBusyError
+from memdesk.core.base.paths import Paths
 
 KNOWN = "Lives in Portugal."
 CHAT = [

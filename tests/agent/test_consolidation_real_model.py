@@ -8,15 +8,15 @@ from dataclasses import replace
 
 import pytest
 
-from desktop.app.runtimes import make_runtime
-from desktop.app.agents import open_agent, open_consolidator
-from desktop.app.services import open_services
-from desktop.core.agent.consolidation.prompt import FINISH, MEMORY_FUNCTIONS
-from desktop.core.agent.consolidation.store import APPLIED, FAILED
-from desktop.core.runtime.base import SamplingParams
-from desktop.core.runtime.scripted import ScriptedRuntime, say
-from desktop.core.base.paths import Paths
-from desktop.core.base.settings_table import Settings
+from memdesk.app.runtimes import make_runtime
+from memdesk.app.agents import open_agent, open_consolidator
+from memdesk.app.services import open_services
+from memdesk.core.agent.consolidation.prompt import FINISH, MEMORY_FUNCTIONS
+from memdesk.core.agent.consolidation.store import APPLIED, FAILED
+from memdesk.core.runtime.base import SamplingParams
+from memdesk.core.runtime.scripted import ScriptedRuntime, say
+from memdesk.core.base.paths import Paths
+from memdesk.core.base.settings_table import Settings
 
 pytestmark = pytest.mark.model
 

@@ -7,9 +7,9 @@ from dataclasses import replace
 
 import pytest
 
-from desktop.core.agent.context import SECTIONS
-from desktop.core.runtime.scripted import ScriptedRuntime, call, say
-from desktop.core.base.errors import ContextOverflowError
+from memdesk.core.agent.context import SECTIONS
+from memdesk.core.runtime.scripted import ScriptedRuntime, call, say
+from memdesk.core.base.errors import ContextOverflowError
 
 WORDS = "the quick brown fox jumps over the lazy dog and keeps running far away "
 

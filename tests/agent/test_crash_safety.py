@@ -7,9 +7,9 @@ import subprocess
 import sys
 import textwrap
 
-from desktop.app.services import open_services
-from desktop.core.embedding.hashing import HashingEmbedder
-from desktop.core.base.paths import Paths
+from memdesk.app.services import open_services
+from memdesk.core.embedding.hashing import HashingEmbedder
+from memdesk.core.base.paths import Paths
 
 CRASHING_TOOL = '''
 import os
@@ -30,11 +30,11 @@ TOOLS = [crash_now]
 
 DRIVER = textwrap.dedent(
     """
-    from desktop.app.services import open_services
-    from desktop.app.agents import open_agent
-    from desktop.core.embedding.hashing import HashingEmbedder
-    from desktop.core.runtime.scripted import ScriptedRuntime, call, say
-    from desktop.core.tools.context import AllowAll
+    from memdesk.app.services import open_services
+    from memdesk.app.agents import open_agent
+    from memdesk.core.embedding.hashing import HashingEmbedder
+    from memdesk.core.runtime.scripted import ScriptedRuntime, call, say
+    from memdesk.core.tools.context import AllowAll
 
     services = open_services(embedder=HashingEmbedder())
     record = services.create_agent("survivor")

@@ -3,10 +3,10 @@ MemDesk wrote the default text, not the user (issue 22)."""
 
 from __future__ import annotations
 
-from desktop.core.memory.history import APP, BLOCK, USER
-from desktop.core.prompts import renamed_persona
-from desktop.core.storage import migrations, open_database
-from desktop.core.storage.migrations import MIGRATIONS
+from memdesk.core.memory.history import APP, BLOCK, USER
+from memdesk.core.prompts import renamed_persona
+from memdesk.core.storage import migrations, open_database
+from memdesk.core.storage.migrations import MIGRATIONS
 
 
 def test_the_default_persona_calls_the_agent_by_its_own_name(services):

@@ -4,7 +4,7 @@ start the embedding model is still loading then, and the reply would wait for it
 
 from __future__ import annotations
 
-from desktop.core.runtime.scripted import say
+from memdesk.core.runtime.scripted import say
 
 
 def test_recall_on_a_new_agent_embeds_nothing(services, runtime, make_agent, monkeypatch):

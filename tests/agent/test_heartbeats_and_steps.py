@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from desktop.core.agent.loop import AgentSettings
-from desktop.core.runtime.scripted import call, say
+from memdesk.core.agent.loop import AgentSettings
+from memdesk.core.runtime.scripted import call, say
 
 
 def kinds(services, agent):
@@ -174,7 +174,7 @@ def test_pause_heartbeats_is_capped_at_six_hours(services, runtime, make_agent, 
 
 
 def test_stream_events_reach_the_observer_in_order(services, runtime, make_agent):
-    from desktop.core.agent.observer import AgentObserver
+    from memdesk.core.agent.observer import AgentObserver
 
     class Recorder(AgentObserver):
         def __init__(self):

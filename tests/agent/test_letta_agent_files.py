@@ -7,12 +7,12 @@ import json
 
 import pytest
 
-from desktop.app.agents import open_agent
-from desktop.core.transfer.agentfile import import_agent_file, read_agent_file
-from desktop.core.runtime.scripted import ScriptedRuntime, call, say
-from desktop.core.tools.context import AllowAll, DenyAll
-from desktop.core.tools.imported import ImportedTools
-from desktop.core.base.errors import ConfigError
+from memdesk.app.agents import open_agent
+from memdesk.core.transfer.agentfile import import_agent_file, read_agent_file
+from memdesk.core.runtime.scripted import ScriptedRuntime, call, say
+from memdesk.core.tools.context import AllowAll, DenyAll
+from memdesk.core.tools.imported import ImportedTools
+from memdesk.core.base.errors import ConfigError
 
 
 def imported(services, path):

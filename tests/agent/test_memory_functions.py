@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from datetime import datetime, timezone
 
-from desktop.core.runtime.scripted import call, say
-from desktop.core.base.settings_table import Settings
+from memdesk.core.runtime.scripted import call, say
+from memdesk.core.base.settings_table import Settings
 
 
 def result_of(services, agent):

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import json
 
-from desktop.core.agent.loop import AgentSettings
-from desktop.core.memory.history import AGENT, BLOCK
-from desktop.core.models.catalog import load_catalog
-from desktop.core.runtime.scripted import call, say
-from desktop.core.base.settings_table import Settings
+from memdesk.core.agent.loop import AgentSettings
+from memdesk.core.memory.history import AGENT, BLOCK
+from memdesk.core.models.catalog import load_catalog
+from memdesk.core.runtime.scripted import call, say
+from memdesk.core.base.settings_table import Settings
 from tests.agent.test_auto_recall import forget
 
 

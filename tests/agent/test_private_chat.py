@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from desktop.app.agents import open_agent
-from desktop.app.services import open_private_services
-from desktop.core.runtime.scripted import ScriptedRuntime, call, say
-from desktop.core.tools.context import AllowAll
-from desktop.core.base.errors import PrivateChatRefusal
+from memdesk.app.agents import open_agent
+from memdesk.app.services import open_private_services
+from memdesk.core.runtime.scripted import ScriptedRuntime, call, say
+from memdesk.core.tools.context import AllowAll
+from memdesk.core.base.errors import PrivateChatRefusal
 
 # Words that appear nowhere but in the private chat.
 SECRET_MESSAGE = "zanzibarquux"
@@ -223,10 +223,10 @@ def test_deleting_an_agent_in_the_copy_leaves_its_saved_files_alone(services, sa
 
 
 def test_a_private_chat_on_an_encrypted_store_reads_its_memories_and_leaves_the_file_as_it_was(tmp_path):
-    from desktop.app.services import open_services
-    from desktop.core.embedding.hashing import HashingEmbedder
-    from desktop.core.storage.encryption import encrypt_store
-    from desktop.core.base.paths import Paths
+    from memdesk.app.services import open_services
+    from memdesk.core.embedding.hashing import HashingEmbedder
+    from memdesk.core.storage.encryption import encrypt_store
+    from memdesk.core.base.paths import Paths
 
     paths = Paths(tmp_path / "home")
     services = open_services(paths, embedder=HashingEmbedder())

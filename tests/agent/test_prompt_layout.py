@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import json
 
-from desktop.core.agent.memory_view import REFRESH_AFTER
-from desktop.core.runtime.scripted import call, say
+from memdesk.core.agent.memory_view import REFRESH_AFTER
+from memdesk.core.runtime.scripted import call, say
 
 
 def is_prefix(earlier, later) -> bool:
@@ -26,7 +26,7 @@ def test_static_prefix_is_the_system_message_and_never_changes(services, runtime
 
 
 def test_the_memory_prefix_a_warm_up_evaluates_is_how_every_step_of_a_new_agent_begins(services, runtime, make_agent):
-    from desktop.core.runtime.warmup import Warmup
+    from memdesk.core.runtime.warmup import Warmup
 
     agent = make_agent()
     warmup = Warmup()

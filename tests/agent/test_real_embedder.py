@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from desktop.app.agents import open_agent
-from desktop.app.services import open_services
-from desktop.core.runtime.scripted import ScriptedRuntime, call, say
-from desktop.core.tools.context import AllowAll
-from desktop.core.base.paths import Paths
-from desktop.core.base.settings_table import Settings
+from memdesk.app.agents import open_agent
+from memdesk.app.services import open_services
+from memdesk.core.runtime.scripted import ScriptedRuntime, call, say
+from memdesk.core.tools.context import AllowAll
+from memdesk.core.base.paths import Paths
+from memdesk.core.base.settings_table import Settings
 
 
 def test_archival_search_finds_a_paraphrase_with_the_real_embedder(real_embedder, clock):

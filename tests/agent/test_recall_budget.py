@@ -1,5 +1,5 @@
 """Automatic recall's budget follows what the message needs and the window's room
-(desktop.core.agent.recall.budget): a question gets the section it would get in an 8,192-token
+(memdesk.core.agent.recall.budget): a question gets the section it would get in an 8,192-token
 window as far as a smaller window allows, a statement a sixth of it."""
 
 from __future__ import annotations
@@ -9,11 +9,11 @@ from datetime import timedelta
 
 import pytest
 
-from desktop.core.agent.recall.search import EXPIRED
-from desktop.core.agent.context import ContextBudget, Section
-from desktop.core.agent.recall.budget import REFERENCE_WINDOW, TELL_SHARE, asks, section_tokens
-from desktop.core.runtime.scripted import ScriptedRuntime, say
-from desktop.core.base.settings_table import Settings
+from memdesk.core.agent.recall.search import EXPIRED
+from memdesk.core.agent.context import ContextBudget, Section
+from memdesk.core.agent.recall.budget import REFERENCE_WINDOW, TELL_SHARE, asks, section_tokens
+from memdesk.core.runtime.scripted import ScriptedRuntime, say
+from memdesk.core.base.settings_table import Settings
 
 
 @pytest.mark.parametrize(

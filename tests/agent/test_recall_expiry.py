@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import json
 
-from desktop.core.agent.recall.search import EXPIRED
-from desktop.core.agent.observer import AgentObserver
-from desktop.core.runtime.scripted import ScriptedRuntime, say
-from desktop.core.base.settings_table import Settings
+from memdesk.core.agent.recall.search import EXPIRED
+from memdesk.core.agent.observer import AgentObserver
+from memdesk.core.runtime.scripted import ScriptedRuntime, say
+from memdesk.core.base.settings_table import Settings
 
 TOPICS = ["basil", "tomatoes", "violin", "marathon", "pottery", "chess", "sailing", "baking", "birding", "fencing", "origami", "cycling"]
 

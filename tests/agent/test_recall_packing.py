@@ -1,4 +1,4 @@
-"""Automatic recall packs its memories tightly (desktop.core.agent.recall.packing): a day's
+"""Automatic recall packs its memories tightly (memdesk.core.agent.recall.packing): a day's
 conversation shares one line and one date, in the order it was said, so a budget holds more."""
 
 from __future__ import annotations
@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 from datetime import datetime, timedelta, timezone
 
-from desktop.core.agent.recall.search import CONVERSATION, NOTE, Memory, render_event
-from desktop.core.agent.recall.packing import pack, render_lines
-from desktop.core.runtime.scripted import ScriptedRuntime
+from memdesk.core.agent.recall.search import CONVERSATION, NOTE, Memory, render_event
+from memdesk.core.agent.recall.packing import pack, render_lines
+from memdesk.core.runtime.scripted import ScriptedRuntime
 
 DAY = datetime(2023, 5, 8, 13, 56, tzinfo=timezone.utc)
 

@@ -1,13 +1,13 @@
-"""A question about one speaker shows that speaker's memories first (desktop.core.agent.recall.speaker)."""
+"""A question about one speaker shows that speaker's memories first (memdesk.core.agent.recall.speaker)."""
 
 from __future__ import annotations
 
 import json
 from datetime import timedelta
 
-from desktop.core.agent.recall.speaker import OTHERS_FIRST, named_speaker_first
-from desktop.core.runtime.scripted import ScriptedRuntime, say
-from desktop.core.base.settings_table import Settings
+from memdesk.core.agent.recall.speaker import OTHERS_FIRST, named_speaker_first
+from memdesk.core.runtime.scripted import ScriptedRuntime, say
+from memdesk.core.base.settings_table import Settings
 
 SPEAKERS = ["Ana", "Ben"]
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 import json
 from datetime import datetime, timedelta
 
-from desktop.core.agent.recall.search import Memory, excerpt
-from desktop.core.agent.recall.versions import newest_first
-from desktop.core.runtime.scripted import say
+from memdesk.core.agent.recall.search import Memory, excerpt
+from memdesk.core.agent.recall.versions import newest_first
+from memdesk.core.runtime.scripted import say
 
 
 def evicted(services, agent, clock, texts: list[str], gap_days: int = 9) -> None:

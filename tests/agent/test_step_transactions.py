@@ -8,12 +8,12 @@ import threading
 
 import pytest
 
-from desktop.app.agents import open_agent
-from desktop.core.memory.core_memory import CoreMemory
-from desktop.core.runtime.scripted import ScriptedRuntime, call, say
-from desktop.core.storage import open_database
-from desktop.core.tools.context import AllowAll, DenyAll
-from desktop.core.base.errors import GenerationCancelled
+from memdesk.app.agents import open_agent
+from memdesk.core.memory.core_memory import CoreMemory
+from memdesk.core.runtime.scripted import ScriptedRuntime, call, say
+from memdesk.core.storage import open_database
+from memdesk.core.tools.context import AllowAll, DenyAll
+from memdesk.core.base.errors import GenerationCancelled
 
 USER_TOOL = '''
 RAN = []
@@ -78,7 +78,7 @@ def test_message_chatgpt_is_stopped_with_the_turn(services, make_agent):
 
     runtime = Thinking([call("message_chatgpt", "ask", True, message="What is a tulip?")], context_window=16384)
     agent = make_agent(runtime=runtime)
-    from desktop.core.runtime.base import CancelToken
+    from memdesk.core.runtime.base import CancelToken
 
     token = CancelToken()
     stopper = threading.Thread(target=lambda: started.wait(10) and token.cancel())

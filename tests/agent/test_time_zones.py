@@ -9,12 +9,12 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from desktop.app.services import open_services
-from desktop.core.base.clock import ManualClock, system_zone
-from desktop.core.embedding.hashing import HashingEmbedder
-from desktop.core.runtime.scripted import call, say
-from desktop.core.base.errors import ConfigError
-from desktop.core.base.paths import Paths
+from memdesk.app.services import open_services
+from memdesk.core.base.clock import ManualClock, system_zone
+from memdesk.core.embedding.hashing import HashingEmbedder
+from memdesk.core.runtime.scripted import call, say
+from memdesk.core.base.errors import ConfigError
+from memdesk.core.base.paths import Paths
 
 LOS_ANGELES = ZoneInfo("America/Los_Angeles")
 #: 06:00 UTC on 30 November is 22:00 on 29 November in Los Angeles.

@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from desktop.core.agent.conversation_view import conversation_entries, conversation_markdown
-from desktop.core.transfer.memdesk_json import duplicate_agent, export_agent, import_agent
-from desktop.core.runtime.scripted import ScriptedRuntime, call, say
-from desktop.core.base.errors import AgentExistsError, ConfigError
+from memdesk.core.agent.conversation_view import conversation_entries, conversation_markdown
+from memdesk.core.transfer.memdesk_json import duplicate_agent, export_agent, import_agent
+from memdesk.core.runtime.scripted import ScriptedRuntime, call, say
+from memdesk.core.base.errors import AgentExistsError, ConfigError
 
 
 @pytest.fixture

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from desktop.core.agent import unanswered
-from desktop.core.runtime.base import CancelToken
-from desktop.core.runtime.scripted import call, say
-from desktop.core.base.errors import GenerationCancelled
+from memdesk.core.agent import unanswered
+from memdesk.core.runtime.base import CancelToken
+from memdesk.core.runtime.scripted import call, say
+from memdesk.core.base.errors import GenerationCancelled
 
 
 def owed(services, agent_id: int) -> list[str]:

@@ -122,8 +122,8 @@ def test_the_socket_campaign_fails_on_a_network_event_or_a_run_that_did_not_end_
         log.write_text("".join(f"{line}\n" for line in log_lines), encoding="utf-8")
         return AppRun([name], code, "", "", tmp_path / "home", 1.0, audit_log=log)
 
-    quiet = run("quiet", 0, ["11 start python -m desktop.cli.main chat"])
-    lookup = run("lookup", 0, ["12 start python -m desktop.ui.startup.main", "12 NETWORK socket.getaddrinfo ('huggingface.co', 443)"])
+    quiet = run("quiet", 0, ["11 start python -m memdesk.cli.main chat"])
+    lookup = run("lookup", 0, ["12 start python -m memdesk.ui.startup.main", "12 NETWORK socket.getaddrinfo ('huggingface.co', 443)"])
     assert faults.sockets_report({"cli": quiet, "gui": quiet})["ok"]
     report = faults.sockets_report({"cli": quiet, "gui": lookup})
     assert not report["ok"] and report["network_socket_events"] == 1 and "huggingface.co" in report["events"][0]

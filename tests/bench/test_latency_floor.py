@@ -6,7 +6,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from bench.latency import step_speeds, tokens_before_reply
-from desktop.core.runtime.base import GenerationStats
+from memdesk.core.runtime.base import GenerationStats
 
 
 def step(**stats):

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from testing.real_app import REPLY_SHOWN, AppRun
-from desktop.core.runtime.scripted import ScriptedRuntime, say
+from memdesk.core.runtime.scripted import ScriptedRuntime, say
 
 ENVIRONMENT = "import json, os; print(json.dumps({k: os.environ.get(k) for k in ('MEMDESK_HOME', 'HF_HUB_OFFLINE', 'QT_QPA_PLATFORM', 'MEMDESK_SOCKET_AUDIT')}))"
 

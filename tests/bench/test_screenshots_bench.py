@@ -7,10 +7,10 @@ from __future__ import annotations
 from PySide6.QtGui import QImage
 
 from bench import screenshots
-from desktop.app.services import open_services
-from desktop.core.embedding.hashing import HashingEmbedder
-from desktop.core.runtime.scripted import ScriptedRuntime, say
-from desktop.core.base.paths import Paths
+from memdesk.app.services import open_services
+from memdesk.core.embedding.hashing import HashingEmbedder
+from memdesk.core.runtime.scripted import ScriptedRuntime, say
+from memdesk.core.base.paths import Paths
 
 
 def test_the_script_answers_each_message_then_saves_the_four_pictures(qapp, tmp_path):

@@ -5,7 +5,7 @@ screenshot script's test, and no timing is asserted)."""
 from __future__ import annotations
 
 from bench import turns
-from desktop.core.runtime.scripted import ScriptedRuntime, say
+from memdesk.core.runtime.scripted import ScriptedRuntime, say
 
 
 def test_the_benchmark_reports_each_turns_steps_and_the_kv_reuse(memdesk_home):

@@ -7,7 +7,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from bench.window import _first_reply_floor
-from desktop.core.runtime.base import GenerationStats
+from memdesk.core.runtime.base import GenerationStats
 
 
 class CharTokens:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 
-from desktop.cli.main import main
-from desktop.core.storage import open_database
-from desktop.app.instance import WINDOW, InstanceLock
-from desktop.core.base.paths import Paths
+from memdesk.cli.main import main
+from memdesk.core.storage import open_database
+from memdesk.app.instance import WINDOW, InstanceLock
+from memdesk.core.base.paths import Paths
 
 
 def _user_name() -> str:
@@ -102,8 +102,8 @@ def test_a_store_too_damaged_to_open_is_named_with_the_command_that_restores_it(
 def test_a_store_too_damaged_to_look_encrypted_is_restored_with_its_snapshots_passphrase(capsys, tmp_path, monkeypatch):
     """Cut mid-page, an encrypted store no longer says it is encrypted, so no passphrase is asked
     to open it; restoring its encrypted snapshot asks for one (here from MEMDESK_PASSPHRASE_FILE)."""
-    from desktop.app.services import open_services
-    from desktop.core.embedding.hashing import HashingEmbedder
+    from memdesk.app.services import open_services
+    from memdesk.core.embedding.hashing import HashingEmbedder
 
     secret = tmp_path / "passphrase.txt"
     secret.write_text("correct horse\n", encoding="utf-8")

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import argparse
 
-from desktop.app.services import daily_snapshots, open_services
-from desktop.cli import chat_cmd
-from desktop.core.embedding.hashing import HashingEmbedder
-from desktop.core.runtime.scripted import say
+from memdesk.app.services import daily_snapshots, open_services
+from memdesk.cli import chat_cmd
+from memdesk.core.embedding.hashing import HashingEmbedder
+from memdesk.core.runtime.scripted import say
 from tests.runtime.child_runtimes import SlowWarmRuntime
 
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import argparse
 import threading
 
-from desktop.cli import chat_cmd
-from desktop.core.embedding.hashing import HashingEmbedder
-from desktop.core.runtime.scripted import ScriptedRuntime, say
-from desktop.core.storage import open_database
+from memdesk.cli import chat_cmd
+from memdesk.core.embedding.hashing import HashingEmbedder
+from memdesk.core.runtime.scripted import ScriptedRuntime, say
+from memdesk.core.storage import open_database
 
 
 def test_a_typed_line_preempts_the_login_turn(monkeypatch, capsys, services):

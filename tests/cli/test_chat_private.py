@@ -6,8 +6,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from desktop.cli import chat_cmd
-from desktop.core.runtime.scripted import ScriptedRuntime, call, say
+from memdesk.cli import chat_cmd
+from memdesk.core.runtime.scripted import ScriptedRuntime, call, say
 
 SECRET = "zanzibarquux"
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 import argparse
 from datetime import timedelta
 
-from desktop.app.services import open_services
-from desktop.cli import chat_cmd
-from desktop.app.operations import open_retention
-from desktop.core.embedding.hashing import HashingEmbedder
-from desktop.core.runtime.scripted import ScriptedRuntime
+from memdesk.app.services import open_services
+from memdesk.cli import chat_cmd
+from memdesk.app.operations import open_retention
+from memdesk.core.embedding.hashing import HashingEmbedder
+from memdesk.core.runtime.scripted import ScriptedRuntime
 
 
 def test_an_unconfirmed_policy_is_announced_at_start_and_nothing_is_removed(memdesk_home, monkeypatch, capsys):

@@ -12,9 +12,9 @@ import sys
 import time
 from pathlib import Path
 
-from desktop.cli import chat_cmd
-from desktop.core.agent import unanswered
-from desktop.core.runtime.scripted import ScriptedRuntime, say
+from memdesk.cli import chat_cmd
+from memdesk.core.agent import unanswered
+from memdesk.core.runtime.scripted import ScriptedRuntime, say
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -22,10 +22,10 @@ ROOT = Path(__file__).resolve().parents[2]
 # the parent types a line and kills the child -9 while the reply is being generated.
 HANGING_CHAT = r"""
 import argparse, sys, time
-from desktop.app.services import open_services
-from desktop.cli import chat_cmd
-from desktop.core.embedding.hashing import HashingEmbedder
-from desktop.core.runtime.scripted import ScriptedRuntime
+from memdesk.app.services import open_services
+from memdesk.cli import chat_cmd
+from memdesk.core.embedding.hashing import HashingEmbedder
+from memdesk.core.runtime.scripted import ScriptedRuntime
 
 def hang(_messages):
     print("@generating", flush=True)

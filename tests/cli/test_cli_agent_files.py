@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from desktop.cli.main import main
+from memdesk.cli.main import main
 
 
 def test_export_af_and_import_it_back(capsys, tmp_path):
@@ -63,7 +63,7 @@ def test_a_bad_file_is_one_clear_line(capsys, tmp_path):
 
 def test_history_lists_changes_and_reverts_them(capsys):
     main(["agents", "create", "Ivo", "--human", "Name: Ivo"])
-    from desktop.app.services import open_services
+    from memdesk.app.services import open_services
 
     services = open_services()
     record = services.agents.get_by_name("Ivo")
@@ -81,7 +81,7 @@ def test_history_lists_changes_and_reverts_them(capsys):
 
 def test_history_lists_graph_changes_and_reverts_one(capsys):
     main(["agents", "create", "Ivo"])
-    from desktop.app.services import open_services
+    from memdesk.app.services import open_services
 
     services = open_services()
     record = services.agents.get_by_name("Ivo")

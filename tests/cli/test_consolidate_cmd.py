@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from desktop.app.agents import open_consolidator
-from desktop.cli.main import main
-from desktop.core.agent.consolidation.prompt import FINISH
-from desktop.core.runtime.scripted import call, say
+from memdesk.app.agents import open_consolidator
+from memdesk.cli.main import main
+from memdesk.core.agent.consolidation.prompt import FINISH
+from memdesk.core.runtime.scripted import call, say
 
 
 def propose(services, runtime, make_agent, *contents: str):
@@ -60,8 +60,8 @@ def test_run_with_consolidation_off_says_how_to_turn_it_on(capsys, services, mak
 def test_the_terminal_chat_consolidates_while_the_user_is_idle(capsys, services, runtime, make_agent, monkeypatch):
     import time
 
-    from desktop.cli import chat_cmd
-    from desktop.session.idle_consolidation import IdleConsolidation
+    from memdesk.cli import chat_cmd
+    from memdesk.session.idle_consolidation import IdleConsolidation
 
     agent = make_agent("ana", human="Lives in Portugal.")
     for text in ("My name is Ana and I moved to Porto last spring.", "I work night shifts.", "Green tea, never coffee."):

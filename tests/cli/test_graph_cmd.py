@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 
-from desktop.app.services import open_services
-from desktop.cli.main import main
-from desktop.core.embedding.hashing import HashingEmbedder
-from desktop.core.base.paths import Paths
+from memdesk.app.services import open_services
+from memdesk.cli.main import main
+from memdesk.core.embedding.hashing import HashingEmbedder
+from memdesk.core.base.paths import Paths
 
 
 def _conversation(name: str, *texts: str) -> None:

@@ -1,13 +1,13 @@
-"""`memdesk` with no command opens the window: it starts the local model first (desktop.app.local_model),
-then shows the first window with Send working (desktop/ui/first_window.py), then imports the
+"""`memdesk` with no command opens the window: it starts the local model first (memdesk.app.local_model),
+then shows the first window with Send working (memdesk/ui/first_window.py), then imports the
 main window's modules and hands it the model's runtime and the first window."""
 
 from __future__ import annotations
 
-from desktop.app import local_model
-from desktop.cli.main import main
-from desktop.ui.startup import main as window_main
-from desktop.ui.startup import first_window
+from memdesk.app import local_model
+from memdesk.cli.main import main
+from memdesk.ui.startup import main as window_main
+from memdesk.ui.startup import first_window
 
 
 def test_memdesk_starts_the_model_then_the_first_window_and_hands_both_to_the_main_window(qtbot, monkeypatch):

@@ -9,13 +9,13 @@ import sys
 
 import pytest
 
-from desktop.app.services import open_services
-from desktop.cli import chat_cmd
-from desktop.cli.main import main
-from desktop.core.embedding.hashing import HashingEmbedder
-from desktop.core.runtime.scripted import ScriptedRuntime, say
-from desktop.app.instance import WINDOW, InstanceLock
-from desktop.core.base.paths import Paths
+from memdesk.app.services import open_services
+from memdesk.cli import chat_cmd
+from memdesk.cli.main import main
+from memdesk.core.embedding.hashing import HashingEmbedder
+from memdesk.core.runtime.scripted import ScriptedRuntime, say
+from memdesk.app.instance import WINDOW, InstanceLock
+from memdesk.core.base.paths import Paths
 
 @pytest.fixture
 def running_window(memdesk_home):

@@ -8,8 +8,8 @@ import json
 
 import pytest
 
-from desktop.cli.main import main
-from desktop.core.net.plain_http import is_remote_plain_http, plain_http_warning
+from memdesk.cli.main import main
+from memdesk.core.net.plain_http import is_remote_plain_http, plain_http_warning
 
 REMOTE = "http://192.0.2.10:8080/v1"
 

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import pytest
 
-from desktop.app.runtimes import make_runtime
-from desktop.app.agents import open_agent
-from desktop.app.services import open_services
-from desktop.cli.main import main
-from desktop.core.memory.agents import FIRST_AGENT
-from desktop.core.embedding.hashing import HashingEmbedder
-from desktop.core.base.paths import Paths
+from memdesk.app.runtimes import make_runtime
+from memdesk.app.agents import open_agent
+from memdesk.app.services import open_services
+from memdesk.cli.main import main
+from memdesk.core.memory.agents import FIRST_AGENT
+from memdesk.core.embedding.hashing import HashingEmbedder
+from memdesk.core.base.paths import Paths
 
 pytestmark = pytest.mark.model
 

@@ -8,11 +8,11 @@ import sys
 
 import pytest
 
-from desktop.cli.main import main
-from desktop.diagnostics import CHECK_NAMES, Doctor
-from desktop.core.models.bundled import default_model_path
-from desktop.diagnostics.crash import explain_exit
-from desktop.core.base.paths import Paths
+from memdesk.cli.main import main
+from memdesk.diagnostics import CHECK_NAMES, Doctor
+from memdesk.core.models.bundled import default_model_path
+from memdesk.diagnostics.crash import explain_exit
+from memdesk.core.base.paths import Paths
 
 
 def doctor(capsys, *args: str) -> tuple[int, str]:
@@ -96,7 +96,7 @@ def test_a_missing_display_is_a_failing_window_line_and_exit_1(monkeypatch, caps
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="X11 displays are a Linux matter")
 def test_an_unreachable_display_is_qts_own_complaint_caught_in_a_child(monkeypatch, capsys):
-    from desktop.diagnostics import system_libs
+    from memdesk.diagnostics import system_libs
 
     monkeypatch.setenv("DISPLAY", ":987")  # no X server there
     monkeypatch.setenv("QT_QPA_PLATFORM", "xcb")
@@ -137,7 +137,7 @@ def test_an_illegal_instruction_names_the_cpu_mismatch():
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/cpuinfo")
 def test_a_build_using_features_this_cpu_lacks_fails_the_cpu_line():
-    from desktop.diagnostics.cpu import build_features, cpu_flags, missing_features
+    from memdesk.diagnostics.cpu import build_features, cpu_flags, missing_features
     from doctor_probes import AMX_BUILD
 
     # What the stand-in build lacks here depends on this CPU (an AVX2-only EPYC also lacks AVX512,
@@ -153,7 +153,7 @@ def test_a_build_using_features_this_cpu_lacks_fails_the_cpu_line():
 
 
 def test_the_cpu_line_names_every_feature_a_build_uses_and_the_cpu_lacks():
-    from desktop.diagnostics.cpu import build_features, missing_features
+    from memdesk.diagnostics.cpu import build_features, missing_features
 
     features = build_features("CPU : SSE3 = 1 | AVX2 = 1 | AVX512 = 1 | AMX_INT8 = 1 | REPACK = 1 |")
     assert features == ["SSE3", "AVX2", "AVX512", "AMX_INT8"]  # REPACK is no CPU feature
@@ -199,9 +199,9 @@ def test_a_killed_model_process_raises_the_typed_crash_the_window_offers_diagnos
     import os
     import signal
 
-    from desktop.core.runtime.isolated import isolated_llama
-    from desktop.core.runtime.llamacpp.settings import LlamaSettings
-    from desktop.core.base.errors import ModelCrashedError
+    from memdesk.core.runtime.isolated import isolated_llama
+    from memdesk.core.runtime.llamacpp.settings import LlamaSettings
+    from memdesk.core.base.errors import ModelCrashedError
 
     runtime = isolated_llama(LlamaSettings(default_model_path(), context_size=512, threads=1))
     try:

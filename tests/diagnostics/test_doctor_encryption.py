@@ -3,10 +3,10 @@ encrypted store damaged."""
 
 from __future__ import annotations
 
-from desktop.app.services import open_services
-from desktop.cli.main import main
-from desktop.core.embedding.hashing import HashingEmbedder
-from desktop.core.base.paths import Paths
+from memdesk.app.services import open_services
+from memdesk.cli.main import main
+from memdesk.core.embedding.hashing import HashingEmbedder
+from memdesk.core.base.paths import Paths
 
 
 def store_line(capsys) -> tuple[int, str]:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from desktop.diagnostics.system_libs import debian_package, missing_packages, xcb_plugin
+from memdesk.diagnostics.system_libs import debian_package, missing_packages, xcb_plugin
 
 
 @pytest.mark.parametrize(

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from desktop.core.base.clock import ManualClock
-from desktop.core.storage import open_database
+from memdesk.core.base.clock import ManualClock
+from memdesk.core.storage import open_database
 
 
 @pytest.fixture

@@ -7,9 +7,9 @@ import os
 
 import pytest
 
-from desktop.core.documents.ingest import Ingestor
-from desktop.core.embedding.hashing import HashingEmbedder
-from desktop.core.memory.archival import ArchivalMemory
+from memdesk.core.documents.ingest import Ingestor
+from memdesk.core.embedding.hashing import HashingEmbedder
+from memdesk.core.memory.archival import ArchivalMemory
 from tests.documents.conftest import write_pdf
 
 
@@ -71,7 +71,7 @@ def test_encrypted_pdf_is_refused_with_a_hint(store, manual_clock, tmp_path):
 def test_a_file_that_vanishes_between_listing_and_reading(store, manual_clock, tmp_path, monkeypatch):
     doomed = tmp_path / "doomed.txt"
     doomed.write_text("Here today, gone tomorrow.", encoding="utf-8")
-    from desktop.core.documents import ingest as ingest_module
+    from memdesk.core.documents import ingest as ingest_module
 
     real_discover = ingest_module.discover
 

@@ -3,10 +3,10 @@ passage, FTS row or vector behind, and a re-read that fails keeps the earlier ch
 
 from __future__ import annotations
 
-from desktop.core.documents import catalog
-from desktop.core.documents.ingest import Ingestor
-from desktop.core.embedding.hashing import HashingEmbedder
-from desktop.core.memory.archival import ArchivalMemory
+from memdesk.core.documents import catalog
+from memdesk.core.documents.ingest import Ingestor
+from memdesk.core.embedding.hashing import HashingEmbedder
+from memdesk.core.memory.archival import ArchivalMemory
 
 
 def _ingest(db, agent_id, clock, *paths):

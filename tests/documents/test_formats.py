@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from desktop.core.documents.ingest import Ingestor
-from desktop.core.memory.archival import ArchivalMemory
+from memdesk.core.documents.ingest import Ingestor
+from memdesk.core.memory.archival import ArchivalMemory
 
 pytestmark = pytest.mark.embedder
 

@@ -10,10 +10,10 @@ import zipfile
 
 import pytest
 
-from desktop.core.documents import parsers
-from desktop.core.documents.ingest import MAX_UNPACKED_BYTES, Ingestor
-from desktop.core.embedding.hashing import HashingEmbedder
-from desktop.core.memory.archival import ArchivalMemory
+from memdesk.core.documents import parsers
+from memdesk.core.documents.ingest import MAX_UNPACKED_BYTES, Ingestor
+from memdesk.core.embedding.hashing import HashingEmbedder
+from memdesk.core.memory.archival import ArchivalMemory
 from tests.documents.conftest import write_docx, write_pdf
 
 

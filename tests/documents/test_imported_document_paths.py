@@ -7,12 +7,12 @@ import hashlib
 
 import pytest
 
-from desktop.core.transfer.agentfile import EXTENSION_KEY, export_agent_file, import_agent_file
-from desktop.core.documents import catalog
-from desktop.core.storage import open_database
-from desktop.core.storage import migrations
-from desktop.core.storage.migrations import MIGRATIONS
-from desktop.core.base.errors import DocumentError
+from memdesk.core.transfer.agentfile import EXTENSION_KEY, export_agent_file, import_agent_file
+from memdesk.core.documents import catalog
+from memdesk.core.storage import open_database
+from memdesk.core.storage import migrations
+from memdesk.core.storage.migrations import MIGRATIONS
+from memdesk.core.base.errors import DocumentError
 
 REFUSED = "its path came with an imported agent file, so it is not read from there (pick the file to read it again)"
 

@@ -6,9 +6,9 @@ import argparse
 
 import pytest
 
-from desktop.cli.ingest import add_ingest_command
-from desktop.core.storage import open_database
-from desktop.core.base.paths import Paths
+from memdesk.cli.ingest import add_ingest_command
+from memdesk.core.storage import open_database
+from memdesk.core.base.paths import Paths
 
 pytestmark = pytest.mark.embedder
 

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from desktop.core.base.clock import ManualClock
-from desktop.core.documents.ingest import CRASH_ENV, Ingestor
-from desktop.core.embedding.hashing import HashingEmbedder
-from desktop.core.memory.archival import ArchivalMemory
-from desktop.core.storage import open_database
+from memdesk.core.base.clock import ManualClock
+from memdesk.core.documents.ingest import CRASH_ENV, Ingestor
+from memdesk.core.embedding.hashing import HashingEmbedder
+from memdesk.core.memory.archival import ArchivalMemory
+from memdesk.core.storage import open_database
 
 ROOT = Path(__file__).resolve().parents[2]
 

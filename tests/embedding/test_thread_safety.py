@@ -8,7 +8,7 @@ import time
 import numpy as np
 import pytest
 
-from desktop.core.embedding.sentence_transformer import DIMENSION, SentenceTransformerEmbedder
+from memdesk.core.embedding.sentence_transformer import DIMENSION, SentenceTransformerEmbedder
 
 
 class ProbeModel:

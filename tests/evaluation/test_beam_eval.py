@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from desktop.cli.main import main
-from desktop.core.embedding.hashing import HashingEmbedder
-from desktop.core.evaluation.beam import ASSISTANT, USER, chat_folders, load_chat, load_chats
-from desktop.core.evaluation.locomo import evaluate_samples
-from desktop.core.evaluation.locomo_replay import FIFO, FIFO_RECALL, evaluate_samples as replay_samples, shown_in_part
-from desktop.core.runtime.scripted import ScriptedRuntime
+from memdesk.cli.main import main
+from memdesk.core.embedding.hashing import HashingEmbedder
+from memdesk.core.evaluation.beam import ASSISTANT, USER, chat_folders, load_chat, load_chats
+from memdesk.core.evaluation.locomo import evaluate_samples
+from memdesk.core.evaluation.locomo_replay import FIFO, FIFO_RECALL, evaluate_samples as replay_samples, shown_in_part
+from memdesk.core.runtime.scripted import ScriptedRuntime
 
 from tests.evaluation.test_locomo_replay import Store
 
@@ -103,7 +103,7 @@ def test_context_mode_counts_a_long_message_shown_in_part(tmp_path):
 
 
 def test_the_cli_measures_beam_search(tmp_path, capsys, monkeypatch):
-    import desktop.core.embedding.sentence_transformer as st
+    import memdesk.core.embedding.sentence_transformer as st
 
     monkeypatch.setattr(st, "SentenceTransformerEmbedder", HashingEmbedder)  # the real model is measured in the README
     write_chat(tmp_path / "chats" / "1")

@@ -7,10 +7,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from desktop.cli.main import main
-from desktop.core.embedding.hashing import HashingEmbedder
-from desktop.core.evaluation.beam import load_chats
-from desktop.core.evaluation.beam_versions import evaluate_versions
+from memdesk.cli.main import main
+from memdesk.core.embedding.hashing import HashingEmbedder
+from memdesk.core.evaluation.beam import load_chats
+from memdesk.core.evaluation.beam_versions import evaluate_versions
 
 from tests.evaluation.test_beam_eval import message
 
@@ -54,7 +54,7 @@ def test_updates_and_contradictions_are_shown_newest_first_and_marked_only_with_
 
 
 def test_the_cli_reports_the_versions_mode(tmp_path, capsys, monkeypatch):
-    import desktop.core.embedding.sentence_transformer as st
+    import memdesk.core.embedding.sentence_transformer as st
 
     monkeypatch.setattr(st, "SentenceTransformerEmbedder", HashingEmbedder)
     write_chat(tmp_path / "chats" / "1")

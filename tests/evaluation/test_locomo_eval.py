@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import json
 
-from desktop.core.embedding.hashing import HashingEmbedder
-from desktop.core.evaluation.locomo import evaluate
+from memdesk.core.embedding.hashing import HashingEmbedder
+from memdesk.core.evaluation.locomo import evaluate
 
 
 def test_recall_is_computed_per_category_and_missing_evidence_is_skipped(tmp_path):

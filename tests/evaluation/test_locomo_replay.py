@@ -9,14 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from desktop.app.agents import open_agent
-from desktop.app.services import open_services
-from desktop.core.embedding.hashing import HashingEmbedder
-from desktop.core.evaluation import scoring
-from desktop.core.evaluation.locomo_replay import FIFO, ask, evaluate, plan_exchanges, replay, visible
-from desktop.core.evaluation.replay_runtime import PLACEHOLDER_SUMMARY
-from desktop.core.runtime.scripted import ScriptedRuntime, say
-from desktop.core.base.paths import Paths
+from memdesk.app.agents import open_agent
+from memdesk.app.services import open_services
+from memdesk.core.embedding.hashing import HashingEmbedder
+from memdesk.core.evaluation import scoring
+from memdesk.core.evaluation.locomo_replay import FIFO, ask, evaluate, plan_exchanges, replay, visible
+from memdesk.core.evaluation.replay_runtime import PLACEHOLDER_SUMMARY
+from memdesk.core.runtime.scripted import ScriptedRuntime, say
+from memdesk.core.base.paths import Paths
 
 FILLER = "and we talked about the weather the garden the neighbours and the long walk by the river"
 SESSIONS = 4
@@ -195,7 +195,7 @@ def test_locomo_scoring_rules():
 
 @pytest.mark.model
 def test_the_cli_measures_context_and_answers_with_the_bundled_model(sample_file, capsys):
-    from desktop.cli.main import main
+    from memdesk.cli.main import main
 
     assert main(["eval", "locomo", str(sample_file), "--mode", "context", "--window", "4096", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)

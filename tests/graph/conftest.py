@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from desktop.core.graph.extraction import ExtractionOptions, GraphExtractor
+from memdesk.core.graph.extraction import ExtractionOptions, GraphExtractor
 
 
 @pytest.fixture(scope="session")
 def analyser():
-    from desktop.core.graph.nlp import SpacyAnalyser
+    from memdesk.core.graph.nlp import SpacyAnalyser
 
     return SpacyAnalyser()
 

@@ -8,13 +8,13 @@ import json
 
 import pytest
 
-from desktop.core.agent.context import SECTIONS
-from desktop.core.graph.extraction import ExtractionOptions, GraphExtractor
-from desktop.core.graph.model_facts import ModelFactExtractor, fact_spec
-from desktop.core.runtime.base import CancelToken, ChatMessage
-from desktop.core.runtime.grammar import build_call_grammar
-from desktop.core.runtime.scripted import ScriptedRuntime, call, say
-from desktop.core.base.errors import GenerationCancelled
+from memdesk.core.agent.context import SECTIONS
+from memdesk.core.graph.extraction import ExtractionOptions, GraphExtractor
+from memdesk.core.graph.model_facts import ModelFactExtractor, fact_spec
+from memdesk.core.runtime.base import CancelToken, ChatMessage
+from memdesk.core.runtime.grammar import build_call_grammar
+from memdesk.core.runtime.scripted import ScriptedRuntime, call, say
+from memdesk.core.base.errors import GenerationCancelled
 
 
 def last_result(services, agent_id: int) -> dict:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import time
 
-from desktop.session.graph_extraction import BackgroundExtraction
-from desktop.core.graph.extraction import ExtractionOptions
+from memdesk.session.graph_extraction import BackgroundExtraction
+from memdesk.core.graph.extraction import ExtractionOptions
 
 
 def wait_for(condition, seconds: float = 60.0) -> bool:
@@ -35,7 +35,7 @@ def test_a_nudge_extracts_in_the_background(services, graph, analyser, clock, ag
 
 
 def test_the_background_extractors_changes_are_in_the_memory_history(services, graph, analyser, clock, agent_id, say):
-    from desktop.app.services import memory_history
+    from memdesk.app.services import memory_history
 
     worker = BackgroundExtraction(services.paths.database, lambda: analyser, clock, lambda: ExtractionOptions(True),
                                   recorder=lambda db: memory_history(db, clock))

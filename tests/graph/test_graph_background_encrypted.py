@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from desktop.app.services import open_services
-from desktop.core.embedding.hashing import HashingEmbedder
-from desktop.session.graph_extraction import BackgroundExtraction
-from desktop.core.graph.extraction import ExtractionOptions
-from desktop.core.base.paths import Paths
+from memdesk.app.services import open_services
+from memdesk.core.embedding.hashing import HashingEmbedder
+from memdesk.session.graph_extraction import BackgroundExtraction
+from memdesk.core.graph.extraction import ExtractionOptions
+from memdesk.core.base.paths import Paths
 from tests.graph.test_graph_background import wait_for
 
 

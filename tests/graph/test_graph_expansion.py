@@ -3,7 +3,7 @@ question but mentions an entity linked to one it names comes up."""
 
 from __future__ import annotations
 
-from desktop.core.retrieval.graph_expansion import query_entities
+from memdesk.core.retrieval.graph_expansion import query_entities
 
 
 def test_a_linked_entity_brings_its_turn_up(services, graph, extractor, agent_id, say):

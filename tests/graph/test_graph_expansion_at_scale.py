@@ -3,10 +3,10 @@ and the count of messages that mention anything (its idf) is kept and follows th
 
 from __future__ import annotations
 
-from desktop.core.embedding.hashing import HashingEmbedder
-from desktop.core.memory.recall import RecallMemory
-from desktop.core.retrieval import MessageRanker, VectorIndex
-from desktop.core.retrieval.graph_expansion import expansion_scores
+from memdesk.core.embedding.hashing import HashingEmbedder
+from memdesk.core.memory.recall import RecallMemory
+from memdesk.core.retrieval import MessageRanker, VectorIndex
+from memdesk.core.retrieval.graph_expansion import expansion_scores
 
 
 class Ids(dict):

@@ -7,11 +7,11 @@ import contextlib
 
 import pytest
 
-from desktop.core.embedding.hashing import HashingEmbedder
-from desktop.core.graph import extraction
-from desktop.core.graph.store import KnowledgeGraph
-from desktop.core.graph.extraction import MAX_ATTEMPTS, ExtractionOptions, GraphExtractor
-from desktop.core.graph.nlp import LONG_TEXT_CHARS, SPEAKER, Analysis, FoundFact, person_would_name
+from memdesk.core.embedding.hashing import HashingEmbedder
+from memdesk.core.graph import extraction
+from memdesk.core.graph.store import KnowledgeGraph
+from memdesk.core.graph.extraction import MAX_ATTEMPTS, ExtractionOptions, GraphExtractor
+from memdesk.core.graph.nlp import LONG_TEXT_CHARS, SPEAKER, Analysis, FoundFact, person_would_name
 
 
 def test_fixed_text_gives_exact_entities_and_facts(analyser):

@@ -17,7 +17,7 @@ def test_the_nlp_pipeline_loads_and_runs_without_any_socket():
         import sys
         events = []
         sys.addaudithook(lambda event, args: events.append(event) if event.startswith("socket.") else None)
-        from desktop.core.graph.nlp import SpacyAnalyser
+        from memdesk.core.graph.nlp import SpacyAnalyser
         result = SpacyAnalyser().analyse(["My sister Ann moved to Lisbon last year."])[0]
         assert {e.name for e in result.entities} >= {"Ann", "Lisbon"}, result
         print("EVENTS", events)

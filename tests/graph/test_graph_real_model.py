@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import pytest
 
-from desktop.app.runtimes import make_runtime
-from desktop.app.agents import open_agent
-from desktop.app.services import open_services
-from desktop.core.graph.extraction import ExtractionOptions, GraphExtractor
-from desktop.core.graph.model_facts import ModelFactExtractor
-from desktop.core.tools.context import AllowAll
-from desktop.core.base.paths import Paths
-from desktop.core.base.settings_table import Settings
+from memdesk.app.runtimes import make_runtime
+from memdesk.app.agents import open_agent
+from memdesk.app.services import open_services
+from memdesk.core.graph.extraction import ExtractionOptions, GraphExtractor
+from memdesk.core.graph.model_facts import ModelFactExtractor
+from memdesk.core.tools.context import AllowAll
+from memdesk.core.base.paths import Paths
+from memdesk.core.base.settings_table import Settings
 
 pytestmark = pytest.mark.model
 
@@ -25,7 +25,7 @@ def real_runtime():
 
 
 def test_the_model_adds_a_fact_between_entities_it_was_given(real_runtime, analyser, clock):
-    from desktop.core.embedding.hashing import HashingEmbedder
+    from memdesk.core.embedding.hashing import HashingEmbedder
 
     services = open_services(Paths.from_environment(), embedder=HashingEmbedder(), clock=clock)
     try:

@@ -6,7 +6,7 @@ from datetime import timedelta
 
 import pytest
 
-from desktop.core.base.errors import ToolError
+from memdesk.core.base.errors import ToolError
 
 
 def test_a_name_and_its_variants_are_one_entity(graph, agent_id):
@@ -38,7 +38,7 @@ def test_concepts_do_not_merge_by_words(graph, agent_id):
 
 
 def test_names_merge_by_meaning_with_an_embedder(services, agent_id, clock):
-    from desktop.core.graph.store import KnowledgeGraph
+    from memdesk.core.graph.store import KnowledgeGraph
 
     class Embedder:  # two spellings of one city, one vector; another city far away
         def embed(self, texts):

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from desktop.core.graph.extraction import ExtractionOptions, GraphExtractor
-from desktop.core.graph.model_facts import Triple
-from desktop.core.memory.revert import Reverter
+from memdesk.core.graph.extraction import ExtractionOptions, GraphExtractor
+from memdesk.core.graph.model_facts import Triple
+from memdesk.core.memory.revert import Reverter
 
 
 @pytest.fixture

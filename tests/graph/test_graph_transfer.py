@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from desktop.core.transfer.memdesk_json import export_agent, import_agent
-from desktop.core.transfer.graph import export_graph
+from memdesk.core.transfer.memdesk_json import export_agent, import_agent
+from memdesk.core.transfer.graph import export_graph
 
 
 def test_the_graph_survives_export_and_import(services, graph, extractor, agent_id, say, clock):

@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import pytest
 
-from desktop.app.services import open_services
-from desktop.core.embedding.hashing import HashingEmbedder
-from desktop.core.memory.graph_revert import GRAPH_KINDS
-from desktop.core.memory.revert import Reverter
-from desktop.core.runtime.scripted import call, say
-from desktop.core.base.errors import RevertError
-from desktop.core.base.paths import Paths
+from memdesk.app.services import open_services
+from memdesk.core.embedding.hashing import HashingEmbedder
+from memdesk.core.memory.graph_revert import GRAPH_KINDS
+from memdesk.core.memory.revert import Reverter
+from memdesk.core.runtime.scripted import call, say
+from memdesk.core.base.errors import RevertError
+from memdesk.core.base.paths import Paths
 
 
 @pytest.fixture

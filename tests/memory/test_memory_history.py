@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from desktop.core.memory.history import Cause
-from desktop.core.runtime.scripted import call, say
+from memdesk.core.memory.history import Cause
+from memdesk.core.runtime.scripted import call, say
 
 
 def changes_of(services, agent_id, **kind):
@@ -139,8 +139,8 @@ def test_deleting_an_agent_deletes_its_history(services):
 def test_consolidation_records_its_changes_as_its_own(services, runtime, make_agent):
     from dataclasses import replace
 
-    from desktop.app.agents import open_consolidator
-    from desktop.core.agent.consolidation.prompt import FINISH
+    from memdesk.app.agents import open_consolidator
+    from memdesk.core.agent.consolidation.prompt import FINISH
 
     agent = make_agent("ana", human="Name: Ana")
     for text in ("I moved to Porto", "I drink green tea now", "I work nights"):

@@ -1,12 +1,12 @@
 """Memory owns its rows: every write to messages, passages and their vectors goes through the stores
-in desktop/core/memory (so a rule such as "vectors go with their rows" lives in one place)."""
+in memdesk/core/memory (so a rule such as "vectors go with their rows" lives in one place)."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parents[2] / "desktop"
+PACKAGE = Path(__file__).resolve().parents[2] / "memdesk"
 OWNER = PACKAGE / "core" / "memory"
 #: Schema changes are the migrations' job.
 MIGRATIONS = PACKAGE / "core" / "storage" / "migrations"

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from desktop.core.memory.core_memory import StaleBlockError
-from desktop.core.memory.revert import Reverter, revert_text
-from desktop.core.runtime.scripted import call, say
-from desktop.core.base.errors import RevertError
+from memdesk.core.memory.core_memory import StaleBlockError
+from memdesk.core.memory.revert import Reverter, revert_text
+from memdesk.core.runtime.scripted import call, say
+from memdesk.core.base.errors import RevertError
 
 
 @pytest.fixture

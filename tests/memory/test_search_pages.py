@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from desktop.core.memory.page import Page
+from memdesk.core.memory.page import Page
 
 
 def test_messages_and_passages_come_in_the_same_kind_of_page(services, clock):

@@ -11,8 +11,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from desktop.core.models.catalog import Architecture, CatalogEntry, ModelProfile
-from desktop.core.models.hub import HubConfig
+from memdesk.core.models.catalog import Architecture, CatalogEntry, ModelProfile
+from memdesk.core.models.hub import HubConfig
 
 REPO = "memdesk-test/Tiny-GGUF"
 REVISION = "0123456789abcdef0123456789abcdef01234567"

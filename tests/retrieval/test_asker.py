@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
-from desktop.core.embedding.hashing import HashingEmbedder
-from desktop.core.memory.recall import RecallMemory
-from desktop.core.retrieval import MessageRanker, VectorIndex
-from desktop.core.retrieval.asker import about_oneself
+from memdesk.core.embedding.hashing import HashingEmbedder
+from memdesk.core.memory.recall import RecallMemory
+from memdesk.core.retrieval import MessageRanker, VectorIndex
+from memdesk.core.retrieval.asker import about_oneself
 
 START = datetime(2026, 3, 1, 10, 0, tzinfo=timezone.utc)
 

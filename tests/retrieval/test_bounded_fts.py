@@ -10,14 +10,14 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from desktop.core.base.clock import ManualClock, iso
-from desktop.core.embedding.hashing import HashingEmbedder
-from desktop.core.memory.archival import ArchivalMemory, NewPassage
-from desktop.core.memory.recall import RecallMemory
-from desktop.core.retrieval import MessageRanker, PassageRanker, VectorIndex, bounded_fts
-from desktop.core.retrieval.bounded_fts import FtsIndex, best_matches
-from desktop.core.retrieval.messages import LEXICAL_INDEX
-from desktop.core.retrieval.query import fts_phrases
+from memdesk.core.base.clock import ManualClock, iso
+from memdesk.core.embedding.hashing import HashingEmbedder
+from memdesk.core.memory.archival import ArchivalMemory, NewPassage
+from memdesk.core.memory.recall import RecallMemory
+from memdesk.core.retrieval import MessageRanker, PassageRanker, VectorIndex, bounded_fts
+from memdesk.core.retrieval.bounded_fts import FtsIndex, best_matches
+from memdesk.core.retrieval.messages import LEXICAL_INDEX
+from memdesk.core.retrieval.query import fts_phrases
 
 START = datetime(2026, 3, 1, 10, 0, tzinfo=timezone.utc)
 BOUND = 20
@@ -151,7 +151,7 @@ def test_archival_search_with_a_common_word_still_puts_the_rare_match_first(db):
 
 def test_the_bound_holds_every_depth_a_search_asks_for(monkeypatch):
     """A query of common words only fills its results from the newest SCORED_ROWS matches."""
-    from desktop.core.retrieval import message_parts, messages, passages
+    from memdesk.core.retrieval import message_parts, messages, passages
 
     monkeypatch.undo()  # the module's own bound, not the lowered one
     assert bounded_fts.SCORED_ROWS >= max(messages.LEXICAL_DEPTH, passages.SEARCH_DEPTH, message_parts.PART_DEPTH)

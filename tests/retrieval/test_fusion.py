@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from desktop.core.retrieval import fusion
-from desktop.core.retrieval.query import fts_query, mentioned_names, terms
+from memdesk.core.retrieval import fusion
+from memdesk.core.retrieval.query import fts_query, mentioned_names, terms
 
 
 def test_scale_by_max_and_no_match():

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from desktop.core.retrieval.messages import LEXICAL_INDEX as MESSAGES_INDEX
-from desktop.core.retrieval.passages import LEXICAL_INDEX as PASSAGES_INDEX
-from desktop.core.storage import open_database
+from memdesk.core.retrieval.messages import LEXICAL_INDEX as MESSAGES_INDEX
+from memdesk.core.retrieval.passages import LEXICAL_INDEX as PASSAGES_INDEX
+from memdesk.core.storage import open_database
 
-#: Every statement the bounded lexical leg scores with (desktop.core.retrieval.bounded_fts).
+#: Every statement the bounded lexical leg scores with (memdesk.core.retrieval.bounded_fts).
 STATEMENTS = [
     pytest.param(lambda index: (index.scored(), ("garden", 1, 10)), id="best"),
     pytest.param(lambda index: (index.scored(limit=False), ("garden", 1)), id="candidates"),

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
-from desktop.core.embedding.hashing import HashingEmbedder
-from desktop.core.memory.recall import RecallMemory
-from desktop.core.retrieval import MessageRanker, VectorIndex
-from desktop.core.retrieval.message_parts import PART_CHARS, WHOLE_CHARS, split_parts
+from memdesk.core.embedding.hashing import HashingEmbedder
+from memdesk.core.memory.recall import RecallMemory
+from memdesk.core.retrieval import MessageRanker, VectorIndex
+from memdesk.core.retrieval.message_parts import PART_CHARS, WHOLE_CHARS, split_parts
 
 WHEN = datetime(2026, 3, 1, 10, 0, tzinfo=timezone.utc)
 PLAN = "\n".join(f"Step {n}: configure the worker pool and the retry queue for stage {n} of the rollout." for n in range(1, 80))
@@ -89,7 +89,7 @@ def test_opening_an_agent_builds_its_parts_before_the_first_search(db):
 
 
 def test_a_conversation_longer_than_the_parts_limit_is_scored_by_whole_messages(db, monkeypatch):
-    from desktop.core.retrieval import messages
+    from memdesk.core.retrieval import messages
 
     monkeypatch.setattr(messages, "PARTS_MAX", 1)
     ranker, recall = build(db)

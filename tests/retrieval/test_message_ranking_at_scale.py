@@ -8,10 +8,10 @@ from datetime import datetime, timedelta, timezone
 
 import numpy as np
 
-from desktop.core.embedding.hashing import HashingEmbedder
-from desktop.core.memory.recall import RecallMemory
-from desktop.core.retrieval import MessageRanker, VectorIndex
-from desktop.core.retrieval import messages as message_ranking
+from memdesk.core.embedding.hashing import HashingEmbedder
+from memdesk.core.memory.recall import RecallMemory
+from memdesk.core.retrieval import MessageRanker, VectorIndex
+from memdesk.core.retrieval import messages as message_ranking
 
 START = datetime(2026, 3, 1, 10, 0, tzinfo=timezone.utc)
 
@@ -84,7 +84,7 @@ def test_in_a_long_conversation_verbatim_matches_come_from_the_word_index(db, mo
 
 
 def test_inner_words_are_those_a_verbatim_match_must_contain_whole():
-    from desktop.core.retrieval.query import inner_words
+    from memdesk.core.retrieval.query import inner_words
 
     assert inner_words("locker code is xk-42Z") == ["code", "is", "xk"]
     assert inner_words(" locker code ") == ["locker", "code"]
@@ -92,9 +92,9 @@ def test_inner_words_are_those_a_verbatim_match_must_contain_whole():
 
 
 def test_cached_rankings_follow_added_removed_and_edited_rows_without_counting_them(db):
-    from desktop.core.base.clock import ManualClock
-    from desktop.core.memory.archival import ArchivalMemory, NewPassage
-    from desktop.core.retrieval import PassageRanker
+    from memdesk.core.base.clock import ManualClock
+    from memdesk.core.memory.archival import ArchivalMemory, NewPassage
+    from memdesk.core.retrieval import PassageRanker
 
     archival = ArchivalMemory(db, HashingEmbedder(), ManualClock(), ranker=PassageRanker(db, None))
     [kept, gone] = archival.add(1, [NewPassage("heron by the pond", START), NewPassage("heron nest in spring", START)])  # words only

@@ -6,11 +6,11 @@ from datetime import date, datetime, timedelta, timezone
 
 import pytest
 
-from desktop.core.embedding.hashing import HashingEmbedder
-from desktop.core.memory.recall import RecallMemory
-from desktop.core.retrieval import MessageRanker, VectorIndex
-from desktop.core.retrieval.query import mentioned_dates
-from desktop.core.storage import open_database
+from memdesk.core.embedding.hashing import HashingEmbedder
+from memdesk.core.memory.recall import RecallMemory
+from memdesk.core.retrieval import MessageRanker, VectorIndex
+from memdesk.core.retrieval.query import mentioned_dates
+from memdesk.core.storage import open_database
 
 
 @pytest.mark.parametrize(
@@ -50,7 +50,7 @@ def test_messages_of_the_named_day_rank_first(tmp_path):
 
 
 def test_names_are_taken_out_of_a_query_word_by_word():
-    from desktop.core.retrieval.query import without_words
+    from memdesk.core.retrieval.query import without_words
 
     assert without_words("What did Jean-Luc Picard say about tea?", ["Jean-Luc Picard"]) == "What did say about tea"
     assert without_words("Ana?", ["Ana"]) == ""  # nothing left to search for: the caller keeps the query

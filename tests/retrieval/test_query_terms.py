@@ -6,12 +6,12 @@ from datetime import datetime, timezone
 
 import pytest
 
-from desktop.core.base.clock import ManualClock
-from desktop.core.embedding.hashing import HashingEmbedder
-from desktop.core.memory.archival import ArchivalMemory
-from desktop.core.memory.recall import RecallMemory
-from desktop.core.retrieval.message_parts import PartIndex
-from desktop.core.retrieval.query import MAX_QUERY_TERMS, fts_query, terms
+from memdesk.core.base.clock import ManualClock
+from memdesk.core.embedding.hashing import HashingEmbedder
+from memdesk.core.memory.archival import ArchivalMemory
+from memdesk.core.memory.recall import RecallMemory
+from memdesk.core.retrieval.message_parts import PartIndex
+from memdesk.core.retrieval.query import MAX_QUERY_TERMS, fts_query, terms
 
 #: 20,000 words, nearly all different: the query a user pasting a long document would search with.
 HUGE_QUERY = "lighthouse " + " ".join(f"word{n}" for n in range(20_000))

@@ -6,12 +6,12 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from desktop.core.base.clock import ManualClock
-from desktop.core.embedding.hashing import HashingEmbedder
-from desktop.core.memory.archival import ArchivalMemory
-from desktop.core.memory.recall import RecallMemory
-from desktop.core.retrieval import MessageRanker, PassageRanker, VectorIndex
-from desktop.core.storage import open_database
+from memdesk.core.base.clock import ManualClock
+from memdesk.core.embedding.hashing import HashingEmbedder
+from memdesk.core.memory.archival import ArchivalMemory
+from memdesk.core.memory.recall import RecallMemory
+from memdesk.core.retrieval import MessageRanker, PassageRanker, VectorIndex
+from memdesk.core.storage import open_database
 
 START = datetime(2026, 3, 1, 10, 0, tzinfo=timezone.utc)
 
@@ -82,8 +82,8 @@ def test_rankings_belong_to_their_store_even_when_a_freed_address_is_reused(tmp_
     """CPython gives a new object the address of a freed one, so a cache keyed by id(db) answered
     for a store opened after another was closed. Simulated by making every id() collide; the
     rankers' caches now belong to the objects built for one store."""
-    from desktop.core.retrieval import messages as ranking_messages
-    from desktop.core.retrieval import passages as ranking_passages
+    from memdesk.core.retrieval import messages as ranking_messages
+    from memdesk.core.retrieval import passages as ranking_passages
 
     for module in (ranking_messages, ranking_passages):
         monkeypatch.setattr(module, "id", lambda _obj: 7, raising=False)

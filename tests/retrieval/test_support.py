@@ -1,11 +1,11 @@
 """The "nothing on that" signal: how well the best hits of a search answer a question, judged by
-the words the question asks about and who said them (desktop.core.retrieval.support)."""
+the words the question asks about and who said them (memdesk.core.retrieval.support)."""
 
 from __future__ import annotations
 
 import pytest
 
-from desktop.core.retrieval.support import NOTHING_BELOW, auroc, says_nothing, support
+from memdesk.core.retrieval.support import NOTHING_BELOW, auroc, says_nothing, support
 
 SPEAKERS = {"Caroline", "Melanie"}
 RACE = ("Since my charity race I realize self-care matters.", "Caroline")

@@ -7,12 +7,12 @@ from datetime import datetime, timezone
 
 import numpy as np
 
-from desktop.core.base.clock import ManualClock
-from desktop.core.embedding.hashing import HashingEmbedder
-from desktop.core.memory.archival import ArchivalMemory, NewPassage
-from desktop.core.memory.recall import RecallMemory
-from desktop.core.retrieval import PassageRanker, VectorIndex, vector_codes
-from desktop.core.storage import open_database
+from memdesk.core.base.clock import ManualClock
+from memdesk.core.embedding.hashing import HashingEmbedder
+from memdesk.core.memory.archival import ArchivalMemory, NewPassage
+from memdesk.core.memory.recall import RecallMemory
+from memdesk.core.retrieval import PassageRanker, VectorIndex, vector_codes
+from memdesk.core.storage import open_database
 
 WHEN = datetime(2026, 1, 1, tzinfo=timezone.utc)
 

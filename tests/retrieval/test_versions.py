@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from desktop.core.retrieval.versions import CONTRADICTION, UPDATE, find_versions
+from memdesk.core.retrieval.versions import CONTRADICTION, UPDATE, find_versions
 
 MAY_3, MAY_12, JUNE_1 = datetime(2024, 5, 3, 12), datetime(2024, 5, 12, 12), datetime(2024, 6, 1, 12)
 

@@ -7,9 +7,9 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from desktop.core.runtime.base import CallRequest, CancelToken, ChatMessage, ModelTurn, StreamCallback
-from desktop.core.runtime.scripted import ScriptedRuntime, say
-from desktop.core.base.errors import GenerationCancelled, ModelFileError
+from memdesk.core.runtime.base import CallRequest, CancelToken, ChatMessage, ModelTurn, StreamCallback
+from memdesk.core.runtime.scripted import ScriptedRuntime, say
+from memdesk.core.base.errors import GenerationCancelled, ModelFileError
 
 
 class EchoRuntime(ScriptedRuntime):

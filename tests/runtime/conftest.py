@@ -11,9 +11,9 @@ import urllib.request
 
 import pytest
 
-from desktop.core.runtime.base import ChatMessage, ToolSpec
-from desktop.core.models.bundled import default_model_path
-from desktop.core.runtime.openai_http import OpenAIHttpRuntime, OpenAISettings
+from memdesk.core.runtime.base import ChatMessage, ToolSpec
+from memdesk.core.models.bundled import default_model_path
+from memdesk.core.runtime.openai_http import OpenAIHttpRuntime, OpenAISettings
 
 HEARTBEAT = {"type": "boolean", "description": "Request an immediate heartbeat after the function runs."}
 
@@ -71,8 +71,8 @@ def model_path():
 
 @pytest.fixture(scope="session")
 def llama(model_path):
-    from desktop.core.runtime.llamacpp.runtime import LlamaCppRuntime
-    from desktop.core.runtime.llamacpp.settings import LlamaSettings
+    from memdesk.core.runtime.llamacpp.runtime import LlamaCppRuntime
+    from memdesk.core.runtime.llamacpp.settings import LlamaSettings
 
     runtime = LlamaCppRuntime(LlamaSettings(model_path, context_size=4096))
     yield runtime

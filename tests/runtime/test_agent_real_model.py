@@ -7,16 +7,16 @@ import json
 
 import pytest
 
-from desktop.app.runtimes import make_runtime
-from desktop.app.agents import open_agent
-from desktop.app.services import open_services
-from desktop.core.agent.loop import AgentSettings
-from desktop.core.runtime.base import SamplingParams
-from desktop.core.tools.builtin import default_registry
-from desktop.core.tools.context import AllowAll
-from desktop.core.tools.registry import ToolRegistry
-from desktop.core.base.paths import Paths
-from desktop.core.base.settings_table import Settings
+from memdesk.app.runtimes import make_runtime
+from memdesk.app.agents import open_agent
+from memdesk.app.services import open_services
+from memdesk.core.agent.loop import AgentSettings
+from memdesk.core.runtime.base import SamplingParams
+from memdesk.core.tools.builtin import default_registry
+from memdesk.core.tools.context import AllowAll
+from memdesk.core.tools.registry import ToolRegistry
+from memdesk.core.base.paths import Paths
+from memdesk.core.base.settings_table import Settings
 
 pytestmark = pytest.mark.model
 

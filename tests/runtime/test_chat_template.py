@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from desktop.core.runtime.base import ChatMessage
-from desktop.core.runtime.chat_template import ChatTemplate
-from desktop.core.runtime.gguf import read_gguf
-from desktop.core.base.errors import ModelError
+from memdesk.core.runtime.base import ChatMessage
+from memdesk.core.runtime.chat_template import ChatTemplate
+from memdesk.core.runtime.gguf import read_gguf
+from memdesk.core.base.errors import ModelError
 
 MESSAGES = [ChatMessage("system", "Be brief."), ChatMessage("user", "Hi"), ChatMessage("assistant", '{"function": "send_message"}'), ChatMessage("user", "Bye")]
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import pytest
 
-from desktop.core.runtime.base import CallRequest, ChatMessage, SamplingParams
-from desktop.core.runtime.llamacpp.encrypted_kv_store import FILE, EncryptedKvStore
-from desktop.core.runtime.llamacpp.kv_store import SUFFIX, KvStore, _token_bytes
-from desktop.core.runtime.llamacpp.runtime import LlamaCppRuntime
-from desktop.core.runtime.llamacpp.settings import LlamaSettings
+from memdesk.core.runtime.base import CallRequest, ChatMessage, SamplingParams
+from memdesk.core.runtime.llamacpp.encrypted_kv_store import FILE, EncryptedKvStore
+from memdesk.core.runtime.llamacpp.kv_store import SUFFIX, KvStore, _token_bytes
+from memdesk.core.runtime.llamacpp.runtime import LlamaCppRuntime
+from memdesk.core.runtime.llamacpp.settings import LlamaSettings
 from tests.runtime.conftest import TOOLS
 
 PASSPHRASE = "it's \"ours\""
@@ -94,9 +94,9 @@ def test_a_fresh_runtime_loads_the_encrypted_state_instead_of_evaluating_it(mode
 @pytest.mark.model
 def test_the_app_keeps_an_encrypted_stores_states_encrypted(memdesk_home):
     """make_runtime hands the key to the model's child process (through its pipe, not argv)."""
-    from desktop.app.runtimes import make_runtime
-    from desktop.core.base.paths import Paths
-    from desktop.core.base.settings_table import Settings
+    from memdesk.app.runtimes import make_runtime
+    from memdesk.core.base.paths import Paths
+    from memdesk.core.base.settings_table import Settings
 
     rt = make_runtime(Settings(context_size=512), key=PASSPHRASE)
     try:

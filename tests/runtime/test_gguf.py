@@ -6,8 +6,8 @@ import shutil
 
 import pytest
 
-from desktop.core.runtime.gguf import read_gguf
-from desktop.core.base.errors import ModelFileError
+from memdesk.core.runtime.gguf import read_gguf
+from memdesk.core.base.errors import ModelFileError
 
 
 def truncated_copy(source, target, size):

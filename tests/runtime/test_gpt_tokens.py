@@ -7,9 +7,9 @@ import socket
 
 import pytest
 
-from desktop.core.runtime import gpt_tokens
-from desktop.core.runtime.base import ChatMessage
-from desktop.core.runtime.openai_http import OpenAIHttpRuntime, OpenAISettings, estimate_tokens
+from memdesk.core.runtime import gpt_tokens
+from memdesk.core.runtime.base import ChatMessage
+from memdesk.core.runtime.openai_http import OpenAIHttpRuntime, OpenAISettings, estimate_tokens
 
 
 @pytest.fixture

@@ -7,9 +7,9 @@ import re
 
 import pytest
 
-from desktop.core.runtime.base import ToolSpec
-from desktop.core.runtime.grammar import Limits, build_call_grammar, call_opening, forced_text
-from desktop.core.base.errors import ModelError
+from memdesk.core.runtime.base import ToolSpec
+from memdesk.core.runtime.grammar import Limits, build_call_grammar, call_opening, forced_text
+from memdesk.core.base.errors import ModelError
 from tests.runtime.conftest import HEARTBEAT_TOOLS, TOOLS
 
 EXTRA = ToolSpec(

@@ -8,10 +8,10 @@ import threading
 
 import pytest
 
-from desktop.core.runtime.base import CallRequest, CancelToken, Runtime, SamplingParams
-from desktop.core.runtime.isolated import isolated_llama
-from desktop.core.runtime.llamacpp.settings import LlamaSettings
-from desktop.core.base.errors import GenerationCancelled, ModelError, ModelFileError
+from memdesk.core.runtime.base import CallRequest, CancelToken, Runtime, SamplingParams
+from memdesk.core.runtime.isolated import isolated_llama
+from memdesk.core.runtime.llamacpp.settings import LlamaSettings
+from memdesk.core.base.errors import GenerationCancelled, ModelError, ModelFileError
 from tests.runtime.conftest import HEARTBEAT_TOOLS, TOOLS, conversation
 from tests.runtime.test_grammar import check_call
 from tests.runtime.test_isolated_process import wait_dead

@@ -10,9 +10,9 @@ import time
 
 import pytest
 
-from desktop.core.runtime.base import CallRequest, ChatMessage
-from desktop.core.runtime.isolated import IsolatedRuntime
-from desktop.core.base.errors import ModelError, ModelFileError
+from memdesk.core.runtime.base import CallRequest, ChatMessage
+from memdesk.core.runtime.isolated import IsolatedRuntime
+from memdesk.core.base.errors import ModelError, ModelFileError
 
 CHILD = "tests.runtime.child_runtimes"
 

@@ -9,10 +9,10 @@ import shutil
 
 import pytest
 
-from desktop.core.runtime.base import CallRequest, ChatMessage, SamplingParams
-from desktop.core.runtime.llamacpp.kv_store import SUFFIX, KvStore
-from desktop.core.runtime.llamacpp.runtime import LlamaCppRuntime
-from desktop.core.runtime.llamacpp.settings import LlamaSettings
+from memdesk.core.runtime.base import CallRequest, ChatMessage, SamplingParams
+from memdesk.core.runtime.llamacpp.kv_store import SUFFIX, KvStore
+from memdesk.core.runtime.llamacpp.runtime import LlamaCppRuntime
+from memdesk.core.runtime.llamacpp.settings import LlamaSettings
 from tests.runtime.conftest import TOOLS
 
 pytestmark = pytest.mark.model
@@ -171,9 +171,9 @@ def test_no_cache_dir_writes_nothing(model_path, tmp_path):
 
 def test_the_app_keeps_the_cache_in_memdesk_home(memdesk_home):
     """make_runtime wires the cache folder; the model runs in its child process as in the app."""
-    from desktop.app.runtimes import make_runtime
-    from desktop.core.base.paths import Paths
-    from desktop.core.base.settings_table import Settings
+    from memdesk.app.runtimes import make_runtime
+    from memdesk.core.base.paths import Paths
+    from memdesk.core.base.settings_table import Settings
 
     rt = make_runtime(Settings(context_size=512))
     try:

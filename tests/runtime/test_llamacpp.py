@@ -8,11 +8,11 @@ import time
 
 import pytest
 
-from desktop.core.runtime.base import CallRequest, CancelToken, ChatMessage, Runtime, SamplingParams, TextRequest
-from desktop.core.runtime.grammar import build_call_grammar
-from desktop.core.runtime.llamacpp.runtime import LlamaCppRuntime
-from desktop.core.runtime.llamacpp.settings import LlamaSettings
-from desktop.core.base.errors import ContextOverflowError, GenerationCancelled, ModelError, ModelFileError
+from memdesk.core.runtime.base import CallRequest, CancelToken, ChatMessage, Runtime, SamplingParams, TextRequest
+from memdesk.core.runtime.grammar import build_call_grammar
+from memdesk.core.runtime.llamacpp.runtime import LlamaCppRuntime
+from memdesk.core.runtime.llamacpp.settings import LlamaSettings
+from memdesk.core.base.errors import ContextOverflowError, GenerationCancelled, ModelError, ModelFileError
 from tests.runtime.conftest import HEARTBEAT_TOOLS, TOOLS, conversation
 from tests.runtime.test_grammar import check_call
 
@@ -161,7 +161,7 @@ def test_the_grammar_rejects_unknown_functions_and_wrong_arguments(llama):
 
 
 def test_llama_cpp_keeps_string_bounds_phrases_and_the_thoughts_budget(llama):
-    from desktop.core.runtime.grammar import Limits
+    from memdesk.core.runtime.grammar import Limits
     from tests.runtime.test_grammar import BOUNDED
 
     grammar = build_call_grammar([BOUNDED], limits=Limits(thoughts_chars=7))

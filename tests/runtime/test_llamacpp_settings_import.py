@@ -18,14 +18,14 @@ def _modules_loaded_by(statement: str) -> set[str]:
 
 def test_building_the_settings_loads_no_native_library():
     loaded = _modules_loaded_by(
-        "from desktop.core.runtime.llamacpp.settings import LlamaSettings\nLlamaSettings(model_path='model.gguf')"
+        "from memdesk.core.runtime.llamacpp.settings import LlamaSettings\nLlamaSettings(model_path='model.gguf')"
     )
-    assert "desktop.core.runtime.llamacpp.settings" in loaded
+    assert "memdesk.core.runtime.llamacpp.settings" in loaded
     assert "llama_cpp" not in loaded
-    assert "desktop.core.runtime.llamacpp.native" not in loaded
+    assert "memdesk.core.runtime.llamacpp.native" not in loaded
 
 
 def test_the_runtime_module_is_what_loads_it():
     """The other side of the same line: the test above would pass if nothing ever loaded it."""
-    loaded = _modules_loaded_by("import desktop.core.runtime.llamacpp.runtime")
+    loaded = _modules_loaded_by("import memdesk.core.runtime.llamacpp.runtime")
     assert "llama_cpp" in loaded

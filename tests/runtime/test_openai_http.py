@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from desktop.core.runtime.base import CallRequest, CancelToken, ChatMessage, Runtime, SamplingParams, TextRequest
-from desktop.core.runtime.openai_http import OpenAIHttpRuntime, OpenAISettings, call_schema, estimate_tokens, normalise_call
-from desktop.core.base.errors import GenerationCancelled, ModelError
+from memdesk.core.runtime.base import CallRequest, CancelToken, ChatMessage, Runtime, SamplingParams, TextRequest
+from memdesk.core.runtime.openai_http import OpenAIHttpRuntime, OpenAISettings, call_schema, estimate_tokens, normalise_call
+from memdesk.core.base.errors import GenerationCancelled, ModelError
 from tests.runtime.conftest import HEARTBEAT_TOOLS, TOOLS, conversation, free_port
 from tests.runtime.test_grammar import check_call
 

@@ -11,10 +11,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from desktop.core.net.loopback import is_loopback
-from desktop.core.runtime.base import ChatMessage, SamplingParams, TextRequest
-from desktop.core.runtime.openai_http import OpenAIRuntime
-from desktop.core.base.errors import ModelError
+from memdesk.core.net.loopback import is_loopback
+from memdesk.core.runtime.base import ChatMessage, SamplingParams, TextRequest
+from memdesk.core.runtime.openai_http import OpenAIRuntime
+from memdesk.core.base.errors import ModelError
 
 SECRET = "core memory: Ada's door code is 4711"
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from desktop.core.runtime.base import CallRequest, ChatMessage, SamplingParams, TextRequest
-from desktop.core.runtime.llamacpp.kv_store import SUFFIX
-from desktop.core.runtime.llamacpp.runtime import LlamaCppRuntime
-from desktop.core.runtime.llamacpp.settings import LlamaSettings
-from desktop.core.runtime.private import PrivateRuntime
+from memdesk.core.runtime.base import CallRequest, ChatMessage, SamplingParams, TextRequest
+from memdesk.core.runtime.llamacpp.kv_store import SUFFIX
+from memdesk.core.runtime.llamacpp.runtime import LlamaCppRuntime
+from memdesk.core.runtime.llamacpp.settings import LlamaSettings
+from memdesk.core.runtime.private import PrivateRuntime
 from tests.runtime.conftest import TOOLS
 
 pytestmark = pytest.mark.model
@@ -52,9 +52,9 @@ def test_private_requests_save_no_state_but_still_load_one(model_path, tmp_path)
 
 def test_the_apps_runtime_keeps_nothing_of_a_private_chat(memdesk_home):
     """Through make_runtime's child process, as the window and the terminal run it."""
-    from desktop.app.runtimes import make_runtime
-    from desktop.core.base.paths import Paths
-    from desktop.core.base.settings_table import Settings
+    from memdesk.app.runtimes import make_runtime
+    from memdesk.core.base.paths import Paths
+    from memdesk.core.base.settings_table import Settings
 
     rt = make_runtime(Settings(context_size=512))
     folder = Paths.from_environment().kv_cache

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from itertools import groupby
 
-from desktop.core.runtime.streaming import CallStreamParser
+from memdesk.core.runtime.streaming import CallStreamParser
 
 
 def streamed(text: str, step: int = 3) -> list[tuple[str, str]]:

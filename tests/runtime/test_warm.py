@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from desktop.core.runtime.base import CancelToken, ChatMessage
-from desktop.core.base.errors import GenerationCancelled
+from memdesk.core.runtime.base import CancelToken, ChatMessage
+from memdesk.core.base.errors import GenerationCancelled
 from tests.runtime.test_kv_cache import SYSTEM, chat, run, runtime
 
 pytestmark = pytest.mark.model
@@ -94,10 +94,10 @@ def test_a_short_beginning_is_not_warmed(model_path):
 
 
 def test_the_apps_runtime_warms_in_its_child_process(memdesk_home):
-    from desktop.app.runtimes import make_runtime
-    from desktop.core.runtime.base import CallRequest
-    from desktop.core.base.paths import Paths
-    from desktop.core.base.settings_table import Settings
+    from memdesk.app.runtimes import make_runtime
+    from memdesk.core.runtime.base import CallRequest
+    from memdesk.core.base.paths import Paths
+    from memdesk.core.base.settings_table import Settings
     from tests.runtime.conftest import TOOLS
     from tests.runtime.test_kv_cache import GREEDY, entries
 

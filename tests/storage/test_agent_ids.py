@@ -3,8 +3,8 @@ the store ("Always allow" answers, the agent's files folder) must not pass to a 
 
 from __future__ import annotations
 
-from desktop.core.storage import migrations, open_database
-from desktop.core.storage.migrations import MIGRATIONS
+from memdesk.core.storage import migrations, open_database
+from memdesk.core.storage.migrations import MIGRATIONS
 
 NOW = "2026-01-01T00:00:00+00:00"
 

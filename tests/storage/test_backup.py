@@ -8,15 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from desktop.app.store_opening import open_store
-from desktop.core.base.clock import ManualClock
-from desktop.core.storage import open_database
-from desktop.core.storage.backup import AUTOMATIC, KEPT, BackupCancelled, Backups
-from desktop.core.storage.daily_snapshots import DailySnapshots
-from desktop.core.storage.database import Database
-from desktop.core.storage.migrations import MIGRATIONS
-from desktop.core.base.errors import BackupError, ConfigError, DamagedStoreError
-from desktop.core.base.paths import Paths
+from memdesk.app.store_opening import open_store
+from memdesk.core.base.clock import ManualClock
+from memdesk.core.storage import open_database
+from memdesk.core.storage.backup import AUTOMATIC, KEPT, BackupCancelled, Backups
+from memdesk.core.storage.daily_snapshots import DailySnapshots
+from memdesk.core.storage.database import Database
+from memdesk.core.storage.migrations import MIGRATIONS
+from memdesk.core.base.errors import BackupError, ConfigError, DamagedStoreError
+from memdesk.core.base.paths import Paths
 
 
 def _store(path: Path, rows: int = 200) -> Database:
@@ -330,9 +330,9 @@ def test_a_daily_snapshot_that_fails_is_reported_not_lost_in_its_thread(tmp_path
 
 
 def test_an_encrypted_store_s_snapshots_are_encrypted_with_its_passphrase_and_restore(tmp_path, clock):
-    from desktop.app.services import open_services
-    from desktop.core.embedding.hashing import HashingEmbedder
-    from desktop.core.storage.encryption import encrypt_store
+    from memdesk.app.services import open_services
+    from memdesk.core.embedding.hashing import HashingEmbedder
+    from memdesk.core.storage.encryption import encrypt_store
 
     paths = Paths(tmp_path / "home")
     services = open_services(paths, embedder=HashingEmbedder())

@@ -8,13 +8,13 @@ from datetime import datetime, timezone
 
 import pytest
 
-from desktop.app.services import open_services
-from desktop.app.store_opening import backups_at, open_store
-from desktop.core.embedding.hashing import HashingEmbedder
-from desktop.core.storage import open_database
-from desktop.core.storage.cipher_pages import PAGE_SIZE, authenticated_pages
-from desktop.core.base.errors import DamagedStoreError, PassphraseRequiredError, WrongPassphraseError
-from desktop.core.base.paths import Paths
+from memdesk.app.services import open_services
+from memdesk.app.store_opening import backups_at, open_store
+from memdesk.core.embedding.hashing import HashingEmbedder
+from memdesk.core.storage import open_database
+from memdesk.core.storage.cipher_pages import PAGE_SIZE, authenticated_pages
+from memdesk.core.base.errors import DamagedStoreError, PassphraseRequiredError, WrongPassphraseError
+from memdesk.core.base.paths import Paths
 
 PASSPHRASE = "correct horse battery staple"
 TEXT = "the spare key is under the blue flower pot"

@@ -4,11 +4,11 @@ not decrypt the same pages again. A plain store leaves that to the operating sys
 
 from __future__ import annotations
 
-from desktop.app.services import open_services
-from desktop.core.embedding.hashing import HashingEmbedder
-from desktop.core.storage import open_database
-from desktop.core.storage.database import ENCRYPTED_CACHE_KIB
-from desktop.core.base.paths import Paths
+from memdesk.app.services import open_services
+from memdesk.core.embedding.hashing import HashingEmbedder
+from memdesk.core.storage import open_database
+from memdesk.core.storage.database import ENCRYPTED_CACHE_KIB
+from memdesk.core.base.paths import Paths
 
 
 def _cache_kib(db) -> int:

@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from desktop.app.services import open_services
-from desktop.core.embedding.hashing import HashingEmbedder
-from desktop.core.storage import open_database
-from desktop.core.storage.driver import cipher_module
-from desktop.core.storage.encryption import CONVERTING, change_key, decrypt_store, encrypt_store, is_encrypted
-from desktop.core.base.errors import NotEncryptedError, PassphraseRequiredError, StoreBusyError, WrongPassphraseError
-from desktop.core.base.paths import Paths
+from memdesk.app.services import open_services
+from memdesk.core.embedding.hashing import HashingEmbedder
+from memdesk.core.storage import open_database
+from memdesk.core.storage.driver import cipher_module
+from memdesk.core.storage.encryption import CONVERTING, change_key, decrypt_store, encrypt_store, is_encrypted
+from memdesk.core.base.errors import NotEncryptedError, PassphraseRequiredError, StoreBusyError, WrongPassphraseError
+from memdesk.core.base.paths import Paths
 
 WORD = "zebrafishcamping"
 WHEN = datetime(2026, 3, 1, tzinfo=timezone.utc)

@@ -9,12 +9,12 @@ import stat
 
 import pytest
 
-from desktop.app.services import open_services
-from desktop.cli.main import main
-from desktop.core.embedding.hashing import HashingEmbedder
-from desktop.core.runtime.llamacpp.kv_store import KvStore
-from desktop.core.storage import open_database
-from desktop.core.base.paths import Paths
+from memdesk.app.services import open_services
+from memdesk.cli.main import main
+from memdesk.core.embedding.hashing import HashingEmbedder
+from memdesk.core.runtime.llamacpp.kv_store import KvStore
+from memdesk.core.storage import open_database
+from memdesk.core.base.paths import Paths
 
 
 @pytest.fixture(autouse=True)

@@ -6,11 +6,11 @@ import hashlib
 
 import pytest
 
-from desktop.core.storage import open_database
-from desktop.core.storage.database import Database
-from desktop.core.storage import migrations
-from desktop.core.storage.migrations import MIGRATIONS
-from desktop.core.base.errors import SchemaTooNewError, StoreError
+from memdesk.core.storage import open_database
+from memdesk.core.storage.database import Database
+from memdesk.core.storage import migrations
+from memdesk.core.storage.migrations import MIGRATIONS
+from memdesk.core.base.errors import SchemaTooNewError, StoreError
 
 
 def test_a_fresh_file_gets_every_migration_recorded(tmp_path):

@@ -12,11 +12,11 @@ import subprocess
 
 import pytest
 
-from desktop.cli.main import main
-from desktop.core.storage import open_database
-from desktop.core.storage.driver import sqlite_module
-from desktop.core.base.errors import StoreReadOnlyError
-from desktop.core.base.paths import Paths
+from memdesk.cli.main import main
+from memdesk.core.storage import open_database
+from memdesk.core.storage.driver import sqlite_module
+from memdesk.core.base.errors import StoreReadOnlyError
+from memdesk.core.base.paths import Paths
 
 
 def _writable(path) -> bool:

@@ -7,16 +7,16 @@ import json
 import shutil
 from dataclasses import replace
 
-from desktop.app.agents import open_consolidator
-from desktop.app.services import open_services
-from desktop.cli.main import main
-from desktop.core.agent.consolidation.prompt import FINISH
-from desktop.core.embedding.hashing import HashingEmbedder
-from desktop.core.models.bundled import default_model_path
-from desktop.core.runtime.scripted import call, say
-from desktop.core.storage import open_database
-from desktop.core.storage.backup import AUTOMATIC
-from desktop.core.base.paths import Paths
+from memdesk.app.agents import open_consolidator
+from memdesk.app.services import open_services
+from memdesk.cli.main import main
+from memdesk.core.agent.consolidation.prompt import FINISH
+from memdesk.core.embedding.hashing import HashingEmbedder
+from memdesk.core.models.bundled import default_model_path
+from memdesk.core.runtime.scripted import call, say
+from memdesk.core.storage import open_database
+from memdesk.core.storage.backup import AUTOMATIC
+from memdesk.core.base.paths import Paths
 
 
 def _reasons(capsys) -> list[str]:
@@ -74,7 +74,7 @@ def test_a_pass_in_apply_mode_is_preceded_by_a_snapshot(services, runtime, make_
 
 
 def test_a_model_switch_is_preceded_by_a_snapshot(capsys, tmp_path, monkeypatch):
-    monkeypatch.setattr("desktop.cli.models_cmd.make_runtime", lambda settings: type("R", (), {"info": None, "close": lambda self: None})())
+    monkeypatch.setattr("memdesk.cli.models_cmd.make_runtime", lambda settings: type("R", (), {"info": None, "close": lambda self: None})())
     main(["agents", "create", "Ivo"])
     path = tmp_path / "mine.gguf"
     shutil.copyfile(default_model_path(), path)

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from desktop.core.base.clock import ManualClock
-from desktop.core.documents.ingest import Ingestor
-from desktop.core.memory.archival import ArchivalMemory
-from desktop.core.storage import open_database
-from desktop.core.text.chunking import chunk_for_embedding
+from memdesk.core.base.clock import ManualClock
+from memdesk.core.documents.ingest import Ingestor
+from memdesk.core.memory.archival import ArchivalMemory
+from memdesk.core.storage import open_database
+from memdesk.core.text.chunking import chunk_for_embedding
 
 # Digits, hyphens and long words: several word pieces a word, where a word count says one.
 DENSE = " ".join(f"Invoice {i}-AX/{i * 7} re-issued to Kowalczyk-Brzęczyszczykiewicz on 2026-0{i % 9 + 1}-1{i % 9}." for i in range(120))

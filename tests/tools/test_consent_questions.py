@@ -7,11 +7,11 @@ from __future__ import annotations
 import builtins
 import sys
 
-from desktop.cli.chat_cmd import TerminalConsent
-from desktop.core.runtime.scripted import call, say
-from desktop.core.tools.builtin import CONSENT_SUMMARIES
-from desktop.core.tools.consent_text import PREVIEW_CHARS, ConsentText
-from desktop.core.tools.http import HttpPolicy
+from memdesk.cli.chat_cmd import TerminalConsent
+from memdesk.core.runtime.scripted import call, say
+from memdesk.core.tools.builtin import CONSENT_SUMMARIES
+from memdesk.core.tools.consent_text import PREVIEW_CHARS, ConsentText
+from memdesk.core.tools.http import HttpPolicy
 
 
 def http(method: str, url: str, payload: str) -> str:

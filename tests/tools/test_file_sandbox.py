@@ -6,8 +6,8 @@ import os
 
 import pytest
 
-from desktop.core.tools.files import MAX_APPEND_BYTES, MAX_FILE_BYTES, MAX_LINE_BYTES, MAX_READ_BYTES, MAX_READ_LINES, FileSandbox
-from desktop.core.base.errors import ToolError
+from memdesk.core.tools.files import MAX_APPEND_BYTES, MAX_FILE_BYTES, MAX_LINE_BYTES, MAX_READ_BYTES, MAX_READ_LINES, FileSandbox
+from memdesk.core.base.errors import ToolError
 
 
 @pytest.fixture
@@ -57,8 +57,8 @@ def test_append_then_read_lines(sandbox):
 
 
 def test_append_asks_for_consent_and_a_denial_is_a_failed_call(services, runtime, make_agent):
-    from desktop.core.runtime.scripted import call, say
-    from desktop.core.tools.context import DenyAll
+    from memdesk.core.runtime.scripted import call, say
+    from memdesk.core.tools.context import DenyAll
 
     agent = make_agent(consent=DenyAll())
     runtime.enqueue(call("append_to_text_file", "write", False, filename="a.txt", content="hi"), say("ok"))
@@ -68,7 +68,7 @@ def test_append_asks_for_consent_and_a_denial_is_a_failed_call(services, runtime
 
 
 def test_append_runs_after_consent(services, runtime, make_agent):
-    from desktop.core.runtime.scripted import call, say
+    from memdesk.core.runtime.scripted import call, say
 
     asked = []
 

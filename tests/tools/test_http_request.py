@@ -8,10 +8,10 @@ import threading
 
 import pytest
 
-from desktop.core.runtime.scripted import call, say
-from desktop.core.tools.http import HttpPolicy
-from desktop.core.base.errors import ToolError
-from desktop.core.base.settings_table import Settings
+from memdesk.core.runtime.scripted import call, say
+from memdesk.core.tools.http import HttpPolicy
+from memdesk.core.base.errors import ToolError
+from memdesk.core.base.settings_table import Settings
 
 
 class NoSockets:

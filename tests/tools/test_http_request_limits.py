@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from desktop.core.runtime.base import CancelToken
-from desktop.core.runtime.scripted import call, say
-from desktop.core.tools.http import HttpPolicy
-from desktop.core.base.errors import GenerationCancelled, ToolError
+from memdesk.core.runtime.base import CancelToken
+from memdesk.core.runtime.scripted import call, say
+from memdesk.core.tools.http import HttpPolicy
+from memdesk.core.base.errors import GenerationCancelled, ToolError
 
 
 class Server:

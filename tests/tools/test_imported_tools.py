@@ -14,12 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from desktop.core.runtime.base import CancelToken
-from desktop.core.runtime.scripted import call, say
-from desktop.core.storage import open_database
-from desktop.core.tools.imported import ImportedTools, build_tool
-from desktop.core.tools.tool_process import ProcessLimits, run_tool_process
-from desktop.core.base.errors import ConfigError, GenerationCancelled
+from memdesk.core.runtime.base import CancelToken
+from memdesk.core.runtime.scripted import call, say
+from memdesk.core.storage import open_database
+from memdesk.core.tools.imported import ImportedTools, build_tool
+from memdesk.core.tools.tool_process import ProcessLimits, run_tool_process
+from memdesk.core.base.errors import ConfigError, GenerationCancelled
 
 
 class RecordingConsent:

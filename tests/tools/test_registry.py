@@ -6,9 +6,9 @@ from typing import Literal
 
 import pytest
 
-from desktop.core.tools.builtin import ALIASES, default_registry
-from desktop.core.tools.registry import load_user_tools, make_tool, validate_arguments
-from desktop.core.base.errors import ConfigError, ToolError
+from memdesk.core.tools.builtin import ALIASES, default_registry
+from memdesk.core.tools.registry import load_user_tools, make_tool, validate_arguments
+from memdesk.core.base.errors import ConfigError, ToolError
 
 
 def plan_trip(ctx, city: str, days: int, mode: Literal["train", "car"] = "train", tags: list[str] | None = None) -> str:
@@ -93,7 +93,7 @@ def test_user_tools_load_from_the_tools_folder_and_are_callable(tmp_path, servic
     )
     tools = load_user_tools(tmp_path / "tools")
     assert [t.name for t in tools] == ["local_weather"]
-    from desktop.core.runtime.scripted import call, say
+    from memdesk.core.runtime.scripted import call, say
 
     agent = make_agent()
     agent.tools.add(tools[0])
@@ -115,7 +115,7 @@ def test_user_tools_ask_before_each_call_unless_they_declare_themselves_read_onl
         'count_notes.read_only = True\n\n'
         'TOOLS = [save_note, count_notes]\n'
     )
-    from desktop.core.runtime.scripted import call, say
+    from memdesk.core.runtime.scripted import call, say
 
     asked = []
 

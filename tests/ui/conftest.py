@@ -20,12 +20,12 @@ from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from PySide6.QtWidgets import QApplication
 from pytestqt.wait_signal import SignalBlocker
 
-from desktop.app.services import open_services
-from desktop.core.embedding.hashing import HashingEmbedder
-from desktop.core.runtime.scripted import ScriptedRuntime
-from desktop.core.base.paths import Paths
-from desktop.ui.startup import main as window_main
-from desktop.ui.window.main_window import MainWindow
+from memdesk.app.services import open_services
+from memdesk.core.embedding.hashing import HashingEmbedder
+from memdesk.core.runtime.scripted import ScriptedRuntime
+from memdesk.core.base.paths import Paths
+from memdesk.ui.startup import main as window_main
+from memdesk.ui.window.main_window import MainWindow
 from tests.conftest import PATIENT_RECALL_MS
 
 
@@ -157,7 +157,7 @@ def send(qtbot):
 
 @pytest.fixture
 def window_start(monkeypatch):
-    """``desktop.ui.startup.main.run`` on the scripted runtime and the hashing embedder; the log handler
+    """``memdesk.ui.startup.main.run`` on the scripted runtime and the hashing embedder; the log handler
     it installs is removed afterwards."""
     monkeypatch.setattr(window_main, "make_runtime", lambda _settings, **_key: ScriptedRuntime(context_window=32768))
     monkeypatch.setattr(window_main, "open_services", lambda paths, key=None, embedder=None: open_services(paths, key=key, embedder=HashingEmbedder()))
@@ -187,7 +187,7 @@ RESCUE_AFTER_MS = 120_000
 
 @pytest.fixture
 def rescue():
-    """Ends a window run (``desktop.ui.startup.main.run``) that would otherwise wait forever, and says so: a
+    """Ends a window run (``memdesk.ui.startup.main.run``) that would otherwise wait forever, and says so: a
     regression fails the test instead of hanging the suite."""
     stuck: list[bool] = []
 

@@ -4,7 +4,7 @@ MemDesk wrote the default text (issue 22)."""
 
 from __future__ import annotations
 
-from desktop.ui.panels.agents import CreateAgentDialog
+from memdesk.ui.panels.agents import CreateAgentDialog
 
 
 def test_the_block_editor_says_memdesk_wrote_the_default_persona(make_window, roomy_runtime):

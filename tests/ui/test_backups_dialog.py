@@ -6,15 +6,15 @@ from __future__ import annotations
 import pytest
 from PySide6.QtWidgets import QMessageBox
 
-from desktop.app.services import open_services
-from desktop.app.store_opening import backups_at
-from desktop.core.embedding.hashing import HashingEmbedder
-from desktop.core.storage.backup import KEPT
-from desktop.core.base.paths import Paths
-from desktop.ui.startup import main as ui_main
-from desktop.ui.dialogs.backups import BackupsDialog, describe_when
-from desktop.ui.common.errors import ErrorHub
-from desktop.ui.workers.jobs import Jobs
+from memdesk.app.services import open_services
+from memdesk.app.store_opening import backups_at
+from memdesk.core.embedding.hashing import HashingEmbedder
+from memdesk.core.storage.backup import KEPT
+from memdesk.core.base.paths import Paths
+from memdesk.ui.startup import main as ui_main
+from memdesk.ui.dialogs.backups import BackupsDialog, describe_when
+from memdesk.ui.common.errors import ErrorHub
+from memdesk.ui.workers.jobs import Jobs
 
 
 @pytest.fixture

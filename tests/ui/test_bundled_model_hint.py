@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt
 
-from desktop.core.models.catalog import machine_memory
+from memdesk.core.models.catalog import machine_memory
 
 
 def test_the_bundled_model_gets_a_hint_that_opens_the_models_page(make_window, roomy_runtime, qtbot):

@@ -9,10 +9,10 @@ import time
 import pytest
 from PySide6.QtCore import Qt
 
-from desktop.core.embedding.hashing import HashingEmbedder
-from desktop.core.runtime.scripted import ScriptedRuntime, call, say
-from desktop.core.storage import open_database
-from desktop.core.base.errors import ModelError, StoreBusyError
+from memdesk.core.embedding.hashing import HashingEmbedder
+from memdesk.core.runtime.scripted import ScriptedRuntime, call, say
+from memdesk.core.storage import open_database
+from memdesk.core.base.errors import ModelError, StoreBusyError
 from tests.runtime.child_runtimes import SlowWarmRuntime
 
 

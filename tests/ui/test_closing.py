@@ -8,12 +8,12 @@ import threading
 from PySide6.QtCore import QEvent
 from PySide6.QtWidgets import QApplication
 
-from desktop.app.services import open_services
-from desktop.core.embedding.hashing import HashingEmbedder
-from desktop.core.runtime.scripted import ScriptedRuntime
-from desktop.core.base.paths import Paths
-from desktop.ui.window.main_window import MainWindow
-from desktop.ui.workers.threads import OutlivedThreads
+from memdesk.app.services import open_services
+from memdesk.core.embedding.hashing import HashingEmbedder
+from memdesk.core.runtime.scripted import ScriptedRuntime
+from memdesk.core.base.paths import Paths
+from memdesk.ui.window.main_window import MainWindow
+from memdesk.ui.workers.threads import OutlivedThreads
 
 
 def test_a_worker_thread_stuck_past_the_close_wait_is_left_to_finish_instead_of_aborting(services, qtbot, monkeypatch):

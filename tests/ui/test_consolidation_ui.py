@@ -7,12 +7,12 @@ import time
 
 from PySide6.QtCore import Qt
 
-from desktop.app.agents import open_consolidator
-from desktop.core.agent.consolidation.consolidator import BUSY
-from desktop.core.agent.consolidation.prompt import FINISH
-from desktop.core.agent.consolidation.store import ACCEPTED, REJECTED, RUNNING
-from desktop.core.runtime.scripted import call, say
-from desktop.core.storage import open_database
+from memdesk.app.agents import open_consolidator
+from memdesk.core.agent.consolidation.consolidator import BUSY
+from memdesk.core.agent.consolidation.prompt import FINISH
+from memdesk.core.agent.consolidation.store import ACCEPTED, REJECTED, RUNNING
+from memdesk.core.runtime.scripted import call, say
+from memdesk.core.storage import open_database
 
 CHAT = (
     "My name is Ana and I moved to Porto last spring.",
@@ -98,7 +98,7 @@ def test_a_message_stops_a_running_pass_and_the_chat_never_waits_for_it(qtbot, s
 
 
 def test_the_consolidation_mode_is_a_choice_in_settings_and_stops_the_idle_timer(qtbot, services, roomy_runtime, make_window):
-    from desktop.ui.dialogs.settings import SettingsDialog
+    from memdesk.ui.dialogs.settings import SettingsDialog
 
     window = make_window(roomy_runtime)
     assert window.consolidation.timer.isActive()  # on by default ("ask"), counting idle time

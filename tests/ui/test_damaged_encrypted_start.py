@@ -10,12 +10,12 @@ import pytest
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication, QMessageBox
 
-from desktop.app.services import open_services
-from desktop.core.embedding.hashing import HashingEmbedder
-from desktop.core.storage.cipher_pages import PAGE_SIZE
-from desktop.core.base.paths import Paths
-from desktop.ui.startup import main as ui_main
-from desktop.ui.dialogs.passphrase import WRONG, PassphraseDialog
+from memdesk.app.services import open_services
+from memdesk.core.embedding.hashing import HashingEmbedder
+from memdesk.core.storage.cipher_pages import PAGE_SIZE
+from memdesk.core.base.paths import Paths
+from memdesk.ui.startup import main as ui_main
+from memdesk.ui.dialogs.passphrase import WRONG, PassphraseDialog
 
 PASSPHRASE = "correct horse battery staple"
 WHEN = datetime(2026, 3, 1, tzinfo=timezone.utc)

@@ -11,11 +11,11 @@ import pytest
 from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QApplication, QWidget
 
-from desktop.core.runtime.scripted import say
-from desktop.ui.common import palette as qt_palette
-from desktop.ui.panels.history import diff_html
+from memdesk.core.runtime.scripted import say
+from memdesk.ui.common import palette as qt_palette
+from memdesk.ui.panels.history import diff_html
 
-UI = Path(__file__).resolve().parents[2] / "desktop" / "ui"
+UI = Path(__file__).resolve().parents[2] / "memdesk" / "ui"
 HEX = re.compile(r"#[0-9a-fA-F]{6}\b")
 COLOUR_LITERAL = re.compile(r"""["']#[0-9a-fA-F]{3,8}\b|Qt\.GlobalColor\.\w+|QColor\(["'][a-z]""")
 CSS_COLOUR = re.compile(r"(?<![-\w])color:\s*(#[0-9a-fA-F]{6})")

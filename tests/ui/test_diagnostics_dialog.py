@@ -9,10 +9,10 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication
 
-from desktop.diagnostics import Check, Report, run_checks
-from desktop.core.base.errors import ModelCrashedError
-from desktop.core.base.paths import Paths
-from desktop.ui.dialogs.diagnostics import DiagnosticsDialog
+from memdesk.diagnostics import Check, Report, run_checks
+from memdesk.core.base.errors import ModelCrashedError
+from memdesk.core.base.paths import Paths
+from memdesk.ui.dialogs.diagnostics import DiagnosticsDialog
 
 
 def test_checks_run_off_the_gui_thread_and_the_report_can_be_copied(qtbot, services):

@@ -9,7 +9,7 @@ from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt, QUrl
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QApplication
 
-from desktop.ui.common.errors import CRASH_LOG, CrashCapture, ErrorHub
+from memdesk.ui.common.errors import CRASH_LOG, CrashCapture, ErrorHub
 
 
 def drop(widget, paths) -> None:
@@ -101,8 +101,8 @@ def test_drop_zone_accepts_files_and_typing_continues(make_window, roomy_runtime
 
 
 def test_unembedded_chunks_left_by_a_killed_app_are_embedded_on_the_next_start(make_window, roomy_runtime, qtbot, tmp_path, services):
-    from desktop.core.base.clock import SystemClock
-    from desktop.core.documents.ingest import Ingestor
+    from memdesk.core.base.clock import SystemClock
+    from memdesk.core.documents.ingest import Ingestor
 
     note = tmp_path / "left.txt"
     note.write_text("Chunks read before the app was killed. " * 300)
@@ -146,7 +146,7 @@ def test_reingest_of_a_document_from_an_agent_file_reads_only_the_file_the_user_
 ):
     from PySide6.QtWidgets import QFileDialog
 
-    from desktop.core.transfer.agentfile import import_agent_file
+    from memdesk.core.transfer.agentfile import import_agent_file
     from tests.documents.test_imported_document_paths import REFUSED, planted_agent_file
 
     secret = tmp_path / "private" / "safe.txt"

@@ -7,15 +7,15 @@ import pytest
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 
-from desktop.app.services import open_services
-from desktop.core.embedding.hashing import HashingEmbedder
-from desktop.core.storage.driver import file_is_encrypted
-from desktop.core.base.errors import SchemaTooNewError
-from desktop.core.base.paths import Paths
-from desktop.ui.startup import main as window_main
-from desktop.ui.window.main_window import MainWindow
-from desktop.ui.dialogs.passphrase import WRONG, PassphraseDialog, unlock_store
-from desktop.ui.dialogs.privacy import PrivacyPanel, StoreConversion
+from memdesk.app.services import open_services
+from memdesk.core.embedding.hashing import HashingEmbedder
+from memdesk.core.storage.driver import file_is_encrypted
+from memdesk.core.base.errors import SchemaTooNewError
+from memdesk.core.base.paths import Paths
+from memdesk.ui.startup import main as window_main
+from memdesk.ui.window.main_window import MainWindow
+from memdesk.ui.dialogs.passphrase import WRONG, PassphraseDialog, unlock_store
+from memdesk.ui.dialogs.privacy import PrivacyPanel, StoreConversion
 
 SECRET = "blue 'heron' \"42\""
 

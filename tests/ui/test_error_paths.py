@@ -14,10 +14,10 @@ import pytest
 from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
-import desktop.ui
-from desktop.core.base.errors import DiskFullError
-from desktop.ui.dialogs.consent import ConsentDialog, ConsentRequest
-from desktop.ui.common.errors import CrashCapture
+import memdesk.ui
+from memdesk.core.base.errors import DiskFullError
+from memdesk.ui.dialogs.consent import ConsentDialog, ConsentRequest
+from memdesk.ui.common.errors import CrashCapture
 
 
 @pytest.fixture
@@ -83,7 +83,7 @@ EXEMPT = {"AgentWorker", "ErrorHub", "MessageBar.show_message"}
 
 def _window_modules() -> list[str]:
     """Every module of the window's packages (the start-up modules and the window's parts)."""
-    return sorted(info.name for info in pkgutil.walk_packages(desktop.ui.__path__, "desktop.ui.") if not info.ispkg)
+    return sorted(info.name for info in pkgutil.walk_packages(memdesk.ui.__path__, "memdesk.ui.") if not info.ispkg)
 
 
 def _qt_classes():

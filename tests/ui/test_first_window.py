@@ -8,14 +8,14 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import Qt
 
-from desktop.core.agent import unanswered
-from desktop.core.runtime.scripted import ScriptedRuntime, say
-from desktop.app.instance import WINDOW, InstanceLock
-from desktop.app.local_model import settings_before_opening
-from desktop.core.base.paths import Paths
-from desktop.session.sent_before_open import SentBeforeOpen
-from desktop.ui.startup import main as window_main
-from desktop.ui.startup.first_window import open_first_window
+from memdesk.core.agent import unanswered
+from memdesk.core.runtime.scripted import ScriptedRuntime, say
+from memdesk.app.instance import WINDOW, InstanceLock
+from memdesk.app.local_model import settings_before_opening
+from memdesk.core.base.paths import Paths
+from memdesk.session.sent_before_open import SentBeforeOpen
+from memdesk.ui.startup import main as window_main
+from memdesk.ui.startup.first_window import open_first_window
 
 
 @pytest.fixture

@@ -7,9 +7,9 @@ from datetime import timedelta
 
 from PySide6.QtCore import Qt
 
-from desktop.app.operations import open_retention
-from desktop.core.memory.forget import PLACEHOLDER
-from desktop.core.runtime.scripted import call, say
+from memdesk.app.operations import open_retention
+from memdesk.core.memory.forget import PLACEHOLDER
+from memdesk.core.runtime.scripted import call, say
 
 
 def test_forget_previews_then_removes_and_the_window_refreshes(qtbot, services, roomy_runtime, make_window, send):

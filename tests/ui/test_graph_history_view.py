@@ -9,7 +9,7 @@ import threading
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
-from desktop.core.runtime.scripted import ScriptedRuntime
+from memdesk.core.runtime.scripted import ScriptedRuntime
 
 
 def click(qtbot, button):

@@ -7,15 +7,15 @@ import threading
 import pytest
 from PySide6.QtCore import QThread
 
-from desktop.core.runtime.base import ChatMessage
-from desktop.core.runtime.scripted import ScriptedRuntime, call
-from desktop.core.base.errors import GenerationCancelled
-from desktop.ui.workers.graph import GraphWorker
+from memdesk.core.runtime.base import ChatMessage
+from memdesk.core.runtime.scripted import ScriptedRuntime, call
+from memdesk.core.base.errors import GenerationCancelled
+from memdesk.ui.workers.graph import GraphWorker
 
 
 @pytest.fixture(scope="module")
 def analyser():
-    from desktop.core.graph.nlp import SpacyAnalyser
+    from memdesk.core.graph.nlp import SpacyAnalyser
 
     return SpacyAnalyser()
 

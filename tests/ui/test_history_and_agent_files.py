@@ -7,10 +7,10 @@ import json
 
 from PySide6.QtCore import Qt, QUrl
 
-from desktop.core.runtime.scripted import call, say
-from desktop.core.tools.imported import ImportedTools
-from desktop.ui.common import palette
-from desktop.ui.panels.transcript import CONTEXT_DIVIDER
+from memdesk.core.runtime.scripted import call, say
+from memdesk.core.tools.imported import ImportedTools
+from memdesk.ui.common import palette
+from memdesk.ui.panels.transcript import CONTEXT_DIVIDER
 
 
 def click(qtbot, button):

@@ -8,17 +8,17 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import QSize, Qt
 
-from desktop.core.graph.extraction import ExtractionOptions, GraphExtractor
-from desktop.core.memory.revert import Reverter
-from desktop.core.runtime.scripted import ScriptedRuntime, say
-from desktop.ui.window import layout as qt_layout
-from desktop.ui.panels.knowledge import FACT_COLUMNS, KnowledgePanel
-from desktop.ui.common.text import literal
+from memdesk.core.graph.extraction import ExtractionOptions, GraphExtractor
+from memdesk.core.memory.revert import Reverter
+from memdesk.core.runtime.scripted import ScriptedRuntime, say
+from memdesk.ui.window import layout as qt_layout
+from memdesk.ui.panels.knowledge import FACT_COLUMNS, KnowledgePanel
+from memdesk.ui.common.text import literal
 
 
 @pytest.fixture(scope="module")
 def analyser():
-    from desktop.core.graph.nlp import SpacyAnalyser
+    from memdesk.core.graph.nlp import SpacyAnalyser
 
     return SpacyAnalyser()
 

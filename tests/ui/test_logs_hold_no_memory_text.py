@@ -11,14 +11,14 @@ import threading
 
 import pytest
 
-from desktop.app.agents import open_agent
-from desktop.app.services import open_services
-from desktop.core.embedding.hashing import HashingEmbedder
-from desktop.core.runtime.scripted import ScriptedRuntime, call, say
-from desktop.core.tools.context import AllowAll
-from desktop.core.base.paths import Paths
-from desktop.ui.startup.main import _setup_logging
-from desktop.ui.common.errors import CRASH_LOG, CrashCapture, ErrorHub
+from memdesk.app.agents import open_agent
+from memdesk.app.services import open_services
+from memdesk.core.embedding.hashing import HashingEmbedder
+from memdesk.core.runtime.scripted import ScriptedRuntime, call, say
+from memdesk.core.tools.context import AllowAll
+from memdesk.core.base.paths import Paths
+from memdesk.ui.startup.main import _setup_logging
+from memdesk.ui.common.errors import CRASH_LOG, CrashCapture, ErrorHub
 
 PASSPHRASE = "correct horse battery staple"
 SECRET = "zanzibarquokka"  # one word, so the store's full-text index holds it too

@@ -11,16 +11,16 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
-from desktop.app.services import open_services
-from desktop.core.embedding.hashing import HashingEmbedder
-from desktop.core.models import hub as hub_module
-from desktop.core.models import library as library_module
-from desktop.core.models import servers
-from desktop.core.models.catalog import Catalog, load_catalog
-from desktop.core.runtime.scripted import ScriptedRuntime, call, say
-from desktop.core.base.errors import ModelFileError
-from desktop.core.base.paths import Paths
-from desktop.ui.window.main_window import MainWindow
+from memdesk.app.services import open_services
+from memdesk.core.embedding.hashing import HashingEmbedder
+from memdesk.core.models import hub as hub_module
+from memdesk.core.models import library as library_module
+from memdesk.core.models import servers
+from memdesk.core.models.catalog import Catalog, load_catalog
+from memdesk.core.runtime.scripted import ScriptedRuntime, call, say
+from memdesk.core.base.errors import ModelFileError
+from memdesk.core.base.paths import Paths
+from memdesk.ui.window.main_window import MainWindow
 from tests.models.conftest import PLAIN_TEMPLATE, entry_for, fake_hub, gguf_payload, payload, write_gguf  # noqa: F401 - fake_hub is a fixture
 from tests.models.test_local_servers import FakeServer
 
@@ -215,7 +215,7 @@ def test_a_model_on_a_local_server_is_found_when_asked_and_used(qtbot, models_wi
     server = FakeServer(models=("qwen3:1.7b",), schema="enforced")
     try:
         monkeypatch.setattr(servers, "KNOWN_SERVERS", (("ollama", "Ollama", server.port), ("lmstudio", "LM Studio", 9)))
-        monkeypatch.setattr("desktop.ui.dialogs.models.find_local_servers", servers.find_local_servers)
+        monkeypatch.setattr("memdesk.ui.dialogs.models.find_local_servers", servers.find_local_servers)
         page = open_models(qtbot, models_window)
         qtbot.mouseClick(page.find_servers_button, Qt.MouseButton.LeftButton)
         qtbot.waitUntil(lambda: page.server_list.count() == 1, timeout=10_000)

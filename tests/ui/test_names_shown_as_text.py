@@ -14,12 +14,12 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QTextDocument
 from PySide6.QtWidgets import QLabel
 
-from desktop.core.runtime.scripted import say
-from desktop.core.tools.builtin import CONSENT_SUMMARIES
-from desktop.core.base.errors import MemDeskError
-from desktop.ui.dialogs.consent import ConsentDialog, ConsentRequest
-from desktop.ui.panels.knowledge import KnowledgePanel
-from desktop.ui.common.text import literal
+from memdesk.core.runtime.scripted import say
+from memdesk.core.tools.builtin import CONSENT_SUMMARIES
+from memdesk.core.base.errors import MemDeskError
+from memdesk.ui.dialogs.consent import ConsentDialog, ConsentRequest
+from memdesk.ui.panels.knowledge import KnowledgePanel
+from memdesk.ui.common.text import literal
 
 NAMES = [
     "<b>Trusted</b>",

@@ -8,10 +8,10 @@ import os
 import pytest
 from PySide6.QtWidgets import QMessageBox, QWidget
 
-from desktop.app.instance import TERMINAL_CHAT, WINDOW, InstanceLock, ask_to_come_forward
-from desktop.core.base.paths import Paths
-from desktop.ui.startup import main as window_main
-from desktop.ui.startup.instance import ComeForwardWatcher
+from memdesk.app.instance import TERMINAL_CHAT, WINDOW, InstanceLock, ask_to_come_forward
+from memdesk.core.base.paths import Paths
+from memdesk.ui.startup import main as window_main
+from memdesk.ui.startup.instance import ComeForwardWatcher
 
 @pytest.fixture
 def shown(monkeypatch):

@@ -6,11 +6,11 @@ import json
 
 from PySide6.QtCore import QPoint, Qt
 
-from desktop.core.runtime.scripted import call, say
-from desktop.core.base.settings_table import SETTINGS
-from desktop.ui.common import palette
-from desktop.ui.dialogs.consent import ConsentDialog
-from desktop.ui.dialogs.settings import SettingsDialog
+from memdesk.core.runtime.scripted import call, say
+from memdesk.core.base.settings_table import SETTINGS
+from memdesk.ui.common import palette
+from memdesk.ui.dialogs.consent import ConsentDialog
+from memdesk.ui.dialogs.settings import SettingsDialog
 
 
 def test_editing_a_block_while_the_agent_edits_it(make_window, roomy_runtime, send, qtbot, services):

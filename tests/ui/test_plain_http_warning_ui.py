@@ -5,7 +5,7 @@ server: nothing is contacted (192.0.2.10 is a documentation address)."""
 
 from __future__ import annotations
 
-from desktop.ui.dialogs.settings import SettingsDialog
+from memdesk.ui.dialogs.settings import SettingsDialog
 
 REMOTE = "http://192.0.2.10:8080/v1"
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from PySide6.QtGui import QKeySequence
 
-from desktop.core.runtime.scripted import call, say
+from memdesk.core.runtime.scripted import call, say
 
 SECRET = "zanzibarquux"
 SECRET_CORE = "quokkaflintwood"

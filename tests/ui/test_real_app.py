@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from desktop.app.runtimes import make_runtime
-from desktop.core.base.settings_table import Settings
+from memdesk.app.runtimes import make_runtime
+from memdesk.core.base.settings_table import Settings
 
 pytestmark = pytest.mark.model
 

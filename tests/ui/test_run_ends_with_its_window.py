@@ -4,8 +4,8 @@ began, so the loop waited for a close that had already happened)."""
 
 from __future__ import annotations
 
-from desktop.ui.startup import main as window_main
-from desktop.ui.window.main_window import MainWindow
+from memdesk.ui.startup import main as window_main
+from memdesk.ui.window.main_window import MainWindow
 
 
 def test_a_window_closed_before_the_run_waits_for_it_ends_the_run_and_is_offered_nothing(qtbot, plain_store, window_start, monkeypatch, rescue):

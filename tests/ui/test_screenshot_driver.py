@@ -1,12 +1,12 @@
-"""The scripted end-to-end run (`desktop.ui.startup.main --screenshot`) used by the Xvfb test and the
+"""The scripted end-to-end run (`memdesk.ui.startup.main --screenshot`) used by the Xvfb test and the
 socket audit: it must not hang when the window is not ready for its message yet."""
 
 from __future__ import annotations
 
 from PySide6.QtCore import QTimer
 
-from desktop.core.runtime.scripted import ScriptedRuntime, call, say
-from desktop.ui.startup.main import _schedule_screenshot
+from memdesk.core.runtime.scripted import ScriptedRuntime, call, say
+from memdesk.ui.startup.main import _schedule_screenshot
 from tests.ui.test_chat import SlowRuntime
 
 
@@ -61,7 +61,7 @@ class _Exits:
 def test_the_screenshot_driver_waits_for_the_reply_to_its_message_not_the_preempted_login_turn(make_window, qtbot, tmp_path, capsys, monkeypatch):
     """A fresh agent's login turn runs when the message is sent; cancelled for it, that turn ends
     first. The screenshot must wait for the reply and show it."""
-    import desktop.ui.startup.main as app_main
+    import memdesk.ui.startup.main as app_main
 
     exits = _Exits()
     monkeypatch.setattr(app_main, "QApplication", exits)
@@ -82,7 +82,7 @@ def test_the_screenshot_driver_waits_for_the_reply_to_its_message_not_the_preemp
 
 
 def test_the_screenshot_driver_exits_non_zero_when_its_message_is_not_answered(make_window, qtbot, tmp_path, capsys, monkeypatch):
-    import desktop.ui.startup.main as app_main
+    import memdesk.ui.startup.main as app_main
 
     exits = _Exits()
     monkeypatch.setattr(app_main, "QApplication", exits)

@@ -1,5 +1,5 @@
 """The settings dialog's rows are generated from the settings' one declaration
-(desktop/core/base/settings_table.py): which settings it shows and where, their editors' ranges and
+(memdesk/core/base/settings_table.py): which settings it shows and where, their editors' ranges and
 choices, which ones reload the model."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ import json
 
 from PySide6.QtWidgets import QDoubleSpinBox, QLabel, QLineEdit, QSpinBox
 
-from desktop.core.base.settings_table import Declared
-from desktop.core.base.settings_table import SETTINGS
-from desktop.ui.dialogs.settings import SettingsDialog, editor_for
+from memdesk.core.base.settings_table import Declared
+from memdesk.core.base.settings_table import SETTINGS
+from memdesk.ui.dialogs.settings import SettingsDialog, editor_for
 
 
 def _dialog(qtbot, services) -> SettingsDialog:

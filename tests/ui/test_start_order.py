@@ -8,19 +8,19 @@ import logging
 import pytest
 from PySide6.QtWidgets import QMessageBox
 
-from desktop.app.services import open_services
-from desktop.core.embedding.hashing import HashingEmbedder
-from desktop.core.runtime.scripted import ScriptedRuntime
-from desktop.app.instance import WINDOW, InstanceLock
-from desktop.app.local_model import StartedModel
-from desktop.core.base.paths import Paths
-from desktop.core.base.settings_table import Settings
-from desktop.ui.startup import main as window_main
+from memdesk.app.services import open_services
+from memdesk.core.embedding.hashing import HashingEmbedder
+from memdesk.core.runtime.scripted import ScriptedRuntime
+from memdesk.app.instance import WINDOW, InstanceLock
+from memdesk.app.local_model import StartedModel
+from memdesk.core.base.paths import Paths
+from memdesk.core.base.settings_table import Settings
+from memdesk.ui.startup import main as window_main
 
 
 @pytest.fixture
 def start(monkeypatch, memdesk_home):
-    """``desktop.ui.startup.main.run`` on scripted runtimes and the hashing embedder; returns the order of
+    """``memdesk.ui.startup.main.run`` on scripted runtimes and the hashing embedder; returns the order of
     events ("runtime" each time one is built, "window" when the main window is built)."""
     events: list[str] = []
     built: list[ScriptedRuntime] = []

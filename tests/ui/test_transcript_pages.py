@@ -9,8 +9,8 @@ from datetime import timedelta
 
 from PySide6.QtCore import Qt, QUrl
 
-from desktop.core.runtime.scripted import ScriptedRuntime
-from desktop.ui.panels.transcript import CONTEXT_DIVIDER, EARLIER_TEXT
+from memdesk.core.runtime.scripted import ScriptedRuntime
+from memdesk.ui.panels.transcript import CONTEXT_DIVIDER, EARLIER_TEXT
 
 PAGE = 10
 

@@ -8,13 +8,13 @@ import threading
 
 from PySide6.QtCore import Qt, QUrl
 
-from desktop.app.services import open_services
-from desktop.core.agent import unanswered
-from desktop.core.embedding.hashing import HashingEmbedder
-from desktop.core.runtime.scripted import ScriptedRuntime, say
-from desktop.core.base.paths import Paths
-from desktop.ui.window.conversation import NOT_ANSWERED_YET
-from desktop.ui.window.main_window import MainWindow
+from memdesk.app.services import open_services
+from memdesk.core.agent import unanswered
+from memdesk.core.embedding.hashing import HashingEmbedder
+from memdesk.core.runtime.scripted import ScriptedRuntime, say
+from memdesk.core.base.paths import Paths
+from memdesk.ui.window.conversation import NOT_ANSWERED_YET
+from memdesk.ui.window.main_window import MainWindow
 from tests.ui.test_chat import SlowRuntime
 
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QProgressBar
 
-from desktop.core.models.catalog import machine_memory
-from desktop.ui.dialogs.welcome import STEPS, Actions, WelcomeDialog, offer_welcome
+from memdesk.core.models.catalog import machine_memory
+from memdesk.ui.dialogs.welcome import STEPS, Actions, WelcomeDialog, offer_welcome
 
 
 class Recorded:
@@ -119,7 +119,7 @@ def test_help_welcome_reads_a_chosen_folder_through_the_documents_panel(make_win
 def test_closing_the_window_closes_a_welcome_left_open_so_the_app_can_quit(make_window, roomy_runtime, services):
     """A welcome still open kept app.exec() running after its window closed (seen when Settings →
     Privacy closed the window to convert the store on a first start)."""
-    from desktop.ui.dialogs.welcome import show_welcome, window_actions
+    from memdesk.ui.dialogs.welcome import show_welcome, window_actions
 
     window = make_window(roomy_runtime)
     dialog = show_welcome(services, window_actions(window), window)

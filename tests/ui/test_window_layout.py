@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QPoint, QRect, QSize
 
-from desktop.ui.window import layout as qt_layout
+from memdesk.ui.window import layout as qt_layout
 
 
 def visible_lines(editor, scroll) -> float:

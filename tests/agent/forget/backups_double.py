@@ -1,4 +1,4 @@
-"""A small real backup store over SQLite copies of the store: what desktop/core/storage/backup.py's
+"""A small real backup store over SQLite copies of the store: what memdesk/core/storage/backup.py's
 Backups offers forget (list, create, rewrite), for tests."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from desktop.core.storage import open_database
+from memdesk.core.storage import open_database
 
 
 @dataclass(frozen=True)

@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from desktop.core.memory.forget import Forgetting
-from desktop.core.base.clock import iso
-from desktop.core.runtime.scripted import call, say
+from memdesk.core.memory.forget import Forgetting
+from memdesk.core.base.clock import iso
+from memdesk.core.runtime.scripted import call, say
 from tests.agent.forget.backups_double import FolderBackups
 
 

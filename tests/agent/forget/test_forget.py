@@ -7,10 +7,10 @@ from __future__ import annotations
 import json
 import re
 
-from desktop.core.agent.conversation_view import conversation_entries
-from desktop.core.memory.forget import PLACEHOLDER
-from desktop.core.memory.forget.remove import FORGET_KIND
-from desktop.core.runtime.scripted import say
+from memdesk.core.agent.conversation_view import conversation_entries
+from memdesk.core.memory.forget import PLACEHOLDER
+from memdesk.core.memory.forget.remove import FORGET_KIND
+from memdesk.core.runtime.scripted import say
 
 
 def occurrences(data: bytes, name: str) -> int:
@@ -185,8 +185,8 @@ def test_after_forgetting_eva_no_byte_of_her_name_is_left_on_disk(services, runt
 
 
 def test_a_graph_object_on_another_connection_does_not_alias_a_forgotten_entity(services, eva_agent, forgetting):
-    from desktop.core.graph.store import KnowledgeGraph
-    from desktop.core.storage import open_database
+    from memdesk.core.graph.store import KnowledgeGraph
+    from memdesk.core.storage import open_database
 
     other_db = open_database(services.paths.database)
     try:
@@ -220,8 +220,8 @@ def test_a_document_named_after_the_person_goes_with_all_its_passages(services, 
 def test_the_history_line_of_a_forget_reads_as_counts_and_cannot_be_reverted(services, eva_agent, forgetting):
     import pytest
 
-    from desktop.core.memory.revert import Reverter
-    from desktop.core.base.errors import RevertError
+    from memdesk.core.memory.revert import Reverter
+    from memdesk.core.base.errors import RevertError
 
     forgetting.apply(eva_agent.id, "Eva")
     change = services.memory.archival.history.for_agent(eva_agent.id, kind=FORGET_KIND)[0]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 
-from desktop.core.graph.model_facts import _parse
+from memdesk.core.graph.model_facts import _parse
 
 
 def test_an_unusable_model_fact_is_logged_without_its_text(caplog):

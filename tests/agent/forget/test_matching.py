@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from desktop.core.memory.forget.matching import Phrases
+from memdesk.core.memory.forget.matching import Phrases
 
 
 def test_whole_words_in_any_case_and_script():

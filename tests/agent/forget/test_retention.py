@@ -8,11 +8,11 @@ import threading
 
 import pytest
 
-from desktop.core.memory.forget.remove import FORGET_KIND
-from desktop.core.memory.forget.retention import Retention
-from desktop.session.idle_retention import IdleRetention, IdleTasks
-from desktop.core.runtime.scripted import say
-from desktop.core.base.errors import MemDeskError, StoreBusyError
+from memdesk.core.memory.forget.remove import FORGET_KIND
+from memdesk.core.memory.forget.retention import Retention
+from memdesk.session.idle_retention import IdleRetention, IdleTasks
+from memdesk.core.runtime.scripted import say
+from memdesk.core.base.errors import MemDeskError, StoreBusyError
 
 
 @pytest.fixture

@@ -1,2 +1,0 @@
-"""The Qt-free core. Nothing under this package may import PySide6; only
-``desktop.core.runtime.llamacpp`` may import llama_cpp (tests/test_layering.py enforces both)."""

@@ -1,5 +1,0 @@
-"""Text embedders behind one interface, so the store and the tests can choose."""
-
-from desktop.core.embedding.base import Embedder
-
-__all__ = ["Embedder"]

@@ -1,0 +1,156 @@
+"""An agent, and its consolidation pass, built on the store's services with the settings in force."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+
+from memdesk.app.services import Services, snapshot_before
+from memdesk.core.agent.consolidation.consolidator import Consolidator
+from memdesk.core.agent.consolidation.modes import ConsolidationSettings
+from memdesk.core.agent.loop import Agent, AgentSettings
+from memdesk.core.agent.observer import AgentObserver
+from memdesk.core.agent.recall.search import (
+    ArchivalSource,
+    AutoRecall,
+    ConversationSource,
+    MemorySource,
+    RecallSettings,
+)
+from memdesk.core.agent.recall.versions import newest_first
+from memdesk.core.base.errors import (
+    ToolError,
+)
+from memdesk.core.base.settings_table import Settings
+from memdesk.core.memory.agents import AgentRecord
+from memdesk.core.retrieval.messages import GRAPH_WEIGHT
+from memdesk.core.runtime.base import ChatMessage, Runtime, sampling
+from memdesk.core.runtime.private import PrivateRuntime
+from memdesk.core.tools.builtin import default_registry
+from memdesk.core.tools.context import ConsentPolicy
+from memdesk.core.tools.files import FileSandbox
+from memdesk.core.tools.http import HttpPolicy
+from memdesk.core.tools.imported import ImportedTools
+from memdesk.core.tools.registry import ToolRegistry, load_user_tools
+
+
+def open_agent(
+    services: Services,
+    record: AgentRecord,
+    runtime: Runtime,
+    *,
+    consent: ConsentPolicy | None = None,
+    observer: AgentObserver | None = None,
+    settings: Settings | None = None,
+) -> Agent:
+    settings = settings or services.settings
+    # Tools an imported agent file brought run only once the user enabled them (and ask each time).
+    imported = ImportedTools(services.db, services.clock).enabled_tools(record.id)
+    tools = default_registry(load_user_tools(services.paths.user_tools) + imported)
+    if services.private:
+        # Asked of every request: the runtime is shared with the saved conversation.
+        runtime, tools = PrivateRuntime(runtime), _without_file_writes(tools)
+    services.memory.recall.graph_weight = (
+        GRAPH_WEIGHT if settings.graph_search_expansion else 0.0
+    )
+    # The active model's catalog entry refines the defaults; a setting the user chose wins.
+    profile = services.models.profile_for(settings)
+    chosen = services.settings_store.stored_names()
+    return Agent(
+        record.id,
+        memory=services.memory,
+        runtime=runtime,
+        tools=tools,
+        prompts=services.prompts,
+        files=FileSandbox(services.paths.agent_files(record.id)),
+        http=HttpPolicy(settings.http_enabled, frozenset(settings.http_allowlist)),
+        consent=consent,
+        settings=AgentSettings(
+            max_steps=settings.max_chained_steps
+            if "max_chained_steps" in chosen
+            else profile.step_cap(settings.max_chained_steps),
+            searches_per_turn=settings.max_searches_per_turn,
+            heartbeat_minutes=settings.heartbeat_minutes,
+            login_after_minutes=settings.login_after_minutes,
+            params=profile.sampling_params(sampling(settings), keep=chosen),
+            tool_section=profile.tool_section,
+            thoughts_chars=settings.max_thought_chars
+            if "max_thought_chars" in chosen
+            else profile.thoughts_chars or settings.max_thought_chars,
+            hidden_functions=frozenset(profile.hidden_functions),
+            top_entities=settings.graph_top_entities
+            if settings.graph_extraction
+            else 0,
+        ),
+        observer=observer,
+        recall=open_auto_recall(services, settings),
+    )
+
+
+#: Built-in functions that write outside the store, which a private chat must not.
+FILE_WRITING_TOOLS = ("append_to_text_file",)
+
+
+def _without_file_writes(tools: ToolRegistry) -> ToolRegistry:
+    """The same functions (so the prompt, and its cached state, stay those of the saved chat), with
+    those that write files refusing before the user is even asked."""
+
+    def refuse(ctx, **arguments) -> None:
+        raise ToolError(
+            "Nothing is written to files during a private chat; the user can save it themselves"
+        )
+
+    for name in FILE_WRITING_TOOLS:
+        tool = tools.resolve(name)
+        if tool is not None:
+            tools.replace(replace(tool, check=refuse))
+    return tools
+
+
+def recall_sources(services: Services) -> list[MemorySource]:
+    """What automatic recall searches, in this order of precedence at equal rank."""
+    return [
+        ConversationSource(services.memory.recall),
+        ArchivalSource(services.memory.archival),
+    ]
+
+
+def open_auto_recall(services: Services, settings: Settings) -> AutoRecall | None:
+    if not settings.auto_recall:
+        return None
+    return AutoRecall(
+        recall_sources(services),
+        RecallSettings(
+            budget_fraction=settings.auto_recall_budget,
+            timeout_ms=settings.auto_recall_timeout_ms,
+        ),
+        order=newest_first,
+    )
+
+
+def open_consolidator(
+    services: Services,
+    record: AgentRecord,
+    runtime: Runtime | None,
+    *,
+    settings: Settings | None = None,
+    prefix: Callable[[], Sequence[ChatMessage]] | None = None,
+) -> Consolidator:
+    """The idle-time consolidation pass of one agent, with the agent's own memory functions.
+    ``runtime`` may be None to review proposals without a model. ``prefix`` (the open agent's
+    ``prompt_prefix``) lets the pass reuse the conversation's KV cache."""
+    settings = settings or services.settings
+    return Consolidator(
+        record.id,
+        memory=services.memory,
+        runtime=runtime,
+        tools=default_registry(load_user_tools(services.paths.user_tools)),
+        instructions=services.prompts.consolidation,
+        settings=ConsolidationSettings(
+            mode=settings.consolidation,
+            every_turns=settings.consolidation_every_turns,
+            params=sampling(settings),
+        ),
+        prefix=prefix,
+        before_apply=lambda: snapshot_before(services, "before applying consolidation"),
+    )

@@ -1,0 +1,80 @@
+"""The memory operations the front ends start: forgetting, retention, agent files in and out."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from memdesk.app.services import Services, memory_history, snapshot_before
+from memdesk.core.storage import Database
+
+
+def open_forgetting(services: Services, backups=None, *, db: Database | None = None):
+    """Forget (memdesk.core.memory.forget) on this store: its history, graph caches, the prompt KV
+    cache folder, and ``backups`` (the store's snapshots, to list and purge; None: none). ``db``: a
+    connection the calling thread opened for itself (the window's, so the VACUUM at the end does
+    not hold the connection the panels read through)."""
+    from memdesk.core.memory.forget import Forgetting
+
+    memory = services.memory
+    history = (
+        memory.archival.history if db is None else memory_history(db, services.clock)
+    )
+    return Forgetting(
+        db or services.db,
+        services.clock,
+        embedder=services.embedder,
+        history=history,
+        graph=memory.graph,
+        kv_cache=services.paths.kv_cache,
+        logs=services.paths.logs,
+        backups=backups,
+        threshold=services.settings.forget_similarity,
+    )
+
+
+def open_retention(services: Services, *, db: Database | None = None):
+    """Retention (memdesk.core.memory.forget.retention) on this store, or on ``db``."""
+    from memdesk.core.memory.forget.retention import Retention
+
+    history = (
+        services.memory.archival.history
+        if db is None
+        else memory_history(db, services.clock)
+    )
+    return Retention(
+        db or services.db,
+        services.clock,
+        history=history,
+        kv_cache=services.paths.kv_cache,
+    )
+
+
+def agent_file_options(services: Services) -> dict:
+    """What agent-file exports need from the wiring: the local model, described as Letta's
+    LLMConfig, and the knowledge graph's part of the file."""
+    from memdesk.core.models.bundled import DEFAULT_FILE
+    from memdesk.core.transfer.agentfile import local_llm_config
+    from memdesk.core.transfer.agentfile.graph import GraphFileTransfer
+
+    settings = services.settings
+    if settings.runtime == "openai":
+        model = settings.openai_model or "openai-compatible"
+    else:
+        model = Path(settings.model_path).name if settings.model_path else DEFAULT_FILE
+    return {
+        "llm_config": local_llm_config(
+            model, settings.context_size, settings.temperature
+        ),
+        "graph": GraphFileTransfer(),
+    }
+
+
+def import_agent_path(services: Services, path: Path, *, name: str | None = None):
+    """Import an agent file (either format), after a snapshot of the store; returns the summary."""
+    from memdesk.core.transfer.agentfile.files import import_path
+
+    path = Path(path)
+    snapshot_before(services, f"before import of {path.name}")
+    return import_path(
+        services, path, name=name, graph=agent_file_options(services)["graph"]
+    )

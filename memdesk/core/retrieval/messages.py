@@ -1,0 +1,433 @@
+"""conversation_search ranking: exact substring matches first, then BM25 + vector fusion over turns.
+
+Retrieval only ranks: it returns message ids with scores, and recall memory
+(memdesk.core.memory.recall) turns them into messages. Messages get vectors lazily: recall embeds
+the pending ones before it asks for a ranking, so the chat step never waits for the embedder.
+
+Weights were tuned on LoCoMo conv-26/30/41 and checked on conv-42/43 (see the eval command).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from datetime import date, datetime, time, timedelta, timezone
+
+import numpy as np
+
+from memdesk.core.base.clock import parse_iso
+from memdesk.core.embedding import Embedder
+from memdesk.core.retrieval import fusion
+from memdesk.core.retrieval.asker import asker_boost
+from memdesk.core.retrieval.bounded_fts import FtsIndex, best_matches
+from memdesk.core.retrieval.changes import row_changes
+from memdesk.core.retrieval.graph_expansion import expansion_scores
+from memdesk.core.retrieval.message_parts import PartIndex, checksum
+from memdesk.core.retrieval.query import contains_casefold, fts_phrases, inner_words, mentioned_dates, mentioned_names, without_words
+from memdesk.core.retrieval.vector_index import VectorIndex
+from memdesk.core.storage import Database
+
+DENSE_WEIGHT = 0.8
+#: Answers spread over a question and its reply; on LoCoMo at 8192 (evidence in the prompt), 0.4
+#: gave conv-26 0.801 and conv-42 0.727, 0.6 gave 0.832 and 0.750, 0.8 and 1.0 no better overall.
+NEIGHBOUR_ALPHA = 0.6
+#: Weight of knowledge-graph expansion when it is on (see graph_expansion and the LoCoMo eval).
+GRAPH_WEIGHT = 0.5
+#: Added to the messages of the one speaker a query names ("what did Caroline research?"). The
+#: name itself is taken out of the query: in a chat it is mostly the *other* speaker who writes it
+#: ("Thanks, Caroline!"), so as a search word it pulls up the wrong half of the conversation.
+#: On LoCoMo at 8192 this put the evidence in the prompt for 0.801 -> 0.888 of conv-26's questions.
+SPEAKER_BOOST = 0.1
+#: A message with no relevance of its own, lifted by a neighbour, is a result only above this share
+#: of the best score.
+NEIGHBOUR_ONLY_FLOOR = 0.25
+#: Added to messages written on a date the query names ("what did I say on 31 July, 2023?"):
+#: tuned on LoCoMo's tuning conversations, where such questions otherwise miss their day.
+DATE_BOOST = 0.5
+#: Message times are stored in UTC and the query's dates are the user's: a day either side.
+DATE_SLACK = timedelta(days=1)
+#: Turns further apart than this are not one conversation, so they do not lend each other score.
+SESSION_GAP_SECONDS = 6 * 3600
+SEARCH_DEPTH = 100
+LEXICAL_DEPTH = 200
+#: Rankings kept per ranker (a query is ranked once and paged through).
+CACHED_RANKINGS = 64
+#: Messages whose texts are each compared with the query for verbatim matches; above, the word
+#: index proposes which (measured: reading 100,000 texts takes about 170 ms on a 2-core machine).
+VERBATIM_SCAN_MAX = 20_000
+#: Texts the word index may propose for that comparison, the newest first (at a million messages
+#: on the loaded 2-core machine: 30-70 ms where every proposal took 0.4-12 s).
+VERBATIM_CANDIDATES = 1000
+#: Conversations up to this many messages score a long message by its best part (an in-memory index
+#: of every message's parts, built at the first search: 0.9 s for 10,000 messages on a busy 2-core
+#: machine). Longer ones use the store's whole-message index: building parts for a million messages
+#: would take minutes and gigabytes (issue 20's sizes).
+PARTS_MAX = 20_000
+
+#: The index first, then each hit's row. CROSS JOIN fixes that order: SQLite 3.51 (SQLCipher's)
+#: otherwise starts from the agent's messages and runs the full-text match once per message
+#: (measured: 0.76 s instead of 0.013 s for 1,000 messages).
+LEXICAL_INDEX = FtsIndex("messages_fts", "m.agent_id", "CROSS JOIN messages m ON m.id = f.rowid")
+
+
+@dataclass(frozen=True)
+class MessageRank:
+    id: int
+    score: float
+    exact: bool  # the query occurs in the message verbatim (case-insensitive)
+    part: tuple[int, int] | None = None  # of a long message, the span of its search text that matched best
+
+
+class _Room:
+    """Arrays with room to grow, of which a timeline's arrays are views: a new message is written
+    once at the end instead of the whole timeline being copied (a million-message conversation's
+    arrays took 40-60 ms to copy before each reply). ``used``: how many rows the newest timeline
+    shows; only that timeline may write beyond them."""
+
+    def __init__(self, ids: np.ndarray, authors: np.ndarray, same: np.ndarray, times: np.ndarray, extra: int) -> None:
+        size = len(ids) + max(extra, len(ids), 1024)  # doubling: each row is copied a constant number of times
+        self.ids = np.empty(size, dtype=np.int64)
+        self.authors = np.empty(size, dtype=object)
+        self.same = np.zeros(size, dtype=bool)
+        self.times = np.empty(size, dtype=np.float64)
+        for target, source in ((self.ids, ids), (self.authors, authors), (self.same, same), (self.times, times)):
+            target[: len(source)] = source
+        self.used = len(ids)
+
+
+@dataclass
+class _Timeline:
+    token: tuple
+    ids: np.ndarray  # ascending
+    authors: np.ndarray  # who wrote each item: its author, or the name of its role's speaker ("" unknown)
+    same_session: np.ndarray  # item i continues item i-1's conversation
+    times: np.ndarray  # POSIX seconds of each item
+    speakers: frozenset[str] = frozenset()  # the distinct non-empty authors
+    room: _Room | None = None  # where the arrays live when they can grow in place
+
+    def index_of(self, message_ids) -> np.ndarray:
+        """Each id's position, -1 where it is not in the timeline (a million ids need no dict)."""
+        wanted = np.asarray(message_ids, dtype=np.int64)
+        where = np.searchsorted(self.ids, wanted)
+        found = where < len(self.ids)
+        found[found] = self.ids[where[found]] == wanted[found]
+        return np.where(found, where, -1)
+
+    @property
+    def position(self) -> "_Positions":
+        return _Positions(self)
+
+
+class _Positions:
+    """``message id -> position`` for code that asks one id at a time (graph expansion)."""
+
+    def __init__(self, timeline: _Timeline) -> None:
+        self._timeline = timeline
+
+    def get(self, message_id: int, default=None):
+        found = int(self._timeline.index_of([message_id])[0])
+        return default if found < 0 else found
+
+    def __contains__(self, message_id: int) -> bool:
+        return self.get(message_id) is not None
+
+    def __getitem__(self, message_id: int) -> int:
+        found = self.get(message_id)
+        if found is None:
+            raise KeyError(message_id)
+        return found
+
+
+def _timeline_rows(rows, speaker: dict[str, str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    ids = np.array([r[0] for r in rows], dtype=np.int64)
+    times = np.array([parse_iso(r[1]).timestamp() for r in rows], dtype=np.float64)
+    authors = np.array([r[2] or speaker.get(r[3], "") for r in rows], dtype=object)
+    return ids, times, authors
+
+
+class MessageRanker:
+    """Ranks one store's messages. Holds that store's caches (session timelines, recent rankings),
+    so it is built once per store by the composition root and passed in."""
+
+    def __init__(
+        self, db: Database, embedder: Embedder | None, vectors: VectorIndex | None = None, *, user_name: Callable[[], str] = lambda: "",
+        by_parts: bool = True,
+    ) -> None:
+        """``user_name``: the person's name (a setting, read at each search). With it and the
+        agent's own name, app messages, which have no author, still have a speaker. ``by_parts``:
+        the lexical leg scores a long message by its best part (memdesk.core.retrieval.message_parts)."""
+        self._db = db
+        self.by_parts = by_parts
+        self._parts = PartIndex()
+        self._parts_token: dict[int, tuple] = {}
+        self._user_name = user_name
+        self._embedder = embedder
+        self._vectors = vectors or VectorIndex(db)
+        self._timelines: dict[int, _Timeline] = {}
+        self._rankings: OrderedDict[tuple, list[MessageRank]] = OrderedDict()
+        self._mentioned: dict[int, tuple[int, int, int]] = {}  # agent -> (mentions removed, newest mention, mentioned_messages)
+        self._lock = threading.Lock()
+        db.create_function("memdesk_contains", 2, contains_casefold)
+        db.create_function("memdesk_checksum", 1, checksum)
+
+    def warm(self, agent_id: int, *, graph: bool = False) -> None:
+        """Read the agent's timeline now (a million messages take seconds), and build its parts
+        index (a second for 10,000 messages), not at the first search, where automatic recall's
+        deadline would cut it short. ``graph``: searches follow the knowledge graph, so count the
+        messages that mention anything too (seconds at a million)."""
+        timeline = self._timeline(agent_id)
+        if graph:
+            self._mentioned_messages(agent_id, self._db.scalar("SELECT MAX(id) FROM graph_mentions"))
+        if self.by_parts and len(timeline.ids) <= PARTS_MAX:
+            self._current_parts(agent_id, (*timeline.token, self._vectors.generation("messages", agent_id)))
+
+    def speakers(self, agent_id: int, message_ids: list[int]) -> tuple[frozenset[str], list[str]]:
+        """Everyone who speaks in the agent's conversation, and who said each of these messages
+        ("" when unknown): app messages have no author, their role's speaker is the name."""
+        timeline = self._timeline(agent_id)
+        where = timeline.index_of(message_ids)
+        return timeline.speakers, [str(timeline.authors[p]) if p >= 0 else "" for p in where]
+
+    def _timeline(self, agent_id: int) -> _Timeline:
+        """The agent's searchable messages in order. A conversation only grows at its end, so after
+        the first read only the new messages are read (a million-message timeline is not read again
+        for each turn); anything else (an edit, a deletion, another speaker name) reads it afresh."""
+        db = self._db
+        user = (self._user_name() or "").strip()
+        agent = db.scalar("SELECT name FROM agents WHERE id = ?", (agent_id,)) or ""
+        added, changed = row_changes(db, "messages", agent_id)
+        token = (added, changed, db.scalar("SELECT MAX(id) FROM messages WHERE agent_id = ?", (agent_id,)), user, agent)
+        with self._lock:
+            cached = self._timelines.get(agent_id)
+        if cached is not None and cached.token == token:
+            return cached
+        speaker = {"user": user, "assistant": agent}
+        select = "SELECT id, created_at, author, role FROM messages WHERE agent_id = ? AND search_text != ''"
+        timeline = None
+        if cached is not None and cached.token[1:2] + cached.token[3:] == token[1:2] + token[3:] and cached.token[2] is not None:
+            newer = int(db.scalar("SELECT COUNT(*) FROM messages WHERE agent_id = ? AND id > ?", (agent_id, cached.token[2])))
+            if cached.token[0] + newer == added:  # nothing removed or edited, every addition at the end
+                rows = db.query(f"{select} AND id > ? ORDER BY id", (agent_id, cached.token[2]))
+                timeline = _extended(cached, token, *_timeline_rows(rows, speaker), self._lock)
+        if timeline is None:
+            ids, times, authors = _timeline_rows(db.query(f"{select} ORDER BY id", (agent_id,)), speaker)
+            same = np.zeros(len(ids), dtype=bool)
+            same[1:] = np.abs(np.diff(times)) <= SESSION_GAP_SECONDS
+            timeline = _Timeline(token, ids, authors, same, times, frozenset(a for a in set(authors.tolist()) if a))
+        with self._lock:
+            self._timelines[agent_id] = timeline
+        return timeline
+
+    def _verbatim(self, agent_id: int, query: str, size: int) -> list[int]:
+        """Ids of the messages that contain ``query`` in any case (casefold: every script). Each text
+        is compared up to ``VERBATIM_SCAN_MAX`` messages; in a longer conversation, reading every
+        text takes longer than automatic recall may wait, so the word index proposes the texts that
+        hold the query's inner words (see query.inner_words) and those are compared. (A word the FTS
+        tokenizer folds differently from casefold, "Straße" for "strasse", then goes unmatched when
+        it is an inner word: the price of staying within the deadline.) At most the newest
+        ``VERBATIM_CANDIDATES`` texts holding those words are compared: common words ("x did you
+        see y") proposed 7,556 of a million messages, 0.4 s of reading, and their exact matches,
+        if any, are rare and old."""
+        words = inner_words(query) if size > VERBATIM_SCAN_MAX else []
+        if words:
+            # A subquery, not a join: joined, SQLite walks the agent's messages and asks FTS about each.
+            sql = (
+                "SELECT id FROM messages WHERE id IN (SELECT rowid FROM messages_fts WHERE messages_fts MATCH ? ORDER BY rowid DESC LIMIT ?)"
+                " AND agent_id = ? AND search_text != '' AND memdesk_contains(search_text, ?)"
+            )
+            params: tuple = (" AND ".join('"' + w.replace('"', '""') + '"' for w in words), VERBATIM_CANDIDATES, agent_id, query)
+        else:
+            sql = "SELECT id FROM messages WHERE agent_id = ? AND search_text != '' AND memdesk_contains(search_text, ?)"
+            params = (agent_id, query)
+        return [r[0] for r in self._db.query(sql, params)]
+
+    def _part_scores(self, agent_id: int, phrases: list[str], token: tuple) -> dict:
+        self._current_parts(agent_id, token)
+        return self._parts.best_parts(agent_id, phrases)
+
+    def _current_parts(self, agent_id: int, token: tuple) -> None:
+        """``token``: the timeline's (count, newest id, ...) with the vectors' generation, which
+        moves whenever a message's text is rewritten (its vector is dropped): while it stands
+        still, the parts are current without summing a checksum over every message."""
+        db = self._db
+        with self._lock:
+            current = self._parts_token.get(agent_id) == token
+        if not current:
+            state = tuple(db.query_one(
+                "SELECT COUNT(*), MAX(id), TOTAL(memdesk_checksum(search_text)) FROM messages WHERE agent_id = ? AND search_text != ''",
+                (agent_id,),
+            ))
+            self._parts.refresh(agent_id, state, lambda after: db.query(
+                "SELECT id, search_text FROM messages WHERE agent_id = ? AND search_text != '' AND id > ? ORDER BY id", (agent_id, after)
+            ))
+            with self._lock:
+                self._parts_token[agent_id] = token
+
+    def rank(
+        self, agent_id: int, query: str, *, dense: bool = True, graph_weight: float = 0.0, before_id: int | None = None,
+        by_parts: bool | None = None,
+    ) -> list[MessageRank]:
+        """Every result of the query, best first; computed once per query and store state. The
+        dense leg uses the vectors present: recall memory embeds pending messages first.
+        ``graph_weight`` > 0 adds knowledge-graph expansion (memdesk.core.retrieval.graph_expansion).
+        ``before_id`` ranks only older messages (automatic recall searches what is out of the
+        context window: the newest messages, the query itself among them, would set the scale)."""
+        query = query.strip()
+        if not query:
+            return []
+        db = self._db
+        dense = dense and self._embedder is not None
+        timeline = self._timeline(agent_id)
+        if before_id is not None:
+            timeline = _older_than(timeline, before_id)
+        by_parts = self.by_parts if by_parts is None else by_parts
+        key = (agent_id, query, dense, timeline.token, self._vectors.generation("messages", agent_id), graph_weight, by_parts)
+        if graph_weight > 0:  # the graph grows in the background and users edit it from another connection
+            # the newest mention of any agent: per agent, SQLite read every mention's index entry
+            # (1.3 s at two million); another agent's mention costs a cache miss, nothing more
+            key += (db.scalar("SELECT MAX(id) FROM graph_mentions"), db.scalar("PRAGMA data_version"))
+        with self._lock:
+            if key in self._rankings:
+                self._rankings.move_to_end(key)
+                return self._rankings[key]
+        n = len(timeline.ids)
+        names = mentioned_names(query, sorted(timeline.speakers))
+        searched = without_words(query, sorted(names)) or query  # a speaker's name is not a search word
+        lexical = np.zeros(n)
+        phrases = fts_phrases(searched)
+        spans: dict[int, tuple[int, int]] = {}
+        if phrases and by_parts and len(self._timeline(agent_id).ids) <= PARTS_MAX:
+            full = self._timeline(agent_id).token  # all the agent's messages, whatever before_id cuts
+            hits = self._part_scores(agent_id, phrases, (*full, self._vectors.generation("messages", agent_id)))
+            if hits:
+                where = timeline.index_of(list(hits))
+                for (message_id, hit), place in zip(hits.items(), where):
+                    if place >= 0:
+                        lexical[place] = hit.score
+                        if hit.parts > 1:
+                            spans[message_id] = (hit.start, hit.end)
+        elif phrases:
+            rows = best_matches(db.query, LEXICAL_INDEX, phrases, agent_id, LEXICAL_DEPTH)
+            if rows:
+                where = timeline.index_of([r[0] for r in rows])
+                found = where >= 0
+                lexical[where[found]] = np.asarray([r[1] for r in rows], dtype=np.float64)[found]
+        scores = fusion.scale_by_max(lexical)
+        lift = np.zeros(n)  # what each score owes to its neighbours
+        if dense and n:
+            cosine = self._vectors.cosines("messages", agent_id, self._embedder.embed([searched])[0], timeline.ids)
+            scores = fusion.weighted_sum(scores, fusion.centre_cosine(cosine), DENSE_WEIGHT)
+            lifted = fusion.neighbour_boost(scores, timeline.same_session, NEIGHBOUR_ALPHA)
+            lift, scores = lifted - scores, lifted
+        if graph_weight > 0 and n:
+            expansion = expansion_scores(db, agent_id, query, timeline.position, n, total=lambda: self._mentioned_messages(agent_id, key[-2]))
+            if expansion is not None:
+                scores = scores + graph_weight * expansion
+        dates = mentioned_dates(query)
+        if dates and n:
+            scores = scores + DATE_BOOST * _on_dates(timeline.times, dates)
+        if len(names) == 1:
+            scores = scores + SPEAKER_BOOST * ((timeline.authors == next(iter(names))) & (scores > 0))  # reorders matches, adds none
+        elif not names and n:
+            scores = asker_boost(scores, timeline.authors, (self._user_name() or "").strip(), query)
+        exact = np.zeros(n, dtype=bool)
+        where = timeline.index_of(self._verbatim(agent_id, query, n))
+        exact[where[where >= 0]] = True
+        # Every exact match stays reachable by paging; beyond them, the best SEARCH_DEPTH that score.
+        # A message found only through its neighbour is kept when that made it a strong result
+        # ("I've had them for three years" after "how long have you had turtles?"), not when it
+        # merely crossed zero ("Thanks" after the best match). Only the few that can be kept are
+        # sorted: a million-message conversation is not put in order for a hundred results.
+        floor = NEIGHBOUR_ONLY_FLOOR * float(scores.max()) if n else 0.0
+        others = _best(scores, ~exact & (scores > 0), SEARCH_DEPTH)
+        others = others[(scores[others] - lift[others] > 0) | (scores[others] >= floor)]
+        keep = np.concatenate([_best(scores, exact, None), others])
+        result = [MessageRank(int(timeline.ids[p]), float(scores[p]), bool(exact[p]), spans.get(int(timeline.ids[p]))) for p in keep]
+        with self._lock:
+            self._rankings[key] = result
+            while len(self._rankings) > CACHED_RANKINGS:
+                self._rankings.popitem(last=False)
+        return result
+
+    def _mentioned_messages(self, agent_id: int, newest: int | None) -> int:
+        """graph_expansion.mentioned_messages, kept: counting it reads every mention (3.5 s at two
+        million), and the graph grows every turn. New mentions (``newest``: the newest mention's id)
+        add the messages they are the first to mention; a mention removed or moved (the m015
+        triggers count them, cascades included) counts afresh."""
+        db = self._db
+        newest = int(newest or 0)
+        state = row_changes(db, "graph_mentions", agent_id)[1]
+        with self._lock:
+            known = self._mentioned.get(agent_id)
+        if known is not None and known[0] == state and known[1] <= newest:
+            total = known[2]
+            if known[1] < newest:
+                total += int(db.scalar(
+                    "SELECT COUNT(DISTINCT m.message_id) FROM graph_mentions m WHERE m.id > ? AND m.id <= ? AND m.agent_id = ?"
+                    " AND m.message_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM graph_mentions o WHERE o.message_id = m.message_id AND o.id <= ?)",
+                    (known[1], newest, agent_id, known[1]),
+                ))
+        else:
+            # one statement, one snapshot: the count and the newest mention it includes
+            total, newest = db.query_one(
+                "SELECT COUNT(DISTINCT message_id), (SELECT MAX(id) FROM graph_mentions) FROM graph_mentions"
+                " WHERE agent_id = ? AND message_id IS NOT NULL", (agent_id,),
+            )
+            total, newest = int(total), int(newest or 0)
+        with self._lock:
+            self._mentioned[agent_id] = (state, newest, total)
+        return total
+
+
+def _best(scores: np.ndarray, mask: np.ndarray, limit: int | None) -> np.ndarray:
+    """The positions in ``mask`` by descending score, ties newest first (fusion.rank's order), at most ``limit``."""
+    candidates = np.flatnonzero(mask)
+    if limit is not None and len(candidates) > limit:
+        values = scores[candidates]
+        kth = np.partition(values, len(values) - limit)[len(values) - limit]
+        candidates = candidates[values >= kth]
+    order = candidates[np.lexsort((-candidates, -scores[candidates]))]
+    return order if limit is None else order[:limit]
+
+
+def _extended(timeline: _Timeline, token: tuple, ids: np.ndarray, times: np.ndarray, authors: np.ndarray, lock: threading.Lock) -> _Timeline:
+    """``timeline`` with newer messages appended: written into its room when it is the newest view
+    of it and there is space, otherwise into new room (never into rows another timeline shows)."""
+    if not len(ids):
+        return replace(timeline, token=token)
+    start = len(timeline.ids)
+    same = np.zeros(len(ids), dtype=bool)
+    joined = np.concatenate([timeline.times[max(0, start - 1) :], times])
+    same[len(ids) - (len(joined) - 1) :] = np.abs(np.diff(joined)) <= SESSION_GAP_SECONDS
+    end = start + len(ids)
+    with lock:
+        room = timeline.room
+        if room is None or room.used != start or end > len(room.ids):
+            room = _Room(timeline.ids, timeline.authors, timeline.same_session, timeline.times, len(ids))
+        room.ids[start:end], room.authors[start:end], room.same[start:end], room.times[start:end] = ids, authors, same, times
+        room.used = end
+    return _Timeline(
+        token, room.ids[:end], room.authors[:end], room.same[:end], room.times[:end],
+        timeline.speakers | frozenset(a for a in set(authors.tolist()) if a), room,
+    )
+
+
+def _older_than(timeline: _Timeline, before_id: int) -> _Timeline:
+    """The part of a timeline before a message id (ids are in ascending order: a prefix; views, not copies)."""
+    n = int(np.searchsorted(timeline.ids, before_id))
+    return _Timeline(
+        (*timeline.token, before_id), timeline.ids[:n], timeline.authors[:n], timeline.same_session[:n], timeline.times[:n],
+        timeline.speakers,  # the names anyone used: a name is not a search word even when its speaker is in context
+    )
+
+
+def _on_dates(times: np.ndarray, dates: list[tuple[date, date]]) -> np.ndarray:
+    """1.0 for items written within one of the inclusive day ranges (with DATE_SLACK), else 0."""
+    hit = np.zeros(times.size, dtype=bool)
+    for first, last in dates:
+        start = datetime.combine(first, time.min, timezone.utc) - DATE_SLACK
+        end = datetime.combine(last, time.min, timezone.utc) + timedelta(days=1) + DATE_SLACK
+        hit |= (times >= start.timestamp()) & (times < end.timestamp())
+    return hit.astype(np.float64)

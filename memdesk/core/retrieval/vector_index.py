@@ -1,0 +1,339 @@
+"""The vector search of one store: sign bits in memory propose, float16 copies re-score.
+
+vec0 tables are the durable store of vectors; their search form (memdesk.core.retrieval.vector_codes)
+is kept beside them in the same store. Per (kind, agent) this holds only the sign bits and ids in
+memory (56 bytes a vector at 384-d: 56 MB for a million, read at open in a fraction of a second).
+A query's Hamming distance to every vector proposes a short list, whose float16 copies are read
+by id and scored by cosine; the best of those are the result. After a write only the blocks it
+rewrote are read again (their ``stamp`` is newer), so a search right after a write costs what any
+search costs, whatever the size of the index.
+
+Measured before choosing (bench/vector_candidates.py, clustered 384-d vectors, README's
+Benchmarks): the exact float32 product needs 1.5 GB at a million and a full reload after a write;
+HNSW (USearch, faiss) searches faster but needs the graph in memory (more than the int8 vectors
+alone), takes minutes to build and persists to a file beside the store (unencrypted); sqlite-vec's
+own bit column searched in SQL measured 730 ms at 100k. Sign bits re-scored in a short list kept
+recall@10 against exact search at 1.0 there at a few milliseconds.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from memdesk.core.retrieval import vector_codes
+from memdesk.core.retrieval.vector_codes import BLOCK_ROWS
+from memdesk.core.storage import Database
+
+log = logging.getLogger("memdesk.retrieval.vectors")
+
+#: Rows re-scored per query: at least this many, and this many per requested result. Below it, every
+#: vector is scored exactly (small indexes search exactly).
+SHORTLIST_MIN = 1000
+SHORTLIST_FACTOR = 10
+#: Missing search forms (older stores) are read from vec0 row by row up to this many, else in one scan.
+_POINT_READS = 2000
+#: Slots whose Hamming distance is summed at a time: the scratch arrays stay in the CPU's cache
+#: (measured at a million 384-bit codes: 34 ms against 58 ms for whole-array passes).
+_HAMMING_SLICE = 65536
+
+#: Each memory kind and the vec0 table holding its vectors (rowid = the row's id).
+TABLES = {"passages": "passages_vec", "messages": "messages_vec"}
+
+
+@dataclass
+class _Loaded:
+    """Slots ``BLOCK_ROWS`` wide, block n in slots [n * BLOCK_ROWS, (n + 1) * BLOCK_ROWS): a rewritten
+    block overwrites its own slots. Empty slots have id -1."""
+
+    stamp: int = 0
+    ids: np.ndarray = field(default_factory=lambda: np.full(0, -1, dtype=np.int64))
+    # Sign bits, 64 a word, one row per word: (words, slots). Word by word the Hamming distance is
+    # a few passes over contiguous memory, four times faster than a row-wise reduction.
+    words: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), dtype=np.uint64))
+    dimension: int = 0  # bits per vector (the dimension, rounded up to whole bytes)
+    checked: bool = False  # compared with the store since this index object was made
+    lock: threading.RLock = field(default_factory=threading.RLock)
+    # Each id's slot (-1: none), at ``slot_of[id - first]``: a conversation's million ids find
+    # their cosines by one lookup each, where sorting and searching took longer than the search.
+    first: int = 0
+    slot_of: np.ndarray = field(default_factory=lambda: np.full(0, -1, dtype=np.int32))
+
+    @property
+    def count(self) -> int:
+        return int((self.ids >= 0).sum())
+
+    def slots(self, ids: np.ndarray) -> np.ndarray:
+        """The slot of each id, -1 for ids this index does not hold."""
+        ids = np.asarray(ids, dtype=np.int64)
+        if not len(ids):
+            return np.zeros(0, dtype=np.int64)
+        at = ids - self.first
+        if at.min() >= 0 and at.max() < len(self.slot_of):  # the usual case: one gather, no masks
+            return self.slot_of[at].astype(np.int64)
+        out = np.full(len(ids), -1, dtype=np.int64)
+        inside = (at >= 0) & (at < len(self.slot_of))
+        out[inside] = self.slot_of[at[inside]]
+        return out
+
+    def _map(self, ids: np.ndarray, slots: np.ndarray) -> None:
+        """Record ``ids`` at ``slots`` in ``slot_of``, growing it (doubling) to cover them."""
+        if not len(ids):
+            return
+        low, high = int(ids.min()), int(ids.max())
+        if not len(self.slot_of) or low < self.first or high - self.first >= len(self.slot_of):
+            first = low if not len(self.slot_of) else min(low, self.first)
+            size = max(high - first + 1, self.first - first + len(self.slot_of), 2 * len(self.slot_of))
+            grown = np.full(size, -1, dtype=np.int32)
+            if len(self.slot_of):
+                grown[self.first - first : self.first - first + len(self.slot_of)] = self.slot_of
+            self.first, self.slot_of = first, grown
+        self.slot_of[ids - self.first] = slots
+
+    def _unmap(self, ids: np.ndarray, start: int, end: int) -> None:
+        """Forget where ``ids`` were if that was within slots [start, end) (a rewritten row may
+        already have its new place in a block placed before)."""
+        at = ids[ids >= 0] - self.first
+        at = at[(at >= 0) & (at < len(self.slot_of))]
+        at = at[(self.slot_of[at] >= start) & (self.slot_of[at] < end)]
+        self.slot_of[at] = -1
+
+    def drop(self, gone: np.ndarray) -> None:
+        """Take rows out (deleted behind memory's back)."""
+        where = np.flatnonzero(np.isin(self.ids, gone))
+        self.ids[where] = -1
+        at = np.asarray(gone, dtype=np.int64) - self.first
+        at = at[(at >= 0) & (at < len(self.slot_of))]
+        self.slot_of[at] = -1
+
+    def place(self, block: vector_codes.Block) -> None:
+        if len(block.ids) and not self.dimension:
+            self.dimension = block.bits.shape[1] * 8
+        width = -(-self.dimension // 64)
+        end = (block.number + 1) * BLOCK_ROWS
+        if end > len(self.ids) or self.words.shape[0] != width:
+            size = max(end, 2 * len(self.ids))  # doubling: appends cost a copy now and then, amortised constant
+            ids = np.full(size, -1, dtype=np.int64)
+            words = np.zeros((width, size), dtype=np.uint64)
+            if self.words.shape[0] == width:
+                ids[: len(self.ids)] = self.ids
+                words[:, : self.words.shape[1]] = self.words
+            self.ids, self.words = ids, words
+        start = block.number * BLOCK_ROWS
+        self._unmap(self.ids[start:end], start, end)
+        self.ids[start:end] = -1
+        if len(block.ids) and block.bits.shape[1] * 8 == self.dimension:
+            n = len(block.ids)
+            self.ids[start : start + n] = block.ids
+            self.words[:, start : start + n] = _as_words(block.bits, width).T
+            self._map(self.ids[start : start + n], np.arange(start, start + n, dtype=np.int32))
+        self.stamp = max(self.stamp, block.stamp)
+
+    def hamming(self, query: np.ndarray) -> np.ndarray:
+        bits = _as_words(vector_codes.sign_bits(np.asarray(query)[None, :]), len(self.words))[0]
+        slots = self.words.shape[1]
+        distance = np.zeros(slots, dtype=np.uint16)
+        step = min(_HAMMING_SLICE, max(slots, 1))
+        differ = np.empty(step, dtype=np.uint64)
+        count = np.empty(step, dtype=np.uint8)
+        for start in range(0, slots, step):
+            end = min(start + step, slots)
+            n = end - start
+            part = distance[start:end]
+            for word, mask in zip(self.words, bits):
+                np.bitwise_xor(word[start:end], mask, out=differ[:n])
+                np.bitwise_count(differ[:n], out=count[:n])
+                np.add(part, count[:n], out=part)
+        distance[self.ids < 0] = self.dimension + 1
+        return distance
+
+
+def _as_words(bits: np.ndarray, width: int) -> np.ndarray:
+    """Packed bits (n, bytes) as (n, width) 64-bit words, zero-padded."""
+    padded = np.zeros((len(bits), width * 8), dtype=np.uint8)
+    padded[:, : bits.shape[1]] = bits
+    return padded.view(np.uint64)
+
+
+def _closest(distance: np.ndarray, size: int) -> np.ndarray:
+    """Positions of the ``size`` smallest distances: a count of each distance finds the cut (cheaper
+    than partitioning a million), and only the few at or under it are partitioned."""
+    cut = int(np.searchsorted(np.cumsum(np.bincount(distance)), size))
+    picked = np.flatnonzero(distance <= cut)
+    if len(picked) > size:
+        picked = picked[np.argpartition(distance[picked], size - 1)[:size]]
+    return picked
+
+
+@functools.lru_cache(maxsize=8)
+def _estimates(dimension: int) -> np.ndarray:
+    """The cosine estimated from each Hamming distance 0..dimension (the angle is about pi times
+    the share of differing bits), and 0 for an empty slot; read-only, shared by every query."""
+    table = np.cos(np.pi * np.arange(dimension + 2, dtype=np.uint16) / dimension)
+    table[dimension + 1] = 0.0  # the distance of an empty slot: no vector, no similarity
+    table.flags.writeable = False
+    return table
+
+
+def table_exists(db: Database, table: str) -> bool:
+    return bool(db.scalar("SELECT 1 FROM sqlite_master WHERE name = ?", (table,)))
+
+
+class VectorIndex:
+    """The vector search of one store, one loaded index per (kind, agent). One object per store,
+    built by the composition root and shared by the store's rankers: a cache that belongs to an
+    object cannot answer for another store.
+
+    ``reads`` counts the vectors read back from the store (vec0 or float16 copies): what a search
+    costs in I/O, and what tests use to see that a write is not followed by a reload."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+        self._loaded: dict[tuple[str, int], _Loaded] = {}
+        self._lock = threading.Lock()
+        self.reads = 0
+
+    def generation(self, kind: str, agent_id: int) -> int:
+        """Moves whenever the vectors of (kind, agent) change (the m002 triggers): the rankers' cache key."""
+        value = self._db.scalar("SELECT gen FROM vector_generation WHERE kind = ? AND agent_id = ?", (kind, agent_id))
+        return int(value or 0)
+
+    def warm(self, kind: str, agent_id: int) -> None:
+        """Load (kind, agent) now, so the first search does not wait."""
+        self.loaded(kind, agent_id)
+
+    def warm_in_background(self, agent_id: int, *also: Callable[[int], object]) -> threading.Thread:
+        """Load both of an agent's indexes in a thread, then run ``also`` (other search state of the
+        agent, such as the conversation's timeline): an agent was opened, and its first reply's
+        automatic recall should not spend its deadline reading them. A search meanwhile waits for
+        the load in progress rather than starting another."""
+
+        def run() -> None:
+            try:
+                for kind in TABLES:
+                    self.warm(kind, agent_id)
+                for load in also:
+                    load(agent_id)
+            except Exception:  # the store closed under it, say: the first search loads instead
+                log.warning("loading the vector index of agent %s in the background failed", agent_id, exc_info=True)
+
+        thread = threading.Thread(target=run, name=f"vector-index-{agent_id}", daemon=True)
+        thread.start()
+        return thread
+
+    def loaded(self, kind: str, agent_id: int) -> _Loaded:
+        with self._lock:
+            index = self._loaded.setdefault((kind, agent_id), _Loaded())
+        with index.lock:
+            if not index.checked and table_exists(self._db, TABLES[kind]):
+                self._complete(kind, agent_id)
+                index.checked = True
+            if vector_codes.latest_stamp(self._db, kind, agent_id) > index.stamp:
+                for block in vector_codes.blocks(self._db, kind, agent_id, after_stamp=index.stamp):
+                    index.place(block)
+        return index
+
+    def _complete(self, kind: str, agent_id: int) -> None:
+        """Check the search form against the store and fill in what is missing, from vec0 (stores
+        written before it existed, or by a version that did not write it). Derived data: rebuilt
+        from the store whenever it falls short."""
+        if vector_codes.known_complete(self._db, kind, agent_id):
+            return
+        missing = vector_codes.missing(self._db, kind, agent_id)
+        if not missing:  # a message edited since it was embedded: its new vector is on its way
+            return
+        log.info("building the search form of %s %s vectors of agent %s", len(missing), kind, agent_id)
+        table = TABLES[kind]
+        if len(missing) <= _POINT_READS:
+            rows = [r for i in missing for r in self._db.query(f"SELECT rowid, embedding FROM {table} WHERE rowid = ?", (i,))]
+        else:
+            wanted = set(missing)
+            rows = [r for r in self._db.query(f"SELECT rowid, embedding FROM {table} WHERE agent_id = ?", (agent_id,)) if r[0] in wanted]
+        self.reads += len(rows)
+        if not rows:
+            return
+        rows.sort()
+        matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype="<f4").reshape(len(rows), -1)
+        with self._db.transaction():
+            vector_codes.write(self._db, kind, agent_id, [r[0] for r in rows], matrix)
+
+    def memory_bytes(self) -> int:
+        """What the loaded indexes keep in memory (ids, sign bits and each id's slot)."""
+        with self._lock:
+            loaded = list(self._loaded.values())
+        return sum(index.ids.nbytes + index.words.nbytes + index.slot_of.nbytes for index in loaded)
+
+    def count(self, kind: str, agent_id: int) -> int:
+        return self.loaded(kind, agent_id).count
+
+    def top_k(self, kind: str, agent_id: int, query: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """The ``k`` nearest vectors by cosine: (ids, similarities), best first."""
+        index = self.loaded(kind, agent_id)
+        if k <= 0:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
+        query = np.ascontiguousarray(query, dtype=np.float32)
+        with index.lock:
+            candidates = self._shortlist(index, query, max(SHORTLIST_MIN, SHORTLIST_FACTOR * k))
+        ids, scores = self._rescore(kind, candidates, query, index)
+        k = min(k, len(ids))
+        best = np.argpartition(-scores, k - 1)[:k] if k < len(ids) else np.arange(len(ids))
+        best = best[np.lexsort((ids[best], -scores[best]))]
+        return ids[best], scores[best]
+
+    def cosines(self, kind: str, agent_id: int, query: np.ndarray, ids: np.ndarray) -> np.ndarray:
+        """The cosine of ``query`` with each of ``ids`` (0 where a row has no vector): scored from the
+        float16 copy for the short list, estimated from the sign bits for the rest (the angle is
+        about pi times the share of differing bits; those rows are far from the query anyway)."""
+        index = self.loaded(kind, agent_id)
+        out = np.zeros(len(ids), dtype=np.float64)
+        if not len(ids):
+            return out
+        ids = np.asarray(ids, dtype=np.int64)
+        query = np.ascontiguousarray(query, dtype=np.float32)
+        with index.lock:
+            if not index.dimension:
+                return out
+            distance = index.hamming(query)
+            slots = index.slots(ids)
+            # the estimate of each possible distance, looked up: one cosine per distance, not per row
+            # (an id the index does not hold takes the empty slots' distance, whose estimate is 0)
+            at = distance[slots]
+            at[slots < 0] = index.dimension + 1
+            out = _estimates(index.dimension)[at]
+            candidates = self._shortlist(index, query, SHORTLIST_MIN, distance)
+        exact_ids, exact = self._rescore(kind, candidates, query, index)
+        ascending = len(ids) < 2 or bool(np.all(ids[1:] > ids[:-1]))  # a timeline's ids are: no sort needed
+        order = np.arange(len(ids)) if ascending else np.argsort(ids)
+        sorted_ids = ids if ascending else ids[order]
+        where = np.searchsorted(sorted_ids, exact_ids)
+        hit = where < len(sorted_ids)
+        hit[hit] = sorted_ids[where[hit]] == exact_ids[hit]
+        out[order[where[hit]]] = exact[hit]
+        return out
+
+    def _shortlist(self, index: _Loaded, query: np.ndarray, size: int, distance: np.ndarray | None = None) -> np.ndarray:
+        valid = int((index.ids >= 0).sum())
+        if not valid:
+            return np.zeros(0, dtype=np.int64)
+        if valid <= size:
+            return np.unique(index.ids[index.ids >= 0])
+        distance = index.hamming(query) if distance is None else distance
+        return np.unique(index.ids[_closest(distance, size)])
+
+    def _rescore(self, kind: str, candidates: np.ndarray, query: np.ndarray, index: _Loaded | None = None) -> tuple[np.ndarray, np.ndarray]:
+        ids, matrix = vector_codes.half_vectors(self._db, kind, candidates.tolist())
+        self.reads += len(ids)
+        if index is not None and len(ids) < len(candidates):
+            # Rows deleted without going through memory (their float16 copy went by cascade) leave
+            # their bits behind: out of this index's memory they go, so they take no more places.
+            gone = np.setdiff1d(candidates, ids)
+            with index.lock:
+                index.drop(gone)
+        if not len(ids):
+            return ids, np.zeros(0, dtype=np.float32)
+        return ids, matrix @ query

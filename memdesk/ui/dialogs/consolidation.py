@@ -1,0 +1,238 @@
+"""Idle-time consolidation in the window: the idle timer that asks the worker for a pass, the
+preemption that stops it when the user acts, and the dialog that reviews proposed changes.
+
+The pass runs in the agent worker's thread without marking it busy, so the chat stays usable;
+sending a message (or a heartbeat, switching agents, quitting) cancels it first. In "ask" mode
+the pass leaves proposals; Memory > Review proposed memory changes (Ctrl+Shift+R) lists them.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QObject, Qt, QTimer, Signal, Slot
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import (
+    QDialog,
+    QDialogButtonBox,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from memdesk.app.agents import open_consolidator
+from memdesk.core.agent.consolidation.consolidator import BUSY, Consolidator, PassResult
+from memdesk.core.agent.consolidation.modes import OFF
+from memdesk.core.agent.consolidation.store import FAILED, Change
+from memdesk.core.runtime.base import CancelToken
+from memdesk.ui.common.errors import reports_errors
+from memdesk.ui.common.text import literal, plain_label
+
+REVIEW_TEXT = "&Review proposed memory changes…"
+
+
+def touched_blocks(changes: list[Change]) -> list[str]:
+    return sorted({str(c.arguments["label"]) for c in changes if c.function.startswith("core_memory_") and "label" in c.arguments})
+
+
+class ProposalsDialog(QDialog):
+    """The changes a pass proposed, each with a check box: apply or reject the checked ones.
+
+    Signals:
+        applied(list): labels of core memory blocks that changed
+        archival_changed(): passages were added
+    """
+
+    applied = Signal(list)
+    archival_changed = Signal()
+
+    def __init__(self, consolidation: Consolidator, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.consolidation = consolidation
+        self.setWindowTitle("Proposed memory changes")
+        self.resize(640, 420)
+        layout = QVBoxLayout(self)
+        intro = QLabel(
+            "While you were away, consolidation read the conversation and proposes these changes to what the "
+            "companion remembers. Apply the ones that are right; reject the rest."
+        )
+        intro.setWordWrap(True)
+        layout.addWidget(intro)
+        self.list = QListWidget()
+        layout.addWidget(self.list, 1)
+        self.empty = QLabel("No memory changes are waiting for review.")
+        self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        layout.addWidget(self.empty)
+        self.outcome = plain_label()
+        self.outcome.setWordWrap(True)
+        layout.addWidget(self.outcome)
+        buttons = QDialogButtonBox()
+        self.apply_button = QPushButton("&Apply checked")
+        self.apply_button.setDefault(True)
+        self.reject_button = QPushButton("Re&ject checked")
+        buttons.addButton(self.apply_button, QDialogButtonBox.ButtonRole.ActionRole)
+        buttons.addButton(self.reject_button, QDialogButtonBox.ButtonRole.ActionRole)
+        buttons.addButton(QDialogButtonBox.StandardButton.Close)
+        buttons.rejected.connect(self.reject)
+        layout.addWidget(buttons)
+        self.apply_button.clicked.connect(self.on_apply_clicked)
+        self.reject_button.clicked.connect(self.on_reject_clicked)
+        self.refresh()
+
+    def refresh(self) -> None:
+        self.list.clear()
+        for change in self.consolidation.pending():
+            item = QListWidgetItem(change.describe())
+            item.setData(Qt.ItemDataRole.UserRole, change.id)
+            item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
+            item.setCheckState(Qt.CheckState.Checked)
+            item.setToolTip(literal(f"Proposed {change.created_at:%Y-%m-%d %H:%M}" + (f"\nWhy: {change.thoughts}" if change.thoughts else "")))
+            self.list.addItem(item)
+        has_any = self.list.count() > 0
+        self.list.setVisible(has_any)
+        self.empty.setVisible(not has_any)
+        self.apply_button.setEnabled(has_any)
+        self.reject_button.setEnabled(has_any)
+
+    def checked_ids(self) -> list[int]:
+        return [
+            int(self.list.item(i).data(Qt.ItemDataRole.UserRole))
+            for i in range(self.list.count())
+            if self.list.item(i).checkState() == Qt.CheckState.Checked
+        ]
+
+    @Slot()
+    @reports_errors
+    def on_apply_clicked(self) -> None:
+        decided = [self.consolidation.accept(change_id) for change_id in self.checked_ids()]
+        failed = [c for c in decided if c.status == FAILED]
+        done = [c for c in decided if c.status != FAILED]
+        self.outcome.setText(
+            f"Applied {len(done)} change(s)."
+            + "".join(f"\nNot applied: {c.describe()} ({c.result})" for c in failed)
+        )
+        if done:
+            self.applied.emit(touched_blocks(done))
+            if any(c.function == "archival_memory_insert" for c in done):
+                self.archival_changed.emit()
+        self.refresh()
+
+    @Slot()
+    @reports_errors
+    def on_reject_clicked(self) -> None:
+        decided = [self.consolidation.reject(change_id) for change_id in self.checked_ids()]
+        self.outcome.setText(f"Rejected {len(decided)} change(s).")
+        self.refresh()
+
+
+class ConsolidationController(QObject):
+    """Wires consolidation into the main window (kept out of it so the window stays small).
+
+    Signals:
+        requested(object): a CancelToken; the worker runs a pass with it
+    """
+
+    requested = Signal(object)
+
+    def __init__(self, window) -> None:
+        super().__init__(window)
+        self.window = window
+        self._cancel: CancelToken | None = None
+        self.timer = QTimer(self)
+        self.timer.setSingleShot(True)
+        self.timer.timeout.connect(self.on_idle)
+        self.review_action = QAction(REVIEW_TEXT, window)
+        self.review_action.setShortcut(QKeySequence("Ctrl+Shift+R"))
+        self.review_action.triggered.connect(self.open_review)
+        window.menuBar().addMenu("&Memory").addAction(self.review_action)
+        worker = window.worker
+        self.requested.connect(worker.consolidate)
+        worker.consolidation_finished.connect(self.on_finished)
+        # The user acts: stop a running pass first (the worker runs the queued action right after).
+        for signal in (window.send_requested, window.heartbeat_requested, window.shutdown_requested):
+            signal.connect(self.interrupt)
+        window.open_agent_requested.connect(self.on_agent_opened)
+        for signal in (window.turn_done, window.model_ready, window.settings_applied):
+            signal.connect(self.restart)
+        self.update_review_action()
+
+    # --- idle time ---------------------------------------------------------------------------
+    @Slot()
+    @reports_errors
+    def restart(self, *_args) -> None:
+        """Count idle time from now (after each turn, a model load or a settings change)."""
+        settings = self.window.services.settings
+        self.timer.stop()
+        if settings.consolidation != OFF and settings.consolidation_idle_minutes > 0:
+            self.timer.start(int(settings.consolidation_idle_minutes * 60_000))
+
+    @Slot()
+    @reports_errors
+    def interrupt(self, *_args) -> None:
+        if self._cancel is not None:
+            self._cancel.cancel()
+            self._cancel = None
+        self.restart()
+
+    @Slot(int)
+    @reports_errors
+    def on_agent_opened(self, _agent_id: int) -> None:
+        self.interrupt()
+        self.update_review_action()
+
+    @Slot()
+    @reports_errors
+    def on_idle(self) -> None:
+        window = self.window
+        if not window.is_model_ready or window.busy or window.agent_id is None:
+            self.restart()
+            return
+        self._cancel = CancelToken()
+        window.statusBar().showMessage("Consolidating memory while you are away…", 10_000)
+        self.requested.emit(self._cancel)
+
+    @Slot(object)
+    @reports_errors
+    def on_finished(self, result: PassResult) -> None:
+        self._cancel = None
+        if result.status == BUSY:
+            self.restart()  # another writer held the store: try again at the next idle moment
+        self.update_review_action()
+        if result.status != "skipped" and (result.applied or result.proposed or result.failed):
+            message = result.describe()
+            if self.pending_count():
+                message += " — Memory > Review proposed memory changes"
+            self.window.statusBar().showMessage(message, 30_000)
+        if result.applied:
+            self.window.archival.refresh()
+
+    # --- review ------------------------------------------------------------------------------
+    def _consolidation(self) -> Consolidator | None:
+        if self.window.agent_id is None:
+            return None
+        services = self.window.services
+        return open_consolidator(services, services.agents.get(self.window.agent_id), None)
+
+    def pending_count(self) -> int:
+        consolidation = self._consolidation()
+        return len(consolidation.pending()) if consolidation is not None else 0
+
+    def update_review_action(self) -> None:
+        count = self.pending_count()
+        self.review_action.setText(REVIEW_TEXT.replace("changes…", f"changes ({count})…") if count else REVIEW_TEXT)
+
+    @Slot()
+    @reports_errors
+    def open_review(self) -> ProposalsDialog | None:
+        consolidation = self._consolidation()
+        if consolidation is None:
+            return None
+        dialog = ProposalsDialog(consolidation, self.window)
+        dialog.applied.connect(self.window.memory.on_agent_changed_blocks)
+        dialog.applied.connect(lambda _labels: self.window.budget_requested.emit())
+        dialog.archival_changed.connect(self.window.archival.refresh)
+        dialog.finished.connect(lambda _code: self.update_review_action())
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.open()
+        return dialog

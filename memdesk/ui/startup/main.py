@@ -1,0 +1,398 @@
+"""Start the window: ``run()`` is what ``memdesk`` with no sub-command (``make run``) calls.
+
+Order matters for perceived start-up: the window is shown first, then the model (llama.cpp) and
+the embedding model (torch) load in the agent worker while the window says "loading model…".
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+import threading
+from dataclasses import dataclass
+from logging.handlers import RotatingFileHandler
+from pathlib import Path
+
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtWidgets import QApplication, QMessageBox, QPlainTextEdit, QProgressDialog
+
+from memdesk.app.runtimes import RuntimeAhead, make_runtime, runtime_factory
+from memdesk.app.services import Services, open_services
+from memdesk.app.store_opening import backups_at, convert_store
+from memdesk.core.agent import unanswered
+from memdesk.core.storage.driver import file_is_encrypted
+from memdesk.core.base.errors import AlreadyRunningError, DamagedStoreError, MemDeskError, WrongPassphraseError
+from memdesk.app.instance import WINDOW, InstanceLock, ask_to_come_forward
+from memdesk.app.local_model import StartedModel
+from memdesk.core.base.log_privacy import PrivateFormatter
+from memdesk.core.base.paths import Paths
+from memdesk.session.sent_before_open import SentBeforeOpen
+from memdesk.core.base.private_files import private_umask
+from memdesk.ui.dialogs.backups import describe_when, restore_snapshot, restored_message
+from memdesk.ui.dialogs.consent import DENY, ConsentRequest
+from memdesk.ui.common.errors import CrashCapture, ErrorHub
+from memdesk.ui.startup.first_window import FirstWindow, application, milestones
+from memdesk.ui.startup.instance import ComeForwardWatcher
+from memdesk.ui.window.main_window import MainWindow
+from memdesk.ui.dialogs.passphrase import unlock_store
+from memdesk.ui.dialogs.privacy import StoreConversion
+from memdesk.ui.common.text import literal
+from memdesk.ui.dialogs.welcome import offer_welcome, window_actions
+from memdesk.ui.workers.threads import OutlivedThreads
+
+log = logging.getLogger("memdesk.ui")
+
+#: How long a conversion waits for a closed window's threads to let go of the store before refusing.
+OUTLIVED_WAIT_S = 30.0
+
+
+def _setup_logging(paths: Paths) -> None:
+    handler = RotatingFileHandler(paths.logs / "memdesk.log", maxBytes=2_000_000, backupCount=3, encoding="utf-8")
+    handler.setFormatter(PrivateFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))  # no exception's message
+    root = logging.getLogger()
+    root.addHandler(handler)
+    root.setLevel(logging.INFO)
+
+
+def _show_crash_log(window: MainWindow, text: str) -> None:
+    view = QPlainTextEdit(text)
+    view.setReadOnly(True)
+    view.setWindowTitle("Crash log of the previous run")
+    view.resize(800, 500)
+    view.setParent(window, view.windowFlags())
+    view.show()
+
+
+def run(argv: list[str] | None = None, *, model_ahead: StartedModel | None = None, first: FirstWindow | None = None) -> int:
+    """``model_ahead``: the local model ``memdesk`` started before importing this module
+    (memdesk.app.local_model.start_with); the first window takes it, or it is closed. ``first``: the
+    window ``memdesk`` showed meanwhile (memdesk/ui/startup/first_window.py), holding the data folder's
+    lock; the main window takes its place."""
+    with private_umask():  # the store, logs and caches this run writes are the user's only
+        try:
+            return _run(argv, model_ahead, first)
+        finally:
+            if first is not None:
+                first.discard()  # a start that ended before the main window showed
+            if model_ahead is not None:
+                model_ahead.discard()  # nothing, when the window took it
+
+
+def _take_instance_lock(paths: Paths) -> InstanceLock | None:
+    """This data folder's one-instance lock, or None after telling the user who holds it (and
+    asking that window, if it is one, to come forward)."""
+    lock = InstanceLock(paths.instance_lock, WINDOW)
+    try:
+        return lock.acquire()
+    except AlreadyRunningError as error:
+        if error.program == WINDOW:
+            ask_to_come_forward(paths.raise_request)
+        QMessageBox.information(None, "MemDesk is already running", error.user_message)
+        return None
+
+
+def _run(argv: list[str] | None, model_ahead: StartedModel | None, first: FirstWindow | None) -> int:
+    parser = argparse.ArgumentParser(prog="memdesk", description="MemDesk desktop window")
+    parser.add_argument("--timing", action="store_true", help="print start-up milestones (for bench.startup)")
+    parser.add_argument("--quit-when-ready", action="store_true", help="exit once the model is loaded (for bench.startup)")
+    parser.add_argument("--screenshot", metavar="PNG", help="after the model is ready, send --message, save a screenshot and quit")
+    parser.add_argument("--message", default="Hello! Who are you?", help="message sent before --screenshot")
+    parser.add_argument("--give-up-after", type=float, default=600.0, metavar="S",
+                        help="with --screenshot: exit with an error when no reply came within S seconds")
+    args, qt_args = parser.parse_known_args(sys.argv[1:] if argv is None else argv)
+    milestone = milestones(args.timing)
+    app = application(qt_args)
+    if first is not None:
+        if first.dismissed:  # closed before the rest had loaded: what was sent there waits on disk
+            first.lock.release()
+            return 0
+        paths, lock = first.paths, first.lock
+    else:
+        try:
+            paths = Paths.from_environment().ensure()
+        except MemDeskError as error:
+            QMessageBox.critical(None, "MemDesk cannot start", error.user_message)
+            return 1
+        lock = _take_instance_lock(paths)
+        if lock is None:
+            return 1
+    with lock:
+        return _run_window(app, paths, args, milestone, model_ahead, first)
+
+
+def _run_window(app: QApplication, paths: Paths, args: argparse.Namespace, milestone, model_ahead: StartedModel | None,
+                first: FirstWindow | None) -> int:
+    _setup_logging(paths)
+    hub = ErrorHub()
+    capture = CrashCapture(paths.logs, hub).install()
+    previous_crash = capture.previous  # offered by the first window only
+    key: str | None = None  # an encrypted store's passphrase, asked once and kept for the windows after
+    outlived = OutlivedThreads()  # a closed window's threads still finishing, across the windows of this run
+    try:
+        while True:
+            services, code = _open_or_offer_snapshot(paths, key)
+            if services is None:
+                return code
+            key = services.key
+            code, after = _show_window(app, services, hub, args, milestone, previous_crash, outlived, model_ahead, first)
+            previous_crash = model_ahead = first = None
+            # The window and every connection it opened are closed: the store is free to replace.
+            if after.restore is not None:
+                _restore(paths, after.restore, key)
+            elif after.conversion is not None:
+                # Settings → Privacy asked to encrypt, decrypt or re-key; the window opens again on
+                # the converted store.
+                key = _convert(app, paths, after.conversion, outlived)
+            else:
+                return code
+    finally:
+        capture.uninstall()
+
+
+def _open_store(paths: Paths, key: str | None, typed: list[str] | None = None) -> Services | None:
+    """The store's services; an encrypted store's passphrase is asked in a dialog (None: Quit).
+    ``typed`` receives the passphrase last tried there."""
+
+    def unlock(passphrase: str) -> Services:
+        if typed is not None:
+            typed[:] = [passphrase]
+        return open_services(paths, key=passphrase)
+
+    if key is not None or not file_is_encrypted(paths.database):
+        return open_services(paths, key=key)
+    return unlock_store(paths.database, unlock)
+
+
+def _open_or_offer_snapshot(paths: Paths, key: str | None) -> tuple[Services | None, int]:
+    """The store's services, or None and an exit code (0 after Quit in the passphrase dialog, 1
+    after an error). A damaged store, or one whose migration failed, is offered its newest good
+    snapshot ("Restore the snapshot of DATE?") and opened again once restored."""
+    typed: list[str] = []
+    try:
+        return _open_store(paths, key, typed), 0
+    except DamagedStoreError as error:
+        key = key or next(iter(typed), None)  # a store is called damaged under its right passphrase only
+        if error.snapshot is None or not offer_snapshot_restore(error):
+            QMessageBox.critical(None, "MemDesk cannot start", literal(error.user_message))
+            return None, 1
+        if error.snapshot.encrypted and key is None:
+            # A store too damaged to say it is encrypted was never asked its passphrase; its snapshot needs it.
+            key = snapshot_passphrase(paths, error.snapshot)
+            if key is None:
+                return None, 0
+        if not _restore(paths, error.snapshot.id, key):
+            return None, 1
+        return _open_or_offer_snapshot(paths, key)
+    except MemDeskError as error:
+        QMessageBox.critical(None, "MemDesk cannot start", literal(error.user_message))
+        return None, 1
+
+
+def offer_snapshot_restore(error: DamagedStoreError) -> bool:
+    snapshot = error.snapshot
+    answer = QMessageBox.question(
+        None, "MemDesk cannot open its store",
+        literal(f"{error.message}.\n\nRestore the snapshot of {describe_when(snapshot)} ({snapshot.reason})? "
+                "What is there now is kept beside it."),
+        QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No, QMessageBox.StandardButton.Yes,
+    )
+    return answer == QMessageBox.StandardButton.Yes
+
+
+def snapshot_passphrase(paths: Paths, snapshot) -> str | None:
+    """The passphrase of an encrypted snapshot, asked in the unlock dialog (None: Quit)."""
+    backups = backups_at(paths)
+
+    def check(passphrase: str) -> str:
+        if not backups.opens_with(snapshot, passphrase):
+            raise WrongPassphraseError(f"Wrong passphrase for {snapshot.path}")
+        return passphrase
+
+    return unlock_store(snapshot.path, check)
+
+
+def _restore(paths: Paths, snapshot_id: str, key: str | None) -> bool:
+    backups = backups_at(paths, key=key)
+    try:
+        snapshot = backups.get(snapshot_id)
+        undo = restore_snapshot(backups, snapshot_id)
+    except MemDeskError as error:
+        QMessageBox.critical(None, "The snapshot was not restored", literal(error.user_message))
+        return False
+    QMessageBox.information(None, "Snapshot restored", literal(restored_message(snapshot, undo, paths.database)))
+    return True
+
+
+def _convert(app: QApplication, paths: Paths, conversion: StoreConversion, outlived: OutlivedThreads) -> str | None:
+    """Run the conversion with a busy indicator; the key to open the store with afterwards."""
+    unchanged = conversion.old_key
+    if outlived.running(wait_s=OUTLIVED_WAIT_S):
+        QMessageBox.warning(None, "MemDesk", "Your memory was not converted: a background task was still using it. "
+                            "Quit MemDesk, start it again and retry in Settings → Privacy.")
+        return unchanged
+    progress = QProgressDialog(f"{conversion.verb} your memory…", "", 0, 0)
+    progress.setCancelButton(None)  # an interruption is safe, but a half-done wait is not worth offering
+    progress.setWindowModality(Qt.WindowModality.ApplicationModal)
+    progress.setMinimumDuration(0)
+    progress.show()
+    failure: list[BaseException] = []
+
+    def work() -> None:
+        try:
+            convert_store(paths, conversion.old_key, conversion.new_key)
+        except BaseException as error:  # noqa: BLE001 - reported below, on the GUI thread
+            failure.append(error)
+
+    worker = threading.Thread(target=work, name="store-conversion")
+    worker.start()
+    while worker.is_alive():
+        app.processEvents()
+        worker.join(0.05)
+    progress.close()
+    if failure:
+        error = failure[0]
+        text = error.user_message if isinstance(error, MemDeskError) else f"{type(error).__name__}: {error}"
+        log.error("store conversion failed: %s", type(error).__name__)
+        QMessageBox.critical(None, "Your memory was not converted", literal(f"{text}. The store is as it was."))
+        return unchanged
+    return conversion.new_key
+
+
+def _show_window(
+    app: QApplication, services: Services, hub: ErrorHub, args: argparse.Namespace, milestone, previous_crash: Path | None,
+    outlived: OutlivedThreads, model_ahead: StartedModel | None = None, first: FirstWindow | None = None,
+) -> tuple[int, "AfterClose"]:
+    """Run one window on ``services`` until it closes: its exit code, and what the user asked to be
+    done once it is closed (a snapshot to restore from File > Backups…, a conversion from Settings →
+    Privacy)."""
+    shared_embedder = services.embedder
+    paths = services.paths
+    key = services.key
+
+    def open_worker_services() -> Services:
+        return open_services(paths, key=key, embedder=shared_embedder)
+
+    # The model's process starts now (unless memdesk started it already) and loads while the
+    # window is built: it waits for nothing.
+    runtimes = RuntimeAhead(runtime_factory(key, make_runtime), services.settings, started=model_ahead)
+    window = MainWindow(services, open_worker_services=open_worker_services, make_runtime=runtimes, hub=hub, outlived=outlived)
+    ComeForwardWatcher(paths, window)
+    # Qt ends app.exec() when the last window closes; a window closed before exec started (within
+    # one of the processEvents below) would leave it waiting forever.
+    closed: list[bool] = []
+    window.closed.connect(lambda: closed.append(True))
+    window.show()
+    if first is not None:
+        first.hand_over(window, window.chat.compose)
+    app.processEvents()
+    milestone("main_window_shown" if first is not None else "window_shown")
+    window.model_ready.connect(lambda _model: milestone("model_ready"))
+    if args.quit_when_ready:
+        window.model_ready.connect(lambda _model: QTimer.singleShot(0, window.close))
+        window.hub.shown.connect(lambda _text: QTimer.singleShot(0, window.close))
+    if args.screenshot:
+        _schedule_screenshot(window, args.screenshot, args.message, args.give_up_after)
+    if previous_crash is not None:
+        previous = previous_crash.read_text(encoding="utf-8", errors="replace")
+        window.message_bar.show_message(
+            "MemDesk did not close cleanly last time; a crash log was kept.", "Show crash log", lambda: _show_crash_log(window, previous)
+        )
+    window.start()
+    # What the first window took (or a start that ended early left on disk) is saved and answered.
+    window.conversation.deliver_sent_before_open(SentBeforeOpen(paths.sent_before_open))
+    window.backups.start()  # the day's snapshot, in the background
+    app.processEvents()
+    if window.chat.send_button.isEnabled() and first is None:  # Send works while the model loads
+        milestone("send_enabled")
+    if window.isVisible() and not (args.screenshot or args.quit_when_ready):  # a scripted run is nobody's first start
+        offer_welcome(services, window_actions(window), window)
+    try:
+        code = 0 if closed else app.exec()
+    finally:
+        window.shutdown()
+        runtimes.discard()  # a window closed before its worker took the model
+        services.close()
+    return code, AfterClose(restore=window.backups.restore_after_close, conversion=window.pending_conversion)
+
+
+@dataclass(frozen=True)
+class AfterClose:
+    """What a closed window leaves to do before the next one opens on the same store."""
+
+    restore: str | None = None
+    conversion: StoreConversion | None = None
+
+
+def _schedule_screenshot(window: MainWindow, path: str, message: str, give_up_after_s: float) -> None:
+    """Drive the real app end to end (used by the Xvfb test and the socket audit): send one
+    message, deny any consent the reply asks for, wait for the reply to that message, check that
+    the window shows it, save a screenshot, quit. Any other end exits non-zero: no reply within
+    ``give_up_after_s`` (3), a reply the window does not show (4), the message left unanswered (5),
+    an error on the bar (6)."""
+    sent = False
+    finished = False
+
+    def send() -> None:
+        nonlocal sent
+        if sent:
+            return
+        # Send can be greyed for a moment (another turn runs): try again until the window takes it.
+        if window.busy or not window.chat.can_send:
+            QTimer.singleShot(200, window, send)
+            return
+        sent = True
+        window.chat.compose.setPlainText(message)
+        window.chat.on_send_clicked()
+
+    def fail(code: int, text: str) -> None:
+        nonlocal finished
+        if not finished:
+            finished = True
+            print(f"error: {text}", flush=True)
+            QApplication.exit(code)
+
+    def on_turn_done() -> None:
+        # Not the first turn to end after sending: a login turn the message preempted ends first.
+        nonlocal finished
+        if finished or not sent or window.last_sent_id is None or window.agent_id is None:
+            return
+        reply = unanswered.reply_to(window.services.db, window.services.memory.recall, window.agent_id, window.last_sent_id)
+        if reply is None:
+            return  # the turn that answers the message is still to come
+        shown = [e for e in window.chat.transcript.entries if e.kind == "agent" and e.text == reply.search_text]
+        if not shown:
+            fail(4, f"the reply is not shown in the window: {reply.search_text[:200]!r}")
+            return
+        finished = True
+        print(f"reply shown: {reply.search_text}", flush=True)
+        QTimer.singleShot(300, lambda: (window.grab().save(path), print(f"screenshot saved {path}", flush=True), window.close()))
+
+    def on_unanswered(message_id: int) -> None:
+        if message_id == window.last_sent_id:
+            fail(5, "the message was not answered (the turn ended without a reply)")
+
+    def decline(request: ConsentRequest) -> None:
+        # Nobody is there to answer a consent dialog, so a scripted run says no, as a user clicking
+        # Deny would; left open, the dialog held the turn until the run gave up (seen in CI when
+        # the bundled model chose append_to_text_file).
+        print(f"denied {request.tool}: a scripted run answers no consent question", flush=True)
+        for dialog in list(window.consent_dialogs):
+            if dialog.request is request:
+                dialog.deny.click()
+        window.consent.answer(request, DENY)  # no dialog (or already closed): settle it directly
+
+    def give_up() -> None:
+        # A scripted run must end: a stuck one says so and exits non-zero instead of hanging.
+        fail(3, f"no reply within {give_up_after_s:.0f} s (message sent: {sent})")
+
+    window.consent.asked.connect(decline)  # after the window's own slot, so its dialog exists
+    window.model_ready.connect(lambda _model: QTimer.singleShot(200, window, send))
+    window.turn_done.connect(on_turn_done)
+    window.message_unanswered.connect(on_unanswered)
+    window.hub.shown.connect(lambda text: fail(6, text))
+    QTimer.singleShot(int(give_up_after_s * 1000), window, give_up)  # dies with the window
+
+
+if __name__ == "__main__":
+    sys.exit(run())
