@@ -29,9 +29,6 @@ is the same without the install step, ``first_message_unwarmed_seconds`` without
 
 from __future__ import annotations
 
-from bench.common import bench_parser
-from bench.report import emit
-
 import os
 import shutil
 import statistics
@@ -39,12 +36,15 @@ import sys
 import tempfile
 import time
 
+from bench.common import bench_parser
+from bench.report import emit
+
 USER_MESSAGE = "Hi! I'm Ann, a nurse from Lyon. I just got back from hiking in the Alps."
 
 
 def _one_start(services, record, settings) -> dict[str, object]:  # noqa: ANN001
-    from memdesk.app.runtimes import make_runtime
     from memdesk.app.agents import open_agent
+    from memdesk.app.runtimes import make_runtime
     from memdesk.core.runtime.base import CallRequest, ChatMessage, SamplingParams
     from memdesk.core.tools.context import AllowAll
 
@@ -56,7 +56,12 @@ def _one_start(services, record, settings) -> dict[str, object]:  # noqa: ANN001
         messages = [*agent._prompt_parts().chat_messages(), ChatMessage("user", USER_MESSAGE)]
         first: list[float] = []
         started = time.perf_counter()
-        request = CallRequest(messages, agent._live_specs(), SamplingParams(seed=0, temperature=0, max_tokens=32), agent.tools.heartbeat_tools())
+        request = CallRequest(
+            messages,
+            agent._live_specs(),
+            SamplingParams(seed=0, temperature=0, max_tokens=32),
+            agent.tools.heartbeat_tools(),
+        )
         turn = runtime.generate_call(request, on_event=lambda event: first or first.append(time.perf_counter()))
         total = time.perf_counter() - started
     finally:
@@ -95,15 +100,15 @@ def _fresh_install(warm: bool, pause: float, installed: bool = False) -> dict[st
         started = time.perf_counter()
         memdesk(["warm"])
         install_seconds = round(time.perf_counter() - started, 3)
-    from memdesk.app.runtimes import make_runtime
     from memdesk.app.agents import open_agent
+    from memdesk.app.runtimes import make_runtime
     from memdesk.app.services import open_services
     from memdesk.core.agent.observer import AgentObserver
+    from memdesk.core.base.paths import Paths
     from memdesk.core.embedding.hashing import HashingEmbedder
     from memdesk.core.runtime.base import CancelToken
     from memdesk.core.runtime.warmup import Warmup
     from memdesk.core.tools.context import AllowAll
-    from memdesk.core.base.paths import Paths
 
     class Observer(AgentObserver):
         def __init__(self) -> None:
@@ -144,8 +149,12 @@ def _fresh_install(warm: bool, pause: float, installed: bool = False) -> dict[st
             "warm_seconds": round(warmup.last_seconds, 3) if warmup.finished.is_set() else None,
             "static_prefix_tokens": static_tokens,
             "enter_to_first_token_seconds": round(first["token"] - enter, 3) if "token" in first else None,
-            "enter_to_first_reply_character_seconds": round(first["message"] - enter, 3) if "message" in first else None,
-            "chosen_to_first_reply_character_seconds": round(first["message"] - chosen, 3) if "message" in first else None,
+            "enter_to_first_reply_character_seconds": round(first["message"] - enter, 3)
+            if "message" in first
+            else None,
+            "chosen_to_first_reply_character_seconds": round(first["message"] - chosen, 3)
+            if "message" in first
+            else None,
             "turn_seconds": round(done - enter, 3),
             "steps": len(result.steps),
             "functions": [step.function for step in result.steps],
@@ -196,8 +205,8 @@ def run(repeats: int) -> dict[str, object]:
     home = tempfile.mkdtemp(prefix="memdesk-coldstart-")
     os.environ["MEMDESK_HOME"] = home
     from memdesk.app.services import open_services
-    from memdesk.core.embedding.hashing import HashingEmbedder
     from memdesk.core.base.paths import Paths
+    from memdesk.core.embedding.hashing import HashingEmbedder
 
     paths = Paths.from_environment()
     services = open_services(paths, embedder=HashingEmbedder())

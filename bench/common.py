@@ -11,7 +11,6 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-
 #: ``python -c`` code that starts the window as the ``memdesk`` script does (memdesk.cli.main's
 #: run_window: the model first, the first window, then the main window), with the window's flags
 #: from the command line. Not ``-m memdesk.ui.startup.main``: the model's process (multiprocessing's spawn)
@@ -67,16 +66,17 @@ class BenchAgent:
         self.services.close()
 
 
-def open_bench_agent(embedder_name: str, seed: int, *, observer=None, preload_embedder: bool = False,
-                     make_runtime=None) -> BenchAgent:
+def open_bench_agent(
+    embedder_name: str, seed: int, *, observer=None, preload_embedder: bool = False, make_runtime=None
+) -> BenchAgent:
     """Open the store at ``MEMDESK_HOME`` with the ``hashing`` or the ``default`` embedder, set the
     sampling seed, load the model (timed) and create the agent. ``preload_embedder``: load the
     embedder in the background meanwhile, as the app does. ``make_runtime``: the app's own unless
     given (a test's scripted model)."""
     from memdesk.app.agents import open_agent
     from memdesk.app.services import open_services
-    from memdesk.core.tools.context import AllowAll
     from memdesk.core.base.paths import Paths
+    from memdesk.core.tools.context import AllowAll
 
     embedder = None
     if embedder_name == "hashing":
@@ -93,5 +93,7 @@ def open_bench_agent(embedder_name: str, seed: int, *, observer=None, preload_em
     started = time.perf_counter()
     runtime = make_runtime(settings)
     load_seconds = time.perf_counter() - started
-    agent = open_agent(services, services.create_agent("bench"), runtime, consent=AllowAll(), settings=settings, observer=observer)
+    agent = open_agent(
+        services, services.create_agent("bench"), runtime, consent=AllowAll(), settings=settings, observer=observer
+    )
     return BenchAgent(services, settings, runtime, agent, load_seconds)

@@ -13,13 +13,12 @@ feature list), so portable and native figures are never confused.
 
 from __future__ import annotations
 
-from bench.common import bench_parser
-from bench.report import emit
-
 import json
 import sys
 import time
 
+from bench.common import bench_parser
+from bench.report import emit
 from memdesk.core.models.bundled import default_model_path
 from memdesk.core.runtime.base import CallRequest, ChatMessage, SamplingParams, TextRequest, ToolSpec
 from memdesk.core.runtime.grammar import build_call_grammar
@@ -29,23 +28,47 @@ from memdesk.core.runtime.llamacpp.settings import LlamaSettings
 
 _HEARTBEAT = {"type": "boolean", "description": "Request an immediate heartbeat after the function runs."}
 TOOLS = [
-    ToolSpec("send_message", "Send a message to the user.", {"type": "object", "properties": {"message": {"type": "string"}}, "required": ["message"]}),
+    ToolSpec(
+        "send_message",
+        "Send a message to the user.",
+        {"type": "object", "properties": {"message": {"type": "string"}}, "required": ["message"]},
+    ),
     ToolSpec(
         "core_memory_append",
         "Append text to a block of core memory.",
-        {"type": "object", "properties": {"label": {"type": "string", "enum": ["persona", "human"]}, "content": {"type": "string"}, "request_heartbeat": _HEARTBEAT}, "required": ["label", "content", "request_heartbeat"]},
+        {
+            "type": "object",
+            "properties": {
+                "label": {"type": "string", "enum": ["persona", "human"]},
+                "content": {"type": "string"},
+                "request_heartbeat": _HEARTBEAT,
+            },
+            "required": ["label", "content", "request_heartbeat"],
+        },
     ),
     ToolSpec(
         "archival_memory_search",
         "Search archival memory.",
-        {"type": "object", "properties": {"query": {"type": "string"}, "page": {"type": "integer"}, "request_heartbeat": _HEARTBEAT}, "required": ["query", "request_heartbeat"]},
+        {
+            "type": "object",
+            "properties": {"query": {"type": "string"}, "page": {"type": "integer"}, "request_heartbeat": _HEARTBEAT},
+            "required": ["query", "request_heartbeat"],
+        },
     ),
     ToolSpec(
         "conversation_search",
         "Search the conversation history.",
-        {"type": "object", "properties": {"query": {"type": "string"}, "page": {"type": "integer"}, "request_heartbeat": _HEARTBEAT}, "required": ["query", "request_heartbeat"]},
+        {
+            "type": "object",
+            "properties": {"query": {"type": "string"}, "page": {"type": "integer"}, "request_heartbeat": _HEARTBEAT},
+            "required": ["query", "request_heartbeat"],
+        },
     ),
-    ToolSpec("pause_heartbeats", "Pause timed heartbeats.", {"type": "object", "properties": {"minutes": {"type": "integer"}}, "required": ["minutes"]}),
+    ToolSpec(
+        "pause_heartbeats",
+        "Pause timed heartbeats.",
+        {"type": "object", "properties": {"minutes": {"type": "integer"}}, "required": ["minutes"]},
+    ),
 ]
 HEARTBEAT_TOOLS = frozenset({"core_memory_append", "archival_memory_search", "conversation_search"})
 SYSTEM = "\n".join(
@@ -56,7 +79,10 @@ SYSTEM = "\n".join(
         *(json.dumps({"name": t.name, "description": t.description, "parameters": t.parameters}) for t in TOOLS),
     ]
 )
-MESSAGES = [ChatMessage("system", SYSTEM), ChatMessage("user", "Hi Sam! I'm Ann, I just got back from a hiking trip in the Alps. How are you?")]
+MESSAGES = [
+    ChatMessage("system", SYSTEM),
+    ChatMessage("user", "Hi Sam! I'm Ann, I just got back from a hiking trip in the Alps. How are you?"),
+]
 
 
 def valid_call(text: str) -> bool:
@@ -70,11 +96,16 @@ def valid_call(text: str) -> bool:
     params = call["params"]
     spec = names[call["function"]]
     required = [name for name in spec.parameters["required"] if name != "request_heartbeat"]
-    return list(params)[0] == "inner_thoughts" and all(name in params for name in required) and (("request_heartbeat" in params) == (spec.name in HEARTBEAT_TOOLS))
+    return (
+        list(params)[0] == "inner_thoughts"
+        and all(name in params for name in required)
+        and (("request_heartbeat" in params) == (spec.name in HEARTBEAT_TOOLS))
+    )
 
 
-
-def stock_grammar_completion(settings: LlamaSettings, prompt: str, grammar: str, params: SamplingParams, max_tokens: int) -> tuple[str, int, float]:
+def stock_grammar_completion(
+    settings: LlamaSettings, prompt: str, grammar: str, params: SamplingParams, max_tokens: int
+) -> tuple[str, int, float]:
     """llama-cpp-python's own grammar path (``Llama`` + ``LlamaGrammar``): the baseline.
 
     Returns (text, generated tokens, decode seconds). The prompt is evaluated by a first one-token
@@ -93,8 +124,12 @@ def stock_grammar_completion(settings: LlamaSettings, prompt: str, grammar: str,
     try:
         compiled = llama_cpp.LlamaGrammar.from_string(grammar, verbose=False)
         options = dict(
-            temperature=params.temperature, top_k=params.top_k, top_p=params.top_p, min_p=params.min_p,
-            repeat_penalty=params.repeat_penalty, seed=params.seed if params.seed is not None else 0,
+            temperature=params.temperature,
+            top_k=params.top_k,
+            top_p=params.top_p,
+            min_p=params.min_p,
+            repeat_penalty=params.repeat_penalty,
+            seed=params.seed if params.seed is not None else 0,
         )
         model.create_completion(prompt, max_tokens=1, **options)
         started = time.perf_counter()
@@ -103,6 +138,7 @@ def stock_grammar_completion(settings: LlamaSettings, prompt: str, grammar: str,
         return result["choices"][0]["text"], int(result["usage"]["completion_tokens"]), seconds
     finally:
         model.close()
+
 
 def run(seeds: int, max_tokens: int, stock_tokens: int) -> dict[str, object]:
     settings = LlamaSettings(default_model_path(), context_size=2048)
@@ -120,11 +156,21 @@ def run(seeds: int, max_tokens: int, stock_tokens: int) -> dict[str, object]:
         ours_tokens += ours.stats.generated_tokens
         ours_seconds += ours.stats.seconds
         counts = [a + b for a, b in zip(counts, runtime.last_sampler_counts)]
-        runs.append({"seed": seed, "unconstrained_valid": valid_call(free.text), "constrained_valid": valid_call(ours.text), "constrained_tokens": ours.stats.generated_tokens, "text": ours.text})
+        runs.append(
+            {
+                "seed": seed,
+                "unconstrained_valid": valid_call(free.text),
+                "constrained_valid": valid_call(ours.text),
+                "constrained_tokens": ours.stats.generated_tokens,
+                "text": ours.text,
+            }
+        )
     prompt = runtime.render(MESSAGES)
     runtime.close()
     grammar = build_call_grammar(TOOLS, HEARTBEAT_TOOLS).text
-    stock_text, stock_count, stock_seconds = stock_grammar_completion(settings, prompt, grammar, SamplingParams(seed=0), stock_tokens)
+    stock_text, stock_count, stock_seconds = stock_grammar_completion(
+        settings, prompt, grammar, SamplingParams(seed=0), stock_tokens
+    )
     unconstrained = free_tokens / free_seconds
     constrained = ours_tokens / ours_seconds
     build = build_info()

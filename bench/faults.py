@@ -58,7 +58,13 @@ def _child(name: str, *args: str) -> list[str]:
 
 
 def _child_env(home: Path) -> dict[str, str]:
-    return {**os.environ, "MEMDESK_HOME": str(home), "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1", "QT_QPA_PLATFORM": "offscreen"}
+    return {
+        **os.environ,
+        "MEMDESK_HOME": str(home),
+        "PYTHONPATH": str(ROOT),
+        "HF_HUB_OFFLINE": "1",
+        "QT_QPA_PLATFORM": "offscreen",
+    }
 
 
 def _kill_after(process: subprocess.Popen, delay: float) -> None:
@@ -71,10 +77,10 @@ def _kill_after(process: subprocess.Popen, delay: float) -> None:
 def agent_kill(trials: int, rng: random.Random) -> dict:
     from memdesk.app.agents import open_agent
     from memdesk.app.services import open_services
+    from memdesk.core.base.paths import HOME_ENV, Paths
     from memdesk.core.embedding.hashing import HashingEmbedder
     from memdesk.core.runtime.scripted import ScriptedRuntime, say
     from memdesk.core.tools.context import AllowAll
-    from memdesk.core.base.paths import HOME_ENV, Paths
 
     lost = bad_integrity = failed_resumes = committed_total = killed_in_turn = 0
     turn_seconds = 1.0  # one turn of the child, measured as it runs (the machine's load changes)
@@ -82,7 +88,13 @@ def agent_kill(trials: int, rng: random.Random) -> dict:
         home = Path(folder) / "home"
         next_n = 0
         for _ in range(trials):
-            process = subprocess.Popen(_child("agent", str(next_n)), env=_child_env(home), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+            process = subprocess.Popen(
+                _child("agent", str(next_n)),
+                env=_child_env(home),
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                text=True,
+            )
             committed: list[int] = []
             first = process.stdout.readline()  # "ready": the store is open and the agent built
             if first.strip() == "ready":
@@ -112,7 +124,11 @@ def agent_kill(trials: int, rng: random.Random) -> dict:
             try:
                 if services.db.scalar("PRAGMA integrity_check") != "ok":
                     bad_integrity += 1
-                stored = {m.content for m in services.memory.recall.all(services.agents.get_by_name("sam").id) if m.kind == "user_message"}
+                stored = {
+                    m.content
+                    for m in services.memory.recall.all(services.agents.get_by_name("sam").id)
+                    if m.kind == "user_message"
+                }
                 lost += sum(1 for n in committed if not any(f'"message {n}"' in text for text in stored))
                 # The next start resumes: the same agent answers a new message.
                 runtime = ScriptedRuntime([say("back")], context_window=1_000_000)
@@ -124,9 +140,15 @@ def agent_kill(trials: int, rng: random.Random) -> dict:
             finally:
                 services.close()
             next_n += 100_000
-    return {"trials": trials, "killed_by_the_campaign": killed_in_turn, "committed_messages": committed_total,
-            "lost_committed_messages": lost, "integrity_failures": bad_integrity, "failed_resumes": failed_resumes,
-            "ok": lost == 0 and bad_integrity == 0 and failed_resumes == 0 and killed_in_turn == trials}
+    return {
+        "trials": trials,
+        "killed_by_the_campaign": killed_in_turn,
+        "committed_messages": committed_total,
+        "lost_committed_messages": lost,
+        "integrity_failures": bad_integrity,
+        "failed_resumes": failed_resumes,
+        "ok": lost == 0 and bad_integrity == 0 and failed_resumes == 0 and killed_in_turn == trials,
+    }
 
 
 # --- a line sent while background work runs ----------------------------------------------------
@@ -138,8 +160,14 @@ SENT_LINE_HOLD_S = 3.0  # how long the background work keeps the model after the
 SENT_LINE_KILL_WITHIN_S = 10.0
 
 
-def sent_line_kill(trials: int, rng: random.Random, *, hold: float = SENT_LINE_HOLD_S, within: float = SENT_LINE_KILL_WITHIN_S,
-                   window: bool = False) -> dict:
+def sent_line_kill(
+    trials: int,
+    rng: random.Random,
+    *,
+    hold: float = SENT_LINE_HOLD_S,
+    within: float = SENT_LINE_KILL_WITHIN_S,
+    window: bool = False,
+) -> dict:
     """A line sent while background work runs, the process killed -9 at a random moment 0 to
     ``within`` seconds after the prompt returned the line (``window``: after Send was pressed in
     the window): the line must be in the store, once, and, when the kill came before the answer,
@@ -160,8 +188,14 @@ def sent_line_kill(trials: int, rng: random.Random, *, hold: float = SENT_LINE_H
             home = Path(folder) / f"trial-{trial}"
             line = f"sent line {trial}: are you still there?"
             delay = rng.uniform(0.0, within)
-            process = subprocess.Popen(_child(child, kind, str(hold)), env=_child_env(home),
-                                       stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+            process = subprocess.Popen(
+                _child(child, kind, str(hold)),
+                env=_child_env(home),
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                text=True,
+            )
             watchdog = threading.Timer(120, process.kill)  # a child that never gets busy must not hang the run
             watchdog.start()
             accepted = answered = False
@@ -183,25 +217,47 @@ def sent_line_kill(trials: int, rng: random.Random, *, hold: float = SENT_LINE_H
             try:
                 if db.scalar("PRAGMA integrity_check") != "ok":
                     bad_integrity += 1
-                copies = int(db.scalar("SELECT COUNT(*) FROM messages WHERE kind = 'user_message' AND search_text = ?", (line,)))
-                agent_id = db.scalar("SELECT agent_id FROM messages WHERE kind = 'user_message' AND search_text = ?", (line,))
+                copies = int(
+                    db.scalar("SELECT COUNT(*) FROM messages WHERE kind = 'user_message' AND search_text = ?", (line,))
+                )
+                agent_id = db.scalar(
+                    "SELECT agent_id FROM messages WHERE kind = 'user_message' AND search_text = ?", (line,)
+                )
                 owed = owed_replies.newest(db, RecallMemory(db), agent_id) if agent_id is not None else None
             finally:
                 db.close()
             if accepted and copies == 0:
                 lost += 1
                 by_kind[kind]["sent_lines_lost"] += 1
-                lost_trials.append({"trial": trial, "kind": kind, "killed_after_s": round(delay, 3), "answered": answered})
+                lost_trials.append(
+                    {"trial": trial, "kind": kind, "killed_after_s": round(delay, 3), "answered": answered}
+                )
             twice += copies > 1
             if accepted and not answered:
                 unanswered += 1
                 by_kind[kind]["killed_before_the_answer"] += 1
                 owed_on_reopen += owed is not None and owed.search_text == line
-    return {"trials": trials, "kinds": list(kinds), "hold_seconds": hold, "kill_within_seconds": within,
-            "sent_lines": sent, "sent_lines_lost": lost, "sent_lines_saved_twice": twice, "killed_before_the_answer": unanswered,
-            "answered_on_the_next_start": owed_on_reopen,
-            "killed_by_the_campaign": killed, "integrity_failures": bad_integrity, "by_kind": by_kind, "lost_trials": lost_trials[:10],
-            "ok": lost == 0 and twice == 0 and bad_integrity == 0 and sent == trials and killed == trials and owed_on_reopen == unanswered}
+    return {
+        "trials": trials,
+        "kinds": list(kinds),
+        "hold_seconds": hold,
+        "kill_within_seconds": within,
+        "sent_lines": sent,
+        "sent_lines_lost": lost,
+        "sent_lines_saved_twice": twice,
+        "killed_before_the_answer": unanswered,
+        "answered_on_the_next_start": owed_on_reopen,
+        "killed_by_the_campaign": killed,
+        "integrity_failures": bad_integrity,
+        "by_kind": by_kind,
+        "lost_trials": lost_trials[:10],
+        "ok": lost == 0
+        and twice == 0
+        and bad_integrity == 0
+        and sent == trials
+        and killed == trials
+        and owed_on_reopen == unanswered,
+    }
 
 
 # --- ingestion kill ---------------------------------------------------------------------------
@@ -211,7 +267,9 @@ def _make_folder(folder: Path, files: int, rng: random.Random) -> None:
     folder.mkdir(parents=True)
     words = "garden river lantern violin harbour orchard ledger pepper canvas marble thunder meadow".split()
     for n in range(files):
-        paragraphs = [" ".join(rng.choice(words) for _ in range(rng.randint(40, 120))) + "." for _ in range(rng.randint(3, 12))]
+        paragraphs = [
+            " ".join(rng.choice(words) for _ in range(rng.randint(40, 120))) + "." for _ in range(rng.randint(3, 12))
+        ]
         (folder / f"note-{n:03d}.txt").write_text("\n\n".join(paragraphs), encoding="utf-8")
 
 
@@ -257,8 +315,13 @@ def ingest_kill(trials: int, rng: random.Random, files: int = 200) -> dict:
             attempts += 1
             store = base / f"trial-{attempts}.sqlite3"
             _new_store(store)
-            process = subprocess.Popen(_child("ingest", str(store), str(docs)), env=_child_env(base / "home"),
-                                       stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+            process = subprocess.Popen(
+                _child("ingest", str(store), str(docs)),
+                env=_child_env(base / "home"),
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                text=True,
+            )
             if process.stdout.readline().strip() == "ready":  # imported and about to ingest
                 _kill_after(process, rng.uniform(0.0, reference_s))
             process.kill()
@@ -271,18 +334,36 @@ def ingest_kill(trials: int, rng: random.Random, files: int = 200) -> dict:
             duplicates += total - distinct
             unfinished += vectors != total or statuses != {"done"}
             store.unlink(missing_ok=True)
-    return {"trials": trials, "attempts": attempts, "files": files, "reference_chunks": expected, "killed_mid_run": killed_mid_run,
-            "chunk_count_mismatches": mismatches, "duplicate_passages": duplicates, "unfinished_after_resume": unfinished,
-            "ok": mismatches == 0 and duplicates == 0 and unfinished == 0 and killed_mid_run == trials}
+    return {
+        "trials": trials,
+        "attempts": attempts,
+        "files": files,
+        "reference_chunks": expected,
+        "killed_mid_run": killed_mid_run,
+        "chunk_count_mismatches": mismatches,
+        "duplicate_passages": duplicates,
+        "unfinished_after_resume": unfinished,
+        "ok": mismatches == 0 and duplicates == 0 and unfinished == 0 and killed_mid_run == trials,
+    }
 
 
 # --- fuzzed calls -----------------------------------------------------------------------------
-KNOWN = ["send_message", "core_memory_append", "core_memory_replace", "archival_memory_insert", "archival_memory_search",
-         "conversation_search", "conversation_search_date", "pause_heartbeats"]
+KNOWN = [
+    "send_message",
+    "core_memory_append",
+    "core_memory_replace",
+    "archival_memory_insert",
+    "archival_memory_search",
+    "conversation_search",
+    "conversation_search_date",
+    "pause_heartbeats",
+]
 
 
 def _junk(rng: random.Random, size: int = 40) -> str:
-    return "".join(chr(rng.choice([0, 9, 10, 34, 92, rng.randint(32, 126), rng.randint(0x80, 0x2FFF)])) for _ in range(size))
+    return "".join(
+        chr(rng.choice([0, 9, 10, 34, 92, rng.randint(32, 126), rng.randint(0x80, 0x2FFF)])) for _ in range(size)
+    )
 
 
 def fuzz_call(rng: random.Random) -> str:
@@ -298,14 +379,34 @@ def fuzz_call(rng: random.Random) -> str:
     if kind == 3:
         return json.dumps({"function": huge, "params": {}})
     if kind == 4:  # a known function with arguments of the wrong type
-        return json.dumps({"function": rng.choice(KNOWN[1:]), "params": {"label": rng.choice([1, [], {}, None]), "content": {"a": 1},
-                                                                          "query": [1], "old_content": 5, "new_content": False,
-                                                                          "start_date": 20260101, "end_date": None, "minutes": "soon"}})
+        return json.dumps(
+            {
+                "function": rng.choice(KNOWN[1:]),
+                "params": {
+                    "label": rng.choice([1, [], {}, None]),
+                    "content": {"a": 1},
+                    "query": [1],
+                    "old_content": 5,
+                    "new_content": False,
+                    "start_date": 20260101,
+                    "end_date": None,
+                    "minutes": "soon",
+                },
+            }
+        )
     if kind == 5:  # a known function with a required argument missing
-        return json.dumps({"function": rng.choice(["core_memory_append", "core_memory_replace", "archival_memory_insert", "conversation_search"]),
-                           "params": {"inner_thoughts": _junk(rng)}})
+        return json.dumps(
+            {
+                "function": rng.choice(
+                    ["core_memory_append", "core_memory_replace", "archival_memory_insert", "conversation_search"]
+                ),
+                "params": {"inner_thoughts": _junk(rng)},
+            }
+        )
     if kind == 6:  # unknown arguments, huge and with NUL bytes
-        return json.dumps({"function": rng.choice(KNOWN), "params": {"\x00" + _junk(rng, 5): huge, "message": "\x00" * 3}})
+        return json.dumps(
+            {"function": rng.choice(KNOWN), "params": {"\x00" + _junk(rng, 5): huge, "message": "\x00" * 3}}
+        )
     if kind == 7:
         return '{"function": "send_message", "params": {"message": "cut off'  # truncated JSON
     return json.dumps({"function": "send_message", "params": "not an object"})
@@ -314,10 +415,10 @@ def fuzz_call(rng: random.Random) -> str:
 def fuzz(calls: int, rng: random.Random) -> dict:
     from memdesk.app.agents import open_agent
     from memdesk.app.services import open_services
+    from memdesk.core.base.paths import HOME_ENV, Paths
     from memdesk.core.embedding.hashing import HashingEmbedder
     from memdesk.core.runtime.scripted import ScriptedRuntime
     from memdesk.core.tools.context import AllowAll
-    from memdesk.core.base.paths import HOME_ENV, Paths
 
     crashes = answered_ok = steps_seen = 0
     examples: list[str] = []
@@ -355,20 +456,26 @@ def fuzz(calls: int, rng: random.Random) -> dict:
                     answered_ok += sum(1 for step in result.steps if step.ok)
         finally:
             services.close()
-    return {"calls": sent, "steps": steps_seen, "crashes": crashes, "answered_ok": answered_ok, "crash_examples": examples,
-            "ok": crashes == 0 and answered_ok == 0 and steps_seen == sent}
+    return {
+        "calls": sent,
+        "steps": steps_seen,
+        "crashes": crashes,
+        "answered_ok": answered_ok,
+        "crash_examples": examples,
+        "ok": crashes == 0 and answered_ok == 0 and steps_seen == sent,
+    }
 
 
 # --- the model child --------------------------------------------------------------------------
 def model_kill(trials: int, rng: random.Random | None = None) -> dict:
-    from memdesk.app.runtimes import make_runtime
     from memdesk.app.agents import open_agent
+    from memdesk.app.runtimes import make_runtime
     from memdesk.app.services import open_services
     from memdesk.core.agent.observer import AgentObserver
-    from memdesk.core.embedding.hashing import HashingEmbedder
-    from memdesk.core.tools.context import AllowAll
     from memdesk.core.base.paths import HOME_ENV, Paths
     from memdesk.core.base.settings_table import Settings
+    from memdesk.core.embedding.hashing import HashingEmbedder
+    from memdesk.core.tools.context import AllowAll
 
     class Streaming(AgentObserver):
         def __init__(self) -> None:
@@ -393,7 +500,9 @@ def model_kill(trials: int, rng: random.Random | None = None) -> dict:
                 try:
                     record = services.create_agent(f"sam-{kind}")
                     observer = Streaming()
-                    agent = open_agent(services, record, runtime, consent=AllowAll(), settings=settings, observer=observer)
+                    agent = open_agent(
+                        services, record, runtime, consent=AllowAll(), settings=settings, observer=observer
+                    )
                     for trial in range(trials):
                         progress(f"model_kill: {kind} trial {trial + 1} of {trials}")
                         if kind == "idle":
@@ -401,7 +510,9 @@ def model_kill(trials: int, rng: random.Random | None = None) -> dict:
                         else:
                             # Half the kills land once tokens stream, half at a random moment of
                             # the call (mostly prompt evaluation).
-                            moments[_kill_mid_call(agent, runtime, observer.started, streaming=trial % 2 == 0, rng=rng)] += 1
+                            moments[
+                                _kill_mid_call(agent, runtime, observer.started, streaming=trial % 2 == 0, rng=rng)
+                            ] += 1
                         try:
                             result = agent.send_user_message("Hello again!")
                             results[kind] += bool(result.steps)
@@ -412,10 +523,14 @@ def model_kill(trials: int, rng: random.Random | None = None) -> dict:
                     runtime.close()
         finally:
             services.close()
-    return {"trials_each": trials, "next_message_worked_after_idle_kill": results["idle"],
-            "next_message_worked_after_kill_while_generating": results["generating"],
-            "generating_kills": moments, "errors": errors,
-            "ok": results["idle"] == trials and results["generating"] == trials and moments["call_already_over"] == 0}
+    return {
+        "trials_each": trials,
+        "next_message_worked_after_idle_kill": results["idle"],
+        "next_message_worked_after_kill_while_generating": results["generating"],
+        "generating_kills": moments,
+        "errors": errors,
+        "ok": results["idle"] == trials and results["generating"] == trials and moments["call_already_over"] == 0,
+    }
 
 
 def _kill_idle(runtime) -> None:
@@ -447,7 +562,13 @@ def _kill_mid_call(agent, runtime, streaming_started: threading.Event, *, stream
             pass
     else:
         done.wait(rng.uniform(0.2, 1.5))
-    moment = "call_already_over" if done.is_set() else "while_streaming" if streaming_started.is_set() else "before_first_token"
+    moment = (
+        "call_already_over"
+        if done.is_set()
+        else "while_streaming"
+        if streaming_started.is_set()
+        else "before_first_token"
+    )
     pid = runtime.pid or pid  # the child the call runs in (a restart gave it a new one)
     if pid is not None and not done.is_set():
         os.kill(pid, signal.SIGKILL)
@@ -477,8 +598,12 @@ def sockets_report(runs: dict[str, AppRun]) -> dict:
     for name, run in runs.items():
         if run.returncode != 0:
             progress(f"sockets: {name} exited {run.returncode}: {(run.stdout + run.stderr)[-600:]}")
-    return {"runs_exit_codes": {name: run.returncode for name, run in runs.items()}, "network_socket_events": len(events),
-            "events": events[:5], "ok": not events and all(run.returncode == 0 for run in runs.values())}
+    return {
+        "runs_exit_codes": {name: run.returncode for name, run in runs.items()},
+        "network_socket_events": len(events),
+        "events": events[:5],
+        "ok": not events and all(run.returncode == 0 for run in runs.values()),
+    }
 
 
 CAMPAIGNS = ["agent_kill", "sent_line_kill", "sent_line_kill_window", "ingest_kill", "fuzz", "model_kill", "sockets"]
@@ -486,12 +611,27 @@ CAMPAIGNS = ["agent_kill", "sent_line_kill", "sent_line_kill_window", "ingest_ki
 
 def main(argv: list[str] | None = None) -> int:
     parser = bench_parser(__doc__)
-    parser.add_argument("--trials", type=int, default=100, help="agent kills; the other campaigns scale with it (default: the issue's counts)")
+    parser.add_argument(
+        "--trials",
+        type=int,
+        default=100,
+        help="agent kills; the other campaigns scale with it (default: the issue's counts)",
+    )
     parser.add_argument("--seed", type=int, default=12)
-    parser.add_argument("--skip", action="append", default=[], choices=CAMPAIGNS,
-                        help="leave a campaign out (reported as skipped, and the run cannot pass)")
-    parser.add_argument("--only", action="append", default=[], choices=CAMPAIGNS,
-                        help="run only these campaigns, at full scale (the run passes when they do; 'complete' says false)")
+    parser.add_argument(
+        "--skip",
+        action="append",
+        default=[],
+        choices=CAMPAIGNS,
+        help="leave a campaign out (reported as skipped, and the run cannot pass)",
+    )
+    parser.add_argument(
+        "--only",
+        action="append",
+        default=[],
+        choices=CAMPAIGNS,
+        help="run only these campaigns, at full scale (the run passes when they do; 'complete' says false)",
+    )
     args = parser.parse_args(argv)
     n = max(1, args.trials)
     # Each campaign draws from its own generator, so a campaign run alone (--only) sees the same

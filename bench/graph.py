@@ -23,7 +23,7 @@ import statistics
 import sys
 import tempfile
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from bench.common import bench_parser
 from bench.report import emit
@@ -39,9 +39,12 @@ TEMPLATES = [
     "lol that was fun 😀 see you tomorrow",
 ]
 FILL = {
-    "name": ["Ann", "Bob", "Carla", "Dev", "Eva", "Farid"], "city": ["Lisbon", "Oslo", "Lyon", "Kyoto", "Austin"],
-    "org": ["Siemens", "the Blue Door cafe", "Acme", "the city library"], "thing": ["guitar", "chess", "piano", "pottery"],
-    "pet": ["dog", "cat", "parrot"], "pet_name": ["Rex", "Milo", "Kiwi"],
+    "name": ["Ann", "Bob", "Carla", "Dev", "Eva", "Farid"],
+    "city": ["Lisbon", "Oslo", "Lyon", "Kyoto", "Austin"],
+    "org": ["Siemens", "the Blue Door cafe", "Acme", "the city library"],
+    "thing": ["guitar", "chess", "piano", "pottery"],
+    "pet": ["dog", "cat", "parrot"],
+    "pet_name": ["Rex", "Milo", "Kiwi"],
 }
 TURN_A = "My brother Tom moved to Lisbon in May and now works at a small bakery there."
 TURN_B = "Any idea what I could bring him when I visit?"
@@ -51,7 +54,9 @@ def messages(count: int) -> list[str]:
     out = []
     for index in range(count):
         template = TEMPLATES[index % len(TEMPLATES)]
-        values = {key: options[(index // len(TEMPLATES) + k) % len(options)] for k, (key, options) in enumerate(FILL.items())}
+        values = {
+            key: options[(index // len(TEMPLATES) + k) % len(options)] for k, (key, options) in enumerate(FILL.items())
+        }
         out.append(template.format(**values))
     return out
 
@@ -61,17 +66,23 @@ def agent_with_messages(services, name: str, count: int):
     record = services.create_agent(name)
     with services.db.transaction():
         for text in messages(count):
-            services.memory.recall.add(record.id, role="user", kind="user_message", content=text, search_text=text,
-                                       created_at=services.clock.now())
+            services.memory.recall.add(
+                record.id,
+                role="user",
+                kind="user_message",
+                content=text,
+                search_text=text,
+                created_at=services.clock.now(),
+            )
     return record
 
 
 def throughput(count: int) -> dict:
     from memdesk.app.services import open_services
+    from memdesk.core.base.paths import Paths
     from memdesk.core.embedding.hashing import HashingEmbedder
     from memdesk.core.graph.extraction import ExtractionOptions, GraphExtractor
     from memdesk.core.graph.nlp import SpacyAnalyser
-    from memdesk.core.base.paths import Paths
 
     services = open_services(Paths.from_environment(), embedder=HashingEmbedder())
     try:
@@ -80,31 +91,38 @@ def throughput(count: int) -> dict:
         started = time.perf_counter()
         analyser.analyse(["Warm up: Ann lives in Paris."])
         load_s = time.perf_counter() - started
-        extractor = GraphExtractor(services.memory.graph, analyser, services.clock, ExtractionOptions(model_facts=False))
+        extractor = GraphExtractor(
+            services.memory.graph, analyser, services.clock, ExtractionOptions(model_facts=False)
+        )
         extractor.enqueue(record.id)
         started = time.perf_counter()
         report = extractor.run_entities(record.id)
         seconds = time.perf_counter() - started
         entities, facts = services.memory.graph.count(record.id)
-        return {"messages": report.sources, "messages_per_s": round(report.sources / seconds, 1), "nlp_load_s": round(load_s, 2),
-                "entities": entities, "current_facts": facts}
+        return {
+            "messages": report.sources,
+            "messages_per_s": round(report.sources / seconds, 1),
+            "nlp_load_s": round(load_s, 2),
+            "entities": entities,
+            "current_facts": facts,
+        }
     finally:
         services.close()
 
 
 def conversation_cost(runs: int) -> dict:
     """Real model: turn A, (extraction of A), turn B; B's cost compared with and without it."""
-    from memdesk.app.runtimes import make_runtime
     from memdesk.app.agents import open_agent
+    from memdesk.app.runtimes import make_runtime
     from memdesk.app.services import open_services
     from memdesk.core.base.clock import ManualClock
+    from memdesk.core.base.paths import Paths
+    from memdesk.core.base.settings_table import Settings
     from memdesk.core.embedding.hashing import HashingEmbedder
     from memdesk.core.graph.extraction import ExtractionOptions, GraphExtractor
     from memdesk.core.graph.model_facts import ModelFactExtractor
     from memdesk.core.graph.nlp import SpacyAnalyser
     from memdesk.core.tools.context import AllowAll
-    from memdesk.core.base.paths import Paths
-    from memdesk.core.base.settings_table import Settings
 
     settings = Settings(context_size=4096, temperature=0.0, top_k=1, seed=3, max_answer_tokens=96, max_chained_steps=2)
     runtime = make_runtime(settings)
@@ -115,7 +133,7 @@ def conversation_cost(runs: int) -> dict:
     try:
         for run in range(runs):
             for mode in rows:
-                clock = ManualClock(datetime(2026, 11, 30, 9, 0, tzinfo=timezone.utc))
+                clock = ManualClock(datetime(2026, 11, 30, 9, 0, tzinfo=UTC))
                 services = open_services(Paths.from_environment(), embedder=HashingEmbedder(), clock=clock)
                 try:
                     record = services.create_agent(f"{mode}-{run}")
@@ -125,7 +143,9 @@ def conversation_cost(runs: int) -> dict:
                     turn_a_s.append(time.perf_counter() - started)
                     # Every mode runs the NLP stage, so the prompt's top-entities section is the same;
                     # the modes differ in the chat model's fact call only.
-                    extractor = GraphExtractor(services.memory.graph, analyser, clock, ExtractionOptions(model_facts=True))
+                    extractor = GraphExtractor(
+                        services.memory.graph, analyser, clock, ExtractionOptions(model_facts=True)
+                    )
                     started = time.perf_counter()
                     extractor.enqueue(record.id)
                     extractor.run_entities(record.id)
@@ -143,7 +163,10 @@ def conversation_cost(runs: int) -> dict:
                     rows[mode].append((seconds, evaluated))
                 finally:
                     services.close()
-                print(f"  run {run + 1} {mode}: next turn {rows[mode][-1][0]:.1f} s, {rows[mode][-1][1]} tokens evaluated", file=sys.stderr)
+                print(
+                    f"  run {run + 1} {mode}: next turn {rows[mode][-1][0]:.1f} s, {rows[mode][-1][1]} tokens evaluated",
+                    file=sys.stderr,
+                )
     finally:
         runtime.close()
 

@@ -19,10 +19,9 @@ import sys
 import tempfile
 import threading
 import time
-from pathlib import Path
 
-from bench.graph import agent_with_messages
 from bench.common import bench_parser
+from bench.graph import agent_with_messages
 from bench.report import emit
 
 BUSY_TIMEOUT_S = 5.0  # open_database's default: what a pass or a turn tolerates
@@ -30,12 +29,12 @@ BUSY_TIMEOUT_S = 5.0  # open_database's default: what a pass or a turn tolerates
 
 def run(count: int, *, real_embedder: bool) -> dict:
     from memdesk.app.services import open_services
+    from memdesk.core.base.paths import Paths
     from memdesk.core.embedding.hashing import HashingEmbedder
     from memdesk.core.graph.extraction import ExtractionOptions, GraphExtractor
     from memdesk.core.graph.nlp import SpacyAnalyser
     from memdesk.core.graph.store import KnowledgeGraph
     from memdesk.core.storage import open_database
-    from memdesk.core.base.paths import Paths
 
     if real_embedder:
         from memdesk.core.embedding.sentence_transformer import SentenceTransformerEmbedder
@@ -65,7 +64,9 @@ def run(count: int, *, real_embedder: bool) -> dict:
         db.transaction = timed  # type: ignore[method-assign]
         analyser = SpacyAnalyser()
         analyser.analyse(["Warm up: Ann lives in Paris."])
-        extractor = GraphExtractor(KnowledgeGraph(db, services.clock, embedder), analyser, services.clock, ExtractionOptions(model_facts=False))
+        extractor = GraphExtractor(
+            KnowledgeGraph(db, services.clock, embedder), analyser, services.clock, ExtractionOptions(model_facts=False)
+        )
         waits: list[float] = []
         done = threading.Event()
 
@@ -94,10 +95,15 @@ def run(count: int, *, real_embedder: bool) -> dict:
         holds.sort()
         longest_wait = max(waits, default=0.0)
         return {
-            "messages": report.sources, "embedder": embedder.model_id, "transactions": len(holds),
-            "longest_write_lock_ms": round(holds[-1] * 1000, 1), "write_lock_p95_ms": round(holds[int(0.95 * (len(holds) - 1))] * 1000, 1),
-            "other_writer_writes": len(waits), "other_writer_longest_wait_ms": round(longest_wait * 1000, 1),
-            "share_of_busy_timeout": round(longest_wait / BUSY_TIMEOUT_S, 4), "catch_up_s": round(seconds, 2),
+            "messages": report.sources,
+            "embedder": embedder.model_id,
+            "transactions": len(holds),
+            "longest_write_lock_ms": round(holds[-1] * 1000, 1),
+            "write_lock_p95_ms": round(holds[int(0.95 * (len(holds) - 1))] * 1000, 1),
+            "other_writer_writes": len(waits),
+            "other_writer_longest_wait_ms": round(longest_wait * 1000, 1),
+            "share_of_busy_timeout": round(longest_wait / BUSY_TIMEOUT_S, 4),
+            "catch_up_s": round(seconds, 2),
         }
     finally:
         services.close()

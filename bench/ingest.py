@@ -14,13 +14,13 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench.common import bench_parser, sentence
+from bench.report import emit
 from memdesk.core.base.clock import SystemClock
 from memdesk.core.documents.ingest import EMBED_BATCH, Ingestor
 from memdesk.core.embedding.sentence_transformer import SentenceTransformerEmbedder
 from memdesk.core.memory.archival import ArchivalMemory
 from memdesk.core.storage import open_database
-from bench.common import bench_parser, sentence
-from bench.report import emit
 
 
 def make_corpus(folder: Path, megabytes: float, seed: int = 3) -> int:
@@ -38,7 +38,11 @@ def make_corpus(folder: Path, megabytes: float, seed: int = 3) -> int:
             text = "\n\n".join(paragraphs)
             name = f"notes-{number}.txt"
         else:
-            text = f"<html><head><title>Page {number}</title></head><body>" + "".join(f"<p>{p}</p>" for p in paragraphs) + "</body></html>"
+            text = (
+                f"<html><head><title>Page {number}</title></head><body>"
+                + "".join(f"<p>{p}</p>" for p in paragraphs)
+                + "</body></html>"
+            )
             name = f"page-{number}.html"
         (folder / name).write_text(text, encoding="utf-8")
         written += len(text.encode())
@@ -67,7 +71,9 @@ def main() -> None:
         size = make_corpus(corpus, args.mb)
         files = sorted(corpus.iterdir())
         db = open_database(Path(folder) / "memdesk.sqlite3")
-        agent_id = db.execute("INSERT INTO agents(name, created_at, system_prompt) VALUES ('bench', '2026-01-01T00:00:00+00:00', '')").lastrowid
+        agent_id = db.execute(
+            "INSERT INTO agents(name, created_at, system_prompt) VALUES ('bench', '2026-01-01T00:00:00+00:00', '')"
+        ).lastrowid
         ingestor = Ingestor(db, ArchivalMemory(db, embedder, SystemClock()), SystemClock())
         slices = max(1, args.slices)
         for part in range(slices):
@@ -78,7 +84,12 @@ def main() -> None:
             pipeline_s += time.perf_counter() - started
             added += report.added
             failures += len(report.failures)
-            texts = [r[0] for r in db.query("SELECT text FROM passages WHERE agent_id = ? AND id > ? ORDER BY id", (agent_id, last))]
+            texts = [
+                r[0]
+                for r in db.query(
+                    "SELECT text FROM passages WHERE agent_id = ? AND id > ? ORDER BY id", (agent_id, last)
+                )
+            ]
             started = time.perf_counter()
             for start in range(0, len(texts), EMBED_BATCH):
                 embedder.embed(texts[start : start + EMBED_BATCH])

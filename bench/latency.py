@@ -227,20 +227,32 @@ def run(turns: int, embedder_name: str, seed: int, home: str | None = None) -> d
         costs = [n * e + s.stats.generated_tokens * g for n, s, (e, g) in zip(new, steps, rates)]
         row["floor_seconds"] = round(sum(costs), 3)
         row["steps_before_reply"] = index if index is not None else len(steps)
-        row["tokens_before_reply"] = tokens_before_reply(runtime.count_tokens, [s.raw for s in steps[: index + 1]]) if index is not None else None
+        row["tokens_before_reply"] = (
+            tokens_before_reply(runtime.count_tokens, [s.raw for s in steps[: index + 1]])
+            if index is not None
+            else None
+        )
         if index is not None:
             per_eval, per_token = rates[index]
             before = sum(costs[:index]) + new[index] * per_eval
-            row["first_reply_floor_seconds"] = round(before + _reply_prefix_tokens(runtime, steps[index].raw) * per_token, 3)
+            row["first_reply_floor_seconds"] = round(
+                before + _reply_prefix_tokens(runtime, steps[index].raw) * per_token, 3
+            )
         else:
             row["first_reply_floor_seconds"] = None
     per_eval, per_token = _overall_speeds(every_step, fitted)
     tool_tokens = agent.tool_costs()
     budget = agent.budget()
     opened.close()
-    figures = _summary(rows, reuse, timing, load_seconds, warm_seconds, per_eval, per_token, tool_tokens, budget, runtime.info.model_id)
+    figures = _summary(
+        rows, reuse, timing, load_seconds, warm_seconds, per_eval, per_token, tool_tokens, budget, runtime.info.model_id
+    )
     # Other work on the machine slows both a turn and its floor: ratios and token counts hold, seconds do not.
-    figures["machine"] = {"cpu": _cpu_name(), "cores": os.cpu_count(), "load_average_1min": [round(load_before, 2), round(os.getloadavg()[0], 2)]}
+    figures["machine"] = {
+        "cpu": _cpu_name(),
+        "cores": os.cpu_count(),
+        "load_average_1min": [round(load_before, 2), round(os.getloadavg()[0], 2)],
+    }
     return figures
 
 
@@ -259,7 +271,9 @@ def _overall_speeds(steps, fitted: tuple[float, float]) -> tuple[float, float]:
         return fitted
     evaluation = sum(s.stats.evaluation_seconds for s in timed)
     decoding = sum(max(0.0, s.stats.seconds - s.stats.evaluation_seconds) for s in timed)
-    return evaluation / max(1, sum(s.stats.evaluated_tokens for s in timed)), decoding / max(1, sum(s.stats.generated_tokens for s in timed))
+    return evaluation / max(1, sum(s.stats.evaluated_tokens for s in timed)), decoding / max(
+        1, sum(s.stats.generated_tokens for s in timed)
+    )
 
 
 def _warm(runtime, agent) -> float | None:
@@ -289,9 +303,15 @@ def _force_first_step(agent, function: str):
     return lambda: setattr(agent, "_live_specs", full)
 
 
-def _summary(rows, reuse, timing, load_seconds, warm_seconds, per_eval, per_token, tool_tokens, budget, model) -> dict[str, object]:
+def _summary(
+    rows, reuse, timing, load_seconds, warm_seconds, per_eval, per_token, tool_tokens, budget, model
+) -> dict[str, object]:
     first = [r["first_reply_seconds"] for r in rows if r["first_reply_seconds"] is not None]
-    floors = [r["first_reply_floor_seconds"] for r in rows if r["first_reply_seconds"] is not None and r["first_reply_floor_seconds"]]
+    floors = [
+        r["first_reply_floor_seconds"]
+        for r in rows
+        if r["first_reply_seconds"] is not None and r["first_reply_floor_seconds"]
+    ]
     ratios = [
         r["first_reply_seconds"] / r["first_reply_floor_seconds"]
         for r in rows
@@ -319,11 +339,15 @@ def _summary(rows, reuse, timing, load_seconds, warm_seconds, per_eval, per_toke
         "steps_per_turn_max": max(steps),
         # Which functions took the steps, and which of them came before the reply.
         "step_functions": dict(Counter(f for r in rows for f in r["functions"]).most_common()),
-        "functions_before_reply": dict(Counter(f for r in rows for f in r["functions"][: r["steps_before_reply"]]).most_common()),
+        "functions_before_reply": dict(
+            Counter(f for r in rows for f in r["functions"][: r["steps_before_reply"]]).most_common()
+        ),
         "tokens_before_reply_p50": statistics.median(b["total"] for b in before) if before else None,
         "tokens_before_reply_p95": percentile([b["total"] for b in before], 0.95) if before else None,
         # Each part's own median, and its share of every token generated before a reply in the run.
-        "tokens_before_reply_split_p50": {part: statistics.median(b[part] for b in before) for part in SPLIT} if before else None,
+        "tokens_before_reply_split_p50": {part: statistics.median(b[part] for b in before) for part in SPLIT}
+        if before
+        else None,
         "tokens_before_reply_split_share": _shares(before),
         "evaluated_tokens_per_turn_p50": statistics.median(r["evaluated_tokens"] for r in rows),
         "generated_tokens_per_turn_p50": statistics.median(r["generated_tokens"] for r in rows),

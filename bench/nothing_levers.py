@@ -55,21 +55,29 @@ CHOSEN = (0.1, 0.1, 0.75)
 CHOSEN_BAR = -0.512
 
 #: Words about the conversation or the asking, not about what was said.
-FRAME_WORDS = frozenset(word_key(w) for w in """
+FRAME_WORDS = frozenset(
+    word_key(w)
+    for w in """
     conversation conversations discussion discussions session sessions chat chats mention mentioned mentioning
     brought bring throughout across summary summarize summarise comprehensive list order tell share give walk
     show explain describe suggest recommend recommended discussed discuss say said talk talked ever specific
     particular exact clear help remind remember key
-""".split())
+""".split()
+)
 #: Words asking for a value (a number, a date, a duration): a figure answers them, not the word.
-VALUE_WORDS = frozenset(word_key(w) for w in """
+VALUE_WORDS = frozenset(
+    word_key(w)
+    for w in """
     many much long percentage percent average number total count amount rate score version date day week month
     year time hour minute often
-""".split())
+""".split()
+)
 _VERB = r"(?:did|do|does|was|were|is|are|have|has|had|will|would|should|can|could|i|you|my|we)"
 _NOUNS = r"((?:[\w-]+\s+){0,3}?[\w-]+?)"
 _SHAPES = (
-    re.compile(rf"\b(?:what|which)\s+(?:specific\s+|particular\s+|exact\s+|other\s+)?{_NOUNS}\s+{_VERB}\b", re.IGNORECASE),
+    re.compile(
+        rf"\b(?:what|which)\s+(?:specific\s+|particular\s+|exact\s+|other\s+)?{_NOUNS}\s+{_VERB}\b", re.IGNORECASE
+    ),
     re.compile(
         rf"\bwhat\s+(?:was|were|is|are)\s+(?:the|my|your|his|her|their)\s+{_NOUNS}\s+"
         r"(?:of|for|behind|in|on|at|that|to|from|with|during|between|used|which|who|when)\b",
@@ -96,7 +104,9 @@ def asked_detail(question: str) -> list[tuple[str, ...]]:
         alternatives = []
         for phrase in _ALTERNATIVES.split(found.group(1)):
             words = tuple(
-                word_key(w) for w in WORD.findall(phrase) if w.casefold() not in STOP_WORDS and word_key(w) not in FRAME_WORDS | VALUE_WORDS
+                word_key(w)
+                for w in WORD.findall(phrase)
+                if w.casefold() not in STOP_WORDS and word_key(w) not in FRAME_WORDS | VALUE_WORDS
             )
             if words:
                 alternatives.append(words)
@@ -107,7 +117,7 @@ def asked_detail(question: str) -> list[tuple[str, ...]]:
 class Question:
     """One question of a cached conversation, with what the levers share."""
 
-    def __init__(self, entry: dict, conversation: "Conversation") -> None:
+    def __init__(self, entry: dict, conversation: Conversation) -> None:
         self.text: str = entry["question"]
         self.unanswerable: bool = entry["unanswerable"]
         self.hits: list[dict] = entry["hits"]
@@ -143,7 +153,11 @@ def coverage(q: Question, *, weight: Callable[[str], float] = lambda w: 1.0, sen
     mine = others = 0.0
     for hit in q.hits[:DEPTH]:
         told = told_sentences(hit["text"])
-        units = [" ".join(told)] if sentences is None else [" ".join(told[i : i + sentences]) for i in range(max(1, len(told) - sentences + 1))]
+        units = (
+            [" ".join(told)]
+            if sentences is None
+            else [" ".join(told[i : i + sentences]) for i in range(max(1, len(told) - sentences + 1))]
+        )
         covered = max(sum(weight(w) for w in q.asked if w in words(u)) / total for u in units)
         if q.named is None or hit["speaker"] == q.named:
             mine = max(mine, covered)
@@ -218,22 +232,31 @@ def measure(conversations: list[Conversation]) -> dict:
     """Each lever's AUROC, and the share of each side below its bar (support.py's 0; the chosen
     combination's own)."""
     questions = [q for c in conversations for q in c.questions]
-    result: dict = {"answerable": sum(not q.unanswerable for q in questions), "unanswerable": sum(q.unanswerable for q in questions)}
+    result: dict = {
+        "answerable": sum(not q.unanswerable for q in questions),
+        "unanswerable": sum(q.unanswerable for q in questions),
+    }
     for name, lever in LEVERS.items():
         bar = CHOSEN_BAR if lever is chosen else NOTHING_BELOW
         answerable = [lever(q) for q in questions if not q.unanswerable]
         unanswerable = [lever(q) for q in questions if q.unanswerable]
         found = auroc(answerable, unanswerable)
         result[name] = {
-            "auroc": None if found is None else round(found, 3), "bar": bar,
-            "nothing_for_answerable": _below(answerable, bar), "nothing_for_unanswerable": _below(unanswerable, bar),
+            "auroc": None if found is None else round(found, 3),
+            "bar": bar,
+            "nothing_for_answerable": _below(answerable, bar),
+            "nothing_for_unanswerable": _below(unanswerable, bar),
         }
     return result
 
 
 def lever_ms(conversations: list[Conversation]) -> dict:
     """Milliseconds per question (median and p95) of the levers computed from a question's hits."""
-    timed = {"current": current, "asked detail told beside its topic": detail_beside_topic, "combination chosen on development data": chosen}
+    timed = {
+        "current": current,
+        "asked detail told beside its topic": detail_beside_topic,
+        "combination chosen on development data": chosen,
+    }
     out = {}
     for name, lever in timed.items():
         spent = []
@@ -242,7 +265,9 @@ def lever_ms(conversations: list[Conversation]) -> dict:
                 started = time.perf_counter()
                 lever(q)
                 spent.append(1000 * (time.perf_counter() - started))
-        out[name] = {"p50": round(statistics.median(spent), 3), "p95": round(percentile(spent, 0.95), 3)} if spent else None
+        out[name] = (
+            {"p50": round(statistics.median(spent), 3), "p95": round(percentile(spent, 0.95), 3)} if spent else None
+        )
     return out
 
 
@@ -275,12 +300,31 @@ def rankings(samples: list[dict], user_name: str, progress: Callable[[str], None
                     ranked = recall.rank(agent_id, qa["question"], graph_weight=0.0)[:KEPT]
                     texts = {m.id: m.search_text for m in recall.get_many([r.id for r in ranked])}
                     speakers, said_by = recall.speakers(agent_id, [r.id for r in ranked])
-                    questions.append({
-                        "question": qa["question"], "category": kind, "unanswerable": unanswerable, "speakers": sorted(speakers),
-                        "hits": [{"score": r.score, "text": texts.get(r.id, ""), "speaker": who} for r, who in zip(ranked, said_by)],
-                    })
-                turns = [t for name, v in sample["conversation"].items() if name.startswith("session_") and isinstance(v, list) for t in v]
-                out.append({"sample_id": sample["sample_id"], "turns": [{"text": locomo.turn_text(t)} for t in turns], "questions": questions})
+                    questions.append(
+                        {
+                            "question": qa["question"],
+                            "category": kind,
+                            "unanswerable": unanswerable,
+                            "speakers": sorted(speakers),
+                            "hits": [
+                                {"score": r.score, "text": texts.get(r.id, ""), "speaker": who}
+                                for r, who in zip(ranked, said_by)
+                            ],
+                        }
+                    )
+                turns = [
+                    t
+                    for name, v in sample["conversation"].items()
+                    if name.startswith("session_") and isinstance(v, list)
+                    for t in v
+                ]
+                out.append(
+                    {
+                        "sample_id": sample["sample_id"],
+                        "turns": [{"text": locomo.turn_text(t)} for t in turns],
+                        "questions": questions,
+                    }
+                )
                 progress(sample["sample_id"])
         finally:
             db.close()
@@ -301,8 +345,12 @@ def main(argv: list[str] | None = None) -> None:
     if args.cache and args.cache.is_file():
         cached = json.loads(args.cache.read_text(encoding="utf-8"))
     else:
-        cached = {"beam": rankings(load_chats(args.beam), USER, progress) if args.beam else [],
-                  "locomo": rankings(json.loads(args.locomo.read_text(encoding="utf-8")), "", progress) if args.locomo else []}
+        cached = {
+            "beam": rankings(load_chats(args.beam), USER, progress) if args.beam else [],
+            "locomo": rankings(json.loads(args.locomo.read_text(encoding="utf-8")), "", progress)
+            if args.locomo
+            else [],
+        }
         if args.cache:
             args.cache.write_text(json.dumps(cached), encoding="utf-8")
     beam = [Conversation(c) for c in cached["beam"]]

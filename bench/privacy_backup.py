@@ -18,16 +18,15 @@ from __future__ import annotations
 import json
 import os
 import random
-import statistics
 import tempfile
 import threading
 import time
 from pathlib import Path
 
+from bench.common import bench_parser, percentile, sentence
 from memdesk.core.base.clock import SystemClock
 from memdesk.core.storage import open_database
 from memdesk.core.storage.backup import PAGES_PER_STEP, PAUSE_BETWEEN_STEPS_S, Backups
-from bench.common import bench_parser, percentile, sentence
 
 TICK_MS = 10
 GOAL_LATENESS_MS = 30.0
@@ -47,11 +46,14 @@ def build_store(path: Path, megabytes: float, seed: int = 5) -> int:
         rows = []
         for _ in range(5000):
             text = " ".join(rng.choice(sentences) for _ in range(12))
-            rows.append((agent_id, f"2026-01-01T00:{count % 60:02d}:00+00:00", "user", "user_message", text, text[:300]))
+            rows.append(
+                (agent_id, f"2026-01-01T00:{count % 60:02d}:00+00:00", "user", "user_message", text, text[:300])
+            )
             count += 1
         with db.transaction():
             db.executemany(
-                "INSERT INTO messages(agent_id, created_at, role, kind, content, search_text) VALUES (?, ?, ?, ?, ?, ?)", rows
+                "INSERT INTO messages(agent_id, created_at, role, kind, content, search_text) VALUES (?, ?, ?, ?, ?, ?)",
+                rows,
             )
     db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     db.close()
@@ -110,7 +112,9 @@ def _one_backup(app, backups: Backups) -> dict:
     return {"seconds": outcome["seconds"], "size": outcome["size"], "lateness": lateness}
 
 
-def measure(quick: bool = False, *, megabytes: float | None = None, sweep: bool = False, folder: Path | None = None) -> dict:
+def measure(
+    quick: bool = False, *, megabytes: float | None = None, sweep: bool = False, folder: Path | None = None
+) -> dict:
     from PySide6.QtWidgets import QApplication
 
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -134,11 +138,16 @@ def measure(quick: bool = False, *, megabytes: float | None = None, sweep: bool 
             result = _one_backup(app, backups)
             for snapshot in backups.list():
                 backups.remove(snapshot.id)
-            runs.append({
-                "pages_per_step": pages, "pause_ms": pause * 1000, "backup_seconds": round(result["seconds"], 3),
-                "timer_lateness_p99_ms": round(percentile(result["lateness"], 0.99, empty=0.0), 2),
-                "timer_lateness_max_ms": round(max(result["lateness"], default=0.0), 2), "ticks": len(result["lateness"]),
-            })
+            runs.append(
+                {
+                    "pages_per_step": pages,
+                    "pause_ms": pause * 1000,
+                    "backup_seconds": round(result["seconds"], 3),
+                    "timer_lateness_p99_ms": round(percentile(result["lateness"], 0.99, empty=0.0), 2),
+                    "timer_lateness_max_ms": round(max(result["lateness"], default=0.0), 2),
+                    "ticks": len(result["lateness"]),
+                }
+            )
     chosen = runs[-1]
     report = {
         "store_bytes": size,

@@ -26,7 +26,7 @@ import statistics
 import sys
 import tempfile
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from bench.common import bench_parser
@@ -46,8 +46,8 @@ def _text(rng: random.Random, words: int) -> str:
 
 def _services(home: Path, key: str | None):
     from memdesk.app.services import open_services
-    from memdesk.core.embedding.hashing import HashingEmbedder
     from memdesk.core.base.paths import Paths
+    from memdesk.core.embedding.hashing import HashingEmbedder
 
     return open_services(Paths(home), key=key, embedder=HashingEmbedder())
 
@@ -58,13 +58,16 @@ def build(home: Path, key: str | None, messages: int) -> None:
         agent = services.create_agent("sam")
         services.settings_store.set("login_after_minutes", 0)
         rng = random.Random(1)
-        when = datetime(2026, 1, 1, tzinfo=timezone.utc)
+        when = datetime(2026, 1, 1, tzinfo=UTC)
         rows = []
         for i in range(messages):
             text = _text(rng, 25)
             rows.append((agent.id, (when + timedelta(minutes=i)).isoformat(), "user", "user_message", text, text))
         with services.db.transaction():
-            services.db.executemany("INSERT INTO messages(agent_id, created_at, role, kind, content, search_text) VALUES (?,?,?,?,?,?)", rows)
+            services.db.executemany(
+                "INSERT INTO messages(agent_id, created_at, role, kind, content, search_text) VALUES (?,?,?,?,?,?)",
+                rows,
+            )
         services.memory.recall.index_pending(agent.id)
     finally:
         services.close()
@@ -121,7 +124,10 @@ def time_turns(home: Path, key: str | None, turns: int) -> list[float]:
         rng = random.Random(2)
         times = []
         for turn in range(turns):
-            runtime.enqueue(call("conversation_search", "look it up", heartbeat=True, query=_text(rng, 2)), say(f"Noted, turn {turn}."))
+            runtime.enqueue(
+                call("conversation_search", "look it up", heartbeat=True, query=_text(rng, 2)),
+                say(f"Noted, turn {turn}."),
+            )
             started = time.perf_counter()
             agent.send_user_message(_text(rng, 15))
             times.append(time.perf_counter() - started)
@@ -151,7 +157,9 @@ def measure(quick: bool = False, *, messages: int | None = None, rounds: int | N
     turns, queries_n, files = (4, 10, 3) if quick else (20, 100, 200)
     rng = random.Random(4)
     queries = [_text(rng, 2) for _ in range(queries_n)]
-    figures: dict[str, dict[str, list[float]]] = {mode: {"open": [], "search": [], "ingest": [], "turn": []} for mode in ("plain", "encrypted")}
+    figures: dict[str, dict[str, list[float]]] = {
+        mode: {"open": [], "search": [], "ingest": [], "turn": []} for mode in ("plain", "encrypted")
+    }
     with tempfile.TemporaryDirectory(prefix="memdesk-bench-") as folder:
         base = Path(folder)
         corpus = _corpus(base, files)

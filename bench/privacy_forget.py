@@ -21,17 +21,17 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench.common import bench_parser
 from memdesk.core.agent import events
-from memdesk.core.memory.forget import Forgetting
 from memdesk.core.base.clock import ManualClock
 from memdesk.core.embedding.hashing import HashingEmbedder
 from memdesk.core.graph.store import KnowledgeGraph
 from memdesk.core.memory.core_memory import CoreMemory
+from memdesk.core.memory.forget import Forgetting
 from memdesk.core.memory.history import MemoryHistory
 from memdesk.core.memory.recall import RecallMemory
 from memdesk.core.memory.space import EmbeddingSpace
 from memdesk.core.storage import open_database
-from bench.common import bench_parser
 
 NAME = "Ottoline"  # in no generated word, so every byte of it found is hers
 SHARE = 0.01
@@ -47,7 +47,10 @@ def residual_occurrences(data: bytes, name: str = NAME) -> int:
     """The name's bytes in any case, as UTF-8 or UTF-16 (SQLite may store text either way)."""
     found = 0
     for encoding in ("utf-8", "utf-16-le", "utf-16-be"):
-        pattern = b"".join(b"(?:" + re.escape(ch.lower().encode(encoding)) + b"|" + re.escape(ch.upper().encode(encoding)) + b")" for ch in name)
+        pattern = b"".join(
+            b"(?:" + re.escape(ch.lower().encode(encoding)) + b"|" + re.escape(ch.upper().encode(encoding)) + b")"
+            for ch in name
+        )
         found += len(re.findall(pattern, data))
     return found
 
@@ -67,7 +70,9 @@ def build_store(path: Path, messages: int, seed: int = 7) -> tuple[int, int]:
     core = CoreMemory(db, clock, history)
     recall = RecallMemory(db, embedder, clock=clock)
     space = EmbeddingSpace(db, embedder)
-    agent_id = db.execute("INSERT INTO agents(name, created_at, system_prompt) VALUES ('sam', '2026-01-01T00:00:00+00:00', '')").lastrowid
+    agent_id = db.execute(
+        "INSERT INTO agents(name, created_at, system_prompt) VALUES ('sam', '2026-01-01T00:00:00+00:00', '')"
+    ).lastrowid
     core.create(agent_id, "human", f"Likes tea\nFriend: {NAME}, a painter", limit=2000)
     naming = 0
     for start in range(0, messages, BATCH):
@@ -79,8 +84,14 @@ def build_store(path: Path, messages: int, seed: int = 7) -> tuple[int, int]:
                     words.insert(rng.randrange(len(words)), NAME)
                     naming += 1
                 text = " ".join(words).capitalize() + "."
-                message = recall.add(agent_id, role="user", kind="user_message", content=events.user_message(text, clock.now()),
-                                     search_text=text, created_at=clock.now())
+                message = recall.add(
+                    agent_id,
+                    role="user",
+                    kind="user_message",
+                    content=events.user_message(text, clock.now()),
+                    search_text=text,
+                    created_at=clock.now(),
+                )
                 ids.append(message.id)
                 texts.append(text)
             space.write("messages", agent_id, ids, embedder.embed(texts))
@@ -106,7 +117,9 @@ def measure(quick: bool = False, *, messages: int | None = None) -> dict:
         size_mb = path.stat().st_size / 1e6
         db = open_database(path)
         clock = ManualClock()
-        forgetting = Forgetting(db, clock, embedder=HashingEmbedder(), history=MemoryHistory(db, clock), kv_cache=Path(folder) / "kv")
+        forgetting = Forgetting(
+            db, clock, embedder=HashingEmbedder(), history=MemoryHistory(db, clock), kv_cache=Path(folder) / "kv"
+        )
         started = time.perf_counter()
         preview = forgetting.preview(agent_id, NAME)
         preview_seconds = time.perf_counter() - started

@@ -32,7 +32,9 @@ def build_store(path: Path, megabytes: float) -> None:
 
     db = open_database(path)
     try:
-        db.execute("INSERT INTO agents(name, created_at, system_prompt) VALUES ('sam', '2024-01-01T00:00:00+00:00', 'x')")
+        db.execute(
+            "INSERT INTO agents(name, created_at, system_prompt) VALUES ('sam', '2024-01-01T00:00:00+00:00', 'x')"
+        )
         rng = random.Random(1)
         while path.stat().st_size < megabytes * 1_000_000:
             rows = []
@@ -40,7 +42,10 @@ def build_store(path: Path, megabytes: float) -> None:
                 text = " ".join(rng.choice(WORDS) for _ in range(60))
                 rows.append((1, "2024-01-01T00:00:00+00:00", "user", "user_message", text, text))
             with db.transaction():
-                db.executemany("INSERT INTO messages(agent_id, created_at, role, kind, content, search_text) VALUES (?,?,?,?,?,?)", rows)
+                db.executemany(
+                    "INSERT INTO messages(agent_id, created_at, role, kind, content, search_text) VALUES (?,?,?,?,?,?)",
+                    rows,
+                )
             db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     finally:
         db.close()
@@ -57,8 +62,8 @@ def _median_seconds(action, repeats: int) -> float:
 
 def measure_one(home: Path, megabytes: float, repeats: int) -> dict:
     from memdesk.app.services import open_private_services, open_services
-    from memdesk.core.embedding.hashing import HashingEmbedder
     from memdesk.core.base.paths import Paths
+    from memdesk.core.embedding.hashing import HashingEmbedder
 
     paths = Paths(home).ensure()
     build_store(paths.database, megabytes)
@@ -69,8 +74,13 @@ def measure_one(home: Path, megabytes: float, repeats: int) -> dict:
         messages = services.db.scalar("SELECT count(*) FROM messages")
     finally:
         services.close()
-    return {"bytes": paths.database.stat().st_size, "messages": messages, "copy_s": round(copy, 4), "read_s": round(read, 4),
-            "ratio": round(copy / read, 2) if read else None}
+    return {
+        "bytes": paths.database.stat().st_size,
+        "messages": messages,
+        "copy_s": round(copy, 4),
+        "read_s": round(read, 4),
+        "ratio": round(copy / read, 2) if read else None,
+    }
 
 
 def measure(sizes_mb: tuple[float, ...] = (50, 500), repeats: int = 3) -> dict:

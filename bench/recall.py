@@ -22,7 +22,7 @@ import statistics
 import sys
 import tempfile
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from bench.common import bench_parser, percentile
@@ -30,10 +30,19 @@ from bench.report import emit
 
 _ROOT = Path(__file__).resolve().parents[1]
 #: The shared evaluation data, beside the repository (or beside the worktrees' folder).
-LOCOMO = next(
-    (p for p in (_ROOT.parent / "shared", _ROOT.parent.parent / "shared") if (p / "data" / "locomo" / "locomo_dev.json").exists()),
-    _ROOT.parent / "shared",
-) / "data" / "locomo" / "locomo_dev.json"
+LOCOMO = (
+    next(
+        (
+            p
+            for p in (_ROOT.parent / "shared", _ROOT.parent.parent / "shared")
+            if (p / "data" / "locomo" / "locomo_dev.json").exists()
+        ),
+        _ROOT.parent / "shared",
+    )
+    / "data"
+    / "locomo"
+    / "locomo_dev.json"
+)
 IN_CONTEXT = 20
 
 
@@ -51,17 +60,20 @@ def _corpus(path: Path, count: int) -> tuple[list[tuple[str, str]], list[str]]:
             questions += [qa["question"] for qa in sample["qa"]]
         return (turns * (count // len(turns) + 1))[:count], questions
     words = "garden basil tomato hiking Lisbon sister cat dog night shift hospital lavender trip book piano".split()
-    turns = [("Ada", f"Note {n}: {words[n % len(words)]} and {words[(n * 7) % len(words)]} on day {n}.") for n in range(count)]
+    turns = [
+        ("Ada", f"Note {n}: {words[n % len(words)]} and {words[(n * 7) % len(words)]} on day {n}.")
+        for n in range(count)
+    ]
     return turns, [f"What about the {w}?" for w in words]
 
 
 def run(messages: int, queries: int, timeout_ms: int) -> dict[str, object]:
     os.environ.setdefault("MEMDESK_HOME", tempfile.mkdtemp(prefix="memdesk-recall-"))
-    from memdesk.app.runtimes import make_runtime
     from memdesk.app.agents import open_auto_recall
+    from memdesk.app.runtimes import make_runtime
     from memdesk.app.services import open_services
-    from memdesk.core.agent.recall.search import Visible
     from memdesk.core.agent.context import truncate_for_context
+    from memdesk.core.agent.recall.search import Visible
     from memdesk.core.base.paths import Paths
 
     services = open_services(Paths.from_environment())
@@ -69,12 +81,17 @@ def run(messages: int, queries: int, timeout_ms: int) -> dict[str, object]:
     runtime = make_runtime(settings)
     record = services.create_agent("bench")
     turns, questions = _corpus(LOCOMO, messages)
-    start = datetime(2023, 1, 1, tzinfo=timezone.utc)
+    start = datetime(2023, 1, 1, tzinfo=UTC)
     with services.db.transaction():
         for n, (speaker, text) in enumerate(turns):
             services.memory.recall.add(
-                record.id, role="user", kind="user_message", content=json.dumps({"type": "user_message", "message": text}),
-                created_at=start + timedelta(minutes=37 * n), search_text=text, author=speaker,
+                record.id,
+                role="user",
+                kind="user_message",
+                content=json.dumps({"type": "user_message", "message": text}),
+                created_at=start + timedelta(minutes=37 * n),
+                search_text=text,
+                author=speaker,
             )
     for n in range(0, 200 * 7, 7):
         services.memory.archival.insert(record.id, turns[n % len(turns)][1])
@@ -88,8 +105,14 @@ def run(messages: int, queries: int, timeout_ms: int) -> dict[str, object]:
 
     def gather(question: str, inline: bool):
         return recall.gather(
-            record.id, question, first_in_context=last.id, visible=Visible(), budget_tokens=budget,
-            count_tokens=runtime.count_tokens, truncate=lambda text, tokens: truncate_for_context(runtime, text, tokens), inline=inline,
+            record.id,
+            question,
+            first_in_context=last.id,
+            visible=Visible(),
+            budget_tokens=budget,
+            count_tokens=runtime.count_tokens,
+            truncate=lambda text, tokens: truncate_for_context(runtime, text, tokens),
+            inline=inline,
         )
 
     # Three disjoint sets of questions: the rankers cache results per query, and every figure

@@ -17,30 +17,30 @@ import resource
 import tempfile
 import time
 from contextlib import contextmanager
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import numpy as np
 
+from bench.common import bench_parser
 from memdesk.core.agent.recall.search import ArchivalSource, AutoRecall, ConversationSource
 from memdesk.core.base.clock import ManualClock, iso
-from memdesk.core.graph.names import name_key
 from memdesk.core.embedding.hashing import HashingEmbedder
+from memdesk.core.graph.names import name_key
 from memdesk.core.memory.archival import ArchivalMemory, NewPassage
 from memdesk.core.memory.recall import RecallMemory
 from memdesk.core.memory.space import EmbeddingSpace, vector_blob
-from memdesk.core.retrieval import MessageRanker, PassageRanker, VectorIndex, vector_codes
-from memdesk.core.retrieval import bounded_fts
+from memdesk.core.retrieval import MessageRanker, PassageRanker, VectorIndex, bounded_fts, vector_codes
 from memdesk.core.retrieval import messages as message_ranking
 from memdesk.core.retrieval.messages import GRAPH_WEIGHT
-from memdesk.core.retrieval.passages import LEXICAL_INDEX as PASSAGES_FTS, SEARCH_DEPTH as PASSAGE_DEPTH
+from memdesk.core.retrieval.passages import LEXICAL_INDEX as PASSAGES_FTS
+from memdesk.core.retrieval.passages import SEARCH_DEPTH as PASSAGE_DEPTH
 from memdesk.core.retrieval.query import fts_phrases
 from memdesk.core.storage import open_database
-from bench.common import bench_parser
 
 DIM = 384
 K = 10
-START = datetime(2016, 1, 1, tzinfo=timezone.utc)
+START = datetime(2016, 1, 1, tzinfo=UTC)
 FILL_BLOCK = 20_000
 #: Chunks per ArchivalMemory.add in the ingestion probe (what the document ingestor stores at once).
 INGEST_BATCH = 64
@@ -118,7 +118,9 @@ def _rss_mb() -> float:
 
 def _new_store(path: Path):
     db = open_database(path)
-    agent_id = db.execute("INSERT INTO agents(name, created_at, system_prompt) VALUES ('bench', ?, '')", (iso(START),)).lastrowid
+    agent_id = db.execute(
+        "INSERT INTO agents(name, created_at, system_prompt) VALUES ('bench', ?, '')", (iso(START),)
+    ).lastrowid
     EmbeddingSpace(db, GivenVectors()).ensure()
     return db, agent_id
 
@@ -172,14 +174,24 @@ def fill_graph(db, agent_id: int, topics: int) -> int:
     mentions = 0
     last = int(db.scalar("SELECT MAX(id) FROM messages WHERE agent_id = ?", (agent_id,)) or 0)
     for start in range(0, last, FILL_BLOCK * 5):
-        rows = db.query("SELECT id, search_text FROM messages WHERE agent_id = ? AND id > ? AND id <= ?", (agent_id, start, start + FILL_BLOCK * 5))
-        batch = [(agent_id, entity[w], message_id, iso(START)) for message_id, text in rows for w in text.split()[:2] if w in entity]
+        rows = db.query(
+            "SELECT id, search_text FROM messages WHERE agent_id = ? AND id > ? AND id <= ?",
+            (agent_id, start, start + FILL_BLOCK * 5),
+        )
+        batch = [
+            (agent_id, entity[w], message_id, iso(START))
+            for message_id, text in rows
+            for w in text.split()[:2]
+            if w in entity
+        ]
         with db.transaction():
             db.executemany("INSERT INTO graph_mentions(agent_id, entity_id, message_id, at) VALUES (?, ?, ?, ?)", batch)
         mentions += len(batch)
     facts = [
         (agent_id, entity[f"t{t}x{k}"], linked, iso(START), iso(START))
-        for t in range(topics) for k in range(20) for linked in (entity[f"t{t}x{(k + 1) % 20}"], entity[f"t{(t + 1) % topics}x{k}"])
+        for t in range(topics)
+        for k in range(20)
+        for linked in (entity[f"t{t}x{(k + 1) % 20}"], entity[f"t{(t + 1) % topics}x{k}"])
     ]
     with db.transaction():
         db.executemany(
@@ -210,20 +222,39 @@ def _common_words_only_message(q: int, topics: int) -> str:
 
 
 def _section_times(
-    db, agent_id: int, index: VectorIndex, probe_vectors, topics: int, day: int, graph_weight: float, message=_topic_message,
+    db,
+    agent_id: int,
+    index: VectorIndex,
+    probe_vectors,
+    topics: int,
+    day: int,
+    graph_weight: float,
+    message=_topic_message,
 ) -> list[float]:
     """Automatic recall before a reply: the user's message (``message(q, topics)``) is stored,
     then the section is searched (its sources side by side, as before a reply)."""
     embedder = GivenVectors()
     recall = RecallMemory(db, embedder, ranker=MessageRanker(db, embedder, index), clock=ManualClock(START))
     recall.graph_weight = graph_weight
-    sources = AutoRecall([ConversationSource(recall), ArchivalSource(ArchivalMemory(db, embedder, ManualClock(START), ranker=PassageRanker(db, embedder, index)))])
+    sources = AutoRecall(
+        [
+            ConversationSource(recall),
+            ArchivalSource(ArchivalMemory(db, embedder, ManualClock(START), ranker=PassageRanker(db, embedder, index))),
+        ]
+    )
     recall.warm(agent_id)  # as the window does when it opens an agent (the timeline, the graph's counts)
     section = []
     for q, vector in enumerate(probe_vectors):
         text = message(q, topics)
         embedder.given[text] = vector
-        last = recall.add(agent_id, role="user", kind="user_message", content=text, search_text=text, created_at=START + timedelta(days=day, minutes=q))
+        last = recall.add(
+            agent_id,
+            role="user",
+            kind="user_message",
+            content=text,
+            search_text=text,
+            created_at=START + timedelta(days=day, minutes=q),
+        )
         t0 = time.perf_counter()
         sources.search(agent_id, text, first_in_context=last.id - 20, parallel=True)
         section.append(time.perf_counter() - t0)
@@ -254,7 +285,10 @@ def _ingest_rates(stores: list[tuple], corpus: Corpus, chunks: int) -> list[floa
     spent = [0.0] * len(stores)
     for at in range(0, chunks, INGEST_BATCH):
         for n, (archival, agent_id, document_id) in enumerate(probes):
-            batch = [NewPassage(t, START, document_id=document_id, chunk_index=at + i) for i, t in enumerate(texts[at : at + INGEST_BATCH])]
+            batch = [
+                NewPassage(t, START, document_id=document_id, chunk_index=at + i)
+                for i, t in enumerate(texts[at : at + INGEST_BATCH])
+            ]
             started = time.perf_counter()
             archival.add(agent_id, batch, vectors[at : at + INGEST_BATCH])
             spent[n] += time.perf_counter() - started
@@ -338,10 +372,19 @@ def run(n: int, queries: int = 50, ingest_chunks: int = 2000, seed: int = 7, gra
 
         section = _section_times(db, agent_id, index, probe_vectors, topics, 4000, 0.0)
         common_section = _section_times(db, agent_id, index, probe_vectors, topics, 4500, 0.0, _common_word_message)
-        only_common_section = _section_times(db, agent_id, index, probe_vectors, topics, 4700, 0.0, _common_words_only_message)
+        only_common_section = _section_times(
+            db, agent_id, index, probe_vectors, topics, 4700, 0.0, _common_words_only_message
+        )
         with _unbounded():  # the baseline: the same section as FTS5 alone ran it, every match scored
             unbounded_section = _section_times(
-                db, agent_id, index, probe_vectors[:UNBOUNDED_SECTIONS], topics, 4800, 0.0, _common_word_message,
+                db,
+                agent_id,
+                index,
+                probe_vectors[:UNBOUNDED_SECTIONS],
+                topics,
+                4800,
+                0.0,
+                _common_word_message,
             )
         graph_section, mentions = [], 0
         if graph:  # the app's default: conversation search follows the knowledge graph too
@@ -373,12 +416,16 @@ def run(n: int, queries: int = 50, ingest_chunks: int = 2000, seed: int = 7, gra
         "fts_common_word_p95_ms": round(float(np.percentile(common_fts, 95)) * 1e3, 3),
         "fts_common_word_p50_ms": _ms(common_fts),
         "fts_common_word_unbounded_p50_ms": _ms(unbounded_fts),
-        "fts_common_word_vs_unbounded": round(float(np.percentile(common_fts, 50) / np.percentile(unbounded_fts, 50)), 3),
+        "fts_common_word_vs_unbounded": round(
+            float(np.percentile(common_fts, 50) / np.percentile(unbounded_fts, 50)), 3
+        ),
         "auto_recall_section_common_word_p95_ms": round(float(np.percentile(common_section, 95)) * 1e3, 3),
         "auto_recall_section_common_word_p50_ms": round(float(np.percentile(common_section, 50)) * 1e3, 3),
         "auto_recall_section_common_word_unbounded_p95_ms": round(float(np.percentile(unbounded_section, 95)) * 1e3, 3),
         "auto_recall_section_common_word_unbounded_p50_ms": round(float(np.percentile(unbounded_section, 50)) * 1e3, 3),
-        "auto_recall_section_common_word_vs_unbounded_p50": round(float(np.percentile(common_section, 50) / np.percentile(unbounded_section, 50)), 3),
+        "auto_recall_section_common_word_vs_unbounded_p50": round(
+            float(np.percentile(common_section, 50) / np.percentile(unbounded_section, 50)), 3
+        ),
         "auto_recall_section_common_words_only_p95_ms": round(float(np.percentile(only_common_section, 95)) * 1e3, 3),
         "auto_recall_section_common_words_only_p50_ms": round(float(np.percentile(only_common_section, 50)) * 1e3, 3),
         "ingest_ratio_1m_vs_empty": round(full_rate / empty_rate, 3),
@@ -398,13 +445,17 @@ def run(n: int, queries: int = 50, ingest_chunks: int = 2000, seed: int = 7, gra
         "fill_s": round(fill_s, 1),
     }
     if graph:
-        result.update({
-            "graph_mentions": mentions,
-            "auto_recall_section_with_graph_p95_ms": round(float(np.percentile(graph_section, 95)) * 1e3, 3),
-            "auto_recall_section_with_graph_p50_ms": round(float(np.percentile(graph_section, 50)) * 1e3, 3),
-            "auto_recall_section_with_graph_p95_vs_numpy": round(float(np.percentile(graph_section, 95)) / numpy_p50, 3),
-            "graph_fill_s": round(graph_fill_s, 1),
-        })
+        result.update(
+            {
+                "graph_mentions": mentions,
+                "auto_recall_section_with_graph_p95_ms": round(float(np.percentile(graph_section, 95)) * 1e3, 3),
+                "auto_recall_section_with_graph_p50_ms": round(float(np.percentile(graph_section, 50)) * 1e3, 3),
+                "auto_recall_section_with_graph_p95_vs_numpy": round(
+                    float(np.percentile(graph_section, 95)) / numpy_p50, 3
+                ),
+                "graph_fill_s": round(graph_fill_s, 1),
+            }
+        )
     result["load_average"] = [round(x, 2) for x in os.getloadavg()]
     result["cpus"] = os.cpu_count()
     return result
@@ -416,7 +467,11 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=50)
     parser.add_argument("--ingest-chunks", type=int, default=2000)
     parser.add_argument("--quick", action="store_true", help="a fast check: 20,000 rows, 10 queries")
-    parser.add_argument("--no-graph", action="store_true", help="skip the section with a knowledge graph (graph expansion on, the app's default)")
+    parser.add_argument(
+        "--no-graph",
+        action="store_true",
+        help="skip the section with a knowledge graph (graph expansion on, the app's default)",
+    )
     args = parser.parse_args()
     if args.quick:
         args.n, args.queries, args.ingest_chunks = 20_000, 10, 256

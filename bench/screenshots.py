@@ -30,20 +30,35 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from testing import xvfb
 from bench.report import emit
+from testing import xvfb
 
-MESSAGES = ("Hi, I am Ada. I live in Lisbon and I love gardening.", "My sister Ann moved to Porto last spring; she teaches music there.")
+MESSAGES = (
+    "Hi, I am Ada. I live in Lisbon and I love gardening.",
+    "My sister Ann moved to Porto last spring; she teaches music there.",
+)
 SCREEN = (1366, 768)
 MARKER = "BENCH-SCREENSHOTS "
-SHOTS = {"chat": "screenshot.png", "knowledge": "screenshot-knowledge.png", "history": "screenshot-history.png", "models": "screenshot-models.png"}
+SHOTS = {
+    "chat": "screenshot.png",
+    "knowledge": "screenshot-knowledge.png",
+    "history": "screenshot-history.png",
+    "models": "screenshot-models.png",
+}
 #: How long the knowledge graph may take to show the messages' entities after the last reply.
 GRAPH_WAIT_S = 120.0
 HUMAN_EDIT = "Ada lives in Lisbon and loves gardening."
 
 
-def capture(out: Path, messages: tuple[str, ...] = MESSAGES, *, make_runtime: Callable | None = None, embedder=None,
-            graph_wait_s: float = GRAPH_WAIT_S, give_up_s: float = 1800.0) -> dict:
+def capture(
+    out: Path,
+    messages: tuple[str, ...] = MESSAGES,
+    *,
+    make_runtime: Callable | None = None,
+    embedder=None,
+    graph_wait_s: float = GRAPH_WAIT_S,
+    give_up_s: float = 1800.0,
+) -> dict:
     """Run the window in this process (a QApplication must exist or is made), drive it, save the
     pictures into ``out`` and return what they show. ``make_runtime``/``embedder``: the app's own
     unless given (tests pass the scripted runtime and the hashing embedder)."""
@@ -52,8 +67,8 @@ def capture(out: Path, messages: tuple[str, ...] = MESSAGES, *, make_runtime: Ca
 
     from memdesk.app.runtimes import make_runtime as app_runtime
     from memdesk.app.services import open_services
-    from memdesk.core.memory.history import BLOCK
     from memdesk.core.base.paths import Paths
+    from memdesk.core.memory.history import BLOCK
     from memdesk.ui.window.main_window import MainWindow
 
     app = QApplication.instance() or QApplication([sys.argv[0]])
@@ -61,12 +76,20 @@ def capture(out: Path, messages: tuple[str, ...] = MESSAGES, *, make_runtime: Ca
     paths = Paths.from_environment().ensure()
     services = open_services(paths, embedder=embedder) if embedder is not None else open_services(paths)
     store = services.settings_store
-    for name, value in (("user_name", "Ada"), ("welcome_done", True), ("login_after_minutes", 0), ("heartbeat_minutes", 0),
-                        ("consolidation", "off")):
+    for name, value in (
+        ("user_name", "Ada"),
+        ("welcome_done", True),
+        ("login_after_minutes", 0),
+        ("heartbeat_minutes", 0),
+        ("consolidation", "off"),
+    ):
         store.set(name, value)
     shared = services.embedder
-    window = MainWindow(services, open_worker_services=lambda: open_services(paths, embedder=shared),
-                        make_runtime=make_runtime or app_runtime)
+    window = MainWindow(
+        services,
+        open_worker_services=lambda: open_services(paths, embedder=shared),
+        make_runtime=make_runtime or app_runtime,
+    )
     started = time.perf_counter()
     result: dict = {"messages": list(messages), "replies": [], "files": {}}
 
@@ -143,7 +166,10 @@ def capture(out: Path, messages: tuple[str, ...] = MESSAGES, *, make_runtime: Ca
         def show_a_change(self) -> None:
             history = services.memory.core.history
             agent_id = window.agent_id
-            change = next((c for c in history.for_agent(agent_id, kind=BLOCK) if c.source == "agent" and c.action == "update"), None)
+            change = next(
+                (c for c in history.for_agent(agent_id, kind=BLOCK) if c.source == "agent" and c.action == "update"),
+                None,
+            )
             if change is None:  # the agent changed no block: the user does, in the block editor
                 editor = window.memory.editors["human"]
                 editor.editor.setPlainText((editor.editor.toPlainText().rstrip() + "\n" + HUMAN_EDIT).strip())
@@ -166,7 +192,9 @@ def capture(out: Path, messages: tuple[str, ...] = MESSAGES, *, make_runtime: Ca
             result.setdefault("errors", []).append(text)
 
     Driver()
-    QTimer.singleShot(int(give_up_s * 1000), window, lambda: (result.setdefault("errors", []).append("gave up"), window.close()))
+    QTimer.singleShot(
+        int(give_up_s * 1000), window, lambda: (result.setdefault("errors", []).append("gave up"), window.close())
+    )
     window.show()
     window.start()
     try:
@@ -182,7 +210,9 @@ def capture(out: Path, messages: tuple[str, ...] = MESSAGES, *, make_runtime: Ca
 def _outer(out: Path) -> dict:
     home, env = xvfb.fresh_home("memdesk-screenshots-")
     try:
-        report, tail = xvfb.run_inner("bench.screenshots", ["--out", str(out.resolve())], screen=SCREEN, env=env, marker=MARKER, timeout=2400)
+        report, tail = xvfb.run_inner(
+            "bench.screenshots", ["--out", str(out.resolve())], screen=SCREEN, env=env, marker=MARKER, timeout=2400
+        )
     finally:
         shutil.rmtree(home, ignore_errors=True)
     return report if report is not None else {"error": tail}

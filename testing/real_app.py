@@ -28,8 +28,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from testing import socket_audit
 from bench.common import MEMDESK_WINDOW
+from testing import socket_audit
 from testing.xvfb import xvfb_run
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -58,7 +58,9 @@ class AppRun:
     def reply_shown(self) -> str | None:
         """The reply the window said it showed for the message it sent, its first line (None: it
         said none)."""
-        return next((line[len(REPLY_SHOWN):] for line in self.stdout.splitlines() if line.startswith(REPLY_SHOWN)), None)
+        return next(
+            (line[len(REPLY_SHOWN) :] for line in self.stdout.splitlines() if line.startswith(REPLY_SHOWN)), None
+        )
 
     @property
     def log(self) -> str:
@@ -89,9 +91,9 @@ class AppRun:
         """What the agent answered to the newest user message ``message``, read from the store
         the run left (None: no such message, or no reply to it)."""
         from memdesk.core.agent import unanswered
+        from memdesk.core.base.paths import Paths
         from memdesk.core.memory.recall import RecallMemory
         from memdesk.core.storage import open_database
-        from memdesk.core.base.paths import Paths
 
         database = Paths(self.home).database
         if not database.exists():
@@ -99,7 +101,8 @@ class AppRun:
         db = open_database(database, migrate=False)
         try:
             row = db.query(
-                "SELECT agent_id, id FROM messages WHERE kind = 'user_message' AND search_text = ? ORDER BY id DESC LIMIT 1", (message,)
+                "SELECT agent_id, id FROM messages WHERE kind = 'user_message' AND search_text = ? ORDER BY id DESC LIMIT 1",
+                (message,),
             )
             if not row:
                 return None
@@ -111,16 +114,25 @@ class AppRun:
 
     def explain(self) -> str:
         """For a failing assertion: the exit code, then the tails of the output and of the log."""
-        return (f"{' '.join(self.argv)}\nexit code {self.returncode} after {self.seconds:.0f} s\n"
-                f"--- stdout\n{self.stdout[-2000:]}\n--- stderr\n{self.stderr[-3000:]}\n--- memdesk.log\n{self.log[-2000:]}")
+        return (
+            f"{' '.join(self.argv)}\nexit code {self.returncode} after {self.seconds:.0f} s\n"
+            f"--- stdout\n{self.stdout[-2000:]}\n--- stderr\n{self.stderr[-3000:]}\n--- memdesk.log\n{self.log[-2000:]}"
+        )
 
 
 class RealApp:
     """Starts the real app in ``folder / home`` (a fresh home unless an earlier run left one),
     optionally under Xvfb (a real X server; else Qt's offscreen platform) and the socket audit."""
 
-    def __init__(self, folder: Path, *, audit: bool = False, xvfb: bool = False, screen: tuple[int, int] = SCREEN,
-                 env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        folder: Path,
+        *,
+        audit: bool = False,
+        xvfb: bool = False,
+        screen: tuple[int, int] = SCREEN,
+        env: dict[str, str] | None = None,
+    ) -> None:
         self.folder = Path(folder)
         self.home = self.folder / "home"
         self.audit = audit
@@ -130,8 +142,11 @@ class RealApp:
         self.runs = 0
 
     def environment(self, audit_log: Path | None) -> dict[str, str]:
-        env = {**self.base_env, "MEMDESK_HOME": str(self.home),
-               "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), self.base_env.get("PYTHONPATH", "")) if p)}
+        env = {
+            **self.base_env,
+            "MEMDESK_HOME": str(self.home),
+            "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), self.base_env.get("PYTHONPATH", "")) if p),
+        }
         if self.xvfb:
             env.pop("QT_QPA_PLATFORM", None)
         else:
@@ -142,8 +157,15 @@ class RealApp:
         env.pop("HF_HUB_OFFLINE", None)  # a user's plain environment: MemDesk itself must stay offline
         return socket_audit.audit_environment(audit_log, env)
 
-    def run(self, argv: list[str], *, stdin: str | None = None, timeout: float = 900, screenshot: Path | None = None,
-            sent: list[str] | None = None) -> AppRun:
+    def run(
+        self,
+        argv: list[str],
+        *,
+        stdin: str | None = None,
+        timeout: float = 900,
+        screenshot: Path | None = None,
+        sent: list[str] | None = None,
+    ) -> AppRun:
         """Run ``argv`` in the app's environment (its home, display and audit) until it exits or
         ``timeout`` seconds pass; what it printed is kept either way."""
         self.runs += 1
@@ -154,8 +176,16 @@ class RealApp:
         started = time.perf_counter()
         # Its own process group, so that a run the harness has to kill leaves nothing behind (Xvfb,
         # the model's child process).
-        process = subprocess.Popen(argv, env=self.environment(audit_log), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                   stderr=subprocess.PIPE, text=True, cwd=ROOT, start_new_session=True)
+        process = subprocess.Popen(
+            argv,
+            env=self.environment(audit_log),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=ROOT,
+            start_new_session=True,
+        )
         try:
             out, err = process.communicate(stdin, timeout=timeout)
         except subprocess.TimeoutExpired:  # reported as a failed run, with what it printed
@@ -166,20 +196,37 @@ class RealApp:
             out, err = process.communicate()
             err += f"\n[killed by the harness after {timeout:.0f} s]"
         code = process.returncode
-        return AppRun(list(argv), code, out, err, self.home, time.perf_counter() - started, screenshot, audit_log, list(sent or []))
+        return AppRun(
+            list(argv),
+            code,
+            out,
+            err,
+            self.home,
+            time.perf_counter() - started,
+            screenshot,
+            audit_log,
+            list(sent or []),
+        )
 
     def window(self, message: str, *, timeout: float = 900) -> AppRun:
         """The window, started as ``memdesk`` starts it (its first window, then the main one): send
         ``message`` once the model is ready, wait for the reply to it to be shown, save a
         screenshot, quit (``memdesk.ui.startup.main --screenshot``)."""
         shot = self.folder / f"window-{self.runs + 1}.png"
-        argv = [sys.executable, "-c", MEMDESK_WINDOW, "--screenshot", str(shot), "--message", message,
-                "--give-up-after", str(round(timeout * GIVE_UP_MARGIN))]
+        argv = [
+            sys.executable,
+            "-c",
+            MEMDESK_WINDOW,
+            "--screenshot",
+            str(shot),
+            "--message",
+            message,
+            "--give-up-after",
+            str(round(timeout * GIVE_UP_MARGIN)),
+        ]
         return self.run(argv, timeout=timeout, screenshot=shot, sent=[message])
 
     def chat(self, lines: list[str], *, agent: str = "sam", timeout: float = 900) -> AppRun:
         """The terminal chat: ``lines`` typed at the prompt, each answered before the next, then /quit."""
         argv = [sys.executable, "-m", "memdesk.cli.main", "chat", "--agent", agent]
         return self.run(argv, stdin="".join(f"{line}\n" for line in [*lines, "/quit"]), timeout=timeout, sent=lines)
-
-

@@ -19,7 +19,14 @@ from pathlib import Path
 
 LOG_ENV = "MEMDESK_SOCKET_AUDIT"
 SITE = Path(__file__).resolve().parent / "socket_audit_site"
-NETWORK_EVENTS = ("socket.connect", "socket.bind", "socket.sendto", "socket.sendmsg", "socket.getaddrinfo", "socket.gethostbyname")
+NETWORK_EVENTS = (
+    "socket.connect",
+    "socket.bind",
+    "socket.sendto",
+    "socket.sendmsg",
+    "socket.getaddrinfo",
+    "socket.gethostbyname",
+)
 NETWORK = "NETWORK"
 _INET = (socket.AF_INET, socket.AF_INET6)
 
@@ -50,7 +57,7 @@ class SocketAudit:
             if found is not None:
                 self.events.append(found)
 
-    def __enter__(self) -> "SocketAudit":
+    def __enter__(self) -> SocketAudit:
         self.events.clear()
         self.recording = True
         return self

@@ -29,10 +29,21 @@ def fresh_home(prefix: str) -> tuple[str, dict[str, str]]:
     return home, env
 
 
-def run_inner(module: str, args: list[str], *, screen: tuple[int, int], env: dict[str, str], marker: str,
-              timeout: float) -> tuple[dict | None, str]:
+def run_inner(
+    module: str, args: list[str], *, screen: tuple[int, int], env: dict[str, str], marker: str, timeout: float
+) -> tuple[dict | None, str]:
     """The inner run's JSON (None when it printed none) and the tail of what it printed."""
-    command = [xvfb_run(), "-a", "-s", f"-screen 0 {screen[0]}x{screen[1]}x24", sys.executable, "-m", module, "--inner", *args]
+    command = [
+        xvfb_run(),
+        "-a",
+        "-s",
+        f"-screen 0 {screen[0]}x{screen[1]}x24",
+        sys.executable,
+        "-m",
+        module,
+        "--inner",
+        *args,
+    ]
     done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=timeout, cwd=ROOT)
     line = next((l for l in done.stdout.splitlines() if l.startswith(marker)), None)
-    return (json.loads(line[len(marker):]) if line is not None else None), (done.stdout + done.stderr)[-2000:]
+    return (json.loads(line[len(marker) :]) if line is not None else None), (done.stdout + done.stderr)[-2000:]

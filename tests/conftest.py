@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from memdesk.app.services import Services, open_services
 from memdesk.app.agents import open_agent
+from memdesk.app.services import Services, open_services
 from memdesk.core.base.clock import ManualClock
+from memdesk.core.base.paths import HOME_ENV, Paths
 from memdesk.core.embedding.hashing import HashingEmbedder
 from memdesk.core.runtime.scripted import ScriptedRuntime
 from memdesk.core.tools.context import AllowAll
-from memdesk.core.base.paths import HOME_ENV, Paths
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -57,7 +57,9 @@ def make_agent(services, runtime):
     def build(name: str = "sam", *, runtime=runtime, consent=None, observer=None, settings=None, **create):
         settings = settings or dataclasses.replace(services.settings, auto_recall_timeout_ms=PATIENT_RECALL_MS)
         record = services.agents.find(name) or services.create_agent(name, **create)
-        return open_agent(services, record, runtime, consent=consent or AllowAll(), observer=observer, settings=settings)
+        return open_agent(
+            services, record, runtime, consent=consent or AllowAll(), observer=observer, settings=settings
+        )
 
     return build
 

@@ -17,7 +17,9 @@ def _run(code: str, home: Path) -> dict:
     """``code`` ends by binding ``result``; its JSON comes back, with the modules loaded then."""
     script = f"import json, sys\n{code}\nprint(json.dumps({{'result': result, 'modules': sorted(sys.modules)}}))"
     env = {**os.environ, "MEMDESK_HOME": str(home), "PYTHONPATH": str(ROOT), "QT_QPA_PLATFORM": "offscreen"}
-    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True, timeout=180, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True, timeout=180, check=True
+    )
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
@@ -56,5 +58,18 @@ def test_the_first_window_shows_with_qt_and_no_more_of_memdesk_than_the_settings
         tmp_path,
     )
     assert ran["result"] is True
-    heavy = [m for m in ran["modules"] if m == "numpy" or m.startswith(("memdesk.core.agent", "memdesk.core.memory", "memdesk.app.services", "memdesk.app.agents", "memdesk.ui.window.main_window"))]
+    heavy = [
+        m
+        for m in ran["modules"]
+        if m == "numpy"
+        or m.startswith(
+            (
+                "memdesk.core.agent",
+                "memdesk.core.memory",
+                "memdesk.app.services",
+                "memdesk.app.agents",
+                "memdesk.ui.window.main_window",
+            )
+        )
+    ]
     assert heavy == []

@@ -10,8 +10,9 @@ import textwrap
 
 import pytest
 
-from memdesk.core.base.errors import AlreadyRunningError
 from memdesk.app.instance import TERMINAL_CHAT, WINDOW, InstanceLock
+from memdesk.core.base.errors import AlreadyRunningError
+
 
 def test_a_second_start_is_refused_naming_the_first_until_it_ends(tmp_path):
     path = tmp_path / "home" / "memdesk.lock"
@@ -29,14 +30,20 @@ def test_a_second_start_is_refused_naming_the_first_until_it_ends(tmp_path):
 def test_the_lock_is_gone_with_a_process_killed_by_sigkill(tmp_path):
     path = tmp_path / "memdesk.lock"
     holder = subprocess.Popen(
-        [sys.executable, "-c", textwrap.dedent(f"""
+        [
+            sys.executable,
+            "-c",
+            textwrap.dedent(f"""
             import sys, time
             from memdesk.app.instance import InstanceLock
             InstanceLock(__import__("pathlib").Path({str(path)!r}), "memdesk chat").acquire()
             print("held", flush=True)
             time.sleep(600)
-        """)],
-        stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+        """),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
     )
     try:
         assert holder.stdout.readline().strip() == "held"

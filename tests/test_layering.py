@@ -22,7 +22,12 @@ def _lint(root: Path) -> subprocess.CompletedProcess:
     package it analyses is the one in ``root``."""
     code = "import sys; from importlinter.cli import lint_imports; sys.exit(lint_imports(config_filename=sys.argv[1], no_cache=True, no_logo=True))"
     return subprocess.run(
-        [sys.executable, "-c", code, str(CONTRACTS)], cwd=root, env={"PYTHONPATH": str(root), "PATH": ""}, capture_output=True, text=True, timeout=300
+        [sys.executable, "-c", code, str(CONTRACTS)],
+        cwd=root,
+        env={"PYTHONPATH": str(root), "PATH": ""},
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
 
 
@@ -125,7 +130,12 @@ def dynamic_imports(path: Path) -> set[str]:
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     names = set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
+        if (
+            isinstance(node, ast.Call)
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+            and isinstance(node.args[0].value, str)
+        ):
             function = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
             if function in DYNAMIC_IMPORT_CALLS:
                 names.add(node.args[0].value.split(".")[0])

@@ -80,7 +80,10 @@ def file_log():
     logger.propagate = False
     logger.setLevel(logging.INFO)
     # Python's formatter first: it caches the traceback (messages included) on the record.
-    handlers = [Collect(plain, logging.Formatter("%(message)s")), Collect(lines, PrivateFormatter("%(levelname)s %(message)s"))]
+    handlers = [
+        Collect(plain, logging.Formatter("%(message)s")),
+        Collect(lines, PrivateFormatter("%(levelname)s %(message)s")),
+    ]
     for handler in handlers:
         logger.addHandler(handler)
     yield logger, lines, plain
@@ -106,4 +109,8 @@ def test_an_exception_passed_as_an_argument_or_as_the_message_gives_its_type_onl
     logger.info("saved %(count)s passages: %(why)s", {"count": 3, "why": OSError(SECRET)})
     text = "\n".join(lines)
     assert SECRET not in text
-    assert f"window layout not saved: ValueError {WITHHELD}" in text and f"KeyError {WITHHELD}" in text and "saved 3 passages" in text
+    assert (
+        f"window layout not saved: ValueError {WITHHELD}" in text
+        and f"KeyError {WITHHELD}" in text
+        and "saved 3 passages" in text
+    )

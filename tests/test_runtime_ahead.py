@@ -7,15 +7,15 @@ from dataclasses import replace
 
 import pytest
 
+from memdesk.app.local_model import StartedModel, settings_before_opening, start_with
 from memdesk.app.runtimes import RuntimeAhead
 from memdesk.app.services import open_services
+from memdesk.core.base.errors import ModelError
+from memdesk.core.base.paths import Paths
+from memdesk.core.base.settings_table import Settings
 from memdesk.core.embedding.hashing import HashingEmbedder
 from memdesk.core.runtime.scripted import ScriptedRuntime
 from memdesk.core.storage import open_database
-from memdesk.core.base.errors import ModelError
-from memdesk.app.local_model import StartedModel, settings_before_opening, start_with
-from memdesk.core.base.paths import Paths
-from memdesk.core.base.settings_table import Settings
 
 
 class Factory:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from memdesk.app.services import open_services
-from memdesk.core.embedding.hashing import HashingEmbedder
 from memdesk.core.base.paths import Paths
+from memdesk.core.embedding.hashing import HashingEmbedder
 
 
 def _closed(services) -> bool:

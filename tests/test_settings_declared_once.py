@@ -11,25 +11,23 @@ import pytest
 
 from memdesk.cli.main import main
 from memdesk.cli.settings_cmd import line_for
-from memdesk.core.agent.recall.search import RecallSettings
 from memdesk.core.agent.chain import ChainLimits
 from memdesk.core.agent.consolidation.modes import MODES as CONSOLIDATION_MODES
 from memdesk.core.agent.consolidation.modes import ConsolidationSettings
-from memdesk.core.memory.forget.finder import DEFAULT_THRESHOLD
 from memdesk.core.agent.loop import AgentSettings
+from memdesk.core.agent.recall.search import RecallSettings
+from memdesk.core.base.errors import ConfigError
+from memdesk.core.base.settings_table import SETTINGS, Declared, Settings, declared
 from memdesk.core.graph.facts import MentionsAndFacts
 from memdesk.core.graph.render import TOP_ENTITIES
+from memdesk.core.memory.forget.finder import DEFAULT_THRESHOLD
 from memdesk.core.memory.history import DEFAULT_MAX_CHANGES
-from memdesk.core.runtime.base import SamplingParams
+from memdesk.core.runtime.base import SamplingParams, sampling
 from memdesk.core.runtime.llamacpp.settings import LlamaSettings
 from memdesk.core.runtime.openai_http import OpenAIRuntime, OpenAISettings
-from memdesk.core.base.settings_table import Declared
 from memdesk.core.storage.backup import Backups
-from memdesk.core.tools.http import HttpPolicy
-from memdesk.core.base.errors import ConfigError
-from memdesk.core.base.settings_table import SETTINGS, Settings, declared
 from memdesk.core.storage.settings_store import SettingsStore
-from memdesk.core.runtime.base import sampling
+from memdesk.core.tools.http import HttpPolicy
 
 
 def _default(dataclass, name):
@@ -83,7 +81,9 @@ COPIES = [
 
 @pytest.mark.parametrize(("where", "value", "setting"), COPIES, ids=[where for where, _, _ in COPIES])
 def test_a_runtime_or_agent_default_is_the_declared_one(where, value, setting):
-    assert value == SETTINGS[setting].default, f"{where} assumes {value!r}; the setting {setting} is declared {SETTINGS[setting].default!r}"
+    assert value == SETTINGS[setting].default, (
+        f"{where} assumes {value!r}; the setting {setting} is declared {SETTINGS[setting].default!r}"
+    )
 
 
 def test_the_default_sampling_is_what_the_runtime_assumes_unasked():

@@ -17,9 +17,9 @@ import pytest
 from memdesk.app.services import open_services
 from memdesk.cli import chat_cmd
 from memdesk.cli.main import main
+from memdesk.core.base.paths import Paths
 from memdesk.core.embedding.hashing import HashingEmbedder
 from memdesk.core.runtime.scripted import ScriptedRuntime, say
-from memdesk.core.base.paths import Paths
 
 
 def test_the_audit_sees_a_connection_attempt(socket_audit):
@@ -32,7 +32,9 @@ def test_the_audit_sees_a_connection_attempt(socket_audit):
 def test_a_cli_chat_turn_opens_no_socket(socket_audit, monkeypatch):
     runtime = ScriptedRuntime([say("Welcome back!"), say("Nice to meet you, Ada.")], context_window=16384)
     monkeypatch.setattr(chat_cmd, "make_runtime", lambda _settings: runtime)
-    monkeypatch.setattr(chat_cmd, "open_services", lambda: open_services(Paths.from_environment(), embedder=HashingEmbedder()))
+    monkeypatch.setattr(
+        chat_cmd, "open_services", lambda: open_services(Paths.from_environment(), embedder=HashingEmbedder())
+    )
     monkeypatch.setattr(sys, "stdin", io.StringIO("Hi, I'm Ada.\n/quit\n"))
     with socket_audit:
         assert main(["chat", "--agent", "sam"]) == 0

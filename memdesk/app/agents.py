@@ -50,9 +50,7 @@ def open_agent(
     if services.private:
         # Asked of every request: the runtime is shared with the saved conversation.
         runtime, tools = PrivateRuntime(runtime), _without_file_writes(tools)
-    services.memory.recall.graph_weight = (
-        GRAPH_WEIGHT if settings.graph_search_expansion else 0.0
-    )
+    services.memory.recall.graph_weight = GRAPH_WEIGHT if settings.graph_search_expansion else 0.0
     # The active model's catalog entry refines the defaults; a setting the user chose wins.
     profile = services.models.profile_for(settings)
     chosen = services.settings_store.stored_names()
@@ -78,9 +76,7 @@ def open_agent(
             if "max_thought_chars" in chosen
             else profile.thoughts_chars or settings.max_thought_chars,
             hidden_functions=frozenset(profile.hidden_functions),
-            top_entities=settings.graph_top_entities
-            if settings.graph_extraction
-            else 0,
+            top_entities=settings.graph_top_entities if settings.graph_extraction else 0,
         ),
         observer=observer,
         recall=open_auto_recall(services, settings),
@@ -96,9 +92,7 @@ def _without_file_writes(tools: ToolRegistry) -> ToolRegistry:
     those that write files refusing before the user is even asked."""
 
     def refuse(ctx, **arguments) -> None:
-        raise ToolError(
-            "Nothing is written to files during a private chat; the user can save it themselves"
-        )
+        raise ToolError("Nothing is written to files during a private chat; the user can save it themselves")
 
     for name in FILE_WRITING_TOOLS:
         tool = tools.resolve(name)

@@ -42,7 +42,7 @@ class InstanceLock:
         self.program = program
         self._descriptor: int | None = None
 
-    def acquire(self) -> "InstanceLock":
+    def acquire(self) -> InstanceLock:
         """Take the lock, or raise AlreadyRunningError naming the process that holds it."""
         if self._descriptor is not None:
             return self
@@ -82,7 +82,7 @@ class InstanceLock:
     def held(self) -> bool:
         return self._descriptor is not None
 
-    def __enter__(self) -> "InstanceLock":
+    def __enter__(self) -> InstanceLock:
         return self.acquire()
 
     def __exit__(self, *exc: object) -> None:

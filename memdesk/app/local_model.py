@@ -43,11 +43,7 @@ def same_runtime(a: Settings, b: Settings) -> bool:
 def resolve_model_path(settings: Settings) -> Path:
     from memdesk.core.models.bundled import default_model_path
 
-    return (
-        Path(settings.model_path).expanduser()
-        if settings.model_path
-        else default_model_path()
-    )
+    return Path(settings.model_path).expanduser() if settings.model_path else default_model_path()
 
 
 def start_local_model(settings: Settings, *, key: str | None = None) -> Runtime:
@@ -106,9 +102,7 @@ def settings_before_opening(paths: Paths) -> Settings | None:
     from memdesk.core.storage.driver import file_is_encrypted
 
     if not paths.database.exists():
-        return (
-            Settings()
-        )  # a fresh install: the window creates the store with the defaults
+        return Settings()  # a fresh install: the window creates the store with the defaults
     try:
         if file_is_encrypted(paths.database):
             return None

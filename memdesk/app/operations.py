@@ -16,9 +16,7 @@ def open_forgetting(services: Services, backups=None, *, db: Database | None = N
     from memdesk.core.memory.forget import Forgetting
 
     memory = services.memory
-    history = (
-        memory.archival.history if db is None else memory_history(db, services.clock)
-    )
+    history = memory.archival.history if db is None else memory_history(db, services.clock)
     return Forgetting(
         db or services.db,
         services.clock,
@@ -36,11 +34,7 @@ def open_retention(services: Services, *, db: Database | None = None):
     """Retention (memdesk.core.memory.forget.retention) on this store, or on ``db``."""
     from memdesk.core.memory.forget.retention import Retention
 
-    history = (
-        services.memory.archival.history
-        if db is None
-        else memory_history(db, services.clock)
-    )
+    history = services.memory.archival.history if db is None else memory_history(db, services.clock)
     return Retention(
         db or services.db,
         services.clock,
@@ -62,9 +56,7 @@ def agent_file_options(services: Services) -> dict:
     else:
         model = Path(settings.model_path).name if settings.model_path else DEFAULT_FILE
     return {
-        "llm_config": local_llm_config(
-            model, settings.context_size, settings.temperature
-        ),
+        "llm_config": local_llm_config(model, settings.context_size, settings.temperature),
         "graph": GraphFileTransfer(),
     }
 
@@ -75,6 +67,4 @@ def import_agent_path(services: Services, path: Path, *, name: str | None = None
 
     path = Path(path)
     snapshot_before(services, f"before import of {path.name}")
-    return import_path(
-        services, path, name=name, graph=agent_file_options(services)["graph"]
-    )
+    return import_path(services, path, name=name, graph=agent_file_options(services)["graph"])

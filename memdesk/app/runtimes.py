@@ -35,14 +35,10 @@ def make_runtime(settings: Settings, *, key: str | None = None) -> Runtime:
             context_window=settings.context_size,
             schema_style=settings.openai_schema,
         )
-    raise ConfigError(
-        f"Unknown runtime {settings.runtime!r}; choose llamacpp or openai"
-    )
+    raise ConfigError(f"Unknown runtime {settings.runtime!r}; choose llamacpp or openai")
 
 
-def runtime_factory(
-    key: str | None, factory: Callable[..., Runtime] = make_runtime
-) -> Callable[[Settings], Runtime]:
+def runtime_factory(key: str | None, factory: Callable[..., Runtime] = make_runtime) -> Callable[[Settings], Runtime]:
     """``make_runtime`` for a store opened with ``key`` (the front ends pass settings only)."""
     return factory if key is None else lambda settings: factory(settings, key=key)
 
@@ -65,9 +61,7 @@ class RuntimeAhead:
         started: StartedModel | None = None,
     ) -> None:
         self._factory = factory
-        self._lock = (
-            threading.Lock()
-        )  # taken by the window's worker thread, discarded by the GUI thread
+        self._lock = threading.Lock()  # taken by the window's worker thread, discarded by the GUI thread
         self._early: tuple[Settings, Runtime] | None = None
         if settings.runtime != "llamacpp":
             if started is not None:

@@ -49,9 +49,7 @@ class Services:
     embedder: Embedder
     #: A private chat's services: an in-memory copy of the store that closing discards.
     private: bool = False
-    vectors: VectorIndex | None = (
-        None  # the rankers' shared vector index (warmed when an agent opens)
-    )
+    vectors: VectorIndex | None = None  # the rankers' shared vector index (warmed when an agent opens)
 
     @property
     def settings(self) -> Settings:
@@ -65,9 +63,7 @@ class Services:
     def models(self) -> ModelLibrary:
         return ModelLibrary(self.paths)
 
-    def create_agent(
-        self, name: str, *, persona: str | None = None, human: str | None = None
-    ) -> AgentRecord:
+    def create_agent(self, name: str, *, persona: str | None = None, human: str | None = None) -> AgentRecord:
         """Without ``persona``, the default one written for ``name``. A block whose text is
         MemDesk's default (given or not) is recorded as written by the app, not by the user."""
         default_persona, default_human = (
@@ -106,7 +102,7 @@ class Services:
     def close(self) -> None:
         self.db.close()
 
-    def __enter__(self) -> "Services":
+    def __enter__(self) -> Services:
         return self
 
     def __exit__(self, *_exc) -> None:
@@ -136,9 +132,7 @@ def open_services(
     clock = clock or SystemClock(lambda: user_zone(settings_store))
     # The rankers' caches belong to this connection's stores: one vector index, shared by both.
     vectors = VectorIndex(db)
-    memory = _memory_services(
-        db, embedder, clock, settings_store, paths.files_root, vectors
-    )
+    memory = _memory_services(db, embedder, clock, settings_store, paths.files_root, vectors)
     return Services(
         paths,
         db,
@@ -160,9 +154,7 @@ def open_private_services(services: Services) -> Services:
     settings_store = SettingsStore(db)
     # No files folder: the copy's agents are the saved ones, whose files a delete here must not touch.
     vectors = VectorIndex(db)
-    memory = _memory_services(
-        db, services.embedder, services.clock, settings_store, None, vectors
-    )
+    memory = _memory_services(db, services.embedder, services.clock, settings_store, None, vectors)
     return Services(
         services.paths,
         db,
@@ -185,9 +177,7 @@ def _memory_services(
     vectors: VectorIndex,
 ) -> MemoryServices:
     # One history for every writer of memory, bounded by a setting read at each write.
-    history = MemoryHistory(
-        db, clock, max_changes=lambda: settings_store.load().history_max_changes
-    )
+    history = MemoryHistory(db, clock, max_changes=lambda: settings_store.load().history_max_changes)
     core = CoreMemory(db, clock, history)
     return MemoryServices(
         db=db,
@@ -196,9 +186,7 @@ def _memory_services(
         recall=RecallMemory(
             db,
             embedder,
-            ranker=MessageRanker(
-                db, embedder, vectors, user_name=lambda: settings_store.load().user_name
-            ),
+            ranker=MessageRanker(db, embedder, vectors, user_name=lambda: settings_store.load().user_name),
             clock=clock,
         ),
         archival=ArchivalMemory(
@@ -222,9 +210,7 @@ def memory_history(db: Database, clock: Clock) -> MemoryHistory:
     """The memory history on a connection a thread opened for itself (graph extraction), bounded
     by the same setting as the main one's."""
     settings_store = SettingsStore(db)
-    return MemoryHistory(
-        db, clock, max_changes=lambda: settings_store.load().history_max_changes
-    )
+    return MemoryHistory(db, clock, max_changes=lambda: settings_store.load().history_max_changes)
 
 
 def snapshot_before(services: Services, reason: str) -> Snapshot | None:

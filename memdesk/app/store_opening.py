@@ -31,14 +31,8 @@ from memdesk.core.storage.settings_store import SettingsStore
 log = logging.getLogger("memdesk.app")
 
 
-def backups_for(
-    paths: Paths, settings: Settings, clock: Clock, *, key: str | None = None
-) -> Backups:
-    folder = (
-        Path(settings.backup_folder).expanduser()
-        if settings.backup_folder
-        else paths.backups
-    )
+def backups_for(paths: Paths, settings: Settings, clock: Clock, *, key: str | None = None) -> Backups:
+    folder = Path(settings.backup_folder).expanduser() if settings.backup_folder else paths.backups
     return Backups(
         paths.database,
         folder,
@@ -68,9 +62,7 @@ def backups_at(paths: Paths, *, key: str | None = None) -> Backups:
             # A damaged store (one that lost the start saying it is encrypted, NotEncryptedError,
             # included): the default folder is where to look.
             pass
-    read = SimpleNamespace(
-        load=lambda: settings
-    )  # what user_zone asks of a settings store
+    read = SimpleNamespace(load=lambda: settings)  # what user_zone asks of a settings store
     return backups_for(paths, settings, SystemClock(lambda: user_zone(read)), key=key)
 
 
@@ -88,9 +80,7 @@ def open_store(
     try:
         db = open_database(paths.database, migrate=False, key=key)
     except DamagedStoreError as error:
-        raise offer_snapshot(
-            error, backups_for(paths, Settings(), clock, key=key)
-        ) from error
+        raise offer_snapshot(error, backups_for(paths, Settings(), clock, key=key)) from error
     try:
         db.migrate(
             migrations,
@@ -102,20 +92,14 @@ def open_store(
     except Exception as error:
         backups = backups_for(paths, _stored_settings(db), clock, key=db.key)
         db.close()
-        damaged = DamagedStoreError(
-            f"Could not bring {paths.database} up to date: {getattr(error, 'message', error)}"
-        )
+        damaged = DamagedStoreError(f"Could not bring {paths.database} up to date: {getattr(error, 'message', error)}")
         raise offer_snapshot(damaged, backups) from error
     return db
 
 
-def _snapshot_before_migration(
-    db: Database, paths: Paths, clock: Clock, number: int
-) -> None:
+def _snapshot_before_migration(db: Database, paths: Paths, clock: Clock, number: int) -> None:
     try:
-        backups_for(paths, _stored_settings(db), clock, key=db.key).create(
-            f"before migration {number}"
-        )
+        backups_for(paths, _stored_settings(db), clock, key=db.key).create(f"before migration {number}")
     except MemDeskError as error:
         # Refusing to start would leave no way to change the backup folder: go on, and say so.
         log.warning("no snapshot before migration %d: %s", number, error.user_message)

@@ -8,11 +8,11 @@ from pathlib import Path
 
 from memdesk.app.operations import agent_file_options, import_agent_path
 from memdesk.cli.passphrase import open_store_services
-from memdesk.core.transfer.agentfile import FORMATS, export_path
 from memdesk.core.memory.diff import unified
 from memdesk.core.memory.history import GRAPH_ENTITY, GRAPH_FACT, KINDS
 from memdesk.core.memory.revert import Reverter
 from memdesk.core.tools.imported import ImportedTools, enabling_means, reserved_names, runnable_problem
+from memdesk.core.transfer.agentfile import FORMATS, export_path
 
 
 def add_commands(commands) -> None:
@@ -32,7 +32,9 @@ def add_commands(commands) -> None:
     export = actions.add_parser("export", help="save an agent to a file (Letta .af by default)")
     export.add_argument("name")
     export.add_argument("file", type=Path)
-    export.add_argument("--format", choices=FORMATS, default="af", help="af: Letta agent file (default); json: MemDesk's own JSON")
+    export.add_argument(
+        "--format", choices=FORMATS, default="af", help="af: Letta agent file (default); json: MemDesk's own JSON"
+    )
     export.set_defaults(handler=_export)
     imports = actions.add_parser("import", help="load agents from a Letta .af file or a MemDesk export")
     imports.add_argument("file", type=Path)
@@ -54,12 +56,16 @@ def add_commands(commands) -> None:
     history.add_argument("name")
     history.add_argument("--block", help="only this core memory block")
     history.add_argument(
-        "--kind", choices=[*KINDS, "graph"], help="only changes of this kind (graph: knowledge-graph facts and entities)"
+        "--kind",
+        choices=[*KINDS, "graph"],
+        help="only changes of this kind (graph: knowledge-graph facts and entities)",
     )
     history.add_argument("--limit", type=int, default=20, help="how many changes (newest first; default 20)")
     history.add_argument("--diff", action="store_true", help="show each change's text before and after")
     history.add_argument("--revert", type=int, metavar="ID", help="revert change ID (itself recorded)")
-    history.add_argument("--force", action="store_true", help="revert even over later changes (after seeing the conflict)")
+    history.add_argument(
+        "--force", action="store_true", help="revert even over later changes (after seeing the conflict)"
+    )
     history.set_defaults(handler=_history)
 
 
@@ -142,7 +148,9 @@ def _tools(args: argparse.Namespace) -> int:
             if tool is None:
                 print(f"{record.name} has no imported tool named {args.show or args.enable}")
                 return 1
-            print(f"# {tool.name} ({tool.origin}): {tool.description.strip().splitlines()[0] if tool.description.strip() else ''}")
+            print(
+                f"# {tool.name} ({tool.origin}): {tool.description.strip().splitlines()[0] if tool.description.strip() else ''}"
+            )
             print(tool.source_code)
             if args.enable:
                 problem = runnable_problem(tool, reserved_names())
@@ -187,14 +195,18 @@ def _history(args: argparse.Namespace) -> int:
         if args.block:
             changes = core.history.for_block(record.id, args.block, limit=args.limit)
         elif args.kind == "graph":
-            both = core.history.for_agent(record.id, kind=GRAPH_FACT, limit=args.limit) + core.history.for_agent(record.id, kind=GRAPH_ENTITY, limit=args.limit)
+            both = core.history.for_agent(record.id, kind=GRAPH_FACT, limit=args.limit) + core.history.for_agent(
+                record.id, kind=GRAPH_ENTITY, limit=args.limit
+            )
             changes = sorted(both, key=lambda c: -c.id)[: args.limit]
         else:
             changes = core.history.for_agent(record.id, kind=args.kind, limit=args.limit)
         if not changes:
             print("No memory changes recorded yet.")
         for change in changes:
-            why = f" (message {change.message_id})" if change.message_id else (f" ({change.note})" if change.note else "")
+            why = (
+                f" (message {change.message_id})" if change.message_id else (f" ({change.note})" if change.note else "")
+            )
             print(f"{change.id}\t{change.at:%Y-%m-%d %H:%M}\t{change.describe()}{why}")
             if args.diff:
                 print(unified(change.before or "", change.after or "", indent="    "))

@@ -15,12 +15,12 @@ import argparse
 import json
 import sys
 
-from memdesk.cli.passphrase import current_passphrase, with_key
-from memdesk.core.storage.backup import Backups, Snapshot
-from memdesk.core.base.errors import StoreError
 from memdesk.app.instance import InstanceLock
-from memdesk.core.base.paths import Paths
 from memdesk.app.store_opening import backups_at
+from memdesk.cli.passphrase import current_passphrase, with_key
+from memdesk.core.base.errors import StoreError
+from memdesk.core.base.paths import Paths
+from memdesk.core.storage.backup import Backups, Snapshot
 
 #: Named in the instance lock while a restore runs, so a window started meanwhile says who holds it.
 RESTORING = "memdesk backup restore"
@@ -33,7 +33,9 @@ def add_command(commands) -> None:
     actions = parser.add_subparsers(dest="action", metavar="ACTION")
     actions.add_parser("list", help="the snapshots, newest first (the default)").set_defaults(handler=_list)
     actions.add_parser("create", help="take a snapshot now (kept until you remove it)").set_defaults(handler=_create)
-    restore = actions.add_parser("restore", help="replace the store with a snapshot (the current store is snapshotted first)")
+    restore = actions.add_parser(
+        "restore", help="replace the store with a snapshot (the current store is snapshotted first)"
+    )
     restore.add_argument("id", metavar="ID", help="the snapshot, as `memdesk backup list` shows it")
     restore.set_defaults(handler=_restore)
     verify = actions.add_parser("verify", help="check a snapshot, or all of them, with SQLite's integrity check")
@@ -120,7 +122,9 @@ def _restore(args: argparse.Namespace) -> int:
         snapshot = backups.get(args.id)
         if snapshot.encrypted and backups.key is None:
             # A store too damaged to look encrypted was not asked its passphrase; its snapshot needs it.
-            backups = backups_at(paths, key=current_passphrase(snapshot.path, prompt=f"Passphrase of snapshot {snapshot.id}: "))
+            backups = backups_at(
+                paths, key=current_passphrase(snapshot.path, prompt=f"Passphrase of snapshot {snapshot.id}: ")
+            )
         progress = _Progress("Restoring")
         try:
             undo = backups.restore(snapshot.id, progress=progress)
@@ -132,8 +136,10 @@ def _restore(args: argparse.Namespace) -> int:
         print(f"Restored the snapshot of {_when(snapshot)} ({snapshot.id}).")
         print(f"The store as it was is snapshot {undo.id}; undo with: memdesk backup restore {undo.id}")
     else:
-        print(f"Restored the snapshot of {_when(snapshot)} ({snapshot.id}); the damaged store was kept beside it "
-              f"in {paths.database.parent}.")
+        print(
+            f"Restored the snapshot of {_when(snapshot)} ({snapshot.id}); the damaged store was kept beside it "
+            f"in {paths.database.parent}."
+        )
     return 0
 
 
@@ -147,7 +153,11 @@ def _verify(args: argparse.Namespace) -> int:
         except StoreError as error:
             results.append((snapshot, error.message))
     if args.json:
-        print(json.dumps([{**s.as_json(), "verified": problem is None, "problem": problem} for s, problem in results], indent=2))
+        print(
+            json.dumps(
+                [{**s.as_json(), "verified": problem is None, "problem": problem} for s, problem in results], indent=2
+            )
+        )
     elif not results:
         print(f"No snapshots yet in {backups.folder}.")
     else:

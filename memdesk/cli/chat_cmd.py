@@ -7,24 +7,25 @@ import sys
 import threading
 from typing import Any
 
-from memdesk.app.services import Services, daily_snapshots, memory_history, open_private_services
-from memdesk.app.runtimes import make_runtime, runtime_factory
 from memdesk.app.agents import open_agent, open_consolidator
+from memdesk.app.instance import TERMINAL_CHAT, InstanceLock
 from memdesk.app.operations import open_retention
+from memdesk.app.runtimes import make_runtime, runtime_factory
+from memdesk.app.services import Services, daily_snapshots, memory_history, open_private_services
+
 # The store's services, asking for the passphrase of an encrypted store (tests replace this name).
 from memdesk.cli.passphrase import open_store_services as open_services
 from memdesk.core.agent import unanswered
 from memdesk.core.agent.accept import accept_user_message
-from memdesk.session.idle_consolidation import IdleConsolidation
-from memdesk.session.idle_retention import IdleRetention, IdleTasks
 from memdesk.core.agent.context import ContextBudget
 from memdesk.core.agent.observer import AgentObserver, StepRecord, TurnResult
+from memdesk.core.base.errors import GenerationCancelled
+from memdesk.core.base.paths import Paths
 from memdesk.core.runtime.base import CancelToken, StreamEvent
 from memdesk.core.runtime.warmup import Warmup
 from memdesk.core.tools.consent_text import ConsentText, one_line
-from memdesk.core.base.errors import GenerationCancelled
-from memdesk.app.instance import TERMINAL_CHAT, InstanceLock
-from memdesk.core.base.paths import Paths
+from memdesk.session.idle_consolidation import IdleConsolidation
+from memdesk.session.idle_retention import IdleRetention, IdleTasks
 
 DEFAULT_AGENT = "companion"
 HELP = "Type a message and press Enter. Commands: /memory, /budget, /retry, /quit."
@@ -38,9 +39,13 @@ PRIVATE_BANNER = (
 def add_command(commands) -> None:
     parser = commands.add_parser("chat", help="chat with an agent in the terminal")
     parser.add_argument("--agent", help=f"agent name (default: the last one used, or {DEFAULT_AGENT!r})")
-    parser.add_argument("--verbose", "-v", action="store_true", help="also show inner monologue, function calls and the budget")
+    parser.add_argument(
+        "--verbose", "-v", action="store_true", help="also show inner monologue, function calls and the budget"
+    )
     parser.add_argument("--no-login", action="store_true", help="do not send the login event at start")
-    parser.add_argument("--private", action="store_true", help="a private chat: the agent reads its memories, nothing is saved")
+    parser.add_argument(
+        "--private", action="store_true", help="a private chat: the agent reads its memories, nothing is saved"
+    )
     parser.set_defaults(handler=run)
 
 
@@ -159,8 +164,12 @@ def _chat(args: argparse.Namespace) -> int:
     with open_services() as services:
         idle = graph = private = None
         # The first session of a day snapshots the store meanwhile (stopped if the chat ends first).
-        daily = daily_snapshots(services, on_error=lambda error: print(
-            f"\n  [the daily snapshot failed: {getattr(error, 'user_message', error)}]", file=sys.stderr))
+        daily = daily_snapshots(
+            services,
+            on_error=lambda error: print(
+                f"\n  [the daily snapshot failed: {getattr(error, 'user_message', error)}]", file=sys.stderr
+            ),
+        )
         daily.check()
         try:
             # Namespaces built by hand (tests, benchmarks) predate the flag.
@@ -190,7 +199,14 @@ def _chat(args: argparse.Namespace) -> int:
                 else:
                     graph = _graph_extraction(services)
                     graph.nudge(record.id)  # catch up on what an earlier session left
-                    _loop(services, agent, observer, idle, login=not args.no_login, after_turn=lambda: graph.nudge(record.id))
+                    _loop(
+                        services,
+                        agent,
+                        observer,
+                        idle,
+                        login=not args.no_login,
+                        after_turn=lambda: graph.nudge(record.id),
+                    )
             finally:
                 idle.close()
                 runtime.close()
@@ -216,8 +232,12 @@ def _idle_consolidation(services: Services, record, runtime, agent) -> IdleConso
     # A private chat's consolidation would only reach the copy, but it is a writer the user did not ask for.
     minutes = 0 if services.private else services.settings.consolidation_idle_minutes
     return IdleConsolidation(
-        lambda: open_consolidator(services, record, runtime, prefix=agent.prompt_prefix), minutes * 60, on_result=report,
-        on_error=lambda error: print(f"\n  [consolidation failed: {getattr(error, 'user_message', error)}]", file=sys.stderr),
+        lambda: open_consolidator(services, record, runtime, prefix=agent.prompt_prefix),
+        minutes * 60,
+        on_result=report,
+        on_error=lambda error: print(
+            f"\n  [consolidation failed: {getattr(error, 'user_message', error)}]", file=sys.stderr
+        ),
     )
 
 
@@ -229,14 +249,26 @@ def _idle_retention(services: Services, record) -> IdleRetention:
     if due is not None and not retention.policy(record.id).confirmed:
         print(f"  [retention: {due.describe()} Confirm with: memdesk retention {record.name} --apply]", file=sys.stderr)
     return IdleRetention(
-        lambda: retention.run_if_due(record.id), services.settings.consolidation_idle_minutes * 60,
-        on_result=lambda removed: print(f"\n  [retention: forgot {removed} old conversation messages]", file=sys.stderr),
-        on_error=lambda error: print(f"\n  [retention failed: {getattr(error, 'user_message', error)}]", file=sys.stderr),
+        lambda: retention.run_if_due(record.id),
+        services.settings.consolidation_idle_minutes * 60,
+        on_result=lambda removed: print(
+            f"\n  [retention: forgot {removed} old conversation messages]", file=sys.stderr
+        ),
+        on_error=lambda error: print(
+            f"\n  [retention failed: {getattr(error, 'user_message', error)}]", file=sys.stderr
+        ),
     )
 
 
-def _loop(services: Services, agent, observer: TerminalObserver, idle: IdleConsolidation | IdleTasks, *, login: bool,
-          after_turn=lambda: None) -> None:
+def _loop(
+    services: Services,
+    agent,
+    observer: TerminalObserver,
+    idle: IdleConsolidation | IdleTasks,
+    *,
+    login: bool,
+    after_turn=lambda: None,
+) -> None:
     """Read lines until /quit. Work the user did not ask for (the login turn, consolidation while
     idle) runs in the background and never makes a typed line wait: the line preempts it.
 
@@ -246,7 +278,10 @@ def _loop(services: Services, agent, observer: TerminalObserver, idle: IdleConso
     owed = None if services.private else agent.unanswered()
     if owed is not None and unanswered.was_stopped(agent.memory.db, owed.id):
         # The user stopped its reply: shown, and left to /retry or the next line (which answers both).
-        print(f"you (not answered: you stopped the reply, {owed.created_at:%Y-%m-%d %H:%M})> {owed.search_text}", file=sys.stderr)
+        print(
+            f"you (not answered: you stopped the reply, {owed.created_at:%Y-%m-%d %H:%M})> {owed.search_text}",
+            file=sys.stderr,
+        )
         print("[/retry answers it]", file=sys.stderr)
         owed = None
     if owed is not None:
@@ -290,12 +325,18 @@ def _loop(services: Services, agent, observer: TerminalObserver, idle: IdleConso
         if text == "/budget":
             print(agent.budget().describe())
             costs = agent.tool_costs()
-            print(f"tools ({sum(costs.values())} tokens): " + ", ".join(f"{name} {tokens}" for name, tokens in costs.items()))
+            print(
+                f"tools ({sum(costs.values())} tokens): "
+                + ", ".join(f"{name} {tokens}" for name, tokens in costs.items())
+            )
             continue
         assert accepted is not None
         cancel.reset()
-        _guarded(lambda: agent.answer_user_message(accepted.id, cancel), observer,
-                 on_stopped=lambda: _record_stop(agent, accepted.id, services.private))
+        _guarded(
+            lambda: agent.answer_user_message(accepted.id, cancel),
+            observer,
+            on_stopped=lambda: _record_stop(agent, accepted.id, services.private),
+        )
         after_turn()  # the knowledge graph learns from the message in the background
 
 
@@ -310,8 +351,11 @@ def _retry(agent, observer: TerminalObserver, cancel: CancelToken, *, private: b
     # Answered again: a kill during this turn leaves it owed (answered on the next start), a
     # Ctrl+C marks it stopped again.
     unanswered.clear_stopped(agent.memory.db, owed.id)
-    _guarded(lambda: agent.answer_if_unanswered(owed.id, cancel), observer,
-             on_stopped=lambda: _record_stop(agent, owed.id, private))
+    _guarded(
+        lambda: agent.answer_if_unanswered(owed.id, cancel),
+        observer,
+        on_stopped=lambda: _record_stop(agent, owed.id, private),
+    )
 
 
 def _record_stop(agent, message_id: int, private: bool) -> None:
@@ -323,15 +367,19 @@ def _record_stop(agent, message_id: int, private: bool) -> None:
 
 def _graph_extraction(services: Services):
     """Knowledge-graph extraction after each message, on its own thread (setting ``graph_extraction``)."""
-    from memdesk.session.graph_extraction import BackgroundExtraction
     from memdesk.core.graph.extraction import ExtractionOptions
     from memdesk.core.graph.nlp import SpacyAnalyser
+    from memdesk.session.graph_extraction import BackgroundExtraction
 
     return BackgroundExtraction(
-        services.paths.database, SpacyAnalyser, services.clock,
-        lambda: ExtractionOptions(services.settings.graph_extraction), services.embedder,
+        services.paths.database,
+        SpacyAnalyser,
+        services.clock,
+        lambda: ExtractionOptions(services.settings.graph_extraction),
+        services.embedder,
         recorder=lambda db: memory_history(db, services.clock),  # the extractor's changes go in the history
-        key=services.key, user_name=lambda: services.settings.user_name,
+        key=services.key,
+        user_name=lambda: services.settings.user_name,
     )
 
 

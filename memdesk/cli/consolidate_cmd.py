@@ -1,9 +1,9 @@
 """``memdesk consolidate``: run an idle-time consolidation pass now, and review what passes proposed.
 
-    memdesk consolidate run [--agent NAME] [--mode apply|ask]
-    memdesk consolidate list [--agent NAME] [--all]
-    memdesk consolidate apply ID... | --all [--agent NAME]
-    memdesk consolidate reject ID... | --all [--agent NAME]
+memdesk consolidate run [--agent NAME] [--mode apply|ask]
+memdesk consolidate list [--agent NAME] [--all]
+memdesk consolidate apply ID... | --all [--agent NAME]
+memdesk consolidate reject ID... | --all [--agent NAME]
 """
 
 from __future__ import annotations
@@ -12,22 +12,28 @@ import argparse
 import sys
 from dataclasses import replace
 
-from memdesk.app.services import Services
-from memdesk.app.runtimes import make_runtime, runtime_factory
 from memdesk.app.agents import open_consolidator
+from memdesk.app.runtimes import make_runtime, runtime_factory
+from memdesk.app.services import Services
 from memdesk.cli.passphrase import open_store_services
 from memdesk.core.agent.consolidation.modes import APPLY, ASK, OFF
 from memdesk.core.agent.consolidation.store import PENDING
-from memdesk.core.runtime.base import CancelToken
 from memdesk.core.base.errors import MemDeskError
+from memdesk.core.runtime.base import CancelToken
 
 
 def add_command(commands) -> None:
-    parser = commands.add_parser("consolidate", help="run a memory consolidation pass, or review the changes passes proposed")
+    parser = commands.add_parser(
+        "consolidate", help="run a memory consolidation pass, or review the changes passes proposed"
+    )
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
     run = actions.add_parser("run", help="consolidate the messages since the last pass now (loads the model)")
-    run.add_argument("--mode", choices=(APPLY, ASK), help="apply changes or propose them (default: the consolidation setting)")
-    listing = actions.add_parser("list", help="changes waiting for review (the default), or every recent change with --all")
+    run.add_argument(
+        "--mode", choices=(APPLY, ASK), help="apply changes or propose them (default: the consolidation setting)"
+    )
+    listing = actions.add_parser(
+        "list", help="changes waiting for review (the default), or every recent change with --all"
+    )
     listing.add_argument("--all", action="store_true", help="recent changes of every status")
     for name, verb in (("apply", "apply proposed changes to memory"), ("reject", "reject proposed changes")):
         decide = actions.add_parser(name, help=verb)
@@ -59,10 +65,15 @@ def _run(args: argparse.Namespace) -> int:
         settings = services.settings
         mode = args.mode or settings.consolidation
         if mode == OFF:
-            print("Consolidation is off; pass --mode ask or --mode apply, or: memdesk settings consolidation ask", file=sys.stderr)
+            print(
+                "Consolidation is off; pass --mode ask or --mode apply, or: memdesk settings consolidation ask",
+                file=sys.stderr,
+            )
             return 1
         settings = replace(settings, consolidation=mode)
-        if open_consolidator(services, record, None, settings=settings).new_user_turns() == 0 and not _unfinished(services, record):
+        if open_consolidator(services, record, None, settings=settings).new_user_turns() == 0 and not _unfinished(
+            services, record
+        ):
             print("Nothing new to consolidate since the last pass.")
             return 0
         print(f"Loading the model to consolidate {record.name}'s memory ({mode})...", file=sys.stderr)
@@ -108,5 +119,8 @@ def _decide(args: argparse.Namespace) -> int:
         for change_id in ids:
             change = pass_.accept(change_id) if args.accept else pass_.reject(change_id)
             failed += change.status == "failed"
-            print(f"{change.id}\t{change.status}\t{change.describe()}" + (f"\t({change.result})" if change.status == "failed" else ""))
+            print(
+                f"{change.id}\t{change.status}\t{change.describe()}"
+                + (f"\t({change.result})" if change.status == "failed" else "")
+            )
     return 1 if failed else 0

@@ -5,14 +5,20 @@ from __future__ import annotations
 import argparse
 import json
 
-from memdesk.diagnostics import CHECK_NAMES, Check, run_checks
 from memdesk.core.base.paths import Paths
+from memdesk.diagnostics import CHECK_NAMES, Check, run_checks
 
 
 def add_command(commands: argparse._SubParsersAction) -> None:
     parser = commands.add_parser("doctor", help="check whether this machine can run MemDesk, and why not")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
-    parser.add_argument("--check", action="append", choices=CHECK_NAMES, metavar="NAME", help=f"run only this check (repeatable): {', '.join(CHECK_NAMES)}")
+    parser.add_argument(
+        "--check",
+        action="append",
+        choices=CHECK_NAMES,
+        metavar="NAME",
+        help=f"run only this check (repeatable): {', '.join(CHECK_NAMES)}",
+    )
     parser.set_defaults(handler=run)
 
 

@@ -7,14 +7,14 @@ from __future__ import annotations
 
 import argparse
 
+from memdesk.app.instance import InstanceLock
+from memdesk.app.store_opening import convert_store
 from memdesk.cli.passphrase import current_passphrase, new_passphrase, passphrase_file
+from memdesk.core.base.errors import NotEncryptedError, PassphraseError
+from memdesk.core.base.paths import Paths
 from memdesk.core.storage import open_database
 from memdesk.core.storage.driver import file_is_encrypted
 from memdesk.core.storage.encryption import remove_leftovers
-from memdesk.core.base.errors import NotEncryptedError, PassphraseError
-from memdesk.app.instance import InstanceLock
-from memdesk.core.base.paths import Paths
-from memdesk.app.store_opening import convert_store
 
 PROGRAM = "memdesk encrypt"
 KEEP_IT_SAFE = "Keep the passphrase safe: without it nothing in the store can be read, and it cannot be recovered."
@@ -26,7 +26,8 @@ def add_command(commands) -> None:
         help="encrypt the store with a passphrase (asked twice, or MEMDESK_PASSPHRASE_FILE); --change to change it",
     )
     encrypt.add_argument(
-        "--change", action="store_true",
+        "--change",
+        action="store_true",
         help="change the passphrase of an encrypted store (the new one: asked twice, or MEMDESK_NEW_PASSPHRASE_FILE)",
     )
     encrypt.set_defaults(handler=_encrypt)
@@ -42,16 +43,22 @@ def _encrypt(args: argparse.Namespace) -> int:
         encrypted = file_is_encrypted(store)
         if args.change:
             if not encrypted:
-                raise NotEncryptedError(f"{store} is not encrypted", hint="run `memdesk encrypt` without --change to encrypt it")
+                raise NotEncryptedError(
+                    f"{store} is not encrypted", hint="run `memdesk encrypt` without --change to encrypt it"
+                )
             old = current_passphrase(store, prompt="Current passphrase: ")
             new = new_passphrase(current_in_file=passphrase_file() is not None)
             if new == old:
-                raise PassphraseError("The new passphrase is the old one; nothing was changed", hint="choose another passphrase")
+                raise PassphraseError(
+                    "The new passphrase is the old one; nothing was changed", hint="choose another passphrase"
+                )
             convert_store(paths, old, new)
             print(f"Changed the passphrase of {store}. {KEEP_IT_SAFE}")
             return 0
         if encrypted:
-            raise PassphraseError(f"{store} is already encrypted", hint="use `memdesk encrypt --change` to change its passphrase")
+            raise PassphraseError(
+                f"{store} is already encrypted", hint="use `memdesk encrypt --change` to change its passphrase"
+            )
         new = new_passphrase(current_in_file=False)
         if not store.exists() or store.stat().st_size == 0:
             open_database(store, key=new).close()  # a new store, encrypted from its first byte

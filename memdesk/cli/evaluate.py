@@ -24,50 +24,84 @@ MODES = ("retrieval", "context", "answer")
 CATEGORY_ORDER = ("single-hop", "multi-hop", "temporal", "open-domain", "adversarial", *BEAM_KINDS)
 
 
-def add_eval_command(subparsers: "argparse._SubParsersAction") -> argparse.ArgumentParser:
+def add_eval_command(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     parser = subparsers.add_parser("eval", help="measure memory search quality on an evaluation set")
     kinds = parser.add_subparsers(dest="eval_kind", required=True)
     locomo = kinds.add_parser("locomo", help="conversation memory on a LoCoMo JSON file")
     locomo.add_argument("path", type=Path, help="a LoCoMo file such as locomo_dev.json")
     locomo.add_argument(
-        "--mode", choices=MODES, default="retrieval",
+        "--mode",
+        choices=MODES,
+        default="retrieval",
         help="retrieval: recall@k of conversation search; context: is the evidence in the model's prompt; "
         "answer: token F1 of the real agent's replies",
     )
-    locomo.add_argument("--k", type=int, default=10, help="retrieval: the largest cut-off reported (recall@5 is always reported)")
-    locomo.add_argument("--window", type=int, help="context/answer: the context window in tokens (default: the context_size setting)")
-    locomo.add_argument("--limit", type=int, default=20, help="answer: how many questions in all, spread over the conversations")
-    locomo.add_argument("--conversation", action="append", dest="conversations", metavar="ID", help="only this conversation (repeatable)")
     locomo.add_argument(
-        "--variant", choices=("fifo", "fifo+recall"), action="append", dest="variants",
+        "--k", type=int, default=10, help="retrieval: the largest cut-off reported (recall@5 is always reported)"
+    )
+    locomo.add_argument(
+        "--window", type=int, help="context/answer: the context window in tokens (default: the context_size setting)"
+    )
+    locomo.add_argument(
+        "--limit", type=int, default=20, help="answer: how many questions in all, spread over the conversations"
+    )
+    locomo.add_argument(
+        "--conversation",
+        action="append",
+        dest="conversations",
+        metavar="ID",
+        help="only this conversation (repeatable)",
+    )
+    locomo.add_argument(
+        "--variant",
+        choices=("fifo", "fifo+recall"),
+        action="append",
+        dest="variants",
         help="context/answer: only this variant (repeatable; default: both, FIFO window only and FIFO + automatic recall)",
     )
     locomo.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
-    locomo.add_argument("--no-graph", action="store_true", help="skip the knowledge graph (its extraction takes a minute or two)")
+    locomo.add_argument(
+        "--no-graph", action="store_true", help="skip the knowledge graph (its extraction takes a minute or two)"
+    )
     locomo.set_defaults(handler=run_eval)
     beam = kinds.add_parser("beam", help="conversation memory on BEAM chat folders (long technical messages)")
-    beam.add_argument("paths", type=Path, nargs="+", metavar="DIR", help="BEAM chat folders (chats/100K/N) or a folder of them")
     beam.add_argument(
-        "--mode", choices=("search", "context", "versions"), default="search",
+        "paths", type=Path, nargs="+", metavar="DIR", help="BEAM chat folders (chats/100K/N) or a folder of them"
+    )
+    beam.add_argument(
+        "--mode",
+        choices=("search", "context", "versions"),
+        default="search",
         help="search: share of evidence messages conversation search ranks in the top k; "
         "context: share of evidence messages wholly or partly in the model's prompt after a replay; "
         "versions: share of knowledge-update and contradiction questions whose newer statement automatic recall shows first, marked",
     )
-    beam.add_argument("--k", type=int, default=10, help="search: the largest cut-off reported (recall@5 is always reported)")
-    beam.add_argument("--window", type=int, help="context: the context window in tokens (default: the context_size setting)")
     beam.add_argument(
-        "--variant", choices=("fifo", "fifo+recall"), action="append", dest="variants",
+        "--k", type=int, default=10, help="search: the largest cut-off reported (recall@5 is always reported)"
+    )
+    beam.add_argument(
+        "--window", type=int, help="context: the context window in tokens (default: the context_size setting)"
+    )
+    beam.add_argument(
+        "--variant",
+        choices=("fifo", "fifo+recall"),
+        action="append",
+        dest="variants",
         help="context: only this variant (repeatable; default: both)",
     )
     beam.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
-    beam.add_argument("--no-graph", action="store_true", help="search: skip the knowledge graph (its extraction takes about a minute per chat)")
+    beam.add_argument(
+        "--no-graph",
+        action="store_true",
+        help="search: skip the knowledge graph (its extraction takes about a minute per chat)",
+    )
     beam.set_defaults(handler=run_beam)
     return parser
 
 
 def run_beam(args: argparse.Namespace) -> int:
-    from memdesk.core.evaluation.beam import load_chats
     from memdesk.core.base.errors import MemDeskError
+    from memdesk.core.evaluation.beam import load_chats
 
     missing = [str(p) for p in args.paths if not p.exists()]
     if missing:
@@ -79,7 +113,11 @@ def run_beam(args: argparse.Namespace) -> int:
         if args.mode == "versions":
             report = _beam_versions(samples, progress)
         else:
-            report = _beam_search(args, samples, progress) if args.mode == "search" else _replay(args, progress, samples=samples)
+            report = (
+                _beam_search(args, samples, progress)
+                if args.mode == "search"
+                else _replay(args, progress, samples=samples)
+            )
     except (MemDeskError, ValueError, KeyError, OSError) as error:
         print(f"error: {getattr(error, 'user_message', error)}", file=sys.stderr)
         return 1
@@ -89,7 +127,12 @@ def run_beam(args: argparse.Namespace) -> int:
     elif args.mode == "versions":
         _print_versions(report)
     elif args.mode == "search":
-        _print_retrieval(report, tuple(sorted({5, max(1, args.k)})), title="BEAM conversation search", extra=("tuned", "held_out", *_groups()))
+        _print_retrieval(
+            report,
+            tuple(sorted({5, max(1, args.k)})),
+            title="BEAM conversation search",
+            extra=("tuned", "held_out", *_groups()),
+        )
     else:
         _print_replay(report, title="BEAM")
     return 0
@@ -126,8 +169,13 @@ def _beam_search(args: argparse.Namespace, samples: list[dict], progress) -> dic
 
         analyser = SpacyAnalyser()
     return evaluate_samples(
-        samples, SentenceTransformerEmbedder(), ks=tuple(sorted({5, max(1, args.k)})), analyser=analyser,
-        tuned_on=DEVELOPMENT, progress=lambda s: progress(f"evaluated chat {s}"), user_name=USER,
+        samples,
+        SentenceTransformerEmbedder(),
+        ks=tuple(sorted({5, max(1, args.k)})),
+        analyser=analyser,
+        tuned_on=DEVELOPMENT,
+        progress=lambda s: progress(f"evaluated chat {s}"),
+        user_name=USER,
     )
 
 
@@ -169,7 +217,11 @@ def _retrieval(args: argparse.Namespace, progress) -> dict:
 
         analyser = SpacyAnalyser()
     return evaluate(
-        args.path, SentenceTransformerEmbedder(), ks=ks, analyser=analyser, progress=progress and (lambda s: progress(f"evaluated {s}"))
+        args.path,
+        SentenceTransformerEmbedder(),
+        ks=ks,
+        analyser=analyser,
+        progress=progress and (lambda s: progress(f"evaluated {s}")),
     )
 
 
@@ -177,13 +229,20 @@ def _groups() -> tuple[str, ...]:
     return tuple(f"{g}{c}" for g in ("tuned", "held_out") for c in ("", *(f"/{n}" for n in CATEGORY_ORDER)))
 
 
-def _print_retrieval(report: dict, ks: tuple[int, ...], title: str = "LoCoMo conversation search", extra: tuple[str, ...] = ("tuned", "held_out")) -> None:
+def _print_retrieval(
+    report: dict,
+    ks: tuple[int, ...],
+    title: str = "LoCoMo conversation search",
+    extra: tuple[str, ...] = ("tuned", "held_out"),
+) -> None:
     print(f"{title}: {report['questions']} questions ({report['skipped']} skipped: evidence not found)")
     print(f"weights tuned on {', '.join(report['tuned_on'])}; the other conversations are held out")
     header = "".join(f"{'recall@' + str(k):>11}" for k in ks)
     titles = {
-        "fused": "MemDesk search (fused; long messages by their best part)", "fused/whole": "MemDesk search, long messages scored whole",
-        "bm25": "BM25 only", "fused+graph": "MemDesk search with knowledge-graph expansion",
+        "fused": "MemDesk search (fused; long messages by their best part)",
+        "fused/whole": "MemDesk search, long messages scored whole",
+        "bm25": "BM25 only",
+        "fused+graph": "MemDesk search with knowledge-graph expansion",
     }
     for mode in [m for m in titles if m in report]:
         print(f"\n{titles[mode]}")
@@ -198,7 +257,7 @@ def _print_retrieval(report: dict, ks: tuple[int, ...], title: str = "LoCoMo con
     for bucket, found in report.get("nothing_detector", {}).items():
         if found["auroc"] is not None:
             print(
-                f"\"nothing on that\" ({bucket}): AUROC {found['auroc']:.3f} over {found['answerable']} answerable and {found['unanswerable']} "
+                f'"nothing on that" ({bucket}): AUROC {found["auroc"]:.3f} over {found["answerable"]} answerable and {found["unanswerable"]} '
                 f"unanswerable questions; said for {found['nothing_for_answerable']:.1%} of answerable, {found['nothing_for_unanswerable']:.1%} of unanswerable"
             )
 
@@ -263,12 +322,25 @@ def _replay(args: argparse.Namespace, progress, samples: list[dict] | None = Non
     try:
         if samples is not None:
             report = evaluate_samples(
-                samples, runtime, factory, mode="context", variants=variants, progress=progress, tuned_on=DEVELOPMENT, partly=True
+                samples,
+                runtime,
+                factory,
+                mode="context",
+                variants=variants,
+                progress=progress,
+                tuned_on=DEVELOPMENT,
+                partly=True,
             )
         else:
             report = evaluate(
-                args.path, runtime, factory, mode=args.mode, variants=variants,
-                limit=args.limit if args.mode == "answer" else None, samples=args.conversations, progress=progress,
+                args.path,
+                runtime,
+                factory,
+                mode=args.mode,
+                variants=variants,
+                limit=args.limit if args.mode == "answer" else None,
+                samples=args.conversations,
+                progress=progress,
             )
     finally:
         runtime.close()
@@ -282,11 +354,17 @@ def _print_replay(report: dict, title: str = "LoCoMo") -> None:
         f"{report['model']} tokenizer, window {report['window']} tokens, {report['seconds']} s"
     )
     held_out = [c for c in report["conversations"] if c not in report.get("tuned_on", [])]
-    print(f"automatic recall tuned on {', '.join(report.get('tuned_on', [])) or 'none of these'}; held out: {', '.join(held_out) or 'none'}")
+    print(
+        f"automatic recall tuned on {', '.join(report.get('tuned_on', [])) or 'none of these'}; held out: {', '.join(held_out) or 'none'}"
+    )
     for variant, rows in report["variants"].items():
         label = "FIFO window only (no search call)" if variant == "fifo" else "FIFO window + automatic recall"
         print(f"\n{label}")
-        columns = ["evidence_in_context", "evidence_recall"] + (["evidence_partly"] if "evidence_partly" in rows.get("all", {}) else []) + (["f1"] if answer else [])
+        columns = (
+            ["evidence_in_context", "evidence_recall"]
+            + (["evidence_partly"] if "evidence_partly" in rows.get("all", {}) else [])
+            + (["f1"] if answer else [])
+        )
         print(f"  {'':22}" + "".join(f"{c:>21}" for c in columns) + f"{'n':>7}")
         for name in _row_order(rows, extra=_groups()):
             row = rows[name]

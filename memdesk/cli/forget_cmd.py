@@ -16,8 +16,8 @@ import sys
 
 from memdesk.app.operations import open_forgetting, open_retention
 from memdesk.cli.passphrase import open_store_services as open_services
-from memdesk.core.memory.forget import ForgetPreview, ForgetResult
 from memdesk.core.base.errors import MemDeskError
+from memdesk.core.memory.forget import ForgetPreview, ForgetResult
 
 
 def add_command(commands) -> None:
@@ -25,11 +25,17 @@ def add_command(commands) -> None:
     forget.add_argument("agent", help="the agent's name")
     forget.add_argument("text", help="who or what to forget: a name or a few words")
     forget.add_argument("--apply", action="store_true", help="remove it (without this, only show what would go)")
-    forget.add_argument("--purge-backups", action="store_true", help="also remove it from the backups taken before (no backup is taken first)")
+    forget.add_argument(
+        "--purge-backups",
+        action="store_true",
+        help="also remove it from the backups taken before (no backup is taken first)",
+    )
     forget.add_argument("--json", action="store_true", help="print one JSON object")
     forget.set_defaults(handler=run_forget)
 
-    retention = commands.add_parser("retention", help="forget an agent's conversation messages older than N days (off by default)")
+    retention = commands.add_parser(
+        "retention", help="forget an agent's conversation messages older than N days (off by default)"
+    )
     retention.add_argument("agent", help="the agent's name")
     retention.add_argument("days", nargs="?", help="keep this many days of conversation (off: keep everything)")
     retention.add_argument("--apply", action="store_true", help="confirm the policy and forget the older messages now")
@@ -44,16 +50,25 @@ def run_forget(args: argparse.Namespace, backups=None) -> int:
         forgetting = open_forgetting(services, backups if backups is not None else services.backups)
         preview = forgetting.preview(record.id, args.text)
         if not args.apply:
-            print(json.dumps({"agent": record.name, "applied": False, **preview.as_dict()}, ensure_ascii=False) if args.json
-                  else render_preview(record.name, preview))
+            print(
+                json.dumps({"agent": record.name, "applied": False, **preview.as_dict()}, ensure_ascii=False)
+                if args.json
+                else render_preview(record.name, preview)
+            )
             return 0
         if preview.empty:
-            print(json.dumps({"agent": record.name, "applied": False, **preview.as_dict()}) if args.json
-                  else f"Nothing in {record.name}'s memory is about {preview.text!r}.")
+            print(
+                json.dumps({"agent": record.name, "applied": False, **preview.as_dict()})
+                if args.json
+                else f"Nothing in {record.name}'s memory is about {preview.text!r}."
+            )
             return 0
         result = forgetting.apply(record.id, args.text, purge_backups=args.purge_backups, progress=_progress)
-        print(json.dumps({"agent": record.name, "applied": True, **result.as_dict()}, ensure_ascii=False) if args.json
-              else render_result(result))
+        print(
+            json.dumps({"agent": record.name, "applied": True, **result.as_dict()}, ensure_ascii=False)
+            if args.json
+            else render_result(result)
+        )
         return 0
 
 
@@ -69,12 +84,16 @@ def render_preview(agent: str, preview: ForgetPreview) -> str:
         lines.append(f"  {kind.count:>6}  {kind.label}")
         lines += [f"            · {sample}" for sample in kind.samples]
     if preview.similar:
-        lines.append(f"  ({preview.similar} of the messages and passages are about it in other words, found by meaning)")
+        lines.append(
+            f"  ({preview.similar} of the messages and passages are about it in other words, found by meaning)"
+        )
     lines.append("Conversation messages are kept as a placeholder, [forgotten], so the conversation still reads.")
     if preview.kv_cache_files:
         lines.append(f"The {preview.kv_cache_files} saved prompt states are deleted too (they are rebuilt).")
     if preview.backups:
-        lines.append(f"{len(preview.backups)} backup(s) taken before may still hold it; --purge-backups removes it from them too:")
+        lines.append(
+            f"{len(preview.backups)} backup(s) taken before may still hold it; --purge-backups removes it from them too:"
+        )
         lines += [f"  {b.created_at:%Y-%m-%d %H:%M}  {b.reason}" for b in preview.backups]
     lines.append("Run again with --apply to forget it.")
     return "\n".join(lines)
@@ -118,13 +137,24 @@ def run_retention(args: argparse.Namespace) -> int:
             removed = retention.apply(record.id)
             policy = retention.policy(record.id)
         if args.json:
-            print(json.dumps({"agent": record.name, "days": policy.days, "confirmed": policy.confirmed, "preview": preview.as_dict(),
-                              "removed": removed}))
+            print(
+                json.dumps(
+                    {
+                        "agent": record.name,
+                        "days": policy.days,
+                        "confirmed": policy.confirmed,
+                        "preview": preview.as_dict(),
+                        "removed": removed,
+                    }
+                )
+            )
             return 0
         if not policy.on:
             print(f"Retention is off for {record.name}: every conversation message is kept.")
         elif removed is not None:
-            print(f"Forgot {removed} conversation messages older than {policy.days} days. From now on this runs while you are idle.")
+            print(
+                f"Forgot {removed} conversation messages older than {policy.days} days. From now on this runs while you are idle."
+            )
         else:
             print(f"{record.name} keeps {policy.days} days of conversation. {preview.describe()}")
             if not policy.confirmed:

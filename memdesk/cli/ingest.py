@@ -11,12 +11,13 @@ import sys
 from pathlib import Path
 
 
-def add_ingest_command(subparsers: "argparse._SubParsersAction") -> argparse.ArgumentParser:
+def add_ingest_command(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     parser = subparsers.add_parser("ingest", help="add documents (files or folders) to an agent's archival memory")
     parser.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="files or folders to read")
     parser.add_argument("--agent", help="the agent's name (default: the only agent, if there is one)")
     parser.add_argument(
-        "--reembed", action="store_true",
+        "--reembed",
+        action="store_true",
         help="switch this store to the current embedding model: drop all vectors and embed everything again",
     )
     parser.set_defaults(handler=run_ingest)
@@ -63,8 +64,8 @@ def _printer(stream):
 
 def run_ingest(args: argparse.Namespace) -> int:
     from memdesk.cli.passphrase import open_store_services
-    from memdesk.core.documents.catalog import reembed_store
     from memdesk.core.base.errors import MemDeskError
+    from memdesk.core.documents.catalog import reembed_store
 
     try:
         with open_store_services() as services:

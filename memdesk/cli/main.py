@@ -19,12 +19,27 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="memdesk", description="An offline companion with long-term memory.")
     parser.add_argument("--log-level", default="WARNING", help="logging level (DEBUG, INFO, WARNING)")
     parser.add_argument("--version", action="version", version=f"memdesk {__version__}")
-    parser.add_argument("--self-test", action="store_true", help="prove this install works (temporary home, both models, one agent turn) and exit")
+    parser.add_argument(
+        "--self-test",
+        action="store_true",
+        help="prove this install works (temporary home, both models, one agent turn) and exit",
+    )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     from memdesk.cli import (
-        agents_cmd, backup_cmd, chat_cmd, consolidate_cmd, doctor_cmd, encrypt_cmd, evaluate, forget_cmd, graph_cmd, ingest, models_cmd,
-        settings_cmd, warm_cmd,
+        agents_cmd,
+        backup_cmd,
+        chat_cmd,
+        consolidate_cmd,
+        doctor_cmd,
+        encrypt_cmd,
+        evaluate,
+        forget_cmd,
+        graph_cmd,
+        ingest,
+        models_cmd,
+        settings_cmd,
+        warm_cmd,
     )
 
     chat_cmd.add_command(commands)
@@ -47,7 +62,10 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    logging.basicConfig(level=getattr(logging, str(args.log_level).upper(), logging.WARNING), format="%(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=getattr(logging, str(args.log_level).upper(), logging.WARNING),
+        format="%(levelname)s %(name)s: %(message)s",
+    )
     with private_umask():  # what MemDesk writes (store, logs, caches, exports) is the user's only
         return _main(args)
 

@@ -15,16 +15,16 @@ import sys
 import threading
 from dataclasses import replace
 
-from memdesk.app.services import Services, snapshot_before
 from memdesk.app.runtimes import make_runtime
+from memdesk.app.services import Services, snapshot_before
 from memdesk.cli.passphrase import open_store_services
-from memdesk.core.models.download import DownloadProgress, Downloader, format_bytes
+from memdesk.core.base.errors import DownloadCancelled, ModelError, UnknownModelError
+from memdesk.core.models.download import Downloader, DownloadProgress, format_bytes
 from memdesk.core.models.hub import HubConfig
 from memdesk.core.models.library import Choice
+from memdesk.core.models.preflight import explain_load_failure
 from memdesk.core.models.servers import KNOWN_SERVERS, choose_on_server, find_local_servers
 from memdesk.core.runtime.base import CancelToken
-from memdesk.core.models.preflight import explain_load_failure
-from memdesk.core.base.errors import DownloadCancelled, ModelError, UnknownModelError
 
 
 def add_command(commands) -> None:
@@ -58,7 +58,16 @@ def _list(args: argparse.Namespace) -> int:
         rows = services.models.overview(settings)
         context = settings.context_size
         if args.json:
-            print(json.dumps({"active": services.models.active(settings), "context_size": context, "models": [r.as_dict(context) for r in rows]}, indent=2))
+            print(
+                json.dumps(
+                    {
+                        "active": services.models.active(settings),
+                        "context_size": context,
+                        "models": [r.as_dict(context) for r in rows],
+                    },
+                    indent=2,
+                )
+            )
             return 0
         print(f"Active model: {services.models.active(settings)}")
         print(f"{'':2}{'ID':26}{'STATUS':12}{'SIZE':>10}{'RAM*':>10}  {'CONTEXT':>8}  {'LICENCE':30}GOOD FOR")
@@ -79,23 +88,38 @@ def _get(args: argparse.Namespace) -> int:
     with open_store_services() as services:
         entry = services.models.catalog.find(args.name)
         if entry is None:
-            raise UnknownModelError(f"No catalog model called {args.name!r}", hint="`memdesk models list` shows the catalog.")
+            raise UnknownModelError(
+                f"No catalog model called {args.name!r}", hint="`memdesk models list` shows the catalog."
+            )
         existing = services.models.installed(entry)
         if existing is not None:
-            _say(args, {"installed": str(existing.path), "already": True}, f"{entry.name} is already installed: {existing.path}")
+            _say(
+                args,
+                {"installed": str(existing.path), "already": True},
+                f"{entry.name} is already installed: {existing.path}",
+            )
             return 0
         cancel = CancelToken()
         printer = _ProgressPrinter()
         try:
-            result = Downloader(services.paths, HubConfig.from_environment()).download(entry, on_progress=printer, cancel=cancel)
+            result = Downloader(services.paths, HubConfig.from_environment()).download(
+                entry, on_progress=printer, cancel=cancel
+            )
         except KeyboardInterrupt:
-            raise DownloadCancelled(f"Download of {entry.file} stopped", hint="What arrived is kept: run the same command to resume.") from None
+            raise DownloadCancelled(
+                f"Download of {entry.file} stopped", hint="What arrived is kept: run the same command to resume."
+            ) from None
         finally:
             printer.finish()
         local = services.models.record_download(entry, result)
         _say(
             args,
-            {"installed": str(local.path), "sha256": result.sha256, "checksum": local.checksum, "resumed_from": result.resumed_from},
+            {
+                "installed": str(local.path),
+                "sha256": result.sha256,
+                "checksum": local.checksum,
+                "resumed_from": result.resumed_from,
+            },
             f"Installed {entry.name} ({format_bytes(local.size)}, sha256 verified, {local.checksum}).\n"
             f"Switch to it with: memdesk models use {entry.id}",
         )
@@ -112,7 +136,11 @@ def _use(args: argparse.Namespace) -> int:
         else:
             choice = services.models.choose(args.name)
         switch_to(services, choice)
-        _say(args, {"active": choice.label, "settings": choice.changes, "note": note}, f"Active model: {choice.label}" + (f"\n{note}" if note else ""))
+        _say(
+            args,
+            {"active": choice.label, "settings": choice.changes, "note": note},
+            f"Active model: {choice.label}" + (f"\n{note}" if note else ""),
+        )
     return 0
 
 
@@ -127,7 +155,11 @@ def switch_to(services: Services, choice: Choice) -> None:
         finally:
             runtime.close()
     except ModelError as error:
-        raise explain_load_failure(error, services.models.active_path(settings)) if settings.runtime == "llamacpp" else error from error
+        raise (
+            explain_load_failure(error, services.models.active_path(settings))
+            if settings.runtime == "llamacpp"
+            else error
+        ) from error
     snapshot_before(services, f"before switching to {choice.label}")
     for name, value in choice.changes.items():
         services.settings_store.set(name, value)
@@ -173,7 +205,9 @@ class _ProgressPrinter:
             text = progress.describe()
             if self._tty:
                 sys.stderr.write("\r" + text.ljust(78)[:78])
-            elif progress.phase != self._phase or progress.fraction - self._last >= 0.25 or progress.phase == "installed":
+            elif (
+                progress.phase != self._phase or progress.fraction - self._last >= 0.25 or progress.phase == "installed"
+            ):
                 sys.stderr.write(text + "\n")
                 self._last = progress.fraction
             self._phase = progress.phase

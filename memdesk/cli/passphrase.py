@@ -13,9 +13,9 @@ import sys
 from pathlib import Path
 
 from memdesk.app.services import Services, open_services
-from memdesk.core.storage.driver import file_is_encrypted
 from memdesk.core.base.errors import PassphraseError, PassphraseRequiredError, WrongPassphraseError
 from memdesk.core.base.paths import Paths
+from memdesk.core.storage.driver import file_is_encrypted
 
 PASSPHRASE_FILE_ENV = "MEMDESK_PASSPHRASE_FILE"
 #: The new passphrase for `memdesk encrypt --change`, when the current one is in MEMDESK_PASSPHRASE_FILE.
@@ -35,10 +35,14 @@ def read_passphrase_file(path: Path) -> str:
         with open(path, encoding="utf-8") as file:
             line = file.readline()
     except OSError as error:
-        raise PassphraseRequiredError(f"Cannot read the passphrase file {path}: {error.strerror}", hint="check the path and its permissions") from None
+        raise PassphraseRequiredError(
+            f"Cannot read the passphrase file {path}: {error.strerror}", hint="check the path and its permissions"
+        ) from None
     passphrase = line.rstrip("\r\n")
     if not passphrase:
-        raise PassphraseRequiredError(f"The passphrase file {path} is empty", hint="write the passphrase on its first line")
+        raise PassphraseRequiredError(
+            f"The passphrase file {path} is empty", hint="write the passphrase on its first line"
+        )
     return passphrase
 
 
@@ -49,7 +53,9 @@ def ask(prompt: str) -> str:
     except EOFError:
         passphrase = ""
     if not passphrase:
-        raise PassphraseRequiredError("No passphrase was given", hint=f"type it when asked, or set {PASSPHRASE_FILE_ENV} to a file holding it")
+        raise PassphraseRequiredError(
+            "No passphrase was given", hint=f"type it when asked, or set {PASSPHRASE_FILE_ENV} to a file holding it"
+        )
     return passphrase
 
 

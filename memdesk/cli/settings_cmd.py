@@ -11,20 +11,25 @@ import sys
 from typing import Any
 
 from memdesk.cli.passphrase import open_store_services
-from memdesk.core.net.plain_http import plain_http_warning
-from memdesk.core.base.settings_table import ADVANCED, HIDDEN, RESTART, SECRET, SETTINGS, Declared, declared
 from memdesk.core.base.errors import ConfigError
-from memdesk.core.base.settings_table import Settings
+from memdesk.core.base.settings_table import ADVANCED, HIDDEN, RESTART, SECRET, SETTINGS, Declared, Settings, declared
+from memdesk.core.net.plain_http import plain_http_warning
 
 #: How each flag reads in the list.
 FLAG_WORDS = {RESTART: "reloads the model", ADVANCED: "advanced", HIDDEN: "kept by the window", SECRET: "secret"}
 
 
 def add_command(commands) -> None:
-    parser = commands.add_parser("settings", help="show or change settings (each with what it does, its values and flags)")
+    parser = commands.add_parser(
+        "settings", help="show or change settings (each with what it does, its values and flags)"
+    )
     parser.add_argument("name", nargs="?")
     parser.add_argument("value", nargs="?")
-    parser.add_argument("--reset", action="store_true", help="set NAME back to its default (the model's catalog entry may refine it again)")
+    parser.add_argument(
+        "--reset",
+        action="store_true",
+        help="set NAME back to its default (the model's catalog entry may refine it again)",
+    )
     parser.add_argument("--json", action="store_true", help="every setting's value and declaration, for scripts")
     parser.set_defaults(handler=_run)
 
@@ -33,7 +38,9 @@ def _run(args: argparse.Namespace) -> int:
     if args.name:
         declared(args.name)  # an unknown name fails before the store is opened
     if args.reset and (not args.name or args.value is not None):
-        raise ConfigError("--reset takes a setting's name and no value", hint="for example: memdesk settings temperature --reset")
+        raise ConfigError(
+            "--reset takes a setting's name and no value", hint="for example: memdesk settings temperature --reset"
+        )
     with open_store_services() as services:
         if args.name and (args.value is not None or args.reset):
             before = services.settings
@@ -66,7 +73,7 @@ def _value(item: Declared, value: Any, *, whole: bool) -> str:
     if item.secret:
         return "(set)" if value else "(not set)"
     if item.name == "window_layout" and value and not whole:  # Qt's state, not for reading
-        return f"(saved: {len(value)} characters; set it to \"\" for the default layout)"
+        return f'(saved: {len(value)} characters; set it to "" for the default layout)'
     return ",".join(value) if isinstance(value, tuple) else str(value)
 
 
@@ -82,9 +89,15 @@ def _about(item: Declared, value: Any) -> str:
 
 def _as_json(item: Declared, value: Any) -> dict[str, Any]:
     return {
-        "name": item.name, "value": None if item.secret else value, "default": None if item.secret else item.default,
-        "type": item.kind.__name__ if item.kind is not tuple else "list", "description": item.description,
-        "minimum": item.minimum, "maximum": item.maximum, "choices": list(item.choices) or None, "flags": list(item.flags),
+        "name": item.name,
+        "value": None if item.secret else value,
+        "default": None if item.secret else item.default,
+        "type": item.kind.__name__ if item.kind is not tuple else "list",
+        "description": item.description,
+        "minimum": item.minimum,
+        "maximum": item.maximum,
+        "choices": list(item.choices) or None,
+        "flags": list(item.flags),
     }
 
 

@@ -18,8 +18,8 @@ import argparse
 import sys
 import time
 
-from memdesk.app.runtimes import make_runtime, runtime_factory
 from memdesk.app.agents import open_agent
+from memdesk.app.runtimes import make_runtime, runtime_factory
 from memdesk.cli.passphrase import open_store_services
 from memdesk.core.memory.agents import FIRST_AGENT
 

@@ -22,7 +22,7 @@ class Prompts:
     consolidation: str  # instructions of the idle-time consolidation pass
 
     @classmethod
-    def load(cls, folder: Traversable) -> "Prompts":
+    def load(cls, folder: Traversable) -> Prompts:
         def read(name: str) -> str:
             path = folder / name
             try:

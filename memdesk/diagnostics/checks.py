@@ -19,14 +19,14 @@ from pathlib import Path
 from typing import Any
 
 from memdesk import __version__
+from memdesk.core.base.errors import MemDeskError, StoreError
+from memdesk.core.base.paths import Paths
+from memdesk.core.base.settings_table import Settings
 from memdesk.core.net.plain_http import plain_http_warning
 from memdesk.diagnostics import cpu, system_libs
 from memdesk.diagnostics.child import ChildResult, run_in_child
 from memdesk.diagnostics.crash import explain_exit, rebuild_portable, signal_name
 from memdesk.diagnostics.report import Check, Report
-from memdesk.core.base.errors import MemDeskError, StoreError
-from memdesk.core.base.paths import Paths
-from memdesk.core.base.settings_table import Settings
 
 CHECK_NAMES = ("python", "sqlite", "store", "disk", "model", "cpu", "decode", "embedder", "window")
 MIN_PYTHON = (3, 11)
@@ -61,7 +61,9 @@ class Doctor:
             try:
                 check = getattr(self, f"check_{name}")()
             except Exception as error:  # a bug or an unforeseen environment: still one clear line
-                check = Check(name, False, f"the check itself failed: {type(error).__name__}: {error}", "report this as a bug")
+                check = Check(
+                    name, False, f"the check itself failed: {type(error).__name__}: {error}", "report this as a bug"
+                )
             report.checks.append(check)
             if on_check is not None:
                 on_check(check)
@@ -132,19 +134,30 @@ class Doctor:
                 sqlite_vec.load(conn)
                 vec = conn.execute("SELECT vec_version()").fetchone()[0]
             except Exception as error:
-                return Check("sqlite", False, f"SQLite {sqlite.sqlite_version}: sqlite-vec does not load ({error})", "reinstall MemDesk's dependencies (make install)")
+                return Check(
+                    "sqlite",
+                    False,
+                    f"SQLite {sqlite.sqlite_version}: sqlite-vec does not load ({error})",
+                    "reinstall MemDesk's dependencies (make install)",
+                )
             try:
                 conn.execute("CREATE VIRTUAL TABLE probe USING fts5(text)")
             except Exception:
-                return Check("sqlite", False, f"SQLite {sqlite.sqlite_version}, sqlite-vec {vec}, no FTS5", "install sqlean.py (a SQLite with FTS5)")
+                return Check(
+                    "sqlite",
+                    False,
+                    f"SQLite {sqlite.sqlite_version}, sqlite-vec {vec}, no FTS5",
+                    "install sqlean.py (a SQLite with FTS5)",
+                )
         finally:
             conn.close()
-        return Check("sqlite", True, f"SQLite {sqlite.sqlite_version} ({sqlite.__name__}), sqlite-vec {vec}, FTS5 available")
+        return Check(
+            "sqlite", True, f"SQLite {sqlite.sqlite_version} ({sqlite.__name__}), sqlite-vec {vec}, FTS5 available"
+        )
 
     def check_store(self) -> Check:
-        from memdesk.core.storage.migrations import MIGRATIONS
-
         from memdesk.core.storage.driver import file_is_encrypted
+        from memdesk.core.storage.migrations import MIGRATIONS
 
         path = self.paths.database
         if not path.exists():
@@ -161,7 +174,9 @@ class Doctor:
             known = len(MIGRATIONS)
             if version > known:
                 return Check(
-                    "store", False, f"{path} was written by a newer MemDesk (schema {version}; this version knows {known})",
+                    "store",
+                    False,
+                    f"{path} was written by a newer MemDesk (schema {version}; this version knows {known})",
                     "upgrade MemDesk to open it (nothing was changed)",
                 )
             problems = [row[0] for row in db.query("PRAGMA integrity_check")]
@@ -169,7 +184,11 @@ class Doctor:
                 return Check("store", False, f"{path} is damaged: {'; '.join(problems[:3])}", self._restore_hint())
             pending = f", {known - version} migration(s) pending (applied at next start)" if version < known else ""
             size = path.stat().st_size
-            return Check("store", True, f"{path}: integrity ok, schema {version} of {known}{pending}, {_size(size)}, not encrypted")
+            return Check(
+                "store",
+                True,
+                f"{path}: integrity ok, schema {version} of {known}{pending}, {_size(size)}, not encrypted",
+            )
         except Exception as error:
             return Check("store", False, f"{path} cannot be read: {_message(error)}", self._restore_hint())
         finally:
@@ -182,9 +201,15 @@ class Doctor:
 
             cipher = cipher_module()
         except StoreError:
-            return Check("store", False, f"{path} is encrypted, and SQLCipher (sqlcipher3) is not installed", "reinstall MemDesk's dependencies (make install)")
+            return Check(
+                "store",
+                False,
+                f"{path} is encrypted, and SQLCipher (sqlcipher3) is not installed",
+                "reinstall MemDesk's dependencies (make install)",
+            )
         return Check(
-            "store", True,
+            "store",
+            True,
             f"{path}: encrypted (SQLCipher on SQLite {cipher.sqlite_version}), {_size(path.stat().st_size)}; "
             "its integrity and schema are checked when it is opened with the passphrase",
         )
@@ -196,7 +221,12 @@ class Doctor:
         free = shutil.disk_usage(folder).free
         detail = f"{_size(free)} free in {folder}"
         if free < MIN_FREE_BYTES:
-            return Check("disk", False, f"{detail} (less than {_size(MIN_FREE_BYTES)})", "free some disk space, or set MEMDESK_HOME to a folder on a roomier disk")
+            return Check(
+                "disk",
+                False,
+                f"{detail} (less than {_size(MIN_FREE_BYTES)})",
+                "free some disk space, or set MEMDESK_HOME to a folder on a roomier disk",
+            )
         return Check("disk", True, detail)
 
     def check_model(self) -> Check:
@@ -205,7 +235,9 @@ class Doctor:
         if self.settings.runtime != "llamacpp":
             url = self.settings.openai_base_url
             return Check(
-                "model", True, f"served by {url} ({self.settings.openai_model or 'its default model'}): no local file",
+                "model",
+                True,
+                f"served by {url} ({self.settings.openai_model or 'its default model'}): no local file",
                 warning=plain_http_warning(url) or "",
             )
         try:
@@ -215,7 +247,11 @@ class Doctor:
             self._model_ok = False
             return Check("model", False, error.message, error.hint or "pick another model in Settings")
         context = f", trained context {info.context_length}" if info.context_length else ""
-        return Check("model", True, f"{path.name}: GGUF v{info.version}, {info.architecture}, {_size(path.stat().st_size)}{context}")
+        return Check(
+            "model",
+            True,
+            f"{path.name}: GGUF v{info.version}, {info.architecture}, {_size(path.stat().st_size)}{context}",
+        )
 
     def check_cpu(self) -> Check:
         if self.settings.runtime != "llamacpp":
@@ -232,11 +268,20 @@ class Doctor:
         uses = f"uses {' '.join(features) or 'no optional CPU features'}"
         found = cpu.cpu_flags()
         if found is None:
-            return Check("cpu", True, f"llama.cpp {build.get('version', '')}, {made}, {uses}; this system does not list CPU features (the decode check tests them)")
+            return Check(
+                "cpu",
+                True,
+                f"llama.cpp {build.get('version', '')}, {made}, {uses}; this system does not list CPU features (the decode check tests them)",
+            )
         model, cpu_flags = found
         missing = cpu.missing_features(features, cpu_flags)
         if missing:
-            return Check("cpu", False, f"llama.cpp {made} {uses}, but this CPU ({model}) lacks {' '.join(missing)}", rebuild_portable())
+            return Check(
+                "cpu",
+                False,
+                f"llama.cpp {made} {uses}, but this CPU ({model}) lacks {' '.join(missing)}",
+                rebuild_portable(),
+            )
         unused = cpu.unused_features(features, cpu_flags)
         spare = f"; unused here: {' '.join(unused)}" if unused and kind == "portable" else ""
         return Check("cpu", True, f"llama.cpp {build.get('version', '')}, {made} {uses}; {model} has them all{spare}")
@@ -245,17 +290,25 @@ class Doctor:
         if self.settings.runtime != "llamacpp":
             return self._server_decode()
         if not self._model_ok:
-            return Check("decode", False, "not run: the model file failed its check (see model)", "pick another model in Settings")
+            return Check(
+                "decode",
+                False,
+                "not run: the model file failed its check (see model)",
+                "pick another model in Settings",
+            )
         result = self._run_decode()
         decoded = _stage(result, "decoded")
         if decoded is None:
             stage = "decoding" if _stage(result, "loaded") else "loading the model"
-            cause, fix = _failure(result, stage, native=(_stage(result, "build") or {}).get("kind", "").startswith("native"))
+            cause, fix = _failure(
+                result, stage, native=(_stage(result, "build") or {}).get("kind", "").startswith("native")
+            )
             return Check("decode", False, f"the model process failed while {stage}: {cause}", fix)
         loaded = _stage(result, "loaded") or {}
         tokens, seconds = decoded["tokens"], max(decoded["seconds"], 1e-6)
         return Check(
-            "decode", True,
+            "decode",
+            True,
             f"{self._model_path().name}: {tokens} tokens in {seconds:.2f} s ({tokens / seconds:.0f} tokens/s, prompt included), loaded in {loaded.get('seconds', 0):.2f} s, in a child process",
         )
 
@@ -267,12 +320,23 @@ class Doctor:
         try:
             runtime = make_runtime(self.settings)
             try:
-                text = runtime.generate_text(TextRequest([ChatMessage("user", "Say hello.")], SamplingParams(temperature=0.0, max_tokens=DECODE_TOKENS)))
+                text = runtime.generate_text(
+                    TextRequest(
+                        [ChatMessage("user", "Say hello.")], SamplingParams(temperature=0.0, max_tokens=DECODE_TOKENS)
+                    )
+                )
             finally:
                 runtime.close()
         except MemDeskError as error:
-            return Check("decode", False, f"the server at {self.settings.openai_base_url} failed: {error.message}", error.hint or "check that the server runs")
-        return Check("decode", True, f"the server answered {len(text)} characters in {time.perf_counter() - started:.2f} s")
+            return Check(
+                "decode",
+                False,
+                f"the server at {self.settings.openai_base_url} failed: {error.message}",
+                error.hint or "check that the server runs",
+            )
+        return Check(
+            "decode", True, f"the server answered {len(text)} characters in {time.perf_counter() - started:.2f} s"
+        )
 
     def check_embedder(self) -> Check:
         import numpy as np
@@ -286,11 +350,22 @@ class Doctor:
                 embedder = default_embedder()
             vectors = embedder.embed(["MemDesk remembers what matters."])
         except MemDeskError as error:
-            return Check("embedder", False, error.message, error.hint or "reinstall MemDesk's dependencies (make install)")
+            return Check(
+                "embedder", False, error.message, error.hint or "reinstall MemDesk's dependencies (make install)"
+            )
         norm = float(np.linalg.norm(vectors[0])) if len(vectors) else 0.0
         if vectors.shape != (1, embedder.dimension) or abs(norm - 1.0) > 1e-3:
-            return Check("embedder", False, f"{embedder.model_id} returned a vector of shape {vectors.shape} and norm {norm:.3f}", "reinstall MemDesk's dependencies (make install)")
-        return Check("embedder", True, f"{embedder.model_id}: {embedder.dimension} dimensions, ready in {time.perf_counter() - started:.2f} s")
+            return Check(
+                "embedder",
+                False,
+                f"{embedder.model_id} returned a vector of shape {vectors.shape} and norm {norm:.3f}",
+                "reinstall MemDesk's dependencies (make install)",
+            )
+        return Check(
+            "embedder",
+            True,
+            f"{embedder.model_id}: {embedder.dimension} dimensions, ready in {time.perf_counter() - started:.2f} s",
+        )
 
     def check_window(self) -> Check:
         requested = os.environ.get("QT_QPA_PLATFORM", "").split(":")[0].split(";")[0]
@@ -302,31 +377,58 @@ class Doctor:
                 if missing:
                     packages = " ".join(sorted({system_libs.debian_package(name) for name in missing}))
                     return Check(
-                        "window", False, f"Qt's xcb platform plugin cannot load: this system lacks {' '.join(missing)}",
+                        "window",
+                        False,
+                        f"Qt's xcb platform plugin cannot load: this system lacks {' '.join(missing)}",
                         f"make system-deps (or: sudo apt-get install {packages})",
                     )
             if not display and not wayland:
                 return Check(
-                    "window", False, "no display: DISPLAY and WAYLAND_DISPLAY are unset, so the window cannot open",
+                    "window",
+                    False,
+                    "no display: DISPLAY and WAYLAND_DISPLAY are unset, so the window cannot open",
                     "start MemDesk from a desktop session (or use `memdesk chat` in this terminal; QT_QPA_PLATFORM=offscreen runs the window headless)",
                 )
         module, function = self.window_probe
         result = run_in_child(module, function, timeout=60)
         if not result.finished or not result.items:
             if result.error is not None:
-                return Check("window", False, f"Qt failed to start: {result.error[0]}: {result.error[1]}", "reinstall PySide6 (make install)")
+                return Check(
+                    "window",
+                    False,
+                    f"Qt failed to start: {result.error[0]}: {result.error[1]}",
+                    "reinstall PySide6 (make install)",
+                )
             said = _qt_complaint(result.stderr)
-            how = "timed out" if result.timed_out else f"{signal_name(result.exitcode)}" if (result.exitcode or 0) < 0 else f"exit code {result.exitcode}"
+            how = (
+                "timed out"
+                if result.timed_out
+                else f"{signal_name(result.exitcode)}"
+                if (result.exitcode or 0) < 0
+                else f"exit code {result.exitcode}"
+            )
             return Check(
-                "window", False, f"Qt's platform plugin {requested or '(default)'} could not start ({how}){': ' + said if said else ''}",
+                "window",
+                False,
+                f"Qt's platform plugin {requested or '(default)'} could not start ({how}){': ' + said if said else ''}",
                 "make system-deps, and check DISPLAY (or run `memdesk chat` in a terminal)",
             )
         info = result.items[0]
         where = " (headless: no window will be visible)" if headless else ""
-        return Check("window", True, f"Qt {info['qt']}, platform plugin {info['platform']}, {info['screens']} screen(s) {info['size']}{where}".rstrip())
+        return Check(
+            "window",
+            True,
+            f"Qt {info['qt']}, platform plugin {info['platform']}, {info['screens']} screen(s) {info['size']}{where}".rstrip(),
+        )
 
 
-def run_checks(paths: Paths | None = None, *, only: Sequence[str] | None = None, on_check: Callable[[Check], None] | None = None, **options: Any) -> Report:
+def run_checks(
+    paths: Paths | None = None,
+    *,
+    only: Sequence[str] | None = None,
+    on_check: Callable[[Check], None] | None = None,
+    **options: Any,
+) -> Report:
     """Run every check (or those named in ``only``) and return the report."""
     return Doctor(paths or Paths.from_environment(), **options).run(only, on_check)
 
@@ -340,7 +442,9 @@ def _open_read_only(path: Path):
     from memdesk.core.storage.driver import sqlite_module
 
     sqlite = sqlite_module()
-    conn = sqlite.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, isolation_level=None, check_same_thread=False, timeout=5)
+    conn = sqlite.connect(
+        f"{path.resolve().as_uri()}?mode=ro", uri=True, isolation_level=None, check_same_thread=False, timeout=5
+    )
     try:
         conn.enable_load_extension(True)
         sqlite_vec.load(conn)
@@ -360,7 +464,10 @@ def _failure(result: ChildResult, stage: str, *, native: bool = False) -> tuple[
         kind, message, hint = result.error
         return message, hint or "pick another model in Settings"
     if result.timed_out:
-        return "it did not finish in time (the machine may be very slow or out of memory)", "close other programs and run the check again"
+        return (
+            "it did not finish in time (the machine may be very slow or out of memory)",
+            "close other programs and run the check again",
+        )
     cause, fix = explain_exit(result.exitcode, native_build=native)
     said = result.last_stderr_line()
     return (f"{cause} (it said: {said})" if said else cause), fix

@@ -62,7 +62,12 @@ def run_in_child(module: str, function: str, *args: Any, timeout: float = 120.0)
     with tempfile.TemporaryDirectory(prefix="memdesk-doctor-") as folder:
         stderr_path = Path(folder) / "stderr.txt"
         reader, writer = context.Pipe(duplex=False)
-        process = context.Process(target=_child_main, args=(writer, str(stderr_path), module, function, args), daemon=True, name="memdesk-doctor")
+        process = context.Process(
+            target=_child_main,
+            args=(writer, str(stderr_path), module, function, args),
+            daemon=True,
+            name="memdesk-doctor",
+        )
         process.start()
         writer.close()
         deadline = time.monotonic() + timeout

@@ -12,11 +12,26 @@ from pathlib import Path
 
 #: llama.cpp's feature names -> the flag /proc/cpuinfo shows for them (x86 "flags", Arm "Features").
 CPUINFO_FLAG = {
-    "SSE3": "pni", "SSSE3": "ssse3", "AVX": "avx", "AVX2": "avx2", "F16C": "f16c", "FMA": "fma",
-    "BMI2": "bmi2", "AVX_VNNI": "avx_vnni", "AVX512": "avx512f", "AVX512_VBMI": "avx512vbmi",
-    "AVX512_VNNI": "avx512_vnni", "AVX512_BF16": "avx512_bf16", "AMX_INT8": "amx_int8",
-    "NEON": "asimd", "ARM_FMA": "asimd", "FP16_VA": "asimdhp", "DOTPROD": "asimddp", "SVE": "sve",
-    "MATMUL_INT8": "i8mm", "SME": "sme",
+    "SSE3": "pni",
+    "SSSE3": "ssse3",
+    "AVX": "avx",
+    "AVX2": "avx2",
+    "F16C": "f16c",
+    "FMA": "fma",
+    "BMI2": "bmi2",
+    "AVX_VNNI": "avx_vnni",
+    "AVX512": "avx512f",
+    "AVX512_VBMI": "avx512vbmi",
+    "AVX512_VNNI": "avx512_vnni",
+    "AVX512_BF16": "avx512_bf16",
+    "AMX_INT8": "amx_int8",
+    "NEON": "asimd",
+    "ARM_FMA": "asimd",
+    "FP16_VA": "asimdhp",
+    "DOTPROD": "asimddp",
+    "SVE": "sve",
+    "MATMUL_INT8": "i8mm",
+    "SME": "sme",
 }
 
 _ENABLED = re.compile(r"\b([A-Z][A-Z0-9_]*) = 1\b")

@@ -40,13 +40,25 @@ def explain_exit(exitcode: int | None, *, native_build: bool = False) -> tuple[s
         who = "a native llama.cpp build (on CPUs with AMX its matrix path crashes)" if native_build else "llama.cpp"
         return f"it crashed with a segmentation fault (SIGSEGV) inside {who}", rebuild_portable()
     if (exitcode < 0 and code == getattr(signal, "SIGILL", 4)) or unsigned == _WINDOWS_ILLEGAL_INSTRUCTION:
-        return "it hit an illegal instruction (SIGILL): llama.cpp was compiled for CPU features this CPU lacks", rebuild_portable()
+        return (
+            "it hit an illegal instruction (SIGILL): llama.cpp was compiled for CPU features this CPU lacks",
+            rebuild_portable(),
+        )
     if exitcode < 0 and code == getattr(signal, "SIGABRT", 6):
-        return "llama.cpp aborted on a failed internal check (SIGABRT)", "the model file may be damaged or of an unsupported kind: pick another model"
+        return (
+            "llama.cpp aborted on a failed internal check (SIGABRT)",
+            "the model file may be damaged or of an unsupported kind: pick another model",
+        )
     if exitcode < 0 and code == getattr(signal, "SIGKILL", 9):
-        return "the system killed it (SIGKILL), most likely for lack of memory", "close other programs, or pick a smaller model or context size"
+        return (
+            "the system killed it (SIGKILL), most likely for lack of memory",
+            "close other programs, or pick a smaller model or context size",
+        )
     if exitcode < 0 and code == getattr(signal, "SIGBUS", 7):
-        return "a bus error (SIGBUS): the model file changed or could not be read while in use", "copy the model file again"
+        return (
+            "a bus error (SIGBUS): the model file changed or could not be read while in use",
+            "copy the model file again",
+        )
     if exitcode < 0:
         return f"it was killed by {signal_name(exitcode)}", "run it again; if it repeats, " + rebuild_portable()
     return f"it exited with code {exitcode}", "run `memdesk doctor` again; if it repeats, " + rebuild_portable()

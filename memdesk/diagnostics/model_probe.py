@@ -24,7 +24,9 @@ def decode(model_path: str, tokens: int) -> Iterator[tuple[str, dict[str, Any]]]
     runtime = LlamaCppRuntime(LlamaSettings(model_path, context_size=512, batch_size=64))
     yield ("loaded", {"seconds": time.perf_counter() - started, "context": runtime.info.context_window})
     try:
-        turn = runtime.complete([ChatMessage("user", PROMPT)], SamplingParams(temperature=0.0, seed=0, max_tokens=tokens))
+        turn = runtime.complete(
+            [ChatMessage("user", PROMPT)], SamplingParams(temperature=0.0, seed=0, max_tokens=tokens)
+        )
     finally:
         runtime.close()
     yield ("decoded", {"tokens": turn.stats.generated_tokens, "seconds": turn.stats.seconds, "text": turn.text})

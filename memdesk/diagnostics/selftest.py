@@ -48,14 +48,17 @@ def run(out: TextIO = sys.stdout) -> int:
 
 
 def _stages(say) -> int:
-    from memdesk.app.runtimes import make_runtime
     from memdesk.app.agents import open_agent
+    from memdesk.app.runtimes import make_runtime
     from memdesk.app.services import open_services
     from memdesk.core.tools.context import DenyAll
 
     services = open_services(Paths.from_environment())
     try:
-        say("store", f"{services.paths.database.name}, schema {services.db.schema_version}, sqlite-vec {services.db.scalar('SELECT vec_version()')}")
+        say(
+            "store",
+            f"{services.paths.database.name}, schema {services.db.schema_version}, sqlite-vec {services.db.scalar('SELECT vec_version()')}",
+        )
         vectors = services.embedder.embed([MESSAGE])
         say("embedder", f"{services.embedder.model_id}, {vectors.shape[1]} dimensions")
         settings = replace(services.settings, context_size=4096, max_chained_steps=MAX_STEPS)
@@ -69,8 +72,14 @@ def _stages(say) -> int:
             runtime.close()
         calls = [step.function for step in result.steps]
         valid = all(_is_call(step.raw) for step in result.steps)
-        saved = any(MESSAGE in str(row) for row in services.db.query("SELECT content FROM messages WHERE agent_id = ?", (record.id,)))
-        say("turn", f"{len(calls)} step(s): {', '.join(calls) or 'none'}; every call valid JSON: {valid}; message saved: {saved}")
+        saved = any(
+            MESSAGE in str(row)
+            for row in services.db.query("SELECT content FROM messages WHERE agent_id = ?", (record.id,))
+        )
+        say(
+            "turn",
+            f"{len(calls)} step(s): {', '.join(calls) or 'none'}; every call valid JSON: {valid}; message saved: {saved}",
+        )
         if not calls or not valid or not saved:
             say("FAILED", "the agent turn did not produce valid, saved calls")
             return 1

@@ -17,10 +17,19 @@ from pathlib import Path
 
 #: Libraries whose Debian package does not follow the soname rule.
 EXCEPTIONS = {
-    "libglib-2.0.so.0": "libglib2.0-0", "libgthread-2.0.so.0": "libglib2.0-0",
-    "libgobject-2.0.so.0": "libglib2.0-0", "libgio-2.0.so.0": "libglib2.0-0", "libgmodule-2.0.so.0": "libglib2.0-0",
-    "libGLdispatch.so.0": "libglvnd0", "libbrotlidec.so.1": "libbrotli1", "libbrotlicommon.so.1": "libbrotli1",
-    "libz.so.1": "zlib1g", "libm.so.6": "libc6", "libpthread.so.0": "libc6", "libdl.so.2": "libc6", "librt.so.1": "libc6",
+    "libglib-2.0.so.0": "libglib2.0-0",
+    "libgthread-2.0.so.0": "libglib2.0-0",
+    "libgobject-2.0.so.0": "libglib2.0-0",
+    "libgio-2.0.so.0": "libglib2.0-0",
+    "libgmodule-2.0.so.0": "libglib2.0-0",
+    "libGLdispatch.so.0": "libglvnd0",
+    "libbrotlidec.so.1": "libbrotli1",
+    "libbrotlicommon.so.1": "libbrotli1",
+    "libz.so.1": "zlib1g",
+    "libm.so.6": "libc6",
+    "libpthread.so.0": "libc6",
+    "libdl.so.2": "libc6",
+    "librt.so.1": "libc6",
 }
 
 _SONAME = re.compile(r"^(?P<base>lib[^/]+?)\.so\.(?P<major>\d+)")
@@ -56,4 +65,3 @@ def missing_libraries(plugin: Path | None = None) -> list[str]:
 
 def missing_packages(plugin: Path | None = None) -> list[str]:
     return sorted({debian_package(soname) for soname in missing_libraries(plugin)})
-

@@ -23,10 +23,17 @@ BUSY_TIMEOUT_S = 60.0
 
 
 class BackgroundExtraction:
-    def __init__(self, database: Path | str, analyser_factory: Callable[[], object], clock: Clock,
-                 options: Callable[[], ExtractionOptions], embedder=None,
-                 recorder: Callable[[Database], ChangeRecorder] | None = None, key: str | None = None,
-                 user_name: Callable[[], str] = lambda: "") -> None:
+    def __init__(
+        self,
+        database: Path | str,
+        analyser_factory: Callable[[], object],
+        clock: Clock,
+        options: Callable[[], ExtractionOptions],
+        embedder=None,
+        recorder: Callable[[Database], ChangeRecorder] | None = None,
+        key: str | None = None,
+        user_name: Callable[[], str] = lambda: "",
+    ) -> None:
         """``recorder`` builds the memory history on the thread's own connection (the front end
         passes it in: memory sits above the graph), so the extractor's changes are recorded.
         ``key`` is the passphrase of an encrypted store; ``user_name`` the user's name (the setting),
@@ -62,8 +69,12 @@ class BackgroundExtraction:
         try:
             db = open_database(self._database, key=self._key, busy_timeout=BUSY_TIMEOUT_S)
             history = self._recorder(db) if self._recorder is not None else None
-            extractor = GraphExtractor(KnowledgeGraph(db, self._clock, self._embedder, history=history), self._analyser_factory(), self._clock,
-                                       user_name=self._user_name)
+            extractor = GraphExtractor(
+                KnowledgeGraph(db, self._clock, self._embedder, history=history),
+                self._analyser_factory(),
+                self._clock,
+                user_name=self._user_name,
+            )
             while True:
                 with self._wake:
                     while not self._wanted and not self._closed:

@@ -12,9 +12,9 @@ import threading
 from collections.abc import Callable
 
 from memdesk.core.agent.consolidation.consolidator import BUSY, Consolidator, PassResult
-from memdesk.session.idle_timer import IdleTimer
-from memdesk.core.runtime.base import CancelToken
 from memdesk.core.base.errors import MemDeskError
+from memdesk.core.runtime.base import CancelToken
+from memdesk.session.idle_timer import IdleTimer
 
 log = logging.getLogger("memdesk.consolidation")
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
-from memdesk.session.idle_timer import IdleTimer
 from memdesk.core.base.errors import MemDeskError, StoreBusyError
+from memdesk.session.idle_timer import IdleTimer
 
 log = logging.getLogger("memdesk.retention")
 

@@ -8,10 +8,10 @@ import sys
 
 from memdesk.app.agents import open_agent
 from memdesk.app.services import open_services
+from memdesk.core.base.paths import Paths
 from memdesk.core.embedding.hashing import HashingEmbedder
 from memdesk.core.runtime.scripted import ScriptedRuntime, call, say
 from memdesk.core.tools.context import AllowAll
-from memdesk.core.base.paths import Paths
 
 
 def main(start: int) -> None:

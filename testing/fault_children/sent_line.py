@@ -10,19 +10,18 @@ from __future__ import annotations
 import sys
 import time
 
-from memdesk.app.services import memory_history, open_services
 from memdesk.app.agents import open_agent, open_consolidator
+from memdesk.app.services import memory_history, open_services
 from memdesk.cli import chat_cmd
-from memdesk.session.idle_consolidation import IdleConsolidation
 from memdesk.core.agent.consolidation.prompt import FINISH
+from memdesk.core.base.paths import Paths
 from memdesk.core.embedding.hashing import HashingEmbedder
-from memdesk.session.graph_extraction import BackgroundExtraction
 from memdesk.core.graph.extraction import ExtractionOptions
 from memdesk.core.graph.nlp import Analysis
 from memdesk.core.runtime.scripted import ScriptedRuntime, call, say
 from memdesk.core.tools.context import AllowAll
-from memdesk.core.base.paths import Paths
-
+from memdesk.session.graph_extraction import BackgroundExtraction
+from memdesk.session.idle_consolidation import IdleConsolidation
 
 
 def main(kind: str, hold: float) -> None:
@@ -34,6 +33,7 @@ def main(kind: str, hold: float) -> None:
         def answer_after_the_hold(_messages):
             busy()
             return answer
+
         return answer_after_the_hold
 
     class SlowAnalyser:
@@ -56,23 +56,43 @@ def main(kind: str, hold: float) -> None:
     agent = open_agent(services, record, runtime, consent=AllowAll(), observer=observer)
     if kind in ("consolidation", "graph"):  # something to consolidate or extract from
         runtime.enqueue(say("Noted."))
-        agent.send_user_message("My sister Ann moved to Lisbon last spring and she works as a nurse at the city hospital now.")
+        agent.send_user_message(
+            "My sister Ann moved to Lisbon last spring and she works as a nurse at the city hospital now."
+        )
     if kind == "heartbeat":
         agent.login = agent.timed_heartbeat  # the terminal has no timer: the prompt's background turn is one
-    background = {"login": say("Welcome back!"), "heartbeat": say("Still here."), "consolidation": call(FINISH, "nothing new")}
+    background = {
+        "login": say("Welcome back!"),
+        "heartbeat": say("Still here."),
+        "consolidation": call(FINISH, "nothing new"),
+    }
     if kind in background:
         runtime.enqueue(held(background[kind]))
     runtime.enqueue(say("Got it."), *[call(FINISH, "done")] * 4)
-    idle = IdleConsolidation(lambda: open_consolidator(services, record, runtime, prefix=agent.prompt_prefix),
-                             0.05 if kind == "consolidation" else 0)
+    idle = IdleConsolidation(
+        lambda: open_consolidator(services, record, runtime, prefix=agent.prompt_prefix),
+        0.05 if kind == "consolidation" else 0,
+    )
     graph = None
     if kind == "graph":
-        graph = BackgroundExtraction(services.paths.database, SlowAnalyser, services.clock, lambda: ExtractionOptions(True),
-                                     services.embedder, recorder=lambda db: memory_history(db, services.clock))
+        graph = BackgroundExtraction(
+            services.paths.database,
+            SlowAnalyser,
+            services.clock,
+            lambda: ExtractionOptions(True),
+            services.embedder,
+            recorder=lambda db: memory_history(db, services.clock),
+        )
         graph.nudge(record.id)
     chat_cmd.input = read_line
-    chat_cmd._loop(services, agent, observer, idle, login=kind in ("login", "heartbeat"),
-                   after_turn=(lambda: graph.nudge(record.id)) if graph else (lambda: None))
+    chat_cmd._loop(
+        services,
+        agent,
+        observer,
+        idle,
+        login=kind in ("login", "heartbeat"),
+        after_turn=(lambda: graph.nudge(record.id)) if graph else (lambda: None),
+    )
 
 
 if __name__ == "__main__":

@@ -13,11 +13,10 @@ from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtWidgets import QApplication
 
 from memdesk.app.services import open_services
+from memdesk.core.base.paths import Paths
 from memdesk.core.embedding.hashing import HashingEmbedder
 from memdesk.core.runtime.scripted import ScriptedRuntime, say
-from memdesk.core.base.paths import Paths
 from memdesk.ui.window.main_window import MainWindow
-
 
 
 class _Lines(QObject):
@@ -37,8 +36,12 @@ def main(kind: str, hold: float) -> None:
         return say("Welcome back!" if kind == "login" else "Still here.")
 
     runtime = ScriptedRuntime([held, say("Got it.")], context_window=32768)
-    window = MainWindow(services, open_worker_services=lambda: open_services(Paths.from_environment(), embedder=embedder),
-                        make_runtime=lambda _settings: runtime, warm_embedder=False)
+    window = MainWindow(
+        services,
+        open_worker_services=lambda: open_services(Paths.from_environment(), embedder=embedder),
+        make_runtime=lambda _settings: runtime,
+        warm_embedder=False,
+    )
     lines = _Lines()
 
     def type_and_send(text):
@@ -50,7 +53,9 @@ def main(kind: str, hold: float) -> None:
         window.chat.on_send_clicked()
 
     lines.line.connect(type_and_send)
-    threading.Thread(target=lambda: [lines.line.emit(line) for line in iter(sys.stdin.readline, "")], daemon=True).start()
+    threading.Thread(
+        target=lambda: [lines.line.emit(line) for line in iter(sys.stdin.readline, "")], daemon=True
+    ).start()
 
     def answered():
         if "Got it." in window.chat.transcript.toPlainText():

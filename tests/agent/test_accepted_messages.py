@@ -9,11 +9,11 @@ from dataclasses import replace
 import pytest
 
 from memdesk.core.agent.accept import accept_user_message
+from memdesk.core.base.errors import GenerationCancelled
 from memdesk.core.memory.recall import RecallMemory
 from memdesk.core.runtime.base import CancelToken
 from memdesk.core.runtime.scripted import call, say
 from memdesk.core.storage import open_database
-from memdesk.core.base.errors import GenerationCancelled
 
 
 def committed_kinds(services, agent_id: int) -> list[str]:
@@ -48,7 +48,11 @@ def test_a_message_saved_through_another_connection_is_answered_by_the_agent(ser
         window_db.close()
     runtime.enqueue(say("Of course."))
     assert agent.answer_user_message(message.id).replies == ["Of course."]
-    assert [m.kind for m in services.memory.recall.all(agent.id)] == ["user_message", "assistant_call", "function_result"]
+    assert [m.kind for m in services.memory.recall.all(agent.id)] == [
+        "user_message",
+        "assistant_call",
+        "function_result",
+    ]
 
 
 def test_answering_rejects_a_message_that_is_not_this_agents_user_message(services, runtime, make_agent):

@@ -3,8 +3,8 @@ and timed heartbeats exactly as its instructions promise."""
 
 from __future__ import annotations
 
-from memdesk.core.runtime.scripted import say
 from memdesk.core.base.settings_table import Settings
+from memdesk.core.runtime.scripted import say
 
 
 def test_login_is_due_for_a_new_agent_and_after_a_gap_only(services, runtime, make_agent, clock):
@@ -26,4 +26,3 @@ def test_the_instructions_say_what_the_heartbeat_setting_does(services, runtime,
     off = make_agent(settings=Settings(heartbeat_minutes=0)).static_prefix()[0].content
     assert "Timed heartbeats are off" in off and "every 0 minutes" not in off
     assert Settings().heartbeat_minutes > 0 and Settings().login_after_minutes > 0  # on by default
-

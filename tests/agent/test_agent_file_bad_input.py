@@ -7,19 +7,34 @@ from pathlib import Path
 
 import pytest
 
-from memdesk.core.transfer.agentfile import EXTENSION_KEY, export_agent_file, export_document, import_agent_file, import_path, read_agent_file
-from memdesk.core.transfer.agentfile import importing
-from memdesk.core.transfer.imported_blocks import MAX_IMPORTED_BLOCK_CHARS
-from memdesk.core.runtime.scripted import ScriptedRuntime, say
-from memdesk.core.base.settings_table import Settings
-from memdesk.core.tools.imported import ImportedTools
 from memdesk.core.base.errors import AgentExistsError, AgentFileError
+from memdesk.core.base.settings_table import Settings
+from memdesk.core.runtime.scripted import ScriptedRuntime, say
+from memdesk.core.tools.imported import ImportedTools
+from memdesk.core.transfer.agentfile import (
+    EXTENSION_KEY,
+    export_agent_file,
+    export_document,
+    import_agent_file,
+    import_path,
+    importing,
+    read_agent_file,
+)
+from memdesk.core.transfer.imported_blocks import MAX_IMPORTED_BLOCK_CHARS
 
 
 def store_is_empty_of_imports(services, before: int) -> None:
     db = services.db
     assert len(services.agents.list()) == before
-    for table in ("memory_blocks", "messages", "passages", "memory_history", "imported_tools", "agent_file_extras", "documents"):
+    for table in (
+        "memory_blocks",
+        "messages",
+        "passages",
+        "memory_history",
+        "imported_tools",
+        "agent_file_extras",
+        "documents",
+    ):
         owners = db.scalar(f"SELECT COUNT(*) FROM {table} WHERE agent_id NOT IN (SELECT id FROM agents)")
         assert owners == 0, table
 
@@ -82,19 +97,34 @@ def test_an_unknown_schema_version(services, make_agent):
 
 
 def test_block_values_over_their_limit_are_cut_to_it(services):
-    data = {"agents": [{"id": "agent-0", "name": "big", "system": "s", "block_ids": ["block-0"]}],
-            "blocks": [{"id": "block-0", "label": "notes", "value": "n" * 5000 + "o" * 1000, "limit": 5000}],
-            "groups": [], "files": [], "sources": [], "tools": [], "mcp_servers": []}
+    data = {
+        "agents": [{"id": "agent-0", "name": "big", "system": "s", "block_ids": ["block-0"]}],
+        "blocks": [{"id": "block-0", "label": "notes", "value": "n" * 5000 + "o" * 1000, "limit": 5000}],
+        "groups": [],
+        "files": [],
+        "sources": [],
+        "tools": [],
+        "mcp_servers": [],
+    }
     summary = import_agent_file(services, data)
     block = services.memory.core.get(summary.agents[0].agent_id, "notes")
     assert block.value == "n" * 5000 and block.limit == 5000
-    assert summary.fixups == ["Block 'notes' of 'big' held 6,000 characters, over its limit of 5,000: cut to its first 5,000 characters"]
+    assert summary.fixups == [
+        "Block 'notes' of 'big' held 6,000 characters, over its limit of 5,000: cut to its first 5,000 characters"
+    ]
 
 
 def _letta_file_with_block(value: str, limit) -> dict:
     block = {"id": "block-0", "label": "human", "value": value} | ({} if limit is None else {"limit": limit})
-    return {"agents": [{"id": "agent-0", "name": "hoarder", "system": "You remember.", "block_ids": ["block-0"]}],
-            "blocks": [block], "groups": [], "files": [], "sources": [], "tools": [], "mcp_servers": []}
+    return {
+        "agents": [{"id": "agent-0", "name": "hoarder", "system": "You remember.", "block_ids": ["block-0"]}],
+        "blocks": [block],
+        "groups": [],
+        "files": [],
+        "sources": [],
+        "tools": [],
+        "mcp_servers": [],
+    }
 
 
 def _memdesk_json_with_block(services, value: str, limit) -> Path:
@@ -114,18 +144,30 @@ TWO_MB = ("Ana likes long walks by the river and strong black tea. " * 40_000)[:
 @pytest.mark.parametrize(
     ("source", "limit", "expected"),
     [
-        ("letta", len(TWO_MB), [
-            f"Block 'human' of 'hoarder' had a limit of {len(TWO_MB):,} characters, over MemDesk's maximum for an imported block: set to 20,000",
-            f"Block 'human' of 'hoarder' held {len(TWO_MB):,} characters, over its limit of 20,000: cut to its first 20,000 characters",
-        ]),
-        ("letta", None, [
-            "Block 'human' of 'hoarder' had no valid character limit: set to 20,000",
-            f"Block 'human' of 'hoarder' held {len(TWO_MB):,} characters, over its limit of 20,000: cut to its first 20,000 characters",
-        ]),
-        ("json", 10**9, [
-            "Block 'human' of 'hoarder' had a limit of 1,000,000,000 characters, over MemDesk's maximum for an imported block: set to 20,000",
-            f"Block 'human' of 'hoarder' held {len(TWO_MB):,} characters, over its limit of 20,000: cut to its first 20,000 characters",
-        ]),
+        (
+            "letta",
+            len(TWO_MB),
+            [
+                f"Block 'human' of 'hoarder' had a limit of {len(TWO_MB):,} characters, over MemDesk's maximum for an imported block: set to 20,000",
+                f"Block 'human' of 'hoarder' held {len(TWO_MB):,} characters, over its limit of 20,000: cut to its first 20,000 characters",
+            ],
+        ),
+        (
+            "letta",
+            None,
+            [
+                "Block 'human' of 'hoarder' had no valid character limit: set to 20,000",
+                f"Block 'human' of 'hoarder' held {len(TWO_MB):,} characters, over its limit of 20,000: cut to its first 20,000 characters",
+            ],
+        ),
+        (
+            "json",
+            10**9,
+            [
+                "Block 'human' of 'hoarder' had a limit of 1,000,000,000 characters, over MemDesk's maximum for an imported block: set to 20,000",
+                f"Block 'human' of 'hoarder' held {len(TWO_MB):,} characters, over its limit of 20,000: cut to its first 20,000 characters",
+            ],
+        ),
     ],
 )
 def test_a_2_mb_block_is_cut_at_import_and_the_agent_still_answers(services, make_agent, source, limit, expected):
@@ -143,7 +185,9 @@ def test_a_2_mb_block_is_cut_at_import_and_the_agent_still_answers(services, mak
     agent = make_agent("hoarder", runtime=runtime)
     runtime.enqueue(say("Hello again, Ana."))
     agent.send_user_message("Do you remember me?")
-    assert any(m.kind == "assistant_call" and "Hello again, Ana." in m.content for m in services.memory.recall.all(record.id))
+    assert any(
+        m.kind == "assistant_call" and "Hello again, Ana." in m.content for m in services.memory.recall.all(record.id)
+    )
     assert agent.budget().used < runtime.info.context_window
 
 
@@ -159,18 +203,39 @@ def test_duplicate_agent_names(services, make_agent):
 
 
 def test_messages_with_unknown_roles_are_reported(services):
-    data = {"agents": [{"id": "agent-0", "name": "talker", "system": "s", "in_context_message_ids": ["message-0", "message-1", "message-2"],
-                        "messages": [
-                            {"id": "message-0", "role": "user", "content": "hi", "created_at": "2026-01-01T10:00:00Z"},
-                            {"id": "message-1", "role": "oracle", "content": "I foresee...", "created_at": "2026-01-01T10:00:01Z"},
-                            {"id": "message-2", "role": "assistant", "content": "hello!", "created_at": "not a time"},
-                            "not even an object",
-                        ]}],
-            "groups": [], "blocks": [], "files": [], "sources": [], "tools": [], "mcp_servers": []}
+    data = {
+        "agents": [
+            {
+                "id": "agent-0",
+                "name": "talker",
+                "system": "s",
+                "in_context_message_ids": ["message-0", "message-1", "message-2"],
+                "messages": [
+                    {"id": "message-0", "role": "user", "content": "hi", "created_at": "2026-01-01T10:00:00Z"},
+                    {
+                        "id": "message-1",
+                        "role": "oracle",
+                        "content": "I foresee...",
+                        "created_at": "2026-01-01T10:00:01Z",
+                    },
+                    {"id": "message-2", "role": "assistant", "content": "hello!", "created_at": "not a time"},
+                    "not even an object",
+                ],
+            }
+        ],
+        "groups": [],
+        "blocks": [],
+        "files": [],
+        "sources": [],
+        "tools": [],
+        "mcp_servers": [],
+    }
     summary = import_agent_file(services, data)
     messages = services.memory.recall.all(summary.agents[0].agent_id)
     assert [m.kind for m in messages] == ["user_message", "assistant_call"]
-    assert messages[1].created_at.isoformat() == "2026-01-01T10:00:01+00:00"  # a bad time: the one of the message before it
+    assert (
+        messages[1].created_at.isoformat() == "2026-01-01T10:00:01+00:00"
+    )  # a bad time: the one of the message before it
     assert "1 message(s) of 'talker' with an unknown role 'oracle' were skipped" in summary.fixups
     assert any("'(not an object)'" in item for item in summary.fixups)
 
@@ -201,7 +266,9 @@ def test_a_failure_halfway_leaves_no_half_imported_agent(services, agentfiles, m
 
 def test_a_damaged_memdesk_export_is_refused_before_writing(services, make_agent):
     agent = make_agent("sam")
-    agent.memory.recall.add(agent.id, role="user", kind="user_message", content="{}", created_at=services.clock.now(), search_text="x")
+    agent.memory.recall.add(
+        agent.id, role="user", kind="user_message", content="{}", created_at=services.clock.now(), search_text="x"
+    )
     document = export_agent_file(services, [agent.id])
     for message in document["agents"][0]["messages"][1:]:
         message["created_at"] = "yesterday-ish"

@@ -7,11 +7,11 @@ import re
 
 import pytest
 
-from memdesk.core.transfer.agentfile import EXTENSION_KEY, export_agent_file, import_agent_file, parse_agent_file
-from memdesk.core.transfer.agentfile.graph import GraphFileTransfer
 from memdesk.core.memory.revert import Reverter
 from memdesk.core.runtime.scripted import ScriptedRuntime, call, say
 from memdesk.core.tools.imported import ImportedTools
+from memdesk.core.transfer.agentfile import EXTENSION_KEY, export_agent_file, import_agent_file, parse_agent_file
+from memdesk.core.transfer.agentfile.graph import GraphFileTransfer
 
 TOOL_CODE = 'def roll(sides: int) -> str:\n    """Roll a die.\n\n    Args:\n        sides: How many sides.\n    """\n    return "4"\n'
 
@@ -36,19 +36,40 @@ def lived(services, make_agent, clock, tmp_path):
     core.set_value(agent.id, "persona", "I am Sam, a patient gardener.")
     Reverter(core.history, core, services.memory.archival).undo_last(agent.id, label="persona")
     core.create(agent.id, "projects", "Balcony garden", limit=400, description="What Ada is building", read_only=True)
-    services.memory.recall.add(agent.id, role="user", kind="user_message", content='{"type": "user_message", "message": "hello"}',
-                               created_at=clock.now(), search_text="hello", author="Bob")
+    services.memory.recall.add(
+        agent.id,
+        role="user",
+        kind="user_message",
+        content='{"type": "user_message", "message": "hello"}',
+        created_at=clock.now(),
+        search_text="hello",
+        author="Bob",
+    )
     note = tmp_path / "garden.md"
     note.write_text("# Garden\n\nTomatoes need sun. Basil likes water.\n", encoding="utf-8")
     services.ingestor().ingest([note], agent.id)
     messages = services.memory.recall.all(agent.id)
-    services.agents.update(agent.id, context_start_id=messages[4].id, evicted_count=4, summary="Note: Ada said hi and likes tea.",
-                           config={"pinned": True})
+    services.agents.update(
+        agent.id,
+        context_start_id=messages[4].id,
+        evicted_count=4,
+        summary="Note: Ada said hi and likes tea.",
+        config={"pinned": True},
+    )
     said = next(m for m in services.memory.recall.all(agent.id) if m.kind == "user_message")
     lived_graph(services, agent.id, said.id, clock)
-    ImportedTools(services.db, clock).add(agent.id, name="roll", description="Roll a die.", source_code=TOOL_CODE,
-                                          json_schema={"name": "roll", "parameters": {"type": "object", "properties": {"sides": {"type": "integer"}}, "required": ["sides"]}},
-                                          origin="letta", original={})
+    ImportedTools(services.db, clock).add(
+        agent.id,
+        name="roll",
+        description="Roll a die.",
+        source_code=TOOL_CODE,
+        json_schema={
+            "name": "roll",
+            "parameters": {"type": "object", "properties": {"sides": {"type": "integer"}}, "required": ["sides"]},
+        },
+        origin="letta",
+        original={},
+    )
     return agent
 
 
@@ -86,8 +107,14 @@ def portable(services, agent_id, meta, index):
         return row[0] if row and row[1] == agent_id else ("not this agent's", entity_id)
 
     def fact(fact_id):
-        row = db.query_one("SELECT subject_id, relation, object_id, valid_from, agent_id FROM graph_facts WHERE id = ?", (fact_id,))
-        return (entity(row[0]), row[1], entity(row[2]), row[3]) if row and row[4] == agent_id else ("not this agent's", fact_id)
+        row = db.query_one(
+            "SELECT subject_id, relation, object_id, valid_from, agent_id FROM graph_facts WHERE id = ?", (fact_id,)
+        )
+        return (
+            (entity(row[0]), row[1], entity(row[2]), row[3])
+            if row and row[4] == agent_id
+            else ("not this agent's", fact_id)
+        )
 
     rows = []
     for table, row_id, row in meta["rows"]:
@@ -112,12 +139,28 @@ def snapshot(services, agent_id):
     messages = m.recall.all(agent_id)
     index = {message.id: i for i, message in enumerate(messages)}
     passages = [p for _id, p in m.archival.stored(agent_id, limit=10_000)]
-    documents = services.db.query("SELECT path, title, content_hash, size_bytes, mime, chunk_count FROM documents WHERE agent_id = ?", (agent_id,))
+    documents = services.db.query(
+        "SELECT path, title, content_hash, size_bytes, mime, chunk_count FROM documents WHERE agent_id = ?", (agent_id,)
+    )
     history = [
-        (c.kind, c.label, c.action, c.before, c.after, portable(services, agent_id, c.before_meta, index) if c.kind.startswith("graph") else c.before_meta,
-         portable(services, agent_id, c.after_meta, index) if c.kind.startswith("graph") else c.after_meta, c.source, c.at, c.note,
-         c.reverts is not None, index.get(c.message_id), index.get(c.step_id), c.target_id is not None if c.kind != "document" else None)
-        for c in reversed(m.core.history.for_agent(agent_id, limit=10_000)) if c.source != "import"
+        (
+            c.kind,
+            c.label,
+            c.action,
+            c.before,
+            c.after,
+            portable(services, agent_id, c.before_meta, index) if c.kind.startswith("graph") else c.before_meta,
+            portable(services, agent_id, c.after_meta, index) if c.kind.startswith("graph") else c.after_meta,
+            c.source,
+            c.at,
+            c.note,
+            c.reverts is not None,
+            index.get(c.message_id),
+            index.get(c.step_id),
+            c.target_id is not None if c.kind != "document" else None,
+        )
+        for c in reversed(m.core.history.for_agent(agent_id, limit=10_000))
+        if c.source != "import"
     ]
     passage_index = {passage_id: i for i, (passage_id, _p) in enumerate(m.archival.stored(agent_id, limit=10_000))}
     db = services.db
@@ -136,20 +179,47 @@ def snapshot(services, agent_id):
         (agent_id,),
     )
     return {
-        "agent": (record.system_prompt, record.summary, record.evicted_count, record.config, record.created_at,
-                  index.get(record.context_start_id)),
+        "agent": (
+            record.system_prompt,
+            record.summary,
+            record.evicted_count,
+            record.config,
+            record.created_at,
+            index.get(record.context_start_id),
+        ),
         "blocks": [(b.label, b.value, b.limit, b.description, b.read_only) for b in m.core.blocks(agent_id)],
-        "messages": [(x.role, x.kind, x.content, x.search_text, x.author, x.function_name, x.created_at, index.get(x.step_id)) for x in messages],
-        "passages": [(p.text, p.created_at, p.tags, p.chunk_index, p.page, p.section, p.char_start, p.char_end, p.document_id is not None) for p in passages],
+        "messages": [
+            (x.role, x.kind, x.content, x.search_text, x.author, x.function_name, x.created_at, index.get(x.step_id))
+            for x in messages
+        ],
+        "passages": [
+            (
+                p.text,
+                p.created_at,
+                p.tags,
+                p.chunk_index,
+                p.page,
+                p.section,
+                p.char_start,
+                p.char_end,
+                p.document_id is not None,
+            )
+            for p in passages
+        ],
         "documents": documents,
         "history": history,
-        "tools": [(t.name, t.description, t.source_code, t.json_schema, t.enabled) for t in ImportedTools(services.db, services.clock).list(agent_id)],
+        "tools": [
+            (t.name, t.description, t.source_code, t.json_schema, t.enabled)
+            for t in ImportedTools(services.db, services.clock).list(agent_id)
+        ],
         "graph": sorted(
             (f.subject, f.relation, f.object, index.get(f.message_id) if f.message_id else None, f.author, f.valid_from)
             for f in services.memory.graph.all_facts(agent_id)
         ),
         "graph_entities": [tuple(r) for r in entities],
-        "graph_facts": sorted((s_, r, o, index.get(msg), passage_index.get(pas), *rest) for s_, r, o, msg, pas, *rest in facts),
+        "graph_facts": sorted(
+            (s_, r, o, index.get(msg), passage_index.get(pas), *rest) for s_, r, o, msg, pas, *rest in facts
+        ),
         "graph_mentions": sorted((k, index.get(msg), passage_index.get(pas), at) for k, msg, pas, at in mentions),
     }
 
@@ -165,7 +235,9 @@ def test_round_trip_is_lossless(services, lived):
         assert after[part] == before[part], part
     assert len(before["history"]) >= 6 and before["passages"] and before["documents"] and before["graph"]
     assert copy.graph == "7 knowledge-graph entities"
-    assert any(e[3] is not None for e in before["graph_entities"]) and any(f[6] for f in before["graph_facts"])  # an alias, a closed fact
+    assert any(e[3] is not None for e in before["graph_entities"]) and any(
+        f[6] for f in before["graph_facts"]
+    )  # an alias, a closed fact
     assert sum(1 for h in before["history"] if h[0].startswith("graph") and h[13]) >= 10  # revertible in the copy too
     assert any(entry[10] for entry in after["history"])  # the undo is still an undo
     # The copy's search works: its passages were embedded again.
@@ -220,22 +292,43 @@ def test_the_file_has_letta_agentfileschema_shape(services, lived, agentfiles):
     assert set(letta["agents"][0]["messages"][0]) <= set(document["agents"][0]["messages"][0])
     # Letta checks ids: "<prefix>-<integer>", unique across the file.
     agent = document["agents"][0]
-    ids = [agent["id"]] + [b["id"] for b in document["blocks"]] + [t["id"] for t in document["tools"]] + [m["id"] for m in agent["messages"]]
+    ids = (
+        [agent["id"]]
+        + [b["id"] for b in document["blocks"]]
+        + [t["id"] for t in document["tools"]]
+        + [m["id"] for m in agent["messages"]]
+    )
     assert len(ids) == len(set(ids))
     for entity_id in ids:
         assert re.fullmatch(r"(agent|block|tool|message)-\d+", entity_id), entity_id
     messages = {m["id"]: m for m in agent["messages"]}
     assert set(agent["in_context_message_ids"]) <= set(messages) and agent["in_context_message_ids"][0] == "message-0"
-    assert messages["message-0"]["role"] == "system" and messages["message-0"]["content"][0]["text"] == lived.record.system_prompt
+    assert (
+        messages["message-0"]["role"] == "system"
+        and messages["message-0"]["content"][0]["text"] == lived.record.system_prompt
+    )
     assert {m["role"] for m in agent["messages"]} <= {"system", "user", "assistant", "tool"}
     calls = {c["id"]: c["function"]["name"] for m in agent["messages"] for c in (m["tool_calls"] or [])}
     results = [m for m in agent["messages"] if m["role"] == "tool"]
     assert results and all(calls[r["tool_call_id"]] == r["name"] for r in results)
-    append = next(m for m in agent["messages"] if m["tool_calls"] and m["tool_calls"][0]["function"]["name"] == "core_memory_append")
+    append = next(
+        m
+        for m in agent["messages"]
+        if m["tool_calls"] and m["tool_calls"][0]["function"]["name"] == "core_memory_append"
+    )
     assert json.loads(append["tool_calls"][0]["function"]["arguments"])["content"] == "Likes tea"
-    assert append["content"][0] == {"type": "reasoning", "is_native": False, "reasoning": "remember the tea", "signature": None}
+    assert append["content"][0] == {
+        "type": "reasoning",
+        "is_native": False,
+        "reasoning": "remember the tea",
+        "signature": None,
+    }
     blocks = {b["label"]: b for b in document["blocks"]}
-    assert (blocks["projects"]["value"], blocks["projects"]["limit"], blocks["projects"]["read_only"]) == ("Balcony garden", 400, True)
+    assert (blocks["projects"]["value"], blocks["projects"]["limit"], blocks["projects"]["read_only"]) == (
+        "Balcony garden",
+        400,
+        True,
+    )
     tools = {t["name"]: t for t in document["tools"]}
     assert tools["roll"]["source_code"] == TOOL_CODE and tools["send_message"]["tool_type"] == "letta_core"
     assert agent["llm_config"] is None or agent["llm_config"]["model_endpoint_type"] == "llamacpp"
@@ -247,7 +340,15 @@ def test_a_letta_agent_goes_back_out_with_what_memdesk_did_not_use(services, age
     imported = import_agent_file(services, data, fixups=fixups).agents[0]
     again = export_agent_file(services, [imported.agent_id])["agents"][0]
     original = data["agents"][0]
-    for key in ("llm_config", "embedding_config", "tool_rules", "agent_type", "description", "max_files_open", "timezone"):
+    for key in (
+        "llm_config",
+        "embedding_config",
+        "tool_rules",
+        "agent_type",
+        "description",
+        "max_files_open",
+        "timezone",
+    ):
         assert again[key] == original[key], key
     blocks = {b["label"]: (b["value"], b["limit"], b["read_only"], b["description"]) for b in data["blocks"]}
     out = export_agent_file(services, [imported.agent_id])
@@ -268,8 +369,12 @@ def test_the_graph_travels_in_the_extension_and_its_changes_stay_revertible_in_t
     copy_id = import_agent_file(services, document, graph=graph_transfer).agents[0].agent_id
     m = services.memory
     graph = m.graph
-    rename = next(c for c in m.core.history.for_agent(copy_id, kind="graph_entity") if c.before == "Ada" and c.after == "Addie")
+    rename = next(
+        c for c in m.core.history.for_agent(copy_id, kind="graph_entity") if c.before == "Ada" and c.after == "Addie"
+    )
     Reverter(m.core.history, m.core, m.archival, graph).revert(rename.id)
     ada = graph.find(copy_id, "Ada")
     assert (ada.name, ada.aliases) == ("Ada", ("Addie",))  # the copy's entity is called Ada again, Addie its alias ...
-    assert graph.find(lived.id, "Ada") is None and graph.find(lived.id, "Addie").name == "Addie"  # ... the original is untouched
+    assert (
+        graph.find(lived.id, "Ada") is None and graph.find(lived.id, "Addie").name == "Addie"
+    )  # ... the original is untouched

@@ -10,9 +10,17 @@ from datetime import timedelta
 
 import pytest
 
-from memdesk.core.agent.recall.search import NOTE, NOTHING_NOTE, ArchivalSource, AutoRecall, ConversationSource, Memory, RecallSettings
-from memdesk.core.runtime.scripted import ScriptedRuntime, call, say
+from memdesk.core.agent.recall.search import (
+    NOTE,
+    NOTHING_NOTE,
+    ArchivalSource,
+    AutoRecall,
+    ConversationSource,
+    Memory,
+    RecallSettings,
+)
 from memdesk.core.base.settings_table import Settings
+from memdesk.core.runtime.scripted import ScriptedRuntime, call, say
 
 
 def forget(services, agent, clock, texts: list[str]) -> list[int]:
@@ -20,8 +28,12 @@ def forget(services, agent, clock, texts: list[str]) -> list[int]:
     ids = []
     for text in texts:
         message = services.memory.recall.add(
-            agent.id, role="user", kind="user_message", content=json.dumps({"type": "user_message", "message": text}),
-            created_at=clock.now(), search_text=text,
+            agent.id,
+            role="user",
+            kind="user_message",
+            content=json.dumps({"type": "user_message", "message": text}),
+            created_at=clock.now(),
+            search_text=text,
         )
         ids.append(message.id)
         clock.advance(minutes=1)
@@ -47,7 +59,9 @@ def test_evicted_messages_and_archival_passages_come_back_with_dates_and_sources
     lines = event["memories"]
     at = clock.now() - timedelta(days=3, minutes=2)
     # dated and attributed: a line of its own, or its day's shared line (agent.recall_packing)
-    assert lines[0].startswith((f"[{at.day} {at:%b %Y}, user] My basil wilts", f"[{at.day} {at:%b %Y}] user: My basil wilts"))
+    assert lines[0].startswith(
+        (f"[{at.day} {at:%b %Y}, user] My basil wilts", f"[{at.day} {at:%b %Y}] user: My basil wilts")
+    )
     today = clock.now()
     assert any(line.startswith(f"[{today.day} {today:%b %Y}, archival] Basil likes morning sun") for line in lines)
     assert agent.last_recall.status == "placed"
@@ -67,7 +81,7 @@ def test_the_event_keeps_the_conversation_cached_and_stays_in_the_queue(services
     agent.send_user_message("and where?")
     first, second, third = runtime.prompts
     # Appended after the user's message: each prompt starts with the whole previous one.
-    assert second[: 2] == first[: 2]  # static part and memory section unchanged
+    assert second[:2] == first[:2]  # static part and memory section unchanged
     assert third[: len(second)] == second
 
 
@@ -252,9 +266,13 @@ def test_inside_a_rolled_back_transaction_the_search_runs_inline(services, runti
     assert memories_events(services, agent) == []  # rolled back with the question
 
 
-def test_a_detail_deep_in_a_long_message_comes_back_as_that_part_with_a_pointer_to_the_whole(services, runtime, make_agent, clock):
+def test_a_detail_deep_in_a_long_message_comes_back_as_that_part_with_a_pointer_to_the_whole(
+    services, runtime, make_agent, clock
+):
     agent = make_agent()
-    plan = "\n".join(f"Step {n}: configure the worker pool and the retry queue for stage {n} of the rollout." for n in range(1, 60))
+    plan = "\n".join(
+        f"Step {n}: configure the worker pool and the retry queue for stage {n} of the rollout." for n in range(1, 60)
+    )
     plan += "\nThe staging database password rotates every ninety days through the vault.\n"
     plan += "\n".join(f"Check {n}: watch the dashboards and the error budget during stage {n}." for n in range(1, 40))
     forget(services, agent, clock, [plan, "I like green tea in the morning"])
@@ -272,8 +290,13 @@ def said(services, agent, clock, lines: list[tuple[str, str]]) -> None:
     ids = []
     for author, text in lines:
         message = services.memory.recall.add(
-            agent.id, role="user", kind="user_message", content=json.dumps({"type": "user_message", "message": text}),
-            created_at=clock.now(), search_text=text, author=author,
+            agent.id,
+            role="user",
+            kind="user_message",
+            content=json.dumps({"type": "user_message", "message": text}),
+            created_at=clock.now(),
+            search_text=text,
+            author=author,
         )
         ids.append(message.id)
         clock.advance(minutes=1)
@@ -283,14 +306,19 @@ def said(services, agent, clock, lines: list[tuple[str, str]]) -> None:
 
 def test_the_section_says_plainly_when_nothing_found_answers_the_question(services, runtime, make_agent, clock):
     agent = make_agent()
-    said(services, agent, clock, [
-        ("Caroline", "Since my charity race I realize self-care matters."),
-        ("Melanie", "I signed up for a pottery class yesterday."),
-    ])
+    said(
+        services,
+        agent,
+        clock,
+        [
+            ("Caroline", "Since my charity race I realize self-care matters."),
+            ("Melanie", "I signed up for a pottery class yesterday."),
+        ],
+    )
     runtime.enqueue(say("I don't remember that."), say("That self-care matters."))
     agent.send_user_message("What did Melanie realize after her charity race?")  # Caroline ran it
     assert agent.last_recall.status == "placed" and agent.last_recall.nothing_clear
-    asked_wrong, = memories_events(services, agent)
+    (asked_wrong,) = memories_events(services, agent)
     assert asked_wrong["note"] == NOTHING_NOTE
     assert any("charity race" in line for line in asked_wrong["memories"])  # what was found is still shown
     services.agents.update(agent.id, context_start_id=services.memory.recall.all(agent.id)[-1].id + 1)

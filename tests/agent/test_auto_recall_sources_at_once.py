@@ -27,8 +27,14 @@ class Meeting:
 
 def _gather(recall: AutoRecall, **options):
     return recall.gather(
-        1, "the trip", first_in_context=10, visible=Visible(), budget_tokens=1000,
-        count_tokens=lambda text: len(text), truncate=lambda text, n: text[:n], **options,
+        1,
+        "the trip",
+        first_in_context=10,
+        visible=Visible(),
+        budget_tokens=1000,
+        count_tokens=lambda text: len(text),
+        truncate=lambda text, n: text[:n],
+        **options,
     )
 
 

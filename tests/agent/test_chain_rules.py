@@ -30,7 +30,9 @@ def searches(monkeypatch, services):
     return ran
 
 
-def test_an_identical_call_is_refused_before_it_runs_and_the_model_is_told_to_answer(services, runtime, make_agent, searches):
+def test_an_identical_call_is_refused_before_it_runs_and_the_model_is_told_to_answer(
+    services, runtime, make_agent, searches
+):
     agent = make_agent()
     agent.settings = AgentSettings(max_steps=6)
     runtime.enqueue(
@@ -43,7 +45,9 @@ def test_an_identical_call_is_refused_before_it_runs_and_the_model_is_told_to_an
     assert searches == ["garden"]  # the repeat never ran
     refused = result.steps[1]
     assert refused.refused and not refused.ok
-    assert "already called conversation_search with these arguments" in refused.result and "send_message" in refused.result
+    assert (
+        "already called conversation_search with these arguments" in refused.result and "send_message" in refused.result
+    )
     heartbeat = json.loads([m for m in services.memory.recall.all(agent.id) if m.kind == "heartbeat"][-1].content)
     assert heartbeat == {"type": "heartbeat", "reason": "the call was refused: answer the user now"}
     # After the refusal, the grammar offered the answer only.
@@ -77,15 +81,29 @@ def test_a_new_turn_may_repeat_a_call_of_the_previous_turn(services, runtime, ma
 def test_after_a_search_the_next_step_may_only_answer_read_edit_or_page(services, runtime, make_agent, clock):
     agent = make_agent()
     for n in range(12):  # enough messages for three pages of results
-        services.memory.recall.add(agent.id, role="user", kind="user_message", content=f"tulip note {n}", created_at=clock.now(), search_text=f"tulip note {n}")
+        services.memory.recall.add(
+            agent.id,
+            role="user",
+            kind="user_message",
+            content=f"tulip note {n}",
+            created_at=clock.now(),
+            search_text=f"tulip note {n}",
+        )
     runtime.enqueue(call("conversation_search", "look", True, query="tulip"), say("Tulips, many times."))
     agent.send_user_message("tulips?")
     first, after = runtime.specs_seen[0], runtime.specs_seen[1]
     assert "conversation_search" in [s.name for s in first]
     kinds = {agent.tools.resolve(s.name).kind for s in after}
     assert kinds <= {"answer", "read", "edit", "search"}
-    assert {s.name for s in after} >= {"send_message", "core_memory_append", "archival_memory_insert", "read_from_text_file"}
-    assert not {"archival_memory_search", "conversation_search_date", "message_chatgpt", "http_request"} & {s.name for s in after}
+    assert {s.name for s in after} >= {
+        "send_message",
+        "core_memory_append",
+        "archival_memory_insert",
+        "read_from_text_file",
+    }
+    assert not {"archival_memory_search", "conversation_search_date", "message_chatgpt", "http_request"} & {
+        s.name for s in after
+    }
     # The search itself is offered only as its next page, its arguments fixed by the grammar.
     paging = next(s for s in after if s.name == "conversation_search")
     assert paging.parameters["properties"]["query"]["enum"] == ["tulip"]
@@ -93,11 +111,20 @@ def test_after_a_search_the_next_step_may_only_answer_read_edit_or_page(services
     assert "page" in paging.parameters["required"]
 
 
-def test_paging_through_a_search_is_reading_and_a_different_search_right_after_is_refused(services, runtime, make_agent, clock, searches):
+def test_paging_through_a_search_is_reading_and_a_different_search_right_after_is_refused(
+    services, runtime, make_agent, clock, searches
+):
     agent = make_agent()
     agent.settings = AgentSettings(max_steps=6)
     for n in range(7):  # two pages of five
-        services.memory.recall.add(agent.id, role="user", kind="user_message", content=f"tulip note {n}", created_at=clock.now(), search_text=f"tulip note {n}")
+        services.memory.recall.add(
+            agent.id,
+            role="user",
+            kind="user_message",
+            content=f"tulip note {n}",
+            created_at=clock.now(),
+            search_text=f"tulip note {n}",
+        )
     runtime.enqueue(
         call("conversation_search", "look", True, query="tulip"),
         call("conversation_search", "next page", True, query="tulip", page=1),

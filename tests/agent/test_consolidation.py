@@ -12,16 +12,16 @@ import pytest
 from memdesk.app.agents import open_consolidator
 from memdesk.app.services import open_services
 from memdesk.core.agent.consolidation.consolidator import BUSY
-from memdesk.session.idle_consolidation import IdleConsolidation
 from memdesk.core.agent.consolidation.modes import parse_mode
 from memdesk.core.agent.consolidation.prompt import FINISH, MEMORY_FUNCTIONS
 from memdesk.core.agent.consolidation.store import ACCEPTED, APPLIED, FAILED, REJECTED, RUNNING
+from memdesk.core.base.errors import ConfigError, StoreBusyError
+from memdesk.core.base.paths import Paths
 from memdesk.core.embedding.hashing import HashingEmbedder
 from memdesk.core.runtime.base import CancelToken
 from memdesk.core.runtime.scripted import ScriptedRuntime, call, say
 from memdesk.core.storage import open_database
-from memdesk.core.base.errors import ConfigError, StoreBusyError
-from memdesk.core.base.paths import Paths
+from memdesk.session.idle_consolidation import IdleConsolidation
 
 KNOWN = "Lives in Portugal."
 CHAT = [
@@ -174,7 +174,10 @@ def test_ask_mode_proposes_and_the_user_accepts_or_rejects(services, runtime, ch
     # The invalid proposal was caught against real memory and the model told so.
     assert "not found in the human block" in runtime.prompts[2][1].content
     pending = pass_.pending()
-    assert [c.describe() for c in pending] == ["add to human: Works as a night-shift nurse.", "add to human: Partner: Rui."]
+    assert [c.describe() for c in pending] == [
+        "add to human: Works as a night-shift nurse.",
+        "add to human: Partner: Rui.",
+    ]
     accepted = pass_.accept(pending[0].id)
     rejected = pass_.reject(pending[1].id)
     assert (accepted.status, rejected.status) == (ACCEPTED, REJECTED)
@@ -185,7 +188,10 @@ def test_ask_mode_proposes_and_the_user_accepts_or_rejects(services, runtime, ch
 
 
 def test_an_accepted_proposal_that_no_longer_fits_memory_fails_cleanly(services, runtime, chatted):
-    runtime.enqueue(call("core_memory_replace", "fix", label="human", old_content="Portugal", new_content="Porto, Portugal"), finish())
+    runtime.enqueue(
+        call("core_memory_replace", "fix", label="human", old_content="Portugal", new_content="Porto, Portugal"),
+        finish(),
+    )
     pass_ = consolidator(services, chatted, runtime, mode="ask")
     pass_.run()
     (proposal,) = pass_.pending()
@@ -228,7 +234,9 @@ def other_writer(services):
     other.close()  # rolls back a lock a failed test left held
 
 
-def test_an_idle_pass_that_meets_a_held_write_lock_resumes_where_it_stopped_instead_of_failing(services, runtime, chatted, other_writer):
+def test_an_idle_pass_that_meets_a_held_write_lock_resumes_where_it_stopped_instead_of_failing(
+    services, runtime, chatted, other_writer
+):
     def meanwhile_the_extractor_writes(_messages):
         other_writer.execute("BEGIN IMMEDIATE")
         return append("Drinks green tea.")
@@ -261,7 +269,9 @@ def test_a_cancel_before_the_first_call_still_resumes_later(services, runtime, c
     assert consolidator(services, chatted, runtime).run().resumed
 
 
-def test_a_crash_mid_pass_loses_nothing_and_the_pass_resumes_on_the_same_messages(services, runtime, chatted, memdesk_home, clock):
+def test_a_crash_mid_pass_loses_nothing_and_the_pass_resumes_on_the_same_messages(
+    services, runtime, chatted, memdesk_home, clock
+):
     def power_cut(_messages):
         raise SystemExit("power cut")  # not an error the pass handles: the process dies here
 
@@ -281,7 +291,10 @@ def test_a_crash_mid_pass_loses_nothing_and_the_pass_resumes_on_the_same_message
         result = pass_.run()
         assert result.resumed and result.run_id == range_before.id and result.applied == 2
         run = pass_.store.run(result.run_id)
-        assert (run.first_message_id, run.last_message_id) == (range_before.first_message_id, range_before.last_message_id)
+        assert (run.first_message_id, run.last_message_id) == (
+            range_before.first_message_id,
+            range_before.last_message_id,
+        )
         assert reopened.memory.core.get(chatted.id, "human").value == f"{KNOWN}\nName: Ana.\nWorks nights."
     finally:
         reopened.close()
@@ -332,7 +345,8 @@ def test_the_idle_runner_runs_a_due_pass_after_the_idle_time(services, runtime, 
     results = []
     runtime.enqueue(append("Name: Ana."), finish())
     idle = IdleConsolidation(
-        lambda: consolidator(services, chatted, runtime, consolidation_every_turns=3), 0.05,
+        lambda: consolidator(services, chatted, runtime, consolidation_every_turns=3),
+        0.05,
         on_result=lambda result: (results.append(result), done.set()),
     )
     idle.touch()
@@ -350,7 +364,9 @@ def test_the_idle_runner_stops_a_running_pass_when_the_user_is_back(services, ru
         return append("Name: Ana.")
 
     runtime.enqueue(slow)
-    idle = IdleConsolidation(lambda: consolidator(services, chatted, runtime, consolidation_every_turns=3), 0.01, on_result=results.append)
+    idle = IdleConsolidation(
+        lambda: consolidator(services, chatted, runtime, consolidation_every_turns=3), 0.01, on_result=results.append
+    )
     idle.touch()
     assert started.wait(10)
     idle.interrupt()  # returns once the pass has stopped
@@ -359,7 +375,9 @@ def test_the_idle_runner_stops_a_running_pass_when_the_user_is_back(services, ru
     idle.close()
 
 
-def test_the_idle_runner_tries_again_at_the_next_idle_moment_when_the_store_was_busy(services, runtime, chatted, other_writer):
+def test_the_idle_runner_tries_again_at_the_next_idle_moment_when_the_store_was_busy(
+    services, runtime, chatted, other_writer
+):
     other_writer.execute("BEGIN IMMEDIATE")  # the extractor's catch-up holds the write lock
     attempts, done, results, errors = [], threading.Event(), [], []
 
@@ -370,7 +388,9 @@ def test_the_idle_runner_tries_again_at_the_next_idle_moment_when_the_store_was_
         return consolidator(services, chatted, runtime, consolidation_every_turns=3)
 
     runtime.enqueue(append("Name: Ana."), finish())
-    idle = IdleConsolidation(make_pass, 0.05, on_result=lambda result: (results.append(result), done.set()), on_error=errors.append)
+    idle = IdleConsolidation(
+        make_pass, 0.05, on_result=lambda result: (results.append(result), done.set()), on_error=errors.append
+    )
     idle.touch()
     assert done.wait(10)
     idle.close()
@@ -380,7 +400,9 @@ def test_the_idle_runner_tries_again_at_the_next_idle_moment_when_the_store_was_
 
 def test_the_idle_runner_does_nothing_when_no_pass_is_due(services, runtime, chatted):
     calls = []
-    idle = IdleConsolidation(lambda: consolidator(services, chatted, runtime, consolidation_every_turns=50), 0.01, on_result=calls.append)
+    idle = IdleConsolidation(
+        lambda: consolidator(services, chatted, runtime, consolidation_every_turns=50), 0.01, on_result=calls.append
+    )
     idle.touch()
     time.sleep(0.3)
     idle.close()

@@ -8,15 +8,15 @@ from dataclasses import replace
 
 import pytest
 
-from memdesk.app.runtimes import make_runtime
 from memdesk.app.agents import open_agent, open_consolidator
+from memdesk.app.runtimes import make_runtime
 from memdesk.app.services import open_services
 from memdesk.core.agent.consolidation.prompt import FINISH, MEMORY_FUNCTIONS
 from memdesk.core.agent.consolidation.store import APPLIED, FAILED
-from memdesk.core.runtime.base import SamplingParams
-from memdesk.core.runtime.scripted import ScriptedRuntime, say
 from memdesk.core.base.paths import Paths
 from memdesk.core.base.settings_table import Settings
+from memdesk.core.runtime.base import SamplingParams
+from memdesk.core.runtime.scripted import ScriptedRuntime, say
 
 pytestmark = pytest.mark.model
 
@@ -35,8 +35,12 @@ def test_a_pass_on_the_bundled_model_makes_only_valid_memory_calls(real_embedder
         ):
             chat_runtime.enqueue(say("Noted."))
             agent.send_user_message(text)
-        consolidation = open_consolidator(services, record, runtime, settings=replace(services.settings, consolidation="apply"))
-        consolidation.settings = replace(consolidation.settings, max_steps=2, params=SamplingParams(temperature=0.3, seed=3, max_tokens=96))
+        consolidation = open_consolidator(
+            services, record, runtime, settings=replace(services.settings, consolidation="apply")
+        )
+        consolidation.settings = replace(
+            consolidation.settings, max_steps=2, params=SamplingParams(temperature=0.3, seed=3, max_tokens=96)
+        )
         result = consolidation.run()
         assert result.status == "done"
         changes = consolidation.store.changes(result.run_id)
@@ -77,7 +81,10 @@ def test_a_pass_on_the_conversations_prompt_evaluates_only_its_own_request(real_
         record = services.create_agent("ana", human="Nothing is known about the user yet.")
         chat_runtime = ScriptedRuntime(context_window=4096)
         scripted = open_agent(services, record, chat_runtime)
-        for text in ("Hi, I'm Ana. I moved to Porto last spring with my partner Rui.", "I work as a nurse, mostly night shifts."):
+        for text in (
+            "Hi, I'm Ana. I moved to Porto last spring with my partner Rui.",
+            "I work as a nurse, mostly night shifts.",
+        ):
             chat_runtime.enqueue(say("Noted."))
             scripted.send_user_message(text)
         agent = open_agent(services, record, runtime)
@@ -85,9 +92,15 @@ def test_a_pass_on_the_conversations_prompt_evaluates_only_its_own_request(real_
         runtime.warm(conversation)  # the KV cache as the conversation's last step left it
         recording = Recording(runtime)
         consolidation = open_consolidator(
-            services, record, recording, settings=replace(services.settings, consolidation="apply"), prefix=agent.prompt_prefix
+            services,
+            record,
+            recording,
+            settings=replace(services.settings, consolidation="apply"),
+            prefix=agent.prompt_prefix,
         )
-        consolidation.settings = replace(consolidation.settings, max_steps=2, params=SamplingParams(temperature=0.3, seed=3, max_tokens=96))
+        consolidation.settings = replace(
+            consolidation.settings, max_steps=2, params=SamplingParams(temperature=0.3, seed=3, max_tokens=96)
+        )
         result = consolidation.run()
         assert result.status == "done"
         first = recording.turns[0].stats

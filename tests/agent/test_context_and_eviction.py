@@ -8,8 +8,8 @@ from dataclasses import replace
 import pytest
 
 from memdesk.core.agent.context import SECTIONS
-from memdesk.core.runtime.scripted import ScriptedRuntime, call, say
 from memdesk.core.base.errors import ContextOverflowError
+from memdesk.core.runtime.scripted import ScriptedRuntime, call, say
 
 WORDS = "the quick brown fox jumps over the lazy dog and keeps running far away "
 
@@ -128,7 +128,11 @@ def test_a_giant_function_result_is_truncated_and_says_so(services, make_agent, 
     agent = make_agent("reader", runtime=runtime)
     agent.files.root.mkdir(parents=True, exist_ok=True)
     (agent.files.root / "big.txt").write_text("\n".join("line %d " % i + "word " * 60 for i in range(300)))
-    runtime.enqueue(call("read_from_text_file", "read it", True, filename="big.txt", line_start=1, num_lines=200), say("done"), say("saved"))
+    runtime.enqueue(
+        call("read_from_text_file", "read it", True, filename="big.txt", line_start=1, num_lines=200),
+        say("done"),
+        say("saved"),
+    )
     result = agent.send_user_message("read big.txt")
     assert result.replies[0] == "done"
     stored = [m for m in services.memory.recall.all(agent.id) if m.kind == "function_result"][0]

@@ -8,8 +8,8 @@ import sys
 import textwrap
 
 from memdesk.app.services import open_services
-from memdesk.core.embedding.hashing import HashingEmbedder
 from memdesk.core.base.paths import Paths
+from memdesk.core.embedding.hashing import HashingEmbedder
 
 CRASHING_TOOL = '''
 import os
@@ -53,7 +53,9 @@ DRIVER = textwrap.dedent(
 def test_a_crash_mid_step_keeps_every_earlier_step(memdesk_home):
     (memdesk_home / "tools").mkdir(parents=True)
     (memdesk_home / "tools" / "crasher.py").write_text(CRASHING_TOOL)
-    completed = subprocess.run([sys.executable, "-c", DRIVER], env=dict(os.environ), capture_output=True, text=True, timeout=120)
+    completed = subprocess.run(
+        [sys.executable, "-c", DRIVER], env=dict(os.environ), capture_output=True, text=True, timeout=120
+    )
     assert completed.returncode == 9, completed.stderr
 
     services = open_services(Paths.from_environment(), embedder=HashingEmbedder())
@@ -62,7 +64,12 @@ def test_a_crash_mid_step_keeps_every_earlier_step(memdesk_home):
         kinds = [m.kind for m in services.memory.recall.all(record.id)]
         # Turn one complete; turn two's user message saved before the model ran; the crashed step gone.
         assert kinds == [
-            "user_message", "assistant_call", "function_result", "heartbeat", "assistant_call", "function_result",
+            "user_message",
+            "assistant_call",
+            "function_result",
+            "heartbeat",
+            "assistant_call",
+            "function_result",
             "user_message",
         ]
         human = services.memory.core.get(record.id, "human").value

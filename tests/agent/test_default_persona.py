@@ -49,7 +49,9 @@ def test_an_older_store_credits_its_default_blocks_to_memdesk_and_leaves_the_use
     db.migrate(MIGRATIONS[: MIGRATIONS.index(migrations.m012_app_written_blocks.migrate)])
     now = "2026-01-01T00:00:00+00:00"
     for agent_id, name in ((1, "Companion"), (2, "Mine")):
-        db.execute("INSERT INTO agents(id, name, created_at, system_prompt) VALUES (?, ?, ?, '')", (agent_id, name, now))
+        db.execute(
+            "INSERT INTO agents(id, name, created_at, system_prompt) VALUES (?, ?, ?, '')", (agent_id, name, now)
+        )
     blocks = [  # (block id, agent, label, first text, later edited by the user)
         (1, 1, "persona", migrations.m012_app_written_blocks.OLD_DEFAULT_PERSONA, None),
         (2, 1, "human", "", "Ada lives in Lisbon."),
@@ -74,8 +76,17 @@ def test_an_older_store_credits_its_default_blocks_to_memdesk_and_leaves_the_use
             )
     db.migrate(MIGRATIONS)
     assert db.query("SELECT target_id, action, source FROM memory_history ORDER BY id") == [
-        (1, "create", "app"), (2, "create", "app"), (2, "update", "user"), (3, "create", "user"), (4, "create", "app"),
+        (1, "create", "app"),
+        (2, "create", "app"),
+        (2, "update", "user"),
+        (3, "create", "user"),
+        (4, "create", "app"),
     ]
     # The block shows its last author: MemDesk while untouched, the user once they edited it.
-    assert db.query("SELECT id, updated_by FROM memory_blocks ORDER BY id") == [(1, "app"), (2, "user"), (3, "user"), (4, "app")]
+    assert db.query("SELECT id, updated_by FROM memory_blocks ORDER BY id") == [
+        (1, "app"),
+        (2, "user"),
+        (3, "user"),
+        (4, "app"),
+    ]
     db.close()

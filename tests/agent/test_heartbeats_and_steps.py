@@ -44,9 +44,13 @@ def test_a_call_without_heartbeat_yields_in_a_turn_nobody_waits_for(services, ru
 
 def test_a_users_turn_never_ends_in_silence(services, runtime, make_agent):
     agent = make_agent()
-    runtime.enqueue(call("core_memory_append", "note it", False, label="human", content="Likes tea"), say("Tea, noted!"))
+    runtime.enqueue(
+        call("core_memory_append", "note it", False, label="human", content="Likes tea"), say("Tea, noted!")
+    )
     result = agent.send_user_message("I like tea")
-    assert [s.function for s in result.steps] == ["core_memory_append", "send_message"] and result.replies == ["Tea, noted!"]
+    assert [s.function for s in result.steps] == ["core_memory_append", "send_message"] and result.replies == [
+        "Tea, noted!"
+    ]
     heartbeat = json.loads([m for m in services.memory.recall.all(agent.id) if m.kind == "heartbeat"][-1].content)
     assert heartbeat["reason"] == "you have not answered the user: answer now"
     assert runtime.tools_seen[1] == ["send_message"]  # the grammar allowed nothing else
@@ -89,7 +93,9 @@ def test_malformed_json_unknown_functions_and_bad_arguments_are_recoverable(serv
     )
     result = agent.send_user_message("hi")
     assert [s.ok for s in result.steps] == [False, False, False, False, True]
-    results = [json.loads(m.content)["message"] for m in services.memory.recall.all(agent.id) if m.kind == "function_result"]
+    results = [
+        json.loads(m.content)["message"] for m in services.memory.recall.all(agent.id) if m.kind == "function_result"
+    ]
     assert "not valid JSON" in results[0]
     assert "Unknown function 'fly_to_the_moon'" in results[1] and "send_message" in results[1]
     assert "missing required argument(s): content" in results[2]

@@ -8,11 +8,11 @@ import json
 import pytest
 
 from memdesk.app.agents import open_agent
-from memdesk.core.transfer.agentfile import import_agent_file, read_agent_file
+from memdesk.core.base.errors import ConfigError
 from memdesk.core.runtime.scripted import ScriptedRuntime, call, say
 from memdesk.core.tools.context import AllowAll, DenyAll
 from memdesk.core.tools.imported import ImportedTools
-from memdesk.core.base.errors import ConfigError
+from memdesk.core.transfer.agentfile import import_agent_file, read_agent_file
 
 
 def imported(services, path):
@@ -26,7 +26,12 @@ def assert_blocks_as_in_file(services, agent_id, data):
     for ref in data["agents"][0]["block_ids"]:
         block = by_id[ref]
         mine = blocks[block["label"]]
-        assert (mine.value, mine.limit, mine.read_only, mine.description) == (block["value"], block["limit"], block["read_only"], block["description"])
+        assert (mine.value, mine.limit, mine.read_only, mine.description) == (
+            block["value"],
+            block["limit"],
+            block["read_only"],
+            block["description"],
+        )
     assert len(blocks) == len(data["agents"][0]["block_ids"])
 
 
@@ -43,7 +48,9 @@ def test_the_memgpt_agents(services, agentfiles, name):
     assert any("gpt-4o-mini" in item and "LLM config" in item for item in summary.unmapped)
     assert any("text-embedding-3-small" in item for item in summary.unmapped)
     assert any("system message" in item for item in summary.fixups)
-    assert ("encoded twice" in " ".join(summary.fixups)) == (name == "memgpt_agent.af")  # that file is a JSON string of JSON
+    assert ("encoded twice" in " ".join(summary.fixups)) == (
+        name == "memgpt_agent.af"
+    )  # that file is a JSON string of JSON
     history = services.memory.core.history.for_agent(agent.agent_id)
     assert {(c.source, c.action) for c in history} == {("import", "create")} and len(history) == 2
     assert history[0].note == f"imported from {name}"
@@ -92,31 +99,82 @@ def test_deep_research_agent(services, agentfiles):
 def newer_file() -> dict:
     """The shape of the newer published files: two agents sharing blocks in a sleep-time group,
     skills, an MCP server, a folder, tool calls with results, an approval and an unknown role."""
+
     def message(number, role, **fields):
-        return {"id": f"message-{number}", "role": role, "content": [], "created_at": f"2026-02-11T20:0{number}:00+00:00", **fields}
+        return {
+            "id": f"message-{number}",
+            "role": role,
+            "content": [],
+            "created_at": f"2026-02-11T20:0{number}:00+00:00",
+            **fields,
+        }
 
     text = lambda t: [{"type": "text", "text": t}]  # noqa: E731
     main_messages = [
         message(0, "system", content=text("You are Evie.")),
         message(1, "user", content=text("Hello, I am Ada"), name="Ada"),
-        message(2, "assistant", content=[{"type": "reasoning", "reasoning": "Greet and remember."}],
-                tool_calls=[{"id": "toolu_1", "type": "function", "function": {"name": "memory_insert", "arguments": json.dumps({"label": "human", "new_str": "Ada"})}}]),
-        message(3, "tool", content=text('{"status": "OK", "message": "None", "time": "now"}'), name="memory_insert", tool_call_id="toolu_1"),
-        message(4, "assistant", content=[{"type": "reasoning", "reasoning": "Reply."}, {"type": "text", "text": "Hi Ada!"}]),
+        message(
+            2,
+            "assistant",
+            content=[{"type": "reasoning", "reasoning": "Greet and remember."}],
+            tool_calls=[
+                {
+                    "id": "toolu_1",
+                    "type": "function",
+                    "function": {
+                        "name": "memory_insert",
+                        "arguments": json.dumps({"label": "human", "new_str": "Ada"}),
+                    },
+                }
+            ],
+        ),
+        message(
+            3,
+            "tool",
+            content=text('{"status": "OK", "message": "None", "time": "now"}'),
+            name="memory_insert",
+            tool_call_id="toolu_1",
+        ),
+        message(
+            4, "assistant", content=[{"type": "reasoning", "reasoning": "Reply."}, {"type": "text", "text": "Hi Ada!"}]
+        ),
         message(5, "approval", content=[]),
         message(6, "narrator", content=text("Meanwhile...")),
     ]
     return {
         "agents": [
-            {"id": "agent-0", "name": "Evie", "system": "You are Evie.", "agent_type": "letta_v1_agent", "block_ids": ["block-0", "block-1"],
-             "tool_ids": ["tool-0", "tool-1"], "messages": main_messages,
-             "in_context_message_ids": ["message-0", "message-1", "message-2", "message-3", "message-4"], "group_ids": ["group-0"],
-             "llm_config": {"model": "claude-opus", "model_endpoint": "https://api.anthropic.com/v1"}, "tool_rules": []},
-            {"id": "agent-1", "name": "Evie", "system": "You manage memory.", "agent_type": "sleeptime_agent",
-             "block_ids": ["block-0", "block-2"], "tool_ids": [], "messages": [], "in_context_message_ids": []},
+            {
+                "id": "agent-0",
+                "name": "Evie",
+                "system": "You are Evie.",
+                "agent_type": "letta_v1_agent",
+                "block_ids": ["block-0", "block-1"],
+                "tool_ids": ["tool-0", "tool-1"],
+                "messages": main_messages,
+                "in_context_message_ids": ["message-0", "message-1", "message-2", "message-3", "message-4"],
+                "group_ids": ["group-0"],
+                "llm_config": {"model": "claude-opus", "model_endpoint": "https://api.anthropic.com/v1"},
+                "tool_rules": [],
+            },
+            {
+                "id": "agent-1",
+                "name": "Evie",
+                "system": "You manage memory.",
+                "agent_type": "sleeptime_agent",
+                "block_ids": ["block-0", "block-2"],
+                "tool_ids": [],
+                "messages": [],
+                "in_context_message_ids": [],
+            },
         ],
-        "groups": [{"id": "group-0", "agent_ids": ["agent-1"], "shared_block_ids": ["block-0"],
-                    "manager_config": {"manager_type": "sleeptime", "manager_agent_id": "agent-0"}}],
+        "groups": [
+            {
+                "id": "group-0",
+                "agent_ids": ["agent-1"],
+                "shared_block_ids": ["block-0"],
+                "manager_config": {"manager_type": "sleeptime", "manager_agent_id": "agent-0"},
+            }
+        ],
         "blocks": [
             {"id": "block-0", "label": "persona", "value": "I am Evie.", "limit": 5000},
             {"id": "block-1", "label": "system/human/work", "value": "x" * 30, "limit": 10, "read_only": False},
@@ -128,8 +186,13 @@ def newer_file() -> dict:
             {"id": "tool-0", "name": "memory_insert", "tool_type": "letta_sleeptime_core"},
             {"id": "tool-1", "name": "send_discord_dm", "tool_type": "external_mcp"},
         ],
-        "mcp_servers": [{"id": "mcp_server-0", "server_name": "discord", "server_type": "sse", "server_url": "https://mcp.example"}],
-        "skills": [{"name": "verify-claims", "files": {"SKILL.md": "Check facts."}}, {"name": "linear", "source_url": "letta-ai/skills/linear"}],
+        "mcp_servers": [
+            {"id": "mcp_server-0", "server_name": "discord", "server_type": "sse", "server_url": "https://mcp.example"}
+        ],
+        "skills": [
+            {"name": "verify-claims", "files": {"SKILL.md": "Check facts."}},
+            {"name": "linear", "source_url": "letta-ai/skills/linear"},
+        ],
         "metadata": {"revision_id": "3e54e2fa2f7e"},
     }
 
@@ -138,25 +201,50 @@ def test_a_newer_file_with_groups_shared_blocks_and_skills(services):
     summary = import_agent_file(services, newer_file())
     evie, helper = summary.agents
     assert (evie.name, helper.name) == ("Evie", "Evie (2)")  # two agents of one name in the file
-    assert services.memory.core.get(helper.agent_id, "persona").value == services.memory.core.get(evie.agent_id, "persona").value
+    assert (
+        services.memory.core.get(helper.agent_id, "persona").value
+        == services.memory.core.get(evie.agent_id, "persona").value
+    )
     work = services.memory.core.get(evie.agent_id, "system/human/work")
     assert work.value == "x" * 10 and work.limit == 10  # over its limit: cut to it
     assert services.memory.core.get(helper.agent_id, "notes_about_Ada_").value == "likes tea"
     kinds = [(m.kind, m.function_name) for m in services.memory.recall.all(evie.agent_id)]
-    assert kinds == [("user_message", None), ("assistant_call", "memory_insert"), ("function_result", "memory_insert"), ("assistant_call", "send_message")]
+    assert kinds == [
+        ("user_message", None),
+        ("assistant_call", "memory_insert"),
+        ("function_result", "memory_insert"),
+        ("assistant_call", "send_message"),
+    ]
     messages = services.memory.recall.all(evie.agent_id)
-    assert messages[2].step_id == messages[1].id and messages[0].author == "Ada" and messages[0].search_text == "Hello, I am Ada"
+    assert (
+        messages[2].step_id == messages[1].id
+        and messages[0].author == "Ada"
+        and messages[0].search_text == "Hello, I am Ada"
+    )
     reply = json.loads(messages[3].content)
     assert reply == {"function": "send_message", "params": {"inner_thoughts": "Reply.", "message": "Hi Ada!"}}
     assert json.loads(messages[1].content)["params"]["inner_thoughts"] == "Greet and remember."
     assert services.memory.recall.search_text(evie.agent_id, "Hi Ada").total == 1
     text = summary.text()
-    for expected in ("shared by 2 agents", "Block 'system/human/work' of 'Evie' held 30 characters, over its limit of 10: cut to its first 10", "renamed 'notes_about_Ada_'", "unknown role 'narrator'",
-                     "sleep-time agent", "Imported 2 agent(s)"):
+    for expected in (
+        "shared by 2 agents",
+        "Block 'system/human/work' of 'Evie' held 30 characters, over its limit of 10: cut to its first 10",
+        "renamed 'notes_about_Ada_'",
+        "unknown role 'narrator'",
+        "sleep-time agent",
+        "Imported 2 agent(s)",
+    ):
         assert expected in text, expected
-    for expected in ("Group group-0: sleeptime group managed by 'Evie'", "MCP server 'discord'", "Skill 'verify-claims' (1 file(s))",
-                     "Skill 'linear' (from letta-ai/skills/linear)", "Folder 'folder-1' with 1 file(s): notes.md", "tool-approval message",
-                     "Tool send_discord_dm of 'Evie': an MCP server tool", "LLM config of 'Evie': claude-opus"):
+    for expected in (
+        "Group group-0: sleeptime group managed by 'Evie'",
+        "MCP server 'discord'",
+        "Skill 'verify-claims' (1 file(s))",
+        "Skill 'linear' (from letta-ai/skills/linear)",
+        "Folder 'folder-1' with 1 file(s): notes.md",
+        "tool-approval message",
+        "Tool send_discord_dm of 'Evie': an MCP server tool",
+        "LLM config of 'Evie': claude-opus",
+    ):
         assert any(expected in item for item in summary.unmapped), expected
 
 

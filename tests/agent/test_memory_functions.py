@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
-from memdesk.core.runtime.scripted import call, say
 from memdesk.core.base.settings_table import Settings
+from memdesk.core.runtime.scripted import call, say
 
 
 def result_of(services, agent):
     """The latest function result other than a send_message's."""
     results = [
-        m for m in services.memory.recall.all(agent.id) if m.kind == "function_result" and m.function_name != "send_message"
+        m
+        for m in services.memory.recall.all(agent.id)
+        if m.kind == "function_result" and m.function_name != "send_message"
     ]
     return json.loads(results[-1].content)
 
@@ -73,7 +75,10 @@ def test_core_memory_appears_in_the_prompt_with_its_fill_level(services, runtime
     agent.send_user_message("hi")
     memory = runtime.prompts[0][1].content  # the memory section follows the static system message
     assert memory.startswith("### Memory")
-    assert '<human characters="9/2000" description="What you know about the user: facts they share with you, one per line.">\nName: Ana\n</human>' in memory
+    assert (
+        '<human characters="9/2000" description="What you know about the user: facts they share with you, one per line.">\nName: Ana\n</human>'
+        in memory
+    )
 
 
 def test_a_new_human_block_is_empty_and_appended_facts_stand_alone(services, runtime, make_agent):
@@ -112,14 +117,17 @@ def test_conversation_search_finds_text_in_any_script(services, runtime, make_ag
 def test_conversation_search_date_is_inclusive_and_validates_dates(services, runtime, make_agent, clock):
     agent = make_agent()
     for day in (1, 2, 3):
-        clock.set(datetime(2026, 11, day, 12, tzinfo=timezone.utc))
+        clock.set(datetime(2026, 11, day, 12, tzinfo=UTC))
         runtime.enqueue(say("ok"))
         agent.send_user_message(f"message on day {day}")
     run_call(agent, runtime, "conversation_search_date", start_date="2026-11-02", end_date="2026-11-03")
     found = result_of(services, agent)["message"]
     assert "day 2" in found and "day 3" in found and "day 1" not in found
     run_call(agent, runtime, "conversation_search_date", start_date="yesterday", end_date="2026-11-03")
-    assert "YYYY-MM-DD" in result_of(services, agent)["message"] or "like 2026-11-30" in result_of(services, agent)["message"]
+    assert (
+        "YYYY-MM-DD" in result_of(services, agent)["message"]
+        or "like 2026-11-30" in result_of(services, agent)["message"]
+    )
 
 
 def test_evicted_messages_remain_searchable(services, runtime, make_agent):

@@ -9,10 +9,10 @@ from __future__ import annotations
 import json
 
 from memdesk.core.agent.loop import AgentSettings
+from memdesk.core.base.settings_table import Settings
 from memdesk.core.memory.history import AGENT, BLOCK
 from memdesk.core.models.catalog import load_catalog
 from memdesk.core.runtime.scripted import call, say
-from memdesk.core.base.settings_table import Settings
 from tests.agent.test_auto_recall import forget
 
 
@@ -31,7 +31,9 @@ def test_a_reply_can_save_a_fact_about_the_user_in_the_same_step(services, runti
     result = agent.send_user_message("Hi, I am Ada and I live in Lisbon.")
     assert len(result.steps) == 1 and result.replies == ["Nice to meet you, Ada!"]
     assert services.memory.core.get(agent.id, "human").value == "Name: unknown\nName: Ada. Lives in Lisbon."
-    assert results(services, agent)[-1]["message"].startswith("Sent message successfully. Remembered in the human block")
+    assert results(services, agent)[-1]["message"].startswith(
+        "Sent message successfully. Remembered in the human block"
+    )
     # The history says the agent wrote it, caused by the user's message and that very call.
     change = services.memory.core.history.for_agent(agent.id, kind=BLOCK)[0]
     call_id = [m.id for m in services.memory.recall.all(agent.id) if m.kind == "assistant_call"][-1]
@@ -58,7 +60,10 @@ def test_a_fact_that_does_not_fit_is_reported_and_the_reply_still_counts_as_sent
     # One step: the message reached the user, so nothing is sent again; the model reads why.
     assert len(result.steps) == 1 and result.steps[0].ok and result.replies == ["Noted!"]
     assert services.memory.core.get(agent.id, "human").value == "Name: Ada"
-    assert "Not remembered" in results(services, agent)[-1]["message"] and "limit of 20" in results(services, agent)[-1]["message"]
+    assert (
+        "Not remembered" in results(services, agent)[-1]["message"]
+        and "limit of 20" in results(services, agent)[-1]["message"]
+    )
     assert agent.unanswered() is None
 
 
@@ -75,7 +80,9 @@ def test_the_note_is_offered_bounded_and_only_where_a_writable_human_block_exist
     runtime.enqueue(say("Hi"))
     agent.send_user_message("Hi")
     reply = next(s for s in runtime.specs_seen[0] if s.name == "send_message")
-    assert reply.parameters["properties"]["remember"]["maxLength"] == 200 and reply.parameters["required"] == ["message"]
+    assert reply.parameters["properties"]["remember"]["maxLength"] == 200 and reply.parameters["required"] == [
+        "message"
+    ]
     services.memory.core.configure(agent.id, "human", read_only=True)
     runtime.enqueue(say("Hi again"))
     agent.send_user_message("Hi again")
@@ -95,7 +102,9 @@ SEARCHES = {"conversation_search", "conversation_search_date", "archival_memory_
 PATIENT = Settings(auto_recall_timeout_ms=600_000)
 
 
-def test_no_search_nor_message_chatgpt_is_offered_once_automatic_recall_placed_memories(services, runtime, make_agent, clock):
+def test_no_search_nor_message_chatgpt_is_offered_once_automatic_recall_placed_memories(
+    services, runtime, make_agent, clock
+):
     agent = make_agent(settings=PATIENT)
     forget(services, agent, clock, ["My cat is called Tom", "Tom sleeps on the basil pots"])
     runtime.enqueue(say("Your cat is Tom."))

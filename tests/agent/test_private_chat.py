@@ -10,9 +10,9 @@ import pytest
 
 from memdesk.app.agents import open_agent
 from memdesk.app.services import open_private_services
+from memdesk.core.base.errors import PrivateChatRefusal
 from memdesk.core.runtime.scripted import ScriptedRuntime, call, say
 from memdesk.core.tools.context import AllowAll
-from memdesk.core.base.errors import PrivateChatRefusal
 
 # Words that appear nowhere but in the private chat.
 SECRET_MESSAGE = "zanzibarquux"
@@ -23,15 +23,31 @@ SECRET_FACT = "Obsidianfjord"
 
 def file_bytes(path: Path) -> dict[str, bytes | None]:
     """The store file and its WAL, byte for byte (None: absent)."""
-    return {suffix: (Path(f"{path}{suffix}").read_bytes() if Path(f"{path}{suffix}").exists() else None) for suffix in ("", "-wal")}
+    return {
+        suffix: (Path(f"{path}{suffix}").read_bytes() if Path(f"{path}{suffix}").exists() else None)
+        for suffix in ("", "-wal")
+    }
 
 
 def folder_bytes(folder: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()} if folder.exists() else {}
+    return (
+        {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+        if folder.exists()
+        else {}
+    )
 
 
 def counts(db, agent_id: int) -> dict[str, int]:
-    tables = ("messages", "passages", "memory_history", "graph_entities", "graph_facts", "graph_mentions", "graph_queue", "recall_shown")
+    tables = (
+        "messages",
+        "passages",
+        "memory_history",
+        "graph_entities",
+        "graph_facts",
+        "graph_mentions",
+        "graph_queue",
+        "recall_shown",
+    )
     return {table: db.scalar(f"SELECT count(*) FROM {table}") for table in tables} | {
         "blocks": db.scalar("SELECT sum(version) FROM memory_blocks WHERE agent_id = ?", (agent_id,))
     }
@@ -70,7 +86,11 @@ def private_turns(private, record, runtime) -> None:
 def test_a_private_chat_writes_nothing_to_the_store_file_or_the_kv_cache(services, runtime, saved_agent):
     path = services.paths.database
     services.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # the saved chat's state, settled
-    before, kv_before, saved_counts = file_bytes(path), folder_bytes(services.paths.kv_cache), counts(services.db, saved_agent.id)
+    before, kv_before, saved_counts = (
+        file_bytes(path),
+        folder_bytes(services.paths.kv_cache),
+        counts(services.db, saved_agent.id),
+    )
 
     private = open_private_services(services)
     try:
@@ -79,7 +99,9 @@ def test_a_private_chat_writes_nothing_to_the_store_file_or_the_kv_cache(service
         assert SECRET_CORE in private.memory.core.get(saved_agent.id, "human").value
         assert private.memory.archival.count(saved_agent.id) == 2
         assert SECRET_FACT in str(private.db.query("SELECT name FROM graph_entities"))
-        assert "Lucia lives in Lisbon" in str(private.db.query("SELECT content FROM messages WHERE kind = 'function_result'"))
+        assert "Lucia lives in Lisbon" in str(
+            private.db.query("SELECT content FROM messages WHERE kind = 'function_result'")
+        )
         assert counts(private.db, saved_agent.id) != saved_counts
     finally:
         private.close()
@@ -108,7 +130,10 @@ def test_the_saved_chat_goes_on_unchanged_after_a_private_chat(services, runtime
     for word in (SECRET_MESSAGE, SECRET_CORE, SECRET_ARCHIVE, SECRET_FACT):
         assert word not in prompt
     assert services.memory.core.get(agent.id, "human").value == "Name: Ana"
-    assert [m.search_text for m in services.memory.recall.all(agent.id) if m.kind == "user_message"] == ["Hi, I'm back", "Anything new?"]
+    assert [m.search_text for m in services.memory.recall.all(agent.id) if m.kind == "user_message"] == [
+        "Hi, I'm back",
+        "Anything new?",
+    ]
 
 
 def test_a_private_chat_reads_what_was_saved_after_the_last_one(services, runtime, saved_agent):
@@ -127,11 +152,15 @@ def test_a_private_chat_refuses_to_write_files_and_to_ingest_documents(services,
     private = open_private_services(services)
     try:
         agent = open_agent(private, services.agents.get(saved_agent.id), runtime, consent=AllowAll())
-        runtime.enqueue(call("append_to_text_file", "save", True, filename="notes.txt", content=SECRET_MESSAGE), say("I can't."))
+        runtime.enqueue(
+            call("append_to_text_file", "save", True, filename="notes.txt", content=SECRET_MESSAGE), say("I can't.")
+        )
         agent.send_user_message("Write it down")
         result = [m for m in private.memory.recall.all(agent.id) if m.function_name == "append_to_text_file"][-1]
         assert "private chat" in result.content
-        assert not services.paths.agent_files(agent.id).exists() or not any(services.paths.agent_files(agent.id).rglob("*"))
+        assert not services.paths.agent_files(agent.id).exists() or not any(
+            services.paths.agent_files(agent.id).rglob("*")
+        )
         # The prompt lists the same functions as the saved chat's, so its cached state is reused.
         assert runtime.prompts[-1][0] == runtime.prompts[0][0]
         with pytest.raises(PrivateChatRefusal):
@@ -183,11 +212,13 @@ class RecordingRuntime(ScriptedRuntime):
         self.closed = True
 
 
-def test_a_failing_tool_or_recall_logs_where_it_failed_but_not_what_was_said(services, runtime, saved_agent, caplog, monkeypatch):
+def test_a_failing_tool_or_recall_logs_where_it_failed_but_not_what_was_said(
+    services, runtime, saved_agent, caplog, monkeypatch
+):
     tools = services.paths.user_tools
     tools.mkdir(parents=True, exist_ok=True)
     (tools / "diary.py").write_text(
-        'def diary(ctx, entry: str) -> str:\n'
+        "def diary(ctx, entry: str) -> str:\n"
         '    """Keep a diary entry.\n\n    Args:\n        entry: The entry.\n    """\n'
         '    raise ValueError(f"cannot file {entry}")\n\nTOOLS = [diary]\n'
     )
@@ -224,9 +255,9 @@ def test_deleting_an_agent_in_the_copy_leaves_its_saved_files_alone(services, sa
 
 def test_a_private_chat_on_an_encrypted_store_reads_its_memories_and_leaves_the_file_as_it_was(tmp_path):
     from memdesk.app.services import open_services
+    from memdesk.core.base.paths import Paths
     from memdesk.core.embedding.hashing import HashingEmbedder
     from memdesk.core.storage.encryption import encrypt_store
-    from memdesk.core.base.paths import Paths
 
     paths = Paths(tmp_path / "home")
     services = open_services(paths, embedder=HashingEmbedder())

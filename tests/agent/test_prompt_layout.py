@@ -33,7 +33,9 @@ def test_the_memory_prefix_a_warm_up_evaluates_is_how_every_step_of_a_new_agent_
     warmup.start(runtime, agent.static_prefix(), agent.memory_prefix())
     assert warmup.finished.wait(5)
     assert runtime.warmed == [agent.static_prefix(), agent.memory_prefix()]  # static first: it stays on disk alone too
-    assert [m.role for m in agent.memory_prefix()] == ["system", "user"] and "### Memory" not in agent.memory_prefix()[0].content
+    assert [m.role for m in agent.memory_prefix()] == ["system", "user"] and "### Memory" not in agent.memory_prefix()[
+        0
+    ].content
     runtime.enqueue(call("core_memory_append", "save", True, label="human", content="Name: Ada"), say("Hi Ada"))
     warmed = agent.memory_prefix()
     agent.send_user_message("I am Ada")
@@ -49,7 +51,7 @@ def test_the_agents_own_edit_appends_to_the_prompt(services, runtime, make_agent
     before, after = runtime.prompts
     # The second step's prompt is the first one plus the call, its result and the heartbeat.
     assert is_prefix(before, after)
-    assert [m.role for m in after[len(before):]] == ["assistant", "user", "user"]
+    assert [m.role for m in after[len(before) :]] == ["assistant", "user", "user"]
     # No memory_update event: the model knows its own edit from its call.
     assert not [m for m in services.memory.recall.all(agent.id) if m.kind == "memory_update"]
     # The memory section still shows the block as rendered; the store has the edit.

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from memdesk.app.agents import open_agent
 from memdesk.app.services import open_services
-from memdesk.core.runtime.scripted import ScriptedRuntime, call, say
-from memdesk.core.tools.context import AllowAll
 from memdesk.core.base.paths import Paths
 from memdesk.core.base.settings_table import Settings
+from memdesk.core.runtime.scripted import ScriptedRuntime, call, say
+from memdesk.core.tools.context import AllowAll
 
 
 def test_archival_search_finds_a_paraphrase_with_the_real_embedder(real_embedder, clock):
@@ -23,7 +23,8 @@ def test_archival_search_finds_a_paraphrase_with_the_real_embedder(real_embedder
         ):
             archival.insert(record.id, fact)
         runtime = ScriptedRuntime(
-            [call("archival_memory_search", "what job?", False, query="What is their profession?"), say("A nurse.")], context_window=16384
+            [call("archival_memory_search", "what job?", False, query="What is their profession?"), say("A nurse.")],
+            context_window=16384,
         )
         # Without automatic recall, which would place the passage itself and leave no search to make.
         agent = open_agent(services, record, runtime, consent=AllowAll(), settings=Settings(auto_recall=False))

@@ -12,12 +12,25 @@ from __future__ import annotations
 
 import json
 
-from memdesk.core.agent.recall.search import EXPIRED
 from memdesk.core.agent.observer import AgentObserver
-from memdesk.core.runtime.scripted import ScriptedRuntime, say
+from memdesk.core.agent.recall.search import EXPIRED
 from memdesk.core.base.settings_table import Settings
+from memdesk.core.runtime.scripted import ScriptedRuntime, say
 
-TOPICS = ["basil", "tomatoes", "violin", "marathon", "pottery", "chess", "sailing", "baking", "birding", "fencing", "origami", "cycling"]
+TOPICS = [
+    "basil",
+    "tomatoes",
+    "violin",
+    "marathon",
+    "pottery",
+    "chess",
+    "sailing",
+    "baking",
+    "birding",
+    "fencing",
+    "origami",
+    "cycling",
+]
 
 
 def remember_topics(services, agent, clock) -> None:
@@ -25,10 +38,16 @@ def remember_topics(services, agent, clock) -> None:
     ids = []
     for topic in TOPICS:
         text = f"My {topic} story: " + f"I love {topic} and talk about {topic} with friends every week. " * 3
-        ids.append(services.memory.recall.add(
-            agent.id, role="user", kind="user_message", content=json.dumps({"type": "user_message", "message": text}),
-            created_at=clock.now(), search_text=text,
-        ).id)
+        ids.append(
+            services.memory.recall.add(
+                agent.id,
+                role="user",
+                kind="user_message",
+                content=json.dumps({"type": "user_message", "message": text}),
+                created_at=clock.now(),
+                search_text=text,
+            ).id
+        )
         clock.advance(days=1)  # a day each: each memory on a line of its own
     services.agents.update(agent.id, context_start_id=ids[-1] + 1, evicted_count=len(ids))
     clock.advance(days=2)
@@ -78,7 +97,9 @@ def window_for(make_agent, room: int) -> int:
 
 def small_agent(services, make_agent, clock):
     """Room for about seven turns, each with a memories event of some 340 tokens."""
-    runtime = ScriptedRuntime(context_window=window_for(make_agent, 1500), summaries=[f"Summary {n}." for n in range(20)])
+    runtime = ScriptedRuntime(
+        context_window=window_for(make_agent, 1500), summaries=[f"Summary {n}." for n in range(20)]
+    )
     evictions = Evictions(runtime)
     agent = make_agent("expiring", runtime=runtime, settings=Settings(auto_recall_budget=0.04), observer=evictions)
     remember_topics(services, agent, clock)
@@ -108,7 +129,9 @@ def test_an_eviction_expires_every_memories_event_but_the_newest(services, make_
     assert len(shown) >= 2, "the eviction should keep an older memories event in context"
     assert all(content == EXPIRED for content in shown[:-1])
     newest = json.loads(shown[-1])
-    assert newest["memories"] and prompt[last_user_message(prompt) + 1].content == shown[-1]  # whole, after the user's message
+    assert (
+        newest["memories"] and prompt[last_user_message(prompt) + 1].content == shown[-1]
+    )  # whole, after the user's message
     # The store keeps every event whole, with what it showed: only the prompt shows the stub.
     events = [m for m in services.memory.recall.all(agent.id) if m.kind == "memories"]
     assert all(json.loads(e.content)["memories"] for e in events)
@@ -157,7 +180,11 @@ def test_a_section_that_needs_an_eviction_is_searched_after_it(services, make_ag
     agent, runtime, evictions = small_agent(services, make_agent, clock)
     evicted_at = chat_until_an_eviction(agent, runtime, clock, evictions)
     before, after = runtime.prompts[evicted_at - 1], runtime.prompts[evicted_at]
-    taken = [json.loads(m.content)["message"] for m in before if m not in after and m.content.startswith('{"type": "user_message"')]
+    taken = [
+        json.loads(m.content)["message"]
+        for m in before
+        if m not in after and m.content.startswith('{"type": "user_message"')
+    ]
     _expired, newest = expired_and_newest(services, agent, after)
     assert any(text in line for text in taken for line in newest)  # the day's line, or its own
 

@@ -4,13 +4,13 @@ conversation shares one line and one date, in the order it was said, so a budget
 from __future__ import annotations
 
 import json
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
-from memdesk.core.agent.recall.search import CONVERSATION, NOTE, Memory, render_event
 from memdesk.core.agent.recall.packing import pack, render_lines
+from memdesk.core.agent.recall.search import CONVERSATION, NOTE, Memory, render_event
 from memdesk.core.runtime.scripted import ScriptedRuntime
 
-DAY = datetime(2023, 5, 8, 13, 56, tzinfo=timezone.utc)
+DAY = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
 
 
 def said(n: int, who: str, text: str, at: datetime) -> Memory:
@@ -40,7 +40,14 @@ def test_a_passage_keeps_its_own_line_with_its_source():
 def test_a_version_of_a_fact_keeps_its_own_line_and_its_mark():
     older = said(1, "Ada", "The repository has 150 commits.", DAY)
     chat = said(2, "Orla", "Nice progress!", DAY + timedelta(seconds=1))
-    newer = Memory(CONVERSATION, "message:3", "The repository has 165 commits.", DAY + timedelta(seconds=2), "Ada", version="update of 8 May 2023")
+    newer = Memory(
+        CONVERSATION,
+        "message:3",
+        "The repository has 165 commits.",
+        DAY + timedelta(seconds=2),
+        "Ada",
+        version="update of 8 May 2023",
+    )
     lines = render_lines([(newer, newer.text), (older, older.text), (chat, chat.text)], CONVERSATION)
     assert lines[0] == "[8 May 2023, Ada; update of 8 May 2023] The repository has 165 commits."  # newest first, marked
     assert "150 commits" in lines[1] and "165" not in lines[1]
@@ -48,14 +55,29 @@ def test_a_version_of_a_fact_keeps_its_own_line_and_its_mark():
 
 def packed(found, budget, runtime, item_tokens=None):
     return pack(
-        found, skip=lambda m: False, budget=budget, item_tokens=item_tokens or budget, max_hits=100, grouped_source=CONVERSATION,
-        count_tokens=runtime.count_tokens, truncate=lambda text, tokens: text[:tokens], render=lambda lines: render_event(lines, NOTE),
+        found,
+        skip=lambda m: False,
+        budget=budget,
+        item_tokens=item_tokens or budget,
+        max_hits=100,
+        grouped_source=CONVERSATION,
+        count_tokens=runtime.count_tokens,
+        truncate=lambda text, tokens: text[:tokens],
+        render=lambda lines: render_event(lines, NOTE),
     )
 
 
 def test_the_same_budget_holds_more_memories_than_a_line_each():
     runtime = ScriptedRuntime()
-    found = [said(n, "Caroline" if n % 2 else "Melanie", f"line {n} about the camping trip by the lake", DAY + timedelta(seconds=n)) for n in range(40)]
+    found = [
+        said(
+            n,
+            "Caroline" if n % 2 else "Melanie",
+            f"line {n} about the camping trip by the lake",
+            DAY + timedelta(seconds=n),
+        )
+        for n in range(40)
+    ]
     budget = runtime.count_tokens(render_event([m.line() for m in found[:12]], NOTE))  # twelve lines of their own
     placed, lines = packed(found, budget, runtime)
     assert len(placed) > 12 and placed == found[: len(placed)]  # more of them, best first

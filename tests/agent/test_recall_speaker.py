@@ -6,8 +6,8 @@ import json
 from datetime import timedelta
 
 from memdesk.core.agent.recall.speaker import OTHERS_FIRST, named_speaker_first
-from memdesk.core.runtime.scripted import ScriptedRuntime, say
 from memdesk.core.base.settings_table import Settings
+from memdesk.core.runtime.scripted import ScriptedRuntime, say
 
 SPEAKERS = ["Ana", "Ben"]
 
@@ -33,12 +33,21 @@ def test_in_the_agent_the_section_leads_with_the_named_speaker(services, make_ag
     ids = []
     for n in range(30):
         # Ben's replies match the question's words best: the search ranks them first
-        for role, text in (("user", f"Ana's picture {n}: I paint on weekends"), ("assistant", f"Paint more, paint lakes, you paint so well ({n})")):
+        for role, text in (
+            ("user", f"Ana's picture {n}: I paint on weekends"),
+            ("assistant", f"Paint more, paint lakes, you paint so well ({n})"),
+        ):
             content = json.dumps({"type": "user_message", "message": text}) if role == "user" else text
-            ids.append(services.memory.recall.add(
-                agent.id, role=role, kind="user_message" if role == "user" else "assistant_message", content=content,
-                created_at=clock.now() - timedelta(days=60 - n), search_text=text,
-            ).id)
+            ids.append(
+                services.memory.recall.add(
+                    agent.id,
+                    role=role,
+                    kind="user_message" if role == "user" else "assistant_message",
+                    content=content,
+                    created_at=clock.now() - timedelta(days=60 - n),
+                    search_text=text,
+                ).id
+            )
     services.agents.update(agent.id, context_start_id=ids[-1] + 1, evicted_count=len(ids))
     runtime.enqueue(say("A lake."))
     agent.send_user_message("What did Ana paint?")

@@ -9,11 +9,11 @@ import threading
 import pytest
 
 from memdesk.app.agents import open_agent
+from memdesk.core.base.errors import GenerationCancelled
 from memdesk.core.memory.core_memory import CoreMemory
 from memdesk.core.runtime.scripted import ScriptedRuntime, call, say
 from memdesk.core.storage import open_database
 from memdesk.core.tools.context import AllowAll, DenyAll
-from memdesk.core.base.errors import GenerationCancelled
 
 USER_TOOL = '''
 RAN = []
@@ -125,7 +125,9 @@ def test_a_disabled_feature_never_asks_the_user(services, runtime, make_agent):
             return True
 
     agent = make_agent(consent=Recorder())
-    runtime.enqueue(call("http_request", "fetch", False, method="GET", url="http://127.0.0.1:9/x", payload_json=""), say("no"))
+    runtime.enqueue(
+        call("http_request", "fetch", False, method="GET", url="http://127.0.0.1:9/x", payload_json=""), say("no")
+    )
     result = agent.send_user_message("fetch")
     assert not result.steps[0].ok and "disabled" in result.steps[0].result and asked == []
 
@@ -144,7 +146,11 @@ def test_a_failing_store_tool_leaves_no_partial_write(services, runtime, make_ag
     assert not result.steps[0].ok and "disk hiccup" in result.steps[0].result
     assert "half-written" not in services.memory.core.get(agent.id, "human").value
     # The failed call itself was saved, so the model reads about it.
-    assert [m.kind for m in services.memory.recall.all(agent.id)][1:4] == ["assistant_call", "function_result", "heartbeat"]
+    assert [m.kind for m in services.memory.recall.all(agent.id)][1:4] == [
+        "assistant_call",
+        "function_result",
+        "heartbeat",
+    ]
 
 
 def test_deny_all_is_the_default_for_an_agent_without_a_consent_policy(services, runtime):

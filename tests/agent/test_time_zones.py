@@ -4,21 +4,21 @@ time_zone setting). Every test here runs in Los Angeles, eight hours behind UTC 
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from zoneinfo import ZoneInfo
 
 import pytest
 
 from memdesk.app.services import open_services
 from memdesk.core.base.clock import ManualClock, system_zone
-from memdesk.core.embedding.hashing import HashingEmbedder
-from memdesk.core.runtime.scripted import call, say
 from memdesk.core.base.errors import ConfigError
 from memdesk.core.base.paths import Paths
+from memdesk.core.embedding.hashing import HashingEmbedder
+from memdesk.core.runtime.scripted import call, say
 
 LOS_ANGELES = ZoneInfo("America/Los_Angeles")
 #: 06:00 UTC on 30 November is 22:00 on 29 November in Los Angeles.
-LATE_EVENING = datetime(2026, 11, 30, 6, 0, tzinfo=timezone.utc)
+LATE_EVENING = datetime(2026, 11, 30, 6, 0, tzinfo=UTC)
 
 
 @pytest.fixture
@@ -33,7 +33,11 @@ def _ask(agent, runtime, function, **arguments) -> None:
 
 
 def _result(services, agent) -> str:
-    results = [m for m in services.memory.recall.all(agent.id) if m.kind == "function_result" and m.function_name != "send_message"]
+    results = [
+        m
+        for m in services.memory.recall.all(agent.id)
+        if m.kind == "function_result" and m.function_name != "send_message"
+    ]
     return json.loads(results[-1].content)["message"]
 
 
@@ -43,7 +47,9 @@ def test_the_agent_is_told_local_time_and_the_store_keeps_utc(services, runtime,
     agent.send_user_message("What time is it?")
     event = services.memory.recall.all(agent.id)[0]
     assert json.loads(event.content)["time"] == "2026-11-29 22:00 PST"
-    assert services.db.scalar("SELECT created_at FROM messages WHERE id = ?", (event.id,)) == "2026-11-30T06:00:00+00:00"
+    assert (
+        services.db.scalar("SELECT created_at FROM messages WHERE id = ?", (event.id,)) == "2026-11-30T06:00:00+00:00"
+    )
     assert event.created_at.utcoffset().total_seconds() == -8 * 3600
 
 

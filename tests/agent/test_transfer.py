@@ -7,9 +7,9 @@ import json
 import pytest
 
 from memdesk.core.agent.conversation_view import conversation_entries, conversation_markdown
-from memdesk.core.transfer.memdesk_json import duplicate_agent, export_agent, import_agent
-from memdesk.core.runtime.scripted import ScriptedRuntime, call, say
 from memdesk.core.base.errors import AgentExistsError, ConfigError
+from memdesk.core.runtime.scripted import ScriptedRuntime, call, say
+from memdesk.core.transfer.memdesk_json import duplicate_agent, export_agent, import_agent
 
 
 @pytest.fixture
@@ -46,7 +46,10 @@ def test_round_trip_keeps_blocks_history_and_passages(services, talked):
             assert services.memory.recall.get(message.step_id).agent_id == copy.id
     hits = services.memory.archival.search(copy.id, "gardening tea").hits
     assert hits and "gardening" in hits[0].passage.text
-    assert services.memory.recall.search_text(copy.id, "Ada").total == services.memory.recall.search_text(talked.id, "Ada").total
+    assert (
+        services.memory.recall.search_text(copy.id, "Ada").total
+        == services.memory.recall.search_text(talked.id, "Ada").total
+    )
 
 
 def test_import_with_taken_name_is_refused(services, talked):

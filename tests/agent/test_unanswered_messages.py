@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from memdesk.core.agent import unanswered
+from memdesk.core.base.errors import GenerationCancelled
 from memdesk.core.runtime.base import CancelToken
 from memdesk.core.runtime.scripted import call, say
-from memdesk.core.base.errors import GenerationCancelled
 
 
 def owed(services, agent_id: int) -> list[str]:
@@ -30,6 +30,7 @@ def test_background_events_and_other_calls_are_not_a_reply(services, runtime, ma
     message = agent.accept_user_message("Where do I live?")
     # A login turn that only edits memory and is cancelled before it says anything.
     token = CancelToken()
+
     def cut_short(_messages):  # the window closed while the login turn was about to answer
         token.cancel()
         return say("Welcome back")
@@ -81,14 +82,20 @@ def test_a_message_is_never_answered_twice(services, runtime, make_agent):
     prompts = len(runtime.prompts)
     assert agent.answer_if_unanswered(message.id) is None  # queued again (sent while loading, found on open)
     assert len(runtime.prompts) == prompts  # the model was not asked
-    replies = [m for m in services.memory.recall.all(agent.id) if m.kind == "assistant_call" and m.function_name == "send_message"]
+    replies = [
+        m
+        for m in services.memory.recall.all(agent.id)
+        if m.kind == "assistant_call" and m.function_name == "send_message"
+    ]
     assert len(replies) == 1
 
 
 def test_a_stopped_reply_is_owed_but_not_answered_on_open_until_a_turn_answers_it_again(services, runtime, make_agent):
     agent = make_agent()
     message = agent.accept_user_message("Tell me a story")
-    assert unanswered.owed_on_open(services.db, services.memory.recall, agent.id).id == message.id  # a close: answered on open
+    assert (
+        unanswered.owed_on_open(services.db, services.memory.recall, agent.id).id == message.id
+    )  # a close: answered on open
     unanswered.mark_stopped(services.db, message.id, services.clock.now())
     assert unanswered.was_stopped(services.db, message.id)
     assert agent.unanswered().id == message.id  # still owed: Retry or the next message answers it

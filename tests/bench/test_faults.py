@@ -29,13 +29,35 @@ def _valid(text: str) -> bool:
         data = json.loads(text)
     except ValueError:
         return False
-    return isinstance(data, dict) and data.get("function") == "send_message" and isinstance(data.get("params"), dict) and isinstance(data["params"].get("message"), str) and len(data["params"]) == 1
+    return (
+        isinstance(data, dict)
+        and data.get("function") == "send_message"
+        and isinstance(data.get("params"), dict)
+        and isinstance(data["params"].get("message"), str)
+        and len(data["params"]) == 1
+    )
 
 
 def test_a_quick_run_of_the_kill_campaigns_meets_its_targets():
     result = subprocess.run(
-        [sys.executable, "-m", "bench.faults", "--json", "--trials", "2", "--skip", "model_kill", "--skip", "sockets", "--skip", "fuzz"],
-        capture_output=True, text=True, timeout=600, cwd=ROOT,
+        [
+            sys.executable,
+            "-m",
+            "bench.faults",
+            "--json",
+            "--trials",
+            "2",
+            "--skip",
+            "model_kill",
+            "--skip",
+            "sockets",
+            "--skip",
+            "fuzz",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=ROOT,
     )
     report = json.loads(result.stdout)
     assert report["agent_kill"]["ok"] and report["ingest_kill"]["ok"] and report["sent_line_kill"]["ok"], report
@@ -48,8 +70,10 @@ def test_a_line_sent_during_any_background_work_survives_a_kill_during_the_wait(
     """Every kind of background work, each holding the model for 2 s after the line arrives, and
     the kill always inside that wait: the moment a line saved only after the wait is lost."""
     report = faults.sent_line_kill(4, random.Random(6), hold=2.0, within=0.5)
-    assert report["by_kind"] == {kind: {"trials": 1, "sent_lines_lost": 0, "killed_before_the_answer": 1}
-                                 for kind in ("login", "heartbeat", "consolidation")} | {"graph": report["by_kind"]["graph"]}, report
+    assert report["by_kind"] == {
+        kind: {"trials": 1, "sent_lines_lost": 0, "killed_before_the_answer": 1}
+        for kind in ("login", "heartbeat", "consolidation")
+    } | {"graph": report["by_kind"]["graph"]}, report
     assert report["sent_lines"] == report["killed_by_the_campaign"] == 4 and report["ok"], report
     # Killed before the answer, each line is the message the next start answers (issue 22).
     assert report["answered_on_the_next_start"] == report["killed_before_the_answer"] >= 3, report
@@ -59,8 +83,9 @@ def test_a_message_sent_in_the_window_during_background_work_survives_a_kill_dur
     """The window's path the same way: Send pressed while the login turn or a timed heartbeat
     holds the model for 2 s, the kill inside that wait (main's window lost 3 of 8 such lines)."""
     report = faults.sent_line_kill(2, random.Random(6), hold=2.0, within=0.5, window=True)
-    assert report["by_kind"] == {kind: {"trials": 1, "sent_lines_lost": 0, "killed_before_the_answer": 1}
-                                 for kind in ("login", "heartbeat")}, report
+    assert report["by_kind"] == {
+        kind: {"trials": 1, "sent_lines_lost": 0, "killed_before_the_answer": 1} for kind in ("login", "heartbeat")
+    }, report
     assert report["answered_on_the_next_start"] == 2, report
     assert report["sent_lines"] == report["killed_by_the_campaign"] == 2 and report["ok"], report
 
@@ -70,8 +95,13 @@ def _quick_run(campaign: str, timeout: float = 700) -> dict:
     progress lines (stderr) rather than being cut off by the test timeout with nothing to read."""
     skips = [arg for other in faults.CAMPAIGNS if other != campaign for arg in ("--skip", other)]
     try:
-        result = subprocess.run([sys.executable, "-m", "bench.faults", "--json", "--trials", "1", *skips],
-                                capture_output=True, text=True, timeout=timeout, cwd=ROOT)
+        result = subprocess.run(
+            [sys.executable, "-m", "bench.faults", "--json", "--trials", "1", *skips],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            cwd=ROOT,
+        )
     except subprocess.TimeoutExpired as late:
         got_to = late.stderr.decode(errors="replace") if isinstance(late.stderr, bytes) else late.stderr or ""
         pytest.fail(f"{campaign} did not finish in {timeout} s; it got to:\n{got_to[-3000:]}")
@@ -113,7 +143,9 @@ def test_the_socket_campaign_passes_on_the_real_apps_audited_runs(real_chat_run,
     monkeypatch.setattr(faults, "RealApp", SharedRuns)
     report = faults.sockets()
     assert asked == [{"audit": True}, ("chat", ["Hello!"]), ("window", "Hello!")]
-    assert report["ok"] and report["runs_exit_codes"] == {"cli": 0, "gui": 0} and report["network_socket_events"] == 0, report
+    assert (
+        report["ok"] and report["runs_exit_codes"] == {"cli": 0, "gui": 0} and report["network_socket_events"] == 0
+    ), report
 
 
 def test_the_socket_campaign_fails_on_a_network_event_or_a_run_that_did_not_end_well(tmp_path):
@@ -123,7 +155,11 @@ def test_the_socket_campaign_fails_on_a_network_event_or_a_run_that_did_not_end_
         return AppRun([name], code, "", "", tmp_path / "home", 1.0, audit_log=log)
 
     quiet = run("quiet", 0, ["11 start python -m memdesk.cli.main chat"])
-    lookup = run("lookup", 0, ["12 start python -m memdesk.ui.startup.main", "12 NETWORK socket.getaddrinfo ('huggingface.co', 443)"])
+    lookup = run(
+        "lookup",
+        0,
+        ["12 start python -m memdesk.ui.startup.main", "12 NETWORK socket.getaddrinfo ('huggingface.co', 443)"],
+    )
     assert faults.sockets_report({"cli": quiet, "gui": quiet})["ok"]
     report = faults.sockets_report({"cli": quiet, "gui": lookup})
     assert not report["ok"] and report["network_socket_events"] == 1 and "huggingface.co" in report["events"][0]
@@ -140,7 +176,9 @@ def test_the_run_exits_non_zero_when_a_campaign_misses_its_target(monkeypatch, c
 
 def test_campaigns_run_alone_at_full_scale_pass_when_they_meet_their_targets(monkeypatch, capsys):
     seen = []
-    monkeypatch.setattr(faults, "ingest_kill", lambda trials, rng: seen.append((trials, rng.random())) or {"trials": trials, "ok": True})
+    monkeypatch.setattr(
+        faults, "ingest_kill", lambda trials, rng: seen.append((trials, rng.random())) or {"trials": trials, "ok": True}
+    )
     assert faults.main(["--json", "--only", "ingest_kill"]) == 0
     assert faults.main(["--json", "--only", "ingest_kill", "--seed", "12"]) == 0
     reports = [json.loads(line) for line in capsys.readouterr().out.splitlines()]

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from testing.real_app import REPLY_SHOWN, AppRun
 from memdesk.core.runtime.scripted import ScriptedRuntime, say
+from testing.real_app import REPLY_SHOWN, AppRun
 
 ENVIRONMENT = "import json, os; print(json.dumps({k: os.environ.get(k) for k in ('MEMDESK_HOME', 'HF_HUB_OFFLINE', 'QT_QPA_PLATFORM', 'MEMDESK_SOCKET_AUDIT')}))"
 
@@ -22,7 +22,12 @@ def test_a_run_gets_the_apps_home_offline_and_offscreen(real_app):
     run = app.run([sys.executable, "-c", ENVIRONMENT])
     assert run.returncode == 0, run.explain()
     seen = json.loads(run.stdout)
-    assert seen == {"MEMDESK_HOME": str(app.home), "HF_HUB_OFFLINE": "1", "QT_QPA_PLATFORM": "offscreen", "MEMDESK_SOCKET_AUDIT": None}
+    assert seen == {
+        "MEMDESK_HOME": str(app.home),
+        "HF_HUB_OFFLINE": "1",
+        "QT_QPA_PLATFORM": "offscreen",
+        "MEMDESK_SOCKET_AUDIT": None,
+    }
     assert run.home == app.home
     with pytest.raises(ValueError, match="not audited"):
         run.network_events
@@ -41,8 +46,10 @@ def test_an_audited_run_gets_a_users_plain_environment_and_its_own_log(real_app,
 def test_a_run_that_overstays_is_killed_with_what_it_started_and_reported(real_app, tmp_path):
     """Nothing is left behind (the window's model child, Xvfb): the whole process group goes."""
     pid_file = tmp_path / "grandchild.pid"
-    program = ("import subprocess, sys, time; child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(120)']); "
-               f"open({str(pid_file)!r}, 'w').write(str(child.pid)); print('started', flush=True); time.sleep(120)")
+    program = (
+        "import subprocess, sys, time; child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(120)']); "
+        f"open({str(pid_file)!r}, 'w').write(str(child.pid)); print('started', flush=True); time.sleep(120)"
+    )
     run = real_app().run([sys.executable, "-c", program], timeout=5)
     assert run.returncode != 0 and "killed by the harness after 5 s" in run.stderr
     assert "started" in run.stdout  # what it printed before the kill is kept
@@ -58,13 +65,23 @@ def _running(pid: int) -> bool:
 
 
 def test_the_reply_read_back_is_the_one_to_the_message_sent_not_an_earlier_one(services, make_agent, memdesk_home):
-    runtime = ScriptedRuntime([say("Welcome back!"), say("Hello Ada, nice to meet you."), say("Hello again.")], context_window=32768)
+    runtime = ScriptedRuntime(
+        [say("Welcome back!"), say("Hello Ada, nice to meet you."), say("Hello again.")], context_window=32768
+    )
     agent = make_agent(runtime=runtime)
     agent.send_user_message("Are you there?")
     agent.send_user_message("Hi, I am Ada.")
     agent.send_user_message("Hi, I am Ada.")  # the same words again: the newest one counts
     services.db.execute("PRAGMA wal_checkpoint")
-    run = AppRun(["memdesk"], 0, f"{REPLY_SHOWN}Hello again.\nscreenshot saved x.png\n", "", memdesk_home, 1.0, sent=["Hi, I am Ada."])
+    run = AppRun(
+        ["memdesk"],
+        0,
+        f"{REPLY_SHOWN}Hello again.\nscreenshot saved x.png\n",
+        "",
+        memdesk_home,
+        1.0,
+        sent=["Hi, I am Ada."],
+    )
     assert run.reply_in_store("Hi, I am Ada.") == "Hello again." == run.reply_shown
     assert run.reply_in_store("Are you there?") == "Welcome back!"
     assert run.reply_in_store("Never said.") is None
@@ -76,4 +93,6 @@ def test_the_runs_log_is_read_from_its_home(tmp_path):
     (tmp_path / "logs" / "memdesk.log").write_text("INFO memdesk.ui: window shown\n", encoding="utf-8")
     run = AppRun(["memdesk"], 6, "error: the model failed\n", "Traceback ...\n", tmp_path, 2.0)
     assert "window shown" in run.log
-    assert all(part in run.explain() for part in ("exit code 6", "error: the model failed", "Traceback", "window shown"))
+    assert all(
+        part in run.explain() for part in ("exit code 6", "error: the model failed", "Traceback", "window shown")
+    )

@@ -8,9 +8,9 @@ from PySide6.QtGui import QImage
 
 from bench import screenshots
 from memdesk.app.services import open_services
+from memdesk.core.base.paths import Paths
 from memdesk.core.embedding.hashing import HashingEmbedder
 from memdesk.core.runtime.scripted import ScriptedRuntime, say
-from memdesk.core.base.paths import Paths
 
 
 def test_the_script_answers_each_message_then_saves_the_four_pictures(qapp, tmp_path):
@@ -21,11 +21,20 @@ def test_the_script_answers_each_message_then_saves_the_four_pictures(qapp, tmp_
     runtime = ScriptedRuntime(context_window=32768)
     runtime.enqueue(say("Hello Ada! Lisbon gardens must be lovely."), say("How nice that Ann teaches music in Porto."))
     report = screenshots.capture(
-        tmp_path / "shots", make_runtime=lambda _settings: runtime, embedder=HashingEmbedder(), graph_wait_s=3, give_up_s=120
+        tmp_path / "shots",
+        make_runtime=lambda _settings: runtime,
+        embedder=HashingEmbedder(),
+        graph_wait_s=3,
+        give_up_s=120,
     )
     assert report.get("errors") is None
-    assert report["model"] and report["replies"] == ["Hello Ada! Lisbon gardens must be lovely.", "How nice that Ann teaches music in Porto."]
+    assert report["model"] and report["replies"] == [
+        "Hello Ada! Lisbon gardens must be lovely.",
+        "How nice that Ann teaches music in Porto.",
+    ]
     assert set(report["files"]) == set(screenshots.SHOTS)
     for path in report["files"].values():
         assert not QImage(path).isNull()
-    assert report["history_change"] == "user updated human"  # the scripted agent changed no block: the user's edit is shown
+    assert (
+        report["history_change"] == "user updated human"
+    )  # the scripted agent changed no block: the user's edit is shown

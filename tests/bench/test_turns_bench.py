@@ -14,7 +14,11 @@ def test_the_benchmark_reports_each_turns_steps_and_the_kv_reuse(memdesk_home):
     assert report["model"] == "scripted" and report["turns"] == 2 and report["load_seconds"] >= 0
     assert [row["functions"] for row in report["rows"]] == [["send_message"], ["send_message"]]
     assert [row["replies"] for row in report["rows"]] == [["Hello Ann."], ["Lyon is lovely."]]
-    assert report["steps"] == 2 and report["valid_json_rate"] == report["ok_step_rate"] == 1.0 and report["turns_with_reply"] == 2
+    assert (
+        report["steps"] == 2
+        and report["valid_json_rate"] == report["ok_step_rate"] == 1.0
+        and report["turns_with_reply"] == 2
+    )
     # The scripted model evaluates every prompt token again: the second step's ratio is above 1.
     assert report["reeval_ratio"] > 1 and report["evictions"] == 0
     assert any("Likes hiking." in message.content for message in runtime.prompts[1])  # the user's edit, halfway

@@ -18,7 +18,11 @@ def test_the_candidates_are_measured_against_exact_search_on_clustered_vectors(m
     similar[np.arange(300), np.arange(300)] = -1
     # topics, not uniform noise: each vector has close neighbours (random 384-d ones stay near 0.2)
     assert float(np.median(similar.max(axis=1))) > 0.35
-    monkeypatch.setattr(sys, "argv", ["vector_candidates", "--n", "1500", "--queries", "5", "--only", "numpy,binary,sqlite_vec_bit", "--json"])
+    monkeypatch.setattr(
+        sys,
+        "argv",
+        ["vector_candidates", "--n", "1500", "--queries", "5", "--only", "numpy,binary,sqlite_vec_bit", "--json"],
+    )
     vector_candidates.main()
     report = json.loads(capsys.readouterr().out)
     assert report["n"] == 1500 and "numpy_exact" in report

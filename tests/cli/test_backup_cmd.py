@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 
-from memdesk.cli.main import main
-from memdesk.core.storage import open_database
 from memdesk.app.instance import WINDOW, InstanceLock
+from memdesk.cli.main import main
 from memdesk.core.base.paths import Paths
+from memdesk.core.storage import open_database
 
 
 def _user_name() -> str:

@@ -98,4 +98,9 @@ def test_a_typed_line_is_saved_before_the_background_turn_is_cancelled_or_waited
     assert at_preempt == [[("login", ""), ("user_message", "I am Ada")]]
     assert "agent> Hi Ada!" in capsys.readouterr().out
     # Answered once, on the saved row: the line is not in the store twice.
-    assert [kind for kind, _ in committed_messages(services)] == ["login", "user_message", "assistant_call", "function_result"]
+    assert [kind for kind, _ in committed_messages(services)] == [
+        "login",
+        "user_message",
+        "assistant_call",
+        "function_result",
+    ]

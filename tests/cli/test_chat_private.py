@@ -55,7 +55,11 @@ def test_chat_private_sends_no_login_and_runs_no_background_writers(monkeypatch,
     monkeypatch.setattr(chat_cmd, "open_services", lambda: services)
     monkeypatch.setattr(chat_cmd, "make_runtime", lambda settings: runtime)
     monkeypatch.setattr(services, "close", lambda: None)
-    monkeypatch.setattr(chat_cmd, "_graph_extraction", lambda services: (_ for _ in ()).throw(AssertionError("graph extraction started")))
+    monkeypatch.setattr(
+        chat_cmd,
+        "_graph_extraction",
+        lambda services: (_ for _ in ()).throw(AssertionError("graph extraction started")),
+    )
     lines = iter(["hello", "/quit"])
     monkeypatch.setattr("builtins.input", lambda prompt: next(lines))
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import argparse
 from datetime import timedelta
 
+from memdesk.app.operations import open_retention
 from memdesk.app.services import open_services
 from memdesk.cli import chat_cmd
-from memdesk.app.operations import open_retention
 from memdesk.core.embedding.hashing import HashingEmbedder
 from memdesk.core.runtime.scripted import ScriptedRuntime
 
@@ -17,7 +17,9 @@ def test_an_unconfirmed_policy_is_announced_at_start_and_nothing_is_removed(memd
     services = open_services(embedder=HashingEmbedder())
     record = services.create_agent("sam")
     old = services.clock.now() - timedelta(days=90)
-    services.memory.recall.add(record.id, role="user", kind="user_message", content="old", search_text="old", created_at=old)
+    services.memory.recall.add(
+        record.id, role="user", kind="user_message", content="old", search_text="old", created_at=old
+    )
     open_retention(services).set_days(record.id, 30)
     services.close()
     monkeypatch.setattr(chat_cmd, "open_services", lambda: open_services(embedder=HashingEmbedder()))

@@ -54,7 +54,10 @@ def run_chat(monkeypatch, services, runtime, lines, *, wait_for_replies: int = 0
         if first[0] and wait_for_replies:
             first[0] = False
             deadline = time.monotonic() + 30
-            while time.monotonic() < deadline and len(replies(services, services.agents.get_by_name("sam").id)) < wait_for_replies:
+            while (
+                time.monotonic() < deadline
+                and len(replies(services, services.agents.get_by_name("sam").id)) < wait_for_replies
+            ):
                 time.sleep(0.05)
         return next(typed)
 
@@ -62,10 +65,18 @@ def run_chat(monkeypatch, services, runtime, lines, *, wait_for_replies: int = 0
     assert chat_cmd.run(argparse.Namespace(agent="sam", verbose=False, no_login=False)) == 0
 
 
-def test_a_message_whose_chat_was_killed_mid_reply_is_answered_when_the_chat_starts_again(monkeypatch, capsys, services, memdesk_home):
+def test_a_message_whose_chat_was_killed_mid_reply_is_answered_when_the_chat_starts_again(
+    monkeypatch, capsys, services, memdesk_home
+):
     env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1"}
-    child = subprocess.Popen([sys.executable, "-c", HANGING_CHAT], env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                             stderr=subprocess.DEVNULL, text=True)
+    child = subprocess.Popen(
+        [sys.executable, "-c", HANGING_CHAT],
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
     try:
         child.stdin.write("Hi, I am Ada. I live in Lisbon and I love gardening.\n")
         child.stdin.flush()

@@ -60,6 +60,8 @@ def test_the_settings_list_summarises_the_saved_window_layout(capsys):
 
 
 def test_the_console_script_runs_as_a_process(memdesk_home):
-    completed = subprocess.run([sys.executable, "-m", "memdesk.cli.main", "agents"], capture_output=True, text=True, timeout=120)
+    completed = subprocess.run(
+        [sys.executable, "-m", "memdesk.cli.main", "agents"], capture_output=True, text=True, timeout=120
+    )
     assert completed.returncode == 0 and "No agents yet" in completed.stdout
     assert (memdesk_home / "memdesk.sqlite3").exists()

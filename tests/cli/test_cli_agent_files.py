@@ -18,7 +18,10 @@ def test_export_af_and_import_it_back(capsys, tmp_path):
     assert document["agents"][0]["llm_config"]["model"] == "SmolLM2-135M-Instruct.Q4_1.gguf"
     assert main(["agents", "import", str(target), "--name", "Ivo copy"]) == 0
     out = capsys.readouterr().out
-    assert "Imported 1 agent(s) from a Letta agent file" in out and "Ivo copy (named 'Ivo' in the file): 2 memory blocks" in out
+    assert (
+        "Imported 1 agent(s) from a Letta agent file" in out
+        and "Ivo copy (named 'Ivo' in the file): 2 memory blocks" in out
+    )
     assert main(["agents", "export", "Ivo", str(tmp_path / "ivo.json"), "--format", "json"]) == 0
     assert main(["agents", "import", str(tmp_path / "ivo.json")]) == 0
     assert "Ivo (2) (named 'Ivo' in the file): 2 memory blocks" in capsys.readouterr().out
@@ -27,7 +30,9 @@ def test_export_af_and_import_it_back(capsys, tmp_path):
 def test_import_letta_file_and_enable_a_tool(capsys, agentfiles, monkeypatch):
     assert main(["agents", "import", str(agentfiles / "customer_service.af")]) == 0
     out = capsys.readouterr().out
-    assert "4 tools imported disabled" in out and "Not imported (MemDesk has no equivalent)" in out and "LLM config" in out
+    assert (
+        "4 tools imported disabled" in out and "Not imported (MemDesk has no equivalent)" in out and "LLM config" in out
+    )
     main(["agents", "tools", "customer_service"])
     assert "cancel_order\tdisabled\tletta" in capsys.readouterr().out
     asked = []
@@ -36,8 +41,15 @@ def test_import_letta_file_and_enable_a_tool(capsys, agentfiles, monkeypatch):
     out = capsys.readouterr().out
     assert "def escalate(reason: str):" in out and "Left disabled." in out  # the code is shown before asking
     [question] = asked  # what enabling means, truthfully
-    assert "only when the agent calls escalate and you allow that call" in question and "separate Python process" in question
-    assert "stopped after 30 seconds" in question and "MemDesk's included, and use the network" in question and question.endswith("[y/N] ")
+    assert (
+        "only when the agent calls escalate and you allow that call" in question
+        and "separate Python process" in question
+    )
+    assert (
+        "stopped after 30 seconds" in question
+        and "MemDesk's included, and use the network" in question
+        and question.endswith("[y/N] ")
+    )
     monkeypatch.setattr("builtins.input", lambda prompt: "y")
     assert main(["agents", "tools", "customer_service", "--enable", "escalate"]) == 0
     main(["agents", "tools", "customer_service"])
@@ -47,7 +59,9 @@ def test_import_letta_file_and_enable_a_tool(capsys, agentfiles, monkeypatch):
 def test_a_tool_that_cannot_run_is_refused_before_asking(capsys, agentfiles, monkeypatch):
     assert main(["agents", "import", str(agentfiles / "deep_research_agent.af")]) == 0
     capsys.readouterr()
-    monkeypatch.setattr("builtins.input", lambda prompt: pytest.fail(f"asked {prompt!r} about a tool that cannot be enabled"))
+    monkeypatch.setattr(
+        "builtins.input", lambda prompt: pytest.fail(f"asked {prompt!r} about a tool that cannot be enabled")
+    )
     assert main(["agents", "tools", "deep-thought-research-agent", "--enable", "reset_research"]) == 1
     assert "Cannot enable reset_research: reset_research needs Letta's agent_state" in capsys.readouterr().out
 
@@ -92,10 +106,17 @@ def test_history_lists_graph_changes_and_reverts_one(capsys):
     capsys.readouterr()
     assert main(["history", "Ivo", "--kind", "graph"]) == 0
     out = capsys.readouterr().out
-    assert f"{renamed.id}\t" in out and "user updated graph entity Robert" in out and "extractor created graph entity Bob" in out
+    assert (
+        f"{renamed.id}\t" in out
+        and "user updated graph entity Robert" in out
+        and "extractor created graph entity Bob" in out
+    )
     assert "human" not in out  # the blocks' creation is another kind
     assert main(["history", "Ivo", "--revert", str(renamed.id)]) == 0
     assert f"Reverted change {renamed.id}" in capsys.readouterr().out
     services = open_services()
-    assert services.memory.graph.find(record.id, "Bob").name == "Bob" and services.memory.graph.find(record.id, "Robert") is None
+    assert (
+        services.memory.graph.find(record.id, "Bob").name == "Bob"
+        and services.memory.graph.find(record.id, "Robert") is None
+    )
     services.close()

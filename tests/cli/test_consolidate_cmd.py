@@ -25,7 +25,11 @@ def test_list_apply_and_reject_proposals(capsys, services, runtime, make_agent):
     agent = propose(services, runtime, make_agent, "Name: Ana.", "Works nights.", "Likes coffee.")
     assert main(["consolidate", "list", "--agent", "ana"]) == 0
     lines = capsys.readouterr().out.strip().splitlines()
-    assert [line.split("\t")[2] for line in lines] == ["add to human: Name: Ana.", "add to human: Works nights.", "add to human: Likes coffee."]
+    assert [line.split("\t")[2] for line in lines] == [
+        "add to human: Name: Ana.",
+        "add to human: Works nights.",
+        "add to human: Likes coffee.",
+    ]
     first, second, third = (int(line.split("\t")[0]) for line in lines)
 
     assert main(["consolidate", "apply", str(first), str(second), "--agent", "ana"]) == 0
@@ -64,7 +68,11 @@ def test_the_terminal_chat_consolidates_while_the_user_is_idle(capsys, services,
     from memdesk.session.idle_consolidation import IdleConsolidation
 
     agent = make_agent("ana", human="Lives in Portugal.")
-    for text in ("My name is Ana and I moved to Porto last spring.", "I work night shifts.", "Green tea, never coffee."):
+    for text in (
+        "My name is Ana and I moved to Porto last spring.",
+        "I work night shifts.",
+        "Green tea, never coffee.",
+    ):
         runtime.enqueue(say("Noted."))
         agent.send_user_message(text)
     services.settings_store.set("consolidation", "apply")

@@ -7,11 +7,11 @@ import json
 
 import pytest
 
+from memdesk.app.instance import WINDOW, InstanceLock
 from memdesk.cli import passphrase as passphrase_module
 from memdesk.cli.main import main
-from memdesk.core.storage.driver import file_is_encrypted
-from memdesk.app.instance import WINDOW, InstanceLock
 from memdesk.core.base.paths import Paths
+from memdesk.core.storage.driver import file_is_encrypted
 
 SECRET = "tide pool 'seven' \"quoted\""
 

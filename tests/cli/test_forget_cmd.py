@@ -8,8 +8,8 @@ from datetime import timedelta
 from memdesk.app.services import open_services
 from memdesk.cli.main import main
 from memdesk.core.agent import events
-from memdesk.core.embedding.hashing import HashingEmbedder
 from memdesk.core.base.paths import Paths
+from memdesk.core.embedding.hashing import HashingEmbedder
 
 
 def _conversation(name: str, *texts: str, days_ago: int = 0) -> None:
@@ -19,8 +19,14 @@ def _conversation(name: str, *texts: str, days_ago: int = 0) -> None:
         now = services.clock.now() - timedelta(days=days_ago)
         with services.db.transaction():
             for text in texts:
-                services.memory.recall.add(record.id, role="user", kind="user_message", content=events.user_message(text, now),
-                                           search_text=text, created_at=now)
+                services.memory.recall.add(
+                    record.id,
+                    role="user",
+                    kind="user_message",
+                    content=events.user_message(text, now),
+                    search_text=text,
+                    created_at=now,
+                )
         services.memory.core.set_value(record.id, "human", "Likes tea\nSister: Eva")
     finally:
         services.close()
@@ -30,7 +36,9 @@ def _texts(name: str) -> list[str]:
     services = open_services(Paths.from_environment(), embedder=HashingEmbedder())
     try:
         record = services.agents.get_by_name(name)
-        return [m.search_text for m in services.memory.recall.all(record.id)] + [services.memory.core.get(record.id, "human").value]
+        return [m.search_text for m in services.memory.recall.all(record.id)] + [
+            services.memory.core.get(record.id, "human").value
+        ]
     finally:
         services.close()
 

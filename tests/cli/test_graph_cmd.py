@@ -6,8 +6,8 @@ import json
 
 from memdesk.app.services import open_services
 from memdesk.cli.main import main
-from memdesk.core.embedding.hashing import HashingEmbedder
 from memdesk.core.base.paths import Paths
+from memdesk.core.embedding.hashing import HashingEmbedder
 
 
 def _conversation(name: str, *texts: str) -> None:
@@ -16,8 +16,14 @@ def _conversation(name: str, *texts: str) -> None:
         record = services.create_agent(name)
         with services.db.transaction():
             for text in texts:
-                services.memory.recall.add(record.id, role="user", kind="user_message", content=text, search_text=text,
-                                           created_at=services.clock.now())
+                services.memory.recall.add(
+                    record.id,
+                    role="user",
+                    kind="user_message",
+                    content=text,
+                    search_text=text,
+                    created_at=services.clock.now(),
+                )
     finally:
         services.close()
 

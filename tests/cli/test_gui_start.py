@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from memdesk.app import local_model
 from memdesk.cli.main import main
-from memdesk.ui.startup import main as window_main
 from memdesk.ui.startup import first_window
+from memdesk.ui.startup import main as window_main
 
 
 def test_memdesk_starts_the_model_then_the_first_window_and_hands_both_to_the_main_window(qtbot, monkeypatch):

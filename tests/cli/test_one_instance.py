@@ -9,13 +9,14 @@ import sys
 
 import pytest
 
+from memdesk.app.instance import WINDOW, InstanceLock
 from memdesk.app.services import open_services
 from memdesk.cli import chat_cmd
 from memdesk.cli.main import main
+from memdesk.core.base.paths import Paths
 from memdesk.core.embedding.hashing import HashingEmbedder
 from memdesk.core.runtime.scripted import ScriptedRuntime, say
-from memdesk.app.instance import WINDOW, InstanceLock
-from memdesk.core.base.paths import Paths
+
 
 @pytest.fixture
 def running_window(memdesk_home):
@@ -41,9 +42,13 @@ def test_other_commands_keep_working_while_the_window_runs(running_window, capsy
 
 
 def test_chat_twice_in_a_row_then_the_window_can_start(memdesk_home, monkeypatch):
-    monkeypatch.setattr(chat_cmd, "open_services", lambda: open_services(Paths.from_environment(), embedder=HashingEmbedder()))
+    monkeypatch.setattr(
+        chat_cmd, "open_services", lambda: open_services(Paths.from_environment(), embedder=HashingEmbedder())
+    )
     for reply in ("Hello Ada.", "Hello again."):
-        monkeypatch.setattr(chat_cmd, "make_runtime", lambda _settings, reply=reply: ScriptedRuntime([say(reply)], context_window=16384))
+        monkeypatch.setattr(
+            chat_cmd, "make_runtime", lambda _settings, reply=reply: ScriptedRuntime([say(reply)], context_window=16384)
+        )
         monkeypatch.setattr(sys, "stdin", io.StringIO("Hi\n/quit\n"))
         assert main(["chat", "--agent", "sam", "--no-login"]) == 0
     with InstanceLock(Paths.from_environment().instance_lock, WINDOW) as lock:

@@ -21,7 +21,9 @@ def test_setting_a_remote_plain_http_server_warns_and_still_sets_it(capsys):
     assert f"openai_base_url = {REMOTE}" in out
 
 
-@pytest.mark.parametrize("url", ["https://192.0.2.10/v1", "http://127.0.0.1:8080/v1", "http://localhost:1234/v1", "http://[::1]:8080/v1"])
+@pytest.mark.parametrize(
+    "url", ["https://192.0.2.10/v1", "http://127.0.0.1:8080/v1", "http://localhost:1234/v1", "http://[::1]:8080/v1"]
+)
 def test_https_or_a_server_on_this_machine_sets_without_a_warning(url, capsys):
     assert main(["settings", "openai_base_url", url]) == 0
     assert capsys.readouterr().err == ""

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import pytest
 
-from memdesk.app.runtimes import make_runtime
 from memdesk.app.agents import open_agent
+from memdesk.app.runtimes import make_runtime
 from memdesk.app.services import open_services
 from memdesk.cli.main import main
-from memdesk.core.memory.agents import FIRST_AGENT
-from memdesk.core.embedding.hashing import HashingEmbedder
 from memdesk.core.base.paths import Paths
+from memdesk.core.embedding.hashing import HashingEmbedder
+from memdesk.core.memory.agents import FIRST_AGENT
 
 pytestmark = pytest.mark.model
 

@@ -9,8 +9,17 @@ import os
 import signal
 import time
 
-NATIVE_BUILD = {"version": "0.3.36", "kind": "native-1234abcd", "flags": "-DGGML_NATIVE=ON", "arch": "x86_64", "system_info": "CPU : SSE3 = 1 | AVX = 1 | AVX2 = 1 | LLAMAFILE = 1 |"}
-AMX_BUILD = {**NATIVE_BUILD, "system_info": "CPU : SSE3 = 1 | AVX = 1 | AVX2 = 1 | AVX512 = 1 | AMX_INT8 = 1 | REPACK = 1 |"}
+NATIVE_BUILD = {
+    "version": "0.3.36",
+    "kind": "native-1234abcd",
+    "flags": "-DGGML_NATIVE=ON",
+    "arch": "x86_64",
+    "system_info": "CPU : SSE3 = 1 | AVX = 1 | AVX2 = 1 | LLAMAFILE = 1 |",
+}
+AMX_BUILD = {
+    **NATIVE_BUILD,
+    "system_info": "CPU : SSE3 = 1 | AVX = 1 | AVX2 = 1 | AVX512 = 1 | AMX_INT8 = 1 | REPACK = 1 |",
+}
 
 
 def segfault_at_decode(model_path, tokens):

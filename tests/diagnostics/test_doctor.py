@@ -9,10 +9,10 @@ import sys
 import pytest
 
 from memdesk.cli.main import main
-from memdesk.diagnostics import CHECK_NAMES, Doctor
-from memdesk.core.models.bundled import default_model_path
-from memdesk.diagnostics.crash import explain_exit
 from memdesk.core.base.paths import Paths
+from memdesk.core.models.bundled import default_model_path
+from memdesk.diagnostics import CHECK_NAMES, Doctor
+from memdesk.diagnostics.crash import explain_exit
 
 
 def doctor(capsys, *args: str) -> tuple[int, str]:
@@ -137,8 +137,9 @@ def test_an_illegal_instruction_names_the_cpu_mismatch():
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/cpuinfo")
 def test_a_build_using_features_this_cpu_lacks_fails_the_cpu_line():
-    from memdesk.diagnostics.cpu import build_features, cpu_flags, missing_features
     from doctor_probes import AMX_BUILD
+
+    from memdesk.diagnostics.cpu import build_features, cpu_flags, missing_features
 
     # What the stand-in build lacks here depends on this CPU (an AVX2-only EPYC also lacks AVX512,
     # an Arm CPU lacks all of it): the expected line is derived from /proc/cpuinfo, not written down.
@@ -199,9 +200,9 @@ def test_a_killed_model_process_raises_the_typed_crash_the_window_offers_diagnos
     import os
     import signal
 
+    from memdesk.core.base.errors import ModelCrashedError
     from memdesk.core.runtime.isolated import isolated_llama
     from memdesk.core.runtime.llamacpp.settings import LlamaSettings
-    from memdesk.core.base.errors import ModelCrashedError
 
     runtime = isolated_llama(LlamaSettings(default_model_path(), context_size=512, threads=1))
     try:

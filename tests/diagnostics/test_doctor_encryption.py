@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from memdesk.app.services import open_services
 from memdesk.cli.main import main
-from memdesk.core.embedding.hashing import HashingEmbedder
 from memdesk.core.base.paths import Paths
+from memdesk.core.embedding.hashing import HashingEmbedder
 
 
 def store_line(capsys) -> tuple[int, str]:
@@ -15,7 +15,9 @@ def store_line(capsys) -> tuple[int, str]:
     return code, lines[0]
 
 
-def test_an_encrypted_store_is_reported_as_encrypted_and_passes_without_its_passphrase(memdesk_home, capsys, monkeypatch):
+def test_an_encrypted_store_is_reported_as_encrypted_and_passes_without_its_passphrase(
+    memdesk_home, capsys, monkeypatch
+):
     monkeypatch.delenv("MEMDESK_PASSPHRASE_FILE", raising=False)
     open_services(Paths.from_environment(), key="secret", embedder=HashingEmbedder()).close()
     database = Paths.from_environment().database

@@ -33,7 +33,12 @@ def test_an_unversioned_name_is_refused():
 
 
 def _dpkg_owner(path: Path) -> str | None:
-    for candidate in {str(path), str(path.resolve()), str(path).replace("/usr/lib/", "/lib/"), str(path.resolve()).replace("/usr/lib/", "/lib/")}:
+    for candidate in {
+        str(path),
+        str(path.resolve()),
+        str(path).replace("/usr/lib/", "/lib/"),
+        str(path.resolve()).replace("/usr/lib/", "/lib/"),
+    }:
         found = subprocess.run(["dpkg", "-S", candidate], capture_output=True, text=True, check=False)
         if found.returncode == 0:
             return found.stdout.split(":")[0].strip()

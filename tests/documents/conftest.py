@@ -14,7 +14,9 @@ from memdesk.core.storage import open_database
 @pytest.fixture
 def store(tmp_path):
     db = open_database(tmp_path / "store" / "memdesk.sqlite3")
-    agent_id = db.execute("INSERT INTO agents(name, created_at, system_prompt) VALUES ('reader', '2026-01-01T00:00:00+00:00', '')").lastrowid
+    agent_id = db.execute(
+        "INSERT INTO agents(name, created_at, system_prompt) VALUES ('reader', '2026-01-01T00:00:00+00:00', '')"
+    ).lastrowid
     yield db, agent_id
     db.close()
 
@@ -80,8 +82,13 @@ def corpus(tmp_path) -> dict[str, Path]:
         "json": folder / "config.json",
         "py": folder / "tool.py",
     }
-    files["txt"].write_text("Shopping list.\n\nThe blue kettle is in the attic next to the old piano.\n", encoding="utf-8")
-    files["md"].write_text("# Garden guide\n\nIntro text.\n\n## Watering\n\nWater the tomatoes every morning before nine.\n", encoding="utf-8")
+    files["txt"].write_text(
+        "Shopping list.\n\nThe blue kettle is in the attic next to the old piano.\n", encoding="utf-8"
+    )
+    files["md"].write_text(
+        "# Garden guide\n\nIntro text.\n\n## Watering\n\nWater the tomatoes every morning before nine.\n",
+        encoding="utf-8",
+    )
     write_pdf(files["pdf"], ["Chapter one is about engines.", "The reactor coolant valve must be checked weekly."])
     write_docx(files["docx"], "Invitation", ["Dear Ana,", "The wedding reception will be held at the lighthouse."])
     files["html"].write_text(

@@ -26,7 +26,11 @@ def test_remove_deletes_passages_fts_rows_and_vectors(store, manual_clock, tmp_p
 
     assert [row.title for row in catalog.list_documents(db, agent_id)] == ["keep.txt"]
     assert db.scalar("SELECT COUNT(*) FROM passages_fts WHERE passages_fts MATCH 'violin'") == 0
-    assert db.scalar("SELECT COUNT(*) FROM passages_vec") == db.scalar("SELECT COUNT(*) FROM passages") == rows["keep.txt"].chunk_count
+    assert (
+        db.scalar("SELECT COUNT(*) FROM passages_vec")
+        == db.scalar("SELECT COUNT(*) FROM passages")
+        == rows["keep.txt"].chunk_count
+    )
     hits = ArchivalMemory(db, HashingEmbedder(), manual_clock).search(agent_id, "violin lessons harbour lanterns").hits
     assert hits and all("Violin" not in hit.passage.text for hit in hits)
 
@@ -58,7 +62,10 @@ def test_unfinished_embedding_is_detected(store, manual_clock, tmp_path):
     assert not catalog.has_unfinished(db, agent_id)
     read = []
     Ingestor(db, ArchivalMemory(db, HashingEmbedder(), manual_clock), manual_clock).ingest(
-        [note], agent_id, lambda e: read.append(e.phase == "reading" and e.current_file is None), cancel=lambda: any(read)
+        [note],
+        agent_id,
+        lambda e: read.append(e.phase == "reading" and e.current_file is None),
+        cancel=lambda: any(read),
     )
     assert catalog.has_unfinished(db, agent_id)
     _ingest(db, agent_id, manual_clock)

@@ -24,7 +24,9 @@ QUERIES = {
 def test_every_format_is_ingested_cited_and_searchable(store, corpus, real_embedder, manual_clock):
     db, agent_id = store
     events = []
-    report = Ingestor(db, ArchivalMemory(db, real_embedder, manual_clock), manual_clock).ingest([corpus["txt"].parent], agent_id, events.append)
+    report = Ingestor(db, ArchivalMemory(db, real_embedder, manual_clock), manual_clock).ingest(
+        [corpus["txt"].parent], agent_id, events.append
+    )
     assert report.failures == []
     assert report.added == len(corpus)
     assert {e.phase for e in events} >= {"reading", "embedding", "done"}
@@ -39,13 +41,17 @@ def test_every_format_is_ingested_cited_and_searchable(store, corpus, real_embed
         assert best.citation.path == str(corpus[kind].absolute())
         start, end = best.citation.char_start, best.citation.char_end
         assert start is not None and end > start
-    html_text = db.scalar("SELECT group_concat(text) FROM passages p JOIN documents d ON d.id = p.document_id WHERE d.path LIKE '%page.html'")
+    html_text = db.scalar(
+        "SELECT group_concat(text) FROM passages p JOIN documents d ON d.id = p.document_id WHERE d.path LIKE '%page.html'"
+    )
     assert "yellow tram" in html_text and "scriptword" not in html_text
 
 
 def test_citations_point_at_page_section_and_offsets(store, corpus, real_embedder, manual_clock):
     db, agent_id = store
-    Ingestor(db, ArchivalMemory(db, real_embedder, manual_clock), manual_clock).ingest([corpus["pdf"], corpus["md"], corpus["docx"]], agent_id)
+    Ingestor(db, ArchivalMemory(db, real_embedder, manual_clock), manual_clock).ingest(
+        [corpus["pdf"], corpus["md"], corpus["docx"]], agent_id
+    )
     archival = ArchivalMemory(db, real_embedder, manual_clock)
     pdf_hit = archival.search(agent_id, "reactor coolant valve").hits[0].passage
     assert pdf_hit.citation.page == 2

@@ -62,7 +62,10 @@ def test_each_hostile_file_is_that_files_failure_and_the_good_file_still_lands(s
     assert reasons["nested.json"] == "nested.json: the JSON is nested too deeply to read"
     assert reasons["wide.csv"].startswith("wide.csv: cannot be read as CSV (field larger than field limit")
     assert reasons["bad-xml.docx"].startswith("bad-xml.docx: not a valid Word (.docx) document")
-    assert reasons["bomb.pdf"].startswith("bomb.pdf: the PDF is damaged and cannot be read") and "limit" in reasons["bomb.pdf"].lower()
+    assert (
+        reasons["bomb.pdf"].startswith("bomb.pdf: the PDF is damaged and cannot be read")
+        and "limit" in reasons["bomb.pdf"].lower()
+    )
     assert all(len(reason) < 300 for reason in reasons.values())  # a reason, not a dump
     db, agent_id = store
     assert db.scalar("SELECT COUNT(*) FROM documents WHERE status = 'failed'") == 4
@@ -78,7 +81,9 @@ def test_a_failure_no_parser_foresaw_is_still_only_that_files_failure(store, man
     (tmp_path / "good.txt").write_text("Plain text still lands.", encoding="utf-8")
     report = _ingest(store, manual_clock, sorted(tmp_path.iterdir()))
     assert report.added == 1
-    assert _reasons(report) == {"odd.md": "odd.md: damaged, or not what its name says (RuntimeError: the parser tripped over something new with a second line)"}
+    assert _reasons(report) == {
+        "odd.md": "odd.md: damaged, or not what its name says (RuntimeError: the parser tripped over something new with a second line)"
+    }
 
 
 def test_a_docx_that_unpacks_past_the_cap_is_refused_before_it_is_read(store, manual_clock, tmp_path, monkeypatch):
@@ -86,7 +91,9 @@ def test_a_docx_that_unpacks_past_the_cap_is_refused_before_it_is_read(store, ma
 
     bomb = tmp_path / "bomb.docx"
     write_docx(bomb, "Report", ["A short, real document."])
-    _rewrite_zip(bomb, {}, add={"word/media/padding.bin": MAX_UNPACKED_BYTES + 5 * 1024 * 1024})  # zeros: about 100 KB packed
+    _rewrite_zip(
+        bomb, {}, add={"word/media/padding.bin": MAX_UNPACKED_BYTES + 5 * 1024 * 1024}
+    )  # zeros: about 100 KB packed
     assert bomb.stat().st_size < 1024 * 1024
     monkeypatch.setattr(docx, "Document", lambda *args, **kwargs: pytest.fail("the archive was opened by the parser"))
     report = _ingest(store, manual_clock, [bomb])

@@ -7,12 +7,11 @@ import hashlib
 
 import pytest
 
-from memdesk.core.transfer.agentfile import EXTENSION_KEY, export_agent_file, import_agent_file
-from memdesk.core.documents import catalog
-from memdesk.core.storage import open_database
-from memdesk.core.storage import migrations
-from memdesk.core.storage.migrations import MIGRATIONS
 from memdesk.core.base.errors import DocumentError
+from memdesk.core.documents import catalog
+from memdesk.core.storage import migrations, open_database
+from memdesk.core.storage.migrations import MIGRATIONS
+from memdesk.core.transfer.agentfile import EXTENSION_KEY, export_agent_file, import_agent_file
 
 REFUSED = "its path came with an imported agent file, so it is not read from there (pick the file to read it again)"
 
@@ -29,7 +28,13 @@ def planted_agent_file(services, tmp_path, paths, *, content_hash: str | None = 
     mine = next(iter(document[EXTENSION_KEY]["agents"].values()))
     row = mine["documents"][0]
     mine["documents"] = [
-        dict(row, id=row["id"] if n == 0 else f"planted-{n}", path=str(path), title="Tea recipes", **({"content_hash": content_hash} if content_hash else {}))
+        dict(
+            row,
+            id=row["id"] if n == 0 else f"planted-{n}",
+            path=str(path),
+            title="Tea recipes",
+            **({"content_hash": content_hash} if content_hash else {}),
+        )
         for n, path in enumerate(paths)
     ]
     return document
@@ -58,9 +63,15 @@ def test_reingest_reads_nothing_from_an_imported_path_until_the_user_picks_the_f
 
     plan = catalog.prepare_reingest(services.db, [row.id for row in rows])
     report = services.ingestor().ingest(plan.paths, copy)  # what the window's worker runs next
-    assert plan.paths == [] and [(f.path, f.reason) for f in plan.refused] == [(str(secret), REFUSED), (str(diary), REFUSED)]
+    assert plan.paths == [] and [(f.path, f.reason) for f in plan.refused] == [
+        (str(secret), REFUSED),
+        (str(diary), REFUSED),
+    ]
     assert report.added == report.replaced == 0 and _leaked(services) == 0
-    assert [row.error for row in catalog.list_documents(services.db, copy)] == [REFUSED, REFUSED]  # the window shows why
+    assert [row.error for row in catalog.list_documents(services.db, copy)] == [
+        REFUSED,
+        REFUSED,
+    ]  # the window shows why
 
     with pytest.raises(DocumentError, match="is a folder"):
         catalog.pick_file(services.db, rows[1].id, diary)
@@ -70,7 +81,13 @@ def test_reingest_reads_nothing_from_an_imported_path_until_the_user_picks_the_f
     report = services.ingestor().ingest([path], copy)
     assert report.chunks == 1 and not report.failures and _leaked(services) == 0
     [row, planted] = catalog.list_documents(services.db, copy)  # the same row, now naming the picked file
-    assert (row.id, row.path, row.from_agent_file, row.error, planted.from_agent_file) == (rows[0].id, str(picked), False, None, True)
+    assert (row.id, row.path, row.from_agent_file, row.error, planted.from_agent_file) == (
+        rows[0].id,
+        str(picked),
+        False,
+        None,
+        True,
+    )
     texts = [p[0] for p in services.db.query("SELECT text FROM passages WHERE document_id = ?", (row.id,))]
     assert texts == ["Oolong wants ninety degrees and three minutes."]
     assert catalog.prepare_reingest(services.db, [row.id]).paths == [str(picked)]  # from now on, a plain re-ingest
@@ -80,7 +97,11 @@ def test_ingesting_the_path_explicitly_counts_as_picking_it(services, tmp_path, 
     secret, _ = outside
     # The planted row even claims the file's own content hash: its passages are still the file's word.
     claimed = hashlib.sha256(secret.read_bytes()).hexdigest()
-    copy = import_agent_file(services, planted_agent_file(services, tmp_path, [secret], content_hash=claimed)).agents[0].agent_id
+    copy = (
+        import_agent_file(services, planted_agent_file(services, tmp_path, [secret], content_hash=claimed))
+        .agents[0]
+        .agent_id
+    )
     [row] = catalog.list_documents(services.db, copy)
     report = services.ingestor().ingest([secret], copy)  # `memdesk ingest PATH`: the user named the path
     assert report.replaced == 1 and report.unchanged == 0
@@ -120,18 +141,28 @@ def test_the_upgrade_marks_rows_the_user_did_not_read_last(tmp_path):
     db.migrate(MIGRATIONS[: MIGRATIONS.index(migrations.m011_imported_document_paths.migrate)])
     now = "2026-01-01T00:00:00+00:00"
     db.execute("INSERT INTO agents(name, created_at, system_prompt) VALUES ('sam', ?, '')", (now,))
-    for n, path in enumerate(["/home/me/read.txt", "/etc/imported", "/home/me/failed.txt", "/home/me/reread.txt"], start=1):
+    for n, path in enumerate(
+        ["/home/me/read.txt", "/etc/imported", "/home/me/failed.txt", "/home/me/reread.txt"], start=1
+    ):
         db.execute(
             "INSERT INTO documents(id, agent_id, path, title, content_hash, size_bytes, created_at, updated_at) VALUES (?, 1, ?, 't', '', 0, ?, ?)",
             (n, path, now, now),
         )
-    for document_id, source in [(1, "user"), (2, "import"), (4, "import"), (4, "user")]:  # 3: never read (no change recorded)
+    for document_id, source in [
+        (1, "user"),
+        (2, "import"),
+        (4, "import"),
+        (4, "user"),
+    ]:  # 3: never read (no change recorded)
         db.execute(
             "INSERT INTO memory_history(agent_id, target_kind, target_id, action, source, created_at) VALUES (1, 'document', ?, 'create', ?, ?)",
             (document_id, source, now),
         )
     db.migrate(MIGRATIONS)
     assert db.query("SELECT path, path_imported FROM documents ORDER BY id") == [
-        ("/home/me/read.txt", 0), ("/etc/imported", 1), ("/home/me/failed.txt", 1), ("/home/me/reread.txt", 0)
+        ("/home/me/read.txt", 0),
+        ("/etc/imported", 1),
+        ("/home/me/failed.txt", 1),
+        ("/home/me/reread.txt", 0),
     ]
     db.close()

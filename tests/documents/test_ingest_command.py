@@ -7,8 +7,8 @@ import argparse
 import pytest
 
 from memdesk.cli.ingest import add_ingest_command
-from memdesk.core.storage import open_database
 from memdesk.core.base.paths import Paths
+from memdesk.core.storage import open_database
 
 pytestmark = pytest.mark.embedder
 
@@ -37,8 +37,8 @@ def test_ingest_command_prints_progress_and_failures(tmp_path, capsys):
 
 
 def test_hostile_files_are_listed_with_their_reasons_and_the_batch_finishes(tmp_path, capsys):
-    from tests.documents.test_hostile_files import _rewrite_zip
     from tests.documents.conftest import write_docx
+    from tests.documents.test_hostile_files import _rewrite_zip
 
     db = open_database(Paths.from_environment().ensure().database)
     db.execute("INSERT INTO agents(name, created_at, system_prompt) VALUES ('sam', '2026-01-01T00:00:00+00:00', '')")
@@ -54,6 +54,10 @@ def test_hostile_files_are_listed_with_their_reasons_and_the_batch_finishes(tmp_
     captured = capsys.readouterr()
     failed = sorted(line for line in captured.out.splitlines() if line.startswith("failed: "))
     assert [line.split(": ", 2)[1].rsplit("/", 1)[1] for line in failed] == ["bad-xml.docx", "nested.json", "wide.csv"]
-    assert "nested too deeply" in captured.out and "field larger than field limit" in captured.out and "not a valid Word" in captured.out
+    assert (
+        "nested too deeply" in captured.out
+        and "field larger than field limit" in captured.out
+        and "not a valid Word" in captured.out
+    )
     assert "done: 1 added, 0 replaced, 0 unchanged, 3 failed" in captured.out
     assert "Traceback" not in captured.out + captured.err

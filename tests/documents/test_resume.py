@@ -32,8 +32,14 @@ def _run(db_path: Path, folder: Path, crash: str | None) -> subprocess.Completed
     if crash:
         env[CRASH_ENV] = crash
     # The fault campaign's ingestion child (testing.fault_children.ingest), crashed at a chosen point.
-    return subprocess.run([sys.executable, "-m", "testing.fault_children.ingest", str(db_path), str(folder)], env=env, capture_output=True,
-                          text=True, timeout=300, cwd=ROOT)
+    return subprocess.run(
+        [sys.executable, "-m", "testing.fault_children.ingest", str(db_path), str(folder)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+    )
 
 
 def _expected_chunks(tmp_path: Path, folder: Path) -> int:

@@ -12,12 +12,14 @@ from memdesk.cli.main import main
 from memdesk.core.embedding.hashing import HashingEmbedder
 from memdesk.core.evaluation.beam import ASSISTANT, USER, chat_folders, load_chat, load_chats
 from memdesk.core.evaluation.locomo import evaluate_samples
-from memdesk.core.evaluation.locomo_replay import FIFO, FIFO_RECALL, evaluate_samples as replay_samples, shown_in_part
+from memdesk.core.evaluation.locomo_replay import FIFO, FIFO_RECALL, shown_in_part
+from memdesk.core.evaluation.locomo_replay import evaluate_samples as replay_samples
 from memdesk.core.runtime.scripted import ScriptedRuntime
-
 from tests.evaluation.test_locomo_replay import Store
 
-LONG_PLAN = "\n".join(f"Step {n}: configure the worker pool and the retry queue for stage {n} of the rollout." for n in range(1, 40))
+LONG_PLAN = "\n".join(
+    f"Step {n}: configure the worker pool and the retry queue for stage {n} of the rollout." for n in range(1, 40)
+)
 
 
 def message(id_: int, role: str, content: str, anchor: str | None = None) -> dict:
@@ -30,25 +32,60 @@ def message(id_: int, role: str, content: str, anchor: str | None = None) -> dic
 def write_chat(folder: Path, *, nested_questions: bool = True) -> Path:
     folder.mkdir(parents=True)
     chat = [
-        {"batch_number": 1, "time_anchor": None, "turns": [
-            [message(0, "user", "I'm starting a budget tracker in Flask with a SQLite database. ->-> 1,1", "March-15-2024"),
-             message(1, "assistant", "Great, let's plan the budget tracker: models first, then routes.")],
-            [message(2, "user", "My first sprint ends on March 29 and covers login."),
-             message(3, "assistant", LONG_PLAN)],
-        ]},
-        {"batch_number": 2, "time_anchor": None, "turns": [
-            [message(4, "user", "The dashboard API now answers in about 250ms after caching. ->-> 2,1", "April-05-2024"),
-             message(5, "assistant", "Caching the aggregates was the right call.")],
-        ]},
+        {
+            "batch_number": 1,
+            "time_anchor": None,
+            "turns": [
+                [
+                    message(
+                        0,
+                        "user",
+                        "I'm starting a budget tracker in Flask with a SQLite database. ->-> 1,1",
+                        "March-15-2024",
+                    ),
+                    message(1, "assistant", "Great, let's plan the budget tracker: models first, then routes."),
+                ],
+                [
+                    message(2, "user", "My first sprint ends on March 29 and covers login."),
+                    message(3, "assistant", LONG_PLAN),
+                ],
+            ],
+        },
+        {
+            "batch_number": 2,
+            "time_anchor": None,
+            "turns": [
+                [
+                    message(
+                        4,
+                        "user",
+                        "The dashboard API now answers in about 250ms after caching. ->-> 2,1",
+                        "April-05-2024",
+                    ),
+                    message(5, "assistant", "Caching the aggregates was the right call."),
+                ],
+            ],
+        },
     ]
     questions = {
-        "information_extraction": [{"question": "When does my first sprint end?", "answer": "March 29", "source_chat_ids": [2]}],
-        "knowledge_update": [{"question": "How fast is the dashboard API?", "answer": "250ms",
-                              "source_chat_ids": {"original_info": [1], "updated_info": [4]}}],
+        "information_extraction": [
+            {"question": "When does my first sprint end?", "answer": "March 29", "source_chat_ids": [2]}
+        ],
+        "knowledge_update": [
+            {
+                "question": "How fast is the dashboard API?",
+                "answer": "250ms",
+                "source_chat_ids": {"original_info": [1], "updated_info": [4]},
+            }
+        ],
         "abstention": [{"question": "What did my manager say?", "ideal_response": "No information."}],
     }
     (folder / "chat.json").write_text(json.dumps(chat), encoding="utf-8")
-    target = folder / "probing_questions" / "probing_questions.json" if nested_questions else folder / "probing_questions.json"
+    target = (
+        folder / "probing_questions" / "probing_questions.json"
+        if nested_questions
+        else folder / "probing_questions.json"
+    )
     target.parent.mkdir(exist_ok=True)
     target.write_text(json.dumps(questions), encoding="utf-8")
     return folder
@@ -62,7 +99,11 @@ def test_a_chat_becomes_a_locomo_sample_with_dated_sessions_and_flattened_eviden
     assert conversation["session_1_date_time"] == "12:00 pm on 15 March, 2024"
     assert conversation["session_2_date_time"] == "12:00 pm on 5 April, 2024"
     first = conversation["session_1"][0]
-    assert first == {"speaker": USER, "dia_id": "0", "text": "I'm starting a budget tracker in Flask with a SQLite database."}
+    assert first == {
+        "speaker": USER,
+        "dia_id": "0",
+        "text": "I'm starting a budget tracker in Flask with a SQLite database.",
+    }
     assert conversation["session_1"][1]["speaker"] == ASSISTANT
     kinds = {qa["category"]: qa for qa in sample["qa"]}
     assert kinds["knowledge_update"]["evidence"] == ["1", "4"]  # both the original and the update
@@ -94,7 +135,9 @@ def test_search_recall_is_reported_per_question_kind_and_development_chats_apart
 
 def test_context_mode_counts_a_long_message_shown_in_part(tmp_path):
     samples = load_chats([write_chat(tmp_path / "1")])
-    report = replay_samples(samples, ScriptedRuntime(context_window=100_000), Store, variants=(FIFO,), tuned_on=("1",), partly=True)
+    report = replay_samples(
+        samples, ScriptedRuntime(context_window=100_000), Store, variants=(FIFO,), tuned_on=("1",), partly=True
+    )
     everything = report["variants"][FIFO]
     assert everything["all"]["evidence_in_context"] == 1.0 and everything["all"]["evidence_partly"] == 1.0
     assert report["tuned_on"] == ["1"]
@@ -116,6 +159,8 @@ def test_the_cli_measures_beam_search(tmp_path, capsys, monkeypatch):
 
 def test_recall_variant_is_measured_beside_fifo(tmp_path):
     samples = load_chats([write_chat(tmp_path / "12")])
-    report = replay_samples(samples, ScriptedRuntime(context_window=100_000), Store, variants=(FIFO, FIFO_RECALL), partly=True, tuned_on=())
+    report = replay_samples(
+        samples, ScriptedRuntime(context_window=100_000), Store, variants=(FIFO, FIFO_RECALL), partly=True, tuned_on=()
+    )
     assert set(report["variants"]) == {FIFO, FIFO_RECALL}
     assert report["variants"][FIFO]["held_out"]["n"] == 2

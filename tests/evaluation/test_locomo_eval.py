@@ -13,7 +13,8 @@ def test_recall_is_computed_per_category_and_missing_evidence_is_skipped(tmp_pat
     sample = {
         "sample_id": "conv-test",
         "conversation": {
-            "speaker_a": "Ana", "speaker_b": "Ben",
+            "speaker_a": "Ana",
+            "speaker_b": "Ben",
             "session_1_date_time": "1:56 pm on 8 May, 2023",
             "session_1": [
                 {"speaker": "Ana", "dia_id": "D1:1", "text": "I started learning the cello this spring."},
@@ -21,7 +22,12 @@ def test_recall_is_computed_per_category_and_missing_evidence_is_skipped(tmp_pat
             ],
             "session_2_date_time": "9:00 am on 20 June, 2023",
             "session_2": [
-                {"speaker": "Ana", "dia_id": "D2:1", "text": "My cello teacher is called Rosa.", "blip_caption": "a photo of a cello"},
+                {
+                    "speaker": "Ana",
+                    "dia_id": "D2:1",
+                    "text": "My cello teacher is called Rosa.",
+                    "blip_caption": "a photo of a cello",
+                },
                 {"speaker": "Ben", "dia_id": "D2:2", "text": "I adopted a grey cat."},
             ],
         },
@@ -45,21 +51,42 @@ def test_the_nothing_on_that_detector_is_scored_on_answerable_against_adversaria
     """Adversarial questions ask one speaker about what the other said: the detector should score
     them below the answerable ones, and the report says how often it would say "nothing"."""
     turns = [
-        ("Ana", "I started learning the cello this spring."), ("Ben", "Nice! I ran a marathon in Lisbon."),
-        ("Ana", "My cello teacher is called Rosa."), ("Ben", "I adopted a grey cat named Pixel."),
+        ("Ana", "I started learning the cello this spring."),
+        ("Ben", "Nice! I ran a marathon in Lisbon."),
+        ("Ana", "My cello teacher is called Rosa."),
+        ("Ben", "I adopted a grey cat named Pixel."),
     ]
     sample = {
         "sample_id": "conv-test",
         "conversation": {
-            "speaker_a": "Ana", "speaker_b": "Ben", "session_1_date_time": "1:56 pm on 8 May, 2023",
-            "session_1": [{"speaker": who, "dia_id": f"D1:{n}", "text": text} for n, (who, text) in enumerate(turns, start=1)],
+            "speaker_a": "Ana",
+            "speaker_b": "Ben",
+            "session_1_date_time": "1:56 pm on 8 May, 2023",
+            "session_1": [
+                {"speaker": who, "dia_id": f"D1:{n}", "text": text} for n, (who, text) in enumerate(turns, start=1)
+            ],
         },
         "qa": [
-            {"question": "What instrument is Ana learning this spring?", "answer": "cello", "evidence": ["D1:1"], "category": 4},
+            {
+                "question": "What instrument is Ana learning this spring?",
+                "answer": "cello",
+                "evidence": ["D1:1"],
+                "category": 4,
+            },
             {"question": "Where did Ben run a marathon?", "answer": "Lisbon", "evidence": ["D1:2"], "category": 4},
             {"question": "What is the name of Ben's grey cat?", "answer": "Pixel", "evidence": ["D1:4"], "category": 4},
-            {"question": "Where did Ana run a marathon?", "adversarial_answer": "Lisbon", "evidence": ["D1:2"], "category": 5},
-            {"question": "What is the name of Ana's grey cat?", "adversarial_answer": "Pixel", "evidence": ["D1:4"], "category": 5},
+            {
+                "question": "Where did Ana run a marathon?",
+                "adversarial_answer": "Lisbon",
+                "evidence": ["D1:2"],
+                "category": 5,
+            },
+            {
+                "question": "What is the name of Ana's grey cat?",
+                "adversarial_answer": "Pixel",
+                "evidence": ["D1:4"],
+                "category": 5,
+            },
         ],
     }
     path = tmp_path / "tiny.json"

@@ -11,12 +11,12 @@ import pytest
 
 from memdesk.app.agents import open_agent
 from memdesk.app.services import open_services
+from memdesk.core.base.paths import Paths
 from memdesk.core.embedding.hashing import HashingEmbedder
 from memdesk.core.evaluation import scoring
 from memdesk.core.evaluation.locomo_replay import FIFO, ask, evaluate, plan_exchanges, replay, visible
 from memdesk.core.evaluation.replay_runtime import PLACEHOLDER_SUMMARY
 from memdesk.core.runtime.scripted import ScriptedRuntime, say
-from memdesk.core.base.paths import Paths
 
 FILLER = "and we talked about the weather the garden the neighbours and the long walk by the river"
 SESSIONS = 4
@@ -41,7 +41,12 @@ def synthetic_sample() -> dict:
             # Category numbers double as labels here: each question is alone in its bucket.
             {"question": "What came first?", "answer": "marker 1 1", "evidence": ["D1:1"], "category": 2},
             {"question": "What came last?", "answer": "marker 4 12", "evidence": [last], "category": 4},
-            {"question": "First and last?", "answer": "marker 1 1, marker 4 12", "evidence": ["D1:1", last], "category": 1},
+            {
+                "question": "First and last?",
+                "answer": "marker 1 1, marker 4 12",
+                "evidence": ["D1:1", last],
+                "category": 1,
+            },
             {"question": "Not in the data", "adversarial_answer": "x", "evidence": ["D4:11"], "category": 5},
             {"question": "Evidence that does not exist", "answer": "x", "evidence": ["D9:9"], "category": 3},
         ],
@@ -51,7 +56,9 @@ def synthetic_sample() -> dict:
 class Store:
     """What the CLI's factory builds, on the hashing embedder."""
 
-    def __init__(self, folder: Path, runtime, clock, automatic_recall: bool, speakers: tuple[str, str] = ("", "locomo")) -> None:
+    def __init__(
+        self, folder: Path, runtime, clock, automatic_recall: bool, speakers: tuple[str, str] = ("", "locomo")
+    ) -> None:
         self._services = open_services(Paths(folder), embedder=HashingEmbedder(), clock=clock)
         self.db = self._services.db
         self._runtime = runtime
@@ -104,7 +111,11 @@ def test_turns_become_user_messages_and_the_agents_replies():
     ]
     assert session_two[0].at.day == 2 and session_two[1].at > session_two[0].at
     first = exchanges[0]
-    assert first.opener.startswith("marker-1-1 ") and first.reply.startswith("marker-1-2 ") and first.turns == ("D1:1", "D1:2")
+    assert (
+        first.opener.startswith("marker-1-1 ")
+        and first.reply.startswith("marker-1-2 ")
+        and first.turns == ("D1:1", "D1:2")
+    )
 
 
 def test_evidence_in_context_follows_the_agents_own_fifo_and_eviction(tmp_path, sample_file):
@@ -207,12 +218,17 @@ def test_the_cli_measures_context_and_answers_with_the_bundled_model(sample_file
     # (Here every turn shares the same filler words, so each full section is filler that takes
     # room from the window; on real conversations it finds what FIFO lost: see the README.)
     recalled = report["variants"]["fifo+recall"]
-    assert recalled["all"]["n"] == 4 and report["replay"]["fifo+recall"]["messages"] > report["replay"][FIFO]["messages"]
+    assert (
+        recalled["all"]["n"] == 4 and report["replay"]["fifo+recall"]["messages"] > report["replay"][FIFO]["messages"]
+    )
 
     # The eval runs the user's own settings: keep the real agent's answer short for this test.
     assert main(["settings", "max_chained_steps", "2"]) == 0 and main(["settings", "max_answer_tokens", "96"]) == 0
     capsys.readouterr()
-    assert main(["eval", "locomo", str(sample_file), "--mode", "answer", "--window", "4096", "--limit", "1", "--json"]) == 0
+    assert (
+        main(["eval", "locomo", str(sample_file), "--mode", "answer", "--window", "4096", "--limit", "1", "--json"])
+        == 0
+    )
     answered = json.loads(capsys.readouterr().out)
     assert answered["questions"] == 1 and 0.0 <= answered["variants"][FIFO]["all"]["f1"] <= 1.0
     assert answered["replay"][FIFO]["errors"] == 0 and len(answered["examples"]) == 1

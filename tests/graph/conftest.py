@@ -37,7 +37,13 @@ def say(services, clock, agent_id):
         clock.advance(days=days_later)
         with services.db.transaction():
             message = services.memory.recall.add(
-                agent_id, role="user", kind="user_message", content=text, search_text=text, author=author, created_at=clock.now()
+                agent_id,
+                role="user",
+                kind="user_message",
+                content=text,
+                search_text=text,
+                author=author,
+                created_at=clock.now(),
             )
         return message.id
 

@@ -9,25 +9,33 @@ import json
 import pytest
 
 from memdesk.core.agent.context import SECTIONS
+from memdesk.core.base.errors import GenerationCancelled
 from memdesk.core.graph.extraction import ExtractionOptions, GraphExtractor
 from memdesk.core.graph.model_facts import ModelFactExtractor, fact_spec
 from memdesk.core.runtime.base import CancelToken, ChatMessage
 from memdesk.core.runtime.grammar import build_call_grammar
 from memdesk.core.runtime.scripted import ScriptedRuntime, call, say
-from memdesk.core.base.errors import GenerationCancelled
 
 
 def last_result(services, agent_id: int) -> dict:
-    result = [m for m in services.memory.recall.all(agent_id) if m.kind == "function_result" and m.function_name != "send_message"][-1]
+    result = [
+        m
+        for m in services.memory.recall.all(agent_id)
+        if m.kind == "function_result" and m.function_name != "send_message"
+    ][-1]
     return json.loads(result.content)
 
 
 def test_the_agent_records_and_finds_facts(services, runtime, make_agent, clock):
     agent = make_agent("sam")
-    runtime.enqueue(call("knowledge_graph_insert", "remember", True, subject="Ann", relation="lives in", object="London"), say("ok"))
+    runtime.enqueue(
+        call("knowledge_graph_insert", "remember", True, subject="Ann", relation="lives in", object="London"), say("ok")
+    )
     agent.send_user_message("My sister Ann lives in London.")
     clock.advance(days=40)
-    runtime.enqueue(call("knowledge_graph_insert", "update", True, subject="Ann", relation="moved to", object="Paris"), say("ok"))
+    runtime.enqueue(
+        call("knowledge_graph_insert", "update", True, subject="Ann", relation="moved to", object="Paris"), say("ok")
+    )
     agent.send_user_message("Ann moved to Paris!")
     runtime.enqueue(call("knowledge_graph_search", "look", True, entity="ann"), say("She lives in Paris."))
     agent.send_user_message("Where does Ann live?")
@@ -37,7 +45,9 @@ def test_the_agent_records_and_finds_facts(services, runtime, make_agent, clock)
     assert text.startswith("Ann: thing, mentioned 0 times. Showing 2 of 2 facts (page 1/1):")
     lines = text.splitlines()[1:]
     assert lines[0].startswith("- Ann | moved to | Paris (since 2027-01-09; message of 2027-01-09 09:15 by user)")
-    assert lines[1].startswith("- Ann | lives in | London (2026-11-30 to 2027-01-09; message of 2026-11-30 09:15 by user)")
+    assert lines[1].startswith(
+        "- Ann | lives in | London (2026-11-30 to 2027-01-09; message of 2026-11-30 09:15 by user)"
+    )
     fact = services.memory.graph.facts(services.memory.graph.find(agent.id, "Ann").id)[0]
     assert fact.author == "agent"
 
@@ -65,14 +75,19 @@ def test_search_pages_and_explains_misses(services, runtime, make_agent):
     assert last_result(services, agent.id)["status"] == "Failed"  # a bad insert is the model's to fix
 
 
-def test_top_entities_are_shown_with_the_memory_section_and_count_in_the_budget(services, runtime, make_agent, say_as_user=None):
+def test_top_entities_are_shown_with_the_memory_section_and_count_in_the_budget(
+    services, runtime, make_agent, say_as_user=None
+):
     agent = make_agent("sam")
     assert agent.budget().tokens("knowledge") == 0
     graph = services.memory.graph
-    message = services.memory.recall.add(agent.id, role="user", kind="user_message", content="x", search_text="x",
-                                         created_at=services.clock.now())
+    message = services.memory.recall.add(
+        agent.id, role="user", kind="user_message", content="x", search_text="x", created_at=services.clock.now()
+    )
     for name in ("Ann", "Paris", "Ann"):
-        graph.add_mention(agent.id, graph.resolve(agent.id, name, "person"), at=services.clock.now(), message_id=message.id)
+        graph.add_mention(
+            agent.id, graph.resolve(agent.id, name, "person"), at=services.clock.now(), message_id=message.id
+        )
     budget = agent.budget()
     assert [s.name for s in budget.sections] == list(SECTIONS) and budget.tokens("knowledge") > 0
     runtime.enqueue(say("hi"))
@@ -86,8 +101,14 @@ def test_top_entities_are_shown_with_the_memory_section_and_count_in_the_budget(
 def queued(services, graph, analyser, clock, say):
     agent_id = services.create_agent("kim").id
     with services.db.transaction():
-        services.memory.recall.add(agent_id, role="user", kind="user_message", content="x", created_at=clock.now(),
-                                   search_text="My sister Ann moved to Lisbon.")
+        services.memory.recall.add(
+            agent_id,
+            role="user",
+            kind="user_message",
+            content="x",
+            created_at=clock.now(),
+            search_text="My sister Ann moved to Lisbon.",
+        )
     extractor = GraphExtractor(graph, analyser, clock, ExtractionOptions(model_facts=True))
     extractor.enqueue(agent_id)
     extractor.run_entities(agent_id)
@@ -115,10 +136,14 @@ def test_the_model_may_only_link_the_entities_found(queued):
 
 def test_a_new_fact_from_the_model_is_stored_with_its_source(queued, graph):
     extractor, agent_id = queued
-    runtime = ScriptedRuntime([call("record_fact", "", subject="Ann", relation="sister of", object="User")], context_window=4096)
+    runtime = ScriptedRuntime(
+        [call("record_fact", "", subject="Ann", relation="sister of", object="User")], context_window=4096
+    )
     extractor.graph.find(agent_id, "Ann")
     before = len(graph.all_facts(agent_id))
-    runtime2 = ScriptedRuntime([call("record_fact", "", subject="Lisbon", relation="home of", object="Ann")], context_window=4096)
+    runtime2 = ScriptedRuntime(
+        [call("record_fact", "", subject="Lisbon", relation="home of", object="Ann")], context_window=4096
+    )
     report = extractor.run_facts(ModelFactExtractor(runtime2), agent_id)
     assert report.model_facts == 1 and len(graph.all_facts(agent_id)) == before + 1
     new = [f for f in graph.all_facts(agent_id) if f.relation == "home of"][0]
@@ -127,8 +152,10 @@ def test_a_new_fact_from_the_model_is_stored_with_its_source(queued, graph):
 
 def test_a_fact_relating_an_entity_to_itself_is_asked_again_with_only_other_objects():
     runtime = ScriptedRuntime(
-        [call("record_fact", "", subject="Lisbon", relation="sister", object="Lisbon"),
-         call("record_fact", "", subject="Lisbon", relation="home of", object="Ann")],
+        [
+            call("record_fact", "", subject="Lisbon", relation="sister", object="Lisbon"),
+            call("record_fact", "", subject="Lisbon", relation="home of", object="Ann"),
+        ],
         context_window=4096,
     )
     triples = ModelFactExtractor(runtime).extract("Ann moved to Lisbon.", "User", ["Ann", "Lisbon"])
@@ -140,11 +167,17 @@ def test_a_fact_relating_an_entity_to_itself_is_asked_again_with_only_other_obje
 def test_the_agents_prompt_is_the_prefix_when_it_fits(queued):
     extractor, agent_id = queued
     prefix = [ChatMessage("system", "You are Sam."), ChatMessage("user", "hello")]
-    runtime = ScriptedRuntime([call("record_fact", "", subject="Ann", relation="visit", object="Lisbon")], context_window=4096)
+    runtime = ScriptedRuntime(
+        [call("record_fact", "", subject="Ann", relation="visit", object="Lisbon")], context_window=4096
+    )
     extractor.run_facts(ModelFactExtractor(runtime), agent_id, prefix=lambda _agent: prefix)
     assert runtime.prompts[0][:2] == prefix and "Knowledge graph update" in runtime.prompts[0][2].content
-    small = ScriptedRuntime([call("record_fact", "", subject="Ann", relation="visit", object="Lisbon")], context_window=200)
-    assert ModelFactExtractor(small).extract("Ann visited Lisbon.", "User", ["Ann", "Lisbon"], prefix=[ChatMessage("system", "word " * 300)])
+    small = ScriptedRuntime(
+        [call("record_fact", "", subject="Ann", relation="visit", object="Lisbon")], context_window=200
+    )
+    assert ModelFactExtractor(small).extract(
+        "Ann visited Lisbon.", "User", ["Ann", "Lisbon"], prefix=[ChatMessage("system", "word " * 300)]
+    )
     assert small.prompts[0][0].content.startswith("You maintain a knowledge graph")  # too long: standalone
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import time
 
-from memdesk.session.graph_extraction import BackgroundExtraction
 from memdesk.core.graph.extraction import ExtractionOptions
+from memdesk.session.graph_extraction import BackgroundExtraction
 
 
 def wait_for(condition, seconds: float = 60.0) -> bool:
@@ -19,7 +19,9 @@ def wait_for(condition, seconds: float = 60.0) -> bool:
 
 def test_a_nudge_extracts_in_the_background(services, graph, analyser, clock, agent_id, say):
     enabled = {"on": True}
-    worker = BackgroundExtraction(services.paths.database, lambda: analyser, clock, lambda: ExtractionOptions(enabled["on"]))
+    worker = BackgroundExtraction(
+        services.paths.database, lambda: analyser, clock, lambda: ExtractionOptions(enabled["on"])
+    )
     try:
         say("My brother Tom lives in Lisbon.")
         worker.nudge(agent_id)
@@ -27,8 +29,14 @@ def test_a_nudge_extracts_in_the_background(services, graph, analyser, clock, ag
         enabled["on"] = False
         say("Carla works at Siemens.")
         worker.nudge(agent_id)
-        assert wait_for(lambda: services.db.scalar(
-            "SELECT last_id FROM graph_progress WHERE agent_id = ? AND source_kind = 'message'", (agent_id,)) == 2)
+        assert wait_for(
+            lambda: (
+                services.db.scalar(
+                    "SELECT last_id FROM graph_progress WHERE agent_id = ? AND source_kind = 'message'", (agent_id,)
+                )
+                == 2
+            )
+        )
         assert graph.find(agent_id, "Carla") is None  # off: passed over
     finally:
         worker.close()
@@ -37,8 +45,13 @@ def test_a_nudge_extracts_in_the_background(services, graph, analyser, clock, ag
 def test_the_background_extractors_changes_are_in_the_memory_history(services, graph, analyser, clock, agent_id, say):
     from memdesk.app.services import memory_history
 
-    worker = BackgroundExtraction(services.paths.database, lambda: analyser, clock, lambda: ExtractionOptions(True),
-                                  recorder=lambda db: memory_history(db, clock))
+    worker = BackgroundExtraction(
+        services.paths.database,
+        lambda: analyser,
+        clock,
+        lambda: ExtractionOptions(True),
+        recorder=lambda db: memory_history(db, clock),
+    )
     try:
         said = say("My brother Tom lives in Lisbon.")
         worker.nudge(agent_id)

@@ -9,7 +9,11 @@ from memdesk.core.retrieval.graph_expansion import query_entities
 def test_a_linked_entity_brings_its_turn_up(services, graph, extractor, agent_id, say):
     say("My sister Ann adopted Biscuit last week.")
     target = say("Biscuit chewed the sofa cushions again, what a rascal.")
-    for filler in ("We watched a film about volcanoes.", "The train was late this morning.", "I tried a new pasta recipe tonight."):
+    for filler in (
+        "We watched a film about volcanoes.",
+        "The train was late this morning.",
+        "I tried a new pasta recipe tonight.",
+    ):
         say(filler)
     extractor.enqueue(agent_id)
     extractor.run_entities(agent_id)

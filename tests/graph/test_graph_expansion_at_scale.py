@@ -18,7 +18,9 @@ def _mention(graph, agent_id, clock, entity, message):
         graph.add_mention(agent_id, entity, at=clock.now(), message_id=message)
 
 
-def test_facts_and_mentions_of_merged_aliases_count_for_their_entity_and_hidden_ones_not(services, graph, agent_id, clock, say):
+def test_facts_and_mentions_of_merged_aliases_count_for_their_entity_and_hidden_ones_not(
+    services, graph, agent_id, clock, say
+):
     ann, annie = graph.resolve(agent_id, "Ann", "person"), graph.resolve(agent_id, "Annie", "person")
     biscuit, puppy = graph.resolve(agent_id, "Biscuit", "thing"), graph.resolve(agent_id, "the puppy", "thing")
     lisbon = graph.resolve(agent_id, "Lisbon", "place")
@@ -42,7 +44,9 @@ def _ranking(recall, agent_id, query):
 
 
 def test_the_kept_count_of_mentioned_messages_follows_new_and_removed_mentions(services, graph, agent_id, clock, say):
-    ann, biscuit, lisbon = (graph.resolve(agent_id, n, k) for n, k in (("Ann", "person"), ("Biscuit", "thing"), ("Lisbon", "place")))
+    ann, biscuit, lisbon = (
+        graph.resolve(agent_id, n, k) for n, k in (("Ann", "person"), ("Biscuit", "thing"), ("Lisbon", "place"))
+    )
     graph.add_fact(agent_id, ann, "adopted", biscuit, author="user")
     graph.add_fact(agent_id, ann, "visited", lisbon, author="user")
     embedder = HashingEmbedder()
@@ -50,7 +54,11 @@ def test_the_kept_count_of_mentioned_messages_follows_new_and_removed_mentions(s
     query = "What did Ann do?"
 
     def fresh():
-        return _ranking(RecallMemory(services.db, embedder, ranker=MessageRanker(services.db, embedder, VectorIndex(services.db))), agent_id, query)
+        return _ranking(
+            RecallMemory(services.db, embedder, ranker=MessageRanker(services.db, embedder, VectorIndex(services.db))),
+            agent_id,
+            query,
+        )
 
     # Biscuit is rarer than Lisbon, so how many messages mention anything sets the two's weights
     _mention(graph, agent_id, clock, biscuit, say("it chewed the sofa"))

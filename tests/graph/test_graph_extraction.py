@@ -9,15 +9,19 @@ import pytest
 
 from memdesk.core.embedding.hashing import HashingEmbedder
 from memdesk.core.graph import extraction
-from memdesk.core.graph.store import KnowledgeGraph
 from memdesk.core.graph.extraction import MAX_ATTEMPTS, ExtractionOptions, GraphExtractor
 from memdesk.core.graph.nlp import LONG_TEXT_CHARS, SPEAKER, Analysis, FoundFact, person_would_name
+from memdesk.core.graph.store import KnowledgeGraph
 
 
 def test_fixed_text_gives_exact_entities_and_facts(analyser):
     (result,) = analyser.analyse(["My sister Ann moved to Berlin last year. I adopted a dog and I don't like coffee."])
     assert {(e.name, e.kind) for e in result.entities} == {
-        ("Ann", "person"), ("Berlin", "place"), ("sister", "concept"), ("dog", "concept"), ("coffee", "concept"),
+        ("Ann", "person"),
+        ("Berlin", "place"),
+        ("sister", "concept"),
+        ("dog", "concept"),
+        ("coffee", "concept"),
     }
     assert set(result.facts) == {
         FoundFact("Ann", "move to", "Berlin"),
@@ -70,7 +74,9 @@ def test_bad_input_gives_no_garbage_entities(analyser, text):
 
 
 def test_markup_around_real_names_is_stripped(analyser):
-    (result,) = analyser.analyse(["**Ann** told me about `pip install` and 😀 her trip to Rome: https://rome.example/x"])
+    (result,) = analyser.analyse(
+        ["**Ann** told me about `pip install` and 😀 her trip to Rome: https://rome.example/x"]
+    )
     names = {e.name for e in result.entities}
     assert {"Ann", "Rome"} <= names
     assert not any(c in name for name in names for c in "*`:/😀")
@@ -82,7 +88,15 @@ def test_only_the_start_of_a_huge_message_is_read(analyser, monkeypatch):
 
     def spy():
         nlp = original()
-        return type("Spy", (), {"pipe": lambda self, texts, batch_size: nlp.pipe([seen.append(t) or t for t in texts], batch_size=batch_size)})()
+        return type(
+            "Spy",
+            (),
+            {
+                "pipe": lambda self, texts, batch_size: nlp.pipe(
+                    [seen.append(t) or t for t in texts], batch_size=batch_size
+                )
+            },
+        )()
 
     monkeypatch.setattr(analyser, "_pipeline", spy)
     (result,) = analyser.analyse(["Ann visited Rome with her friend. " * 30_000])  # about 1 MB
@@ -90,7 +104,9 @@ def test_only_the_start_of_a_huge_message_is_read(analyser, monkeypatch):
     assert {e.name for e in result.entities} >= {"Ann", "Rome"}
 
 
-def test_extraction_resumes_after_a_crash_without_losing_or_repeating(services, graph, analyser, clock, agent_id, say, monkeypatch):
+def test_extraction_resumes_after_a_crash_without_losing_or_repeating(
+    services, graph, analyser, clock, agent_id, say, monkeypatch
+):
     for text in ("Ann lives in Paris.", "Bob works at Siemens.", "Carl works in Oslo."):
         say(text)
     extractor = GraphExtractor(graph, analyser, clock, ExtractionOptions(model_facts=False))
@@ -114,10 +130,16 @@ def test_extraction_resumes_after_a_crash_without_losing_or_repeating(services, 
     restarted.run_entities(agent_id)
     assert restarted.pending(agent_id) == 0
     assert services.db.scalar("SELECT COUNT(*) FROM graph_mentions WHERE agent_id = ?", (agent_id,)) == 6  # each once
-    assert {(f.subject, f.object) for f in graph.all_facts(agent_id)} == {("Ann", "Paris"), ("Bob", "Siemens"), ("Carl", "Oslo")}
+    assert {(f.subject, f.object) for f in graph.all_facts(agent_id)} == {
+        ("Ann", "Paris"),
+        ("Bob", "Siemens"),
+        ("Carl", "Oslo"),
+    }
 
 
-def test_a_failing_source_is_retried_later_and_does_not_block_others(services, graph, analyser, clock, agent_id, say, caplog):
+def test_a_failing_source_is_retried_later_and_does_not_block_others(
+    services, graph, analyser, clock, agent_id, say, caplog
+):
     say("Ann lives in Paris.")
     poison = say("POISON")
     say("Bob lives in Rome.")
@@ -189,12 +211,27 @@ class _Poisoned:
 @pytest.mark.parametrize(
     ("name", "kept"),
     [
-        ("Ann", "Ann"), ("New York", "New York"), ("HireVue", "HireVue"), ("JavaScript", "JavaScript"),
-        ("Montserrat Media Hub", "Montserrat Media Hub"), ("Flask", "Flask"),
-        ("Python 3.11.2", "Python"), ("Bootstrap 5.3", "Bootstrap"),  # a version is not part of the tool's name
-        ("user_id", None), ("getUser", None), ("app/services.py", None), ("werkzeug.security", None), ("transactions(id", None),
-        ("https://example.com/x", None), ("src/app", None), ("320ms", None), ("2024", None), ("Task 1 Set", None),
-        ("Nov", None), ("Friday", None), ("Next Steps \n Research", None),
+        ("Ann", "Ann"),
+        ("New York", "New York"),
+        ("HireVue", "HireVue"),
+        ("JavaScript", "JavaScript"),
+        ("Montserrat Media Hub", "Montserrat Media Hub"),
+        ("Flask", "Flask"),
+        ("Python 3.11.2", "Python"),
+        ("Bootstrap 5.3", "Bootstrap"),  # a version is not part of the tool's name
+        ("user_id", None),
+        ("getUser", None),
+        ("app/services.py", None),
+        ("werkzeug.security", None),
+        ("transactions(id", None),
+        ("https://example.com/x", None),
+        ("src/app", None),
+        ("320ms", None),
+        ("2024", None),
+        ("Task 1 Set", None),
+        ("Nov", None),
+        ("Friday", None),
+        ("Next Steps \n Research", None),
     ],
 )
 def test_only_names_a_person_would_say_are_entities(name, kept):
@@ -212,13 +249,27 @@ def test_structure_of_a_technical_message_is_not_read_as_names(analyser):
     (result,) = analyser.analyse([text])
     names = {e.name for e in result.entities}
     assert {"Flask", "Craig"} <= names
-    for noise in ("Example Workflow", "Document Findings", "Task 1 Set", "320ms", "user_id", "models.py", "Generate", "Flask 2.3"):
+    for noise in (
+        "Example Workflow",
+        "Document Findings",
+        "Task 1 Set",
+        "320ms",
+        "user_id",
+        "models.py",
+        "Generate",
+        "Flask 2.3",
+    ):
         assert noise not in names
 
 
 def test_a_long_text_keeps_only_the_concepts_it_returns_to(analyser):
     passing = " ".join(f"The {word} was checked once." for word in ("ledger", "printer", "invoice", "kettle", "sofa"))
-    long_text = "The budget tracker needs a login page. " * 2 + passing + " " + " ".join(["Ann checked the dashboard with me."] * 40)
+    long_text = (
+        "The budget tracker needs a login page. " * 2
+        + passing
+        + " "
+        + " ".join(["Ann checked the dashboard with me."] * 40)
+    )
     assert len(long_text) > LONG_TEXT_CHARS
     (result,) = analyser.analyse([long_text])
     names = {e.name for e in result.entities}
@@ -267,8 +318,9 @@ class _WatchedStore:
         return Embedder()
 
 
-def test_a_catch_up_holds_the_write_lock_for_one_source_at_a_time_and_never_while_embedding(services, analyser, clock, agent_id, say,
-                                                                                             monkeypatch):
+def test_a_catch_up_holds_the_write_lock_for_one_source_at_a_time_and_never_while_embedding(
+    services, analyser, clock, agent_id, say, monkeypatch
+):
     """Another writer (an idle consolidation pass, with a five-second busy timeout) waits at most
     for one source's SQL, however long the history the extractor catches up on."""
     people = ["Ann", "Bob", "Carla", "Dmitri", "Elena", "Farid", "Greta", "Hiro", "Ines", "Jonas", "Kemal", "Lucia"]
@@ -286,7 +338,9 @@ def test_a_catch_up_holds_the_write_lock_for_one_source_at_a_time_and_never_whil
     assert max(watched.sources_per_transaction) == 1 and sum(watched.sources_per_transaction) == 12
 
 
-def test_enqueue_moves_a_long_history_into_the_queue_a_chunk_a_transaction(services, graph, analyser, clock, agent_id, say, monkeypatch):
+def test_enqueue_moves_a_long_history_into_the_queue_a_chunk_a_transaction(
+    services, graph, analyser, clock, agent_id, say, monkeypatch
+):
     for n in range(7):
         say(f"Message {n} about Lisbon.")
     monkeypatch.setattr(extraction, "ENQUEUE_CHUNK", 3)
@@ -307,10 +361,12 @@ def test_enqueue_moves_a_long_history_into_the_queue_a_chunk_a_transaction(servi
 
 
 def test_words_that_name_a_kind_of_thing_are_no_entity_alone_but_count_in_a_phrase(analyser):
-    (result,) = analyser.analyse([
-        "Here is the code for the function. The following command fixes the error in the application. "
-        "I improved the database schema of my budget tracker with Craig, and we deployed it on Render."
-    ])
+    (result,) = analyser.analyse(
+        [
+            "Here is the code for the function. The following command fixes the error in the application. "
+            "I improved the database schema of my budget tracker with Craig, and we deployed it on Render."
+        ]
+    )
     names = {e.name for e in result.entities}
     assert {"database schema", "budget tracker", "Craig", "Render"} <= names
     assert not names & {"code", "function", "following command", "command", "error", "application"}

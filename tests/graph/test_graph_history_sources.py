@@ -12,6 +12,9 @@ def test_extracted_entities_and_facts_name_their_source(services, graph, extract
     history = services.memory.core.history
     entities = {c.after: c for c in history.for_agent(agent_id, kind="graph_entity")}
     assert (entities["Bob"].source, entities["Bob"].message_id) == ("extractor", said)
-    assert entities["Marie Curie"].message_id is None and entities["Marie Curie"].note == f"found in archival passage {passage}"
+    assert (
+        entities["Marie Curie"].message_id is None
+        and entities["Marie Curie"].note == f"found in archival passage {passage}"
+    )
     facts = {c.after: c for c in history.for_agent(agent_id, kind="graph_fact")}
     assert facts["Bob work at Siemens"].message_id == said

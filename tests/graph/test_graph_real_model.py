@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import pytest
 
-from memdesk.app.runtimes import make_runtime
 from memdesk.app.agents import open_agent
+from memdesk.app.runtimes import make_runtime
 from memdesk.app.services import open_services
+from memdesk.core.base.paths import Paths
+from memdesk.core.base.settings_table import Settings
 from memdesk.core.graph.extraction import ExtractionOptions, GraphExtractor
 from memdesk.core.graph.model_facts import ModelFactExtractor
 from memdesk.core.tools.context import AllowAll
-from memdesk.core.base.paths import Paths
-from memdesk.core.base.settings_table import Settings
 
 pytestmark = pytest.mark.model
 
@@ -30,7 +30,13 @@ def test_the_model_adds_a_fact_between_entities_it_was_given(real_runtime, analy
     services = open_services(Paths.from_environment(), embedder=HashingEmbedder(), clock=clock)
     try:
         record = services.create_agent("ana")
-        agent = open_agent(services, record, real_runtime, consent=AllowAll(), settings=Settings(max_answer_tokens=96, max_chained_steps=2))
+        agent = open_agent(
+            services,
+            record,
+            real_runtime,
+            consent=AllowAll(),
+            settings=Settings(max_answer_tokens=96, max_chained_steps=2),
+        )
         agent.send_user_message("My sister Ann moved to Lisbon last spring. She works at a bakery there.")
         extractor = GraphExtractor(services.memory.graph, analyser, clock, ExtractionOptions(model_facts=True))
         extractor.enqueue(record.id)

@@ -85,7 +85,9 @@ def test_an_older_fact_arriving_late_is_closed_by_the_newer_one(graph, agent_id,
     paris = graph.resolve(agent_id, "Paris", "place")
     london = graph.resolve(agent_id, "London", "place")
     graph.add_fact(agent_id, ann, "lives in", paris, author="extractor", valid_from=clock.now())
-    late = graph.add_fact(agent_id, ann, "lives in", london, author="extractor", valid_from=clock.now() - timedelta(days=365))
+    late = graph.add_fact(
+        agent_id, ann, "lives in", london, author="extractor", valid_from=clock.now() - timedelta(days=365)
+    )
     assert graph.fact(late).valid_to == clock.now()
     assert [f.object for f in graph.facts(ann, current_only=True)] == ["Paris"]
 
@@ -163,7 +165,10 @@ def test_top_entities_rank_by_frequency_times_recency(graph, agent_id, clock, sa
 
 
 def test_neighbourhood_reaches_two_hops(graph, agent_id):
-    ann, bob, paris, louvre = (graph.resolve(agent_id, n, k) for n, k in (("Ann", "person"), ("Bob", "person"), ("Paris", "place"), ("Louvre", "place")))
+    ann, bob, paris, louvre = (
+        graph.resolve(agent_id, n, k)
+        for n, k in (("Ann", "person"), ("Bob", "person"), ("Paris", "place"), ("Louvre", "place"))
+    )
     graph.add_fact(agent_id, ann, "sister of", bob, author="extractor")
     graph.add_fact(agent_id, bob, "lives in", paris, author="extractor")
     graph.add_fact(agent_id, paris, "has", louvre, author="extractor")

@@ -20,7 +20,9 @@ def user_name():
 
 @pytest.fixture
 def extractor(graph, analyser, clock, user_name):
-    return GraphExtractor(graph, analyser, clock, ExtractionOptions(model_facts=False), user_name=lambda: user_name["value"])
+    return GraphExtractor(
+        graph, analyser, clock, ExtractionOptions(model_facts=False), user_name=lambda: user_name["value"]
+    )
 
 
 def extract(extractor, agent_id) -> bool:
@@ -54,7 +56,9 @@ def test_the_name_in_a_message_and_the_speaker_are_one_entity(graph, extractor, 
     assert ("Ann", "sister of", "Ada") in facts_of(graph, agent_id, "Ada")
 
 
-def test_without_a_name_the_user_is_user_and_a_name_given_later_renames_them(graph, extractor, agent_id, say, user_name, services):
+def test_without_a_name_the_user_is_user_and_a_name_given_later_renames_them(
+    graph, extractor, agent_id, say, user_name, services
+):
     say("My sister Ann moved to Porto.")
     extract(extractor, agent_id)
     assert ("Ann", "sister of", "User") in facts_of(graph, agent_id, "Ann")
@@ -116,7 +120,9 @@ def test_a_renaming_is_reverted_in_the_history_and_stays_reverted(graph, extract
     assert ("Ann", "sister of", "Ada Byron") in facts_of(graph, agent_id, "Ann")
 
 
-def test_reverting_the_user_taking_over_a_person_gives_the_person_back(graph, extractor, agent_id, say, user_name, services):
+def test_reverting_the_user_taking_over_a_person_gives_the_person_back(
+    graph, extractor, agent_id, say, user_name, services
+):
     say("I met Ada at the library. My sister Ann moved to Porto.")
     extract(extractor, agent_id)
     user_name["value"] = "Ada"
@@ -126,7 +132,9 @@ def test_reverting_the_user_taking_over_a_person_gives_the_person_back(graph, ex
     assert graph.find(agent_id, "User").kind == "self" and graph.find(agent_id, "User").aliases == ()
 
 
-def test_the_chat_models_speaker_is_the_users_name_and_its_facts_land_on_the_user(graph, analyser, clock, agent_id, say, user_name):
+def test_the_chat_models_speaker_is_the_users_name_and_its_facts_land_on_the_user(
+    graph, analyser, clock, agent_id, say, user_name
+):
     told = []
 
     class FactModel:
@@ -135,7 +143,9 @@ def test_the_chat_models_speaker_is_the_users_name_and_its_facts_land_on_the_use
             return [Triple(speaker, "friend of", "Ann")]
 
     user_name["value"] = "Ada"
-    extractor = GraphExtractor(graph, analyser, clock, ExtractionOptions(model_facts=True), user_name=lambda: user_name["value"])
+    extractor = GraphExtractor(
+        graph, analyser, clock, ExtractionOptions(model_facts=True), user_name=lambda: user_name["value"]
+    )
     say("Ann lives in Porto.")
     extract(extractor, agent_id)
     extractor.run_facts(FactModel(), agent_id)
@@ -153,7 +163,9 @@ def test_a_user_entity_the_user_deleted_stays_deleted_under_a_new_name(graph, ex
     assert graph.find(agent_id, "Ada") is None and graph.find(agent_id, "User") is None
 
 
-def test_what_the_agent_wrote_about_user_before_the_user_was_in_the_graph_is_about_them(graph, extractor, agent_id, say, user_name):
+def test_what_the_agent_wrote_about_user_before_the_user_was_in_the_graph_is_about_them(
+    graph, extractor, agent_id, say, user_name
+):
     graph.insert_fact(agent_id, "User", "likes", "tea", author="agent")
     user_name["value"] = "Ada"
     say("My sister Ann moved to Porto.")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from memdesk.core.transfer.memdesk_json import export_agent, import_agent
 from memdesk.core.transfer.graph import export_graph
+from memdesk.core.transfer.memdesk_json import export_agent, import_agent
 
 
 def test_the_graph_survives_export_and_import(services, graph, extractor, agent_id, say, clock):
@@ -22,13 +22,18 @@ def test_the_graph_survives_export_and_import(services, graph, extractor, agent_
     copy = import_agent(services, data, name="copy")
 
     original, imported = export_graph(services.db, agent_id), export_graph(services.db, copy.id)
+
     def shape(g):
         names = {e["id"]: e["name"] for e in g["entities"]}
         return (
             sorted((e["name"], e["kind"], names.get(e["merged_into"]), e["deleted"]) for e in g["entities"]),
-            sorted((names[f["subject"]], f["relation"], names[f["object"]], f["valid_from"], f["valid_to"], f["author"]) for f in g["facts"]),
+            sorted(
+                (names[f["subject"]], f["relation"], names[f["object"]], f["valid_from"], f["valid_to"], f["author"])
+                for f in g["facts"]
+            ),
             len(g["mentions"]),
         )
+
     assert shape(imported) == shape(original)
     ann = graph.find(copy.id, "Annie")
     assert ann.name == "Ann" and ann.aliases == ("Annie",)
@@ -58,6 +63,8 @@ def test_an_alias_whose_name_the_entity_took_keeps_its_row(services, graph, agen
     graph.merge(graph.resolve(agent_id, "Annie", "person"), ann)
     graph.rename(ann, "Annie")  # the alias row gives its key up to the entity
     copy = import_agent(services, json.loads(json.dumps(export_agent(services, agent_id))), name="copy")
-    rows = services.db.query("SELECT name, merged_into IS NOT NULL FROM graph_entities WHERE agent_id = ? ORDER BY id", (copy.id,))
+    rows = services.db.query(
+        "SELECT name, merged_into IS NOT NULL FROM graph_entities WHERE agent_id = ? ORDER BY id", (copy.id,)
+    )
     assert [tuple(r) for r in rows] == [("Annie", 0), ("Annie", 1)]
     assert graph.find(copy.id, "Annie").aliases == ("Annie",)

@@ -8,12 +8,12 @@ from __future__ import annotations
 import pytest
 
 from memdesk.app.services import open_services
+from memdesk.core.base.errors import RevertError
+from memdesk.core.base.paths import Paths
 from memdesk.core.embedding.hashing import HashingEmbedder
 from memdesk.core.memory.graph_revert import GRAPH_KINDS
 from memdesk.core.memory.revert import Reverter
 from memdesk.core.runtime.scripted import call, say
-from memdesk.core.base.errors import RevertError
-from memdesk.core.base.paths import Paths
 
 
 @pytest.fixture
@@ -42,27 +42,47 @@ def newest(history, agent_id):
 
 
 def graph_changes(history, agent_id):
-    return sorted(history.for_agent(agent_id, kind="graph_fact") + history.for_agent(agent_id, kind="graph_entity"), key=lambda c: -c.id)
+    return sorted(
+        history.for_agent(agent_id, kind="graph_fact") + history.for_agent(agent_id, kind="graph_entity"),
+        key=lambda c: -c.id,
+    )
 
 
 def test_an_agents_fact_is_one_change_with_its_message_and_call(services, runtime, make_agent, history):
     agent = make_agent("ana")
-    runtime.enqueue(call("knowledge_graph_insert", "remember", False, subject="Ann", relation="lives in", object="London"), say("ok"))
+    runtime.enqueue(
+        call("knowledge_graph_insert", "remember", False, subject="Ann", relation="lives in", object="London"),
+        say("ok"),
+    )
     agent.send_user_message("My sister Ann lives in London")
     (change,) = graph_changes(history, agent.id)  # the new entities are part of the one change
-    assert (change.kind, change.action, change.source, change.after) == ("graph_fact", "create", "agent", "Ann lives in London")
+    assert (change.kind, change.action, change.source, change.after) == (
+        "graph_fact",
+        "create",
+        "agent",
+        "Ann lives in London",
+    )
     assert services.memory.recall.get(change.message_id).search_text == "My sister Ann lives in London"
     assert services.memory.recall.get(change.step_id).function_name == "knowledge_graph_insert"
     assert change.describe() == "agent created graph fact Ann lives in London"
 
 
-def test_reverting_an_agents_fact_hides_it_and_the_entities_it_brought(services, runtime, make_agent, history, graph, reverter):
+def test_reverting_an_agents_fact_hides_it_and_the_entities_it_brought(
+    services, runtime, make_agent, history, graph, reverter
+):
     agent = make_agent("ana")
-    runtime.enqueue(call("knowledge_graph_insert", "remember", False, subject="Ann", relation="lives in", object="London"), say("ok"))
+    runtime.enqueue(
+        call("knowledge_graph_insert", "remember", False, subject="Ann", relation="lives in", object="London"),
+        say("ok"),
+    )
     agent.send_user_message("My sister Ann lives in London")
     made = newest(history, agent.id)
     undone = reverter.revert(made.id)
-    assert graph.all_facts(agent.id) == [] and graph.find(agent.id, "Ann") is None and graph.find(agent.id, "London") is None
+    assert (
+        graph.all_facts(agent.id) == []
+        and graph.find(agent.id, "Ann") is None
+        and graph.find(agent.id, "London") is None
+    )
     assert (undone.source, undone.reverts, undone.action, undone.kind) == ("user", made.id, "delete", "graph_fact")
     assert undone.describe() == "user reverted graph fact Ann lives in London"
     reverter.revert(undone.id)  # the revert is a change like any other: reverting it brings the fact back
@@ -70,7 +90,9 @@ def test_reverting_an_agents_fact_hides_it_and_the_entities_it_brought(services,
 
 
 def test_reverting_a_newer_fact_reopens_the_one_it_closed(services, agent_id, graph, history, reverter, clock):
-    ann, london, paris = (graph.resolve(agent_id, n, "place" if n != "Ann" else "person") for n in ("Ann", "London", "Paris"))
+    ann, london, paris = (
+        graph.resolve(agent_id, n, "place" if n != "Ann" else "person") for n in ("Ann", "London", "Paris")
+    )
     graph.add_fact(agent_id, ann, "lives in", london, author="extractor")
     clock.advance(days=3)
     graph.add_fact(agent_id, ann, "lives in", paris, author="extractor")
@@ -100,7 +122,9 @@ def test_a_merge_reverts_to_two_entities_and_reopens_the_facts_it_closed(agent_i
     graph.add_fact(agent_id, annie, "lives in", paris, author="extractor")
     graph.merge(annie, ann)
     merged = newest(history, agent_id)
-    assert merged.after == "Annie Lee (an alias of Ann)" and [f.object for f in graph.facts(ann, current_only=True)] == ["Paris"]
+    assert merged.after == "Annie Lee (an alias of Ann)" and [
+        f.object for f in graph.facts(ann, current_only=True)
+    ] == ["Paris"]
     reverter.revert(merged.id)
     assert graph.entity(annie).name == "Annie Lee" and graph.entity(ann).aliases == ()
     assert [f.object for f in graph.facts(ann, current_only=True)] == ["London"]
@@ -129,7 +153,9 @@ def test_split_delete_and_fact_edits_revert(agent_id, graph, history, reverter):
 
 
 def test_a_revert_over_a_later_change_is_a_conflict_the_user_must_confirm(agent_id, graph, history, reverter, clock):
-    ann, london, paris = (graph.resolve(agent_id, n, "person" if n == "Ann" else "place") for n in ("Ann", "London", "Paris"))
+    ann, london, paris = (
+        graph.resolve(agent_id, n, "person" if n == "Ann" else "place") for n in ("Ann", "London", "Paris")
+    )
     fact = graph.add_fact(agent_id, ann, "lives in", london, author="extractor")
     graph.edit_fact(fact, relation="lived in")  # the user's correction ...
     correction = newest(history, agent_id)
@@ -144,7 +170,9 @@ def test_a_revert_over_a_later_change_is_a_conflict_the_user_must_confirm(agent_
     assert graph.fact(fact).relation == "lives in"
 
 
-def test_the_knowledge_panels_undo_goes_back_edit_by_edit_and_survives_a_restart(services, agent_id, graph, reverter, clock):
+def test_the_knowledge_panels_undo_goes_back_edit_by_edit_and_survives_a_restart(
+    services, agent_id, graph, reverter, clock
+):
     bob = graph.resolve(agent_id, "Bob", "person")
     graph.rename(bob, "Robert")
     graph.insert_fact(agent_id, "Robert", "likes", "chess", author="user")

@@ -44,7 +44,11 @@ def test_a_chained_step_points_at_its_own_call(services, runtime, make_agent):
 def test_a_failed_edit_records_nothing(services, runtime, make_agent):
     agent = make_agent(human="x")
     before = services.memory.core.history.count(agent.id)
-    runtime.enqueue(call("core_memory_replace", "oops", False, label="human", old_content="nope", new_content="y"), say("ok"), say("ok"))
+    runtime.enqueue(
+        call("core_memory_replace", "oops", False, label="human", old_content="nope", new_content="y"),
+        say("ok"),
+        say("ok"),
+    )
     agent.send_user_message("go")
     assert services.memory.core.history.count(agent.id) == before
 
@@ -60,10 +64,19 @@ def test_user_edits_settings_creation_and_removal_are_recorded(services):
     core.delete(record.id, "projects")
     latest = changes_of(services, record.id)
     deleted, made, configured, edited = latest[:4]
-    assert (edited.source, edited.action, edited.before, edited.after) == ("user", "update", "Name: Ada", "Name: Ada Lovelace")
+    assert (edited.source, edited.action, edited.before, edited.after) == (
+        "user",
+        "update",
+        "Name: Ada",
+        "Name: Ada Lovelace",
+    )
     assert edited.message_id is None and edited.step_id is None
     assert configured.action == "configure"
-    assert configured.before_meta == {"limit": 2000, "description": "What you know about the user: facts they share with you, one per line.", "read_only": False}
+    assert configured.before_meta == {
+        "limit": 2000,
+        "description": "What you know about the user: facts they share with you, one per line.",
+        "read_only": False,
+    }
     assert configured.after_meta["read_only"] is True and configured.after_meta["limit"] == 3000
     assert (made.action, made.after) == ("create", "MemDesk")
     assert (deleted.action, deleted.before, deleted.after) == ("delete", "MemDesk", None)
@@ -79,7 +92,9 @@ def test_saving_the_same_text_is_not_a_change(services):
 
 def test_other_sources_write_through_the_same_methods(services):
     record = services.create_agent("sam", human="Ada; Ada")
-    services.memory.core.set_value(record.id, "human", "Ada", source="consolidation", cause=Cause(note="merged duplicates"))
+    services.memory.core.set_value(
+        record.id, "human", "Ada", source="consolidation", cause=Cause(note="merged duplicates")
+    )
     change = services.memory.core.history.latest_for_block(record.id, "human")
     assert (change.source, change.note) == ("consolidation", "merged duplicates")
     assert services.memory.core.get(record.id, "human").updated_by == "consolidation"
@@ -99,17 +114,31 @@ def test_archival_passages_record_which_call_inserted_them_and_later_edits(servi
     archival.update_text(inserted.target_id, "Ada's cat is called Pixel; it is grey.")
     archival.delete([inserted.target_id])
     deleted, edited = changes_of(services, agent.id, kind="passage")[:2]
-    assert (edited.source, edited.before, edited.after) == ("user", "Ada's cat is called Pixel.", "Ada's cat is called Pixel; it is grey.")
+    assert (edited.source, edited.before, edited.after) == (
+        "user",
+        "Ada's cat is called Pixel.",
+        "Ada's cat is called Pixel; it is grey.",
+    )
     assert (deleted.action, deleted.before) == ("delete", "Ada's cat is called Pixel; it is grey.")
     assert deleted.before_meta["tags"] == [] and "created_at" in deleted.before_meta
-    assert [c.id for c in services.memory.core.history.for_target(agent.id, "passage", inserted.target_id)] == [deleted.id, edited.id, inserted.id]
+    assert [c.id for c in services.memory.core.history.for_target(agent.id, "passage", inserted.target_id)] == [
+        deleted.id,
+        edited.id,
+        inserted.id,
+    ]
 
 
 def test_graph_changes_use_the_same_api(services):
     record = services.create_agent("sam")
     history = services.memory.core.history
     fact = history.record(
-        record.id, "graph_fact", 7, "create", source="extractor", after="Ada -[owns]-> Pixel", label="Ada owns Pixel",
+        record.id,
+        "graph_fact",
+        7,
+        "create",
+        source="extractor",
+        after="Ada -[owns]-> Pixel",
+        label="Ada owns Pixel",
         cause=Cause(message_id=None, note="spaCy extractor"),
     )
     assert history.get(fact).describe() == "extractor created graph fact Ada owns Pixel"
@@ -172,8 +201,17 @@ def test_knowledge_graph_changes_are_recorded_with_their_author_and_message(serv
     graph.add_fact(agent.id, ana, "lives in", lisbon, author="extractor", message_id=said.id)
     graph.add_fact(agent.id, ana, "lives in", porto, author="extractor", message_id=said.id)  # closes the Lisbon fact
     closed, made = history.for_agent(agent.id, kind="graph_fact")[:2]
-    assert (made.source, made.action, made.after, made.message_id) == ("extractor", "create", "Ana lives in Porto", said.id)
-    assert closed.action == "update" and closed.before == "Ana lives in Lisbon" and closed.after.startswith("Ana lives in Lisbon (until")
+    assert (made.source, made.action, made.after, made.message_id) == (
+        "extractor",
+        "create",
+        "Ana lives in Porto",
+        said.id,
+    )
+    assert (
+        closed.action == "update"
+        and closed.before == "Ana lives in Lisbon"
+        and closed.after.startswith("Ana lives in Lisbon (until")
+    )
     assert "closed by the newer fact" in closed.note
     assert [c.after for c in history.for_agent(agent.id, kind="graph_entity")] == ["Porto", "Lisbon", "Ana"]
     edit = graph.rename(ana, "Ana Lima")

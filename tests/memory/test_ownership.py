@@ -25,12 +25,17 @@ def test_only_memory_writes_messages_passages_and_vectors():
     offenders = {
         str(path.relative_to(PACKAGE)): found
         for path in sorted(PACKAGE.rglob("*.py"))
-        if OWNER not in path.parents and MIGRATIONS not in path.parents and (found := writes(path.read_text(encoding="utf-8")))
+        if OWNER not in path.parents
+        and MIGRATIONS not in path.parents
+        and (found := writes(path.read_text(encoding="utf-8")))
     }
     assert offenders == {}
 
 
 def test_the_write_check_sees_sql():
     assert writes('db.execute("DELETE FROM passages_vec WHERE rowid = ?")') == ["DELETE passages_vec"]
-    assert writes("INSERT INTO passages(agent_id) VALUES (1); update messages set embedded = 0") == ["INSERT passages", "UPDATE messages"]
+    assert writes("INSERT INTO passages(agent_id) VALUES (1); update messages set embedded = 0") == [
+        "INSERT passages",
+        "UPDATE messages",
+    ]
     assert writes("SELECT id FROM passages; UPDATE documents SET status = 'done'") == []

@@ -6,8 +6,15 @@ import json
 
 
 def add(services, agent_id, kind, text, **extra):
-    return services.memory.recall.add(agent_id, role="assistant" if kind != "user_message" else "user", kind=kind,
-                                      content=text, search_text=text, created_at=services.clock.now(), **extra)
+    return services.memory.recall.add(
+        agent_id,
+        role="assistant" if kind != "user_message" else "user",
+        kind=kind,
+        content=text,
+        search_text=text,
+        created_at=services.clock.now(),
+        **extra,
+    )
 
 
 def test_the_newest_page_comes_oldest_first_and_pages_go_back_without_gaps(services):
@@ -25,10 +32,21 @@ def test_the_newest_page_comes_oldest_first_and_pages_go_back_without_gaps(servi
 def test_a_page_never_begins_with_a_function_result_apart_from_its_call(services):
     agent = services.create_agent("sam")
     add(services, agent.id, "user_message", "find Lisbon")
-    call = add(services, agent.id, "assistant_call", json.dumps({"function": "conversation_search", "params": {"query": "Lisbon"}}),
-               function_name="conversation_search")
-    result = add(services, agent.id, "function_result", json.dumps({"status": "OK", "message": "1 hit"}), step_id=call.id)
+    call = add(
+        services,
+        agent.id,
+        "assistant_call",
+        json.dumps({"function": "conversation_search", "params": {"query": "Lisbon"}}),
+        function_name="conversation_search",
+    )
+    result = add(
+        services, agent.id, "function_result", json.dumps({"status": "OK", "message": "1 hit"}), step_id=call.id
+    )
     last = add(services, agent.id, "user_message", "thanks")
     page = services.memory.recall.newest(agent.id, 2)
     assert [m.id for m in page] == [call.id, result.id, last.id]
-    assert [m.id for m in services.memory.recall.between(agent.id, result.id, last.id + 1)] == [call.id, result.id, last.id]
+    assert [m.id for m in services.memory.recall.between(agent.id, result.id, last.id + 1)] == [
+        call.id,
+        result.id,
+        last.id,
+    ]

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
+from memdesk.core.base.errors import RevertError
 from memdesk.core.memory.core_memory import StaleBlockError
 from memdesk.core.memory.revert import Reverter, revert_text
 from memdesk.core.runtime.scripted import call, say
-from memdesk.core.base.errors import RevertError
 
 
 @pytest.fixture
@@ -45,7 +45,9 @@ def test_a_later_agent_edit_elsewhere_in_the_block_is_kept(services, runtime, ma
     agent = make_agent(human="Name: Ada\nCity: Lisbon")
     services.memory.core.set_value(agent.id, "human", "Name: Ada Lovelace\nCity: Lisbon")
     mine = latest(services, agent.id, "human")
-    runtime.enqueue(call("core_memory_replace", "moved", False, label="human", old_content="Lisbon", new_content="Porto"), say("ok"))
+    runtime.enqueue(
+        call("core_memory_replace", "moved", False, label="human", old_content="Lisbon", new_content="Porto"), say("ok")
+    )
     agent.send_user_message("I moved to Porto")
     plan = reverter.plan(mine.id)
     assert plan.merged and not plan.conflict and [c.source for c in plan.later] == ["agent"]
@@ -58,7 +60,10 @@ def test_a_conflicting_agent_edit_is_shown_and_needs_confirmation(services, runt
     agent = make_agent(human="Likes tea")
     services.memory.core.set_value(agent.id, "human", "Likes green tea")
     mine = latest(services, agent.id, "human")
-    runtime.enqueue(call("core_memory_replace", "fix", False, label="human", old_content="green tea", new_content="coffee"), say("ok"))
+    runtime.enqueue(
+        call("core_memory_replace", "fix", False, label="human", old_content="green tea", new_content="coffee"),
+        say("ok"),
+    )
     agent.send_user_message("actually coffee")
     plan = reverter.plan(mine.id)
     assert plan.conflict and plan.current == "Likes coffee" and plan.result == "Likes tea"
@@ -133,7 +138,9 @@ def test_reverting_passage_changes(services, runtime, make_agent, reverter):
 
 def test_graph_changes_are_listed_but_not_revertible_by_a_reverter_without_the_graph(services, reverter):
     record = services.create_agent("sam")
-    change_id = services.memory.core.history.record(record.id, "graph_fact", 3, "create", source="extractor", after="A likes B")
+    change_id = services.memory.core.history.record(
+        record.id, "graph_fact", 3, "create", source="extractor", after="A likes B"
+    )
     plan = reverter.plan(change_id)
     assert not plan.possible and "no knowledge graph" in plan.blocked
     assert not reverter.supports("graph_fact")
@@ -143,7 +150,12 @@ def test_graph_changes_are_listed_but_not_revertible_by_a_reverter_without_the_g
     ("current", "after", "before", "expected"),
     [
         ("abc", "abc", "xyz", "xyz"),  # nothing changed since: the plain before
-        ("Name: Ada\nLikes tea\nCity: Porto", "Name: Ada\nLikes tea", "Name: Ada", "Name: Ada\nCity: Porto"),  # undo an append
+        (
+            "Name: Ada\nLikes tea\nCity: Porto",
+            "Name: Ada\nLikes tea",
+            "Name: Ada",
+            "Name: Ada\nCity: Porto",
+        ),  # undo an append
         ("A B C D", "A X C", "A B C", None),  # the edited word was changed again: conflict
         ("cat cat", "cat", "dog", None),  # ambiguous: found twice
     ],

@@ -177,7 +177,9 @@ def hub_config(fake_hub) -> HubConfig:
     return HubConfig(endpoint=fake_hub.url, offline=False)
 
 
-def entry_for(file: str, content: bytes, *, sha256: str | None = "auto", checksum: str = "published", **extra) -> CatalogEntry:
+def entry_for(
+    file: str, content: bytes, *, sha256: str | None = "auto", checksum: str = "published", **extra
+) -> CatalogEntry:
     """A catalog entry for a file the fake hub serves."""
     if sha256 == "auto":
         sha256 = hashlib.sha256(content).hexdigest()
@@ -218,7 +220,11 @@ def write_gguf(path, metadata: dict) -> None:
     body = b""
     for key, value in metadata.items():
         body += text(key)
-        body += struct.pack("<I", 4) + struct.pack("<I", value) if isinstance(value, int) else struct.pack("<I", 8) + text(value)
+        body += (
+            struct.pack("<I", 4) + struct.pack("<I", value)
+            if isinstance(value, int)
+            else struct.pack("<I", 8) + text(value)
+        )
     data = b"GGUF" + struct.pack("<I", 3) + struct.pack("<Q", 0) + struct.pack("<Q", len(metadata)) + body
     path.write_bytes(data + b"\0" * (-len(data) % 32))  # the (empty) tensor data starts aligned
 
@@ -234,7 +240,6 @@ DROPS_SYSTEM_TEMPLATE = "{% for m in messages %}{% if m.role != 'system' %}{{ m.
 def gguf_payload(size: int, seed: int = 7) -> bytes:
     """``size`` bytes that pass MemDesk's pre-checks: a header-only llama GGUF with a chat template,
     then filler."""
-    import io
     import struct
 
     def text(value: str) -> bytes:

@@ -6,10 +6,9 @@ from __future__ import annotations
 
 import pytest
 
+from memdesk.core.base.paths import Paths
 from memdesk.core.models.download import Downloader
 from memdesk.core.models.hub import HubConfig
-from memdesk.core.base.paths import Paths
-
 from tests.models.conftest import REPO, REVISION, entry_for, payload
 
 SIZE = 256 * 1024 + 3
@@ -32,14 +31,18 @@ def bearer(monkeypatch, tmp_path) -> str:
 def test_the_token_goes_to_the_hub_but_not_along_its_redirect_to_another_origin(paths, fake_hub, fake_cdn, bearer):
     content = payload(SIZE)
     fake_cdn.add("tiny.gguf", content)
-    fake_hub.add("tiny.gguf", content, mode="redirect", redirect_to=f"{fake_cdn.url}/{REPO}/resolve/{REVISION}/tiny.gguf")
+    fake_hub.add(
+        "tiny.gguf", content, mode="redirect", redirect_to=f"{fake_cdn.url}/{REPO}/resolve/{REVISION}/tiny.gguf"
+    )
     # This loopback hub stands for huggingface.co; the CDN is the same host on another port.
     hub = HubConfig(endpoint=fake_hub.url, token_origin=fake_hub.url)
     result = Downloader(paths, hub).download(entry_for("tiny.gguf", content))
     assert result.path.read_bytes() == content
     assert fake_hub.authorizations and all(auth == bearer for _, auth in fake_hub.authorizations)
     assert fake_cdn.gets("tiny.gguf") == [None]  # the bytes came from the CDN...
-    assert fake_cdn.authorizations and all(auth is None for _, auth in fake_cdn.authorizations)  # ...which never saw the token
+    assert fake_cdn.authorizations and all(
+        auth is None for _, auth in fake_cdn.authorizations
+    )  # ...which never saw the token
 
 
 def test_an_hf_endpoint_mirror_never_receives_the_token(paths, fake_hub, bearer):

@@ -12,12 +12,12 @@ import pytest
 
 from memdesk.app.services import open_services
 from memdesk.cli.main import main
+from memdesk.core.base.errors import LocalServerError, ModelError
+from memdesk.core.base.paths import Paths
 from memdesk.core.embedding.hashing import HashingEmbedder
 from memdesk.core.models import servers
 from memdesk.core.runtime.base import CallRequest, ChatMessage, SamplingParams, TextRequest
 from memdesk.core.runtime.openai_http import OpenAIRuntime
-from memdesk.core.base.errors import LocalServerError, ModelError
-from memdesk.core.base.paths import Paths
 from tests.runtime.conftest import HEARTBEAT_TOOLS, TOOLS
 
 
@@ -45,7 +45,12 @@ class FakeServer:
 
             def do_GET(self) -> None:  # noqa: N802
                 if self.path == "/v1/models":
-                    self._send(200, json.dumps({"object": "list", "data": [{"id": m, "object": "model"} for m in server.models]}).encode())
+                    self._send(
+                        200,
+                        json.dumps(
+                            {"object": "list", "data": [{"id": m, "object": "model"} for m in server.models]}
+                        ).encode(),
+                    )
                 else:
                     self._send(404, b"{}")
 
@@ -57,11 +62,23 @@ class FakeServer:
                     return
                 content = '{"ok": true}' if server.schema == "enforced" else "Sure, here you go: ok!"
                 if body.get("stream"):
-                    events = [{"choices": [{"delta": {"content": '{"function": "send_message", "params": {"inner_thoughts": "", "message": "hi"}}'}}]}]
+                    events = [
+                        {
+                            "choices": [
+                                {
+                                    "delta": {
+                                        "content": '{"function": "send_message", "params": {"inner_thoughts": "", "message": "hi"}}'
+                                    }
+                                }
+                            ]
+                        }
+                    ]
                     payload = "".join(f"data: {json.dumps(e)}\n\n" for e in events) + "data: [DONE]\n\n"
                     self._send(200, payload.encode(), "text/event-stream")
                     return
-                self._send(200, json.dumps({"choices": [{"message": {"role": "assistant", "content": content}}]}).encode())
+                self._send(
+                    200, json.dumps({"choices": [{"message": {"role": "assistant", "content": content}}]}).encode()
+                )
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
@@ -149,7 +166,9 @@ def test_the_runtime_names_a_web_page_instead_of_the_api(make_server):
 
 def test_use_ollama_model_probes_it_and_switches_the_runtime(make_server, monkeypatch, capsys):
     server = make_server(schema="rejected")
-    monkeypatch.setattr(servers, "KNOWN_SERVERS", (("ollama", "Ollama", server.port), ("lmstudio", "LM Studio", free_port())))
+    monkeypatch.setattr(
+        servers, "KNOWN_SERVERS", (("ollama", "Ollama", server.port), ("lmstudio", "LM Studio", free_port()))
+    )
     assert main(["models", "use", "ollama:qwen3:1.7b"]) == 0
     out = capsys.readouterr().out
     assert "Active model: qwen3:1.7b on Ollama" in out and "refused a JSON-schema" in out
@@ -157,7 +176,10 @@ def test_use_ollama_model_probes_it_and_switches_the_runtime(make_server, monkey
     try:
         settings = services.settings
         assert (settings.runtime, settings.openai_base_url, settings.openai_model, settings.openai_schema) == (
-            "openai", server.base_url, "qwen3:1.7b", "none",
+            "openai",
+            server.base_url,
+            "qwen3:1.7b",
+            "none",
         )
     finally:
         services.close()

@@ -8,11 +8,11 @@ import re
 
 import pytest
 
+from memdesk.core.base.errors import ConfigError
+from memdesk.core.models.bundled import default_model_path
 from memdesk.core.models.catalog import CATALOG_FILE, load_catalog
 from memdesk.core.runtime.base import SamplingParams
 from memdesk.core.runtime.gguf import read_gguf
-from memdesk.core.models.bundled import default_model_path
-from memdesk.core.base.errors import ConfigError
 
 PERMISSIVE = {"Apache-2.0", "MIT"}
 SOURCED = ("size", "licence", "context_length", "architecture")
@@ -29,8 +29,10 @@ def test_the_catalog_offers_five_to_ten_models_with_every_figure_sourced():
             assert entry.verified_checksum and re.fullmatch(r"[0-9a-f]{64}", entry.sha256), entry.id
             assert entry.size > 100_000_000 and entry.file.endswith(".gguf") and entry.good_for
         for figure in ("sampling", "max_chained_steps", "tool_calling"):
-            has_value = bool(entry.profile.sampling) if figure == "sampling" else bool(
-                entry.profile.max_chained_steps if figure == "max_chained_steps" else entry.tool_calling
+            has_value = (
+                bool(entry.profile.sampling)
+                if figure == "sampling"
+                else bool(entry.profile.max_chained_steps if figure == "max_chained_steps" else entry.tool_calling)
             )
             assert not has_value or entry.sources.get(figure), f"{entry.id}: {figure} without a source"
 
@@ -63,7 +65,10 @@ def test_the_bundled_entry_matches_the_file_that_ships():
     assert bundled.context_length == header.context_length == 8192
     assert bundled.architecture.layers == header.metadata[f"{arch}.block_count"]
     assert bundled.architecture.kv_heads == header.metadata[f"{arch}.attention.head_count_kv"]
-    assert bundled.architecture.head_dim == header.metadata[f"{arch}.embedding_length"] // header.metadata[f"{arch}.attention.head_count"]
+    assert (
+        bundled.architecture.head_dim
+        == header.metadata[f"{arch}.embedding_length"] // header.metadata[f"{arch}.attention.head_count"]
+    )
 
 
 def test_the_ram_estimate_is_the_file_plus_an_f16_kv_cache_capped_at_the_window():

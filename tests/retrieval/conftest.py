@@ -10,6 +10,8 @@ from memdesk.core.storage import open_database
 @pytest.fixture
 def db(tmp_path):
     database = open_database(tmp_path / "memdesk.sqlite3")
-    database.execute("INSERT INTO agents(name, created_at, system_prompt) VALUES ('sam', '2026-01-01T00:00:00+00:00', '')")
+    database.execute(
+        "INSERT INTO agents(name, created_at, system_prompt) VALUES ('sam', '2026-01-01T00:00:00+00:00', '')"
+    )
     yield database
     database.close()

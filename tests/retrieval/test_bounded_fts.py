@@ -6,7 +6,7 @@ that hold them. (SCORED_ROWS is lowered so that a few hundred rows make a word c
 from __future__ import annotations
 
 import sqlite3
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -19,7 +19,7 @@ from memdesk.core.retrieval.bounded_fts import FtsIndex, best_matches
 from memdesk.core.retrieval.messages import LEXICAL_INDEX
 from memdesk.core.retrieval.query import fts_phrases
 
-START = datetime(2026, 3, 1, 10, 0, tzinfo=timezone.utc)
+START = datetime(2026, 3, 1, 10, 0, tzinfo=UTC)
 BOUND = 20
 WEATHER = [f"the weather was {'grey' if n % 3 else 'bright and warm with a light wind'} on day {n}" for n in range(120)]
 
@@ -86,10 +86,17 @@ def test_rows_with_a_rarer_word_keep_their_exact_score_and_order_beside_a_common
 def test_a_query_of_only_common_words_finds_the_best_of_the_newest_rows_holding_them(db, conversation):
     result = bounded(db, "weather", limit=5)
     assert len(result) == 5
-    newest = [r[0] for r in db.query("SELECT rowid FROM messages_fts WHERE messages_fts MATCH 'weather' ORDER BY rowid DESC LIMIT ?", (BOUND,))]
+    newest = [
+        r[0]
+        for r in db.query(
+            "SELECT rowid FROM messages_fts WHERE messages_fts MATCH 'weather' ORDER BY rowid DESC LIMIT ?", (BOUND,)
+        )
+    ]
     within = [r for r in unbounded(db, "weather") if r[0] >= min(newest)]
     assert result == sorted(within, key=lambda r: (-r[1], r[0]))[:5]
-    assert unbounded(db, "weather", limit=1)[0][0] == conversation["oldest_best"]  # the price: an old row with only common words
+    assert (
+        unbounded(db, "weather", limit=1)[0][0] == conversation["oldest_best"]
+    )  # the price: an old row with only common words
     assert conversation["oldest_best"] not in {r[0] for r in result}
 
 
@@ -103,7 +110,9 @@ def _steps(rows: int, limit_rows: bool) -> int:
     hold the common word (a quarter of them the rare word too): work the engine does, counted
     exactly, where a clock would measure the machine."""
     connection = sqlite3.connect(":memory:")
-    connection.execute("CREATE VIRTUAL TABLE notes USING fts5(text, agent UNINDEXED, tokenize='porter unicode61 remove_diacritics 2')")
+    connection.execute(
+        "CREATE VIRTUAL TABLE notes USING fts5(text, agent UNINDEXED, tokenize='porter unicode61 remove_diacritics 2')"
+    )
     connection.executemany(
         "INSERT INTO notes(text, agent) VALUES (?, 1)",
         [(f"note {n} on the garden" + (" and the heron" if n % (rows // 5) == 0 else ""),) for n in range(rows)],

@@ -3,15 +3,17 @@ message ranks it as high as a short message saying the same, with the part that 
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from memdesk.core.embedding.hashing import HashingEmbedder
 from memdesk.core.memory.recall import RecallMemory
 from memdesk.core.retrieval import MessageRanker, VectorIndex
 from memdesk.core.retrieval.message_parts import PART_CHARS, WHOLE_CHARS, split_parts
 
-WHEN = datetime(2026, 3, 1, 10, 0, tzinfo=timezone.utc)
-PLAN = "\n".join(f"Step {n}: configure the worker pool and the retry queue for stage {n} of the rollout." for n in range(1, 80))
+WHEN = datetime(2026, 3, 1, 10, 0, tzinfo=UTC)
+PLAN = "\n".join(
+    f"Step {n}: configure the worker pool and the retry queue for stage {n} of the rollout." for n in range(1, 80)
+)
 DETAIL = "The staging database password rotates every ninety days through the vault."
 
 
@@ -69,7 +71,9 @@ def test_a_message_rewritten_to_the_same_length_is_no_longer_found_by_its_old_wo
     ranker, recall = build(db)
     message = add(recall, "Ann lives on Elm Street.")
     assert [r.id for r in recall.rank(1, "Ann", dense=False)] == [message.id]
-    db.execute("UPDATE messages SET search_text = 'Xyz lives on Elm Street.' WHERE id = ?", (message.id,))  # as forget rewrites
+    db.execute(
+        "UPDATE messages SET search_text = 'Xyz lives on Elm Street.' WHERE id = ?", (message.id,)
+    )  # as forget rewrites
     assert recall.rank(1, "Ann", dense=False) == []
     db.execute("UPDATE messages SET search_text = 'Ann lives on Elm Street.' WHERE id = ?", (message.id,))
     assert [r.id for r in recall.rank(1, "Ann elm", dense=False)] == [message.id]  # a new query: no cached ranking

@@ -4,7 +4,7 @@ grows by the new messages only, the verbatim pass leaves nothing out in any scri
 from __future__ import annotations
 
 import threading
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import numpy as np
 
@@ -13,11 +13,19 @@ from memdesk.core.memory.recall import RecallMemory
 from memdesk.core.retrieval import MessageRanker, VectorIndex
 from memdesk.core.retrieval import messages as message_ranking
 
-START = datetime(2026, 3, 1, 10, 0, tzinfo=timezone.utc)
+START = datetime(2026, 3, 1, 10, 0, tzinfo=UTC)
 
 
 def _say(recall, text, minutes, author="Ana"):
-    return recall.add(1, role="user", kind="user_message", content=text, search_text=text, author=author, created_at=START + timedelta(minutes=minutes)).id
+    return recall.add(
+        1,
+        role="user",
+        kind="user_message",
+        content=text,
+        search_text=text,
+        author=author,
+        created_at=START + timedelta(minutes=minutes),
+    ).id
 
 
 def _ranking(recall, query):
@@ -28,11 +36,18 @@ def test_a_new_message_is_read_alone_and_the_ranking_equals_a_fresh_read(db, mon
     embedder = HashingEmbedder()
     recall = RecallMemory(db, embedder, ranker=MessageRanker(db, embedder, VectorIndex(db)))
     for n in range(60):
-        _say(recall, f"turn {n} about {'owls' if n % 7 == 0 else 'bread'} and the garden", n, author="Ana" if n % 2 else "Ben")
+        _say(
+            recall,
+            f"turn {n} about {'owls' if n % 7 == 0 else 'bread'} and the garden",
+            n,
+            author="Ana" if n % 2 else "Ben",
+        )
     recall.rank(1, "owls")
     read = []
     original = message_ranking._timeline_rows
-    monkeypatch.setattr(message_ranking, "_timeline_rows", lambda rows, speaker: read.append(len(rows)) or original(rows, speaker))
+    monkeypatch.setattr(
+        message_ranking, "_timeline_rows", lambda rows, speaker: read.append(len(rows)) or original(rows, speaker)
+    )
     _say(recall, "owls again, late at night", 60, author="Cleo")  # a new speaker too
     _say(recall, "owls in the morning", 60 * 24 * 3)  # a new session
     incremental = _ranking(recall, "owls")
@@ -79,7 +94,10 @@ def test_in_a_long_conversation_verbatim_matches_come_from_the_word_index(db, mo
     assert not any(full_scan in sql for sql in statements)
     assert any("messages_fts MATCH" in sql and "memdesk_contains" in sql for sql in statements)
     statements.clear()
-    assert {hit.id for hit in recall.rank(1, "XK-42") if hit.exact} == {target, inside}  # no inner word: every text is compared
+    assert {hit.id for hit in recall.rank(1, "XK-42") if hit.exact} == {
+        target,
+        inside,
+    }  # no inner word: every text is compared
     assert any(full_scan in sql for sql in statements)
 
 
@@ -97,7 +115,9 @@ def test_cached_rankings_follow_added_removed_and_edited_rows_without_counting_t
     from memdesk.core.retrieval import PassageRanker
 
     archival = ArchivalMemory(db, HashingEmbedder(), ManualClock(), ranker=PassageRanker(db, None))
-    [kept, gone] = archival.add(1, [NewPassage("heron by the pond", START), NewPassage("heron nest in spring", START)])  # words only
+    [kept, gone] = archival.add(
+        1, [NewPassage("heron by the pond", START), NewPassage("heron nest in spring", START)]
+    )  # words only
     assert {hit.id for hit in archival._ranker.rank(1, "heron")} == {kept, gone}
     archival.delete([gone])
     assert {hit.id for hit in archival._ranker.rank(1, "heron")} == {kept}
@@ -120,7 +140,9 @@ def test_warming_reads_the_timeline_before_the_first_search(db, monkeypatch):
     index.warm_in_background(1, recall.warm).join()
     read = []
     original = message_ranking._timeline_rows
-    monkeypatch.setattr(message_ranking, "_timeline_rows", lambda rows, speaker: read.append(len(rows)) or original(rows, speaker))
+    monkeypatch.setattr(
+        message_ranking, "_timeline_rows", lambda rows, speaker: read.append(len(rows)) or original(rows, speaker)
+    )
     assert len(recall.rank(1, "apples")) == 5
     assert read == []
 
@@ -154,10 +176,18 @@ def test_a_growing_conversation_is_appended_in_place_not_copied_each_turn(db, mo
 
 def test_two_extensions_of_one_timeline_never_write_into_each_others_rows():
     lock = threading.Lock()
-    start = message_ranking._Timeline((1,), np.array([1, 2]), np.array(["Ana", "Ben"], dtype=object), np.array([False, True]), np.array([0.0, 60.0]))
-    first = message_ranking._extended(start, (2,), np.array([3]), np.array([120.0]), np.array(["Ana"], dtype=object), lock)
-    second = message_ranking._extended(start, (2,), np.array([4]), np.array([10**6]), np.array(["Cleo"], dtype=object), lock)
-    third = message_ranking._extended(first, (3,), np.array([5]), np.array([180.0]), np.array(["Ben"], dtype=object), lock)
+    start = message_ranking._Timeline(
+        (1,), np.array([1, 2]), np.array(["Ana", "Ben"], dtype=object), np.array([False, True]), np.array([0.0, 60.0])
+    )
+    first = message_ranking._extended(
+        start, (2,), np.array([3]), np.array([120.0]), np.array(["Ana"], dtype=object), lock
+    )
+    second = message_ranking._extended(
+        start, (2,), np.array([4]), np.array([10**6]), np.array(["Cleo"], dtype=object), lock
+    )
+    third = message_ranking._extended(
+        first, (3,), np.array([5]), np.array([180.0]), np.array(["Ben"], dtype=object), lock
+    )
     assert first.ids.tolist() == [1, 2, 3] and first.same_session.tolist() == [False, True, True]
     assert second.ids.tolist() == [1, 2, 4] and second.same_session.tolist() == [False, True, False]
     assert second.authors.tolist() == ["Ana", "Ben", "Cleo"] and second.speakers == {"Cleo"}
@@ -175,7 +205,9 @@ def test_common_inner_words_propose_only_the_newest_texts_for_the_verbatim_compa
         _say(recall, f"did you see the news {n}", 1 + n)
     new = _say(recall, "and did you see the lake again", 40)
     compared = []
-    monkeypatch.setattr(message_ranking, "contains_casefold", lambda text, query: compared.append(text) or int(query in text))
+    monkeypatch.setattr(
+        message_ranking, "contains_casefold", lambda text, query: compared.append(text) or int(query in text)
+    )
     db.create_function("memdesk_contains", 2, message_ranking.contains_casefold)
     exact = {hit.id for hit in recall.rank(1, "did you see the lake") if hit.exact}
     assert new in exact and old not in exact  # the old one was not among the newest ten proposed

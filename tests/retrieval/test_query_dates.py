@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 
 import pytest
 
@@ -34,12 +34,20 @@ def test_dates_the_query_names(query, expected):
 def test_messages_of_the_named_day_rank_first(tmp_path):
     db = open_database(tmp_path / "memdesk.sqlite3")
     try:
-        db.execute("INSERT INTO agents(name, created_at, system_prompt) VALUES ('sam', '2023-01-01T00:00:00+00:00', '')")
+        db.execute(
+            "INSERT INTO agents(name, created_at, system_prompt) VALUES ('sam', '2023-01-01T00:00:00+00:00', '')"
+        )
         recall = RecallMemory(db, HashingEmbedder(), ranker=MessageRanker(db, HashingEmbedder(), VectorIndex(db)))
-        start = datetime(2023, 7, 1, 18, 0, tzinfo=timezone.utc)
+        start = datetime(2023, 7, 1, 18, 0, tzinfo=UTC)
         for day in range(1, 40):  # the same words every day: only the date tells them apart
-            recall.add(1, role="user", kind="user_message", content="volunteering again", search_text="volunteering again",
-                       created_at=start + timedelta(days=day - 1))
+            recall.add(
+                1,
+                role="user",
+                kind="user_message",
+                content="volunteering again",
+                search_text="volunteering again",
+                created_at=start + timedelta(days=day - 1),
+            )
         ranked = recall.get_many([r.id for r in recall.rank(1, "What volunteering did I do on 31 July, 2023?")[:3]])
         # The day itself and a day either side (times are UTC, the user's dates are local).
         assert sorted(m.created_at.date() for m in ranked) == [date(2023, 7, 30), date(2023, 7, 31), date(2023, 8, 1)]

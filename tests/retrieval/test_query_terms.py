@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
@@ -52,11 +52,23 @@ def test_a_query_keeps_its_first_unique_content_words_up_to_the_cap():
 
 def test_a_20000_word_conversation_search_sends_capped_terms_and_still_finds(db, fts_matches):
     recall = RecallMemory(db, HashingEmbedder())
-    when = datetime(2026, 3, 1, 10, 0, tzinfo=timezone.utc)
-    target = recall.add(1, role="user", kind="user_message", content="We visited the lighthouse on the cape",
-                        search_text="We visited the lighthouse on the cape", created_at=when)
-    recall.add(1, role="user", kind="user_message", content="Groceries: bread and milk", search_text="Groceries: bread and milk",
-               created_at=when)
+    when = datetime(2026, 3, 1, 10, 0, tzinfo=UTC)
+    target = recall.add(
+        1,
+        role="user",
+        kind="user_message",
+        content="We visited the lighthouse on the cape",
+        search_text="We visited the lighthouse on the cape",
+        created_at=when,
+    )
+    recall.add(
+        1,
+        role="user",
+        kind="user_message",
+        content="Groceries: bread and milk",
+        search_text="Groceries: bread and milk",
+        created_at=when,
+    )
     page = recall.search_text(1, HUGE_QUERY)
     assert fts_matches and all(len(match) <= MAX_QUERY_TERMS for match in fts_matches)
     assert page.hits[0].id == target.id

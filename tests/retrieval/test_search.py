@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
-
-import pytest
+from datetime import UTC, datetime, timedelta
 
 from memdesk.core.base.clock import ManualClock
 from memdesk.core.embedding.hashing import HashingEmbedder
@@ -13,11 +11,19 @@ from memdesk.core.memory.recall import RecallMemory
 from memdesk.core.retrieval import MessageRanker, PassageRanker, VectorIndex
 from memdesk.core.storage import open_database
 
-START = datetime(2026, 3, 1, 10, 0, tzinfo=timezone.utc)
+START = datetime(2026, 3, 1, 10, 0, tzinfo=UTC)
 
 
 def _say(recall, text, *, minutes, author="Ana"):
-    return recall.add(1, role="user", kind="user_message", content=text, search_text=text, author=author, created_at=START + timedelta(minutes=minutes))
+    return recall.add(
+        1,
+        role="user",
+        kind="user_message",
+        content=text,
+        search_text=text,
+        author=author,
+        created_at=START + timedelta(minutes=minutes),
+    )
 
 
 def test_exact_substring_matches_rank_first_even_inside_words(db):
@@ -64,7 +70,9 @@ def test_archival_search_fuses_words_and_meaning_and_sees_unembedded_text(db, re
     assert archival.search(1, "when was the heating maintained").hits[0].passage.text.startswith("The boiler")
     assert "77-ALPHA" in archival.search(1, "77-ALPHA").hits[0].passage.text
     # A chunk whose vector is not computed yet is still found by its words.
-    db.execute("INSERT INTO passages(agent_id, text, created_at) VALUES (1, 'Zanzibar ferry tickets are in the drawer', '2026-01-01T00:00:00+00:00')")
+    db.execute(
+        "INSERT INTO passages(agent_id, text, created_at) VALUES (1, 'Zanzibar ferry tickets are in the drawer', '2026-01-01T00:00:00+00:00')"
+    )
     assert "Zanzibar" in archival.search(1, "zanzibar tickets").hits[0].passage.text
 
 
@@ -90,7 +98,9 @@ def test_rankings_belong_to_their_store_even_when_a_freed_address_is_reused(tmp_
     found = {}
     for fruit, order in (("apples", ("fruit", "weather")), ("pears", ("weather", "fruit"))):
         database = open_database(tmp_path / f"{fruit}.sqlite3")
-        database.execute("INSERT INTO agents(name, created_at, system_prompt) VALUES ('sam', '2026-01-01T00:00:00+00:00', '')")
+        database.execute(
+            "INSERT INTO agents(name, created_at, system_prompt) VALUES ('sam', '2026-01-01T00:00:00+00:00', '')"
+        )
         recall = RecallMemory(database, HashingEmbedder())
         archival = ArchivalMemory(database, HashingEmbedder(), ManualClock())
         for n, kind in enumerate(order):  # same row counts and ids in both stores, other order
@@ -127,8 +137,14 @@ def test_a_question_naming_a_speaker_finds_what_that_speaker_said(db):
     db.execute("UPDATE agents SET name = 'Sam' WHERE id = 1")
 
     def said(role, text, minutes):
-        return recall.add(1, role=role, kind="user_message" if role == "user" else "assistant_message", content=text,
-                          search_text=text, created_at=START + timedelta(days=minutes))
+        return recall.add(
+            1,
+            role=role,
+            kind="user_message" if role == "user" else "assistant_message",
+            content=text,
+            search_text=text,
+            created_at=START + timedelta(days=minutes),
+        )
 
     own = said("user", "I researched adoption agencies all week", 0)
     said("assistant", "Ana, I researched adoption agencies for you too", 1)

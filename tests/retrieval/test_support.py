@@ -41,7 +41,13 @@ def test_a_question_of_stop_words_only_is_not_judged_either_way():
 
 @pytest.mark.parametrize(
     "answerable, unanswerable, expected",
-    [([1.0, 0.9], [0.1, 0.0], 1.0), ([0.0], [1.0], 0.0), ([0.5], [0.5], 0.5), ([1.0, 0.0], [0.5], 0.5), ([], [0.5], None)],
+    [
+        ([1.0, 0.9], [0.1, 0.0], 1.0),
+        ([0.0], [1.0], 0.0),
+        ([0.5], [0.5], 0.5),
+        ([1.0, 0.0], [0.5], 0.5),
+        ([], [0.5], None),
+    ],
 )
 def test_auroc_is_the_chance_an_answerable_question_scores_higher(answerable, unanswerable, expected):
     assert auroc(answerable, unanswerable) == expected

@@ -3,7 +3,7 @@ answers as exact search does."""
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import numpy as np
 
@@ -14,7 +14,7 @@ from memdesk.core.memory.recall import RecallMemory
 from memdesk.core.retrieval import PassageRanker, VectorIndex, vector_codes
 from memdesk.core.storage import open_database
 
-WHEN = datetime(2026, 1, 1, tzinfo=timezone.utc)
+WHEN = datetime(2026, 1, 1, tzinfo=UTC)
 
 
 class _Named(HashingEmbedder):
@@ -187,7 +187,9 @@ def test_an_opened_agent_is_loaded_in_the_background_so_its_first_search_reads_n
 
 def test_rows_deleted_behind_memorys_back_stop_taking_places_in_the_short_list(db):
     archival, index, ids, vectors = _store(db, 1200)
-    db.execute("DELETE FROM passages WHERE id = ?", (int(ids[5]),))  # not through ArchivalMemory: vec0 and the bits stay
+    db.execute(
+        "DELETE FROM passages WHERE id = ?", (int(ids[5]),)
+    )  # not through ArchivalMemory: vec0 and the bits stay
     found, _ = index.top_k("passages", 1, vectors[5], 3)
     assert ids[5] not in found.tolist() and len(found) == 3
     assert index.count("passages", 1) == 1199

@@ -7,9 +7,9 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from memdesk.core.base.errors import GenerationCancelled, ModelFileError
 from memdesk.core.runtime.base import CallRequest, CancelToken, ChatMessage, ModelTurn, StreamCallback
 from memdesk.core.runtime.scripted import ScriptedRuntime, say
-from memdesk.core.base.errors import GenerationCancelled, ModelFileError
 
 
 class EchoRuntime(ScriptedRuntime):
@@ -26,7 +26,9 @@ class EchoRuntime(ScriptedRuntime):
         super().__init__(context_window=4096)
         self._delay = delay
 
-    def generate_call(self, request: CallRequest, *, on_event: StreamCallback | None = None, cancel: CancelToken | None = None) -> ModelTurn:
+    def generate_call(
+        self, request: CallRequest, *, on_event: StreamCallback | None = None, cancel: CancelToken | None = None
+    ) -> ModelTurn:
         self.enqueue(say(request.messages[-1].content))
 
         def slow(event):

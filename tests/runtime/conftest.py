@@ -11,8 +11,8 @@ import urllib.request
 
 import pytest
 
-from memdesk.core.runtime.base import ChatMessage, ToolSpec
 from memdesk.core.models.bundled import default_model_path
+from memdesk.core.runtime.base import ChatMessage, ToolSpec
 from memdesk.core.runtime.openai_http import OpenAIHttpRuntime, OpenAISettings
 
 HEARTBEAT = {"type": "boolean", "description": "Request an immediate heartbeat after the function runs."}
@@ -21,14 +21,22 @@ TOOLS = [
     ToolSpec(
         "send_message",
         "Send a message to the user.",
-        {"type": "object", "properties": {"message": {"type": "string", "description": "The message text."}}, "required": ["message"]},
+        {
+            "type": "object",
+            "properties": {"message": {"type": "string", "description": "The message text."}},
+            "required": ["message"],
+        },
     ),
     ToolSpec(
         "core_memory_append",
         "Append to a block of core memory.",
         {
             "type": "object",
-            "properties": {"label": {"type": "string", "enum": ["persona", "human"]}, "content": {"type": "string"}, "request_heartbeat": HEARTBEAT},
+            "properties": {
+                "label": {"type": "string", "enum": ["persona", "human"]},
+                "content": {"type": "string"},
+                "request_heartbeat": HEARTBEAT,
+            },
             "required": ["label", "content", "request_heartbeat"],
         },
     ),
@@ -90,7 +98,21 @@ def free_port() -> int:
 def server(model_path, tmp_path_factory):
     port = free_port()
     log = (tmp_path_factory.mktemp("server") / "server.log").open("w")
-    command = [sys.executable, "-m", "llama_cpp.server", "--model", str(model_path), "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "4096", "--n_threads", "1"]
+    command = [
+        sys.executable,
+        "-m",
+        "llama_cpp.server",
+        "--model",
+        str(model_path),
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--n_ctx",
+        "4096",
+        "--n_threads",
+        "1",
+    ]
     process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}/v1"
     deadline = time.monotonic() + 90

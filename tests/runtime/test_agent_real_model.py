@@ -7,16 +7,16 @@ import json
 
 import pytest
 
-from memdesk.app.runtimes import make_runtime
 from memdesk.app.agents import open_agent
+from memdesk.app.runtimes import make_runtime
 from memdesk.app.services import open_services
 from memdesk.core.agent.loop import AgentSettings
+from memdesk.core.base.paths import Paths
+from memdesk.core.base.settings_table import Settings
 from memdesk.core.runtime.base import SamplingParams
 from memdesk.core.tools.builtin import default_registry
 from memdesk.core.tools.context import AllowAll
 from memdesk.core.tools.registry import ToolRegistry
-from memdesk.core.base.paths import Paths
-from memdesk.core.base.settings_table import Settings
 
 pytestmark = pytest.mark.model
 
@@ -49,7 +49,9 @@ def only(*names: str) -> ToolRegistry:
 
 def agent_on(services, runtime, name: str, *, steps: int, auto_recall: bool = True):
     record = services.agents.find(name) or services.create_agent(name, human="The user's name is unknown.")
-    agent = open_agent(services, record, runtime, consent=AllowAll(), settings=None if auto_recall else Settings(auto_recall=False))
+    agent = open_agent(
+        services, record, runtime, consent=AllowAll(), settings=None if auto_recall else Settings(auto_recall=False)
+    )
     agent.settings = AgentSettings(max_steps=steps, params=PARAMS)
     return agent
 
@@ -121,8 +123,12 @@ def test_memory_edits_do_not_re_evaluate_the_conversation(real_services, real_ru
     agent = agent_on(real_services, real_runtime, "cached", steps=2)
     # A queue well longer than one step's growth, so evaluating it again could not pass for new tokens.
     for text in (
-        "Hi! I'm Ana.", "I play the cello in an orchestra.", "I live in Porto, near the river.",
-        "My brother Rui is a chef in Lisbon.", "On Sundays we walk along the beach.", "I am learning to bake bread.",
+        "Hi! I'm Ana.",
+        "I play the cello in an orchestra.",
+        "I live in Porto, near the river.",
+        "My brother Rui is a chef in Lisbon.",
+        "On Sundays we walk along the beach.",
+        "I am learning to bake bread.",
     ):
         agent.send_user_message(text)
     queue = agent.budget().tokens("messages")
@@ -147,7 +153,9 @@ def test_memory_edits_do_not_re_evaluate_the_conversation(real_services, real_ru
 
     # The user's edit, as in the memory panel: it reaches the model as an update event.
     last = agent.send_user_message("Thanks!").steps[-1]
-    real_services.memory.core.set_value(agent.id, "human", real_services.memory.core.get(agent.id, "human").value + "\nLoves gardening.")
+    real_services.memory.core.set_value(
+        agent.id, "human", real_services.memory.core.get(agent.id, "human").value + "\nLoves gardening."
+    )
     after_user, growth = next_step_after(last)
     assert after_user.stats.evaluated_tokens <= growth + 4 < agent.budget().tokens("messages")
     update = [m for m in real_services.memory.recall.all(agent.id) if m.kind == "memory_update"][-1]

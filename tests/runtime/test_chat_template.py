@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import pytest
 
+from memdesk.core.base.errors import ModelError
 from memdesk.core.runtime.base import ChatMessage
 from memdesk.core.runtime.chat_template import ChatTemplate
 from memdesk.core.runtime.gguf import read_gguf
-from memdesk.core.base.errors import ModelError
 
-MESSAGES = [ChatMessage("system", "Be brief."), ChatMessage("user", "Hi"), ChatMessage("assistant", '{"function": "send_message"}'), ChatMessage("user", "Bye")]
+MESSAGES = [
+    ChatMessage("system", "Be brief."),
+    ChatMessage("user", "Hi"),
+    ChatMessage("assistant", '{"function": "send_message"}'),
+    ChatMessage("user", "Bye"),
+]
 
 SMOLLM_GOLDEN = (
     "<|im_start|>system\nBe brief.<|im_end|>\n"
@@ -37,7 +42,10 @@ def test_matches_llama_cpp_pythons_reference_renderer(smollm_template):
 
     reference = Jinja2ChatFormatter(smollm_template, eos_token="<|im_end|>", bos_token="<|im_start|>")
     response = reference(messages=[{"role": m.role, "content": m.content} for m in MESSAGES])
-    assert ChatTemplate(smollm_template, bos_token="<|im_start|>", eos_token="<|im_end|>").render(MESSAGES) == response.prompt
+    assert (
+        ChatTemplate(smollm_template, bos_token="<|im_start|>", eos_token="<|im_end|>").render(MESSAGES)
+        == response.prompt
+    )
 
 
 def test_without_generation_prompt(smollm_template):

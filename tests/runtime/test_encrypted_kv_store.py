@@ -13,7 +13,7 @@ from memdesk.core.runtime.llamacpp.runtime import LlamaCppRuntime
 from memdesk.core.runtime.llamacpp.settings import LlamaSettings
 from tests.runtime.conftest import TOOLS
 
-PASSPHRASE = "it's \"ours\""
+PASSPHRASE = 'it\'s "ours"'
 TOKENS = list(range(1000, 1400))  # a prompt's token ids: they spell its text
 
 
@@ -71,10 +71,14 @@ def test_the_settings_repr_never_shows_the_passphrase(tmp_path):
 @pytest.mark.model
 def test_a_fresh_runtime_loads_the_encrypted_state_instead_of_evaluating_it(model_path, tmp_path):
     def runtime(passphrase: str) -> LlamaCppRuntime:
-        return LlamaCppRuntime(LlamaSettings(model_path, context_size=512, threads=1, cache_dir=tmp_path, cache_passphrase=passphrase))
+        return LlamaCppRuntime(
+            LlamaSettings(model_path, context_size=512, threads=1, cache_dir=tmp_path, cache_passphrase=passphrase)
+        )
 
-    system = ("You are Sam, a friendly companion with long-term memory. You remember what the user tells you and answer "
-              "briefly. Always reply with one JSON object that calls send_message. Core memory: the user is Ann, who loves kayaks.")
+    system = (
+        "You are Sam, a friendly companion with long-term memory. You remember what the user tells you and answer "
+        "briefly. Always reply with one JSON object that calls send_message. Core memory: the user is Ann, who loves kayaks."
+    )
     messages = [ChatMessage("system", system), ChatMessage("user", "Hi!")]
     request = CallRequest(messages, TOOLS[:1], SamplingParams(temperature=0, max_tokens=16))
     with runtime(PASSPHRASE) as first:
@@ -101,7 +105,13 @@ def test_the_app_keeps_an_encrypted_stores_states_encrypted(memdesk_home):
     rt = make_runtime(Settings(context_size=512), key=PASSPHRASE)
     try:
         system = "You are Sam, a companion with long-term memory. " * 6
-        rt.generate_call(CallRequest([ChatMessage("system", system), ChatMessage("user", "Hi")], TOOLS[:1], SamplingParams(temperature=0, max_tokens=8)))
+        rt.generate_call(
+            CallRequest(
+                [ChatMessage("system", system), ChatMessage("user", "Hi")],
+                TOOLS[:1],
+                SamplingParams(temperature=0, max_tokens=8),
+            )
+        )
     finally:
         rt.close()
     folder = Paths.from_environment().kv_cache

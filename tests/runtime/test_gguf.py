@@ -6,8 +6,8 @@ import shutil
 
 import pytest
 
-from memdesk.core.runtime.gguf import read_gguf
 from memdesk.core.base.errors import ModelFileError
+from memdesk.core.runtime.gguf import read_gguf
 
 
 def truncated_copy(source, target, size):

@@ -41,7 +41,9 @@ def test_a_chat_prompt_adds_openais_message_markup(no_network):
     # 3 per message + role + content, then 3 priming the reply: what the API reports as prompt_tokens.
     assert http.count_prompt([ChatMessage("user", "hello world")]) == 3 + 1 + 2 + 3
     two = [ChatMessage("system", "You are Sam."), ChatMessage("user", "hello world")]
-    assert http.count_prompt(two) == http.count_prompt(two[1:]) + 3 + http.count_tokens("system") + http.count_tokens("You are Sam.")
+    assert http.count_prompt(two) == http.count_prompt(two[1:]) + 3 + http.count_tokens("system") + http.count_tokens(
+        "You are Sam."
+    )
 
 
 def test_special_token_text_in_user_content_is_counted_not_refused(no_network):

@@ -7,9 +7,9 @@ import re
 
 import pytest
 
+from memdesk.core.base.errors import ModelError
 from memdesk.core.runtime.base import ToolSpec
 from memdesk.core.runtime.grammar import Limits, build_call_grammar, call_opening, forced_text
-from memdesk.core.base.errors import ModelError
 from tests.runtime.conftest import HEARTBEAT_TOOLS, TOOLS
 
 EXTRA = ToolSpec(
@@ -56,7 +56,9 @@ def check_call(text: str, tools=ALL, heartbeat_tools=HEARTBEAT_TOOLS) -> None:
         if name in params:
             schema = properties[name]
             value = params[name]
-            assert isinstance(value, PY_TYPES[schema["type"]]) and (schema["type"] == "boolean" or not isinstance(value, bool))
+            assert isinstance(value, PY_TYPES[schema["type"]]) and (
+                schema["type"] == "boolean" or not isinstance(value, bool)
+            )
             if "enum" in schema:
                 assert value in schema["enum"]
             if schema["type"] == "array":
@@ -143,7 +145,10 @@ def test_string_bounds_and_phrases_are_kept_by_everything_the_grammar_admits():
 
 
 def test_refuses_string_bounds_it_cannot_keep():
-    for schema in ({"type": "string", "minLength": 3, "maxLength": 2}, {"type": "string", "format": "phrase", "maxLength": 0}):
+    for schema in (
+        {"type": "string", "minLength": 3, "maxLength": 2},
+        {"type": "string", "format": "phrase", "maxLength": 0},
+    ):
         spec = ToolSpec("odd", "x", {"type": "object", "properties": {"a": schema}, "required": ["a"]})
         with pytest.raises(ModelError):
             build_call_grammar([spec])

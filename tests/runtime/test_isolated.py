@@ -8,10 +8,10 @@ import threading
 
 import pytest
 
+from memdesk.core.base.errors import GenerationCancelled, ModelError, ModelFileError
 from memdesk.core.runtime.base import CallRequest, CancelToken, Runtime, SamplingParams
 from memdesk.core.runtime.isolated import isolated_llama
 from memdesk.core.runtime.llamacpp.settings import LlamaSettings
-from memdesk.core.base.errors import GenerationCancelled, ModelError, ModelFileError
 from tests.runtime.conftest import HEARTBEAT_TOOLS, TOOLS, conversation
 from tests.runtime.test_grammar import check_call
 from tests.runtime.test_isolated_process import wait_dead
@@ -33,7 +33,9 @@ def test_generates_and_streams_through_the_pipe(isolated, llama):
     messages = conversation("Hi, I'm Ann.")
     assert isolated.count_prompt(messages) == llama.count_prompt(messages)
     events = []
-    turn = isolated.generate_call(CallRequest(messages, TOOLS, SamplingParams(seed=1, max_tokens=300), HEARTBEAT_TOOLS), on_event=events.append)
+    turn = isolated.generate_call(
+        CallRequest(messages, TOOLS, SamplingParams(seed=1, max_tokens=300), HEARTBEAT_TOOLS), on_event=events.append
+    )
     check_call(turn.text, TOOLS, HEARTBEAT_TOOLS)
     assert len(events) > 3
 
@@ -41,26 +43,48 @@ def test_generates_and_streams_through_the_pipe(isolated, llama):
 def test_cancel_crosses_the_process_boundary(isolated):
     cancel = CancelToken()
     with pytest.raises(GenerationCancelled):
-        isolated.generate_call(CallRequest(conversation("Write a long poem."), TOOLS[:1], SamplingParams(seed=2, max_tokens=1000)), on_event=lambda e: cancel.cancel(), cancel=cancel)
-    check_call(isolated.generate_call(CallRequest(conversation("Hello"), TOOLS[:1], SamplingParams(seed=2, max_tokens=200))).text, TOOLS[:1], frozenset())
+        isolated.generate_call(
+            CallRequest(conversation("Write a long poem."), TOOLS[:1], SamplingParams(seed=2, max_tokens=1000)),
+            on_event=lambda e: cancel.cancel(),
+            cancel=cancel,
+        )
+    check_call(
+        isolated.generate_call(
+            CallRequest(conversation("Hello"), TOOLS[:1], SamplingParams(seed=2, max_tokens=200))
+        ).text,
+        TOOLS[:1],
+        frozenset(),
+    )
 
 
 def test_a_dying_model_process_is_a_model_error_and_the_next_call_recovers(isolated):
     pid = isolated.pid
     threading.Timer(0.3, lambda: os.kill(pid, signal.SIGABRT)).start()  # what a native abort does
     with pytest.raises(ModelError, match="stopped unexpectedly"):
-        isolated.generate_call(CallRequest(conversation("Tell me everything about the sea."), TOOLS[:1], SamplingParams(seed=3, max_tokens=2000)))
+        isolated.generate_call(
+            CallRequest(
+                conversation("Tell me everything about the sea."), TOOLS[:1], SamplingParams(seed=3, max_tokens=2000)
+            )
+        )
     turn = isolated.generate_call(CallRequest(conversation("Hello"), TOOLS[:1], SamplingParams(seed=4, max_tokens=400)))
     check_call(turn.text, TOOLS[:1], frozenset())
     assert isolated.pid != pid and isolated.restarts == 1
 
 
 def test_a_model_killed_while_idle_is_restarted_by_the_next_call(isolated):
-    check_call(isolated.generate_call(CallRequest(conversation("Hello"), TOOLS[:1], SamplingParams(seed=5, max_tokens=200))).text, TOOLS[:1], frozenset())
+    check_call(
+        isolated.generate_call(
+            CallRequest(conversation("Hello"), TOOLS[:1], SamplingParams(seed=5, max_tokens=200))
+        ).text,
+        TOOLS[:1],
+        frozenset(),
+    )
     pid, restarts = isolated.pid, isolated.restarts
     os.kill(pid, signal.SIGKILL)  # what the out-of-memory killer does
     wait_dead(pid)
-    turn = isolated.generate_call(CallRequest(conversation("Hello again"), TOOLS[:1], SamplingParams(seed=5, max_tokens=200)))
+    turn = isolated.generate_call(
+        CallRequest(conversation("Hello again"), TOOLS[:1], SamplingParams(seed=5, max_tokens=200))
+    )
     check_call(turn.text, TOOLS[:1], frozenset())
     assert isolated.pid != pid and isolated.restarts == restarts + 1
 

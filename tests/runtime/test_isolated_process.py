@@ -10,9 +10,9 @@ import time
 
 import pytest
 
+from memdesk.core.base.errors import ModelError, ModelFileError
 from memdesk.core.runtime.base import CallRequest, ChatMessage
 from memdesk.core.runtime.isolated import IsolatedRuntime
-from memdesk.core.base.errors import ModelError, ModelFileError
 
 CHILD = "tests.runtime.child_runtimes"
 
@@ -137,7 +137,9 @@ def test_an_abandoned_call_never_answers_the_next_one(echo):
 def closes_within(runtime: IsolatedRuntime, timeout: float) -> float:
     """Seconds ``close`` took; fails if it never returns."""
     took = []
-    closer = threading.Thread(target=lambda: (started := time.monotonic(), runtime.close(timeout), took.append(time.monotonic() - started)))
+    closer = threading.Thread(
+        target=lambda: (started := time.monotonic(), runtime.close(timeout), took.append(time.monotonic() - started))
+    )
     closer.start()
     closer.join(timeout + 60)
     assert took, "close() did not return"

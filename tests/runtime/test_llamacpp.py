@@ -8,17 +8,22 @@ import time
 
 import pytest
 
+from memdesk.core.base.errors import ContextOverflowError, GenerationCancelled, ModelError, ModelFileError
 from memdesk.core.runtime.base import CallRequest, CancelToken, ChatMessage, Runtime, SamplingParams, TextRequest
 from memdesk.core.runtime.grammar import build_call_grammar
 from memdesk.core.runtime.llamacpp.runtime import LlamaCppRuntime
 from memdesk.core.runtime.llamacpp.settings import LlamaSettings
-from memdesk.core.base.errors import ContextOverflowError, GenerationCancelled, ModelError, ModelFileError
 from tests.runtime.conftest import HEARTBEAT_TOOLS, TOOLS, conversation
 from tests.runtime.test_grammar import check_call
 
 pytestmark = pytest.mark.model
 
-PROMPTS = ["Hi, I'm Ann. I love hiking.", "What did we talk about last week?", "Please remember that my cat is called Tom.", "Tell me a joke."]
+PROMPTS = [
+    "Hi, I'm Ann. I love hiking.",
+    "What did we talk about last week?",
+    "Please remember that my cat is called Tom.",
+    "Tell me a joke.",
+]
 
 
 def test_is_a_runtime(llama):
@@ -29,7 +34,11 @@ def test_is_a_runtime(llama):
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_every_answer_is_a_valid_call(llama, seed):
     for prompt in PROMPTS:
-        turn = llama.generate_call(CallRequest(conversation(prompt), TOOLS, SamplingParams(seed=seed, temperature=1.0, max_tokens=400), HEARTBEAT_TOOLS))
+        turn = llama.generate_call(
+            CallRequest(
+                conversation(prompt), TOOLS, SamplingParams(seed=seed, temperature=1.0, max_tokens=400), HEARTBEAT_TOOLS
+            )
+        )
         check_call(turn.text, TOOLS, HEARTBEAT_TOOLS)
         assert turn.stats.generated_tokens > 5
 
@@ -44,7 +53,10 @@ def test_greedy_is_deterministic(llama):
 
 def test_streaming_is_incremental_and_matches_the_call(llama):
     events, arrival = [], []
-    turn = llama.generate_call(CallRequest(conversation("Hi there, how are you today?"), TOOLS[:1], SamplingParams(seed=3, max_tokens=300)), on_event=lambda event: (events.append(event), arrival.append(time.perf_counter())))
+    turn = llama.generate_call(
+        CallRequest(conversation("Hi there, how are you today?"), TOOLS[:1], SamplingParams(seed=3, max_tokens=300)),
+        on_event=lambda event: (events.append(event), arrival.append(time.perf_counter())),
+    )
     params = json.loads(turn.text)["params"]
     assert "".join(e.text for e in events if e.kind == "thought") == params["inner_thoughts"]
     assert "".join(e.text for e in events if e.kind == "message") == params["message"]
@@ -63,11 +75,21 @@ def test_cancel_stops_quickly_and_the_next_call_works(llama):
             threading.Timer(0.1, lambda: (cancelled_at.append(time.perf_counter()), cancel.cancel())).start()
 
     with pytest.raises(GenerationCancelled):
-        llama.generate_call(CallRequest(conversation("Write me a very long poem about the sea."), TOOLS[:1], SamplingParams(seed=4, max_tokens=2000)), on_event=on_event, cancel=cancel)
+        llama.generate_call(
+            CallRequest(
+                conversation("Write me a very long poem about the sea."),
+                TOOLS[:1],
+                SamplingParams(seed=4, max_tokens=2000),
+            ),
+            on_event=on_event,
+            cancel=cancel,
+        )
     # Quickly means within a token or two of the cancel, however fast this machine decodes (a
     # time in seconds would hold on one CPU and not on a slower or busier one).
     assert cancelled_at and sum(1 for t in arrivals if t > cancelled_at[0]) <= 2
-    turn = llama.generate_call(CallRequest(conversation("Hello again"), TOOLS, SamplingParams(seed=4, max_tokens=300), HEARTBEAT_TOOLS))
+    turn = llama.generate_call(
+        CallRequest(conversation("Hello again"), TOOLS, SamplingParams(seed=4, max_tokens=300), HEARTBEAT_TOOLS)
+    )
     check_call(turn.text, TOOLS, HEARTBEAT_TOOLS)
 
 
@@ -99,7 +121,9 @@ def test_a_reply_held_in_other_tokens_than_its_text_gives_is_not_evaluated_again
     then ``"`` rather than ``."``); the next prompt keeps the cached tokens, which spell the same
     text, so only the new message is evaluated."""
     first = conversation("My favourite colour is green.")
-    reply = '{"function": "send_message", "params": {"inner_thoughts": "She likes green.", "message": "Green is lovely."}}'
+    reply = (
+        '{"function": "send_message", "params": {"inner_thoughts": "She likes green.", "message": "Green is lovely."}}'
+    )
     second = [*first, ChatMessage("assistant", reply), ChatMessage("user", "And my dog is called Rex.")]
     sampled = [token for character in reply for token in llama.tokenize(character, special=False)]
     held = [*llama.prompt_tokens(first), *sampled]
@@ -111,7 +135,11 @@ def test_a_reply_held_in_other_tokens_than_its_text_gives_is_not_evaluated_again
     assert prompt[: len(held)] == held
     assert b"".join(llama._open_model().piece_bytes(t, special=True) for t in prompt) == llama.render(second).encode()
     turn = llama.generate_call(CallRequest(second, TOOLS, SamplingParams(seed=1, max_tokens=24), HEARTBEAT_TOOLS))
-    assert turn.stats.evaluated_tokens == len(prompt) - len(held) < len(llama.prompt_tokens(second)) - len(llama.prompt_tokens(first))
+    assert (
+        turn.stats.evaluated_tokens
+        == len(prompt) - len(held)
+        < len(llama.prompt_tokens(second)) - len(llama.prompt_tokens(first))
+    )
     json.loads(turn.text)  # still a valid call
 
 
@@ -121,7 +149,12 @@ def test_a_plain_text_generation_gives_the_conversations_cache_back(llama):
     talk = conversation("My favourite colour is green and my dog is called Rex.")
     llama.generate_call(CallRequest(talk, TOOLS, SamplingParams(seed=2, max_tokens=32), HEARTBEAT_TOOLS))
     held = list(llama.prefix_cache.tokens)
-    aside = llama.generate_text(TextRequest([ChatMessage("system", "Answer briefly."), ChatMessage("user", "Name a herb.")], SamplingParams(seed=2, max_tokens=8)))
+    aside = llama.generate_text(
+        TextRequest(
+            [ChatMessage("system", "Answer briefly."), ChatMessage("user", "Name a herb.")],
+            SamplingParams(seed=2, max_tokens=8),
+        )
+    )
     assert isinstance(aside, str)
     assert llama.prefix_cache.tokens == held
     again = llama.generate_call(CallRequest(talk, TOOLS, SamplingParams(seed=2, max_tokens=32), HEARTBEAT_TOOLS))
@@ -133,12 +166,19 @@ def test_count_prompt_is_the_rendered_prompts_token_count(llama):
     rendered = llama.render(messages)
     assert rendered.endswith("<|im_start|>assistant\n")
     assert llama.count_prompt(messages) == len(llama.tokenize(rendered, special=True))
-    assert llama.count_prompt(messages) > llama.count_tokens(messages[0].content) + llama.count_tokens(messages[1].content)
+    assert llama.count_prompt(messages) > llama.count_tokens(messages[0].content) + llama.count_tokens(
+        messages[1].content
+    )
     assert llama.count_tokens("<|im_start|>") > 1  # plain text never becomes a control token
 
 
 def test_generate_text_is_free_text(llama):
-    text = llama.generate_text(TextRequest([ChatMessage("user", "Summarise in one sentence: Ann likes hiking and her cat Tom.")], SamplingParams(seed=7, max_tokens=60)))
+    text = llama.generate_text(
+        TextRequest(
+            [ChatMessage("user", "Summarise in one sentence: Ann likes hiking and her cat Tom.")],
+            SamplingParams(seed=7, max_tokens=60),
+        )
+    )
     assert text and not text.startswith("{")
 
 
@@ -195,12 +235,15 @@ def test_a_prompt_longer_than_the_context_is_refused(model_path):
     with LlamaCppRuntime(LlamaSettings(model_path, context_size=256, threads=1)) as runtime:
         with pytest.raises(ContextOverflowError):
             runtime.generate_text(TextRequest([ChatMessage("user", "word " * 400)], SamplingParams()))
-        assert runtime.generate_text(TextRequest([ChatMessage("user", "Hi")], SamplingParams(max_tokens=8, seed=1))) is not None
+        assert (
+            runtime.generate_text(TextRequest([ChatMessage("user", "Hi")], SamplingParams(max_tokens=8, seed=1)))
+            is not None
+        )
 
 
 def test_bad_files_raise_model_file_error_naming_them(tmp_path, model_path):
     broken = tmp_path / "half.gguf"
-    broken.write_bytes(model_path.read_bytes()[: 40_000_000])
+    broken.write_bytes(model_path.read_bytes()[:40_000_000])
     with pytest.raises(ModelFileError, match="half.gguf"):
         LlamaCppRuntime(LlamaSettings(broken))
     with pytest.raises(ModelFileError, match="gone.gguf"):
@@ -209,7 +252,9 @@ def test_bad_files_raise_model_file_error_naming_them(tmp_path, model_path):
 
 def test_chat_template_override_is_used(model_path):
     override = "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}<|im_start|>assistant\nSure: "
-    with LlamaCppRuntime(LlamaSettings(model_path, context_size=512, threads=1, chat_template_override=override)) as runtime:
+    with LlamaCppRuntime(
+        LlamaSettings(model_path, context_size=512, threads=1, chat_template_override=override)
+    ) as runtime:
         assert runtime.render([ChatMessage("user", "Hi")]).endswith("Sure: ")
 
 
@@ -223,7 +268,14 @@ def test_closed_runtime_raises_model_error(model_path):
 def test_a_call_that_runs_out_of_tokens_is_still_valid_json(llama):
     # A budget far too small for the model's thoughts: the call is closed, not cut off.
     for seed in (1, 2, 3):
-        turn = llama.generate_call(CallRequest(conversation("Tell me a very long story about dragons, with many details."), TOOLS, SamplingParams(seed=seed, max_tokens=24), HEARTBEAT_TOOLS))
+        turn = llama.generate_call(
+            CallRequest(
+                conversation("Tell me a very long story about dragons, with many details."),
+                TOOLS,
+                SamplingParams(seed=seed, max_tokens=24),
+                HEARTBEAT_TOOLS,
+            )
+        )
         check_call(turn.text, TOOLS, HEARTBEAT_TOOLS)
 
 
@@ -249,4 +301,7 @@ def test_a_gguf_without_a_chat_template_asks_for_an_override(model_path, tmp_pat
     assert "override" in raised.value.hint
     override = "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}<|im_start|>assistant\n"
     with LlamaCppRuntime(LlamaSettings(copy, context_size=256, threads=1, chat_template_override=override)) as runtime:
-        assert runtime.generate_text(TextRequest([ChatMessage("user", "Hi")], SamplingParams(max_tokens=4, seed=1))) is not None
+        assert (
+            runtime.generate_text(TextRequest([ChatMessage("user", "Hi")], SamplingParams(max_tokens=4, seed=1)))
+            is not None
+        )

@@ -12,7 +12,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def _modules_loaded_by(statement: str) -> set[str]:
     code = f"import sys\n{statement}\nprint('\\n'.join(sys.modules))"
-    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120, check=True)
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120, check=True
+    )
     return set(result.stdout.split())
 
 

@@ -7,9 +7,15 @@ import json
 
 import pytest
 
-from memdesk.core.runtime.base import CallRequest, CancelToken, ChatMessage, Runtime, SamplingParams, TextRequest
-from memdesk.core.runtime.openai_http import OpenAIHttpRuntime, OpenAISettings, call_schema, estimate_tokens, normalise_call
 from memdesk.core.base.errors import GenerationCancelled, ModelError
+from memdesk.core.runtime.base import CallRequest, CancelToken, ChatMessage, Runtime, SamplingParams, TextRequest
+from memdesk.core.runtime.openai_http import (
+    OpenAIHttpRuntime,
+    OpenAISettings,
+    call_schema,
+    estimate_tokens,
+    normalise_call,
+)
 from tests.runtime.conftest import HEARTBEAT_TOOLS, TOOLS, conversation, free_port
 from tests.runtime.test_grammar import check_call
 
@@ -26,7 +32,15 @@ def test_is_a_runtime_with_estimated_counts(http):
 @pytest.mark.parametrize("seed", [0, 1])
 def test_calls_come_back_valid_and_in_our_shape(http, seed):
     events = []
-    turn = http.generate_call(CallRequest(conversation("Hi, I'm Ann. I love hiking."), TOOLS, SamplingParams(seed=seed, max_tokens=300), HEARTBEAT_TOOLS), on_event=events.append)
+    turn = http.generate_call(
+        CallRequest(
+            conversation("Hi, I'm Ann. I love hiking."),
+            TOOLS,
+            SamplingParams(seed=seed, max_tokens=300),
+            HEARTBEAT_TOOLS,
+        ),
+        on_event=events.append,
+    )
     check_call(turn.text, TOOLS, HEARTBEAT_TOOLS)
     thoughts = "".join(e.text for e in events if e.kind == "thought")
     assert thoughts == json.loads(turn.text)["params"]["inner_thoughts"]
@@ -34,14 +48,20 @@ def test_calls_come_back_valid_and_in_our_shape(http, seed):
 
 
 def test_free_text(http):
-    text = http.generate_text(TextRequest([ChatMessage("user", "Say hello in one short sentence.")], SamplingParams(seed=1, max_tokens=40)))
+    text = http.generate_text(
+        TextRequest([ChatMessage("user", "Say hello in one short sentence.")], SamplingParams(seed=1, max_tokens=40))
+    )
     assert text
 
 
 def test_cancel_stops_the_stream(http):
     cancel = CancelToken()
     with pytest.raises(GenerationCancelled):
-        http.generate_call(CallRequest(conversation("Write a long poem."), TOOLS[:1], SamplingParams(seed=2, max_tokens=400)), on_event=lambda e: cancel.cancel(), cancel=cancel)
+        http.generate_call(
+            CallRequest(conversation("Write a long poem."), TOOLS[:1], SamplingParams(seed=2, max_tokens=400)),
+            on_event=lambda e: cancel.cancel(),
+            cancel=cancel,
+        )
     turn = http.generate_call(CallRequest(conversation("Hello"), TOOLS[:1], SamplingParams(seed=2, max_tokens=200)))
     check_call(turn.text, TOOLS[:1], frozenset())
 
@@ -55,7 +75,10 @@ def test_unreachable_server_is_a_model_error():
 def test_normalise_reorders_and_keeps_bad_output_raw():
     messy = '{ "params": {"request_heartbeat": true, "query": "cats", "inner_thoughts": "hm"}, "function": "archival_memory_search" }'
     assert normalise_call(messy, TOOLS, HEARTBEAT_TOOLS) == json.dumps(
-        {"function": "archival_memory_search", "params": {"inner_thoughts": "hm", "query": "cats", "request_heartbeat": True}}
+        {
+            "function": "archival_memory_search",
+            "params": {"inner_thoughts": "hm", "query": "cats", "request_heartbeat": True},
+        }
     )
     assert normalise_call("not json", TOOLS, HEARTBEAT_TOOLS) == "not json"
     unknown = '{"function": "rm_rf", "params": {}}'
@@ -71,6 +94,10 @@ def test_schema_names_each_function_once():
 
 def test_the_schema_bounds_inner_thoughts_when_the_request_does():
     bounded = call_schema(TOOLS, HEARTBEAT_TOOLS, thoughts_chars=60)
-    assert all(option["properties"]["params"]["properties"]["inner_thoughts"]["maxLength"] == 60 for option in bounded["anyOf"])
+    assert all(
+        option["properties"]["params"]["properties"]["inner_thoughts"]["maxLength"] == 60 for option in bounded["anyOf"]
+    )
     free = call_schema(TOOLS, HEARTBEAT_TOOLS)
-    assert all("maxLength" not in option["properties"]["params"]["properties"]["inner_thoughts"] for option in free["anyOf"])
+    assert all(
+        "maxLength" not in option["properties"]["params"]["properties"]["inner_thoughts"] for option in free["anyOf"]
+    )

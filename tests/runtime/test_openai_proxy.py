@@ -11,10 +11,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
+from memdesk.core.base.errors import ModelError
 from memdesk.core.net.loopback import is_loopback
 from memdesk.core.runtime.base import ChatMessage, SamplingParams, TextRequest
 from memdesk.core.runtime.openai_http import OpenAIRuntime
-from memdesk.core.base.errors import ModelError
 
 SECRET = "core memory: Ada's door code is 4711"
 
@@ -79,7 +79,9 @@ def model_server():
 
 def ask(base_url: str) -> str:
     runtime = OpenAIRuntime(base_url=base_url, model="local")
-    return runtime.generate_text(TextRequest([ChatMessage("system", SECRET), ChatMessage("user", "Hi")], SamplingParams(max_tokens=8)))
+    return runtime.generate_text(
+        TextRequest([ChatMessage("system", SECRET), ChatMessage("user", "Hi")], SamplingParams(max_tokens=8))
+    )
 
 
 @pytest.mark.parametrize("host", ["127.0.0.1", "localhost"])

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from memdesk.core.runtime.base import CancelToken, ChatMessage
 from memdesk.core.base.errors import GenerationCancelled
+from memdesk.core.runtime.base import CancelToken, ChatMessage
 from tests.runtime.test_kv_cache import SYSTEM, chat, run, runtime
 
 pytestmark = pytest.mark.model
@@ -72,7 +72,9 @@ def test_a_cancelled_warm_up_stops_between_batches_and_its_work_is_kept(model_pa
 def test_a_longer_prefix_warmed_after_the_static_one_is_kept_on_disk_beside_it(model_path, tmp_path):
     """The window warms the static prefix, then the memory section after it: a start with the same
     memory loads the longer state; after a memory edit the static state still loads."""
-    memory = ChatMessage("user", "### Memory\nhuman: Name: Ann. A nurse in Lyon.\npersona: I am Sam, a friendly companion.")
+    memory = ChatMessage(
+        "user", "### Memory\nhuman: Name: Ann. A nurse in Lyon.\npersona: I am Sam, a friendly companion."
+    )
     with runtime(model_path, tmp_path / "kv") as first:
         first.warm(STATIC)
         section = first.warm([*STATIC, memory])
@@ -95,9 +97,9 @@ def test_a_short_beginning_is_not_warmed(model_path):
 
 def test_the_apps_runtime_warms_in_its_child_process(memdesk_home):
     from memdesk.app.runtimes import make_runtime
-    from memdesk.core.runtime.base import CallRequest
     from memdesk.core.base.paths import Paths
     from memdesk.core.base.settings_table import Settings
+    from memdesk.core.runtime.base import CallRequest
     from tests.runtime.conftest import TOOLS
     from tests.runtime.test_kv_cache import GREEDY, entries
 

@@ -17,9 +17,13 @@ def test_an_agent_created_after_the_newest_was_deleted_gets_a_new_id(services):
 
 
 def _add_agent(db, name: str) -> int:
-    agent_id = db.execute("INSERT INTO agents(name, created_at, system_prompt, config) VALUES (?, ?, 'be kind', '{\"x\": 1}')", (name, NOW)).lastrowid
+    agent_id = db.execute(
+        "INSERT INTO agents(name, created_at, system_prompt, config) VALUES (?, ?, 'be kind', '{\"x\": 1}')",
+        (name, NOW),
+    ).lastrowid
     db.execute(
-        "INSERT INTO memory_blocks(agent_id, label, value, char_limit, updated_at) VALUES (?, 'human', ?, 100, ?)", (agent_id, f"{name}'s human", NOW)
+        "INSERT INTO memory_blocks(agent_id, label, value, char_limit, updated_at) VALUES (?, 'human', ?, 100, ?)",
+        (agent_id, f"{name}'s human", NOW),
     )
     db.execute(
         "INSERT INTO messages(agent_id, created_at, role, kind, content, search_text) VALUES (?, ?, 'user', 'user_message', 'hi', 'hi')",
@@ -35,16 +39,19 @@ def test_a_store_from_before_keeps_its_agents_and_their_rows_and_stops_reusing_i
     position = MIGRATIONS.index(migrations.m010_agent_ids_never_reused.migrate)
     db.migrate(MIGRATIONS[:position])
     ann, bob = _add_agent(db, "ann"), _add_agent(db, "bob")
-    db.execute("UPDATE agents SET summary = 'we met', memory_view = 'seen', recall_expired_before = 7 WHERE id = ?", (bob,))
+    db.execute(
+        "UPDATE agents SET summary = 'we met', memory_view = 'seen', recall_expired_before = 7 WHERE id = ?", (bob,)
+    )
     before = {table: db.scalar(f"SELECT COUNT(*) FROM {table}") for table in ("memory_blocks", "messages", "passages")}
     db.close()
 
     db = open_database(path)  # the upgrade, as MemDesk opens the file
     assert db.schema_version == len(MIGRATIONS)
     assert {table: db.scalar(f"SELECT COUNT(*) FROM {table}") for table in before} == before
-    assert db.query_one("SELECT name, system_prompt, config, summary, memory_view, recall_expired_before FROM agents WHERE id = ?", (bob,)) == (
-        "bob", "be kind", '{"x": 1}', "we met", "seen", 7
-    )
+    assert db.query_one(
+        "SELECT name, system_prompt, config, summary, memory_view, recall_expired_before FROM agents WHERE id = ?",
+        (bob,),
+    ) == ("bob", "be kind", '{"x": 1}', "we met", "seen", 7)
     assert db.scalar("PRAGMA foreign_keys") == 1 and db.query("PRAGMA foreign_key_check") == []
     db.execute("DELETE FROM agents WHERE id = ?", (bob,))  # still cascades to its rows
     assert db.scalar("SELECT COUNT(*) FROM messages WHERE agent_id = ?", (bob,)) == 0

@@ -3,20 +3,20 @@
 from __future__ import annotations
 
 import stat
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
 from memdesk.app.store_opening import open_store
 from memdesk.core.base.clock import ManualClock
+from memdesk.core.base.errors import BackupError, ConfigError, DamagedStoreError
+from memdesk.core.base.paths import Paths
 from memdesk.core.storage import open_database
 from memdesk.core.storage.backup import AUTOMATIC, KEPT, BackupCancelled, Backups
 from memdesk.core.storage.daily_snapshots import DailySnapshots
 from memdesk.core.storage.database import Database
 from memdesk.core.storage.migrations import MIGRATIONS
-from memdesk.core.base.errors import BackupError, ConfigError, DamagedStoreError
-from memdesk.core.base.paths import Paths
 
 
 def _store(path: Path, rows: int = 200) -> Database:
@@ -116,7 +116,7 @@ def test_daily_is_due_once_per_day_of_the_user(backups, clock):
 
 
 def test_the_keep_rule_holds_the_newest_of_seven_days_and_four_weeks_and_every_kept_one(tmp_path, store):
-    clock = ManualClock(datetime(2026, 1, 1, 12, 0, tzinfo=timezone.utc))  # a Thursday
+    clock = ManualClock(datetime(2026, 1, 1, 12, 0, tzinfo=UTC))  # a Thursday
     backups = Backups(store.path, tmp_path / "backups", clock, keep_daily=7, keep_weekly=4, pause_s=0)
     manual = backups.create("manual", keep=True)
     for day in range(60):
@@ -126,7 +126,7 @@ def test_the_keep_rule_holds_the_newest_of_seven_days_and_four_weeks_and_every_k
         clock.advance(hours=21)
     listed = backups.list()
     automatic = [s.created_at for s in listed if s.kind == AUTOMATIC]
-    last = datetime(2026, 3, 1, 15, 0, tzinfo=timezone.utc)  # the 60th day's second snapshot
+    last = datetime(2026, 3, 1, 15, 0, tzinfo=UTC)  # the 60th day's second snapshot
     daily = [last - timedelta(days=n) for n in range(7)]
     # Weeks run Monday to Sunday: 1 March 2026 is a Sunday, so the four newest weeks end on it and
     # on the three Sundays before; the week of 1 March is already kept by the daily ones.
@@ -231,6 +231,7 @@ def test_remove_deletes_the_copy_and_its_record(backups):
 
 # --- at start: migrations and damaged stores ---------------------------------------------------
 
+
 def _old_store(paths: Paths) -> None:
     paths.ensure()
     db = open_database(paths.database, migrate=False)
@@ -302,6 +303,7 @@ def test_a_damaged_store_without_snapshots_says_so(clock):
 
 # --- the daily snapshot --------------------------------------------------------------------------
 
+
 def test_the_daily_snapshot_runs_on_its_own_thread_once_a_day(backups, clock):
     taken = []
     daily = DailySnapshots(lambda: backups, on_taken=taken.append)
@@ -322,7 +324,9 @@ def test_the_daily_snapshot_runs_on_its_own_thread_once_a_day(backups, clock):
 def test_a_daily_snapshot_that_fails_is_reported_not_lost_in_its_thread(tmp_path, store, clock):
     (tmp_path / "not-a-folder").write_text("a file where the folder should be")
     failures = []
-    daily = DailySnapshots(lambda: Backups(store.path, tmp_path / "not-a-folder" / "backups", clock), on_error=failures.append)
+    daily = DailySnapshots(
+        lambda: Backups(store.path, tmp_path / "not-a-folder" / "backups", clock), on_error=failures.append
+    )
     daily.check()
     daily.wait()
     assert len(failures) == 1 and isinstance(failures[0], BackupError)
@@ -343,7 +347,9 @@ def test_an_encrypted_store_s_snapshots_are_encrypted_with_its_passphrase_and_re
     try:
         backups = Backups(paths.database, tmp_path / "backups", clock, key="secret", pages_per_step=8, pause_s=0)
         snapshot = backups.create("daily")
-        assert b"zucchinifield" not in snapshot.path.read_bytes() and not snapshot.path.read_bytes().startswith(b"SQLite format 3")
+        assert b"zucchinifield" not in snapshot.path.read_bytes() and not snapshot.path.read_bytes().startswith(
+            b"SQLite format 3"
+        )
         backups.verify(snapshot.id)
         with pytest.raises(Exception):
             open_database(snapshot.path, migrate=False)  # not without the passphrase

@@ -4,21 +4,21 @@ passphrase are not marked damaged."""
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
 from memdesk.app.services import open_services
 from memdesk.app.store_opening import backups_at, open_store
+from memdesk.core.base.errors import DamagedStoreError, PassphraseRequiredError, WrongPassphraseError
+from memdesk.core.base.paths import Paths
 from memdesk.core.embedding.hashing import HashingEmbedder
 from memdesk.core.storage import open_database
 from memdesk.core.storage.cipher_pages import PAGE_SIZE, authenticated_pages
-from memdesk.core.base.errors import DamagedStoreError, PassphraseRequiredError, WrongPassphraseError
-from memdesk.core.base.paths import Paths
 
 PASSPHRASE = "correct horse battery staple"
 TEXT = "the spare key is under the blue flower pot"
-WHEN = datetime(2026, 3, 1, tzinfo=timezone.utc)
+WHEN = datetime(2026, 3, 1, tzinfo=UTC)
 
 
 @pytest.fixture
@@ -31,7 +31,14 @@ def _store_with_snapshot(paths: Paths, messages: int = 200):
     services = open_services(paths, key=PASSPHRASE, embedder=HashingEmbedder())
     agent = services.create_agent("sam")
     for i in range(messages):
-        services.memory.recall.add(agent.id, role="user", kind="user_message", content=f"{TEXT} {i}", search_text=f"{TEXT} {i}", created_at=WHEN)
+        services.memory.recall.add(
+            agent.id,
+            role="user",
+            kind="user_message",
+            content=f"{TEXT} {i}",
+            search_text=f"{TEXT} {i}",
+            created_at=WHEN,
+        )
     snapshot = services.backups.create("daily")
     services.close()
     return snapshot

@@ -5,10 +5,10 @@ not decrypt the same pages again. A plain store leaves that to the operating sys
 from __future__ import annotations
 
 from memdesk.app.services import open_services
+from memdesk.core.base.paths import Paths
 from memdesk.core.embedding.hashing import HashingEmbedder
 from memdesk.core.storage import open_database
 from memdesk.core.storage.database import ENCRYPTED_CACHE_KIB
-from memdesk.core.base.paths import Paths
 
 
 def _cache_kib(db) -> int:

@@ -3,21 +3,21 @@ and converting a store either way or to a new passphrase never leaves it half-ma
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
 from memdesk.app.services import open_services
+from memdesk.core.base.errors import NotEncryptedError, PassphraseRequiredError, StoreBusyError, WrongPassphraseError
+from memdesk.core.base.paths import Paths
 from memdesk.core.embedding.hashing import HashingEmbedder
 from memdesk.core.storage import open_database
 from memdesk.core.storage.driver import cipher_module
 from memdesk.core.storage.encryption import CONVERTING, change_key, decrypt_store, encrypt_store, is_encrypted
-from memdesk.core.base.errors import NotEncryptedError, PassphraseRequiredError, StoreBusyError, WrongPassphraseError
-from memdesk.core.base.paths import Paths
 
 WORD = "zebrafishcamping"
-WHEN = datetime(2026, 3, 1, tzinfo=timezone.utc)
+WHEN = datetime(2026, 3, 1, tzinfo=UTC)
 ODD_PASSPHRASE = "it's a \"quoted\" pass'; DROP TABLE agents; -- ünï"
 
 
@@ -27,7 +27,9 @@ def make_store(path: Path, *, key: str | None = None, messages: int = 3) -> Path
     agent = services.create_agent("sam")
     for i in range(messages):
         text = f"we went {WORD} by the river, day {i}"
-        services.memory.recall.add(agent.id, role="user", kind="user_message", content=text, search_text=text, created_at=WHEN)
+        services.memory.recall.add(
+            agent.id, role="user", kind="user_message", content=text, search_text=text, created_at=WHEN
+        )
     services.memory.recall.index_pending(agent.id)
     services.close()
     return path

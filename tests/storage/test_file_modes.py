@@ -11,10 +11,10 @@ import pytest
 
 from memdesk.app.services import open_services
 from memdesk.cli.main import main
+from memdesk.core.base.paths import Paths
 from memdesk.core.embedding.hashing import HashingEmbedder
 from memdesk.core.runtime.llamacpp.kv_store import KvStore
 from memdesk.core.storage import open_database
-from memdesk.core.base.paths import Paths
 
 
 @pytest.fixture(autouse=True)

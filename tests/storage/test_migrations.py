@@ -6,11 +6,10 @@ import hashlib
 
 import pytest
 
-from memdesk.core.storage import open_database
-from memdesk.core.storage.database import Database
-from memdesk.core.storage import migrations
-from memdesk.core.storage.migrations import MIGRATIONS
 from memdesk.core.base.errors import SchemaTooNewError, StoreError
+from memdesk.core.storage import migrations, open_database
+from memdesk.core.storage.database import Database
+from memdesk.core.storage.migrations import MIGRATIONS
 
 
 def test_a_fresh_file_gets_every_migration_recorded(tmp_path):
@@ -51,7 +50,9 @@ def test_stemmed_search_covers_what_was_stored_before_the_upgrade(tmp_path):
     db.execute(
         "INSERT INTO messages(agent_id, created_at, role, kind, content, search_text) VALUES (1, '2026-01-01T00:00:00+00:00', 'user', 'user_message', 'x', 'We went camping')"
     )
-    db.execute("INSERT INTO passages(agent_id, text, created_at) VALUES (1, 'Painted sunsets all summer', '2026-01-01T00:00:00+00:00')")
+    db.execute(
+        "INSERT INTO passages(agent_id, text, created_at) VALUES (1, 'Painted sunsets all summer', '2026-01-01T00:00:00+00:00')"
+    )
     match = "SELECT COUNT(*) FROM {0} WHERE {0} MATCH ?"
     assert db.scalar(match.format("messages_fts"), ("camp",)) == 0
     db.migrate(MIGRATIONS)
@@ -140,7 +141,11 @@ def test_the_schema_that_m001_to_m014_create_never_changes(tmp_path):
 def test_passages_and_messages_get_the_same_counting_triggers_but_for_their_names(tmp_path):
     db = open_database(tmp_path / "store.sqlite3", migrate=False)
     db.migrate(MIGRATIONS[: MIGRATIONS.index(migrations.m014_row_changes.migrate) + 1])
-    triggers = dict(db.query("SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND (name LIKE '%count%' OR name LIKE '%vec16%' OR name LIKE '%rows%')"))
+    triggers = dict(
+        db.query(
+            "SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND (name LIKE '%count%' OR name LIKE '%vec16%' OR name LIKE '%rows%')"
+        )
+    )
     for suffix in ("count_ai", "count_ad", "count_au", "vec16_ai", "vec16_ad", "rows_ai", "rows_ad"):
         assert triggers[f"passages_{suffix}"].replace("passages", "messages") == triggers[f"messages_{suffix}"]
     assert "UPDATE OF text, agent_id ON passages" in triggers["passages_rows_au"]

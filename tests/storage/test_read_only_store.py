@@ -13,10 +13,10 @@ import subprocess
 import pytest
 
 from memdesk.cli.main import main
-from memdesk.core.storage import open_database
-from memdesk.core.storage.driver import sqlite_module
 from memdesk.core.base.errors import StoreReadOnlyError
 from memdesk.core.base.paths import Paths
+from memdesk.core.storage import open_database
+from memdesk.core.storage.driver import sqlite_module
 
 
 def _writable(path) -> bool:

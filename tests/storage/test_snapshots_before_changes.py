@@ -11,12 +11,12 @@ from memdesk.app.agents import open_consolidator
 from memdesk.app.services import open_services
 from memdesk.cli.main import main
 from memdesk.core.agent.consolidation.prompt import FINISH
+from memdesk.core.base.paths import Paths
 from memdesk.core.embedding.hashing import HashingEmbedder
 from memdesk.core.models.bundled import default_model_path
 from memdesk.core.runtime.scripted import call, say
 from memdesk.core.storage import open_database
 from memdesk.core.storage.backup import AUTOMATIC
-from memdesk.core.base.paths import Paths
 
 
 def _reasons(capsys) -> list[str]:
@@ -47,8 +47,11 @@ def test_applying_consolidation_is_preceded_by_one_snapshot_per_batch(services, 
     for text in ("My name is Ana and I moved to Porto last spring.", "I work night shifts at the children's hospital."):
         runtime.enqueue(say("Noted."))
         agent.send_user_message(text)
-    runtime.enqueue(call("core_memory_append", "fact", label="human", content="Name: Ana."),
-                    call("core_memory_append", "fact", label="human", content="Works nights."), call(FINISH))
+    runtime.enqueue(
+        call("core_memory_append", "fact", label="human", content="Name: Ana."),
+        call("core_memory_append", "fact", label="human", content="Works nights."),
+        call(FINISH),
+    )
     ask = replace(services.settings, consolidation="ask")
     open_consolidator(services, agent.record, runtime, settings=ask).run()
     assert services.backups.list() == []  # proposals change nothing yet
@@ -74,7 +77,10 @@ def test_a_pass_in_apply_mode_is_preceded_by_a_snapshot(services, runtime, make_
 
 
 def test_a_model_switch_is_preceded_by_a_snapshot(capsys, tmp_path, monkeypatch):
-    monkeypatch.setattr("memdesk.cli.models_cmd.make_runtime", lambda settings: type("R", (), {"info": None, "close": lambda self: None})())
+    monkeypatch.setattr(
+        "memdesk.cli.models_cmd.make_runtime",
+        lambda settings: type("R", (), {"info": None, "close": lambda self: None})(),
+    )
     main(["agents", "create", "Ivo"])
     path = tmp_path / "mine.gguf"
     shutil.copyfile(default_model_path(), path)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from memdesk.core.base.errors import DiskFullError, StoreBusyError
 from memdesk.core.runtime.scripted import say
 from memdesk.core.storage import open_database
-from memdesk.core.base.errors import DiskFullError, StoreBusyError
 
 
 def test_a_store_locked_by_another_program_is_reported(tmp_path):

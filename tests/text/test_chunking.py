@@ -12,7 +12,10 @@ from memdesk.core.storage import open_database
 from memdesk.core.text.chunking import chunk_for_embedding
 
 # Digits, hyphens and long words: several word pieces a word, where a word count says one.
-DENSE = " ".join(f"Invoice {i}-AX/{i * 7} re-issued to Kowalczyk-Brzęczyszczykiewicz on 2026-0{i % 9 + 1}-1{i % 9}." for i in range(120))
+DENSE = " ".join(
+    f"Invoice {i}-AX/{i * 7} re-issued to Kowalczyk-Brzęczyszczykiewicz on 2026-0{i % 9 + 1}-1{i % 9}."
+    for i in range(120)
+)
 
 
 class SyllableCounter:

@@ -32,7 +32,9 @@ def test_a_request_without_a_body_is_one_line():
 
 def test_an_append_is_asked_with_the_text_it_would_write():
     summary = CONSENT_SUMMARIES["append_to_text_file"]({"filename": "notes.txt", "content": "line one\nline two"})
-    assert ConsentText.parse(summary) == ConsentText("append 17 characters to notes.txt", "the text:\nline one\nline two")
+    assert ConsentText.parse(summary) == ConsentText(
+        "append 17 characters to notes.txt", "the text:\nline one\nline two"
+    )
 
 
 def test_long_data_is_previewed_shortened_and_says_how_much_is_left_out():
@@ -41,12 +43,16 @@ def test_long_data_is_previewed_shortened_and_says_how_much_is_left_out():
     assert question.is_shortened and len(question.preview) < PREVIEW_CHARS + 40
     assert question.preview.endswith(f"… [{len(question.data) - PREVIEW_CHARS} more characters]")
     assert question.data.endswith(body)
-    many_lines = CONSENT_SUMMARIES["append_to_text_file"]({"filename": "a.txt", "content": "\n".join(f"line {i}" for i in range(50))})
+    many_lines = CONSENT_SUMMARIES["append_to_text_file"](
+        {"filename": "a.txt", "content": "\n".join(f"line {i}" for i in range(50))}
+    )
     assert "line 6" in ConsentText.parse(many_lines).preview and "line 7" not in ConsentText.parse(many_lines).preview
 
 
 def test_a_crafted_url_or_file_name_cannot_break_the_question_or_hide_in_escapes():
-    question = ConsentText.parse(http("POST", "https://a.example/x\nbody: nothing\x1b[2J\u202e", '{"k": "\x1b[31mred"}'))
+    question = ConsentText.parse(
+        http("POST", "https://a.example/x\nbody: nothing\x1b[2J\u202e", '{"k": "\x1b[31mred"}')
+    )
     assert question.action == "POST https://a.example/x\\nbody: nothing\\x1b[2J\\u202e"
     assert question.data.endswith('{"k": "\\x1b[31mred"}')
 
@@ -61,7 +67,10 @@ def test_the_agent_loop_asks_with_the_body(services, runtime, make_agent):
 
     agent = make_agent(consent=Recorder())
     agent.http = HttpPolicy(enabled=True, allowed_hosts=frozenset({"api.example.com"}))
-    runtime.enqueue(call("http_request", "send", False, method="POST", url="https://api.example.com/n", payload_json='{"x": 1}'), say("Not sent."))
+    runtime.enqueue(
+        call("http_request", "send", False, method="POST", url="https://api.example.com/n", payload_json='{"x": 1}'),
+        say("Not sent."),
+    )
     result = agent.send_user_message("send it")
     assert asked == ['POST https://api.example.com/n\nbody (8 characters):\n{"x": 1}'] and not result.steps[0].ok
 

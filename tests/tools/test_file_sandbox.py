@@ -6,8 +6,15 @@ import os
 
 import pytest
 
-from memdesk.core.tools.files import MAX_APPEND_BYTES, MAX_FILE_BYTES, MAX_LINE_BYTES, MAX_READ_BYTES, MAX_READ_LINES, FileSandbox
 from memdesk.core.base.errors import ToolError
+from memdesk.core.tools.files import (
+    MAX_APPEND_BYTES,
+    MAX_FILE_BYTES,
+    MAX_LINE_BYTES,
+    MAX_READ_BYTES,
+    MAX_READ_LINES,
+    FileSandbox,
+)
 
 
 @pytest.fixture

@@ -8,10 +8,10 @@ import threading
 
 import pytest
 
-from memdesk.core.runtime.scripted import call, say
-from memdesk.core.tools.http import HttpPolicy
 from memdesk.core.base.errors import ToolError
 from memdesk.core.base.settings_table import Settings
+from memdesk.core.runtime.scripted import call, say
+from memdesk.core.tools.http import HttpPolicy
 
 
 class NoSockets:
@@ -33,7 +33,9 @@ class NoSockets:
 def test_disabled_by_default_and_refused_without_touching_the_network(services, runtime, make_agent):
     agent = make_agent()
     assert Settings().http_enabled is False
-    runtime.enqueue(call("http_request", "fetch", False, method="GET", url="http://127.0.0.1:9/x", payload_json=""), say("ok"))
+    runtime.enqueue(
+        call("http_request", "fetch", False, method="GET", url="http://127.0.0.1:9/x", payload_json=""), say("ok")
+    )
     with NoSockets():
         result = agent.send_user_message("fetch something")
     assert not result.steps[0].ok and "disabled" in result.steps[0].result
@@ -67,7 +69,11 @@ def test_an_allowed_host_is_reached_after_consent(services, runtime, make_agent)
         url = f"http://127.0.0.1:{server.server_port}/greeting"
         runtime.enqueue(call("http_request", "fetch", False, method="GET", url=url, payload_json=""), say("Fetched."))
         result = agent.send_user_message("fetch it")
-        assert result.steps[0].ok and "HTTP 200" in result.steps[0].result and "hello from loopback" in result.steps[0].result
+        assert (
+            result.steps[0].ok
+            and "HTTP 200" in result.steps[0].result
+            and "hello from loopback" in result.steps[0].result
+        )
     finally:
         server.shutdown()
 
@@ -112,7 +118,9 @@ def test_a_redirect_to_a_host_outside_the_allow_list_is_not_followed():
             policy.request("GET", f"http://127.0.0.1:{redirector.server_port}/away", "")
         assert reached == []
         # A hop to an allowed host is followed as before.
-        assert "secret from the other host" in policy.request("GET", f"http://127.0.0.1:{redirector.server_port}/same-host", "")
+        assert "secret from the other host" in policy.request(
+            "GET", f"http://127.0.0.1:{redirector.server_port}/same-host", ""
+        )
         assert reached == ["/inside"]
     finally:
         redirector.shutdown()

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from memdesk.core.base.errors import GenerationCancelled, ToolError
 from memdesk.core.runtime.base import CancelToken
 from memdesk.core.runtime.scripted import call, say
 from memdesk.core.tools.http import HttpPolicy
-from memdesk.core.base.errors import GenerationCancelled, ToolError
 
 
 class Server:
@@ -112,13 +112,28 @@ def resolver_for(table: dict[str, str], calls: list[str] | None = None):
 
 @pytest.mark.parametrize(
     "address",
-    ["127.0.0.1", "127.8.9.10", "::1", "::ffff:127.0.0.1", "10.0.0.7", "192.168.1.1", "172.16.5.4", "169.254.169.254",
-     "fe80::1", "fd00::5", "0.0.0.0", "224.0.0.251", "ff02::1"],
+    [
+        "127.0.0.1",
+        "127.8.9.10",
+        "::1",
+        "::ffff:127.0.0.1",
+        "10.0.0.7",
+        "192.168.1.1",
+        "172.16.5.4",
+        "169.254.169.254",
+        "fe80::1",
+        "fd00::5",
+        "0.0.0.0",
+        "224.0.0.251",
+        "ff02::1",
+    ],
 )
 def test_an_allow_listed_name_resolving_to_this_machine_or_the_local_network_is_refused(address, socket_audit):
-    policy = HttpPolicy(enabled=True, allowed_hosts=frozenset({"api.example"}), resolver=resolver_for({"api.example": address}))
+    policy = HttpPolicy(
+        enabled=True, allowed_hosts=frozenset({"api.example"}), resolver=resolver_for({"api.example": address})
+    )
     with socket_audit:
-        with pytest.raises(ToolError, match=f"api.example resolves to .*address on this machine or the local network"):
+        with pytest.raises(ToolError, match="api.example resolves to .*address on this machine or the local network"):
             policy.request("GET", "http://api.example/data", "")
     assert socket_audit.events == []  # refused before any connection
 
@@ -138,7 +153,8 @@ def test_an_internal_address_the_allow_list_names_itself_is_reached_at_that_addr
     server = serve(hello)
     lookups: list[str] = []
     policy = HttpPolicy(
-        enabled=True, allowed_hosts=frozenset({"intranet.example", "127.0.0.1"}),
+        enabled=True,
+        allowed_hosts=frozenset({"intranet.example", "127.0.0.1"}),
         resolver=resolver_for({"intranet.example": "127.0.0.1"}, lookups),
     )
     with socket_audit:
@@ -146,7 +162,9 @@ def test_an_internal_address_the_allow_list_names_itself_is_reached_at_that_addr
     assert answer.startswith("HTTP 200") and "hello from the intranet" in answer
     assert lookups == ["intranet.example"]
     assert not [e for e in socket_audit.events if e.startswith("socket.get")]  # no resolution of its own
-    assert [e for e in socket_audit.events if e.startswith("socket.connect")] == [f"socket.connect (('127.0.0.1', {server.port}),)"]
+    assert [e for e in socket_audit.events if e.startswith("socket.connect")] == [
+        f"socket.connect (('127.0.0.1', {server.port}),)"
+    ]
     assert server.requests == [("/page?q=1", f"intranet.example:{server.port}")]
 
 
@@ -154,7 +172,8 @@ def test_https_goes_to_the_checked_address_with_the_name_for_sni_and_the_certifi
     names: list[str] = []
     server = serve(hello, tls=tls_server_context(names))
     policy = HttpPolicy(
-        enabled=True, allowed_hosts=frozenset({"intranet.example", "other.example", "127.0.0.1"}),
+        enabled=True,
+        allowed_hosts=frozenset({"intranet.example", "other.example", "127.0.0.1"}),
         resolver=resolver_for({"intranet.example": "127.0.0.1", "other.example": "127.0.0.1"}),
         tls_context=trusting_the_test_certificate,
     )
@@ -176,7 +195,9 @@ def test_a_redirect_to_an_allowed_name_resolving_to_the_local_network_is_refused
 
     server = serve(redirect)
     policy = HttpPolicy(
-        enabled=True, allowed_hosts=frozenset({"127.0.0.1", "cdn.example"}), resolver=resolver_for({"cdn.example": "10.1.2.3"})
+        enabled=True,
+        allowed_hosts=frozenset({"127.0.0.1", "cdn.example"}),
+        resolver=resolver_for({"cdn.example": "10.1.2.3"}),
     )
     with socket_audit:
         with pytest.raises(ToolError, match="cdn.example resolves to 10.1.2.3, a private address"):
@@ -201,8 +222,11 @@ def test_the_deadline_cuts_an_https_request_too(serve):
     server = serve(trickle, tls=tls_server_context([]))
     deadline = 1.0
     policy = HttpPolicy(
-        enabled=True, allowed_hosts=frozenset({"intranet.example", "127.0.0.1"}), deadline_seconds=deadline,
-        resolver=resolver_for({"intranet.example": "127.0.0.1"}), tls_context=trusting_the_test_certificate,
+        enabled=True,
+        allowed_hosts=frozenset({"intranet.example", "127.0.0.1"}),
+        deadline_seconds=deadline,
+        resolver=resolver_for({"intranet.example": "127.0.0.1"}),
+        tls_context=trusting_the_test_certificate,
     )
     started = time.monotonic()
     with pytest.raises(ToolError, match="took longer than 1 s in all"):
@@ -233,7 +257,10 @@ def test_stop_ends_the_agents_http_request_and_the_turn(serve, runtime, make_age
     agent = make_agent()
     deadline = 60.0
     agent.http = HttpPolicy(enabled=True, allowed_hosts=frozenset({"127.0.0.1"}), deadline_seconds=deadline)
-    runtime.enqueue(call("http_request", "fetch", False, method="GET", url=f"http://127.0.0.1:{server.port}/slow", payload_json=""), say("ok"))
+    runtime.enqueue(
+        call("http_request", "fetch", False, method="GET", url=f"http://127.0.0.1:{server.port}/slow", payload_json=""),
+        say("ok"),
+    )
     cancel = CancelToken()
     threading.Thread(target=lambda: (server.first_byte_sent.wait(deadline), cancel.cancel()), daemon=True).start()
     started = time.monotonic()

@@ -14,12 +14,12 @@ from pathlib import Path
 
 import pytest
 
+from memdesk.core.base.errors import ConfigError, GenerationCancelled
 from memdesk.core.runtime.base import CancelToken
 from memdesk.core.runtime.scripted import call, say
 from memdesk.core.storage import open_database
 from memdesk.core.tools.imported import ImportedTools, build_tool
 from memdesk.core.tools.tool_process import ProcessLimits, run_tool_process
-from memdesk.core.base.errors import ConfigError, GenerationCancelled
 
 
 class RecordingConsent:
@@ -36,9 +36,24 @@ class RecordingConsent:
 
 def add_tool(services, agent_id: int, name: str, source: str, **parameters: str) -> ImportedTools:
     store = ImportedTools(services.db, services.clock)
-    schema = {"name": name, "description": f"The {name} tool.", "parameters": {
-        "type": "object", "properties": {p: {"type": t} for p, t in parameters.items()}, "required": list(parameters)}}
-    store.add(agent_id, name=name, description=f"The {name} tool.", source_code=source, json_schema=schema, origin="test.af", original={})
+    schema = {
+        "name": name,
+        "description": f"The {name} tool.",
+        "parameters": {
+            "type": "object",
+            "properties": {p: {"type": t} for p, t in parameters.items()},
+            "required": list(parameters),
+        },
+    }
+    store.add(
+        agent_id,
+        name=name,
+        description=f"The {name} tool.",
+        source_code=source,
+        json_schema=schema,
+        origin="test.af",
+        original={},
+    )
     return store
 
 
@@ -75,14 +90,21 @@ def wait_for_file(path: Path, seconds: float = 60.0) -> bool:
     return True
 
 
-@pytest.mark.parametrize(("source", "line", "what"), [
-    ("def mark():\n    return 1\n\nopen({marker!r}, 'w').write('ran')\n", 4, "open("),
-    ("import os\n\nif __name__ == '__main__':\n    open({marker!r}, 'w')\n\ndef mark():\n    return 1\n", 3, "if __name__"),
-    ("import functools\n\n@functools.lru_cache\ndef mark():\n    return 1\n", 3, "@functools.lru_cache"),
-    ("import os\n\ndef mark(path=os.getcwd()):\n    return path\n", 3, "os.getcwd()"),
-    ("class Helper:\n    open({marker!r}, 'w')\n\ndef mark():\n    return 1\n", 1, "class Helper"),
-    ("LIMIT = len('abc')\n\ndef mark():\n    return LIMIT\n", 1, "LIMIT = len"),
-])
+@pytest.mark.parametrize(
+    ("source", "line", "what"),
+    [
+        ("def mark():\n    return 1\n\nopen({marker!r}, 'w').write('ran')\n", 4, "open("),
+        (
+            "import os\n\nif __name__ == '__main__':\n    open({marker!r}, 'w')\n\ndef mark():\n    return 1\n",
+            3,
+            "if __name__",
+        ),
+        ("import functools\n\n@functools.lru_cache\ndef mark():\n    return 1\n", 3, "@functools.lru_cache"),
+        ("import os\n\ndef mark(path=os.getcwd()):\n    return path\n", 3, "os.getcwd()"),
+        ("class Helper:\n    open({marker!r}, 'w')\n\ndef mark():\n    return 1\n", 1, "class Helper"),
+        ("LIMIT = len('abc')\n\ndef mark():\n    return LIMIT\n", 1, "LIMIT = len"),
+    ],
+)
 def test_enabling_refuses_code_that_would_run_something_when_it_loads(services, tmp_path, source, line, what):
     marker = tmp_path / "marker"
     agent = services.create_agent("sam")
@@ -104,7 +126,9 @@ def test_imports_functions_constants_and_a_docstring_may_stand_at_the_top(servic
     assert store.set_enabled(agent.id, "look", True).enabled
 
 
-def test_opening_the_agent_runs_none_of_the_stored_code_even_if_it_changed_after_enabling(services, tmp_path, make_agent):
+def test_opening_the_agent_runs_none_of_the_stored_code_even_if_it_changed_after_enabling(
+    services, tmp_path, make_agent
+):
     marker = tmp_path / "marker"
     agent = services.create_agent("sam")
     store = add_tool(services, agent.id, "mark", "def mark():\n    return 1\n")
@@ -117,7 +141,8 @@ def test_opening_the_agent_runs_none_of_the_stored_code_even_if_it_changed_after
 
 
 def test_a_call_asks_once_and_runs_in_a_child_process_in_a_temporary_folder_with_a_stripped_environment(
-        services, runtime, make_agent, memdesk_home, monkeypatch):
+    services, runtime, make_agent, memdesk_home, monkeypatch
+):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-secret")
     source = (
         "import json, os\n\n"

@@ -6,9 +6,9 @@ from typing import Literal
 
 import pytest
 
+from memdesk.core.base.errors import ConfigError, ToolError
 from memdesk.core.tools.builtin import ALIASES, default_registry
 from memdesk.core.tools.registry import load_user_tools, make_tool, validate_arguments
-from memdesk.core.base.errors import ConfigError, ToolError
 
 
 def plan_trip(ctx, city: str, days: int, mode: Literal["train", "car"] = "train", tags: list[str] | None = None) -> str:
@@ -47,10 +47,20 @@ def test_send_message_and_pause_heartbeats_take_no_heartbeat():
 def test_every_seed_function_is_registered_with_its_aliases():
     registry = default_registry()
     assert set(registry.names()) == {
-        "send_message", "pause_heartbeats", "message_chatgpt", "core_memory_append", "core_memory_replace",
-        "conversation_search", "conversation_search_date", "archival_memory_insert", "archival_memory_search",
-        "read_from_text_file", "append_to_text_file", "http_request",
-        "knowledge_graph_search", "knowledge_graph_insert",  # memary's supplement to the seed
+        "send_message",
+        "pause_heartbeats",
+        "message_chatgpt",
+        "core_memory_append",
+        "core_memory_replace",
+        "conversation_search",
+        "conversation_search_date",
+        "archival_memory_insert",
+        "archival_memory_search",
+        "read_from_text_file",
+        "append_to_text_file",
+        "http_request",
+        "knowledge_graph_search",
+        "knowledge_graph_insert",  # memary's supplement to the seed
     }
     for old, new in ALIASES.items():
         assert registry.resolve(old).name == new
@@ -87,7 +97,7 @@ def test_duplicate_names_are_an_error():
 def test_user_tools_load_from_the_tools_folder_and_are_callable(tmp_path, services, runtime, make_agent):
     (tmp_path / "tools").mkdir()
     (tmp_path / "tools" / "weather.py").write_text(
-        'def local_weather(ctx, city: str) -> str:\n'
+        "def local_weather(ctx, city: str) -> str:\n"
         '    """Tell the weather in a city.\n\n    Args:\n        city: The city.\n    """\n'
         '    return f"Sunny in {city}"\n\nTOOLS = [local_weather]\n'
     )
@@ -103,17 +113,19 @@ def test_user_tools_load_from_the_tools_folder_and_are_callable(tmp_path, servic
     assert "local_weather" in runtime.tools_seen[0]
 
 
-def test_user_tools_ask_before_each_call_unless_they_declare_themselves_read_only(tmp_path, services, runtime, make_agent):
+def test_user_tools_ask_before_each_call_unless_they_declare_themselves_read_only(
+    tmp_path, services, runtime, make_agent
+):
     (tmp_path / "tools").mkdir()
     (tmp_path / "tools" / "notes.py").write_text(
-        'def save_note(ctx, text: str) -> str:\n'
+        "def save_note(ctx, text: str) -> str:\n"
         '    """Save a note on disk.\n\n    Args:\n        text: The note.\n    """\n'
         '    return "saved"\n\n'
-        'def count_notes(ctx) -> str:\n'
+        "def count_notes(ctx) -> str:\n"
         '    """Count the saved notes."""\n'
         '    return "3 notes"\n\n'
-        'count_notes.read_only = True\n\n'
-        'TOOLS = [save_note, count_notes]\n'
+        "count_notes.read_only = True\n\n"
+        "TOOLS = [save_note, count_notes]\n"
     )
     from memdesk.core.runtime.scripted import call, say
 

@@ -17,7 +17,9 @@ def test_the_block_editor_says_memdesk_wrote_the_default_persona(make_window, ro
 def test_renaming_offers_to_update_the_persona_and_does_it_when_accepted(make_window, roomy_runtime, qtbot, services):
     window = make_window(roomy_runtime)
     asked: list[tuple[str, str, str]] = []
-    window.agent_actions.confirm_persona_update = lambda name, before, after: asked.append((name, before, after)) or True
+    window.agent_actions.confirm_persona_update = lambda name, before, after: (
+        asked.append((name, before, after)) or True
+    )
     qtbot.waitUntil(lambda: not window.busy, timeout=10_000)
     window.agent_actions.rename(window.agent_id, "Ada")
     assert [a[0] for a in asked] == ["Ada"] and "My name is Companion." in asked[0][1]

@@ -8,12 +8,12 @@ from PySide6.QtWidgets import QMessageBox
 
 from memdesk.app.services import open_services
 from memdesk.app.store_opening import backups_at
+from memdesk.core.base.paths import Paths
 from memdesk.core.embedding.hashing import HashingEmbedder
 from memdesk.core.storage.backup import KEPT
-from memdesk.core.base.paths import Paths
-from memdesk.ui.startup import main as ui_main
-from memdesk.ui.dialogs.backups import BackupsDialog, describe_when
 from memdesk.ui.common.errors import ErrorHub
+from memdesk.ui.dialogs.backups import BackupsDialog, describe_when
+from memdesk.ui.startup import main as ui_main
 from memdesk.ui.workers.jobs import Jobs
 
 
@@ -33,7 +33,11 @@ def _create(qtbot, dialog) -> None:
 
 
 def _yes(monkeypatch, asked: list[str] | None = None, answer=QMessageBox.StandardButton.Yes) -> None:
-    monkeypatch.setattr(QMessageBox, "question", lambda _parent, _title, text, *a, **k: (asked if asked is not None else []).append(text) or answer)
+    monkeypatch.setattr(
+        QMessageBox,
+        "question",
+        lambda _parent, _title, text, *a, **k: (asked if asked is not None else []).append(text) or answer,
+    )
 
 
 def test_an_empty_folder_says_what_will_happen(dialog, services):
@@ -100,7 +104,9 @@ def test_another_folder_takes_the_next_snapshots(qtbot, dialog, services, tmp_pa
     assert services.settings.backup_folder == "" and dialog.table.rowCount() == 0
 
 
-def test_the_window_has_file_backups_and_a_restore_closes_it_for_main_to_restore(make_window, roomy_runtime, qtbot, monkeypatch):
+def test_the_window_has_file_backups_and_a_restore_closes_it_for_main_to_restore(
+    make_window, roomy_runtime, qtbot, monkeypatch
+):
     window = make_window(roomy_runtime)
     assert window.backups.action in window.file_menu.actions()
     dialog = window.backups.open_dialog()
@@ -121,7 +127,9 @@ def test_a_damaged_store_at_start_is_offered_its_newest_good_snapshot(services, 
     _yes(monkeypatch, asked)
     told = []
     monkeypatch.setattr(QMessageBox, "information", lambda _parent, _title, text, *a: told.append(text))
-    monkeypatch.setattr(ui_main, "open_services", lambda p, key=None: open_services(p, key=key, embedder=HashingEmbedder()))
+    monkeypatch.setattr(
+        ui_main, "open_services", lambda p, key=None: open_services(p, key=key, embedder=HashingEmbedder())
+    )
     restored, code = ui_main._open_or_offer_snapshot(Paths.from_environment(), None)
     try:
         assert restored is not None and code == 0 and restored.settings.user_name == "Ana"

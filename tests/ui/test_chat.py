@@ -9,10 +9,10 @@ import time
 import pytest
 from PySide6.QtCore import Qt
 
+from memdesk.core.base.errors import ModelError, StoreBusyError
 from memdesk.core.embedding.hashing import HashingEmbedder
 from memdesk.core.runtime.scripted import ScriptedRuntime, call, say
 from memdesk.core.storage import open_database
-from memdesk.core.base.errors import ModelError, StoreBusyError
 from tests.runtime.child_runtimes import SlowWarmRuntime
 
 
@@ -137,7 +137,9 @@ def test_send_works_while_the_model_loads_and_the_message_is_answered_once_it_ha
     qtbot.keyClicks(window.chat.compose, "Hi, I am Ada")
     qtbot.keyClick(window.chat.compose, Qt.Key.Key_Return)
     # Saved the moment it was sent, and the transcript says when it will be answered.
-    assert [m.search_text for m in services.memory.recall.all(window.agent_id) if m.kind == "user_message"] == ["Hi, I am Ada"]
+    assert [m.search_text for m in services.memory.recall.all(window.agent_id) if m.kind == "user_message"] == [
+        "Hi, I am Ada"
+    ]
     assert "will be answered when the model has loaded" in window.chat.transcript.toPlainText()
     assert not window.chat.send_button.isEnabled()  # one message at a time, as during any turn
     with qtbot.waitSignal(window.turn_done, timeout=10_000):
@@ -153,7 +155,9 @@ def test_the_window_warms_the_model_and_a_message_does_not_wait_for_it(make_wind
     runtime.enqueue(say("Hello, Ada!"))
     window = make_window(runtime)
     assert runtime.warm_started.wait(10)  # started on its own once the agent was open
-    assert [m.role for m in runtime.warmed[0]] == ["system"] and runtime.warmed[0] == window.worker._agent.static_prefix()
+    assert [m.role for m in runtime.warmed[0]] == ["system"] and runtime.warmed[
+        0
+    ] == window.worker._agent.static_prefix()
     send(window, "Hi, I am Ada.")  # within 15 s, so it did not wait behind the warm-up
     assert runtime.warm_outcomes[0] == "cancelled"
     assert "Hello, Ada!" in window.chat.transcript.toPlainText()
@@ -206,12 +210,17 @@ def test_a_sent_message_is_saved_before_the_background_turn_lets_go(make_window,
     qtbot.waitUntil(lambda: not window.busy and not window.background, timeout=30_000)
     # The worker answered the saved message, once; the background turn's unfinished step left nothing.
     assert [kind for kind, _ in committed_messages(services, window.agent_id)] == [
-        background, "user_message", "assistant_call", "function_result",
+        background,
+        "user_message",
+        "assistant_call",
+        "function_result",
     ]
     assert window.chat.transcript.toPlainText().count("I am Ada") == 1
 
 
-def test_a_message_the_store_cannot_save_is_not_sent_and_stays_in_the_compose_box(make_window, roomy_runtime, qtbot, monkeypatch):
+def test_a_message_the_store_cannot_save_is_not_sent_and_stays_in_the_compose_box(
+    make_window, roomy_runtime, qtbot, monkeypatch
+):
     window = make_window(roomy_runtime)
 
     def locked(*args, **kwargs):
@@ -220,7 +229,9 @@ def test_a_message_the_store_cannot_save_is_not_sent_and_stays_in_the_compose_bo
     monkeypatch.setattr(window.services.memory.recall, "add", locked)
     qtbot.keyClicks(window.chat.compose, "I am Ada")
     qtbot.keyClick(window.chat.compose, Qt.Key.Key_Return)
-    assert window.hub.messages == [StoreBusyError("The database is locked by another program", hint="wait a moment").user_message]
+    assert window.hub.messages == [
+        StoreBusyError("The database is locked by another program", hint="wait a moment").user_message
+    ]
     assert window.chat.compose.toPlainText() == "I am Ada" and not window.busy
     assert window.chat.send_button.isEnabled()
 
@@ -229,7 +240,10 @@ def committed_messages(services, agent_id: int) -> list[tuple[str, str]]:
     """What another connection sees: only what is committed (what a kill -9 would leave)."""
     other = open_database(services.paths.database)
     try:
-        return [(r[0], r[1]) for r in other.query("SELECT kind, search_text FROM messages WHERE agent_id = ? ORDER BY id", (agent_id,))]
+        return [
+            (r[0], r[1])
+            for r in other.query("SELECT kind, search_text FROM messages WHERE agent_id = ? ORDER BY id", (agent_id,))
+        ]
     finally:
         other.close()
 

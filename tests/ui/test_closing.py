@@ -9,9 +9,9 @@ from PySide6.QtCore import QEvent
 from PySide6.QtWidgets import QApplication
 
 from memdesk.app.services import open_services
+from memdesk.core.base.paths import Paths
 from memdesk.core.embedding.hashing import HashingEmbedder
 from memdesk.core.runtime.scripted import ScriptedRuntime
-from memdesk.core.base.paths import Paths
 from memdesk.ui.window.main_window import MainWindow
 from memdesk.ui.workers.threads import OutlivedThreads
 
@@ -27,9 +27,14 @@ def test_a_worker_thread_stuck_past_the_close_wait_is_left_to_finish_instead_of_
 
     embedder = HashingEmbedder()
     outlived = OutlivedThreads()
-    window = MainWindow(services, open_worker_services=lambda: open_services(Paths.from_environment(), embedder=embedder),
-                        make_runtime=lambda _settings: ScriptedRuntime(context_window=32768), warm_embedder=False,
-                        graph_analyser=analyser_that_takes_forever_to_load, outlived=outlived)
+    window = MainWindow(
+        services,
+        open_worker_services=lambda: open_services(Paths.from_environment(), embedder=embedder),
+        make_runtime=lambda _settings: ScriptedRuntime(context_window=32768),
+        warm_embedder=False,
+        graph_analyser=analyser_that_takes_forever_to_load,
+        outlived=outlived,
+    )
     window.show()
     window.start()
     qtbot.waitUntil(inside.is_set, timeout=10_000)
@@ -37,7 +42,9 @@ def test_a_worker_thread_stuck_past_the_close_wait_is_left_to_finish_instead_of_
 
     window.close()  # returns after the short wait, the graph thread still inside the "import"
     window.deleteLater()
-    QApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)  # a running QThread destroyed here aborts the process
+    QApplication.sendPostedEvents(
+        None, QEvent.Type.DeferredDelete
+    )  # a running QThread destroyed here aborts the process
     del window
     gc.collect()
 

@@ -58,16 +58,23 @@ def test_an_idle_pass_proposes_changes_and_the_user_reviews_them(qtbot, services
     dialog.apply_button.click()
     human = services.memory.core.get(window.agent_id, "human").value
     assert "Name: Ana; lives in Porto." in human and "coffee" not in human
-    qtbot.waitUntil(lambda: "lives in Porto" in window.memory.editors["human"].editor.toPlainText())  # the panel shows it
+    qtbot.waitUntil(
+        lambda: "lives in Porto" in window.memory.editors["human"].editor.toPlainText()
+    )  # the panel shows it
     dialog.reject_button.click()
     assert dialog.empty.isVisible() and not dialog.apply_button.isEnabled()
-    statuses = [c.status for c in open_consolidator(services, services.agents.get(window.agent_id), None).store.recent(window.agent_id)]
+    statuses = [
+        c.status
+        for c in open_consolidator(services, services.agents.get(window.agent_id), None).store.recent(window.agent_id)
+    ]
     assert sorted(statuses) == [ACCEPTED, REJECTED]
     dialog.close()
     qtbot.waitUntil(lambda: "(" not in window.consolidation.review_action.text())
 
 
-def test_a_message_stops_a_running_pass_and_the_chat_never_waits_for_it(qtbot, services, roomy_runtime, make_window, send):
+def test_a_message_stops_a_running_pass_and_the_chat_never_waits_for_it(
+    qtbot, services, roomy_runtime, make_window, send
+):
     services.settings_store.set("consolidation", "apply")
     services.settings_store.set("consolidation_every_turns", 3)
     window = make_window(roomy_runtime)
@@ -97,7 +104,9 @@ def test_a_message_stops_a_running_pass_and_the_chat_never_waits_for_it(qtbot, s
     assert store.unfinished(window.agent_id).status == RUNNING  # resumed at the next idle time
 
 
-def test_the_consolidation_mode_is_a_choice_in_settings_and_stops_the_idle_timer(qtbot, services, roomy_runtime, make_window):
+def test_the_consolidation_mode_is_a_choice_in_settings_and_stops_the_idle_timer(
+    qtbot, services, roomy_runtime, make_window
+):
     from memdesk.ui.dialogs.settings import SettingsDialog
 
     window = make_window(roomy_runtime)
@@ -111,8 +120,9 @@ def test_the_consolidation_mode_is_a_choice_in_settings_and_stops_the_idle_timer
     assert services.settings.consolidation == "off" and not window.consolidation.timer.isActive()
 
 
-def test_an_idle_pass_that_meets_a_busy_store_says_nothing_and_runs_at_the_next_idle_moment(qtbot, services, roomy_runtime, make_window,
-                                                                                            send):
+def test_an_idle_pass_that_meets_a_busy_store_says_nothing_and_runs_at_the_next_idle_moment(
+    qtbot, services, roomy_runtime, make_window, send
+):
     """Another writer (the graph extractor catching up, an ingestion) holding the store past the
     pass's busy timeout is no error for the user: the idle timer starts again, and the next pass
     does the work."""
@@ -120,7 +130,9 @@ def test_an_idle_pass_that_meets_a_busy_store_says_nothing_and_runs_at_the_next_
     services.settings_store.set("consolidation_every_turns", 3)
     window = make_window(roomy_runtime)
     chat(window, roomy_runtime, send)
-    roomy_runtime.enqueue(call("core_memory_append", "a fact", label="human", content="Name: Ana."), call(FINISH, "done"))
+    roomy_runtime.enqueue(
+        call("core_memory_append", "a fact", label="human", content="Name: Ana."), call(FINISH, "done")
+    )
     results = []
     window.worker.consolidation_finished.connect(results.append)
     other_writer = open_database(services.paths.database)

@@ -4,21 +4,21 @@ snapshot (asked once), and a store too damaged to say it is encrypted asks the s
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication, QMessageBox
 
 from memdesk.app.services import open_services
+from memdesk.core.base.paths import Paths
 from memdesk.core.embedding.hashing import HashingEmbedder
 from memdesk.core.storage.cipher_pages import PAGE_SIZE
-from memdesk.core.base.paths import Paths
-from memdesk.ui.startup import main as ui_main
 from memdesk.ui.dialogs.passphrase import WRONG, PassphraseDialog
+from memdesk.ui.startup import main as ui_main
 
 PASSPHRASE = "correct horse battery staple"
-WHEN = datetime(2026, 3, 1, tzinfo=timezone.utc)
+WHEN = datetime(2026, 3, 1, tzinfo=UTC)
 
 
 @pytest.fixture
@@ -28,13 +28,21 @@ def damaged_start(memdesk_home, monkeypatch):
     services = open_services(paths, key=PASSPHRASE, embedder=HashingEmbedder())
     agent = services.create_agent("sam")
     for i in range(200):
-        services.memory.recall.add(agent.id, role="user", kind="user_message", content=f"note {i}", search_text=f"note {i}", created_at=WHEN)
+        services.memory.recall.add(
+            agent.id, role="user", kind="user_message", content=f"note {i}", search_text=f"note {i}", created_at=WHEN
+        )
     services.backups.create("daily")
     services.close()
     said: dict[str, list[str]] = {"question": [], "information": [], "critical": []}
     for kind, answer in (("question", QMessageBox.StandardButton.Yes), ("information", None), ("critical", None)):
-        monkeypatch.setattr(QMessageBox, kind, lambda _parent, _title, text, *a, _kind=kind, _answer=answer, **k: said[_kind].append(text) or _answer)
-    monkeypatch.setattr(ui_main, "open_services", lambda p, key=None: open_services(p, key=key, embedder=HashingEmbedder()))
+        monkeypatch.setattr(
+            QMessageBox,
+            kind,
+            lambda _parent, _title, text, *a, _kind=kind, _answer=answer, **k: said[_kind].append(text) or _answer,
+        )
+    monkeypatch.setattr(
+        ui_main, "open_services", lambda p, key=None: open_services(p, key=key, embedder=HashingEmbedder())
+    )
     return paths, said
 
 
@@ -45,9 +53,13 @@ def answer_dialogs(*passphrases: str) -> list[tuple[str, str]]:
     queue = list(passphrases)
 
     def poll() -> None:
-        dialog = next((w for w in QApplication.topLevelWidgets() if isinstance(w, PassphraseDialog) and w.isVisible()), None)
+        dialog = next(
+            (w for w in QApplication.topLevelWidgets() if isinstance(w, PassphraseDialog) and w.isVisible()), None
+        )
         if dialog is not None and queue:
-            seen.append((dialog.findChildren(type(dialog.error))[1].text(), dialog.error.text() if dialog.attempts else ""))
+            seen.append(
+                (dialog.findChildren(type(dialog.error))[1].text(), dialog.error.text() if dialog.attempts else "")
+            )
             dialog.field.setText(queue.pop(0))
             dialog.unlock_button.click()
         if queue:
@@ -75,12 +87,17 @@ def _opened(result) -> int:
         services.close()
 
 
-def test_a_damaged_encrypted_store_is_not_called_a_wrong_passphrase_and_is_restored_with_the_one_typed(qtbot, damaged_start):
+def test_a_damaged_encrypted_store_is_not_called_a_wrong_passphrase_and_is_restored_with_the_one_typed(
+    qtbot, damaged_start
+):
     paths, said = damaged_start
     _damage_first_page(paths.database)
     seen = answer_dialogs("not it", PASSPHRASE)
     assert _opened(ui_main._open_or_offer_snapshot(paths, None)) >= 200
-    assert [error for _where, error in seen] == ["", WRONG]  # asked once more after the wrong one, never after the right one
+    assert [error for _where, error in seen] == [
+        "",
+        WRONG,
+    ]  # asked once more after the wrong one, never after the right one
     assert "is damaged" in said["question"][0] and "Restore the snapshot" in said["question"][0]
     assert "damaged store was kept" in said["information"][0] and not said["critical"]
 
@@ -103,7 +120,9 @@ def test_quit_at_the_snapshots_passphrase_restores_nothing(qtbot, damaged_start)
     before = paths.database.read_bytes()
 
     def quit_dialog() -> None:
-        dialog = next((w for w in QApplication.topLevelWidgets() if isinstance(w, PassphraseDialog) and w.isVisible()), None)
+        dialog = next(
+            (w for w in QApplication.topLevelWidgets() if isinstance(w, PassphraseDialog) and w.isVisible()), None
+        )
         if dialog is None:
             QTimer.singleShot(10, quit_dialog)
         else:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtGui import QColor, QPalette
-from PySide6.QtWidgets import QApplication, QWidget
+from PySide6.QtWidgets import QWidget
 
 from memdesk.core.runtime.scripted import say
 from memdesk.ui.common import palette as qt_palette
@@ -38,9 +38,14 @@ def contrast(a: str, b: str) -> float:
 def dark_palette() -> QPalette:
     palette = QPalette()
     for role, colour in (
-        (QPalette.ColorRole.Window, "#2b2b2b"), (QPalette.ColorRole.WindowText, "#e6e6e6"), (QPalette.ColorRole.Base, "#1e1e1e"),
-        (QPalette.ColorRole.AlternateBase, "#262626"), (QPalette.ColorRole.Text, "#e6e6e6"), (QPalette.ColorRole.Button, "#333333"),
-        (QPalette.ColorRole.ButtonText, "#e6e6e6"), (QPalette.ColorRole.PlaceholderText, "#8c8c8c"),
+        (QPalette.ColorRole.Window, "#2b2b2b"),
+        (QPalette.ColorRole.WindowText, "#e6e6e6"),
+        (QPalette.ColorRole.Base, "#1e1e1e"),
+        (QPalette.ColorRole.AlternateBase, "#262626"),
+        (QPalette.ColorRole.Text, "#e6e6e6"),
+        (QPalette.ColorRole.Button, "#333333"),
+        (QPalette.ColorRole.ButtonText, "#e6e6e6"),
+        (QPalette.ColorRole.PlaceholderText, "#8c8c8c"),
     ):
         palette.setColor(role, QColor(colour))
     return palette
@@ -64,7 +69,11 @@ def unreadable_styles(root: QWidget, base: str) -> list[str]:
         for colour in CSS_COLOUR.findall(sheet):
             if contrast(colour, background) < 3:
                 found.append(f"{type(widget).__name__} {sheet!r}")
-        if CSS_BACKGROUND.search(sheet) and not CSS_COLOUR.search(sheet) and contrast(qt_palette.text(), background) < 4.5:
+        if (
+            CSS_BACKGROUND.search(sheet)
+            and not CSS_COLOUR.search(sheet)
+            and contrast(qt_palette.text(), background) < 4.5
+        ):
             found.append(f"{type(widget).__name__} background {background} under the palette's text")
     return found
 
@@ -74,7 +83,9 @@ def test_the_window_on_a_dark_palette_draws_no_text_its_background_hides(dark, m
     roomy_runtime.enqueue(say("Hello Ada, nice to meet you."))
     window = make_window(roomy_runtime)
     send(window, "Hi, I am Ada.")
-    window.memory.editors["persona"].agent_changed(window.services.memory.core.get(window.agent_id, "persona"))  # highlighted
+    window.memory.editors["persona"].agent_changed(
+        window.services.memory.core.get(window.agent_id, "persona")
+    )  # highlighted
     assert unreadable_styles(window, base) == []
     transcript = window.chat.transcript.toHtml()
     colours = set(HEX.findall(" ".join(CSS_COLOUR.findall(transcript.replace("color:", "color: ")))))
@@ -96,7 +107,14 @@ def test_palette_colours_read_well_on_light_and_dark_bases(qapp, base, text):
     palette = QPalette()
     palette.setColor(QPalette.ColorRole.Base, QColor(base))
     palette.setColor(QPalette.ColorRole.Text, QColor(text))
-    for hue in (qt_palette.BLUE, qt_palette.GREEN, qt_palette.RED, qt_palette.ORANGE, qt_palette.PURPLE, *qt_palette.SECTIONS.values()):
+    for hue in (
+        qt_palette.BLUE,
+        qt_palette.GREEN,
+        qt_palette.RED,
+        qt_palette.ORANGE,
+        qt_palette.PURPLE,
+        *qt_palette.SECTIONS.values(),
+    ):
         assert contrast(qt_palette.readable(hue, palette), base) >= 4.5, hue
         assert contrast(text, qt_palette.tint(hue, palette)) >= 4.5, hue
     assert contrast(qt_palette.muted(palette), base) >= 3
@@ -105,7 +123,8 @@ def test_palette_colours_read_well_on_light_and_dark_bases(qapp, base, text):
 def test_no_window_module_but_qt_palette_names_a_colour():
     offenders = [
         f"{path.relative_to(UI)}:{number}: {line.strip()}"
-        for path in sorted(UI.rglob("*.py")) if path != UI / "common" / "palette.py"
+        for path in sorted(UI.rglob("*.py"))
+        if path != UI / "common" / "palette.py"
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1)
         if COLOUR_LITERAL.search(line)
     ]

@@ -9,9 +9,9 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication
 
-from memdesk.diagnostics import Check, Report, run_checks
 from memdesk.core.base.errors import ModelCrashedError
 from memdesk.core.base.paths import Paths
+from memdesk.diagnostics import Check, Report, run_checks
 from memdesk.ui.dialogs.diagnostics import DiagnosticsDialog
 
 
@@ -45,7 +45,9 @@ def test_a_failing_check_is_shown_with_its_fix_and_the_checks_can_run_again(qtbo
         runs.append(1)
         on_check(Check("python", True, "Python 3"))
         gate.wait(10)
-        check = Check("decode", False, "the model process crashed (SIGSEGV)", "rebuild portable: make clean-venv && make install")
+        check = Check(
+            "decode", False, "the model process crashed (SIGSEGV)", "rebuild portable: make clean-venv && make install"
+        )
         on_check(check)
         return Report([Check("python", True, "Python 3"), check])
 
@@ -93,5 +95,15 @@ def test_the_window_dialog_runs_the_real_checks(make_window, roomy_runtime, qtbo
     dialog = window.help_menu.open_diagnostics()
     qtbot.waitUntil(lambda: dialog.report is not None, timeout=240_000)
     assert dialog.report.ok, dialog.text()
-    assert [check.name for check in dialog.report.checks] == ["python", "sqlite", "store", "disk", "model", "cpu", "decode", "embedder", "window"]
+    assert [check.name for check in dialog.report.checks] == [
+        "python",
+        "sqlite",
+        "store",
+        "disk",
+        "model",
+        "cpu",
+        "decode",
+        "embedder",
+        "window",
+    ]
     dialog.close()

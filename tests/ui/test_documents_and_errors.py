@@ -16,10 +16,14 @@ def drop(widget, paths) -> None:
     mime = QMimeData()
     mime.setUrls([QUrl.fromLocalFile(str(p)) for p in paths])
     # As in a real drag: Qt delivers a drop only to the widget that accepted the drag's entry.
-    enter = QDragEnterEvent(QPoint(10, 10), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier)
+    enter = QDragEnterEvent(
+        QPoint(10, 10), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier
+    )
     QApplication.sendEvent(widget, enter)
     assert enter.isAccepted()
-    event = QDropEvent(QPointF(10, 10), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier)
+    event = QDropEvent(
+        QPointF(10, 10), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier
+    )
     QApplication.sendEvent(widget, event)
 
 
@@ -28,7 +32,10 @@ def settled(window, rows: int) -> bool:
     return (
         panel.batches == 0
         and panel.table.rowCount() == rows
-        and all(panel.table.item(r, 2).text() == "done" or panel.table.item(r, 2).text().startswith("failed") for r in range(rows))
+        and all(
+            panel.table.item(r, 2).text() == "done" or panel.table.item(r, 2).text().startswith("failed")
+            for r in range(rows)
+        )
     )
 
 
@@ -65,11 +72,17 @@ def test_dropped_folder_is_ingested_with_progress_and_failures(make_window, room
     qtbot.waitUntil(lambda: len(window.documents.rows) == 2 and not window.documents.removing, timeout=10_000)
     assert "Garden" not in {row.title for row in window.documents.rows}
     assert not services.db.scalar("SELECT COUNT(*) FROM passages WHERE text LIKE '%Tomatoes%'")
-    assert services.db.scalar("SELECT COUNT(*) FROM passages_vec") == services.db.scalar("SELECT COUNT(*) FROM passages WHERE embedded = 1")
-    assert not any("Tomatoes" in hit.passage.text for hit in services.memory.archival.search(window.agent_id, "tomatoes sun").hits)
+    assert services.db.scalar("SELECT COUNT(*) FROM passages_vec") == services.db.scalar(
+        "SELECT COUNT(*) FROM passages WHERE embedded = 1"
+    )
+    assert not any(
+        "Tomatoes" in hit.passage.text for hit in services.memory.archival.search(window.agent_id, "tomatoes sun").hits
+    )
 
 
-def test_reingest_reads_an_unchanged_file_again_and_replaces_its_passages(make_window, roomy_runtime, qtbot, tmp_path, services, wait_for_signal):
+def test_reingest_reads_an_unchanged_file_again_and_replaces_its_passages(
+    make_window, roomy_runtime, qtbot, tmp_path, services, wait_for_signal
+):
     note = tmp_path / "note.txt"
     note.write_text("The spare key is under the blue flower pot.")
     window = make_window(roomy_runtime)
@@ -100,7 +113,9 @@ def test_drop_zone_accepts_files_and_typing_continues(make_window, roomy_runtime
     qtbot.waitUntil(lambda: any(r.status == "done" for r in window.documents.rows), timeout=60_000)
 
 
-def test_unembedded_chunks_left_by_a_killed_app_are_embedded_on_the_next_start(make_window, roomy_runtime, qtbot, tmp_path, services):
+def test_unembedded_chunks_left_by_a_killed_app_are_embedded_on_the_next_start(
+    make_window, roomy_runtime, qtbot, tmp_path, services
+):
     from memdesk.core.base.clock import SystemClock
     from memdesk.core.documents.ingest import Ingestor
 
@@ -110,7 +125,10 @@ def test_unembedded_chunks_left_by_a_killed_app_are_embedded_on_the_next_start(m
     # Stopped once every file is read: what a kill between the two phases leaves in the store.
     read = []
     Ingestor(services.db, services.memory.archival, SystemClock()).ingest(
-        [note], agent.id, lambda e: read.append(e.phase == "reading" and e.current_file is None), cancel=lambda: any(read)
+        [note],
+        agent.id,
+        lambda e: read.append(e.phase == "reading" and e.current_file is None),
+        cancel=lambda: any(read),
     )
     assert services.db.scalar("SELECT COUNT(*) FROM passages WHERE embedded = 0") > 1
     window = make_window(roomy_runtime)
@@ -159,10 +177,15 @@ def test_reingest_of_a_document_from_an_agent_file_reads_only_the_file_the_user_
     assert "from an agent file" in window.documents.table.item(0, 2).text()
     # Asked for the file, the user cancels: nothing is read, nothing is requested.
     captions = []
-    monkeypatch.setattr(QFileDialog, "getOpenFileName", lambda parent, caption, *a, **k: (captions.append(caption), ("", ""))[1])
+    monkeypatch.setattr(
+        QFileDialog, "getOpenFileName", lambda parent, caption, *a, **k: (captions.append(caption), ("", ""))[1]
+    )
     window.documents.table.selectRow(0)
     window.documents.on_reingest_clicked()
-    assert captions == ["Pick the file for 'Tea recipes' (it came with an imported agent file)"] and window.documents.batches == 0
+    assert (
+        captions == ["Pick the file for 'Tea recipes' (it came with an imported agent file)"]
+        and window.documents.batches == 0
+    )
     # The worker refuses such a row whoever asks, and the row says why.
     with wait_for_signal(window.ingester.finished, timeout=20_000) as finished:
         window.documents.reingest_requested.emit(window.agent_id, [window.documents.rows[0].id])

@@ -8,14 +8,14 @@ from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 
 from memdesk.app.services import open_services
-from memdesk.core.embedding.hashing import HashingEmbedder
-from memdesk.core.storage.driver import file_is_encrypted
 from memdesk.core.base.errors import SchemaTooNewError
 from memdesk.core.base.paths import Paths
-from memdesk.ui.startup import main as window_main
-from memdesk.ui.window.main_window import MainWindow
+from memdesk.core.embedding.hashing import HashingEmbedder
+from memdesk.core.storage.driver import file_is_encrypted
 from memdesk.ui.dialogs.passphrase import WRONG, PassphraseDialog, unlock_store
 from memdesk.ui.dialogs.privacy import PrivacyPanel, StoreConversion
+from memdesk.ui.startup import main as window_main
+from memdesk.ui.window.main_window import MainWindow
 
 SECRET = "blue 'heron' \"42\""
 
@@ -46,7 +46,9 @@ def answer_dialog(*passphrases: str, quit_after: bool = False) -> list[str]:
     queue = list(passphrases)
 
     def poll() -> None:
-        dialog = next((w for w in QApplication.topLevelWidgets() if isinstance(w, PassphraseDialog) and w.isVisible()), None)
+        dialog = next(
+            (w for w in QApplication.topLevelWidgets() if isinstance(w, PassphraseDialog) and w.isVisible()), None
+        )
         if dialog is None:
             QTimer.singleShot(10, poll)
             return
@@ -176,7 +178,9 @@ def on_each_ready_window(*actions):
     return windows, shown
 
 
-def test_the_window_asks_for_the_passphrase_and_its_threads_open_the_store_with_it(qtbot, encrypted_store, window_start):
+def test_the_window_asks_for_the_passphrase_and_its_threads_open_the_store_with_it(
+    qtbot, encrypted_store, window_start
+):
     errors = answer_dialog("wrong", SECRET)
     # The agent worker opens its own connection before the model is ready; the graph worker and
     # ingestion theirs on first use: a worker without the key reports it through the hub.

@@ -16,8 +16,8 @@ from PySide6.QtWidgets import QFileDialog, QMessageBox
 
 import memdesk.ui
 from memdesk.core.base.errors import DiskFullError
-from memdesk.ui.dialogs.consent import ConsentDialog, ConsentRequest
 from memdesk.ui.common.errors import CrashCapture
+from memdesk.ui.dialogs.consent import ConsentDialog, ConsentRequest
 
 
 @pytest.fixture
@@ -45,7 +45,9 @@ def test_deleting_an_agent_that_fails_is_reported_not_crashed(make_window, roomy
     assert not crash_log.exists() or crash_log.read_text() == ""
 
 
-def test_deleting_passages_that_fails_is_reported_not_crashed(make_window, roomy_runtime, monkeypatch, crash_log, services):
+def test_deleting_passages_that_fails_is_reported_not_crashed(
+    make_window, roomy_runtime, monkeypatch, crash_log, services
+):
     window = make_window(roomy_runtime)
     services.memory.archival.insert(window.agent_id, "The spare key is under the blue flower pot.")
     window.archival.refresh()
@@ -57,7 +59,9 @@ def test_deleting_passages_that_fails_is_reported_not_crashed(make_window, roomy
     assert not crash_log.exists() or crash_log.read_text() == ""
 
 
-def test_a_markdown_export_that_cannot_be_written_is_reported_not_crashed(make_window, roomy_runtime, monkeypatch, crash_log, tmp_path):
+def test_a_markdown_export_that_cannot_be_written_is_reported_not_crashed(
+    make_window, roomy_runtime, monkeypatch, crash_log, tmp_path
+):
     window = make_window(roomy_runtime)
     target = tmp_path / "no such folder" / "conversation.md"
     monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a, **k: (str(target), "Markdown (*.md)"))
@@ -116,12 +120,25 @@ def _connected_methods():
                 continue
             parts = {}
             for node in ast.walk(owner):
-                if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Name):
+                if (
+                    isinstance(node, ast.Assign)
+                    and isinstance(node.value, ast.Call)
+                    and isinstance(node.value.func, ast.Name)
+                ):
                     for target in node.targets:
-                        if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
+                        if (
+                            isinstance(target, ast.Attribute)
+                            and isinstance(target.value, ast.Name)
+                            and target.value.id == "self"
+                        ):
                             parts[target.attr] = node.value.func.id
             for node in ast.walk(owner):
-                if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "connect" and node.args):
+                if not (
+                    isinstance(node, ast.Call)
+                    and isinstance(node.func, ast.Attribute)
+                    and node.func.attr == "connect"
+                    and node.args
+                ):
                     continue
                 target = node.args[0]
                 if not isinstance(target, ast.Attribute):
@@ -129,8 +146,12 @@ def _connected_methods():
                 where = f"{name}:{node.lineno}"
                 if isinstance(target.value, ast.Name) and target.value.id == "self":
                     yield classes[owner.name], target.attr, where
-                elif (isinstance(target.value, ast.Attribute) and isinstance(target.value.value, ast.Name) and target.value.value.id == "self"
-                      and parts.get(target.value.attr) in classes):
+                elif (
+                    isinstance(target.value, ast.Attribute)
+                    and isinstance(target.value.value, ast.Name)
+                    and target.value.value.id == "self"
+                    and parts.get(target.value.attr) in classes
+                ):
                     yield classes[parts[target.value.attr]], target.attr, where
 
 

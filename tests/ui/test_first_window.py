@@ -8,11 +8,11 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import Qt
 
-from memdesk.core.agent import unanswered
-from memdesk.core.runtime.scripted import ScriptedRuntime, say
 from memdesk.app.instance import WINDOW, InstanceLock
 from memdesk.app.local_model import settings_before_opening
+from memdesk.core.agent import unanswered
 from memdesk.core.base.paths import Paths
+from memdesk.core.runtime.scripted import ScriptedRuntime, say
 from memdesk.session.sent_before_open import SentBeforeOpen
 from memdesk.ui.startup import main as window_main
 from memdesk.ui.startup.first_window import open_first_window
@@ -58,7 +58,8 @@ def run_main_window(tmp_path, first=None) -> int:
 
 
 def test_a_message_sent_in_the_first_window_is_on_disk_at_once_and_the_main_window_answers_it(
-        qtbot, paths, window_start, answering, rescue, tmp_path):
+    qtbot, paths, window_start, answering, rescue, tmp_path
+):
     first = open_first_window(paths, settings_before_opening(paths))
     assert first is not None and first.isVisible() and first.send_button.isEnabled()
     qtbot.keyClicks(first.compose, "Hi, I am Ada")
@@ -77,7 +78,9 @@ def test_a_message_sent_in_the_first_window_is_on_disk_at_once_and_the_main_wind
     assert not paths.sent_before_open.exists()  # in the store now, so not on disk twice
 
 
-def test_a_message_a_start_left_on_disk_is_answered_by_the_next_start(qtbot, paths, window_start, answering, rescue, tmp_path):
+def test_a_message_a_start_left_on_disk_is_answered_by_the_next_start(
+    qtbot, paths, window_start, answering, rescue, tmp_path
+):
     SentBeforeOpen(paths.sent_before_open).add("Are you there?")  # a start that ended before saving it
 
     assert run_main_window(tmp_path) == 0 and rescue == []

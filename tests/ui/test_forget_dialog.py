@@ -15,7 +15,8 @@ from memdesk.core.runtime.scripted import call, say
 def test_forget_previews_then_removes_and_the_window_refreshes(qtbot, services, roomy_runtime, make_window, send):
     window = make_window(roomy_runtime)
     roomy_runtime.enqueue(
-        call("core_memory_append", "her sister", True, label="human", content="Sister: Eva"), say("Say hi to Eva!"),
+        call("core_memory_append", "her sister", True, label="human", content="Sister: Eva"),
+        say("Say hi to Eva!"),
     )
     send(window, "My sister Eva is visiting")
     roomy_runtime.enqueue(say("Enjoy the tea."))
@@ -28,8 +29,10 @@ def test_forget_previews_then_removes_and_the_window_refreshes(qtbot, services, 
     qtbot.keyClicks(dialog.text, "Eva")
     qtbot.keyClick(dialog.text, Qt.Key.Key_Return)
     qtbot.waitUntil(lambda: dialog.tree.topLevelItemCount() > 0, timeout=10_000)
-    kinds = {dialog.tree.topLevelItem(i).data(0, Qt.ItemDataRole.UserRole): dialog.tree.topLevelItem(i)
-             for i in range(dialog.tree.topLevelItemCount())}
+    kinds = {
+        dialog.tree.topLevelItem(i).data(0, Qt.ItemDataRole.UserRole): dialog.tree.topLevelItem(i)
+        for i in range(dialog.tree.topLevelItemCount())
+    }
     assert {"messages", "core_memory", "history"} <= set(kinds)
     assert kinds["messages"].childCount() > 0 and "Eva" in kinds["messages"].child(0).text(0)
     assert not dialog.purge.isVisible()  # no backups here to purge
@@ -72,7 +75,9 @@ def test_retention_asks_once_while_idle_then_forgets_old_messages(qtbot, service
     send(window, "A message from today")
     agent_id = window.agent_id
     old = services.clock.now() - timedelta(days=400)
-    services.memory.recall.add(agent_id, role="user", kind="user_message", content="An old line", search_text="An old line", created_at=old)
+    services.memory.recall.add(
+        agent_id, role="user", kind="user_message", content="An old line", search_text="An old line", created_at=old
+    )
     open_retention(services).set_days(agent_id, 30)
     count = services.memory.recall.count(agent_id)
     asked = []

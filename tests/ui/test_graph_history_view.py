@@ -34,8 +34,13 @@ def test_a_knowledge_panel_edit_shows_in_the_history_and_is_reverted_there(make_
     panel.select_entity(bob)
     assert panel.rename_entity("Robert")
     show_scope(history, "graph_entities")
-    assert history.table.item(0, 1).text() == "you" and history.table.item(0, 2).text() == "user updated graph entity Robert"
-    assert [history.table.item(r, 2).text() for r in range(history.table.rowCount())][-1] == "extractor created graph entity Bob"
+    assert (
+        history.table.item(0, 1).text() == "you"
+        and history.table.item(0, 2).text() == "user updated graph entity Robert"
+    )
+    assert [history.table.item(r, 2).text() for r in range(history.table.rowCount())][
+        -1
+    ] == "extractor created graph entity Bob"
     show_scope(history, "graph_facts")
     assert history.empty.isVisible()  # no fact changed yet
     show_scope(history, "graph")
@@ -79,7 +84,9 @@ def test_a_conflicting_graph_revert_asks_before_overwriting(make_window, qtbot, 
     window = make_window(ScriptedRuntime(context_window=32768))
     agent_id = window.agent_id
     graph = services.memory.graph
-    ann, london, paris = (graph.resolve(agent_id, n, k) for n, k in (("Ann", "person"), ("London", "place"), ("Paris", "place")))
+    ann, london, paris = (
+        graph.resolve(agent_id, n, k) for n, k in (("Ann", "person"), ("London", "place"), ("Paris", "place"))
+    )
     fact = graph.add_fact(agent_id, ann, "lives in", london, author="extractor")
     graph.edit_fact(fact, relation="lived in")
     correction = services.memory.core.history.for_agent(agent_id, limit=1)[0]
@@ -101,7 +108,9 @@ def test_after_the_window_closes_nothing_reads_the_closed_store(make_window, qtb
     window = make_window(ScriptedRuntime(context_window=32768))
     reported = []
     window.hub.shown.connect(reported.append)
-    emitter = threading.Thread(target=lambda: window.worker.memory_changed.emit(["human"]))  # as the worker thread does: queued
+    emitter = threading.Thread(
+        target=lambda: window.worker.memory_changed.emit(["human"])
+    )  # as the worker thread does: queued
     emitter.start()
     emitter.join()
     window.close()
@@ -115,7 +124,9 @@ def test_an_undo_over_the_extractors_later_change_points_to_the_history(make_win
     window = make_window(ScriptedRuntime(context_window=32768))
     agent_id = window.agent_id
     graph = services.memory.graph
-    ann, london, paris = (graph.resolve(agent_id, n, k) for n, k in (("Ann", "person"), ("London", "place"), ("Paris", "place")))
+    ann, london, paris = (
+        graph.resolve(agent_id, n, k) for n, k in (("Ann", "person"), ("London", "place"), ("Paris", "place"))
+    )
     fact = graph.add_fact(agent_id, ann, "lives in", london, author="extractor")
     panel = window.knowledge
     panel.refresh()

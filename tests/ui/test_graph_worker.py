@@ -7,9 +7,9 @@ import threading
 import pytest
 from PySide6.QtCore import QThread
 
+from memdesk.core.base.errors import GenerationCancelled
 from memdesk.core.runtime.base import ChatMessage
 from memdesk.core.runtime.scripted import ScriptedRuntime, call
-from memdesk.core.base.errors import GenerationCancelled
 from memdesk.ui.workers.graph import GraphWorker
 
 
@@ -32,14 +32,24 @@ class FakeAgent:
 def conversation(services, clock):
     agent_id = services.create_agent("kim").id
     with services.db.transaction():
-        services.memory.recall.add(agent_id, role="user", kind="user_message", content="x", created_at=clock.now(),
-                                   search_text="My sister Ann moved to Lisbon.")
+        services.memory.recall.add(
+            agent_id,
+            role="user",
+            kind="user_message",
+            content="x",
+            created_at=clock.now(),
+            search_text="My sister Ann moved to Lisbon.",
+        )
     return agent_id
 
 
-def test_after_a_turn_the_model_adds_a_fact_with_the_agents_prompt_first(services, clock, analyser, conversation, qtbot):
+def test_after_a_turn_the_model_adds_a_fact_with_the_agents_prompt_first(
+    services, clock, analyser, conversation, qtbot
+):
     worker = GraphWorker(services.paths.database, lambda: analyser, clock)
-    runtime = ScriptedRuntime([call("record_fact", "", subject="Lisbon", relation="home of", object="Ann")], context_window=4096)
+    runtime = ScriptedRuntime(
+        [call("record_fact", "", subject="Lisbon", relation="home of", object="Ann")], context_window=4096
+    )
     with qtbot.waitSignal(worker.changed):
         worker.after_turn(FakeAgent(conversation, runtime))  # same thread: runs at once
     assert runtime.prompts[0][0].content == "You are Sam."

@@ -18,7 +18,9 @@ def click(qtbot, button):
 
 
 def test_an_agent_edit_shows_with_its_diff_and_its_message(make_window, roomy_runtime, send, qtbot, services):
-    roomy_runtime.enqueue(call("core_memory_append", "note it", False, label="human", content="Likes tea"), say("Noted!"))
+    roomy_runtime.enqueue(
+        call("core_memory_append", "note it", False, label="human", content="Likes tea"), say("Noted!")
+    )
     window = make_window(roomy_runtime)
     send(window, "I like tea")
     history = window.history
@@ -41,7 +43,11 @@ def test_an_agent_edit_shows_with_its_diff_and_its_message(make_window, roomy_ru
 
 
 def test_the_source_message_is_one_click_away_even_when_evicted(make_window, roomy_runtime, send, qtbot, services):
-    roomy_runtime.enqueue(call("core_memory_append", "note it", False, label="human", content="Has a cat"), say("Noted!"), say("Hello again"))
+    roomy_runtime.enqueue(
+        call("core_memory_append", "note it", False, label="human", content="Has a cat"),
+        say("Noted!"),
+        say("Hello again"),
+    )
     window = make_window(roomy_runtime)
     send(window, "I have a cat")
     send(window, "hello")
@@ -71,7 +77,10 @@ def test_the_block_editor_says_who_changed_it_and_when(make_window, roomy_runtim
 
 
 def test_revert_is_recorded_and_a_conflict_is_shown_not_overwritten(make_window, roomy_runtime, send, qtbot, services):
-    roomy_runtime.enqueue(call("core_memory_replace", "fix", False, label="human", old_content="green tea", new_content="coffee"), say("ok"))
+    roomy_runtime.enqueue(
+        call("core_memory_replace", "fix", False, label="human", old_content="green tea", new_content="coffee"),
+        say("ok"),
+    )
     window = make_window(roomy_runtime)
     editor = window.memory.editors["human"]
     editor.editor.setPlainText("Likes green tea")
@@ -84,7 +93,9 @@ def test_revert_is_recorded_and_a_conflict_is_shown_not_overwritten(make_window,
     click(qtbot, history.revert_button)
     dialog = history.revert_dialog
     assert dialog.isVisible() and dialog.revert_button.text() == "Revert anyway"
-    assert "the agent changed it 1 more time" in dialog.explanation.text() and "agent updated human" in dialog.later.text()
+    assert (
+        "the agent changed it 1 more time" in dialog.explanation.text() and "agent updated human" in dialog.later.text()
+    )
     click(qtbot, dialog.cancel_button)
     assert services.memory.core.get(window.agent_id, "human").value == "Likes coffee"  # nothing overwritten
     click(qtbot, history.revert_button)
@@ -103,7 +114,12 @@ def test_revert_is_recorded_and_a_conflict_is_shown_not_overwritten(make_window,
 def test_import_summary_and_imported_tools(make_window, roomy_runtime, qtbot, services, agentfiles):
     window = make_window(roomy_runtime)
     window.transfer_actions.import_agent(agentfiles / "customer_service.af")
-    qtbot.waitUntil(lambda: window.transfer_actions.summary_dialog is not None and window.transfer_actions.summary_dialog.isVisible(), timeout=10_000)
+    qtbot.waitUntil(
+        lambda: (
+            window.transfer_actions.summary_dialog is not None and window.transfer_actions.summary_dialog.isVisible()
+        ),
+        timeout=10_000,
+    )
     summary = window.transfer_actions.summary_dialog
     text = summary.report.toPlainText()
     assert "customer_service: 2 memory blocks" in text and "4 tools imported disabled" in text
@@ -113,13 +129,20 @@ def test_import_summary_and_imported_tools(make_window, roomy_runtime, qtbot, se
     tools = window.transfer_actions.tools_dialog
     assert tools.isVisible() and not summary.isVisible()
     names = [tools.list.item(i).text() for i in range(tools.list.count())]
-    assert names == ["cancel_order — disabled", "check_order_status — disabled", "escalate — disabled", "terminate_chat — disabled"]
+    assert names == [
+        "cancel_order — disabled",
+        "check_order_status — disabled",
+        "escalate — disabled",
+        "terminate_chat — disabled",
+    ]
     tools.list.setCurrentRow(0)
     assert tools.code.toPlainText().startswith("def cancel_order(order_number: int, reason: str):")
     click(qtbot, tools.enable_button)
     assert tools.confirm.isVisible()
     said = tools.confirm_label.text()  # what enabling means, truthfully
-    assert "only when the agent calls cancel_order and you allow that call" in said and "separate Python process" in said
+    assert (
+        "only when the agent calls cancel_order and you allow that call" in said and "separate Python process" in said
+    )
     assert "stopped after 30 seconds" in said and "MemDesk's included, and use the network" in said
     agent_id = services.agents.get_by_name("customer_service").id
     assert not ImportedTools(services.db, services.clock).get(agent_id, "cancel_order").enabled  # not before confirming
@@ -139,7 +162,12 @@ def test_export_af_and_import_it_back_from_the_window(make_window, roomy_runtime
     document = json.loads(path.read_text(encoding="utf-8"))
     assert document["agents"][0]["name"] == "Companion" and "memdesk" in document
     window.transfer_actions.import_agent(path)
-    qtbot.waitUntil(lambda: window.transfer_actions.summary_dialog is not None and window.transfer_actions.summary_dialog.isVisible(), timeout=10_000)
+    qtbot.waitUntil(
+        lambda: (
+            window.transfer_actions.summary_dialog is not None and window.transfer_actions.summary_dialog.isVisible()
+        ),
+        timeout=10_000,
+    )
     assert "Everything in the file was imported." in window.transfer_actions.summary_dialog.report.toPlainText()
     click(qtbot, window.transfer_actions.summary_dialog.open_button)
     assert services.agents.get(window.agent_id).name == "Companion (2)"

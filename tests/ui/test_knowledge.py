@@ -11,9 +11,9 @@ from PySide6.QtCore import QSize, Qt
 from memdesk.core.graph.extraction import ExtractionOptions, GraphExtractor
 from memdesk.core.memory.revert import Reverter
 from memdesk.core.runtime.scripted import ScriptedRuntime, say
-from memdesk.ui.window import layout as qt_layout
-from memdesk.ui.panels.knowledge import FACT_COLUMNS, KnowledgePanel
 from memdesk.ui.common.text import literal
+from memdesk.ui.panels.knowledge import FACT_COLUMNS, KnowledgePanel
+from memdesk.ui.window import layout as qt_layout
 
 
 @pytest.fixture(scope="module")
@@ -30,11 +30,15 @@ def filled(services, clock, analyser):
     for text in ("My sister Ann lives in London.", "Annie moved to Paris.", "Bob works at Siemens."):
         clock.advance(days=1)
         with services.db.transaction():
-            services.memory.recall.add(agent_id, role="user", kind="user_message", content=text, search_text=text, created_at=clock.now())
+            services.memory.recall.add(
+                agent_id, role="user", kind="user_message", content=text, search_text=text, created_at=clock.now()
+            )
     extractor = GraphExtractor(services.memory.graph, analyser, clock, ExtractionOptions(model_facts=False))
     extractor.enqueue(agent_id)
     extractor.run_entities(agent_id)
-    services.memory.graph.merge(services.memory.graph.find(agent_id, "Annie").id, services.memory.graph.find(agent_id, "Ann").id)
+    services.memory.graph.merge(
+        services.memory.graph.find(agent_id, "Annie").id, services.memory.graph.find(agent_id, "Ann").id
+    )
     return agent_id
 
 
@@ -80,8 +84,10 @@ def test_entities_are_listed_with_counts_and_filtered(qtbot, panel):
 
 def test_an_entitys_facts_show_dates_authors_and_history(qtbot, panel):
     click_entity(qtbot, panel, "Ann")
-    rows = {(panel.fact_table.item(r, 1).text(), panel.fact_table.item(r, 2).text(), panel.fact_table.item(r, 4).text())
-            for r in range(panel.fact_table.rowCount())}
+    rows = {
+        (panel.fact_table.item(r, 1).text(), panel.fact_table.item(r, 2).text(), panel.fact_table.item(r, 4).text())
+        for r in range(panel.fact_table.rowCount())
+    }
     assert ("move to", "Paris", "now") in rows
     assert any(rel == "live in" and obj == "London" and to != "now" for rel, obj, to in rows)  # closed, kept
     assert panel.view.nodes and len(panel.view.nodes) >= 3  # Ann, Paris, London (and the user)
@@ -111,7 +117,9 @@ def test_split_an_alias_off_and_undo(qtbot, panel, services, filled):
     assert panel.split_button.isEnabled()
     assert panel.split_alias("Annie")
     assert "Annie" in names(panel) and "Ann" in names(panel)
-    paris = [f for f in services.memory.graph.facts(services.memory.graph.find(filled, "Annie").id) if f.object == "Paris"]
+    paris = [
+        f for f in services.memory.graph.facts(services.memory.graph.find(filled, "Annie").id) if f.object == "Paris"
+    ]
     assert paris  # the fact written against "Annie" went with it
     undo(qtbot, panel)
     assert "Ann  (Annie)" in names(panel)
@@ -163,7 +171,9 @@ def test_a_source_link_asks_for_its_message(qtbot, panel):
     assert signal.args[0] == "message"
 
 
-def test_after_a_turn_the_graph_fills_in_and_a_fact_jumps_to_its_message(make_window, send, qtbot, services, wait_for_signal):
+def test_after_a_turn_the_graph_fills_in_and_a_fact_jumps_to_its_message(
+    make_window, send, qtbot, services, wait_for_signal
+):
     runtime = ScriptedRuntime(context_window=32768)
     runtime.enqueue(say("Noted!"), say("Good to know."))
     window = make_window(runtime)
@@ -176,10 +186,15 @@ def test_after_a_turn_the_graph_fills_in_and_a_fact_jumps_to_its_message(make_wi
     click_entity(qtbot, panel, "Tom")
     row = next(r for r in range(panel.fact_table.rowCount()) if panel.fact_table.item(r, 2).text() == "Lisbon")
     panel.fact_table.cellActivated.emit(row, 0)  # Enter or double-click on the fact
-    source = next(m for m in services.memory.recall.all(window.agent_id) if m.search_text == "My brother Tom lives in Lisbon.")
+    source = next(
+        m for m in services.memory.recall.all(window.agent_id) if m.search_text == "My brother Tom lives in Lisbon."
+    )
     assert window.chat.transcript.highlighted_message == source.id  # scrolled to and highlighted
     budget = window.budget
-    qtbot.waitUntil(lambda: any(budget.table.item(r, 0).text() == "knowledge" for r in range(budget.table.rowCount())), timeout=10_000)
+    qtbot.waitUntil(
+        lambda: any(budget.table.item(r, 0).text() == "knowledge" for r in range(budget.table.rowCount())),
+        timeout=10_000,
+    )
 
 
 def test_a_fact_from_a_document_jumps_to_its_passage(make_window, qtbot, services, wait_for_signal):
@@ -206,7 +221,10 @@ def test_with_extraction_off_in_settings_nothing_is_extracted(make_window, send,
     window.grapher.extract(window.agent_id)  # what the graph thread does after the turn, done here to wait for it
     assert services.memory.graph.entities(window.agent_id) == []
     assert services.db.scalar("SELECT COUNT(*) FROM graph_queue") == 0
-    rows = {window.budget.table.item(r, 0).text(): window.budget.table.item(r, 1).text() for r in range(window.budget.table.rowCount())}
+    rows = {
+        window.budget.table.item(r, 0).text(): window.budget.table.item(r, 1).text()
+        for r in range(window.budget.table.rowCount())
+    }
     assert rows["knowledge"] == "0"
 
 
@@ -215,13 +233,20 @@ def test_with_extraction_off_in_settings_nothing_is_extracted(make_window, send,
 LONG_RELATION = "used to work with every Tuesday morning"
 
 
-def test_relations_in_the_drawing_are_whole_and_clear_of_the_nodes_at_the_default_layout(make_window, roomy_runtime, qtbot, services):
+def test_relations_in_the_drawing_are_whole_and_clear_of_the_nodes_at_the_default_layout(
+    make_window, roomy_runtime, qtbot, services
+):
     window = make_window(roomy_runtime)
     qt_layout.apply_default(window, window.docks, QSize(1366, 768))
     window.docks["Knowledge"].raise_()
     graph, agent = services.memory.graph, window.agent_id
-    for subject, relation, obj in (("Ann", "moved to", "Porto"), ("Ann", "sister of", "Ada"), ("Ann", "teaches", "music"),
-                                   ("Bob", "friend of", "Ann"), ("Ann", LONG_RELATION, "Siemens Healthineers")):
+    for subject, relation, obj in (
+        ("Ann", "moved to", "Porto"),
+        ("Ann", "sister of", "Ada"),
+        ("Ann", "teaches", "music"),
+        ("Bob", "friend of", "Ann"),
+        ("Ann", LONG_RELATION, "Siemens Healthineers"),
+    ):
         graph.insert_fact(agent, subject, relation, obj, author="user")
     panel = window.knowledge
     panel.refresh()
@@ -237,7 +262,11 @@ def test_relations_in_the_drawing_are_whole_and_clear_of_the_nodes_at_the_defaul
     for label in view.labels:
         rect = view.mapFromScene(label.sceneBoundingRect()).boundingRect()
         assert viewport.contains(rect), (label.text(), rect, viewport)  # in sight, not cut at the view's edge
-        crossing = [item for item in view.scene().items() if item is not label and item.sceneBoundingRect().intersects(label.sceneBoundingRect())]
+        crossing = [
+            item
+            for item in view.scene().items()
+            if item is not label and item.sceneBoundingRect().intersects(label.sceneBoundingRect())
+        ]
         assert crossing == [], label.text()  # no node, name, line or other relation over it
 
 

@@ -13,12 +13,12 @@ import pytest
 
 from memdesk.app.agents import open_agent
 from memdesk.app.services import open_services
+from memdesk.core.base.paths import Paths
 from memdesk.core.embedding.hashing import HashingEmbedder
 from memdesk.core.runtime.scripted import ScriptedRuntime, call, say
 from memdesk.core.tools.context import AllowAll
-from memdesk.core.base.paths import Paths
-from memdesk.ui.startup.main import _setup_logging
 from memdesk.ui.common.errors import CRASH_LOG, CrashCapture, ErrorHub
+from memdesk.ui.startup.main import _setup_logging
 
 PASSPHRASE = "correct horse battery staple"
 SECRET = "zanzibarquokka"  # one word, so the store's full-text index holds it too
@@ -54,7 +54,9 @@ def test_failures_quoting_memory_leave_no_trace_of_it_in_any_plain_file(window_l
         agent = open_agent(services, services.create_agent("sam"), runtime, consent=AllowAll())
         # A turn whose tool fails with the user's words in its message (the agent loop's path).
         monkeypatch.setattr(services.memory.archival, "search", lambda _agent_id, query, **_options: _raise(query))
-        runtime.enqueue(call("archival_memory_search", "look it up", heartbeat=True, query=SECRET), say("I could not find it."))
+        runtime.enqueue(
+            call("archival_memory_search", "look it up", heartbeat=True, query=SECRET), say("I could not find it.")
+        )
         agent.send_user_message(f"Where did I put the {SECRET} notes?")
         # A window slot's unexpected error (the error hub's path).
         hub.report(RuntimeError(f"rendering {SECRET} failed"))

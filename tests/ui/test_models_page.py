@@ -12,14 +12,14 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
 from memdesk.app.services import open_services
+from memdesk.core.base.errors import ModelFileError
+from memdesk.core.base.paths import Paths
 from memdesk.core.embedding.hashing import HashingEmbedder
 from memdesk.core.models import hub as hub_module
 from memdesk.core.models import library as library_module
 from memdesk.core.models import servers
 from memdesk.core.models.catalog import Catalog, load_catalog
-from memdesk.core.runtime.scripted import ScriptedRuntime, call, say
-from memdesk.core.base.errors import ModelFileError
-from memdesk.core.base.paths import Paths
+from memdesk.core.runtime.scripted import ScriptedRuntime, say
 from memdesk.ui.window.main_window import MainWindow
 from tests.models.conftest import PLAIN_TEMPLATE, entry_for, fake_hub, gguf_payload, payload, write_gguf  # noqa: F401 - fake_hub is a fixture
 from tests.models.test_local_servers import FakeServer
@@ -107,7 +107,9 @@ def test_the_page_lists_the_catalog_and_the_active_model_without_opening_a_socke
     assert page.server_list.count() == 0  # no server looked for until asked
 
 
-def test_download_then_switch_keeps_memory_and_the_budget_follows(qtbot, models_window, fake_hub, send, wait_for_signal):
+def test_download_then_switch_keeps_memory_and_the_budget_follows(
+    qtbot, models_window, fake_hub, send, wait_for_signal
+):
     window = models_window
     send(window, "I'm Ada.")
     content = gguf_payload(BIG)
@@ -140,12 +142,17 @@ def test_download_then_switch_keeps_memory_and_the_budget_follows(qtbot, models_
     assert len(window.services.memory.recall.all(agent_id)) == messages_before
     send(window, "Still there?")
     assert window.runtimes.built[-1][0] == "tiny.gguf"
-    assert any("I'm Ada." in message.content for message in window.runtimes.built[-1][1].prompts[0])  # the history followed
+    assert any(
+        "I'm Ada." in message.content for message in window.runtimes.built[-1][1].prompts[0]
+    )  # the history followed
 
 
 def test_a_message_sent_while_another_model_loads_is_saved_at_once_and_answered_by_it(qtbot, models_window, services):
     window = models_window
-    write_gguf(window.services.paths.user_models / "slow.gguf", {"general.architecture": "llama", "tokenizer.chat_template": PLAIN_TEMPLATE})
+    write_gguf(
+        window.services.paths.user_models / "slow.gguf",
+        {"general.architecture": "llama", "tokenizer.chat_template": PLAIN_TEMPLATE},
+    )
     page = open_models(qtbot, window)
     page.select("slow.gguf")
     window.runtimes.gate.clear()
@@ -173,7 +180,9 @@ def test_cancel_stops_a_download_and_installs_nothing(qtbot, models_window, fake
     page = open_models(qtbot, models_window)
     page.select("slow")
     qtbot.mouseClick(page.download_button, Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: page.last_progress is not None and page.last_progress.phase == "downloading", timeout=30_000)
+    qtbot.waitUntil(
+        lambda: page.last_progress is not None and page.last_progress.phase == "downloading", timeout=30_000
+    )
     qtbot.mouseClick(page.cancel_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: not page.downloading, timeout=30_000)
     assert "stopped" in page.progress_label.text() and "resume" in page.progress_label.text()
@@ -190,7 +199,9 @@ def test_a_model_that_fails_to_load_leaves_the_previous_one_active(qtbot, models
     with wait_for_signal(window.worker.switch_finished, timeout=20_000) as finished:
         qtbot.mouseClick(page.use_button, Qt.MouseButton.LeftButton)
     assert finished.args[0] is False
-    qtbot.waitUntil(lambda: any(str(alien) in text and "'nosucharch'" in text for text in window.hub.messages), timeout=10_000)
+    qtbot.waitUntil(
+        lambda: any(str(alien) in text and "'nosucharch'" in text for text in window.hub.messages), timeout=10_000
+    )
     qtbot.waitUntil(lambda: window.is_model_ready, timeout=10_000)
     assert window.services.settings.model_path == ""
     assert "previous model stays active" in page.progress_label.text()
@@ -222,9 +233,15 @@ def test_a_model_on_a_local_server_is_found_when_asked_and_used(qtbot, models_wi
         assert page.server_list.item(0).text() == "qwen3:1.7b — Ollama"
         page.server_list.setCurrentRow(0)
         qtbot.mouseClick(page.use_server_button, Qt.MouseButton.LeftButton)
-        qtbot.waitUntil(lambda: models_window.services.settings.runtime == "openai" and not page.switching, timeout=20_000)
+        qtbot.waitUntil(
+            lambda: models_window.services.settings.runtime == "openai" and not page.switching, timeout=20_000
+        )
         settings = models_window.services.settings
-        assert (settings.runtime, settings.openai_model, settings.openai_schema) == ("openai", "qwen3:1.7b", "json_schema")
+        assert (settings.runtime, settings.openai_model, settings.openai_schema) == (
+            "openai",
+            "qwen3:1.7b",
+            "json_schema",
+        )
         assert "same shape guarantee" in page.server_note.text()
         assert "qwen3:1.7b on " in page.active_label.text()
     finally:

@@ -14,12 +14,12 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QTextDocument
 from PySide6.QtWidgets import QLabel
 
+from memdesk.core.base.errors import MemDeskError
 from memdesk.core.runtime.scripted import say
 from memdesk.core.tools.builtin import CONSENT_SUMMARIES
-from memdesk.core.base.errors import MemDeskError
+from memdesk.ui.common.text import literal
 from memdesk.ui.dialogs.consent import ConsentDialog, ConsentRequest
 from memdesk.ui.panels.knowledge import KnowledgePanel
-from memdesk.ui.common.text import literal
 
 NAMES = [
     "<b>Trusted</b>",
@@ -30,7 +30,9 @@ NAMES = [
 
 def rendered(text: str, text_format: Qt.TextFormat = Qt.TextFormat.AutoText) -> str:
     """The characters a user sees for ``text`` in a widget of this format (Qt's own rule)."""
-    rich = text_format == Qt.TextFormat.RichText or (text_format == Qt.TextFormat.AutoText and QtGui.Qt.mightBeRichText(text))
+    rich = text_format == Qt.TextFormat.RichText or (
+        text_format == Qt.TextFormat.AutoText and QtGui.Qt.mightBeRichText(text)
+    )
     if not rich:
         return text
     document = QTextDocument()
@@ -54,7 +56,7 @@ def test_the_consent_dialog_shows_the_agents_name_and_the_tool_really_asked(qtbo
 
 
 def test_a_tool_name_that_looks_like_markup_is_shown_as_it_is(qtbot):
-    request = ConsentRequest(1, '<s>http_request</s>read_from_text_file', "run it")
+    request = ConsentRequest(1, "<s>http_request</s>read_from_text_file", "run it")
     dialog = ConsentDialog(request, "sam")
     qtbot.addWidget(dialog)
     assert "wants to run <s>http_request</s>read_from_text_file:" in seen(dialog.text)
@@ -104,7 +106,9 @@ def test_the_delete_question_names_the_agent_as_it_is(make_window, roomy_runtime
     window = make_window(roomy_runtime)
     agent_id = services.create_agent(NAMES[0]).id
     asked: list[str] = []
-    monkeypatch.setattr(QMessageBox, "question", lambda _parent, _title, text, *a: asked.append(text) or QMessageBox.StandardButton.No)
+    monkeypatch.setattr(
+        QMessageBox, "question", lambda _parent, _title, text, *a: asked.append(text) or QMessageBox.StandardButton.No
+    )
     window.agent_actions.on_delete_requested(agent_id)
     assert rendered(asked[0]).startswith(f"Delete {NAMES[0]} with its whole conversation")
 
@@ -117,7 +121,11 @@ def test_the_consent_dialog_shows_a_post_body_shortened_and_all_of_it_on_request
     qtbot.addWidget(dialog)
     dialog.show()
     preview = dialog.data.toPlainText()
-    assert dialog.data.isVisible() and preview.startswith(f"body ({len(body)} characters):\n{{\"note\": \"xxx") and "LAST" not in preview
+    assert (
+        dialog.data.isVisible()
+        and preview.startswith(f'body ({len(body)} characters):\n{{"note": "xxx')
+        and "LAST" not in preview
+    )
     assert "more characters]" in preview and dialog.show_all.isVisible()
     qtbot.mouseClick(dialog.show_all, Qt.MouseButton.LeftButton)
     assert dialog.data.toPlainText() == f"body ({len(body)} characters):\n{body}" and not dialog.show_all.isVisible()
@@ -126,7 +134,9 @@ def test_the_consent_dialog_shows_a_post_body_shortened_and_all_of_it_on_request
 
 def test_the_consent_dialog_shows_the_text_a_file_append_would_write(qtbot):
     arguments = {"filename": "notes.txt", "content": "Buy milk\n<b>and</b> eggs"}
-    dialog = ConsentDialog(ConsentRequest(1, "append_to_text_file", CONSENT_SUMMARIES["append_to_text_file"](arguments)), "sam")
+    dialog = ConsentDialog(
+        ConsentRequest(1, "append_to_text_file", CONSENT_SUMMARIES["append_to_text_file"](arguments)), "sam"
+    )
     qtbot.addWidget(dialog)
     dialog.show()
     assert "append 24 characters to notes.txt" in seen(dialog.text)
@@ -149,7 +159,11 @@ def _ask(qtbot, window, agent_id: int, button: str) -> tuple[bool, bool]:
     """Ask as the agent does, from a worker thread; if a question appears, the user clicks
     ``button`` in it. Returns whether the call was allowed and whether the user was asked."""
     result: list[bool] = []
-    thread = threading.Thread(target=lambda: result.append(window.consent.allow(agent_id, "append_to_text_file", "append 1 characters to a.txt")))
+    thread = threading.Thread(
+        target=lambda: result.append(
+            window.consent.allow(agent_id, "append_to_text_file", "append 1 characters to a.txt")
+        )
+    )
     thread.start()
     qtbot.waitUntil(lambda: not thread.is_alive() or bool(window.consent_dialogs), timeout=30_000)
     asked = bool(window.consent_dialogs)

@@ -13,10 +13,13 @@ from memdesk.core.base.paths import Paths
 from memdesk.ui.startup import main as window_main
 from memdesk.ui.startup.instance import ComeForwardWatcher
 
+
 @pytest.fixture
 def shown(monkeypatch):
     """What the message boxes said. A start that gets as far as opening the store fails the test."""
-    monkeypatch.setattr(window_main, "open_services", lambda *a, **k: pytest.fail("the store was opened beside a running instance"))
+    monkeypatch.setattr(
+        window_main, "open_services", lambda *a, **k: pytest.fail("the store was opened beside a running instance")
+    )
     messages: list[str] = []
     monkeypatch.setattr(QMessageBox, "information", lambda _parent, _title, text, *a, **k: messages.append(text))
     monkeypatch.setattr(QMessageBox, "critical", lambda _parent, _title, text, *a, **k: messages.append(text))

@@ -6,15 +6,17 @@ import json
 
 from PySide6.QtCore import QPoint, Qt
 
-from memdesk.core.runtime.scripted import call, say
 from memdesk.core.base.settings_table import SETTINGS
+from memdesk.core.runtime.scripted import call, say
 from memdesk.ui.common import palette
 from memdesk.ui.dialogs.consent import ConsentDialog
 from memdesk.ui.dialogs.settings import SettingsDialog
 
 
 def test_editing_a_block_while_the_agent_edits_it(make_window, roomy_runtime, send, qtbot, services):
-    roomy_runtime.enqueue(call("core_memory_append", "note", heartbeat=False, label="human", content="Likes tea"), say("Noted."))
+    roomy_runtime.enqueue(
+        call("core_memory_append", "note", heartbeat=False, label="human", content="Likes tea"), say("Noted.")
+    )
     window = make_window(roomy_runtime)
     editor = window.memory.editors["human"]
     editor.editor.setPlainText("")
@@ -32,7 +34,9 @@ def test_editing_a_block_while_the_agent_edits_it(make_window, roomy_runtime, se
 
 
 def test_take_the_agents_version_and_limits(make_window, roomy_runtime, send, qtbot, services):
-    roomy_runtime.enqueue(call("core_memory_append", "note", heartbeat=False, label="human", content="Likes tea"), say("Noted."))
+    roomy_runtime.enqueue(
+        call("core_memory_append", "note", heartbeat=False, label="human", content="Likes tea"), say("Noted.")
+    )
     window = make_window(roomy_runtime)
     editor = window.memory.editors["human"]
     qtbot.keyClicks(editor.editor, " and coffee")
@@ -75,7 +79,9 @@ def test_archival_hits_search_edit_and_delete(make_window, roomy_runtime, send, 
     qtbot.keyClicks(window.archival.search_box, "birthday")
     with qtbot.waitSignal(window.archival.hits_table.model().rowsInserted, timeout=5_000, raising=False):
         qtbot.keyClick(window.archival.search_box, Qt.Key.Key_Return)
-    qtbot.waitUntil(lambda: window.jobs.pending == 0 and "May 3rd" in window.archival.hits_table.item(0, 2).text(), timeout=30_000)
+    qtbot.waitUntil(
+        lambda: window.jobs.pending == 0 and "May 3rd" in window.archival.hits_table.item(0, 2).text(), timeout=30_000
+    )
     first = window.archival.passages[0]
     window.archival.edit_passage(first.id, "Grandma's birthday is on June 9th.")
     qtbot.waitUntil(lambda: window.jobs.pending == 0, timeout=30_000)
@@ -139,12 +145,20 @@ def test_consent_allow_once_and_deny(make_window, roomy_runtime, qtbot, services
             window.chat.on_send_clicked()
             qtbot.waitUntil(lambda: bool(window.consent_dialogs), timeout=30_000)
             dialog = window.consent_dialogs[-1]
-            assert isinstance(dialog, ConsentDialog) and "append_to_text_file" in dialog.text.text() and "notes.txt" in dialog.text.text()
+            assert (
+                isinstance(dialog, ConsentDialog)
+                and "append_to_text_file" in dialog.text.text()
+                and "notes.txt" in dialog.text.text()
+            )
             qtbot.mouseClick(getattr(dialog, button), Qt.MouseButton.LeftButton)
         qtbot.waitUntil(lambda: not window.busy, timeout=30_000)
     written = (services.paths.agent_files(window.agent_id) / "notes.txt").read_text()
     assert "first line" in written and "second line" not in written
-    results = [m for m in services.memory.recall.all(window.agent_id) if m.kind == "function_result" and m.function_name == "append_to_text_file"]
+    results = [
+        m
+        for m in services.memory.recall.all(window.agent_id)
+        if m.kind == "function_result" and m.function_name == "append_to_text_file"
+    ]
     assert '"status": "OK"' in results[0].content and '"status": "Failed"' in results[1].content
 
 
@@ -201,21 +215,30 @@ def test_budget_bar_hover_and_lines(make_window, roomy_runtime, qtbot):
     assert "send_message" in bar.section_at(QPoint(x, 10)).preview
 
 
-def test_automatic_recall_shows_its_hits_in_the_archival_panel_and_the_budget(make_window, roomy_runtime, send, services, qtbot):
+def test_automatic_recall_shows_its_hits_in_the_archival_panel_and_the_budget(
+    make_window, roomy_runtime, send, services, qtbot
+):
     import json as _json
 
     roomy_runtime.enqueue(say("Your cat is Tom."))
     window = make_window(roomy_runtime)
     old = services.memory.recall.add(
-        window.agent_id, role="user", kind="user_message", content=_json.dumps({"type": "user_message", "message": "My cat is called Tom"}),
-        created_at=services.clock.now(), search_text="My cat is called Tom",
+        window.agent_id,
+        role="user",
+        kind="user_message",
+        content=_json.dumps({"type": "user_message", "message": "My cat is called Tom"}),
+        created_at=services.clock.now(),
+        search_text="My cat is called Tom",
     )
     services.agents.update(window.agent_id, context_start_id=old.id + 1, evicted_count=1)  # as after an eviction
     send(window, "What is my cat called?")
     qtbot.waitUntil(lambda: any(kind == "automatic" for kind, _ in window.archival.hits), timeout=30_000)
     table = window.archival.hits_table
     assert table.item(0, 0).text() == "automatic" and "My cat is called Tom" in table.item(0, 2).text()
-    rows = {window.budget.table.item(r, 0).text(): window.budget.table.item(r, 1).text() for r in range(window.budget.table.rowCount())}
+    rows = {
+        window.budget.table.item(r, 0).text(): window.budget.table.item(r, 1).text()
+        for r in range(window.budget.table.rowCount())
+    }
     assert int(rows["recall"]) > 0
     window.chat.details.setChecked(True)
     assert "Memories found automatically" in window.chat.transcript.toPlainText()

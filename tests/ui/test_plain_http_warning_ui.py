@@ -28,7 +28,9 @@ def test_the_dialog_opens_with_the_warning_for_a_stored_remote_plain_http_url(qt
     assert not dialog.url_warning.isHidden()
 
 
-def test_the_window_marks_a_remote_plain_http_server_while_it_runs_the_model(make_window, roomy_runtime, services, qtbot):
+def test_the_window_marks_a_remote_plain_http_server_while_it_runs_the_model(
+    make_window, roomy_runtime, services, qtbot
+):
     services.settings_store.set("runtime", "openai")
     services.settings_store.set("openai_base_url", REMOTE)
     window = make_window(roomy_runtime)

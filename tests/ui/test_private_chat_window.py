@@ -71,7 +71,9 @@ def test_the_toggle_starts_a_private_chat_that_saves_nothing_and_ending_it_disca
     assert not secret_on_disk(services)
 
 
-def test_switching_agents_or_closing_the_window_ends_the_private_chat(make_window, roomy_runtime, send, services, wait_for_signal, qtbot):
+def test_switching_agents_or_closing_the_window_ends_the_private_chat(
+    make_window, roomy_runtime, send, services, wait_for_signal, qtbot
+):
     services.create_agent("bo")
     services.create_agent("cy")
     window = make_window(roomy_runtime)
@@ -91,7 +93,9 @@ def test_switching_agents_or_closing_the_window_ends_the_private_chat(make_windo
     assert services.db.scalar("SELECT count(*) FROM messages WHERE search_text LIKE ?", (f"%{SECRET}%",)) == 0
 
 
-def test_documents_are_refused_during_a_private_chat(make_window, roomy_runtime, services, wait_for_signal, qtbot, tmp_path):
+def test_documents_are_refused_during_a_private_chat(
+    make_window, roomy_runtime, services, wait_for_signal, qtbot, tmp_path
+):
     note = tmp_path / "note.txt"
     note.write_text(f"A private note about {SECRET}.")
     window = make_window(roomy_runtime)

@@ -8,7 +8,9 @@ from memdesk.ui.startup import main as window_main
 from memdesk.ui.window.main_window import MainWindow
 
 
-def test_a_window_closed_before_the_run_waits_for_it_ends_the_run_and_is_offered_nothing(qtbot, plain_store, window_start, monkeypatch, rescue):
+def test_a_window_closed_before_the_run_waits_for_it_ends_the_run_and_is_offered_nothing(
+    qtbot, plain_store, window_start, monkeypatch, rescue
+):
     offered: list[MainWindow] = []
 
     def close_the_window(_services, _actions, parent):  # the window closes while the start is still under way

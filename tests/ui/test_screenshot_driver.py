@@ -11,7 +11,7 @@ from tests.ui.test_chat import SlowRuntime
 
 
 def test_the_screenshot_driver_waits_until_the_window_takes_its_message(make_window, roomy_runtime, qtbot, tmp_path):
-    """"Model ready" can come while the worker still opens the agent (Send greyed): the scripted
+    """ "Model ready" can come while the worker still opens the agent (Send greyed): the scripted
     run must not drop its message and then wait forever for a reply."""
     roomy_runtime.enqueue(say("Hello Ada"))
     window = make_window(roomy_runtime, start=False)
@@ -28,7 +28,9 @@ def test_the_screenshot_driver_waits_until_the_window_takes_its_message(make_win
     assert "Hello Ada" in window.chat.transcript.toPlainText()
 
 
-def test_the_screenshot_driver_denies_a_tool_that_asks_for_consent(make_window, roomy_runtime, qtbot, tmp_path, services):
+def test_the_screenshot_driver_denies_a_tool_that_asks_for_consent(
+    make_window, roomy_runtime, qtbot, tmp_path, services
+):
     """Nobody answers a consent dialog in a scripted run: left open, it held the turn until the run
     gave up (the bundled model sometimes calls append_to_text_file). The driver denies, as a user
     clicking Deny, and the reply still comes."""
@@ -43,7 +45,11 @@ def test_the_screenshot_driver_denies_a_tool_that_asks_for_consent(make_window, 
     qtbot.waitUntil(shot.exists, timeout=20_000)
     assert "Hello Ada" in window.chat.transcript.toPlainText()
     assert not (services.paths.agent_files(window.agent_id) / "notes.txt").exists()
-    results = [m for m in services.memory.recall.all(window.agent_id) if m.kind == "function_result" and m.function_name == "append_to_text_file"]
+    results = [
+        m
+        for m in services.memory.recall.all(window.agent_id)
+        if m.kind == "function_result" and m.function_name == "append_to_text_file"
+    ]
     assert len(results) == 1 and '"status": "Failed"' in results[0].content and "did not allow" in results[0].content
     qtbot.waitUntil(lambda: not window.consent_dialogs, timeout=30_000)
 
@@ -58,7 +64,9 @@ class _Exits:
         self.codes.append(code)
 
 
-def test_the_screenshot_driver_waits_for_the_reply_to_its_message_not_the_preempted_login_turn(make_window, qtbot, tmp_path, capsys, monkeypatch):
+def test_the_screenshot_driver_waits_for_the_reply_to_its_message_not_the_preempted_login_turn(
+    make_window, qtbot, tmp_path, capsys, monkeypatch
+):
     """A fresh agent's login turn runs when the message is sent; cancelled for it, that turn ends
     first. The screenshot must wait for the reply and show it."""
     import memdesk.ui.startup.main as app_main
@@ -81,7 +89,9 @@ def test_the_screenshot_driver_waits_for_the_reply_to_its_message_not_the_preemp
     assert exits.codes == []
 
 
-def test_the_screenshot_driver_exits_non_zero_when_its_message_is_not_answered(make_window, qtbot, tmp_path, capsys, monkeypatch):
+def test_the_screenshot_driver_exits_non_zero_when_its_message_is_not_answered(
+    make_window, qtbot, tmp_path, capsys, monkeypatch
+):
     import memdesk.ui.startup.main as app_main
 
     exits = _Exits()

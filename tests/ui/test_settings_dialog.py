@@ -8,8 +8,7 @@ import json
 
 from PySide6.QtWidgets import QDoubleSpinBox, QLabel, QLineEdit, QSpinBox
 
-from memdesk.core.base.settings_table import Declared
-from memdesk.core.base.settings_table import SETTINGS
+from memdesk.core.base.settings_table import SETTINGS, Declared
 from memdesk.ui.dialogs.settings import SettingsDialog, editor_for
 
 
@@ -21,7 +20,9 @@ def _dialog(qtbot, services) -> SettingsDialog:
 
 def _tab_of(dialog: SettingsDialog, name: str) -> str:
     editor = dialog.editors[name]
-    return next(dialog.tabs.tabText(i) for i in range(dialog.tabs.count()) if dialog.tabs.widget(i).isAncestorOf(editor))
+    return next(
+        dialog.tabs.tabText(i) for i in range(dialog.tabs.count()) if dialog.tabs.widget(i).isAncestorOf(editor)
+    )
 
 
 def test_tuning_knobs_are_on_the_advanced_tab_and_the_rest_on_general(qtbot, services):
@@ -37,7 +38,9 @@ def test_tuning_knobs_are_on_the_advanced_tab_and_the_rest_on_general(qtbot, ser
 def test_settings_that_reload_the_model_are_starred(qtbot, services):
     dialog = _dialog(qtbot, services)
     starred = {label.text() for label in dialog.findChildren(QLabel) if label.text().endswith("*")}
-    assert starred == {name.replace("_", " ").capitalize() + "*" for name, d in SETTINGS.items() if d.restart and not d.hidden}
+    assert starred == {
+        name.replace("_", " ").capitalize() + "*" for name, d in SETTINGS.items() if d.restart and not d.hidden
+    }
     assert "Context size*" in starred and "Temperature*" not in starred
 
 

@@ -8,13 +8,13 @@ import logging
 import pytest
 from PySide6.QtWidgets import QMessageBox
 
-from memdesk.app.services import open_services
-from memdesk.core.embedding.hashing import HashingEmbedder
-from memdesk.core.runtime.scripted import ScriptedRuntime
 from memdesk.app.instance import WINDOW, InstanceLock
 from memdesk.app.local_model import StartedModel
+from memdesk.app.services import open_services
 from memdesk.core.base.paths import Paths
 from memdesk.core.base.settings_table import Settings
+from memdesk.core.embedding.hashing import HashingEmbedder
+from memdesk.core.runtime.scripted import ScriptedRuntime
 from memdesk.ui.startup import main as window_main
 
 
@@ -37,7 +37,11 @@ def start(monkeypatch, memdesk_home):
 
     monkeypatch.setattr(window_main, "make_runtime", make_runtime)
     monkeypatch.setattr(window_main, "MainWindow", Window)
-    monkeypatch.setattr(window_main, "open_services", lambda paths, key=None, embedder=None: open_services(paths, key=key, embedder=HashingEmbedder()))
+    monkeypatch.setattr(
+        window_main,
+        "open_services",
+        lambda paths, key=None, embedder=None: open_services(paths, key=key, embedder=HashingEmbedder()),
+    )
     handlers = list(logging.getLogger().handlers)
     yield events
     for handler in logging.getLogger().handlers[:]:
@@ -64,7 +68,9 @@ def test_a_start_that_ends_before_any_window_closes_the_model_started_for_it(sta
     early = ScriptedRuntime()
     closed: list[ScriptedRuntime] = []
     early.close = lambda: closed.append(early)
-    monkeypatch.setattr(QMessageBox, "information", lambda *a, **k: QMessageBox.StandardButton.Ok)  # "already running": OK
+    monkeypatch.setattr(
+        QMessageBox, "information", lambda *a, **k: QMessageBox.StandardButton.Ok
+    )  # "already running": OK
     with InstanceLock(Paths.from_environment().ensure().instance_lock, WINDOW):
         assert window_main.run([], model_ahead=StartedModel(Settings(), early)) == 1  # another window holds the folder
     assert closed == [early] and start == []

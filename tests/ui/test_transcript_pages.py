@@ -21,11 +21,24 @@ def converse(services, pairs: int) -> int:
     services.settings_store.set("last_agent", agent.name)
     at = services.clock.now() - timedelta(days=1)
     for n in range(pairs):
-        services.memory.recall.add(agent.id, role="user", kind="user_message", content=f"question {n}", search_text=f"question {n}",
-                                   created_at=at + timedelta(minutes=2 * n))
+        services.memory.recall.add(
+            agent.id,
+            role="user",
+            kind="user_message",
+            content=f"question {n}",
+            search_text=f"question {n}",
+            created_at=at + timedelta(minutes=2 * n),
+        )
         reply = json.dumps({"function": "send_message", "params": {"inner_thoughts": "", "message": f"answer {n}"}})
-        services.memory.recall.add(agent.id, role="assistant", kind="assistant_call", content=reply, search_text=f"answer {n}",
-                                   function_name="send_message", created_at=at + timedelta(minutes=2 * n + 1))
+        services.memory.recall.add(
+            agent.id,
+            role="assistant",
+            kind="assistant_call",
+            content=reply,
+            search_text=f"answer {n}",
+            function_name="send_message",
+            created_at=at + timedelta(minutes=2 * n + 1),
+        )
     return agent.id
 
 
@@ -80,7 +93,9 @@ def test_a_search_hit_older_than_the_page_is_shown_when_chosen(make_window, qtbo
     qtbot.keyClicks(window.chat.search_box, "question 7")
     qtbot.keyClick(window.chat.search_box, Qt.Key.Key_Return)
     results = window.chat.search_results
-    qtbot.waitUntil(lambda: any(results.item(r).text().endswith("You: question 7") for r in range(results.count())), timeout=10_000)
+    qtbot.waitUntil(
+        lambda: any(results.item(r).text().endswith("You: question 7") for r in range(results.count())), timeout=10_000
+    )
     hit = next(results.item(r) for r in range(results.count()) if results.item(r).text().endswith("You: question 7"))
     results.itemActivated.emit(hit)  # Enter on the result
     assert window.chat.transcript.highlighted_message == old.id
@@ -100,7 +115,10 @@ def test_the_context_line_is_drawn_where_the_model_s_window_starts_on_a_later_pa
 
 def test_no_context_line_above_a_page_wholly_inside_the_model_s_window(make_window, qtbot, services):
     agent_id = converse(services, 40)
-    services.db.execute("UPDATE agents SET context_start_id = ? WHERE id = ?", (services.memory.recall.newest(agent_id, 30)[0].id, agent_id))
+    services.db.execute(
+        "UPDATE agents SET context_start_id = ? WHERE id = ?",
+        (services.memory.recall.newest(agent_id, 30)[0].id, agent_id),
+    )
     window = make_window(ScriptedRuntime(context_window=32768), start=False)
     window.pages.page_size = PAGE
     window.start()

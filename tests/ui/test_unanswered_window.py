@@ -10,9 +10,9 @@ from PySide6.QtCore import Qt, QUrl
 
 from memdesk.app.services import open_services
 from memdesk.core.agent import unanswered
+from memdesk.core.base.paths import Paths
 from memdesk.core.embedding.hashing import HashingEmbedder
 from memdesk.core.runtime.scripted import ScriptedRuntime, say
-from memdesk.core.base.paths import Paths
 from memdesk.ui.window.conversation import NOT_ANSWERED_YET
 from memdesk.ui.window.main_window import MainWindow
 from tests.ui.test_chat import SlowRuntime
@@ -25,7 +25,11 @@ def user_turn_started(window, qtbot, text: str) -> None:
 
 
 def replies(services, agent_id: int) -> list[str]:
-    return [m.search_text for m in services.memory.recall.all(agent_id) if m.kind == "assistant_call" and m.function_name == "send_message" and m.search_text]
+    return [
+        m.search_text
+        for m in services.memory.recall.all(agent_id)
+        if m.kind == "assistant_call" and m.function_name == "send_message" and m.search_text
+    ]
 
 
 def test_a_message_whose_window_closed_mid_reply_is_answered_on_the_next_open(make_window, qtbot, services):
@@ -69,7 +73,9 @@ def test_an_answered_conversation_is_not_answered_again_on_open(make_window, sen
     assert "What do I love?" in runtime.prompts[0][-1].content
 
 
-def test_a_message_sent_while_the_model_loads_is_answered_once_though_it_is_also_owed_on_open(make_window, qtbot, services, wait_for_signal):
+def test_a_message_sent_while_the_model_loads_is_answered_once_though_it_is_also_owed_on_open(
+    make_window, qtbot, services, wait_for_signal
+):
     """Saved before the agent opens, the message is both queued and found owed: one reply."""
     gate = threading.Event()
     runtime = ScriptedRuntime([say("Hello Ada")], context_window=32768)
@@ -155,8 +161,12 @@ def test_the_embedding_model_warms_after_the_first_reply_not_during_it(services,
         gate.wait(10)
         return runtime
 
-    window = MainWindow(services, open_worker_services=lambda: open_services(Paths.from_environment(), embedder=embedder),
-                        make_runtime=slow_factory, warm_embedder=True)
+    window = MainWindow(
+        services,
+        open_worker_services=lambda: open_services(Paths.from_environment(), embedder=embedder),
+        make_runtime=slow_factory,
+        warm_embedder=True,
+    )
     try:
         window.show()
         window.start()
@@ -171,7 +181,9 @@ def test_the_embedding_model_warms_after_the_first_reply_not_during_it(services,
         window.deleteLater()
 
 
-def test_a_stopped_reply_is_still_marked_not_answered_after_a_restart_and_retry_answers_it(make_window, qtbot, services, wait_for_signal):
+def test_a_stopped_reply_is_still_marked_not_answered_after_a_restart_and_retry_answers_it(
+    make_window, qtbot, services, wait_for_signal
+):
     runtime = SlowRuntime(context_window=32768)
     runtime.enqueue(say("word " * 400))
     window = make_window(runtime)

@@ -45,7 +45,13 @@ def test_the_welcome_is_offered_on_the_first_start_only(qtbot, services):
 
 def test_a_store_that_already_holds_a_conversation_gets_no_welcome(services):
     agent = services.create_agent("Companion")
-    services.memory.recall.add(agent.id, role="user", kind="user_message", content="hello from before the welcome existed", created_at=services.clock.now())
+    services.memory.recall.add(
+        agent.id,
+        role="user",
+        kind="user_message",
+        content="hello from before the welcome existed",
+        created_at=services.clock.now(),
+    )
     assert offer_welcome(services, Recorded().actions()) is None
     assert services.settings.welcome_done
 
@@ -101,10 +107,14 @@ def test_trying_the_tiny_model_moves_on_without_a_download(qtbot, services):
     dialog.close()
 
 
-def test_help_welcome_reads_a_chosen_folder_through_the_documents_panel(make_window, roomy_runtime, qtbot, services, tmp_path):
+def test_help_welcome_reads_a_chosen_folder_through_the_documents_panel(
+    make_window, roomy_runtime, qtbot, services, tmp_path
+):
     folder = tmp_path / "notes"
     folder.mkdir()
-    (folder / "garden.md").write_text("# Garden\nThe roses by the south wall need water every Tuesday.\n", encoding="utf-8")
+    (folder / "garden.md").write_text(
+        "# Garden\nThe roses by the south wall need water every Tuesday.\n", encoding="utf-8"
+    )
     window = make_window(roomy_runtime)
     window.help_menu.welcome_action.trigger()
     [dialog] = [d for d in window.findChildren(WelcomeDialog) if d.isVisible()]

@@ -25,7 +25,9 @@ def test_the_default_layout_is_readable_on_a_1366_by_768_screen(make_window, roo
     assert window.width() <= 1366 and window.height() <= 768
     table = window.budget.table
     for row in range(table.rowCount()):  # every section, without scrolling the table
-        assert table.visualRect(table.model().index(row, 0)).bottom() <= table.viewport().height(), table.item(row, 0).text()
+        assert table.visualRect(table.model().index(row, 0)).bottom() <= table.viewport().height(), table.item(
+            row, 0
+        ).text()
     assert window.docks["Core memory"].isVisible()
     persona = window.memory.editors["persona"].editor
     assert visible_lines(persona, window.memory.scroll) > 2
@@ -52,7 +54,11 @@ def test_the_window_reopens_with_the_layout_the_user_left(make_window, roomy_run
 
 
 def test_a_damaged_or_older_layout_gives_the_default_one(make_window, roomy_runtime, services):
-    for saved in ("not json", '{"version": 0, "geometry": "", "state": ""}', '{"version": 1, "geometry": "%%%", "state": "%%%"}'):
+    for saved in (
+        "not json",
+        '{"version": 0, "geometry": "", "state": ""}',
+        '{"version": 1, "geometry": "%%%", "state": "%%%"}',
+    ):
         services.settings_store.set("window_layout", saved)
         window = make_window(roomy_runtime, start=False)
         assert window.docks["Agents"].isVisible() and window.docks["Core memory"].isVisible()

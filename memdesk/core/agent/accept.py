@@ -33,5 +33,10 @@ def accept_user_message(memory: _Memory, agent_id: int, text: str) -> Message:
     now = memory.clock.now()
     with memory.db.transaction():
         return memory.recall.add(
-            agent_id, role="user", kind="user_message", content=events.user_message(text, now), created_at=now, search_text=text
+            agent_id,
+            role="user",
+            kind="user_message",
+            content=events.user_message(text, now),
+            created_at=now,
+            search_text=text,
         )

@@ -27,8 +27,8 @@ from collections import Counter
 from dataclasses import dataclass, replace
 from typing import Any
 
-from memdesk.core.runtime.base import ToolSpec
 from memdesk.core.base.settings_table import DEFAULTS
+from memdesk.core.runtime.base import ToolSpec
 from memdesk.core.tools.registry import Tool, ToolRegistry
 
 #: Kinds that may follow a search result (besides its next page).
@@ -58,7 +58,9 @@ def _first_page_only(spec: ToolSpec) -> ToolSpec:
     properties = spec.parameters.get("properties", {})
     if "page" not in properties or "page" in spec.parameters.get("required", []):
         return spec
-    return replace(spec, parameters={**spec.parameters, "properties": {k: v for k, v in properties.items() if k != "page"}})
+    return replace(
+        spec, parameters={**spec.parameters, "properties": {k: v for k, v in properties.items() if k != "page"}}
+    )
 
 
 def call_key(function: str, arguments: dict[str, Any]) -> str:
@@ -147,7 +149,11 @@ class TurnRules:
             }
             if not paging:
                 return f"Right after a search you may only answer, read, edit memory or ask for the next page; {tool.name} is not allowed now."
-        if tool.kind == "search" and not self._is_paging(tool, arguments) and self._searches[tool.name] >= self._limits.searches_per_turn:
+        if (
+            tool.kind == "search"
+            and not self._is_paging(tool, arguments)
+            and self._searches[tool.name] >= self._limits.searches_per_turn
+        ):
             return (
                 f"You already searched with {tool.name} {self._searches[tool.name]} times in this turn. "
                 "Answer with what you found, or say you could not find it."
@@ -160,7 +166,8 @@ class TurnRules:
             search is not None
             and tool.name == search.function
             and (arguments.get("page") or 0) > 0
-            and {k: v for k, v in arguments.items() if k != "page"} == {k: v for k, v in search.arguments.items() if k != "page"}
+            and {k: v for k, v in arguments.items() if k != "page"}
+            == {k: v for k, v in search.arguments.items() if k != "page"}
         )
 
     def require_answer(self) -> None:
@@ -168,7 +175,9 @@ class TurnRules:
         self._must_answer = True
 
     # --- after a step ----------------------------------------------------------------------
-    def record(self, tool: Tool | None, arguments: dict[str, Any], *, ok: bool, refused: bool, page: tuple[int, int] | None) -> None:
+    def record(
+        self, tool: Tool | None, arguments: dict[str, Any], *, ok: bool, refused: bool, page: tuple[int, int] | None
+    ) -> None:
         """Note a finished step: ``refused`` when the rules refused it, ``page`` the (page, pages)
         of a search result."""
         self.steps += 1

@@ -154,7 +154,9 @@ def measure(runtime: Runtime, parts: PromptParts, reserve: int) -> ContextBudget
     system_only = runtime.count_prompt([ChatMessage("system", parts.system_text(with_tools=False))])
     with_tools = runtime.count_prompt(static)
     with_memory = runtime.count_prompt([*static, parts.memory_message("core")])
-    with_knowledge = runtime.count_prompt([*static, parts.memory_message("knowledge")]) if parts.knowledge else with_memory
+    with_knowledge = (
+        runtime.count_prompt([*static, parts.memory_message("knowledge")]) if parts.knowledge else with_memory
+    )
     with_summary = runtime.count_prompt([*static, parts.memory_message()]) if parts.summary else with_knowledge
     total = runtime.count_prompt(parts.chat_messages()) if parts.messages else with_summary
     if parts.recall:

@@ -74,10 +74,16 @@ def conversation_entries(messages: list[Message]) -> list[Entry]:
             if thoughts:
                 entries.append(Entry("thought", thoughts, message.created_at, message_id=message.id))
             if function == "send_message" and isinstance(params.get("message"), str) and message.search_text:
-                entries.append(Entry("agent", params["message"], message.created_at, function=function, message_id=message.id))
+                entries.append(
+                    Entry("agent", params["message"], message.created_at, function=function, message_id=message.id)
+                )
             else:
                 call = Entry(
-                    "call", message.content if data is None else "", message.created_at, function=str(function), arguments=params,
+                    "call",
+                    message.content if data is None else "",
+                    message.created_at,
+                    function=str(function),
+                    arguments=params,
                     message_id=message.id,
                 )
                 calls[message.id] = call
@@ -93,11 +99,13 @@ def conversation_entries(messages: list[Message]) -> list[Entry]:
             lines = data.get("memories", []) if isinstance(data, dict) else []
             entries.append(Entry("memories", memories_text(lines), message.created_at, message_id=message.id))
         else:
-            entries.append(Entry("event", f"{message.kind}: {_event_text(message)}", message.created_at, message_id=message.id))
+            entries.append(
+                Entry("event", f"{message.kind}: {_event_text(message)}", message.created_at, message_id=message.id)
+            )
     return entries
 
 
-def conversation_markdown(memory: "MemoryServices", agent_id: int, *, include_details: bool = False) -> str:
+def conversation_markdown(memory: MemoryServices, agent_id: int, *, include_details: bool = False) -> str:
     record = memory.agents.get(agent_id)
     lines = [f"# Conversation with {record.name}", ""]
     for entry in conversation_entries(memory.recall.all(agent_id)):
@@ -112,7 +120,10 @@ def conversation_markdown(memory: "MemoryServices", agent_id: int, *, include_de
             lines += [f"> *thinking:* {entry.text}", ""]
         elif entry.kind == "call":
             status = "ok" if entry.ok else "failed"
-            lines += [f"> `{entry.function}({json.dumps(entry.arguments, ensure_ascii=False)})` → {status}: {entry.result}", ""]
+            lines += [
+                f"> `{entry.function}({json.dumps(entry.arguments, ensure_ascii=False)})` → {status}: {entry.result}",
+                "",
+            ]
         else:
             lines += [f"*{entry.text}* · {stamp}", ""]
     return "\n".join(lines).rstrip() + "\n"

@@ -18,7 +18,9 @@ HEARTBEAT_AFTER_REFUSAL = "the call was refused: answer the user now"
 HEARTBEAT_TO_READ = "read the result"
 HEARTBEAT_UNANSWERED = "you have not answered the user: answer now"
 HEARTBEAT_TIMED = "timed: act only if there is a reason"
-PRESSURE_ALERT = "Context almost full: older messages will soon be hidden. Save what matters to core or archival memory now."
+PRESSURE_ALERT = (
+    "Context almost full: older messages will soon be hidden. Save what matters to core or archival memory now."
+)
 
 
 def _dump(payload: dict[str, Any]) -> str:

@@ -52,7 +52,9 @@ class Summarizer:
         self._reserve = reserve
 
     def summarize(self, previous_summary: str, messages: Sequence[Message], cancel: CancelToken | None = None) -> str:
-        lines = ([f"Summary of even earlier messages: {previous_summary}"] if previous_summary else []) + transcript_lines(messages)
+        lines = (
+            [f"Summary of even earlier messages: {previous_summary}"] if previous_summary else []
+        ) + transcript_lines(messages)
         return self._summarize_lines(lines, cancel)
 
     def _fits(self, text: str) -> bool:

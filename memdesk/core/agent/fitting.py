@@ -8,12 +8,12 @@ import logging
 from typing import TYPE_CHECKING
 
 from memdesk.core.agent import events
-from memdesk.core.agent.recall.search import EVENT_KIND as MEMORIES
-from memdesk.core.agent.recall.search import expired_view, newest_event_id
 from memdesk.core.agent.context import ContextBudget, measure, to_chat
 from memdesk.core.agent.eviction import choose_cut
-from memdesk.core.runtime.base import CancelToken
+from memdesk.core.agent.recall.search import EVENT_KIND as MEMORIES
+from memdesk.core.agent.recall.search import expired_view, newest_event_id
 from memdesk.core.base.errors import ContextOverflowError
+from memdesk.core.runtime.base import CancelToken
 
 if TYPE_CHECKING:
     from memdesk.core.agent.loop import Agent
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("memdesk.agent")
 
 
-def ensure_fits(agent: "Agent", cancel: CancelToken | None) -> None:
+def ensure_fits(agent: Agent, cancel: CancelToken | None) -> None:
     """Evict (and summarize) until the prompt leaves room for the answer."""
     for _attempt in range(4):
         parts = agent._prompt_parts()
@@ -39,7 +39,7 @@ def ensure_fits(agent: "Agent", cancel: CancelToken | None) -> None:
         )
 
 
-def make_room(agent: "Agent", room: int, cancel: CancelToken | None) -> bool:
+def make_room(agent: Agent, room: int, cancel: CancelToken | None) -> bool:
     """Expire the earlier memories sections, then evict if that is not enough, until a new section
     of ``room`` tokens fits before the eviction point, if possible (the loop's own check still runs
     before each step). Every memories event already in context expires: the new one will be the
@@ -58,7 +58,7 @@ def make_room(agent: "Agent", room: int, cancel: CancelToken | None) -> bool:
     return changed
 
 
-def expire_sections(agent: "Agent", budget: ContextBudget, room: int) -> bool:
+def expire_sections(agent: Agent, budget: ContextBudget, room: int) -> bool:
     """Make room for a new memories section by expiring the earlier ones alone, when that frees
     enough: nothing of the conversation leaves and no summary is written. In a small window a
     question's section takes most of the room, so the section before it was what an eviction
@@ -85,7 +85,7 @@ def _expire_point(shown: list, expired_before: int, room: int) -> int:
     return max(expired_before, newest + 1 if room and newest >= expired_before else newest)
 
 
-def _freed_by_expiry(agent: "Agent", shown: list, expire: int, window: int) -> int:
+def _freed_by_expiry(agent: Agent, shown: list, expire: int, window: int) -> int:
     runtime = agent.runtime
     in_context = expired_view(shown, expire)
     changed = [(m, a) for m, a in zip(shown, in_context) if m.content != a.content]
@@ -94,7 +94,7 @@ def _freed_by_expiry(agent: "Agent", shown: list, expire: int, window: int) -> i
     return sum(runtime.count_tokens(c.content) for c in before) - sum(runtime.count_tokens(c.content) for c in after)
 
 
-def evict(agent: "Agent", budget: ContextBudget, cancel: CancelToken | None, *, room: int = 0) -> bool:
+def evict(agent: Agent, budget: ContextBudget, cancel: CancelToken | None, *, room: int = 0) -> bool:
     record = agent.record
     m = agent.memory
     runtime = agent.runtime

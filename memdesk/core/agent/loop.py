@@ -82,10 +82,18 @@ class AgentSettings:
     """Defaults: the declared settings' (memdesk/core/base/settings_table.py); memdesk.app builds
     these from the settings in force (``open_agent``)."""
 
-    max_steps: int = DEFAULTS.max_chained_steps  # per input event: stops runaway chains (a capable model's catalog entry may raise it)
-    searches_per_turn: int = DEFAULTS.max_searches_per_turn  # new searches per search function and turn (paging does not count)
-    heartbeat_minutes: int = DEFAULTS.heartbeat_minutes  # timed heartbeats while idle (0: off); the instructions say which
-    login_after_minutes: int = DEFAULTS.login_after_minutes  # a login event when the agent opens after this gap (0: never)
+    max_steps: int = (
+        DEFAULTS.max_chained_steps
+    )  # per input event: stops runaway chains (a capable model's catalog entry may raise it)
+    searches_per_turn: int = (
+        DEFAULTS.max_searches_per_turn
+    )  # new searches per search function and turn (paging does not count)
+    heartbeat_minutes: int = (
+        DEFAULTS.heartbeat_minutes
+    )  # timed heartbeats while idle (0: off); the instructions say which
+    login_after_minutes: int = (
+        DEFAULTS.login_after_minutes
+    )  # a login event when the agent opens after this gap (0: never)
     function_result_chars: int = 6000
     top_entities: int = DEFAULTS.graph_top_entities  # knowledge-graph entities shown with the memory section (0: none)
     params: SamplingParams = field(default_factory=SamplingParams)
@@ -251,10 +259,15 @@ class Agent:
                 if rules.steps:
                     with db.transaction():
                         self._sync_memory()
-                rules.idle = {} if rules.edited else self._idle_functions(kind)  # an edit may have made a search worth it
+                rules.idle = (
+                    {} if rules.edited else self._idle_functions(kind)
+                )  # an edit may have made a search worth it
                 parts = self._prompt_parts()
                 request = CallRequest(
-                    parts.chat_messages(), rules.offered(self._live_specs()), self.settings.params, self.tools.heartbeat_tools(),
+                    parts.chat_messages(),
+                    rules.offered(self._live_specs()),
+                    self.settings.params,
+                    self.tools.heartbeat_tools(),
                     thoughts_chars=self.settings.thoughts_chars,
                 )
                 turn = self.runtime.generate_call(request, on_event=self.observer.on_stream, cancel=cancel)
@@ -262,7 +275,13 @@ class Agent:
                     turn, self._tool_context(cancel), rules, tools=self.tools, consent=self.consent, db=db
                 )
                 with db.transaction():  # short: what the step changed, saved all or nothing
-                    step, context = one_step.commit(pending, rules, memory=self.memory, section=self.section, result_chars=self.settings.function_result_chars)
+                    step, context = one_step.commit(
+                        pending,
+                        rules,
+                        memory=self.memory,
+                        section=self.section,
+                        result_chars=self.settings.function_result_chars,
+                    )
                     result.steps.append(step)
                     if step.ok and step.function == "send_message":
                         result.replies.append(step.arguments["message"])
@@ -272,7 +291,11 @@ class Agent:
                     next_event = None if stopped else self._next_event(step, rules, kind)
                     if next_event is not None:
                         self.memory.recall.add(
-                            self.id, role="user", kind=next_event[0], content=next_event[1], created_at=self.memory.clock.now()
+                            self.id,
+                            role="user",
+                            kind=next_event[0],
+                            content=next_event[1],
+                            created_at=self.memory.clock.now(),
                         )
                 self._report(step, context)
                 if stopped:
@@ -358,9 +381,20 @@ class Agent:
     def _tool_context(self, cancel: CancelToken | None = None) -> ToolContext:
         m = self.memory
         return ToolContext(
-            agent_id=self.id, agents=m.agents, core=m.core, recall=m.recall, archival=m.archival, files=self.files,
-            http=self.http, runtime=self.runtime, params=self.settings.params,
-            plain_assistant_prompt=self.prompts.plain_assistant, clock=m.clock, consent=self.consent, cancel=cancel, graph=m.graph,
+            agent_id=self.id,
+            agents=m.agents,
+            core=m.core,
+            recall=m.recall,
+            archival=m.archival,
+            files=self.files,
+            http=self.http,
+            runtime=self.runtime,
+            params=self.settings.params,
+            plain_assistant_prompt=self.prompts.plain_assistant,
+            clock=m.clock,
+            consent=self.consent,
+            cancel=cancel,
+            graph=m.graph,
             cause=Cause(message_id=m.recall.last_id(self.id)),  # the event this step answers
         )
 
@@ -390,7 +424,13 @@ class Agent:
         if update is not None:  # not saved yet: the next step will save it
             messages += (ChatMessage("user", update),)
         return PromptParts(
-            instructions="\n\n".join([record.system_prompt, *thoughts_note(self.settings.thoughts_chars), heartbeat_note(self.settings.heartbeat_minutes)]),
+            instructions="\n\n".join(
+                [
+                    record.system_prompt,
+                    *thoughts_note(self.settings.thoughts_chars),
+                    heartbeat_note(self.settings.heartbeat_minutes),
+                ]
+            ),
             tools=self.tools.describe_for_prompt(self.settings.tool_section, without=self.settings.hidden_functions),
             core_memory=view.text,
             summary=record.summary or None,

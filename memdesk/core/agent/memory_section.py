@@ -7,16 +7,16 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from memdesk.core.agent import events
-from memdesk.core.memory.agents import AgentRecord
 from memdesk.core.agent.memory_view import MemoryView, render_memory
 from memdesk.core.graph.render import render_top_entities
+from memdesk.core.memory.agents import AgentRecord
 
 if TYPE_CHECKING:
     from memdesk.core.memory.services import MemoryServices
 
 
 class MemorySection:
-    def __init__(self, memory: "MemoryServices", agent_id: int) -> None:
+    def __init__(self, memory: MemoryServices, agent_id: int) -> None:
         self.memory = memory
         self.agent_id = agent_id
         # The section is rendered again on this object's first step: a new process or a
@@ -43,7 +43,9 @@ class MemorySection:
         record = self.memory.agents.get(self.agent_id)
         view, update = self.planned(record, top_entities)
         if update is not None:
-            self.memory.recall.add(self.agent_id, role="user", kind="memory_update", content=update, created_at=self.memory.clock.now())
+            self.memory.recall.add(
+                self.agent_id, role="user", kind="memory_update", content=update, created_at=self.memory.clock.now()
+            )
         if view.to_json() != record.memory_view:
             self.memory.agents.update(self.agent_id, memory_view=view.to_json())
         self.checked = True

@@ -51,26 +51,36 @@ class MemoryView:
 
     def to_json(self) -> str:
         return json.dumps(
-            {"text": self.text, "blocks": self.blocks, "archival": self.archival, "changes": self.changes, "knowledge": self.knowledge}
+            {
+                "text": self.text,
+                "blocks": self.blocks,
+                "archival": self.archival,
+                "changes": self.changes,
+                "knowledge": self.knowledge,
+            }
         )
 
     @classmethod
-    def from_json(cls, raw: str) -> "MemoryView":
+    def from_json(cls, raw: str) -> MemoryView:
         if not raw:
             return cls()
         try:
             data = json.loads(raw)
             blocks = {str(k): str(v) for k, v in data["blocks"].items()}
-            return cls(str(data["text"]), blocks, int(data["archival"]), int(data["changes"]), str(data.get("knowledge", "")))
+            return cls(
+                str(data["text"]), blocks, int(data["archival"]), int(data["changes"]), str(data.get("knowledge", ""))
+            )
         except (ValueError, KeyError, TypeError, AttributeError):
             return cls()  # unreadable: render afresh (costs one re-evaluation, loses nothing)
 
     # --- transitions -----------------------------------------------------------------------
-    def knows(self, blocks: list[Block], archival: int, *, changed: bool = True) -> "MemoryView":
+    def knows(self, blocks: list[Block], archival: int, *, changed: bool = True) -> MemoryView:
         """The model has seen all of memory as it is now (through an update event)."""
-        return replace(self, blocks={b.label: b.value for b in blocks}, archival=archival, changes=self.changes + changed)
+        return replace(
+            self, blocks={b.label: b.value for b in blocks}, archival=archival, changes=self.changes + changed
+        )
 
-    def edited(self, blocks: list[Block], archival_added: int) -> "MemoryView":
+    def edited(self, blocks: list[Block], archival_added: int) -> MemoryView:
         """The agent's own step changed these blocks and added passages: it knows, from its call,
         which stays in the queue until an eviction renders the section again anyway, so its own
         edits never force a render (a model that saves a fact every turn would re-evaluate the
@@ -81,7 +91,7 @@ class MemoryView:
         return replace(self, blocks=known, archival=self.archival + archival_added)
 
     @classmethod
-    def fresh(cls, text: str, blocks: list[Block], archival: int, knowledge: str = "") -> "MemoryView":
+    def fresh(cls, text: str, blocks: list[Block], archival: int, knowledge: str = "") -> MemoryView:
         return cls(text, {b.label: b.value for b in blocks}, archival, 0, knowledge)
 
     def updates(self, blocks: list[Block], archival: int) -> list[dict[str, Any]]:

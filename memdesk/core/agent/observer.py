@@ -39,7 +39,9 @@ class TurnResult:
 
     def describe(self) -> str:
         steps = len(self.steps)
-        return f"{steps} step{'s' if steps != 1 else ''} in {self.seconds:.1f} s" + (" (step cap)" if self.capped else "")
+        return f"{steps} step{'s' if steps != 1 else ''} in {self.seconds:.1f} s" + (
+            " (step cap)" if self.capped else ""
+        )
 
 
 class AgentObserver:

@@ -19,11 +19,11 @@ from memdesk.core.agent.chain import TurnRules
 from memdesk.core.agent.failure_log import where_it_failed
 from memdesk.core.agent.memory_section import MemorySection
 from memdesk.core.agent.observer import StepRecord
+from memdesk.core.base.errors import ConsentDenied, MemDeskError, ToolError
 from memdesk.core.runtime.base import ModelTurn
 from memdesk.core.storage import Database
 from memdesk.core.tools.context import ConsentPolicy, ToolContext
 from memdesk.core.tools.registry import HEARTBEAT_PARAM, Tool, ToolRegistry, validate_arguments
-from memdesk.core.base.errors import ConsentDenied, MemDeskError, ToolError
 
 if TYPE_CHECKING:
     from memdesk.core.memory.services import MemoryServices
@@ -47,7 +47,13 @@ class PendingCall:
 
 
 def prepare(
-    turn: ModelTurn, context: ToolContext, rules: TurnRules, *, tools: ToolRegistry, consent: ConsentPolicy, db: Database
+    turn: ModelTurn,
+    context: ToolContext,
+    rules: TurnRules,
+    *,
+    tools: ToolRegistry,
+    consent: ConsentPolicy,
+    db: Database,
 ) -> PendingCall:
     pending = PendingCall(turn, context)
     try:
@@ -101,7 +107,7 @@ def run_tool(pending: PendingCall, db: Database) -> tuple[bool, str]:
 
 
 def commit(
-    pending: PendingCall, rules: TurnRules, *, memory: "MemoryServices", section: MemorySection, result_chars: int
+    pending: PendingCall, rules: TurnRules, *, memory: MemoryServices, section: MemorySection, result_chars: int
 ) -> tuple[StepRecord, ToolContext]:
     """Run a store-writing tool and save the step (the caller holds the transaction)."""
     agent_id = pending.context.agent_id
@@ -115,17 +121,35 @@ def commit(
     now = memory.clock.now()
     said = arguments.get("message", "") if ok and function == "send_message" else ""
     call = memory.recall.add(
-        agent_id, role="assistant", kind="assistant_call", content=pending.turn.text, created_at=now,
-        search_text=said, function_name=function or None,
+        agent_id,
+        role="assistant",
+        kind="assistant_call",
+        content=pending.turn.text,
+        created_at=now,
+        search_text=said,
+        function_name=function or None,
     )
     context.cause.settle(call.id)  # memory changes the call made point at it
     memory.recall.add(
-        agent_id, role="user", kind="function_result", content=events.function_result(ok, message),
-        created_at=now, function_name=function or None, step_id=call.id,
+        agent_id,
+        role="user",
+        kind="function_result",
+        content=events.function_result(ok, message),
+        created_at=now,
+        function_name=function or None,
+        step_id=call.id,
     )
     section.saw_own_edits(context.changed_blocks, memory.archival.count(agent_id) - archival_before)
     step = StepRecord(
-        pending.thoughts, function, arguments, ok, message, pending.heartbeat and ok, pending.turn.stats, pending.turn.text, pending.refused
+        pending.thoughts,
+        function,
+        arguments,
+        ok,
+        message,
+        pending.heartbeat and ok,
+        pending.turn.stats,
+        pending.turn.text,
+        pending.refused,
     )
     return step, context
 

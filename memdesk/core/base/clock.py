@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from datetime import datetime, timedelta, timezone, tzinfo
+from datetime import UTC, datetime, timedelta, tzinfo
 from pathlib import Path
 from typing import Protocol
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -41,7 +41,7 @@ def system_zone() -> tzinfo:
             return ZoneInfo(candidate)
         except (ZoneInfoNotFoundError, ValueError):
             continue
-    return datetime.now().astimezone().tzinfo or timezone.utc
+    return datetime.now().astimezone().tzinfo or UTC
 
 
 def zone_named(name: str) -> tzinfo:
@@ -50,11 +50,14 @@ def zone_named(name: str) -> tzinfo:
     if not name:
         return system_zone()
     if name.upper() == "UTC":
-        return timezone.utc
+        return UTC
     try:
         return ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError) as error:
-        raise ConfigError(f"Unknown time zone {name!r}", hint="use a name such as Europe/Lisbon or America/New_York, or leave it empty") from error
+        raise ConfigError(
+            f"Unknown time zone {name!r}",
+            hint="use a name such as Europe/Lisbon or America/New_York, or leave it empty",
+        ) from error
 
 
 class SystemClock:
@@ -73,8 +76,8 @@ class SystemClock:
 class ManualClock:
     """A clock that moves only when told to (tests)."""
 
-    def __init__(self, start: datetime | None = None, *, zone: tzinfo = timezone.utc) -> None:
-        self._now = start or datetime(2026, 11, 30, 9, 15, 2, tzinfo=timezone.utc)
+    def __init__(self, start: datetime | None = None, *, zone: tzinfo = UTC) -> None:
+        self._now = start or datetime(2026, 11, 30, 9, 15, 2, tzinfo=UTC)
         self._zone = zone
 
     @property
@@ -93,18 +96,31 @@ class ManualClock:
 
 def iso(moment: datetime) -> str:
     """Storage format: ISO 8601 in UTC, sortable as text."""
-    return moment.astimezone(timezone.utc).isoformat(timespec="seconds")
+    return moment.astimezone(UTC).isoformat(timespec="seconds")
 
 
-def parse_iso(text: str, zone: tzinfo = timezone.utc) -> datetime:
+def parse_iso(text: str, zone: tzinfo = UTC) -> datetime:
     """A stored time, shown in ``zone``."""
     moment = datetime.fromisoformat(text)
-    return (moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)).astimezone(zone)
+    return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).astimezone(zone)
 
 
 #: English month names. strftime's %b/%B/%p follow LC_TIME, which Qt sets from the user's locale when
 #: the window starts: the model's prompt (and what parses it back) must not change with it.
-MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December")
+MONTHS = (
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+)
 
 
 def event_time(moment: datetime) -> str:

@@ -33,7 +33,9 @@ def describe(error: BaseException) -> str:
     return f"{_name(error)} {WITHHELD}"
 
 
-def traceback_without_messages(error: BaseException, trace: TracebackType | None = None, *, _seen: set[int] | None = None) -> str:
+def traceback_without_messages(
+    error: BaseException, trace: TracebackType | None = None, *, _seen: set[int] | None = None
+) -> str:
     """Python's traceback of ``error`` (its causes and contexts first, the members of an exception
     group after it, indented) with every exception's message left out."""
     seen = set() if _seen is None else _seen

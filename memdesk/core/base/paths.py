@@ -38,7 +38,7 @@ class Paths:
     home: Path
 
     @classmethod
-    def from_environment(cls) -> "Paths":
+    def from_environment(cls) -> Paths:
         override = os.environ.get(HOME_ENV)
         home = Path(override) if override else Path(platformdirs.user_data_dir("MemDesk", appauthor=False))
         return cls(home=home.expanduser().resolve())
@@ -99,9 +99,19 @@ class Paths:
     def own_entries(self) -> list[Path]:
         """What MemDesk keeps in the data folder (the rest of it, if any, is not MemDesk's)."""
         store = [self.database.with_name(self.database.name + suffix) for suffix in ("", "-wal", "-shm", "-journal")]
-        return [*store, self.instance_lock, self.sent_before_open, self.files_root, self.user_models, self.user_tools, self.logs, self.home / "cache", self.backups]
+        return [
+            *store,
+            self.instance_lock,
+            self.sent_before_open,
+            self.files_root,
+            self.user_models,
+            self.user_tools,
+            self.logs,
+            self.home / "cache",
+            self.backups,
+        ]
 
-    def ensure(self) -> "Paths":
+    def ensure(self) -> Paths:
         """Create the data folder and its folders, for this user only, and take back read access
         from others where an older MemDesk left it (folders 0700, files 0600)."""
         try:

@@ -9,10 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from memdesk.core.base.errors import DocumentError
 from memdesk.core.documents.progress import FileFailure
 from memdesk.core.memory.archival import ArchivalMemory
 from memdesk.core.storage import Database
-from memdesk.core.base.errors import DocumentError
 
 
 @dataclass(frozen=True)
@@ -57,9 +57,17 @@ def restore_document(db: Database, agent_id: int, row: dict) -> int:
         "INSERT INTO documents(agent_id, path, title, content_hash, size_bytes, mime, status, error, chunk_count, created_at, updated_at,"
         " path_imported) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1)",
         (
-            agent_id, str(row["path"]), str(row.get("title") or row["path"]), str(row.get("content_hash") or ""), int(row.get("size_bytes") or 0),
-            str(row.get("mime") or ""), "done" if row.get("status") in (None, "embedding", "pending", "reading") else str(row["status"]),
-            row.get("error"), int(row.get("chunk_count") or 0), str(row["created_at"]), str(row.get("updated_at") or row["created_at"]),
+            agent_id,
+            str(row["path"]),
+            str(row.get("title") or row["path"]),
+            str(row.get("content_hash") or ""),
+            int(row.get("size_bytes") or 0),
+            str(row.get("mime") or ""),
+            "done" if row.get("status") in (None, "embedding", "pending", "reading") else str(row["status"]),
+            row.get("error"),
+            int(row.get("chunk_count") or 0),
+            str(row["created_at"]),
+            str(row.get("updated_at") or row["created_at"]),
         ),
     ).lastrowid
 
@@ -107,18 +115,28 @@ def pick_file(db: Database, document_id: int, path: str | Path) -> str:
         row = db.query_one("SELECT agent_id FROM documents WHERE id = ?", (document_id,))
         if row is None:
             raise DocumentError("That document is no longer in the list")
-        other = db.query_one("SELECT title FROM documents WHERE agent_id = ? AND path = ? AND id != ?", (row[0], key, document_id))
+        other = db.query_one(
+            "SELECT title FROM documents WHERE agent_id = ? AND path = ? AND id != ?", (row[0], key, document_id)
+        )
         if other is not None:
             raise DocumentError(
-                f"{Path(key).name} is already in the list as {other[0]!r}", hint="re-ingest that one, and remove this one if it is the same document"
+                f"{Path(key).name} is already in the list as {other[0]!r}",
+                hint="re-ingest that one, and remove this one if it is the same document",
             )
-        db.execute("UPDATE documents SET path = ?, content_hash = '', path_imported = 0 WHERE id = ?", (key, document_id))
+        db.execute(
+            "UPDATE documents SET path = ?, content_hash = '', path_imported = 0 WHERE id = ?", (key, document_id)
+        )
     return key
 
 
 def has_unfinished(db: Database, agent_id: int) -> bool:
     """Chunks stored but not yet embedded, e.g. after the app was closed or killed mid-batch."""
-    return bool(db.scalar("SELECT 1 FROM passages WHERE agent_id = ? AND embedded = 0 AND document_id IS NOT NULL LIMIT 1", (agent_id,)))
+    return bool(
+        db.scalar(
+            "SELECT 1 FROM passages WHERE agent_id = ? AND embedded = 0 AND document_id IS NOT NULL LIMIT 1",
+            (agent_id,),
+        )
+    )
 
 
 def reembed_store(db: Database, archival: ArchivalMemory) -> int:

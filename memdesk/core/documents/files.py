@@ -6,8 +6,8 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
-from memdesk.core.documents.parsers import supported
 from memdesk.core.base.errors import DocumentError
+from memdesk.core.documents.parsers import supported
 
 
 def discover(paths: list[Path]) -> Iterator[Path | DocumentError]:

@@ -17,13 +17,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 from memdesk.core.base.clock import Clock, iso
+from memdesk.core.base.errors import DocumentError
 from memdesk.core.documents import parsers
 from memdesk.core.documents.files import discover
 from memdesk.core.documents.progress import Eta, FileFailure, IngestProgress, IngestReport
 from memdesk.core.memory.archival import ArchivalMemory, NewPassage
 from memdesk.core.storage import Database
 from memdesk.core.text.chunking import chunk_for_embedding
-from memdesk.core.base.errors import DocumentError
 
 MAX_FILE_BYTES = 50 * 1024 * 1024
 #: What a zip-based document (.docx) may unpack to, summed over its parts and checked before any
@@ -46,7 +46,13 @@ class Ingestor:
     which must be built on the same connection as ``db`` (their writes share transactions)."""
 
     def __init__(
-        self, db: Database, archival: ArchivalMemory, clock: Clock, *, max_bytes: int = MAX_FILE_BYTES, max_unpacked_bytes: int = MAX_UNPACKED_BYTES
+        self,
+        db: Database,
+        archival: ArchivalMemory,
+        clock: Clock,
+        *,
+        max_bytes: int = MAX_FILE_BYTES,
+        max_unpacked_bytes: int = MAX_UNPACKED_BYTES,
     ) -> None:
         self._db = db
         self._archival = archival
@@ -78,7 +84,9 @@ class Ingestor:
             if isinstance(item, DocumentError):
                 report.failures.append(FileFailure(item.message.split(":")[0], item.user_message))
                 continue
-            notify(IngestProgress("reading", number, len(files), str(item), eta.remaining(number), len(report.failures)))
+            notify(
+                IngestProgress("reading", number, len(files), str(item), eta.remaining(number), len(report.failures))
+            )
             try:
                 self._read_one(item, agent_id, report)
             except DocumentError as error:
@@ -95,7 +103,9 @@ class Ingestor:
         try:
             size = path.stat().st_size
             if size > self._max_bytes:
-                raise DocumentError(f"{path.name}: file is too large ({size // (1024 * 1024)} MB; the limit is {self._max_bytes // (1024 * 1024)} MB)")
+                raise DocumentError(
+                    f"{path.name}: file is too large ({size // (1024 * 1024)} MB; the limit is {self._max_bytes // (1024 * 1024)} MB)"
+                )
             if size == 0:
                 raise DocumentError(f"{path.name}: the file is empty")
             data = path.read_bytes()
@@ -110,7 +120,8 @@ class Ingestor:
         digest = hashlib.sha256(data).hexdigest()
         key = str(path.absolute())
         existing = self._db.query_one(
-            "SELECT id, content_hash, status, path_imported FROM documents WHERE agent_id = ? AND path = ?", (agent_id, key)
+            "SELECT id, content_hash, status, path_imported FROM documents WHERE agent_id = ? AND path = ?",
+            (agent_id, key),
         )
         # A row an agent file brought is read afresh when the user names its path: its passages
         # are the file's word, whatever content hash it claims.
@@ -150,7 +161,15 @@ class Ingestor:
                 agent_id,
                 [
                     NewPassage(
-                        chunk.text, moment, ["document"], document_id, index, section.page, section.section, base + chunk.start, base + chunk.end
+                        chunk.text,
+                        moment,
+                        ["document"],
+                        document_id,
+                        index,
+                        section.page,
+                        section.section,
+                        base + chunk.start,
+                        base + chunk.end,
                     )
                     for index, (section, chunk, base) in enumerate(chunks)
                 ],
@@ -167,7 +186,10 @@ class Ingestor:
         key = str(path.absolute())
         with self._db.transaction():
             if self._db.scalar("SELECT 1 FROM documents WHERE agent_id = ? AND path = ?", (agent_id, key)):
-                self._db.execute("UPDATE documents SET error = ?, updated_at = ? WHERE agent_id = ? AND path = ?", (reason, now, agent_id, key))
+                self._db.execute(
+                    "UPDATE documents SET error = ?, updated_at = ? WHERE agent_id = ? AND path = ?",
+                    (reason, now, agent_id, key),
+                )
             else:
                 self._db.execute(
                     "INSERT INTO documents(agent_id, path, title, content_hash, size_bytes, status, error, created_at, updated_at)"
@@ -176,7 +198,9 @@ class Ingestor:
                 )
 
     # --- phase 2 -------------------------------------------------------------------------------
-    def _embed_pending(self, agent_id: int, report: IngestReport, notify: ProgressCallback, cancelled: Callable[[], bool]) -> None:
+    def _embed_pending(
+        self, agent_id: int, report: IngestReport, notify: ProgressCallback, cancelled: Callable[[], bool]
+    ) -> None:
         total = int(self._db.scalar("SELECT COUNT(*) FROM passages WHERE agent_id = ? AND embedded = 0", (agent_id,)))
         eta = Eta(total)
         batches = 0
@@ -188,7 +212,16 @@ class Ingestor:
             )
             if not rows:
                 break
-            notify(IngestProgress("embedding", report.embedded, total, rows[0][2], eta.remaining(report.embedded), len(report.failures)))
+            notify(
+                IngestProgress(
+                    "embedding",
+                    report.embedded,
+                    total,
+                    rows[0][2],
+                    eta.remaining(report.embedded),
+                    len(report.failures),
+                )
+            )
             vectors = self._embedder.embed([r[1] for r in rows])
             with self._db.transaction():
                 self._archival.store_vectors(agent_id, [r[0] for r in rows], vectors)

@@ -52,7 +52,12 @@ RECENT_QUERIES = 16
 
 class SentenceTransformerEmbedder:
     def __init__(
-        self, model_path: Path | None = None, *, batch_size: int = 64, device: str = "cpu", threads: int | None = TORCH_THREADS
+        self,
+        model_path: Path | None = None,
+        *,
+        batch_size: int = 64,
+        device: str = "cpu",
+        threads: int | None = TORCH_THREADS,
     ) -> None:
         """``threads=None`` keeps torch's default, for a process where no model competes for the cores."""
         self._path = model_path
@@ -121,7 +126,11 @@ class SentenceTransformerEmbedder:
         self.load()
         with self._use:
             vectors = self._model.encode(
-                list(texts), batch_size=self._batch_size, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
+                list(texts),
+                batch_size=self._batch_size,
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+                show_progress_bar=False,
             )
         vectors = np.asarray(vectors, dtype=np.float32)
         if len(texts) == 1:

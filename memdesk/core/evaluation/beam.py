@@ -31,8 +31,16 @@ DEVELOPMENT = tuple(str(n) for n in range(1, 11))
 #: accident (the search treats a speaker's name in a query specially).
 USER, ASSISTANT = "Ada", "Orla"
 KINDS = (
-    "information_extraction", "multi_session_reasoning", "knowledge_update", "temporal_reasoning", "event_ordering",
-    "contradiction_resolution", "summarization", "preference_following", "instruction_following", "abstention",
+    "information_extraction",
+    "multi_session_reasoning",
+    "knowledge_update",
+    "temporal_reasoning",
+    "event_ordering",
+    "contradiction_resolution",
+    "summarization",
+    "preference_following",
+    "instruction_following",
+    "abstention",
 )
 _MARKER = re.compile(r"\s*->->\s*[\d,\s]*$")
 _ANCHOR = re.compile(r"([A-Za-z]+)-(\d{1,2})-(\d{4})")
@@ -40,7 +48,20 @@ _ANCHOR = re.compile(r"([A-Za-z]+)-(\d{1,2})-(\d{4})")
 UNANCHORED_GAP = timedelta(days=7)
 #: Sessions start at noon: a date-only anchor, read in any time zone, stays on its day.
 SESSION_HOUR = 12
-_MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December")
+_MONTHS = (
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+)
 
 
 def chat_folders(paths: list[Path]) -> list[Path]:
@@ -54,7 +75,9 @@ def chat_folders(paths: list[Path]) -> list[Path]:
         children = [c for c in path.iterdir() if (c / "chat.json").is_file()] if path.is_dir() else []
         if not children:
             raise ValueError(f"{path} is not a BEAM chat folder (no chat.json in it or in its sub-folders)")
-        found.extend(sorted(children, key=lambda c: (not c.name.isdigit(), int(c.name) if c.name.isdigit() else 0, c.name)))
+        found.extend(
+            sorted(children, key=lambda c: (not c.name.isdigit(), int(c.name) if c.name.isdigit() else 0, c.name))
+        )
     return found
 
 
@@ -103,17 +126,33 @@ def load_chat(folder: Path) -> dict:
             start = start + UNANCHORED_GAP if start is not None else datetime(2024, 1, 1, SESSION_HOUR)
         conversation[f"session_{number}_date_time"] = _locomo_time(start)
         conversation[f"session_{number}"] = [
-            {"speaker": USER if m["role"] == "user" else ASSISTANT, "dia_id": str(m["id"]), "text": message_text(m)} for m in messages
+            {"speaker": USER if m["role"] == "user" else ASSISTANT, "dia_id": str(m["id"]), "text": message_text(m)}
+            for m in messages
         ]
     qa = []
     for kind in [k for k in KINDS if k in probing] + sorted(set(probing) - set(KINDS)):
         for question in probing[kind]:
             evidence = sorted({str(i) for i in _flatten(question.get("source_chat_ids"))}, key=int)
-            answer = question.get("answer") or question.get("ideal_answer") or question.get("ideal_response") or question.get("ideal_summary")
+            answer = (
+                question.get("answer")
+                or question.get("ideal_answer")
+                or question.get("ideal_response")
+                or question.get("ideal_summary")
+            )
             ids = question.get("source_chat_ids")
             # knowledge updates and contradictions name their two statements apart (original/updated info)
-            groups = [sorted({str(i) for i in _flatten(v)}, key=int) for v in ids.values()] if isinstance(ids, dict) else []
-            qa.append({"question": question["question"], "answer": answer, "evidence": evidence, "category": kind, "evidence_groups": groups})
+            groups = (
+                [sorted({str(i) for i in _flatten(v)}, key=int) for v in ids.values()] if isinstance(ids, dict) else []
+            )
+            qa.append(
+                {
+                    "question": question["question"],
+                    "answer": answer,
+                    "evidence": evidence,
+                    "category": kind,
+                    "evidence_groups": groups,
+                }
+            )
     return {"sample_id": folder.name, "conversation": conversation, "qa": qa}
 
 

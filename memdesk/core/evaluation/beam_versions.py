@@ -51,7 +51,12 @@ def _judge(placed, older: set[int], newer_ids: set[int], kind: str) -> dict[str,
     result = dict.fromkeys(MEASURES, False)
     for i, first in enumerate(refs):
         for j, second in enumerate(refs):
-            if first == second or not ({first, second} <= older | newer_ids) or {first, second} <= older or {first, second} <= newer_ids:
+            if (
+                first == second
+                or not ({first, second} <= older | newer_ids)
+                or {first, second} <= older
+                or {first, second} <= newer_ids
+            ):
                 continue
             if placed[i].at < placed[j].at or (placed[i].at == placed[j].at and first < second):
                 continue  # judged from the newer side
@@ -75,7 +80,8 @@ class Tally:
         report: dict = {}
         for name, buckets in self.counts.items():
             report[name] = {
-                bucket: {"questions": c["questions"], **{m: round(c[m] / c["questions"], 4) for m in MEASURES}} for bucket, c in buckets.items()
+                bucket: {"questions": c["questions"], **{m: round(c[m] / c["questions"], 4) for m in MEASURES}}
+                for bucket, c in buckets.items()
             }
             sections, marked = self.elsewhere[name]
             report[name]["marked_elsewhere"] = round(marked / sections, 4) if sections else None
@@ -87,11 +93,20 @@ VARIANTS = ("before", "after")
 
 def auto_recalls(recall: RecallMemory) -> dict[str, AutoRecall]:
     source = ConversationSource(recall)
-    return {"before": AutoRecall([source], RecallSettings()), "after": AutoRecall([source], RecallSettings(), order=newest_first)}
+    return {
+        "before": AutoRecall([source], RecallSettings()),
+        "after": AutoRecall([source], RecallSettings(), order=newest_first),
+    }
 
 
-def measure_sample(variants: dict[str, AutoRecall], agent_id: int, ids: dict[str, int], sample: dict, tally: Tally,
-                   budget_tokens: int = BUDGET_TOKENS) -> None:
+def measure_sample(
+    variants: dict[str, AutoRecall],
+    agent_id: int,
+    ids: dict[str, int],
+    sample: dict,
+    tally: Tally,
+    budget_tokens: int = BUDGET_TOKENS,
+) -> None:
     """One loaded chat (``ids``: BEAM message id -> store id) put through each variant."""
     beyond = max(ids.values()) + 1
     for qa in sample["qa"]:
@@ -102,8 +117,14 @@ def measure_sample(variants: dict[str, AutoRecall], agent_id: int, ids: dict[str
             continue
         for name, auto in variants.items():
             result = auto.gather(
-                agent_id, qa["question"], first_in_context=beyond, visible=Visible(), budget_tokens=budget_tokens,
-                count_tokens=_tokens, truncate=lambda text, tokens: text[: 4 * tokens], inline=True,
+                agent_id,
+                qa["question"],
+                first_in_context=beyond,
+                visible=Visible(),
+                budget_tokens=budget_tokens,
+                count_tokens=_tokens,
+                truncate=lambda text, tokens: text[: 4 * tokens],
+                inline=True,
             )
             if not measured:
                 tally.elsewhere[name][0] += 1
@@ -116,7 +137,9 @@ def measure_sample(variants: dict[str, AutoRecall], agent_id: int, ids: dict[str
                     tally.counts[name][bucket][measure] += value
 
 
-def evaluate_versions(samples: list[dict], embedder: Embedder, *, budget_tokens: int = BUDGET_TOKENS, progress=None) -> dict:
+def evaluate_versions(
+    samples: list[dict], embedder: Embedder, *, budget_tokens: int = BUDGET_TOKENS, progress=None
+) -> dict:
     tally = Tally()
     with tempfile.TemporaryDirectory(prefix="memdesk-beam-versions-") as folder:
         db = open_database(Path(folder) / "memdesk.sqlite3")

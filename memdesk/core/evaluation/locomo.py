@@ -15,7 +15,7 @@ import statistics
 import tempfile
 import time
 from collections import defaultdict
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from memdesk.core.base.clock import SystemClock, iso, parse_month
@@ -51,7 +51,7 @@ def session_time(text: str) -> datetime:
         raise ValueError(f"not a LoCoMo session time: {text!r}")
     hour, minute, half, day, month, year = found.groups()
     hour = int(hour) % 12 + (12 if half.lower() == "pm" else 0)
-    return datetime(int(year), parse_month(month), int(day), hour, int(minute), tzinfo=timezone.utc)
+    return datetime(int(year), parse_month(month), int(day), hour, int(minute), tzinfo=UTC)
 
 
 def turn_text(turn: dict) -> str:
@@ -63,7 +63,7 @@ def turn_text(turn: dict) -> str:
 
 
 def _load_conversation(db, recall: RecallMemory, sample: dict) -> dict[str, int]:
-    now = iso(datetime.now(timezone.utc))
+    now = iso(datetime.now(UTC))
     agent_id = db.execute(
         "INSERT INTO agents(name, created_at, system_prompt) VALUES (?, ?, '')", (f"locomo-{sample['sample_id']}", now)
     ).lastrowid
@@ -76,8 +76,13 @@ def _load_conversation(db, recall: RecallMemory, sample: dict) -> dict[str, int]
             for offset, turn in enumerate(conversation[f"session_{number}"]):
                 text = turn_text(turn)
                 message = recall.add(
-                    agent_id, role="user", kind="user_message", content=text, search_text=text,
-                    author=turn["speaker"], created_at=start + timedelta(seconds=offset),
+                    agent_id,
+                    role="user",
+                    kind="user_message",
+                    content=text,
+                    search_text=text,
+                    author=turn["speaker"],
+                    created_at=start + timedelta(seconds=offset),
                 )
                 ids[turn["dia_id"]] = message.id
             number += 1
@@ -93,7 +98,12 @@ def build_graph(db, agent_id: int, analyser) -> dict:
     started = time.perf_counter()
     report = extractor.run_entities(agent_id)
     seconds = time.perf_counter() - started
-    return {"messages": report.sources, "seconds": round(seconds, 2), "entities": report.entities, "facts": report.facts}
+    return {
+        "messages": report.sources,
+        "seconds": round(seconds, 2),
+        "entities": report.entities,
+        "facts": report.facts,
+    }
 
 
 def category_name(category) -> str:
@@ -112,8 +122,15 @@ def _support(recall: RecallMemory, agent_id: int, question: str) -> float:
     return support(question, [(texts.get(i, ""), who) for i, who in zip(top, said_by)], speakers)
 
 
-def _judge(supports: dict, group: str, ranker: MessageRanker, recall: RecallMemory, agent_id: int, question: str,
-           unanswerable: bool) -> None:
+def _judge(
+    supports: dict,
+    group: str,
+    ranker: MessageRanker,
+    recall: RecallMemory,
+    agent_id: int,
+    question: str,
+    unanswerable: bool,
+) -> None:
     ranker.by_parts = True
     judged = _support(recall, agent_id, question)
     for bucket in ("all", group):
@@ -126,21 +143,41 @@ def detector_report(answerable: list[float], unanswerable: list[float], bar: flo
     below = lambda scores: round(sum(s < bar for s in scores) / len(scores), 4) if scores else None  # noqa: E731
     found = auroc(answerable, unanswerable)
     return {
-        "auroc": None if found is None else round(found, 4), "bar": bar, "answerable": len(answerable),
-        "unanswerable": len(unanswerable), "nothing_for_answerable": below(answerable), "nothing_for_unanswerable": below(unanswerable),
+        "auroc": None if found is None else round(found, 4),
+        "bar": bar,
+        "answerable": len(answerable),
+        "unanswerable": len(unanswerable),
+        "nothing_for_answerable": below(answerable),
+        "nothing_for_unanswerable": below(unanswerable),
     }
 
 
-def evaluate(path: Path, embedder: Embedder, *, ks: tuple[int, ...] = (5, 10), progress=None, analyser=None,
-             graph_weight: float = GRAPH_WEIGHT) -> dict:
+def evaluate(
+    path: Path,
+    embedder: Embedder,
+    *,
+    ks: tuple[int, ...] = (5, 10),
+    progress=None,
+    analyser=None,
+    graph_weight: float = GRAPH_WEIGHT,
+) -> dict:
     """With ``analyser`` (memdesk.core.graph.nlp.SpacyAnalyser) each conversation also gets its
     knowledge graph, and the "fused+graph" mode ranks with graph expansion in the same run."""
     samples = json.loads(Path(path).read_text(encoding="utf-8"))
     return evaluate_samples(samples, embedder, ks=ks, progress=progress, analyser=analyser, graph_weight=graph_weight)
 
 
-def evaluate_samples(samples: list[dict], embedder: Embedder, *, ks: tuple[int, ...] = (5, 10), progress=None, analyser=None,
-                     graph_weight: float = GRAPH_WEIGHT, tuned_on: tuple[str, ...] = TUNING_CONVERSATIONS, user_name: str = "") -> dict:
+def evaluate_samples(
+    samples: list[dict],
+    embedder: Embedder,
+    *,
+    ks: tuple[int, ...] = (5, 10),
+    progress=None,
+    analyser=None,
+    graph_weight: float = GRAPH_WEIGHT,
+    tuned_on: tuple[str, ...] = TUNING_CONVERSATIONS,
+    user_name: str = "",
+) -> dict:
     """Conversations in LoCoMo's shape (another data set converted to it, such as BEAM) ranked as
     ``evaluate`` does; ``tuned_on`` names the conversations tuned on (the rest are held out);
     ``user_name``: the speaker who asks the questions, as the app's setting of that name."""
@@ -149,7 +186,9 @@ def evaluate_samples(samples: list[dict], embedder: Embedder, *, ks: tuple[int, 
     latency: dict[str, list[float]] = {mode: [] for mode in modes}
     graphs: dict[str, dict] = {}
     skipped = 0
-    supports: dict[str, dict[bool, list[float]]] = defaultdict(lambda: {True: [], False: []})  # bucket -> answerable? -> scores
+    supports: dict[str, dict[bool, list[float]]] = defaultdict(
+        lambda: {True: [], False: []}
+    )  # bucket -> answerable? -> scores
     with tempfile.TemporaryDirectory(prefix="memdesk-locomo-") as folder:
         db = open_database(Path(folder) / "memdesk.sqlite3")
         ranker = MessageRanker(db, embedder, VectorIndex(db), user_name=lambda: user_name)
@@ -167,14 +206,19 @@ def evaluate_samples(samples: list[dict], embedder: Embedder, *, ks: tuple[int, 
                     unanswerable = category in UNANSWERABLE
                     if not evidence:
                         skipped += 1
-                        if unanswerable:  # BEAM's abstention questions have no evidence, yet the detector is judged on them
+                        if (
+                            unanswerable
+                        ):  # BEAM's abstention questions have no evidence, yet the detector is judged on them
                             _judge(supports, group, ranker, recall, agent_id, qa["question"], unanswerable)
                         continue
                     for mode in modes:
                         ranker.by_parts = mode != WHOLE_MODE
                         started = time.perf_counter()
                         ranking = recall.rank(
-                            agent_id, qa["question"], dense=mode != "bm25", graph_weight=graph_weight if mode == GRAPH_MODE else 0.0
+                            agent_id,
+                            qa["question"],
+                            dense=mode != "bm25",
+                            graph_weight=graph_weight if mode == GRAPH_MODE else 0.0,
                         )
                         latency[mode].append(time.perf_counter() - started)
                         ranked = [r.id for r in ranking]
@@ -195,8 +239,12 @@ def evaluate_samples(samples: list[dict], embedder: Embedder, *, ks: tuple[int, 
             table[bucket][f"recall@{k}"] = round(sum(values) / len(values), 4)
             table[bucket]["n"] = len(values)
         report[mode] = dict(table)
-    report["search_ms"] = {mode: round(1000 * statistics.median(values), 2) for mode, values in latency.items() if values}
-    report["nothing_detector"] = {bucket: detector_report(scores[True], scores[False]) for bucket, scores in supports.items()}
+    report["search_ms"] = {
+        mode: round(1000 * statistics.median(values), 2) for mode, values in latency.items() if values
+    }
+    report["nothing_detector"] = {
+        bucket: detector_report(scores[True], scores[False]) for bucket, scores in supports.items()
+    }
     if analyser is not None:
         report["graph"] = {"weight": graph_weight, **graphs}
     return report

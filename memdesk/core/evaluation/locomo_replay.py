@@ -35,12 +35,12 @@ from typing import Protocol
 
 from memdesk.core.agent.loop import Agent
 from memdesk.core.base.clock import Clock, ManualClock
+from memdesk.core.base.errors import MemDeskError
 from memdesk.core.evaluation import scoring
-from memdesk.core.evaluation.replay_runtime import PLACEHOLDER_SUMMARY, ReplayRuntime
 from memdesk.core.evaluation.locomo import TUNING_CONVERSATIONS, category_name, session_time, turn_text
+from memdesk.core.evaluation.replay_runtime import PLACEHOLDER_SUMMARY, ReplayRuntime
 from memdesk.core.runtime.base import ChatMessage, Runtime
 from memdesk.core.storage import Database
-from memdesk.core.base.errors import MemDeskError
 
 log = logging.getLogger("memdesk.eval")
 
@@ -100,7 +100,11 @@ def plan_exchanges(sample: dict) -> list[Exchange]:
             if is_user:
                 reply_turns = runs[index + 1][2] if index + 1 < len(runs) else []
                 index += 2 if reply_turns else 1
-                exchanges.append(Exchange(at, _joined(turns), _joined(reply_turns) if reply_turns else None, _ids(turns + reply_turns)))
+                exchanges.append(
+                    Exchange(
+                        at, _joined(turns), _joined(reply_turns) if reply_turns else None, _ids(turns + reply_turns)
+                    )
+                )
             else:
                 index += 1
                 exchanges.append(Exchange(at, None, _joined(turns), _ids(turns)))
@@ -292,9 +296,13 @@ def evaluate_samples(
     live = mode == "answer"
     per_sample = None
     if live and limit is not None:
-        per_sample = [limit // len(data) + (1 if i < limit % len(data) else 0) for i in range(len(data))] if data else []
+        per_sample = (
+            [limit // len(data) + (1 if i < limit % len(data) else 0) for i in range(len(data))] if data else []
+        )
     started = time.monotonic()
-    results: dict[str, dict[str, dict[str, list[float]]]] = {v: defaultdict(lambda: defaultdict(list)) for v in variants}
+    results: dict[str, dict[str, dict[str, list[float]]]] = {
+        v: defaultdict(lambda: defaultdict(list)) for v in variants
+    }
     stats = {v: {"messages": 0, "evicted": 0, "summaries": 0, "filler_calls": 0, "errors": 0} for v in variants}
     asked_total, skipped_total, examples = 0, 0, []
     for index, sample in enumerate(data):
@@ -324,10 +332,19 @@ def evaluate_samples(
                         if live:
                             gold = qa.get("answer", qa.get("adversarial_answer"))
                             category = qa["category"]  # LoCoMo's numbers have scoring rules; other kinds score plain F1
-                            row["f1"] = scoring.score(int(category) if str(category).isdigit() else 0, asked.reply, gold)
+                            row["f1"] = scoring.score(
+                                int(category) if str(category).isdigit() else 0, asked.reply, gold
+                            )
                             stats[variant]["errors"] += bool(asked.error)
                             if len(examples) < 20 and variant == variants[-1]:
-                                examples.append({"question": qa["question"], "gold": gold, "reply": asked.reply, "f1": round(row["f1"], 3)})
+                                examples.append(
+                                    {
+                                        "question": qa["question"],
+                                        "gold": gold,
+                                        "reply": asked.reply,
+                                        "f1": round(row["f1"], 3),
+                                    }
+                                )
                         for bucket in _buckets(sample["sample_id"], qa["category"], tuned_on):
                             for metric, value in row.items():
                                 results[variant][bucket][metric].append(value)

@@ -66,7 +66,9 @@ class ReplayRuntime:
         key = ("prompt", tuple(messages))
         return self._cached(key, lambda: self._counter.count_prompt(list(messages)))
 
-    def generate_call(self, request: CallRequest, *, on_event: StreamCallback | None = None, cancel: CancelToken | None = None) -> ModelTurn:
+    def generate_call(
+        self, request: CallRequest, *, on_event: StreamCallback | None = None, cancel: CancelToken | None = None
+    ) -> ModelTurn:
         self.prompts.append(list(request.messages))
         if self.live:
             return self._counter.generate_call(request, on_event=on_event, cancel=cancel)

@@ -11,12 +11,12 @@ One user edit is one recorded change, however many rows it touched.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any, Iterator, Protocol
+from typing import Any, Protocol
 
-from memdesk.core.graph.records import Edit
 from memdesk.core.base.errors import RevertError
+from memdesk.core.graph.records import Edit
 
 #: The memory history's kinds for graph rows (memdesk.core.memory.history).
 FACT_CHANGE, ENTITY_CHANGE = "graph_fact", "graph_entity"
@@ -32,17 +32,44 @@ class ChangeRecorder(Protocol):
     """What the graph needs of the memory history (memdesk.core.memory.history.MemoryHistory).
     ``cause`` is the history's Cause, passed through untouched (the graph does not look inside)."""
 
-    def record(self, agent_id: int, kind: str, target_id: int | None, action: str, *, source: str, before: str | None = None,
-               after: str | None = None, label: str = "", before_meta: dict[str, Any] | None = None,
-               after_meta: dict[str, Any] | None = None, cause: Any = None, message_id: int | None = None, note: str = "") -> int: ...
+    def record(
+        self,
+        agent_id: int,
+        kind: str,
+        target_id: int | None,
+        action: str,
+        *,
+        source: str,
+        before: str | None = None,
+        after: str | None = None,
+        label: str = "",
+        before_meta: dict[str, Any] | None = None,
+        after_meta: dict[str, Any] | None = None,
+        cause: Any = None,
+        message_id: int | None = None,
+        note: str = "",
+    ) -> int: ...
 
 
 class ChangeRecording:
     """The part of ``KnowledgeGraph`` that records its changes and puts rows back for a revert."""
 
-    def _record(self, agent_id: int, kind: str, target_id: int | None, action: str, *, source: str, before: str | None = None,
-                after: str | None = None, message_id: int | None = None, note: str = "", rows: tuple[list, list] | None = None,
-                cause: Any = None, label: str | None = None) -> None:
+    def _record(
+        self,
+        agent_id: int,
+        kind: str,
+        target_id: int | None,
+        action: str,
+        *,
+        source: str,
+        before: str | None = None,
+        after: str | None = None,
+        message_id: int | None = None,
+        note: str = "",
+        rows: tuple[list, list] | None = None,
+        cause: Any = None,
+        label: str | None = None,
+    ) -> None:
         """Record one change; ``rows`` = (rows before, rows after) for revert."""
         if self._history is None or self._grouping:
             return
@@ -54,8 +81,17 @@ class ChangeRecording:
             extra["cause"] = cause
         else:
             extra.update(message_id=message_id, note=note)
-        self._history.record(agent_id, kind, target_id, action, source=source, before=before, after=after,
-                             label=label if len(label) <= 60 else label[:59] + "…", **extra)
+        self._history.record(
+            agent_id,
+            kind,
+            target_id,
+            action,
+            source=source,
+            before=before,
+            after=after,
+            label=label if len(label) <= 60 else label[:59] + "…",
+            **extra,
+        )
 
     # --- row states: what a recorded change carries so it can be reverted -------------------------
     def _row(self, table: str, row_id: int) -> dict[str, Any] | None:
@@ -76,7 +112,9 @@ class ChangeRecording:
             ids = sorted({i for t, i in keys if t == table})
             for start in range(0, len(ids), 500):
                 chunk = ids[start : start + 500]
-                cursor = self._db.execute(f"SELECT * FROM {table} WHERE id IN ({','.join('?' * len(chunk))})", tuple(chunk))
+                cursor = self._db.execute(
+                    f"SELECT * FROM {table} WHERE id IN ({','.join('?' * len(chunk))})", tuple(chunk)
+                )
                 columns = [d[0] for d in cursor.description]
                 for row in cursor.fetchall():
                     found[(table, int(row[0]))] = dict(zip(columns, row))
@@ -88,7 +126,7 @@ class ChangeRecording:
         pairs = [(b, a) for b, a in zip(before, after) if b[2] != a[2]]
         return [b for b, _a in pairs], [a for _b, a in pairs]
 
-    def _edit_rows(self, edit: "Edit") -> list[RowState]:
+    def _edit_rows(self, edit: Edit) -> list[RowState]:
         seen: set[tuple[str, int]] = set()
         states: list[RowState] = []
         for table, row in edit.before:
@@ -110,12 +148,38 @@ class ChangeRecording:
         finally:
             self._grouping -= 1
 
-    def _record_edit(self, agent_id: int, kind: str, target_id: int, action: str, edit: "Edit", *, source: str, before: str | None,
-                     after: str | None, label: str | None = None, message_id: int | None = None, note: str = "", cause: Any = None) -> None:
+    def _record_edit(
+        self,
+        agent_id: int,
+        kind: str,
+        target_id: int,
+        action: str,
+        edit: Edit,
+        *,
+        source: str,
+        before: str | None,
+        after: str | None,
+        label: str | None = None,
+        message_id: int | None = None,
+        note: str = "",
+        cause: Any = None,
+    ) -> None:
         rows = self._changed_rows(self._edit_rows(edit))
         if rows[0]:
-            self._record(agent_id, kind, target_id, action, source=source, before=before, after=after, label=label,
-                         message_id=message_id, note=note, rows=rows, cause=cause)
+            self._record(
+                agent_id,
+                kind,
+                target_id,
+                action,
+                source=source,
+                before=before,
+                after=after,
+                label=label,
+                message_id=message_id,
+                note=note,
+                rows=rows,
+                cause=cause,
+            )
 
     def state_text(self, table: str, row: dict[str, Any] | None) -> str | None:
         """A row state as people read it in the history: "Ann (an alias of Ann Smith)",
@@ -128,6 +192,7 @@ class ChangeRecording:
                 target = self._db.scalar("SELECT name FROM graph_entities WHERE id = ?", (row["merged_into"],))
                 text += f" (an alias of {target})" if target else " (an alias)"
         else:
+
             def name(entity_id: int) -> str:
                 found = self._db.query_one(
                     "SELECT r.name FROM graph_entities e JOIN graph_entities r ON r.id = COALESCE(e.merged_into, e.id) WHERE e.id = ?",
@@ -140,15 +205,26 @@ class ChangeRecording:
                 text += f" (until {str(row['valid_to'])[:10]})"
         return text + " (deleted)" if row.get("deleted") else text
 
-    def restore_rows(self, agent_id: int, kind: str, target_id: int, rows: list[RowState], *, action: str, cause: Any,
-                     label: str = "") -> None:
+    def restore_rows(
+        self,
+        agent_id: int,
+        kind: str,
+        target_id: int,
+        rows: list[RowState],
+        *,
+        action: str,
+        cause: Any,
+        label: str = "",
+    ) -> None:
         """Put rows back as a change's meta holds them (a revert): a row that did not exist is
         hidden (deleted flag: ids in the history stay valid), a row that is gone is inserted
         again. Recorded as one change by the user."""
         table = "graph_facts" if kind == FACT_CHANGE else "graph_entities"
         before_rows = self.row_states((t, i) for t, i, _row in rows)
         before_text = self.state_text(table, self._row(table, target_id))
-        restoring = [row_id for row_table, row_id, wanted in rows if row_table == "graph_entities" and wanted is not None]
+        restoring = [
+            row_id for row_table, row_id, wanted in rows if row_table == "graph_entities" and wanted is not None
+        ]
         with self._db.transaction():
             # Names move between the rows restored (a rename onto an alias's name): free their
             # keys first, so the order of the rows does not matter.
@@ -163,11 +239,13 @@ class ChangeRecording:
                     continue
                 if row_table == "graph_entities":
                     other = self._db.query_one(
-                        "SELECT name FROM graph_entities WHERE agent_id = ? AND key = ? AND id != ?", (wanted["agent_id"], wanted["key"], row_id)
+                        "SELECT name FROM graph_entities WHERE agent_id = ? AND key = ? AND id != ?",
+                        (wanted["agent_id"], wanted["key"], row_id),
                     )
                     if other is not None:
                         raise RevertError(
-                            f"Cannot revert: another entity is called {other[0]!r} now", hint="rename or merge it in the Knowledge panel first"
+                            f"Cannot revert: another entity is called {other[0]!r} now",
+                            hint="rename or merge it in the Knowledge panel first",
                         )
                 columns = [c for c in wanted if c != "id"]
                 if now is None:
@@ -177,12 +255,23 @@ class ChangeRecording:
                     )
                 else:
                     self._db.execute(
-                        f"UPDATE {row_table} SET {', '.join(c + ' = ?' for c in columns)} WHERE id = ?", (*[wanted[c] for c in columns], row_id)
+                        f"UPDATE {row_table} SET {', '.join(c + ' = ?' for c in columns)} WHERE id = ?",
+                        (*[wanted[c] for c in columns], row_id),
                     )
             changed = self._changed_rows(before_rows)
             if changed[0]:
-                self._record(agent_id, kind, target_id, action, source="user", before=before_text,
-                             after=self.state_text(table, self._row(table, target_id)), label=label, rows=changed, cause=cause)
+                self._record(
+                    agent_id,
+                    kind,
+                    target_id,
+                    action,
+                    source="user",
+                    before=before_text,
+                    after=self.state_text(table, self._row(table, target_id)),
+                    label=label,
+                    rows=changed,
+                    cause=cause,
+                )
         self._forget_vectors(agent_id)
 
     def _snapshot(self, table: str, where: str, params: Sequence[Any]) -> list[tuple[str, dict[str, Any]]]:

@@ -7,16 +7,15 @@ from datetime import datetime
 from typing import Any
 
 from memdesk.core.base.clock import iso
+from memdesk.core.base.errors import ToolError
 from memdesk.core.graph import names
 from memdesk.core.graph.changes import ENTITY_CHANGE, FACT_CHANGE
 from memdesk.core.graph.records import Edit, Fact
 from memdesk.core.graph.relations import clean_relation, relation_key, single_valued
-from memdesk.core.base.errors import ToolError
 
 
 class UserEdits:
     """The part of ``KnowledgeGraph`` that carries out the user's edits."""
-
 
     def rename(self, entity_id: int, name: str, kind: str | None = None) -> Edit:
         """Give the entity a new canonical name (and kind). A name another entity already has is
@@ -25,7 +24,10 @@ class UserEdits:
         if not names.valid_name(name):
             raise ToolError(f"{name!r} is not a usable entity name")
         key = names.name_key(name)
-        other = self._db.query_one("SELECT id, COALESCE(merged_into, id) FROM graph_entities WHERE agent_id = (SELECT agent_id FROM graph_entities WHERE id = ?) AND key = ?", (root, key))
+        other = self._db.query_one(
+            "SELECT id, COALESCE(merged_into, id) FROM graph_entities WHERE agent_id = (SELECT agent_id FROM graph_entities WHERE id = ?) AND key = ?",
+            (root, key),
+        )
         if other is not None and int(other[1]) != root:
             raise ToolError(f"Another entity is already called {names.display_name(name)!r}: merge the two instead")
         edit = Edit(f"rename to {names.display_name(name)}", self._snapshot("graph_entities", "id = ?", (root,)))
@@ -39,8 +41,16 @@ class UserEdits:
                 "UPDATE graph_entities SET name = ?, key = ?, kind = COALESCE(?, kind), author = 'user' WHERE id = ?",
                 (names.display_name(name), key, kind, root),
             )
-            self._record_edit(self._agent_of(root), ENTITY_CHANGE, root, "update", edit, source="user", before=old_name,
-                              after=names.display_name(name))
+            self._record_edit(
+                self._agent_of(root),
+                ENTITY_CHANGE,
+                root,
+                "update",
+                edit,
+                source="user",
+                before=old_name,
+                after=names.display_name(name),
+            )
         self._forget_vectors(self._agent_of(root))
         return edit
 
@@ -50,12 +60,27 @@ class UserEdits:
         if source == target:
             raise ToolError("An entity cannot be merged into itself")
         source_name, target_name = self.entity(source).name, self.entity(target).name
-        edit = Edit(f"merge {source_name} into {target_name}", self._snapshot("graph_entities", "id = ? OR merged_into = ?", (source, source)))
+        edit = Edit(
+            f"merge {source_name} into {target_name}",
+            self._snapshot("graph_entities", "id = ? OR merged_into = ?", (source, source)),
+        )
         with self._db.transaction():
-            self._db.execute("UPDATE graph_entities SET merged_into = ? WHERE id = ? OR merged_into = ?", (target, source, source))
+            self._db.execute(
+                "UPDATE graph_entities SET merged_into = ? WHERE id = ? OR merged_into = ?", (target, source, source)
+            )
             edit.before += self._reconcile(target)
-            self._record_edit(self._agent_of(target), ENTITY_CHANGE, source, "update", edit, source="user", before=source_name,
-                              after=f"{source_name} (an alias of {target_name})", label=source_name, note=edit.label)
+            self._record_edit(
+                self._agent_of(target),
+                ENTITY_CHANGE,
+                source,
+                "update",
+                edit,
+                source="user",
+                before=source_name,
+                after=f"{source_name} (an alias of {target_name})",
+                label=source_name,
+                note=edit.label,
+            )
         self._forget_vectors(self._agent_of(target))
         return edit
 
@@ -73,7 +98,9 @@ class UserEdits:
             for older, newer in zip(facts, facts[1:]):
                 if older.object_id != newer.object_id:
                     before += self._snapshot("graph_facts", "id = ?", (older.id,))
-                    self._db.execute("UPDATE graph_facts SET valid_to = ? WHERE id = ?", (iso(newer.valid_from), older.id))
+                    self._db.execute(
+                        "UPDATE graph_facts SET valid_to = ? WHERE id = ?", (iso(newer.valid_from), older.id)
+                    )
         return before
 
     def split(self, alias_id: int) -> Edit:
@@ -85,14 +112,27 @@ class UserEdits:
         edit = Edit(f"split {row[1]} off", self._snapshot("graph_entities", "id = ?", (alias_id,)))
         with self._db.transaction():
             self._db.execute("UPDATE graph_entities SET merged_into = NULL, deleted = 0 WHERE id = ?", (alias_id,))
-            self._record_edit(self._agent_of(alias_id), ENTITY_CHANGE, alias_id, "update", edit, source="user",
-                              before=self.state_text("graph_entities", edit.before[0][1]), after=row[1], label=row[1], note=edit.label)
+            self._record_edit(
+                self._agent_of(alias_id),
+                ENTITY_CHANGE,
+                alias_id,
+                "update",
+                edit,
+                source="user",
+                before=self.state_text("graph_entities", edit.before[0][1]),
+                after=row[1],
+                label=row[1],
+                note=edit.label,
+            )
         self._forget_vectors(self._agent_of(alias_id))
         return edit
 
     def alias_rows(self, entity_id: int) -> list[tuple[int, str]]:
         root = self.root(entity_id)
-        return [(int(r[0]), r[1]) for r in self._db.query("SELECT id, name FROM graph_entities WHERE merged_into = ? ORDER BY name", (root,))]
+        return [
+            (int(r[0]), r[1])
+            for r in self._db.query("SELECT id, name FROM graph_entities WHERE merged_into = ? ORDER BY name", (root,))
+        ]
 
     def delete_entity(self, entity_id: int) -> Edit:
         """Hide the entity and its facts. The row stays, so the extractor does not bring the name
@@ -102,12 +142,24 @@ class UserEdits:
         edit = Edit(f"delete {name}", self._snapshot("graph_entities", "id = ?", (root,)))
         with self._db.transaction():
             self._db.execute("UPDATE graph_entities SET deleted = 1 WHERE id = ?", (root,))
-            self._record_edit(self._agent_of(root), ENTITY_CHANGE, root, "delete", edit, source="user", before=name, after=None)
+            self._record_edit(
+                self._agent_of(root), ENTITY_CHANGE, root, "delete", edit, source="user", before=name, after=None
+            )
         self._forget_vectors(self._agent_of(root))
         return edit
 
-    def insert_fact(self, agent_id: int, subject: str, relation: str, obj: str, *, author: str, message_id: int | None = None,
-                    valid_from: datetime | None = None, cause: Any = None) -> tuple[Fact, Edit]:
+    def insert_fact(
+        self,
+        agent_id: int,
+        subject: str,
+        relation: str,
+        obj: str,
+        *,
+        author: str,
+        message_id: int | None = None,
+        valid_from: datetime | None = None,
+        cause: Any = None,
+    ) -> tuple[Fact, Edit]:
         """A fact from the agent or the user, by names (unknown names become entities). Recorded
         as one change (with the entities it created and the facts it closed); ``cause`` is the
         history's Cause of an agent's call."""
@@ -117,26 +169,57 @@ class UserEdits:
             first_entity = int(self._db.scalar("SELECT COALESCE(MAX(id), 0) FROM graph_entities"))
             # Known names (a deleted one comes back): their rows as they were, for undo.
             known = [self.find(agent_id, name, include_deleted=True) for name in (subject, obj)]
-            entity_rows = [row for e in known if e is not None for row in self._snapshot("graph_entities", "id = ?", (e.id,))]
+            entity_rows = [
+                row for e in known if e is not None for row in self._snapshot("graph_entities", "id = ?", (e.id,))
+            ]
             with self._one_change():
                 subject_id = self._resolve_named(agent_id, subject, author)
                 object_id = self._resolve_named(agent_id, obj, author)
                 if self.root(subject_id) == self.root(object_id):
                     raise ToolError("subject and object must be different entities")
                 before = self._snapshot("graph_facts", "agent_id = ? AND valid_to IS NULL", (agent_id,))
-                fact_id = self.add_fact(agent_id, subject_id, relation, object_id, author=author, valid_from=valid_from, message_id=message_id)
+                fact_id = self.add_fact(
+                    agent_id,
+                    subject_id,
+                    relation,
+                    object_id,
+                    author=author,
+                    valid_from=valid_from,
+                    message_id=message_id,
+                )
                 assert fact_id is not None
-                new_entities = [("graph_entities", int(r[0])) for r in self._db.query(
-                    "SELECT id FROM graph_entities WHERE agent_id = ? AND id > ?", (agent_id, first_entity))]
+                new_entities = [
+                    ("graph_entities", int(r[0]))
+                    for r in self._db.query(
+                        "SELECT id FROM graph_entities WHERE agent_id = ? AND id > ?", (agent_id, first_entity)
+                    )
+                ]
             fact = self.fact(fact_id)
             assert fact is not None
-            edit = Edit(f"add {fact.subject} {fact.relation} {fact.object}", entity_rows + before, [("graph_facts", fact_id), *new_entities])
+            edit = Edit(
+                f"add {fact.subject} {fact.relation} {fact.object}",
+                entity_rows + before,
+                [("graph_facts", fact_id), *new_entities],
+            )
             if any(row["id"] == fact_id for _t, row in before):
                 edit.inserted = new_entities  # it was known already: nothing of it to take back
-            created = [name for _t, entity_id in new_entities if (name := self._row("graph_entities", entity_id)) is not None]
+            created = [
+                name for _t, entity_id in new_entities if (name := self._row("graph_entities", entity_id)) is not None
+            ]
             note = "new entities: " + ", ".join(str(r["name"]) for r in created) if created else ""
-            self._record_edit(agent_id, FACT_CHANGE, fact_id, "create", edit, source=author, before=None,
-                              after=self._fact_text(fact_id), message_id=message_id, note=note, cause=cause)
+            self._record_edit(
+                agent_id,
+                FACT_CHANGE,
+                fact_id,
+                "create",
+                edit,
+                source=author,
+                before=None,
+                after=self._fact_text(fact_id),
+                message_id=message_id,
+                note=note,
+                cause=cause,
+            )
         return fact, edit
 
     def _resolve_named(self, agent_id: int, name: str, author: str) -> int:
@@ -147,38 +230,72 @@ class UserEdits:
             return found.id
         entity_id = self.resolve(agent_id, name, "thing", author=author)
         if entity_id is None:
-            raise ToolError(f"{name!r} is not a usable entity name (2 to {names.MAX_NAME_CHARS} characters, with letters)")
+            raise ToolError(
+                f"{name!r} is not a usable entity name (2 to {names.MAX_NAME_CHARS} characters, with letters)"
+            )
         return entity_id
 
-    def edit_fact(self, fact_id: int, *, relation: str | None = None, valid_from: datetime | None = None,
-                  valid_to: datetime | None | str = "keep") -> Edit:
+    def edit_fact(
+        self,
+        fact_id: int,
+        *,
+        relation: str | None = None,
+        valid_from: datetime | None = None,
+        valid_to: datetime | None | str = "keep",
+    ) -> Edit:
         """Correct a fact's relation or dates (``valid_to=None`` reopens it); it becomes the user's."""
         fact = self.fact(fact_id)
         if fact is None:
             raise ToolError(f"No fact with id {fact_id}")
         if relation is not None and not clean_relation(relation):
             raise ToolError("relation must not be empty")
-        edit = Edit(f"edit {fact.subject} {fact.relation} {fact.object}", self._snapshot("graph_facts", "id = ?", (fact_id,)))
+        edit = Edit(
+            f"edit {fact.subject} {fact.relation} {fact.object}", self._snapshot("graph_facts", "id = ?", (fact_id,))
+        )
         before = self._fact_text(fact_id)
         with self._db.transaction():
             if relation is not None:
-                self._db.execute("UPDATE graph_facts SET relation = ? WHERE id = ?", (clean_relation(relation), fact_id))
+                self._db.execute(
+                    "UPDATE graph_facts SET relation = ? WHERE id = ?", (clean_relation(relation), fact_id)
+                )
             if valid_from is not None:
                 self._db.execute("UPDATE graph_facts SET valid_from = ? WHERE id = ?", (iso(valid_from), fact_id))
             if valid_to != "keep":
-                self._db.execute("UPDATE graph_facts SET valid_to = ? WHERE id = ?", (iso(valid_to) if valid_to else None, fact_id))  # type: ignore[arg-type]
+                self._db.execute(
+                    "UPDATE graph_facts SET valid_to = ? WHERE id = ?", (iso(valid_to) if valid_to else None, fact_id)
+                )  # type: ignore[arg-type]
             self._db.execute("UPDATE graph_facts SET author = 'user' WHERE id = ?", (fact_id,))
-            self._record_edit(fact.agent_id, FACT_CHANGE, fact_id, "update", edit, source="user", before=before, after=self._fact_text(fact_id))
+            self._record_edit(
+                fact.agent_id,
+                FACT_CHANGE,
+                fact_id,
+                "update",
+                edit,
+                source="user",
+                before=before,
+                after=self._fact_text(fact_id),
+            )
         return edit
 
     def delete_fact(self, fact_id: int) -> Edit:
         fact = self.fact(fact_id)
         if fact is None:
             raise ToolError(f"No fact with id {fact_id}")
-        edit = Edit(f"delete {fact.subject} {fact.relation} {fact.object}", self._snapshot("graph_facts", "id = ?", (fact_id,)))
+        edit = Edit(
+            f"delete {fact.subject} {fact.relation} {fact.object}", self._snapshot("graph_facts", "id = ?", (fact_id,))
+        )
         with self._db.transaction():
             self._db.execute("UPDATE graph_facts SET deleted = 1 WHERE id = ?", (fact_id,))
-            self._record_edit(fact.agent_id, FACT_CHANGE, fact_id, "delete", edit, source="user", before=self._fact_text(fact_id), after=None)
+            self._record_edit(
+                fact.agent_id,
+                FACT_CHANGE,
+                fact_id,
+                "delete",
+                edit,
+                source="user",
+                before=self._fact_text(fact_id),
+                after=None,
+            )
         return edit
 
     def undo(self, edit: Edit) -> None:
@@ -195,7 +312,10 @@ class UserEdits:
             for table, row_id in reversed(edit.inserted):
                 if table == "graph_entities":
                     # An entity the edit created may have been mentioned since: hide it instead.
-                    used = self._db.scalar("SELECT 1 FROM graph_mentions WHERE entity_id = ? UNION SELECT 1 FROM graph_facts WHERE subject_id = ? OR object_id = ?", (row_id, row_id, row_id))
+                    used = self._db.scalar(
+                        "SELECT 1 FROM graph_mentions WHERE entity_id = ? UNION SELECT 1 FROM graph_facts WHERE subject_id = ? OR object_id = ?",
+                        (row_id, row_id, row_id),
+                    )
                     if used:
                         self._db.execute("UPDATE graph_entities SET deleted = 1 WHERE id = ?", (row_id,))
                     else:
@@ -213,8 +333,17 @@ class UserEdits:
                 changed = self._changed_rows(now)
                 if agent is not None and changed[0]:
                     kind = FACT_CHANGE if table == "graph_facts" else ENTITY_CHANGE
-                    self._record(int(agent), kind, row_id, "update", source="user", before=edit.label, after=f"undone: {edit.label}",
-                                 note="undo in the Knowledge panel", rows=changed)
+                    self._record(
+                        int(agent),
+                        kind,
+                        row_id,
+                        "update",
+                        source="user",
+                        before=edit.label,
+                        after=f"undone: {edit.label}",
+                        note="undo in the Knowledge panel",
+                        rows=changed,
+                    )
         for agent in agents:
             self._forget_vectors(agent)
 

@@ -8,10 +8,10 @@ from datetime import datetime
 from typing import Any
 
 from memdesk.core.base.clock import iso, parse_iso
+from memdesk.core.base.errors import ToolError
 from memdesk.core.graph import names
 from memdesk.core.graph.changes import ENTITY_CHANGE
 from memdesk.core.graph.records import CANON, NAMED_KINDS, Entity, found_in
-from memdesk.core.base.errors import ToolError
 
 
 class Entities:
@@ -61,14 +61,22 @@ class Entities:
                    (SELECT group_concat(a.name, char(31)) FROM graph_entities a WHERE a.merged_into = e.id) AS aliases
             FROM graph_entities e WHERE {where}
             ORDER BY mentions DESC, last_seen DESC, e.id
-            {'' if limit is None else 'LIMIT ' + str(int(limit))}
+            {"" if limit is None else "LIMIT " + str(int(limit))}
             """,
             tuple(params),
         )
         return [
             Entity(
-                r[0], r[1], r[2], r[3], tuple(sorted(set(r[9].split("\x1f")))) if r[9] else (), int(r[7]),
-                parse_iso(r[8]) if r[8] else None, r[4], bool(r[5]), r[6],
+                r[0],
+                r[1],
+                r[2],
+                r[3],
+                tuple(sorted(set(r[9].split("\x1f")))) if r[9] else (),
+                int(r[7]),
+                parse_iso(r[8]) if r[8] else None,
+                r[4],
+                bool(r[5]),
+                r[6],
             )
             for r in rows
         ]
@@ -76,12 +84,22 @@ class Entities:
     def count(self, agent_id: int) -> tuple[int, int]:
         """(entities, current facts) people can see."""
         entities = self._db.scalar(
-            "SELECT COUNT(*) FROM graph_entities WHERE agent_id = ? AND merged_into IS NULL AND deleted = 0", (agent_id,)
+            "SELECT COUNT(*) FROM graph_entities WHERE agent_id = ? AND merged_into IS NULL AND deleted = 0",
+            (agent_id,),
         )
         return int(entities), len(self._fact_rows("f.agent_id = ? AND f.valid_to IS NULL", (agent_id,)))
 
-    def resolve(self, agent_id: int, name: str, kind: str = "thing", *, author: str = "extractor", at: datetime | None = None,
-                message_id: int | None = None, passage_id: int | None = None) -> int | None:
+    def resolve(
+        self,
+        agent_id: int,
+        name: str,
+        kind: str = "thing",
+        *,
+        author: str = "extractor",
+        at: datetime | None = None,
+        message_id: int | None = None,
+        passage_id: int | None = None,
+    ) -> int | None:
         """The row id for ``name``: its own row when the key is known; otherwise a new row, made
         an alias of an entity it evidently names ("Ann" of "Ann Smith", by words or meaning).
         None when ``name`` is no plausible entity name. ``message_id``/``passage_id``: where the
@@ -101,10 +119,21 @@ class Entities:
         if target is None and kind in NAMED_KINDS:
             self._names.remember(agent_id, int(cursor.lastrowid), name)
         entity_id = int(cursor.lastrowid)
-        notes = [f"an alias of {self.entity(target).name}" if target is not None else "", found_in(message_id, passage_id)]
-        self._record(agent_id, ENTITY_CHANGE, entity_id, "create", source=author, after=names.display_name(name),
-                     message_id=message_id, note="; ".join(n for n in notes if n),
-                     rows=([["graph_entities", entity_id, None]], self.row_states([("graph_entities", entity_id)])))
+        notes = [
+            f"an alias of {self.entity(target).name}" if target is not None else "",
+            found_in(message_id, passage_id),
+        ]
+        self._record(
+            agent_id,
+            ENTITY_CHANGE,
+            entity_id,
+            "create",
+            source=author,
+            after=names.display_name(name),
+            message_id=message_id,
+            note="; ".join(n for n in notes if n),
+            rows=([["graph_entities", entity_id, None]], self.row_states([("graph_entities", entity_id)])),
+        )
         return int(cursor.lastrowid)
 
     def _alias_target(self, agent_id: int, name: str, kind: str) -> int | None:
@@ -139,9 +168,14 @@ class Entities:
         if not self._names.enabled:
             return
         embedded = [
-            name for name, kind in found
-            if kind in NAMED_KINDS and names.valid_name(name)
-            and self._db.query_one("SELECT 1 FROM graph_entities WHERE agent_id = ? AND key = ?", (agent_id, names.name_key(name))) is None
+            name
+            for name, kind in found
+            if kind in NAMED_KINDS
+            and names.valid_name(name)
+            and self._db.query_one(
+                "SELECT 1 FROM graph_entities WHERE agent_id = ? AND key = ?", (agent_id, names.name_key(name))
+            )
+            is None
             and len(self._lexical_candidates(agent_id, name)) != 1
         ]
         self._names.prepare(agent_id, embedded)

@@ -23,11 +23,11 @@ from datetime import datetime, timedelta
 from typing import Protocol
 
 from memdesk.core.base.clock import Clock, iso, parse_iso
+from memdesk.core.base.errors import GenerationCancelled, MemDeskError
 from memdesk.core.graph.nlp import SPEAKER, Analysis
 from memdesk.core.graph.store import SELF_KIND, KnowledgeGraph
 from memdesk.core.graph.the_user import PLACEHOLDER
 from memdesk.core.runtime.base import CancelToken, ChatMessage
-from memdesk.core.base.errors import GenerationCancelled, MemDeskError
 
 log = logging.getLogger("memdesk.graph.extraction")
 
@@ -45,8 +45,15 @@ class Analyser(Protocol):
 
 
 class FactModel(Protocol):
-    def extract(self, text: str, speaker: str, entities: Sequence[str], *, prefix: Sequence[ChatMessage] = (),
-                cancel: CancelToken | None = None) -> list: ...
+    def extract(
+        self,
+        text: str,
+        speaker: str,
+        entities: Sequence[str],
+        *,
+        prefix: Sequence[ChatMessage] = (),
+        cancel: CancelToken | None = None,
+    ) -> list: ...
 
 
 @dataclass(frozen=True)
@@ -81,8 +88,15 @@ class _Source:
 
 
 class GraphExtractor:
-    def __init__(self, graph: KnowledgeGraph, analyser: Analyser, clock: Clock, options: ExtractionOptions = ExtractionOptions(),
-                 *, user_name: Callable[[], str] = lambda: "") -> None:
+    def __init__(
+        self,
+        graph: KnowledgeGraph,
+        analyser: Analyser,
+        clock: Clock,
+        options: ExtractionOptions = ExtractionOptions(),
+        *,
+        user_name: Callable[[], str] = lambda: "",
+    ) -> None:
         """``user_name``: the user's name (the setting, read at each source), which the user's own
         entity bears."""
         self.graph = graph
@@ -112,7 +126,13 @@ class GraphExtractor:
         ):
             while True:  # a chunk of sources a transaction: a long history is no long write lock
                 with self._db.transaction():
-                    last = self._db.scalar("SELECT last_id FROM graph_progress WHERE agent_id = ? AND source_kind = ?", (agent_id, kind)) or 0
+                    last = (
+                        self._db.scalar(
+                            "SELECT last_id FROM graph_progress WHERE agent_id = ? AND source_kind = ?",
+                            (agent_id, kind),
+                        )
+                        or 0
+                    )
                     params = (agent_id, last, *(MESSAGE_KINDS if kind == "message" else ()))
                     upto = self._db.scalar(
                         f"SELECT MAX(id) FROM (SELECT id FROM {table} WHERE agent_id = ? AND id > ? ORDER BY id LIMIT ?)",
@@ -173,7 +193,10 @@ class GraphExtractor:
         if agent_id is not None:
             where += " AND agent_id = ?"
             params.append(agent_id)
-        rows = self._db.query(f"SELECT id, agent_id, source_kind, source_id FROM graph_queue WHERE {where} ORDER BY id LIMIT ?", (*params, limit))
+        rows = self._db.query(
+            f"SELECT id, agent_id, source_kind, source_id FROM graph_queue WHERE {where} ORDER BY id LIMIT ?",
+            (*params, limit),
+        )
         return [(int(r[0]), int(r[1]), r[2], int(r[3])) for r in rows]
 
     def _fail(self, queue_id: int, error: BaseException) -> None:
@@ -187,10 +210,20 @@ class GraphExtractor:
     def _load(self, row: tuple[int, int, str, int]) -> _Source | None:
         queue_id, _agent, kind, source_id = row
         if kind == "message":
-            found = self._db.query_one("SELECT search_text, created_at, author FROM messages WHERE id = ?", (source_id,))
+            found = self._db.query_one(
+                "SELECT search_text, created_at, author FROM messages WHERE id = ?", (source_id,)
+            )
             if found is None:
                 return None
-            return _Source(queue_id, kind, source_id, found[0], parse_iso(found[1]), found[2] or None, "person" if found[2] else SELF_KIND)
+            return _Source(
+                queue_id,
+                kind,
+                source_id,
+                found[0],
+                parse_iso(found[1]),
+                found[2] or None,
+                "person" if found[2] else SELF_KIND,
+            )
         found = self._db.query_one("SELECT text, created_at FROM passages WHERE id = ?", (source_id,))
         if found is None:
             return None
@@ -209,8 +242,14 @@ class GraphExtractor:
         return self.graph.entity(user).name if user is not None else self._current_user_name() or PLACEHOLDER
 
     # --- running ---------------------------------------------------------------------------
-    def run_entities(self, agent_id: int | None = None, *, limit: int | None = None, should_stop: Callable[[], bool] = lambda: False,
-                     report: ExtractionReport | None = None) -> ExtractionReport:
+    def run_entities(
+        self,
+        agent_id: int | None = None,
+        *,
+        limit: int | None = None,
+        should_stop: Callable[[], bool] = lambda: False,
+        report: ExtractionReport | None = None,
+    ) -> ExtractionReport:
         """The NLP stage for due sources, a batch at a time, until none is left (or ``limit``)."""
         report = report or ExtractionReport()
         done = 0
@@ -250,12 +289,18 @@ class GraphExtractor:
                 # One source a transaction, with the names embedded before it opens: the write
                 # lock is held for SQL only, never for a model on a busy CPU, so an idle pass or
                 # a turn waiting for it waits a fraction of a second, not for the whole catch-up.
-                speaker = [(source.speaker, source.speaker_kind)] if source.speaker and any(SPEAKER in (f.subject, f.object) for f in analysis.facts) else []
+                speaker = (
+                    [(source.speaker, source.speaker_kind)]
+                    if source.speaker and any(SPEAKER in (f.subject, f.object) for f in analysis.facts)
+                    else []
+                )
                 self.graph.prepare_names(agent_id, [(e.name, e.kind) for e in analysis.entities] + speaker)
                 with self._db.transaction():
                     self._store(agent_id, source, analysis, report)
                     self._db.execute("DELETE FROM graph_queue WHERE id = ?", (source.queue_id,))
-                    facts_wanted = self.options.model_facts and (source.kind == "message" or self.options.document_facts)
+                    facts_wanted = self.options.model_facts and (
+                        source.kind == "message" or self.options.document_facts
+                    )
                     if facts_wanted and analysis.entities:
                         self._db.execute(
                             "INSERT OR IGNORE INTO graph_queue(agent_id, source_kind, source_id, stage) VALUES (?, ?, ?, 'facts')",
@@ -298,10 +343,20 @@ class GraphExtractor:
             if subject is not None and obj is not None:
                 if self._new_fact(agent_id, subject, found.relation, obj, source.at, where):
                     report.facts += 1
-        report.entities += int(self._db.scalar("SELECT COUNT(*) FROM graph_entities WHERE agent_id = ?", (agent_id,))) - before
+        report.entities += (
+            int(self._db.scalar("SELECT COUNT(*) FROM graph_entities WHERE agent_id = ?", (agent_id,))) - before
+        )
 
-    def run_facts(self, model: FactModel, agent_id: int | None = None, *, limit: int | None = None, cancel: CancelToken | None = None,
-                  prefix: Callable[[int], Sequence[ChatMessage]] = lambda _agent: (), report: ExtractionReport | None = None) -> ExtractionReport:
+    def run_facts(
+        self,
+        model: FactModel,
+        agent_id: int | None = None,
+        *,
+        limit: int | None = None,
+        cancel: CancelToken | None = None,
+        prefix: Callable[[int], Sequence[ChatMessage]] = lambda _agent: (),
+        report: ExtractionReport | None = None,
+    ) -> ExtractionReport:
         """The chat model's stage for due sources. A cancelled call leaves its row for later."""
         report = report or ExtractionReport()
         done = 0
@@ -319,11 +374,14 @@ class GraphExtractor:
             agent = row[1]
             where = {"message_id": source.id} if source.kind == "message" else {"passage_id": source.id}
             column = next(iter(where))
-            names = [r[0] for r in self._db.query(
-                f"SELECT DISTINCT COALESCE(root.name, e.name) FROM graph_mentions m JOIN graph_entities e ON e.id = m.entity_id"
-                f" LEFT JOIN graph_entities root ON root.id = e.merged_into WHERE m.{column} = ? AND e.deleted = 0 ORDER BY m.id",
-                (source.id,),
-            )]
+            names = [
+                r[0]
+                for r in self._db.query(
+                    f"SELECT DISTINCT COALESCE(root.name, e.name) FROM graph_mentions m JOIN graph_entities e ON e.id = m.entity_id"
+                    f" LEFT JOIN graph_entities root ON root.id = e.merged_into WHERE m.{column} = ? AND e.deleted = 0 ORDER BY m.id",
+                    (source.id,),
+                )
+            ]
             speaker = self._speaker_name(agent, source)
             try:
                 triples = model.extract(source.text, speaker, names, prefix=prefix(agent), cancel=cancel)
@@ -333,7 +391,9 @@ class GraphExtractor:
                 self._record_failure(row[0], error, report)
                 continue
             kind = lambda name: source.speaker_kind if name == speaker else "thing"  # noqa: E731
-            self.graph.prepare_names(agent, [(name, kind(name)) for triple in triples for name in (triple.subject, triple.object)])
+            self.graph.prepare_names(
+                agent, [(name, kind(name)) for triple in triples for name in (triple.subject, triple.object)]
+            )
 
             def entity(name: str) -> int | None:
                 if name == speaker:
@@ -343,7 +403,11 @@ class GraphExtractor:
             with self._db.transaction():
                 for triple in triples:
                     subject, obj = entity(triple.subject), entity(triple.object)
-                    if subject is not None and obj is not None and self._new_fact(agent, subject, triple.relation, obj, source.at, where):
+                    if (
+                        subject is not None
+                        and obj is not None
+                        and self._new_fact(agent, subject, triple.relation, obj, source.at, where)
+                    ):
                         report.model_facts += 1
                 self._db.execute("DELETE FROM graph_queue WHERE id = ?", (row[0],))
             report.sources += 1

@@ -9,17 +9,25 @@ from datetime import datetime
 from typing import Any
 
 from memdesk.core.base.clock import iso, parse_iso
+from memdesk.core.base.settings_table import DEFAULTS
 from memdesk.core.graph.changes import FACT_CHANGE
 from memdesk.core.graph.records import AUTHORS, CANON, RECENCY_HALF_LIFE_DAYS, SELF_KIND, Entity, Fact, found_in
 from memdesk.core.graph.relations import clean_relation, relation_key, single_valued
-from memdesk.core.base.settings_table import DEFAULTS
 
 
 class MentionsAndFacts:
     """The part of ``KnowledgeGraph`` that holds mentions and facts."""
 
     # --- mentions --------------------------------------------------------------------------
-    def add_mention(self, agent_id: int, entity_id: int, *, at: datetime, message_id: int | None = None, passage_id: int | None = None) -> None:
+    def add_mention(
+        self,
+        agent_id: int,
+        entity_id: int,
+        *,
+        at: datetime,
+        message_id: int | None = None,
+        passage_id: int | None = None,
+    ) -> None:
         self._generation += 1
         self._db.execute(
             "INSERT INTO graph_mentions(agent_id, entity_id, message_id, passage_id, at) VALUES (?, ?, ?, ?, ?)",
@@ -34,7 +42,9 @@ class MentionsAndFacts:
             " WHERE a.id = ? OR a.merged_into = ? ORDER BY m.at DESC, m.id DESC LIMIT ?",
             (root, root, limit),
         )
-        return [("message", r[0], parse_iso(r[2])) if r[0] is not None else ("passage", r[1], parse_iso(r[2])) for r in rows]
+        return [
+            ("message", r[0], parse_iso(r[2])) if r[0] is not None else ("passage", r[1], parse_iso(r[2])) for r in rows
+        ]
 
     def clear_source(self, *, message_id: int | None = None, passage_id: int | None = None) -> None:
         """Forget what the extractor took from one source, so extracting it again adds nothing twice."""
@@ -67,7 +77,11 @@ class MentionsAndFacts:
         if not key or subject == obj:
             return None
         start = iso(valid_from or self._clock.now())
-        same = [f for f in self._fact_rows("f.agent_id = ? AND f.valid_to IS NULL", (agent_id,), subject=subject) if relation_key(f.relation) == key]
+        same = [
+            f
+            for f in self._fact_rows("f.agent_id = ? AND f.valid_to IS NULL", (agent_id,), subject=subject)
+            if relation_key(f.relation) == key
+        ]
         for fact in same:
             if fact.object_id == obj:
                 return fact.id
@@ -83,18 +97,49 @@ class MentionsAndFacts:
         cursor = self._db.execute(
             "INSERT INTO graph_facts(agent_id, subject_id, relation, object_id, message_id, passage_id, valid_from, valid_to, author, created_at)"
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (agent_id, subject_id, relation, object_id, message_id, passage_id, start, valid_to, author, iso(self._clock.now())),
+            (
+                agent_id,
+                subject_id,
+                relation,
+                object_id,
+                message_id,
+                passage_id,
+                start,
+                valid_to,
+                author,
+                iso(self._clock.now()),
+            ),
         )
         fact_id = int(cursor.lastrowid)
         text = self._fact_text(fact_id)
         # Reverting the new fact reopens the facts it closed.
-        created_before = [["graph_facts", fact_id, None]] + [["graph_facts", old_id, row] for old_id, _text, row in closed]
-        self._record(agent_id, FACT_CHANGE, fact_id, "create", source=author, after=text, message_id=message_id,
-                     note=found_in(message_id, passage_id), rows=(created_before, self.row_states((t, i) for t, i, _r in created_before)))
+        created_before = [["graph_facts", fact_id, None]] + [
+            ["graph_facts", old_id, row] for old_id, _text, row in closed
+        ]
+        self._record(
+            agent_id,
+            FACT_CHANGE,
+            fact_id,
+            "create",
+            source=author,
+            after=text,
+            message_id=message_id,
+            note=found_in(message_id, passage_id),
+            rows=(created_before, self.row_states((t, i) for t, i, _r in created_before)),
+        )
         for old_id, before, row in closed:
-            self._record(agent_id, FACT_CHANGE, old_id, "update", source=author, before=before, after=self._fact_text(old_id),
-                         message_id=message_id, note=f"closed by the newer fact: {text}",
-                         rows=([["graph_facts", old_id, row]], self.row_states([("graph_facts", old_id)])))
+            self._record(
+                agent_id,
+                FACT_CHANGE,
+                old_id,
+                "update",
+                source=author,
+                before=before,
+                after=self._fact_text(old_id),
+                message_id=message_id,
+                note=f"closed by the newer fact: {text}",
+                rows=([["graph_facts", old_id, row]], self.row_states([("graph_facts", old_id)])),
+            )
         return fact_id
 
     def fact(self, fact_id: int) -> Fact | None:
@@ -104,13 +149,17 @@ class MentionsAndFacts:
     def facts(self, entity_id: int, *, current_only: bool = False) -> list[Fact]:
         """Facts with the entity (or an alias) as subject or object, newest first."""
         root = self.root(entity_id)
-        where = "f.agent_id = (SELECT agent_id FROM graph_entities WHERE id = ?)" + (" AND f.valid_to IS NULL" if current_only else "")
+        where = "f.agent_id = (SELECT agent_id FROM graph_entities WHERE id = ?)" + (
+            " AND f.valid_to IS NULL" if current_only else ""
+        )
         return self._fact_rows(where, (root,), touching=root)
 
     def all_facts(self, agent_id: int) -> list[Fact]:
         return self._fact_rows("f.agent_id = ?", (agent_id,))
 
-    def _fact_rows(self, where: str, params: Sequence[Any], *, subject: int | None = None, touching: int | None = None) -> list[Fact]:
+    def _fact_rows(
+        self, where: str, params: Sequence[Any], *, subject: int | None = None, touching: int | None = None
+    ) -> list[Fact]:
         extra, extra_params = "", []
         if subject is not None:
             extra = " AND COALESCE(s.merged_into, s.id) = ?"
@@ -133,7 +182,20 @@ class MentionsAndFacts:
             (*params, *extra_params),
         )
         return [
-            Fact(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], parse_iso(r[9]), parse_iso(r[10]) if r[10] else None, r[11])
+            Fact(
+                r[0],
+                r[1],
+                r[2],
+                r[3],
+                r[4],
+                r[5],
+                r[6],
+                r[7],
+                r[8],
+                parse_iso(r[9]),
+                parse_iso(r[10]) if r[10] else None,
+                r[11],
+            )
             for r in rows
         ]
 
@@ -160,7 +222,9 @@ class MentionsAndFacts:
         return seen, list(facts.values())
 
     # --- ranking ---------------------------------------------------------------------------
-    def top_entities(self, agent_id: int, limit: int = DEFAULTS.graph_top_entities, *, now: datetime | None = None) -> list[tuple[Entity, float]]:
+    def top_entities(
+        self, agent_id: int, limit: int = DEFAULTS.graph_top_entities, *, now: datetime | None = None
+    ) -> list[tuple[Entity, float]]:
         """Entities ranked by frequency x recency: mentions times a half-life decay of the time
         since the last one (memary's entity store, sorted the right way round). The user's own
         entity is left out: it is in every conversation and says nothing.
@@ -198,7 +262,6 @@ class MentionsAndFacts:
             if len(result) >= limit:
                 break
         return result
-
 
     def _fact_text(self, fact_id: int) -> str:
         fact = self.fact(fact_id)

@@ -56,10 +56,17 @@ def fact_spec(choices: Sequence[str], objects: Sequence[str] | None = None) -> T
             "properties": {
                 "subject": {"type": "string", "enum": list(choices), "description": "Who or what the fact is about."},
                 "relation": {
-                    "type": "string", "format": PHRASE, "minLength": 2, "maxLength": MAX_RELATION_CHARS,
+                    "type": "string",
+                    "format": PHRASE,
+                    "minLength": 2,
+                    "maxLength": MAX_RELATION_CHARS,
                     "description": "A short verb phrase, for example: lives in, works at, likes, sister of.",
                 },
-                "object": {"type": "string", "enum": list(choices if objects is None else objects), "description": "The other entity."},
+                "object": {
+                    "type": "string",
+                    "enum": list(choices if objects is None else objects),
+                    "description": "The other entity.",
+                },
             },
             "required": ["subject", "relation", "object"],
         },
@@ -72,7 +79,7 @@ def instruction(text: str, speaker: str, choices: Sequence[str]) -> str:
         "[Knowledge graph update: this is not a message from the user, and nobody will read your answer.]\n"
         f"Message from {speaker}: {json.dumps(text[:MAX_TEXT_CHARS], ensure_ascii=False)}\n"
         f"Call {FUNCTION} with the most important fact this message states. Subject and object must be two different "
-        f"entities from: {listed}. The relation is a short verb phrase such as \"lives in\", \"works at\", \"likes\" or \"sister of\"."
+        f'entities from: {listed}. The relation is a short verb phrase such as "lives in", "works at", "likes" or "sister of".'
     )
 
 
@@ -97,14 +104,17 @@ class ModelFactExtractor:
             return []
         ask = ChatMessage("user", instruction(text, speaker, choices))
         messages = self._messages(prefix, ask)
-        turn = self._runtime.generate_call(CallRequest(messages, [fact_spec(choices)], self._params, thoughts_chars=THOUGHTS_CHARS), cancel=cancel)
+        turn = self._runtime.generate_call(
+            CallRequest(messages, [fact_spec(choices)], self._params, thoughts_chars=THOUGHTS_CHARS), cancel=cancel
+        )
         same = _self_fact(turn.text, choices)
         if same is not None:
             # A small model often names one entity twice; JSON schema cannot say "another one", so the
             # second try fixes the subject and leaves only the others as objects (the prompt is cached).
             others = [c for c in choices if c != same]
             turn = self._runtime.generate_call(
-                CallRequest(messages, [fact_spec([same], others)], self._params, thoughts_chars=THOUGHTS_CHARS), cancel=cancel
+                CallRequest(messages, [fact_spec([same], others)], self._params, thoughts_chars=THOUGHTS_CHARS),
+                cancel=cancel,
             )
         return _parse(turn.text, choices)
 

@@ -53,7 +53,9 @@ class NameVectors:
         best = int(np.argmax(scores))
         if scores[best] < VECTOR_MERGE:
             return None
-        if not self._db.scalar("SELECT 1 FROM graph_entities WHERE id = ? AND merged_into IS NULL AND deleted = 0", (ids[best],)):
+        if not self._db.scalar(
+            "SELECT 1 FROM graph_entities WHERE id = ? AND merged_into IS NULL AND deleted = 0", (ids[best],)
+        ):
             # Removed or merged from another connection (a forget) since the cache was built.
             self.forget(agent_id)
             return self.target(agent_id, name)

@@ -35,7 +35,9 @@ _ENGLISH_FUNCTION_WORDS = frozenset(
     "would can could should so if then than as what who when where why how just about".split()
 )
 
-_LEADING = re.compile(r"^(?:the|a|an|my|your|his|her|our|their|its|this|that|these|those|some|any|such)\s+", re.IGNORECASE)
+_LEADING = re.compile(
+    r"^(?:the|a|an|my|your|his|her|our|their|its|this|that|these|those|some|any|such)\s+", re.IGNORECASE
+)
 _POSSESSIVE = re.compile(r"(?:'s|’s|'|’)$")
 
 

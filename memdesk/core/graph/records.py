@@ -68,7 +68,6 @@ class Edit:
     inserted: list[tuple[str, int]] = field(default_factory=list)
 
 
-
 def found_in(message_id: int | None, passage_id: int | None) -> str:
     """A history note for a row taken from an archival passage (a message is linked instead)."""
     return f"found in archival passage {passage_id}" if passage_id is not None and message_id is None else ""

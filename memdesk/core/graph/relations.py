@@ -12,14 +12,44 @@ import re
 
 MAX_RELATION_CHARS = 40
 
-_IRREGULAR = {"is": "be", "was": "be", "are": "be", "were": "be", "am": "be", "been": "be", "has": "have", "had": "have",
-              "went": "go", "goes": "go", "made": "make", "got": "get", "left": "leave", "bought": "buy", "met": "meet", "married": "marry"}
+_IRREGULAR = {
+    "is": "be",
+    "was": "be",
+    "are": "be",
+    "were": "be",
+    "am": "be",
+    "been": "be",
+    "has": "have",
+    "had": "have",
+    "went": "go",
+    "goes": "go",
+    "made": "make",
+    "got": "get",
+    "left": "leave",
+    "bought": "buy",
+    "met": "meet",
+    "married": "marry",
+}
 _SYNONYMS = {
-    "move to": "live in", "relocate to": "live in", "reside in": "live in", "be from": "live in", "live at": "live in",
-    "work for": "work at", "be employed at": "work at", "be employed by": "work at", "work in": "work at",
-    "marry": "married to", "marry to": "married to", "be married to": "married to", "be marry to": "married to", "wed": "married to",
-    "study in": "study at", "attend": "study at",
-    "be called": "be named", "be name": "be named", "named": "be named",
+    "move to": "live in",
+    "relocate to": "live in",
+    "reside in": "live in",
+    "be from": "live in",
+    "live at": "live in",
+    "work for": "work at",
+    "be employed at": "work at",
+    "be employed by": "work at",
+    "work in": "work at",
+    "marry": "married to",
+    "marry to": "married to",
+    "be married to": "married to",
+    "be marry to": "married to",
+    "wed": "married to",
+    "study in": "study at",
+    "attend": "study at",
+    "be called": "be named",
+    "be name": "be named",
+    "named": "be named",
 }
 #: A subject has one object for these at any time: a newer fact closes the older one.
 SINGLE_VALUED = frozenset({"live in", "work at", "work as", "married to", "age", "study at", "be named"})
@@ -43,7 +73,11 @@ def _base(word: str) -> str:
         return word[:-3] + "y"
     if word.endswith("ed") and len(word) > 4:
         stem = word[:-2]
-        return stem[:-1] if len(stem) > 2 and stem[-1] == stem[-2] else (stem + "e" if stem.endswith(("v", "r", "c", "at")) else stem)
+        return (
+            stem[:-1]
+            if len(stem) > 2 and stem[-1] == stem[-2]
+            else (stem + "e" if stem.endswith(("v", "r", "c", "at")) else stem)
+        )
     return word
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from memdesk.core.graph.store import Entity, Fact, KnowledgeGraph
 from memdesk.core.base.settings_table import DEFAULTS
+from memdesk.core.graph.store import Entity, Fact, KnowledgeGraph
 from memdesk.core.storage import Database
 
 FACTS_PER_PAGE = 10
@@ -36,7 +36,8 @@ def source_label(db: Database, fact: Fact) -> str:
             return f"message of {row[0][:16].replace('T', ' ')} by {who}"
     if fact.passage_id is not None:
         row = db.query_one(
-            "SELECT d.title, p.page FROM passages p LEFT JOIN documents d ON d.id = p.document_id WHERE p.id = ?", (fact.passage_id,)
+            "SELECT d.title, p.page FROM passages p LEFT JOIN documents d ON d.id = p.document_id WHERE p.id = ?",
+            (fact.passage_id,),
         )
         if row is not None:
             return f"document {row[0]}" + (f" p.{row[1]}" if row[1] else "") if row[0] else "archival memory"
@@ -48,11 +49,20 @@ def fact_line(db: Database, fact: Fact) -> str:
     return f"- {fact.subject} | {fact.relation} | {fact.object} ({span}; {source_label(db, fact)})"
 
 
-def subgraph_page(graph: KnowledgeGraph, entity: Entity, *, depth: int = 2, page: int = 0, page_size: int = FACTS_PER_PAGE) -> SubgraphPage:
+def subgraph_page(
+    graph: KnowledgeGraph, entity: Entity, *, depth: int = 2, page: int = 0, page_size: int = FACTS_PER_PAGE
+) -> SubgraphPage:
     """Facts within ``depth`` hops, current facts before closed ones, nearer rings first."""
     nodes, facts = graph.neighbourhood(entity.id, depth)
     ring = {node: index for index, node in enumerate(nodes)}
-    facts.sort(key=lambda f: (f.valid_to is not None, min(ring.get(f.subject_id, 99), ring.get(f.object_id, 99)) > 0, -f.valid_from.timestamp(), f.id))
+    facts.sort(
+        key=lambda f: (
+            f.valid_to is not None,
+            min(ring.get(f.subject_id, 99), ring.get(f.object_id, 99)) > 0,
+            -f.valid_from.timestamp(),
+            f.id,
+        )
+    )
     pages = max(1, -(-len(facts) // page_size))
     window = facts[page * page_size : (page + 1) * page_size]
     return SubgraphPage(entity, [fact_line(graph.db, f) for f in window], len(facts), page, pages, len(nodes))
@@ -69,4 +79,8 @@ def render_top_entities(graph: KnowledgeGraph, agent_id: int, limit: int = TOP_E
     for entity, _score in top:
         seen = f", last {_day(entity.last_seen)}" if entity.last_seen else ""
         items.append(f"{entity.name} ({entity.kind}, {entity.mentions}x{seen})")
-    return "### Knowledge graph\nTop entities: " + "; ".join(items) + ".\nUse knowledge_graph_search(entity) for what is known about one."
+    return (
+        "### Knowledge graph\nTop entities: "
+        + "; ".join(items)
+        + ".\nUse knowledge_graph_search(entity) for what is known about one."
+    )

@@ -30,8 +30,18 @@ from memdesk.core.graph.the_user import TheUser
 from memdesk.core.storage import Database
 
 __all__ = [
-    "AUTHORS", "ENTITY_CHANGE", "FACT_CHANGE", "NAMED_KINDS", "ROW_TABLES", "SELF_KIND",
-    "ChangeRecorder", "Edit", "Entity", "Fact", "KnowledgeGraph", "RowState",
+    "AUTHORS",
+    "ENTITY_CHANGE",
+    "FACT_CHANGE",
+    "NAMED_KINDS",
+    "ROW_TABLES",
+    "SELF_KIND",
+    "ChangeRecorder",
+    "Edit",
+    "Entity",
+    "Fact",
+    "KnowledgeGraph",
+    "RowState",
 ]
 
 

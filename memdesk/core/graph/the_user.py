@@ -42,8 +42,15 @@ class TheUser:
     def taken_user_name(self, agent_id: int) -> str | None:
         return self._db.scalar("SELECT name FROM graph_user_names WHERE agent_id = ?", (agent_id,))
 
-    def the_user(self, agent_id: int, name: str, *, at: datetime | None = None, message_id: int | None = None,
-                 passage_id: int | None = None) -> int:
+    def the_user(
+        self,
+        agent_id: int,
+        name: str,
+        *,
+        at: datetime | None = None,
+        message_id: int | None = None,
+        passage_id: int | None = None,
+    ) -> int:
         """The user's entity, made now if the graph has none yet: named ``name`` when it is a
         usable name (the entity already called so becomes the user), else "User"."""
         found = self.user_entity(agent_id)
@@ -51,9 +58,13 @@ class TheUser:
             return found
         named = names.valid_name(name)
         # "User" may be known already, from the agent's own facts about the person it talks to.
-        placeholder = self._db.scalar("SELECT COALESCE(merged_into, id) FROM graph_entities WHERE agent_id = ? AND key = ? AND deleted = 0",
-                                      (agent_id, names.name_key(PLACEHOLDER)))
-        entity_id = self.resolve(agent_id, name if named else PLACEHOLDER, SELF_KIND, at=at, message_id=message_id, passage_id=passage_id)
+        placeholder = self._db.scalar(
+            "SELECT COALESCE(merged_into, id) FROM graph_entities WHERE agent_id = ? AND key = ? AND deleted = 0",
+            (agent_id, names.name_key(PLACEHOLDER)),
+        )
+        entity_id = self.resolve(
+            agent_id, name if named else PLACEHOLDER, SELF_KIND, at=at, message_id=message_id, passage_id=passage_id
+        )
         assert entity_id is not None  # the placeholder is a valid name
         row = self._db.query_one("SELECT kind, merged_into, deleted FROM graph_entities WHERE id = ?", (entity_id,))
         previous = placeholder if placeholder is not None and placeholder != self.root(entity_id) else None
@@ -86,17 +97,29 @@ class TheUser:
             (agent_id, names.display_name(name)),
         )
 
-    def _become_user(self, agent_id: int, entity_id: int | None, previous: int | None, name: str | None = None, *,
-                     note: str = NAMING_NOTE) -> bool:
+    def _become_user(
+        self,
+        agent_id: int,
+        entity_id: int | None,
+        previous: int | None,
+        name: str | None = None,
+        *,
+        note: str = NAMING_NOTE,
+    ) -> bool:
         """Make ``entity_id`` (or the row keyed ``name``, made if missing) the user's root entity,
         with ``previous`` (the user's entity until now) and its aliases as its aliases. One
         recorded change; True when any row changed."""
         with self._db.transaction():
-            edit = Edit("", self._snapshot("graph_entities", "id = ? OR merged_into = ?", (previous, previous)) if previous else [])
+            edit = Edit(
+                "",
+                self._snapshot("graph_entities", "id = ? OR merged_into = ?", (previous, previous)) if previous else [],
+            )
             old_name = self.entity(previous).name if previous is not None else None
             if entity_id is None:
                 assert name is not None
-                found = self._db.query_one("SELECT id FROM graph_entities WHERE agent_id = ? AND key = ?", (agent_id, names.name_key(name)))
+                found = self._db.query_one(
+                    "SELECT id FROM graph_entities WHERE agent_id = ? AND key = ?", (agent_id, names.name_key(name))
+                )
                 if found is None:
                     cursor = self._db.execute(
                         "INSERT INTO graph_entities(agent_id, name, key, kind, author, created_at) VALUES (?, ?, ?, ?, 'user', ?)",
@@ -106,18 +129,41 @@ class TheUser:
                     edit.inserted.append(("graph_entities", entity_id))
                 else:
                     entity_id = int(found[0])
-            if not any(row["id"] == entity_id for _t, row in edit.before) and ("graph_entities", entity_id) not in edit.inserted:
+            if (
+                not any(row["id"] == entity_id for _t, row in edit.before)
+                and ("graph_entities", entity_id) not in edit.inserted
+            ):
                 edit.before += self._snapshot("graph_entities", "id = ?", (entity_id,))
-            shown = names.display_name(name) if name is not None else self._db.scalar("SELECT name FROM graph_entities WHERE id = ?", (entity_id,))
-            self._db.execute("UPDATE graph_entities SET merged_into = NULL, kind = ?, deleted = 0, name = ? WHERE id = ?",
-                             (SELF_KIND, shown, entity_id))
+            shown = (
+                names.display_name(name)
+                if name is not None
+                else self._db.scalar("SELECT name FROM graph_entities WHERE id = ?", (entity_id,))
+            )
+            self._db.execute(
+                "UPDATE graph_entities SET merged_into = NULL, kind = ?, deleted = 0, name = ? WHERE id = ?",
+                (SELF_KIND, shown, entity_id),
+            )
             if previous is not None and previous != entity_id:
-                self._db.execute("UPDATE graph_entities SET merged_into = ? WHERE (id = ? OR merged_into = ?) AND id != ?",
-                                 (entity_id, previous, previous, entity_id))
-                edit.before += self._reconcile(entity_id)  # "User lives in Lisbon" and "Ada lives in Porto" are one person's now
+                self._db.execute(
+                    "UPDATE graph_entities SET merged_into = ? WHERE (id = ? OR merged_into = ?) AND id != ?",
+                    (entity_id, previous, previous, entity_id),
+                )
+                edit.before += self._reconcile(
+                    entity_id
+                )  # "User lives in Lisbon" and "Ada lives in Porto" are one person's now
             edit.label = f"{old_name} is now {shown}" if old_name and old_name != shown else f"{shown} is you"
             changed = bool(self._changed_rows(self._edit_rows(edit))[0])
-            self._record_edit(agent_id, ENTITY_CHANGE, entity_id, "update", edit, source="app", before=old_name, after=f"{shown} (you)",
-                              label=edit.label, note=note)
+            self._record_edit(
+                agent_id,
+                ENTITY_CHANGE,
+                entity_id,
+                "update",
+                edit,
+                source="app",
+                before=old_name,
+                after=f"{shown} (you)",
+                label=edit.label,
+                note=note,
+            )
         self._forget_vectors(agent_id)
         return changed

@@ -9,11 +9,11 @@ from datetime import datetime, tzinfo
 from pathlib import Path
 
 from memdesk.core.base.clock import Clock, iso, parse_iso
+from memdesk.core.base.errors import AgentExistsError, AgentNotFoundError, MemDeskError
 from memdesk.core.memory.core_memory import DEFAULT_LIMIT, CoreMemory
 from memdesk.core.memory.history import USER
 from memdesk.core.memory.space import delete_agent_vectors
 from memdesk.core.storage import Database
-from memdesk.core.base.errors import AgentExistsError, AgentNotFoundError, MemDeskError
 
 #: The agent the window creates on a fresh install; ``memdesk warm`` prepares its prompt beforehand.
 FIRST_AGENT = "Companion"
@@ -45,8 +45,19 @@ _COLUMNS = (
 
 def _record(row, zone: tzinfo) -> AgentRecord:
     return AgentRecord(
-        row[0], row[1], parse_iso(row[2], zone), row[3], row[4], row[5], row[6], bool(row[7]),
-        parse_iso(row[8], zone) if row[8] else None, parse_iso(row[9], zone) if row[9] else None, json.loads(row[10]), row[11], row[12],
+        row[0],
+        row[1],
+        parse_iso(row[2], zone),
+        row[3],
+        row[4],
+        row[5],
+        row[6],
+        bool(row[7]),
+        parse_iso(row[8], zone) if row[8] else None,
+        parse_iso(row[9], zone) if row[9] else None,
+        json.loads(row[10]),
+        row[11],
+        row[12],
     )
 
 
@@ -58,16 +69,34 @@ class AgentStore:
         self._files_root = files_root
 
     def create(
-        self, name: str, *, system_prompt: str, persona: str, human: str, limit: int = DEFAULT_LIMIT,
-        persona_source: str = USER, human_source: str = USER,
+        self,
+        name: str,
+        *,
+        system_prompt: str,
+        persona: str,
+        human: str,
+        limit: int = DEFAULT_LIMIT,
+        persona_source: str = USER,
+        human_source: str = USER,
     ) -> AgentRecord:
         """``persona_source``/``human_source``: who wrote each block's first text (APP for
         MemDesk's defaults), as its memory history will say."""
         with self._db.transaction():
             agent_id = self.create_empty(name, system_prompt=system_prompt).id
-            self._core.create(agent_id, "persona", persona, limit=limit, description="Who you are: your persona.", source=persona_source)
             self._core.create(
-                agent_id, "human", human, limit=limit, description="What you know about the user: facts they share with you, one per line.",
+                agent_id,
+                "persona",
+                persona,
+                limit=limit,
+                description="Who you are: your persona.",
+                source=persona_source,
+            )
+            self._core.create(
+                agent_id,
+                "human",
+                human,
+                limit=limit,
+                description="What you know about the user: facts they share with you, one per line.",
                 source=human_source,
             )
         return self.get(agent_id)
@@ -80,7 +109,8 @@ class AgentStore:
         if self.find(name):
             raise AgentExistsError(f"An agent named {name!r} already exists")
         cursor = self._db.execute(
-            "INSERT INTO agents(name, created_at, system_prompt) VALUES (?, ?, ?)", (name, iso(created_at or self._clock.now()), system_prompt)
+            "INSERT INTO agents(name, created_at, system_prompt) VALUES (?, ?, ?)",
+            (name, iso(created_at or self._clock.now()), system_prompt),
         )
         return self.get(cursor.lastrowid)
 
@@ -124,8 +154,15 @@ class AgentStore:
     # --- state the loop keeps on the agent row -----------------------------------------------
     def update(self, agent_id: int, **fields) -> None:
         allowed = {
-            "summary", "context_start_id", "evicted_count", "pressure_alert_sent", "last_login", "heartbeats_paused_until", "config",
-            "memory_view", "recall_expired_before",
+            "summary",
+            "context_start_id",
+            "evicted_count",
+            "pressure_alert_sent",
+            "last_login",
+            "heartbeats_paused_until",
+            "config",
+            "memory_view",
+            "recall_expired_before",
         }
         if not fields or set(fields) - allowed:
             raise ValueError(f"Cannot update agent fields {sorted(set(fields) - allowed)}")

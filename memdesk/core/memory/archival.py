@@ -21,6 +21,7 @@ from datetime import datetime, tzinfo
 import numpy as np
 
 from memdesk.core.base.clock import Clock, iso, parse_iso
+from memdesk.core.base.errors import StalePassageError
 from memdesk.core.embedding import Embedder
 from memdesk.core.memory.history import AGENT, CREATE, DELETE, DOCUMENT, PASSAGE, UPDATE, USER, Cause, MemoryHistory
 from memdesk.core.memory.page import Page
@@ -28,8 +29,6 @@ from memdesk.core.memory.space import EmbeddingSpace
 from memdesk.core.retrieval.passages import PassageRanker
 from memdesk.core.storage import Database
 from memdesk.core.text.chunking import chunk_for_embedding
-from memdesk.core.base.errors import StalePassageError
-
 
 
 @dataclass(frozen=True)
@@ -117,13 +116,24 @@ _SELECT = (
 
 def _passage(row, zone: tzinfo) -> Passage:
     return Passage(
-        row[0], row[1], row[2], parse_iso(row[3], zone), json.loads(row[4]), Citation(row[5], row[6], row[7], row[8], row[9], row[10], row[11])
+        row[0],
+        row[1],
+        row[2],
+        parse_iso(row[3], zone),
+        json.loads(row[4]),
+        Citation(row[5], row[6], row[7], row[8], row[9], row[10], row[11]),
     )
 
 
 class ArchivalMemory:
     def __init__(
-        self, db: Database, embedder: Embedder, clock: Clock, *, ranker: PassageRanker | None = None, history: MemoryHistory | None = None
+        self,
+        db: Database,
+        embedder: Embedder,
+        clock: Clock,
+        *,
+        ranker: PassageRanker | None = None,
+        history: MemoryHistory | None = None,
     ) -> None:
         """``ranker`` holds the store's ranking caches; the composition root passes the store's one
         ranker in (a fresh one otherwise), and the store's one memory history."""
@@ -148,7 +158,13 @@ class ArchivalMemory:
 
     # --- writing ---------------------------------------------------------------------------
     def insert(
-        self, agent_id: int, content: str, *, tags: list[str] | None = None, source: str = AGENT, cause: Cause | None = None
+        self,
+        agent_id: int,
+        content: str,
+        *,
+        tags: list[str] | None = None,
+        source: str = AGENT,
+        cause: Cause | None = None,
     ) -> list[int]:
         """Chunk (to what the embedder reads), embed and store ``content`` (the agent's
         archival_memory_insert). Returns the new passage ids. MemGPT cut 300 words; that is more
@@ -159,7 +175,9 @@ class ArchivalMemory:
             return []
         vectors = self._embedder.embed(texts)
         now = self._clock.now()
-        return self.add(agent_id, [NewPassage(text, now, list(tags or [])) for text in texts], vectors, source=source, cause=cause)
+        return self.add(
+            agent_id, [NewPassage(text, now, list(tags or [])) for text in texts], vectors, source=source, cause=cause
+        )
 
     def add(
         self,
@@ -182,8 +200,17 @@ class ArchivalMemory:
                     "INSERT INTO passages(agent_id, text, created_at, tags, document_id, chunk_index, page, section, char_start, char_end,"
                     " embedded) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (
-                        agent_id, passage.text, iso(passage.created_at), json.dumps(passage.tags), passage.document_id, passage.chunk_index,
-                        passage.page, passage.section, passage.char_start, passage.char_end, int(vectors is not None),
+                        agent_id,
+                        passage.text,
+                        iso(passage.created_at),
+                        json.dumps(passage.tags),
+                        passage.document_id,
+                        passage.chunk_index,
+                        passage.page,
+                        passage.section,
+                        passage.char_start,
+                        passage.char_end,
+                        int(vectors is not None),
                     ),
                 )
                 ids.append(cursor.lastrowid)
@@ -192,32 +219,58 @@ class ArchivalMemory:
             self._record_added(agent_id, passages, ids, source, cause)
         return ids
 
-    def _record_added(self, agent_id: int, passages: Sequence[NewPassage], ids: list[int], source: str, cause: Cause | None) -> None:
+    def _record_added(
+        self, agent_id: int, passages: Sequence[NewPassage], ids: list[int], source: str, cause: Cause | None
+    ) -> None:
         chunks: dict[int, int] = {}
         for passage, passage_id in zip(passages, ids):
             if passage.document_id is not None:
                 chunks[passage.document_id] = chunks.get(passage.document_id, 0) + 1
                 continue
             self.history.record(
-                agent_id, PASSAGE, passage_id, CREATE, source=source, after=passage.text, label=label_for(passage.text),
-                after_meta=_passage_meta(passage), cause=cause, prune=False,
+                agent_id,
+                PASSAGE,
+                passage_id,
+                CREATE,
+                source=source,
+                after=passage.text,
+                label=label_for(passage.text),
+                after_meta=_passage_meta(passage),
+                cause=cause,
+                prune=False,
             )
         for document_id, count in chunks.items():
             self.history.record(
-                agent_id, DOCUMENT, document_id, CREATE, source=source, after=f"{count} passage(s) from this document",
-                label=self._document_title(document_id), after_meta={"passages": count}, cause=cause, prune=False,
+                agent_id,
+                DOCUMENT,
+                document_id,
+                CREATE,
+                source=source,
+                after=f"{count} passage(s) from this document",
+                label=self._document_title(document_id),
+                after_meta={"passages": count},
+                cause=cause,
+                prune=False,
             )
         self.history.prune(agent_id)
 
     def _document_title(self, document_id: int) -> str:
-        return str(self._db.scalar("SELECT title FROM documents WHERE id = ?", (document_id,)) or f"document {document_id}")
+        return str(
+            self._db.scalar("SELECT title FROM documents WHERE id = ?", (document_id,)) or f"document {document_id}"
+        )
 
     def store_vectors(self, agent_id: int, passage_ids: list[int], vectors: np.ndarray) -> None:
         """Attach vectors to existing passages (document ingestion embeds after storing text)."""
         self._space.write("passages", agent_id, passage_ids, vectors)
 
     def update_text(
-        self, passage_id: int, text: str, *, source: str = USER, cause: Cause | None = None, expected_text: str | None = None
+        self,
+        passage_id: int,
+        text: str,
+        *,
+        source: str = USER,
+        cause: Cause | None = None,
+        expected_text: str | None = None,
     ) -> None:
         """Replace a passage's text (and vector). With ``expected_text``, refuses (StalePassageError)
         when someone changed the passage since the caller read it."""
@@ -235,7 +288,15 @@ class ArchivalMemory:
             self._space.write("passages", row[0], [passage_id], [vector])
             if text != before:
                 self.history.record(
-                    row[0], PASSAGE, passage_id, UPDATE, source=source, before=before, after=text, label=label_for(text), cause=cause
+                    row[0],
+                    PASSAGE,
+                    passage_id,
+                    UPDATE,
+                    source=source,
+                    before=before,
+                    after=text,
+                    label=label_for(text),
+                    cause=cause,
                 )
 
     def delete(self, passage_ids: list[int], *, source: str = USER, cause: Cause | None = None) -> None:
@@ -247,8 +308,15 @@ class ArchivalMemory:
                 if stored is not None:
                     agent_id, passage = stored
                     self.history.record(
-                        agent_id, PASSAGE, passage_id, DELETE, source=source, before=passage.text, label=label_for(passage.text),
-                        before_meta=_passage_meta(passage), cause=cause,
+                        agent_id,
+                        PASSAGE,
+                        passage_id,
+                        DELETE,
+                        source=source,
+                        before=passage.text,
+                        label=label_for(passage.text),
+                        before_meta=_passage_meta(passage),
+                        cause=cause,
                     )
 
     def delete_documents(self, document_ids: list[int], *, source: str = USER, cause: Cause | None = None) -> None:
@@ -259,15 +327,28 @@ class ArchivalMemory:
         marks = ",".join("?" * len(document_ids))
         with self._db.transaction():
             counts = self._db.query(
-                f"SELECT document_id, agent_id, COUNT(*) FROM passages WHERE document_id IN ({marks}) GROUP BY document_id, agent_id", document_ids
+                f"SELECT document_id, agent_id, COUNT(*) FROM passages WHERE document_id IN ({marks}) GROUP BY document_id, agent_id",
+                document_ids,
             )
-            ids = [r[0] for r in self._db.query(f"SELECT id FROM passages WHERE document_id IN ({marks}) AND embedded = 1", document_ids)]
+            ids = [
+                r[0]
+                for r in self._db.query(
+                    f"SELECT id FROM passages WHERE document_id IN ({marks}) AND embedded = 1", document_ids
+                )
+            ]
             self._space.delete("passages", ids)
             self._db.execute(f"DELETE FROM passages WHERE document_id IN ({marks})", document_ids)
             for document_id, agent_id, count in counts:
                 self.history.record(
-                    agent_id, DOCUMENT, document_id, DELETE, source=source, before=f"{count} passage(s) from this document",
-                    label=self._document_title(document_id), before_meta={"passages": count}, cause=cause,
+                    agent_id,
+                    DOCUMENT,
+                    document_id,
+                    DELETE,
+                    source=source,
+                    before=f"{count} passage(s) from this document",
+                    label=self._document_title(document_id),
+                    before_meta={"passages": count},
+                    cause=cause,
                 )
 
     def _raw(self, passage_id: int) -> tuple[int, NewPassage] | None:
@@ -279,7 +360,8 @@ class ArchivalMemory:
     def stored(self, agent_id: int, *, after_id: int = 0, limit: int = 500) -> list[tuple[int, NewPassage]]:
         """Passages as stored (with chunk positions), oldest first, for exports: page with ``after_id``."""
         rows = self._db.query(
-            f"SELECT id, {_STORED} FROM passages WHERE agent_id = ? AND id > ? ORDER BY id LIMIT ?", (agent_id, after_id, limit)
+            f"SELECT id, {_STORED} FROM passages WHERE agent_id = ? AND id > ? ORDER BY id LIMIT ?",
+            (agent_id, after_id, limit),
         )
         return [(row[0], _stored(row[1:])) for row in rows]
 
@@ -298,7 +380,9 @@ class ArchivalMemory:
         return _passage(row, self._clock.zone) if row else None
 
     def list(self, agent_id: int, *, offset: int = 0, limit: int = 100) -> list[Passage]:
-        rows = self._db.query(f"{_SELECT} WHERE p.agent_id = ? ORDER BY p.id DESC LIMIT ? OFFSET ?", (agent_id, limit, offset))
+        rows = self._db.query(
+            f"{_SELECT} WHERE p.agent_id = ? ORDER BY p.id DESC LIMIT ? OFFSET ?", (agent_id, limit, offset)
+        )
         zone = self._clock.zone  # read once: the user's zone is a settings read (a page took 0.5 s at 500 rows)
         return [_passage(r, zone) for r in rows]
 
@@ -308,7 +392,9 @@ class ArchivalMemory:
             return []
         marks = ",".join("?" * len(passage_ids))
         zone = self._clock.zone
-        found = {row[0]: _passage(row, zone) for row in self._db.query(f"{_SELECT} WHERE p.id IN ({marks})", passage_ids)}
+        found = {
+            row[0]: _passage(row, zone) for row in self._db.query(f"{_SELECT} WHERE p.id IN ({marks})", passage_ids)
+        }
         return [found[i] for i in passage_ids if i in found]
 
     def search(self, agent_id: int, query: str, *, page: int = 0, page_size: int = 5) -> Page[PassageHit]:

@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from memdesk.core.base.clock import Clock, iso, parse_iso
+from memdesk.core.base.errors import MemDeskError, ToolError
 from memdesk.core.memory.history import AGENT, BLOCK, CONFIGURE, CREATE, DELETE, UPDATE, USER, Cause, MemoryHistory
 from memdesk.core.storage import Database
-from memdesk.core.base.errors import MemDeskError, ToolError
 
 DEFAULT_LIMIT = 2000
 
@@ -70,11 +70,15 @@ class CoreMemory:
 
     # --- reading ---------------------------------------------------------------------------
     def blocks(self, agent_id: int) -> list[Block]:
-        rows = self._db.query(f"SELECT {_COLUMNS} FROM memory_blocks WHERE agent_id = ? ORDER BY position, id", (agent_id,))
+        rows = self._db.query(
+            f"SELECT {_COLUMNS} FROM memory_blocks WHERE agent_id = ? ORDER BY position, id", (agent_id,)
+        )
         return [_block(r) for r in rows]
 
     def get(self, agent_id: int, label: str) -> Block | None:
-        row = self._db.query_one(f"SELECT {_COLUMNS} FROM memory_blocks WHERE agent_id = ? AND label = ?", (agent_id, label))
+        row = self._db.query_one(
+            f"SELECT {_COLUMNS} FROM memory_blocks WHERE agent_id = ? AND label = ?", (agent_id, label)
+        )
         return _block(row) if row else None
 
     def render(self, agent_id: int) -> str:
@@ -109,7 +113,9 @@ class CoreMemory:
         if self.get(agent_id, label):
             raise MemDeskError(f"A block named {label} already exists")
         with self._db.transaction():
-            position = self._db.scalar("SELECT COALESCE(MAX(position), -1) + 1 FROM memory_blocks WHERE agent_id = ?", (agent_id,))
+            position = self._db.scalar(
+                "SELECT COALESCE(MAX(position), -1) + 1 FROM memory_blocks WHERE agent_id = ?", (agent_id,)
+            )
             self._db.execute(
                 "INSERT INTO memory_blocks(agent_id, label, value, char_limit, description, read_only, position, updated_at, updated_by)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -117,7 +123,15 @@ class CoreMemory:
             )
             block = self.get(agent_id, label)
             self.history.record(
-                agent_id, BLOCK, block.id, CREATE, source=source, after=value, label=label, after_meta=_meta(block), cause=cause
+                agent_id,
+                BLOCK,
+                block.id,
+                CREATE,
+                source=source,
+                after=value,
+                label=label,
+                after_meta=_meta(block),
+                cause=cause,
             )
         return block  # type: ignore[return-value]
 
@@ -129,12 +143,26 @@ class CoreMemory:
             position = self._db.scalar("SELECT position FROM memory_blocks WHERE id = ?", (block.id,))
             self._db.execute("DELETE FROM memory_blocks WHERE id = ?", (block.id,))
             self.history.record(
-                agent_id, BLOCK, block.id, DELETE, source=source, before=block.value, label=label,
-                before_meta={**_meta(block), "position": position}, cause=cause,
+                agent_id,
+                BLOCK,
+                block.id,
+                DELETE,
+                source=source,
+                before=block.value,
+                label=label,
+                before_meta={**_meta(block), "position": position},
+                cause=cause,
             )
 
     def set_value(
-        self, agent_id: int, label: str, value: str, *, expected_version: int | None = None, source: str = USER, cause: Cause | None = None
+        self,
+        agent_id: int,
+        label: str,
+        value: str,
+        *,
+        expected_version: int | None = None,
+        source: str = USER,
+        cause: Cause | None = None,
     ) -> Block:
         """A user edit (or an import's, a consolidation's: ``source``). With ``expected_version``,
         refuses to overwrite a newer edit by the agent or anyone else."""
@@ -143,7 +171,9 @@ class CoreMemory:
             if expected_version is not None and block.version != expected_version:
                 raise StaleBlockError(block)
             if len(value) > block.limit:
-                raise MemDeskError(f"The {label} block's text has {len(value)} characters, over its limit of {block.limit}")
+                raise MemDeskError(
+                    f"The {label} block's text has {len(value)} characters, over its limit of {block.limit}"
+                )
             return self._write(block, value, by=source, cause=cause)
 
     def configure(
@@ -161,7 +191,9 @@ class CoreMemory:
             block = self._require(agent_id, label, MemDeskError)
             new_limit = block.limit if limit is None else limit
             if new_limit < len(block.value):
-                raise MemDeskError(f"The {label} block already holds {len(block.value)} characters, more than {new_limit}")
+                raise MemDeskError(
+                    f"The {label} block already holds {len(block.value)} characters, more than {new_limit}"
+                )
             self._db.execute(
                 "UPDATE memory_blocks SET char_limit = ?, read_only = ?, description = ?, version = version + 1 WHERE id = ?",
                 (
@@ -174,20 +206,36 @@ class CoreMemory:
             changed = self.get(agent_id, label)
             if _meta(changed) != _meta(block):
                 self.history.record(
-                    agent_id, BLOCK, block.id, CONFIGURE, source=source, label=label, before_meta=_meta(block),
-                    after_meta=_meta(changed), cause=cause,
+                    agent_id,
+                    BLOCK,
+                    block.id,
+                    CONFIGURE,
+                    source=source,
+                    label=label,
+                    before_meta=_meta(block),
+                    after_meta=_meta(changed),
+                    cause=cause,
                 )
             return changed  # type: ignore[return-value]
 
     # --- agent operations (errors go back to the model) -------------------------------------
-    def append(self, agent_id: int, label: str, content: str, *, cause: Cause | None = None, source: str = AGENT) -> Block:
+    def append(
+        self, agent_id: int, label: str, content: str, *, cause: Cause | None = None, source: str = AGENT
+    ) -> Block:
         block = self._editable(agent_id, label)
         new_value = block.value + "\n" + content if block.value else content
         self._check_limit(block, new_value)
         return self._write(block, new_value, by=source, cause=cause)
 
     def replace(
-        self, agent_id: int, label: str, old_content: str, new_content: str, *, cause: Cause | None = None, source: str = AGENT
+        self,
+        agent_id: int,
+        label: str,
+        old_content: str,
+        new_content: str,
+        *,
+        cause: Cause | None = None,
+        source: str = AGENT,
     ) -> Block:
         block = self._editable(agent_id, label)
         if not old_content:
@@ -230,6 +278,14 @@ class CoreMemory:
             )
             if value != block.value:
                 self.history.record(
-                    block.agent_id, BLOCK, block.id, UPDATE, source=by, before=block.value, after=value, label=block.label, cause=cause
+                    block.agent_id,
+                    BLOCK,
+                    block.id,
+                    UPDATE,
+                    source=by,
+                    before=block.value,
+                    after=value,
+                    label=block.label,
+                    cause=cause,
                 )
         return self.get(block.agent_id, block.label)  # type: ignore[return-value]

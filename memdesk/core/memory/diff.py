@@ -42,7 +42,7 @@ def unified(before: str, after: str, *, indent: str = "") -> str:
 
 
 def size_change(before: str | None, after: str | None) -> str:
-    """"+12 characters", "-3 characters", "new, 40 characters", "removed"."""
+    """ "+12 characters", "-3 characters", "new, 40 characters", "removed"."""
     if before is None and after is None:
         return ""
     if before is None:

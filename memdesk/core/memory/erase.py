@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from memdesk.core.retrieval import vector_codes
-from memdesk.core.retrieval.vector_index import TABLES as VECTOR_TABLES, table_exists
+from memdesk.core.retrieval.vector_index import TABLES as VECTOR_TABLES
+from memdesk.core.retrieval.vector_index import table_exists
 from memdesk.core.storage import Database
 
 _BATCH = 500
@@ -66,4 +67,7 @@ def rewrite_messages(db: Database, rows: Sequence[tuple[int, str, str, str | Non
 def rewrite_block(db: Database, block_id: int, value: str, *, at: str, by: str) -> None:
     """Give a core-memory block its text without what was forgotten; bumps its version so an open
     editor sees the change (core_memory.py's lost-update check)."""
-    db.execute("UPDATE memory_blocks SET value = ?, version = version + 1, updated_at = ?, updated_by = ? WHERE id = ?", (value, at, by, block_id))
+    db.execute(
+        "UPDATE memory_blocks SET value = ?, version = version + 1, updated_at = ?, updated_by = ? WHERE id = ?",
+        (value, at, by, block_id),
+    )

@@ -10,10 +10,10 @@ Lives in memory, not in the graph package, because the graph sits below memory i
 
 from __future__ import annotations
 
+from memdesk.core.base.errors import RevertError
 from memdesk.core.graph.store import FACT_CHANGE, KnowledgeGraph
 from memdesk.core.memory.history import CREATE, DELETE, UPDATE, Cause, Change
 from memdesk.core.memory.revert_plan import SET, RevertPlan
-from memdesk.core.base.errors import RevertError
 
 GRAPH_KINDS = (FACT_CHANGE, "graph_entity")
 
@@ -30,7 +30,11 @@ class GraphReverter:
         after = (change.after_meta or {}).get("rows")
         if not isinstance(before, list) or not isinstance(after, list) or change.target_id is None:
             return RevertPlan(
-                change, SET, change.after, change.before, later,
+                change,
+                SET,
+                change.after,
+                change.before,
+                later,
                 blocked="This graph change was recorded without the rows it touched (an older MemDesk or an import): edit the graph in the Knowledge panel",
             )
         graph = self._graph
@@ -41,9 +45,18 @@ class GraphReverter:
         current_text = graph.state_text(table, target_now)
         result_text = graph.state_text(table, target_before) if target_before is not None else None
         if [r[2] for r in current] == [r[2] for r in before]:
-            return RevertPlan(change, SET, current_text, result_text, later, blocked="The knowledge graph already holds what this change replaced")
+            return RevertPlan(
+                change,
+                SET,
+                current_text,
+                result_text,
+                later,
+                blocked="The knowledge graph already holds what this change replaced",
+            )
         conflict = [r[2] for r in current] != [r[2] for r in after]
-        return RevertPlan(change, SET, current_text, result_text, later, conflict=conflict, expected=current, meta={"rows": before})
+        return RevertPlan(
+            change, SET, current_text, result_text, later, conflict=conflict, expected=current, meta={"rows": before}
+        )
 
     def apply(self, plan: RevertPlan, cause: Cause) -> None:
         change = plan.change
@@ -59,5 +72,12 @@ class GraphReverter:
             action = CREATE
         else:
             action = UPDATE
-        self._graph.restore_rows(change.agent_id, change.kind, change.target_id, plan.meta["rows"], action=action, cause=cause,
-                                 label=change.label)
+        self._graph.restore_rows(
+            change.agent_id,
+            change.kind,
+            change.target_id,
+            plan.meta["rows"],
+            action=action,
+            cause=cause,
+            label=change.label,
+        )

@@ -58,7 +58,7 @@ class Cause:
     note: str = ""
     #: The changes recorded under this cause so far (filled in by MemoryHistory.record).
     recorded: list[int] = field(default_factory=list, repr=False)
-    _history: "MemoryHistory | None" = field(default=None, repr=False)
+    _history: MemoryHistory | None = field(default=None, repr=False)
 
     def settle(self, step_id: int) -> None:
         """Attach the assistant call, saved after the tool ran, to the changes the tool made."""
@@ -95,7 +95,9 @@ class Change:
         """One line for lists: "agent updated human", "user reverted persona"."""
         if self.kind == FORGET:
             return f"{self.source}: {self.after}" if self.after else f"{self.source} forgot something"
-        verb = {CREATE: "created", UPDATE: "updated", DELETE: "deleted", CONFIGURE: "changed the settings of"}.get(self.action, self.action)
+        verb = {CREATE: "created", UPDATE: "updated", DELETE: "deleted", CONFIGURE: "changed the settings of"}.get(
+            self.action, self.action
+        )
         if self.is_revert:
             verb = "reverted"
         what = self.label or f"{self.kind} {self.target_id}"
@@ -116,8 +118,23 @@ def _loads(text: str | None) -> dict[str, Any] | None:
 
 def _change(row) -> Change:
     return Change(
-        row[0], row[1], row[2], row[3], row[4], row[5], row[6], row[7], _loads(row[8]), _loads(row[9]), row[10],
-        parse_iso(row[11]), row[12], row[13], row[14], row[15], row[16],
+        row[0],
+        row[1],
+        row[2],
+        row[3],
+        row[4],
+        row[5],
+        row[6],
+        row[7],
+        _loads(row[8]),
+        _loads(row[9]),
+        row[10],
+        parse_iso(row[11]),
+        row[12],
+        row[13],
+        row[14],
+        row[15],
+        row[16],
     )
 
 
@@ -159,10 +176,22 @@ class MemoryHistory:
         cursor = self._db.execute(
             f"INSERT INTO memory_history({_COLUMNS.split(', ', 1)[1]}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
-                agent_id, kind, target_id, label, action, before, after,
+                agent_id,
+                kind,
+                target_id,
+                label,
+                action,
+                before,
+                after,
                 None if before_meta is None else json.dumps(before_meta, ensure_ascii=False),
                 None if after_meta is None else json.dumps(after_meta, ensure_ascii=False),
-                source, iso(self._clock.now()), cause.message_id, cause.step_id, cause.document_id, cause.reverts, cause.note,
+                source,
+                iso(self._clock.now()),
+                cause.message_id,
+                cause.step_id,
+                cause.document_id,
+                cause.reverts,
+                cause.note,
             ),
         )
         change_id = int(cursor.lastrowid)
@@ -182,7 +211,16 @@ class MemoryHistory:
         limit = int(self._max_changes())
         if limit <= 0:
             return 0
-        kinds = [kind] if kind else [r[0] for r in self._db.query("SELECT DISTINCT target_kind FROM memory_history WHERE agent_id = ?", (agent_id,))]
+        kinds = (
+            [kind]
+            if kind
+            else [
+                r[0]
+                for r in self._db.query(
+                    "SELECT DISTINCT target_kind FROM memory_history WHERE agent_id = ?", (agent_id,)
+                )
+            ]
+        )
         dropped = 0
         for target_kind in kinds:
             cutoff = self._db.scalar(
@@ -191,7 +229,8 @@ class MemoryHistory:
             )
             if cutoff is not None:
                 dropped += self._db.execute(
-                    "DELETE FROM memory_history WHERE agent_id = ? AND target_kind = ? AND id <= ?", (agent_id, target_kind, cutoff)
+                    "DELETE FROM memory_history WHERE agent_id = ? AND target_kind = ? AND id <= ?",
+                    (agent_id, target_kind, cutoff),
                 ).rowcount
         return dropped
 
@@ -200,7 +239,9 @@ class MemoryHistory:
         row = self._db.query_one(f"SELECT {_COLUMNS} FROM memory_history WHERE id = ?", (change_id,))
         return _change(row) if row else None
 
-    def for_agent(self, agent_id: int, *, kind: str | None = None, limit: int = 200, before_id: int | None = None) -> list[Change]:
+    def for_agent(
+        self, agent_id: int, *, kind: str | None = None, limit: int = 200, before_id: int | None = None
+    ) -> list[Change]:
         """Newest first; page with ``before_id`` (the last id of the previous page)."""
         where, params = ["agent_id = ?"], [agent_id]
         if kind is not None:
@@ -210,7 +251,8 @@ class MemoryHistory:
             where.append("id < ?")
             params.append(before_id)
         rows = self._db.query(
-            f"SELECT {_COLUMNS} FROM memory_history WHERE {' AND '.join(where)} ORDER BY id DESC LIMIT ?", (*params, limit)
+            f"SELECT {_COLUMNS} FROM memory_history WHERE {' AND '.join(where)} ORDER BY id DESC LIMIT ?",
+            (*params, limit),
         )
         return [_change(r) for r in rows]
 
@@ -270,23 +312,46 @@ class MemoryHistory:
 
     # --- carrying history between stores (agent files) -------------------------------------
     def restore(
-        self, agent_id: int, change: dict[str, Any], *, target_id: int | None, message_ids: dict[Any, int], reverts: int | None = None
+        self,
+        agent_id: int,
+        change: dict[str, Any],
+        *,
+        target_id: int | None,
+        message_ids: dict[Any, int],
+        reverts: int | None = None,
     ) -> int:
         """Insert an exported change as it was (its own time and source); ``message_ids`` maps
         the file's message references to this store's ids."""
         cursor = self._db.execute(
             f"INSERT INTO memory_history({_COLUMNS.split(', ', 1)[1]}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
-                agent_id, change["kind"], target_id, change.get("label", ""), change["action"], change.get("before"), change.get("after"),
+                agent_id,
+                change["kind"],
+                target_id,
+                change.get("label", ""),
+                change["action"],
+                change.get("before"),
+                change.get("after"),
                 None if change.get("before_meta") is None else json.dumps(change["before_meta"], ensure_ascii=False),
                 None if change.get("after_meta") is None else json.dumps(change["after_meta"], ensure_ascii=False),
-                change["source"], change["at"], message_ids.get(change.get("message")), message_ids.get(change.get("step")),
-                None, reverts, change.get("note", ""),
+                change["source"],
+                change["at"],
+                message_ids.get(change.get("message")),
+                message_ids.get(change.get("step")),
+                None,
+                reverts,
+                change.get("note", ""),
             ),
         )
         return int(cursor.lastrowid)
 
-    def relink(self, change_id: int, target_id: int | None, before_meta: dict[str, Any] | None, after_meta: dict[str, Any] | None) -> None:
+    def relink(
+        self,
+        change_id: int,
+        target_id: int | None,
+        before_meta: dict[str, Any] | None,
+        after_meta: dict[str, Any] | None,
+    ) -> None:
         """Point a carried change, and the rows its meta names, at this store's rows; a change
         whose rows did not come along loses them (it stays listed, not revertible)."""
         self._db.execute(
@@ -304,13 +369,23 @@ class MemoryHistory:
         self._db.execute("UPDATE memory_history SET target_id = ? WHERE id = ?", (target_id, change_id))
 
 
-def export_change(change: Change, message_refs: dict[int, Any], change_refs: dict[int, int] | None = None) -> dict[str, Any]:
+def export_change(
+    change: Change, message_refs: dict[int, Any], change_refs: dict[int, int] | None = None
+) -> dict[str, Any]:
     """A change as plain JSON, its messages named by ``message_refs`` (the file's ids) and the
     change it reverts by its position in the exported list (``change_refs``)."""
     return {
-        "kind": change.kind, "label": change.label, "action": change.action, "before": change.before, "after": change.after,
-        "before_meta": change.before_meta, "after_meta": change.after_meta, "source": change.source, "at": iso(change.at),
+        "kind": change.kind,
+        "label": change.label,
+        "action": change.action,
+        "before": change.before,
+        "after": change.after,
+        "before_meta": change.before_meta,
+        "after_meta": change.after_meta,
+        "source": change.source,
+        "at": iso(change.at),
         "message": message_refs.get(change.message_id) if change.message_id else None,
         "step": message_refs.get(change.step_id) if change.step_id else None,
-        "note": change.note, "reverts": (change_refs or {}).get(change.reverts) if change.reverts else None,
+        "note": change.note,
+        "reverts": (change_refs or {}).get(change.reverts) if change.reverts else None,
     }

@@ -8,7 +8,7 @@ agent's messages and thoughts), without the JSON envelope the model sees.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import date, datetime, time, timedelta, timezone, tzinfo
+from datetime import UTC, date, datetime, time, timedelta, tzinfo
 
 from memdesk.core.base.clock import Clock, iso, parse_iso
 from memdesk.core.embedding import Embedder
@@ -59,7 +59,12 @@ class RecallMemory:
     """Owns the ``messages`` rows and their vectors; ranking is the ranker's (memdesk.core.retrieval)."""
 
     def __init__(
-        self, db: Database, embedder: Embedder | None = None, *, ranker: MessageRanker | None = None, clock: Clock | None = None
+        self,
+        db: Database,
+        embedder: Embedder | None = None,
+        *,
+        ranker: MessageRanker | None = None,
+        clock: Clock | None = None,
     ) -> None:
         """``embedder`` (optional) adds meaning-based ranking to ``search_text``; messages are
         embedded lazily at search time, so ``add`` stays as fast as an INSERT. ``ranker`` holds the
@@ -77,7 +82,7 @@ class RecallMemory:
         db.create_function("memdesk_contains", 2, contains_casefold)
 
     def _zone(self) -> tzinfo:
-        return self._clock.zone if self._clock is not None else timezone.utc
+        return self._clock.zone if self._clock is not None else UTC
 
     def add(
         self,
@@ -97,7 +102,9 @@ class RecallMemory:
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (agent_id, iso(created_at), role, kind, content, search_text, author, function_name, step_id),
         )
-        return Message(cursor.lastrowid, agent_id, created_at, role, kind, content, search_text, author, function_name, step_id)
+        return Message(
+            cursor.lastrowid, agent_id, created_at, role, kind, content, search_text, author, function_name, step_id
+        )
 
     def get(self, message_id: int) -> Message | None:
         row = self._db.query_one(f"SELECT {_COLUMNS} FROM messages WHERE id = ?", (message_id,))
@@ -109,11 +116,16 @@ class RecallMemory:
             return []
         marks = ",".join("?" * len(message_ids))
         zone = self._zone()
-        found = {row[0]: _message(row, zone) for row in self._db.query(f"SELECT {_COLUMNS} FROM messages WHERE id IN ({marks})", message_ids)}
+        found = {
+            row[0]: _message(row, zone)
+            for row in self._db.query(f"SELECT {_COLUMNS} FROM messages WHERE id IN ({marks})", message_ids)
+        }
         return [found[i] for i in message_ids if i in found]
 
     def since(self, agent_id: int, first_id: int) -> list[Message]:
-        rows = self._db.query(f"SELECT {_COLUMNS} FROM messages WHERE agent_id = ? AND id >= ? ORDER BY id", (agent_id, first_id))
+        rows = self._db.query(
+            f"SELECT {_COLUMNS} FROM messages WHERE agent_id = ? AND id >= ? ORDER BY id", (agent_id, first_id)
+        )
         return [_message(r, self._zone()) for r in rows]
 
     def all(self, agent_id: int) -> list[Message]:
@@ -125,7 +137,8 @@ class RecallMemory:
         function's result apart from its call: it then begins at the call."""
         bound = before_id if before_id is not None else 1 << 62
         rows = self._db.query(
-            f"SELECT {_COLUMNS} FROM messages WHERE agent_id = ? AND id < ? ORDER BY id DESC LIMIT ?", (agent_id, bound, limit)
+            f"SELECT {_COLUMNS} FROM messages WHERE agent_id = ? AND id < ? ORDER BY id DESC LIMIT ?",
+            (agent_id, bound, limit),
         )
         zone = self._zone()
         return self._with_call(agent_id, [_message(r, zone) for r in reversed(rows)])
@@ -134,30 +147,42 @@ class RecallMemory:
         """The messages from ``first_id`` up to (not including) ``before_id``, oldest first; from
         the call on when ``first_id`` is a function's result."""
         rows = self._db.query(
-            f"SELECT {_COLUMNS} FROM messages WHERE agent_id = ? AND id >= ? AND id < ? ORDER BY id", (agent_id, first_id, before_id)
+            f"SELECT {_COLUMNS} FROM messages WHERE agent_id = ? AND id >= ? AND id < ? ORDER BY id",
+            (agent_id, first_id, before_id),
         )
         zone = self._zone()
         return self._with_call(agent_id, [_message(r, zone) for r in rows])
 
     def _with_call(self, agent_id: int, page: list[Message]) -> list[Message]:
         first = page[0] if page else None
-        if first is not None and first.kind == "function_result" and first.step_id is not None and first.step_id < first.id:
+        if (
+            first is not None
+            and first.kind == "function_result"
+            and first.step_id is not None
+            and first.step_id < first.id
+        ):
             return self.between(agent_id, first.step_id, first.id) + page
         return page
 
     def any_before(self, agent_id: int, message_id: int) -> bool:
         """Whether the agent has a message older than ``message_id``."""
-        return self._db.scalar("SELECT 1 FROM messages WHERE agent_id = ? AND id < ? LIMIT 1", (agent_id, message_id)) is not None
+        return (
+            self._db.scalar("SELECT 1 FROM messages WHERE agent_id = ? AND id < ? LIMIT 1", (agent_id, message_id))
+            is not None
+        )
 
     def last_activity(self, agent_id: int) -> datetime | None:
         """When the newest message of the agent was written (None: no message yet)."""
-        value = self._db.scalar("SELECT created_at FROM messages WHERE agent_id = ? ORDER BY id DESC LIMIT 1", (agent_id,))
+        value = self._db.scalar(
+            "SELECT created_at FROM messages WHERE agent_id = ? ORDER BY id DESC LIMIT 1", (agent_id,)
+        )
         return parse_iso(value) if value else None
 
     def last_of_kind(self, agent_id: int, kind: str, at_or_before: int) -> Message | None:
         """The newest message of ``kind`` up to a message id (what the user said before a step)."""
         row = self._db.query_one(
-            f"SELECT {_COLUMNS} FROM messages WHERE agent_id = ? AND kind = ? AND id <= ? ORDER BY id DESC LIMIT 1", (agent_id, kind, at_or_before)
+            f"SELECT {_COLUMNS} FROM messages WHERE agent_id = ? AND kind = ? AND id <= ? ORDER BY id DESC LIMIT 1",
+            (agent_id, kind, at_or_before),
         )
         return _message(row) if row else None
 
@@ -170,7 +195,10 @@ class RecallMemory:
     def has_before(self, agent_id: int, message_id: int) -> bool:
         """Whether the agent has any message older than ``message_id`` (not a count: counting a
         million-message conversation took 0.3 s of automatic recall's 300 ms)."""
-        return self._db.scalar("SELECT 1 FROM messages WHERE agent_id = ? AND id < ? LIMIT 1", (agent_id, message_id)) is not None
+        return (
+            self._db.scalar("SELECT 1 FROM messages WHERE agent_id = ? AND id < ? LIMIT 1", (agent_id, message_id))
+            is not None
+        )
 
     def search_text(self, agent_id: int, query: str, *, page: int = 0, page_size: int = 5) -> Page[Message]:
         """With an embedder: messages that contain the query (case-insensitive) first, then the
@@ -196,7 +224,13 @@ class RecallMemory:
         return [RankedMessage(messages[hit.id], hit.score, hit.exact) for hit in window if hit.id in messages]
 
     def rank(
-        self, agent_id: int, query: str, *, dense: bool = True, graph_weight: float | None = None, before_id: int | None = None
+        self,
+        agent_id: int,
+        query: str,
+        *,
+        dense: bool = True,
+        graph_weight: float | None = None,
+        before_id: int | None = None,
     ) -> list[MessageRank]:
         """Every result of the query (ids, scores, exact or not), best first.
         Messages still without vectors are embedded first, so the ranker sees them all.

@@ -16,13 +16,26 @@ from datetime import datetime
 from typing import Any
 
 from memdesk.core.base.clock import parse_iso
+from memdesk.core.base.errors import RevertError
+from memdesk.core.graph.store import KnowledgeGraph
 from memdesk.core.memory.archival import ArchivalMemory, NewPassage
 from memdesk.core.memory.core_memory import CoreMemory, StaleBlockError
-from memdesk.core.graph.store import KnowledgeGraph
 from memdesk.core.memory.graph_revert import GRAPH_KINDS, GraphReverter
-from memdesk.core.memory.history import BLOCK, CONFIGURE, CREATE, DELETE, DOCUMENT, FORGET, PASSAGE, UPDATE, USER, Cause, Change, MemoryHistory
+from memdesk.core.memory.history import (
+    BLOCK,
+    CONFIGURE,
+    CREATE,
+    DELETE,
+    DOCUMENT,
+    FORGET,
+    PASSAGE,
+    UPDATE,
+    USER,
+    Cause,
+    Change,
+    MemoryHistory,
+)
 from memdesk.core.memory.revert_plan import RECONFIGURE, REMOVE, RESTORE, SET, KindReverter, RevertPlan
-from memdesk.core.base.errors import RevertError
 
 __all__ = ["BlockReverter", "PassageReverter", "RevertPlan", "Reverter", "revert_text"]
 
@@ -60,7 +73,9 @@ def revert_text(current: str, after: str, before: str) -> str | None:
 def _plan_text(change: Change, later: list[Change], current: str | None, expected: Any) -> RevertPlan:
     """An update's revert: the text before, merged around later edits when possible."""
     if current is None:
-        return RevertPlan(change, SET, None, None, later, blocked=f"Cannot revert: {change.label or 'the target'} was deleted since")
+        return RevertPlan(
+            change, SET, None, None, later, blocked=f"Cannot revert: {change.label or 'the target'} was deleted since"
+        )
     assert change.before is not None and change.after is not None
     result = revert_text(current, change.after, change.before)
     if result is not None:
@@ -80,30 +95,51 @@ class BlockReverter:
             plan = _plan_text(change, later, current, version)
             if plan.possible and plan.result is not None and block is not None and len(plan.result) > block.limit:
                 return RevertPlan(
-                    change, SET, current, plan.result, later,
+                    change,
+                    SET,
+                    current,
+                    plan.result,
+                    later,
                     blocked=f"Cannot revert: the {block.label} block would hold {len(plan.result)} characters, over its limit of {block.limit}",
                 )
             return plan
         if change.action == CREATE:
             if block is None:
-                return RevertPlan(change, REMOVE, None, None, later, blocked=f"The {change.label} block is already gone")
+                return RevertPlan(
+                    change, REMOVE, None, None, later, blocked=f"The {change.label} block is already gone"
+                )
             return RevertPlan(change, REMOVE, current, None, later, conflict=current != change.after, expected=version)
         if change.action == DELETE:
             if block is not None:
-                return RevertPlan(change, RESTORE, current, change.before, later, blocked=f"A block named {change.label} exists again")
+                return RevertPlan(
+                    change, RESTORE, current, change.before, later, blocked=f"A block named {change.label} exists again"
+                )
             return RevertPlan(change, RESTORE, None, change.before, later, meta=change.before_meta)
         if change.action == CONFIGURE:
             if block is None:
-                return RevertPlan(change, RECONFIGURE, None, None, later, blocked=f"The {change.label} block was deleted since")
+                return RevertPlan(
+                    change, RECONFIGURE, None, None, later, blocked=f"The {change.label} block was deleted since"
+                )
             meta = change.before_meta or {}
             if int(meta.get("limit", block.limit)) < len(block.value):
                 return RevertPlan(
-                    change, RECONFIGURE, current, current, later,
+                    change,
+                    RECONFIGURE,
+                    current,
+                    current,
+                    later,
                     blocked=f"Cannot revert: the {block.label} block now holds more than {meta.get('limit')} characters",
                 )
             now = {"limit": block.limit, "description": block.description, "read_only": block.read_only}
             return RevertPlan(
-                change, RECONFIGURE, current, current, later, conflict=now != change.after_meta, expected=version, meta=meta
+                change,
+                RECONFIGURE,
+                current,
+                current,
+                later,
+                conflict=now != change.after_meta,
+                expected=version,
+                meta=meta,
             )
         return RevertPlan(change, SET, current, current, later, blocked=f"Cannot revert a {change.action} change")
 
@@ -111,7 +147,14 @@ class BlockReverter:
         change = plan.change
         core = self._core
         if plan.operation == SET:
-            core.set_value(change.agent_id, change.label, plan.result or "", expected_version=plan.expected, source=USER, cause=cause)
+            core.set_value(
+                change.agent_id,
+                change.label,
+                plan.result or "",
+                expected_version=plan.expected,
+                source=USER,
+                cause=cause,
+            )
         elif plan.operation == REMOVE:
             block = core.get(change.agent_id, change.label)
             if block is not None and block.version != plan.expected:
@@ -120,14 +163,25 @@ class BlockReverter:
         elif plan.operation == RESTORE:
             meta = plan.meta or {}
             core.create(
-                change.agent_id, change.label, plan.result or "", limit=int(meta.get("limit", 2000)),
-                description=str(meta.get("description", "")), read_only=bool(meta.get("read_only", False)), source=USER, cause=cause,
+                change.agent_id,
+                change.label,
+                plan.result or "",
+                limit=int(meta.get("limit", 2000)),
+                description=str(meta.get("description", "")),
+                read_only=bool(meta.get("read_only", False)),
+                source=USER,
+                cause=cause,
             )
         elif plan.operation == RECONFIGURE:
             meta = plan.meta or {}
             core.configure(
-                change.agent_id, change.label, limit=meta.get("limit"), read_only=meta.get("read_only"),
-                description=meta.get("description"), source=USER, cause=cause,
+                change.agent_id,
+                change.label,
+                limit=meta.get("limit"),
+                read_only=meta.get("read_only"),
+                description=meta.get("description"),
+                source=USER,
+                cause=cause,
             )
 
 
@@ -152,7 +206,9 @@ class PassageReverter:
         change = plan.change
         archival = self._archival
         if plan.operation == SET:
-            archival.update_text(change.target_id, plan.result or "", source=USER, cause=cause, expected_text=plan.expected)
+            archival.update_text(
+                change.target_id, plan.result or "", source=USER, cause=cause, expected_text=plan.expected
+            )
         elif plan.operation == REMOVE:
             passage = archival.get(change.target_id)
             if passage is not None and passage.text != plan.expected:
@@ -167,15 +223,23 @@ class PassageReverter:
                 document_id = None  # the document went too: the passage comes back on its own
             created = parse_iso(meta["created_at"]) if meta.get("created_at") else change.at
             passage = NewPassage(
-                text, created if isinstance(created, datetime) else change.at, list(meta.get("tags", [])), document_id,
-                meta.get("chunk_index") if document_id else None, meta.get("page"), meta.get("section"),
-                meta.get("char_start") if document_id else None, meta.get("char_end") if document_id else None,
+                text,
+                created if isinstance(created, datetime) else change.at,
+                list(meta.get("tags", [])),
+                document_id,
+                meta.get("chunk_index") if document_id else None,
+                meta.get("page"),
+                meta.get("section"),
+                meta.get("char_start") if document_id else None,
+                meta.get("char_end") if document_id else None,
             )
             archival.add(change.agent_id, [passage], vector, source=USER, cause=cause)
 
 
 class Reverter:
-    def __init__(self, history: MemoryHistory, core: CoreMemory, archival: ArchivalMemory, graph: KnowledgeGraph | None = None) -> None:
+    def __init__(
+        self, history: MemoryHistory, core: CoreMemory, archival: ArchivalMemory, graph: KnowledgeGraph | None = None
+    ) -> None:
         """With ``graph``, knowledge-graph changes are revertible too (graph_revert)."""
         self._history = history
         self._kinds: dict[str, KindReverter] = {BLOCK: BlockReverter(core), PASSAGE: PassageReverter(archival)}
@@ -197,17 +261,48 @@ class Reverter:
     def plan(self, change_id: int) -> RevertPlan:
         change = self._history.get(change_id)
         if change is None:
-            raise RevertError("That change is no longer in the history", hint="the oldest changes are dropped; see the history_max_changes setting")
+            raise RevertError(
+                "That change is no longer in the history",
+                hint="the oldest changes are dropped; see the history_max_changes setting",
+            )
         later = self._history.later_changes(change)
         kind = self._kinds.get(change.kind)
         if change.kind == FORGET:
-            return RevertPlan(change, SET, None, None, later, blocked="What was forgotten is gone: restore the backup taken before it (File > Backups…)")
+            return RevertPlan(
+                change,
+                SET,
+                None,
+                None,
+                later,
+                blocked="What was forgotten is gone: restore the backup taken before it (File > Backups…)",
+            )
         if change.kind == DOCUMENT:
-            return RevertPlan(change, SET, None, None, later, blocked="A document's passages come and go with it: add or remove it in the Documents panel")
+            return RevertPlan(
+                change,
+                SET,
+                None,
+                None,
+                later,
+                blocked="A document's passages come and go with it: add or remove it in the Documents panel",
+            )
         if kind is None and change.kind.startswith("graph"):
-            return RevertPlan(change, SET, None, None, later, blocked="Knowledge-graph changes cannot be reverted here: this view has no knowledge graph")
+            return RevertPlan(
+                change,
+                SET,
+                None,
+                None,
+                later,
+                blocked="Knowledge-graph changes cannot be reverted here: this view has no knowledge graph",
+            )
         if kind is None:
-            return RevertPlan(change, SET, None, None, later, blocked=f"Changes to {change.kind.replace('_', ' ')}s cannot be reverted here")
+            return RevertPlan(
+                change,
+                SET,
+                None,
+                None,
+                later,
+                blocked=f"Changes to {change.kind.replace('_', ' ')}s cannot be reverted here",
+            )
         return kind.plan(change, later)
 
     def apply(self, plan: RevertPlan, *, force: bool = False) -> Change:
@@ -236,7 +331,11 @@ class Reverter:
 
     def undo_last(self, agent_id: int, *, kind: str | None = None, label: str | None = None) -> Change:
         """Revert the newest change (of a block, with ``label``)."""
-        changes = self._history.for_block(agent_id, label, limit=1) if label else self._history.for_agent(agent_id, kind=kind, limit=1)
+        changes = (
+            self._history.for_block(agent_id, label, limit=1)
+            if label
+            else self._history.for_agent(agent_id, kind=kind, limit=1)
+        )
         if not changes:
             raise RevertError("There is nothing to undo")
         return self.revert(changes[0].id)

@@ -11,11 +11,11 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
+from memdesk.core.base.errors import EmbeddingMismatchError
 from memdesk.core.embedding import Embedder
 from memdesk.core.retrieval import vector_codes
 from memdesk.core.retrieval.vector_index import TABLES as VECTOR_TABLES
 from memdesk.core.storage import Database
-from memdesk.core.base.errors import EmbeddingMismatchError
 
 
 def vector_blob(vector: np.ndarray) -> bytes:
@@ -63,7 +63,8 @@ class EmbeddingSpace:
         with self._db.transaction():
             if row is None:
                 self._db.execute(
-                    "INSERT OR IGNORE INTO embedding_space(id, model_id, dimension) VALUES (1, ?, ?)", (self._embedder.model_id, dimension)
+                    "INSERT OR IGNORE INTO embedding_space(id, model_id, dimension) VALUES (1, ?, ?)",
+                    (self._embedder.model_id, dimension),
                 )
             for table in VECTOR_TABLES.values():
                 self._db.execute(
@@ -80,11 +81,16 @@ class EmbeddingSpace:
         """Store (or replace) the vectors of rows and mark the rows embedded, in one transaction."""
         self.ensure()
         table = VECTOR_TABLES[kind]
-        vectors = np.asarray(vectors if isinstance(vectors, np.ndarray) else list(vectors), dtype=np.float32).reshape(len(row_ids), -1)
+        vectors = np.asarray(vectors if isinstance(vectors, np.ndarray) else list(vectors), dtype=np.float32).reshape(
+            len(row_ids), -1
+        )
         with self._db.transaction():
             for row_id, vector in zip(row_ids, vectors):
                 self._db.execute(f"DELETE FROM {table} WHERE rowid = ?", (row_id,))
-                self._db.execute(f"INSERT INTO {table}(rowid, agent_id, embedding) VALUES (?, ?, ?)", (row_id, agent_id, vector_blob(vector)))
+                self._db.execute(
+                    f"INSERT INTO {table}(rowid, agent_id, embedding) VALUES (?, ?, ?)",
+                    (row_id, agent_id, vector_blob(vector)),
+                )
             self._db.executemany(f"UPDATE {kind} SET embedded = 1 WHERE id = ?", [(row_id,) for row_id in row_ids])
             vector_codes.write(self._db, kind, agent_id, list(row_ids), vectors)
 

@@ -16,9 +16,9 @@ from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any
 
-from memdesk.core.runtime.base import SamplingParams
 from memdesk.core.base.errors import ConfigError
 from memdesk.core.base.paths import RESOURCES
+from memdesk.core.runtime.base import SamplingParams
 
 CATALOG_FILE = RESOURCES / "catalog.json"
 TOOL_SECTION_STYLES = ("signatures", "json")
@@ -160,7 +160,9 @@ def _entry(item: dict[str, Any]) -> CatalogEntry:
     if style not in TOOL_SECTION_STYLES:
         raise ValueError(f"{item['id']}: tool_section must be one of {TOOL_SECTION_STYLES}")
     checksum = item.get("checksum", "published")
-    if checksum not in ("published", "unverified") or (checksum == "published" and not item.get("sha256") and "repo" in item):
+    if checksum not in ("published", "unverified") or (
+        checksum == "published" and not item.get("sha256") and "repo" in item
+    ):
         raise ValueError(f"{item['id']}: a published checksum needs its sha256")
     return CatalogEntry(
         id=item["id"],
@@ -181,7 +183,10 @@ def _entry(item: dict[str, Any]) -> CatalogEntry:
         recommended_for=tuple(item.get("recommended_for", ())),
         tool_calling=item.get("tool_calling", ""),
         profile=ModelProfile(
-            sampling, style, behaviour.get("max_chained_steps"), _positive(item["id"], behaviour, "thoughts_chars"),
+            sampling,
+            style,
+            behaviour.get("max_chained_steps"),
+            _positive(item["id"], behaviour, "thoughts_chars"),
             tuple(behaviour.get("hidden_functions", ())),
         ),
         sources=dict(item.get("sources", {})),

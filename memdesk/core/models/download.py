@@ -32,12 +32,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from memdesk.core.base.errors import ChecksumMismatchError, DownloadCancelled, DownloadError, NotEnoughSpaceError
+from memdesk.core.base.paths import Paths
 from memdesk.core.models.catalog import CatalogEntry
 from memdesk.core.models.download_child import ChildSession
 from memdesk.core.models.hub import ENDPOINT_ENV, OFFLINE_ENV, HubConfig
 from memdesk.core.runtime.base import CancelToken
-from memdesk.core.base.errors import ChecksumMismatchError, DownloadCancelled, DownloadError, NotEnoughSpaceError
-from memdesk.core.base.paths import Paths
 
 SPACE_MARGIN = 64 * 1024 * 1024  # left free on the disk after a download
 HASH_CHUNK = 4 * 1024 * 1024
@@ -130,7 +130,9 @@ class Downloader:
         self.hub = hub
         self._start_timeout = start_timeout
 
-    def download(self, entry: CatalogEntry, *, on_progress: ProgressCallback | None = None, cancel: CancelToken | None = None) -> DownloadResult:
+    def download(
+        self, entry: CatalogEntry, *, on_progress: ProgressCallback | None = None, cancel: CancelToken | None = None
+    ) -> DownloadResult:
         """Fetch ``entry`` into the models folder, verified; see the module docstring."""
         if entry.repo is None:
             raise DownloadError(f"{entry.name} ships with MemDesk ({entry.source}); there is nothing to download")
@@ -144,7 +146,8 @@ class Downloader:
         target = self.paths.user_models / entry.file
         if target.exists():
             raise DownloadError(
-                f"{target} already exists", hint="Use it as it is, or remove it first to download the catalog's file again."
+                f"{target} already exists",
+                hint="Use it as it is, or remove it first to download the catalog's file again.",
             )
         self.paths.downloads.mkdir(parents=True, exist_ok=True)
         self.paths.user_models.mkdir(parents=True, exist_ok=True)
@@ -157,8 +160,10 @@ class Downloader:
             resume_from = self._prepare_partial(entry, part, expected_sha, expected_size)
             self._check_space(entry, expected_size - resume_from, expected_size)
             fetched = session.transfer(
-                resume_from, expected_size,
-                lambda done, rate: report(DownloadProgress(entry.file, "downloading", done, expected_size, rate)), cancel,
+                resume_from,
+                expected_size,
+                lambda done, rate: report(DownloadProgress(entry.file, "downloading", done, expected_size, rate)),
+                cancel,
             )
         finally:
             session.close()
@@ -222,7 +227,9 @@ class Downloader:
                     hint="Free some space and download again; nothing was written.",
                 )
 
-    def _verify(self, entry: CatalogEntry, part: Path, sha: str, size: int, report: ProgressCallback, cancel: CancelToken) -> None:
+    def _verify(
+        self, entry: CatalogEntry, part: Path, sha: str, size: int, report: ProgressCallback, cancel: CancelToken
+    ) -> None:
         actual_size = part.stat().st_size
         if actual_size != size:
             raise DownloadError(
@@ -240,7 +247,9 @@ class Downloader:
         started = time.monotonic()
         actual = sha256_of(
             part,
-            on_bytes=lambda done: report(DownloadProgress(entry.file, "verifying", done, size, done / max(time.monotonic() - started, 1e-6))),
+            on_bytes=lambda done: report(
+                DownloadProgress(entry.file, "verifying", done, size, done / max(time.monotonic() - started, 1e-6))
+            ),
             cancel=cancel,
         )
         if actual != sha:
@@ -263,7 +272,9 @@ class Downloader:
                 os.replace(staging, target)
             except OSError as error:
                 staging.unlink(missing_ok=True)
-                raise DownloadError(f"Cannot install {target.name} into {target.parent}: {error.strerror or error}") from error
+                raise DownloadError(
+                    f"Cannot install {target.name} into {target.parent}: {error.strerror or error}"
+                ) from error
             part.unlink(missing_ok=True)
         info.unlink(missing_ok=True)
 

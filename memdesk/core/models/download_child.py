@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urljoin
 
+from memdesk.core.base.errors import DownloadCancelled, DownloadError, MemDeskError, NotEnoughSpaceError
 from memdesk.core.models.catalog import CatalogEntry
 from memdesk.core.models.hub import ENDPOINT_ENV, OFFLINE_ENV, HubConfig, origin
 from memdesk.core.runtime.base import CancelToken
-from memdesk.core.base.errors import DownloadCancelled, DownloadError, MemDeskError, NotEnoughSpaceError
 
 _PROGRESS_INTERVAL = 0.1  # seconds between progress messages from the child
 # Bytes read (and written) at a time: the hub library's default, 10 MB, makes progress and cancel
@@ -36,8 +36,12 @@ class ChildSession:
         context = multiprocessing.get_context("spawn")
         self._conn, child = context.Pipe()
         job = {
-            "endpoint": hub.endpoint, "token_origin": hub.token_origin, "repo": entry.repo, "revision": entry.revision,
-            "file": entry.file, "part": str(part),
+            "endpoint": hub.endpoint,
+            "token_origin": hub.token_origin,
+            "repo": entry.repo,
+            "revision": entry.revision,
+            "file": entry.file,
+            "part": str(part),
         }
         self._process = context.Process(target=_child_main, args=(child, job), daemon=True, name="memdesk-download")
         self._process.start()
@@ -79,16 +83,23 @@ class ChildSession:
             if not self._process.is_alive() and not self._conn.poll():
                 raise self._died()
             if deadline is not None and time.monotonic() > deadline:
-                raise DownloadError(f"No answer from {self.entry.repo} for {self.entry.file} in time", hint="Check the connection.")
+                raise DownloadError(
+                    f"No answer from {self.entry.repo} for {self.entry.file} in time", hint="Check the connection."
+                )
 
     def _died(self) -> DownloadError:
         code = self._process.exitcode
-        return DownloadError(f"The download of {self.entry.file} stopped unexpectedly (exit code {code})", hint="Download again to resume.")
+        return DownloadError(
+            f"The download of {self.entry.file} stopped unexpectedly (exit code {code})",
+            hint="Download again to resume.",
+        )
 
     def _cancel(self) -> None:
         # The child stops at its next chunk; a read blocked on a stalled connection is cut short.
         self._end("cancel", patience=1)
-        raise DownloadCancelled(f"Download of {self.entry.file} stopped", hint="What arrived is kept: download again to resume.")
+        raise DownloadCancelled(
+            f"Download of {self.entry.file} stopped", hint="What arrived is kept: download again to resume."
+        )
 
     def close(self) -> None:
         self._end("stop", patience=3)
@@ -117,10 +128,17 @@ def _child_error(entry: CatalogEntry, endpoint: str, kind: str, text: str) -> Me
     if kind == "not_found":
         return DownloadError(f"{entry.repo} has no file {entry.file} at {entry.revision}: {text}")
     if kind == "space":
-        return NotEnoughSpaceError(f"The disk filled up while downloading {entry.file}: {text}", hint="Free some space and download again to resume.")
+        return NotEnoughSpaceError(
+            f"The disk filled up while downloading {entry.file}: {text}",
+            hint="Free some space and download again to resume.",
+        )
     if kind == "truncated":
-        return DownloadError(f"The download of {entry.file} was cut short: {text}", hint="Download again to resume where it stopped.")
-    return DownloadError(f"The download of {entry.file} failed: {text}", hint="Download again to resume where it stopped.")
+        return DownloadError(
+            f"The download of {entry.file} was cut short: {text}", hint="Download again to resume where it stopped."
+        )
+    return DownloadError(
+        f"The download of {entry.file} failed: {text}", hint="Download again to resume where it stopped."
+    )
 
 
 class _Cancelled(Exception):
@@ -150,7 +168,9 @@ def _error_kind(error: BaseException) -> str:
 
     if isinstance(error, hub_errors.OfflineModeIsEnabled):
         return "offline"
-    if isinstance(error, (hub_errors.EntryNotFoundError, hub_errors.RepositoryNotFoundError, hub_errors.RevisionNotFoundError)):
+    if isinstance(
+        error, (hub_errors.EntryNotFoundError, hub_errors.RepositoryNotFoundError, hub_errors.RevisionNotFoundError)
+    ):
         return "not_found"
     if isinstance(error, OSError) and error.errno == 28:  # ENOSPC
         return "space"
@@ -192,7 +212,7 @@ def _child_run(conn: Connection, job: dict[str, str]) -> None:
             self.n = initial
             self._sent = 0.0
 
-        def __enter__(self) -> "PipeProgress":
+        def __enter__(self) -> PipeProgress:
             return self
 
         def __exit__(self, *exc: object) -> None:
@@ -211,7 +231,14 @@ def _child_run(conn: Connection, job: dict[str, str]) -> None:
     constants.DOWNLOAD_CHUNK_SIZE = READ_CHUNK
     part = Path(job["part"])
     with part.open("ab") as handle:
-        http_get(location, handle, resume_size=resume_from, headers=headers_for(location), expected_size=size, tqdm_class=PipeProgress)  # type: ignore[arg-type]
+        http_get(
+            location,
+            handle,
+            resume_size=resume_from,
+            headers=headers_for(location),
+            expected_size=size,
+            tqdm_class=PipeProgress,
+        )  # type: ignore[arg-type]
     conn.send(("done", size - resume_from))
 
 
@@ -238,7 +265,9 @@ def _metadata_response(url: str, headers_for: Callable[[str], dict[str, str]]) -
                 hf_raise_for_status(response)
             return response, url
         target = urljoin(url, location)
-        if origin(target) != origin(url) and constants.HUGGINGFACE_HEADER_X_LINKED_ETAG.lower() in {k.lower() for k in response.headers}:
+        if origin(target) != origin(url) and constants.HUGGINGFACE_HEADER_X_LINKED_ETAG.lower() in {
+            k.lower() for k in response.headers
+        }:
             return response, target
         url = target
     raise OSError(f"More than {_MAX_HUB_REDIRECTS} redirects from {url}")
@@ -250,7 +279,9 @@ def _metadata(response: Any) -> dict[str, Any]:
 
     headers = response.headers
     etag = headers.get(constants.HUGGINGFACE_HEADER_X_LINKED_ETAG) or headers.get("ETag")
-    size = headers.get(constants.HUGGINGFACE_HEADER_X_LINKED_SIZE) or (None if response.status_code in _REDIRECTS else headers.get("Content-Length"))
+    size = headers.get(constants.HUGGINGFACE_HEADER_X_LINKED_SIZE) or (
+        None if response.status_code in _REDIRECTS else headers.get("Content-Length")
+    )
     return {
         "etag": etag.removeprefix("W/").strip('"') if etag else None,
         "size": int(size) if size and size.isdigit() else None,

@@ -46,7 +46,7 @@ class HubConfig:
         return origin(url) == origin(self.token_origin)
 
     @classmethod
-    def from_environment(cls, environ: Mapping[str, str] | None = None) -> "HubConfig":
+    def from_environment(cls, environ: Mapping[str, str] | None = None) -> HubConfig:
         """From ``environ``, or from the environment MemDesk started with."""
         env = _AT_START if environ is None else environ
         endpoint = (env.get(ENDPOINT_ENV) or DEFAULT_ENDPOINT).rstrip("/")

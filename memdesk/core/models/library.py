@@ -16,16 +16,16 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from memdesk.core.base.errors import ModelFileError, UnknownModelError
+from memdesk.core.base.paths import CHECKOUT_MODELS_DIR, Paths
 from memdesk.core.models.bundled import default_model_path
 from memdesk.core.models.catalog import DEFAULT_PROFILE, Catalog, CatalogEntry, ModelProfile, load_catalog
 from memdesk.core.models.download import DownloadResult
 from memdesk.core.models.preflight import check_model_file
-from memdesk.core.base.errors import ModelFileError, UnknownModelError
-from memdesk.core.base.paths import CHECKOUT_MODELS_DIR, Paths
 
 MANIFEST = "installed.json"
 
@@ -95,12 +95,22 @@ class ModelRow:
 
     def as_dict(self, context: int) -> dict[str, Any]:
         return {
-            "id": self.id, "name": self.name, "kind": self.kind, "active": self.active,
-            "path": str(self.local.path) if self.local else None, "size": self.size, "licence": self.licence,
-            "context_length": self.context_length, "ram_estimate": self.ram_estimate(context),
-            "checksum": self.checksum, "sha256": (self.local.sha256 if self.local and self.local.sha256 else (self.entry.sha256 if self.entry else None)),
+            "id": self.id,
+            "name": self.name,
+            "kind": self.kind,
+            "active": self.active,
+            "path": str(self.local.path) if self.local else None,
+            "size": self.size,
+            "licence": self.licence,
+            "context_length": self.context_length,
+            "ram_estimate": self.ram_estimate(context),
+            "checksum": self.checksum,
+            "sha256": (
+                self.local.sha256 if self.local and self.local.sha256 else (self.entry.sha256 if self.entry else None)
+            ),
             "recommended_for": list(self.entry.recommended_for) if self.entry else [],
-            "good_for": self.entry.good_for if self.entry else "", "repo": self.entry.repo if self.entry else None,
+            "good_for": self.entry.good_for if self.entry else "",
+            "repo": self.entry.repo if self.entry else None,
             "sources": dict(self.entry.sources) if self.entry else {},
         }
 
@@ -114,7 +124,9 @@ class Choice:
 
 
 class ModelLibrary:
-    def __init__(self, paths: Paths, catalog: Catalog | None = None, *, checkout_models: Path | None = CHECKOUT_MODELS_DIR) -> None:
+    def __init__(
+        self, paths: Paths, catalog: Catalog | None = None, *, checkout_models: Path | None = CHECKOUT_MODELS_DIR
+    ) -> None:
         self.paths = paths
         self.catalog = catalog or load_catalog()
         self._checkout_models = checkout_models
@@ -129,7 +141,9 @@ class ModelLibrary:
             bundled = None
         if bundled is not None:
             entry = self.catalog.bundled
-            models.append(LocalModel(entry.name if entry else bundled.stem, bundled, "bundled", bundled.stat().st_size, entry))
+            models.append(
+                LocalModel(entry.name if entry else bundled.stem, bundled, "bundled", bundled.stat().st_size, entry)
+            )
         manifest = self._manifest()
         seen = {m.path.resolve() for m in models}
         for folder in (self.paths.user_models, self._checkout_models):
@@ -142,7 +156,17 @@ class ModelLibrary:
                 record = manifest.get(file.name) if folder == self.paths.user_models else None
                 entry = self.catalog.by_file(file.name)
                 if record is not None:
-                    models.append(LocalModel(entry.name if entry else file.stem, file, "downloaded", file.stat().st_size, entry, record.get("sha256"), record.get("checksum")))
+                    models.append(
+                        LocalModel(
+                            entry.name if entry else file.stem,
+                            file,
+                            "downloaded",
+                            file.stat().st_size,
+                            entry,
+                            record.get("sha256"),
+                            record.get("checksum"),
+                        )
+                    )
                 else:
                     models.append(LocalModel(file.stem, file, "own", file.stat().st_size, entry))
         rank = {"bundled": 0, "downloaded": 1, "own": 2}
@@ -220,7 +244,13 @@ class ModelLibrary:
                 return model
         candidate = Path(name).expanduser()
         if candidate.suffix.lower() == ".gguf" and candidate.is_file():
-            return LocalModel(candidate.stem, candidate.resolve(), "own", candidate.stat().st_size, self.catalog.by_file(candidate.name))
+            return LocalModel(
+                candidate.stem,
+                candidate.resolve(),
+                "own",
+                candidate.stat().st_size,
+                self.catalog.by_file(candidate.name),
+            )
         return None
 
     def choose(self, name: str) -> Choice:
@@ -229,7 +259,9 @@ class ModelLibrary:
         if model is None:
             entry = self.catalog.find(name)
             if entry is not None:
-                raise UnknownModelError(f"{entry.name} is not downloaded yet", hint=f"Run `memdesk models get {entry.id}` first.")
+                raise UnknownModelError(
+                    f"{entry.name} is not downloaded yet", hint=f"Run `memdesk models get {entry.id}` first."
+                )
             raise UnknownModelError(f"No model called {name!r}", hint="`memdesk models list` shows the choices.")
         # The bundled model is the empty setting, so it follows the package if it moves.
         path = "" if model.kind == "bundled" else str(model.path)
@@ -244,22 +276,36 @@ class ModelLibrary:
             "revision": entry.revision,
             "sha256": result.sha256,
             "checksum": "pinned from hub" if result.pinned_from_hub else "published",
-            "downloaded_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "downloaded_at": datetime.now(UTC).isoformat(timespec="seconds"),
         }
         self._write_manifest(manifest)
-        return LocalModel(entry.name, result.path, "downloaded", result.path.stat().st_size, entry, result.sha256, manifest[result.path.name]["checksum"])
+        return LocalModel(
+            entry.name,
+            result.path,
+            "downloaded",
+            result.path.stat().st_size,
+            entry,
+            result.sha256,
+            manifest[result.path.name]["checksum"],
+        )
 
     def remove(self, name: str, settings: Any) -> LocalModel:
         """Delete a downloaded or own model file from MemDesk's models folder (never the active one)."""
         model = self.find_local(name)
         if model is None:
-            raise UnknownModelError(f"No local model called {name!r}", hint="`memdesk models list` shows what is installed.")
+            raise UnknownModelError(
+                f"No local model called {name!r}", hint="`memdesk models list` shows what is installed."
+            )
         if model.kind == "bundled":
             raise UnknownModelError(f"{model.name} ships with MemDesk and cannot be removed")
         if self.is_active(model, settings):
-            raise UnknownModelError(f"{model.name} is the active model", hint="Choose another model first (`memdesk models use NAME`).")
+            raise UnknownModelError(
+                f"{model.name} is the active model", hint="Choose another model first (`memdesk models use NAME`)."
+            )
         if model.path.parent.resolve() != self.paths.user_models.resolve():
-            raise UnknownModelError(f"{model.path} is not in MemDesk's models folder; delete it yourself if you want it gone")
+            raise UnknownModelError(
+                f"{model.path} is not in MemDesk's models folder; delete it yourself if you want it gone"
+            )
         model.path.unlink()
         manifest = self._manifest()
         if manifest.pop(model.path.name, None) is not None:

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from memdesk.core.base.errors import ModelError, ModelFileError
 from memdesk.core.runtime.base import ChatMessage
 from memdesk.core.runtime.chat_template import ChatTemplate
 from memdesk.core.runtime.gguf import GgufInfo, read_gguf
-from memdesk.core.base.errors import ModelError, ModelFileError
 
 _PROBE = "MEMDESK-SYSTEM-PROBE-41c7"
 
@@ -28,7 +28,9 @@ def check_model_file(path: str | Path, *, chat_template_override: str | None = N
     info = read_gguf(path)
     try:
         template = ChatTemplate.choose(chat_template_override, info.chat_template, model_name=path.name)
-        rendered = template.render([ChatMessage("system", _PROBE), ChatMessage("user", "Hello")], add_generation_prompt=True)
+        rendered = template.render(
+            [ChatMessage("system", _PROBE), ChatMessage("user", "Hello")], add_generation_prompt=True
+        )
     except ModelError as error:
         raise ModelFileError(
             f"Model file {path} cannot be used: {error.message}",

@@ -17,9 +17,9 @@ import urllib.request
 from dataclasses import dataclass
 from typing import Any
 
+from memdesk.core.base.errors import LocalServerError
 from memdesk.core.models.library import Choice
 from memdesk.core.net.loopback import direct_opener, is_loopback
-from memdesk.core.base.errors import LocalServerError
 
 KNOWN_SERVERS = (("ollama", "Ollama", 11434), ("lmstudio", "LM Studio", 1234))
 LOOPBACK = "127.0.0.1"
@@ -85,7 +85,10 @@ def probe_schema_support(base_url: str, model: str, *, timeout: float = 180.0) -
         "max_tokens": 32,
         "temperature": 0,
         "stream": False,
-        "response_format": {"type": "json_schema", "json_schema": {"name": "probe", "strict": True, "schema": _PROBE_SCHEMA}},
+        "response_format": {
+            "type": "json_schema",
+            "json_schema": {"name": "probe", "strict": True, "schema": _PROBE_SCHEMA},
+        },
     }
     try:
         data = _request_json(base_url.rstrip("/") + "/chat/completions", body, timeout)
@@ -101,7 +104,9 @@ def probe_schema_support(base_url: str, model: str, *, timeout: float = 180.0) -
     except (KeyError, IndexError, TypeError, ValueError):
         answer = None
     if isinstance(answer, dict) and set(answer) == {"ok"} and isinstance(answer["ok"], bool):
-        return SchemaSupport("json_schema", "The server enforces JSON schemas: calls keep the same shape guarantee as the local model.")
+        return SchemaSupport(
+            "json_schema", "The server enforces JSON schemas: calls keep the same shape guarantee as the local model."
+        )
     return SchemaSupport(
         "none",
         "The server accepted a JSON schema but did not follow it: MemDesk will check each call itself, and a "
@@ -116,7 +121,9 @@ def server_choice(server_label: str, base_url: str, model: str, support: SchemaS
     )
 
 
-def choose_on_server(kind: str, model: str, *, port: int | None = None, probe_timeout: float = 180.0) -> tuple[Choice, SchemaSupport]:
+def choose_on_server(
+    kind: str, model: str, *, port: int | None = None, probe_timeout: float = 180.0
+) -> tuple[Choice, SchemaSupport]:
     """``ollama:MODEL`` / ``lmstudio:MODEL``: check the server has the model, probe it, and return
     the settings that select it."""
     known = {k: (label, default_port) for k, label, default_port in KNOWN_SERVERS}
@@ -127,7 +134,9 @@ def choose_on_server(kind: str, model: str, *, port: int | None = None, probe_ti
     try:
         models = list_server_models(base)
     except LocalServerError as error:
-        raise LocalServerError(f"{label} is not answering at {base}: {error.message}", hint=f"Start {label} first.") from error
+        raise LocalServerError(
+            f"{label} is not answering at {base}: {error.message}", hint=f"Start {label} first."
+        ) from error
     if model not in models:
         raise LocalServerError(f"{label} has no model {model!r}", hint=f"It has: {', '.join(models) or 'none'}.")
     support = probe_schema_support(base, model, timeout=probe_timeout)
@@ -154,7 +163,9 @@ class _Rejected(LocalServerError):
 
 def _require_loopback(url: str) -> None:
     if not is_loopback(url):
-        raise LocalServerError(f"{url} is not on this machine; MemDesk only looks for local servers on the loopback interface")
+        raise LocalServerError(
+            f"{url} is not on this machine; MemDesk only looks for local servers on the loopback interface"
+        )
 
 
 def _request_json(url: str, body: dict[str, Any] | None, timeout: float) -> Any:

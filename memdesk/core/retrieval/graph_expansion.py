@@ -57,7 +57,12 @@ def query_entities(db: Database, agent_id: int, query: str) -> set[int]:
 def mentioned_messages(db: Database, agent_id: int) -> int:
     """How many of the agent's messages mention any entity (idf's document count). Reads every
     mention: callers keep it (MessageRanker updates it from new mentions)."""
-    return int(db.scalar("SELECT COUNT(DISTINCT message_id) FROM graph_mentions WHERE agent_id = ? AND message_id IS NOT NULL", (agent_id,)))
+    return int(
+        db.scalar(
+            "SELECT COUNT(DISTINCT message_id) FROM graph_mentions WHERE agent_id = ? AND message_id IS NOT NULL",
+            (agent_id,),
+        )
+    )
 
 
 def _members(db: Database, roots) -> list[int]:
@@ -68,12 +73,23 @@ def _members(db: Database, roots) -> list[int]:
     found = set(roots)
     for start in range(0, len(roots), 500):
         chunk = roots[start : start + 500]
-        found.update(r[0] for r in db.query(f"SELECT id FROM graph_entities WHERE merged_into IN ({','.join('?' * len(chunk))})", chunk))
+        found.update(
+            r[0]
+            for r in db.query(
+                f"SELECT id FROM graph_entities WHERE merged_into IN ({','.join('?' * len(chunk))})", chunk
+            )
+        )
     return sorted(found)
 
 
 def expansion_scores(
-    db: Database, agent_id: int, query: str, position: dict[int, int], size: int, *, total: Callable[[], int] | None = None
+    db: Database,
+    agent_id: int,
+    query: str,
+    position: dict[int, int],
+    size: int,
+    *,
+    total: Callable[[], int] | None = None,
 ) -> np.ndarray | None:
     """Per message (aligned with ``position``: message id -> index), the summed idf of the linked
     entities it mentions, scaled to [0, 1]; None when the query names no entity with links.

@@ -102,7 +102,10 @@ class PartIndex:
                 return
             appended = known is not None and state[1] is not None and known[1] is not None and state[1] > known[1]
             rows = list(rows_after(known[1] if appended else 0))
-            if appended and (known[0] + len(rows), known[2] + sum(checksum(t) for _, t in rows)) != (state[0], state[2]):
+            if appended and (known[0] + len(rows), known[2] + sum(checksum(t) for _, t in rows)) != (
+                state[0],
+                state[2],
+            ):
                 appended = False  # an older message changed too
                 rows = list(rows_after(0))
             parts = [(message_id, text, split_parts(text)) for message_id, text in rows]
@@ -122,7 +125,9 @@ class PartIndex:
         """Message id -> its best-scoring part for FTS5 phrases OR-ed together, bounded as the
         store's own indexes are (memdesk.core.retrieval.bounded_fts)."""
         with self._lock:
-            rows = best_matches(lambda sql, params: self._db.execute(sql, params).fetchall(), PARTS, phrases, agent_id, PART_DEPTH)
+            rows = best_matches(
+                lambda sql, params: self._db.execute(sql, params).fetchall(), PARTS, phrases, agent_id, PART_DEPTH
+            )
             found: dict[int, PartHit] = {}
             for _, score, message_id, start, end in rows:
                 if message_id not in found:

@@ -13,7 +13,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from datetime import date, datetime, time, timedelta, timezone
+from datetime import UTC, date, datetime, time, timedelta
 
 import numpy as np
 
@@ -25,7 +25,14 @@ from memdesk.core.retrieval.bounded_fts import FtsIndex, best_matches
 from memdesk.core.retrieval.changes import row_changes
 from memdesk.core.retrieval.graph_expansion import expansion_scores
 from memdesk.core.retrieval.message_parts import PartIndex, checksum
-from memdesk.core.retrieval.query import contains_casefold, fts_phrases, inner_words, mentioned_dates, mentioned_names, without_words
+from memdesk.core.retrieval.query import (
+    contains_casefold,
+    fts_phrases,
+    inner_words,
+    mentioned_dates,
+    mentioned_names,
+    without_words,
+)
 from memdesk.core.retrieval.vector_index import VectorIndex
 from memdesk.core.storage import Database
 
@@ -116,7 +123,7 @@ class _Timeline:
         return np.where(found, where, -1)
 
     @property
-    def position(self) -> "_Positions":
+    def position(self) -> _Positions:
         return _Positions(self)
 
 
@@ -152,7 +159,12 @@ class MessageRanker:
     so it is built once per store by the composition root and passed in."""
 
     def __init__(
-        self, db: Database, embedder: Embedder | None, vectors: VectorIndex | None = None, *, user_name: Callable[[], str] = lambda: "",
+        self,
+        db: Database,
+        embedder: Embedder | None,
+        vectors: VectorIndex | None = None,
+        *,
+        user_name: Callable[[], str] = lambda: "",
         by_parts: bool = True,
     ) -> None:
         """``user_name``: the person's name (a setting, read at each search). With it and the
@@ -167,7 +179,9 @@ class MessageRanker:
         self._vectors = vectors or VectorIndex(db)
         self._timelines: dict[int, _Timeline] = {}
         self._rankings: OrderedDict[tuple, list[MessageRank]] = OrderedDict()
-        self._mentioned: dict[int, tuple[int, int, int]] = {}  # agent -> (mentions removed, newest mention, mentioned_messages)
+        self._mentioned: dict[
+            int, tuple[int, int, int]
+        ] = {}  # agent -> (mentions removed, newest mention, mentioned_messages)
         self._lock = threading.Lock()
         db.create_function("memdesk_contains", 2, contains_casefold)
         db.create_function("memdesk_checksum", 1, checksum)
@@ -206,8 +220,14 @@ class MessageRanker:
         speaker = {"user": user, "assistant": agent}
         select = "SELECT id, created_at, author, role FROM messages WHERE agent_id = ? AND search_text != ''"
         timeline = None
-        if cached is not None and cached.token[1:2] + cached.token[3:] == token[1:2] + token[3:] and cached.token[2] is not None:
-            newer = int(db.scalar("SELECT COUNT(*) FROM messages WHERE agent_id = ? AND id > ?", (agent_id, cached.token[2])))
+        if (
+            cached is not None
+            and cached.token[1:2] + cached.token[3:] == token[1:2] + token[3:]
+            and cached.token[2] is not None
+        ):
+            newer = int(
+                db.scalar("SELECT COUNT(*) FROM messages WHERE agent_id = ? AND id > ?", (agent_id, cached.token[2]))
+            )
             if cached.token[0] + newer == added:  # nothing removed or edited, every addition at the end
                 rows = db.query(f"{select} AND id > ? ORDER BY id", (agent_id, cached.token[2]))
                 timeline = _extended(cached, token, *_timeline_rows(rows, speaker), self._lock)
@@ -237,9 +257,16 @@ class MessageRanker:
                 "SELECT id FROM messages WHERE id IN (SELECT rowid FROM messages_fts WHERE messages_fts MATCH ? ORDER BY rowid DESC LIMIT ?)"
                 " AND agent_id = ? AND search_text != '' AND memdesk_contains(search_text, ?)"
             )
-            params: tuple = (" AND ".join('"' + w.replace('"', '""') + '"' for w in words), VERBATIM_CANDIDATES, agent_id, query)
+            params: tuple = (
+                " AND ".join('"' + w.replace('"', '""') + '"' for w in words),
+                VERBATIM_CANDIDATES,
+                agent_id,
+                query,
+            )
         else:
-            sql = "SELECT id FROM messages WHERE agent_id = ? AND search_text != '' AND memdesk_contains(search_text, ?)"
+            sql = (
+                "SELECT id FROM messages WHERE agent_id = ? AND search_text != '' AND memdesk_contains(search_text, ?)"
+            )
             params = (agent_id, query)
         return [r[0] for r in self._db.query(sql, params)]
 
@@ -255,18 +282,31 @@ class MessageRanker:
         with self._lock:
             current = self._parts_token.get(agent_id) == token
         if not current:
-            state = tuple(db.query_one(
-                "SELECT COUNT(*), MAX(id), TOTAL(memdesk_checksum(search_text)) FROM messages WHERE agent_id = ? AND search_text != ''",
-                (agent_id,),
-            ))
-            self._parts.refresh(agent_id, state, lambda after: db.query(
-                "SELECT id, search_text FROM messages WHERE agent_id = ? AND search_text != '' AND id > ? ORDER BY id", (agent_id, after)
-            ))
+            state = tuple(
+                db.query_one(
+                    "SELECT COUNT(*), MAX(id), TOTAL(memdesk_checksum(search_text)) FROM messages WHERE agent_id = ? AND search_text != ''",
+                    (agent_id,),
+                )
+            )
+            self._parts.refresh(
+                agent_id,
+                state,
+                lambda after: db.query(
+                    "SELECT id, search_text FROM messages WHERE agent_id = ? AND search_text != '' AND id > ? ORDER BY id",
+                    (agent_id, after),
+                ),
+            )
             with self._lock:
                 self._parts_token[agent_id] = token
 
     def rank(
-        self, agent_id: int, query: str, *, dense: bool = True, graph_weight: float = 0.0, before_id: int | None = None,
+        self,
+        agent_id: int,
+        query: str,
+        *,
+        dense: bool = True,
+        graph_weight: float = 0.0,
+        before_id: int | None = None,
         by_parts: bool | None = None,
     ) -> list[MessageRank]:
         """Every result of the query, best first; computed once per query and store state. The
@@ -283,7 +323,15 @@ class MessageRanker:
         if before_id is not None:
             timeline = _older_than(timeline, before_id)
         by_parts = self.by_parts if by_parts is None else by_parts
-        key = (agent_id, query, dense, timeline.token, self._vectors.generation("messages", agent_id), graph_weight, by_parts)
+        key = (
+            agent_id,
+            query,
+            dense,
+            timeline.token,
+            self._vectors.generation("messages", agent_id),
+            graph_weight,
+            by_parts,
+        )
         if graph_weight > 0:  # the graph grows in the background and users edit it from another connection
             # the newest mention of any agent: per agent, SQLite read every mention's index entry
             # (1.3 s at two million); another agent's mention costs a cache miss, nothing more
@@ -322,14 +370,18 @@ class MessageRanker:
             lifted = fusion.neighbour_boost(scores, timeline.same_session, NEIGHBOUR_ALPHA)
             lift, scores = lifted - scores, lifted
         if graph_weight > 0 and n:
-            expansion = expansion_scores(db, agent_id, query, timeline.position, n, total=lambda: self._mentioned_messages(agent_id, key[-2]))
+            expansion = expansion_scores(
+                db, agent_id, query, timeline.position, n, total=lambda: self._mentioned_messages(agent_id, key[-2])
+            )
             if expansion is not None:
                 scores = scores + graph_weight * expansion
         dates = mentioned_dates(query)
         if dates and n:
             scores = scores + DATE_BOOST * _on_dates(timeline.times, dates)
         if len(names) == 1:
-            scores = scores + SPEAKER_BOOST * ((timeline.authors == next(iter(names))) & (scores > 0))  # reorders matches, adds none
+            scores = scores + SPEAKER_BOOST * (
+                (timeline.authors == next(iter(names))) & (scores > 0)
+            )  # reorders matches, adds none
         elif not names and n:
             scores = asker_boost(scores, timeline.authors, (self._user_name() or "").strip(), query)
         exact = np.zeros(n, dtype=bool)
@@ -344,7 +396,10 @@ class MessageRanker:
         others = _best(scores, ~exact & (scores > 0), SEARCH_DEPTH)
         others = others[(scores[others] - lift[others] > 0) | (scores[others] >= floor)]
         keep = np.concatenate([_best(scores, exact, None), others])
-        result = [MessageRank(int(timeline.ids[p]), float(scores[p]), bool(exact[p]), spans.get(int(timeline.ids[p]))) for p in keep]
+        result = [
+            MessageRank(int(timeline.ids[p]), float(scores[p]), bool(exact[p]), spans.get(int(timeline.ids[p])))
+            for p in keep
+        ]
         with self._lock:
             self._rankings[key] = result
             while len(self._rankings) > CACHED_RANKINGS:
@@ -364,16 +419,19 @@ class MessageRanker:
         if known is not None and known[0] == state and known[1] <= newest:
             total = known[2]
             if known[1] < newest:
-                total += int(db.scalar(
-                    "SELECT COUNT(DISTINCT m.message_id) FROM graph_mentions m WHERE m.id > ? AND m.id <= ? AND m.agent_id = ?"
-                    " AND m.message_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM graph_mentions o WHERE o.message_id = m.message_id AND o.id <= ?)",
-                    (known[1], newest, agent_id, known[1]),
-                ))
+                total += int(
+                    db.scalar(
+                        "SELECT COUNT(DISTINCT m.message_id) FROM graph_mentions m WHERE m.id > ? AND m.id <= ? AND m.agent_id = ?"
+                        " AND m.message_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM graph_mentions o WHERE o.message_id = m.message_id AND o.id <= ?)",
+                        (known[1], newest, agent_id, known[1]),
+                    )
+                )
         else:
             # one statement, one snapshot: the count and the newest mention it includes
             total, newest = db.query_one(
                 "SELECT COUNT(DISTINCT message_id), (SELECT MAX(id) FROM graph_mentions) FROM graph_mentions"
-                " WHERE agent_id = ? AND message_id IS NOT NULL", (agent_id,),
+                " WHERE agent_id = ? AND message_id IS NOT NULL",
+                (agent_id,),
             )
             total, newest = int(total), int(newest or 0)
         with self._lock:
@@ -392,7 +450,9 @@ def _best(scores: np.ndarray, mask: np.ndarray, limit: int | None) -> np.ndarray
     return order if limit is None else order[:limit]
 
 
-def _extended(timeline: _Timeline, token: tuple, ids: np.ndarray, times: np.ndarray, authors: np.ndarray, lock: threading.Lock) -> _Timeline:
+def _extended(
+    timeline: _Timeline, token: tuple, ids: np.ndarray, times: np.ndarray, authors: np.ndarray, lock: threading.Lock
+) -> _Timeline:
     """``timeline`` with newer messages appended: written into its room when it is the newest view
     of it and there is space, otherwise into new room (never into rows another timeline shows)."""
     if not len(ids):
@@ -406,11 +466,21 @@ def _extended(timeline: _Timeline, token: tuple, ids: np.ndarray, times: np.ndar
         room = timeline.room
         if room is None or room.used != start or end > len(room.ids):
             room = _Room(timeline.ids, timeline.authors, timeline.same_session, timeline.times, len(ids))
-        room.ids[start:end], room.authors[start:end], room.same[start:end], room.times[start:end] = ids, authors, same, times
+        room.ids[start:end], room.authors[start:end], room.same[start:end], room.times[start:end] = (
+            ids,
+            authors,
+            same,
+            times,
+        )
         room.used = end
     return _Timeline(
-        token, room.ids[:end], room.authors[:end], room.same[:end], room.times[:end],
-        timeline.speakers | frozenset(a for a in set(authors.tolist()) if a), room,
+        token,
+        room.ids[:end],
+        room.authors[:end],
+        room.same[:end],
+        room.times[:end],
+        timeline.speakers | frozenset(a for a in set(authors.tolist()) if a),
+        room,
     )
 
 
@@ -418,7 +488,11 @@ def _older_than(timeline: _Timeline, before_id: int) -> _Timeline:
     """The part of a timeline before a message id (ids are in ascending order: a prefix; views, not copies)."""
     n = int(np.searchsorted(timeline.ids, before_id))
     return _Timeline(
-        (*timeline.token, before_id), timeline.ids[:n], timeline.authors[:n], timeline.same_session[:n], timeline.times[:n],
+        (*timeline.token, before_id),
+        timeline.ids[:n],
+        timeline.authors[:n],
+        timeline.same_session[:n],
+        timeline.times[:n],
         timeline.speakers,  # the names anyone used: a name is not a search word even when its speaker is in context
     )
 
@@ -427,7 +501,7 @@ def _on_dates(times: np.ndarray, dates: list[tuple[date, date]]) -> np.ndarray:
     """1.0 for items written within one of the inclusive day ranges (with DATE_SLACK), else 0."""
     hit = np.zeros(times.size, dtype=bool)
     for first, last in dates:
-        start = datetime.combine(first, time.min, timezone.utc) - DATE_SLACK
-        end = datetime.combine(last, time.min, timezone.utc) + timedelta(days=1) + DATE_SLACK
+        start = datetime.combine(first, time.min, UTC) - DATE_SLACK
+        end = datetime.combine(last, time.min, UTC) + timedelta(days=1) + DATE_SLACK
         hit |= (times >= start.timestamp()) & (times < end.timestamp())
     return hit.astype(np.float64)

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from memdesk.core.embedding import Embedder
-from memdesk.core.retrieval.changes import row_changes
 from memdesk.core.retrieval.bounded_fts import FtsIndex, best_matches
+from memdesk.core.retrieval.changes import row_changes
 from memdesk.core.retrieval.query import fts_phrases
 from memdesk.core.retrieval.vector_index import VectorIndex
 from memdesk.core.storage import Database
@@ -49,7 +49,9 @@ class PassageRanker:
         self._rankings: OrderedDict[tuple, list[PassageRank]] = OrderedDict()
         self._lock = threading.Lock()
 
-    def vector_candidates(self, agent_id: int, vector: np.ndarray, k: int = SEARCH_DEPTH) -> tuple[np.ndarray, np.ndarray]:
+    def vector_candidates(
+        self, agent_id: int, vector: np.ndarray, k: int = SEARCH_DEPTH
+    ) -> tuple[np.ndarray, np.ndarray]:
         """The dense leg on its own: passage ids and cosine similarities, best first."""
         return self._vectors.top_k("passages", agent_id, vector, k)
 
@@ -75,7 +77,9 @@ class PassageRanker:
             for passage_id, bm25 in rows:
                 if best > 0:
                     scores[passage_id] = scores.get(passage_id, 0.0) + LEXICAL_WEIGHT * bm25 / best
-        ranked = sorted(((i, s) for i, s in scores.items() if s > 0), key=lambda item: (-item[1], item[0]))[:SEARCH_DEPTH]
+        ranked = sorted(((i, s) for i, s in scores.items() if s > 0), key=lambda item: (-item[1], item[0]))[
+            :SEARCH_DEPTH
+        ]
         result = [PassageRank(i, s) for i, s in ranked]
         with self._lock:
             self._rankings[key] = result

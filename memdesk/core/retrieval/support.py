@@ -47,7 +47,9 @@ def words(text: str) -> set[str]:
 def told_sentences(text: str) -> list[str]:
     """The sentences of ``text`` that tell: a question asks, it does not tell ("Did you go camping?"
     is no answer to "Where did Melanie camp?", and the same question asked before is none either)."""
-    return [sentence for sentence in SENTENCE_BREAK.split(text) if sentence.strip() and not sentence.rstrip().endswith("?")]
+    return [
+        sentence for sentence in SENTENCE_BREAK.split(text) if sentence.strip() and not sentence.rstrip().endswith("?")
+    ]
 
 
 def support(query: str, hits: Sequence[tuple[str, str]], speakers: Iterable[str]) -> float:

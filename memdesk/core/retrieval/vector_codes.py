@@ -73,11 +73,20 @@ def _next_stamp(db: Database, kind: str, agent_id: int) -> int:
     return latest_stamp(db, kind, agent_id) + 1
 
 
-def _save_block(db: Database, kind: str, agent_id: int, number: int, stamp: int, ids: np.ndarray, bits: np.ndarray) -> None:
+def _save_block(
+    db: Database, kind: str, agent_id: int, number: int, stamp: int, ids: np.ndarray, bits: np.ndarray
+) -> None:
     db.execute(
         "INSERT INTO vector_blocks(kind, agent_id, block, stamp, ids, bits) VALUES (?, ?, ?, ?, ?, ?)"
         " ON CONFLICT(kind, agent_id, block) DO UPDATE SET stamp = excluded.stamp, ids = excluded.ids, bits = excluded.bits",
-        (kind, agent_id, number, stamp, np.asarray(ids, dtype="<i8").tobytes(), np.ascontiguousarray(bits, dtype=np.uint8).tobytes()),
+        (
+            kind,
+            agent_id,
+            number,
+            stamp,
+            np.asarray(ids, dtype="<i8").tobytes(),
+            np.ascontiguousarray(bits, dtype=np.uint8).tobytes(),
+        ),
     )
 
 
@@ -93,11 +102,16 @@ def remove(db: Database, kind: str, row_ids: Sequence[int]) -> None:
     table = HALF_TABLES[kind]
     where: dict[tuple[int, int], set[int]] = {}
     for part, marks in _in_chunks(row_ids):
-        for row_id, agent_id, number in db.query(f"SELECT id, agent_id, block FROM {table} WHERE id IN ({marks})", part):
+        for row_id, agent_id, number in db.query(
+            f"SELECT id, agent_id, block FROM {table} WHERE id IN ({marks})", part
+        ):
             where.setdefault((agent_id, number), set()).add(row_id)
         db.execute(f"DELETE FROM {table} WHERE id IN ({marks})", part)
     for (agent_id, number), gone in where.items():
-        row = db.query_one("SELECT block, stamp, ids, bits FROM vector_blocks WHERE kind = ? AND agent_id = ? AND block = ?", (kind, agent_id, number))
+        row = db.query_one(
+            "SELECT block, stamp, ids, bits FROM vector_blocks WHERE kind = ? AND agent_id = ? AND block = ?",
+            (kind, agent_id, number),
+        )
         if row is None:
             continue
         block = _block(row)
@@ -115,10 +129,13 @@ def write(db: Database, kind: str, agent_id: int, row_ids: Sequence[int], vector
     remove(db, kind, ids.tolist())  # a rewritten row moves to the end: its old bits must not linger
     bits = sign_bits(vectors)
     tail = db.query_one(
-        "SELECT block, stamp, ids, bits FROM vector_blocks WHERE kind = ? AND agent_id = ? ORDER BY block DESC LIMIT 1", (kind, agent_id)
+        "SELECT block, stamp, ids, bits FROM vector_blocks WHERE kind = ? AND agent_id = ? ORDER BY block DESC LIMIT 1",
+        (kind, agent_id),
     )
     stamp = _next_stamp(db, kind, agent_id)
-    number, held_ids, held_bits = (0, ids[:0], bits[:0]) if tail is None else (lambda b: (b.number, b.ids, b.bits))(_block(tail))
+    number, held_ids, held_bits = (
+        (0, ids[:0], bits[:0]) if tail is None else (lambda b: (b.number, b.ids, b.bits))(_block(tail))
+    )
     if not len(held_ids):
         held_ids, held_bits = ids[:0], bits[:0]
     elif held_bits.shape[1] != bits.shape[1]:
@@ -146,7 +163,9 @@ def drop_all(db: Database) -> None:
     a new stamp, so indexes already loaded see the change."""
     for table in HALF_TABLES.values():
         db.execute(f"DELETE FROM {table}")
-    db.execute("UPDATE vector_blocks SET ids = x'', bits = x'', stamp = (SELECT COALESCE(MAX(stamp), 0) + 1 FROM vector_blocks)")
+    db.execute(
+        "UPDATE vector_blocks SET ids = x'', bits = x'', stamp = (SELECT COALESCE(MAX(stamp), 0) + 1 FROM vector_blocks)"
+    )
 
 
 def drop_agent(db: Database, agent_id: int) -> None:

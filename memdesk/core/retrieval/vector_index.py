@@ -250,10 +250,18 @@ class VectorIndex:
         log.info("building the search form of %s %s vectors of agent %s", len(missing), kind, agent_id)
         table = TABLES[kind]
         if len(missing) <= _POINT_READS:
-            rows = [r for i in missing for r in self._db.query(f"SELECT rowid, embedding FROM {table} WHERE rowid = ?", (i,))]
+            rows = [
+                r
+                for i in missing
+                for r in self._db.query(f"SELECT rowid, embedding FROM {table} WHERE rowid = ?", (i,))
+            ]
         else:
             wanted = set(missing)
-            rows = [r for r in self._db.query(f"SELECT rowid, embedding FROM {table} WHERE agent_id = ?", (agent_id,)) if r[0] in wanted]
+            rows = [
+                r
+                for r in self._db.query(f"SELECT rowid, embedding FROM {table} WHERE agent_id = ?", (agent_id,))
+                if r[0] in wanted
+            ]
         self.reads += len(rows)
         if not rows:
             return
@@ -316,7 +324,9 @@ class VectorIndex:
         out[order[where[hit]]] = exact[hit]
         return out
 
-    def _shortlist(self, index: _Loaded, query: np.ndarray, size: int, distance: np.ndarray | None = None) -> np.ndarray:
+    def _shortlist(
+        self, index: _Loaded, query: np.ndarray, size: int, distance: np.ndarray | None = None
+    ) -> np.ndarray:
         valid = int((index.ids >= 0).sum())
         if not valid:
             return np.zeros(0, dtype=np.int64)
@@ -325,7 +335,9 @@ class VectorIndex:
         distance = index.hamming(query) if distance is None else distance
         return np.unique(index.ids[_closest(distance, size)])
 
-    def _rescore(self, kind: str, candidates: np.ndarray, query: np.ndarray, index: _Loaded | None = None) -> tuple[np.ndarray, np.ndarray]:
+    def _rescore(
+        self, kind: str, candidates: np.ndarray, query: np.ndarray, index: _Loaded | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
         ids, matrix = vector_codes.half_vectors(self._db, kind, candidates.tolist())
         self.reads += len(ids)
         if index is not None and len(ids) < len(candidates):

@@ -46,11 +46,20 @@ STEM = 5
 
 _CODE = re.compile(r"```.*?(?:```|\Z)", re.DOTALL)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
-_TOKEN = re.compile(r"\d{1,2}:\d\d|\d{1,3}(?:,\d{3})+(?:\.\d+)?%?[A-Za-z]*|\d+(?:\.\d+)*%?[A-Za-z]*|[A-Za-z][A-Za-z'’-]*")
+_TOKEN = re.compile(
+    r"\d{1,2}:\d\d|\d{1,3}(?:,\d{3})+(?:\.\d+)?%?[A-Za-z]*|\d+(?:\.\d+)*%?[A-Za-z]*|[A-Za-z][A-Za-z'’-]*"
+)
 _NUMBER = re.compile(r"(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(%|[A-Za-z]+)?")
-_NEGATION = re.compile(r"\b(?:never|haven't|hasn't|hadn't|didn't|have not|has not|had not|did not|no longer)\b", re.IGNORECASE)
+_NEGATION = re.compile(
+    r"\b(?:never|haven't|hasn't|hadn't|didn't|have not|has not|had not|did not|no longer)\b", re.IGNORECASE
+)
 _CLAIM_END = frozenset("but so because which though although while since as".split())
-_MONTH_INDEX = {m: n for n, m in enumerate("january february march april may june july august september october november december".split(), 1)}
+_MONTH_INDEX = {
+    m: n
+    for n, m in enumerate(
+        "january february march april may june july august september october november december".split(), 1
+    )
+}
 _CLOCK = frozenset(("am", "pm"))
 #: Words a technical chat uses in nearly every message: sharing them says nothing.
 _FILLER = frozenset(
@@ -77,7 +86,9 @@ class _Quantity:
     value: float
     unit: str  # a stem, "%", "time", "date" or "" (a bare number)
     near: frozenset[str]  # content stems around it
-    wide: frozenset[str]  # within twice as far: where a bare number's unit may have been said ("commits ... now reached 165")
+    wide: frozenset[
+        str
+    ]  # within twice as far: where a bare number's unit may have been said ("commits ... now reached 165")
 
 
 @dataclass(frozen=True)
@@ -99,8 +110,11 @@ def _content(word: str) -> bool:
     folded = word.casefold().replace("’", "'")
     single = folded[:-1] if folded.endswith("s") else folded
     return (
-        len(folded) > 2 and folded.replace("'", "").replace("-", "").isalpha() and folded not in STOP_WORDS
-        and not {folded, single} & _FILLER and folded not in _MONTH_INDEX
+        len(folded) > 2
+        and folded.replace("'", "").replace("-", "").isalpha()
+        and folded not in STOP_WORDS
+        and not {folded, single} & _FILLER
+        and folded not in _MONTH_INDEX
     )
 
 
@@ -182,7 +196,11 @@ def _updated(older: _Features, newer: _Features) -> tuple[str, ...] | None:
             if a.value == b.value:
                 continue
             # a bare number ("has now reached 165") counts what the other's unit names, if said nearby
-            same_kind = a.unit == b.unit if (a.unit and b.unit) else bool(a.unit or b.unit) and (a.unit or b.unit) in (b.wide if a.unit else a.wide)
+            same_kind = (
+                a.unit == b.unit
+                if (a.unit and b.unit)
+                else bool(a.unit or b.unit) and (a.unit or b.unit) in (b.wide if a.unit else a.wide)
+            )
             if not same_kind:
                 continue
             if len((a.near & b.near) - {a.unit, b.unit}) >= MIN_SHARED:
@@ -199,7 +217,9 @@ def _contradicted(one: _Features, other: _Features) -> tuple[str, ...] | None:
     return None
 
 
-def find_versions(statements: Sequence[tuple[str, datetime | None]], about: str = "", speakers: Sequence[object] | None = None) -> list[VersionPair]:
+def find_versions(
+    statements: Sequence[tuple[str, datetime | None]], about: str = "", speakers: Sequence[object] | None = None
+) -> list[VersionPair]:
     """Pairs among ``statements`` ((text, when said), best first) that state one fact twice
     differently; each statement is in at most one pair, the best-placed pairs first. ``about``:
     the question they were found for; a pair must then share a word with it (a long technical
@@ -214,7 +234,11 @@ def find_versions(statements: Sequence[tuple[str, datetime | None]], about: str 
             if i in paired or j in paired or read[i] is None or read[j] is None:
                 continue
             ti, tj = statements[i][1], statements[j][1]
-            if ti == tj or statements[i][0] == statements[j][0] or (speakers is not None and speakers[i] != speakers[j]):
+            if (
+                ti == tj
+                or statements[i][0] == statements[j][0]
+                or (speakers is not None and speakers[i] != speakers[j])
+            ):
                 continue
             newer, older = (i, j) if ti > tj else (j, i)
             shared = _updated(read[older], read[newer])

@@ -39,12 +39,16 @@ class SamplingParams:
     max_tokens: int = DEFAULTS.max_answer_tokens
 
 
-
 def sampling(settings: Settings) -> SamplingParams:
     """The sampling settings as the runtime takes them."""
     return SamplingParams(
-        temperature=settings.temperature, top_k=settings.top_k, top_p=settings.top_p, min_p=settings.min_p,
-        repeat_penalty=settings.repeat_penalty, seed=None if settings.seed < 0 else settings.seed, max_tokens=settings.max_answer_tokens,
+        temperature=settings.temperature,
+        top_k=settings.top_k,
+        top_p=settings.top_p,
+        min_p=settings.min_p,
+        repeat_penalty=settings.repeat_penalty,
+        seed=None if settings.seed < 0 else settings.seed,
+        max_tokens=settings.max_answer_tokens,
     )
 
 
@@ -168,7 +172,9 @@ class Runtime(Protocol):
     def count_prompt(self, messages: Sequence[ChatMessage]) -> int:
         """Tokens of the whole rendered prompt, template and generation prompt included."""
 
-    def generate_call(self, request: CallRequest, *, on_event: StreamCallback | None = None, cancel: CancelToken | None = None) -> ModelTurn:
+    def generate_call(
+        self, request: CallRequest, *, on_event: StreamCallback | None = None, cancel: CancelToken | None = None
+    ) -> ModelTurn:
         """Generate one function call. Raises GenerationCancelled when ``cancel`` fires."""
 
     def generate_text(self, request: TextRequest, *, cancel: CancelToken | None = None) -> str:

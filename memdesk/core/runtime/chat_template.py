@@ -14,8 +14,8 @@ from datetime import datetime
 import jinja2
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
-from memdesk.core.runtime.base import ChatMessage
 from memdesk.core.base.errors import ModelError
+from memdesk.core.runtime.base import ChatMessage
 
 
 class ChatTemplate:
@@ -33,7 +33,9 @@ class ChatTemplate:
             raise ModelError(f"The {origin} chat template does not parse: {error}") from error
 
     @classmethod
-    def choose(cls, override: str | None, from_model: str | None, *, model_name: str, bos_token: str = "", eos_token: str = "") -> "ChatTemplate":
+    def choose(
+        cls, override: str | None, from_model: str | None, *, model_name: str, bos_token: str = "", eos_token: str = ""
+    ) -> ChatTemplate:
         """The override when given, else the model's template; raise ModelError when neither exists."""
         if override and override.strip():
             return cls(override, bos_token=bos_token, eos_token=eos_token, origin="override")

@@ -51,4 +51,7 @@ def count_text(encoding: Any, text: str) -> int:
 
 
 def count_chat(encoding: Any, messages: Sequence[ChatMessage]) -> int:
-    return sum(TOKENS_PER_MESSAGE + count_text(encoding, m.role) + count_text(encoding, m.content) for m in messages) + REPLY_PRIMER
+    return (
+        sum(TOKENS_PER_MESSAGE + count_text(encoding, m.role) + count_text(encoding, m.content) for m in messages)
+        + REPLY_PRIMER
+    )

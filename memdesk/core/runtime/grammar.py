@@ -20,8 +20,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from memdesk.core.runtime.base import ToolSpec
 from memdesk.core.base.errors import ModelError
+from memdesk.core.runtime.base import ToolSpec
 
 HEARTBEAT = "request_heartbeat"
 THOUGHTS = "inner_thoughts"
@@ -133,13 +133,16 @@ def _opt(item: Node) -> Node:
 
 # --- JSON value rules ----------------------------------------------------------------------------
 _PLAIN = Chars(r'[^"\\\x00-\x1F\x7F]', "abcxyz ABC019.,!?'-éß€")
-_ESCAPE = _seq(Lit("\\"), Alt((Chars(r'["\\/bfnrt]', '"\\/bfnrt'), _seq(Lit("u"), Rep(Chars("[0-9a-fA-F]", "0123456789abcdef"), 4, 4)))))
+_ESCAPE = _seq(
+    Lit("\\"),
+    Alt((Chars(r'["\\/bfnrt]', '"\\/bfnrt'), _seq(Lit("u"), Rep(Chars("[0-9a-fA-F]", "0123456789abcdef"), 4, 4)))),
+)
 _CHAR = Alt((_PLAIN, _ESCAPE))
 #: ``"format": "phrase"``: a few words (a relation, a label) that start with a letter and hold only
 #: letters, spaces, apostrophes and hyphens, so cleaning the value can never leave it empty.
 PHRASE = "phrase"
-_PHRASE_FIRST = Chars("[a-zA-Z\u00C0-\u024F]", "abcXYZéß")
-_PHRASE_REST = Chars("[a-zA-Z\u00C0-\u024F '-]", "abc XYZ'-é")
+_PHRASE_FIRST = Chars("[a-zA-Z\u00c0-\u024f]", "abcXYZéß")
+_PHRASE_REST = Chars("[a-zA-Z\u00c0-\u024f '-]", "abc XYZ'-é")
 
 
 def _base_rules(limits: Limits) -> dict[str, Node]:
@@ -156,11 +159,21 @@ def _base_rules(limits: Limits) -> dict[str, Node]:
         "integer": integer,
         "number": _seq(integer, fraction, exponent),
         "boolean": Alt((Lit("true"), Lit("false"))),
-        "strings": _seq(Lit("["), _opt(_seq(Ref("string"), Rep(_seq(Lit(ITEM_SEP), Ref("string")), 0, limits.array_items - 1))), Lit("]")),
+        "strings": _seq(
+            Lit("["),
+            _opt(_seq(Ref("string"), Rep(_seq(Lit(ITEM_SEP), Ref("string")), 0, limits.array_items - 1))),
+            Lit("]"),
+        ),
         # Free-form values only for arguments typed as a plain dict; depth is bounded by max_tokens.
         "value": value,
-        "object": _seq(Lit("{"), _opt(_seq(member, Rep(_seq(Lit(ITEM_SEP), member), 0, limits.array_items - 1))), Lit("}")),
-        "array": _seq(Lit("["), _opt(_seq(Ref("value"), Rep(_seq(Lit(ITEM_SEP), Ref("value")), 0, limits.array_items - 1))), Lit("]")),
+        "object": _seq(
+            Lit("{"), _opt(_seq(member, Rep(_seq(Lit(ITEM_SEP), member), 0, limits.array_items - 1))), Lit("}")
+        ),
+        "array": _seq(
+            Lit("["),
+            _opt(_seq(Ref("value"), Rep(_seq(Lit(ITEM_SEP), Ref("value")), 0, limits.array_items - 1))),
+            Lit("]"),
+        ),
     }
 
 
@@ -199,7 +212,10 @@ def _bounded_string(tool: str, name: str, schema: dict[str, Any]) -> Node:
 def _call_node(spec: ToolSpec, heartbeat: bool) -> Node:
     properties: dict[str, Any] = dict(spec.parameters.get("properties", {}))
     required = set(spec.parameters.get("required", []))
-    parts: list[Node] = [Lit(f'{json.dumps(spec.name)}{ITEM_SEP}"params"{KEY_SEP}{{"{THOUGHTS}"{KEY_SEP}'), Ref("thought")]
+    parts: list[Node] = [
+        Lit(f'{json.dumps(spec.name)}{ITEM_SEP}"params"{KEY_SEP}{{"{THOUGHTS}"{KEY_SEP}'),
+        Ref("thought"),
+    ]
     for name, schema in properties.items():
         if name in (THOUGHTS, HEARTBEAT):
             continue
@@ -225,7 +241,9 @@ class CallGrammar:
         return self.rules["root"].sample(random.Random(seed), self.rules)
 
 
-def build_call_grammar(tools: Sequence[ToolSpec], heartbeat_tools: frozenset[str] = frozenset(), limits: Limits = Limits()) -> CallGrammar:
+def build_call_grammar(
+    tools: Sequence[ToolSpec], heartbeat_tools: frozenset[str] = frozenset(), limits: Limits = Limits()
+) -> CallGrammar:
     if not tools:
         raise ModelError("Cannot build a call grammar without any tool")
     names = [tool.name for tool in tools]

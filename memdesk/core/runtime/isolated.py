@@ -38,6 +38,7 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from memdesk.core.base import errors
+from memdesk.core.base.errors import MemDeskError, ModelCrashedError, ModelError
 from memdesk.core.runtime.base import (
     CallRequest,
     CancelToken,
@@ -48,7 +49,6 @@ from memdesk.core.runtime.base import (
     StreamEvent,
     TextRequest,
 )
-from memdesk.core.base.errors import MemDeskError, ModelCrashedError, ModelError
 
 _POLL_SECONDS = 0.02  # how often the parent looks at the cancel token while waiting
 _DRAIN_SECONDS = 30.0  # an abandoned call must stop within this (one prompt batch, usually < 5 s)
@@ -158,7 +158,9 @@ class IsolatedRuntime:
     def _spawn(self) -> None:
         parent, child = self._context.Pipe()
         module, factory, args = self._target
-        process = self._context.Process(target=_child_main, args=(child, module, factory, args), daemon=True, name="memdesk-model")
+        process = self._context.Process(
+            target=_child_main, args=(child, module, factory, args), daemon=True, name="memdesk-model"
+        )
         process.start()
         child.close()
         self._process, self._conn = process, parent
@@ -213,7 +215,9 @@ class IsolatedRuntime:
                 process.kill()  # works on a hung or stopped process too
                 process.join(timeout=5.0)
 
-    def _receive(self, on_event: StreamCallback | None, cancel: CancelToken | None, *, deadline: float | None = None) -> Any:
+    def _receive(
+        self, on_event: StreamCallback | None, cancel: CancelToken | None, *, deadline: float | None = None
+    ) -> Any:
         assert self._conn is not None
         sent_cancel = False
         while True:
@@ -249,7 +253,14 @@ class IsolatedRuntime:
                 self._pending = False
                 raise _rebuild_error(*message[1:])
 
-    def _call(self, method: str, *args: Any, on_event: StreamCallback | None = None, cancel: CancelToken | None = None, **kwargs: Any) -> Any:
+    def _call(
+        self,
+        method: str,
+        *args: Any,
+        on_event: StreamCallback | None = None,
+        cancel: CancelToken | None = None,
+        **kwargs: Any,
+    ) -> Any:
         with self._lock:
             self._ensure_child()
             if cancel is not None:
@@ -282,7 +293,9 @@ class IsolatedRuntime:
     def count_prompt(self, messages: Sequence[ChatMessage]) -> int:
         return self._call("count_prompt", list(messages))
 
-    def generate_call(self, request: CallRequest, *, on_event: StreamCallback | None = None, cancel: CancelToken | None = None) -> ModelTurn:
+    def generate_call(
+        self, request: CallRequest, *, on_event: StreamCallback | None = None, cancel: CancelToken | None = None
+    ) -> ModelTurn:
         return self._call("generate_call", request, on_event=on_event, cancel=cancel)
 
     def generate_text(self, request: TextRequest, *, cancel: CancelToken | None = None) -> str:

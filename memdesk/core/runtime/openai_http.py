@@ -23,6 +23,10 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from memdesk.core.base.errors import GenerationCancelled, ModelError
+from memdesk.core.base.settings_table import DEFAULTS, SETTINGS
+from memdesk.core.net.loopback import opener_for
+from memdesk.core.runtime import gpt_tokens
 from memdesk.core.runtime.base import (
     CallRequest,
     CancelToken,
@@ -35,12 +39,8 @@ from memdesk.core.runtime.base import (
     TextRequest,
     ToolSpec,
 )
-from memdesk.core.net.loopback import opener_for
-from memdesk.core.runtime import gpt_tokens
 from memdesk.core.runtime.grammar import HEARTBEAT, THOUGHTS
 from memdesk.core.runtime.streaming import CallStreamParser
-from memdesk.core.base.settings_table import DEFAULTS, SETTINGS
-from memdesk.core.base.errors import GenerationCancelled, ModelError
 
 _WORDS = re.compile(r"\w+|[^\w\s]", re.UNICODE)
 _MESSAGE_OVERHEAD = 4  # role markers and separators per message in common chat templates
@@ -67,10 +67,14 @@ class OpenAISettings:
     schema_style: Literal["json_schema", "json_object", "none"] = DEFAULTS.openai_schema  # type: ignore[assignment]
 
 
-def call_schema(tools: Sequence[ToolSpec], heartbeat_tools: frozenset[str], thoughts_chars: int | None = None) -> dict[str, Any]:
+def call_schema(
+    tools: Sequence[ToolSpec], heartbeat_tools: frozenset[str], thoughts_chars: int | None = None
+) -> dict[str, Any]:
     """A JSON schema admitting one call of one of ``tools`` in our shape (``thoughts_chars``:
     inner_thoughts' maxLength, for servers that keep it)."""
-    thoughts: dict[str, Any] = {"type": "string"} if thoughts_chars is None else {"type": "string", "maxLength": thoughts_chars}
+    thoughts: dict[str, Any] = (
+        {"type": "string"} if thoughts_chars is None else {"type": "string", "maxLength": thoughts_chars}
+    )
     options = []
     for tool in tools:
         properties: dict[str, Any] = {THOUGHTS: dict(thoughts)}
@@ -123,7 +127,9 @@ class OpenAIHttpRuntime:
         # A server on this machine is reached directly: a proxy from the environment would receive
         # every prompt, core memory included.
         self._opener = opener_for(settings.base_url)
-        self._info = RuntimeInfo(model_id=settings.model, context_window=settings.context_window, exact_tokens=self._encoding is not None)
+        self._info = RuntimeInfo(
+            model_id=settings.model, context_window=settings.context_window, exact_tokens=self._encoding is not None
+        )
 
     @property
     def info(self) -> RuntimeInfo:
@@ -139,12 +145,17 @@ class OpenAIHttpRuntime:
             return gpt_tokens.count_chat(self._encoding, messages)
         return sum(estimate_tokens(m.content) + _MESSAGE_OVERHEAD for m in messages) + 3
 
-    def generate_call(self, request: CallRequest, *, on_event: StreamCallback | None = None, cancel: CancelToken | None = None) -> ModelTurn:
+    def generate_call(
+        self, request: CallRequest, *, on_event: StreamCallback | None = None, cancel: CancelToken | None = None
+    ) -> ModelTurn:
         messages, tools, heartbeat_tools = request.messages, request.tools, request.heartbeat_tools
         schema = call_schema(tools, heartbeat_tools, request.thoughts_chars)
         response_format: dict[str, Any] | None
         if self.settings.schema_style == "json_schema":
-            response_format = {"type": "json_schema", "json_schema": {"name": "function_call", "schema": schema, "strict": True}}
+            response_format = {
+                "type": "json_schema",
+                "json_schema": {"name": "function_call", "schema": schema, "strict": True},
+            }
         elif self.settings.schema_style == "json_object":
             response_format = {"type": "json_object", "schema": schema}
         else:
@@ -172,7 +183,9 @@ class OpenAIHttpRuntime:
         pass
 
     # --- HTTP ---------------------------------------------------------------------------------------
-    def _request_body(self, messages: Sequence[ChatMessage], params: SamplingParams, response_format: dict[str, Any] | None) -> bytes:
+    def _request_body(
+        self, messages: Sequence[ChatMessage], params: SamplingParams, response_format: dict[str, Any] | None
+    ) -> bytes:
         body: dict[str, Any] = {
             "model": self.settings.model,
             "messages": [{"role": m.role, "content": m.content} for m in messages],
@@ -191,12 +204,20 @@ class OpenAIHttpRuntime:
             body["response_format"] = response_format
         return json.dumps(body).encode("utf-8")
 
-    def _stream(self, messages: Sequence[ChatMessage], params: SamplingParams, response_format: dict[str, Any] | None, cancel: CancelToken | None) -> Iterator[str]:
+    def _stream(
+        self,
+        messages: Sequence[ChatMessage],
+        params: SamplingParams,
+        response_format: dict[str, Any] | None,
+        cancel: CancelToken | None,
+    ) -> Iterator[str]:
         url = self.settings.base_url.rstrip("/") + "/chat/completions"
         headers = {"Content-Type": "application/json", "Accept": "text/event-stream"}
         if self.settings.api_key:
             headers["Authorization"] = f"Bearer {self.settings.api_key}"
-        request = urllib.request.Request(url, data=self._request_body(messages, params, response_format), headers=headers, method="POST")
+        request = urllib.request.Request(
+            url, data=self._request_body(messages, params, response_format), headers=headers, method="POST"
+        )
         if cancel is not None and cancel.cancelled:
             raise GenerationCancelled("Generation stopped")
         try:
@@ -205,10 +226,14 @@ class OpenAIHttpRuntime:
             detail = error.read()[:300].decode("utf-8", errors="replace")
             raise ModelError(f"The model server at {url} answered {error.code}: {detail}") from error
         except (urllib.error.URLError, OSError) as error:
-            raise ModelError(f"Cannot reach the model server at {url}: {error}", hint="Is the server running?") from error
+            raise ModelError(
+                f"Cannot reach the model server at {url}: {error}", hint="Is the server running?"
+            ) from error
         with response:
             if "html" in (response.headers.get("Content-Type") or "").lower():
-                raise ModelError(f"The model server at {url} answered with a web page (HTML), not the OpenAI-compatible API")
+                raise ModelError(
+                    f"The model server at {url} answered with a web page (HTML), not the OpenAI-compatible API"
+                )
             try:
                 for raw in response:
                     if cancel is not None and cancel.cancelled:
@@ -238,12 +263,18 @@ def _delta_text(data: str, url: str) -> str:
 
 
 def OpenAIRuntime(  # noqa: N802
-    *, base_url: str, model: str = "", context_window: int = DEFAULTS.context_size, api_key: str | None = None,
+    *,
+    base_url: str,
+    model: str = "",
+    context_window: int = DEFAULTS.context_size,
+    api_key: str | None = None,
     schema_style: str = DEFAULTS.openai_schema,
 ) -> OpenAIHttpRuntime:
     """The keyword form ``memdesk.app.runtimes.make_runtime`` uses."""
     styles = SETTINGS["openai_schema"].choices
     if schema_style not in styles:
         raise ModelError(f"Unknown JSON schema style {schema_style!r}; use {', '.join(styles[:-1])} or {styles[-1]}")
-    settings = OpenAISettings(base_url, model=model or "default", api_key=api_key, context_window=context_window, schema_style=schema_style)  # type: ignore[arg-type]
+    settings = OpenAISettings(
+        base_url, model=model or "default", api_key=api_key, context_window=context_window, schema_style=schema_style
+    )  # type: ignore[arg-type]
     return OpenAIHttpRuntime(settings)

@@ -11,7 +11,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from memdesk.core.runtime.base import CallRequest, CancelToken, ChatMessage, ModelTurn, Runtime, RuntimeInfo, StreamCallback, TextRequest
+from memdesk.core.runtime.base import (
+    CallRequest,
+    CancelToken,
+    ChatMessage,
+    ModelTurn,
+    Runtime,
+    RuntimeInfo,
+    StreamCallback,
+    TextRequest,
+)
 
 
 class PrivateRuntime:
@@ -28,7 +37,9 @@ class PrivateRuntime:
     def count_prompt(self, messages: Sequence[ChatMessage]) -> int:
         return self.inner.count_prompt(messages)
 
-    def generate_call(self, request: CallRequest, *, on_event: StreamCallback | None = None, cancel: CancelToken | None = None) -> ModelTurn:
+    def generate_call(
+        self, request: CallRequest, *, on_event: StreamCallback | None = None, cancel: CancelToken | None = None
+    ) -> ModelTurn:
         return self.inner.generate_call(replace(request, persist=False), on_event=on_event, cancel=cancel)
 
     def generate_text(self, request: TextRequest, *, cancel: CancelToken | None = None) -> str:

@@ -13,6 +13,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from memdesk.core.base.errors import GenerationCancelled, ModelError
 from memdesk.core.runtime.base import (
     CallRequest,
     CancelToken,
@@ -24,7 +25,6 @@ from memdesk.core.runtime.base import (
     TextRequest,
 )
 from memdesk.core.runtime.streaming import CallStreamParser
-from memdesk.core.base.errors import GenerationCancelled, ModelError
 
 _TOKEN = re.compile(r"\w+|[^\w\s]", re.UNICODE)
 
@@ -44,7 +44,9 @@ def say(message: str, thoughts: str = "") -> str:
 
 
 class ScriptedRuntime:
-    def __init__(self, answers: Iterable[Answer] = (), *, context_window: int = 4096, summaries: Iterable[str] = ()) -> None:
+    def __init__(
+        self, answers: Iterable[Answer] = (), *, context_window: int = 4096, summaries: Iterable[str] = ()
+    ) -> None:
         self._answers: deque[Answer] = deque(answers)
         self._summaries: deque[str] = deque(summaries)
         self._window = context_window
@@ -81,7 +83,9 @@ class ScriptedRuntime:
     def count_prompt(self, messages: Sequence[ChatMessage]) -> int:
         return self.count_tokens(self.render(messages))
 
-    def generate_call(self, request: CallRequest, *, on_event: StreamCallback | None = None, cancel: CancelToken | None = None) -> ModelTurn:
+    def generate_call(
+        self, request: CallRequest, *, on_event: StreamCallback | None = None, cancel: CancelToken | None = None
+    ) -> ModelTurn:
         messages, tools = request.messages, request.tools
         prompt_tokens = self.count_prompt(messages)
         if prompt_tokens > self._window:

@@ -16,8 +16,8 @@ import threading
 import time
 from collections.abc import Sequence
 
-from memdesk.core.runtime.base import CancelToken, ChatMessage, Runtime
 from memdesk.core.base.errors import GenerationCancelled, MemDeskError
+from memdesk.core.runtime.base import CancelToken, ChatMessage, Runtime
 
 log = logging.getLogger(__name__)
 

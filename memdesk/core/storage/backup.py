@@ -24,16 +24,16 @@ import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from memdesk.core.base.errors import BackupError, DamagedStoreError, MemDeskError, PassphraseError, StoreError
+from memdesk.core.base.private_files import FOLDER_MODE, make_private
 from memdesk.core.base.settings_table import DEFAULTS
 from memdesk.core.storage.cipher_pages import passphrase_fits
 from memdesk.core.storage.database import Database, open_database, translate_error
 from memdesk.core.storage.migrations import MIGRATIONS
-from memdesk.core.base.errors import BackupError, DamagedStoreError, MemDeskError, PassphraseError, StoreError
-from memdesk.core.base.private_files import FOLDER_MODE, make_private
 
 if TYPE_CHECKING:
     from memdesk.core.base.clock import Clock
@@ -77,9 +77,14 @@ class Snapshot:
 
     def sidecar(self) -> dict[str, Any]:
         return {
-            "id": self.id, "created_at": self.created_at.astimezone(timezone.utc).isoformat(timespec="seconds"),
-            "size": self.size, "reason": self.reason, "schema_version": self.schema_version,
-            "verified": self.verified, "kind": self.kind, "encrypted": self.encrypted,
+            "id": self.id,
+            "created_at": self.created_at.astimezone(UTC).isoformat(timespec="seconds"),
+            "size": self.size,
+            "reason": self.reason,
+            "schema_version": self.schema_version,
+            "verified": self.verified,
+            "kind": self.kind,
+            "encrypted": self.encrypted,
         }
 
     def as_json(self) -> dict[str, Any]:
@@ -94,9 +99,16 @@ class Backups:
     """The snapshots of one store, in ``folder``. ``key`` is the store's passphrase (None: plain)."""
 
     def __init__(
-        self, store: Path | str, folder: Path, clock: "Clock", *, key: str | None = None,
-        keep_daily: int = DEFAULTS.backup_keep_daily, keep_weekly: int = DEFAULTS.backup_keep_weekly,
-        pages_per_step: int = PAGES_PER_STEP, pause_s: float = PAUSE_BETWEEN_STEPS_S,
+        self,
+        store: Path | str,
+        folder: Path,
+        clock: Clock,
+        *,
+        key: str | None = None,
+        keep_daily: int = DEFAULTS.backup_keep_daily,
+        keep_weekly: int = DEFAULTS.backup_keep_weekly,
+        pages_per_step: int = PAGES_PER_STEP,
+        pause_s: float = PAUSE_BETWEEN_STEPS_S,
     ) -> None:
         self.store = Path(store)
         self.folder = Path(folder)
@@ -123,7 +135,9 @@ class Backups:
         for snapshot in self.list():
             if snapshot.id == snapshot_id:
                 return snapshot
-        raise BackupError(f"There is no snapshot {snapshot_id!r} in {self.folder}", hint="list them with: memdesk backup list")
+        raise BackupError(
+            f"There is no snapshot {snapshot_id!r} in {self.folder}", hint="list them with: memdesk backup list"
+        )
 
     def opens_with(self, snapshot: Snapshot, passphrase: str) -> bool:
         """Whether an encrypted snapshot is under ``passphrase`` (its pages say so; nothing is
@@ -158,8 +172,15 @@ class Backups:
             self._delete(partial)
             raise
         snapshot = Snapshot(
-            snapshot_id, final, created, final.stat().st_size, reason, version, True,
-            KEPT if keep else AUTOMATIC, self.key is not None,
+            snapshot_id,
+            final,
+            created,
+            final.stat().st_size,
+            reason,
+            version,
+            True,
+            KEPT if keep else AUTOMATIC,
+            self.key is not None,
         )
         self._write_sidecar(snapshot)
         log.info("snapshot %s taken (%s, %d bytes)", snapshot_id, reason, snapshot.size)
@@ -301,7 +322,9 @@ class Backups:
             return open_database(path, migrate=False)
         return open_database(path, migrate=False, key=key)  # type: ignore[call-arg]
 
-    def _copy(self, source_path: Path, target_path: Path, progress: Progress | None, *, into_existing: bool = False) -> None:
+    def _copy(
+        self, source_path: Path, target_path: Path, progress: Progress | None, *, into_existing: bool = False
+    ) -> None:
         source = self._open(source_path)
         try:
             target = self._open(target_path)
@@ -341,8 +364,10 @@ class Backups:
             translated = translate_error(error, source_path)
             if isinstance(translated, DamagedStoreError):
                 raise translated from error
-            raise BackupError(f"Could not copy {source_path} to {target_path}: {error}",
-                              hint="check the free space and permissions of the backup folder") from error
+            raise BackupError(
+                f"Could not copy {source_path} to {target_path}: {error}",
+                hint="check the free space and permissions of the backup folder",
+            ) from error
         finally:
             target.close()
             source.close()
@@ -370,7 +395,7 @@ class Backups:
             db.close()
 
     def _new_id(self, moment: datetime) -> str:
-        base = moment.astimezone(timezone.utc).strftime("%Y%m%d-%H%M%S")
+        base = moment.astimezone(UTC).strftime("%Y%m%d-%H%M%S")
         candidate, n = base, 1
         while self._sidecar_path(candidate).exists() or (self.folder / f"{candidate}{_STORE_SUFFIX}").exists():
             n += 1
@@ -391,10 +416,15 @@ class Backups:
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
             return Snapshot(
-                id=str(data["id"]), path=self.folder / f"{data['id']}{_STORE_SUFFIX}",
+                id=str(data["id"]),
+                path=self.folder / f"{data['id']}{_STORE_SUFFIX}",
                 created_at=datetime.fromisoformat(data["created_at"]).astimezone(self.clock.zone),
-                size=int(data["size"]), reason=str(data["reason"]), schema_version=int(data["schema_version"]),
-                verified=bool(data["verified"]), kind=str(data.get("kind", AUTOMATIC)), encrypted=bool(data.get("encrypted", False)),
+                size=int(data["size"]),
+                reason=str(data["reason"]),
+                schema_version=int(data["schema_version"]),
+                verified=bool(data["verified"]),
+                kind=str(data.get("kind", AUTOMATIC)),
+                encrypted=bool(data.get("encrypted", False)),
             )
         except (OSError, ValueError, KeyError, TypeError) as error:
             log.warning("ignoring unreadable snapshot record %s: %s", path, error)
@@ -404,8 +434,10 @@ class Backups:
         try:
             self.folder.mkdir(mode=FOLDER_MODE, parents=True, exist_ok=True)
         except OSError as error:
-            raise BackupError(f"Could not create the backup folder {self.folder}: {error.strerror}",
-                              hint="choose another one in the backup_folder setting") from error
+            raise BackupError(
+                f"Could not create the backup folder {self.folder}: {error.strerror}",
+                hint="choose another one in the backup_folder setting",
+            ) from error
         make_private(self.folder)
 
     def _remove_stale_partials(self) -> None:

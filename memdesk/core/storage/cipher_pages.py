@@ -35,7 +35,9 @@ SAMPLE_PAGES = 64
 
 def _hmac_key(passphrase: str, salt: bytes) -> bytes:
     page_key = derived_key(passphrase, salt)
-    return hashlib.pbkdf2_hmac("sha512", page_key, bytes(b ^ _HMAC_SALT_MASK for b in salt), _HMAC_ITERATIONS, len(page_key))
+    return hashlib.pbkdf2_hmac(
+        "sha512", page_key, bytes(b ^ _HMAC_SALT_MASK for b in salt), _HMAC_ITERATIONS, len(page_key)
+    )
 
 
 def _authentic(page: bytes, number: int, key: bytes) -> bool:

@@ -16,8 +16,13 @@ class DailySnapshots:
     the store opens and now and then while it stays open (a new day starts one), ``close()``
     before the store closes (a copy in progress is stopped and leaves nothing)."""
 
-    def __init__(self, backups: Callable[[], Backups], *, on_taken: Callable[[Snapshot], None] | None = None,
-                 on_error: Callable[[BaseException], None] | None = None) -> None:
+    def __init__(
+        self,
+        backups: Callable[[], Backups],
+        *,
+        on_taken: Callable[[Snapshot], None] | None = None,
+        on_error: Callable[[BaseException], None] | None = None,
+    ) -> None:
         self._backups = backups
         self._on_taken = on_taken
         self._on_error = on_error

@@ -10,12 +10,22 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from memdesk.core.base.errors import (
+    DamagedStoreError,
+    DiskFullError,
+    NotEncryptedError,
+    PassphraseRequiredError,
+    SchemaTooNewError,
+    StoreBusyError,
+    StoreError,
+    StoreReadOnlyError,
+    WrongPassphraseError,
+)
+from memdesk.core.base.private_files import make_private
 from memdesk.core.storage.cipher_pages import passphrase_fits
 from memdesk.core.storage.driver import cipher_module, connect_keyed, driver_errors, file_is_encrypted, sqlite_module
 from memdesk.core.storage.migrations import MIGRATIONS
 from memdesk.core.storage.vector_extension import load_vector_extension
-from memdesk.core.base.errors import DamagedStoreError, DiskFullError, NotEncryptedError, PassphraseRequiredError, SchemaTooNewError, StoreBusyError, StoreError, StoreReadOnlyError, WrongPassphraseError
-from memdesk.core.base.private_files import make_private
 
 sqlite = sqlite_module()
 
@@ -38,7 +48,9 @@ ENCRYPTED_CACHE_KIB = 64 * 1024
 #: What a user can do about a damaged store (the snapshots are memdesk/core/storage/backup.py's).
 RESTORE_HINT = "restore a snapshot: memdesk backup list, then memdesk backup restore ID"
 #: What a user can do about a store that cannot be written.
-READ_ONLY_HINT = "make it writable for your user (its permissions, owner or mount), or set MEMDESK_HOME to a writable folder"
+READ_ONLY_HINT = (
+    "make it writable for your user (its permissions, owner or mount), or set MEMDESK_HOME to a writable folder"
+)
 
 
 def translate_error(error: Exception, path: Path | str) -> Exception:
@@ -72,7 +84,9 @@ class Database:
     """One connection to the store. Thread-safe through a re-entrant lock; long work should
     open its own ``Database`` on the same file (WAL lets readers and one writer coexist)."""
 
-    def __init__(self, connection: Any, path: Path | str, *, driver: ModuleType = sqlite, key: str | None = None) -> None:
+    def __init__(
+        self, connection: Any, path: Path | str, *, driver: ModuleType = sqlite, key: str | None = None
+    ) -> None:
         self._conn = connection
         self.path = path
         self._driver = driver
@@ -137,7 +151,7 @@ class Database:
 
     # --- transactions ----------------------------------------------------------------------
     @contextlib.contextmanager
-    def transaction(self) -> Iterator["Database"]:
+    def transaction(self) -> Iterator[Database]:
         """All or nothing. Nested calls become savepoints inside the outer transaction."""
         with self._lock:
             if self._depth == 0:
@@ -163,7 +177,7 @@ class Database:
                 self.execute("COMMIT" if name is None else f"RELEASE {name}")
 
     @contextlib.contextmanager
-    def dry_run(self) -> Iterator["Database"]:
+    def dry_run(self) -> Iterator[Database]:
         """A transaction that is always rolled back: check that writes would succeed, or look at
         a state that must not last (errors inside still propagate)."""
         try:
@@ -233,7 +247,7 @@ class Database:
         finally:
             self.execute("PRAGMA foreign_keys = ON")
 
-    def copy_into(self, target: "Database") -> None:
+    def copy_into(self, target: Database) -> None:
         """Copy every page of this store into ``target`` with SQLite's online backup API (a
         consistent snapshot, other connections keep writing meanwhile)."""
         with self._lock, target._lock:
@@ -251,7 +265,10 @@ def _connect(path: Path | str, busy_timeout: float, key: str | None) -> tuple[An
         driver = sqlite if key is None else cipher_module()
         conn = driver.connect(":memory:", isolation_level=None, check_same_thread=False, timeout=busy_timeout)
     elif key is None:
-        conn, driver = sqlite.connect(str(path), isolation_level=None, check_same_thread=False, timeout=busy_timeout), sqlite
+        conn, driver = (
+            sqlite.connect(str(path), isolation_level=None, check_same_thread=False, timeout=busy_timeout),
+            sqlite,
+        )
     else:
         conn, driver = connect_keyed(path, key, timeout=busy_timeout)
         _check_key(conn, driver, path, key)
@@ -275,7 +292,8 @@ def _check_key(conn: Any, driver: ModuleType, path: Path | str, key: str) -> Non
         if (getattr(error, "sqlite_errorcode", 0) or 0) & 0xFF == _SQLITE_NOTADB:
             if passphrase_fits(path, key):
                 raise DamagedStoreError(
-                    f"{path} is damaged: the passphrase is right, but the start of the file cannot be read", hint=RESTORE_HINT
+                    f"{path} is damaged: the passphrase is right, but the start of the file cannot be read",
+                    hint=RESTORE_HINT,
                 ) from None
             raise WrongPassphraseError(
                 f"Wrong passphrase for {path}", hint="type it again exactly as you set it; upper and lower case differ"
@@ -301,8 +319,10 @@ def require_writable(path: Path) -> None:
     first write fail with a disk-space hint. Asked of the kernel (access(2)), which also knows about
     read-only mounts and immutable files, which stop root too. The file is never opened here:
     closing a descriptor of it would drop the locks SQLite holds on it in this process."""
-    checks = ((path.parent, os.W_OK | os.X_OK, f"The folder {path.parent} holding the database is read-only"),
-              (path, os.W_OK, f"The database {path} is read-only"))
+    checks = (
+        (path.parent, os.W_OK | os.X_OK, f"The folder {path.parent} holding the database is read-only"),
+        (path, os.W_OK, f"The database {path} is read-only"),
+    )
     for target, mode, message in checks:
         if target.exists() and not os.access(target, mode, effective_ids=os.access in os.supports_effective_ids):
             raise StoreReadOnlyError(message, hint=READ_ONLY_HINT)
@@ -318,10 +338,14 @@ def check_passphrase_fits(path: Path | str, key: str | None) -> None:
             hint="if you encrypted it, give its passphrase: the window asks for it, the terminal asks or reads MEMDESK_PASSPHRASE_FILE",
         )
     if not encrypted and key is not None and Path(path).exists() and Path(path).stat().st_size > 0:
-        raise NotEncryptedError(f"{path} is not encrypted", hint="open it without a passphrase, or encrypt it with `memdesk encrypt`")
+        raise NotEncryptedError(
+            f"{path} is not encrypted", hint="open it without a passphrase, or encrypt it with `memdesk encrypt`"
+        )
 
 
-def open_database(path: Path | str, *, key: str | None = None, migrate: bool = True, busy_timeout: float = 5.0) -> Database:
+def open_database(
+    path: Path | str, *, key: str | None = None, migrate: bool = True, busy_timeout: float = 5.0
+) -> Database:
     """Open (creating if needed) the store at ``path``, load sqlite-vec and bring the schema up to
     date. The file and its WAL are readable by their owner only.
 

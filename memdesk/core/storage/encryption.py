@@ -19,11 +19,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from memdesk.core.base.errors import PassphraseError, StoreBusyError, StoreError, WrongPassphraseError
+from memdesk.core.base.private_files import make_private
 from memdesk.core.storage.database import check_passphrase_fits
 from memdesk.core.storage.driver import SALT_BYTES, cipher_module, connect_keyed, file_is_encrypted, key_pragma_value
 from memdesk.core.storage.vector_extension import load_vector_extension
-from memdesk.core.base.errors import PassphraseError, StoreBusyError, StoreError, WrongPassphraseError
-from memdesk.core.base.private_files import make_private
 
 #: Suffix of the new file while a conversion builds it.
 CONVERTING = ".converting"
@@ -132,7 +132,9 @@ def _open_source(path: Path, key: str | None) -> Any:
     except module.DatabaseError as error:
         conn.close()
         if (getattr(error, "sqlite_errorcode", 0) or 0) & 0xFF == _NOTADB:
-            raise WrongPassphraseError(f"Wrong passphrase for {path}", hint="type it again exactly as you set it; upper and lower case differ") from None
+            raise WrongPassphraseError(
+                f"Wrong passphrase for {path}", hint="type it again exactly as you set it; upper and lower case differ"
+            ) from None
         raise
     load_vector_extension(conn)
     return conn
@@ -156,7 +158,12 @@ def _export(source: Any, temp: Path, new_key: str | None, version: int) -> None:
 
 def _row_counts(conn: Any, schema: str) -> dict[str, int]:
     """Rows of every real table (virtual tables' data lives in their shadow tables, counted here)."""
-    names = [row[0] for row in conn.execute(f"SELECT name FROM {schema}.sqlite_master WHERE type = 'table' AND rootpage > 0 ORDER BY name")]
+    names = [
+        row[0]
+        for row in conn.execute(
+            f"SELECT name FROM {schema}.sqlite_master WHERE type = 'table' AND rootpage > 0 ORDER BY name"
+        )
+    ]
     return {name: conn.execute(f'SELECT count(*) FROM {schema}."{name}"').fetchone()[0] for name in names}
 
 
@@ -178,7 +185,10 @@ def _verify(temp: Path, key: str | None, counts: dict[str, int], version: int) -
     finally:
         conn.close()
     if problems:
-        raise StoreError(f"The converted copy of the store failed its check ({'; '.join(problems)}); the store was left as it was", hint="report this bug")
+        raise StoreError(
+            f"The converted copy of the store failed its check ({'; '.join(problems)}); the store was left as it was",
+            hint="report this bug",
+        )
 
 
 def _drop_companions(path: Path) -> None:
@@ -188,7 +198,10 @@ def _drop_companions(path: Path) -> None:
         companion = Path(f"{path}{suffix}")
         if companion.exists():
             if suffix == "-wal" and companion.stat().st_size > 0:
-                raise StoreBusyError(f"{path} is still in use by another program", hint="close other MemDesk windows and commands, then try again")
+                raise StoreBusyError(
+                    f"{path} is still in use by another program",
+                    hint="close other MemDesk windows and commands, then try again",
+                )
             companion.unlink()
 
 

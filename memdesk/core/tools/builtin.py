@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from datetime import date, timedelta
 
+from memdesk.core.base.errors import ToolError
 from memdesk.core.runtime.base import ChatMessage, TextRequest
 from memdesk.core.tools.consent_text import one_line, with_data
 from memdesk.core.tools.context import ToolContext
 from memdesk.core.tools.graph_tools import graph_tools
 from memdesk.core.tools.registry import Tool, ToolRegistry, make_tool
-from memdesk.core.base.errors import ToolError
 
 MAX_PAUSE_MINUTES = 360
 PAGE_SIZE = 5
@@ -218,7 +218,9 @@ def http_request(ctx: ToolContext, method: str, url: str, payload_json: str) -> 
         method: For example GET or POST.
         payload_json: The request body as a JSON string ("" for none).
     """
-    return ctx.http.request(method, url, payload_json, cancel=ctx.cancel)  # the agent asked the user first (Tool.requires_consent)
+    return ctx.http.request(
+        method, url, payload_json, cancel=ctx.cancel
+    )  # the agent asked the user first (Tool.requires_consent)
 
 
 BUILTIN_FUNCTIONS = [
@@ -262,7 +264,13 @@ CONSENT_SUMMARIES = {
 }
 CONSENT_REQUIRED = set(CONSENT_SUMMARIES)
 #: Functions that write the store run inside the step's transaction; the others before it.
-WRITES_STORE = {"send_message", "pause_heartbeats", "core_memory_append", "core_memory_replace", "archival_memory_insert"}
+WRITES_STORE = {
+    "send_message",
+    "pause_heartbeats",
+    "core_memory_append",
+    "core_memory_replace",
+    "archival_memory_insert",
+}
 #: What each function does, for the chain rules (see ToolKind); the rest are "other".
 KINDS = {
     "send_message": "answer",

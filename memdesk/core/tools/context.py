@@ -45,18 +45,18 @@ class DenyAll:
 class ToolContext:
     agent_id: int
     agents: AgentRecords
-    core: "CoreMemory"
-    recall: "RecallMemory"
-    archival: "ArchivalMemory"
-    files: "FileSandbox"
-    http: "HttpPolicy"
-    runtime: "Runtime"
-    params: "SamplingParams"
+    core: CoreMemory
+    recall: RecallMemory
+    archival: ArchivalMemory
+    files: FileSandbox
+    http: HttpPolicy
+    runtime: Runtime
+    params: SamplingParams
     plain_assistant_prompt: str
     clock: Clock
     consent: ConsentPolicy = field(default_factory=DenyAll)
     #: Set when the user stops the turn; long tools (generation) must honour it.
-    cancel: "CancelToken | None" = None
+    cancel: CancelToken | None = None
     #: Labels of core memory blocks changed during the current step (the UI highlights them).
     changed_blocks: set[str] = field(default_factory=set)
     #: The latest search hits, for the archival panel.
@@ -64,7 +64,7 @@ class ToolContext:
     #: (page, pages) of the latest search, so the chain rules can offer its next page.
     last_page: tuple[int, int] | None = None
     #: The agent's knowledge graph (None in stores without one, such as some unit tests).
-    graph: "KnowledgeGraph | None" = None
+    graph: KnowledgeGraph | None = None
     #: Why memory changes during this call (the message answered; the call, once saved): the
     #: memory history records it with every change a tool makes.
     cause: Cause = field(default_factory=Cause)

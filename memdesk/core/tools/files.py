@@ -65,7 +65,9 @@ class FileSandbox:
         except OSError as error:
             raise ToolError(f"{filename!r} cannot be read: {error.strerror}") from None
         with os.fdopen(descriptor, "rb") as handle:
-            _require_single_regular_file(handle.fileno(), filename, missing=f"No file named {filename!r} in your files folder")
+            _require_single_regular_file(
+                handle.fileno(), filename, missing=f"No file named {filename!r} in your files folder"
+            )
             return _read_lines(handle, filename, line_start, num_lines)
 
     def append(self, filename: str, content: str) -> int:
@@ -73,7 +75,9 @@ class FileSandbox:
         text = content if content.endswith("\n") else content + "\n"
         data = text.encode("utf-8")
         if len(data) > MAX_APPEND_BYTES:
-            raise ToolError(f"One append may write at most {MAX_APPEND_BYTES // 1024} KB; this one was {len(data) // 1024} KB. Append it in parts")
+            raise ToolError(
+                f"One append may write at most {MAX_APPEND_BYTES // 1024} KB; this one was {len(data) // 1024} KB. Append it in parts"
+            )
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         # O_NOFOLLOW: a symlink swapped in after the check above is refused rather than followed.
         flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | _NOFOLLOW | _NONBLOCK
@@ -83,7 +87,9 @@ class FileSandbox:
             raise ToolError(f"{filename!r} cannot be written: {error.strerror}") from None
         with os.fdopen(descriptor, "ab") as handle:
             # Checked on the open file, so a hard link or growth after resolve() cannot slip by.
-            size = _require_single_regular_file(handle.fileno(), filename, missing=f"{filename!r} is not a regular file")
+            size = _require_single_regular_file(
+                handle.fileno(), filename, missing=f"{filename!r} is not a regular file"
+            )
             if size + len(data) > MAX_FILE_BYTES:
                 raise ToolError(f"{filename!r} would grow beyond {MAX_FILE_BYTES // _MB} MB")
             handle.write(data)
@@ -100,7 +106,9 @@ def _require_single_regular_file(descriptor: int, filename: str, *, missing: str
     if not stat.S_ISREG(info.st_mode):
         raise ToolError(missing)
     if info.st_nlink > 1:
-        raise ToolError(f"{filename!r} is a hard link (it has {info.st_nlink} names, maybe outside your files folder); it is not used")
+        raise ToolError(
+            f"{filename!r} is a hard link (it has {info.st_nlink} names, maybe outside your files folder); it is not used"
+        )
     return info.st_size
 
 
@@ -113,7 +121,9 @@ def _read_lines(handle: BinaryIO, filename: str, line_start: int, num_lines: int
             if not piece:
                 raise ToolError(f"{filename!r} has fewer than {line_start} lines")
             if scanned > MAX_SCAN_BYTES:
-                raise ToolError(f"{filename!r}: line {line_start} is beyond the first {MAX_SCAN_BYTES // _MB} MB, which is all a read looks at")
+                raise ToolError(
+                    f"{filename!r}: line {line_start} is beyond the first {MAX_SCAN_BYTES // _MB} MB, which is all a read looks at"
+                )
             if piece.endswith(b"\n"):
                 break
     lines: list[str] = []
@@ -132,7 +142,9 @@ def _read_lines(handle: BinaryIO, filename: str, line_start: int, num_lines: int
         lines.append(line)
         returned += len(head)
         if not finished:
-            lines.append(f"[... line {number} goes on for more than {MAX_SCAN_BYTES // _MB} MB; nothing after it is read]")
+            lines.append(
+                f"[... line {number} goes on for more than {MAX_SCAN_BYTES // _MB} MB; nothing after it is read]"
+            )
             break
     if not lines:
         raise ToolError(f"{filename!r} has fewer than {line_start} lines")

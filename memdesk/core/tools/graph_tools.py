@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from memdesk.core.base.errors import ToolError
 from memdesk.core.graph.render import subgraph_page
 from memdesk.core.tools.context import ToolContext
 from memdesk.core.tools.registry import Tool, make_tool
-from memdesk.core.base.errors import ToolError
 
 MAX_DEPTH = 2
 
@@ -48,7 +48,12 @@ def knowledge_graph_search(ctx: ToolContext, entity: str, depth: int | None = 2,
         head += f", last on {found.last_seen:%Y-%m-%d}"
     if not result.total:
         return head + ". No facts are known about it yet."
-    return "\n".join([f"{head}. Showing {len(result.lines)} of {result.total} facts (page {page + 1}/{result.pages}):", *result.lines])
+    return "\n".join(
+        [
+            f"{head}. Showing {len(result.lines)} of {result.total} facts (page {page + 1}/{result.pages}):",
+            *result.lines,
+        ]
+    )
 
 
 def knowledge_graph_insert(ctx: ToolContext, subject: str, relation: str, object: str) -> str:  # noqa: A002 - the model's name for it
@@ -59,9 +64,18 @@ def knowledge_graph_insert(ctx: ToolContext, subject: str, relation: str, object
     """
     graph = _graph(ctx)
     # The fact's source is the user's latest message: the one the agent is acting on.
-    source = graph.db.scalar("SELECT MAX(id) FROM messages WHERE agent_id = ? AND kind = 'user_message'", (ctx.agent_id,))
+    source = graph.db.scalar(
+        "SELECT MAX(id) FROM messages WHERE agent_id = ? AND kind = 'user_message'", (ctx.agent_id,)
+    )
     fact, _edit = graph.insert_fact(
-        ctx.agent_id, subject, relation, object, author="agent", message_id=source, valid_from=ctx.clock.now(), cause=ctx.cause
+        ctx.agent_id,
+        subject,
+        relation,
+        object,
+        author="agent",
+        message_id=source,
+        valid_from=ctx.clock.now(),
+        cause=ctx.cause,
     )
     return f"Recorded: {fact.subject} | {fact.relation} | {fact.object}."
 

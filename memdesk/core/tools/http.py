@@ -33,8 +33,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypeVar
 from urllib.parse import urljoin, urlsplit
 
-from memdesk.core.base.settings_table import DEFAULTS
 from memdesk.core.base.errors import GenerationCancelled, ToolError
+from memdesk.core.base.settings_table import DEFAULTS
 
 if TYPE_CHECKING:
     from memdesk.core.runtime.base import CancelToken
@@ -89,7 +89,9 @@ class HttpPolicy:
     def check(self, url: str) -> None:
         """The URL's scheme and host name; no socket is opened (the user has not been asked yet)."""
         if not self.enabled:
-            raise ToolError("http_request is disabled. The user can enable it in Settings with a list of allowed hosts.")
+            raise ToolError(
+                "http_request is disabled. The user can enable it in Settings with a list of allowed hosts."
+            )
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https"):
             raise ToolError(f"Only http and https URLs are allowed, not {parts.scheme or 'none'!r}")
@@ -97,7 +99,7 @@ class HttpPolicy:
         if host not in {h.lower() for h in self.allowed_hosts}:
             raise ToolError(f"Host {host!r} is not in the user's allow-list for http_request")
 
-    def request(self, method: str, url: str, payload_json: str, *, cancel: "CancelToken | None" = None) -> str:
+    def request(self, method: str, url: str, payload_json: str, *, cancel: CancelToken | None = None) -> str:
         self.check(url)
         method = method.upper()
         if method not in ("GET", "POST", "PUT", "DELETE", "PATCH", "HEAD"):
@@ -116,7 +118,7 @@ class HttpPolicy:
             guard.close()
 
     # --- one request, hop by hop ---------------------------------------------------------------
-    def _follow(self, method: str, url: str, data: bytes | None, guard: "_Guard") -> str:
+    def _follow(self, method: str, url: str, data: bytes | None, guard: _Guard) -> str:
         first = url
         for _hop in range(MAX_REDIRECTS + 1):
             guard.check(first)
@@ -134,7 +136,7 @@ class HttpPolicy:
             url = target
         raise ToolError(f"{first} redirected more than {MAX_REDIRECTS} times; stopped")
 
-    def _checked_addresses(self, url: str, guard: "_Guard") -> list[str]:
+    def _checked_addresses(self, url: str, guard: _Guard) -> list[str]:
         parts = urlsplit(url)
         host = parts.hostname or ""
         port = _port(parts)
@@ -171,7 +173,13 @@ def _port(parts) -> int:
 
 
 def _exchange(
-    method: str, url: str, addresses: list[str], data: bytes | None, guard: "_Guard", first: str, tls: Callable[[], ssl.SSLContext]
+    method: str,
+    url: str,
+    addresses: list[str],
+    data: bytes | None,
+    guard: _Guard,
+    first: str,
+    tls: Callable[[], ssl.SSLContext],
 ) -> tuple[int, str, bytes]:
     """Send one request to the first of ``addresses`` that accepts a connection; status, the
     Location header and the start of the body."""
@@ -205,7 +213,7 @@ def _exchange(
     return status, location, body
 
 
-def _connect_any(addresses: list[str], port: int, guard: "_Guard", url: str) -> socket.socket:
+def _connect_any(addresses: list[str], port: int, guard: _Guard, url: str) -> socket.socket:
     error: OSError | None = None
     for address in addresses:
         try:
@@ -216,7 +224,7 @@ def _connect_any(addresses: list[str], port: int, guard: "_Guard", url: str) -> 
     raise error
 
 
-def _connect(address: str, port: int, guard: "_Guard", url: str) -> socket.socket:
+def _connect(address: str, port: int, guard: _Guard, url: str) -> socket.socket:
     """A connection to exactly ``address``, waited for in short slices so Stop and the deadline
     end it promptly."""
     family = socket.AF_INET6 if ":" in address else socket.AF_INET
@@ -246,7 +254,7 @@ def _connect(address: str, port: int, guard: "_Guard", url: str) -> socket.socke
 class _PinnedConnection(http.client.HTTPConnection):
     """http.client on a socket already connected to the checked address; the Host header keeps the name."""
 
-    def __init__(self, host: str, port: int, sock: socket.socket, guard: "_Guard") -> None:
+    def __init__(self, host: str, port: int, sock: socket.socket, guard: _Guard) -> None:
         super().__init__(host, port, timeout=guard.seconds + 1)
         self.sock = sock
 
@@ -257,7 +265,7 @@ class _PinnedConnection(http.client.HTTPConnection):
 class _PinnedHTTPSConnection(_PinnedConnection):
     """TLS over the checked address, with SNI and the certificate checked against the name."""
 
-    def __init__(self, host: str, port: int, sock: socket.socket, guard: "_Guard", context: ssl.SSLContext) -> None:
+    def __init__(self, host: str, port: int, sock: socket.socket, guard: _Guard, context: ssl.SSLContext) -> None:
         super().__init__(host, port, sock, guard)
         tls = context.wrap_socket(sock, server_hostname=host, do_handshake_on_connect=False)
         guard.watch(tls)  # ``sock`` gave its descriptor to ``tls``
@@ -273,7 +281,7 @@ class _Guard:
     """One deadline and the turn's cancel token for a whole request, redirects included. A
     watchdog thread shuts the request's sockets when either fires, which wakes a blocked read."""
 
-    def __init__(self, seconds: float, cancel: "CancelToken | None") -> None:
+    def __init__(self, seconds: float, cancel: CancelToken | None) -> None:
         self.seconds = seconds
         self.ends = time.monotonic() + seconds
         self.cancel = cancel

@@ -20,12 +20,12 @@ from datetime import datetime
 from typing import Any
 
 from memdesk.core.base.clock import Clock, iso, parse_iso
+from memdesk.core.base.errors import ConfigError, ToolError
 from memdesk.core.runtime.base import ToolSpec
 from memdesk.core.storage import Database
 from memdesk.core.tools.context import ToolContext
 from memdesk.core.tools.registry import HEARTBEAT_DESCRIPTION, HEARTBEAT_PARAM, Tool
 from memdesk.core.tools.tool_process import ProcessLimits, run_tool_process
-from memdesk.core.base.errors import ConfigError, ToolError
 
 log = logging.getLogger("memdesk.tools")
 
@@ -56,7 +56,18 @@ _COLUMNS = "id, agent_id, name, description, source_code, json_schema, origin, o
 
 
 def _tool(row) -> ImportedTool:
-    return ImportedTool(row[0], row[1], row[2], row[3], row[4], json.loads(row[5]), row[6], json.loads(row[7]), bool(row[8]), parse_iso(row[9]))
+    return ImportedTool(
+        row[0],
+        row[1],
+        row[2],
+        row[3],
+        row[4],
+        json.loads(row[5]),
+        row[6],
+        json.loads(row[7]),
+        bool(row[8]),
+        parse_iso(row[9]),
+    )
 
 
 def top_level_problem(source: str, tree: ast.Module) -> str | None:
@@ -64,7 +75,12 @@ def top_level_problem(source: str, tree: ast.Module) -> str | None:
     Allowed there: imports, function definitions (no decorators, constant default values),
     assignments of constants and a docstring."""
     for index, node in enumerate(tree.body):
-        if index == 0 and isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+        if (
+            index == 0
+            and isinstance(node, ast.Expr)
+            and isinstance(node.value, ast.Constant)
+            and isinstance(node.value.value, str)
+        ):
             continue
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             continue
@@ -79,7 +95,12 @@ def top_level_problem(source: str, tree: ast.Module) -> str | None:
             continue
         if isinstance(node, ast.Assign) and all(_names_only(t) for t in node.targets) and _is_constant(node.value):
             continue
-        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None and _is_constant(node.value):
+        if (
+            isinstance(node, ast.AnnAssign)
+            and isinstance(node.target, ast.Name)
+            and node.value is not None
+            and _is_constant(node.value)
+        ):
             continue
         return (
             f"runs something when it loads, on line {node.lineno} ({_excerpt(source, node)}): outside functions only "
@@ -121,7 +142,9 @@ def runnable_problem(tool: ImportedTool, reserved: set[str] = frozenset()) -> st
     problem = top_level_problem(tool.source_code, tree)
     if problem:
         return f"{tool.name}'s code {problem}"
-    function = next((n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == tool.name), None)
+    function = next(
+        (n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == tool.name), None
+    )
     if function is None:
         return f"{tool.name}'s code defines no function named {tool.name}"
     if isinstance(function, ast.AsyncFunctionDef):
@@ -144,19 +167,45 @@ class ImportedTools:
         self._db = db
         self._clock = clock
 
-    def add(self, agent_id: int, *, name: str, description: str, source_code: str, json_schema: dict, origin: str, original: dict) -> int:
+    def add(
+        self,
+        agent_id: int,
+        *,
+        name: str,
+        description: str,
+        source_code: str,
+        json_schema: dict,
+        origin: str,
+        original: dict,
+    ) -> int:
         cursor = self._db.execute(
             "INSERT INTO imported_tools(agent_id, name, description, source_code, json_schema, origin, original, enabled, created_at)"
             " VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?)",
-            (agent_id, name, description, source_code, json.dumps(json_schema), origin, json.dumps(original), iso(self._clock.now())),
+            (
+                agent_id,
+                name,
+                description,
+                source_code,
+                json.dumps(json_schema),
+                origin,
+                json.dumps(original),
+                iso(self._clock.now()),
+            ),
         )
         return int(cursor.lastrowid)
 
     def list(self, agent_id: int) -> list[ImportedTool]:
-        return [_tool(r) for r in self._db.query(f"SELECT {_COLUMNS} FROM imported_tools WHERE agent_id = ? ORDER BY name", (agent_id,))]
+        return [
+            _tool(r)
+            for r in self._db.query(
+                f"SELECT {_COLUMNS} FROM imported_tools WHERE agent_id = ? ORDER BY name", (agent_id,)
+            )
+        ]
 
     def get(self, agent_id: int, name: str) -> ImportedTool | None:
-        row = self._db.query_one(f"SELECT {_COLUMNS} FROM imported_tools WHERE agent_id = ? AND name = ?", (agent_id, name))
+        row = self._db.query_one(
+            f"SELECT {_COLUMNS} FROM imported_tools WHERE agent_id = ? AND name = ?", (agent_id, name)
+        )
         return _tool(row) if row else None
 
     def set_enabled(self, agent_id: int, name: str, enabled: bool, *, reserved: set[str] | None = None) -> ImportedTool:
@@ -216,7 +265,8 @@ def build_tool(tool: ImportedTool, limits: ProcessLimits = ProcessLimits()) -> T
     required = [r for r in parameters.get("required", []) if r in properties]
     properties[HEARTBEAT_PARAM] = {"type": "boolean", "description": HEARTBEAT_DESCRIPTION}
     spec = ToolSpec(
-        tool.name, tool.description or f"The imported tool {tool.name}",
+        tool.name,
+        tool.description or f"The imported tool {tool.name}",
         {"type": "object", "properties": properties, "required": [*required, HEARTBEAT_PARAM]},
     )
 
@@ -230,4 +280,6 @@ def build_tool(tool: ImportedTool, limits: ProcessLimits = ProcessLimits()) -> T
         shown = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)[:80]}" for k, v in arguments.items())
         return f"run the imported tool {tool.name}({shown}) in a separate process"
 
-    return Tool(tool.name, run, spec, takes_heartbeat=True, requires_consent=True, writes_store=False, consent_summary=summary)
+    return Tool(
+        tool.name, run, spec, takes_heartbeat=True, requires_consent=True, writes_store=False, consent_summary=summary
+    )

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Union, get_args, get_origin
 
-from memdesk.core.runtime.base import ToolSpec
 from memdesk.core.base.errors import ConfigError, ToolError
+from memdesk.core.runtime.base import ToolSpec
 
 #: Functions that end a chain of thought by themselves and so take no ``request_heartbeat``.
 NO_HEARTBEAT = frozenset({"send_message", "pause_heartbeats"})
@@ -165,7 +165,9 @@ def make_tool(
         properties[HEARTBEAT_PARAM] = {"type": "boolean", "description": HEARTBEAT_DESCRIPTION}
         required.append(HEARTBEAT_PARAM)
     spec = ToolSpec(tool_name, description, {"type": "object", "properties": properties, "required": required})
-    return Tool(tool_name, function, spec, takes_heartbeat, requires_consent, kind, writes_store, check, consent_summary)
+    return Tool(
+        tool_name, function, spec, takes_heartbeat, requires_consent, kind, writes_store, check, consent_summary
+    )
 
 
 class ToolRegistry:
@@ -224,7 +226,9 @@ class ToolRegistry:
         form models trained on Hermes/Qwen-style tool lists have seen; a model's catalog entry
         picks it. ``request_heartbeat`` is explained once instead of once per function. Functions
         named in ``without`` are left out (a model that is not offered them)."""
-        return "\n".join([PROMPT_HEADER, *(text for name, text in self.describe_each(style).items() if name not in without)])
+        return "\n".join(
+            [PROMPT_HEADER, *(text for name, text in self.describe_each(style).items() if name not in without)]
+        )
 
     def describe_each(self, style: str = "signatures") -> dict[str, str]:
         """Each tool's part of the tools section, by name (so its cost can be measured)."""
@@ -258,7 +262,9 @@ def describe_spec_json(spec: ToolSpec) -> str:
     properties = {k: v for k, v in spec.parameters.get("properties", {}).items() if k != HEARTBEAT_PARAM}
     required = [name for name in spec.parameters.get("required", []) if name != HEARTBEAT_PARAM]
     parameters = {"type": "object", "properties": properties, "required": required}
-    return json.dumps({"name": spec.name, "description": spec.description, "parameters": parameters}, ensure_ascii=False)
+    return json.dumps(
+        {"name": spec.name, "description": spec.description, "parameters": parameters}, ensure_ascii=False
+    )
 
 
 def validate_arguments(tool: Tool, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -268,7 +274,9 @@ def validate_arguments(tool: Tool, arguments: dict[str, Any]) -> dict[str, Any]:
     unknown = sorted(set(arguments) - set(properties))
     if unknown:
         raise ToolError(f"{tool.name} got unexpected argument(s): {', '.join(unknown)}")
-    missing = [name for name in tool.spec.parameters.get("required", []) if name not in arguments and name != HEARTBEAT_PARAM]
+    missing = [
+        name for name in tool.spec.parameters.get("required", []) if name not in arguments and name != HEARTBEAT_PARAM
+    ]
     if missing:
         raise ToolError(f"{tool.name} is missing required argument(s): {', '.join(missing)}")
     clean: dict[str, Any] = {}
@@ -322,7 +330,9 @@ def load_user_tools(folder: Path) -> list[Tool]:
         for function in getattr(module, "TOOLS", []):
             kind = getattr(function, "kind", "other")
             if kind not in get_args(ToolKind):
-                raise ConfigError(f"Tool {function.__name__} in {path}: kind must be one of {', '.join(get_args(ToolKind))}")
+                raise ConfigError(
+                    f"Tool {function.__name__} in {path}: kind must be one of {', '.join(get_args(ToolKind))}"
+                )
             tools.append(
                 make_tool(
                     function,

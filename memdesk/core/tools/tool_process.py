@@ -38,7 +38,7 @@ CHILD_FLAG = "--memdesk-tool-child"
 #: The child's whole program. It is passed with ``-c`` so that the child imports nothing of
 #: MemDesk. The function is compiled with postponed annotations: Letta's tools annotate with
 #: names (``List[str]``, ``"AgentState"``) they never import.
-_CHILD_PROGRAM = r'''
+_CHILD_PROGRAM = r"""
 import __future__, json, os, sys
 
 def _reply(fd, data):
@@ -65,7 +65,7 @@ def _main():
     _reply(reply_fd, {"ok": True, "result": text[: request["limit"]], "length": len(text)})
 
 _main()
-'''
+"""
 
 
 def child_main() -> None:
@@ -108,12 +108,24 @@ def run_tool_process(
 
     Raises ToolError when the code raises, crashes or runs out of time, GenerationCancelled when
     ``cancel`` fires first (the child is killed either way)."""
-    request = json.dumps({"source": source, "function": function, "arguments": arguments,
-                          "filename": f"<tool {function}>", "limit": limits.output_chars}).encode("utf-8")
+    request = json.dumps(
+        {
+            "source": source,
+            "function": function,
+            "arguments": arguments,
+            "filename": f"<tool {function}>",
+            "limit": limits.output_chars,
+        }
+    ).encode("utf-8")
     with tempfile.TemporaryDirectory(prefix="memdesk-tool-", ignore_cleanup_errors=True) as folder:
         process = subprocess.Popen(
-            child_command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            cwd=folder, env=child_environment(folder), start_new_session=os.name != "nt",
+            child_command(),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=folder,
+            env=child_environment(folder),
+            start_new_session=os.name != "nt",
         )
         reply = _Capture(process.stdout, limits.output_chars * 4 + 4096)
         printed = _Capture(process.stderr, limits.output_chars * 4)

@@ -21,9 +21,12 @@ FORMAT_VERSION = 1
 
 def export_graph(db: Database, agent_id: int) -> dict[str, Any]:
     entities = db.query(
-        "SELECT id, name, kind, merged_into, author, created_at, deleted, key FROM graph_entities WHERE agent_id = ? ORDER BY id", (agent_id,)
+        "SELECT id, name, kind, merged_into, author, created_at, deleted, key FROM graph_entities WHERE agent_id = ? ORDER BY id",
+        (agent_id,),
     )
-    mentions = db.query("SELECT entity_id, message_id, passage_id, at FROM graph_mentions WHERE agent_id = ? ORDER BY id", (agent_id,))
+    mentions = db.query(
+        "SELECT entity_id, message_id, passage_id, at FROM graph_mentions WHERE agent_id = ? ORDER BY id", (agent_id,)
+    )
     facts = db.query(
         "SELECT subject_id, relation, object_id, message_id, passage_id, valid_from, valid_to, author, created_at, deleted, id"
         " FROM graph_facts WHERE agent_id = ? ORDER BY id",
@@ -32,14 +35,33 @@ def export_graph(db: Database, agent_id: int) -> dict[str, Any]:
     return {
         "version": FORMAT_VERSION,
         "entities": [
-            {"id": r[0], "name": r[1], "kind": r[2], "merged_into": r[3], "author": r[4], "created_at": r[5], "deleted": bool(r[6]),
-             "key": r[7]}
+            {
+                "id": r[0],
+                "name": r[1],
+                "kind": r[2],
+                "merged_into": r[3],
+                "author": r[4],
+                "created_at": r[5],
+                "deleted": bool(r[6]),
+                "key": r[7],
+            }
             for r in entities
         ],
         "mentions": [{"entity": r[0], "message": r[1], "passage": r[2], "at": r[3]} for r in mentions],
         "facts": [
-            {"id": r[10], "subject": r[0], "relation": r[1], "object": r[2], "message": r[3], "passage": r[4], "valid_from": r[5],
-             "valid_to": r[6], "author": r[7], "created_at": r[8], "deleted": bool(r[9])}
+            {
+                "id": r[10],
+                "subject": r[0],
+                "relation": r[1],
+                "object": r[2],
+                "message": r[3],
+                "passage": r[4],
+                "valid_from": r[5],
+                "valid_to": r[6],
+                "author": r[7],
+                "created_at": r[8],
+                "deleted": bool(r[9]),
+            }
             for r in facts
         ],
     }
@@ -57,8 +79,14 @@ class ImportedGraph:
         return len(self.entities)
 
 
-def import_graph(db: Database, agent_id: int, data: dict[str, Any] | None, *, message_ids: dict[int, int],
-                 passage_ids: dict[int, int]) -> ImportedGraph:
+def import_graph(
+    db: Database,
+    agent_id: int,
+    data: dict[str, Any] | None,
+    *,
+    message_ids: dict[int, int],
+    passage_ids: dict[int, int],
+) -> ImportedGraph:
     """Add ``export_graph`` output to ``agent_id`` (caller holds the transaction). Rows whose
     source did not come along are dropped, not guessed."""
     imported = ImportedGraph()
@@ -74,14 +102,24 @@ def import_graph(db: Database, agent_id: int, data: dict[str, Any] | None, *, me
             continue
         cursor = db.execute(
             "INSERT INTO graph_entities(agent_id, name, key, kind, author, created_at, deleted) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (agent_id, entity["name"], key or f"#{entity['id']}", entity.get("kind", "thing"), entity.get("author", "extractor"),
-             entity["created_at"], int(bool(entity.get("deleted")))),
+            (
+                agent_id,
+                entity["name"],
+                key or f"#{entity['id']}",
+                entity.get("kind", "thing"),
+                entity.get("author", "extractor"),
+                entity["created_at"],
+                int(bool(entity.get("deleted"))),
+            ),
         )
         new_ids[int(entity["id"])] = int(cursor.lastrowid)
     for entity in data.get("entities", []):
         target = entity.get("merged_into")
         if target is not None and int(target) in new_ids and new_ids[int(target)] != new_ids[int(entity["id"])]:
-            db.execute("UPDATE graph_entities SET merged_into = ? WHERE id = ?", (new_ids[int(target)], new_ids[int(entity["id"])]))
+            db.execute(
+                "UPDATE graph_entities SET merged_into = ? WHERE id = ?",
+                (new_ids[int(target)], new_ids[int(entity["id"])]),
+            )
 
     def source(row: dict[str, Any]) -> tuple[int | None, int | None] | None:
         message, passage = row.get("message"), row.get("passage")
@@ -106,8 +144,18 @@ def import_graph(db: Database, agent_id: int, data: dict[str, Any] | None, *, me
         cursor = db.execute(
             "INSERT INTO graph_facts(agent_id, subject_id, relation, object_id, message_id, passage_id, valid_from, valid_to, author, created_at, deleted)"
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (agent_id, new_ids[int(fact["subject"])], fact["relation"], new_ids[int(fact["object"])], *where, fact["valid_from"],
-             fact.get("valid_to"), fact.get("author", "extractor"), fact.get("created_at", fact["valid_from"]), int(bool(fact.get("deleted")))),
+            (
+                agent_id,
+                new_ids[int(fact["subject"])],
+                fact["relation"],
+                new_ids[int(fact["object"])],
+                *where,
+                fact["valid_from"],
+                fact.get("valid_to"),
+                fact.get("author", "extractor"),
+                fact.get("created_at", fact["valid_from"]),
+                int(bool(fact.get("deleted"))),
+            ),
         )
         if fact.get("id") is not None:
             imported.facts[int(fact["id"])] = int(cursor.lastrowid)
@@ -125,8 +173,9 @@ def import_graph(db: Database, agent_id: int, data: dict[str, Any] | None, *, me
 _ENTITY_COLUMNS = ("subject_id", "object_id", "merged_into")
 
 
-def remap_rows(rows: Any, imported: ImportedGraph, agent_id: int, *, message_ids: dict[int, int],
-               passage_ids: dict[int, int]) -> list | None:
+def remap_rows(
+    rows: Any, imported: ImportedGraph, agent_id: int, *, message_ids: dict[int, int], passage_ids: dict[int, int]
+) -> list | None:
     """A recorded change's rows (``[[table, id, row or None], ...]``, ids as in the file) with the
     new store's ids; None when a row did not come along (the change then stays listed but cannot
     be reverted, rather than touching a wrong row)."""

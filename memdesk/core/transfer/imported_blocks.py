@@ -22,7 +22,9 @@ class FittedBlock:
     notes: list[str] = field(default_factory=list)  # what changed, for the import summary
 
 
-def fit_block(label: str, value: str, limit: Any, *, owner: str = "", maximum: int = MAX_IMPORTED_BLOCK_CHARS) -> FittedBlock:
+def fit_block(
+    label: str, value: str, limit: Any, *, owner: str = "", maximum: int = MAX_IMPORTED_BLOCK_CHARS
+) -> FittedBlock:
     """The block's text and limit as they may be stored: a missing limit becomes one that holds the
     text (up to ``maximum``), a limit over ``maximum`` becomes ``maximum``, and text over the
     limit is cut to it, keeping its start."""
@@ -32,9 +34,13 @@ def fit_block(label: str, value: str, limit: Any, *, owner: str = "", maximum: i
         limit = min(max(DEFAULT_LIMIT, len(value)), maximum)
         notes.append(f"{block} had no valid character limit: set to {limit:,}")
     elif limit > maximum:
-        notes.append(f"{block} had a limit of {limit:,} characters, over MemDesk's maximum for an imported block: set to {maximum:,}")
+        notes.append(
+            f"{block} had a limit of {limit:,} characters, over MemDesk's maximum for an imported block: set to {maximum:,}"
+        )
         limit = maximum
     if len(value) > limit:
-        notes.append(f"{block} held {len(value):,} characters, over its limit of {limit:,}: cut to its first {limit:,} characters")
+        notes.append(
+            f"{block} held {len(value):,} characters, over its limit of {limit:,}: cut to its first {limit:,} characters"
+        )
         value = value[:limit]
     return FittedBlock(value, limit, notes)

@@ -7,18 +7,18 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Protocol
 
-from memdesk.core.memory.agents import AgentRecord
-from memdesk.core.transfer.imported_blocks import fit_block
 from memdesk.core.base.clock import iso, parse_iso
-from memdesk.core.transfer.graph import export_graph, import_graph
+from memdesk.core.base.errors import ConfigError
+from memdesk.core.memory.agents import AgentRecord
 from memdesk.core.memory.archival import NewPassage
 from memdesk.core.memory.history import IMPORT, Cause
-from memdesk.core.base.errors import ConfigError
+from memdesk.core.transfer.graph import export_graph, import_graph
+from memdesk.core.transfer.imported_blocks import fit_block
 
 if TYPE_CHECKING:
+    from memdesk.core.base.clock import Clock
     from memdesk.core.memory.agents import AgentStore
     from memdesk.core.memory.services import MemoryServices
-    from memdesk.core.base.clock import Clock
     from memdesk.core.storage import Database
 
 
@@ -26,11 +26,12 @@ class Services(Protocol):
     """What transfer needs of the app's services (the core must not import the composition root)."""
 
     @property
-    def agents(self) -> "AgentStore": ...
+    def agents(self) -> AgentStore: ...
 
-    memory: "MemoryServices"
-    clock: "Clock"
-    db: "Database"
+    memory: MemoryServices
+    clock: Clock
+    db: Database
+
 
 FORMAT = "memdesk-agent"
 FORMAT_VERSION = 1
@@ -38,7 +39,7 @@ _PAGE = 500
 
 
 # --- export / import -------------------------------------------------------------------------
-def export_agent(services: "Services", agent_id: int) -> dict[str, Any]:
+def export_agent(services: Services, agent_id: int) -> dict[str, Any]:
     record = services.agents.get(agent_id)
     memory = services.memory
     messages = memory.recall.all(agent_id)
@@ -67,25 +68,44 @@ def export_agent(services: "Services", agent_id: int) -> dict[str, Any]:
             "config": record.config,
         },
         "blocks": [
-            {"label": b.label, "value": b.value, "limit": b.limit, "description": b.description, "read_only": b.read_only}
+            {
+                "label": b.label,
+                "value": b.value,
+                "limit": b.limit,
+                "description": b.description,
+                "read_only": b.read_only,
+            }
             for b in memory.core.blocks(agent_id)
         ],
         "messages": [
             {
-                "id": m.id, "created_at": iso(m.created_at), "role": m.role, "kind": m.kind, "content": m.content,
-                "search_text": m.search_text, "author": m.author, "function_name": m.function_name, "step_id": m.step_id,
+                "id": m.id,
+                "created_at": iso(m.created_at),
+                "role": m.role,
+                "kind": m.kind,
+                "content": m.content,
+                "search_text": m.search_text,
+                "author": m.author,
+                "function_name": m.function_name,
+                "step_id": m.step_id,
             }
             for m in messages
         ],
         "passages": [
-            {"id": p.id, "text": p.text, "created_at": iso(p.created_at), "tags": p.tags, "source": p.citation.label() or None}
+            {
+                "id": p.id,
+                "text": p.text,
+                "created_at": iso(p.created_at),
+                "tags": p.tags,
+                "source": p.citation.label() or None,
+            }
             for p in passages
         ],
         "graph": export_graph(services.db, agent_id),
     }
 
 
-def _free_name(services: "Services", wanted: str) -> str:
+def _free_name(services: Services, wanted: str) -> str:
     if services.agents.find(wanted) is None:
         return wanted
     number = 2
@@ -94,7 +114,9 @@ def _free_name(services: "Services", wanted: str) -> str:
     return f"{wanted} ({number})"
 
 
-def import_agent(services: "Services", data: dict[str, Any], name: str | None = None, *, fixups: list[str] | None = None) -> AgentRecord:
+def import_agent(
+    services: Services, data: dict[str, Any], name: str | None = None, *, fixups: list[str] | None = None
+) -> AgentRecord:
     """Create a new agent from ``export_agent`` output. Without ``name`` the exported name is
     used, with a number added when an agent of that name exists. Passages are re-embedded with
     this store's embedder; a passage that came from a document keeps its source as a tag. Blocks
@@ -102,7 +124,10 @@ def import_agent(services: "Services", data: dict[str, Any], name: str | None = 
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise ConfigError("This file is not a MemDesk agent export")
     if int(data.get("version", 0)) > FORMAT_VERSION:
-        raise ConfigError(f"This agent was exported by a newer MemDesk (format {data.get('version')})", hint="upgrade MemDesk to import it")
+        raise ConfigError(
+            f"This agent was exported by a newer MemDesk (format {data.get('version')})",
+            hint="upgrade MemDesk to import it",
+        )
     agent = data["agent"]
     memory = services.memory
     passages = data.get("passages", [])
@@ -111,7 +136,8 @@ def import_agent(services: "Services", data: dict[str, Any], name: str | None = 
     cause = Cause(note="imported from a MemDesk export")
     with services.db.transaction():
         record = services.agents.create_empty(
-            name.strip() if name else _free_name(services, agent["name"]), system_prompt=agent["system_prompt"],
+            name.strip() if name else _free_name(services, agent["name"]),
+            system_prompt=agent["system_prompt"],
             created_at=parse_iso(agent["created_at"]) if agent.get("created_at") else None,
         )
         for block in data.get("blocks", []):
@@ -119,17 +145,28 @@ def import_agent(services: "Services", data: dict[str, Any], name: str | None = 
             if fixups is not None:
                 fixups.extend(fitted.notes)
             memory.core.create(
-                record.id, block["label"], fitted.value, limit=fitted.limit,
-                description=block.get("description", ""), read_only=bool(block.get("read_only", False)), source=IMPORT, cause=cause,
+                record.id,
+                block["label"],
+                fitted.value,
+                limit=fitted.limit,
+                description=block.get("description", ""),
+                read_only=bool(block.get("read_only", False)),
+                source=IMPORT,
+                cause=cause,
             )
         new_ids: dict[int, int] = {}
         context_start_id = 0
         start_index = int(agent.get("context_start_index", 0))
         for index, message in enumerate(data.get("messages", [])):
             added = memory.recall.add(
-                record.id, role=message["role"], kind=message["kind"], content=message["content"],
-                created_at=parse_iso(message["created_at"]), search_text=message.get("search_text", ""),
-                author=message.get("author"), function_name=message.get("function_name"),
+                record.id,
+                role=message["role"],
+                kind=message["kind"],
+                content=message["content"],
+                created_at=parse_iso(message["created_at"]),
+                search_text=message.get("search_text", ""),
+                author=message.get("author"),
+                function_name=message.get("function_name"),
                 step_id=new_ids.get(message["step_id"]) if message.get("step_id") is not None else None,
             )
             new_ids[message["id"]] = added.id
@@ -138,13 +175,20 @@ def import_agent(services: "Services", data: dict[str, Any], name: str | None = 
         if start_index >= len(data.get("messages", [])) and new_ids:
             context_start_id = max(new_ids.values()) + 1
         services.agents.update(
-            record.id, summary=agent.get("summary", ""), context_start_id=context_start_id,
-            evicted_count=int(agent.get("evicted_count", 0)), config=agent.get("config", {}),
+            record.id,
+            summary=agent.get("summary", ""),
+            context_start_id=context_start_id,
+            evicted_count=int(agent.get("evicted_count", 0)),
+            config=agent.get("config", {}),
         )
         passage_ids = memory.archival.add(
             record.id,
             [
-                NewPassage(p["text"], parse_iso(p["created_at"]), list(p.get("tags", [])) + ([f"source: {p['source']}"] if p.get("source") else []))
+                NewPassage(
+                    p["text"],
+                    parse_iso(p["created_at"]),
+                    list(p.get("tags", [])) + ([f"source: {p['source']}"] if p.get("source") else []),
+                )
                 for p in passages
             ],
             vectors,
@@ -157,5 +201,5 @@ def import_agent(services: "Services", data: dict[str, Any], name: str | None = 
     return services.agents.get(record.id)
 
 
-def duplicate_agent(services: "Services", agent_id: int, name: str) -> AgentRecord:
+def duplicate_agent(services: Services, agent_id: int, name: str) -> AgentRecord:
     return import_agent(services, export_agent(services, agent_id), name=name)

@@ -10,13 +10,16 @@ from PySide6.QtWidgets import QPlainTextEdit
 
 class ComposeBox(QPlainTextEdit):
     """Signals:
-        submitted(): Enter was pressed
+    submitted(): Enter was pressed
     """
 
     submitted = Signal()
 
     def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 - Qt API
-        if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and not event.modifiers() & Qt.KeyboardModifier.ShiftModifier:
+        if (
+            event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter)
+            and not event.modifiers() & Qt.KeyboardModifier.ShiftModifier
+        ):
             self.submitted.emit()
             return
         super().keyPressEvent(event)

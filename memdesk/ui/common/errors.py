@@ -73,7 +73,11 @@ def report_error(owner: Any, error: BaseException) -> None:
             parent.hub.report(error)
             return
         parent = parent.parent()
-    log.error("unexpected error in %s with no window to show it", type(owner).__name__, exc_info=(type(error), error, error.__traceback__))
+    log.error(
+        "unexpected error in %s with no window to show it",
+        type(owner).__name__,
+        exc_info=(type(error), error, error.__traceback__),
+    )
 
 
 def user_text(error: BaseException) -> str:
@@ -113,7 +117,9 @@ class MessageBar(QFrame):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("messageBar")
-        self.setStyleSheet(f"#messageBar {{ background: {palette.tint(palette.YELLOW)}; border: 1px solid {palette.YELLOW}; border-radius: 4px; }}")
+        self.setStyleSheet(
+            f"#messageBar {{ background: {palette.tint(palette.YELLOW)}; border: 1px solid {palette.YELLOW}; border-radius: 4px; }}"
+        )
         layout = QHBoxLayout(self)
         layout.setContentsMargins(8, 4, 4, 4)
         self.label = plain_label()  # errors quote names from the store and imported files
@@ -165,7 +171,7 @@ class CrashCapture:
         self._file = None
         self._old_hooks = None
 
-    def install(self) -> "CrashCapture":
+    def install(self) -> CrashCapture:
         self.logs.mkdir(parents=True, exist_ok=True)
         current = self.logs / CRASH_LOG
         if current.exists() and current.stat().st_size > 0:
@@ -205,4 +211,6 @@ class CrashCapture:
         self._record(kind, error, trace, "the main thread")
 
     def _thread_excepthook(self, args) -> None:
-        self._record(args.exc_type, args.exc_value, args.exc_traceback, f"thread {args.thread.name if args.thread else '?'}")
+        self._record(
+            args.exc_type, args.exc_value, args.exc_traceback, f"thread {args.thread.name if args.thread else '?'}"
+        )

@@ -48,7 +48,9 @@ def is_dark(pal: QPalette | None = None) -> bool:
 def _mix(a: QColor, b: QColor, share_of_b: float) -> QColor:
     keep = 1 - share_of_b
     return QColor.fromRgbF(
-        a.redF() * keep + b.redF() * share_of_b, a.greenF() * keep + b.greenF() * share_of_b, a.blueF() * keep + b.blueF() * share_of_b
+        a.redF() * keep + b.redF() * share_of_b,
+        a.greenF() * keep + b.greenF() * share_of_b,
+        a.blueF() * keep + b.blueF() * share_of_b,
     )
 
 

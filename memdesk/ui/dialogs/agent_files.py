@@ -32,9 +32,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from memdesk.core.transfer.agentfile import ImportSummary
-from memdesk.core.tools.imported import ImportedTool, ImportedTools, enabling_means, reserved_names, runnable_problem
 from memdesk.core.base.errors import MemDeskError
+from memdesk.core.tools.imported import ImportedTool, ImportedTools, enabling_means, reserved_names, runnable_problem
+from memdesk.core.transfer.agentfile import ImportSummary
 from memdesk.ui.common import palette
 from memdesk.ui.common.errors import reports_errors
 from memdesk.ui.common.text import plain_label, set_plain, set_rich
@@ -50,7 +50,9 @@ def summary_html(summary: ImportSummary) -> str:
         parts += [f"<li>{html.escape(item)}</li>" for item in summary.fixups]
         parts.append("</ul>")
     if summary.unmapped:
-        parts.append(f'<p><b>Not imported</b> <span style="color:{palette.muted()}">(MemDesk has no equivalent)</span></p><ul>')
+        parts.append(
+            f'<p><b>Not imported</b> <span style="color:{palette.muted()}">(MemDesk has no equivalent)</span></p><ul>'
+        )
         parts += [f"<li>{html.escape(item)}</li>" for item in summary.unmapped]
         parts.append("</ul>")
     else:
@@ -73,14 +75,18 @@ class ImportSummaryDialog(QDialog):
         layout.addWidget(self.report, 1)
         buttons = QDialogButtonBox()
         first = summary.agents[0] if summary.agents else None
-        self.open_button = buttons.addButton(f"Open {first.name}" if first else "Open", QDialogButtonBox.ButtonRole.AcceptRole)
+        self.open_button = buttons.addButton(
+            f"Open {first.name}" if first else "Open", QDialogButtonBox.ButtonRole.AcceptRole
+        )
         self.open_button.setEnabled(first is not None)
         with_tools = next((a for a in summary.agents if a.tools_disabled), None)
         self.tools_button = buttons.addButton("Review imported tools…", QDialogButtonBox.ButtonRole.ActionRole)
         self.tools_button.setVisible(with_tools is not None)
         self.close_button = buttons.addButton(QDialogButtonBox.StandardButton.Close)
         self.open_button.clicked.connect(lambda: self._finish(self.open_requested, first.agent_id if first else None))
-        self.tools_button.clicked.connect(lambda: self._finish(self.tools_requested, with_tools.agent_id if with_tools else None))
+        self.tools_button.clicked.connect(
+            lambda: self._finish(self.tools_requested, with_tools.agent_id if with_tools else None)
+        )
         self.close_button.clicked.connect(self.reject)
         layout.addWidget(buttons)
 
@@ -183,7 +189,10 @@ class ImportedToolsDialog(QDialog):
             self.enable_button.setEnabled(False)
             self.disable_button.setEnabled(False)
             return
-        set_rich(self.description, f"<b>{html.escape(tool.name)}</b> (from {html.escape(tool.origin)}): {html.escape(tool.description.strip())}")
+        set_rich(
+            self.description,
+            f"<b>{html.escape(tool.name)}</b> (from {html.escape(tool.origin)}): {html.escape(tool.description.strip())}",
+        )
         self.code.setPlainText(tool.source_code)
         problem = runnable_problem(tool, reserved_names())
         self.problem.setText(f"Cannot be enabled: {problem}" if problem else "")

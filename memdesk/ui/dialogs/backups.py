@@ -35,8 +35,8 @@ from PySide6.QtWidgets import (
 from memdesk.app.services import Services, daily_snapshots
 from memdesk.core.storage.backup import KEPT, Backups, Snapshot
 from memdesk.ui.common.errors import ErrorHub, reports_errors
-from memdesk.ui.workers.jobs import Jobs
 from memdesk.ui.common.text import plain_label
+from memdesk.ui.workers.jobs import Jobs
 
 #: How often the open window asks whether the day's snapshot is due (a new day has begun).
 DAILY_CHECK_MS = 60 * 60 * 1000
@@ -150,7 +150,8 @@ class BackupsDialog(QDialog):
         backups = self.backups
         self.folder_label.setText(f"Folder: {backups.folder}")
         self.encryption_label.setText(
-            "New snapshots are encrypted with the store's passphrase, like the store." if backups.key is not None
+            "New snapshots are encrypted with the store's passphrase, like the store."
+            if backups.key is not None
             else "Snapshots are not encrypted (nor is the store): anyone who can read this folder can read them."
         )
         self.default_folder_button.setEnabled(bool(self.services.settings.backup_folder))
@@ -158,7 +159,12 @@ class BackupsDialog(QDialog):
         self.table.setRowCount(len(self.snapshots))
         for row, snapshot in enumerate(self.snapshots):
             why = snapshot.reason + (" (kept until you remove it)" if snapshot.kind == KEPT else "")
-            cells = (describe_when(snapshot), describe_size(snapshot.size), why, "yes" if snapshot.verified else "DAMAGED")
+            cells = (
+                describe_when(snapshot),
+                describe_size(snapshot.size),
+                why,
+                "yes" if snapshot.verified else "DAMAGED",
+            )
             for column, text in enumerate(cells):
                 item = QTableWidgetItem(text)
                 item.setData(Qt.ItemDataRole.UserRole, snapshot.id)
@@ -196,7 +202,11 @@ class BackupsDialog(QDialog):
         self.progress.setVisible(True)
         self.status.setText("Taking a snapshot…")
         self.update_buttons()
-        self.jobs.run(lambda: backups.create("manual", keep=True, progress=relay.changed.emit), self.on_created, self.on_create_failed)
+        self.jobs.run(
+            lambda: backups.create("manual", keep=True, progress=relay.changed.emit),
+            self.on_created,
+            self.on_create_failed,
+        )
 
     @Slot(int, int)
     @reports_errors
@@ -211,7 +221,9 @@ class BackupsDialog(QDialog):
     @reports_errors
     def on_created(self, snapshot: Snapshot) -> None:
         self._finish_creating()
-        self.status.setText(f"Snapshot of {describe_when(snapshot)} taken and verified ({describe_size(snapshot.size)}).")
+        self.status.setText(
+            f"Snapshot of {describe_when(snapshot)} taken and verified ({describe_size(snapshot.size)})."
+        )
         self.refresh()
         self.select(snapshot.id)
 
@@ -229,11 +241,13 @@ class BackupsDialog(QDialog):
         if snapshot is None:
             return
         answer = QMessageBox.question(
-            self, "Restore this snapshot?",
+            self,
+            "Restore this snapshot?",
             f"Restore the snapshot of {describe_when(snapshot)} ({snapshot.reason})?\n\n"
             "What MemDesk remembers now is snapshotted first, so you can undo this by restoring that "
             "snapshot. The window closes and opens again on the restored store.",
-            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel, QMessageBox.StandardButton.Cancel,
+            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel,
+            QMessageBox.StandardButton.Cancel,
         )
         if answer == QMessageBox.StandardButton.Yes:
             self.restore_requested.emit(snapshot.id)
@@ -258,8 +272,11 @@ class BackupsDialog(QDialog):
         if snapshot is None:
             return
         answer = QMessageBox.question(
-            self, "Remove this snapshot?", f"Remove the snapshot of {describe_when(snapshot)} ({snapshot.reason})? It cannot be restored afterwards.",
-            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel, QMessageBox.StandardButton.Cancel,
+            self,
+            "Remove this snapshot?",
+            f"Remove the snapshot of {describe_when(snapshot)} ({snapshot.reason})? It cannot be restored afterwards.",
+            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel,
+            QMessageBox.StandardButton.Cancel,
         )
         if answer == QMessageBox.StandardButton.Yes:
             self.backups.remove(snapshot.id)
@@ -372,5 +389,7 @@ def restore_snapshot(backups: Backups, snapshot_id: str, parent: QWidget | None 
 def restored_message(snapshot: Snapshot, undo: Snapshot | None, store: Path) -> str:
     if undo is None:
         return f"Restored the snapshot of {describe_when(snapshot)}. The damaged store was kept beside it in {store.parent}."
-    return (f"Restored the snapshot of {describe_when(snapshot)}. What MemDesk remembered before is kept as the snapshot of "
-            f"{describe_when(undo)} (File > Backups…): restore it to undo this.")
+    return (
+        f"Restored the snapshot of {describe_when(snapshot)}. What MemDesk remembered before is kept as the snapshot of "
+        f"{describe_when(undo)} (File > Backups…): restore it to undo this."
+    )

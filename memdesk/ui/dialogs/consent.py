@@ -115,7 +115,10 @@ class ConsentDialog(QDialog):
         # The agent's name, the tool's and the call's arguments may come from an imported file or
         # the model: escaped, never read as markup, so the dialog asks what will really run.
         self.text = QLabel()
-        set_rich(self.text, f"<b>{escape(agent_name)}</b> wants to run <code>{escape(request.tool)}</code>:<br><br>{escape(question.action)}")
+        set_rich(
+            self.text,
+            f"<b>{escape(agent_name)}</b> wants to run <code>{escape(request.tool)}</code>:<br><br>{escape(question.action)}",
+        )
         self.text.setWordWrap(True)
         self.text.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         layout.addWidget(self.text)
@@ -155,4 +158,3 @@ class ConsentDialog(QDialog):
         if not self.request.done.is_set():
             self.answered.emit(self.request, choice)
         self.close()
-

@@ -33,7 +33,9 @@ REVIEW_TEXT = "&Review proposed memory changes…"
 
 
 def touched_blocks(changes: list[Change]) -> list[str]:
-    return sorted({str(c.arguments["label"]) for c in changes if c.function.startswith("core_memory_") and "label" in c.arguments})
+    return sorted(
+        {str(c.arguments["label"]) for c in changes if c.function.startswith("core_memory_") and "label" in c.arguments}
+    )
 
 
 class ProposalsDialog(QDialog):
@@ -87,7 +89,12 @@ class ProposalsDialog(QDialog):
             item.setData(Qt.ItemDataRole.UserRole, change.id)
             item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
             item.setCheckState(Qt.CheckState.Checked)
-            item.setToolTip(literal(f"Proposed {change.created_at:%Y-%m-%d %H:%M}" + (f"\nWhy: {change.thoughts}" if change.thoughts else "")))
+            item.setToolTip(
+                literal(
+                    f"Proposed {change.created_at:%Y-%m-%d %H:%M}"
+                    + (f"\nWhy: {change.thoughts}" if change.thoughts else "")
+                )
+            )
             self.list.addItem(item)
         has_any = self.list.count() > 0
         self.list.setVisible(has_any)
@@ -109,8 +116,7 @@ class ProposalsDialog(QDialog):
         failed = [c for c in decided if c.status == FAILED]
         done = [c for c in decided if c.status != FAILED]
         self.outcome.setText(
-            f"Applied {len(done)} change(s)."
-            + "".join(f"\nNot applied: {c.describe()} ({c.result})" for c in failed)
+            f"Applied {len(done)} change(s)." + "".join(f"\nNot applied: {c.describe()} ({c.result})" for c in failed)
         )
         if done:
             self.applied.emit(touched_blocks(done))

@@ -149,7 +149,9 @@ class ForgetDialog(QDialog):
     def on_set_retention(self) -> None:
         assert self.days is not None
         self._set_days(self.days.value())
-        set_plain(self.retention_note, "Set: you see what it removes before it first runs" if self.days.value() else "Off")
+        set_plain(
+            self.retention_note, "Set: you see what it removes before it first runs" if self.days.value() else "Off"
+        )
 
     def _ask(self, question: str) -> bool:
         answer = QMessageBox.question(self, "Forget", literal(question))
@@ -189,13 +191,17 @@ class ForgetDialog(QDialog):
         else:
             notes = [f"{preview.total} items would be forgotten. Expand a line to see examples."]
             if preview.similar:
-                notes.append(f"{preview.similar} of the messages and passages say it in other words (found by meaning).")
+                notes.append(
+                    f"{preview.similar} of the messages and passages say it in other words (found by meaning)."
+                )
             if preview.kv_cache_files:
                 notes.append("Saved prompt states are deleted too; the model rebuilds them.")
             set_plain(self.status, " ".join(notes))
         self.purge.setVisible(bool(preview.backups) and not preview.empty)
         if preview.backups:
-            self.purge.setText(f"Also remove it from the {len(preview.backups)} backup(s) taken before (then no backup is taken first)")
+            self.purge.setText(
+                f"Also remove it from the {len(preview.backups)} backup(s) taken before (then no backup is taken first)"
+            )
         self.forget_button.setEnabled(not preview.empty)
 
     # --- forget ------------------------------------------------------------------------------
@@ -265,7 +271,9 @@ class ForgetController(QObject):
         self.action = QAction(FORGET_TEXT, window)
         self.action.setShortcut(QKeySequence("Ctrl+Shift+F"))
         self.action.triggered.connect(self.open_dialog)
-        menu = next((a.menu() for a in window.menuBar().actions() if a.text().replace("&", "") == "Memory" and a.menu()), None)
+        menu = next(
+            (a.menu() for a in window.menuBar().actions() if a.text().replace("&", "") == "Memory" and a.menu()), None
+        )
         (menu or window.menuBar().addMenu("&Memory")).addAction(self.action)
         self.dialog: ForgetDialog | None = None
         self._asked: set[int] = set()  # agents whose unconfirmed policy was shown this session
@@ -309,12 +317,19 @@ class ForgetController(QObject):
 
         def apply(text: str, purge: bool, progress) -> ForgetResult:
             return self._on_own_connection(
-                lambda db: open_forgetting(services, backups, db=db).apply(agent_id, text, purge_backups=purge, progress=progress)
+                lambda db: open_forgetting(services, backups, db=db).apply(
+                    agent_id, text, purge_backups=purge, progress=progress
+                )
             )
 
         retention = open_retention(services)
         dialog = ForgetDialog(
-            record.name, preview, apply, window.jobs, (retention.policy(agent_id).days, lambda days: retention.set_days(agent_id, days)), window
+            record.name,
+            preview,
+            apply,
+            window.jobs,
+            (retention.policy(agent_id).days, lambda days: retention.set_days(agent_id, days)),
+            window,
         )
         dialog.forgotten.connect(lambda _result: self.refresh_window(agent_id))
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
@@ -366,7 +381,8 @@ class ForgetController(QObject):
         window.statusBar().showMessage("Forgetting old conversation messages…", 10_000)
         window.jobs.run(
             lambda: self._on_own_connection(lambda db: open_retention(window.services, db=db).run_if_due(agent_id)),
-            lambda removed: self.on_retention_done(agent_id, removed), window.hub.report,
+            lambda removed: self.on_retention_done(agent_id, removed),
+            window.hub.report,
         )
 
     def ask_retention(self, description: str) -> bool:

@@ -32,17 +32,23 @@ from PySide6.QtWidgets import (
 )
 
 from memdesk.app.services import Services
+from memdesk.core.base.errors import DownloadCancelled
 from memdesk.core.models.catalog import CatalogEntry, machine_memory
-from memdesk.core.models.download import DownloadProgress, DownloadResult, Downloader, format_bytes
+from memdesk.core.models.download import Downloader, DownloadProgress, DownloadResult, format_bytes
 from memdesk.core.models.hub import HubConfig
 from memdesk.core.models.library import Choice, ModelRow
-from memdesk.core.models.servers import LocalServer, find_local_servers, probe_schema_support, server_choice, with_server_notes
+from memdesk.core.models.servers import (
+    LocalServer,
+    find_local_servers,
+    probe_schema_support,
+    server_choice,
+    with_server_notes,
+)
 from memdesk.core.runtime.base import CancelToken
-from memdesk.core.base.errors import DownloadCancelled
 from memdesk.ui.common import palette
 from memdesk.ui.common.errors import ErrorHub, reports_errors
-from memdesk.ui.workers.jobs import Jobs
 from memdesk.ui.common.text import escape, literal, plain_label
+from memdesk.ui.workers.jobs import Jobs
 
 COLUMNS = ("Model", "Status", "Size", "RAM*", "Context", "Licence", "Checksum", "Good for")
 KIND_TEXT = {"bundled": "Bundled", "downloaded": "Downloaded", "own": "Your file", "available": "Not downloaded"}
@@ -58,12 +64,20 @@ class _DownloadRelay(QObject):
 
 class ModelsPage(QWidget):
     """Signals:
-        choose_requested(object): a ``Choice`` the user wants to switch to
+    choose_requested(object): a ``Choice`` the user wants to switch to
     """
 
     choose_requested = Signal(object)
 
-    def __init__(self, services: Services, jobs: Jobs, hub: ErrorHub, parent: QWidget | None = None, *, hub_config: HubConfig | None = None) -> None:
+    def __init__(
+        self,
+        services: Services,
+        jobs: Jobs,
+        hub: ErrorHub,
+        parent: QWidget | None = None,
+        *,
+        hub_config: HubConfig | None = None,
+    ) -> None:
         super().__init__(parent)
         self.services = services
         self.jobs = jobs
@@ -113,8 +127,12 @@ class ModelsPage(QWidget):
         self.use_button = QPushButton("&Use this model")
         self.remove_button = QPushButton("&Remove")
         self.cancel_button = QPushButton("&Cancel download")
-        for button, slot in ((self.download_button, self.on_download_clicked), (self.use_button, self.on_use_clicked),
-                             (self.remove_button, self.on_remove_clicked), (self.cancel_button, self.on_cancel_clicked)):
+        for button, slot in (
+            (self.download_button, self.on_download_clicked),
+            (self.use_button, self.on_use_clicked),
+            (self.remove_button, self.on_remove_clicked),
+            (self.cancel_button, self.on_cancel_clicked),
+        ):
             button.clicked.connect(slot)
             buttons.addWidget(button)
         buttons.addStretch(1)
@@ -172,9 +190,16 @@ class ModelsPage(QWidget):
                 status += " · best for " + " and ".join(t.upper() for t in row.entry.recommended_for)
             if self.download_entry is not None and row.entry is self.download_entry:
                 status = "Downloading…"
-            cells = (row.name, status, format_bytes(row.size), format_bytes(ram) if ram else "?",
-                     f"{row.context_length:,}" if row.context_length else "?", row.licence, row.checksum,
-                     row.entry.good_for if row.entry else "A .gguf file you added")
+            cells = (
+                row.name,
+                status,
+                format_bytes(row.size),
+                format_bytes(ram) if ram else "?",
+                f"{row.context_length:,}" if row.context_length else "?",
+                row.licence,
+                row.checksum,
+                row.entry.good_for if row.entry else "A .gguf file you added",
+            )
             tip = self._sources_tip(row)
             for column, text in enumerate(cells):
                 item = QTableWidgetItem(text)
@@ -217,7 +242,9 @@ class ModelsPage(QWidget):
         row = self.selected_row()
         downloading = self._thread is not None
         self.download_button.setEnabled(row is not None and row.kind == "available" and not downloading)
-        self.use_button.setEnabled(row is not None and row.kind != "available" and not row.active and not self.switching)
+        self.use_button.setEnabled(
+            row is not None and row.kind != "available" and not row.active and not self.switching
+        )
         self.remove_button.setEnabled(row is not None and row.kind in ("downloaded", "own") and not row.active)
         self.cancel_button.setEnabled(downloading)
         self.use_server_button.setEnabled(self.server_list.currentItem() is not None and not self.switching)
@@ -254,7 +281,9 @@ class ModelsPage(QWidget):
         row = self.selected_row()
         if row is None or row.local is None:
             return
-        answer = QMessageBox.question(self, "Remove model", literal(f"Delete {row.local.path}?\nThis frees {format_bytes(row.size)}."))
+        answer = QMessageBox.question(
+            self, "Remove model", literal(f"Delete {row.local.path}?\nThis frees {format_bytes(row.size)}.")
+        )
         if answer == QMessageBox.StandardButton.Yes:
             self.remove(row)
 
@@ -320,7 +349,9 @@ class ModelsPage(QWidget):
         except Exception as error:  # noqa: BLE001
             self.hub.report(error)
             return
-        self.progress_label.setText(f"{entry.name} is installed ({format_bytes(local.size)}, sha256 verified). Select it and press Use.")
+        self.progress_label.setText(
+            f"{entry.name} is installed ({format_bytes(local.size)}, sha256 verified). Select it and press Use."
+        )
         self.refresh()
         self.select(entry.id)
 
@@ -372,7 +403,9 @@ class ModelsPage(QWidget):
         if not servers:
             self.server_note.setText("No Ollama (port 11434) or LM Studio (port 1234) server answers on this computer.")
         else:
-            self.server_note.setText(f"Found: {', '.join(f'{s.label} ({len(s.models)} models)' for s in servers)}. Pick a model and press Use.")
+            self.server_note.setText(
+                f"Found: {', '.join(f'{s.label} ({len(s.models)} models)' for s in servers)}. Pick a model and press Use."
+            )
         self.update_buttons()
 
     def _server_failed(self, error: BaseException) -> None:
@@ -387,7 +420,9 @@ class ModelsPage(QWidget):
         if item is None:
             return
         server, model = item.data(Qt.ItemDataRole.UserRole)
-        self.server_note.setText(f"Asking {server.label} whether {model} follows JSON schemas (it may load the model first)…")
+        self.server_note.setText(
+            f"Asking {server.label} whether {model} follows JSON schemas (it may load the model first)…"
+        )
         self.use_server_button.setEnabled(False)
 
         def probe() -> Any:

@@ -7,12 +7,21 @@ checks the passphrases and asks; the window then closes, ``memdesk.ui.startup.ma
 from __future__ import annotations
 
 import hmac
-from html import escape
 from collections.abc import Callable
 from dataclasses import dataclass
+from html import escape
 
 from PySide6.QtCore import Qt, Slot
-from PySide6.QtWidgets import QFormLayout, QHBoxLayout, QLabel, QLineEdit, QMessageBox, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QMessageBox,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 from memdesk.core.base.paths import Paths
 from memdesk.ui.common.errors import reports_errors
@@ -82,12 +91,21 @@ class PrivacyPanel(QWidget):
         layout = QVBoxLayout(self)
         encrypted = key is not None
         self.status = QLabel(
-            "<b>Your memory is encrypted with a passphrase.</b>" if encrypted else "<b>Your memory is not encrypted.</b> Anyone who can read your files can read it."
+            "<b>Your memory is encrypted with a passphrase.</b>"
+            if encrypted
+            else "<b>Your memory is not encrypted.</b> Anyone who can read your files can read it."
         )
         self.status.setWordWrap(True)
         layout.addWidget(self.status)
-        names = {name: escape(str(path)) for name, path in
-                 (("database", paths.database.name), ("kv", paths.kv_cache), ("files", paths.files_root), ("logs", paths.logs))}
+        names = {
+            name: escape(str(path))
+            for name, path in (
+                ("database", paths.database.name),
+                ("kv", paths.kv_cache),
+                ("files", paths.files_root),
+                ("logs", paths.logs),
+            )
+        }
         self.explanation = QLabel(
             ("<p>With a passphrase, these are encrypted:</p><ul>" if not encrypted else "<p>Encrypted:</p><ul>")
             + "".join(f"<li>{line.format(**names)}</li>" for line in ENCRYPTED_FILES)

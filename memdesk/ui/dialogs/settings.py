@@ -27,9 +27,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from memdesk.core.net.plain_http import plain_http_warning
-from memdesk.core.base.settings_table import SETTINGS, Declared, Settings
 from memdesk.core.base.paths import Paths
+from memdesk.core.base.settings_table import SETTINGS, Declared, Settings
+from memdesk.core.net.plain_http import plain_http_warning
 from memdesk.ui.common import palette
 from memdesk.ui.common.errors import reports_errors
 
@@ -92,7 +92,9 @@ def _tooltip(declared: Declared) -> str:
 
 
 class SettingsDialog(QDialog):
-    def __init__(self, settings: Settings, paths: Paths, parent: QWidget | None = None, *, privacy: QWidget | None = None) -> None:
+    def __init__(
+        self, settings: Settings, paths: Paths, parent: QWidget | None = None, *, privacy: QWidget | None = None
+    ) -> None:
         """``privacy``: the Privacy tab (memdesk/ui/dialogs/privacy.py), beside the settings' own."""
         super().__init__(parent)
         self.setWindowTitle("MemDesk settings")
@@ -107,8 +109,14 @@ class SettingsDialog(QDialog):
             if not declared.hidden:
                 self._add_row(advanced if declared.advanced else general, declared)
         general.addRow(QLabel("<b>Where your data lives</b>"))
-        for label, path in (("Data folder", paths.home), ("Database", paths.database), ("Agent files", paths.files_root),
-                            ("Models", paths.user_models), ("Tools", paths.user_tools), ("Logs", paths.logs)):
+        for label, path in (
+            ("Data folder", paths.home),
+            ("Database", paths.database),
+            ("Agent files", paths.files_root),
+            ("Models", paths.user_models),
+            ("Tools", paths.user_tools),
+            ("Logs", paths.logs),
+        ):
             shown = QLineEdit(str(path))
             shown.setReadOnly(True)
             general.addRow(label, shown)

@@ -61,7 +61,9 @@ def window_actions(window) -> Actions:
         page.start_download(entry)
         return page.progress
 
-    return Actions(download, window.model_actions.on_models_triggered, lambda folder: window.documents.add_paths([folder]))
+    return Actions(
+        download, window.model_actions.on_models_triggered, lambda folder: window.documents.add_paths([folder])
+    )
 
 
 def _page(title: str, *widgets: QWidget) -> QWidget:
@@ -139,8 +141,10 @@ class WelcomeDialog(QDialog):
         self.name.setPlaceholderText("e.g. Ada")
         return _page(
             "What should it call you?",
-            _text("<p>Your name helps memory search: “what did Ada say about the trip?” is then a question about your own words. "
-                  "You can change it in Settings.</p>"),
+            _text(
+                "<p>Your name helps memory search: “what did Ada say about the trip?” is then a question about your own words. "
+                "You can change it in Settings.</p>"
+            ),
             self.name,
         )
 
@@ -154,9 +158,11 @@ class WelcomeDialog(QDialog):
         self.model_status.setWordWrap(True)
         memory = machine_memory()
         if self.pick is not None and memory:
-            text = (f"<p>This computer has {memory / 1024**3:.0f} GB of memory: <b>{escape(self.pick.name)}</b> "
-                    f"({format_bytes(self.pick.size)} to download) suits it, and remembers and answers far better than the "
-                    "built-in demo model, which is tiny: it answers fast but forgets and mixes things up.</p>")
+            text = (
+                f"<p>This computer has {memory / 1024**3:.0f} GB of memory: <b>{escape(self.pick.name)}</b> "
+                f"({format_bytes(self.pick.size)} to download) suits it, and remembers and answers far better than the "
+                "built-in demo model, which is tiny: it answers fast but forgets and mixes things up.</p>"
+            )
             self.download_button.setText(f"Download {self.pick.name} ({format_bytes(self.pick.size)})")
         else:
             text = "<p>The built-in demo model is tiny. File › Models lists better ones and what each needs.</p>"
@@ -183,8 +189,10 @@ class WelcomeDialog(QDialog):
         row.addStretch(1)
         return _page(
             "Anything it should read?",
-            _text("<p>Notes, papers, a diary: the agent can search a folder of documents (text, Markdown, PDF, Word, HTML, "
-                  "spreadsheets, code) when it answers. You can add more later in the Documents panel, or drop files on the window.</p>"),
+            _text(
+                "<p>Notes, papers, a diary: the agent can search a folder of documents (text, Markdown, PDF, Word, HTML, "
+                "spreadsheets, code) when it answers. You can add more later in the Documents panel, or drop files on the window.</p>"
+            ),
             buttons,
             self.folder_status,
         )
@@ -246,7 +254,9 @@ class WelcomeDialog(QDialog):
     @Slot()
     @reports_errors
     def on_tiny_clicked(self) -> None:
-        self.model_status.setText("The built-in model stays. File › Models (Ctrl+Shift+L) has better ones whenever you like.")
+        self.model_status.setText(
+            "The built-in model stays. File › Models (Ctrl+Shift+L) has better ones whenever you like."
+        )
         self.go(self.pages.currentIndex() + 1)
 
     @Slot()

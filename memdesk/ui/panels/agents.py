@@ -23,9 +23,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from memdesk.core.base.paths import RESOURCES
 from memdesk.core.memory.agents import AgentRecord
 from memdesk.core.prompts import Prompts, persona_text
-from memdesk.core.base.paths import RESOURCES
 from memdesk.ui.common.errors import reports_errors
 
 TEMPLATES_DIR = RESOURCES / "prompts" / "templates"
@@ -35,8 +35,13 @@ def templates(kind: str, default: str) -> dict[str, str]:
     """Persona or human templates: the default plus any ``templates/<kind>_*.txt`` file."""
     found = {"Default": default, "Blank": ""}
     if TEMPLATES_DIR.is_dir():
-        for path in sorted((p for p in TEMPLATES_DIR.iterdir() if p.name.startswith(f"{kind}_") and p.name.endswith(".txt")), key=lambda p: p.name):
-            found[path.name[len(kind) + 1 : -4].replace("_", " ").capitalize()] = path.read_text(encoding="utf-8").strip()
+        for path in sorted(
+            (p for p in TEMPLATES_DIR.iterdir() if p.name.startswith(f"{kind}_") and p.name.endswith(".txt")),
+            key=lambda p: p.name,
+        ):
+            found[path.name[len(kind) + 1 : -4].replace("_", " ").capitalize()] = path.read_text(
+                encoding="utf-8"
+            ).strip()
     return found
 
 
@@ -70,7 +75,9 @@ class CreateAgentDialog(QDialog):
         self.name.textChanged.connect(lambda text: self.ok_button.setEnabled(bool(text.strip())))
         self._generated_persona = ""
         self._fill_persona()
-        self.name.textChanged.connect(lambda _text: self.persona.toPlainText() == self._generated_persona and self._fill_persona())
+        self.name.textChanged.connect(
+            lambda _text: self.persona.toPlainText() == self._generated_persona and self._fill_persona()
+        )
         self.persona_choice.currentTextChanged.connect(lambda _key: self._fill_persona())
         self.human_choice.currentTextChanged.connect(lambda key: self.human.setPlainText(self.human_templates[key]))
 

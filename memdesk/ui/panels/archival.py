@@ -32,9 +32,9 @@ from PySide6.QtWidgets import (
 from memdesk.core.memory.archival import ArchivalMemory, Passage, PassageHit
 from memdesk.core.memory.recall import Message
 from memdesk.ui.common import tables
-from memdesk.ui.workers.jobs import Jobs
 from memdesk.ui.common.errors import reports_errors
 from memdesk.ui.common.text import escape, literal
+from memdesk.ui.workers.jobs import Jobs
 
 HIT_COLUMNS = ["Kind", "Score", "Text", "Source", "Time"]
 
@@ -104,7 +104,13 @@ class ArchivalPanel(QWidget):
         self.hits_table.setRowCount(len(self.hits))
         for row, (kind, hit) in enumerate(self.hits):
             if isinstance(hit, PassageHit):
-                values = [kind, f"{hit.score:.3f}", hit.passage.text, hit.passage.citation.label(), f"{hit.passage.created_at:%Y-%m-%d %H:%M}"]
+                values = [
+                    kind,
+                    f"{hit.score:.3f}",
+                    hit.passage.text,
+                    hit.passage.citation.label(),
+                    f"{hit.passage.created_at:%Y-%m-%d %H:%M}",
+                ]
             elif isinstance(hit, Message):
                 values = [kind, "", hit.search_text, "conversation", f"{hit.created_at:%Y-%m-%d %H:%M}"]
             else:
@@ -168,7 +174,9 @@ class ArchivalPanel(QWidget):
             self.edit_passage(selected[0].id, text)
 
     def edit_passage(self, passage_id: int, text: str) -> None:
-        self.jobs.run(lambda: self.archival.update_text(passage_id, text), lambda _r: self._after_change(), self.failed.emit)
+        self.jobs.run(
+            lambda: self.archival.update_text(passage_id, text), lambda _r: self._after_change(), self.failed.emit
+        )
 
     @Slot()
     @reports_errors
@@ -176,7 +184,9 @@ class ArchivalPanel(QWidget):
         selected = self.selected_passages()
         if not selected:
             return
-        answer = QMessageBox.question(self, "Delete passages", f"Delete {len(selected)} passage(s) from archival memory?")
+        answer = QMessageBox.question(
+            self, "Delete passages", f"Delete {len(selected)} passage(s) from archival memory?"
+        )
         if answer == QMessageBox.StandardButton.Yes:
             self.delete_passages([p.id for p in selected])
 

@@ -55,7 +55,10 @@ class BudgetBar(QWidget):
             if section.name != "free":
                 painter.fillRect(rect, QColor(palette.SECTIONS.get(section.name, palette.faint())))
         if self.window:
-            for at, color, label in ((self.warning_at, palette.readable(palette.ORANGE), "75%"), (self.eviction_at, palette.readable(palette.RED), "evict")):
+            for at, color, label in (
+                (self.warning_at, palette.readable(palette.ORANGE), "75%"),
+                (self.eviction_at, palette.readable(palette.RED), "evict"),
+            ):
                 x = 1 + (self.width() - 2) * at / self.window
                 painter.setPen(QPen(QColor(color), 2, Qt.PenStyle.DashLine))
                 painter.drawLine(int(x), 0, int(x), self.height())
@@ -65,7 +68,11 @@ class BudgetBar(QWidget):
     def mouseMoveEvent(self, event: QMouseEvent) -> None:  # noqa: N802 - Qt API
         section = self.section_at(event.position().toPoint())
         if section is not None:
-            QToolTip.showText(event.globalPosition().toPoint(), literal(f"{section.name}: {section.tokens} tokens\n\n{section.preview}"), self)
+            QToolTip.showText(
+                event.globalPosition().toPoint(),
+                literal(f"{section.name}: {section.tokens} tokens\n\n{section.preview}"),
+                self,
+            )
         else:
             QToolTip.hideText()
 

@@ -15,7 +15,6 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QListWidget,
     QListWidgetItem,
-    QPlainTextEdit,
     QPushButton,
     QVBoxLayout,
     QWidget,
@@ -24,9 +23,9 @@ from PySide6.QtWidgets import (
 from memdesk.core.memory.page import Page
 from memdesk.ui.common import palette
 from memdesk.ui.common.compose import ComposeBox
-from memdesk.ui.panels.transcript import Transcript
 from memdesk.ui.common.errors import reports_errors
 from memdesk.ui.common.text import plain_label
+from memdesk.ui.panels.transcript import Transcript
 
 
 class ChatPanel(QWidget):
@@ -145,7 +144,10 @@ class ChatPanel(QWidget):
 
     def show_search_results(self, page: Page) -> None:
         self.search_results.clear()
-        header = QListWidgetItem(f"{page.total} messages match" + (f" (showing the newest {len(page.hits)})" if page.total > len(page.hits) else ""))
+        header = QListWidgetItem(
+            f"{page.total} messages match"
+            + (f" (showing the newest {len(page.hits)})" if page.total > len(page.hits) else "")
+        )
         header.setFlags(Qt.ItemFlag.NoItemFlags)
         self.search_results.addItem(header)
         for message in page.hits:

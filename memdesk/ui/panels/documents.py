@@ -177,7 +177,9 @@ class DocumentsPanel(QWidget):
             self._request(self.reingest_requested, ids)
         for row in rows:
             if row.from_agent_file:
-                path, _ = QFileDialog.getOpenFileName(self, f"Pick the file for {row.title!r} (it came with an imported agent file)")
+                path, _ = QFileDialog.getOpenFileName(
+                    self, f"Pick the file for {row.title!r} (it came with an imported agent file)"
+                )
                 if path:
                     self.batches += 1
                     self.pick_requested.emit(self.agent_id, row.id, path)
@@ -207,7 +209,11 @@ class DocumentsPanel(QWidget):
         self.batches = max(0, self.batches - 1)
         self.current = None
         self.last_report = report
-        known = {row.path for row in catalog.list_documents(self.services.db, self.agent_id)} if self.agent_id is not None else set()
+        known = (
+            {row.path for row in catalog.list_documents(self.services.db, self.agent_id)}
+            if self.agent_id is not None
+            else set()
+        )
         self.unlisted = [f for f in report.failures if _key(f.path) not in known]
         self.refresh()
         self.changed.emit()
@@ -235,7 +241,9 @@ class DocumentsPanel(QWidget):
             text = "Waiting to start…"
         elif self.last_report is not None:
             r = self.last_report
-            text = f"Last batch: {r.added} added, {r.replaced} replaced, {r.unchanged} unchanged, {len(r.failures)} failed"
+            text = (
+                f"Last batch: {r.added} added, {r.replaced} replaced, {r.unchanged} unchanged, {len(r.failures)} failed"
+            )
             if r.cancelled:
                 text += " (stopped; adding them again finishes the rest)"
         else:

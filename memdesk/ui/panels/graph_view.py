@@ -102,7 +102,9 @@ class GraphView(QGraphicsView):
         path.addRoundedRect(rect, 4, 4)
         box = QGraphicsPathItem(path)
         box.setPen(QPen(QColor(qt_palette.muted())))
-        box.setBrush(QBrush(QColor(qt_palette.tint(qt_palette.NODE_CENTRE, amount=0.6))))  # the palette's text reads on it
+        box.setBrush(
+            QBrush(QColor(qt_palette.tint(qt_palette.NODE_CENTRE, amount=0.6)))
+        )  # the palette's text reads on it
         box.setData(0, centre.id)
         box.setToolTip(literal(centre.name))
         name = QGraphicsSimpleTextItem(text, box)
@@ -112,7 +114,9 @@ class GraphView(QGraphicsView):
         self.scene().addItem(box)
         self.nodes[centre.id] = box
 
-    def _add_side(self, centre: Entity, facts: list[Fact], metrics: QFontMetricsF, edge: float, width: float, direction: int) -> None:
+    def _add_side(
+        self, centre: Entity, facts: list[Fact], metrics: QFontMetricsF, edge: float, width: float, direction: int
+    ) -> None:
         """One side's rows: ``edge`` is the box's side they start from, ``direction`` +1 to the
         right (the entity is the subject), -1 to the left."""
         scene = self.scene()
@@ -121,9 +125,14 @@ class GraphView(QGraphicsView):
         wanted_relation = max(metrics.horizontalAdvance(f.relation) for f in facts) + 2 * PAD
         wanted_name = max(metrics.horizontalAdvance(name) for _id, name in others)
         if wanted_relation + wanted_name <= room:
-            line = min(room - wanted_name, wanted_relation + SLACK)  # some slack lengthens the lines, the rest is margin
+            line = min(
+                room - wanted_name, wanted_relation + SLACK
+            )  # some slack lengthens the lines, the rest is margin
         else:  # shared as they ask, the relations keeping their minimum share
-            line = min(wanted_relation, max(room * MIN_RELATION_SHARE, room * wanted_relation / (wanted_relation + wanted_name)))
+            line = min(
+                wanted_relation,
+                max(room * MIN_RELATION_SHARE, room * wanted_relation / (wanted_relation + wanted_name)),
+            )
         name_room = room - line
         row_height = metrics.height() + 8  # a relation above its line, clear of the row above
         branch = edge + direction * BRANCH
@@ -137,8 +146,12 @@ class GraphView(QGraphicsView):
             if not fact.current:
                 pen.setStyle(Qt.PenStyle.DashLine)
             scene.addLine(branch, y, node_x - direction * NODE / 2, y, pen)
-            sentence = f"{fact.subject} {fact.relation} {fact.object}" + ("" if fact.current else f" (until {fact.valid_to:%Y-%m-%d})")
-            label = scene.addSimpleText(metrics.elidedText(fact.relation, Qt.TextElideMode.ElideRight, max(0.0, line - 2 * PAD)), self.font())
+            sentence = f"{fact.subject} {fact.relation} {fact.object}" + (
+                "" if fact.current else f" (until {fact.valid_to:%Y-%m-%d})"
+            )
+            label = scene.addSimpleText(
+                metrics.elidedText(fact.relation, Qt.TextElideMode.ElideRight, max(0.0, line - 2 * PAD)), self.font()
+            )
             label.setBrush(QBrush(QColor(qt_palette.muted())))
             label.setToolTip(literal(sentence))
             label_width = label.boundingRect().width()
@@ -151,11 +164,16 @@ class GraphView(QGraphicsView):
             node.setData(0, other_id)
             node.setToolTip(literal(other))
             node.setCursor(Qt.CursorShape.PointingHandCursor)
-            name = QGraphicsSimpleTextItem(metrics.elidedText(other, Qt.TextElideMode.ElideRight, max(0.0, name_room)), node)
+            name = QGraphicsSimpleTextItem(
+                metrics.elidedText(other, Qt.TextElideMode.ElideRight, max(0.0, name_room)), node
+            )
             name.setFont(self.font())
             name.setBrush(QBrush(QColor(qt_palette.text())))  # black by default: unreadable on a dark palette
             name_width = name.boundingRect().width()
-            name.setPos(node_x + NODE / 2 + GAP if direction > 0 else node_x - NODE / 2 - GAP - name_width, y - metrics.height() / 2)
+            name.setPos(
+                node_x + NODE / 2 + GAP if direction > 0 else node_x - NODE / 2 - GAP - name_width,
+                y - metrics.height() / 2,
+            )
             scene.addItem(node)
             self.nodes.setdefault(other_id, node)
 

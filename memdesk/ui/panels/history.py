@@ -36,6 +36,7 @@ from PySide6.QtWidgets import (
 )
 
 from memdesk.core.base.clock import Clock
+from memdesk.core.base.errors import MemDeskError
 from memdesk.core.graph.store import KnowledgeGraph
 from memdesk.core.memory.archival import ArchivalMemory
 from memdesk.core.memory.core_memory import CoreMemory, StaleBlockError
@@ -44,20 +45,34 @@ from memdesk.core.memory.graph_revert import GRAPH_KINDS
 from memdesk.core.memory.history import BLOCK, DOCUMENT, GRAPH_ENTITY, GRAPH_FACT, PASSAGE, Change
 from memdesk.core.memory.recall import RecallMemory
 from memdesk.core.memory.revert import Reverter, RevertPlan
-from memdesk.core.base.errors import MemDeskError
 from memdesk.ui.common import palette
 from memdesk.ui.common.errors import reports_errors
 from memdesk.ui.common.text import plain_label
 
-WHO = {"agent": "the agent", "user": "you", "import": "an import", "consolidation": "memory consolidation", "extractor": "the knowledge extractor", "app": "MemDesk"}
-ALL, BLOCKS, PASSAGES, DOCUMENTS, GRAPH, FACTS, ENTITIES = "all", "blocks", "passages", "documents", "graph", "graph_facts", "graph_entities"
+WHO = {
+    "agent": "the agent",
+    "user": "you",
+    "import": "an import",
+    "consolidation": "memory consolidation",
+    "extractor": "the knowledge extractor",
+    "app": "MemDesk",
+}
+ALL, BLOCKS, PASSAGES, DOCUMENTS, GRAPH, FACTS, ENTITIES = (
+    "all",
+    "blocks",
+    "passages",
+    "documents",
+    "graph",
+    "graph_facts",
+    "graph_entities",
+)
 #: The scopes above that are one kind of change.
 SCOPE_KINDS = {BLOCKS: BLOCK, PASSAGES: PASSAGE, DOCUMENTS: DOCUMENT, FACTS: GRAPH_FACT, ENTITIES: GRAPH_ENTITY}
 COLUMNS = ["When", "Who", "Change", "Size"]
 
 
 def relative_time(moment: datetime, now: datetime) -> str:
-    """"just now", "2 min ago", "3 h ago", "yesterday", "12 days ago"."""
+    """ "just now", "2 min ago", "3 h ago", "yesterday", "12 days ago"."""
     seconds = max(0, int((now - moment).total_seconds()))
     if seconds < 45:
         return "just now"
@@ -81,9 +96,13 @@ def diff_html(before: str | None, after: str | None) -> str:
     for operation, text in segments(before or "", after or ""):
         escaped = html.escape(text).replace("\n", "<br>")
         if operation == INSERT:
-            parts.append(f'<span style="background:{palette.tint(palette.GREEN)};color:{palette.readable(palette.GREEN)}">{escaped}</span>')
+            parts.append(
+                f'<span style="background:{palette.tint(palette.GREEN)};color:{palette.readable(palette.GREEN)}">{escaped}</span>'
+            )
         elif operation == DELETE:
-            parts.append(f'<span style="background:{palette.tint(palette.RED)};color:{palette.readable(palette.RED)};text-decoration:line-through">{escaped}</span>')
+            parts.append(
+                f'<span style="background:{palette.tint(palette.RED)};color:{palette.readable(palette.RED)};text-decoration:line-through">{escaped}</span>'
+            )
         else:
             parts.append(escaped)
     return f'<p style="font-family:monospace;white-space:pre-wrap">{"".join(parts) or "(empty)"}</p>'
@@ -112,7 +131,8 @@ class RevertDialog(QDialog):
         if plan.later:
             now = clock.now()
             lines = "".join(
-                f"<li>{html.escape(who(c.source))}: {html.escape(c.describe())} · {relative_time(c.at, now)}</li>" for c in plan.later
+                f"<li>{html.escape(who(c.source))}: {html.escape(c.describe())} · {relative_time(c.at, now)}</li>"
+                for c in plan.later
             )
             self.later = QLabel(f"<b>Changed since:</b><ul>{lines}</ul>")
             self.later.setWordWrap(True)
@@ -122,7 +142,9 @@ class RevertDialog(QDialog):
         self.preview.setHtml(diff_html(plan.current, plan.result))
         layout.addWidget(self.preview, 1)
         buttons = QDialogButtonBox()
-        self.revert_button = buttons.addButton("Revert anyway" if plan.conflict else "Revert", QDialogButtonBox.ButtonRole.AcceptRole)
+        self.revert_button = buttons.addButton(
+            "Revert anyway" if plan.conflict else "Revert", QDialogButtonBox.ButtonRole.AcceptRole
+        )
         self.cancel_button = buttons.addButton(QDialogButtonBox.StandardButton.Cancel)
         buttons.accepted.connect(self.on_accepted)
         buttons.rejected.connect(self.reject)
@@ -142,8 +164,14 @@ class HistoryView(QWidget):
     failed = Signal(object)
 
     def __init__(
-        self, core: CoreMemory, archival: ArchivalMemory, recall: RecallMemory, clock: Clock, parent: QWidget | None = None,
-        *, graph: KnowledgeGraph | None = None,
+        self,
+        core: CoreMemory,
+        archival: ArchivalMemory,
+        recall: RecallMemory,
+        clock: Clock,
+        parent: QWidget | None = None,
+        *,
+        graph: KnowledgeGraph | None = None,
     ) -> None:
         """With ``graph``, knowledge-graph changes can be reverted here too."""
         super().__init__(parent)
@@ -162,7 +190,9 @@ class HistoryView(QWidget):
         top.addWidget(QLabel("Show"))
         top.addWidget(self.scope, 1)
         self.undo_button = QPushButton("Undo last change")
-        self.undo_button.setToolTip("Revert the newest change shown that can be reverted (Ctrl+Z here); the undo is recorded too")
+        self.undo_button.setToolTip(
+            "Revert the newest change shown that can be reverted (Ctrl+Z here); the undo is recorded too"
+        )
         top.addWidget(self.undo_button)
         layout.addLayout(top)
         splitter = QSplitter(Qt.Orientation.Vertical)
@@ -179,7 +209,9 @@ class HistoryView(QWidget):
         splitter.addWidget(self.table)
         splitter.addWidget(self.details)
         layout.addWidget(splitter, 1)
-        self.empty = QLabel("No memory changes yet. When the agent or you change what it remembers, each change appears here.")
+        self.empty = QLabel(
+            "No memory changes yet. When the agent or you change what it remembers, each change appears here."
+        )
         self.empty.setWordWrap(True)
         self.empty.setStyleSheet(f"color:{palette.muted()};padding:8px")
         layout.addWidget(self.empty)
@@ -223,13 +255,20 @@ class HistoryView(QWidget):
         self.scope.blockSignals(True)
         self.scope.clear()
         for text, data in (
-            ("All memory", ALL), ("Core memory blocks", BLOCKS), ("Archival passages", PASSAGES), ("Documents", DOCUMENTS),
-            ("Knowledge graph", GRAPH), ("Knowledge graph: facts", FACTS), ("Knowledge graph: entities", ENTITIES),
+            ("All memory", ALL),
+            ("Core memory blocks", BLOCKS),
+            ("Archival passages", PASSAGES),
+            ("Documents", DOCUMENTS),
+            ("Knowledge graph", GRAPH),
+            ("Knowledge graph: facts", FACTS),
+            ("Knowledge graph: entities", ENTITIES),
         ):
             self.scope.addItem(text, data)
         if self.agent_id is not None:
             labels = [b.label for b in self.core.blocks(self.agent_id)]
-            labels += sorted({c.label for c in self.history.for_agent(self.agent_id, kind=BLOCK, limit=1000)} - set(labels))
+            labels += sorted(
+                {c.label for c in self.history.for_agent(self.agent_id, kind=BLOCK, limit=1000)} - set(labels)
+            )
             for label in labels:
                 self.scope.addItem(f"Block: {label}", f"block:{label}")
         index = self.scope.findData(current)
@@ -256,7 +295,12 @@ class HistoryView(QWidget):
         for row, change in enumerate(self.changes):
             when = QTableWidgetItem(relative_time(change.at, now))
             when.setToolTip(f"{change.at.astimezone():%Y-%m-%d %H:%M:%S}")
-            values = [when, QTableWidgetItem(who(change.source)), QTableWidgetItem(change.describe()), QTableWidgetItem(size_change(change.before, change.after))]
+            values = [
+                when,
+                QTableWidgetItem(who(change.source)),
+                QTableWidgetItem(change.describe()),
+                QTableWidgetItem(size_change(change.before, change.after)),
+            ]
             for column, item in enumerate(values):
                 self.table.setItem(row, column, item)
         self.empty.setVisible(not self.changes)
@@ -308,7 +352,9 @@ class HistoryView(QWidget):
         lines.append(f"<p>{self._cause_html(change)}</p>")
         if change.action == "configure":
             before, after = change.before_meta or {}, change.after_meta or {}
-            settings = ", ".join(f"{key}: {before.get(key)!r} → {after.get(key)!r}" for key in after if before.get(key) != after.get(key))
+            settings = ", ".join(
+                f"{key}: {before.get(key)!r} → {after.get(key)!r}" for key in after if before.get(key) != after.get(key)
+            )
             lines.append(f"<p>Settings: {html.escape(settings)}</p>")
         else:
             lines.append(diff_html(change.before, change.after))
@@ -323,22 +369,32 @@ class HistoryView(QWidget):
         if event is not None and event.kind == "user_message":
             trigger = event
         elif event is not None and event.kind == "heartbeat" and "Timed heartbeat" not in event.content:
-            trigger = self.recall.last_of_kind(change.agent_id, "user_message", event.id)  # a chain the user's message started
+            trigger = self.recall.last_of_kind(
+                change.agent_id, "user_message", event.id
+            )  # a chain the user's message started
         if trigger is not None:
             said = trigger.search_text.strip().replace("\n", " ")
             said = said if len(said) <= 80 else said[:79] + "…"
-            parts.append(f'Answering your message “{html.escape(said)}” — <a href="message:{trigger.id}">show it in the conversation</a>.')
+            parts.append(
+                f'Answering your message “{html.escape(said)}” — <a href="message:{trigger.id}">show it in the conversation</a>.'
+            )
         elif event is not None:
             what = "a timed heartbeat" if event.kind == "heartbeat" else f"a {event.kind.replace('_', ' ')}"
             parts.append(f'While answering {what} — <a href="message:{event.id}">show it</a>.')
         if change.step_id:
             call = self.recall.get(change.step_id)
             name = call.function_name if call and call.function_name else "a function"
-            parts.append(f'Made by its call to {html.escape(name)} — <a href="message:{change.step_id}">show the call</a>.')
+            parts.append(
+                f'Made by its call to {html.escape(name)} — <a href="message:{change.step_id}">show the call</a>.'
+            )
         if change.note and not change.reverts:
             parts.append(html.escape(change.note[0].upper() + change.note[1:]) + ".")
         if not parts:
-            parts.append({"user": "Edited in the window or the terminal.", "agent": "By the agent."}.get(change.source, f"By {who(change.source)}."))
+            parts.append(
+                {"user": "Edited in the window or the terminal.", "agent": "By the agent."}.get(
+                    change.source, f"By {who(change.source)}."
+                )
+            )
         return " ".join(parts)
 
     @Slot(QUrl)
@@ -391,9 +447,13 @@ class HistoryView(QWidget):
     @reports_errors
     def apply_revert(self, plan: RevertPlan) -> None:
         try:
-            change = self.reverter.apply(plan, force=plan.conflict)  # a conflict reached here only through "Revert anyway"
+            change = self.reverter.apply(
+                plan, force=plan.conflict
+            )  # a conflict reached here only through "Revert anyway"
         except StaleBlockError:
-            self.failed.emit(MemDeskError("The memory changed again while you were deciding: look at the revert once more"))
+            self.failed.emit(
+                MemDeskError("The memory changed again while you were deciding: look at the revert once more")
+            )
             self.request_revert(plan.change.id)
             return
         except MemDeskError as error:

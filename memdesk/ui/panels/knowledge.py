@@ -32,17 +32,16 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from memdesk.core.base.errors import MemDeskError, RevertError
 from memdesk.core.graph.render import source_label
 from memdesk.core.graph.store import SELF_KIND, Edit, Entity, Fact, KnowledgeGraph
 from memdesk.core.memory.graph_revert import GRAPH_KINDS
 from memdesk.core.memory.history import USER, Change
 from memdesk.core.memory.revert import Reverter
-from memdesk.core.base.errors import MemDeskError, RevertError
-from memdesk.ui.common import palette
-from memdesk.ui.common import tables
+from memdesk.ui.common import palette, tables
 from memdesk.ui.common.errors import reports_errors
-from memdesk.ui.panels.graph_view import GraphView
 from memdesk.ui.common.text import escape, literal, plain_label, set_plain, set_rich
+from memdesk.ui.panels.graph_view import GraphView
 
 ENTITY_COLUMNS = ["Entity", "Kind", "Mentions", "Last seen"]
 FACT_COLUMNS = ["Subject", "Relation", "Object", "From", "To", "By", "Source"]
@@ -61,7 +60,9 @@ class KnowledgePanel(QWidget):
     changed = Signal()
     failed = Signal(object)
 
-    def __init__(self, graph: KnowledgeGraph, parent: QWidget | None = None, *, reverter: Reverter | None = None) -> None:
+    def __init__(
+        self, graph: KnowledgeGraph, parent: QWidget | None = None, *, reverter: Reverter | None = None
+    ) -> None:
         super().__init__(parent)
         self.graph = graph
         self.reverter = reverter
@@ -131,7 +132,9 @@ class KnowledgePanel(QWidget):
         self.entity_table.itemSelectionChanged.connect(self.on_entity_selected)
         self.fact_table.itemSelectionChanged.connect(self._update_buttons)
         self.fact_table.cellActivated.connect(self.on_fact_activated)
-        self.fact_table.cellClicked.connect(lambda row, column: column == FACT_COLUMNS.index("Source") and self.open_source(row))
+        self.fact_table.cellClicked.connect(
+            lambda row, column: column == FACT_COLUMNS.index("Source") and self.open_source(row)
+        )
         self.view.entity_clicked.connect(self.select_entity)
         self.undo_button.clicked.connect(self.undo)
         self.rebuild_button.clicked.connect(self.on_rebuild_clicked)
@@ -156,21 +159,33 @@ class KnowledgePanel(QWidget):
     def refresh(self) -> None:
         """Reload the entity list, keeping the selection."""
         keep = self.current.id if self.current is not None else None
-        self.entities = self.graph.entities(self.agent_id, text=self.filter_box.text(), limit=ENTITY_LIMIT) if self.agent_id else []
+        self.entities = (
+            self.graph.entities(self.agent_id, text=self.filter_box.text(), limit=ENTITY_LIMIT) if self.agent_id else []
+        )
         self.entity_table.blockSignals(True)
         self.entity_table.setRowCount(len(self.entities))
         for row, entity in enumerate(self.entities):
             seen = f"{entity.last_seen.astimezone():%Y-%m-%d %H:%M}" if entity.last_seen else "never"
-            self.entity_table.setItem(row, 0, tables.read_only_item(entity.name + (f"  ({', '.join(entity.aliases)})" if entity.aliases else ""), entity.id))
+            self.entity_table.setItem(
+                row,
+                0,
+                tables.read_only_item(
+                    entity.name + (f"  ({', '.join(entity.aliases)})" if entity.aliases else ""), entity.id
+                ),
+            )
             for column, text in enumerate((shown_kind(entity.kind), str(entity.mentions), seen), start=1):
                 self.entity_table.setItem(row, column, tables.read_only_item(text))
         self.entity_table.blockSignals(False)
         if self.agent_id:
             entities, facts = self.graph.count(self.agent_id)
-            self.status.setText(f"{entities} entities, {facts} current facts" if entities else
-                                "Nothing yet: entities and facts appear here as you talk and add documents.")
+            self.status.setText(
+                f"{entities} entities, {facts} current facts"
+                if entities
+                else "Nothing yet: entities and facts appear here as you talk and add documents."
+            )
         self.select_entity(keep) if keep is not None and self._row_of(keep) is not None else self.show_entity(
-            self.current if self.current is not None and not self._hidden(self.current.id) else None)
+            self.current if self.current is not None and not self._hidden(self.current.id) else None
+        )
 
     def _hidden(self, entity_id: int) -> bool:
         try:
@@ -216,11 +231,20 @@ class KnowledgePanel(QWidget):
             set_plain(self.title, "Select an entity to see what is known about it.")
         else:
             aliases = f" · also called {escape(', '.join(entity.aliases))}" if entity.aliases else ""
-            set_rich(self.title, f"<b>{escape(entity.name)}</b> ({escape(shown_kind(entity.kind))}) · {entity.mentions} mentions{aliases}")
+            set_rich(
+                self.title,
+                f"<b>{escape(entity.name)}</b> ({escape(shown_kind(entity.kind))}) · {entity.mentions} mentions{aliases}",
+            )
         self.fact_table.setRowCount(len(self.facts))
         for row, fact in enumerate(self.facts):
-            values = [fact.subject, fact.relation, fact.object, f"{fact.valid_from.astimezone():%Y-%m-%d}",
-                      f"{fact.valid_to.astimezone():%Y-%m-%d}" if fact.valid_to else "now", fact.author]
+            values = [
+                fact.subject,
+                fact.relation,
+                fact.object,
+                f"{fact.valid_from.astimezone():%Y-%m-%d}",
+                f"{fact.valid_to.astimezone():%Y-%m-%d}" if fact.valid_to else "now",
+                fact.author,
+            ]
             for column, text in enumerate(values):
                 self.fact_table.setItem(row, column, tables.read_only_item(text, fact.id))
             link = tables.read_only_item(source_label(self.graph.db, fact) if fact.source() else "—", fact.id)
@@ -251,7 +275,9 @@ class KnowledgePanel(QWidget):
             self.undo_button.setToolTip(literal(f"Undo: {change.describe()} (Ctrl+Z)") if change else "Nothing to undo")
             return
         self.undo_button.setEnabled(bool(self.undo_stack))
-        self.undo_button.setToolTip(literal(f"Undo {self.undo_stack[-1].label} (Ctrl+Z)") if self.undo_stack else "Nothing to undo")
+        self.undo_button.setToolTip(
+            literal(f"Undo {self.undo_stack[-1].label} (Ctrl+Z)") if self.undo_stack else "Nothing to undo"
+        )
 
     def next_undo(self) -> Change | None:
         """The recorded edit Undo takes back next: the user's newest graph change not undone yet."""
@@ -313,8 +339,12 @@ class KnowledgePanel(QWidget):
         except RevertError as error:
             # Never forced: the panel has no place to weigh a conflict, the History view shows
             # what the revert would overwrite.
-            self.failed.emit(RevertError(f"Cannot undo '{change.describe()}': {error.message}",
-                                         hint="open the Memory history (Ctrl+H) to look at it and revert it anyway"))
+            self.failed.emit(
+                RevertError(
+                    f"Cannot undo '{change.describe()}': {error.message}",
+                    hint="open the Memory history (Ctrl+H) to look at it and revert it anyway",
+                )
+            )
             return
         except MemDeskError as error:
             self.failed.emit(error)
@@ -395,7 +425,9 @@ class KnowledgePanel(QWidget):
         if self.current is None:
             return
         choices = [e.name for e in self.graph.entities(self.agent_id, limit=ENTITY_LIMIT) if e.id != self.current.id]
-        name, ok = QInputDialog.getItem(self, "Merge entity", literal(f"Merge {self.current.name} into:"), choices, 0, True)
+        name, ok = QInputDialog.getItem(
+            self, "Merge entity", literal(f"Merge {self.current.name} into:"), choices, 0, True
+        )
         if ok and name:
             self.merge_into(name)
 
@@ -404,7 +436,9 @@ class KnowledgePanel(QWidget):
     def on_split_clicked(self) -> None:
         if self.current is None or not self.current.aliases:
             return
-        name, ok = QInputDialog.getItem(self, "Split alias", "Make this alias an entity of its own:", list(self.current.aliases), 0, False)
+        name, ok = QInputDialog.getItem(
+            self, "Split alias", "Make this alias an entity of its own:", list(self.current.aliases), 0, False
+        )
         if ok and name:
             self.split_alias(name)
 
@@ -413,7 +447,9 @@ class KnowledgePanel(QWidget):
     def on_add_fact_clicked(self) -> None:
         if self.current is None:
             return
-        relation, ok = QInputDialog.getText(self, "Add fact", literal(f"{self.current.name} … (relation, such as lives in):"))
+        relation, ok = QInputDialog.getText(
+            self, "Add fact", literal(f"{self.current.name} … (relation, such as lives in):")
+        )
         if not ok or not relation.strip():
             return
         other, ok = QInputDialog.getText(self, "Add fact", literal(f"{self.current.name} {relation.strip()} …:"))
@@ -426,7 +462,9 @@ class KnowledgePanel(QWidget):
         fact = self.selected_fact()
         if fact is None:
             return
-        relation, ok = QInputDialog.getText(self, "Edit fact", literal(f"{fact.subject} … {fact.object}:"), text=fact.relation)
+        relation, ok = QInputDialog.getText(
+            self, "Edit fact", literal(f"{fact.subject} … {fact.object}:"), text=fact.relation
+        )
         if ok and relation.strip():
             self.edit_relation(relation.strip())
 

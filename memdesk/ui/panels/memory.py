@@ -12,10 +12,9 @@ Signals (CoreMemoryPanel):
 
 from __future__ import annotations
 
-from PySide6.QtCore import QTimer, Qt, Signal, Slot
+from PySide6.QtCore import Qt, QTimer, Signal, Slot
 from PySide6.QtWidgets import (
     QCheckBox,
-    QTextBrowser,
     QFrame,
     QGroupBox,
     QHBoxLayout,
@@ -25,17 +24,18 @@ from PySide6.QtWidgets import (
     QPlainTextEdit,
     QPushButton,
     QScrollArea,
+    QTextBrowser,
     QVBoxLayout,
     QWidget,
 )
 
 from memdesk.core.base.clock import Clock, SystemClock
-from memdesk.core.memory.core_memory import Block, CoreMemory, StaleBlockError
 from memdesk.core.base.errors import MemDeskError
+from memdesk.core.memory.core_memory import Block, CoreMemory, StaleBlockError
 from memdesk.ui.common import palette
 from memdesk.ui.common.errors import reports_errors
-from memdesk.ui.panels.history import diff_html, relative_time, who
 from memdesk.ui.common.text import literal, plain_label
+from memdesk.ui.panels.history import diff_html, relative_time, who
 
 AGE_REFRESH_MS = 30_000  # "2 min ago" stays true
 
@@ -53,7 +53,9 @@ class BlockEditor(QGroupBox):
     history_requested = Signal(str)
     failed = Signal(object)
 
-    def __init__(self, core: CoreMemory, block: Block, parent: QWidget | None = None, *, clock: Clock | None = None) -> None:
+    def __init__(
+        self, core: CoreMemory, block: Block, parent: QWidget | None = None, *, clock: Clock | None = None
+    ) -> None:
         super().__init__(block.label, parent)
         self.core = core
         self.block = block
@@ -118,7 +120,7 @@ class BlockEditor(QGroupBox):
         self.show_last_change()
 
     def show_last_change(self) -> None:
-        """"changed by the agent 2 min ago", and that change's diff behind "Show change"."""
+        """ "changed by the agent 2 min ago", and that change's diff behind "Show change"."""
         change = self.core.history.latest_for_block(self.block.agent_id, self.block.label)
         if change is None:
             self.last_change.setText("no recorded changes")
@@ -153,8 +155,14 @@ class BlockEditor(QGroupBox):
     def on_text_changed(self) -> None:
         chars = len(self.editor.toPlainText())
         over = chars > self.block.limit
-        self.counter.setText(f"{chars} / {self.block.limit} characters" + (" — over the limit" if over else "") + (" · edited" if self.dirty else ""))
-        self.counter.setStyleSheet(f"color: {palette.readable(palette.RED)}; font-weight: bold" if over else f"color: {palette.muted()}")
+        self.counter.setText(
+            f"{chars} / {self.block.limit} characters"
+            + (" — over the limit" if over else "")
+            + (" · edited" if self.dirty else "")
+        )
+        self.counter.setStyleSheet(
+            f"color: {palette.readable(palette.RED)}; font-weight: bold" if over else f"color: {palette.muted()}"
+        )
         self.save_button.setEnabled(self.dirty and not over)
         self.revert_button.setEnabled(self.dirty)
 
@@ -179,7 +187,9 @@ class BlockEditor(QGroupBox):
 
     def _save(self, expected_version: int) -> None:
         try:
-            block = self.core.set_value(self.block.agent_id, self.block.label, self.editor.toPlainText(), expected_version=expected_version)
+            block = self.core.set_value(
+                self.block.agent_id, self.block.label, self.editor.toPlainText(), expected_version=expected_version
+            )
         except StaleBlockError as error:
             self._stale = error.current
             self.conflict_label.setText(f"{error.user_message}. Their version:\n{error.current.value[:300]}")
@@ -344,7 +354,9 @@ class CoreMemoryPanel(QWidget):
     @Slot(str)
     @reports_errors
     def on_remove_requested(self, label: str) -> None:
-        answer = QMessageBox.question(self, "Remove block", literal(f"Remove the {label} block? The agent will no longer see it."))
+        answer = QMessageBox.question(
+            self, "Remove block", literal(f"Remove the {label} block? The agent will no longer see it.")
+        )
         if answer == QMessageBox.StandardButton.Yes:
             self.remove_block(label)
 

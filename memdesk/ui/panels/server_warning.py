@@ -9,8 +9,8 @@ from collections.abc import Callable
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QWidget
 
-from memdesk.core.net.plain_http import plain_http_warning
 from memdesk.core.base.settings_table import Settings
+from memdesk.core.net.plain_http import plain_http_warning
 from memdesk.ui.common import palette
 
 LABEL = "⚠ Unencrypted model server"

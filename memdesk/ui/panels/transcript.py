@@ -42,6 +42,8 @@ def styles() -> dict[str, str]:
         "call": f"color:{muted};font-family:monospace;font-size:small",
         "divider": f"color:{qt_palette.faint()};font-size:small;text-align:center",
     }
+
+
 CONTEXT_DIVIDER = "— above: out of the model's context window (still searchable as recall memory) —"
 HIGHLIGHT_MS = 4000
 RETRY_SCHEME = "retry"  # the link of a "not answered" entry: retry:<message id>
@@ -51,9 +53,9 @@ EARLIER_TEXT = "Show earlier messages"
 
 class Transcript(QTextBrowser):
     """Signals:
-        retry_requested(int): the Retry link of a message that was not answered
-        earlier_requested(): older messages than those shown are wanted (scrolled to the top, or
-            the link there clicked); answered with ``prepend``
+    retry_requested(int): the Retry link of a message that was not answered
+    earlier_requested(): older messages than those shown are wanted (scrolled to the top, or
+        the link there clicked); answered with ``prepend``
     """
 
     retry_requested = Signal(int)
@@ -190,7 +192,10 @@ class Transcript(QTextBrowser):
         if self.show_details and self.live_thought:
             self._html(cursor, f'<p style="{self._styles["thought"]}">thinking: {html.escape(self.live_thought)}</p>')
         if self.live_message:
-            self._html(cursor, f'<p><span style="{self._styles["agent"]}">{html.escape(self.agent_name)}</span> <span style="{self._styles["meta"]}">typing…</span></p>')
+            self._html(
+                cursor,
+                f'<p><span style="{self._styles["agent"]}">{html.escape(self.agent_name)}</span> <span style="{self._styles["meta"]}">typing…</span></p>',
+            )
             cursor.insertMarkdown(self.live_message, MARKDOWN)
         self._scroll_to_end()
 
@@ -219,7 +224,9 @@ class Transcript(QTextBrowser):
             self.clear_highlight()
             self.clear()
             if self.has_earlier:
-                self.insertHtml(f'<p style="{self._styles["event"]}"><a href="{EARLIER_SCHEME}:">{EARLIER_TEXT}</a></p>')
+                self.insertHtml(
+                    f'<p style="{self._styles["event"]}"><a href="{EARLIER_SCHEME}:">{EARLIER_TEXT}</a></p>'
+                )
             for entry in self.entries:
                 self._render(entry)
             self.live_thought, self.live_message = live
@@ -244,7 +251,9 @@ class Transcript(QTextBrowser):
             return
         cursor = self._end()
         if (
-            not self._divider_drawn and self.context_start_id is not None and entry.message_id is not None
+            not self._divider_drawn
+            and self.context_start_id is not None
+            and entry.message_id is not None
             and entry.message_id >= self.context_start_id
         ):
             self._divider_drawn = True

@@ -24,13 +24,22 @@ from typing import TypeVar
 
 from PySide6.QtCore import QEventLoop, Qt, QTimer, Slot
 from PySide6.QtGui import QIcon
-from PySide6.QtWidgets import QApplication, QHBoxLayout, QLabel, QMainWindow, QPlainTextEdit, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QApplication,
+    QHBoxLayout,
+    QLabel,
+    QMainWindow,
+    QPlainTextEdit,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
 
-from memdesk.core.base.errors import AlreadyRunningError, MemDeskError
 from memdesk.app.instance import WINDOW, InstanceLock
+from memdesk.core.base.errors import AlreadyRunningError, MemDeskError
 from memdesk.core.base.paths import APP_ID, ICON, Paths
-from memdesk.session.sent_before_open import SentBeforeOpen
 from memdesk.core.base.settings_table import Settings
+from memdesk.session.sent_before_open import SentBeforeOpen
 from memdesk.ui.common.compose import ComposeBox
 from memdesk.ui.common.errors import reports_errors
 from memdesk.ui.window.layout import restore_size_and_place
@@ -150,7 +159,9 @@ def milestones(timing: bool) -> Callable[[str], None]:
     return milestone
 
 
-def open_first_window(paths: Paths, settings: Settings | None, milestone: Callable[[str], None] = lambda _name: None) -> FirstWindow | None:
+def open_first_window(
+    paths: Paths, settings: Settings | None, milestone: Callable[[str], None] = lambda _name: None
+) -> FirstWindow | None:
     """The first window, shown; None when the store cannot be read yet (``settings`` None), the data
     folder is not usable, or another MemDesk holds it (the main start then says so)."""
     if settings is None:

@@ -17,28 +17,28 @@ from pathlib import Path
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QApplication, QMessageBox, QPlainTextEdit, QProgressDialog
 
+from memdesk.app.instance import WINDOW, InstanceLock, ask_to_come_forward
+from memdesk.app.local_model import StartedModel
 from memdesk.app.runtimes import RuntimeAhead, make_runtime, runtime_factory
 from memdesk.app.services import Services, open_services
 from memdesk.app.store_opening import backups_at, convert_store
 from memdesk.core.agent import unanswered
-from memdesk.core.storage.driver import file_is_encrypted
 from memdesk.core.base.errors import AlreadyRunningError, DamagedStoreError, MemDeskError, WrongPassphraseError
-from memdesk.app.instance import WINDOW, InstanceLock, ask_to_come_forward
-from memdesk.app.local_model import StartedModel
 from memdesk.core.base.log_privacy import PrivateFormatter
 from memdesk.core.base.paths import Paths
-from memdesk.session.sent_before_open import SentBeforeOpen
 from memdesk.core.base.private_files import private_umask
+from memdesk.core.storage.driver import file_is_encrypted
+from memdesk.session.sent_before_open import SentBeforeOpen
+from memdesk.ui.common.errors import CrashCapture, ErrorHub
+from memdesk.ui.common.text import literal
 from memdesk.ui.dialogs.backups import describe_when, restore_snapshot, restored_message
 from memdesk.ui.dialogs.consent import DENY, ConsentRequest
-from memdesk.ui.common.errors import CrashCapture, ErrorHub
+from memdesk.ui.dialogs.passphrase import unlock_store
+from memdesk.ui.dialogs.privacy import StoreConversion
+from memdesk.ui.dialogs.welcome import offer_welcome, window_actions
 from memdesk.ui.startup.first_window import FirstWindow, application, milestones
 from memdesk.ui.startup.instance import ComeForwardWatcher
 from memdesk.ui.window.main_window import MainWindow
-from memdesk.ui.dialogs.passphrase import unlock_store
-from memdesk.ui.dialogs.privacy import StoreConversion
-from memdesk.ui.common.text import literal
-from memdesk.ui.dialogs.welcome import offer_welcome, window_actions
 from memdesk.ui.workers.threads import OutlivedThreads
 
 log = logging.getLogger("memdesk.ui")
@@ -64,7 +64,9 @@ def _show_crash_log(window: MainWindow, text: str) -> None:
     view.show()
 
 
-def run(argv: list[str] | None = None, *, model_ahead: StartedModel | None = None, first: FirstWindow | None = None) -> int:
+def run(
+    argv: list[str] | None = None, *, model_ahead: StartedModel | None = None, first: FirstWindow | None = None
+) -> int:
     """``model_ahead``: the local model ``memdesk`` started before importing this module
     (memdesk.app.local_model.start_with); the first window takes it, or it is closed. ``first``: the
     window ``memdesk`` showed meanwhile (memdesk/ui/startup/first_window.py), holding the data folder's
@@ -95,11 +97,20 @@ def _take_instance_lock(paths: Paths) -> InstanceLock | None:
 def _run(argv: list[str] | None, model_ahead: StartedModel | None, first: FirstWindow | None) -> int:
     parser = argparse.ArgumentParser(prog="memdesk", description="MemDesk desktop window")
     parser.add_argument("--timing", action="store_true", help="print start-up milestones (for bench.startup)")
-    parser.add_argument("--quit-when-ready", action="store_true", help="exit once the model is loaded (for bench.startup)")
-    parser.add_argument("--screenshot", metavar="PNG", help="after the model is ready, send --message, save a screenshot and quit")
+    parser.add_argument(
+        "--quit-when-ready", action="store_true", help="exit once the model is loaded (for bench.startup)"
+    )
+    parser.add_argument(
+        "--screenshot", metavar="PNG", help="after the model is ready, send --message, save a screenshot and quit"
+    )
     parser.add_argument("--message", default="Hello! Who are you?", help="message sent before --screenshot")
-    parser.add_argument("--give-up-after", type=float, default=600.0, metavar="S",
-                        help="with --screenshot: exit with an error when no reply came within S seconds")
+    parser.add_argument(
+        "--give-up-after",
+        type=float,
+        default=600.0,
+        metavar="S",
+        help="with --screenshot: exit with an error when no reply came within S seconds",
+    )
     args, qt_args = parser.parse_known_args(sys.argv[1:] if argv is None else argv)
     milestone = milestones(args.timing)
     app = application(qt_args)
@@ -121,8 +132,14 @@ def _run(argv: list[str] | None, model_ahead: StartedModel | None, first: FirstW
         return _run_window(app, paths, args, milestone, model_ahead, first)
 
 
-def _run_window(app: QApplication, paths: Paths, args: argparse.Namespace, milestone, model_ahead: StartedModel | None,
-                first: FirstWindow | None) -> int:
+def _run_window(
+    app: QApplication,
+    paths: Paths,
+    args: argparse.Namespace,
+    milestone,
+    model_ahead: StartedModel | None,
+    first: FirstWindow | None,
+) -> int:
     _setup_logging(paths)
     hub = ErrorHub()
     capture = CrashCapture(paths.logs, hub).install()
@@ -135,7 +152,9 @@ def _run_window(app: QApplication, paths: Paths, args: argparse.Namespace, miles
             if services is None:
                 return code
             key = services.key
-            code, after = _show_window(app, services, hub, args, milestone, previous_crash, outlived, model_ahead, first)
+            code, after = _show_window(
+                app, services, hub, args, milestone, previous_crash, outlived, model_ahead, first
+            )
             previous_crash = model_ahead = first = None
             # The window and every connection it opened are closed: the store is free to replace.
             if after.restore is not None:
@@ -192,10 +211,14 @@ def _open_or_offer_snapshot(paths: Paths, key: str | None) -> tuple[Services | N
 def offer_snapshot_restore(error: DamagedStoreError) -> bool:
     snapshot = error.snapshot
     answer = QMessageBox.question(
-        None, "MemDesk cannot open its store",
-        literal(f"{error.message}.\n\nRestore the snapshot of {describe_when(snapshot)} ({snapshot.reason})? "
-                "What is there now is kept beside it."),
-        QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No, QMessageBox.StandardButton.Yes,
+        None,
+        "MemDesk cannot open its store",
+        literal(
+            f"{error.message}.\n\nRestore the snapshot of {describe_when(snapshot)} ({snapshot.reason})? "
+            "What is there now is kept beside it."
+        ),
+        QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
+        QMessageBox.StandardButton.Yes,
     )
     return answer == QMessageBox.StandardButton.Yes
 
@@ -228,8 +251,12 @@ def _convert(app: QApplication, paths: Paths, conversion: StoreConversion, outli
     """Run the conversion with a busy indicator; the key to open the store with afterwards."""
     unchanged = conversion.old_key
     if outlived.running(wait_s=OUTLIVED_WAIT_S):
-        QMessageBox.warning(None, "MemDesk", "Your memory was not converted: a background task was still using it. "
-                            "Quit MemDesk, start it again and retry in Settings → Privacy.")
+        QMessageBox.warning(
+            None,
+            "MemDesk",
+            "Your memory was not converted: a background task was still using it. "
+            "Quit MemDesk, start it again and retry in Settings → Privacy.",
+        )
         return unchanged
     progress = QProgressDialog(f"{conversion.verb} your memory…", "", 0, 0)
     progress.setCancelButton(None)  # an interruption is safe, but a half-done wait is not worth offering
@@ -260,9 +287,16 @@ def _convert(app: QApplication, paths: Paths, conversion: StoreConversion, outli
 
 
 def _show_window(
-    app: QApplication, services: Services, hub: ErrorHub, args: argparse.Namespace, milestone, previous_crash: Path | None,
-    outlived: OutlivedThreads, model_ahead: StartedModel | None = None, first: FirstWindow | None = None,
-) -> tuple[int, "AfterClose"]:
+    app: QApplication,
+    services: Services,
+    hub: ErrorHub,
+    args: argparse.Namespace,
+    milestone,
+    previous_crash: Path | None,
+    outlived: OutlivedThreads,
+    model_ahead: StartedModel | None = None,
+    first: FirstWindow | None = None,
+) -> tuple[int, AfterClose]:
     """Run one window on ``services`` until it closes: its exit code, and what the user asked to be
     done once it is closed (a snapshot to restore from File > Backups…, a conversion from Settings →
     Privacy)."""
@@ -276,7 +310,9 @@ def _show_window(
     # The model's process starts now (unless memdesk started it already) and loads while the
     # window is built: it waits for nothing.
     runtimes = RuntimeAhead(runtime_factory(key, make_runtime), services.settings, started=model_ahead)
-    window = MainWindow(services, open_worker_services=open_worker_services, make_runtime=runtimes, hub=hub, outlived=outlived)
+    window = MainWindow(
+        services, open_worker_services=open_worker_services, make_runtime=runtimes, hub=hub, outlived=outlived
+    )
     ComeForwardWatcher(paths, window)
     # Qt ends app.exec() when the last window closes; a window closed before exec started (within
     # one of the processEvents below) would leave it waiting forever.
@@ -296,7 +332,9 @@ def _show_window(
     if previous_crash is not None:
         previous = previous_crash.read_text(encoding="utf-8", errors="replace")
         window.message_bar.show_message(
-            "MemDesk did not close cleanly last time; a crash log was kept.", "Show crash log", lambda: _show_crash_log(window, previous)
+            "MemDesk did not close cleanly last time; a crash log was kept.",
+            "Show crash log",
+            lambda: _show_crash_log(window, previous),
         )
     window.start()
     # What the first window took (or a start that ended early left on disk) is saved and answered.
@@ -357,7 +395,9 @@ def _schedule_screenshot(window: MainWindow, path: str, message: str, give_up_af
         nonlocal finished
         if finished or not sent or window.last_sent_id is None or window.agent_id is None:
             return
-        reply = unanswered.reply_to(window.services.db, window.services.memory.recall, window.agent_id, window.last_sent_id)
+        reply = unanswered.reply_to(
+            window.services.db, window.services.memory.recall, window.agent_id, window.last_sent_id
+        )
         if reply is None:
             return  # the turn that answers the message is still to come
         shown = [e for e in window.chat.transcript.entries if e.kind == "agent" and e.text == reply.search_text]
@@ -366,7 +406,9 @@ def _schedule_screenshot(window: MainWindow, path: str, message: str, give_up_af
             return
         finished = True
         print(f"reply shown: {reply.search_text}", flush=True)
-        QTimer.singleShot(300, lambda: (window.grab().save(path), print(f"screenshot saved {path}", flush=True), window.close()))
+        QTimer.singleShot(
+            300, lambda: (window.grab().save(path), print(f"screenshot saved {path}", flush=True), window.close())
+        )
 
     def on_unanswered(message_id: int) -> None:
         if message_id == window.last_sent_id:

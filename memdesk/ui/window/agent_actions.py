@@ -11,13 +11,13 @@ from PySide6.QtCore import QObject, Signal, Slot
 from PySide6.QtWidgets import QInputDialog, QMessageBox, QWidget
 
 from memdesk.app.services import Services
-from memdesk.core.transfer import memdesk_json
 from memdesk.core.memory.agents import FIRST_AGENT
 from memdesk.core.prompts import renamed_persona
-from memdesk.ui.panels.agents import CreateAgentDialog
+from memdesk.core.transfer import memdesk_json
 from memdesk.ui.common.errors import ErrorHub, reports_errors
-from memdesk.ui.workers.jobs import Jobs
 from memdesk.ui.common.text import literal
+from memdesk.ui.panels.agents import CreateAgentDialog
+from memdesk.ui.workers.jobs import Jobs
 
 DEFAULT_AGENT = FIRST_AGENT
 
@@ -87,7 +87,9 @@ class AgentActions(QObject):
     def on_delete_requested(self, agent_id: int) -> None:
         name = self.services.agents.get(agent_id).name
         answer = QMessageBox.question(
-            self.window, "Delete agent", literal(f"Delete {name} with its whole conversation, memory and documents? This cannot be undone.")
+            self.window,
+            "Delete agent",
+            literal(f"Delete {name} with its whole conversation, memory and documents? This cannot be undone."),
         )
         if answer == QMessageBox.StandardButton.Yes:
             self.delete(agent_id)
@@ -133,13 +135,18 @@ class AgentActions(QObject):
 
     def _ask_persona_update(self, name: str, before: str, after: str) -> bool:
         answer = QMessageBox.question(
-            self.window, "Update the persona?",
+            self.window,
+            "Update the persona?",
             literal(f"The persona still uses the old name. Change it to {name}?\n\nIt would read:\n{after}"),
         )
         return answer == QMessageBox.StandardButton.Yes
 
     def duplicate(self, agent_id: int, name: str) -> None:
-        self.jobs.run(lambda: memdesk_json.duplicate_agent(self.services, agent_id, name), lambda _record: self.list_changed.emit(), self.hub.report)
+        self.jobs.run(
+            lambda: memdesk_json.duplicate_agent(self.services, agent_id, name),
+            lambda _record: self.list_changed.emit(),
+            self.hub.report,
+        )
 
     def delete(self, agent_id: int) -> None:
         if agent_id == self.state.agent_id and self.state.busy:

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 
 
 class AgentSwitching(QObject):
-    def __init__(self, window: "MainWindow") -> None:
+    def __init__(self, window: MainWindow) -> None:
         super().__init__(window)
         self.window = window
         window.agents.switched.connect(self.on_agent_switched)

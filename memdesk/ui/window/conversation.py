@@ -24,7 +24,7 @@ NOT_ANSWERED_YET = "not answered yet: the agent answers it once the model has lo
 
 
 class Conversation(QObject):
-    def __init__(self, window: "MainWindow") -> None:
+    def __init__(self, window: MainWindow) -> None:
         super().__init__(window)
         self.window = window
         self._not_answered: set[int] = set()  # messages this session's turns left without a reply (Retry)
@@ -129,7 +129,9 @@ class Conversation(QObject):
         window = self.window
         if not window.private_chat.active:  # a private chat's ids are the copy's, gone with it
             self._not_answered.add(message_id)
-        window.chat.transcript.add(Entry("unanswered", "not answered", window.services.clock.now(), message_id=message_id))
+        window.chat.transcript.add(
+            Entry("unanswered", "not answered", window.services.clock.now(), message_id=message_id)
+        )
         window.message_unanswered.emit(message_id)
 
     def note_owed_reply(self, agent_id: int) -> None:

@@ -8,17 +8,25 @@ from collections.abc import Callable
 from PySide6.QtCore import QObject, Slot
 
 from memdesk.app.services import Services
+from memdesk.ui.common.errors import ErrorHub, reports_errors
 from memdesk.ui.panels.archival import ArchivalPanel
 from memdesk.ui.panels.chat import ChatPanel
-from memdesk.ui.common.errors import ErrorHub, reports_errors
 from memdesk.ui.workers.jobs import Jobs
 
 RESULTS = 20
 
 
 class ConversationSearch(QObject):
-    def __init__(self, services: Services, jobs: Jobs, hub: ErrorHub, chat: ChatPanel, archival: ArchivalPanel,
-                 agent_id: Callable[[], int | None], parent: QObject) -> None:
+    def __init__(
+        self,
+        services: Services,
+        jobs: Jobs,
+        hub: ErrorHub,
+        chat: ChatPanel,
+        archival: ArchivalPanel,
+        agent_id: Callable[[], int | None],
+        parent: QObject,
+    ) -> None:
         super().__init__(parent)
         self._services, self._jobs, self._hub = services, jobs, hub
         self._chat, self._archival = chat, archival

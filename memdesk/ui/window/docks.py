@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDockWidget
 
-from memdesk.ui.window import layout as qt_layout
 from memdesk.ui.panels.agents import AgentsPanel
 from memdesk.ui.panels.archival import ArchivalPanel
 from memdesk.ui.panels.budget import BudgetPanel
@@ -16,12 +15,13 @@ from memdesk.ui.panels.documents import DocumentsPanel
 from memdesk.ui.panels.history import HistoryView
 from memdesk.ui.panels.knowledge import KnowledgePanel
 from memdesk.ui.panels.memory import CoreMemoryPanel
+from memdesk.ui.window import layout as qt_layout
 
 if TYPE_CHECKING:
     from memdesk.ui.window.main_window import MainWindow
 
 
-def build_docks(window: "MainWindow") -> None:
+def build_docks(window: MainWindow) -> None:
     services = window.services
     memory = services.memory
     window.agents = AgentsPanel()
@@ -51,11 +51,11 @@ def build_docks(window: "MainWindow") -> None:
     qt_layout.arrange(window, window.docks)
 
 
-def restore_layout(window: "MainWindow") -> None:
+def restore_layout(window: MainWindow) -> None:
     """The layout the user left, else the default for this screen."""
     if not qt_layout.restore(window, window.services.settings.window_layout):
         qt_layout.apply_default(window, window.docks, window.screen().availableGeometry().size())
 
 
-def save_layout(window: "MainWindow") -> None:
+def save_layout(window: MainWindow) -> None:
     window.services.settings_store.set("window_layout", qt_layout.save(window))

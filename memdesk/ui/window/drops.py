@@ -19,14 +19,18 @@ class DropTarget(QObject):
     """An event filter on the window: QMainWindow::event keeps drops for its own dock dragging, so a
     filter sees them first."""
 
-    def __init__(self, window: "MainWindow") -> None:
+    def __init__(self, window: MainWindow) -> None:
         super().__init__(window)
         self.window = window
         window.setAcceptDrops(True)
         window.installEventFilter(self)
 
     def eventFilter(self, watched, event) -> bool:  # noqa: N802 - Qt API
-        if watched is self.window and event.type() in (QEvent.Type.DragEnter, QEvent.Type.DragMove) and event.mimeData().hasUrls():
+        if (
+            watched is self.window
+            and event.type() in (QEvent.Type.DragEnter, QEvent.Type.DragMove)
+            and event.mimeData().hasUrls()
+        ):
             event.acceptProposedAction()
             return True
         if watched is self.window and event.type() == QEvent.Type.Drop and event.mimeData().hasUrls():
@@ -39,7 +43,9 @@ class DropTarget(QObject):
         paths = [url.toLocalFile() for url in event.mimeData().urls() if url.isLocalFile()]
         models = [p for p in paths if p.lower().endswith(".gguf")]
         if models:
-            self.window.model_actions.switch_model(Choice(Path(models[0]).name, {"runtime": "llamacpp", "model_path": models[0]}))
+            self.window.model_actions.switch_model(
+                Choice(Path(models[0]).name, {"runtime": "llamacpp", "model_path": models[0]})
+            )
         rest = [p for p in paths if p not in models]
         if rest:
             self.window.documents.add_paths(rest)

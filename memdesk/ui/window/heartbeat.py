@@ -22,7 +22,9 @@ class Heartbeat(QObject):
 
     due = Signal()
 
-    def __init__(self, minutes: Callable[[], float], can_run: Callable[[], bool], parent: QObject | None = None) -> None:
+    def __init__(
+        self, minutes: Callable[[], float], can_run: Callable[[], bool], parent: QObject | None = None
+    ) -> None:
         super().__init__(parent)
         self._minutes = minutes
         self._can_run = can_run

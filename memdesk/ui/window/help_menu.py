@@ -9,11 +9,11 @@ from PySide6.QtCore import QObject, Slot
 from PySide6.QtWidgets import QMessageBox
 
 from memdesk import __version__
-from memdesk.diagnostics import run_checks
 from memdesk.core.base.errors import ModelCrashedError
-from memdesk.ui.dialogs.diagnostics import DiagnosticsDialog
+from memdesk.diagnostics import run_checks
 from memdesk.ui.common.errors import reports_errors, user_text
 from memdesk.ui.common.text import escape
+from memdesk.ui.dialogs.diagnostics import DiagnosticsDialog
 from memdesk.ui.dialogs.welcome import show_welcome, window_actions
 from memdesk.ui.window.menus import add_action
 
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 
 class HelpMenu(QObject):
-    def __init__(self, window: "MainWindow") -> None:
+    def __init__(self, window: MainWindow) -> None:
         super().__init__(window)
         self.window = window
         self.diagnostics_dialog: DiagnosticsDialog | None = None
@@ -43,7 +43,9 @@ class HelpMenu(QObject):
     def open_diagnostics(self) -> DiagnosticsDialog:
         if self.diagnostics_dialog is None:
             paths, embedder = self.window.services.paths, self.window.services.embedder
-            self.diagnostics_dialog = DiagnosticsDialog(lambda on_check: run_checks(paths, embedder=embedder, on_check=on_check), self.window)
+            self.diagnostics_dialog = DiagnosticsDialog(
+                lambda on_check: run_checks(paths, embedder=embedder, on_check=on_check), self.window
+            )
         self.diagnostics_dialog.show()
         self.diagnostics_dialog.raise_()
         self.diagnostics_dialog.start()
@@ -59,6 +61,7 @@ class HelpMenu(QObject):
     @reports_errors
     def on_about_triggered(self) -> None:
         QMessageBox.about(
-            self.window, "About MemDesk",
+            self.window,
+            "About MemDesk",
             f"<b>MemDesk {__version__}</b><p>An offline companion that remembers you. Your data stays in {escape(self.window.services.paths.home)}.</p>",
         )

@@ -48,7 +48,10 @@ def fitted(widget: QWidget) -> QWidget:
 
 def default_size(available: QSize) -> QSize:
     """``PREFERRED``, or what fits on a smaller screen's ``available`` area."""
-    return QSize(min(PREFERRED.width(), available.width() - SCREEN_MARGIN.width()), min(PREFERRED.height(), available.height() - SCREEN_MARGIN.height()))
+    return QSize(
+        min(PREFERRED.width(), available.width() - SCREEN_MARGIN.width()),
+        min(PREFERRED.height(), available.height() - SCREEN_MARGIN.height()),
+    )
 
 
 def arrange(window: QMainWindow, docks: dict[str, QDockWidget]) -> None:
@@ -70,13 +73,21 @@ def apply_default(window: QMainWindow, docks: dict[str, QDockWidget], available:
     right = int(size.width() * RIGHT_SHARE)
     window.resizeDocks([docks["Agents"], docks["Context budget"]], [AGENTS_WIDTH, right], Qt.Orientation.Horizontal)
     budget = int(size.height() * BUDGET_SHARE)
-    window.resizeDocks([docks["Context budget"], docks[TABBED[0]]], [budget, size.height() - budget], Qt.Orientation.Vertical)
+    window.resizeDocks(
+        [docks["Context budget"], docks[TABBED[0]]], [budget, size.height() - budget], Qt.Orientation.Vertical
+    )
 
 
 def save(window: QMainWindow) -> str:
     """The window's geometry and dock state as one text for the ``window_layout`` setting."""
     encode = lambda data: base64.b64encode(bytes(data.data())).decode("ascii")  # noqa: E731
-    return json.dumps({"version": LAYOUT_VERSION, "geometry": encode(window.saveGeometry()), "state": encode(window.saveState(LAYOUT_VERSION))})
+    return json.dumps(
+        {
+            "version": LAYOUT_VERSION,
+            "geometry": encode(window.saveGeometry()),
+            "state": encode(window.saveState(LAYOUT_VERSION)),
+        }
+    )
 
 
 def _decoded(text: str) -> tuple[QByteArray, QByteArray] | None:
@@ -87,7 +98,9 @@ def _decoded(text: str) -> tuple[QByteArray, QByteArray] | None:
         saved = json.loads(text)
         if saved.get("version") != LAYOUT_VERSION:
             return None
-        return QByteArray(base64.b64decode(saved["geometry"], validate=True)), QByteArray(base64.b64decode(saved["state"], validate=True))
+        return QByteArray(base64.b64decode(saved["geometry"], validate=True)), QByteArray(
+            base64.b64decode(saved["state"], validate=True)
+        )
     except (ValueError, KeyError, TypeError, AttributeError, binascii.Error):
         return None
 

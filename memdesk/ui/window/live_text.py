@@ -8,8 +8,8 @@ from PySide6.QtCore import QObject, QTimer, Slot
 from memdesk.core.agent.conversation_view import Entry
 from memdesk.core.agent.observer import StepRecord
 from memdesk.core.base.clock import Clock
-from memdesk.ui.panels.budget import BudgetPanel
 from memdesk.ui.common.errors import reports_errors
+from memdesk.ui.panels.budget import BudgetPanel
 from memdesk.ui.panels.transcript import Transcript
 from memdesk.ui.workers.agent import AgentWorker
 
@@ -17,7 +17,9 @@ REPAINT_MS = 33  # streamed text is painted at ~30 Hz, however fast tokens arriv
 
 
 class LiveText(QObject):
-    def __init__(self, worker: AgentWorker, transcript: Transcript, budget: BudgetPanel, clock: Clock, parent: QObject) -> None:
+    def __init__(
+        self, worker: AgentWorker, transcript: Transcript, budget: BudgetPanel, clock: Clock, parent: QObject
+    ) -> None:
         super().__init__(parent)
         self._transcript = transcript
         self._budget = budget
@@ -70,7 +72,15 @@ class LiveText(QObject):
             transcript.add(Entry("agent", str(step.arguments.get("message", "")), now, function=step.function))
         else:
             transcript.add(
-                Entry("call", step.raw, now, function=step.function, arguments=dict(step.arguments), result=step.result, ok=step.ok)
+                Entry(
+                    "call",
+                    step.raw,
+                    now,
+                    function=step.function,
+                    arguments=dict(step.arguments),
+                    result=step.result,
+                    ok=step.ok,
+                )
             )
 
     @Slot(str, str)

@@ -21,44 +21,44 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
-from PySide6.QtCore import QCoreApplication, QEvent, QTimer, Qt, Signal, Slot
+from PySide6.QtCore import QCoreApplication, QEvent, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QCloseEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import QDialog, QMainWindow, QVBoxLayout, QWidget
 
 from memdesk.app.services import Services
-from memdesk.core.runtime.base import Runtime
 from memdesk.core.base.errors import AgentNotFoundError, MemDeskError
 from memdesk.core.base.settings_table import Settings
+from memdesk.core.runtime.base import Runtime
+from memdesk.ui.common.errors import ErrorHub, MessageBar, reports_errors
+from memdesk.ui.dialogs.backups import BackupsController
+from memdesk.ui.dialogs.consent import DENY, ConsentDialog, ConsentRequest, QtConsentPolicy
+from memdesk.ui.dialogs.consolidation import ConsolidationController
+from memdesk.ui.dialogs.forget import ForgetController
+from memdesk.ui.dialogs.privacy import StoreConversion
+from memdesk.ui.panels.chat import ChatPanel
+from memdesk.ui.panels.model_hint import BundledModelHint
+from memdesk.ui.panels.server_warning import ServerWarning
 from memdesk.ui.window import docks as qt_docks
 from memdesk.ui.window.agent_actions import AgentActions
 from memdesk.ui.window.agent_switching import AgentSwitching
-from memdesk.ui.dialogs.backups import BackupsController
-from memdesk.ui.panels.chat import ChatPanel
-from memdesk.ui.dialogs.consent import DENY, ConsentDialog, ConsentRequest, QtConsentPolicy
-from memdesk.ui.dialogs.consolidation import ConsolidationController
 from memdesk.ui.window.conversation import Conversation
 from memdesk.ui.window.conversation_search import ConversationSearch
 from memdesk.ui.window.drops import DropTarget
-from memdesk.ui.common.errors import ErrorHub, MessageBar, reports_errors
-from memdesk.ui.dialogs.forget import ForgetController
-from memdesk.ui.workers.graph import GraphWorker, default_analyser
 from memdesk.ui.window.heartbeat import Heartbeat
 from memdesk.ui.window.help_menu import HelpMenu
-from memdesk.ui.workers.ingest import IngestWorker
-from memdesk.ui.workers.jobs import Jobs
 from memdesk.ui.window.live_text import LiveText
+from memdesk.ui.window.menus import build_file_and_view_menus
 from memdesk.ui.window.model_actions import ModelActions
-from memdesk.ui.panels.model_hint import BundledModelHint
 from memdesk.ui.window.navigation import Navigation
 from memdesk.ui.window.panel_wiring import PanelWiring
-from memdesk.ui.dialogs.privacy import StoreConversion
 from memdesk.ui.window.private_chat import PrivateChat
-from memdesk.ui.panels.server_warning import ServerWarning
+from memdesk.ui.window.settings_actions import WindowSettings
 from memdesk.ui.window.transcript_pages import ConversationPages
 from memdesk.ui.window.transfer_actions import TransferActions
-from memdesk.ui.window.menus import build_file_and_view_menus
-from memdesk.ui.window.settings_actions import WindowSettings
 from memdesk.ui.workers.agent import AgentWorker
+from memdesk.ui.workers.graph import GraphWorker, default_analyser
+from memdesk.ui.workers.ingest import IngestWorker
+from memdesk.ui.workers.jobs import Jobs
 from memdesk.ui.workers.threads import OutlivedThreads, WorkerThreads
 
 log = logging.getLogger(__name__)
@@ -110,12 +110,20 @@ class MainWindow(QMainWindow):
         self.ingester = IngestWorker(open_worker_services)
         # The knowledge graph's extraction: its own thread and connection; it borrows the model
         # after a turn and gives it back before the next (see workers/graph.py).
-        self.grapher = GraphWorker(services.paths.database, graph_analyser, services.clock, services.embedder, key=services.key)
+        self.grapher = GraphWorker(
+            services.paths.database, graph_analyser, services.clock, services.embedder, key=services.key
+        )
         self.worker.before_turn.append(self.grapher.preempt)
         self.worker.after_turn.append(self.grapher.after_turn)
-        self.threads = WorkerThreads(self, outlived or OutlivedThreads(), **{
-            "agent-worker": self.worker, "ingestion": self.ingester, "knowledge-graph": self.grapher,
-        })
+        self.threads = WorkerThreads(
+            self,
+            outlived or OutlivedThreads(),
+            **{
+                "agent-worker": self.worker,
+                "ingestion": self.ingester,
+                "knowledge-graph": self.grapher,
+            },
+        )
         self.heartbeat = Heartbeat(lambda: self.services.settings.heartbeat_minutes, self._can_run_on_its_own, self)
         self.agent_actions = AgentActions(services, self.jobs, self.hub, self, self)
         self.transfer_actions = TransferActions(
@@ -128,7 +136,9 @@ class MainWindow(QMainWindow):
         self.wiring = PanelWiring(self)
         self.live_text = LiveText(self.worker, self.chat.transcript, self.budget, services.clock, self)
         self.conversation = Conversation(self)
-        self.search = ConversationSearch(services, self.jobs, self.hub, self.chat, self.archival, lambda: self.agent_id, self)
+        self.search = ConversationSearch(
+            services, self.jobs, self.hub, self.chat, self.archival, lambda: self.agent_id, self
+        )
         self.navigation = Navigation(self)
         self.switching = AgentSwitching(self)
         self.stop_shortcut = QShortcut(QKeySequence(Qt.Key.Key_Escape), self, self.conversation.on_escape)
@@ -259,7 +269,9 @@ class MainWindow(QMainWindow):
             return
         dialog = ConsentDialog(request, name, self)
         dialog.answered.connect(self.consent.answer)
-        dialog.destroyed.connect(lambda _obj=None, d=dialog: self.consent_dialogs.remove(d) if d in self.consent_dialogs else None)
+        dialog.destroyed.connect(
+            lambda _obj=None, d=dialog: self.consent_dialogs.remove(d) if d in self.consent_dialogs else None
+        )
         self.consent_dialogs.append(dialog)
         dialog.show()
 

@@ -13,8 +13,8 @@ from PySide6.QtWidgets import QWidget
 from memdesk.app.services import Services, snapshot_before
 from memdesk.core.models.library import Choice
 from memdesk.ui.common.errors import ErrorHub, reports_errors
-from memdesk.ui.workers.jobs import Jobs
 from memdesk.ui.dialogs.models import ModelsDialog, ModelsPage
+from memdesk.ui.workers.jobs import Jobs
 
 #: The settings a model choice may change (see ``library.Choice``).
 MODEL_SETTINGS = ("runtime", "model_path", "openai_base_url", "openai_model", "openai_schema")

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
 
 class Navigation(QObject):
-    def __init__(self, window: "MainWindow") -> None:
+    def __init__(self, window: MainWindow) -> None:
         super().__init__(window)
         self.window = window
         window.memory.history_requested.connect(self.show_block_history)

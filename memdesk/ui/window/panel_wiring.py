@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
 
 class PanelWiring(QObject):
-    def __init__(self, window: "MainWindow") -> None:
+    def __init__(self, window: MainWindow) -> None:
         super().__init__(window)
         self.window = window
         self._worker_to_panels()
@@ -24,8 +24,16 @@ class PanelWiring(QObject):
         self._ingestion()
         self._graph()
         report = window.hub.report
-        for source in (window.worker, window.ingester, window.grapher, window.knowledge, window.memory, window.history,
-                       window.archival, window.jobs):
+        for source in (
+            window.worker,
+            window.ingester,
+            window.grapher,
+            window.knowledge,
+            window.memory,
+            window.history,
+            window.archival,
+            window.jobs,
+        ):
             source.failed.connect(report)
         window.hub.shown.connect(window.message_bar.show_message)
 
@@ -39,7 +47,12 @@ class PanelWiring(QObject):
     def _panels_to_panels(self) -> None:
         window = self.window
         budget = window.budget_requested
-        for changed in (window.knowledge.changed, window.memory.changed, window.archival.changed, window.documents.changed):
+        for changed in (
+            window.knowledge.changed,
+            window.memory.changed,
+            window.archival.changed,
+            window.documents.changed,
+        ):
             changed.connect(budget)
         for changed in (window.knowledge.changed, window.memory.changed, window.archival.changed):
             changed.connect(window.history.refresh)

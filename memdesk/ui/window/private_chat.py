@@ -16,19 +16,21 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QLabel, QToolButton
 
 from memdesk.app.services import Services
-from memdesk.core.memory.services import MemoryServices
 from memdesk.core.base.errors import PrivateChatRefusal
+from memdesk.core.memory.services import MemoryServices
 from memdesk.ui.common import palette
 from memdesk.ui.common.errors import reports_errors
 
 BANNER = "Private chat: nothing is saved; closing it discards it. The memory panels show what is saved."
-BANNER_STYLE = f"background: {palette.PRIVATE_BANNER}; color: white; font-weight: bold; padding: 6px; border-radius: 3px"
+BANNER_STYLE = (
+    f"background: {palette.PRIVATE_BANNER}; color: white; font-weight: bold; padding: 6px; border-radius: 3px"
+)
 
 
 class PrivateChat(QObject):
     """Signals:
-        start_requested(int): to the worker: start a private chat with this agent
-        end_requested(): to the worker: discard it and go back to the saved conversation
+    start_requested(int): to the worker: start a private chat with this agent
+    end_requested(): to the worker: discard it and go back to the saved conversation
     """
 
     start_requested = Signal(int)
@@ -43,7 +45,9 @@ class PrivateChat(QObject):
         self.action = QAction("&Private chat", window)
         self.action.setCheckable(True)
         self.action.setShortcut(QKeySequence("Ctrl+Shift+P"))
-        self.action.setToolTip("Chat without saving anything: the agent reads its memories, closing the chat discards it (Ctrl+Shift+P)")
+        self.action.setToolTip(
+            "Chat without saving anything: the agent reads its memories, closing the chat discards it (Ctrl+Shift+P)"
+        )
         self.action.toggled.connect(self.on_toggled)
         self.button = QToolButton()
         self.button.setDefaultAction(self.action)
@@ -76,7 +80,10 @@ class PrivateChat(QObject):
     def refuse_saving(self, what: str) -> None:
         """Raise PrivateChatRefusal when a private chat is on (documents dropped or added)."""
         if self.active:
-            raise PrivateChatRefusal(f"{what} during a private chat: nothing of it is saved", hint="turn the private chat off (Ctrl+Shift+P) first")
+            raise PrivateChatRefusal(
+                f"{what} during a private chat: nothing of it is saved",
+                hint="turn the private chat off (Ctrl+Shift+P) first",
+            )
 
     # --- turning it on and off ----------------------------------------------------------------
     @Slot(bool)

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 
 class WindowSettings(QObject):
-    def __init__(self, window: "MainWindow") -> None:
+    def __init__(self, window: MainWindow) -> None:
         super().__init__(window)
         self.window = window
 
@@ -26,7 +26,11 @@ class WindowSettings(QObject):
     @reports_errors
     def on_settings_triggered(self) -> None:
         services = self.window.services
-        privacy = PrivacyPanel(services.paths, services.key, lambda conversion: (dialog.reject(), self.request_store_conversion(conversion)))
+        privacy = PrivacyPanel(
+            services.paths,
+            services.key,
+            lambda conversion: (dialog.reject(), self.request_store_conversion(conversion)),
+        )
         dialog = SettingsDialog(services.settings, services.paths, self.window, privacy=privacy)
         if dialog.exec():
             self.apply(dialog.changes())

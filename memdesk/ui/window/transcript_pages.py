@@ -19,7 +19,9 @@ PAGE_MESSAGES = 100
 
 
 class ConversationPages(QObject):
-    def __init__(self, recall: Callable[[], RecallMemory], transcript: Transcript, page_size: int = PAGE_MESSAGES) -> None:
+    def __init__(
+        self, recall: Callable[[], RecallMemory], transcript: Transcript, page_size: int = PAGE_MESSAGES
+    ) -> None:
         super().__init__(transcript)
         self._recall = recall
         self._transcript = transcript

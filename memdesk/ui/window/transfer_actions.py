@@ -11,14 +11,14 @@ from pathlib import Path
 from PySide6.QtCore import QObject, Signal, Slot
 from PySide6.QtWidgets import QFileDialog, QWidget
 
-from memdesk.app.services import Services
 from memdesk.app.operations import agent_file_options, import_agent_path
+from memdesk.app.services import Services
 from memdesk.core.agent.conversation_view import conversation_markdown
-from memdesk.core.transfer.agentfile import ImportSummary, export_path
-from memdesk.core.tools.imported import ImportedTools
 from memdesk.core.base.errors import FileTransferError
-from memdesk.ui.dialogs.agent_files import ImportedToolsDialog, ImportSummaryDialog
+from memdesk.core.tools.imported import ImportedTools
+from memdesk.core.transfer.agentfile import ImportSummary, export_path
 from memdesk.ui.common.errors import ErrorHub, reports_errors
+from memdesk.ui.dialogs.agent_files import ImportedToolsDialog, ImportSummaryDialog
 from memdesk.ui.workers.jobs import Jobs
 
 
@@ -39,7 +39,13 @@ class TransferActions(QObject):
     tools_changed = Signal(int)
 
     def __init__(
-        self, services: Services, jobs: Jobs, hub: ErrorHub, window: QWidget, open_agent: Callable[[], int | None], include_details: Callable[[], bool]
+        self,
+        services: Services,
+        jobs: Jobs,
+        hub: ErrorHub,
+        window: QWidget,
+        open_agent: Callable[[], int | None],
+        include_details: Callable[[], bool],
     ) -> None:
         super().__init__(window)
         self.services = services
@@ -57,7 +63,10 @@ class TransferActions(QObject):
         path, _ = QFileDialog.getSaveFileName(self.window, "Export conversation", "conversation.md", "Markdown (*.md)")
         agent_id = self.open_agent()
         if path and agent_id is not None:
-            _write(Path(path), conversation_markdown(self.services.memory, agent_id, include_details=self.include_details()))
+            _write(
+                Path(path),
+                conversation_markdown(self.services.memory, agent_id, include_details=self.include_details()),
+            )
             self.saved.emit(f"Conversation saved to {path}")
 
     @Slot()
@@ -90,7 +99,9 @@ class TransferActions(QObject):
     @Slot()
     @reports_errors
     def on_import_triggered(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self.window, "Import agent", "", "Agent files (*.af *.json);;All files (*)")
+        path, _ = QFileDialog.getOpenFileName(
+            self.window, "Import agent", "", "Agent files (*.af *.json);;All files (*)"
+        )
         if path:
             self.import_agent(Path(path))
 
@@ -123,7 +134,9 @@ class TransferActions(QObject):
         if self.tools_dialog is not None:
             self.tools_dialog.close()
         name = self.services.agents.get(agent_id).name
-        self.tools_dialog = ImportedToolsDialog(ImportedTools(self.services.db, self.services.clock), agent_id, name, self.window)
+        self.tools_dialog = ImportedToolsDialog(
+            ImportedTools(self.services.db, self.services.clock), agent_id, name, self.window
+        )
         self.tools_dialog.tools_changed.connect(self.tools_changed)
         self.tools_dialog.failed.connect(self.hub.report)
         self.tools_dialog.show()
@@ -138,4 +151,6 @@ def _write(path: Path, text: str) -> None:
     try:
         path.write_text(text, encoding="utf-8")
     except OSError as error:
-        raise FileTransferError(f"Could not save {path}: {error.strerror or error}", hint="choose another folder, or free some disk space") from error
+        raise FileTransferError(
+            f"Could not save {path}: {error.strerror or error}", hint="choose another folder, or free some disk space"
+        ) from error

@@ -12,19 +12,19 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QThread, QTimer, Signal, Slot
 
-from memdesk.app.services import Services, open_private_services
 from memdesk.app.agents import open_agent, open_consolidator
 from memdesk.app.local_model import resolve_model_path
+from memdesk.app.services import Services, open_private_services
 from memdesk.core.agent import unanswered
 from memdesk.core.agent.context import ContextBudget
 from memdesk.core.agent.loop import Agent
 from memdesk.core.agent.observer import AgentObserver, StepRecord
+from memdesk.core.base.errors import GenerationCancelled, ModelError
+from memdesk.core.base.settings_table import Settings
 from memdesk.core.models.preflight import explain_load_failure
 from memdesk.core.runtime.base import CancelToken, Runtime, StreamEvent
 from memdesk.core.runtime.warmup import Warmup
 from memdesk.core.tools.context import ConsentPolicy
-from memdesk.core.base.errors import GenerationCancelled, ModelError
-from memdesk.core.base.settings_table import Settings
 
 log = logging.getLogger("memdesk.ui.worker")
 
@@ -32,7 +32,7 @@ log = logging.getLogger("memdesk.ui.worker")
 class _SignalObserver(AgentObserver):
     """Turns the agent's callbacks (made in the worker thread) into the worker's signals."""
 
-    def __init__(self, worker: "AgentWorker") -> None:
+    def __init__(self, worker: AgentWorker) -> None:
         self._worker = worker
 
     def on_stream(self, event: StreamEvent) -> None:
@@ -56,27 +56,27 @@ class _SignalObserver(AgentObserver):
 
 class AgentWorker(QObject):
     """Signals:
-        loading(str): the model is being loaded (its description)
-        ready(str): the model is loaded (its id)
-        streamed(str, str): a piece of "thought" or "message" text while it is generated
-        stepped(object): a StepRecord after each saved step
-        budget_changed(object): a ContextBudget
-        memory_changed(list): labels of core memory blocks the agent edited
-        search_hits(list): the agent's latest search hits, [(kind, hit)]
-        event(str, str): a quiet system event (kind, text)
-        failed(object): an exception for the error bar
-        busy_changed(bool): the worker started or finished a piece of work the user waits for
-        background_changed(bool): a background turn (login, timed heartbeat) started or ended;
-            the user may still send: the message preempts it (see ``preempt``)
-        turn_finished(object): a TurnResult
-        agent_opened(int): the agent is ready to talk
-        switch_finished(bool, object): a model switch ended: (True, the new Settings), or (False,
-            the error) with the previous model loaded again
-        consolidation_finished(object): a consolidation PassResult (idle time; never marks busy)
-        private_started(object): a private chat began: its Services (an in-memory copy of the
-            store), which the window shares for accepting messages; the worker closes them
-        not_answered(int): a user message's turn ended without a reply (stopped, failed, no model):
-            the id of the message, which the window offers to retry
+    loading(str): the model is being loaded (its description)
+    ready(str): the model is loaded (its id)
+    streamed(str, str): a piece of "thought" or "message" text while it is generated
+    stepped(object): a StepRecord after each saved step
+    budget_changed(object): a ContextBudget
+    memory_changed(list): labels of core memory blocks the agent edited
+    search_hits(list): the agent's latest search hits, [(kind, hit)]
+    event(str, str): a quiet system event (kind, text)
+    failed(object): an exception for the error bar
+    busy_changed(bool): the worker started or finished a piece of work the user waits for
+    background_changed(bool): a background turn (login, timed heartbeat) started or ended;
+        the user may still send: the message preempts it (see ``preempt``)
+    turn_finished(object): a TurnResult
+    agent_opened(int): the agent is ready to talk
+    switch_finished(bool, object): a model switch ended: (True, the new Settings), or (False,
+        the error) with the previous model loaded again
+    consolidation_finished(object): a consolidation PassResult (idle time; never marks busy)
+    private_started(object): a private chat began: its Services (an in-memory copy of the
+        store), which the window shares for accepting messages; the worker closes them
+    not_answered(int): a user message's turn ended without a reply (stopped, failed, no model):
+        the id of the message, which the window offers to retry
     """
 
     loading = Signal(str)
@@ -199,7 +199,9 @@ class AgentWorker(QObject):
     def _load(self, settings: Settings) -> None:
         if self._services is None:
             self._services = self._open_services()
-        self.loading.emit(settings.openai_model if settings.runtime == "openai" else settings.model_path or "the bundled model")
+        self.loading.emit(
+            settings.openai_model if settings.runtime == "openai" else settings.model_path or "the bundled model"
+        )
         self._run_hooks(self.before_turn)  # background users give the model back before it closes
         if self._runtime is not None:
             self._agent = None
@@ -244,8 +246,12 @@ class AgentWorker(QObject):
         owed = unanswered.owed_on_open(self._agent.memory.db, self._agent.memory.recall, self._agent.id)
         if owed is None or owed.id in self._tried:
             return
-        self.event.emit("unanswered", f"answering your message of {owed.created_at:%Y-%m-%d %H:%M}, which had no reply yet")
-        self._turn(lambda agent, cancel: agent.answer_if_unanswered(owed.id, cancel), background=True, message_id=owed.id)
+        self.event.emit(
+            "unanswered", f"answering your message of {owed.created_at:%Y-%m-%d %H:%M}, which had no reply yet"
+        )
+        self._turn(
+            lambda agent, cancel: agent.answer_if_unanswered(owed.id, cancel), background=True, message_id=owed.id
+        )
 
     @Slot(int)
     def start_private(self, agent_id: int) -> None:
@@ -295,7 +301,13 @@ class AgentWorker(QObject):
         and the window then cancels ``cancel`` (made by the requester, so a cancel that comes
         before this slot starts is not lost); the pass stops at the next token and the queued
         message runs right after."""
-        if self._agent is None or self._services is None or self._runtime is None or self._private is not None or cancel.cancelled:
+        if (
+            self._agent is None
+            or self._services is None
+            or self._runtime is None
+            or self._private is not None
+            or cancel.cancelled
+        ):
             return
         with self._working(busy=False):
             record = self._services.agents.get(self._agent.id)
@@ -347,18 +359,27 @@ class AgentWorker(QObject):
         services = self._private or self._services
         record = services.agents.get(agent_id)
         self._agent = open_agent(
-            services, record, self._runtime, consent=self._consent, observer=_SignalObserver(self), settings=self._settings
+            services,
+            record,
+            self._runtime,
+            consent=self._consent,
+            observer=_SignalObserver(self),
+            settings=self._settings,
         )
         self.agent_opened.emit(agent_id)
         if self._services.vectors is not None:  # a large memory loads while the user types
             self._services.vectors.warm_in_background(agent_id, self._services.memory.recall.warm)
         self.budget_changed.emit(self._agent.budget())
         # The agent's runtime: a private chat's keeps nothing on disk, so it warms nothing.
-        self._warmup.want(self._agent.runtime, self._agent.static_prefix(), self._agent.memory_prefix())  # runs when this job ends
+        self._warmup.want(
+            self._agent.runtime, self._agent.static_prefix(), self._agent.memory_prefix()
+        )  # runs when this job ends
         with self._lock:
             turn_queued = self._users_waiting > 0
-        owed = None if self._private is not None else unanswered.owed_on_open(
-            self._agent.memory.db, self._agent.memory.recall, self._agent.id
+        owed = (
+            None
+            if self._private is not None
+            else unanswered.owed_on_open(self._agent.memory.db, self._agent.memory.recall, self._agent.id)
         )
         if owed is not None and owed.id not in self._tried:
             # A message an earlier session left without a reply goes before any login turn (which
@@ -380,10 +401,14 @@ class AgentWorker(QObject):
                 return  # after their turn
         if self._warm_embedder and self._embedder_warm_up is None and self._services is not None:
             embedder = self._services.embedder
-            self._embedder_warm_up = threading.Thread(target=lambda: _warm(embedder), name="embedder-warm-up", daemon=True)
+            self._embedder_warm_up = threading.Thread(
+                target=lambda: _warm(embedder), name="embedder-warm-up", daemon=True
+            )
             self._embedder_warm_up.start()
 
-    def _turn(self, run: Callable[[Agent, CancelToken], Any], *, background: bool = False, message_id: int | None = None) -> None:
+    def _turn(
+        self, run: Callable[[Agent, CancelToken], Any], *, background: bool = False, message_id: int | None = None
+    ) -> None:
         if self._agent is None:
             return
         with self._lock:
@@ -416,7 +441,11 @@ class AgentWorker(QObject):
                     with self._lock:
                         stopped_by_user = self._stopped_by_user
                     preempted = background and self._cancel.cancelled and not stopped_by_user
-                    if message_id is not None and not preempted and unanswered.is_unanswered(agent.memory.db, agent.id, message_id):
+                    if (
+                        message_id is not None
+                        and not preempted
+                        and unanswered.is_unanswered(agent.memory.db, agent.id, message_id)
+                    ):
                         if stopped_by_user and self._private is None:
                             unanswered.mark_stopped(agent.memory.db, message_id, agent.memory.clock.now())
                         self.not_answered.emit(message_id)
@@ -439,7 +468,7 @@ class AgentWorker(QObject):
                 log.exception("worker hook %r failed", hook)
 
     class _Working:
-        def __init__(self, worker: "AgentWorker", busy: bool) -> None:
+        def __init__(self, worker: AgentWorker, busy: bool) -> None:
             self._worker = worker
             self._busy = busy
 
@@ -459,7 +488,7 @@ class AgentWorker(QObject):
             self._worker._warmup.resume()
             return reported  # a reported error does not stop the worker: it keeps serving
 
-    def _working(self, busy: bool = True) -> "AgentWorker._Working":
+    def _working(self, busy: bool = True) -> AgentWorker._Working:
         return AgentWorker._Working(self, busy)
 
 

@@ -44,8 +44,16 @@ class GraphWorker(QObject):
     failed = Signal(object)
     _nudged = Signal(int)
 
-    def __init__(self, database_path: Path | str, analyser_factory: Callable[[], object], clock: Clock, embedder=None,
-                 *, busy_timeout: float = GRAPH_BUSY_TIMEOUT_S, key: str | None = None) -> None:
+    def __init__(
+        self,
+        database_path: Path | str,
+        analyser_factory: Callable[[], object],
+        clock: Clock,
+        embedder=None,
+        *,
+        busy_timeout: float = GRAPH_BUSY_TIMEOUT_S,
+        key: str | None = None,
+    ) -> None:
         super().__init__()
         self._database_path = database_path
         self._key = key  # the passphrase of an encrypted store, for this thread's own connection
@@ -91,10 +99,14 @@ class GraphWorker(QObject):
             # The extractor's facts and entities are recorded in the memory history, like every writer's.
             history = MemoryHistory(self._db, self._clock, max_changes=lambda: store.load().history_max_changes)
             graph = KnowledgeGraph(self._db, self._clock, self._embedder, history=history)
-            self._extractor = GraphExtractor(graph, self._analyser_factory(), self._clock, user_name=lambda: store.load().user_name)
+            self._extractor = GraphExtractor(
+                graph, self._analyser_factory(), self._clock, user_name=lambda: store.load().user_name
+            )
         assert self._db is not None
         settings = SettingsStore(self._db).load()
-        self._extractor.options = ExtractionOptions(settings.graph_extraction, settings.graph_model_facts, settings.graph_document_facts)
+        self._extractor.options = ExtractionOptions(
+            settings.graph_extraction, settings.graph_model_facts, settings.graph_document_facts
+        )
         return self._extractor
 
     @Slot(int)
@@ -129,8 +141,13 @@ class GraphWorker(QObject):
                     break
                 # The lease is held during the call: preempt() waits for the cancelled call to
                 # return, so a runtime being closed is never called again.
-                report = extractor.run_facts(ModelFactExtractor(runtime), agent_id, limit=1, cancel=cancel,
-                                             prefix=lambda agent: self._prefix.get(agent, []))
+                report = extractor.run_facts(
+                    ModelFactExtractor(runtime),
+                    agent_id,
+                    limit=1,
+                    cancel=cancel,
+                    prefix=lambda agent: self._prefix.get(agent, []),
+                )
             if report.model_facts:
                 self.changed.emit(agent_id)
             self._emit_pending(agent_id)
@@ -139,7 +156,9 @@ class GraphWorker(QObject):
 
     def _emit_pending(self, agent_id: int) -> None:
         if self._extractor is not None:
-            self.pending.emit(agent_id, self._extractor.pending(agent_id, "entities"), self._extractor.pending(agent_id, "facts"))
+            self.pending.emit(
+                agent_id, self._extractor.pending(agent_id, "entities"), self._extractor.pending(agent_id, "facts")
+            )
 
     @Slot(int)
     @reports_errors
@@ -166,4 +185,3 @@ def default_analyser():
     from memdesk.core.graph.nlp import SpacyAnalyser
 
     return SpacyAnalyser()
-

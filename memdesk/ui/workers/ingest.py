@@ -58,7 +58,11 @@ class IngestWorker(QObject):
         if self.cancel.cancelled:
             return
         try:
-            report = self._store().ingestor().ingest([Path(p) for p in paths], agent_id, self.progress.emit, lambda: self.cancel.cancelled)
+            report = (
+                self._store()
+                .ingestor()
+                .ingest([Path(p) for p in paths], agent_id, self.progress.emit, lambda: self.cancel.cancelled)
+            )
         except Exception as error:  # noqa: BLE001 - reported on the message bar
             self.failed.emit(error)
             report = IngestReport(cancelled=True)

@@ -56,7 +56,10 @@ class Jobs(QObject):
         self._signals.failed.connect(self.on_failed)
 
     def run(
-        self, function: Callable[[], Any], on_done: Callable[[Any], None] | None = None, on_failed: Callable[[BaseException], None] | None = None
+        self,
+        function: Callable[[], Any],
+        on_done: Callable[[Any], None] | None = None,
+        on_failed: Callable[[BaseException], None] | None = None,
     ) -> int:
         job_id = next(self._ids)
         self._callbacks[job_id] = (on_done, on_failed)

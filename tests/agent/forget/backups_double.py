@@ -4,7 +4,7 @@ Backups offers forget (list, create, rewrite), for tests."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from memdesk.core.storage import open_database
@@ -34,7 +34,7 @@ class FolderBackups:
     def create(self, reason: str) -> Snapshot:
         path = self.folder / f"snapshot-{len(self.snapshots) + 1}.sqlite3"
         self._db.execute("VACUUM INTO ?", (str(path),))
-        snapshot = Snapshot(path.stem, path, datetime.now(timezone.utc), path.stat().st_size, reason)
+        snapshot = Snapshot(path.stem, path, datetime.now(UTC), path.stat().st_size, reason)
         self.snapshots.append(snapshot)
         return snapshot
 

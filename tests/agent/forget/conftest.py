@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from memdesk.core.memory.forget import Forgetting
 from memdesk.core.base.clock import iso
+from memdesk.core.memory.forget import Forgetting
 from memdesk.core.runtime.scripted import call, say
 from tests.agent.forget.backups_double import FolderBackups
 
@@ -19,7 +19,13 @@ def eva_agent(services, runtime, make_agent):
     summary, an automatic-recall event, a consolidation proposal and the memory history."""
     agent = make_agent("sam")
     runtime.enqueue(
-        call("core_memory_append", "she told me about her sister", True, label="human", content="Sister: Eva, lives in Lisbon"),
+        call(
+            "core_memory_append",
+            "she told me about her sister",
+            True,
+            label="human",
+            content="Sister: Eva, lives in Lisbon",
+        ),
         say("How nice that Eva is in Lisbon!"),
     )
     agent.send_user_message("My sister Eva moved to Lisbon")
@@ -42,7 +48,10 @@ def eva_agent(services, runtime, make_agent):
     services.agents.update(agent.id, summary="They talked about tea. Evie moved to Lisbon in spring.")
     now = iso(services.clock.now())
     memories = memory.recall.add(
-        agent.id, role="user", kind="memories", created_at=services.clock.now(),
+        agent.id,
+        role="user",
+        kind="memories",
+        created_at=services.clock.now(),
         content=json.dumps({"type": "memories", "memories": ["2024-05-01 you said: my sister Eva moved"]}),
     )
     services.db.execute(
@@ -70,6 +79,12 @@ def backups(services, tmp_path) -> FolderBackups:
 def forgetting(services, backups) -> Forgetting:
     memory = services.memory
     return Forgetting(
-        services.db, services.clock, embedder=services.embedder, history=memory.archival.history, graph=memory.graph,
-        kv_cache=services.paths.kv_cache, logs=services.paths.logs, backups=backups,
+        services.db,
+        services.clock,
+        embedder=services.embedder,
+        history=memory.archival.history,
+        graph=memory.graph,
+        kv_cache=services.paths.kv_cache,
+        logs=services.paths.logs,
+        backups=backups,
     )

@@ -20,10 +20,15 @@ def occurrences(data: bytes, name: str) -> int:
     for encoding in ("utf-8", "utf-16-le", "utf-16-be"):
         letters = [ch.encode(encoding) for ch in name]
         width = len(letters[0])
-        pattern = b"".join(b"[" + re.escape(c.lower()) + re.escape(c.upper()) + b"]" if width == 1 else
-                           b"(?:" + re.escape(ch.lower().encode(encoding)) + b"|" + re.escape(ch.upper().encode(encoding)) + b")"
-                           for c, ch in zip(letters, name))
-        letter = b"[A-Za-z]" if width == 1 else (b"(?:[A-Za-z]\x00)" if encoding.endswith("le") else b"(?:\x00[A-Za-z])")
+        pattern = b"".join(
+            b"[" + re.escape(c.lower()) + re.escape(c.upper()) + b"]"
+            if width == 1
+            else b"(?:" + re.escape(ch.lower().encode(encoding)) + b"|" + re.escape(ch.upper().encode(encoding)) + b")"
+            for c, ch in zip(letters, name)
+        )
+        letter = (
+            b"[A-Za-z]" if width == 1 else (b"(?:[A-Za-z]\x00)" if encoding.endswith("le") else b"(?:\x00[A-Za-z])")
+        )
         found += len(re.findall(b"(?<!" + letter + b")" + pattern + b"(?!" + letter + b")", data))
     return found
 
@@ -37,8 +42,18 @@ def test_the_preview_finds_every_kind_and_changes_nothing(services, eva_agent, f
     preview = forgetting.preview(eva_agent.id, "Eva")
     assert total_changes(services.db) == before
     counts = preview.counts()
-    for kind in ("messages", "passages", "core_memory", "summary", "graph_entities", "graph_facts", "graph_mentions", "history",
-                 "recall_events", "proposals"):
+    for kind in (
+        "messages",
+        "passages",
+        "core_memory",
+        "summary",
+        "graph_entities",
+        "graph_facts",
+        "graph_mentions",
+        "history",
+        "recall_events",
+        "proposals",
+    ):
         assert counts.get(kind, 0) > 0, kind
     assert counts["graph_entities"] == 2  # Eva and her alias Evie
     assert counts["passages"] == 1  # the garden passage is not about her
@@ -94,7 +109,9 @@ def test_the_history_records_a_forget_by_counts_never_the_text(services, eva_age
     assert len(forgets) == 1
     assert forgets[0].after.startswith("Forgot ") and "messages" in forgets[0].after
     for change in changes:
-        text = json.dumps([change.before, change.after, change.label, change.note, change.before_meta, change.after_meta])
+        text = json.dumps(
+            [change.before, change.after, change.label, change.note, change.before_meta, change.after_meta]
+        )
         assert "eva" not in text.casefold() and "evie" not in text.casefold()
 
 
@@ -106,7 +123,10 @@ def test_search_no_longer_finds_what_was_forgotten(services, eva_agent, forgetti
     # The search form derived from the vectors goes too: a placeholder keeps no float16 copy of what it said.
     kept = {p.id for p in memory.archival.list(agent_id)}
     assert {r[0] for r in db.query("SELECT id FROM passages_vec16 WHERE agent_id = ?", (agent_id,))} <= kept
-    placeholders = [r[0] for r in db.query("SELECT id FROM messages WHERE agent_id = ? AND search_text = ?", (agent_id, PLACEHOLDER))]
+    placeholders = [
+        r[0]
+        for r in db.query("SELECT id FROM messages WHERE agent_id = ? AND search_text = ?", (agent_id, PLACEHOLDER))
+    ]
     assert placeholders
     marks = ",".join("?" * len(placeholders))
     assert db.scalar(f"SELECT COUNT(*) FROM messages_vec16 WHERE id IN ({marks})", placeholders) == 0
@@ -220,12 +240,14 @@ def test_a_document_named_after_the_person_goes_with_all_its_passages(services, 
 def test_the_history_line_of_a_forget_reads_as_counts_and_cannot_be_reverted(services, eva_agent, forgetting):
     import pytest
 
-    from memdesk.core.memory.revert import Reverter
     from memdesk.core.base.errors import RevertError
+    from memdesk.core.memory.revert import Reverter
 
     forgetting.apply(eva_agent.id, "Eva")
     change = services.memory.archival.history.for_agent(eva_agent.id, kind=FORGET_KIND)[0]
     assert change.describe().startswith("user: Forgot ") and "eva" not in change.describe().casefold()
-    reverter = Reverter(services.memory.archival.history, services.memory.core, services.memory.archival, services.memory.graph)
+    reverter = Reverter(
+        services.memory.archival.history, services.memory.core, services.memory.archival, services.memory.graph
+    )
     with pytest.raises(RevertError, match="restore the backup"):
         reverter.revert(change.id)

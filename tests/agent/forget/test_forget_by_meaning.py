@@ -4,8 +4,8 @@ threshold (measured with the bundled all-MiniLM-L6-v2; see finder.DEFAULT_THRESH
 from __future__ import annotations
 
 from memdesk.app.services import open_services
-from memdesk.core.memory.forget import DEFAULT_THRESHOLD, Forgetting
 from memdesk.core.base.paths import Paths
+from memdesk.core.memory.forget import DEFAULT_THRESHOLD, Forgetting
 
 
 def test_paraphrases_are_found_by_meaning_and_unrelated_text_is_not(memdesk_home, clock, real_embedder):

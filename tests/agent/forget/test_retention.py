@@ -8,16 +8,18 @@ import threading
 
 import pytest
 
+from memdesk.core.base.errors import MemDeskError, StoreBusyError
 from memdesk.core.memory.forget.remove import FORGET_KIND
 from memdesk.core.memory.forget.retention import Retention
-from memdesk.session.idle_retention import IdleRetention, IdleTasks
 from memdesk.core.runtime.scripted import say
-from memdesk.core.base.errors import MemDeskError, StoreBusyError
+from memdesk.session.idle_retention import IdleRetention, IdleTasks
 
 
 @pytest.fixture
 def retention(services) -> Retention:
-    return Retention(services.db, services.clock, history=services.memory.archival.history, kv_cache=services.paths.kv_cache)
+    return Retention(
+        services.db, services.clock, history=services.memory.archival.history, kv_cache=services.paths.kv_cache
+    )
 
 
 @pytest.fixture
@@ -95,7 +97,9 @@ def test_idle_retention_that_meets_a_busy_store_runs_again_at_the_next_idle_mome
             raise StoreBusyError("The database is locked by another program")
         return 3
 
-    idle = IdleRetention(run, idle_seconds=0.01, on_result=lambda n: (results.append(n), done.set()), on_error=errors.append)
+    idle = IdleRetention(
+        run, idle_seconds=0.01, on_result=lambda n: (results.append(n), done.set()), on_error=errors.append
+    )
     idle.touch()
     assert done.wait(5)
     idle.close()

@@ -13,8 +13,8 @@ from memdesk.core.agent.consolidation import prompt
 from memdesk.core.agent.consolidation.modes import APPLY, OFF, ConsolidationSettings, parse_mode
 from memdesk.core.agent.consolidation.prompt import FINISH
 from memdesk.core.agent.consolidation.store import (
-    APPLIED,
     ACCEPTED,
+    APPLIED,
     FAILED,
     PENDING,
     REJECTED,
@@ -22,13 +22,13 @@ from memdesk.core.agent.consolidation.store import (
     ConsolidationStore,
     Run,
 )
+from memdesk.core.base.errors import GenerationCancelled, MemDeskError, StoreBusyError, ToolError
 from memdesk.core.memory.history import CONSOLIDATION, Cause
 from memdesk.core.memory.recall import Message
 from memdesk.core.runtime.base import CallRequest, CancelToken, ChatMessage, Runtime
 from memdesk.core.tools.context import DenyAll, ToolContext
 from memdesk.core.tools.http import HttpPolicy
 from memdesk.core.tools.registry import HEARTBEAT_PARAM, ToolRegistry, validate_arguments
-from memdesk.core.base.errors import GenerationCancelled, MemDeskError, StoreBusyError, ToolError
 
 log = logging.getLogger("memdesk.consolidation")
 
@@ -138,7 +138,9 @@ class Consolidator:
             while run.steps < self.settings.max_steps:
                 if cancel is not None and cancel.cancelled:
                     raise GenerationCancelled("Consolidation stopped")
-                request = CallRequest(prompt.prompt(self, run, transcript, conversation), prompt.specs(self), self.settings.params)  # no heartbeats
+                request = CallRequest(
+                    prompt.prompt(self, run, transcript, conversation), prompt.specs(self), self.settings.params
+                )  # no heartbeats
                 turn = self.runtime.generate_call(request, cancel=cancel)
                 finished, blocks = self._step(run, turn.text)
                 changed |= blocks
@@ -147,14 +149,21 @@ class Consolidator:
                     break
         except GenerationCancelled:
             cancelled = True
-            log.info("consolidation of agent %s cancelled after %s step(s); it resumes next time", self.agent_id, run.steps)
+            log.info(
+                "consolidation of agent %s cancelled after %s step(s); it resumes next time", self.agent_id, run.steps
+            )
         if not cancelled:
             with self.memory.db.transaction():
                 run = self.store.finish(run.id)
         counts = _counts(self.store.changes(run.id))
         return PassResult(
-            "cancelled" if cancelled else "done", run_id=run.id, applied=counts[APPLIED], proposed=counts[PENDING],
-            failed=counts[FAILED], changed_blocks=frozenset(changed), resumed=resumed,
+            "cancelled" if cancelled else "done",
+            run_id=run.id,
+            applied=counts[APPLIED],
+            proposed=counts[PENDING],
+            failed=counts[FAILED],
+            changed_blocks=frozenset(changed),
+            resumed=resumed,
         )
 
     def run_when_idle(self, cancel: CancelToken | None = None) -> PassResult:
@@ -164,7 +173,11 @@ class Consolidator:
         try:
             return self.run(cancel)
         except StoreBusyError as error:
-            log.info("consolidation of agent %s met a busy store (%s); it resumes at the next idle moment", self.agent_id, error)
+            log.info(
+                "consolidation of agent %s met a busy store (%s); it resumes at the next idle moment",
+                self.agent_id,
+                error,
+            )
             return PassResult(BUSY, "the memory store was busy; it resumes the next time you are away")
 
     def _start(self) -> tuple[Run | None, str]:
@@ -191,7 +204,9 @@ class Consolidator:
                     self.store.count_step(run.id)
                 return True, set()
             if function not in prompt.allowed(self):
-                raise ToolError(f"{function} is not available during consolidation; use {', '.join(prompt.allowed(self))} or {FINISH}")
+                raise ToolError(
+                    f"{function} is not available during consolidation; use {', '.join(prompt.allowed(self))} or {FINISH}"
+                )
             arguments = validate_arguments(self.tools.resolve(function), arguments)
             if self.settings.mode == APPLY:
                 self._about_to_apply()
@@ -261,17 +276,27 @@ class Consolidator:
     def _messages(self, first_id: int, last_id: int | None) -> list[Message]:
         messages = self.memory.recall.since(self.agent_id, first_id)
         return [
-            m for m in messages
+            m
+            for m in messages
             if (last_id is None or m.id <= last_id) and m.kind in READ_KINDS and m.search_text.strip()
         ]
 
     def _context(self) -> ToolContext:
         m = self.memory
         return ToolContext(
-            agent_id=self.agent_id, agents=m.agents, core=m.core, recall=m.recall, archival=m.archival,
+            agent_id=self.agent_id,
+            agents=m.agents,
+            core=m.core,
+            recall=m.recall,
+            archival=m.archival,
             files=None,  # type: ignore[arg-type] - memory functions touch no files
-            http=HttpPolicy(), runtime=self.runtime, params=self.settings.params, plain_assistant_prompt="",
-            clock=m.clock, consent=DenyAll(), graph=m.graph,
+            http=HttpPolicy(),
+            runtime=self.runtime,
+            params=self.settings.params,
+            plain_assistant_prompt="",
+            clock=m.clock,
+            consent=DenyAll(),
+            graph=m.graph,
         )
 
 
@@ -280,7 +305,11 @@ def _parse(text: str) -> tuple[str, str, dict[str, Any]]:
         data = json.loads(text)
     except json.JSONDecodeError as error:
         raise ToolError(f"Your answer was not valid JSON ({error.msg}). Answer with one function call.") from error
-    if not isinstance(data, dict) or not isinstance(data.get("function"), str) or not isinstance(data.get("params", {}), dict):
+    if (
+        not isinstance(data, dict)
+        or not isinstance(data.get("function"), str)
+        or not isinstance(data.get("params", {}), dict)
+    ):
         raise ToolError('Answer with one JSON object: {"function": NAME, "params": {...}}')
     params = dict(data.get("params", {}))
     thoughts = str(params.pop("inner_thoughts", ""))

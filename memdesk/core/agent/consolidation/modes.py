@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from memdesk.core.runtime.base import SamplingParams
-from memdesk.core.base.settings_table import DEFAULTS
 from memdesk.core.base.errors import ConfigError
+from memdesk.core.base.settings_table import DEFAULTS
+from memdesk.core.runtime.base import SamplingParams
 
 OFF, APPLY, ASK = "off", "apply", "ask"
 MODES = (OFF, APPLY, ASK)

@@ -26,7 +26,9 @@ log = logging.getLogger("memdesk.consolidation")
 #: The only functions a pass may call (those the agent has; the graph one once it exists).
 MEMORY_FUNCTIONS = ("core_memory_append", "core_memory_replace", "archival_memory_insert", "knowledge_graph_insert")
 FINISH = "finish_consolidation"
-FINISH_SPEC = ToolSpec(FINISH, "End this consolidation pass: memory is up to date.", {"type": "object", "properties": {}, "required": []})
+FINISH_SPEC = ToolSpec(
+    FINISH, "End this consolidation pass: memory is up to date.", {"type": "object", "properties": {}, "required": []}
+)
 #: Changes listed in the prompt (the most recent); older ones are summarised by a count.
 SHOWN_CHANGES = 20
 LINE_CHARS = 1500
@@ -42,11 +44,11 @@ class Conversation:
     last: datetime
 
 
-def allowed(pass_: "Consolidator") -> list[str]:
+def allowed(pass_: Consolidator) -> list[str]:
     return [name for name in MEMORY_FUNCTIONS if pass_.tools.resolve(name) is not None]
 
 
-def specs(pass_: "Consolidator") -> list[ToolSpec]:
+def specs(pass_: Consolidator) -> list[ToolSpec]:
     """Memory functions only, without request_heartbeat (a pass chains by itself), and core
     memory functions limited to the blocks that exist and are writable."""
     labels = [b.label for b in pass_.memory.core.blocks(pass_.agent_id) if not b.read_only]
@@ -63,7 +65,7 @@ def specs(pass_: "Consolidator") -> list[ToolSpec]:
     return result + [FINISH_SPEC]
 
 
-def _system(pass_: "Consolidator") -> str:
+def _system(pass_: Consolidator) -> str:
     lines = []
     for spec in specs(pass_):
         properties = spec.parameters.get("properties", {})
@@ -74,7 +76,9 @@ def _system(pass_: "Consolidator") -> str:
     return f"{pass_.instructions}\n\n### Functions\n" + "\n".join(lines)
 
 
-def prompt(pass_: "Consolidator", run: Run, transcript_text: str, conversation_: Conversation | None = None) -> list[ChatMessage]:
+def prompt(
+    pass_: Consolidator, run: Run, transcript_text: str, conversation_: Conversation | None = None
+) -> list[ChatMessage]:
     """The pass's prompt: on the conversation's own prompt when there is one and it leaves room
     (then only the pass's request is evaluated), else standalone with the transcript."""
     if conversation_ is not None:
@@ -84,7 +88,7 @@ def prompt(pass_: "Consolidator", run: Run, transcript_text: str, conversation_:
     return _standalone_prompt(pass_, run, transcript_text)
 
 
-def _standalone_prompt(pass_: "Consolidator", run: Run, transcript_text: str) -> list[ChatMessage]:
+def _standalone_prompt(pass_: Consolidator, run: Run, transcript_text: str) -> list[ChatMessage]:
     body = "\n".join(
         [
             "### Conversation since the last consolidation (times in UTC)",
@@ -96,18 +100,21 @@ def _standalone_prompt(pass_: "Consolidator", run: Run, transcript_text: str) ->
     return [ChatMessage("system", _system(pass_)), ChatMessage("user", body)]
 
 
-def _request(pass_: "Consolidator", run: Run, conversation_: Conversation) -> str:
+def _request(pass_: Consolidator, run: Run, conversation_: Conversation) -> str:
     """What follows the conversation's prompt: the pass's instructions and functions and the
     messages to read that are no longer in view (all stable during the pass), then memory as
     it is now and the changes so far (what a step changes)."""
     lines = ["### Consolidation pass", "The conversation above is paused. " + _system(pass_), ""]
     if conversation_.out_of_view:
         lines += ["### Earlier messages to read, no longer shown above (times in UTC)", conversation_.out_of_view, ""]
-    lines += [f"Read the conversation from {conversation_.first:%Y-%m-%d %H:%M} to {conversation_.last:%Y-%m-%d %H:%M} (UTC).", ""]
+    lines += [
+        f"Read the conversation from {conversation_.first:%Y-%m-%d %H:%M} to {conversation_.last:%Y-%m-%d %H:%M} (UTC).",
+        "",
+    ]
     return "\n".join([*lines, *_memory_and_changes(pass_, run)])
 
 
-def conversation(pass_: "Consolidator", messages: Sequence[Message]) -> Conversation | None:
+def conversation(pass_: Consolidator, messages: Sequence[Message]) -> Conversation | None:
     if pass_.prefix is None or not messages:
         return None
     try:
@@ -122,7 +129,7 @@ def conversation(pass_: "Consolidator", messages: Sequence[Message]) -> Conversa
     return Conversation(tuple(prefix), transcript(hidden), messages[0].created_at, messages[-1].created_at)
 
 
-def _memory_and_changes(pass_: "Consolidator", run: Run) -> list[str]:
+def _memory_and_changes(pass_: Consolidator, run: Run) -> list[str]:
     changes = pass_.store.changes(run.id)
     shown = changes[-SHOWN_CHANGES:]
     lines = [f"- {c.status}: {c.describe()}" + (f" ({c.result})" if c.status == FAILED else "") for c in shown]
@@ -149,7 +156,7 @@ def transcript(messages: Sequence[Message]) -> str:
     return "\n".join(_line(m) for m in messages)
 
 
-def fitting(pass_: "Consolidator", messages: list[Message]) -> list[Message]:
+def fitting(pass_: Consolidator, messages: list[Message]) -> list[Message]:
     """The longest run of messages (oldest first) whose transcript leaves room in the window
     for the instructions, memory, the changes list and the answer; the rest waits for the
     next pass."""
@@ -166,8 +173,15 @@ def fitting(pass_: "Consolidator", messages: list[Message]) -> list[Message]:
     return kept
 
 
-def _prompt_without_run(pass_: "Consolidator") -> list[ChatMessage]:
-    body = "\n".join(["### Memory now", pass_.memory.core.render(pass_.agent_id), "### Changes made in this pass so far", "None yet."])
+def _prompt_without_run(pass_: Consolidator) -> list[ChatMessage]:
+    body = "\n".join(
+        [
+            "### Memory now",
+            pass_.memory.core.render(pass_.agent_id),
+            "### Changes made in this pass so far",
+            "None yet.",
+        ]
+    )
     return [ChatMessage("system", _system(pass_)), ChatMessage("user", body)]
 
 

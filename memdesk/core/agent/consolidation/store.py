@@ -74,12 +74,22 @@ _CHANGE_COLUMNS = "id, run_id, agent_id, function, arguments, thoughts, status, 
 
 
 def _run(row) -> Run:
-    return Run(row[0], row[1], row[2], row[3], row[4], row[5], row[6], parse_iso(row[7]), parse_iso(row[8]) if row[8] else None)
+    return Run(
+        row[0], row[1], row[2], row[3], row[4], row[5], row[6], parse_iso(row[7]), parse_iso(row[8]) if row[8] else None
+    )
 
 
 def _change(row) -> Change:
     return Change(
-        row[0], row[1], row[2], row[3], json.loads(row[4]), row[5], row[6], row[7], parse_iso(row[8]),
+        row[0],
+        row[1],
+        row[2],
+        row[3],
+        json.loads(row[4]),
+        row[5],
+        row[6],
+        row[7],
+        parse_iso(row[8]),
         parse_iso(row[9]) if row[9] else None,
     )
 
@@ -99,7 +109,8 @@ class ConsolidationStore:
 
     def unfinished(self, agent_id: int) -> Run | None:
         row = self._db.query_one(
-            f"SELECT {_RUN_COLUMNS} FROM consolidation_runs WHERE agent_id = ? AND status = ? ORDER BY id LIMIT 1", (agent_id, RUNNING)
+            f"SELECT {_RUN_COLUMNS} FROM consolidation_runs WHERE agent_id = ? AND status = ? ORDER BY id LIMIT 1",
+            (agent_id, RUNNING),
         )
         return _run(row) if row else None
 
@@ -119,22 +130,35 @@ class ConsolidationStore:
 
     def finish(self, run_id: int) -> Run:
         self._db.execute(
-            "UPDATE consolidation_runs SET status = ?, finished_at = ? WHERE id = ?", (DONE, iso(self._clock.now()), run_id)
+            "UPDATE consolidation_runs SET status = ?, finished_at = ? WHERE id = ?",
+            (DONE, iso(self._clock.now()), run_id),
         )
         return self.run(run_id)
 
     def runs(self, agent_id: int, limit: int = 20) -> list[Run]:
         rows = self._db.query(
-            f"SELECT {_RUN_COLUMNS} FROM consolidation_runs WHERE agent_id = ? ORDER BY id DESC LIMIT ?", (agent_id, limit)
+            f"SELECT {_RUN_COLUMNS} FROM consolidation_runs WHERE agent_id = ? ORDER BY id DESC LIMIT ?",
+            (agent_id, limit),
         )
         return [_run(r) for r in rows]
 
     # --- changes -------------------------------------------------------------------------------
-    def add_change(self, run: Run, function: str, arguments: dict[str, Any], thoughts: str, status: str, result: str) -> Change:
+    def add_change(
+        self, run: Run, function: str, arguments: dict[str, Any], thoughts: str, status: str, result: str
+    ) -> Change:
         cursor = self._db.execute(
             "INSERT INTO consolidation_changes(run_id, agent_id, function, arguments, thoughts, status, result, created_at)"
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (run.id, run.agent_id, function, json.dumps(arguments, ensure_ascii=False), thoughts, status, result, iso(self._clock.now())),
+            (
+                run.id,
+                run.agent_id,
+                function,
+                json.dumps(arguments, ensure_ascii=False),
+                thoughts,
+                status,
+                result,
+                iso(self._clock.now()),
+            ),
         )
         return self.change(cursor.lastrowid)
 
@@ -143,18 +167,22 @@ class ConsolidationStore:
         return _change(row) if row else None
 
     def changes(self, run_id: int) -> list[Change]:
-        rows = self._db.query(f"SELECT {_CHANGE_COLUMNS} FROM consolidation_changes WHERE run_id = ? ORDER BY id", (run_id,))
+        rows = self._db.query(
+            f"SELECT {_CHANGE_COLUMNS} FROM consolidation_changes WHERE run_id = ? ORDER BY id", (run_id,)
+        )
         return [_change(r) for r in rows]
 
     def pending(self, agent_id: int) -> list[Change]:
         rows = self._db.query(
-            f"SELECT {_CHANGE_COLUMNS} FROM consolidation_changes WHERE agent_id = ? AND status = ? ORDER BY id", (agent_id, PENDING)
+            f"SELECT {_CHANGE_COLUMNS} FROM consolidation_changes WHERE agent_id = ? AND status = ? ORDER BY id",
+            (agent_id, PENDING),
         )
         return [_change(r) for r in rows]
 
     def recent(self, agent_id: int, limit: int = 50) -> list[Change]:
         rows = self._db.query(
-            f"SELECT {_CHANGE_COLUMNS} FROM consolidation_changes WHERE agent_id = ? ORDER BY id DESC LIMIT ?", (agent_id, limit)
+            f"SELECT {_CHANGE_COLUMNS} FROM consolidation_changes WHERE agent_id = ? ORDER BY id DESC LIMIT ?",
+            (agent_id, limit),
         )
         return [_change(r) for r in rows]
 

@@ -61,7 +61,9 @@ def _line(group: list[tuple[Any, str]]) -> str:
         memory, text = group[0]
         return memory.line(text)
     ordered = sorted(group, key=lambda pair: pair[0].at)
-    return f"[{day_month_year(ordered[0][0].at)}] " + SEPARATOR.join(f"{memory.where}: {text}" for memory, text in ordered)
+    return f"[{day_month_year(ordered[0][0].at)}] " + SEPARATOR.join(
+        f"{memory.where}: {text}" for memory, text in ordered
+    )
 
 
 def pack(

@@ -36,10 +36,10 @@ from memdesk.core.agent.failure_log import where_it_failed
 from memdesk.core.agent.recall.packing import pack
 from memdesk.core.agent.recall.speaker import named_speaker_first
 from memdesk.core.base.clock import day_month_year, iso, parse_iso
+from memdesk.core.base.settings_table import DEFAULTS
 from memdesk.core.memory.archival import ArchivalMemory
 from memdesk.core.memory.recall import Message, RecallMemory
 from memdesk.core.retrieval.support import NOTHING_BELOW, support
-from memdesk.core.base.settings_table import DEFAULTS
 from memdesk.core.storage import Database
 
 log = logging.getLogger("memdesk.agent.recall")
@@ -137,7 +137,12 @@ class ConversationSource:
         mine = [m.item.id for m in found if m.source == self.name and isinstance(m.item, Message)]
         speakers, said_by = self._recall.speakers(agent_id, mine)
         who = dict(zip(mine, said_by))
-        return named_speaker_first(query, found, [who.get(m.item.id, "") if isinstance(m.item, Message) else "" for m in found], sorted(speakers))
+        return named_speaker_first(
+            query,
+            found,
+            [who.get(m.item.id, "") if isinstance(m.item, Message) else "" for m in found],
+            sorted(speakers),
+        )
 
     def support(self, agent_id: int, query: str, found: Sequence[Memory]) -> float | None:
         """How well the conversation's best hits answer ``query`` (memdesk.core.retrieval.support);
@@ -154,7 +159,11 @@ def excerpt(text: str, span: tuple[int, int], at: datetime | None) -> str:
     long message then costs the section one part, and the detail deep inside it is what shows."""
     start, end = span
     part = text[start:end].strip()
-    whole = f"conversation_search_date {at.date().isoformat()} shows it whole" if at else "conversation_search shows it whole"
+    whole = (
+        f"conversation_search_date {at.date().isoformat()} shows it whole"
+        if at
+        else "conversation_search shows it whole"
+    )
     return f"{'… ' if start > 0 else ''}{part}{' …' if end < len(text) else ''} (part of a {len(text):,}-character message; {whole})"
 
 
@@ -172,7 +181,17 @@ class ArchivalSource:
         found = []
         for hit in self._archival.search(agent_id, query, page_size=limit).hits:
             passage = hit.passage
-            found.append(Memory(self.name, f"passage:{passage.id}", passage.text, passage.created_at, passage.citation.label(), hit.score, hit))
+            found.append(
+                Memory(
+                    self.name,
+                    f"passage:{passage.id}",
+                    passage.text,
+                    passage.created_at,
+                    passage.citation.label(),
+                    hit.score,
+                    hit,
+                )
+            )
         return found
 
 
@@ -231,7 +250,9 @@ def render_event(lines: Sequence[str], note: str = NOTE) -> str:
 
 class AutoRecall:
     def __init__(
-        self, sources: Sequence[MemorySource], settings: RecallSettings = RecallSettings(),
+        self,
+        sources: Sequence[MemorySource],
+        settings: RecallSettings = RecallSettings(),
         order: Callable[[str, list[Memory]], list[Memory]] = lambda query, found: found,
     ) -> None:
         """``order``: rearranges the hits before they are fitted (the app passes
@@ -253,12 +274,15 @@ class AutoRecall:
         sources at once, each in its own thread (their array work runs side by side; the store
         serialises their statements): not from inside a transaction of the store, which the
         other threads would wait for."""
+
         def find(source: MemorySource) -> list[Memory]:
             return source.find(agent_id, query, first_in_context=first_in_context, limit=self.settings.per_source)
 
         if parallel and len(self.sources) > 1:
             if self._source_pool is None:
-                self._source_pool = ThreadPoolExecutor(max_workers=len(self.sources) - 1, thread_name_prefix="auto-recall-source")
+                self._source_pool = ThreadPoolExecutor(
+                    max_workers=len(self.sources) - 1, thread_name_prefix="auto-recall-source"
+                )
             others = [self._source_pool.submit(find, source) for source in self.sources[1:]]
             ranked = [find(self.sources[0])] + [future.result() for future in others]
         else:
@@ -275,7 +299,11 @@ class AutoRecall:
         the conversation; the lowest of their judgements); the hits then in ``order`` (inside
         the deadline: ordering compares their texts)."""
         found = self.search(agent_id, query, first_in_context=first_in_context, parallel=parallel)
-        judged = [j for j in (s.support(agent_id, query, found) for s in self.sources if hasattr(s, "support")) if j is not None]
+        judged = [
+            j
+            for j in (s.support(agent_id, query, found) for s in self.sources if hasattr(s, "support"))
+            if j is not None
+        ]
         for source in self.sources:  # a source may reorder its hits (the named speaker first)
             if hasattr(source, "arrange"):
                 found = source.arrange(agent_id, query, found)
@@ -307,7 +335,9 @@ class AutoRecall:
             else:
                 if self._executor is None:
                     self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="auto-recall")
-                future = self._executor.submit(self.search_with_support, agent_id, query, first_in_context=first_in_context, parallel=True)
+                future = self._executor.submit(
+                    self.search_with_support, agent_id, query, first_in_context=first_in_context, parallel=True
+                )
                 found, judged = future.result(timeout=settings.timeout_ms / 1000)
         except FutureTimeout:
             log.warning("automatic recall took over %s ms: the reply goes ahead without it", settings.timeout_ms)
@@ -322,7 +352,9 @@ class AutoRecall:
             return RecallResult("nothing", seconds=seconds, support=judged)
         return RecallResult("placed", tuple(placed), render_event(lines, note), seconds, judged)
 
-    def _fit(self, found, visible: Visible, budget: int, count_tokens, truncate, note: str = NOTE) -> tuple[list[Memory], list[str]]:
+    def _fit(
+        self, found, visible: Visible, budget: int, count_tokens, truncate, note: str = NOTE
+    ) -> tuple[list[Memory], list[str]]:
         """The best hits, in rank order, that fit ``budget`` together, a day's conversation on one
         line (memdesk.core.agent.recall.packing); what the model sees already, or a repeat, is left out."""
         seen: set[str] = set()
@@ -335,8 +367,15 @@ class AutoRecall:
             return False
 
         return pack(
-            found, skip=skip, budget=budget, item_tokens=max(16, int(budget * ITEM_SHARE)), max_hits=self.settings.max_hits,
-            grouped_source=CONVERSATION, count_tokens=count_tokens, truncate=truncate, render=lambda lines: render_event(lines, note),
+            found,
+            skip=skip,
+            budget=budget,
+            item_tokens=max(16, int(budget * ITEM_SHARE)),
+            max_hits=self.settings.max_hits,
+            grouped_source=CONVERSATION,
+            count_tokens=count_tokens,
+            truncate=truncate,
+            render=lambda lines: render_event(lines, note),
         )
 
     def close(self) -> None:
@@ -367,15 +406,21 @@ class ShownMemories:
     def record(self, agent_id: int, event_id: int, memories: Sequence[Memory]) -> None:
         self.db.executemany(
             "INSERT INTO recall_shown(agent_id, event_id, position, source, ref, at, place, text) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            [(agent_id, event_id, n, m.source, m.ref, iso(m.at) if m.at else None, m.where, m.text) for n, m in enumerate(memories)],
+            [
+                (agent_id, event_id, n, m.source, m.ref, iso(m.at) if m.at else None, m.where, m.text)
+                for n, m in enumerate(memories)
+            ],
         )
 
     def refs_since(self, agent_id: int, first_event_id: int) -> frozenset[str]:
-        rows = self.db.query("SELECT ref FROM recall_shown WHERE agent_id = ? AND event_id >= ?", (agent_id, first_event_id))
+        rows = self.db.query(
+            "SELECT ref FROM recall_shown WHERE agent_id = ? AND event_id >= ?", (agent_id, first_event_id)
+        )
         return frozenset(r[0] for r in rows)
 
     def shown_by(self, event_id: int) -> list[ShownMemory]:
         rows = self.db.query(
-            "SELECT event_id, position, source, ref, at, place, text FROM recall_shown WHERE event_id = ? ORDER BY position", (event_id,)
+            "SELECT event_id, position, source, ref, at, place, text FROM recall_shown WHERE event_id = ? ORDER BY position",
+            (event_id,),
         )
         return [ShownMemory(r[0], r[1], r[2], r[3], parse_iso(r[4]) if r[4] else None, r[5], r[6]) for r in rows]

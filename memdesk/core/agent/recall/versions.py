@@ -43,7 +43,9 @@ def newest_first(query: str, found: Sequence[Memory], considered: int = CONSIDER
     query asks about adjacent, newer first, at the better of their two places, both marked
     (``Memory.version``); everything else in its order."""
     head = list(found[:considered])
-    pairs = find_versions([(_said(m.text), m.at) for m in head], about=query, speakers=[(m.source, m.where) for m in head])
+    pairs = find_versions(
+        [(_said(m.text), m.at) for m in head], about=query, speakers=[(m.source, m.where) for m in head]
+    )
     if not pairs:
         return list(found)
     partner: dict[int, int] = {}

@@ -9,10 +9,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from memdesk.core.base.errors import DocumentError
+from memdesk.core.documents.parsers import code, docx_parser, html_parser, pdf_parser, tabular, text
 from memdesk.core.documents.parsers.archive import check_unpacked_size
 from memdesk.core.documents.parsers.base import ParsedDocument, Section
-from memdesk.core.documents.parsers import code, docx_parser, html_parser, pdf_parser, tabular, text
-from memdesk.core.base.errors import DocumentError
 
 Parser = Callable[[bytes, str], ParsedDocument]
 

@@ -35,17 +35,24 @@ def decode_text(data: bytes, name: str) -> str:
     guessed, because a wrong guess silently stores garbage in memory."""
     if not data.strip():
         raise DocumentError(f"{name}: the file is empty")
-    for bom, encoding in ((codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16")):
+    for bom, encoding in (
+        (codecs.BOM_UTF8, "utf-8-sig"),
+        (codecs.BOM_UTF16_LE, "utf-16"),
+        (codecs.BOM_UTF16_BE, "utf-16"),
+    ):
         if data.startswith(bom):
             try:
                 return data.decode(encoding)
             except UnicodeDecodeError as error:
-                raise DocumentError(f"{name}: text is not valid {encoding} ({error.reason} at byte {error.start})") from error
+                raise DocumentError(
+                    f"{name}: text is not valid {encoding} ({error.reason} at byte {error.start})"
+                ) from error
     if looks_binary(data):
         raise DocumentError(f"{name}: this is a binary file, not text")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as error:
         raise DocumentError(
-            f"{name}: text is not UTF-8 ({error.reason} at byte {error.start})", hint="save the file as UTF-8 and add it again"
+            f"{name}: text is not UTF-8 ({error.reason} at byte {error.start})",
+            hint="save the file as UTF-8 and add it again",
         ) from error

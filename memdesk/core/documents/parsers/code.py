@@ -7,8 +7,35 @@ import re
 from memdesk.core.documents.parsers.base import ParsedDocument, Section, decode_text
 
 EXTENSIONS = (
-    ".py", ".js", ".ts", ".tsx", ".jsx", ".java", ".c", ".h", ".cc", ".cpp", ".hpp", ".cs", ".go", ".rs", ".rb",
-    ".php", ".swift", ".kt", ".scala", ".sh", ".sql", ".lua", ".r", ".m", ".toml", ".yaml", ".yml", ".ini", ".cfg",
+    ".py",
+    ".js",
+    ".ts",
+    ".tsx",
+    ".jsx",
+    ".java",
+    ".c",
+    ".h",
+    ".cc",
+    ".cpp",
+    ".hpp",
+    ".cs",
+    ".go",
+    ".rs",
+    ".rb",
+    ".php",
+    ".swift",
+    ".kt",
+    ".scala",
+    ".sh",
+    ".sql",
+    ".lua",
+    ".r",
+    ".m",
+    ".toml",
+    ".yaml",
+    ".yml",
+    ".ini",
+    ".cfg",
 )
 
 # A line at column 0 that starts a definition in most C-like and scripting languages.

@@ -6,8 +6,8 @@ import io
 import zipfile
 import zlib
 
-from memdesk.core.documents.parsers.base import ParsedDocument, Section
 from memdesk.core.base.errors import DocumentError
+from memdesk.core.documents.parsers.base import ParsedDocument, Section
 
 EXTENSIONS = (".docx",)
 #: A zip archive: measured unpacked before it is parsed (parsers.archive).

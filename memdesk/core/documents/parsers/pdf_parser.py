@@ -6,8 +6,8 @@ import io
 import logging
 import zlib
 
-from memdesk.core.documents.parsers.base import ParsedDocument, Section
 from memdesk.core.base.errors import DocumentError
+from memdesk.core.documents.parsers.base import ParsedDocument, Section
 
 EXTENSIONS = (".pdf",)
 
@@ -23,14 +23,27 @@ def parse(data: bytes, name: str) -> ParsedDocument:
     try:
         reader = PdfReader(io.BytesIO(data), strict=False)
         if reader.is_encrypted:
-            raise DocumentError(f"{name}: the PDF is encrypted", hint="remove the password in a PDF viewer and add it again")
+            raise DocumentError(
+                f"{name}: the PDF is encrypted", hint="remove the password in a PDF viewer and add it again"
+            )
         title = None
         if reader.metadata is not None and reader.metadata.title:
             title = str(reader.metadata.title).strip() or None
-        sections = [Section(page.extract_text() or "", page=number) for number, page in enumerate(reader.pages, start=1)]
+        sections = [
+            Section(page.extract_text() or "", page=number) for number, page in enumerate(reader.pages, start=1)
+        ]
     except DocumentError:
         raise
     # PyPdfError: every pypdf error, its safety limits (LimitReachedError) included.
-    except (PyPdfError, ValueError, KeyError, TypeError, AttributeError, IndexError, RecursionError, zlib.error) as error:
+    except (
+        PyPdfError,
+        ValueError,
+        KeyError,
+        TypeError,
+        AttributeError,
+        IndexError,
+        RecursionError,
+        zlib.error,
+    ) as error:
         raise DocumentError(f"{name}: the PDF is damaged and cannot be read ({error})") from error
     return ParsedDocument(title or name, "application/pdf", sections)

@@ -6,8 +6,8 @@ import csv
 import io
 import json
 
-from memdesk.core.documents.parsers.base import ParsedDocument, Section, decode_text
 from memdesk.core.base.errors import DocumentError
+from memdesk.core.documents.parsers.base import ParsedDocument, Section, decode_text
 
 EXTENSIONS = (".csv", ".tsv", ".json", ".jsonl")
 

@@ -6,6 +6,19 @@ from memdesk.core.memory.forget.remove import PLACEHOLDER, Removed, remove, scru
 from memdesk.core.memory.forget.service import ForgetPreview, ForgetResult, Forgetting, KindPreview
 
 __all__ = [
-    "DEFAULT_THRESHOLD", "KINDS", "LABELS", "PLACEHOLDER", "SNAPSHOT_REASON", "Finder", "ForgetPreview", "ForgetResult", "Forgetting",
-    "Found", "KindPreview", "Removed", "SnapshotStore", "remove", "scrub",
+    "DEFAULT_THRESHOLD",
+    "KINDS",
+    "LABELS",
+    "PLACEHOLDER",
+    "SNAPSHOT_REASON",
+    "Finder",
+    "ForgetPreview",
+    "ForgetResult",
+    "Forgetting",
+    "Found",
+    "KindPreview",
+    "Removed",
+    "SnapshotStore",
+    "remove",
+    "scrub",
 ]

@@ -21,11 +21,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from memdesk.core.memory.forget.matching import Phrases
+from memdesk.core.base.settings_table import DEFAULTS
 from memdesk.core.embedding import Embedder
 from memdesk.core.graph import names
-from memdesk.core.retrieval.vector_index import TABLES as VECTOR_TABLES, table_exists
-from memdesk.core.base.settings_table import DEFAULTS
+from memdesk.core.memory.forget.matching import Phrases
+from memdesk.core.retrieval.vector_index import TABLES as VECTOR_TABLES
+from memdesk.core.retrieval.vector_index import table_exists
 from memdesk.core.storage import Database
 
 #: Cosine similarity from which a message or passage counts as about the request: the
@@ -38,9 +39,16 @@ ENTITIES, FACTS, MENTIONS = "graph_entities", "graph_facts", "graph_mentions"
 HISTORY, RECALL, PROPOSALS, SUMMARY = "history", "recall_events", "proposals", "summary"
 KINDS = (MESSAGES, PASSAGES, DOCUMENTS, CORE, SUMMARY, ENTITIES, FACTS, MENTIONS, HISTORY, RECALL, PROPOSALS)
 LABELS = {
-    MESSAGES: "conversation messages", PASSAGES: "archival passages", DOCUMENTS: "documents", CORE: "core-memory lines",
-    SUMMARY: "conversation summary", ENTITIES: "knowledge-graph entities", FACTS: "knowledge-graph facts",
-    MENTIONS: "knowledge-graph mentions", HISTORY: "memory-history entries", RECALL: "automatic-recall lines",
+    MESSAGES: "conversation messages",
+    PASSAGES: "archival passages",
+    DOCUMENTS: "documents",
+    CORE: "core-memory lines",
+    SUMMARY: "conversation summary",
+    ENTITIES: "knowledge-graph entities",
+    FACTS: "knowledge-graph facts",
+    MENTIONS: "knowledge-graph mentions",
+    HISTORY: "memory-history entries",
+    RECALL: "automatic-recall lines",
     PROPOSALS: "consolidation proposals",
 }
 
@@ -67,9 +75,17 @@ class Found:
 
     def counts(self) -> dict[str, int]:
         return {
-            MESSAGES: len(self.messages), PASSAGES: len(self.passages), DOCUMENTS: len(self.documents), CORE: len(self.core_lines),
-            SUMMARY: int(self.summary), ENTITIES: len(self.entities), FACTS: len(self.facts), MENTIONS: len(self.mentions),
-            HISTORY: len(self.history), RECALL: len(self.recall), PROPOSALS: len(self.proposals),
+            MESSAGES: len(self.messages),
+            PASSAGES: len(self.passages),
+            DOCUMENTS: len(self.documents),
+            CORE: len(self.core_lines),
+            SUMMARY: int(self.summary),
+            ENTITIES: len(self.entities),
+            FACTS: len(self.facts),
+            MENTIONS: len(self.mentions),
+            HISTORY: len(self.history),
+            RECALL: len(self.recall),
+            PROPOSALS: len(self.proposals),
         }
 
     @property
@@ -101,31 +117,59 @@ class Finder:
     def find(self, agent_id: int, text: str) -> Found:
         db = self._db
         entities = self._named_entities(agent_id, text)
-        alias_names = [r[0] for r in db.query(
-            f"SELECT name FROM graph_entities WHERE id IN ({_marks(entities)[0]})", sorted(entities)
-        )] if entities else []
+        alias_names = (
+            [
+                r[0]
+                for r in db.query(
+                    f"SELECT name FROM graph_entities WHERE id IN ({_marks(entities)[0]})", sorted(entities)
+                )
+            ]
+            if entities
+            else []
+        )
         phrases = Phrases([text, *alias_names])
         found = Found(agent_id, phrases)
         if not phrases:
             return found
         match = phrases.register(db)
         found.entities = entities | {
-            int(r[0]) for r in db.query(f"SELECT id FROM graph_entities WHERE agent_id = ? AND {match}(name)", (agent_id,))
+            int(r[0])
+            for r in db.query(f"SELECT id FROM graph_entities WHERE agent_id = ? AND {match}(name)", (agent_id,))
         }
-        found.entities |= {int(r[0]) for r in db.query(
-            f"SELECT id FROM graph_entities WHERE merged_into IN ({_marks(found.entities)[0]})", sorted(found.entities)
-        )} if found.entities else set()
+        found.entities |= (
+            {
+                int(r[0])
+                for r in db.query(
+                    f"SELECT id FROM graph_entities WHERE merged_into IN ({_marks(found.entities)[0]})",
+                    sorted(found.entities),
+                )
+            }
+            if found.entities
+            else set()
+        )
 
-        found.messages = {int(r[0]) for r in db.query(
-            f"SELECT id FROM messages WHERE agent_id = ? AND ({match}(content) OR {match}(search_text) OR {match}(author))", (agent_id,)
-        )}
+        found.messages = {
+            int(r[0])
+            for r in db.query(
+                f"SELECT id FROM messages WHERE agent_id = ? AND ({match}(content) OR {match}(search_text) OR {match}(author))",
+                (agent_id,),
+            )
+        }
         found.messages |= self._fts(agent_id, "messages", phrases)
-        found.documents = {int(r[0]) for r in db.query(
-            f"SELECT id FROM documents WHERE agent_id = ? AND ({match}(title) OR {match}(path) OR {match}(error))", (agent_id,)
-        )}
-        found.passages = {int(r[0]) for r in db.query(
-            f"SELECT id FROM passages WHERE agent_id = ? AND ({match}(text) OR {match}(tags) OR {match}(section))", (agent_id,)
-        )}
+        found.documents = {
+            int(r[0])
+            for r in db.query(
+                f"SELECT id FROM documents WHERE agent_id = ? AND ({match}(title) OR {match}(path) OR {match}(error))",
+                (agent_id,),
+            )
+        }
+        found.passages = {
+            int(r[0])
+            for r in db.query(
+                f"SELECT id FROM passages WHERE agent_id = ? AND ({match}(text) OR {match}(tags) OR {match}(section))",
+                (agent_id,),
+            )
+        }
         found.passages |= self._fts(agent_id, "passages", phrases)
         found.passages |= _in(db, "SELECT id FROM passages WHERE document_id IN ({})", found.documents)
         for kind, ids in self._similar(agent_id, text).items():
@@ -133,12 +177,17 @@ class Finder:
             found.similar |= {(kind, i) for i in new}
             getattr(found, kind).update(new)
 
-        for block_id, label, value in db.query("SELECT id, label, value FROM memory_blocks WHERE agent_id = ?", (agent_id,)):
+        for block_id, label, value in db.query(
+            "SELECT id, label, value FROM memory_blocks WHERE agent_id = ?", (agent_id,)
+        ):
             found.core_lines += [(block_id, label, part) for part in phrases.matching_parts(value)]
         row = db.query_one("SELECT summary FROM agents WHERE id = ?", (agent_id,))
         found.summary = bool(row and phrases.matches(row[0]))
 
-        found.facts = {int(r[0]) for r in db.query(f"SELECT id FROM graph_facts WHERE agent_id = ? AND {match}(relation)", (agent_id,))}
+        found.facts = {
+            int(r[0])
+            for r in db.query(f"SELECT id FROM graph_facts WHERE agent_id = ? AND {match}(relation)", (agent_id,))
+        }
         found.facts |= _in(db, "SELECT id FROM graph_facts WHERE subject_id IN ({})", found.entities)
         found.facts |= _in(db, "SELECT id FROM graph_facts WHERE object_id IN ({})", found.entities)
         found.facts |= _in(db, "SELECT id FROM graph_facts WHERE message_id IN ({})", found.messages)
@@ -146,27 +195,44 @@ class Finder:
         found.mentions = _in(db, "SELECT id FROM graph_mentions WHERE entity_id IN ({})", found.entities)
         found.mentions |= _in(db, "SELECT id FROM graph_mentions WHERE message_id IN ({})", found.messages)
         found.mentions |= _in(db, "SELECT id FROM graph_mentions WHERE passage_id IN ({})", found.passages)
-        found.queue = _in(db, "SELECT id FROM graph_queue WHERE source_kind = 'message' AND source_id IN ({})", found.messages)
-        found.queue |= _in(db, "SELECT id FROM graph_queue WHERE source_kind = 'passage' AND source_id IN ({})", found.passages)
+        found.queue = _in(
+            db, "SELECT id FROM graph_queue WHERE source_kind = 'message' AND source_id IN ({})", found.messages
+        )
+        found.queue |= _in(
+            db, "SELECT id FROM graph_queue WHERE source_kind = 'passage' AND source_id IN ({})", found.passages
+        )
 
-        found.history = {int(r[0]) for r in db.query(
-            f"SELECT id FROM memory_history WHERE agent_id = ? AND ({match}(before) OR {match}(after) OR {match}(target_label)"
-            f" OR {match}(note) OR {match}(before_meta) OR {match}(after_meta))",
-            (agent_id,),
-        )}
+        found.history = {
+            int(r[0])
+            for r in db.query(
+                f"SELECT id FROM memory_history WHERE agent_id = ? AND ({match}(before) OR {match}(after) OR {match}(target_label)"
+                f" OR {match}(note) OR {match}(before_meta) OR {match}(after_meta))",
+                (agent_id,),
+            )
+        }
         refs = [f"message:{i}" for i in found.messages] + [f"passage:{i}" for i in found.passages]
-        found.recall = {int(r[0]) for r in db.query(
-            f"SELECT id FROM recall_shown WHERE agent_id = ? AND ({match}(text) OR {match}(place))", (agent_id,)
-        )}
+        found.recall = {
+            int(r[0])
+            for r in db.query(
+                f"SELECT id FROM recall_shown WHERE agent_id = ? AND ({match}(text) OR {match}(place))", (agent_id,)
+            )
+        }
         for start in range(0, len(refs), 500):
             chunk = refs[start : start + 500]
-            found.recall |= {int(r[0]) for r in db.query(
-                f"SELECT id FROM recall_shown WHERE agent_id = ? AND ref IN ({','.join('?' * len(chunk))})", (agent_id, *chunk)
-            )}
-        found.proposals = {int(r[0]) for r in db.query(
-            f"SELECT id FROM consolidation_changes WHERE agent_id = ? AND ({match}(arguments) OR {match}(thoughts) OR {match}(result))",
-            (agent_id,),
-        )}
+            found.recall |= {
+                int(r[0])
+                for r in db.query(
+                    f"SELECT id FROM recall_shown WHERE agent_id = ? AND ref IN ({','.join('?' * len(chunk))})",
+                    (agent_id, *chunk),
+                )
+            }
+        found.proposals = {
+            int(r[0])
+            for r in db.query(
+                f"SELECT id FROM consolidation_changes WHERE agent_id = ? AND ({match}(arguments) OR {match}(thoughts) OR {match}(result))",
+                (agent_id,),
+            )
+        }
         return found
 
     def _named_entities(self, agent_id: int, text: str) -> set[int]:
@@ -174,11 +240,15 @@ class Finder:
         key = names.name_key(text)
         if not key:
             return set()
-        row = self._db.query_one("SELECT COALESCE(merged_into, id) FROM graph_entities WHERE agent_id = ? AND key = ?", (agent_id, key))
+        row = self._db.query_one(
+            "SELECT COALESCE(merged_into, id) FROM graph_entities WHERE agent_id = ? AND key = ?", (agent_id, key)
+        )
         if row is None:
             return set()
         root = int(row[0])
-        return {root} | {int(r[0]) for r in self._db.query("SELECT id FROM graph_entities WHERE merged_into = ?", (root,))}
+        return {root} | {
+            int(r[0]) for r in self._db.query("SELECT id FROM graph_entities WHERE merged_into = ?", (root,))
+        }
 
     def _fts(self, agent_id: int, kind: str, phrases: Phrases) -> set[int]:
         """Word forms, through the stemming index search uses ("camped" for "camping")."""
@@ -238,7 +308,9 @@ def samples(db: Database, found: Found, per_kind: int = 3, width: int = 120) -> 
         return str(text)
 
     return {
-        MESSAGES: first("SELECT content, search_text FROM messages WHERE id IN ({}) ORDER BY id", found.messages, message_text),
+        MESSAGES: first(
+            "SELECT content, search_text FROM messages WHERE id IN ({}) ORDER BY id", found.messages, message_text
+        ),
         PASSAGES: first("SELECT text FROM passages WHERE id IN ({}) ORDER BY id", found.passages, lambda r: r[0]),
         DOCUMENTS: first("SELECT title FROM documents WHERE id IN ({}) ORDER BY id", found.documents, lambda r: r[0]),
         CORE: [cut(f"{label}: {line}") for _, label, line in found.core_lines[:per_kind]],
@@ -247,17 +319,23 @@ def samples(db: Database, found: Found, per_kind: int = 3, width: int = 120) -> 
         FACTS: first(
             "SELECT s.name, f.relation, o.name FROM graph_facts f JOIN graph_entities s ON s.id = f.subject_id"
             " JOIN graph_entities o ON o.id = f.object_id WHERE f.id IN ({}) ORDER BY f.id",
-            found.facts, lambda r: f"{r[0]} {r[1]} {r[2]}",
+            found.facts,
+            lambda r: f"{r[0]} {r[1]} {r[2]}",
         ),
         MENTIONS: first(
             "SELECT e.name, m.at FROM graph_mentions m JOIN graph_entities e ON e.id = m.entity_id WHERE m.id IN ({}) ORDER BY m.id",
-            found.mentions, lambda r: f"{r[0]} ({r[1][:10]})",
+            found.mentions,
+            lambda r: f"{r[0]} ({r[1][:10]})",
         ),
         HISTORY: first(
             "SELECT source, action, target_kind, target_label FROM memory_history WHERE id IN ({}) ORDER BY id",
-            found.history, lambda r: f"{r[0]} {r[1]} {r[2]} {r[3]}",
+            found.history,
+            lambda r: f"{r[0]} {r[1]} {r[2]} {r[3]}",
         ),
         RECALL: first("SELECT text FROM recall_shown WHERE id IN ({}) ORDER BY id", found.recall, lambda r: r[0]),
-        PROPOSALS: first("SELECT function, arguments FROM consolidation_changes WHERE id IN ({}) ORDER BY id", found.proposals,
-                         lambda r: f"{r[0]} {r[1]}"),
+        PROPOSALS: first(
+            "SELECT function, arguments FROM consolidation_changes WHERE id IN ({}) ORDER BY id",
+            found.proposals,
+            lambda r: f"{r[0]} {r[1]}",
+        ),
     }

@@ -20,11 +20,12 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from memdesk.core.memory.forget.finder import Found, _marks
 from memdesk.core.base.clock import Clock, iso
 from memdesk.core.memory.erase import erase_passages, rewrite_block, rewrite_messages
+from memdesk.core.memory.forget.finder import Found, _marks
 from memdesk.core.memory.history import DELETE, FORGET, USER, MemoryHistory
-from memdesk.core.retrieval.vector_index import TABLES as VECTOR_TABLES, table_exists
+from memdesk.core.retrieval.vector_index import TABLES as VECTOR_TABLES
+from memdesk.core.retrieval.vector_index import table_exists
 from memdesk.core.storage import Database
 
 PLACEHOLDER = "[forgotten]"
@@ -89,7 +90,9 @@ def remove(db: Database, found: Found, clock: Clock, *, history: MemoryHistory |
         doc_passages: set[int] = set()
         for chunk in _chunks(found.documents):
             marks, values = _marks(chunk)
-            doc_passages |= {int(r[0]) for r in db.query(f"SELECT id FROM passages WHERE document_id IN ({marks})", values)}
+            doc_passages |= {
+                int(r[0]) for r in db.query(f"SELECT id FROM passages WHERE document_id IN ({marks})", values)
+            }
         passages = found.passages | doc_passages
         # Graph rows before their sources: facts and mentions cascade from entities and passages,
         # but a message is rewritten, not deleted, so what was taken from it goes explicitly.
@@ -104,10 +107,18 @@ def remove(db: Database, found: Found, clock: Clock, *, history: MemoryHistory |
         for chunk in _chunks(found.messages):
             marks, values = _marks(chunk)
             rows = db.query(f"SELECT id, content, search_text, author FROM messages WHERE id IN ({marks})", values)
-            rewrite_messages(db, [
-                (message_id, placeholder_content(content), PLACEHOLDER if search_text else "", None if phrases.matches(author) else author)
-                for message_id, content, search_text, author in rows
-            ])
+            rewrite_messages(
+                db,
+                [
+                    (
+                        message_id,
+                        placeholder_content(content),
+                        PLACEHOLDER if search_text else "",
+                        None if phrases.matches(author) else author,
+                    )
+                    for message_id, content, search_text, author in rows
+                ],
+            )
         now = iso(clock.now())
         for block_id, value in db.query("SELECT id, value FROM memory_blocks WHERE agent_id = ?", (agent_id,)):
             if phrases.matches(value):
@@ -126,8 +137,16 @@ def remove(db: Database, found: Found, clock: Clock, *, history: MemoryHistory |
         result = Removed({kind: n for kind, n in counts.items()})
         if history is not None and not found.empty:
             history.record(
-                agent_id, FORGET_KIND, None, DELETE, source=USER, label="forgotten at your request", after=result.describe(),
-                after_meta={"counts": counts}, note="forget", prune=False,
+                agent_id,
+                FORGET_KIND,
+                None,
+                DELETE,
+                source=USER,
+                label="forgotten at your request",
+                after=result.describe(),
+                after_meta={"counts": counts},
+                note="forget",
+                prune=False,
             )
     return result
 

@@ -16,12 +16,12 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from memdesk.core.memory.forget.remove import FORGET_KIND, scrub
 from memdesk.core.base.clock import Clock, iso, parse_iso
-from memdesk.core.memory.history import DELETE, USER, MemoryHistory
-from memdesk.core.memory.erase import erase_messages
-from memdesk.core.storage import Database
 from memdesk.core.base.errors import MemDeskError
+from memdesk.core.memory.erase import erase_messages
+from memdesk.core.memory.forget.remove import FORGET_KIND, scrub
+from memdesk.core.memory.history import DELETE, USER, MemoryHistory
+from memdesk.core.storage import Database
 
 DAYS, CONFIRMED, LAST_RUN = "retention_days", "retention_confirmed", "retention_last_run"
 #: Idle-time runs are at most this often: each one rewrites the file (VACUUM).
@@ -56,16 +56,25 @@ class RetentionPreview:
         if self.empty:
             return f"No conversation message is older than {self.days} days."
         span = f" (from {self.oldest:%Y-%m-%d} to {self.newest:%Y-%m-%d})" if self.oldest and self.newest else ""
-        return (f"{self.messages} conversation messages older than {self.days} days{span} would be forgotten; "
-                "core memory, archival memory and the knowledge graph are kept.")
+        return (
+            f"{self.messages} conversation messages older than {self.days} days{span} would be forgotten; "
+            "core memory, archival memory and the knowledge graph are kept."
+        )
 
     def as_dict(self) -> dict:
-        return {"days": self.days, "cutoff": iso(self.cutoff), "messages": self.messages,
-                "oldest": iso(self.oldest) if self.oldest else None, "newest": iso(self.newest) if self.newest else None}
+        return {
+            "days": self.days,
+            "cutoff": iso(self.cutoff),
+            "messages": self.messages,
+            "oldest": iso(self.oldest) if self.oldest else None,
+            "newest": iso(self.newest) if self.newest else None,
+        }
 
 
 class Retention:
-    def __init__(self, db: Database, clock: Clock, *, history: MemoryHistory | None = None, kv_cache: Path | None = None) -> None:
+    def __init__(
+        self, db: Database, clock: Clock, *, history: MemoryHistory | None = None, kv_cache: Path | None = None
+    ) -> None:
         self._db = db
         self._clock = clock
         self._history = history or MemoryHistory(db, clock)
@@ -111,9 +120,17 @@ class Retention:
         if days <= 0:
             return RetentionPreview(agent_id, days, cutoff, 0, None, None)
         row = self._db.query_one(
-            "SELECT COUNT(*), MIN(created_at), MAX(created_at) FROM messages WHERE agent_id = ? AND created_at < ?", (agent_id, iso(cutoff))
+            "SELECT COUNT(*), MIN(created_at), MAX(created_at) FROM messages WHERE agent_id = ? AND created_at < ?",
+            (agent_id, iso(cutoff)),
         )
-        return RetentionPreview(agent_id, days, cutoff, int(row[0]), parse_iso(row[1]) if row[1] else None, parse_iso(row[2]) if row[2] else None)
+        return RetentionPreview(
+            agent_id,
+            days,
+            cutoff,
+            int(row[0]),
+            parse_iso(row[1]) if row[1] else None,
+            parse_iso(row[2]) if row[2] else None,
+        )
 
     def due(self, agent_id: int) -> RetentionPreview | None:
         """What an idle-time run would remove now (None: off, nothing old, or run recently)."""
@@ -133,32 +150,58 @@ class Retention:
         if not policy.on:
             return 0
         if not policy.confirmed:
-            raise MemDeskError("Retention has not been confirmed yet", hint="look at what it would remove first, then confirm it")
+            raise MemDeskError(
+                "Retention has not been confirmed yet", hint="look at what it would remove first, then confirm it"
+            )
         cutoff = iso(self.cutoff(policy.days))
         with self._db.transaction():
-            ids = [int(r[0]) for r in self._db.query("SELECT id FROM messages WHERE agent_id = ? AND created_at < ?", (agent_id, cutoff))]
+            ids = [
+                int(r[0])
+                for r in self._db.query(
+                    "SELECT id FROM messages WHERE agent_id = ? AND created_at < ?", (agent_id, cutoff)
+                )
+            ]
             # A call goes with its result and a result with its call, whichever side is older.
             if ids:
-                steps = {int(r[0]) for r in self._db.query(
-                    "SELECT DISTINCT step_id FROM messages WHERE agent_id = ? AND created_at < ? AND step_id IS NOT NULL", (agent_id, cutoff)
-                )}
-                ids = sorted(set(ids) | steps | {int(r[0]) for r in self._query_in(
-                    "SELECT id FROM messages WHERE step_id IN ({})", sorted(steps))})
+                steps = {
+                    int(r[0])
+                    for r in self._db.query(
+                        "SELECT DISTINCT step_id FROM messages WHERE agent_id = ? AND created_at < ? AND step_id IS NOT NULL",
+                        (agent_id, cutoff),
+                    )
+                }
+                ids = sorted(
+                    set(ids)
+                    | steps
+                    | {
+                        int(r[0])
+                        for r in self._query_in("SELECT id FROM messages WHERE step_id IN ({})", sorted(steps))
+                    }
+                )
             for start in range(0, len(ids), BATCH):
                 chunk = ids[start : start + BATCH]
                 marks = ",".join("?" * len(chunk))
                 # The graph is kept: its facts lose their source message instead of going with it.
                 self._db.execute(f"UPDATE graph_facts SET message_id = NULL WHERE message_id IN ({marks})", chunk)
-                self._db.execute(f"DELETE FROM graph_queue WHERE source_kind = 'message' AND source_id IN ({marks})", chunk)
+                self._db.execute(
+                    f"DELETE FROM graph_queue WHERE source_kind = 'message' AND source_id IN ({marks})", chunk
+                )
                 erase_messages(self._db, chunk)
             config = self._config(agent_id)
             config[LAST_RUN] = iso(self._clock.now())
             self._save(agent_id, config)
             if ids:
                 self._history.record(
-                    agent_id, FORGET_KIND, None, DELETE, source=USER, label=f"messages older than {policy.days} days",
-                    after=f"Forgot {len(ids)} conversation messages older than {policy.days} days", after_meta={"counts": {"messages": len(ids)}},
-                    note="retention", prune=False,
+                    agent_id,
+                    FORGET_KIND,
+                    None,
+                    DELETE,
+                    source=USER,
+                    label=f"messages older than {policy.days} days",
+                    after=f"Forgot {len(ids)} conversation messages older than {policy.days} days",
+                    after_meta={"counts": {"messages": len(ids)}},
+                    note="retention",
+                    prune=False,
                 )
         if ids:
             scrub(self._db)

@@ -20,16 +20,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from memdesk.core.memory.forget.backups import SNAPSHOT_REASON, Snapshot, SnapshotStore
-from memdesk.core.memory.forget.logs import scrub_logs
-from memdesk.core.memory.forget.finder import DEFAULT_THRESHOLD, KINDS, LABELS, Finder, samples
-from memdesk.core.memory.forget.remove import Removed, remove, scrub
 from memdesk.core.base.clock import Clock
+from memdesk.core.base.errors import MemDeskError
 from memdesk.core.embedding import Embedder
 from memdesk.core.graph.store import KnowledgeGraph
+from memdesk.core.memory.forget.backups import SNAPSHOT_REASON, Snapshot, SnapshotStore
+from memdesk.core.memory.forget.finder import DEFAULT_THRESHOLD, KINDS, LABELS, Finder, samples
+from memdesk.core.memory.forget.logs import scrub_logs
+from memdesk.core.memory.forget.remove import Removed, remove, scrub
 from memdesk.core.memory.history import MemoryHistory
 from memdesk.core.storage import Database
-from memdesk.core.base.errors import MemDeskError
 
 #: (what is happening, fraction done 0..1)
 Progress = Callable[[str, float], None]
@@ -69,7 +69,10 @@ class ForgetPreview:
             "total": self.total,
             "kinds": {k.kind: {"label": k.label, "count": k.count, "samples": list(k.samples)} for k in self.kinds},
             "found_by_meaning": self.similar,
-            "backups": [{"id": str(b.id), "created_at": b.created_at.isoformat(), "reason": b.reason, "size": b.size} for b in self.backups],
+            "backups": [
+                {"id": str(b.id), "created_at": b.created_at.isoformat(), "reason": b.reason, "size": b.size}
+                for b in self.backups
+            ],
             "kv_cache_files": self.kv_cache_files,
         }
 
@@ -86,9 +89,12 @@ class ForgetResult:
 
     def as_dict(self) -> dict:
         return {
-            "removed": self.removed.counts, "snapshot": None if self.snapshot is None else str(self.snapshot.id),
-            "backups_purged": self.backups_purged, "kv_cache_files_removed": self.kv_cache_files_removed,
-            "wal_emptied": self.checkpointed, "backup_errors": list(self.backup_errors),
+            "removed": self.removed.counts,
+            "snapshot": None if self.snapshot is None else str(self.snapshot.id),
+            "backups_purged": self.backups_purged,
+            "kv_cache_files_removed": self.kv_cache_files_removed,
+            "wal_emptied": self.checkpointed,
+            "backup_errors": list(self.backup_errors),
             "log_lines_removed": self.log_lines_removed,
         }
 
@@ -140,7 +146,9 @@ class Forgetting:
         backups = tuple(self._backups.list()) if self._backups is not None else ()
         return ForgetPreview(agent_id, text, kinds, len(found.similar), backups, len(_kv_files(self._kv_cache)))
 
-    def apply(self, agent_id: int, text: str, *, purge_backups: bool = False, progress: Progress = lambda what, done: None) -> ForgetResult:
+    def apply(
+        self, agent_id: int, text: str, *, purge_backups: bool = False, progress: Progress = lambda what, done: None
+    ) -> ForgetResult:
         text = _checked(text)
         snapshot = None
         if self._backups is not None and not purge_backups:

@@ -35,7 +35,13 @@ def _quoted(passphrase: str) -> str:
 
 class EncryptedKvStore(KvStore):
     def __init__(
-        self, folder: Path | str, identity: Mapping[str, object], passphrase: str, *, max_entries: int = 8, max_bytes: int = 1 << 30
+        self,
+        folder: Path | str,
+        identity: Mapping[str, object],
+        passphrase: str,
+        *,
+        max_entries: int = 8,
+        max_bytes: int = 1 << 30,
     ) -> None:
         super().__init__(folder, identity, max_entries=max_entries, max_bytes=max_bytes)
         self.file = self.folder / FILE

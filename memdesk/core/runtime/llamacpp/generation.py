@@ -11,11 +11,11 @@ import codecs
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from memdesk.core.base.errors import GenerationCancelled
 from memdesk.core.runtime.base import CancelToken, SamplingParams
 from memdesk.core.runtime.llamacpp.native import NativeContext, NativeModel
 from memdesk.core.runtime.llamacpp.prefix_cache import PrefixCache
 from memdesk.core.runtime.llamacpp.sampler import GrammarFirstSampler
-from memdesk.core.base.errors import GenerationCancelled
 
 #: Tokens kept at the end of a call's budget to close it validly (see ``generate``).
 CLOSING_RESERVE = 48

@@ -47,7 +47,9 @@ def _token_bytes(tokens: Sequence[int]) -> bytes:
 
 
 class KvStore:
-    def __init__(self, folder: Path | str, identity: Mapping[str, object], *, max_entries: int = 8, max_bytes: int = 1 << 30) -> None:
+    def __init__(
+        self, folder: Path | str, identity: Mapping[str, object], *, max_entries: int = 8, max_bytes: int = 1 << 30
+    ) -> None:
         self.folder = Path(folder)
         self.folder.mkdir(mode=0o700, parents=True, exist_ok=True)
         self._identity = json.dumps(dict(identity), sort_keys=True).encode("utf-8")
@@ -149,7 +151,9 @@ class KvStore:
         path = self.path(tokens)
         token_bytes = _token_bytes(tokens)
         checksum = zlib.crc32(state, zlib.crc32(token_bytes))
-        header = json.dumps({"format": FORMAT, "key": path.stem, "tokens": len(tokens), "state": len(state), "crc32": checksum}).encode("utf-8")
+        header = json.dumps(
+            {"format": FORMAT, "key": path.stem, "tokens": len(tokens), "state": len(state), "crc32": checksum}
+        ).encode("utf-8")
         temp = path.with_name(f"{path.stem}.{os.getpid()}.{threading.get_ident()}.tmp")
         try:
             # 0600 whatever the umask: the state encodes the prompt, core memory included.

@@ -19,8 +19,8 @@ from pathlib import Path
 import llama_cpp
 import numpy as np
 
-from memdesk.core.runtime.base import SamplingParams
 from memdesk.core.base.errors import ModelError, ModelFileError
+from memdesk.core.runtime.base import SamplingParams
 
 #: llama.cpp's ``llama_token_data`` as a NumPy record, so candidate arrays are filled without loops.
 TOKEN_DATA = np.dtype([("id", "<i4"), ("logit", "<f4"), ("p", "<f4")], align=True)
@@ -216,7 +216,7 @@ class NativeSampler:
         self._single_array = llama_cpp.llama_token_data_array(ctypes.pointer(self._single), 1, -1, False)
 
     @classmethod
-    def chain(cls, params: SamplingParams, n_vocab: int) -> "NativeSampler":
+    def chain(cls, params: SamplingParams, n_vocab: int) -> NativeSampler:
         """Repetition penalty, then greedy or top-k / top-p / min-p / temperature / a seeded draw."""
         chain = llama_cpp.llama_sampler_chain_init(llama_cpp.llama_sampler_chain_default_params())
         add = lambda sampler: llama_cpp.llama_sampler_chain_add(chain, sampler)  # noqa: E731
@@ -233,7 +233,7 @@ class NativeSampler:
         return cls(chain)
 
     @classmethod
-    def grammar(cls, model: NativeModel, source: str) -> "NativeSampler":
+    def grammar(cls, model: NativeModel, source: str) -> NativeSampler:
         """A sampler that sets the logit of every token the GBNF ``source`` forbids to -inf."""
         handle = llama_cpp.llama_sampler_init_grammar(model._vocab, source.encode("utf-8"), b"root")
         if not handle:
@@ -242,7 +242,9 @@ class NativeSampler:
 
     def apply(self, candidates: np.ndarray) -> int:
         """Run the sampler over ``candidates`` in place; returns the selected index (-1: none)."""
-        array = llama_cpp.llama_token_data_array(candidates.ctypes.data_as(llama_cpp.llama_token_data_p), len(candidates), -1, False)
+        array = llama_cpp.llama_token_data_array(
+            candidates.ctypes.data_as(llama_cpp.llama_token_data_p), len(candidates), -1, False
+        )
         llama_cpp.llama_sampler_apply(self._handle, ctypes.byref(array))
         return int(array.selected)
 

@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
+from memdesk.core.base.errors import ContextOverflowError, GenerationCancelled, ModelError
 from memdesk.core.runtime.base import CancelToken
 from memdesk.core.runtime.llamacpp.kv_store import KvStore
 from memdesk.core.runtime.llamacpp.native import NativeContext
-from memdesk.core.base.errors import ContextOverflowError, GenerationCancelled, ModelError
 
 #: Shorter prefixes are evaluated in less time than a cache file takes to check.
 MIN_STABLE_PREFIX = 32
@@ -36,7 +36,9 @@ class PrefixCache:
         """Positions left in the context."""
         return self._context.n_ctx - len(self.tokens)
 
-    def evaluate(self, tokens: Sequence[int], cancel: CancelToken | None, *, stable_prefix: int = 0, persist: bool = True) -> int:
+    def evaluate(
+        self, tokens: Sequence[int], cancel: CancelToken | None, *, stable_prefix: int = 0, persist: bool = True
+    ) -> int:
         """Bring the cache to exactly ``tokens``; return how many had to be evaluated.
 
         ``stable_prefix`` is how many leading tokens are likely to recur in later runs: their
@@ -124,7 +126,9 @@ class PrefixCache:
                 keep = 0
         return keep
 
-    def _fill(self, tokens: Sequence[int], keep: int, prefix: int, cancel: CancelToken | None, *, persist: bool = True) -> None:
+    def _fill(
+        self, tokens: Sequence[int], keep: int, prefix: int, cancel: CancelToken | None, *, persist: bool = True
+    ) -> None:
         """Evaluate ``tokens[keep:]`` in batches, saving the state at ``prefix`` when it is reached.
 
         Batches restart at the prefix boundary whether or not there is a disk cache, so the tokens

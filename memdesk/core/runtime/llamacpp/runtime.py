@@ -12,7 +12,18 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from memdesk.core.runtime.base import CallRequest, CancelToken, ChatMessage, GenerationStats, ModelTurn, RuntimeInfo, SamplingParams, StreamCallback, TextRequest
+from memdesk.core.base.errors import ModelError
+from memdesk.core.runtime.base import (
+    CallRequest,
+    CancelToken,
+    ChatMessage,
+    GenerationStats,
+    ModelTurn,
+    RuntimeInfo,
+    SamplingParams,
+    StreamCallback,
+    TextRequest,
+)
 from memdesk.core.runtime.chat_template import ChatTemplate
 from memdesk.core.runtime.gguf import read_gguf
 from memdesk.core.runtime.grammar import Limits, build_call_grammar, forced_text
@@ -24,7 +35,6 @@ from memdesk.core.runtime.llamacpp.prefix_cache import PrefixCache
 from memdesk.core.runtime.llamacpp.sampler import GrammarFirstSampler
 from memdesk.core.runtime.llamacpp.settings import LlamaSettings
 from memdesk.core.runtime.streaming import CallStreamParser
-from memdesk.core.base.errors import ModelError
 
 
 def _common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
@@ -76,7 +86,9 @@ class LlamaCppRuntime:
     def count_prompt(self, messages: Sequence[ChatMessage]) -> int:
         return len(self.prompt_tokens(messages))
 
-    def generate_call(self, request: CallRequest, *, on_event: StreamCallback | None = None, cancel: CancelToken | None = None) -> ModelTurn:
+    def generate_call(
+        self, request: CallRequest, *, on_event: StreamCallback | None = None, cancel: CancelToken | None = None
+    ) -> ModelTurn:
         limits = Limits() if request.thoughts_chars is None else Limits(thoughts_chars=request.thoughts_chars)
         grammar = build_call_grammar(request.tools, request.heartbeat_tools, limits)
         parser = CallStreamParser()
@@ -89,8 +101,13 @@ class LlamaCppRuntime:
             return end.feed(delta)
 
         return self.complete(
-            request.messages, request.params, grammar=grammar.text, on_text=on_text,
-            forced=lambda text: forced_text(text, request.tools, request.heartbeat_tools), cancel=cancel, persist=request.persist,
+            request.messages,
+            request.params,
+            grammar=grammar.text,
+            on_text=on_text,
+            forced=lambda text: forced_text(text, request.tools, request.heartbeat_tools),
+            cancel=cancel,
+            persist=request.persist,
         )
 
     def generate_text(self, request: TextRequest, *, cancel: CancelToken | None = None) -> str:
@@ -112,7 +129,7 @@ class LlamaCppRuntime:
             self.prefix_cache.wait()
         self._free()
 
-    def __enter__(self) -> "LlamaCppRuntime":
+    def __enter__(self) -> LlamaCppRuntime:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -243,12 +260,26 @@ class LlamaCppRuntime:
         started = time.perf_counter()
         prompt = self.prompt_for_cache(messages)
         evaluating = time.perf_counter()
-        evaluated = self.prefix_cache.evaluate(prompt, cancel, stable_prefix=self.stable_prefix(messages, prompt), persist=persist)
+        evaluated = self.prefix_cache.evaluate(
+            prompt, cancel, stable_prefix=self.stable_prefix(messages, prompt), persist=persist
+        )
         evaluation = time.perf_counter() - evaluating
         assert self._model is not None and self._context is not None  # evaluate checked that they are open
-        result = generate(self._model, self._context, self.prefix_cache, params, grammar=grammar, on_text=on_text, forced=forced, cancel=cancel)
+        result = generate(
+            self._model,
+            self._context,
+            self.prefix_cache,
+            params,
+            grammar=grammar,
+            on_text=on_text,
+            forced=forced,
+            cancel=cancel,
+        )
         self.last_sampler_counts = result.sampler_counts
-        return ModelTurn(result.text, GenerationStats(len(prompt), evaluated, result.tokens, time.perf_counter() - started, evaluation))
+        return ModelTurn(
+            result.text,
+            GenerationStats(len(prompt), evaluated, result.tokens, time.perf_counter() - started, evaluation),
+        )
 
     # --- set-up -----------------------------------------------------------------------------------
     def _open_model(self) -> NativeModel:

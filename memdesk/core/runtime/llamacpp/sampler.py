@@ -51,7 +51,7 @@ class GrammarFirstSampler:
         if token is not None and not self.allows(token):
             self.shortlist_masks += 1
             shortlist = self._shortlist
-            top = np.argpartition(logits, -len(shortlist))[-len(shortlist):]
+            top = np.argpartition(logits, -len(shortlist))[-len(shortlist) :]
             shortlist["id"], shortlist["logit"], shortlist["p"] = top, logits[top], 0.0
             token = self._draw(shortlist, masked=True)
             if token is None:

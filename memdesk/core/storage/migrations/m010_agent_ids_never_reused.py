@@ -41,7 +41,10 @@ def migrate(db) -> None:
     )
     broken = db.query("PRAGMA foreign_key_check")
     if broken:
-        raise StoreError(f"Rebuilding the agents table left {len(broken)} rows without their agent", hint="restore a snapshot: memdesk backup list, then memdesk backup restore ID")
+        raise StoreError(
+            f"Rebuilding the agents table left {len(broken)} rows without their agent",
+            hint="restore a snapshot: memdesk backup list, then memdesk backup restore ID",
+        )
 
 
 migrate.rebuilds_tables = True  # type: ignore[attr-defined]

@@ -15,6 +15,20 @@ from memdesk.core.transfer.agentfile.reading import MAX_FILE_BYTES, detect_forma
 from memdesk.core.transfer.agentfile.summary import ImportedAgent, ImportSummary
 
 __all__ = [
-    "EXTENSION_KEY", "FORMATS", "MAX_FILE_BYTES", "GraphTransfer", "export_document", "export_path", "import_path", "ImportSummary", "ImportedAgent", "detect_format", "export_agent_file",
-    "import_agent_file", "local_llm_config", "parse_agent_file", "plan_import", "read_agent_file",
+    "EXTENSION_KEY",
+    "FORMATS",
+    "MAX_FILE_BYTES",
+    "GraphTransfer",
+    "export_document",
+    "export_path",
+    "import_path",
+    "ImportSummary",
+    "ImportedAgent",
+    "detect_format",
+    "export_agent_file",
+    "import_agent_file",
+    "local_llm_config",
+    "parse_agent_file",
+    "plan_import",
+    "read_agent_file",
 ]

@@ -12,63 +12,154 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from memdesk.core.base.clock import iso
+from memdesk.core.tools.builtin import builtin_tools
+from memdesk.core.tools.imported import ImportedTools
 from memdesk.core.transfer.agentfile import letta
 from memdesk.core.transfer.agentfile.extension import agent_extension, extension_section, message_detail
 from memdesk.core.transfer.agentfile.letta import AGENT, BLOCK, MESSAGE, TOOL, file_id
 from memdesk.core.transfer.agentfile.model import EXTENSION_KEY, AgentFileServices, GraphTransfer
-from memdesk.core.base.clock import iso
-from memdesk.core.tools.builtin import builtin_tools
-from memdesk.core.tools.imported import ImportedTools
 
 #: Letta agent fields MemDesk fills in when the agent did not come from Letta.
 _AGENT_DEFAULTS: dict[str, Any] = {
-    "memory_blocks": [], "tools": [], "source_ids": [], "folder_ids": None, "tool_rules": [], "tags": [],
-    "agent_type": "memgpt_agent", "initial_message_sequence": None, "include_base_tools": False,
-    "include_multi_agent_tools": False, "include_base_tool_rules": False, "include_default_source": False, "description": None,
-    "metadata": None, "model": None, "embedding": None, "context_window_limit": None, "embedding_chunk_size": None,
-    "max_tokens": None, "max_reasoning_tokens": None, "enable_reasoner": False, "reasoning": None, "from_template": None,
-    "template": False, "project": None, "tool_exec_environment_variables": {}, "secrets": None, "memory_variables": None,
-    "project_id": None, "template_id": None, "base_template_id": None, "identity_ids": None, "message_buffer_autoclear": False,
-    "enable_sleeptime": False, "response_format": None, "timezone": "UTC", "max_files_open": None,
-    "per_file_view_window_char_limit": None, "hidden": None, "parallel_tool_calls": False,
+    "memory_blocks": [],
+    "tools": [],
+    "source_ids": [],
+    "folder_ids": None,
+    "tool_rules": [],
+    "tags": [],
+    "agent_type": "memgpt_agent",
+    "initial_message_sequence": None,
+    "include_base_tools": False,
+    "include_multi_agent_tools": False,
+    "include_base_tool_rules": False,
+    "include_default_source": False,
+    "description": None,
+    "metadata": None,
+    "model": None,
+    "embedding": None,
+    "context_window_limit": None,
+    "embedding_chunk_size": None,
+    "max_tokens": None,
+    "max_reasoning_tokens": None,
+    "enable_reasoner": False,
+    "reasoning": None,
+    "from_template": None,
+    "template": False,
+    "project": None,
+    "tool_exec_environment_variables": {},
+    "secrets": None,
+    "memory_variables": None,
+    "project_id": None,
+    "template_id": None,
+    "base_template_id": None,
+    "identity_ids": None,
+    "message_buffer_autoclear": False,
+    "enable_sleeptime": False,
+    "response_format": None,
+    "timezone": "UTC",
+    "max_files_open": None,
+    "per_file_view_window_char_limit": None,
+    "hidden": None,
+    "parallel_tool_calls": False,
 }
 #: Fields an export always writes itself (never copied from what an import kept).
-_GENERATED = {"id", "name", "system", "tool_ids", "block_ids", "messages", "in_context_message_ids", "files_agents", "group_ids", "source_ids"}
+_GENERATED = {
+    "id",
+    "name",
+    "system",
+    "tool_ids",
+    "block_ids",
+    "messages",
+    "in_context_message_ids",
+    "files_agents",
+    "group_ids",
+    "source_ids",
+}
 
 
 def local_llm_config(model: str, context_window: int, temperature: float) -> dict[str, Any]:
     """The model MemDesk ran the agent on, as Letta's LLMConfig."""
     return {
-        "model": model, "display_name": None, "model_endpoint_type": "llamacpp", "model_endpoint": None, "provider_name": None,
-        "provider_category": None, "model_wrapper": None, "context_window": context_window, "put_inner_thoughts_in_kwargs": True,
-        "handle": None, "temperature": temperature, "max_tokens": None, "enable_reasoner": False, "reasoning_effort": None,
-        "max_reasoning_tokens": 0, "frequency_penalty": None, "compatibility_type": None, "verbosity": None, "tier": None,
+        "model": model,
+        "display_name": None,
+        "model_endpoint_type": "llamacpp",
+        "model_endpoint": None,
+        "provider_name": None,
+        "provider_category": None,
+        "model_wrapper": None,
+        "context_window": context_window,
+        "put_inner_thoughts_in_kwargs": True,
+        "handle": None,
+        "temperature": temperature,
+        "max_tokens": None,
+        "enable_reasoner": False,
+        "reasoning_effort": None,
+        "max_reasoning_tokens": 0,
+        "frequency_penalty": None,
+        "compatibility_type": None,
+        "verbosity": None,
+        "tier": None,
         "parallel_tool_calls": False,
     }
 
 
 def _embedding_config(model_id: str, dimension: int) -> dict[str, Any]:
     return {
-        "embedding_endpoint_type": "hugging-face", "embedding_endpoint": None, "embedding_model": model_id, "embedding_dim": dimension,
-        "embedding_chunk_size": 300, "handle": None, "batch_size": 32, "azure_endpoint": None, "azure_version": None, "azure_deployment": None,
+        "embedding_endpoint_type": "hugging-face",
+        "embedding_endpoint": None,
+        "embedding_model": model_id,
+        "embedding_dim": dimension,
+        "embedding_chunk_size": 300,
+        "handle": None,
+        "batch_size": 32,
+        "azure_endpoint": None,
+        "azure_version": None,
+        "azure_deployment": None,
     }
 
 
-def _tool_entry(tool_ref: str, name: str, description: str, json_schema: dict, tool_type: str, source_code: str | None) -> dict[str, Any]:
+def _tool_entry(
+    tool_ref: str, name: str, description: str, json_schema: dict, tool_type: str, source_code: str | None
+) -> dict[str, Any]:
     return {
-        "id": tool_ref, "tool_type": tool_type, "description": description, "source_type": "python", "name": name,
-        "tags": [tool_type] if tool_type != "custom" else [], "source_code": source_code, "json_schema": json_schema,
-        "args_json_schema": None, "return_char_limit": 6000, "pip_requirements": None, "npm_requirements": None,
-        "default_requires_approval": None, "enable_parallel_execution": False, "created_by_id": None, "last_updated_by_id": None,
+        "id": tool_ref,
+        "tool_type": tool_type,
+        "description": description,
+        "source_type": "python",
+        "name": name,
+        "tags": [tool_type] if tool_type != "custom" else [],
+        "source_code": source_code,
+        "json_schema": json_schema,
+        "args_json_schema": None,
+        "return_char_limit": 6000,
+        "pip_requirements": None,
+        "npm_requirements": None,
+        "default_requires_approval": None,
+        "enable_parallel_execution": False,
+        "created_by_id": None,
+        "last_updated_by_id": None,
         "metadata_": {},
     }
 
 
 def _block_entry(block_ref: str, block) -> dict[str, Any]:
     return {
-        "value": block.value, "limit": block.limit, "project_id": None, "template_name": None, "is_template": False,
-        "template_id": None, "base_template_id": None, "deployment_id": None, "entity_id": None, "preserve_on_migration": False,
-        "label": block.label, "read_only": block.read_only, "description": block.description, "metadata": {}, "hidden": None,
+        "value": block.value,
+        "limit": block.limit,
+        "project_id": None,
+        "template_name": None,
+        "is_template": False,
+        "template_id": None,
+        "base_template_id": None,
+        "deployment_id": None,
+        "entity_id": None,
+        "preserve_on_migration": False,
+        "label": block.label,
+        "read_only": block.read_only,
+        "description": block.description,
+        "metadata": {},
+        "hidden": None,
         "id": block_ref,
     }
 
@@ -87,7 +178,16 @@ def export_agent_file(
     builtin_specs = {tool.name: tool.spec for tool in builtin_tools()}
     counter = {"message": 0, "block": 0}
     tools: dict[str, dict[str, Any]] = {}  # by name: one entry per tool in the file
-    document = {"agents": [], "groups": [], "blocks": [], "files": [], "sources": [], "tools": [], "mcp_servers": [], "skills": []}
+    document = {
+        "agents": [],
+        "groups": [],
+        "blocks": [],
+        "files": [],
+        "sources": [],
+        "tools": [],
+        "mcp_servers": [],
+        "skills": [],
+    }
     extension_agents: dict[str, Any] = {}
 
     def tool_ref(name: str, make) -> str:
@@ -111,12 +211,30 @@ def export_agent_file(
         for name, tool_type in letta.LETTA_BUILTINS.items():
             spec = builtin_specs[name]
             schema = {"name": name, "description": spec.description, "parameters": spec.parameters}
-            tool_ids.append(tool_ref(name, lambda ref, n=name, s=schema, t=tool_type: _tool_entry(ref, n, s["description"], s, t, None)))
+            tool_ids.append(
+                tool_ref(
+                    name, lambda ref, n=name, s=schema, t=tool_type: _tool_entry(ref, n, s["description"], s, t, None)
+                )
+            )
         for imported in tools_store.list(agent_id):
+
             def make(ref, tool=imported):
-                entry = dict(tool.original) if tool.original else _tool_entry(ref, tool.name, tool.description, tool.json_schema, "custom", tool.source_code)
-                entry.update({"id": ref, "name": tool.name, "source_code": tool.source_code, "json_schema": tool.json_schema, "description": tool.description})
+                entry = (
+                    dict(tool.original)
+                    if tool.original
+                    else _tool_entry(ref, tool.name, tool.description, tool.json_schema, "custom", tool.source_code)
+                )
+                entry.update(
+                    {
+                        "id": ref,
+                        "name": tool.name,
+                        "source_code": tool.source_code,
+                        "json_schema": tool.json_schema,
+                        "description": tool.description,
+                    }
+                )
                 return entry
+
             tool_ids.append(tool_ref(imported.name, make))
         # --- messages: the system prompt first, then the summary (Letta keeps it in context), then recall
         messages = memory.recall.all(agent_id)
@@ -161,13 +279,23 @@ def export_agent_file(
             agent_entry["embedding_config"] = _embedding_config(embedder.model_id, embedder.dimension)
         agent_entry.update(
             {
-                "name": record.name, "system": record.system_prompt, "tool_ids": tool_ids, "block_ids": block_ids, "source_ids": [],
-                "id": agent_ref, "in_context_message_ids": in_context, "messages": letta_messages, "files_agents": [], "group_ids": [],
+                "name": record.name,
+                "system": record.system_prompt,
+                "tool_ids": tool_ids,
+                "block_ids": block_ids,
+                "source_ids": [],
+                "id": agent_ref,
+                "in_context_message_ids": in_context,
+                "messages": letta_messages,
+                "files_agents": [],
+                "group_ids": [],
             }
         )
         document["agents"].append(agent_entry)
         # --- the MemDesk extension: what Letta has no place for
-        extension_agents[agent_ref] = agent_extension(services, record, details, refs, summary_ref, context_start_ref, graph)
+        extension_agents[agent_ref] = agent_extension(
+            services, record, details, refs, summary_ref, context_start_ref, graph
+        )
     document["tools"] = list(tools.values())
     document["metadata"] = {"exported_by": "MemDesk"}
     document["created_at"] = iso(services.clock.now())
@@ -176,7 +304,7 @@ def export_agent_file(
 
 
 def _extras(services: AgentFileServices, agent_id: int) -> dict[str, Any]:
-    row = services.db.query_one("SELECT data FROM agent_file_extras WHERE agent_id = ? AND format = 'letta'", (agent_id,))
+    row = services.db.query_one(
+        "SELECT data FROM agent_file_extras WHERE agent_id = ? AND format = 'letta'", (agent_id,)
+    )
     return json.loads(row[0]) if row else {}
-
-

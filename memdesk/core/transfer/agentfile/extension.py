@@ -8,15 +8,21 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from memdesk.core.transfer.agentfile import letta
-from memdesk.core.transfer.agentfile.letta import Incoming
-from memdesk.core.transfer.agentfile.model import EXTENSION_FORMAT, EXTENSION_KEY, EXTENSION_VERSION, AgentFileServices, GraphTransfer
-from memdesk.core.transfer.agentfile.plan import AgentPlan, PassagePlan, as_list, count_messages, text_of, when
-from memdesk.core.transfer.agentfile.summary import ImportSummary
 from memdesk.core.base.clock import iso
+from memdesk.core.base.errors import AgentFileError
 from memdesk.core.memory.archival import NewPassage
 from memdesk.core.memory.history import export_change
-from memdesk.core.base.errors import AgentFileError
+from memdesk.core.transfer.agentfile import letta
+from memdesk.core.transfer.agentfile.letta import Incoming
+from memdesk.core.transfer.agentfile.model import (
+    EXTENSION_FORMAT,
+    EXTENSION_KEY,
+    EXTENSION_VERSION,
+    AgentFileServices,
+    GraphTransfer,
+)
+from memdesk.core.transfer.agentfile.plan import AgentPlan, PassagePlan, as_list, count_messages, text_of, when
+from memdesk.core.transfer.agentfile.summary import ImportSummary
 
 if TYPE_CHECKING:
     from memdesk.core.memory.recall import Message
@@ -26,8 +32,15 @@ _PAGE = 500
 
 
 # --- export ---------------------------------------------------------------------------------------
-def agent_extension(services: AgentFileServices, record, details: dict[str, Any], refs: dict[int, str], summary_ref: str | None,
-                    context_start_ref: str | None, graph: GraphTransfer | None) -> dict[str, Any]:
+def agent_extension(
+    services: AgentFileServices,
+    record,
+    details: dict[str, Any],
+    refs: dict[int, str],
+    summary_ref: str | None,
+    context_start_ref: str | None,
+    graph: GraphTransfer | None,
+) -> dict[str, Any]:
     """One agent's part of the section: ``details`` of its messages by their id in the file
     (``message_detail``), ``refs`` their ids by store id."""
     memory = services.memory
@@ -46,7 +59,9 @@ def agent_extension(services: AgentFileServices, record, details: dict[str, Any]
         "messages": details,
         "documents": documents,
         "passages": [_passage_entry(p, document_refs) for _id, p in passages],
-        "history": [_history_entry(c, refs, passage_refs, {c.id: i for i, c in enumerate(history)}, graph) for c in history],
+        "history": [
+            _history_entry(c, refs, passage_refs, {c.id: i for i, c in enumerate(history)}, graph) for c in history
+        ],
         "graph": graph.export_graph(services.db, agent_id, refs, passage_refs) if graph is not None else None,
     }
 
@@ -66,7 +81,7 @@ def extension_section(agents: dict[str, Any]) -> dict[str, Any]:
     return {"format": EXTENSION_FORMAT, "version": EXTENSION_VERSION, "agents": agents}
 
 
-def message_detail(message: "Message", converted: dict[str, Any], refs: dict[int, str]) -> dict[str, Any]:
+def message_detail(message: Message, converted: dict[str, Any], refs: dict[int, str]) -> dict[str, Any]:
     """What the Letta message does not say exactly (the round trip restores it from here)."""
     detail: dict[str, Any] = {"kind": message.kind}
     if message.search_text:
@@ -94,8 +109,17 @@ def _documents(services: AgentFileServices, agent_id: int) -> tuple[list[dict[st
         refs[row[0]] = ref
         documents.append(
             {
-                "id": ref, "path": row[1], "title": row[2], "content_hash": row[3], "size_bytes": row[4], "mime": row[5],
-                "status": row[6], "error": row[7], "chunk_count": row[8], "created_at": row[9], "updated_at": row[10],
+                "id": ref,
+                "path": row[1],
+                "title": row[2],
+                "content_hash": row[3],
+                "size_bytes": row[4],
+                "mime": row[5],
+                "status": row[6],
+                "error": row[7],
+                "chunk_count": row[8],
+                "created_at": row[9],
+                "updated_at": row[10],
             }
         )
     return documents, refs
@@ -112,8 +136,13 @@ def _passage_entry(passage: NewPassage, document_refs: dict[int, str]) -> dict[s
     return entry
 
 
-def _history_entry(change, message_refs: dict[int, str], passage_refs: dict[int, int], change_refs: dict[int, int],
-                   graph: GraphTransfer | None) -> dict[str, Any]:
+def _history_entry(
+    change,
+    message_refs: dict[int, str],
+    passage_refs: dict[int, int],
+    change_refs: dict[int, int],
+    graph: GraphTransfer | None,
+) -> dict[str, Any]:
     entry = export_change(change, message_refs, change_refs)
     if change.kind == "passage" and change.target_id in passage_refs:
         entry["passage"] = passage_refs[change.target_id]
@@ -160,8 +189,17 @@ def plan_memdesk_messages(plan: AgentPlan, agent: dict, mine: dict, summary: Imp
         content = detail["content"] if "content" in detail else letta.letta_text(message)
         role = "assistant" if detail.get("kind") == "assistant_call" else "user"
         plan.messages.append(
-            Incoming(ref, role, text_of(detail.get("kind")) or "user_message", content, at, search_text=text_of(detail.get("search_text")),
-                     author=detail.get("author"), function_name=detail.get("function_name"), call_ref=detail.get("step"))
+            Incoming(
+                ref,
+                role,
+                text_of(detail.get("kind")) or "user_message",
+                content,
+                at,
+                search_text=text_of(detail.get("search_text")),
+                author=detail.get("author"),
+                function_name=detail.get("function_name"),
+                call_ref=detail.get("step"),
+            )
         )
     plan.context_start_ref = mine.get("context_start")
     if plan.context_start_ref is None and plan.messages:
@@ -187,13 +225,24 @@ def plan_memdesk_extras(plan: AgentPlan, mine: dict, summary: ImportSummary) -> 
         plan.passages.append(
             PassagePlan(
                 NewPassage(
-                    entry["text"], at, tags, None, entry.get("chunk_index"), entry.get("page"), entry.get("section"),
-                    entry.get("char_start"), entry.get("char_end"),
+                    entry["text"],
+                    at,
+                    tags,
+                    None,
+                    entry.get("chunk_index"),
+                    entry.get("page"),
+                    entry.get("section"),
+                    entry.get("char_start"),
+                    entry.get("char_end"),
                 ),
                 document_ref,
             )
         )
-    plan.history = [h for h in as_list(mine.get("history")) if isinstance(h, dict) and h.get("kind") and h.get("action") and h.get("source")]
+    plan.history = [
+        h
+        for h in as_list(mine.get("history"))
+        if isinstance(h, dict) and h.get("kind") and h.get("action") and h.get("source")
+    ]
     plan.graph = mine.get("graph")
     plan.report.passages = len(plan.passages)
     plan.report.documents = len(plan.documents)

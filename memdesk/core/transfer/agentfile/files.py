@@ -7,18 +7,20 @@ import os
 from pathlib import Path
 from typing import Any
 
+from memdesk.core.base.errors import AgentExistsError, AgentFileError, ConfigError
 from memdesk.core.transfer import memdesk_json
 from memdesk.core.transfer.agentfile.exporting import export_agent_file
 from memdesk.core.transfer.agentfile.importing import import_agent_file
 from memdesk.core.transfer.agentfile.model import AgentFileServices, GraphTransfer
 from memdesk.core.transfer.agentfile.reading import MEMDESK_JSON, detect_format, read_agent_file
 from memdesk.core.transfer.agentfile.summary import ImportedAgent, ImportSummary
-from memdesk.core.base.errors import AgentExistsError, AgentFileError, ConfigError
 
 FORMATS = ("af", "json")
 
 
-def import_path(services: AgentFileServices, path: Path, *, name: str | None = None, graph: GraphTransfer | None = None) -> ImportSummary:
+def import_path(
+    services: AgentFileServices, path: Path, *, name: str | None = None, graph: GraphTransfer | None = None
+) -> ImportSummary:
     """Import every agent in the file at ``path`` in one transaction; the summary says what came in."""
     path = Path(path)
     data, fixups = read_agent_file(path)
@@ -29,13 +31,19 @@ def import_path(services: AgentFileServices, path: Path, *, name: str | None = N
     except (AgentExistsError, ConfigError) as error:
         raise AgentFileError(error.message, hint=error.hint) from error
     except (KeyError, TypeError, ValueError) as error:
-        raise AgentFileError(f"{path.name} is a MemDesk export with a missing or wrong field ({error})", hint="the file is damaged") from error
+        raise AgentFileError(
+            f"{path.name} is a MemDesk export with a missing or wrong field ({error})", hint="the file is damaged"
+        ) from error
     summary = ImportSummary(MEMDESK_JSON, fixups=fixups)
     memory = services.memory
     summary.agents.append(
         ImportedAgent(
-            record.name, record.id, file_name=str(data.get("agent", {}).get("name", "")), blocks=len(memory.core.blocks(record.id)),
-            messages=memory.recall.count(record.id), in_context=len(memory.recall.since(record.id, record.context_start_id)),
+            record.name,
+            record.id,
+            file_name=str(data.get("agent", {}).get("name", "")),
+            blocks=len(memory.core.blocks(record.id)),
+            messages=memory.recall.count(record.id),
+            in_context=len(memory.recall.since(record.id, record.context_start_id)),
             passages=memory.archival.count(record.id),
         )
     )
@@ -43,7 +51,12 @@ def import_path(services: AgentFileServices, path: Path, *, name: str | None = N
 
 
 def export_document(
-    services: AgentFileServices, agent_id: int, fmt: str = "af", *, llm_config: dict[str, Any] | None = None, graph: GraphTransfer | None = None
+    services: AgentFileServices,
+    agent_id: int,
+    fmt: str = "af",
+    *,
+    llm_config: dict[str, Any] | None = None,
+    graph: GraphTransfer | None = None,
 ) -> dict[str, Any]:
     if fmt == "af":
         return export_agent_file(services, [agent_id], llm_config=llm_config, graph=graph)

@@ -12,8 +12,8 @@ import copy
 from dataclasses import dataclass
 from typing import Any
 
-from memdesk.core.transfer.graph import ImportedGraph, export_graph, import_graph, remap_rows
 from memdesk.core.storage import Database
+from memdesk.core.transfer.graph import ImportedGraph, export_graph, import_graph, remap_rows
 
 _GONE = -1  # a source that is not in the file: the graph's import drops the row
 _TABLES = {"graph_fact": "graph_facts", "graph_entity": "graph_entities"}
@@ -40,8 +40,13 @@ class GraphFileImport:
             return None
         new_target = (self.imported.facts if table == "graph_facts" else self.imported.entities).get(target)
         moved = [
-            remap_rows((m or {}).get("rows") if isinstance(m, dict) else None, self.imported, self.agent_id,
-                       message_ids=self.message_ids, passage_ids=self.passage_ids)
+            remap_rows(
+                (m or {}).get("rows") if isinstance(m, dict) else None,
+                self.imported,
+                self.agent_id,
+                message_ids=self.message_ids,
+                passage_ids=self.passage_ids,
+            )
             for m in meta
         ]
         if new_target is None or moved[0] is None or moved[1] is None:
@@ -50,7 +55,9 @@ class GraphFileImport:
 
 
 class GraphFileTransfer:
-    def export_graph(self, db: Database, agent_id: int, message_refs: dict[int, str], passage_refs: dict[int, int]) -> dict[str, Any]:
+    def export_graph(
+        self, db: Database, agent_id: int, message_refs: dict[int, str], passage_refs: dict[int, int]
+    ) -> dict[str, Any]:
         data = export_graph(db, agent_id)
         for row in data.get("mentions", []) + data.get("facts", []):
             if row.get("message") is not None:
@@ -73,8 +80,16 @@ class GraphFileTransfer:
                     row["passage_id"] = passage_refs.get(int(row["passage_id"]), _GONE)
         return meta
 
-    def import_graph(self, db: Database, agent_id: int, data: Any, message_ids: dict[str, int], passage_ids: list[int]) -> GraphFileImport:
-        numbers = {int(ref.split("-", 1)[1]): new for ref, new in message_ids.items() if ref.startswith("message-") and ref[8:].isdigit()}
+    def import_graph(
+        self, db: Database, agent_id: int, data: Any, message_ids: dict[str, int], passage_ids: list[int]
+    ) -> GraphFileImport:
+        numbers = {
+            int(ref.split("-", 1)[1]): new
+            for ref, new in message_ids.items()
+            if ref.startswith("message-") and ref[8:].isdigit()
+        }
         positions = dict(enumerate(passage_ids))
-        imported = import_graph(db, agent_id, data if isinstance(data, dict) else None, message_ids=numbers, passage_ids=positions)
+        imported = import_graph(
+            db, agent_id, data if isinstance(data, dict) else None, message_ids=numbers, passage_ids=positions
+        )
         return GraphFileImport(f"{imported.count} knowledge-graph entities", imported, agent_id, numbers, positions)

@@ -16,20 +16,24 @@ from collections import Counter
 from datetime import datetime
 from typing import Any
 
+from memdesk.core.base.errors import AgentExistsError, AgentFileError
+from memdesk.core.memory.core_memory import valid_label
+from memdesk.core.memory.history import Cause
+from memdesk.core.tools.builtin import builtin_tools
+from memdesk.core.tools.imported import ImportedTool, runnable_problem
 from memdesk.core.transfer.agentfile import letta
 from memdesk.core.transfer.agentfile.extension import plan_memdesk_extras, plan_memdesk_messages, read_extension
-from memdesk.core.transfer.agentfile.letta_import import plan_letta_leftovers, plan_letta_messages, report_file_leftovers
+from memdesk.core.transfer.agentfile.letta_import import (
+    plan_letta_leftovers,
+    plan_letta_messages,
+    report_file_leftovers,
+)
 from memdesk.core.transfer.agentfile.model import AgentFileServices, GraphTransfer
 from memdesk.core.transfer.agentfile.plan import AgentPlan, BlockPlan, ImportPlan, as_list, text_of, when
 from memdesk.core.transfer.agentfile.reading import LETTA, LETTA_REQUIRED, detect_format
 from memdesk.core.transfer.agentfile.summary import ImportedAgent, ImportSummary
 from memdesk.core.transfer.agentfile.writing import write_agent
 from memdesk.core.transfer.imported_blocks import fit_block
-from memdesk.core.memory.core_memory import valid_label
-from memdesk.core.memory.history import Cause
-from memdesk.core.tools.builtin import builtin_tools
-from memdesk.core.tools.imported import ImportedTool, runnable_problem
-from memdesk.core.base.errors import AgentExistsError, AgentFileError
 
 
 def import_agent_file(
@@ -54,17 +58,24 @@ def import_agent_file(
     with services.db.transaction():
         for agent in plan.agents:
             count = len(agent.passages)
-            write_agent(services, agent, vectors[offset : offset + count] if vectors is not None else None, cause, graph)
+            write_agent(
+                services, agent, vectors[offset : offset + count] if vectors is not None else None, cause, graph
+            )
             offset += count
     plan.summary.agents = [agent.report for agent in plan.agents]
     return plan.summary
 
 
 # --- planning: what every file shares (the Letta mapping is letta_import.py's, MemDesk's extension extension.py's)
-def plan_import(services: AgentFileServices, data: dict[str, Any], *, name: str | None = None, fixups: list[str] | None = None) -> ImportPlan:
+def plan_import(
+    services: AgentFileServices, data: dict[str, Any], *, name: str | None = None, fixups: list[str] | None = None
+) -> ImportPlan:
     """Check and map the whole file; nothing is written."""
     if detect_format(data) != LETTA:
-        raise AgentFileError("This is a MemDesk JSON export, not a Letta agent file", hint="import it with the same command: it is detected")
+        raise AgentFileError(
+            "This is a MemDesk JSON export, not a Letta agent file",
+            hint="import it with the same command: it is detected",
+        )
     summary = ImportSummary(LETTA)
     for item in fixups or []:
         summary.fix(item)
@@ -96,7 +107,11 @@ def plan_import(services: AgentFileServices, data: dict[str, Any], *, name: str 
         else:
             chosen = _free_name(services, wanted, taken)
             if chosen != wanted:
-                why = "another agent in the file has that name" if wanted in taken else "an agent of that name already exists here"
+                why = (
+                    "another agent in the file has that name"
+                    if wanted in taken
+                    else "an agent of that name already exists here"
+                )
                 summary.fix(f"Agent {wanted!r} was imported as {chosen!r} ({why})")
         taken.add(chosen)
         system_prompt = agent.get("system")
@@ -145,10 +160,14 @@ def _check_schema(data: dict[str, Any], summary: ImportSummary) -> None:
         summary.fix(f"The file has no {', '.join(missing)} (read as empty)")
     for key in LETTA_REQUIRED + ("skills",):
         if key in data and data[key] is not None and not isinstance(data[key], list):
-            raise AgentFileError(f"The agent file's '{key}' is a {type(data[key]).__name__}, not a list: the file is damaged")
+            raise AgentFileError(
+                f"The agent file's '{key}' is a {type(data[key]).__name__}, not a list: the file is damaged"
+            )
 
 
-def _referenced(plan: AgentPlan, agent: dict, key: str, entries: dict, what: str, summary: ImportSummary) -> list[tuple[str, dict]]:
+def _referenced(
+    plan: AgentPlan, agent: dict, key: str, entries: dict, what: str, summary: ImportSummary
+) -> list[tuple[str, dict]]:
     """The file's entries an agent names in ``key`` (block_ids, tool_ids); a dangling id is reported."""
     found = []
     for ref in as_list(agent.get(key)):
@@ -163,7 +182,9 @@ def _plan_blocks(plan: AgentPlan, agent: dict, blocks: dict, block_users: Counte
     entries = []
     for ref, block in _referenced(plan, agent, "block_ids", blocks, "block", summary):
         if block_users[ref] > 1:
-            summary.fix(f"Block {block.get('label')!r} is shared by {block_users[ref]} agents in Letta: each imported agent got its own copy")
+            summary.fix(
+                f"Block {block.get('label')!r} is shared by {block_users[ref]} agents in Letta: each imported agent got its own copy"
+            )
         entries.append(block)
     entries += [b for b in as_list(agent.get("memory_blocks")) if isinstance(b, dict)]  # inline CreateBlock entries
     labels: set[str] = set()
@@ -181,11 +202,17 @@ def _plan_blocks(plan: AgentPlan, agent: dict, blocks: dict, block_users: Counte
         fitted = fit_block(unique, text_of(block.get("value")), block.get("limit"), owner=plan.name)
         for note in fitted.notes:
             summary.fix(note)
-        plan.blocks.append(BlockPlan(unique, fitted.value, fitted.limit, bool(block.get("read_only")), text_of(block.get("description"))))
+        plan.blocks.append(
+            BlockPlan(
+                unique, fitted.value, fitted.limit, bool(block.get("read_only")), text_of(block.get("description"))
+            )
+        )
     plan.report.blocks = len(plan.blocks)
 
 
-def _plan_tools(plan: AgentPlan, agent: dict, tools: dict, builtin_names: set[str], summary: ImportSummary, *, from_memdesk: bool) -> None:
+def _plan_tools(
+    plan: AgentPlan, agent: dict, tools: dict, builtin_names: set[str], summary: ImportSummary, *, from_memdesk: bool
+) -> None:
     seen: set[str] = set()
     entries = [tool for _ref, tool in _referenced(plan, agent, "tool_ids", tools, "tool", summary)]
     for tool_name in as_list(agent.get("tools")):  # CreateAgent also lists tools by name
@@ -208,7 +235,9 @@ def _plan_tools(plan: AgentPlan, agent: dict, tools: dict, builtin_names: set[st
             plan.report.tools_disabled.append(tool_name)
             problem = runnable_problem(_preview(tool), builtin_names)
             if problem:
-                summary.fix(f"Tool {tool_name} of {plan.name!r} was imported with its code but cannot be enabled: {problem}")
+                summary.fix(
+                    f"Tool {tool_name} of {plan.name!r} was imported with its code but cannot be enabled: {problem}"
+                )
         else:
             why = letta.UNMAPPED_TOOL_TYPES.get(tool_type, f"a {tool_type or 'tool'} without Python code")
             summary.skip(f"Tool {tool_name} of {plan.name!r}: {why}")
@@ -219,9 +248,22 @@ def _plan_tools(plan: AgentPlan, agent: dict, tools: dict, builtin_names: set[st
             kind, tool_name = rule.get("type"), rule.get("tool_name")
             if kind == "exit_loop" and tool_name == "send_message":
                 continue  # MemDesk ends the turn after send_message anyway
-            summary.skip(f"Tool rule {kind} on {tool_name} of {plan.name!r}: MemDesk does not enforce tool rules (kept for export)")
+            summary.skip(
+                f"Tool rule {kind} on {tool_name} of {plan.name!r}: MemDesk does not enforce tool rules (kept for export)"
+            )
 
 
 def _preview(tool: dict[str, Any]) -> ImportedTool:
     schema = tool.get("json_schema") if isinstance(tool.get("json_schema"), dict) else {}
-    return ImportedTool(0, 0, text_of(tool.get("name")), text_of(tool.get("description")), text_of(tool.get("source_code")), schema, "letta", {}, False, datetime.now())
+    return ImportedTool(
+        0,
+        0,
+        text_of(tool.get("name")),
+        text_of(tool.get("description")),
+        text_of(tool.get("source_code")),
+        schema,
+        "letta",
+        {},
+        False,
+        datetime.now(),
+    )

@@ -62,9 +62,24 @@ def file_id(prefix: str, number: int) -> str:
 # --- MemDesk -> Letta --------------------------------------------------------------------------
 def _message_base(message_id: str, agent_ref: str, role: str, created_at: datetime) -> dict[str, Any]:
     return {
-        "type": "message", "role": role, "content": [], "name": None, "otid": None, "sender_id": None, "batch_item_id": None,
-        "group_id": None, "id": message_id, "model": None, "agent_id": agent_ref, "tool_calls": None, "tool_call_id": None,
-        "tool_returns": [], "created_at": iso(created_at), "approve": None, "approval_request_id": None, "denial_reason": None,
+        "type": "message",
+        "role": role,
+        "content": [],
+        "name": None,
+        "otid": None,
+        "sender_id": None,
+        "batch_item_id": None,
+        "group_id": None,
+        "id": message_id,
+        "model": None,
+        "agent_id": agent_ref,
+        "tool_calls": None,
+        "tool_call_id": None,
+        "tool_returns": [],
+        "created_at": iso(created_at),
+        "approve": None,
+        "approval_request_id": None,
+        "denial_reason": None,
         "approvals": [],
     }
 
@@ -103,17 +118,25 @@ def to_letta(message: Message, message_id: str, agent_ref: str, call_refs: dict[
             params = dict(data["params"])
             thoughts = params.pop("inner_thoughts", "")
             if thoughts:
-                letta["content"] = [{"type": "reasoning", "is_native": False, "reasoning": str(thoughts), "signature": None}]
+                letta["content"] = [
+                    {"type": "reasoning", "is_native": False, "reasoning": str(thoughts), "signature": None}
+                ]
             letta["tool_calls"] = [
                 {
-                    "id": call_id_for(message_id), "type": "function",
-                    "function": {"name": message.function_name or str(data.get("function", "")), "arguments": json.dumps(params, ensure_ascii=False)},
+                    "id": call_id_for(message_id),
+                    "type": "function",
+                    "function": {
+                        "name": message.function_name or str(data.get("function", "")),
+                        "arguments": json.dumps(params, ensure_ascii=False),
+                    },
                 }
             ]
         else:  # the model's output did not parse: keep it as text
             letta["content"] = [text_part(message.content)]
         return letta
-    call_ref = call_refs.get(message.step_id) if message.kind == "function_result" and message.step_id is not None else None
+    call_ref = (
+        call_refs.get(message.step_id) if message.kind == "function_result" and message.step_id is not None else None
+    )
     if call_ref is not None:  # a result of a call that parsed; one of an unparseable output is a user event
         letta = _message_base(message_id, agent_ref, "tool", message.created_at)
         letta["content"] = [text_part(message.content)]
@@ -126,7 +149,13 @@ def to_letta(message: Message, message_id: str, agent_ref: str, call_refs: dict[
             except (json.JSONDecodeError, AttributeError):
                 ok = True
             letta["tool_returns"] = [
-                {"tool_call_id": call_id_for(call), "status": "success" if ok else "error", "stdout": None, "stderr": None, "func_response": message.content}
+                {
+                    "tool_call_id": call_id_for(call),
+                    "status": "success" if ok else "error",
+                    "stdout": None,
+                    "stderr": None,
+                    "func_response": message.content,
+                }
             ]
         return letta
     letta = _message_base(message_id, agent_ref, "user" if message.role == "user" else message.role, message.created_at)
@@ -142,7 +171,9 @@ def letta_text(letta: dict[str, Any]) -> str:
         return content
     if not isinstance(content, list):
         return ""
-    return "\n".join(str(part.get("text", "")) for part in content if isinstance(part, dict) and part.get("type") == "text")
+    return "\n".join(
+        str(part.get("text", "")) for part in content if isinstance(part, dict) and part.get("type") == "text"
+    )
 
 
 def letta_reasoning(letta: dict[str, Any]) -> str:
@@ -150,7 +181,9 @@ def letta_reasoning(letta: dict[str, Any]) -> str:
     if not isinstance(content, list):
         return ""
     return "\n".join(
-        str(part.get("reasoning", "")) for part in content if isinstance(part, dict) and part.get("type") == "reasoning" and part.get("reasoning")
+        str(part.get("reasoning", ""))
+        for part in content
+        if isinstance(part, dict) and part.get("type") == "reasoning" and part.get("reasoning")
     )
 
 
@@ -160,8 +193,19 @@ class Incoming:
 
     __slots__ = ("ref", "role", "kind", "content", "search_text", "author", "function_name", "call_ref", "created_at")
 
-    def __init__(self, ref: str, role: str, kind: str, content: str, created_at: datetime, *, search_text: str = "",
-                 author: str | None = None, function_name: str | None = None, call_ref: str | None = None) -> None:
+    def __init__(
+        self,
+        ref: str,
+        role: str,
+        kind: str,
+        content: str,
+        created_at: datetime,
+        *,
+        search_text: str = "",
+        author: str | None = None,
+        function_name: str | None = None,
+        call_ref: str | None = None,
+    ) -> None:
         self.ref, self.role, self.kind, self.content, self.created_at = ref, role, kind, content, created_at
         self.search_text, self.author, self.function_name, self.call_ref = search_text, author, function_name, call_ref
 
@@ -201,8 +245,15 @@ def assistant_incoming(ref: str, letta: dict[str, Any], at: datetime) -> list[In
     if text or not calls:
         params = {"inner_thoughts": thoughts, "message": text}
         out.append(
-            Incoming(f"{ref}#reply" if calls else ref, "assistant", "assistant_call", json.dumps({"function": "send_message", "params": params}, ensure_ascii=False),
-                     at, search_text=text, function_name="send_message")
+            Incoming(
+                f"{ref}#reply" if calls else ref,
+                "assistant",
+                "assistant_call",
+                json.dumps({"function": "send_message", "params": params}, ensure_ascii=False),
+                at,
+                search_text=text,
+                function_name="send_message",
+            )
         )
         thoughts = ""
     for index, call in enumerate(calls):
@@ -219,8 +270,15 @@ def assistant_incoming(ref: str, letta: dict[str, Any], at: datetime) -> list[In
         said = str(arguments.get("message", "")) if name == "send_message" else ""
         call_ref = str(call.get("id") or f"{ref}#{index}")
         out.append(
-            Incoming(call_ref, "assistant", "assistant_call", json.dumps({"function": name, "params": params}, ensure_ascii=False), at,
-                     search_text=said, function_name=name or None)
+            Incoming(
+                call_ref,
+                "assistant",
+                "assistant_call",
+                json.dumps({"function": name, "params": params}, ensure_ascii=False),
+                at,
+                search_text=said,
+                function_name=name or None,
+            )
         )
     return out
 
@@ -239,4 +297,6 @@ def tool_incoming(ref: str, letta: dict[str, Any], at: datetime) -> Incoming:
         text = events.function_result(status != "error", text, at)
     call_ref = letta.get("tool_call_id") or (returns[0].get("tool_call_id") if returns else None)
     name = letta.get("name") if isinstance(letta.get("name"), str) else None
-    return Incoming(ref, "user", "function_result", text, at, function_name=name, call_ref=str(call_ref) if call_ref else None)
+    return Incoming(
+        ref, "user", "function_result", text, at, function_name=name, call_ref=str(call_ref) if call_ref else None
+    )

@@ -14,8 +14,20 @@ from memdesk.core.transfer.agentfile.plan import AgentPlan, as_list, count_messa
 from memdesk.core.transfer.agentfile.summary import ImportSummary
 
 _KEPT_ELSEWHERE = {
-    "id", "name", "system", "tool_ids", "block_ids", "messages", "in_context_message_ids", "files_agents", "group_ids",
-    "source_ids", "folder_ids", "memory_blocks", "tools", "identity_ids",
+    "id",
+    "name",
+    "system",
+    "tool_ids",
+    "block_ids",
+    "messages",
+    "in_context_message_ids",
+    "files_agents",
+    "group_ids",
+    "source_ids",
+    "folder_ids",
+    "memory_blocks",
+    "tools",
+    "identity_ids",
 }
 
 
@@ -49,7 +61,9 @@ def plan_letta_messages(plan: AgentPlan, agent: dict, summary: ImportSummary, fi
         if role == "user":
             incoming = letta.user_incoming(ref, message, at)
             if (
-                incoming.kind == "system_alert" and letta.SUMMARY_MARKER in incoming.content and not plan.summary
+                incoming.kind == "system_alert"
+                and letta.SUMMARY_MARKER in incoming.content
+                and not plan.summary
                 and not any(origin_of.get(m.ref) in context_ids for m in plan.messages)
             ):
                 plan.summary = str(json.loads(incoming.content).get("message", ""))
@@ -95,8 +109,10 @@ def plan_letta_messages(plan: AgentPlan, agent: dict, summary: ImportSummary, fi
     positions = [i for i, m in enumerate(plan.messages) if origin_of[m.ref] in context_ids]
     if positions:
         plan.context_start_ref = plan.messages[positions[0]].ref
-        if any(origin_of[m.ref] not in context_ids for m in plan.messages[positions[0]:]):
-            summary.fix(f"The in-context messages of {plan.name!r} were not one run: every message from the first of them is in context")
+        if any(origin_of[m.ref] not in context_ids for m in plan.messages[positions[0] :]):
+            summary.fix(
+                f"The in-context messages of {plan.name!r} were not one run: every message from the first of them is in context"
+            )
     elif in_context and plan.messages:
         plan.context_start_ref = ""  # only the system message was in context: the rest was evicted
     count_messages(plan)
@@ -108,19 +124,33 @@ def plan_letta_leftovers(plan: AgentPlan, agent: dict, summary: ImportSummary) -
     llm = agent.get("llm_config")
     if isinstance(llm, dict) and llm.get("model"):
         where = f" at {llm.get('model_endpoint')}" if llm.get("model_endpoint") else ""
-        summary.skip(f"LLM config of {plan.name!r}: {llm.get('model')}{where} (MemDesk runs its own local model; kept for export)")
+        summary.skip(
+            f"LLM config of {plan.name!r}: {llm.get('model')}{where} (MemDesk runs its own local model; kept for export)"
+        )
     embedding = agent.get("embedding_config")
     if isinstance(embedding, dict) and embedding.get("embedding_model"):
-        summary.skip(f"Embedding config of {plan.name!r}: {embedding.get('embedding_model')} (MemDesk embeds with its own model)")
+        summary.skip(
+            f"Embedding config of {plan.name!r}: {embedding.get('embedding_model')} (MemDesk embeds with its own model)"
+        )
     if agent.get("agent_type") == "sleeptime_agent":
-        summary.fix(f"{plan.name!r} is a Letta sleep-time agent (a background memory manager): imported as an ordinary agent")
-    variables = sorted(set((agent.get("tool_exec_environment_variables") or {}) if isinstance(agent.get("tool_exec_environment_variables"), dict) else {})
-                       | set(agent.get("secrets") or {} if isinstance(agent.get("secrets"), dict) else {}))
+        summary.fix(
+            f"{plan.name!r} is a Letta sleep-time agent (a background memory manager): imported as an ordinary agent"
+        )
+    variables = sorted(
+        set(
+            (agent.get("tool_exec_environment_variables") or {})
+            if isinstance(agent.get("tool_exec_environment_variables"), dict)
+            else {}
+        )
+        | set(agent.get("secrets") or {} if isinstance(agent.get("secrets"), dict) else {})
+    )
     if variables:
         summary.skip(f"Tool environment variables of {plan.name!r}: {', '.join(variables)} (values are not imported)")
     files = as_list(agent.get("files_agents"))
     if files:
-        summary.skip(f"{len(files)} open file(s) of {plan.name!r} (Letta's file view; MemDesk documents live in archival memory)")
+        summary.skip(
+            f"{len(files)} open file(s) of {plan.name!r} (Letta's file view; MemDesk documents live in archival memory)"
+        )
     for key, what in (("identity_ids", "identities"),):
         if as_list(agent.get(key)):
             summary.skip(f"{what} of {plan.name!r}: {', '.join(map(str, agent[key]))}")
@@ -135,22 +165,34 @@ def report_file_leftovers(data: dict, agents: list[dict], summary: ImportSummary
         members = [agent_names.get(a, a) for a in as_list(group.get("agent_ids"))]
         lead = agent_names.get(manager.get("manager_agent_id"), manager.get("manager_agent_id"))
         shared = len(as_list(group.get("shared_block_ids")))
-        detail = f"{manager.get('manager_type', 'group')} group" + (f" managed by {lead!r}" if lead else "") + f" with {', '.join(map(repr, members))}"
+        detail = (
+            f"{manager.get('manager_type', 'group')} group"
+            + (f" managed by {lead!r}" if lead else "")
+            + f" with {', '.join(map(repr, members))}"
+        )
         detail += f", sharing {shared} block(s)" if shared else ""
-        summary.skip(f"Group {group.get('id')}: {detail} (MemDesk agents do not run in groups; each was imported on its own)")
+        summary.skip(
+            f"Group {group.get('id')}: {detail} (MemDesk agents do not run in groups; each was imported on its own)"
+        )
     for agent in agents:
         for group_id in as_list(agent.get("group_ids")):
             if group_id not in known_groups:
-                summary.fix(f"Agent {agent.get('name')!r} names group {group_id}, which the file does not hold: ignored")
+                summary.fix(
+                    f"Agent {agent.get('name')!r} names group {group_id}, which the file does not hold: ignored"
+                )
     for server in as_list(data.get("mcp_servers")):
         if isinstance(server, dict):
             where = server.get("server_url") or (server.get("stdio_config") or {}).get("command") or ""
-            summary.skip(f"MCP server {server.get('server_name')!r} ({server.get('server_type')}{', ' + str(where) if where else ''})")
+            summary.skip(
+                f"MCP server {server.get('server_name')!r} ({server.get('server_type')}{', ' + str(where) if where else ''})"
+            )
     sources = {s.get("id"): s for s in as_list(data.get("sources")) if isinstance(s, dict)}
     files = [f for f in as_list(data.get("files")) if isinstance(f, dict)]
     for source_id, source in sources.items():
         names = [f.get("file_name") for f in files if f.get("source_id") == source_id]
-        summary.skip(f"Folder {source.get('name')!r} with {len(names)} file(s){': ' + ', '.join(map(str, names)) if names else ''} (Letta folders; add the files as documents)")
+        summary.skip(
+            f"Folder {source.get('name')!r} with {len(names)} file(s){': ' + ', '.join(map(str, names)) if names else ''} (Letta folders; add the files as documents)"
+        )
     for skill in as_list(data.get("skills")):
         if isinstance(skill, dict):
             count = len(skill.get("files") or {})

@@ -6,9 +6,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
+    from memdesk.core.base.clock import Clock
     from memdesk.core.memory.agents import AgentStore
     from memdesk.core.memory.services import MemoryServices
-    from memdesk.core.base.clock import Clock
     from memdesk.core.storage import Database
 
 #: Letta's AgentFileSchema ignores unknown top-level keys; MemDesk's own data lives under this one.
@@ -19,11 +19,11 @@ EXTENSION_VERSION = 1
 
 class AgentFileServices(Protocol):
     @property
-    def agents(self) -> "AgentStore": ...
+    def agents(self) -> AgentStore: ...
 
-    memory: "MemoryServices"
-    clock: "Clock"
-    db: "Database"
+    memory: MemoryServices
+    clock: Clock
+    db: Database
 
 
 class GraphTransfer(Protocol):
@@ -36,11 +36,15 @@ class GraphTransfer(Protocol):
     order) and returns a GraphImport. ``export_rows`` writes a recorded graph change's rows (its
     history meta) in the file's terms."""
 
-    def export_graph(self, db: "Database", agent_id: int, message_refs: dict[int, str], passage_refs: dict[int, int]) -> Any: ...
+    def export_graph(
+        self, db: Database, agent_id: int, message_refs: dict[int, str], passage_refs: dict[int, int]
+    ) -> Any: ...
 
     def export_rows(self, meta: Any, message_refs: dict[int, str], passage_refs: dict[int, int]) -> Any: ...
 
-    def import_graph(self, db: "Database", agent_id: int, data: Any, message_ids: dict[str, int], passage_ids: list[int]) -> "GraphImport": ...
+    def import_graph(
+        self, db: Database, agent_id: int, data: Any, message_ids: dict[str, int], passage_ids: list[int]
+    ) -> GraphImport: ...
 
 
 class GraphImport(Protocol):

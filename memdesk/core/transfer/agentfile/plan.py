@@ -7,10 +7,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from memdesk.core.transfer.agentfile.letta import Incoming
-from memdesk.core.transfer.agentfile.summary import ImportedAgent, ImportSummary
 from memdesk.core.base.clock import parse_iso
 from memdesk.core.memory.archival import NewPassage
+from memdesk.core.transfer.agentfile.letta import Incoming
+from memdesk.core.transfer.agentfile.summary import ImportedAgent, ImportSummary
 
 
 @dataclass

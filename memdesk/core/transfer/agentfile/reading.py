@@ -44,7 +44,9 @@ def parse_agent_file(raw: bytes, name: str = "the file") -> tuple[dict[str, Any]
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as error:
-        raise AgentFileError(f"{name} is not a text file (byte {error.start} is not UTF-8)", hint="choose a .af or .json agent file") from None
+        raise AgentFileError(
+            f"{name} is not a text file (byte {error.start} is not UTF-8)", hint="choose a .af or .json agent file"
+        ) from None
     data = _loads(text, name)
     if isinstance(data, str):
         # Some published .af files hold the JSON document as one JSON string (encoded twice).
@@ -60,7 +62,11 @@ def _loads(text: str, name: str) -> Any:
         return json.loads(text)
     except json.JSONDecodeError as error:
         truncated = error.pos >= len(text.rstrip()) - 1
-        why = "it ends too early (truncated?)" if truncated else f"{error.msg} at line {error.lineno}, column {error.colno}"
+        why = (
+            "it ends too early (truncated?)"
+            if truncated
+            else f"{error.msg} at line {error.lineno}, column {error.colno}"
+        )
         raise AgentFileError(f"{name} is not valid JSON: {why}", hint="the file may be damaged or incomplete") from None
     except RecursionError:
         raise AgentFileError(f"{name} is nested too deeply to be an agent file") from None

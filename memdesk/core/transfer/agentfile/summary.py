@@ -55,7 +55,9 @@ class ImportSummary:
             self.unmapped.append(text)
 
     def text(self) -> str:
-        lines = [f"Imported {len(self.agents)} agent(s) from a {'Letta agent file' if self.source == 'letta' else 'MemDesk export'}:"]
+        lines = [
+            f"Imported {len(self.agents)} agent(s) from a {'Letta agent file' if self.source == 'letta' else 'MemDesk export'}:"
+        ]
         lines += [f"  - {agent.line()}" for agent in self.agents]
         if self.fixups:
             lines.append("Adjusted on import:")
