@@ -52,7 +52,7 @@ def build_session(
     sends through them). The session's job thread has a connection of its own
     (``open_session_services``; by default another one to the same store, with the same key and
     embedder). ``analyser``: the knowledge graph's NLP (None: no graph extraction)."""
-    paths, key, clock = front.paths, front.key, front.clock
+    paths, key = front.paths, front.key
 
     def session_services() -> Services:
         return open_services(paths, key=key, embedder=front.embedder)
@@ -77,25 +77,6 @@ def build_session(
             return explain_load_failure(error, resolve_model_path(settings))
         return error
 
-    def graph(listener: SessionListener) -> GraphExtraction:
-        def extractor(db: Database) -> GraphExtractor:
-            store = SettingsStore(db)
-            # The extractor's facts and entities are recorded in the memory history, like every writer's.
-            graph = KnowledgeGraph(db, clock, front.embedder, history=memory_history(db, clock))
-            assert analyser is not None
-            return GraphExtractor(graph, analyser(), clock, user_name=lambda: store.load().user_name)
-
-        def options(db: Database) -> ExtractionOptions:
-            settings = SettingsStore(db).load()
-            return ExtractionOptions(settings.graph_extraction, settings.graph_model_facts, settings.graph_document_facts)
-
-        return GraphExtraction(
-            lambda: open_database(paths.database, key=key, busy_timeout=GRAPH_BUSY_TIMEOUT_S),
-            extractor,
-            options,
-            listener,
-        )
-
     parts = SessionParts(
         open_services=open_session_services or session_services,
         make_runtime=make_runtime,
@@ -104,7 +85,27 @@ def build_session(
         open_consolidator=consolidator,
         with_retention=with_retention,
         explain_load_failure=explain,
-        make_graph=graph if analyser is not None else None,
+        make_graph=(lambda listener: graph_extraction(front, analyser, listener)) if analyser is not None else None,
         idle_intervals=idle_intervals,
     )
     return Session(parts, listener, front.memory, login=login, warm_embedder=warm_embedder)
+
+
+def graph_extraction(front: Services, analyser: Callable[[], Any], listener: SessionListener) -> GraphExtraction:
+    """The knowledge graph's extraction on a connection of its own to ``front``'s store (with its
+    key), reporting to ``listener``; ``analyser`` builds the NLP on the extraction's thread."""
+    paths, key, clock = front.paths, front.key, front.clock
+
+    def extractor(db: Database) -> GraphExtractor:
+        store = SettingsStore(db)
+        # The extractor's facts and entities are recorded in the memory history, like every writer's.
+        graph = KnowledgeGraph(db, clock, front.embedder, history=memory_history(db, clock))
+        return GraphExtractor(graph, analyser(), clock, user_name=lambda: store.load().user_name)
+
+    def options(db: Database) -> ExtractionOptions:
+        settings = SettingsStore(db).load()
+        return ExtractionOptions(settings.graph_extraction, settings.graph_model_facts, settings.graph_document_facts)
+
+    return GraphExtraction(
+        lambda: open_database(paths.database, key=key, busy_timeout=GRAPH_BUSY_TIMEOUT_S), extractor, options, listener
+    )

@@ -12,6 +12,7 @@ from __future__ import annotations
 from PySide6.QtCore import QObject, Signal, Slot
 
 from memdesk.session.session import Session
+from memdesk.ui.common.errors import reports_errors
 
 
 class GraphSignals(QObject):
@@ -24,12 +25,14 @@ class GraphSignals(QObject):
         self.session: Session | None = None  # set once the session is built (it reports here)
 
     @Slot(int)
+    @reports_errors
     def extract(self, agent_id: int) -> None:
         """Queue what is new for the agent (catching up on what a closed or crashed app left)."""
         if self.session is not None:
             self.session.graph_catch_up(agent_id)
 
     @Slot(int)
+    @reports_errors
     def rebuild(self, agent_id: int) -> None:
         if self.session is not None:
             self.session.graph_rebuild(agent_id)

@@ -35,6 +35,7 @@ from memdesk.core.base.settings_table import Settings
 from memdesk.core.runtime.base import CancelToken, Runtime
 from memdesk.session.listener import SessionListener
 from memdesk.session.session import Session
+from memdesk.ui.common.errors import reports_errors
 from memdesk.ui.workers.graph import GraphSignals
 
 
@@ -85,38 +86,47 @@ class SessionWorker(QObject):
         self.session.stop_by_user()
 
     @Slot(object)
+    @reports_errors
     def load_model(self, settings: Settings) -> None:
         self.session.load_model(settings)
 
     @Slot(object)
+    @reports_errors
     def switch_model(self, settings: Settings) -> None:
         self.session.switch_model(settings)
 
     @Slot(object)
+    @reports_errors
     def apply_settings(self, settings: Settings) -> None:
         self.session.apply_settings(settings)
 
     @Slot(int)
+    @reports_errors
     def open_agent(self, agent_id: int) -> None:
         self.session.open_agent(agent_id)
 
     @Slot(int)
+    @reports_errors
     def start_private(self, agent_id: int) -> None:
         self.session.start_private(agent_id)
 
     @Slot()
+    @reports_errors
     def end_private(self) -> None:
         self.session.end_private()
 
     @Slot()
+    @reports_errors
     def heartbeat(self) -> None:
         self.session.heartbeat()
 
     @Slot()
+    @reports_errors
     def consolidate(self) -> None:
         self.session.consolidate()
 
     @Slot()
+    @reports_errors
     def refresh_budget(self) -> None:
         self.session.refresh_budget()
 
