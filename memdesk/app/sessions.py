@@ -44,7 +44,7 @@ def build_session(
     open_session_services: Callable[[], Services] | None = None,
     consent: ConsentPolicy | None = None,
     analyser: Callable[[], Any] | None = default_analyser,
-    idle_intervals: Callable[[Settings], IdleIntervals] = IdleIntervals.from_settings,
+    idle_intervals: Callable[[Settings], IdleIntervals] | None = None,
     login: bool = True,
     warm_embedder: bool = True,
 ) -> Session:

@@ -24,7 +24,6 @@ from memdesk.cli.terminal_listener import TerminalListener
 from memdesk.core.base.errors import AgentNotFoundError
 from memdesk.core.base.paths import Paths
 from memdesk.core.tools.consent_text import ConsentText, one_line
-from memdesk.session.idle import IdleIntervals
 from memdesk.session.session import Session, Turn
 
 DEFAULT_AGENT = "companion"
@@ -75,8 +74,6 @@ class TerminalConsent:
         return answer in ("y", "yes")
 
 
-#: When idle work falls due (tests replace this name with shorter times).
-idle_intervals = IdleIntervals.from_settings
 #: The knowledge graph's NLP (tests replace this name).
 graph_analyser = default_analyser
 
@@ -127,7 +124,6 @@ def _chat(args: argparse.Namespace) -> int:
                 consent=TerminalConsent(),
                 # A private chat runs no graph extraction: a writer the user did not ask for there.
                 analyser=None if private else graph_analyser,
-                idle_intervals=idle_intervals,
                 login=not args.no_login,
                 warm_embedder=False,
             )

@@ -51,4 +51,5 @@ class SessionParts:
     explain_load_failure: Callable[[Settings, Exception], Exception] = lambda _settings, error: error
     #: The knowledge graph's extraction reporting to the listener (None: no graph).
     make_graph: Callable[[SessionListener], GraphExtraction] | None = None
-    idle_intervals: Callable[[Settings], IdleIntervals] = IdleIntervals.from_settings
+    #: When idle work falls due (None: IdleIntervals.from_settings).
+    idle_intervals: Callable[[Settings], IdleIntervals] | None = None

@@ -292,4 +292,6 @@ class Session:
 
     def _intervals(self) -> IdleIntervals:
         settings = self._latest or self._model.settings
-        return self._parts.idle_intervals(settings) if settings is not None else IdleIntervals()
+        if settings is None:
+            return IdleIntervals()
+        return (self._parts.idle_intervals or IdleIntervals.from_settings)(settings)
