@@ -153,6 +153,7 @@ def chat_loop(session: Session, listener: TerminalListener, services: Services, 
         # the chat is the user's own, started to say something.
         print(PRIVATE_BANNER, file=sys.stderr)
     else:
+        session.graph_catch_up(record.id)  # what an earlier session left
         waits = session.announce_retention(record.id)  # only announced here: it applies once confirmed
         if waits is not None:
             print(f"  [{listener.retention_text(waits)}]", file=sys.stderr)

@@ -36,6 +36,10 @@ class Streaming(SessionListener):
     def __init__(self) -> None:
         self.streamed = threading.Event()
         self.opened = threading.Event()
+        self.private_started = threading.Event()
+
+    def on_private_started(self, services) -> None:
+        self.private_started.set()
 
     def on_streamed(self, kind: str, text: str) -> None:
         self.streamed.set()
