@@ -334,7 +334,9 @@ class ModelJobs:
             return  # after their turn
         if self._warm_embedder and self._embedder_warm_up is None and self._services is not None:
             embedder = self._services.embedder
-            self._embedder_warm_up = threading.Thread(target=lambda: _warm(embedder), name="embedder-warm-up", daemon=True)
+            self._embedder_warm_up = threading.Thread(
+                target=lambda: _warm(embedder), name="embedder-warm-up", daemon=True
+            )
             self._embedder_warm_up.start()
 
     def shutdown(self) -> None:

@@ -131,9 +131,7 @@ class WindowDriver:
 
     def wait_idle(self) -> None:
         session = self.window.worker.session
-        self.qtbot.waitUntil(
-            lambda: session.may_run_on_its_own() and not self.window.busy, timeout=TIMEOUT_S * 1000
-        )
+        self.qtbot.waitUntil(lambda: session.may_run_on_its_own() and not self.window.busy, timeout=TIMEOUT_S * 1000)
 
     def close(self) -> None:
         if self.window is not None:
@@ -185,7 +183,9 @@ class TerminalDriver:
 
     def stop(self) -> None:
         """Ctrl+C while the reply is generated."""
-        ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(self.thread.ident), ctypes.py_object(KeyboardInterrupt))
+        ctypes.pythonapi.PyThreadState_SetAsyncExc(
+            ctypes.c_ulong(self.thread.ident), ctypes.py_object(KeyboardInterrupt)
+        )
 
     def retry(self) -> None:
         assert self._prompting.wait(TIMEOUT_S)

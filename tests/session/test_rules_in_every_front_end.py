@@ -26,9 +26,7 @@ def replies(services, agent_id: int) -> list[str]:
     ]
 
 
-def test_a_timed_heartbeat_runs_after_the_idle_time_and_a_message_preempts_it(
-    drive, services, agent_id, idle_after
-):
+def test_a_timed_heartbeat_runs_after_the_idle_time_and_a_message_preempts_it(drive, services, agent_id, idle_after):
     idle_after(heartbeat=0.3)
     runtime = SlowRuntime([say("thinking aloud " * 300), say("Hi Ada!")], context_window=32768)
     conversation = drive(lambda _settings: runtime)

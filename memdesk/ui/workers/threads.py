@@ -44,7 +44,9 @@ class OutlivedThreads:
                 thread.wait(left_ms)
         for kept in self._kept_threads:
             kept.join(max(0.0, deadline - time.monotonic()))
-        return any(thread.isRunning() for thread, _worker in self._kept) or any(t.is_alive() for t in self._kept_threads)
+        return any(thread.isRunning() for thread, _worker in self._kept) or any(
+            t.is_alive() for t in self._kept_threads
+        )
 
 
 class WorkerThreads:

@@ -4,7 +4,6 @@ and the knowledge graph are kept; it runs while the user is idle."""
 
 from __future__ import annotations
 
-
 import pytest
 
 from memdesk.core.base.errors import MemDeskError
