@@ -124,7 +124,7 @@ def _inner(message: str, pause: float, shot: str) -> int:
                 return
             self.marks["enter"] = now()
             self.marks["model_ready_before_enter"] = "model_ready" in self.marks
-            self.marks["warm_finished_before_enter"] = self.window.worker._warmup.finished.is_set()
+            self.marks["warm_finished_before_enter"] = self.window.worker.session._model._warmup.finished.is_set()
             chat.compose.setPlainText(self.text)
             chat.on_send_clicked()
 

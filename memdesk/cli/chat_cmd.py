@@ -1,31 +1,30 @@
-"""``memdesk chat [--agent NAME] [--verbose] [--private]``: chat with an agent in the terminal."""
+"""``memdesk chat [--agent NAME] [--verbose] [--private]``: chat with an agent in the terminal.
+
+A line loop over the session layer (memdesk.session), as the window is: a typed line is saved the
+moment Enter is pressed and answered on the session's job thread, which the loop waits for (Ctrl+C
+stops the reply: the message waits for /retry). Work nobody asked for (an owed reply, the login
+turn, timed heartbeats, consolidation, retention, graph extraction) runs in the background while
+the prompt waits, and a typed line preempts it.
+"""
 
 from __future__ import annotations
 
 import argparse
 import sys
 import threading
-from typing import Any
 
-from memdesk.app.agents import open_agent, open_consolidator
 from memdesk.app.instance import TERMINAL_CHAT, InstanceLock
-from memdesk.app.operations import open_retention
 from memdesk.app.runtimes import make_runtime, runtime_factory
-from memdesk.app.services import Services, daily_snapshots, memory_history, open_private_services
+from memdesk.app.services import Services, daily_snapshots
+from memdesk.app.sessions import build_session, default_analyser
 
 # The store's services, asking for the passphrase of an encrypted store (tests replace this name).
 from memdesk.cli.passphrase import open_store_services as open_services
-from memdesk.core.agent import unanswered
-from memdesk.core.agent.accept import accept_user_message
-from memdesk.core.agent.context import ContextBudget
-from memdesk.core.agent.observer import AgentObserver, StepRecord, TurnResult
-from memdesk.core.base.errors import GenerationCancelled
+from memdesk.cli.terminal_listener import TerminalListener
+from memdesk.core.base.errors import AgentNotFoundError
 from memdesk.core.base.paths import Paths
-from memdesk.core.runtime.base import CancelToken, StreamEvent
-from memdesk.core.runtime.warmup import Warmup
 from memdesk.core.tools.consent_text import ConsentText, one_line
-from memdesk.session.idle_consolidation import IdleConsolidation
-from memdesk.session.idle_retention import IdleRetention, IdleTasks
+from memdesk.session.session import Session, Turn
 
 DEFAULT_AGENT = "companion"
 HELP = "Type a message and press Enter. Commands: /memory, /budget, /retry, /quit."
@@ -75,83 +74,21 @@ class TerminalConsent:
         return answer in ("y", "yes")
 
 
-class TerminalObserver(AgentObserver):
-    def __init__(self, verbose: bool, out=None) -> None:
-        self.verbose = verbose
-        self.out = out or sys.stdout
-        self._streaming: str | None = None
-
-    def on_stream(self, event: StreamEvent) -> None:
-        if event.kind == "thought" and not self.verbose:
-            return
-        if self._streaming != event.kind:
-            self._end_line()
-            self.out.write("  (thinking) " if event.kind == "thought" else "agent> ")
-            self._streaming = event.kind
-        self.out.write(event.text)
-        self.out.flush()
-
-    def _end_line(self) -> None:
-        if self._streaming is not None:
-            self.out.write("\n")
-            self._streaming = None
-
-    def on_step(self, step: StepRecord) -> None:
-        self._end_line()
-        if self.verbose:
-            arguments = {k: v for k, v in step.arguments.items() if k != "message" or step.function != "send_message"}
-            status = "ok" if step.ok else "FAILED"
-            self.out.write(f"  [{step.function}({arguments}) -> {status}: {step.result[:300]}]\n")
-
-    def on_budget(self, budget: ContextBudget) -> None:
-        if self.verbose:
-            self.out.write(f"  [{budget.describe()}]\n")
-
-    def on_event(self, kind: str, text: str) -> None:
-        self._end_line()
-        if self.verbose or kind in ("eviction", "step_cap"):
-            self.out.write(f"  [{kind}: {text[:300]}]\n")
-
-    def on_memory_changed(self, labels: set[str]) -> None:
-        if self.verbose:
-            self.out.write(f"  [core memory changed: {', '.join(sorted(labels))}]\n")
-
-    def on_search_hits(self, hits: list[tuple[str, Any]]) -> None:
-        pass
-
-    def on_turn_end(self, result: TurnResult) -> None:
-        self._end_line()
-        if self.verbose:
-            self.out.write(f"  [{result.kind}: {result.describe()}]\n")
+#: The knowledge graph's NLP (tests replace this name).
+graph_analyser = default_analyser
 
 
-def _pick_agent(services: Services, name: str | None):
-    if name:
-        return services.agents.find(name) or services.create_agent(name)
-    existing = services.agents.list()
-    return services.agents.find(DEFAULT_AGENT) or (existing[0] if existing else services.create_agent(DEFAULT_AGENT))
-
-
-class BackgroundTurn:
-    """A turn the user did not ask for (login), run in a thread while the prompt waits for input.
-    A line typed meanwhile preempts it: ``preempt`` cancels the generation and waits for the
-    thread, so the user's message never waits behind it for longer than one token. The line is
-    saved before ``preempt`` is called: the wait can take seconds (a prompt batch, a tool)."""
-
-    def __init__(self, run, observer: TerminalObserver) -> None:
-        self._cancel = CancelToken()
-        self._thread = threading.Thread(target=self._main, args=(run, observer), name="background-turn", daemon=True)
-        self._thread.start()
-
-    def _main(self, run, observer: TerminalObserver) -> None:
-        try:
-            _guarded(lambda: run(self._cancel), observer, quiet_cancel=True)
-        except Exception as error:  # noqa: BLE001 - shown, never kills the prompt
-            print(f"[background turn failed: {error}]", file=sys.stderr)
-
-    def preempt(self) -> None:
-        self._cancel.cancel()
-        self._thread.join()
+def _pick_agent(services: Services, name: str | None, *, private: bool):
+    """The agent to chat with; created if missing, except for a private chat, which saves nothing."""
+    found = services.agents.find(name) if name else services.agents.find(DEFAULT_AGENT)
+    if found is None and not name:
+        existing = services.agents.list()
+        found = existing[0] if existing else None
+    if found is None and private:
+        raise AgentNotFoundError(
+            f"No agent named {name or DEFAULT_AGENT!r} to chat with privately", hint="chat with it once first"
+        )
+    return found or services.create_agent(name or DEFAULT_AGENT)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -161,8 +98,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _chat(args: argparse.Namespace) -> int:
+    # Namespaces built by hand (tests, benchmarks) predate the flag.
+    private = getattr(args, "private", False)
     with open_services() as services:
-        idle = graph = private = None
         # The first session of a day snapshots the store meanwhile (stopped if the chat ends first).
         daily = daily_snapshots(
             services,
@@ -171,228 +109,105 @@ def _chat(args: argparse.Namespace) -> int:
             ),
         )
         daily.check()
+        session: Session | None = None
         try:
-            # Namespaces built by hand (tests, benchmarks) predate the flag.
-            if getattr(args, "private", False):
-                print("Starting a private chat (copying the store into memory)...", file=sys.stderr)
-                private = open_private_services(services)
-            chat_services = private or services
-            record = _pick_agent(chat_services, args.agent)
+            record = _pick_agent(services, args.agent, private=private)
             # Load the embedding model while llama.cpp loads, not at the agent's first archival call.
             preload = getattr(services.embedder, "load", None)
             if preload is not None:
                 threading.Thread(target=preload, name="embedder-preload", daemon=True).start()
-            print(f"Loading the model for {record.name}...", file=sys.stderr)
-            runtime = runtime_factory(services.key, make_runtime)(services.settings)
-            observer = TerminalObserver(args.verbose)
-            agent = open_agent(chat_services, record, runtime, consent=TerminalConsent(), observer=observer)
-            print(f"Chatting with {record.name} ({runtime.info.model_id}). {HELP}", file=sys.stderr)
-            # A private chat runs no retention either: it is a writer the user did not ask for there.
-            retention = [] if private is not None else [_idle_retention(services, record)]
-            idle = IdleTasks(_idle_consolidation(chat_services, record, runtime, agent), *retention)
-            try:
-                if private is not None:
-                    # No background writer runs (consolidation, graph extraction), and no login turn:
-                    # the chat is the user's own, started to say something.
-                    print(PRIVATE_BANNER, file=sys.stderr)
-                    _loop(private, agent, observer, idle, login=False)
-                else:
-                    graph = _graph_extraction(services)
-                    graph.nudge(record.id)  # catch up on what an earlier session left
-                    _loop(
-                        services,
-                        agent,
-                        observer,
-                        idle,
-                        login=not args.no_login,
-                        after_turn=lambda: graph.nudge(record.id),
-                    )
-            finally:
-                idle.close()
-                runtime.close()
+            listener = TerminalListener(args.verbose, record.name)
+            session = build_session(
+                services,
+                listener,
+                make_runtime=runtime_factory(services.key, make_runtime),
+                consent=TerminalConsent(),
+                # A private chat runs no graph extraction: a writer the user did not ask for there.
+                analyser=None if private else graph_analyser,
+                login=not args.no_login,
+                warm_embedder=False,
+            )
+            session.start()
+            chat_loop(session, listener, services, record, private=private)
         finally:
-            if idle is not None:
-                idle.close()  # a pass must not outlive the store (Ctrl+C at the prompt)
-            if graph is not None:
-                graph.close()
-            if private is not None:
-                private.close()  # discards the private chat
+            if session is not None:
+                session.close()  # nothing of it outlives the store (Ctrl+C at the prompt)
             daily.close()
     return 0
 
 
-def _idle_consolidation(services: Services, record, runtime, agent) -> IdleConsolidation:
-    """Memory consolidation while the user is idle at the prompt (setting ``consolidation``), on
-    the conversation's prompt so the pass reuses its KV cache."""
-
-    def report(result) -> None:
-        if result.applied or result.proposed:
-            print(f"\n  [{result.describe()}; review with: memdesk consolidate list]", file=sys.stderr)
-
-    # A private chat's consolidation would only reach the copy, but it is a writer the user did not ask for.
-    minutes = 0 if services.private else services.settings.consolidation_idle_minutes
-    return IdleConsolidation(
-        lambda: open_consolidator(services, record, runtime, prefix=agent.prompt_prefix),
-        minutes * 60,
-        on_result=report,
-        on_error=lambda error: print(
-            f"\n  [consolidation failed: {getattr(error, 'user_message', error)}]", file=sys.stderr
-        ),
-    )
-
-
-def _idle_retention(services: Services, record) -> IdleRetention:
-    """Retention while idle (``memdesk retention``): a new policy is only announced here; it
-    applies once confirmed with ``memdesk retention NAME --apply``."""
-    retention = open_retention(services)
-    due = retention.due(record.id)
-    if due is not None and not retention.policy(record.id).confirmed:
-        print(f"  [retention: {due.describe()} Confirm with: memdesk retention {record.name} --apply]", file=sys.stderr)
-    return IdleRetention(
-        lambda: retention.run_if_due(record.id),
-        services.settings.consolidation_idle_minutes * 60,
-        on_result=lambda removed: print(
-            f"\n  [retention: forgot {removed} old conversation messages]", file=sys.stderr
-        ),
-        on_error=lambda error: print(
-            f"\n  [retention failed: {getattr(error, 'user_message', error)}]", file=sys.stderr
-        ),
-    )
-
-
-def _loop(
-    services: Services,
-    agent,
-    observer: TerminalObserver,
-    idle: IdleConsolidation | IdleTasks,
-    *,
-    login: bool,
-    after_turn=lambda: None,
-) -> None:
-    """Read lines until /quit. Work the user did not ask for (the login turn, consolidation while
-    idle) runs in the background and never makes a typed line wait: the line preempts it.
-
-    A message an earlier session left without a reply (closed, killed, crashed, stopped) is shown
-    and answered first, in the background too: a line typed meanwhile preempts it, and the turn
-    that answers the line has both in its prompt. A private chat leaves it to the saved one."""
-    owed = None if services.private else agent.unanswered()
-    if owed is not None and unanswered.was_stopped(agent.memory.db, owed.id):
-        # The user stopped its reply: shown, and left to /retry or the next line (which answers both).
-        print(
-            f"you (not answered: you stopped the reply, {owed.created_at:%Y-%m-%d %H:%M})> {owed.search_text}",
-            file=sys.stderr,
-        )
-        print("[/retry answers it]", file=sys.stderr)
-        owed = None
-    if owed is not None:
-        print(f"you (not answered yet, {owed.created_at:%Y-%m-%d %H:%M})> {owed.search_text}", file=sys.stderr)
-        background = BackgroundTurn(lambda cancel: agent.answer_if_unanswered(owed.id, cancel), observer)
+def chat_loop(session: Session, listener: TerminalListener, services: Services, record, *, private: bool) -> None:
+    """Open the agent (or a private chat with it) on ``session``, then read lines until /quit."""
+    print(f"Loading the model for {record.name}...", file=sys.stderr)
+    owed = None if private else session.owed_reply(record.id)
+    session.load_model(services.settings)
+    if private:
+        print("Starting a private chat (copying the store into memory)...", file=sys.stderr)
+        session.start_private(record.id)
     else:
-        background = BackgroundTurn(agent.login, observer) if login and agent.login_due() else None
-    cancel = CancelToken()
-    warmup = Warmup()  # the static prompt is evaluated while the user types (a login turn does it too)
-    warmup.want(agent.runtime, agent.static_prefix(), agent.memory_prefix())
+        session.open_agent(record.id)
+    listener.wait_until_open()
+    print(f"Chatting with {record.name} ({listener.model_id}). {HELP}", file=sys.stderr)
+    if private:
+        # Nothing that writes on its own runs (login, consolidation, retention, graph extraction):
+        # the chat is the user's own, started to say something.
+        print(PRIVATE_BANNER, file=sys.stderr)
+    else:
+        session.graph_catch_up(record.id)  # what an earlier session left
+        waits = session.announce_retention(record.id)  # only announced here: it applies once confirmed
+        if waits is not None:
+            print(f"  [{listener.retention_text(waits)}]", file=sys.stderr)
+    if owed is not None:
+        # A message an earlier session left without a reply: answered in the background (a line
+        # typed meanwhile preempts it, and its turn has both), unless the user stopped its reply.
+        when, text = f"{owed.message.created_at:%Y-%m-%d %H:%M}", owed.message.search_text
+        if owed.waits_for_retry:
+            print(f"you (not answered: you stopped the reply, {when})> {text}", file=sys.stderr)
+            print("[/retry answers it]", file=sys.stderr)
+        else:
+            print(f"you (not answered yet, {when})> {text}", file=sys.stderr)
+    _read_lines(session, listener)
+
+
+def _read_lines(session: Session, listener: TerminalListener) -> None:
     while True:
-        idle.touch()
-        if background is None:
-            warmup.resume()
         try:
             line = input("you> ")
         except (EOFError, KeyboardInterrupt):
             line = "/quit"
         text = line.strip()
-        # Saved the moment it is accepted, before anything below is cancelled or waited for: a
-        # crash while the background work lets go of the model must not lose the line. Only the
-        # row is written here (as the window does): the memory check waits for the turn, so the
-        # line is committed within one INSERT and the agent's state is not touched beside the
-        # background turn's thread.
-        accepted = accept_user_message(agent.memory, agent.id, text) if text and text not in COMMANDS else None
-        idle.interrupt()  # the user is back: a running pass stops (and resumes next time)
-        if background is not None:
-            background.preempt()  # the user goes first
-            background = None
-        warmup.stop()  # gives way within one prompt batch
         if not text:
             continue
         if text in ("/quit", "/exit"):
             break
         if text == "/memory":
-            print(services.memory.core.render(agent.id))
-            continue
-        if text == "/retry":
-            _retry(agent, observer, cancel, private=services.private)
-            continue
-        if text == "/budget":
-            print(agent.budget().describe())
-            costs = agent.tool_costs()
-            print(
-                f"tools ({sum(costs.values())} tokens): "
-                + ", ".join(f"{name} {tokens}" for name, tokens in costs.items())
-            )
-            continue
-        assert accepted is not None
-        cancel.reset()
-        _guarded(
-            lambda: agent.answer_user_message(accepted.id, cancel),
-            observer,
-            on_stopped=lambda: _record_stop(agent, accepted.id, services.private),
-        )
-        after_turn()  # the knowledge graph learns from the message in the background
+            print(session.query(lambda agent: agent.memory.core.render(agent.id)))
+        elif text == "/budget":
+            print(session.query(_budget_text))
+        elif text == "/retry":
+            outcome = session.retry()
+            if isinstance(outcome, str):
+                print(f"[{outcome}]", file=sys.stderr)
+            else:
+                print(f"[answering: {one_line(outcome.message.search_text)[:80]}]", file=sys.stderr)
+                _wait(session, listener, outcome)
+        else:
+            # Saved the moment it is accepted, before anything is cancelled or waited for.
+            _wait(session, listener, session.send(text))
 
 
-def _retry(agent, observer: TerminalObserver, cancel: CancelToken, *, private: bool) -> None:
-    """Answer the newest message still without a reply (after Ctrl+C stopped its turn)."""
-    owed = agent.unanswered()
-    if owed is None:
-        print("[every message has its reply]", file=sys.stderr)
-        return
-    print(f"[answering: {one_line(owed.search_text)[:80]}]", file=sys.stderr)
-    cancel.reset()
-    # Answered again: a kill during this turn leaves it owed (answered on the next start), a
-    # Ctrl+C marks it stopped again.
-    unanswered.clear_stopped(agent.memory.db, owed.id)
-    _guarded(
-        lambda: agent.answer_if_unanswered(owed.id, cancel),
-        observer,
-        on_stopped=lambda: _record_stop(agent, owed.id, private),
-    )
+def _wait(session: Session, listener: TerminalListener, turn: Turn) -> None:
+    """Wait for ``turn``'s reply; Ctrl+C stops it (the message then waits for /retry)."""
+    while True:
+        try:
+            if turn.done.wait(0.1):
+                break
+        except KeyboardInterrupt:
+            session.stop_by_user()
+    listener.end_line()
 
 
-def _record_stop(agent, message_id: int, private: bool) -> None:
-    """Ctrl+C stopped the reply to ``message_id``: recorded, so the next start shows it not answered
-    with /retry instead of answering it on its own (a private chat's copy is discarded anyway)."""
-    if not private and unanswered.is_unanswered(agent.memory.db, agent.id, message_id):
-        unanswered.mark_stopped(agent.memory.db, message_id, agent.memory.clock.now())
-
-
-def _graph_extraction(services: Services):
-    """Knowledge-graph extraction after each message, on its own thread (setting ``graph_extraction``)."""
-    from memdesk.core.graph.extraction import ExtractionOptions
-    from memdesk.core.graph.nlp import SpacyAnalyser
-    from memdesk.session.graph_extraction import BackgroundExtraction
-
-    return BackgroundExtraction(
-        services.paths.database,
-        SpacyAnalyser,
-        services.clock,
-        lambda: ExtractionOptions(services.settings.graph_extraction),
-        services.embedder,
-        recorder=lambda db: memory_history(db, services.clock),  # the extractor's changes go in the history
-        key=services.key,
-        user_name=lambda: services.settings.user_name,
-    )
-
-
-def _guarded(action, observer: TerminalObserver, *, quiet_cancel: bool = False, on_stopped=lambda: None) -> None:
-    """Ctrl+C stops the current generation, not the program."""
-    try:
-        result = action()
-    except (KeyboardInterrupt, GenerationCancelled):
-        observer._end_line()
-        on_stopped()
-        if not quiet_cancel:
-            print("[stopped; /retry answers your message]", file=sys.stderr)
-        return
-    observer._end_line()
-    if result is not None and result.steps and not result.replies and result.kind == "user_message":
-        print("  (the agent did not reply this time)", file=sys.stderr)
+def _budget_text(agent) -> str:
+    costs = agent.tool_costs()
+    tools = ", ".join(f"{name} {tokens}" for name, tokens in costs.items())
+    return f"{agent.budget().describe()}\ntools ({sum(costs.values())} tokens): {tools}"

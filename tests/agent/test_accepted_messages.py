@@ -27,7 +27,7 @@ def committed_kinds(services, agent_id: int) -> list[str]:
 
 def test_an_accepted_message_is_committed_before_any_turn_runs_and_answered_once(services, runtime, make_agent):
     agent = make_agent()
-    message = agent.accept_user_message("My name is Ada")
+    message = accept_user_message(agent.memory, agent.id, "My name is Ada")
     assert committed_kinds(services, agent.id) == ["user_message"]
     runtime.enqueue(say("Hi Ada!"))
     result = agent.answer_user_message(message.id)
@@ -57,7 +57,7 @@ def test_a_message_saved_through_another_connection_is_answered_by_the_agent(ser
 
 def test_answering_rejects_a_message_that_is_not_this_agents_user_message(services, runtime, make_agent):
     sam, ana = make_agent("sam"), make_agent("ana")
-    message = ana.accept_user_message("hello")
+    message = accept_user_message(ana.memory, ana.id, "hello")
     with pytest.raises(ValueError):
         sam.answer_user_message(message.id)
 
@@ -70,7 +70,7 @@ class AcceptsWhileAsked:
         self.agent, self.token = agent, token
 
     def allow(self, agent_id: int, tool: str, summary: str) -> bool:
-        self.agent.accept_user_message("stop, I am back")
+        accept_user_message(self.agent.memory, self.agent.id, "stop, I am back")
         self.token.cancel()
         return True
 

@@ -3,8 +3,6 @@ modes, cancel and resume, and nothing at all on a tiny conversation."""
 
 from __future__ import annotations
 
-import threading
-import time
 from dataclasses import replace
 
 import pytest
@@ -21,7 +19,6 @@ from memdesk.core.embedding.hashing import HashingEmbedder
 from memdesk.core.runtime.base import CancelToken
 from memdesk.core.runtime.scripted import ScriptedRuntime, call, say
 from memdesk.core.storage import open_database
-from memdesk.session.idle_consolidation import IdleConsolidation
 
 KNOWN = "Lives in Portugal."
 CHAT = [
@@ -337,73 +334,3 @@ def test_only_known_modes_are_accepted(services):
     with pytest.raises(ConfigError):
         services.settings_store.set("consolidation", "sometimes")
     assert services.settings_store.set("consolidation", "apply").consolidation == "apply"
-
-
-# --- the terminal's idle runner ---------------------------------------------------------------
-def test_the_idle_runner_runs_a_due_pass_after_the_idle_time(services, runtime, chatted):
-    done = threading.Event()
-    results = []
-    runtime.enqueue(append("Name: Ana."), finish())
-    idle = IdleConsolidation(
-        lambda: consolidator(services, chatted, runtime, consolidation_every_turns=3),
-        0.05,
-        on_result=lambda result: (results.append(result), done.set()),
-    )
-    idle.touch()
-    assert done.wait(10)
-    idle.close()
-    assert results[0].status == "done" and results[0].applied == 1
-
-
-def test_the_idle_runner_stops_a_running_pass_when_the_user_is_back(services, runtime, chatted):
-    started, results = threading.Event(), []
-
-    def slow(_messages):
-        started.set()
-        time.sleep(0.3)  # generating; the user types meanwhile
-        return append("Name: Ana.")
-
-    runtime.enqueue(slow)
-    idle = IdleConsolidation(
-        lambda: consolidator(services, chatted, runtime, consolidation_every_turns=3), 0.01, on_result=results.append
-    )
-    idle.touch()
-    assert started.wait(10)
-    idle.interrupt()  # returns once the pass has stopped
-    assert not idle.running and results[0].status == "cancelled"
-    assert services.memory.core.get(chatted.id, "human").value == KNOWN
-    idle.close()
-
-
-def test_the_idle_runner_tries_again_at_the_next_idle_moment_when_the_store_was_busy(
-    services, runtime, chatted, other_writer
-):
-    other_writer.execute("BEGIN IMMEDIATE")  # the extractor's catch-up holds the write lock
-    attempts, done, results, errors = [], threading.Event(), [], []
-
-    def make_pass():
-        attempts.append(1)
-        if len(attempts) == 2:
-            other_writer.execute("ROLLBACK")  # the catch-up has committed by the next idle moment
-        return consolidator(services, chatted, runtime, consolidation_every_turns=3)
-
-    runtime.enqueue(append("Name: Ana."), finish())
-    idle = IdleConsolidation(
-        make_pass, 0.05, on_result=lambda result: (results.append(result), done.set()), on_error=errors.append
-    )
-    idle.touch()
-    assert done.wait(10)
-    idle.close()
-    assert errors == [] and len(attempts) == 2
-    assert results[0].status == "done" and results[0].applied == 1
-
-
-def test_the_idle_runner_does_nothing_when_no_pass_is_due(services, runtime, chatted):
-    calls = []
-    idle = IdleConsolidation(
-        lambda: consolidator(services, chatted, runtime, consolidation_every_turns=50), 0.01, on_result=calls.append
-    )
-    idle.touch()
-    time.sleep(0.3)
-    idle.close()
-    assert calls == [] and runtime.prompts == []

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from memdesk.core.agent import unanswered
+from memdesk.core.agent.accept import accept_user_message
 from memdesk.core.base.errors import GenerationCancelled
 from memdesk.core.runtime.base import CancelToken
 from memdesk.core.runtime.scripted import call, say
@@ -18,7 +19,7 @@ def owed(services, agent_id: int) -> list[str]:
 def test_a_message_is_unanswered_until_the_agent_sends_a_reply_after_it(services, runtime, make_agent):
     agent = make_agent()
     assert agent.unanswered() is None  # a new agent owes nothing
-    message = agent.accept_user_message("Hi, I am Ada")
+    message = accept_user_message(agent.memory, agent.id, "Hi, I am Ada")
     assert agent.unanswered().id == message.id
     runtime.enqueue(call("conversation_search", "look", query="Ada"), say("Hello Ada"))
     agent.answer_user_message(message.id)
@@ -27,7 +28,7 @@ def test_a_message_is_unanswered_until_the_agent_sends_a_reply_after_it(services
 
 def test_background_events_and_other_calls_are_not_a_reply(services, runtime, make_agent):
     agent = make_agent()
-    message = agent.accept_user_message("Where do I live?")
+    message = accept_user_message(agent.memory, agent.id, "Where do I live?")
     # A login turn that only edits memory and is cancelled before it says anything.
     token = CancelToken()
 
@@ -47,13 +48,13 @@ def test_a_reply_before_the_message_does_not_answer_it(services, runtime, make_a
     agent = make_agent()
     runtime.enqueue(say("Hello"))
     agent.send_user_message("first")
-    later = agent.accept_user_message("second")
+    later = accept_user_message(agent.memory, agent.id, "second")
     assert owed(services, agent.id) == ["second"] and agent.unanswered().id == later.id
 
 
 def test_a_turn_cut_short_leaves_its_message_owed(services, runtime, make_agent):
     agent = make_agent()
-    message = agent.accept_user_message("Tell me a story")
+    message = accept_user_message(agent.memory, agent.id, "Tell me a story")
     token = CancelToken()
     token.cancel()  # the user pressed Stop (or the window closed) before the first step
     with pytest.raises(GenerationCancelled):
@@ -63,8 +64,8 @@ def test_a_turn_cut_short_leaves_its_message_owed(services, runtime, make_agent)
 
 def test_several_owed_messages_are_answered_by_one_turn_on_the_newest(services, runtime, make_agent):
     agent = make_agent()
-    agent.accept_user_message("I live in Lisbon")
-    newest = agent.accept_user_message("and I love gardening")
+    accept_user_message(agent.memory, agent.id, "I live in Lisbon")
+    newest = accept_user_message(agent.memory, agent.id, "and I love gardening")
     assert owed(services, agent.id) == ["I live in Lisbon", "and I love gardening"]
     assert agent.unanswered().id == newest.id
     runtime.enqueue(say("Lisbon gardens are lovely"))
@@ -76,7 +77,7 @@ def test_several_owed_messages_are_answered_by_one_turn_on_the_newest(services, 
 
 def test_a_message_is_never_answered_twice(services, runtime, make_agent):
     agent = make_agent()
-    message = agent.accept_user_message("Hi")
+    message = accept_user_message(agent.memory, agent.id, "Hi")
     runtime.enqueue(say("Hello!"))
     assert agent.answer_if_unanswered(message.id).replies == ["Hello!"]
     prompts = len(runtime.prompts)
@@ -92,7 +93,7 @@ def test_a_message_is_never_answered_twice(services, runtime, make_agent):
 
 def test_a_stopped_reply_is_owed_but_not_answered_on_open_until_a_turn_answers_it_again(services, runtime, make_agent):
     agent = make_agent()
-    message = agent.accept_user_message("Tell me a story")
+    message = accept_user_message(agent.memory, agent.id, "Tell me a story")
     assert (
         unanswered.owed_on_open(services.db, services.memory.recall, agent.id).id == message.id
     )  # a close: answered on open
@@ -106,15 +107,15 @@ def test_a_stopped_reply_is_owed_but_not_answered_on_open_until_a_turn_answers_i
 
 def test_a_newer_message_after_a_stopped_one_is_answered_on_open(services, runtime, make_agent):
     agent = make_agent()
-    stopped = agent.accept_user_message("Tell me a story")
+    stopped = accept_user_message(agent.memory, agent.id, "Tell me a story")
     unanswered.mark_stopped(services.db, stopped.id, services.clock.now())
-    newer = agent.accept_user_message("Actually, a short one")  # then the window closed mid-reply
+    newer = accept_user_message(agent.memory, agent.id, "Actually, a short one")  # then the window closed mid-reply
     assert unanswered.owed_on_open(services.db, services.memory.recall, agent.id).id == newer.id
 
 
 def test_a_stop_mark_goes_with_its_message(services, runtime, make_agent):
     agent = make_agent()
-    message = agent.accept_user_message("Tell me a story")
+    message = accept_user_message(agent.memory, agent.id, "Tell me a story")
     unanswered.mark_stopped(services.db, message.id, services.clock.now())
     services.db.execute("DELETE FROM messages WHERE id = ?", (message.id,))  # retention, an agent deleted
     assert services.db.scalar("SELECT COUNT(*) FROM stopped_replies") == 0

@@ -9,6 +9,7 @@ from memdesk.cli import chat_cmd
 from memdesk.core.embedding.hashing import HashingEmbedder
 from memdesk.core.runtime.scripted import ScriptedRuntime, say
 from memdesk.core.storage import open_database
+from memdesk.session.jobs import JobThread
 
 
 def test_a_typed_line_preempts_the_login_turn(monkeypatch, capsys, services):
@@ -77,14 +78,15 @@ def test_a_typed_line_is_saved_before_the_background_turn_is_cancelled_or_waited
     monkeypatch.setattr(chat_cmd, "make_runtime", lambda settings: runtime)
     monkeypatch.setattr(services, "close", lambda: None)
     at_preempt: list[list[tuple[str, str]]] = []
-    preempt = chat_cmd.BackgroundTurn.preempt
+    submit = JobThread.submit
 
-    def observed_preempt(self):
-        at_preempt.append(committed_messages(services))  # the login turn is still blocked here
-        release.set()
-        preempt(self)
+    def observed_submit(self, run, *, user=False):
+        if user:  # the user's turn is queued: the background turn is cancelled now
+            at_preempt.append(committed_messages(services))  # the login turn is still blocked here
+            release.set()
+        return submit(self, run, user=user)
 
-    monkeypatch.setattr(chat_cmd.BackgroundTurn, "preempt", observed_preempt)
+    monkeypatch.setattr(JobThread, "submit", observed_submit)
     lines = iter(["I am Ada", "/quit"])
 
     def fake_input(prompt):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from memdesk.app.sessions import build_session
 from memdesk.cli import chat_cmd
 from memdesk.core.runtime.scripted import ScriptedRuntime, call, say
 
@@ -55,10 +56,15 @@ def test_chat_private_sends_no_login_and_runs_no_background_writers(monkeypatch,
     monkeypatch.setattr(chat_cmd, "open_services", lambda: services)
     monkeypatch.setattr(chat_cmd, "make_runtime", lambda settings: runtime)
     monkeypatch.setattr(services, "close", lambda: None)
+    sessions = []
+
+    def session_of(*args, **kwargs):
+        sessions.append(build_session(*args, **kwargs))
+        return sessions[-1]
+
+    monkeypatch.setattr(chat_cmd, "build_session", session_of)
     monkeypatch.setattr(
-        chat_cmd,
-        "_graph_extraction",
-        lambda services: (_ for _ in ()).throw(AssertionError("graph extraction started")),
+        chat_cmd, "graph_analyser", lambda: (_ for _ in ()).throw(AssertionError("graph extraction started"))
     )
     lines = iter(["hello", "/quit"])
     monkeypatch.setattr("builtins.input", lambda prompt: next(lines))
@@ -67,3 +73,4 @@ def test_chat_private_sends_no_login_and_runs_no_background_writers(monkeypatch,
     assert "agent> Hi!" in capsys.readouterr().out
     assert len(runtime.prompts) == 1  # the user's turn only: no login turn before it
     assert runtime.warmed == []  # nothing warmed: a warm-up keeps its state on disk
+    assert sessions[0].graph is None  # no graph extraction, which would write the knowledge graph

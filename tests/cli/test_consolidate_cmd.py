@@ -65,7 +65,7 @@ def test_the_terminal_chat_consolidates_while_the_user_is_idle(capsys, services,
     import time
 
     from memdesk.cli import chat_cmd
-    from memdesk.session.idle_consolidation import IdleConsolidation
+    from memdesk.session.idle import IdleIntervals
 
     agent = make_agent("ana", human="Lives in Portugal.")
     for text in (
@@ -82,7 +82,7 @@ def test_the_terminal_chat_consolidates_while_the_user_is_idle(capsys, services,
     # failed here with "database is locked" on a loaded machine).
     runtime.enqueue(call("core_memory_append", "fact", label="human", content="Name: Ana."), call(FINISH))
     monkeypatch.setattr(chat_cmd, "make_runtime", lambda settings: runtime)
-    monkeypatch.setattr(chat_cmd, "IdleConsolidation", lambda make, _seconds, **kw: IdleConsolidation(make, 0.05, **kw))
+    monkeypatch.setattr(IdleIntervals, "from_settings", classmethod(lambda cls, settings: cls(consolidation=0.05)))
 
     def idle_user(_prompt=""):
         deadline = time.monotonic() + 60  # an upper bound: the loop ends as soon as the change is in

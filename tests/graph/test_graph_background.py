@@ -1,11 +1,12 @@
-"""Extraction on a plain thread (the terminal chat): a nudge after a message fills the graph."""
+"""Extraction on its own thread (memdesk.session.graph_extraction, for every front end): a nudge
+after a message fills the graph."""
 
 from __future__ import annotations
 
 import time
 
-from memdesk.core.graph.extraction import ExtractionOptions
-from memdesk.session.graph_extraction import BackgroundExtraction
+from memdesk.app.sessions import graph_extraction
+from memdesk.session.listener import SessionListener
 
 
 def wait_for(condition, seconds: float = 60.0) -> bool:
@@ -18,15 +19,13 @@ def wait_for(condition, seconds: float = 60.0) -> bool:
 
 
 def test_a_nudge_extracts_in_the_background(services, graph, analyser, clock, agent_id, say):
-    enabled = {"on": True}
-    worker = BackgroundExtraction(
-        services.paths.database, lambda: analyser, clock, lambda: ExtractionOptions(enabled["on"])
-    )
+    worker = graph_extraction(services, lambda: analyser, SessionListener())
+    worker.start()
     try:
         say("My brother Tom lives in Lisbon.")
         worker.nudge(agent_id)
         assert wait_for(lambda: graph.find(agent_id, "Tom") is not None)
-        enabled["on"] = False
+        services.settings_store.set("graph_extraction", False)
         say("Carla works at Siemens.")
         worker.nudge(agent_id)
         assert wait_for(
@@ -43,15 +42,8 @@ def test_a_nudge_extracts_in_the_background(services, graph, analyser, clock, ag
 
 
 def test_the_background_extractors_changes_are_in_the_memory_history(services, graph, analyser, clock, agent_id, say):
-    from memdesk.app.services import memory_history
-
-    worker = BackgroundExtraction(
-        services.paths.database,
-        lambda: analyser,
-        clock,
-        lambda: ExtractionOptions(True),
-        recorder=lambda db: memory_history(db, clock),
-    )
+    worker = graph_extraction(services, lambda: analyser, SessionListener())
+    worker.start()
     try:
         said = say("My brother Tom lives in Lisbon.")
         worker.nudge(agent_id)

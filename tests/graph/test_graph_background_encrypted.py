@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from memdesk.app.services import open_services
+from memdesk.app.sessions import graph_extraction
 from memdesk.core.base.paths import Paths
 from memdesk.core.embedding.hashing import HashingEmbedder
-from memdesk.core.graph.extraction import ExtractionOptions
-from memdesk.session.graph_extraction import BackgroundExtraction
+from memdesk.session.listener import SessionListener
 from tests.graph.test_graph_background import wait_for
 
 
@@ -22,9 +22,8 @@ def services(memdesk_home, clock):
 
 def test_the_extraction_thread_opens_an_encrypted_store_with_its_key(services, graph, analyser, clock, agent_id, say):
     assert services.key == "secret"
-    worker = BackgroundExtraction(
-        services.paths.database, lambda: analyser, clock, lambda: ExtractionOptions(True), key=services.key
-    )
+    worker = graph_extraction(services, lambda: analyser, SessionListener())
+    worker.start()
     try:
         say("My brother Tom lives in Lisbon.")
         worker.nudge(agent_id)

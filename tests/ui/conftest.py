@@ -107,7 +107,8 @@ def make_window(qtbot, services):
     windows: list[MainWindow] = []
     embedder = HashingEmbedder()
 
-    def build(runtime, *, start: bool = True, login: bool = False) -> MainWindow:
+    def build(runtime, *, start: bool = True, login: bool = False, make_runtime=None) -> MainWindow:
+        """``make_runtime``: the window's runtime factory (a slow one, say); by default ``runtime``."""
         # Tests script every model answer: the login turn of a fresh agent runs only when asked for.
         services.settings_store.set("login_after_minutes", 60 if login else 0)
         # The scripted model answers only what a test queued: the knowledge graph must not take
@@ -121,7 +122,7 @@ def make_window(qtbot, services):
         window = MainWindow(
             services,
             open_worker_services=lambda: open_services(Paths.from_environment(), embedder=embedder),
-            make_runtime=lambda _settings: runtime,
+            make_runtime=make_runtime or (lambda _settings: runtime),
             warm_embedder=False,
         )
         windows.append(window)

@@ -129,8 +129,7 @@ def test_send_works_while_the_model_loads_and_the_message_is_answered_once_it_ha
         gate.wait(10)
         return runtime
 
-    window = make_window(runtime, start=False)
-    window.worker._make_runtime = slow_factory
+    window = make_window(runtime, start=False, make_runtime=slow_factory)
     window.start()
     qtbot.waitUntil(lambda: "loading the model" in window.chat.status.text(), timeout=30_000)
     assert window.isVisible() and window.chat.send_button.isEnabled()  # ready at once
@@ -155,9 +154,9 @@ def test_the_window_warms_the_model_and_a_message_does_not_wait_for_it(make_wind
     runtime.enqueue(say("Hello, Ada!"))
     window = make_window(runtime)
     assert runtime.warm_started.wait(10)  # started on its own once the agent was open
-    assert [m.role for m in runtime.warmed[0]] == ["system"] and runtime.warmed[
-        0
-    ] == window.worker._agent.static_prefix()
+    assert [m.role for m in runtime.warmed[0]] == ["system"] and runtime.warmed[0] == window.worker.session.query(
+        lambda agent: agent.static_prefix()
+    )
     send(window, "Hi, I am Ada.")  # within 15 s, so it did not wait behind the warm-up
     assert runtime.warm_outcomes[0] == "cancelled"
     assert "Hello, Ada!" in window.chat.transcript.toPlainText()

@@ -38,7 +38,7 @@ def test_a_worker_thread_stuck_past_the_close_wait_is_left_to_finish_instead_of_
     window.show()
     window.start()
     qtbot.waitUntil(inside.is_set, timeout=10_000)
-    thread = window.threads.thread("knowledge-graph")
+    thread = window.worker.session.graph.thread
 
     window.close()  # returns after the short wait, the graph thread still inside the "import"
     window.deleteLater()
@@ -48,6 +48,7 @@ def test_a_worker_thread_stuck_past_the_close_wait_is_left_to_finish_instead_of_
     del window
     gc.collect()
 
-    assert thread.isRunning() and outlived.holds(thread) and outlived.running()
+    assert thread.is_alive() and outlived.holds(thread) and outlived.running()
     release.set()
-    assert thread.wait(10_000)
+    thread.join(10)
+    assert not thread.is_alive()

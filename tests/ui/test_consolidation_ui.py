@@ -28,10 +28,10 @@ def chat(window, runtime, send) -> None:
 
 
 def idle_pass(qtbot, window):
-    """What the idle timer does when it fires, waiting for the worker's result."""
+    """What the idle scheduler does when the idle time is up, waiting for the session's result."""
     results = []
     window.worker.consolidation_finished.connect(results.append)
-    window.consolidation.on_idle()
+    window.worker.session.idle.run_now("consolidation")
     qtbot.waitUntil(lambda: bool(results), timeout=10_000)
     return results[0]
 
@@ -83,6 +83,7 @@ def test_a_message_stops_a_running_pass_and_the_chat_never_waits_for_it(
     holder = {}
 
     def slow_call(_messages):
+        holder["token"] = window.worker.cancel_token  # the running pass's
         holder["started"] = True
         deadline = time.monotonic() + 10
         while not holder["token"].cancelled and time.monotonic() < deadline:
@@ -90,8 +91,7 @@ def test_a_message_stops_a_running_pass_and_the_chat_never_waits_for_it(
         return call("core_memory_append", "a fact", label="human", content="Name: Ana.")
 
     roomy_runtime.enqueue(slow_call)
-    window.consolidation.on_idle()
-    holder["token"] = window.consolidation._cancel
+    window.worker.session.idle.run_now("consolidation")
     qtbot.waitUntil(lambda: holder.get("started", False), timeout=10_000)
     assert not window.busy and window.chat.send_button.isEnabled()  # the user may type meanwhile
 
@@ -110,14 +110,15 @@ def test_the_consolidation_mode_is_a_choice_in_settings_and_stops_the_idle_timer
     from memdesk.ui.dialogs.settings import SettingsDialog
 
     window = make_window(roomy_runtime)
-    assert window.consolidation.timer.isActive()  # on by default ("ask"), counting idle time
+    idle = window.worker.session.idle
+    assert idle.armed("consolidation") is not None  # on by default ("ask"), counting idle time
     dialog = SettingsDialog(services.settings, services.paths)
     qtbot.addWidget(dialog)
     combo = dialog.editors["consolidation"]
     assert [combo.itemText(i) for i in range(combo.count())] == ["off", "apply", "ask"] and combo.currentText() == "ask"
     combo.setCurrentText("off")
     window.window_settings.apply(dialog.changes())
-    assert services.settings.consolidation == "off" and not window.consolidation.timer.isActive()
+    assert services.settings.consolidation == "off" and idle.armed("consolidation") is None
 
 
 def test_an_idle_pass_that_meets_a_busy_store_says_nothing_and_runs_at_the_next_idle_moment(
@@ -138,14 +139,14 @@ def test_an_idle_pass_that_meets_a_busy_store_says_nothing_and_runs_at_the_next_
     other_writer = open_database(services.paths.database)
     other_writer.execute("BEGIN IMMEDIATE")
     try:
-        window.consolidation.on_idle()
+        window.worker.session.idle.run_now("consolidation")
         qtbot.waitUntil(lambda: bool(results), timeout=60_000)  # the worker's connection waits out its busy timeout
     finally:
         other_writer.execute("ROLLBACK")
         other_writer.close()
-    assert results[0].status == BUSY and window.consolidation.timer.isActive()
+    assert results[0].status == BUSY and window.worker.session.idle.armed("consolidation") is not None
     assert not any("locked" in message for message in window.hub.messages)
-    window.consolidation.on_idle()  # the next idle moment
+    window.worker.session.idle.run_now("consolidation")  # the next idle moment
     qtbot.waitUntil(lambda: len(results) == 2, timeout=10_000)
     assert results[1].status == "done" and results[1].applied == 1
     assert "Name: Ana." in services.memory.core.get(window.agent_id, "human").value

@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication
 
 from memdesk.app.operations import open_retention
 from memdesk.core.memory.forget import PLACEHOLDER
@@ -82,13 +83,16 @@ def test_retention_asks_once_while_idle_then_forgets_old_messages(qtbot, service
     count = services.memory.recall.count(agent_id)
     asked = []
     window.forget.ask_retention = lambda description: asked.append(description) is None and False
-    window.forget.on_idle()
-    window.forget.on_idle()
+    window.worker.session.apply_retention()  # what the idle scheduler runs when the idle time is up
+    window.worker.session.apply_retention()
+    qtbot.waitUntil(lambda: len(asked) == 1, timeout=10_000)
+    QApplication.processEvents()
     assert len(asked) == 1 and "older than 30 days" in asked[0]  # asked once; declined: nothing removed
     assert services.memory.recall.count(agent_id) == count
-    window.forget._asked.clear()
+    window.close()
+    window = make_window(roomy_runtime)  # the next session asks again
     window.forget.ask_retention = lambda description: True
-    window.forget.on_idle()
+    window.worker.session.apply_retention()
     qtbot.waitUntil(lambda: services.memory.recall.count(agent_id) == count - 1, timeout=10_000)
     assert "A message from today" in window.chat.transcript.toPlainText()
     assert open_retention(services).policy(agent_id).confirmed

@@ -218,7 +218,8 @@ def test_with_extraction_off_in_settings_nothing_is_extracted(make_window, send,
     runtime.enqueue(say("Noted!"))
     window = make_window(runtime)
     send(window, "My brother Tom lives in Lisbon.")
-    window.grapher.extract(window.agent_id)  # what the graph thread does after the turn, done here to wait for it
+    window.grapher.extract(window.agent_id)  # what the graph thread does after the turn,
+    assert window.worker.session.graph.wait_until_idle(60)  # done here to wait for it
     assert services.memory.graph.entities(window.agent_id) == []
     assert services.db.scalar("SELECT COUNT(*) FROM graph_queue") == 0
     rows = {

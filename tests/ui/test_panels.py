@@ -181,11 +181,13 @@ def test_consent_always_for_this_agent(make_window, roomy_runtime, qtbot, servic
 def test_timed_heartbeat_runs_while_idle(make_window, roomy_runtime, qtbot):
     roomy_runtime.enqueue(say("Just checking in."))
     window = make_window(roomy_runtime)
+    idle = window.worker.session.idle
     # On by default, as the agent's instructions say (see agent.loop.heartbeat_note).
-    assert window.heartbeat.timer.isActive() and window.heartbeat.timer.interval() == 60 * 60_000
+    assert idle.armed("heartbeat") == 60 * 60
     window.window_settings.apply({"heartbeat_minutes": 5})
-    assert window.heartbeat.timer.isActive() and window.heartbeat.timer.interval() == 300_000
-    window.heartbeat.timer.timeout.emit()
+    assert idle.armed("heartbeat") == 5 * 60
+    window.worker.session.query(lambda agent: None, timeout=10)  # the agent reopened with the setting
+    idle.run_now("heartbeat")  # as when the idle time is up
     qtbot.waitUntil(lambda: "Just checking in." in window.chat.transcript.toPlainText(), timeout=10_000)
     assert "timed heartbeat" in window.chat.transcript.toPlainText()
 

@@ -84,8 +84,7 @@ def test_a_message_sent_while_the_model_loads_is_answered_once_though_it_is_also
         gate.wait(10)
         return runtime
 
-    window = make_window(runtime, start=False)
-    window.worker._make_runtime = slow_factory
+    window = make_window(runtime, start=False, make_runtime=slow_factory)
     window.start()
     qtbot.keyClicks(window.chat.compose, "Hi, I am Ada")
     qtbot.keyClick(window.chat.compose, Qt.Key.Key_Return)  # the model is still loading

@@ -10,6 +10,7 @@ lose the line. The turn that answers it runs afterwards on the saved row
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Protocol
 
 from memdesk.core.agent import events
@@ -26,12 +27,18 @@ class _Memory(Protocol):
     clock: Clock
 
 
-def accept_user_message(memory: _Memory, agent_id: int, text: str) -> Message:
+def accept_user_message(
+    memory: _Memory, agent_id: int, text: str, *, before: Callable[[], None] | None = None
+) -> Message:
     """Save ``text`` as the user's message to ``agent_id`` and commit it (a savepoint when the caller
     already holds a transaction). Safe from any thread: the store's own lock, or a connection of the
-    caller's, serialises it with the agent's short step transactions; it never waits for a turn."""
+    caller's, serialises it with the agent's short step transactions; it never waits for a turn.
+    ``before`` runs first in the same transaction (the agent's memory check, when the agent itself
+    accepts on its own thread: a memory change made before the message is reported before it)."""
     now = memory.clock.now()
     with memory.db.transaction():
+        if before is not None:
+            before()
         return memory.recall.add(
             agent_id,
             role="user",

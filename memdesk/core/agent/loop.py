@@ -2,7 +2,7 @@
 
 An input event (user message, login, timed heartbeat) is saved in its own transaction first, so a
 failure later never loses what the user sent (a front end saves a user message the moment it is
-sent, before it preempts a background turn: ``accept_user_message``, then ``answer_user_message``).
+sent, before it preempts a background turn: ``accept.accept_user_message``, then ``answer_user_message``).
 Then the agent steps: build the prompt, let the model produce one function call, check it (chain
 rules, consent) and run it, and save the call, its result and the next event in one short
 transaction, so a crash mid-step loses at most that step and nothing slow (a consent dialog, the
@@ -143,7 +143,7 @@ class Agent:
         self._summarizer = Summarizer(runtime, prompts.summarizer, settings.params, settings.reserve)
         self._last_budget: ContextBudget | None = None
         self.section = MemorySection(memory, agent_id)
-        self._synced_at: int | None = None  # the message this object accepted right after a memory check
+        self._synced_at: int | None = None  # the message this object sent right after a memory check
 
     # --- public API ------------------------------------------------------------------------
     @property
@@ -151,16 +151,11 @@ class Agent:
         return self.memory.agents.get(self.id)
 
     def send_user_message(self, text: str, cancel: CancelToken | None = None) -> TurnResult:
-        return self.answer_user_message(self.accept_user_message(text).id, cancel)
-
-    def accept_user_message(self, text: str) -> Message:
-        """Save what the user sent, committed on its own, before anything is cancelled or waited
-        for (see memdesk.core.agent.accept); ``answer_user_message`` then runs the turn."""
-        with self.memory.db.transaction():
-            self._sync_memory()  # a change made before this message is reported before it
-            message = accept_user_message(self.memory, self.id, text)
+        """Accept ``text`` (memdesk.core.agent.accept) and answer it. A memory change made before it
+        is reported before it: the check runs in the transaction that saves it."""
+        message = accept_user_message(self.memory, self.id, text, before=self._sync_memory)
         self._synced_at = message.id
-        return message
+        return self.answer_user_message(message.id, cancel)
 
     def answer_user_message(self, message_id: int, cancel: CancelToken | None = None) -> TurnResult:
         """Run the turn that answers an accepted (already saved) user message."""

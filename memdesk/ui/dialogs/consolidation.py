@@ -1,14 +1,14 @@
-"""Idle-time consolidation in the window: the idle timer that asks the worker for a pass, the
-preemption that stops it when the user acts, and the dialog that reviews proposed changes.
+"""Consolidation in the window: what an idle-time pass did, and the dialog that reviews proposed
+changes.
 
-The pass runs in the agent worker's thread without marking it busy, so the chat stays usable;
-sending a message (or a heartbeat, switching agents, quitting) cancels it first. In "ask" mode
-the pass leaves proposals; Memory > Review proposed memory changes (Ctrl+Shift+R) lists them.
+The pass runs on the session's job thread while the user is idle (memdesk.session), without marking
+it busy, so the chat stays usable; a message the user sends cancels it first. In "ask" mode the pass
+leaves proposals; Memory > Review proposed memory changes (Ctrl+Shift+R) lists them.
 """
 
 from __future__ import annotations
 
-from PySide6.QtCore import QObject, Qt, QTimer, Signal, Slot
+from PySide6.QtCore import QObject, Qt, Signal, Slot
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QDialog,
@@ -22,10 +22,8 @@ from PySide6.QtWidgets import (
 )
 
 from memdesk.app.agents import open_consolidator
-from memdesk.core.agent.consolidation.consolidator import BUSY, Consolidator, PassResult
-from memdesk.core.agent.consolidation.modes import OFF
+from memdesk.core.agent.consolidation.consolidator import Consolidator, PassResult
 from memdesk.core.agent.consolidation.store import FAILED, Change
-from memdesk.core.runtime.base import CancelToken
 from memdesk.ui.common.errors import reports_errors
 from memdesk.ui.common.text import literal, plain_label
 
@@ -133,77 +131,29 @@ class ProposalsDialog(QDialog):
 
 
 class ConsolidationController(QObject):
-    """Wires consolidation into the main window (kept out of it so the window stays small).
-
-    Signals:
-        requested(object): a CancelToken; the worker runs a pass with it
-    """
-
-    requested = Signal(object)
+    """Wires consolidation's results and review into the main window. The passes themselves run
+    while the user is idle, on the session's idle scheduler (memdesk.session.idle), and a message
+    the user sends preempts them."""
 
     def __init__(self, window) -> None:
         super().__init__(window)
         self.window = window
-        self._cancel: CancelToken | None = None
-        self.timer = QTimer(self)
-        self.timer.setSingleShot(True)
-        self.timer.timeout.connect(self.on_idle)
         self.review_action = QAction(REVIEW_TEXT, window)
         self.review_action.setShortcut(QKeySequence("Ctrl+Shift+R"))
         self.review_action.triggered.connect(self.open_review)
         window.menuBar().addMenu("&Memory").addAction(self.review_action)
-        worker = window.worker
-        self.requested.connect(worker.consolidate)
-        worker.consolidation_finished.connect(self.on_finished)
-        # The user acts: stop a running pass first (the worker runs the queued action right after).
-        for signal in (window.send_requested, window.heartbeat_requested, window.shutdown_requested):
-            signal.connect(self.interrupt)
+        window.worker.consolidation_finished.connect(self.on_finished)
         window.open_agent_requested.connect(self.on_agent_opened)
-        for signal in (window.turn_done, window.model_ready, window.settings_applied):
-            signal.connect(self.restart)
         self.update_review_action()
-
-    # --- idle time ---------------------------------------------------------------------------
-    @Slot()
-    @reports_errors
-    def restart(self, *_args) -> None:
-        """Count idle time from now (after each turn, a model load or a settings change)."""
-        settings = self.window.services.settings
-        self.timer.stop()
-        if settings.consolidation != OFF and settings.consolidation_idle_minutes > 0:
-            self.timer.start(int(settings.consolidation_idle_minutes * 60_000))
-
-    @Slot()
-    @reports_errors
-    def interrupt(self, *_args) -> None:
-        if self._cancel is not None:
-            self._cancel.cancel()
-            self._cancel = None
-        self.restart()
 
     @Slot(int)
     @reports_errors
     def on_agent_opened(self, _agent_id: int) -> None:
-        self.interrupt()
         self.update_review_action()
-
-    @Slot()
-    @reports_errors
-    def on_idle(self) -> None:
-        window = self.window
-        if not window.is_model_ready or window.busy or window.agent_id is None:
-            self.restart()
-            return
-        self._cancel = CancelToken()
-        window.statusBar().showMessage("Consolidating memory while you are away…", 10_000)
-        self.requested.emit(self._cancel)
 
     @Slot(object)
     @reports_errors
     def on_finished(self, result: PassResult) -> None:
-        self._cancel = None
-        if result.status == BUSY:
-            self.restart()  # another writer held the store: try again at the next idle moment
         self.update_review_action()
         if result.status != "skipped" and (result.applied or result.proposed or result.failed):
             message = result.describe()

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtCore import QObject, Qt, QTimer, Signal, Slot
+from PySide6.QtCore import QObject, Qt, Signal, Slot
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -276,14 +276,9 @@ class ForgetController(QObject):
         )
         (menu or window.menuBar().addMenu("&Memory")).addAction(self.action)
         self.dialog: ForgetDialog | None = None
-        self._asked: set[int] = set()  # agents whose unconfirmed policy was shown this session
-        self.timer = QTimer(self)
-        self.timer.setSingleShot(True)
-        self.timer.timeout.connect(self.on_idle)
-        for signal in (window.turn_done, window.model_ready, window.settings_applied):
-            signal.connect(self.restart)
-        for signal in (window.send_requested, window.heartbeat_requested, window.open_agent_requested):
-            signal.connect(self.restart)
+        worker = window.worker
+        worker.retention_waits.connect(self.on_retention_waits)
+        worker.retention_done.connect(self.on_retention_done)
 
     # --- running on a connection of its own --------------------------------------------------
     def _on_own_connection(self, work: Callable):
@@ -349,41 +344,19 @@ class ForgetController(QObject):
             window.load_transcript(agent_id)
         window.budget_requested.emit()
 
-    # --- retention while idle ----------------------------------------------------------------
-    @Slot()
+    # --- retention while idle (the session's idle scheduler runs it) -------------------------
+    @Slot(int, str)
     @reports_errors
-    def restart(self, *_args) -> None:
-        minutes = self.window.services.settings.consolidation_idle_minutes
-        self.timer.stop()
-        if minutes > 0:
-            self.timer.start(int(minutes * 60_000))
-
-    @Slot()
-    @reports_errors
-    def on_idle(self) -> None:
+    def on_retention_waits(self, agent_id: int, description: str) -> None:
+        """A policy nobody confirmed is due (said once per agent and session): asked here."""
         window = self.window
-        agent_id = window.agent_id
-        if agent_id is None or window.busy:
-            self.restart()
+        if agent_id != window.agent_id:
             return
-        retention = open_retention(window.services)
-        due = retention.due(agent_id)
-        if due is None:
+        if not self.ask_retention(description):
+            window.statusBar().showMessage("Retention waits: change or confirm it in Memory > Forget…", 10_000)
             return
-        if not retention.policy(agent_id).confirmed:
-            if agent_id in self._asked:
-                return
-            self._asked.add(agent_id)
-            if not self.ask_retention(due.describe()):
-                window.statusBar().showMessage("Retention waits: change or confirm it in Memory > Forget…", 10_000)
-                return
-            retention.confirm(agent_id)
         window.statusBar().showMessage("Forgetting old conversation messages…", 10_000)
-        window.jobs.run(
-            lambda: self._on_own_connection(lambda db: open_retention(window.services, db=db).run_if_due(agent_id)),
-            lambda removed: self.on_retention_done(agent_id, removed),
-            window.hub.report,
-        )
+        window.worker.session.confirm_retention(agent_id)
 
     def ask_retention(self, description: str) -> bool:
         """Asked once per policy (replaced in tests)."""
@@ -392,6 +365,7 @@ class ForgetController(QObject):
         )
         return answer == QMessageBox.StandardButton.Yes
 
+    @Slot(int, int)
     @reports_errors
     def on_retention_done(self, agent_id: int, removed: int) -> None:
         if removed:

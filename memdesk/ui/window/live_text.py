@@ -11,14 +11,14 @@ from memdesk.core.base.clock import Clock
 from memdesk.ui.common.errors import reports_errors
 from memdesk.ui.panels.budget import BudgetPanel
 from memdesk.ui.panels.transcript import Transcript
-from memdesk.ui.workers.agent import AgentWorker
+from memdesk.ui.workers.session import SessionWorker
 
 REPAINT_MS = 33  # streamed text is painted at ~30 Hz, however fast tokens arrive
 
 
 class LiveText(QObject):
     def __init__(
-        self, worker: AgentWorker, transcript: Transcript, budget: BudgetPanel, clock: Clock, parent: QObject
+        self, worker: SessionWorker, transcript: Transcript, budget: BudgetPanel, clock: Clock, parent: QObject
     ) -> None:
         super().__init__(parent)
         self._transcript = transcript

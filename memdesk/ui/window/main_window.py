@@ -3,16 +3,17 @@ memory, archival memory, documents, knowledge and the memory history docked on t
 
 The window holds what the parts share (the store's services, the error hub, the agent shown, busy
 or not) and assembles them; each job lives in its own module and wires its own signals:
-the worker threads (workers/threads.py), the conversation's turns (window/conversation.py),
+the session's adapter (workers/session.py) and the worker threads (workers/threads.py), the
+conversation as shown (window/conversation.py),
 streamed text (window/live_text.py), conversation search (window/conversation_search.py), the
 transcript's pages (window/transcript_pages.py), which panel refreshes on what
 (window/panel_wiring.py), going to a message or a source (window/navigation.py), agent switching
 (window/agent_switching.py), settings (window/settings_actions.py), docks and layout
 (window/docks.py), menus (window/menus.py, window/help_menu.py), drops (window/drops.py).
 
-Signals (requests to the worker threads):
+Signals (requests to the session and the worker threads):
     load_model_requested(object), settings_applied(object), open_agent_requested(int),
-    send_requested(int), heartbeat_requested(), budget_requested(), ingest_requested(int, list),
+    heartbeat_requested(), budget_requested(), ingest_requested(int, list),
     graph_requested(int), shutdown_requested()
 """
 
@@ -26,6 +27,7 @@ from PySide6.QtGui import QCloseEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import QDialog, QMainWindow, QVBoxLayout, QWidget
 
 from memdesk.app.services import Services
+from memdesk.app.sessions import build_session, default_analyser
 from memdesk.core.base.errors import AgentNotFoundError, MemDeskError
 from memdesk.core.base.settings_table import Settings
 from memdesk.core.runtime.base import Runtime
@@ -44,7 +46,6 @@ from memdesk.ui.window.agent_switching import AgentSwitching
 from memdesk.ui.window.conversation import Conversation
 from memdesk.ui.window.conversation_search import ConversationSearch
 from memdesk.ui.window.drops import DropTarget
-from memdesk.ui.window.heartbeat import Heartbeat
 from memdesk.ui.window.help_menu import HelpMenu
 from memdesk.ui.window.live_text import LiveText
 from memdesk.ui.window.menus import build_file_and_view_menus
@@ -55,10 +56,9 @@ from memdesk.ui.window.private_chat import PrivateChat
 from memdesk.ui.window.settings_actions import WindowSettings
 from memdesk.ui.window.transcript_pages import ConversationPages
 from memdesk.ui.window.transfer_actions import TransferActions
-from memdesk.ui.workers.agent import AgentWorker
-from memdesk.ui.workers.graph import GraphWorker, default_analyser
 from memdesk.ui.workers.ingest import IngestWorker
 from memdesk.ui.workers.jobs import Jobs
+from memdesk.ui.workers.session import SessionWorker
 from memdesk.ui.workers.threads import OutlivedThreads, WorkerThreads
 
 log = logging.getLogger(__name__)
@@ -68,7 +68,6 @@ class MainWindow(QMainWindow):
     load_model_requested = Signal(object)
     settings_applied = Signal(object)
     open_agent_requested = Signal(int)
-    send_requested = Signal(int)  # the id of the user message just saved
     heartbeat_requested = Signal()
     budget_requested = Signal()
     ingest_requested = Signal(int, list)
@@ -106,25 +105,23 @@ class MainWindow(QMainWindow):
         self.background = False  # a login or timed heartbeat turn runs; a message preempts it
         self.consent_dialogs: list[ConsentDialog] = []
         self.consent = QtConsentPolicy(lambda: self.worker.cancel_token, self)
-        self.worker = AgentWorker(open_worker_services, make_runtime, self.consent, warm_embedder=warm_embedder)
+        # The conversation's session (memdesk.session): its job thread runs the model and the
+        # agent; its idle scheduler and graph extraction run the work nobody asked for.
+        self.worker = SessionWorker(
+            lambda listener: build_session(
+                services,
+                listener,
+                make_runtime=make_runtime,
+                open_session_services=open_worker_services,
+                consent=self.consent,
+                analyser=graph_analyser,
+                warm_embedder=warm_embedder,
+            )
+        )
+        self.grapher = self.worker.graph
         self.ingester = IngestWorker(open_worker_services)
-        # The knowledge graph's extraction: its own thread and connection; it borrows the model
-        # after a turn and gives it back before the next (see workers/graph.py).
-        self.grapher = GraphWorker(
-            services.paths.database, graph_analyser, services.clock, services.embedder, key=services.key
-        )
-        self.worker.before_turn.append(self.grapher.preempt)
-        self.worker.after_turn.append(self.grapher.after_turn)
-        self.threads = WorkerThreads(
-            self,
-            outlived or OutlivedThreads(),
-            **{
-                "agent-worker": self.worker,
-                "ingestion": self.ingester,
-                "knowledge-graph": self.grapher,
-            },
-        )
-        self.heartbeat = Heartbeat(lambda: self.services.settings.heartbeat_minutes, self._can_run_on_its_own, self)
+        self.outlived = outlived or OutlivedThreads()
+        self.threads = WorkerThreads(self, self.outlived, ingestion=self.ingester)
         self.agent_actions = AgentActions(services, self.jobs, self.hub, self, self)
         self.transfer_actions = TransferActions(
             services, self.jobs, self.hub, self, lambda: self.agent_id, lambda: self.chat.details.isChecked()
@@ -150,6 +147,7 @@ class MainWindow(QMainWindow):
         self.help_menu = HelpMenu(self)  # after the controllers' Memory menu: Help comes last
         self.drops = DropTarget(self)
         self.threads.start()
+        self.worker.start()
         self.live_text.start()
 
     # --- construction ----------------------------------------------------------------------
@@ -175,22 +173,19 @@ class MainWindow(QMainWindow):
         self.statusBar().addPermanentWidget(self.server_warning)
 
     def _connect_worker(self) -> None:
-        """The requests this window sends the agent worker, and the model's state it reports."""
+        """The requests this window sends the session, and the model's state it reports."""
         worker = self.worker
         self.load_model_requested.connect(worker.load_model)
         self.model_actions.switch_requested.connect(worker.switch_model)
         worker.switch_finished.connect(self.model_actions.on_switch_finished)
         self.settings_applied.connect(worker.apply_settings)
         self.open_agent_requested.connect(worker.open_agent)
-        self.send_requested.connect(worker.send)
         self.heartbeat_requested.connect(worker.heartbeat)
         self.budget_requested.connect(worker.refresh_budget)
-        for target in (worker, self.ingester, self.grapher):
-            self.shutdown_requested.connect(target.shutdown)
+        self.shutdown_requested.connect(self.ingester.shutdown)
         worker.loading.connect(self.on_model_loading)
         worker.ready.connect(self.on_model_ready)
         self.consent.asked.connect(self.on_consent_asked)
-        self.heartbeat.due.connect(self.heartbeat_requested)
 
     # --- start-up and the agent shown ------------------------------------------------------
     def start(self) -> None:
@@ -237,9 +232,6 @@ class MainWindow(QMainWindow):
         else:
             self.chat.set_ready(True, "")
 
-    def _can_run_on_its_own(self) -> bool:
-        return self.is_model_ready and not self.busy and not self.background and self.agent_id is not None
-
     # --- the model -------------------------------------------------------------------------
     @Slot(str)
     @reports_errors
@@ -256,7 +248,6 @@ class MainWindow(QMainWindow):
         self.server_warning.update_for(self.services.settings, self.hub.notify)
         self.model_hint.update_for_model()
         self._update_ready()
-        self.heartbeat.restart()
         self.model_ready.emit(model_id)
 
     @Slot(object)
@@ -296,10 +287,9 @@ class MainWindow(QMainWindow):
             # window closed: app.exec() returns only when no window is visible.
             if dialog.isVisible():
                 dialog.close()
-        if not self.threads.any_running():
+        if not self.threads.any_running() and self.worker.closed:
             return
         self.live_text.stop()
-        self.heartbeat.stop()
         self.model_actions.shutdown()
         self.consent.close()
         self.transfer_actions.close_dialogs()
@@ -307,9 +297,10 @@ class MainWindow(QMainWindow):
             self.history.revert_dialog.close()
         self.worker.stop()
         self.ingester.cancel.cancel()
-        self.grapher.stopped = True
-        self.grapher.preempt()
         self.shutdown_requested.emit()
+        for thread in self.worker.close(self.CLOSE_WAIT_MS / 1000):
+            log.warning("%s still busy %d ms after close; left to finish on its own", thread.name, self.CLOSE_WAIT_MS)
+            self.outlived.keep_thread(thread)
         self.threads.wait(self.CLOSE_WAIT_MS)
         self.jobs.wait(self.CLOSE_WAIT_MS)
         # What the threads queued for this window before they stopped (a turn's changed blocks)

@@ -2,8 +2,8 @@
 beside Send) that talks to the current agent on an in-memory copy of the store, under a coloured
 banner while it lasts.
 
-The worker makes the copy (``AgentWorker.start_private``) and runs the agent on it; the window
-accepts the user's messages into the same copy (``memory``). Turning it off, switching agents or
+The session makes the copy (``Session.start_private``), runs the agent on it and saves the user's
+messages into it; a message sent while the copy is being made is refused. Turning it off, switching agents or
 closing the window discards it and shows the saved conversation again. The memory panels stay on
 the saved memory, which is what the banner says: the agent's private edits show in the
 conversation as its calls, and an edit in a panel is a saved one.
@@ -17,7 +17,6 @@ from PySide6.QtWidgets import QLabel, QToolButton
 
 from memdesk.app.services import Services
 from memdesk.core.base.errors import PrivateChatRefusal
-from memdesk.core.memory.services import MemoryServices
 from memdesk.ui.common import palette
 from memdesk.ui.common.errors import reports_errors
 
@@ -70,13 +69,6 @@ class PrivateChat(QObject):
     def active(self) -> bool:
         return self.starting or self.services is not None
 
-    @property
-    def memory(self) -> MemoryServices:
-        """Where the window saves what the user sends: the copy during a private chat."""
-        if self.starting:  # the copy is being made: a message now would be saved for good
-            raise PrivateChatRefusal("The private chat is still starting", hint="send it again in a moment")
-        return (self.services or self.window.services).memory
-
     def refuse_saving(self, what: str) -> None:
         """Raise PrivateChatRefusal when a private chat is on (documents dropped or added)."""
         if self.active:
@@ -106,7 +98,6 @@ class PrivateChat(QObject):
 
     def start(self) -> None:
         window = self.window
-        window.consolidation.interrupt()  # a running pass would hold the worker
         self.starting = True
         window.busy = True  # no message until the copy is made (the worker says when it is idle)
         window.chat.set_busy(True)

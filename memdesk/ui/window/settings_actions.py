@@ -54,4 +54,3 @@ class WindowSettings(QObject):
             window.settings_applied.emit(settings)
         if "user_name" in changes:
             window.name_changed()
-        window.heartbeat.restart()

@@ -5,6 +5,7 @@ worker is asked to stop, then each thread is waited for."""
 from __future__ import annotations
 
 import logging
+import threading
 import time
 
 from PySide6.QtCore import QObject, QThread
@@ -20,13 +21,17 @@ class OutlivedThreads:
 
     def __init__(self) -> None:
         self._kept: list[tuple[QThread, QObject]] = []
+        self._kept_threads: list[threading.Thread] = []  # the session's (plain Python threads)
 
     def keep(self, thread: QThread, worker: QObject) -> None:
         thread.setParent(None)
         self._kept.append((thread, worker))
 
-    def holds(self, thread: QThread) -> bool:
-        return any(kept is thread for kept, _worker in self._kept)
+    def keep_thread(self, thread: threading.Thread) -> None:
+        self._kept_threads.append(thread)
+
+    def holds(self, thread: QThread | threading.Thread) -> bool:
+        return any(kept is thread for kept, _worker in self._kept) or any(kept is thread for kept in self._kept_threads)
 
     def running(self, wait_s: float = 0.0) -> bool:
         """Whether a closed window's thread still runs (and may hold the store open), after waiting
@@ -37,7 +42,11 @@ class OutlivedThreads:
             left_ms = int(max(0.0, deadline - time.monotonic()) * 1000)
             if thread.isRunning() and left_ms:
                 thread.wait(left_ms)
-        return any(thread.isRunning() for thread, _worker in self._kept)
+        for kept in self._kept_threads:
+            kept.join(max(0.0, deadline - time.monotonic()))
+        return any(thread.isRunning() for thread, _worker in self._kept) or any(
+            t.is_alive() for t in self._kept_threads
+        )
 
 
 class WorkerThreads:

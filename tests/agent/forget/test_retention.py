@@ -4,15 +4,12 @@ and the knowledge graph are kept; it runs while the user is idle."""
 
 from __future__ import annotations
 
-import threading
-
 import pytest
 
-from memdesk.core.base.errors import MemDeskError, StoreBusyError
+from memdesk.core.base.errors import MemDeskError
 from memdesk.core.memory.forget.remove import FORGET_KIND
 from memdesk.core.memory.forget.retention import Retention
 from memdesk.core.runtime.scripted import say
-from memdesk.session.idle_retention import IdleRetention, IdleTasks
 
 
 @pytest.fixture
@@ -86,35 +83,3 @@ def test_changing_the_days_asks_again(services, old_and_new, retention):
     assert retention.set_days(old_and_new.id, 10).confirmed is False
     assert retention.set_days(old_and_new.id, 10).confirmed is False
     assert retention.set_days(old_and_new.id, 0).on is False
-
-
-def test_idle_retention_that_meets_a_busy_store_runs_again_at_the_next_idle_moment():
-    done, results, errors, attempts = threading.Event(), [], [], []
-
-    def run():
-        attempts.append(1)
-        if len(attempts) == 1:
-            raise StoreBusyError("The database is locked by another program")
-        return 3
-
-    idle = IdleRetention(
-        run, idle_seconds=0.01, on_result=lambda n: (results.append(n), done.set()), on_error=errors.append
-    )
-    idle.touch()
-    assert done.wait(5)
-    idle.close()
-    assert results == [3] and errors == [] and len(attempts) == 2
-
-
-def test_the_idle_timer_runs_retention_and_a_touch_postpones_it():
-    ran = threading.Event()
-    idle = IdleRetention(lambda: ran.set() or 3, idle_seconds=0.01, on_result=lambda n: None)
-    tasks = IdleTasks(idle)
-    tasks.touch()
-    assert ran.wait(5)
-    ran.clear()
-    slow = IdleRetention(lambda: ran.set() or 1, idle_seconds=3600)
-    slow.touch()
-    slow.interrupt()
-    slow.close()
-    assert not ran.is_set()
