@@ -72,9 +72,9 @@ def test_a_stopped_reply_waits_for_retry_even_after_a_restart_and_retry_answers_
     assert wait_until(lambda: replies(services, agent_id) == ["Once upon a time."])
 
 
+# Not the terminal: its prompt shows only once the model has loaded, so nothing can be typed before.
+@pytest.mark.parametrize("drive", ["session", "window"], indirect=True)
 def test_a_message_sent_while_the_model_loads_is_answered_once_it_has(drive, services, agent_id):
-    if drive.front_end == "terminal":
-        pytest.skip("the terminal's prompt shows once the model has loaded")
     gate = threading.Event()
     runtime = ScriptedRuntime([say("Hello Ada, I was still waking up.")], context_window=32768)
 
