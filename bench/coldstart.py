@@ -53,7 +53,7 @@ def _one_start(services, record, settings) -> dict[str, object]:  # noqa: ANN001
     start_seconds = time.perf_counter() - started
     try:
         agent = open_agent(services, record, runtime, consent=AllowAll(), settings=settings)
-        messages = [*agent._prompt_parts().chat_messages(), ChatMessage("user", USER_MESSAGE)]
+        messages = [*agent.prompt.parts().chat_messages(), ChatMessage("user", USER_MESSAGE)]
         first: list[float] = []
         started = time.perf_counter()
         request = CallRequest(

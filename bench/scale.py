@@ -23,7 +23,8 @@ from pathlib import Path
 import numpy as np
 
 from bench.common import bench_parser
-from memdesk.core.agent.recall.search import ArchivalSource, AutoRecall, ConversationSource
+from memdesk.core.agent.recall.search import AutoRecall
+from memdesk.core.agent.recall.sources import ArchivalSource, ConversationSource
 from memdesk.core.base.clock import ManualClock, iso
 from memdesk.core.embedding.hashing import HashingEmbedder
 from memdesk.core.graph.names import name_key

@@ -8,15 +8,11 @@ from dataclasses import replace
 from memdesk.app.services import Services, snapshot_before
 from memdesk.core.agent.consolidation.consolidator import Consolidator
 from memdesk.core.agent.consolidation.modes import ConsolidationSettings
-from memdesk.core.agent.loop import Agent, AgentSettings
+from memdesk.core.agent.loop import Agent
+from memdesk.core.agent.settings import AgentSettings
 from memdesk.core.agent.observer import AgentObserver
-from memdesk.core.agent.recall.search import (
-    ArchivalSource,
-    AutoRecall,
-    ConversationSource,
-    MemorySource,
-    RecallSettings,
-)
+from memdesk.core.agent.recall.search import AutoRecall, RecallSettings
+from memdesk.core.agent.recall.sources import ArchivalSource, ConversationSource, MemorySource
 from memdesk.core.agent.recall.versions import newest_first
 from memdesk.core.base.errors import (
     ToolError,

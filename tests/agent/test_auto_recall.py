@@ -10,15 +10,9 @@ from datetime import timedelta
 
 import pytest
 
-from memdesk.core.agent.recall.search import (
-    NOTE,
-    NOTHING_NOTE,
-    ArchivalSource,
-    AutoRecall,
-    ConversationSource,
-    Memory,
-    RecallSettings,
-)
+from memdesk.core.agent.recall.events import NOTE, NOTHING_NOTE
+from memdesk.core.agent.recall.search import AutoRecall, RecallSettings
+from memdesk.core.agent.recall.sources import ArchivalSource, ConversationSource, Memory
 from memdesk.core.base.settings_table import Settings
 from memdesk.core.runtime.scripted import ScriptedRuntime, call, say
 
@@ -97,7 +91,7 @@ def test_the_section_fits_its_budget(services, make_agent, clock):
     assert 1 <= len(lines) < 6 and "truncated" in lines[0]  # long memories are cut, the rest left out
     budget = agent.budget()
     assert 0 < budget.tokens("recall") <= 0.025 * 8192 + 8
-    assert budget.used == runtime.count_prompt(agent._prompt_parts().chat_messages())  # sections add up
+    assert budget.used == runtime.count_prompt(agent.prompt.parts().chat_messages())  # sections add up
 
 
 def test_the_section_is_filled_in_rank_order_until_its_budget_is_spent(services, make_agent, clock):

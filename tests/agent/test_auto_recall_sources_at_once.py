@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import threading
 
-from memdesk.core.agent.recall.search import AutoRecall, Memory, RecallSettings, Visible
+from memdesk.core.agent.recall.search import AutoRecall, RecallSettings, Visible
+from memdesk.core.agent.recall.sources import Memory
 
 #: Far beyond what the search takes: the deadline is not what these tests look at.
 PATIENT = RecallSettings(timeout_ms=60_000)

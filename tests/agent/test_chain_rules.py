@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from memdesk.core.agent.loop import AgentSettings
+from memdesk.core.agent.settings import AgentSettings
 from memdesk.core.runtime.scripted import call, say
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from memdesk.core.agent.loop import AgentSettings
+from memdesk.core.agent.settings import AgentSettings
 from memdesk.core.runtime.scripted import call, say
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 
-from memdesk.core.agent.loop import AgentSettings
+from memdesk.core.agent.settings import AgentSettings
 from memdesk.core.base.settings_table import Settings
 from memdesk.core.memory.history import AGENT, BLOCK
 from memdesk.core.models.catalog import load_catalog

@@ -10,7 +10,7 @@ import pytest
 from memdesk.app.agents import open_agent
 from memdesk.app.runtimes import make_runtime
 from memdesk.app.services import open_services
-from memdesk.core.agent.loop import AgentSettings
+from memdesk.core.agent.settings import AgentSettings
 from memdesk.core.base.paths import Paths
 from memdesk.core.base.settings_table import Settings
 from memdesk.core.runtime.base import SamplingParams
@@ -75,7 +75,7 @@ def test_a_full_conversation_is_made_of_valid_calls(real_services, real_runtime)
     assert_valid_calls(real_services, agent, agent.tools)
     assert replies, "the model never used send_message in three turns"
     budget = agent.budget()
-    assert budget.used == real_runtime.count_prompt(agent._prompt_parts().chat_messages())
+    assert budget.used == real_runtime.count_prompt(agent.prompt.parts().chat_messages())
 
 
 def test_a_memory_edit_through_a_real_call_lands_in_the_store(real_services, real_runtime):
@@ -101,7 +101,7 @@ def test_a_search_call_returns_results_to_the_model(real_services, real_runtime)
     assert step.function == "archival_memory_search" and step.ok, step.result
     assert "Duarte" in step.result
     # The result is in the context the model reads at its next step.
-    next_prompt = agent._prompt_parts().chat_messages()
+    next_prompt = agent.prompt.parts().chat_messages()
     assert any("Duarte" in m.content and '"status": "OK"' in m.content for m in next_prompt)
 
 

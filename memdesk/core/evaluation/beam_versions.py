@@ -25,7 +25,8 @@ import tempfile
 from collections import defaultdict
 from pathlib import Path
 
-from memdesk.core.agent.recall.search import AutoRecall, ConversationSource, RecallSettings, Visible
+from memdesk.core.agent.recall.search import AutoRecall, RecallSettings, Visible
+from memdesk.core.agent.recall.sources import ConversationSource
 from memdesk.core.agent.recall.versions import newest_first
 from memdesk.core.embedding import Embedder
 from memdesk.core.evaluation.beam import USER
