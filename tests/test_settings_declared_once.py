@@ -12,12 +12,12 @@ import pytest
 from memdesk.cli.main import main
 from memdesk.cli.settings_cmd import line_for
 from memdesk.core.agent.chain import ChainLimits
-from memdesk.core.consolidation.modes import MODES as CONSOLIDATION_MODES
-from memdesk.core.consolidation.modes import ConsolidationSettings
-from memdesk.core.agent.settings import AgentSettings
 from memdesk.core.agent.recall.search import RecallSettings
+from memdesk.core.agent.settings import AgentSettings
 from memdesk.core.base.errors import ConfigError
 from memdesk.core.base.settings_table import SETTINGS, Declared, Settings, declared
+from memdesk.core.consolidation.modes import MODES as CONSOLIDATION_MODES
+from memdesk.core.consolidation.modes import ConsolidationSettings
 from memdesk.core.graph.facts import MentionsAndFacts
 from memdesk.core.graph.render import TOP_ENTITIES
 from memdesk.core.memory.forget.finder import DEFAULT_THRESHOLD

@@ -6,18 +6,18 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from memdesk.app.services import Services, snapshot_before
-from memdesk.core.agent.consolidation.consolidator import Consolidator
-from memdesk.core.agent.consolidation.modes import ConsolidationSettings
 from memdesk.core.agent.loop import Agent
-from memdesk.core.agent.settings import AgentSettings
 from memdesk.core.agent.observer import AgentObserver
 from memdesk.core.agent.recall.search import AutoRecall, RecallSettings
 from memdesk.core.agent.recall.sources import ArchivalSource, ConversationSource, MemorySource
 from memdesk.core.agent.recall.versions import newest_first
+from memdesk.core.agent.settings import AgentSettings
 from memdesk.core.base.errors import (
     ToolError,
 )
 from memdesk.core.base.settings_table import Settings
+from memdesk.core.consolidation.consolidator import Consolidator
+from memdesk.core.consolidation.modes import ConsolidationSettings
 from memdesk.core.memory.agents import AgentRecord
 from memdesk.core.retrieval.messages import GRAPH_WEIGHT
 from memdesk.core.runtime.base import ChatMessage, Runtime, sampling

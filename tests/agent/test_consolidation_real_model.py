@@ -11,10 +11,10 @@ import pytest
 from memdesk.app.agents import open_agent, open_consolidator
 from memdesk.app.runtimes import make_runtime
 from memdesk.app.services import open_services
-from memdesk.core.agent.consolidation.prompt import FINISH, MEMORY_FUNCTIONS
-from memdesk.core.agent.consolidation.store import APPLIED, FAILED
 from memdesk.core.base.paths import Paths
 from memdesk.core.base.settings_table import Settings
+from memdesk.core.consolidation.prompt import FINISH, MEMORY_FUNCTIONS
+from memdesk.core.consolidation.store import APPLIED, FAILED
 from memdesk.core.runtime.base import SamplingParams
 from memdesk.core.runtime.scripted import ScriptedRuntime, say
 

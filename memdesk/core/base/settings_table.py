@@ -236,7 +236,7 @@ class Settings:
         'Your name (optional): memory search then reads a question that names you, such as "what did Ana say '
         'about the trip?", as one about your own messages, and the knowledge graph calls you by it',
     )
-    # --- memory over time (see memdesk/core/agent/consolidation/) ---
+    # --- memory over time (see memdesk/core/consolidation/) ---
     consolidation: str = _setting(
         "ask",
         "Idle-time memory consolidation: off, apply (edit memory directly) or ask (propose changes for review)",
