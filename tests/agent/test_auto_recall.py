@@ -175,7 +175,7 @@ class Slow:
 @pytest.mark.parametrize("source, status", [(Slow(), "timeout"), (Slow(fail=True), "failed")])
 def test_a_slow_or_failing_search_never_holds_up_the_reply(services, runtime, make_agent, caplog, source, status):
     agent = make_agent()
-    agent.recall = AutoRecall([source], RecallSettings(timeout_ms=200))
+    agent.recall = AutoRecall([source], RecallSettings.from_settings(Settings(auto_recall_timeout_ms=200)))
     runtime.enqueue(say("Right away."))
     try:
         with caplog.at_level(logging.WARNING, logger="memdesk.agent.recall"):
@@ -199,7 +199,7 @@ def test_sources_are_pluggable_and_merged_by_rank(services, make_agent):
         def find(self, agent_id, query, *, first_in_context, limit):
             return [Memory(self.name, f"{self.name}:{n}", text, None) for n, text in enumerate(self.texts)]
 
-    recall = AutoRecall([Fixed("a", ["a1", "a2"]), Fixed("graph", ["g1"])])
+    recall = AutoRecall([Fixed("a", ["a1", "a2"]), Fixed("graph", ["g1"])], RecallSettings.from_settings(Settings()))
     assert [m.text for m in recall.search(1, "q", first_in_context=0)] == ["a1", "g1", "a2"]
     recall.add_source(Fixed("late", ["l1"]))
     assert [m.source for m in recall.search(1, "q", first_in_context=0)] == ["a", "graph", "late", "a"]

@@ -4,6 +4,7 @@ searches, through llama.cpp in its child process and through an OpenAI-compatibl
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 
@@ -13,14 +14,14 @@ from memdesk.app.services import open_services
 from memdesk.core.agent.settings import AgentSettings
 from memdesk.core.base.paths import Paths
 from memdesk.core.base.settings_table import Settings
-from memdesk.core.runtime.base import SamplingParams
+from memdesk.core.runtime.base import sampling
 from memdesk.core.tools.builtin import default_registry
 from memdesk.core.tools.context import AllowAll
 from memdesk.core.tools.registry import ToolRegistry
 
 pytestmark = pytest.mark.model
 
-PARAMS = SamplingParams(temperature=0.3, seed=7, max_tokens=160)
+PARAMS = sampling(Settings(temperature=0.3, seed=7, max_answer_tokens=160))
 
 
 @pytest.fixture(scope="module")
@@ -52,7 +53,7 @@ def agent_on(services, runtime, name: str, *, steps: int, auto_recall: bool = Tr
     agent = open_agent(
         services, record, runtime, consent=AllowAll(), settings=None if auto_recall else Settings(auto_recall=False)
     )
-    agent.settings = AgentSettings(max_steps=steps, params=PARAMS)
+    agent.settings = replace(AgentSettings.from_settings(Settings(max_chained_steps=steps)), params=PARAMS)
     return agent
 
 

@@ -75,9 +75,9 @@ class Agent:
         tools: ToolRegistry,
         prompts: Prompts,
         files: FileSandbox,
-        http: HttpPolicy = HttpPolicy(),
+        http: HttpPolicy,
         consent: ConsentPolicy | None = None,
-        settings: AgentSettings = AgentSettings(),
+        settings: AgentSettings,
         observer: AgentObserver | None = None,
         recall: AutoRecall | None = None,
     ) -> None:

@@ -72,7 +72,7 @@ class Consolidator:
         runtime: Runtime | None,  # None: review proposals only (``run`` needs a model)
         tools: ToolRegistry,
         instructions: str,
-        settings: ConsolidationSettings = ConsolidationSettings(),
+        settings: ConsolidationSettings,
         store: ConsolidationStore | None = None,
         prefix: Callable[[], Sequence[ChatMessage]] | None = None,
         before_apply: Callable[[], None] | None = None,
@@ -303,7 +303,7 @@ class Consolidator:
             recall=m.recall,
             archival=m.archival,
             files=None,  # type: ignore[arg-type] - memory functions touch no files
-            http=HttpPolicy(),
+            http=HttpPolicy.off(),  # memory functions make no requests
             runtime=self.runtime,
             params=self.settings.params,
             plain_assistant_prompt="",

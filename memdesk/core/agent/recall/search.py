@@ -33,7 +33,7 @@ from memdesk.core.agent.recall.events import NOTE, NOTHING_NOTE, render_event
 from memdesk.core.agent.recall.packing import pack
 from memdesk.core.agent.recall.sources import CONVERSATION, Memory, MemorySource
 from memdesk.core.base.log_privacy import where_it_failed
-from memdesk.core.base.settings_table import DEFAULTS
+from memdesk.core.base.settings_table import Settings
 from memdesk.core.retrieval.support import NOTHING_BELOW
 
 log = logging.getLogger("memdesk.agent.recall")
@@ -46,10 +46,12 @@ VISIBLE_PROBE = 160
 
 @dataclass(frozen=True)
 class RecallSettings:
-    # Defaults: the declared settings' (measured where declared: memdesk/core/base/settings_table.py).
-    enabled: bool = DEFAULTS.auto_recall
-    budget_fraction: float = DEFAULTS.auto_recall_budget  # of the context window
-    timeout_ms: int = DEFAULTS.auto_recall_timeout_ms  # the reply never waits longer for the search
+    """Those that are settings (measured where declared: memdesk/core/base/settings_table.py) have
+    no default here: ``from_settings`` takes them from a ``Settings``."""
+
+    enabled: bool
+    budget_fraction: float  # of the context window
+    timeout_ms: int  # the reply never waits longer for the search
     # The section is filled in rank order until its budget is spent (measured on LoCoMo: at 8192
     # tokens, five hits left most of the budget unused and found the evidence for 0.55 of the
     # tuning questions; filling it, 0.71). ``max_hits`` only bounds a budget of short memories.
@@ -57,6 +59,10 @@ class RecallSettings:
     # Candidates asked of each source: all the conversation search keeps (its SEARCH_DEPTH). With 60,
     # a question's larger section found nothing more to show: the rest of the 60 were in view already.
     per_source: int = 100
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> RecallSettings:
+        return cls(settings.auto_recall, settings.auto_recall_budget, settings.auto_recall_timeout_ms)
 
 
 @dataclass(frozen=True)
@@ -95,7 +101,7 @@ class AutoRecall:
     def __init__(
         self,
         sources: Sequence[MemorySource],
-        settings: RecallSettings = RecallSettings(),
+        settings: RecallSettings,
         order: Callable[[str, list[Memory]], list[Memory]] = lambda query, found: found,
     ) -> None:
         """``order``: rearranges the hits before they are fitted (the app passes
