@@ -236,8 +236,13 @@ def _section_times(
     """Automatic recall before a reply: the user's message (``message(q, topics)``) is stored,
     then the section is searched (its sources side by side, as before a reply)."""
     embedder = GivenVectors()
-    recall = RecallMemory(db, embedder, ranker=MessageRanker(db, embedder, index), clock=ManualClock(START))
-    recall.graph_weight = graph_weight
+    recall = RecallMemory(
+        db,
+        embedder,
+        ranker=MessageRanker(db, embedder, index),
+        clock=ManualClock(START),
+        graph_weight=lambda: graph_weight,
+    )
     sources = AutoRecall(
         [
             ConversationSource(recall),

@@ -19,7 +19,6 @@ from memdesk.core.base.settings_table import Settings
 from memdesk.core.consolidation.consolidator import Consolidator
 from memdesk.core.consolidation.modes import ConsolidationSettings
 from memdesk.core.memory.agents import AgentRecord
-from memdesk.core.retrieval.messages import GRAPH_WEIGHT
 from memdesk.core.runtime.base import ChatMessage, Runtime
 from memdesk.core.runtime.private import PrivateRuntime
 from memdesk.core.tools.builtin import default_registry
@@ -46,8 +45,6 @@ def open_agent(
     if services.private:
         # Asked of every request: the runtime is shared with the saved conversation.
         runtime, tools = PrivateRuntime(runtime), _without_file_writes(tools)
-    services.memory.recall.graph_weight = GRAPH_WEIGHT if settings.graph_search_expansion else 0.0
-    # The active model's catalog entry refines the defaults; a setting the user chose wins.
     profile = services.models.profile_for(settings)
     in_force = profile.settings_in_force(settings, services.settings_store.stored_names())
     return Agent(
