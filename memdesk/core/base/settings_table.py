@@ -10,6 +10,11 @@ Everything else reads it from here: the store converts and checks what is set
 for a value that is a setting: each is built from a ``Settings`` by one function beside it
 (``sampling``, ``X.from_settings``), so a default lives here and nowhere else.
 
+One way to read a value: the composition root and the front ends read the store
+(``SettingsStore.load``, which ``Services.settings`` is); the core is handed a ``Settings``, the
+values it needs, or, where a change must reach it while it runs, a function that reads them again.
+No core module reads the store's settings itself (a test holds it to that).
+
 This module sits low in the core's layers (only the clock below it), so every layer may read it.
 """
 
