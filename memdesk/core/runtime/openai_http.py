@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 import urllib.error
 import urllib.request
 from collections.abc import Iterator, Sequence
@@ -41,8 +40,8 @@ from memdesk.core.runtime.base import (
 )
 from memdesk.core.runtime.grammar import HEARTBEAT, THOUGHTS
 from memdesk.core.runtime.streaming import CallStreamParser
+from memdesk.core.text.words import words_and_marks
 
-_WORDS = re.compile(r"\w+|[^\w\s]", re.UNICODE)
 _MESSAGE_OVERHEAD = 4  # role markers and separators per message in common chat templates
 
 
@@ -51,7 +50,7 @@ def estimate_tokens(text: str) -> int:
     per word or punctuation mark; taking the larger of the two keeps the estimate high."""
     if not text:
         return 0
-    return max(len(_WORDS.findall(text)), math.ceil(len(text.encode("utf-8")) / 4))
+    return max(len(words_and_marks(text)), math.ceil(len(text.encode("utf-8")) / 4))
 
 
 @dataclass(frozen=True)
