@@ -60,7 +60,7 @@ def _one_start(services, record, settings) -> dict[str, object]:  # noqa: ANN001
         started = time.perf_counter()
         request = CallRequest(
             messages,
-            agent._live_specs(),
+            agent.prompt.live_specs(),
             sampling(Settings(seed=0, temperature=0, max_answer_tokens=32)),
             agent.tools.heartbeat_tools(),
         )

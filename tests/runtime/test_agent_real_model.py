@@ -135,14 +135,14 @@ def test_memory_edits_do_not_re_evaluate_the_conversation(real_services, real_ru
     queue = agent.budget().tokens("messages")
 
     # The agent's own edit: the grammar (not the prompt, which stays static) allows only the edit.
-    full_specs = agent._live_specs
-    monkeypatch.setattr(agent, "_live_specs", lambda: [s for s in full_specs() if s.name == "core_memory_append"])
+    full_specs = agent.prompt.live_specs
+    monkeypatch.setattr(agent.prompt, "live_specs", lambda: [s for s in full_specs() if s.name == "core_memory_append"])
     edit = agent.send_user_message("Please remember that my cat is called Tom.").steps[0]
     assert edit.function == "core_memory_append" and edit.ok, edit.result
     block = real_services.memory.core.get(agent.id, edit.arguments["label"])
     # In the block (the grammar allowed only appends, so a heartbeat's second step may append again).
     assert edit.arguments["content"] in block.value and block.updated_by == "agent"
-    monkeypatch.setattr(agent, "_live_specs", full_specs)
+    monkeypatch.setattr(agent.prompt, "live_specs", full_specs)
 
     def next_step_after(previous):
         step = agent.send_user_message("What do you know about me?").steps[0]

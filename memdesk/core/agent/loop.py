@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import replace
 from datetime import timedelta
 
 from memdesk.core.agent import events, unanswered
@@ -51,18 +50,13 @@ from memdesk.core.runtime.base import (
     CancelToken,
     ChatMessage,
     Runtime,
-    ToolSpec,
 )
-from memdesk.core.tools.builtin import HUMAN, REMEMBER
 from memdesk.core.tools.context import ConsentPolicy, DenyAll, ToolContext
 from memdesk.core.tools.files import FileSandbox
 from memdesk.core.tools.http import HttpPolicy
 from memdesk.core.tools.registry import ToolRegistry
 
 log = logging.getLogger("memdesk.agent")
-
-#: The longest note send_message may add to the human block in one call.
-REMEMBER_CHARS = 200
 
 
 class Agent:
@@ -233,7 +227,7 @@ class Agent:
                 parts = self.prompt.parts()
                 request = CallRequest(
                     parts.chat_messages(),
-                    rules.offered(self._live_specs()),
+                    rules.offered(self.prompt.live_specs()),
                     self.settings.params,
                     self.tools.heartbeat_tools(),
                     thoughts_chars=self.settings.thoughts_chars,
@@ -319,31 +313,6 @@ class Agent:
             return {}
         placed = "the memories automatic recall found for this message are in view"
         return {tool.name: placed for tool in self.tools.tools() if tool.kind == "search" or tool.name in ONCE_PER_TURN}
-
-    def _live_specs(self) -> list[ToolSpec]:
-        """The tool specs for this step's grammar, before the chain rules narrow them: core memory
-        functions may name only the blocks that exist and are writable, so a small model cannot
-        pick a missing or read-only block. (The prompt's tool section stays static, which keeps
-        the KV cache warm.)"""
-        labels = [b.label for b in self.memory.core.blocks(self.id) if not b.read_only]
-        specs = []
-        for spec in self.tools.specs():
-            if spec.name in self.settings.hidden_functions:
-                continue
-            properties = spec.parameters.get("properties", {})
-            if spec.name.startswith("core_memory_") and "label" in properties:
-                if not labels:
-                    continue
-                label = {**properties["label"], "enum": labels}
-                spec = replace(spec, parameters={**spec.parameters, "properties": {**properties, "label": label}})
-            elif spec.name == "send_message" and REMEMBER in properties:
-                if HUMAN in labels:  # a fact, not an essay: it is written after the reply, but the turn waits for it
-                    kept = {**properties, REMEMBER: {**properties[REMEMBER], "maxLength": REMEMBER_CHARS}}
-                else:  # nowhere to remember to (an imported agent's blocks, a read-only human block)
-                    kept = {k: v for k, v in properties.items() if k != REMEMBER}
-                spec = replace(spec, parameters={**spec.parameters, "properties": kept})
-            specs.append(spec)
-        return specs
 
     # --- one step (step.py) -----------------------------------------------------------------
     def _tool_context(self, cancel: CancelToken | None = None) -> ToolContext:

@@ -1,10 +1,12 @@
 """The state of one agent's next prompt: which messages are in the context window, the memory
-section the next step shows (and the ``memory_update`` event it still owes), and the prompt's parts
-built from them. The loop, fitting the context (fitting.py) and automatic recall in a turn
+section the next step shows (and the ``memory_update`` event it still owes), the prompt's parts
+built from them, and the tool specs the next step's grammar admits. The loop, fitting the context (fitting.py) and automatic recall in a turn
 (recall/turn.py) all read the prompt through this object, so none of them reaches into another.
 """
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 from memdesk.core.agent.context import ContextBudget, PromptParts, measure, to_chat
 from memdesk.core.agent.memory_section import MemorySection
@@ -15,8 +17,12 @@ from memdesk.core.agent.settings import AgentSettings
 from memdesk.core.memory.agents import AgentRecord
 from memdesk.core.memory.recall import Message
 from memdesk.core.memory.services import MemoryServices
-from memdesk.core.runtime.base import ChatMessage, Runtime
+from memdesk.core.runtime.base import ChatMessage, Runtime, ToolSpec
+from memdesk.core.tools.builtin import HUMAN, REMEMBER
 from memdesk.core.tools.registry import ToolRegistry
+
+#: The longest note send_message may add to the human block in one call.
+REMEMBER_CHARS = 200
 
 
 class PromptState:
@@ -85,6 +91,31 @@ class PromptState:
             knowledge=view.knowledge,
             recall=recall,
         )
+
+    def live_specs(self) -> list[ToolSpec]:
+        """The tool specs for this step's grammar, before the chain rules narrow them: core memory
+        functions may name only the blocks that exist and are writable, so a small model cannot
+        pick a missing or read-only block. (The prompt's tool section stays static, which keeps
+        the KV cache warm.)"""
+        labels = [b.label for b in self.memory.core.blocks(self.agent_id) if not b.read_only]
+        specs = []
+        for spec in self.tools.specs():
+            if spec.name in self.settings.hidden_functions:
+                continue
+            properties = spec.parameters.get("properties", {})
+            if spec.name.startswith("core_memory_") and "label" in properties:
+                if not labels:
+                    continue
+                label = {**properties["label"], "enum": labels}
+                spec = replace(spec, parameters={**spec.parameters, "properties": {**properties, "label": label}})
+            elif spec.name == "send_message" and REMEMBER in properties:
+                if HUMAN in labels:  # a fact, not an essay: it is written after the reply, but the turn waits for it
+                    kept = {**properties, REMEMBER: {**properties[REMEMBER], "maxLength": REMEMBER_CHARS}}
+                else:  # nowhere to remember to (an imported agent's blocks, a read-only human block)
+                    kept = {k: v for k, v in properties.items() if k != REMEMBER}
+                spec = replace(spec, parameters={**spec.parameters, "properties": kept})
+            specs.append(spec)
+        return specs
 
     def budget(self) -> ContextBudget:
         """The exact context budget of the prompt the next step would send."""
