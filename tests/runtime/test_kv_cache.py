@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import os
 import shutil
+from dataclasses import replace
 
 import pytest
 
-from memdesk.core.base.settings_table import Settings
+from memdesk.core.base.settings_table import SETTINGS, Settings
 from memdesk.core.runtime.base import CallRequest, ChatMessage, sampling
 from memdesk.core.runtime.llamacpp.kv_store import SUFFIX, KvStore
 from memdesk.core.runtime.llamacpp.runtime import LlamaCppRuntime
@@ -31,8 +32,10 @@ def chat(user: str, system: str = SYSTEM) -> list[ChatMessage]:
 
 
 def runtime(model_path, cache_dir, **overrides) -> LlamaCppRuntime:
-    settings = Settings(**{"context_size": 512, "threads": 1, **overrides})
-    return LlamaCppRuntime(LlamaSettings.from_settings(settings, model_path, cache_dir=cache_dir))
+    """``overrides``: settings (context_size) or the runtime's own knobs (batch_size, cache_max_entries)."""
+    settings = Settings(**{"context_size": 512, "threads": 1, **{k: v for k, v in overrides.items() if k in SETTINGS}})
+    own = {k: v for k, v in overrides.items() if k not in SETTINGS}
+    return LlamaCppRuntime(replace(LlamaSettings.from_settings(settings, model_path, cache_dir=cache_dir), **own))
 
 
 def run(rt: LlamaCppRuntime, messages: list[ChatMessage]):

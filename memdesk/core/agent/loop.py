@@ -78,7 +78,6 @@ class Agent:
         self.id = agent_id
         self.memory = memory
         self.runtime = runtime
-        self.tools = tools
         self.prompts = prompts
         self.files = files
         self.http = http
@@ -94,13 +93,22 @@ class Agent:
         self._last_budget: ContextBudget | None = None
         self._synced_at: int | None = None  # the message this object sent right after a memory check
 
+    # The prompt is built with the agent's tools and settings: the prompt state holds the one copy.
+    @property
+    def tools(self) -> ToolRegistry:
+        return self.prompt.tools
+
+    @tools.setter
+    def tools(self, tools: ToolRegistry) -> None:
+        self.prompt.tools = tools
+
     @property
     def settings(self) -> AgentSettings:
         return self.prompt.settings
 
     @settings.setter
     def settings(self, settings: AgentSettings) -> None:
-        self.prompt.settings = settings  # the prompt is built with them: one copy
+        self.prompt.settings = settings
 
     # --- public API ------------------------------------------------------------------------
     @property
