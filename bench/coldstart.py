@@ -38,6 +38,8 @@ import time
 
 from bench.common import bench_parser
 from bench.report import emit
+from memdesk.core.base.settings_table import Settings
+from memdesk.core.runtime.base import sampling
 
 USER_MESSAGE = "Hi! I'm Ann, a nurse from Lyon. I just got back from hiking in the Alps."
 
@@ -45,7 +47,7 @@ USER_MESSAGE = "Hi! I'm Ann, a nurse from Lyon. I just got back from hiking in t
 def _one_start(services, record, settings) -> dict[str, object]:  # noqa: ANN001
     from memdesk.app.agents import open_agent
     from memdesk.app.runtimes import make_runtime
-    from memdesk.core.runtime.base import CallRequest, ChatMessage, SamplingParams
+    from memdesk.core.runtime.base import CallRequest, ChatMessage
     from memdesk.core.tools.context import AllowAll
 
     started = time.perf_counter()
@@ -53,13 +55,13 @@ def _one_start(services, record, settings) -> dict[str, object]:  # noqa: ANN001
     start_seconds = time.perf_counter() - started
     try:
         agent = open_agent(services, record, runtime, consent=AllowAll(), settings=settings)
-        messages = [*agent._prompt_parts().chat_messages(), ChatMessage("user", USER_MESSAGE)]
+        messages = [*agent.prompt.parts().chat_messages(), ChatMessage("user", USER_MESSAGE)]
         first: list[float] = []
         started = time.perf_counter()
         request = CallRequest(
             messages,
-            agent._live_specs(),
-            SamplingParams(seed=0, temperature=0, max_tokens=32),
+            agent.prompt.live_specs(),
+            sampling(Settings(seed=0, temperature=0, max_answer_tokens=32)),
             agent.tools.heartbeat_tools(),
         )
         turn = runtime.generate_call(request, on_event=lambda event: first or first.append(time.perf_counter()))

@@ -19,8 +19,9 @@ import time
 
 from bench.common import bench_parser
 from bench.report import emit
+from memdesk.core.base.settings_table import Settings
 from memdesk.core.models.bundled import default_model_path
-from memdesk.core.runtime.base import CallRequest, ChatMessage, SamplingParams, TextRequest, ToolSpec
+from memdesk.core.runtime.base import CallRequest, ChatMessage, SamplingParams, TextRequest, ToolSpec, sampling
 from memdesk.core.runtime.grammar import build_call_grammar
 from memdesk.core.runtime.llamacpp.native import build_info, default_threads
 from memdesk.core.runtime.llamacpp.runtime import LlamaCppRuntime
@@ -141,14 +142,14 @@ def stock_grammar_completion(
 
 
 def run(seeds: int, max_tokens: int, stock_tokens: int) -> dict[str, object]:
-    settings = LlamaSettings(default_model_path(), context_size=2048)
+    settings = LlamaSettings.from_settings(Settings(context_size=2048), default_model_path())
     runtime = LlamaCppRuntime(settings)
-    runtime.generate_text(TextRequest(MESSAGES, SamplingParams(max_tokens=1)))  # evaluate the prompt once
+    runtime.generate_text(TextRequest(MESSAGES, sampling(Settings(max_answer_tokens=1))))  # evaluate the prompt once
     free_tokens = free_seconds = ours_tokens = ours_seconds = 0.0
     runs = []
     counts = [0, 0, 0]
     for seed in range(seeds):
-        params = SamplingParams(seed=seed, max_tokens=max_tokens)
+        params = sampling(Settings(seed=seed, max_answer_tokens=max_tokens))
         free = runtime.complete(MESSAGES, params)
         free_tokens += free.stats.generated_tokens
         free_seconds += free.stats.seconds
@@ -169,7 +170,7 @@ def run(seeds: int, max_tokens: int, stock_tokens: int) -> dict[str, object]:
     runtime.close()
     grammar = build_call_grammar(TOOLS, HEARTBEAT_TOOLS).text
     stock_text, stock_count, stock_seconds = stock_grammar_completion(
-        settings, prompt, grammar, SamplingParams(seed=0), stock_tokens
+        settings, prompt, grammar, sampling(Settings(seed=0)), stock_tokens
     )
     unconstrained = free_tokens / free_seconds
     constrained = ours_tokens / ours_seconds

@@ -289,7 +289,7 @@ def _warm(runtime, agent) -> float | None:
 
 def _force_first_step(agent, function: str):
     """Make the next turn's first step call ``function`` (grammar only: the prompt is unchanged)."""
-    full = agent._live_specs
+    full = agent.prompt.live_specs
     state = {"first": True}
 
     def specs():
@@ -299,8 +299,8 @@ def _force_first_step(agent, function: str):
             return [s for s in offered if s.name == function] or offered
         return offered
 
-    agent._live_specs = specs
-    return lambda: setattr(agent, "_live_specs", full)
+    agent.prompt.live_specs = specs
+    return lambda: setattr(agent.prompt, "live_specs", full)
 
 
 def _summary(

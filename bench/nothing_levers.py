@@ -43,7 +43,8 @@ from pathlib import Path
 from bench.common import bench_parser, percentile
 from bench.report import emit
 from memdesk.core.retrieval.query import STOP_WORDS, mentioned_names, terms, without_words
-from memdesk.core.retrieval.support import DEPTH, NOTHING_BELOW, WORD, auroc, support, told_sentences, word_key, words
+from memdesk.core.retrieval.support import DEPTH, NOTHING_BELOW, auroc, support, told_sentences, word_key, words
+from memdesk.core.text.words import split_words
 
 #: Hits kept per question in the cache: the ten read and a margin.
 KEPT = 30
@@ -105,7 +106,7 @@ def asked_detail(question: str) -> list[tuple[str, ...]]:
         for phrase in _ALTERNATIVES.split(found.group(1)):
             words = tuple(
                 word_key(w)
-                for w in WORD.findall(phrase)
+                for w in split_words(phrase)
                 if w.casefold() not in STOP_WORDS and word_key(w) not in FRAME_WORDS | VALUE_WORDS
             )
             if words:

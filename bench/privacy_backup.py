@@ -25,6 +25,7 @@ from pathlib import Path
 
 from bench.common import bench_parser, percentile, sentence
 from memdesk.core.base.clock import SystemClock
+from memdesk.core.base.settings_table import Settings
 from memdesk.core.storage import open_database
 from memdesk.core.storage.backup import PAGES_PER_STEP, PAUSE_BETWEEN_STEPS_S, Backups
 
@@ -134,7 +135,15 @@ def measure(
             configs = [(-1, 0.0), (4096, 0.0), (1024, 0.0), (256, 0.0), (256, 0.002), (64, 0.002)] + configs
         runs = []
         for pages, pause in configs:
-            backups = Backups(store, root / "backups", SystemClock(), pages_per_step=pages, pause_s=pause)
+            backups = Backups(
+                store,
+                root / "backups",
+                SystemClock(),
+                keep_daily=Settings().backup_keep_daily,
+                keep_weekly=Settings().backup_keep_weekly,
+                pages_per_step=pages,
+                pause_s=pause,
+            )
             result = _one_backup(app, backups)
             for snapshot in backups.list():
                 backups.remove(snapshot.id)

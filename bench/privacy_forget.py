@@ -24,6 +24,7 @@ from pathlib import Path
 from bench.common import bench_parser
 from memdesk.core.agent import events
 from memdesk.core.base.clock import ManualClock
+from memdesk.core.base.settings_table import Settings
 from memdesk.core.embedding.hashing import HashingEmbedder
 from memdesk.core.graph.store import KnowledgeGraph
 from memdesk.core.memory.core_memory import CoreMemory
@@ -118,7 +119,12 @@ def measure(quick: bool = False, *, messages: int | None = None) -> dict:
         db = open_database(path)
         clock = ManualClock()
         forgetting = Forgetting(
-            db, clock, embedder=HashingEmbedder(), history=MemoryHistory(db, clock), kv_cache=Path(folder) / "kv"
+            db,
+            clock,
+            embedder=HashingEmbedder(),
+            history=MemoryHistory(db, clock),
+            kv_cache=Path(folder) / "kv",
+            threshold=Settings().forget_similarity,
         )
         started = time.perf_counter()
         preview = forgetting.preview(agent_id, NAME)

@@ -23,8 +23,10 @@ from pathlib import Path
 import numpy as np
 
 from bench.common import bench_parser
-from memdesk.core.agent.recall.search import ArchivalSource, AutoRecall, ConversationSource
+from memdesk.core.agent.recall.search import AutoRecall, RecallSettings
+from memdesk.core.agent.recall.sources import ArchivalSource, ConversationSource
 from memdesk.core.base.clock import ManualClock, iso
+from memdesk.core.base.settings_table import Settings
 from memdesk.core.embedding.hashing import HashingEmbedder
 from memdesk.core.graph.names import name_key
 from memdesk.core.memory.archival import ArchivalMemory, NewPassage
@@ -234,13 +236,19 @@ def _section_times(
     """Automatic recall before a reply: the user's message (``message(q, topics)``) is stored,
     then the section is searched (its sources side by side, as before a reply)."""
     embedder = GivenVectors()
-    recall = RecallMemory(db, embedder, ranker=MessageRanker(db, embedder, index), clock=ManualClock(START))
-    recall.graph_weight = graph_weight
+    recall = RecallMemory(
+        db,
+        embedder,
+        ranker=MessageRanker(db, embedder, index),
+        clock=ManualClock(START),
+        graph_weight=lambda: graph_weight,
+    )
     sources = AutoRecall(
         [
             ConversationSource(recall),
             ArchivalSource(ArchivalMemory(db, embedder, ManualClock(START), ranker=PassageRanker(db, embedder, index))),
-        ]
+        ],
+        RecallSettings.from_settings(Settings()),
     )
     recall.warm(agent_id)  # as the window does when it opens an agent (the timeline, the graph's counts)
     section = []

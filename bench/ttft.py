@@ -18,8 +18,9 @@ import time
 from bench.common import bench_parser
 from bench.decode import HEARTBEAT_TOOLS, MESSAGES, TOOLS
 from bench.report import emit
+from memdesk.core.base.settings_table import Settings
 from memdesk.core.models.bundled import default_model_path
-from memdesk.core.runtime.base import CallRequest, ChatMessage, SamplingParams
+from memdesk.core.runtime.base import CallRequest, ChatMessage, sampling
 from memdesk.core.runtime.llamacpp.runtime import LlamaCppRuntime
 from memdesk.core.runtime.llamacpp.settings import LlamaSettings
 
@@ -39,7 +40,7 @@ NEW_MESSAGE = ChatMessage("user", "Absolutely. Next time I want to bring my sist
 
 
 def run(seeds: int) -> dict[str, object]:
-    runtime = LlamaCppRuntime(LlamaSettings(default_model_path(), context_size=2048))
+    runtime = LlamaCppRuntime(LlamaSettings.from_settings(Settings(context_size=2048), default_model_path()))
     old, new = runtime.prompt_tokens(HISTORY), runtime.prompt_tokens([*HISTORY, NEW_MESSAGE])
     runs = []
     for seed in range(seeds):
@@ -55,7 +56,9 @@ def run(seeds: int) -> dict[str, object]:
 
         started = time.perf_counter()
         turn = runtime.generate_call(
-            CallRequest([*HISTORY, NEW_MESSAGE], TOOLS, SamplingParams(seed=seed, max_tokens=200), HEARTBEAT_TOOLS),
+            CallRequest(
+                [*HISTORY, NEW_MESSAGE], TOOLS, sampling(Settings(seed=seed, max_answer_tokens=200)), HEARTBEAT_TOOLS
+            ),
             on_event=on_event,
         )
         runs.append(

@@ -1,99 +1,144 @@
-"""Every setting is declared once (memdesk/core/base/settings_table.py): the store, the terminal and the
-settings types of the runtime and the agent read it from there, and none keeps a default of its own."""
+"""Every setting is declared once (memdesk/core/base/settings_table.py): the store, the terminal,
+docs/settings.md and the settings types of the runtime and the agent read it from there. A
+component's settings type keeps no default for a value that is a setting: it is built from a
+``Settings`` by one function beside it."""
 
 from __future__ import annotations
 
-import inspect
+import ast
 import json
 from dataclasses import MISSING, fields
+from pathlib import Path
 
 import pytest
 
 from memdesk.cli.main import main
 from memdesk.cli.settings_cmd import line_for
-from memdesk.core.agent.chain import ChainLimits
-from memdesk.core.agent.consolidation.modes import MODES as CONSOLIDATION_MODES
-from memdesk.core.agent.consolidation.modes import ConsolidationSettings
-from memdesk.core.agent.loop import AgentSettings
 from memdesk.core.agent.recall.search import RecallSettings
-from memdesk.core.base.errors import ConfigError
+from memdesk.core.agent.settings import AgentSettings
+from memdesk.core.base.errors import ConfigError, ModelError
+from memdesk.core.base.settings_doc import settings_markdown
 from memdesk.core.base.settings_table import SETTINGS, Declared, Settings, declared
-from memdesk.core.graph.facts import MentionsAndFacts
-from memdesk.core.graph.render import TOP_ENTITIES
-from memdesk.core.memory.forget.finder import DEFAULT_THRESHOLD
-from memdesk.core.memory.history import DEFAULT_MAX_CHANGES
-from memdesk.core.runtime.base import SamplingParams, sampling
+from memdesk.core.consolidation.modes import MODES as CONSOLIDATION_MODES
+from memdesk.core.consolidation.modes import ConsolidationSettings
+from memdesk.core.runtime.base import sampling
 from memdesk.core.runtime.llamacpp.settings import LlamaSettings
-from memdesk.core.runtime.openai_http import OpenAIRuntime, OpenAISettings
-from memdesk.core.storage.backup import Backups
+from memdesk.core.runtime.openai_http import OpenAISettings
 from memdesk.core.storage.settings_store import SettingsStore
 from memdesk.core.tools.http import HttpPolicy
 
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = ROOT / "memdesk"
 
-def _default(dataclass, name):
-    field = next(f for f in fields(dataclass) if f.name == name)
-    return field.default_factory() if field.default is MISSING else field.default
-
-
-def _parameter(function, name):
-    return inspect.signature(function).parameters[name].default
-
-
-#: (where, what it assumes when given nothing, the setting it must equal). A component built
-#: without a value then behaves as the app does by default.
-COPIES = [
-    ("SamplingParams.temperature", _default(SamplingParams, "temperature"), "temperature"),
-    ("SamplingParams.top_k", _default(SamplingParams, "top_k"), "top_k"),
-    ("SamplingParams.top_p", _default(SamplingParams, "top_p"), "top_p"),
-    ("SamplingParams.min_p", _default(SamplingParams, "min_p"), "min_p"),
-    ("SamplingParams.repeat_penalty", _default(SamplingParams, "repeat_penalty"), "repeat_penalty"),
-    ("SamplingParams.max_tokens", _default(SamplingParams, "max_tokens"), "max_answer_tokens"),
-    ("LlamaSettings.context_size", _default(LlamaSettings, "context_size"), "context_size"),
-    ("LlamaSettings.threads", _default(LlamaSettings, "threads"), "threads"),
-    ("LlamaSettings.gpu_layers", _default(LlamaSettings, "gpu_layers"), "gpu_layers"),
-    ("OpenAISettings.context_window", _default(OpenAISettings, "context_window"), "context_size"),
-    ("OpenAISettings.schema_style", _default(OpenAISettings, "schema_style"), "openai_schema"),
-    ("OpenAIRuntime(context_window)", _parameter(OpenAIRuntime, "context_window"), "context_size"),
-    ("OpenAIRuntime(schema_style)", _parameter(OpenAIRuntime, "schema_style"), "openai_schema"),
-    ("AgentSettings.max_steps", _default(AgentSettings, "max_steps"), "max_chained_steps"),
-    ("AgentSettings.searches_per_turn", _default(AgentSettings, "searches_per_turn"), "max_searches_per_turn"),
-    ("AgentSettings.heartbeat_minutes", _default(AgentSettings, "heartbeat_minutes"), "heartbeat_minutes"),
-    ("AgentSettings.login_after_minutes", _default(AgentSettings, "login_after_minutes"), "login_after_minutes"),
-    ("AgentSettings.top_entities", _default(AgentSettings, "top_entities"), "graph_top_entities"),
-    ("AgentSettings.thoughts_chars", _default(AgentSettings, "thoughts_chars"), "max_thought_chars"),
-    ("ChainLimits.max_steps", _default(ChainLimits, "max_steps"), "max_chained_steps"),
-    ("ChainLimits.searches_per_turn", _default(ChainLimits, "searches_per_turn"), "max_searches_per_turn"),
-    ("RecallSettings.enabled", _default(RecallSettings, "enabled"), "auto_recall"),
-    ("RecallSettings.budget_fraction", _default(RecallSettings, "budget_fraction"), "auto_recall_budget"),
-    ("RecallSettings.timeout_ms", _default(RecallSettings, "timeout_ms"), "auto_recall_timeout_ms"),
-    ("ConsolidationSettings.mode", _default(ConsolidationSettings, "mode"), "consolidation"),
-    ("ConsolidationSettings.every_turns", _default(ConsolidationSettings, "every_turns"), "consolidation_every_turns"),
-    ("forget's DEFAULT_THRESHOLD", DEFAULT_THRESHOLD, "forget_similarity"),
-    ("history's DEFAULT_MAX_CHANGES", DEFAULT_MAX_CHANGES, "history_max_changes"),
-    ("render's TOP_ENTITIES", TOP_ENTITIES, "graph_top_entities"),
-    ("top_entities(limit)", _parameter(MentionsAndFacts.top_entities, "limit"), "graph_top_entities"),
-    ("HttpPolicy.enabled", _default(HttpPolicy, "enabled"), "http_enabled"),
-    ("HttpPolicy.allowed_hosts", tuple(_default(HttpPolicy, "allowed_hosts")), "http_allowlist"),
-    ("Backups(keep_daily)", _parameter(Backups, "keep_daily"), "backup_keep_daily"),
-    ("Backups(keep_weekly)", _parameter(Backups, "keep_weekly"), "backup_keep_weekly"),
-]
+#: Each component settings type, built from a ``Settings`` by its one function.
+BUILT_FROM_SETTINGS = {
+    "SamplingParams": sampling,
+    "LlamaSettings": lambda settings: LlamaSettings.from_settings(settings, settings.model_path or "bundled.gguf"),
+    "OpenAISettings": OpenAISettings.from_settings,
+    "AgentSettings": AgentSettings.from_settings,
+    "RecallSettings": RecallSettings.from_settings,
+    "ConsolidationSettings": ConsolidationSettings.from_settings,
+    "HttpPolicy": HttpPolicy.from_settings,
+}
 
 
-@pytest.mark.parametrize(("where", "value", "setting"), COPIES, ids=[where for where, _, _ in COPIES])
-def test_a_runtime_or_agent_default_is_the_declared_one(where, value, setting):
-    assert value == SETTINGS[setting].default, (
-        f"{where} assumes {value!r}; the setting {setting} is declared {SETTINGS[setting].default!r}"
-    )
+def _another_value(item: Declared):
+    """A value of the setting other than its default."""
+    if item.choices:
+        return next(choice for choice in item.choices if choice != item.default)
+    if item.kind is bool:
+        return not item.default
+    if item.kind is int:
+        return item.default + 1 if item.maximum is None or item.default < item.maximum else item.default - 1
+    if item.kind is float:
+        return item.default / 2 if item.default else 0.25
+    if item.kind is tuple:
+        return ("example.org",)
+    return item.default + "x"
 
 
-def test_the_default_sampling_is_what_the_runtime_assumes_unasked():
-    # The seed's -1 ("random") is the runtime's None.
-    assert sampling(Settings()) == SamplingParams()
+@pytest.mark.parametrize("name", BUILT_FROM_SETTINGS)
+def test_a_components_settings_follow_every_setting_they_hold(name):
+    # A field without a default is a setting's: built from other settings, it holds another value.
+    build = BUILT_FROM_SETTINGS[name]
+    usual = build(Settings())
+    changed = build(Settings(**{setting: _another_value(item) for setting, item in SETTINGS.items()}))
+    held = [f.name for f in fields(usual) if f.default is MISSING and f.default_factory is MISSING]
+    assert held
+    assert [f for f in held if getattr(usual, f) == getattr(changed, f)] == []
+
+
+def _reads_a_setting(node: ast.AST) -> bool:
+    """``node`` reads one setting's value: ``Settings().x``, ``DEFAULTS.x``, ``SETTINGS["x"]``, or
+    builds a component from settings (``sampling(...)``, ``X.from_settings(...)``)."""
+    if isinstance(node, ast.Name):
+        return node.id == "DEFAULTS"
+    if isinstance(node, ast.Subscript):
+        return isinstance(node.value, ast.Name) and node.value.id == "SETTINGS"
+    if isinstance(node, ast.Attribute):
+        whole = node.value
+        made = isinstance(whole, ast.Call) and isinstance(whole.func, ast.Name) and whole.func.id == "Settings"
+        return node.attr == "from_settings" or made
+    if isinstance(node, ast.Call):
+        return isinstance(node.func, ast.Name) and node.func.id == "sampling"
+    return False
+
+
+def _defaults_read_from_the_declaration(path: Path) -> list[str]:
+    """Parameter and dataclass-field defaults, and module constants, in ``path`` that read a
+    setting: a setting's default copied into a component."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    defaults: list[ast.expr] = [
+        item.value for item in tree.body if isinstance(item, ast.Assign | ast.AnnAssign) and item.value
+    ]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+            defaults += [d for d in [*node.args.defaults, *node.args.kw_defaults] if d is not None]
+        elif isinstance(node, ast.ClassDef):
+            defaults += [item.value for item in node.body if isinstance(item, ast.AnnAssign) and item.value]
+    return [
+        f"{path.relative_to(ROOT)}:{default.lineno}"
+        for default in defaults
+        if any(_reads_a_setting(part) for part in ast.walk(default))
+    ]
+
+
+def test_no_component_keeps_a_default_of_its_own_for_a_setting():
+    offenders = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        offenders += _defaults_read_from_the_declaration(path)
+    assert offenders == []
+
+
+def test_the_core_reads_settings_only_as_it_is_given_them():
+    # One way to read a value: the composition root reads the store (Services.settings) and hands
+    # the core a Settings, the values, or a function that reads them again.
+    readers = [
+        str(path.relative_to(ROOT))
+        for path in sorted((PACKAGE / "core").rglob("*.py"))
+        if "settings_store import" in path.read_text(encoding="utf-8") and path.name != "settings_store.py"
+    ]
+    assert readers == []
+
+
+def test_the_seeds_minus_one_is_a_random_seed_for_the_runtime():
+    assert sampling(Settings()).seed is None and sampling(Settings(seed=7)).seed == 7
 
 
 def test_the_words_a_component_accepts_are_the_declared_choices():
     assert CONSOLIDATION_MODES == SETTINGS["consolidation"].choices
-    assert _parameter(OpenAIRuntime, "schema_style") in SETTINGS["openai_schema"].choices
+    for style in SETTINGS["openai_schema"].choices:
+        assert OpenAISettings.from_settings(Settings(openai_schema=style)).schema_style == style
+    with pytest.raises(ModelError, match="Unknown JSON schema style 'xml'"):
+        OpenAISettings.from_settings(Settings(openai_schema="xml"))
+
+
+def test_docs_settings_md_is_the_declaration_as_generated():
+    page = (ROOT / "docs" / "settings.md").read_text(encoding="utf-8")
+    assert page == settings_markdown(), (
+        "docs/settings.md is stale: python -m memdesk.core.base.settings_doc > docs/settings.md"
+    )
+    assert all(f"| `{name}` |" in page for name in SETTINGS)
 
 
 def test_each_declaration_is_complete_and_its_default_allowed():

@@ -6,25 +6,20 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from memdesk.app.services import Services, snapshot_before
-from memdesk.core.agent.consolidation.consolidator import Consolidator
-from memdesk.core.agent.consolidation.modes import ConsolidationSettings
-from memdesk.core.agent.loop import Agent, AgentSettings
+from memdesk.core.agent.loop import Agent
 from memdesk.core.agent.observer import AgentObserver
-from memdesk.core.agent.recall.search import (
-    ArchivalSource,
-    AutoRecall,
-    ConversationSource,
-    MemorySource,
-    RecallSettings,
-)
+from memdesk.core.agent.recall.search import AutoRecall, RecallSettings
+from memdesk.core.agent.recall.sources import ArchivalSource, ConversationSource, MemorySource
 from memdesk.core.agent.recall.versions import newest_first
+from memdesk.core.agent.settings import AgentSettings
 from memdesk.core.base.errors import (
     ToolError,
 )
 from memdesk.core.base.settings_table import Settings
+from memdesk.core.consolidation.consolidator import Consolidator
+from memdesk.core.consolidation.modes import ConsolidationSettings
 from memdesk.core.memory.agents import AgentRecord
-from memdesk.core.retrieval.messages import GRAPH_WEIGHT
-from memdesk.core.runtime.base import ChatMessage, Runtime, sampling
+from memdesk.core.runtime.base import ChatMessage, Runtime
 from memdesk.core.runtime.private import PrivateRuntime
 from memdesk.core.tools.builtin import default_registry
 from memdesk.core.tools.context import ConsentPolicy
@@ -50,10 +45,8 @@ def open_agent(
     if services.private:
         # Asked of every request: the runtime is shared with the saved conversation.
         runtime, tools = PrivateRuntime(runtime), _without_file_writes(tools)
-    services.memory.recall.graph_weight = GRAPH_WEIGHT if settings.graph_search_expansion else 0.0
-    # The active model's catalog entry refines the defaults; a setting the user chose wins.
     profile = services.models.profile_for(settings)
-    chosen = services.settings_store.stored_names()
+    in_force = profile.settings_in_force(settings, services.settings_store.stored_names())
     return Agent(
         record.id,
         memory=services.memory,
@@ -61,22 +54,10 @@ def open_agent(
         tools=tools,
         prompts=services.prompts,
         files=FileSandbox(services.paths.agent_files(record.id)),
-        http=HttpPolicy(settings.http_enabled, frozenset(settings.http_allowlist)),
+        http=HttpPolicy.from_settings(settings),
         consent=consent,
-        settings=AgentSettings(
-            max_steps=settings.max_chained_steps
-            if "max_chained_steps" in chosen
-            else profile.step_cap(settings.max_chained_steps),
-            searches_per_turn=settings.max_searches_per_turn,
-            heartbeat_minutes=settings.heartbeat_minutes,
-            login_after_minutes=settings.login_after_minutes,
-            params=profile.sampling_params(sampling(settings), keep=chosen),
-            tool_section=profile.tool_section,
-            thoughts_chars=settings.max_thought_chars
-            if "max_thought_chars" in chosen
-            else profile.thoughts_chars or settings.max_thought_chars,
-            hidden_functions=frozenset(profile.hidden_functions),
-            top_entities=settings.graph_top_entities if settings.graph_extraction else 0,
+        settings=AgentSettings.from_settings(
+            in_force, tool_section=profile.tool_section, hidden_functions=frozenset(profile.hidden_functions)
         ),
         observer=observer,
         recall=open_auto_recall(services, settings),
@@ -114,10 +95,7 @@ def open_auto_recall(services: Services, settings: Settings) -> AutoRecall | Non
         return None
     return AutoRecall(
         recall_sources(services),
-        RecallSettings(
-            budget_fraction=settings.auto_recall_budget,
-            timeout_ms=settings.auto_recall_timeout_ms,
-        ),
+        RecallSettings.from_settings(settings),
         order=newest_first,
     )
 
@@ -140,11 +118,7 @@ def open_consolidator(
         runtime=runtime,
         tools=default_registry(load_user_tools(services.paths.user_tools)),
         instructions=services.prompts.consolidation,
-        settings=ConsolidationSettings(
-            mode=settings.consolidation,
-            every_turns=settings.consolidation_every_turns,
-            params=sampling(settings),
-        ),
+        settings=ConsolidationSettings.from_settings(settings),
         prefix=prefix,
         before_apply=lambda: snapshot_before(services, "before applying consolidation"),
     )

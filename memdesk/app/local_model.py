@@ -55,12 +55,9 @@ def start_local_model(settings: Settings, *, key: str | None = None) -> Runtime:
     from memdesk.core.runtime.llamacpp.settings import LlamaSettings
 
     return isolated_llama(
-        LlamaSettings(
-            model_path=resolve_model_path(settings),
-            context_size=settings.context_size,
-            threads=settings.threads,
-            gpu_layers=settings.gpu_layers,
-            chat_template_override=settings.chat_template or None,
+        LlamaSettings.from_settings(
+            settings,
+            resolve_model_path(settings),
             # The system message's KV state survives restarts, so a start does not re-read it.
             cache_dir=Paths.from_environment().kv_cache,
             cache_passphrase=key,

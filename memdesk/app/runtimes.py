@@ -27,14 +27,9 @@ def make_runtime(settings: Settings, *, key: str | None = None) -> Runtime:
     if settings.runtime == "llamacpp":
         return start_local_model(settings, key=key)
     if settings.runtime == "openai":
-        from memdesk.core.runtime.openai_http import OpenAIRuntime
+        from memdesk.core.runtime.openai_http import OpenAIHttpRuntime, OpenAISettings
 
-        return OpenAIRuntime(
-            base_url=settings.openai_base_url,
-            model=settings.openai_model,
-            context_window=settings.context_size,
-            schema_style=settings.openai_schema,
-        )
+        return OpenAIHttpRuntime(OpenAISettings.from_settings(settings))
     raise ConfigError(f"Unknown runtime {settings.runtime!r}; choose llamacpp or openai")
 
 

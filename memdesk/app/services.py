@@ -29,6 +29,7 @@ from memdesk.core.models import hub  # noqa: F401 - reads HF_ENDPOINT/HF_HUB_OFF
 from memdesk.core.models.library import ModelLibrary
 from memdesk.core.prompts import Prompts
 from memdesk.core.retrieval import MessageRanker, PassageRanker, VectorIndex
+from memdesk.core.retrieval.messages import graph_weight
 from memdesk.core.storage import Database
 from memdesk.core.storage.backup import Backups, Snapshot
 from memdesk.core.storage.daily_snapshots import DailySnapshots
@@ -188,6 +189,7 @@ def _memory_services(
             embedder,
             ranker=MessageRanker(db, embedder, vectors, user_name=lambda: settings_store.load().user_name),
             clock=clock,
+            graph_weight=lambda: graph_weight(settings_store.load()),
         ),
         archival=ArchivalMemory(
             db,

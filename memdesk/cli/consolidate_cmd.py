@@ -16,9 +16,9 @@ from memdesk.app.agents import open_consolidator
 from memdesk.app.runtimes import make_runtime, runtime_factory
 from memdesk.app.services import Services
 from memdesk.cli.passphrase import open_store_services
-from memdesk.core.agent.consolidation.modes import APPLY, ASK, OFF
-from memdesk.core.agent.consolidation.store import PENDING
 from memdesk.core.base.errors import MemDeskError
+from memdesk.core.consolidation.modes import APPLY, ASK, OFF
+from memdesk.core.consolidation.store import PENDING
 from memdesk.core.runtime.base import CancelToken
 
 

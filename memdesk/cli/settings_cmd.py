@@ -12,11 +12,8 @@ from typing import Any
 
 from memdesk.cli.passphrase import open_store_services
 from memdesk.core.base.errors import ConfigError
-from memdesk.core.base.settings_table import ADVANCED, HIDDEN, RESTART, SECRET, SETTINGS, Declared, Settings, declared
+from memdesk.core.base.settings_table import FLAG_WORDS, SETTINGS, Declared, Settings, declared
 from memdesk.core.net.plain_http import plain_http_warning
-
-#: How each flag reads in the list.
-FLAG_WORDS = {RESTART: "reloads the model", ADVANCED: "advanced", HIDDEN: "kept by the window", SECRET: "secret"}
 
 
 def add_command(commands) -> None:

@@ -7,9 +7,9 @@ from __future__ import annotations
 import sys
 import threading
 
-from memdesk.core.agent.consolidation.consolidator import PassResult
 from memdesk.core.agent.context import ContextBudget
 from memdesk.core.agent.observer import StepRecord, TurnResult
+from memdesk.core.consolidation.consolidator import PassResult
 from memdesk.session.listener import SessionListener
 
 

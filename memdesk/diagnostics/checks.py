@@ -23,6 +23,7 @@ from memdesk.core.base.errors import MemDeskError, StoreError
 from memdesk.core.base.paths import Paths
 from memdesk.core.base.settings_table import Settings
 from memdesk.core.net.plain_http import plain_http_warning
+from memdesk.core.runtime.base import sampling
 from memdesk.diagnostics import cpu, system_libs
 from memdesk.diagnostics.child import ChildResult, run_in_child
 from memdesk.diagnostics.crash import explain_exit, rebuild_portable, signal_name
@@ -314,7 +315,7 @@ class Doctor:
 
     def _server_decode(self) -> Check:
         from memdesk.app.runtimes import make_runtime
-        from memdesk.core.runtime.base import ChatMessage, SamplingParams, TextRequest
+        from memdesk.core.runtime.base import ChatMessage, TextRequest
 
         started = time.perf_counter()
         try:
@@ -322,7 +323,8 @@ class Doctor:
             try:
                 text = runtime.generate_text(
                     TextRequest(
-                        [ChatMessage("user", "Say hello.")], SamplingParams(temperature=0.0, max_tokens=DECODE_TOKENS)
+                        [ChatMessage("user", "Say hello.")],
+                        sampling(Settings(temperature=0.0, max_answer_tokens=DECODE_TOKENS)),
                     )
                 )
             finally:

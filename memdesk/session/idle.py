@@ -17,8 +17,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from memdesk.core.agent.consolidation.modes import OFF
 from memdesk.core.base.settings_table import Settings
+from memdesk.core.consolidation.modes import OFF
 
 log = logging.getLogger("memdesk.session.idle")
 

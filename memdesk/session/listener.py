@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from memdesk.core.agent.consolidation.consolidator import PassResult
 from memdesk.core.agent.context import ContextBudget
 from memdesk.core.agent.observer import AgentObserver, StepRecord, TurnResult
+from memdesk.core.consolidation.consolidator import PassResult
 from memdesk.core.runtime.base import StreamEvent
 
 

@@ -17,10 +17,10 @@ from collections.abc import Callable
 from typing import Any
 
 from memdesk.core.agent import unanswered
-from memdesk.core.agent.consolidation.consolidator import BUSY
 from memdesk.core.agent.loop import Agent
 from memdesk.core.base.errors import GenerationCancelled
 from memdesk.core.base.settings_table import Settings
+from memdesk.core.consolidation.consolidator import BUSY
 from memdesk.core.memory.services import MemoryServices
 from memdesk.core.runtime.base import CancelToken, Runtime
 from memdesk.core.runtime.warmup import Warmup

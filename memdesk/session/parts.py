@@ -7,10 +7,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
-from memdesk.core.agent.consolidation.consolidator import Consolidator
 from memdesk.core.agent.loop import Agent
 from memdesk.core.agent.observer import AgentObserver
 from memdesk.core.base.settings_table import Settings
+from memdesk.core.consolidation.consolidator import Consolidator
 from memdesk.core.memory.forget.retention import Retention
 from memdesk.core.memory.services import MemoryServices
 from memdesk.core.runtime.base import ChatMessage, Runtime

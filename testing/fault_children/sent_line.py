@@ -15,8 +15,8 @@ from memdesk.app.services import open_services
 from memdesk.app.sessions import build_session
 from memdesk.cli import chat_cmd
 from memdesk.cli.terminal_listener import TerminalListener
-from memdesk.core.agent.consolidation.prompt import FINISH
 from memdesk.core.base.paths import Paths
+from memdesk.core.consolidation.prompt import FINISH
 from memdesk.core.embedding.hashing import HashingEmbedder
 from memdesk.core.graph.nlp import Analysis
 from memdesk.core.runtime.scripted import ScriptedRuntime, call, say

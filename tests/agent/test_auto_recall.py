@@ -10,15 +10,9 @@ from datetime import timedelta
 
 import pytest
 
-from memdesk.core.agent.recall.search import (
-    NOTE,
-    NOTHING_NOTE,
-    ArchivalSource,
-    AutoRecall,
-    ConversationSource,
-    Memory,
-    RecallSettings,
-)
+from memdesk.core.agent.recall.events import NOTE, NOTHING_NOTE
+from memdesk.core.agent.recall.search import AutoRecall, RecallSettings
+from memdesk.core.agent.recall.sources import ArchivalSource, ConversationSource, Memory
 from memdesk.core.base.settings_table import Settings
 from memdesk.core.runtime.scripted import ScriptedRuntime, call, say
 
@@ -97,7 +91,7 @@ def test_the_section_fits_its_budget(services, make_agent, clock):
     assert 1 <= len(lines) < 6 and "truncated" in lines[0]  # long memories are cut, the rest left out
     budget = agent.budget()
     assert 0 < budget.tokens("recall") <= 0.025 * 8192 + 8
-    assert budget.used == runtime.count_prompt(agent._prompt_parts().chat_messages())  # sections add up
+    assert budget.used == runtime.count_prompt(agent.prompt.parts().chat_messages())  # sections add up
 
 
 def test_the_section_is_filled_in_rank_order_until_its_budget_is_spent(services, make_agent, clock):
@@ -181,7 +175,7 @@ class Slow:
 @pytest.mark.parametrize("source, status", [(Slow(), "timeout"), (Slow(fail=True), "failed")])
 def test_a_slow_or_failing_search_never_holds_up_the_reply(services, runtime, make_agent, caplog, source, status):
     agent = make_agent()
-    agent.recall = AutoRecall([source], RecallSettings(timeout_ms=200))
+    agent.recall = AutoRecall([source], RecallSettings.from_settings(Settings(auto_recall_timeout_ms=200)))
     runtime.enqueue(say("Right away."))
     try:
         with caplog.at_level(logging.WARNING, logger="memdesk.agent.recall"):
@@ -205,7 +199,7 @@ def test_sources_are_pluggable_and_merged_by_rank(services, make_agent):
         def find(self, agent_id, query, *, first_in_context, limit):
             return [Memory(self.name, f"{self.name}:{n}", text, None) for n, text in enumerate(self.texts)]
 
-    recall = AutoRecall([Fixed("a", ["a1", "a2"]), Fixed("graph", ["g1"])])
+    recall = AutoRecall([Fixed("a", ["a1", "a2"]), Fixed("graph", ["g1"])], RecallSettings.from_settings(Settings()))
     assert [m.text for m in recall.search(1, "q", first_in_context=0)] == ["a1", "g1", "a2"]
     recall.add_source(Fixed("late", ["l1"]))
     assert [m.source for m in recall.search(1, "q", first_in_context=0)] == ["a", "graph", "late", "a"]

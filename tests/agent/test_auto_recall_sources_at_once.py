@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import threading
 
-from memdesk.core.agent.recall.search import AutoRecall, Memory, RecallSettings, Visible
+from memdesk.core.agent.recall.search import AutoRecall, RecallSettings, Visible
+from memdesk.core.agent.recall.sources import Memory
+from memdesk.core.base.settings_table import Settings
 
 #: Far beyond what the search takes: the deadline is not what these tests look at.
-PATIENT = RecallSettings(timeout_ms=60_000)
+PATIENT = RecallSettings.from_settings(Settings(auto_recall_timeout_ms=60_000))
 
 
 class Meeting:

@@ -8,7 +8,8 @@ import json
 
 import pytest
 
-from memdesk.core.agent.loop import AgentSettings
+from memdesk.core.agent.settings import AgentSettings
+from memdesk.core.base.settings_table import Settings
 from memdesk.core.runtime.scripted import call, say
 
 
@@ -34,7 +35,7 @@ def test_an_identical_call_is_refused_before_it_runs_and_the_model_is_told_to_an
     services, runtime, make_agent, searches
 ):
     agent = make_agent()
-    agent.settings = AgentSettings(max_steps=6)
+    agent.settings = AgentSettings.from_settings(Settings(max_chained_steps=6))
     runtime.enqueue(
         call("conversation_search", "look", True, query="garden"),
         call("conversation_search", "look again", True, query="garden"),
@@ -57,7 +58,7 @@ def test_an_identical_call_is_refused_before_it_runs_and_the_model_is_told_to_an
 
 def test_identical_means_same_function_and_arguments(services, runtime, make_agent, searches):
     agent = make_agent()
-    agent.settings = AgentSettings(max_steps=6)
+    agent.settings = AgentSettings.from_settings(Settings(max_chained_steps=6))
     runtime.enqueue(
         call("core_memory_append", "save", True, label="human", content="Likes tea"),
         call("core_memory_append", "save more", True, label="human", content="Likes cake"),
@@ -115,7 +116,7 @@ def test_paging_through_a_search_is_reading_and_a_different_search_right_after_i
     services, runtime, make_agent, clock, searches
 ):
     agent = make_agent()
-    agent.settings = AgentSettings(max_steps=6)
+    agent.settings = AgentSettings.from_settings(Settings(max_chained_steps=6))
     for n in range(7):  # two pages of five
         services.memory.recall.add(
             agent.id,
@@ -142,7 +143,7 @@ def test_paging_through_a_search_is_reading_and_a_different_search_right_after_i
 
 def test_each_search_function_is_capped_per_turn(services, runtime, make_agent, searches):
     agent = make_agent()
-    agent.settings = AgentSettings(max_steps=8, searches_per_turn=2)
+    agent.settings = AgentSettings.from_settings(Settings(max_chained_steps=8, max_searches_per_turn=2))
     runtime.enqueue(
         call("conversation_search", "one", True, query="a"),
         call("core_memory_append", "note", True, label="human", content="x1"),
@@ -161,7 +162,7 @@ def test_each_search_function_is_capped_per_turn(services, runtime, make_agent, 
 
 def test_a_function_with_a_generation_of_its_own_runs_once_per_turn(services, runtime, make_agent):
     agent = make_agent()
-    agent.settings = AgentSettings(max_steps=6)
+    agent.settings = AgentSettings.from_settings(Settings(max_chained_steps=6))
     runtime.enqueue(
         call("message_chatgpt", "ask", True, message="What grows well on a balcony?"),
         call("message_chatgpt", "ask more", True, message="And in the shade?"),  # a different question: still refused
@@ -181,7 +182,7 @@ def test_a_function_with_a_generation_of_its_own_runs_once_per_turn(services, ru
 def test_the_default_step_cap_is_low_and_a_setting(services, runtime, make_agent):
     from memdesk.core.base.settings_table import Settings
 
-    assert Settings().max_chained_steps <= 4 and AgentSettings().max_steps == Settings().max_chained_steps
+    assert Settings().max_chained_steps <= 4
     agent = make_agent(settings=Settings(max_chained_steps=7, max_searches_per_turn=3))
     assert agent.settings.max_steps == 7 and agent.settings.searches_per_turn == 3
 

@@ -9,12 +9,12 @@ import pytest
 
 from memdesk.app.agents import open_consolidator
 from memdesk.app.services import open_services
-from memdesk.core.agent.consolidation.consolidator import BUSY
-from memdesk.core.agent.consolidation.modes import parse_mode
-from memdesk.core.agent.consolidation.prompt import FINISH, MEMORY_FUNCTIONS
-from memdesk.core.agent.consolidation.store import ACCEPTED, APPLIED, FAILED, REJECTED, RUNNING
 from memdesk.core.base.errors import ConfigError, StoreBusyError
 from memdesk.core.base.paths import Paths
+from memdesk.core.consolidation.consolidator import BUSY
+from memdesk.core.consolidation.modes import parse_mode
+from memdesk.core.consolidation.prompt import FINISH, MEMORY_FUNCTIONS
+from memdesk.core.consolidation.store import ACCEPTED, APPLIED, FAILED, REJECTED, RUNNING
 from memdesk.core.embedding.hashing import HashingEmbedder
 from memdesk.core.runtime.base import CancelToken
 from memdesk.core.runtime.scripted import ScriptedRuntime, call, say

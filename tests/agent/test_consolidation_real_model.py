@@ -11,11 +11,11 @@ import pytest
 from memdesk.app.agents import open_agent, open_consolidator
 from memdesk.app.runtimes import make_runtime
 from memdesk.app.services import open_services
-from memdesk.core.agent.consolidation.prompt import FINISH, MEMORY_FUNCTIONS
-from memdesk.core.agent.consolidation.store import APPLIED, FAILED
 from memdesk.core.base.paths import Paths
 from memdesk.core.base.settings_table import Settings
-from memdesk.core.runtime.base import SamplingParams
+from memdesk.core.consolidation.prompt import FINISH, MEMORY_FUNCTIONS
+from memdesk.core.consolidation.store import APPLIED, FAILED
+from memdesk.core.runtime.base import sampling
 from memdesk.core.runtime.scripted import ScriptedRuntime, say
 
 pytestmark = pytest.mark.model
@@ -39,7 +39,9 @@ def test_a_pass_on_the_bundled_model_makes_only_valid_memory_calls(real_embedder
             services, record, runtime, settings=replace(services.settings, consolidation="apply")
         )
         consolidation.settings = replace(
-            consolidation.settings, max_steps=2, params=SamplingParams(temperature=0.3, seed=3, max_tokens=96)
+            consolidation.settings,
+            max_steps=2,
+            params=sampling(Settings(temperature=0.3, seed=3, max_answer_tokens=96)),
         )
         result = consolidation.run()
         assert result.status == "done"
@@ -99,7 +101,9 @@ def test_a_pass_on_the_conversations_prompt_evaluates_only_its_own_request(real_
             prefix=agent.prompt_prefix,
         )
         consolidation.settings = replace(
-            consolidation.settings, max_steps=2, params=SamplingParams(temperature=0.3, seed=3, max_tokens=96)
+            consolidation.settings,
+            max_steps=2,
+            params=sampling(Settings(temperature=0.3, seed=3, max_answer_tokens=96)),
         )
         result = consolidation.run()
         assert result.status == "done"

@@ -27,7 +27,7 @@ def test_budget_sections_add_up_to_the_exact_prompt(services, runtime, make_agen
     assert [s.name for s in budget.sections] == list(SECTIONS)
     prompt = runtime.prompts[-1]
     # Recount the next prompt independently: the sections add up to it exactly.
-    assert budget.used == runtime.count_prompt(agent._prompt_parts().chat_messages())
+    assert budget.used == runtime.count_prompt(agent.prompt.parts().chat_messages())
     assert budget.used + budget.free == budget.window
     assert all(s.tokens >= 0 for s in budget.sections)
     assert budget.tokens("tools") > budget.tokens("core_memory") > 0

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 
-from memdesk.core.agent.loop import AgentSettings
+from memdesk.core.agent.settings import AgentSettings
+from memdesk.core.base.settings_table import Settings
 from memdesk.core.runtime.scripted import call, say
 
 
@@ -83,7 +84,7 @@ def test_a_failed_call_is_returned_to_the_model_with_a_heartbeat(services, runti
 
 def test_malformed_json_unknown_functions_and_bad_arguments_are_recoverable(services, runtime, make_agent):
     agent = make_agent()
-    agent.settings = AgentSettings(max_steps=5)
+    agent.settings = AgentSettings.from_settings(Settings(max_chained_steps=5))
     runtime.enqueue(
         '{"function": "send_message", "params": {"inner_thoughts": "oops", "message": "unterminated',
         call("fly_to_the_moon", "why not", True),
@@ -118,7 +119,7 @@ def test_a_tool_that_crashes_becomes_a_failed_call_not_a_crash(services, runtime
 
 def test_the_step_cap_stops_a_runaway_chain(services, runtime, make_agent):
     agent = make_agent(settings=None)
-    agent.settings = AgentSettings(max_steps=4)
+    agent.settings = AgentSettings.from_settings(Settings(max_chained_steps=4))
     for n in range(10):
         runtime.enqueue(call("core_memory_append", "again and again", True, label="human", content=f"fact {n}"))
     result = agent.send_user_message("hi")
@@ -132,7 +133,7 @@ def test_the_step_cap_stops_a_runaway_chain(services, runtime, make_agent):
 
 def test_a_chain_that_already_replied_is_not_forced(services, runtime, make_agent):
     agent = make_agent()
-    agent.settings = AgentSettings(max_steps=2)
+    agent.settings = AgentSettings.from_settings(Settings(max_chained_steps=2))
     runtime.enqueue(call("send_message", "hello first", message="Hi!"))
     agent.send_user_message("hi")
     assert runtime.tools_seen[0] == agent.tools.names()

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 
-from memdesk.core.agent.loop import AgentSettings
+from memdesk.core.agent.settings import AgentSettings
 from memdesk.core.base.settings_table import Settings
 from memdesk.core.memory.history import AGENT, BLOCK
 from memdesk.core.models.catalog import load_catalog
@@ -129,7 +129,7 @@ def test_a_model_that_searches_anyway_is_told_why_and_answers(services, runtime,
 
 def test_searches_stay_offered_when_automatic_recall_found_nothing(services, runtime, make_agent):
     agent = make_agent(settings=PATIENT)
-    agent.settings = AgentSettings()  # a model that is offered message_chatgpt
+    agent.settings = AgentSettings.from_settings(Settings())  # a model that is offered message_chatgpt
     runtime.enqueue(say("Hello!"))
     agent.send_user_message("Hello")
     assert agent.last_recall.status == "nothing"
@@ -190,7 +190,7 @@ def test_the_bundled_model_is_not_offered_message_chatgpt(services, runtime, mak
     assert "message_chatgpt" not in runtime.tools_seen[0] and "send_message" in runtime.tools_seen[0]
     tools_section = agent.static_prefix()[0].content.split("### Functions", 1)[1]
     assert "message_chatgpt" not in tools_section and "- send_message(" in tools_section
-    agent.settings = AgentSettings()  # a model without that entry
+    agent.settings = AgentSettings.from_settings(Settings())  # a model without that entry
     runtime.enqueue(say("Hi again"))
     agent.send_user_message("Hi again")
     assert "message_chatgpt" in runtime.tools_seen[1] and "message_chatgpt" in agent.static_prefix()[0].content

@@ -11,7 +11,7 @@ import pytest
 
 from memdesk.core.agent.context import ContextBudget, Section
 from memdesk.core.agent.recall.budget import REFERENCE_WINDOW, TELL_SHARE, asks, section_tokens
-from memdesk.core.agent.recall.search import EXPIRED
+from memdesk.core.agent.recall.events import EXPIRED
 from memdesk.core.base.settings_table import Settings
 from memdesk.core.runtime.scripted import ScriptedRuntime, say
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 
 from memdesk.core.agent.observer import AgentObserver
-from memdesk.core.agent.recall.search import EXPIRED
+from memdesk.core.agent.recall.events import EXPIRED
 from memdesk.core.base.settings_table import Settings
 from memdesk.core.runtime.scripted import ScriptedRuntime, say
 
@@ -140,7 +140,7 @@ def test_an_eviction_expires_every_memories_event_but_the_newest(services, make_
     assert events[-2].id < record.recall_expired_before <= events[-1].id
     # The budget panel measures the prompt the model gets: stubs, not the full sections.
     budget = agent.budget()
-    assert budget.used == runtime.count_prompt(agent._prompt_parts().chat_messages())
+    assert budget.used == runtime.count_prompt(agent.prompt.parts().chat_messages())
 
 
 def test_after_an_eviction_the_prompt_grows_again_without_changing(services, make_agent, clock):

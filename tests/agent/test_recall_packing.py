@@ -6,8 +6,9 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime, timedelta
 
+from memdesk.core.agent.recall.events import NOTE, render_event
 from memdesk.core.agent.recall.packing import pack, render_lines
-from memdesk.core.agent.recall.search import CONVERSATION, NOTE, Memory, render_event
+from memdesk.core.agent.recall.sources import CONVERSATION, Memory
 from memdesk.core.runtime.scripted import ScriptedRuntime
 
 DAY = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from datetime import datetime, timedelta
 
-from memdesk.core.agent.recall.search import Memory, excerpt
+from memdesk.core.agent.recall.sources import Memory, excerpt
 from memdesk.core.agent.recall.versions import newest_first
 from memdesk.core.runtime.scripted import say
 

@@ -6,7 +6,7 @@ from dataclasses import replace
 
 from memdesk.app.agents import open_consolidator
 from memdesk.cli.main import main
-from memdesk.core.agent.consolidation.prompt import FINISH
+from memdesk.core.consolidation.prompt import FINISH
 from memdesk.core.runtime.scripted import call, say
 
 

@@ -10,6 +10,7 @@ import pytest
 
 from memdesk.cli.main import main
 from memdesk.core.base.paths import Paths
+from memdesk.core.base.settings_table import Settings
 from memdesk.core.models.bundled import default_model_path
 from memdesk.diagnostics import CHECK_NAMES, Doctor
 from memdesk.diagnostics.crash import explain_exit
@@ -204,7 +205,7 @@ def test_a_killed_model_process_raises_the_typed_crash_the_window_offers_diagnos
     from memdesk.core.runtime.isolated import isolated_llama
     from memdesk.core.runtime.llamacpp.settings import LlamaSettings
 
-    runtime = isolated_llama(LlamaSettings(default_model_path(), context_size=512, threads=1))
+    runtime = isolated_llama(LlamaSettings.from_settings(Settings(context_size=512, threads=1), default_model_path()))
     try:
         os.kill(runtime.pid, signal.SIGSEGV)
         with pytest.raises(ModelCrashedError) as caught:

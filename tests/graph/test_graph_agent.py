@@ -94,7 +94,7 @@ def test_top_entities_are_shown_with_the_memory_section_and_count_in_the_budget(
     agent.send_user_message("hello")
     memory = runtime.prompts[-1][1]  # rendered with core memory, so it never moves the queue below it
     assert "### Knowledge graph\nTop entities: Ann (person, 2x" in memory.content
-    assert agent.prompt_prefix() == agent._prompt_parts().chat_messages()  # nothing live below the messages
+    assert agent.prompt_prefix() == agent.prompt.parts().chat_messages()  # nothing live below the messages
 
 
 @pytest.fixture

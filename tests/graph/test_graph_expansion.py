@@ -25,6 +25,18 @@ def test_a_linked_entity_brings_its_turn_up(services, graph, extractor, agent_id
     assert target in expanded[:3]  # Ann -adopt-> Biscuit, which that turn mentions
 
 
+def test_the_stores_searches_follow_the_expansion_setting_as_it_changes(services, graph, extractor, agent_id, say):
+    say("My sister Ann adopted Biscuit last week.")
+    target = say("Biscuit chewed the sofa cushions again, what a rascal.")
+    say("We watched a film about volcanoes.")
+    extractor.enqueue(agent_id)
+    extractor.run_entities(agent_id)
+    recall, question = services.memory.recall, "What did Ann's new pet do?"
+    assert target in [hit.id for hit in recall.rank(agent_id, question, dense=False)][:3]  # on by default
+    services.settings_store.set("graph_search_expansion", False)
+    assert target not in [hit.id for hit in recall.rank(agent_id, question, dense=False)]
+
+
 def test_query_entities_match_names_aliases_and_plurals(services, graph, agent_id):
     ann = graph.resolve(agent_id, "Ann Smith", "person")
     graph.resolve(agent_id, "Ann", "person")

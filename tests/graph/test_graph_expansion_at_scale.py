@@ -84,9 +84,10 @@ def test_opening_an_agent_counts_the_mentioned_messages_before_the_first_search(
     ann = graph.resolve(agent_id, "Ann", "person")
     _mention(graph, agent_id, clock, ann, say("Ann called"))
     embedder = HashingEmbedder()
-    recall = RecallMemory(services.db, embedder, ranker=MessageRanker(services.db, embedder, VectorIndex(services.db)))
+    ranker = MessageRanker(services.db, embedder, VectorIndex(services.db))
+    recall = RecallMemory(services.db, embedder, ranker=ranker)
     recall.warm(agent_id)
     assert agent_id not in recall._ranker._mentioned  # no graph expansion, nothing to count
-    recall.graph_weight = 0.5
-    recall.warm(agent_id)
-    assert recall._ranker._mentioned[agent_id][2] == 1
+    expanding = RecallMemory(services.db, embedder, ranker=ranker, graph_weight=lambda: 0.5)
+    expanding.warm(agent_id)
+    assert expanding._ranker._mentioned[agent_id][2] == 1

@@ -169,7 +169,7 @@ def test_consolidation_records_its_changes_as_its_own(services, runtime, make_ag
     from dataclasses import replace
 
     from memdesk.app.agents import open_consolidator
-    from memdesk.core.agent.consolidation.prompt import FINISH
+    from memdesk.core.consolidation.prompt import FINISH
 
     agent = make_agent("ana", human="Name: Ana")
     for text in ("I moved to Porto", "I drink green tea now", "I work nights"):

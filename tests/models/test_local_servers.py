@@ -14,10 +14,11 @@ from memdesk.app.services import open_services
 from memdesk.cli.main import main
 from memdesk.core.base.errors import LocalServerError, ModelError
 from memdesk.core.base.paths import Paths
+from memdesk.core.base.settings_table import Settings
 from memdesk.core.embedding.hashing import HashingEmbedder
 from memdesk.core.models import servers
-from memdesk.core.runtime.base import CallRequest, ChatMessage, SamplingParams, TextRequest
-from memdesk.core.runtime.openai_http import OpenAIRuntime
+from memdesk.core.runtime.base import CallRequest, ChatMessage, TextRequest, sampling
+from memdesk.core.runtime.openai_http import OpenAIHttpRuntime, OpenAISettings
 from tests.runtime.conftest import HEARTBEAT_TOOLS, TOOLS
 
 
@@ -151,17 +152,23 @@ def test_a_server_answering_with_html_is_named(make_server):
 
 def test_the_runtime_sends_no_schema_to_a_server_that_cannot_use_one(make_server):
     server = make_server(schema="rejected")
-    runtime = OpenAIRuntime(base_url=server.base_url, model="qwen3:1.7b", schema_style="none")
-    turn = runtime.generate_call(CallRequest([ChatMessage("user", "hi")], TOOLS, SamplingParams(), HEARTBEAT_TOOLS))
+    runtime = OpenAIHttpRuntime(
+        OpenAISettings.from_settings(
+            Settings(openai_base_url=server.base_url, openai_model="qwen3:1.7b", openai_schema="none")
+        )
+    )
+    turn = runtime.generate_call(CallRequest([ChatMessage("user", "hi")], TOOLS, sampling(Settings()), HEARTBEAT_TOOLS))
     assert json.loads(turn.text)["function"] == "send_message"
     assert "response_format" not in server.bodies[-1]
 
 
 def test_the_runtime_names_a_web_page_instead_of_the_api(make_server):
     server = make_server(html=True)
-    runtime = OpenAIRuntime(base_url=server.base_url, model="m")
+    runtime = OpenAIHttpRuntime(
+        OpenAISettings.from_settings(Settings(openai_base_url=server.base_url, openai_model="m"))
+    )
     with pytest.raises(ModelError, match="web page \\(HTML\\)"):
-        runtime.generate_text(TextRequest([ChatMessage("user", "hi")]))
+        runtime.generate_text(TextRequest([ChatMessage("user", "hi")], sampling(Settings())))
 
 
 def test_use_ollama_model_probes_it_and_switches_the_runtime(make_server, monkeypatch, capsys):

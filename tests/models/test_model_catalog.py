@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 
 import pytest
 
 from memdesk.core.base.errors import ConfigError
+from memdesk.core.base.settings_table import Settings
 from memdesk.core.models.bundled import default_model_path
-from memdesk.core.models.catalog import CATALOG_FILE, load_catalog
-from memdesk.core.runtime.base import SamplingParams
+from memdesk.core.models.catalog import CATALOG_FILE, DEFAULT_PROFILE, ModelProfile, load_catalog
 from memdesk.core.runtime.gguf import read_gguf
 
 PERMISSIVE = {"Apache-2.0", "MIT"}
@@ -86,12 +87,27 @@ def test_models_are_found_by_id_file_or_name():
 
 def test_per_model_behaviour_is_data_a_users_choice_overrides():
     profile = load_catalog().find("qwen3-1.7b").profile
-    base = SamplingParams(temperature=0.3, top_k=40)
-    tuned = profile.sampling_params(base)
+    base = Settings(temperature=0.3, top_k=40)
+    tuned = profile.settings_in_force(base, frozenset())
     assert (tuned.temperature, tuned.top_k, tuned.top_p, tuned.min_p) == (0.7, 20, 0.8, 0.0)
-    assert profile.sampling_params(base, keep=frozenset({"temperature"})).temperature == 0.3
+    assert profile.settings_in_force(base, frozenset({"temperature"})).temperature == 0.3
     assert profile.tool_section == "json"
-    assert profile.step_cap(4) == 6 and profile.step_cap(10) == 10  # raises, never lowers
+    # The entry's step cap only raises the steps: a capable model chains more, none is held to fewer.
+    assert profile.settings_in_force(Settings(max_chained_steps=4), frozenset()).max_chained_steps == 6
+    assert profile.settings_in_force(Settings(max_chained_steps=10), frozenset()).max_chained_steps == 10
+
+
+def test_a_setting_in_force_is_the_users_choice_else_the_models_else_the_declared_default():
+    profile = ModelProfile(sampling={"temperature": 0.2}, max_chained_steps=6, thoughts_chars=90)
+    defaults = Settings()
+    by_model = profile.settings_in_force(defaults, frozenset())
+    assert (by_model.temperature, by_model.max_chained_steps, by_model.max_thought_chars) == (0.2, 6, 90)
+    assert by_model.top_p == defaults.top_p  # what the entry leaves out stays the declared default
+    users = replace(defaults, temperature=0.9, max_chained_steps=3, max_thought_chars=300)
+    chosen = frozenset({"temperature", "max_chained_steps", "max_thought_chars"})
+    by_user = profile.settings_in_force(users, chosen)
+    assert (by_user.temperature, by_user.max_chained_steps, by_user.max_thought_chars) == (0.9, 3, 300)
+    assert DEFAULT_PROFILE.settings_in_force(defaults, frozenset()) == defaults
 
 
 def test_a_catalog_with_an_unknown_behaviour_field_is_refused(tmp_path):

@@ -11,6 +11,7 @@ import urllib.request
 
 import pytest
 
+from memdesk.core.base.settings_table import Settings
 from memdesk.core.models.bundled import default_model_path
 from memdesk.core.runtime.base import ChatMessage, ToolSpec
 from memdesk.core.runtime.openai_http import OpenAIHttpRuntime, OpenAISettings
@@ -82,7 +83,7 @@ def llama(model_path):
     from memdesk.core.runtime.llamacpp.runtime import LlamaCppRuntime
     from memdesk.core.runtime.llamacpp.settings import LlamaSettings
 
-    runtime = LlamaCppRuntime(LlamaSettings(model_path, context_size=4096))
+    runtime = LlamaCppRuntime(LlamaSettings.from_settings(Settings(context_size=4096), model_path))
     yield runtime
     runtime.close()
 
@@ -133,4 +134,6 @@ def server(model_path, tmp_path_factory):
 
 @pytest.fixture
 def http(server):
-    return OpenAIHttpRuntime(OpenAISettings(server, schema_style="json_object", context_window=4096))
+    return OpenAIHttpRuntime(
+        OpenAISettings.from_settings(Settings(openai_base_url=server, openai_schema="json_object", context_size=4096))
+    )

@@ -4,23 +4,24 @@ searches, through llama.cpp in its child process and through an OpenAI-compatibl
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 
 from memdesk.app.agents import open_agent
 from memdesk.app.runtimes import make_runtime
 from memdesk.app.services import open_services
-from memdesk.core.agent.loop import AgentSettings
+from memdesk.core.agent.settings import AgentSettings
 from memdesk.core.base.paths import Paths
 from memdesk.core.base.settings_table import Settings
-from memdesk.core.runtime.base import SamplingParams
+from memdesk.core.runtime.base import sampling
 from memdesk.core.tools.builtin import default_registry
 from memdesk.core.tools.context import AllowAll
 from memdesk.core.tools.registry import ToolRegistry
 
 pytestmark = pytest.mark.model
 
-PARAMS = SamplingParams(temperature=0.3, seed=7, max_tokens=160)
+PARAMS = sampling(Settings(temperature=0.3, seed=7, max_answer_tokens=160))
 
 
 @pytest.fixture(scope="module")
@@ -52,7 +53,7 @@ def agent_on(services, runtime, name: str, *, steps: int, auto_recall: bool = Tr
     agent = open_agent(
         services, record, runtime, consent=AllowAll(), settings=None if auto_recall else Settings(auto_recall=False)
     )
-    agent.settings = AgentSettings(max_steps=steps, params=PARAMS)
+    agent.settings = replace(AgentSettings.from_settings(Settings(max_chained_steps=steps)), params=PARAMS)
     return agent
 
 
@@ -75,7 +76,7 @@ def test_a_full_conversation_is_made_of_valid_calls(real_services, real_runtime)
     assert_valid_calls(real_services, agent, agent.tools)
     assert replies, "the model never used send_message in three turns"
     budget = agent.budget()
-    assert budget.used == real_runtime.count_prompt(agent._prompt_parts().chat_messages())
+    assert budget.used == real_runtime.count_prompt(agent.prompt.parts().chat_messages())
 
 
 def test_a_memory_edit_through_a_real_call_lands_in_the_store(real_services, real_runtime):
@@ -101,7 +102,7 @@ def test_a_search_call_returns_results_to_the_model(real_services, real_runtime)
     assert step.function == "archival_memory_search" and step.ok, step.result
     assert "Duarte" in step.result
     # The result is in the context the model reads at its next step.
-    next_prompt = agent._prompt_parts().chat_messages()
+    next_prompt = agent.prompt.parts().chat_messages()
     assert any("Duarte" in m.content and '"status": "OK"' in m.content for m in next_prompt)
 
 
@@ -134,14 +135,14 @@ def test_memory_edits_do_not_re_evaluate_the_conversation(real_services, real_ru
     queue = agent.budget().tokens("messages")
 
     # The agent's own edit: the grammar (not the prompt, which stays static) allows only the edit.
-    full_specs = agent._live_specs
-    monkeypatch.setattr(agent, "_live_specs", lambda: [s for s in full_specs() if s.name == "core_memory_append"])
+    full_specs = agent.prompt.live_specs
+    monkeypatch.setattr(agent.prompt, "live_specs", lambda: [s for s in full_specs() if s.name == "core_memory_append"])
     edit = agent.send_user_message("Please remember that my cat is called Tom.").steps[0]
     assert edit.function == "core_memory_append" and edit.ok, edit.result
     block = real_services.memory.core.get(agent.id, edit.arguments["label"])
     # In the block (the grammar allowed only appends, so a heartbeat's second step may append again).
     assert edit.arguments["content"] in block.value and block.updated_by == "agent"
-    monkeypatch.setattr(agent, "_live_specs", full_specs)
+    monkeypatch.setattr(agent.prompt, "live_specs", full_specs)
 
     def next_step_after(previous):
         step = agent.send_user_message("What do you know about me?").steps[0]

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from memdesk.core.runtime.base import CallRequest, ChatMessage, SamplingParams
+from memdesk.core.base.settings_table import Settings
+from memdesk.core.runtime.base import CallRequest, ChatMessage, sampling
 from memdesk.core.runtime.llamacpp.encrypted_kv_store import FILE, EncryptedKvStore
 from memdesk.core.runtime.llamacpp.kv_store import SUFFIX, KvStore, _token_bytes
 from memdesk.core.runtime.llamacpp.runtime import LlamaCppRuntime
@@ -65,14 +66,18 @@ def test_least_recently_used_states_go_first_and_discard_drops_one(tmp_path):
 
 
 def test_the_settings_repr_never_shows_the_passphrase(tmp_path):
-    assert PASSPHRASE not in repr(LlamaSettings(tmp_path / "m.gguf", cache_passphrase=PASSPHRASE))
+    assert PASSPHRASE not in repr(
+        LlamaSettings.from_settings(Settings(), tmp_path / "m.gguf", cache_passphrase=PASSPHRASE)
+    )
 
 
 @pytest.mark.model
 def test_a_fresh_runtime_loads_the_encrypted_state_instead_of_evaluating_it(model_path, tmp_path):
     def runtime(passphrase: str) -> LlamaCppRuntime:
         return LlamaCppRuntime(
-            LlamaSettings(model_path, context_size=512, threads=1, cache_dir=tmp_path, cache_passphrase=passphrase)
+            LlamaSettings.from_settings(
+                Settings(context_size=512, threads=1), model_path, cache_dir=tmp_path, cache_passphrase=passphrase
+            )
         )
 
     system = (
@@ -80,7 +85,7 @@ def test_a_fresh_runtime_loads_the_encrypted_state_instead_of_evaluating_it(mode
         "briefly. Always reply with one JSON object that calls send_message. Core memory: the user is Ann, who loves kayaks."
     )
     messages = [ChatMessage("system", system), ChatMessage("user", "Hi!")]
-    request = CallRequest(messages, TOOLS[:1], SamplingParams(temperature=0, max_tokens=16))
+    request = CallRequest(messages, TOOLS[:1], sampling(Settings(temperature=0, max_answer_tokens=16)))
     with runtime(PASSPHRASE) as first:
         cold = first.generate_call(request)
         first.prefix_cache.store.wait()
@@ -100,7 +105,6 @@ def test_the_app_keeps_an_encrypted_stores_states_encrypted(memdesk_home):
     """make_runtime hands the key to the model's child process (through its pipe, not argv)."""
     from memdesk.app.runtimes import make_runtime
     from memdesk.core.base.paths import Paths
-    from memdesk.core.base.settings_table import Settings
 
     rt = make_runtime(Settings(context_size=512), key=PASSPHRASE)
     try:
@@ -109,7 +113,7 @@ def test_the_app_keeps_an_encrypted_stores_states_encrypted(memdesk_home):
             CallRequest(
                 [ChatMessage("system", system), ChatMessage("user", "Hi")],
                 TOOLS[:1],
-                SamplingParams(temperature=0, max_tokens=8),
+                sampling(Settings(temperature=0, max_answer_tokens=8)),
             )
         )
     finally:

@@ -7,6 +7,7 @@ import socket
 
 import pytest
 
+from memdesk.core.base.settings_table import Settings
 from memdesk.core.runtime import gpt_tokens
 from memdesk.core.runtime.base import ChatMessage
 from memdesk.core.runtime.openai_http import OpenAIHttpRuntime, OpenAISettings, estimate_tokens
@@ -25,7 +26,9 @@ def no_network(monkeypatch):
 
 
 def runtime(model: str) -> OpenAIHttpRuntime:
-    return OpenAIHttpRuntime(OpenAISettings("http://127.0.0.1:9/v1", model=model))
+    return OpenAIHttpRuntime(
+        OpenAISettings.from_settings(Settings(openai_base_url="http://127.0.0.1:9/v1", openai_model=model))
+    )
 
 
 @pytest.mark.parametrize("model", ["gpt-4", "gpt-4-turbo", "gpt-3.5-turbo"])

@@ -11,14 +11,15 @@ import time
 import pytest
 
 from memdesk.core.base.errors import ModelError, ModelFileError
-from memdesk.core.runtime.base import CallRequest, ChatMessage
+from memdesk.core.base.settings_table import Settings
+from memdesk.core.runtime.base import CallRequest, ChatMessage, sampling
 from memdesk.core.runtime.isolated import IsolatedRuntime
 
 CHILD = "tests.runtime.child_runtimes"
 
 
 def ask(runtime: IsolatedRuntime, text: str, **kwargs) -> str:
-    turn = runtime.generate_call(CallRequest([ChatMessage("user", text)], []), **kwargs)
+    turn = runtime.generate_call(CallRequest([ChatMessage("user", text)], [], sampling(Settings())), **kwargs)
     return turn.text
 
 

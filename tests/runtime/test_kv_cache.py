@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import os
 import shutil
+from dataclasses import replace
 
 import pytest
 
-from memdesk.core.runtime.base import CallRequest, ChatMessage, SamplingParams
+from memdesk.core.base.settings_table import SETTINGS, Settings
+from memdesk.core.runtime.base import CallRequest, ChatMessage, sampling
 from memdesk.core.runtime.llamacpp.kv_store import SUFFIX, KvStore
 from memdesk.core.runtime.llamacpp.runtime import LlamaCppRuntime
 from memdesk.core.runtime.llamacpp.settings import LlamaSettings
@@ -17,7 +19,7 @@ from tests.runtime.conftest import TOOLS
 
 pytestmark = pytest.mark.model
 
-GREEDY = SamplingParams(temperature=0, max_tokens=24)
+GREEDY = sampling(Settings(temperature=0, max_answer_tokens=24))
 # Short prompts and a small context keep each cold evaluation around a second on a slow CPU.
 SYSTEM = (
     "You are Sam, a friendly companion with long-term memory. You remember what the user tells you "
@@ -30,9 +32,10 @@ def chat(user: str, system: str = SYSTEM) -> list[ChatMessage]:
 
 
 def runtime(model_path, cache_dir, **overrides) -> LlamaCppRuntime:
-    settings = dict(context_size=512, threads=1, cache_dir=cache_dir)
-    settings.update(overrides)
-    return LlamaCppRuntime(LlamaSettings(model_path, **settings))
+    """``overrides``: settings (context_size) or the runtime's own knobs (batch_size, cache_max_entries)."""
+    settings = Settings(**{"context_size": 512, "threads": 1, **{k: v for k, v in overrides.items() if k in SETTINGS}})
+    own = {k: v for k, v in overrides.items() if k not in SETTINGS}
+    return LlamaCppRuntime(replace(LlamaSettings.from_settings(settings, model_path, cache_dir=cache_dir), **own))
 
 
 def run(rt: LlamaCppRuntime, messages: list[ChatMessage]):
@@ -76,7 +79,9 @@ def test_a_fresh_runtime_evaluates_only_what_follows_the_cached_system_message(m
         # Another user message after the same system message also starts from the saved state.
         with runtime(model_path, None) as plain:
             other = run(plain, chat("What is my name?"))
-        again = LlamaCppRuntime(LlamaSettings(model_path, context_size=512, threads=1, cache_dir=cache))
+        again = LlamaCppRuntime(
+            LlamaSettings.from_settings(Settings(context_size=512, threads=1), model_path, cache_dir=cache)
+        )
         with again:
             turn = run(again, chat("What is my name?"))
             assert again.prefix_loads == 1
@@ -173,7 +178,6 @@ def test_the_app_keeps_the_cache_in_memdesk_home(memdesk_home):
     """make_runtime wires the cache folder; the model runs in its child process as in the app."""
     from memdesk.app.runtimes import make_runtime
     from memdesk.core.base.paths import Paths
-    from memdesk.core.base.settings_table import Settings
 
     rt = make_runtime(Settings(context_size=512))
     try:

@@ -9,7 +9,15 @@ import time
 import pytest
 
 from memdesk.core.base.errors import ContextOverflowError, GenerationCancelled, ModelError, ModelFileError
-from memdesk.core.runtime.base import CallRequest, CancelToken, ChatMessage, Runtime, SamplingParams, TextRequest
+from memdesk.core.base.settings_table import Settings
+from memdesk.core.runtime.base import (
+    CallRequest,
+    CancelToken,
+    ChatMessage,
+    Runtime,
+    TextRequest,
+    sampling,
+)
 from memdesk.core.runtime.grammar import build_call_grammar
 from memdesk.core.runtime.llamacpp.runtime import LlamaCppRuntime
 from memdesk.core.runtime.llamacpp.settings import LlamaSettings
@@ -36,7 +44,10 @@ def test_every_answer_is_a_valid_call(llama, seed):
     for prompt in PROMPTS:
         turn = llama.generate_call(
             CallRequest(
-                conversation(prompt), TOOLS, SamplingParams(seed=seed, temperature=1.0, max_tokens=400), HEARTBEAT_TOOLS
+                conversation(prompt),
+                TOOLS,
+                sampling(Settings(seed=seed, temperature=1.0, max_answer_tokens=400)),
+                HEARTBEAT_TOOLS,
             )
         )
         check_call(turn.text, TOOLS, HEARTBEAT_TOOLS)
@@ -44,7 +55,7 @@ def test_every_answer_is_a_valid_call(llama, seed):
 
 
 def test_greedy_is_deterministic(llama):
-    params = SamplingParams(temperature=0, max_tokens=200)
+    params = sampling(Settings(temperature=0, max_answer_tokens=200))
     first = llama.generate_call(CallRequest(conversation("Hello!"), TOOLS, params, HEARTBEAT_TOOLS)).text
     llama.generate_call(CallRequest(conversation("Something else entirely."), TOOLS, params, HEARTBEAT_TOOLS))
     assert llama.generate_call(CallRequest(conversation("Hello!"), TOOLS, params, HEARTBEAT_TOOLS)).text == first
@@ -54,7 +65,9 @@ def test_greedy_is_deterministic(llama):
 def test_streaming_is_incremental_and_matches_the_call(llama):
     events, arrival = [], []
     turn = llama.generate_call(
-        CallRequest(conversation("Hi there, how are you today?"), TOOLS[:1], SamplingParams(seed=3, max_tokens=300)),
+        CallRequest(
+            conversation("Hi there, how are you today?"), TOOLS[:1], sampling(Settings(seed=3, max_answer_tokens=300))
+        ),
         on_event=lambda event: (events.append(event), arrival.append(time.perf_counter())),
     )
     params = json.loads(turn.text)["params"]
@@ -79,7 +92,7 @@ def test_cancel_stops_quickly_and_the_next_call_works(llama):
             CallRequest(
                 conversation("Write me a very long poem about the sea."),
                 TOOLS[:1],
-                SamplingParams(seed=4, max_tokens=2000),
+                sampling(Settings(seed=4, max_answer_tokens=2000)),
             ),
             on_event=on_event,
             cancel=cancel,
@@ -88,7 +101,9 @@ def test_cancel_stops_quickly_and_the_next_call_works(llama):
     # time in seconds would hold on one CPU and not on a slower or busier one).
     assert cancelled_at and sum(1 for t in arrivals if t > cancelled_at[0]) <= 2
     turn = llama.generate_call(
-        CallRequest(conversation("Hello again"), TOOLS, SamplingParams(seed=4, max_tokens=300), HEARTBEAT_TOOLS)
+        CallRequest(
+            conversation("Hello again"), TOOLS, sampling(Settings(seed=4, max_answer_tokens=300)), HEARTBEAT_TOOLS
+        )
     )
     check_call(turn.text, TOOLS, HEARTBEAT_TOOLS)
 
@@ -97,22 +112,28 @@ def test_a_cancelled_token_before_start_is_honoured(llama):
     cancel = CancelToken()
     cancel.cancel()
     with pytest.raises(GenerationCancelled):
-        llama.generate_text(TextRequest(conversation("Hi"), SamplingParams()), cancel=cancel)
+        llama.generate_text(TextRequest(conversation("Hi"), sampling(Settings())), cancel=cancel)
 
 
 def test_prefix_reuse_evaluates_only_new_tokens(llama):
     first = conversation("My favourite colour is green.")
-    turn = llama.generate_call(CallRequest(first, TOOLS, SamplingParams(seed=5, max_tokens=200), HEARTBEAT_TOOLS))
+    turn = llama.generate_call(
+        CallRequest(first, TOOLS, sampling(Settings(seed=5, max_answer_tokens=200)), HEARTBEAT_TOOLS)
+    )
     second = [*first, ChatMessage("assistant", turn.text), ChatMessage("user", "And my dog is called Rex.")]
     held, new = list(llama.prefix_cache.tokens), llama.prompt_for_cache(second)
-    again = llama.generate_call(CallRequest(second, TOOLS, SamplingParams(seed=5, max_tokens=200), HEARTBEAT_TOOLS))
+    again = llama.generate_call(
+        CallRequest(second, TOOLS, sampling(Settings(seed=5, max_answer_tokens=200)), HEARTBEAT_TOOLS)
+    )
     shared = next(i for i, (a, b) in enumerate(zip(held + [-1], new)) if a != b)
     assert again.stats.prompt_tokens == len(new) and shared >= len(llama.prompt_tokens(first))
     # Only what the cache does not hold is evaluated: the first prompt and the reply are kept.
     assert again.stats.evaluated_tokens == len(new) - shared
     assert again.stats.evaluated_tokens < len(new) // 2
     # The same prompt twice: only the last token is re-evaluated (to get its logits).
-    repeat = llama.generate_call(CallRequest(second, TOOLS, SamplingParams(seed=6, max_tokens=200), HEARTBEAT_TOOLS))
+    repeat = llama.generate_call(
+        CallRequest(second, TOOLS, sampling(Settings(seed=6, max_answer_tokens=200)), HEARTBEAT_TOOLS)
+    )
     assert repeat.stats.evaluated_tokens == 1
 
 
@@ -129,12 +150,14 @@ def test_a_reply_held_in_other_tokens_than_its_text_gives_is_not_evaluated_again
     held = [*llama.prompt_tokens(first), *sampled]
     canonical = llama.prompt_tokens(second)
     assert canonical[: len(held)] != held  # the reply's own tokens differ from the sampled ones
-    llama.generate_call(CallRequest(first, TOOLS, SamplingParams(seed=1, max_tokens=8), HEARTBEAT_TOOLS))
+    llama.generate_call(CallRequest(first, TOOLS, sampling(Settings(seed=1, max_answer_tokens=8)), HEARTBEAT_TOOLS))
     llama.prefix_cache.evaluate(held, None)  # the cache as if the reply had been sampled so
     prompt = llama.prompt_for_cache(second)
     assert prompt[: len(held)] == held
     assert b"".join(llama._open_model().piece_bytes(t, special=True) for t in prompt) == llama.render(second).encode()
-    turn = llama.generate_call(CallRequest(second, TOOLS, SamplingParams(seed=1, max_tokens=24), HEARTBEAT_TOOLS))
+    turn = llama.generate_call(
+        CallRequest(second, TOOLS, sampling(Settings(seed=1, max_answer_tokens=24)), HEARTBEAT_TOOLS)
+    )
     assert (
         turn.stats.evaluated_tokens
         == len(prompt) - len(held)
@@ -147,17 +170,19 @@ def test_a_plain_text_generation_gives_the_conversations_cache_back(llama):
     """message_chatgpt and the summarizer generate on prompts of their own; the conversation's
     next step must not evaluate the whole conversation again (bench.turns: reeval ratio 11.9)."""
     talk = conversation("My favourite colour is green and my dog is called Rex.")
-    llama.generate_call(CallRequest(talk, TOOLS, SamplingParams(seed=2, max_tokens=32), HEARTBEAT_TOOLS))
+    llama.generate_call(CallRequest(talk, TOOLS, sampling(Settings(seed=2, max_answer_tokens=32)), HEARTBEAT_TOOLS))
     held = list(llama.prefix_cache.tokens)
     aside = llama.generate_text(
         TextRequest(
             [ChatMessage("system", "Answer briefly."), ChatMessage("user", "Name a herb.")],
-            SamplingParams(seed=2, max_tokens=8),
+            sampling(Settings(seed=2, max_answer_tokens=8)),
         )
     )
     assert isinstance(aside, str)
     assert llama.prefix_cache.tokens == held
-    again = llama.generate_call(CallRequest(talk, TOOLS, SamplingParams(seed=2, max_tokens=32), HEARTBEAT_TOOLS))
+    again = llama.generate_call(
+        CallRequest(talk, TOOLS, sampling(Settings(seed=2, max_answer_tokens=32)), HEARTBEAT_TOOLS)
+    )
     assert again.stats.evaluated_tokens == 1  # only the last token, for its logits
 
 
@@ -176,7 +201,7 @@ def test_generate_text_is_free_text(llama):
     text = llama.generate_text(
         TextRequest(
             [ChatMessage("user", "Summarise in one sentence: Ann likes hiking and her cat Tom.")],
-            SamplingParams(seed=7, max_tokens=60),
+            sampling(Settings(seed=7, max_answer_tokens=60)),
         )
     )
     assert text and not text.startswith("{")
@@ -227,16 +252,20 @@ def test_llama_cpp_parses_the_grammar_and_admits_its_samples(llama):
 
 
 def test_context_size_is_capped_at_the_training_context(model_path):
-    with LlamaCppRuntime(LlamaSettings(model_path, context_size=1_000_000, threads=1)) as runtime:
+    with LlamaCppRuntime(
+        LlamaSettings.from_settings(Settings(context_size=1_000_000, threads=1), model_path)
+    ) as runtime:
         assert runtime.info.context_window == 8192
 
 
 def test_a_prompt_longer_than_the_context_is_refused(model_path):
-    with LlamaCppRuntime(LlamaSettings(model_path, context_size=256, threads=1)) as runtime:
+    with LlamaCppRuntime(LlamaSettings.from_settings(Settings(context_size=256, threads=1), model_path)) as runtime:
         with pytest.raises(ContextOverflowError):
-            runtime.generate_text(TextRequest([ChatMessage("user", "word " * 400)], SamplingParams()))
+            runtime.generate_text(TextRequest([ChatMessage("user", "word " * 400)], sampling(Settings())))
         assert (
-            runtime.generate_text(TextRequest([ChatMessage("user", "Hi")], SamplingParams(max_tokens=8, seed=1)))
+            runtime.generate_text(
+                TextRequest([ChatMessage("user", "Hi")], sampling(Settings(max_answer_tokens=8, seed=1)))
+            )
             is not None
         )
 
@@ -245,24 +274,24 @@ def test_bad_files_raise_model_file_error_naming_them(tmp_path, model_path):
     broken = tmp_path / "half.gguf"
     broken.write_bytes(model_path.read_bytes()[:40_000_000])
     with pytest.raises(ModelFileError, match="half.gguf"):
-        LlamaCppRuntime(LlamaSettings(broken))
+        LlamaCppRuntime(LlamaSettings.from_settings(Settings(), broken))
     with pytest.raises(ModelFileError, match="gone.gguf"):
-        LlamaCppRuntime(LlamaSettings(tmp_path / "gone.gguf"))
+        LlamaCppRuntime(LlamaSettings.from_settings(Settings(), tmp_path / "gone.gguf"))
 
 
 def test_chat_template_override_is_used(model_path):
     override = "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}<|im_start|>assistant\nSure: "
     with LlamaCppRuntime(
-        LlamaSettings(model_path, context_size=512, threads=1, chat_template_override=override)
+        LlamaSettings.from_settings(Settings(context_size=512, threads=1, chat_template=override), model_path)
     ) as runtime:
         assert runtime.render([ChatMessage("user", "Hi")]).endswith("Sure: ")
 
 
 def test_closed_runtime_raises_model_error(model_path):
-    runtime = LlamaCppRuntime(LlamaSettings(model_path, context_size=256, threads=1))
+    runtime = LlamaCppRuntime(LlamaSettings.from_settings(Settings(context_size=256, threads=1), model_path))
     runtime.close()
     with pytest.raises(ModelError):
-        runtime.generate_text(TextRequest([ChatMessage("user", "Hi")], SamplingParams()))
+        runtime.generate_text(TextRequest([ChatMessage("user", "Hi")], sampling(Settings())))
 
 
 def test_a_call_that_runs_out_of_tokens_is_still_valid_json(llama):
@@ -272,7 +301,7 @@ def test_a_call_that_runs_out_of_tokens_is_still_valid_json(llama):
             CallRequest(
                 conversation("Tell me a very long story about dragons, with many details."),
                 TOOLS,
-                SamplingParams(seed=seed, max_tokens=24),
+                sampling(Settings(seed=seed, max_answer_tokens=24)),
                 HEARTBEAT_TOOLS,
             )
         )
@@ -282,7 +311,9 @@ def test_a_call_that_runs_out_of_tokens_is_still_valid_json(llama):
 # --- a model that cannot be set up says why (issue 12 item 5) --------------------------------------
 def test_a_bad_template_override_gives_its_model_error(model_path):
     with pytest.raises(ModelError, match="override chat template does not parse"):
-        LlamaCppRuntime(LlamaSettings(model_path, context_size=256, threads=1, chat_template_override="{% for %}"))
+        LlamaCppRuntime(
+            LlamaSettings.from_settings(Settings(context_size=256, threads=1, chat_template="{% for %}"), model_path)
+        )
 
 
 def untemplated_copy(model_path, folder):
@@ -297,11 +328,17 @@ def untemplated_copy(model_path, folder):
 def test_a_gguf_without_a_chat_template_asks_for_an_override(model_path, tmp_path):
     copy = untemplated_copy(model_path, tmp_path)
     with pytest.raises(ModelError, match="has no chat template") as raised:
-        LlamaCppRuntime(LlamaSettings(copy, context_size=256, threads=1, cache_dir=tmp_path / "kv"))
+        LlamaCppRuntime(
+            LlamaSettings.from_settings(Settings(context_size=256, threads=1), copy, cache_dir=tmp_path / "kv")
+        )
     assert "override" in raised.value.hint
     override = "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}<|im_start|>assistant\n"
-    with LlamaCppRuntime(LlamaSettings(copy, context_size=256, threads=1, chat_template_override=override)) as runtime:
+    with LlamaCppRuntime(
+        LlamaSettings.from_settings(Settings(context_size=256, threads=1, chat_template=override), copy)
+    ) as runtime:
         assert (
-            runtime.generate_text(TextRequest([ChatMessage("user", "Hi")], SamplingParams(max_tokens=4, seed=1)))
+            runtime.generate_text(
+                TextRequest([ChatMessage("user", "Hi")], sampling(Settings(max_answer_tokens=4, seed=1)))
+            )
             is not None
         )

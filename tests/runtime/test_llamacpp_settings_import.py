@@ -20,7 +20,9 @@ def _modules_loaded_by(statement: str) -> set[str]:
 
 def test_building_the_settings_loads_no_native_library():
     loaded = _modules_loaded_by(
-        "from memdesk.core.runtime.llamacpp.settings import LlamaSettings\nLlamaSettings(model_path='model.gguf')"
+        "from memdesk.core.base.settings_table import Settings\n"
+        "from memdesk.core.runtime.llamacpp.settings import LlamaSettings\n"
+        "LlamaSettings.from_settings(Settings(), 'model.gguf')"
     )
     assert "memdesk.core.runtime.llamacpp.settings" in loaded
     assert "llama_cpp" not in loaded

@@ -4,11 +4,20 @@ serving the bundled model."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 
 from memdesk.core.base.errors import GenerationCancelled, ModelError
-from memdesk.core.runtime.base import CallRequest, CancelToken, ChatMessage, Runtime, SamplingParams, TextRequest
+from memdesk.core.base.settings_table import Settings
+from memdesk.core.runtime.base import (
+    CallRequest,
+    CancelToken,
+    ChatMessage,
+    Runtime,
+    TextRequest,
+    sampling,
+)
 from memdesk.core.runtime.openai_http import (
     OpenAIHttpRuntime,
     OpenAISettings,
@@ -36,7 +45,7 @@ def test_calls_come_back_valid_and_in_our_shape(http, seed):
         CallRequest(
             conversation("Hi, I'm Ann. I love hiking."),
             TOOLS,
-            SamplingParams(seed=seed, max_tokens=300),
+            sampling(Settings(seed=seed, max_answer_tokens=300)),
             HEARTBEAT_TOOLS,
         ),
         on_event=events.append,
@@ -49,7 +58,9 @@ def test_calls_come_back_valid_and_in_our_shape(http, seed):
 
 def test_free_text(http):
     text = http.generate_text(
-        TextRequest([ChatMessage("user", "Say hello in one short sentence.")], SamplingParams(seed=1, max_tokens=40))
+        TextRequest(
+            [ChatMessage("user", "Say hello in one short sentence.")], sampling(Settings(seed=1, max_answer_tokens=40))
+        )
     )
     assert text
 
@@ -58,18 +69,24 @@ def test_cancel_stops_the_stream(http):
     cancel = CancelToken()
     with pytest.raises(GenerationCancelled):
         http.generate_call(
-            CallRequest(conversation("Write a long poem."), TOOLS[:1], SamplingParams(seed=2, max_tokens=400)),
+            CallRequest(
+                conversation("Write a long poem."), TOOLS[:1], sampling(Settings(seed=2, max_answer_tokens=400))
+            ),
             on_event=lambda e: cancel.cancel(),
             cancel=cancel,
         )
-    turn = http.generate_call(CallRequest(conversation("Hello"), TOOLS[:1], SamplingParams(seed=2, max_tokens=200)))
+    turn = http.generate_call(
+        CallRequest(conversation("Hello"), TOOLS[:1], sampling(Settings(seed=2, max_answer_tokens=200)))
+    )
     check_call(turn.text, TOOLS[:1], frozenset())
 
 
 def test_unreachable_server_is_a_model_error():
-    runtime = OpenAIHttpRuntime(OpenAISettings(f"http://127.0.0.1:{free_port()}/v1", timeout=5))
+    runtime = OpenAIHttpRuntime(
+        replace(OpenAISettings.from_settings(Settings(openai_base_url=f"http://127.0.0.1:{free_port()}/v1")), timeout=5)
+    )
     with pytest.raises(ModelError, match="Cannot reach"):
-        runtime.generate_text(TextRequest([ChatMessage("user", "Hi")], SamplingParams()))
+        runtime.generate_text(TextRequest([ChatMessage("user", "Hi")], sampling(Settings())))
 
 
 def test_normalise_reorders_and_keeps_bad_output_raw():

@@ -12,9 +12,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from memdesk.core.base.errors import ModelError
+from memdesk.core.base.settings_table import Settings
 from memdesk.core.net.loopback import is_loopback
-from memdesk.core.runtime.base import ChatMessage, SamplingParams, TextRequest
-from memdesk.core.runtime.openai_http import OpenAIRuntime
+from memdesk.core.runtime.base import ChatMessage, TextRequest, sampling
+from memdesk.core.runtime.openai_http import OpenAIHttpRuntime, OpenAISettings
 
 SECRET = "core memory: Ada's door code is 4711"
 
@@ -78,9 +79,9 @@ def model_server():
 
 
 def ask(base_url: str) -> str:
-    runtime = OpenAIRuntime(base_url=base_url, model="local")
+    runtime = OpenAIHttpRuntime(OpenAISettings.from_settings(Settings(openai_base_url=base_url, openai_model="local")))
     return runtime.generate_text(
-        TextRequest([ChatMessage("system", SECRET), ChatMessage("user", "Hi")], SamplingParams(max_tokens=8))
+        TextRequest([ChatMessage("system", SECRET), ChatMessage("user", "Hi")], sampling(Settings(max_answer_tokens=8)))
     )
 
 

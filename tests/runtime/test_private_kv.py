@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from memdesk.core.runtime.base import CallRequest, ChatMessage, SamplingParams, TextRequest
+from memdesk.core.base.settings_table import Settings
+from memdesk.core.runtime.base import CallRequest, ChatMessage, TextRequest, sampling
 from memdesk.core.runtime.llamacpp.kv_store import SUFFIX
 from memdesk.core.runtime.llamacpp.runtime import LlamaCppRuntime
 from memdesk.core.runtime.llamacpp.settings import LlamaSettings
@@ -14,7 +15,7 @@ from tests.runtime.conftest import TOOLS
 
 pytestmark = pytest.mark.model
 
-GREEDY = SamplingParams(temperature=0, max_tokens=16)
+GREEDY = sampling(Settings(temperature=0, max_answer_tokens=16))
 SYSTEM = (
     "You are Sam, a friendly companion with long-term memory. You remember what the user tells you "
     "and answer briefly. Always reply with one JSON object that calls send_message."
@@ -31,7 +32,9 @@ def files(folder) -> dict[str, bytes]:
 
 def test_private_requests_save_no_state_but_still_load_one(model_path, tmp_path):
     folder = tmp_path / "kv"
-    with LlamaCppRuntime(LlamaSettings(model_path, context_size=512, threads=1, cache_dir=folder)) as rt:
+    with LlamaCppRuntime(
+        LlamaSettings.from_settings(Settings(context_size=512, threads=1), model_path, cache_dir=folder)
+    ) as rt:
         rt.generate_call(CallRequest(chat("My secret is zanzibarquux"), TOOLS[:1], GREEDY, persist=False))
         rt.generate_text(TextRequest(chat("Summarize: zanzibarquux"), GREEDY, persist=False))
         rt.prefix_cache.wait()
@@ -54,7 +57,6 @@ def test_the_apps_runtime_keeps_nothing_of_a_private_chat(memdesk_home):
     """Through make_runtime's child process, as the window and the terminal run it."""
     from memdesk.app.runtimes import make_runtime
     from memdesk.core.base.paths import Paths
-    from memdesk.core.base.settings_table import Settings
 
     rt = make_runtime(Settings(context_size=512))
     folder = Paths.from_environment().kv_cache

@@ -12,10 +12,10 @@ import pytest
 
 from memdesk.app.services import open_services
 from memdesk.app.sessions import build_session
-from memdesk.core.agent.consolidation.consolidator import BUSY
-from memdesk.core.agent.consolidation.prompt import FINISH
 from memdesk.core.base.errors import StoreBusyError
 from memdesk.core.base.paths import Paths
+from memdesk.core.consolidation.consolidator import BUSY
+from memdesk.core.consolidation.prompt import FINISH
 from memdesk.core.runtime.scripted import ScriptedRuntime, call, say
 from memdesk.core.storage import open_database
 from memdesk.session.idle import AGAIN, DONE, RETENTION, IdleIntervals, IdleScheduler

@@ -12,6 +12,7 @@ from memdesk.app.store_opening import open_store
 from memdesk.core.base.clock import ManualClock
 from memdesk.core.base.errors import BackupError, ConfigError, DamagedStoreError
 from memdesk.core.base.paths import Paths
+from memdesk.core.base.settings_table import Settings
 from memdesk.core.storage import open_database
 from memdesk.core.storage.backup import AUTOMATIC, KEPT, BackupCancelled, Backups
 from memdesk.core.storage.daily_snapshots import DailySnapshots
@@ -34,6 +35,14 @@ def _notes(path: Path) -> list[str]:
         db.close()
 
 
+def _backups(store: Path, folder: Path, clock, **options) -> Backups:
+    """Snapshots kept as the declared settings keep them by default."""
+    defaults = Settings()
+    return Backups(
+        store, folder, clock, keep_daily=defaults.backup_keep_daily, keep_weekly=defaults.backup_keep_weekly, **options
+    )
+
+
 @pytest.fixture
 def store(tmp_path):
     db = _store(tmp_path / "store.sqlite3")
@@ -43,7 +52,7 @@ def store(tmp_path):
 
 @pytest.fixture
 def backups(tmp_path, store, clock):
-    return Backups(store.path, tmp_path / "backups", clock, pages_per_step=8, pause_s=0)
+    return _backups(store.path, tmp_path / "backups", clock, pages_per_step=8, pause_s=0)
 
 
 def test_a_snapshot_is_one_moment_of_the_store_while_another_connection_keeps_writing(backups, store, tmp_path):
@@ -198,7 +207,7 @@ def test_a_store_too_damaged_to_copy_is_moved_aside_not_lost(backups, store, tmp
 def test_a_snapshot_taken_before_the_store_was_encrypted_stays_plain_and_is_not_restored_over_it(backups, store, clock):
     plain = backups.create("daily")
     assert plain.encrypted is False
-    encrypted_store = Backups(store.path, backups.folder, clock, key="a passphrase")
+    encrypted_store = _backups(store.path, backups.folder, clock, key="a passphrase")
     assert encrypted_store.verify(plain.id).verified  # opened as what it is: a plain file
     with pytest.raises(BackupError) as refused:
         encrypted_store.restore(plain.id)
@@ -245,18 +254,18 @@ def test_a_store_that_will_be_migrated_is_snapshotted_first(clock):
     _old_store(paths)
     db = open_store(paths, clock)
     db.close()
-    [snapshot] = Backups(paths.database, paths.backups, clock).list()
+    [snapshot] = _backups(paths.database, paths.backups, clock).list()
     assert snapshot.reason == f"before migration {len(MIGRATIONS)}"
     assert snapshot.schema_version == len(MIGRATIONS) - 1
     db = open_store(paths, clock)  # up to date now: no second snapshot
     db.close()
-    assert len(Backups(paths.database, paths.backups, clock).list()) == 1
+    assert len(_backups(paths.database, paths.backups, clock).list()) == 1
 
 
 def test_a_new_store_is_not_snapshotted(clock):
     paths = Paths.from_environment().ensure()
     open_store(paths, clock).close()
-    assert Backups(paths.database, paths.backups, clock).list() == []
+    assert _backups(paths.database, paths.backups, clock).list() == []
 
 
 def test_a_failing_migration_offers_the_snapshot_taken_before_it(clock):
@@ -277,7 +286,7 @@ def test_a_damaged_store_offers_the_newest_good_snapshot(clock):
     paths = Paths.from_environment()
     _old_store(paths)
     open_store(paths, clock).close()
-    backups = Backups(paths.database, paths.backups, clock)
+    backups = _backups(paths.database, paths.backups, clock)
     clock.advance(days=1)
     newest = backups.create("daily")
     clock.advance(days=1)
@@ -325,7 +334,7 @@ def test_a_daily_snapshot_that_fails_is_reported_not_lost_in_its_thread(tmp_path
     (tmp_path / "not-a-folder").write_text("a file where the folder should be")
     failures = []
     daily = DailySnapshots(
-        lambda: Backups(store.path, tmp_path / "not-a-folder" / "backups", clock), on_error=failures.append
+        lambda: _backups(store.path, tmp_path / "not-a-folder" / "backups", clock), on_error=failures.append
     )
     daily.check()
     daily.wait()
@@ -345,7 +354,7 @@ def test_an_encrypted_store_s_snapshots_are_encrypted_with_its_passphrase_and_re
     encrypt_store(paths.database, "secret")
     db = open_database(paths.database, key="secret")
     try:
-        backups = Backups(paths.database, tmp_path / "backups", clock, key="secret", pages_per_step=8, pause_s=0)
+        backups = _backups(paths.database, tmp_path / "backups", clock, key="secret", pages_per_step=8, pause_s=0)
         snapshot = backups.create("daily")
         assert b"zucchinifield" not in snapshot.path.read_bytes() and not snapshot.path.read_bytes().startswith(
             b"SQLite format 3"

@@ -10,8 +10,8 @@ from dataclasses import replace
 from memdesk.app.agents import open_consolidator
 from memdesk.app.services import open_services
 from memdesk.cli.main import main
-from memdesk.core.agent.consolidation.prompt import FINISH
 from memdesk.core.base.paths import Paths
+from memdesk.core.consolidation.prompt import FINISH
 from memdesk.core.embedding.hashing import HashingEmbedder
 from memdesk.core.models.bundled import default_model_path
 from memdesk.core.runtime.scripted import call, say

@@ -8,9 +8,9 @@ import time
 from PySide6.QtCore import Qt
 
 from memdesk.app.agents import open_consolidator
-from memdesk.core.agent.consolidation.consolidator import BUSY
-from memdesk.core.agent.consolidation.prompt import FINISH
-from memdesk.core.agent.consolidation.store import ACCEPTED, REJECTED, RUNNING
+from memdesk.core.consolidation.consolidator import BUSY
+from memdesk.core.consolidation.prompt import FINISH
+from memdesk.core.consolidation.store import ACCEPTED, REJECTED, RUNNING
 from memdesk.core.runtime.scripted import call, say
 from memdesk.core.storage import open_database
 

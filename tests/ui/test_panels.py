@@ -182,7 +182,7 @@ def test_timed_heartbeat_runs_while_idle(make_window, roomy_runtime, qtbot):
     roomy_runtime.enqueue(say("Just checking in."))
     window = make_window(roomy_runtime)
     idle = window.worker.session.idle
-    # On by default, as the agent's instructions say (see agent.loop.heartbeat_note).
+    # On by default, as the agent's instructions say (see agent.prompt_state.heartbeat_note).
     assert idle.armed("heartbeat") == 60 * 60
     window.window_settings.apply({"heartbeat_minutes": 5})
     assert idle.armed("heartbeat") == 5 * 60

@@ -27,7 +27,6 @@ from collections import Counter
 from dataclasses import dataclass, replace
 from typing import Any
 
-from memdesk.core.base.settings_table import DEFAULTS
 from memdesk.core.runtime.base import ToolSpec
 from memdesk.core.tools.registry import Tool, ToolRegistry
 
@@ -40,8 +39,10 @@ ONCE_PER_TURN = frozenset({"message_chatgpt"})
 
 @dataclass(frozen=True)
 class ChainLimits:
-    max_steps: int = DEFAULTS.max_chained_steps
-    searches_per_turn: int = DEFAULTS.max_searches_per_turn
+    """A turn's limits, from the agent's settings."""
+
+    max_steps: int
+    searches_per_turn: int
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ PRESSURE_FRACTION = 0.75
 #: No single message may take more than this share of the window in context (it is truncated,
 #: with a note; the full text stays in recall memory).
 MESSAGE_SHARE = 0.2
-#: automatic recall's event kind (memdesk.core.agent.recall.search.EVENT_KIND), budgeted on its own
+#: automatic recall's event kind (memdesk.core.agent.recall.events.EVENT_KIND), budgeted on its own
 MEMORIES_KIND = "memories"
 
 

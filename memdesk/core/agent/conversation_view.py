@@ -10,7 +10,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from memdesk.core.agent import events
-from memdesk.core.agent.recall.search import memories_text
+from memdesk.core.agent.recall.events import memories_text
 from memdesk.core.memory.recall import Message
 
 if TYPE_CHECKING:

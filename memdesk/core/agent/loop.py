@@ -15,43 +15,31 @@ message preempting a background turn) or inside a generation; a step whose call 
 when it was cancelled is saved, with no next event queued.
 
 This module is the turn: its order of steps and what comes next. The parts it calls each have a
-module: one step (step.py), the memory section (memory_section.py), fitting the context and
-eviction (fitting.py), automatic recall's place in a turn (auto_recall_turn.py).
+module: the next prompt's state (prompt_state.py), one step (step.py), the memory section
+(memory_section.py), fitting the context and eviction (fitting.py), automatic recall's place in a
+turn (recall/turn.py).
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass, field, replace
 from datetime import timedelta
 
 from memdesk.core.agent import events, unanswered
 from memdesk.core.agent import step as one_step
 from memdesk.core.agent.accept import accept_user_message
 from memdesk.core.agent.chain import ONCE_PER_TURN, ChainLimits, TurnRules
-from memdesk.core.agent.context import (
-    ContextBudget,
-    PromptParts,
-    measure,
-    to_chat,
-    tool_costs,
-)
+from memdesk.core.agent.context import ContextBudget, tool_costs
 from memdesk.core.agent.eviction import Summarizer
-from memdesk.core.agent.fitting import ensure_fits
-from memdesk.core.agent.memory_section import MemorySection
-from memdesk.core.agent.memory_view import MemoryView
+from memdesk.core.agent.fitting import ContextFitting
 from memdesk.core.agent.observer import AgentObserver, StepRecord, TurnResult
-from memdesk.core.agent.recall.search import EVENT_KIND as MEMORIES
-from memdesk.core.agent.recall.search import (
-    AutoRecall,
-    RecallResult,
-    ShownMemories,
-    expired_view,
-)
+from memdesk.core.agent.prompt_state import PromptState
+from memdesk.core.agent.recall.search import AutoRecall, RecallResult
+from memdesk.core.agent.recall.shown import ShownMemories
 from memdesk.core.agent.recall.turn import recall_for
+from memdesk.core.agent.settings import AgentSettings
 from memdesk.core.base.errors import GenerationCancelled
-from memdesk.core.base.settings_table import DEFAULTS
 from memdesk.core.memory.agents import AgentRecord
 from memdesk.core.memory.history import Cause
 from memdesk.core.memory.recall import Message
@@ -62,53 +50,13 @@ from memdesk.core.runtime.base import (
     CancelToken,
     ChatMessage,
     Runtime,
-    SamplingParams,
-    ToolSpec,
 )
-from memdesk.core.tools.builtin import HUMAN, REMEMBER
 from memdesk.core.tools.context import ConsentPolicy, DenyAll, ToolContext
 from memdesk.core.tools.files import FileSandbox
 from memdesk.core.tools.http import HttpPolicy
 from memdesk.core.tools.registry import ToolRegistry
 
 log = logging.getLogger("memdesk.agent")
-
-#: The longest note send_message may add to the human block in one call.
-REMEMBER_CHARS = 200
-
-
-@dataclass(frozen=True)
-class AgentSettings:
-    """Defaults: the declared settings' (memdesk/core/base/settings_table.py); memdesk.app builds
-    these from the settings in force (``open_agent``)."""
-
-    max_steps: int = (
-        DEFAULTS.max_chained_steps
-    )  # per input event: stops runaway chains (a capable model's catalog entry may raise it)
-    searches_per_turn: int = (
-        DEFAULTS.max_searches_per_turn
-    )  # new searches per search function and turn (paging does not count)
-    heartbeat_minutes: int = (
-        DEFAULTS.heartbeat_minutes
-    )  # timed heartbeats while idle (0: off); the instructions say which
-    login_after_minutes: int = (
-        DEFAULTS.login_after_minutes
-    )  # a login event when the agent opens after this gap (0: never)
-    function_result_chars: int = 6000
-    top_entities: int = DEFAULTS.graph_top_entities  # knowledge-graph entities shown with the memory section (0: none)
-    params: SamplingParams = field(default_factory=SamplingParams)
-    tool_section: str = "signatures"  # the prompt's tool list style, per model (see models/catalog.py)
-    #: inner_thoughts' bound, kept by the grammar: each character is time before the reply starts
-    #: (None: the runtime's default). Per model (see models/catalog.py), stated in the instructions.
-    thoughts_chars: int | None = DEFAULTS.max_thought_chars
-    #: Functions the model is not offered, per model (see models/catalog.py): left out of the
-    #: grammar and of the prompt's tool section.
-    hidden_functions: frozenset[str] = frozenset()
-
-    @property
-    def reserve(self) -> int:
-        """Tokens kept free for the model's answer."""
-        return self.params.max_tokens
 
 
 class Agent:
@@ -121,29 +69,46 @@ class Agent:
         tools: ToolRegistry,
         prompts: Prompts,
         files: FileSandbox,
-        http: HttpPolicy = HttpPolicy(),
+        http: HttpPolicy,
         consent: ConsentPolicy | None = None,
-        settings: AgentSettings = AgentSettings(),
+        settings: AgentSettings,
         observer: AgentObserver | None = None,
         recall: AutoRecall | None = None,
     ) -> None:
         self.id = agent_id
         self.memory = memory
         self.runtime = runtime
-        self.tools = tools
         self.prompts = prompts
         self.files = files
         self.http = http
         self.consent = consent or DenyAll()
-        self.settings = settings
         self.observer = observer or AgentObserver()
         self.recall = recall  # automatic recall before each user message (None: off)
         self.shown = ShownMemories(memory.db)
         self.last_recall: RecallResult | None = None
-        self._summarizer = Summarizer(runtime, prompts.summarizer, settings.params, settings.reserve)
+        #: The next prompt: what is in context, the memory section, the prompt's parts.
+        self.prompt = PromptState(agent_id, memory=memory, runtime=runtime, tools=tools, settings=settings)
+        summarizer = Summarizer(runtime, prompts.summarizer, settings.params, settings.reserve)
+        self.fitting = ContextFitting(self.prompt, summarizer, self.observer)
         self._last_budget: ContextBudget | None = None
-        self.section = MemorySection(memory, agent_id)
         self._synced_at: int | None = None  # the message this object sent right after a memory check
+
+    # The prompt is built with the agent's tools and settings: the prompt state holds the one copy.
+    @property
+    def tools(self) -> ToolRegistry:
+        return self.prompt.tools
+
+    @tools.setter
+    def tools(self, tools: ToolRegistry) -> None:
+        self.prompt.tools = tools
+
+    @property
+    def settings(self) -> AgentSettings:
+        return self.prompt.settings
+
+    @settings.setter
+    def settings(self, settings: AgentSettings) -> None:
+        self.prompt.settings = settings
 
     # --- public API ------------------------------------------------------------------------
     @property
@@ -153,7 +118,7 @@ class Agent:
     def send_user_message(self, text: str, cancel: CancelToken | None = None) -> TurnResult:
         """Accept ``text`` (memdesk.core.agent.accept) and answer it. A memory change made before it
         is reported before it: the check runs in the transaction that saves it."""
-        message = accept_user_message(self.memory, self.id, text, before=self._sync_memory)
+        message = accept_user_message(self.memory, self.id, text, before=self.prompt.sync_memory)
         self._synced_at = message.id
         return self.answer_user_message(message.id, cancel)
 
@@ -168,8 +133,18 @@ class Agent:
             # background step came after it: what changed meanwhile is reported now. Not twice
             # in a row, which would render a stale section one turn early.
             with self.memory.db.transaction():
-                self._sync_memory()
-        recall_for(self, message.search_text, cancel)
+                self.prompt.sync_memory()
+        self.last_recall = None
+        if self.recall is not None:
+            self.last_recall = recall_for(
+                self.recall,
+                message.search_text,
+                cancel,
+                prompt=self.prompt,
+                fitting=self.fitting,
+                shown=self.shown,
+                observer=self.observer,
+            )
         return self._steps("user_message", cancel, started)
 
     def unanswered(self) -> Message | None:
@@ -211,22 +186,22 @@ class Agent:
         """The prompt the next step would send, before the model's turn: another call that starts
         with it (the knowledge graph's fact extraction) shares the runtime's KV cache. The layout
         has no live section below the messages, so that is the whole prompt."""
-        return self._prompt_parts().chat_messages()
+        return self.prompt.parts().chat_messages()
 
     def budget(self) -> ContextBudget:
         """The exact context budget of the prompt the next step would send."""
-        self._last_budget = measure(self.runtime, self._prompt_parts(), self.settings.reserve)
+        self._last_budget = self.prompt.budget()
         return self._last_budget
 
     def static_prefix(self) -> list[ChatMessage]:
         """The messages every prompt of this agent starts with and that never change between turns
         (instructions and tools): a runtime can evaluate them once and keep their KV state."""
-        return self._prompt_parts().static_messages()
+        return self.prompt.parts().static_messages()
 
     def memory_prefix(self) -> list[ChatMessage]:
         """The static prefix and the memory section after it, which stays as rendered until the
         next refresh: warming it too leaves a first message only its own tokens to evaluate."""
-        parts = self._prompt_parts()
+        parts = self.prompt.parts()
         return [*parts.static_messages(), parts.memory_message()]
 
     def tool_costs(self) -> dict[str, int]:
@@ -238,7 +213,7 @@ class Agent:
         """A turn on an event the agent makes itself (login, heartbeat), saved first."""
         started = time.perf_counter()
         with self.memory.db.transaction():
-            self._sync_memory()  # a change made before this event is reported before it
+            self.prompt.sync_memory()  # a change made before this event is reported before it
             self.memory.recall.add(self.id, role="user", kind=kind, content=content, created_at=self.memory.clock.now())
         return self._steps(kind, cancel, started)
 
@@ -250,17 +225,17 @@ class Agent:
             while rules.steps < self.settings.max_steps:
                 if cancel is not None and cancel.cancelled:
                     raise GenerationCancelled("Stopped between steps")
-                ensure_fits(self, cancel)
+                self.fitting.ensure_fits(cancel)
                 if rules.steps:
                     with db.transaction():
-                        self._sync_memory()
+                        self.prompt.sync_memory()
                 rules.idle = (
                     {} if rules.edited else self._idle_functions(kind)
                 )  # an edit may have made a search worth it
-                parts = self._prompt_parts()
+                parts = self.prompt.parts()
                 request = CallRequest(
                     parts.chat_messages(),
-                    rules.offered(self._live_specs()),
+                    rules.offered(self.prompt.live_specs()),
                     self.settings.params,
                     self.tools.heartbeat_tools(),
                     thoughts_chars=self.settings.thoughts_chars,
@@ -274,7 +249,7 @@ class Agent:
                         pending,
                         rules,
                         memory=self.memory,
-                        section=self.section,
+                        section=self.prompt.section,
                         result_chars=self.settings.function_result_chars,
                     )
                     result.steps.append(step)
@@ -316,7 +291,7 @@ class Agent:
         self.observer.on_budget(self.budget())
 
     def _next_event(self, step: StepRecord, rules: TurnRules, kind: str) -> tuple[str, str] | None:
-        budget = measure(self.runtime, self._prompt_parts(), self.settings.reserve)
+        budget = self.prompt.budget()
         if budget.used >= budget.warning_at and not self.record.pressure_alert_sent:
             self.memory.agents.update(self.id, pressure_alert_sent=True)
             self.observer.on_event("alert", "memory pressure: the agent was told to save what matters")
@@ -347,31 +322,6 @@ class Agent:
         placed = "the memories automatic recall found for this message are in view"
         return {tool.name: placed for tool in self.tools.tools() if tool.kind == "search" or tool.name in ONCE_PER_TURN}
 
-    def _live_specs(self) -> list[ToolSpec]:
-        """The tool specs for this step's grammar, before the chain rules narrow them: core memory
-        functions may name only the blocks that exist and are writable, so a small model cannot
-        pick a missing or read-only block. (The prompt's tool section stays static, which keeps
-        the KV cache warm.)"""
-        labels = [b.label for b in self.memory.core.blocks(self.id) if not b.read_only]
-        specs = []
-        for spec in self.tools.specs():
-            if spec.name in self.settings.hidden_functions:
-                continue
-            properties = spec.parameters.get("properties", {})
-            if spec.name.startswith("core_memory_") and "label" in properties:
-                if not labels:
-                    continue
-                label = {**properties["label"], "enum": labels}
-                spec = replace(spec, parameters={**spec.parameters, "properties": {**properties, "label": label}})
-            elif spec.name == "send_message" and REMEMBER in properties:
-                if HUMAN in labels:  # a fact, not an essay: it is written after the reply, but the turn waits for it
-                    kept = {**properties, REMEMBER: {**properties[REMEMBER], "maxLength": REMEMBER_CHARS}}
-                else:  # nowhere to remember to (an imported agent's blocks, a read-only human block)
-                    kept = {k: v for k, v in properties.items() if k != REMEMBER}
-                spec = replace(spec, parameters={**spec.parameters, "properties": kept})
-            specs.append(spec)
-        return specs
-
     # --- one step (step.py) -----------------------------------------------------------------
     def _tool_context(self, cancel: CancelToken | None = None) -> ToolContext:
         m = self.memory
@@ -392,57 +342,3 @@ class Agent:
             graph=m.graph,
             cause=Cause(message_id=m.recall.last_id(self.id)),  # the event this step answers
         )
-
-    # --- the memory section ----------------------------------------------------------------
-    def _planned_view(self, record: AgentRecord) -> tuple[MemoryView, str | None]:
-        """The memory view the next step uses, and the memory_update event it needs (if any)."""
-        return self.section.planned(record, self.settings.top_entities)
-
-    def _sync_memory(self) -> None:
-        """Save what ``_planned_view`` plans (the caller holds the transaction)."""
-        self.section.sync(self.settings.top_entities)
-
-    # --- context ---------------------------------------------------------------------------
-    def _in_context(self, record: AgentRecord) -> list[Message]:
-        """The messages in the context window as the model sees them (expired memories events as
-        their stub)."""
-        return expired_view(self.memory.recall.since(self.id, record.context_start_id), record.recall_expired_before)
-
-    def _prompt_parts(self) -> PromptParts:
-        record = self.record
-        m = self.memory
-        in_context = self._in_context(record)
-        window = self.runtime.info.context_window
-        view, update = self._planned_view(record)
-        messages = to_chat(self.runtime, in_context, window)
-        recall = frozenset(n for n, m in enumerate(in_context) if m.kind == MEMORIES)
-        if update is not None:  # not saved yet: the next step will save it
-            messages += (ChatMessage("user", update),)
-        return PromptParts(
-            instructions="\n\n".join(
-                [
-                    record.system_prompt,
-                    *thoughts_note(self.settings.thoughts_chars),
-                    heartbeat_note(self.settings.heartbeat_minutes),
-                ]
-            ),
-            tools=self.tools.describe_for_prompt(self.settings.tool_section, without=self.settings.hidden_functions),
-            core_memory=view.text,
-            summary=record.summary or None,
-            messages=messages,
-            knowledge=view.knowledge,
-            recall=recall,
-        )
-
-
-def thoughts_note(chars: int | None) -> list[str]:
-    """What the instructions say about inner_thoughts' bound (nothing without one): the grammar
-    ends the thoughts there, so a model that knows it plans within it rather than being cut off."""
-    return [] if chars is None else [f"inner_thoughts holds at most {chars} characters: a few words of plan."]
-
-
-def heartbeat_note(minutes: int) -> str:
-    """What the instructions promise about timed heartbeats: exactly what the setting does."""
-    if minutes <= 0:
-        return "Timed heartbeats are off: you run only when an event arrives."
-    return f"Timed heartbeats: every {minutes} minutes while the user is idle, you run with a heartbeat event."

@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING, Any
 
 from memdesk.core.agent import events
 from memdesk.core.agent.chain import TurnRules
-from memdesk.core.agent.failure_log import where_it_failed
 from memdesk.core.agent.memory_section import MemorySection
 from memdesk.core.agent.observer import StepRecord
 from memdesk.core.base.errors import ConsentDenied, MemDeskError, ToolError
+from memdesk.core.base.log_privacy import where_it_failed
 from memdesk.core.runtime.base import ModelTurn
 from memdesk.core.storage import Database
 from memdesk.core.tools.context import ConsentPolicy, ToolContext

@@ -89,3 +89,9 @@ def _without_errors(args):
     if isinstance(args, dict):
         return {key: describe(value) if isinstance(value, BaseException) else value for key, value in args.items()}
     return tuple(describe(value) if isinstance(value, BaseException) else value for value in args)
+
+
+def where_it_failed(error: BaseException) -> str:
+    """An unexpected failure during a turn as the log keeps it: the exception's type and the frames
+    it went through (a tool's arguments or a search query in its message stay out of the file)."""
+    return f"{type(error).__name__}\n" + "".join(traceback.format_tb(error.__traceback__)).rstrip()

@@ -3,11 +3,17 @@ values, one-line description and flags. The declaration is the ``Settings`` data
 field per setting (qutebrowser's ``configdata.yml`` is the model).
 
 Everything else reads it from here: the store converts and checks what is set
-(``memdesk/core/storage/settings_store.py``), the settings dialog generates its rows (``memdesk/ui/dialogs/settings.py``),
-``memdesk settings`` lists and validates them, and the defaults of the runtime's and the agent's
-own settings types (``SamplingParams``, ``LlamaSettings``, ``AgentSettings``, ``RecallSettings``...)
-are ``DEFAULTS``' values, so a component given no value does what the app does by default
-(``tests/test_settings_declared_once.py`` holds them to it).
+(``memdesk/core/storage/settings_store.py``), the settings dialog generates its rows
+(``memdesk/ui/dialogs/settings.py``), ``memdesk settings`` lists and validates them, and
+``docs/settings.md`` is generated from it (``settings_doc.py``). The components' own settings types
+(``SamplingParams``, ``LlamaSettings``, ``AgentSettings``, ``RecallSettings``...) keep no default
+for a value that is a setting: each is built from a ``Settings`` by one function beside it
+(``sampling``, ``X.from_settings``), so a default lives here and nowhere else.
+
+One way to read a value: the composition root and the front ends read the store
+(``SettingsStore.load``, which ``Services.settings`` is); the core is handed a ``Settings``, the
+values it needs, or, where a change must reach it while it runs, a function that reads them again.
+No core module reads the store's settings itself (a test holds it to that).
 
 This module sits low in the core's layers (only the clock below it), so every layer may read it.
 """
@@ -29,6 +35,8 @@ ADVANCED = "advanced"  # a tuning knob: the dialog keeps it on its own tab
 HIDDEN = "hidden"  # kept by the app itself (the window's state): not in the dialog
 SECRET = "secret"  # never printed: the terminal says whether it is set
 FLAGS = (RESTART, ADVANCED, HIDDEN, SECRET)
+#: How each flag reads where settings are listed (the terminal, docs/settings.md).
+FLAG_WORDS = {RESTART: "reloads the model", ADVANCED: "advanced", HIDDEN: "kept by the window", SECRET: "secret"}
 
 
 @dataclass(frozen=True)
@@ -236,7 +244,7 @@ class Settings:
         'Your name (optional): memory search then reads a question that names you, such as "what did Ana say '
         'about the trip?", as one about your own messages, and the knowledge graph calls you by it',
     )
-    # --- memory over time (see memdesk/core/agent/consolidation/) ---
+    # --- memory over time (see memdesk/core/consolidation/) ---
     consolidation: str = _setting(
         "ask",
         "Idle-time memory consolidation: off, apply (edit memory directly) or ask (propose changes for review)",
@@ -314,9 +322,6 @@ class Settings:
 SETTINGS: dict[str, Declared] = {
     f.name: Declared(f.name, type(f.default), f.default, **f.metadata) for f in fields(Settings)
 }
-
-#: The default of every setting, as one ``Settings``: what other settings types take their defaults from.
-DEFAULTS = Settings()
 
 
 def declared(name: str) -> Declared:

@@ -4,12 +4,11 @@ the memory logic use it; everything user-facing and every integration test uses 
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Sequence
 
 import numpy as np
 
-_WORD = re.compile(r"\w+", re.UNICODE)
+from memdesk.core.text.words import split_words
 
 
 class HashingEmbedder:
@@ -31,12 +30,12 @@ class HashingEmbedder:
         return self._max_tokens
 
     def count_tokens(self, text: str) -> int:
-        return len(_WORD.findall(text))
+        return len(split_words(text))
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         out = np.zeros((len(texts), self._dimension), dtype=np.float32)
         for row, text in enumerate(texts):
-            for word in _WORD.findall(text.lower()):
+            for word in split_words(text.lower()):
                 digest = hashlib.blake2b(word.encode(), digest_size=8).digest()
                 index = int.from_bytes(digest[:4], "little") % self._dimension
                 sign = 1.0 if digest[4] & 1 else -1.0

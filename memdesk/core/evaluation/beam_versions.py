@@ -25,8 +25,10 @@ import tempfile
 from collections import defaultdict
 from pathlib import Path
 
-from memdesk.core.agent.recall.search import AutoRecall, ConversationSource, RecallSettings, Visible
+from memdesk.core.agent.recall.search import AutoRecall, RecallSettings, Visible
+from memdesk.core.agent.recall.sources import ConversationSource
 from memdesk.core.agent.recall.versions import newest_first
+from memdesk.core.base.settings_table import Settings
 from memdesk.core.embedding import Embedder
 from memdesk.core.evaluation.beam import USER
 from memdesk.core.evaluation.locomo import _load_conversation, category_name
@@ -94,8 +96,8 @@ VARIANTS = ("before", "after")
 def auto_recalls(recall: RecallMemory) -> dict[str, AutoRecall]:
     source = ConversationSource(recall)
     return {
-        "before": AutoRecall([source], RecallSettings()),
-        "after": AutoRecall([source], RecallSettings(), order=newest_first),
+        "before": AutoRecall([source], RecallSettings.from_settings(Settings())),
+        "after": AutoRecall([source], RecallSettings.from_settings(Settings()), order=newest_first),
     }
 
 

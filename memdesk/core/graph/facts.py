@@ -9,7 +9,6 @@ from datetime import datetime
 from typing import Any
 
 from memdesk.core.base.clock import iso, parse_iso
-from memdesk.core.base.settings_table import DEFAULTS
 from memdesk.core.graph.changes import FACT_CHANGE
 from memdesk.core.graph.records import AUTHORS, CANON, RECENCY_HALF_LIFE_DAYS, SELF_KIND, Entity, Fact, found_in
 from memdesk.core.graph.relations import clean_relation, relation_key, single_valued
@@ -222,9 +221,7 @@ class MentionsAndFacts:
         return seen, list(facts.values())
 
     # --- ranking ---------------------------------------------------------------------------
-    def top_entities(
-        self, agent_id: int, limit: int = DEFAULTS.graph_top_entities, *, now: datetime | None = None
-    ) -> list[tuple[Entity, float]]:
+    def top_entities(self, agent_id: int, limit: int, *, now: datetime | None = None) -> list[tuple[Entity, float]]:
         """Entities ranked by frequency x recency: mentions times a half-life decay of the time
         since the last one (memary's entity store, sorted the right way round). The user's own
         entity is left out: it is in every conversation and says nothing.

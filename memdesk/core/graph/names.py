@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from memdesk.core.text.words import split_words
+
 #: Longest text analysed per source: a pasted book costs seconds of CPU and yields mostly noise.
 MAX_ANALYSED_CHARS = 20_000
 MIN_NAME_CHARS = 2
@@ -27,7 +29,9 @@ _HTML_TAG = re.compile(r"</?[A-Za-z][^<>]{0,200}>")
 _MARKDOWN_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
 _MARKUP = re.compile(r"(?m)^\s{0,3}(?:#{1,6}\s+|>\s?|[-*+]\s+|\d+[.)]\s+)|[*_~|]{1,3}(?=\S)|(?<=\S)[*_~|]{1,3}|\\")
 _SPACES = re.compile(r"[ \t\u00a0]+")
-_WORD = re.compile(r"[^\W\d_]+", re.UNICODE)
+#: Only letters: the share of English function words is a share of words of a language, not of
+#: numbers or identifiers.
+_LETTERS = re.compile(r"[^\W\d_]+")
 
 _ENGLISH_FUNCTION_WORDS = frozenset(
     "a an the and or but of to in on at for with from by is are was were be been am i you he she it we they "
@@ -69,7 +73,7 @@ def looks_english(text: str) -> bool:
     latin = sum(1 for c in letters if "LATIN" in unicodedata.name(c, ""))
     if latin / len(letters) < MIN_LATIN_SHARE:
         return False
-    words = [w.casefold() for w in _WORD.findall(text)]
+    words = [w.casefold() for w in _LETTERS.findall(text)]
     if len(words) < MIN_WORDS_FOR_LANGUAGE_CHECK:
         return True
     return sum(1 for w in words if w in _ENGLISH_FUNCTION_WORDS) / len(words) >= MIN_ENGLISH_SHARE
@@ -89,7 +93,7 @@ def name_key(name: str) -> str:
     """The lookup key: display name, case-folded, accents removed, inner punctuation spaced."""
     folded = unicodedata.normalize("NFKD", display_name(name).casefold())
     folded = "".join(c for c in folded if not unicodedata.combining(c))
-    return " ".join(re.findall(r"\w+", folded))
+    return " ".join(split_words(folded))
 
 
 def valid_name(name: str) -> bool:

@@ -5,12 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from memdesk.core.base.settings_table import DEFAULTS
 from memdesk.core.graph.store import Entity, Fact, KnowledgeGraph
 from memdesk.core.storage import Database
 
 FACTS_PER_PAGE = 10
-TOP_ENTITIES = DEFAULTS.graph_top_entities
 
 
 @dataclass(frozen=True)
@@ -68,8 +66,9 @@ def subgraph_page(
     return SubgraphPage(entity, [fact_line(graph.db, f) for f in window], len(facts), page, pages, len(nodes))
 
 
-def render_top_entities(graph: KnowledgeGraph, agent_id: int, limit: int = TOP_ENTITIES) -> str:
-    """The prompt section: the entities that matter now, by frequency x recency; empty when none."""
+def render_top_entities(graph: KnowledgeGraph, agent_id: int, limit: int) -> str:
+    """The prompt section: the ``limit`` entities that matter now (the graph_top_entities setting),
+    by frequency x recency; empty when none."""
     if limit <= 0:
         return ""
     top = graph.top_entities(agent_id, limit)

@@ -4,15 +4,15 @@ window's coloured diff, line-level for the terminal."""
 from __future__ import annotations
 
 import difflib
-import re
+
+from memdesk.core.text.words import split_pieces
 
 EQUAL, INSERT, DELETE = "equal", "insert", "delete"
-_WORDS = re.compile(r"\s+|\w+|[^\w\s]", re.UNICODE)
 
 
 def segments(before: str, after: str) -> list[tuple[str, str]]:
     """(operation, text) pieces that turn ``before`` into ``after``, by words, adjacent pieces merged."""
-    old, new = _WORDS.findall(before), _WORDS.findall(after)
+    old, new = split_pieces(before), split_pieces(after)
     pieces: list[tuple[str, str]] = []
 
     def add(operation: str, text: str) -> None:

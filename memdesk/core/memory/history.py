@@ -21,7 +21,6 @@ from datetime import datetime
 from typing import Any
 
 from memdesk.core.base.clock import Clock, iso, parse_iso
-from memdesk.core.base.settings_table import DEFAULTS
 from memdesk.core.storage import Database
 
 #: Who changed memory. APP: MemDesk itself (a new agent's default persona, its empty human block),
@@ -38,8 +37,6 @@ KINDS = (BLOCK, PASSAGE, GRAPH_FACT, GRAPH_ENTITY, DOCUMENT)
 #: How it changed.
 CREATE, UPDATE, DELETE, CONFIGURE = "create", "update", "delete", "configure"
 ACTIONS = (CREATE, UPDATE, DELETE, CONFIGURE)
-
-DEFAULT_MAX_CHANGES = DEFAULTS.history_max_changes
 
 
 @dataclass
@@ -140,11 +137,15 @@ def _change(row) -> Change:
 
 class MemoryHistory:
     def __init__(self, db: Database, clock: Clock, max_changes: Callable[[], int] | None = None) -> None:
-        """``max_changes`` is read at each write (a setting the user may change while running);
-        0 or less keeps everything."""
+        """``max_changes`` is read at each write (the history_max_changes setting, which the user
+        may change while running); 0 or less, or none given, keeps everything."""
         self._db = db
         self._clock = clock
-        self._max_changes = max_changes or (lambda: DEFAULT_MAX_CHANGES)
+        self._max_changes = max_changes or (lambda: 0)
+
+    def on(self, db: Database) -> MemoryHistory:
+        """This history, bounded the same way, on another store (a snapshot being rewritten)."""
+        return MemoryHistory(db, self._clock, self._max_changes)
 
     # --- recording -------------------------------------------------------------------------
     def record(

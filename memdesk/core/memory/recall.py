@@ -7,6 +7,7 @@ agent's messages and thoughts), without the JSON envelope the model sees.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta, tzinfo
 
@@ -65,18 +66,20 @@ class RecallMemory:
         *,
         ranker: MessageRanker | None = None,
         clock: Clock | None = None,
+        graph_weight: Callable[[], float] | None = None,
     ) -> None:
         """``embedder`` (optional) adds meaning-based ranking to ``search_text``; messages are
         embedded lazily at search time, so ``add`` stays as fast as an INSERT. ``ranker`` holds the
         store's ranking caches; the composition root passes the store's one ranker in. ``clock``
-        gives the user's time zone: messages come back in it and dates are cut in it (else UTC)."""
+        gives the user's time zone: messages come back in it and dates are cut in it (else UTC).
+        ``graph_weight``: how much searches follow the knowledge graph (the graph_search_expansion
+        setting, read at each search; none given: not at all)."""
         self._db = db
         self._clock = clock
         self._embedder = embedder
         self._space = EmbeddingSpace(db, embedder) if embedder is not None else None
         self._ranker = ranker or MessageRanker(db, embedder)
-        #: Knowledge-graph expansion of searches (0: off); the composition root sets it from settings.
-        self.graph_weight = 0.0
+        self._graph_weight = graph_weight or (lambda: 0.0)
         # SQLite's LIKE folds ASCII only; recall search promises case-insensitive matching for
         # every script, so matching uses Python's casefold through a registered SQL function.
         db.create_function("memdesk_contains", 2, contains_casefold)
@@ -234,10 +237,11 @@ class RecallMemory:
     ) -> list[MessageRank]:
         """Every result of the query (ids, scores, exact or not), best first.
         Messages still without vectors are embedded first, so the ranker sees them all.
-        ``graph_weight`` (default: ``self.graph_weight``) expands the query through the knowledge graph."""
+        ``graph_weight`` (default: the one this recall memory was given) expands the query through
+        the knowledge graph."""
         if dense and self._embedder is not None:
             self.index_pending(agent_id)
-        weight = self.graph_weight if graph_weight is None else graph_weight
+        weight = self._graph_weight() if graph_weight is None else graph_weight
         return self._ranker.rank(agent_id, query, dense=dense, graph_weight=weight, before_id=before_id)
 
     def speakers(self, agent_id: int, message_ids: list[int]) -> tuple[frozenset[str], list[str]]:
@@ -246,7 +250,7 @@ class RecallMemory:
 
     def warm(self, agent_id: int) -> None:
         """Prepare what the first search of the agent's conversation would read (its timeline)."""
-        self._ranker.warm(agent_id, graph=self.graph_weight > 0)
+        self._ranker.warm(agent_id, graph=self._graph_weight() > 0)
 
     # --- vectors ---------------------------------------------------------------------------
     def index_pending(self, agent_id: int) -> int:

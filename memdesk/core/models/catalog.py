@@ -11,19 +11,20 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, replace
 from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any
 
 from memdesk.core.base.errors import ConfigError
 from memdesk.core.base.paths import RESOURCES
-from memdesk.core.runtime.base import SamplingParams
+from memdesk.core.base.settings_table import Settings
 
 CATALOG_FILE = RESOURCES / "catalog.json"
 TOOL_SECTION_STYLES = ("signatures", "json")
 KV_BYTES_PER_VALUE = 2  # llama.cpp's default KV cache type is f16
-_SAMPLING_FIELDS = {f.name for f in fields(SamplingParams)} - {"seed", "max_tokens"}
+#: The sampling settings a model's entry may refine (the seed and the answer's length stay the user's).
+SAMPLING_SETTINGS = frozenset({"temperature", "top_k", "top_p", "min_p", "repeat_penalty"})
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,7 @@ class Architecture:
 class ModelProfile:
     """How MemDesk drives a model family: whatever the entry leaves out, the settings decide."""
 
+    #: Sampling settings (``SAMPLING_SETTINGS``) this model runs best with.
     sampling: dict[str, float | int] = field(default_factory=dict)
     tool_section: str = "signatures"
     max_chained_steps: int | None = None
@@ -49,14 +51,18 @@ class ModelProfile:
     #: Functions this model is not offered (its grammar and its prompt leave them out).
     hidden_functions: tuple[str, ...] = ()
 
-    def sampling_params(self, base: SamplingParams, *, keep: frozenset[str] = frozenset()) -> SamplingParams:
-        """``base`` with this profile's sampling defaults, except for the fields named in ``keep``
-        (the ones the user set explicitly: a user's choice beats a catalog default)."""
-        return replace(base, **{k: v for k, v in self.sampling.items() if k not in keep})
-
-    def step_cap(self, default: int) -> int:
-        """Capable models may chain more steps than the app's default; none is held to fewer."""
-        return max(default, self.max_chained_steps or 0)
+    def settings_in_force(self, settings: Settings, chosen: frozenset[str]) -> Settings:
+        """``settings`` as this model runs with them. The precedence, for each setting: the user's
+        choice (``chosen``: the settings the user set), then this model's entry, then the declared
+        default. The entry's sampling replaces the default's; its step cap only raises the steps a
+        turn may chain (a capable model may chain more, none is held to fewer); its bound on the
+        inner thoughts replaces the default's."""
+        refined: dict[str, Any] = dict(self.sampling)
+        if self.max_chained_steps:
+            refined["max_chained_steps"] = max(settings.max_chained_steps, self.max_chained_steps)
+        if self.thoughts_chars:
+            refined["max_thought_chars"] = self.thoughts_chars
+        return replace(settings, **{name: value for name, value in refined.items() if name not in chosen})
 
 
 DEFAULT_PROFILE = ModelProfile()
@@ -153,7 +159,7 @@ def load_catalog(source: Traversable | Path = CATALOG_FILE) -> Catalog:
 def _entry(item: dict[str, Any]) -> CatalogEntry:
     behaviour = item.get("behaviour", {})
     sampling = dict(behaviour.get("sampling", {}))
-    unknown = set(sampling) - _SAMPLING_FIELDS
+    unknown = set(sampling) - SAMPLING_SETTINGS
     if unknown:
         raise ValueError(f"{item['id']}: unknown sampling fields {sorted(unknown)}")
     style = behaviour.get("tool_section", "signatures")

@@ -10,7 +10,6 @@ a speaker linked to everything lends almost nothing.
 from __future__ import annotations
 
 import math
-import re
 from collections import defaultdict
 from collections.abc import Callable
 
@@ -18,15 +17,15 @@ import numpy as np
 
 from memdesk.core.graph.names import name_key
 from memdesk.core.storage import Database
+from memdesk.core.text.words import split_words
 
 MAX_NGRAM = 4
 #: Linked entities per query entity, the rarest first: a hub's thousand neighbours are noise.
 MAX_NEIGHBOURS = 40
-_WORD = re.compile(r"\w+", re.UNICODE)
 
 
 def _candidate_keys(query: str) -> set[str]:
-    words = _WORD.findall(query.casefold())
+    words = split_words(query.casefold())
     keys: set[str] = set()
     for size in range(1, MAX_NGRAM + 1):
         for start in range(0, len(words) - size + 1):

@@ -18,6 +18,7 @@ from datetime import UTC, date, datetime, time, timedelta
 import numpy as np
 
 from memdesk.core.base.clock import parse_iso
+from memdesk.core.base.settings_table import Settings
 from memdesk.core.embedding import Embedder
 from memdesk.core.retrieval import fusion
 from memdesk.core.retrieval.asker import asker_boost
@@ -77,6 +78,11 @@ PARTS_MAX = 20_000
 #: otherwise starts from the agent's messages and runs the full-text match once per message
 #: (measured: 0.76 s instead of 0.013 s for 1,000 messages).
 LEXICAL_INDEX = FtsIndex("messages_fts", "m.agent_id", "CROSS JOIN messages m ON m.id = f.rowid")
+
+
+def graph_weight(settings: Settings) -> float:
+    """The weight of knowledge-graph expansion the settings ask for (the graph_search_expansion setting)."""
+    return GRAPH_WEIGHT if settings.graph_search_expansion else 0.0
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from datetime import date, timedelta
 
-_WORD = re.compile(r"\w+", re.UNICODE)
+from memdesk.core.text.words import split_words
 
 #: Search words a query keeps (its first unique content words). Each one is an OR branch of the
 #: FTS5 query, so a pasted 20,000-word text made one search take over a second on a tiny store;
@@ -33,7 +33,7 @@ STOP_WORDS = frozenset(
 def terms(query: str) -> list[str]:
     """Content words of the query, lower-cased, first occurrence order, no duplicates; at most
     ``MAX_QUERY_TERMS`` of them."""
-    return _first_unique(w for w in _WORD.findall(query.casefold()) if w not in STOP_WORDS)
+    return _first_unique(w for w in split_words(query.casefold()) if w not in STOP_WORDS)
 
 
 def _first_unique(words) -> list[str]:
@@ -50,7 +50,7 @@ def fts_phrases(query: str) -> list[str]:
     a stray ``*`` in user text are never read as operators."""
     words = terms(query)
     if not words:  # a query made only of stop words still deserves a lexical search
-        words = _first_unique(_WORD.findall(query.casefold()))
+        words = _first_unique(split_words(query.casefold()))
     return ['"' + w.replace('"', '""') + '"' for w in words]
 
 
@@ -59,6 +59,7 @@ def fts_query(query: str) -> str:
     return " OR ".join(fts_phrases(query))
 
 
+#: A word as SQLite FTS5's unicode61 tokenizer cuts it: letters and digits, an underscore separates.
 _TOKEN = re.compile(r"[^\W_]+")
 
 
@@ -71,10 +72,10 @@ def inner_words(query: str) -> list[str]:
 
 def mentioned_names(query: str, names: list[str]) -> set[str]:
     """Which of ``names`` (speakers known to the store) the query mentions, as whole words."""
-    words = set(_WORD.findall(query.casefold()))
+    words = set(split_words(query.casefold()))
     found = set()
     for name in names:
-        parts = _WORD.findall(name.casefold())
+        parts = split_words(name.casefold())
         if parts and all(p in words for p in parts):
             found.add(name)
     return found
@@ -83,8 +84,8 @@ def mentioned_names(query: str, names: list[str]) -> set[str]:
 def without_words(query: str, phrases: list[str]) -> str:
     """``query`` without the words of these phrases (whole words, any case); "" when nothing but
     stop words is left, so the caller can fall back to the whole query."""
-    drop = {w for phrase in phrases for w in _WORD.findall(phrase.casefold())}
-    kept = [w for w in _WORD.findall(query) if w.casefold() not in drop]
+    drop = {w for phrase in phrases for w in split_words(phrase.casefold())}
+    kept = [w for w in split_words(query) if w.casefold() not in drop]
     return " ".join(kept) if terms(" ".join(kept)) else ""
 
 

@@ -23,13 +23,13 @@ import re
 from collections.abc import Iterable, Sequence
 
 from memdesk.core.retrieval.query import mentioned_names, terms, without_words
+from memdesk.core.text.words import split_words
 
 #: Hits looked at, best first: the few a reader would look at before saying "nothing".
 DEPTH = 10
 #: Below this support, nothing found answers the question. Chosen on the development data so that
 #: at most a tenth of answerable questions fall below (docs/evaluation.md has the figures).
 NOTHING_BELOW = 0.0
-WORD = re.compile(r"\w+", re.UNICODE)
 SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+|\n+")
 
 
@@ -41,7 +41,7 @@ def word_key(word: str) -> str:
 
 
 def words(text: str) -> set[str]:
-    return {word_key(w) for w in WORD.findall(text)}
+    return {word_key(w) for w in split_words(text)}
 
 
 def told_sentences(text: str) -> list[str]:

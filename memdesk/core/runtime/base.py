@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from memdesk.core.base.settings_table import DEFAULTS, Settings
+from memdesk.core.base.settings_table import Settings
 
 Role = Literal["system", "user", "assistant"]
 
@@ -27,20 +27,22 @@ class ChatMessage:
 
 @dataclass(frozen=True)
 class SamplingParams:
-    """Every sampling knob in one frozen object (no long keyword lists). Defaults: the declared
-    settings' (memdesk/core/base/settings_table.py)."""
+    """Every sampling knob in one frozen object (no long keyword lists). Each is a setting
+    (memdesk/core/base/settings_table.py), so it has no default here: ``sampling`` makes one from a
+    ``Settings``."""
 
-    temperature: float = DEFAULTS.temperature
-    top_k: int = DEFAULTS.top_k
-    top_p: float = DEFAULTS.top_p
-    min_p: float = DEFAULTS.min_p
-    repeat_penalty: float = DEFAULTS.repeat_penalty
-    seed: int | None = None  # random, as the seed setting's -1
-    max_tokens: int = DEFAULTS.max_answer_tokens
+    temperature: float
+    top_k: int
+    top_p: float
+    min_p: float
+    repeat_penalty: float
+    seed: int | None  # None: random (the seed setting's -1)
+    max_tokens: int
 
 
 def sampling(settings: Settings) -> SamplingParams:
-    """The sampling settings as the runtime takes them."""
+    """The sampling settings as the runtime takes them: the one place they are turned into
+    ``SamplingParams``."""
     return SamplingParams(
         temperature=settings.temperature,
         top_k=settings.top_k,
@@ -136,7 +138,7 @@ class CallRequest:
 
     messages: Sequence[ChatMessage]
     tools: Sequence[ToolSpec]
-    params: SamplingParams = field(default_factory=SamplingParams)
+    params: SamplingParams
     heartbeat_tools: frozenset[str] = frozenset()
     persist: bool = True
     thoughts_chars: int | None = None
@@ -152,7 +154,7 @@ class TextRequest:
     """Free text after ``messages`` (summaries, ``message_chatgpt``); ``persist`` as in ``CallRequest``."""
 
     messages: Sequence[ChatMessage]
-    params: SamplingParams = field(default_factory=SamplingParams)
+    params: SamplingParams
     persist: bool = True
 
     def __post_init__(self) -> None:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 import urllib.error
 import urllib.request
 from collections.abc import Iterator, Sequence
@@ -24,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from memdesk.core.base.errors import GenerationCancelled, ModelError
-from memdesk.core.base.settings_table import DEFAULTS, SETTINGS
+from memdesk.core.base.settings_table import SETTINGS, Settings
 from memdesk.core.net.loopback import opener_for
 from memdesk.core.runtime import gpt_tokens
 from memdesk.core.runtime.base import (
@@ -41,8 +40,8 @@ from memdesk.core.runtime.base import (
 )
 from memdesk.core.runtime.grammar import HEARTBEAT, THOUGHTS
 from memdesk.core.runtime.streaming import CallStreamParser
+from memdesk.core.text.words import words_and_marks
 
-_WORDS = re.compile(r"\w+|[^\w\s]", re.UNICODE)
 _MESSAGE_OVERHEAD = 4  # role markers and separators per message in common chat templates
 
 
@@ -51,20 +50,37 @@ def estimate_tokens(text: str) -> int:
     per word or punctuation mark; taking the larger of the two keeps the estimate high."""
     if not text:
         return 0
-    return max(len(_WORDS.findall(text)), math.ceil(len(text.encode("utf-8")) / 4))
+    return max(len(words_and_marks(text)), math.ceil(len(text.encode("utf-8")) / 4))
 
 
 @dataclass(frozen=True)
 class OpenAISettings:
+    """How to reach the server: those that are settings (memdesk/core/base/settings_table.py) have
+    no default here, ``from_settings`` takes them from a ``Settings``."""
+
     base_url: str  # e.g. http://127.0.0.1:8080/v1
-    model: str = "default"
-    api_key: str | None = None
-    context_window: int = DEFAULTS.context_size
-    timeout: float = 300.0
+    model: str
+    context_window: int
     # "json_schema": OpenAI's response_format. "json_object": {"type": "json_object", "schema": ...},
     # what llama-cpp-python's server understands. "none": the server ignores or refuses schemas
     # (found out by models/servers.py), so none is sent and every call is only checked afterwards.
-    schema_style: Literal["json_schema", "json_object", "none"] = DEFAULTS.openai_schema  # type: ignore[assignment]
+    schema_style: Literal["json_schema", "json_object", "none"]
+    api_key: str | None = None
+    timeout: float = 300.0
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> OpenAISettings:
+        """The server ``settings`` name (no model name: the server's default one)."""
+        styles = SETTINGS["openai_schema"].choices
+        style = settings.openai_schema
+        if style not in styles:
+            raise ModelError(f"Unknown JSON schema style {style!r}; use {', '.join(styles[:-1])} or {styles[-1]}")
+        return cls(
+            settings.openai_base_url,
+            model=settings.openai_model or "default",
+            context_window=settings.context_size,
+            schema_style=style,  # type: ignore[arg-type]
+        )
 
 
 def call_schema(
@@ -260,21 +276,3 @@ def _delta_text(data: str, url: str) -> str:
         raise ModelError(f"The model server at {url} reported an error: {chunk['error']}")
     choices = chunk.get("choices") or [{}]
     return (choices[0].get("delta") or {}).get("content") or ""
-
-
-def OpenAIRuntime(  # noqa: N802
-    *,
-    base_url: str,
-    model: str = "",
-    context_window: int = DEFAULTS.context_size,
-    api_key: str | None = None,
-    schema_style: str = DEFAULTS.openai_schema,
-) -> OpenAIHttpRuntime:
-    """The keyword form ``memdesk.app.runtimes.make_runtime`` uses."""
-    styles = SETTINGS["openai_schema"].choices
-    if schema_style not in styles:
-        raise ModelError(f"Unknown JSON schema style {schema_style!r}; use {', '.join(styles[:-1])} or {styles[-1]}")
-    settings = OpenAISettings(
-        base_url, model=model or "default", api_key=api_key, context_window=context_window, schema_style=schema_style
-    )  # type: ignore[arg-type]
-    return OpenAIHttpRuntime(settings)

@@ -8,7 +8,6 @@ tokenizer, which is exact for this runtime because it is the only tokenizer it h
 from __future__ import annotations
 
 import json
-import re
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
@@ -23,10 +22,10 @@ from memdesk.core.runtime.base import (
     RuntimeInfo,
     StreamCallback,
     TextRequest,
+    ToolSpec,
 )
 from memdesk.core.runtime.streaming import CallStreamParser
-
-_TOKEN = re.compile(r"\w+|[^\w\s]", re.UNICODE)
+from memdesk.core.text.words import words_and_marks
 
 Answer = str | Callable[[Sequence[ChatMessage]], str]
 
@@ -74,7 +73,7 @@ class ScriptedRuntime:
         return RuntimeInfo(model_id="scripted", context_window=self._window, exact_tokens=True)
 
     def count_tokens(self, text: str) -> int:
-        return len(_TOKEN.findall(text))
+        return len(words_and_marks(text))
 
     def render(self, messages: Sequence[ChatMessage]) -> str:
         parts = [f"<|{m.role}|>\n{m.content}\n" for m in messages]

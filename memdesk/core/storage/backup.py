@@ -30,7 +30,6 @@ from typing import TYPE_CHECKING, Any
 
 from memdesk.core.base.errors import BackupError, DamagedStoreError, MemDeskError, PassphraseError, StoreError
 from memdesk.core.base.private_files import FOLDER_MODE, make_private
-from memdesk.core.base.settings_table import DEFAULTS
 from memdesk.core.storage.cipher_pages import passphrase_fits
 from memdesk.core.storage.database import Database, open_database, translate_error
 from memdesk.core.storage.migrations import MIGRATIONS
@@ -105,8 +104,8 @@ class Backups:
         clock: Clock,
         *,
         key: str | None = None,
-        keep_daily: int = DEFAULTS.backup_keep_daily,
-        keep_weekly: int = DEFAULTS.backup_keep_weekly,
+        keep_daily: int,
+        keep_weekly: int,
         pages_per_step: int = PAGES_PER_STEP,
         pause_s: float = PAUSE_BETWEEN_STEPS_S,
     ) -> None:

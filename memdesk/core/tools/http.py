@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, TypeVar
 from urllib.parse import urljoin, urlsplit
 
 from memdesk.core.base.errors import GenerationCancelled, ToolError
-from memdesk.core.base.settings_table import DEFAULTS
+from memdesk.core.base.settings_table import Settings
 
 if TYPE_CHECKING:
     from memdesk.core.runtime.base import CancelToken
@@ -78,13 +78,25 @@ def internal_kind(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str
 
 @dataclass(frozen=True)
 class HttpPolicy:
-    enabled: bool = DEFAULTS.http_enabled
-    allowed_hosts: frozenset[str] = frozenset(DEFAULTS.http_allowlist)
+    """Whether http_request may run and where to. ``enabled`` and ``allowed_hosts`` are settings
+    (memdesk/core/base/settings_table.py), so they have no default here: ``from_settings`` takes them
+    from a ``Settings``, and ``off`` is the policy of a caller that makes no requests."""
+
+    enabled: bool
+    allowed_hosts: frozenset[str]
     #: For the whole request: resolution, connection, all reads, all redirects.
     deadline_seconds: float = DEADLINE_SECONDS
     resolver: Resolver = field(default=system_resolver, compare=False, repr=False)
     #: The system's trusted certificates; tests trust a certificate of their own.
     tls_context: Callable[[], ssl.SSLContext] = field(default=ssl.create_default_context, compare=False, repr=False)
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> HttpPolicy:
+        return cls(settings.http_enabled, frozenset(settings.http_allowlist))
+
+    @classmethod
+    def off(cls) -> HttpPolicy:
+        return cls(enabled=False, allowed_hosts=frozenset())
 
     def check(self, url: str) -> None:
         """The URL's scheme and host name; no socket is opened (the user has not been asked yet)."""

@@ -22,8 +22,8 @@ from PySide6.QtWidgets import (
 )
 
 from memdesk.app.agents import open_consolidator
-from memdesk.core.agent.consolidation.consolidator import Consolidator, PassResult
-from memdesk.core.agent.consolidation.store import FAILED, Change
+from memdesk.core.consolidation.consolidator import Consolidator, PassResult
+from memdesk.core.consolidation.store import FAILED, Change
 from memdesk.ui.common.errors import reports_errors
 from memdesk.ui.common.text import literal, plain_label
 

@@ -87,4 +87,5 @@ def forgetting(services, backups) -> Forgetting:
         kv_cache=services.paths.kv_cache,
         logs=services.paths.logs,
         backups=backups,
+        threshold=services.settings.forget_similarity,
     )

@@ -15,7 +15,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import replace
 
-from memdesk.core.agent.recall.search import Memory
+from memdesk.core.agent.recall.sources import Memory
 from memdesk.core.base.clock import day_month_year
 from memdesk.core.retrieval.versions import UPDATE, find_versions
 

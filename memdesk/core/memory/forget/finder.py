@@ -21,17 +21,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from memdesk.core.base.settings_table import DEFAULTS
 from memdesk.core.embedding import Embedder
 from memdesk.core.graph import names
 from memdesk.core.memory.forget.matching import Phrases
 from memdesk.core.retrieval.vector_index import TABLES as VECTOR_TABLES
 from memdesk.core.retrieval.vector_index import table_exists
 from memdesk.core.storage import Database
-
-#: Cosine similarity from which a message or passage counts as about the request: the
-#: forget_similarity setting's default (measured where it is declared, memdesk/core/base/settings_table.py).
-DEFAULT_THRESHOLD = DEFAULTS.forget_similarity
 
 #: The kinds of memory a forget reaches, in the order a preview lists them.
 MESSAGES, PASSAGES, DOCUMENTS, CORE = "messages", "passages", "documents", "core_memory"
@@ -109,7 +104,9 @@ def _in(db: Database, sql: str, ids: set[int], *params) -> set[int]:
 
 
 class Finder:
-    def __init__(self, db: Database, embedder: Embedder | None = None, *, threshold: float = DEFAULT_THRESHOLD) -> None:
+    def __init__(self, db: Database, embedder: Embedder | None = None, *, threshold: float) -> None:
+        """``threshold``: the cosine similarity from which a message or passage counts as about the
+        request (the forget_similarity setting, measured where it is declared)."""
         self._db = db
         self._embedder = embedder
         self.threshold = threshold

@@ -12,11 +12,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-_WORD = re.compile(r"\w+", re.UNICODE)
+from memdesk.core.text.words import split_words
 
 
 def words_of(text: str) -> list[str]:
-    return _WORD.findall(text.casefold())
+    return split_words(text.casefold())
 
 
 class Phrases:

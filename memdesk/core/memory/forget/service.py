@@ -25,7 +25,7 @@ from memdesk.core.base.errors import MemDeskError
 from memdesk.core.embedding import Embedder
 from memdesk.core.graph.store import KnowledgeGraph
 from memdesk.core.memory.forget.backups import SNAPSHOT_REASON, Snapshot, SnapshotStore
-from memdesk.core.memory.forget.finder import DEFAULT_THRESHOLD, KINDS, LABELS, Finder, samples
+from memdesk.core.memory.forget.finder import KINDS, LABELS, Finder, samples
 from memdesk.core.memory.forget.logs import scrub_logs
 from memdesk.core.memory.forget.remove import Removed, remove, scrub
 from memdesk.core.memory.history import MemoryHistory
@@ -117,12 +117,13 @@ class Forgetting:
         kv_cache: Path | None = None,
         logs: Path | None = None,
         backups: SnapshotStore | None = None,
-        threshold: float = DEFAULT_THRESHOLD,
+        threshold: float,
     ) -> None:
         """``graph``: the store's knowledge-graph object, whose in-memory caches are dropped after a
         forget. ``kv_cache``: the folder of saved prompt KV states. ``logs``: the log folder, whose
         lines naming what is forgotten are removed too. ``backups``: the store's
-        snapshots (None: no backups to list or purge)."""
+        snapshots (None: no backups to list or purge). ``threshold``: how similar in meaning what is
+        removed must be (the forget_similarity setting)."""
         self._db = db
         self._clock = clock
         self._embedder = embedder
@@ -193,7 +194,7 @@ class Forgetting:
                 return
             with snapshot_db.transaction():
                 found = self._finder(snapshot_db).find(int(row[0]), text)
-                remove(snapshot_db, found, self._clock, history=MemoryHistory(snapshot_db, self._clock))
+                remove(snapshot_db, found, self._clock, history=self._history.on(snapshot_db))
             from memdesk.core.memory.forget.remove import optimize_indexes
 
             optimize_indexes(snapshot_db)  # the rewrite vacuums; merged FTS segments make that enough

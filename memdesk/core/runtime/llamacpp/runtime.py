@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from memdesk.core.base.errors import ModelError
+from memdesk.core.base.settings_table import Settings
 from memdesk.core.runtime.base import (
     CallRequest,
     CancelToken,
@@ -23,6 +24,7 @@ from memdesk.core.runtime.base import (
     SamplingParams,
     StreamCallback,
     TextRequest,
+    sampling,
 )
 from memdesk.core.runtime.chat_template import ChatTemplate
 from memdesk.core.runtime.gguf import read_gguf
@@ -221,7 +223,7 @@ class LlamaCppRuntime:
     def grammar_accepts(self, grammar_text: str, text: str) -> bool:
         """Whether llama.cpp's grammar admits ``text`` as a complete sentence (for tests and tools)."""
         model = self._open_model()
-        sampler = GrammarFirstSampler(model, SamplingParams(temperature=0), grammar_text)
+        sampler = GrammarFirstSampler(model, sampling(Settings(temperature=0)), grammar_text)
         try:
             for token in self.tokenize(text, special=False):
                 if not sampler.allows(token):

@@ -6,16 +6,19 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from memdesk.core.base.settings_table import DEFAULTS
+from memdesk.core.base.settings_table import Settings
 
 
 @dataclass(frozen=True)
 class LlamaSettings:
+    """The settings of one model load: those that are settings (memdesk/core/base/settings_table.py)
+    have no default here, ``from_settings`` takes them from a ``Settings``."""
+
     model_path: Path | str
-    context_size: int = DEFAULTS.context_size  # capped at the model's training context
-    threads: int = DEFAULTS.threads  # 0: default_threads()
-    gpu_layers: int = DEFAULTS.gpu_layers
-    chat_template_override: str | None = None
+    context_size: int  # capped at the model's training context
+    threads: int  # 0: default_threads()
+    gpu_layers: int
+    chat_template_override: str | None
     batch_size: int = 256  # prompt tokens per decode; also how often a long prompt polls cancel
     # Where the KV state of the prompt's system message is kept between runs (see kv_store.py);
     # None: nothing is written, every start evaluates the whole prompt.
@@ -25,3 +28,26 @@ class LlamaSettings:
     # The passphrase of an encrypted store: its states are then kept encrypted with it
     # (encrypted_kv_store.py). Never printed: kept out of the repr.
     cache_passphrase: str | None = field(default=None, repr=False)
+
+    @classmethod
+    def from_settings(
+        cls,
+        settings: Settings,
+        model_path: Path | str,
+        *,
+        batch_size: int = 256,
+        cache_dir: Path | str | None = None,
+        cache_passphrase: str | None = None,
+    ) -> LlamaSettings:
+        """The load ``settings`` ask for, of the model at ``model_path`` (the caller resolves the
+        setting's empty value to the bundled model)."""
+        return cls(
+            model_path,
+            context_size=settings.context_size,
+            threads=settings.threads,
+            gpu_layers=settings.gpu_layers,
+            chat_template_override=settings.chat_template or None,
+            batch_size=batch_size,
+            cache_dir=cache_dir,
+            cache_passphrase=cache_passphrase,
+        )

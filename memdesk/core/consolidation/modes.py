@@ -3,11 +3,11 @@ change is kept as a proposal the user accepts or rejects)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from memdesk.core.base.errors import ConfigError
-from memdesk.core.base.settings_table import DEFAULTS
-from memdesk.core.runtime.base import SamplingParams
+from memdesk.core.base.settings_table import Settings
+from memdesk.core.runtime.base import SamplingParams, sampling
 
 OFF, APPLY, ASK = "off", "apply", "ask"
 MODES = (OFF, APPLY, ASK)
@@ -22,7 +22,14 @@ def parse_mode(value: str) -> str:
 
 @dataclass(frozen=True)
 class ConsolidationSettings:
-    mode: str = DEFAULTS.consolidation
-    every_turns: int = DEFAULTS.consolidation_every_turns  # at most one pass per this many user messages
+    """Those that are settings (memdesk/core/base/settings_table.py) have no default here:
+    ``from_settings`` takes them from a ``Settings``."""
+
+    mode: str
+    every_turns: int  # at most one pass per this many user messages
+    params: SamplingParams
     max_steps: int = 8  # model calls per pass (across resumes)
-    params: SamplingParams = field(default_factory=SamplingParams)
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> ConsolidationSettings:
+        return cls(settings.consolidation, settings.consolidation_every_turns, sampling(settings))

@@ -9,10 +9,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from memdesk.core.agent.consolidation import prompt
-from memdesk.core.agent.consolidation.modes import APPLY, OFF, ConsolidationSettings, parse_mode
-from memdesk.core.agent.consolidation.prompt import FINISH
-from memdesk.core.agent.consolidation.store import (
+from memdesk.core.base.errors import GenerationCancelled, MemDeskError, StoreBusyError, ToolError
+from memdesk.core.consolidation.modes import APPLY, OFF, ConsolidationSettings, parse_mode
+from memdesk.core.consolidation.prompt import FINISH, PassPrompt, allowed, transcript
+from memdesk.core.consolidation.store import (
     ACCEPTED,
     APPLIED,
     FAILED,
@@ -22,9 +22,9 @@ from memdesk.core.agent.consolidation.store import (
     ConsolidationStore,
     Run,
 )
-from memdesk.core.base.errors import GenerationCancelled, MemDeskError, StoreBusyError, ToolError
 from memdesk.core.memory.history import CONSOLIDATION, Cause
 from memdesk.core.memory.recall import Message
+from memdesk.core.memory.services import MemoryServices
 from memdesk.core.runtime.base import CallRequest, CancelToken, ChatMessage, Runtime
 from memdesk.core.tools.context import DenyAll, ToolContext
 from memdesk.core.tools.http import HttpPolicy
@@ -68,11 +68,11 @@ class Consolidator:
         self,
         agent_id: int,
         *,
-        memory: Any,  # memdesk.core.memory.services.MemoryServices (not imported: the loop imports nothing from here)
+        memory: MemoryServices,
         runtime: Runtime | None,  # None: review proposals only (``run`` needs a model)
         tools: ToolRegistry,
         instructions: str,
-        settings: ConsolidationSettings = ConsolidationSettings(),
+        settings: ConsolidationSettings,
         store: ConsolidationStore | None = None,
         prefix: Callable[[], Sequence[ChatMessage]] | None = None,
         before_apply: Callable[[], None] | None = None,
@@ -124,14 +124,15 @@ class Consolidator:
         run = self.store.unfinished(self.agent_id)
         resumed = run is not None
         if run is None:
-            run, reason = self._start()
+            run, reason = self._start(self.runtime)
             if run is None:
                 return PassResult("skipped", reason)
         messages = self._messages(run.first_message_id, run.last_message_id)
-        transcript = prompt.transcript(messages)
+        pass_prompt = self._prompt(self.runtime)
+        text = transcript(messages)
         # Taken once: the agent's prompt gains a memory_update event after each applied change,
         # but the pass keeps to what the cache holds and lists its changes below it instead.
-        conversation = prompt.conversation(self, messages)
+        conversation = pass_prompt.conversation(messages)
         changed: set[str] = set()
         cancelled = False
         try:
@@ -139,7 +140,7 @@ class Consolidator:
                 if cancel is not None and cancel.cancelled:
                     raise GenerationCancelled("Consolidation stopped")
                 request = CallRequest(
-                    prompt.prompt(self, run, transcript, conversation), prompt.specs(self), self.settings.params
+                    pass_prompt.prompt(run, text, conversation), pass_prompt.specs(), self.settings.params
                 )  # no heartbeats
                 turn = self.runtime.generate_call(request, cancel=cancel)
                 finished, blocks = self._step(run, turn.text)
@@ -180,7 +181,20 @@ class Consolidator:
             )
             return PassResult(BUSY, "the memory store was busy; it resumes the next time you are away")
 
-    def _start(self) -> tuple[Run | None, str]:
+    def _prompt(self, runtime: Runtime) -> PassPrompt:
+        return PassPrompt(
+            self.agent_id,
+            memory=self.memory,
+            runtime=runtime,
+            tools=self.tools,
+            store=self.store,
+            instructions=self.instructions,
+            answer_tokens=self.settings.params.max_tokens,
+            mode=self.settings.mode,
+            prefix=self.prefix,
+        )
+
+    def _start(self, runtime: Runtime) -> tuple[Run | None, str]:
         watermark = self.store.watermark(self.agent_id)
         messages = self._messages(watermark + 1, None)
         if not messages:
@@ -188,7 +202,7 @@ class Consolidator:
         words = sum(len(m.search_text.split()) for m in messages if m.kind == "user_message")
         if words < MIN_USER_WORDS:
             return None, "too little conversation to consolidate"
-        messages = prompt.fitting(self, messages)
+        messages = self._prompt(runtime).fitting(messages)
         with self.memory.db.transaction():
             run = self.store.start(self.agent_id, watermark + 1, messages[-1].id, self.settings.mode)
         return run, ""
@@ -203,10 +217,9 @@ class Consolidator:
                 with db.transaction():
                     self.store.count_step(run.id)
                 return True, set()
-            if function not in prompt.allowed(self):
-                raise ToolError(
-                    f"{function} is not available during consolidation; use {', '.join(prompt.allowed(self))} or {FINISH}"
-                )
+            if function not in allowed(self.tools):
+                names = ", ".join(allowed(self.tools))
+                raise ToolError(f"{function} is not available during consolidation; use {names} or {FINISH}")
             arguments = validate_arguments(self.tools.resolve(function), arguments)
             if self.settings.mode == APPLY:
                 self._about_to_apply()
@@ -290,7 +303,7 @@ class Consolidator:
             recall=m.recall,
             archival=m.archival,
             files=None,  # type: ignore[arg-type] - memory functions touch no files
-            http=HttpPolicy(),
+            http=HttpPolicy.off(),  # memory functions make no requests
             runtime=self.runtime,
             params=self.settings.params,
             plain_assistant_prompt="",
