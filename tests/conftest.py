@@ -116,18 +116,11 @@ def real_chat_run(tmp_path_factory):
     return RealApp(tmp_path_factory.mktemp("real-chat"), audit=True).chat([REAL_APP_MESSAGE])
 
 
-#: The published Letta agent files (Apache-2.0, with their LICENSE) stay outside the repository.
-AGENTFILE_FOLDERS = [
-    Path(os.environ["MEMDESK_AGENTFILES"]) if os.environ.get("MEMDESK_AGENTFILES") else None,
-    Path(__file__).resolve().parents[1].parent / "shared" / "data" / "agentfiles",
-    Path("/work/shared/data/agentfiles"),
-]
+#: Letta's published agent files (Apache-2.0; tests/data/agentfiles/README.md says where they come from).
+AGENTFILES = Path(__file__).resolve().parent / "data" / "agentfiles"
 
 
 @pytest.fixture(scope="session")
 def agentfiles() -> Path:
-    """The folder holding Letta's memgpt_agent.af and friends (MEMDESK_AGENTFILES overrides)."""
-    for folder in AGENTFILE_FOLDERS:
-        if folder is not None and (folder / "memgpt_agent.af").is_file():
-            return folder
-    pytest.fail("The Letta agent files are missing: set MEMDESK_AGENTFILES to the folder holding memgpt_agent.af")
+    """The folder holding Letta's memgpt_agent.af and friends, in the repository's test data."""
+    return AGENTFILES
