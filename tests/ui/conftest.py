@@ -20,11 +20,12 @@ from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from PySide6.QtWidgets import QApplication
 from pytestqt.wait_signal import SignalBlocker
 
+from memdesk.app import runtimes as app_runtimes
+from memdesk.app import services as app_services
 from memdesk.app.services import open_services
 from memdesk.core.base.paths import Paths
 from memdesk.core.embedding.hashing import HashingEmbedder
 from memdesk.core.runtime.scripted import ScriptedRuntime
-from memdesk.ui.startup import main as window_main
 from memdesk.ui.window.main_window import MainWindow
 from tests.conftest import PATIENT_RECALL_MS
 
@@ -160,11 +161,11 @@ def send(qtbot):
 def window_start(monkeypatch):
     """``memdesk.ui.startup.main.run`` on the scripted runtime and the hashing embedder; the log handler
     it installs is removed afterwards."""
-    monkeypatch.setattr(window_main, "make_runtime", lambda _settings, **_key: ScriptedRuntime(context_window=32768))
+    monkeypatch.setattr(app_runtimes, "make_runtime", lambda _settings, **_key: ScriptedRuntime(context_window=32768))
     monkeypatch.setattr(
-        window_main,
+        app_services,
         "open_services",
-        lambda paths, key=None, embedder=None: open_services(paths, key=key, embedder=HashingEmbedder()),
+        lambda paths, key=None, **_options: open_services(paths, key=key, embedder=HashingEmbedder()),
     )
     handlers = list(logging.getLogger().handlers)
     yield

@@ -65,7 +65,7 @@ class _Exits:
 
 
 def test_the_screenshot_driver_waits_for_the_reply_to_its_message_not_the_preempted_login_turn(
-    make_window, qtbot, tmp_path, capsys, monkeypatch
+    make_window, qtbot, tmp_path, capsys, monkeypatch, services
 ):
     """A fresh agent's login turn runs when the message is sent; cancelled for it, that turn ends
     first. The screenshot must wait for the reply and show it."""
@@ -80,15 +80,16 @@ def test_the_screenshot_driver_waits_for_the_reply_to_its_message_not_the_preemp
     drive(window, str(shot), "Hi, I am Ada", give_up_after_s=60, exit=exits.exit)
     window.start()
     qtbot.waitUntil(shot.exists, timeout=30_000)
-    assert "background turn cancelled" in seen_at_grab[0]  # the login turn was preempted, and ended first
+    # The login turn was preempted, and ended first: its event is saved, its unfinished answer is not.
+    kinds = [m.kind for m in services.memory.recall.all(window.agent_id)]
+    assert kinds == ["login", "user_message", "assistant_call", "function_result"]
     assert "Hello Ada" in seen_at_grab[0]  # yet the picture shows the reply
+    assert "Welcome!" not in seen_at_grab[0] and "preempted" not in seen_at_grab[0]  # nothing internal shown
     assert "reply shown: Hello Ada" in capsys.readouterr().out
     assert exits.codes == []
 
 
-def test_the_screenshot_driver_exits_non_zero_when_its_message_is_not_answered(
-    make_window, qtbot, tmp_path, capsys
-):
+def test_the_screenshot_driver_exits_non_zero_when_its_message_is_not_answered(make_window, qtbot, tmp_path, capsys):
     exits = _Exits()
     runtime = ScriptedRuntime(context_window=32768)  # nothing queued: the turn fails without a reply
     window = make_window(runtime, start=False)
