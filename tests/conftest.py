@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,7 @@ from memdesk.core.base.clock import ManualClock
 from memdesk.core.base.paths import HOME_ENV, Paths
 from memdesk.core.embedding.hashing import HashingEmbedder
 from memdesk.core.runtime.scripted import ScriptedRuntime
+from memdesk.core.storage import open_database
 from memdesk.core.tools.context import AllowAll
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -21,6 +23,36 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 #: Automatic recall's deadline in agents built by ``make_agent``: long enough for any loaded machine.
 PATIENT_RECALL_MS = 600_000
+
+
+#: The lanes' marks (pyproject.toml) that a fixture brings to every test using it.
+FIXTURE_MARKS = {
+    "real_embedder": ("embedder",),
+    "bundled_runtime": ("model",),
+    "real_app": ("processes",),
+    "real_chat_run": ("model", "processes"),
+    "real_window_run": ("model", "xvfb", "processes"),
+    "wheel": ("wheel",),
+}
+BENCH_TESTS = Path(__file__).resolve().parent / "bench"
+
+
+#: Tests on the real model, embedder or X server run one after another in one worker of a parallel
+#: run (make test: pytest-xdist's loadgroup): two llama.cpp children on two cores slowed each other
+#: past the tests' own deadlines, and the worker loads each real part once for all of them.
+REAL_PARTS = ("model", "embedder", "xvfb")
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    parallel = config.pluginmanager.hasplugin("xdist")
+    for item in items:
+        for fixture in getattr(item, "fixturenames", ()):
+            for mark in FIXTURE_MARKS.get(fixture, ()):
+                item.add_marker(mark)
+        if BENCH_TESTS in Path(item.path).parents:
+            item.add_marker("bench")
+        if parallel and any(item.get_closest_marker(mark) for mark in REAL_PARTS):
+            item.add_marker(pytest.mark.xdist_group("real-parts"))
 
 
 @pytest.fixture(autouse=True)
@@ -35,10 +67,35 @@ def clock() -> ManualClock:
     return ManualClock()
 
 
+@pytest.fixture(scope="session")
+def migrated_store(tmp_path_factory) -> Path:
+    """A plain store with every migration applied, made once per test session: a copy of it is
+    what a new store is once migrated, in a millisecond instead of 17 migrations."""
+    path = tmp_path_factory.mktemp("migrated") / "memdesk.sqlite3"
+    open_database(path).close()
+    return path
+
+
 @pytest.fixture
-def services(memdesk_home, clock) -> Services:
+def new_store(migrated_store):
+    """``new_store(path)``: a new, migrated, plain store at ``path`` (a copy of ``migrated_store``);
+    a store already there is left as it is."""
+
+    def make(path: Path) -> Path:
+        if not path.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(migrated_store, path)
+        return path
+
+    return make
+
+
+@pytest.fixture
+def services(memdesk_home, clock, new_store) -> Services:
     """Real store on disk under the temp home, with the fast hashing embedder."""
-    services = open_services(Paths.from_environment(), embedder=HashingEmbedder(), clock=clock)
+    paths = Paths.from_environment().ensure()
+    new_store(paths.database)
+    services = open_services(paths, embedder=HashingEmbedder(), clock=clock)
     yield services
     services.close()
 
@@ -72,6 +129,21 @@ def real_embedder():
     embedder = SentenceTransformerEmbedder()
     embedder.load()
     return embedder
+
+
+@pytest.fixture(scope="session")
+def bundled_runtime(tmp_path_factory):
+    """The bundled model in its child process, as the app builds it (make_runtime, a 4096-token
+    window), started once for the tests that only talk to it: each start loads llama.cpp and the
+    weights again. The KV states it keeps on disk stay under a temporary folder."""
+    from memdesk.app.runtimes import make_runtime
+    from memdesk.core.base.settings_table import Settings
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(HOME_ENV, str(tmp_path_factory.mktemp("bundled-runtime")))
+        runtime = make_runtime(Settings(context_size=4096))
+    yield runtime
+    runtime.close()
 
 
 @pytest.fixture(scope="session")

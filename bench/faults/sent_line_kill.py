@@ -37,7 +37,7 @@ def run(
     from memdesk.core.memory.recall import RecallMemory
     from memdesk.core.storage import open_database
 
-    child, kinds = ("sent_line_window", SENT_LINE_WINDOW_KINDS) if window else ("sent_line", SENT_LINE_KINDS)
+    program, kinds = ("sent_line_window", SENT_LINE_WINDOW_KINDS) if window else ("sent_line", SENT_LINE_KINDS)
     name = "sent_line_kill_window" if window else "sent_line_kill"
     by_kind = {kind: {"trials": 0, "sent_lines_lost": 0, "killed_before_the_answer": 0} for kind in kinds}
     sent = lost = twice = bad_integrity = killed = unanswered = owed_on_reopen = 0
@@ -50,7 +50,7 @@ def run(
             line = f"sent line {trial}: are you still there?"
             delay = rng.uniform(0.0, within)
             process = subprocess.Popen(
-                child(child, kind, str(hold)),
+                child(program, kind, str(hold)),
                 env=child_env(home),
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,

@@ -52,6 +52,7 @@ def _expected_chunks(tmp_path: Path, folder: Path) -> int:
     return count
 
 
+@pytest.mark.processes
 @pytest.mark.parametrize("crash", ["reading:3", "embedding:1"])
 def test_killed_ingestion_resumes_without_duplicates(tmp_path, crash):
     folder = tmp_path / "docs"

@@ -176,10 +176,12 @@ def window_start(monkeypatch):
 
 
 @pytest.fixture
-def plain_store(memdesk_home):
+def plain_store(memdesk_home, new_store):
     """An unencrypted store with agent "sam", no login turn and no model facts: a window run on it
     runs only the turns a test causes."""
-    services = open_services(Paths.from_environment(), embedder=HashingEmbedder())
+    paths = Paths.from_environment().ensure()
+    new_store(paths.database)
+    services = open_services(paths, embedder=HashingEmbedder())
     services.create_agent("sam")
     services.settings_store.set("login_after_minutes", 0)
     services.settings_store.set("graph_model_facts", False)
