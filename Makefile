@@ -42,8 +42,8 @@ run: $(STAMP)
 system-deps: $(STAMP)
 	scripts/system-deps $(BIN)/python
 
-# Every lane, on two workers (pytest-xdist): the tests on the real model, embedder and X server
-# run in one of them, one after another (tests/conftest.py), while the other runs the rest.
+# Every lane, on two workers (pytest-xdist): tests sharing a real part a fixture starts once (the
+# audited app runs, the bundled model, the real embedder) run in the same worker (tests/conftest.py).
 test: $(STAMP) system-deps
 	QT_QPA_PLATFORM=offscreen HF_HUB_OFFLINE=1 $(BIN)/python -m pytest -n 2 --dist loadgroup
 

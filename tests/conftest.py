@@ -37,10 +37,28 @@ FIXTURE_MARKS = {
 BENCH_TESTS = Path(__file__).resolve().parent / "bench"
 
 
-#: Tests on the real model, embedder or X server run one after another in one worker of a parallel
-#: run (make test: pytest-xdist's loadgroup): two llama.cpp children on two cores slowed each other
-#: past the tests' own deadlines, and the worker loads each real part once for all of them.
-REAL_PARTS = ("model", "embedder", "xvfb")
+#: In a parallel run (make test: pytest-xdist's loadgroup), the tests sharing a real part that a
+#: session fixture starts once run in the same worker, so that it starts once: the audited runs of
+#: the real app, and the bundled model's processes and the real embedder.
+SHARED_PARTS = {
+    "real_window_run": "real-app-runs",
+    "real_chat_run": "real-app-runs",
+    "bundled_runtime": "bundled-model",
+    "llama": "bundled-model",
+    "server": "bundled-model",
+    "real_embedder": "bundled-model",
+}
+
+
+def _worker_group(item) -> str | None:
+    """The xdist group of ``item``: a shared real part's, else its module's when it starts a real
+    model or builds the wheel (their module-scoped fixtures start once), else none (any worker)."""
+    for fixture, group in SHARED_PARTS.items():
+        if fixture in item.fixturenames:
+            return group
+    if item.get_closest_marker("model") or item.get_closest_marker("wheel"):
+        return item.module.__name__
+    return None
 
 
 def pytest_collection_modifyitems(config, items) -> None:
@@ -51,8 +69,9 @@ def pytest_collection_modifyitems(config, items) -> None:
                 item.add_marker(mark)
         if BENCH_TESTS in Path(item.path).parents:
             item.add_marker("bench")
-        if parallel and any(item.get_closest_marker(mark) for mark in REAL_PARTS):
-            item.add_marker(pytest.mark.xdist_group("real-parts"))
+        group = _worker_group(item) if parallel else None
+        if group is not None:
+            item.add_marker(pytest.mark.xdist_group(group))
 
 
 @pytest.fixture(autouse=True)

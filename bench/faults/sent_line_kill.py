@@ -11,7 +11,7 @@ import tempfile
 import threading
 from pathlib import Path
 
-from bench.faults.support import child_env, kill_after, progress
+from bench.faults.support import child, child_env, kill_after, progress
 
 # The children are testing/fault_children/*.py: the terminal loop with one kind of background work
 # holding the model when the line arrives (sent_line), and the real window the same way (sent_line_window).
