@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test install system-deps clean-venv package
+.PHONY: run test check install system-deps clean-venv package
 
 # A portable llama.cpp by default; `make run LLAMA_NATIVE=1` rebuilds it tuned to this CPU.
 LLAMA_NATIVE ?= 0
@@ -42,8 +42,10 @@ run: $(STAMP)
 system-deps: $(STAMP)
 	scripts/system-deps $(BIN)/python
 
+# Every lane, on two workers (pytest-xdist): tests sharing a real part a fixture starts once (the
+# audited app runs, the bundled model, the real embedder) run in the same worker (tests/conftest.py).
 test: $(STAMP) system-deps
-	QT_QPA_PLATFORM=offscreen HF_HUB_OFFLINE=1 $(BIN)/python -m pytest
+	QT_QPA_PLATFORM=offscreen HF_HUB_OFFLINE=1 $(BIN)/python -m pytest -n 2 --dist loadgroup
 
 clean-venv:
 	rm -rf $(VENV)
@@ -62,3 +64,11 @@ package: $(STAMP) $(PACKAGE_STAMP)
 	cp memdesk/resources/icons/memdesk.svg dist/MemDesk/io.github.memdesk.MemDesk.svg
 	du -sh dist/MemDesk
 	dist/MemDesk/MemDesk --self-test
+
+# The inner loop: unit and contract tests (scripted model, hashing embedder, real SQLite, Qt
+# offscreen), none of the lanes pyproject.toml marks (real model, embedder, Xvfb, wheel build,
+# fresh processes, benchmarks); under 3 minutes on the 2-core development machine, on two workers.
+# `make test` runs these and every other lane.
+CHECK_LANE := not (model or embedder or xvfb or wheel or processes or bench)
+check: $(STAMP)
+	QT_QPA_PLATFORM=offscreen HF_HUB_OFFLINE=1 $(BIN)/python -m pytest -n 2 -m "$(CHECK_LANE)"

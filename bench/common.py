@@ -11,12 +11,6 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-#: ``python -c`` code that starts the window as the ``memdesk`` script does (memdesk.cli.main's
-#: run_window: the model first, the first window, then the main window), with the window's flags
-#: from the command line. Not ``-m memdesk.ui.startup.main``: the model's process (multiprocessing's spawn)
-#: imports the parent's main module again, and that one would bring Qt and the whole window into it.
-MEMDESK_WINDOW = "import sys; from memdesk.cli.main import run_window; sys.exit(run_window(sys.argv[1:]))"
-
 
 def bench_parser(doc: str | None, **options: Any) -> argparse.ArgumentParser:
     """A benchmark's parser: the first line of its docstring as the description, and ``--json``

@@ -12,7 +12,6 @@ import sys
 import tempfile
 import time
 
-from bench.common import MEMDESK_WINDOW
 from memdesk.ui.startup.first_window import TIMING_PREFIX
 
 
@@ -27,7 +26,8 @@ def _app(home: str) -> dict[str, float]:
     env.setdefault("QT_QPA_PLATFORM", "offscreen")
     started = time.perf_counter()
     process = subprocess.Popen(
-        [sys.executable, "-c", MEMDESK_WINDOW, "--timing", "--quit-when-ready"],
+        # The window as memdesk starts it, closed by the scripted driver once its model is loaded.
+        [sys.executable, "-m", "testing.scripted_window", "--quit-when-ready", "--timing"],
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,

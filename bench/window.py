@@ -75,11 +75,6 @@ def _inner(message: str, pause: float, shot: str) -> int:
             first_marks.update(enter=now(), model_ready_before_enter=False, warm_finished_before_enter=False)
             first.compose.setPlainText(message)
             first.on_send()
-        # Imported here, on the GUI thread, rather than in the background as memdesk does, so the
-        # probe can take the screenshot driver's place: the same work, once the message is sent.
-        import memdesk.ui.startup.main as app_main
-
-        app_main._schedule_screenshot = schedule
 
     from PySide6.QtCore import QObject, QTimer, Slot
 
@@ -180,11 +175,11 @@ def _inner(message: str, pause: float, shot: str) -> int:
 
     probes = []
 
-    def schedule(window, path, text, _give_up_after_s) -> None:
-        """The probe drives the window in place of the app's own screenshot driver (same arguments)."""
-        probes.append(Probe(window, path, text))
+    def drive(window) -> None:
+        """The probe drives the main window, handed over once it is shown."""
+        probes.append(Probe(window, shot, message))
 
-    return run_window(["--screenshot", shot, "--message", message], on_first_window=on_first_window)
+    return run_window([], on_first_window=on_first_window, on_window=drive)
 
 
 def _first_reply_floor(steps, runtime) -> dict[str, object] | None:

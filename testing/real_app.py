@@ -6,7 +6,7 @@ and the fault campaign start the real app (qutebrowser's end-to-end harness is t
     run = app.chat(["Hi, I am Ada."])   # the terminal chat: the lines typed at its prompt, then /quit
     run.returncode, run.reply_shown, run.reply_in_store(message), run.screenshot, run.log, run.network_events
 
-The window's end-to-end driver is ``memdesk.ui.startup.main --screenshot``: it sends the message once the
+The window's end-to-end driver is ``testing.scripted_window --screenshot``: it sends the message once the
 model is ready, waits for the turn that answers that message (a login turn the message preempts
 ends first, and is not it), checks the window shows that reply, prints ``reply shown: TEXT`` and
 saves the screenshot; any other end exits non-zero saying why. The harness checks the same reply
@@ -28,13 +28,11 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bench.common import MEMDESK_WINDOW
 from testing import socket_audit
+from testing.scripted_window import REPLY_SHOWN
 from testing.xvfb import xvfb_run
 
 ROOT = Path(__file__).resolve().parents[1]
-#: What the window's scripted driver prints once the reply to its message is shown.
-REPLY_SHOWN = "reply shown: "
 SCREEN = (1400, 900)
 #: The window gives up on its own this long before the harness would kill it, saying why.
 GIVE_UP_MARGIN = 0.9
@@ -211,12 +209,12 @@ class RealApp:
     def window(self, message: str, *, timeout: float = 900) -> AppRun:
         """The window, started as ``memdesk`` starts it (its first window, then the main one): send
         ``message`` once the model is ready, wait for the reply to it to be shown, save a
-        screenshot, quit (``memdesk.ui.startup.main --screenshot``)."""
+        screenshot, quit (``testing.scripted_window --screenshot``)."""
         shot = self.folder / f"window-{self.runs + 1}.png"
         argv = [
             sys.executable,
-            "-c",
-            MEMDESK_WINDOW,
+            "-m",
+            "testing.scripted_window",
             "--screenshot",
             str(shot),
             "--message",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,7 @@ from memdesk.core.base.clock import ManualClock
 from memdesk.core.base.paths import HOME_ENV, Paths
 from memdesk.core.embedding.hashing import HashingEmbedder
 from memdesk.core.runtime.scripted import ScriptedRuntime
+from memdesk.core.storage import open_database
 from memdesk.core.tools.context import AllowAll
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -21,6 +23,55 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 #: Automatic recall's deadline in agents built by ``make_agent``: long enough for any loaded machine.
 PATIENT_RECALL_MS = 600_000
+
+
+#: The lanes' marks (pyproject.toml) that a fixture brings to every test using it.
+FIXTURE_MARKS = {
+    "real_embedder": ("embedder",),
+    "bundled_runtime": ("model",),
+    "real_app": ("processes",),
+    "real_chat_run": ("model", "processes"),
+    "real_window_run": ("model", "xvfb", "processes"),
+    "wheel": ("wheel",),
+}
+BENCH_TESTS = Path(__file__).resolve().parent / "bench"
+
+
+#: In a parallel run (make test: pytest-xdist's loadgroup), the tests sharing a real part that a
+#: session fixture starts once run in the same worker, so that it starts once: the audited runs of
+#: the real app, and the bundled model's processes and the real embedder.
+SHARED_PARTS = {
+    "real_window_run": "real-app-runs",
+    "real_chat_run": "real-app-runs",
+    "bundled_runtime": "bundled-model",
+    "llama": "bundled-model",
+    "server": "bundled-model",
+    "real_embedder": "bundled-model",
+}
+
+
+def _worker_group(item) -> str | None:
+    """The xdist group of ``item``: a shared real part's, else its module's when it starts a real
+    model or builds the wheel (their module-scoped fixtures start once), else none (any worker)."""
+    for fixture, group in SHARED_PARTS.items():
+        if fixture in item.fixturenames:
+            return group
+    if item.get_closest_marker("model") or item.get_closest_marker("wheel"):
+        return item.module.__name__
+    return None
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    parallel = config.pluginmanager.hasplugin("xdist")
+    for item in items:
+        for fixture in getattr(item, "fixturenames", ()):
+            for mark in FIXTURE_MARKS.get(fixture, ()):
+                item.add_marker(mark)
+        if BENCH_TESTS in Path(item.path).parents:
+            item.add_marker("bench")
+        group = _worker_group(item) if parallel else None
+        if group is not None:
+            item.add_marker(pytest.mark.xdist_group(group))
 
 
 @pytest.fixture(autouse=True)
@@ -35,10 +86,35 @@ def clock() -> ManualClock:
     return ManualClock()
 
 
+@pytest.fixture(scope="session")
+def migrated_store(tmp_path_factory) -> Path:
+    """A plain store with every migration applied, made once per test session: a copy of it is
+    what a new store is once migrated, in a millisecond instead of 17 migrations."""
+    path = tmp_path_factory.mktemp("migrated") / "memdesk.sqlite3"
+    open_database(path).close()
+    return path
+
+
 @pytest.fixture
-def services(memdesk_home, clock) -> Services:
+def new_store(migrated_store):
+    """``new_store(path)``: a new, migrated, plain store at ``path`` (a copy of ``migrated_store``);
+    a store already there is left as it is."""
+
+    def make(path: Path) -> Path:
+        if not path.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(migrated_store, path)
+        return path
+
+    return make
+
+
+@pytest.fixture
+def services(memdesk_home, clock, new_store) -> Services:
     """Real store on disk under the temp home, with the fast hashing embedder."""
-    services = open_services(Paths.from_environment(), embedder=HashingEmbedder(), clock=clock)
+    paths = Paths.from_environment().ensure()
+    new_store(paths.database)
+    services = open_services(paths, embedder=HashingEmbedder(), clock=clock)
     yield services
     services.close()
 
@@ -72,6 +148,21 @@ def real_embedder():
     embedder = SentenceTransformerEmbedder()
     embedder.load()
     return embedder
+
+
+@pytest.fixture(scope="session")
+def bundled_runtime(tmp_path_factory):
+    """The bundled model in its child process, as the app builds it (make_runtime, a 4096-token
+    window), started once for the tests that only talk to it: each start loads llama.cpp and the
+    weights again. The KV states it keeps on disk stay under a temporary folder."""
+    from memdesk.app.runtimes import make_runtime
+    from memdesk.core.base.settings_table import Settings
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(HOME_ENV, str(tmp_path_factory.mktemp("bundled-runtime")))
+        runtime = make_runtime(Settings(context_size=4096))
+    yield runtime
+    runtime.close()
 
 
 @pytest.fixture(scope="session")
@@ -116,18 +207,11 @@ def real_chat_run(tmp_path_factory):
     return RealApp(tmp_path_factory.mktemp("real-chat"), audit=True).chat([REAL_APP_MESSAGE])
 
 
-#: The published Letta agent files (Apache-2.0, with their LICENSE) stay outside the repository.
-AGENTFILE_FOLDERS = [
-    Path(os.environ["MEMDESK_AGENTFILES"]) if os.environ.get("MEMDESK_AGENTFILES") else None,
-    Path(__file__).resolve().parents[1].parent / "shared" / "data" / "agentfiles",
-    Path("/work/shared/data/agentfiles"),
-]
+#: Letta's published agent files (Apache-2.0; tests/data/agentfiles/README.md says where they come from).
+AGENTFILES = Path(__file__).resolve().parent / "data" / "agentfiles"
 
 
 @pytest.fixture(scope="session")
 def agentfiles() -> Path:
-    """The folder holding Letta's memgpt_agent.af and friends (MEMDESK_AGENTFILES overrides)."""
-    for folder in AGENTFILE_FOLDERS:
-        if folder is not None and (folder / "memgpt_agent.af").is_file():
-            return folder
-    pytest.fail("The Letta agent files are missing: set MEMDESK_AGENTFILES to the folder holding memgpt_agent.af")
+    """The folder holding Letta's memgpt_agent.af and friends, in the repository's test data."""
+    return AGENTFILES

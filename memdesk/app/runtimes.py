@@ -6,14 +6,9 @@ import logging
 import threading
 from collections.abc import Callable
 
-from memdesk.app.local_model import (
-    StartedModel,
-    same_runtime,
-    start_local_model,
-)
-from memdesk.core.base.errors import (
-    ConfigError,
-)
+from memdesk.app.local_model import StartedModel, same_runtime, start_local_model
+from memdesk.app.services import Services
+from memdesk.core.base.errors import ConfigError
 from memdesk.core.base.settings_table import Settings
 from memdesk.core.runtime.base import Runtime
 
@@ -33,9 +28,27 @@ def make_runtime(settings: Settings, *, key: str | None = None) -> Runtime:
     raise ConfigError(f"Unknown runtime {settings.runtime!r}; choose llamacpp or openai")
 
 
-def runtime_factory(key: str | None, factory: Callable[..., Runtime] = make_runtime) -> Callable[[Settings], Runtime]:
-    """``make_runtime`` for a store opened with ``key`` (the front ends pass settings only)."""
-    return factory if key is None else lambda settings: factory(settings, key=key)
+def runtime_factory(key: str | None, factory: Callable[..., Runtime] | None = None) -> Callable[[Settings], Runtime]:
+    """``make_runtime`` (or ``factory``) for a store opened with ``key`` (the front ends pass
+    settings only)."""
+
+    def build(settings: Settings) -> Runtime:
+        made = factory or make_runtime
+        return made(settings) if key is None else made(settings, key=key)
+
+    return build
+
+
+def open_runtime(services: Services, settings: Settings | None = None) -> Runtime:
+    """The runtime ``settings`` (by default the store's) ask for, for the store of ``services``:
+    on an encrypted store the KV states it saves are encrypted with the store's passphrase."""
+    return runtime_factory(services.key)(settings or services.settings)
+
+
+def runtimes_ahead(services: Services, *, started: StartedModel | None = None) -> RuntimeAhead:
+    """The window's runtime factory for the store of ``services``: the local model its settings
+    choose starts now (or is ``started`` already), while the window is built."""
+    return RuntimeAhead(runtime_factory(services.key), services.settings, started=started)
 
 
 class RuntimeAhead:

@@ -4,16 +4,14 @@ history, the rankers' shared vector index), a private chat's in-memory copy, the
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
 from memdesk.app.store_opening import backups_for, open_store, user_zone
 from memdesk.core.base.clock import Clock, SystemClock
-from memdesk.core.base.errors import (
-    MemDeskError,
-    PrivateChatRefusal,
-)
+from memdesk.core.base.errors import MemDeskError, PassphraseRequiredError, PrivateChatRefusal
 from memdesk.core.base.paths import RESOURCES, Paths
 from memdesk.core.base.settings_table import Settings
 from memdesk.core.documents.ingest import Ingestor
@@ -22,7 +20,7 @@ from memdesk.core.graph.store import KnowledgeGraph
 from memdesk.core.memory.agents import AgentRecord, AgentStore
 from memdesk.core.memory.archival import ArchivalMemory
 from memdesk.core.memory.core_memory import CoreMemory
-from memdesk.core.memory.history import APP, USER, MemoryHistory
+from memdesk.core.memory.history import MemoryHistory
 from memdesk.core.memory.recall import RecallMemory
 from memdesk.core.memory.services import MemoryServices
 from memdesk.core.models import hub  # noqa: F401 - reads HF_ENDPOINT/HF_HUB_OFFLINE at start-up (see hub.py)
@@ -33,6 +31,7 @@ from memdesk.core.retrieval.messages import graph_weight
 from memdesk.core.storage import Database
 from memdesk.core.storage.backup import Backups, Snapshot
 from memdesk.core.storage.daily_snapshots import DailySnapshots
+from memdesk.core.storage.driver import file_is_encrypted
 from memdesk.core.storage.memory_copy import copy_to_memory
 from memdesk.core.storage.settings_store import SettingsStore
 
@@ -65,21 +64,8 @@ class Services:
         return ModelLibrary(self.paths)
 
     def create_agent(self, name: str, *, persona: str | None = None, human: str | None = None) -> AgentRecord:
-        """Without ``persona``, the default one written for ``name``. A block whose text is
-        MemDesk's default (given or not) is recorded as written by the app, not by the user."""
-        default_persona, default_human = (
-            self.prompts.persona_for(name),
-            self.prompts.human,
-        )
-        persona, human = persona or default_persona, human or default_human
-        return self.agents.create(
-            name,
-            system_prompt=self.prompts.system,
-            persona=persona,
-            human=human,
-            persona_source=APP if persona == default_persona else USER,
-            human_source=APP if human == default_human else USER,
-        )
+        """A new agent on this store's prompts (see AgentStore.create_new)."""
+        return self.agents.create_new(name, self.prompts, persona=persona, human=human)
 
     @property
     def key(self) -> str | None:
@@ -144,6 +130,41 @@ def open_services(
         embedder,
         vectors=vectors,
     )
+
+
+#: How a front end asks for an encrypted store's passphrase: ``unlock(store, open_with)`` calls
+#: ``open_with(passphrase)`` until the store opens (the window's dialog, the terminal's prompt, each
+#: with its own retries), and returns what it opened, or None when the user gave up.
+Unlock = Callable[[Path, Callable[[str], Services]], "Services | None"]
+
+
+def unlock_and_open(
+    paths: Paths | None = None,
+    *,
+    unlock: Unlock | None = None,
+    key: str | None = None,
+    embedder: Embedder | None = None,
+    clock: Clock | None = None,
+) -> Services | None:
+    """``open_services`` on a store that may be encrypted: plain, or with ``key`` known, it opens
+    at once; otherwise its passphrase is asked through ``unlock`` (None: the user gave up)."""
+    paths = (paths or Paths.from_environment()).ensure()
+
+    def open_with(passphrase: str | None) -> Services:
+        return open_services(paths, key=passphrase, embedder=embedder, clock=clock)
+
+    if key is not None or not file_is_encrypted(paths.database):
+        return open_with(key)
+    if unlock is None:
+        raise PassphraseRequiredError(f"{paths.database} is encrypted and no passphrase was given")
+    return unlock(paths.database, open_with)
+
+
+def connection_opener(services: Services) -> Callable[[], Services]:
+    """Another connection to the store of ``services``, for a thread doing long work: the same
+    passphrase and the same embedding model (loaded once)."""
+    paths, key, embedder = services.paths, services.key, services.embedder
+    return lambda: open_services(paths, key=key, embedder=embedder)
 
 
 def open_private_services(services: Services) -> Services:

@@ -13,7 +13,7 @@ import sys
 from dataclasses import replace
 
 from memdesk.app.agents import open_consolidator
-from memdesk.app.runtimes import make_runtime, runtime_factory
+from memdesk.app.runtimes import open_runtime
 from memdesk.app.services import Services
 from memdesk.cli.passphrase import open_store_services
 from memdesk.core.base.errors import MemDeskError
@@ -77,7 +77,7 @@ def _run(args: argparse.Namespace) -> int:
             print("Nothing new to consolidate since the last pass.")
             return 0
         print(f"Loading the model to consolidate {record.name}'s memory ({mode})...", file=sys.stderr)
-        runtime = runtime_factory(services.key, make_runtime)(settings)
+        runtime = open_runtime(services, settings)
         try:
             result = open_consolidator(services, record, runtime, settings=settings).run(CancelToken())
         finally:

@@ -97,13 +97,19 @@ def _import_window():
     return window_main
 
 
-def run_window(argv: list[str], *, on_first_window: Callable[[object], None] | None = None) -> int:
+def run_window(
+    argv: list[str],
+    *,
+    on_first_window: Callable[[object], None] | None = None,
+    on_window: Callable[[object], None] | None = None,
+) -> int:
     """What ``memdesk`` with no command runs (the start-up benchmarks start the window through it
     too). Order matters: the model's process starts first (memdesk.app.local_model), then the first
     window shows with Send working (memdesk/ui/first_window.py), then the rest of the window is
     imported while that one takes input, and the main window takes its place. ``argv``: the
     window's own flags (see memdesk.ui.startup.main); ``on_first_window`` is called with the first window
-    once it shows (a benchmark types into it)."""
+    once it shows (a benchmark types into it), ``on_window`` with each main window (a program that
+    drives it: memdesk.ui.startup.main.run)."""
     from memdesk.app.local_model import settings_before_opening, start_with
     from memdesk.core.base.paths import Paths
 
@@ -130,7 +136,7 @@ def run_window(argv: list[str], *, on_first_window: Callable[[object], None] | N
         # The window is not available (no Qt installed): the terminal chat is the fallback.
         print("memdesk: the desktop window is not available here; starting the terminal chat.", file=sys.stderr)
         return main(["chat"])
-    return window_main.run(argv, model_ahead=model_ahead, first=first)
+    return window_main.run(argv, model_ahead=model_ahead, first=first, on_window=on_window)
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ import sys
 import threading
 from dataclasses import replace
 
-from memdesk.app.runtimes import make_runtime
+from memdesk.app.runtimes import open_runtime
 from memdesk.app.services import Services, snapshot_before
 from memdesk.cli.passphrase import open_store_services
 from memdesk.core.base.errors import DownloadCancelled, ModelError, UnknownModelError
@@ -149,7 +149,9 @@ def switch_to(services: Services, choice: Choice) -> None:
     settings = replace(services.settings, **choice.changes)
     services.models.preflight(settings)
     try:
-        runtime = make_runtime(settings)  # llama.cpp refuses an architecture it cannot load here, in its child
+        runtime = open_runtime(
+            services, settings
+        )  # llama.cpp refuses an architecture it cannot load here, in its child
         try:
             runtime.info  # noqa: B018 - the child has loaded the model, or raised why not
         finally:

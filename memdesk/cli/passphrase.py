@@ -2,17 +2,19 @@
 (its first line), else a question on the terminal that does not echo. Never from the command line:
 argv is visible to every user of the machine (ps) and lands in shell history.
 
-``open_store_services`` is how every command opens the user's store: plain or encrypted, it asks
-only when the store is encrypted."""
+``open_store_services`` is how every command opens the user's store: the composition root opens it
+(memdesk.app.services.unlock_and_open), and the terminal's prompt is asked only when it is encrypted."""
 
 from __future__ import annotations
 
 import getpass
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
-from memdesk.app.services import Services, open_services
+from memdesk.app.services import Services, unlock_and_open
 from memdesk.core.base.errors import PassphraseError, PassphraseRequiredError, WrongPassphraseError
 from memdesk.core.base.paths import Paths
 from memdesk.core.storage.driver import file_is_encrypted
@@ -22,6 +24,8 @@ PASSPHRASE_FILE_ENV = "MEMDESK_PASSPHRASE_FILE"
 NEW_PASSPHRASE_FILE_ENV = "MEMDESK_NEW_PASSPHRASE_FILE"
 #: Tries on the terminal before giving up (a file is read once: it will not get better).
 ATTEMPTS = 3
+
+Opened = TypeVar("Opened")
 
 
 def passphrase_file(env: str = PASSPHRASE_FILE_ENV) -> Path | None:
@@ -80,15 +84,13 @@ def new_passphrase(*, current_in_file: bool) -> str:
     return first
 
 
-def with_key(store: Path, open_with_key):
-    """Call ``open_with_key(key)`` with the store's passphrase (None for a plain store); on the
-    terminal a wrong one is asked again, up to ATTEMPTS times."""
-    if not file_is_encrypted(store):
-        return open_with_key(None)
+def unlock_on_terminal(store: Path, open_with: Callable[[str], Opened]) -> Opened:
+    """``open_with(passphrase)`` with the passphrase of the encrypted ``store``; on the terminal a
+    wrong one is asked again, up to ATTEMPTS times."""
     attempts = 1 if passphrase_file() is not None else ATTEMPTS
     for attempt in range(1, attempts + 1):
         try:
-            return open_with_key(current_passphrase(store))
+            return open_with(current_passphrase(store))
         except WrongPassphraseError as error:
             if attempt == attempts:
                 raise
@@ -96,7 +98,14 @@ def with_key(store: Path, open_with_key):
     raise AssertionError("unreachable")  # pragma: no cover
 
 
+def with_key(store: Path, open_with_key):
+    """Call ``open_with_key(key)`` with the store's passphrase (None for a plain store), asked as
+    ``unlock_on_terminal`` asks."""
+    if not file_is_encrypted(store):
+        return open_with_key(None)
+    return unlock_on_terminal(store, open_with_key)
+
+
 def open_store_services(paths: Paths | None = None, **options) -> Services:
-    """``open_services`` on the user's store, with its passphrase when it is encrypted."""
-    paths = (paths or Paths.from_environment()).ensure()
-    return with_key(paths.database, lambda key: open_services(paths, key=key, **options))
+    """The services of the user's store, its passphrase asked on the terminal when it is encrypted."""
+    return unlock_and_open(paths, unlock=unlock_on_terminal, **options)

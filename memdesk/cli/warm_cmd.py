@@ -19,7 +19,7 @@ import sys
 import time
 
 from memdesk.app.agents import open_agent
-from memdesk.app.runtimes import make_runtime, runtime_factory
+from memdesk.app.runtimes import open_runtime
 from memdesk.cli.passphrase import open_store_services
 from memdesk.core.memory.agents import FIRST_AGENT
 
@@ -38,7 +38,7 @@ def _warm(args: argparse.Namespace) -> int:
             print(f"Nothing to warm: the {settings.runtime} runtime keeps no prompt cache here.")
             return 0
         started = time.perf_counter()
-        runtime = runtime_factory(services.key, make_runtime)(settings)
+        runtime = open_runtime(services, settings)
         try:
             prefixes = []
             with services.db.dry_run():  # a fresh install has no agent yet: borrow one, keep nothing

@@ -9,7 +9,6 @@ from dataclasses import replace
 import pytest
 
 from memdesk.app.agents import open_agent, open_consolidator
-from memdesk.app.runtimes import make_runtime
 from memdesk.app.services import open_services
 from memdesk.core.base.paths import Paths
 from memdesk.core.base.settings_table import Settings
@@ -21,9 +20,9 @@ from memdesk.core.runtime.scripted import ScriptedRuntime, say
 pytestmark = pytest.mark.model
 
 
-def test_a_pass_on_the_bundled_model_makes_only_valid_memory_calls(real_embedder, clock):
+def test_a_pass_on_the_bundled_model_makes_only_valid_memory_calls(real_embedder, clock, bundled_runtime):
     services = open_services(Paths.from_environment(), embedder=real_embedder, clock=clock)
-    runtime = make_runtime(Settings(context_size=4096))
+    runtime = bundled_runtime
     try:
         record = services.create_agent("ana", human="Nothing is known about the user yet.")
         chat_runtime = ScriptedRuntime(context_window=4096)
@@ -56,7 +55,6 @@ def test_a_pass_on_the_bundled_model_makes_only_valid_memory_calls(real_embedder
         assert consolidation.store.watermark(record.id) == run.last_message_id > 0
         assert FINISH not in [c.function for c in changes]
     finally:
-        runtime.close()
         services.close()
 
 
@@ -76,9 +74,9 @@ class Recording:
         return turn
 
 
-def test_a_pass_on_the_conversations_prompt_evaluates_only_its_own_request(real_embedder, clock):
+def test_a_pass_on_the_conversations_prompt_evaluates_only_its_own_request(real_embedder, clock, bundled_runtime):
     services = open_services(Paths.from_environment(), embedder=real_embedder, clock=clock)
-    runtime = make_runtime(Settings(context_size=4096))
+    runtime = bundled_runtime
     try:
         record = services.create_agent("ana", human="Nothing is known about the user yet.")
         chat_runtime = ScriptedRuntime(context_window=4096)
@@ -113,5 +111,4 @@ def test_a_pass_on_the_conversations_prompt_evaluates_only_its_own_request(real_
         for change in consolidation.store.changes(result.run_id):  # the calls stay valid on this prompt too
             assert change.function in MEMORY_FUNCTIONS and "not valid JSON" not in change.result
     finally:
-        runtime.close()
         services.close()

@@ -1,4 +1,4 @@
-"""Letta's own agent files import: the four published ones in ../shared/data/agentfiles, and the
+"""Letta's own agent files import: the four published ones in tests/data/agentfiles, and the
 newer shapes (several agents, groups with shared blocks, skills, tool calls and results)."""
 
 from __future__ import annotations

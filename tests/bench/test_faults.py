@@ -19,8 +19,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def test_fuzzed_calls_are_all_invalid_and_each_answered_as_a_failed_call():
     rng = random.Random(3)
-    assert all(not _valid(faults.fuzz_call(rng)) for _ in range(500))
-    report = faults.fuzz(40, random.Random(4))
+    assert all(not _valid(faults.fuzz.fuzz_call(rng)) for _ in range(500))
+    report = faults.fuzz.run(40, random.Random(4))
     assert report["ok"] and report["calls"] == report["steps"] == 40
 
 
@@ -69,7 +69,7 @@ def test_a_quick_run_of_the_kill_campaigns_meets_its_targets():
 def test_a_line_sent_during_any_background_work_survives_a_kill_during_the_wait():
     """Every kind of background work, each holding the model for 2 s after the line arrives, and
     the kill always inside that wait: the moment a line saved only after the wait is lost."""
-    report = faults.sent_line_kill(4, random.Random(6), hold=2.0, within=0.5)
+    report = faults.sent_line_kill.run(4, random.Random(6), hold=2.0, within=0.5)
     assert report["by_kind"] == {
         kind: {"trials": 1, "sent_lines_lost": 0, "killed_before_the_answer": 1}
         for kind in ("login", "heartbeat", "consolidation")
@@ -82,7 +82,7 @@ def test_a_line_sent_during_any_background_work_survives_a_kill_during_the_wait(
 def test_a_message_sent_in_the_window_during_background_work_survives_a_kill_during_the_wait():
     """The window's path the same way: Send pressed while the login turn or a timed heartbeat
     holds the model for 2 s, the kill inside that wait (main's window lost 3 of 8 such lines)."""
-    report = faults.sent_line_kill(2, random.Random(6), hold=2.0, within=0.5, window=True)
+    report = faults.sent_line_kill.run(2, random.Random(6), hold=2.0, within=0.5, window=True)
     assert report["by_kind"] == {
         kind: {"trials": 1, "sent_lines_lost": 0, "killed_before_the_answer": 1} for kind in ("login", "heartbeat")
     }, report
@@ -140,8 +140,8 @@ def test_the_socket_campaign_passes_on_the_real_apps_audited_runs(real_chat_run,
             asked.append(("window", message))
             return real_window_run
 
-    monkeypatch.setattr(faults, "RealApp", SharedRuns)
-    report = faults.sockets()
+    monkeypatch.setattr(faults.sockets, "RealApp", SharedRuns)
+    report = faults.sockets.run()
     assert asked == [{"audit": True}, ("chat", ["Hello!"]), ("window", "Hello!")]
     assert (
         report["ok"] and report["runs_exit_codes"] == {"cli": 0, "gui": 0} and report["network_socket_events"] == 0
@@ -160,15 +160,15 @@ def test_the_socket_campaign_fails_on_a_network_event_or_a_run_that_did_not_end_
         0,
         ["12 start python -m memdesk.ui.startup.main", "12 NETWORK socket.getaddrinfo ('huggingface.co', 443)"],
     )
-    assert faults.sockets_report({"cli": quiet, "gui": quiet})["ok"]
-    report = faults.sockets_report({"cli": quiet, "gui": lookup})
+    assert faults.sockets.report({"cli": quiet, "gui": quiet})["ok"]
+    report = faults.sockets.report({"cli": quiet, "gui": lookup})
     assert not report["ok"] and report["network_socket_events"] == 1 and "huggingface.co" in report["events"][0]
-    assert not faults.sockets_report({"cli": run("gave_up", 3, []), "gui": quiet})["ok"]
+    assert not faults.sockets.report({"cli": run("gave_up", 3, []), "gui": quiet})["ok"]
 
 
 def test_the_run_exits_non_zero_when_a_campaign_misses_its_target(monkeypatch, capsys):
-    monkeypatch.setattr(faults, "agent_kill", lambda trials, rng: {"trials": trials, "ok": False})
-    monkeypatch.setattr(faults, "fuzz", lambda calls, rng: {"calls": calls, "ok": True})
+    monkeypatch.setattr(faults.agent_kill, "run", lambda trials, rng: {"trials": trials, "ok": False})
+    monkeypatch.setattr(faults.fuzz, "run", lambda calls, rng: {"calls": calls, "ok": True})
     assert faults.main(["--json", "--only", "agent_kill", "--only", "fuzz"]) == 1
     report = json.loads(capsys.readouterr().out)
     assert report["fuzz"]["calls"] == 10_000 and not report["all_targets_met"] and not report["complete"]
@@ -177,7 +177,9 @@ def test_the_run_exits_non_zero_when_a_campaign_misses_its_target(monkeypatch, c
 def test_campaigns_run_alone_at_full_scale_pass_when_they_meet_their_targets(monkeypatch, capsys):
     seen = []
     monkeypatch.setattr(
-        faults, "ingest_kill", lambda trials, rng: seen.append((trials, rng.random())) or {"trials": trials, "ok": True}
+        faults.ingest_kill,
+        "run",
+        lambda trials, rng: seen.append((trials, rng.random())) or {"trials": trials, "ok": True},
     )
     assert faults.main(["--json", "--only", "ingest_kill"]) == 0
     assert faults.main(["--json", "--only", "ingest_kill", "--seed", "12"]) == 0

@@ -25,9 +25,9 @@ def test_memdesk_starts_the_model_then_the_first_window_and_hands_both_to_the_ma
         shown.append(real_open_first_window(paths, settings, milestone))
         return shown[0]
 
-    def run(argv, *, model_ahead=None, first=None):
+    def run(argv, *, model_ahead=None, first=None, on_window=None):
         order.append("main window")
-        assert argv == [] and model_ahead is started
+        assert argv == [] and model_ahead is started and on_window is None
         assert first is shown[0] and first.isVisible() and first.send_button.isEnabled()
         first.discard()
         first.lock.release()

@@ -95,6 +95,7 @@ def test_a_missing_display_is_a_failing_window_line_and_exit_1(monkeypatch, caps
     assert "no display" in line and "DISPLAY" in line and "fix:" in line
 
 
+@pytest.mark.processes
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="X11 displays are a Linux matter")
 def test_an_unreachable_display_is_qts_own_complaint_caught_in_a_child(monkeypatch, capsys):
     from memdesk.diagnostics import system_libs
@@ -164,6 +165,7 @@ def test_the_cpu_line_names_every_feature_a_build_uses_and_the_cpu_lacks():
     assert missing_features(features, avx2_only | {"avx512f", "amx_int8"}) == []
 
 
+@pytest.mark.processes
 def test_a_hung_model_process_times_out_and_is_killed():
     report = run_probe("hangs", "decode", timeout=5)
     (check,) = report.checks

@@ -45,6 +45,7 @@ def _dpkg_owner(path: Path) -> str | None:
     return None
 
 
+@pytest.mark.processes
 @pytest.mark.skipif(shutil.which("dpkg") is None or shutil.which("ldd") is None, reason="needs a Debian-family system")
 def test_the_rule_agrees_with_dpkg_for_every_system_library_qts_xcb_plugin_links():
     plugin = xcb_plugin()
@@ -63,6 +64,7 @@ def test_the_rule_agrees_with_dpkg_for_every_system_library_qts_xcb_plugin_links
     assert compared >= 20  # the xcb family, X11, GL, fontconfig...
 
 
+@pytest.mark.processes
 def test_nothing_is_missing_after_make_system_deps():
     if shutil.which("ldd") is None or xcb_plugin() is None:
         pytest.skip("no ldd or no xcb plugin on this system")

@@ -12,8 +12,8 @@ from memdesk.core.storage import open_database
 
 
 @pytest.fixture
-def store(tmp_path):
-    db = open_database(tmp_path / "store" / "memdesk.sqlite3")
+def store(tmp_path, new_store):
+    db = open_database(new_store(tmp_path / "store" / "memdesk.sqlite3"))
     agent_id = db.execute(
         "INSERT INTO agents(name, created_at, system_prompt) VALUES ('reader', '2026-01-01T00:00:00+00:00', '')"
     ).lastrowid

@@ -11,10 +11,11 @@ from pathlib import Path
 import pytest
 
 from memdesk.core.base.clock import ManualClock
-from memdesk.core.documents.ingest import CRASH_ENV, Ingestor
+from memdesk.core.documents.ingest import Ingestor
 from memdesk.core.embedding.hashing import HashingEmbedder
 from memdesk.core.memory.archival import ArchivalMemory
 from memdesk.core.storage import open_database
+from testing.fault_children.ingest import CRASHED
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -28,12 +29,11 @@ def _make_files(folder: Path, count: int) -> None:
 
 def _run(db_path: Path, folder: Path, crash: str | None) -> subprocess.CompletedProcess:
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    env.pop(CRASH_ENV, None)
-    if crash:
-        env[CRASH_ENV] = crash
-    # The fault campaign's ingestion child (testing.fault_children.ingest), crashed at a chosen point.
+    # The fault campaign's ingestion child (testing.fault_children.ingest), crashed at a chosen point
+    # it observes from outside the pipeline (its progress reports).
+    crash_after = ["--crash-after", crash] if crash else []
     return subprocess.run(
-        [sys.executable, "-m", "testing.fault_children.ingest", str(db_path), str(folder)],
+        [sys.executable, "-m", "testing.fault_children.ingest", str(db_path), str(folder), *crash_after],
         env=env,
         capture_output=True,
         text=True,
@@ -52,6 +52,7 @@ def _expected_chunks(tmp_path: Path, folder: Path) -> int:
     return count
 
 
+@pytest.mark.processes
 @pytest.mark.parametrize("crash", ["reading:3", "embedding:1"])
 def test_killed_ingestion_resumes_without_duplicates(tmp_path, crash):
     folder = tmp_path / "docs"
@@ -61,7 +62,7 @@ def test_killed_ingestion_resumes_without_duplicates(tmp_path, crash):
     db.execute("INSERT INTO agents(name, created_at, system_prompt) VALUES ('a', 'now', '')")
     db.close()
     killed = _run(db_path, folder, crash)
-    assert killed.returncode == 75, killed.stderr
+    assert killed.returncode == CRASHED, killed.stderr
     db = open_database(db_path)
     partial_documents = db.scalar("SELECT COUNT(*) FROM documents")
     unembedded = db.scalar("SELECT COUNT(*) FROM passages WHERE embedded = 0")

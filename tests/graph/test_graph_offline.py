@@ -8,9 +8,12 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.processes
 def test_the_nlp_pipeline_loads_and_runs_without_any_socket():
     code = textwrap.dedent(
         """

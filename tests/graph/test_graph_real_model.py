@@ -6,7 +6,6 @@ from __future__ import annotations
 import pytest
 
 from memdesk.app.agents import open_agent
-from memdesk.app.runtimes import make_runtime
 from memdesk.app.services import open_services
 from memdesk.core.base.paths import Paths
 from memdesk.core.base.settings_table import Settings
@@ -17,11 +16,9 @@ from memdesk.core.tools.context import AllowAll
 pytestmark = pytest.mark.model
 
 
-@pytest.fixture(scope="module")
-def real_runtime():
-    runtime = make_runtime(Settings(context_size=4096))
-    yield runtime
-    runtime.close()
+@pytest.fixture
+def real_runtime(bundled_runtime):
+    return bundled_runtime
 
 
 def test_the_model_adds_a_fact_between_entities_it_was_given(real_runtime, analyser, clock):

@@ -151,7 +151,7 @@ def test_get_use_and_remove_a_real_model_end_to_end(capsys, fake_hub, test_catal
 def test_a_copy_of_a_local_file_can_be_chosen_by_path(capsys, tmp_path, monkeypatch):
     # Without loading: the switch itself is what the real-model test above covers.
     monkeypatch.setattr(
-        "memdesk.cli.models_cmd.make_runtime",
+        "memdesk.app.runtimes.make_runtime",
         lambda settings: type("R", (), {"info": None, "close": lambda self: None})(),
     )
     path = tmp_path / "mine.gguf"

@@ -9,7 +9,6 @@ from dataclasses import replace
 import pytest
 
 from memdesk.app.agents import open_agent
-from memdesk.app.runtimes import make_runtime
 from memdesk.app.services import open_services
 from memdesk.core.agent.settings import AgentSettings
 from memdesk.core.base.paths import Paths
@@ -24,12 +23,10 @@ pytestmark = pytest.mark.model
 PARAMS = sampling(Settings(temperature=0.3, seed=7, max_answer_tokens=160))
 
 
-@pytest.fixture(scope="module")
-def real_runtime():
-    """The production path: make_runtime builds llama.cpp in an isolated child process."""
-    runtime = make_runtime(Settings(context_size=4096))
-    yield runtime
-    runtime.close()
+@pytest.fixture
+def real_runtime(bundled_runtime):
+    """The production path: make_runtime builds llama.cpp in an isolated child process (shared)."""
+    return bundled_runtime
 
 
 @pytest.fixture

@@ -15,6 +15,9 @@ from memdesk.core.base.settings_table import Settings
 from memdesk.core.runtime.base import CallRequest, ChatMessage, sampling
 from memdesk.core.runtime.isolated import IsolatedRuntime
 
+#: Every test here starts and kills real child processes.
+pytestmark = pytest.mark.processes
+
 CHILD = "tests.runtime.child_runtimes"
 
 

@@ -190,7 +190,8 @@ class TerminalDriver:
     def retry(self) -> None:
         assert self._prompting.wait(TIMEOUT_S)
         self._lines.put("/retry")
-        assert wait_until(lambda: not self._prompting.is_set())
+        # Taken by the prompt: a quick retry is over, and the prompt back, before "not prompting" is seen.
+        assert wait_until(self._lines.empty)
 
     def wait_idle(self) -> None:
         assert wait_until(self._prompting.is_set)

@@ -78,7 +78,7 @@ def test_a_pass_in_apply_mode_is_preceded_by_a_snapshot(services, runtime, make_
 
 def test_a_model_switch_is_preceded_by_a_snapshot(capsys, tmp_path, monkeypatch):
     monkeypatch.setattr(
-        "memdesk.cli.models_cmd.make_runtime",
+        "memdesk.app.runtimes.make_runtime",
         lambda settings: type("R", (), {"info": None, "close": lambda self: None})(),
     )
     main(["agents", "create", "Ivo"])

@@ -20,11 +20,12 @@ from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from PySide6.QtWidgets import QApplication
 from pytestqt.wait_signal import SignalBlocker
 
+from memdesk.app import runtimes as app_runtimes
+from memdesk.app import services as app_services
 from memdesk.app.services import open_services
 from memdesk.core.base.paths import Paths
 from memdesk.core.embedding.hashing import HashingEmbedder
 from memdesk.core.runtime.scripted import ScriptedRuntime
-from memdesk.ui.startup import main as window_main
 from memdesk.ui.window.main_window import MainWindow
 from tests.conftest import PATIENT_RECALL_MS
 
@@ -160,11 +161,11 @@ def send(qtbot):
 def window_start(monkeypatch):
     """``memdesk.ui.startup.main.run`` on the scripted runtime and the hashing embedder; the log handler
     it installs is removed afterwards."""
-    monkeypatch.setattr(window_main, "make_runtime", lambda _settings, **_key: ScriptedRuntime(context_window=32768))
+    monkeypatch.setattr(app_runtimes, "make_runtime", lambda _settings, **_key: ScriptedRuntime(context_window=32768))
     monkeypatch.setattr(
-        window_main,
+        app_services,
         "open_services",
-        lambda paths, key=None, embedder=None: open_services(paths, key=key, embedder=HashingEmbedder()),
+        lambda paths, key=None, **_options: open_services(paths, key=key, embedder=HashingEmbedder()),
     )
     handlers = list(logging.getLogger().handlers)
     yield
@@ -175,10 +176,12 @@ def window_start(monkeypatch):
 
 
 @pytest.fixture
-def plain_store(memdesk_home):
+def plain_store(memdesk_home, new_store):
     """An unencrypted store with agent "sam", no login turn and no model facts: a window run on it
     runs only the turns a test causes."""
-    services = open_services(Paths.from_environment(), embedder=HashingEmbedder())
+    paths = Paths.from_environment().ensure()
+    new_store(paths.database)
+    services = open_services(paths, embedder=HashingEmbedder())
     services.create_agent("sam")
     services.settings_store.set("login_after_minutes", 0)
     services.settings_store.set("graph_model_facts", False)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from PySide6.QtWidgets import QMessageBox
 
+from memdesk.app import services as app_services
 from memdesk.app.services import open_services
 from memdesk.app.store_opening import backups_at
 from memdesk.core.base.paths import Paths
@@ -128,7 +129,9 @@ def test_a_damaged_store_at_start_is_offered_its_newest_good_snapshot(services, 
     told = []
     monkeypatch.setattr(QMessageBox, "information", lambda _parent, _title, text, *a: told.append(text))
     monkeypatch.setattr(
-        ui_main, "open_services", lambda p, key=None: open_services(p, key=key, embedder=HashingEmbedder())
+        app_services,
+        "open_services",
+        lambda p, key=None, **_options: open_services(p, key=key, embedder=HashingEmbedder()),
     )
     restored, code = ui_main._open_or_offer_snapshot(Paths.from_environment(), None)
     try:

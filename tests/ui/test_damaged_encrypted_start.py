@@ -10,6 +10,7 @@ import pytest
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication, QMessageBox
 
+from memdesk.app import services as app_services
 from memdesk.app.services import open_services
 from memdesk.core.base.paths import Paths
 from memdesk.core.embedding.hashing import HashingEmbedder
@@ -41,7 +42,9 @@ def damaged_start(memdesk_home, monkeypatch):
             lambda _parent, _title, text, *a, _kind=kind, _answer=answer, **k: said[_kind].append(text) or _answer,
         )
     monkeypatch.setattr(
-        ui_main, "open_services", lambda p, key=None: open_services(p, key=key, embedder=HashingEmbedder())
+        app_services,
+        "open_services",
+        lambda p, key=None, **_options: open_services(p, key=key, embedder=HashingEmbedder()),
     )
     return paths, said
 

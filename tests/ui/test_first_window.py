@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import Qt
 
+from memdesk.app import runtimes as app_runtimes
 from memdesk.app.instance import WINDOW, InstanceLock
 from memdesk.app.local_model import settings_before_opening
 from memdesk.core.agent import unanswered
@@ -25,13 +26,13 @@ def paths(plain_store):
 
 @pytest.fixture
 def answering(monkeypatch):
-    """The window's model answers once; ``drive`` records what the window shows when a turn ends,
-    then closes it (in place of the app's own screenshot driver, which ``--screenshot`` turns on)."""
+    """The window's model answers once; ``drive``, handed the main window (``run``'s ``on_window``),
+    records what the window shows when a turn ends, then closes it."""
     runtime = ScriptedRuntime([say("Hello Ada, good to meet you.")], context_window=32768)
-    monkeypatch.setattr(window_main, "make_runtime", lambda _settings, **_key: runtime)
-    seen: dict[str, object] = {}
+    monkeypatch.setattr(app_runtimes, "make_runtime", lambda _settings, **_key: runtime)
+    seen = Seen()
 
-    def drive(window, _path, _text, _give_up_after_s) -> None:
+    def drive(window) -> None:
         def done() -> None:
             if window.last_sent_id is None or "transcript" in seen:
                 return
@@ -49,12 +50,19 @@ def answering(monkeypatch):
 
         window.turn_done.connect(done)
 
-    monkeypatch.setattr(window_main, "_schedule_screenshot", drive)
+    seen.drive = drive
     return seen
 
 
-def run_main_window(tmp_path, first=None) -> int:
-    return window_main.run(["--screenshot", str(tmp_path / "unused.png")], first=first)
+class Seen(dict):
+    """What the window showed when its turn ended, and the driver that saw it (``drive``)."""
+
+    drive = None
+
+
+def run_main_window(tmp_path, first=None, driven: Seen | None = None) -> int:
+    """The main window, driven (no welcome: nobody's first start) by ``driven``'s driver, or by none."""
+    return window_main.run([], first=first, on_window=driven.drive if driven is not None else lambda _window: None)
 
 
 def test_a_message_sent_in_the_first_window_is_on_disk_at_once_and_the_main_window_answers_it(
@@ -69,7 +77,7 @@ def test_a_message_sent_in_the_first_window_is_on_disk_at_once_and_the_main_wind
     assert not first.send_button.isEnabled()  # one message at a time, as during any turn
     qtbot.keyClicks(first.compose, "and a second thought")
 
-    assert run_main_window(tmp_path, first) == 0 and rescue == []
+    assert run_main_window(tmp_path, first, answering) == 0 and rescue == []
     assert not first.isVisible()  # the main window took its place
     assert answering["users"] == ["Hi, I am Ada"]  # saved once, to the agent
     assert answering["reply"] is not None and answering["reply"].search_text == "Hello Ada, good to meet you."
@@ -83,7 +91,7 @@ def test_a_message_a_start_left_on_disk_is_answered_by_the_next_start(
 ):
     SentBeforeOpen(paths.sent_before_open).add("Are you there?")  # a start that ended before saving it
 
-    assert run_main_window(tmp_path) == 0 and rescue == []
+    assert run_main_window(tmp_path, driven=answering) == 0 and rescue == []
     assert answering["users"] == ["Are you there?"]
     assert answering["reply"] is not None
     assert not paths.sent_before_open.exists()

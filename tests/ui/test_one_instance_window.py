@@ -8,6 +8,7 @@ import os
 import pytest
 from PySide6.QtWidgets import QMessageBox, QWidget
 
+from memdesk.app import services as app_services
 from memdesk.app.instance import TERMINAL_CHAT, WINDOW, InstanceLock, ask_to_come_forward
 from memdesk.core.base.paths import Paths
 from memdesk.ui.startup import main as window_main
@@ -18,7 +19,7 @@ from memdesk.ui.startup.instance import ComeForwardWatcher
 def shown(monkeypatch):
     """What the message boxes said. A start that gets as far as opening the store fails the test."""
     monkeypatch.setattr(
-        window_main, "open_services", lambda *a, **k: pytest.fail("the store was opened beside a running instance")
+        app_services, "open_services", lambda *a, **k: pytest.fail("the store was opened beside a running instance")
     )
     messages: list[str] = []
     monkeypatch.setattr(QMessageBox, "information", lambda _parent, _title, text, *a, **k: messages.append(text))

@@ -8,6 +8,8 @@ import logging
 import pytest
 from PySide6.QtWidgets import QMessageBox
 
+from memdesk.app import runtimes as app_runtimes
+from memdesk.app import services as app_services
 from memdesk.app.instance import WINDOW, InstanceLock
 from memdesk.app.local_model import StartedModel
 from memdesk.app.services import open_services
@@ -16,6 +18,7 @@ from memdesk.core.base.settings_table import Settings
 from memdesk.core.embedding.hashing import HashingEmbedder
 from memdesk.core.runtime.scripted import ScriptedRuntime
 from memdesk.ui.startup import main as window_main
+from testing.scripted_window import quit_when_ready
 
 
 @pytest.fixture
@@ -35,12 +38,12 @@ def start(monkeypatch, memdesk_home):
             events.append("window")
             super().__init__(*args, **kwargs)
 
-    monkeypatch.setattr(window_main, "make_runtime", make_runtime)
+    monkeypatch.setattr(app_runtimes, "make_runtime", make_runtime)
     monkeypatch.setattr(window_main, "MainWindow", Window)
     monkeypatch.setattr(
-        window_main,
+        app_services,
         "open_services",
-        lambda paths, key=None, embedder=None: open_services(paths, key=key, embedder=HashingEmbedder()),
+        lambda paths, key=None, **_options: open_services(paths, key=key, embedder=HashingEmbedder()),
     )
     handlers = list(logging.getLogger().handlers)
     yield events
@@ -51,7 +54,7 @@ def start(monkeypatch, memdesk_home):
 
 
 def test_the_model_starts_loading_before_the_window_is_built_and_is_the_one_that_answers(qtbot, start):
-    assert window_main.run(["--quit-when-ready"]) == 0
+    assert window_main.run([], on_window=quit_when_ready) == 0
     assert start == ["runtime", "window"]  # one runtime, started first; the worker took it
 
 
@@ -59,7 +62,7 @@ def test_the_window_answers_with_the_model_memdesk_started_before_importing_it(q
     early = ScriptedRuntime(context_window=32768)
     closed: list[ScriptedRuntime] = []
     early.close = lambda: closed.append(early)
-    assert window_main.run(["--quit-when-ready"], model_ahead=StartedModel(Settings(), early)) == 0
+    assert window_main.run([], model_ahead=StartedModel(Settings(), early), on_window=quit_when_ready) == 0
     assert start == ["window"]  # the window started no runtime of its own
     assert closed == [early]  # its worker closed it when the window closed
 

@@ -12,7 +12,6 @@ clears the mark of a row an agent file brought (documents/catalog.py).
 from __future__ import annotations
 
 import hashlib
-import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -34,9 +33,6 @@ MAX_UNPACKED_BYTES = 2 * MAX_FILE_BYTES
 #: Tokens a chunk repeats from the end of the previous one, so a fact cut in two is whole in one.
 OVERLAP_TOKENS = 40
 EMBED_BATCH = 256
-#: Test hook: "reading:N" or "embedding:N" makes the process exit abruptly after N documents read
-#: or N embedding batches, to prove that a killed ingestion resumes cleanly.
-CRASH_ENV = "MEMDESK_INGEST_CRASH_AFTER"
 
 ProgressCallback = Callable[[IngestProgress], None]
 
@@ -60,8 +56,6 @@ class Ingestor:
         self._clock = clock
         self._max_bytes = max_bytes
         self._max_unpacked_bytes = max_unpacked_bytes
-        crash = os.environ.get(CRASH_ENV, "")
-        self._crash = (crash.split(":")[0], int(crash.split(":")[1])) if ":" in crash else None
 
     def ingest(
         self,
@@ -92,7 +86,6 @@ class Ingestor:
             except DocumentError as error:
                 report.failures.append(FileFailure(str(item), error.user_message))
                 self._record_failure(item, agent_id, error.user_message)
-            self._maybe_crash("reading", number + 1)
         notify(IngestProgress("reading", len(files), len(files), None, 0.0, len(report.failures)))
         self._embed_pending(agent_id, report, notify, cancelled)
         notify(IngestProgress("done", report.embedded, report.embedded, None, 0.0, len(report.failures)))
@@ -203,7 +196,6 @@ class Ingestor:
     ) -> None:
         total = int(self._db.scalar("SELECT COUNT(*) FROM passages WHERE agent_id = ? AND embedded = 0", (agent_id,)))
         eta = Eta(total)
-        batches = 0
         while not cancelled():
             rows = self._db.query(
                 "SELECT p.id, p.text, d.path FROM passages p LEFT JOIN documents d ON d.id = p.document_id"
@@ -231,12 +223,6 @@ class Ingestor:
                     (agent_id,),
                 )
             report.embedded += len(rows)
-            batches += 1
-            self._maybe_crash("embedding", batches)
         else:
             report.cancelled = True
         notify(IngestProgress("embedding", report.embedded, total, None, 0.0, len(report.failures)))
-
-    def _maybe_crash(self, phase: str, count: int) -> None:
-        if self._crash is not None and self._crash == (phase, count):
-            os._exit(75)

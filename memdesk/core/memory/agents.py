@@ -11,8 +11,9 @@ from pathlib import Path
 from memdesk.core.base.clock import Clock, iso, parse_iso
 from memdesk.core.base.errors import AgentExistsError, AgentNotFoundError, MemDeskError
 from memdesk.core.memory.core_memory import DEFAULT_LIMIT, CoreMemory
-from memdesk.core.memory.history import USER
+from memdesk.core.memory.history import APP, USER
 from memdesk.core.memory.space import delete_agent_vectors
+from memdesk.core.prompts import Prompts
 from memdesk.core.storage import Database
 
 #: The agent the window creates on a fresh install; ``memdesk warm`` prepares its prompt beforehand.
@@ -100,6 +101,23 @@ class AgentStore:
                 source=human_source,
             )
         return self.get(agent_id)
+
+    def create_new(
+        self, name: str, prompts: Prompts, *, persona: str | None = None, human: str | None = None
+    ) -> AgentRecord:
+        """A new agent on MemDesk's prompts: without ``persona``, the default one written for
+        ``name``; without ``human``, the default. A block whose text is MemDesk's default (given or
+        not) is recorded as written by the app, not by the user."""
+        default_persona, default_human = prompts.persona_for(name), prompts.human
+        persona, human = persona or default_persona, human or default_human
+        return self.create(
+            name,
+            system_prompt=prompts.system,
+            persona=persona,
+            human=human,
+            persona_source=APP if persona == default_persona else USER,
+            human_source=APP if human == default_human else USER,
+        )
 
     def create_empty(self, name: str, *, system_prompt: str, created_at: datetime | None = None) -> AgentRecord:
         """An agent with no memory blocks yet (an import adds the file's own)."""

@@ -10,29 +10,27 @@ import argparse
 import logging
 import sys
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from logging.handlers import RotatingFileHandler
 from pathlib import Path
 
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication, QMessageBox, QPlainTextEdit, QProgressDialog
 
 from memdesk.app.instance import WINDOW, InstanceLock, ask_to_come_forward
 from memdesk.app.local_model import StartedModel
-from memdesk.app.runtimes import RuntimeAhead, make_runtime, runtime_factory
-from memdesk.app.services import Services, open_services
+from memdesk.app.runtimes import runtimes_ahead
+from memdesk.app.services import Services, connection_opener, unlock_and_open
 from memdesk.app.store_opening import backups_at, convert_store
-from memdesk.core.agent import unanswered
 from memdesk.core.base.errors import AlreadyRunningError, DamagedStoreError, MemDeskError, WrongPassphraseError
 from memdesk.core.base.log_privacy import PrivateFormatter
 from memdesk.core.base.paths import Paths
 from memdesk.core.base.private_files import private_umask
-from memdesk.core.storage.driver import file_is_encrypted
 from memdesk.session.sent_before_open import SentBeforeOpen
 from memdesk.ui.common.errors import CrashCapture, ErrorHub
 from memdesk.ui.common.text import literal
 from memdesk.ui.dialogs.backups import describe_when, restore_snapshot, restored_message
-from memdesk.ui.dialogs.consent import DENY, ConsentRequest
 from memdesk.ui.dialogs.passphrase import unlock_store
 from memdesk.ui.dialogs.privacy import StoreConversion
 from memdesk.ui.dialogs.welcome import offer_welcome, window_actions
@@ -64,16 +62,26 @@ def _show_crash_log(window: MainWindow, text: str) -> None:
     view.show()
 
 
+#: Called with each main window once it is shown, before it starts (see ``run``).
+OnWindow = Callable[[MainWindow], None]
+
+
 def run(
-    argv: list[str] | None = None, *, model_ahead: StartedModel | None = None, first: FirstWindow | None = None
+    argv: list[str] | None = None,
+    *,
+    model_ahead: StartedModel | None = None,
+    first: FirstWindow | None = None,
+    on_window: OnWindow | None = None,
 ) -> int:
     """``model_ahead``: the local model ``memdesk`` started before importing this module
     (memdesk.app.local_model.start_with); the first window takes it, or it is closed. ``first``: the
     window ``memdesk`` showed meanwhile (memdesk/ui/startup/first_window.py), holding the data folder's
-    lock; the main window takes its place."""
+    lock; the main window takes its place. ``on_window``: a program that drives the window (a
+    benchmark, testing/scripted_window.py) is handed each main window once it is shown, before it
+    starts; a driven window is nobody's first start, so it offers no welcome."""
     with private_umask():  # the store, logs and caches this run writes are the user's only
         try:
-            return _run(argv, model_ahead, first)
+            return _run(argv, model_ahead, first, on_window)
         finally:
             if first is not None:
                 first.discard()  # a start that ended before the main window showed
@@ -94,23 +102,11 @@ def _take_instance_lock(paths: Paths) -> InstanceLock | None:
         return None
 
 
-def _run(argv: list[str] | None, model_ahead: StartedModel | None, first: FirstWindow | None) -> int:
+def _run(
+    argv: list[str] | None, model_ahead: StartedModel | None, first: FirstWindow | None, on_window: OnWindow | None
+) -> int:
     parser = argparse.ArgumentParser(prog="memdesk", description="MemDesk desktop window")
     parser.add_argument("--timing", action="store_true", help="print start-up milestones (for bench.startup)")
-    parser.add_argument(
-        "--quit-when-ready", action="store_true", help="exit once the model is loaded (for bench.startup)"
-    )
-    parser.add_argument(
-        "--screenshot", metavar="PNG", help="after the model is ready, send --message, save a screenshot and quit"
-    )
-    parser.add_argument("--message", default="Hello! Who are you?", help="message sent before --screenshot")
-    parser.add_argument(
-        "--give-up-after",
-        type=float,
-        default=600.0,
-        metavar="S",
-        help="with --screenshot: exit with an error when no reply came within S seconds",
-    )
     args, qt_args = parser.parse_known_args(sys.argv[1:] if argv is None else argv)
     milestone = milestones(args.timing)
     app = application(qt_args)
@@ -129,16 +125,16 @@ def _run(argv: list[str] | None, model_ahead: StartedModel | None, first: FirstW
         if lock is None:
             return 1
     with lock:
-        return _run_window(app, paths, args, milestone, model_ahead, first)
+        return _run_window(app, paths, milestone, model_ahead, first, on_window)
 
 
 def _run_window(
     app: QApplication,
     paths: Paths,
-    args: argparse.Namespace,
     milestone,
     model_ahead: StartedModel | None,
     first: FirstWindow | None,
+    on_window: OnWindow | None,
 ) -> int:
     _setup_logging(paths)
     hub = ErrorHub()
@@ -153,7 +149,7 @@ def _run_window(
                 return code
             key = services.key
             code, after = _show_window(
-                app, services, hub, args, milestone, previous_crash, outlived, model_ahead, first
+                app, services, hub, milestone, previous_crash, outlived, model_ahead, first, on_window
             )
             previous_crash = model_ahead = first = None
             # The window and every connection it opened are closed: the store is free to replace.
@@ -173,14 +169,15 @@ def _open_store(paths: Paths, key: str | None, typed: list[str] | None = None) -
     """The store's services; an encrypted store's passphrase is asked in a dialog (None: Quit).
     ``typed`` receives the passphrase last tried there."""
 
-    def unlock(passphrase: str) -> Services:
-        if typed is not None:
-            typed[:] = [passphrase]
-        return open_services(paths, key=passphrase)
+    def unlock(store: Path, open_with: Callable[[str], Services]) -> Services | None:
+        def remembered(passphrase: str) -> Services:
+            if typed is not None:
+                typed[:] = [passphrase]
+            return open_with(passphrase)
 
-    if key is not None or not file_is_encrypted(paths.database):
-        return open_services(paths, key=key)
-    return unlock_store(paths.database, unlock)
+        return unlock_store(store, remembered)
+
+    return unlock_and_open(paths, key=key, unlock=unlock)
 
 
 def _open_or_offer_snapshot(paths: Paths, key: str | None) -> tuple[Services | None, int]:
@@ -290,28 +287,22 @@ def _show_window(
     app: QApplication,
     services: Services,
     hub: ErrorHub,
-    args: argparse.Namespace,
     milestone,
     previous_crash: Path | None,
     outlived: OutlivedThreads,
     model_ahead: StartedModel | None = None,
     first: FirstWindow | None = None,
+    on_window: OnWindow | None = None,
 ) -> tuple[int, AfterClose]:
     """Run one window on ``services`` until it closes: its exit code, and what the user asked to be
     done once it is closed (a snapshot to restore from File > Backups…, a conversion from Settings →
     Privacy)."""
-    shared_embedder = services.embedder
     paths = services.paths
-    key = services.key
-
-    def open_worker_services() -> Services:
-        return open_services(paths, key=key, embedder=shared_embedder)
-
     # The model's process starts now (unless memdesk started it already) and loads while the
     # window is built: it waits for nothing.
-    runtimes = RuntimeAhead(runtime_factory(key, make_runtime), services.settings, started=model_ahead)
+    runtimes = runtimes_ahead(services, started=model_ahead)
     window = MainWindow(
-        services, open_worker_services=open_worker_services, make_runtime=runtimes, hub=hub, outlived=outlived
+        services, open_worker_services=connection_opener(services), make_runtime=runtimes, hub=hub, outlived=outlived
     )
     ComeForwardWatcher(paths, window)
     # Qt ends app.exec() when the last window closes; a window closed before exec started (within
@@ -324,11 +315,8 @@ def _show_window(
     app.processEvents()
     milestone("main_window_shown" if first is not None else "window_shown")
     window.model_ready.connect(lambda _model: milestone("model_ready"))
-    if args.quit_when_ready:
-        window.model_ready.connect(lambda _model: QTimer.singleShot(0, window.close))
-        window.hub.shown.connect(lambda _text: QTimer.singleShot(0, window.close))
-    if args.screenshot:
-        _schedule_screenshot(window, args.screenshot, args.message, args.give_up_after)
+    if on_window is not None:
+        on_window(window)
     if previous_crash is not None:
         previous = previous_crash.read_text(encoding="utf-8", errors="replace")
         window.message_bar.show_message(
@@ -343,7 +331,7 @@ def _show_window(
     app.processEvents()
     if window.chat.send_button.isEnabled() and first is None:  # Send works while the model loads
         milestone("send_enabled")
-    if window.isVisible() and not (args.screenshot or args.quit_when_ready):  # a scripted run is nobody's first start
+    if window.isVisible() and on_window is None:  # a driven run is nobody's first start
         offer_welcome(services, window_actions(window), window)
     try:
         code = 0 if closed else app.exec()
@@ -360,80 +348,6 @@ class AfterClose:
 
     restore: str | None = None
     conversion: StoreConversion | None = None
-
-
-def _schedule_screenshot(window: MainWindow, path: str, message: str, give_up_after_s: float) -> None:
-    """Drive the real app end to end (used by the Xvfb test and the socket audit): send one
-    message, deny any consent the reply asks for, wait for the reply to that message, check that
-    the window shows it, save a screenshot, quit. Any other end exits non-zero: no reply within
-    ``give_up_after_s`` (3), a reply the window does not show (4), the message left unanswered (5),
-    an error on the bar (6)."""
-    sent = False
-    finished = False
-
-    def send() -> None:
-        nonlocal sent
-        if sent:
-            return
-        # Send can be greyed for a moment (another turn runs): try again until the window takes it.
-        if window.busy or not window.chat.can_send:
-            QTimer.singleShot(200, window, send)
-            return
-        sent = True
-        window.chat.compose.setPlainText(message)
-        window.chat.on_send_clicked()
-
-    def fail(code: int, text: str) -> None:
-        nonlocal finished
-        if not finished:
-            finished = True
-            print(f"error: {text}", flush=True)
-            QApplication.exit(code)
-
-    def on_turn_done() -> None:
-        # Not the first turn to end after sending: a login turn the message preempted ends first.
-        nonlocal finished
-        if finished or not sent or window.last_sent_id is None or window.agent_id is None:
-            return
-        reply = unanswered.reply_to(
-            window.services.db, window.services.memory.recall, window.agent_id, window.last_sent_id
-        )
-        if reply is None:
-            return  # the turn that answers the message is still to come
-        shown = [e for e in window.chat.transcript.entries if e.kind == "agent" and e.text == reply.search_text]
-        if not shown:
-            fail(4, f"the reply is not shown in the window: {reply.search_text[:200]!r}")
-            return
-        finished = True
-        print(f"reply shown: {reply.search_text}", flush=True)
-        QTimer.singleShot(
-            300, lambda: (window.grab().save(path), print(f"screenshot saved {path}", flush=True), window.close())
-        )
-
-    def on_unanswered(message_id: int) -> None:
-        if message_id == window.last_sent_id:
-            fail(5, "the message was not answered (the turn ended without a reply)")
-
-    def decline(request: ConsentRequest) -> None:
-        # Nobody is there to answer a consent dialog, so a scripted run says no, as a user clicking
-        # Deny would; left open, the dialog held the turn until the run gave up (seen in CI when
-        # the bundled model chose append_to_text_file).
-        print(f"denied {request.tool}: a scripted run answers no consent question", flush=True)
-        for dialog in list(window.consent_dialogs):
-            if dialog.request is request:
-                dialog.deny.click()
-        window.consent.answer(request, DENY)  # no dialog (or already closed): settle it directly
-
-    def give_up() -> None:
-        # A scripted run must end: a stuck one says so and exits non-zero instead of hanging.
-        fail(3, f"no reply within {give_up_after_s:.0f} s (message sent: {sent})")
-
-    window.consent.asked.connect(decline)  # after the window's own slot, so its dialog exists
-    window.model_ready.connect(lambda _model: QTimer.singleShot(200, window, send))
-    window.turn_done.connect(on_turn_done)
-    window.message_unanswered.connect(on_unanswered)
-    window.hub.shown.connect(lambda text: fail(6, text))
-    QTimer.singleShot(int(give_up_after_s * 1000), window, give_up)  # dies with the window
 
 
 if __name__ == "__main__":

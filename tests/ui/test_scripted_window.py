@@ -1,12 +1,12 @@
-"""The scripted end-to-end run (`memdesk.ui.startup.main --screenshot`) used by the Xvfb test and the
-socket audit: it must not hang when the window is not ready for its message yet."""
+"""The scripted end-to-end run (`python -m testing.scripted_window --screenshot`) used by the Xvfb test,
+the socket audit and the benchmarks: it must not hang when the window is not ready for its message yet."""
 
 from __future__ import annotations
 
 from PySide6.QtCore import QTimer
 
 from memdesk.core.runtime.scripted import ScriptedRuntime, call, say
-from memdesk.ui.startup.main import _schedule_screenshot
+from testing.scripted_window import drive
 from tests.ui.test_chat import SlowRuntime
 
 
@@ -16,7 +16,7 @@ def test_the_screenshot_driver_waits_until_the_window_takes_its_message(make_win
     roomy_runtime.enqueue(say("Hello Ada"))
     window = make_window(roomy_runtime, start=False)
     shot = tmp_path / "shot.png"
-    _schedule_screenshot(window, str(shot), "Hi, I am Ada", give_up_after_s=60)
+    drive(window, str(shot), "Hi, I am Ada", give_up_after_s=60)
 
     def looks_busy_for_a_while(_model: str) -> None:  # as while the worker opens the agent
         window.busy = True
@@ -40,7 +40,7 @@ def test_the_screenshot_driver_denies_a_tool_that_asks_for_consent(
     )
     window = make_window(roomy_runtime, start=False)
     shot = tmp_path / "shot.png"
-    _schedule_screenshot(window, str(shot), "Hi, I am Ada", give_up_after_s=60)
+    drive(window, str(shot), "Hi, I am Ada", give_up_after_s=60)
     window.start()
     qtbot.waitUntil(shot.exists, timeout=20_000)
     assert "Hello Ada" in window.chat.transcript.toPlainText()
@@ -55,7 +55,7 @@ def test_the_screenshot_driver_denies_a_tool_that_asks_for_consent(
 
 
 class _Exits:
-    """Stands in for QApplication in the driver: records the exit code instead of ending the loop."""
+    """Stands in for QApplication.exit in the driver: records the exit code instead of ending the loop."""
 
     def __init__(self) -> None:
         self.codes: list[int] = []
@@ -69,10 +69,7 @@ def test_the_screenshot_driver_waits_for_the_reply_to_its_message_not_the_preemp
 ):
     """A fresh agent's login turn runs when the message is sent; cancelled for it, that turn ends
     first. The screenshot must wait for the reply and show it."""
-    import memdesk.ui.startup.main as app_main
-
     exits = _Exits()
-    monkeypatch.setattr(app_main, "QApplication", exits)
     runtime = SlowRuntime(context_window=32768)
     runtime.enqueue(say("Welcome! " * 300), say("Hello Ada"))  # the login's long answer, then the reply
     window = make_window(runtime, start=False, login=True)
@@ -80,7 +77,7 @@ def test_the_screenshot_driver_waits_for_the_reply_to_its_message_not_the_preemp
     seen_at_grab: list[str] = []
     grab = window.grab
     monkeypatch.setattr(window, "grab", lambda: (seen_at_grab.append(window.chat.transcript.toPlainText()), grab())[1])
-    _schedule_screenshot(window, str(shot), "Hi, I am Ada", give_up_after_s=60)
+    drive(window, str(shot), "Hi, I am Ada", give_up_after_s=60, exit=exits.exit)
     window.start()
     qtbot.waitUntil(shot.exists, timeout=30_000)
     # The login turn was preempted, and ended first: its event is saved, its unfinished answer is not.
@@ -92,17 +89,12 @@ def test_the_screenshot_driver_waits_for_the_reply_to_its_message_not_the_preemp
     assert exits.codes == []
 
 
-def test_the_screenshot_driver_exits_non_zero_when_its_message_is_not_answered(
-    make_window, qtbot, tmp_path, capsys, monkeypatch
-):
-    import memdesk.ui.startup.main as app_main
-
+def test_the_screenshot_driver_exits_non_zero_when_its_message_is_not_answered(make_window, qtbot, tmp_path, capsys):
     exits = _Exits()
-    monkeypatch.setattr(app_main, "QApplication", exits)
     runtime = ScriptedRuntime(context_window=32768)  # nothing queued: the turn fails without a reply
     window = make_window(runtime, start=False)
     shot = tmp_path / "shot.png"
-    _schedule_screenshot(window, str(shot), "Hi, I am Ada", give_up_after_s=60)
+    drive(window, str(shot), "Hi, I am Ada", give_up_after_s=60, exit=exits.exit)
     window.start()
     qtbot.waitUntil(lambda: bool(exits.codes), timeout=20_000)
     assert exits.codes == [5] and not shot.exists()
