@@ -94,4 +94,3 @@ def main(argv: list[str] | None = None) -> int:
     report["all_targets_met"] = all(report[name]["ok"] for name in campaigns)
     print(json.dumps(report) if args.json else json.dumps(report, indent=1))
     return 0 if report["all_targets_met"] else 1
-
