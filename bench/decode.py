@@ -75,7 +75,8 @@ HEARTBEAT_TOOLS = frozenset({"core_memory_append", "archival_memory_search", "co
 SYSTEM = "\n".join(
     [
         "You are Sam, a friendly companion with long-term memory.",
-        'Answer every turn with exactly one JSON object: {"function": NAME, "params": {"inner_thoughts": "...", ...arguments}}.',
+        'Answer every turn with exactly one JSON object: {"function": NAME, "params": {"inner_thoughts": "...",'
+        " ...arguments}}.",
         "Keep inner thoughts under 50 words. Functions:",
         *(json.dumps({"name": t.name, "description": t.description, "parameters": t.parameters}) for t in TOOLS),
     ]

@@ -38,9 +38,10 @@ NAME = "Ottoline"  # in no generated word, so every byte of it found is hers
 SHARE = 0.01
 BATCH = 5_000
 _WORDS = (
-    "garden letter morning station window engine harbour violin recipe journey mountain library signal market lantern winter summer "
-    "planet ocean bridge castle doctor teacher painter farmer writes reads builds carries finds remembers follows opens closes paints "
-    "quiet bright ancient modern careful sudden gentle heavy narrow distant golden silver wooden hidden tea bike train weekend"
+    "garden letter morning station window engine harbour violin recipe journey mountain library signal market "
+    "lantern winter summer planet ocean bridge castle doctor teacher painter farmer writes reads builds carries "
+    "finds remembers follows opens closes paints quiet bright ancient modern careful sudden gentle heavy narrow "
+    "distant golden silver wooden hidden tea bike train weekend"
 ).split()
 
 

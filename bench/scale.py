@@ -141,7 +141,8 @@ def fill(db, agent_id: int, corpus: Corpus, n: int, *, messages: bool) -> np.nda
                 if kind == "passages":
                     matrix[start : start + m] = vectors
                     db.executemany(
-                        "INSERT INTO passages(id, agent_id, text, created_at, tags, embedded) VALUES (?, ?, ?, ?, '[]', 1)",
+                        "INSERT INTO passages(id, agent_id, text, created_at, tags, embedded)"
+                        " VALUES (?, ?, ?, ?, '[]', 1)",
                         [(i, agent_id, t, iso(START)) for i, t in zip(ids, texts)],
                     )
                 else:
@@ -197,7 +198,8 @@ def fill_graph(db, agent_id: int, topics: int) -> int:
     ]
     with db.transaction():
         db.executemany(
-            "INSERT INTO graph_facts(agent_id, subject_id, relation, object_id, valid_from, author, created_at) VALUES (?, ?, 'goes with', ?, ?, 'extractor', ?)",
+            "INSERT INTO graph_facts(agent_id, subject_id, relation, object_id, valid_from, author, created_at)"
+            " VALUES (?, ?, 'goes with', ?, ?, 'extractor', ?)",
             facts,
         )
     return mentions

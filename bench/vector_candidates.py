@@ -105,7 +105,8 @@ def main() -> None:
             con.enable_load_extension(True)
             sqlite_vec.load(con)
             con.execute(
-                f"CREATE VIRTUAL TABLE v USING vec0(agent_id integer partition key, embedding float[{args.dim}] distance_metric=cosine,"
+                "CREATE VIRTUAL TABLE v USING vec0(agent_id integer partition key,"
+                f" embedding float[{args.dim}] distance_metric=cosine,"
                 f" coarse bit[{args.dim}])"
             )
             t0 = time.perf_counter()
@@ -130,8 +131,10 @@ def main() -> None:
             def search(q, shortlist=1000):
                 b = q.tobytes()
                 rows = con.execute(
-                    "WITH c AS (SELECT rowid FROM v WHERE coarse MATCH vec_quantize_binary(?) AND k = ? AND agent_id = 1)"
-                    " SELECT v.rowid FROM v JOIN c ON c.rowid = v.rowid ORDER BY vec_distance_cosine(v.embedding, ?) LIMIT ?",
+                    "WITH c AS (SELECT rowid FROM v WHERE coarse MATCH vec_quantize_binary(?) AND k = ?"
+                    " AND agent_id = 1)"
+                    " SELECT v.rowid FROM v JOIN c ON c.rowid = v.rowid ORDER BY vec_distance_cosine(v.embedding, ?)"
+                    " LIMIT ?",
                     (b, shortlist, b, K),
                 ).fetchall()
                 return [r[0] for r in rows]

@@ -89,7 +89,8 @@ def run_graph(args: argparse.Namespace) -> int:
         for entity, _score in top:
             aliases = f" (also {', '.join(entity.aliases)})" if entity.aliases else ""
             print(
-                f"  {entity.name}{aliases}\t{entity.kind}\t{entity.mentions} mentions\tlast {local_day(entity.last_seen)}"
+                f"  {entity.name}{aliases}\t{entity.kind}\t{entity.mentions} mentions\tlast"
+                f" {local_day(entity.last_seen)}"
             )
         return 0
 

@@ -272,7 +272,8 @@ class Doctor:
             return Check(
                 "cpu",
                 True,
-                f"llama.cpp {build.get('version', '')}, {made}, {uses}; this system does not list CPU features (the decode check tests them)",
+                f"llama.cpp {build.get('version', '')}, {made}, {uses};"
+                " this system does not list CPU features (the decode check tests them)",
             )
         model, cpu_flags = found
         missing = cpu.missing_features(features, cpu_flags)
@@ -310,7 +311,8 @@ class Doctor:
         return Check(
             "decode",
             True,
-            f"{self._model_path().name}: {tokens} tokens in {seconds:.2f} s ({tokens / seconds:.0f} tokens/s, prompt included), loaded in {loaded.get('seconds', 0):.2f} s, in a child process",
+            f"{self._model_path().name}: {tokens} tokens in {seconds:.2f} s ({tokens / seconds:.0f} tokens/s,"
+            f" prompt included), loaded in {loaded.get('seconds', 0):.2f} s, in a child process",
         )
 
     def _server_decode(self) -> Check:
@@ -389,7 +391,8 @@ class Doctor:
                     "window",
                     False,
                     "no display: DISPLAY and WAYLAND_DISPLAY are unset, so the window cannot open",
-                    "start MemDesk from a desktop session (or use `memdesk chat` in this terminal; QT_QPA_PLATFORM=offscreen runs the window headless)",
+                    "start MemDesk from a desktop session (or use `memdesk chat` in this terminal;"
+                    " QT_QPA_PLATFORM=offscreen runs the window headless)",
                 )
         module, function = self.window_probe
         result = run_in_child(module, function, timeout=60)
@@ -420,7 +423,8 @@ class Doctor:
         return Check(
             "window",
             True,
-            f"Qt {info['qt']}, platform plugin {info['platform']}, {info['screens']} screen(s) {info['size']}{where}".rstrip(),
+            f"Qt {info['qt']}, platform plugin {info['platform']}, {info['screens']} screen(s)"
+            f" {info['size']}{where}".rstrip(),
         )
 
 

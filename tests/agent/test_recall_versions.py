@@ -53,8 +53,10 @@ def test_an_update_is_shown_newest_first_with_both_dates(services, runtime, make
     lines = [line for line in section(runtime) if "commits" in line]
     day = lambda at: f"{at.day} {at:%b %Y}"  # noqa: E731
     assert lines == [
-        f"[{day(new_day)}, user; update of {day(old_day)}] The commits merged into the main branch of the budget tracker repository have now reached 165.",
-        f"[{day(old_day)}, user; updated {day(new_day)}] I pushed the budget tracker to the GitHub repository with 150 commits merged into the main branch.",
+        f"[{day(new_day)}, user; update of {day(old_day)}] The commits merged into the main branch of the budget"
+        " tracker repository have now reached 165.",
+        f"[{day(old_day)}, user; updated {day(new_day)}] I pushed the budget tracker to the GitHub repository with 150"
+        " commits merged into the main branch.",
     ]
 
 

@@ -214,10 +214,13 @@ def test_the_grammar_rejects_unknown_functions_and_wrong_arguments(llama):
     bad = [
         '{"function": "delete_everything", "params": {"inner_thoughts": "hi", "message": "x"}}',
         '{"function": "send_message", "params": {"inner_thoughts": "hi", "msg": "Hello!"}}',
-        '{"function": "send_message", "params": {"inner_thoughts": "hi", "message": "Hello!", "request_heartbeat": true}}',
+        '{"function": "send_message", "params": '
+        '{"inner_thoughts": "hi", "message": "Hello!", "request_heartbeat": true}}',
         '{"function": "archival_memory_search", "params": {"inner_thoughts": "x", "query": "cats"}}',
-        '{"function": "archival_memory_search", "params": {"inner_thoughts": "x", "query": "cats", "page": "two", "request_heartbeat": true}}',
-        '{"function": "core_memory_append", "params": {"inner_thoughts": "x", "label": "diary", "content": "c", "request_heartbeat": false}}',
+        '{"function": "archival_memory_search", "params": '
+        '{"inner_thoughts": "x", "query": "cats", "page": "two", "request_heartbeat": true}}',
+        '{"function": "core_memory_append", "params": '
+        '{"inner_thoughts": "x", "label": "diary", "content": "c", "request_heartbeat": false}}',
         '{"function":"send_message","params":{"inner_thoughts":"hi","message":"Hello!"}}',
         '{"function": "send_message", "params": {"inner_thoughts": "hi", "message": "Hello!"}} ',
     ]
@@ -280,7 +283,10 @@ def test_bad_files_raise_model_file_error_naming_them(tmp_path, model_path):
 
 
 def test_chat_template_override_is_used(model_path):
-    override = "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}<|im_start|>assistant\nSure: "
+    override = (
+        "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}"
+        "<|im_start|>assistant\nSure: "
+    )
     with LlamaCppRuntime(
         LlamaSettings.from_settings(Settings(context_size=512, threads=1, chat_template=override), model_path)
     ) as runtime:
@@ -332,7 +338,10 @@ def test_a_gguf_without_a_chat_template_asks_for_an_override(model_path, tmp_pat
             LlamaSettings.from_settings(Settings(context_size=256, threads=1), copy, cache_dir=tmp_path / "kv")
         )
     assert "override" in raised.value.hint
-    override = "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}<|im_start|>assistant\n"
+    override = (
+        "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}"
+        "<|im_start|>assistant\n"
+    )
     with LlamaCppRuntime(
         LlamaSettings.from_settings(Settings(context_size=256, threads=1, chat_template=override), copy)
     ) as runtime:

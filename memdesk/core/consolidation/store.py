@@ -147,7 +147,8 @@ class ConsolidationStore:
         self, run: Run, function: str, arguments: dict[str, Any], thoughts: str, status: str, result: str
     ) -> Change:
         cursor = self._db.execute(
-            "INSERT INTO consolidation_changes(run_id, agent_id, function, arguments, thoughts, status, result, created_at)"
+            "INSERT INTO consolidation_changes(run_id, agent_id, function, arguments, thoughts, status, result,"
+            " created_at)"
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 run.id,

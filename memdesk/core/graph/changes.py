@@ -195,7 +195,8 @@ class ChangeRecording:
 
             def name(entity_id: int) -> str:
                 found = self._db.query_one(
-                    "SELECT r.name FROM graph_entities e JOIN graph_entities r ON r.id = COALESCE(e.merged_into, e.id) WHERE e.id = ?",
+                    "SELECT r.name FROM graph_entities e JOIN graph_entities r ON r.id = COALESCE(e.merged_into, e.id)"
+                    " WHERE e.id = ?",
                     (entity_id,),
                 )
                 return str(found[0]) if found else f"entity {entity_id}"
@@ -250,7 +251,8 @@ class ChangeRecording:
                 columns = [c for c in wanted if c != "id"]
                 if now is None:
                     self._db.execute(
-                        f"INSERT INTO {row_table}(id, {', '.join(columns)}) VALUES (?, {', '.join('?' * len(columns))})",
+                        f"INSERT INTO {row_table}(id, {', '.join(columns)})"
+                        f" VALUES (?, {', '.join('?' * len(columns))})",
                         (row_id, *[wanted[c] for c in columns]),
                     )
                 else:

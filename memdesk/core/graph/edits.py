@@ -25,7 +25,8 @@ class UserEdits:
             raise ToolError(f"{name!r} is not a usable entity name")
         key = names.name_key(name)
         other = self._db.query_one(
-            "SELECT id, COALESCE(merged_into, id) FROM graph_entities WHERE agent_id = (SELECT agent_id FROM graph_entities WHERE id = ?) AND key = ?",
+            "SELECT id, COALESCE(merged_into, id) FROM graph_entities WHERE agent_id = (SELECT agent_id"
+            " FROM graph_entities WHERE id = ?) AND key = ?",
             (root, key),
         )
         if other is not None and int(other[1]) != root:
@@ -313,7 +314,8 @@ class UserEdits:
                 if table == "graph_entities":
                     # An entity the edit created may have been mentioned since: hide it instead.
                     used = self._db.scalar(
-                        "SELECT 1 FROM graph_mentions WHERE entity_id = ? UNION SELECT 1 FROM graph_facts WHERE subject_id = ? OR object_id = ?",
+                        "SELECT 1 FROM graph_mentions WHERE entity_id = ? UNION SELECT 1 FROM graph_facts"
+                        " WHERE subject_id = ? OR object_id = ?",
                         (row_id, row_id, row_id),
                     )
                     if used:

@@ -46,7 +46,10 @@ class Entities:
         where, params = "e.agent_id = ? AND e.merged_into IS NULL AND e.deleted = 0", [agent_id]
         if text.strip():
             key = names.name_key(text) or text.casefold().strip()
-            where += " AND e.id IN (SELECT COALESCE(a.merged_into, a.id) FROM graph_entities a WHERE a.agent_id = ? AND instr(a.key, ?) > 0)"
+            where += (
+                " AND e.id IN (SELECT COALESCE(a.merged_into, a.id) FROM graph_entities a WHERE a.agent_id = ?"
+                " AND instr(a.key, ?) > 0)"
+            )
             params += [agent_id, key]
         return self._entities(where, params, limit=limit)
 
@@ -113,7 +116,8 @@ class Entities:
         target = self._alias_target(agent_id, name, kind) if kind in NAMED_KINDS else None
         self._generation += 1
         cursor = self._db.execute(
-            "INSERT INTO graph_entities(agent_id, name, key, kind, merged_into, author, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO graph_entities(agent_id, name, key, kind, merged_into, author, created_at)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?)",
             (agent_id, names.display_name(name), key, kind, target, author, iso(at or self._clock.now())),
         )
         if target is None and kind in NAMED_KINDS:

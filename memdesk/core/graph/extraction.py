@@ -135,7 +135,8 @@ class GraphExtractor:
                     )
                     params = (agent_id, last, *(MESSAGE_KINDS if kind == "message" else ()))
                     upto = self._db.scalar(
-                        f"SELECT MAX(id) FROM (SELECT id FROM {table} WHERE agent_id = ? AND id > ? ORDER BY id LIMIT ?)",
+                        f"SELECT MAX(id) FROM (SELECT id FROM {table} WHERE agent_id = ? AND id > ? ORDER BY id"
+                        " LIMIT ?)",
                         (agent_id, last, ENQUEUE_CHUNK),
                     )
                     if upto is None:
@@ -143,7 +144,8 @@ class GraphExtractor:
                     if self.options.enabled:
                         cursor = self._db.execute(
                             f"INSERT OR IGNORE INTO graph_queue(agent_id, source_kind, source_id, stage)"
-                            f" SELECT agent_id, '{kind}', id, 'entities' FROM {table} WHERE agent_id = ? AND id > ? AND id <= {int(upto)}"
+                            f" SELECT agent_id, '{kind}', id, 'entities' FROM {table} WHERE agent_id = ? AND id > ?"
+                            f" AND id <= {int(upto)}"
                             f" AND {where}",
                             params,
                         )
@@ -183,7 +185,8 @@ class GraphExtractor:
     def failures(self, agent_id: int) -> list[tuple[str, int, int, str]]:
         """Sources whose extraction failed: (kind, id, attempts, last error)."""
         rows = self._db.query(
-            "SELECT source_kind, source_id, attempts, last_error FROM graph_queue WHERE agent_id = ? AND last_error IS NOT NULL ORDER BY id",
+            "SELECT source_kind, source_id, attempts, last_error FROM graph_queue WHERE agent_id = ? AND last_error IS"
+            " NOT NULL ORDER BY id",
             (agent_id,),
         )
         return [(r[0], int(r[1]), int(r[2]), r[3]) for r in rows]
@@ -303,7 +306,8 @@ class GraphExtractor:
                     )
                     if facts_wanted and analysis.entities:
                         self._db.execute(
-                            "INSERT OR IGNORE INTO graph_queue(agent_id, source_kind, source_id, stage) VALUES (?, ?, ?, 'facts')",
+                            "INSERT OR IGNORE INTO graph_queue(agent_id, source_kind, source_id, stage)"
+                            " VALUES (?, ?, ?, 'facts')",
                             (agent_id, source.kind, source.id),
                         )
                 report.sources += 1
@@ -377,8 +381,10 @@ class GraphExtractor:
             names = [
                 r[0]
                 for r in self._db.query(
-                    f"SELECT DISTINCT COALESCE(root.name, e.name) FROM graph_mentions m JOIN graph_entities e ON e.id = m.entity_id"
-                    f" LEFT JOIN graph_entities root ON root.id = e.merged_into WHERE m.{column} = ? AND e.deleted = 0 ORDER BY m.id",
+                    "SELECT DISTINCT COALESCE(root.name, e.name) FROM graph_mentions m JOIN graph_entities e"
+                    " ON e.id = m.entity_id"
+                    f" LEFT JOIN graph_entities root ON root.id = e.merged_into WHERE m.{column} = ? AND e.deleted = 0"
+                    " ORDER BY m.id",
                     (source.id,),
                 )
             ]

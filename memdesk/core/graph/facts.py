@@ -94,7 +94,8 @@ class MentionsAndFacts:
                 else:  # the known fact is newer: this one ended when it began
                     valid_to = min(valid_to or iso(fact.valid_from), iso(fact.valid_from))
         cursor = self._db.execute(
-            "INSERT INTO graph_facts(agent_id, subject_id, relation, object_id, message_id, passage_id, valid_from, valid_to, author, created_at)"
+            "INSERT INTO graph_facts(agent_id, subject_id, relation, object_id, message_id, passage_id, valid_from,"
+            " valid_to, author, created_at)"
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 agent_id,

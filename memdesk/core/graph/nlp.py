@@ -94,7 +94,8 @@ _STRUCTURE_LINE = re.compile(r"(?m)^[ \t]{0,3}(?:#{1,6}[ \t].*|\|.*)$")
 #: A bold label opening a line or list item, ended by a colon or the line ("- **Next Steps**: ...",
 #: "**Setup:** ..."): a heading in disguise. Bold words that start a sentence ("**Ann** said") stay.
 _BOLD_LABEL = re.compile(
-    r"(?m)^([ \t]*(?:[-*+]|\d+[.)])?[ \t]*)(?:\*\*|__)(?:[^*_\n]{1,80}:(?:\*\*|__)|[^*_\n]{1,80}(?:\*\*|__)[ \t]*(?::|$))"
+    r"(?m)^([ \t]*(?:[-*+]|\d+[.)])?[ \t]*)(?:\*\*|__)"
+    r"(?:[^*_\n]{1,80}:(?:\*\*|__)|[^*_\n]{1,80}(?:\*\*|__)[ \t]*(?::|$))"
 )
 #: Characters that never occur in a name a person says: code, paths, URLs, markup, maths.
 _CODE_CHARACTERS = re.compile(r"[_/\\@=(){}\[\]<>#$~^*:;|+%`\"]")

@@ -34,7 +34,8 @@ class TheUser:
         the graph last took first among those), or None before the graph has one."""
         taken = self.taken_user_name(agent_id)
         row = self._db.query_one(
-            "SELECT id FROM graph_entities WHERE agent_id = ? AND kind = ? AND merged_into IS NULL ORDER BY deleted, key = ? DESC, id LIMIT 1",
+            "SELECT id FROM graph_entities WHERE agent_id = ? AND kind = ? AND merged_into IS NULL"
+            " ORDER BY deleted, key = ? DESC, id LIMIT 1",
             (agent_id, SELF_KIND, names.name_key(taken) if taken else ""),
         )
         return None if row is None else int(row[0])
@@ -93,7 +94,8 @@ class TheUser:
 
     def _take_name(self, agent_id: int, name: str) -> None:
         self._db.execute(
-            "INSERT INTO graph_user_names(agent_id, name) VALUES (?, ?) ON CONFLICT(agent_id) DO UPDATE SET name = excluded.name",
+            "INSERT INTO graph_user_names(agent_id, name) VALUES (?, ?) ON CONFLICT(agent_id) DO UPDATE"
+            " SET name = excluded.name",
             (agent_id, names.display_name(name)),
         )
 
@@ -122,7 +124,8 @@ class TheUser:
                 )
                 if found is None:
                     cursor = self._db.execute(
-                        "INSERT INTO graph_entities(agent_id, name, key, kind, author, created_at) VALUES (?, ?, ?, ?, 'user', ?)",
+                        "INSERT INTO graph_entities(agent_id, name, key, kind, author, created_at)"
+                        " VALUES (?, ?, ?, ?, 'user', ?)",
                         (agent_id, names.display_name(name), names.name_key(name), SELF_KIND, iso(self._clock.now())),
                     )
                     entity_id = int(cursor.lastrowid)

@@ -197,7 +197,8 @@ class ArchivalMemory:
         with self._db.transaction():
             for passage in passages:
                 cursor = self._db.execute(
-                    "INSERT INTO passages(agent_id, text, created_at, tags, document_id, chunk_index, page, section, char_start, char_end,"
+                    "INSERT INTO passages(agent_id, text, created_at, tags, document_id, chunk_index, page, section,"
+                    " char_start, char_end,"
                     " embedded) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (
                         agent_id,
@@ -327,7 +328,8 @@ class ArchivalMemory:
         marks = ",".join("?" * len(document_ids))
         with self._db.transaction():
             counts = self._db.query(
-                f"SELECT document_id, agent_id, COUNT(*) FROM passages WHERE document_id IN ({marks}) GROUP BY document_id, agent_id",
+                f"SELECT document_id, agent_id, COUNT(*) FROM passages WHERE document_id IN ({marks})"
+                " GROUP BY document_id, agent_id",
                 document_ids,
             )
             ids = [

@@ -117,7 +117,8 @@ class CoreMemory:
                 "SELECT COALESCE(MAX(position), -1) + 1 FROM memory_blocks WHERE agent_id = ?", (agent_id,)
             )
             self._db.execute(
-                "INSERT INTO memory_blocks(agent_id, label, value, char_limit, description, read_only, position, updated_at, updated_by)"
+                "INSERT INTO memory_blocks(agent_id, label, value, char_limit, description, read_only, position,"
+                " updated_at, updated_by)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (agent_id, label, value, limit, description, int(read_only), position, iso(self._clock.now()), source),
             )
@@ -195,7 +196,8 @@ class CoreMemory:
                     f"The {label} block already holds {len(block.value)} characters, more than {new_limit}"
                 )
             self._db.execute(
-                "UPDATE memory_blocks SET char_limit = ?, read_only = ?, description = ?, version = version + 1 WHERE id = ?",
+                "UPDATE memory_blocks SET char_limit = ?, read_only = ?, description = ?, version = version + 1"
+                " WHERE id = ?",
                 (
                     new_limit,
                     int(block.read_only if read_only is None else read_only),
@@ -273,7 +275,8 @@ class CoreMemory:
     def _write(self, block: Block, value: str, *, by: str, cause: Cause | None) -> Block:
         with self._db.transaction():
             self._db.execute(
-                "UPDATE memory_blocks SET value = ?, updated_at = ?, updated_by = ?, version = version + 1 WHERE id = ?",
+                "UPDATE memory_blocks SET value = ?, updated_at = ?, updated_by = ?, version = version + 1"
+                " WHERE id = ?",
                 (value, iso(self._clock.now()), by, block.id),
             )
             if value != block.value:

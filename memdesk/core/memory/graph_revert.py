@@ -35,7 +35,10 @@ class GraphReverter:
                 change.after,
                 change.before,
                 later,
-                blocked="This graph change was recorded without the rows it touched (an older MemDesk or an import): edit the graph in the Knowledge panel",
+                blocked=(
+                    "This graph change was recorded without the rows it touched (an older MemDesk or an import):"
+                    " edit the graph in the Knowledge panel"
+                ),
             )
         graph = self._graph
         table = self._table(change)

@@ -101,7 +101,8 @@ class RecallMemory:
         step_id: int | None = None,
     ) -> Message:
         cursor = self._db.execute(
-            "INSERT INTO messages(agent_id, created_at, role, kind, content, search_text, author, function_name, step_id)"
+            "INSERT INTO messages(agent_id, created_at, role, kind, content, search_text, author, function_name,"
+            " step_id)"
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (agent_id, iso(created_at), role, kind, content, search_text, author, function_name, step_id),
         )
@@ -262,7 +263,8 @@ class RecallMemory:
         done = 0
         while True:
             rows = self._db.query(
-                "SELECT id, search_text, author FROM messages WHERE agent_id = ? AND embedded = 0 AND search_text != '' ORDER BY id LIMIT ?",
+                "SELECT id, search_text, author FROM messages WHERE agent_id = ? AND embedded = 0"
+                " AND search_text != '' ORDER BY id LIMIT ?",
                 (agent_id, INDEX_BATCH),
             )
             if not rows:

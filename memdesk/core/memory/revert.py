@@ -100,7 +100,10 @@ class BlockReverter:
                     current,
                     plan.result,
                     later,
-                    blocked=f"Cannot revert: the {block.label} block would hold {len(plan.result)} characters, over its limit of {block.limit}",
+                    blocked=(
+                        f"Cannot revert: the {block.label} block would hold {len(plan.result)} characters,"
+                        f" over its limit of {block.limit}"
+                    ),
                 )
             return plan
         if change.action == CREATE:
@@ -128,7 +131,9 @@ class BlockReverter:
                     current,
                     current,
                     later,
-                    blocked=f"Cannot revert: the {block.label} block now holds more than {meta.get('limit')} characters",
+                    blocked=(
+                        f"Cannot revert: the {block.label} block now holds more than {meta.get('limit')} characters"
+                    ),
                 )
             now = {"limit": block.limit, "description": block.description, "read_only": block.read_only}
             return RevertPlan(

@@ -195,7 +195,8 @@ class Downloader:
             expected_sha, pinned = hub_sha, True
         if isinstance(hub_size, int) and entry.size and hub_size != entry.size:
             raise ChecksumMismatchError(
-                f"The hub reports {hub_size} bytes for {entry.file} ({where}); the catalog says {entry.size}; nothing was downloaded"
+                f"The hub reports {hub_size} bytes for {entry.file} ({where}); the catalog says {entry.size};"
+                " nothing was downloaded"
             )
         size = hub_size if isinstance(hub_size, int) else entry.size
         return expected_sha, size, pinned  # type: ignore[return-value]

@@ -46,7 +46,8 @@ def query_entities(db: Database, agent_id: int, query: str) -> set[int]:
     for start in range(0, len(keys), 500):
         chunk = keys[start : start + 500]
         rows = db.query(
-            f"SELECT COALESCE(merged_into, id) FROM graph_entities WHERE agent_id = ? AND deleted = 0 AND key IN ({','.join('?' * len(chunk))})",
+            "SELECT COALESCE(merged_into, id) FROM graph_entities WHERE agent_id = ? AND deleted = 0"
+            f" AND key IN ({','.join('?' * len(chunk))})",
             (agent_id, *chunk),
         )
         found.update(int(r[0]) for r in rows)
@@ -126,7 +127,8 @@ def expansion_scores(
         for r in db.query(
             f"SELECT COALESCE(e.merged_into, e.id) AS root, COUNT(DISTINCT m.message_id) FROM graph_entities e"
             f" CROSS JOIN graph_mentions m ON m.entity_id = e.id"
-            f" WHERE e.id IN ({','.join('?' * len(members))}) AND COALESCE(e.merged_into, e.id) IN ({marks}) GROUP BY root",
+            f" WHERE e.id IN ({','.join('?' * len(members))}) AND COALESCE(e.merged_into, e.id) IN ({marks})"
+            " GROUP BY root",
             (*members, *neighbours),
         )
     }
@@ -143,7 +145,8 @@ def expansion_scores(
     for message_id, root in db.query(
         f"SELECT DISTINCT m.message_id, COALESCE(e.merged_into, e.id) AS root FROM graph_entities e"
         f" CROSS JOIN graph_mentions m ON m.entity_id = e.id"
-        f" WHERE e.id IN ({','.join('?' * len(members))}) AND m.message_id IS NOT NULL AND COALESCE(e.merged_into, e.id) IN ({marks})",
+        f" WHERE e.id IN ({','.join('?' * len(members))}) AND m.message_id IS NOT NULL"
+        f" AND COALESCE(e.merged_into, e.id) IN ({marks})",
         (*members, *weights),
     ):
         index = position.get(int(message_id))

@@ -83,7 +83,8 @@ class PartIndex:
     def __init__(self) -> None:
         self._db = sqlite3.connect(":memory:", check_same_thread=False)
         self._db.execute(
-            "CREATE VIRTUAL TABLE parts USING fts5(text, agent_id UNINDEXED, message_id UNINDEXED, start UNINDEXED, end UNINDEXED,"
+            "CREATE VIRTUAL TABLE parts USING fts5(text, agent_id UNINDEXED, message_id UNINDEXED, start UNINDEXED,"
+            " end UNINDEXED,"
             " tokenize='porter unicode61 remove_diacritics 2')"
         )
         self._state: dict[int, tuple] = {}  # agent -> (messages, newest id, total length) indexed

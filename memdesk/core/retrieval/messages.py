@@ -260,7 +260,8 @@ class MessageRanker:
         if words:
             # A subquery, not a join: joined, SQLite walks the agent's messages and asks FTS about each.
             sql = (
-                "SELECT id FROM messages WHERE id IN (SELECT rowid FROM messages_fts WHERE messages_fts MATCH ? ORDER BY rowid DESC LIMIT ?)"
+                "SELECT id FROM messages WHERE id IN (SELECT rowid FROM messages_fts WHERE messages_fts MATCH ?"
+                " ORDER BY rowid DESC LIMIT ?)"
                 " AND agent_id = ? AND search_text != '' AND memdesk_contains(search_text, ?)"
             )
             params: tuple = (
@@ -290,7 +291,8 @@ class MessageRanker:
         if not current:
             state = tuple(
                 db.query_one(
-                    "SELECT COUNT(*), MAX(id), TOTAL(memdesk_checksum(search_text)) FROM messages WHERE agent_id = ? AND search_text != ''",
+                    "SELECT COUNT(*), MAX(id), TOTAL(memdesk_checksum(search_text)) FROM messages WHERE agent_id = ?"
+                    " AND search_text != ''",
                     (agent_id,),
                 )
             )
@@ -298,7 +300,8 @@ class MessageRanker:
                 agent_id,
                 state,
                 lambda after: db.query(
-                    "SELECT id, search_text FROM messages WHERE agent_id = ? AND search_text != '' AND id > ? ORDER BY id",
+                    "SELECT id, search_text FROM messages WHERE agent_id = ? AND search_text != '' AND id > ?"
+                    " ORDER BY id",
                     (agent_id, after),
                 ),
             )
@@ -427,8 +430,10 @@ class MessageRanker:
             if known[1] < newest:
                 total += int(
                     db.scalar(
-                        "SELECT COUNT(DISTINCT m.message_id) FROM graph_mentions m WHERE m.id > ? AND m.id <= ? AND m.agent_id = ?"
-                        " AND m.message_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM graph_mentions o WHERE o.message_id = m.message_id AND o.id <= ?)",
+                        "SELECT COUNT(DISTINCT m.message_id) FROM graph_mentions m WHERE m.id > ? AND m.id <= ?"
+                        " AND m.agent_id = ?"
+                        " AND m.message_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM graph_mentions o"
+                        " WHERE o.message_id = m.message_id AND o.id <= ?)",
                         (known[1], newest, agent_id, known[1]),
                     )
                 )

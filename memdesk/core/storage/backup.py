@@ -202,7 +202,8 @@ class Backups:
             # No passphrase, or another one (the store's was changed since): the snapshot is not
             # damaged, and its record must not say so.
             raise type(error)(
-                f"Snapshot {snapshot_id} is encrypted and does not open {'without a' if self.key is None else 'with this'} passphrase",
+                f"Snapshot {snapshot_id} is encrypted and does not open"
+                f" {'without a' if self.key is None else 'with this'} passphrase",
                 hint="give the passphrase the store had when the snapshot was taken",
             ) from error
         except MemDeskError as error:
@@ -229,7 +230,10 @@ class Backups:
             states = ("encrypted", "plain") if snapshot.encrypted else ("plain", "encrypted")
             raise BackupError(
                 f"Snapshot {snapshot_id} is {states[0]}, the store is {states[1]}",
-                hint="encrypt or decrypt the store to match it first (memdesk encrypt / memdesk decrypt), then restore it",
+                hint=(
+                    "encrypt or decrypt the store to match it first (memdesk encrypt / memdesk decrypt),"
+                    " then restore it"
+                ),
             )
         if snapshot.schema_version > len(MIGRATIONS):
             raise BackupError(

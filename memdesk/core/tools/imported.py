@@ -87,11 +87,17 @@ def top_level_problem(source: str, tree: ast.Module) -> str | None:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             if node.decorator_list:
                 decorator = node.decorator_list[0]
-                return f"decorates {node.name} on line {decorator.lineno} (@{_excerpt(source, decorator)}): a decorator runs code when the file loads"
+                return (
+                    f"decorates {node.name} on line {decorator.lineno} (@{_excerpt(source, decorator)}):"
+                    " a decorator runs code when the file loads"
+                )
             defaults = [*node.args.defaults, *(d for d in node.args.kw_defaults if d is not None)]
             for default in defaults:
                 if not _is_constant(default):
-                    return f"gives {node.name} a default value that is not a constant on line {default.lineno} ({_excerpt(source, default)})"
+                    return (
+                        f"gives {node.name} a default value that is not a constant on line {default.lineno}"
+                        f" ({_excerpt(source, default)})"
+                    )
             continue
         if isinstance(node, ast.Assign) and all(_names_only(t) for t in node.targets) and _is_constant(node.value):
             continue
@@ -179,7 +185,8 @@ class ImportedTools:
         original: dict,
     ) -> int:
         cursor = self._db.execute(
-            "INSERT INTO imported_tools(agent_id, name, description, source_code, json_schema, origin, original, enabled, created_at)"
+            "INSERT INTO imported_tools(agent_id, name, description, source_code, json_schema, origin, original,"
+            " enabled, created_at)"
             " VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?)",
             (
                 agent_id,
@@ -246,8 +253,9 @@ def enabling_means(name: str, limits: ProcessLimits = ProcessLimits()) -> str:
     """The Enable confirmation, in the window and the terminal: exactly what enabling allows."""
     return (
         f"Enable {name}? Its code (shown above) then runs only when the agent calls {name} and you allow that call. "
-        "Each call runs in a separate Python process that MemDesk gives only the call's arguments (not your environment "
-        f"variables, not where its data is), in a new temporary folder deleted afterwards, stopped after {limits.seconds:g} "
+        "Each call runs in a separate Python process that MemDesk gives only the call's arguments "
+        "(not your environment variables, not where its data is), in a new temporary folder deleted afterwards, "
+        f"stopped after {limits.seconds:g} "
         "seconds. It still runs as you: it can read and change your files, MemDesk's included, and use the network "
         "like any program you start."
     )

@@ -53,7 +53,10 @@ def _main():
     os.dup2(2, 1)
     namespace = {"__name__": "memdesk_tool"}
     try:
-        code = compile(request["source"], request["filename"], "exec", flags=__future__.annotations.compiler_flag, dont_inherit=True)
+        code = compile(
+            request["source"], request["filename"], "exec",
+            flags=__future__.annotations.compiler_flag, dont_inherit=True,
+        )
         exec(code, namespace)
         value = namespace[request["function"]](**request["arguments"])
         text = "None" if value is None else str(value)

@@ -55,11 +55,13 @@ def eva_agent(services, runtime, make_agent):
         content=json.dumps({"type": "memories", "memories": ["2024-05-01 you said: my sister Eva moved"]}),
     )
     services.db.execute(
-        "INSERT INTO recall_shown(agent_id, event_id, position, source, ref, at, place, text) VALUES (?, ?, 0, 'conversation', ?, ?, 'you', ?)",
+        "INSERT INTO recall_shown(agent_id, event_id, position, source, ref, at, place, text)"
+        " VALUES (?, ?, 0, 'conversation', ?, ?, 'you', ?)",
         (agent.id, memories.id, f"message:{first_user.id}", now, "my sister Eva moved to Lisbon"),
     )
     run = services.db.execute(
-        "INSERT INTO consolidation_runs(agent_id, first_message_id, last_message_id, mode, status, started_at) VALUES (?, 1, 2, 'ask', 'done', ?)",
+        "INSERT INTO consolidation_runs(agent_id, first_message_id, last_message_id, mode, status, started_at)"
+        " VALUES (?, 1, 2, 'ask', 'done', ?)",
         (agent.id, now),
     ).lastrowid
     services.db.execute(

@@ -108,7 +108,10 @@ def excerpt(text: str, span: tuple[int, int], at: datetime | None) -> str:
         if at
         else "conversation_search shows it whole"
     )
-    return f"{'… ' if start > 0 else ''}{part}{' …' if end < len(text) else ''} (part of a {len(text):,}-character message; {whole})"
+    return (
+        f"{'… ' if start > 0 else ''}{part}{' …' if end < len(text) else ''} (part of a {len(text):,}-character"
+        f" message; {whole})"
+    )
 
 
 class ArchivalSource:

@@ -63,7 +63,8 @@ class EncryptedKvStore(KvStore):
                 conn.execute("PRAGMA auto_vacuum = FULL")  # an evicted state gives its space back
                 conn.execute("PRAGMA secure_delete = ON")
                 conn.execute(
-                    "CREATE TABLE IF NOT EXISTS states (key TEXT PRIMARY KEY, tokens BLOB NOT NULL, state BLOB NOT NULL, used INTEGER NOT NULL)"
+                    "CREATE TABLE IF NOT EXISTS states (key TEXT PRIMARY KEY, tokens BLOB NOT NULL, state BLOB"
+                    " NOT NULL, used INTEGER NOT NULL)"
                 )
                 return conn
             except sqlcipher3.DatabaseError as error:

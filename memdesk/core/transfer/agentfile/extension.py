@@ -165,7 +165,8 @@ def read_extension(data: dict[str, Any], summary: ImportSummary) -> dict[str, An
     version = extension.get("version")
     if not isinstance(version, int) or version > EXTENSION_VERSION:
         raise AgentFileError(
-            f"This agent file was written by a newer MemDesk (extension version {version}; this one reads up to {EXTENSION_VERSION})",
+            f"This agent file was written by a newer MemDesk (extension version {version};"
+            f" this one reads up to {EXTENSION_VERSION})",
             hint="upgrade MemDesk to import it",
         )
     agents = extension.get("agents")
