@@ -157,7 +157,7 @@ def run(seeds: int, max_tokens: int, stock_tokens: int) -> dict[str, object]:
         ours = runtime.generate_call(CallRequest(MESSAGES, TOOLS, params, HEARTBEAT_TOOLS))
         ours_tokens += ours.stats.generated_tokens
         ours_seconds += ours.stats.seconds
-        counts = [a + b for a, b in zip(counts, runtime.last_sampler_counts)]
+        counts = [a + b for a, b in zip(counts, runtime.last_sampler_counts, strict=True)]
         runs.append(
             {
                 "seed": seed,

@@ -58,7 +58,7 @@ def _timed(fn, queries):
 
 
 def _recall(results, truth):
-    return float(np.mean([len(set(map(int, r)) & set(map(int, t))) / K for r, t in zip(results, truth)]))
+    return float(np.mean([len(set(map(int, r)) & set(map(int, t))) / K for r, t in zip(results, truth, strict=True)]))
 
 
 def main() -> None:

@@ -125,7 +125,8 @@ def test_prefix_reuse_evaluates_only_new_tokens(llama):
     again = llama.generate_call(
         CallRequest(second, TOOLS, sampling(Settings(seed=5, max_answer_tokens=200)), HEARTBEAT_TOOLS)
     )
-    shared = next(i for i, (a, b) in enumerate(zip(held + [-1], new)) if a != b)
+    # strict=False: the -1 ends the held tokens, so a held prefix of the new prompt still differs somewhere.
+    shared = next(i for i, (a, b) in enumerate(zip(held + [-1], new, strict=False)) if a != b)
     assert again.stats.prompt_tokens == len(new) and shared >= len(llama.prompt_tokens(first))
     # Only what the cache does not hold is evaluated: the first prompt and the reply are kept.
     assert again.stats.evaluated_tokens == len(new) - shared

@@ -28,7 +28,7 @@ def discover(paths: list[Path]) -> Iterator[Path | DocumentError]:
     def inside(real: Path) -> bool:
         return any(root is not None and (real == root or root in real.parents) for root in roots)
 
-    for given, root in zip(paths, roots):
+    for given, root in zip(paths, roots, strict=True):
         if root is None:
             yield DocumentError(f"{given}: no such file or folder (it may have been moved or deleted)")
             continue

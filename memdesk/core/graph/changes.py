@@ -99,7 +99,7 @@ class ChangeRecording:
             raise ValueError(f"not a graph table: {table}")
         cursor = self._db.execute(f"SELECT * FROM {table} WHERE id = ?", (int(row_id),))
         row = cursor.fetchone()
-        return None if row is None else dict(zip([d[0] for d in cursor.description], row))
+        return None if row is None else dict(zip([d[0] for d in cursor.description], row, strict=True))
 
     def row_states(self, keys: Iterable[tuple[str, int]]) -> list[RowState]:
         """The rows as they are now, as a change's meta holds them (read in batches: an agent's
@@ -117,13 +117,13 @@ class ChangeRecording:
                 )
                 columns = [d[0] for d in cursor.description]
                 for row in cursor.fetchall():
-                    found[(table, int(row[0]))] = dict(zip(columns, row))
+                    found[(table, int(row[0]))] = dict(zip(columns, row, strict=True))
         return [[table, row_id, found.get((table, row_id))] for table, row_id in keys]
 
     def _changed_rows(self, before: list[RowState]) -> tuple[list[RowState], list[RowState]]:
         """``before`` and the same rows now, leaving out rows the change left as they were."""
         after = self.row_states((t, i) for t, i, _row in before)
-        pairs = [(b, a) for b, a in zip(before, after) if b[2] != a[2]]
+        pairs = [(b, a) for b, a in zip(before, after, strict=True) if b[2] != a[2]]
         return [b for b, _a in pairs], [a for _b, a in pairs]
 
     def _edit_rows(self, edit: Edit) -> list[RowState]:
@@ -231,7 +231,7 @@ class ChangeRecording:
             # keys first, so the order of the rows does not matter.
             for row_id in restoring:
                 self._db.execute("UPDATE graph_entities SET key = '#restoring ' || id WHERE id = ?", (row_id,))
-            for (row_table, row_id, wanted), (_t, _i, now) in zip(rows, before_rows):
+            for (row_table, row_id, wanted), (_t, _i, now) in zip(rows, before_rows, strict=True):
                 if row_table not in ROW_TABLES:
                     raise RevertError(f"A graph change names an unknown table ({row_table})")
                 if wanted is None:
@@ -280,4 +280,4 @@ class ChangeRecording:
         """Rows as they are now, for an ``Edit``'s undo."""
         cursor = self._db.execute(f"SELECT * FROM {table} WHERE {where}", tuple(params))
         columns = [d[0] for d in cursor.description]
-        return [(table, dict(zip(columns, row))) for row in cursor.fetchall()]
+        return [(table, dict(zip(columns, row, strict=True))) for row in cursor.fetchall()]

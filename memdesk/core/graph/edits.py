@@ -4,6 +4,7 @@ updates, each recorded as one change and returned as an ``Edit`` that ``undo`` r
 from __future__ import annotations
 
 from datetime import datetime
+from itertools import pairwise
 from typing import Any
 
 from memdesk.core.base.clock import iso
@@ -96,7 +97,7 @@ class UserEdits:
         before: list[tuple[str, dict[str, Any]]] = []
         for facts in by_relation.values():
             facts.sort(key=lambda f: (f.valid_from, f.id))
-            for older, newer in zip(facts, facts[1:]):
+            for older, newer in pairwise(facts):
                 if older.object_id != newer.object_id:
                     before += self._snapshot("graph_facts", "id = ?", (older.id,))
                     self._db.execute(

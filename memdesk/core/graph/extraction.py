@@ -287,7 +287,7 @@ class GraphExtractor:
             for agent_id, source in sources:  # find the culprit one source at a time
                 self._entities_batch([(source.queue_id, agent_id, source.kind, source.id)], report)
             return
-        for (agent_id, source), analysis in zip(sources, analyses):
+        for (agent_id, source), analysis in zip(sources, analyses, strict=True):
             try:
                 # One source a transaction, with the names embedded before it opens: the write
                 # lock is held for SQL only, never for a model on a busy CPU, so an idle pass or

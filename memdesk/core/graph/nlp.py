@@ -204,7 +204,7 @@ class SpacyAnalyser:
         nlp = self._pipeline()
         with self._lock:  # a spaCy pipeline is not meant to be shared by threads at once
             docs = list(nlp.pipe((cleaned[i] for i in usable), batch_size=BATCH_SIZE))
-        for index, doc in zip(usable, docs):
+        for index, doc in zip(usable, docs, strict=True):
             results[index] = _read(doc)
         return results
 

@@ -224,7 +224,7 @@ class ArchivalMemory:
         self, agent_id: int, passages: Sequence[NewPassage], ids: list[int], source: str, cause: Cause | None
     ) -> None:
         chunks: dict[int, int] = {}
-        for passage, passage_id in zip(passages, ids):
+        for passage, passage_id in zip(passages, ids, strict=True):
             if passage.document_id is not None:
                 chunks[passage.document_id] = chunks.get(passage.document_id, 0) + 1
                 continue

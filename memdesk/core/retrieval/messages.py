@@ -360,7 +360,7 @@ class MessageRanker:
             hits = self._part_scores(agent_id, phrases, (*full, self._vectors.generation("messages", agent_id)))
             if hits:
                 where = timeline.index_of(list(hits))
-                for (message_id, hit), place in zip(hits.items(), where):
+                for (message_id, hit), place in zip(hits.items(), where, strict=True):
                     if place >= 0:
                         lexical[place] = hit.score
                         if hit.parts > 1:

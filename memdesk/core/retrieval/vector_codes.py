@@ -156,7 +156,7 @@ def write(db: Database, kind: str, agent_id: int, row_ids: Sequence[int], vector
     half = vectors.astype("<f2")
     db.executemany(
         f"INSERT INTO {HALF_TABLES[kind]}(id, agent_id, block, vector) VALUES (?, ?, ?, ?)",
-        [(int(i), agent_id, int(b), v.tobytes()) for i, b, v in zip(ids, placed, half)],
+        [(int(i), agent_id, int(b), v.tobytes()) for i, b, v in zip(ids, placed, half, strict=True)],
     )
 
 
