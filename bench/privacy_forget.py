@@ -80,7 +80,7 @@ def build_store(path: Path, messages: int, seed: int = 7) -> tuple[int, int]:
     for start in range(0, messages, BATCH):
         ids, texts = [], []
         with db.transaction():
-            for n in range(start, min(messages, start + BATCH)):
+            for _ in range(start, min(messages, start + BATCH)):
                 words = [rng.choice(_WORDS) for _ in range(rng.randint(6, 18))]
                 if rng.random() < SHARE:
                     words.insert(rng.randrange(len(words)), NAME)

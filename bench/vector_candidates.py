@@ -174,7 +174,7 @@ def main() -> None:
             for i in range(100):
                 index.add(np.array([args.n + 10 + i]), vectors[i : i + 1])
             write_ms = (time.perf_counter() - t0) * 10
-            p50, res = _timed(lambda q: index.search(q, K).keys, queries)
+            p50, res = _timed(lambda q, index=index: index.search(q, K).keys, queries)
             with tempfile.TemporaryDirectory() as folder:
                 path = str(Path(folder) / "u.usearch")
                 index.save(path)
@@ -211,7 +211,7 @@ def main() -> None:
             for i in range(100):
                 index.add(vectors[i : i + 1])
             write_ms = (time.perf_counter() - t0) * 10
-            p50, res = _timed(lambda q: index.search(q[None, :], K)[1][0], queries)
+            p50, res = _timed(lambda q, index=index: index.search(q[None, :], K)[1][0], queries)
             out[name] = {
                 "search_p50_ms": round(p50, 2),
                 "recall_at_10": round(_recall(res, truth), 3),

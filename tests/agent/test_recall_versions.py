@@ -85,7 +85,7 @@ def test_hits_without_a_second_version_keep_their_rank_order_unmarked(services, 
     agent.send_user_message("Why does my basil wilt?")
     lines = section(runtime)
     assert lines[0].split("] ")[1] == "My basil wilts in the afternoon sun." and all(
-        "; update" not in l and "contradict" not in l for l in lines
+        "; update" not in line and "contradict" not in line for line in lines
     )
 
 

@@ -9,6 +9,7 @@ import pytest
 from memdesk.core.base.errors import SchemaTooNewError, StoreError
 from memdesk.core.storage import migrations, open_database
 from memdesk.core.storage.database import Database
+from memdesk.core.storage.driver import sqlite_module
 from memdesk.core.storage.migrations import MIGRATIONS
 
 
@@ -71,7 +72,7 @@ def test_a_failing_migration_leaves_the_file_as_it_was(tmp_path):
         database.execute("CREATE TABLE half_done (x INTEGER)")
         database.execute("THIS IS NOT SQL")
 
-    with pytest.raises(Exception):
+    with pytest.raises(sqlite_module().OperationalError, match="syntax error"):
         db.migrate([*MIGRATIONS, m_broken])
     assert db.schema_version == version
     assert db.scalar("SELECT 1 FROM sqlite_master WHERE name = 'half_done'") is None

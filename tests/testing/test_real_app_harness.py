@@ -33,7 +33,7 @@ def test_a_run_gets_the_apps_home_offline_and_offscreen(real_app):
     }
     assert run.home == app.home
     with pytest.raises(ValueError, match="not audited"):
-        run.network_events
+        _ = run.network_events
 
 
 def test_an_audited_run_gets_a_users_plain_environment_and_its_own_log(real_app, monkeypatch):

@@ -232,6 +232,12 @@ class GraphExtractor:
             return None
         return _Source(queue_id, kind, source_id, found[0], parse_iso(found[1]), None, SELF_KIND)
 
+    def _fact_entity(self, agent_id: int, source: _Source, where: dict, speaker: str, name: str) -> int | None:
+        """The entity a model fact names: the source's speaker, or a thing found by its name."""
+        if name == speaker:
+            return self._speaker_id(agent_id, source, where)
+        return self.graph.resolve(agent_id, name, "thing", at=source.at, **where)
+
     def _speaker_id(self, agent_id: int, source: _Source, where: dict) -> int | None:
         if source.speaker is None:
             return self.graph.the_user(agent_id, self._current_user_name(), at=source.at, **where)
@@ -396,19 +402,18 @@ class GraphExtractor:
             except Exception as error:  # noqa: BLE001 - a model failure is retried, never a chat error
                 self._record_failure(row[0], error, report)
                 continue
-            kind = lambda name: source.speaker_kind if name == speaker else "thing"  # noqa: E731
             self.graph.prepare_names(
-                agent, [(name, kind(name)) for triple in triples for name in (triple.subject, triple.object)]
+                agent,
+                [
+                    (name, source.speaker_kind if name == speaker else "thing")
+                    for triple in triples
+                    for name in (triple.subject, triple.object)
+                ],
             )
-
-            def entity(name: str) -> int | None:
-                if name == speaker:
-                    return self._speaker_id(agent, source, where)
-                return self.graph.resolve(agent, name, "thing", at=source.at, **where)
-
             with self._db.transaction():
                 for triple in triples:
-                    subject, obj = entity(triple.subject), entity(triple.object)
+                    subject = self._fact_entity(agent, source, where, speaker, triple.subject)
+                    obj = self._fact_entity(agent, source, where, speaker, triple.object)
                     if (
                         subject is not None
                         and obj is not None

@@ -39,7 +39,7 @@ def eva_agent(services, runtime, make_agent):
     with services.db.transaction():
         eva = graph.resolve(agent.id, "Eva", "person", message_id=first_user.id)
         evie = graph.resolve(agent.id, "Evie", "person")
-        lisbon = graph.resolve(agent.id, "Lisbon", "place")
+        graph.resolve(agent.id, "Lisbon", "place")
         tea = graph.resolve(agent.id, "green tea", "thing")
         graph.add_mention(agent.id, eva, at=first_user.created_at, message_id=first_user.id)
         graph.add_mention(agent.id, tea, at=second_user.created_at, message_id=second_user.id)
