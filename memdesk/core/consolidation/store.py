@@ -161,7 +161,9 @@ class ConsolidationStore:
                 iso(self._clock.now()),
             ),
         )
-        return self.change(cursor.lastrowid)
+        change = self.change(cursor.lastrowid)
+        assert change is not None  # the row just written
+        return change
 
     def change(self, change_id: int) -> Change | None:
         row = self._db.query_one(f"SELECT {_CHANGE_COLUMNS} FROM consolidation_changes WHERE id = ?", (change_id,))

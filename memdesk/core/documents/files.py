@@ -16,7 +16,7 @@ def discover(paths: list[Path]) -> Iterator[Path | DocumentError]:
     Directories are walked recursively, following links only while they stay inside one of the
     given roots; each directory's real path is visited once, so symlink loops end. Inside folders,
     hidden and unsupported files are skipped silently; a file named explicitly is reported."""
-    roots = []
+    roots: list[Path | None] = []
     for path in paths:
         try:
             roots.append(Path(path).resolve(strict=True))

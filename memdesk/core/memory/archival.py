@@ -13,6 +13,7 @@ chunks are one change per document (its text is the document's, not memory's to 
 
 from __future__ import annotations
 
+import builtins
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -388,7 +389,7 @@ class ArchivalMemory:
         zone = self._clock.zone  # read once: the user's zone is a settings read (a page took 0.5 s at 500 rows)
         return [_passage(r, zone) for r in rows]
 
-    def get_many(self, passage_ids: list[int]) -> list[Passage]:
+    def get_many(self, passage_ids: builtins.list[int]) -> builtins.list[Passage]:
         """The passages with these ids, in the order given; ids that no longer exist are skipped."""
         if not passage_ids:
             return []

@@ -122,7 +122,7 @@ class CoreMemory:
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (agent_id, label, value, limit, description, int(read_only), position, iso(self._clock.now()), source),
             )
-            block = self.get(agent_id, label)
+            block = self._written(agent_id, label)
             self.history.record(
                 agent_id,
                 BLOCK,
@@ -134,7 +134,7 @@ class CoreMemory:
                 after_meta=_meta(block),
                 cause=cause,
             )
-        return block  # type: ignore[return-value]
+        return block
 
     def delete(self, agent_id: int, label: str, *, source: str = USER, cause: Cause | None = None) -> None:
         with self._db.transaction():
@@ -205,7 +205,7 @@ class CoreMemory:
                     block.id,
                 ),
             )
-            changed = self.get(agent_id, label)
+            changed = self._written(agent_id, label)
             if _meta(changed) != _meta(block):
                 self.history.record(
                     agent_id,
@@ -218,7 +218,7 @@ class CoreMemory:
                     after_meta=_meta(changed),
                     cause=cause,
                 )
-            return changed  # type: ignore[return-value]
+            return changed
 
     # --- agent operations (errors go back to the model) -------------------------------------
     def append(
@@ -251,6 +251,12 @@ class CoreMemory:
         return self._write(block, new_value, by=source, cause=cause)
 
     # --- helpers ---------------------------------------------------------------------------
+    def _written(self, agent_id: int, label: str) -> Block:
+        """The block this transaction just wrote, as it reads now."""
+        block = self.get(agent_id, label)
+        assert block is not None  # the same transaction wrote it
+        return block
+
     def _require(self, agent_id: int, label: str, error: type[MemDeskError]) -> Block:
         block = self.get(agent_id, label)
         if block is None:

@@ -247,7 +247,8 @@ class MemoryHistory:
         self, agent_id: int, *, kind: str | None = None, limit: int = 200, before_id: int | None = None
     ) -> list[Change]:
         """Newest first; page with ``before_id`` (the last id of the previous page)."""
-        where, params = ["agent_id = ?"], [agent_id]
+        where = ["agent_id = ?"]
+        params: list[Any] = [agent_id]
         if kind is not None:
             where.append("target_kind = ?")
             params.append(kind)

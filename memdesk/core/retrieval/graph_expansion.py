@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Callable
+from typing import Protocol
 
 import numpy as np
 
@@ -82,11 +83,17 @@ def _members(db: Database, roots) -> list[int]:
     return sorted(found)
 
 
+class Positions(Protocol):
+    """``message id -> index`` (a dict, or the ranker's timeline asked one id at a time)."""
+
+    def get(self, message_id: int, /) -> int | None: ...
+
+
 def expansion_scores(
     db: Database,
     agent_id: int,
     query: str,
-    position: dict[int, int],
+    position: Positions,
     size: int,
     *,
     total: Callable[[], int] | None = None,
@@ -97,7 +104,7 @@ def expansion_scores(
     seeds = query_entities(db, agent_id, query)
     if not seeds:
         return None
-    total = max(1, total() if total is not None else mentioned_messages(db, agent_id))
+    messages = max(1, total() if total is not None else mentioned_messages(db, agent_id))
     marks = ",".join("?" * len(seeds))
     members = _members(db, seeds)
     near = ",".join("?" * len(members))
@@ -136,7 +143,7 @@ def expansion_scores(
     for group in linked.values():
         ranked = sorted(group, key=lambda n: (frequency.get(n, 0), n))[:MAX_NEIGHBOURS]
         for node in ranked:
-            weights[node] = max(weights.get(node, 0.0), math.log(1 + total / max(1, frequency.get(node, 0))))
+            weights[node] = max(weights.get(node, 0.0), math.log(1 + messages / max(1, frequency.get(node, 0))))
     if not weights:
         return None
     marks = ",".join("?" * len(weights))

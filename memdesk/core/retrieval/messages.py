@@ -14,6 +14,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, time, timedelta
+from typing import Any
 
 import numpy as np
 
@@ -139,7 +140,7 @@ class _Positions:
     def __init__(self, timeline: _Timeline) -> None:
         self._timeline = timeline
 
-    def get(self, message_id: int, default=None):
+    def get(self, message_id: int, default: int | None = None) -> int | None:
         found = int(self._timeline.index_of([message_id])[0])
         return default if found < 0 else found
 
@@ -327,12 +328,13 @@ class MessageRanker:
         if not query:
             return []
         db = self._db
-        dense = dense and self._embedder is not None
+        embedder = self._embedder if dense else None
+        dense = embedder is not None
         timeline = self._timeline(agent_id)
         if before_id is not None:
             timeline = _older_than(timeline, before_id)
         by_parts = self.by_parts if by_parts is None else by_parts
-        key = (
+        key: tuple[Any, ...] = (
             agent_id,
             query,
             dense,
@@ -373,8 +375,8 @@ class MessageRanker:
                 lexical[where[found]] = np.asarray([r[1] for r in rows], dtype=np.float64)[found]
         scores = fusion.scale_by_max(lexical)
         lift = np.zeros(n)  # what each score owes to its neighbours
-        if dense and n:
-            cosine = self._vectors.cosines("messages", agent_id, self._embedder.embed([searched])[0], timeline.ids)
+        if embedder is not None and n:
+            cosine = self._vectors.cosines("messages", agent_id, embedder.embed([searched])[0], timeline.ids)
             scores = fusion.weighted_sum(scores, fusion.centre_cosine(cosine), DENSE_WEIGHT)
             lifted = fusion.neighbour_boost(scores, timeline.same_session, NEIGHBOUR_ALPHA)
             lift, scores = lifted - scores, lifted

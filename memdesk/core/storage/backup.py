@@ -18,6 +18,7 @@ the user's (the clock's).
 
 from __future__ import annotations
 
+import builtins
 import json
 import logging
 import os
@@ -290,7 +291,7 @@ class Backups:
         self._drop_companions(snapshot.path)
         self._delete(self._sidecar_path(snapshot.id))
 
-    def prune(self) -> list[str]:
+    def prune(self) -> builtins.list[str]:
         """Remove the automatic snapshots the keep rule (module docstring) does not keep; returns
         their ids."""
         automatic = [s for s in self.list() if s.kind == AUTOMATIC]  # newest first
@@ -323,7 +324,7 @@ class Backups:
         # Only an encrypted store passes a key, so this needs nothing the plain driver lacks.
         if key is None:
             return open_database(path, migrate=False)
-        return open_database(path, migrate=False, key=key)  # type: ignore[call-arg]
+        return open_database(path, migrate=False, key=key)
 
     def _copy(
         self, source_path: Path, target_path: Path, progress: Progress | None, *, into_existing: bool = False

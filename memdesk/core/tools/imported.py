@@ -13,8 +13,10 @@ consent question): in a child process (``tool_process``), outside the step's tra
 from __future__ import annotations
 
 import ast
+import builtins
 import json
 import logging
+from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -135,7 +137,7 @@ def _excerpt(source: str, node: ast.AST) -> str:
     return first if len(first) <= 60 and len(text) <= 1 else first[:57] + "..."
 
 
-def runnable_problem(tool: ImportedTool, reserved: set[str] = frozenset()) -> str | None:
+def runnable_problem(tool: ImportedTool, reserved: Collection[str] = frozenset()) -> str | None:
     """Why this tool cannot run in MemDesk, found by reading its code (never running it)."""
     if tool.name in reserved:
         return f"{tool.name} has the name of a built-in MemDesk function"
@@ -228,7 +230,7 @@ class ImportedTools:
         self._db.execute("UPDATE imported_tools SET enabled = ? WHERE id = ?", (int(enabled), tool.id))
         return self.get(agent_id, name)  # type: ignore[return-value]
 
-    def enabled_tools(self, agent_id: int, limits: ProcessLimits = ProcessLimits()) -> list[Tool]:
+    def enabled_tools(self, agent_id: int, limits: ProcessLimits = ProcessLimits()) -> builtins.list[Tool]:
         """The enabled tools for the registry (their code is checked, not run). One whose stored
         code no longer passes the checks is left out (and logged) rather than keeping the agent
         from opening."""
