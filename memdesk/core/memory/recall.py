@@ -188,7 +188,7 @@ class RecallMemory:
             f"SELECT {_COLUMNS} FROM messages WHERE agent_id = ? AND kind = ? AND id <= ? ORDER BY id DESC LIMIT 1",
             (agent_id, kind, at_or_before),
         )
-        return _message(row) if row else None
+        return _message(row, self._zone()) if row else None
 
     def last_id(self, agent_id: int) -> int | None:
         return self._db.scalar("SELECT MAX(id) FROM messages WHERE agent_id = ?", (agent_id,))
