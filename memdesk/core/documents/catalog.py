@@ -36,7 +36,10 @@ def list_documents(db: Database, agent_id: int) -> list[DocumentRow]:
         " FROM documents d WHERE d.agent_id = ? ORDER BY d.id",
         (agent_id,),
     )
-    return [DocumentRow(*row[:8], bool(row[8])) for row in rows]
+    return [
+        DocumentRow(document_id, path, title, status, error, chunks, embedded, size, bool(imported))
+        for document_id, path, title, status, error, chunks, embedded, size, imported in rows
+    ]
 
 
 def remove_documents(db: Database, archival: ArchivalMemory, document_ids: list[int]) -> int:
