@@ -53,6 +53,7 @@ def run_graph(args: argparse.Namespace) -> int:
         if record is None:
             raise AgentNotFoundError(f"No agent named {args.agent!r}", hint="list them with: memdesk agents")
         graph = services.memory.graph
+        assert graph is not None  # the app's services always build the graph
         extracted = _extract(services, record.id) if args.extract else None
         if args.entity:
             return _show_entity(services, record, args, extracted)

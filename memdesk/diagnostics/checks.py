@@ -405,12 +405,13 @@ class Doctor:
                     "reinstall PySide6 (make install)",
                 )
             said = _qt_complaint(result.stderr)
+            code = result.exitcode
             how = (
                 "timed out"
                 if result.timed_out
-                else f"{signal_name(result.exitcode)}"
-                if (result.exitcode or 0) < 0
-                else f"exit code {result.exitcode}"
+                else signal_name(code)
+                if code is not None and code < 0
+                else f"exit code {code}"
             )
             return Check(
                 "window",

@@ -75,7 +75,7 @@ class Consolidator:
         settings: ConsolidationSettings,
         store: ConsolidationStore | None = None,
         prefix: Callable[[], Sequence[ChatMessage]] | None = None,
-        before_apply: Callable[[], None] | None = None,
+        before_apply: Callable[[], object] | None = None,
     ) -> None:
         self.agent_id = agent_id
         self.memory = memory

@@ -20,7 +20,7 @@ import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Protocol
+from typing import Any, Protocol, TypedDict
 
 from memdesk.core.base.clock import Clock, iso, parse_iso
 from memdesk.core.base.errors import GenerationCancelled, MemDeskError
@@ -76,6 +76,13 @@ class ExtractionReport:
     errors: list[str] = field(default_factory=list)
 
 
+class SourceRef(TypedDict, total=False):
+    """Where a graph row was found, as the graph's keyword arguments take it."""
+
+    message_id: int
+    passage_id: int
+
+
 @dataclass(frozen=True)
 class _Source:
     queue_id: int
@@ -85,6 +92,9 @@ class _Source:
     at: datetime
     speaker: str | None  # None: the app's user, whose entity is the graph's (memdesk.core.graph.the_user)
     speaker_kind: str
+
+    def where(self) -> SourceRef:
+        return {"message_id": self.id} if self.kind == "message" else {"passage_id": self.id}
 
 
 class GraphExtractor:
@@ -170,7 +180,8 @@ class GraphExtractor:
             self.options = enabled
 
     def pending(self, agent_id: int | None = None, stage: str | None = None, *, due_only: bool = False) -> int:
-        where, params = ["attempts < ?"], [MAX_ATTEMPTS]
+        where = ["attempts < ?"]
+        params: list[Any] = [MAX_ATTEMPTS]
         if agent_id is not None:
             where.append("agent_id = ?")
             params.append(agent_id)
@@ -232,13 +243,13 @@ class GraphExtractor:
             return None
         return _Source(queue_id, kind, source_id, found[0], parse_iso(found[1]), None, SELF_KIND)
 
-    def _fact_entity(self, agent_id: int, source: _Source, where: dict, speaker: str, name: str) -> int | None:
+    def _fact_entity(self, agent_id: int, source: _Source, where: SourceRef, speaker: str, name: str) -> int | None:
         """The entity a model fact names: the source's speaker, or a thing found by its name."""
         if name == speaker:
             return self._speaker_id(agent_id, source, where)
         return self.graph.resolve(agent_id, name, "thing", at=source.at, **where)
 
-    def _speaker_id(self, agent_id: int, source: _Source, where: dict) -> int | None:
+    def _speaker_id(self, agent_id: int, source: _Source, where: SourceRef) -> int | None:
         if source.speaker is None:
             return self.graph.the_user(agent_id, self._current_user_name(), at=source.at, **where)
         return self.graph.resolve(agent_id, source.speaker, source.speaker_kind, at=source.at, **where)
@@ -331,7 +342,7 @@ class GraphExtractor:
         report.errors.append(f"{type(error).__name__}: {error}")
 
     def _store(self, agent_id: int, source: _Source, analysis: Analysis, report: ExtractionReport) -> None:
-        where = {"message_id": source.id} if source.kind == "message" else {"passage_id": source.id}
+        where = source.where()
         self.graph.clear_source(**where)
         before = int(self._db.scalar("SELECT COUNT(*) FROM graph_entities WHERE agent_id = ?", (agent_id,)))
         ids: dict[str, int] = {}
@@ -382,7 +393,7 @@ class GraphExtractor:
                 self._db.execute("DELETE FROM graph_queue WHERE id = ?", (row[0],))
                 continue
             agent = row[1]
-            where = {"message_id": source.id} if source.kind == "message" else {"passage_id": source.id}
+            where = source.where()
             column = next(iter(where))
             names = [
                 r[0]
@@ -425,7 +436,7 @@ class GraphExtractor:
             report.seconds_model += self._clock_seconds() - started
         return report
 
-    def _new_fact(self, agent_id: int, subject: int, relation: str, obj: int, at: datetime, where: dict) -> bool:
+    def _new_fact(self, agent_id: int, subject: int, relation: str, obj: int, at: datetime, where: SourceRef) -> bool:
         """Add an extractor fact; True when it is new (not one the graph already holds)."""
         newest = int(self._db.scalar("SELECT COALESCE(MAX(id), 0) FROM graph_facts"))
         fact_id = self.graph.add_fact(agent_id, subject, relation, obj, author="extractor", valid_from=at, **where)

@@ -259,8 +259,8 @@ def _read(doc) -> Analysis:
     spans: dict[int, tuple[str, str]] = {}  # token index -> (entity name, kind)
     found: dict[str, FoundEntity] = {}
 
-    def add(tokens, name: str, kind: str) -> None:
-        name = person_would_name(name)
+    def add(tokens, text: str, kind: str) -> None:
+        name = person_would_name(text)
         if name is None or not valid_name(name) or _imperative(tokens):
             return
         key = name.casefold()

@@ -301,7 +301,7 @@ def samples(db: Database, found: Found, per_kind: int = 3, width: int = 120) -> 
         try:
             data = json.loads(row[0])
             if isinstance(data, dict):
-                params = data.get("params") if isinstance(data.get("params"), dict) else {}
+                params = data["params"] if isinstance(data.get("params"), dict) else {}
                 text = row[1] or data.get("message") or params.get("message") or params.get("inner_thoughts") or row[0]
         except (json.JSONDecodeError, TypeError):
             pass

@@ -29,7 +29,7 @@ from memdesk.core.transfer.agentfile.letta_import import (
     report_file_leftovers,
 )
 from memdesk.core.transfer.agentfile.model import AgentFileServices, GraphTransfer
-from memdesk.core.transfer.agentfile.plan import AgentPlan, BlockPlan, ImportPlan, as_list, text_of, when
+from memdesk.core.transfer.agentfile.plan import AgentPlan, BlockPlan, ImportPlan, as_dict, as_list, text_of, when
 from memdesk.core.transfer.agentfile.reading import LETTA, LETTA_REQUIRED, detect_format
 from memdesk.core.transfer.agentfile.summary import ImportedAgent, ImportSummary
 from memdesk.core.transfer.agentfile.writing import write_agent
@@ -256,7 +256,7 @@ def _plan_tools(
 
 
 def _preview(tool: dict[str, Any]) -> ImportedTool:
-    schema = tool.get("json_schema") if isinstance(tool.get("json_schema"), dict) else {}
+    schema = as_dict(tool.get("json_schema"))
     return ImportedTool(
         0,
         0,

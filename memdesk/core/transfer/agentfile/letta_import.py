@@ -10,7 +10,7 @@ from collections import Counter
 from datetime import datetime
 
 from memdesk.core.transfer.agentfile import letta
-from memdesk.core.transfer.agentfile.plan import AgentPlan, as_list, count_messages, text_of
+from memdesk.core.transfer.agentfile.plan import AgentPlan, as_dict, as_list, count_messages, text_of
 from memdesk.core.transfer.agentfile.summary import ImportSummary
 
 _KEPT_ELSEWHERE = {
@@ -164,7 +164,7 @@ def report_file_leftovers(data: dict, agents: list[dict], summary: ImportSummary
     groups = [g for g in as_list(data.get("groups")) if isinstance(g, dict)]
     known_groups = {g.get("id") for g in groups}
     for group in groups:
-        manager = group.get("manager_config") if isinstance(group.get("manager_config"), dict) else {}
+        manager = as_dict(group.get("manager_config"))
         members = [agent_names.get(a, a) for a in as_list(group.get("agent_ids"))]
         lead = agent_names.get(manager.get("manager_agent_id"), manager.get("manager_agent_id"))
         shared = len(as_list(group.get("shared_block_ids")))
