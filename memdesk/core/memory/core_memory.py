@@ -297,4 +297,4 @@ class CoreMemory:
                     label=block.label,
                     cause=cause,
                 )
-        return self.get(block.agent_id, block.label)  # type: ignore[return-value]
+        return self._written(block.agent_id, block.label)

@@ -322,7 +322,9 @@ class Reverter:
         self._kinds[plan.change.kind].apply(plan, cause)
         if not cause.recorded:
             raise RevertError("Nothing changed: the memory already holds what the revert would write")
-        return self._history.get(cause.recorded[-1])  # type: ignore[return-value]
+        recorded = self._history.get(cause.recorded[-1])
+        assert recorded is not None  # the change this revert just recorded
+        return recorded
 
     def revert(self, change_id: int, *, force: bool = False) -> Change:
         return self.apply(self.plan(change_id), force=force)

@@ -83,6 +83,8 @@ class EncryptedKvStore(KvStore):
             self._conn.close()
 
     # --- the KvStore contract, on rows ---------------------------------------------------------
+    # Keys, not files: the states are rows here (KvStore.entries lists paths). Callers only count
+    # them and test them for a key, so the narrower base type is the one overridden.
     def entries(self) -> list[str]:  # type: ignore[override]
         with self._lock:
             return [row[0] for row in self._conn.execute("SELECT key FROM states ORDER BY key")]
