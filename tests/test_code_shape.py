@@ -41,6 +41,23 @@ def test_the_checker_finds_nothing(command):
     assert done.returncode == 0, f"{' '.join(command)} exited {done.returncode}:\n{done.stdout}{done.stderr}"
 
 
+def test_the_checkers_run_with_the_projects_settings_and_catch_a_fault(tmp_path):
+    """What the tests above pass on is the project's configuration, not a checker that looks at
+    nothing: a module with a long line, a zip without strict= and a wrong type is caught."""
+    bad = tmp_path / "bad.py"
+    bad.write_text(
+        "def pairs(a: list[int], b: list[int]) -> list[tuple[int, int]]:\n"
+        f"    # {'a comment far longer than the line length the project keeps ' * 2}\n"
+        "    return list(zip(a, b))\n\n\n"
+        "count: int = pairs([1], [2])\n",
+        encoding="utf-8",
+    )
+    linted = _run("ruff", "check", "--no-cache", "--config", str(ROOT / "pyproject.toml"), str(bad))
+    assert linted.returncode == 1 and "E501" in linted.stdout and "B905" in linted.stdout, linted.stdout
+    typed = _run("mypy", "--config-file", str(ROOT / "pyproject.toml"), "--no-incremental", str(bad))
+    assert typed.returncode == 1 and "[assignment]" in typed.stdout, typed.stdout
+
+
 def _lines(path: Path) -> int:
     return len(path.read_text(encoding="utf-8").splitlines())
 
