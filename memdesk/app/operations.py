@@ -41,6 +41,7 @@ def open_retention(services: Services, *, db: Database | None = None):
         services.clock,
         history=history,
         kv_cache=services.paths.kv_cache,
+        keep_weekly=services.settings.backup_keep_weekly,
     )
 
 
