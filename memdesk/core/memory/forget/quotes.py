@@ -68,18 +68,19 @@ def find_quotes(db: Database, agent_id: int, expired: list[int]) -> Quotes:
     """The newer rows of ``agent_id`` that quote the ``expired`` messages."""
     if not expired:
         return Quotes({}, [])
-    texts, refs = [], []
+    texts: list[str] = []
+    refs: list[str] = []
     for start in range(0, len(expired), _BATCH):
-        chunk = expired[start : start + _BATCH]
-        marks = ",".join("?" * len(chunk))
-        texts += [r[0] for r in db.query(f"SELECT search_text FROM messages WHERE id IN ({marks})", chunk)]
-        refs += [f"message:{i}" for i in chunk]
+        ids = expired[start : start + _BATCH]
+        marks = ",".join("?" * len(ids))
+        texts += [r[0] for r in db.query(f"SELECT search_text FROM messages WHERE id IN ({marks})", ids)]
+        refs += [f"message:{i}" for i in ids]
     shown: list[int] = []
     for start in range(0, len(refs), _BATCH):
-        chunk = refs[start : start + _BATCH]
+        some = refs[start : start + _BATCH]
         rows = db.query(
-            f"SELECT id, text FROM recall_shown WHERE agent_id = ? AND ref IN ({','.join('?' * len(chunk))})",
-            (agent_id, *chunk),
+            f"SELECT id, text FROM recall_shown WHERE agent_id = ? AND ref IN ({','.join('?' * len(some))})",
+            (agent_id, *some),
         )
         shown += [int(r[0]) for r in rows]
         texts += [r[1] for r in rows]  # as recall showed it
