@@ -8,6 +8,7 @@ import sys
 import threading
 
 from memdesk.core.agent.context import ContextBudget
+from memdesk.core.agent.conversation_view import event_words
 from memdesk.core.agent.observer import StepRecord, TurnResult
 from memdesk.core.consolidation.consolidator import PassResult
 from memdesk.session.listener import SessionListener
@@ -84,8 +85,10 @@ class TerminalListener(SessionListener):
         if kind == "stopped":
             self._stopped = True
             self._say("[stopped; /retry answers your message]")
-        elif self.verbose or kind in ("eviction", "step_cap"):
-            self._say_out(f"  [{kind}: {text[:300]}]")
+        else:
+            words, workings = event_words(kind, text)
+            if self.verbose or not workings:
+                self._say_out(f"  [{words[:300]}]")
 
     def on_failed(self, error: Exception) -> None:
         if not self._opened.is_set():

@@ -179,7 +179,7 @@ class Agent:
         now = self.memory.clock.now()
         if paused_until is not None and paused_until > now:
             return None
-        self.observer.on_event("heartbeat", "timed heartbeat")
+        self.observer.on_event("heartbeat", "it checked in on its own")
         return self._run("heartbeat", events.heartbeat(events.HEARTBEAT_TIMED, now), cancel=cancel)
 
     def prompt_prefix(self) -> list[ChatMessage]:
@@ -275,7 +275,7 @@ class Agent:
             else:
                 result.capped = True
                 log.warning("agent %s hit the step cap of %s", self.id, self.settings.max_steps)
-                self.observer.on_event("step_cap", f"Stopped after {self.settings.max_steps} chained steps")
+                self.observer.on_event("step_cap", f"it stopped after {self.settings.max_steps} steps in a row")
         finally:
             result.budget = self._last_budget
             result.seconds = time.perf_counter() - started
@@ -294,7 +294,7 @@ class Agent:
         budget = self.prompt.budget()
         if budget.used >= budget.warning_at and not self.record.pressure_alert_sent:
             self.memory.agents.update(self.id, pressure_alert_sent=True)
-            self.observer.on_event("alert", "memory pressure: the agent was told to save what matters")
+            self.observer.on_event("alert", "the conversation grew long: it was asked to save what matters")
             return "system_alert", events.system_alert(events.PRESSURE_ALERT)
         if step.refused:
             return "heartbeat", events.heartbeat(events.HEARTBEAT_AFTER_REFUSAL)

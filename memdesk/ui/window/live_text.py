@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QObject, QTimer, Slot
 
-from memdesk.core.agent.conversation_view import Entry
+from memdesk.core.agent.conversation_view import Entry, event_entry
 from memdesk.core.agent.observer import StepRecord
 from memdesk.core.base.clock import Clock
 from memdesk.ui.common.errors import reports_errors
@@ -89,4 +89,4 @@ class LiveText(QObject):
         if kind == "memories":  # automatic recall: shown with the inner workings, as on reload
             self._transcript.add(Entry("memories", text, self._clock.now()))
             return
-        self._transcript.add(Entry("event", f"{kind}: {text}", self._clock.now()))
+        self._transcript.add(event_entry(kind, text, self._clock.now()))
