@@ -10,6 +10,7 @@ import threading
 from memdesk.core.agent.context import ContextBudget
 from memdesk.core.agent.conversation_view import event_words
 from memdesk.core.agent.observer import StepRecord, TurnResult
+from memdesk.core.agent.repetition import REPEATED
 from memdesk.core.consolidation.consolidator import PassResult
 from memdesk.session.listener import SessionListener
 
@@ -87,7 +88,8 @@ class TerminalListener(SessionListener):
             self._say("[stopped; /retry answers your message]")
         else:
             words, workings = event_words(kind, text)
-            if self.verbose or not workings:
+            # A copied reply was printed as it came: say why another follows it.
+            if self.verbose or not workings or kind == REPEATED:
                 self._say_out(f"  [{words[:300]}]")
 
     def on_failed(self, error: Exception) -> None:

@@ -79,6 +79,8 @@ def event_words(kind: str, text: str) -> tuple[str, bool]:
         words = _LONG_CONVERSATION
     elif kind == "memory_update":
         words = "it was told about the memory changes made meanwhile"
+    elif kind == "repeated":
+        words = "its reply repeated an earlier message, so it answered again"
     elif kind == "eviction":
         words = "older messages moved out of its view; it keeps a summary of them"
     elif data:  # another stored event: what it says, never its JSON

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import logging
 import time
+from dataclasses import replace
 from datetime import timedelta
 
 from memdesk.core.agent import events, unanswered
@@ -38,6 +39,7 @@ from memdesk.core.agent.prompt_state import PromptState
 from memdesk.core.agent.recall.search import AutoRecall, RecallResult
 from memdesk.core.agent.recall.shown import ShownMemories
 from memdesk.core.agent.recall.turn import recall_for
+from memdesk.core.agent.repetition import REPEATED, copied, reply_of
 from memdesk.core.agent.settings import AgentSettings
 from memdesk.core.base.errors import GenerationCancelled
 from memdesk.core.memory.agents import AgentRecord
@@ -49,6 +51,7 @@ from memdesk.core.runtime.base import (
     CallRequest,
     CancelToken,
     ChatMessage,
+    ModelTurn,
     Runtime,
 )
 from memdesk.core.tools.context import ConsentPolicy, DenyAll, ToolContext
@@ -241,6 +244,7 @@ class Agent:
                     thoughts_chars=self.settings.thoughts_chars,
                 )
                 turn = self.runtime.generate_call(request, on_event=self.observer.on_stream, cancel=cancel)
+                turn = self._not_a_copy(turn, request, cancel)
                 pending = one_step.prepare(  # outside any transaction: may be slow
                     turn, self._tool_context(cancel), rules, tools=self.tools, consent=self.consent, db=db
                 )
@@ -281,6 +285,24 @@ class Agent:
             result.seconds = time.perf_counter() - started
             self.observer.on_turn_end(result)
         return result
+
+    def _not_a_copy(self, turn: ModelTurn, request: CallRequest, cancel: CancelToken | None) -> ModelTurn:
+        """A reply that copies a recent message is generated once more, the copy penalised
+        (repetition.py); the step costs both generations."""
+        limit = self.settings.repeat_check_messages
+        reply = reply_of(turn.text) if limit > 0 else None
+        recent = self.memory.recall.said(self.id, limit) if reply else []
+        copy = copied(reply, recent) if reply else None
+        if copy is None:
+            return turn
+        log.info("a reply copied %s words of a recent message: generating it once more", copy.words)
+        self.observer.on_event(REPEATED, "its reply repeated an earlier message, so it answered again")
+        # The copied run first; the other recent messages too, so the new answer copies none of them.
+        avoid = (copy.span, *(text for text in recent if text != copy.source))
+        again = self.runtime.generate_call(
+            replace(request, avoid=avoid), on_event=self.observer.on_stream, cancel=cancel
+        )
+        return ModelTurn(again.text, turn.stats.then(again.stats))
 
     def _report(self, step: StepRecord, context: ToolContext) -> None:
         self.observer.on_step(step)
