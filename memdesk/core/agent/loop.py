@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import timedelta
 
@@ -46,6 +47,7 @@ from memdesk.core.memory.agents import AgentRecord
 from memdesk.core.memory.history import Cause
 from memdesk.core.memory.recall import Message
 from memdesk.core.memory.services import MemoryServices
+from memdesk.core.memory.user_name import follow_user_name
 from memdesk.core.prompts import Prompts
 from memdesk.core.runtime.base import (
     CallRequest,
@@ -77,8 +79,12 @@ class Agent:
         settings: AgentSettings,
         observer: AgentObserver | None = None,
         recall: AutoRecall | None = None,
+        user_name: Callable[[], str] = lambda: "",
     ) -> None:
+        """``user_name``: the name the user gave MemDesk (the setting, read at each user turn),
+        which the human block then holds (memory/user_name.py)."""
         self.id = agent_id
+        self._user_name = user_name
         self.memory = memory
         self.runtime = runtime
         self.prompts = prompts
@@ -131,6 +137,9 @@ class Agent:
         message = self.memory.recall.get(message_id)
         if message is None or message.agent_id != self.id or message.kind != "user_message":
             raise ValueError(f"message {message_id} is not a user message to agent {self.id}")
+        with self.memory.db.transaction():
+            if follow_user_name(self.memory.core, self.memory.agents, self.id, self._user_name()):
+                self._synced_at = None  # the human block changed: the model is told below
         if self._synced_at != message_id or self.memory.recall.last_id(self.id) != message_id:
             # Saved without the memory check (through another connection), or a preempted
             # background step came after it: what changed meanwhile is reported now. Not twice
