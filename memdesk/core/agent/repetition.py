@@ -17,6 +17,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from memdesk.core.text.words import WORD
+
 #: A shared run shorter than this is no copy (echoing a greeting, quoting a name).
 MIN_WORDS = 5
 #: The part of the message, or of the reply, a shared run must cover to be a copy.
@@ -25,7 +27,6 @@ SHARE = 0.6
 REPEATED = "repeated"
 #: Words compared at most per text (a reply or message longer than this is compared by its start).
 MAX_WORDS = 400
-_WORD = re.compile(r"\w+", re.UNICODE)
 
 
 @dataclass(frozen=True)
@@ -38,7 +39,7 @@ class Copy:
 
 
 def _words(text: str) -> list[re.Match[str]]:
-    return list(_WORD.finditer(text))[:MAX_WORDS]
+    return list(WORD.finditer(text))[:MAX_WORDS]
 
 
 def _longest_run(a: list[str], b: list[str]) -> tuple[int, int]:
