@@ -111,7 +111,7 @@ def capture(
 
         @Slot()
         def send(self) -> None:
-            if window.busy or not window.chat.can_send:  # still opening the agent: as a user, try again
+            if window.state.busy or not window.chat.can_send:  # still opening the agent: as a user, try again
                 QTimer.singleShot(200, self.send)
                 return
             window.chat.compose.setPlainText(self.pending.pop(0))
@@ -132,7 +132,7 @@ def capture(
         def wait_for_graph(self) -> None:
             window.knowledge.refresh()
             entities = window.knowledge.entity_table.rowCount()
-            if (entities == 0 or window.busy) and time.perf_counter() - self.graph_since < graph_wait_s:
+            if (entities == 0 or window.state.busy) and time.perf_counter() - self.graph_since < graph_wait_s:
                 QTimer.singleShot(1000, self.wait_for_graph)
                 return
             result["entities"] = entities
@@ -165,7 +165,7 @@ def capture(
 
         def show_a_change(self) -> None:
             history = services.memory.core.history
-            agent_id = window.agent_id
+            agent_id = window.state.agent_id
             change = next(
                 (c for c in history.for_agent(agent_id, kind=BLOCK) if c.source == "agent" and c.action == "update"),
                 None,

@@ -152,7 +152,7 @@ def send(qtbot):
         qtbot.keyClicks(window.chat.compose, text)
         with qtbot.waitSignal(window.turn_done, timeout=timeout):
             qtbot.keyClick(window.chat.compose, Qt.Key.Key_Return)
-        qtbot.waitUntil(lambda: not window.busy, timeout=timeout)
+        qtbot.waitUntil(lambda: not window.state.busy, timeout=timeout)
 
     return type_and_send
 

@@ -84,7 +84,7 @@ def test_the_window_on_a_dark_palette_draws_no_text_its_background_hides(dark, m
     window = make_window(roomy_runtime)
     send(window, "Hi, I am Ada.")
     window.memory.editors["persona"].agent_changed(
-        window.services.memory.core.get(window.agent_id, "persona")
+        window.services.memory.core.get(window.state.agent_id, "persona")
     )  # highlighted
     assert unreadable_styles(window, base) == []
     transcript = window.chat.transcript.toHtml()

@@ -26,7 +26,7 @@ def show_scope(history, data: str) -> None:
 
 def test_a_knowledge_panel_edit_shows_in_the_history_and_is_reverted_there(make_window, qtbot, services):
     window = make_window(ScriptedRuntime(context_window=32768))
-    agent_id = window.agent_id
+    agent_id = window.state.agent_id
     graph = services.memory.graph
     bob = graph.resolve(agent_id, "Bob", "person", author="extractor")
     panel, history = window.knowledge, window.history
@@ -59,7 +59,7 @@ def test_a_knowledge_panel_edit_shows_in_the_history_and_is_reverted_there(make_
 
 def test_the_knowledge_panels_undo_is_recorded_in_the_history(make_window, qtbot, services):
     window = make_window(ScriptedRuntime(context_window=32768))
-    agent_id = window.agent_id
+    agent_id = window.state.agent_id
     graph = services.memory.graph
     paris = graph.resolve(agent_id, "Paris", "place", author="extractor")
     panel, history = window.knowledge, window.history
@@ -82,7 +82,7 @@ def test_the_knowledge_panels_undo_is_recorded_in_the_history(make_window, qtbot
 
 def test_a_conflicting_graph_revert_asks_before_overwriting(make_window, qtbot, services, clock):
     window = make_window(ScriptedRuntime(context_window=32768))
-    agent_id = window.agent_id
+    agent_id = window.state.agent_id
     graph = services.memory.graph
     ann, london, paris = (
         graph.resolve(agent_id, n, k) for n, k in (("Ann", "person"), ("London", "place"), ("Paris", "place"))
@@ -122,7 +122,7 @@ def test_after_the_window_closes_nothing_reads_the_closed_store(make_window, qtb
 
 def test_an_undo_over_the_extractors_later_change_points_to_the_history(make_window, qtbot, services, clock):
     window = make_window(ScriptedRuntime(context_window=32768))
-    agent_id = window.agent_id
+    agent_id = window.state.agent_id
     graph = services.memory.graph
     ann, london, paris = (
         graph.resolve(agent_id, n, k) for n, k in (("Ann", "person"), ("London", "place"), ("Paris", "place"))

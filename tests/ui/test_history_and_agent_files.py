@@ -51,11 +51,11 @@ def test_the_source_message_is_one_click_away_even_when_evicted(make_window, roo
     window = make_window(roomy_runtime)
     send(window, "I have a cat")
     send(window, "hello")
-    messages = services.memory.recall.all(window.agent_id)
-    services.agents.update(window.agent_id, context_start_id=messages[-2].id, evicted_count=len(messages) - 2)
-    window.select_agent(window.agent_id)
+    messages = services.memory.recall.all(window.state.agent_id)
+    services.agents.update(window.state.agent_id, context_start_id=messages[-2].id, evicted_count=len(messages) - 2)
+    window.switching.select(window.state.agent_id)
     assert CONTEXT_DIVIDER in window.chat.transcript.toPlainText()
-    window.history.set_agent(window.agent_id)
+    window.history.set_agent(window.state.agent_id)
     change = next(c for c in window.history.changes if c.after and "Has a cat" in c.after)
     window.history.select_change(change.id)
     assert change.message_id < messages[-2].id  # it answered a message now out of context
@@ -85,7 +85,7 @@ def test_revert_is_recorded_and_a_conflict_is_shown_not_overwritten(make_window,
     editor = window.memory.editors["human"]
     editor.editor.setPlainText("Likes green tea")
     click(qtbot, editor.save_button)
-    mine = services.memory.core.history.latest_for_block(window.agent_id, "human")
+    mine = services.memory.core.history.latest_for_block(window.state.agent_id, "human")
     send(window, "actually I drink coffee")  # the agent edits the same words
     history = window.history
     history.show_block("human")
@@ -97,10 +97,10 @@ def test_revert_is_recorded_and_a_conflict_is_shown_not_overwritten(make_window,
         "the agent changed it 1 more time" in dialog.explanation.text() and "agent updated human" in dialog.later.text()
     )
     click(qtbot, dialog.cancel_button)
-    assert services.memory.core.get(window.agent_id, "human").value == "Likes coffee"  # nothing overwritten
+    assert services.memory.core.get(window.state.agent_id, "human").value == "Likes coffee"  # nothing overwritten
     click(qtbot, history.revert_button)
     click(qtbot, history.revert_dialog.revert_button)
-    value = services.memory.core.get(window.agent_id, "human").value
+    value = services.memory.core.get(window.state.agent_id, "human").value
     assert value == services.memory.core.history.get(mine.id).before  # what it was before the user's edit
     top = history.changes[0]
     assert top.reverts == mine.id and history.table.item(0, 2).text() == "user reverted human"
@@ -108,7 +108,7 @@ def test_revert_is_recorded_and_a_conflict_is_shown_not_overwritten(make_window,
     click(qtbot, history.undo_button)  # undo the revert: a plain revert, no conflict
     assert history.revert_dialog.revert_button.text() == "Revert"
     click(qtbot, history.revert_dialog.revert_button)
-    assert services.memory.core.get(window.agent_id, "human").value == "Likes coffee"
+    assert services.memory.core.get(window.state.agent_id, "human").value == "Likes coffee"
 
 
 def test_import_summary_and_imported_tools(make_window, roomy_runtime, qtbot, services, agentfiles):
@@ -170,5 +170,5 @@ def test_export_af_and_import_it_back_from_the_window(make_window, roomy_runtime
     )
     assert "Everything in the file was imported." in window.transfer_actions.summary_dialog.report.toPlainText()
     click(qtbot, window.transfer_actions.summary_dialog.open_button)
-    assert services.agents.get(window.agent_id).name == "Companion (2)"
+    assert services.agents.get(window.state.agent_id).name == "Companion (2)"
     assert "Hello from the past." in window.chat.transcript.toPlainText()

@@ -178,7 +178,7 @@ def test_after_a_turn_the_graph_fills_in_and_a_fact_jumps_to_its_message(
     runtime.enqueue(say("Noted!"), say("Good to know."))
     window = make_window(runtime)
     window.docks["Knowledge"].raise_()
-    with wait_for_signal(window.grapher.changed, timeout=60_000):
+    with wait_for_signal(window.worker.graph.changed, timeout=60_000):
         send(window, "My brother Tom lives in Lisbon.")
     send(window, "The weather is nice today.")  # pushes the first message up the transcript
     panel = window.knowledge
@@ -187,7 +187,9 @@ def test_after_a_turn_the_graph_fills_in_and_a_fact_jumps_to_its_message(
     row = next(r for r in range(panel.fact_table.rowCount()) if panel.fact_table.item(r, 2).text() == "Lisbon")
     panel.fact_table.cellActivated.emit(row, 0)  # Enter or double-click on the fact
     source = next(
-        m for m in services.memory.recall.all(window.agent_id) if m.search_text == "My brother Tom lives in Lisbon."
+        m
+        for m in services.memory.recall.all(window.state.agent_id)
+        if m.search_text == "My brother Tom lives in Lisbon."
     )
     assert window.chat.transcript.highlighted_message == source.id  # scrolled to and highlighted
     budget = window.budget
@@ -199,10 +201,10 @@ def test_after_a_turn_the_graph_fills_in_and_a_fact_jumps_to_its_message(
 
 def test_a_fact_from_a_document_jumps_to_its_passage(make_window, qtbot, services, wait_for_signal):
     window = make_window(ScriptedRuntime(context_window=32768))
-    agent_id = window.agent_id
+    agent_id = window.state.agent_id
     services.memory.archival.insert(agent_id, "Marie Curie worked in Paris. She discovered polonium.")
-    with wait_for_signal(window.grapher.changed, timeout=60_000):
-        window.graph_requested.emit(agent_id)
+    with wait_for_signal(window.worker.graph.changed, timeout=60_000):
+        window.worker.graph.extract(agent_id)
     panel = window.knowledge
     qtbot.waitUntil(lambda: "Marie Curie" in names(panel), timeout=10_000)
     click_entity(qtbot, panel, "Marie Curie")
@@ -218,9 +220,9 @@ def test_with_extraction_off_in_settings_nothing_is_extracted(make_window, send,
     runtime.enqueue(say("Noted!"))
     window = make_window(runtime)
     send(window, "My brother Tom lives in Lisbon.")
-    window.grapher.extract(window.agent_id)  # what the graph thread does after the turn,
+    window.worker.graph.extract(window.state.agent_id)  # what the graph thread does after the turn,
     assert window.worker.session.graph.wait_until_idle(60)  # done here to wait for it
-    assert services.memory.graph.entities(window.agent_id) == []
+    assert services.memory.graph.entities(window.state.agent_id) == []
     assert services.db.scalar("SELECT COUNT(*) FROM graph_queue") == 0
     rows = {
         window.budget.table.item(r, 0).text(): window.budget.table.item(r, 1).text()
@@ -240,7 +242,7 @@ def test_relations_in_the_drawing_are_whole_and_clear_of_the_nodes_at_the_defaul
     window = make_window(roomy_runtime)
     qt_layout.apply_default(window, window.docks, QSize(1366, 768))
     window.docks["Knowledge"].raise_()
-    graph, agent = services.memory.graph, window.agent_id
+    graph, agent = services.memory.graph, window.state.agent_id
     for subject, relation, obj in (
         ("Ann", "moved to", "Porto"),
         ("Ann", "sister of", "Ada"),
@@ -273,9 +275,9 @@ def test_relations_in_the_drawing_are_whole_and_clear_of_the_nodes_at_the_defaul
 
 def test_a_name_set_in_settings_renames_the_user_in_the_panel_at_once(make_window, roomy_runtime, qtbot, services):
     window = make_window(roomy_runtime)
-    graph, agent = services.memory.graph, window.agent_id
+    graph, agent = services.memory.graph, window.state.agent_id
     services.memory.archival.insert(agent, "My sister Ann moved to Porto.")  # a note of the user's: no turn follows it
-    window.graph_requested.emit(agent)
+    window.worker.graph.extract(agent)
     qtbot.waitUntil(lambda: "User" in names(window.knowledge), timeout=60_000)
     window.window_settings.apply({"user_name": "Ada"})  # File > Settings…, OK: no message needed
     qtbot.waitUntil(lambda: "Ada  (User)" in names(window.knowledge), timeout=60_000)

@@ -79,7 +79,7 @@ def models_window(qtbot, services, monkeypatch, fake_hub, wait_for_signal):
 
 
 def open_models(qtbot, window):
-    window.models_action.trigger()
+    window.menus.models.trigger()
     page = window.model_actions.page
     qtbot.waitUntil(lambda: window.model_actions.dialog.isVisible(), timeout=30_000)
     return page
@@ -127,7 +127,7 @@ def test_download_then_switch_keeps_memory_and_the_budget_follows(
     assert "Tiny is installed" in page.progress_label.text()
     assert row_texts(page, "tiny")[1] == "Downloaded" and "published sha256" in row_texts(page, "tiny")[6]
 
-    agent_id = window.agent_id
+    agent_id = window.state.agent_id
     memory_before = window.services.memory.core.render(agent_id)
     messages_before = len(window.services.memory.recall.all(agent_id))
     page.select("tiny")
@@ -161,7 +161,7 @@ def test_a_message_sent_while_another_model_loads_is_saved_at_once_and_answered_
     assert window.chat.send_button.isEnabled()  # a switch does not take Send away
     qtbot.keyClicks(window.chat.compose, "Are you the new one?")
     qtbot.keyClick(window.chat.compose, Qt.Key.Key_Return)
-    users = [m.search_text for m in services.memory.recall.all(window.agent_id) if m.kind == "user_message"]
+    users = [m.search_text for m in services.memory.recall.all(window.state.agent_id) if m.kind == "user_message"]
     assert users == ["Are you the new one?"]  # saved the moment it was sent
     assert "will be answered when the model has loaded" in window.chat.transcript.toPlainText()
     with qtbot.waitSignal(window.turn_done, timeout=30_000):
@@ -202,7 +202,7 @@ def test_a_model_that_fails_to_load_leaves_the_previous_one_active(qtbot, models
     qtbot.waitUntil(
         lambda: any(str(alien) in text and "'nosucharch'" in text for text in window.hub.messages), timeout=10_000
     )
-    qtbot.waitUntil(lambda: window.is_model_ready, timeout=10_000)
+    qtbot.waitUntil(lambda: window.state.model_ready, timeout=10_000)
     assert window.services.settings.model_path == ""
     assert "previous model stays active" in page.progress_label.text()
     assert row_texts(page, "smollm2-135m")[1] == "Bundled · active"

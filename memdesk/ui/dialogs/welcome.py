@@ -52,20 +52,6 @@ class Actions:
     read_folder: Callable[[str], None]
 
 
-def window_actions(window) -> Actions:
-    """The main window's ways of doing what the welcome offers (its Models page, its Documents panel)."""
-
-    def download(entry: CatalogEntry) -> QProgressBar:
-        window.model_actions.on_models_triggered()
-        page = window.model_actions.page
-        page.start_download(entry)
-        return page.progress
-
-    return Actions(
-        download, window.model_actions.on_models_triggered, lambda folder: window.documents.add_paths([folder])
-    )
-
-
 def _page(title: str, *widgets: QWidget) -> QWidget:
     page = QWidget()
     layout = QVBoxLayout(page)

@@ -42,14 +42,13 @@ from memdesk.core.base.settings_table import Settings
 from memdesk.session.sent_before_open import SentBeforeOpen
 from memdesk.ui.common.compose import ComposeBox
 from memdesk.ui.common.errors import reports_errors
+from memdesk.ui.common.text import WILL_BE_ANSWERED
 from memdesk.ui.window.layout import restore_size_and_place
 
 #: Printed (with --timing) before each milestone, so bench.startup can read when it happened.
 TIMING_PREFIX = "memdesk-timing"
 T = TypeVar("T")
 OPENING = "Opening your memory… you can send a message now."
-#: Beside a message sent before the model is ready, here and in the main window's transcript.
-WILL_BE_ANSWERED = "will be answered when the model has loaded"
 SAVED = f"Saved. It {WILL_BE_ANSWERED}."
 #: How often the first window looks whether the background import has finished.
 POLL_MS = 15

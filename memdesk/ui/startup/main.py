@@ -33,7 +33,7 @@ from memdesk.ui.common.text import literal
 from memdesk.ui.dialogs.backups import describe_when, restore_snapshot, restored_message
 from memdesk.ui.dialogs.passphrase import unlock_store
 from memdesk.ui.dialogs.privacy import StoreConversion
-from memdesk.ui.dialogs.welcome import offer_welcome, window_actions
+from memdesk.ui.dialogs.welcome import offer_welcome
 from memdesk.ui.startup.first_window import FirstWindow, application, milestones
 from memdesk.ui.startup.instance import ComeForwardWatcher
 from memdesk.ui.window.main_window import MainWindow
@@ -332,14 +332,16 @@ def _show_window(
     if window.chat.send_button.isEnabled() and first is None:  # Send works while the model loads
         milestone("send_enabled")
     if window.isVisible() and on_window is None:  # a driven run is nobody's first start
-        offer_welcome(services, window_actions(window), window)
+        offer_welcome(services, window.welcome_actions, window)
     try:
         code = 0 if closed else app.exec()
     finally:
         window.shutdown()
         runtimes.discard()  # a window closed before its worker took the model
         services.close()
-    return code, AfterClose(restore=window.backups.restore_after_close, conversion=window.pending_conversion)
+    return code, AfterClose(
+        restore=window.backups.restore_after_close, conversion=window.window_settings.pending_conversion
+    )
 
 
 @dataclass(frozen=True)
