@@ -132,6 +132,7 @@ def make_window(qtbot, services):
             with qtbot.waitSignal(window.model_ready, timeout=10_000):
                 window.start()
             qtbot.waitUntil(lambda: window.chat.send_button.isEnabled(), timeout=10_000)
+            qtbot.waitUntil(lambda: not window.reads.busy, timeout=10_000)  # the panels show the agent
         return window
 
     yield build
@@ -152,9 +153,21 @@ def send(qtbot):
         qtbot.keyClicks(window.chat.compose, text)
         with qtbot.waitSignal(window.turn_done, timeout=timeout):
             qtbot.keyClick(window.chat.compose, Qt.Key.Key_Return)
-        qtbot.waitUntil(lambda: not window.state.busy, timeout=timeout)
+        qtbot.waitUntil(lambda: not window.state.busy and not window.reads.busy, timeout=timeout)
 
     return type_and_send
+
+
+@pytest.fixture
+def settle(qtbot):
+    """``settle(window)`` (or a panel) waits until what its panels asked to read has been shown and
+    its background jobs are done: the panels read the store off the GUI thread."""
+
+    def wait(owner, timeout: int = 10_000) -> None:
+        reads, jobs = owner.reads, getattr(owner, "jobs", None)
+        qtbot.waitUntil(lambda: not reads.busy and (jobs is None or jobs.pending == 0), timeout=timeout)
+
+    return wait
 
 
 @pytest.fixture

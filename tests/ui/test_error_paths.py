@@ -46,15 +46,17 @@ def test_deleting_an_agent_that_fails_is_reported_not_crashed(make_window, roomy
 
 
 def test_deleting_passages_that_fails_is_reported_not_crashed(
-    make_window, roomy_runtime, monkeypatch, crash_log, services
+    make_window, roomy_runtime, monkeypatch, crash_log, services, qtbot, settle
 ):
     window = make_window(roomy_runtime)
     services.memory.archival.insert(window.state.agent_id, "The spare key is under the blue flower pot.")
-    window.archival.refresh()
+    with qtbot.waitSignal(window.archival.loaded):
+        window.archival.refresh()
     window.archival.passages_table.selectAll()
     monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: QMessageBox.StandardButton.Yes)
     monkeypatch.setattr(window.archival.archival, "delete", _broken)
     window.archival.delete_button.click()
+    settle(window)
     assert _shown_failure(window)
     assert not crash_log.exists() or crash_log.read_text() == ""
 

@@ -64,7 +64,7 @@ def test_add_and_remove_custom_blocks(make_window, roomy_runtime, services):
     )
 
 
-def test_archival_hits_search_edit_and_delete(make_window, roomy_runtime, send, qtbot, services):
+def test_archival_hits_search_edit_and_delete(make_window, roomy_runtime, send, qtbot, services, settle):
     roomy_runtime.enqueue(
         call("archival_memory_insert", "store", heartbeat=True, content="The spare key is under the blue flower pot."),
         call("archival_memory_search", "look", heartbeat=True, query="spare key"),
@@ -76,7 +76,8 @@ def test_archival_hits_search_edit_and_delete(make_window, roomy_runtime, send, 
     window.archival.hits_table.selectRow(0)
     assert "blue flower pot" in window.archival.detail.toPlainText()
     services.memory.archival.insert(window.state.agent_id, "Grandma's birthday is on May 3rd.")
-    window.archival.refresh()
+    with qtbot.waitSignal(window.archival.loaded):
+        window.archival.refresh()
     assert window.archival.passages_table.rowCount() == 2
     qtbot.keyClicks(window.archival.search_box, "birthday")
     with qtbot.waitSignal(window.archival.hits_table.model().rowsInserted, timeout=5_000, raising=False):
@@ -86,11 +87,12 @@ def test_archival_hits_search_edit_and_delete(make_window, roomy_runtime, send, 
     )
     first = window.archival.passages[0]
     window.archival.edit_passage(first.id, "Grandma's birthday is on June 9th.")
-    qtbot.waitUntil(lambda: window.jobs.pending == 0, timeout=30_000)
+    settle(window, timeout=30_000)
     assert services.memory.archival.get(first.id).text.endswith("June 9th.")
     window.archival.passages_table.selectAll()
     assert len(window.archival.selected_passages()) == 2
     window.archival.delete_passages([p.id for p in window.archival.selected_passages()])
+    settle(window)
     assert services.memory.archival.count(window.state.agent_id) == 0 and window.archival.passages_table.rowCount() == 0
 
 

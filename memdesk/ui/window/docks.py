@@ -18,6 +18,7 @@ from memdesk.ui.panels.knowledge import KnowledgePanel
 from memdesk.ui.panels.memory import CoreMemoryPanel
 from memdesk.ui.window import layout as qt_layout
 from memdesk.ui.workers.jobs import Jobs
+from memdesk.ui.workers.reads import Reads
 
 
 @dataclass(frozen=True)
@@ -38,15 +39,16 @@ class Panels:
         return (self.memory, self.history, self.archival, self.documents, self.knowledge)
 
 
-def build_panels(services: Services, jobs: Jobs) -> Panels:
+def build_panels(services: Services, jobs: Jobs, reads: Reads) -> Panels:
+    """The panels over ``services``' stores; each reads what it shows through ``reads``."""
     memory = services.memory
     history = HistoryView(memory.core, memory.archival, memory.recall, services.clock, graph=memory.graph)
     return Panels(
         agents=AgentsPanel(),
         budget=BudgetPanel(),
         memory=CoreMemoryPanel(memory.core, clock=services.clock),
-        archival=ArchivalPanel(memory.archival, jobs),
-        documents=DocumentsPanel(services),
+        archival=ArchivalPanel(memory.archival, jobs, reads),
+        documents=DocumentsPanel(services.db, reads),
         # One reverter: an undo in the Knowledge panel is a recorded change the History view shows.
         knowledge=KnowledgePanel(memory.graph, reverter=history.reverter),
         history=history,

@@ -63,6 +63,7 @@ from memdesk.ui.window.transcript_pages import ConversationPages
 from memdesk.ui.window.transfer_actions import TransferActions
 from memdesk.ui.workers.ingest import IngestWorker
 from memdesk.ui.workers.jobs import Jobs
+from memdesk.ui.workers.reads import Reads
 from memdesk.ui.workers.session import SessionWorker
 from memdesk.ui.workers.threads import OutlivedThreads, WorkerThreads
 
@@ -92,6 +93,7 @@ class MainWindow(QMainWindow):
         self.services = services
         self.hub = hub or ErrorHub(self)
         self.jobs = Jobs(self)
+        self.reads = Reads(self)  # what the panels show, read off the GUI thread
         self.state = WindowState(self)
         self.consent_dialogs: list[ConsentDialog] = []
         self.consent = QtConsentPolicy(lambda: self.worker.cancel_token, self)
@@ -137,7 +139,7 @@ class MainWindow(QMainWindow):
         layout.addWidget(self.model_hint)
         layout.addWidget(self.chat, 1)
         self.setCentralWidget(central)
-        self.panels = panels = build_panels(services, jobs)
+        self.panels = panels = build_panels(services, jobs, self.reads)
         self.agents, self.budget, self.memory = panels.agents, panels.budget, panels.memory
         self.archival, self.documents = panels.archival, panels.documents
         self.knowledge, self.history = panels.knowledge, panels.history
@@ -145,7 +147,7 @@ class MainWindow(QMainWindow):
         restore_layout(self, self.docks, services.settings.window_layout)
         # Built before the conversation: a finished turn's text is complete, and the panels
         # asked to refresh, before the conversation says the turn is done.
-        self.wiring = PanelWiring(panels, state, worker, self.ingester, jobs, hub, self.message_bar, self)
+        self.wiring = PanelWiring(panels, state, worker, self.ingester, jobs, self.reads, hub, self.message_bar, self)
         self.live_text = LiveText(worker, self.chat.transcript, self.budget, services.clock, self)
         self.conversation = Conversation(worker, self.chat, state, hub, services.clock, status, self)
         self.search = ConversationSearch(services, jobs, hub, self.chat, self.archival, lambda: state.agent_id, self)
@@ -318,6 +320,7 @@ class MainWindow(QMainWindow):
             log.warning("%s still busy %d ms after close; left to finish on its own", thread.name, self.CLOSE_WAIT_MS)
             self.outlived.keep_thread(thread)
         self.threads.wait(self.CLOSE_WAIT_MS)
+        self.reads.wait(self.CLOSE_WAIT_MS)
         self.jobs.wait(self.CLOSE_WAIT_MS)
         # What the threads queued for this window before they stopped (a turn's changed blocks)
         # runs now, while the store is still open, not in an event loop after it closed.

@@ -13,6 +13,7 @@ from memdesk.ui.window.docks import Panels
 from memdesk.ui.window.private_chat import refuse_saving
 from memdesk.ui.workers.ingest import IngestWorker
 from memdesk.ui.workers.jobs import Jobs
+from memdesk.ui.workers.reads import Reads
 from memdesk.ui.workers.session import SessionWorker
 
 
@@ -30,6 +31,7 @@ class PanelWiring(QObject):
         worker: SessionWorker,
         ingester: IngestWorker,
         jobs: Jobs,
+        reads: Reads,
         hub: ErrorHub,
         message_bar: MessageBar,
         parent: QObject | None = None,
@@ -43,7 +45,7 @@ class PanelWiring(QObject):
         self._ingestion()
         self._graph()
         p = panels
-        for source in (worker, ingester, worker.graph, p.knowledge, p.memory, p.history, p.archival, jobs):
+        for source in (worker, ingester, worker.graph, p.knowledge, p.memory, p.history, p.archival, jobs, reads):
             source.failed.connect(hub.report)
         hub.shown.connect(message_bar.show_message)
 
