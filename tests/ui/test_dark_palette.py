@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QWidget
 
 from memdesk.core.runtime.scripted import say
 from memdesk.ui.common import palette as qt_palette
-from memdesk.ui.panels.history import diff_html
+from memdesk.ui.panels.history_text import diff_html
 
 UI = Path(__file__).resolve().parents[2] / "memdesk" / "ui"
 HEX = re.compile(r"#[0-9a-fA-F]{6}\b")

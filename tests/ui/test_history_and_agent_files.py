@@ -17,7 +17,7 @@ def click(qtbot, button):
     qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
 
 
-def test_an_agent_edit_shows_with_its_diff_and_its_message(make_window, roomy_runtime, send, qtbot, services):
+def test_an_agent_edit_shows_with_its_diff_and_its_message(make_window, roomy_runtime, send, qtbot, services, settle):
     roomy_runtime.enqueue(
         call("core_memory_append", "note it", False, label="human", content="Likes tea"), say("Noted!")
     )
@@ -27,6 +27,7 @@ def test_an_agent_edit_shows_with_its_diff_and_its_message(make_window, roomy_ru
     assert history.table.rowCount() >= 1 and not history.empty.isVisible()
     assert history.table.item(0, 1).text() == "the agent" and history.table.item(0, 2).text() == "agent updated human"
     history.table.selectRow(0)
+    settle(window)  # the change's cause is read off the GUI thread
     details = history.details.toHtml()
     assert "Likes tea" in details and palette.tint(palette.GREEN) in details  # the added text, in green
     assert "Answering your message “I like tea”" in history.details.toPlainText()
@@ -42,7 +43,9 @@ def test_an_agent_edit_shows_with_its_diff_and_its_message(make_window, roomy_ru
     assert editor.diff_view.isVisible() and "Likes tea" in editor.diff_view.toPlainText()
 
 
-def test_the_source_message_is_one_click_away_even_when_evicted(make_window, roomy_runtime, send, qtbot, services):
+def test_the_source_message_is_one_click_away_even_when_evicted(
+    make_window, roomy_runtime, send, qtbot, services, settle
+):
     roomy_runtime.enqueue(
         call("core_memory_append", "note it", False, label="human", content="Has a cat"),
         say("Noted!"),
@@ -55,7 +58,8 @@ def test_the_source_message_is_one_click_away_even_when_evicted(make_window, roo
     services.agents.update(window.state.agent_id, context_start_id=messages[-2].id, evicted_count=len(messages) - 2)
     window.switching.select(window.state.agent_id)
     assert CONTEXT_DIVIDER in window.chat.transcript.toPlainText()
-    window.history.set_agent(window.state.agent_id)
+    with qtbot.waitSignal(window.history.loaded):
+        window.history.set_agent(window.state.agent_id)
     change = next(c for c in window.history.changes if c.after and "Has a cat" in c.after)
     window.history.select_change(change.id)
     assert change.message_id < messages[-2].id  # it answered a message now out of context
@@ -63,7 +67,7 @@ def test_the_source_message_is_one_click_away_even_when_evicted(make_window, roo
     assert window.chat.transcript.highlighted_message == change.message_id
 
 
-def test_the_block_editor_says_who_changed_it_and_when(make_window, roomy_runtime, qtbot, services, clock):
+def test_the_block_editor_says_who_changed_it_and_when(make_window, roomy_runtime, qtbot, services, clock, settle):
     window = make_window(roomy_runtime)
     editor = window.memory.editors["persona"]
     editor.editor.setPlainText("I am Sam.")
@@ -73,10 +77,13 @@ def test_the_block_editor_says_who_changed_it_and_when(make_window, roomy_runtim
     window.memory.refresh_changes()
     assert editor.last_change.text() == "changed by you 2 min ago"
     click(qtbot, editor.history_button)
+    settle(window)
     assert window.history.scope.currentData() == "block:persona" and window.history.selected().label == "persona"
 
 
-def test_revert_is_recorded_and_a_conflict_is_shown_not_overwritten(make_window, roomy_runtime, send, qtbot, services):
+def test_revert_is_recorded_and_a_conflict_is_shown_not_overwritten(
+    make_window, roomy_runtime, send, qtbot, services, settle
+):
     roomy_runtime.enqueue(
         call("core_memory_replace", "fix", False, label="human", old_content="green tea", new_content="coffee"),
         say("ok"),
@@ -89,6 +96,7 @@ def test_revert_is_recorded_and_a_conflict_is_shown_not_overwritten(make_window,
     send(window, "actually I drink coffee")  # the agent edits the same words
     history = window.history
     history.show_block("human")
+    settle(window)
     history.select_change(mine.id)
     click(qtbot, history.revert_button)
     dialog = history.revert_dialog
@@ -102,6 +110,7 @@ def test_revert_is_recorded_and_a_conflict_is_shown_not_overwritten(make_window,
     click(qtbot, history.revert_dialog.revert_button)
     value = services.memory.core.get(window.state.agent_id, "human").value
     assert value == services.memory.core.history.get(mine.id).before  # what it was before the user's edit
+    settle(window)
     top = history.changes[0]
     assert top.reverts == mine.id and history.table.item(0, 2).text() == "user reverted human"
     assert window.memory.editors["human"].editor.toPlainText() == value  # the editor follows

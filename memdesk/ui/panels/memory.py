@@ -35,7 +35,7 @@ from memdesk.core.memory.core_memory import Block, CoreMemory, StaleBlockError
 from memdesk.ui.common import palette
 from memdesk.ui.common.errors import reports_errors
 from memdesk.ui.common.text import literal, plain_label
-from memdesk.ui.panels.history import diff_html, relative_time, who
+from memdesk.ui.panels.history_text import diff_html, relative_time, who
 
 AGE_REFRESH_MS = 30_000  # "2 min ago" stays true
 

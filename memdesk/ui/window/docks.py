@@ -9,6 +9,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDockWidget, QMainWindow, QWidget
 
 from memdesk.app.services import Services
+from memdesk.core.memory.revert import Reverter
 from memdesk.ui.panels.agents import AgentsPanel
 from memdesk.ui.panels.archival import ArchivalPanel
 from memdesk.ui.panels.budget import BudgetPanel
@@ -42,15 +43,16 @@ class Panels:
 def build_panels(services: Services, jobs: Jobs, reads: Reads) -> Panels:
     """The panels over ``services``' stores; each reads what it shows through ``reads``."""
     memory = services.memory
-    history = HistoryView(memory.core, memory.archival, memory.recall, services.clock, graph=memory.graph)
+    # One reverter: an undo in the Knowledge panel is a recorded change the History view shows.
+    reverter = Reverter(memory.core.history, memory.core, memory.archival, memory.graph)
+    history = HistoryView(memory.core, memory.recall, reverter, services.clock, reads)
     return Panels(
         agents=AgentsPanel(),
         budget=BudgetPanel(),
         memory=CoreMemoryPanel(memory.core, clock=services.clock),
         archival=ArchivalPanel(memory.archival, jobs, reads),
         documents=DocumentsPanel(services.db, reads),
-        # One reverter: an undo in the Knowledge panel is a recorded change the History view shows.
-        knowledge=KnowledgePanel(memory.graph, reverter=history.reverter),
+        knowledge=KnowledgePanel(memory.graph, reads, reverter=reverter),
         history=history,
     )
 

@@ -320,7 +320,7 @@ class MainWindow(QMainWindow):
             log.warning("%s still busy %d ms after close; left to finish on its own", thread.name, self.CLOSE_WAIT_MS)
             self.outlived.keep_thread(thread)
         self.threads.wait(self.CLOSE_WAIT_MS)
-        self.reads.wait(self.CLOSE_WAIT_MS)
+        self.reads.close(self.CLOSE_WAIT_MS)
         self.jobs.wait(self.CLOSE_WAIT_MS)
         # What the threads queued for this window before they stopped (a turn's changed blocks)
         # runs now, while the store is still open, not in an event loop after it closed.

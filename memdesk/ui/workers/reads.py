@@ -38,6 +38,7 @@ class Reads(QObject):
         self._serials = itertools.count(1)
         self._newest: dict[Hashable, int] = {}
         self._asked = 0
+        self._closed = False
 
     def load(
         self,
@@ -47,7 +48,9 @@ class Reads(QObject):
         on_failed: Callable[[BaseException], Any] | None = None,
     ) -> None:
         """Run ``read`` on the reads' thread, then ``show`` its result in this (the GUI) thread,
-        unless a newer read was asked under ``key`` meanwhile."""
+        unless a newer read was asked under ``key`` meanwhile. Nothing once closed."""
+        if self._closed:
+            return
         serial = next(self._serials)
         self._newest[key] = serial
         self._asked += 1
@@ -72,6 +75,8 @@ class Reads(QObject):
         """A read asked for has not been shown yet."""
         return self._asked > 0
 
-    def wait(self, msecs: int = 30_000) -> bool:
-        """Wait for the reads running or queued (the window closes: the store closes after it)."""
+    def close(self, msecs: int = 30_000) -> bool:
+        """The window closes, and the store after it: no read starts any more, and those running or
+        queued are waited for (False: one was still running after ``msecs``)."""
+        self._closed = True
         return self._jobs.wait(msecs)
