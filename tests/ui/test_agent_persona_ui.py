@@ -14,7 +14,9 @@ def test_the_block_editor_says_memdesk_wrote_the_default_persona(make_window, ro
     assert "by MemDesk" in persona.last_change.text() and "by you" not in persona.last_change.text()
 
 
-def test_renaming_offers_to_update_the_persona_and_does_it_when_accepted(make_window, roomy_runtime, qtbot, services):
+def test_renaming_offers_to_update_the_persona_and_does_it_when_accepted(
+    make_window, roomy_runtime, qtbot, services, settle
+):
     window = make_window(roomy_runtime)
     asked: list[tuple[str, str, str]] = []
     window.agent_actions.confirm_persona_update = lambda name, before, after: (
@@ -25,6 +27,7 @@ def test_renaming_offers_to_update_the_persona_and_does_it_when_accepted(make_wi
     assert [a[0] for a in asked] == ["Ada"] and "My name is Companion." in asked[0][1]
     stored = services.memory.core.get(window.state.agent_id, "persona").value
     assert stored.startswith("My name is Ada.") and "Companion" not in stored
+    settle(window)  # the editor reads the block again, off the GUI thread
     assert window.memory.editors["persona"].editor.toPlainText() == stored
     assert "by you" in window.memory.editors["persona"].last_change.text()  # the user chose this change
 

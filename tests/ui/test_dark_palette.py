@@ -83,8 +83,9 @@ def test_the_window_on_a_dark_palette_draws_no_text_its_background_hides(dark, m
     roomy_runtime.enqueue(say("Hello Ada, nice to meet you."))
     window = make_window(roomy_runtime)
     send(window, "Hi, I am Ada.")
+    core, agent_id = window.services.memory.core, window.state.agent_id
     window.memory.editors["persona"].agent_changed(
-        window.services.memory.core.get(window.state.agent_id, "persona")
+        core.get(agent_id, "persona"), core.history.latest_for_block(agent_id, "persona")
     )  # highlighted
     assert unreadable_styles(window, base) == []
     transcript = window.chat.transcript.toHtml()

@@ -72,9 +72,11 @@ def test_the_block_editor_says_who_changed_it_and_when(make_window, roomy_runtim
     editor = window.memory.editors["persona"]
     editor.editor.setPlainText("I am Sam.")
     click(qtbot, editor.save_button)
+    settle(window)  # the change is read back off the GUI thread
     assert editor.last_change.text() == "changed by you just now"
     clock.advance(minutes=2)
     window.memory.refresh_changes()
+    settle(window)
     assert editor.last_change.text() == "changed by you 2 min ago"
     click(qtbot, editor.history_button)
     settle(window)

@@ -96,7 +96,7 @@ def test_archival_hits_search_edit_and_delete(make_window, roomy_runtime, send, 
     assert services.memory.archival.count(window.state.agent_id) == 0 and window.archival.passages_table.rowCount() == 0
 
 
-def test_agents_create_switch_rename_duplicate_delete(make_window, roomy_runtime, send, qtbot, services):
+def test_agents_create_switch_rename_duplicate_delete(make_window, roomy_runtime, send, qtbot, services, settle):
     roomy_runtime.enqueue(say("I am the first agent."))
     window = make_window(roomy_runtime)
     first = window.state.agent_id
@@ -104,6 +104,7 @@ def test_agents_create_switch_rename_duplicate_delete(make_window, roomy_runtime
     window.agent_actions.create("Bob", "You are Bob, a cheerful cook.", "The user likes pasta.")
     assert window.services.agents.get(window.state.agent_id).name == "Bob"
     assert window.chat.transcript.toPlainText().strip() == ""  # Bob has his own conversation
+    settle(window)  # his memory, read off the GUI thread
     assert "cheerful cook" in window.memory.editors["persona"].editor.toPlainText()
     item = window.agents.list.findItems(services.agents.get(first).name, Qt.MatchFlag.MatchExactly)[0]
     window.agents.list.setCurrentItem(item)  # switch back: history restored

@@ -49,7 +49,7 @@ def build_panels(services: Services, jobs: Jobs, reads: Reads) -> Panels:
     return Panels(
         agents=AgentsPanel(),
         budget=BudgetPanel(),
-        memory=CoreMemoryPanel(memory.core, clock=services.clock),
+        memory=CoreMemoryPanel(memory.core, reads, clock=services.clock),
         archival=ArchivalPanel(memory.archival, jobs, reads),
         documents=DocumentsPanel(services.db, reads),
         knowledge=KnowledgePanel(memory.graph, reads, reverter=reverter),
