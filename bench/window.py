@@ -96,7 +96,7 @@ def _inner(message: str, pause: float, shot: str) -> int:
             window.model_ready.connect(self.ready)
             worker.streamed.connect(self.streamed)
             worker.stepped.connect(self.stepped)
-            worker.event.connect(self.agent_event)
+            worker.agent_event.connect(self.agent_event)
             worker.busy_changed.connect(self.busy)
             window.turn_done.connect(self.turn_done)
             window.hub.shown.connect(self.failed)

@@ -28,6 +28,7 @@ from memdesk.core.embedding.hashing import HashingEmbedder
 from memdesk.core.runtime.scripted import ScriptedRuntime
 from memdesk.ui.window.main_window import MainWindow
 from tests.conftest import PATIENT_RECALL_MS
+from tests.models.conftest import fake_hub  # noqa: F401 - a fixture: the Models page's tests download from it
 
 
 @pytest.fixture(autouse=True)

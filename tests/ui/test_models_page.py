@@ -21,7 +21,7 @@ from memdesk.core.models import servers
 from memdesk.core.models.catalog import Catalog, load_catalog
 from memdesk.core.runtime.scripted import ScriptedRuntime, say
 from memdesk.ui.window.main_window import MainWindow
-from tests.models.conftest import PLAIN_TEMPLATE, entry_for, fake_hub, gguf_payload, payload, write_gguf  # noqa: F401 - fake_hub is a fixture
+from tests.models.conftest import PLAIN_TEMPLATE, entry_for, gguf_payload, payload, write_gguf
 from tests.models.test_local_servers import FakeServer
 
 BIG = 3 * 1024 * 1024

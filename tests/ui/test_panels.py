@@ -144,7 +144,7 @@ def test_consent_allow_once_and_deny(make_window, roomy_runtime, qtbot, services
         say("You did not allow it."),
     )
     window = make_window(roomy_runtime)
-    for text, button, expected in (("write it", "allow_once", "first line"), ("again", "deny", None)):
+    for text, button in (("write it", "allow_once"), ("again", "deny")):
         window.chat.compose.setPlainText(text)
         with qtbot.waitSignal(window.turn_done, timeout=10_000):
             window.chat.on_send_clicked()

@@ -44,7 +44,7 @@ DAILY_CHECK_MS = 60 * 60 * 1000
 COLUMNS = ("Date", "Size", "Why it was taken", "Verified")
 
 
-def describe_size(size: int) -> str:
+def describe_size(size: float) -> str:
     for unit in ("bytes", "KB", "MB", "GB"):
         if size < 1000 or unit == "GB":
             return f"{size} {unit}" if unit == "bytes" else f"{size:.1f} {unit}"
@@ -390,8 +390,12 @@ def restore_snapshot(backups: Backups, snapshot_id: str, parent: QWidget | None 
 
 def restored_message(snapshot: Snapshot, undo: Snapshot | None, store: Path) -> str:
     if undo is None:
-        return f"Restored the snapshot of {describe_when(snapshot)}. The damaged store was kept beside it in {store.parent}."
+        return (
+            f"Restored the snapshot of {describe_when(snapshot)}. "
+            f"The damaged store was kept beside it in {store.parent}."
+        )
     return (
-        f"Restored the snapshot of {describe_when(snapshot)}. What MemDesk remembered before is kept as the snapshot of "
+        f"Restored the snapshot of {describe_when(snapshot)}. "
+        "What MemDesk remembered before is kept as the snapshot of "
         f"{describe_when(undo)} (File > Backups…): restore it to undo this."
     )

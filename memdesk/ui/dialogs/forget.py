@@ -83,8 +83,9 @@ class ForgetDialog(QDialog):
         self.resize(620, 520)
         layout = QVBoxLayout(self)
         intro = plain_label(
-            f"Everything {agent_name} remembers about a person or topic: conversation messages (kept as a placeholder), archival "
-            "passages and documents, core-memory lines, the knowledge graph, the memory history, recalled memories and proposals. "
+            f"Everything {agent_name} remembers about a person or topic: conversation messages (kept as a "
+            "placeholder), archival passages and documents, core-memory lines, the knowledge graph, the memory "
+            "history, recalled memories and proposals. "
             "Nothing is removed until you press Forget."
         )
         intro.setWordWrap(True)
@@ -219,7 +220,8 @@ class ForgetDialog(QDialog):
         purge = self.purge.isVisible() and self.purge.isChecked()
         where = " and from the backups" if purge else ""
         if not self.confirm(
-            f"Forget everything about \u201c{preview.text}\u201d ({preview.total} items) from {self.agent_name}'s memory{where}? "
+            f"Forget everything about \u201c{preview.text}\u201d ({preview.total} items) "
+            f"from {self.agent_name}'s memory{where}? "
             "Messages stay as a placeholder; the rest is removed for good."
         ):
             return

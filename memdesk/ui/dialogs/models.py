@@ -116,7 +116,8 @@ class ModelsPage(QWidget):
         self.table.itemDoubleClicked.connect(lambda _item: self.on_use_clicked())
         layout.addWidget(self.table, 1)
         note = QLabel(
-            f"RAM*: the model file plus its memory for the context window you set ({self.services.settings.context_size} tokens). "
+            "RAM*: the model file plus its memory for the context window you set "
+            f"({self.services.settings.context_size} tokens). "
             "Every figure's source is in the tooltip and in memdesk/resources/catalog.json."
         )
         note.setWordWrap(True)
@@ -179,7 +180,10 @@ class ModelsPage(QWidget):
         memory = machine_memory()
         pick = self.services.models.catalog.recommended_for_memory(memory)
         if pick is not None and memory:
-            text += f" &nbsp;·&nbsp; This computer has {memory / 1024**3:.0f} GB of memory: <b>{escape(pick.name)}</b> is the recommended model."
+            text += (
+                f" &nbsp;·&nbsp; This computer has {memory / 1024**3:.0f} GB of memory: "
+                f"<b>{escape(pick.name)}</b> is the recommended model."
+            )
         self.active_label.setText(text)
         self.table.setRowCount(len(self.rows))
         context = settings.context_size
@@ -404,7 +408,8 @@ class ModelsPage(QWidget):
             self.server_note.setText("No Ollama (port 11434) or LM Studio (port 1234) server answers on this computer.")
         else:
             self.server_note.setText(
-                f"Found: {', '.join(f'{s.label} ({len(s.models)} models)' for s in servers)}. Pick a model and press Use."
+                f"Found: {', '.join(f'{s.label} ({len(s.models)} models)' for s in servers)}. "
+                "Pick a model and press Use."
             )
         self.update_buttons()
 

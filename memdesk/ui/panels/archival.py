@@ -140,8 +140,8 @@ class ArchivalPanel(QWidget):
         if isinstance(hit, PassageHit):
             source = hit.passage.citation.label() or "written by the agent"
             self.detail.setHtml(
-                f"<b>Score</b> {hit.score:.3f} · <b>Source</b> {escape(source)} · <b>Stored</b> {hit.passage.created_at:%Y-%m-%d %H:%M}"
-                + literal(hit.passage.text)
+                f"<b>Score</b> {hit.score:.3f} · <b>Source</b> {escape(source)} · "
+                f"<b>Stored</b> {hit.passage.created_at:%Y-%m-%d %H:%M}" + literal(hit.passage.text)
             )
         elif isinstance(hit, Message):
             self.detail.setHtml(f"<b>Conversation</b> · {hit.created_at:%Y-%m-%d %H:%M}" + literal(hit.search_text))

@@ -221,7 +221,7 @@ class DocumentsPanel(QWidget):
         self.batches = max(0, self.batches - 1)
         self.current = None
         self.last_report = report
-        self._failures_to_place = list(report.failures)  # those without a row are listed apart
+        self._failures_to_place = list(report.failures or [])  # those without a row are listed apart
         self.refresh()
         self.changed.emit()
 
@@ -248,9 +248,8 @@ class DocumentsPanel(QWidget):
             text = "Waiting to start…"
         elif self.last_report is not None:
             r = self.last_report
-            text = (
-                f"Last batch: {r.added} added, {r.replaced} replaced, {r.unchanged} unchanged, {len(r.failures)} failed"
-            )
+            failed = len(r.failures or [])
+            text = f"Last batch: {r.added} added, {r.replaced} replaced, {r.unchanged} unchanged, {failed} failed"
             if r.cancelled:
                 text += " (stopped; adding them again finishes the rest)"
         else:
@@ -305,7 +304,7 @@ class DocumentsPanel(QWidget):
         for failure in self.unlisted:
             self._set_row(offset, Path(failure.path).name, failure.path, f"failed: {failure.reason}", True, (1, 0))
             offset += 1
-        if reading_new:
+        if reading_new and current is not None:
             self._set_row(offset, Path(current).name, current, "reading", False, (0, 0))
         self.loaded.emit()
 

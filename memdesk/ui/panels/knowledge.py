@@ -130,9 +130,7 @@ class KnowledgePanel(QWidget):
         self.entity_table.itemSelectionChanged.connect(self.on_entity_selected)
         self.fact_table.itemSelectionChanged.connect(self._update_buttons)
         self.fact_table.cellActivated.connect(self.on_fact_activated)
-        self.fact_table.cellClicked.connect(
-            lambda row, column: column == FACT_COLUMNS.index("Source") and self.open_source(row)
-        )
+        self.fact_table.cellClicked.connect(self.on_fact_clicked)
         self.view.entity_clicked.connect(self.select_entity)
         edits = self.edits
         self.undo_button.clicked.connect(edits.undo)
@@ -330,6 +328,12 @@ class KnowledgePanel(QWidget):
     @reports_errors
     def on_fact_activated(self, row: int, _column: int) -> None:
         self.open_source(row)
+
+    @Slot(int, int)
+    @reports_errors
+    def on_fact_clicked(self, row: int, column: int) -> None:
+        if column == FACT_COLUMNS.index("Source"):  # the link
+            self.open_source(row)
 
     def open_source(self, row: int) -> None:
         if 0 <= row < len(self.facts) and (source := self.facts[row].source()) is not None:

@@ -300,7 +300,7 @@ class CoreMemoryPanel(QWidget):
         scroll.setWidgetResizable(True)
         # The blocks follow the panel's width (text wraps); only their height scrolls.
         scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.scroll = scroll
+        self.scroll_area = scroll
         holder = QWidget()
         self.blocks_layout = QVBoxLayout(holder)
         self.blocks_layout.addStretch(1)
@@ -413,6 +413,8 @@ class CoreMemoryPanel(QWidget):
             self.add_block(label)
 
     def add_block(self, label: str, value: str = "") -> None:
+        if self.agent_id is None:
+            return
         try:
             block = self.core.create(self.agent_id, label, value, description="Added by the user.")
         except MemDeskError as error:
@@ -432,6 +434,8 @@ class CoreMemoryPanel(QWidget):
             self.remove_block(label)
 
     def remove_block(self, label: str) -> None:
+        if self.agent_id is None:
+            return
         self.core.delete(self.agent_id, label)
         editor = self.editors.pop(label, None)
         if editor is not None:

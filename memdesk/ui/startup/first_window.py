@@ -56,7 +56,10 @@ POLL_MS = 15
 
 def application(qt_args: list[str]) -> QApplication:
     """The one QApplication of this process, named and iconed for the desktop."""
-    app = QApplication.instance() or QApplication([sys.argv[0], *qt_args])
+    existing = QApplication.instance()
+    app = QApplication([sys.argv[0], *qt_args]) if existing is None else existing
+    if not isinstance(app, QApplication):
+        raise RuntimeError(f"the window needs a QApplication, not a {type(app).__name__}")
     app.setApplicationName("MemDesk")
     app.setDesktopFileName(APP_ID)  # lets Wayland compositors match the window to its .desktop entry
     app.setWindowIcon(QIcon(str(ICON)))
@@ -75,9 +78,8 @@ class FirstWindow(QMainWindow):
         self._handing_over = False
         # Closing this window must not end the event loops while the app is still being imported
         # (Qt's quit ends every running loop); the user's close is noted instead (``dismissed``).
-        app = QApplication.instance()
-        self._quit_on_last_closed = app.quitOnLastWindowClosed()
-        app.setQuitOnLastWindowClosed(False)
+        self._quit_on_last_closed = QApplication.quitOnLastWindowClosed()
+        QApplication.setQuitOnLastWindowClosed(False)
         self.setWindowTitle("MemDesk")
         body = QWidget()
         layout = QVBoxLayout(body)
@@ -134,7 +136,7 @@ class FirstWindow(QMainWindow):
         if not self._handing_over:
             self._handing_over = True
             self.close()
-            QApplication.instance().setQuitOnLastWindowClosed(self._quit_on_last_closed)
+            QApplication.setQuitOnLastWindowClosed(self._quit_on_last_closed)
 
     def hand_over(self, window: QMainWindow, compose: QPlainTextEdit) -> None:
         """``window`` takes this one's place, and ``compose`` (its message box) the draft."""

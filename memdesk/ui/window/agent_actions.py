@@ -117,7 +117,9 @@ class AgentActions(QObject):
         """A persona that still says "My name is <old name>" would contradict the new name; the
         user decides (the persona may be a character they wrote on purpose)."""
         block = self.services.memory.core.get(agent_id, "persona")
-        after = None if block is None else renamed_persona(block.value, old_name, new_name)
+        if block is None:
+            return
+        after = renamed_persona(block.value, old_name, new_name)
         if after is None or (ask and not self.confirm_persona_update(new_name, block.value, after)):
             return
         try:

@@ -43,8 +43,11 @@ class Panels:
 def build_panels(services: Services, jobs: Jobs, reads: Reads) -> Panels:
     """The panels over ``services``' stores; each reads what it shows through ``reads``."""
     memory = services.memory
+    graph = memory.graph
+    if graph is None:  # the composition root always builds it; a bare MemoryServices may not
+        raise ValueError("the window's panels need the store's knowledge graph")
     # One reverter: an undo in the Knowledge panel is a recorded change the History view shows.
-    reverter = Reverter(memory.core.history, memory.core, memory.archival, memory.graph)
+    reverter = Reverter(memory.core.history, memory.core, memory.archival, graph)
     history = HistoryView(memory.core, memory.recall, reverter, services.clock, reads)
     return Panels(
         agents=AgentsPanel(),
@@ -52,7 +55,7 @@ def build_panels(services: Services, jobs: Jobs, reads: Reads) -> Panels:
         memory=CoreMemoryPanel(memory.core, reads, clock=services.clock),
         archival=ArchivalPanel(memory.archival, jobs, reads),
         documents=DocumentsPanel(services.db, reads),
-        knowledge=KnowledgePanel(memory.graph, reads, reverter=reverter),
+        knowledge=KnowledgePanel(graph, reads, reverter=reverter),
         history=history,
     )
 

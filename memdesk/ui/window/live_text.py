@@ -31,7 +31,7 @@ class LiveText(QObject):
         self.timer.timeout.connect(self.on_repaint_tick)
         worker.streamed.connect(self.on_streamed)
         worker.stepped.connect(self.on_step)
-        worker.event.connect(self.on_agent_event)
+        worker.agent_event.connect(self.on_agent_event)
         worker.turn_finished.connect(self.on_turn_finished)
 
     def start(self) -> None:

@@ -41,11 +41,12 @@ class WindowSettings(QObject):
     @reports_errors
     def on_settings_triggered(self) -> None:
         services = self.services
-        privacy = PrivacyPanel(
-            services.paths,
-            services.key,
-            lambda conversion: (dialog.reject(), self.request_store_conversion(conversion)),
-        )
+
+        def convert(conversion: StoreConversion) -> None:
+            dialog.reject()
+            self.request_store_conversion(conversion)
+
+        privacy = PrivacyPanel(services.paths, services.key, convert)
         dialog = SettingsDialog(services.settings, services.paths, self.window, privacy=privacy)
         if dialog.exec():
             self.apply(dialog.changes())
