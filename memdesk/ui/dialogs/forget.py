@@ -345,12 +345,16 @@ class ForgetController(QObject):
             (retention.policy(agent_id).days, lambda days: retention.set_days(agent_id, days)),
             self.window,
         )
-        dialog.forgotten.connect(lambda _result: self.forgotten.emit(agent_id))
+        dialog.forgotten.connect(lambda _result: self.refresh_window(agent_id))
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.destroyed.connect(lambda *_: setattr(self, "dialog", None))
         self.dialog = dialog
         dialog.open()
         return dialog
+
+    def refresh_window(self, agent_id: int) -> None:
+        """What the window shows of memory was read before the removal: it reads it again."""
+        self.forgotten.emit(agent_id)
 
     # --- retention while idle (the session's idle scheduler runs it) -------------------------
     @Slot(int, str)
@@ -377,4 +381,4 @@ class ForgetController(QObject):
     def on_retention_done(self, agent_id: int, removed: int) -> None:
         if removed:
             self.status.showMessage(f"Forgot {removed} old conversation messages (retention)", 30_000)
-            self.forgotten.emit(agent_id)
+            self.refresh_window(agent_id)
