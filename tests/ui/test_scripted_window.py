@@ -24,7 +24,10 @@ def test_the_screenshot_driver_waits_until_the_window_takes_its_message(make_win
 
     window.model_ready.connect(looks_busy_for_a_while)
     window.start()
-    qtbot.waitUntil(shot.exists, timeout=20_000)
+    # The driver closes the window right after the shot, inside this wait: closing waits for the
+    # knowledge graph's thread, which may still be loading spaCy (12 s alone here, over 20 s on a
+    # loaded 2-core machine).
+    qtbot.waitUntil(shot.exists, timeout=90_000)
     assert "Hello Ada" in window.chat.transcript.toPlainText()
 
 
@@ -42,7 +45,10 @@ def test_the_screenshot_driver_denies_a_tool_that_asks_for_consent(
     shot = tmp_path / "shot.png"
     drive(window, str(shot), "Hi, I am Ada", give_up_after_s=60)
     window.start()
-    qtbot.waitUntil(shot.exists, timeout=20_000)
+    # The driver closes the window right after the shot, inside this wait: closing waits for the
+    # knowledge graph's thread, which may still be loading spaCy (12 s alone here, over 20 s on a
+    # loaded 2-core machine).
+    qtbot.waitUntil(shot.exists, timeout=90_000)
     assert "Hello Ada" in window.chat.transcript.toPlainText()
     assert not (services.paths.agent_files(window.state.agent_id) / "notes.txt").exists()
     results = [
