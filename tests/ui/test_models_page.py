@@ -104,7 +104,7 @@ def test_the_page_lists_the_catalog_and_the_active_model_without_opening_a_socke
     assert page.download_button.isEnabled() and not page.use_button.isEnabled()
     page.select("smollm2-135m")
     assert not page.download_button.isEnabled() and not page.remove_button.isEnabled()
-    assert page.server_list.count() == 0  # no server looked for until asked
+    assert page.servers_box.server_list.count() == 0  # no server looked for until asked
 
 
 def test_download_then_switch_keeps_memory_and_the_budget_follows(
@@ -226,13 +226,13 @@ def test_a_model_on_a_local_server_is_found_when_asked_and_used(qtbot, models_wi
     server = FakeServer(models=("qwen3:1.7b",), schema="enforced")
     try:
         monkeypatch.setattr(servers, "KNOWN_SERVERS", (("ollama", "Ollama", server.port), ("lmstudio", "LM Studio", 9)))
-        monkeypatch.setattr("memdesk.ui.dialogs.models.find_local_servers", servers.find_local_servers)
+        monkeypatch.setattr("memdesk.ui.dialogs.model_servers.find_local_servers", servers.find_local_servers)
         page = open_models(qtbot, models_window)
-        qtbot.mouseClick(page.find_servers_button, Qt.MouseButton.LeftButton)
-        qtbot.waitUntil(lambda: page.server_list.count() == 1, timeout=10_000)
-        assert page.server_list.item(0).text() == "qwen3:1.7b — Ollama"
-        page.server_list.setCurrentRow(0)
-        qtbot.mouseClick(page.use_server_button, Qt.MouseButton.LeftButton)
+        qtbot.mouseClick(page.servers_box.find_servers_button, Qt.MouseButton.LeftButton)
+        qtbot.waitUntil(lambda: page.servers_box.server_list.count() == 1, timeout=10_000)
+        assert page.servers_box.server_list.item(0).text() == "qwen3:1.7b — Ollama"
+        page.servers_box.server_list.setCurrentRow(0)
+        qtbot.mouseClick(page.servers_box.use_server_button, Qt.MouseButton.LeftButton)
         qtbot.waitUntil(
             lambda: models_window.services.settings.runtime == "openai" and not page.switching, timeout=20_000
         )
@@ -242,7 +242,7 @@ def test_a_model_on_a_local_server_is_found_when_asked_and_used(qtbot, models_wi
             "qwen3:1.7b",
             "json_schema",
         )
-        assert "same shape guarantee" in page.server_note.text()
+        assert "same shape guarantee" in page.servers_box.server_note.text()
         assert "qwen3:1.7b on " in page.active_label.text()
     finally:
         server.close()
