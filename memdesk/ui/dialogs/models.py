@@ -235,6 +235,8 @@ class ModelsPage(QWidget):
             return
         self.request_switch(choice)
 
+    @Slot(object)
+    @reports_errors
     def request_switch(self, choice: Choice) -> None:
         self.switching = True
         self.update_buttons()
