@@ -26,14 +26,15 @@ class DropTarget(QObject):
         add_documents: Callable[[list[str]], None],
     ) -> None:
         super().__init__(window)
-        self.window = window
         self.switch_model, self.add_documents = switch_model, add_documents
         window.setAcceptDrops(True)
         window.installEventFilter(self)
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt API
+        # The window is asked of Qt (its parent), not kept in a Python attribute: while a closed
+        # window is collected, Python may clear this object's attributes before Qt stops calling it.
         kind = event.type()
-        if watched is self.window and kind in (QEvent.Type.DragEnter, QEvent.Type.DragMove, QEvent.Type.Drop):
+        if kind in (QEvent.Type.DragEnter, QEvent.Type.DragMove, QEvent.Type.Drop) and watched is self.parent():
             drop = cast(QDropEvent, event)  # a drag's enter and move events are drop events too
             if drop.mimeData().hasUrls():
                 if kind == QEvent.Type.Drop:
