@@ -19,6 +19,9 @@ import html
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QWidget
 
+#: Beside a message sent before the model is ready, in the first window and the main window's transcript.
+WILL_BE_ANSWERED = "will be answered when the model has loaded"
+
 
 def escape(text: object) -> str:
     return html.escape(str(text))
