@@ -10,20 +10,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from memdesk.core.text.visible import one_line, visible
+
+__all__ = ["ConsentText", "one_line", "visible", "with_data"]
+
 PREVIEW_CHARS = 400
 PREVIEW_LINES = 8
-
-
-def one_line(text: str) -> str:
-    """``text`` with newlines and other invisible characters (bidi overrides included) shown as
-    escapes, so a crafted URL or file name cannot push the action off its line or disguise it."""
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
-
-
-def visible(text: str) -> str:
-    """Like ``one_line`` but keeping line breaks and tabs: terminal escape sequences and bidi
-    overrides in the data cannot redraw the question or reorder what it shows."""
-    return "".join(c if c.isprintable() or c in "\n\t" else repr(c)[1:-1] for c in text)
 
 
 def with_data(action: str, label: str, data: str) -> str:
