@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memdesk.core.graph import names
+from memdesk.core.graph.changes import rows_problem
 from memdesk.core.storage import Database
 
 FORMAT_VERSION = 1
@@ -178,8 +179,9 @@ def remap_rows(
 ) -> list | None:
     """A recorded change's rows (``[[table, id, row or None], ...]``, ids as in the file) with the
     new store's ids; None when a row did not come along (the change then stays listed but cannot
-    be reverted, rather than touching a wrong row)."""
-    if not isinstance(rows, list):
+    be reverted, rather than touching a wrong row). Rows that are not the tables' own (an unknown
+    column, a value of the wrong type) are not carried either."""
+    if rows_problem(rows) is not None:
         return None
     maps = {"graph_entities": imported.entities, "graph_facts": imported.facts}
     moved = []
