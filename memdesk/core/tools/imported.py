@@ -24,6 +24,7 @@ from memdesk.core.base.errors import ConfigError, ToolError
 from memdesk.core.runtime.base import ToolSpec
 from memdesk.core.storage import Database
 from memdesk.core.text.visible import hidden_characters
+from memdesk.core.tools.consent_text import with_arguments
 from memdesk.core.tools.context import ToolContext
 from memdesk.core.tools.registry import HEARTBEAT_DESCRIPTION, HEARTBEAT_PARAM, Tool
 from memdesk.core.tools.tool_process import ProcessLimits, run_tool_process
@@ -305,8 +306,8 @@ def build_tool(tool: ImportedTool, limits: ProcessLimits = ProcessLimits()) -> T
         return run_tool_process(tool.source_code, tool.name, arguments, limits=limits, cancel=ctx.cancel)
 
     def summary(arguments: dict[str, Any]) -> str:
-        shown = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)[:80]}" for k, v in arguments.items())
-        return f"run the imported tool {tool.name}({shown}) in a separate process"
+        # What the code gets is what the user sees: every argument in full.
+        return with_arguments("run the imported tool {call} in a separate process", tool.name, arguments)
 
     return Tool(
         tool.name, run, spec, takes_heartbeat=True, requires_consent=True, writes_store=False, consent_summary=summary
