@@ -27,7 +27,6 @@ from PySide6.QtWidgets import (
     QPlainTextEdit,
     QPushButton,
     QSplitter,
-    QTextBrowser,
     QVBoxLayout,
     QWidget,
 )
@@ -38,7 +37,7 @@ from memdesk.core.tools.imported import ImportedTool, ImportedTools, enabling_me
 from memdesk.core.transfer.agentfile import ImportSummary
 from memdesk.ui.common import palette
 from memdesk.ui.common.errors import reports_errors
-from memdesk.ui.common.text import plain_label, set_plain, set_rich
+from memdesk.ui.common.text import TextView, plain_label, set_plain, set_rich
 
 
 def summary_html(summary: ImportSummary) -> str:
@@ -71,7 +70,7 @@ class ImportSummaryDialog(QDialog):
         self.setWindowTitle("Agent imported")
         self.resize(640, 480)
         layout = QVBoxLayout(self)
-        self.report = QTextBrowser()
+        self.report = TextView()
         self.report.setHtml(summary_html(summary))
         layout.addWidget(self.report, 1)
         buttons = QDialogButtonBox()

@@ -24,7 +24,6 @@ from PySide6.QtWidgets import (
     QTableWidget,
     QTableWidgetItem,
     QTabWidget,
-    QTextBrowser,
     QVBoxLayout,
     QWidget,
 )
@@ -33,7 +32,7 @@ from memdesk.core.memory.archival import ArchivalMemory, Passage, PassageHit
 from memdesk.core.memory.recall import Message
 from memdesk.ui.common import tables
 from memdesk.ui.common.errors import reports_errors
-from memdesk.ui.common.text import escape, literal
+from memdesk.ui.common.text import TextView, escape, literal
 from memdesk.ui.workers.jobs import Jobs
 
 HIT_COLUMNS = ["Kind", "Score", "Text", "Source", "Time"]
@@ -62,7 +61,7 @@ class ArchivalPanel(QWidget):
         hits_layout.addWidget(self.search_box)
         splitter = QSplitter(Qt.Orientation.Vertical)
         self.hits_table = _passages_table(HIT_COLUMNS)
-        self.detail = QTextBrowser()
+        self.detail = TextView()
         splitter.addWidget(self.hits_table)
         splitter.addWidget(self.detail)
         hits_layout.addWidget(splitter, 1)

@@ -30,7 +30,6 @@ from PySide6.QtWidgets import (
     QSplitter,
     QTableWidget,
     QTableWidgetItem,
-    QTextBrowser,
     QVBoxLayout,
     QWidget,
 )
@@ -47,7 +46,7 @@ from memdesk.core.memory.recall import RecallMemory
 from memdesk.core.memory.revert import Reverter, RevertPlan
 from memdesk.ui.common import palette
 from memdesk.ui.common.errors import reports_errors
-from memdesk.ui.common.text import plain_label
+from memdesk.ui.common.text import TextView, plain_label
 
 WHO = {
     "agent": "the agent",
@@ -138,7 +137,7 @@ class RevertDialog(QDialog):
             self.later.setWordWrap(True)
             layout.addWidget(self.later)
         layout.addWidget(QLabel("What the memory will hold (red: removed, green: added):"))
-        self.preview = QTextBrowser()
+        self.preview = TextView()
         self.preview.setHtml(diff_html(plan.current, plan.result))
         layout.addWidget(self.preview, 1)
         buttons = QDialogButtonBox()
@@ -204,7 +203,7 @@ class HistoryView(QWidget):
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.details = QTextBrowser()
+        self.details = TextView()
         self.details.setOpenLinks(False)
         splitter.addWidget(self.table)
         splitter.addWidget(self.details)

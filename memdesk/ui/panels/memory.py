@@ -24,7 +24,6 @@ from PySide6.QtWidgets import (
     QPlainTextEdit,
     QPushButton,
     QScrollArea,
-    QTextBrowser,
     QVBoxLayout,
     QWidget,
 )
@@ -34,7 +33,7 @@ from memdesk.core.base.errors import MemDeskError
 from memdesk.core.memory.core_memory import Block, CoreMemory, StaleBlockError
 from memdesk.ui.common import palette
 from memdesk.ui.common.errors import reports_errors
-from memdesk.ui.common.text import literal, plain_label
+from memdesk.ui.common.text import TextView, literal, plain_label
 from memdesk.ui.panels.history import diff_html, relative_time, who
 
 AGE_REFRESH_MS = 30_000  # "2 min ago" stays true
@@ -79,7 +78,7 @@ class BlockEditor(QGroupBox):
         changes.addWidget(self.diff_button)
         changes.addWidget(self.history_button)
         layout.addLayout(changes)
-        self.diff_view = QTextBrowser()
+        self.diff_view = TextView()
         self.diff_view.setMaximumHeight(110)
         self.diff_view.hide()
         layout.addWidget(self.diff_view)
