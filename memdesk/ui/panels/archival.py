@@ -184,7 +184,7 @@ class ArchivalPanel(QWidget):
         if not selected:
             return
         answer = QMessageBox.question(
-            self, "Delete passages", f"Delete {len(selected)} passage(s) from archival memory?"
+            self, "Delete passages", literal(f"Delete {len(selected)} passage(s) from archival memory?")
         )
         if answer == QMessageBox.StandardButton.Yes:
             self.delete_passages([p.id for p in selected])

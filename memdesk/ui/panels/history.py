@@ -46,7 +46,7 @@ from memdesk.core.memory.recall import RecallMemory
 from memdesk.core.memory.revert import Reverter, RevertPlan
 from memdesk.ui.common import palette
 from memdesk.ui.common.errors import reports_errors
-from memdesk.ui.common.text import TextView, plain_label
+from memdesk.ui.common.text import TextView, literal, plain_label
 
 WHO = {
     "agent": "the agent",
@@ -293,7 +293,7 @@ class HistoryView(QWidget):
         self.table.setRowCount(len(self.changes))
         for row, change in enumerate(self.changes):
             when = QTableWidgetItem(relative_time(change.at, now))
-            when.setToolTip(f"{change.at.astimezone():%Y-%m-%d %H:%M:%S}")
+            when.setToolTip(literal(f"{change.at.astimezone():%Y-%m-%d %H:%M:%S}"))
             values = [
                 when,
                 QTableWidgetItem(who(change.source)),

@@ -63,5 +63,5 @@ class HelpMenu(QObject):
         QMessageBox.about(
             self.window,
             "About MemDesk",
-            f"<b>MemDesk {__version__}</b><p>An offline companion that remembers you. Your data stays in {escape(self.window.services.paths.home)}.</p>",
+            f"<b>MemDesk {escape(__version__)}</b><p>An offline companion that remembers you. Your data stays in {escape(self.window.services.paths.home)}.</p>",
         )
