@@ -224,7 +224,7 @@ def run(turns: int, embedder_name: str, seed: int, home: str | None = None) -> d
         steps, index = row.pop("_steps"), row.pop("_reply_index")
         new = row.pop("_new")
         rates = [step_speeds(step, fitted) for step in steps]
-        costs = [n * e + s.stats.generated_tokens * g for n, s, (e, g) in zip(new, steps, rates)]
+        costs = [n * e + s.stats.generated_tokens * g for n, s, (e, g) in zip(new, steps, rates, strict=True)]
         row["floor_seconds"] = round(sum(costs), 3)
         row["steps_before_reply"] = index if index is not None else len(steps)
         row["tokens_before_reply"] = (

@@ -17,8 +17,8 @@ the wait from Enter (or from the model being ready, when Enter came first) to th
 character beyond the model's own work on the turn (``first_reply_floor_seconds``: the tokens the
 turn evaluated and generated before that character, at the speeds measured in its own steps).
 With ``--installed`` the home first gets what ``make install`` leaves there (``memdesk warm``: the
-KV states of the static prompt and of the first agent's memory section on disk). A screenshot of the window after the reply is kept beside the
-figures (``--shots DIR``).
+KV states of the static prompt and of the first agent's memory section on disk). A screenshot of the
+window after the reply is kept beside the figures (``--shots DIR``).
 
 Nothing here is asserted (shared machines are noisy); the issue's targets (Send enabled <= 0.5 s,
 first reply character <= 5 s) are printed beside the figures.

@@ -20,7 +20,10 @@ CONTRACTS = ROOT / ".importlinter"
 def _lint(root: Path) -> subprocess.CompletedProcess:
     """lint-imports on the ``memdesk`` package found under ``root``, in a child so that the
     package it analyses is the one in ``root``."""
-    code = "import sys; from importlinter.cli import lint_imports; sys.exit(lint_imports(config_filename=sys.argv[1], no_cache=True, no_logo=True))"
+    code = (
+        "import sys; from importlinter.cli import lint_imports; "
+        "sys.exit(lint_imports(config_filename=sys.argv[1], no_cache=True, no_logo=True))"
+    )
     return subprocess.run(
         [sys.executable, "-c", code, str(CONTRACTS)],
         cwd=root,

@@ -150,7 +150,8 @@ def _tools(args: argparse.Namespace) -> int:
                 print(f"{record.name} has no imported tool named {args.show or args.enable}")
                 return 1
             print(
-                f"# {tool.name} ({tool.origin}): {tool.description.strip().splitlines()[0] if tool.description.strip() else ''}"
+                f"# {tool.name} ({tool.origin}):"
+                f" {tool.description.strip().splitlines()[0] if tool.description.strip() else ''}"
             )
             print(tool.source_code)
             if args.enable:

@@ -57,7 +57,7 @@ def _when(snapshot: Snapshot) -> str:
     return snapshot.created_at.strftime("%Y-%m-%d %H:%M")
 
 
-def _size(size: int) -> str:
+def _size(size: float) -> str:
     for unit in ("bytes", "KB", "MB", "GB"):
         if size < 1000 or unit == "GB":
             return f"{size} {unit}" if unit == "bytes" else f"{size:.1f} {unit}"
@@ -147,7 +147,7 @@ def _restore(args: argparse.Namespace) -> int:
 def _verify(args: argparse.Namespace) -> int:
     backups = open_backups()
     targets = [backups.get(args.id)] if args.id else backups.list()
-    results = []
+    results: list[tuple[Snapshot, str | None]] = []
     for snapshot in targets:
         try:
             results.append((backups.verify(snapshot.id), None))

@@ -92,7 +92,8 @@ def render_preview(agent: str, preview: ForgetPreview) -> str:
         lines.append(f"The {preview.kv_cache_files} saved prompt states are deleted too (they are rebuilt).")
     if preview.backups:
         lines.append(
-            f"{len(preview.backups)} backup(s) taken before may still hold it; --purge-backups removes it from them too:"
+            f"{len(preview.backups)} backup(s) taken before may still hold it;"
+            " --purge-backups removes it from them too:"
         )
         lines += [f"  {b.created_at:%Y-%m-%d %H:%M}  {b.reason}" for b in preview.backups]
     lines.append("Run again with --apply to forget it.")
@@ -153,7 +154,8 @@ def run_retention(args: argparse.Namespace) -> int:
             print(f"Retention is off for {record.name}: every conversation message is kept.")
         elif removed is not None:
             print(
-                f"Forgot {removed} conversation messages older than {policy.days} days. From now on this runs while you are idle."
+                f"Forgot {removed} conversation messages older than {policy.days} days."
+                " From now on this runs while you are idle."
             )
         else:
             print(f"{record.name} keeps {policy.days} days of conversation. {preview.describe()}")

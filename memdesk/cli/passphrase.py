@@ -109,4 +109,6 @@ def with_key(store: Path, open_with_key):
 
 def open_store_services(paths: Paths | None = None, **options) -> Services:
     """The services of the user's store, its passphrase asked on the terminal when it is encrypted."""
-    return unlock_and_open(paths, unlock=unlock_on_terminal, **options)
+    services = unlock_and_open(paths, unlock=unlock_on_terminal, **options)
+    assert services is not None  # the terminal asks again or raises: it never gives up
+    return services

@@ -13,7 +13,10 @@ from memdesk.core.tools.imported import ImportedTools
 from memdesk.core.transfer.agentfile import EXTENSION_KEY, export_agent_file, import_agent_file, parse_agent_file
 from memdesk.core.transfer.agentfile.graph import GraphFileTransfer
 
-TOOL_CODE = 'def roll(sides: int) -> str:\n    """Roll a die.\n\n    Args:\n        sides: How many sides.\n    """\n    return "4"\n'
+TOOL_CODE = (
+    'def roll(sides: int) -> str:\n    """Roll a die.\n\n'
+    '    Args:\n        sides: How many sides.\n    """\n    return "4"\n'
+)
 
 
 @pytest.fixture
@@ -171,12 +174,15 @@ def snapshot(services, agent_id):
         (agent_id,),
     )
     facts = db.query(
-        "SELECT s.key, f.relation, o.key, f.message_id, f.passage_id, f.valid_from, f.valid_to, f.author, f.created_at, f.deleted"
-        " FROM graph_facts f JOIN graph_entities s ON s.id = f.subject_id JOIN graph_entities o ON o.id = f.object_id WHERE f.agent_id = ?",
+        "SELECT s.key, f.relation, o.key, f.message_id, f.passage_id, f.valid_from, f.valid_to, f.author,"
+        " f.created_at, f.deleted"
+        " FROM graph_facts f JOIN graph_entities s ON s.id = f.subject_id JOIN graph_entities o ON o.id = f.object_id"
+        " WHERE f.agent_id = ?",
         (agent_id,),
     )
     mentions = db.query(
-        "SELECT e.key, m.message_id, m.passage_id, m.at FROM graph_mentions m JOIN graph_entities e ON e.id = m.entity_id WHERE m.agent_id = ?",
+        "SELECT e.key, m.message_id, m.passage_id, m.at FROM graph_mentions m JOIN graph_entities e"
+        " ON e.id = m.entity_id WHERE m.agent_id = ?",
         (agent_id,),
     )
     return {

@@ -40,7 +40,7 @@ def test_the_graph_survives_export_and_import(services, graph, extractor, agent_
     assert graph.find(copy.id, "sister") is None  # still deleted
     sources = {f.source()[0] for f in graph.facts(ann.id) if f.source()}
     assert sources == {"message"}
-    for kind, source_id in (f.source() for f in graph.facts(ann.id) if f.source()):
+    for _kind, source_id in (f.source() for f in graph.facts(ann.id) if f.source()):
         assert services.memory.recall.get(source_id).agent_id == copy.id
     louvre = graph.find(copy.id, "Louvre")
     assert graph.mentions(louvre.id)[0][0] == "passage"

@@ -90,10 +90,10 @@ def conversation_entries(messages: list[Message]) -> list[Entry]:
                 entries.append(call)
         elif message.kind == "function_result":
             data = _load(message.content)
-            call = calls.get(message.step_id or -1)
-            if call is not None and isinstance(data, dict):
-                call.result = str(data.get("message", ""))
-                call.ok = data.get("status") == "OK"
+            answered = calls.get(message.step_id or -1)
+            if answered is not None and isinstance(data, dict):
+                answered.result = str(data.get("message", ""))
+                answered.ok = data.get("status") == "OK"
         elif message.kind == "memories":  # automatic recall: what the reply that follows had in front of it
             data = _load(message.content)
             lines = data.get("memories", []) if isinstance(data, dict) else []

@@ -204,10 +204,12 @@ class Settings:
     auto_recall: bool = _setting(
         True, "Before each reply, search memory out of view and show the model the best hits (automatic recall)"
     )
-    # LoCoMo at 8192, section alone, by share of the window for a question: 0.20 0.851, 0.30 0.869 (multi-hop 0.44 -> 0.54); agent/recall/budget.py
+    # LoCoMo at 8192, section alone, by share of the window for a question: 0.20 0.851, 0.30 0.869 (multi-hop 0.44 ->
+    # 0.54); agent/recall/budget.py
     auto_recall_budget: float = _setting(
         0.30,
-        "Share of the context window the memories recalled for a question may take (0.30; a statement gets a sixth of that)",
+        "Share of the context window the memories recalled for a question may take (0.30; a"
+        " statement gets a sixth of that)",
         minimum=0.0,
         maximum=0.9,
         advanced=True,

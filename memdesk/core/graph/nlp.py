@@ -94,7 +94,8 @@ _STRUCTURE_LINE = re.compile(r"(?m)^[ \t]{0,3}(?:#{1,6}[ \t].*|\|.*)$")
 #: A bold label opening a line or list item, ended by a colon or the line ("- **Next Steps**: ...",
 #: "**Setup:** ..."): a heading in disguise. Bold words that start a sentence ("**Ann** said") stay.
 _BOLD_LABEL = re.compile(
-    r"(?m)^([ \t]*(?:[-*+]|\d+[.)])?[ \t]*)(?:\*\*|__)(?:[^*_\n]{1,80}:(?:\*\*|__)|[^*_\n]{1,80}(?:\*\*|__)[ \t]*(?::|$))"
+    r"(?m)^([ \t]*(?:[-*+]|\d+[.)])?[ \t]*)(?:\*\*|__)"
+    r"(?:[^*_\n]{1,80}:(?:\*\*|__)|[^*_\n]{1,80}(?:\*\*|__)[ \t]*(?::|$))"
 )
 #: Characters that never occur in a name a person says: code, paths, URLs, markup, maths.
 _CODE_CHARACTERS = re.compile(r"[_/\\@=(){}\[\]<>#$~^*:;|+%`\"]")
@@ -203,7 +204,7 @@ class SpacyAnalyser:
         nlp = self._pipeline()
         with self._lock:  # a spaCy pipeline is not meant to be shared by threads at once
             docs = list(nlp.pipe((cleaned[i] for i in usable), batch_size=BATCH_SIZE))
-        for index, doc in zip(usable, docs):
+        for index, doc in zip(usable, docs, strict=True):
             results[index] = _read(doc)
         return results
 
@@ -258,8 +259,8 @@ def _read(doc) -> Analysis:
     spans: dict[int, tuple[str, str]] = {}  # token index -> (entity name, kind)
     found: dict[str, FoundEntity] = {}
 
-    def add(tokens, name: str, kind: str) -> None:
-        name = person_would_name(name)
+    def add(tokens, text: str, kind: str) -> None:
+        name = person_would_name(text)
         if name is None or not valid_name(name) or _imperative(tokens):
             return
         key = name.casefold()

@@ -85,7 +85,7 @@ class EmbeddingSpace:
             len(row_ids), -1
         )
         with self._db.transaction():
-            for row_id, vector in zip(row_ids, vectors):
+            for row_id, vector in zip(row_ids, vectors, strict=True):
                 self._db.execute(f"DELETE FROM {table} WHERE rowid = ?", (row_id,))
                 self._db.execute(
                     f"INSERT INTO {table}(rowid, agent_id, embedding) VALUES (?, ?, ?)",

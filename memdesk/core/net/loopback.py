@@ -32,7 +32,7 @@ def is_loopback(url: str) -> bool:
         host = urlsplit(url).hostname
     except ValueError:
         return False
-    return bool(host) and is_loopback_host(host)
+    return host is not None and bool(host) and is_loopback_host(host)
 
 
 def direct_opener(*handlers: urllib.request.BaseHandler) -> urllib.request.OpenerDirector:

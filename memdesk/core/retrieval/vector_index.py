@@ -145,7 +145,7 @@ class _Loaded:
             end = min(start + step, slots)
             n = end - start
             part = distance[start:end]
-            for word, mask in zip(self.words, bits):
+            for word, mask in zip(self.words, bits, strict=True):
                 np.bitwise_xor(word[start:end], mask, out=differ[:n])
                 np.bitwise_count(differ[:n], out=count[:n])
                 np.add(part, count[:n], out=part)

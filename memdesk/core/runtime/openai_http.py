@@ -20,7 +20,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from memdesk.core.base.errors import GenerationCancelled, ModelError
 from memdesk.core.base.settings_table import SETTINGS, Settings
@@ -53,6 +53,10 @@ def estimate_tokens(text: str) -> int:
     return max(len(words_and_marks(text)), math.ceil(len(text.encode("utf-8")) / 4))
 
 
+#: How a JSON schema goes to the server (see OpenAISettings.schema_style).
+SchemaStyle = Literal["json_schema", "json_object", "none"]
+
+
 @dataclass(frozen=True)
 class OpenAISettings:
     """How to reach the server: those that are settings (memdesk/core/base/settings_table.py) have
@@ -64,7 +68,7 @@ class OpenAISettings:
     # "json_schema": OpenAI's response_format. "json_object": {"type": "json_object", "schema": ...},
     # what llama-cpp-python's server understands. "none": the server ignores or refuses schemas
     # (found out by models/servers.py), so none is sent and every call is only checked afterwards.
-    schema_style: Literal["json_schema", "json_object", "none"]
+    schema_style: SchemaStyle
     api_key: str | None = None
     timeout: float = 300.0
 
@@ -79,7 +83,7 @@ class OpenAISettings:
             settings.openai_base_url,
             model=settings.openai_model or "default",
             context_window=settings.context_size,
-            schema_style=style,  # type: ignore[arg-type]
+            schema_style=cast(SchemaStyle, style),  # one of the choices: checked above
         )
 
 

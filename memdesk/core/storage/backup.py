@@ -18,6 +18,7 @@ the user's (the clock's).
 
 from __future__ import annotations
 
+import builtins
 import json
 import logging
 import os
@@ -202,7 +203,8 @@ class Backups:
             # No passphrase, or another one (the store's was changed since): the snapshot is not
             # damaged, and its record must not say so.
             raise type(error)(
-                f"Snapshot {snapshot_id} is encrypted and does not open {'without a' if self.key is None else 'with this'} passphrase",
+                f"Snapshot {snapshot_id} is encrypted and does not open"
+                f" {'without a' if self.key is None else 'with this'} passphrase",
                 hint="give the passphrase the store had when the snapshot was taken",
             ) from error
         except MemDeskError as error:
@@ -229,7 +231,10 @@ class Backups:
             states = ("encrypted", "plain") if snapshot.encrypted else ("plain", "encrypted")
             raise BackupError(
                 f"Snapshot {snapshot_id} is {states[0]}, the store is {states[1]}",
-                hint="encrypt or decrypt the store to match it first (memdesk encrypt / memdesk decrypt), then restore it",
+                hint=(
+                    "encrypt or decrypt the store to match it first (memdesk encrypt / memdesk decrypt),"
+                    " then restore it"
+                ),
             )
         if snapshot.schema_version > len(MIGRATIONS):
             raise BackupError(
@@ -286,7 +291,7 @@ class Backups:
         self._drop_companions(snapshot.path)
         self._delete(self._sidecar_path(snapshot.id))
 
-    def prune(self) -> list[str]:
+    def prune(self) -> builtins.list[str]:
         """Remove the automatic snapshots the keep rule (module docstring) does not keep; returns
         their ids."""
         automatic = [s for s in self.list() if s.kind == AUTOMATIC]  # newest first
@@ -319,7 +324,7 @@ class Backups:
         # Only an encrypted store passes a key, so this needs nothing the plain driver lacks.
         if key is None:
             return open_database(path, migrate=False)
-        return open_database(path, migrate=False, key=key)  # type: ignore[call-arg]
+        return open_database(path, migrate=False, key=key)
 
     def _copy(
         self, source_path: Path, target_path: Path, progress: Progress | None, *, into_existing: bool = False

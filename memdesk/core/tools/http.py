@@ -55,7 +55,7 @@ def system_resolver(host: str, port: int) -> list[str]:
     addresses: list[str] = []
     for *_, sockaddr in socket.getaddrinfo(host, port, type=socket.SOCK_STREAM):
         if sockaddr[0] not in addresses:
-            addresses.append(sockaddr[0])
+            addresses.append(str(sockaddr[0]))
     return addresses
 
 

@@ -13,8 +13,10 @@ consent question): in a child process (``tool_process``), outside the step's tra
 from __future__ import annotations
 
 import ast
+import builtins
 import json
 import logging
+from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -101,11 +103,17 @@ def top_level_problem(source: str, tree: ast.Module) -> str | None:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             if node.decorator_list:
                 decorator = node.decorator_list[0]
-                return f"decorates {node.name} on line {decorator.lineno} (@{_excerpt(source, decorator)}): a decorator runs code when the file loads"
+                return (
+                    f"decorates {node.name} on line {decorator.lineno} (@{_excerpt(source, decorator)}):"
+                    " a decorator runs code when the file loads"
+                )
             defaults = [*node.args.defaults, *(d for d in node.args.kw_defaults if d is not None)]
             for default in defaults:
                 if not _is_constant(default):
-                    return f"gives {node.name} a default value that is not a constant on line {default.lineno} ({_excerpt(source, default)})"
+                    return (
+                        f"gives {node.name} a default value that is not a constant on line {default.lineno}"
+                        f" ({_excerpt(source, default)})"
+                    )
             continue
         if isinstance(node, ast.Assign) and all(_names_only(t) for t in node.targets) and _is_constant(node.value):
             continue
@@ -143,7 +151,7 @@ def _excerpt(source: str, node: ast.AST) -> str:
     return first if len(first) <= 60 and len(text) <= 1 else first[:57] + "..."
 
 
-def runnable_problem(tool: ImportedTool, reserved: set[str] = frozenset()) -> str | None:
+def runnable_problem(tool: ImportedTool, reserved: Collection[str] = frozenset()) -> str | None:
     """Why this tool cannot run in MemDesk, found by reading its code (never running it)."""
     if tool.name in reserved:
         return f"{tool.name} has the name of a built-in MemDesk function"
@@ -208,7 +216,8 @@ class ImportedTools:
         original: dict,
     ) -> int:
         cursor = self._db.execute(
-            "INSERT INTO imported_tools(agent_id, name, description, source_code, json_schema, origin, original, enabled, created_at)"
+            "INSERT INTO imported_tools(agent_id, name, description, source_code, json_schema, origin, original,"
+            " enabled, created_at)"
             " VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?)",
             (
                 agent_id,
@@ -250,7 +259,7 @@ class ImportedTools:
         self._db.execute("UPDATE imported_tools SET enabled = ? WHERE id = ?", (int(enabled), tool.id))
         return self.get(agent_id, name)  # type: ignore[return-value]
 
-    def enabled_tools(self, agent_id: int, limits: ProcessLimits = ProcessLimits()) -> list[Tool]:
+    def enabled_tools(self, agent_id: int, limits: ProcessLimits = ProcessLimits()) -> builtins.list[Tool]:
         """The enabled tools for the registry (their code is checked, not run). One whose stored
         code no longer passes the checks is left out (and logged) rather than keeping the agent
         from opening."""
@@ -275,8 +284,9 @@ def enabling_means(name: str, limits: ProcessLimits = ProcessLimits()) -> str:
     """The Enable confirmation, in the window and the terminal: exactly what enabling allows."""
     return (
         f"Enable {name}? Its code (shown above) then runs only when the agent calls {name} and you allow that call. "
-        "Each call runs in a separate Python process that MemDesk gives only the call's arguments (not your environment "
-        f"variables, not where its data is), in a new temporary folder deleted afterwards, stopped after {limits.seconds:g} "
+        "Each call runs in a separate Python process that MemDesk gives only the call's arguments "
+        "(not your environment variables, not where its data is), in a new temporary folder deleted afterwards, "
+        f"stopped after {limits.seconds:g} "
         "seconds. It still runs as you: it can read and change your files, MemDesk's included, and use the network "
         "like any program you start."
     )

@@ -296,7 +296,7 @@ def _coerce(tool: str, name: str, schema: dict[str, Any], value: Any) -> Any:
         "boolean": isinstance(value, bool),
         "array": isinstance(value, list),
         "object": isinstance(value, dict),
-    }.get(kind, True)
+    }.get(kind or "", True)
     if not ok and kind == "integer" and isinstance(value, str) and value.strip().lstrip("-").isdigit():
         value, ok = int(value), True  # small models often quote numbers
     if not ok and kind == "boolean" and isinstance(value, str) and value.lower() in ("true", "false"):
@@ -337,7 +337,7 @@ def load_user_tools(folder: Path) -> list[Tool]:
                 make_tool(
                     function,
                     requires_consent=getattr(function, "read_only", False) is not True,
-                    kind=kind,
+                    kind=typing.cast(ToolKind, kind),  # checked above
                     # A user tool runs inside the step's transaction unless it says it writes
                     # nothing to the store (then it may be slow without blocking anybody).
                     writes_store=getattr(function, "writes_store", True),

@@ -53,7 +53,10 @@ def _main():
     os.dup2(2, 1)
     namespace = {"__name__": "memdesk_tool"}
     try:
-        code = compile(request["source"], request["filename"], "exec", flags=__future__.annotations.compiler_flag, dont_inherit=True)
+        code = compile(
+            request["source"], request["filename"], "exec",
+            flags=__future__.annotations.compiler_flag, dont_inherit=True,
+        )
         exec(code, namespace)
         value = namespace[request["function"]](**request["arguments"])
         text = "None" if value is None else str(value)
@@ -127,6 +130,7 @@ def run_tool_process(
             env=child_environment(folder),
             start_new_session=os.name != "nt",
         )
+        assert process.stdout is not None and process.stderr is not None  # both are pipes
         reply = _Capture(process.stdout, limits.output_chars * 4 + 4096)
         printed = _Capture(process.stderr, limits.output_chars * 4)
         feeder = threading.Thread(target=_feed, args=(process.stdin, request), daemon=True, name="memdesk-tool-stdin")

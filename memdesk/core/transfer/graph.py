@@ -98,14 +98,16 @@ def graph_problem(data: Any) -> str | None:
 
 def export_graph(db: Database, agent_id: int) -> dict[str, Any]:
     entities = db.query(
-        "SELECT id, name, kind, merged_into, author, created_at, deleted, key FROM graph_entities WHERE agent_id = ? ORDER BY id",
+        "SELECT id, name, kind, merged_into, author, created_at, deleted, key FROM graph_entities WHERE agent_id = ?"
+        " ORDER BY id",
         (agent_id,),
     )
     mentions = db.query(
         "SELECT entity_id, message_id, passage_id, at FROM graph_mentions WHERE agent_id = ? ORDER BY id", (agent_id,)
     )
     facts = db.query(
-        "SELECT subject_id, relation, object_id, message_id, passage_id, valid_from, valid_to, author, created_at, deleted, id"
+        "SELECT subject_id, relation, object_id, message_id, passage_id, valid_from, valid_to, author, created_at,"
+        " deleted, id"
         " FROM graph_facts WHERE agent_id = ? ORDER BY id",
         (agent_id,),
     )
@@ -181,7 +183,8 @@ def import_graph(
             new_ids[int(entity["id"])] = int(existing[0])
             continue
         cursor = db.execute(
-            "INSERT INTO graph_entities(agent_id, name, key, kind, author, created_at, deleted) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO graph_entities(agent_id, name, key, kind, author, created_at, deleted)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?)",
             (
                 agent_id,
                 entity["name"],
@@ -222,7 +225,8 @@ def import_graph(
         if where is None or int(fact["subject"]) not in new_ids or int(fact["object"]) not in new_ids:
             continue
         cursor = db.execute(
-            "INSERT INTO graph_facts(agent_id, subject_id, relation, object_id, message_id, passage_id, valid_from, valid_to, author, created_at, deleted)"
+            "INSERT INTO graph_facts(agent_id, subject_id, relation, object_id, message_id, passage_id, valid_from,"
+            " valid_to, author, created_at, deleted)"
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 agent_id,

@@ -35,12 +35,14 @@ def fit_block(
         notes.append(f"{block} had no valid character limit: set to {limit:,}")
     elif limit > maximum:
         notes.append(
-            f"{block} had a limit of {limit:,} characters, over MemDesk's maximum for an imported block: set to {maximum:,}"
+            f"{block} had a limit of {limit:,} characters, over MemDesk's maximum for an imported block:"
+            f" set to {maximum:,}"
         )
         limit = maximum
     if len(value) > limit:
         notes.append(
-            f"{block} held {len(value):,} characters, over its limit of {limit:,}: cut to its first {limit:,} characters"
+            f"{block} held {len(value):,} characters, over its limit of {limit:,}:"
+            f" cut to its first {limit:,} characters"
         )
         value = value[:limit]
     return FittedBlock(value, limit, notes)

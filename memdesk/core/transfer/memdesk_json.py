@@ -210,7 +210,9 @@ def import_agent(
             cause=cause,
         )
         # The file's passage ids, in order, map to the new ones (the graph's mentions cite them).
-        passage_map = {int(p["id"]): new for p, new in zip(passages, passage_ids) if p.get("id") is not None}
+        passage_map = {
+            int(p["id"]): new for p, new in zip(passages, passage_ids, strict=True) if p.get("id") is not None
+        }
         import_graph(services.db, record.id, data.get("graph"), message_ids=new_ids, passage_ids=passage_map)
     return services.agents.get(record.id)
 

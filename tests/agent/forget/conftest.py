@@ -39,7 +39,7 @@ def eva_agent(services, runtime, make_agent):
     with services.db.transaction():
         eva = graph.resolve(agent.id, "Eva", "person", message_id=first_user.id)
         evie = graph.resolve(agent.id, "Evie", "person")
-        lisbon = graph.resolve(agent.id, "Lisbon", "place")
+        graph.resolve(agent.id, "Lisbon", "place")
         tea = graph.resolve(agent.id, "green tea", "thing")
         graph.add_mention(agent.id, eva, at=first_user.created_at, message_id=first_user.id)
         graph.add_mention(agent.id, tea, at=second_user.created_at, message_id=second_user.id)
@@ -55,11 +55,13 @@ def eva_agent(services, runtime, make_agent):
         content=json.dumps({"type": "memories", "memories": ["2024-05-01 you said: my sister Eva moved"]}),
     )
     services.db.execute(
-        "INSERT INTO recall_shown(agent_id, event_id, position, source, ref, at, place, text) VALUES (?, ?, 0, 'conversation', ?, ?, 'you', ?)",
+        "INSERT INTO recall_shown(agent_id, event_id, position, source, ref, at, place, text)"
+        " VALUES (?, ?, 0, 'conversation', ?, ?, 'you', ?)",
         (agent.id, memories.id, f"message:{first_user.id}", now, "my sister Eva moved to Lisbon"),
     )
     run = services.db.execute(
-        "INSERT INTO consolidation_runs(agent_id, first_message_id, last_message_id, mode, status, started_at) VALUES (?, 1, 2, 'ask', 'done', ?)",
+        "INSERT INTO consolidation_runs(agent_id, first_message_id, last_message_id, mode, status, started_at)"
+        " VALUES (?, 1, 2, 'ask', 'done', ?)",
         (agent.id, now),
     ).lastrowid
     services.db.execute(

@@ -148,7 +148,8 @@ class Finder:
         found.messages = {
             int(r[0])
             for r in db.query(
-                f"SELECT id FROM messages WHERE agent_id = ? AND ({match}(content) OR {match}(search_text) OR {match}(author))",
+                f"SELECT id FROM messages WHERE agent_id = ? AND ({match}(content) OR {match}(search_text)"
+                f" OR {match}(author))",
                 (agent_id,),
             )
         }
@@ -202,7 +203,8 @@ class Finder:
         found.history = {
             int(r[0])
             for r in db.query(
-                f"SELECT id FROM memory_history WHERE agent_id = ? AND ({match}(before) OR {match}(after) OR {match}(target_label)"
+                f"SELECT id FROM memory_history WHERE agent_id = ? AND ({match}(before) OR {match}(after)"
+                f" OR {match}(target_label)"
                 f" OR {match}(note) OR {match}(before_meta) OR {match}(after_meta))",
                 (agent_id,),
             )
@@ -226,7 +228,8 @@ class Finder:
         found.proposals = {
             int(r[0])
             for r in db.query(
-                f"SELECT id FROM consolidation_changes WHERE agent_id = ? AND ({match}(arguments) OR {match}(thoughts) OR {match}(result))",
+                f"SELECT id FROM consolidation_changes WHERE agent_id = ? AND ({match}(arguments) OR {match}(thoughts)"
+                f" OR {match}(result))",
                 (agent_id,),
             )
         }
@@ -298,7 +301,7 @@ def samples(db: Database, found: Found, per_kind: int = 3, width: int = 120) -> 
         try:
             data = json.loads(row[0])
             if isinstance(data, dict):
-                params = data.get("params") if isinstance(data.get("params"), dict) else {}
+                params = data["params"] if isinstance(data.get("params"), dict) else {}
                 text = row[1] or data.get("message") or params.get("message") or params.get("inner_thoughts") or row[0]
         except (json.JSONDecodeError, TypeError):
             pass
@@ -320,7 +323,8 @@ def samples(db: Database, found: Found, per_kind: int = 3, width: int = 120) -> 
             lambda r: f"{r[0]} {r[1]} {r[2]}",
         ),
         MENTIONS: first(
-            "SELECT e.name, m.at FROM graph_mentions m JOIN graph_entities e ON e.id = m.entity_id WHERE m.id IN ({}) ORDER BY m.id",
+            "SELECT e.name, m.at FROM graph_mentions m JOIN graph_entities e ON e.id = m.entity_id WHERE m.id IN ({})"
+            " ORDER BY m.id",
             found.mentions,
             lambda r: f"{r[0]} ({r[1][:10]})",
         ),

@@ -131,7 +131,8 @@ def remove(db: Database, found: Found, clock: Clock, *, history: MemoryHistory |
         _delete(db, "memory_history", found.history)
         for kind in VECTOR_TABLES:
             db.execute(
-                "INSERT INTO vector_generation(kind, agent_id, gen) VALUES (?, ?, 1) ON CONFLICT(kind, agent_id) DO UPDATE SET gen = gen + 1",
+                "INSERT INTO vector_generation(kind, agent_id, gen) VALUES (?, ?, 1) ON CONFLICT(kind, agent_id) DO"
+                " UPDATE SET gen = gen + 1",
                 (kind, agent_id),
             )
         result = Removed({kind: n for kind, n in counts.items()})

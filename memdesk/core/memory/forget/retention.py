@@ -166,7 +166,8 @@ class Retention:
                 steps = {
                     int(r[0])
                     for r in self._db.query(
-                        "SELECT DISTINCT step_id FROM messages WHERE agent_id = ? AND created_at < ? AND step_id IS NOT NULL",
+                        "SELECT DISTINCT step_id FROM messages WHERE agent_id = ? AND created_at < ? AND step_id IS"
+                        " NOT NULL",
                         (agent_id, cutoff),
                     )
                 }

@@ -68,6 +68,7 @@ def generate(
     # the agent gets a valid (if terse) call it can run or report back as a failure.
     closing_at = params.max_tokens - min(CLOSING_RESERVE, params.max_tokens // 3) if grammar else params.max_tokens
     limit = params.max_tokens + (CLOSING_RESERVE if grammar else 0)
+    token: int | None  # None: the grammar admits nothing more (the call is complete)
     try:
         while generated < limit and cache.room > 0:
             if cancel is not None and cancel.cancelled:

@@ -250,7 +250,8 @@ class NativeSampler:
 
     def admits(self, token: int) -> bool:
         """Whether the sampler leaves ``token`` a finite logit (for a grammar: the token is allowed)."""
-        self._single.id, self._single.logit, self._single.p = token, 0.0, 0.0
+        # llama_cpp types the field as c_int32; ctypes takes a Python int for it.
+        self._single.id, self._single.logit, self._single.p = token, 0.0, 0.0  # type: ignore[assignment]
         self._single_array.size, self._single_array.selected = 1, -1
         llama_cpp.llama_sampler_apply(self._handle, ctypes.byref(self._single_array))
         return bool(np.isfinite(self._single.logit))

@@ -29,7 +29,15 @@ from memdesk.core.transfer.agentfile.model import (
     AgentFileServices,
     GraphTransfer,
 )
-from memdesk.core.transfer.agentfile.plan import AgentPlan, PassagePlan, as_list, count_messages, text_of, when
+from memdesk.core.transfer.agentfile.plan import (
+    AgentPlan,
+    PassagePlan,
+    as_dict,
+    as_list,
+    count_messages,
+    text_of,
+    when,
+)
 from memdesk.core.transfer.agentfile.summary import ImportSummary
 from memdesk.core.transfer.graph import graph_problem
 
@@ -174,7 +182,8 @@ def read_extension(data: dict[str, Any], summary: ImportSummary) -> dict[str, An
     version = extension.get("version")
     if not isinstance(version, int) or version > EXTENSION_VERSION:
         raise AgentFileError(
-            f"This agent file was written by a newer MemDesk (extension version {version}; this one reads up to {EXTENSION_VERSION})",
+            f"This agent file was written by a newer MemDesk (extension version {version};"
+            f" this one reads up to {EXTENSION_VERSION})",
             hint="upgrade MemDesk to import it",
         )
     agents = extension.get("agents")
@@ -183,7 +192,7 @@ def read_extension(data: dict[str, Any], summary: ImportSummary) -> dict[str, An
 
 def plan_memdesk_messages(plan: AgentPlan, agent: dict, mine: dict, summary: ImportSummary) -> None:
     """A MemDesk export: the extension says exactly what each message was."""
-    details = mine.get("messages") if isinstance(mine.get("messages"), dict) else {}
+    details = as_dict(mine.get("messages"))
     skip = {ref_of(mine.get("summary_message"))}
     for message in as_list(agent.get("messages")):
         if not isinstance(message, dict):

@@ -30,7 +30,7 @@ from memdesk.core.transfer.agentfile.letta_import import (
     report_file_leftovers,
 )
 from memdesk.core.transfer.agentfile.model import AgentFileServices, GraphTransfer
-from memdesk.core.transfer.agentfile.plan import AgentPlan, BlockPlan, ImportPlan, as_list, text_of, when
+from memdesk.core.transfer.agentfile.plan import AgentPlan, BlockPlan, ImportPlan, as_dict, as_list, text_of, when
 from memdesk.core.transfer.agentfile.reading import LETTA, LETTA_REQUIRED, detect_format
 from memdesk.core.transfer.agentfile.summary import ImportedAgent, ImportSummary
 from memdesk.core.transfer.agentfile.writing import write_agent
@@ -207,7 +207,8 @@ def _plan_blocks(plan: AgentPlan, agent: dict, blocks: dict, block_users: Counte
     for ref, block in _referenced(plan, agent, "block_ids", blocks, "block", summary):
         if block_users[ref] > 1:
             summary.fix(
-                f"Block {block.get('label')!r} is shared by {block_users[ref]} agents in Letta: each imported agent got its own copy"
+                f"Block {block.get('label')!r} is shared by {block_users[ref]} agents in Letta:"
+                " each imported agent got its own copy"
             )
         entries.append(block)
     entries += [b for b in as_list(agent.get("memory_blocks")) if isinstance(b, dict)]  # inline CreateBlock entries
@@ -284,12 +285,13 @@ def _plan_tools(
             if kind == "exit_loop" and tool_name == "send_message":
                 continue  # MemDesk ends the turn after send_message anyway
             summary.skip(
-                f"Tool rule {kind} on {tool_name} of {plan.name!r}: MemDesk does not enforce tool rules (kept for export)"
+                f"Tool rule {kind} on {tool_name} of {plan.name!r}: MemDesk does not enforce"
+                " tool rules (kept for export)"
             )
 
 
 def _preview(tool: dict[str, Any]) -> ImportedTool:
-    schema = tool.get("json_schema") if isinstance(tool.get("json_schema"), dict) else {}
+    schema = as_dict(tool.get("json_schema"))
     return ImportedTool(
         0,
         0,

@@ -294,7 +294,7 @@ def tool_incoming(ref: str, letta: dict[str, Any], at: datetime) -> Incoming:
         data = None
     if not (isinstance(data, dict) and "status" in data):
         status = returns[0].get("status") if returns else "success"
-        text = events.function_result(status != "error", text, at)
+        text = events.function_result(status != "error", text)
     call_ref = letta.get("tool_call_id") or (returns[0].get("tool_call_id") if returns else None)
     name = letta.get("name") if isinstance(letta.get("name"), str) else None
     return Incoming(

@@ -59,6 +59,10 @@ def as_list(value: Any) -> list:
     return value if isinstance(value, list) else []
 
 
+def as_dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
 def text_of(value: Any) -> str:
     return value if isinstance(value, str) else ("" if value is None else str(value))
 
