@@ -96,7 +96,7 @@ def _inner(message: str, pause: float, shot: str) -> int:
             window.model_ready.connect(self.ready)
             worker.streamed.connect(self.streamed)
             worker.stepped.connect(self.stepped)
-            worker.event.connect(self.agent_event)
+            worker.agent_event.connect(self.agent_event)
             worker.busy_changed.connect(self.busy)
             window.turn_done.connect(self.turn_done)
             window.hub.shown.connect(self.failed)
@@ -149,10 +149,12 @@ def _inner(message: str, pause: float, shot: str) -> int:
         @Slot()
         def turn_done(self) -> None:
             window = self.window
-            if "turn_end" in self.marks or window.last_sent_id is None:
+            if "turn_end" in self.marks or window.state.last_sent_id is None:
                 return
             services = window.services
-            reply = unanswered.reply_to(services.db, services.memory.recall, window.agent_id, window.last_sent_id)
+            reply = unanswered.reply_to(
+                services.db, services.memory.recall, window.state.agent_id, window.state.last_sent_id
+            )
             if reply is None:
                 return  # a turn the message preempted (login) ended: its answer is still to come
             self.marks.update(turn_end=now(), steps=len(self.marks["functions"]), replies=[reply.search_text])

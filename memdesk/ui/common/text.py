@@ -28,6 +28,9 @@ from PySide6.QtCore import QByteArray, Qt, QUrl
 from PySide6.QtGui import QImage, QTextDocument
 from PySide6.QtWidgets import QLabel, QTextBrowser, QWidget
 
+#: Beside a message sent before the model is ready, in the first window and the main window's transcript.
+WILL_BE_ANSWERED = "will be answered when the model has loaded"
+
 
 def escape(text: object) -> str:
     return html.escape(str(text))

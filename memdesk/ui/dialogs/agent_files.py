@@ -110,7 +110,8 @@ class ImportedToolsDialog(QDialog):
         layout = QVBoxLayout(self)
         intro = QLabel(
             "These tools came with an imported agent file. Their Python code never runs unless you enable a tool, "
-            "and MemDesk still asks before each run, which happens in a separate process. Read the code before enabling it."
+            "and MemDesk still asks before each run, which happens in a separate process. "
+            "Read the code before enabling it."
         )
         intro.setWordWrap(True)
         layout.addWidget(intro)

@@ -144,7 +144,7 @@ class SettingsDialog(QDialog):
         name = declared.name
         editor = editor_for(declared, getattr(self.settings, name))
         self.editors[name] = editor
-        if name == "model_path":
+        if name == "model_path" and isinstance(editor, QLineEdit):
             editor = self._model_picker(editor)
         tooltip = _tooltip(declared)
         editor.setToolTip(literal(tooltip))
@@ -155,7 +155,7 @@ class SettingsDialog(QDialog):
         hint.setStyleSheet(f"color: {palette.muted()}; font-size: small")
         hint.setWordWrap(True)
         form.addRow("", hint)
-        if name == "openai_base_url":
+        if name == "openai_base_url" and isinstance(editor, QLineEdit):
             form.addRow("", self._plain_http_note(editor))
 
     def _plain_http_note(self, line: QLineEdit) -> QLabel:
@@ -175,7 +175,7 @@ class SettingsDialog(QDialog):
         self.url_warning.setText(warning or "")
         self.url_warning.setVisible(warning is not None)
 
-    def _model_picker(self, line: QWidget) -> QWidget:
+    def _model_picker(self, line: QLineEdit) -> QWidget:
         holder = QWidget()
         row = QHBoxLayout(holder)
         row.setContentsMargins(0, 0, 0, 0)

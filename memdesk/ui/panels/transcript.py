@@ -195,7 +195,8 @@ class Transcript(TextView):  # a message's Markdown images load nothing
         if self.live_message:
             self._html(
                 cursor,
-                f'<p><span style="{self._styles["agent"]}">{html.escape(self.agent_name)}</span> <span style="{self._styles["meta"]}">typing…</span></p>',
+                f'<p><span style="{self._styles["agent"]}">{html.escape(self.agent_name)}</span> '
+                f'<span style="{self._styles["meta"]}">typing…</span></p>',
             )
             cursor.insertMarkdown(self.live_message, MARKDOWN)
         self._scroll_to_end()
@@ -274,7 +275,8 @@ class Transcript(TextView):  # a message's Markdown images load nothing
             who = "You" if entry.kind == "user" else self.agent_name
             self._html(
                 cursor,
-                f'<p><span style="{self._styles[entry.kind]}">{html.escape(who)}</span> <span style="{self._styles["meta"]}">{stamp}</span></p>',
+                f'<p><span style="{self._styles[entry.kind]}">{html.escape(who)}</span> '
+                f'<span style="{self._styles["meta"]}">{stamp}</span></p>',
             )
             cursor.insertBlock()
             cursor.insertMarkdown(entry.text, MARKDOWN)

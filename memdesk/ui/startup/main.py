@@ -27,13 +27,14 @@ from memdesk.core.base.errors import AlreadyRunningError, DamagedStoreError, Mem
 from memdesk.core.base.log_privacy import PrivateFormatter
 from memdesk.core.base.paths import Paths
 from memdesk.core.base.private_files import private_umask
+from memdesk.core.storage.backup import Snapshot
 from memdesk.session.sent_before_open import SentBeforeOpen
 from memdesk.ui.common.errors import CrashCapture, ErrorHub
 from memdesk.ui.common.text import literal
 from memdesk.ui.dialogs.backups import describe_when, restore_snapshot, restored_message
 from memdesk.ui.dialogs.passphrase import unlock_store
 from memdesk.ui.dialogs.privacy import StoreConversion
-from memdesk.ui.dialogs.welcome import offer_welcome, window_actions
+from memdesk.ui.dialogs.welcome import offer_welcome
 from memdesk.ui.startup.first_window import FirstWindow, application, milestones
 from memdesk.ui.startup.instance import ComeForwardWatcher
 from memdesk.ui.window.main_window import MainWindow
@@ -121,9 +122,10 @@ def _run(
         except MemDeskError as error:
             QMessageBox.critical(None, "MemDesk cannot start", literal(error.user_message))
             return 1
-        lock = _take_instance_lock(paths)
-        if lock is None:
+        taken = _take_instance_lock(paths)
+        if taken is None:
             return 1
+        lock = taken
     with lock:
         return _run_window(app, paths, milestone, model_ahead, first, on_window)
 
@@ -189,15 +191,16 @@ def _open_or_offer_snapshot(paths: Paths, key: str | None) -> tuple[Services | N
         return _open_store(paths, key, typed), 0
     except DamagedStoreError as error:
         key = key or next(iter(typed), None)  # a store is called damaged under its right passphrase only
-        if error.snapshot is None or not offer_snapshot_restore(error):
+        snapshot = error.snapshot if isinstance(error.snapshot, Snapshot) else None
+        if snapshot is None or not offer_snapshot_restore(error, snapshot):
             QMessageBox.critical(None, "MemDesk cannot start", literal(error.user_message))
             return None, 1
-        if error.snapshot.encrypted and key is None:
+        if snapshot.encrypted and key is None:
             # A store too damaged to say it is encrypted was never asked its passphrase; its snapshot needs it.
-            key = snapshot_passphrase(paths, error.snapshot)
+            key = snapshot_passphrase(paths, snapshot)
             if key is None:
                 return None, 0
-        if not _restore(paths, error.snapshot.id, key):
+        if not _restore(paths, snapshot.id, key):
             return None, 1
         return _open_or_offer_snapshot(paths, key)
     except MemDeskError as error:
@@ -205,8 +208,8 @@ def _open_or_offer_snapshot(paths: Paths, key: str | None) -> tuple[Services | N
         return None, 1
 
 
-def offer_snapshot_restore(error: DamagedStoreError) -> bool:
-    snapshot = error.snapshot
+def offer_snapshot_restore(error: DamagedStoreError, snapshot: Snapshot) -> bool:
+    """Whether the user restores ``snapshot``, the newest good one, in place of the damaged store."""
     answer = QMessageBox.question(
         None,
         "MemDesk cannot open its store",
@@ -220,7 +223,7 @@ def offer_snapshot_restore(error: DamagedStoreError) -> bool:
     return answer == QMessageBox.StandardButton.Yes
 
 
-def snapshot_passphrase(paths: Paths, snapshot) -> str | None:
+def snapshot_passphrase(paths: Paths, snapshot: Snapshot) -> str | None:
     """The passphrase of an encrypted snapshot, asked in the unlock dialog (None: Quit)."""
     backups = backups_at(paths)
 
@@ -332,14 +335,16 @@ def _show_window(
     if window.chat.send_button.isEnabled() and first is None:  # Send works while the model loads
         milestone("send_enabled")
     if window.isVisible() and on_window is None:  # a driven run is nobody's first start
-        offer_welcome(services, window_actions(window), window)
+        offer_welcome(services, window.welcome_actions, window)
     try:
         code = 0 if closed else app.exec()
     finally:
         window.shutdown()
         runtimes.discard()  # a window closed before its worker took the model
         services.close()
-    return code, AfterClose(restore=window.backups.restore_after_close, conversion=window.pending_conversion)
+    return code, AfterClose(
+        restore=window.backups.restore_after_close, conversion=window.window_settings.pending_conversion
+    )
 
 
 @dataclass(frozen=True)

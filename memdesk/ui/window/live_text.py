@@ -31,7 +31,8 @@ class LiveText(QObject):
         self.timer.timeout.connect(self.on_repaint_tick)
         worker.streamed.connect(self.on_streamed)
         worker.stepped.connect(self.on_step)
-        worker.event.connect(self.on_agent_event)
+        worker.agent_event.connect(self.on_agent_event)
+        worker.turn_finished.connect(self.on_turn_finished)
 
     def start(self) -> None:
         self.timer.start()
@@ -39,7 +40,9 @@ class LiveText(QObject):
     def stop(self) -> None:
         self.timer.stop()
 
-    def end_turn(self) -> None:
+    @Slot(object)
+    @reports_errors
+    def on_turn_finished(self, _result: object) -> None:
         self._transcript.end_live()
         self._streamed_chars = 0
 
