@@ -18,6 +18,7 @@ import sys
 from memdesk.app.instance import InstanceLock
 from memdesk.app.store_opening import backups_at
 from memdesk.cli.passphrase import current_passphrase, with_key
+from memdesk.cli.terminal import rewrite_line
 from memdesk.core.base.errors import StoreError
 from memdesk.core.base.paths import Paths
 from memdesk.core.storage.backup import Backups, Snapshot
@@ -91,7 +92,7 @@ class _Progress:
     def __call__(self, done: int, total: int) -> None:
         percent = 100 * done // max(total, 1)
         if percent // 10 != self.shown // 10 and sys.stderr.isatty():
-            print(f"\r{self.what}: {percent}%", end="", file=sys.stderr, flush=True)
+            rewrite_line(f"{self.what}: {percent}%")
         self.shown = percent
 
     def end(self) -> None:

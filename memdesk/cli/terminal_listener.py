@@ -7,6 +7,7 @@ from __future__ import annotations
 import sys
 import threading
 
+from memdesk.cli.terminal import escaping
 from memdesk.core.agent.context import ContextBudget
 from memdesk.core.agent.conversation_view import event_words
 from memdesk.core.agent.observer import StepRecord, TurnResult
@@ -23,8 +24,9 @@ class TerminalListener(SessionListener):
     def __init__(self, verbose: bool, agent_name: str, out=None, err=None) -> None:
         self.verbose = verbose
         self.agent_name = agent_name
-        self.out = out or sys.stdout
-        self.err = err or sys.stderr
+        # The reply, the calls and the news hold the model's and imported text: escaped.
+        self.out = escaping(out or sys.stdout)
+        self.err = escaping(err or sys.stderr)
         self.model_id = ""
         self._lock = threading.RLock()  # one line at a time: the turn's, the graph's, the scheduler's
         self._streaming: str | None = None

@@ -151,6 +151,6 @@ def test_an_idle_pass_that_meets_a_busy_store_says_nothing_and_runs_at_the_next_
     assert results[0].status == BUSY and window.worker.session.idle.armed("consolidation") is not None
     assert not any("locked" in message for message in window.hub.messages)
     window.worker.session.idle.run_now("consolidation")  # the next idle moment
-    qtbot.waitUntil(lambda: len(results) == 2, timeout=10_000)
+    qtbot.waitUntil(lambda: len(results) == 2, timeout=60_000)
     assert results[1].status == "done" and results[1].applied == 1
     assert "Name: Ana." in services.memory.core.get(window.state.agent_id, "human").value

@@ -35,7 +35,7 @@ from PySide6.QtWidgets import (
 from memdesk.app.services import Services, daily_snapshots
 from memdesk.core.storage.backup import KEPT, Backups, Snapshot
 from memdesk.ui.common.errors import ErrorHub, reports_errors
-from memdesk.ui.common.text import plain_label
+from memdesk.ui.common.text import literal, plain_label
 from memdesk.ui.workers.jobs import Jobs
 
 #: How often the open window asks whether the day's snapshot is due (a new day has begun).
@@ -243,9 +243,12 @@ class BackupsDialog(QDialog):
         answer = QMessageBox.question(
             self,
             "Restore this snapshot?",
-            f"Restore the snapshot of {describe_when(snapshot)} ({snapshot.reason})?\n\n"
-            "What MemDesk remembers now is snapshotted first, so you can undo this by restoring that "
-            "snapshot. The window closes and opens again on the restored store.",
+            # The reason names an imported file: shown as text, never read as markup.
+            literal(
+                f"Restore the snapshot of {describe_when(snapshot)} ({snapshot.reason})?\n\n"
+                "What MemDesk remembers now is snapshotted first, so you can undo this by restoring that "
+                "snapshot. The window closes and opens again on the restored store."
+            ),
             QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel,
             QMessageBox.StandardButton.Cancel,
         )
@@ -274,7 +277,10 @@ class BackupsDialog(QDialog):
         answer = QMessageBox.question(
             self,
             "Remove this snapshot?",
-            f"Remove the snapshot of {describe_when(snapshot)} ({snapshot.reason})? It cannot be restored afterwards.",
+            literal(
+                f"Remove the snapshot of {describe_when(snapshot)} ({snapshot.reason})?"
+                " It cannot be restored afterwards."
+            ),
             QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel,
             QMessageBox.StandardButton.Cancel,
         )

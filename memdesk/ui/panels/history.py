@@ -29,7 +29,6 @@ from PySide6.QtWidgets import (
     QSplitter,
     QTableWidget,
     QTableWidgetItem,
-    QTextBrowser,
     QVBoxLayout,
     QWidget,
 )
@@ -44,6 +43,7 @@ from memdesk.core.memory.recall import RecallMemory
 from memdesk.core.memory.revert import Reverter, RevertPlan
 from memdesk.ui.common import palette
 from memdesk.ui.common.errors import reports_errors
+from memdesk.ui.common.text import TextView, literal
 from memdesk.ui.panels.history_reads import ALL, SCOPES, Cause, HistoryPage, block_scope, read_cause, read_page
 from memdesk.ui.panels.history_text import diff_html, relative_time, who
 from memdesk.ui.panels.revert_dialog import RevertDialog
@@ -102,7 +102,7 @@ class HistoryView(QWidget):
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.details = QTextBrowser()
+        self.details = TextView()
         self.details.setOpenLinks(False)
         splitter.addWidget(self.table)
         splitter.addWidget(self.details)
@@ -182,7 +182,7 @@ class HistoryView(QWidget):
         self.table.setRowCount(len(self.changes))
         for row, change in enumerate(self.changes):
             when = QTableWidgetItem(relative_time(change.at, now))
-            when.setToolTip(f"{change.at.astimezone():%Y-%m-%d %H:%M:%S}")
+            when.setToolTip(literal(f"{change.at.astimezone():%Y-%m-%d %H:%M:%S}"))
             values = [
                 when,
                 QTableWidgetItem(who(change.source)),

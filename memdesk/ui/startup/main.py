@@ -99,7 +99,7 @@ def _take_instance_lock(paths: Paths) -> InstanceLock | None:
     except AlreadyRunningError as error:
         if error.program == WINDOW:
             ask_to_come_forward(paths.raise_request)
-        QMessageBox.information(None, "MemDesk is already running", error.user_message)
+        QMessageBox.information(None, "MemDesk is already running", literal(error.user_message))
         return None
 
 
@@ -120,7 +120,7 @@ def _run(
         try:
             paths = Paths.from_environment().ensure()
         except MemDeskError as error:
-            QMessageBox.critical(None, "MemDesk cannot start", error.user_message)
+            QMessageBox.critical(None, "MemDesk cannot start", literal(error.user_message))
             return 1
         taken = _take_instance_lock(paths)
         if taken is None:
@@ -258,7 +258,7 @@ def _convert(app: QApplication, paths: Paths, conversion: StoreConversion, outli
             "Quit MemDesk, start it again and retry in Settings → Privacy.",
         )
         return unchanged
-    progress = QProgressDialog(f"{conversion.verb} your memory…", "", 0, 0)
+    progress = QProgressDialog(literal(f"{conversion.verb} your memory…"), "", 0, 0)
     progress.setCancelButton(None)  # an interruption is safe, but a half-done wait is not worth offering
     progress.setWindowModality(Qt.WindowModality.ApplicationModal)
     progress.setMinimumDuration(0)
