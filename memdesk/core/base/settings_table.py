@@ -194,6 +194,16 @@ class Settings:
         maximum=4000,
         advanced=True,
     )
+    # Small models often answer with the user's message or an earlier reply, word for word; a copy
+    # is generated once more with the copied words penalised (memdesk/core/agent/repetition.py).
+    repeat_check_messages: int = _setting(
+        6,
+        "How many recent messages (yours and its replies) a reply must not copy; "
+        "a reply that does is generated once more, the copied words penalised (0: off)",
+        minimum=0,
+        maximum=50,
+        advanced=True,
+    )
     max_searches_per_turn: int = _setting(
         2,
         "Most new searches per search function in one turn (paging through results does not count)",

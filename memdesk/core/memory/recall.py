@@ -190,6 +190,17 @@ class RecallMemory:
         )
         return _message(row, self._zone()) if row else None
 
+    def said(self, agent_id: int, limit: int) -> list[str]:
+        """The newest ``limit`` texts of the conversation, newest first: the user's messages and
+        the agent's replies (what a reply must not copy: memdesk/core/agent/repetition.py)."""
+        rows = self._db.query(
+            "SELECT search_text FROM messages WHERE agent_id = ? AND search_text != ''"
+            " AND (kind = 'user_message' OR (kind = 'assistant_call' AND function_name = 'send_message'))"
+            " ORDER BY id DESC LIMIT ?",
+            (agent_id, limit),
+        )
+        return [r[0] for r in rows]
+
     def last_id(self, agent_id: int) -> int | None:
         return self._db.scalar("SELECT MAX(id) FROM messages WHERE agent_id = ?", (agent_id,))
 

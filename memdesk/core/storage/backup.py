@@ -285,6 +285,12 @@ class Backups:
             db.close()
         return self.verify(snapshot_id)
 
+    def relabel(self, snapshot_id: str, reason: str) -> Snapshot:
+        """Give a snapshot another reason (forget takes what it forgot out of the old one)."""
+        snapshot = replace(self.get(snapshot_id), reason=reason)
+        self._write_sidecar(snapshot)
+        return snapshot
+
     def remove(self, snapshot_id: str) -> None:
         snapshot = self.get(snapshot_id)
         self._delete(snapshot.path)

@@ -202,6 +202,9 @@ class ForgetDialog(QDialog):
                 )
             if preview.kv_cache_files:
                 notes.append("Saved prompt states are deleted too; the model rebuilds them.")
+            if preview.user_code:
+                named = ", ".join(preview.user_code)
+                notes.append(f"Your own tool files name it too; they are yours and stay as they are: {named}.")
             set_plain(self.status, " ".join(notes))
         self.purge.setVisible(bool(preview.backups) and not preview.empty)
         if preview.backups:
