@@ -8,17 +8,19 @@ from memdesk.app.services import Services, memory_history, snapshot_before
 from memdesk.core.storage import Database
 
 
-def open_forgetting(services: Services, backups=None, *, db: Database | None = None):
+def open_forgetting(services: Services, backups=None, *, db: Database | None = None, shared: bool = True):
     """Forget (memdesk.core.memory.forget) on this store: its history, graph caches, the prompt KV
     cache folder, and ``backups`` (the store's snapshots, to list and purge; None: none). ``db``: a
     connection the calling thread opened for itself (the window's, so the VACUUM at the end does
-    not hold the connection the panels read through)."""
+    not hold the connection the panels read through). ``shared``: paired devices forget it too (off for
+    a forget another device asked for, which it already shares)."""
+    from memdesk.app.sync import SyncedForgetting, open_sync
     from memdesk.core.memory.forget import Forgetting
     from memdesk.core.memory.forget.files import DataFolder
 
     memory = services.memory
     history = memory.archival.history if db is None else memory_history(db, services.clock)
-    return Forgetting(
+    forgetting = Forgetting(
         db or services.db,
         services.clock,
         embedder=services.embedder,
@@ -29,6 +31,10 @@ def open_forgetting(services: Services, backups=None, *, db: Database | None = N
         backups=backups,
         threshold=services.settings.forget_similarity,
     )
+    if services.private or not shared:
+        return forgetting
+    # A paired device forgets it too (sync is off: nothing is recorded).
+    return SyncedForgetting(forgetting, open_sync(services, db=db))
 
 
 def open_retention(services: Services, *, db: Database | None = None):

@@ -133,6 +133,19 @@ def migrate(db) -> None:
             words     INTEGER NOT NULL,
             agent_uid TEXT NOT NULL
         );
+        -- An agent both devices created under one name is one agent: the smaller id wins, and
+        -- changes naming the other id are read as naming it.
+        CREATE TABLE sync_aliases (
+            uid    TEXT PRIMARY KEY,
+            target TEXT NOT NULL
+        );
+        -- The clock of the last change applied to a row that can be edited (last writer wins), and
+        -- rows deleted for good (a delete wins over an edit or an insert that arrives after it).
+        CREATE TABLE sync_row_clock (
+            uid     TEXT PRIMARY KEY,
+            hlc     INTEGER NOT NULL,
+            deleted INTEGER NOT NULL DEFAULT 0
+        );
         -- Incoming forgets run after their file's transaction; kept here until they have.
         CREATE TABLE sync_forget_in (
             id       INTEGER PRIMARY KEY,
