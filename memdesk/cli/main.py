@@ -40,6 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
         ingest,
         models_cmd,
         settings_cmd,
+        sync_cmd,
         warm_cmd,
     )
 
@@ -56,6 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
     warm_cmd.add_command(commands)
     backup_cmd.add_command(commands)
     encrypt_cmd.add_command(commands)
+    sync_cmd.add_command(commands)
     commands.add_parser("gui", help="open the desktop window (the default)")
     return parser
 
