@@ -129,13 +129,16 @@ class SyncEngine:
 
     def _import(self, folder: SyncFolder, report: SyncReport) -> None:
         device = required_device(self._db)
+        # Files this device has not applied were compacted away: start from a snapshot first.
+        for peer in peers(self._db):
+            numbers = folder.log_numbers(peer.device_id)
+            if not peer.revoked and (numbers[0] if numbers else peer.applied_seq + 2) > peer.applied_seq + 1:
+                self._from_snapshot(folder, device, report)
+                break
         for peer in peers(self._db):
             if peer.revoked or peer.problem.startswith("two devices"):
                 continue
             numbers = folder.log_numbers(peer.device_id)
-            if numbers and numbers[0] > peer.applied_seq + 1:
-                self._from_snapshot(folder, device, report)
-                peer = next(p for p in peers(self._db) if p.device_id == peer.device_id)
             available = set(numbers)
             seq = peer.applied_seq + 1
             while seq in available:
@@ -216,6 +219,8 @@ class SyncEngine:
         if best is None:
             return False
         payload = best[1]
+        if not any(int(seq) > known[d].applied_seq for d, seq in payload["covers"].items() if d in known):
+            return False  # nothing in it this device lacks
         clock = self._hlc(required_device(self._db))
         with self._db.transaction():
             self._db.execute("INSERT OR IGNORE INTO sync_applying(flag) VALUES (1)")
