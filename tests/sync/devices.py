@@ -113,8 +113,9 @@ class Fleet:
         self.devices: list[Device] = []
 
     def device(self, name: str, *, skew_minutes: float = 0, key: str | None = None) -> Device:
+        """A device named ``name``; one whose home already exists (a copy of another's) keeps it."""
         home = self.root / name
-        if self._migrated is not None and key is None:
+        if self._migrated is not None and key is None and not home.exists():
             home.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(self._migrated, home / "memdesk.sqlite3")
         device = Device(name, home, ManualClock(START + timedelta(minutes=skew_minutes)), key)
