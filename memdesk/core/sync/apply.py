@@ -63,9 +63,9 @@ class Applier:
                     (record["digest"], int(record["words"]), record["agent"]),
                 )
                 continue
-            agent_id = self._rows.agent_id(str(record.get("agent", "")))
+            agent_id = self._agent_of(record)
             if agent_id is None:
-                continue  # its agent's record came first in the same file, or the agent is gone here
+                continue
             applied.agents.add(agent_id)
             agent_uid = self._db.scalar("SELECT uid FROM agents WHERE id = ?", (agent_id,))
             if kind == "m":
@@ -139,6 +139,15 @@ class Applier:
         return 1
 
     # --- helpers ---------------------------------------------------------------------------
+    def _agent_of(self, record: dict[str, Any]) -> int | None:
+        """The agent a record names; one whose own record has not arrived yet (another device's
+        file, still on its way) is found by name, or made, its prompt filled in when it arrives."""
+        uid = str(record.get("agent", ""))
+        agent_id = self._rows.agent_id(uid)
+        if agent_id is None and record.get("agent_name"):
+            agent_id = self._rows.add_agent(uid, str(record["agent_name"]), iso(self._now()), "")
+        return agent_id
+
     def _again(self, forgotten: tombstones.Tombstones, agent_id: int, agent_uid: str, text: str) -> None:
         for term in forgotten.found_in(agent_uid, text):
             self._db.execute("INSERT INTO sync_forget_in(agent_id, text) VALUES (?, ?)", (agent_id, term))

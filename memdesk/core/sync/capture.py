@@ -101,7 +101,17 @@ def take_changes(db: Database, clock: HybridClock, device_id: str, schema: int) 
     db.execute("DELETE FROM sync_forget_out")
     if not records:
         return None
-    return {"schema": schema, "hlc": clock.last, "records": records}
+    return {"schema": schema, "hlc": clock.last, "records": named(db, records)}
+
+
+def named(db: Database, records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each record names its agent's name beside its id: a device that has not yet applied the
+    file announcing that id (another device's, arriving later) finds the agent by name."""
+    names = dict(db.query("SELECT uid, name FROM agents"))
+    for record in records:
+        if "agent" in record:
+            record["agent_name"] = names.get(record["agent"], "")
+    return records
 
 
 def _block_records(db: Database, clock: HybridClock, device_id: str, last: int) -> list[dict[str, Any]]:

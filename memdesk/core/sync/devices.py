@@ -36,13 +36,33 @@ def check_identity(db: Database, folder: SyncFolder, device: Device, pending: se
                 f"Another device announces itself as this one ({device.device_id[:8]}) in the sync folder",
                 hint=DUPLICATE_HINT,
             )
-    written = [n for n in folder.log_numbers(device.device_id) if n >= device.next_seq and n not in pending]
-    if written:
-        raise DuplicateDeviceError(
-            f"Another device wrote change file {written[0]} under this device's id; this one has written"
-            f" {device.next_seq - 1}",
-            hint=DUPLICATE_HINT,
-        )
+    for number in folder.log_numbers(device.device_id):
+        if number < device.next_seq or number in pending:
+            continue
+        path = folder.log_path(device.device_id, number)
+        if own_file(folder, device, number):
+            raise DuplicateDeviceError(
+                f"Another device wrote change file {number} under this device's id; this one has written"
+                f" {device.next_seq - 1}",
+                hint=DUPLICATE_HINT,
+            )
+        # Not signed by this device for this number: a replayed or planted file where this device's
+        # next one goes. This device's folder is its own: the file is dropped, and said so.
+        report_problem(db, device.device_id, path.name, "a file this device did not write was in its place", "")
+        folder.remove(path)
+
+
+def own_file(folder: SyncFolder, device: Device, number: int) -> bool:
+    """Whether the file under this device's ``number`` is one it signed for that number."""
+    data = folder.read(folder.log_path(device.device_id, number))
+    if data is None:
+        return False
+    try:
+        open_envelope(data, Header(device.group_id, device.device_id, number, "log"), device.group_key,
+                      public_of(device.signing_key))
+    except SyncFileRefused:
+        return False
+    return True
 
 
 def discover(db: Database, folder: SyncFolder, device: Device, at: str) -> list[str]:

@@ -20,11 +20,16 @@ _QUERIES = (
 )
 
 
+def synced_rows(db: Database) -> list[list[str]]:
+    """What the digest hashes, table by table, one JSON line per row."""
+    return [[json.dumps(list(row), ensure_ascii=False) for row in db.query(query)] for query in _QUERIES]
+
+
 def synced_digest(db: Database) -> str:
     hasher = hashlib.sha256()
-    for query in _QUERIES:
-        for row in db.query(query):
-            hasher.update(json.dumps(list(row), ensure_ascii=False).encode())
+    for table in synced_rows(db):
+        for line in table:
+            hasher.update(line.encode())
             hasher.update(b"\n")
         hasher.update(b"--\n")
     return hasher.hexdigest()

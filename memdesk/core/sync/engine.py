@@ -93,6 +93,7 @@ class SyncEngine:
                 hint="mount or reconnect it; nothing is lost meanwhile, changes wait here",
             )
         report = SyncReport()
+        self._forget_before_sending(device, report)
         self._write_pending(folder, device, report, check=True)
         device = required_device(self._db)
         report.problems += devices.discover(self._db, folder, device, iso(self._clock.now()))
@@ -121,8 +122,10 @@ class SyncEngine:
         for seq, stored in self._db.query("SELECT seq, payload FROM sync_pending_file ORDER BY seq"):
             payload = json.loads(zlib.decompress(stored))
             header = Header(device.group_id, device.device_id, int(seq), "log")
-            folder.write(folder.log_path(device.device_id, int(seq)),
-                         seal(header, payload, device.group_key, device.signing_key), replace=False)
+            path = folder.log_path(device.device_id, int(seq))
+            sealed = seal(header, payload, device.group_key, device.signing_key)
+            if not folder.write(path, sealed, replace=False) and not devices.own_file(folder, device, int(seq)):
+                folder.write(path, sealed)  # something else sat in this device's place: its file goes there
             # written (or written before a kill): the payload, forgotten terms and all, goes
             self._db.execute("DELETE FROM sync_pending_file WHERE seq = ?", (seq,))
             report.sent.append(int(seq))
@@ -187,10 +190,17 @@ class SyncEngine:
         report.agents |= applied.agents
         return True
 
+    def _forget_before_sending(self, device: Device, report: SyncReport) -> None:
+        forgotten = tombstones.Tombstones(self._db, device.group_key)
+        for agent_id, term in tombstones.mentioned_before_sending(self._db, forgotten):
+            self._db.execute("INSERT INTO sync_forget_in(agent_id, text) VALUES (?, ?)", (agent_id, term))
+        self._run_forgets(report)
+
     def _run_forgets(self, report: SyncReport) -> None:
         for row_id, agent_id, text in self._db.query("SELECT id, agent_id, text FROM sync_forget_in ORDER BY id"):
             try:
                 self._forget(int(agent_id), text)
+                tombstones.scrub(self._db, int(agent_id), text)
                 report.forgets += 1
             except MemDeskError as error:
                 report.problems.append(f"could not forget what another device forgot: {error.user_message}")
@@ -268,6 +278,7 @@ class SyncEngine:
         agent_uid = self._db.scalar("SELECT uid FROM agents WHERE id = ?", (agent_id,))
         with self._db.transaction():
             tombstones.remember(self._db, device.group_key, agent_uid, text)
+            tombstones.scrub(self._db, agent_id, text)
             self._db.execute("INSERT INTO sync_forget_out(agent_id, text) VALUES (?, ?)", (agent_id, text))
 
     def wait_for_folder(self, path: Path, seconds: float) -> bool:

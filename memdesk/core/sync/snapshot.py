@@ -12,7 +12,7 @@ from collections import defaultdict
 from typing import Any
 
 from memdesk.core.storage import Database
-from memdesk.core.sync.capture import DOCUMENT_KEYS, MESSAGE_KEYS, PASSAGE_KEYS
+from memdesk.core.sync.capture import DOCUMENT_KEYS, MESSAGE_KEYS, PASSAGE_KEYS, named
 
 _MESSAGES = (
     "SELECT m.uid, a.uid, m.created_at, m.role, m.kind, m.author, m.content, m.search_text, m.function_name,"
@@ -49,7 +49,7 @@ def whole_state(db: Database, covers: dict[str, int], schema: int, hlc: int) -> 
         records.append({"t": "px", "uid": uid})
     for digest, words, agent_uid in db.query("SELECT digest, words, agent_uid FROM sync_tombstones"):
         records.append({"t": "tomb", "digest": digest, "words": words, "agent": agent_uid})
-    return {"schema": schema, "hlc": hlc, "covers": covers, "records": records}
+    return {"schema": schema, "hlc": hlc, "covers": covers, "records": named(db, records)}
 
 
 def _grouped(records: list[dict[str, Any]], kind: str, rows: list, keys: tuple[str, ...]) -> None:

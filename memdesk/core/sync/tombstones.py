@@ -56,3 +56,50 @@ class Tombstones:
                 if (digest(self._key, window), agent_uid) in digests:
                     found.append(" ".join(window))
         return found
+
+
+def mentioned_before_sending(db: Database, forgotten: Tombstones) -> list[tuple[int, str]]:
+    """(agent, words) for every change about to be sent that names a forgotten term: written here
+    after the forget, it is forgotten here too before it leaves, as every other device would
+    forget it on arrival; so every device ends with the same memory and the name on none."""
+    if not forgotten:
+        return []
+    rows = db.query(
+        "SELECT m.agent_id, a.uid, m.search_text || ' ' || m.content FROM sync_outbox o JOIN messages m"
+        " ON m.uid = o.key JOIN agents a ON a.id = m.agent_id WHERE o.kind = 'messages'"
+        " UNION ALL SELECT p.agent_id, a.uid, p.text FROM sync_outbox o JOIN passages p ON p.uid = o.key"
+        " JOIN agents a ON a.id = p.agent_id WHERE o.kind = 'passages'"
+        " UNION ALL SELECT b.agent_id, a.uid, b.value FROM sync_outbox o JOIN agents a"
+        " ON o.key = a.uid || '/' || substr(o.key, length(a.uid) + 2) JOIN memory_blocks b"
+        " ON b.agent_id = a.id AND b.label = substr(o.key, length(a.uid) + 2) WHERE o.kind = 'memory_blocks'"
+    )
+    found: dict[tuple[int, str], None] = {}
+    for agent_id, agent_uid, text in rows:
+        for term in forgotten.found_in(agent_uid, text):
+            found[(int(agent_id), term)] = None
+    return list(found)
+
+
+def _mentions(text: str, words: list[str]) -> bool:
+    found = normalized(text)
+    return any(found[i : i + len(words)] == words for i in range(len(found) - len(words) + 1))
+
+
+def scrub(db: Database, agent_id: int, text: str) -> None:
+    """Take a forgotten term out of sync's own copies of block text: every version's lines that
+    name it (each device removes the same lines, so the versions stay alike everywhere) and the
+    conflicts that showed it."""
+    words = normalized(text)
+    if not words:
+        return
+    for edit_id, value in db.query(
+        "SELECT edit_id, value FROM sync_block_versions WHERE agent_id = ? AND value IS NOT NULL", (agent_id,)
+    ):
+        if _mentions(value, words):
+            kept = "\n".join(line for line in value.split("\n") if not _mentions(line, words))
+            db.execute("UPDATE sync_block_versions SET value = ? WHERE edit_id = ?", (kept, edit_id))
+    for conflict_id, ours, theirs, merged in db.query(
+        "SELECT id, ours, theirs, merged FROM sync_conflicts WHERE agent_id = ?", (agent_id,)
+    ):
+        if any(_mentions(part, words) for part in (ours, theirs, merged)):
+            db.execute("DELETE FROM sync_conflicts WHERE id = ?", (conflict_id,))
