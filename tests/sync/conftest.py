@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.sync.devices import Fleet
+from testing.sync_devices import Fleet
 
 
 @pytest.fixture

@@ -19,7 +19,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 from memdesk.core.sync import setup
 from memdesk.core.sync.digest import synced_rows
 from memdesk.core.sync.folder import LOG_NAME
-from tests.sync.devices import PASSPHRASE, Fleet
+from testing.sync_devices import PASSPHRASE, Fleet
 
 NAMES = ("Alice", "Bruno")
 WORDS = ("tea", "boat", "garden", "violin", "rain", "Porto")
@@ -30,9 +30,10 @@ PHASES = [Phase.explicit, Phase.reuse, Phase.generate] + ([] if os.environ.get("
 
 
 def copy_file(source: Path, target: Path) -> None:
+    """As a file syncer delivers a file: whole, with its modification time (the newer version wins)."""
     target.parent.mkdir(parents=True, exist_ok=True)
     temporary = target.with_name(f".tmp-carrier-{target.name}")
-    shutil.copyfile(source, temporary)
+    shutil.copy2(source, temporary)
     temporary.replace(target)
 
 
@@ -89,8 +90,11 @@ class SyncMachine(RuleBasedStateMachine):
 
     def carry(self, source: str, target: str, keep) -> None:
         theirs, mine = self._files(source), self._files(target)
-        for relative, path in sorted(theirs.items(), reverse=True):  # newest first: out of order
-            if keep(relative) and (relative not in mine or mine[relative].read_bytes() != path.read_bytes()):
+        for relative, path in sorted(theirs.items(), reverse=True):  # highest numbers first: out of order
+            if not keep(relative):
+                continue
+            # as Syncthing resolves two versions of a file: the newer one wins
+            if relative not in mine or path.stat().st_mtime_ns > mine[relative].stat().st_mtime_ns:
                 copy_file(path, self.folder(target) / relative)
 
     # --- what people do -----------------------------------------------------------------------
@@ -149,10 +153,16 @@ class SyncMachine(RuleBasedStateMachine):
         if not logs or source_name == target_name:
             return
         old = Path(logs[0])
-        numbers = [int(LOG_NAME.match(Path(p).name).group(1)) for p in logs if Path(p).parent == old.parent]
+        # the next number that device has not used in any copy of the folder: a replay, not an overwrite
+        numbers = [
+            int(match.group(1))
+            for name in self.paired
+            for p in self._files(name)
+            if Path(p).parent == old.parent and (match := LOG_NAME.match(Path(p).name))
+        ]
         replayed = self.folder(target_name) / old.parent / f"{max(numbers) + 1:010d}.mds"
-        if not replayed.exists():
-            copy_file(self.folder(source_name) / old, replayed)
+        replayed.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(self.folder(source_name) / old, replayed)
 
     @precondition(lambda self: len(self.paired) < len(DEVICES))
     @rule()

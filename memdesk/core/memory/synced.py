@@ -46,6 +46,8 @@ class SyncedRows:
             self._db.execute("INSERT OR REPLACE INTO sync_aliases(uid, target) VALUES (?, ?)", (other, keep))
             self._db.execute("UPDATE sync_aliases SET target = ? WHERE target = ?", (keep, other))
             self._db.execute("UPDATE agents SET uid = ? WHERE id = ?", (keep, row[0]))
+            # sync's forgotten terms are kept per agent id: they follow it
+            self._db.execute("UPDATE sync_tombstones SET agent_uid = ? WHERE agent_uid = ?", (keep, other))
             return int(row[0])
         cursor = self._db.execute(
             "INSERT INTO agents(uid, name, created_at, system_prompt) VALUES (?, ?, ?, ?)",

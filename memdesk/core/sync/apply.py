@@ -23,8 +23,8 @@ from memdesk.core.base.clock import iso
 from memdesk.core.memory.synced import SyncedRows, tags_text
 from memdesk.core.storage import Database
 from memdesk.core.sync import tombstones
-from memdesk.core.sync.capture import add_version, block_versions
-from memdesk.core.sync.versions import Version, resolve
+from memdesk.core.sync.capture import add_version, block_versions, head_versions
+from memdesk.core.sync.versions import Resolved, Version, resolve
 
 
 @dataclass
@@ -39,6 +39,7 @@ class Applied:
 
 class Applier:
     def __init__(self, db: Database, rows: SyncedRows, group_key: bytes, now: Callable[[], Any]) -> None:
+        self._rekeyed = False
         self._db = db
         self._rows = rows
         self._group_key = group_key
@@ -49,19 +50,28 @@ class Applier:
         note = f"from {device_name}" if device_name else "from another device"
         touched: dict[tuple[int, str], None] = {}
         forgotten = tombstones.Tombstones(self._db, self._group_key)
+        self._rekeyed = False
         for record in payload.get("records", []):
+            if self._rekeyed:
+                forgotten = tombstones.Tombstones(self._db, self._group_key)
+                self._rekeyed = False
             kind = record.get("t")
             if kind == "a":
                 self._agent(record, applied)
+                # an agent's id may have changed to the one it shares with another device's
+                forgotten = tombstones.Tombstones(self._db, self._group_key)
                 continue
             if kind in ("pu", "px"):
                 self._passage_change(record)
                 continue
             if kind == "tomb":  # a snapshot's forgotten term: its digest only
-                self._db.execute(
-                    "INSERT OR IGNORE INTO sync_tombstones(digest, words, agent_uid) VALUES (?, ?, ?)",
-                    (record["digest"], int(record["words"]), record["agent"]),
-                )
+                tomb_agent = self._agent_of(record)
+                if tomb_agent is not None:
+                    self._db.execute(
+                        "INSERT OR IGNORE INTO sync_tombstones(digest, words, agent_uid) VALUES (?, ?, ?)",
+                        (record["digest"], int(record["words"]),
+                         self._db.scalar("SELECT uid FROM agents WHERE id = ?", (tomb_agent,))),
+                    )
                 continue
             agent_id = self._agent_of(record)
             if agent_id is None:
@@ -116,7 +126,12 @@ class Applier:
             self._rows.edit_passage(uid, record["text"], tags_text(record["tags"]))
 
     def _block(self, agent_id: int, label: str, note: str, forgotten: tombstones.Tombstones) -> int:
-        resolved = resolve(block_versions(self._db, agent_id, label))
+        heads = head_versions(self._db, agent_id, label)
+        if len(heads) == 1:  # a straight line of edits: nothing to merge
+            only = heads[0]
+            resolved = Resolved(only.value, only.meta, (only.edit_id,), False, ((only.edit_id, only.value),))
+        else:
+            resolved = resolve(block_versions(self._db, agent_id, label))
         self._rows.set_block(agent_id, label, resolved.value, resolved.meta, note=note, parents=list(resolved.sides))
         if resolved.value is not None:
             agent_uid = self._db.scalar("SELECT uid FROM agents WHERE id = ?", (agent_id,))
@@ -146,6 +161,7 @@ class Applier:
         agent_id = self._rows.agent_id(uid)
         if agent_id is None and record.get("agent_name"):
             agent_id = self._rows.add_agent(uid, str(record["agent_name"]), iso(self._now()), "")
+            self._rekeyed = True
         return agent_id
 
     def _again(self, forgotten: tombstones.Tombstones, agent_id: int, agent_uid: str, text: str) -> None:

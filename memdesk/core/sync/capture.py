@@ -47,13 +47,46 @@ def block_versions(db: Database, agent_id: int, label: str) -> dict[str, Version
     return {row[0]: version_from_row(row) for row in rows}
 
 
-def add_version(db: Database, agent_id: int, label: str, version: Version) -> None:
-    db.execute(
-        "INSERT OR IGNORE INTO sync_block_versions(edit_id, agent_id, label, parents, value, meta)"
-        " VALUES (?, ?, ?, ?, ?, ?)",
-        (version.edit_id, agent_id, label, json.dumps(list(version.parents)), version.value,
-         json.dumps(version.meta, sort_keys=True)),
+def head_versions(db: Database, agent_id: int, label: str) -> list[Version]:
+    rows = db.query(
+        "SELECT edit_id, parents, value, meta FROM sync_block_versions WHERE agent_id = ? AND label = ? AND head = 1"
+        " ORDER BY edit_id",
+        (agent_id, label),
     )
+    return [version_from_row(row) for row in rows]
+
+
+def add_version(db: Database, agent_id: int, label: str, version: Version) -> bool:
+    """Keep a version (once); returns whether it was new."""
+    # A child that arrived first (files from two devices, out of order) names it. A child's clock is
+    # past its parents' (hybrid clock), so only versions with a later id need looking at.
+    named = db.scalar(
+        "SELECT 1 FROM sync_block_versions WHERE agent_id = ? AND label = ? AND edit_id > ? AND parents LIKE ?"
+        " LIMIT 1",
+        (agent_id, label, version.edit_id, f'%"{version.edit_id}"%'),
+    )
+    added = db.execute(
+        "INSERT OR IGNORE INTO sync_block_versions(edit_id, agent_id, label, parents, value, meta, head)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?)",
+        (version.edit_id, agent_id, label, json.dumps(list(version.parents)), version.value,
+         json.dumps(version.meta, sort_keys=True), 0 if named else 1),
+    ).rowcount
+    if added and version.parents:
+        marks = ",".join("?" * len(version.parents))
+        db.execute(f"UPDATE sync_block_versions SET head = 0 WHERE edit_id IN ({marks})", list(version.parents))
+    return bool(added)
+
+
+def current_version(db: Database, agent_id: int, label: str) -> tuple[str | None, dict, tuple[str, ...], bool]:
+    """The block's text and settings as its versions say, its heads, and whether they merged with a
+    conflict. One head (the usual case) is read directly; several are merged (versions.py)."""
+    heads = head_versions(db, agent_id, label)
+    if len(heads) == 1:
+        return heads[0].value, heads[0].meta, (heads[0].edit_id,), False
+    if not heads:
+        return None, {}, (), False
+    resolved = resolve(block_versions(db, agent_id, label))
+    return resolved.value, resolved.meta, resolved.heads, resolved.conflict
 
 
 def take_changes(db: Database, clock: HybridClock, device_id: str, schema: int) -> dict[str, Any] | None:
@@ -133,11 +166,10 @@ def _block_records(db: Database, clock: HybridClock, device_id: str, last: int) 
             (agent_id, label),
         )
         value, meta = (None, {}) if row is None else (row[0], block_meta(row[1], row[2], row[3]))
-        versions = block_versions(db, agent_id, label)
-        known = resolve(versions)
-        if versions and known.value == value and (value is None or known.meta == meta):
+        known_value, known_meta, heads, _ = current_version(db, agent_id, label)
+        if heads and known_value == value and (value is None or known_meta == meta):
             continue
-        version = Version(f"{clock.tick():016x}-{device_id}", known.heads, value, meta)
+        version = Version(f"{clock.tick():016x}-{device_id}", heads, value, meta)
         add_version(db, agent_id, label, version)
         records.append({"t": "b", "agent": agent_uid, "label": label, "edit": version.edit_id,
                         "parents": list(version.parents), "value": value, "meta": meta})

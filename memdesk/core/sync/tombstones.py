@@ -48,13 +48,13 @@ class Tombstones:
         """The forgotten terms ``text`` mentions, as its own words (what to forget again)."""
         if not self._by_length or not text:
             return []
-        words = normalized(text)
+        originals = split_words(text)
+        words = [word.casefold() for word in originals]
         found = []
         for length, digests in self._by_length.items():
             for start in range(len(words) - length + 1):
-                window = words[start : start + length]
-                if (digest(self._key, window), agent_uid) in digests:
-                    found.append(" ".join(window))
+                if (digest(self._key, words[start : start + length]), agent_uid) in digests:
+                    found.append(" ".join(originals[start : start + length]))
         return found
 
 

@@ -112,9 +112,11 @@ def migrate(db) -> None:
             label     TEXT NOT NULL,
             parents   TEXT NOT NULL,                 -- JSON list of edit ids
             value     TEXT,                          -- NULL: the block was deleted
-            meta      TEXT NOT NULL                  -- JSON: limit, description, read_only
+            meta      TEXT NOT NULL,                 -- JSON: limit, description, read_only
+            head      INTEGER NOT NULL DEFAULT 1     -- no other version names it as a parent
         );
-        CREATE INDEX sync_block_versions_block ON sync_block_versions(agent_id, label);
+        CREATE INDEX sync_block_versions_heads ON sync_block_versions(agent_id, label, head);
+        CREATE INDEX sync_block_versions_order ON sync_block_versions(agent_id, label, edit_id);
         CREATE TABLE sync_conflicts (
             id          INTEGER PRIMARY KEY,
             agent_id    INTEGER NOT NULL REFERENCES agents(id) ON DELETE CASCADE,

@@ -1,4 +1,4 @@
-"""Devices for sync's tests: each a MemDesk home of its own (a real store, plain or encrypted, the
+"""Devices for sync's tests and benchmark: each a MemDesk home of its own (a real store, plain or encrypted, the
 hashing embedder, its own clock, which may be skewed) opened through the composition root, as the
 terminal opens it; all sharing one sync folder under the test's temporary folder."""
 
