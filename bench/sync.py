@@ -53,8 +53,14 @@ def _tell_batches(device, count: int, per_transaction: int, sync_every: int | No
         with device.db.transaction():
             for n in range(start, min(count, start + per_transaction)):
                 text = _text(n)
-                recall.add(agent, role="user", kind="user_message", content=text, search_text=text,
-                           created_at=device.clock.now())
+                recall.add(
+                    agent,
+                    role="user",
+                    kind="user_message",
+                    content=text,
+                    search_text=text,
+                    created_at=device.clock.now(),
+                )
                 carried += _row_bytes_message(text, "2026-11-30T09:00:00+00:00")
         if sync_every and (start + per_transaction) % sync_every == 0:
             device.sync()
@@ -134,7 +140,10 @@ def _measure(root: Path, messages: int, edits: int, converge_changes: int) -> di
             bytes_per_change_over_row_bytes=round((message_bytes + block_bytes) / (carried + block_carried), 3),
             bytes_per_change_over_row_bytes_messages=round(message_bytes / carried, 3),
             bytes_per_change_over_row_bytes_block_edits=round(block_bytes / block_carried, 3),
-            apply_changes_per_s={"messages": round(messages / apply_messages), "block_edits": round(edits / apply_edits)},
+            apply_changes_per_s={
+                "messages": round(messages / apply_messages),
+                "block_edits": round(edits / apply_edits),
+            },
             apply_over_local_write=round((apply_messages + apply_edits) / (local_messages + local_edits), 3),
             apply_over_local_write_messages=round(apply_messages / local_messages, 3),
             apply_over_local_write_block_edits=round(apply_edits / local_edits, 3),

@@ -9,9 +9,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from memdesk.app.operations import open_forgetting
+from memdesk.app.operations import open_forgetting, open_sync
 from memdesk.app.services import Services, open_services
-from memdesk.app.sync import open_sync
 from memdesk.core.base.clock import ManualClock
 from memdesk.core.base.paths import Paths
 from memdesk.core.embedding.hashing import HashingEmbedder
@@ -35,8 +34,9 @@ class Device:
         self.open()
 
     def open(self) -> None:
-        self.services = open_services(Paths(self.home).ensure(), key=self.key, embedder=HashingEmbedder(),
-                                      clock=self.clock)
+        self.services = open_services(
+            Paths(self.home).ensure(), key=self.key, embedder=HashingEmbedder(), clock=self.clock
+        )
 
     def close(self) -> None:
         self.services.close()
@@ -54,8 +54,14 @@ class Device:
         return record.id if record else self.services.create_agent(name).id
 
     def tell(self, text: str, agent: str = "Sam") -> None:
-        self.services.memory.recall.add(self.agent(agent), role="user", kind="user_message", content=text,
-                                        search_text=text, created_at=self.clock.now())
+        self.services.memory.recall.add(
+            self.agent(agent),
+            role="user",
+            kind="user_message",
+            content=text,
+            search_text=text,
+            created_at=self.clock.now(),
+        )
 
     def note(self, text: str, agent: str = "Sam") -> None:
         self.services.memory.archival.insert(self.agent(agent), text)

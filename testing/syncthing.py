@@ -88,12 +88,17 @@ class _Daemon:
         self.log = root / f"syncthing-{name}.log"
         result = subprocess.run(
             ["syncthing", "generate", f"--home={self.home}", "--no-default-folder", "--skip-port-probing"],
-            capture_output=True, text=True, timeout=60, check=False, env=_environment(),
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+            env=_environment(),
         )
         if result.returncode != 0:
             raise SyncthingError(f"syncthing generate failed: {result.stderr or result.stdout}")
         self.device_id = next(
-            line.split("Device ID:", 1)[1].strip() for line in (result.stdout + result.stderr).splitlines()
+            line.split("Device ID:", 1)[1].strip()
+            for line in (result.stdout + result.stderr).splitlines()
             if "Device ID:" in line
         )
 
@@ -101,9 +106,17 @@ class _Daemon:
         self.folder.mkdir(parents=True, exist_ok=True)
         (self.folder / ".stfolder").mkdir(exist_ok=True)
         (self.home / "config.xml").write_text(
-            CONFIG.format(folder_id=FOLDER_ID, path=self.folder, me=self.device_id, peer=peer.device_id,
-                          name=self.name, peer_port=peer.port, gui_port=self.gui_port, api_key=self.api_key,
-                          port=self.port),
+            CONFIG.format(
+                folder_id=FOLDER_ID,
+                path=self.folder,
+                me=self.device_id,
+                peer=peer.device_id,
+                name=self.name,
+                peer_port=peer.port,
+                gui_port=self.gui_port,
+                api_key=self.api_key,
+                port=self.port,
+            ),
             encoding="utf-8",
         )
 
@@ -111,12 +124,16 @@ class _Daemon:
         with open(self.log, "ab") as log:
             self.process = subprocess.Popen(
                 ["syncthing", "serve", f"--home={self.home}", "--no-browser", "--no-restart", "--no-upgrade"],
-                stdout=log, stderr=subprocess.STDOUT, env=_environment(), start_new_session=True,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env=_environment(),
+                start_new_session=True,
             )
 
     def rest(self, method: str, path: str) -> object:
-        request = urllib.request.Request(f"http://127.0.0.1:{self.gui_port}{path}", method=method,
-                                         headers={"X-API-Key": self.api_key})
+        request = urllib.request.Request(
+            f"http://127.0.0.1:{self.gui_port}{path}", method=method, headers={"X-API-Key": self.api_key}
+        )
         # loopback only, and no proxy from the environment in between
         opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
         with opener.open(request, timeout=10) as response:
@@ -175,8 +192,11 @@ class SyncthingPair:
             for daemon in self._daemons:
                 daemon.start()
             self.wait_for(lambda: all(d.ready() for d in self._daemons), START_TIMEOUT, "both daemons to answer")
-            self.wait_for(lambda: first.connected(second) and second.connected(first), START_TIMEOUT,
-                          "the daemons to connect on loopback")
+            self.wait_for(
+                lambda: first.connected(second) and second.connected(first),
+                START_TIMEOUT,
+                "the daemons to connect on loopback",
+            )
         except BaseException:
             self.__exit__(None, None, None)
             raise
@@ -201,7 +221,9 @@ class SyncthingPair:
                 return time.monotonic() - started
             for daemon in self._daemons:
                 if daemon.process is not None and daemon.process.poll() is not None:
-                    raise SyncthingError(f"syncthing {daemon.name} exited: {daemon.log.read_text(errors='replace')[-2000:]}")
+                    raise SyncthingError(
+                        f"syncthing {daemon.name} exited: {daemon.log.read_text(errors='replace')[-2000:]}"
+                    )
             if time.monotonic() - started > seconds:
                 raise SyncthingError(f"waited {seconds:.0f} s for {what}")
             time.sleep(0.2)

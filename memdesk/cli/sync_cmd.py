@@ -1,11 +1,11 @@
 """``memdesk sync``: one memory on several devices through a folder another program carries.
 
-    memdesk sync init FOLDER [--name NAME] [--json]       start a sync folder; prints the pairing code
-    memdesk sync join FOLDER --code CODE [--name NAME]    pair this device with that folder
-    memdesk sync now [--compact] [--json]                 exchange once, then return
-    memdesk sync status [--json]                          devices, last syncs, conflicts, refused files
-    memdesk sync remove DEVICE                            remove a device: its files are refused
-    memdesk sync leave                                    stop syncing here (the memory stays)
+memdesk sync init FOLDER [--name NAME] [--json]       start a sync folder; prints the pairing code
+memdesk sync join FOLDER --code CODE [--name NAME]    pair this device with that folder
+memdesk sync now [--compact] [--json]                 exchange once, then return
+memdesk sync status [--json]                          devices, last syncs, conflicts, refused files
+memdesk sync remove DEVICE                            remove a device: its files are refused
+memdesk sync leave                                    stop syncing here (the memory stays)
 """
 
 from __future__ import annotations
@@ -13,14 +13,16 @@ from __future__ import annotations
 import argparse
 import json
 
-from memdesk.app.sync import open_sync
+from memdesk.app.operations import open_sync
 from memdesk.cli.passphrase import open_store_services
 from memdesk.core.sync import setup
 from memdesk.core.sync.engine import device_name, folder_path
 
 
 def add_command(commands) -> None:
-    parser = commands.add_parser("sync", help="one memory on several devices, through a folder Syncthing or a drive carries")
+    parser = commands.add_parser(
+        "sync", help="one memory on several devices, through a folder Syncthing or a drive carries"
+    )
     actions = parser.add_subparsers(dest="sync_action", metavar="ACTION", required=True)
     init = actions.add_parser("init", help="start a sync folder with this device in it; prints a pairing code")
     init.add_argument("folder")
@@ -99,8 +101,10 @@ def _status(args: argparse.Namespace) -> int:
         if device["problem"]:
             print(f"    waiting: {device['problem']}")
     for conflict in status["conflicts"]:
-        print(f"  conflict in {conflict['agent']}'s {conflict['label']} block: {conflict['reason']}"
-              " (both versions are kept; edit the block to resolve it)")
+        print(
+            f"  conflict in {conflict['agent']}'s {conflict['label']} block: {conflict['reason']}"
+            " (both versions are kept; edit the block to resolve it)"
+        )
     for problem in status["problems"][:5]:
         print(f"  refused {problem['file']} of {problem['device'][:8]}: {problem['problem']}")
     return 0

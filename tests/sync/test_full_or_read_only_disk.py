@@ -29,7 +29,11 @@ def run_in_namespace(script: str, folder: Path, home: Path, stash: Path) -> subp
     env = dict(os.environ, FOLDER=str(folder), STASH=str(stash), MEMDESK=memdesk, MEMDESK_HOME=str(home))
     return subprocess.run(
         ["unshare", "--map-root-user", "--mount", "--propagation", "private", "sh", "-ec", script],
-        env=env, capture_output=True, text=True, timeout=120, check=False,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
 
 

@@ -112,13 +112,27 @@ def test_a_newer_schema_is_refused_by_name_kept_and_applied_after_an_upgrade(fle
     device = this_device(laptop.db)
     newer = len(MIGRATIONS) + 1
     agent_uid = laptop.db.scalar("SELECT uid FROM agents")
-    row = {"uid": "f" * 32, "created_at": "2026-11-30T09:00:00+00:00", "role": "user", "kind": "user_message",
-           "author": None, "content": "from the future", "search_text": "from the future", "function_name": None,
-           "step": None}
+    row = {
+        "uid": "f" * 32,
+        "created_at": "2026-11-30T09:00:00+00:00",
+        "role": "user",
+        "kind": "user_message",
+        "author": None,
+        "content": "from the future",
+        "search_text": "from the future",
+        "function_name": None,
+        "step": None,
+    }
     payload = {"schema": newer, "hlc": 1, "records": [{"t": "m", "agent": agent_uid, "rows": [row]}]}
     path = SyncFolder(fleet.folder).log_path(device.device_id, device.next_seq)
-    path.write_bytes(seal(Header(device.group_id, device.device_id, device.next_seq, "log"), payload,
-                          device.group_key, device.signing_key))
+    path.write_bytes(
+        seal(
+            Header(device.group_id, device.device_id, device.next_seq, "log"),
+            payload,
+            device.group_key,
+            device.signing_key,
+        )
+    )
     laptop.db.execute("UPDATE sync_device SET next_seq = next_seq + 1")
     laptop.tell("after the future")
     laptop.sync()
@@ -157,7 +171,9 @@ def test_a_full_or_read_only_folder_loses_nothing(fleet, pair, monkeypatch, fail
     monkeypatch.setattr("memdesk.core.sync.folder.os.fsync", refuse)
     with pytest.raises(SyncError) as raised:
         laptop.sync()
-    assert ("full" in raised.value.message) if failure == errno.ENOSPC else ("cannot be written" in raised.value.message)
+    assert (
+        ("full" in raised.value.message) if failure == errno.ENOSPC else ("cannot be written" in raised.value.message)
+    )
     assert laptop.db.scalar("SELECT COUNT(*) FROM sync_pending_file") == 1
     assert not list(fleet.folder.rglob(".tmp-*"))
     monkeypatch.undo()

@@ -58,8 +58,11 @@ def test_two_devices_editing_one_block_keep_both_lines_and_both_parents_in_histo
         text = device.block("human")
         assert "Lives in Porto" in text and "Likes green tea" in text
     assert laptop.block("human") == desktop.block("human")
-    merged = [c for c in laptop.services.memory.archival.history.for_agent(laptop.agent(), kind=BLOCK)
-              if c.source == SYNC and c.action == "update"]
+    merged = [
+        c
+        for c in laptop.services.memory.archival.history.for_agent(laptop.agent(), kind=BLOCK)
+        if c.source == SYNC and c.action == "update"
+    ]
     parents = merged[0].after_meta["parents"]
     assert len(parents) == 2 and {p["text"].splitlines()[-1] for p in parents} == {"Lives in Porto", "Likes green tea"}
     assert setup.status(laptop.db)["conflicts"] == []

@@ -8,11 +8,11 @@ and a forgotten name is on no device. The same runs on encrypted stores."""
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
-import pytest
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, Phase, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
@@ -24,8 +24,9 @@ from testing.sync_devices import PASSPHRASE, Fleet
 NAMES = ("Alice", "Bruno")
 WORDS = ("tea", "boat", "garden", "violin", "rain", "Porto")
 DEVICES = ("laptop", "desktop", "phone")
-import os
-from hypothesis import Phase
+#: A longer hunt: SYNC_EXAMPLES=200 (examples of the plain machine), NO_SHRINK=1 (report the first
+#: failing run as it happened, without minutes of shrinking).
+EXAMPLES = int(os.environ.get("SYNC_EXAMPLES", "12"))
 PHASES = [Phase.explicit, Phase.reuse, Phase.generate] + ([] if os.environ.get("NO_SHRINK") else [Phase.shrink])
 
 
@@ -47,7 +48,9 @@ class SyncMachine(RuleBasedStateMachine):
         root = Path(self.tmp_root) / f"run-{id(self)}"
         self.fleet = Fleet(root, self.migrated)
         key = PASSPHRASE if self.encrypted else None
-        self.devices = {name: self.fleet.device(name, skew_minutes=skew, key=key) for name, skew in zip(DEVICES, skews, strict=True)}
+        self.devices = {
+            name: self.fleet.device(name, skew_minutes=skew, key=key) for name, skew in zip(DEVICES, skews, strict=True)
+        }
         self.paired: list[str] = []
         self.lines: dict[str, set[str]] = {}
         self.forgotten: set[str] = set()
@@ -214,7 +217,8 @@ def differences(devices) -> str:
                 out.append(f"{holders}: {line[:300]}")
     for device in devices:
         status = setup.status(device.db)
-        out.append(f"{device.name}: sent {status['sent']}; {[(d['name'], d['applied'], d['available'], d['problem']) for d in status['devices']]}")
+        others = [(d["name"], d["applied"], d["available"], d["problem"]) for d in status["devices"]]
+        out.append(f"{device.name}: sent {status['sent']}; {others}")
         out += [f"  {p}" for p in status["problems"]]
     return "\n".join(out)
 
@@ -225,8 +229,11 @@ def vectors_agree(device) -> bool:
 
     db = device.db
     passages = db.scalar("SELECT COUNT(*) FROM passages WHERE embedded = 1")
-    vectors = db.scalar("SELECT COUNT(*) FROM passages_vec") if db.scalar(
-        "SELECT 1 FROM sqlite_master WHERE name = 'passages_vec'") else 0
+    vectors = (
+        db.scalar("SELECT COUNT(*) FROM passages_vec")
+        if db.scalar("SELECT 1 FROM sqlite_master WHERE name = 'passages_vec'")
+        else 0
+    )
     return passages == vectors
 
 
@@ -234,14 +241,19 @@ def run_machine(machine_class, tmp_path, migrated_store, examples: int, steps: i
     machine_class.tmp_root = tmp_path
     machine_class.migrated = migrated_store
     test = machine_class.TestCase
-    test.settings = settings(max_examples=examples, stateful_step_count=steps, deadline=None,
-                             suppress_health_check=list(HealthCheck), database=None,
-                             phases=PHASES)
+    test.settings = settings(
+        max_examples=examples,
+        stateful_step_count=steps,
+        deadline=None,
+        suppress_health_check=list(HealthCheck),
+        database=None,
+        phases=PHASES,
+    )
     test("runTest").runTest()
 
 
 def test_devices_converge_whatever_the_folder_does(tmp_path, migrated_store):
-    run_machine(SyncMachine, tmp_path, migrated_store, examples=int(os.environ.get("SYNC_EXAMPLES", 12)), steps=25)
+    run_machine(SyncMachine, tmp_path, migrated_store, examples=EXAMPLES, steps=25)
 
 
 class EncryptedSyncMachine(SyncMachine):

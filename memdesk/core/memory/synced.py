@@ -19,8 +19,29 @@ from memdesk.core.storage import Database
 
 #: A message as a change file carries it (``step`` is the stable id of its assistant call).
 MESSAGE_FIELDS = ("uid", "created_at", "role", "kind", "author", "content", "search_text", "function_name", "step")
-PASSAGE_FIELDS = ("uid", "text", "created_at", "tags", "document", "chunk_index", "page", "section", "char_start", "char_end")
-DOCUMENT_FIELDS = ("uid", "path", "title", "content_hash", "size_bytes", "mime", "chunk_count", "created_at", "updated_at")
+PASSAGE_FIELDS = (
+    "uid",
+    "text",
+    "created_at",
+    "tags",
+    "document",
+    "chunk_index",
+    "page",
+    "section",
+    "char_start",
+    "char_end",
+)
+DOCUMENT_FIELDS = (
+    "uid",
+    "path",
+    "title",
+    "content_hash",
+    "size_bytes",
+    "mime",
+    "chunk_count",
+    "created_at",
+    "updated_at",
+)
 
 
 class SyncedRows:
@@ -64,8 +85,17 @@ class SyncedRows:
     def add_messages(self, agent_id: int, messages: Sequence[dict[str, Any]]) -> int:
         """Append-only: a message already here (the same stable id) is not added twice."""
         rows = [
-            (m["uid"], agent_id, m["created_at"], m["role"], m["kind"], m["author"], m["content"], m["search_text"],
-             m["function_name"])
+            (
+                m["uid"],
+                agent_id,
+                m["created_at"],
+                m["role"],
+                m["kind"],
+                m["author"],
+                m["content"],
+                m["search_text"],
+                m["function_name"],
+            )
             for m in messages
         ]
         added = self._db.executemany(
@@ -87,16 +117,35 @@ class SyncedRows:
             "INSERT INTO documents(uid, agent_id, path, title, content_hash, size_bytes, mime, status, chunk_count,"
             " created_at, updated_at, path_imported) VALUES (?, ?, ?, ?, ?, ?, ?, 'done', ?, ?, ?, 1)"
             " ON CONFLICT(uid) DO UPDATE SET title = excluded.title, chunk_count = excluded.chunk_count",
-            (document["uid"], agent_id, _unique_path(self._db, agent_id, document), document["title"],
-             document["content_hash"], document["size_bytes"], document["mime"], document["chunk_count"],
-             document["created_at"], document["updated_at"]),
+            (
+                document["uid"],
+                agent_id,
+                _unique_path(self._db, agent_id, document),
+                document["title"],
+                document["content_hash"],
+                document["size_bytes"],
+                document["mime"],
+                document["chunk_count"],
+                document["created_at"],
+                document["updated_at"],
+            ),
         )
 
     def add_passages(self, agent_id: int, passages: Sequence[dict[str, Any]]) -> None:
         rows = [
-            (p["uid"], agent_id, p["text"], p["created_at"], p["tags"],
-             self._db.scalar("SELECT id FROM documents WHERE uid = ?", (p["document"],)) if p["document"] else None,
-             p["chunk_index"], p["page"], p["section"], p["char_start"], p["char_end"])
+            (
+                p["uid"],
+                agent_id,
+                p["text"],
+                p["created_at"],
+                p["tags"],
+                self._db.scalar("SELECT id FROM documents WHERE uid = ?", (p["document"],)) if p["document"] else None,
+                p["chunk_index"],
+                p["page"],
+                p["section"],
+                p["char_start"],
+                p["char_end"],
+            )
             for p in passages
         ]
         self._db.executemany(
@@ -134,8 +183,17 @@ class SyncedRows:
         if value is None:
             if row is not None:
                 self._db.execute("DELETE FROM memory_blocks WHERE id = ?", (row[0],))
-                self._history.record(agent_id, BLOCK, row[0], DELETE, source=SYNC, before=row[1], label=label,
-                                     after_meta=parents_meta, note=note)
+                self._history.record(
+                    agent_id,
+                    BLOCK,
+                    row[0],
+                    DELETE,
+                    source=SYNC,
+                    before=row[1],
+                    label=label,
+                    after_meta=parents_meta,
+                    note=note,
+                )
             return
         limit = max(int(meta.get("limit", 2000)), len(value))
         description, read_only = str(meta.get("description", "")), int(bool(meta.get("read_only", False)))
@@ -148,8 +206,17 @@ class SyncedRows:
                 " updated_at, updated_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (agent_id, label, value, limit, description, read_only, position, now, SYNC),
             )
-            self._history.record(agent_id, BLOCK, int(cursor.lastrowid), CREATE, source=SYNC, after=value,
-                                 label=label, after_meta=parents_meta, note=note)
+            self._history.record(
+                agent_id,
+                BLOCK,
+                int(cursor.lastrowid),
+                CREATE,
+                source=SYNC,
+                after=value,
+                label=label,
+                after_meta=parents_meta,
+                note=note,
+            )
             return
         if (row[1], row[2], row[3], row[4]) == (value, limit, description, read_only):
             return
@@ -159,13 +226,25 @@ class SyncedRows:
             (value, limit, description, read_only, now, SYNC, row[0]),
         )
         if row[1] != value:
-            self._history.record(agent_id, BLOCK, row[0], UPDATE, source=SYNC, before=row[1], after=value,
-                                 label=label, after_meta=parents_meta, note=note)
+            self._history.record(
+                agent_id,
+                BLOCK,
+                row[0],
+                UPDATE,
+                source=SYNC,
+                before=row[1],
+                after=value,
+                label=label,
+                after_meta=parents_meta,
+                note=note,
+            )
 
 
 def _unique_path(db: Database, agent_id: int, document: dict[str, Any]) -> str:
     path = str(document["path"])
-    if db.scalar("SELECT 1 FROM documents WHERE agent_id = ? AND path = ? AND uid != ?", (agent_id, path, document["uid"])):
+    if db.scalar(
+        "SELECT 1 FROM documents WHERE agent_id = ? AND path = ? AND uid != ?", (agent_id, path, document["uid"])
+    ):
         return f"{path}#{document['uid'][:8]}"
     return path
 

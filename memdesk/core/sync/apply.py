@@ -69,8 +69,11 @@ class Applier:
                 if tomb_agent is not None:
                     self._db.execute(
                         "INSERT OR IGNORE INTO sync_tombstones(digest, words, agent_uid) VALUES (?, ?, ?)",
-                        (record["digest"], int(record["words"]),
-                         self._db.scalar("SELECT uid FROM agents WHERE id = ?", (tomb_agent,))),
+                        (
+                            record["digest"],
+                            int(record["words"]),
+                            self._db.scalar("SELECT uid FROM agents WHERE id = ?", (tomb_agent,)),
+                        ),
                     )
                 continue
             agent_id = self._agent_of(record)
@@ -86,7 +89,9 @@ class Applier:
                 if not self._deleted(record["uid"]):
                     self._rows.add_document(agent_id, record)
             elif kind == "p":
-                rows = [dict(row, tags=tags_text(row["tags"])) for row in record["rows"] if not self._deleted(row["uid"])]
+                rows = [
+                    dict(row, tags=tags_text(row["tags"])) for row in record["rows"] if not self._deleted(row["uid"])
+                ]
                 self._rows.add_passages(agent_id, rows)
                 applied.passages += len(rows)
                 for row in rows:
@@ -97,9 +102,7 @@ class Applier:
                 touched[(agent_id, record["label"])] = None
             elif kind == "f":
                 tombstones.remember(self._db, self._group_key, agent_uid, record["text"])
-                self._db.execute(
-                    "INSERT INTO sync_forget_in(agent_id, text) VALUES (?, ?)", (agent_id, record["text"])
-                )
+                self._db.execute("INSERT INTO sync_forget_in(agent_id, text) VALUES (?, ?)", (agent_id, record["text"]))
                 applied.forgets += 1
         for agent_id, label in touched:
             applied.blocks += 1

@@ -35,8 +35,29 @@ _DOCUMENT_SQL = (
     " WHERE o.kind = 'documents' AND o.seq <= ? GROUP BY d.id ORDER BY d.id"
 )
 MESSAGE_KEYS = ("uid", "created_at", "role", "kind", "author", "content", "search_text", "function_name", "step")
-PASSAGE_KEYS = ("uid", "text", "created_at", "tags", "document", "chunk_index", "page", "section", "char_start", "char_end")
-DOCUMENT_KEYS = ("uid", "path", "title", "content_hash", "size_bytes", "mime", "chunk_count", "created_at", "updated_at")
+PASSAGE_KEYS = (
+    "uid",
+    "text",
+    "created_at",
+    "tags",
+    "document",
+    "chunk_index",
+    "page",
+    "section",
+    "char_start",
+    "char_end",
+)
+DOCUMENT_KEYS = (
+    "uid",
+    "path",
+    "title",
+    "content_hash",
+    "size_bytes",
+    "mime",
+    "chunk_count",
+    "created_at",
+    "updated_at",
+)
 
 
 def block_versions(db: Database, agent_id: int, label: str) -> dict[str, Version]:
@@ -61,15 +82,21 @@ def add_version(db: Database, agent_id: int, label: str, version: Version) -> bo
     # A child that arrived first (files from two devices, out of order) names it. A child's clock is
     # past its parents' (hybrid clock), so only versions with a later id need looking at.
     named = db.scalar(
-        "SELECT 1 FROM sync_block_versions WHERE agent_id = ? AND label = ? AND edit_id > ? AND parents LIKE ?"
-        " LIMIT 1",
+        "SELECT 1 FROM sync_block_versions WHERE agent_id = ? AND label = ? AND edit_id > ? AND parents LIKE ? LIMIT 1",
         (agent_id, label, version.edit_id, f'%"{version.edit_id}"%'),
     )
     added = db.execute(
         "INSERT OR IGNORE INTO sync_block_versions(edit_id, agent_id, label, parents, value, meta, head)"
         " VALUES (?, ?, ?, ?, ?, ?, ?)",
-        (version.edit_id, agent_id, label, json.dumps(list(version.parents)), version.value,
-         json.dumps(version.meta, sort_keys=True), 0 if named else 1),
+        (
+            version.edit_id,
+            agent_id,
+            label,
+            json.dumps(list(version.parents)),
+            version.value,
+            json.dumps(version.meta, sort_keys=True),
+            0 if named else 1,
+        ),
     ).rowcount
     if added and version.parents:
         marks = ",".join("?" * len(version.parents))
@@ -105,8 +132,16 @@ def take_changes(db: Database, clock: HybridClock, device_id: str, schema: int) 
         " WHERE o.kind = 'agents' AND o.seq <= ? GROUP BY a.id ORDER BY a.id",
         (last,),
     ):
-        records.append({"t": "a", "uid": uid, "name": name, "created_at": created_at, "system_prompt": prompt,
-                        "hlc": stamped(db, uid, clock.tick())})
+        records.append(
+            {
+                "t": "a",
+                "uid": uid,
+                "name": name,
+                "created_at": created_at,
+                "system_prompt": prompt,
+                "hlc": stamped(db, uid, clock.tick()),
+            }
+        )
     for row in db.query(_DOCUMENT_SQL, (last,)):
         records.append({"t": "d", "agent": row[1], **dict(zip(DOCUMENT_KEYS, (row[0], *row[2:]), strict=True))})
     by_agent: dict[str, list[dict[str, Any]]] = defaultdict(list)
@@ -120,8 +155,15 @@ def take_changes(db: Database, clock: HybridClock, device_id: str, schema: int) 
         if row[11]:
             inserted[row[1]].append(passage)
         else:
-            records.append({"t": "pu", "uid": passage["uid"], "text": passage["text"], "tags": passage["tags"],
-                            "hlc": stamped(db, passage["uid"], clock.tick())})
+            records.append(
+                {
+                    "t": "pu",
+                    "uid": passage["uid"],
+                    "text": passage["text"],
+                    "tags": passage["tags"],
+                    "hlc": stamped(db, passage["uid"], clock.tick()),
+                }
+            )
     for agent_uid, rows in inserted.items():
         records.append({"t": "p", "agent": agent_uid, "rows": rows})
     for (uid,) in db.query(
@@ -171,8 +213,17 @@ def _block_records(db: Database, clock: HybridClock, device_id: str, last: int) 
             continue
         version = Version(f"{clock.tick():016x}-{device_id}", heads, value, meta)
         add_version(db, agent_id, label, version)
-        records.append({"t": "b", "agent": agent_uid, "label": label, "edit": version.edit_id,
-                        "parents": list(version.parents), "value": value, "meta": meta})
+        records.append(
+            {
+                "t": "b",
+                "agent": agent_uid,
+                "label": label,
+                "edit": version.edit_id,
+                "parents": list(version.parents),
+                "value": value,
+                "meta": meta,
+            }
+        )
     return records
 
 

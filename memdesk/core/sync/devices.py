@@ -17,8 +17,12 @@ DUPLICATE_HINT = (
 
 
 def announce(folder: SyncFolder, device: Device, joined_at: str) -> None:
-    payload = {"device_id": device.device_id, "name": device.name, "public_key": public_of(device.signing_key).hex(),
-               "joined_at": joined_at}
+    payload = {
+        "device_id": device.device_id,
+        "name": device.name,
+        "public_key": public_of(device.signing_key).hex(),
+        "joined_at": joined_at,
+    }
     header = Header(device.group_id, device.device_id, 0, "device")
     folder.write(folder.announcement(device.device_id), seal(header, payload, device.group_key, device.signing_key))
 
@@ -58,8 +62,12 @@ def own_file(folder: SyncFolder, device: Device, number: int) -> bool:
     if data is None:
         return False
     try:
-        open_envelope(data, Header(device.group_id, device.device_id, number, "log"), device.group_key,
-                      public_of(device.signing_key))
+        open_envelope(
+            data,
+            Header(device.group_id, device.device_id, number, "log"),
+            device.group_key,
+            public_of(device.signing_key),
+        )
     except SyncFileRefused:
         return False
     return True
@@ -118,8 +126,9 @@ def revoke(folder: SyncFolder, device: Device, target: str) -> None:
 def write_acks(db: Database, folder: SyncFolder, device: Device) -> None:
     applied = {p.device_id: p.applied_seq for p in peers(db)} | {device.device_id: device.next_seq - 1}
     header = Header(device.group_id, device.device_id, 0, "acks")
-    folder.write(folder.acks_path(device.device_id), seal(header, {"applied": applied}, device.group_key,
-                                                          device.signing_key))
+    folder.write(
+        folder.acks_path(device.device_id), seal(header, {"applied": applied}, device.group_key, device.signing_key)
+    )
 
 
 def acks_of_me(db: Database, folder: SyncFolder, device: Device) -> list[int]:
@@ -132,8 +141,9 @@ def acks_of_me(db: Database, folder: SyncFolder, device: Device) -> list[int]:
         seq = 0
         if data is not None:
             try:
-                payload = open_envelope(data, Header(device.group_id, peer.device_id, 0, "acks"), device.group_key,
-                                        peer.public_key)
+                payload = open_envelope(
+                    data, Header(device.group_id, peer.device_id, 0, "acks"), device.group_key, peer.public_key
+                )
                 seq = int(payload.get("applied", {}).get(device.device_id, 0))
             except (SyncFileRefused, ValueError):
                 seq = 0

@@ -15,7 +15,8 @@ _QUERIES = (
     " JOIN agents a ON a.id = b.agent_id ORDER BY a.uid, b.label",
     "SELECT m.uid, a.uid, m.created_at, m.role, m.kind, m.author, m.content, m.search_text, m.function_name"
     " FROM messages m JOIN agents a ON a.id = m.agent_id ORDER BY m.uid",
-    "SELECT p.uid, a.uid, p.text, p.created_at, p.tags FROM passages p JOIN agents a ON a.id = p.agent_id ORDER BY p.uid",
+    "SELECT p.uid, a.uid, p.text, p.created_at, p.tags FROM passages p JOIN agents a ON a.id = p.agent_id"
+    " ORDER BY p.uid",
     "SELECT d.uid, d.title, d.content_hash FROM documents d ORDER BY d.uid",
 )
 

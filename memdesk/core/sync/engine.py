@@ -50,9 +50,17 @@ class SyncReport:
     agents: set[int] = field(default_factory=set)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"sent": self.sent, "received": self.received, "messages": self.messages, "passages": self.passages,
-                "blocks": self.blocks, "conflicts": self.conflicts, "forgets": self.forgets,
-                "problems": self.problems, "compacted": self.compacted}
+        return {
+            "sent": self.sent,
+            "received": self.received,
+            "messages": self.messages,
+            "passages": self.passages,
+            "blocks": self.blocks,
+            "conflicts": self.conflicts,
+            "forgets": self.forgets,
+            "problems": self.problems,
+            "compacted": self.compacted,
+        }
 
 
 class SyncEngine:
@@ -156,8 +164,9 @@ class SyncEngine:
             return False
         at = iso(self._clock.now())
         try:
-            payload = open_envelope(data, Header(device.group_id, peer.device_id, seq, "log"), device.group_key,
-                                    peer.public_key)
+            payload = open_envelope(
+                data, Header(device.group_id, peer.device_id, seq, "log"), device.group_key, peer.public_key
+            )
             schema = int(payload.get("schema", 0))
             if schema > self._schema:
                 raise SyncSchemaTooNewError(
@@ -217,8 +226,9 @@ class SyncEngine:
             if data is None:
                 continue
             try:
-                payload = open_envelope(data, Header(device.group_id, peer.device_id, 0, "snapshot"),
-                                        device.group_key, peer.public_key)
+                payload = open_envelope(
+                    data, Header(device.group_id, peer.device_id, 0, "snapshot"), device.group_key, peer.public_key
+                )
             except SyncFileRefused as error:
                 report.problems.append(f"{peer.name}'s snapshot: {error.user_message}")
                 continue
@@ -257,9 +267,10 @@ class SyncEngine:
             return 0
         covers = {p.device_id: p.applied_seq for p in peers(self._db)} | {device.device_id: device.next_seq - 1}
         state = whole_state(self._db, covers, self._schema, device.hlc)
-        folder.write(folder.snapshot_path(device.device_id),
-                     seal(Header(device.group_id, device.device_id, 0, "snapshot"), state, device.group_key,
-                          device.signing_key))
+        folder.write(
+            folder.snapshot_path(device.device_id),
+            seal(Header(device.group_id, device.device_id, 0, "snapshot"), state, device.group_key, device.signing_key),
+        )
         for number in doomed:
             folder.remove(folder.log_path(device.device_id, number))
         return len(doomed)

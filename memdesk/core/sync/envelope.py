@@ -86,7 +86,9 @@ def open_envelope(data: bytes, expected: Header, group_key: bytes, public_key: b
     try:
         Ed25519PublicKey.from_public_bytes(public_key).verify(signature, signed)
     except InvalidSignature:
-        raise SyncFileRefused("its signature does not match: altered, cut short or not written by that device") from None
+        raise SyncFileRefused(
+            "its signature does not match: altered, cut short or not written by that device"
+        ) from None
     return _decrypt(signed, nonce, offset, group_key)
 
 
@@ -124,7 +126,9 @@ def new_signing_key() -> tuple[bytes, bytes]:
     from cryptography.hazmat.primitives import serialization
 
     key = Ed25519PrivateKey.generate()
-    private = key.private_bytes(serialization.Encoding.Raw, serialization.PrivateFormat.Raw, serialization.NoEncryption())
+    private = key.private_bytes(
+        serialization.Encoding.Raw, serialization.PrivateFormat.Raw, serialization.NoEncryption()
+    )
     public = key.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
     return private, public
 

@@ -86,7 +86,9 @@ class SyncFolder:
         except FileNotFoundError:
             return None
         except OSError as error:
-            raise SyncError(f"Cannot read {path}: {error.strerror}", hint="check the sync folder's permissions") from None
+            raise SyncError(
+                f"Cannot read {path}: {error.strerror}", hint="check the sync folder's permissions"
+            ) from None
 
     # --- writing ---------------------------------------------------------------------------
     def create(self, group_id: str) -> None:

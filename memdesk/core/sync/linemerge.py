@@ -32,16 +32,17 @@ def split_lines(text: str) -> list[str]:
 
 def hunks(base: list[str], other: list[str]) -> list[Hunk]:
     matcher = SequenceMatcher(None, base, other, autojunk=False)
-    return [
-        Hunk(i1, i2, tuple(other[j1:j2])) for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal"
-    ]
+    return [Hunk(i1, i2, tuple(other[j1:j2])) for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal"]
 
 
 def _overlap(a: Hunk, b: Hunk) -> bool:
     if a.start == a.end and b.start == b.end:
         return a.start == b.start
-    return a.start < b.end and b.start < a.end or (a.start == a.end and b.start < a.start < b.end) or (
-        b.start == b.end and a.start < b.start < a.end
+    return (
+        a.start < b.end
+        and b.start < a.end
+        or (a.start == a.end and b.start < a.start < b.end)
+        or (b.start == b.end and a.start < b.start < a.end)
     )
 
 

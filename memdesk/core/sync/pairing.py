@@ -29,7 +29,8 @@ def normalize(code: str) -> str:
     letters = "".join(ch for ch in code.upper() if ch.isalnum()).translate(_CONFUSABLE)
     if len(letters) != CODE_CHARACTERS or any(ch not in "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567" for ch in letters):
         raise PairingCodeError(
-            "That is not a pairing code", hint="type the 20 letters and digits `memdesk sync init` showed (XXXX-XXXX-...)"
+            "That is not a pairing code",
+            hint="type the 20 letters and digits `memdesk sync init` showed (XXXX-XXXX-...)",
         )
     return letters
 

@@ -75,7 +75,9 @@ def join(db: Database, clock: Clock, folder_path: Path, code: str, name: str) ->
     _enable(db, clock, folder, group_id, key, new_signing_key()[0], name)
 
 
-def _enable(db: Database, clock: Clock, folder: SyncFolder, group_id: str, key: bytes, private: bytes, name: str) -> None:
+def _enable(
+    db: Database, clock: Clock, folder: SyncFolder, group_id: str, key: bytes, private: bytes, name: str
+) -> None:
     device_id = os.urandom(16).hex()
     joined_at = iso(clock.now())
     with db.transaction():
@@ -101,8 +103,16 @@ def _refuse_if_syncing(db: Database) -> None:
 def leave(db: Database) -> None:
     """Stop syncing here: the memory stays; the folder and the other devices are left as they are."""
     with db.transaction():
-        for table in ("sync_device", "sync_outbox", "sync_forget_out", "sync_pending_file", "sync_peers",
-                      "sync_problems", "sync_block_versions", "sync_applying"):
+        for table in (
+            "sync_device",
+            "sync_outbox",
+            "sync_forget_out",
+            "sync_pending_file",
+            "sync_peers",
+            "sync_problems",
+            "sync_block_versions",
+            "sync_applying",
+        ):
             db.execute(f"DELETE FROM {table}")
 
 

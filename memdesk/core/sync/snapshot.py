@@ -34,7 +34,9 @@ def whole_state(db: Database, covers: dict[str, int], schema: int, hlc: int) -> 
     records: list[dict[str, Any]] = []
     for uid, name, created_at, prompt in db.query("SELECT uid, name, created_at, system_prompt FROM agents"):
         stamp = db.scalar("SELECT hlc FROM sync_row_clock WHERE uid = ?", (uid,)) or 0
-        records.append({"t": "a", "uid": uid, "name": name, "created_at": created_at, "system_prompt": prompt, "hlc": stamp})
+        records.append(
+            {"t": "a", "uid": uid, "name": name, "created_at": created_at, "system_prompt": prompt, "hlc": stamp}
+        )
     for row in db.query(_DOCUMENTS):
         records.append({"t": "d", "agent": row[1], **dict(zip(DOCUMENT_KEYS, (row[0], *row[2:]), strict=True))})
     _grouped(records, "m", db.query(_MESSAGES), MESSAGE_KEYS)
@@ -43,8 +45,17 @@ def whole_state(db: Database, covers: dict[str, int], schema: int, hlc: int) -> 
         "SELECT a.uid, v.label, v.edit_id, v.parents, v.value, v.meta FROM sync_block_versions v"
         " JOIN agents a ON a.id = v.agent_id ORDER BY v.edit_id"
     ):
-        records.append({"t": "b", "agent": row[0], "label": row[1], "edit": row[2], "parents": json.loads(row[3]),
-                        "value": row[4], "meta": json.loads(row[5])})
+        records.append(
+            {
+                "t": "b",
+                "agent": row[0],
+                "label": row[1],
+                "edit": row[2],
+                "parents": json.loads(row[3]),
+                "value": row[4],
+                "meta": json.loads(row[5]),
+            }
+        )
     for (uid,) in db.query("SELECT uid FROM sync_row_clock WHERE deleted = 1"):
         records.append({"t": "px", "uid": uid})
     for digest, words, agent_uid in db.query("SELECT digest, words, agent_uid FROM sync_tombstones"):
