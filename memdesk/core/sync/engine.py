@@ -118,6 +118,7 @@ class SyncEngine:
         pending = {int(r[0]) for r in self._db.query("SELECT seq FROM sync_pending_file")}
         if check:
             devices.check_identity(self._db, folder, device, pending)
+            folder.remove_stale_temporaries(device.device_id)
         with self._db.transaction():
             payload = take_changes(self._db, clock, device.device_id, self._schema)
             if payload is not None:

@@ -128,6 +128,18 @@ class SyncFolder:
             with_temporary_removed(path)
             raise folder_error(error, path) from None
 
+    def remove_stale_temporaries(self, device_id: str) -> int:
+        """Drop half-written files a killed MemDesk left in this device's place (their writer's
+        process is gone); returns how many."""
+        removed = 0
+        folder = self.device_dir(device_id)
+        for path in folder.glob(".tmp-*") if folder.is_dir() else ():
+            pid = path.name.rsplit("-", 1)[-1]
+            if pid.isdigit() and not _alive(int(pid)):
+                path.unlink(missing_ok=True)
+                removed += 1
+        return removed
+
     def remove(self, path: Path) -> None:
         try:
             path.unlink(missing_ok=True)
@@ -154,6 +166,16 @@ def folder_error(error: OSError, path: Path) -> SyncError:
             hint="make it writable for your user; nothing was lost, the changes are sent at the next sync",
         )
     return SyncError(f"Could not write {path}: {error.strerror}", hint="check the sync folder")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _sync_dir(folder: Path) -> None:
