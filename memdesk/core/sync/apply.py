@@ -102,7 +102,7 @@ class Applier:
                 touched[(agent_id, record["label"])] = None
             elif kind == "f":
                 tombstones.remember(self._db, self._group_key, agent_uid, record["text"])
-                self._db.execute("INSERT INTO sync_forget_in(agent_id, text) VALUES (?, ?)", (agent_id, record["text"]))
+                self._db.execute("INSERT INTO sync_forget_in(agent, text) VALUES (?, ?)", (agent_id, record["text"]))
                 applied.forgets += 1
         for agent_id, label in touched:
             applied.blocks += 1
@@ -169,7 +169,7 @@ class Applier:
 
     def _again(self, forgotten: tombstones.Tombstones, agent_id: int, agent_uid: str, text: str) -> None:
         for term in forgotten.found_in(agent_uid, text):
-            self._db.execute("INSERT INTO sync_forget_in(agent_id, text) VALUES (?, ?)", (agent_id, term))
+            self._db.execute("INSERT INTO sync_forget_in(agent, text) VALUES (?, ?)", (agent_id, term))
 
     def _deleted(self, uid: str) -> bool:
         return bool(self._db.scalar("SELECT deleted FROM sync_row_clock WHERE uid = ?", (uid,)))

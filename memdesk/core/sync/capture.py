@@ -121,7 +121,7 @@ def take_changes(db: Database, clock: HybridClock, device_id: str, schema: int) 
     the transaction that stores the payload). None when nothing changed."""
     last = db.scalar("SELECT MAX(seq) FROM sync_outbox")
     forgets = db.query(
-        "SELECT f.seq, a.uid, f.text FROM sync_forget_out f JOIN agents a ON a.id = f.agent_id ORDER BY f.seq"
+        "SELECT f.seq, a.uid, f.text FROM sync_forget_out f JOIN agents a ON a.id = f.agent ORDER BY f.seq"
     )
     if last is None and not forgets:
         return None

@@ -203,11 +203,11 @@ class SyncEngine:
     def _forget_before_sending(self, device: Device, report: SyncReport) -> None:
         forgotten = tombstones.Tombstones(self._db, device.group_key)
         for agent_id, term in tombstones.mentioned_before_sending(self._db, forgotten):
-            self._db.execute("INSERT INTO sync_forget_in(agent_id, text) VALUES (?, ?)", (agent_id, term))
+            self._db.execute("INSERT INTO sync_forget_in(agent, text) VALUES (?, ?)", (agent_id, term))
         self._run_forgets(report)
 
     def _run_forgets(self, report: SyncReport) -> None:
-        for row_id, agent_id, text in self._db.query("SELECT id, agent_id, text FROM sync_forget_in ORDER BY id"):
+        for row_id, agent_id, text in self._db.query("SELECT id, agent, text FROM sync_forget_in ORDER BY id"):
             try:
                 self._forget(int(agent_id), text)
                 tombstones.scrub(self._db, int(agent_id), text)
@@ -291,7 +291,7 @@ class SyncEngine:
         with self._db.transaction():
             tombstones.remember(self._db, device.group_key, agent_uid, text)
             tombstones.scrub(self._db, agent_id, text)
-            self._db.execute("INSERT INTO sync_forget_out(agent_id, text) VALUES (?, ?)", (agent_id, text))
+            self._db.execute("INSERT INTO sync_forget_out(agent, text) VALUES (?, ?)", (agent_id, text))
 
     def wait_for_folder(self, path: Path, seconds: float) -> bool:
         """Whether ``path`` shows a sync folder within ``seconds`` (a join right after pairing, while

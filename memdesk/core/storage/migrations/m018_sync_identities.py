@@ -75,11 +75,13 @@ def migrate(db) -> None:
             key  TEXT NOT NULL,
             op   TEXT NOT NULL                       -- 'i' insert, 'u' update, 'd' delete, 'f' forget
         );
-        -- Terms to forget, held only until the change file that carries them is written.
+        -- Terms to forget, held only until the change file that carries them is written. Sync's
+        -- own bookkeeping, not the agent's memory (``agent`` is not an owner's ``agent_id``): a
+        -- forget that runs before the file is written must not take the term out of it.
         CREATE TABLE sync_forget_out (
-            seq      INTEGER PRIMARY KEY,
-            agent_id INTEGER NOT NULL REFERENCES agents(id) ON DELETE CASCADE,
-            text     TEXT NOT NULL
+            seq   INTEGER PRIMARY KEY,
+            agent INTEGER NOT NULL,
+            text  TEXT NOT NULL
         );
         -- A change file taken from the outbox but maybe not yet written: written again after a crash.
         CREATE TABLE sync_pending_file (
@@ -150,9 +152,9 @@ def migrate(db) -> None:
         );
         -- Incoming forgets run after their file's transaction; kept here until they have.
         CREATE TABLE sync_forget_in (
-            id       INTEGER PRIMARY KEY,
-            agent_id INTEGER NOT NULL REFERENCES agents(id) ON DELETE CASCADE,
-            text     TEXT NOT NULL
+            id    INTEGER PRIMARY KEY,
+            agent INTEGER NOT NULL,
+            text  TEXT NOT NULL
         );
         """
     )
