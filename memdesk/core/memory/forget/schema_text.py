@@ -4,8 +4,9 @@ Every table the agent owns (``agents`` itself, every table with an ``agent_id``,
 whose foreign key points at one of those) and every column in it that can hold text is searched,
 so a column a migration adds is searched the day it exists. Left out are the columns that hold
 MemDesk's own words (``VOCABULARY``: kinds, states, dates, digests, function names, the agent's
-name, the stable ids sync gives rows): forgetting "user" must not rewrite ``messages.role``. The index tables of virtual tables
-(FTS5, vec0) follow their owners and are merged and vacuumed by the scrub.
+name, the stable ids sync gives rows): forgetting "user" must not rewrite ``messages.role``. The
+index tables of virtual tables (FTS5, vec0) follow their owners and are merged and vacuumed by the
+scrub.
 
 Tables of the store as a whole (``SHARED``) belong to no agent; a test holds every table with
 text to being one or the other.
@@ -51,8 +52,17 @@ VOCABULARY: dict[str, frozenset[str]] = {
 SHARED = frozenset({"settings", "schema_migrations", "embedding_space", "sqlite_sequence"}) | frozenset(
     # Sync's bookkeeping (memdesk.core.sync): this device, the others, ids, clocks, digests, and a
     # forgotten term only until the change file that carries it to the other devices is written.
-    {"sync_device", "sync_outbox", "sync_forget_out", "sync_forget_in", "sync_peers", "sync_problems",
-     "sync_aliases", "sync_row_clock", "sync_tombstones"}
+    {
+        "sync_device",
+        "sync_outbox",
+        "sync_forget_out",
+        "sync_forget_in",
+        "sync_peers",
+        "sync_problems",
+        "sync_aliases",
+        "sync_row_clock",
+        "sync_tombstones",
+    }
 )
 
 
