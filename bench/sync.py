@@ -15,7 +15,9 @@ Every figure is a ratio or a rate from one run, with its baseline measured in th
   that does not, one message per transaction as the app writes them: what capture costs every write;
 - ``converge_s``: after 1,000 changes on one device, until the other holds the same synced memory,
   through two Syncthing daemons on loopback (absent when syncthing is not installed).
-``ui_timer_lateness_p99_ms`` needs the window's Devices view, not built yet (issue 32's window part).
+- ``ui_timer_lateness_p99_ms``: how late a 10 ms timer of the real window's event loop (offscreen,
+  scripted model) comes while the window's own sync applies 10,000 changes from another device and
+  its panels and transcript then show them; ``..._idle`` is the same loop with nothing to do.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench.common import WORDS, bench_parser
+from bench.common import WORDS, bench_parser, percentile
 from bench.report import emit
 from memdesk.core.sync import setup
 from memdesk.core.sync.folder import SyncFolder
@@ -153,7 +155,92 @@ def _measure(root: Path, messages: int, edits: int, converge_changes: int) -> di
         fleet.close()
         alone.close()
     result["converge_s"] = _converge(root / "pair", converge_changes) if shutil.which("syncthing") else None
+    result.update(_window_lateness(root / "window", messages))
     return result
+
+
+TICK_MS = 10
+
+
+def _window_lateness(root: Path, changes: int) -> dict:
+    """The real window applies ``changes`` messages another device wrote, while a timer ticks."""
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from PySide6.QtWidgets import QApplication
+
+    from memdesk.app.services import open_services
+    from memdesk.core.base.paths import Paths
+    from memdesk.core.embedding.hashing import HashingEmbedder
+    from memdesk.core.runtime.scripted import ScriptedRuntime
+    from memdesk.ui.window.main_window import MainWindow
+
+    app = QApplication.instance() or QApplication([])
+    fleet = Fleet(root / "fleet")
+    window = None
+    try:
+        writer = fleet.device("writer")
+        writer.agent()
+        fleet.pair(writer)
+        paths = Paths(root / "window-home").ensure()
+        services = open_services(paths, embedder=HashingEmbedder())
+        services.settings_store.set("sync_interval_s", 0)
+        services.settings_store.set("login_after_minutes", 0)
+        setup.join(services.db, services.clock, fleet.folder, fleet.code or "", "window")
+        writer.sync()
+        per_file = max(1, changes // 10)
+        for _ in range(10):
+            _tell_batches(writer, per_file, 100, None)
+            writer.sync()
+        runtime = ScriptedRuntime(context_window=16384)
+        window = MainWindow(
+            services,
+            open_worker_services=lambda: open_services(paths, embedder=HashingEmbedder()),
+            make_runtime=lambda _settings: runtime,
+            warm_embedder=False,
+        )
+        window.show()
+        window.start()
+        _ticking(app, 1.0)  # let the start settle
+        idle = _ticking(app, 2.0)
+        done = {"synced": False}
+        window.sync.synced.connect(lambda _report: done.update(synced=True))
+        window.sync.sync_now()
+        busy = _ticking(app, 300.0, lambda: done["synced"] and not window.reads.busy and window.jobs.pending == 0)
+        applied = window.services.db.scalar(
+            "SELECT COUNT(*) FROM messages WHERE role = 'user' AND kind = 'user_message'"
+        )
+        return {
+            "ui_timer_lateness_p99_ms": round(percentile(busy, 0.99), 1),
+            "ui_timer_lateness_p99_ms_idle": round(percentile(idle, 0.99), 1),
+            "ui_changes_applied": int(applied),
+        }
+    finally:
+        if window is not None:
+            window.close()
+        fleet.close()
+
+
+def _ticking(app, seconds: float, until=None) -> list[float]:
+    """Run the event loop with a 10 ms timer for ``seconds`` or until ``until()``; each tick's lateness."""
+    from PySide6.QtCore import QTimer
+
+    lateness: list[float] = []
+    started = last = time.perf_counter()
+
+    def tick() -> None:
+        nonlocal last
+        now = time.perf_counter()
+        lateness.append(max(0.0, (now - last) * 1000 - TICK_MS))
+        last = now
+        if (until is not None and until()) or now - started > seconds:
+            app.quit()
+
+    timer = QTimer()
+    timer.setInterval(TICK_MS)
+    timer.timeout.connect(tick)
+    timer.start()
+    app.exec()
+    timer.stop()
+    return lateness
 
 
 def _capture_cost(syncing, plain, count: int) -> float:
