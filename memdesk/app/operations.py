@@ -96,8 +96,14 @@ def open_sync(services: Services, *, db: Database | None = None) -> SyncEngine:
         # Another device's forget wins everywhere, backups included: purged, not snapshotted first.
         open_forgetting(services, services.backups, db=db, shared=False).apply(agent_id, text, purge_backups=True)
 
+    rows = SyncedRows(db, services.clock, history)
     return SyncEngine(
-        db, services.clock, SyncedRows(db, services.clock, history), forget=forget, schema=len(MIGRATIONS)
+        db,
+        services.clock,
+        rows,
+        forget=forget,
+        schema=len(MIGRATIONS),
+        embed=lambda agent_id: rows.embed_pending(agent_id, services.embedder),
     )
 
 

@@ -38,6 +38,9 @@ def test_memory_from_before_pairing_reaches_the_other_device(fleet):
     fleet.exchange()
     assert "Works as a nurse" in desktop.block("human")
     assert desktop.services.memory.archival.search(desktop.agent(), "gate code").hits
+    # its vector was made on the desktop, by the desktop's own embedder
+    assert desktop.db.scalar("SELECT COUNT(*) FROM passages WHERE embedded = 1") == 1
+    assert desktop.db.scalar("SELECT model_id FROM embedding_space") == desktop.services.embedder.model_id
     assert laptop.digest() == desktop.digest()
 
 

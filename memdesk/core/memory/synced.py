@@ -11,8 +11,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from memdesk.core.base.clock import Clock, iso
+from memdesk.core.embedding import Embedder
 from memdesk.core.memory.history import BLOCK, CREATE, DELETE, SYNC, UPDATE, MemoryHistory
-from memdesk.core.memory.space import has_vector_table
+from memdesk.core.memory.space import EmbeddingSpace, has_vector_table
 from memdesk.core.retrieval import vector_codes
 from memdesk.core.retrieval.vector_index import TABLES as VECTOR_TABLES
 from memdesk.core.storage import Database
@@ -169,6 +170,20 @@ class SyncedRows:
             self._db.execute(f"DELETE FROM {VECTOR_TABLES['passages']} WHERE rowid = ?", (row[0],))
             vector_codes.remove(self._db, "passages", [row[0]])
         self._db.execute("DELETE FROM passages WHERE id = ?", (row[0],))
+
+    def embed_pending(self, agent_id: int, embedder: Embedder, *, batch: int = 256) -> int:
+        """Vectors for the passages that arrived without one, from this device's own embedder (so
+        two models' vectors never mix: a device with another embedder has its own). Returns how many."""
+        space, done = EmbeddingSpace(self._db, embedder), 0
+        while True:
+            rows = self._db.query(
+                "SELECT id, text FROM passages WHERE agent_id = ? AND embedded = 0 ORDER BY id LIMIT ?",
+                (agent_id, batch),
+            )
+            if not rows:
+                return done
+            space.write("passages", agent_id, [r[0] for r in rows], embedder.embed([r[1] for r in rows]))
+            done += len(rows)
 
     # --- core memory blocks ----------------------------------------------------------------
     def set_block(self, agent_id: int, label: str, value: str | None, meta: dict, *, note: str, parents: list) -> None:

@@ -72,9 +72,13 @@ class SyncEngine:
         *,
         forget: Callable[[int, str], None],
         schema: int,
+        embed: Callable[[int], int] | None = None,
     ) -> None:
         """``forget(agent_id, text)``: this store's forget (its backups' purge included), run for a
-        forget another device made. ``schema``: the newest store schema this MemDesk knows."""
+        forget another device made. ``schema``: the newest store schema this MemDesk knows.
+        ``embed(agent_id)``: vectors for the passages that arrived, from this device's embedder
+        (vectors are derived here, like the full-text index)."""
+        self._embed = embed
         self._db = db
         self._clock = clock
         self._rows = rows
@@ -107,6 +111,9 @@ class SyncEngine:
         report.problems += devices.discover(self._db, folder, device, iso(self._clock.now()))
         self._import(folder, report)
         self._run_forgets(report)
+        if report.passages and self._embed is not None:
+            for agent_id in sorted(report.agents):
+                self._embed(agent_id)
         self._write_pending(folder, required_device(self._db), report, check=False)
         device = required_device(self._db)
         devices.write_acks(self._db, folder, device)
