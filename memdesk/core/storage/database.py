@@ -304,6 +304,9 @@ def _check_key(conn: Any, driver: ModuleType, path: Path | str, key: str) -> Non
 def _configure(conn: Any, path: Path | str, busy_timeout: float) -> None:
     load_vector_extension(conn)
     conn.execute("PRAGMA foreign_keys = ON")
+    # A deleted row's bytes are overwritten, not left in free space for anyone who reads the file
+    # (memdesk/core/storage/scrubbing.py removes the other copies).
+    conn.execute("PRAGMA secure_delete = ON")
     conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
     if str(path) != ":memory:":
         conn.execute("PRAGMA journal_mode = WAL")
