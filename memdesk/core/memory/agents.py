@@ -13,9 +13,9 @@ from memdesk.core.base.errors import AgentExistsError, AgentNotFoundError, MemDe
 from memdesk.core.memory.core_memory import DEFAULT_LIMIT, CoreMemory
 from memdesk.core.memory.history import APP, USER
 from memdesk.core.memory.space import delete_agent_vectors
-from memdesk.core.storage.scrubbing import scrub_deleted
 from memdesk.core.prompts import Prompts
 from memdesk.core.storage import Database
+from memdesk.core.storage.scrubbing import scrub_deleted
 
 #: The agent the window creates on a fresh install; ``memdesk warm`` prepares its prompt beforehand.
 FIRST_AGENT = "Companion"
