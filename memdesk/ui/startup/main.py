@@ -27,6 +27,7 @@ from memdesk.core.base.errors import AlreadyRunningError, DamagedStoreError, Mem
 from memdesk.core.base.log_privacy import PrivateFormatter
 from memdesk.core.base.paths import Paths
 from memdesk.core.base.private_files import private_umask
+from memdesk.core.base.process_guard import guard_process
 from memdesk.session.sent_before_open import SentBeforeOpen
 from memdesk.ui.common.errors import CrashCapture, ErrorHub
 from memdesk.ui.common.text import literal
@@ -79,6 +80,7 @@ def run(
     lock; the main window takes its place. ``on_window``: a program that drives the window (a
     benchmark, testing/scripted_window.py) is handed each main window once it is shown, before it
     starts; a driven window is nobody's first start, so it offers no welcome."""
+    guard_process()  # `memdesk` did already; a program that drives the window may not have
     with private_umask():  # the store, logs and caches this run writes are the user's only
         try:
             return _run(argv, model_ahead, first, on_window)
