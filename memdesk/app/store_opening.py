@@ -25,6 +25,7 @@ from memdesk.core.base.paths import Paths
 from memdesk.core.base.settings_table import Settings
 from memdesk.core.storage import Database, open_database
 from memdesk.core.storage.backup import Backups, Snapshot
+from memdesk.core.storage.driver import forget_derived_keys
 from memdesk.core.storage.migrations import MIGRATIONS
 from memdesk.core.storage.settings_store import SettingsStore
 
@@ -147,6 +148,7 @@ def convert_store(paths: Paths, old_key: str | None, new_key: str | None) -> Non
     else:
         raise ValueError("convert_store needs a passphrase on at least one side")
     shutil.rmtree(paths.kv_cache, ignore_errors=True)
+    forget_derived_keys()  # the old passphrase's, and the new one's: the next open derives it again
 
 
 def user_zone(settings_store: SettingsStore) -> tzinfo:
