@@ -24,7 +24,7 @@ from memdesk.core.base.errors import (
 from memdesk.core.base.paths import Paths
 from memdesk.core.base.settings_table import Settings
 from memdesk.core.storage import Database, open_database
-from memdesk.core.storage.backup import Backups, Snapshot
+from memdesk.core.storage.backup import OWN_SUBFOLDER, Backups, Snapshot
 from memdesk.core.storage.driver import forget_derived_keys
 from memdesk.core.storage.migrations import MIGRATIONS
 from memdesk.core.storage.settings_store import SettingsStore
@@ -33,7 +33,9 @@ log = logging.getLogger("memdesk.app")
 
 
 def backups_for(paths: Paths, settings: Settings, clock: Clock, *, key: str | None = None) -> Backups:
-    folder = Path(settings.backup_folder).expanduser() if settings.backup_folder else paths.backups
+    # A folder the user chose may be shared (a group's, setgid, a synced one): MemDesk makes its
+    # snapshots' folder private (0700), so it keeps them in a subfolder of its own there.
+    folder = Path(settings.backup_folder).expanduser() / OWN_SUBFOLDER if settings.backup_folder else paths.backups
     return Backups(
         paths.database,
         folder,

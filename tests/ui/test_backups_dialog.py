@@ -11,7 +11,7 @@ from memdesk.app.services import open_services
 from memdesk.app.store_opening import backups_at
 from memdesk.core.base.paths import Paths
 from memdesk.core.embedding.hashing import HashingEmbedder
-from memdesk.core.storage.backup import KEPT
+from memdesk.core.storage.backup import KEPT, OWN_SUBFOLDER
 from memdesk.ui.common.errors import ErrorHub
 from memdesk.ui.dialogs.backups import BackupsDialog, describe_when
 from memdesk.ui.startup import main as ui_main
@@ -100,7 +100,7 @@ def test_another_folder_takes_the_next_snapshots(qtbot, dialog, services, tmp_pa
     dialog.set_folder(str(elsewhere))
     assert services.settings.backup_folder == str(elsewhere) and str(elsewhere) in dialog.folder_label.text()
     _create(qtbot, dialog)
-    assert len(list(elsewhere.glob("*.sqlite3"))) == 1
+    assert len(list((elsewhere / OWN_SUBFOLDER).glob("*.sqlite3"))) == 1
     dialog.default_folder_button.click()
     assert services.settings.backup_folder == "" and dialog.table.rowCount() == 0
 

@@ -297,7 +297,8 @@ class Settings:
     # --- backups ---
     backup_folder: str = _setting(
         "",
-        "Folder for snapshots of the store, e.g. another disk or a synced folder (empty: backups/ in the data folder)",
+        "Folder for snapshots of the store, e.g. another disk or a synced folder: they go in a memdesk-snapshots "
+        "folder of their own inside it (empty: backups/ in the data folder)",
         check=_backup_folder,
     )
     backup_keep_daily: int = _setting(

@@ -54,6 +54,9 @@ BEFORE_RESTORE = "before restore"
 _STORE_SUFFIX = ".sqlite3"
 _SIDE_SUFFIX = ".json"
 _PARTIAL = ".partial"
+#: The folder MemDesk keeps its snapshots in inside a backup folder the user chose (which it
+#: leaves as it is: it may be shared).
+OWN_SUBFOLDER = "memdesk-snapshots"
 #: A temporary copy older than this is left over from a run that ended mid-copy.
 _STALE_PARTIAL_S = 3600
 
