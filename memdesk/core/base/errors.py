@@ -69,6 +69,11 @@ class BackupError(StoreError):
     """A snapshot could not be taken, checked or restored; the store itself is unchanged."""
 
 
+class ForeignSnapshotError(BackupError):
+    """A snapshot this store did not record (planted, copied from elsewhere, or changed since): it
+    is restored only on request, after its differences are shown, with what it may not bring reset."""
+
+
 class EmbeddingMismatchError(StoreError):
     """The store's vectors were made by a different embedding model."""
 

@@ -307,6 +307,9 @@ def _configure(conn: Any, path: Path | str, busy_timeout: float) -> None:
     # A deleted row's bytes are overwritten, not left in free space for anyone who reads the file
     # (memdesk/core/storage/scrubbing.py removes the other copies).
     conn.execute("PRAGMA secure_delete = ON")
+    # The schema's views and triggers may not call functions with side effects nor virtual tables
+    # not marked innocuous: a restored snapshot's schema is as trustworthy as whoever wrote it.
+    conn.execute("PRAGMA trusted_schema = OFF")
     conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
     if str(path) != ":memory:":
         conn.execute("PRAGMA journal_mode = WAL")
