@@ -1,17 +1,16 @@
 """Opening the store: brought up to date after a snapshot, a damaged store (or a failed migration)
-offered its newest good snapshot, where the snapshots are kept, and encrypting, decrypting or
-re-keying the file. The composition root (app/services.py) opens the store through here; so do the
-commands that must reach a store the app cannot open (restore, encrypt)."""
+offered its newest good snapshot, and where the snapshots are kept (encrypting, decrypting or
+re-keying the file is store_conversion.py's). The composition root (app/services.py) opens the
+store through here; so do the commands that must reach a store the app cannot open (restore,
+encrypt)."""
 
 from __future__ import annotations
 
 import logging
-import shutil
 from collections.abc import Sequence
 from datetime import tzinfo
 from pathlib import Path
 from types import SimpleNamespace
-from typing import TYPE_CHECKING
 
 from memdesk.core.base.clock import Clock, SystemClock, system_zone, zone_named
 from memdesk.core.base.errors import (
@@ -26,12 +25,8 @@ from memdesk.core.base.paths import Paths
 from memdesk.core.base.settings_table import Settings
 from memdesk.core.storage import Database, open_database
 from memdesk.core.storage.backup import OWN_SUBFOLDER, Backups, Snapshot
-from memdesk.core.storage.driver import forget_derived_keys
 from memdesk.core.storage.migrations import MIGRATIONS
 from memdesk.core.storage.settings_store import SettingsStore
-
-if TYPE_CHECKING:
-    from memdesk.core.storage.snapshot_keys import SnapshotsConverted
 
 log = logging.getLogger("memdesk.app")
 
@@ -137,31 +132,6 @@ def offer_snapshot(error: DamagedStoreError, backups: Backups) -> DamagedStoreEr
         hint=f"restore the snapshot of {when} with: memdesk backup restore {snapshot.id}",
         snapshot=snapshot,
     )
-
-
-def convert_store(paths: Paths, old_key: str | None, new_key: str | None) -> SnapshotsConverted:
-    """Encrypt (``old_key`` None), decrypt (``new_key`` None) or re-key the store, which nothing may
-    have open; then its snapshots the same way (what could not be converted is returned, with
-    why). Messages waiting in the plain file of those sent before the store opened are saved into
-    it first. The KV cache files are dropped: they hold the prompt's memory in the old form (plain,
-    or under the old passphrase) and are rebuilt at the next start."""
-    from memdesk.app.store_conversion import convert_snapshots_of, fold_sent_before_open
-    from memdesk.core.storage.encryption import change_key, decrypt_store, encrypt_store
-
-    if old_key is None and new_key is None:
-        raise ValueError("convert_store needs a passphrase on at least one side")
-    fold_sent_before_open(paths, old_key)
-    if old_key is None and new_key is not None:
-        encrypt_store(paths.database, new_key)
-    elif old_key is not None and new_key is None:
-        decrypt_store(paths.database, old_key)
-    elif old_key is not None and new_key is not None:
-        change_key(paths.database, old_key, new_key)
-    shutil.rmtree(paths.kv_cache, ignore_errors=True)
-    try:
-        return convert_snapshots_of(paths, old_key, new_key)
-    finally:
-        forget_derived_keys()  # the old passphrase's, and the new one's: the next open derives it again
 
 
 def user_zone(settings_store: SettingsStore) -> tzinfo:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 
 from memdesk.app.instance import InstanceLock
-from memdesk.app.store_opening import convert_store
+from memdesk.app.store_conversion import convert_store
 from memdesk.cli.passphrase import current_passphrase, new_passphrase, passphrase_file
 from memdesk.core.base.errors import NotEncryptedError, PassphraseError
 from memdesk.core.base.paths import Paths

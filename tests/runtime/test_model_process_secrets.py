@@ -13,7 +13,7 @@ import pytest
 
 from memdesk.app.local_model import llama_settings
 from memdesk.app.services import unlock_and_open
-from memdesk.app.store_opening import convert_store
+from memdesk.app.store_conversion import convert_store
 from memdesk.core.base.errors import WrongPassphraseError
 from memdesk.core.base.paths import Paths
 from memdesk.core.base.settings_table import Settings

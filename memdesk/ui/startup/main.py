@@ -22,7 +22,8 @@ from memdesk.app.instance import WINDOW, InstanceLock, ask_to_come_forward
 from memdesk.app.local_model import StartedModel
 from memdesk.app.runtimes import runtimes_ahead
 from memdesk.app.services import Services, connection_opener, unlock_and_open
-from memdesk.app.store_opening import backups_at, convert_store
+from memdesk.app.store_conversion import convert_store
+from memdesk.app.store_opening import backups_at
 from memdesk.core.base.errors import AlreadyRunningError, DamagedStoreError, MemDeskError, WrongPassphraseError
 from memdesk.core.base.log_privacy import PrivateFormatter
 from memdesk.core.base.paths import Paths
@@ -156,7 +157,7 @@ def _run_window(
             previous_crash = model_ahead = first = None
             # The window and every connection it opened are closed: the store is free to replace.
             if after.restore is not None:
-                _restore(paths, after.restore, key)
+                _restore(paths, after.restore, key, accept_foreign=after.restore_foreign)
             elif after.conversion is not None:
                 # Settings → Privacy asked to encrypt, decrypt or re-key; the window opens again on
                 # the converted store.
@@ -234,11 +235,11 @@ def snapshot_passphrase(paths: Paths, snapshot) -> str | None:
     return unlock_store(snapshot.path, check)
 
 
-def _restore(paths: Paths, snapshot_id: str, key: str | None) -> bool:
+def _restore(paths: Paths, snapshot_id: str, key: str | None, *, accept_foreign: bool = False) -> bool:
     backups = backups_at(paths, key=key)
     try:
         snapshot = backups.get(snapshot_id)
-        undo = restore_snapshot(backups, snapshot_id)
+        undo = restore_snapshot(backups, snapshot_id, accept_foreign=accept_foreign)
     except MemDeskError as error:
         QMessageBox.critical(None, "The snapshot was not restored", literal(error.user_message))
         return False
@@ -341,7 +342,11 @@ def _show_window(
         window.shutdown()
         runtimes.discard()  # a window closed before its worker took the model
         services.close()
-    return code, AfterClose(restore=window.backups.restore_after_close, conversion=window.pending_conversion)
+    return code, AfterClose(
+        restore=window.backups.restore_after_close,
+        restore_foreign=window.backups.restore_foreign,
+        conversion=window.pending_conversion,
+    )
 
 
 @dataclass(frozen=True)
@@ -349,6 +354,7 @@ class AfterClose:
     """What a closed window leaves to do before the next one opens on the same store."""
 
     restore: str | None = None
+    restore_foreign: bool = False  # the snapshot is foreign and the user accepted what it changes
     conversion: StoreConversion | None = None
 
 
