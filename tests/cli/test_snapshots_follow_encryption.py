@@ -47,13 +47,14 @@ def test_encrypting_then_rekeying_takes_every_snapshot_along(tmp_path, monkeypat
 
     _write(tmp_path, monkeypatch, "MEMDESK_PASSPHRASE_FILE", "first passphrase")
     assert main(["encrypt"]) == 0
-    assert "1 snapshot(s) were encrypted like it" in capsys.readouterr().out
-    (listed,) = _snapshots(capsys)
-    snapshot = listed["path"]
-    assert listed["id"] == taken["id"] and listed["encrypted"] and listed["state"] == "verified"
+    said = capsys.readouterr().out
+    snapshot = taken["path"]
     with open(snapshot, "rb") as handle:
         data = handle.read()
     assert not data.startswith(PLAIN_HEADER) and PIN.encode() not in data
+    assert "1 snapshot(s) were encrypted like it" in said
+    (listed,) = _snapshots(capsys)
+    assert listed["id"] == taken["id"] and listed["encrypted"] and listed["state"] == "verified"
     assert passphrase_fits(snapshot, "first passphrase")
     assert not paths.sent_before_open.exists()  # folded into the store before it was encrypted
     assert _messages_mention(paths, "first passphrase", "locker code 9377")
@@ -108,7 +109,8 @@ def test_decrypting_decrypts_the_snapshots_so_they_stay_restorable(tmp_path, mon
     assert main(["backup", "create"]) == 0
     (taken,) = _snapshots(capsys)
     assert main(["decrypt"]) == 0
-    assert "1 snapshot(s) were decrypted like it" in capsys.readouterr().out
+    said = capsys.readouterr().out
     assert not file_is_encrypted(taken["path"])
+    assert "1 snapshot(s) were decrypted like it" in said
     monkeypatch.delenv("MEMDESK_PASSPHRASE_FILE")
     assert main(["backup", "restore", taken["id"]]) == 0

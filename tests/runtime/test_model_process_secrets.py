@@ -36,14 +36,23 @@ def _fingerprint(text: str) -> tuple[int, bytes]:
 
 def _kept_anywhere(fingerprint: tuple[int, bytes]) -> bool:
     """Whether any object of this process still refers to the string with this fingerprint (the
-    test itself holds only the fingerprint)."""
+    test itself holds only the fingerprint). Walks everything reachable from the objects the
+    collector tracks, through containers it does not track (a dict of tuples of strings is not)."""
     gc.collect()
-    return any(
-        type(referent) is str and _fingerprint(referent) == fingerprint
-        for holder in gc.get_objects()
-        for referent in gc.get_referents(holder)
-        if type(referent) is str and len(referent) == fingerprint[0]
-    )
+    seen: set[int] = set()
+    todo = gc.get_objects()
+    while todo:
+        holder = todo.pop()
+        if id(holder) in seen:
+            continue
+        seen.add(id(holder))
+        for referent in gc.get_referents(holder):
+            if type(referent) is str:
+                if len(referent) == fingerprint[0] and _fingerprint(referent) == fingerprint:
+                    return True
+            elif id(referent) not in seen and type(referent) not in (int, float, bytes, bool):
+                todo.append(referent)
+    return False
 
 
 @pytest.fixture
