@@ -44,6 +44,9 @@ def convert_store(paths: Paths, old_key: str | None, new_key: str | None) -> Sna
     shutil.rmtree(paths.kv_cache, ignore_errors=True)
     try:
         return convert_snapshots_of(paths, old_key, new_key)
+    except Exception as error:  # noqa: BLE001 - the store is converted: that must not be reported as failed
+        log.warning("the snapshots were not converted: %s", error)
+        return SnapshotsConverted((), (("", f"the snapshots could not be read ({error})"),))
     finally:
         forget_derived_keys()  # the old passphrase's, and the new one's: the next open derives it again
 

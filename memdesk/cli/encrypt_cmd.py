@@ -79,6 +79,9 @@ def _say_snapshots(snapshots: SnapshotsConverted | None, done: str) -> None:
     if snapshots.converted:
         print(f"Its {len(snapshots.converted)} snapshot(s) were {done}.")
     for snapshot_id, why in snapshots.left:
+        if not snapshot_id:
+            print(f"The snapshots were left as they were: {why}. See them with: memdesk backup list")
+            continue
         print(f"Snapshot {snapshot_id} was left as it was: {why}. Remove it with: memdesk backup remove {snapshot_id}")
 
 

@@ -264,10 +264,11 @@ def _convert(app: QApplication, paths: Paths, conversion: StoreConversion, outli
     progress.setMinimumDuration(0)
     progress.show()
     failure: list[BaseException] = []
+    left: list[tuple[str, str]] = []
 
     def work() -> None:
         try:
-            convert_store(paths, conversion.old_key, conversion.new_key)
+            left.extend(convert_store(paths, conversion.old_key, conversion.new_key).left)
         except BaseException as error:  # noqa: BLE001 - reported below, on the GUI thread
             failure.append(error)
 
@@ -283,6 +284,12 @@ def _convert(app: QApplication, paths: Paths, conversion: StoreConversion, outli
         log.error("store conversion failed: %s", type(error).__name__)
         QMessageBox.critical(None, "Your memory was not converted", literal(f"{text}. The store is as it was."))
         return unchanged
+    if left:
+        # Each snapshot follows the store; those that could not are named (File > Backups… shows their state).
+        named = "\n".join(f"{snapshot_id or 'Snapshots'}: {why}" for snapshot_id, why in left)
+        QMessageBox.warning(
+            None, "Some snapshots were left as they were", literal(f"{named}\n\nRemove them in File > Backups….")
+        )
     return conversion.new_key
 
 
