@@ -6,7 +6,8 @@ entries as rows of one SQLCipher file in the same folder (``states.db``), under 
 the app derives from the store's page key (HKDF, storage/driver.py: ``kv_cache_key``): no second
 crypto library, no key derivation in the model's process (a raw key opens at once), and that
 process never holds the passphrase, which a crash of it would leave in a core file. Not writing
-states at all would cost every start the static prompt's evaluation again (15-30 s on a 2-core machine for the bundled model, see bench.coldstart).
+states at all would cost every start the static prompt's evaluation again (15-30 s on a 2-core
+machine for the bundled model, see bench.coldstart).
 
 The contract is ``KvStore``'s: a state is found only for exactly its tokens and model identity,
 anything unreadable (a file left under another key, a damaged one) is dropped and costs
