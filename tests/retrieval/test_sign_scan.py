@@ -109,3 +109,22 @@ def test_asymmetric_ranks_true_neighbours_closer_than_hamming_does():
         by_values = np.argsort(-sign_scan.asymmetric(words, np.arange(len(vectors)), query), kind="stable")
         worse += _depth(by_values, truth) > _depth(by_hamming, truth)
     assert worse <= 4
+
+
+def test_the_list_widens_only_to_rows_whose_estimates_cannot_rule_them_out():
+    scored = np.linspace(10.0, 5.0, 50)  # estimates of the rows already scored, best first
+    exact = 0.1 * scored  # a perfect line: no error
+    rest = np.array([8.9, 4.0, 9.9, 1.0])
+    # the 10th best exact cosine is 0.1 * scored[9] (0.908): only an estimate at least as high can reach it
+    assert sign_scan.beyond(scored, exact, rest, k=10).tolist() == [2]
+    noisy = exact + np.random.default_rng(0).normal(0, 0.05, 50)
+    widened = sign_scan.beyond(scored, noisy, rest, k=10).tolist()
+    assert 0 in widened and 2 in widened and 3 not in widened  # the error widens it, not to everything
+
+
+def test_without_a_usable_fit_every_remaining_row_stays_in():
+    rest = np.array([1.0, 2.0])
+    assert sign_scan.beyond(np.ones(20), np.ones(20), rest, k=10).tolist() == [0, 1]  # no spread
+    assert sign_scan.beyond(np.arange(5.0), np.arange(5.0), rest, k=10).tolist() == [0, 1]  # fewer than k
+    assert sign_scan.beyond(np.arange(20.0), -np.arange(20.0), rest, k=10).tolist() == [0, 1]  # falling line
+    assert sign_scan.beyond(np.arange(20.0), np.arange(20.0), np.zeros(0), k=10).tolist() == []

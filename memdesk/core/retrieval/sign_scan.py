@@ -21,6 +21,10 @@ import numpy as np
 
 #: Codes compared per block: (words x BLOCK) uint64 scratch, 768 KB at 384 bits, inside L2.
 BLOCK = 16384
+#: How far above the line through the scored rows a row's cosine may lie, in standard deviations of
+#: the rows' distance from it, and still be scored: 3 kept every true neighbour in the measurements
+#: (bench/dense_recall.py) and reads a few rows more only where the estimates are ambiguous.
+WIDEN_SIGMAS = 3.0
 
 
 def hamming(words: np.ndarray, query: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
@@ -78,3 +82,22 @@ def asymmetric(words: np.ndarray, slots: np.ndarray, query: np.ndarray) -> np.nd
     for byte, table in enumerate(tables[: -(-len(query) // 8)]):  # padding bytes add nothing
         out += table[codes[:, byte]]
     return out
+
+
+def beyond(scored: np.ndarray, exact: np.ndarray, rest: np.ndarray, k: int, sigmas: float = WIDEN_SIGMAS) -> np.ndarray:
+    """Which of the rows not yet scored (their estimates ``rest``) could still be among the ``k``
+    best, given rows already scored (their estimates ``scored`` and exact cosines ``exact``): the
+    exact cosines are fitted as a line of the estimates, and a row stays in when the line plus
+    ``sigmas`` times the fit's error reaches the k-th best exact cosine. Where the estimates
+    separate the rows, that is none of them; where they do not (near-duplicates, noise-like
+    vectors), the list widens. Positions into ``rest``, best estimate first as given."""
+    if not len(rest):
+        return np.zeros(0, dtype=np.intp)
+    if len(exact) < max(k, 3) or np.ptp(scored) <= 0:
+        return np.arange(len(rest))  # nothing to judge by: every row stays in (the caller caps them)
+    slope, intercept = np.polyfit(scored.astype(np.float64), exact.astype(np.float64), 1)
+    if not np.isfinite(slope) or slope <= 0:
+        return np.arange(len(rest))
+    error = float(np.std(exact - (slope * scored + intercept)))
+    kth = float(np.partition(exact, len(exact) - k)[len(exact) - k])
+    return np.flatnonzero(slope * rest + intercept + sigmas * error >= kth)

@@ -32,14 +32,18 @@ from memdesk.core.storage import Database
 
 log = logging.getLogger("memdesk.retrieval.vectors")
 
-#: Rows the Hamming distance proposes per query (at least this many, and this many per requested
-#: result), ordered again in memory by the query's values against their sign bits (sign_scan.asymmetric).
+#: Rows the Hamming distance proposes per query (at least this many, and this many per row of the
+#: short list), ordered again in memory by the query's values against their sign bits (sign_scan.asymmetric).
 CANDIDATES_MIN = 8000
-CANDIDATES_FACTOR = 80
-#: Of those, the rows whose float16 copies are read and scored exactly (at least, and per result).
-#: Below this many rows an index scores every vector exactly (small indexes search exactly).
-SHORTLIST_MIN = 400
-SHORTLIST_FACTOR = 10
+CANDIDATES_FACTOR = 8
+#: Of those, the rows whose float16 copies are read and scored exactly at first (at least, and per
+#: result). Below this many rows an index scores every vector exactly (small indexes search exactly).
+SHORTLIST_MIN = 200
+SHORTLIST_FACTOR = 2
+#: Then the list widens to the rows whose estimates cannot rule them out (sign_scan.beyond), up to
+#: this many per requested result (and at least WIDEN_MIN).
+WIDEN_FACTOR = 40
+WIDEN_MIN = 2000
 #: Rows a conversation's cosines are computed exactly for (the rest are estimated from the bits).
 COSINES_EXACT = 1000
 #: Missing search forms (older stores) are read from vec0 row by row up to this many, else in one scan.
@@ -279,9 +283,20 @@ class VectorIndex:
         if k <= 0:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
         query = np.ascontiguousarray(query, dtype=np.float32)
+        size = max(SHORTLIST_MIN, SHORTLIST_FACTOR * k)
         with index.lock:
-            candidates = self._shortlist(index, query, max(SHORTLIST_MIN, SHORTLIST_FACTOR * k))
-        ids, scores = self._rescore(kind, candidates, query, index)
+            candidates, estimates = self._shortlist(index, query, size)
+        ids, scores = self._rescore(kind, candidates[:size], query, index)
+        if estimates is not None and len(candidates) > size and len(ids):
+            # the estimates of the rows scored, in the order _rescore returned them
+            first = candidates[:size]
+            order = np.argsort(first)
+            scored = estimates[:size][order][np.searchsorted(first[order], ids)]
+            more = sign_scan.beyond(scored, scores, estimates[size:], min(k, len(ids)))
+            more = more[: max(WIDEN_MIN, WIDEN_FACTOR * k) - size]
+            if len(more):
+                extra_ids, extra = self._rescore(kind, candidates[size:][more], query, index)
+                ids, scores = np.concatenate([ids, extra_ids]), np.concatenate([scores, extra])
         k = min(k, len(ids))
         best = np.argpartition(-scores, k - 1)[:k] if k < len(ids) else np.arange(len(ids))
         best = best[np.lexsort((ids[best], -scores[best]))]
@@ -307,7 +322,7 @@ class VectorIndex:
             at = distance[slots]
             at[slots < 0] = index.dimension + 1
             out = _estimates(index.dimension)[at]
-            candidates = self._shortlist(index, query, COSINES_EXACT, distance)
+            candidates = self._shortlist(index, query, COSINES_EXACT, distance)[0][:COSINES_EXACT]
         exact_ids, exact = self._rescore(kind, candidates, query, index)
         ascending = len(ids) < 2 or bool(np.all(ids[1:] > ids[:-1]))  # a timeline's ids are: no sort needed
         order = np.arange(len(ids)) if ascending else np.argsort(ids)
@@ -320,22 +335,20 @@ class VectorIndex:
 
     def _shortlist(
         self, index: _Loaded, query: np.ndarray, size: int, distance: np.ndarray | None = None
-    ) -> np.ndarray:
-        """The ``size`` ids worth scoring exactly: every id of a small index; else the closest by
-        Hamming distance, ordered again by the query's values against their bits."""
+    ) -> tuple[np.ndarray, np.ndarray | None]:
+        """The ids worth scoring exactly, best estimate first, and their estimates (None when the
+        index is small enough that every id is scored): the closest by Hamming distance, ordered
+        again by the query's values against their bits (sign_scan.asymmetric)."""
         valid = index.count
         if not valid:
-            return np.zeros(0, dtype=np.int64)
+            return np.zeros(0, dtype=np.int64), None
         if valid <= size:
-            return np.unique(index.ids[index.ids >= 0])
+            return np.unique(index.ids[index.ids >= 0]), None
         distance = index.hamming(query) if distance is None else distance
-        slots = sign_scan.closest(
-            distance, min(valid, max(CANDIDATES_MIN, CANDIDATES_FACTOR * size // SHORTLIST_FACTOR))
-        )
-        if len(slots) > size:
-            scores = sign_scan.asymmetric(index.words, slots, query)
-            slots = slots[np.argpartition(-scores, size - 1)[:size]]
-        return np.unique(index.ids[slots])
+        slots = sign_scan.closest(distance, min(valid, max(CANDIDATES_MIN, CANDIDATES_FACTOR * size)))
+        estimates = sign_scan.asymmetric(index.words, slots, query)
+        order = np.argsort(-estimates, kind="stable")
+        return index.ids[slots[order]], estimates[order]
 
     def _rescore(
         self, kind: str, candidates: np.ndarray, query: np.ndarray, index: _Loaded | None = None
