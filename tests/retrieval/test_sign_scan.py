@@ -128,3 +128,14 @@ def test_without_a_usable_fit_every_remaining_row_stays_in():
     assert sign_scan.beyond(np.arange(5.0), np.arange(5.0), rest, k=10).tolist() == [0, 1]  # fewer than k
     assert sign_scan.beyond(np.arange(20.0), -np.arange(20.0), rest, k=10).tolist() == [0, 1]  # falling line
     assert sign_scan.beyond(np.arange(20.0), np.arange(20.0), np.zeros(0), k=10).tolist() == []
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_closest_on_a_million_distances_is_exact_whatever_the_sample_guesses(seed):
+    rng = np.random.default_rng(seed)
+    distance = rng.binomial(384, 0.5, 1_000_000).astype(np.uint16)
+    distance[rng.choice(len(distance), 50, replace=False)] = 3  # a few very close rows the sample misses
+    for size in (10, 8000, 100_000):
+        picked = sign_scan.closest(distance, size)
+        assert len(picked) == size == len(np.unique(picked))
+        assert distance[picked].max() <= np.partition(distance, size - 1)[size - 1]
