@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -195,6 +196,7 @@ def run(n: int, queries: int, engines: list[str], workdir: Path | None = None) -
             figures["disk_mb_per_100k"] = round(_folder_mb(store) / n * 100_000, 2)
             figures.update(_run_child("search", name, data, store))
             results[name] = figures
+            shutil.rmtree(store)  # a million rows take gigabytes in each engine: one at a time on disk
     return {
         "n": n,
         "dim": 384,
