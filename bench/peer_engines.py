@@ -89,6 +89,12 @@ def fts_queries(text: str) -> list[tuple[str, bool]]:
 class MemDesk:
     name = "memdesk"
 
+    def load(self) -> None:
+        import bench.scale  # noqa: F401
+        import memdesk.core.memory.archival  # noqa: F401
+        import memdesk.core.retrieval  # noqa: F401
+        import memdesk.core.storage  # noqa: F401
+
     def create(self, folder: Path) -> None:
         from bench.scale import GivenVectors
         from memdesk.core.base.clock import ManualClock
@@ -154,6 +160,9 @@ class LanceDB:
     name = "anythingllm_lancedb"
     TABLE = "workspace"
 
+    def load(self) -> None:
+        import lancedb  # noqa: F401
+
     def create(self, folder: Path) -> None:
         import lancedb
 
@@ -200,6 +209,10 @@ class Chroma:
     name = "openwebui_chroma"
     COLLECTION = "file-collection"
 
+    def load(self) -> None:
+        import chromadb  # noqa: F401
+        import chromadb.utils.batch_utils  # noqa: F401
+
     def _client(self, folder: Path):
         import chromadb
         from chromadb import Settings
@@ -240,6 +253,11 @@ class Chroma:
         self._collection = None
 
 
+def _load_sqlite() -> None:
+    import memdesk.core.storage.driver  # noqa: F401
+    import memdesk.core.storage.vector_extension  # noqa: F401
+
+
 def _sqlite(path: Path):
     """A SQLite connection with sqlite-vec loaded (the driver MemDesk uses: Python's own may lack
     extension loading)."""
@@ -255,6 +273,9 @@ class Jan:
     """Jan's engine: sqlite-vec's vec0, brute force."""
 
     name = "jan_sqlite_vec"
+
+    def load(self) -> None:
+        _load_sqlite()
 
     def create(self, folder: Path) -> None:
         self._conn = _sqlite(folder / "collection.db")
@@ -324,6 +345,9 @@ class GPT4All:
 
     name = "gpt4all_localdocs"
     MODEL = "all-MiniLM-L6-v2"
+
+    def load(self) -> None:
+        _load_sqlite()
 
     def create(self, folder: Path) -> None:
         self._conn = c = _sqlite(folder / "localdocs_v3.db")
