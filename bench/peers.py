@@ -207,6 +207,8 @@ def run(n: int, queries: int, engines: list[str], workdir: Path | None = None) -
             figures["disk_mb_per_100k"] = round(_folder_mb(store) / n * 100_000, 2)
             figures.update(_run_child("search", name, data, store))
             results[name] = figures
+            # each engine's figures as soon as they are known: a long run stopped early keeps them
+            print(json.dumps({"engine": name, **figures}), file=sys.stderr, flush=True)
             shutil.rmtree(store)  # a million rows take gigabytes in each engine: one at a time on disk
     return {
         "n": n,
