@@ -106,6 +106,8 @@ def test_agents_create_switch_rename_duplicate_delete(make_window, roomy_runtime
     assert window.chat.transcript.toPlainText().strip() == ""  # Bob has his own conversation
     settle(window)  # his memory, read off the GUI thread
     assert "cheerful cook" in window.memory.editors["persona"].editor.toPlainText()
+    # A click while the worker still opens Bob is refused (the user is told); wait as a user would.
+    qtbot.waitUntil(lambda: not window.state.busy, timeout=30_000)
     item = window.agents.list.findItems(services.agents.get(first).name, Qt.MatchFlag.MatchExactly)[0]
     window.agents.list.setCurrentItem(item)  # switch back: history restored
     assert window.state.agent_id == first and "I am the first agent." in window.chat.transcript.toPlainText()
