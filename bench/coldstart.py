@@ -238,7 +238,7 @@ def run(repeats: int) -> dict[str, object]:
         "ttft_ratio_cold_over_warm": round(cold_ttft / warm_ttft, 1) if warm_ttft else None,
         "cold_start_plus_ttft_seconds": round(cold_start + cold_ttft, 3),
         "warm_start_plus_ttft_seconds": round(warm_start + warm_ttft, 3),
-        "same_greedy_output": all(c["text"] == w["text"] for c, w in zip(cold, warm)),
+        "same_greedy_output": all(c["text"] == w["text"] for c, w in zip(cold, warm, strict=True)),
         "cache_files": len(cache_files),
         "cache_bytes": cache_bytes,
         "runs": {"cold": cold, "warm": warm},

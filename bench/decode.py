@@ -75,7 +75,8 @@ HEARTBEAT_TOOLS = frozenset({"core_memory_append", "archival_memory_search", "co
 SYSTEM = "\n".join(
     [
         "You are Sam, a friendly companion with long-term memory.",
-        'Answer every turn with exactly one JSON object: {"function": NAME, "params": {"inner_thoughts": "...", ...arguments}}.',
+        'Answer every turn with exactly one JSON object: {"function": NAME, "params": {"inner_thoughts": "...",'
+        " ...arguments}}.",
         "Keep inner thoughts under 50 words. Functions:",
         *(json.dumps({"name": t.name, "description": t.description, "parameters": t.parameters}) for t in TOOLS),
     ]
@@ -156,7 +157,7 @@ def run(seeds: int, max_tokens: int, stock_tokens: int) -> dict[str, object]:
         ours = runtime.generate_call(CallRequest(MESSAGES, TOOLS, params, HEARTBEAT_TOOLS))
         ours_tokens += ours.stats.generated_tokens
         ours_seconds += ours.stats.seconds
-        counts = [a + b for a, b in zip(counts, runtime.last_sampler_counts)]
+        counts = [a + b for a, b in zip(counts, runtime.last_sampler_counts, strict=True)]
         runs.append(
             {
                 "seed": seed,

@@ -12,8 +12,9 @@ answered it. Extraction runs after the reply in its own thread, so it adds nothi
 reply by construction; what it could cost is the *next* turn, if it spoilt the model's KV cache.
 ``next_turn_evaluated_ratio`` (shared prefix) and ``next_turn_evaluated_ratio_standalone``
 compare the prompt tokens the next turn evaluates after the model's fact call with the same turn
-without one (1.0: no cost; all three runs do the NLP stage, so their prompts are identical); ``next_turn_time_ratio`` is the same comparison in wall time. Both agents see
-identical prompts (same clock, greedy sampling), so the only difference is the extraction.
+without one (1.0: no cost; all three runs do the NLP stage, so their prompts are identical);
+``next_turn_time_ratio`` is the same comparison in wall time. Both agents see identical prompts
+(same clock, greedy sampling), so the only difference is the extraction.
 """
 
 from __future__ import annotations
@@ -164,7 +165,8 @@ def conversation_cost(runs: int) -> dict:
                 finally:
                     services.close()
                 print(
-                    f"  run {run + 1} {mode}: next turn {rows[mode][-1][0]:.1f} s, {rows[mode][-1][1]} tokens evaluated",
+                    f"  run {run + 1} {mode}: next turn {rows[mode][-1][0]:.1f} s,"
+                    f" {rows[mode][-1][1]} tokens evaluated",
                     file=sys.stderr,
                 )
     finally:

@@ -309,7 +309,7 @@ def rankings(samples: list[dict], user_name: str, progress: Callable[[str], None
                             "speakers": sorted(speakers),
                             "hits": [
                                 {"score": r.score, "text": texts.get(r.id, ""), "speaker": who}
-                                for r, who in zip(ranked, said_by)
+                                for r, who in zip(ranked, said_by, strict=True)
                             ],
                         }
                     )

@@ -53,7 +53,8 @@ def build_store(path: Path, megabytes: float, seed: int = 5) -> int:
             count += 1
         with db.transaction():
             db.executemany(
-                "INSERT INTO messages(agent_id, created_at, role, kind, content, search_text) VALUES (?, ?, ?, ?, ?, ?)",
+                "INSERT INTO messages(agent_id, created_at, role, kind, content, search_text)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
                 rows,
             )
     db.execute("PRAGMA wal_checkpoint(TRUNCATE)")

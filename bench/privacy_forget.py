@@ -38,9 +38,10 @@ NAME = "Ottoline"  # in no generated word, so every byte of it found is hers
 SHARE = 0.01
 BATCH = 5_000
 _WORDS = (
-    "garden letter morning station window engine harbour violin recipe journey mountain library signal market lantern winter summer "
-    "planet ocean bridge castle doctor teacher painter farmer writes reads builds carries finds remembers follows opens closes paints "
-    "quiet bright ancient modern careful sudden gentle heavy narrow distant golden silver wooden hidden tea bike train weekend"
+    "garden letter morning station window engine harbour violin recipe journey mountain library signal market "
+    "lantern winter summer planet ocean bridge castle doctor teacher painter farmer writes reads builds carries "
+    "finds remembers follows opens closes paints quiet bright ancient modern careful sudden gentle heavy narrow "
+    "distant golden silver wooden hidden tea bike train weekend"
 ).split()
 
 
@@ -79,7 +80,7 @@ def build_store(path: Path, messages: int, seed: int = 7) -> tuple[int, int]:
     for start in range(0, messages, BATCH):
         ids, texts = [], []
         with db.transaction():
-            for n in range(start, min(messages, start + BATCH)):
+            for _ in range(start, min(messages, start + BATCH)):
                 words = [rng.choice(_WORDS) for _ in range(rng.randint(6, 18))]
                 if rng.random() < SHARE:
                     words.insert(rng.randrange(len(words)), NAME)

@@ -10,8 +10,9 @@ turn). Each LoCoMo question is then the user's message: ``search_ms`` is the hyb
 every source (what runs under the deadline), ``gather_ms`` adds dropping what is visible and
 fitting the hits in the budget with the bundled model's tokenizer (what the reply waits for in
 all), ``support_ms`` the "nothing on that" judgement of the hits (memdesk.core.retrieval.support,
-inside the search's deadline), on other questions (the rankers cache per query: every figure is a cold search). ``timeouts`` counts questions whose search missed the deadline (``auto_recall_timeout_ms``,
-300 ms by default) when run as the app runs it, in a thread.
+inside the search's deadline), on other questions (the rankers cache per query: every figure is a
+cold search). ``timeouts`` counts questions whose search missed the deadline
+(``auto_recall_timeout_ms``, 300 ms by default) when run as the app runs it, in a thread.
 """
 
 from __future__ import annotations

@@ -102,7 +102,7 @@ class Corpus:
         common = self.rng.zipf(1.3, (len(topics), 8)) % len(self.words)
         return [
             " ".join([f"t{t}x{o}" for o in own_row] + [self.words[c] for c in common_row])
-            for t, own_row, common_row in zip(topics.tolist(), own.tolist(), common.tolist())
+            for t, own_row, common_row in zip(topics.tolist(), own.tolist(), common.tolist(), strict=True)
         ]
 
 
@@ -141,8 +141,9 @@ def fill(db, agent_id: int, corpus: Corpus, n: int, *, messages: bool) -> np.nda
                 if kind == "passages":
                     matrix[start : start + m] = vectors
                     db.executemany(
-                        "INSERT INTO passages(id, agent_id, text, created_at, tags, embedded) VALUES (?, ?, ?, ?, '[]', 1)",
-                        [(i, agent_id, t, iso(START)) for i, t in zip(ids, texts)],
+                        "INSERT INTO passages(id, agent_id, text, created_at, tags, embedded)"
+                        " VALUES (?, ?, ?, ?, '[]', 1)",
+                        [(i, agent_id, t, iso(START)) for i, t in zip(ids, texts, strict=True)],
                     )
                 else:
                     db.executemany(
@@ -150,12 +151,12 @@ def fill(db, agent_id: int, corpus: Corpus, n: int, *, messages: bool) -> np.nda
                         " VALUES (?, ?, ?, ?, 'user_message', ?, ?, 1)",
                         [
                             (i, agent_id, iso(START + timedelta(minutes=5 * i)), "user" if i % 2 else "assistant", t, t)
-                            for i, t in zip(ids, texts)
+                            for i, t in zip(ids, texts, strict=True)
                         ],
                     )
                 db.executemany(
                     f"INSERT INTO {kind}_vec(rowid, agent_id, embedding) VALUES (?, ?, ?)",
-                    [(i, agent_id, vector_blob(v)) for i, v in zip(ids, vectors)],
+                    [(i, agent_id, vector_blob(v)) for i, v in zip(ids, vectors, strict=True)],
                 )
                 vector_codes.write(db, kind, agent_id, ids, vectors)
     return matrix
@@ -197,7 +198,8 @@ def fill_graph(db, agent_id: int, topics: int) -> int:
     ]
     with db.transaction():
         db.executemany(
-            "INSERT INTO graph_facts(agent_id, subject_id, relation, object_id, valid_from, author, created_at) VALUES (?, ?, 'goes with', ?, ?, 'extractor', ?)",
+            "INSERT INTO graph_facts(agent_id, subject_id, relation, object_id, valid_from, author, created_at)"
+            " VALUES (?, ?, 'goes with', ?, ?, 'extractor', ?)",
             facts,
         )
     return mentions
@@ -345,7 +347,7 @@ def run(n: int, queries: int = 50, ingest_chunks: int = 2000, seed: int = 7, gra
         after_probes, _ = corpus.vectors(queries)
         fresh, _ = corpus.vectors(queries)
         ours, baseline, recalls, after_write = [], [], [], []
-        for query, after_query, vector in zip(probe_vectors, after_probes, fresh):
+        for query, after_query, vector in zip(probe_vectors, after_probes, fresh, strict=True):
             t0 = time.perf_counter()
             ids, _ = ranker.vector_candidates(agent_id, query, K)
             t1 = time.perf_counter()

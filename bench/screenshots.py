@@ -111,7 +111,7 @@ def capture(
 
         @Slot()
         def send(self) -> None:
-            if window.busy or not window.chat.can_send:  # still opening the agent: as a user, try again
+            if window.state.busy or not window.chat.can_send:  # still opening the agent: as a user, try again
                 QTimer.singleShot(200, self.send)
                 return
             window.chat.compose.setPlainText(self.pending.pop(0))
@@ -128,11 +128,19 @@ def capture(
                 self.graph_since = time.perf_counter()
                 QTimer.singleShot(500, self.wait_for_graph)
 
+        def settle(self) -> None:
+            """The panels read what they show off the GUI thread: wait until it is shown."""
+            deadline = time.perf_counter() + 30
+            while window.reads.busy and time.perf_counter() < deadline:
+                app.processEvents()
+                time.sleep(0.01)
+
         @Slot()
         def wait_for_graph(self) -> None:
             window.knowledge.refresh()
+            self.settle()
             entities = window.knowledge.entity_table.rowCount()
-            if (entities == 0 or window.busy) and time.perf_counter() - self.graph_since < graph_wait_s:
+            if (entities == 0 or window.state.busy) and time.perf_counter() - self.graph_since < graph_wait_s:
                 QTimer.singleShot(1000, self.wait_for_graph)
                 return
             result["entities"] = entities
@@ -165,7 +173,7 @@ def capture(
 
         def show_a_change(self) -> None:
             history = services.memory.core.history
-            agent_id = window.agent_id
+            agent_id = window.state.agent_id
             change = next(
                 (c for c in history.for_agent(agent_id, kind=BLOCK) if c.source == "agent" and c.action == "update"),
                 None,
@@ -178,10 +186,12 @@ def capture(
             result["history_change"] = change.describe() if change else None
             window.docks["Memory history"].raise_()
             window.history.refresh()
+            self.settle()
             if change is not None:
                 window.history.select_change(change.id)
 
         def save(self, name: str, widget) -> None:
+            self.settle()
             app.processEvents()
             path = out / SHOTS[name]
             widget.grab().save(str(path))

@@ -28,12 +28,14 @@ HISTORY = [
     *MESSAGES,
     ChatMessage(
         "assistant",
-        '{"function": "send_message", "params": {"inner_thoughts": "Ann is back from the Alps.", "message": "Welcome back, Ann! How was the hiking?"}}',
+        '{"function": "send_message", "params": '
+        '{"inner_thoughts": "Ann is back from the Alps.", "message": "Welcome back, Ann! How was the hiking?"}}',
     ),
     ChatMessage("user", "It was wonderful, we climbed to a hut at 2,800 metres."),
     ChatMessage(
         "assistant",
-        '{"function": "send_message", "params": {"inner_thoughts": "Impressive climb.", "message": "Wow, that is high! Was the view worth it?"}}',
+        '{"function": "send_message", "params": '
+        '{"inner_thoughts": "Impressive climb.", "message": "Wow, that is high! Was the view worth it?"}}',
     ),
 ]
 NEW_MESSAGE = ChatMessage("user", "Absolutely. Next time I want to bring my sister Eva along. Any tips?")

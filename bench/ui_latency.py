@@ -43,7 +43,7 @@ def main() -> None:
     window.start()
     # ready arrives before the worker's busy flag clears (its model-loading job is still closing),
     # and a message sent while busy is ignored: wait for the send button, as a user would.
-    while not (window.is_model_ready and window.chat.send_button.isEnabled()):
+    while not (window.state.model_ready and window.chat.send_button.isEnabled()):
         app.processEvents()
         time.sleep(0.01)
     document = Path(home) / "big.txt"

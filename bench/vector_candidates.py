@@ -58,7 +58,7 @@ def _timed(fn, queries):
 
 
 def _recall(results, truth):
-    return float(np.mean([len(set(map(int, r)) & set(map(int, t))) / K for r, t in zip(results, truth)]))
+    return float(np.mean([len(set(map(int, r)) & set(map(int, t))) / K for r, t in zip(results, truth, strict=True)]))
 
 
 def main() -> None:
@@ -105,7 +105,8 @@ def main() -> None:
             con.enable_load_extension(True)
             sqlite_vec.load(con)
             con.execute(
-                f"CREATE VIRTUAL TABLE v USING vec0(agent_id integer partition key, embedding float[{args.dim}] distance_metric=cosine,"
+                "CREATE VIRTUAL TABLE v USING vec0(agent_id integer partition key,"
+                f" embedding float[{args.dim}] distance_metric=cosine,"
                 f" coarse bit[{args.dim}])"
             )
             t0 = time.perf_counter()
@@ -130,8 +131,10 @@ def main() -> None:
             def search(q, shortlist=1000):
                 b = q.tobytes()
                 rows = con.execute(
-                    "WITH c AS (SELECT rowid FROM v WHERE coarse MATCH vec_quantize_binary(?) AND k = ? AND agent_id = 1)"
-                    " SELECT v.rowid FROM v JOIN c ON c.rowid = v.rowid ORDER BY vec_distance_cosine(v.embedding, ?) LIMIT ?",
+                    "WITH c AS (SELECT rowid FROM v WHERE coarse MATCH vec_quantize_binary(?) AND k = ?"
+                    " AND agent_id = 1)"
+                    " SELECT v.rowid FROM v JOIN c ON c.rowid = v.rowid ORDER BY vec_distance_cosine(v.embedding, ?)"
+                    " LIMIT ?",
                     (b, shortlist, b, K),
                 ).fetchall()
                 return [r[0] for r in rows]
@@ -171,7 +174,7 @@ def main() -> None:
             for i in range(100):
                 index.add(np.array([args.n + 10 + i]), vectors[i : i + 1])
             write_ms = (time.perf_counter() - t0) * 10
-            p50, res = _timed(lambda q: index.search(q, K).keys, queries)
+            p50, res = _timed(lambda q, index=index: index.search(q, K).keys, queries)
             with tempfile.TemporaryDirectory() as folder:
                 path = str(Path(folder) / "u.usearch")
                 index.save(path)
@@ -208,7 +211,7 @@ def main() -> None:
             for i in range(100):
                 index.add(vectors[i : i + 1])
             write_ms = (time.perf_counter() - t0) * 10
-            p50, res = _timed(lambda q: index.search(q[None, :], K)[1][0], queries)
+            p50, res = _timed(lambda q, index=index: index.search(q[None, :], K)[1][0], queries)
             out[name] = {
                 "search_p50_ms": round(p50, 2),
                 "recall_at_10": round(_recall(res, truth), 3),

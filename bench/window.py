@@ -17,8 +17,8 @@ the wait from Enter (or from the model being ready, when Enter came first) to th
 character beyond the model's own work on the turn (``first_reply_floor_seconds``: the tokens the
 turn evaluated and generated before that character, at the speeds measured in its own steps).
 With ``--installed`` the home first gets what ``make install`` leaves there (``memdesk warm``: the
-KV states of the static prompt and of the first agent's memory section on disk). A screenshot of the window after the reply is kept beside the
-figures (``--shots DIR``).
+KV states of the static prompt and of the first agent's memory section on disk). A screenshot of the
+window after the reply is kept beside the figures (``--shots DIR``).
 
 Nothing here is asserted (shared machines are noisy); the issue's targets (Send enabled <= 0.5 s,
 first reply character <= 5 s) are printed beside the figures.
@@ -96,7 +96,7 @@ def _inner(message: str, pause: float, shot: str) -> int:
             window.model_ready.connect(self.ready)
             worker.streamed.connect(self.streamed)
             worker.stepped.connect(self.stepped)
-            worker.event.connect(self.agent_event)
+            worker.agent_event.connect(self.agent_event)
             worker.busy_changed.connect(self.busy)
             window.turn_done.connect(self.turn_done)
             window.hub.shown.connect(self.failed)
@@ -149,10 +149,12 @@ def _inner(message: str, pause: float, shot: str) -> int:
         @Slot()
         def turn_done(self) -> None:
             window = self.window
-            if "turn_end" in self.marks or window.last_sent_id is None:
+            if "turn_end" in self.marks or window.state.last_sent_id is None:
                 return
             services = window.services
-            reply = unanswered.reply_to(services.db, services.memory.recall, window.agent_id, window.last_sent_id)
+            reply = unanswered.reply_to(
+                services.db, services.memory.recall, window.state.agent_id, window.state.last_sent_id
+            )
             if reply is None:
                 return  # a turn the message preempted (login) ended: its answer is still to come
             self.marks.update(turn_end=now(), steps=len(self.marks["functions"]), replies=[reply.search_text])

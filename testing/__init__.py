@@ -1,1 +1,2 @@
-"""The harness shared by the tests and the benchmarks: the real app in a temporary home, under Xvfb and the socket audit."""
+"""The harness shared by the tests and the benchmarks: the real app in a temporary home, under Xvfb
+and the socket audit."""

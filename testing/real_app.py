@@ -99,7 +99,8 @@ class AppRun:
         db = open_database(database, migrate=False)
         try:
             row = db.query(
-                "SELECT agent_id, id FROM messages WHERE kind = 'user_message' AND search_text = ? ORDER BY id DESC LIMIT 1",
+                "SELECT agent_id, id FROM messages WHERE kind = 'user_message' AND search_text = ? ORDER BY id DESC"
+                " LIMIT 1",
                 (message,),
             )
             if not row:

@@ -48,7 +48,7 @@ def drive(
         if sent:
             return
         # Send can be greyed for a moment (another turn runs): try again until the window takes it.
-        if window.busy or not window.chat.can_send:
+        if window.state.busy or not window.chat.can_send:
             QTimer.singleShot(200, window, send)
             return
         sent = True
@@ -65,10 +65,10 @@ def drive(
     def on_turn_done() -> None:
         # Not the first turn to end after sending: a login turn the message preempted ends first.
         nonlocal finished
-        if finished or not sent or window.last_sent_id is None or window.agent_id is None:
+        if finished or not sent or window.state.last_sent_id is None or window.state.agent_id is None:
             return
         reply = unanswered.reply_to(
-            window.services.db, window.services.memory.recall, window.agent_id, window.last_sent_id
+            window.services.db, window.services.memory.recall, window.state.agent_id, window.state.last_sent_id
         )
         if reply is None:
             return  # the turn that answers the message is still to come
@@ -83,7 +83,7 @@ def drive(
         )
 
     def on_unanswered(message_id: int) -> None:
-        if message_id == window.last_sent_id:
+        if message_id == window.state.last_sent_id:
             fail(5, "the message was not answered (the turn ended without a reply)")
 
     def decline(request: ConsentRequest) -> None:

@@ -45,5 +45,5 @@ def run_inner(
         *args,
     ]
     done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=timeout, cwd=ROOT)
-    line = next((l for l in done.stdout.splitlines() if l.startswith(marker)), None)
+    line = next((out for out in done.stdout.splitlines() if out.startswith(marker)), None)
     return (json.loads(line[len(marker) :]) if line is not None else None), (done.stdout + done.stderr)[-2000:]

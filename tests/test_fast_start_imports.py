@@ -39,7 +39,8 @@ def test_reading_the_settings_before_the_model_starts_imports_no_numpy(tmp_path)
 
 def test_a_store_opened_without_the_sqlite_vec_package_still_has_its_vector_functions(tmp_path):
     ran = _run(
-        "import os\nfrom memdesk.core.storage import open_database\ndb = open_database(os.path.join(os.environ['MEMDESK_HOME'], 'store.db'))\n"
+        "import os\nfrom memdesk.core.storage import open_database\n"
+        "db = open_database(os.path.join(os.environ['MEMDESK_HOME'], 'store.db'))\n"
         "result = db.execute('SELECT vec_version()').fetchone()[0]\ndb.close()",
         tmp_path,
     )

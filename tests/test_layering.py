@@ -20,7 +20,10 @@ CONTRACTS = ROOT / ".importlinter"
 def _lint(root: Path) -> subprocess.CompletedProcess:
     """lint-imports on the ``memdesk`` package found under ``root``, in a child so that the
     package it analyses is the one in ``root``."""
-    code = "import sys; from importlinter.cli import lint_imports; sys.exit(lint_imports(config_filename=sys.argv[1], no_cache=True, no_logo=True))"
+    code = (
+        "import sys; from importlinter.cli import lint_imports; "
+        "sys.exit(lint_imports(config_filename=sys.argv[1], no_cache=True, no_logo=True))"
+    )
     return subprocess.run(
         [sys.executable, "-c", code, str(CONTRACTS)],
         cwd=root,
@@ -64,15 +67,15 @@ def test_the_contracts_catch_imports_made_only_for_type_checking(tmp_path):
     assert "memdesk.core.tools.probe -> memdesk.core.agent.loop" in result.stdout
 
 
-def _import_cycles() -> list[list[str]]:
+def _import_cycles(package: str = "memdesk") -> list[list[str]]:
     """Groups of memdesk modules that import each other, directly or through others (Tarjan's
     strongly connected components over grimp's import graph). Imports made only for type checking
-    are left out here (the layers contracts do count them): the main window's parts name the
-    window they are parts of in their annotations, a reference back to the whole that the
-    interpreter never follows."""
+    count too, as in the layers contracts: an annotation naming the whole a part belongs to (the
+    main window's controllers once named ``MainWindow``) ties the part to the whole all the same,
+    though the interpreter never follows it."""
     import grimp
 
-    graph = grimp.build_graph("memdesk", exclude_type_checking_imports=True, cache_dir=None)
+    graph = grimp.build_graph(package, exclude_type_checking_imports=False, cache_dir=None)
     imports = {module: sorted(graph.find_modules_directly_imported_by(module)) for module in graph.modules}
     index: dict[str, int] = {}
     low: dict[str, int] = {}
@@ -112,6 +115,18 @@ def _import_cycles() -> list[list[str]]:
 
 def test_no_module_imports_itself_back_through_others():
     assert _import_cycles() == []
+
+
+def test_the_cycle_check_counts_imports_made_only_for_type_checking(tmp_path, monkeypatch):
+    package = tmp_path / "cycleprobe"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "whole.py").write_text("from cycleprobe.part import Part\n")
+    (package / "part.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from cycleprobe.whole import Whole\nclass Part: ...\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert _import_cycles("cycleprobe") == [["cycleprobe.part", "cycleprobe.whole"]]
 
 
 # import-linter reads import statements; a module named in a string is loaded without one.

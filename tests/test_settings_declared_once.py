@@ -185,7 +185,8 @@ def test_the_terminal_lists_every_setting_with_its_description_values_and_flags(
     lines = {line.split(" = ")[0]: line for line in capsys.readouterr().out.splitlines() if " = " in line}
     assert list(lines) == list(SETTINGS)
     assert lines["context_size"] == (
-        "context_size = 8192\t# Context window in tokens (capped at the model's training context) (from 256 to 1048576) [reloads the model]"
+        "context_size = 8192\t# Context window in tokens (capped at the model's training context)"
+        " (from 256 to 1048576) [reloads the model]"
     )
     assert lines["top_p"].endswith("(from 0 to 1) [advanced]")
     assert lines["window_layout"].endswith("[kept by the window]")

@@ -48,7 +48,10 @@ def test_a_cli_chat_turn_opens_no_socket(socket_audit, monkeypatch):
 # --- the real app, in fresh processes (testing/real_app.py) --------------------------------------------
 def test_every_python_process_of_an_audited_run_logs_its_start_and_its_network_use(real_app):
     """The hook the real-app audits rely on reaches a child process and sees a lookup there."""
-    probe = "import socket, subprocess, sys; socket.getaddrinfo('127.0.0.1', 9); subprocess.run([sys.executable, '-c', 'pass'])"
+    probe = (
+        "import socket, subprocess, sys; socket.getaddrinfo('127.0.0.1', 9); "
+        "subprocess.run([sys.executable, '-c', 'pass'])"
+    )
     run = real_app(audit=True).run([sys.executable, "-c", probe])
     assert run.returncode == 0, run.explain()
     assert len(run.network_events) == 1 and "socket.getaddrinfo" in run.network_events[0]

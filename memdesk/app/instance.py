@@ -3,9 +3,9 @@
 Two of them on one store would each run the agent, its background work and a model: the second
 waited out SQLite's busy timeout and failed. The one running holds an exclusive lock (``flock``; on
 Windows a byte-range lock) on a lock file in the data folder, with its process id and program
-written in it, so a second start fails at once and says who holds it. The kernel drops the lock when its process ends, however it
-ends (kill -9 included), so a stale file never blocks a start; it is never deleted, because
-deleting a lock file lets two processes lock two different files.
+written in it, so a second start fails at once and says who holds it. The kernel drops the lock when
+its process ends, however it ends (kill -9 included), so a stale file never blocks a start; it is
+never deleted, because deleting a lock file lets two processes lock two different files.
 
 Other commands (memory, agents, settings, doctor, eval, ingest...) do not take the lock: they are
 short or built to share the store (WAL), and keep working while the window runs.

@@ -116,7 +116,7 @@ def open_services(
     db = open_store(paths, clock, key=key)
     embedder = embedder or default_embedder()
     settings_store = SettingsStore(db)
-    clock = clock or SystemClock(lambda: user_zone(settings_store))
+    clock = clock or SystemClock(lambda: user_zone(settings_store.load))
     # The rankers' caches belong to this connection's stores: one vector index, shared by both.
     vectors = VectorIndex(db)
     memory = _memory_services(db, embedder, clock, settings_store, paths.files_root, vectors)

@@ -7,10 +7,9 @@ encrypt)."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import tzinfo
 from pathlib import Path
-from types import SimpleNamespace
 
 from memdesk.core.base.clock import Clock, SystemClock, system_zone, zone_named
 from memdesk.core.base.errors import (
@@ -64,8 +63,7 @@ def backups_at(paths: Paths, *, key: str | None = None) -> Backups:
             # A damaged store (one that lost the start saying it is encrypted, NotEncryptedError,
             # included): the default folder is where to look.
             pass
-    read = SimpleNamespace(load=lambda: settings)  # what user_zone asks of a settings store
-    return backups_for(paths, settings, SystemClock(lambda: user_zone(read)), key=key)
+    return backups_for(paths, settings, SystemClock(lambda: user_zone(lambda: settings)), key=key)
 
 
 def open_store(
@@ -134,11 +132,11 @@ def offer_snapshot(error: DamagedStoreError, backups: Backups) -> DamagedStoreEr
     )
 
 
-def user_zone(settings_store: SettingsStore) -> tzinfo:
+def user_zone(settings: Callable[[], Settings]) -> tzinfo:
     """The time_zone setting, else the system's. A name the time zone database no longer knows
     (the setting refuses unknown names) falls back to the system's, with a warning in the log."""
     try:
-        return zone_named(settings_store.load().time_zone)
+        return zone_named(settings().time_zone)
     except ConfigError as error:
         log.warning("time_zone setting ignored: %s", error.user_message)
         return system_zone()

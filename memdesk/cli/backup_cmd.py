@@ -23,6 +23,7 @@ import sys
 from memdesk.app.instance import InstanceLock
 from memdesk.app.store_opening import backups_at
 from memdesk.cli.passphrase import current_passphrase, with_key
+from memdesk.cli.terminal import rewrite_line
 from memdesk.core.base.errors import BackupError, ForeignSnapshotError, PassphraseError, StoreError
 from memdesk.core.base.paths import Paths
 from memdesk.core.storage.backup import Backups, Snapshot
@@ -72,7 +73,7 @@ def _when(snapshot: Snapshot) -> str:
     return snapshot.created_at.strftime("%Y-%m-%d %H:%M")
 
 
-def _size(size: int) -> str:
+def _size(size: float) -> str:
     for unit in ("bytes", "KB", "MB", "GB"):
         if size < 1000 or unit == "GB":
             return f"{size} {unit}" if unit == "bytes" else f"{size:.1f} {unit}"
@@ -107,7 +108,7 @@ class _Progress:
     def __call__(self, done: int, total: int) -> None:
         percent = 100 * done // max(total, 1)
         if percent // 10 != self.shown // 10 and sys.stderr.isatty():
-            print(f"\r{self.what}: {percent}%", end="", file=sys.stderr, flush=True)
+            rewrite_line(f"{self.what}: {percent}%")
         self.shown = percent
 
     def end(self) -> None:

@@ -57,7 +57,10 @@ def add_eval_command(subparsers: argparse._SubParsersAction) -> argparse.Argumen
         choices=("fifo", "fifo+recall"),
         action="append",
         dest="variants",
-        help="context/answer: only this variant (repeatable; default: both, FIFO window only and FIFO + automatic recall)",
+        help=(
+            "context/answer: only this variant (repeatable; default: both,"
+            " FIFO window only and FIFO + automatic recall)"
+        ),
     )
     locomo.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     locomo.add_argument(
@@ -74,7 +77,8 @@ def add_eval_command(subparsers: argparse._SubParsersAction) -> argparse.Argumen
         default="search",
         help="search: share of evidence messages conversation search ranks in the top k; "
         "context: share of evidence messages wholly or partly in the model's prompt after a replay; "
-        "versions: share of knowledge-update and contradiction questions whose newer statement automatic recall shows first, marked",
+        "versions: share of knowledge-update and contradiction questions whose newer statement automatic recall shows"
+        " first, marked",
     )
     beam.add_argument(
         "--k", type=int, default=10, help="search: the largest cut-off reported (recall@5 is always reported)"
@@ -257,8 +261,10 @@ def _print_retrieval(
     for bucket, found in report.get("nothing_detector", {}).items():
         if found["auroc"] is not None:
             print(
-                f'"nothing on that" ({bucket}): AUROC {found["auroc"]:.3f} over {found["answerable"]} answerable and {found["unanswerable"]} '
-                f"unanswerable questions; said for {found['nothing_for_answerable']:.1%} of answerable, {found['nothing_for_unanswerable']:.1%} of unanswerable"
+                f'"nothing on that" ({bucket}): AUROC {found["auroc"]:.3f} over {found["answerable"]} answerable'
+                f" and {found['unanswerable']} unanswerable questions;"
+                f" said for {found['nothing_for_answerable']:.1%} of answerable,"
+                f" {found['nothing_for_unanswerable']:.1%} of unanswerable"
             )
 
 
@@ -355,7 +361,8 @@ def _print_replay(report: dict, title: str = "LoCoMo") -> None:
     )
     held_out = [c for c in report["conversations"] if c not in report.get("tuned_on", [])]
     print(
-        f"automatic recall tuned on {', '.join(report.get('tuned_on', [])) or 'none of these'}; held out: {', '.join(held_out) or 'none'}"
+        f"automatic recall tuned on {', '.join(report.get('tuned_on', [])) or 'none of these'}; held out:"
+        f" {', '.join(held_out) or 'none'}"
     )
     for variant, rows in report["variants"].items():
         label = "FIFO window only (no search call)" if variant == "fifo" else "FIFO window + automatic recall"

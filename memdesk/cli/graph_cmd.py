@@ -53,6 +53,7 @@ def run_graph(args: argparse.Namespace) -> int:
         if record is None:
             raise AgentNotFoundError(f"No agent named {args.agent!r}", hint="list them with: memdesk agents")
         graph = services.memory.graph
+        assert graph is not None  # the app's services always build the graph
         extracted = _extract(services, record.id) if args.extract else None
         if args.entity:
             return _show_entity(services, record, args, extracted)
@@ -89,7 +90,8 @@ def run_graph(args: argparse.Namespace) -> int:
         for entity, _score in top:
             aliases = f" (also {', '.join(entity.aliases)})" if entity.aliases else ""
             print(
-                f"  {entity.name}{aliases}\t{entity.kind}\t{entity.mentions} mentions\tlast {local_day(entity.last_seen)}"
+                f"  {entity.name}{aliases}\t{entity.kind}\t{entity.mentions} mentions\tlast"
+                f" {local_day(entity.last_seen)}"
             )
         return 0
 

@@ -18,6 +18,7 @@ from memdesk.app.services import Services, unlock_and_open
 from memdesk.core.base.errors import PassphraseError, PassphraseRequiredError, WrongPassphraseError
 from memdesk.core.base.paths import Paths
 from memdesk.core.storage.driver import file_is_encrypted
+from memdesk.core.text.visible import visible
 
 PASSPHRASE_FILE_ENV = "MEMDESK_PASSPHRASE_FILE"
 #: The new passphrase for `memdesk encrypt --change`, when the current one is in MEMDESK_PASSPHRASE_FILE.
@@ -53,7 +54,7 @@ def read_passphrase_file(path: Path) -> str:
 def ask(prompt: str) -> str:
     """One passphrase typed on the terminal (not echoed)."""
     try:
-        passphrase = getpass.getpass(prompt)
+        passphrase = getpass.getpass(visible(prompt))  # written to the terminal itself
     except EOFError:
         passphrase = ""
     if not passphrase:
@@ -108,4 +109,6 @@ def with_key(store: Path, open_with_key):
 
 def open_store_services(paths: Paths | None = None, **options) -> Services:
     """The services of the user's store, its passphrase asked on the terminal when it is encrypted."""
-    return unlock_and_open(paths, unlock=unlock_on_terminal, **options)
+    services = unlock_and_open(paths, unlock=unlock_on_terminal, **options)
+    assert services is not None  # the terminal asks again or raises: it never gives up
+    return services

@@ -48,7 +48,7 @@ def cpu_flags(cpuinfo: Path = Path("/proc/cpuinfo")) -> tuple[str, frozenset[str
         text = cpuinfo.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return None
-    model, flags = "", set()
+    model, flags = "", set[str]()
     for line in text.splitlines():
         key, _, value = line.partition(":")
         key = key.strip().lower()

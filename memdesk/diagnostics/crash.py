@@ -20,7 +20,9 @@ def rebuild_portable() -> str:
         return "install the portable MemDesk bundle for this platform"
     if (_CHECKOUT / "Makefile").is_file() and (_CHECKOUT / "scripts" / "llama-wheel").is_file():
         return "rebuild portable: make clean-venv && make install"
-    return "reinstall llama-cpp-python portable: scripts/llama-wheel PIP 0.3.36 (see the README, 'Install with pip')"
+    return (
+        "reinstall llama-cpp-python portable: scripts/llama-wheel PIP 0.3.36 (see docs/install.md, 'Install with pip')"
+    )
 
 
 def signal_name(exitcode: int) -> str:

@@ -51,3 +51,12 @@ class Report:
 
     def as_json(self) -> dict:
         return {"ok": self.ok, "checks": [asdict(check) for check in self.checks]}
+
+
+def human_size(count: float) -> str:
+    """A size in bytes as a check's line says it (1024 to the unit)."""
+    for unit in ("bytes", "KB", "MB", "GB"):
+        if count < 1024 or unit == "GB":
+            return f"{count:.0f} {unit}" if unit == "bytes" else f"{count:.1f} {unit}"
+        count /= 1024
+    return f"{count:.1f} TB"

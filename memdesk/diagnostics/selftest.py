@@ -57,7 +57,8 @@ def _stages(say) -> int:
     try:
         say(
             "store",
-            f"{services.paths.database.name}, schema {services.db.schema_version}, sqlite-vec {services.db.scalar('SELECT vec_version()')}",
+            f"{services.paths.database.name}, schema {services.db.schema_version},"
+            f" sqlite-vec {services.db.scalar('SELECT vec_version()')}",
         )
         vectors = services.embedder.embed([MESSAGE])
         say("embedder", f"{services.embedder.model_id}, {vectors.shape[1]} dimensions")
@@ -78,7 +79,8 @@ def _stages(say) -> int:
         )
         say(
             "turn",
-            f"{len(calls)} step(s): {', '.join(calls) or 'none'}; every call valid JSON: {valid}; message saved: {saved}",
+            f"{len(calls)} step(s): {', '.join(calls) or 'none'}; every call valid JSON: {valid}; message saved:"
+            f" {saved}",
         )
         if not calls or not valid or not saved:
             say("FAILED", "the agent turn did not produce valid, saved calls")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 from memdesk.core.agent.loop import Agent
 from memdesk.core.agent.observer import AgentObserver
@@ -31,19 +31,21 @@ class StoreServices(Protocol):
     def close(self) -> None: ...
 
 
+#: The services the root's factories make and take (memdesk.app.services.Services).
+S = TypeVar("S", bound=StoreServices)
+
+
 @dataclass(frozen=True)
-class SessionParts:
+class SessionParts(Generic[S]):
     #: The session's own connection, opened (and closed) on its job thread.
-    open_services: Callable[[], StoreServices]
+    open_services: Callable[[], S]
     make_runtime: Callable[[Settings], Runtime]
     #: (services, agent id, runtime, observer, settings) -> the agent, with the front end's consent.
-    open_agent: Callable[[StoreServices, int, Runtime, AgentObserver, Settings | None], Agent]
+    open_agent: Callable[[S, int, Runtime, AgentObserver, Settings | None], Agent]
     #: A private chat's services: an in-memory copy of these; closing them discards it.
-    open_private: Callable[[StoreServices], StoreServices]
+    open_private: Callable[[S], S]
     #: (services, agent id, runtime, settings, the agent's prompt prefix) -> its consolidation pass.
-    open_consolidator: Callable[
-        [StoreServices, int, Runtime, Settings | None, Callable[[], Sequence[ChatMessage]]], Consolidator
-    ]
+    open_consolidator: Callable[[S, int, Runtime, Settings | None, Callable[[], Sequence[ChatMessage]]], Consolidator]
     #: Runs work on the store's retention, on a connection of its own (a VACUUM must not hold the
     #: front end's), and returns what the work returned.
     with_retention: Callable[[Callable[[Retention], Any]], Any]

@@ -65,7 +65,7 @@ def main(kind: str, hold: float) -> None:
 
     def ready(_model):
         if kind == "heartbeat":
-            window.heartbeat_requested.emit()  # as the idle timer does
+            window.worker.heartbeat()  # as the idle timer does
         answered()
 
     window.model_ready.connect(ready)

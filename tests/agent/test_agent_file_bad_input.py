@@ -148,8 +148,10 @@ TWO_MB = ("Ana likes long walks by the river and strong black tea. " * 40_000)[:
             "letta",
             len(TWO_MB),
             [
-                f"Block 'human' of 'hoarder' had a limit of {len(TWO_MB):,} characters, over MemDesk's maximum for an imported block: set to 20,000",
-                f"Block 'human' of 'hoarder' held {len(TWO_MB):,} characters, over its limit of 20,000: cut to its first 20,000 characters",
+                f"Block 'human' of 'hoarder' had a limit of {len(TWO_MB):,} characters,"
+                " over MemDesk's maximum for an imported block: set to 20,000",
+                f"Block 'human' of 'hoarder' held {len(TWO_MB):,} characters,"
+                " over its limit of 20,000: cut to its first 20,000 characters",
             ],
         ),
         (
@@ -157,15 +159,18 @@ TWO_MB = ("Ana likes long walks by the river and strong black tea. " * 40_000)[:
             None,
             [
                 "Block 'human' of 'hoarder' had no valid character limit: set to 20,000",
-                f"Block 'human' of 'hoarder' held {len(TWO_MB):,} characters, over its limit of 20,000: cut to its first 20,000 characters",
+                f"Block 'human' of 'hoarder' held {len(TWO_MB):,} characters,"
+                " over its limit of 20,000: cut to its first 20,000 characters",
             ],
         ),
         (
             "json",
             10**9,
             [
-                "Block 'human' of 'hoarder' had a limit of 1,000,000,000 characters, over MemDesk's maximum for an imported block: set to 20,000",
-                f"Block 'human' of 'hoarder' held {len(TWO_MB):,} characters, over its limit of 20,000: cut to its first 20,000 characters",
+                "Block 'human' of 'hoarder' had a limit of 1,000,000,000 characters,"
+                " over MemDesk's maximum for an imported block: set to 20,000",
+                f"Block 'human' of 'hoarder' held {len(TWO_MB):,} characters,"
+                " over its limit of 20,000: cut to its first 20,000 characters",
             ],
         ),
     ],

@@ -13,7 +13,10 @@ from memdesk.core.tools.imported import ImportedTools
 from memdesk.core.transfer.agentfile import EXTENSION_KEY, export_agent_file, import_agent_file, parse_agent_file
 from memdesk.core.transfer.agentfile.graph import GraphFileTransfer
 
-TOOL_CODE = 'def roll(sides: int) -> str:\n    """Roll a die.\n\n    Args:\n        sides: How many sides.\n    """\n    return "4"\n'
+TOOL_CODE = (
+    'def roll(sides: int) -> str:\n    """Roll a die.\n\n'
+    '    Args:\n        sides: How many sides.\n    """\n    return "4"\n'
+)
 
 
 @pytest.fixture
@@ -54,7 +57,8 @@ def lived(services, make_agent, clock, tmp_path):
         context_start_id=messages[4].id,
         evicted_count=4,
         summary="Note: Ada said hi and likes tea.",
-        config={"pinned": True},
+        # Options MemDesk owns travel; a confirmation and unknown keys do not (test_imported_options.py).
+        config={"retention_days": 30, "retention_confirmed": False},
     )
     said = next(m for m in services.memory.recall.all(agent.id) if m.kind == "user_message")
     lived_graph(services, agent.id, said.id, clock)
@@ -170,12 +174,15 @@ def snapshot(services, agent_id):
         (agent_id,),
     )
     facts = db.query(
-        "SELECT s.key, f.relation, o.key, f.message_id, f.passage_id, f.valid_from, f.valid_to, f.author, f.created_at, f.deleted"
-        " FROM graph_facts f JOIN graph_entities s ON s.id = f.subject_id JOIN graph_entities o ON o.id = f.object_id WHERE f.agent_id = ?",
+        "SELECT s.key, f.relation, o.key, f.message_id, f.passage_id, f.valid_from, f.valid_to, f.author,"
+        " f.created_at, f.deleted"
+        " FROM graph_facts f JOIN graph_entities s ON s.id = f.subject_id JOIN graph_entities o ON o.id = f.object_id"
+        " WHERE f.agent_id = ?",
         (agent_id,),
     )
     mentions = db.query(
-        "SELECT e.key, m.message_id, m.passage_id, m.at FROM graph_mentions m JOIN graph_entities e ON e.id = m.entity_id WHERE m.agent_id = ?",
+        "SELECT e.key, m.message_id, m.passage_id, m.at FROM graph_mentions m JOIN graph_entities e"
+        " ON e.id = m.entity_id WHERE m.agent_id = ?",
         (agent_id,),
     )
     return {

@@ -127,7 +127,7 @@ def test_a_giant_function_result_is_truncated_and_says_so(services, make_agent, 
     runtime = ScriptedRuntime(context_window=base + 2500)
     agent = make_agent("reader", runtime=runtime)
     agent.files.root.mkdir(parents=True, exist_ok=True)
-    (agent.files.root / "big.txt").write_text("\n".join("line %d " % i + "word " * 60 for i in range(300)))
+    (agent.files.root / "big.txt").write_text("\n".join(f"line {i} " + "word " * 60 for i in range(300)))
     runtime.enqueue(
         call("read_from_text_file", "read it", True, filename="big.txt", line_start=1, num_lines=200),
         say("done"),

@@ -60,17 +60,20 @@ def test_an_older_store_credits_its_default_blocks_to_memdesk_and_leaves_the_use
     ]
     for block_id, agent_id, label, text, edit in blocks:
         db.execute(
-            "INSERT INTO memory_blocks(id, agent_id, label, value, char_limit, updated_at, updated_by) VALUES (?, ?, ?, ?, 5000, ?, 'user')",
+            "INSERT INTO memory_blocks(id, agent_id, label, value, char_limit, updated_at, updated_by)"
+            " VALUES (?, ?, ?, ?, 5000, ?, 'user')",
             (block_id, agent_id, label, edit or text, now),
         )
         db.execute(
-            "INSERT INTO memory_history(agent_id, target_kind, target_id, target_label, action, after, source, created_at)"
+            "INSERT INTO memory_history(agent_id, target_kind, target_id, target_label, action, after, source,"
+            " created_at)"
             " VALUES (?, 'block', ?, ?, 'create', ?, 'user', ?)",
             (agent_id, block_id, label, text, now),
         )
         if edit:
             db.execute(
-                "INSERT INTO memory_history(agent_id, target_kind, target_id, target_label, action, before, after, source, created_at)"
+                "INSERT INTO memory_history(agent_id, target_kind, target_id, target_label, action, before, after,"
+                " source, created_at)"
                 " VALUES (?, 'block', ?, ?, 'update', ?, ?, 'user', ?)",
                 (agent_id, block_id, label, text, edit, now),
             )

@@ -260,3 +260,21 @@ def test_in_context_ids_set_the_context_window(services):
     data["agents"][0]["in_context_message_ids"] = ["message-0", "message-1", "message-4"]  # not one run
     summary = import_agent_file(services, data)
     assert any("not one run" in item for item in summary.fixups)
+
+
+@pytest.mark.parametrize(("status", "shown"), [("success", "OK"), ("error", "Failed")])
+def test_a_tool_result_that_is_plain_text_becomes_a_function_result(status, shown):
+    """Letta keeps some tools' returns as plain text, with the status beside it."""
+    from datetime import UTC, datetime
+
+    from memdesk.core.transfer.agentfile import letta
+
+    message = {
+        "role": "tool",
+        "content": [],
+        "tool_returns": [{"func_response": "42 results", "status": status, "tool_call_id": "toolu_9"}],
+        "name": "web_search",
+    }
+    incoming = letta.tool_incoming("message-7", message, datetime(2026, 2, 11, tzinfo=UTC))
+    assert json.loads(incoming.content) == {"status": shown, "message": "42 results"}
+    assert incoming.call_ref == "toolu_9"

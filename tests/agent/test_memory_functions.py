@@ -76,8 +76,8 @@ def test_core_memory_appears_in_the_prompt_with_its_fill_level(services, runtime
     memory = runtime.prompts[0][1].content  # the memory section follows the static system message
     assert memory.startswith("### Memory")
     assert (
-        '<human characters="9/2000" description="What you know about the user: facts they share with you, one per line.">\nName: Ana\n</human>'
-        in memory
+        '<human characters="9/2000" description="What you know about the user: facts they share with you,'
+        ' one per line.">\nName: Ana\n</human>' in memory
     )
 
 

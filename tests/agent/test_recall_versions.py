@@ -53,8 +53,10 @@ def test_an_update_is_shown_newest_first_with_both_dates(services, runtime, make
     lines = [line for line in section(runtime) if "commits" in line]
     day = lambda at: f"{at.day} {at:%b %Y}"  # noqa: E731
     assert lines == [
-        f"[{day(new_day)}, user; update of {day(old_day)}] The commits merged into the main branch of the budget tracker repository have now reached 165.",
-        f"[{day(old_day)}, user; updated {day(new_day)}] I pushed the budget tracker to the GitHub repository with 150 commits merged into the main branch.",
+        f"[{day(new_day)}, user; update of {day(old_day)}] The commits merged into the main branch of the budget"
+        " tracker repository have now reached 165.",
+        f"[{day(old_day)}, user; updated {day(new_day)}] I pushed the budget tracker to the GitHub repository with 150"
+        " commits merged into the main branch.",
     ]
 
 
@@ -83,7 +85,7 @@ def test_hits_without_a_second_version_keep_their_rank_order_unmarked(services, 
     agent.send_user_message("Why does my basil wilt?")
     lines = section(runtime)
     assert lines[0].split("] ")[1] == "My basil wilts in the afternoon sun." and all(
-        "; update" not in l and "contradict" not in l for l in lines
+        "; update" not in line and "contradict" not in line for line in lines
     )
 
 

@@ -30,14 +30,20 @@ def chars(text: str) -> int:
 
 
 def test_a_one_step_reply_spends_its_tokens_on_structure_and_thoughts_only():
-    reply = '{"function": "send_message", "params": {"inner_thoughts": "greet", "message": "Hi Ada!", "remember": "Name: Ada"}}'
+    reply = (
+        '{"function": "send_message", "params": '
+        '{"inner_thoughts": "greet", "message": "Hi Ada!", "remember": "Name: Ada"}}'
+    )
     split = tokens_before_reply(chars, [reply])
     opening = '{"function": "send_message", "params": {"inner_thoughts": "greet", "message": "'
     assert split == {"inner_thoughts": 5, "arguments": 0, "structure": len(opening) - 5, "total": len(opening)}
 
 
 def test_calls_before_the_reply_count_whole_with_their_arguments_apart():
-    edit = '{"function": "core_memory_append", "params": {"inner_thoughts": "save \\"it\\"", "label": "human", "content": "Ada", "request_heartbeat": true}}'
+    edit = (
+        '{"function": "core_memory_append", "params": '
+        '{"inner_thoughts": "save \\"it\\"", "label": "human", "content": "Ada", "request_heartbeat": true}}'
+    )
     reply = '{"function": "send_message", "params": {"inner_thoughts": "hi", "message": "Hello"}}'
     split = tokens_before_reply(chars, [edit, reply])
     assert split["total"] == len(edit) + len(reply[: reply.index("Hello")])

@@ -42,7 +42,8 @@ def test_every_format_is_ingested_cited_and_searchable(store, corpus, real_embed
         start, end = best.citation.char_start, best.citation.char_end
         assert start is not None and end > start
     html_text = db.scalar(
-        "SELECT group_concat(text) FROM passages p JOIN documents d ON d.id = p.document_id WHERE d.path LIKE '%page.html'"
+        "SELECT group_concat(text) FROM passages p JOIN documents d ON d.id = p.document_id"
+        " WHERE d.path LIKE '%page.html'"
     )
     assert "yellow tram" in html_text and "scriptword" not in html_text
 

@@ -82,7 +82,8 @@ def test_a_failure_no_parser_foresaw_is_still_only_that_files_failure(store, man
     report = _ingest(store, manual_clock, sorted(tmp_path.iterdir()))
     assert report.added == 1
     assert _reasons(report) == {
-        "odd.md": "odd.md: damaged, or not what its name says (RuntimeError: the parser tripped over something new with a second line)"
+        "odd.md": "odd.md: damaged, or not what its name says "
+        "(RuntimeError: the parser tripped over something new with a second line)"
     }
 
 

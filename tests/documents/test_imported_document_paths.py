@@ -145,7 +145,8 @@ def test_the_upgrade_marks_rows_the_user_did_not_read_last(tmp_path):
         ["/home/me/read.txt", "/etc/imported", "/home/me/failed.txt", "/home/me/reread.txt"], start=1
     ):
         db.execute(
-            "INSERT INTO documents(id, agent_id, path, title, content_hash, size_bytes, created_at, updated_at) VALUES (?, 1, ?, 't', '', 0, ?, ?)",
+            "INSERT INTO documents(id, agent_id, path, title, content_hash, size_bytes, created_at, updated_at)"
+            " VALUES (?, 1, ?, 't', '', 0, ?, ?)",
             (n, path, now, now),
         )
     for document_id, source in [
@@ -155,7 +156,8 @@ def test_the_upgrade_marks_rows_the_user_did_not_read_last(tmp_path):
         (4, "user"),
     ]:  # 3: never read (no change recorded)
         db.execute(
-            "INSERT INTO memory_history(agent_id, target_kind, target_id, action, source, created_at) VALUES (1, 'document', ?, 'create', ?, ?)",
+            "INSERT INTO memory_history(agent_id, target_kind, target_id, action, source, created_at)"
+            " VALUES (1, 'document', ?, 'create', ?, ?)",
             (document_id, source, now),
         )
     db.migrate(MIGRATIONS)

@@ -136,15 +136,11 @@ def test_the_model_may_only_link_the_entities_found(queued):
 
 def test_a_new_fact_from_the_model_is_stored_with_its_source(queued, graph):
     extractor, agent_id = queued
-    runtime = ScriptedRuntime(
-        [call("record_fact", "", subject="Ann", relation="sister of", object="User")], context_window=4096
-    )
-    extractor.graph.find(agent_id, "Ann")
     before = len(graph.all_facts(agent_id))
-    runtime2 = ScriptedRuntime(
+    runtime = ScriptedRuntime(
         [call("record_fact", "", subject="Lisbon", relation="home of", object="Ann")], context_window=4096
     )
-    report = extractor.run_facts(ModelFactExtractor(runtime2), agent_id)
+    report = extractor.run_facts(ModelFactExtractor(runtime), agent_id)
     assert report.model_facts == 1 and len(graph.all_facts(agent_id)) == before + 1
     new = [f for f in graph.all_facts(agent_id) if f.relation == "home of"][0]
     assert new.author == "extractor" and new.source()[0] == "message"

@@ -70,14 +70,14 @@ def test_the_kept_count_of_mentioned_messages_follows_new_and_removed_mentions(s
         _mention(graph, agent_id, clock, lisbon if n % 2 else ann, message)
         _mention(graph, agent_id, clock, ann, message)  # a second mention of one message counts once
         assert _ranking(kept, agent_id, query) == fresh()
-    assert kept._ranker._mentioned[agent_id][2] == 8
+    assert kept._ranker._mentioned._counts[agent_id][2] == 8
     doomed = say("a note about Lisbon, deleted later")
     _mention(graph, agent_id, clock, lisbon, doomed)
     _mention(graph, agent_id, clock, biscuit, say("the newest mention"))
     assert _ranking(kept, agent_id, query) == fresh()
     services.db.execute("DELETE FROM messages WHERE id = ?", (doomed,))  # its mention goes by cascade
     assert _ranking(kept, agent_id, query) == fresh()
-    assert kept._ranker._mentioned[agent_id][2] == 9
+    assert kept._ranker._mentioned._counts[agent_id][2] == 9
 
 
 def test_opening_an_agent_counts_the_mentioned_messages_before_the_first_search(services, graph, agent_id, clock, say):
@@ -87,7 +87,7 @@ def test_opening_an_agent_counts_the_mentioned_messages_before_the_first_search(
     ranker = MessageRanker(services.db, embedder, VectorIndex(services.db))
     recall = RecallMemory(services.db, embedder, ranker=ranker)
     recall.warm(agent_id)
-    assert agent_id not in recall._ranker._mentioned  # no graph expansion, nothing to count
+    assert agent_id not in recall._ranker._mentioned._counts  # no graph expansion, nothing to count
     expanding = RecallMemory(services.db, embedder, ranker=ranker, graph_weight=lambda: 0.5)
     expanding.warm(agent_id)
-    assert expanding._ranker._mentioned[agent_id][2] == 1
+    assert expanding._ranker._mentioned._counts[agent_id][2] == 1

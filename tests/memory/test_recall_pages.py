@@ -50,3 +50,16 @@ def test_a_page_never_begins_with_a_function_result_apart_from_its_call(services
         result.id,
         last.id,
     ]
+
+
+def test_the_message_that_started_a_chain_is_found_from_any_step_of_it(services):
+    """The history panel names the user's message a heartbeat's change answers."""
+    agent = services.create_agent("sam")
+    add(services, agent.id, "user_message", "an older one")
+    asked = add(services, agent.id, "user_message", "remember Lisbon")
+    heartbeat = add(services, agent.id, "heartbeat", "continue")
+    later = add(services, agent.id, "user_message", "a newer one")
+    found = services.memory.recall.last_of_kind(agent.id, "user_message", heartbeat.id)
+    assert (found.id, found.content, found.created_at) == (asked.id, asked.content, asked.created_at)
+    assert services.memory.recall.last_of_kind(agent.id, "user_message", later.id).id == later.id
+    assert services.memory.recall.last_of_kind(agent.id, "assistant_message", later.id) is None

@@ -229,7 +229,10 @@ def write_gguf(path, metadata: dict) -> None:
     path.write_bytes(data + b"\0" * (-len(data) % 32))  # the (empty) tensor data starts aligned
 
 
-PLAIN_TEMPLATE = "{% for m in messages %}<|{{ m.role }}|>{{ m.content }}\n{% endfor %}{% if add_generation_prompt %}<|assistant|>{% endif %}"
+PLAIN_TEMPLATE = (
+    "{% for m in messages %}<|{{ m.role }}|>{{ m.content }}\n{% endfor %}"
+    "{% if add_generation_prompt %}<|assistant|>{% endif %}"
+)
 NO_SYSTEM_TEMPLATE = (
     "{% for m in messages %}{% if m.role == 'system' %}{{ raise_exception('System role not supported') }}{% endif %}"
     "{{ m.content }}{% endfor %}"

@@ -68,7 +68,8 @@ class FakeServer:
                             "choices": [
                                 {
                                     "delta": {
-                                        "content": '{"function": "send_message", "params": {"inner_thoughts": "", "message": "hi"}}'
+                                        "content": '{"function": "send_message", "params": '
+                                        '{"inner_thoughts": "", "message": "hi"}}'
                                     }
                                 }
                             ]

@@ -118,7 +118,7 @@ def test_every_third_party_package_desktop_imports_is_a_declared_dependency(whee
 def test_installed_non_editable_it_answers_version_and_a_chat_message(wheel, tmp_path):
     """A fresh venv holding only the wheel (no editable checkout on its path); the dependencies come
     from this venv's site-packages through a .pth file, so no registry is needed and it takes
-    seconds. The full check from an empty venv is in the README ('Install with pip')."""
+    seconds. The full check from an empty venv is in docs/install.md ('Install with pip')."""
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     site = Path(

@@ -32,7 +32,8 @@ def bound(monkeypatch):
 def say(db, text: str, agent_id: int = 1) -> int:
     when = START + timedelta(minutes=db.scalar("SELECT COUNT(*) FROM messages"))
     return db.execute(
-        "INSERT INTO messages(agent_id, created_at, role, kind, content, search_text) VALUES (?, ?, 'user', 'user_message', ?, ?)",
+        "INSERT INTO messages(agent_id, created_at, role, kind, content, search_text)"
+        " VALUES (?, ?, 'user', 'user_message', ?, ?)",
         (agent_id, iso(when), text, text),
     ).lastrowid
 

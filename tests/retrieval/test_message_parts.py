@@ -4,6 +4,7 @@ message ranks it as high as a short message saying the same, with the part that 
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from itertools import pairwise
 
 from memdesk.core.embedding.hashing import HashingEmbedder
 from memdesk.core.memory.recall import RecallMemory
@@ -22,7 +23,7 @@ def test_a_short_message_is_one_part_and_a_long_one_is_cut_at_line_ends_covering
     text = PLAN + "\n" + DETAIL
     spans = split_parts(text)
     assert spans[0][0] == 0 and spans[-1][1] == len(text)
-    assert all(a[1] == b[0] for a, b in zip(spans, spans[1:]))  # no gap, no overlap
+    assert all(a[1] == b[0] for a, b in pairwise(spans))  # no gap, no overlap
     assert all(text[end - 1] == "\n" for _, end in spans[:-1])  # cut after a line
     assert all(end - start <= PART_CHARS * 1.25 for start, end in spans)
     unbroken = "x" * (3 * PART_CHARS)

@@ -12,6 +12,7 @@ from memdesk.core.embedding.hashing import HashingEmbedder
 from memdesk.core.memory.recall import RecallMemory
 from memdesk.core.retrieval import MessageRanker, VectorIndex
 from memdesk.core.retrieval import messages as message_ranking
+from memdesk.core.retrieval import timeline as timelines
 
 START = datetime(2026, 3, 1, 10, 0, tzinfo=UTC)
 
@@ -44,9 +45,9 @@ def test_a_new_message_is_read_alone_and_the_ranking_equals_a_fresh_read(db, mon
         )
     recall.rank(1, "owls")
     read = []
-    original = message_ranking._timeline_rows
+    original = timelines._timeline_rows
     monkeypatch.setattr(
-        message_ranking, "_timeline_rows", lambda rows, speaker: read.append(len(rows)) or original(rows, speaker)
+        timelines, "_timeline_rows", lambda rows, speaker: read.append(len(rows)) or original(rows, speaker)
     )
     _say(recall, "owls again, late at night", 60, author="Cleo")  # a new speaker too
     _say(recall, "owls in the morning", 60 * 24 * 3)  # a new session
@@ -139,9 +140,9 @@ def test_warming_reads_the_timeline_before_the_first_search(db, monkeypatch):
     recall.index_pending(1)
     index.warm_in_background(1, recall.warm).join()
     read = []
-    original = message_ranking._timeline_rows
+    original = timelines._timeline_rows
     monkeypatch.setattr(
-        message_ranking, "_timeline_rows", lambda rows, speaker: read.append(len(rows)) or original(rows, speaker)
+        timelines, "_timeline_rows", lambda rows, speaker: read.append(len(rows)) or original(rows, speaker)
     )
     assert len(recall.rank(1, "apples")) == 5
     assert read == []
@@ -164,8 +165,8 @@ def test_a_growing_conversation_is_appended_in_place_not_copied_each_turn(db, mo
         _say(recall, f"turn {n} about {'owls' if n % 5 == 0 else 'bread'}", n)
     recall.rank(1, "owls")
     made = []
-    original = message_ranking._Room
-    monkeypatch.setattr(message_ranking, "_Room", lambda *a: made.append(1) or original(*a))
+    original = timelines._Room
+    monkeypatch.setattr(timelines, "_Room", lambda *a: made.append(1) or original(*a))
     for n in range(40, 100):  # one message a turn, as a conversation grows
         _say(recall, f"turn {n} about {'owls' if n % 5 == 0 else 'bread'}", n)
         recall.rank(1, "owls")
@@ -176,18 +177,12 @@ def test_a_growing_conversation_is_appended_in_place_not_copied_each_turn(db, mo
 
 def test_two_extensions_of_one_timeline_never_write_into_each_others_rows():
     lock = threading.Lock()
-    start = message_ranking._Timeline(
+    start = timelines.Timeline(
         (1,), np.array([1, 2]), np.array(["Ana", "Ben"], dtype=object), np.array([False, True]), np.array([0.0, 60.0])
     )
-    first = message_ranking._extended(
-        start, (2,), np.array([3]), np.array([120.0]), np.array(["Ana"], dtype=object), lock
-    )
-    second = message_ranking._extended(
-        start, (2,), np.array([4]), np.array([10**6]), np.array(["Cleo"], dtype=object), lock
-    )
-    third = message_ranking._extended(
-        first, (3,), np.array([5]), np.array([180.0]), np.array(["Ben"], dtype=object), lock
-    )
+    first = timelines.extended(start, (2,), np.array([3]), np.array([120.0]), np.array(["Ana"], dtype=object), lock)
+    second = timelines.extended(start, (2,), np.array([4]), np.array([10**6]), np.array(["Cleo"], dtype=object), lock)
+    third = timelines.extended(first, (3,), np.array([5]), np.array([180.0]), np.array(["Ben"], dtype=object), lock)
     assert first.ids.tolist() == [1, 2, 3] and first.same_session.tolist() == [False, True, True]
     assert second.ids.tolist() == [1, 2, 4] and second.same_session.tolist() == [False, True, False]
     assert second.authors.tolist() == ["Ana", "Ben", "Cleo"] and second.speakers == {"Cleo"}

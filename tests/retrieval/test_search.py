@@ -71,7 +71,8 @@ def test_archival_search_fuses_words_and_meaning_and_sees_unembedded_text(db, re
     assert "77-ALPHA" in archival.search(1, "77-ALPHA").hits[0].passage.text
     # A chunk whose vector is not computed yet is still found by its words.
     db.execute(
-        "INSERT INTO passages(agent_id, text, created_at) VALUES (1, 'Zanzibar ferry tickets are in the drawer', '2026-01-01T00:00:00+00:00')"
+        "INSERT INTO passages(agent_id, text, created_at) VALUES (1, 'Zanzibar ferry tickets are in the drawer',"
+        " '2026-01-01T00:00:00+00:00')"
     )
     assert "Zanzibar" in archival.search(1, "zanzibar tickets").hits[0].passage.text
 

@@ -15,7 +15,8 @@ def test_a_changed_count_of_the_same_thing_is_an_update_newest_known():
         [
             ("The commits merged into the main branch have now reached 165, so I want a release checklist.", MAY_12),
             (
-                "I tagged release v1.0.0 and pushed it to the GitHub repository with 150 commits and 12 branches merged.",
+                "I tagged release v1.0.0 and pushed it to the GitHub repository with 150"
+                " commits and 12 branches merged.",
                 MAY_3,
             ),
         ]

@@ -54,7 +54,10 @@ def test_without_generation_prompt(smollm_template):
 
 
 def test_override_wins_over_the_models_template(smollm_template):
-    override = "{% for m in messages %}[{{ m.role }}] {{ m.content }}\n{% endfor %}{% if add_generation_prompt %}[assistant] {% endif %}"
+    override = (
+        "{% for m in messages %}[{{ m.role }}] {{ m.content }}\n{% endfor %}"
+        "{% if add_generation_prompt %}[assistant] {% endif %}"
+    )
     template = ChatTemplate.choose(override, smollm_template, model_name="smollm")
     assert template.origin == "override"
     assert template.render(MESSAGES[:2]) == "[system] Be brief.\n[user] Hi\n[assistant] "

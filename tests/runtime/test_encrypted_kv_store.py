@@ -81,7 +81,8 @@ def test_a_fresh_runtime_loads_the_encrypted_state_instead_of_evaluating_it(mode
 
     system = (
         "You are Sam, a friendly companion with long-term memory. You remember what the user tells you and answer "
-        "briefly. Always reply with one JSON object that calls send_message. Core memory: the user is Ann, who loves kayaks."
+        "briefly. Always reply with one JSON object that calls send_message. Core memory: the user is Ann,"
+        " who loves kayaks."
     )
     messages = [ChatMessage("system", system), ChatMessage("user", "Hi!")]
     request = CallRequest(messages, TOOLS[:1], sampling(Settings(temperature=0, max_answer_tokens=16)))

@@ -105,7 +105,7 @@ def test_a_bad_file_raises_the_same_typed_error(tmp_path):
         with pytest.raises(ModelFileError, match="bad.gguf"):
             runtime.wait_ready()
         with pytest.raises(ModelFileError, match="bad.gguf"):  # again, not a broken pipe
-            runtime.info
+            _ = runtime.info
     finally:
         runtime.close()
 

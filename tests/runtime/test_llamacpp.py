@@ -125,7 +125,8 @@ def test_prefix_reuse_evaluates_only_new_tokens(llama):
     again = llama.generate_call(
         CallRequest(second, TOOLS, sampling(Settings(seed=5, max_answer_tokens=200)), HEARTBEAT_TOOLS)
     )
-    shared = next(i for i, (a, b) in enumerate(zip(held + [-1], new)) if a != b)
+    # strict=False: the -1 ends the held tokens, so a held prefix of the new prompt still differs somewhere.
+    shared = next(i for i, (a, b) in enumerate(zip(held + [-1], new, strict=False)) if a != b)
     assert again.stats.prompt_tokens == len(new) and shared >= len(llama.prompt_tokens(first))
     # Only what the cache does not hold is evaluated: the first prompt and the reply are kept.
     assert again.stats.evaluated_tokens == len(new) - shared
@@ -214,10 +215,13 @@ def test_the_grammar_rejects_unknown_functions_and_wrong_arguments(llama):
     bad = [
         '{"function": "delete_everything", "params": {"inner_thoughts": "hi", "message": "x"}}',
         '{"function": "send_message", "params": {"inner_thoughts": "hi", "msg": "Hello!"}}',
-        '{"function": "send_message", "params": {"inner_thoughts": "hi", "message": "Hello!", "request_heartbeat": true}}',
+        '{"function": "send_message", "params": '
+        '{"inner_thoughts": "hi", "message": "Hello!", "request_heartbeat": true}}',
         '{"function": "archival_memory_search", "params": {"inner_thoughts": "x", "query": "cats"}}',
-        '{"function": "archival_memory_search", "params": {"inner_thoughts": "x", "query": "cats", "page": "two", "request_heartbeat": true}}',
-        '{"function": "core_memory_append", "params": {"inner_thoughts": "x", "label": "diary", "content": "c", "request_heartbeat": false}}',
+        '{"function": "archival_memory_search", "params": '
+        '{"inner_thoughts": "x", "query": "cats", "page": "two", "request_heartbeat": true}}',
+        '{"function": "core_memory_append", "params": '
+        '{"inner_thoughts": "x", "label": "diary", "content": "c", "request_heartbeat": false}}',
         '{"function":"send_message","params":{"inner_thoughts":"hi","message":"Hello!"}}',
         '{"function": "send_message", "params": {"inner_thoughts": "hi", "message": "Hello!"}} ',
     ]
@@ -280,7 +284,10 @@ def test_bad_files_raise_model_file_error_naming_them(tmp_path, model_path):
 
 
 def test_chat_template_override_is_used(model_path):
-    override = "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}<|im_start|>assistant\nSure: "
+    override = (
+        "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}"
+        "<|im_start|>assistant\nSure: "
+    )
     with LlamaCppRuntime(
         LlamaSettings.from_settings(Settings(context_size=512, threads=1, chat_template=override), model_path)
     ) as runtime:
@@ -332,7 +339,10 @@ def test_a_gguf_without_a_chat_template_asks_for_an_override(model_path, tmp_pat
             LlamaSettings.from_settings(Settings(context_size=256, threads=1), copy, cache_dir=tmp_path / "kv")
         )
     assert "override" in raised.value.hint
-    override = "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}<|im_start|>assistant\n"
+    override = (
+        "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}"
+        "<|im_start|>assistant\n"
+    )
     with LlamaCppRuntime(
         LlamaSettings.from_settings(Settings(context_size=256, threads=1, chat_template=override), copy)
     ) as runtime:

@@ -90,7 +90,10 @@ def test_unreachable_server_is_a_model_error():
 
 
 def test_normalise_reorders_and_keeps_bad_output_raw():
-    messy = '{ "params": {"request_heartbeat": true, "query": "cats", "inner_thoughts": "hm"}, "function": "archival_memory_search" }'
+    messy = (
+        '{ "params": {"request_heartbeat": true, "query": "cats", "inner_thoughts": "hm"}, '
+        '"function": "archival_memory_search" }'
+    )
     assert normalise_call(messy, TOOLS, HEARTBEAT_TOOLS) == json.dumps(
         {
             "function": "archival_memory_search",

@@ -118,7 +118,7 @@ class WindowDriver:
         chat.on_send_clicked()
 
     def streaming(self) -> bool:
-        return "typing" in self.window.chat.transcript.toPlainText() or self.window.background
+        return "typing" in self.window.chat.transcript.toPlainText() or self.window.state.background
 
     def stop(self) -> None:
         self.window.chat.stop_button.click()
@@ -131,7 +131,9 @@ class WindowDriver:
 
     def wait_idle(self) -> None:
         session = self.window.worker.session
-        self.qtbot.waitUntil(lambda: session.may_run_on_its_own() and not self.window.busy, timeout=TIMEOUT_S * 1000)
+        self.qtbot.waitUntil(
+            lambda: session.may_run_on_its_own() and not self.window.state.busy, timeout=TIMEOUT_S * 1000
+        )
 
     def close(self) -> None:
         if self.window is not None:

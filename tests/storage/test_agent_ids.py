@@ -26,7 +26,8 @@ def _add_agent(db, name: str) -> int:
         (agent_id, f"{name}'s human", NOW),
     )
     db.execute(
-        "INSERT INTO messages(agent_id, created_at, role, kind, content, search_text) VALUES (?, ?, 'user', 'user_message', 'hi', 'hi')",
+        "INSERT INTO messages(agent_id, created_at, role, kind, content, search_text)"
+        " VALUES (?, ?, 'user', 'user_message', 'hi', 'hi')",
         (agent_id, NOW),
     )
     db.execute("INSERT INTO passages(agent_id, text, created_at) VALUES (?, 'a note', ?)", (agent_id, NOW))

@@ -10,7 +10,7 @@ import pytest
 
 from memdesk.app.store_opening import open_store
 from memdesk.core.base.clock import ManualClock
-from memdesk.core.base.errors import BackupError, ConfigError, DamagedStoreError
+from memdesk.core.base.errors import BackupError, ConfigError, DamagedStoreError, PassphraseRequiredError
 from memdesk.core.base.paths import Paths
 from memdesk.core.base.settings_table import Settings
 from memdesk.core.storage import open_database
@@ -128,7 +128,7 @@ def test_the_keep_rule_holds_the_newest_of_seven_days_and_four_weeks_and_every_k
     clock = ManualClock(datetime(2026, 1, 1, 12, 0, tzinfo=UTC))  # a Thursday
     backups = Backups(store.path, tmp_path / "backups", clock, keep_daily=7, keep_weekly=4, pause_s=0)
     manual = backups.create("manual", keep=True)
-    for day in range(60):
+    for _day in range(60):
         backups.create("daily")
         clock.advance(hours=3)
         backups.create("before consolidation")  # the newest of its day: the one kept
@@ -360,7 +360,7 @@ def test_an_encrypted_store_s_snapshots_are_encrypted_with_its_passphrase_and_re
             b"SQLite format 3"
         )
         backups.verify(snapshot.id)
-        with pytest.raises(Exception):
+        with pytest.raises(PassphraseRequiredError):
             open_database(snapshot.path, migrate=False)  # not without the passphrase
         copy = open_database(snapshot.path, migrate=False, key="secret")
         assert "zucchinifield" in copy.scalar("SELECT value FROM memory_blocks WHERE label = 'human'")

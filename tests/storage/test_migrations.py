@@ -9,6 +9,7 @@ import pytest
 from memdesk.core.base.errors import SchemaTooNewError, StoreError
 from memdesk.core.storage import migrations, open_database
 from memdesk.core.storage.database import Database
+from memdesk.core.storage.driver import sqlite_module
 from memdesk.core.storage.migrations import MIGRATIONS
 
 
@@ -48,10 +49,12 @@ def test_stemmed_search_covers_what_was_stored_before_the_upgrade(tmp_path):
     db.migrate(MIGRATIONS[: MIGRATIONS.index(migrations.m009_stemmed_search.migrate)])
     db.execute("INSERT INTO agents(name, created_at, system_prompt) VALUES ('sam', '2026-01-01T00:00:00+00:00', '')")
     db.execute(
-        "INSERT INTO messages(agent_id, created_at, role, kind, content, search_text) VALUES (1, '2026-01-01T00:00:00+00:00', 'user', 'user_message', 'x', 'We went camping')"
+        "INSERT INTO messages(agent_id, created_at, role, kind, content, search_text)"
+        " VALUES (1, '2026-01-01T00:00:00+00:00', 'user', 'user_message', 'x', 'We went camping')"
     )
     db.execute(
-        "INSERT INTO passages(agent_id, text, created_at) VALUES (1, 'Painted sunsets all summer', '2026-01-01T00:00:00+00:00')"
+        "INSERT INTO passages(agent_id, text, created_at) VALUES (1, 'Painted sunsets all summer',"
+        " '2026-01-01T00:00:00+00:00')"
     )
     match = "SELECT COUNT(*) FROM {0} WHERE {0} MATCH ?"
     assert db.scalar(match.format("messages_fts"), ("camp",)) == 0
@@ -69,7 +72,7 @@ def test_a_failing_migration_leaves_the_file_as_it_was(tmp_path):
         database.execute("CREATE TABLE half_done (x INTEGER)")
         database.execute("THIS IS NOT SQL")
 
-    with pytest.raises(Exception):
+    with pytest.raises(sqlite_module().OperationalError, match="syntax error"):
         db.migrate([*MIGRATIONS, m_broken])
     assert db.schema_version == version
     assert db.scalar("SELECT 1 FROM sqlite_master WHERE name = 'half_done'") is None
@@ -125,7 +128,8 @@ def _schema_text(db) -> str:
     """The schema as the migrations wrote it: shadow tables that SQLite's modules make (FTS5's,
     quoted names) and automatic indexes depend on the SQLite build, not on the migrations."""
     rows = db.query(
-        "SELECT type, name, tbl_name, sql FROM sqlite_master WHERE sql IS NOT NULL AND sql NOT LIKE 'CREATE TABLE ''%' ORDER BY type, name"
+        "SELECT type, name, tbl_name, sql FROM sqlite_master WHERE sql IS NOT NULL AND sql NOT LIKE 'CREATE TABLE ''%'"
+        " ORDER BY type, name"
     )
     return "\n".join("\t".join(str(part) for part in row) for row in rows)
 
@@ -143,7 +147,8 @@ def test_passages_and_messages_get_the_same_counting_triggers_but_for_their_name
     db.migrate(MIGRATIONS[: MIGRATIONS.index(migrations.m014_row_changes.migrate) + 1])
     triggers = dict(
         db.query(
-            "SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND (name LIKE '%count%' OR name LIKE '%vec16%' OR name LIKE '%rows%')"
+            "SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND (name LIKE '%count%'"
+            " OR name LIKE '%vec16%' OR name LIKE '%rows%')"
         )
     )
     for suffix in ("count_ai", "count_ad", "count_au", "vec16_ai", "vec16_ad", "rows_ai", "rows_ad"):

@@ -14,7 +14,10 @@ import pytest
 from memdesk.core.runtime.scripted import ScriptedRuntime, say
 from testing.real_app import REPLY_SHOWN, AppRun
 
-ENVIRONMENT = "import json, os; print(json.dumps({k: os.environ.get(k) for k in ('MEMDESK_HOME', 'HF_HUB_OFFLINE', 'QT_QPA_PLATFORM', 'MEMDESK_SOCKET_AUDIT')}))"
+ENVIRONMENT = (
+    "import json, os; print(json.dumps({k: os.environ.get(k) for k in "
+    "('MEMDESK_HOME', 'HF_HUB_OFFLINE', 'QT_QPA_PLATFORM', 'MEMDESK_SOCKET_AUDIT')}))"
+)
 
 
 def test_a_run_gets_the_apps_home_offline_and_offscreen(real_app):
@@ -30,7 +33,7 @@ def test_a_run_gets_the_apps_home_offline_and_offscreen(real_app):
     }
     assert run.home == app.home
     with pytest.raises(ValueError, match="not audited"):
-        run.network_events
+        _ = run.network_events
 
 
 def test_an_audited_run_gets_a_users_plain_environment_and_its_own_log(real_app, monkeypatch):
@@ -47,7 +50,8 @@ def test_a_run_that_overstays_is_killed_with_what_it_started_and_reported(real_a
     """Nothing is left behind (the window's model child, Xvfb): the whole process group goes."""
     pid_file = tmp_path / "grandchild.pid"
     program = (
-        "import subprocess, sys, time; child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(120)']); "
+        "import subprocess, sys, time; "
+        "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(120)']); "
         f"open({str(pid_file)!r}, 'w').write(str(child.pid)); print('started', flush=True); time.sleep(120)"
     )
     run = real_app().run([sys.executable, "-c", program], timeout=5)

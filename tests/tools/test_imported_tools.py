@@ -119,7 +119,8 @@ def test_imports_functions_constants_and_a_docstring_may_stand_at_the_top(servic
     source = (
         '"""Order tools."""\nfrom __future__ import annotations\nimport json\nfrom typing import List\n\n'
         "LIMIT = 3\nNAMES: tuple = ('a', 'b')\nLOW, HIGH = -1, {'x': [1, 2.5]}\n\n"
-        "def _helper(x):\n    return x\n\ndef look(order: int, note: str = 'none', *, flag=None) -> str:\n    return json.dumps([order, note])\n"
+        "def _helper(x):\n    return x\n\n"
+        "def look(order: int, note: str = 'none', *, flag=None) -> str:\n    return json.dumps([order, note])\n"
     )
     agent = services.create_agent("sam")
     store = add_tool(services, agent.id, "look", source, order="integer")
@@ -158,7 +159,13 @@ def test_a_call_asks_once_and_runs_in_a_child_process_in_a_temporary_folder_with
     runtime.enqueue(call("where", "look", False, note="hi"), say("done"))
     step = opened.send_user_message("where do you run?").steps[0]
     assert step.ok, step.result
-    assert consent.asked == [("where", 'run the imported tool where(note="hi") in a separate process')]
+    assert consent.asked == [
+        (
+            "where",
+            "run the imported tool where(note) in a separate process\n"
+            'its arguments (17 characters):\n{\n "note": "hi"\n}',
+        )
+    ]
     reply, printed = step.result.split("\n\nPrinted output:\n")
     seen = json.loads(reply)
     assert printed == "looked around"
@@ -245,7 +252,10 @@ def test_a_tool_that_runs_too_long_is_killed_with_what_it_started(services, runt
 
 def test_stopping_the_turn_kills_the_running_tool(services, runtime, make_agent, tmp_path):
     pids = tmp_path / "pids"
-    source = "import os, time\n\ndef slow(pids: str) -> str:\n    open(pids, 'w').write(str(os.getpid()))\n    time.sleep(120)\n    return 'finished'\n"
+    source = (
+        "import os, time\n\ndef slow(pids: str) -> str:\n"
+        "    open(pids, 'w').write(str(os.getpid()))\n    time.sleep(120)\n    return 'finished'\n"
+    )
     agent = services.create_agent("sam")
     add_tool(services, agent.id, "slow", source, pids="string").set_enabled(agent.id, "slow", True)
     opened = make_agent("sam")

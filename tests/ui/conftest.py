@@ -28,6 +28,7 @@ from memdesk.core.embedding.hashing import HashingEmbedder
 from memdesk.core.runtime.scripted import ScriptedRuntime
 from memdesk.ui.window.main_window import MainWindow
 from tests.conftest import PATIENT_RECALL_MS
+from tests.models.conftest import fake_hub  # noqa: F401 - a fixture: the Models page's tests download from it
 
 
 @pytest.fixture(autouse=True)
@@ -132,6 +133,7 @@ def make_window(qtbot, services):
             with qtbot.waitSignal(window.model_ready, timeout=10_000):
                 window.start()
             qtbot.waitUntil(lambda: window.chat.send_button.isEnabled(), timeout=10_000)
+            qtbot.waitUntil(lambda: not window.reads.busy, timeout=10_000)  # the panels show the agent
         return window
 
     yield build
@@ -152,9 +154,21 @@ def send(qtbot):
         qtbot.keyClicks(window.chat.compose, text)
         with qtbot.waitSignal(window.turn_done, timeout=timeout):
             qtbot.keyClick(window.chat.compose, Qt.Key.Key_Return)
-        qtbot.waitUntil(lambda: not window.busy, timeout=timeout)
+        qtbot.waitUntil(lambda: not window.state.busy and not window.reads.busy, timeout=timeout)
 
     return type_and_send
+
+
+@pytest.fixture
+def settle(qtbot):
+    """``settle(window)`` (or a panel) waits until what its panels asked to read has been shown and
+    its background jobs are done: the panels read the store off the GUI thread."""
+
+    def wait(owner, timeout: int = 10_000) -> None:
+        reads, jobs = owner.reads, getattr(owner, "jobs", None)
+        qtbot.waitUntil(lambda: not reads.busy and (jobs is None or jobs.pending == 0), timeout=timeout)
+
+    return wait
 
 
 @pytest.fixture

@@ -14,17 +14,20 @@ def test_the_block_editor_says_memdesk_wrote_the_default_persona(make_window, ro
     assert "by MemDesk" in persona.last_change.text() and "by you" not in persona.last_change.text()
 
 
-def test_renaming_offers_to_update_the_persona_and_does_it_when_accepted(make_window, roomy_runtime, qtbot, services):
+def test_renaming_offers_to_update_the_persona_and_does_it_when_accepted(
+    make_window, roomy_runtime, qtbot, services, settle
+):
     window = make_window(roomy_runtime)
     asked: list[tuple[str, str, str]] = []
     window.agent_actions.confirm_persona_update = lambda name, before, after: (
         asked.append((name, before, after)) or True
     )
-    qtbot.waitUntil(lambda: not window.busy, timeout=10_000)
-    window.agent_actions.rename(window.agent_id, "Ada")
+    qtbot.waitUntil(lambda: not window.state.busy, timeout=10_000)
+    window.agent_actions.rename(window.state.agent_id, "Ada")
     assert [a[0] for a in asked] == ["Ada"] and "My name is Companion." in asked[0][1]
-    stored = services.memory.core.get(window.agent_id, "persona").value
+    stored = services.memory.core.get(window.state.agent_id, "persona").value
     assert stored.startswith("My name is Ada.") and "Companion" not in stored
+    settle(window)  # the editor reads the block again, off the GUI thread
     assert window.memory.editors["persona"].editor.toPlainText() == stored
     assert "by you" in window.memory.editors["persona"].last_change.text()  # the user chose this change
 
@@ -32,17 +35,17 @@ def test_renaming_offers_to_update_the_persona_and_does_it_when_accepted(make_wi
 def test_renaming_keeps_the_persona_when_the_user_declines(make_window, roomy_runtime, services):
     window = make_window(roomy_runtime)
     window.agent_actions.confirm_persona_update = lambda *_args: False
-    window.agent_actions.rename(window.agent_id, "Ada")
-    assert services.agents.get(window.agent_id).name == "Ada"
-    assert services.memory.core.get(window.agent_id, "persona").value.startswith("My name is Companion.")
+    window.agent_actions.rename(window.state.agent_id, "Ada")
+    assert services.agents.get(window.state.agent_id).name == "Ada"
+    assert services.memory.core.get(window.state.agent_id, "persona").value.startswith("My name is Companion.")
 
 
 def test_renaming_asks_nothing_when_the_persona_does_not_use_the_name(make_window, roomy_runtime, services):
     window = make_window(roomy_runtime)
-    services.memory.core.set_value(window.agent_id, "persona", "I am a quiet librarian.")
+    services.memory.core.set_value(window.state.agent_id, "persona", "I am a quiet librarian.")
     window.agent_actions.confirm_persona_update = lambda *_args: (_ for _ in ()).throw(AssertionError("asked"))
-    window.agent_actions.rename(window.agent_id, "Ada")
-    assert services.memory.core.get(window.agent_id, "persona").value == "I am a quiet librarian."
+    window.agent_actions.rename(window.state.agent_id, "Ada")
+    assert services.memory.core.get(window.state.agent_id, "persona").value == "I am a quiet librarian."
 
 
 def test_the_new_agent_dialog_writes_the_default_persona_for_the_name_typed(qtbot, services):

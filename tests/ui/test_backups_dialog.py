@@ -133,7 +133,7 @@ def test_the_window_has_file_backups_and_a_restore_closes_it_for_main_to_restore
     make_window, roomy_runtime, qtbot, monkeypatch
 ):
     window = make_window(roomy_runtime)
-    assert window.backups.action in window.file_menu.actions()
+    assert window.backups.action in window.menus.file.actions()
     dialog = window.backups.open_dialog()
     _create(qtbot, dialog)
     _yes(monkeypatch)

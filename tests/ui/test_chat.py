@@ -37,7 +37,7 @@ def test_conversation_updates_every_panel_and_survives_restart(make_window, room
 
     again = make_window(ScriptedRuntime(context_window=32768))
     assert "Nice to meet you, Ada!" in again.chat.transcript.toPlainText()
-    assert services.settings.last_agent == again.services.agents.get(again.agent_id).name
+    assert services.settings.last_agent == again.services.agents.get(again.state.agent_id).name
 
 
 def test_shift_enter_adds_a_line_and_enter_sends(make_window, roomy_runtime, qtbot):
@@ -80,8 +80,8 @@ def test_escape_stops_mid_stream(make_window, qtbot):
     assert window.budget.generating_tokens > 0  # the streamed estimate shows in the budget
     with qtbot.waitSignal(window.turn_done, timeout=5_000):
         qtbot.keyClick(window.chat.compose, Qt.Key.Key_Escape)
-    qtbot.waitUntil(lambda: not window.busy, timeout=30_000)
-    assert "generation stopped" in window.chat.transcript.toPlainText()
+    qtbot.waitUntil(lambda: not window.state.busy, timeout=30_000)
+    assert "you stopped the reply" in window.chat.transcript.toPlainText()
     assert "typing" not in window.chat.transcript.toPlainText()
     assert window.chat.send_button.isEnabled()
 
@@ -136,7 +136,7 @@ def test_send_works_while_the_model_loads_and_the_message_is_answered_once_it_ha
     qtbot.keyClicks(window.chat.compose, "Hi, I am Ada")
     qtbot.keyClick(window.chat.compose, Qt.Key.Key_Return)
     # Saved the moment it was sent, and the transcript says when it will be answered.
-    assert [m.search_text for m in services.memory.recall.all(window.agent_id) if m.kind == "user_message"] == [
+    assert [m.search_text for m in services.memory.recall.all(window.state.agent_id) if m.kind == "user_message"] == [
         "Hi, I am Ada"
     ]
     assert "will be answered when the model has loaded" in window.chat.transcript.toPlainText()
@@ -145,7 +145,7 @@ def test_send_works_while_the_model_loads_and_the_message_is_answered_once_it_ha
         gate.set()
     assert "Hello Ada, I was still waking up." in window.chat.transcript.toPlainText()
     qtbot.waitUntil(window.chat.send_button.isEnabled, timeout=30_000)
-    replies = [m for m in services.memory.recall.all(window.agent_id) if m.kind == "assistant_call"]
+    replies = [m for m in services.memory.recall.all(window.state.agent_id) if m.kind == "assistant_call"]
     assert len(replies) == 1 and runtime.pending == 0  # answered once
 
 
@@ -166,17 +166,17 @@ def test_a_message_preempts_a_background_heartbeat(make_window, qtbot, services)
     runtime = SlowRuntime(context_window=32768)
     runtime.enqueue(say("thinking aloud " * 300), say("Hi Ada!"))
     window = make_window(runtime)
-    window.heartbeat_requested.emit()  # as the idle timer does
-    qtbot.waitUntil(lambda: window.background and runtime.streaming.is_set(), timeout=10_000)
+    window.worker.heartbeat()  # as the idle timer does
+    qtbot.waitUntil(lambda: window.state.background and runtime.streaming.is_set(), timeout=10_000)
     # A background turn does not lock the chat: the user can send at once.
-    assert window.chat.send_button.isEnabled() and not window.busy
+    assert window.chat.send_button.isEnabled() and not window.state.busy
     qtbot.keyClicks(window.chat.compose, "I am Ada")
     qtbot.keyClick(window.chat.compose, Qt.Key.Key_Return)
     qtbot.waitUntil(lambda: "Hi Ada!" in window.chat.transcript.toPlainText(), timeout=30_000)
     # The heartbeat's 300-word answer never finished: it left no call in the store (below), so the
     # reply did not wait for it. Shown by what was saved, not by a time this machine may not meet.
-    qtbot.waitUntil(lambda: not window.busy and not window.background, timeout=30_000)
-    kinds = [m.kind for m in services.memory.recall.all(window.agent_id)]
+    qtbot.waitUntil(lambda: not window.state.busy and not window.state.background, timeout=30_000)
+    kinds = [m.kind for m in services.memory.recall.all(window.state.agent_id)]
     assert kinds == ["heartbeat", "user_message", "assistant_call", "function_result"]
     assert "thinking aloud" not in window.chat.transcript.toPlainText()
 
@@ -196,19 +196,19 @@ def test_a_sent_message_is_saved_before_the_background_turn_lets_go(make_window,
     window = make_window(runtime, login=background == "login")
     try:
         if background == "heartbeat":
-            window.heartbeat_requested.emit()  # as the idle timer does
-        qtbot.waitUntil(lambda: window.background and started.is_set(), timeout=10_000)
+            window.worker.heartbeat()  # as the idle timer does
+        qtbot.waitUntil(lambda: window.state.background and started.is_set(), timeout=10_000)
         qtbot.keyClicks(window.chat.compose, "I am Ada")
         qtbot.keyClick(window.chat.compose, Qt.Key.Key_Return)
         # The background turn is still blocked in its generation, neither cancelled nor joined yet.
-        assert not release.is_set() and window.background
-        assert committed_messages(services, window.agent_id) == [(background, ""), ("user_message", "I am Ada")]
+        assert not release.is_set() and window.state.background
+        assert committed_messages(services, window.state.agent_id) == [(background, ""), ("user_message", "I am Ada")]
     finally:
         release.set()
     qtbot.waitUntil(lambda: "Hi Ada!" in window.chat.transcript.toPlainText(), timeout=10_000)
-    qtbot.waitUntil(lambda: not window.busy and not window.background, timeout=30_000)
+    qtbot.waitUntil(lambda: not window.state.busy and not window.state.background, timeout=30_000)
     # The worker answered the saved message, once; the background turn's unfinished step left nothing.
-    assert [kind for kind, _ in committed_messages(services, window.agent_id)] == [
+    assert [kind for kind, _ in committed_messages(services, window.state.agent_id)] == [
         background,
         "user_message",
         "assistant_call",
@@ -231,7 +231,7 @@ def test_a_message_the_store_cannot_save_is_not_sent_and_stays_in_the_compose_bo
     assert window.hub.messages == [
         StoreBusyError("The database is locked by another program", hint="wait a moment").user_message
     ]
-    assert window.chat.compose.toPlainText() == "I am Ada" and not window.busy
+    assert window.chat.compose.toPlainText() == "I am Ada" and not window.state.busy
     assert window.chat.send_button.isEnabled()
 
 
@@ -251,6 +251,6 @@ def test_opening_an_agent_after_a_gap_sends_a_login_in_the_background(make_windo
     roomy_runtime.enqueue(say("Welcome back!"))
     window = make_window(roomy_runtime, login=True)
     qtbot.waitUntil(lambda: "Welcome back!" in window.chat.transcript.toPlainText(), timeout=10_000)
-    qtbot.waitUntil(lambda: not window.background, timeout=30_000)
-    assert [m.kind for m in services.memory.recall.all(window.agent_id)][0] == "login"
-    assert not window.busy
+    qtbot.waitUntil(lambda: not window.state.background, timeout=30_000)
+    assert [m.kind for m in services.memory.recall.all(window.state.agent_id)][0] == "login"
+    assert not window.state.busy

@@ -56,7 +56,7 @@ def test_an_idle_pass_proposes_changes_and_the_user_reviews_them(qtbot, services
     assert dialog.list.count() == 2
     dialog.list.item(1).setCheckState(Qt.CheckState.Unchecked)  # the wrong one
     dialog.apply_button.click()
-    human = services.memory.core.get(window.agent_id, "human").value
+    human = services.memory.core.get(window.state.agent_id, "human").value
     assert "Name: Ana; lives in Porto." in human and "coffee" not in human
     qtbot.waitUntil(
         lambda: "lives in Porto" in window.memory.editors["human"].editor.toPlainText()
@@ -65,7 +65,9 @@ def test_an_idle_pass_proposes_changes_and_the_user_reviews_them(qtbot, services
     assert dialog.empty.isVisible() and not dialog.apply_button.isEnabled()
     statuses = [
         c.status
-        for c in open_consolidator(services, services.agents.get(window.agent_id), None).store.recent(window.agent_id)
+        for c in open_consolidator(services, services.agents.get(window.state.agent_id), None).store.recent(
+            window.state.agent_id
+        )
     ]
     assert sorted(statuses) == [ACCEPTED, REJECTED]
     dialog.close()
@@ -79,7 +81,7 @@ def test_a_message_stops_a_running_pass_and_the_chat_never_waits_for_it(
     services.settings_store.set("consolidation_every_turns", 3)
     window = make_window(roomy_runtime)
     chat(window, roomy_runtime, send)
-    before = services.memory.core.get(window.agent_id, "human").value
+    before = services.memory.core.get(window.state.agent_id, "human").value
     holder = {}
 
     def slow_call(_messages):
@@ -93,15 +95,17 @@ def test_a_message_stops_a_running_pass_and_the_chat_never_waits_for_it(
     roomy_runtime.enqueue(slow_call)
     window.worker.session.idle.run_now("consolidation")
     qtbot.waitUntil(lambda: holder.get("started", False), timeout=10_000)
-    assert not window.busy and window.chat.send_button.isEnabled()  # the user may type meanwhile
+    assert not window.state.busy and window.chat.send_button.isEnabled()  # the user may type meanwhile
 
     roomy_runtime.enqueue(say("Welcome back!"))
     send(window, "I'm back")
     assert holder["token"].cancelled
     assert "Welcome back!" in window.chat.transcript.toPlainText()
-    assert services.memory.core.get(window.agent_id, "human").value == before  # the interrupted call changed nothing
-    store = open_consolidator(services, services.agents.get(window.agent_id), None).store
-    assert store.unfinished(window.agent_id).status == RUNNING  # resumed at the next idle time
+    assert (
+        services.memory.core.get(window.state.agent_id, "human").value == before
+    )  # the interrupted call changed nothing
+    store = open_consolidator(services, services.agents.get(window.state.agent_id), None).store
+    assert store.unfinished(window.state.agent_id).status == RUNNING  # resumed at the next idle time
 
 
 def test_the_consolidation_mode_is_a_choice_in_settings_and_stops_the_idle_timer(
@@ -147,6 +151,6 @@ def test_an_idle_pass_that_meets_a_busy_store_says_nothing_and_runs_at_the_next_
     assert results[0].status == BUSY and window.worker.session.idle.armed("consolidation") is not None
     assert not any("locked" in message for message in window.hub.messages)
     window.worker.session.idle.run_now("consolidation")  # the next idle moment
-    qtbot.waitUntil(lambda: len(results) == 2, timeout=10_000)
+    qtbot.waitUntil(lambda: len(results) == 2, timeout=60_000)
     assert results[1].status == "done" and results[1].applied == 1
-    assert "Name: Ana." in services.memory.core.get(window.agent_id, "human").value
+    assert "Name: Ana." in services.memory.core.get(window.state.agent_id, "human").value

@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QWidget
 
 from memdesk.core.runtime.scripted import say
 from memdesk.ui.common import palette as qt_palette
-from memdesk.ui.panels.history import diff_html
+from memdesk.ui.panels.history_text import diff_html
 
 UI = Path(__file__).resolve().parents[2] / "memdesk" / "ui"
 HEX = re.compile(r"#[0-9a-fA-F]{6}\b")
@@ -83,8 +83,9 @@ def test_the_window_on_a_dark_palette_draws_no_text_its_background_hides(dark, m
     roomy_runtime.enqueue(say("Hello Ada, nice to meet you."))
     window = make_window(roomy_runtime)
     send(window, "Hi, I am Ada.")
+    core, agent_id = window.services.memory.core, window.state.agent_id
     window.memory.editors["persona"].agent_changed(
-        window.services.memory.core.get(window.agent_id, "persona")
+        core.get(agent_id, "persona"), core.history.latest_for_block(agent_id, "persona")
     )  # highlighted
     assert unreadable_styles(window, base) == []
     transcript = window.chat.transcript.toHtml()

@@ -64,7 +64,7 @@ def test_dropped_folder_is_ingested_with_progress_and_failures(make_window, room
     bar = window.documents.table.cellWidget(garden, 1)
     assert bar.value() == bar.maximum() > 1
     assert "2 failed" in window.documents.summary.text()
-    hits = services.memory.archival.search(window.agent_id, "tomatoes sun").hits
+    hits = services.memory.archival.search(window.state.agent_id, "tomatoes sun").hits
     assert hits and hits[0].passage.citation.document == "Garden"  # cited back to its document
 
     window.documents.table.selectRow(garden)
@@ -76,7 +76,8 @@ def test_dropped_folder_is_ingested_with_progress_and_failures(make_window, room
         "SELECT COUNT(*) FROM passages WHERE embedded = 1"
     )
     assert not any(
-        "Tomatoes" in hit.passage.text for hit in services.memory.archival.search(window.agent_id, "tomatoes sun").hits
+        "Tomatoes" in hit.passage.text
+        for hit in services.memory.archival.search(window.state.agent_id, "tomatoes sun").hits
     )
 
 
@@ -188,7 +189,7 @@ def test_reingest_of_a_document_from_an_agent_file_reads_only_the_file_the_user_
     )
     # The worker refuses such a row whoever asks, and the row says why.
     with wait_for_signal(window.ingester.finished, timeout=20_000) as finished:
-        window.documents.reingest_requested.emit(window.agent_id, [window.documents.rows[0].id])
+        window.documents.reingest_requested.emit(window.state.agent_id, [window.documents.rows[0].id])
     assert [f.reason for f in finished.args[0].failures] == [REFUSED]
     assert not services.db.scalar("SELECT COUNT(*) FROM passages WHERE text LIKE '%4711%'")
     # The user picks a file: it is read into that document.

@@ -168,7 +168,7 @@ def on_each_ready_window(*actions):
             if widget not in hooked:
                 hooked.append(widget)
                 widget.hub.shown.connect(lambda text, window=widget: fail(window, text))
-            if widget.is_model_ready and widget not in windows:
+            if widget.state.model_ready and widget not in windows:
                 windows.append(widget)
                 actions[len(windows) - 1](widget)
         if len(windows) < len(actions) and not shown:

@@ -40,21 +40,23 @@ def test_deleting_an_agent_that_fails_is_reported_not_crashed(make_window, roomy
     window = make_window(roomy_runtime)
     monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: QMessageBox.StandardButton.Yes)
     monkeypatch.setattr(window.services.agents, "delete", _broken)
-    window.agents.delete_requested.emit(window.agent_id)
+    window.agents.delete_requested.emit(window.state.agent_id)
     assert _shown_failure(window)
     assert not crash_log.exists() or crash_log.read_text() == ""
 
 
 def test_deleting_passages_that_fails_is_reported_not_crashed(
-    make_window, roomy_runtime, monkeypatch, crash_log, services
+    make_window, roomy_runtime, monkeypatch, crash_log, services, qtbot, settle
 ):
     window = make_window(roomy_runtime)
-    services.memory.archival.insert(window.agent_id, "The spare key is under the blue flower pot.")
-    window.archival.refresh()
+    services.memory.archival.insert(window.state.agent_id, "The spare key is under the blue flower pot.")
+    with qtbot.waitSignal(window.archival.loaded):
+        window.archival.refresh()
     window.archival.passages_table.selectAll()
     monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: QMessageBox.StandardButton.Yes)
     monkeypatch.setattr(window.archival.archival, "delete", _broken)
     window.archival.delete_button.click()
+    settle(window)
     assert _shown_failure(window)
     assert not crash_log.exists() or crash_log.read_text() == ""
 
@@ -174,7 +176,7 @@ def test_every_method_a_signal_calls_is_a_slot_that_reports_its_errors():
 
 def test_a_consent_answer_that_fails_is_reported_not_crashed(make_window, roomy_runtime, crash_log):
     window = make_window(roomy_runtime)
-    request = ConsentRequest(window.agent_id, "http_request", "GET https://example.org")
+    request = ConsentRequest(window.state.agent_id, "http_request", "GET https://example.org")
     dialog = ConsentDialog(request, "sam", window)
     dialog.answered.connect(window.consent.answer)
     request.done = None  # broken: answering it raises

@@ -34,16 +34,16 @@ def answering(monkeypatch):
 
     def drive(window) -> None:
         def done() -> None:
-            if window.last_sent_id is None or "transcript" in seen:
+            if window.state.last_sent_id is None or "transcript" in seen:
                 return
             recall = window.services.memory.recall
-            reply = unanswered.reply_to(window.services.db, recall, window.agent_id, window.last_sent_id)
+            reply = unanswered.reply_to(window.services.db, recall, window.state.agent_id, window.state.last_sent_id)
             if reply is None:
                 return  # another turn ended (one the message preempted): its own is still to come
             seen.update(
                 transcript=window.chat.transcript.toPlainText(),
                 draft=window.chat.compose.toPlainText(),
-                users=[m.search_text for m in recall.all(window.agent_id) if m.kind == "user_message"],
+                users=[m.search_text for m in recall.all(window.state.agent_id) if m.kind == "user_message"],
                 reply=reply,
             )
             window.close()

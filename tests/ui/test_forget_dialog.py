@@ -50,7 +50,7 @@ def test_forget_previews_then_removes_and_the_window_refreshes(qtbot, services, 
     assert dialog.status.text().startswith("Forgot ")
     text = window.chat.transcript.toPlainText()
     assert "Eva" not in text and PLACEHOLDER in text and "I am drinking tea" in text
-    assert "Eva" not in services.memory.core.get(window.agent_id, "human").value
+    assert "Eva" not in services.memory.core.get(window.state.agent_id, "human").value
     dialog.close()
 
 
@@ -65,7 +65,7 @@ def test_forget_does_nothing_without_confirmation(qtbot, services, roomy_runtime
     dialog.confirm = lambda question: False
     dialog.forget_button.click()
     assert window.forget.dialog is dialog and "Eva likes jazz" in window.chat.transcript.toPlainText()
-    assert services.memory.recall.search_text(window.agent_id, "jazz").total == 1
+    assert services.memory.recall.search_text(window.state.agent_id, "jazz").total == 1
     dialog.text.setText("Zanzibar")
     dialog.on_preview()
     qtbot.waitUntil(lambda: "Nothing in" in dialog.status.text(), timeout=10_000)
@@ -77,7 +77,7 @@ def test_retention_asks_once_while_idle_then_forgets_old_messages(qtbot, service
     window = make_window(roomy_runtime)
     roomy_runtime.enqueue(say("Hello"))
     send(window, "A message from today")
-    agent_id = window.agent_id
+    agent_id = window.state.agent_id
     old = services.clock.now() - timedelta(days=400)
     services.memory.recall.add(
         agent_id, role="user", kind="user_message", content="An old line", search_text="An old line", created_at=old
@@ -107,7 +107,7 @@ def test_the_dialog_sets_the_agents_retention_unconfirmed(qtbot, services, roomy
     assert dialog.days is not None and dialog.days.value() == 0 and dialog.days.text() == "never (keep all)"
     dialog.days.setValue(90)
     dialog.on_set_retention()
-    policy = open_retention(services).policy(window.agent_id)
+    policy = open_retention(services).policy(window.state.agent_id)
     assert policy.days == 90 and not policy.confirmed
     assert "before it first runs" in dialog.retention_note.text()
     dialog.close()

@@ -17,7 +17,7 @@ def click(qtbot, button):
     qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
 
 
-def test_an_agent_edit_shows_with_its_diff_and_its_message(make_window, roomy_runtime, send, qtbot, services):
+def test_an_agent_edit_shows_with_its_diff_and_its_message(make_window, roomy_runtime, send, qtbot, services, settle):
     roomy_runtime.enqueue(
         call("core_memory_append", "note it", False, label="human", content="Likes tea"), say("Noted!")
     )
@@ -27,6 +27,7 @@ def test_an_agent_edit_shows_with_its_diff_and_its_message(make_window, roomy_ru
     assert history.table.rowCount() >= 1 and not history.empty.isVisible()
     assert history.table.item(0, 1).text() == "the agent" and history.table.item(0, 2).text() == "agent updated human"
     history.table.selectRow(0)
+    settle(window)  # the change's cause is read off the GUI thread
     details = history.details.toHtml()
     assert "Likes tea" in details and palette.tint(palette.GREEN) in details  # the added text, in green
     assert "Answering your message “I like tea”" in history.details.toPlainText()
@@ -42,7 +43,9 @@ def test_an_agent_edit_shows_with_its_diff_and_its_message(make_window, roomy_ru
     assert editor.diff_view.isVisible() and "Likes tea" in editor.diff_view.toPlainText()
 
 
-def test_the_source_message_is_one_click_away_even_when_evicted(make_window, roomy_runtime, send, qtbot, services):
+def test_the_source_message_is_one_click_away_even_when_evicted(
+    make_window, roomy_runtime, send, qtbot, services, settle
+):
     roomy_runtime.enqueue(
         call("core_memory_append", "note it", False, label="human", content="Has a cat"),
         say("Noted!"),
@@ -51,11 +54,12 @@ def test_the_source_message_is_one_click_away_even_when_evicted(make_window, roo
     window = make_window(roomy_runtime)
     send(window, "I have a cat")
     send(window, "hello")
-    messages = services.memory.recall.all(window.agent_id)
-    services.agents.update(window.agent_id, context_start_id=messages[-2].id, evicted_count=len(messages) - 2)
-    window.select_agent(window.agent_id)
+    messages = services.memory.recall.all(window.state.agent_id)
+    services.agents.update(window.state.agent_id, context_start_id=messages[-2].id, evicted_count=len(messages) - 2)
+    window.switching.select(window.state.agent_id)
     assert CONTEXT_DIVIDER in window.chat.transcript.toPlainText()
-    window.history.set_agent(window.agent_id)
+    with qtbot.waitSignal(window.history.loaded):
+        window.history.set_agent(window.state.agent_id)
     change = next(c for c in window.history.changes if c.after and "Has a cat" in c.after)
     window.history.select_change(change.id)
     assert change.message_id < messages[-2].id  # it answered a message now out of context
@@ -63,20 +67,25 @@ def test_the_source_message_is_one_click_away_even_when_evicted(make_window, roo
     assert window.chat.transcript.highlighted_message == change.message_id
 
 
-def test_the_block_editor_says_who_changed_it_and_when(make_window, roomy_runtime, qtbot, services, clock):
+def test_the_block_editor_says_who_changed_it_and_when(make_window, roomy_runtime, qtbot, services, clock, settle):
     window = make_window(roomy_runtime)
     editor = window.memory.editors["persona"]
     editor.editor.setPlainText("I am Sam.")
     click(qtbot, editor.save_button)
+    settle(window)  # the change is read back off the GUI thread
     assert editor.last_change.text() == "changed by you just now"
     clock.advance(minutes=2)
     window.memory.refresh_changes()
+    settle(window)
     assert editor.last_change.text() == "changed by you 2 min ago"
     click(qtbot, editor.history_button)
+    settle(window)
     assert window.history.scope.currentData() == "block:persona" and window.history.selected().label == "persona"
 
 
-def test_revert_is_recorded_and_a_conflict_is_shown_not_overwritten(make_window, roomy_runtime, send, qtbot, services):
+def test_revert_is_recorded_and_a_conflict_is_shown_not_overwritten(
+    make_window, roomy_runtime, send, qtbot, services, settle
+):
     roomy_runtime.enqueue(
         call("core_memory_replace", "fix", False, label="human", old_content="green tea", new_content="coffee"),
         say("ok"),
@@ -85,10 +94,11 @@ def test_revert_is_recorded_and_a_conflict_is_shown_not_overwritten(make_window,
     editor = window.memory.editors["human"]
     editor.editor.setPlainText("Likes green tea")
     click(qtbot, editor.save_button)
-    mine = services.memory.core.history.latest_for_block(window.agent_id, "human")
+    mine = services.memory.core.history.latest_for_block(window.state.agent_id, "human")
     send(window, "actually I drink coffee")  # the agent edits the same words
     history = window.history
     history.show_block("human")
+    settle(window)
     history.select_change(mine.id)
     click(qtbot, history.revert_button)
     dialog = history.revert_dialog
@@ -97,18 +107,19 @@ def test_revert_is_recorded_and_a_conflict_is_shown_not_overwritten(make_window,
         "the agent changed it 1 more time" in dialog.explanation.text() and "agent updated human" in dialog.later.text()
     )
     click(qtbot, dialog.cancel_button)
-    assert services.memory.core.get(window.agent_id, "human").value == "Likes coffee"  # nothing overwritten
+    assert services.memory.core.get(window.state.agent_id, "human").value == "Likes coffee"  # nothing overwritten
     click(qtbot, history.revert_button)
     click(qtbot, history.revert_dialog.revert_button)
-    value = services.memory.core.get(window.agent_id, "human").value
+    value = services.memory.core.get(window.state.agent_id, "human").value
     assert value == services.memory.core.history.get(mine.id).before  # what it was before the user's edit
+    settle(window)
     top = history.changes[0]
     assert top.reverts == mine.id and history.table.item(0, 2).text() == "user reverted human"
     assert window.memory.editors["human"].editor.toPlainText() == value  # the editor follows
     click(qtbot, history.undo_button)  # undo the revert: a plain revert, no conflict
     assert history.revert_dialog.revert_button.text() == "Revert"
     click(qtbot, history.revert_dialog.revert_button)
-    assert services.memory.core.get(window.agent_id, "human").value == "Likes coffee"
+    assert services.memory.core.get(window.state.agent_id, "human").value == "Likes coffee"
 
 
 def test_import_summary_and_imported_tools(make_window, roomy_runtime, qtbot, services, agentfiles):
@@ -170,5 +181,5 @@ def test_export_af_and_import_it_back_from_the_window(make_window, roomy_runtime
     )
     assert "Everything in the file was imported." in window.transfer_actions.summary_dialog.report.toPlainText()
     click(qtbot, window.transfer_actions.summary_dialog.open_button)
-    assert services.agents.get(window.agent_id).name == "Companion (2)"
+    assert services.agents.get(window.state.agent_id).name == "Companion (2)"
     assert "Hello from the past." in window.chat.transcript.toPlainText()

@@ -14,6 +14,7 @@ from memdesk.core.runtime.scripted import ScriptedRuntime, say
 from memdesk.ui.common.text import literal
 from memdesk.ui.panels.knowledge import FACT_COLUMNS, KnowledgePanel
 from memdesk.ui.window import layout as qt_layout
+from memdesk.ui.workers.reads import Reads
 
 
 @pytest.fixture(scope="module")
@@ -48,9 +49,11 @@ def panel(request, qtbot, services, filled):
     panel keeps its undo stack in memory. Both must behave the same for the user."""
     m = services.memory
     reverter = Reverter(m.core.history, m.core, m.archival, m.graph) if request.param == "recorded" else None
-    widget = KnowledgePanel(services.memory.graph, reverter=reverter)
+    widget = KnowledgePanel(services.memory.graph, Reads(), reverter=reverter)
+    widget.reads.setParent(widget)
     qtbot.addWidget(widget)
-    widget.set_agent(filled)
+    with qtbot.waitSignal(widget.loaded):
+        widget.set_agent(filled)
     widget.resize(700, 800)
     widget.show()
     qtbot.waitExposed(widget)
@@ -61,15 +64,30 @@ def names(panel) -> list[str]:
     return [panel.entity_table.item(r, 0).text() for r in range(panel.entity_table.rowCount())]
 
 
+def settled(qtbot, panel) -> None:
+    """What the panel asked to read (off the GUI thread) is shown."""
+    qtbot.waitUntil(lambda: not panel.reads.busy, timeout=10_000)
+
+
 def click_entity(qtbot, panel, name: str) -> None:
+    settled(qtbot, panel)
     row = next(r for r, text in enumerate(names(panel)) if text.split("  (")[0] == name)
     rect = panel.entity_table.visualItemRect(panel.entity_table.item(row, 0))
     qtbot.mouseClick(panel.entity_table.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    settled(qtbot, panel)
     assert panel.current is not None and panel.current.name == name
 
 
 def undo(qtbot, panel) -> None:
     qtbot.keyClick(panel.entity_table, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    settled(qtbot, panel)
+
+
+def edit(qtbot, panel, name: str, *args) -> bool:
+    """One of the panel's edits, as its buttons and dialogs make it; then what it shows is read again."""
+    done = getattr(panel.edits, name)(*args)
+    settled(qtbot, panel)
+    return done
 
 
 def test_entities_are_listed_with_counts_and_filtered(qtbot, panel):
@@ -77,8 +95,10 @@ def test_entities_are_listed_with_counts_and_filtered(qtbot, panel):
     row = names(panel).index("Ann  (Annie)")
     assert panel.entity_table.item(row, 2).text() == "2"  # mentions, aliases included
     qtbot.keyClicks(panel.filter_box, "pari")
+    settled(qtbot, panel)
     assert names(panel) == ["Paris"]
     panel.filter_box.clear()
+    settled(qtbot, panel)
     assert len(names(panel)) > 3
 
 
@@ -95,7 +115,7 @@ def test_an_entitys_facts_show_dates_authors_and_history(qtbot, panel):
 
 def test_rename_is_undone_with_ctrl_z(qtbot, panel, services, filled):
     click_entity(qtbot, panel, "Bob")
-    assert panel.rename_entity("Robert")
+    assert edit(qtbot, panel, "rename_entity", "Robert")
     assert "Robert" in names(panel) and "Bob" not in names(panel)
     undo(qtbot, panel)
     assert "Bob" in names(panel) and "Robert" not in names(panel)
@@ -104,7 +124,7 @@ def test_rename_is_undone_with_ctrl_z(qtbot, panel, services, filled):
 
 def test_merge_and_its_undo(qtbot, panel, services, filled):
     click_entity(qtbot, panel, "Bob")
-    assert panel.merge_into("Ann")
+    assert edit(qtbot, panel, "merge_into", "Ann")
     assert "Bob" not in names(panel) and panel.current.name == "Ann"
     assert "Bob" in panel.current.aliases
     undo(qtbot, panel)
@@ -115,7 +135,7 @@ def test_merge_and_its_undo(qtbot, panel, services, filled):
 def test_split_an_alias_off_and_undo(qtbot, panel, services, filled):
     click_entity(qtbot, panel, "Ann")
     assert panel.split_button.isEnabled()
-    assert panel.split_alias("Annie")
+    assert edit(qtbot, panel, "split_alias", "Annie")
     assert "Annie" in names(panel) and "Ann" in names(panel)
     paris = [
         f for f in services.memory.graph.facts(services.memory.graph.find(filled, "Annie").id) if f.object == "Paris"
@@ -127,25 +147,25 @@ def test_split_an_alias_off_and_undo(qtbot, panel, services, filled):
 
 def test_delete_entity_and_fact_are_undoable(qtbot, panel, services, filled):
     click_entity(qtbot, panel, "Paris")
-    assert panel.delete_entity()
+    assert edit(qtbot, panel, "delete_entity")
     assert "Paris" not in names(panel) and "Ctrl+Z" in panel.status.text()
     undo(qtbot, panel)
     assert "Paris" in names(panel)
     click_entity(qtbot, panel, "Ann")
     count = panel.fact_table.rowCount()
     panel.fact_table.selectRow(0)
-    assert panel.delete_fact() and panel.fact_table.rowCount() == count - 1
+    assert edit(qtbot, panel, "delete_fact") and panel.fact_table.rowCount() == count - 1
     undo(qtbot, panel)
     assert panel.fact_table.rowCount() == count
 
 
 def test_user_facts_and_ending_a_fact(qtbot, panel, services, filled):
     click_entity(qtbot, panel, "Bob")
-    assert panel.add_fact("likes", "chess")
+    assert edit(qtbot, panel, "add_fact", "likes", "chess")
     row = next(r for r in range(panel.fact_table.rowCount()) if panel.fact_table.item(r, 2).text() == "chess")
     assert panel.fact_table.item(row, 5).text() == "user"
     panel.fact_table.selectRow(row)
-    assert panel.end_fact()
+    assert edit(qtbot, panel, "end_fact")
     row = next(r for r in range(panel.fact_table.rowCount()) if panel.fact_table.item(r, 2).text() == "chess")
     assert panel.fact_table.item(row, 4).text() != "now"
     undo(qtbot, panel)
@@ -158,6 +178,7 @@ def test_clicking_a_neighbour_in_the_graph_view_selects_it(qtbot, panel):
     siemens = next(node for node, item in panel.view.nodes.items() if item.toolTip() == literal("Siemens"))
     point = panel.view.mapFromScene(panel.view.nodes[siemens].sceneBoundingRect().center())
     qtbot.mouseClick(panel.view.viewport(), Qt.MouseButton.LeftButton, pos=point)
+    settled(qtbot, panel)
     assert panel.current.name == "Siemens"
 
 
@@ -178,7 +199,7 @@ def test_after_a_turn_the_graph_fills_in_and_a_fact_jumps_to_its_message(
     runtime.enqueue(say("Noted!"), say("Good to know."))
     window = make_window(runtime)
     window.docks["Knowledge"].raise_()
-    with wait_for_signal(window.grapher.changed, timeout=60_000):
+    with wait_for_signal(window.worker.graph.changed, timeout=60_000):
         send(window, "My brother Tom lives in Lisbon.")
     send(window, "The weather is nice today.")  # pushes the first message up the transcript
     panel = window.knowledge
@@ -187,7 +208,9 @@ def test_after_a_turn_the_graph_fills_in_and_a_fact_jumps_to_its_message(
     row = next(r for r in range(panel.fact_table.rowCount()) if panel.fact_table.item(r, 2).text() == "Lisbon")
     panel.fact_table.cellActivated.emit(row, 0)  # Enter or double-click on the fact
     source = next(
-        m for m in services.memory.recall.all(window.agent_id) if m.search_text == "My brother Tom lives in Lisbon."
+        m
+        for m in services.memory.recall.all(window.state.agent_id)
+        if m.search_text == "My brother Tom lives in Lisbon."
     )
     assert window.chat.transcript.highlighted_message == source.id  # scrolled to and highlighted
     budget = window.budget
@@ -199,10 +222,10 @@ def test_after_a_turn_the_graph_fills_in_and_a_fact_jumps_to_its_message(
 
 def test_a_fact_from_a_document_jumps_to_its_passage(make_window, qtbot, services, wait_for_signal):
     window = make_window(ScriptedRuntime(context_window=32768))
-    agent_id = window.agent_id
+    agent_id = window.state.agent_id
     services.memory.archival.insert(agent_id, "Marie Curie worked in Paris. She discovered polonium.")
-    with wait_for_signal(window.grapher.changed, timeout=60_000):
-        window.graph_requested.emit(agent_id)
+    with wait_for_signal(window.worker.graph.changed, timeout=60_000):
+        window.worker.graph.extract(agent_id)
     panel = window.knowledge
     qtbot.waitUntil(lambda: "Marie Curie" in names(panel), timeout=10_000)
     click_entity(qtbot, panel, "Marie Curie")
@@ -218,9 +241,9 @@ def test_with_extraction_off_in_settings_nothing_is_extracted(make_window, send,
     runtime.enqueue(say("Noted!"))
     window = make_window(runtime)
     send(window, "My brother Tom lives in Lisbon.")
-    window.grapher.extract(window.agent_id)  # what the graph thread does after the turn,
+    window.worker.graph.extract(window.state.agent_id)  # what the graph thread does after the turn,
     assert window.worker.session.graph.wait_until_idle(60)  # done here to wait for it
-    assert services.memory.graph.entities(window.agent_id) == []
+    assert services.memory.graph.entities(window.state.agent_id) == []
     assert services.db.scalar("SELECT COUNT(*) FROM graph_queue") == 0
     rows = {
         window.budget.table.item(r, 0).text(): window.budget.table.item(r, 1).text()
@@ -240,7 +263,7 @@ def test_relations_in_the_drawing_are_whole_and_clear_of_the_nodes_at_the_defaul
     window = make_window(roomy_runtime)
     qt_layout.apply_default(window, window.docks, QSize(1366, 768))
     window.docks["Knowledge"].raise_()
-    graph, agent = services.memory.graph, window.agent_id
+    graph, agent = services.memory.graph, window.state.agent_id
     for subject, relation, obj in (
         ("Ann", "moved to", "Porto"),
         ("Ann", "sister of", "Ada"),
@@ -273,9 +296,9 @@ def test_relations_in_the_drawing_are_whole_and_clear_of_the_nodes_at_the_defaul
 
 def test_a_name_set_in_settings_renames_the_user_in_the_panel_at_once(make_window, roomy_runtime, qtbot, services):
     window = make_window(roomy_runtime)
-    graph, agent = services.memory.graph, window.agent_id
+    graph, agent = services.memory.graph, window.state.agent_id
     services.memory.archival.insert(agent, "My sister Ann moved to Porto.")  # a note of the user's: no turn follows it
-    window.graph_requested.emit(agent)
+    window.worker.graph.extract(agent)
     qtbot.waitUntil(lambda: "User" in names(window.knowledge), timeout=60_000)
     window.window_settings.apply({"user_name": "Ada"})  # File > Settings…, OK: no message needed
     qtbot.waitUntil(lambda: "Ada  (User)" in names(window.knowledge), timeout=60_000)

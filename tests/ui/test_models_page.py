@@ -21,7 +21,7 @@ from memdesk.core.models import servers
 from memdesk.core.models.catalog import Catalog, load_catalog
 from memdesk.core.runtime.scripted import ScriptedRuntime, say
 from memdesk.ui.window.main_window import MainWindow
-from tests.models.conftest import PLAIN_TEMPLATE, entry_for, fake_hub, gguf_payload, payload, write_gguf  # noqa: F401 - fake_hub is a fixture
+from tests.models.conftest import PLAIN_TEMPLATE, entry_for, gguf_payload, payload, write_gguf
 from tests.models.test_local_servers import FakeServer
 
 BIG = 3 * 1024 * 1024
@@ -79,7 +79,7 @@ def models_window(qtbot, services, monkeypatch, fake_hub, wait_for_signal):
 
 
 def open_models(qtbot, window):
-    window.models_action.trigger()
+    window.menus.models.trigger()
     page = window.model_actions.page
     qtbot.waitUntil(lambda: window.model_actions.dialog.isVisible(), timeout=30_000)
     return page
@@ -104,7 +104,7 @@ def test_the_page_lists_the_catalog_and_the_active_model_without_opening_a_socke
     assert page.download_button.isEnabled() and not page.use_button.isEnabled()
     page.select("smollm2-135m")
     assert not page.download_button.isEnabled() and not page.remove_button.isEnabled()
-    assert page.server_list.count() == 0  # no server looked for until asked
+    assert page.servers_box.server_list.count() == 0  # no server looked for until asked
 
 
 def test_download_then_switch_keeps_memory_and_the_budget_follows(
@@ -127,7 +127,7 @@ def test_download_then_switch_keeps_memory_and_the_budget_follows(
     assert "Tiny is installed" in page.progress_label.text()
     assert row_texts(page, "tiny")[1] == "Downloaded" and "published sha256" in row_texts(page, "tiny")[6]
 
-    agent_id = window.agent_id
+    agent_id = window.state.agent_id
     memory_before = window.services.memory.core.render(agent_id)
     messages_before = len(window.services.memory.recall.all(agent_id))
     page.select("tiny")
@@ -161,7 +161,7 @@ def test_a_message_sent_while_another_model_loads_is_saved_at_once_and_answered_
     assert window.chat.send_button.isEnabled()  # a switch does not take Send away
     qtbot.keyClicks(window.chat.compose, "Are you the new one?")
     qtbot.keyClick(window.chat.compose, Qt.Key.Key_Return)
-    users = [m.search_text for m in services.memory.recall.all(window.agent_id) if m.kind == "user_message"]
+    users = [m.search_text for m in services.memory.recall.all(window.state.agent_id) if m.kind == "user_message"]
     assert users == ["Are you the new one?"]  # saved the moment it was sent
     assert "will be answered when the model has loaded" in window.chat.transcript.toPlainText()
     with qtbot.waitSignal(window.turn_done, timeout=30_000):
@@ -202,7 +202,7 @@ def test_a_model_that_fails_to_load_leaves_the_previous_one_active(qtbot, models
     qtbot.waitUntil(
         lambda: any(str(alien) in text and "'nosucharch'" in text for text in window.hub.messages), timeout=10_000
     )
-    qtbot.waitUntil(lambda: window.is_model_ready, timeout=10_000)
+    qtbot.waitUntil(lambda: window.state.model_ready, timeout=10_000)
     assert window.services.settings.model_path == ""
     assert "previous model stays active" in page.progress_label.text()
     assert row_texts(page, "smollm2-135m")[1] == "Bundled · active"
@@ -226,13 +226,13 @@ def test_a_model_on_a_local_server_is_found_when_asked_and_used(qtbot, models_wi
     server = FakeServer(models=("qwen3:1.7b",), schema="enforced")
     try:
         monkeypatch.setattr(servers, "KNOWN_SERVERS", (("ollama", "Ollama", server.port), ("lmstudio", "LM Studio", 9)))
-        monkeypatch.setattr("memdesk.ui.dialogs.models.find_local_servers", servers.find_local_servers)
+        monkeypatch.setattr("memdesk.ui.dialogs.model_servers.find_local_servers", servers.find_local_servers)
         page = open_models(qtbot, models_window)
-        qtbot.mouseClick(page.find_servers_button, Qt.MouseButton.LeftButton)
-        qtbot.waitUntil(lambda: page.server_list.count() == 1, timeout=10_000)
-        assert page.server_list.item(0).text() == "qwen3:1.7b — Ollama"
-        page.server_list.setCurrentRow(0)
-        qtbot.mouseClick(page.use_server_button, Qt.MouseButton.LeftButton)
+        qtbot.mouseClick(page.servers_box.find_servers_button, Qt.MouseButton.LeftButton)
+        qtbot.waitUntil(lambda: page.servers_box.server_list.count() == 1, timeout=10_000)
+        assert page.servers_box.server_list.item(0).text() == "qwen3:1.7b — Ollama"
+        page.servers_box.server_list.setCurrentRow(0)
+        qtbot.mouseClick(page.servers_box.use_server_button, Qt.MouseButton.LeftButton)
         qtbot.waitUntil(
             lambda: models_window.services.settings.runtime == "openai" and not page.switching, timeout=20_000
         )
@@ -242,7 +242,7 @@ def test_a_model_on_a_local_server_is_found_when_asked_and_used(qtbot, models_wi
             "qwen3:1.7b",
             "json_schema",
         )
-        assert "same shape guarantee" in page.server_note.text()
+        assert "same shape guarantee" in page.servers_box.server_note.text()
         assert "qwen3:1.7b on " in page.active_label.text()
     finally:
         server.close()

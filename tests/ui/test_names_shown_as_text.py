@@ -20,6 +20,8 @@ from memdesk.core.tools.builtin import CONSENT_SUMMARIES
 from memdesk.ui.common.text import literal
 from memdesk.ui.dialogs.consent import ConsentDialog, ConsentRequest
 from memdesk.ui.panels.knowledge import KnowledgePanel
+from memdesk.ui.panels.knowledge_reads import EntityView
+from memdesk.ui.workers.reads import Reads
 
 NAMES = [
     "<b>Trusted</b>",
@@ -65,9 +67,9 @@ def test_a_tool_name_that_looks_like_markup_is_shown_as_it_is(qtbot):
 @pytest.mark.parametrize("name", NAMES)
 def test_the_chat_title_shows_the_agents_name_as_it_is(make_window, roomy_runtime, services, name):
     window = make_window(roomy_runtime)
-    window.select_agent(services.create_agent(name).id)
+    window.switching.select(services.create_agent(name).id)
     assert seen(window.chat.title) == name
-    window.switching.on_agent_renamed(window.agent_id, f"{name} 2")
+    window.switching.on_agent_renamed(window.state.agent_id, f"{name} 2")
     assert seen(window.chat.title) == f"{name} 2"
 
 
@@ -76,11 +78,13 @@ def test_the_knowledge_panel_titles_an_entity_by_its_name_as_it_is(qtbot, servic
     agent_id = services.create_agent("kim").id
     graph = services.memory.graph
     entity = graph.entity(graph.resolve(agent_id, "Lisbon", "place", author="user"))
-    panel = KnowledgePanel(graph)
+    panel = KnowledgePanel(graph, Reads())
+    panel.reads.setParent(panel)
     qtbot.addWidget(panel)
-    panel.set_agent(agent_id)
+    with qtbot.waitSignal(panel.loaded):
+        panel.set_agent(agent_id)
     # An imported graph brings its names as they were written.
-    panel.show_entity(dataclasses.replace(entity, name=name, aliases=[name]))
+    panel.show_view(EntityView(dataclasses.replace(entity, name=name, aliases=[name]), [], [], []))
     shown = seen(panel.title)
     assert shown.startswith(f"{name} (place)") and shown.endswith(f"also called {name}")
 

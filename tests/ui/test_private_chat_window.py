@@ -17,7 +17,7 @@ SECRET_CORE = "quokkaflintwood"
 def start_private(window, wait_for_signal, qtbot) -> None:
     with wait_for_signal(window.worker.private_started):
         window.private_chat.action.trigger()
-    qtbot.waitUntil(lambda: not window.busy and window.chat.send_button.isEnabled(), timeout=10_000)
+    qtbot.waitUntil(lambda: not window.state.busy and window.chat.send_button.isEnabled(), timeout=10_000)
 
 
 def secret_on_disk(services) -> bool:
@@ -40,7 +40,7 @@ def test_the_toggle_starts_a_private_chat_that_saves_nothing_and_ending_it_disca
     banner = window.private_chat.banner
     assert not banner.isVisible() and window.private_chat.button.isVisible()
     assert window.private_chat.action.shortcut() == QKeySequence("Ctrl+Shift+P")
-    assert window.private_chat.action in window.file_menu.actions()
+    assert window.private_chat.action in window.menus.file.actions()
 
     start_private(window, wait_for_signal, qtbot)
     assert banner.isVisible() and "Private chat: nothing is saved; closing it discards it" in banner.text()
@@ -77,13 +77,13 @@ def test_switching_agents_or_closing_the_window_ends_the_private_chat(
     services.create_agent("bo")
     services.create_agent("cy")
     window = make_window(roomy_runtime)
-    other = next(a for a in services.agents.list() if a.id != window.agent_id)
+    other = next(a for a in services.agents.list() if a.id != window.state.agent_id)
     start_private(window, wait_for_signal, qtbot)
     roomy_runtime.enqueue(say("Noted."))
     send(window, f"Remember {SECRET}")
     window.switching.on_agent_switched(other.id)
     assert not window.private_chat.active and not window.private_chat.banner.isVisible()
-    assert window.agent_id == other.id and SECRET not in window.chat.transcript.toPlainText()
+    assert window.state.agent_id == other.id and SECRET not in window.chat.transcript.toPlainText()
 
     start_private(window, wait_for_signal, qtbot)
     roomy_runtime.enqueue(say("Noted again."))
@@ -107,8 +107,8 @@ def test_documents_are_refused_during_a_private_chat(
 
 def test_the_toggle_waits_for_the_current_reply(make_window, roomy_runtime, qtbot):
     window = make_window(roomy_runtime)
-    window.busy = True  # a reply is being generated
+    window.state.busy = True  # a reply is being generated
     window.private_chat.action.trigger()
     assert not window.private_chat.active and not window.private_chat.action.isChecked()
     assert "Stop the current reply (Esc) first" in window.hub.messages[-1]
-    window.busy = False
+    window.state.busy = False

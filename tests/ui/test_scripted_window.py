@@ -19,12 +19,15 @@ def test_the_screenshot_driver_waits_until_the_window_takes_its_message(make_win
     drive(window, str(shot), "Hi, I am Ada", give_up_after_s=60)
 
     def looks_busy_for_a_while(_model: str) -> None:  # as while the worker opens the agent
-        window.busy = True
-        QTimer.singleShot(700, window, lambda: setattr(window, "busy", False))
+        window.state.busy = True
+        QTimer.singleShot(700, window, lambda: setattr(window.state, "busy", False))
 
     window.model_ready.connect(looks_busy_for_a_while)
     window.start()
-    qtbot.waitUntil(shot.exists, timeout=20_000)
+    # The driver closes the window right after the shot, inside this wait: closing waits for the
+    # knowledge graph's thread, which may still be loading spaCy (12 s alone here, over 20 s on a
+    # loaded 2-core machine).
+    qtbot.waitUntil(shot.exists, timeout=90_000)
     assert "Hello Ada" in window.chat.transcript.toPlainText()
 
 
@@ -42,12 +45,15 @@ def test_the_screenshot_driver_denies_a_tool_that_asks_for_consent(
     shot = tmp_path / "shot.png"
     drive(window, str(shot), "Hi, I am Ada", give_up_after_s=60)
     window.start()
-    qtbot.waitUntil(shot.exists, timeout=20_000)
+    # The driver closes the window right after the shot, inside this wait: closing waits for the
+    # knowledge graph's thread, which may still be loading spaCy (12 s alone here, over 20 s on a
+    # loaded 2-core machine).
+    qtbot.waitUntil(shot.exists, timeout=90_000)
     assert "Hello Ada" in window.chat.transcript.toPlainText()
-    assert not (services.paths.agent_files(window.agent_id) / "notes.txt").exists()
+    assert not (services.paths.agent_files(window.state.agent_id) / "notes.txt").exists()
     results = [
         m
-        for m in services.memory.recall.all(window.agent_id)
+        for m in services.memory.recall.all(window.state.agent_id)
         if m.kind == "function_result" and m.function_name == "append_to_text_file"
     ]
     assert len(results) == 1 and '"status": "Failed"' in results[0].content and "did not allow" in results[0].content
@@ -81,7 +87,7 @@ def test_the_screenshot_driver_waits_for_the_reply_to_its_message_not_the_preemp
     window.start()
     qtbot.waitUntil(shot.exists, timeout=30_000)
     # The login turn was preempted, and ended first: its event is saved, its unfinished answer is not.
-    kinds = [m.kind for m in services.memory.recall.all(window.agent_id)]
+    kinds = [m.kind for m in services.memory.recall.all(window.state.agent_id)]
     assert kinds == ["login", "user_message", "assistant_call", "function_result"]
     assert "Hello Ada" in seen_at_grab[0]  # yet the picture shows the reply
     assert "Welcome!" not in seen_at_grab[0] and "preempted" not in seen_at_grab[0]  # nothing internal shown

@@ -79,7 +79,7 @@ def test_scrolling_to_the_top_loads_the_previous_page_and_keeps_the_place(make_w
 
 def test_an_old_message_a_memory_change_points_at_is_loaded_and_shown(make_window, qtbot, services):
     window = paged_window(make_window, services, 40)
-    old = next(m for m in services.memory.recall.all(window.agent_id) if m.search_text == "question 3")
+    old = next(m for m in services.memory.recall.all(window.state.agent_id) if m.search_text == "question 3")
     window.navigation.show_message(old.id)  # the Memory history's "show the message that caused it"
     assert window.chat.transcript.highlighted_message == old.id
     assert "question 3" in shown(window) and "answer 39" in shown(window)  # everything since, too
@@ -88,7 +88,7 @@ def test_an_old_message_a_memory_change_points_at_is_loaded_and_shown(make_windo
 
 def test_a_search_hit_older_than_the_page_is_shown_when_chosen(make_window, qtbot, services):
     window = paged_window(make_window, services, 40)
-    old = next(m for m in services.memory.recall.all(window.agent_id) if m.search_text == "question 7")
+    old = next(m for m in services.memory.recall.all(window.state.agent_id) if m.search_text == "question 7")
     qtbot.keyClick(window, Qt.Key.Key_F, Qt.KeyboardModifier.ControlModifier)
     qtbot.keyClicks(window.chat.search_box, "question 7")
     qtbot.keyClick(window.chat.search_box, Qt.Key.Key_Return)

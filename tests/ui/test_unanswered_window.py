@@ -37,7 +37,7 @@ def test_a_message_whose_window_closed_mid_reply_is_answered_on_the_next_open(ma
     slow.enqueue(say("word " * 400))
     window = make_window(slow)
     user_turn_started(window, qtbot, "Hi, I am Ada. I live in Lisbon and I love gardening.")
-    agent_id = window.agent_id
+    agent_id = window.state.agent_id
     window.close()  # mid-reply: the turn is cancelled, nothing of the reply is saved
     owed = unanswered.newest(services.db, services.memory.recall, agent_id)
     assert owed is not None and owed.search_text.startswith("Hi, I am Ada")
@@ -51,7 +51,7 @@ def test_a_message_whose_window_closed_mid_reply_is_answered_on_the_next_open(ma
     qtbot.waitUntil(lambda: "Lisbon gardens must be lovely" in again.chat.transcript.toPlainText(), timeout=15_000)
     assert "answering your message of" in again.chat.transcript.toPlainText()
     assert "Hi, I am Ada" in "\n".join(m.content for m in runtime.prompts[0])
-    qtbot.waitUntil(lambda: not again.busy and not again.background, timeout=10_000)
+    qtbot.waitUntil(lambda: not again.state.busy and not again.state.background, timeout=10_000)
     assert replies(services, agent_id) == ["Welcome, Ada! Lisbon gardens must be lovely."]
     assert unanswered.newest(services.db, services.memory.recall, agent_id) is None
     assert not again.message_bar.isVisible()  # no error: the model was asked once, as scripted
@@ -90,10 +90,10 @@ def test_a_message_sent_while_the_model_loads_is_answered_once_though_it_is_also
     qtbot.keyClick(window.chat.compose, Qt.Key.Key_Return)  # the model is still loading
     with qtbot.waitSignal(window.turn_done, timeout=10_000):
         gate.set()
-    qtbot.waitUntil(lambda: not window.busy and not window.background, timeout=10_000)
+    qtbot.waitUntil(lambda: not window.state.busy and not window.state.background, timeout=10_000)
     with wait_for_signal(window.worker.budget_changed, timeout=10_000):  # the worker's queue is through
-        window.budget_requested.emit()
-    assert replies(services, window.agent_id) == ["Hello Ada"]
+        window.worker.refresh_budget()
+    assert replies(services, window.state.agent_id) == ["Hello Ada"]
     assert "answering your message of" not in window.chat.transcript.toPlainText()
     assert not window.message_bar.isVisible()  # the model was not asked a second time
 
@@ -103,10 +103,10 @@ def test_a_stopped_reply_offers_a_retry_that_answers_the_message(make_window, qt
     runtime.enqueue(say("word " * 400))
     window = make_window(runtime)
     user_turn_started(window, qtbot, "Tell me a long story")
-    message = unanswered.newest(services.db, services.memory.recall, window.agent_id)
+    message = unanswered.newest(services.db, services.memory.recall, window.state.agent_id)
     with qtbot.waitSignal(window.turn_done, timeout=10_000):
         qtbot.keyClick(window.chat.compose, Qt.Key.Key_Escape)
-    qtbot.waitUntil(lambda: not window.busy, timeout=10_000)
+    qtbot.waitUntil(lambda: not window.state.busy, timeout=10_000)
     assert "not answered · Retry" in window.chat.transcript.toPlainText()
     assert f'href="retry:{message.id}"' in window.chat.transcript.toHtml()
 
@@ -116,17 +116,17 @@ def test_a_stopped_reply_offers_a_retry_that_answers_the_message(make_window, qt
     with wait_for_signal(window.worker.agent_opened, timeout=10_000):
         window.window_settings.apply({"temperature": 0.5})
     with wait_for_signal(window.worker.budget_changed, timeout=10_000):  # what the reopen queued has run
-        window.budget_requested.emit()
-    assert not window.busy and not window.background and runtime.pending == 1
+        window.worker.refresh_budget()
+    assert not window.state.busy and not window.state.background and runtime.pending == 1
     with qtbot.waitSignal(window.turn_done, timeout=10_000):
         window.chat.transcript.anchorClicked.emit(QUrl(f"retry:{message.id}"))  # the link, clicked
     assert "Once upon a time." in window.chat.transcript.toPlainText()
-    assert replies(services, window.agent_id) == ["Once upon a time."]
+    assert replies(services, window.state.agent_id) == ["Once upon a time."]
     # Clicked again: it has been answered, so nothing runs and the user is told why.
-    qtbot.waitUntil(lambda: not window.busy, timeout=10_000)
+    qtbot.waitUntil(lambda: not window.state.busy, timeout=10_000)
     window.chat.transcript.anchorClicked.emit(QUrl(f"retry:{message.id}"))
     assert "answered since" in window.message_bar.label.text()
-    assert replies(services, window.agent_id) == ["Once upon a time."]
+    assert replies(services, window.state.agent_id) == ["Once upon a time."]
 
 
 class _WarmUpWatch(HashingEmbedder):
@@ -187,7 +187,7 @@ def test_a_stopped_reply_is_still_marked_not_answered_after_a_restart_and_retry_
     runtime.enqueue(say("word " * 400))
     window = make_window(runtime)
     user_turn_started(window, qtbot, "Tell me a long story")
-    message = unanswered.newest(services.db, services.memory.recall, window.agent_id)
+    message = unanswered.newest(services.db, services.memory.recall, window.state.agent_id)
     with qtbot.waitSignal(window.turn_done, timeout=10_000):
         window.chat.stop_button.click()
     window.close()
@@ -196,14 +196,14 @@ def test_a_stopped_reply_is_still_marked_not_answered_after_a_restart_and_retry_
     again_runtime.enqueue(say("Once upon a time."))
     again = make_window(again_runtime)
     with wait_for_signal(again.worker.budget_changed, timeout=10_000):  # what opening the agent queued has run
-        again.budget_requested.emit()
+        again.worker.refresh_budget()
     text = again.chat.transcript.toPlainText()
     assert "Tell me a long story" in text and "not answered · Retry" in text and NOT_ANSWERED_YET not in text
     assert f'href="retry:{message.id}"' in again.chat.transcript.toHtml()
-    assert again_runtime.prompts == [] and not again.background  # the user's Stop is not undone
+    assert again_runtime.prompts == [] and not again.state.background  # the user's Stop is not undone
     with qtbot.waitSignal(again.turn_done, timeout=10_000):
         again.chat.transcript.anchorClicked.emit(QUrl(f"retry:{message.id}"))
-    assert replies(services, again.agent_id) == ["Once upon a time."]
+    assert replies(services, again.state.agent_id) == ["Once upon a time."]
 
 
 def test_closing_the_window_mid_reply_is_not_recorded_as_a_stop(make_window, qtbot, services):
@@ -211,7 +211,7 @@ def test_closing_the_window_mid_reply_is_not_recorded_as_a_stop(make_window, qtb
     slow.enqueue(say("word " * 400))
     window = make_window(slow)
     user_turn_started(window, qtbot, "Tell me a long story")
-    message = unanswered.newest(services.db, services.memory.recall, window.agent_id)
+    message = unanswered.newest(services.db, services.memory.recall, window.state.agent_id)
     window.close()
     assert not unanswered.was_stopped(services.db, message.id)
 
@@ -221,7 +221,7 @@ def test_escape_during_the_answer_to_an_owed_message_marks_it_stopped_with_retry
     slow.enqueue(say("word " * 400))
     window = make_window(slow)
     user_turn_started(window, qtbot, "Tell me a long story")
-    message = unanswered.newest(services.db, services.memory.recall, window.agent_id)
+    message = unanswered.newest(services.db, services.memory.recall, window.state.agent_id)
     window.close()  # mid-reply: owed, answered on the next open
 
     again_runtime = SlowRuntime(context_window=32768)

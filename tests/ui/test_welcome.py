@@ -120,7 +120,7 @@ def test_help_welcome_reads_a_chosen_folder_through_the_documents_panel(
     [dialog] = [d for d in window.findChildren(WelcomeDialog) if d.isVisible()]
     dialog.go(STEPS.index("documents"))
     dialog.read_folder(str(folder))  # what "Choose a folder…" does with the folder picked
-    qtbot.waitUntil(lambda: services.memory.archival.count(window.agent_id) > 0, timeout=20_000)
+    qtbot.waitUntil(lambda: services.memory.archival.count(window.state.agent_id) > 0, timeout=20_000)
     assert "Reading" in dialog.folder_status.text()
     click(qtbot, dialog.next_button)  # Finish
     assert not dialog.isVisible() and services.settings.welcome_done
@@ -129,11 +129,28 @@ def test_help_welcome_reads_a_chosen_folder_through_the_documents_panel(
 def test_closing_the_window_closes_a_welcome_left_open_so_the_app_can_quit(make_window, roomy_runtime, services):
     """A welcome still open kept app.exec() running after its window closed (seen when Settings →
     Privacy closed the window to convert the store on a first start)."""
-    from memdesk.ui.dialogs.welcome import show_welcome, window_actions
+    from memdesk.ui.dialogs.welcome import show_welcome
 
     window = make_window(roomy_runtime)
-    dialog = show_welcome(services, window_actions(window), window)
+    dialog = show_welcome(services, window.welcome_actions, window)
     assert dialog.isVisible()
     window.close()
     assert not dialog.isVisible()
     assert services.settings_store.load().welcome_done  # closed counts as shown
+
+
+def test_the_name_given_in_the_welcome_is_in_core_memory_from_the_first_message(qtbot, services, make_agent, runtime):
+    """Issue 35, found as a new user: the name typed in the welcome never reached core memory (the
+    human block stayed empty three turns on)."""
+    from memdesk.core.runtime.scripted import say
+
+    agent = make_agent("sam")
+    dialog = offer_welcome(services, Recorded().actions())
+    click(qtbot, dialog.next_button)
+    qtbot.keyClicks(dialog.name, "Ada")
+    click(qtbot, dialog.next_button)
+    dialog.close()
+    runtime.enqueue(say("Hello!"))
+    agent.send_user_message("Hi")
+    assert services.memory.core.get(agent.id, "human").value.splitlines()[0] == "Name: Ada"
+    assert "Name: Ada" in runtime.prompts[-1][1].content or any("Name: Ada" in m.content for m in runtime.prompts[-1])

@@ -30,8 +30,10 @@ def test_the_default_layout_is_readable_on_a_1366_by_768_screen(make_window, roo
         ).text()
     assert window.docks["Core memory"].isVisible()
     persona = window.memory.editors["persona"].editor
-    assert visible_lines(persona, window.memory.scroll) > 2
-    assert window.memory.scroll.widget().width() <= window.memory.scroll.viewport().width()  # no sideways scrolling
+    assert visible_lines(persona, window.memory.scroll_area) > 2
+    assert (
+        window.memory.scroll_area.widget().width() <= window.memory.scroll_area.viewport().width()
+    )  # no sideways scrolling
 
 
 def test_the_window_reopens_with_the_layout_the_user_left(make_window, roomy_runtime, qtbot, services):

@@ -20,11 +20,17 @@ from memdesk.core.storage import Database
 
 
 class _Memory(Protocol):
-    """What accepting needs of the agent's stores (loop.MemoryServices, which imports this module)."""
+    """What accepting needs of the agent's stores (loop.MemoryServices, which imports this module);
+    read only, as the frozen bundle has them."""
 
-    db: Database
-    recall: RecallMemory
-    clock: Clock
+    @property
+    def db(self) -> Database: ...
+
+    @property
+    def recall(self) -> RecallMemory: ...
+
+    @property
+    def clock(self) -> Clock: ...
 
 
 def accept_user_message(

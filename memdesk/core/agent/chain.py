@@ -149,7 +149,10 @@ class TurnRules:
                 k: v for k, v in search.arguments.items() if k != "page"
             }
             if not paging:
-                return f"Right after a search you may only answer, read, edit memory or ask for the next page; {tool.name} is not allowed now."
+                return (
+                    "Right after a search you may only answer, read, edit memory or ask for the next page;"
+                    f" {tool.name} is not allowed now."
+                )
         if (
             tool.kind == "search"
             and not self._is_paging(tool, arguments)

@@ -143,6 +143,7 @@ def to_chat(runtime: Runtime, messages: Sequence[Message], window: int) -> tuple
     whole memories from the middle of it."""
     cap = max(64, int(window * MESSAGE_SHARE))
     return tuple(
+        # The store keeps roles as text; RecallMemory writes only the three chat roles.
         ChatMessage(m.role, m.content if m.kind == MEMORIES_KIND else truncate_for_context(runtime, m.content, cap))  # type: ignore[arg-type]
         for m in messages
     )

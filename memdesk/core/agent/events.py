@@ -61,6 +61,7 @@ def memory_update(changes: list[dict[str, Any]]) -> str:
 
 def summary_note(hidden: int, total: int, summary: str) -> str:
     return (
-        f"Note: prior messages ({hidden} of {total} total messages) have been hidden from view due to conversation memory "
+        f"Note: prior messages ({hidden} of {total} total messages)"
+        " have been hidden from view due to conversation memory "
         f"constraints. The following is a summary of the previous {hidden} messages:\n{summary}"
     )

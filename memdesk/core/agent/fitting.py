@@ -85,7 +85,7 @@ class ContextFitting:
     def _freed_by_expiry(self, shown: list[Message], expire: int, window: int) -> int:
         runtime = self.prompt.runtime
         in_context = expired_view(shown, expire)
-        changed = [(m, a) for m, a in zip(shown, in_context) if m.content != a.content]
+        changed = [(m, a) for m, a in zip(shown, in_context, strict=True) if m.content != a.content]
         before = to_chat(runtime, [m for m, _a in changed], window)
         after = to_chat(runtime, [a for _m, a in changed], window)
         return sum(runtime.count_tokens(c.content) for c in before) - sum(

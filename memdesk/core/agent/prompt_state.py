@@ -1,7 +1,8 @@
 """The state of one agent's next prompt: which messages are in the context window, the memory
 section the next step shows (and the ``memory_update`` event it still owes), the prompt's parts
-built from them, and the tool specs the next step's grammar admits. The loop, fitting the context (fitting.py) and automatic recall in a turn
-(recall/turn.py) all read the prompt through this object, so none of them reaches into another.
+built from them, and the tool specs the next step's grammar admits. The loop, fitting the context
+(fitting.py) and automatic recall in a turn (recall/turn.py) all read the prompt through this
+object, so none of them reaches into another.
 """
 
 from __future__ import annotations

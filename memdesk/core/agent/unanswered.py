@@ -60,7 +60,8 @@ def newest(db: Database, recall: RecallMemory, agent_id: int) -> Message | None:
 def reply_to(db: Database, recall: RecallMemory, agent_id: int, message_id: int) -> Message | None:
     """The agent's first reply after ``message_id`` (None: it has none yet)."""
     value = db.scalar(
-        "SELECT MIN(id) FROM messages WHERE agent_id = ? AND id > ? AND kind = 'assistant_call' AND function_name = 'send_message'"
+        "SELECT MIN(id) FROM messages WHERE agent_id = ? AND id > ? AND kind = 'assistant_call'"
+        " AND function_name = 'send_message'"
         " AND search_text IS NOT NULL AND search_text != ''",
         (agent_id, message_id),
     )

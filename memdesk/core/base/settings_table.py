@@ -205,6 +205,16 @@ class Settings:
         maximum=4000,
         advanced=True,
     )
+    # Small models often answer with the user's message or an earlier reply, word for word; a copy
+    # is generated once more with the copied words penalised (memdesk/core/agent/repetition.py).
+    repeat_check_messages: int = _setting(
+        6,
+        "How many recent messages (yours and its replies) a reply must not copy; "
+        "a reply that does is generated once more, the copied words penalised (0: off)",
+        minimum=0,
+        maximum=50,
+        advanced=True,
+    )
     max_searches_per_turn: int = _setting(
         2,
         "Most new searches per search function in one turn (paging through results does not count)",
@@ -215,10 +225,12 @@ class Settings:
     auto_recall: bool = _setting(
         True, "Before each reply, search memory out of view and show the model the best hits (automatic recall)"
     )
-    # LoCoMo at 8192, section alone, by share of the window for a question: 0.20 0.851, 0.30 0.869 (multi-hop 0.44 -> 0.54); agent/recall/budget.py
+    # LoCoMo at 8192, section alone, by share of the window for a question: 0.20 0.851, 0.30 0.869 (multi-hop 0.44 ->
+    # 0.54); agent/recall/budget.py
     auto_recall_budget: float = _setting(
         0.30,
-        "Share of the context window the memories recalled for a question may take (0.30; a statement gets a sixth of that)",
+        "Share of the context window the memories recalled for a question may take (0.30; a"
+        " statement gets a sixth of that)",
         minimum=0.0,
         maximum=0.9,
         advanced=True,

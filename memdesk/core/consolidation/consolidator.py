@@ -75,7 +75,7 @@ class Consolidator:
         settings: ConsolidationSettings,
         store: ConsolidationStore | None = None,
         prefix: Callable[[], Sequence[ChatMessage]] | None = None,
-        before_apply: Callable[[], None] | None = None,
+        before_apply: Callable[[], object] | None = None,
     ) -> None:
         self.agent_id = agent_id
         self.memory = memory
@@ -209,7 +209,8 @@ class Consolidator:
 
     def _step(self, run: Run, text: str) -> tuple[bool, set[str]]:
         """Parse and carry out one call; returns (the pass is finished, blocks changed)."""
-        thoughts, function, arguments = "", "?", {}
+        thoughts, function = "", "?"
+        arguments: dict[str, Any] = {}
         db = self.memory.db
         try:
             thoughts, function, arguments = _parse(text)
@@ -217,10 +218,11 @@ class Consolidator:
                 with db.transaction():
                     self.store.count_step(run.id)
                 return True, set()
-            if function not in allowed(self.tools):
+            tool = self.tools.resolve(function) if function in allowed(self.tools) else None
+            if tool is None:
                 names = ", ".join(allowed(self.tools))
                 raise ToolError(f"{function} is not available during consolidation; use {names} or {FINISH}")
-            arguments = validate_arguments(self.tools.resolve(function), arguments)
+            arguments = validate_arguments(tool, arguments)
             if self.settings.mode == APPLY:
                 self._about_to_apply()
                 with db.transaction():
@@ -248,6 +250,8 @@ class Consolidator:
 
     def _execute(self, function: str, arguments: dict[str, Any]) -> tuple[str, set[str]]:
         tool = self.tools.resolve(function)
+        if tool is None:
+            raise ToolError(f"{function} is not available during consolidation")
         context = self._context()
         # The memory history records these changes as consolidation's (consolidation_changes keeps
         # the pass's own record of what it proposed and did).
@@ -302,7 +306,7 @@ class Consolidator:
             core=m.core,
             recall=m.recall,
             archival=m.archival,
-            files=None,  # type: ignore[arg-type] - memory functions touch no files
+            files=None,  # memory functions touch no files
             http=HttpPolicy.off(),  # memory functions make no requests
             runtime=self.runtime,
             params=self.settings.params,

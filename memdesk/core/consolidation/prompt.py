@@ -79,7 +79,10 @@ class PassPrompt:
         labels = [b.label for b in self.memory.core.blocks(self.agent_id) if not b.read_only]
         result = []
         for name in allowed(self.tools):
-            spec = self.tools.resolve(name).spec
+            tool = self.tools.resolve(name)
+            if tool is None:  # allowed() lists only the registry's
+                continue
+            spec = tool.spec
             properties = {k: v for k, v in spec.parameters.get("properties", {}).items() if k != HEARTBEAT_PARAM}
             if name.startswith("core_memory_") and "label" in properties:
                 if not labels:
@@ -182,7 +185,8 @@ class PassPrompt:
         window = self.runtime.info.context_window
         fixed = self.runtime.count_prompt(self._prompt_without_run())
         budget = int((window - self.answer_tokens - fixed) * 0.75)
-        kept, used = [], 0
+        kept: list[Message] = []
+        used = 0
         for message in messages:
             cost = self.runtime.count_tokens(_line(message)) + 1
             if kept and used + cost > budget:

@@ -147,7 +147,8 @@ class ConsolidationStore:
         self, run: Run, function: str, arguments: dict[str, Any], thoughts: str, status: str, result: str
     ) -> Change:
         cursor = self._db.execute(
-            "INSERT INTO consolidation_changes(run_id, agent_id, function, arguments, thoughts, status, result, created_at)"
+            "INSERT INTO consolidation_changes(run_id, agent_id, function, arguments, thoughts, status, result,"
+            " created_at)"
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 run.id,
@@ -160,7 +161,7 @@ class ConsolidationStore:
                 iso(self._clock.now()),
             ),
         )
-        return self.change(cursor.lastrowid)
+        return self._written(cursor.lastrowid)
 
     def change(self, change_id: int) -> Change | None:
         row = self._db.query_one(f"SELECT {_CHANGE_COLUMNS} FROM consolidation_changes WHERE id = ?", (change_id,))
@@ -191,4 +192,9 @@ class ConsolidationStore:
             "UPDATE consolidation_changes SET status = ?, result = ?, decided_at = ? WHERE id = ?",
             (status, result, iso(self._clock.now()), change_id),
         )
-        return self.change(change_id)  # type: ignore[return-value]
+        return self._written(change_id)
+
+    def _written(self, change_id: int) -> Change:
+        change = self.change(change_id)
+        assert change is not None  # the row this connection just wrote
+        return change

@@ -31,11 +31,15 @@ class DocumentRow:
 def list_documents(db: Database, agent_id: int) -> list[DocumentRow]:
     rows = db.query(
         "SELECT d.id, d.path, d.title, d.status, d.error, d.chunk_count,"
-        " (SELECT COUNT(*) FROM passages p WHERE p.document_id = d.id AND p.embedded = 1), d.size_bytes, d.path_imported"
+        " (SELECT COUNT(*) FROM passages p WHERE p.document_id = d.id"
+        " AND p.embedded = 1), d.size_bytes, d.path_imported"
         " FROM documents d WHERE d.agent_id = ? ORDER BY d.id",
         (agent_id,),
     )
-    return [DocumentRow(*row[:8], bool(row[8])) for row in rows]
+    return [
+        DocumentRow(document_id, path, title, status, error, chunks, embedded, size, bool(imported))
+        for document_id, path, title, status, error, chunks, embedded, size, imported in rows
+    ]
 
 
 def remove_documents(db: Database, archival: ArchivalMemory, document_ids: list[int]) -> int:
@@ -54,7 +58,8 @@ def restore_document(db: Database, agent_id: int, row: dict) -> int:
     marked as imported: its path is the file's word, not the user's. The caller stores its
     passages. Returns the new id."""
     return db.execute(
-        "INSERT INTO documents(agent_id, path, title, content_hash, size_bytes, mime, status, error, chunk_count, created_at, updated_at,"
+        "INSERT INTO documents(agent_id, path, title, content_hash, size_bytes, mime, status, error, chunk_count,"
+        " created_at, updated_at,"
         " path_imported) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1)",
         (
             agent_id,
@@ -92,7 +97,10 @@ def prepare_reingest(db: Database, document_ids: list[int]) -> Reingest:
             f"SELECT id, path, path_imported FROM documents WHERE id IN ({marks}) ORDER BY id", document_ids
         ):
             if imported:
-                reason = "its path came with an imported agent file, so it is not read from there (pick the file to read it again)"
+                reason = (
+                    "its path came with an imported agent file, so it is not read from there (pick"
+                    " the file to read it again)"
+                )
             elif Path(path).is_dir():
                 reason = "is a folder now, not the file that was read (add the folder's files instead)"
             else:

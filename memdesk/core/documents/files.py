@@ -16,7 +16,7 @@ def discover(paths: list[Path]) -> Iterator[Path | DocumentError]:
     Directories are walked recursively, following links only while they stay inside one of the
     given roots; each directory's real path is visited once, so symlink loops end. Inside folders,
     hidden and unsupported files are skipped silently; a file named explicitly is reported."""
-    roots = []
+    roots: list[Path | None] = []
     for path in paths:
         try:
             roots.append(Path(path).resolve(strict=True))
@@ -28,7 +28,7 @@ def discover(paths: list[Path]) -> Iterator[Path | DocumentError]:
     def inside(real: Path) -> bool:
         return any(root is not None and (real == root or root in real.parents) for root in roots)
 
-    for given, root in zip(paths, roots):
+    for given, root in zip(paths, roots, strict=True):
         if root is None:
             yield DocumentError(f"{given}: no such file or folder (it may have been moved or deleted)")
             continue

@@ -97,7 +97,8 @@ class Ingestor:
             size = path.stat().st_size
             if size > self._max_bytes:
                 raise DocumentError(
-                    f"{path.name}: file is too large ({size // (1024 * 1024)} MB; the limit is {self._max_bytes // (1024 * 1024)} MB)"
+                    f"{path.name}: file is too large ({size // (1024 * 1024)} MB;"
+                    f" the limit is {self._max_bytes // (1024 * 1024)} MB)"
                 )
             if size == 0:
                 raise DocumentError(f"{path.name}: the file is empty")
@@ -137,14 +138,16 @@ class Ingestor:
             if existing is not None:
                 self._archival.delete_documents([existing[0]])
                 self._db.execute(
-                    "UPDATE documents SET title = ?, content_hash = ?, size_bytes = ?, mime = ?, status = 'embedding', error = NULL,"
+                    "UPDATE documents SET title = ?, content_hash = ?, size_bytes = ?, mime = ?, status = 'embedding',"
+                    " error = NULL,"
                     " chunk_count = ?, updated_at = ?, path_imported = 0 WHERE id = ?",
                     (document.title, digest, len(data), document.mime, len(chunks), now, existing[0]),
                 )
                 document_id = existing[0]
             else:
                 document_id = self._db.execute(
-                    "INSERT INTO documents(agent_id, path, title, content_hash, size_bytes, mime, status, chunk_count, created_at, updated_at)"
+                    "INSERT INTO documents(agent_id, path, title, content_hash, size_bytes, mime, status, chunk_count,"
+                    " created_at, updated_at)"
                     " VALUES (?, ?, ?, ?, ?, ?, 'embedding', ?, ?, ?)",
                     (agent_id, key, document.title, digest, len(data), document.mime, len(chunks), now, now),
                 ).lastrowid
@@ -185,7 +188,8 @@ class Ingestor:
                 )
             else:
                 self._db.execute(
-                    "INSERT INTO documents(agent_id, path, title, content_hash, size_bytes, status, error, created_at, updated_at)"
+                    "INSERT INTO documents(agent_id, path, title, content_hash, size_bytes, status, error, created_at,"
+                    " updated_at)"
                     " VALUES (?, ?, ?, '', 0, 'failed', ?, ?, ?)",
                     (agent_id, key, path.name, reason, now, now),
                 )

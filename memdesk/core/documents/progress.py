@@ -4,7 +4,7 @@ subscribe without either knowing about the other."""
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True)
@@ -31,11 +31,7 @@ class IngestReport:
     chunks: int = 0
     embedded: int = 0
     cancelled: bool = False
-    failures: list[FileFailure] | None = None
-
-    def __post_init__(self) -> None:
-        if self.failures is None:
-            self.failures = []
+    failures: list[FileFailure] = field(default_factory=list)
 
 
 class Eta:

@@ -13,10 +13,14 @@ import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from memdesk.core.base.errors import ModelFileError
+
+if TYPE_CHECKING:  # loaded on first use: importing torch takes seconds
+    from sentence_transformers import SentenceTransformer
 
 MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
 DIMENSION = 384
@@ -64,7 +68,7 @@ class SentenceTransformerEmbedder:
         self._threads = threads
         self._batch_size = batch_size
         self._device = device
-        self._model = None
+        self._model: SentenceTransformer | None = None
         self._lock = threading.Lock()  # loading
         # One caller at a time on the model: Hugging Face fast tokenizers are not thread-safe (they
         # raise "Already borrowed" when a call that changes truncation meets another call), and
@@ -102,16 +106,23 @@ class SentenceTransformerEmbedder:
             except Exception as error:
                 raise ModelFileError(f"Could not load the embedding model from {path}: {error}") from error
 
+    def _loaded(self) -> SentenceTransformer:
+        self.load()
+        assert self._model is not None  # load() made it or raised
+        return self._model
+
     @property
     def max_tokens(self) -> int:
         """The model's window less its two special tokens ([CLS] and [SEP])."""
-        self.load()
-        return int(self._model.max_seq_length) - 2
+        length = self._loaded().max_seq_length
+        if length is None:
+            raise ModelFileError(f"The embedding model at {self._path or bundled_model_path()} has no maximum length")
+        return int(length) - 2
 
     def count_tokens(self, text: str) -> int:
-        self.load()
+        model = self._loaded()
         with self._use:
-            encoded = self._model.tokenizer(text, add_special_tokens=False, truncation=False, verbose=False)
+            encoded = model.tokenizer(text, add_special_tokens=False, truncation=False, verbose=False)
         return len(encoded["input_ids"])
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
@@ -123,9 +134,9 @@ class SentenceTransformerEmbedder:
                 if known is not None:
                     self._recent.move_to_end(texts[0])
                     return known.copy()
-        self.load()
+        model = self._loaded()
         with self._use:
-            vectors = self._model.encode(
+            vectors = model.encode(
                 list(texts),
                 batch_size=self._batch_size,
                 normalize_embeddings=True,

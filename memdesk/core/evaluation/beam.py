@@ -91,7 +91,10 @@ def _anchor(text: str) -> datetime | None:
 
 def _locomo_time(at: datetime) -> str:
     """LoCoMo's ``12:00 pm on 15 March, 2024``."""
-    return f"{(at.hour - 1) % 12 + 1}:{at.minute:02d} {'pm' if at.hour >= 12 else 'am'} on {at.day} {_MONTHS[at.month - 1]}, {at.year}"
+    return (
+        f"{(at.hour - 1) % 12 + 1}:{at.minute:02d} {'pm' if at.hour >= 12 else 'am'} on {at.day}"
+        f" {_MONTHS[at.month - 1]}, {at.year}"
+    )
 
 
 def _flatten(value) -> list[int]:

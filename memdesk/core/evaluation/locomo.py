@@ -119,7 +119,7 @@ def _support(recall: RecallMemory, agent_id: int, question: str) -> float:
     top = [r.id for r in recall.rank(agent_id, question, graph_weight=0.0)[:SUPPORT_DEPTH]]
     texts = {m.id: m.search_text for m in recall.get_many(top)}
     speakers, said_by = recall.speakers(agent_id, top)
-    return support(question, [(texts.get(i, ""), who) for i, who in zip(top, said_by)], speakers)
+    return support(question, [(texts.get(i, ""), who) for i, who in zip(top, said_by, strict=True)], speakers)
 
 
 def _judge(

@@ -31,7 +31,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from memdesk.core.agent.loop import Agent
 from memdesk.core.base.clock import Clock, ManualClock
@@ -304,7 +304,8 @@ def evaluate_samples(
         v: defaultdict(lambda: defaultdict(list)) for v in variants
     }
     stats = {v: {"messages": 0, "evicted": 0, "summaries": 0, "filler_calls": 0, "errors": 0} for v in variants}
-    asked_total, skipped_total, examples = 0, 0, []
+    asked_total, skipped_total = 0, 0
+    examples: list[dict[str, Any]] = []
     for index, sample in enumerate(data):
         texts = turn_texts(sample)
         questions, skipped = _questions(sample, texts)

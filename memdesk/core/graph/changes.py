@@ -11,12 +11,13 @@ One user edit is one recorded change, however many rows it touched.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, Protocol
 
 from memdesk.core.base.errors import RevertError
 from memdesk.core.graph.records import Edit
+from memdesk.core.storage import Database
 
 #: The memory history's kinds for graph rows (memdesk.core.memory.history).
 FACT_CHANGE, ENTITY_CHANGE = "graph_fact", "graph_entity"
@@ -26,6 +27,66 @@ FACT_CHANGE, ENTITY_CHANGE = "graph_fact", "graph_entity"
 ROW_TABLES = ("graph_entities", "graph_facts")
 #: A row in a change's meta: [table, id, the row's columns, or None when it did not exist].
 RowState = list
+#: Each carried table's columns: the type of value each holds and whether it may be NULL. A revert
+#: writes these columns only, so a row that came in an agent file is data, never SQL
+#: (tests/graph/test_carried_graph_rows.py holds this to the schema).
+ROW_COLUMNS: dict[str, dict[str, tuple[type, bool]]] = {
+    "graph_entities": {
+        "id": (int, False),
+        "agent_id": (int, False),
+        "name": (str, False),
+        "key": (str, False),
+        "kind": (str, False),
+        "merged_into": (int, True),
+        "author": (str, False),
+        "created_at": (str, False),
+        "deleted": (int, False),
+    },
+    "graph_facts": {
+        "id": (int, False),
+        "agent_id": (int, False),
+        "subject_id": (int, False),
+        "relation": (str, False),
+        "object_id": (int, False),
+        "message_id": (int, True),
+        "passage_id": (int, True),
+        "valid_from": (str, False),
+        "valid_to": (str, True),
+        "author": (str, False),
+        "created_at": (str, False),
+        "deleted": (int, False),
+    },
+}
+
+
+def rows_problem(rows: Any) -> str | None:
+    """Why ``rows`` (a change's meta rows) cannot be put back (None: they can): each entry must be
+    [a carried table, an integer id, None or a row with exactly that table's columns, each value of
+    its column's type]."""
+    if not isinstance(rows, list):
+        return "its rows are not a list"
+    for item in rows:
+        if not (isinstance(item, list) and len(item) == 3):
+            return "a row is not [table, id, columns]"
+        table, row_id, row = item
+        columns = ROW_COLUMNS.get(table) if isinstance(table, str) else None
+        if columns is None:
+            return f"it names an unknown table ({table!r})"
+        if type(row_id) is not int:
+            return f"a row of {table} has no integer id"
+        if row is None:
+            continue
+        if not isinstance(row, dict):
+            return f"a row of {table} is not an object"
+        unknown = [key for key in row if key not in columns]
+        if unknown:
+            return f"a row of {table} names a column it does not have ({unknown[0]!r})"
+        for name, (kind, nullable) in columns.items():
+            if name not in row:
+                return f"a row of {table} has no {name}"
+            if not (type(row[name]) is kind or (nullable and row[name] is None)):
+                return f"a row of {table} holds a {type(row[name]).__name__} in {name}"
+    return None
 
 
 class ChangeRecorder(Protocol):
@@ -52,9 +113,18 @@ class ChangeRecorder(Protocol):
 
 
 class ChangeRecording:
-    """The part of ``KnowledgeGraph`` that records its changes and puts rows back for a revert."""
+    """The part of ``KnowledgeGraph`` that records its changes and puts rows back for a revert.
+    ``history`` is None for a graph nobody reverts (an evaluation's); ``forget_vectors`` drops what
+    the graph keeps in memory about an agent's rows, after a revert put other rows in their place."""
 
-    def _record(
+    def __init__(self, db: Database, history: ChangeRecorder | None, forget_vectors: Callable[[int], None]) -> None:
+        self._db = db
+        self._history = history
+        self._forget_vectors = forget_vectors
+        # Above zero while one edit runs: its inner steps are recorded as one change at its end.
+        self._grouping = 0
+
+    def record(
         self,
         agent_id: int,
         kind: str,
@@ -94,12 +164,12 @@ class ChangeRecording:
         )
 
     # --- row states: what a recorded change carries so it can be reverted -------------------------
-    def _row(self, table: str, row_id: int) -> dict[str, Any] | None:
+    def row(self, table: str, row_id: int) -> dict[str, Any] | None:
         if table not in ROW_TABLES:
             raise ValueError(f"not a graph table: {table}")
         cursor = self._db.execute(f"SELECT * FROM {table} WHERE id = ?", (int(row_id),))
         row = cursor.fetchone()
-        return None if row is None else dict(zip([d[0] for d in cursor.description], row))
+        return None if row is None else dict(zip([d[0] for d in cursor.description], row, strict=True))
 
     def row_states(self, keys: Iterable[tuple[str, int]]) -> list[RowState]:
         """The rows as they are now, as a change's meta holds them (read in batches: an agent's
@@ -117,16 +187,16 @@ class ChangeRecording:
                 )
                 columns = [d[0] for d in cursor.description]
                 for row in cursor.fetchall():
-                    found[(table, int(row[0]))] = dict(zip(columns, row))
+                    found[(table, int(row[0]))] = dict(zip(columns, row, strict=True))
         return [[table, row_id, found.get((table, row_id))] for table, row_id in keys]
 
-    def _changed_rows(self, before: list[RowState]) -> tuple[list[RowState], list[RowState]]:
+    def changed_rows(self, before: list[RowState]) -> tuple[list[RowState], list[RowState]]:
         """``before`` and the same rows now, leaving out rows the change left as they were."""
         after = self.row_states((t, i) for t, i, _row in before)
-        pairs = [(b, a) for b, a in zip(before, after) if b[2] != a[2]]
+        pairs = [(b, a) for b, a in zip(before, after, strict=True) if b[2] != a[2]]
         return [b for b, _a in pairs], [a for _b, a in pairs]
 
-    def _edit_rows(self, edit: Edit) -> list[RowState]:
+    def edit_rows(self, edit: Edit) -> list[RowState]:
         seen: set[tuple[str, int]] = set()
         states: list[RowState] = []
         for table, row in edit.before:
@@ -140,7 +210,7 @@ class ChangeRecording:
         return states
 
     @contextmanager
-    def _one_change(self) -> Iterator[None]:
+    def one_change(self) -> Iterator[None]:
         """Inner steps of an edit (new entities, closed facts) are not recorded one by one."""
         self._grouping += 1
         try:
@@ -148,7 +218,7 @@ class ChangeRecording:
         finally:
             self._grouping -= 1
 
-    def _record_edit(
+    def record_edit(
         self,
         agent_id: int,
         kind: str,
@@ -164,9 +234,9 @@ class ChangeRecording:
         note: str = "",
         cause: Any = None,
     ) -> None:
-        rows = self._changed_rows(self._edit_rows(edit))
+        rows = self.changed_rows(self.edit_rows(edit))
         if rows[0]:
-            self._record(
+            self.record(
                 agent_id,
                 kind,
                 target_id,
@@ -195,7 +265,8 @@ class ChangeRecording:
 
             def name(entity_id: int) -> str:
                 found = self._db.query_one(
-                    "SELECT r.name FROM graph_entities e JOIN graph_entities r ON r.id = COALESCE(e.merged_into, e.id) WHERE e.id = ?",
+                    "SELECT r.name FROM graph_entities e JOIN graph_entities r ON r.id = COALESCE(e.merged_into, e.id)"
+                    " WHERE e.id = ?",
                     (entity_id,),
                 )
                 return str(found[0]) if found else f"entity {entity_id}"
@@ -219,9 +290,12 @@ class ChangeRecording:
         """Put rows back as a change's meta holds them (a revert): a row that did not exist is
         hidden (deleted flag: ids in the history stay valid), a row that is gone is inserted
         again. Recorded as one change by the user."""
+        problem = rows_problem(rows)
+        if problem is not None:
+            raise RevertError(f"This graph change cannot be reverted: {problem}")
         table = "graph_facts" if kind == FACT_CHANGE else "graph_entities"
         before_rows = self.row_states((t, i) for t, i, _row in rows)
-        before_text = self.state_text(table, self._row(table, target_id))
+        before_text = self.state_text(table, self.row(table, target_id))
         restoring = [
             row_id for row_table, row_id, wanted in rows if row_table == "graph_entities" and wanted is not None
         ]
@@ -230,7 +304,7 @@ class ChangeRecording:
             # keys first, so the order of the rows does not matter.
             for row_id in restoring:
                 self._db.execute("UPDATE graph_entities SET key = '#restoring ' || id WHERE id = ?", (row_id,))
-            for (row_table, row_id, wanted), (_t, _i, now) in zip(rows, before_rows):
+            for (row_table, row_id, wanted), (_t, _i, now) in zip(rows, before_rows, strict=True):
                 if row_table not in ROW_TABLES:
                     raise RevertError(f"A graph change names an unknown table ({row_table})")
                 if wanted is None:
@@ -247,10 +321,12 @@ class ChangeRecording:
                             f"Cannot revert: another entity is called {other[0]!r} now",
                             hint="rename or merge it in the Knowledge panel first",
                         )
-                columns = [c for c in wanted if c != "id"]
+                # Names from the declaration, never from the row (checked above to hold no others).
+                columns = [c for c in ROW_COLUMNS[row_table] if c != "id" and c in wanted]
                 if now is None:
                     self._db.execute(
-                        f"INSERT INTO {row_table}(id, {', '.join(columns)}) VALUES (?, {', '.join('?' * len(columns))})",
+                        f"INSERT INTO {row_table}(id, {', '.join(columns)})"
+                        f" VALUES (?, {', '.join('?' * len(columns))})",
                         (row_id, *[wanted[c] for c in columns]),
                     )
                 else:
@@ -258,24 +334,24 @@ class ChangeRecording:
                         f"UPDATE {row_table} SET {', '.join(c + ' = ?' for c in columns)} WHERE id = ?",
                         (*[wanted[c] for c in columns], row_id),
                     )
-            changed = self._changed_rows(before_rows)
+            changed = self.changed_rows(before_rows)
             if changed[0]:
-                self._record(
+                self.record(
                     agent_id,
                     kind,
                     target_id,
                     action,
                     source="user",
                     before=before_text,
-                    after=self.state_text(table, self._row(table, target_id)),
+                    after=self.state_text(table, self.row(table, target_id)),
                     label=label,
                     rows=changed,
                     cause=cause,
                 )
         self._forget_vectors(agent_id)
 
-    def _snapshot(self, table: str, where: str, params: Sequence[Any]) -> list[tuple[str, dict[str, Any]]]:
+    def snapshot(self, table: str, where: str, params: Sequence[Any]) -> list[tuple[str, dict[str, Any]]]:
         """Rows as they are now, for an ``Edit``'s undo."""
         cursor = self._db.execute(f"SELECT * FROM {table} WHERE {where}", tuple(params))
         columns = [d[0] for d in cursor.description]
-        return [(table, dict(zip(columns, row))) for row in cursor.fetchall()]
+        return [(table, dict(zip(columns, row, strict=True))) for row in cursor.fetchall()]

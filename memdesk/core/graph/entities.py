@@ -7,15 +7,27 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from memdesk.core.base.clock import iso, parse_iso
+from memdesk.core.base.clock import Clock, iso, parse_iso
 from memdesk.core.base.errors import ToolError
 from memdesk.core.graph import names
-from memdesk.core.graph.changes import ENTITY_CHANGE
-from memdesk.core.graph.records import CANON, NAMED_KINDS, Entity, found_in
+from memdesk.core.graph.changes import ENTITY_CHANGE, ChangeRecording
+from memdesk.core.graph.name_vectors import NameVectors
+from memdesk.core.graph.records import CANON, NAMED_KINDS, Entity, Generation, found_in
+from memdesk.core.storage import Database
 
 
 class Entities:
-    """The part of ``KnowledgeGraph`` that finds and makes entities."""
+    """The part of ``KnowledgeGraph`` that finds and makes entities. ``names`` merges a new name
+    with a known one by meaning; ``changes`` records each entity made."""
+
+    def __init__(
+        self, db: Database, clock: Clock, names: NameVectors, changes: ChangeRecording, generation: Generation
+    ) -> None:
+        self._db = db
+        self._clock = clock
+        self._names = names
+        self._changes = changes
+        self._generation = generation
 
     def root(self, entity_id: int) -> int:
         row = self._db.query_one("SELECT COALESCE(merged_into, id) FROM graph_entities WHERE id = ?", (entity_id,))
@@ -43,10 +55,14 @@ class Entities:
 
     def entities(self, agent_id: int, *, text: str = "", limit: int | None = None) -> list[Entity]:
         """Root entities, most mentioned first; ``text`` filters by name or alias (substring)."""
-        where, params = "e.agent_id = ? AND e.merged_into IS NULL AND e.deleted = 0", [agent_id]
+        where = "e.agent_id = ? AND e.merged_into IS NULL AND e.deleted = 0"
+        params: list[Any] = [agent_id]
         if text.strip():
             key = names.name_key(text) or text.casefold().strip()
-            where += " AND e.id IN (SELECT COALESCE(a.merged_into, a.id) FROM graph_entities a WHERE a.agent_id = ? AND instr(a.key, ?) > 0)"
+            where += (
+                " AND e.id IN (SELECT COALESCE(a.merged_into, a.id) FROM graph_entities a WHERE a.agent_id = ?"
+                " AND instr(a.key, ?) > 0)"
+            )
             params += [agent_id, key]
         return self._entities(where, params, limit=limit)
 
@@ -81,14 +97,6 @@ class Entities:
             for r in rows
         ]
 
-    def count(self, agent_id: int) -> tuple[int, int]:
-        """(entities, current facts) people can see."""
-        entities = self._db.scalar(
-            "SELECT COUNT(*) FROM graph_entities WHERE agent_id = ? AND merged_into IS NULL AND deleted = 0",
-            (agent_id,),
-        )
-        return int(entities), len(self._fact_rows("f.agent_id = ? AND f.valid_to IS NULL", (agent_id,)))
-
     def resolve(
         self,
         agent_id: int,
@@ -111,9 +119,10 @@ class Entities:
         if row is not None:
             return int(row[0])
         target = self._alias_target(agent_id, name, kind) if kind in NAMED_KINDS else None
-        self._generation += 1
+        self._generation.bump()
         cursor = self._db.execute(
-            "INSERT INTO graph_entities(agent_id, name, key, kind, merged_into, author, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO graph_entities(agent_id, name, key, kind, merged_into, author, created_at)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?)",
             (agent_id, names.display_name(name), key, kind, target, author, iso(at or self._clock.now())),
         )
         if target is None and kind in NAMED_KINDS:
@@ -123,7 +132,7 @@ class Entities:
             f"an alias of {self.entity(target).name}" if target is not None else "",
             found_in(message_id, passage_id),
         ]
-        self._record(
+        self._changes.record(
             agent_id,
             ENTITY_CHANGE,
             entity_id,
@@ -132,7 +141,7 @@ class Entities:
             after=names.display_name(name),
             message_id=message_id,
             note="; ".join(n for n in notes if n),
-            rows=([["graph_entities", entity_id, None]], self.row_states([("graph_entities", entity_id)])),
+            rows=([["graph_entities", entity_id, None]], self._changes.row_states([("graph_entities", entity_id)])),
         )
         return int(cursor.lastrowid)
 

@@ -20,7 +20,7 @@ import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Protocol
+from typing import Any, Protocol, TypedDict
 
 from memdesk.core.base.clock import Clock, iso, parse_iso
 from memdesk.core.base.errors import GenerationCancelled, MemDeskError
@@ -76,6 +76,13 @@ class ExtractionReport:
     errors: list[str] = field(default_factory=list)
 
 
+class SourceRef(TypedDict, total=False):
+    """Where a graph row was found, as the graph's keyword arguments take it."""
+
+    message_id: int
+    passage_id: int
+
+
 @dataclass(frozen=True)
 class _Source:
     queue_id: int
@@ -85,6 +92,9 @@ class _Source:
     at: datetime
     speaker: str | None  # None: the app's user, whose entity is the graph's (memdesk.core.graph.the_user)
     speaker_kind: str
+
+    def where(self) -> SourceRef:
+        return {"message_id": self.id} if self.kind == "message" else {"passage_id": self.id}
 
 
 class GraphExtractor:
@@ -135,7 +145,8 @@ class GraphExtractor:
                     )
                     params = (agent_id, last, *(MESSAGE_KINDS if kind == "message" else ()))
                     upto = self._db.scalar(
-                        f"SELECT MAX(id) FROM (SELECT id FROM {table} WHERE agent_id = ? AND id > ? ORDER BY id LIMIT ?)",
+                        f"SELECT MAX(id) FROM (SELECT id FROM {table} WHERE agent_id = ? AND id > ? ORDER BY id"
+                        " LIMIT ?)",
                         (agent_id, last, ENQUEUE_CHUNK),
                     )
                     if upto is None:
@@ -143,7 +154,8 @@ class GraphExtractor:
                     if self.options.enabled:
                         cursor = self._db.execute(
                             f"INSERT OR IGNORE INTO graph_queue(agent_id, source_kind, source_id, stage)"
-                            f" SELECT agent_id, '{kind}', id, 'entities' FROM {table} WHERE agent_id = ? AND id > ? AND id <= {int(upto)}"
+                            f" SELECT agent_id, '{kind}', id, 'entities' FROM {table} WHERE agent_id = ? AND id > ?"
+                            f" AND id <= {int(upto)}"
                             f" AND {where}",
                             params,
                         )
@@ -168,7 +180,8 @@ class GraphExtractor:
             self.options = enabled
 
     def pending(self, agent_id: int | None = None, stage: str | None = None, *, due_only: bool = False) -> int:
-        where, params = ["attempts < ?"], [MAX_ATTEMPTS]
+        where = ["attempts < ?"]
+        params: list[Any] = [MAX_ATTEMPTS]
         if agent_id is not None:
             where.append("agent_id = ?")
             params.append(agent_id)
@@ -183,7 +196,8 @@ class GraphExtractor:
     def failures(self, agent_id: int) -> list[tuple[str, int, int, str]]:
         """Sources whose extraction failed: (kind, id, attempts, last error)."""
         rows = self._db.query(
-            "SELECT source_kind, source_id, attempts, last_error FROM graph_queue WHERE agent_id = ? AND last_error IS NOT NULL ORDER BY id",
+            "SELECT source_kind, source_id, attempts, last_error FROM graph_queue WHERE agent_id = ? AND last_error IS"
+            " NOT NULL ORDER BY id",
             (agent_id,),
         )
         return [(r[0], int(r[1]), int(r[2]), r[3]) for r in rows]
@@ -229,7 +243,13 @@ class GraphExtractor:
             return None
         return _Source(queue_id, kind, source_id, found[0], parse_iso(found[1]), None, SELF_KIND)
 
-    def _speaker_id(self, agent_id: int, source: _Source, where: dict) -> int | None:
+    def _fact_entity(self, agent_id: int, source: _Source, where: SourceRef, speaker: str, name: str) -> int | None:
+        """The entity a model fact names: the source's speaker, or a thing found by its name."""
+        if name == speaker:
+            return self._speaker_id(agent_id, source, where)
+        return self.graph.resolve(agent_id, name, "thing", at=source.at, **where)
+
+    def _speaker_id(self, agent_id: int, source: _Source, where: SourceRef) -> int | None:
         if source.speaker is None:
             return self.graph.the_user(agent_id, self._current_user_name(), at=source.at, **where)
         return self.graph.resolve(agent_id, source.speaker, source.speaker_kind, at=source.at, **where)
@@ -284,7 +304,7 @@ class GraphExtractor:
             for agent_id, source in sources:  # find the culprit one source at a time
                 self._entities_batch([(source.queue_id, agent_id, source.kind, source.id)], report)
             return
-        for (agent_id, source), analysis in zip(sources, analyses):
+        for (agent_id, source), analysis in zip(sources, analyses, strict=True):
             try:
                 # One source a transaction, with the names embedded before it opens: the write
                 # lock is held for SQL only, never for a model on a busy CPU, so an idle pass or
@@ -303,7 +323,8 @@ class GraphExtractor:
                     )
                     if facts_wanted and analysis.entities:
                         self._db.execute(
-                            "INSERT OR IGNORE INTO graph_queue(agent_id, source_kind, source_id, stage) VALUES (?, ?, ?, 'facts')",
+                            "INSERT OR IGNORE INTO graph_queue(agent_id, source_kind, source_id, stage)"
+                            " VALUES (?, ?, ?, 'facts')",
                             (agent_id, source.kind, source.id),
                         )
                 report.sources += 1
@@ -321,7 +342,7 @@ class GraphExtractor:
         report.errors.append(f"{type(error).__name__}: {error}")
 
     def _store(self, agent_id: int, source: _Source, analysis: Analysis, report: ExtractionReport) -> None:
-        where = {"message_id": source.id} if source.kind == "message" else {"passage_id": source.id}
+        where = source.where()
         self.graph.clear_source(**where)
         before = int(self._db.scalar("SELECT COUNT(*) FROM graph_entities WHERE agent_id = ?", (agent_id,)))
         ids: dict[str, int] = {}
@@ -372,13 +393,15 @@ class GraphExtractor:
                 self._db.execute("DELETE FROM graph_queue WHERE id = ?", (row[0],))
                 continue
             agent = row[1]
-            where = {"message_id": source.id} if source.kind == "message" else {"passage_id": source.id}
+            where = source.where()
             column = next(iter(where))
             names = [
                 r[0]
                 for r in self._db.query(
-                    f"SELECT DISTINCT COALESCE(root.name, e.name) FROM graph_mentions m JOIN graph_entities e ON e.id = m.entity_id"
-                    f" LEFT JOIN graph_entities root ON root.id = e.merged_into WHERE m.{column} = ? AND e.deleted = 0 ORDER BY m.id",
+                    "SELECT DISTINCT COALESCE(root.name, e.name) FROM graph_mentions m JOIN graph_entities e"
+                    " ON e.id = m.entity_id"
+                    f" LEFT JOIN graph_entities root ON root.id = e.merged_into WHERE m.{column} = ? AND e.deleted = 0"
+                    " ORDER BY m.id",
                     (source.id,),
                 )
             ]
@@ -390,19 +413,18 @@ class GraphExtractor:
             except Exception as error:  # noqa: BLE001 - a model failure is retried, never a chat error
                 self._record_failure(row[0], error, report)
                 continue
-            kind = lambda name: source.speaker_kind if name == speaker else "thing"  # noqa: E731
             self.graph.prepare_names(
-                agent, [(name, kind(name)) for triple in triples for name in (triple.subject, triple.object)]
+                agent,
+                [
+                    (name, source.speaker_kind if name == speaker else "thing")
+                    for triple in triples
+                    for name in (triple.subject, triple.object)
+                ],
             )
-
-            def entity(name: str) -> int | None:
-                if name == speaker:
-                    return self._speaker_id(agent, source, where)
-                return self.graph.resolve(agent, name, "thing", at=source.at, **where)
-
             with self._db.transaction():
                 for triple in triples:
-                    subject, obj = entity(triple.subject), entity(triple.object)
+                    subject = self._fact_entity(agent, source, where, speaker, triple.subject)
+                    obj = self._fact_entity(agent, source, where, speaker, triple.object)
                     if (
                         subject is not None
                         and obj is not None
@@ -414,7 +436,7 @@ class GraphExtractor:
             report.seconds_model += self._clock_seconds() - started
         return report
 
-    def _new_fact(self, agent_id: int, subject: int, relation: str, obj: int, at: datetime, where: dict) -> bool:
+    def _new_fact(self, agent_id: int, subject: int, relation: str, obj: int, at: datetime, where: SourceRef) -> bool:
         """Add an extractor fact; True when it is new (not one the graph already holds)."""
         newest = int(self._db.scalar("SELECT COALESCE(MAX(id), 0) FROM graph_facts"))
         fact_id = self.graph.add_fact(agent_id, subject, relation, obj, author="extractor", valid_from=at, **where)

@@ -1,21 +1,45 @@
 """Mentions and facts: where an entity was named, dated facts between entities (a newer one closes
-an older one, never deletes it), the neighbourhood of an entity and the "top entities" ranking."""
+an older one, never deletes it; after a merge, the newest closes the others), the neighbourhood of
+an entity and the "top entities" ranking."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
 from datetime import datetime
+from itertools import pairwise
 from typing import Any
 
-from memdesk.core.base.clock import iso, parse_iso
-from memdesk.core.graph.changes import FACT_CHANGE
-from memdesk.core.graph.records import AUTHORS, CANON, RECENCY_HALF_LIFE_DAYS, SELF_KIND, Entity, Fact, found_in
+from memdesk.core.base.clock import Clock, iso, parse_iso
+from memdesk.core.graph.changes import FACT_CHANGE, ChangeRecording
+from memdesk.core.graph.entities import Entities
+from memdesk.core.graph.records import (
+    AUTHORS,
+    CANON,
+    RECENCY_HALF_LIFE_DAYS,
+    SELF_KIND,
+    Entity,
+    Fact,
+    Generation,
+    found_in,
+)
 from memdesk.core.graph.relations import clean_relation, relation_key, single_valued
+from memdesk.core.storage import Database
 
 
 class MentionsAndFacts:
-    """The part of ``KnowledgeGraph`` that holds mentions and facts."""
+    """The part of ``KnowledgeGraph`` that holds mentions and facts, between the entities that
+    ``entities`` finds; ``changes`` records each fact made or closed."""
+
+    def __init__(
+        self, db: Database, clock: Clock, entities: Entities, changes: ChangeRecording, generation: Generation
+    ) -> None:
+        self._db = db
+        self._clock = clock
+        self._entities = entities
+        self._changes = changes
+        self._generation = generation
+        self._top_cache: dict[int, tuple[tuple, list[tuple[Entity, float]]]] = {}
 
     # --- mentions --------------------------------------------------------------------------
     def add_mention(
@@ -27,7 +51,7 @@ class MentionsAndFacts:
         message_id: int | None = None,
         passage_id: int | None = None,
     ) -> None:
-        self._generation += 1
+        self._generation.bump()
         self._db.execute(
             "INSERT INTO graph_mentions(agent_id, entity_id, message_id, passage_id, at) VALUES (?, ?, ?, ?, ?)",
             (agent_id, entity_id, message_id, passage_id, iso(at)),
@@ -35,7 +59,7 @@ class MentionsAndFacts:
 
     def mentions(self, entity_id: int, *, limit: int = 50) -> list[tuple[str, int, datetime]]:
         """Where the entity (or an alias) was mentioned, newest first: (kind, source id, time)."""
-        root = self.root(entity_id)
+        root = self._entities.root(entity_id)
         rows = self._db.query(
             "SELECT m.message_id, m.passage_id, m.at FROM graph_mentions m JOIN graph_entities a ON a.id = m.entity_id"
             " WHERE a.id = ? OR a.merged_into = ? ORDER BY m.at DESC, m.id DESC LIMIT ?",
@@ -48,7 +72,7 @@ class MentionsAndFacts:
     def clear_source(self, *, message_id: int | None = None, passage_id: int | None = None) -> None:
         """Forget what the extractor took from one source, so extracting it again adds nothing twice."""
         column, value = ("message_id", message_id) if message_id is not None else ("passage_id", passage_id)
-        self._generation += 1
+        self._generation.bump()
         self._db.execute(f"DELETE FROM graph_mentions WHERE {column} = ?", (value,))
         self._db.execute(f"DELETE FROM graph_facts WHERE {column} = ? AND author = 'extractor'", (value,))
 
@@ -72,7 +96,7 @@ class MentionsAndFacts:
             raise ValueError(f"unknown author {author!r}")
         relation = clean_relation(relation)
         key = relation_key(relation)
-        subject, obj = self.root(subject_id), self.root(object_id)
+        subject, obj = self._entities.root(subject_id), self._entities.root(object_id)
         if not key or subject == obj:
             return None
         start = iso(valid_from or self._clock.now())
@@ -89,12 +113,13 @@ class MentionsAndFacts:
         if single_valued(relation):
             for fact in same:
                 if iso(fact.valid_from) <= start:
-                    closed.append((fact.id, self._fact_text(fact.id), self._row("graph_facts", fact.id)))
+                    closed.append((fact.id, self.fact_text(fact.id), self._changes.row("graph_facts", fact.id)))
                     self._db.execute("UPDATE graph_facts SET valid_to = ? WHERE id = ?", (start, fact.id))
                 else:  # the known fact is newer: this one ended when it began
                     valid_to = min(valid_to or iso(fact.valid_from), iso(fact.valid_from))
         cursor = self._db.execute(
-            "INSERT INTO graph_facts(agent_id, subject_id, relation, object_id, message_id, passage_id, valid_from, valid_to, author, created_at)"
+            "INSERT INTO graph_facts(agent_id, subject_id, relation, object_id, message_id, passage_id, valid_from,"
+            " valid_to, author, created_at)"
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 agent_id,
@@ -110,12 +135,12 @@ class MentionsAndFacts:
             ),
         )
         fact_id = int(cursor.lastrowid)
-        text = self._fact_text(fact_id)
+        text = self.fact_text(fact_id)
         # Reverting the new fact reopens the facts it closed.
         created_before = [["graph_facts", fact_id, None]] + [
             ["graph_facts", old_id, row] for old_id, _text, row in closed
         ]
-        self._record(
+        self._changes.record(
             agent_id,
             FACT_CHANGE,
             fact_id,
@@ -124,20 +149,20 @@ class MentionsAndFacts:
             after=text,
             message_id=message_id,
             note=found_in(message_id, passage_id),
-            rows=(created_before, self.row_states((t, i) for t, i, _r in created_before)),
+            rows=(created_before, self._changes.row_states((t, i) for t, i, _r in created_before)),
         )
         for old_id, before, row in closed:
-            self._record(
+            self._changes.record(
                 agent_id,
                 FACT_CHANGE,
                 old_id,
                 "update",
                 source=author,
                 before=before,
-                after=self._fact_text(old_id),
+                after=self.fact_text(old_id),
                 message_id=message_id,
                 note=f"closed by the newer fact: {text}",
-                rows=([["graph_facts", old_id, row]], self.row_states([("graph_facts", old_id)])),
+                rows=([["graph_facts", old_id, row]], self._changes.row_states([("graph_facts", old_id)])),
             )
         return fact_id
 
@@ -147,7 +172,7 @@ class MentionsAndFacts:
 
     def facts(self, entity_id: int, *, current_only: bool = False) -> list[Fact]:
         """Facts with the entity (or an alias) as subject or object, newest first."""
-        root = self.root(entity_id)
+        root = self._entities.root(entity_id)
         where = "f.agent_id = (SELECT agent_id FROM graph_entities WHERE id = ?)" + (
             " AND f.valid_to IS NULL" if current_only else ""
         )
@@ -155,6 +180,33 @@ class MentionsAndFacts:
 
     def all_facts(self, agent_id: int) -> list[Fact]:
         return self._fact_rows("f.agent_id = ?", (agent_id,))
+
+    def count(self, agent_id: int) -> tuple[int, int]:
+        """(entities, current facts) people can see."""
+        entities = self._db.scalar(
+            "SELECT COUNT(*) FROM graph_entities WHERE agent_id = ? AND merged_into IS NULL AND deleted = 0",
+            (agent_id,),
+        )
+        return int(entities), len(self._fact_rows("f.agent_id = ? AND f.valid_to IS NULL", (agent_id,)))
+
+    def reconcile(self, root: int) -> list[tuple[str, dict[str, Any]]]:
+        """After a merge, the newest of the entity's current facts for a single-valued relation
+        closes the others ("Ann lives in London" and "Annie moved to Paris" are now one person).
+        Returns the facts' previous rows, for undo."""
+        current = [f for f in self.facts(root, current_only=True) if f.subject_id == root and single_valued(f.relation)]
+        by_relation: dict[str, list[Fact]] = {}
+        for fact in current:
+            by_relation.setdefault(relation_key(fact.relation), []).append(fact)
+        before: list[tuple[str, dict[str, Any]]] = []
+        for facts in by_relation.values():
+            facts.sort(key=lambda f: (f.valid_from, f.id))
+            for older, newer in pairwise(facts):
+                if older.object_id != newer.object_id:
+                    before += self._changes.snapshot("graph_facts", "id = ?", (older.id,))
+                    self._db.execute(
+                        "UPDATE graph_facts SET valid_to = ? WHERE id = ?", (iso(newer.valid_from), older.id)
+                    )
+        return before
 
     def _fact_rows(
         self, where: str, params: Sequence[Any], *, subject: int | None = None, touching: int | None = None
@@ -201,7 +253,7 @@ class MentionsAndFacts:
     def neighbourhood(self, entity_id: int, depth: int = 2) -> tuple[list[int], list[Fact]]:
         """Entities within ``depth`` facts of the entity (breadth first, itself first) and the
         facts between them, newest first within each ring."""
-        start = self.root(entity_id)
+        start = self._entities.root(entity_id)
         seen = [start]
         frontier = {start}
         facts: dict[int, Fact] = {}
@@ -230,7 +282,7 @@ class MentionsAndFacts:
         changes: the prompt asks for it at every step, and a stable answer keeps the KV cache."""
         if now is None:
             now = self._clock.now().replace(minute=0, second=0, microsecond=0)
-            token = (self._db.scalar("PRAGMA data_version"), self._generation, now, limit)
+            token = (self._db.scalar("PRAGMA data_version"), self._generation.value, now, limit)
             cached = self._top_cache.get(agent_id)
             if cached is not None and cached[0] == token:
                 return cached[1]
@@ -252,7 +304,7 @@ class MentionsAndFacts:
         scored.sort(key=lambda item: (-item[0], item[1]))
         result = []
         for score, root in scored:
-            entity = self.entity(root)
+            entity = self._entities.entity(root)
             if entity.deleted or entity.kind == SELF_KIND:
                 continue
             result.append((entity, score))
@@ -260,7 +312,7 @@ class MentionsAndFacts:
                 break
         return result
 
-    def _fact_text(self, fact_id: int) -> str:
+    def fact_text(self, fact_id: int) -> str:
         fact = self.fact(fact_id)
         if fact is None:
             return f"fact {fact_id}"

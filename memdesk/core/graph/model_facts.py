@@ -79,7 +79,8 @@ def instruction(text: str, speaker: str, choices: Sequence[str]) -> str:
         "[Knowledge graph update: this is not a message from the user, and nobody will read your answer.]\n"
         f"Message from {speaker}: {json.dumps(text[:MAX_TEXT_CHARS], ensure_ascii=False)}\n"
         f"Call {FUNCTION} with the most important fact this message states. Subject and object must be two different "
-        f'entities from: {listed}. The relation is a short verb phrase such as "lives in", "works at", "likes" or "sister of".'
+        f'entities from: {listed}. The relation is a short verb phrase such as "lives in", "works at",'
+        ' "likes" or "sister of".'
     )
 
 

@@ -41,7 +41,7 @@ class NameVectors:
         kept = {name: self._prepared[name] for name in wanted if name in self._prepared}
         new = [name for name in wanted if name not in kept]
         if new:
-            kept.update(zip(new, _normalised(self._embedder.embed(new))))
+            kept.update(zip(new, _normalised(self._embedder.embed(new)), strict=True))
         self._prepared = kept
 
     def target(self, agent_id: int, name: str) -> int | None:

@@ -68,6 +68,17 @@ class Edit:
     inserted: list[tuple[str, int]] = field(default_factory=list)
 
 
+class Generation:
+    """Writes through one graph object, counted: with SQLite's ``PRAGMA data_version`` (other
+    connections' commits) it tells whether an answer the graph keeps in memory is still right."""
+
+    def __init__(self) -> None:
+        self.value = 0
+
+    def bump(self) -> None:
+        self.value += 1
+
+
 def found_in(message_id: int | None, passage_id: int | None) -> str:
     """A history note for a row taken from an archival passage (a message is linked instead)."""
     return f"found in archival passage {passage_id}" if passage_id is not None and message_id is None else ""

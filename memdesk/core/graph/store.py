@@ -8,7 +8,8 @@ they were written against, a merge is undone by clearing one column.
 Facts are never deleted by newer facts: a single-valued relation ("lives in") given a new object
 closes the old fact (``valid_to``), so "where did Ann live before?" stays answerable.
 
-``KnowledgeGraph`` is one object over one connection, made of a part per job, each in its module:
+``KnowledgeGraph`` is one object over one connection, made of a part per job, each in its module
+and each handed the other parts it uses (none reaches into another's state):
   changes.py      recording every change in the memory history, with the rows it touched (revert)
   entities.py     finding and resolving names (name_vectors.py: merging names by meaning)
   facts.py        mentions, facts, an entity's neighbourhood, the top entities
@@ -25,7 +26,7 @@ from memdesk.core.graph.edits import UserEdits
 from memdesk.core.graph.entities import Entities
 from memdesk.core.graph.facts import MentionsAndFacts
 from memdesk.core.graph.name_vectors import NameVectors
-from memdesk.core.graph.records import AUTHORS, NAMED_KINDS, SELF_KIND, Edit, Entity, Fact
+from memdesk.core.graph.records import AUTHORS, NAMED_KINDS, SELF_KIND, Edit, Entity, Fact, Generation
 from memdesk.core.graph.the_user import TheUser
 from memdesk.core.storage import Database
 
@@ -45,20 +46,60 @@ __all__ = [
 ]
 
 
-class KnowledgeGraph(ChangeRecording, Entities, MentionsAndFacts, UserEdits, TheUser):
+class KnowledgeGraph:
     """The graph over one database connection. ``embedder`` (optional) lets new names merge
-    with known ones by meaning; without it only lexical aliases merge."""
+    with known ones by meaning; without it only lexical aliases merge. Its methods are its parts'
+    (the part that does the job answers), so readers and writers see one object."""
 
     def __init__(self, db: Database, clock: Clock, embedder=None, *, history: ChangeRecorder | None = None) -> None:
         self._db = db
         self._clock = clock
         self._names = NameVectors(db, embedder)
-        self._history = history
-        # Above zero while one edit runs: its inner steps are recorded as one change at its end.
-        self._grouping = 0
         # Writes through this object; other connections' commits show in PRAGMA data_version.
-        self._generation = 0
-        self._top_cache: dict[int, tuple[tuple, list[tuple[Entity, float]]]] = {}
+        self._generation = Generation()
+        changes = ChangeRecording(db, history, self._forget_vectors)
+        entities = Entities(db, clock, self._names, changes, self._generation)
+        facts = MentionsAndFacts(db, clock, entities, changes, self._generation)
+        edits = UserEdits(db, entities, facts, changes, self._forget_vectors)
+        user = TheUser(db, clock, entities, facts, changes, self._forget_vectors)
+
+        # changes.py: row states for the memory history, and a revert
+        self.row_states = changes.row_states
+        self.state_text = changes.state_text
+        self.restore_rows = changes.restore_rows
+        # entities.py
+        self.root = entities.root
+        self.entity = entities.entity
+        self.find = entities.find
+        self.entities = entities.entities
+        self.resolve = entities.resolve
+        self.prepare_names = entities.prepare_names
+        # facts.py
+        self.add_mention = facts.add_mention
+        self.mentions = facts.mentions
+        self.clear_source = facts.clear_source
+        self.add_fact = facts.add_fact
+        self.fact = facts.fact
+        self.facts = facts.facts
+        self.all_facts = facts.all_facts
+        self.count = facts.count
+        self.neighbourhood = facts.neighbourhood
+        self.top_entities = facts.top_entities
+        # edits.py
+        self.rename = edits.rename
+        self.merge = edits.merge
+        self.split = edits.split
+        self.alias_rows = edits.alias_rows
+        self.delete_entity = edits.delete_entity
+        self.insert_fact = edits.insert_fact
+        self.edit_fact = edits.edit_fact
+        self.delete_fact = edits.delete_fact
+        self.undo = edits.undo
+        # the_user.py
+        self.user_entity = user.user_entity
+        self.taken_user_name = user.taken_user_name
+        self.the_user = user.the_user
+        self.follow_user_name = user.follow_user_name
 
     @property
     def db(self) -> Database:
@@ -69,7 +110,7 @@ class KnowledgeGraph(ChangeRecording, Entities, MentionsAndFacts, UserEdits, The
         return self._clock
 
     def _forget_vectors(self, agent_id: int) -> None:
-        self._generation += 1
+        self._generation.bump()
         self._names.forget(agent_id)
 
     def drop_cached(self, agent_id: int) -> None:

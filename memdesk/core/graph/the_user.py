@@ -12,12 +12,16 @@ reverted until the setting changes again.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 
-from memdesk.core.base.clock import iso
+from memdesk.core.base.clock import Clock, iso
 from memdesk.core.graph import names
-from memdesk.core.graph.changes import ENTITY_CHANGE
+from memdesk.core.graph.changes import ENTITY_CHANGE, ChangeRecording
+from memdesk.core.graph.entities import Entities
+from memdesk.core.graph.facts import MentionsAndFacts
 from memdesk.core.graph.records import SELF_KIND, Edit
+from memdesk.core.storage import Database
 
 #: The user's entity's name while the user has not told theirs.
 PLACEHOLDER = "User"
@@ -27,14 +31,33 @@ SPEAKER_NOTE = "you, who wrote the text"
 
 
 class TheUser:
-    """The part of ``KnowledgeGraph`` that keeps the user's own entity and its name."""
+    """The part of ``KnowledgeGraph`` that keeps the user's own entity and its name. A renaming
+    merges entities (``facts`` reconciles their facts) and is recorded as one change (``changes``);
+    ``forget_vectors`` drops what the graph keeps in memory about the agent's rows after it."""
+
+    def __init__(
+        self,
+        db: Database,
+        clock: Clock,
+        entities: Entities,
+        facts: MentionsAndFacts,
+        changes: ChangeRecording,
+        forget_vectors: Callable[[int], None],
+    ) -> None:
+        self._db = db
+        self._clock = clock
+        self._entities = entities
+        self._facts = facts
+        self._changes = changes
+        self._forget_vectors = forget_vectors
 
     def user_entity(self, agent_id: int) -> int | None:
         """The root entity standing for the user (a visible one first, the one bearing the name
         the graph last took first among those), or None before the graph has one."""
         taken = self.taken_user_name(agent_id)
         row = self._db.query_one(
-            "SELECT id FROM graph_entities WHERE agent_id = ? AND kind = ? AND merged_into IS NULL ORDER BY deleted, key = ? DESC, id LIMIT 1",
+            "SELECT id FROM graph_entities WHERE agent_id = ? AND kind = ? AND merged_into IS NULL"
+            " ORDER BY deleted, key = ? DESC, id LIMIT 1",
             (agent_id, SELF_KIND, names.name_key(taken) if taken else ""),
         )
         return None if row is None else int(row[0])
@@ -62,12 +85,12 @@ class TheUser:
             "SELECT COALESCE(merged_into, id) FROM graph_entities WHERE agent_id = ? AND key = ? AND deleted = 0",
             (agent_id, names.name_key(PLACEHOLDER)),
         )
-        entity_id = self.resolve(
+        entity_id = self._entities.resolve(
             agent_id, name if named else PLACEHOLDER, SELF_KIND, at=at, message_id=message_id, passage_id=passage_id
         )
         assert entity_id is not None  # the placeholder is a valid name
         row = self._db.query_one("SELECT kind, merged_into, deleted FROM graph_entities WHERE id = ?", (entity_id,))
-        previous = placeholder if placeholder is not None and placeholder != self.root(entity_id) else None
+        previous = placeholder if placeholder is not None and placeholder != self._entities.root(entity_id) else None
         if (row[0], row[1], row[2]) != (SELF_KIND, None, 0) or previous is not None:
             # "Ada" (a person the texts named), or "User" of the agent's facts, is the user.
             self._become_user(agent_id, entity_id, previous, note=NAMING_NOTE if named else SPEAKER_NOTE)
@@ -93,7 +116,8 @@ class TheUser:
 
     def _take_name(self, agent_id: int, name: str) -> None:
         self._db.execute(
-            "INSERT INTO graph_user_names(agent_id, name) VALUES (?, ?) ON CONFLICT(agent_id) DO UPDATE SET name = excluded.name",
+            "INSERT INTO graph_user_names(agent_id, name) VALUES (?, ?) ON CONFLICT(agent_id) DO UPDATE"
+            " SET name = excluded.name",
             (agent_id, names.display_name(name)),
         )
 
@@ -112,9 +136,11 @@ class TheUser:
         with self._db.transaction():
             edit = Edit(
                 "",
-                self._snapshot("graph_entities", "id = ? OR merged_into = ?", (previous, previous)) if previous else [],
+                self._changes.snapshot("graph_entities", "id = ? OR merged_into = ?", (previous, previous))
+                if previous
+                else [],
             )
-            old_name = self.entity(previous).name if previous is not None else None
+            old_name = self._entities.entity(previous).name if previous is not None else None
             if entity_id is None:
                 assert name is not None
                 found = self._db.query_one(
@@ -122,7 +148,8 @@ class TheUser:
                 )
                 if found is None:
                     cursor = self._db.execute(
-                        "INSERT INTO graph_entities(agent_id, name, key, kind, author, created_at) VALUES (?, ?, ?, ?, 'user', ?)",
+                        "INSERT INTO graph_entities(agent_id, name, key, kind, author, created_at)"
+                        " VALUES (?, ?, ?, ?, 'user', ?)",
                         (agent_id, names.display_name(name), names.name_key(name), SELF_KIND, iso(self._clock.now())),
                     )
                     entity_id = int(cursor.lastrowid)
@@ -133,7 +160,7 @@ class TheUser:
                 not any(row["id"] == entity_id for _t, row in edit.before)
                 and ("graph_entities", entity_id) not in edit.inserted
             ):
-                edit.before += self._snapshot("graph_entities", "id = ?", (entity_id,))
+                edit.before += self._changes.snapshot("graph_entities", "id = ?", (entity_id,))
             shown = (
                 names.display_name(name)
                 if name is not None
@@ -148,12 +175,12 @@ class TheUser:
                     "UPDATE graph_entities SET merged_into = ? WHERE (id = ? OR merged_into = ?) AND id != ?",
                     (entity_id, previous, previous, entity_id),
                 )
-                edit.before += self._reconcile(
+                edit.before += self._facts.reconcile(
                     entity_id
                 )  # "User lives in Lisbon" and "Ada lives in Porto" are one person's now
             edit.label = f"{old_name} is now {shown}" if old_name and old_name != shown else f"{shown} is you"
-            changed = bool(self._changed_rows(self._edit_rows(edit))[0])
-            self._record_edit(
+            changed = bool(self._changes.changed_rows(self._changes.edit_rows(edit))[0])
+            self._changes.record_edit(
                 agent_id,
                 ENTITY_CHANGE,
                 entity_id,

@@ -189,7 +189,7 @@ class AgentStore:
         if not fields or set(fields) - allowed:
             raise ValueError(f"Cannot update agent fields {sorted(set(fields) - allowed)}")
         values = []
-        for key, value in fields.items():
+        for value in fields.values():
             if isinstance(value, datetime):
                 value = iso(value)
             elif isinstance(value, bool):

@@ -13,6 +13,7 @@ chunks are one change per document (its text is the document's, not memory's to 
 
 from __future__ import annotations
 
+import builtins
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -197,7 +198,8 @@ class ArchivalMemory:
         with self._db.transaction():
             for passage in passages:
                 cursor = self._db.execute(
-                    "INSERT INTO passages(agent_id, text, created_at, tags, document_id, chunk_index, page, section, char_start, char_end,"
+                    "INSERT INTO passages(agent_id, text, created_at, tags, document_id, chunk_index, page, section,"
+                    " char_start, char_end,"
                     " embedded) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (
                         agent_id,
@@ -223,7 +225,7 @@ class ArchivalMemory:
         self, agent_id: int, passages: Sequence[NewPassage], ids: list[int], source: str, cause: Cause | None
     ) -> None:
         chunks: dict[int, int] = {}
-        for passage, passage_id in zip(passages, ids):
+        for passage, passage_id in zip(passages, ids, strict=True):
             if passage.document_id is not None:
                 chunks[passage.document_id] = chunks.get(passage.document_id, 0) + 1
                 continue
@@ -327,7 +329,8 @@ class ArchivalMemory:
         marks = ",".join("?" * len(document_ids))
         with self._db.transaction():
             counts = self._db.query(
-                f"SELECT document_id, agent_id, COUNT(*) FROM passages WHERE document_id IN ({marks}) GROUP BY document_id, agent_id",
+                f"SELECT document_id, agent_id, COUNT(*) FROM passages WHERE document_id IN ({marks})"
+                " GROUP BY document_id, agent_id",
                 document_ids,
             )
             ids = [
@@ -386,7 +389,7 @@ class ArchivalMemory:
         zone = self._clock.zone  # read once: the user's zone is a settings read (a page took 0.5 s at 500 rows)
         return [_passage(r, zone) for r in rows]
 
-    def get_many(self, passage_ids: list[int]) -> list[Passage]:
+    def get_many(self, passage_ids: builtins.list[int]) -> builtins.list[Passage]:
         """The passages with these ids, in the order given; ids that no longer exist are skipped."""
         if not passage_ids:
             return []

@@ -117,11 +117,12 @@ class CoreMemory:
                 "SELECT COALESCE(MAX(position), -1) + 1 FROM memory_blocks WHERE agent_id = ?", (agent_id,)
             )
             self._db.execute(
-                "INSERT INTO memory_blocks(agent_id, label, value, char_limit, description, read_only, position, updated_at, updated_by)"
+                "INSERT INTO memory_blocks(agent_id, label, value, char_limit, description, read_only, position,"
+                " updated_at, updated_by)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (agent_id, label, value, limit, description, int(read_only), position, iso(self._clock.now()), source),
             )
-            block = self.get(agent_id, label)
+            block = self._written(agent_id, label)
             self.history.record(
                 agent_id,
                 BLOCK,
@@ -133,7 +134,7 @@ class CoreMemory:
                 after_meta=_meta(block),
                 cause=cause,
             )
-        return block  # type: ignore[return-value]
+        return block
 
     def delete(self, agent_id: int, label: str, *, source: str = USER, cause: Cause | None = None) -> None:
         with self._db.transaction():
@@ -195,7 +196,8 @@ class CoreMemory:
                     f"The {label} block already holds {len(block.value)} characters, more than {new_limit}"
                 )
             self._db.execute(
-                "UPDATE memory_blocks SET char_limit = ?, read_only = ?, description = ?, version = version + 1 WHERE id = ?",
+                "UPDATE memory_blocks SET char_limit = ?, read_only = ?, description = ?, version = version + 1"
+                " WHERE id = ?",
                 (
                     new_limit,
                     int(block.read_only if read_only is None else read_only),
@@ -203,7 +205,7 @@ class CoreMemory:
                     block.id,
                 ),
             )
-            changed = self.get(agent_id, label)
+            changed = self._written(agent_id, label)
             if _meta(changed) != _meta(block):
                 self.history.record(
                     agent_id,
@@ -216,7 +218,7 @@ class CoreMemory:
                     after_meta=_meta(changed),
                     cause=cause,
                 )
-            return changed  # type: ignore[return-value]
+            return changed
 
     # --- agent operations (errors go back to the model) -------------------------------------
     def append(
@@ -249,6 +251,12 @@ class CoreMemory:
         return self._write(block, new_value, by=source, cause=cause)
 
     # --- helpers ---------------------------------------------------------------------------
+    def _written(self, agent_id: int, label: str) -> Block:
+        """The block this transaction just wrote, as it reads now."""
+        block = self.get(agent_id, label)
+        assert block is not None  # the same transaction wrote it
+        return block
+
     def _require(self, agent_id: int, label: str, error: type[MemDeskError]) -> Block:
         block = self.get(agent_id, label)
         if block is None:
@@ -273,7 +281,8 @@ class CoreMemory:
     def _write(self, block: Block, value: str, *, by: str, cause: Cause | None) -> Block:
         with self._db.transaction():
             self._db.execute(
-                "UPDATE memory_blocks SET value = ?, updated_at = ?, updated_by = ?, version = version + 1 WHERE id = ?",
+                "UPDATE memory_blocks SET value = ?, updated_at = ?, updated_by = ?, version = version + 1"
+                " WHERE id = ?",
                 (value, iso(self._clock.now()), by, block.id),
             )
             if value != block.value:
@@ -288,4 +297,4 @@ class CoreMemory:
                     label=block.label,
                     cause=cause,
                 )
-        return self.get(block.agent_id, block.label)  # type: ignore[return-value]
+        return self._written(block.agent_id, block.label)

@@ -11,6 +11,7 @@ Lives in memory, not in the graph package, because the graph sits below memory i
 from __future__ import annotations
 
 from memdesk.core.base.errors import RevertError
+from memdesk.core.graph.changes import rows_problem
 from memdesk.core.graph.store import FACT_CHANGE, KnowledgeGraph
 from memdesk.core.memory.history import CREATE, DELETE, UPDATE, Cause, Change
 from memdesk.core.memory.revert_plan import SET, RevertPlan
@@ -35,7 +36,20 @@ class GraphReverter:
                 change.after,
                 change.before,
                 later,
-                blocked="This graph change was recorded without the rows it touched (an older MemDesk or an import): edit the graph in the Knowledge panel",
+                blocked=(
+                    "This graph change was recorded without the rows it touched (an older MemDesk or an import):"
+                    " edit the graph in the Knowledge panel"
+                ),
+            )
+        problem = rows_problem(before) or rows_problem(after)
+        if problem is not None:  # rows carried by an agent file that do not fit this store's tables
+            return RevertPlan(
+                change,
+                SET,
+                change.after,
+                change.before,
+                later,
+                blocked=f"This graph change cannot be reverted: {problem}",
             )
         graph = self._graph
         table = self._table(change)
@@ -60,6 +74,8 @@ class GraphReverter:
 
     def apply(self, plan: RevertPlan, cause: Cause) -> None:
         change = plan.change
+        # plan() gives a graph change's plan the rows to put back; a graph change names its row.
+        assert plan.meta is not None and change.target_id is not None
         now = self._graph.row_states((t, i) for t, i, _r in plan.expected)
         if now != plan.expected:
             raise RevertError("The knowledge graph changed again while you were deciding", hint="open the change again")

@@ -104,7 +104,8 @@ class Change:
 
 
 _COLUMNS = (
-    "id, agent_id, target_kind, target_id, target_label, action, before, after, before_meta, after_meta, source, created_at,"
+    "id, agent_id, target_kind, target_id, target_label, action, before, after, before_meta, after_meta, source,"
+    " created_at,"
     " message_id, step_id, document_id, reverts, note"
 )
 
@@ -175,7 +176,8 @@ class MemoryHistory:
             raise ValueError(f"Unknown memory change action {action!r}; expected one of {ACTIONS}")
         cause = cause or Cause(message_id=message_id, note=note)
         cursor = self._db.execute(
-            f"INSERT INTO memory_history({_COLUMNS.split(', ', 1)[1]}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            f"INSERT INTO memory_history({_COLUMNS.split(', ', 1)[1]})"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 agent_id,
                 kind,
@@ -225,7 +227,8 @@ class MemoryHistory:
         dropped = 0
         for target_kind in kinds:
             cutoff = self._db.scalar(
-                "SELECT id FROM memory_history WHERE agent_id = ? AND target_kind = ? ORDER BY id DESC LIMIT 1 OFFSET ?",
+                "SELECT id FROM memory_history WHERE agent_id = ? AND target_kind = ? ORDER BY id DESC"
+                " LIMIT 1 OFFSET ?",
                 (agent_id, target_kind, limit),
             )
             if cutoff is not None:
@@ -244,7 +247,8 @@ class MemoryHistory:
         self, agent_id: int, *, kind: str | None = None, limit: int = 200, before_id: int | None = None
     ) -> list[Change]:
         """Newest first; page with ``before_id`` (the last id of the previous page)."""
-        where, params = ["agent_id = ?"], [agent_id]
+        where = ["agent_id = ?"]
+        params: list[Any] = [agent_id]
         if kind is not None:
             where.append("target_kind = ?")
             params.append(kind)
@@ -278,12 +282,14 @@ class MemoryHistory:
         """Changes to the same target after ``change``, oldest first (what a revert would undo too)."""
         if change.kind == BLOCK:
             rows = self._db.query(
-                f"SELECT {_COLUMNS} FROM memory_history WHERE agent_id = ? AND target_kind = ? AND target_label = ? AND id > ? ORDER BY id",
+                f"SELECT {_COLUMNS} FROM memory_history WHERE agent_id = ? AND target_kind = ? AND target_label = ?"
+                " AND id > ? ORDER BY id",
                 (change.agent_id, BLOCK, change.label, change.id),
             )
         else:
             rows = self._db.query(
-                f"SELECT {_COLUMNS} FROM memory_history WHERE agent_id = ? AND target_kind = ? AND target_id = ? AND id > ? ORDER BY id",
+                f"SELECT {_COLUMNS} FROM memory_history WHERE agent_id = ? AND target_kind = ? AND target_id = ?"
+                " AND id > ? ORDER BY id",
                 (change.agent_id, change.kind, change.target_id, change.id),
             )
         return [_change(r) for r in rows]
@@ -324,7 +330,8 @@ class MemoryHistory:
         """Insert an exported change as it was (its own time and source); ``message_ids`` maps
         the file's message references to this store's ids."""
         cursor = self._db.execute(
-            f"INSERT INTO memory_history({_COLUMNS.split(', ', 1)[1]}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            f"INSERT INTO memory_history({_COLUMNS.split(', ', 1)[1]})"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 agent_id,
                 change["kind"],

@@ -101,7 +101,8 @@ class RecallMemory:
         step_id: int | None = None,
     ) -> Message:
         cursor = self._db.execute(
-            "INSERT INTO messages(agent_id, created_at, role, kind, content, search_text, author, function_name, step_id)"
+            "INSERT INTO messages(agent_id, created_at, role, kind, content, search_text, author, function_name,"
+            " step_id)"
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (agent_id, iso(created_at), role, kind, content, search_text, author, function_name, step_id),
         )
@@ -187,7 +188,18 @@ class RecallMemory:
             f"SELECT {_COLUMNS} FROM messages WHERE agent_id = ? AND kind = ? AND id <= ? ORDER BY id DESC LIMIT 1",
             (agent_id, kind, at_or_before),
         )
-        return _message(row) if row else None
+        return _message(row, self._zone()) if row else None
+
+    def said(self, agent_id: int, limit: int) -> list[str]:
+        """The newest ``limit`` texts of the conversation, newest first: the user's messages and
+        the agent's replies (what a reply must not copy: memdesk/core/agent/repetition.py)."""
+        rows = self._db.query(
+            "SELECT search_text FROM messages WHERE agent_id = ? AND search_text != ''"
+            " AND (kind = 'user_message' OR (kind = 'assistant_call' AND function_name = 'send_message'))"
+            " ORDER BY id DESC LIMIT ?",
+            (agent_id, limit),
+        )
+        return [r[0] for r in rows]
 
     def last_id(self, agent_id: int) -> int | None:
         return self._db.scalar("SELECT MAX(id) FROM messages WHERE agent_id = ?", (agent_id,))
@@ -262,7 +274,8 @@ class RecallMemory:
         done = 0
         while True:
             rows = self._db.query(
-                "SELECT id, search_text, author FROM messages WHERE agent_id = ? AND embedded = 0 AND search_text != '' ORDER BY id LIMIT ?",
+                "SELECT id, search_text, author FROM messages WHERE agent_id = ? AND embedded = 0"
+                " AND search_text != '' ORDER BY id LIMIT ?",
                 (agent_id, INDEX_BATCH),
             )
             if not rows:

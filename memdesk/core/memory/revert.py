@@ -100,7 +100,10 @@ class BlockReverter:
                     current,
                     plan.result,
                     later,
-                    blocked=f"Cannot revert: the {block.label} block would hold {len(plan.result)} characters, over its limit of {block.limit}",
+                    blocked=(
+                        f"Cannot revert: the {block.label} block would hold {len(plan.result)} characters,"
+                        f" over its limit of {block.limit}"
+                    ),
                 )
             return plan
         if change.action == CREATE:
@@ -128,7 +131,9 @@ class BlockReverter:
                     current,
                     current,
                     later,
-                    blocked=f"Cannot revert: the {block.label} block now holds more than {meta.get('limit')} characters",
+                    blocked=(
+                        f"Cannot revert: the {block.label} block now holds more than {meta.get('limit')} characters"
+                    ),
                 )
             now = {"limit": block.limit, "description": block.description, "read_only": block.read_only}
             return RevertPlan(
@@ -206,10 +211,12 @@ class PassageReverter:
         change = plan.change
         archival = self._archival
         if plan.operation == SET:
+            assert change.target_id is not None  # a passage's change names it
             archival.update_text(
                 change.target_id, plan.result or "", source=USER, cause=cause, expected_text=plan.expected
             )
         elif plan.operation == REMOVE:
+            assert change.target_id is not None  # plan() found the passage by it
             passage = archival.get(change.target_id)
             if passage is not None and passage.text != plan.expected:
                 raise RevertError("The passage changed again while you were deciding", hint="open its history again")
@@ -222,7 +229,7 @@ class PassageReverter:
             if document_id is not None and not archival.has_document(document_id):
                 document_id = None  # the document went too: the passage comes back on its own
             created = parse_iso(meta["created_at"]) if meta.get("created_at") else change.at
-            passage = NewPassage(
+            restored = NewPassage(
                 text,
                 created if isinstance(created, datetime) else change.at,
                 list(meta.get("tags", [])),
@@ -233,7 +240,7 @@ class PassageReverter:
                 meta.get("char_start") if document_id else None,
                 meta.get("char_end") if document_id else None,
             )
-            archival.add(change.agent_id, [passage], vector, source=USER, cause=cause)
+            archival.add(change.agent_id, [restored], vector, source=USER, cause=cause)
 
 
 class Reverter:
@@ -315,7 +322,9 @@ class Reverter:
         self._kinds[plan.change.kind].apply(plan, cause)
         if not cause.recorded:
             raise RevertError("Nothing changed: the memory already holds what the revert would write")
-        return self._history.get(cause.recorded[-1])  # type: ignore[return-value]
+        recorded = self._history.get(cause.recorded[-1])
+        assert recorded is not None  # the change this revert just recorded
+        return recorded
 
     def revert(self, change_id: int, *, force: bool = False) -> Change:
         return self.apply(self.plan(change_id), force=force)

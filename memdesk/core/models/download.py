@@ -178,14 +178,15 @@ class Downloader:
         hub_sha = meta.get("etag") if isinstance(meta.get("etag"), str) and _SHA256.match(meta["etag"]) else None
         hub_size = meta.get("size")
         where = f"{self.hub.endpoint}/{entry.repo} at {entry.revision}"
-        if entry.verified_checksum:
-            if hub_sha is not None and hub_sha != entry.sha256:
+        catalog_sha = entry.sha256
+        if entry.verified_checksum and catalog_sha is not None:  # (verified means it has one)
+            if hub_sha is not None and hub_sha != catalog_sha:
                 raise ChecksumMismatchError(
                     f"The hub's {entry.file} ({where}) is not the catalog's file: sha256 {hub_sha[:12]}…, "
-                    f"catalog {entry.sha256[:12]}…; nothing was downloaded",  # type: ignore[index]
+                    f"catalog {catalog_sha[:12]}…; nothing was downloaded",
                     hint="The repository changed since the catalog was written; pick another model.",
                 )
-            expected_sha, pinned = entry.sha256, False
+            expected_sha, pinned = catalog_sha, False
         else:
             if hub_sha is None:
                 raise DownloadError(
@@ -195,10 +196,11 @@ class Downloader:
             expected_sha, pinned = hub_sha, True
         if isinstance(hub_size, int) and entry.size and hub_size != entry.size:
             raise ChecksumMismatchError(
-                f"The hub reports {hub_size} bytes for {entry.file} ({where}); the catalog says {entry.size}; nothing was downloaded"
+                f"The hub reports {hub_size} bytes for {entry.file} ({where}); the catalog says {entry.size};"
+                " nothing was downloaded"
             )
         size = hub_size if isinstance(hub_size, int) else entry.size
-        return expected_sha, size, pinned  # type: ignore[return-value]
+        return expected_sha, size, pinned
 
     def _prepare_partial(self, entry: CatalogEntry, part: Path, sha: str, size: int) -> int:
         """Bytes of an earlier attempt at the same file to resume from (a stale partial is dropped)."""

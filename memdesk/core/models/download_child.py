@@ -240,7 +240,7 @@ def _child_run(conn: Connection, job: dict[str, str]) -> None:
             headers=headers_for(location),
             expected_size=size,
             tqdm_class=PipeProgress,
-        )  # type: ignore[arg-type]
+        )
     conn.send(("done", size - resume_from))
 
 

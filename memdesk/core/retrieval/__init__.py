@@ -2,7 +2,6 @@
 candidates, fused and ranked. It reads the memory tables and returns ranked ids; the memory stores
 (memdesk.core.memory) own the rows and every write to them."""
 
-from memdesk.core.retrieval import vector_codes
 from memdesk.core.retrieval.messages import MessageRanker
 from memdesk.core.retrieval.passages import PassageRanker
 from memdesk.core.retrieval.vector_index import VectorIndex

@@ -14,12 +14,12 @@ word's document frequency is counted first, which only walks its posting list up
 
 So every row that contains one of the query's rarer words ranks exactly as before; what a bound
 can leave out is an old row that holds only the common words, which in a million rows tells
-little, and the dense leg still reaches it by meaning. The exact score of a candidate comes from BM25 being a sum over the query's phrases
-(``bm25()`` in fts5_aux.c): matching ``(rare) AND (all)`` scores each candidate once for the rare
-phrases and once for all of them, and the rare phrases' own score, from a second small query, is
-taken away again. What stays in proportion to the store is FTS5's own count of each phrase's
-rows for its IDF, once per query: a walk of the posting list (about 10 ms for a word in 100,000
-rows), not a score per row.
+little, and the dense leg still reaches it by meaning. The exact score of a candidate comes from
+BM25 being a sum over the query's phrases (``bm25()`` in fts5_aux.c): matching ``(rare) AND (all)``
+scores each candidate once for the rare phrases and once for all of them, and the rare phrases' own
+score, from a second small query, is taken away again. What stays in proportion to the store is
+FTS5's own count of each phrase's rows for its IDF, once per query: a walk of the posting list
+(about 10 ms for a word in 100,000 rows), not a score per row.
 """
 
 from __future__ import annotations

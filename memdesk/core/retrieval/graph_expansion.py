@@ -10,12 +10,15 @@ a speaker linked to everything lends almost nothing.
 from __future__ import annotations
 
 import math
+import threading
 from collections import defaultdict
 from collections.abc import Callable
+from typing import Protocol
 
 import numpy as np
 
 from memdesk.core.graph.names import name_key
+from memdesk.core.retrieval.changes import row_changes
 from memdesk.core.storage import Database
 from memdesk.core.text.words import split_words
 
@@ -46,7 +49,8 @@ def query_entities(db: Database, agent_id: int, query: str) -> set[int]:
     for start in range(0, len(keys), 500):
         chunk = keys[start : start + 500]
         rows = db.query(
-            f"SELECT COALESCE(merged_into, id) FROM graph_entities WHERE agent_id = ? AND deleted = 0 AND key IN ({','.join('?' * len(chunk))})",
+            "SELECT COALESCE(merged_into, id) FROM graph_entities WHERE agent_id = ? AND deleted = 0"
+            f" AND key IN ({','.join('?' * len(chunk))})",
             (agent_id, *chunk),
         )
         found.update(int(r[0]) for r in rows)
@@ -55,13 +59,56 @@ def query_entities(db: Database, agent_id: int, query: str) -> set[int]:
 
 def mentioned_messages(db: Database, agent_id: int) -> int:
     """How many of the agent's messages mention any entity (idf's document count). Reads every
-    mention: callers keep it (MessageRanker updates it from new mentions)."""
+    mention: callers keep it (MentionedMessages updates it from new mentions)."""
     return int(
         db.scalar(
             "SELECT COUNT(DISTINCT message_id) FROM graph_mentions WHERE agent_id = ? AND message_id IS NOT NULL",
             (agent_id,),
         )
     )
+
+
+class MentionedMessages:
+    """``mentioned_messages`` of each of one store's agents, kept: counting it reads every mention
+    (3.5 s at two million), and the graph grows every turn."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+        self._counts: dict[int, tuple[int, int, int]] = {}  # agent -> (mentions removed, newest mention, count)
+        self._lock = threading.Lock()
+
+    def count(self, agent_id: int, newest: int | None) -> int:
+        """New mentions (``newest``: the newest mention's id) add the messages they are the first
+        to mention; a mention removed or moved (the m015 triggers count them, cascades included)
+        counts afresh."""
+        db = self._db
+        newest = int(newest or 0)
+        state = row_changes(db, "graph_mentions", agent_id)[1]
+        with self._lock:
+            known = self._counts.get(agent_id)
+        if known is not None and known[0] == state and known[1] <= newest:
+            total = known[2]
+            if known[1] < newest:
+                total += int(
+                    db.scalar(
+                        "SELECT COUNT(DISTINCT m.message_id) FROM graph_mentions m WHERE m.id > ? AND m.id <= ?"
+                        " AND m.agent_id = ?"
+                        " AND m.message_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM graph_mentions o"
+                        " WHERE o.message_id = m.message_id AND o.id <= ?)",
+                        (known[1], newest, agent_id, known[1]),
+                    )
+                )
+        else:
+            # one statement, one snapshot: the count and the newest mention it includes
+            total, newest = db.query_one(
+                "SELECT COUNT(DISTINCT message_id), (SELECT MAX(id) FROM graph_mentions) FROM graph_mentions"
+                " WHERE agent_id = ? AND message_id IS NOT NULL",
+                (agent_id,),
+            )
+            total, newest = int(total), int(newest or 0)
+        with self._lock:
+            self._counts[agent_id] = (state, newest, total)
+        return total
 
 
 def _members(db: Database, roots) -> list[int]:
@@ -81,11 +128,17 @@ def _members(db: Database, roots) -> list[int]:
     return sorted(found)
 
 
+class Positions(Protocol):
+    """``message id -> index`` (a dict, or the ranker's timeline asked one id at a time)."""
+
+    def get(self, message_id: int, /) -> int | None: ...
+
+
 def expansion_scores(
     db: Database,
     agent_id: int,
     query: str,
-    position: dict[int, int],
+    position: Positions,
     size: int,
     *,
     total: Callable[[], int] | None = None,
@@ -96,7 +149,7 @@ def expansion_scores(
     seeds = query_entities(db, agent_id, query)
     if not seeds:
         return None
-    total = max(1, total() if total is not None else mentioned_messages(db, agent_id))
+    messages = max(1, total() if total is not None else mentioned_messages(db, agent_id))
     marks = ",".join("?" * len(seeds))
     members = _members(db, seeds)
     near = ",".join("?" * len(members))
@@ -126,7 +179,8 @@ def expansion_scores(
         for r in db.query(
             f"SELECT COALESCE(e.merged_into, e.id) AS root, COUNT(DISTINCT m.message_id) FROM graph_entities e"
             f" CROSS JOIN graph_mentions m ON m.entity_id = e.id"
-            f" WHERE e.id IN ({','.join('?' * len(members))}) AND COALESCE(e.merged_into, e.id) IN ({marks}) GROUP BY root",
+            f" WHERE e.id IN ({','.join('?' * len(members))}) AND COALESCE(e.merged_into, e.id) IN ({marks})"
+            " GROUP BY root",
             (*members, *neighbours),
         )
     }
@@ -134,7 +188,7 @@ def expansion_scores(
     for group in linked.values():
         ranked = sorted(group, key=lambda n: (frequency.get(n, 0), n))[:MAX_NEIGHBOURS]
         for node in ranked:
-            weights[node] = max(weights.get(node, 0.0), math.log(1 + total / max(1, frequency.get(node, 0))))
+            weights[node] = max(weights.get(node, 0.0), math.log(1 + messages / max(1, frequency.get(node, 0))))
     if not weights:
         return None
     marks = ",".join("?" * len(weights))
@@ -143,7 +197,8 @@ def expansion_scores(
     for message_id, root in db.query(
         f"SELECT DISTINCT m.message_id, COALESCE(e.merged_into, e.id) AS root FROM graph_entities e"
         f" CROSS JOIN graph_mentions m ON m.entity_id = e.id"
-        f" WHERE e.id IN ({','.join('?' * len(members))}) AND m.message_id IS NOT NULL AND COALESCE(e.merged_into, e.id) IN ({marks})",
+        f" WHERE e.id IN ({','.join('?' * len(members))}) AND m.message_id IS NOT NULL"
+        f" AND COALESCE(e.merged_into, e.id) IN ({marks})",
         (*members, *weights),
     ):
         index = position.get(int(message_id))

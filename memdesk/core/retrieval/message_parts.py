@@ -83,7 +83,8 @@ class PartIndex:
     def __init__(self) -> None:
         self._db = sqlite3.connect(":memory:", check_same_thread=False)
         self._db.execute(
-            "CREATE VIRTUAL TABLE parts USING fts5(text, agent_id UNINDEXED, message_id UNINDEXED, start UNINDEXED, end UNINDEXED,"
+            "CREATE VIRTUAL TABLE parts USING fts5(text, agent_id UNINDEXED, message_id UNINDEXED, start UNINDEXED,"
+            " end UNINDEXED,"
             " tokenize='porter unicode61 remove_diacritics 2')"
         )
         self._state: dict[int, tuple] = {}  # agent -> (messages, newest id, total length) indexed
@@ -100,14 +101,18 @@ class PartIndex:
             known = self._state.get(agent_id)
             if known == state:
                 return
-            appended = known is not None and state[1] is not None and known[1] is not None and state[1] > known[1]
-            rows = list(rows_after(known[1] if appended else 0))
-            if appended and (known[0] + len(rows), known[2] + sum(checksum(t) for _, t in rows)) != (
+            # What is indexed already, when the agent's messages only grew since.
+            base = known if known is not None and known[1] is not None and state[1] is not None else None
+            if base is not None and state[1] <= base[1]:
+                base = None
+            rows = list(rows_after(base[1] if base is not None else 0))
+            if base is not None and (base[0] + len(rows), base[2] + sum(checksum(t) for _, t in rows)) != (
                 state[0],
                 state[2],
             ):
-                appended = False  # an older message changed too
+                base = None  # an older message changed too
                 rows = list(rows_after(0))
+            appended = base is not None
             parts = [(message_id, text, split_parts(text)) for message_id, text in rows]
             with self._db:
                 if not appended:

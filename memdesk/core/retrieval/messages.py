@@ -12,19 +12,18 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
+from typing import Any
 
 import numpy as np
 
-from memdesk.core.base.clock import parse_iso
 from memdesk.core.base.settings_table import Settings
 from memdesk.core.embedding import Embedder
 from memdesk.core.retrieval import fusion
 from memdesk.core.retrieval.asker import asker_boost
 from memdesk.core.retrieval.bounded_fts import FtsIndex, best_matches
-from memdesk.core.retrieval.changes import row_changes
-from memdesk.core.retrieval.graph_expansion import expansion_scores
+from memdesk.core.retrieval.graph_expansion import MentionedMessages, expansion_scores
 from memdesk.core.retrieval.message_parts import PartIndex, checksum
 from memdesk.core.retrieval.query import (
     contains_casefold,
@@ -34,6 +33,7 @@ from memdesk.core.retrieval.query import (
     mentioned_names,
     without_words,
 )
+from memdesk.core.retrieval.timeline import Timelines, older_than
 from memdesk.core.retrieval.vector_index import VectorIndex
 from memdesk.core.storage import Database
 
@@ -56,8 +56,6 @@ NEIGHBOUR_ONLY_FLOOR = 0.25
 DATE_BOOST = 0.5
 #: Message times are stored in UTC and the query's dates are the user's: a day either side.
 DATE_SLACK = timedelta(days=1)
-#: Turns further apart than this are not one conversation, so they do not lend each other score.
-SESSION_GAP_SECONDS = 6 * 3600
 SEARCH_DEPTH = 100
 LEXICAL_DEPTH = 200
 #: Rankings kept per ranker (a query is ranked once and paged through).
@@ -93,73 +91,6 @@ class MessageRank:
     part: tuple[int, int] | None = None  # of a long message, the span of its search text that matched best
 
 
-class _Room:
-    """Arrays with room to grow, of which a timeline's arrays are views: a new message is written
-    once at the end instead of the whole timeline being copied (a million-message conversation's
-    arrays took 40-60 ms to copy before each reply). ``used``: how many rows the newest timeline
-    shows; only that timeline may write beyond them."""
-
-    def __init__(self, ids: np.ndarray, authors: np.ndarray, same: np.ndarray, times: np.ndarray, extra: int) -> None:
-        size = len(ids) + max(extra, len(ids), 1024)  # doubling: each row is copied a constant number of times
-        self.ids = np.empty(size, dtype=np.int64)
-        self.authors = np.empty(size, dtype=object)
-        self.same = np.zeros(size, dtype=bool)
-        self.times = np.empty(size, dtype=np.float64)
-        for target, source in ((self.ids, ids), (self.authors, authors), (self.same, same), (self.times, times)):
-            target[: len(source)] = source
-        self.used = len(ids)
-
-
-@dataclass
-class _Timeline:
-    token: tuple
-    ids: np.ndarray  # ascending
-    authors: np.ndarray  # who wrote each item: its author, or the name of its role's speaker ("" unknown)
-    same_session: np.ndarray  # item i continues item i-1's conversation
-    times: np.ndarray  # POSIX seconds of each item
-    speakers: frozenset[str] = frozenset()  # the distinct non-empty authors
-    room: _Room | None = None  # where the arrays live when they can grow in place
-
-    def index_of(self, message_ids) -> np.ndarray:
-        """Each id's position, -1 where it is not in the timeline (a million ids need no dict)."""
-        wanted = np.asarray(message_ids, dtype=np.int64)
-        where = np.searchsorted(self.ids, wanted)
-        found = where < len(self.ids)
-        found[found] = self.ids[where[found]] == wanted[found]
-        return np.where(found, where, -1)
-
-    @property
-    def position(self) -> _Positions:
-        return _Positions(self)
-
-
-class _Positions:
-    """``message id -> position`` for code that asks one id at a time (graph expansion)."""
-
-    def __init__(self, timeline: _Timeline) -> None:
-        self._timeline = timeline
-
-    def get(self, message_id: int, default=None):
-        found = int(self._timeline.index_of([message_id])[0])
-        return default if found < 0 else found
-
-    def __contains__(self, message_id: int) -> bool:
-        return self.get(message_id) is not None
-
-    def __getitem__(self, message_id: int) -> int:
-        found = self.get(message_id)
-        if found is None:
-            raise KeyError(message_id)
-        return found
-
-
-def _timeline_rows(rows, speaker: dict[str, str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    ids = np.array([r[0] for r in rows], dtype=np.int64)
-    times = np.array([parse_iso(r[1]).timestamp() for r in rows], dtype=np.float64)
-    authors = np.array([r[2] or speaker.get(r[3], "") for r in rows], dtype=object)
-    return ids, times, authors
-
-
 class MessageRanker:
     """Ranks one store's messages. Holds that store's caches (session timelines, recent rankings),
     so it is built once per store by the composition root and passed in."""
@@ -183,11 +114,9 @@ class MessageRanker:
         self._user_name = user_name
         self._embedder = embedder
         self._vectors = vectors or VectorIndex(db)
-        self._timelines: dict[int, _Timeline] = {}
+        self._timelines = Timelines(db, user_name)
         self._rankings: OrderedDict[tuple, list[MessageRank]] = OrderedDict()
-        self._mentioned: dict[
-            int, tuple[int, int, int]
-        ] = {}  # agent -> (mentions removed, newest mention, mentioned_messages)
+        self._mentioned = MentionedMessages(db)
         self._lock = threading.Lock()
         db.create_function("memdesk_contains", 2, contains_casefold)
         db.create_function("memdesk_checksum", 1, checksum)
@@ -197,54 +126,18 @@ class MessageRanker:
         index (a second for 10,000 messages), not at the first search, where automatic recall's
         deadline would cut it short. ``graph``: searches follow the knowledge graph, so count the
         messages that mention anything too (seconds at a million)."""
-        timeline = self._timeline(agent_id)
+        timeline = self._timelines.get(agent_id)
         if graph:
-            self._mentioned_messages(agent_id, self._db.scalar("SELECT MAX(id) FROM graph_mentions"))
+            self._mentioned.count(agent_id, self._db.scalar("SELECT MAX(id) FROM graph_mentions"))
         if self.by_parts and len(timeline.ids) <= PARTS_MAX:
             self._current_parts(agent_id, (*timeline.token, self._vectors.generation("messages", agent_id)))
 
     def speakers(self, agent_id: int, message_ids: list[int]) -> tuple[frozenset[str], list[str]]:
         """Everyone who speaks in the agent's conversation, and who said each of these messages
         ("" when unknown): app messages have no author, their role's speaker is the name."""
-        timeline = self._timeline(agent_id)
+        timeline = self._timelines.get(agent_id)
         where = timeline.index_of(message_ids)
         return timeline.speakers, [str(timeline.authors[p]) if p >= 0 else "" for p in where]
-
-    def _timeline(self, agent_id: int) -> _Timeline:
-        """The agent's searchable messages in order. A conversation only grows at its end, so after
-        the first read only the new messages are read (a million-message timeline is not read again
-        for each turn); anything else (an edit, a deletion, another speaker name) reads it afresh."""
-        db = self._db
-        user = (self._user_name() or "").strip()
-        agent = db.scalar("SELECT name FROM agents WHERE id = ?", (agent_id,)) or ""
-        added, changed = row_changes(db, "messages", agent_id)
-        token = (added, changed, db.scalar("SELECT MAX(id) FROM messages WHERE agent_id = ?", (agent_id,)), user, agent)
-        with self._lock:
-            cached = self._timelines.get(agent_id)
-        if cached is not None and cached.token == token:
-            return cached
-        speaker = {"user": user, "assistant": agent}
-        select = "SELECT id, created_at, author, role FROM messages WHERE agent_id = ? AND search_text != ''"
-        timeline = None
-        if (
-            cached is not None
-            and cached.token[1:2] + cached.token[3:] == token[1:2] + token[3:]
-            and cached.token[2] is not None
-        ):
-            newer = int(
-                db.scalar("SELECT COUNT(*) FROM messages WHERE agent_id = ? AND id > ?", (agent_id, cached.token[2]))
-            )
-            if cached.token[0] + newer == added:  # nothing removed or edited, every addition at the end
-                rows = db.query(f"{select} AND id > ? ORDER BY id", (agent_id, cached.token[2]))
-                timeline = _extended(cached, token, *_timeline_rows(rows, speaker), self._lock)
-        if timeline is None:
-            ids, times, authors = _timeline_rows(db.query(f"{select} ORDER BY id", (agent_id,)), speaker)
-            same = np.zeros(len(ids), dtype=bool)
-            same[1:] = np.abs(np.diff(times)) <= SESSION_GAP_SECONDS
-            timeline = _Timeline(token, ids, authors, same, times, frozenset(a for a in set(authors.tolist()) if a))
-        with self._lock:
-            self._timelines[agent_id] = timeline
-        return timeline
 
     def _verbatim(self, agent_id: int, query: str, size: int) -> list[int]:
         """Ids of the messages that contain ``query`` in any case (casefold: every script). Each text
@@ -260,7 +153,8 @@ class MessageRanker:
         if words:
             # A subquery, not a join: joined, SQLite walks the agent's messages and asks FTS about each.
             sql = (
-                "SELECT id FROM messages WHERE id IN (SELECT rowid FROM messages_fts WHERE messages_fts MATCH ? ORDER BY rowid DESC LIMIT ?)"
+                "SELECT id FROM messages WHERE id IN (SELECT rowid FROM messages_fts WHERE messages_fts MATCH ?"
+                " ORDER BY rowid DESC LIMIT ?)"
                 " AND agent_id = ? AND search_text != '' AND memdesk_contains(search_text, ?)"
             )
             params: tuple = (
@@ -290,7 +184,8 @@ class MessageRanker:
         if not current:
             state = tuple(
                 db.query_one(
-                    "SELECT COUNT(*), MAX(id), TOTAL(memdesk_checksum(search_text)) FROM messages WHERE agent_id = ? AND search_text != ''",
+                    "SELECT COUNT(*), MAX(id), TOTAL(memdesk_checksum(search_text)) FROM messages WHERE agent_id = ?"
+                    " AND search_text != ''",
                     (agent_id,),
                 )
             )
@@ -298,7 +193,8 @@ class MessageRanker:
                 agent_id,
                 state,
                 lambda after: db.query(
-                    "SELECT id, search_text FROM messages WHERE agent_id = ? AND search_text != '' AND id > ? ORDER BY id",
+                    "SELECT id, search_text FROM messages WHERE agent_id = ? AND search_text != '' AND id > ?"
+                    " ORDER BY id",
                     (agent_id, after),
                 ),
             )
@@ -324,12 +220,13 @@ class MessageRanker:
         if not query:
             return []
         db = self._db
-        dense = dense and self._embedder is not None
-        timeline = self._timeline(agent_id)
+        embedder = self._embedder if dense else None
+        dense = embedder is not None
+        timeline = self._timelines.get(agent_id)
         if before_id is not None:
-            timeline = _older_than(timeline, before_id)
+            timeline = older_than(timeline, before_id)
         by_parts = self.by_parts if by_parts is None else by_parts
-        key = (
+        key: tuple[Any, ...] = (
             agent_id,
             query,
             dense,
@@ -352,12 +249,12 @@ class MessageRanker:
         lexical = np.zeros(n)
         phrases = fts_phrases(searched)
         spans: dict[int, tuple[int, int]] = {}
-        if phrases and by_parts and len(self._timeline(agent_id).ids) <= PARTS_MAX:
-            full = self._timeline(agent_id).token  # all the agent's messages, whatever before_id cuts
+        if phrases and by_parts and len(self._timelines.get(agent_id).ids) <= PARTS_MAX:
+            full = self._timelines.get(agent_id).token  # all the agent's messages, whatever before_id cuts
             hits = self._part_scores(agent_id, phrases, (*full, self._vectors.generation("messages", agent_id)))
             if hits:
                 where = timeline.index_of(list(hits))
-                for (message_id, hit), place in zip(hits.items(), where):
+                for (message_id, hit), place in zip(hits.items(), where, strict=True):
                     if place >= 0:
                         lexical[place] = hit.score
                         if hit.parts > 1:
@@ -370,14 +267,14 @@ class MessageRanker:
                 lexical[where[found]] = np.asarray([r[1] for r in rows], dtype=np.float64)[found]
         scores = fusion.scale_by_max(lexical)
         lift = np.zeros(n)  # what each score owes to its neighbours
-        if dense and n:
-            cosine = self._vectors.cosines("messages", agent_id, self._embedder.embed([searched])[0], timeline.ids)
+        if embedder is not None and n:
+            cosine = self._vectors.cosines("messages", agent_id, embedder.embed([searched])[0], timeline.ids)
             scores = fusion.weighted_sum(scores, fusion.centre_cosine(cosine), DENSE_WEIGHT)
             lifted = fusion.neighbour_boost(scores, timeline.same_session, NEIGHBOUR_ALPHA)
             lift, scores = lifted - scores, lifted
         if graph_weight > 0 and n:
             expansion = expansion_scores(
-                db, agent_id, query, timeline.position, n, total=lambda: self._mentioned_messages(agent_id, key[-2])
+                db, agent_id, query, timeline.position, n, total=lambda: self._mentioned.count(agent_id, key[-2])
             )
             if expansion is not None:
                 scores = scores + graph_weight * expansion
@@ -412,38 +309,6 @@ class MessageRanker:
                 self._rankings.popitem(last=False)
         return result
 
-    def _mentioned_messages(self, agent_id: int, newest: int | None) -> int:
-        """graph_expansion.mentioned_messages, kept: counting it reads every mention (3.5 s at two
-        million), and the graph grows every turn. New mentions (``newest``: the newest mention's id)
-        add the messages they are the first to mention; a mention removed or moved (the m015
-        triggers count them, cascades included) counts afresh."""
-        db = self._db
-        newest = int(newest or 0)
-        state = row_changes(db, "graph_mentions", agent_id)[1]
-        with self._lock:
-            known = self._mentioned.get(agent_id)
-        if known is not None and known[0] == state and known[1] <= newest:
-            total = known[2]
-            if known[1] < newest:
-                total += int(
-                    db.scalar(
-                        "SELECT COUNT(DISTINCT m.message_id) FROM graph_mentions m WHERE m.id > ? AND m.id <= ? AND m.agent_id = ?"
-                        " AND m.message_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM graph_mentions o WHERE o.message_id = m.message_id AND o.id <= ?)",
-                        (known[1], newest, agent_id, known[1]),
-                    )
-                )
-        else:
-            # one statement, one snapshot: the count and the newest mention it includes
-            total, newest = db.query_one(
-                "SELECT COUNT(DISTINCT message_id), (SELECT MAX(id) FROM graph_mentions) FROM graph_mentions"
-                " WHERE agent_id = ? AND message_id IS NOT NULL",
-                (agent_id,),
-            )
-            total, newest = int(total), int(newest or 0)
-        with self._lock:
-            self._mentioned[agent_id] = (state, newest, total)
-        return total
-
 
 def _best(scores: np.ndarray, mask: np.ndarray, limit: int | None) -> np.ndarray:
     """The positions in ``mask`` by descending score, ties newest first (fusion.rank's order), at most ``limit``."""
@@ -454,53 +319,6 @@ def _best(scores: np.ndarray, mask: np.ndarray, limit: int | None) -> np.ndarray
         candidates = candidates[values >= kth]
     order = candidates[np.lexsort((-candidates, -scores[candidates]))]
     return order if limit is None else order[:limit]
-
-
-def _extended(
-    timeline: _Timeline, token: tuple, ids: np.ndarray, times: np.ndarray, authors: np.ndarray, lock: threading.Lock
-) -> _Timeline:
-    """``timeline`` with newer messages appended: written into its room when it is the newest view
-    of it and there is space, otherwise into new room (never into rows another timeline shows)."""
-    if not len(ids):
-        return replace(timeline, token=token)
-    start = len(timeline.ids)
-    same = np.zeros(len(ids), dtype=bool)
-    joined = np.concatenate([timeline.times[max(0, start - 1) :], times])
-    same[len(ids) - (len(joined) - 1) :] = np.abs(np.diff(joined)) <= SESSION_GAP_SECONDS
-    end = start + len(ids)
-    with lock:
-        room = timeline.room
-        if room is None or room.used != start or end > len(room.ids):
-            room = _Room(timeline.ids, timeline.authors, timeline.same_session, timeline.times, len(ids))
-        room.ids[start:end], room.authors[start:end], room.same[start:end], room.times[start:end] = (
-            ids,
-            authors,
-            same,
-            times,
-        )
-        room.used = end
-    return _Timeline(
-        token,
-        room.ids[:end],
-        room.authors[:end],
-        room.same[:end],
-        room.times[:end],
-        timeline.speakers | frozenset(a for a in set(authors.tolist()) if a),
-        room,
-    )
-
-
-def _older_than(timeline: _Timeline, before_id: int) -> _Timeline:
-    """The part of a timeline before a message id (ids are in ascending order: a prefix; views, not copies)."""
-    n = int(np.searchsorted(timeline.ids, before_id))
-    return _Timeline(
-        (*timeline.token, before_id),
-        timeline.ids[:n],
-        timeline.authors[:n],
-        timeline.same_session[:n],
-        timeline.times[:n],
-        timeline.speakers,  # the names anyone used: a name is not a search word even when its speaker is in context
-    )
 
 
 def _on_dates(times: np.ndarray, dates: list[tuple[date, date]]) -> np.ndarray:

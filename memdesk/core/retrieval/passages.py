@@ -69,7 +69,7 @@ class PassageRanker:
         scores: dict[int, float] = {}
         if self._embedder is not None:
             ids, cosines = self.vector_candidates(agent_id, self._embedder.embed([query])[0])
-            scores = dict(zip(ids.tolist(), cosines.tolist()))
+            scores = dict(zip(ids.tolist(), cosines.tolist(), strict=True))
         phrases = fts_phrases(query)
         if phrases:
             rows = best_matches(db.query, LEXICAL_INDEX, phrases, agent_id, SEARCH_DEPTH)

@@ -59,7 +59,8 @@ def _block(row) -> Block:
 def blocks(db: Database, kind: str, agent_id: int, *, after_stamp: int = 0) -> list[Block]:
     """The agent's blocks written after ``after_stamp`` (all of them by default)."""
     rows = db.query(
-        "SELECT block, stamp, ids, bits FROM vector_blocks WHERE kind = ? AND agent_id = ? AND stamp > ? ORDER BY block",
+        "SELECT block, stamp, ids, bits FROM vector_blocks WHERE kind = ? AND agent_id = ? AND stamp > ?"
+        " ORDER BY block",
         (kind, agent_id, after_stamp),
     )
     return [_block(r) for r in rows]
@@ -78,7 +79,8 @@ def _save_block(
 ) -> None:
     db.execute(
         "INSERT INTO vector_blocks(kind, agent_id, block, stamp, ids, bits) VALUES (?, ?, ?, ?, ?, ?)"
-        " ON CONFLICT(kind, agent_id, block) DO UPDATE SET stamp = excluded.stamp, ids = excluded.ids, bits = excluded.bits",
+        " ON CONFLICT(kind, agent_id, block) DO UPDATE SET stamp = excluded.stamp, ids = excluded.ids,"
+        " bits = excluded.bits",
         (
             kind,
             agent_id,
@@ -154,7 +156,7 @@ def write(db: Database, kind: str, agent_id: int, row_ids: Sequence[int], vector
     half = vectors.astype("<f2")
     db.executemany(
         f"INSERT INTO {HALF_TABLES[kind]}(id, agent_id, block, vector) VALUES (?, ?, ?, ?)",
-        [(int(i), agent_id, int(b), v.tobytes()) for i, b, v in zip(ids, placed, half)],
+        [(int(i), agent_id, int(b), v.tobytes()) for i, b, v in zip(ids, placed, half, strict=True)],
     )
 
 
@@ -164,7 +166,8 @@ def drop_all(db: Database) -> None:
     for table in HALF_TABLES.values():
         db.execute(f"DELETE FROM {table}")
     db.execute(
-        "UPDATE vector_blocks SET ids = x'', bits = x'', stamp = (SELECT COALESCE(MAX(stamp), 0) + 1 FROM vector_blocks)"
+        "UPDATE vector_blocks SET ids = x'', bits = x'', stamp = (SELECT COALESCE(MAX(stamp), 0) + 1"
+        " FROM vector_blocks)"
     )
 
 

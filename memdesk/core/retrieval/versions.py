@@ -130,7 +130,7 @@ def _number(token: str) -> tuple[float, str] | None:
 
 
 def _quantities(tokens: list[str]) -> list[_Quantity]:
-    found = []
+    found: list[tuple[int, float, str]] = []
     for i, token in enumerate(tokens):
         if ":" in token:  # 4:30 (PM)
             hours, minutes = token.split(":")
@@ -231,9 +231,10 @@ def find_versions(
     paired: set[int] = set()
     for j in range(len(statements)):
         for i in range(j):
-            if i in paired or j in paired or read[i] is None or read[j] is None:
-                continue
+            ri, rj = read[i], read[j]
             ti, tj = statements[i][1], statements[j][1]
+            if i in paired or j in paired or ri is None or rj is None or ti is None or tj is None:
+                continue
             if (
                 ti == tj
                 or statements[i][0] == statements[j][0]
@@ -241,10 +242,10 @@ def find_versions(
             ):
                 continue
             newer, older = (i, j) if ti > tj else (j, i)
-            shared = _updated(read[older], read[newer])
+            shared = _updated(rj, ri) if ti > tj else _updated(ri, rj)
             kind = UPDATE
             if shared is None:
-                shared = _contradicted(read[i], read[j]) or _contradicted(read[j], read[i])
+                shared = _contradicted(ri, rj) or _contradicted(rj, ri)
                 kind = CONTRADICTION
             if shared is not None and (not asked or len(asked & set(shared)) >= MIN_ASKED):
                 pairs.append(VersionPair(newer, older, kind, shared))

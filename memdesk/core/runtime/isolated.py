@@ -100,6 +100,7 @@ def _serve(conn: Connection, module: str, factory: str, args: tuple[Any, ...]) -
                 kwargs["on_event"] = lambda event: conn.send(("event", event.kind, event.text))
             if "cancel" in kwargs:
                 kwargs["cancel"] = _PipeCancel(conn)
+            reply: tuple[Any, ...]
             try:
                 reply = ("ok", getattr(runtime, method)(*call_args, **kwargs))
             except BaseException as error:

@@ -20,13 +20,14 @@ import urllib.error
 import urllib.request
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from memdesk.core.base.errors import GenerationCancelled, ModelError
 from memdesk.core.base.settings_table import SETTINGS, Settings
 from memdesk.core.net.loopback import opener_for
 from memdesk.core.runtime import gpt_tokens
 from memdesk.core.runtime.base import (
+    DRY,
     CallRequest,
     CancelToken,
     ChatMessage,
@@ -53,6 +54,10 @@ def estimate_tokens(text: str) -> int:
     return max(len(words_and_marks(text)), math.ceil(len(text.encode("utf-8")) / 4))
 
 
+#: How a JSON schema goes to the server (see OpenAISettings.schema_style).
+SchemaStyle = Literal["json_schema", "json_object", "none"]
+
+
 @dataclass(frozen=True)
 class OpenAISettings:
     """How to reach the server: those that are settings (memdesk/core/base/settings_table.py) have
@@ -64,7 +69,7 @@ class OpenAISettings:
     # "json_schema": OpenAI's response_format. "json_object": {"type": "json_object", "schema": ...},
     # what llama-cpp-python's server understands. "none": the server ignores or refuses schemas
     # (found out by models/servers.py), so none is sent and every call is only checked afterwards.
-    schema_style: Literal["json_schema", "json_object", "none"]
+    schema_style: SchemaStyle
     api_key: str | None = None
     timeout: float = 300.0
 
@@ -79,7 +84,7 @@ class OpenAISettings:
             settings.openai_base_url,
             model=settings.openai_model or "default",
             context_window=settings.context_size,
-            schema_style=style,  # type: ignore[arg-type]
+            schema_style=cast(SchemaStyle, style),  # one of the choices: checked above
         )
 
 
@@ -179,7 +184,7 @@ class OpenAIHttpRuntime:
         parser = CallStreamParser()
         pieces: list[str] = []
         generated = 0
-        for delta in self._stream(messages, request.params, response_format, cancel):
+        for delta in self._stream(messages, request.params, response_format, cancel, avoid=bool(request.avoid)):
             pieces.append(delta)
             generated += 1
             if on_event is not None:
@@ -200,7 +205,12 @@ class OpenAIHttpRuntime:
 
     # --- HTTP ---------------------------------------------------------------------------------------
     def _request_body(
-        self, messages: Sequence[ChatMessage], params: SamplingParams, response_format: dict[str, Any] | None
+        self,
+        messages: Sequence[ChatMessage],
+        params: SamplingParams,
+        response_format: dict[str, Any] | None,
+        *,
+        avoid: bool = False,
     ) -> bytes:
         body: dict[str, Any] = {
             "model": self.settings.model,
@@ -214,6 +224,18 @@ class OpenAIHttpRuntime:
             "min_p": params.min_p,
             "repeat_penalty": params.repeat_penalty,
         }
+        if avoid:
+            # Generated again after copying what the prompt holds: llama.cpp's server runs DRY over
+            # the prompt's tokens too (it accepts them into its samplers), so a copied run costs;
+            # other servers have only the frequency penalty of OpenAI's API, over what they generate.
+            body.update(
+                dry_multiplier=DRY.multiplier,
+                dry_base=DRY.base,
+                dry_allowed_length=DRY.allowed,
+                dry_penalty_last_n=-1,
+                dry_sequence_breakers=list(DRY.breakers),
+                frequency_penalty=0.5,
+            )
         if params.seed is not None:
             body["seed"] = params.seed
         if response_format is not None:
@@ -226,13 +248,15 @@ class OpenAIHttpRuntime:
         params: SamplingParams,
         response_format: dict[str, Any] | None,
         cancel: CancelToken | None,
+        *,
+        avoid: bool = False,
     ) -> Iterator[str]:
         url = self.settings.base_url.rstrip("/") + "/chat/completions"
         headers = {"Content-Type": "application/json", "Accept": "text/event-stream"}
         if self.settings.api_key:
             headers["Authorization"] = f"Bearer {self.settings.api_key}"
         request = urllib.request.Request(
-            url, data=self._request_body(messages, params, response_format), headers=headers, method="POST"
+            url, data=self._request_body(messages, params, response_format, avoid=avoid), headers=headers, method="POST"
         )
         if cancel is not None and cancel.cancelled:
             raise GenerationCancelled("Generation stopped")

@@ -84,7 +84,7 @@ class Warmup:
         except GenerationCancelled:
             return
         except MemDeskError as error:  # the first real call will meet (and report) the same problem
-            log.info("warm-up failed: %s", error.user_message())
+            log.info("warm-up failed: %s", error.user_message)
             return
         except Exception:  # never let a background nicety take the app down
             log.exception("warm-up failed")

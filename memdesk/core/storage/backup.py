@@ -190,8 +190,8 @@ class Backups:
             if snapshot.own and not snapshot.locked:
                 self.records.write(replace(snapshot, locked=True))
             raise type(error)(
-                f"Snapshot {snapshot_id} is encrypted and does not open "
-                f"{'without a' if self.key is None else 'with this'} passphrase",
+                f"Snapshot {snapshot_id} is encrypted and does not open"
+                f" {'without a' if self.key is None else 'with this'} passphrase",
                 hint="give the passphrase the store had when the snapshot was taken",
             ) from error
         except MemDeskError as error:
@@ -251,8 +251,10 @@ class Backups:
             states = ("encrypted", "plain") if snapshot.encrypted else ("plain", "encrypted")
             raise BackupError(
                 f"Snapshot {snapshot_id} is {states[0]}, the store is {states[1]}",
-                hint="encrypt or decrypt the store to match it first (memdesk encrypt / memdesk decrypt), "
-                "then restore it",
+                hint=(
+                    "encrypt or decrypt the store to match it first (memdesk encrypt / memdesk decrypt),"
+                    " then restore it"
+                ),
             )
         if snapshot.schema_version > len(MIGRATIONS):
             raise BackupError(
@@ -356,6 +358,13 @@ class Backups:
         if changed.own:
             self.records.write(changed)
         return changed
+
+    def relabel(self, snapshot_id: str, reason: str) -> Snapshot:
+        """Give a snapshot another reason (forget takes what it forgot out of the old one)."""
+        snapshot = replace(self.get(snapshot_id), reason=reason)
+        if snapshot.own:  # a foreign one's record is not MemDesk's to vouch for
+            self.records.write(snapshot)
+        return snapshot
 
     def remove(self, snapshot_id: str) -> None:
         snapshot = self.get(snapshot_id)

@@ -319,7 +319,8 @@ def _configure(conn: Any, path: Path | str, busy_timeout: float) -> None:
         # NORMAL in WAL mode: a power cut may lose the last commit, never corrupt earlier ones.
         conn.execute("PRAGMA synchronous = NORMAL")
     conn.execute(
-        "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
+        "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT"
+        " NOT NULL, applied_at TEXT NOT NULL)"
     )
 
 
@@ -344,7 +345,10 @@ def check_passphrase_fits(path: Path | str, key: str | None) -> None:
         # Without the key an encrypted file and a damaged one look alike (no SQLite header).
         raise PassphraseRequiredError(
             f"{path} is encrypted, or is not a MemDesk database",
-            hint="if you encrypted it, give its passphrase: the window asks for it, the terminal asks or reads MEMDESK_PASSPHRASE_FILE",
+            hint=(
+                "if you encrypted it, give its passphrase: the window asks for it,"
+                " the terminal asks or reads MEMDESK_PASSPHRASE_FILE"
+            ),
         )
     if not encrypted and key is not None and Path(path).exists() and Path(path).stat().st_size > 0:
         raise NotEncryptedError(

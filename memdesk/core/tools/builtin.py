@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import date, timedelta
 
 from memdesk.core.base.errors import ToolError
@@ -9,7 +10,7 @@ from memdesk.core.runtime.base import ChatMessage, TextRequest
 from memdesk.core.tools.consent_text import one_line, with_data
 from memdesk.core.tools.context import ToolContext
 from memdesk.core.tools.graph_tools import graph_tools
-from memdesk.core.tools.registry import Tool, ToolRegistry, make_tool
+from memdesk.core.tools.registry import Tool, ToolKind, ToolRegistry, make_tool
 
 MAX_PAUSE_MINUTES = 360
 PAGE_SIZE = 5
@@ -70,7 +71,7 @@ def message_chatgpt(ctx: ToolContext, message: str) -> str:
         message: A complete, self-contained question.
     """
     messages = [ChatMessage("system", ctx.plain_assistant_prompt), ChatMessage("user", message)]
-    answer = ctx.runtime.generate_text(TextRequest(messages, ctx.params), cancel=ctx.cancel)
+    answer = ctx.model().generate_text(TextRequest(messages, ctx.params), cancel=ctx.cancel)
     return answer.strip() or "(no answer)"
 
 
@@ -198,7 +199,7 @@ def read_from_text_file(ctx: ToolContext, filename: str, line_start: int, num_li
         line_start: The first line to read, from 1.
         num_lines: Lines to read (1 by default, at most 200).
     """
-    return ctx.files.read_lines(filename, line_start, num_lines or 1)
+    return ctx.sandbox().read_lines(filename, line_start, num_lines or 1)
 
 
 def append_to_text_file(ctx: ToolContext, filename: str, content: str) -> str:
@@ -207,7 +208,7 @@ def append_to_text_file(ctx: ToolContext, filename: str, content: str) -> str:
     Args:
         filename: Relative to your files folder.
     """
-    written = ctx.files.append(filename, content)  # the agent asked the user first (Tool.requires_consent)
+    written = ctx.sandbox().append(filename, content)  # the agent asked the user first (Tool.requires_consent)
     return f"Appended {written} characters to {filename}."
 
 
@@ -223,7 +224,7 @@ def http_request(ctx: ToolContext, method: str, url: str, payload_json: str) -> 
     )  # the agent asked the user first (Tool.requires_consent)
 
 
-BUILTIN_FUNCTIONS = [
+BUILTIN_FUNCTIONS: list[Callable[..., str]] = [
     send_message,
     pause_heartbeats,
     message_chatgpt,
@@ -240,7 +241,7 @@ BUILTIN_FUNCTIONS = [
 # Checked before the user is asked: a disabled feature or a path outside the sandbox never
 # prompts the user.
 CHECKS = {
-    "append_to_text_file": lambda ctx, **a: ctx.files.resolve(a["filename"]),
+    "append_to_text_file": lambda ctx, **a: ctx.sandbox().resolve(a["filename"]),
     "http_request": lambda ctx, **a: ctx.http.check(a["url"]),
 }
 
@@ -272,7 +273,7 @@ WRITES_STORE = {
     "archival_memory_insert",
 }
 #: What each function does, for the chain rules (see ToolKind); the rest are "other".
-KINDS = {
+KINDS: dict[str, ToolKind] = {
     "send_message": "answer",
     "conversation_search": "search",
     "conversation_search_date": "search",

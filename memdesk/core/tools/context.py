@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from memdesk.core.base.clock import Clock
+from memdesk.core.base.errors import ToolError
 from memdesk.core.memory.history import AGENT, Cause
 
 if TYPE_CHECKING:
@@ -48,9 +49,10 @@ class ToolContext:
     core: CoreMemory
     recall: RecallMemory
     archival: ArchivalMemory
-    files: FileSandbox
+    #: None where only memory functions run (consolidation, and its review without a model).
+    files: FileSandbox | None
     http: HttpPolicy
-    runtime: Runtime
+    runtime: Runtime | None
     params: SamplingParams
     plain_assistant_prompt: str
     clock: Clock
@@ -70,3 +72,15 @@ class ToolContext:
     cause: Cause = field(default_factory=Cause)
     #: Who the history says made those changes: the agent, or consolidation running its functions.
     source: str = AGENT
+
+    def sandbox(self) -> FileSandbox:
+        """The agent's files folder, for the file functions."""
+        if self.files is None:
+            raise ToolError("No files folder is open for this call")
+        return self.files
+
+    def model(self) -> Runtime:
+        """The model, for a function that asks it something."""
+        if self.runtime is None:
+            raise ToolError("No model is loaded for this call")
+        return self.runtime

@@ -76,7 +76,8 @@ class FileSandbox:
         data = text.encode("utf-8")
         if len(data) > MAX_APPEND_BYTES:
             raise ToolError(
-                f"One append may write at most {MAX_APPEND_BYTES // 1024} KB; this one was {len(data) // 1024} KB. Append it in parts"
+                f"One append may write at most {MAX_APPEND_BYTES // 1024} KB; this one was {len(data) // 1024} KB."
+                " Append it in parts"
             )
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         # O_NOFOLLOW: a symlink swapped in after the check above is refused rather than followed.
@@ -107,7 +108,8 @@ def _require_single_regular_file(descriptor: int, filename: str, *, missing: str
         raise ToolError(missing)
     if info.st_nlink > 1:
         raise ToolError(
-            f"{filename!r} is a hard link (it has {info.st_nlink} names, maybe outside your files folder); it is not used"
+            f"{filename!r} is a hard link (it has {info.st_nlink} names, maybe outside your files folder);"
+            " it is not used"
         )
     return info.st_size
 
@@ -122,7 +124,8 @@ def _read_lines(handle: BinaryIO, filename: str, line_start: int, num_lines: int
                 raise ToolError(f"{filename!r} has fewer than {line_start} lines")
             if scanned > MAX_SCAN_BYTES:
                 raise ToolError(
-                    f"{filename!r}: line {line_start} is beyond the first {MAX_SCAN_BYTES // _MB} MB, which is all a read looks at"
+                    f"{filename!r}: line {line_start} is beyond the first {MAX_SCAN_BYTES // _MB} MB,"
+                    " which is all a read looks at"
                 )
             if piece.endswith(b"\n"):
                 break

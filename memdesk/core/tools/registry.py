@@ -22,6 +22,7 @@ from typing import Any, Literal, Union, get_args, get_origin
 
 from memdesk.core.base.errors import ConfigError, ToolError
 from memdesk.core.runtime.base import ToolSpec
+from memdesk.core.tools.consent_text import with_arguments
 
 #: Functions that end a chain of thought by themselves and so take no ``request_heartbeat``.
 NO_HEARTBEAT = frozenset({"send_message", "pause_heartbeats"})
@@ -64,8 +65,7 @@ class Tool:
         """What a call will do, in the user's words, for the consent question."""
         if self.consent_summary is not None:
             return self.consent_summary(arguments)
-        shown = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)[:80]}" for k, v in arguments.items())
-        return f"run {self.name}({shown})"
+        return with_arguments("run {call}", self.name, arguments)
 
 
 def _json_type(annotation: Any) -> tuple[dict[str, Any], bool]:
@@ -296,7 +296,7 @@ def _coerce(tool: str, name: str, schema: dict[str, Any], value: Any) -> Any:
         "boolean": isinstance(value, bool),
         "array": isinstance(value, list),
         "object": isinstance(value, dict),
-    }.get(kind, True)
+    }.get(kind or "", True)
     if not ok and kind == "integer" and isinstance(value, str) and value.strip().lstrip("-").isdigit():
         value, ok = int(value), True  # small models often quote numbers
     if not ok and kind == "boolean" and isinstance(value, str) and value.lower() in ("true", "false"):
@@ -337,7 +337,7 @@ def load_user_tools(folder: Path) -> list[Tool]:
                 make_tool(
                     function,
                     requires_consent=getattr(function, "read_only", False) is not True,
-                    kind=kind,
+                    kind=typing.cast(ToolKind, kind),  # checked above
                     # A user tool runs inside the step's transaction unless it says it writes
                     # nothing to the store (then it may be slow without blocking anybody).
                     writes_store=getattr(function, "writes_store", True),

@@ -203,6 +203,7 @@ def run_tool_process(
             env=child_environment(folder),
             start_new_session=os.name != "nt",
         )
+        assert process.stdout is not None and process.stderr is not None  # both are pipes
         reply = _Capture(process.stdout, limits.output_chars * 4 + 4096)
         printed = _Capture(process.stderr, limits.output_chars * 4)
         feeder = threading.Thread(target=_feed, args=(process.stdin, request), daemon=True, name="memdesk-tool-stdin")

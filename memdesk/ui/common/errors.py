@@ -14,7 +14,7 @@ import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TextIO, TypeVar
 
 from PySide6.QtCore import QObject, Qt, Signal, Slot
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QPushButton, QWidget
@@ -69,8 +69,9 @@ def report_error(owner: Any, error: BaseException) -> None:
         return
     parent = owner.parent() if isinstance(owner, QObject) else None
     while parent is not None:
-        if isinstance(getattr(parent, "hub", None), ErrorHub):
-            parent.hub.report(error)
+        hub = getattr(parent, "hub", None)
+        if isinstance(hub, ErrorHub):
+            hub.report(error)
             return
         parent = parent.parent()
     log.error(
@@ -118,7 +119,8 @@ class MessageBar(QFrame):
         super().__init__(parent)
         self.setObjectName("messageBar")
         self.setStyleSheet(
-            f"#messageBar {{ background: {palette.tint(palette.YELLOW)}; border: 1px solid {palette.YELLOW}; border-radius: 4px; }}"
+            f"#messageBar {{ background: {palette.tint(palette.YELLOW)}; border: 1px solid {palette.YELLOW};"
+            " border-radius: 4px; }"
         )
         layout = QHBoxLayout(self)
         layout.setContentsMargins(8, 4, 4, 4)
@@ -168,8 +170,8 @@ class CrashCapture:
         self.logs = logs
         self.hub = hub
         self.previous: Path | None = None
-        self._file = None
-        self._old_hooks = None
+        self._file: TextIO | None = None
+        self._old_hooks: tuple[Any, Any] | None = None
 
     def install(self) -> CrashCapture:
         self.logs.mkdir(parents=True, exist_ok=True)
@@ -177,8 +179,9 @@ class CrashCapture:
         if current.exists() and current.stat().st_size > 0:
             self.previous = self.logs / PREVIOUS_CRASH_LOG
             current.replace(self.previous)
-        self._file = open(current, "w", encoding="utf-8")  # noqa: SIM115 - faulthandler needs it open for the whole run
-        faulthandler.enable(self._file)
+        # Left open for the whole run: faulthandler writes to it when the process crashes.
+        self._file = crash_file = open(current, "w", encoding="utf-8")  # noqa: SIM115
+        faulthandler.enable(crash_file)
         self._old_hooks = (sys.excepthook, threading.excepthook)
         sys.excepthook = self._excepthook
         threading.excepthook = self._thread_excepthook

@@ -38,7 +38,7 @@ NODE_CENTRE, NODE = "#f6d186", "#9cc3e4"
 
 def palette() -> QPalette:
     app = QGuiApplication.instance()
-    return app.palette() if app is not None else QPalette()
+    return app.palette() if isinstance(app, QGuiApplication) else QPalette()
 
 
 def is_dark(pal: QPalette | None = None) -> bool:
@@ -75,7 +75,8 @@ def readable(colour: str, pal: QPalette | None = None) -> str:
     """``colour`` for text on the palette's base, its hue kept: as it is, or darkened, on a light
     palette; its lightness mirrored, and raised if need be, on a dark one."""
     base = (pal or palette()).color(QPalette.ColorRole.Base)
-    hue, saturation, lightness, _alpha = QColor(colour).getHsl()
+    given = QColor(colour)
+    hue, saturation, lightness = given.hslHue(), given.hslSaturation(), given.lightness()
     dark = base.lightness() < 128
     if dark:
         lightness = 255 - lightness

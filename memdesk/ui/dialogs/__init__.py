@@ -1,1 +1,2 @@
-"""The dialogs the window opens: settings, backups, forget, welcome, consent, passphrase, diagnostics, models, privacy."""
+"""The dialogs the window opens: settings, backups, forget, welcome, consent, passphrase, diagnostics, models,
+privacy."""

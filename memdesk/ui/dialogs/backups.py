@@ -44,7 +44,7 @@ DAILY_CHECK_MS = 60 * 60 * 1000
 COLUMNS = ("Date", "Size", "Why it was taken", "State")
 
 
-def describe_size(size: int) -> str:
+def describe_size(size: float) -> str:
     for unit in ("bytes", "KB", "MB", "GB"):
         if size < 1000 or unit == "GB":
             return f"{size} {unit}" if unit == "bytes" else f"{size:.1f} {unit}"
@@ -248,9 +248,12 @@ class BackupsDialog(QDialog):
         answer = QMessageBox.question(
             self,
             "Restore this snapshot?",
-            f"Restore the snapshot of {describe_when(snapshot)} ({snapshot.reason})?\n\n"
-            "What MemDesk remembers now is snapshotted first, so you can undo this by restoring that "
-            "snapshot. The window closes and opens again on the restored store.",
+            # The reason names an imported file: shown as text, never read as markup.
+            literal(
+                f"Restore the snapshot of {describe_when(snapshot)} ({snapshot.reason})?\n\n"
+                "What MemDesk remembers now is snapshotted first, so you can undo this by restoring that "
+                "snapshot. The window closes and opens again on the restored store."
+            ),
             QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel,
             QMessageBox.StandardButton.Cancel,
         )
@@ -306,7 +309,10 @@ class BackupsDialog(QDialog):
         answer = QMessageBox.question(
             self,
             "Remove this snapshot?",
-            f"Remove the snapshot of {describe_when(snapshot)} ({snapshot.reason})? It cannot be restored afterwards.",
+            literal(
+                f"Remove the snapshot of {describe_when(snapshot)} ({snapshot.reason})?"
+                " It cannot be restored afterwards."
+            ),
             QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel,
             QMessageBox.StandardButton.Cancel,
         )
@@ -342,12 +348,12 @@ class BackupsDialog(QDialog):
 
 
 class BackupsController(QObject):
-    """Wires backups into the main window: File > Backups…, the daily snapshot, and a restore,
-    which closes the window (``restore_after_close`` says which snapshot, for main.py)."""
+    """Backups in the window: File > Backups… (``action``), the daily snapshot, and a restore, which
+    closes ``window`` (``restore_after_close`` says which snapshot, for main.py)."""
 
-    def __init__(self, window) -> None:
+    def __init__(self, services: Services, jobs: Jobs, hub: ErrorHub, window: QWidget) -> None:
         super().__init__(window)
-        self.window = window
+        self.services, self.jobs, self.hub, self.window = services, jobs, hub, window
         self.dialog: BackupsDialog | None = None
         self.restore_after_close: str | None = None
         #: The snapshot to restore is foreign and the user accepted its differences.
@@ -355,17 +361,14 @@ class BackupsController(QObject):
         self.action = QAction("&Backups…", window)
         self.action.setShortcut("Ctrl+Shift+B")
         self.action.triggered.connect(self.open_dialog)
-        menu = window.file_menu
-        menu.insertAction(window.settings_action, self.action)
-        self.daily = daily_snapshots(window.services, on_error=self._report_from_thread)
+        self.daily = daily_snapshots(services, on_error=self._report_from_thread)
         self.timer = QTimer(self)
         self.timer.setInterval(DAILY_CHECK_MS)
         self.timer.timeout.connect(self.check_daily)
-        window.shutdown_requested.connect(self.daily.close)
 
     def _report_from_thread(self, error: BaseException) -> None:
         # From the snapshot's own thread: the hub's signal carries it to the GUI thread.
-        self.window.hub.report(error)
+        self.hub.report(error)
 
     @Slot()
     @reports_errors
@@ -379,11 +382,16 @@ class BackupsController(QObject):
     def check_daily(self) -> None:
         self.daily.check()
 
+    def close(self) -> None:
+        """The window closes: no snapshot starts any more."""
+        self.timer.stop()
+        self.daily.close()
+
     @Slot()
     @reports_errors
     def open_dialog(self) -> BackupsDialog:
         if self.dialog is None:
-            self.dialog = BackupsDialog(self.window.services, self.window.jobs, self.window.hub, self.window)
+            self.dialog = BackupsDialog(self.services, self.jobs, self.hub, self.window)
             self.dialog.restore_requested.connect(self.restore)
         self.dialog.refresh()
         self.dialog.show()
@@ -426,8 +434,12 @@ def restore_snapshot(
 
 def restored_message(snapshot: Snapshot, undo: Snapshot | None, store: Path) -> str:
     if undo is None:
-        return f"Restored the snapshot of {describe_when(snapshot)}. The damaged store was kept beside it in {store.parent}."
+        return (
+            f"Restored the snapshot of {describe_when(snapshot)}. "
+            f"The damaged store was kept beside it in {store.parent}."
+        )
     return (
-        f"Restored the snapshot of {describe_when(snapshot)}. What MemDesk remembered before is kept as the snapshot of "
+        f"Restored the snapshot of {describe_when(snapshot)}. "
+        "What MemDesk remembered before is kept as the snapshot of "
         f"{describe_when(undo)} (File > Backups…): restore it to undo this."
     )

@@ -117,7 +117,8 @@ class ConsentDialog(QDialog):
         self.text = QLabel()
         set_rich(
             self.text,
-            f"<b>{escape(agent_name)}</b> wants to run <code>{escape(request.tool)}</code>:<br><br>{escape(question.action)}",
+            f"<b>{escape(agent_name)}</b> wants to run <code>{escape(request.tool)}</code>:"
+            f"<br><br>{escape(question.action)}",
         )
         self.text.setWordWrap(True)
         self.text.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)

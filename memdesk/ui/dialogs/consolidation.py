@@ -17,15 +17,19 @@ from PySide6.QtWidgets import (
     QListWidget,
     QListWidgetItem,
     QPushButton,
+    QStatusBar,
     QVBoxLayout,
     QWidget,
 )
 
 from memdesk.app.agents import open_consolidator
+from memdesk.app.services import Services
 from memdesk.core.consolidation.consolidator import Consolidator, PassResult
 from memdesk.core.consolidation.store import FAILED, Change
 from memdesk.ui.common.errors import reports_errors
 from memdesk.ui.common.text import literal, plain_label
+from memdesk.ui.common.window_state import WindowState
+from memdesk.ui.workers.session import SessionWorker
 
 REVIEW_TEXT = "&Review proposed memory changes…"
 
@@ -131,24 +135,33 @@ class ProposalsDialog(QDialog):
 
 
 class ConsolidationController(QObject):
-    """Wires consolidation's results and review into the main window. The passes themselves run
-    while the user is idle, on the session's idle scheduler (memdesk.session.idle), and a message
-    the user sends preempts them."""
+    """Consolidation's results and review for the agent shown. The passes themselves run while the
+    user is idle, on the session's idle scheduler (memdesk.session.idle), and a message the user
+    sends preempts them. ``review_action`` goes in the Memory menu.
 
-    def __init__(self, window) -> None:
+    Signals:
+        memory_changed(list): labels of core memory blocks applied proposals changed
+        archival_changed(): archival memory changed (a pass or an applied proposal added passages)
+    """
+
+    memory_changed = Signal(list)
+    archival_changed = Signal()
+
+    def __init__(
+        self, services: Services, state: WindowState, worker: SessionWorker, status: QStatusBar, window: QWidget
+    ) -> None:
         super().__init__(window)
-        self.window = window
+        self.services, self.state, self.status, self.window = services, state, status, window
         self.review_action = QAction(REVIEW_TEXT, window)
         self.review_action.setShortcut(QKeySequence("Ctrl+Shift+R"))
         self.review_action.triggered.connect(self.open_review)
-        window.menuBar().addMenu("&Memory").addAction(self.review_action)
-        window.worker.consolidation_finished.connect(self.on_finished)
-        window.open_agent_requested.connect(self.on_agent_opened)
+        worker.consolidation_finished.connect(self.on_finished)
+        state.events.agent_id.connect(self.on_agent_shown)
         self.update_review_action()
 
-    @Slot(int)
+    @Slot()
     @reports_errors
-    def on_agent_opened(self, _agent_id: int) -> None:
+    def on_agent_shown(self) -> None:
         self.update_review_action()
 
     @Slot(object)
@@ -159,16 +172,15 @@ class ConsolidationController(QObject):
             message = result.describe()
             if self.pending_count():
                 message += " — Memory > Review proposed memory changes"
-            self.window.statusBar().showMessage(message, 30_000)
+            self.status.showMessage(message, 30_000)
         if result.applied:
-            self.window.archival.refresh()
+            self.archival_changed.emit()
 
     # --- review ------------------------------------------------------------------------------
     def _consolidation(self) -> Consolidator | None:
-        if self.window.agent_id is None:
+        if self.state.agent_id is None:
             return None
-        services = self.window.services
-        return open_consolidator(services, services.agents.get(self.window.agent_id), None)
+        return open_consolidator(self.services, self.services.agents.get(self.state.agent_id), None)
 
     def pending_count(self) -> int:
         consolidation = self._consolidation()
@@ -185,9 +197,8 @@ class ConsolidationController(QObject):
         if consolidation is None:
             return None
         dialog = ProposalsDialog(consolidation, self.window)
-        dialog.applied.connect(self.window.memory.on_agent_changed_blocks)
-        dialog.applied.connect(lambda _labels: self.window.budget_requested.emit())
-        dialog.archival_changed.connect(self.window.archival.refresh)
+        dialog.applied.connect(self.memory_changed)
+        dialog.archival_changed.connect(self.archival_changed)
         dialog.finished.connect(lambda _code: self.update_review_action())
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.open()

@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
     QProgressBar,
     QPushButton,
     QSpinBox,
+    QStatusBar,
     QTreeWidget,
     QTreeWidgetItem,
     QVBoxLayout,
@@ -39,11 +40,15 @@ from PySide6.QtWidgets import (
 )
 
 from memdesk.app.operations import open_forgetting, open_retention
+from memdesk.app.services import Services
 from memdesk.core.memory.forget import ForgetPreview, ForgetResult
 from memdesk.core.storage import open_database
 from memdesk.core.storage.scrubbing import empty_wal
-from memdesk.ui.common.errors import reports_errors
+from memdesk.ui.common.errors import ErrorHub, reports_errors
 from memdesk.ui.common.text import literal, plain_label, set_plain
+from memdesk.ui.common.window_state import WindowState
+from memdesk.ui.workers.jobs import Jobs
+from memdesk.ui.workers.session import SessionWorker
 
 FORGET_TEXT = "&Forget…"
 
@@ -84,8 +89,9 @@ class ForgetDialog(QDialog):
         self.resize(620, 520)
         layout = QVBoxLayout(self)
         intro = plain_label(
-            f"Everything {agent_name} remembers about a person or topic: conversation messages (kept as a placeholder), archival "
-            "passages and documents, core-memory lines, the knowledge graph, the memory history, recalled memories and proposals. "
+            f"Everything {agent_name} remembers about a person or topic: conversation messages (kept as a "
+            "placeholder), archival passages and documents, core-memory lines, the knowledge graph, the memory "
+            "history, recalled memories and proposals. "
             "Nothing is removed until you press Forget."
         )
         intro.setWordWrap(True)
@@ -202,6 +208,9 @@ class ForgetDialog(QDialog):
                 )
             if preview.kv_cache_files:
                 notes.append("Saved prompt states are deleted too; the model rebuilds them.")
+            if preview.user_code:
+                named = ", ".join(preview.user_code)
+                notes.append(f"Your own tool files name it too; they are yours and stay as they are: {named}.")
             set_plain(self.status, " ".join(notes))
         self.purge.setVisible(bool(preview.backups) and not preview.empty)
         if preview.backups:
@@ -220,7 +229,8 @@ class ForgetDialog(QDialog):
         purge = self.purge.isVisible() and self.purge.isChecked()
         where = " and from the backups" if purge else ""
         if not self.confirm(
-            f"Forget everything about \u201c{preview.text}\u201d ({preview.total} items) from {self.agent_name}'s memory{where}? "
+            f"Forget everything about \u201c{preview.text}\u201d ({preview.total} items) "
+            f"from {self.agent_name}'s memory{where}? "
             "Messages stay as a placeholder; the rest is removed for good."
         ):
             return
@@ -280,36 +290,45 @@ JOURNAL_RETRY_S, JOURNAL_RETRY_EVERY_S = 5.0, 0.2
 
 
 class ForgetController(QObject):
-    """Memory > Forget… and retention while the user is idle, for the window's current agent.
+    """Memory > Forget… (``action``, for the Memory menu) and retention while the user is idle, for
+    the agent shown. ``window`` parents the dialogs.
 
     Signals:
-        forgotten_applied(object): the ForgetResult, once the window's panels are refreshed
+        forgotten(int): memory of this agent was removed (what the panels show of it is stale)
+        forgotten_applied(object): the ForgetResult, once the window's panels were told
         journal_settled(bool): afterwards, whether the WAL was emptied (retried meanwhile)
     """
 
+    forgotten = Signal(int)
     forgotten_applied = Signal(object)
     journal_settled = Signal(bool)
 
-    def __init__(self, window, backups: Callable[[], object] | None = None) -> None:
+    def __init__(
+        self,
+        services: Services,
+        state: WindowState,
+        jobs: Jobs,
+        hub: ErrorHub,
+        worker: SessionWorker,
+        status: QStatusBar,
+        window: QWidget,
+        backups: Callable[[], object] | None = None,
+    ) -> None:
         """``backups``: makes the store's snapshot store (None: no backups to list or purge)."""
         super().__init__(window)
-        self.window = window
+        self.services, self.state, self.jobs, self.hub = services, state, jobs, hub
+        self.worker, self.status, self.window = worker, status, window
         self._backups = backups
         self.action = QAction(FORGET_TEXT, window)
         self.action.setShortcut(QKeySequence("Ctrl+Shift+F"))
         self.action.triggered.connect(self.open_dialog)
-        menu = next(
-            (a.menu() for a in window.menuBar().actions() if a.text().replace("&", "") == "Memory" and a.menu()), None
-        )
-        (menu or window.menuBar().addMenu("&Memory")).addAction(self.action)
         self.dialog: ForgetDialog | None = None
-        worker = window.worker
         worker.retention_waits.connect(self.on_retention_waits)
         worker.retention_done.connect(self.on_retention_done)
 
     # --- running on a connection of its own --------------------------------------------------
     def _on_own_connection(self, work: Callable):
-        services = self.window.services
+        services = self.services
         db = open_database(services.paths.database, key=services.key)
         try:
             return work(db)
@@ -322,15 +341,14 @@ class ForgetController(QObject):
     @Slot()
     @reports_errors
     def open_dialog(self) -> ForgetDialog | None:
-        window = self.window
-        agent_id = window.agent_id
+        agent_id = self.state.agent_id
         if agent_id is None:
-            window.hub.notify("Open an agent first")
+            self.hub.notify("Open an agent first")
             return None
-        if window.busy:
-            window.hub.notify("Stop the current reply (Esc) before forgetting")
+        if self.state.busy:
+            self.hub.notify("Stop the current reply (Esc) before forgetting")
             return None
-        services = window.services
+        services = self.services
         record = services.agents.get(agent_id)
         backups = self._backup_store()
 
@@ -349,9 +367,9 @@ class ForgetController(QObject):
             record.name,
             preview,
             apply,
-            window.jobs,
+            self.jobs,
             (retention.policy(agent_id).days, lambda days: retention.set_days(agent_id, days)),
-            window,
+            self.window,
         )
         dialog.forgotten.connect(lambda result: self.after_forget(dialog, agent_id, result))
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
@@ -371,7 +389,7 @@ class ForgetController(QObject):
         if result.checkpointed:
             self.journal_settled.emit(True)
             return
-        database = self.window.services.paths.database
+        database = self.services.paths.database
         wal_name = f"{database.name}-wal"
 
         def retry() -> bool:
@@ -387,32 +405,24 @@ class ForgetController(QObject):
             dialog.report_journal(emptied, wal_name)
             self.journal_settled.emit(emptied)
 
-        self.window.jobs.run(retry, settled, lambda error: settled(False))
+        self.jobs.run(retry, settled, lambda error: settled(False))
 
     def refresh_window(self, agent_id: int) -> None:
-        """What the window shows of memory was read before the removal."""
-        window = self.window
-        window.memory.reload()
-        window.archival.refresh()
-        window.knowledge.refresh()
-        window.history.refresh()
-        if window.agent_id == agent_id and not window.busy:
-            window.load_transcript(agent_id)
-        window.budget_requested.emit()
+        """What the window shows of memory was read before the removal: it reads it again."""
+        self.forgotten.emit(agent_id)
 
     # --- retention while idle (the session's idle scheduler runs it) -------------------------
     @Slot(int, str)
     @reports_errors
     def on_retention_waits(self, agent_id: int, description: str) -> None:
         """A policy nobody confirmed is due (said once per agent and session): asked here."""
-        window = self.window
-        if agent_id != window.agent_id:
+        if agent_id != self.state.agent_id:
             return
         if not self.ask_retention(description):
-            window.statusBar().showMessage("Retention waits: change or confirm it in Memory > Forget…", 10_000)
+            self.status.showMessage("Retention waits: change or confirm it in Memory > Forget…", 10_000)
             return
-        window.statusBar().showMessage("Forgetting old conversation messages…", 10_000)
-        window.worker.session.confirm_retention(agent_id)
+        self.status.showMessage("Forgetting old conversation messages…", 10_000)
+        self.worker.session.confirm_retention(agent_id)
 
     def ask_retention(self, description: str) -> bool:
         """Asked once per policy (replaced in tests)."""
@@ -425,5 +435,5 @@ class ForgetController(QObject):
     @reports_errors
     def on_retention_done(self, agent_id: int, removed: int) -> None:
         if removed:
-            self.window.statusBar().showMessage(f"Forgot {removed} old conversation messages (retention)", 30_000)
+            self.status.showMessage(f"Forgot {removed} old conversation messages (retention)", 30_000)
             self.refresh_window(agent_id)

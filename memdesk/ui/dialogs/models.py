@@ -1,5 +1,6 @@
 """The Models page: the catalog and the local models (size, RAM, context, licence, checksum, which
-one is active), downloads with progress and cancel, and Ollama / LM Studio models on this machine.
+one is active), downloads with progress and cancel, and Ollama / LM Studio models on this machine
+(model_servers.py).
 
 It only renders and asks: the catalog, downloads and server checks are ``memdesk.core.models``;
 switching the running model is the window's job (``choose_requested``), because the agent worker
@@ -9,19 +10,15 @@ owns the runtime and keeps the previous model if the new one fails to load.
 from __future__ import annotations
 
 import threading
-from typing import Any
 
 from PySide6.QtCore import QObject, Qt, Signal, Slot
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QDialog,
-    QGroupBox,
     QHBoxLayout,
     QHeaderView,
     QLabel,
-    QListWidget,
-    QListWidgetItem,
     QMessageBox,
     QProgressBar,
     QPushButton,
@@ -37,17 +34,11 @@ from memdesk.core.models.catalog import CatalogEntry, machine_memory
 from memdesk.core.models.download import Downloader, DownloadProgress, DownloadResult, format_bytes
 from memdesk.core.models.hub import HubConfig
 from memdesk.core.models.library import Choice, ModelRow
-from memdesk.core.models.servers import (
-    LocalServer,
-    find_local_servers,
-    probe_schema_support,
-    server_choice,
-    with_server_notes,
-)
 from memdesk.core.runtime.base import CancelToken
 from memdesk.ui.common import palette
 from memdesk.ui.common.errors import ErrorHub, reports_errors
 from memdesk.ui.common.text import escape, literal, plain_label
+from memdesk.ui.dialogs.model_servers import LocalServersBox
 from memdesk.ui.workers.jobs import Jobs
 
 COLUMNS = ("Model", "Status", "Size", "RAM*", "Context", "Licence", "Checksum", "Good for")
@@ -84,7 +75,6 @@ class ModelsPage(QWidget):
         self.hub = hub
         self.hub_config = hub_config or HubConfig.from_environment()
         self.rows: list[ModelRow] = []
-        self.servers: list[LocalServer] = []
         self.download_entry: CatalogEntry | None = None
         self.last_progress: DownloadProgress | None = None
         self.switching = False
@@ -116,7 +106,8 @@ class ModelsPage(QWidget):
         self.table.itemDoubleClicked.connect(lambda _item: self.on_use_clicked())
         layout.addWidget(self.table, 1)
         note = QLabel(
-            f"RAM*: the model file plus its memory for the context window you set ({self.services.settings.context_size} tokens). "
+            "RAM*: the model file plus its memory for the context window you set "
+            f"({self.services.settings.context_size} tokens). "
             "Every figure's source is in the tooltip and in memdesk/resources/catalog.json."
         )
         note.setWordWrap(True)
@@ -143,31 +134,9 @@ class ModelsPage(QWidget):
         self.progress_label = plain_label()
         layout.addWidget(self.progress)
         layout.addWidget(self.progress_label)
-        layout.addWidget(self._servers_box())
-
-    def _servers_box(self) -> QGroupBox:
-        box = QGroupBox("Models on Ollama or LM Studio (this computer only)")
-        layout = QVBoxLayout(box)
-        intro = QLabel("MemDesk never looks for servers by itself. Ask, and it tries the default ports on 127.0.0.1.")
-        intro.setWordWrap(True)
-        layout.addWidget(intro)
-        row = QHBoxLayout()
-        self.find_servers_button = QPushButton("&Look for local servers")
-        self.find_servers_button.clicked.connect(self.on_find_servers_clicked)
-        self.use_server_button = QPushButton("Use &server model")
-        self.use_server_button.clicked.connect(self.on_use_server_clicked)
-        row.addWidget(self.find_servers_button)
-        row.addWidget(self.use_server_button)
-        row.addStretch(1)
-        layout.addLayout(row)
-        self.server_list = QListWidget()
-        self.server_list.setMaximumHeight(110)
-        self.server_list.itemSelectionChanged.connect(self.update_buttons)
-        layout.addWidget(self.server_list)
-        self.server_note = plain_label()
-        self.server_note.setWordWrap(True)
-        layout.addWidget(self.server_note)
-        return box
+        self.servers_box = LocalServersBox(self.jobs, self.hub)
+        self.servers_box.choose_requested.connect(self.request_switch)
+        layout.addWidget(self.servers_box)
 
     # --- the table -----------------------------------------------------------------------------------
     def refresh(self) -> None:
@@ -179,7 +148,10 @@ class ModelsPage(QWidget):
         memory = machine_memory()
         pick = self.services.models.catalog.recommended_for_memory(memory)
         if pick is not None and memory:
-            text += f" &nbsp;·&nbsp; This computer has {memory / 1024**3:.0f} GB of memory: <b>{escape(pick.name)}</b> is the recommended model."
+            text += (
+                f" &nbsp;·&nbsp; This computer has {memory / 1024**3:.0f} GB of memory: "
+                f"<b>{escape(pick.name)}</b> is the recommended model."
+            )
         self.active_label.setText(text)
         self.table.setRowCount(len(self.rows))
         context = settings.context_size
@@ -247,7 +219,7 @@ class ModelsPage(QWidget):
         )
         self.remove_button.setEnabled(row is not None and row.kind in ("downloaded", "own") and not row.active)
         self.cancel_button.setEnabled(downloading)
-        self.use_server_button.setEnabled(self.server_list.currentItem() is not None and not self.switching)
+        self.servers_box.update_buttons(switching=self.switching)
 
     # --- actions -------------------------------------------------------------------------------------
     @Slot()
@@ -263,6 +235,8 @@ class ModelsPage(QWidget):
             return
         self.request_switch(choice)
 
+    @Slot(object)
+    @reports_errors
     def request_switch(self, choice: Choice) -> None:
         self.switching = True
         self.update_buttons()
@@ -382,58 +356,6 @@ class ModelsPage(QWidget):
         if self._thread is not None:
             self._cancel.cancel()
             self._thread.join(timeout=10)
-
-    # --- local servers -------------------------------------------------------------------------------
-    @Slot()
-    @reports_errors
-    def on_find_servers_clicked(self) -> None:
-        self.find_servers_button.setEnabled(False)
-        self.server_note.setText("Looking on 127.0.0.1…")
-        self.jobs.run(find_local_servers, self.show_servers, self._server_failed)
-
-    def show_servers(self, servers: list[LocalServer]) -> None:
-        self.servers = servers
-        self.find_servers_button.setEnabled(True)
-        self.server_list.clear()
-        for server in servers:
-            for model in server.models:
-                item = QListWidgetItem(f"{model} — {server.label}")
-                item.setData(Qt.ItemDataRole.UserRole, (server, model))
-                self.server_list.addItem(item)
-        if not servers:
-            self.server_note.setText("No Ollama (port 11434) or LM Studio (port 1234) server answers on this computer.")
-        else:
-            self.server_note.setText(
-                f"Found: {', '.join(f'{s.label} ({len(s.models)} models)' for s in servers)}. Pick a model and press Use."
-            )
-        self.update_buttons()
-
-    def _server_failed(self, error: BaseException) -> None:
-        self.find_servers_button.setEnabled(True)
-        self.server_note.setText("")
-        self.hub.report(error)
-
-    @Slot()
-    @reports_errors
-    def on_use_server_clicked(self) -> None:
-        item = self.server_list.currentItem()
-        if item is None:
-            return
-        server, model = item.data(Qt.ItemDataRole.UserRole)
-        self.server_note.setText(
-            f"Asking {server.label} whether {model} follows JSON schemas (it may load the model first)…"
-        )
-        self.use_server_button.setEnabled(False)
-
-        def probe() -> Any:
-            return probe_schema_support(server.base_url, model)
-
-        def probed(support) -> None:
-            support = with_server_notes(server.kind, support)
-            self.server_note.setText(support.note)
-            self.request_switch(server_choice(server.label, server.base_url, model, support))
-
-        self.jobs.run(probe, probed, self._server_failed)
 
 
 class ModelsDialog(QDialog):

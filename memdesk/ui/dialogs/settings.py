@@ -32,6 +32,7 @@ from memdesk.core.base.settings_table import SETTINGS, Declared, Settings
 from memdesk.core.net.plain_http import plain_http_warning
 from memdesk.ui.common import palette
 from memdesk.ui.common.errors import reports_errors
+from memdesk.ui.common.text import literal
 
 _INT_LIMIT = (1 << 31) - 1  # a QSpinBox holds a C int
 
@@ -143,18 +144,18 @@ class SettingsDialog(QDialog):
         name = declared.name
         editor = editor_for(declared, getattr(self.settings, name))
         self.editors[name] = editor
-        if name == "model_path":
+        if name == "model_path" and isinstance(editor, QLineEdit):
             editor = self._model_picker(editor)
         tooltip = _tooltip(declared)
-        editor.setToolTip(tooltip)
+        editor.setToolTip(literal(tooltip))
         label = QLabel(name.replace("_", " ").capitalize() + ("*" if declared.restart else ""))
-        label.setToolTip(tooltip)
+        label.setToolTip(literal(tooltip))
         form.addRow(label, editor)
         hint = QLabel(declared.description)
         hint.setStyleSheet(f"color: {palette.muted()}; font-size: small")
         hint.setWordWrap(True)
         form.addRow("", hint)
-        if name == "openai_base_url":
+        if name == "openai_base_url" and isinstance(editor, QLineEdit):
             form.addRow("", self._plain_http_note(editor))
 
     def _plain_http_note(self, line: QLineEdit) -> QLabel:
@@ -174,7 +175,7 @@ class SettingsDialog(QDialog):
         self.url_warning.setText(warning or "")
         self.url_warning.setVisible(warning is not None)
 
-    def _model_picker(self, line: QWidget) -> QWidget:
+    def _model_picker(self, line: QLineEdit) -> QWidget:
         holder = QWidget()
         row = QHBoxLayout(holder)
         row.setContentsMargins(0, 0, 0, 0)

@@ -52,20 +52,6 @@ class Actions:
     read_folder: Callable[[str], None]
 
 
-def window_actions(window) -> Actions:
-    """The main window's ways of doing what the welcome offers (its Models page, its Documents panel)."""
-
-    def download(entry: CatalogEntry) -> QProgressBar:
-        window.model_actions.on_models_triggered()
-        page = window.model_actions.page
-        page.start_download(entry)
-        return page.progress
-
-    return Actions(
-        download, window.model_actions.on_models_triggered, lambda folder: window.documents.add_paths([folder])
-    )
-
-
 def _page(title: str, *widgets: QWidget) -> QWidget:
     page = QWidget()
     layout = QVBoxLayout(page)
@@ -90,7 +76,7 @@ class WelcomeDialog(QDialog):
     def __init__(self, services: Services, actions: Actions, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.services = services
-        self.actions = actions
+        self.window_actions = actions
         self.setWindowTitle("Welcome to MemDesk")
         self.resize(640, 330)
         self.pick: CatalogEntry | None = services.models.catalog.recommended_for_memory(machine_memory())
@@ -131,7 +117,8 @@ class WelcomeDialog(QDialog):
                 "<p>The agent you talk to keeps a short <b>core memory</b> about itself and about you, always in view "
                 "(on the right; you can read and edit it), and can search <b>every message</b> you ever exchanged "
                 "and the <b>documents</b> you give it. Every change to what it remembers is in Memory history.</p>"
-                f"<p>All of it is in one file on this computer: <code>{escape(str(paths.database))}</code>, readable by "
+                "<p>All of it is in one file on this computer: "
+                f"<code>{escape(str(paths.database))}</code>, readable by "
                 "you only. Nothing is sent anywhere: the model runs here.</p>"
             ),
         )
@@ -142,7 +129,8 @@ class WelcomeDialog(QDialog):
         return _page(
             "What should it call you?",
             _text(
-                "<p>Your name helps memory search: “what did Ada say about the trip?” is then a question about your own words. "
+                "<p>Your name helps memory search: “what did Ada say about the trip?” is then a question about "
+                "your own words. "
                 "You can change it in Settings.</p>"
             ),
             self.name,
@@ -190,8 +178,9 @@ class WelcomeDialog(QDialog):
         return _page(
             "Anything it should read?",
             _text(
-                "<p>Notes, papers, a diary: the agent can search a folder of documents (text, Markdown, PDF, Word, HTML, "
-                "spreadsheets, code) when it answers. You can add more later in the Documents panel, or drop files on the window.</p>"
+                "<p>Notes, papers, a diary: the agent can search a folder of documents (text, Markdown, PDF, "
+                "Word, HTML, spreadsheets, code) when it answers. You can add more later in the Documents panel, "
+                "or drop files on the window.</p>"
             ),
             buttons,
             self.folder_status,
@@ -240,15 +229,16 @@ class WelcomeDialog(QDialog):
     @reports_errors
     def on_download_clicked(self) -> None:
         if self.pick is None:
-            self.actions.open_models()
+            self.window_actions.open_models()
             return
-        progress = self.actions.download(self.pick)
+        progress = self.window_actions.download(self.pick)
         self.download_button.setEnabled(False)
         self.download_progress.show()
         self.download_progress.setValue(progress.value())
         progress.valueChanged.connect(self.download_progress.setValue)
         self.model_status.setText(
-            f"Downloading {self.pick.name}: it goes on in File › Models if you close this. When it is done, select it there and press Use."
+            f"Downloading {self.pick.name}: it goes on in File › Models if you close this. "
+            "When it is done, select it there and press Use."
         )
 
     @Slot()
@@ -267,7 +257,7 @@ class WelcomeDialog(QDialog):
             self.read_folder(folder)
 
     def read_folder(self, folder: str) -> None:
-        self.actions.read_folder(folder)
+        self.window_actions.read_folder(folder)
         self.folder = folder
         self.folder_status.setText(f"Reading {folder}: the Documents panel shows its progress.")
 

@@ -75,11 +75,16 @@ class CreateAgentDialog(QDialog):
         self.name.textChanged.connect(lambda text: self.ok_button.setEnabled(bool(text.strip())))
         self._generated_persona = ""
         self._fill_persona()
-        self.name.textChanged.connect(
-            lambda _text: self.persona.toPlainText() == self._generated_persona and self._fill_persona()
-        )
+        self.name.textChanged.connect(self._refill_persona)
         self.persona_choice.currentTextChanged.connect(lambda _key: self._fill_persona())
         self.human_choice.currentTextChanged.connect(lambda key: self.human.setPlainText(self.human_templates[key]))
+
+    @Slot(str)
+    @reports_errors
+    def _refill_persona(self, _name: str = "") -> None:
+        """A new name: the persona follows it, unless the user wrote their own."""
+        if self.persona.toPlainText() == self._generated_persona:
+            self._fill_persona()
 
     def _fill_persona(self) -> None:
         """The chosen template written for the name typed so far; text the user edited is kept

@@ -1,10 +1,12 @@
 """Archival memory: the hits of the latest archival and conversation searches (the agent's or the
 user's), a manual search box, and a browser to edit or delete passages (multi-select).
 
-Embedding a query or an edited passage can take a moment, so both run as background jobs.
+Embedding a query or an edited passage can take a moment, so both run as background jobs, as do
+deletions; the passages listed are read through the panels' reads (memdesk.ui.workers.reads).
 
 Signals:
     changed(): passages were edited or deleted
+    loaded(): the passages read last are shown
     failed(object): an error for the message bar
 """
 
@@ -24,7 +26,6 @@ from PySide6.QtWidgets import (
     QTableWidget,
     QTableWidgetItem,
     QTabWidget,
-    QTextBrowser,
     QVBoxLayout,
     QWidget,
 )
@@ -33,20 +34,27 @@ from memdesk.core.memory.archival import ArchivalMemory, Passage, PassageHit
 from memdesk.core.memory.recall import Message
 from memdesk.ui.common import tables
 from memdesk.ui.common.errors import reports_errors
-from memdesk.ui.common.text import escape, literal
+from memdesk.ui.common.text import TextView, escape, literal
 from memdesk.ui.workers.jobs import Jobs
+from memdesk.ui.workers.reads import Reads
 
 HIT_COLUMNS = ["Kind", "Score", "Text", "Source", "Time"]
 
 
+#: The passages the browser lists (the newest first).
+LISTED = 500
+
+
 class ArchivalPanel(QWidget):
     changed = Signal()
+    loaded = Signal()
     failed = Signal(object)
 
-    def __init__(self, archival: ArchivalMemory, jobs: Jobs, parent: QWidget | None = None) -> None:
+    def __init__(self, archival: ArchivalMemory, jobs: Jobs, reads: Reads, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.archival = archival
         self.jobs = jobs
+        self.reads = reads
         self.agent_id: int | None = None
         self.hits: list[tuple[str, Any]] = []
         self.passages: list[Passage] = []
@@ -62,7 +70,7 @@ class ArchivalPanel(QWidget):
         hits_layout.addWidget(self.search_box)
         splitter = QSplitter(Qt.Orientation.Vertical)
         self.hits_table = _passages_table(HIT_COLUMNS)
-        self.detail = QTextBrowser()
+        self.detail = TextView()
         splitter.addWidget(self.hits_table)
         splitter.addWidget(self.detail)
         hits_layout.addWidget(splitter, 1)
@@ -131,8 +139,8 @@ class ArchivalPanel(QWidget):
         if isinstance(hit, PassageHit):
             source = hit.passage.citation.label() or "written by the agent"
             self.detail.setHtml(
-                f"<b>Score</b> {hit.score:.3f} · <b>Source</b> {escape(source)} · <b>Stored</b> {hit.passage.created_at:%Y-%m-%d %H:%M}"
-                + literal(hit.passage.text)
+                f"<b>Score</b> {hit.score:.3f} · <b>Source</b> {escape(source)} · "
+                f"<b>Stored</b> {hit.passage.created_at:%Y-%m-%d %H:%M}" + literal(hit.passage.text)
             )
         elif isinstance(hit, Message):
             self.detail.setHtml(f"<b>Conversation</b> · {hit.created_at:%Y-%m-%d %H:%M}" + literal(hit.search_text))
@@ -153,12 +161,23 @@ class ArchivalPanel(QWidget):
     @Slot()
     @reports_errors
     def refresh(self) -> None:
-        self.passages = self.archival.list(self.agent_id, limit=500) if self.agent_id is not None else []
+        agent_id, archival = self.agent_id, self.archival
+        self.reads.load(
+            (self, "passages"),
+            lambda: archival.list(agent_id, limit=LISTED) if agent_id is not None else [],
+            self._show_passages,
+            self.failed.emit,
+        )
+
+    @reports_errors
+    def _show_passages(self, passages: list[Passage]) -> None:
+        self.passages = passages
         self.passages_table.setRowCount(len(self.passages))
         for row, passage in enumerate(self.passages):
             values = [str(passage.id), passage.text, passage.citation.label(), f"{passage.created_at:%Y-%m-%d %H:%M}"]
             for column, value in enumerate(values):
                 self.passages_table.setItem(row, column, QTableWidgetItem(value.replace("\n", " ")[:300]))
+        self.loaded.emit()
 
     def selected_passages(self) -> list[Passage]:
         return [self.passages[index.row()] for index in self.passages_table.selectionModel().selectedRows()]
@@ -185,14 +204,14 @@ class ArchivalPanel(QWidget):
         if not selected:
             return
         answer = QMessageBox.question(
-            self, "Delete passages", f"Delete {len(selected)} passage(s) from archival memory?"
+            self, "Delete passages", literal(f"Delete {len(selected)} passage(s) from archival memory?")
         )
         if answer == QMessageBox.StandardButton.Yes:
             self.delete_passages([p.id for p in selected])
 
     def delete_passages(self, passage_ids: list[int]) -> None:
-        self.archival.delete(passage_ids)
-        self._after_change()
+        archival = self.archival
+        self.jobs.run(lambda: archival.delete(passage_ids), lambda _r: self._after_change(), self.failed.emit)
 
     def _after_change(self) -> None:
         self.refresh()

@@ -22,22 +22,27 @@ class BudgetBar(QWidget):
         self.setMinimumHeight(34)
         self.setMouseTracking(True)
         self.sections: list[Section] = []
-        self.window = 0
+        self.context_window = 0
         self.warning_at = 0
         self.eviction_at = 0
 
     def set_sections(self, sections: list[Section], window: int, warning_at: int, eviction_at: int) -> None:
-        self.sections, self.window, self.warning_at, self.eviction_at = sections, window, warning_at, eviction_at
+        self.sections, self.context_window, self.warning_at, self.eviction_at = (
+            sections,
+            window,
+            warning_at,
+            eviction_at,
+        )
         self.update()
 
     def _spans(self) -> list[tuple[Section, QRectF]]:
-        if not self.window:
+        if not self.context_window:
             return []
         width = self.width() - 2
         x = 1.0
         spans = []
         for section in self.sections:
-            w = width * max(section.tokens, 0) / self.window
+            w = width * max(section.tokens, 0) / self.context_window
             spans.append((section, QRectF(x, 6, w, self.height() - 12)))
             x += w
         return spans
@@ -54,12 +59,12 @@ class BudgetBar(QWidget):
         for section, rect in self._spans():
             if section.name != "free":
                 painter.fillRect(rect, QColor(palette.SECTIONS.get(section.name, palette.faint())))
-        if self.window:
+        if self.context_window:
             for at, color, label in (
                 (self.warning_at, palette.readable(palette.ORANGE), "75%"),
                 (self.eviction_at, palette.readable(palette.RED), "evict"),
             ):
-                x = 1 + (self.width() - 2) * at / self.window
+                x = 1 + (self.width() - 2) * at / self.context_window
                 painter.setPen(QPen(QColor(color), 2, Qt.PenStyle.DashLine))
                 painter.drawLine(int(x), 0, int(x), self.height())
                 painter.drawText(int(x) - 30, 11, label)

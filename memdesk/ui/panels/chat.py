@@ -67,6 +67,7 @@ class ChatPanel(QWidget):
 
         self.transcript = Transcript()
         layout.addWidget(self.transcript, 1)
+        self._layout = layout
         compose_row = QHBoxLayout()
         self.compose = ComposeBox()
         self.compose.setPlaceholderText("Message (Enter sends, Shift+Enter for a new line)")
@@ -93,6 +94,10 @@ class ChatPanel(QWidget):
         self.search_close.clicked.connect(self.close_search)
         self.search_results.itemActivated.connect(self.on_search_result_activated)
         self.search_results.itemClicked.connect(self.on_search_result_activated)
+
+    def insert_above_transcript(self, widget: QWidget) -> None:
+        """A line the window adds above the conversation (the private chat's banner)."""
+        self._layout.insertWidget(self._layout.indexOf(self.transcript), widget)
 
     # --- state -----------------------------------------------------------------------------
     def set_ready(self, can_send: bool, reason: str = "") -> None:

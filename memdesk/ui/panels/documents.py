@@ -1,8 +1,8 @@
 """Documents: a drop zone and file pickers feeding the ingestion pipeline, and the list of
 documents with per-file progress through reading and embedding, failure reasons, remove and
 re-ingest. The requests run on the ingestion thread (memdesk.ui.workers.ingest) with its own
-store connection; this panel only reads the store (WAL readers never wait for the writer), so
-typing never waits for ingestion.
+store connection; this panel only reads the store, off the GUI thread (memdesk.ui.workers.reads;
+WAL readers never wait for the writer), so typing never waits for ingestion.
 """
 
 from __future__ import annotations
@@ -25,13 +25,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from memdesk.app.services import Services
 from memdesk.core.documents import catalog
 from memdesk.core.documents.catalog import DocumentRow
 from memdesk.core.documents.progress import FileFailure, IngestProgress, IngestReport
+from memdesk.core.storage.database import Database
 from memdesk.ui.common import palette
 from memdesk.ui.common.errors import reports_errors
 from memdesk.ui.common.text import literal, plain_label
+from memdesk.ui.workers.reads import Reads
 
 #: Progress arrives per file and per embedding batch; the table is rebuilt at most this often.
 REFRESH_MS = 150
@@ -72,6 +73,7 @@ class DocumentsPanel(QWidget):
     reingest_requested(int, list): agent id and document ids
     pick_requested(int, int, str): agent id, a document id and the file the user picked for it
     changed(): documents were added or removed (archival memory changed)
+    loaded(): the documents read last are shown
     """
 
     ingest_requested = Signal(int, list)
@@ -79,15 +81,18 @@ class DocumentsPanel(QWidget):
     reingest_requested = Signal(int, list)
     pick_requested = Signal(int, int, str)
     changed = Signal()
+    loaded = Signal()
 
-    def __init__(self, services: Services, parent: QWidget | None = None) -> None:
+    def __init__(self, db: Database, reads: Reads, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.services = services
+        self.db = db
+        self.reads = reads
         self.agent_id: int | None = None
         self.current: IngestProgress | None = None
         self.batches = 0  # requested and not yet finished
         self.last_report: IngestReport | None = None
         self.unlisted: list[FileFailure] = []  # failures with no document row (e.g. a vanished path)
+        self._failures_to_place: list[FileFailure] | None = None  # a finished batch's, until rows are read
         self.removing: set[int] = set()
         self.rows: list[DocumentRow] = []
         layout = QVBoxLayout(self)
@@ -130,9 +135,16 @@ class DocumentsPanel(QWidget):
         self.agent_id = agent_id
         self.current = None
         self.unlisted = []
+        self._failures_to_place = None
         self.removing.clear()
         self.refresh()
-        if agent_id is not None and catalog.has_unfinished(self.services.db, agent_id):
+        if agent_id is not None:
+            db = self.db
+            self.reads.load((self, "unfinished"), lambda: catalog.has_unfinished(db, agent_id), self._finish_unfinished)
+
+    @reports_errors
+    def _finish_unfinished(self, unfinished: bool) -> None:
+        if unfinished and self.agent_id is not None:
             self._request(self.ingest_requested, [])  # finish what a closed or killed app left
 
     # --- requests ----------------------------------------------------------------------------
@@ -209,12 +221,7 @@ class DocumentsPanel(QWidget):
         self.batches = max(0, self.batches - 1)
         self.current = None
         self.last_report = report
-        known = (
-            {row.path for row in catalog.list_documents(self.services.db, self.agent_id)}
-            if self.agent_id is not None
-            else set()
-        )
-        self.unlisted = [f for f in report.failures if _key(f.path) not in known]
+        self._failures_to_place = list(report.failures or [])  # those without a row are listed apart
         self.refresh()
         self.changed.emit()
 
@@ -241,9 +248,8 @@ class DocumentsPanel(QWidget):
             text = "Waiting to start…"
         elif self.last_report is not None:
             r = self.last_report
-            text = (
-                f"Last batch: {r.added} added, {r.replaced} replaced, {r.unchanged} unchanged, {len(r.failures)} failed"
-            )
+            failed = len(r.failures or [])
+            text = f"Last batch: {r.added} added, {r.replaced} replaced, {r.unchanged} unchanged, {failed} failed"
             if r.cancelled:
                 text += " (stopped; adding them again finishes the rest)"
         else:
@@ -255,10 +261,22 @@ class DocumentsPanel(QWidget):
     def refresh(self) -> None:
         self.refresh_timer.stop()
         self._show_summary()
-        self.rows = catalog.list_documents(self.services.db, self.agent_id) if self.agent_id is not None else []
+        agent_id, db = self.agent_id, self.db
+        self.reads.load(
+            (self, "documents"),
+            lambda: catalog.list_documents(db, agent_id) if agent_id is not None else [],
+            self._show_rows,
+        )
+
+    @reports_errors
+    def _show_rows(self, rows: list[DocumentRow]) -> None:
+        self.rows = rows
+        known = {row.path for row in self.rows}
+        if self._failures_to_place is not None:
+            self.unlisted = [f for f in self._failures_to_place if _key(f.path) not in known]
+            self._failures_to_place = None
         event = self.current
         current = _key(event.current_file) if event is not None else None
-        known = {row.path for row in self.rows}
         reading_new = event is not None and event.phase == "reading" and current is not None and current not in known
         count = len(self.rows) + len(self.unlisted) + (1 if reading_new else 0)
         self.table.setRowCount(count)
@@ -286,8 +304,9 @@ class DocumentsPanel(QWidget):
         for failure in self.unlisted:
             self._set_row(offset, Path(failure.path).name, failure.path, f"failed: {failure.reason}", True, (1, 0))
             offset += 1
-        if reading_new:
+        if reading_new and current is not None:
             self._set_row(offset, Path(current).name, current, "reading", False, (0, 0))
+        self.loaded.emit()
 
     def _set_row(self, index: int, title: str, path: str, status: str, failed: bool, progress: tuple[int, int]) -> None:
         name = QTableWidgetItem(title)

@@ -140,7 +140,7 @@ class GraphView(QGraphicsView):
         ys = [(index - (len(facts) - 1) / 2) * row_height for index in range(len(facts))]
         scene.addLine(edge, 0, branch, 0, QPen(muted))
         scene.addLine(branch, ys[0], branch, ys[-1], QPen(muted))
-        for fact, (other_id, other), y in zip(facts, others, ys):
+        for fact, (other_id, other), y in zip(facts, others, ys, strict=True):
             node_x = branch + direction * (line + NODE / 2)
             pen = QPen(muted if fact.current else QColor(qt_palette.faint()))
             if not fact.current:

@@ -1,28 +1,27 @@
 """The memory history: every change to an agent's memory with who made it, when, a readable diff
 and what caused it (one click shows the message in the conversation, evicted or not), and
 Revert/Undo, which are themselves recorded changes. When the agent changed the same text since,
-the revert is shown as a conflict and needs the user's confirmation; nothing is overwritten
-silently.
+the revert is shown as a conflict and needs the user's confirmation (revert_dialog.py); nothing is
+overwritten silently. What it shows is read off the GUI thread (history_reads.py, through the
+panels' reads); how a change reads is history_text.py's.
 
 Signals (HistoryView):
     show_message_requested(int): show this message in the conversation
     changed(list): a revert changed memory (the labels of the blocks it touched)
     graph_changed(): a revert changed the knowledge graph
+    loaded(): the changes read last are shown
     failed(object): an error for the message bar
 """
 
 from __future__ import annotations
 
 import html
-from datetime import datetime
 
 from PySide6.QtCore import Qt, QUrl, Signal, Slot
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
-    QDialog,
-    QDialogButtonBox,
     QHBoxLayout,
     QHeaderView,
     QLabel,
@@ -30,159 +29,58 @@ from PySide6.QtWidgets import (
     QSplitter,
     QTableWidget,
     QTableWidgetItem,
-    QTextBrowser,
     QVBoxLayout,
     QWidget,
 )
 
 from memdesk.core.base.clock import Clock
 from memdesk.core.base.errors import MemDeskError
-from memdesk.core.graph.store import KnowledgeGraph
-from memdesk.core.memory.archival import ArchivalMemory
 from memdesk.core.memory.core_memory import CoreMemory, StaleBlockError
-from memdesk.core.memory.diff import DELETE, INSERT, segments, size_change
+from memdesk.core.memory.diff import size_change
 from memdesk.core.memory.graph_revert import GRAPH_KINDS
-from memdesk.core.memory.history import BLOCK, DOCUMENT, GRAPH_ENTITY, GRAPH_FACT, PASSAGE, Change
+from memdesk.core.memory.history import BLOCK, Change
 from memdesk.core.memory.recall import RecallMemory
 from memdesk.core.memory.revert import Reverter, RevertPlan
 from memdesk.ui.common import palette
 from memdesk.ui.common.errors import reports_errors
-from memdesk.ui.common.text import plain_label
+from memdesk.ui.common.text import TextView, literal
+from memdesk.ui.panels.history_reads import ALL, SCOPES, Cause, HistoryPage, block_scope, read_cause, read_page
+from memdesk.ui.panels.history_text import diff_html, relative_time, who
+from memdesk.ui.panels.revert_dialog import RevertDialog
+from memdesk.ui.workers.reads import Reads
 
-WHO = {
-    "agent": "the agent",
-    "user": "you",
-    "import": "an import",
-    "consolidation": "memory consolidation",
-    "extractor": "the knowledge extractor",
-    "app": "MemDesk",
-}
-ALL, BLOCKS, PASSAGES, DOCUMENTS, GRAPH, FACTS, ENTITIES = (
-    "all",
-    "blocks",
-    "passages",
-    "documents",
-    "graph",
-    "graph_facts",
-    "graph_entities",
-)
-#: The scopes above that are one kind of change.
-SCOPE_KINDS = {BLOCKS: BLOCK, PASSAGES: PASSAGE, DOCUMENTS: DOCUMENT, FACTS: GRAPH_FACT, ENTITIES: GRAPH_ENTITY}
 COLUMNS = ["When", "Who", "Change", "Size"]
-
-
-def relative_time(moment: datetime, now: datetime) -> str:
-    """ "just now", "2 min ago", "3 h ago", "yesterday", "12 days ago"."""
-    seconds = max(0, int((now - moment).total_seconds()))
-    if seconds < 45:
-        return "just now"
-    if seconds < 3600:
-        return f"{max(1, round(seconds / 60))} min ago"
-    if seconds < 86400:
-        return f"{round(seconds / 3600)} h ago"
-    days = seconds // 86400
-    return "yesterday" if days == 1 else f"{days} days ago"
-
-
-def who(source: str) -> str:
-    return WHO.get(source, source)
-
-
-def diff_html(before: str | None, after: str | None) -> str:
-    """Word-level diff: removed text struck through in red, added text in green."""
-    if before is None and after is None:
-        return f'<p style="color:{palette.muted()}">(no text)</p>'
-    parts = []
-    for operation, text in segments(before or "", after or ""):
-        escaped = html.escape(text).replace("\n", "<br>")
-        if operation == INSERT:
-            parts.append(
-                f'<span style="background:{palette.tint(palette.GREEN)};color:{palette.readable(palette.GREEN)}">{escaped}</span>'
-            )
-        elif operation == DELETE:
-            parts.append(
-                f'<span style="background:{palette.tint(palette.RED)};color:{palette.readable(palette.RED)};text-decoration:line-through">{escaped}</span>'
-            )
-        else:
-            parts.append(escaped)
-    return f'<p style="font-family:monospace;white-space:pre-wrap">{"".join(parts) or "(empty)"}</p>'
-
-
-class RevertDialog(QDialog):
-    """Shows what a revert will do (and what it would overwrite) before it happens.
-
-    Signals:
-        confirmed(object): the RevertPlan the user confirmed
-    """
-
-    confirmed = Signal(object)
-
-    def __init__(self, plan: RevertPlan, clock: Clock, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.plan = plan
-        self.setWindowTitle("Revert a memory change")
-        self.resize(560, 420)
-        layout = QVBoxLayout(self)
-        self.explanation = plain_label(plan.explain())
-        self.explanation.setWordWrap(True)
-        if plan.conflict:
-            self.explanation.setStyleSheet(f"background:{palette.tint(palette.RED)};padding:6px")
-        layout.addWidget(self.explanation)
-        if plan.later:
-            now = clock.now()
-            lines = "".join(
-                f"<li>{html.escape(who(c.source))}: {html.escape(c.describe())} · {relative_time(c.at, now)}</li>"
-                for c in plan.later
-            )
-            self.later = QLabel(f"<b>Changed since:</b><ul>{lines}</ul>")
-            self.later.setWordWrap(True)
-            layout.addWidget(self.later)
-        layout.addWidget(QLabel("What the memory will hold (red: removed, green: added):"))
-        self.preview = QTextBrowser()
-        self.preview.setHtml(diff_html(plan.current, plan.result))
-        layout.addWidget(self.preview, 1)
-        buttons = QDialogButtonBox()
-        self.revert_button = buttons.addButton(
-            "Revert anyway" if plan.conflict else "Revert", QDialogButtonBox.ButtonRole.AcceptRole
-        )
-        self.cancel_button = buttons.addButton(QDialogButtonBox.StandardButton.Cancel)
-        buttons.accepted.connect(self.on_accepted)
-        buttons.rejected.connect(self.reject)
-        layout.addWidget(buttons)
-
-    @Slot()
-    @reports_errors
-    def on_accepted(self) -> None:
-        self.accept()
-        self.confirmed.emit(self.plan)
 
 
 class HistoryView(QWidget):
     show_message_requested = Signal(int)
     changed = Signal(list)
     graph_changed = Signal()
+    loaded = Signal()
     failed = Signal(object)
 
     def __init__(
         self,
         core: CoreMemory,
-        archival: ArchivalMemory,
         recall: RecallMemory,
+        reverter: Reverter,
         clock: Clock,
+        reads: Reads,
         parent: QWidget | None = None,
-        *,
-        graph: KnowledgeGraph | None = None,
     ) -> None:
-        """With ``graph``, knowledge-graph changes can be reverted here too."""
+        """``reverter`` reverts here what it supports (blocks, passages, the graph when it has one)."""
         super().__init__(parent)
         self.core = core
         self.recall = recall
         self.clock = clock
+        self.reads = reads
         self.history = core.history
-        self.reverter = Reverter(core.history, core, archival, graph)
+        self.reverter = reverter
         self.agent_id: int | None = None
         self.changes: list[Change] = []
         self.revert_dialog: RevertDialog | None = None
+        self._scope_wanted: str | None = None  # a scope asked for before its page is read
+        self._select_wanted: int | None = None  # a change to select once its page is shown (0: the newest)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         top = QHBoxLayout()
@@ -204,7 +102,7 @@ class HistoryView(QWidget):
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.details = QTextBrowser()
+        self.details = TextView()
         self.details.setOpenLinks(False)
         splitter.addWidget(self.table)
         splitter.addWidget(self.details)
@@ -226,75 +124,65 @@ class HistoryView(QWidget):
         # Set apart: PySide6 ignores a context= keyword here, and a window-wide Ctrl+Z would be
         # ambiguous with the Knowledge panel's (neither fires).
         self.undo_shortcut.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        self._fill_scopes([])
+        self._connect_signals()
+        self._update_buttons()
+
+    def _connect_signals(self) -> None:
         self.scope.currentIndexChanged.connect(lambda _index: self.refresh())
         self.table.itemSelectionChanged.connect(self.on_selection_changed)
         self.details.anchorClicked.connect(self.on_link_clicked)
         self.show_button.clicked.connect(self.on_show_clicked)
         self.revert_button.clicked.connect(self.on_revert_clicked)
         self.undo_button.clicked.connect(self.on_undo_clicked)
-        self._update_buttons()
 
     # --- what is shown ---------------------------------------------------------------------
     def set_agent(self, agent_id: int | None) -> None:
         self.agent_id = agent_id
-        self._fill_scopes()
         self.refresh()
 
     def show_block(self, label: str) -> None:
-        """The history of one core memory block."""
-        self._fill_scopes()
-        index = self.scope.findData(f"block:{label}")
-        if index >= 0:
-            self.scope.setCurrentIndex(index)
+        """The history of one core memory block, its newest change selected."""
+        self._scope_wanted = block_scope(label)
+        self._select_wanted = 0
         self.refresh()
-        if self.changes:
-            self.table.selectRow(0)
-
-    def _fill_scopes(self) -> None:
-        current = self.scope.currentData()
-        self.scope.blockSignals(True)
-        self.scope.clear()
-        for text, data in (
-            ("All memory", ALL),
-            ("Core memory blocks", BLOCKS),
-            ("Archival passages", PASSAGES),
-            ("Documents", DOCUMENTS),
-            ("Knowledge graph", GRAPH),
-            ("Knowledge graph: facts", FACTS),
-            ("Knowledge graph: entities", ENTITIES),
-        ):
-            self.scope.addItem(text, data)
-        if self.agent_id is not None:
-            labels = [b.label for b in self.core.blocks(self.agent_id)]
-            labels += sorted(
-                {c.label for c in self.history.for_agent(self.agent_id, kind=BLOCK, limit=1000)} - set(labels)
-            )
-            for label in labels:
-                self.scope.addItem(f"Block: {label}", f"block:{label}")
-        index = self.scope.findData(current)
-        self.scope.setCurrentIndex(max(0, index))
-        self.scope.blockSignals(False)
 
     @Slot()
     @reports_errors
     def refresh(self) -> None:
+        """Read the agent's changes in the scope shown (or asked for) again, keeping the selection."""
+        history, core, agent_id = self.history, self.core, self.agent_id
+        scope = self._scope_wanted or self.scope.currentData() or ALL
+        self.reads.load(
+            (self, "page"), lambda: read_page(history, core, agent_id, scope), self._show_page, self.failed.emit
+        )
+
+    def _fill_scopes(self, labels: list[str], scope: str = ALL) -> None:
+        self.scope.blockSignals(True)
+        self.scope.clear()
+        for text, data in SCOPES:
+            self.scope.addItem(text, data)
+        for label in labels:
+            self.scope.addItem(f"Block: {label}", block_scope(label))
+        self.scope.setCurrentIndex(max(0, self.scope.findData(scope)))
+        self.scope.blockSignals(False)
+
+    @reports_errors
+    def _show_page(self, page: HistoryPage) -> None:
+        if page.agent_id != self.agent_id:
+            return  # read for the agent shown before: its own read follows
         selected = self.selected()
-        scope = self.scope.currentData() or ALL
-        if self.agent_id is None:
-            self.changes = []
-        elif scope.startswith("block:"):
-            self.changes = self.history.for_block(self.agent_id, scope.split(":", 1)[1])
-        elif scope == GRAPH:
-            facts = self.history.for_agent(self.agent_id, kind=GRAPH_FACT, limit=500)
-            entities = self.history.for_agent(self.agent_id, kind=GRAPH_ENTITY, limit=500)
-            self.changes = sorted(facts + entities, key=lambda c: -c.id)[:500]
-        else:
-            self.changes = self.history.for_agent(self.agent_id, kind=SCOPE_KINDS.get(scope), limit=500)
+        keep = self._select_wanted if self._select_wanted is not None else (selected.id if selected else None)
+        self._scope_wanted = self._select_wanted = None
+        self._fill_scopes(page.block_labels, page.scope)
+        self.changes = page.changes
         now = self.clock.now()
+        self.table.blockSignals(True)  # the selection is put back below, once
+        self.table.clearSelection()
         self.table.setRowCount(len(self.changes))
         for row, change in enumerate(self.changes):
             when = QTableWidgetItem(relative_time(change.at, now))
-            when.setToolTip(f"{change.at.astimezone():%Y-%m-%d %H:%M:%S}")
+            when.setToolTip(literal(f"{change.at.astimezone():%Y-%m-%d %H:%M:%S}"))
             values = [
                 when,
                 QTableWidgetItem(who(change.source)),
@@ -303,32 +191,49 @@ class HistoryView(QWidget):
             ]
             for column, item in enumerate(values):
                 self.table.setItem(row, column, item)
+        self.table.blockSignals(False)
         self.empty.setVisible(not self.changes)
         self.table.setVisible(bool(self.changes))
         self.details.setVisible(bool(self.changes))
-        if selected is not None:
-            for row, change in enumerate(self.changes):
-                if change.id == selected.id:
-                    self.table.selectRow(row)
-                    break
+        if keep == 0 and self.changes:
+            keep = self.changes[0].id
+        if keep is not None:
+            self._select_row(keep)
         self.on_selection_changed()
+        self.loaded.emit()
 
     def selected(self) -> Change | None:
         rows = self.table.selectionModel().selectedRows() if self.table.selectionModel() else []
         return self.changes[rows[0].row()] if rows and rows[0].row() < len(self.changes) else None
 
     def select_change(self, change_id: int) -> None:
-        for row, change in enumerate(self.changes):
-            if change.id == change_id:
-                self.table.selectRow(row)
-                return
+        """Select a change of the page shown; its details follow (read off the GUI thread)."""
+        if self._select_row(change_id):
+            self.on_selection_changed()
+
+    def _select_row(self, change_id: int) -> bool:
+        row = next((row for row, change in enumerate(self.changes) if change.id == change_id), None)
+        if row is not None:
+            self.table.blockSignals(True)
+            self.table.selectRow(row)
+            self.table.blockSignals(False)
+        return row is not None
 
     @Slot()
     @reports_errors
     def on_selection_changed(self) -> None:
         change = self.selected()
-        self.details.setHtml(self.describe(change) if change else "")
         self._update_buttons()
+        if change is None:
+            self.reads.load((self, "details"), lambda: None, lambda _none: self.details.setHtml(""))
+            return
+        recall = self.recall
+        self.reads.load(
+            (self, "details"),
+            lambda: read_cause(recall, change),
+            lambda cause: self.details.setHtml(self.describe(change, cause)),
+            self.failed.emit,
+        )
 
     def _update_buttons(self) -> None:
         change = self.selected()
@@ -345,11 +250,11 @@ class HistoryView(QWidget):
         """The message to show for a change: the call that made it, else the message it answered."""
         return change.step_id or change.message_id
 
-    def describe(self, change: Change) -> str:
+    def describe(self, change: Change, cause: Cause) -> str:
         now = self.clock.now()
         title = html.escape(change.describe())
-        lines = [f"<p><b>{title}</b> · {change.at.astimezone():%Y-%m-%d %H:%M} ({relative_time(change.at, now)})</p>"]
-        lines.append(f"<p>{self._cause_html(change)}</p>")
+        when = f"{change.at.astimezone():%Y-%m-%d %H:%M} ({relative_time(change.at, now)})"
+        lines = [f"<p><b>{title}</b> · {when}</p>", f"<p>{self._cause_html(change, cause)}</p>"]
         if change.action == "configure":
             before, after = change.before_meta or {}, change.after_meta or {}
             settings = ", ".join(
@@ -360,33 +265,24 @@ class HistoryView(QWidget):
             lines.append(diff_html(change.before, change.after))
         return "".join(lines)
 
-    def _cause_html(self, change: Change) -> str:
+    def _cause_html(self, change: Change, cause: Cause) -> str:
         parts = []
         if change.reverts:
             parts.append(f"Reverts change #{change.reverts}.")
-        event = self.recall.get(change.message_id) if change.message_id else None
-        trigger = None
-        if event is not None and event.kind == "user_message":
-            trigger = event
-        elif event is not None and event.kind == "heartbeat" and "Timed heartbeat" not in event.content:
-            trigger = self.recall.last_of_kind(
-                change.agent_id, "user_message", event.id
-            )  # a chain the user's message started
+        event, trigger = cause.event, cause.trigger
         if trigger is not None:
             said = trigger.search_text.strip().replace("\n", " ")
             said = said if len(said) <= 80 else said[:79] + "…"
-            parts.append(
-                f'Answering your message “{html.escape(said)}” — <a href="message:{trigger.id}">show it in the conversation</a>.'
-            )
+            link = f'<a href="message:{trigger.id}">show it in the conversation</a>'
+            parts.append(f"Answering your message “{html.escape(said)}” — {link}.")
         elif event is not None:
             what = "a timed heartbeat" if event.kind == "heartbeat" else f"a {event.kind.replace('_', ' ')}"
             parts.append(f'While answering {what} — <a href="message:{event.id}">show it</a>.')
         if change.step_id:
-            call = self.recall.get(change.step_id)
+            call = cause.call
             name = call.function_name if call and call.function_name else "a function"
-            parts.append(
-                f'Made by its call to {html.escape(name)} — <a href="message:{change.step_id}">show the call</a>.'
-            )
+            link = f'<a href="message:{change.step_id}">show the call</a>'
+            parts.append(f"Made by its call to {html.escape(name)} — {link}.")
         if change.note and not change.reverts:
             parts.append(html.escape(change.note[0].upper() + change.note[1:]) + ".")
         if not parts:
@@ -447,9 +343,8 @@ class HistoryView(QWidget):
     @reports_errors
     def apply_revert(self, plan: RevertPlan) -> None:
         try:
-            change = self.reverter.apply(
-                plan, force=plan.conflict
-            )  # a conflict reached here only through "Revert anyway"
+            # A conflict reached here only through "Revert anyway".
+            change = self.reverter.apply(plan, force=plan.conflict)
         except StaleBlockError:
             self.failed.emit(
                 MemDeskError("The memory changed again while you were deciding: look at the revert once more")
@@ -459,8 +354,8 @@ class HistoryView(QWidget):
         except MemDeskError as error:
             self.failed.emit(error)
             return
+        self._select_wanted = change.id
         self.refresh()
-        self.select_change(change.id)
         self.changed.emit([change.label] if change.kind == BLOCK else [])
         if change.kind in GRAPH_KINDS:
             self.graph_changed.emit()

@@ -3,18 +3,14 @@
 Entities (with mentions and when last seen) with a filter; the selected entity's facts with their
 dates, author and a source link that jumps to the message or passage; a small drawing of its
 neighbourhood; rename, merge, split an alias off, delete, add and edit facts, each undoable
-(Ctrl+Z in the panel). Reads and edits go through the GUI thread's store connection: they are
-single small statements, and WAL lets them pass the extraction thread's writes.
-
-With a ``reverter`` (the app's), every edit is in the memory history and Undo reverts the newest
-edit not undone yet as a recorded change, so undo survives a restart and shows in the History
-view; a conflict (the extractor changed the rows since) is reported, never overwritten. Without
-one (a bare graph), undo is an in-memory stack.
+(Ctrl+Z in the panel; knowledge_edits.py). What it shows is read off the GUI thread
+(knowledge_reads.py, through the panels' reads).
 
 Signals:
     source_requested(str, int): show a fact's source ("message" or "passage", its id)
     rebuild_requested(int): extract the agent's whole history again
     changed(): the user changed the graph (the prompt's top entities may change)
+    loaded(): what was read last is shown
     failed(object): an error for the message bar
 """
 
@@ -22,32 +18,24 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal, Slot
 from PySide6.QtGui import QBrush, QColor, QKeySequence, QShortcut
-from PySide6.QtWidgets import (
-    QHBoxLayout,
-    QInputDialog,
-    QLineEdit,
-    QPushButton,
-    QSplitter,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtWidgets import QHBoxLayout, QLineEdit, QPushButton, QSplitter, QVBoxLayout, QWidget
 
-from memdesk.core.base.errors import MemDeskError, RevertError
-from memdesk.core.graph.render import source_label
-from memdesk.core.graph.store import SELF_KIND, Edit, Entity, Fact, KnowledgeGraph
-from memdesk.core.memory.graph_revert import GRAPH_KINDS
-from memdesk.core.memory.history import USER, Change
+from memdesk.core.graph.store import SELF_KIND, Entity, Fact, KnowledgeGraph
+from memdesk.core.memory.history import Change
 from memdesk.core.memory.revert import Reverter
 from memdesk.ui.common import palette, tables
 from memdesk.ui.common.errors import reports_errors
 from memdesk.ui.common.text import escape, literal, plain_label, set_plain, set_rich
 from memdesk.ui.panels.graph_view import GraphView
+from memdesk.ui.panels.knowledge_edits import KnowledgeEdits
+from memdesk.ui.panels.knowledge_reads import EntityList, EntityView, read_entity, read_list
+from memdesk.ui.workers.reads import Reads
 
 ENTITY_COLUMNS = ["Entity", "Kind", "Mentions", "Last seen"]
 FACT_COLUMNS = ["Subject", "Relation", "Object", "From", "To", "By", "Source"]
-ENTITY_LIMIT = 2000
 #: Kinds as the panel names them: the user's own entity is "you", not the extractor's "self".
 KIND_SHOWN = {SELF_KIND: "you"}
+NOTHING_SELECTED = "Select an entity to see what is known about it."
 
 
 def shown_kind(kind: str) -> str:
@@ -58,20 +46,30 @@ class KnowledgePanel(QWidget):
     source_requested = Signal(str, int)
     rebuild_requested = Signal(int)
     changed = Signal()
+    loaded = Signal()
     failed = Signal(object)
 
     def __init__(
-        self, graph: KnowledgeGraph, parent: QWidget | None = None, *, reverter: Reverter | None = None
+        self,
+        graph: KnowledgeGraph,
+        reads: Reads,
+        parent: QWidget | None = None,
+        *,
+        reverter: Reverter | None = None,
     ) -> None:
         super().__init__(parent)
         self.graph = graph
+        self.reads = reads
         self.reverter = reverter
         self.agent_id: int | None = None
         self.entities: list[Entity] = []
         self.facts: list[Fact] = []
-        self.current: Entity | None = None
-        self.undo_stack: list[Edit] = []
-        self.last_edit: Edit | None = None
+        self.current: Entity | None = None  # the entity whose facts are shown
+        self._wanted: int | None = None  # the entity asked for last (shown once read)
+        self._next_undo: Change | None = None  # as read with the list
+        self._note = ""  # what an edit said, shown in the status line instead of the totals once
+        self._reveal = False  # the entity asked for is shown even if the filter hid it
+        self.edits = KnowledgeEdits(graph, reverter, self, self)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         top = QHBoxLayout()
@@ -122,7 +120,7 @@ class KnowledgePanel(QWidget):
         self.view = GraphView()
         splitter.addWidget(self.view)
         layout.addWidget(splitter, 1)
-        self.undo_shortcut = QShortcut(QKeySequence.StandardKey.Undo, self, self.undo)
+        self.undo_shortcut = QShortcut(QKeySequence.StandardKey.Undo, self, self.edits.undo)
         self.undo_shortcut.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
         self._connect_signals()
         self._update_buttons()
@@ -132,69 +130,93 @@ class KnowledgePanel(QWidget):
         self.entity_table.itemSelectionChanged.connect(self.on_entity_selected)
         self.fact_table.itemSelectionChanged.connect(self._update_buttons)
         self.fact_table.cellActivated.connect(self.on_fact_activated)
-        self.fact_table.cellClicked.connect(
-            lambda row, column: column == FACT_COLUMNS.index("Source") and self.open_source(row)
-        )
+        self.fact_table.cellClicked.connect(self.on_fact_clicked)
         self.view.entity_clicked.connect(self.select_entity)
-        self.undo_button.clicked.connect(self.undo)
+        edits = self.edits
+        self.undo_button.clicked.connect(edits.undo)
         self.rebuild_button.clicked.connect(self.on_rebuild_clicked)
-        self.rename_button.clicked.connect(self.on_rename_clicked)
-        self.merge_button.clicked.connect(self.on_merge_clicked)
-        self.split_button.clicked.connect(self.on_split_clicked)
-        self.delete_button.clicked.connect(lambda: self.delete_entity())
-        self.add_fact_button.clicked.connect(self.on_add_fact_clicked)
-        self.edit_fact_button.clicked.connect(self.on_edit_fact_clicked)
-        self.end_fact_button.clicked.connect(lambda: self.end_fact())
-        self.delete_fact_button.clicked.connect(lambda: self.delete_fact())
+        self.rename_button.clicked.connect(edits.on_rename_clicked)
+        self.merge_button.clicked.connect(edits.on_merge_clicked)
+        self.split_button.clicked.connect(edits.on_split_clicked)
+        self.delete_button.clicked.connect(lambda: edits.delete_entity())
+        self.add_fact_button.clicked.connect(edits.on_add_fact_clicked)
+        self.edit_fact_button.clicked.connect(edits.on_edit_fact_clicked)
+        self.end_fact_button.clicked.connect(lambda: edits.end_fact())
+        self.delete_fact_button.clicked.connect(lambda: edits.delete_fact())
+        edits.applied.connect(self.on_edited)
+        edits.select_requested.connect(self.select_entity)
+        edits.failed.connect(self.failed)
 
-    # --- showing -----------------------------------------------------------------------------
+    # --- the list ----------------------------------------------------------------------------
     def set_agent(self, agent_id: int | None) -> None:
         self.agent_id = agent_id
-        self.undo_stack.clear()
-        self.current = None
+        self.edits.forget_undo()
+        self._wanted = None
+        self.show_view(None)
         self.refresh()
 
     @Slot()
     @reports_errors
     def refresh(self) -> None:
-        """Reload the entity list, keeping the selection."""
-        keep = self.current.id if self.current is not None else None
-        self.entities = (
-            self.graph.entities(self.agent_id, text=self.filter_box.text(), limit=ENTITY_LIMIT) if self.agent_id else []
+        """Read the entity list again, keeping the entity shown."""
+        graph, reverter, agent_id, text, wanted = (
+            self.graph,
+            self.reverter,
+            self.agent_id,
+            self.filter_box.text(),
+            self._wanted,
         )
+        self.reads.load(
+            (self, "list"),
+            lambda: read_list(graph, reverter, agent_id, text, wanted),
+            self._show_list,
+            self.failed.emit,
+        )
+
+    @reports_errors
+    def _show_list(self, listed: EntityList) -> None:
+        if listed.agent_id != self.agent_id:
+            return
+        self.entities = listed.entities
+        self._next_undo = listed.next_undo
         self.entity_table.blockSignals(True)
+        self.entity_table.clearSelection()
         self.entity_table.setRowCount(len(self.entities))
         for row, entity in enumerate(self.entities):
             seen = f"{entity.last_seen.astimezone():%Y-%m-%d %H:%M}" if entity.last_seen else "never"
-            self.entity_table.setItem(
-                row,
-                0,
-                tables.read_only_item(
-                    entity.name + (f"  ({', '.join(entity.aliases)})" if entity.aliases else ""), entity.id
-                ),
-            )
+            aliases = f"  ({', '.join(entity.aliases)})" if entity.aliases else ""
+            self.entity_table.setItem(row, 0, tables.read_only_item(entity.name + aliases, entity.id))
             for column, text in enumerate((shown_kind(entity.kind), str(entity.mentions), seen), start=1):
                 self.entity_table.setItem(row, column, tables.read_only_item(text))
         self.entity_table.blockSignals(False)
         if self.agent_id:
-            entities, facts = self.graph.count(self.agent_id)
-            self.status.setText(
+            entities, facts = listed.totals
+            totals = (
                 f"{entities} entities, {facts} current facts"
                 if entities
                 else "Nothing yet: entities and facts appear here as you talk and add documents."
             )
-        self.select_entity(keep) if keep is not None and self._row_of(keep) is not None else self.show_entity(
-            self.current if self.current is not None and not self._hidden(self.current.id) else None
-        )
-
-    def _hidden(self, entity_id: int) -> bool:
-        try:
-            return self.graph.entity(entity_id).deleted
-        except MemDeskError:
-            return True
+            self.status.setText(self._note or totals)
+        self._note = ""
+        if self._wanted is None or listed.shown_gone:
+            self._wanted = None
+            self.show_view(None)
+            self.loaded.emit()
+        else:
+            self._select_row(self._wanted)
+            self._load_view(self._wanted)  # its facts may have changed too
 
     def _row_of(self, entity_id: int) -> int | None:
         return next((row for row, e in enumerate(self.entities) if e.id == entity_id), None)
+
+    def _select_row(self, entity_id: int) -> None:
+        row = self._row_of(entity_id)
+        self.entity_table.blockSignals(True)
+        if row is None:
+            self.entity_table.clearSelection()
+        else:
+            self.entity_table.selectRow(row)
+        self.entity_table.blockSignals(False)
 
     @Slot(int, int, int)
     @reports_errors
@@ -202,41 +224,59 @@ class KnowledgePanel(QWidget):
         if agent_id == self.agent_id and (entities or facts):
             self.status.setText(self.status.text().split(" · ")[0] + f" · extracting: {entities + facts} waiting")
 
+    # --- one entity --------------------------------------------------------------------------
     @Slot()
     @reports_errors
     def on_entity_selected(self) -> None:
         rows = self.entity_table.selectionModel().selectedRows()
-        if rows:
+        if rows and rows[0].row() < len(self.entities):
             self.show_entity(self.entities[rows[0].row()])
 
     @Slot(int)
     @reports_errors
     def select_entity(self, entity_id: int) -> None:
-        root = self.graph.root(entity_id)
-        row = self._row_of(root)
-        if row is None and self.filter_box.text():
-            self.filter_box.blockSignals(True)
-            self.filter_box.clear()
-            self.filter_box.blockSignals(False)
-            self.refresh()
-            row = self._row_of(root)
-        if row is not None:
-            self.entity_table.selectRow(row)
-        self.show_entity(self.graph.entity(root))
+        """Show this entity (the one it was merged into, for an alias), selected in the list; the
+        filter is cleared when it hides it."""
+        self._wanted = entity_id
+        self._reveal = True
+        self._load_view(entity_id)
 
     def show_entity(self, entity: Entity | None) -> None:
-        self.current = entity
-        self.facts = self.graph.facts(entity.id) if entity is not None else []
         if entity is None:
-            set_plain(self.title, "Select an entity to see what is known about it.")
+            self._wanted = None
+            self.show_view(None)
+        else:
+            self.select_entity(entity.id)
+
+    def _load_view(self, entity_id: int) -> None:
+        graph = self.graph
+        self.reads.load((self, "entity"), lambda: read_entity(graph, entity_id), self.show_view, self.failed.emit)
+
+    @reports_errors
+    def show_view(self, view: EntityView | None) -> None:
+        """Show one entity as read (knowledge_reads.read_entity), or none."""
+        entity = view.entity if view is not None else None
+        reveal, self._reveal = self._reveal, False
+        if entity is not None:
+            self._wanted = entity.id  # an alias leads to its entity
+            if reveal and self._row_of(entity.id) is None and self.filter_box.text():
+                self.filter_box.blockSignals(True)
+                self.filter_box.clear()
+                self.filter_box.blockSignals(False)
+                self.refresh()  # the list without the filter, then this entity again
+                return
+            self._select_row(entity.id)
+        self.current = entity
+        self.facts = view.facts if view is not None else []
+        if entity is None:
+            set_plain(self.title, NOTHING_SELECTED)
         else:
             aliases = f" · also called {escape(', '.join(entity.aliases))}" if entity.aliases else ""
-            set_rich(
-                self.title,
-                f"<b>{escape(entity.name)}</b> ({escape(shown_kind(entity.kind))}) · {entity.mentions} mentions{aliases}",
-            )
+            kind = escape(shown_kind(entity.kind))
+            set_rich(self.title, f"<b>{escape(entity.name)}</b> ({kind}) · {entity.mentions} mentions{aliases}")
         self.fact_table.setRowCount(len(self.facts))
-        for row, fact in enumerate(self.facts):
+        sources = view.sources if view is not None else []
+        for row, (fact, source) in enumerate(zip(self.facts, sources, strict=True)):
             values = [
                 fact.subject,
                 fact.relation,
@@ -247,17 +287,18 @@ class KnowledgePanel(QWidget):
             ]
             for column, text in enumerate(values):
                 self.fact_table.setItem(row, column, tables.read_only_item(text, fact.id))
-            link = tables.read_only_item(source_label(self.graph.db, fact) if fact.source() else "—", fact.id)
-            if fact.source():
+            link = tables.read_only_item(source or "—", fact.id)
+            if source:
                 link.setForeground(QBrush(QColor(palette.link())))
                 font = link.font()
                 font.setUnderline(True)
                 link.setFont(font)
                 link.setToolTip("Show where this came from")
             self.fact_table.setItem(row, len(values), link)
-        _nodes, facts = self.graph.neighbourhood(entity.id, 1) if entity is not None else ([], [])
-        self.view.show_neighbourhood(entity, facts)
+        self.view.show_neighbourhood(entity, view.neighbourhood if view is not None else [])
         self._update_buttons()
+        if view is not None:
+            self.loaded.emit()
 
     @Slot()
     @reports_errors
@@ -270,20 +311,13 @@ class KnowledgePanel(QWidget):
         for button in (self.edit_fact_button, self.end_fact_button, self.delete_fact_button):
             button.setEnabled(has_fact)
         if self.reverter is not None:
-            change = self.next_undo()
+            change = self._next_undo
             self.undo_button.setEnabled(change is not None)
             self.undo_button.setToolTip(literal(f"Undo: {change.describe()} (Ctrl+Z)") if change else "Nothing to undo")
             return
-        self.undo_button.setEnabled(bool(self.undo_stack))
-        self.undo_button.setToolTip(
-            literal(f"Undo {self.undo_stack[-1].label} (Ctrl+Z)") if self.undo_stack else "Nothing to undo"
-        )
-
-    def next_undo(self) -> Change | None:
-        """The recorded edit Undo takes back next: the user's newest graph change not undone yet."""
-        if self.reverter is None or self.agent_id is None:
-            return None
-        return self.reverter.history.newest_unreverted(self.agent_id, GRAPH_KINDS, source=USER)
+        stack = self.edits.undo_stack
+        self.undo_button.setEnabled(bool(stack))
+        self.undo_button.setToolTip(literal(f"Undo {stack[-1].label} (Ctrl+Z)") if stack else "Nothing to undo")
 
     def selected_fact(self) -> Fact | None:
         rows = self.fact_table.selectionModel().selectedRows()
@@ -295,178 +329,23 @@ class KnowledgePanel(QWidget):
     def on_fact_activated(self, row: int, _column: int) -> None:
         self.open_source(row)
 
+    @Slot(int, int)
+    @reports_errors
+    def on_fact_clicked(self, row: int, column: int) -> None:
+        if column == FACT_COLUMNS.index("Source"):  # the link
+            self.open_source(row)
+
     def open_source(self, row: int) -> None:
         if 0 <= row < len(self.facts) and (source := self.facts[row].source()) is not None:
             self.source_requested.emit(*source)
 
-    # --- edits (each undoable) ---------------------------------------------------------------
-    def _apply(self, edit_function) -> bool:
-        try:
-            edit = edit_function()
-        except MemDeskError as error:
-            self.failed.emit(error)
-            return False
-        if self.reverter is None:
-            self.undo_stack.append(edit)
-        self.last_edit = edit
+    # --- after an edit -----------------------------------------------------------------------
+    @Slot(str)
+    @reports_errors
+    def on_edited(self, note: str) -> None:
+        self._note = note
         self.refresh()
         self.changed.emit()
-        return True
-
-    @Slot()
-    @reports_errors
-    def undo(self) -> None:
-        if self.reverter is not None:
-            self._undo_recorded()
-            return
-        if not self.undo_stack:
-            return
-        edit = self.undo_stack.pop()
-        try:
-            self.graph.undo(edit)
-        except MemDeskError as error:
-            self.failed.emit(error)
-        self.status.setText(f"Undone: {edit.label}")
-        self.refresh()
-        self.changed.emit()
-
-    def _undo_recorded(self) -> None:
-        change = self.next_undo()
-        if change is None or self.reverter is None or self.agent_id is None:
-            return
-        try:
-            self.reverter.undo_last_of(self.agent_id, GRAPH_KINDS, source=USER)
-        except RevertError as error:
-            # Never forced: the panel has no place to weigh a conflict, the History view shows
-            # what the revert would overwrite.
-            self.failed.emit(
-                RevertError(
-                    f"Cannot undo '{change.describe()}': {error.message}",
-                    hint="open the Memory history (Ctrl+H) to look at it and revert it anyway",
-                )
-            )
-            return
-        except MemDeskError as error:
-            self.failed.emit(error)
-            return
-        self.status.setText(f"Undone: {change.describe()}")
-        self.refresh()
-        self.changed.emit()
-
-    def rename_entity(self, name: str, kind: str | None = None) -> bool:
-        if self.current is None:
-            return False
-        entity_id = self.current.id
-        return self._apply(lambda: self.graph.rename(entity_id, name, kind))
-
-    def merge_into(self, target_name: str) -> bool:
-        if self.current is None or self.agent_id is None:
-            return False
-        target = self.graph.find(self.agent_id, target_name)
-        if target is None:
-            self.failed.emit(MemDeskError(f"No entity named {target_name!r}"))
-            return False
-        source = self.current.id
-        if self._apply(lambda: self.graph.merge(source, target.id)):
-            self.select_entity(target.id)
-            return True
-        return False
-
-    def split_alias(self, alias_name: str) -> bool:
-        if self.current is None:
-            return False
-        alias = next((i for i, name in self.graph.alias_rows(self.current.id) if name == alias_name), None)
-        if alias is None:
-            return False
-        return self._apply(lambda: self.graph.split(alias))
-
-    def delete_entity(self) -> bool:
-        if self.current is None:
-            return False
-        entity_id = self.current.id
-        self.current = None
-        done = self._apply(lambda: self.graph.delete_entity(entity_id))
-        if done:
-            self.status.setText(f"Deleted {self.last_edit.label[7:]} · Ctrl+Z brings it back")
-        return done
-
-    def add_fact(self, relation: str, other: str) -> bool:
-        if self.current is None or self.agent_id is None:
-            return False
-        agent, subject = self.agent_id, self.current.name
-        return self._apply(lambda: self.graph.insert_fact(agent, subject, relation, other, author="user")[1])
-
-    def edit_relation(self, relation: str) -> bool:
-        fact = self.selected_fact()
-        return fact is not None and self._apply(lambda: self.graph.edit_fact(fact.id, relation=relation))
-
-    def end_fact(self) -> bool:
-        fact = self.selected_fact()
-        now = self.graph.clock.now()
-        return fact is not None and fact.current and self._apply(lambda: self.graph.edit_fact(fact.id, valid_to=now))
-
-    def delete_fact(self) -> bool:
-        fact = self.selected_fact()
-        return fact is not None and self._apply(lambda: self.graph.delete_fact(fact.id))
-
-    # --- dialogs -------------------------------------------------------------------------------
-    @Slot()
-    @reports_errors
-    def on_rename_clicked(self) -> None:
-        if self.current is None:
-            return
-        name, ok = QInputDialog.getText(self, "Rename entity", "Name:", text=self.current.name)
-        if ok and name.strip():
-            self.rename_entity(name.strip())
-
-    @Slot()
-    @reports_errors
-    def on_merge_clicked(self) -> None:
-        if self.current is None:
-            return
-        choices = [e.name for e in self.graph.entities(self.agent_id, limit=ENTITY_LIMIT) if e.id != self.current.id]
-        name, ok = QInputDialog.getItem(
-            self, "Merge entity", literal(f"Merge {self.current.name} into:"), choices, 0, True
-        )
-        if ok and name:
-            self.merge_into(name)
-
-    @Slot()
-    @reports_errors
-    def on_split_clicked(self) -> None:
-        if self.current is None or not self.current.aliases:
-            return
-        name, ok = QInputDialog.getItem(
-            self, "Split alias", "Make this alias an entity of its own:", list(self.current.aliases), 0, False
-        )
-        if ok and name:
-            self.split_alias(name)
-
-    @Slot()
-    @reports_errors
-    def on_add_fact_clicked(self) -> None:
-        if self.current is None:
-            return
-        relation, ok = QInputDialog.getText(
-            self, "Add fact", literal(f"{self.current.name} … (relation, such as lives in):")
-        )
-        if not ok or not relation.strip():
-            return
-        other, ok = QInputDialog.getText(self, "Add fact", literal(f"{self.current.name} {relation.strip()} …:"))
-        if ok and other.strip():
-            self.add_fact(relation.strip(), other.strip())
-
-    @Slot()
-    @reports_errors
-    def on_edit_fact_clicked(self) -> None:
-        fact = self.selected_fact()
-        if fact is None:
-            return
-        relation, ok = QInputDialog.getText(
-            self, "Edit fact", literal(f"{fact.subject} … {fact.object}:"), text=fact.relation
-        )
-        if ok and relation.strip():
-            self.edit_relation(relation.strip())
 
     @Slot()
     @reports_errors

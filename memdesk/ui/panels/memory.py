@@ -2,10 +2,13 @@
 revert. Saves carry the version the editor loaded, so an edit the agent made meanwhile is never
 silently overwritten: the user chooses to keep theirs or take the agent's. Each editor says who
 changed the block last and when ("changed by the agent 2 min ago"), with that change's diff one
-click away and the block's whole history a click further.
+click away and the block's whole history a click further. The blocks and their last changes are
+read off the GUI thread (through the panels' reads); a save is one statement on the GUI thread's
+connection.
 
 Signals (CoreMemoryPanel):
     changed(): the user changed core memory (the budget needs measuring again)
+    loaded(): the blocks read last are shown
     failed(object): an error for the message bar
     history_requested(str): show the history of this block
 """
@@ -24,7 +27,6 @@ from PySide6.QtWidgets import (
     QPlainTextEdit,
     QPushButton,
     QScrollArea,
-    QTextBrowser,
     QVBoxLayout,
     QWidget,
 )
@@ -32,12 +34,20 @@ from PySide6.QtWidgets import (
 from memdesk.core.base.clock import Clock, SystemClock
 from memdesk.core.base.errors import MemDeskError
 from memdesk.core.memory.core_memory import Block, CoreMemory, StaleBlockError
+from memdesk.core.memory.history import Change
 from memdesk.ui.common import palette
 from memdesk.ui.common.errors import reports_errors
-from memdesk.ui.common.text import literal, plain_label
-from memdesk.ui.panels.history import diff_html, relative_time, who
+from memdesk.ui.common.text import TextView, literal, plain_label
+from memdesk.ui.panels.history_text import diff_html, relative_time, who
+from memdesk.ui.workers.reads import Reads
 
 AGE_REFRESH_MS = 30_000  # "2 min ago" stays true
+
+
+def read_blocks(core: CoreMemory, agent_id: int, labels: list[str] | None = None) -> list[tuple[Block, Change | None]]:
+    """The agent's blocks (or those of ``labels`` that exist), each with its last recorded change."""
+    found = core.blocks(agent_id) if labels is None else [core.get(agent_id, label) for label in labels]
+    return [(b, core.history.latest_for_block(agent_id, b.label)) for b in found if b is not None]
 
 
 class BlockEditor(QGroupBox):
@@ -54,11 +64,20 @@ class BlockEditor(QGroupBox):
     failed = Signal(object)
 
     def __init__(
-        self, core: CoreMemory, block: Block, parent: QWidget | None = None, *, clock: Clock | None = None
+        self,
+        core: CoreMemory,
+        block: Block,
+        reads: Reads,
+        last_change: Change | None,
+        parent: QWidget | None = None,
+        *,
+        clock: Clock | None = None,
     ) -> None:
+        """``last_change``: the block's last recorded change, as read with it."""
         super().__init__(block.label, parent)
         self.core = core
         self.block = block
+        self.reads = reads
         self.clock = clock or SystemClock()
         layout = QVBoxLayout(self)
         if block.description:
@@ -79,7 +98,7 @@ class BlockEditor(QGroupBox):
         changes.addWidget(self.diff_button)
         changes.addWidget(self.history_button)
         layout.addLayout(changes)
-        self.diff_view = QTextBrowser()
+        self.diff_view = TextView()
         self.diff_view.setMaximumHeight(110)
         self.diff_view.hide()
         layout.addWidget(self.diff_view)
@@ -117,11 +136,18 @@ class BlockEditor(QGroupBox):
         self._stale: Block | None = None
         self._connect_signals()
         self.on_text_changed()
-        self.show_last_change()
+        self.show_change(last_change)
 
     def show_last_change(self) -> None:
+        """Read the block's last change again, then show it (``show_change``)."""
+        history, agent_id, label = self.core.history, self.block.agent_id, self.block.label
+        self.reads.load(
+            (self, "last change"), lambda: history.latest_for_block(agent_id, label), self.show_change, self.failed.emit
+        )
+
+    @reports_errors
+    def show_change(self, change: Change | None) -> None:
         """ "changed by the agent 2 min ago", and that change's diff behind "Show change"."""
-        change = self.core.history.latest_for_block(self.block.agent_id, self.block.label)
         if change is None:
             self.last_change.setText("no recorded changes")
             self.diff_button.setEnabled(False)
@@ -166,12 +192,13 @@ class BlockEditor(QGroupBox):
         self.save_button.setEnabled(self.dirty and not over)
         self.revert_button.setEnabled(self.dirty)
 
-    def agent_changed(self, block: Block) -> None:
-        """The agent edited this block: show it, unless the user is mid-edit (then Save will ask)."""
+    def agent_changed(self, block: Block, change: Change | None) -> None:
+        """The agent edited this block (``change``, its last): show it, unless the user is mid-edit
+        (then Save will ask)."""
         if not self.dirty:
             self.block = block
             self.editor.setPlainText(block.value)
-        self.show_last_change()
+        self.show_change(change)
         self.setStyleSheet(f"QGroupBox {{ background: {palette.tint(palette.YELLOW)}; }}")
         QTimer.singleShot(4000, self, self.clear_highlight)  # the context object cancels it if the editor goes
 
@@ -225,7 +252,13 @@ class BlockEditor(QGroupBox):
     @Slot()
     @reports_errors
     def on_revert_clicked(self) -> None:
-        current = self.core.get(self.block.agent_id, self.block.label) or self.block
+        """Back to the stored text (the agent may have changed it since it was shown)."""
+        core, agent_id, label = self.core, self.block.agent_id, self.block.label
+        self.reads.load((self, "stored"), lambda: core.get(agent_id, label), self._revert_to, self.failed.emit)
+
+    @reports_errors
+    def _revert_to(self, stored: Block | None) -> None:
+        current = stored or self.block
         self.block = current
         self.editor.setPlainText(current.value)
         self.conflict.hide()
@@ -244,12 +277,16 @@ class BlockEditor(QGroupBox):
 
 class CoreMemoryPanel(QWidget):
     changed = Signal()
+    loaded = Signal()
     failed = Signal(object)
     history_requested = Signal(str)
 
-    def __init__(self, core: CoreMemory, parent: QWidget | None = None, *, clock: Clock | None = None) -> None:
+    def __init__(
+        self, core: CoreMemory, reads: Reads, parent: QWidget | None = None, *, clock: Clock | None = None
+    ) -> None:
         super().__init__(parent)
         self.core = core
+        self.reads = reads
         self.clock = clock or SystemClock()
         self.age_timer = QTimer(self)
         self.age_timer.timeout.connect(self.refresh_changes)
@@ -262,7 +299,7 @@ class CoreMemoryPanel(QWidget):
         scroll.setWidgetResizable(True)
         # The blocks follow the panel's width (text wraps); only their height scrolls.
         scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.scroll = scroll
+        self.scroll_area = scroll
         holder = QWidget()
         self.blocks_layout = QVBoxLayout(holder)
         self.blocks_layout.addStretch(1)
@@ -277,30 +314,52 @@ class CoreMemoryPanel(QWidget):
         for editor in self.editors.values():
             self._drop_editor(editor)
         self.editors.clear()
-        if agent_id is None:
-            return
-        for block in self.core.blocks(agent_id):
-            self._add_editor(block)
+        self.reload()
 
     @Slot()
     @reports_errors
     def refresh_changes(self) -> None:
         """Ages and last changes again (a revert elsewhere, or just time passing)."""
-        for editor in self.editors.values():
-            editor.show_last_change()
+        agent_id, history, labels = self.agent_id, self.core.history, list(self.editors)
+        if agent_id is None or not labels:
+            return
+        self.reads.load(
+            (self, "changes"),
+            lambda: {label: history.latest_for_block(agent_id, label) for label in labels},
+            lambda changes: self._show_changes(agent_id, changes),
+            self.failed.emit,
+        )
+
+    def _show_changes(self, agent_id: int, changes: dict[str, Change | None]) -> None:
+        if agent_id == self.agent_id:
+            for label, change in changes.items():
+                if label in self.editors:
+                    self.editors[label].show_change(change)
 
     def reload(self, labels: list[str] | None = None) -> None:
         """A change made outside the editors (a revert): take the stored text unless mid-edit."""
-        if self.agent_id is None:
+        agent_id, core = self.agent_id, self.core
+        if agent_id is None:
             return
-        stored = {b.label: b for b in self.core.blocks(self.agent_id)}
+        self.reads.load(
+            (self, "blocks"),
+            lambda: read_blocks(core, agent_id),
+            lambda blocks: self._show_blocks(agent_id, blocks, labels),
+            self.failed.emit,
+        )
+
+    @reports_errors
+    def _show_blocks(self, agent_id: int, blocks: list[tuple[Block, Change | None]], labels: list[str] | None) -> None:
+        if agent_id != self.agent_id:
+            return
+        stored = {block.label: (block, change) for block, change in blocks}
         for label in list(self.editors):
             if label not in stored:
                 self._drop_editor(self.editors.pop(label))
-        for label, block in stored.items():
+        for label, (block, change) in stored.items():
             editor = self.editors.get(label)
             if editor is None:
-                self._add_editor(block)
+                self._add_editor(block, change)
             elif labels is None or label in labels:
                 if not editor.dirty:
                     editor.block = block
@@ -308,10 +367,11 @@ class CoreMemoryPanel(QWidget):
                     editor.read_only.blockSignals(True)
                     editor.read_only.setChecked(block.read_only)
                     editor.read_only.blockSignals(False)
-                editor.show_last_change()
+                editor.show_change(change)
+        self.loaded.emit()
 
-    def _add_editor(self, block: Block) -> None:
-        editor = BlockEditor(self.core, block, clock=self.clock)
+    def _add_editor(self, block: Block, last_change: Change | None) -> None:
+        editor = BlockEditor(self.core, block, self.reads, last_change, clock=self.clock)
         editor.saved.connect(lambda _block: self.changed.emit())
         editor.history_requested.connect(self.history_requested)
         editor.failed.connect(self.failed)
@@ -322,16 +382,25 @@ class CoreMemoryPanel(QWidget):
     @Slot(list)
     @reports_errors
     def on_agent_changed_blocks(self, labels: list[str]) -> None:
-        if self.agent_id is None:
+        agent_id, core = self.agent_id, self.core
+        if agent_id is None:
             return
-        for label in labels:
-            block = self.core.get(self.agent_id, label)
-            if block is None:
-                continue
-            if label in self.editors:
-                self.editors[label].agent_changed(block)
+        self.reads.load(
+            (self, "agent changed", tuple(labels)),
+            lambda: read_blocks(core, agent_id, labels),
+            lambda blocks: self._show_agent_changes(agent_id, blocks),
+            self.failed.emit,
+        )
+
+    @reports_errors
+    def _show_agent_changes(self, agent_id: int, blocks: list[tuple[Block, Change | None]]) -> None:
+        if agent_id != self.agent_id:
+            return
+        for block, change in blocks:
+            if block.label in self.editors:
+                self.editors[block.label].agent_changed(block, change)
             else:
-                self._add_editor(block)
+                self._add_editor(block, change)
 
     @Slot()
     @reports_errors
@@ -343,12 +412,15 @@ class CoreMemoryPanel(QWidget):
             self.add_block(label)
 
     def add_block(self, label: str, value: str = "") -> None:
+        if self.agent_id is None:
+            return
         try:
             block = self.core.create(self.agent_id, label, value, description="Added by the user.")
         except MemDeskError as error:
             self.failed.emit(error)
             return
-        self._add_editor(block)
+        self._add_editor(block, None)
+        self.editors[block.label].show_last_change()  # its creation, as recorded
         self.changed.emit()
 
     @Slot(str)
@@ -361,6 +433,8 @@ class CoreMemoryPanel(QWidget):
             self.remove_block(label)
 
     def remove_block(self, label: str) -> None:
+        if self.agent_id is None:
+            return
         self.core.delete(self.agent_id, label)
         editor = self.editors.pop(label, None)
         if editor is not None:

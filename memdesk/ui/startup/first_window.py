@@ -42,14 +42,13 @@ from memdesk.core.base.settings_table import Settings
 from memdesk.session.sent_before_open import SentBeforeOpen
 from memdesk.ui.common.compose import ComposeBox
 from memdesk.ui.common.errors import reports_errors
+from memdesk.ui.common.text import WILL_BE_ANSWERED
 from memdesk.ui.window.layout import restore_size_and_place
 
 #: Printed (with --timing) before each milestone, so bench.startup can read when it happened.
 TIMING_PREFIX = "memdesk-timing"
 T = TypeVar("T")
 OPENING = "Opening your memory… you can send a message now."
-#: Beside a message sent before the model is ready, here and in the main window's transcript.
-WILL_BE_ANSWERED = "will be answered when the model has loaded"
 SAVED = f"Saved. It {WILL_BE_ANSWERED}."
 #: How often the first window looks whether the background import has finished.
 POLL_MS = 15
@@ -57,7 +56,10 @@ POLL_MS = 15
 
 def application(qt_args: list[str]) -> QApplication:
     """The one QApplication of this process, named and iconed for the desktop."""
-    app = QApplication.instance() or QApplication([sys.argv[0], *qt_args])
+    existing = QApplication.instance()
+    app = QApplication([sys.argv[0], *qt_args]) if existing is None else existing
+    if not isinstance(app, QApplication):
+        raise RuntimeError(f"the window needs a QApplication, not a {type(app).__name__}")
     app.setApplicationName("MemDesk")
     app.setDesktopFileName(APP_ID)  # lets Wayland compositors match the window to its .desktop entry
     app.setWindowIcon(QIcon(str(ICON)))
@@ -76,9 +78,8 @@ class FirstWindow(QMainWindow):
         self._handing_over = False
         # Closing this window must not end the event loops while the app is still being imported
         # (Qt's quit ends every running loop); the user's close is noted instead (``dismissed``).
-        app = QApplication.instance()
-        self._quit_on_last_closed = app.quitOnLastWindowClosed()
-        app.setQuitOnLastWindowClosed(False)
+        self._quit_on_last_closed = QApplication.quitOnLastWindowClosed()
+        QApplication.setQuitOnLastWindowClosed(False)
         self.setWindowTitle("MemDesk")
         body = QWidget()
         layout = QVBoxLayout(body)
@@ -135,7 +136,7 @@ class FirstWindow(QMainWindow):
         if not self._handing_over:
             self._handing_over = True
             self.close()
-            QApplication.instance().setQuitOnLastWindowClosed(self._quit_on_last_closed)
+            QApplication.setQuitOnLastWindowClosed(self._quit_on_last_closed)
 
     def hand_over(self, window: QMainWindow, compose: QPlainTextEdit) -> None:
         """``window`` takes this one's place, and ``compose`` (its message box) the draft."""

@@ -29,13 +29,14 @@ from memdesk.core.base.log_privacy import PrivateFormatter
 from memdesk.core.base.paths import Paths
 from memdesk.core.base.private_files import private_umask
 from memdesk.core.base.process_guard import guard_process
+from memdesk.core.storage.backup import Snapshot
 from memdesk.session.sent_before_open import SentBeforeOpen
 from memdesk.ui.common.errors import CrashCapture, ErrorHub
 from memdesk.ui.common.text import literal
 from memdesk.ui.dialogs.backups import describe_when, restore_snapshot, restored_message
 from memdesk.ui.dialogs.passphrase import unlock_store
 from memdesk.ui.dialogs.privacy import StoreConversion
-from memdesk.ui.dialogs.welcome import offer_welcome, window_actions
+from memdesk.ui.dialogs.welcome import offer_welcome
 from memdesk.ui.startup.first_window import FirstWindow, application, milestones
 from memdesk.ui.startup.instance import ComeForwardWatcher
 from memdesk.ui.window.main_window import MainWindow
@@ -101,7 +102,7 @@ def _take_instance_lock(paths: Paths) -> InstanceLock | None:
     except AlreadyRunningError as error:
         if error.program == WINDOW:
             ask_to_come_forward(paths.raise_request)
-        QMessageBox.information(None, "MemDesk is already running", error.user_message)
+        QMessageBox.information(None, "MemDesk is already running", literal(error.user_message))
         return None
 
 
@@ -122,11 +123,12 @@ def _run(
         try:
             paths = Paths.from_environment().ensure()
         except MemDeskError as error:
-            QMessageBox.critical(None, "MemDesk cannot start", error.user_message)
+            QMessageBox.critical(None, "MemDesk cannot start", literal(error.user_message))
             return 1
-        lock = _take_instance_lock(paths)
-        if lock is None:
+        taken = _take_instance_lock(paths)
+        if taken is None:
             return 1
+        lock = taken
     with lock:
         return _run_window(app, paths, milestone, model_ahead, first, on_window)
 
@@ -192,15 +194,16 @@ def _open_or_offer_snapshot(paths: Paths, key: str | None) -> tuple[Services | N
         return _open_store(paths, key, typed), 0
     except DamagedStoreError as error:
         key = key or next(iter(typed), None)  # a store is called damaged under its right passphrase only
-        if error.snapshot is None or not offer_snapshot_restore(error):
+        snapshot = error.snapshot if isinstance(error.snapshot, Snapshot) else None
+        if snapshot is None or not offer_snapshot_restore(error, snapshot):
             QMessageBox.critical(None, "MemDesk cannot start", literal(error.user_message))
             return None, 1
-        if error.snapshot.encrypted and key is None:
+        if snapshot.encrypted and key is None:
             # A store too damaged to say it is encrypted was never asked its passphrase; its snapshot needs it.
-            key = snapshot_passphrase(paths, error.snapshot)
+            key = snapshot_passphrase(paths, snapshot)
             if key is None:
                 return None, 0
-        if not _restore(paths, error.snapshot.id, key):
+        if not _restore(paths, snapshot.id, key):
             return None, 1
         return _open_or_offer_snapshot(paths, key)
     except MemDeskError as error:
@@ -208,8 +211,8 @@ def _open_or_offer_snapshot(paths: Paths, key: str | None) -> tuple[Services | N
         return None, 1
 
 
-def offer_snapshot_restore(error: DamagedStoreError) -> bool:
-    snapshot = error.snapshot
+def offer_snapshot_restore(error: DamagedStoreError, snapshot: Snapshot) -> bool:
+    """Whether the user restores ``snapshot``, the newest good one, in place of the damaged store."""
     answer = QMessageBox.question(
         None,
         "MemDesk cannot open its store",
@@ -223,7 +226,7 @@ def offer_snapshot_restore(error: DamagedStoreError) -> bool:
     return answer == QMessageBox.StandardButton.Yes
 
 
-def snapshot_passphrase(paths: Paths, snapshot) -> str | None:
+def snapshot_passphrase(paths: Paths, snapshot: Snapshot) -> str | None:
     """The passphrase of an encrypted snapshot, asked in the unlock dialog (None: Quit)."""
     backups = backups_at(paths)
 
@@ -258,7 +261,7 @@ def _convert(app: QApplication, paths: Paths, conversion: StoreConversion, outli
             "Quit MemDesk, start it again and retry in Settings → Privacy.",
         )
         return unchanged
-    progress = QProgressDialog(f"{conversion.verb} your memory…", "", 0, 0)
+    progress = QProgressDialog(literal(f"{conversion.verb} your memory…"), "", 0, 0)
     progress.setCancelButton(None)  # an interruption is safe, but a half-done wait is not worth offering
     progress.setWindowModality(Qt.WindowModality.ApplicationModal)
     progress.setMinimumDuration(0)
@@ -342,7 +345,7 @@ def _show_window(
     if window.chat.send_button.isEnabled() and first is None:  # Send works while the model loads
         milestone("send_enabled")
     if window.isVisible() and on_window is None:  # a driven run is nobody's first start
-        offer_welcome(services, window_actions(window), window)
+        offer_welcome(services, window.welcome_actions, window)
     try:
         code = 0 if closed else app.exec()
     finally:
@@ -352,7 +355,7 @@ def _show_window(
     return code, AfterClose(
         restore=window.backups.restore_after_close,
         restore_foreign=window.backups.restore_foreign,
-        conversion=window.pending_conversion,
+        conversion=window.window_settings.pending_conversion,
     )
 
 

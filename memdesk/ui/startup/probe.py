@@ -13,7 +13,8 @@ def probe() -> dict[str, Any]:
     from PySide6.QtCore import qVersion
     from PySide6.QtGui import QGuiApplication
 
-    app = QGuiApplication.instance() or QGuiApplication(["memdesk-doctor"])
+    existing = QGuiApplication.instance()
+    app = existing if isinstance(existing, QGuiApplication) else QGuiApplication(["memdesk-doctor"])
     screens = app.screens()
     size = screens[0].size() if screens else None
     return {

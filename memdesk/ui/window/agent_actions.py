@@ -5,7 +5,6 @@ store calls that do it (the slow copy on the job pool), and signals telling the 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Protocol
 
 from PySide6.QtCore import QObject, Signal, Slot
 from PySide6.QtWidgets import QInputDialog, QMessageBox, QWidget
@@ -16,21 +15,16 @@ from memdesk.core.prompts import renamed_persona
 from memdesk.core.transfer import memdesk_json
 from memdesk.ui.common.errors import ErrorHub, reports_errors
 from memdesk.ui.common.text import literal
+from memdesk.ui.common.window_state import WindowState
 from memdesk.ui.panels.agents import CreateAgentDialog
 from memdesk.ui.workers.jobs import Jobs
 
 DEFAULT_AGENT = FIRST_AGENT
 
 
-class WindowState(Protocol):
-    """What the actions need to know about the window: the open agent and whether it is replying."""
-
-    agent_id: int | None
-    busy: bool
-
-
 class AgentActions(QObject):
-    """Create in the GUI thread; ``window`` parents the dialogs.
+    """Create in the GUI thread; ``window`` parents the dialogs, ``state`` says which agent is open
+    and whether it is replying.
 
     Signals:
         open_requested(int): make this agent the open one
@@ -123,7 +117,9 @@ class AgentActions(QObject):
         """A persona that still says "My name is <old name>" would contradict the new name; the
         user decides (the persona may be a character they wrote on purpose)."""
         block = self.services.memory.core.get(agent_id, "persona")
-        after = None if block is None else renamed_persona(block.value, old_name, new_name)
+        if block is None:
+            return
+        after = renamed_persona(block.value, old_name, new_name)
         if after is None or (ask and not self.confirm_persona_update(new_name, block.value, after)):
             return
         try:
@@ -149,12 +145,13 @@ class AgentActions(QObject):
         )
 
     def delete(self, agent_id: int) -> None:
-        if agent_id == self.state.agent_id and self.state.busy:
+        shown = agent_id == self.state.agent_id
+        if shown and self.state.busy:
             self.hub.notify("Stop the current reply (Esc) before deleting this agent")
             return
         self.services.agents.delete(agent_id)
         self.deleted.emit(agent_id)
-        if agent_id != self.state.agent_id:
+        if not shown:
             self.list_changed.emit()
             return
         remaining = self.services.agents.list() or [self.services.create_agent(DEFAULT_AGENT)]

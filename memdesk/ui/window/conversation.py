@@ -1,32 +1,51 @@
 """The conversation as the window shows it: the transcript's entries for what the user sends, Retry
-links, the owed-reply note and the busy and background state (SessionWorker's busy_changed,
-background_changed). Every rule (saving at once, answering, Stop, Retry, owed replies) is the
-session's (memdesk.session.session); this module only calls it and shows the outcome."""
+links, the owed-reply note, and the conversation's state in the window's model (busy, background,
+the message sent last, whether Send works yet). Every rule (saving at once, answering, Stop, Retry,
+owed replies) is the session's (memdesk.session.session); this module only calls it and shows the
+outcome.
+
+Signals:
+    turn_done(): a turn ended and what it said is shown
+    message_unanswered(int): a user message's turn ended without a reply (its id)
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from PySide6.QtCore import QObject, Slot
+from PySide6.QtCore import QObject, Signal, Slot
+from PySide6.QtWidgets import QStatusBar
 
 from memdesk.core.agent.conversation_view import Entry
+from memdesk.core.agent.observer import TurnResult
+from memdesk.core.base.clock import Clock
 from memdesk.core.base.errors import MemDeskError
+from memdesk.core.memory.recall import Message
 from memdesk.session.sent_before_open import SentBeforeOpen
-from memdesk.ui.common.errors import reports_errors
-from memdesk.ui.startup.first_window import WILL_BE_ANSWERED
-
-if TYPE_CHECKING:
-    from memdesk.ui.window.main_window import MainWindow
+from memdesk.ui.common.errors import ErrorHub, reports_errors
+from memdesk.ui.common.text import WILL_BE_ANSWERED
+from memdesk.ui.common.window_state import WindowState
+from memdesk.ui.panels.chat import ChatPanel
+from memdesk.ui.workers.session import SessionWorker
 
 NOT_ANSWERED_YET = "not answered yet: the agent answers it once the model has loaded"
 
 
 class Conversation(QObject):
-    def __init__(self, window: MainWindow) -> None:
-        super().__init__(window)
-        self.window = window
-        worker, chat = window.worker, window.chat
+    turn_done = Signal()
+    message_unanswered = Signal(int)
+
+    def __init__(
+        self,
+        worker: SessionWorker,
+        chat: ChatPanel,
+        state: WindowState,
+        hub: ErrorHub,
+        clock: Clock,
+        status: QStatusBar,
+        parent: QObject | None = None,
+    ) -> None:
+        super().__init__(parent)
         self.session = worker.session
+        self.chat, self.state, self.hub, self.clock, self.status = chat, state, hub, clock, status
         worker.busy_changed.connect(self.on_busy_changed)
         worker.background_changed.connect(self.on_background_changed)
         worker.turn_finished.connect(self.on_turn_finished)
@@ -34,64 +53,63 @@ class Conversation(QObject):
         chat.transcript.retry_requested.connect(self.on_retry_requested)
         chat.send_requested.connect(self.on_send_requested)
         chat.stop_requested.connect(self.on_stop_requested)
+        state.events.busy.connect(chat.set_busy)
+        state.events.agent_id.connect(self.on_ready_changed)
+        state.events.model_ready.connect(self.on_ready_changed)
+        self.on_ready_changed()
 
     # --- the user ----------------------------------------------------------------------------
     @Slot(str)
     @reports_errors
     def on_send_requested(self, text: str) -> None:
-        window = self.window
-        if window.agent_id is None or window.busy:
+        if self.state.agent_id is None or self.state.busy:
             return
         # Saved through the window's own connection before a background turn is cancelled or
         # waited for (the session may take seconds to let go of the model): a crash then keeps it.
         try:
             turn = self.session.send(text)
         except MemDeskError:
-            if not window.chat.compose.toPlainText():
-                window.chat.compose.setPlainText(text)  # not sent: the user's text is not lost either
+            if not self.chat.compose.toPlainText():
+                self.chat.compose.setPlainText(text)  # not sent: the user's text is not lost either
             raise
-        window.chat.transcript.add(Entry("user", text, turn.message.created_at))
+        self.chat.transcript.add(Entry("user", text, turn.message.created_at))
         self._answering(turn.message)
 
-    def _answering(self, message) -> None:
-        window = self.window
-        window.busy = True  # until the session says otherwise: no double sends
-        window.chat.set_busy(True)
-        window.last_sent_id = message.id
-        if not window.is_model_ready:
-            window.chat.transcript.add(Entry("event", WILL_BE_ANSWERED, message.created_at))
+    def _answering(self, message: Message) -> None:
+        # Busy until the session says otherwise: no double sends.
+        self.state.update(busy=True, last_sent_id=message.id)
+        if not self.state.model_ready:
+            self.chat.transcript.add(Entry("event", WILL_BE_ANSWERED, message.created_at))
 
     def deliver_sent_before_open(self, inbox: SentBeforeOpen) -> None:
         """Messages sent in the first window, or left on disk by a start that ended before it could
         save them, are saved to the open agent and answered together (Session.deliver_sent_before_open);
         a store that refuses them reports why and keeps them for the next start."""
-        window = self.window
-        if window.agent_id is None or window.busy or window.private_chat.active:
+        state = self.state
+        if state.agent_id is None or state.busy or state.private_chat:
             return
         try:
             delivered = self.session.deliver_sent_before_open(inbox)
         except MemDeskError as error:
-            window.hub.report(error)
+            self.hub.report(error)
             return
         for message, text in delivered:
-            window.chat.transcript.add(Entry("user", text, message.created_at))
+            self.chat.transcript.add(Entry("user", text, message.created_at))
         if delivered:
             self._answering(delivered[-1][0])
 
     @Slot(int)
     @reports_errors
     def on_retry_requested(self, message_id: int) -> None:
-        window = self.window
-        if window.agent_id is None or window.busy:
-            window.hub.notify("Wait for the current reply (or stop it with Esc), then retry")
+        if self.state.agent_id is None or self.state.busy:
+            self.hub.notify("Wait for the current reply (or stop it with Esc), then retry")
             return
         outcome = self.session.retry(message_id)
         if isinstance(outcome, str):
-            window.hub.notify(outcome)
+            self.hub.notify(outcome)
             return
-        window.busy = True
-        window.chat.set_busy(True)
-        window.chat.transcript.add(Entry("event", "retrying your message", window.services.clock.now()))
+        self.state.busy = True
+        self.chat.transcript.add(Entry("event", "retrying your message", self.clock.now()))
 
     @Slot()
     @reports_errors
@@ -101,9 +119,8 @@ class Conversation(QObject):
     @Slot()
     @reports_errors
     def on_escape(self) -> None:
-        chat = self.window.chat
-        if chat.search_bar.isVisible():
-            chat.close_search()
+        if self.chat.search_bar.isVisible():
+            self.chat.close_search()
         else:
             self.session.stop_by_user()
 
@@ -112,11 +129,8 @@ class Conversation(QObject):
     @reports_errors
     def on_not_answered(self, message_id: int) -> None:
         """The turn ended without a reply (stopped, failed, no model): a one-click Retry."""
-        window = self.window
-        window.chat.transcript.add(
-            Entry("unanswered", "not answered", window.services.clock.now(), message_id=message_id)
-        )
-        window.message_unanswered.emit(message_id)
+        self.chat.transcript.add(Entry("unanswered", "not answered", self.clock.now(), message_id=message_id))
+        self.message_unanswered.emit(message_id)
 
     def note_owed_reply(self, agent_id: int) -> None:
         """A message an earlier session left without a reply says so; the session answers it when
@@ -124,33 +138,37 @@ class Conversation(QObject):
         owed = self.session.owed_reply(agent_id)
         if owed is not None and owed.waits_for_retry:
             entry = Entry("unanswered", "not answered", owed.message.created_at, message_id=owed.message.id)
-            self.window.chat.transcript.add(entry)
+            self.chat.transcript.add(entry)
         elif owed is not None:
-            self.window.chat.transcript.add(Entry("event", NOT_ANSWERED_YET, owed.message.created_at, message_id=None))
+            self.chat.transcript.add(Entry("event", NOT_ANSWERED_YET, owed.message.created_at, message_id=None))
 
-    # --- the worker's state ------------------------------------------------------------------
+    # --- the session's state -----------------------------------------------------------------
     @Slot(bool)
     @reports_errors
     def on_busy_changed(self, busy: bool) -> None:
-        window = self.window
-        window.busy = busy
-        window.chat.set_busy(busy)
+        self.state.busy = busy
 
     @Slot(bool)
     @reports_errors
     def on_background_changed(self, running: bool) -> None:
-        window = self.window
-        window.background = running
+        self.state.background = running
         if running:
-            window.statusBar().showMessage("Thinking in the background… (a message you send goes first)")
+            self.status.showMessage("Thinking in the background… (a message you send goes first)")
+
+    @Slot()
+    @reports_errors
+    def on_ready_changed(self) -> None:
+        # Send works while the model loads: the message is saved at once and answered when it can be.
+        if self.state.agent_id is None:
+            self.chat.set_ready(False, "")
+        elif not self.state.model_ready:
+            self.chat.set_ready(True, "loading the model… you can send now")
+        else:
+            self.chat.set_ready(True, "")
 
     @Slot(object)
     @reports_errors
-    def on_turn_finished(self, result) -> None:
-        window = self.window
+    def on_turn_finished(self, result: TurnResult | None) -> None:
         if result is not None:
-            window.statusBar().showMessage(f"Last turn: {result.describe()}")
-        window.live_text.end_turn()
-        window.archival.refresh()
-        window.history.refresh()
-        window.turn_done.emit()
+            self.status.showMessage(f"Last turn: {result.describe()}")
+        self.turn_done.emit()

@@ -3,11 +3,13 @@ layout they are in, the user's own (kept in the store) or the default for this s
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QDockWidget
+from PySide6.QtWidgets import QDockWidget, QMainWindow, QWidget
 
+from memdesk.app.services import Services
+from memdesk.core.memory.revert import Reverter
 from memdesk.ui.panels.agents import AgentsPanel
 from memdesk.ui.panels.archival import ArchivalPanel
 from memdesk.ui.panels.budget import BudgetPanel
@@ -16,46 +18,71 @@ from memdesk.ui.panels.history import HistoryView
 from memdesk.ui.panels.knowledge import KnowledgePanel
 from memdesk.ui.panels.memory import CoreMemoryPanel
 from memdesk.ui.window import layout as qt_layout
+from memdesk.ui.workers.jobs import Jobs
+from memdesk.ui.workers.reads import Reads
 
-if TYPE_CHECKING:
-    from memdesk.ui.window.main_window import MainWindow
+
+@dataclass(frozen=True)
+class Panels:
+    """The docked panels of one window."""
+
+    agents: AgentsPanel
+    budget: BudgetPanel
+    memory: CoreMemoryPanel
+    archival: ArchivalPanel
+    documents: DocumentsPanel
+    knowledge: KnowledgePanel
+    history: HistoryView
+
+    @property
+    def of_the_agent(self) -> tuple[CoreMemoryPanel, HistoryView, ArchivalPanel, DocumentsPanel, KnowledgePanel]:
+        """The panels showing one agent's memory (each has ``set_agent``)."""
+        return (self.memory, self.history, self.archival, self.documents, self.knowledge)
 
 
-def build_docks(window: MainWindow) -> None:
-    services = window.services
+def build_panels(services: Services, jobs: Jobs, reads: Reads) -> Panels:
+    """The panels over ``services``' stores; each reads what it shows through ``reads``."""
     memory = services.memory
-    window.agents = AgentsPanel()
-    window.budget = BudgetPanel()
-    window.memory = CoreMemoryPanel(memory.core, clock=services.clock)
-    window.archival = ArchivalPanel(memory.archival, window.jobs)
-    window.documents = DocumentsPanel(services)
-    window.history = HistoryView(memory.core, memory.archival, memory.recall, services.clock, graph=memory.graph)
+    graph = memory.graph
+    if graph is None:  # the composition root always builds it; a bare MemoryServices may not
+        raise ValueError("the window's panels need the store's knowledge graph")
     # One reverter: an undo in the Knowledge panel is a recorded change the History view shows.
-    window.knowledge = KnowledgePanel(memory.graph, reverter=window.history.reverter)
+    reverter = Reverter(memory.core.history, memory.core, memory.archival, graph)
+    history = HistoryView(memory.core, memory.recall, reverter, services.clock, reads)
+    return Panels(
+        agents=AgentsPanel(),
+        budget=BudgetPanel(),
+        memory=CoreMemoryPanel(memory.core, reads, clock=services.clock),
+        archival=ArchivalPanel(memory.archival, jobs, reads),
+        documents=DocumentsPanel(services.db, reads),
+        knowledge=KnowledgePanel(graph, reads, reverter=reverter),
+        history=history,
+    )
+
+
+def build_docks(window: QMainWindow, panels: Panels) -> dict[str, QDockWidget]:
     left, right = Qt.DockWidgetArea.LeftDockWidgetArea, Qt.DockWidgetArea.RightDockWidgetArea
-    window.docks = {}
-    for title, widget, area in (
-        ("Agents", window.agents, left),
-        ("Context budget", window.budget, right),
-        ("Core memory", window.memory, right),
-        ("Archival memory", window.archival, right),
-        ("Documents", window.documents, right),
-        ("Knowledge", window.knowledge, right),
-        ("Memory history", window.history, right),
-    ):
+    rows: tuple[tuple[str, QWidget, Qt.DockWidgetArea], ...] = (
+        ("Agents", panels.agents, left),
+        ("Context budget", panels.budget, right),
+        ("Core memory", panels.memory, right),
+        ("Archival memory", panels.archival, right),
+        ("Documents", panels.documents, right),
+        ("Knowledge", panels.knowledge, right),
+        ("Memory history", panels.history, right),
+    )
+    docks = {}
+    for title, widget, area in rows:
         dock = QDockWidget(title, window)
         dock.setObjectName(title)
         dock.setWidget(qt_layout.fitted(widget))
         window.addDockWidget(area, dock)
-        window.docks[title] = dock
-    qt_layout.arrange(window, window.docks)
+        docks[title] = dock
+    qt_layout.arrange(window, docks)
+    return docks
 
 
-def restore_layout(window: MainWindow) -> None:
-    """The layout the user left, else the default for this screen."""
-    if not qt_layout.restore(window, window.services.settings.window_layout):
-        qt_layout.apply_default(window, window.docks, window.screen().availableGeometry().size())
-
-
-def save_layout(window: MainWindow) -> None:
-    window.services.settings_store.set("window_layout", qt_layout.save(window))
+def restore_layout(window: QMainWindow, docks: dict[str, QDockWidget], saved: str) -> None:
+    """The layout the user left (``saved``, the ``window_layout`` setting), else the default for this screen."""
+    if not qt_layout.restore(window, saved):
+        qt_layout.apply_default(window, docks, window.screen().availableGeometry().size())

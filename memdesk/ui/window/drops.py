@@ -2,40 +2,46 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import cast
 
 from PySide6.QtCore import QEvent, QObject
 from PySide6.QtGui import QDropEvent
+from PySide6.QtWidgets import QWidget
 
 from memdesk.core.models.library import Choice
 from memdesk.ui.common.errors import reports_errors
 
-if TYPE_CHECKING:
-    from memdesk.ui.window.main_window import MainWindow
-
 
 class DropTarget(QObject):
-    """An event filter on the window: QMainWindow::event keeps drops for its own dock dragging, so a
-    filter sees them first."""
+    """An event filter on ``window``: QMainWindow::event keeps drops for its own dock dragging, so
+    a filter sees them first. ``switch_model(choice)`` takes a dropped model, ``add_documents(paths)``
+    the rest."""
 
-    def __init__(self, window: MainWindow) -> None:
+    def __init__(
+        self,
+        window: QWidget,
+        switch_model: Callable[[Choice], None],
+        add_documents: Callable[[list[str]], None],
+    ) -> None:
         super().__init__(window)
-        self.window = window
+        self.switch_model, self.add_documents = switch_model, add_documents
         window.setAcceptDrops(True)
         window.installEventFilter(self)
 
-    def eventFilter(self, watched, event) -> bool:  # noqa: N802 - Qt API
-        if (
-            watched is self.window
-            and event.type() in (QEvent.Type.DragEnter, QEvent.Type.DragMove)
-            and event.mimeData().hasUrls()
-        ):
-            event.acceptProposedAction()
-            return True
-        if watched is self.window and event.type() == QEvent.Type.Drop and event.mimeData().hasUrls():
-            self.on_dropped(event)
-            return True
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt API
+        # The window is asked of Qt (its parent), not kept in a Python attribute: while a closed
+        # window is collected, Python may clear this object's attributes before Qt stops calling it.
+        kind = event.type()
+        if kind in (QEvent.Type.DragEnter, QEvent.Type.DragMove, QEvent.Type.Drop) and watched is self.parent():
+            drop = cast(QDropEvent, event)  # a drag's enter and move events are drop events too
+            if drop.mimeData().hasUrls():
+                if kind == QEvent.Type.Drop:
+                    self.on_dropped(drop)
+                else:
+                    drop.acceptProposedAction()
+                return True
         return super().eventFilter(watched, event)
 
     @reports_errors
@@ -43,10 +49,8 @@ class DropTarget(QObject):
         paths = [url.toLocalFile() for url in event.mimeData().urls() if url.isLocalFile()]
         models = [p for p in paths if p.lower().endswith(".gguf")]
         if models:
-            self.window.model_actions.switch_model(
-                Choice(Path(models[0]).name, {"runtime": "llamacpp", "model_path": models[0]})
-            )
+            self.switch_model(Choice(Path(models[0]).name, {"runtime": "llamacpp", "model_path": models[0]}))
         rest = [p for p in paths if p not in models]
         if rest:
-            self.window.documents.add_paths(rest)
+            self.add_documents(rest)
         event.acceptProposedAction()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import itertools
 import json
 
 from PySide6.QtCore import QByteArray, QCoreApplication, QSize, Qt
@@ -56,7 +57,7 @@ def default_size(available: QSize) -> QSize:
 
 def arrange(window: QMainWindow, docks: dict[str, QDockWidget]) -> None:
     """Where each panel goes: agents on the left, the budget above the tabbed memory panels."""
-    for first, second in zip(TABBED, TABBED[1:]):
+    for first, second in itertools.pairwise(TABBED):
         window.tabifyDockWidget(docks[first], docks[second])
     docks[TABBED[0]].raise_()
     window.setDocumentMode(True)  # compact tabs: five must fit a narrow panel's width

@@ -1,20 +1,22 @@
 """The main window: agents on the left, the conversation in the middle, context budget, core
 memory, archival memory, documents, knowledge and the memory history docked on the right.
 
-The window holds what the parts share (the store's services, the error hub, the agent shown, busy
-or not) and assembles them; each job lives in its own module and wires its own signals:
-the session's adapter (workers/session.py) and the worker threads (workers/threads.py), the
-conversation as shown (window/conversation.py),
-streamed text (window/live_text.py), conversation search (window/conversation_search.py), the
-transcript's pages (window/transcript_pages.py), which panel refreshes on what
-(window/panel_wiring.py), going to a message or a source (window/navigation.py), agent switching
-(window/agent_switching.py), settings (window/settings_actions.py), docks and layout
-(window/docks.py), menus (window/menus.py, window/help_menu.py), drops (window/drops.py).
+The window builds its parts and hands each the collaborators it needs, never itself: the shared
+state as an evented model (common/window_state.py: the agent shown, busy, model ready, background
+turn, the message sent last, private chat) that the parts observe; the session's adapter
+(workers/session.py) and the worker threads (workers/threads.py); the conversation as shown
+(window/conversation.py), streamed text (window/live_text.py), conversation search
+(window/conversation_search.py), the transcript's pages (window/transcript_pages.py), which panel
+refreshes on what (window/panel_wiring.py), going to a message or a source (window/navigation.py),
+the agent shown (window/agent_switching.py), settings (window/settings_actions.py), docks and
+layout (window/docks.py), menus (window/menus.py, window/help_menu.py), drops (window/drops.py).
+What is left here: the model's status line, consent questions, the title, and closing.
 
-Signals (requests to the session and the worker threads):
-    load_model_requested(object), settings_applied(object), open_agent_requested(int),
-    heartbeat_requested(), budget_requested(), ingest_requested(int, list),
-    graph_requested(int), shutdown_requested()
+Signals (for what drives the window: startup/main.py, the tests' and benchmarks' harnesses):
+    model_ready(str): the model is loaded (its id)
+    turn_done(): a turn ended and what it said is shown
+    message_unanswered(int): a user message's turn ended without a reply (its id)
+    closed(): the window has closed and shut its workers down
 """
 
 from __future__ import annotations
@@ -24,31 +26,34 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QCoreApplication, QEvent, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QCloseEvent, QKeySequence, QShortcut
-from PySide6.QtWidgets import QDialog, QMainWindow, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QDialog, QMainWindow, QProgressBar, QVBoxLayout, QWidget
 
 from memdesk.app.services import Services
 from memdesk.app.sessions import build_session, default_analyser
 from memdesk.core.base.errors import AgentNotFoundError, MemDeskError
 from memdesk.core.base.settings_table import Settings
+from memdesk.core.models.catalog import CatalogEntry
 from memdesk.core.runtime.base import Runtime
 from memdesk.ui.common.errors import ErrorHub, MessageBar, reports_errors
+from memdesk.ui.common.window_state import WindowState
 from memdesk.ui.dialogs.backups import BackupsController
 from memdesk.ui.dialogs.consent import DENY, ConsentDialog, ConsentRequest, QtConsentPolicy
 from memdesk.ui.dialogs.consolidation import ConsolidationController
 from memdesk.ui.dialogs.forget import ForgetController
-from memdesk.ui.dialogs.privacy import StoreConversion
+from memdesk.ui.dialogs.welcome import Actions
 from memdesk.ui.panels.chat import ChatPanel
 from memdesk.ui.panels.model_hint import BundledModelHint
 from memdesk.ui.panels.server_warning import ServerWarning
-from memdesk.ui.window import docks as qt_docks
+from memdesk.ui.window import layout as qt_layout
 from memdesk.ui.window.agent_actions import AgentActions
 from memdesk.ui.window.agent_switching import AgentSwitching
 from memdesk.ui.window.conversation import Conversation
 from memdesk.ui.window.conversation_search import ConversationSearch
+from memdesk.ui.window.docks import build_docks, build_panels, restore_layout
 from memdesk.ui.window.drops import DropTarget
 from memdesk.ui.window.help_menu import HelpMenu
 from memdesk.ui.window.live_text import LiveText
-from memdesk.ui.window.menus import build_file_and_view_menus
+from memdesk.ui.window.menus import Entries, build_menus
 from memdesk.ui.window.model_actions import ModelActions
 from memdesk.ui.window.navigation import Navigation
 from memdesk.ui.window.panel_wiring import PanelWiring
@@ -58,6 +63,7 @@ from memdesk.ui.window.transcript_pages import ConversationPages
 from memdesk.ui.window.transfer_actions import TransferActions
 from memdesk.ui.workers.ingest import IngestWorker
 from memdesk.ui.workers.jobs import Jobs
+from memdesk.ui.workers.reads import Reads
 from memdesk.ui.workers.session import SessionWorker
 from memdesk.ui.workers.threads import OutlivedThreads, WorkerThreads
 
@@ -65,20 +71,11 @@ log = logging.getLogger(__name__)
 
 
 class MainWindow(QMainWindow):
-    load_model_requested = Signal(object)
-    settings_applied = Signal(object)
-    open_agent_requested = Signal(int)
-    heartbeat_requested = Signal()
-    budget_requested = Signal()
-    ingest_requested = Signal(int, list)
-    graph_requested = Signal(int)
-    shutdown_requested = Signal()
-    #: Re-emitted in the GUI thread, for code that must react there (lambdas connected to the
-    #: worker's own signals would run in the worker thread).
     model_ready = Signal(str)
     turn_done = Signal()
-    message_unanswered = Signal(int)  # a user message's turn ended without a reply (its id)
-    closed = Signal()  # the window has closed and shut its workers down
+    message_unanswered = Signal(int)
+    closed = Signal()
+    shutdown_requested = Signal()  # to the ingestion thread: close its store connection and end
     CLOSE_WAIT_MS = 30_000  # how long closing waits for each worker thread to end
 
     def __init__(
@@ -94,15 +91,10 @@ class MainWindow(QMainWindow):
     ) -> None:
         super().__init__()
         self.services = services
-        #: Set by Settings → Privacy: the store conversion to run once this window has closed.
-        self.pending_conversion: StoreConversion | None = None
         self.hub = hub or ErrorHub(self)
         self.jobs = Jobs(self)
-        self.agent_id: int | None = None
-        self.is_model_ready = False
-        self.busy = False
-        self.last_sent_id: int | None = None  # the user message sent last (scripted runs wait for its reply)
-        self.background = False  # a login or timed heartbeat turn runs; a message preempts it
+        self.reads = Reads(self)  # what the panels show, read off the GUI thread
+        self.state = WindowState(self)
         self.consent_dialogs: list[ConsentDialog] = []
         self.consent = QtConsentPolicy(lambda: self.worker.cancel_token, self)
         # The conversation's session (memdesk.session): its job thread runs the model and the
@@ -118,136 +110,161 @@ class MainWindow(QMainWindow):
                 warm_embedder=warm_embedder,
             )
         )
-        self.grapher = self.worker.graph
         self.ingester = IngestWorker(open_worker_services)
         self.outlived = outlived or OutlivedThreads()
         self.threads = WorkerThreads(self, self.outlived, ingestion=self.ingester)
-        self.agent_actions = AgentActions(services, self.jobs, self.hub, self, self)
-        self.transfer_actions = TransferActions(
-            services, self.jobs, self.hub, self, lambda: self.agent_id, lambda: self.chat.details.isChecked()
-        )
-        self.model_actions = ModelActions(services, self.jobs, self.hub, self)
-        self.window_settings = WindowSettings(self)
-        self._build_ui()
-        self._connect_worker()
-        self.wiring = PanelWiring(self)
-        self.live_text = LiveText(self.worker, self.chat.transcript, self.budget, services.clock, self)
-        self.conversation = Conversation(self)
-        self.search = ConversationSearch(
-            services, self.jobs, self.hub, self.chat, self.archival, lambda: self.agent_id, self
-        )
-        self.navigation = Navigation(self)
-        self.switching = AgentSwitching(self)
-        self.stop_shortcut = QShortcut(QKeySequence(Qt.Key.Key_Escape), self, self.conversation.on_escape)
-        self.consolidation = ConsolidationController(self)
-        self.private_chat = PrivateChat(self)
-        # Memory > Forget…, retention while idle; the store's snapshots are listed and purged there.
-        self.forget = ForgetController(self, backups=lambda: self.services.backups)
-        self.backups = BackupsController(self)
-        self.help_menu = HelpMenu(self)  # after the controllers' Memory menu: Help comes last
-        self.drops = DropTarget(self)
+        self._build_parts()
+        self._connect_parts()
         self.threads.start()
         self.worker.start()
         self.live_text.start()
 
     # --- construction ----------------------------------------------------------------------
-    def _build_ui(self) -> None:
+    def _build_parts(self) -> None:
+        services, state, hub, jobs, worker = self.services, self.state, self.hub, self.jobs, self.worker
+        status = self.statusBar()
         self.setWindowTitle("MemDesk")
+        self.agent_actions = AgentActions(services, jobs, hub, self, state)
+        self.transfer_actions = TransferActions(
+            services, jobs, hub, self, lambda: state.agent_id, lambda: self.chat.details.isChecked()
+        )
+        self.model_actions = ModelActions(services, jobs, hub, self)
         central = QWidget()
         layout = QVBoxLayout(central)
         self.message_bar = MessageBar()
-        self.model_hint = BundledModelHint(self.services)
-        self.model_hint.models_requested.connect(self.model_actions.on_models_triggered)
+        self.model_hint = BundledModelHint(services)
         self.chat = ChatPanel()
-        self.pages = ConversationPages(lambda: self.services.memory.recall, self.chat.transcript)
+        self.pages = ConversationPages(lambda: services.memory.recall, self.chat.transcript)
         layout.addWidget(self.message_bar)
         layout.addWidget(self.model_hint)
         layout.addWidget(self.chat, 1)
         self.setCentralWidget(central)
-        qt_docks.build_docks(self)
-        qt_docks.restore_layout(self)
-        build_file_and_view_menus(self)
+        self.panels = panels = build_panels(services, jobs, self.reads)
+        self.agents, self.budget, self.memory = panels.agents, panels.budget, panels.memory
+        self.archival, self.documents = panels.archival, panels.documents
+        self.knowledge, self.history = panels.knowledge, panels.history
+        self.docks = build_docks(self, panels)
+        restore_layout(self, self.docks, services.settings.window_layout)
+        # Built before the conversation: a finished turn's text is complete, and the panels
+        # asked to refresh, before the conversation says the turn is done.
+        self.wiring = PanelWiring(panels, state, worker, self.ingester, jobs, self.reads, hub, self.message_bar, self)
+        self.live_text = LiveText(worker, self.chat.transcript, self.budget, services.clock, self)
+        self.conversation = Conversation(worker, self.chat, state, hub, services.clock, status, self)
+        self.search = ConversationSearch(services, jobs, hub, self.chat, self.archival, lambda: state.agent_id, self)
+        self.private_chat = PrivateChat(worker, self.chat, state, hub, status, self)
+        self.switching = AgentSwitching(
+            services,
+            state,
+            hub,
+            worker,
+            self.agents,
+            self.pages,
+            self.conversation,
+            self.private_chat,
+            self.agent_actions,
+            self.transfer_actions,
+            self,
+        )
+        self.navigation = Navigation(
+            lambda: services.memory.recall,
+            services.memory.archival,
+            state,
+            hub,
+            self.chat,
+            self.pages,
+            self.switching.show_saved_conversation,
+            panels,
+            self.docks,
+            self,
+        )
+        self.window_settings = WindowSettings(services, hub, worker, self, self.switching.user_renamed)
+        self.consolidation = ConsolidationController(services, state, worker, status, self)
+        # Memory > Forget…, retention while idle; the store's snapshots are listed and purged there.
+        self.forget = ForgetController(services, state, jobs, hub, worker, status, self, lambda: services.backups)
+        self.backups = BackupsController(services, jobs, hub, self)
+        self.welcome_actions = Actions(
+            self._download_model,
+            self.model_actions.on_models_triggered,
+            lambda folder: self.documents.add_paths([folder]),
+        )
+        self.help_menu = HelpMenu(
+            services, worker, self.message_bar, self.welcome_actions, self.switching.user_renamed, self
+        )
+        entries = Entries(
+            agents=self.agent_actions,
+            transfers=self.transfer_actions,
+            settings=self.window_settings,
+            models=self.model_actions,
+            quit=self.close,
+            before_settings=(self.private_chat.action, self.backups.action),
+            memory=(self.consolidation.review_action, self.forget.action),
+            help=self.help_menu.actions,
+        )
+        self.menus = build_menus(self.menuBar(), self, entries, self.docks)
+        self.drops = DropTarget(self, self.model_actions.switch_model, self.documents.add_paths)
+        self.stop_shortcut = QShortcut(QKeySequence(Qt.Key.Key_Escape), self, self.conversation.on_escape)
         self.search_shortcut = QShortcut(QKeySequence.StandardKey.Find, self, self.chat.open_search)
-        self.statusBar().showMessage("Starting…")
+        status.showMessage("Starting…")
         self.server_warning = ServerWarning()
-        self.statusBar().addPermanentWidget(self.server_warning)
+        status.addPermanentWidget(self.server_warning)
 
-    def _connect_worker(self) -> None:
-        """The requests this window sends the session, and the model's state it reports."""
-        worker = self.worker
-        self.load_model_requested.connect(worker.load_model)
+    def _connect_parts(self) -> None:
+        """What the parts tell each other beyond what each wires itself (panel_wiring.py)."""
+        worker, wiring = self.worker, self.wiring
+        self.model_hint.models_requested.connect(self.model_actions.on_models_triggered)
         self.model_actions.switch_requested.connect(worker.switch_model)
         worker.switch_finished.connect(self.model_actions.on_switch_finished)
-        self.settings_applied.connect(worker.apply_settings)
-        self.open_agent_requested.connect(worker.open_agent)
-        self.heartbeat_requested.connect(worker.heartbeat)
-        self.budget_requested.connect(worker.refresh_budget)
-        self.shutdown_requested.connect(self.ingester.shutdown)
         worker.loading.connect(self.on_model_loading)
         worker.ready.connect(self.on_model_ready)
         self.consent.asked.connect(self.on_consent_asked)
+        self.shutdown_requested.connect(self.ingester.shutdown)
+        self.state.events.agent_name.connect(self.on_agent_name)
+        self.agent_actions.deleted.connect(self.consent.forget_agent)
+        self.agent_actions.persona_updated.connect(wiring.on_persona_updated)
+        self.transfer_actions.saved.connect(self.statusBar().showMessage)
+        self.consolidation.memory_changed.connect(wiring.on_proposals_applied)
+        self.consolidation.archival_changed.connect(self.archival.refresh)
+        self.forget.forgotten.connect(wiring.on_forgotten)
+        self.forget.forgotten.connect(self.switching.on_forgotten)
+        self.conversation.turn_done.connect(self.turn_done)
+        self.conversation.message_unanswered.connect(self.message_unanswered)
+
+    def _download_model(self, entry: CatalogEntry) -> QProgressBar:
+        """The welcome's download: on the Models page, whose progress bar the welcome mirrors."""
+        self.model_actions.on_models_triggered()
+        page = self.model_actions.page
+        assert page is not None  # the Models dialog was just opened
+        page.start_download(entry)
+        return page.progress
 
     # --- start-up and the agent shown ------------------------------------------------------
     def start(self) -> None:
         """Called once the window is visible: the model loads in the worker meanwhile."""
         settings = self.services.settings
-        self.select_agent(self.agent_actions.ensure_one(settings.last_agent))
-        self.load_model_requested.emit(settings)
+        self.switching.select(self.agent_actions.ensure_one(settings.last_agent))
+        self.worker.load_model(settings)
 
-    @Slot(int)
+    @Slot(str)
     @reports_errors
-    def select_agent(self, agent_id: int) -> None:
-        record = self.services.agents.get(agent_id)
-        self.private_chat.discard()  # another agent, or this one opened again: back to what is saved
-        self.agent_id = agent_id
-        self.agents.set_agents(self.services.agents.list(), agent_id)
-        self.setWindowTitle(f"MemDesk — {record.name}")
-        self.chat.title.setText(record.name)
-        self.load_transcript(agent_id)
-        self.conversation.note_owed_reply(agent_id)
-        for panel in (self.memory, self.history, self.archival, self.documents, self.knowledge):
-            panel.set_agent(agent_id)
-        self.graph_requested.emit(agent_id)  # catch up on what a closed or crashed app left
-        self.services.settings_store.set("last_agent", record.name)
-        self.open_agent_requested.emit(agent_id)
-        self._update_ready()
-
-    def name_changed(self) -> None:
-        """The user's name was set: the knowledge graph's entity for the user takes it now."""
-        if self.agent_id is not None:
-            self.graph_requested.emit(self.agent_id)
-
-    def load_transcript(self, agent_id: int) -> None:
-        """The conversation's newest page (older ones as the user scrolls up), evicted messages
-        included (above a line, the context window)."""
-        record = self.services.agents.get(agent_id)
-        self.pages.show_newest(agent_id, record.name, record.context_start_id)
-
-    def _update_ready(self) -> None:
-        # Send works while the model loads: the message is saved at once and answered when it can be.
-        if self.agent_id is None:
-            self.chat.set_ready(False, "")
-        elif not self.is_model_ready:
-            self.chat.set_ready(True, "loading the model… you can send now")
-        else:
-            self.chat.set_ready(True, "")
+    def on_agent_name(self, name: str) -> None:
+        self.setWindowTitle(f"MemDesk — {name}" if name else "MemDesk")
+        self.chat.title.setText(name or "No agent")
+        self.chat.transcript.agent_name = name
 
     # --- the model -------------------------------------------------------------------------
     @Slot(str)
     @reports_errors
     def on_model_loading(self, what: str) -> None:
-        self.is_model_ready = False
+        self.state.model_ready = False
         self.statusBar().showMessage(f"Loading model {what}…")
-        self._update_ready()
 
     @Slot(str)
     @reports_errors
     def on_model_ready(self, model_id: str) -> None:
-        self.is_model_ready = True
+        self.state.model_ready = True
         self.statusBar().showMessage(f"Model ready: {model_id}")
         self.server_warning.update_for(self.services.settings, self.hub.notify)
         self.model_hint.update_for_model()
-        self._update_ready()
         self.model_ready.emit(model_id)
 
     @Slot(object)
@@ -270,7 +287,7 @@ class MainWindow(QMainWindow):
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt API
         if self.isVisible():
             try:
-                qt_docks.save_layout(self)
+                self.services.settings_store.set("window_layout", qt_layout.save(self))
             except MemDeskError as error:  # the next start shows the default layout: nothing else is lost
                 log.warning("window layout not saved: %s", error)
         self.shutdown()
@@ -298,10 +315,12 @@ class MainWindow(QMainWindow):
         self.worker.stop()
         self.ingester.cancel.cancel()
         self.shutdown_requested.emit()
+        self.backups.close()
         for thread in self.worker.close(self.CLOSE_WAIT_MS / 1000):
             log.warning("%s still busy %d ms after close; left to finish on its own", thread.name, self.CLOSE_WAIT_MS)
             self.outlived.keep_thread(thread)
         self.threads.wait(self.CLOSE_WAIT_MS)
+        self.reads.close(self.CLOSE_WAIT_MS)
         self.jobs.wait(self.CLOSE_WAIT_MS)
         # What the threads queued for this window before they stopped (a turn's changed blocks)
         # runs now, while the store is still open, not in an event loop after it closed.

@@ -1,18 +1,30 @@
-"""The File and View menus: every entry with its shortcut and the slot it triggers (the Memory
-menu is the memory controllers', Help comes last: help_menu.py)."""
+"""The window's menus, every entry with its shortcut and the slot it triggers, in one place: the
+controllers make their own actions (the private chat's, Backups, Forget, the Help entries) and
+this module places them."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 
+from PySide6.QtCore import QObject
 from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import QDockWidget, QMenu, QMenuBar
 
-if TYPE_CHECKING:
-    from memdesk.ui.window.main_window import MainWindow
+from memdesk.ui.window.agent_actions import AgentActions
+from memdesk.ui.window.model_actions import ModelActions
+from memdesk.ui.window.settings_actions import WindowSettings
+from memdesk.ui.window.transfer_actions import TransferActions
 
 
-def add_action(window, menu, text: str, shortcut, slot) -> QAction:
-    action = QAction(text, window)
+def add_action(
+    parent: QObject,
+    menu: QMenu,
+    text: str,
+    shortcut: QKeySequence | QKeySequence.StandardKey | None,
+    slot: Callable[[], object],
+) -> QAction:
+    action = QAction(text, parent)
     if shortcut is not None:
         action.setShortcut(shortcut)
     action.triggered.connect(slot)
@@ -20,32 +32,59 @@ def add_action(window, menu, text: str, shortcut, slot) -> QAction:
     return action
 
 
-def build_file_and_view_menus(window: MainWindow) -> None:
-    menu = window.file_menu = window.menuBar().addMenu("&File")
-    window.new_agent_action = add_action(
-        window, menu, "&New agent…", QKeySequence.StandardKey.New, window.agent_actions.on_create_requested
+@dataclass(frozen=True)
+class Menus:
+    file: QMenu
+    view: QMenu
+    memory: QMenu
+    help: QMenu
+    new_agent: QAction
+    settings: QAction
+    models: QAction
+
+
+@dataclass(frozen=True)
+class Entries:
+    """What the menus offer, from the controllers that do it."""
+
+    agents: AgentActions
+    transfers: TransferActions
+    settings: WindowSettings
+    models: ModelActions
+    quit: Callable[[], object]
+    before_settings: Iterable[QAction]  # the private chat, Backups
+    memory: Iterable[QAction]  # review consolidation's proposals, Forget
+    help: Iterable[QAction]
+
+
+def build_menus(bar: QMenuBar, parent: QObject, entries: Entries, docks: dict[str, QDockWidget]) -> Menus:
+    file = bar.addMenu("&File")
+    new_agent = add_action(
+        parent, file, "&New agent…", QKeySequence.StandardKey.New, entries.agents.on_create_requested
     )
-    transfers = window.transfer_actions
-    add_action(window, menu, "&Import agent (.af or .json)…", QKeySequence("Ctrl+I"), transfers.on_import_triggered)
+    transfers = entries.transfers
+    add_action(parent, file, "&Import agent (.af or .json)…", QKeySequence("Ctrl+I"), transfers.on_import_triggered)
     add_action(
-        window,
-        menu,
+        parent,
+        file,
         "Export agent as &Letta agent file (.af)…",
         QKeySequence("Ctrl+E"),
         transfers.on_export_af_triggered,
     )
-    add_action(window, menu, "Export agent as &JSON…", None, transfers.on_export_json_triggered)
-    add_action(window, menu, "Export conversation as &Markdown…", None, transfers.on_export_markdown_triggered)
-    add_action(window, menu, "Imported &tools of this agent…", None, transfers.on_tools_triggered)
-    menu.addSeparator()
-    window.settings_action = add_action(
-        window, menu, "&Settings…", QKeySequence("Ctrl+,"), window.window_settings.on_settings_triggered
-    )
-    window.models_action = add_action(
-        window, menu, "&Models…", QKeySequence("Ctrl+Shift+L"), window.model_actions.on_models_triggered
-    )
-    add_action(window, menu, "&Quit", QKeySequence.StandardKey.Quit, window.close)
-    view = window.menuBar().addMenu("&View")
-    for dock in window.docks.values():
+    add_action(parent, file, "Export agent as &JSON…", None, transfers.on_export_json_triggered)
+    add_action(parent, file, "Export conversation as &Markdown…", None, transfers.on_export_markdown_triggered)
+    add_action(parent, file, "Imported &tools of this agent…", None, transfers.on_tools_triggered)
+    file.addSeparator()
+    file.addActions(list(entries.before_settings))
+    settings = add_action(parent, file, "&Settings…", QKeySequence("Ctrl+,"), entries.settings.on_settings_triggered)
+    models = add_action(parent, file, "&Models…", QKeySequence("Ctrl+Shift+L"), entries.models.on_models_triggered)
+    add_action(parent, file, "&Quit", QKeySequence.StandardKey.Quit, entries.quit)
+    view = bar.addMenu("&View")
+    for dock in docks.values():
         view.addAction(dock.toggleViewAction())
-    window.docks["Memory history"].toggleViewAction().setShortcut(QKeySequence("Ctrl+H"))
+    docks["Memory history"].toggleViewAction().setShortcut(QKeySequence("Ctrl+H"))
+    memory = bar.addMenu("&Memory")
+    memory.addActions(list(entries.memory))
+    help_menu = bar.addMenu("&Help")
+    help_menu.addActions(list(entries.help))
+    return Menus(file, view, memory, help_menu, new_agent, settings, models)

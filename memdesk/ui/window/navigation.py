@@ -3,53 +3,70 @@ conversation (loaded however old it is), a block's history, a fact's source mess
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
 
 from PySide6.QtCore import QObject, Slot
+from PySide6.QtWidgets import QDockWidget
 
-from memdesk.core.memory.archival import PassageHit
-from memdesk.ui.common.errors import reports_errors
-
-if TYPE_CHECKING:
-    from memdesk.ui.window.main_window import MainWindow
+from memdesk.core.memory.archival import ArchivalMemory, PassageHit
+from memdesk.core.memory.recall import RecallMemory
+from memdesk.ui.common.errors import ErrorHub, reports_errors
+from memdesk.ui.common.window_state import WindowState
+from memdesk.ui.panels.chat import ChatPanel
+from memdesk.ui.window.docks import Panels
+from memdesk.ui.window.transcript_pages import ConversationPages
 
 
 class Navigation(QObject):
-    def __init__(self, window: MainWindow) -> None:
-        super().__init__(window)
-        self.window = window
-        window.memory.history_requested.connect(self.show_block_history)
-        window.history.show_message_requested.connect(self.show_message)
-        window.knowledge.source_requested.connect(self.on_source_requested)
-        window.chat.message_requested.connect(self.show_message)
+    def __init__(
+        self,
+        recall: Callable[[], RecallMemory],
+        archival: ArchivalMemory,
+        state: WindowState,
+        hub: ErrorHub,
+        chat: ChatPanel,
+        pages: ConversationPages,
+        show_saved_conversation: Callable[[], None],
+        panels: Panels,
+        docks: dict[str, QDockWidget],
+        parent: QObject | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self._recall, self._archival = recall, archival
+        self.state, self.hub, self.chat, self.pages, self.docks = state, hub, chat, pages, docks
+        self._show_saved_conversation = show_saved_conversation
+        self.history, self.archival = panels.history, panels.archival
+        panels.memory.history_requested.connect(self.show_block_history)
+        panels.history.show_message_requested.connect(self.show_message)
+        panels.knowledge.source_requested.connect(self.on_source_requested)
+        chat.message_requested.connect(self.show_message)
 
     @Slot(str)
     @reports_errors
     def show_block_history(self, label: str) -> None:
-        dock = self.window.docks["Memory history"]
+        dock = self.docks["Memory history"]
         dock.show()
         dock.raise_()
-        self.window.history.show_block(label)
+        self.history.show_block(label)
 
     @Slot(int)
     @reports_errors
     def show_message(self, message_id: int) -> None:
         """Show a stored message in the conversation, evicted from the context or not."""
-        window = self.window
-        message = window.services.memory.recall.get(message_id)
-        if message is None or message.agent_id != window.agent_id:
-            window.hub.notify("That message is not in this agent's conversation")
+        message = self._recall().get(message_id)
+        if message is None or message.agent_id != self.state.agent_id:
+            self.hub.notify("That message is not in this agent's conversation")
             return
         if message.kind == "function_result" and message.step_id is not None:
             message_id = message.step_id  # a result is shown with its call
-        transcript = window.chat.transcript
+        transcript = self.chat.transcript
         if not transcript.has_message(message_id):
-            window.load_transcript(message.agent_id)  # entries streamed this session carry no ids yet
-            window.pages.load_back_to(message_id)  # older than the page shown
+            self._show_saved_conversation()  # entries streamed this session carry no ids yet
+            self.pages.load_back_to(message_id)  # older than the page shown
         if transcript.needs_details(message_id):
-            window.chat.details.setChecked(True)
+            self.chat.details.setChecked(True)
         if not transcript.scroll_to_message(message_id):
-            window.hub.notify("That message is hidden in the conversation view")
+            self.hub.notify("That message is hidden in the conversation view")
 
     @Slot(str, int)
     @reports_errors
@@ -58,9 +75,8 @@ class Navigation(QObject):
         if kind == "message":
             self.show_message(source_id)
             return
-        window = self.window
-        passage = window.services.memory.archival.get(source_id)
+        passage = self._archival.get(source_id)
         if passage is not None:
-            window.archival.show_hits([("graph source", PassageHit(passage, 0.0))])
-            window.archival.hits_table.selectRow(0)
-            window.docks["Archival memory"].raise_()
+            self.archival.show_hits([("graph source", PassageHit(passage, 0.0))])
+            self.archival.hits_table.selectRow(0)
+            self.docks["Archival memory"].raise_()

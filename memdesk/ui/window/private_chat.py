@@ -13,12 +13,15 @@ from __future__ import annotations
 
 from PySide6.QtCore import QObject, QSignalBlocker, Signal, Slot
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QLabel, QToolButton
+from PySide6.QtWidgets import QLabel, QStatusBar, QToolButton, QWidget
 
 from memdesk.app.services import Services
 from memdesk.core.base.errors import PrivateChatRefusal
 from memdesk.ui.common import palette
-from memdesk.ui.common.errors import reports_errors
+from memdesk.ui.common.errors import ErrorHub, reports_errors
+from memdesk.ui.common.window_state import WindowState
+from memdesk.ui.panels.chat import ChatPanel
+from memdesk.ui.workers.session import SessionWorker
 
 BANNER = "Private chat: nothing is saved; closing it discards it. The memory panels show what is saved."
 BANNER_STYLE = (
@@ -26,22 +29,42 @@ BANNER_STYLE = (
 )
 
 
+def refuse_saving(state: WindowState, what: str) -> None:
+    """Raise PrivateChatRefusal when a private chat is on (documents dropped or added)."""
+    if state.private_chat:
+        raise PrivateChatRefusal(
+            f"{what} during a private chat: nothing of it is saved",
+            hint="turn the private chat off (Ctrl+Shift+P) first",
+        )
+
+
 class PrivateChat(QObject):
-    """Signals:
-    start_requested(int): to the worker: start a private chat with this agent
-    end_requested(): to the worker: discard it and go back to the saved conversation
+    """Create in the GUI thread; the window places ``action`` in its File menu.
+
+    Signals:
+        start_requested(int): to the session: start a private chat with this agent
+        end_requested(): to the session: discard it and go back to the saved conversation
+        ended(): the private chat was turned off: show the saved conversation again
     """
 
     start_requested = Signal(int)
     end_requested = Signal()
+    ended = Signal()
 
-    def __init__(self, window) -> None:
-        super().__init__(window)
-        self.window = window
-        self.hub = window.hub
-        self.services: Services | None = None  # the private chat's copy, once the worker made it
+    def __init__(
+        self,
+        worker: SessionWorker,
+        chat: ChatPanel,
+        state: WindowState,
+        hub: ErrorHub,
+        status: QStatusBar,
+        parent: QWidget,
+    ) -> None:
+        super().__init__(parent)
+        self.state, self.hub, self.status = state, hub, status
+        self.services: Services | None = None  # the private chat's copy, once the session made it
         self.starting = False
-        self.action = QAction("&Private chat", window)
+        self.action = QAction("&Private chat", parent)
         self.action.setCheckable(True)
         self.action.setShortcut(QKeySequence("Ctrl+Shift+P"))
         self.action.setToolTip(
@@ -56,11 +79,8 @@ class PrivateChat(QObject):
         self.banner.setWordWrap(True)
         self.banner.setStyleSheet(BANNER_STYLE)
         self.banner.hide()
-        chat = window.chat
-        chat.layout().insertWidget(chat.layout().indexOf(chat.transcript), self.banner)
+        chat.insert_above_transcript(self.banner)
         chat.compose_buttons.addWidget(self.button)
-        window.file_menu.insertAction(window.settings_action, self.action)
-        worker = window.worker
         self.start_requested.connect(worker.start_private)
         self.end_requested.connect(worker.end_private)
         worker.private_started.connect(self.on_started)
@@ -69,13 +89,9 @@ class PrivateChat(QObject):
     def active(self) -> bool:
         return self.starting or self.services is not None
 
-    def refuse_saving(self, what: str) -> None:
-        """Raise PrivateChatRefusal when a private chat is on (documents dropped or added)."""
-        if self.active:
-            raise PrivateChatRefusal(
-                f"{what} during a private chat: nothing of it is saved",
-                hint="turn the private chat off (Ctrl+Shift+P) first",
-            )
+    def _set(self, *, starting: bool, services: Services | None) -> None:
+        self.starting, self.services = starting, services
+        self.state.private_chat = self.active
 
     # --- turning it on and off ----------------------------------------------------------------
     @Slot(bool)
@@ -83,51 +99,46 @@ class PrivateChat(QObject):
     def on_toggled(self, on: bool) -> None:
         if on == self.active:
             return
-        window = self.window
-        if self.starting or window.busy or window.agent_id is None:
+        state = self.state
+        if self.starting or state.busy or state.agent_id is None:
             self._show_checked(self.active)
             if self.starting:
-                window.hub.notify("The private chat is still starting")
+                self.hub.notify("The private chat is still starting")
             else:
-                window.hub.notify("Stop the current reply (Esc) first" if window.busy else "Choose an agent first")
+                self.hub.notify("Stop the current reply (Esc) first" if state.busy else "Choose an agent first")
             return
         if on:
-            self.start()
+            self.start(state.agent_id)
         else:
             self.end()
 
-    def start(self) -> None:
-        window = self.window
-        self.starting = True
-        window.busy = True  # no message until the copy is made (the worker says when it is idle)
-        window.chat.set_busy(True)
+    def start(self, agent_id: int) -> None:
+        self._set(starting=True, services=None)
+        self.state.busy = True  # no message until the copy is made (the session says when it is idle)
         self._show_checked(True)
-        window.statusBar().showMessage("Starting a private chat: copying the memories…")
-        self.start_requested.emit(window.agent_id)
+        self.status.showMessage("Starting a private chat: copying the memories…")
+        self.start_requested.emit(agent_id)
 
     @Slot(object)
     @reports_errors
     def on_started(self, services: Services) -> None:
         if not self.starting:
-            return  # discarded while the copy was made (the window closed): the worker closes it
-        self.starting = False
-        self.services = services
+            return  # discarded while the copy was made (the window closed): the session closes it
+        self._set(starting=False, services=services)
         self.banner.show()
-        self.window.statusBar().showMessage("Private chat: nothing is saved", 5000)
+        self.status.showMessage("Private chat: nothing is saved", 5000)
 
     def end(self) -> None:
         """Discard the private chat and show the saved conversation."""
         self.discard()
-        if self.window.agent_id is not None:
-            self.window.load_transcript(self.window.agent_id)
-        self.window.statusBar().showMessage("Private chat ended and discarded", 5000)
+        self.ended.emit()
+        self.status.showMessage("Private chat ended and discarded", 5000)
 
     def discard(self) -> None:
         """End the private chat, if one is on, without showing anything (switching agents, closing)."""
         if not self.active:
             return
-        self.starting = False
-        self.services = None  # the worker closes the copy: it may be using it
+        self._set(starting=False, services=None)  # the session closes the copy: it may be using it
         self.banner.hide()
         self._show_checked(False)
         self.end_requested.emit()

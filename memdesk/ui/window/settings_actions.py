@@ -4,53 +4,68 @@ closes the window so that memdesk.ui.startup.main converts the store with nothin
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import Any
 
 from PySide6.QtCore import QObject, Slot
+from PySide6.QtWidgets import QWidget
 
+from memdesk.app.services import Services
 from memdesk.core.base.settings_table import SETTINGS
-from memdesk.ui.common.errors import reports_errors
+from memdesk.ui.common.errors import ErrorHub, reports_errors
 from memdesk.ui.dialogs.privacy import PrivacyPanel, StoreConversion
 from memdesk.ui.dialogs.settings import SettingsDialog
-
-if TYPE_CHECKING:
-    from memdesk.ui.window.main_window import MainWindow
+from memdesk.ui.workers.session import SessionWorker
 
 
 class WindowSettings(QObject):
-    def __init__(self, window: MainWindow) -> None:
+    """``window`` parents the dialog and is closed for a store conversion (``pending_conversion``
+    then says which, for memdesk.ui.startup.main); ``user_renamed`` is called when the user's name
+    changed."""
+
+    def __init__(
+        self,
+        services: Services,
+        hub: ErrorHub,
+        worker: SessionWorker,
+        window: QWidget,
+        user_renamed: Callable[[], None],
+    ) -> None:
         super().__init__(window)
-        self.window = window
+        self.services, self.hub, self.worker, self.window = services, hub, worker, window
+        self.user_renamed = user_renamed
+        #: Set by Settings → Privacy: the store conversion to run once the window has closed.
+        self.pending_conversion: StoreConversion | None = None
 
     @Slot()
     @reports_errors
     def on_settings_triggered(self) -> None:
-        services = self.window.services
-        privacy = PrivacyPanel(
-            services.paths,
-            services.key,
-            lambda conversion: (dialog.reject(), self.request_store_conversion(conversion)),
-        )
+        services = self.services
+
+        def convert(conversion: StoreConversion) -> None:
+            dialog.reject()
+            self.request_store_conversion(conversion)
+
+        privacy = PrivacyPanel(services.paths, services.key, convert)
         dialog = SettingsDialog(services.settings, services.paths, self.window, privacy=privacy)
         if dialog.exec():
             self.apply(dialog.changes())
 
     def request_store_conversion(self, conversion: StoreConversion) -> None:
-        self.window.pending_conversion = conversion
+        self.pending_conversion = conversion
         self.window.close()
 
-    def apply(self, changes: dict) -> None:
-        window = self.window
+    def apply(self, changes: dict[str, Any]) -> None:
         try:
-            settings = window.services.settings
+            settings = self.services.settings
             for name, value in changes.items():
-                settings = window.services.settings_store.set(name, value)
+                settings = self.services.settings_store.set(name, value)
         except Exception as error:  # noqa: BLE001
-            window.hub.report(error)
+            self.hub.report(error)
             return
         if any(SETTINGS[name].restart for name in changes):
-            window.load_model_requested.emit(settings)
+            self.worker.load_model(settings)
         elif changes:
-            window.settings_applied.emit(settings)
+            self.worker.apply_settings(settings)
         if "user_name" in changes:
-            window.name_changed()
+            self.user_renamed()

@@ -89,6 +89,8 @@ class TransferActions(QObject):
 
     def export_agent(self, path: Path, fmt: str = "json") -> None:
         agent_id = self.open_agent()
+        if agent_id is None:
+            return
         options = agent_file_options(self.services) if fmt == "af" else {}
         self.jobs.run(
             lambda: export_path(self.services, agent_id, path, fmt, **options),

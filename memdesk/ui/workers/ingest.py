@@ -66,7 +66,7 @@ class IngestWorker(QObject):
         except Exception as error:  # noqa: BLE001 - reported on the message bar
             self.failed.emit(error)
             report = IngestReport(cancelled=True)
-        report.failures[:0] = refused
+        report.failures = refused + (report.failures or [])
         self.finished.emit(report)
 
     @Slot(int, list)

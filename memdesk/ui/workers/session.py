@@ -10,7 +10,7 @@ Signals:
     budget_changed(object): a ContextBudget
     memory_changed(list): labels of core memory blocks the agent (or a pass) edited
     search_hits(list): the agent's latest search hits, [(kind, hit)]
-    event(str, str): a quiet system event (kind, text)
+    agent_event(str, str): a quiet system event (kind, text)
     failed(object): an exception for the error bar
     busy_changed(bool): work the user waits for started or ended
     background_changed(bool): a turn nobody asked for started or ended (a message preempts it)
@@ -47,7 +47,7 @@ class SessionWorker(QObject):
     budget_changed = Signal(object)
     memory_changed = Signal(list)
     search_hits = Signal(list)
-    event = Signal(str, str)
+    agent_event = Signal(str, str)
     failed = Signal(object)
     busy_changed = Signal(bool)
     background_changed = Signal(bool)
@@ -174,7 +174,7 @@ class _Relay(SessionListener):
         self._worker.search_hits.emit(list(hits))
 
     def on_event(self, kind, text):
-        self._worker.event.emit(kind, text)
+        self._worker.agent_event.emit(kind, text)
 
     def on_failed(self, error):
         self._worker.failed.emit(error)

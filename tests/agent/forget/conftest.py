@@ -9,6 +9,7 @@ import pytest
 
 from memdesk.core.base.clock import iso
 from memdesk.core.memory.forget import Forgetting
+from memdesk.core.memory.forget.files import DataFolder
 from memdesk.core.runtime.scripted import call, say
 from tests.agent.forget.backups_double import FolderBackups
 
@@ -39,7 +40,7 @@ def eva_agent(services, runtime, make_agent):
     with services.db.transaction():
         eva = graph.resolve(agent.id, "Eva", "person", message_id=first_user.id)
         evie = graph.resolve(agent.id, "Evie", "person")
-        lisbon = graph.resolve(agent.id, "Lisbon", "place")
+        graph.resolve(agent.id, "Lisbon", "place")
         tea = graph.resolve(agent.id, "green tea", "thing")
         graph.add_mention(agent.id, eva, at=first_user.created_at, message_id=first_user.id)
         graph.add_mention(agent.id, tea, at=second_user.created_at, message_id=second_user.id)
@@ -55,11 +56,13 @@ def eva_agent(services, runtime, make_agent):
         content=json.dumps({"type": "memories", "memories": ["2024-05-01 you said: my sister Eva moved"]}),
     )
     services.db.execute(
-        "INSERT INTO recall_shown(agent_id, event_id, position, source, ref, at, place, text) VALUES (?, ?, 0, 'conversation', ?, ?, 'you', ?)",
+        "INSERT INTO recall_shown(agent_id, event_id, position, source, ref, at, place, text)"
+        " VALUES (?, ?, 0, 'conversation', ?, ?, 'you', ?)",
         (agent.id, memories.id, f"message:{first_user.id}", now, "my sister Eva moved to Lisbon"),
     )
     run = services.db.execute(
-        "INSERT INTO consolidation_runs(agent_id, first_message_id, last_message_id, mode, status, started_at) VALUES (?, 1, 2, 'ask', 'done', ?)",
+        "INSERT INTO consolidation_runs(agent_id, first_message_id, last_message_id, mode, status, started_at)"
+        " VALUES (?, 1, 2, 'ask', 'done', ?)",
         (agent.id, now),
     ).lastrowid
     services.db.execute(
@@ -85,7 +88,7 @@ def forgetting(services, backups) -> Forgetting:
         history=memory.archival.history,
         graph=memory.graph,
         kv_cache=services.paths.kv_cache,
-        logs=services.paths.logs,
+        data=DataFolder.of(services.paths, backups.folder),
         backups=backups,
         threshold=services.settings.forget_similarity,
     )

@@ -24,7 +24,7 @@ def occurrences(data: bytes, name: str) -> int:
             b"[" + re.escape(c.lower()) + re.escape(c.upper()) + b"]"
             if width == 1
             else b"(?:" + re.escape(ch.lower().encode(encoding)) + b"|" + re.escape(ch.upper().encode(encoding)) + b")"
-            for c, ch in zip(letters, name)
+            for c, ch in zip(letters, name, strict=True)
         )
         letter = (
             b"[A-Za-z]" if width == 1 else (b"(?:[A-Za-z]\x00)" if encoding.endswith("le") else b"(?:\x00[A-Za-z])")

@@ -13,7 +13,10 @@ EVENT_KIND = "memories"
 NOTE = "found automatically for the message above; they may not be relevant"
 #: The note when none of them clears the support bar (memdesk.core.retrieval.support): said
 #: plainly, so a model can answer "I don't remember that" instead of inventing an answer.
-NOTHING_NOTE = "found automatically for the message above; none of them clearly answers it: if it asks about the past, say you do not remember"
+NOTHING_NOTE = (
+    "found automatically for the message above; none of them clearly answers it: if it asks about the past,"
+    " say you do not remember"
+)
 #: What an expired memories event shows the model (its memories are still in the store).
 EXPIRED = json.dumps({"type": EVENT_KIND, "note": "expired; search your memory to see them again"})
 

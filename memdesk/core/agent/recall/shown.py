@@ -31,7 +31,8 @@ class ShownMemories:
 
     def record(self, agent_id: int, event_id: int, memories: Sequence[Memory]) -> None:
         self.db.executemany(
-            "INSERT INTO recall_shown(agent_id, event_id, position, source, ref, at, place, text) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO recall_shown(agent_id, event_id, position, source, ref, at, place, text)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             [
                 (agent_id, event_id, n, m.source, m.ref, iso(m.at) if m.at else None, m.where, m.text)
                 for n, m in enumerate(memories)
@@ -46,7 +47,8 @@ class ShownMemories:
 
     def shown_by(self, event_id: int) -> list[ShownMemory]:
         rows = self.db.query(
-            "SELECT event_id, position, source, ref, at, place, text FROM recall_shown WHERE event_id = ? ORDER BY position",
+            "SELECT event_id, position, source, ref, at, place, text FROM recall_shown WHERE event_id = ?"
+            " ORDER BY position",
             (event_id,),
         )
         return [ShownMemory(r[0], r[1], r[2], r[3], parse_iso(r[4]) if r[4] else None, r[5], r[6]) for r in rows]

@@ -80,7 +80,7 @@ class ConversationSource:
         (memdesk.core.agent.recall.speaker); the support judgement reads the ranking's order."""
         mine = [m.item.id for m in found if m.source == self.name and isinstance(m.item, Message)]
         speakers, said_by = self._recall.speakers(agent_id, mine)
-        who = dict(zip(mine, said_by))
+        who = dict(zip(mine, said_by, strict=True))
         return named_speaker_first(
             query,
             found,
@@ -95,7 +95,7 @@ class ConversationSource:
         if not mine:
             return None
         speakers, said_by = self._recall.speakers(agent_id, [m.item.id for m in mine])
-        return support(query, [(m.item.search_text, who) for m, who in zip(mine, said_by)], speakers)
+        return support(query, [(m.item.search_text, who) for m, who in zip(mine, said_by, strict=True)], speakers)
 
 
 def excerpt(text: str, span: tuple[int, int], at: datetime | None) -> str:
@@ -108,7 +108,10 @@ def excerpt(text: str, span: tuple[int, int], at: datetime | None) -> str:
         if at
         else "conversation_search shows it whole"
     )
-    return f"{'… ' if start > 0 else ''}{part}{' …' if end < len(text) else ''} (part of a {len(text):,}-character message; {whole})"
+    return (
+        f"{'… ' if start > 0 else ''}{part}{' …' if end < len(text) else ''} (part of a {len(text):,}-character"
+        f" message; {whole})"
+    )
 
 
 class ArchivalSource:

@@ -34,6 +34,6 @@ def named_speaker_first(query: str, found: Sequence[T], said_by: Sequence[str], 
     if len(names) != 1:
         return list(found)
     name = next(iter(names))
-    mine = [item for item, who in zip(found, said_by) if who == name]
-    others = [item for item, who in zip(found, said_by) if who != name]
+    mine = [item for item, who in zip(found, said_by, strict=True) if who == name]
+    others = [item for item, who in zip(found, said_by, strict=True) if who != name]
     return others[:OTHERS_FIRST] + mine + others[OTHERS_FIRST:]

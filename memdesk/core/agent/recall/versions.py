@@ -32,6 +32,7 @@ def _said(text: str) -> str:
 
 
 def _marks(kind: str, newer: Memory, older: Memory) -> tuple[str, str]:
+    assert newer.at is not None and older.at is not None  # find_versions pairs dated statements only
     new_day, old_day = day_month_year(newer.at), day_month_year(older.at)
     if kind == UPDATE:
         return f"update of {old_day}", f"updated {new_day}"

@@ -41,7 +41,8 @@ def _csv(text: str, delimiter: str) -> str:
     lines = []
     for row in rows[1:] or [header]:
         if rows[1:]:
-            lines.append("; ".join(f"{h}: {v}" for h, v in zip(header, row) if v.strip()))
+            # strict=False: CSV rows may be ragged; cells past the header are dropped, a short row shows what it has.
+            lines.append("; ".join(f"{h}: {v}" for h, v in zip(header, row, strict=False) if v.strip()))
         else:
             lines.append("; ".join(row))
     return "\n".join(lines)

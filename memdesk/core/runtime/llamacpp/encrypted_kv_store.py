@@ -65,7 +65,8 @@ class EncryptedKvStore(KvStore):
                 conn.execute("PRAGMA auto_vacuum = FULL")  # an evicted state gives its space back
                 conn.execute("PRAGMA secure_delete = ON")
                 conn.execute(
-                    "CREATE TABLE IF NOT EXISTS states (key TEXT PRIMARY KEY, tokens BLOB NOT NULL, state BLOB NOT NULL, used INTEGER NOT NULL)"
+                    "CREATE TABLE IF NOT EXISTS states (key TEXT PRIMARY KEY, tokens BLOB NOT NULL, state BLOB"
+                    " NOT NULL, used INTEGER NOT NULL)"
                 )
                 return conn
             except sqlcipher3.DatabaseError as error:
@@ -84,6 +85,8 @@ class EncryptedKvStore(KvStore):
             self._conn.close()
 
     # --- the KvStore contract, on rows ---------------------------------------------------------
+    # Keys, not files: the states are rows here (KvStore.entries lists paths). Callers only count
+    # them and test them for a key, so the narrower base type is the one overridden.
     def entries(self) -> list[str]:  # type: ignore[override]
         with self._lock:
             return [row[0] for row in self._conn.execute("SELECT key FROM states ORDER BY key")]

@@ -128,7 +128,8 @@ class KvStore:
         """Forget an entry the runtime could not use (llama.cpp refused its state)."""
         self._reject(self.path(tokens), reason)
 
-    def _reject(self, path: Path, reason: str) -> None:
+    def _reject(self, path: Path, reason: str) -> bytearray | None:
+        """Delete a file that failed a check; what ``load`` answers for it (no state)."""
         self.last_error = f"{path.name}: {reason}"
         try:
             path.unlink()

@@ -178,7 +178,7 @@ def export_agent_file(
     builtin_specs = {tool.name: tool.spec for tool in builtin_tools()}
     counter = {"message": 0, "block": 0}
     tools: dict[str, dict[str, Any]] = {}  # by name: one entry per tool in the file
-    document = {
+    document: dict[str, Any] = {
         "agents": [],
         "groups": [],
         "blocks": [],

@@ -215,7 +215,7 @@ def created_at_of(letta: dict[str, Any], fallback: datetime) -> datetime:
     if isinstance(value, str):
         try:
             return parse_iso(value.replace("Z", "+00:00"))
-        except ValueError:
+        except (ValueError, OverflowError):  # not a time, or one past the calendar's ends
             pass
     return fallback
 
@@ -294,7 +294,7 @@ def tool_incoming(ref: str, letta: dict[str, Any], at: datetime) -> Incoming:
         data = None
     if not (isinstance(data, dict) and "status" in data):
         status = returns[0].get("status") if returns else "success"
-        text = events.function_result(status != "error", text, at)
+        text = events.function_result(status != "error", text)
     call_ref = letta.get("tool_call_id") or (returns[0].get("tool_call_id") if returns else None)
     name = letta.get("name") if isinstance(letta.get("name"), str) else None
     return Incoming(

@@ -10,7 +10,8 @@ from collections import Counter
 from datetime import datetime
 
 from memdesk.core.transfer.agentfile import letta
-from memdesk.core.transfer.agentfile.plan import AgentPlan, as_list, count_messages, text_of
+from memdesk.core.transfer.agentfile.checks import ref_of
+from memdesk.core.transfer.agentfile.plan import AgentPlan, as_dict, as_list, count_messages, text_of
 from memdesk.core.transfer.agentfile.summary import ImportSummary
 
 _KEPT_ELSEWHERE = {
@@ -89,7 +90,8 @@ def plan_letta_messages(plan: AgentPlan, agent: dict, summary: ImportSummary, fi
         plan.messages.extend(made)
     if system_messages:
         summary.fix(
-            f"{system_messages} system message(s) of {plan.name!r} were not kept as messages: MemDesk builds the system message "
+            f"{system_messages} system message(s) of {plan.name!r} were not kept as messages:"
+            " MemDesk builds the system message "
             "from the system prompt and core memory at every step"
         )
     if approvals:
@@ -111,7 +113,8 @@ def plan_letta_messages(plan: AgentPlan, agent: dict, summary: ImportSummary, fi
         plan.context_start_ref = plan.messages[positions[0]].ref
         if any(origin_of[m.ref] not in context_ids for m in plan.messages[positions[0] :]):
             summary.fix(
-                f"The in-context messages of {plan.name!r} were not one run: every message from the first of them is in context"
+                f"The in-context messages of {plan.name!r} were not one run:"
+                " every message from the first of them is in context"
             )
     elif in_context and plan.messages:
         plan.context_start_ref = ""  # only the system message was in context: the rest was evicted
@@ -125,7 +128,8 @@ def plan_letta_leftovers(plan: AgentPlan, agent: dict, summary: ImportSummary) -
     if isinstance(llm, dict) and llm.get("model"):
         where = f" at {llm.get('model_endpoint')}" if llm.get("model_endpoint") else ""
         summary.skip(
-            f"LLM config of {plan.name!r}: {llm.get('model')}{where} (MemDesk runs its own local model; kept for export)"
+            f"LLM config of {plan.name!r}: {llm.get('model')}{where} (MemDesk runs its own local model;"
+            " kept for export)"
         )
     embedding = agent.get("embedding_config")
     if isinstance(embedding, dict) and embedding.get("embedding_model"):
@@ -157,13 +161,13 @@ def plan_letta_leftovers(plan: AgentPlan, agent: dict, summary: ImportSummary) -
 
 
 def report_file_leftovers(data: dict, agents: list[dict], summary: ImportSummary) -> None:
-    agent_names = {a.get("id"): a.get("name") for a in agents}
+    agent_names = {ref_of(a.get("id")): a.get("name") for a in agents}
     groups = [g for g in as_list(data.get("groups")) if isinstance(g, dict)]
-    known_groups = {g.get("id") for g in groups}
+    known_groups = {ref_of(g.get("id")) for g in groups}
     for group in groups:
-        manager = group.get("manager_config") if isinstance(group.get("manager_config"), dict) else {}
-        members = [agent_names.get(a, a) for a in as_list(group.get("agent_ids"))]
-        lead = agent_names.get(manager.get("manager_agent_id"), manager.get("manager_agent_id"))
+        manager = as_dict(group.get("manager_config"))
+        members = [agent_names.get(ref_of(a), a) for a in as_list(group.get("agent_ids"))]
+        lead = agent_names.get(ref_of(manager.get("manager_agent_id")), manager.get("manager_agent_id"))
         shared = len(as_list(group.get("shared_block_ids")))
         detail = (
             f"{manager.get('manager_type', 'group')} group"
@@ -176,7 +180,7 @@ def report_file_leftovers(data: dict, agents: list[dict], summary: ImportSummary
         )
     for agent in agents:
         for group_id in as_list(agent.get("group_ids")):
-            if group_id not in known_groups:
+            if ref_of(group_id) not in known_groups:
                 summary.fix(
                     f"Agent {agent.get('name')!r} names group {group_id}, which the file does not hold: ignored"
                 )
@@ -184,14 +188,16 @@ def report_file_leftovers(data: dict, agents: list[dict], summary: ImportSummary
         if isinstance(server, dict):
             where = server.get("server_url") or (server.get("stdio_config") or {}).get("command") or ""
             summary.skip(
-                f"MCP server {server.get('server_name')!r} ({server.get('server_type')}{', ' + str(where) if where else ''})"
+                f"MCP server {server.get('server_name')!r}"
+                f" ({server.get('server_type')}{', ' + str(where) if where else ''})"
             )
     sources = {s.get("id"): s for s in as_list(data.get("sources")) if isinstance(s, dict)}
     files = [f for f in as_list(data.get("files")) if isinstance(f, dict)]
     for source_id, source in sources.items():
         names = [f.get("file_name") for f in files if f.get("source_id") == source_id]
         summary.skip(
-            f"Folder {source.get('name')!r} with {len(names)} file(s){': ' + ', '.join(map(str, names)) if names else ''} (Letta folders; add the files as documents)"
+            f"Folder {source.get('name')!r} with {len(names)}"
+            f" file(s){': ' + ', '.join(map(str, names)) if names else ''} (Letta folders; add the files as documents)"
         )
     for skill in as_list(data.get("skills")):
         if isinstance(skill, dict):

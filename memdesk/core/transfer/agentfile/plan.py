@@ -59,6 +59,10 @@ def as_list(value: Any) -> list:
     return value if isinstance(value, list) else []
 
 
+def as_dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
 def text_of(value: Any) -> str:
     return value if isinstance(value, str) else ("" if value is None else str(value))
 
@@ -67,7 +71,7 @@ def when(value: Any) -> datetime | None:
     if isinstance(value, str):
         try:
             return parse_iso(value.replace("Z", "+00:00"))
-        except ValueError:
+        except (ValueError, OverflowError):  # not a time, or one past the calendar's ends
             return None
     return None
 

@@ -27,7 +27,8 @@ def read_agent_file(path: Path, *, max_bytes: int = MAX_FILE_BYTES) -> tuple[dic
         raise AgentFileError(f"Cannot read {path}: {error.strerror or error}") from error
     if size > max_bytes:
         raise AgentFileError(
-            f"{path.name} is {size / 1024 / 1024:,.0f} MB, more than the {max_bytes / 1024 / 1024:,.0f} MB an agent file may have",
+            f"{path.name} is {size / 1024 / 1024:,.0f} MB, more than the {max_bytes / 1024 / 1024:,.0f} MB an agent"
+            " file may have",
             hint="this is not an agent file, or it holds more than MemDesk can import at once",
         )
     if size == 0:

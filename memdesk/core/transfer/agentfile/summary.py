@@ -56,7 +56,8 @@ class ImportSummary:
 
     def text(self) -> str:
         lines = [
-            f"Imported {len(self.agents)} agent(s) from a {'Letta agent file' if self.source == 'letta' else 'MemDesk export'}:"
+            f"Imported {len(self.agents)} agent(s) from a"
+            f" {'Letta agent file' if self.source == 'letta' else 'MemDesk export'}:"
         ]
         lines += [f"  - {agent.line()}" for agent in self.agents]
         if self.fixups:

@@ -10,7 +10,7 @@ from memdesk.core.memory.archival import NewPassage
 from memdesk.core.memory.history import IMPORT, Cause
 from memdesk.core.tools.imported import ImportedTools
 from memdesk.core.transfer.agentfile.model import AgentFileServices, GraphTransfer
-from memdesk.core.transfer.agentfile.plan import AgentPlan, text_of
+from memdesk.core.transfer.agentfile.plan import AgentPlan, as_dict, text_of
 
 
 def write_agent(
@@ -66,7 +66,7 @@ def write_agent(
     _link_restored_history(services, record.id, restored, passage_ids)
     tools = ImportedTools(services.db, services.clock)
     for tool in plan.tools:
-        schema = tool.get("json_schema") if isinstance(tool.get("json_schema"), dict) else {}
+        schema = as_dict(tool.get("json_schema"))
         tools.add(
             record.id,
             name=text_of(tool.get("name")),
