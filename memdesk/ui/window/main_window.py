@@ -16,6 +16,7 @@ Signals (for what drives the window: startup/main.py, the tests' and benchmarks'
     model_ready(str): the model is loaded (its id)
     turn_done(): a turn ended and what it said is shown
     message_unanswered(int): a user message's turn ended without a reply (its id)
+    opened(): the agent ``start`` chose is shown (Send works), and what was sent before is delivered
     closed(): the window has closed and shut its workers down
 """
 
@@ -34,6 +35,7 @@ from memdesk.core.base.errors import AgentNotFoundError, MemDeskError
 from memdesk.core.base.settings_table import Settings
 from memdesk.core.models.catalog import CatalogEntry
 from memdesk.core.runtime.base import Runtime
+from memdesk.session.sent_before_open import SentBeforeOpen
 from memdesk.ui.common.errors import ErrorHub, MessageBar, reports_errors
 from memdesk.ui.common.window_state import WindowState
 from memdesk.ui.dialogs.backups import BackupsController
@@ -74,6 +76,7 @@ class MainWindow(QMainWindow):
     model_ready = Signal(str)
     turn_done = Signal()
     message_unanswered = Signal(int)
+    opened = Signal()
     closed = Signal()
     shutdown_requested = Signal()  # to the ingestion thread: close its store connection and end
     CLOSE_WAIT_MS = 30_000  # how long closing waits for each worker thread to end
@@ -134,7 +137,7 @@ class MainWindow(QMainWindow):
         self.message_bar = MessageBar()
         self.model_hint = BundledModelHint(services)
         self.chat = ChatPanel()
-        self.pages = ConversationPages(lambda: services.memory.recall, self.chat.transcript)
+        self.pages = ConversationPages(lambda: services.memory, self.reads, self.chat.transcript)
         layout.addWidget(self.message_bar)
         layout.addWidget(self.model_hint)
         layout.addWidget(self.chat, 1)
@@ -163,18 +166,18 @@ class MainWindow(QMainWindow):
             self.private_chat,
             self.agent_actions,
             self.transfer_actions,
+            self.reads,
             self,
         )
         self.navigation = Navigation(
             lambda: services.memory.recall,
             services.memory.archival,
-            state,
             hub,
             self.chat,
             self.pages,
-            self.switching.show_saved_conversation,
             panels,
             self.docks,
+            self.reads,
             self,
         )
         self.window_settings = WindowSettings(services, hub, worker, self, self.switching.user_renamed)
@@ -238,11 +241,28 @@ class MainWindow(QMainWindow):
         return page.progress
 
     # --- start-up and the agent shown ------------------------------------------------------
-    def start(self) -> None:
-        """Called once the window is visible: the model loads in the worker meanwhile."""
-        settings = self.services.settings
-        self.switching.select(self.agent_actions.ensure_one(settings.last_agent))
+    def start(self, sent_before_open: SentBeforeOpen | None = None) -> None:
+        """Called once the window is visible. Which agent to show (the last one used, else the
+        first; a new store's first agent is made there) and the settings the model loads with are
+        read off the GUI thread; then the agent is shown, the model loads in the worker, what was
+        sent before the window opened is delivered to the agent, and ``opened`` says so."""
+        services, ensure_one = self.services, self.agent_actions.ensure_one
+
+        def read() -> tuple[Settings, int]:
+            settings = services.settings
+            return settings, ensure_one(settings.last_agent)
+
+        def show(found: tuple[Settings, int]) -> None:
+            settings, agent_id = found
+            self.switching.open(agent_id, then=lambda: self._opened(settings, sent_before_open))
+
+        self.reads.load((self, "start"), read, show)
+
+    def _opened(self, settings: Settings, sent_before_open: SentBeforeOpen | None) -> None:
         self.worker.load_model(settings)
+        if sent_before_open is not None:
+            self.conversation.deliver_sent_before_open(sent_before_open)
+        self.opened.emit()
 
     @Slot(str)
     @reports_errors

@@ -60,6 +60,12 @@ class Reads(QObject):
             lambda error: self._done(key, serial, lambda: (on_failed or self.failed.emit)(error)),
         )
 
+    def after(self, then: Callable[[], Any]) -> None:
+        """Run ``then`` in this (the GUI) thread once every read asked before it has been shown (or
+        dropped as stale): a step that must follow what they show, as the session opening an agent
+        after its conversation's page is shown."""
+        self.load(object(), lambda: None, lambda _nothing: then())
+
     def _done(self, key: Hashable, serial: int, deliver: Callable[[], Any]) -> None:
         self._asked -= 1
         try:
