@@ -181,7 +181,7 @@ class MainWindow(QMainWindow):
             self,
         )
         self.window_settings = WindowSettings(services, hub, worker, self, self.switching.user_renamed)
-        self.consolidation = ConsolidationController(services, state, worker, status, self)
+        self.consolidation = ConsolidationController(services, state, worker, status, self.reads, self)
         # Memory > Forget…, retention while idle; the store's snapshots are listed and purged there.
         self.forget = ForgetController(services, state, jobs, hub, worker, status, self, lambda: services.backups)
         self.backups = BackupsController(services, jobs, hub, self)
