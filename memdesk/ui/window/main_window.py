@@ -128,9 +128,7 @@ class MainWindow(QMainWindow):
         status = self.statusBar()
         self.setWindowTitle("MemDesk")
         self.agent_actions = AgentActions(services, jobs, hub, self, state)
-        self.transfer_actions = TransferActions(
-            services, jobs, hub, self, lambda: state.agent_id, lambda: self.chat.details.isChecked()
-        )
+        self.transfer_actions = TransferActions(services, jobs, hub, self, state, lambda: self.chat.details.isChecked())
         self.model_actions = ModelActions(services, jobs, hub, self)
         central = QWidget()
         layout = QVBoxLayout(central)
