@@ -281,18 +281,35 @@ class MainWindow(QMainWindow):
     def on_model_ready(self, model_id: str) -> None:
         self.state.model_ready = True
         self.statusBar().showMessage(f"Model ready: {model_id}")
-        self.server_warning.update_for(self.services.settings, self.hub.notify)
-        self.model_hint.update_for_model()
+        self.reads.load((self, "model notes"), lambda: self.services.settings, self._show_model_notes)
         self.model_ready.emit(model_id)
+
+    def _show_model_notes(self, settings: Settings) -> None:
+        """What the settings the model now runs with call for: a plain-HTTP server's mark, the
+        bundled model's hint."""
+        self.server_warning.update_for(settings, self.hub.notify)
+        self.model_hint.update_for(settings)
 
     @Slot(object)
     @reports_errors
     def on_consent_asked(self, request: ConsentRequest) -> None:
-        try:
-            name = self.services.agents.get(request.agent_id).name
-        except AgentNotFoundError:  # deleted since: nobody may answer for it, and the call must not hang
+        """The agent's name is read off the GUI thread; one that cannot be read is refused (a
+        deleted agent: nobody may answer for it), and the call must not hang."""
+        agents = self.services.agents
+
+        def refuse(error: BaseException) -> None:
             self.consent.answer(request, DENY)
-            return
+            if not isinstance(error, AgentNotFoundError):
+                self.hub.report(error)
+
+        self.reads.load(
+            (self, "consent", id(request)),
+            lambda: agents.get(request.agent_id).name,
+            lambda name: self._ask_consent(request, name),
+            refuse,
+        )
+
+    def _ask_consent(self, request: ConsentRequest, name: str) -> None:
         dialog = ConsentDialog(request, name, self)
         dialog.answered.connect(self.consent.answer)
         dialog.destroyed.connect(
