@@ -16,7 +16,9 @@ from memdesk.core.runtime.scripted import call, say
 from memdesk.core.storage import open_database
 
 
-def test_forget_previews_then_removes_and_the_window_refreshes(qtbot, services, roomy_runtime, make_window, send):
+def test_forget_previews_then_removes_and_the_window_refreshes(
+    qtbot, services, roomy_runtime, make_window, send, settle
+):
     window = make_window(roomy_runtime)
     roomy_runtime.enqueue(
         call("core_memory_append", "her sister", True, label="human", content="Sister: Eva"),
@@ -48,6 +50,7 @@ def test_forget_previews_then_removes_and_the_window_refreshes(qtbot, services, 
         dialog.forget_button.click()
     assert "Eva" in asked[0]
     assert dialog.status.text().startswith("Forgot ")
+    settle(window)  # the conversation is read again off the GUI thread
     text = window.chat.transcript.toPlainText()
     assert "Eva" not in text and PLACEHOLDER in text and "I am drinking tea" in text
     assert "Eva" not in services.memory.core.get(window.state.agent_id, "human").value

@@ -337,13 +337,13 @@ def _show_window(
             "Show crash log",
             lambda: _show_crash_log(window, previous),
         )
-    window.start()
-    # What the first window took (or a start that ended early left on disk) is saved and answered.
-    window.conversation.deliver_sent_before_open(SentBeforeOpen(paths.sent_before_open))
+    if first is None:  # Send works while the model loads: once the agent is shown
+        window.opened.connect(lambda: milestone("send_enabled") if window.chat.send_button.isEnabled() else None)
+    # What the first window took (or a start that ended early left on disk) is saved and answered
+    # once the agent is shown.
+    window.start(SentBeforeOpen(paths.sent_before_open))
     window.backups.start()  # the day's snapshot, in the background
     app.processEvents()
-    if window.chat.send_button.isEnabled() and first is None:  # Send works while the model loads
-        milestone("send_enabled")
     if window.isVisible() and on_window is None:  # a driven run is nobody's first start
         offer_welcome(services, window.welcome_actions, window)
     try:
