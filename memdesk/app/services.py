@@ -31,7 +31,7 @@ from memdesk.core.retrieval.messages import graph_weight
 from memdesk.core.storage import Database
 from memdesk.core.storage.backup import Backups, Snapshot
 from memdesk.core.storage.daily_snapshots import DailySnapshots
-from memdesk.core.storage.driver import file_is_encrypted
+from memdesk.core.storage.driver import file_is_encrypted, forget_derived_keys
 from memdesk.core.storage.memory_copy import copy_to_memory
 from memdesk.core.storage.settings_store import SettingsStore
 
@@ -151,7 +151,13 @@ def unlock_and_open(
     paths = (paths or Paths.from_environment()).ensure()
 
     def open_with(passphrase: str | None) -> Services:
-        return open_services(paths, key=passphrase, embedder=embedder, clock=clock)
+        try:
+            services = open_services(paths, key=passphrase, embedder=embedder, clock=clock)
+        except BaseException:
+            forget_derived_keys()  # a wrong passphrase's key is no use to anyone
+            raise
+        forget_derived_keys(keep=passphrase)
+        return services
 
     if key is not None or not file_is_encrypted(paths.database):
         return open_with(key)
