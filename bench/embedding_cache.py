@@ -124,7 +124,10 @@ def main(argv: list[str] | None = None) -> int:
     for start in range(0, len(texts), args.batch):
         embedder.embed(texts[start : start + args.batch])
         print(f"  {min(start + args.batch, len(texts))}/{len(texts)}", file=sys.stderr, flush=True)
-    emit({"texts": len(texts), "embedded": embedder.embedded, "seconds": round(time.perf_counter() - started, 1)}, args.json)
+    emit(
+        {"texts": len(texts), "embedded": embedder.embedded, "seconds": round(time.perf_counter() - started, 1)},
+        args.json,
+    )
     return 0
 
 

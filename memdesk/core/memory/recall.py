@@ -16,6 +16,7 @@ from memdesk.core.embedding import Embedder
 from memdesk.core.memory.page import Page
 from memdesk.core.memory.space import EmbeddingSpace
 from memdesk.core.retrieval.messages import MessageRank, MessageRanker
+from memdesk.core.retrieval.nothing_judge import NothingJudge
 from memdesk.core.retrieval.query import contains_casefold
 from memdesk.core.storage import Database
 
@@ -259,6 +260,12 @@ class RecallMemory:
     def speakers(self, agent_id: int, message_ids: list[int]) -> tuple[frozenset[str], list[str]]:
         """Who speaks in the agent's conversation, and who said each of these messages."""
         return self._ranker.speakers(agent_id, message_ids)
+
+    @property
+    def nothing_judge(self) -> NothingJudge | None:
+        """The learned "nothing on that" judge of the ranker's model, when it has one."""
+        scorer = self._ranker.scorer
+        return scorer.judge if scorer is not None else None
 
     def warm(self, agent_id: int) -> None:
         """Prepare what the first search of the agent's conversation would read (its timeline)."""
