@@ -13,6 +13,9 @@ all), ``support_ms`` the "nothing on that" judgement of the hits (memdesk.core.r
 inside the search's deadline), on other questions (the rankers cache per query: every figure is a
 cold search). ``timeouts`` counts questions whose search missed the deadline
 (``auto_recall_timeout_ms``, 300 ms by default) when run as the app runs it, in a thread.
+When a learned ranking model ships (memdesk/resources/ranker.json), the app's search uses it; the
+same figures with the hand fusion (``hand_*``, on two more sets of questions, the model switched
+off) are the baseline of the same run.
 """
 
 from __future__ import annotations
@@ -118,7 +121,7 @@ def run(messages: int, queries: int, timeout_ms: int) -> dict[str, object]:
 
     # Three disjoint sets of questions: the rankers cache results per query, and every figure
     # must be a cold search, as a new user message is.
-    sets = [questions[k * queries : (k + 1) * queries] for k in range(3)]
+    sets = [questions[k * queries : (k + 1) * queries] for k in range(5)]
     gather(questions[-1], True)  # warm the caches that do not depend on the query (timeline, vectors)
     search_ms, gather_ms, placed, support_ms = [], [], [], []
     for question in sets[0]:
@@ -136,6 +139,18 @@ def run(messages: int, queries: int, timeout_ms: int) -> dict[str, object]:
         gather_ms.append((time.perf_counter() - started) * 1000)
         placed.append(len(result.memories))
     statuses = [gather(question, False).status for question in sets[2]]
+    ranker = services.memory.recall.ranker
+    model = ranker.scorer.name if ranker.scorer is not None else None
+    ranker.scorer = None  # the baseline: the hand fusion, on questions not searched yet
+    hand_search_ms, hand_gather_ms = [], []
+    for question in sets[3]:
+        started = time.perf_counter()
+        recall.search(record.id, question, first_in_context=last.id)
+        hand_search_ms.append((time.perf_counter() - started) * 1000)
+    for question in sets[4]:
+        started = time.perf_counter()
+        gather(question, True)
+        hand_gather_ms.append((time.perf_counter() - started) * 1000)
     recall.close()
     runtime.close()
     services.close()
@@ -156,6 +171,12 @@ def run(messages: int, queries: int, timeout_ms: int) -> dict[str, object]:
         "failures": statuses.count("failed"),
         "memories_placed_p50": statistics.median(placed),
         "budget_tokens": budget,
+        "ranking_model": model,
+        "hand_search_ms_p50": round(statistics.median(hand_search_ms), 1),
+        "hand_search_ms_p95": round(percentile(hand_search_ms, 0.95), 1),
+        "hand_gather_ms_p50": round(statistics.median(hand_gather_ms), 1),
+        "hand_gather_ms_p95": round(percentile(hand_gather_ms, 0.95), 1),
+        "gather_p95_to_hand": round(percentile(gather_ms, 0.95) / percentile(hand_gather_ms, 0.95), 2),
     }
 
 

@@ -262,6 +262,11 @@ class RecallMemory:
         return self._ranker.speakers(agent_id, message_ids)
 
     @property
+    def ranker(self) -> MessageRanker:
+        """The ranker this memory searches with (benchmarks switch its learned scorer off to compare)."""
+        return self._ranker
+
+    @property
     def nothing_judge(self) -> NothingJudge | None:
         """The learned "nothing on that" judge of the ranker's model, when it has one."""
         scorer = self._ranker.scorer
