@@ -198,15 +198,54 @@ def export_trees(dump: dict) -> Trees:
     )
 
 
-def ranking(q: dict, scores: np.ndarray) -> np.ndarray:
-    """Candidate ids in the ranker's order: verbatim matches first, then by score, ties newest first."""
-    exact = q["rows"][:, features.INDEX["exact"]] > 0
+def ranking(q: dict, scores: np.ndarray, hand: bool = False) -> np.ndarray:
+    """Candidate ids in the ranker's order (messages.MessageRanker): verbatim matches first, then
+    the best ``SEARCH_DEPTH`` by score, ties newest first. ``hand``: the hand fusion keeps only
+    messages that score above 0, and of those lifted by a neighbour only the strong ones."""
+    from memdesk.core.retrieval.messages import NEIGHBOUR_ONLY_FLOOR, SEARCH_DEPTH
+
+    rows = q["rows"]
+    exact = rows[:, features.INDEX["exact"]] > 0
+    keep = np.ones(len(scores), dtype=bool)
+    if hand:
+        fused, lift = rows[:, features.INDEX["fused"]], rows[:, features.INDEX["neighbour_lift"]]
+        keep = exact | ((fused > 0) & ((fused - lift > 0) | (fused >= NEIGHBOUR_ONLY_FLOOR)))
     order = np.lexsort((-q["ids"], -scores))
-    return q["ids"][np.concatenate([order[exact[order]], order[~exact[order]]])]
+    order = order[keep[order]]
+    return q["ids"][np.concatenate([order[exact[order]], order[~exact[order]][:SEARCH_DEPTH]])]
 
 
-def measure(questions: list[tuple[dict, np.ndarray]]) -> dict:
-    """recall@10 (and @5, @50) per category, and knowledge updates' newer-above-older share."""
+#: Automatic recall's section for a question at these windows (agent/recall/budget.py: 0.30 of
+#: 8,192 tokens; at 4,096, the 8,192 section as far as the room allows, measured 1,647 tokens).
+SECTIONS = {8192: 2457, 4096: 1647}
+#: A long message is shown by its matched part (message_parts.PART_CHARS) and a note.
+PART_CHARS = 900
+
+
+def in_section(c: dict, q: dict, ranked: np.ndarray, budget: int) -> bool:
+    """Whether every evidence message is in automatic recall's section of ``budget`` tokens when it
+    is filled from this ranking (the section alone: nothing of what the window shows counts). A
+    token is counted as four characters, a line's date and speaker as 12 tokens, the named
+    speaker's memories go first after the others' best five (agent/recall/speaker.py), and no
+    memory takes more than 0.4 of the budget, as packing.py fills it."""
+    from memdesk.core.agent.recall.speaker import named_speaker_first
+
+    said_by = [c["texts"][int(m)][1] for m in ranked[:100]]
+    order = named_speaker_first(q["question"], list(ranked[:100]), said_by, c["speakers"])
+    used, shown = 0, set()
+    for m in order:
+        text = c["texts"][int(m)][0]
+        cost = 12 + min(len(text), PART_CHARS) // 4
+        if cost > 0.4 * budget or used + cost > budget:
+            continue
+        used += cost
+        shown.add(int(m))
+    return set(q["evidence"]) <= shown
+
+
+def measure(questions: list[tuple[dict, np.ndarray]], texts: dict | None = None) -> dict:
+    """recall@10 (and @5, @50) per category, knowledge updates' newer-above-older share, and with
+    ``texts`` (question id -> its conversation) the evidence wholly in automatic recall's section."""
     table: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     pairs: list[bool] = []
     for q, ranked in questions:
@@ -217,6 +256,11 @@ def measure(questions: list[tuple[dict, np.ndarray]]) -> dict:
             found = sum(place.get(e, 10**9) < k for e in q["evidence"]) / len(q["evidence"])
             for bucket in ("all", q["category"]):
                 table[bucket][f"recall@{k}"].append(found)
+        if texts is not None:
+            for window, budget in SECTIONS.items():
+                shown = in_section(texts[id(q)], q, ranked, budget)
+                for bucket in ("all", q["category"]):
+                    table[bucket][f"in_section@{window}"].append(shown)
         if q["category"] == "knowledge_update" and len(q["groups"]) == 2:
             for old in q["groups"][0]:
                 for new in q["groups"][1]:
@@ -294,7 +338,7 @@ def run(folder: Path, write: Path | None) -> dict:
         report["cross_validated"][maker.name] = {
             s: measure(
                 [
-                    (q, ranking(q, scores[(_name(c), n)]))
+                    (q, ranking(q, scores[(_name(c), n)], maker is HandFusion))
                     for c in dev
                     if c["set"] == s
                     for n, q in enumerate(c["questions"])
@@ -309,7 +353,7 @@ def run(folder: Path, write: Path | None) -> dict:
         seconds[maker.name] += time.perf_counter() - started
         report["held_out_figures"][maker.name] = measure(
             [
-                (q, ranking(q, final[maker.name].score(q["rows"].astype(np.float64))))
+                (q, ranking(q, final[maker.name].score(q["rows"].astype(np.float64)), maker is HandFusion))
                 for c in held
                 for q in c["questions"]
             ]
@@ -384,12 +428,35 @@ def run(folder: Path, write: Path | None) -> dict:
     return report
 
 
+def write_fixture(folder: Path, target: Path, per_chat: int = 4) -> dict:
+    """A few held-out questions' candidates (feature rows, labels, ids; no text) for the test that
+    the shipped model ranks them at least as well as the hand fusion (tests/retrieval)."""
+    held = [c for c in load(folder) if c["set"] == "beam_held_out"]
+    chosen = []
+    for c in held:
+        answerable = [q for q in _answerable(c) if (q["labels"] > 0).any()]
+        step = max(1, len(answerable) // per_chat)
+        chosen += answerable[::step][:per_chat]
+    arrays: dict[str, np.ndarray] = {}
+    for n, q in enumerate(chosen):
+        arrays[f"rows_{n}"] = q["rows"].astype(np.float32)
+        arrays[f"ids_{n}"] = q["ids"].astype(np.int32)
+        arrays[f"labels_{n}"] = q["labels"].astype(np.int8)
+        arrays[f"evidence_{n}"] = np.asarray(q["evidence"], dtype=np.int32)
+    np.savez_compressed(target, count=np.asarray(len(chosen)), features=np.asarray(features.FEATURES), **arrays)
+    return {"fixture": str(target), "questions": len(chosen), "bytes": target.stat().st_size}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = bench_parser(__doc__)
     parser.add_argument("--data", type=Path, required=True, help="bench.ranker_data's folder")
     parser.add_argument("--write", type=Path, help="the model file to write (memdesk/resources/ranker.json)")
+    parser.add_argument("--fixture", type=Path, help="also write a few held-out questions' candidates here (.npz)")
     args = parser.parse_args(argv)
-    emit(run(args.data, args.write), args.json)
+    report = run(args.data, args.write)
+    if args.fixture:
+        report["fixture"] = write_fixture(args.data, args.fixture)
+    emit(report, args.json)
     return 0
 
 

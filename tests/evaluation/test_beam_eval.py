@@ -164,3 +164,22 @@ def test_recall_variant_is_measured_beside_fifo(tmp_path):
     )
     assert set(report["variants"]) == {FIFO, FIFO_RECALL}
     assert report["variants"][FIFO]["held_out"]["n"] == 2
+
+
+def test_search_reports_the_learned_ranking_knowledge_updates_and_both_nothing_judges(tmp_path):
+    """One JSON holds every figure issue 34 asks for: recall@k per kind for the hand fusion and the
+    shipped learned ranking, the newer statement above the older for knowledge updates, and the
+    "nothing on that" judgement automatic recall uses beside support.py's score alone."""
+    samples = load_chats([write_chat(tmp_path / "1"), write_chat(tmp_path / "11")])
+    report = evaluate_samples(samples, HashingEmbedder(), ks=(1, 10), tuned_on=("1",))
+    assert report["learned"]["knowledge_update"]["n"] == 2 and "recall@10" in report["learned"]["all"]
+    assert report["model"]["judge"] and report["model"]["held_out"]
+    # the update (4) against the original (1), per chat and ranking
+    assert report["newer_above_older"]["fused"]["pairs"] == 2 and report["newer_above_older"]["learned"]["pairs"] == 2
+    assert report["newer_above_older"]["fused"]["share"] == 1.0  # the original shares no word with the question
+    for judged in (report["nothing_detector"], report["nothing_detector_by_support"]):
+        assert judged["all"]["answerable"] == 4 and judged["all"]["unanswerable"] == 2
+        assert set(judged["all"]) >= {"auroc", "nothing_for_answerable", "nothing_for_unanswerable"}
+    without = evaluate_samples(samples, HashingEmbedder(), ks=(10,), tuned_on=("1",), scorer=None)
+    assert "learned" not in without and "model" not in without
+    assert without["nothing_detector"] == without["nothing_detector_by_support"]

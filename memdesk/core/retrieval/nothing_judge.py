@@ -40,6 +40,10 @@ JUDGE_FEATURES = (
     "q_quantity",
     "q_yes_no",
     "q_size",
+    # LoCoMo's unanswerable questions name a speaker, BEAM's never: each signal apart for each kind
+    "support_when_named",
+    "gap_when_unnamed",
+    "top_margin",  # the best hit's learned score less the second's
 )
 
 
@@ -69,6 +73,9 @@ def judge_features(support: float, rows: np.ndarray, scores: Sequence[float]) ->
             rows[0, INDEX["q_quantity"]],
             rows[0, INDEX["q_yes_no"]],
             rows[0, INDEX["q_size"]],
+            support * rows[0, INDEX["q_names_speaker"]],
+            (values[0] - values[-1]) * (1 - rows[0, INDEX["q_names_speaker"]]),
+            values[0] - values[1] if len(values) > 1 else 0.0,
         )
     return out
 
