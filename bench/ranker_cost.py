@@ -1,6 +1,6 @@
 """What the learned ranker costs per search: its features and its scoring of 1,000 candidates.
 
-    python -m bench.ranker_cost --json [--candidates 1000] [--runs 200]
+    python -m bench.ranker_cost --json [--candidates 1000] [--runs 200] [--model ranker.json]
 
 The shipped model (memdesk/resources/ranker.json) scores ``--candidates`` feature rows (drawn
 from the ranges the features take) ``--runs`` times; the features of as many candidates are
@@ -15,6 +15,7 @@ from __future__ import annotations
 import statistics
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -34,8 +35,8 @@ def _timed(call, runs: int) -> list[float]:
     return out
 
 
-def run(candidates: int, runs: int) -> dict:
-    scorer = learned.shipped()
+def run(candidates: int, runs: int, model: Path | None = None) -> dict:
+    scorer = learned.load(model) if model else learned.shipped()
     if scorer is None:
         raise SystemExit("no usable model in memdesk/resources/ranker.json")
     rng = np.random.default_rng(34)
@@ -73,7 +74,7 @@ def run(candidates: int, runs: int) -> dict:
     fusion_ms = _timed(lambda: fusion.neighbour_boost(fusion.weighted_sum(lexical, centred, 0.8), same, 0.6), runs)
     return {
         "model": scorer.name,
-        "kind": type(scorer.model).__name__.lower(),
+        "kind": type(scorer.model).__name__.lower() if scorer.model is not None else "fusion",
         "candidates": candidates,
         "runs": runs,
         "score_ms_p50": round(statistics.median(score_ms), 3),
@@ -89,8 +90,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = bench_parser(__doc__)
     parser.add_argument("--candidates", type=int, default=1000)
     parser.add_argument("--runs", type=int, default=200)
+    parser.add_argument("--model", type=Path, help="another model file (bench.train_ranker --write's)")
     args = parser.parse_args(argv)
-    emit(run(args.candidates, args.runs), args.json)
+    emit(run(args.candidates, args.runs, args.model), args.json)
     return 0
 
 

@@ -71,7 +71,7 @@ def _corpus(path: Path, count: int) -> tuple[list[tuple[str, str]], list[str]]:
     return turns, [f"What about the {w}?" for w in words]
 
 
-def run(messages: int, queries: int, timeout_ms: int) -> dict[str, object]:
+def run(messages: int, queries: int, timeout_ms: int, model: Path | None = None) -> dict[str, object]:
     os.environ.setdefault("MEMDESK_HOME", tempfile.mkdtemp(prefix="memdesk-recall-"))
     from memdesk.app.agents import open_auto_recall
     from memdesk.app.runtimes import make_runtime
@@ -104,6 +104,10 @@ def run(messages: int, queries: int, timeout_ms: int) -> dict[str, object]:
     index_seconds = time.perf_counter() - started
     last = services.memory.recall.all(record.id)[-IN_CONTEXT]
     services.agents.update(record.id, context_start_id=last.id, evicted_count=messages - IN_CONTEXT)
+    if model is not None:  # another ranking model than the shipped one (bench.train_ranker --write's)
+        from memdesk.core.retrieval.learned import load
+
+        services.memory.recall.ranker.scorer = load(model)
     recall = open_auto_recall(services, settings)
     budget = int(runtime.info.context_window * settings.auto_recall_budget)
 
@@ -185,8 +189,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--messages", type=int, default=10_000)
     parser.add_argument("--queries", type=int, default=60)
     parser.add_argument("--timeout-ms", type=int, default=300)
+    parser.add_argument("--model", type=Path, help="rank with this model file instead of the shipped one")
     args = parser.parse_args(argv)
-    emit(run(args.messages, args.queries, args.timeout_ms), args.json)
+    emit(run(args.messages, args.queries, args.timeout_ms, args.model), args.json)
     return 0
 
 

@@ -34,7 +34,7 @@ from memdesk.core.memory.recall import RecallMemory
 from memdesk.core.memory.space import EmbeddingSpace, vector_blob
 from memdesk.core.retrieval import MessageRanker, PassageRanker, VectorIndex, bounded_fts, vector_codes
 from memdesk.core.retrieval import messages as message_ranking
-from memdesk.core.retrieval.learned import LearnedScorer, shipped
+from memdesk.core.retrieval.learned import LearnedScorer, load, shipped
 from memdesk.core.retrieval.messages import GRAPH_WEIGHT
 from memdesk.core.retrieval.passages import LEXICAL_INDEX as PASSAGES_FTS
 from memdesk.core.retrieval.passages import SEARCH_DEPTH as PASSAGE_DEPTH
@@ -49,8 +49,9 @@ FILL_BLOCK = 20_000
 INGEST_BATCH = 64
 #: Queries of the unbounded FTS5 search, the common word's baseline (0.6-2.5 s each at a million).
 UNBOUNDED_QUERIES = 5
-#: The learned ranking model the app ranks with (memdesk/resources/ranker.json), None if none ships.
-SHIPPED = shipped()
+#: The learned ranking model the app ranks with (memdesk/resources/ranker.json, or the file in
+#: MEMDESK_BENCH_RANKER: another model to time), None if none ships.
+SHIPPED = load(Path(os.environ["MEMDESK_BENCH_RANKER"])) if os.environ.get("MEMDESK_BENCH_RANKER") else shipped()
 #: Sections searched with FTS5 alone, the baseline of a common word's section.
 UNBOUNDED_SECTIONS = 20
 

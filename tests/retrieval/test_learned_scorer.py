@@ -3,7 +3,6 @@ fit this version, and the ranking it gives the conversation search."""
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from datetime import UTC, datetime, timedelta
@@ -68,7 +67,7 @@ def test_a_model_for_other_features_another_format_or_broken_trees_is_refused():
         {**good, "format": "another"},
         {**good, "kind": "forest"},
         {**good, "linear": {"weights": [1.0], "bias": 0}},
-        {**good, "judge": {"features": ["support"], "weights": [1.0], "bias": 0, "bar": 0.5}},
+        {**good, "judge": {"features": ["support"], "weights": [1.0], "bias": 0, "bars": [0.5, 0.5]}},
         {
             **good,
             "kind": "trees",
@@ -153,19 +152,32 @@ def test_without_a_model_the_hand_fusion_ranks_as_before(db):
 
 
 def test_the_judge_reads_the_features_it_was_trained_on():
-    document = json.loads(
-        json.dumps(
-            {
-                **linear_document({"lexical": 1.0}),
-                "judge": {
-                    "features": list(JUDGE_FEATURES),
-                    "weights": [0.0] * len(JUDGE_FEATURES),
-                    "bias": 0.0,
-                    "bar": 0.7,
-                },
-            }  # fmt: skip
-        )
-    )
+    weights = [0.0] * len(JUDGE_FEATURES)
+    document = {
+        **linear_document({"lexical": 1.0}),
+        "judge": {"features": list(JUDGE_FEATURES), "weights": weights, "bias": 0.0, "bars": [0.7, 0.4]},
+    }
     judge = learned.parse(document).judge
-    assert judge is not None and judge.probability(np.zeros(len(JUDGE_FEATURES))) == 0.5
-    assert judge.support(np.zeros(len(JUDGE_FEATURES))) == pytest.approx(0.2)  # 0.7 - 0.5: answered
+    unnamed = np.zeros(len(JUDGE_FEATURES))
+    named = unnamed.copy()
+    named[JUDGE_FEATURES.index("q_names_speaker")] = 1.0
+    assert judge is not None and judge.probability(unnamed) == 0.5
+    assert judge.support(unnamed) == pytest.approx(0.2)  # 0.7 - 0.5: answered
+    assert judge.support(named) == pytest.approx(-0.1)  # a question about one speaker has its own bar
+
+
+def test_a_fusion_model_ranks_as_the_hand_fusion_and_describes_the_hits_its_judge_reads(db):
+    recall, ids = conversation(db, None)
+    fusion_only = learned.parse({**linear_document({}), "kind": "fusion"})
+    assert not fusion_only.ranks
+    judged = RecallMemory(
+        db, HashingEmbedder(), ranker=MessageRanker(db, HashingEmbedder(), VectorIndex(db), scorer=fusion_only)
+    )
+    query = "how many commits are merged into main"
+    by_hand = recall.rank(1, query)
+    described = judged.rank(1, query)
+    assert [(h.id, h.score, h.exact) for h in described] == [(h.id, h.score, h.exact) for h in by_hand]
+    assert all(h.features is not None for h in described[:10])
+    rows = np.stack([h.features for h in described])
+    assert fusion_only.score(rows).tolist() == rows[:, INDEX["fused"]].tolist()
+    assert rows[0, INDEX["exact"]] == 1.0 and rows[0, INDEX["fused"]] == max(rows[:, INDEX["fused"]])

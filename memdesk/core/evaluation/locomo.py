@@ -28,7 +28,6 @@ from memdesk.core.memory.recall import RecallMemory
 from memdesk.core.retrieval import MessageRanker, VectorIndex, learned
 from memdesk.core.retrieval.learned import LearnedScorer
 from memdesk.core.retrieval.messages import GRAPH_WEIGHT
-from memdesk.core.retrieval.nothing_judge import judge_features
 from memdesk.core.retrieval.support import DEPTH as SUPPORT_DEPTH
 from memdesk.core.retrieval.support import NOTHING_BELOW, auroc, support
 from memdesk.core.storage import open_database
@@ -153,8 +152,7 @@ def _judge(
         ranker.scorer = scorer
         value, hits = _support(recall, agent_id, question)
         if hits and all(h.features is not None for h in hits):
-            rows = np.stack([h.features for h in hits])
-            judged = scorer.judge.support(judge_features(value, rows, [h.score for h in hits]))
+            judged = scorer.nothing_support(value, np.stack([h.features for h in hits])) or 0.0
         ranker.scorer = None
     for bucket in ("all", group):
         supports["app"][bucket][not unanswerable].append(judged)
@@ -223,7 +221,7 @@ def evaluate_samples(
     if scorer is True:
         scorer = learned.shipped()
     model = scorer if isinstance(scorer, LearnedScorer) else None
-    modes = MODES + ((GRAPH_MODE,) if analyser is not None else ()) + ((LEARNED_MODE,) if model else ())
+    modes = MODES + ((GRAPH_MODE,) if analyser is not None else ()) + ((LEARNED_MODE,) if model and model.ranks else ())
     recalls: dict[str, dict[tuple, list[float]]] = {mode: defaultdict(list) for mode in modes}
     latency: dict[str, list[float]] = {mode: [] for mode in modes}
     graphs: dict[str, dict] = {}

@@ -15,8 +15,8 @@ from memdesk.core.base.clock import Clock, iso, parse_iso
 from memdesk.core.embedding import Embedder
 from memdesk.core.memory.page import Page
 from memdesk.core.memory.space import EmbeddingSpace
+from memdesk.core.retrieval.learned import LearnedScorer
 from memdesk.core.retrieval.messages import MessageRank, MessageRanker
-from memdesk.core.retrieval.nothing_judge import NothingJudge
 from memdesk.core.retrieval.query import contains_casefold
 from memdesk.core.storage import Database
 
@@ -267,10 +267,10 @@ class RecallMemory:
         return self._ranker
 
     @property
-    def nothing_judge(self) -> NothingJudge | None:
-        """The learned "nothing on that" judge of the ranker's model, when it has one."""
+    def judged_by(self) -> LearnedScorer | None:
+        """The ranking model, when it has a learned "nothing on that" judge."""
         scorer = self._ranker.scorer
-        return scorer.judge if scorer is not None else None
+        return scorer if scorer is not None and scorer.judge is not None else None
 
     def warm(self, agent_id: int) -> None:
         """Prepare what the first search of the agent's conversation would read (its timeline)."""

@@ -16,7 +16,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from memdesk.core.retrieval import vector_codes
 from memdesk.core.retrieval.query import terms
+from memdesk.core.storage import Database
 
 #: Candidates kept for the learned scorer: the hand fusion's best, and each leg's own best
 #: (measured on the development data, docs/evaluation.md: the evidence a question needs beyond
@@ -253,3 +255,18 @@ def _similar(
     newer[best] = np.where(later, similar, -1.0).max(axis=1).clip(0)
     older[best] = np.where(later.T, similar, -1.0).max(axis=1).clip(0)
     return newer, older
+
+
+def unit_vectors(db: Database, message_ids: np.ndarray) -> np.ndarray | None:
+    """The messages' vectors (their float16 copies), in order, unit length; zeros for a message
+    without one; None when none has one."""
+    found, matrix = vector_codes.half_vectors(db, "messages", message_ids.tolist())
+    if not len(found):
+        return None
+    out = np.zeros((len(message_ids), matrix.shape[1]), dtype=np.float32)
+    place = {int(i): k for k, i in enumerate(found)}
+    for row, message_id in enumerate(message_ids.tolist()):
+        if message_id in place:
+            out[row] = matrix[place[message_id]]
+    norms = np.linalg.norm(out, axis=1, keepdims=True)
+    return out / np.where(norms > 0, norms, 1.0)

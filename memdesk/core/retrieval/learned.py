@@ -2,10 +2,13 @@
 
 ``python -m bench.train_ranker`` trains it (LightGBM's LambdaRank or a linear model, on the
 development data only; its data card is docs/ranker.md) and writes ``memdesk/resources/ranker.json``:
-the feature names it reads (memdesk.core.retrieval.features), and either gradient-boosted trees as
-flat node arrays or a linear model's weights, and optionally the "nothing on that" judge
-(memdesk.core.retrieval.nothing_judge). No training library is needed to use it. A file made
-for another list of features, or in another format, is refused: the hand fusion then ranks.
+the feature names it reads (memdesk.core.retrieval.features); gradient-boosted trees as flat
+node arrays, a linear model's weights, or ``"kind": "fusion"``: no ranking model, the hand fusion
+ranks (what the training script writes when no learned ranker beat the fusion on the held-out
+chats); and the "nothing on that" judge (memdesk.core.retrieval.nothing_judge), trained on the
+rankings the file's kind gives. No training library is needed to use it. A file made for another
+list of features, or in another format, is refused: the hand fusion then ranks, judged by
+support.py's score.
 """
 
 from __future__ import annotations
@@ -46,17 +49,23 @@ class Trees:
     depth: int
 
     def score(self, x: np.ndarray) -> np.ndarray:
-        n = x.shape[0]
-        node = np.broadcast_to(self.roots, (n, self.roots.size)).copy()
-        rows = np.arange(n)[:, None]
+        """Every (sample, tree) pair walks down at once, one level per step; pairs that reached a
+        leaf drop out, so a step costs what is still walking (most trees are shallower than the
+        deepest). 150 trees of 15 leaves over 1,000 candidates: a few milliseconds."""
+        n, trees = x.shape[0], self.roots.size
+        flat = np.ascontiguousarray(x, dtype=np.float64).ravel()
+        node = np.tile(self.roots, n)  # pair k: sample k // trees, tree k % trees
+        base = np.repeat(np.arange(n, dtype=np.int64) * x.shape[1], trees)
+        walking = np.flatnonzero(node >= 0)
         for _ in range(self.depth):
-            inner = node >= 0
-            if not inner.any():
+            if not walking.size:
                 break
-            at = np.where(inner, node, 0)
-            left = x[rows, self.feature[at]] <= self.threshold[at]
-            node = np.where(inner, np.where(left, self.left[at], self.right[at]), node)
-        return self.leaf[~node].sum(axis=1)
+            at = node[walking]
+            left = flat[base[walking] + self.feature[at]] <= self.threshold[at]
+            at = np.where(left, self.left[at], self.right[at])
+            node[walking] = at
+            walking = walking[at >= 0]
+        return self.leaf[~node].reshape(n, trees).sum(axis=1)
 
 
 @dataclass(frozen=True)
@@ -73,14 +82,30 @@ class LearnedScorer:
     """Scores candidates from their feature rows (higher is better)."""
 
     name: str
-    model: Trees | Linear
+    model: Trees | Linear | None  # None: the hand fusion ranks (the file's kind is "fusion")
     card: dict  # what it was trained on and its figures (the data card's summary)
     judge: Any = None  # memdesk.core.retrieval.nothing_judge.NothingJudge, when the file has one
 
+    @property
+    def ranks(self) -> bool:
+        """Whether a learned model ranks (else the hand fusion does, and only the judge is learned)."""
+        return self.model is not None
+
+    def nothing_support(self, support: float, rows: np.ndarray) -> float | None:
+        """The judge's support-like score (below 0: nothing clearly answers) from support.py's
+        score and the best hits' feature rows, best first; None without a judge."""
+        from memdesk.core.retrieval.nothing_judge import judge_features
+
+        if self.judge is None or not len(rows):
+            return None
+        return self.judge.support(judge_features(support, rows, self.score(rows)))
+
     def score(self, features: np.ndarray) -> np.ndarray:
+        """The candidates' scores, higher is better: the model's, or the hand fusion's own."""
         if not features.shape[0]:
             return np.zeros(0)
-        return self.model.score(np.asarray(features, dtype=np.float64))
+        rows = np.asarray(features, dtype=np.float64)
+        return self.model.score(rows) if self.model is not None else rows[:, FEATURES.index("fused")]
 
 
 def _trees(spec: dict) -> Trees:
@@ -110,14 +135,15 @@ def parse(document: dict) -> LearnedScorer:
         raise ModelFormatError("trained on other features than this version computes")
     try:
         kind = document["kind"]
+        model: Trees | Linear | None = None
         if kind == "trees":
-            model: Trees | Linear = _trees(document["trees"])
+            model = _trees(document["trees"])
         elif kind == "linear":
             weights = np.asarray(document["linear"]["weights"], dtype=np.float64)
             if weights.shape != (len(FEATURES),):
                 raise ModelFormatError("the linear model's weights do not match the features")
             model = Linear(weights, float(document["linear"]["bias"]))
-        else:
+        elif kind != "fusion":
             raise ModelFormatError(f"unknown model kind {kind!r}")
         judge = NothingJudge.parse(document["judge"]) if document.get("judge") else None
     except (KeyError, TypeError, ValueError) as error:

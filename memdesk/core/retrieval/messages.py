@@ -12,7 +12,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
@@ -20,12 +20,13 @@ import numpy as np
 
 from memdesk.core.base.settings_table import Settings
 from memdesk.core.embedding import Embedder
-from memdesk.core.retrieval import features, fusion, vector_codes
+from memdesk.core.retrieval import features, fusion
 from memdesk.core.retrieval.asker import about_oneself, asker_boost
 from memdesk.core.retrieval.bounded_fts import FtsIndex, best_matches
 from memdesk.core.retrieval.graph_expansion import MentionedMessages, expansion_scores
 from memdesk.core.retrieval.learned import LearnedScorer
 from memdesk.core.retrieval.message_parts import PartIndex, checksum
+from memdesk.core.retrieval.nothing_judge import DEPTH as JUDGED  # the hits the judge reads
 from memdesk.core.retrieval.query import (
     contains_casefold,
     fts_phrases,
@@ -253,10 +254,12 @@ class MessageRanker:
                 return self._rankings[key]
         newest_mention = key[-2] if graph_weight > 0 else None
         legs, spans, parts = self._legs(agent_id, query, timeline, embedder, graph_weight, by_parts, newest_mention)
-        if self.scorer is not None and timeline.ids.size:
+        if self.scorer is not None and self.scorer.ranks and timeline.ids.size:
             result = self._learned(self.scorer, query, legs, timeline, spans, parts)
         else:
             result = self._fused(legs, timeline, spans)
+            if self.scorer is not None and result:  # the judge reads the best hits' features
+                result = self._described(query, legs, timeline, parts, result)
         with self._lock:
             self._rankings[key] = result
             while len(self._rankings) > CACHED_RANKINGS:
@@ -371,6 +374,26 @@ class MessageRanker:
             for p in keep
         ]
 
+    def _described(
+        self, query: str, legs: features.Legs, timeline, parts: dict, ranked: list[MessageRank]
+    ) -> list[MessageRank]:
+        """The hand fusion's ranking with the features of its best ``JUDGED`` hits (those the
+        "nothing on that" judge reads; none of its features depends on the rest of the pool)."""
+        best = ranked[:JUDGED]
+        positions = timeline.index_of([hit.id for hit in best])
+        order = np.argsort(positions)
+        rows = np.zeros((len(best), len(features.FEATURES)))
+        rows[order] = features.candidate_features(
+            query,
+            legs,
+            positions[order],
+            same_session=timeline.same_session,
+            times=timeline.times,
+            lengths=timeline.lengths,
+            parts=np.asarray([parts.get(hit.id, 1) for hit in best])[order],
+        )
+        return [replace(hit, features=row) for hit, row in zip(best, rows, strict=True)] + ranked[JUDGED:]
+
     def _learned(
         self, scorer: LearnedScorer, query: str, legs: features.Legs, timeline, spans: dict, parts: dict
     ) -> list[MessageRank]:
@@ -396,22 +419,9 @@ class MessageRanker:
             times=timeline.times,
             lengths=timeline.lengths,
             parts=np.asarray([parts.get(int(i), 1) for i in timeline.ids[pool]]),
-            vectors=lambda positions: self._unit_vectors(timeline.ids[positions]),
+            vectors=lambda positions: features.unit_vectors(self._db, timeline.ids[positions]),
         )
         return pool, rows
-
-    def _unit_vectors(self, message_ids: np.ndarray) -> np.ndarray | None:
-        """The messages' vectors (float16 copies), in order; a message without one gets zeros."""
-        found, matrix = vector_codes.half_vectors(self._db, "messages", message_ids.tolist())
-        if not len(found):
-            return None
-        out = np.zeros((len(message_ids), matrix.shape[1]), dtype=np.float32)
-        place = {int(i): k for k, i in enumerate(found)}
-        for row, message_id in enumerate(message_ids.tolist()):
-            if message_id in place:
-                out[row] = matrix[place[message_id]]
-        norms = np.linalg.norm(out, axis=1, keepdims=True)
-        return out / np.where(norms > 0, norms, 1.0)
 
 
 def _best(scores: np.ndarray, mask: np.ndarray, limit: int | None) -> np.ndarray:

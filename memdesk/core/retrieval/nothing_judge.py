@@ -82,22 +82,28 @@ def judge_features(support: float, rows: np.ndarray, scores: Sequence[float]) ->
 
 @dataclass(frozen=True)
 class NothingJudge:
-    """p(nothing answers) = sigmoid(features . weights + bias); ``bar``: the probability above
-    which the judge says so (chosen on the development data: at most a tenth of answerable
-    questions above it)."""
+    """p(nothing answers) = sigmoid(features . weights + bias); ``bars``: the probability above
+    which the judge says so, for a question that names no speaker and for one that names one
+    (each chosen on the development data: at most a tenth of answerable questions above it; a
+    question about one speaker is judged mostly by who said what, and the two kinds' probabilities
+    are not on one scale)."""
 
     weights: np.ndarray
     bias: float
-    bar: float
+    bars: tuple[float, float]
 
     @classmethod
     def parse(cls, spec: dict) -> NothingJudge:
         if tuple(spec["features"]) != JUDGE_FEATURES:
             raise ValueError("the judge was trained on other features")
         weights = np.asarray(spec["weights"], dtype=np.float64)
-        if weights.shape != (len(JUDGE_FEATURES),):
-            raise ValueError("the judge's weights do not match its features")
-        return cls(weights, float(spec["bias"]), float(spec["bar"]))
+        bars = tuple(float(b) for b in spec["bars"])
+        if weights.shape != (len(JUDGE_FEATURES),) or len(bars) != 2:
+            raise ValueError("the judge's weights or bars do not match its features")
+        return cls(weights, float(spec["bias"]), (bars[0], bars[1]))
+
+    def bar(self, features: np.ndarray) -> float:
+        return self.bars[1] if features[JUDGE_FEATURES.index("q_names_speaker")] > 0 else self.bars[0]
 
     def probability(self, features: np.ndarray) -> float:
         z = float(np.asarray(features, dtype=np.float64) @ self.weights + self.bias)
@@ -105,4 +111,4 @@ class NothingJudge:
 
     def support(self, features: np.ndarray) -> float:
         """Support-like: the bar less the probability, so that below 0 means "nothing on that"."""
-        return self.bar - self.probability(features)
+        return self.bar(features) - self.probability(features)

@@ -15,7 +15,6 @@ from memdesk.core.base.clock import day_month_year
 from memdesk.core.memory.archival import ArchivalMemory
 from memdesk.core.memory.recall import Message, RecallMemory
 from memdesk.core.retrieval.nothing_judge import DEPTH as JUDGE_DEPTH
-from memdesk.core.retrieval.nothing_judge import judge_features
 from memdesk.core.retrieval.support import support
 
 CONVERSATION = "conversation"
@@ -115,11 +114,12 @@ class ConversationSource:
             return None
         speakers, said_by = self._recall.speakers(agent_id, [m.item.id for m in mine])
         judged = support(query, [(m.item.search_text, who) for m, who in zip(mine, said_by, strict=True)], speakers)
-        judge = self._recall.nothing_judge
+        scorer = self._recall.judged_by
         best = mine[:JUDGE_DEPTH]
-        if judge is None or any(m.features is None for m in best):
+        if scorer is None or any(m.features is None for m in best):
             return judged
-        return judge.support(judge_features(judged, np.stack([m.features for m in best]), [m.score for m in best]))
+        learned = scorer.nothing_support(judged, np.stack([m.features for m in best]))
+        return judged if learned is None else learned
 
 
 def excerpt(text: str, span: tuple[int, int], at: datetime | None) -> str:
