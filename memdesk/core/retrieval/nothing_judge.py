@@ -47,7 +47,7 @@ JUDGE_FEATURES = (
 )
 
 
-def judge_features(support: float, rows: np.ndarray, scores: Sequence[float]) -> np.ndarray:
+def judge_features(support: float, rows: np.ndarray, scores: Sequence[float] | np.ndarray) -> np.ndarray:
     """The judge's input from support.py's score, the best hits' feature rows (FEATURES, best
     first) and their learned scores."""
     rows = np.asarray(rows, dtype=np.float64)[:DEPTH]
