@@ -325,13 +325,14 @@ def judge_report(p: np.ndarray, y: np.ndarray, bar) -> dict:
     }
 
 
-def run(folder: Path, write: Path | None) -> dict:
+def run(folder: Path, write: Path | None, makers: tuple = ()) -> dict:
+    """``makers``: the rankers compared, the hand fusion first (default: it, linear and trees)."""
     conversations = load(folder)
     dev = [c for c in conversations if c["set"] != "beam_held_out"]
     held = [c for c in conversations if c["set"] == "beam_held_out"]
     groups = [g for g in folds(conversations) if g]
     present = sorted({c["set"] for c in dev})
-    makers = (HandFusion, LinearRanker, TreeRanker)
+    makers = makers or (HandFusion, LinearRanker, TreeRanker)
     report: dict = {
         "folds": groups,
         "held_out": [_name(c) for c in held],
@@ -411,16 +412,13 @@ def run(folder: Path, write: Path | None) -> dict:
     # one bar for questions that name a speaker, one for the others (automatic recall reads the
     # one that fits): each says "nothing" for at most FLAGGED_ANSWERABLE of the answerable ones
     named_dev = x_dev[:, JUDGE_FEATURES.index("q_names_speaker")] > 0
-    bars = [
-        max(
-            float(
-                np.quantile(p_dev[(sets == s) & ~y_dev & (named_dev == named)], 1 - FLAGGED_ANSWERABLE, method="higher")
-            )
-            for s in present
-            if ((sets == s) & ~y_dev & (named_dev == named)).sum() >= 10
-        )
-        for named in (False, True)
-    ]
+
+    def bar(named: bool) -> float:
+        groups = [(sets == s) & ~y_dev & (named_dev == named) for s in present]
+        groups = [g for g in groups if g.sum() >= 10] or [~y_dev]  # too few to say: all answerable alike
+        return max(float(np.quantile(p_dev[g], 1 - FLAGGED_ANSWERABLE, method="higher")) for g in groups)
+
+    bars = [bar(False), bar(True)]
     weights, bias = fit_judge(x_dev, y_dev)
 
     def bar_of(x: np.ndarray) -> np.ndarray:
@@ -460,14 +458,12 @@ def run(folder: Path, write: Path | None) -> dict:
                 "ranks": ships,
                 "best_learned_ranker": chosen,
                 "recall@10": {
-                    "locomo_cv": report["cross_validated"][chosen]["locomo"]["all"][f"recall@{K}"],
-                    "beam_dev_cv": report["cross_validated"][chosen]["beam_dev"]["all"][f"recall@{K}"],
+                    **{f"{s}_cv": report["cross_validated"][chosen][s]["all"][f"recall@{K}"] for s in present},
                     "beam_held_out": learned,
                     "beam_held_out_hand_fusion": hand,
                 },
                 "nothing_judge_auroc": {
-                    "locomo_cv": report["judge"]["cross_validated"]["locomo"]["auroc"],
-                    "beam_dev_cv": report["judge"]["cross_validated"]["beam_dev"]["auroc"],
+                    **{f"{s}_cv": report["judge"]["cross_validated"][s]["auroc"] for s in present},
                     "beam_held_out": report["judge"]["held_out"]["auroc"],
                 },
             },
