@@ -26,7 +26,7 @@ from memdesk.core.memory.services import MemoryServices
 from memdesk.core.models import hub  # noqa: F401 - reads HF_ENDPOINT/HF_HUB_OFFLINE at start-up (see hub.py)
 from memdesk.core.models.library import ModelLibrary
 from memdesk.core.prompts import Prompts
-from memdesk.core.retrieval import MessageRanker, PassageRanker, VectorIndex
+from memdesk.core.retrieval import MessageRanker, PassageRanker, VectorIndex, learned
 from memdesk.core.retrieval.messages import graph_weight
 from memdesk.core.storage import Database
 from memdesk.core.storage.backup import Backups, Snapshot
@@ -214,7 +214,9 @@ def _memory_services(
         recall=RecallMemory(
             db,
             embedder,
-            ranker=MessageRanker(db, embedder, vectors, user_name=lambda: settings_store.load().user_name),
+            ranker=MessageRanker(
+                db, embedder, vectors, user_name=lambda: settings_store.load().user_name, scorer=learned.shipped()
+            ),
             clock=clock,
             graph_weight=lambda: graph_weight(settings_store.load()),
         ),
