@@ -37,11 +37,12 @@ from PySide6.QtWidgets import (
 from memdesk.app.operations import open_sync
 from memdesk.app.services import Services
 from memdesk.core.base.errors import MemDeskError
+from memdesk.core.base.settings_table import Settings
 from memdesk.core.storage import open_database
 from memdesk.core.sync import setup
 from memdesk.core.sync.engine import SyncReport, device_name
 from memdesk.ui.common.errors import ErrorHub, reports_errors
-from memdesk.ui.common.text import plain_label
+from memdesk.ui.common.text import literal, plain_label
 from memdesk.ui.workers.jobs import Jobs
 
 DEVICE_COLUMNS = ("Device", "Last sync", "Files applied", "Waiting", "Why it waits")
@@ -197,9 +198,9 @@ class DevicesDialog(QDialog):
             return
         device = rows[row]
         name = device["name"] or device["id"][:8]
-        answer = QMessageBox.question(
-            self, "Remove device", f"Remove {name}? Its change files are refused from now on; what it sent stays."
-        )
+        # the name is the one that device announced: shown as text, never as markup
+        question = f"Remove {name}? Its change files are refused from now on; what it sent stays."
+        answer = QMessageBox.question(self, "Remove device", literal(question))
         if answer == QMessageBox.StandardButton.Yes:
             self.controller.remove_device(device["id"])
 
@@ -258,9 +259,11 @@ class SyncController(QObject):
         self.jobs.run(lambda: self._on_own_connection(work), finished, failed)
 
     # --- the timer -----------------------------------------------------------------------------
-    def start(self) -> None:
-        """When the window is up: sync now if paired, then every ``sync_interval_s`` seconds."""
-        interval = int(self.services.settings.sync_interval_s)
+    def start(self, settings: Settings) -> None:
+        """When the window is up: sync now if paired, then every ``sync_interval_s`` seconds.
+        ``settings`` were read off the GUI thread with the agent to show: the GUI thread reads
+        nothing from the store (ui/workers/reads.py)."""
+        interval = int(settings.sync_interval_s)
         if interval > 0:
             self.timer.start(interval * 1000)
         self.sync_now(quiet=True)

@@ -261,7 +261,7 @@ class MainWindow(QMainWindow):
 
     def _opened(self, settings: Settings, sent_before_open: SentBeforeOpen | None) -> None:
         self.worker.load_model(settings)
-        self.sync.start()
+        self.sync.start(settings)
         if sent_before_open is not None:
             self.conversation.deliver_sent_before_open(sent_before_open)
         self.opened.emit()
