@@ -9,7 +9,10 @@ tests and ``bench.sync`` put between two MemDesk homes.
 Each daemon has its own home (keys, config, database) under ``root``, listens on 127.0.0.1 only,
 knows the other by its loopback address, and has global and local discovery, relays, NAT
 traversal, usage reports, crash reports and upgrades off: no packet leaves the machine. Stopped
-(and reaped) on exit, whatever happened inside.
+(and reaped) on exit, whatever happened inside, each daemon even when stopping the other failed;
+and killed by the kernel if the process that started them dies without exiting the ``with``
+(``testing.children``). Every wait is bounded: a start within ``START_TIMEOUT``, each REST call
+within ``REST_TIMEOUT``, a stop within ``STOP_TIMEOUT`` per signal.
 """
 
 from __future__ import annotations
@@ -27,8 +30,12 @@ import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 
+from testing.children import die_with_parent
+
 FOLDER_ID = "memdesk-sync"
 START_TIMEOUT = 60.0
+REST_TIMEOUT = 10.0
+STOP_TIMEOUT = 20.0
 
 CONFIG = """<configuration version="36">
     <folder id="{folder_id}" label="MemDesk" path="{path}" type="sendreceive" rescanIntervalS="2"
@@ -128,6 +135,7 @@ class _Daemon:
                 stderr=subprocess.STDOUT,
                 env=_environment(),
                 start_new_session=True,
+                preexec_fn=die_with_parent,
             )
 
     def rest(self, method: str, path: str) -> object:
@@ -136,7 +144,7 @@ class _Daemon:
         )
         # loopback only, and no proxy from the environment in between
         opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-        with opener.open(request, timeout=10) as response:
+        with opener.open(request, timeout=REST_TIMEOUT) as response:
             body = response.read()
         return json.loads(body) if body else None
 
@@ -158,10 +166,13 @@ class _Daemon:
             return
         try:
             os.killpg(self.process.pid, signal.SIGTERM)
-            self.process.wait(timeout=20)
+            self.process.wait(timeout=STOP_TIMEOUT)
         except (ProcessLookupError, subprocess.TimeoutExpired):
-            os.killpg(self.process.pid, signal.SIGKILL)
-            self.process.wait(timeout=20)
+            try:
+                os.killpg(self.process.pid, signal.SIGKILL)
+            except ProcessLookupError:  # the group is gone already; reap the leader below
+                pass
+            self.process.wait(timeout=STOP_TIMEOUT)
 
 
 def _environment() -> dict[str, str]:
@@ -203,8 +214,14 @@ class SyncthingPair:
         return self
 
     def __exit__(self, *exc_info) -> None:
-        for daemon in self._daemons:
-            daemon.stop()
+        failures = []
+        for daemon in self._daemons:  # each one, even when stopping the other failed
+            try:
+                daemon.stop()
+            except Exception as error:
+                failures.append(f"syncthing {daemon.name}: {error!r}")
+        if failures and exc_info[0] is None:  # never in place of the test's own failure
+            raise SyncthingError("could not stop " + "; ".join(failures))
 
     def scan(self) -> None:
         for daemon in self._daemons:

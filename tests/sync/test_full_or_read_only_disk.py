@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from testing.children import die_with_parent
+
 pytestmark = pytest.mark.processes
 
 FULL = """cp -a "$FOLDER" "$STASH"
@@ -34,6 +36,7 @@ def run_in_namespace(script: str, folder: Path, home: Path, stash: Path) -> subp
         text=True,
         timeout=120,
         check=False,
+        preexec_fn=die_with_parent,
     )
 
 

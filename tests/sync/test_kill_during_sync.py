@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from memdesk.core.sync.state import peers
+from testing.children import die_with_parent
 
 pytestmark = pytest.mark.processes
 
@@ -23,14 +24,23 @@ def killed_sync(home: Path, delay: float) -> bool:
     """Start `memdesk sync now` on ``home`` and SIGKILL it after ``delay`` s; whether it was killed."""
     memdesk = str(Path(sys.executable).with_name("memdesk"))
     env = dict(os.environ, MEMDESK_HOME=str(home), HF_HUB_OFFLINE="1")
-    child = subprocess.Popen([memdesk, "sync", "now"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    child = subprocess.Popen(
+        [memdesk, "sync", "now"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,  # a pipe nobody reads could fill and stall the child
+        preexec_fn=die_with_parent,
+    )
     try:
         child.wait(timeout=delay)
         return False
     except subprocess.TimeoutExpired:
         os.kill(child.pid, signal.SIGKILL)
-        child.wait(timeout=30)
         return True
+    finally:  # whatever happened here, the child is gone and reaped before the test goes on
+        if child.poll() is None:
+            child.kill()
+        child.wait(timeout=30)
 
 
 def test_kills_while_applying_lose_nothing_and_apply_nothing_twice(fleet):
