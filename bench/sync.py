@@ -160,6 +160,10 @@ def _measure(root: Path, messages: int, edits: int, converge_changes: int) -> di
 
 
 TICK_MS = 10
+#: Bounds of the waits, each well below a test's 900 s: a run that needs more has failed.
+WINDOW_SYNC_S = 240.0
+FOLDER_ARRIVES_S = 90.0
+CONVERGE_S = 240.0
 
 
 def _window_lateness(root: Path, changes: int) -> dict:
@@ -173,7 +177,7 @@ def _window_lateness(root: Path, changes: int) -> dict:
     from memdesk.core.runtime.scripted import ScriptedRuntime
     from memdesk.ui.window.main_window import MainWindow
 
-    app = QApplication.instance() or QApplication([])
+    QApplication.instance() or QApplication([])  # the window needs one; the loops below are their own
     fleet = Fleet(root / "fleet")
     window = None
     try:
@@ -186,10 +190,6 @@ def _window_lateness(root: Path, changes: int) -> dict:
         services.settings_store.set("login_after_minutes", 0)
         setup.join(services.db, services.clock, fleet.folder, fleet.code or "", "window")
         writer.sync()
-        per_file = max(1, changes // 10)
-        for _ in range(10):
-            _tell_batches(writer, per_file, 100, None)
-            writer.sync()
         runtime = ScriptedRuntime(context_window=16384)
         window = MainWindow(
             services,
@@ -199,12 +199,23 @@ def _window_lateness(root: Path, changes: int) -> dict:
         )
         window.show()
         window.start()
-        _ticking(app, 1.0)  # let the start settle
-        idle = _ticking(app, 2.0)
+        _ticking(1.0)  # let the start settle
+        idle = _ticking(2.0)
+        # Written only now: the window syncs once as it opens, which must not take them already.
+        per_file = max(1, changes // 10)
+        for _ in range(10):
+            _tell_batches(writer, per_file, 100, None)
+            writer.sync()
         done = {"synced": False}
         window.sync.synced.connect(lambda _report: done.update(synced=True))
         window.sync.sync_now()
-        busy = _ticking(app, 300.0, lambda: done["synced"] and not window.reads.busy and window.jobs.pending == 0)
+
+        def finished() -> bool:
+            return done["synced"] and not window.reads.busy and window.jobs.pending == 0
+
+        busy = _ticking(WINDOW_SYNC_S, finished)
+        if not finished():  # figures from a sync that did not end would look good and mean nothing
+            raise RuntimeError(f"the window did not apply and show {changes} changes within {WINDOW_SYNC_S:.0f} s")
         applied = window.services.db.scalar(
             "SELECT COUNT(*) FROM messages WHERE role = 'user' AND kind = 'user_message'"
         )
@@ -219,9 +230,10 @@ def _window_lateness(root: Path, changes: int) -> dict:
         fleet.close()
 
 
-def _ticking(app, seconds: float, until=None) -> list[float]:
-    """Run the event loop with a 10 ms timer for ``seconds`` or until ``until()``; each tick's lateness."""
-    from PySide6.QtCore import QTimer
+def _ticking(seconds: float, until=None) -> list[float]:
+    """Run the event loop with a 10 ms timer for ``seconds`` or until ``until()``; each tick's lateness.
+    A loop of its own: ``app.quit()`` would close the window too (Qt 6 closes every window first)."""
+    from PySide6.QtCore import QEventLoop, QTimer
 
     lateness: list[float] = []
     started = last = time.perf_counter()
@@ -232,13 +244,14 @@ def _ticking(app, seconds: float, until=None) -> list[float]:
         lateness.append(max(0.0, (now - last) * 1000 - TICK_MS))
         last = now
         if (until is not None and until()) or now - started > seconds:
-            app.quit()
+            loop.quit()
 
+    loop = QEventLoop()
     timer = QTimer()
     timer.setInterval(TICK_MS)
     timer.timeout.connect(tick)
     timer.start()
-    app.exec()
+    loop.exec()
     timer.stop()
     return lateness
 
@@ -267,7 +280,7 @@ def _converge(root: Path, changes: int) -> float:
             code = setup.start(first.db, first.clock, first_folder / "memdesk", "first")
             first.sync()
             pair.scan()
-            pair.wait_for(lambda: (second_folder / "memdesk" / "group.mds").exists(), 120, "the folder")
+            pair.wait_for(lambda: (second_folder / "memdesk" / "group.mds").exists(), FOLDER_ARRIVES_S, "the folder")
             setup.join(second.db, second.clock, second_folder / "memdesk", code, "second")
             second.sync()
             first.sync()
@@ -280,7 +293,7 @@ def _converge(root: Path, changes: int) -> float:
                 second.sync()
                 return second.digest() == first.digest()
 
-            pair.wait_for(converged, 300, "the second device to converge")
+            pair.wait_for(converged, CONVERGE_S, "the second device to converge")
             return round(time.monotonic() - started, 2)
         finally:
             fleet.close()
