@@ -19,6 +19,7 @@ from memdesk.core.agent.recall.events import EXPIRED
 from memdesk.core.base.settings_table import Settings
 from memdesk.core.runtime.scripted import ScriptedRuntime, say
 
+
 @pytest.fixture(autouse=True)
 def judged_by_support(monkeypatch):
     """Sections judged by support.py alone, not the shipped "nothing on that" judge: the judge
