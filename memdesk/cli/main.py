@@ -41,6 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
         ingest,
         models_cmd,
         settings_cmd,
+        sync_cmd,
         warm_cmd,
     )
 
@@ -57,6 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
     warm_cmd.add_command(commands)
     backup_cmd.add_command(commands)
     encrypt_cmd.add_command(commands)
+    sync_cmd.add_command(commands)
     commands.add_parser("gui", help="open the desktop window (the default)")
     return parser
 
