@@ -178,11 +178,23 @@ def test_a_growing_conversation_is_appended_in_place_not_copied_each_turn(db, mo
 def test_two_extensions_of_one_timeline_never_write_into_each_others_rows():
     lock = threading.Lock()
     start = timelines.Timeline(
-        (1,), np.array([1, 2]), np.array(["Ana", "Ben"], dtype=object), np.array([False, True]), np.array([0.0, 60.0])
+        (1,),
+        np.array([1, 2]),
+        np.array(["Ana", "Ben"], dtype=object),
+        np.array([False, True]),
+        np.array([0.0, 60.0]),
+        np.array([0, 0]),
     )
-    first = timelines.extended(start, (2,), np.array([3]), np.array([120.0]), np.array(["Ana"], dtype=object), lock)
-    second = timelines.extended(start, (2,), np.array([4]), np.array([10**6]), np.array(["Cleo"], dtype=object), lock)
-    third = timelines.extended(first, (3,), np.array([5]), np.array([180.0]), np.array(["Ben"], dtype=object), lock)
+    chat = np.array([0])  # the agent's own chat, no imported conversation
+    first = timelines.extended(
+        start, (2,), np.array([3]), np.array([120.0]), np.array(["Ana"], dtype=object), chat, lock
+    )
+    second = timelines.extended(
+        start, (2,), np.array([4]), np.array([10**6]), np.array(["Cleo"], dtype=object), chat, lock
+    )
+    third = timelines.extended(
+        first, (3,), np.array([5]), np.array([180.0]), np.array(["Ben"], dtype=object), chat, lock
+    )
     assert first.ids.tolist() == [1, 2, 3] and first.same_session.tolist() == [False, True, True]
     assert second.ids.tolist() == [1, 2, 4] and second.same_session.tolist() == [False, True, False]
     assert second.authors.tolist() == ["Ana", "Ben", "Cleo"] and second.speakers == {"Cleo"}
