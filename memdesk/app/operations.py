@@ -68,3 +68,29 @@ def import_agent_path(services: Services, path: Path, *, name: str | None = None
     path = Path(path)
     snapshot_before(services, f"before import of {path.name}")
     return import_path(services, path, name=name, graph=agent_file_options(services)["graph"])
+
+
+def import_history(services: Services, agent_id: int, path: Path, selection=None, *, apply: bool, progress=None):
+    """Preview an export of another assistant's conversations for the agent; with ``apply``, a
+    snapshot of the store is taken and the import begins (memdesk.core.transfer.history.plan)."""
+    from memdesk.core.transfer.history.plan import prepare
+    from memdesk.core.transfer.history.preview import Selection
+
+    path = Path(path)
+    return prepare(
+        services.memory,
+        agent_id,
+        path,
+        selection or Selection(),
+        apply=apply,
+        progress=progress,
+        before_apply=lambda: snapshot_before(services, f"before importing {path.name}"),
+    )
+
+
+def propose_from_imports(services: Services, agent_id: int) -> int:
+    """What core memory could learn about the person from imported conversations, proposed for
+    review (memdesk.core.transfer.history.learning): how many proposals wait."""
+    from memdesk.core.transfer.history.learning import Learning
+
+    return Learning(services.memory, user_name=services.settings.user_name).propose(agent_id)

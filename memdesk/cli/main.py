@@ -36,7 +36,9 @@ def build_parser() -> argparse.ArgumentParser:
         evaluate,
         forget_cmd,
         graph_cmd,
+        import_cmd,
         ingest,
+        learned_cmd,
         models_cmd,
         settings_cmd,
         warm_cmd,
@@ -55,6 +57,8 @@ def build_parser() -> argparse.ArgumentParser:
     warm_cmd.add_command(commands)
     backup_cmd.add_command(commands)
     encrypt_cmd.add_command(commands)
+    import_cmd.add_command(commands)
+    learned_cmd.add_command(commands)
     commands.add_parser("gui", help="open the desktop window (the default)")
     return parser
 

@@ -3,8 +3,9 @@
 Messages are never deleted by eviction; the agent row's ``context_start_id`` marks which ones are
 still in context. Conversations imported from other assistants (memdesk.core.transfer.history) are
 messages too, marked with their ``conversation_id``: searches find them like any message, while the
-agent's own chat (the context window, the transcript, the reply rules) is the rows without one. ``search_text`` holds what a person would search for (the user's words, the
-agent's messages and thoughts), without the JSON envelope the model sees.
+agent's own chat (the context window, the transcript, the reply rules) is the rows without one.
+``search_text`` holds what a person would search for (the user's words, the agent's messages and
+thoughts), without the JSON envelope the model sees.
 """
 
 from __future__ import annotations
@@ -144,8 +145,8 @@ class RecallMemory:
         ids = []
         for m in messages:
             cursor = self._db.execute(
-                "INSERT INTO messages(agent_id, created_at, role, kind, content, search_text, author, conversation_id, external_id)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO messages(agent_id, created_at, role, kind, content, search_text, author,"
+                " conversation_id, external_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     agent_id,
                     iso(m.created_at),
@@ -180,7 +181,8 @@ class RecallMemory:
     def since(self, agent_id: int, first_id: int) -> list[Message]:
         """The agent's own chat from ``first_id`` on (imported conversations are not part of it)."""
         rows = self._db.query(
-            f"SELECT {_COLUMNS} FROM messages WHERE agent_id = ? AND id >= ? AND {CHAT} ORDER BY id", (agent_id, first_id)
+            f"SELECT {_COLUMNS} FROM messages WHERE agent_id = ? AND id >= ? AND {CHAT} ORDER BY id",
+            (agent_id, first_id),
         )
         return [_message(r, self._zone()) for r in rows]
 
@@ -332,24 +334,26 @@ class RecallMemory:
         self._ranker.warm(agent_id, graph=self._graph_weight() > 0)
 
     # --- vectors ---------------------------------------------------------------------------
-    def index_pending(self, agent_id: int) -> int:
-        """Embed every searchable message of the agent that has no vector yet. Returns how many.
+    def index_pending(self, agent_id: int, *, limit: int | None = None) -> int:
+        """Embed every searchable message of the agent that has no vector yet (at most about
+        ``limit``, a batch at a time: an import embeds as it goes). Returns how many.
         Called lazily by searches; may also run from idle time to do that work early."""
         if self._space is None or self._embedder is None:
             return 0
         self._space.ensure()
         done = 0
-        while True:
+        while limit is None or done < limit:
             rows = self._db.query(
                 "SELECT id, search_text, author FROM messages WHERE agent_id = ? AND embedded = 0"
                 " AND search_text != '' ORDER BY id LIMIT ?",
-                (agent_id, INDEX_BATCH),
+                (agent_id, INDEX_BATCH if limit is None else min(INDEX_BATCH, limit - done)),
             )
             if not rows:
                 return done
             vectors = self._embedder.embed([embedding_text(r[1], r[2]) for r in rows])
             self._space.write("messages", agent_id, [r[0] for r in rows], vectors)
             done += len(rows)
+        return done
 
     def search_date(self, agent_id: int, start: date, end: date, *, page: int = 0, page_size: int = 5) -> Page[Message]:
         """Messages between two dates of the user's calendar, both inclusive, oldest first."""
