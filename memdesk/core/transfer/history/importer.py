@@ -76,6 +76,7 @@ class HistoryImport:
         self.export = export
         self.selection = selection
         self.tally = Tally()
+        self.embed_batch = EMBED_EVERY  # messages stored between two embedding steps
         self._row = self._read_row()
 
     # --- beginning, or going on ---------------------------------------------------------------
@@ -193,12 +194,12 @@ class HistoryImport:
                 self._advance(entry.index + 1, conversation if chosen else None, added, started, base_seconds)
             pending += added
             done_here += 1
-            if pending >= EMBED_EVERY:
+            if pending >= self.embed_batch:
                 pending -= recall.index_pending(self.agent_id, limit=pending)
             yield self._progress(started, done_here)
             if entry.stopped:
                 break
-        while recall.index_pending(self.agent_id, limit=INDEX_BATCH):
+        while recall.index_pending(self.agent_id, limit=self.embed_batch):
             yield self._progress(started, done_here)
         self._finish(started, base_seconds)
         yield self._progress(started, done_here)
