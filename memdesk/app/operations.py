@@ -94,3 +94,21 @@ def propose_from_imports(services: Services, agent_id: int) -> int:
     from memdesk.core.transfer.history.learning import Learning
 
     return Learning(services.memory, user_name=services.settings.user_name).propose(agent_id)
+
+
+def export_memory_folder(services: Services, agent_ids: list[int], folder: Path) -> list[Path]:
+    """Every agent in ``agent_ids`` into a readable folder (memdesk.core.transfer.folder)."""
+    from memdesk.core.transfer.folder.writing import export_folder
+
+    return export_folder(
+        services, agent_ids, Path(folder), encrypted=services.key is not None, **agent_file_options(services)
+    )
+
+
+def import_memory_folder(services: Services, folder: Path):
+    """A memory folder's agents back into the store, after a snapshot of it; the summary."""
+    from memdesk.core.transfer.folder.reading import import_folder
+
+    folder = Path(folder)
+    snapshot_before(services, f"before import of {folder.name}")
+    return import_folder(services, folder, graph=agent_file_options(services)["graph"])

@@ -13,6 +13,7 @@ from memdesk.core.base.errors import AgentFileError
 from memdesk.core.memory.archival import NewPassage
 from memdesk.core.memory.history import export_change
 from memdesk.core.transfer.agentfile import letta
+from memdesk.core.transfer.agentfile.conversations import export_conversations
 from memdesk.core.transfer.agentfile.letta import Incoming
 from memdesk.core.transfer.agentfile.model import (
     EXTENSION_FORMAT,
@@ -56,6 +57,8 @@ def agent_extension(
     passages = _all_passages(services, agent_id)
     documents, document_refs = _documents(services, agent_id)
     passage_refs = {passage_id: index for index, (passage_id, _p) in enumerate(passages)}
+    # Before the history and the graph: they cite imported messages by these ids too.
+    imported = export_conversations(services.db, agent_id, refs)
     history = list(reversed(memory.core.history.for_agent(agent_id, limit=10**9)))
     return {
         "created_at": iso(record.created_at),
@@ -65,6 +68,7 @@ def agent_extension(
         "evicted_count": record.evicted_count,
         "config": record.config,
         "messages": details,
+        "imported_conversations": imported,
         "documents": documents,
         "passages": [_passage_entry(p, document_refs) for _id, p in passages],
         "history": [
@@ -253,5 +257,6 @@ def plan_memdesk_extras(plan: AgentPlan, mine: dict, summary: ImportSummary) -> 
         if isinstance(h, dict) and h.get("kind") and h.get("action") and h.get("source")
     ]
     plan.graph = mine.get("graph")
+    plan.imported = as_list(mine.get("imported_conversations"))
     plan.report.passages = len(plan.passages)
     plan.report.documents = len(plan.documents)
