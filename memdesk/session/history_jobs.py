@@ -12,6 +12,7 @@ they say about the person (proposals to review), and the knowledge graph is aske
 
 from __future__ import annotations
 
+import functools
 import itertools
 import logging
 import time
@@ -33,6 +34,10 @@ SLICE_SECONDS = 0.5
 #: Messages embedded per step while a session runs the import (a step is what a waiting message
 #: may wait for: about a second for 128 on a busy 2-core machine).
 EMBED_BATCH = 128
+
+
+def _resume_import(services: StoreServices, *, import_id: int) -> HistoryImport:
+    return HistoryImport.resume(services.memory, import_id)
 
 
 class HistoryJobs:
@@ -82,7 +87,7 @@ class HistoryJobs:
 
     def _resume(self, agent_id: int) -> None:
         for import_id, _path in HistoryImport.unfinished(self._memory().memory, agent_id):
-            self._add(lambda services, i=import_id: HistoryImport.resume(services.memory, i))
+            self._add(functools.partial(_resume_import, import_id=import_id))
 
     def _add(self, begin: Callable[[StoreServices], HistoryImport]) -> None:
         self._waiting.append(begin)

@@ -15,7 +15,7 @@ import zipfile
 import zlib
 from collections.abc import Callable
 from pathlib import Path
-from typing import BinaryIO
+from typing import IO, cast
 
 from memdesk.core.base.errors import UnrecognisedExportError, UnsafeArchiveError
 
@@ -48,7 +48,7 @@ def check_member(info: zipfile.ZipInfo, zip_name: str) -> None:
         )
 
 
-def member_opener(path: Path) -> tuple[Callable[[], BinaryIO], str, str, int]:
+def member_opener(path: Path) -> tuple[Callable[[], IO[bytes]], str, str, int]:
     """How to open the export's conversations (a fresh stream each call), the member's name, a
     note when the zip is incomplete, and the size it unpacks to (0: unknown)."""
     try:
@@ -70,10 +70,10 @@ def member_opener(path: Path) -> tuple[Callable[[], BinaryIO], str, str, int]:
     info = min(wanted, key=lambda i: i.filename.count("/"))
     check_member(info, path.name)
 
-    def open_member() -> BinaryIO:
+    def open_member() -> IO[bytes]:
         archive = zipfile.ZipFile(path)
         try:
-            return _Closing(archive.open(info), archive)
+            return cast(IO[bytes], _Closing(archive.open(info), archive))
         except (zipfile.BadZipFile, NotImplementedError, RuntimeError) as error:
             archive.close()
             raise UnrecognisedExportError(f"{path.name}: {info.filename} cannot be unpacked ({error})") from None
@@ -84,7 +84,7 @@ def member_opener(path: Path) -> tuple[Callable[[], BinaryIO], str, str, int]:
 class _Closing(io.RawIOBase):
     """A member's stream that closes its zip with it; errors inside the data end the stream."""
 
-    def __init__(self, member: BinaryIO, archive: zipfile.ZipFile) -> None:
+    def __init__(self, member: IO[bytes], archive: zipfile.ZipFile) -> None:
         self._member, self._archive = member, archive
         self.damaged = ""
 
@@ -106,7 +106,7 @@ class _Closing(io.RawIOBase):
         super().close()
 
 
-def _truncated(path: Path) -> tuple[Callable[[], BinaryIO], str, str, int]:
+def _truncated(path: Path) -> tuple[Callable[[], IO[bytes]], str, str, int]:
     with open(path, "rb") as file:
         head = file.read(1 << 20)
     at = 0
@@ -128,8 +128,8 @@ def _truncated(path: Path) -> tuple[Callable[[], BinaryIO], str, str, int]:
     if unpacked:
         check_member(_info(name, packed, unpacked), path.name)
 
-    def open_member() -> BinaryIO:
-        return _Inflating(open(path, "rb"), start, method == 8)
+    def open_member() -> IO[bytes]:
+        return cast(IO[bytes], _Inflating(open(path, "rb"), start, method == 8))
 
     return open_member, name, "the zip is incomplete (a download cut short?): only what it holds was read", unpacked
 
@@ -143,7 +143,7 @@ def _info(name: str, packed: int, unpacked: int) -> zipfile.ZipInfo:
 class _Inflating(io.RawIOBase):
     """A member read from its local header to wherever the data stops, bounded like the rest."""
 
-    def __init__(self, file: BinaryIO, start: int, deflated: bool) -> None:
+    def __init__(self, file: IO[bytes], start: int, deflated: bool) -> None:
         file.seek(start)
         self._file = file
         self._inflater = zlib.decompressobj(-15) if deflated else None

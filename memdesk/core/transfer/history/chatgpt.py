@@ -117,14 +117,14 @@ def _is_words(message: Any) -> bool:
 
 
 def _said(node: Any, node_id: str, conversation: Conversation) -> Said | None:
-    message = node.get("message") if isinstance(node, dict) else None
+    message: Any = node.get("message") if isinstance(node, dict) else None
     if message is None:
         return None  # the tree's root and placeholders hold no message
     if not isinstance(message, dict):
         raise ExportShapeError(f"message {node_id} is not an object")
-    author = message.get("author") if isinstance(message.get("author"), dict) else {}
+    author: Any = message.get("author") if isinstance(message.get("author"), dict) else {}
     role = author.get("role")
-    metadata = message.get("metadata") if isinstance(message.get("metadata"), dict) else {}
+    metadata: Any = message.get("metadata") if isinstance(message.get("metadata"), dict) else {}
     if role in ("system", "tool") or metadata.get("is_visually_hidden_from_conversation"):
         if role == "tool":
             conversation.left_out["tool output is not imported"] += 1
@@ -135,7 +135,7 @@ def _said(node: Any, node_id: str, conversation: Conversation) -> Said | None:
     if message.get("recipient") not in (None, "all"):
         conversation.left_out["tool calls are not imported"] += 1
         return None
-    content = message.get("content") if isinstance(message.get("content"), dict) else {}
+    content: Any = message.get("content") if isinstance(message.get("content"), dict) else {}
     kind = content.get("content_type", "text")
     if kind in _LEFT_OUT:
         conversation.left_out[_LEFT_OUT[kind]] += 1

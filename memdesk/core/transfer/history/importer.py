@@ -24,7 +24,7 @@ from memdesk.core.base.clock import iso
 from memdesk.core.memory.recall import INDEX_BATCH, ImportedMessage
 from memdesk.core.memory.services import MemoryServices
 from memdesk.core.transfer.history.model import Conversation
-from memdesk.core.transfer.history.preview import Selection, Tally, account
+from memdesk.core.transfer.history.preview import Selection, Tally, account, replaced
 from memdesk.core.transfer.history.reading import Export, fingerprint
 
 RUNNING, STOPPED, DONE = "running", "stopped", "done"
@@ -176,7 +176,7 @@ class HistoryImport:
         done_here = 0
         pending = 0
         skipped = _loads(row["skipped"])
-        self.tally.problems = [tuple(p) for p in skipped.get("conversations", [])]  # type: ignore[misc]
+        self.tally.problems = [(str(p[0]), str(p[1])) for p in skipped.get("conversations", [])]
         self.tally.left_out.update(skipped.get("parts", {}))
         self.tally.unreadable = int(skipped.get("unreadable", len(self.tally.problems)))
         for entry in self.export.entries():
@@ -199,6 +199,7 @@ class HistoryImport:
             yield self._progress(started, done_here)
             if entry.stopped:
                 break
+        replaced(self.tally, self.export)
         while recall.index_pending(self.agent_id, limit=self.embed_batch):
             yield self._progress(started, done_here)
         self._finish(started, base_seconds)

@@ -34,50 +34,44 @@ STEP_MESSAGES = 2000
 #: Source messages kept per proposal (the newest).
 MAX_SOURCES = 5
 _NAME = r"([A-Z][\w'’-]+(?: [A-Z][\w'’-]+){0,2})"
-_PLACE = r"([A-Z][\w'’.-]+(?:[ -][A-Z][\w'’.-]+){0,3})"
+_PLACE = r"([A-Z][\w'’-]+(?:[ -][A-Z][\w'’-]+){0,3})"
 _THING = r"([\w'’ -]{2,40}?)"
-_END = r"(?=\s*(?:[.!?;,)]|\band\b|\bbut\b|\bsince\b|\bfor\b|$))"
+_END = r"(?=\s*(?:[.!?;,)]|\band\b|\bbut\b|\bsince\b|\bfor\b|\bnow\b|$))"
 _PEOPLE = (
     "wife|husband|partner|son|daughter|mother|mom|mum|father|dad|brother|sister|boyfriend|girlfriend"
     "|best friend|friend|boss|grandmother|grandfather|dog|cat"
 )
+_I_AM = r"I(?:'m| am|’m)"
+
+
+def _said(lead: str, rest: str) -> re.Pattern:
+    """``lead`` in any case (a sentence may begin with it), then ``rest`` as written (a name
+    begins with a capital)."""
+    return re.compile(rf"\b(?i:{lead})\s+{rest}")
+
+
 #: (kind, key, pattern, how the fact reads): a key holds one value at a time (a newer one replaces
 #: it) unless it ends in "*" (many at once: each as it reads).
 _PATTERNS: tuple[tuple[str, str, re.Pattern, str], ...] = (
-    ("name", "name", re.compile(rf"\bmy name is {_NAME}"), "Name: {0}"),
-    ("name", "name", re.compile(rf"\b(?:call me|I'm called|I am called) {_NAME}{_END}"), "Name: {0}"),
-    ("place", "lives in", re.compile(rf"\bI (?:live|am living|'m living|’m living) in {_PLACE}{_END}"), "Lives in {0}"),
-    (
-        "place",
-        "lives in",
-        re.compile(rf"\bI (?:just |recently )?(?:moved|relocated) to {_PLACE}{_END}"),
-        "Lives in {0}",
-    ),
-    ("place", "from", re.compile(rf"\bI(?:'m| am|’m) (?:originally )?from {_PLACE}{_END}"), "Is from {0}"),
-    (
-        "work",
-        "works at",
-        re.compile(rf"\bI (?:work|am working|'m working|’m working) (?:at|for) {_PLACE}{_END}"),
-        "Works at {0}",
-    ),
-    ("work", "works as", re.compile(rf"\bI work as an? {_THING}{_END}"), "Works as a {0}"),
-    ("work", "works as", re.compile(rf"\bmy job is {_THING}{_END}"), "Job: {0}"),
-    (
-        "people",
-        "people*",
-        re.compile(rf"\bmy ({_PEOPLE})(?:'s name is| is called| named|,)? {_NAME}{_END}"),
-        "{0}: {1}",
-    ),
-    ("preference", "allergy*", re.compile(rf"\bI(?:'m| am|’m) allergic to {_THING}{_END}"), "Allergic to {0}"),
-    ("preference", "diet", re.compile(r"\bI(?:'m| am|’m) (?:a )?(vegetarian|vegan|pescatarian)\b"), "Eats {0}"),
+    ("name", "name", _said("my name is", _NAME), "Name: {0}"),
+    ("name", "name", _said(rf"call me|{_I_AM} called", _NAME), "Name: {0}"),
+    ("place", "lives in", _said(r"I (?:live|am living|'m living|’m living) in", _PLACE), "Lives in {0}"),
+    ("place", "lives in", _said(r"I (?:just |recently )?(?:moved|relocated) to", _PLACE), "Lives in {0}"),
+    ("place", "from", _said(rf"{_I_AM} (?:originally )?from", _PLACE), "Is from {0}"),
+    ("work", "works at", _said(r"I (?:work|am working|'m working|’m working) (?:at|for)", _PLACE), "Works at {0}"),
+    ("work", "works as", _said(r"I work as an?", _THING + _END), "Works as a {0}"),
+    ("work", "works as", _said(r"my job is", _THING + _END), "Job: {0}"),
+    ("people", "people*", _said(rf"my ({_PEOPLE})(?:'s name is| is called| named|,)?", _NAME), "{0}: {1}"),
+    ("preference", "allergy*", _said(rf"{_I_AM} allergic to", _THING + _END), "Allergic to {0}"),
+    ("preference", "diet", _said(rf"{_I_AM}(?: a)?", r"(vegetarian|vegan|pescatarian)\b"), "Eats {0}"),
     (
         "preference",
         "favourite*",
-        re.compile(rf"\bmy fav(?:ou)?rite ({'[a-z]+(?: [a-z]+)?'}) is {_THING}{_END}"),
+        _said(r"my fav(?:ou)?rite", r"([a-z]+(?: [a-z]+)?) is " + _THING + _END),
         "Favourite {0}: {1}",
     ),
-    ("preference", "loves*", re.compile(rf"\bI (?:really )?love {_THING}{_END}"), "Loves {0}"),
-    ("fact", "born", re.compile(r"\bI was born (?:on |in )?([\w ,]{4,30}?)(?=[.!?;]|$)"), "Born {0}"),
+    ("preference", "loves*", _said(r"I (?:really )?love", _THING + _END), "Loves {0}"),
+    ("fact", "born", _said(r"I was born(?: on| in)?", r"([\w ,]{4,30}?)(?=[.!?;]|$)"), "Born {0}"),
 )
 #: The graph's relations about the user worth a proposal, as a fact reads ("lives in" Berlin).
 _GRAPH = {
@@ -149,8 +143,8 @@ class Learning:
             if not rows:
                 break
             for message_id, text, created in rows:
-                for fact in _statements(text):
-                    _keep(found, _Found(*fact, parse_iso(created), [message_id]))
+                for kind, key, said in _statements(text):
+                    _keep(found, _Found(kind, key, said, parse_iso(created), [message_id]))
             after, read = rows[-1][0], read + len(rows)
             yield read
         for fact in self._graph_facts(agent_id):
@@ -183,7 +177,8 @@ class Learning:
         What core memory says already, or the person rejected, is not proposed again."""
         db, now = self.memory.db, iso(self.memory.clock.now())
         label = self._label(agent_id)
-        block = (self.memory.core.get(agent_id, label).value if label else "").casefold()
+        holding = self.memory.core.get(agent_id, label) if label else None
+        block = holding.value.casefold() if holding is not None else ""
         by_key: dict[str, list[_Found]] = {}
         for fact in found:
             by_key.setdefault(fact.key, []).append(fact)

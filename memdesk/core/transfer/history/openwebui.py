@@ -23,7 +23,7 @@ BRANCHES = "messages on other branches (regenerated or edited) are not imported"
 def _chat(value: Any) -> dict | None:
     if not isinstance(value, dict):
         return None
-    chat = value.get("chat") if isinstance(value.get("chat"), dict) else value
+    chat: Any = value.get("chat") if isinstance(value.get("chat"), dict) else value
     history = chat.get("history")
     if isinstance(history, dict) and isinstance(history.get("messages"), dict):
         return chat
@@ -37,7 +37,7 @@ def looks_like(value: Any) -> bool:
 
 
 def parse(value: Any) -> Conversation:
-    chat = _chat(value)
+    chat: Any = _chat(value)
     if chat is None:
         raise ExportShapeError("an Open WebUI chat without its history of messages")
     models = chat.get("models") if isinstance(chat.get("models"), list) else []
@@ -53,7 +53,7 @@ def parse(value: Any) -> Conversation:
     )
     if not conversation.external_id:
         raise ExportShapeError("an Open WebUI chat without an id")
-    history = chat.get("history") if isinstance(chat.get("history"), dict) else {}
+    history: Any = chat.get("history") if isinstance(chat.get("history"), dict) else {}
     tree = history.get("messages") if isinstance(history.get("messages"), dict) else None
     if tree:
         path = _branch(tree, history.get("currentId"), conversation)

@@ -167,13 +167,18 @@ def preview(
                 heapq.heappushpop(newest, item)
         if progress is not None and entry.index % 200 == 0:
             progress(export.progress())
-    if export.replaced:
-        tally.left_out[f"{export.replaced} characters that were not valid UTF-8 were replaced"] += 1
+    replaced(tally, export)
     titles = [
         (datetime.fromtimestamp(stamp).astimezone() if stamp else None, title, n)
         for stamp, _i, title, n in sorted(newest, reverse=True)
     ]
     return Preview(str(export.path), export.format, tally, selection, titles, export.note)
+
+
+def replaced(tally: Tally, export: Export) -> None:
+    """Say how much of the text was not valid UTF-8 (and was replaced)."""
+    if export.replaced:
+        tally.left_out[f"{export.replaced} characters that were not valid UTF-8 were replaced"] += 1
 
 
 def account(tally: Tally, entry: Entry, selection: Selection, known: Callable[[Conversation], int]) -> bool:

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import IO, Any
 
 from memdesk.core.base.errors import ExportShapeError, MemDeskError, UnrecognisedExportError
 from memdesk.core.transfer.history import archive, chatgpt, claude, openwebui, transcript
@@ -108,7 +108,7 @@ class Export:
                 f"{self.path} is a MemDesk memory folder", hint="bring it back with `memdesk import DIR --apply`"
             )
         self.note = ""  # said once about the whole export (an incomplete zip)
-        self._open: Callable[[], BinaryIO] | None = None
+        self._open: Callable[[], IO[bytes]] | None = None
         self._size = 1
         self._reader: JsonArrayReader | None = None
         self._files: list[Path] = []

@@ -18,7 +18,7 @@ import codecs
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, BinaryIO
+from typing import IO, Any
 
 #: Bytes read at a time.
 CHUNK = 1 << 20
@@ -51,7 +51,7 @@ class JsonArrayReader:
     ``replaced``: characters that were not valid text and were replaced, so far.
     ``position``: bytes read so far (for progress)."""
 
-    def __init__(self, binary: BinaryIO, *, chunk: int = CHUNK, max_element_chars: int = MAX_ELEMENT_CHARS) -> None:
+    def __init__(self, binary: IO[bytes], *, chunk: int = CHUNK, max_element_chars: int = MAX_ELEMENT_CHARS) -> None:
         self._binary = binary
         self._chunk = chunk
         self._max = max_element_chars

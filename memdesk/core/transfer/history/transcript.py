@@ -92,8 +92,8 @@ def parse_text(text: str, *, name: str, modified: datetime | None, note: str = "
     if note:
         conversation.left_out[note] += 1
     at = start
-    for index, (who, when, body) in enumerate(turns):
-        at = max(when or at + timedelta(seconds=1 if index else 0), at)
+    for index, (who, said_at, body) in enumerate(turns):
+        at = max(said_at or at + timedelta(seconds=1 if index else 0), at)
         words = "\n".join(body).strip()
         if not words:
             continue
