@@ -15,7 +15,7 @@ from memdesk.core.base.paths import Paths
 from memdesk.core.embedding.hashing import HashingEmbedder
 from memdesk.core.runtime.scripted import ScriptedRuntime, say
 from memdesk.session.listener import SessionListener
-from tests.history.test_bad_input import chat
+from tests.history.test_damaged_exports import chat
 
 
 class SlowEmbedder(HashingEmbedder):
