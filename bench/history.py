@@ -135,6 +135,7 @@ def _import_child(export: str, home: str, embedder_name: str, answer) -> None:
 
     embedder = _embedder(embedder_name)
     embedder.embed(["warm up"])  # loading the model is not the import's work: the baseline's is loaded too
+    with_model = _rss_mb()
     services = open_services(Paths(Path(home)), embedder=embedder)
     agent = services.create_agent("bench")
     started = time.perf_counter()
@@ -147,8 +148,18 @@ def _import_child(export: str, home: str, embedder_name: str, answer) -> None:
             "messages": progress.messages_added,
             "conversations": progress.conversations_added,
             "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+            "rss_with_model_mb": with_model,
         }
     )
+
+
+def _rss_mb() -> float:
+    """This process's resident memory now (the embedding model loaded: torch alone is hundreds of MB)."""
+    with open("/proc/self/status", encoding="ascii") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return 0.0
 
 
 def import_in_child(export: Path, home: Path, embedder_name: str) -> dict:
@@ -221,6 +232,10 @@ def run(megabytes: float = 200.0, messages: int = 100_000, embedder_name: str = 
         "bare_embed_seconds": round(embedded, 1),
         "import_over_bare_parse_and_embed": round(imported["seconds"] / baseline, 3),
         "peak_rss_mb": round(imported["peak_rss_mb"], 1),
+        # What the process held once the embedding model was loaded, before the import began: the
+        # import's own memory is the difference.
+        "rss_with_embedding_model_mb": round(imported.get("rss_with_model_mb", 0.0), 1),
+        "import_rss_over_model_mb": round(imported["peak_rss_mb"] - imported.get("rss_with_model_mb", 0.0), 1),
         "ui_timer_lateness_p99_ms": None,  # the window's import waits for the window rework
         "folder_messages": round_trip["messages"],
         "folder_export_seconds": round_trip["export_seconds"],
