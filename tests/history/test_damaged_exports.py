@@ -40,8 +40,8 @@ def chat(number: int, words: int = 3) -> dict:
 
 def whole_conversations(services, agent_id) -> dict[str, int]:
     rows = services.db.query(
-        "SELECT c.external_id, COUNT(m.id) FROM imported_conversations c LEFT JOIN messages m ON m.conversation_id = c.id"
-        " WHERE c.agent_id = ? GROUP BY c.id",
+        "SELECT c.external_id, COUNT(m.id) FROM imported_conversations c"
+        " LEFT JOIN messages m ON m.conversation_id = c.id WHERE c.agent_id = ? GROUP BY c.id",
         (agent_id,),
     )
     return {r[0]: r[1] for r in rows}

@@ -274,9 +274,7 @@ class RecallMemory:
         ``message_id``: an older one, or one of an imported conversation (not a count: counting a
         million-message conversation took 0.3 s of automatic recall's 300 ms)."""
         return (
-            self._db.scalar(
-                "SELECT 1 FROM messages WHERE agent_id = ? AND id < ? LIMIT 1", (agent_id, message_id)
-            )
+            self._db.scalar("SELECT 1 FROM messages WHERE agent_id = ? AND id < ? LIMIT 1", (agent_id, message_id))
             is not None
             or self._db.scalar(
                 "SELECT 1 FROM messages WHERE agent_id = ? AND conversation_id IS NOT NULL LIMIT 1", (agent_id,)
