@@ -70,9 +70,12 @@ def import_agent_path(services: Services, path: Path, *, name: str | None = None
     return import_path(services, path, name=name, graph=agent_file_options(services)["graph"])
 
 
-def import_history(services: Services, agent_id: int, path: Path, selection=None, *, apply: bool, progress=None):
-    """Preview an export of another assistant's conversations for the agent; with ``apply``, a
-    snapshot of the store is taken and the import begins (memdesk.core.transfer.history.plan)."""
+def import_history(
+    services: Services, agent_id: int, path: Path, selection=None, *, apply: bool, progress=None, keep_rows=False
+):
+    """Preview an export of another assistant's conversations for the agent (weighed against its
+    retention setting); with ``apply``, a snapshot of the store is taken and the import begins
+    (memdesk.core.transfer.history.plan)."""
     from memdesk.core.transfer.history.plan import prepare
     from memdesk.core.transfer.history.preview import Selection
 
@@ -85,6 +88,8 @@ def import_history(services: Services, agent_id: int, path: Path, selection=None
         apply=apply,
         progress=progress,
         before_apply=lambda: snapshot_before(services, f"before importing {path.name}"),
+        retention_days=open_retention(services).policy(agent_id).days,
+        keep_rows=keep_rows,
     )
 
 

@@ -6,7 +6,8 @@ message waits (``JobThread.begin``), stops after its time or at the next convers
 message arrives (the job's cancel token), and queues the next slice behind whatever is queued, so
 the message is answered first and the import goes on after. The import's progress is in the store
 (memdesk.core.transfer.history.importer): an import a close or a crash cut short resumes when the
-agent opens again (``resume``). When one finishes, the imported conversations are read for what
+agent opens again (``resume``); one the person paused (``pause``) waits for them to go on with it
+(``resume_import``), as does one that failed. When one finishes, the imported conversations are read for what
 they say about the person (proposals to review), and the knowledge graph is asked to catch up.
 """
 
@@ -15,6 +16,7 @@ from __future__ import annotations
 import functools
 import itertools
 import logging
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -40,6 +42,12 @@ def _resume_import(services: StoreServices, *, import_id: int) -> HistoryImport:
     return HistoryImport.resume(services.memory, import_id)
 
 
+def _start_import(
+    services: StoreServices, *, agent_id: int, path: Path, selection: Selection | None, totals: tuple[int, int]
+) -> HistoryImport:
+    return HistoryImport.start(services.memory, agent_id, path, selection, totals=totals)
+
+
 class HistoryJobs:
     def __init__(
         self,
@@ -63,21 +71,36 @@ class HistoryJobs:
         # The work in progress, a step at a time: the import's, then the reading for proposals.
         self._steps: Iterator[ImportProgress | int] | None = None
         self._queued = False
+        # The person's Stop, asked from any thread and seen at the next step (a conversation, or
+        # a batch embedded): the import that runs, and those waiting, are paused.
+        self._pause = threading.Event()
 
     @property
     def running(self) -> bool:
         return self._current is not None or bool(self._waiting)
 
     # --- asked from any thread ----------------------------------------------------------------
-    def start(self, agent_id: int, path: Path, selection: Selection | None = None) -> None:
-        """Import ``path`` into the agent in the background (the front end showed its preview)."""
-        self._jobs.submit(
-            lambda: self._add(lambda services: HistoryImport.start(services.memory, agent_id, Path(path), selection))
-        )
+    def start(
+        self, agent_id: int, path: Path, selection: Selection | None = None, totals: tuple[int, int] = (0, 0)
+    ) -> None:
+        """Import ``path`` into the agent in the background (the front end showed its preview;
+        ``totals``: the conversations and messages it counted, for the progress and time left)."""
+        begin = functools.partial(_start_import, agent_id=agent_id, path=Path(path), selection=selection, totals=totals)
+        self._jobs.submit(lambda: self._add(begin))
 
     def resume(self, agent_id: int) -> None:
         """Go on with the agent's imports a close or a crash cut short."""
         self._jobs.submit(lambda: self._resume(agent_id))
+
+    def resume_import(self, import_id: int) -> None:
+        """Go on with an import the person paused, or that failed (its file must be unchanged)."""
+        self._jobs.submit(lambda: self._add(functools.partial(_resume_import, import_id=import_id)))
+
+    def pause(self) -> None:
+        """The person's Stop: what runs and waits stops at its next step, stays in memory as far as
+        it came, and goes on only when resumed."""
+        self._pause.set()
+        self._jobs.submit(self._paused)
 
     # --- on the job thread --------------------------------------------------------------------
     def _memory(self) -> StoreServices:
@@ -90,8 +113,28 @@ class HistoryJobs:
             self._add(functools.partial(_resume_import, import_id=import_id))
 
     def _add(self, begin: Callable[[StoreServices], HistoryImport]) -> None:
+        self._pause.clear()  # asked after a Stop: a new start or a resume
         self._waiting.append(begin)
         self._queue()
+
+    def _paused(self) -> None:
+        """On the job thread, after a Stop: the import that runs is marked paused (resumable)."""
+        if not self._pause.is_set():
+            return  # started again since
+        self._waiting.clear()
+        job, self._current, self._steps = self._current, None, None
+        if job is not None:
+            try:
+                job.pause()
+                self._listener.on_import_progress(job.progress())
+            except MemDeskError as error:
+                self._listener.on_failed(error)
+        self._release()
+
+    def _release(self) -> None:
+        if self._current is None and not self._waiting and self._services is not None:
+            self._services.close()
+            self._services = None
 
     def _queue(self) -> None:
         if not self._queued:
@@ -112,7 +155,7 @@ class HistoryJobs:
             for step in self._steps:
                 if isinstance(step, ImportProgress):
                     self._listener.on_import_progress(step)
-                if cancel.cancelled or time.monotonic() > deadline:
+                if cancel.cancelled or self._pause.is_set() or time.monotonic() > deadline:
                     break
             else:
                 self._finished(self._current)
@@ -123,11 +166,12 @@ class HistoryJobs:
             self._failed(error)
         finally:
             self._jobs.end()
-        if self._current is not None or self._waiting:
+        if self._pause.is_set():
+            self._paused()
+        elif self._current is not None or self._waiting:
             self._queue()
-        elif self._services is not None:
-            self._services.close()
-            self._services = None
+        else:
+            self._release()
 
     def _next(self) -> bool:
         while self._waiting:
@@ -150,12 +194,15 @@ class HistoryJobs:
         self._graph_catch_up(job.agent_id)
 
     def _failed(self, error: Exception) -> None:
+        # Paused, not stopped: opening the agent again would only fail again; the person resumes it
+        # once what failed is fixed (the file put back, the disk freed).
         job, self._current, self._steps = self._current, None, None
         if job is not None:
             try:
-                job.stop()
+                job.pause()
+                self._listener.on_import_progress(job.progress())
             except MemDeskError:
-                log.warning("could not mark import %s stopped", job.id)
+                log.warning("could not mark import %s paused", job.id)
         self._listener.on_failed(error)
 
     def close(self) -> None:

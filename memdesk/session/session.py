@@ -163,16 +163,29 @@ class Session:
         self._jobs.submit(lambda: self._model.open(agent_id))
         self.history.resume(agent_id)  # an import a close or a crash cut short goes on
 
-    def import_history(self, agent_id: int, path, selection=None) -> None:
+    def import_history(self, agent_id: int, path, selection=None, totals: tuple[int, int] = (0, 0)) -> None:
         """Import an export of another assistant's conversations into the agent, in the background
-        (the front end previewed it: memdesk.app.operations.import_history); news comes as
-        ``on_import_progress`` and ``on_import_finished``; a message sent meanwhile goes first."""
+        (the front end previewed it: memdesk.app.operations.import_history; ``totals``: the
+        conversations and messages it counted); news comes as ``on_import_progress`` and
+        ``on_import_finished``; a message sent meanwhile goes first."""
+        self._refuse_import_in_private()
+        self.history.start(agent_id, path, selection, totals)
+
+    def pause_import(self) -> None:
+        """The person's Stop of an import: it keeps what came in and goes on when resumed."""
+        self.history.pause()
+
+    def resume_import(self, import_id: int) -> None:
+        """Go on with an import the person stopped (or that failed)."""
+        self._refuse_import_in_private()
+        self.history.resume_import(import_id)
+
+    def _refuse_import_in_private(self) -> None:
         if self._private_wanted:
             raise PrivateChatRefusal(
                 "Conversations cannot be imported during a private chat: nothing of it is saved",
                 hint="end the private chat, then import them",
             )
-        self.history.start(agent_id, path, selection)
 
     def apply_settings(self, settings: Settings) -> None:
         """Sampling, step, network or idle settings changed: the agent reopens with them."""

@@ -113,3 +113,27 @@ def test_an_import_a_close_cut_short_resumes_when_the_agent_opens(services, agen
     _again, heard_again = session_for(agent_id, ScriptedRuntime(greeting, context_window=32768))
     assert heard_again.finished.wait(120) and not heard_again.errors
     assert services.memory.recall.imported_count(agent_id) == 1200  # nothing twice
+
+
+def test_a_stopped_import_waits_for_the_person_and_resumes_without_adding_anything_twice(
+    services, agent_id, export, session_for
+):
+    greeting = [say("Welcome back!")] * 50
+    session, heard = session_for(agent_id, ScriptedRuntime(greeting, context_window=32768))
+    session.import_history(agent_id, export, totals=(600, 1200))
+    assert heard.progress.wait(20)
+    session.pause_import()
+    deadline = time.monotonic() + 30
+    while services.db.scalar("SELECT status FROM history_imports") != "paused" and time.monotonic() < deadline:
+        time.sleep(0.05)
+    done = services.db.query_one("SELECT status, conversations_done, conversations_total FROM history_imports")
+    assert done[0] == "paused" and 0 < done[1] < 600 and done[2] == 600
+    session.close()
+    _again, heard_again = session_for(agent_id, ScriptedRuntime(greeting, context_window=32768))
+    time.sleep(1.0)  # opening the agent goes on with what a close cut short, not with what was stopped
+    assert not heard_again.progress.is_set()
+    assert services.db.scalar("SELECT status FROM history_imports") == "paused"
+    import_id = services.db.scalar("SELECT id FROM history_imports")
+    _again.resume_import(import_id)
+    assert heard_again.finished.wait(120) and not heard_again.errors
+    assert services.memory.recall.imported_count(agent_id) == 1200

@@ -55,6 +55,7 @@ class ImportedMessage:
     created_at: datetime
     author: str | None
     external_id: str
+    imported_at: datetime | None = None  # when it first came into MemDesk (None: now)
 
 
 @dataclass(frozen=True)
@@ -138,15 +139,26 @@ class RecallMemory:
             cursor.lastrowid, agent_id, created_at, role, kind, content, search_text, author, function_name, step_id
         )
 
-    def add_imported(self, agent_id: int, conversation_id: int, messages: Sequence[ImportedMessage]) -> list[int]:
+    def add_imported(
+        self,
+        agent_id: int,
+        conversation_id: int,
+        messages: Sequence[ImportedMessage],
+        *,
+        imported_at: datetime | None = None,
+    ) -> list[int]:
         """Messages of an imported conversation (the caller holds the transaction: a conversation
         comes in whole or not at all). Searchable by their words at once; their vectors come in
-        batches (``index_pending``)."""
+        batches (``index_pending``). ``imported_at``: when they came into MemDesk (now unless
+        given), from which retention counts their days (memdesk.core.memory.forget.retention)."""
+        if imported_at is None:
+            imported_at = self._clock.now() if self._clock is not None else datetime.now(UTC)
+        brought = iso(imported_at)
         ids = []
         for m in messages:
             cursor = self._db.execute(
                 "INSERT INTO messages(agent_id, created_at, role, kind, content, search_text, author,"
-                " conversation_id, external_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " conversation_id, external_id, imported_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     agent_id,
                     iso(m.created_at),
@@ -157,6 +169,7 @@ class RecallMemory:
                     m.author,
                     conversation_id,
                     m.external_id,
+                    iso(m.imported_at) if m.imported_at is not None else brought,
                 ),
             )
             ids.append(int(cursor.lastrowid))

@@ -10,7 +10,10 @@ def migrate(db) -> None:
     with the conversation they belong to (``conversation_id``): the agent's own chat is the rows
     where it is NULL, and the context window, the transcript and the reply rules read only those.
     ``external_id`` is the message's id in the export, so importing it again adds nothing and a
-    newer export adds only what is new. ``history_imports`` keeps an import's progress in the
+    newer export adds only what is new. ``imported_at`` is when the message came into MemDesk:
+    retention counts an imported message's days from then, not from its original date, so years
+    of history imported under a short retention setting are not forgotten at the next idle moment,
+    before anything could be learned from them. ``history_imports`` keeps an import's progress in the
     store, so a stopped or killed import resumes where it stopped; ``learned_proposals`` holds
     what the background work proposes core memory should say about the person, with the messages
     it came from, until the person accepts, edits or rejects it."""
@@ -56,6 +59,7 @@ def migrate(db) -> None:
 
         ALTER TABLE messages ADD COLUMN conversation_id INTEGER REFERENCES imported_conversations(id);
         ALTER TABLE messages ADD COLUMN external_id TEXT;
+        ALTER TABLE messages ADD COLUMN imported_at TEXT;
         CREATE INDEX messages_imported ON messages(conversation_id, external_id) WHERE conversation_id IS NOT NULL;
 
         CREATE TABLE learned_proposals (

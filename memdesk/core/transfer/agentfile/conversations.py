@@ -22,13 +22,23 @@ def export_conversations(db: Database, agent_id: int, refs: dict[int, str]) -> l
     for row in db.query(f"SELECT {_COLUMNS} FROM imported_conversations WHERE agent_id = ? ORDER BY id", (agent_id,)):
         messages = []
         for m in db.query(
-            "SELECT id, external_id, role, author, search_text, created_at FROM messages"
+            "SELECT id, external_id, role, author, search_text, created_at, imported_at FROM messages"
             " WHERE conversation_id = ? ORDER BY id",
             (row[0],),
         ):
             ref = f"imported-{len(refs)}"
             refs[m[0]] = ref
-            messages.append({"id": ref, "external_id": m[1], "role": m[2], "author": m[3], "text": m[4], "at": m[5]})
+            messages.append(
+                {
+                    "id": ref,
+                    "external_id": m[1],
+                    "role": m[2],
+                    "author": m[3],
+                    "text": m[4],
+                    "at": m[5],
+                    "imported_at": m[6],  # retention counts from it
+                }
+            )
         out.append(
             {
                 "source": row[1],
@@ -82,9 +92,12 @@ def import_conversations(memory: MemoryServices, agent_id: int, data: Any, store
                         parse_iso(m["at"]),
                         m.get("author"),
                         str(m.get("external_id", "")),
+                        parse_iso(m["imported_at"]) if m.get("imported_at") else None,
                     )
                     for m in messages
                 ],
+                # A file from before messages carried their own: the conversation's import.
+                imported_at=parse_iso(conversation["imported_at"]) if conversation.get("imported_at") else None,
             )
         except (KeyError, TypeError, ValueError) as error:
             raise AgentFileError(

@@ -3,7 +3,10 @@
 Each conversation is stored in one transaction, with the import's progress row: a kill loses at
 most the conversation being written, and nothing half-imported stays behind. The progress row
 (``history_imports``) says how far the export was read; an import of the same file that finds it
-``running`` or ``stopped`` goes on from there (``HistoryImport.start``), a finished one is done.
+``running``, ``stopped`` or ``paused`` goes on from there (``HistoryImport.start``), a finished one
+is done. A close or a crash leaves it ``running`` or ``stopped``, and the session goes on with it
+when the agent opens again; one the person stopped (or that failed) is ``paused`` and waits for
+them to resume it.
 A conversation already imported adds only the messages it did not have (by the export's message
 ids): importing the same export again adds nothing, a newer one only what is new.
 
@@ -27,7 +30,7 @@ from memdesk.core.transfer.history.model import Conversation
 from memdesk.core.transfer.history.preview import Selection, Tally, account, replaced
 from memdesk.core.transfer.history.reading import Export, fingerprint
 
-RUNNING, STOPPED, DONE = "running", "stopped", "done"
+RUNNING, STOPPED, PAUSED, DONE = "running", "stopped", "paused", "done"
 #: Messages stored between two embedding batches.
 EMBED_EVERY = INDEX_BATCH
 
@@ -123,9 +126,10 @@ class HistoryImport:
 
     @classmethod
     def unfinished(cls, memory: MemoryServices, agent_id: int) -> list[tuple[int, str]]:
-        """Imports of the agent that did not finish: (id, path)."""
+        """Imports of the agent a close or a crash cut short (not those the person paused): (id, path)."""
         rows = memory.db.query(
-            "SELECT id, path FROM history_imports WHERE agent_id = ? AND status != ? ORDER BY id", (agent_id, DONE)
+            "SELECT id, path FROM history_imports WHERE agent_id = ? AND status IN (?, ?) ORDER BY id",
+            (agent_id, RUNNING, STOPPED),
         )
         return [(int(r[0]), str(r[1])) for r in rows]
 
@@ -161,11 +165,24 @@ class HistoryImport:
 
     def stop(self) -> None:
         """Mark it stopped (the next start of the same file goes on from here)."""
+        self._mark(STOPPED)
+
+    def pause(self) -> None:
+        """The person stopped it (or it failed): it goes on only when they resume it."""
+        self._mark(PAUSED)
+
+    def _mark(self, status: str) -> None:
         with self.memory.db.transaction():
-            self.memory.db.execute(
+            cursor = self.memory.db.execute(
                 "UPDATE history_imports SET status = ?, updated_at = ? WHERE id = ? AND status = ?",
-                (STOPPED, iso(self.memory.clock.now()), self.id, RUNNING),
+                (status, iso(self.memory.clock.now()), self.id, RUNNING),
             )
+        if cursor.rowcount:
+            self._row["status"] = status
+
+    def progress(self) -> ImportProgress:
+        """Where it is now (after ``steps`` ran, or stopped)."""
+        return self._progress(time.monotonic(), 0)
 
     # --- the work -----------------------------------------------------------------------------
     def steps(self) -> Iterator[ImportProgress]:
@@ -253,6 +270,7 @@ class HistoryImport:
             agent_id,
             conversation_id,
             [ImportedMessage(m.role, m.text, m.at, m.author, m.external_id) for m in new],
+            imported_at=self.memory.clock.now(),
         )
         db.execute(
             "UPDATE imported_conversations SET title = ?, updated_at = ?, message_count = message_count + ?"

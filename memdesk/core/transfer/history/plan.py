@@ -64,12 +64,24 @@ def prepare(
     apply: bool,
     progress: Callable[[float], None] | None = None,
     before_apply: Callable[[], Any] | None = None,
+    retention_days: int = 0,
+    keep_rows: bool = False,
 ) -> HistoryWork:
     """Preview ``path`` for the agent; with ``apply``, also begin (or go on with) its import,
-    after ``before_apply`` (the composition root's snapshot)."""
+    after ``before_apply`` (the composition root's snapshot). ``retention_days``: the agent's
+    retention setting (0: off), which the preview weighs the messages' dates against.
+    ``keep_rows``: the preview keeps every conversation, so another choice is counted without
+    reading the file again (``Preview.choose``)."""
     path = Path(path)
     selection = selection or Selection()
-    seen = preview(Export(path), selection, known=known_messages(memory.db, agent_id), progress=progress)
+    seen = preview(
+        Export(path),
+        selection,
+        known=known_messages(memory.db, agent_id),
+        progress=progress,
+        retention=(retention_days, memory.clock.now()) if retention_days > 0 else None,
+        keep_rows=keep_rows,
+    )
     work = HistoryWork(seen)
     if apply:
         if before_apply is not None:

@@ -95,6 +95,15 @@ def sniff(path: Path) -> str:
     return "text"
 
 
+def is_export(path: Path) -> bool:
+    """Whether ``path`` is a zip or JSON export of conversations MemDesk reads (by its content; a
+    dropped file that is not goes to documents instead)."""
+    try:
+        return sniff(path) in ("zip", "json") and bool(Export(path).format)
+    except (MemDeskError, OSError, ValueError):
+        return False
+
+
 class Export:
     """``Export(path)`` recognises the format (``format``: chatgpt, claude, open-webui or
     transcript); ``entries()`` reads it from the start (each call anew: an import that resumes
