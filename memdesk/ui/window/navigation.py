@@ -30,8 +30,13 @@ class Navigation(QObject):
         panels: Panels,
         docks: dict[str, QDockWidget],
         parent: QObject | None = None,
+        *,
+        show_imported: Callable[[int, int], None] | None = None,
     ) -> None:
+        """``show_imported(conversation_id, message_id)``: shows a message of an imported
+        conversation, which is not in the transcript."""
         super().__init__(parent)
+        self._show_imported = show_imported
         self._recall, self._archival = recall, archival
         self.state, self.hub, self.chat, self.pages, self.docks = state, hub, chat, pages, docks
         self._show_saved_conversation = show_saved_conversation
@@ -56,6 +61,10 @@ class Navigation(QObject):
         message = self._recall().get(message_id)
         if message is None or message.agent_id != self.state.agent_id:
             self.hub.notify("That message is not in this agent's conversation")
+            return
+        if message.conversation_id is not None:  # imported: shown apart from the chat
+            if self._show_imported is not None:
+                self._show_imported(message.conversation_id, message.id)
             return
         if message.kind == "function_result" and message.step_id is not None:
             message_id = message.step_id  # a result is shown with its call
