@@ -44,7 +44,13 @@ system-deps: $(STAMP)
 
 # Every lane, on two workers (pytest-xdist): tests sharing a real part a fixture starts once (the
 # audited app runs, the bundled model, the real embedder) run in the same worker (tests/conftest.py).
-test: $(STAMP) system-deps
+# The peers' engines for bench.peers (tests/bench runs it): benchmark-only, never the app's.
+BENCH_STAMP := $(VENV)/.bench-engines
+$(BENCH_STAMP): bench/requirements.txt $(STAMP)
+	$(BIN)/pip install -c requirements.lock -r bench/requirements.txt
+	touch $@
+
+test: $(STAMP) system-deps $(BENCH_STAMP)
 	QT_QPA_PLATFORM=offscreen HF_HUB_OFFLINE=1 $(BIN)/python -m pytest -n 2 --dist loadgroup
 
 clean-venv:

@@ -24,12 +24,20 @@ the other calls' arguments and JSON structure (keys, names, punctuation, heartbe
 counts and ratios do not move with the machine's load; seconds do (``machine`` gives the CPU and
 the load average at the start and the end).
 
+Replies that copy (issue 35): ``repeated_replies`` counts the turns whose reply copies the user's
+message or a recent reply (agent/repetition.py's test, over the same recent messages), in a first
+pass with the check off (``before``) and in the main pass with it on (``after``), both in this run
+on fresh homes; ``repeat_check_cost`` is what the check costs: the seconds of the regenerations
+within the main pass, as a share of its turns, and the ratio of the two passes' turn seconds
+(their conversations differ once a reply does, so that ratio is the rougher one).
+
 The issue's targets are printed beside the figures; nothing here is asserted (shared machines are
 noisy): ``targets_met`` says which hold in this run. ``--quick``: three turns, hashing embedder.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import statistics
@@ -40,6 +48,7 @@ from collections import Counter
 
 from bench.common import bench_parser, open_bench_agent, percentile
 from bench.report import emit
+from memdesk.core.agent.repetition import REPEATED, copied
 
 CONVERSATION = [
     "Hi, I am Ada. I live in Lisbon and I love gardening.",
@@ -86,6 +95,9 @@ class Timing:
         self.first_reply: float | None = None
         self.evictions = 0
         self.evicted_this_turn = False
+        self.regenerated = 0  # replies generated again because they copied (agent/repetition.py)
+        self.regeneration_seconds = 0.0
+        self._regenerating_since: float | None = None
 
     def __getattr__(self, name: str):  # every other observer callback: do nothing
         return getattr(self._base, name)
@@ -98,6 +110,14 @@ class Timing:
         if kind == "eviction":
             self.evictions += 1
             self.evicted_this_turn = True
+        elif kind == REPEATED:
+            self.regenerated += 1
+            self._regenerating_since = time.perf_counter()
+
+    def on_step(self, step) -> None:
+        if self._regenerating_since is not None:
+            self.regeneration_seconds += time.perf_counter() - self._regenerating_since
+            self._regenerating_since = None
 
 
 def speeds(steps) -> tuple[float, float]:
@@ -167,12 +187,37 @@ def tokens_before_reply(count_tokens, raws: list[str]) -> dict[str, int]:
 
 
 def run(turns: int, embedder_name: str, seed: int, home: str | None = None) -> dict[str, object]:
+    """The main pass (the repeat check on) and, before it on a fresh home, the same conversation
+    with the check off: ``repeated_replies`` before and after, and what the check costs."""
     home = home or tempfile.mkdtemp(prefix="memdesk-latency-")
+    before = run_pass(turns, embedder_name, seed, os.path.join(home, "check-off"), repeat_check=False)
+    figures = run_pass(turns, embedder_name, seed, os.path.join(home, "check-on"), repeat_check=True)
+    turn_seconds = [sum(r["turn_seconds"] for r in f["rows"]) for f in (before, figures)]  # type: ignore[attr-defined]
+    figures["repeated_replies"] = {"before": before["repeated_replies"], "after": figures["repeated_replies"]}
+    figures["repeat_check_cost"] = {
+        "regenerated_replies": figures.pop("regenerated_replies"),
+        "regeneration_seconds": figures.pop("regeneration_seconds"),
+        "regeneration_share_of_turn_seconds": round(figures["regeneration_seconds_share"], 3),  # type: ignore[arg-type]
+        "turn_seconds_after_over_before": round(turn_seconds[1] / turn_seconds[0], 3) if turn_seconds[0] else None,
+        "turn_seconds_before_after": [round(turn_seconds[0], 2), round(turn_seconds[1], 2)],
+        "load_average_1min_before_pass": before["machine"]["load_average_1min"],  # type: ignore[index]
+    }
+    figures.pop("regeneration_seconds_share")
+    return figures
+
+
+def run_pass(turns: int, embedder_name: str, seed: int, home: str, *, repeat_check: bool) -> dict[str, object]:
+    """One conversation of ``turns`` on a fresh home; ``repeat_check`` False turns the copy check off."""
+    os.makedirs(home, exist_ok=True)
     os.environ["MEMDESK_HOME"] = home  # a fresh install: empty store, empty KV cache on disk
     load_before = os.getloadavg()[0]
     timing = Timing()
     opened = open_bench_agent(embedder_name, seed, observer=timing, preload_embedder=True)
     services, runtime, agent, load_seconds = opened.services, opened.runtime, opened.agent, opened.load_seconds
+    window = opened.settings.repeat_check_messages  # the recent messages a reply must not copy
+    if not repeat_check:
+        agent.settings = dataclasses.replace(agent.settings, repeat_check_messages=0)
+    said: list[str] = []  # the conversation so far, newest first
     warm_seconds = _warm(runtime, agent)
 
     rows = []
@@ -185,9 +230,14 @@ def run(turns: int, embedder_name: str, seed: int, home: str | None = None) -> d
             services.memory.core.set_value(agent.id, "human", (block.value + "\nHer sister Eva likes hiking.").strip())
         restore = _force_first_step(agent, "core_memory_append") if number == AGENT_EDIT_TURN else None
         timing.first_reply, timing.evicted_this_turn = None, False
+        regenerated = timing.regenerated
         started = time.perf_counter()
         result = agent.send_user_message(text)
         ended = time.perf_counter()
+        said.insert(0, text)
+        reply = result.replies[0] if result.replies else None
+        repeated = reply is not None and copied(reply, said[:window]) is not None
+        said[:0] = reversed(result.replies)
         if restore is not None:
             restore()
         steps = result.steps
@@ -206,7 +256,9 @@ def run(turns: int, embedder_name: str, seed: int, home: str | None = None) -> d
                 "user": text,
                 "steps": len(steps),
                 "functions": [s.function for s in steps],
-                "reply": result.replies[0] if result.replies else None,
+                "reply": reply,
+                "repeated": repeated,
+                "regenerated": timing.regenerated - regenerated,
                 "first_reply_seconds": round(timing.first_reply - started, 3) if timing.first_reply else None,
                 "turn_seconds": round(ended - started, 3),
                 "evaluated_tokens": sum(s.stats.evaluated_tokens for s in steps),
@@ -247,6 +299,12 @@ def run(turns: int, embedder_name: str, seed: int, home: str | None = None) -> d
     figures = _summary(
         rows, reuse, timing, load_seconds, warm_seconds, per_eval, per_token, tool_tokens, budget, runtime.info.model_id
     )
+    figures["repeat_check"] = repeat_check
+    figures["repeated_replies"] = sum(1 for r in rows if r["repeated"])
+    figures["regenerated_replies"] = timing.regenerated
+    figures["regeneration_seconds"] = round(timing.regeneration_seconds, 3)
+    total = sum(r["turn_seconds"] for r in rows)
+    figures["regeneration_seconds_share"] = timing.regeneration_seconds / total if total else 0.0
     # Other work on the machine slows both a turn and its floor: ratios and token counts hold, seconds do not.
     figures["machine"] = {
         "cpu": _cpu_name(),

@@ -61,6 +61,7 @@ def open_agent(
         ),
         observer=observer,
         recall=open_auto_recall(services, settings),
+        user_name=lambda: services.settings_store.load().user_name,
     )
 
 

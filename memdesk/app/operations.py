@@ -14,6 +14,7 @@ def open_forgetting(services: Services, backups=None, *, db: Database | None = N
     connection the calling thread opened for itself (the window's, so the VACUUM at the end does
     not hold the connection the panels read through)."""
     from memdesk.core.memory.forget import Forgetting
+    from memdesk.core.memory.forget.files import DataFolder
 
     memory = services.memory
     history = memory.archival.history if db is None else memory_history(db, services.clock)
@@ -24,7 +25,7 @@ def open_forgetting(services: Services, backups=None, *, db: Database | None = N
         history=history,
         graph=memory.graph,
         kv_cache=services.paths.kv_cache,
-        logs=services.paths.logs,
+        data=DataFolder.of(services.paths, getattr(backups, "folder", None)),
         backups=backups,
         threshold=services.settings.forget_similarity,
     )
@@ -40,6 +41,7 @@ def open_retention(services: Services, *, db: Database | None = None):
         services.clock,
         history=history,
         kv_cache=services.paths.kv_cache,
+        keep_weekly=services.settings.backup_keep_weekly,
     )
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from memdesk.app.operations import agent_file_options, import_agent_path
 from memdesk.cli.passphrase import open_store_services
+from memdesk.cli.terminal import ask
 from memdesk.core.memory.diff import unified
 from memdesk.core.memory.history import GRAPH_ENTITY, GRAPH_FACT, KINDS
 from memdesk.core.memory.revert import Reverter
@@ -96,7 +97,7 @@ def _delete(args: argparse.Namespace) -> int:
     with _services() as services:
         record = services.agents.get_by_name(args.name)
         if not args.yes:
-            answer = input(f"Delete {record.name} and all it remembers? [y/N] ").strip().lower()
+            answer = ask(f"Delete {record.name} and all it remembers? [y/N] ").strip().lower()
             if answer not in ("y", "yes"):
                 print("Kept.")
                 return 1
@@ -159,7 +160,7 @@ def _tools(args: argparse.Namespace) -> int:
                     print(f"Cannot enable {tool.name}: {problem}")
                     return 1
                 if not args.yes:
-                    answer = input(f"{enabling_means(tool.name)} [y/N] ").strip().lower()
+                    answer = ask(f"{enabling_means(tool.name)} [y/N] ").strip().lower()
                     if answer not in ("y", "yes"):
                         print("Left disabled.")
                         return 1

@@ -90,6 +90,9 @@ def render_preview(agent: str, preview: ForgetPreview) -> str:
     lines.append("Conversation messages are kept as a placeholder, [forgotten], so the conversation still reads.")
     if preview.kv_cache_files:
         lines.append(f"The {preview.kv_cache_files} saved prompt states are deleted too (they are rebuilt).")
+    if preview.user_code:
+        lines.append("Your own tool files name it too; they are your code and stay as they are:")
+        lines += [f"  {name}" for name in preview.user_code]
     if preview.backups:
         lines.append(
             f"{len(preview.backups)} backup(s) taken before may still hold it;"
@@ -107,6 +110,7 @@ def render_result(result: ForgetResult) -> str:
     if result.backups_purged:
         lines.append(f"Removed it from {result.backups_purged} backup(s).")
     lines += [f"Could not purge backup {error}" for error in result.backup_errors]
+    lines += [f"Could not change the file {error}" for error in result.file_errors]
     if not result.checkpointed:
         lines.append("Another MemDesk process is reading the store: its journal is emptied when that one closes.")
     return "\n".join(lines)

@@ -11,8 +11,10 @@ import sys
 from collections.abc import Callable, Sequence
 
 from memdesk import __version__
+from memdesk.cli.terminal import visible_output
 from memdesk.core.base.errors import MemDeskError
 from memdesk.core.base.private_files import private_umask
+from memdesk.core.base.process_guard import guard_process
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -68,12 +70,17 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    logging.basicConfig(
-        level=getattr(logging, str(args.log_level).upper(), logging.WARNING),
-        format="%(levelname)s %(name)s: %(message)s",
-    )
-    with private_umask():  # what MemDesk writes (store, logs, caches, exports) is the user's only
-        return _main(args)
+    # Text from imported files and the model reaches the terminal escaped, log lines included.
+    with visible_output():
+        logging.basicConfig(
+            level=getattr(logging, str(args.log_level).upper(), logging.WARNING),
+            format="%(levelname)s %(name)s: %(message)s",
+        )
+        # Passphrases, tokens and the store's descriptor stay out of reach of other processes (an
+        # imported tool's included) and out of core files.
+        guard_process()
+        with private_umask():  # what MemDesk writes (store, logs, caches, exports) is the user's only
+            return _main(args)
 
 
 def _main(args: argparse.Namespace) -> int:

@@ -18,6 +18,7 @@ from dataclasses import replace
 from memdesk.app.runtimes import open_runtime
 from memdesk.app.services import Services, snapshot_before
 from memdesk.cli.passphrase import open_store_services
+from memdesk.cli.terminal import rewrite_line
 from memdesk.core.base.errors import DownloadCancelled, ModelError, UnknownModelError
 from memdesk.core.models.download import Downloader, DownloadProgress, format_bytes
 from memdesk.core.models.hub import HubConfig
@@ -206,7 +207,7 @@ class _ProgressPrinter:
         with self._lock:
             text = progress.describe()
             if self._tty:
-                sys.stderr.write("\r" + text.ljust(78)[:78])
+                rewrite_line(text.ljust(78)[:78])
             elif (
                 progress.phase != self._phase or progress.fraction - self._last >= 0.25 or progress.phase == "installed"
             ):

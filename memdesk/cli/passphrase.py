@@ -18,6 +18,7 @@ from memdesk.app.services import Services, unlock_and_open
 from memdesk.core.base.errors import PassphraseError, PassphraseRequiredError, WrongPassphraseError
 from memdesk.core.base.paths import Paths
 from memdesk.core.storage.driver import file_is_encrypted
+from memdesk.core.text.visible import visible
 
 PASSPHRASE_FILE_ENV = "MEMDESK_PASSPHRASE_FILE"
 #: The new passphrase for `memdesk encrypt --change`, when the current one is in MEMDESK_PASSPHRASE_FILE.
@@ -53,7 +54,7 @@ def read_passphrase_file(path: Path) -> str:
 def ask(prompt: str) -> str:
     """One passphrase typed on the terminal (not echoed)."""
     try:
-        passphrase = getpass.getpass(prompt)
+        passphrase = getpass.getpass(visible(prompt))  # written to the terminal itself
     except EOFError:
         passphrase = ""
     if not passphrase:

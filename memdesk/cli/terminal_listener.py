@@ -7,8 +7,11 @@ from __future__ import annotations
 import sys
 import threading
 
+from memdesk.cli.terminal import escaping
 from memdesk.core.agent.context import ContextBudget
+from memdesk.core.agent.conversation_view import event_words
 from memdesk.core.agent.observer import StepRecord, TurnResult
+from memdesk.core.agent.repetition import REPEATED
 from memdesk.core.consolidation.consolidator import PassResult
 from memdesk.session.listener import SessionListener
 
@@ -21,8 +24,9 @@ class TerminalListener(SessionListener):
     def __init__(self, verbose: bool, agent_name: str, out=None, err=None) -> None:
         self.verbose = verbose
         self.agent_name = agent_name
-        self.out = out or sys.stdout
-        self.err = err or sys.stderr
+        # The reply, the calls and the news hold the model's and imported text: escaped.
+        self.out = escaping(out or sys.stdout)
+        self.err = escaping(err or sys.stderr)
         self.model_id = ""
         self._lock = threading.RLock()  # one line at a time: the turn's, the graph's, the scheduler's
         self._streaming: str | None = None
@@ -84,8 +88,11 @@ class TerminalListener(SessionListener):
         if kind == "stopped":
             self._stopped = True
             self._say("[stopped; /retry answers your message]")
-        elif self.verbose or kind in ("eviction", "step_cap"):
-            self._say_out(f"  [{kind}: {text[:300]}]")
+        else:
+            words, workings = event_words(kind, text)
+            # A copied reply was printed as it came: say why another follows it.
+            if self.verbose or not workings or kind == REPEATED:
+                self._say_out(f"  [{words[:300]}]")
 
     def on_failed(self, error: Exception) -> None:
         if not self._opened.is_set():

@@ -291,12 +291,12 @@ class ModelJobs:
                     result = run(agent, cancel)
                 except KeyboardInterrupt:  # Ctrl+C where the front end runs the model on its own thread
                     ctrl_c = True
-                    self._listener.on_event("stopped", "generation stopped")
+                    self._listener.on_event("stopped", "you stopped the reply")
                 except GenerationCancelled:
                     if background and not self._jobs.stopped_by_user():
                         log.info("a background turn gave way to the user's message")
                     else:
-                        self._listener.on_event("stopped", "generation stopped")
+                        self._listener.on_event("stopped", "you stopped the reply")
                 finally:
                     by_user = ctrl_c or self._jobs.stopped_by_user()
                     # A user message still owed a reply (stopped, failed) is offered for a retry;

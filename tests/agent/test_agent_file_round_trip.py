@@ -57,7 +57,8 @@ def lived(services, make_agent, clock, tmp_path):
         context_start_id=messages[4].id,
         evicted_count=4,
         summary="Note: Ada said hi and likes tea.",
-        config={"pinned": True},
+        # Options MemDesk owns travel; a confirmation and unknown keys do not (test_imported_options.py).
+        config={"retention_days": 30, "retention_confirmed": False},
     )
     said = next(m for m in services.memory.recall.all(agent.id) if m.kind == "user_message")
     lived_graph(services, agent.id, said.id, clock)

@@ -108,7 +108,7 @@ def test_consent_is_enforced_for_user_tools_and_a_denial_is_a_failed_call(servic
     result = agent.send_user_message("water the garden")
     step = result.steps[0]
     assert not step.ok and "did not allow water_plants" in step.result
-    assert asked == [("water_plants", "run water_plants(minutes=5)")]
+    assert asked == [("water_plants", 'run water_plants(minutes)\nits arguments (17 characters):\n{\n "minutes": 5\n}')]
     ran = agent.tools.resolve("water_plants").function.__globals__["RAN"]
     assert ran == []
     agent.consent = Recorder(True)

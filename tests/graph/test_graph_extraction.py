@@ -19,16 +19,57 @@ def test_fixed_text_gives_exact_entities_and_facts(analyser):
     assert {(e.name, e.kind) for e in result.entities} == {
         ("Ann", "person"),
         ("Berlin", "place"),
-        ("sister", "concept"),
         ("dog", "concept"),
         ("coffee", "concept"),
-    }
+    }  # "sister" is Ann's relation to the speaker (a fact), no entity of its own
     assert set(result.facts) == {
         FoundFact("Ann", "move to", "Berlin"),
         FoundFact("Ann", "sister of", SPEAKER),
         FoundFact(SPEAKER, "adopt", "dog"),
         FoundFact(SPEAKER, "not like", "coffee"),
     }
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Hi, I am Ada. I live in Lisbon and I love gardening. My sister Ines is a doctor in Porto.",
+        "My sister Ines is a doctor.",
+        "Ines, my sister, is a doctor.",
+        "Ines is my sister.",
+        "My daughter Ines is five.",
+        "I met my colleague Zanele at lunch.",
+    ],
+)
+def test_a_person_introduced_by_their_relation_is_a_person(analyser, text):
+    """Issue 35, found as a new user: after "My sister Ines is a doctor in Porto." the Knowledge
+    panel listed Ines as a product and "sister" as a concept. A name a relation noun introduces
+    (my sister, my colleague, in any of the three ways of saying it) is a person's, whatever the
+    tagger took it for; the noun is the relation to the speaker, not an entity of its own."""
+    (result,) = analyser.analyse([text])
+    kinds = {e.name: e.kind for e in result.entities}
+    name = "Zanele" if "Zanele" in text else "Ines"
+    assert kinds.get(name) == "person", kinds
+    relation = next(w for w in ("sister", "daughter", "colleague") if w in text)
+    assert relation not in kinds
+    assert FoundFact(name, f"{relation} of", SPEAKER) in result.facts
+
+
+def test_a_relation_said_of_nobody_named_and_a_pet_stay_what_they_were(analyser):
+    unnamed, pet, job = analyser.analyse(["My sister is a doctor.", "My dog Rex sleeps a lot.", "Ines is a doctor."])
+    assert ("sister", "concept") in {(e.name, e.kind) for e in unnamed.entities}
+    assert "person" not in {e.kind for e in pet.entities}
+    assert ("doctor", "concept") in {(e.name, e.kind) for e in job.entities}  # a job, not a relation
+
+
+def test_the_issues_first_message_puts_ines_in_the_graph_as_a_person(graph, extractor, agent_id, say):
+    say("Hi, I am Ada. I live in Lisbon and I love gardening. My sister Ines is a doctor in Porto.")
+    extractor.enqueue(agent_id)
+    extractor.run_entities(agent_id)
+    ines = graph.find(agent_id, "Ines")
+    assert ines is not None and ines.kind == "person"
+    assert graph.find(agent_id, "sister") is None
+    assert ("Ines", "sister of", "User") in {(f.subject, f.relation, f.object) for f in graph.facts(ines.id)}
 
 
 def test_a_conversation_becomes_a_graph(services, graph, extractor, agent_id, say, clock):

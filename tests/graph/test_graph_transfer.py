@@ -15,7 +15,7 @@ def test_the_graph_survives_export_and_import(services, graph, extractor, agent_
     extractor.enqueue(agent_id)
     extractor.run_entities(agent_id)
     graph.merge(graph.find(agent_id, "Annie").id, graph.find(agent_id, "Ann").id)
-    graph.delete_entity(graph.find(agent_id, "sister").id)
+    graph.delete_entity(graph.find(agent_id, "museum").id)
     graph.insert_fact(agent_id, "Ann", "likes", "chess", author="user")
 
     data = json.loads(json.dumps(export_agent(services, agent_id)))  # through a file's text
@@ -37,7 +37,7 @@ def test_the_graph_survives_export_and_import(services, graph, extractor, agent_
     assert shape(imported) == shape(original)
     ann = graph.find(copy.id, "Annie")
     assert ann.name == "Ann" and ann.aliases == ("Annie",)
-    assert graph.find(copy.id, "sister") is None  # still deleted
+    assert graph.find(copy.id, "museum") is None  # still deleted
     sources = {f.source()[0] for f in graph.facts(ann.id) if f.source()}
     assert sources == {"message"}
     for _kind, source_id in (f.source() for f in graph.facts(ann.id) if f.source()):

@@ -5,6 +5,8 @@ an injected resolver, so no test depends on /etc/hosts or DNS."""
 
 from __future__ import annotations
 
+import ipaddress
+import re
 import ssl
 import threading
 import time
@@ -16,7 +18,7 @@ import pytest
 from memdesk.core.base.errors import GenerationCancelled, ToolError
 from memdesk.core.runtime.base import CancelToken
 from memdesk.core.runtime.scripted import call, say
-from memdesk.core.tools.http import HttpPolicy
+from memdesk.core.tools.http import HttpPolicy, internal_kind
 
 
 class Server:
@@ -136,6 +138,35 @@ def test_an_allow_listed_name_resolving_to_this_machine_or_the_local_network_is_
         with pytest.raises(ToolError, match="api.example resolves to .*address on this machine or the local network"):
             policy.request("GET", "http://api.example/data", "")
     assert socket_audit.events == []  # refused before any connection
+
+
+@pytest.mark.parametrize(
+    ("address", "why"),
+    [
+        ("100.64.0.1", "shared"),  # carrier-grade NAT: the provider's network, not the internet
+        ("100.127.255.254", "shared"),
+        ("2002:c0a8:101::1", "192.168.1.1 inside"),  # 6to4 of a private address
+        ("2002:7f00:1::", "127.0.0.1 inside"),  # 6to4 of loopback
+        ("64:ff9b::a00:7", "10.0.0.7 inside"),  # NAT64 of a private address
+        ("::a00:7", "10.0.0.7 inside"),  # IPv4-compatible
+        ("2001:0:4136:e378:8000:63bf:3fff:fdd2", "private"),  # Teredo
+        ("198.18.0.1", "private"),  # benchmarking
+        ("2001:db8::1", "private"),  # documentation
+    ],
+)
+def test_an_address_that_is_not_public_in_any_of_its_forms_is_refused(address, why, socket_audit):
+    policy = HttpPolicy(
+        enabled=True, allowed_hosts=frozenset({"api.example"}), resolver=resolver_for({"api.example": address})
+    )
+    with socket_audit:
+        with pytest.raises(ToolError, match=f"api.example resolves to .*{re.escape(why)}"):
+            policy.request("GET", "http://api.example/data", "")
+    assert socket_audit.events == []
+
+
+def test_a_public_address_carried_in_ipv6_is_not_refused_for_its_form():
+    for public in ("2002:5db8:d822::1", "::ffff:93.184.216.34", "93.184.216.34"):  # 93.184.216.34 inside
+        assert internal_kind(ipaddress.ip_address(public)) is None
 
 
 def test_the_name_is_refused_even_when_only_one_of_its_addresses_is_internal(socket_audit):

@@ -159,7 +159,13 @@ def test_a_call_asks_once_and_runs_in_a_child_process_in_a_temporary_folder_with
     runtime.enqueue(call("where", "look", False, note="hi"), say("done"))
     step = opened.send_user_message("where do you run?").steps[0]
     assert step.ok, step.result
-    assert consent.asked == [("where", 'run the imported tool where(note="hi") in a separate process')]
+    assert consent.asked == [
+        (
+            "where",
+            "run the imported tool where(note) in a separate process\n"
+            'its arguments (17 characters):\n{\n "note": "hi"\n}',
+        )
+    ]
     reply, printed = step.result.split("\n\nPrinted output:\n")
     seen = json.loads(reply)
     assert printed == "looked around"

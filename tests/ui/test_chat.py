@@ -81,7 +81,7 @@ def test_escape_stops_mid_stream(make_window, qtbot):
     with qtbot.waitSignal(window.turn_done, timeout=5_000):
         qtbot.keyClick(window.chat.compose, Qt.Key.Key_Escape)
     qtbot.waitUntil(lambda: not window.state.busy, timeout=30_000)
-    assert "generation stopped" in window.chat.transcript.toPlainText()
+    assert "you stopped the reply" in window.chat.transcript.toPlainText()
     assert "typing" not in window.chat.transcript.toPlainText()
     assert window.chat.send_button.isEnabled()
 

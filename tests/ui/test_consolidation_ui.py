@@ -51,17 +51,21 @@ def test_an_idle_pass_proposes_changes_and_the_user_reviews_them(qtbot, services
     qtbot.waitUntil(lambda: "(2)" in window.consolidation.review_action.text())
     assert "Review proposed memory changes" in window.statusBar().currentMessage()
 
-    dialog = window.consolidation.open_review()
-    qtbot.waitUntil(dialog.isVisible)
+    window.consolidation.open_review()
+    qtbot.waitUntil(lambda: window.consolidation.dialog is not None and window.consolidation.dialog.isVisible())
+    dialog = window.consolidation.dialog
     assert dialog.list.count() == 2
     dialog.list.item(1).setCheckState(Qt.CheckState.Unchecked)  # the wrong one
-    dialog.apply_button.click()
+    with qtbot.waitSignal(dialog.loaded):  # the proposals left are read again
+        dialog.apply_button.click()
+        assert not dialog.reject_button.isEnabled()  # nothing decided twice meanwhile
     human = services.memory.core.get(window.state.agent_id, "human").value
     assert "Name: Ana; lives in Porto." in human and "coffee" not in human
     qtbot.waitUntil(
         lambda: "lives in Porto" in window.memory.editors["human"].editor.toPlainText()
     )  # the panel shows it
-    dialog.reject_button.click()
+    with qtbot.waitSignal(dialog.loaded):
+        dialog.reject_button.click()
     assert dialog.empty.isVisible() and not dialog.apply_button.isEnabled()
     statuses = [
         c.status
@@ -151,6 +155,6 @@ def test_an_idle_pass_that_meets_a_busy_store_says_nothing_and_runs_at_the_next_
     assert results[0].status == BUSY and window.worker.session.idle.armed("consolidation") is not None
     assert not any("locked" in message for message in window.hub.messages)
     window.worker.session.idle.run_now("consolidation")  # the next idle moment
-    qtbot.waitUntil(lambda: len(results) == 2, timeout=10_000)
+    qtbot.waitUntil(lambda: len(results) == 2, timeout=60_000)
     assert results[1].status == "done" and results[1].applied == 1
     assert "Name: Ana." in services.memory.core.get(window.state.agent_id, "human").value

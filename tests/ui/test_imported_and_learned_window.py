@@ -57,10 +57,13 @@ def test_imported_conversations_are_listed_apart_and_open_read_only(
     dialog.close()
 
     porto = next(m for m in services.memory.recall.conversation(1) if "Porto" in m.search_text)
+    dialog.view.clear()
     window.navigation.show_message(porto.id)  # a source's "show it" opens its conversation, not the chat
+    # The message is read off the GUI thread first; then its conversation shows.
+    qtbot.waitUntil(lambda: window.history_imports.conversations_dialog.isVisible(), timeout=10_000)
     dialog = window.history_imports.conversations_dialog
     qtbot.waitUntil(lambda: "moved to Porto" in dialog.view.toPlainText(), timeout=10_000)
-    assert dialog.isVisible() and not window.message_bar.isVisible()
+    assert not window.message_bar.isVisible()
     dialog.close()
 
 
@@ -71,8 +74,10 @@ def test_what_was_learned_is_accepted_edited_or_rejected_through_memory_history_
     agent_id = window.state.agent_id
     core = services.memory.core
     human_before = core.get(agent_id, "human").value
-    window.history_imports.update_learned_action()
-    assert window.history_imports.learned_action.text().startswith("What MemDesk &learned (")
+    window.history_imports.update_learned_action()  # the count is read off the GUI thread
+    qtbot.waitUntil(
+        lambda: window.history_imports.learned_action.text().startswith("What MemDesk &learned ("), timeout=10_000
+    )
     dialog = window.history_imports.show_learned()
     with qtbot.waitSignal(dialog.loaded, timeout=10_000):
         pass
@@ -124,7 +129,9 @@ def test_what_was_learned_is_accepted_edited_or_rejected_through_memory_history_
 def test_file_export_writes_memory_as_a_folder(make_window, roomy_runtime, qtbot, services, tmp_path):
     window = opened_with_history(make_window, roomy_runtime, services, tmp_path)
     assert "E&xport…" in [a.text() for a in window.menus.file.actions()]
-    dialog = window.transfer_actions.on_export_triggered()
+    window.transfer_actions.on_export_triggered()  # the agents are read off the GUI thread first
+    qtbot.waitUntil(lambda: window.transfer_actions.export_dialog is not None, timeout=10_000)
+    dialog = window.transfer_actions.export_dialog
     assert dialog.as_folder.isChecked() and not dialog.warning.isVisible()  # a plain store: no warning
     assert not dialog.export_button.isEnabled()  # nowhere chosen yet
     folder = tmp_path / "memory"

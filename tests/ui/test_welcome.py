@@ -137,3 +137,20 @@ def test_closing_the_window_closes_a_welcome_left_open_so_the_app_can_quit(make_
     window.close()
     assert not dialog.isVisible()
     assert services.settings_store.load().welcome_done  # closed counts as shown
+
+
+def test_the_name_given_in_the_welcome_is_in_core_memory_from_the_first_message(qtbot, services, make_agent, runtime):
+    """Issue 35, found as a new user: the name typed in the welcome never reached core memory (the
+    human block stayed empty three turns on)."""
+    from memdesk.core.runtime.scripted import say
+
+    agent = make_agent("sam")
+    dialog = offer_welcome(services, Recorded().actions())
+    click(qtbot, dialog.next_button)
+    qtbot.keyClicks(dialog.name, "Ada")
+    click(qtbot, dialog.next_button)
+    dialog.close()
+    runtime.enqueue(say("Hello!"))
+    agent.send_user_message("Hi")
+    assert services.memory.core.get(agent.id, "human").value.splitlines()[0] == "Name: Ada"
+    assert "Name: Ada" in runtime.prompts[-1][1].content or any("Name: Ada" in m.content for m in runtime.prompts[-1])

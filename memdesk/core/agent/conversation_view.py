@@ -22,7 +22,9 @@ class Entry:
     """One thing a person sees in the conversation.
 
     ``kind``: "user" (their message), "agent" (a send_message), "thought" (inner monologue),
-    "call" (any other function call, with its result) or "event" (login, heartbeat, alert)."""
+    "call" (any other function call, with its result), "event" (what the user should know: a
+    stopped reply, older messages leaving the view) or "workings" (what MemDesk told the model: a
+    return, a heartbeat, an alert); events are in the user's words (``event_words``)."""
 
     kind: str
     text: str
@@ -36,7 +38,7 @@ class Entry:
     @property
     def detail(self) -> bool:
         """Hidden unless the user asks to see the agent's inner workings."""
-        return self.kind in ("thought", "call", "memories")
+        return self.kind in ("thought", "call", "memories", "workings")
 
 
 def _load(text: str) -> Any:
@@ -46,14 +48,52 @@ def _load(text: str) -> Any:
         return None
 
 
-def _event_text(message: Message) -> str:
-    data = _load(message.content)
-    if not isinstance(data, dict):
-        return message.content
-    text = str(data.get("reason") or data.get("message") or data.get("type") or message.kind)
-    if message.kind == "login":
-        text = f"login (last login: {data.get('last_login', 'unknown')})"
-    return text.replace(events.HIDDEN, "").strip()
+#: What each heartbeat reason means, for a person.
+_HEARTBEATS = {
+    events.HEARTBEAT_AFTER_CALL: "it went on after a step",
+    events.HEARTBEAT_AFTER_FAILURE: "a step failed; it tried again",
+    events.HEARTBEAT_AFTER_REFUSAL: "a step was refused; it answered instead",
+    events.HEARTBEAT_TO_READ: "it read what it had found",
+    events.HEARTBEAT_UNANSWERED: "it had not answered yet, so it answered",
+    events.HEARTBEAT_TIMED: "it checked in on its own",
+}
+_LONG_CONVERSATION = "the conversation grew long: it was asked to save what matters"
+#: Events that are the user's business (shown); every other one is MemDesk talking to the model,
+#: shown only with the inner workings.
+_SHOWN = frozenset({"stopped", "unanswered", "step_cap", "eviction"})
+
+
+def event_words(kind: str, text: str) -> tuple[str, bool]:
+    """An event as a person reads it: (the words, whether it is inner workings). ``kind`` and
+    ``text`` are an observer's event (AgentObserver.on_event) or a stored event's kind and
+    content. No internal name (heartbeat, login, system_alert...) reaches the conversation."""
+    data = _load(text)
+    data = data if isinstance(data, dict) else {}
+    if kind == "heartbeat":
+        reason = str(data.get("reason", ""))
+        words = _HEARTBEATS.get(reason, _HEARTBEATS[events.HEARTBEAT_TIMED] if not data else "it went on by itself")
+    elif kind == "login":
+        last = str(data.get("last_login", ""))
+        words = "your first visit" if not last or last.startswith("Never") else f"you came back (last time: {last})"
+    elif kind in ("system_alert", "alert"):
+        words = _LONG_CONVERSATION
+    elif kind == "memory_update":
+        words = "it was told about the memory changes made meanwhile"
+    elif kind == "repeated":
+        words = "its reply repeated an earlier message, so it answered again"
+    elif kind == "eviction":
+        words = "older messages moved out of its view; it keeps a summary of them"
+    elif data:  # another stored event: what it says, never its JSON
+        words = str(data.get("message") or data.get("reason") or "a note from MemDesk")
+    else:
+        words = text
+    return words.replace(events.HIDDEN, "").strip(), kind not in _SHOWN
+
+
+def event_entry(kind: str, text: str, at: datetime, message_id: int | None = None) -> Entry:
+    """The conversation's entry for an event (``event_words``)."""
+    words, workings = event_words(kind, text)
+    return Entry("workings" if workings else "event", words, at, message_id=message_id)
 
 
 def conversation_entries(messages: list[Message]) -> list[Entry]:
@@ -99,9 +139,7 @@ def conversation_entries(messages: list[Message]) -> list[Entry]:
             lines = data.get("memories", []) if isinstance(data, dict) else []
             entries.append(Entry("memories", memories_text(lines), message.created_at, message_id=message.id))
         else:
-            entries.append(
-                Entry("event", f"{message.kind}: {_event_text(message)}", message.created_at, message_id=message.id)
-            )
+            entries.append(event_entry(message.kind, message.content, message.created_at, message.id))
     return entries
 
 

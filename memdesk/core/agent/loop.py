@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
+from dataclasses import replace
 from datetime import timedelta
 
 from memdesk.core.agent import events, unanswered
@@ -38,17 +40,20 @@ from memdesk.core.agent.prompt_state import PromptState
 from memdesk.core.agent.recall.search import AutoRecall, RecallResult
 from memdesk.core.agent.recall.shown import ShownMemories
 from memdesk.core.agent.recall.turn import recall_for
+from memdesk.core.agent.repetition import REPEATED, copied, reply_of
 from memdesk.core.agent.settings import AgentSettings
 from memdesk.core.base.errors import GenerationCancelled
 from memdesk.core.memory.agents import AgentRecord
 from memdesk.core.memory.history import Cause
 from memdesk.core.memory.recall import Message
 from memdesk.core.memory.services import MemoryServices
+from memdesk.core.memory.user_name import follow_user_name
 from memdesk.core.prompts import Prompts
 from memdesk.core.runtime.base import (
     CallRequest,
     CancelToken,
     ChatMessage,
+    ModelTurn,
     Runtime,
 )
 from memdesk.core.tools.context import ConsentPolicy, DenyAll, ToolContext
@@ -74,8 +79,12 @@ class Agent:
         settings: AgentSettings,
         observer: AgentObserver | None = None,
         recall: AutoRecall | None = None,
+        user_name: Callable[[], str] = lambda: "",
     ) -> None:
+        """``user_name``: the name the user gave MemDesk (the setting, read at each user turn),
+        which the human block then holds (memory/user_name.py)."""
         self.id = agent_id
+        self._user_name = user_name
         self.memory = memory
         self.runtime = runtime
         self.prompts = prompts
@@ -128,6 +137,9 @@ class Agent:
         message = self.memory.recall.get(message_id)
         if message is None or message.agent_id != self.id or message.kind != "user_message":
             raise ValueError(f"message {message_id} is not a user message to agent {self.id}")
+        with self.memory.db.transaction():
+            if follow_user_name(self.memory.core, self.memory.agents, self.id, self._user_name()):
+                self._synced_at = None  # the human block changed: the model is told below
         if self._synced_at != message_id or self.memory.recall.last_id(self.id) != message_id:
             # Saved without the memory check (through another connection), or a preempted
             # background step came after it: what changed meanwhile is reported now. Not twice
@@ -179,7 +191,7 @@ class Agent:
         now = self.memory.clock.now()
         if paused_until is not None and paused_until > now:
             return None
-        self.observer.on_event("heartbeat", "timed heartbeat")
+        self.observer.on_event("heartbeat", "it checked in on its own")
         return self._run("heartbeat", events.heartbeat(events.HEARTBEAT_TIMED, now), cancel=cancel)
 
     def prompt_prefix(self) -> list[ChatMessage]:
@@ -241,6 +253,7 @@ class Agent:
                     thoughts_chars=self.settings.thoughts_chars,
                 )
                 turn = self.runtime.generate_call(request, on_event=self.observer.on_stream, cancel=cancel)
+                turn = self._not_a_copy(turn, request, cancel)
                 pending = one_step.prepare(  # outside any transaction: may be slow
                     turn, self._tool_context(cancel), rules, tools=self.tools, consent=self.consent, db=db
                 )
@@ -275,12 +288,30 @@ class Agent:
             else:
                 result.capped = True
                 log.warning("agent %s hit the step cap of %s", self.id, self.settings.max_steps)
-                self.observer.on_event("step_cap", f"Stopped after {self.settings.max_steps} chained steps")
+                self.observer.on_event("step_cap", f"it stopped after {self.settings.max_steps} steps in a row")
         finally:
             result.budget = self._last_budget
             result.seconds = time.perf_counter() - started
             self.observer.on_turn_end(result)
         return result
+
+    def _not_a_copy(self, turn: ModelTurn, request: CallRequest, cancel: CancelToken | None) -> ModelTurn:
+        """A reply that copies a recent message is generated once more, the copy penalised
+        (repetition.py); the step costs both generations."""
+        limit = self.settings.repeat_check_messages
+        reply = reply_of(turn.text) if limit > 0 else None
+        recent = self.memory.recall.said(self.id, limit) if reply else []
+        copy = copied(reply, recent) if reply else None
+        if copy is None:
+            return turn
+        log.info("a reply copied %s words of a recent message: generating it once more", copy.words)
+        self.observer.on_event(REPEATED, "its reply repeated an earlier message, so it answered again")
+        # The copied run first; the other recent messages too, so the new answer copies none of them.
+        avoid = (copy.span, *(text for text in recent if text != copy.source))
+        again = self.runtime.generate_call(
+            replace(request, avoid=avoid), on_event=self.observer.on_stream, cancel=cancel
+        )
+        return ModelTurn(again.text, turn.stats.then(again.stats))
 
     def _report(self, step: StepRecord, context: ToolContext) -> None:
         self.observer.on_step(step)
@@ -294,7 +325,7 @@ class Agent:
         budget = self.prompt.budget()
         if budget.used >= budget.warning_at and not self.record.pressure_alert_sent:
             self.memory.agents.update(self.id, pressure_alert_sent=True)
-            self.observer.on_event("alert", "memory pressure: the agent was told to save what matters")
+            self.observer.on_event("alert", "the conversation grew long: it was asked to save what matters")
             return "system_alert", events.system_alert(events.PRESSURE_ALERT)
         if step.refused:
             return "heartbeat", events.heartbeat(events.HEARTBEAT_AFTER_REFUSAL)

@@ -23,6 +23,8 @@ class AgentSettings:
     #: inner_thoughts' bound, kept by the grammar: each character is time before the reply starts
     #: (None: the runtime's default). Per model (see models/catalog.py), stated in the instructions.
     thoughts_chars: int | None
+    #: Recent messages a reply must not copy (0: no check); see agent/repetition.py.
+    repeat_check_messages: int
     tool_section: str = "signatures"  # the prompt's tool list style, per model (see models/catalog.py)
     #: Functions the model is not offered, per model (see models/catalog.py): left out of the
     #: grammar and of the prompt's tool section.
@@ -44,6 +46,7 @@ class AgentSettings:
             top_entities=settings.graph_top_entities if settings.graph_extraction else 0,
             params=sampling(settings),
             thoughts_chars=settings.max_thought_chars,
+            repeat_check_messages=settings.repeat_check_messages,
             tool_section=tool_section,
             hidden_functions=hidden_functions,
         )

@@ -40,6 +40,7 @@ class ReplayRuntime:
     def __init__(self, counter: Runtime) -> None:
         self._counter = counter
         self._reply: str | None = None
+        self._said: str | None = None  # the last recorded reply handed out (asked again: the same)
         self.live = False
         self.prompts: list[list[ChatMessage]] = []
         self.fillers = 0  # calls the recording had no answer for
@@ -69,13 +70,19 @@ class ReplayRuntime:
     def generate_call(
         self, request: CallRequest, *, on_event: StreamCallback | None = None, cancel: CancelToken | None = None
     ) -> ModelTurn:
+        if request.avoid and not self.live and self._said is not None:
+            # The agent asks again for a reply that repeated a recent message: a recording says
+            # what it said (people do repeat each other), so the replayed conversation stays as it was.
+            return ModelTurn(self._said)
         self.prompts.append(list(request.messages))
         if self.live:
             return self._counter.generate_call(request, on_event=on_event, cancel=cancel)
         names = {tool.name for tool in request.tools}
+        self._said = None
         if self._reply is not None and "send_message" in names:
             text, self._reply = self._reply, None
-            return ModelTurn(say(text))
+            self._said = say(text)
+            return ModelTurn(self._said)
         # A step the recording has no answer for: the memory-pressure alert, or an opener the
         # other speaker never answered. End the chain without adding content.
         self.fillers += 1

@@ -27,6 +27,66 @@ FACT_CHANGE, ENTITY_CHANGE = "graph_fact", "graph_entity"
 ROW_TABLES = ("graph_entities", "graph_facts")
 #: A row in a change's meta: [table, id, the row's columns, or None when it did not exist].
 RowState = list
+#: Each carried table's columns: the type of value each holds and whether it may be NULL. A revert
+#: writes these columns only, so a row that came in an agent file is data, never SQL
+#: (tests/graph/test_carried_graph_rows.py holds this to the schema).
+ROW_COLUMNS: dict[str, dict[str, tuple[type, bool]]] = {
+    "graph_entities": {
+        "id": (int, False),
+        "agent_id": (int, False),
+        "name": (str, False),
+        "key": (str, False),
+        "kind": (str, False),
+        "merged_into": (int, True),
+        "author": (str, False),
+        "created_at": (str, False),
+        "deleted": (int, False),
+    },
+    "graph_facts": {
+        "id": (int, False),
+        "agent_id": (int, False),
+        "subject_id": (int, False),
+        "relation": (str, False),
+        "object_id": (int, False),
+        "message_id": (int, True),
+        "passage_id": (int, True),
+        "valid_from": (str, False),
+        "valid_to": (str, True),
+        "author": (str, False),
+        "created_at": (str, False),
+        "deleted": (int, False),
+    },
+}
+
+
+def rows_problem(rows: Any) -> str | None:
+    """Why ``rows`` (a change's meta rows) cannot be put back (None: they can): each entry must be
+    [a carried table, an integer id, None or a row with exactly that table's columns, each value of
+    its column's type]."""
+    if not isinstance(rows, list):
+        return "its rows are not a list"
+    for item in rows:
+        if not (isinstance(item, list) and len(item) == 3):
+            return "a row is not [table, id, columns]"
+        table, row_id, row = item
+        columns = ROW_COLUMNS.get(table) if isinstance(table, str) else None
+        if columns is None:
+            return f"it names an unknown table ({table!r})"
+        if type(row_id) is not int:
+            return f"a row of {table} has no integer id"
+        if row is None:
+            continue
+        if not isinstance(row, dict):
+            return f"a row of {table} is not an object"
+        unknown = [key for key in row if key not in columns]
+        if unknown:
+            return f"a row of {table} names a column it does not have ({unknown[0]!r})"
+        for name, (kind, nullable) in columns.items():
+            if name not in row:
+                return f"a row of {table} has no {name}"
+            if not (type(row[name]) is kind or (nullable and row[name] is None)):
+                return f"a row of {table} holds a {type(row[name]).__name__} in {name}"
+    return None
 
 
 class ChangeRecorder(Protocol):
@@ -230,6 +290,9 @@ class ChangeRecording:
         """Put rows back as a change's meta holds them (a revert): a row that did not exist is
         hidden (deleted flag: ids in the history stay valid), a row that is gone is inserted
         again. Recorded as one change by the user."""
+        problem = rows_problem(rows)
+        if problem is not None:
+            raise RevertError(f"This graph change cannot be reverted: {problem}")
         table = "graph_facts" if kind == FACT_CHANGE else "graph_entities"
         before_rows = self.row_states((t, i) for t, i, _row in rows)
         before_text = self.state_text(table, self.row(table, target_id))
@@ -258,7 +321,8 @@ class ChangeRecording:
                             f"Cannot revert: another entity is called {other[0]!r} now",
                             hint="rename or merge it in the Knowledge panel first",
                         )
-                columns = [c for c in wanted if c != "id"]
+                # Names from the declaration, never from the row (checked above to hold no others).
+                columns = [c for c in ROW_COLUMNS[row_table] if c != "id" and c in wanted]
                 if now is None:
                     self._db.execute(
                         f"INSERT INTO {row_table}(id, {', '.join(columns)})"

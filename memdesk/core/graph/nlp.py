@@ -88,6 +88,19 @@ _GENERIC_NOUNS = frozenset(
     quality guidance effectiveness efficiency discussion adjustment responsibility objective risk""".split()
 )
 _OBJECT_DEPS = ("dobj", "attr", "oprd", "acomp", "dative")
+#: Nouns that name a person by their relation to someone: a name standing beside one ("my sister
+#: Ines", "Ines, my sister", "Ines is my sister") is a person's, whatever the small tagger took it
+#: for (it read "Ines" as a product), and the noun is the relation ("sister of"), no entity of its own.
+_PERSON_NOUNS = frozenset(
+    """sister brother sibling twin mother father mom mum mommy mummy dad daddy mama papa parent son daughter child
+    kid baby wife husband partner spouse fiance fiancee boyfriend girlfriend friend bestie colleague coworker boss
+    manager employee neighbour neighbor cousin aunt auntie uncle niece nephew grandmother grandfather grandma
+    grandpa granny grandparent grandson granddaughter grandchild stepmother stepfather stepson stepdaughter
+    stepsister stepbrother roommate flatmate housemate classmate schoolmate teammate teacher doctor dentist
+    therapist nurse coach mentor student pupil tutor landlord landlady godmother godfather godson goddaughter
+    ex""".split()
+)
+_POSSESSIVES = frozenset({"my", "our", "your", "his", "her", "their"})
 
 #: Lines that are structure, not prose: Markdown headings and table rows.
 _STRUCTURE_LINE = re.compile(r"(?m)^[ \t]{0,3}(?:#{1,6}[ \t].*|\|.*)$")
@@ -210,6 +223,59 @@ class SpacyAnalyser:
 
 
 # --- reading a parsed document ------------------------------------------------------------------
+def _name_like(token) -> bool:
+    """A token that can be a name: a proper noun, or a capitalised noun (the small model tags a
+    name opening a sentence as one: "Ines, my sister, ...")."""
+    return token.pos_ == "PROPN" or (token.pos_ == "NOUN" and token.text[:1].isupper() and token.text[1:].islower())
+
+
+def _relation_partner(token):
+    """The name a relation noun introduces: beside it ("my sister Ines", "Ines, my sister") or
+    the subject it is said of ("Ines is my sister"); None without one."""
+    for other in (*token.children, token.head):
+        if other.i != token.i and (other.dep_ in ("appos", "compound") or token.dep_ in ("appos", "compound")):
+            if _name_like(other):
+                return other
+    if token.dep_ == "attr" and token.head.lemma_ == "be":
+        return next((c for c in token.head.children if c.dep_ == "nsubj" and _name_like(c)), None)
+    return None
+
+
+def _people_by_relation(doc, spans: dict, found: dict, add) -> dict:
+    """Names introduced by a relation noun are people (``_PERSON_NOUNS``); the noun's own concept
+    goes when every mention of it stands beside a name. Returns relation noun -> name token."""
+    people = {}
+    for token in doc:
+        if token.pos_ != "NOUN" or token.lemma_.lower() not in _PERSON_NOUNS:
+            continue
+        if not any(c.dep_ == "poss" and c.lower_ in _POSSESSIVES for c in token.children):
+            continue  # "the doctor Ines" is a title, "Ines is a doctor" a job; "my doctor Ines" a relation
+        partner = _relation_partner(token)
+        if partner is not None:
+            people[token.i] = partner
+    alone = {  # relation nouns said of nobody named ("my sister is a doctor"): they stay concepts
+        spans[t.i][0] for t in doc if t.i in spans and t.i not in people and t.lemma_.lower() in _PERSON_NOUNS
+    }
+    for noun, partner in people.items():
+        relation = spans.get(noun)
+        if relation is not None and relation[1] == "concept" and relation[0] not in alone:
+            found.pop(relation[0].casefold(), None)
+        before = spans.get(partner.i)
+        if before is not None and before[1] == "person":
+            continue
+        tokens = [t for t in doc if before is not None and spans.get(t.i) == before] or [
+            t for t in (partner, *partner.children) if t.dep_ in ("flat", "compound") or t.i == partner.i
+        ]
+        tokens.sort(key=lambda t: t.i)
+        name = " ".join(t.text for t in tokens)
+        if before is not None:
+            found.pop(before[0].casefold(), None)
+            for t in tokens:
+                spans.pop(t.i, None)
+        add(tokens, name, "person")
+    return people
+
+
 def _common_noun(token) -> bool:
     """A noun to fold to its lemma. A capitalised word opening a sentence that does not inflect
     ("Ann lives in Paris", tagged NOUN by the small model) is kept as written: it is likely a name."""
@@ -294,9 +360,12 @@ def _read(doc) -> Analysis:
         if long_text and recurring[name.casefold()] < 2:
             continue  # a passing noun of a long document, not one of its subjects
         add(list(chunk), name, "concept" if _common_noun(chunk.root) else "thing")
+    people = _people_by_relation(doc, spans, found, add)
 
     def named_partner(token):
-        """ "my sister Ann" / "Ann, my sister": the person a common noun stands beside."""
+        """ "my sister Ann" / "Ann, my sister" / "Ann is my sister": the person a common noun stands beside."""
+        if token.i in people:
+            return people[token.i]
         for other in (*token.children, token.head):
             if (
                 other.i != token.i

@@ -71,3 +71,8 @@ def rewrite_block(db: Database, block_id: int, value: str, *, at: str, by: str) 
         "UPDATE memory_blocks SET value = ?, version = version + 1, updated_at = ?, updated_by = ? WHERE id = ?",
         (value, at, by, block_id),
     )
+
+
+def erase_block(db: Database, block_id: int) -> None:
+    """Delete a core-memory block whose very label names what is forgotten."""
+    db.execute("DELETE FROM memory_blocks WHERE id = ?", (block_id,))

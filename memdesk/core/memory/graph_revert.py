@@ -11,6 +11,7 @@ Lives in memory, not in the graph package, because the graph sits below memory i
 from __future__ import annotations
 
 from memdesk.core.base.errors import RevertError
+from memdesk.core.graph.changes import rows_problem
 from memdesk.core.graph.store import FACT_CHANGE, KnowledgeGraph
 from memdesk.core.memory.history import CREATE, DELETE, UPDATE, Cause, Change
 from memdesk.core.memory.revert_plan import SET, RevertPlan
@@ -39,6 +40,16 @@ class GraphReverter:
                     "This graph change was recorded without the rows it touched (an older MemDesk or an import):"
                     " edit the graph in the Knowledge panel"
                 ),
+            )
+        problem = rows_problem(before) or rows_problem(after)
+        if problem is not None:  # rows carried by an agent file that do not fit this store's tables
+            return RevertPlan(
+                change,
+                SET,
+                change.after,
+                change.before,
+                later,
+                blocked=f"This graph change cannot be reverted: {problem}",
             )
         graph = self._graph
         table = self._table(change)

@@ -18,6 +18,7 @@ from memdesk.core.base.clock import Clock, iso, parse_iso
 from memdesk.core.embedding import Embedder
 from memdesk.core.memory.page import Page
 from memdesk.core.memory.space import EmbeddingSpace
+from memdesk.core.retrieval.learned import LearnedScorer
 from memdesk.core.retrieval.messages import MessageRank, MessageRanker
 from memdesk.core.retrieval.query import contains_casefold
 from memdesk.core.storage import Database
@@ -259,6 +260,17 @@ class RecallMemory:
         )
         return _message(row, self._zone()) if row else None
 
+    def said(self, agent_id: int, limit: int) -> list[str]:
+        """The newest ``limit`` texts of the conversation, newest first: the user's messages and
+        the agent's replies (what a reply must not copy: memdesk/core/agent/repetition.py)."""
+        rows = self._db.query(
+            "SELECT search_text FROM messages WHERE agent_id = ? AND search_text != ''"
+            " AND (kind = 'user_message' OR (kind = 'assistant_call' AND function_name = 'send_message'))"
+            " ORDER BY id DESC LIMIT ?",
+            (agent_id, limit),
+        )
+        return [r[0] for r in rows]
+
     def last_id(self, agent_id: int) -> int | None:
         """The newest message of the agent's chat."""
         return self._db.scalar(f"SELECT MAX(id) FROM messages WHERE agent_id = ? AND {CHAT}", (agent_id,))
@@ -339,6 +351,17 @@ class RecallMemory:
     def speakers(self, agent_id: int, message_ids: list[int]) -> tuple[frozenset[str], list[str]]:
         """Who speaks in the agent's conversation, and who said each of these messages."""
         return self._ranker.speakers(agent_id, message_ids)
+
+    @property
+    def ranker(self) -> MessageRanker:
+        """The ranker this memory searches with (benchmarks switch its learned scorer off to compare)."""
+        return self._ranker
+
+    @property
+    def judged_by(self) -> LearnedScorer | None:
+        """The ranking model, when it has a learned "nothing on that" judge."""
+        scorer = self._ranker.scorer
+        return scorer if scorer is not None and scorer.judge is not None else None
 
     def warm(self, agent_id: int) -> None:
         """Prepare what the first search of the agent's conversation would read (its timeline)."""

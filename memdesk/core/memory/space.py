@@ -85,12 +85,12 @@ class EmbeddingSpace:
             len(row_ids), -1
         )
         with self._db.transaction():
-            for row_id, vector in zip(row_ids, vectors, strict=True):
-                self._db.execute(f"DELETE FROM {table} WHERE rowid = ?", (row_id,))
-                self._db.execute(
-                    f"INSERT INTO {table}(rowid, agent_id, embedding) VALUES (?, ?, ?)",
-                    (row_id, agent_id, vector_blob(vector)),
-                )
+            # executemany: one statement each for the whole batch (a document's chunks), not two a row
+            self._db.executemany(f"DELETE FROM {table} WHERE rowid = ?", [(row_id,) for row_id in row_ids])
+            self._db.executemany(
+                f"INSERT INTO {table}(rowid, agent_id, embedding) VALUES (?, ?, ?)",
+                [(row_id, agent_id, vector_blob(vector)) for row_id, vector in zip(row_ids, vectors, strict=True)],
+            )
             self._db.executemany(f"UPDATE {kind} SET embedded = 1 WHERE id = ?", [(row_id,) for row_id in row_ids])
             vector_codes.write(self._db, kind, agent_id, list(row_ids), vectors)
 

@@ -25,7 +25,14 @@ class _Room:
     shows; only that timeline may write beyond them."""
 
     def __init__(
-        self, ids: np.ndarray, authors: np.ndarray, same: np.ndarray, times: np.ndarray, talks: np.ndarray, extra: int
+        self,
+        ids: np.ndarray,
+        authors: np.ndarray,
+        same: np.ndarray,
+        times: np.ndarray,
+        talks: np.ndarray,
+        lengths: np.ndarray,
+        extra: int,
     ) -> None:
         size = len(ids) + max(extra, len(ids), 1024)  # doubling: each row is copied a constant number of times
         self.ids = np.empty(size, dtype=np.int64)
@@ -33,12 +40,14 @@ class _Room:
         self.same = np.zeros(size, dtype=bool)
         self.times = np.empty(size, dtype=np.float64)
         self.talks = np.zeros(size, dtype=np.int64)
+        self.lengths = np.zeros(size, dtype=np.int64)
         for target, source in (
             (self.ids, ids),
             (self.authors, authors),
             (self.same, same),
             (self.times, times),
             (self.talks, talks),
+            (self.lengths, lengths),
         ):
             target[: len(source)] = source
         self.used = len(ids)
@@ -52,8 +61,17 @@ class Timeline:
     same_session: np.ndarray  # item i continues item i-1's conversation
     times: np.ndarray  # POSIX seconds of each item
     talks: np.ndarray  # each item's imported conversation (0: the agent's own chat)
+    lengths: np.ndarray  # characters of each item's search text (the learned ranker reads it)
     speakers: frozenset[str] = frozenset()  # the distinct non-empty authors
     room: _Room | None = None  # where the arrays live when they can grow in place
+    _sessions: np.ndarray | None = None  # each item's session number, counted once when asked
+
+    @property
+    def sessions(self) -> np.ndarray:
+        """Each item's session: the number of session breaks up to it (a prefix sum, kept)."""
+        if self._sessions is None or len(self._sessions) != len(self.ids):
+            self._sessions = np.cumsum(~self.same_session)
+        return self._sessions
 
     def index_of(self, message_ids) -> np.ndarray:
         """Each id's position, -1 where it is not in the timeline (a million ids need no dict)."""
@@ -114,7 +132,7 @@ class Timelines:
             return cached
         speaker = {"user": user, "assistant": agent}
         select = (
-            "SELECT id, created_at, author, role, conversation_id FROM messages"
+            "SELECT id, created_at, author, role, conversation_id, LENGTH(search_text) FROM messages"
             " WHERE agent_id = ? AND search_text != ''"
         )
         timeline = None
@@ -130,23 +148,26 @@ class Timelines:
                 rows = db.query(f"{select} AND id > ? ORDER BY id", (agent_id, cached.token[2]))
                 timeline = extended(cached, token, *_timeline_rows(rows, speaker), self._lock)
         if timeline is None:
-            ids, times, authors, talks = _timeline_rows(db.query(f"{select} ORDER BY id", (agent_id,)), speaker)
+            ids, times, authors, talks, lengths = _timeline_rows(
+                db.query(f"{select} ORDER BY id", (agent_id,)), speaker
+            )
             same = np.zeros(len(ids), dtype=bool)
             same[1:] = _same_session(times, talks)
             timeline = Timeline(
-                token, ids, authors, same, times, talks, frozenset(a for a in set(authors.tolist()) if a)
+                token, ids, authors, same, times, talks, lengths, frozenset(a for a in set(authors.tolist()) if a)
             )
         with self._lock:
             self._timelines[agent_id] = timeline
         return timeline
 
 
-def _timeline_rows(rows, speaker: dict[str, str]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def _timeline_rows(rows, speaker: dict[str, str]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     ids = np.array([r[0] for r in rows], dtype=np.int64)
     times = np.array([parse_iso(r[1]).timestamp() for r in rows], dtype=np.float64)
     authors = np.array([r[2] or speaker.get(r[3], "") for r in rows], dtype=object)
     talks = np.array([r[4] or 0 for r in rows], dtype=np.int64)
-    return ids, times, authors, talks
+    lengths = np.array([r[5] or 0 for r in rows], dtype=np.int64)
+    return ids, times, authors, talks, lengths
 
 
 def _same_session(times: np.ndarray, talks: np.ndarray) -> np.ndarray:
@@ -162,6 +183,7 @@ def extended(
     times: np.ndarray,
     authors: np.ndarray,
     talks: np.ndarray,
+    lengths: np.ndarray,
     lock: threading.Lock,
 ) -> Timeline:
     """``timeline`` with newer messages appended: written into its room when it is the newest view
@@ -178,7 +200,13 @@ def extended(
         room = timeline.room
         if room is None or room.used != start or end > len(room.ids):
             room = _Room(
-                timeline.ids, timeline.authors, timeline.same_session, timeline.times, timeline.talks, len(ids)
+                timeline.ids,
+                timeline.authors,
+                timeline.same_session,
+                timeline.times,
+                timeline.talks,
+                timeline.lengths,
+                len(ids),
             )
         room.ids[start:end], room.authors[start:end], room.same[start:end], room.times[start:end] = (
             ids,
@@ -187,6 +215,7 @@ def extended(
             times,
         )
         room.talks[start:end] = talks
+        room.lengths[start:end] = lengths
         room.used = end
     return Timeline(
         token,
@@ -195,6 +224,7 @@ def extended(
         room.same[:end],
         room.times[:end],
         room.talks[:end],
+        room.lengths[:end],
         timeline.speakers | frozenset(a for a in set(authors.tolist()) if a),
         room,
     )
@@ -218,5 +248,6 @@ def older_than(timeline: Timeline, before_id: int) -> Timeline:
         same,
         timeline.times[keep],
         timeline.talks[keep],
+        timeline.lengths[keep],
         timeline.speakers,  # the names anyone used: a name is not a search word even when its speaker is in context
     )

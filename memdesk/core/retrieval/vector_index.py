@@ -3,8 +3,11 @@
 vec0 tables are the durable store of vectors; their search form (memdesk.core.retrieval.vector_codes)
 is kept beside them in the same store. Per (kind, agent) this holds only the sign bits and ids in
 memory (56 bytes a vector at 384-d: 56 MB for a million, read at open in a fraction of a second).
-A query's Hamming distance to every vector proposes a short list, whose float16 copies are read
-by id and scored by cosine; the best of those are the result. After a write only the blocks it
+A query's Hamming distance to every vector (one pass over the packed bits, memdesk.core.retrieval.
+sign_scan) proposes a few thousand rows; the query's own values against their bits order them; the
+float16 copies of the first few hundred are read by id and scored by cosine, and the list widens to
+the rows whose estimates cannot rule them out (near-duplicates, noise-like vectors); the best of
+those scored are the result. After a write only the blocks it
 rewrote are read again (their ``stamp`` is newer), so a search right after a write costs what any
 search costs, whatever the size of the index.
 
@@ -26,21 +29,28 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from memdesk.core.retrieval import vector_codes
+from memdesk.core.retrieval import sign_scan, vector_codes
 from memdesk.core.retrieval.vector_codes import BLOCK_ROWS
 from memdesk.core.storage import Database
 
 log = logging.getLogger("memdesk.retrieval.vectors")
 
-#: Rows re-scored per query: at least this many, and this many per requested result. Below it, every
-#: vector is scored exactly (small indexes search exactly).
-SHORTLIST_MIN = 1000
-SHORTLIST_FACTOR = 10
+#: Rows the Hamming distance proposes per query (at least this many, and this many per row of the
+#: short list), ordered again in memory by the query's values against their sign bits (sign_scan.asymmetric).
+CANDIDATES_MIN = 8000
+CANDIDATES_FACTOR = 8
+#: Of those, the rows whose float16 copies are read and scored exactly at first (at least, and per
+#: result). Below this many rows an index scores every vector exactly (small indexes search exactly).
+SHORTLIST_MIN = 200
+SHORTLIST_FACTOR = 2
+#: Then the list widens to the rows whose estimates cannot rule them out (sign_scan.beyond), up to
+#: this many per requested result (and at least WIDEN_MIN).
+WIDEN_FACTOR = 40
+WIDEN_MIN = 2000
+#: Rows a conversation's cosines are computed exactly for (the rest are estimated from the bits).
+COSINES_EXACT = 1000
 #: Missing search forms (older stores) are read from vec0 row by row up to this many, else in one scan.
 _POINT_READS = 2000
-#: Slots whose Hamming distance is summed at a time: the scratch arrays stay in the CPU's cache
-#: (measured at a million 384-bit codes: 34 ms against 58 ms for whole-array passes).
-_HAMMING_SLICE = 65536
 
 #: Each memory kind and the vec0 table holding its vectors (rowid = the row's id).
 TABLES = {"passages": "passages_vec", "messages": "messages_vec"}
@@ -64,9 +74,18 @@ class _Loaded:
     first: int = 0
     slot_of: np.ndarray = field(default_factory=lambda: np.full(0, -1, dtype=np.int32))
 
+    # Slots without a row (the last block's tail, rows taken out), kept up to date by ``place`` and
+    # ``drop`` (None: to be found again): a search must not count or mask a million ids each time.
+    empty: np.ndarray | None = None
+
     @property
     def count(self) -> int:
-        return int((self.ids >= 0).sum())
+        return len(self.ids) - len(self.empty_slots())
+
+    def empty_slots(self) -> np.ndarray:
+        if self.empty is None:
+            self.empty = np.flatnonzero(self.ids < 0)
+        return self.empty
 
     def slots(self, ids: np.ndarray) -> np.ndarray:
         """The slot of each id, -1 for ids this index does not hold."""
@@ -107,6 +126,7 @@ class _Loaded:
         """Take rows out (deleted behind memory's back)."""
         where = np.flatnonzero(np.isin(self.ids, gone))
         self.ids[where] = -1
+        self.empty = None
         at = np.asarray(gone, dtype=np.int64) - self.first
         at = at[(at >= 0) & (at < len(self.slot_of))]
         self.slot_of[at] = -1
@@ -125,6 +145,7 @@ class _Loaded:
                 words[:, : self.words.shape[1]] = self.words
             self.ids, self.words = ids, words
         start = block.number * BLOCK_ROWS
+        self.empty = None
         self._unmap(self.ids[start:end], start, end)
         self.ids[start:end] = -1
         if len(block.ids) and block.bits.shape[1] * 8 == self.dimension:
@@ -134,22 +155,12 @@ class _Loaded:
             self._map(self.ids[start : start + n], np.arange(start, start + n, dtype=np.int32))
         self.stamp = max(self.stamp, block.stamp)
 
+    def query_words(self, query: np.ndarray) -> np.ndarray:
+        return _as_words(vector_codes.sign_bits(np.asarray(query)[None, :]), len(self.words))[0]
+
     def hamming(self, query: np.ndarray) -> np.ndarray:
-        bits = _as_words(vector_codes.sign_bits(np.asarray(query)[None, :]), len(self.words))[0]
-        slots = self.words.shape[1]
-        distance = np.zeros(slots, dtype=np.uint16)
-        step = min(_HAMMING_SLICE, max(slots, 1))
-        differ = np.empty(step, dtype=np.uint64)
-        count = np.empty(step, dtype=np.uint8)
-        for start in range(0, slots, step):
-            end = min(start + step, slots)
-            n = end - start
-            part = distance[start:end]
-            for word, mask in zip(self.words, bits, strict=True):
-                np.bitwise_xor(word[start:end], mask, out=differ[:n])
-                np.bitwise_count(differ[:n], out=count[:n])
-                np.add(part, count[:n], out=part)
-        distance[self.ids < 0] = self.dimension + 1
+        distance = sign_scan.hamming(self.words, self.query_words(query))
+        distance[self.empty_slots()] = self.dimension + 1
         return distance
 
 
@@ -158,16 +169,6 @@ def _as_words(bits: np.ndarray, width: int) -> np.ndarray:
     padded = np.zeros((len(bits), width * 8), dtype=np.uint8)
     padded[:, : bits.shape[1]] = bits
     return padded.view(np.uint64)
-
-
-def _closest(distance: np.ndarray, size: int) -> np.ndarray:
-    """Positions of the ``size`` smallest distances: a count of each distance finds the cut (cheaper
-    than partitioning a million), and only the few at or under it are partitioned."""
-    cut = int(np.searchsorted(np.cumsum(np.bincount(distance)), size))
-    picked = np.flatnonzero(distance <= cut)
-    if len(picked) > size:
-        picked = picked[np.argpartition(distance[picked], size - 1)[:size]]
-    return picked
 
 
 @functools.lru_cache(maxsize=8)
@@ -285,9 +286,20 @@ class VectorIndex:
         if k <= 0:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
         query = np.ascontiguousarray(query, dtype=np.float32)
+        size = max(SHORTLIST_MIN, SHORTLIST_FACTOR * k)
         with index.lock:
-            candidates = self._shortlist(index, query, max(SHORTLIST_MIN, SHORTLIST_FACTOR * k))
-        ids, scores = self._rescore(kind, candidates, query, index)
+            candidates, estimates = self._shortlist(index, query, size)
+        ids, scores = self._rescore(kind, candidates[:size], query, index)
+        if estimates is not None and len(candidates) > size and len(ids):
+            # the estimates of the rows scored, in the order _rescore returned them
+            first = candidates[:size]
+            order = np.argsort(first)
+            scored = estimates[:size][order][np.searchsorted(first[order], ids)]
+            more = sign_scan.beyond(scored, scores, estimates[size:], min(k, len(ids)))
+            more = more[: max(WIDEN_MIN, WIDEN_FACTOR * k) - size]
+            if len(more):
+                extra_ids, extra = self._rescore(kind, candidates[size:][more], query, index)
+                ids, scores = np.concatenate([ids, extra_ids]), np.concatenate([scores, extra])
         k = min(k, len(ids))
         best = np.argpartition(-scores, k - 1)[:k] if k < len(ids) else np.arange(len(ids))
         best = best[np.lexsort((ids[best], -scores[best]))]
@@ -313,7 +325,7 @@ class VectorIndex:
             at = distance[slots]
             at[slots < 0] = index.dimension + 1
             out = _estimates(index.dimension)[at]
-            candidates = self._shortlist(index, query, SHORTLIST_MIN, distance)
+            candidates = self._shortlist(index, query, COSINES_EXACT, distance)[0][:COSINES_EXACT]
         exact_ids, exact = self._rescore(kind, candidates, query, index)
         ascending = len(ids) < 2 or bool(np.all(ids[1:] > ids[:-1]))  # a timeline's ids are: no sort needed
         order = np.arange(len(ids)) if ascending else np.argsort(ids)
@@ -326,14 +338,20 @@ class VectorIndex:
 
     def _shortlist(
         self, index: _Loaded, query: np.ndarray, size: int, distance: np.ndarray | None = None
-    ) -> np.ndarray:
-        valid = int((index.ids >= 0).sum())
+    ) -> tuple[np.ndarray, np.ndarray | None]:
+        """The ids worth scoring exactly, best estimate first, and their estimates (None when the
+        index is small enough that every id is scored): the closest by Hamming distance, ordered
+        again by the query's values against their bits (sign_scan.asymmetric)."""
+        valid = index.count
         if not valid:
-            return np.zeros(0, dtype=np.int64)
+            return np.zeros(0, dtype=np.int64), None
         if valid <= size:
-            return np.unique(index.ids[index.ids >= 0])
+            return np.unique(index.ids[index.ids >= 0]), None
         distance = index.hamming(query) if distance is None else distance
-        return np.unique(index.ids[_closest(distance, size)])
+        slots = sign_scan.closest(distance, min(valid, max(CANDIDATES_MIN, CANDIDATES_FACTOR * size)))
+        estimates = sign_scan.asymmetric(index.words, slots, query)
+        order = np.argsort(-estimates, kind="stable")
+        return index.ids[slots[order]], estimates[order]
 
     def _rescore(
         self, kind: str, candidates: np.ndarray, query: np.ndarray, index: _Loaded | None = None

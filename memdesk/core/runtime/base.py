@@ -105,6 +105,16 @@ class GenerationStats:
     seconds: float = 0.0
     evaluation_seconds: float = 0.0  # the part of ``seconds`` spent evaluating the prompt (0: not measured)
 
+    def then(self, later: GenerationStats) -> GenerationStats:
+        """This generation and a ``later`` one of the same prompt, as one step's cost."""
+        return GenerationStats(
+            later.prompt_tokens,
+            self.evaluated_tokens + later.evaluated_tokens,
+            self.generated_tokens + later.generated_tokens,
+            self.seconds + later.seconds,
+            self.evaluation_seconds + later.evaluation_seconds,
+        )
+
 
 @dataclass(frozen=True)
 class ModelTurn:
@@ -127,6 +137,23 @@ def _freeze(request: object, name: str) -> None:
 
 
 @dataclass(frozen=True)
+class Dry:
+    """DRY ("don't repeat yourself", p-e-w's sampler, in llama.cpp) as a request with ``avoid``
+    uses it: extending a run of more than ``allowed`` tokens that the avoided texts (or the answer
+    so far) already hold costs ``multiplier * base ** (run - allowed)`` logits, so a short shared
+    phrase stays free and a copied sentence becomes very unlikely after a few tokens. ``breakers``
+    end a run (line breaks, colons, quotes, emphasis), as llama.cpp's defaults do."""
+
+    multiplier: float = 0.8
+    base: float = 1.75
+    allowed: int = 2
+    breakers: tuple[str, ...] = ("\n", ":", '"', "*")
+
+
+DRY = Dry()
+
+
+@dataclass(frozen=True)
 class CallRequest:
     """What the model is asked for in one agent step: the next function call after ``messages``.
 
@@ -142,10 +169,14 @@ class CallRequest:
     heartbeat_tools: frozenset[str] = frozenset()
     persist: bool = True
     thoughts_chars: int | None = None
+    #: Texts the answer must not copy (a reply that repeated one is generated again): the runtime
+    #: penalises repeating a run of their tokens (``Dry``), however the model was trained.
+    avoid: Sequence[str] = ()
 
     def __post_init__(self) -> None:
         _freeze(self, "messages")
         _freeze(self, "tools")
+        _freeze(self, "avoid")
         object.__setattr__(self, "heartbeat_tools", frozenset(self.heartbeat_tools))
 
 

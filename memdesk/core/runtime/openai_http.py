@@ -27,6 +27,7 @@ from memdesk.core.base.settings_table import SETTINGS, Settings
 from memdesk.core.net.loopback import opener_for
 from memdesk.core.runtime import gpt_tokens
 from memdesk.core.runtime.base import (
+    DRY,
     CallRequest,
     CancelToken,
     ChatMessage,
@@ -183,7 +184,7 @@ class OpenAIHttpRuntime:
         parser = CallStreamParser()
         pieces: list[str] = []
         generated = 0
-        for delta in self._stream(messages, request.params, response_format, cancel):
+        for delta in self._stream(messages, request.params, response_format, cancel, avoid=bool(request.avoid)):
             pieces.append(delta)
             generated += 1
             if on_event is not None:
@@ -204,7 +205,12 @@ class OpenAIHttpRuntime:
 
     # --- HTTP ---------------------------------------------------------------------------------------
     def _request_body(
-        self, messages: Sequence[ChatMessage], params: SamplingParams, response_format: dict[str, Any] | None
+        self,
+        messages: Sequence[ChatMessage],
+        params: SamplingParams,
+        response_format: dict[str, Any] | None,
+        *,
+        avoid: bool = False,
     ) -> bytes:
         body: dict[str, Any] = {
             "model": self.settings.model,
@@ -218,6 +224,18 @@ class OpenAIHttpRuntime:
             "min_p": params.min_p,
             "repeat_penalty": params.repeat_penalty,
         }
+        if avoid:
+            # Generated again after copying what the prompt holds: llama.cpp's server runs DRY over
+            # the prompt's tokens too (it accepts them into its samplers), so a copied run costs;
+            # other servers have only the frequency penalty of OpenAI's API, over what they generate.
+            body.update(
+                dry_multiplier=DRY.multiplier,
+                dry_base=DRY.base,
+                dry_allowed_length=DRY.allowed,
+                dry_penalty_last_n=-1,
+                dry_sequence_breakers=list(DRY.breakers),
+                frequency_penalty=0.5,
+            )
         if params.seed is not None:
             body["seed"] = params.seed
         if response_format is not None:
@@ -230,13 +248,15 @@ class OpenAIHttpRuntime:
         params: SamplingParams,
         response_format: dict[str, Any] | None,
         cancel: CancelToken | None,
+        *,
+        avoid: bool = False,
     ) -> Iterator[str]:
         url = self.settings.base_url.rstrip("/") + "/chat/completions"
         headers = {"Content-Type": "application/json", "Accept": "text/event-stream"}
         if self.settings.api_key:
             headers["Authorization"] = f"Bearer {self.settings.api_key}"
         request = urllib.request.Request(
-            url, data=self._request_body(messages, params, response_format), headers=headers, method="POST"
+            url, data=self._request_body(messages, params, response_format, avoid=avoid), headers=headers, method="POST"
         )
         if cancel is not None and cancel.cancelled:
             raise GenerationCancelled("Generation stopped")

@@ -54,6 +54,7 @@ class ScriptedRuntime:
         self.tools_seen: list[list[str]] = []
         self.warmed: list[list[ChatMessage]] = []  # every warm() prefix: there is nothing to prepare
         self.specs_seen: list[list[ToolSpec]] = []  # what each step's grammar would have admitted
+        self.avoided: list[tuple[str, ...]] = []  # each step's texts not to copy (CallRequest.avoid)
 
     def enqueue(self, *answers: Answer) -> None:
         self._answers.extend(answers)
@@ -92,6 +93,7 @@ class ScriptedRuntime:
         self.prompts.append(list(messages))
         self.tools_seen.append([t.name for t in tools])
         self.specs_seen.append(list(tools))
+        self.avoided.append(tuple(request.avoid))
         if not self._answers:
             raise ModelError("scripted runtime: no answer queued")
         answer = self._answers.popleft()

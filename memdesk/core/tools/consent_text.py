@@ -8,27 +8,32 @@ and a way to see all of it, so what the user approves is what will be sent or wr
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
+from typing import Any
+
+from memdesk.core.text.visible import one_line, visible
+
+__all__ = ["ConsentText", "one_line", "visible", "with_arguments", "with_data"]
 
 PREVIEW_CHARS = 400
 PREVIEW_LINES = 8
 
 
-def one_line(text: str) -> str:
-    """``text`` with newlines and other invisible characters (bidi overrides included) shown as
-    escapes, so a crafted URL or file name cannot push the action off its line or disguise it."""
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
-
-
-def visible(text: str) -> str:
-    """Like ``one_line`` but keeping line breaks and tabs: terminal escape sequences and bidi
-    overrides in the data cannot redraw the question or reorder what it shows."""
-    return "".join(c if c.isprintable() or c in "\n\t" else repr(c)[1:-1] for c in text)
-
-
 def with_data(action: str, label: str, data: str) -> str:
     """A summary: the action on one line, then ``label`` and the data, unshortened."""
     return f"{one_line(action)}\n{label}:\n{data}"
+
+
+def with_arguments(action: str, function: str, arguments: dict[str, Any]) -> str:
+    """A summary for a call into code MemDesk cannot speak for (an imported tool, a user's tool):
+    the action naming ``function`` and its arguments, then every argument the code will get, in
+    full, as JSON (each value unambiguous, however long or many-lined)."""
+    call = f"{function}({', '.join(arguments)})"
+    if not arguments:
+        return one_line(action.format(call=call))
+    data = json.dumps(arguments, ensure_ascii=False, indent=1, default=str)
+    return with_data(action.format(call=call), f"its arguments ({len(data):,} characters)", data)
 
 
 @dataclass(frozen=True)

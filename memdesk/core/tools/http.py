@@ -5,10 +5,11 @@ The checks, each before any byte is sent to the host:
 
 * the URL's host name is on the user's allow-list (``check``: no socket at all, so a refused call
   never reaches the network, and this runs before the user is asked);
-* the name is resolved once, and an address on this machine or the local network (loopback,
-  private, link-local, unspecified, multicast, reserved) is refused unless the allow-list names that
-  very address: an allow-listed name must not become a way into the user's router or a local
-  service. The connection goes to the address that was checked, not to a second resolution a DNS
+* the name is resolved once, and an address that is not public (loopback, private, link-local,
+  unspecified, multicast, reserved, carrier-grade NAT, whatever else is not globally reachable),
+  also when an IPv6 address carries it (mapped, 6to4, NAT64, Teredo), is refused unless the
+  allow-list names that very address: an allow-listed name must not become a way into the user's
+  router or a local service. The connection goes to the address that was checked, not to a second resolution a DNS
   server could answer differently; the Host header, SNI and the certificate check keep the name;
 * every redirect is checked the same way before it is followed (urllib would follow any host).
 
@@ -35,6 +36,7 @@ from urllib.parse import urljoin, urlsplit
 
 from memdesk.core.base.errors import GenerationCancelled, ToolError
 from memdesk.core.base.settings_table import Settings
+from memdesk.core.net.addresses import Address, carried, parse_address
 
 if TYPE_CHECKING:
     from memdesk.core.runtime.base import CancelToken
@@ -59,20 +61,29 @@ def system_resolver(host: str, port: int) -> list[str]:
     return addresses
 
 
-def _address(text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
-    try:
-        address = ipaddress.ip_address(text.strip("[]").split("%", 1)[0])
-    except ValueError:
-        return None
-    mapped = getattr(address, "ipv4_mapped", None)
-    return mapped or address
+def _address(text: str) -> Address | None:
+    return parse_address(text)
 
 
-def internal_kind(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str | None:
-    """What makes ``address`` one of this machine's or the local network's; None for a public one."""
-    for kind in ("loopback", "unspecified", "link_local", "multicast", "private", "reserved", "site_local"):
-        if getattr(address, f"is_{kind}", False):
-            return kind.replace("_", "-")
+#: Kinds of address named in the refusal, checked on the address and on every IPv4 address it
+#: carries; then anything else that is not globally reachable (100.64.0.0/10, benchmarking,
+#: documentation and protocol ranges, Teredo, ...).
+_KINDS = ("loopback", "unspecified", "link_local", "multicast", "private", "reserved", "site_local")
+_SHARED = ipaddress.IPv4Network("100.64.0.0/10")
+
+
+def internal_kind(address: Address) -> str | None:
+    """What makes ``address`` one of this machine's or the local network's (or any other address
+    that is not public), looking inside the IPv6 forms that carry an IPv4 address (mapped, 6to4,
+    NAT64, Teredo); None for a public one."""
+    for inner in reversed(carried(address)):  # the carried address first: it names the reason
+        for kind in _KINDS:
+            if getattr(inner, f"is_{kind}", False):
+                return kind.replace("_", "-") + ("" if inner == address else f" ({inner} inside)")
+        if inner in _SHARED:
+            return "shared (carrier-grade NAT)" + ("" if inner == address else f" ({inner} inside)")
+        if not inner.is_global:
+            return "non-public" + ("" if inner == address else f" ({inner} inside)")
     return None
 
 
@@ -168,7 +179,7 @@ class HttpPolicy:
             if address is None:
                 raise ToolError(f"{host} resolved to {text!r}, which is not an IP address")
             kind = internal_kind(address)
-            if kind is not None and address not in named:
+            if kind is not None and not named.intersection(carried(address)):
                 raise ToolError(
                     f"{host} resolves to {address}, a {kind} address on this machine or the local network; "
                     "http_request reaches such an address only when the user's allow-list names the address itself"

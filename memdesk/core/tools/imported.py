@@ -25,6 +25,8 @@ from memdesk.core.base.clock import Clock, iso, parse_iso
 from memdesk.core.base.errors import ConfigError, ToolError
 from memdesk.core.runtime.base import ToolSpec
 from memdesk.core.storage import Database
+from memdesk.core.text.visible import hidden_characters
+from memdesk.core.tools.consent_text import with_arguments
 from memdesk.core.tools.context import ToolContext
 from memdesk.core.tools.registry import HEARTBEAT_DESCRIPTION, HEARTBEAT_PARAM, Tool
 from memdesk.core.tools.tool_process import ProcessLimits, run_tool_process
@@ -33,6 +35,9 @@ log = logging.getLogger("memdesk.tools")
 
 #: Parameters Letta passes to tools itself; MemDesk has nothing to pass.
 LETTA_INJECTED = ("agent_state", "self")
+#: Longest code read: a Letta tool is a function of a few hundred lines, and Python's parser needs
+#: memory many times the text's size (a 200,000-character expression exhausted it).
+MAX_SOURCE_CHARS = 100_000
 
 
 @dataclass(frozen=True)
@@ -50,8 +55,17 @@ class ImportedTool:
 
     @property
     def parameters(self) -> dict[str, Any]:
-        parameters = self.json_schema.get("parameters") or {"type": "object", "properties": {}}
-        return parameters if isinstance(parameters, dict) else {"type": "object", "properties": {}}
+        """The schema's parameters, as an object schema whatever the file held."""
+        parameters = self.json_schema.get("parameters")
+        parameters = parameters if isinstance(parameters, dict) else {}
+        properties = parameters.get("properties")
+        required = parameters.get("required")
+        return {
+            **parameters,
+            "type": "object",
+            "properties": properties if isinstance(properties, dict) else {},
+            "required": [r for r in required if isinstance(r, str)] if isinstance(required, list) else [],
+        }
 
 
 _COLUMNS = "id, agent_id, name, description, source_code, json_schema, origin, original, enabled, created_at"
@@ -143,10 +157,25 @@ def runnable_problem(tool: ImportedTool, reserved: Collection[str] = frozenset()
         return f"{tool.name} has the name of a built-in MemDesk function"
     if not tool.source_code.strip():
         return f"{tool.name} has no Python code (it ran inside Letta)"
+    hidden = hidden_characters(tool.source_code)
+    if hidden:
+        # Shown, such characters make the code read as something else (terminal escapes erase
+        # lines, bidi controls reorder them): code that holds any is never run.
+        return (
+            f"{tool.name}'s code holds {len(hidden)} hidden character(s) that can make the code shown differ "
+            f"from the code that runs, the first {hidden[0].describe()}"
+        )
+    if len(tool.source_code) > MAX_SOURCE_CHARS:
+        return (
+            f"{tool.name}'s code has {len(tool.source_code):,} characters, "
+            f"more than the {MAX_SOURCE_CHARS:,} MemDesk reads"
+        )
     try:
         tree = ast.parse(tool.source_code)
     except SyntaxError as error:
         return f"{tool.name}'s code does not parse: {error.msg} (line {error.lineno})"
+    except (MemoryError, RecursionError):
+        return f"{tool.name}'s code is nested too deeply to be read"
     problem = top_level_problem(tool.source_code, tree)
     if problem:
         return f"{tool.name}'s code {problem}"
@@ -255,11 +284,11 @@ def enabling_means(name: str, limits: ProcessLimits = ProcessLimits()) -> str:
     """The Enable confirmation, in the window and the terminal: exactly what enabling allows."""
     return (
         f"Enable {name}? Its code (shown above) then runs only when the agent calls {name} and you allow that call. "
-        "Each call runs in a separate Python process that MemDesk gives only the call's arguments "
-        "(not your environment variables, not where its data is), in a new temporary folder deleted afterwards, "
-        f"stopped after {limits.seconds:g} "
-        "seconds. It still runs as you: it can read and change your files, MemDesk's included, and use the network "
-        "like any program you start."
+        "Each call runs in a separate Python process that MemDesk gives only the call's arguments (not your "
+        "environment variables, not where its data is, and no way to read MemDesk's own memory or open files), in a "
+        f"new temporary folder deleted afterwards, stopped after {limits.seconds:g} seconds together with every "
+        "process it started. It still runs as you: it can read and change your files, MemDesk's included, and use "
+        "the network like any program you start."
     )
 
 
@@ -287,8 +316,8 @@ def build_tool(tool: ImportedTool, limits: ProcessLimits = ProcessLimits()) -> T
         return run_tool_process(tool.source_code, tool.name, arguments, limits=limits, cancel=ctx.cancel)
 
     def summary(arguments: dict[str, Any]) -> str:
-        shown = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)[:80]}" for k, v in arguments.items())
-        return f"run the imported tool {tool.name}({shown}) in a separate process"
+        # What the code gets is what the user sees: every argument in full.
+        return with_arguments("run the imported tool {call} in a separate process", tool.name, arguments)
 
     return Tool(
         tool.name, run, spec, takes_heartbeat=True, requires_consent=True, writes_store=False, consent_summary=summary

@@ -22,6 +22,7 @@ from typing import Any, Literal, Union, get_args, get_origin
 
 from memdesk.core.base.errors import ConfigError, ToolError
 from memdesk.core.runtime.base import ToolSpec
+from memdesk.core.tools.consent_text import with_arguments
 
 #: Functions that end a chain of thought by themselves and so take no ``request_heartbeat``.
 NO_HEARTBEAT = frozenset({"send_message", "pause_heartbeats"})
@@ -64,8 +65,7 @@ class Tool:
         """What a call will do, in the user's words, for the consent question."""
         if self.consent_summary is not None:
             return self.consent_summary(arguments)
-        shown = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)[:80]}" for k, v in arguments.items())
-        return f"run {self.name}({shown})"
+        return with_arguments("run {call}", self.name, arguments)
 
 
 def _json_type(annotation: Any) -> tuple[dict[str, Any], bool]:

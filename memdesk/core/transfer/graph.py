@@ -13,10 +13,87 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from memdesk.core.base.clock import parse_iso
+from memdesk.core.base.errors import AgentFileError
 from memdesk.core.graph import names
+from memdesk.core.graph.changes import rows_problem
 from memdesk.core.storage import Database
+from memdesk.core.transfer.values import MAX_NUMBER, shown
 
 FORMAT_VERSION = 1
+DAMAGED_HINT = "nothing of the file was imported; export it again"
+#: Who may have written a fact (graph_facts' CHECK constraint).
+FACT_AUTHORS = ("extractor", "agent", "user")
+_INT, _TEXT, _TIME, _FLAG = "an integer", "text", "a time", "true or false"
+#: What ``import_graph`` reads of each section's rows: (kind, required).
+_GRAPH_FIELDS: dict[str, dict[str, tuple[str, bool]]] = {
+    "entities": {
+        "id": (_INT, True),
+        "name": (_TEXT, True),
+        "key": (_TEXT, False),
+        "kind": (_TEXT, False),
+        "merged_into": (_INT, False),
+        "author": (_TEXT, False),
+        "created_at": (_TIME, True),
+        "deleted": (_FLAG, False),
+    },
+    "mentions": {"entity": (_INT, True), "message": (_INT, False), "passage": (_INT, False), "at": (_TIME, True)},
+    "facts": {
+        "id": (_INT, False),
+        "subject": (_INT, True),
+        "relation": (_TEXT, True),
+        "object": (_INT, True),
+        "message": (_INT, False),
+        "passage": (_INT, False),
+        "valid_from": (_TIME, True),
+        "valid_to": (_TIME, False),
+        "author": (_TEXT, False),
+        "created_at": (_TIME, False),
+        "deleted": (_FLAG, False),
+    },
+}
+
+
+def _fits(value: Any, kind: str) -> bool:
+    if kind == _INT:
+        return type(value) is int and -MAX_NUMBER <= value <= MAX_NUMBER
+    if kind == _FLAG:
+        return type(value) is bool or value in (0, 1)
+    if not isinstance(value, str):
+        return False
+    if kind == _TIME:
+        try:
+            parse_iso(value)
+        except (ValueError, OverflowError):
+            return False
+    return True
+
+
+def graph_problem(data: Any) -> str | None:
+    """Why ``data`` is not a graph section ``import_graph`` can take (None: it is, or there is
+    none): checked before anything is written, so a damaged file is refused whole rather than
+    failing halfway or storing values that break the Knowledge panel later."""
+    if data is None:
+        return None
+    if not isinstance(data, dict):
+        return "it is not an object"
+    for section, fields in _GRAPH_FIELDS.items():
+        rows = data.get(section, [])
+        if not isinstance(rows, list):
+            return f"its {section} are not a list"
+        for number, row in enumerate(rows, start=1):
+            if not isinstance(row, dict):
+                return f"{section} entry {number} is not an object"
+            for name, (kind, required) in fields.items():
+                value = row.get(name)
+                if value is None:
+                    if required:
+                        return f"{section} entry {number} has no {name}"
+                elif not _fits(value, kind):
+                    return f"{section} entry {number} has {shown(value)} as its {name}, not {kind}"
+            if section == "facts" and (row.get("author") or "extractor") not in FACT_AUTHORS:
+                return f"facts entry {number} has {shown(row.get('author'))} as its author"
+    return None
 
 
 def export_graph(db: Database, agent_id: int) -> dict[str, Any]:
@@ -91,6 +168,9 @@ def import_graph(
 ) -> ImportedGraph:
     """Add ``export_graph`` output to ``agent_id`` (caller holds the transaction). Rows whose
     source did not come along are dropped, not guessed."""
+    problem = graph_problem(data)
+    if problem is not None:
+        raise AgentFileError(f"The knowledge graph in the file is damaged: {problem}", hint=DAMAGED_HINT)
     imported = ImportedGraph()
     if not data:
         return imported
@@ -109,8 +189,8 @@ def import_graph(
                 agent_id,
                 entity["name"],
                 key or f"#{entity['id']}",
-                entity.get("kind", "thing"),
-                entity.get("author", "extractor"),
+                entity.get("kind") or "thing",
+                entity.get("author") or "extractor",
                 entity["created_at"],
                 int(bool(entity.get("deleted"))),
             ),
@@ -156,8 +236,8 @@ def import_graph(
                 *where,
                 fact["valid_from"],
                 fact.get("valid_to"),
-                fact.get("author", "extractor"),
-                fact.get("created_at", fact["valid_from"]),
+                fact.get("author") or "extractor",
+                fact.get("created_at") or fact["valid_from"],
                 int(bool(fact.get("deleted"))),
             ),
         )
@@ -182,8 +262,9 @@ def remap_rows(
 ) -> list | None:
     """A recorded change's rows (``[[table, id, row or None], ...]``, ids as in the file) with the
     new store's ids; None when a row did not come along (the change then stays listed but cannot
-    be reverted, rather than touching a wrong row)."""
-    if not isinstance(rows, list):
+    be reverted, rather than touching a wrong row). Rows that are not the tables' own (an unknown
+    column, a value of the wrong type) are not carried either."""
+    if rows_problem(rows) is not None:
         return None
     maps = {"graph_entities": imported.entities, "graph_facts": imported.facts}
     moved = []

@@ -46,3 +46,63 @@ def fit_block(
         )
         value = value[:limit]
     return FittedBlock(value, limit, notes)
+
+
+#: Most characters an imported agent's system prompt and core memory may hold together: about
+#: 5,500 tokens, so that with the functions' descriptions (about 2,000) and an answer (384) a turn
+#: still fits MemDesk's default context of 8,192 tokens with room for the conversation. Each block
+#: within its own limit is not enough: twelve full blocks made every turn overflow.
+MAX_IMPORTED_PROMPT_CHARS = 22_000
+#: Most of that the system prompt may take; the blocks share the rest.
+MAX_IMPORTED_SYSTEM_CHARS = 12_000
+
+
+@dataclass(frozen=True)
+class FittedPrompt:
+    system: str
+    values: list[str]  # the blocks' values, in the order given
+    notes: list[str] = field(default_factory=list)
+
+
+def fit_prompt(
+    system: str,
+    blocks: list[tuple[str, str]],
+    *,
+    owner: str = "",
+    total: int = MAX_IMPORTED_PROMPT_CHARS,
+    system_share: int = MAX_IMPORTED_SYSTEM_CHARS,
+) -> FittedPrompt:
+    """The system prompt and the blocks' values (``(label, value)`` pairs, each already within its
+    limit) cut so that together they hold at most ``total`` characters: the system prompt to
+    ``system_share``, then the longest blocks first, each keeping its start, so that short blocks
+    (who the user is, the persona) stay whole."""
+    whose = f" of {owner!r}" if owner else ""
+    notes = []
+    if len(system) > system_share:
+        notes.append(
+            f"The system prompt{whose} held {len(system):,} characters: cut to its first {system_share:,}, "
+            "so that a turn fits the model's context window"
+        )
+        system = system[:system_share]
+    room = total - len(system)
+    lengths = [len(value) for _label, value in blocks]
+    if sum(lengths) <= room:
+        return FittedPrompt(system, [value for _label, value in blocks], notes)
+    # The largest share every block can keep: blocks shorter than it keep everything.
+    cap, left = 0, room
+    for position, length in enumerate(sorted(lengths)):
+        share = left // (len(lengths) - position)
+        if length > share:
+            cap = share
+            break
+        left -= length
+    values = []
+    for label, value in blocks:
+        if len(value) > cap:
+            notes.append(
+                f"Block {label!r}{whose} held {len(value):,} characters: cut to its first {cap:,}, so that the system "
+                f"prompt and core memory together hold at most {total:,} and a turn fits the model's context window"
+            )
+            value = value[:cap]
+        values.append(value)
+    return FittedPrompt(system, values, notes)

@@ -12,8 +12,9 @@ from memdesk.core.base.errors import ConfigError
 from memdesk.core.memory.agents import AgentRecord
 from memdesk.core.memory.archival import NewPassage
 from memdesk.core.memory.history import IMPORT, Cause
-from memdesk.core.transfer.graph import export_graph, import_graph
-from memdesk.core.transfer.imported_blocks import fit_block
+from memdesk.core.transfer.agent_config import imported_config
+from memdesk.core.transfer.graph import export_graph, graph_problem, import_graph
+from memdesk.core.transfer.imported_blocks import fit_block, fit_prompt
 
 if TYPE_CHECKING:
     from memdesk.core.base.clock import Clock
@@ -128,28 +129,41 @@ def import_agent(
             f"This agent was exported by a newer MemDesk (format {data.get('version')})",
             hint="upgrade MemDesk to import it",
         )
+    problem = _problem(data)
+    if problem is not None:
+        raise ConfigError(f"This MemDesk export is damaged: {problem}", hint="nothing of it was imported")
     agent = data["agent"]
     memory = services.memory
     passages = data.get("passages", [])
     texts = [p["text"] for p in passages]
     vectors = memory.archival.embedder.embed(texts) if texts else None  # before the write lock is taken
     cause = Cause(note="imported from a MemDesk export")
+    notes: list[str] = []
+    owner = name.strip() if name else str(agent["name"])
+    blocks = []
+    for block in data.get("blocks", []):
+        fitted = fit_block(block["label"], block["value"], block.get("limit"), owner=owner)
+        notes += fitted.notes
+        blocks.append((block, fitted))
+    prompt = fit_prompt(agent["system_prompt"], [(b["label"], f.value) for b, f in blocks], owner=owner)
+    notes += prompt.notes
+    config, config_notes = imported_config(agent.get("config"), owner)
+    notes += config_notes
+    if fixups is not None:
+        fixups.extend(notes)
     with services.db.transaction():
         record = services.agents.create_empty(
             name.strip() if name else _free_name(services, agent["name"]),
-            system_prompt=agent["system_prompt"],
+            system_prompt=prompt.system,
             created_at=parse_iso(agent["created_at"]) if agent.get("created_at") else None,
         )
-        for block in data.get("blocks", []):
-            fitted = fit_block(block["label"], block["value"], block.get("limit"), owner=record.name)
-            if fixups is not None:
-                fixups.extend(fitted.notes)
+        for (block, fitted), value in zip(blocks, prompt.values, strict=True):
             memory.core.create(
                 record.id,
                 block["label"],
-                fitted.value,
+                value,
                 limit=fitted.limit,
-                description=block.get("description", ""),
+                description=block.get("description") or "",
                 read_only=bool(block.get("read_only", False)),
                 source=IMPORT,
                 cause=cause,
@@ -164,7 +178,7 @@ def import_agent(
                 kind=message["kind"],
                 content=message["content"],
                 created_at=parse_iso(message["created_at"]),
-                search_text=message.get("search_text", ""),
+                search_text=message.get("search_text") or "",
                 author=message.get("author"),
                 function_name=message.get("function_name"),
                 step_id=new_ids.get(message["step_id"]) if message.get("step_id") is not None else None,
@@ -176,10 +190,10 @@ def import_agent(
             context_start_id = max(new_ids.values()) + 1
         services.agents.update(
             record.id,
-            summary=agent.get("summary", ""),
+            summary=agent.get("summary") or "",
             context_start_id=context_start_id,
             evicted_count=int(agent.get("evicted_count", 0)),
-            config=agent.get("config", {}),
+            config=config,
         )
         passage_ids = memory.archival.add(
             record.id,
@@ -201,6 +215,42 @@ def import_agent(
         }
         import_graph(services.db, record.id, data.get("graph"), message_ids=new_ids, passage_ids=passage_map)
     return services.agents.get(record.id)
+
+
+#: The fields stored as they are, by where they are: (name, required); the rest is converted.
+_TEXT_FIELDS = {
+    "agent": (("name", True), ("system_prompt", True), ("summary", False)),
+    "blocks": (("label", True), ("value", True), ("description", False)),
+    "messages": (
+        ("role", True),
+        ("kind", True),
+        ("content", True),
+        ("search_text", False),
+        ("author", False),
+        ("function_name", False),
+    ),
+    "passages": (("text", True),),
+}
+
+
+def _problem(data: dict[str, Any]) -> str | None:
+    """What in an export would fail halfway or store a value of the wrong type (None: nothing)."""
+    agent = data.get("agent")
+    if not isinstance(agent, dict):
+        return "it holds no agent"
+    sections: dict[str, list] = {"agent": [agent]}
+    for section in ("blocks", "messages", "passages"):
+        rows = data.get(section, [])
+        if not isinstance(rows, list) or not all(isinstance(row, dict) for row in rows):
+            return f"its {section} are not a list of objects"
+        sections[section] = rows
+    for section, fields in _TEXT_FIELDS.items():
+        for number, row in enumerate(sections[section], start=1):
+            for name, required in fields:
+                value = row.get(name)
+                if (value is not None or required) and not isinstance(value, str):
+                    return f"{section} entry {number} has no text as its {name}"
+    return graph_problem(data.get("graph"))
 
 
 def duplicate_agent(services: Services, agent_id: int, name: str) -> AgentRecord:

@@ -9,15 +9,24 @@ Every widget that shows such text goes through here:
 * ``set_rich`` for labels mixing our markup with such text, which the caller escaped with
   ``escape``;
 * ``literal`` for the places whose format cannot be set (tooltips, QMessageBox and QInputDialog
-  texts): markup that renders as exactly the text given.
+  texts): markup that renders as exactly the text given;
+* ``TextView`` for every rich text view (a QTextBrowser that loads nothing).
+
+Rendering an image is reading a file: Qt loads ``<img src=...>`` and Markdown's ``![](...)`` from
+the disk (``/dev/zero`` aborted the window, a FIFO hung it), first through the view's
+``loadResource`` and, when that gives no image, by reading the file itself. A label cannot be
+kept from that, so text from outside never reaches a label as markup (above); a text view gets
+a blank image for anything it would load.
 """
 
 from __future__ import annotations
 
 import html
+from typing import Any
 
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QLabel, QWidget
+from PySide6.QtCore import QByteArray, Qt, QUrl
+from PySide6.QtGui import QImage, QTextDocument
+from PySide6.QtWidgets import QLabel, QTextBrowser, QWidget
 
 #: Beside a message sent before the model is ready, in the first window and the main window's transcript.
 WILL_BE_ANSWERED = "will be answered when the model has loaded"
@@ -49,3 +58,20 @@ def literal(text: str) -> str:
     if not text:
         return ""
     return f'<p style="white-space: pre-wrap">{escape(text)}</p>'
+
+
+def _blank() -> QImage:
+    image = QImage(1, 1, QImage.Format.Format_ARGB32)
+    image.fill(0)
+    return image
+
+
+class TextView(QTextBrowser):
+    """A read-only rich text view that loads no resource (no file, no image) whatever its text
+    names: an image is a blank pixel (an empty result would make Qt read the file itself), a
+    style sheet or a page nothing."""
+
+    def loadResource(self, kind: int, name: QUrl | str) -> Any:  # noqa: N802 - Qt's name
+        if kind == QTextDocument.ResourceType.ImageResource:
+            return _blank()
+        return QByteArray()

@@ -27,17 +27,17 @@ from PySide6.QtWidgets import (
     QPlainTextEdit,
     QPushButton,
     QSplitter,
-    QTextBrowser,
     QVBoxLayout,
     QWidget,
 )
 
 from memdesk.core.base.errors import MemDeskError
+from memdesk.core.text.visible import one_line, visible
 from memdesk.core.tools.imported import ImportedTool, ImportedTools, enabling_means, reserved_names, runnable_problem
 from memdesk.core.transfer.agentfile import ImportSummary
 from memdesk.ui.common import palette
 from memdesk.ui.common.errors import reports_errors
-from memdesk.ui.common.text import plain_label, set_plain, set_rich
+from memdesk.ui.common.text import TextView, plain_label, set_plain, set_rich
 
 
 def summary_html(summary: ImportSummary) -> str:
@@ -70,7 +70,7 @@ class ImportSummaryDialog(QDialog):
         self.setWindowTitle("Agent imported")
         self.resize(640, 480)
         layout = QVBoxLayout(self)
-        self.report = QTextBrowser()
+        self.report = TextView()
         self.report.setHtml(summary_html(summary))
         layout.addWidget(self.report, 1)
         buttons = QDialogButtonBox()
@@ -169,7 +169,7 @@ class ImportedToolsDialog(QDialog):
         self.tools = self.store.list(self.agent_id)
         self.list.clear()
         for tool in self.tools:
-            self.list.addItem(QListWidgetItem(f"{tool.name} — {'enabled' if tool.enabled else 'disabled'}"))
+            self.list.addItem(QListWidgetItem(f"{one_line(tool.name)} — {'enabled' if tool.enabled else 'disabled'}"))
         if self.tools:
             self.list.setCurrentRow(min(max(current, 0), len(self.tools) - 1))
         self.on_selected()
@@ -192,10 +192,11 @@ class ImportedToolsDialog(QDialog):
             return
         set_rich(
             self.description,
-            f"<b>{html.escape(tool.name)}</b> (from {html.escape(tool.origin)}): "
-            f"{html.escape(tool.description.strip())}",
+            f"<b>{html.escape(one_line(tool.name))}</b> (from {html.escape(one_line(tool.origin))}):"
+            f" {html.escape(visible(tool.description.strip()))}",
         )
-        self.code.setPlainText(tool.source_code)
+        # Escaped: bidi controls would reorder the lines shown (such code cannot be enabled).
+        self.code.setPlainText(visible(tool.source_code))
         problem = runnable_problem(tool, reserved_names())
         self.problem.setText(f"Cannot be enabled: {problem}" if problem else "")
         self.enable_button.setEnabled(not tool.enabled and problem is None)
@@ -207,7 +208,7 @@ class ImportedToolsDialog(QDialog):
         tool = self.selected()
         if tool is None:
             return
-        self.confirm_label.setText(html.escape(enabling_means(tool.name), quote=False))
+        self.confirm_label.setText(enabling_means(one_line(tool.name)))
         self.confirm.show()
 
     @Slot()

@@ -2,7 +2,7 @@
 
 The store is rewritten by a conversion that nothing may have open, so the panel only collects and
 checks the passphrases and asks; the window then closes, ``memdesk.ui.startup.main`` converts the store
-(``memdesk.app.store_opening.convert_store``) and opens the window again with the new key."""
+(``memdesk.app.store_conversion.convert_store``) and opens the window again with the new key."""
 
 from __future__ import annotations
 
@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 
 from memdesk.core.base.paths import Paths
 from memdesk.ui.common.errors import reports_errors
+from memdesk.ui.common.text import literal
 
 
 @dataclass(frozen=True)
@@ -68,8 +69,10 @@ def ask_to_restart(parent: QWidget, conversion: StoreConversion) -> bool:
     answer = QMessageBox.question(
         parent,
         "Restart to apply",
-        f"{conversion.verb} your memory needs every connection to it closed: MemDesk closes its window, "
-        "rewrites the store and opens again. Nothing is lost if it is interrupted. Continue?",
+        literal(
+            f"{conversion.verb} your memory needs every connection to it closed: MemDesk closes its window, "
+            "rewrites the store and opens again. Nothing is lost if it is interrupted. Continue?"
+        ),
     )
     return answer == QMessageBox.StandardButton.Yes
 

@@ -32,6 +32,7 @@ from memdesk.core.base.settings_table import SETTINGS, Declared, Settings
 from memdesk.core.net.plain_http import plain_http_warning
 from memdesk.ui.common import palette
 from memdesk.ui.common.errors import reports_errors
+from memdesk.ui.common.text import literal
 
 _INT_LIMIT = (1 << 31) - 1  # a QSpinBox holds a C int
 
@@ -146,9 +147,9 @@ class SettingsDialog(QDialog):
         if name == "model_path" and isinstance(editor, QLineEdit):
             editor = self._model_picker(editor)
         tooltip = _tooltip(declared)
-        editor.setToolTip(tooltip)
+        editor.setToolTip(literal(tooltip))
         label = QLabel(name.replace("_", " ").capitalize() + ("*" if declared.restart else ""))
-        label.setToolTip(tooltip)
+        label.setToolTip(literal(tooltip))
         form.addRow(label, editor)
         hint = QLabel(declared.description)
         hint.setStyleSheet(f"color: {palette.muted()}; font-size: small")

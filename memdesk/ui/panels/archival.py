@@ -26,7 +26,6 @@ from PySide6.QtWidgets import (
     QTableWidget,
     QTableWidgetItem,
     QTabWidget,
-    QTextBrowser,
     QVBoxLayout,
     QWidget,
 )
@@ -35,7 +34,7 @@ from memdesk.core.memory.archival import ArchivalMemory, Passage, PassageHit
 from memdesk.core.memory.recall import Message
 from memdesk.ui.common import tables
 from memdesk.ui.common.errors import reports_errors
-from memdesk.ui.common.text import escape, literal
+from memdesk.ui.common.text import TextView, escape, literal
 from memdesk.ui.workers.jobs import Jobs
 from memdesk.ui.workers.reads import Reads
 
@@ -71,7 +70,7 @@ class ArchivalPanel(QWidget):
         hits_layout.addWidget(self.search_box)
         splitter = QSplitter(Qt.Orientation.Vertical)
         self.hits_table = _passages_table(HIT_COLUMNS)
-        self.detail = QTextBrowser()
+        self.detail = TextView()
         splitter.addWidget(self.hits_table)
         splitter.addWidget(self.detail)
         hits_layout.addWidget(splitter, 1)
@@ -205,7 +204,7 @@ class ArchivalPanel(QWidget):
         if not selected:
             return
         answer = QMessageBox.question(
-            self, "Delete passages", f"Delete {len(selected)} passage(s) from archival memory?"
+            self, "Delete passages", literal(f"Delete {len(selected)} passage(s) from archival memory?")
         )
         if answer == QMessageBox.StandardButton.Yes:
             self.delete_passages([p.id for p in selected])

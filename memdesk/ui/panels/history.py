@@ -29,11 +29,11 @@ from PySide6.QtWidgets import (
     QSplitter,
     QTableWidget,
     QTableWidgetItem,
-    QTextBrowser,
     QVBoxLayout,
     QWidget,
 )
 
+from memdesk.core.agent.conversation_view import event_words
 from memdesk.core.base.clock import Clock
 from memdesk.core.base.errors import MemDeskError
 from memdesk.core.memory.core_memory import CoreMemory, StaleBlockError
@@ -44,6 +44,7 @@ from memdesk.core.memory.recall import RecallMemory
 from memdesk.core.memory.revert import Reverter, RevertPlan
 from memdesk.ui.common import palette
 from memdesk.ui.common.errors import reports_errors
+from memdesk.ui.common.text import TextView, literal
 from memdesk.ui.panels.history_reads import ALL, SCOPES, Cause, HistoryPage, block_scope, read_cause, read_page
 from memdesk.ui.panels.history_text import diff_html, relative_time, who
 from memdesk.ui.panels.revert_dialog import RevertDialog
@@ -102,7 +103,7 @@ class HistoryView(QWidget):
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.details = QTextBrowser()
+        self.details = TextView()
         self.details.setOpenLinks(False)
         splitter.addWidget(self.table)
         splitter.addWidget(self.details)
@@ -182,7 +183,7 @@ class HistoryView(QWidget):
         self.table.setRowCount(len(self.changes))
         for row, change in enumerate(self.changes):
             when = QTableWidgetItem(relative_time(change.at, now))
-            when.setToolTip(f"{change.at.astimezone():%Y-%m-%d %H:%M:%S}")
+            when.setToolTip(literal(f"{change.at.astimezone():%Y-%m-%d %H:%M:%S}"))
             values = [
                 when,
                 QTableWidgetItem(who(change.source)),
@@ -276,8 +277,8 @@ class HistoryView(QWidget):
             link = f'<a href="message:{trigger.id}">show it in the conversation</a>'
             parts.append(f"Answering your message “{html.escape(said)}” — {link}.")
         elif event is not None:
-            what = "a timed heartbeat" if event.kind == "heartbeat" else f"a {event.kind.replace('_', ' ')}"
-            parts.append(f'While answering {what} — <a href="message:{event.id}">show it</a>.')
+            words, _inner = event_words(event.kind, event.content)  # as the conversation says it
+            parts.append(f'On its own turn ({html.escape(words)}) — <a href="message:{event.id}">show it</a>.')
         if change.step_id:
             call = cause.call
             name = call.function_name if call and call.function_name else "a function"

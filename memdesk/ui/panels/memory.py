@@ -27,7 +27,6 @@ from PySide6.QtWidgets import (
     QPlainTextEdit,
     QPushButton,
     QScrollArea,
-    QTextBrowser,
     QVBoxLayout,
     QWidget,
 )
@@ -38,7 +37,7 @@ from memdesk.core.memory.core_memory import Block, CoreMemory, StaleBlockError
 from memdesk.core.memory.history import Change
 from memdesk.ui.common import palette
 from memdesk.ui.common.errors import reports_errors
-from memdesk.ui.common.text import literal, plain_label
+from memdesk.ui.common.text import TextView, literal, plain_label
 from memdesk.ui.panels.history_text import diff_html, relative_time, who
 from memdesk.ui.workers.reads import Reads
 
@@ -99,7 +98,7 @@ class BlockEditor(QGroupBox):
         changes.addWidget(self.diff_button)
         changes.addWidget(self.history_button)
         layout.addLayout(changes)
-        self.diff_view = QTextBrowser()
+        self.diff_view = TextView()
         self.diff_view.setMaximumHeight(110)
         self.diff_view.hide()
         layout.addWidget(self.diff_view)

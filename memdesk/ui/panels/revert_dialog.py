@@ -6,13 +6,13 @@ from __future__ import annotations
 import html
 
 from PySide6.QtCore import Signal, Slot
-from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QTextBrowser, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QVBoxLayout, QWidget
 
 from memdesk.core.base.clock import Clock
 from memdesk.core.memory.revert import RevertPlan
 from memdesk.ui.common import palette
 from memdesk.ui.common.errors import reports_errors
-from memdesk.ui.common.text import plain_label
+from memdesk.ui.common.text import TextView, plain_label
 from memdesk.ui.panels.history_text import diff_html, relative_time, who
 
 
@@ -46,7 +46,7 @@ class RevertDialog(QDialog):
             self.later.setWordWrap(True)
             layout.addWidget(self.later)
         layout.addWidget(QLabel("What the memory will hold (red: removed, green: added):"))
-        self.preview = QTextBrowser()
+        self.preview = TextView()
         self.preview.setHtml(diff_html(plan.current, plan.result))
         layout.addWidget(self.preview, 1)
         buttons = QDialogButtonBox()

@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QLabel, QWidget
 from memdesk.core.base.settings_table import Settings
 from memdesk.core.net.plain_http import plain_http_warning
 from memdesk.ui.common import palette
+from memdesk.ui.common.text import literal
 
 LABEL = "⚠ Unencrypted model server"
 
@@ -31,7 +32,7 @@ class ServerWarning(QLabel):
         if warning is None:
             return
         self.setText(LABEL)
-        self.setToolTip(warning)
+        self.setToolTip(literal(warning))  # it names the server's address
         if settings.openai_base_url not in self._told:
             self._told.add(settings.openai_base_url)
             notify(warning)

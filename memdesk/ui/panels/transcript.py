@@ -19,11 +19,12 @@ from datetime import datetime
 
 from PySide6.QtCore import QTimer, QUrl, Signal, Slot
 from PySide6.QtGui import QColor, QTextCharFormat, QTextCursor, QTextDocument, QTextFormat
-from PySide6.QtWidgets import QTextBrowser, QTextEdit, QWidget
+from PySide6.QtWidgets import QTextEdit, QWidget
 
 from memdesk.core.agent.conversation_view import Entry
 from memdesk.ui.common import palette as qt_palette
 from memdesk.ui.common.errors import reports_errors
+from memdesk.ui.common.text import TextView
 
 # Messages are Markdown, but HTML in them is shown as written: an imported or generated message
 # could otherwise show links and images that are not in its text.
@@ -51,7 +52,7 @@ EARLIER_SCHEME = "earlier"  # the link above the oldest loaded message
 EARLIER_TEXT = "Show earlier messages"
 
 
-class Transcript(QTextBrowser):
+class Transcript(TextView):  # a message's Markdown images load nothing
     """Signals:
     retry_requested(int): the Retry link of a message that was not answered
     earlier_requested(): older messages than those shown are wanted (scrolled to the top, or

@@ -74,9 +74,9 @@ class HelpMenu(QObject):
     @Slot()
     @reports_errors
     def on_about_triggered(self) -> None:
-        home = escape(self.services.paths.home)
         QMessageBox.about(
             self.window,
             "About MemDesk",
-            f"<b>MemDesk {__version__}</b><p>An offline companion that remembers you. Your data stays in {home}.</p>",
+            f"<b>MemDesk {escape(__version__)}</b><p>An offline companion that remembers you."
+            f" Your data stays in {escape(self.services.paths.home)}.</p>",
         )

@@ -199,14 +199,34 @@ class HistoryImports(QObject):
             self.hub.report(error)
             return
         self.running = True
-        if self.dialog is None or self.dialog.import_id != import_id:
-            path = next((Path(i.path) for i in import_states(self.services.db, agent_id) if i.id == import_id), None)
-            self._close_dialog()
-            self.dialog = self._new_dialog(path or Path("export"), agent_id)
-            self.dialog.import_id = import_id
-        self.dialog.show_starting()
-        self.dialog.show()
         self.status.showMessage("Going on with the import…", 10_000)
+        if self.dialog is not None and self.dialog.import_id == import_id:
+            self._show_resumed(self.dialog)
+            return
+        db = self.services.db
+        self.reads.load(
+            (self, "resumed"),
+            lambda: next((Path(i.path) for i in import_states(db, agent_id) if i.id == import_id), None),
+            lambda path: self._resumed_in_new_dialog(agent_id, import_id, path),
+            self.hub.report,
+        )
+
+    def _resumed_in_new_dialog(self, agent_id: int, import_id: int, path: Path | None) -> None:
+        self._close_dialog()
+        self.dialog = self._new_dialog(path or Path("export"), agent_id)
+        self.dialog.import_id = import_id
+        self._show_resumed(self.dialog)
+
+    def _show_resumed(self, dialog: ImportHistoryDialog) -> None:
+        # Progress may have come in while the path was read: the dialog shows it, not "starting".
+        if self.last_progress is not None and self.last_progress.import_id == dialog.import_id:
+            if self.last_progress.status not in (PAUSED, DONE):
+                dialog.show_progress(self.last_progress)
+            else:
+                dialog.show_starting()
+        else:
+            dialog.show_starting()
+        dialog.show()
 
     @Slot(object)
     @reports_errors
@@ -228,7 +248,17 @@ class HistoryImports(QObject):
     def on_finished(self, agent_id: int, import_id: int, proposals: int) -> None:
         self.running = False
         progress = self.last_progress if self.last_progress and self.last_progress.import_id == import_id else None
-        skipped = self._skipped(import_id)
+        db = self.services.db
+        self.reads.load(
+            (self, "finished", import_id),
+            lambda: _skipped(db, agent_id, import_id),
+            lambda skipped: self._show_finished(agent_id, progress, proposals, skipped),
+            self.hub.report,
+        )
+
+    def _show_finished(
+        self, agent_id: int, progress: ImportProgress | None, proposals: int, skipped: list[str]
+    ) -> None:
         if self.dialog is not None:
             self.dialog.show_finished(progress, proposals, skipped)
         message = "Import finished"
@@ -242,17 +272,6 @@ class HistoryImports(QObject):
             if self.conversations_dialog is not None:
                 self.conversations_dialog.refresh()
 
-    def _skipped(self, import_id: int) -> list[str]:
-        agent_id = self.state.agent_id
-        found = [i for i in imports(self.services.db, agent_id) if i["id"] == import_id] if agent_id else []
-        if not found:
-            return []
-        skipped = found[0]["skipped"]
-        lines = [f"{where}: {why}" for where, why in skipped.get("conversations", [])][:5]
-        parts = skipped.get("parts", {})
-        lines += [f"{n} × {why}" if n > 1 else why for why, n in sorted(parts.items())]
-        return lines
-
     # --- what was learned, and the conversations --------------------------------------------------
     @Slot()
     @reports_errors
@@ -263,8 +282,20 @@ class HistoryImports(QObject):
         self.update_learned_action()
 
     def update_learned_action(self) -> None:
+        """The menu entry counts the proposals waiting (read off the GUI thread)."""
         agent_id = self.state.agent_id
-        count = len(Learning(self.services.memory).pending(agent_id)) if agent_id is not None else 0
+        if agent_id is None:
+            self._show_learned_count(0)
+            return
+        memory = self.services.memory
+        self.reads.load(
+            (self, "learned"),
+            lambda: len(Learning(memory).pending(agent_id)),
+            self._show_learned_count,
+            self.hub.report,
+        )
+
+    def _show_learned_count(self, count: int) -> None:
         self.learned_action.setText(f"{LEARNED_TEXT[:-1]} ({count})…" if count else LEARNED_TEXT)
 
     @Slot()
@@ -319,3 +350,15 @@ class HistoryImports(QObject):
         for dialog in (self.learned_dialog, self.conversations_dialog):
             if dialog is not None:
                 dialog.close()
+
+
+def _skipped(db, agent_id: int, import_id: int) -> list[str]:
+    """What an import left out, as lines for its summary (on the reads' thread)."""
+    found = [i for i in imports(db, agent_id) if i["id"] == import_id]
+    if not found:
+        return []
+    skipped = found[0]["skipped"]
+    lines = [f"{where}: {why}" for where, why in skipped.get("conversations", [])][:5]
+    parts = skipped.get("parts", {})
+    lines += [f"{n} × {why}" if n > 1 else why for why, n in sorted(parts.items())]
+    return lines

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from PySide6.QtCore import QObject, QTimer, Slot
 
-from memdesk.core.agent.conversation_view import Entry
+from memdesk.core.agent.conversation_view import Entry, event_entry
 from memdesk.core.agent.observer import StepRecord
+from memdesk.core.agent.repetition import REPEATED
 from memdesk.core.base.clock import Clock
 from memdesk.ui.common.errors import reports_errors
 from memdesk.ui.panels.budget import BudgetPanel
@@ -89,7 +90,10 @@ class LiveText(QObject):
     @Slot(str, str)
     @reports_errors
     def on_agent_event(self, kind: str, text: str) -> None:
+        if kind == REPEATED:  # the copy streamed so far is not the reply: the next generation is
+            self._transcript.end_live()
+            self._streamed_chars = 0
         if kind == "memories":  # automatic recall: shown with the inner workings, as on reload
             self._transcript.add(Entry("memories", text, self._clock.now()))
             return
-        self._transcript.add(Entry("event", f"{kind}: {text}", self._clock.now()))
+        self._transcript.add(event_entry(kind, text, self._clock.now()))

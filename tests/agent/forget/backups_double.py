@@ -51,3 +51,9 @@ class FolderBackups:
         new = Snapshot(old.id, old.path, old.created_at, old.path.stat().st_size, old.reason)
         self.snapshots[self.snapshots.index(old)] = new
         return new
+
+    def relabel(self, snapshot_id, reason: str) -> Snapshot:
+        old = next(s for s in self.snapshots if s.id == snapshot_id)
+        new = Snapshot(old.id, old.path, old.created_at, old.size, reason)
+        self.snapshots[self.snapshots.index(old)] = new
+        return new

@@ -9,6 +9,7 @@ import pytest
 
 from memdesk.core.base.clock import iso
 from memdesk.core.memory.forget import Forgetting
+from memdesk.core.memory.forget.files import DataFolder
 from memdesk.core.runtime.scripted import call, say
 from tests.agent.forget.backups_double import FolderBackups
 
@@ -87,7 +88,7 @@ def forgetting(services, backups) -> Forgetting:
         history=memory.archival.history,
         graph=memory.graph,
         kv_cache=services.paths.kv_cache,
-        logs=services.paths.logs,
+        data=DataFolder.of(services.paths, backups.folder),
         backups=backups,
         threshold=services.settings.forget_similarity,
     )

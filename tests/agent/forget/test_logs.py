@@ -19,6 +19,6 @@ def test_a_forget_removes_the_log_lines_that_name_it_and_keeps_the_others(servic
     (logs / "memdesk.log").write_text("INFO started\nWARNING tool said: Eva is coming\nINFO closed\n", encoding="utf-8")
     (logs / "crash-previous.log").write_text("Traceback: ValueError('evie')\n", encoding="utf-8")
     result = forgetting.apply(eva_agent.id, "Eva")
-    assert result.log_lines_removed == 2
+    assert result.file_lines_removed == 2
     assert (logs / "memdesk.log").read_text(encoding="utf-8") == "INFO started\nINFO closed\n"
     assert (logs / "crash-previous.log").read_text(encoding="utf-8") == ""

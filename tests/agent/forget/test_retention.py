@@ -83,3 +83,68 @@ def test_changing_the_days_asks_again(services, old_and_new, retention):
     assert retention.set_days(old_and_new.id, 10).confirmed is False
     assert retention.set_days(old_and_new.id, 10).confirmed is False
     assert retention.set_days(old_and_new.id, 0).on is False
+
+
+@pytest.fixture
+def quoted(services, clock, old_and_new, runtime):
+    """Today, the old "I moved to Lisbon" quoted by a conversation search's result and by automatic
+    recall's memories event (with its recall_shown row), beside a passage."""
+    from memdesk.core.agent.recall.events import render_event
+    from memdesk.core.agent.recall.packing import render_lines
+    from memdesk.core.agent.recall.shown import ShownMemories
+    from memdesk.core.agent.recall.sources import Memory
+    from memdesk.core.runtime.scripted import call
+
+    agent = old_and_new
+    old = next(m for m in services.memory.recall.all(agent.id) if m.kind == "user_message")
+    assert old.search_text == "I moved to Lisbon"
+    runtime.enqueue(call("conversation_search", "look it up", False, query="Lisbon"), say("You moved to Lisbon."))
+    agent.send_user_message("Where did I move?")
+    shown = [
+        Memory("conversation", f"message:{old.id}", old.search_text, old.created_at, "you"),
+        Memory("archival", "passage:1", "Notes on Lisbon trams", None, "notes"),
+    ]
+    with services.db.transaction():
+        event = services.memory.recall.add(
+            agent.id,
+            role="user",
+            kind="memories",
+            content=render_event(render_lines([(m, m.text) for m in shown], "conversation")),
+            created_at=clock.now(),
+        )
+        ShownMemories(services.db).record(agent.id, event.id, shown)
+    newer = [m for m in services.memory.recall.all(agent.id) if m.created_at > old.created_at]
+    assert sum("I moved to Lisbon" in m.content for m in newer) == 2  # the search's result and the event
+    return agent, event
+
+
+def test_newer_recall_lines_and_search_results_lose_what_they_quoted(services, quoted):
+    """Issue 35 item 9: an expired message lived on where newer rows quoted it (automatic recall's
+    memories event and its recall_shown rows, a conversation search's result), renewed with each
+    recall. They lose the quote; the rest of what they say stays."""
+    from memdesk.app.operations import open_retention
+
+    agent, event = quoted
+    retention = open_retention(services)
+    retention.set_days(agent.id, 30)
+    retention.confirm(agent.id)
+    retention.apply(agent.id)
+
+    kept = {m.id: m.content for m in services.memory.recall.all(agent.id)}
+    assert not [content for content in kept.values() if "I moved to Lisbon" in content]
+    assert "Notes on Lisbon trams" in kept[event.id] and "[forgotten]" in kept[event.id]
+    refs = [r[0] for r in services.db.query("SELECT ref FROM recall_shown WHERE agent_id = ?", (agent.id,))]
+    assert refs == ["passage:1"]
+    assert b"I moved to Lisbon" not in services.paths.database.read_bytes()
+
+
+def test_the_retention_preview_counts_the_quotes_and_says_how_long_backups_keep_them(services, quoted):
+    from memdesk.app.operations import open_retention
+
+    agent, _event = quoted
+    retention = open_retention(services)
+    retention.set_days(agent.id, 30)
+    preview = retention.preview(agent.id)
+    described = preview.describe()
+    assert "3 newer automatic-recall lines and search results quoting them are blanked too" in described
+    assert "Backups taken before still hold them for up to 4 weeks" in described

@@ -51,8 +51,8 @@ def recall_for(
         observer.on_search_hits([("automatic", m.item if m.item is not None else m.line()) for m in result.memories])
         observer.on_event("memories", memories_text(json.loads(result.content)["memories"]))
     elif result.status in ("timeout", "failed"):
-        what = "timed out" if result.status == "timeout" else "failed"
-        observer.on_event("recall", f"automatic recall {what}; the reply went ahead without it")
+        what = "took too long" if result.status == "timeout" else "failed"
+        observer.on_event("recall", f"searching its memory {what}; it answered without it")
     return result
 
 

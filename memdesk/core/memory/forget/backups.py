@@ -2,7 +2,8 @@
 
 Coded against a Protocol so the agent layer needs no storage details: the store's ``Backups``
 (memdesk/core/storage/backup.py) satisfies it. ``rewrite`` opens a snapshot with the store's key,
-applies a change, vacuums and verifies it.
+applies a change, vacuums and verifies it; ``relabel`` gives it a new reason (an old one such as
+"before import of eva.af" can name what is forgotten).
 """
 
 from __future__ import annotations
@@ -32,3 +33,5 @@ class SnapshotStore(Protocol):
     def create(self, reason: str) -> Snapshot: ...
 
     def rewrite(self, snapshot_id: Any, change: Callable[[Database], None]) -> Any: ...
+
+    def relabel(self, snapshot_id: Any, reason: str) -> Any: ...

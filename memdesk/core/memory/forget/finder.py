@@ -2,8 +2,9 @@
 
 Three ways in, as the user would expect of "forget Eva":
 
-* words: the phrases whole (matching.py) in every text the store keeps, and their word forms
-  through the same FTS5 indexes conversation and archival search use;
+* words: the phrases whole (matching.py) in every text the agent owns, wherever the schema keeps
+  it (schema_text.py walks every table and text column: no list of places to fall behind), and
+  their word forms through the same FTS5 indexes conversation and archival search use;
 * meaning: messages and passages whose stored vector is at least ``threshold`` cosine-similar to
   the request (only rows already embedded: a preview writes nothing);
 * the knowledge graph: the entity the request names, its aliases (whose names then count as words
@@ -24,6 +25,8 @@ import numpy as np
 from memdesk.core.embedding import Embedder
 from memdesk.core.graph import names
 from memdesk.core.memory.forget.matching import Phrases
+from memdesk.core.memory.forget.other_text import Place, describe
+from memdesk.core.memory.forget.schema_text import matching_rows, text_tables
 from memdesk.core.retrieval.vector_index import TABLES as VECTOR_TABLES
 from memdesk.core.retrieval.vector_index import table_exists
 from memdesk.core.storage import Database
@@ -32,7 +35,22 @@ from memdesk.core.storage import Database
 MESSAGES, PASSAGES, DOCUMENTS, CORE = "messages", "passages", "documents", "core_memory"
 ENTITIES, FACTS, MENTIONS = "graph_entities", "graph_facts", "graph_mentions"
 HISTORY, RECALL, PROPOSALS, SUMMARY = "history", "recall_events", "proposals", "summary"
-KINDS = (MESSAGES, PASSAGES, DOCUMENTS, CORE, SUMMARY, ENTITIES, FACTS, MENTIONS, HISTORY, RECALL, PROPOSALS)
+OTHER, FILES = "other_text", "files"
+KINDS = (
+    MESSAGES,
+    PASSAGES,
+    DOCUMENTS,
+    CORE,
+    SUMMARY,
+    ENTITIES,
+    FACTS,
+    MENTIONS,
+    HISTORY,
+    RECALL,
+    PROPOSALS,
+    OTHER,
+    FILES,
+)
 LABELS = {
     MESSAGES: "conversation messages",
     PASSAGES: "archival passages",
@@ -45,7 +63,22 @@ LABELS = {
     HISTORY: "memory-history entries",
     RECALL: "automatic-recall lines",
     PROPOSALS: "consolidation proposals",
+    OTHER: "other texts (system prompt, block descriptions, imported details and tools)",
+    FILES: "lines in MemDesk's files (logs, messages not yet delivered, the agent's own files)",
 }
+#: Tables whose matching rows are one of the kinds (their id is the rowid).
+TABLE_KINDS = {
+    "messages": MESSAGES,
+    "passages": PASSAGES,
+    "documents": DOCUMENTS,
+    "graph_entities": ENTITIES,
+    "graph_facts": FACTS,
+    "memory_history": HISTORY,
+    "recall_shown": RECALL,
+    "consolidation_changes": PROPOSALS,
+}
+#: Columns whose matching lines (or sentences) go and the rest stays: read apart (core lines, summary).
+LINE_COLUMNS = {("memory_blocks", "value"), ("agents", "summary")}
 
 
 @dataclass
@@ -67,6 +100,8 @@ class Found:
     proposals: set[int] = field(default_factory=set)
     queue: set[int] = field(default_factory=set)
     similar: set[tuple[str, int]] = field(default_factory=set)  # found by meaning alone
+    other: list[Place] = field(default_factory=list)  # texts outside the kinds above
+    files: dict[str, int] = field(default_factory=dict)  # data-folder file -> lines (Forgetting fills it)
 
     def counts(self) -> dict[str, int]:
         return {
@@ -81,11 +116,26 @@ class Found:
             HISTORY: len(self.history),
             RECALL: len(self.recall),
             PROPOSALS: len(self.proposals),
+            OTHER: len(self.other),
+            FILES: sum(self.files.values()),
         }
 
     @property
     def empty(self) -> bool:
         return not any(self.counts().values())
+
+
+#: The Found field of each kind a table's rows are.
+_FIELDS = {
+    MESSAGES: "messages",
+    PASSAGES: "passages",
+    DOCUMENTS: "documents",
+    ENTITIES: "entities",
+    FACTS: "facts",
+    HISTORY: "history",
+    RECALL: "recall",
+    PROPOSALS: "proposals",
+}
 
 
 def _marks(ids: Iterable[int]) -> tuple[str, list[int]]:
@@ -129,10 +179,8 @@ class Finder:
         if not phrases:
             return found
         match = phrases.register(db)
-        found.entities = entities | {
-            int(r[0])
-            for r in db.query(f"SELECT id FROM graph_entities WHERE agent_id = ? AND {match}(name)", (agent_id,))
-        }
+        found.entities = set(entities)
+        self._walk(found, match)
         found.entities |= (
             {
                 int(r[0])
@@ -144,30 +192,7 @@ class Finder:
             if found.entities
             else set()
         )
-
-        found.messages = {
-            int(r[0])
-            for r in db.query(
-                f"SELECT id FROM messages WHERE agent_id = ? AND ({match}(content) OR {match}(search_text)"
-                f" OR {match}(author))",
-                (agent_id,),
-            )
-        }
         found.messages |= self._fts(agent_id, "messages", phrases)
-        found.documents = {
-            int(r[0])
-            for r in db.query(
-                f"SELECT id FROM documents WHERE agent_id = ? AND ({match}(title) OR {match}(path) OR {match}(error))",
-                (agent_id,),
-            )
-        }
-        found.passages = {
-            int(r[0])
-            for r in db.query(
-                f"SELECT id FROM passages WHERE agent_id = ? AND ({match}(text) OR {match}(tags) OR {match}(section))",
-                (agent_id,),
-            )
-        }
         found.passages |= self._fts(agent_id, "passages", phrases)
         found.passages |= _in(db, "SELECT id FROM passages WHERE document_id IN ({})", found.documents)
         for kind, ids in self._similar(agent_id, text).items():
@@ -182,10 +207,6 @@ class Finder:
         row = db.query_one("SELECT summary FROM agents WHERE id = ?", (agent_id,))
         found.summary = bool(row and phrases.matches(row[0]))
 
-        found.facts = {
-            int(r[0])
-            for r in db.query(f"SELECT id FROM graph_facts WHERE agent_id = ? AND {match}(relation)", (agent_id,))
-        }
         found.facts |= _in(db, "SELECT id FROM graph_facts WHERE subject_id IN ({})", found.entities)
         found.facts |= _in(db, "SELECT id FROM graph_facts WHERE object_id IN ({})", found.entities)
         found.facts |= _in(db, "SELECT id FROM graph_facts WHERE message_id IN ({})", found.messages)
@@ -200,22 +221,7 @@ class Finder:
             db, "SELECT id FROM graph_queue WHERE source_kind = 'passage' AND source_id IN ({})", found.passages
         )
 
-        found.history = {
-            int(r[0])
-            for r in db.query(
-                f"SELECT id FROM memory_history WHERE agent_id = ? AND ({match}(before) OR {match}(after)"
-                f" OR {match}(target_label)"
-                f" OR {match}(note) OR {match}(before_meta) OR {match}(after_meta))",
-                (agent_id,),
-            )
-        }
         refs = [f"message:{i}" for i in found.messages] + [f"passage:{i}" for i in found.passages]
-        found.recall = {
-            int(r[0])
-            for r in db.query(
-                f"SELECT id FROM recall_shown WHERE agent_id = ? AND ({match}(text) OR {match}(place))", (agent_id,)
-            )
-        }
         for start in range(0, len(refs), 500):
             chunk = refs[start : start + 500]
             found.recall |= {
@@ -225,15 +231,20 @@ class Finder:
                     (agent_id, *chunk),
                 )
             }
-        found.proposals = {
-            int(r[0])
-            for r in db.query(
-                f"SELECT id FROM consolidation_changes WHERE agent_id = ? AND ({match}(arguments) OR {match}(thoughts)"
-                f" OR {match}(result))",
-                (agent_id,),
-            )
-        }
         return found
+
+    def _walk(self, found: Found, match: str) -> None:
+        """The phrases in every text column of every table the agent owns (schema_text.py)."""
+        for table in text_tables(self._db):
+            kind = TABLE_KINDS.get(table.name)
+            for key, columns in matching_rows(self._db, table, found.agent_id, match):
+                for column in columns:
+                    if (table.name, column) in LINE_COLUMNS:
+                        continue  # read apart: which lines go
+                    if kind is not None:
+                        getattr(found, _FIELDS[kind]).add(int(key[0]))
+                    else:
+                        found.other.append(Place(table, column, key))
 
     def _named_entities(self, agent_id: int, text: str) -> set[int]:
         """The entity the request names (by its name or an alias) with all its alias rows."""
@@ -339,4 +350,9 @@ def samples(db: Database, found: Found, per_kind: int = 3, width: int = 120) -> 
             found.proposals,
             lambda r: f"{r[0]} {r[1]}",
         ),
+        OTHER: [describe(db, place, found.phrases, width) for place in found.other[:per_kind]],
+        FILES: [
+            cut(f"{name}: {lines} line{'s' if lines != 1 else ''}")
+            for name, lines in sorted(found.files.items())[:per_kind]
+        ],
     }

@@ -23,6 +23,8 @@ from typing import Any
 from memdesk.core.base.clock import Clock, iso
 from memdesk.core.memory.erase import erase_passages, rewrite_block, rewrite_messages
 from memdesk.core.memory.forget.finder import Found, _marks
+from memdesk.core.memory.forget.matching import Phrases
+from memdesk.core.memory.forget.other_text import remove_places
 from memdesk.core.memory.history import DELETE, FORGET, USER, MemoryHistory
 from memdesk.core.retrieval.vector_index import TABLES as VECTOR_TABLES
 from memdesk.core.retrieval.vector_index import table_exists
@@ -35,20 +37,21 @@ FORGET_KIND = FORGET
 _STRUCTURE = frozenset({"type", "function", "status", "time", "last_login", "request_heartbeat"})
 
 
-def placeholder_content(content: str) -> str:
-    """The stored event or call with every piece of text replaced, its shape kept."""
+def placeholder_content(content: str, phrases: Phrases | None = None) -> str:
+    """The stored event or call with every piece of text replaced, its shape kept (a key that
+    holds ``phrases`` goes: a key is text too)."""
     try:
         data = json.loads(content)
     except (json.JSONDecodeError, TypeError):
         return PLACEHOLDER
     if not isinstance(data, dict):
         return PLACEHOLDER
-    return json.dumps(_blank(data), ensure_ascii=False)
+    return json.dumps(_blank(data, phrases=phrases), ensure_ascii=False)
 
 
-def _blank(value: Any, key: str = "") -> Any:
+def _blank(value: Any, key: str = "", phrases: Phrases | None = None) -> Any:
     if isinstance(value, dict):
-        return {k: _blank(v, k) for k, v in value.items()}
+        return {k: _blank(v, k, phrases) for k, v in value.items() if phrases is None or not phrases.matches(k)}
     if isinstance(value, list):
         return [PLACEHOLDER] if value else []
     if isinstance(value, str) and key not in _STRUCTURE:
@@ -112,7 +115,7 @@ def remove(db: Database, found: Found, clock: Clock, *, history: MemoryHistory |
                 [
                     (
                         message_id,
-                        placeholder_content(content),
+                        placeholder_content(content, phrases),
                         PLACEHOLDER if search_text else "",
                         None if phrases.matches(author) else author,
                     )
@@ -129,6 +132,7 @@ def remove(db: Database, found: Found, clock: Clock, *, history: MemoryHistory |
         # The memory section as the model last saw it holds the old core memory: render it afresh.
         db.execute("UPDATE agents SET memory_view = '' WHERE id = ?", (agent_id,))
         _delete(db, "memory_history", found.history)
+        remove_places(db, found.other, phrases)
         for kind in VECTOR_TABLES:
             db.execute(
                 "INSERT INTO vector_generation(kind, agent_id, gen) VALUES (?, ?, 1) ON CONFLICT(kind, agent_id) DO"

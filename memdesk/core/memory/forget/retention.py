@@ -2,10 +2,12 @@
 
 Only the conversation goes: core memory, archival memory, the knowledge graph and the summary are
 kept (a fact taken from an expired message stays, without its source; the message's mentions go
-with it). A message imported from another assistant counts its days from its import, not from its
-original date (``OLD``): a person who imports years of history under a 30-day setting has it for
-30 days, long enough for the background work to learn from it, instead of losing it at the next
-idle moment (the import's preview says so). The policy lives in the agent's own options
+with it). What newer rows quote of an expired message (automatic recall's memories, search
+results) is blanked with it (quotes.py); the backups taken before keep it until they are pruned,
+which the preview says. A message imported from another assistant counts its days from its import,
+not from its original date (``OLD``): a person who imports years of history under a 30-day setting
+has it for 30 days, long enough for the background work to learn from it, instead of losing it at
+the next idle moment (the import's preview says so). The policy lives in the agent's own options
 (``agents.config``): ``retention_days`` (0: off) and ``retention_confirmed``. A new or changed
 policy is previewed the first time: it applies only once the user has seen what it would remove
 and confirmed (the window asks once; the terminal prints it and waits for ``memdesk retention
@@ -22,6 +24,7 @@ from pathlib import Path
 from memdesk.core.base.clock import Clock, iso, parse_iso
 from memdesk.core.base.errors import MemDeskError
 from memdesk.core.memory.erase import erase_messages
+from memdesk.core.memory.forget.quotes import blank_quotes, find_quotes
 from memdesk.core.memory.forget.remove import FORGET_KIND, scrub
 from memdesk.core.memory.history import DELETE, USER, MemoryHistory
 from memdesk.core.storage import Database
@@ -52,6 +55,8 @@ class RetentionPreview:
     messages: int
     oldest: datetime | None
     newest: datetime | None  # of those that would go
+    quoting: int = 0  # newer recall lines and search results quoting them, blanked too
+    keep_weekly: int | None = None  # weeks of snapshots kept (None: no backups known)
 
     @property
     def empty(self) -> bool:
@@ -61,9 +66,20 @@ class RetentionPreview:
         if self.empty:
             return f"No conversation message is older than {self.days} days."
         span = f" (from {self.oldest:%Y-%m-%d} to {self.newest:%Y-%m-%d})" if self.oldest and self.newest else ""
+        quoting = (
+            f" {self.quoting} newer automatic-recall lines and search results quoting them are blanked too."
+            if self.quoting
+            else ""
+        )
+        backups = (
+            f" Backups taken before still hold them for up to {self.keep_weekly} weeks, until they are pruned"
+            " (or restore none and remove them in File › Backups…)."
+            if self.keep_weekly
+            else ""
+        )
         return (
             f"{self.messages} conversation messages older than {self.days} days{span} would be forgotten; "
-            "core memory, archival memory and the knowledge graph are kept."
+            f"core memory, archival memory and the knowledge graph are kept.{quoting}{backups}"
         )
 
     def as_dict(self) -> dict:
@@ -73,17 +89,28 @@ class RetentionPreview:
             "messages": self.messages,
             "oldest": iso(self.oldest) if self.oldest else None,
             "newest": iso(self.newest) if self.newest else None,
+            "quoting": self.quoting,
+            "backups_keep_weeks": self.keep_weekly,
         }
 
 
 class Retention:
     def __init__(
-        self, db: Database, clock: Clock, *, history: MemoryHistory | None = None, kv_cache: Path | None = None
+        self,
+        db: Database,
+        clock: Clock,
+        *,
+        history: MemoryHistory | None = None,
+        kv_cache: Path | None = None,
+        keep_weekly: int | None = None,
     ) -> None:
+        """``keep_weekly``: how many weeks of automatic snapshots are kept (the backup_keep_weekly
+        setting), which the preview names: they hold the messages that long."""
         self._db = db
         self._clock = clock
         self._history = history or MemoryHistory(db, clock)
         self._kv_cache = kv_cache
+        self._keep_weekly = keep_weekly
 
     # --- the policy ------------------------------------------------------------------------
     def _config(self, agent_id: int) -> dict:
@@ -128,6 +155,7 @@ class Retention:
             f"SELECT COUNT(*), MIN(created_at), MAX(created_at) FROM messages WHERE agent_id = ? AND {OLD}",
             (agent_id, iso(cutoff)),
         )
+        expired = self._expired(agent_id, iso(cutoff))
         return RetentionPreview(
             agent_id,
             days,
@@ -135,7 +163,28 @@ class Retention:
             int(row[0]),
             parse_iso(row[1]) if row[1] else None,
             parse_iso(row[2]) if row[2] else None,
+            find_quotes(self._db, agent_id, expired).count,
+            self._keep_weekly,
         )
+
+    def _expired(self, agent_id: int, cutoff: str) -> list[int]:
+        """The messages older than ``cutoff``, with the other half of every call and result."""
+        ids = [
+            int(r[0])
+            for r in self._db.query(f"SELECT id FROM messages WHERE agent_id = ? AND {OLD}", (agent_id, cutoff))
+        ]
+        if not ids:
+            return ids
+        # A call goes with its result and a result with its call, whichever side is older.
+        steps = {
+            int(r[0])
+            for r in self._db.query(
+                f"SELECT DISTINCT step_id FROM messages WHERE agent_id = ? AND {OLD} AND step_id IS NOT NULL",
+                (agent_id, cutoff),
+            )
+        }
+        paired = {int(r[0]) for r in self._query_in("SELECT id FROM messages WHERE step_id IN ({})", sorted(steps))}
+        return sorted(set(ids) | steps | paired)
 
     def due(self, agent_id: int) -> RetentionPreview | None:
         """What an idle-time run would remove now (None: off, nothing old, or run recently)."""
@@ -160,27 +209,9 @@ class Retention:
             )
         cutoff = iso(self.cutoff(policy.days))
         with self._db.transaction():
-            ids = [
-                int(r[0])
-                for r in self._db.query(f"SELECT id FROM messages WHERE agent_id = ? AND {OLD}", (agent_id, cutoff))
-            ]
-            # A call goes with its result and a result with its call, whichever side is older.
-            if ids:
-                steps = {
-                    int(r[0])
-                    for r in self._db.query(
-                        f"SELECT DISTINCT step_id FROM messages WHERE agent_id = ? AND {OLD} AND step_id IS NOT NULL",
-                        (agent_id, cutoff),
-                    )
-                }
-                ids = sorted(
-                    set(ids)
-                    | steps
-                    | {
-                        int(r[0])
-                        for r in self._query_in("SELECT id FROM messages WHERE step_id IN ({})", sorted(steps))
-                    }
-                )
+            ids = self._expired(agent_id, cutoff)
+            # Newer rows quoting them lose the quotes (and recall_shown its rows of them) first.
+            blank_quotes(self._db, find_quotes(self._db, agent_id, ids))
             for start in range(0, len(ids), BATCH):
                 chunk = ids[start : start + BATCH]
                 marks = ",".join("?" * len(chunk))

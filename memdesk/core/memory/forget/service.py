@@ -10,8 +10,11 @@ The front ends (``memdesk forget``, Memory > Forget…) use this and nothing bel
 3. scrubs the file (FTS merge, secure_delete, VACUUM, WAL truncate);
 4. deletes the saved prompt KV states (they hold the old core memory and conversation; the runtime
    rebuilds them);
-5. removes the log lines that name it (logs.py);
-6. with ``purge_backups``, does 2-3 inside every snapshot taken before.
+5. removes the lines that name it from the data folder's other files (files.py: logs, messages
+   not yet delivered, the agent's own files), and names the user's own tool files that do (the
+   user's code is not changed);
+6. with ``purge_backups``, does 2-3 inside every snapshot taken before, and takes it out of the
+   snapshots' descriptions (a reason such as "before import of eva.af").
 """
 
 from __future__ import annotations
@@ -25,8 +28,9 @@ from memdesk.core.base.errors import MemDeskError
 from memdesk.core.embedding import Embedder
 from memdesk.core.graph.store import KnowledgeGraph
 from memdesk.core.memory.forget.backups import SNAPSHOT_REASON, Snapshot, SnapshotStore
+from memdesk.core.memory.forget.files import DataFolder, find_in_files, scrub_files, user_code_naming
 from memdesk.core.memory.forget.finder import KINDS, LABELS, Finder, samples
-from memdesk.core.memory.forget.logs import scrub_logs
+from memdesk.core.memory.forget.other_text import scrubbed as scrubbed_text
 from memdesk.core.memory.forget.remove import Removed, remove, scrub
 from memdesk.core.memory.history import MemoryHistory
 from memdesk.core.storage import Database
@@ -51,6 +55,7 @@ class ForgetPreview:
     similar: int  # of the messages and passages, how many were found by meaning alone
     backups: tuple[Snapshot, ...]  # snapshots that may still hold the text
     kv_cache_files: int
+    user_code: tuple[str, ...] = ()  # the user's own tool files naming it (never changed)
 
     @property
     def total(self) -> int:
@@ -74,6 +79,7 @@ class ForgetPreview:
                 for b in self.backups
             ],
             "kv_cache_files": self.kv_cache_files,
+            "user_code": list(self.user_code),
         }
 
 
@@ -85,7 +91,8 @@ class ForgetResult:
     kv_cache_files_removed: int
     checkpointed: bool
     backup_errors: tuple[str, ...] = field(default_factory=tuple)
-    log_lines_removed: int = 0
+    file_lines_removed: int = 0
+    file_errors: tuple[str, ...] = field(default_factory=tuple)
 
     def as_dict(self) -> dict:
         return {
@@ -95,7 +102,8 @@ class ForgetResult:
             "kv_cache_files_removed": self.kv_cache_files_removed,
             "wal_emptied": self.checkpointed,
             "backup_errors": list(self.backup_errors),
-            "log_lines_removed": self.log_lines_removed,
+            "file_lines_removed": self.file_lines_removed,
+            "file_errors": list(self.file_errors),
         }
 
 
@@ -115,13 +123,13 @@ class Forgetting:
         history: MemoryHistory | None = None,
         graph: KnowledgeGraph | None = None,
         kv_cache: Path | None = None,
-        logs: Path | None = None,
+        data: DataFolder | None = None,
         backups: SnapshotStore | None = None,
         threshold: float,
     ) -> None:
         """``graph``: the store's knowledge-graph object, whose in-memory caches are dropped after a
-        forget. ``kv_cache``: the folder of saved prompt KV states. ``logs``: the log folder, whose
-        lines naming what is forgotten are removed too. ``backups``: the store's
+        forget. ``kv_cache``: the folder of saved prompt KV states. ``data``: the data folder, whose
+        files' lines naming what is forgotten are removed too (files.py). ``backups``: the store's
         snapshots (None: no backups to list or purge). ``threshold``: how similar in meaning what is
         removed must be (the forget_similarity setting)."""
         self._db = db
@@ -130,7 +138,7 @@ class Forgetting:
         self._history = history or MemoryHistory(db, clock)
         self._graph = graph
         self._kv_cache = kv_cache
-        self._logs = logs
+        self._data = data
         self._backups = backups
         self.threshold = threshold
 
@@ -141,11 +149,20 @@ class Forgetting:
         """What a forget of ``text`` would remove; reads only."""
         text = _checked(text)
         found = self._finder(self._db).find(agent_id, text)
+        found.files = find_in_files(self._data, agent_id, found.phrases)
         shown = samples(self._db, found, per_kind)
         counts = found.counts()
         kinds = tuple(KindPreview(k, LABELS[k], counts[k], tuple(shown.get(k, ()))) for k in KINDS if counts[k])
         backups = tuple(self._backups.list()) if self._backups is not None else ()
-        return ForgetPreview(agent_id, text, kinds, len(found.similar), backups, len(_kv_files(self._kv_cache)))
+        return ForgetPreview(
+            agent_id,
+            text,
+            kinds,
+            len(found.similar),
+            backups,
+            len(_kv_files(self._kv_cache)),
+            tuple(user_code_naming(self._data, found.phrases)),
+        )
 
     def apply(
         self, agent_id: int, text: str, *, purge_backups: bool = False, progress: Progress = lambda what, done: None
@@ -169,7 +186,7 @@ class Forgetting:
         for path in _kv_files(self._kv_cache):
             path.unlink(missing_ok=True)
             kv_removed += 1
-        log_lines = scrub_logs(self._logs, found.phrases)
+        file_lines, file_errors = scrub_files(self._data, agent_id, found.phrases)
         purged, errors = 0, []
         if purge_backups and self._backups is not None:
             snapshots = [s for s in self._backups.list() if snapshot is None or s.id != snapshot.id]
@@ -177,11 +194,22 @@ class Forgetting:
                 progress(f"Purging backup {n + 1} of {len(snapshots)}…", 0.6 + 0.4 * n / max(1, len(snapshots)))
                 try:
                     self._backups.rewrite(old.id, self._purge_change(agent_id, text))
+                    if found.phrases.matches(old.reason):
+                        self._backups.relabel(old.id, scrubbed_text(old.reason, found.phrases) or "forgotten")
                     purged += 1
                 except MemDeskError as error:  # one damaged snapshot must not stop the others
                     errors.append(f"{old.id}: {error.user_message}")
         progress("Done", 1.0)
-        return ForgetResult(removed, snapshot, purged, kv_removed, scrubbed.checkpointed, tuple(errors), log_lines)
+        return ForgetResult(
+            removed,
+            snapshot,
+            purged,
+            kv_removed,
+            scrubbed.checkpointed,
+            tuple(errors),
+            file_lines,
+            tuple(file_errors),
+        )
 
     def _purge_change(self, agent_id: int, text: str) -> Callable[[Database], None]:
         name = self._db.scalar("SELECT name FROM agents WHERE id = ?", (agent_id,))

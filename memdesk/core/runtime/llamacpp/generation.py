@@ -8,7 +8,7 @@ caller write text the grammar leaves no choice about (a function's fixed keys) i
 from __future__ import annotations
 
 import codecs
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from memdesk.core.base.errors import GenerationCancelled
@@ -38,11 +38,13 @@ def generate(
     on_text: Callable[[str], bool] = lambda delta: False,
     forced: Callable[[str], str] | None = None,
     cancel: CancelToken | None = None,
+    avoid: Sequence[str] = (),
 ) -> Generated:
     """Generate after what ``cache`` holds; ``on_text`` gets each text delta and returns True to
     stop. With ``grammar`` (GBNF source), every token is one the grammar admits. ``forced`` maps
-    the text so far to text that must come next."""
-    sampler = GrammarFirstSampler(model, params, grammar)
+    the text so far to text that must come next. ``avoid``: texts the answer must not copy."""
+    runs = [model.tokenize(text, add_bos=False, special=False) for text in avoid if text]
+    sampler = GrammarFirstSampler(model, params, grammar, avoid=runs)
     decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
     quote = model.tokenize('"', add_bos=False, special=False)[-1]  # closes a JSON string
     pieces: list[str] = []

@@ -20,7 +20,7 @@ import llama_cpp
 import numpy as np
 
 from memdesk.core.base.errors import ModelError, ModelFileError
-from memdesk.core.runtime.base import SamplingParams
+from memdesk.core.runtime.base import DRY, SamplingParams
 
 #: llama.cpp's ``llama_token_data`` as a NumPy record, so candidate arrays are filled without loops.
 TOKEN_DATA = np.dtype([("id", "<i4"), ("logit", "<f4"), ("p", "<f4")], align=True)
@@ -206,6 +206,24 @@ class NativeContext:
             self._ctx = None
 
 
+def _primed_dry(model: NativeModel, avoid: Sequence[Sequence[int]], max_tokens: int) -> object:
+    """A DRY sampler whose history already holds ``avoid``: it only ever sees the tokens it is
+    given, so a run copied from the prompt counts only once the prompt's text is in it."""
+    breakers = [b.encode("utf-8") for b in DRY.breakers]
+    array = (ctypes.c_char_p * len(breakers))(*breakers)
+    primed = sum(len(tokens) + 1 for tokens in avoid)
+    handle = llama_cpp.llama_sampler_init_dry(
+        model._vocab, DRY.multiplier, DRY.base, DRY.allowed, primed + max_tokens + 64, array, len(breakers)
+    )
+    if not handle:
+        raise ModelError(f"llama.cpp could not make its DRY sampler{native_reason()}")
+    separator = model.tokenize("\n", add_bos=False, special=False)
+    for tokens in avoid:
+        for token in [*tokens, *separator]:  # a line break between texts: no run spans two of them
+            llama_cpp.llama_sampler_accept(handle, token)
+    return handle
+
+
 class NativeSampler:
     """One llama.cpp sampler over arrays of ``TOKEN_DATA`` candidates."""
 
@@ -216,11 +234,15 @@ class NativeSampler:
         self._single_array = llama_cpp.llama_token_data_array(ctypes.pointer(self._single), 1, -1, False)
 
     @classmethod
-    def chain(cls, params: SamplingParams, n_vocab: int) -> NativeSampler:
-        """Repetition penalty, then greedy or top-k / top-p / min-p / temperature / a seeded draw."""
+    def chain(cls, params: SamplingParams, model: NativeModel, *, avoid: Sequence[Sequence[int]] = ()) -> NativeSampler:
+        """Repetition penalty, DRY against ``avoid`` (token runs the answer must not copy; see
+        base.Dry) when there are any, then greedy or top-k / top-p / min-p / temperature / a
+        seeded draw."""
         chain = llama_cpp.llama_sampler_chain_init(llama_cpp.llama_sampler_chain_default_params())
         add = lambda sampler: llama_cpp.llama_sampler_chain_add(chain, sampler)  # noqa: E731
-        add(llama_cpp.llama_sampler_init_penalties(n_vocab, 64, params.repeat_penalty, 0.0, 0.0))
+        add(llama_cpp.llama_sampler_init_penalties(model.n_vocab, 64, params.repeat_penalty, 0.0, 0.0))
+        if avoid:
+            add(_primed_dry(model, avoid, params.max_tokens))
         if params.temperature <= 0:
             add(llama_cpp.llama_sampler_init_greedy())
         else:

@@ -110,6 +110,7 @@ class LlamaCppRuntime:
             forced=lambda text: forced_text(text, request.tools, request.heartbeat_tools),
             cancel=cancel,
             persist=request.persist,
+            avoid=request.avoid,
         )
 
     def generate_text(self, request: TextRequest, *, cancel: CancelToken | None = None) -> str:
@@ -256,6 +257,7 @@ class LlamaCppRuntime:
         forced: Callable[[str], str] | None = None,
         cancel: CancelToken | None = None,
         persist: bool = True,
+        avoid: Sequence[str] = (),
     ) -> ModelTurn:
         """Generate after the rendered ``messages`` (see ``generation.generate`` for the rest);
         ``persist`` False keeps the prompt's state off the disk."""
@@ -276,6 +278,7 @@ class LlamaCppRuntime:
             on_text=on_text,
             forced=forced,
             cancel=cancel,
+            avoid=avoid,
         )
         self.last_sampler_counts = result.sampler_counts
         return ModelTurn(
@@ -315,10 +318,10 @@ class LlamaCppRuntime:
                 **self._context.state_identity,
             }
             limits = {"max_entries": self.settings.cache_max_entries, "max_bytes": self.settings.cache_max_bytes}
-            if self.settings.cache_passphrase is not None:
+            if self.settings.cache_key is not None:
                 from memdesk.core.runtime.llamacpp.encrypted_kv_store import EncryptedKvStore
 
-                return EncryptedKvStore(self.settings.cache_dir, identity, self.settings.cache_passphrase, **limits)
+                return EncryptedKvStore(self.settings.cache_dir, identity, self.settings.cache_key, **limits)
             return KvStore(self.settings.cache_dir, identity, **limits)
         except OSError:  # an unwritable cache folder only costs the speed-up
             return None

@@ -12,6 +12,8 @@ paths draw from the same distribution up to the negligible mass outside the shor
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from memdesk.core.runtime.base import SamplingParams
@@ -25,8 +27,16 @@ class GrammarFirstSampler:
 
     Counters ``checks``, ``shortlist_masks`` and ``full_masks`` say how often each path ran."""
 
-    def __init__(self, model: NativeModel, params: SamplingParams, grammar: str | None = None) -> None:
-        self._chain = NativeSampler.chain(params, model.n_vocab)
+    def __init__(
+        self,
+        model: NativeModel,
+        params: SamplingParams,
+        grammar: str | None = None,
+        *,
+        avoid: Sequence[Sequence[int]] = (),
+    ) -> None:
+        """``avoid``: token runs the answer must not copy (NativeSampler.chain)."""
+        self._chain = NativeSampler.chain(params, model, avoid=avoid)
         try:
             self._grammar = NativeSampler.grammar(model, grammar) if grammar is not None else None
         except BaseException:

@@ -12,7 +12,15 @@ from memdesk.core.base.clock import iso
 from memdesk.core.base.errors import AgentFileError
 from memdesk.core.memory.archival import NewPassage
 from memdesk.core.memory.history import export_change
+from memdesk.core.transfer.agent_config import imported_config
 from memdesk.core.transfer.agentfile import letta
+from memdesk.core.transfer.agentfile.checks import (
+    DAMAGED_HINT,
+    document_problem,
+    number,
+    plan_history,
+    ref_of,
+)
 from memdesk.core.transfer.agentfile.conversations import export_conversations
 from memdesk.core.transfer.agentfile.letta import Incoming
 from memdesk.core.transfer.agentfile.model import (
@@ -32,6 +40,7 @@ from memdesk.core.transfer.agentfile.plan import (
     when,
 )
 from memdesk.core.transfer.agentfile.summary import ImportSummary
+from memdesk.core.transfer.graph import graph_problem
 
 if TYPE_CHECKING:
     from memdesk.core.memory.recall import Message
@@ -188,7 +197,7 @@ def read_extension(data: dict[str, Any], summary: ImportSummary) -> dict[str, An
 def plan_memdesk_messages(plan: AgentPlan, agent: dict, mine: dict, summary: ImportSummary) -> None:
     """A MemDesk export: the extension says exactly what each message was."""
     details = as_dict(mine.get("messages"))
-    skip = {mine.get("summary_message")}
+    skip = {ref_of(mine.get("summary_message"))}
     for message in as_list(agent.get("messages")):
         if not isinstance(message, dict):
             continue
@@ -199,7 +208,11 @@ def plan_memdesk_messages(plan: AgentPlan, agent: dict, mine: dict, summary: Imp
         at = when(message.get("created_at"))
         if at is None:
             raise AgentFileError(f"Message {ref} has no valid created_at: the file is damaged")
+        if not isinstance(detail, dict):
+            raise AgentFileError(f"Message {ref}'s details in the MemDesk section are damaged", hint=DAMAGED_HINT)
         content = detail["content"] if "content" in detail else letta.letta_text(message)
+        if not isinstance(content, str):
+            raise AgentFileError(f"Message {ref}'s content is not text: the file is damaged", hint=DAMAGED_HINT)
         role = "assistant" if detail.get("kind") == "assistant_call" else "user"
         plan.messages.append(
             Incoming(
@@ -209,31 +222,43 @@ def plan_memdesk_messages(plan: AgentPlan, agent: dict, mine: dict, summary: Imp
                 content,
                 at,
                 search_text=text_of(detail.get("search_text")),
-                author=detail.get("author"),
-                function_name=detail.get("function_name"),
-                call_ref=detail.get("step"),
+                author=_text_or_none(detail.get("author")),
+                function_name=_text_or_none(detail.get("function_name")),
+                call_ref=_text_or_none(detail.get("step")),
             )
         )
-    plan.context_start_ref = mine.get("context_start")
+    start = mine.get("context_start")
+    if start is not None and start != "" and start not in {m.ref for m in plan.messages}:
+        summary.fix(
+            f"The context of {plan.name!r} started at a message the file does not hold: all of it is in context"
+        )
+        start = None
+    plan.context_start_ref = start
     if plan.context_start_ref is None and plan.messages:
         plan.context_start_ref = ""  # every message was evicted
     plan.summary = text_of(mine.get("summary"))
-    evicted = mine.get("evicted_count")
-    plan.evicted_count = evicted if isinstance(evicted, int) else None
+    plan.evicted_count = number(mine.get("evicted_count"), minimum=0)
     count_messages(plan)
 
 
 def plan_memdesk_extras(plan: AgentPlan, mine: dict, summary: ImportSummary) -> None:
-    config = mine.get("config")
-    plan.config = config if isinstance(config, dict) else {}
-    plan.documents = [d for d in as_list(mine.get("documents")) if isinstance(d, dict) and d.get("path")]
+    plan.config, notes = imported_config(mine.get("config"), plan.name)
+    for note in notes:
+        summary.fix(note)
+    plan.documents = []
+    for number_, document in enumerate(as_list(mine.get("documents")), start=1):
+        problem = document_problem(document)
+        if problem is None:
+            plan.documents.append(document)
+        else:
+            summary.fix(f"Document {number_} of {plan.name!r} {problem}: not imported (its passages are)")
     known_documents = {d.get("id") for d in plan.documents}
     for entry in as_list(mine.get("passages")):
         if not isinstance(entry, dict) or not isinstance(entry.get("text"), str) or not entry["text"].strip():
             summary.fix(f"An archival passage of {plan.name!r} had no text: skipped")
             continue
         at = when(entry.get("created_at")) or plan.created_at or datetime.now().astimezone()
-        document_ref = entry.get("document") if entry.get("document") in known_documents else None
+        document_ref = entry.get("document") if ref_of(entry.get("document")) in known_documents else None
         tags = [str(t) for t in as_list(entry.get("tags"))]
         plan.passages.append(
             PassagePlan(
@@ -242,21 +267,26 @@ def plan_memdesk_extras(plan: AgentPlan, mine: dict, summary: ImportSummary) -> 
                     at,
                     tags,
                     None,
-                    entry.get("chunk_index"),
-                    entry.get("page"),
-                    entry.get("section"),
-                    entry.get("char_start"),
-                    entry.get("char_end"),
+                    number(entry.get("chunk_index")),
+                    number(entry.get("page")),
+                    _text_or_none(entry.get("section")),
+                    number(entry.get("char_start")),
+                    number(entry.get("char_end")),
                 ),
                 document_ref,
             )
         )
-    plan.history = [
-        h
-        for h in as_list(mine.get("history"))
-        if isinstance(h, dict) and h.get("kind") and h.get("action") and h.get("source")
-    ]
+    plan.history = plan_history(as_list(mine.get("history")), plan.name, summary)
+    problem = graph_problem(mine.get("graph"))
+    if problem is not None:
+        raise AgentFileError(
+            f"The knowledge graph of {plan.name!r} in the file is damaged: {problem}", hint=DAMAGED_HINT
+        )
     plan.graph = mine.get("graph")
     plan.imported = as_list(mine.get("imported_conversations"))
     plan.report.passages = len(plan.passages)
     plan.report.documents = len(plan.documents)
+
+
+def _text_or_none(value: Any) -> str | None:
+    return value if isinstance(value, str) else None

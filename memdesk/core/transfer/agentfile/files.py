@@ -9,6 +9,7 @@ from typing import Any
 
 from memdesk.core.base.errors import AgentExistsError, AgentFileError, ConfigError
 from memdesk.core.transfer import memdesk_json
+from memdesk.core.transfer.agentfile.checks import MALFORMED, damaged
 from memdesk.core.transfer.agentfile.exporting import export_agent_file
 from memdesk.core.transfer.agentfile.importing import import_agent_file
 from memdesk.core.transfer.agentfile.model import AgentFileServices, GraphTransfer
@@ -30,10 +31,8 @@ def import_path(
         record = memdesk_json.import_agent(services, data, name=name, fixups=fixups)
     except (AgentExistsError, ConfigError) as error:
         raise AgentFileError(error.message, hint=error.hint) from error
-    except (KeyError, TypeError, ValueError) as error:
-        raise AgentFileError(
-            f"{path.name} is a MemDesk export with a missing or wrong field ({error})", hint="the file is damaged"
-        ) from error
+    except MALFORMED as error:
+        raise damaged(error, f"{path.name}, a MemDesk export,") from error
     summary = ImportSummary(MEMDESK_JSON, fixups=fixups)
     memory = services.memory
     summary.agents.append(

@@ -22,6 +22,7 @@ from memdesk.core.memory.history import Cause
 from memdesk.core.tools.builtin import builtin_tools
 from memdesk.core.tools.imported import ImportedTool, runnable_problem
 from memdesk.core.transfer.agentfile import letta
+from memdesk.core.transfer.agentfile.checks import DAMAGED_HINT, MALFORMED, damaged, ref_of, shown
 from memdesk.core.transfer.agentfile.extension import plan_memdesk_extras, plan_memdesk_messages, read_extension
 from memdesk.core.transfer.agentfile.letta_import import (
     plan_letta_leftovers,
@@ -33,7 +34,7 @@ from memdesk.core.transfer.agentfile.plan import AgentPlan, BlockPlan, ImportPla
 from memdesk.core.transfer.agentfile.reading import LETTA, LETTA_REQUIRED, detect_format
 from memdesk.core.transfer.agentfile.summary import ImportedAgent, ImportSummary
 from memdesk.core.transfer.agentfile.writing import write_agent
-from memdesk.core.transfer.imported_blocks import fit_block
+from memdesk.core.transfer.imported_blocks import fit_block, fit_prompt
 
 
 def import_agent_file(
@@ -45,7 +46,23 @@ def import_agent_file(
     graph: GraphTransfer | None = None,
     origin: str = "",
 ) -> ImportSummary:
-    """Import every agent in ``data`` (a parsed .af document) in one transaction."""
+    """Import every agent in ``data`` (a parsed .af document) in one transaction. A file the
+    planning could not foresee every shape of still fails as an AgentFileError, writing nothing."""
+    try:
+        return _import(services, data, name=name, fixups=fixups, graph=graph, origin=origin)
+    except MALFORMED as error:
+        raise damaged(error, origin or "The agent file") from error
+
+
+def _import(
+    services: AgentFileServices,
+    data: dict[str, Any],
+    *,
+    name: str | None,
+    fixups: list[str] | None,
+    graph: GraphTransfer | None,
+    origin: str,
+) -> ImportSummary:
     plan = plan_import(services, data, name=name, fixups=fixups)
     for agent in plan.agents:
         if agent.graph is not None and graph is None:
@@ -88,9 +105,11 @@ def plan_import(
         raise AgentFileError("The agent file holds no agents")
     if name is not None and len(agents) > 1:
         raise AgentFileError(f"The file holds {len(agents)} agents; a name can be given only when it holds one")
-    blocks = {b.get("id"): b for b in as_list(data.get("blocks")) if isinstance(b, dict)}
-    tools = {t.get("id"): t for t in as_list(data.get("tools")) if isinstance(t, dict)}
-    block_users = Counter(ref for a in agents for ref in set(as_list(a.get("block_ids"))))
+    blocks = {ref_of(b.get("id")): b for b in as_list(data.get("blocks")) if isinstance(b, dict)}
+    tools = {ref_of(t.get("id")): t for t in as_list(data.get("tools")) if isinstance(t, dict)}
+    block_users = Counter(
+        ref for a in agents for ref in {ref_of(r) for r in as_list(a.get("block_ids"))} if ref is not None
+    )
     builtin_names = {tool.name for tool in builtin_tools()}
     taken: set[str] = set()
     plans = []
@@ -119,9 +138,12 @@ def plan_import(
             system_prompt = getattr(getattr(services, "prompts", None), "system", "") or ""
             summary.fix(f"Agent {wanted!r} had no system prompt: MemDesk's default prompt was used")
         mine = extension.get(ref) if extension else None
+        if mine is not None and not isinstance(mine, dict):
+            raise AgentFileError(f"The file's MemDesk section for {wanted!r} is damaged", hint=DAMAGED_HINT)
         plan = AgentPlan(ref, chosen, system_prompt, when(mine.get("created_at")) if mine else None)
         plan.report = ImportedAgent(chosen, file_name=wanted)
         _plan_blocks(plan, agent, blocks, block_users, summary)
+        _fit_prompt(plan, summary)
         _plan_tools(plan, agent, tools, builtin_names, summary, from_memdesk=mine is not None)
         if mine is not None:
             plan_memdesk_messages(plan, agent, mine, summary)
@@ -171,7 +193,9 @@ def _referenced(
     """The file's entries an agent names in ``key`` (block_ids, tool_ids); a dangling id is reported."""
     found = []
     for ref in as_list(agent.get(key)):
-        if ref in entries:
+        if ref_of(ref) is None:
+            summary.fix(f"Agent {plan.name!r} names {what} {shown(ref)}, which is not an id: skipped")
+        elif ref in entries:
             found.append((ref, entries[ref]))
         else:
             summary.fix(f"Agent {plan.name!r} names {what} {ref}, which the file does not hold: skipped")
@@ -209,6 +233,17 @@ def _plan_blocks(plan: AgentPlan, agent: dict, blocks: dict, block_users: Counte
             )
         )
     plan.report.blocks = len(plan.blocks)
+
+
+def _fit_prompt(plan: AgentPlan, summary: ImportSummary) -> None:
+    """The system prompt and core memory together within what a turn leaves them (every block is
+    in every prompt)."""
+    fitted = fit_prompt(plan.system_prompt, [(b.label, b.value) for b in plan.blocks], owner=plan.name)
+    plan.system_prompt = fitted.system
+    for block, value in zip(plan.blocks, fitted.values, strict=True):
+        block.value = value
+    for note in fitted.notes:
+        summary.fix(note)
 
 
 def _plan_tools(

@@ -215,7 +215,7 @@ def created_at_of(letta: dict[str, Any], fallback: datetime) -> datetime:
     if isinstance(value, str):
         try:
             return parse_iso(value.replace("Z", "+00:00"))
-        except ValueError:
+        except (ValueError, OverflowError):  # not a time, or one past the calendar's ends
             pass
     return fallback
 

@@ -10,6 +10,7 @@ from collections import Counter
 from datetime import datetime
 
 from memdesk.core.transfer.agentfile import letta
+from memdesk.core.transfer.agentfile.checks import ref_of
 from memdesk.core.transfer.agentfile.plan import AgentPlan, as_dict, as_list, count_messages, text_of
 from memdesk.core.transfer.agentfile.summary import ImportSummary
 
@@ -160,13 +161,13 @@ def plan_letta_leftovers(plan: AgentPlan, agent: dict, summary: ImportSummary) -
 
 
 def report_file_leftovers(data: dict, agents: list[dict], summary: ImportSummary) -> None:
-    agent_names = {a.get("id"): a.get("name") for a in agents}
+    agent_names = {ref_of(a.get("id")): a.get("name") for a in agents}
     groups = [g for g in as_list(data.get("groups")) if isinstance(g, dict)]
-    known_groups = {g.get("id") for g in groups}
+    known_groups = {ref_of(g.get("id")) for g in groups}
     for group in groups:
         manager = as_dict(group.get("manager_config"))
-        members = [agent_names.get(a, a) for a in as_list(group.get("agent_ids"))]
-        lead = agent_names.get(manager.get("manager_agent_id"), manager.get("manager_agent_id"))
+        members = [agent_names.get(ref_of(a), a) for a in as_list(group.get("agent_ids"))]
+        lead = agent_names.get(ref_of(manager.get("manager_agent_id")), manager.get("manager_agent_id"))
         shared = len(as_list(group.get("shared_block_ids")))
         detail = (
             f"{manager.get('manager_type', 'group')} group"
@@ -179,7 +180,7 @@ def report_file_leftovers(data: dict, agents: list[dict], summary: ImportSummary
         )
     for agent in agents:
         for group_id in as_list(agent.get("group_ids")):
-            if group_id not in known_groups:
+            if ref_of(group_id) not in known_groups:
                 summary.fix(
                     f"Agent {agent.get('name')!r} names group {group_id}, which the file does not hold: ignored"
                 )

@@ -72,7 +72,7 @@ def when(value: Any) -> datetime | None:
     if isinstance(value, str):
         try:
             return parse_iso(value.replace("Z", "+00:00"))
-        except ValueError:
+        except (ValueError, OverflowError):  # not a time, or one past the calendar's ends
             return None
     return None
 
