@@ -26,7 +26,6 @@ from PySide6.QtWidgets import (
     QSplitter,
     QTableWidget,
     QTableWidgetItem,
-    QTextBrowser,
     QVBoxLayout,
     QWidget,
 )
@@ -42,7 +41,7 @@ from memdesk.core.transfer.history.listing import (
     skipped_of,
 )
 from memdesk.ui.common.errors import reports_errors
-from memdesk.ui.common.text import escape, plain_label, set_plain
+from memdesk.ui.common.text import TextView, escape, plain_label, set_plain
 from memdesk.ui.workers.reads import Reads
 
 COLUMNS = ["Source", "Title", "Date", "Messages"]
@@ -85,7 +84,7 @@ class ImportedConversationsDialog(QDialog):
         self.table.horizontalHeader().setStretchLastSection(False)
         self.table.setColumnWidth(1, 260)
         splitter.addWidget(self.table)
-        self.view = QTextBrowser()  # read-only: what was said then is not edited here
+        self.view = TextView()  # read-only: what was said then is not edited here
         self.view.setOpenLinks(False)
         splitter.addWidget(self.view)
         splitter.setSizes([420, 480])

@@ -26,7 +26,6 @@ from PySide6.QtWidgets import (
     QPlainTextEdit,
     QPushButton,
     QSplitter,
-    QTextBrowser,
     QVBoxLayout,
     QWidget,
 )
@@ -36,7 +35,7 @@ from memdesk.core.memory.services import MemoryServices
 from memdesk.core.transfer.history.learning import Learning
 from memdesk.core.transfer.history.listing import Learned, LearnedItem, learned
 from memdesk.ui.common.errors import reports_errors
-from memdesk.ui.common.text import escape, plain_label, set_plain
+from memdesk.ui.common.text import TextView, escape, plain_label, set_plain
 from memdesk.ui.workers.reads import Reads
 
 KINDS = {
@@ -88,7 +87,7 @@ class LearnedDialog(QDialog):
         self.editor.setMaximumHeight(80)
         detail_layout.addWidget(self.editor)
         detail_layout.addWidget(QLabel("Where it came from:"))
-        self.sources = QTextBrowser()
+        self.sources = TextView()
         self.sources.setOpenLinks(False)
         detail_layout.addWidget(self.sources, 1)
         splitter.addWidget(detail)
