@@ -73,11 +73,11 @@ def import_conversations(memory: MemoryServices, agent_id: int, data: Any, store
                         str(conversation["external_id"]),
                         str(conversation.get("title", "")),
                         str(conversation.get("assistant", "")),
-                        conversation.get("started_at"),
-                        conversation.get("updated_at"),
+                        _text_or_none(conversation.get("started_at")),
+                        _text_or_none(conversation.get("updated_at")),
                         len(conversation.get("messages", [])),
                         json.dumps(conversation.get("left_out", []), ensure_ascii=False),
-                        conversation.get("imported_at") or iso(memory.clock.now()),
+                        _text_or_none(conversation.get("imported_at")) or iso(memory.clock.now()),
                     ),
                 ).lastrowid
             )
@@ -90,7 +90,7 @@ def import_conversations(memory: MemoryServices, agent_id: int, data: Any, store
                         "user" if m.get("role") == "user" else "assistant",
                         str(m.get("text", "")),
                         parse_iso(m["at"]),
-                        m.get("author"),
+                        _text_or_none(m.get("author")),
                         str(m.get("external_id", "")),
                         parse_iso(m["imported_at"]) if m.get("imported_at") else None,
                     )
@@ -109,3 +109,9 @@ def import_conversations(memory: MemoryServices, agent_id: int, data: Any, store
                 stored[str(message["id"])] = new_id
         count += len(ids)
     return count
+
+
+def _text_or_none(value: Any) -> str | None:
+    """A field a hostile or damaged file may give any shape: text, or nothing (never a value
+    SQLite cannot bind)."""
+    return value if isinstance(value, str) else None
