@@ -23,7 +23,6 @@ shared machine, compare ratios taken in one run.
 from __future__ import annotations
 
 import json
-import multiprocessing
 import os
 import random
 import resource
@@ -164,14 +163,10 @@ def _rss_mb() -> float:
     return 0.0
 
 
-def import_in_child(export: Path, home: Path, embedder_name: str) -> dict:
-    context = multiprocessing.get_context("spawn")
-    answer = context.Queue()
-    child = context.Process(target=_import_child, args=(str(export), str(home), embedder_name, answer))
-    child.start()
-    result = answer.get()
-    child.join()
-    return result
+def import_in_child(export: Path, home: Path, embedder_name: str, wait_s: float = 6 * 3600.0) -> dict:
+    from bench.history_window import run_in_child
+
+    return run_in_child(_import_child, (str(export), str(home), embedder_name), wait_s)
 
 
 def folder_round_trip(messages: int, root: Path, embedder) -> dict:
@@ -216,7 +211,7 @@ def run(
     messages: int = 100_000,
     embedder_name: str = "default",
     window_mb: float = 5.0,
-    window_limit_s: float = 3600.0,
+    limit_s: float = 6 * 3600.0,
 ) -> dict:
     from bench.history_window import window_lateness
 
@@ -228,12 +223,12 @@ def run(
         export = root / "chatgpt-export.zip"
         conversations, written = synthetic_export(export, megabytes)
         parsed, embedded, texts = bare_parse_and_embed(export, embedder)
-        imported = import_in_child(export, root / "home", embedder_name)
+        imported = import_in_child(export, root / "home", embedder_name, limit_s)
         round_trip = folder_round_trip(messages, root, embedder)
         json_mb = zipfile.ZipFile(export).getinfo("conversations.json").file_size / 1e6
         window_export = root / "window-export.zip"
         synthetic_export(window_export, min(window_mb, megabytes), seed=32)
-        window = window_lateness(window_export, embedder_name, window_limit_s)
+        window = window_lateness(window_export, embedder_name, min(limit_s, 3600.0))
     baseline = parsed + embedded
     return {
         "export_mb": round(json_mb, 1),

@@ -137,37 +137,39 @@ def _window_child(export: str, home: str, embedder_name: str, answer, limit_s: f
 def window_lateness(export: Path, embedder_name: str, limit_s: float = STAGE_LIMIT_S) -> dict:
     """The window's timer lateness while it imports ``export`` (in a fresh process); a stage that
     takes over ``limit_s`` seconds ends the run with StageTimeout."""
-    context = multiprocessing.get_context("spawn")
-    answer = context.Queue()
     with tempfile.TemporaryDirectory(prefix="memdesk-bench-history-window-") as home:
-        child = context.Process(target=_window_child, args=(str(export), home, embedder_name, answer, limit_s))
-        child.start()
-        try:
-            result = _answer(answer, child, 4 * limit_s + 120)
-        finally:
-            child.join(timeout=60)
-            if child.is_alive():  # never left behind, whatever went wrong
-                child.kill()
-                child.join(timeout=10)
-    return result
+        return run_in_child(_window_child, (str(export), home, embedder_name), 4 * limit_s + 120, limit_s)
 
 
-def _answer(answer, child, wait_s: float) -> dict:
-    """The child's figures; an error as soon as the child ended without them (a crash), instead
-    of waiting for an answer that cannot come."""
+def run_in_child(target, args: tuple, wait_s: float, *more) -> dict:
+    """``target(*args, answer, *more)`` in a fresh (spawned) process: what it put on ``answer``.
+    An error as soon as the child ended without answering (a crash), or after ``wait_s``; the
+    child is never left running, whatever went wrong."""
     import queue
 
-    deadline = time.monotonic() + wait_s
-    while time.monotonic() < deadline:
-        try:
-            return answer.get(timeout=1.0)
-        except queue.Empty:
-            if not child.is_alive():
-                try:
-                    return answer.get(timeout=1.0)  # put just before it ended
-                except queue.Empty:
-                    raise RuntimeError(f"the window's process ended without figures (exit {child.exitcode})") from None
-    raise StageTimeout("the window's process gave no figures in time")
+    context = multiprocessing.get_context("spawn")
+    answer = context.Queue()
+    child = context.Process(target=target, args=(*args, answer, *more))
+    child.start()
+    try:
+        deadline = time.monotonic() + wait_s
+        while time.monotonic() < deadline:
+            try:
+                return answer.get(timeout=1.0)
+            except queue.Empty:
+                if not child.is_alive():
+                    try:
+                        return answer.get(timeout=1.0)  # put just before it ended
+                    except queue.Empty:
+                        raise RuntimeError(
+                            f"the benchmark's child ended without figures (exit {child.exitcode})"
+                        ) from None
+        raise StageTimeout(f"the benchmark's child gave no figures within {wait_s:.0f} s")
+    finally:
+        child.join(timeout=60)
+        if child.is_alive():
+            child.kill()
+            child.join(timeout=10)
 
 
 def run(megabytes: float = 5.0, embedder_name: str = "default") -> dict:
