@@ -13,6 +13,7 @@ from PySide6.QtWidgets import QApplication
 
 from memdesk.app.operations import open_retention
 from memdesk.core.runtime.scripted import ScriptedRuntime, say
+from memdesk.core.transfer.history.importer import HistoryImport
 from memdesk.ui.dialogs.history_import import FINISHED, IMPORTING, PAUSED_PAGE, PREVIEW
 from tests.history.conftest import DATA, zipped
 from tests.history.test_damaged_exports import chat
@@ -146,3 +147,27 @@ def test_the_preview_warns_when_retention_would_forget_what_comes_in_and_offers_
     click(qtbot, page.retention_only)
     assert page.since_on.isChecked() and page.preview.tally.chosen_conversations == 0  # both are older
     window.history_imports.dialog.close()
+
+
+def test_an_import_stopped_earlier_is_resumed_from_the_imported_conversations_in_its_own_dialog(
+    make_window, roomy_runtime, qtbot, services, tmp_path
+):
+    window = make_window(roomy_runtime)
+    agent_id = window.state.agent_id
+    export = tmp_path / "conversations.json"
+    export.write_text(json.dumps([chat(n) for n in range(30)]), encoding="utf-8")
+    job = HistoryImport.start(services.memory, agent_id, export)
+    steps = job.steps()
+    for _ in range(10):
+        next(steps)
+    steps.close()
+    job.pause()  # stopped in an earlier session: it waits for the person
+    assert 0 < imported_count(services, window) < 60
+
+    window.history_imports.resume(job.id)  # Resume in Memory > Imported conversations
+    qtbot.waitUntil(lambda: window.history_imports.dialog is not None, timeout=10_000)
+    dialog = window.history_imports.dialog
+    assert dialog.path == export and dialog.import_id == job.id  # the import's own file, read off the GUI thread
+    qtbot.waitUntil(lambda: dialog.stage == FINISHED, timeout=60_000)
+    assert imported_count(services, window) == 60  # went on from where it stopped, nothing twice
+    dialog.close()

@@ -219,11 +219,9 @@ class HistoryImports(QObject):
 
     def _show_resumed(self, dialog: ImportHistoryDialog) -> None:
         # Progress may have come in while the path was read: the dialog shows it, not "starting".
-        if self.last_progress is not None and self.last_progress.import_id == dialog.import_id:
-            if self.last_progress.status not in (PAUSED, DONE):
-                dialog.show_progress(self.last_progress)
-            else:
-                dialog.show_starting()
+        progress = self.last_progress
+        if progress is not None and progress.import_id == dialog.import_id and progress.status not in (PAUSED, DONE):
+            dialog.show_progress(progress)
         else:
             dialog.show_starting()
         dialog.show()
