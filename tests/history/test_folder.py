@@ -101,9 +101,11 @@ def test_edits_made_in_the_folder_come_back(services, remembered, tmp_path):
     block.write_text(block.read_text(encoding="utf-8").replace(body, body + "\nPrefers mornings."), encoding="utf-8")
     notes = next((folder / "sam" / "archival").glob("notes-*.md"))
     notes.write_text(notes.read_text(encoding="utf-8").replace("on her balcony", "on her roof"), encoding="utf-8")
+    (folder / "sam" / "core" / "garden.md").write_text("Tomatoes, basil and a fig tree.", encoding="utf-8")
     copy = import_memory_folder(services, folder).agents[0]
     core = services.memory.core
     assert core.get(copy.agent_id, "human").value == body + "\nPrefers mornings."
+    assert core.get(copy.agent_id, "garden").value == "Tomatoes, basil and a fig tree."  # a block file added
     texts = [p.text for _id, p in services.memory.archival.stored(copy.agent_id, limit=100)]
     assert "Ada grows tomatoes on her roof." in texts
 

@@ -1,5 +1,6 @@
 """A memory folder read back: ``read_folder`` gives the agent-file document it holds, with the
-edits a person made to core blocks and archival passages in the Markdown files applied, and
+edits a person made to core blocks (and the block files they added) and archival passages in the
+Markdown files applied, and
 ``import_folder`` imports it as new agents (memdesk.core.transfer.agentfile: one transaction,
 ids remapped, history and graph carried)."""
 
@@ -10,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from memdesk.core.base.errors import AgentFileError, MemoryFolderError
+from memdesk.core.memory.core_memory import DEFAULT_LIMIT
 from memdesk.core.transfer.agentfile import EXTENSION_KEY, ImportSummary, import_agent_file
 from memdesk.core.transfer.agentfile.model import AgentFileServices, GraphTransfer
 from memdesk.core.transfer.folder.markdown import items, read_front_matter
@@ -61,17 +63,38 @@ def _directory(folder: Path, agent: dict) -> Path | None:
 
 def _apply_blocks(document: dict, agent: dict, directory: Path) -> None:
     """A block's file, edited, changes the block (its text and, from the front matter, its limit,
-    description and read-only flag)."""
+    description and read-only flag). A file the person added (a label the agent has no block of;
+    without front matter, the file's name is the label) becomes a new block: the import checks it
+    as it checks any block of an agent file."""
     blocks = {b["label"]: b for b in document.get("blocks", []) if b.get("id") in agent.get("block_ids", [])}
     for path in sorted((directory / "core").glob("*.md")):
         fields, body = read_front_matter(_read(path))
-        block = blocks.get(fields.get("label"))
+        label = fields.get("label", path.stem)
+        block = blocks.get(label)
         if block is None:
-            continue
+            block = blocks[label] = _new_block(document, agent, label, body)
         block["value"] = body
         for key in ("limit", "description", "read_only"):
             if key in fields:
                 block[key] = fields[key]
+
+
+def _new_block(document: dict, agent: dict, label: Any, body: str) -> dict:
+    taken = {b.get("id") for b in document.get("blocks", [])}
+    number = len(taken)
+    while f"block-folder-{number}" in taken:
+        number += 1
+    block = {
+        "id": f"block-folder-{number}",
+        "label": label,
+        "value": body,
+        "limit": max(DEFAULT_LIMIT, len(body)),
+        "description": "",
+        "read_only": False,
+    }
+    document.setdefault("blocks", []).append(block)
+    agent.setdefault("block_ids", []).append(block["id"])
+    return block
 
 
 def _apply_passages(document: dict, agent: dict, directory: Path) -> None:

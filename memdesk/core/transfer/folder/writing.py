@@ -116,7 +116,7 @@ def _readme(agents: list[tuple[str, str]], encrypted: bool, now: datetime) -> st
         "",
         "- `core/<label>.md`: one file per core memory block, the text the model always sees; its",
         "  character limit and description are in the front matter. Edit the text here and import",
-        "  the folder to change it.",
+        "  the folder to change it; a file you add here becomes a new block, named after the file.",
         "- `archival/`: archival memory: a file per document (its passages in order) and the agent's",
         "  own notes by month (`notes-YYYY-MM.md`). Passage texts can be edited too.",
         "- `conversation/YYYY-MM.md`: the conversation, month by month.",
