@@ -30,6 +30,7 @@ from memdesk.core.storage.migrations import (
     m016_stopped_replies,
     m017_graph_user_names,
     m018_sync_identities,
+    m019_imported_conversations,
 )
 
 #: One migration: it changes the schema of the connection it is given (a ``Database``; typed loosely
@@ -55,4 +56,5 @@ MIGRATIONS: list[Migration] = [
     m016_stopped_replies.migrate,
     m017_graph_user_names.migrate,
     m018_sync_identities.migrate,
+    m019_imported_conversations.migrate,
 ]
