@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import dataclasses
+import gc
 import os
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -217,3 +219,27 @@ AGENTFILES = Path(__file__).resolve().parent / "data" / "agentfiles"
 def agentfiles() -> Path:
     """The folder holding Letta's memgpt_agent.af and friends, in the repository's test data."""
     return AGENTFILES
+
+
+@pytest.fixture(autouse=True)
+def no_window_outlives_its_test():
+    """Every window or dialog without a parent is deleted at the end of its test, in the GUI thread.
+    Closed is not deleted: a window (its signals and lambdas make reference cycles) would otherwise
+    be destroyed whenever Python's cyclic garbage collector happens to run, inside a later test's
+    widget constructor or in a worker thread, where Qt crashes (segmentation faults seen in test
+    workers, e.g. in a BackupsDialog's constructor)."""
+    yield
+    if "PySide6.QtWidgets" not in sys.modules:
+        return
+    from PySide6.QtCore import QCoreApplication, QEvent
+    from PySide6.QtWidgets import QApplication
+
+    if QApplication.instance() is None:
+        return
+    left = [w for w in QApplication.topLevelWidgets() if w.parent() is None]
+    for widget in left:
+        widget.close()
+        widget.deleteLater()
+    if left:
+        QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+        gc.collect()
