@@ -29,6 +29,7 @@ from memdesk.core.storage.migrations import (
     m015_graph_mention_changes,
     m016_stopped_replies,
     m017_graph_user_names,
+    m018_mcp_connections,
 )
 
 #: One migration: it changes the schema of the connection it is given (a ``Database``; typed loosely
@@ -53,4 +54,5 @@ MIGRATIONS: list[Migration] = [
     m015_graph_mention_changes.migrate,
     m016_stopped_replies.migrate,
     m017_graph_user_names.migrate,
+    m018_mcp_connections.migrate,
 ]
