@@ -38,6 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
         forget_cmd,
         graph_cmd,
         ingest,
+        mcp_cmd,
         models_cmd,
         settings_cmd,
         warm_cmd,
@@ -56,6 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
     warm_cmd.add_command(commands)
     backup_cmd.add_command(commands)
     encrypt_cmd.add_command(commands)
+    mcp_cmd.add_command(commands)
     commands.add_parser("gui", help="open the desktop window (the default)")
     return parser
 
@@ -140,6 +142,11 @@ def run_window(
         print("memdesk: the desktop window is not available here; starting the terminal chat.", file=sys.stderr)
         return main(["chat"])
     return window_main.run(argv, model_ahead=model_ahead, first=first, on_window=on_window)
+
+
+def mcp_main() -> int:
+    """``memdesk-mcp``: what an MCP client's configuration may start, the same as ``memdesk mcp``."""
+    return main(["mcp", *sys.argv[1:]])
 
 
 if __name__ == "__main__":
