@@ -326,7 +326,11 @@ class Settings:
         advanced=True,
     )
     mcp_call_timeout_s: int = _setting(
-        30, "Seconds an agent waits for an MCP server's tool before the call fails", minimum=1, maximum=600, advanced=True
+        30,
+        "Seconds an agent waits for an MCP server's tool before the call fails",
+        minimum=1,
+        maximum=600,
+        advanced=True,
     )
     # --- backups ---
     backup_folder: str = _setting(

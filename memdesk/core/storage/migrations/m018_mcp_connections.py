@@ -15,7 +15,8 @@ def migrate(db) -> None:
     which app read or wrote what and when, in counts and ids (never memory's text, which a
     forget must be able to take back), pruned by the mcp_log_days setting. ``mcp_servers``: the
     other way round, MCP servers an agent may use the tools of (a stdio command or an HTTP URL),
-    disabled until the user enables them."""
+    disabled until the user enables them, with the tools it offered then (``tools``: their names,
+    descriptions and JSON schemas, so an agent opens without starting any server)."""
     db.run_script(
         """
         CREATE TABLE mcp_apps (
@@ -67,6 +68,7 @@ def migrate(db) -> None:
             url        TEXT NOT NULL DEFAULT '',
             enabled    INTEGER NOT NULL DEFAULT 0,
             origin     TEXT NOT NULL DEFAULT 'user',
+            tools      TEXT NOT NULL DEFAULT '[]',
             created_at TEXT NOT NULL,
             UNIQUE (agent_id, name)
         );
