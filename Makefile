@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test check install system-deps clean-venv package
+.PHONY: run test check install system-deps clean-venv package mcp-peers
 
 # A portable llama.cpp by default; `make run LLAMA_NATIVE=1` rebuilds it tuned to this CPU.
 LLAMA_NATIVE ?= 0
@@ -50,8 +50,21 @@ $(BENCH_STAMP): bench/requirements.txt $(STAMP)
 	$(BIN)/pip install -c requirements.lock -r bench/requirements.txt
 	touch $@
 
-test: $(STAMP) system-deps $(BENCH_STAMP)
+test: $(STAMP) system-deps $(BENCH_STAMP) mcp-peers
 	QT_QPA_PLATFORM=offscreen HF_HUB_OFFLINE=1 $(BIN)/python -m pytest -n 2 --dist loadgroup
+
+# MCP peers nobody here wrote, for the tests (issue 30): the MCP Inspector's CLI and the reference
+# servers, exactly as testing/mcp_peers' lock file pins them, from npm into .venv (which .gitignore
+# lists). Their install scripts are not run: the CLI needs none. Once installed, tests run offline.
+MCP_PEERS := $(VENV)/mcp-peers
+MCP_PEERS_STAMP := $(MCP_PEERS)/.installed
+$(MCP_PEERS_STAMP): testing/mcp_peers/package.json testing/mcp_peers/package-lock.json
+	mkdir -p $(MCP_PEERS)
+	cp testing/mcp_peers/package.json testing/mcp_peers/package-lock.json $(MCP_PEERS)/
+	cd $(MCP_PEERS) && npm ci --ignore-scripts --no-audit --no-fund
+	touch $@
+
+mcp-peers: $(MCP_PEERS_STAMP)
 
 clean-venv:
 	rm -rf $(VENV)

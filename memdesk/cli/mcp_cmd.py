@@ -11,7 +11,7 @@ import sys
 
 from memdesk.app.handover import key_from_running_app
 from memdesk.app.keyring import drop_from_keyring, keep_in_keyring
-from memdesk.cli import mcp_config_cmd
+from memdesk.cli import mcp_config_cmd, mcp_servers_cmd
 from memdesk.cli.passphrase import current_passphrase, open_store_services
 from memdesk.core.base.errors import MemDeskError
 from memdesk.core.base.paths import Paths
@@ -68,6 +68,7 @@ def add_command(commands) -> None:
     keyring.set_defaults(handler=_keyring)
 
     mcp_config_cmd.add_command(actions)
+    mcp_servers_cmd.add_command(actions)
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -80,6 +81,7 @@ def _serve(args: argparse.Namespace) -> int:
             port = args.port or services.settings.mcp_http_port
             key = services.key
         threads = StoreThreads(paths, embedder=None, key=key)
+        threads.warm_embedder()  # a server that waits for clients: the first search should not load it
         server = LoopbackServer(threads, port)
         print(f"memdesk: serving MCP on {server.url} (Ctrl+C stops)", file=sys.stderr)
         try:
