@@ -221,3 +221,77 @@ def test_a_locked_store_reaches_the_client_as_a_tool_error(memdesk_home):
         threads.close()
     assert "memory_search" in listed
     assert result.is_error and "locked" in result.content[0].text
+
+
+def test_a_private_chat_is_never_returned_to_an_app(session, grant, services, sam):
+    from memdesk.app.services import open_private_services
+
+    private = open_private_services(services)
+    try:
+        private.memory.recall.add(
+            sam.id,
+            role="user",
+            kind="user_message",
+            content="My secret plan is the lighthouse",
+            search_text="My secret plan is the lighthouse",
+            created_at=services.clock.now(),
+        )
+        grant("Cursor", sam)
+
+        async def work(client):
+            found = await client.call_tool("memory_search", {"query": "secret plan lighthouse"})
+            dated = await client.call_tool(
+                "conversation_search", {"start_date": "2000-01-01", "end_date": "2100-01-01"}
+            )
+            return found, dated
+
+        found, dated = session("Cursor", work)
+    finally:
+        private.close()
+    for result in (found, dated):
+        assert "lighthouse" not in result.content[0].text
+
+
+class _MemoryKeyring:
+    """A keyring backend that keeps passwords in this process (this machine has no keyring service)."""
+
+    def __init__(self) -> None:
+        import keyring.backend
+
+        class Backend(keyring.backend.KeyringBackend):
+            priority = 1  # type: ignore[assignment]
+            stored: dict[tuple[str, str], str] = {}
+
+            def get_password(self, service, username):
+                return self.stored.get((service, username))
+
+            def set_password(self, service, username, password):
+                self.stored[(service, username)] = password
+
+            def delete_password(self, service, username):
+                import keyring.errors
+
+                if self.stored.pop((service, username), None) is None:
+                    raise keyring.errors.PasswordDeleteError(username)
+
+        self.backend = Backend()
+
+
+def test_a_passphrase_the_user_kept_in_the_keyring_opens_the_store_while_no_window_runs(memdesk_home):
+    import keyring
+
+    from memdesk.app.keyring import drop_from_keyring, keep_in_keyring
+    from memdesk.core.base.paths import Paths
+
+    previous = keyring.get_keyring()
+    keyring.set_keyring(_MemoryKeyring().backend)
+    paths = Paths.from_environment().ensure()
+    open_database(paths.database, key="correct horse").close()
+    threads = StoreThreads(paths, embedder=HashingEmbedder())
+    try:
+        keep_in_keyring(paths, "correct horse")
+        assert threads.call(lambda: threads.services().db.encrypted)
+        assert drop_from_keyring(paths) and not drop_from_keyring(paths)
+    finally:
+        threads.close()
+        keyring.set_keyring(previous)
