@@ -4,9 +4,9 @@ thread, which is not an event loop: the SDK's client runs on a thread of its own
 Each piece of work starts a connection and ends it (a stdio server's process is started and
 stopped with it), so nothing lingers between calls and a server that went wrong is gone after
 its call. Every wait is bounded: the connection and its work together get ``seconds``, the
-user's Stop ends it at once (and the turn, as Stop does), a server that crashes or closes is an error saying so, and what a
-server sends back is cut to ``chars`` characters. A stdio server gets the SDK's safe default
-environment (not MemDesk's) and its error output goes nowhere.
+user's Stop ends it at once (and the turn, as Stop does), a server that crashes or closes is an
+error saying so, and what a server sends back is cut to ``chars`` characters. A stdio server gets
+the SDK's safe default environment (not MemDesk's) and its error output goes nowhere.
 """
 
 from __future__ import annotations
@@ -16,16 +16,14 @@ import json
 import os
 import threading
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
-
-from mcp import Client, StdioServerParameters
-from mcp.client.stdio import stdio_client
-from mcp.shared.exceptions import MCPError
-from mcp_types.jsonrpc import CONNECTION_CLOSED
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from memdesk.core.base.errors import GenerationCancelled, McpServerError
 from memdesk.core.runtime.base import CancelToken
 from memdesk.core.tools.mcp_client.servers import STDIO, McpServer
+
+if TYPE_CHECKING:
+    from mcp import Client
 
 T = TypeVar("T")
 
@@ -40,6 +38,9 @@ class _Stopped(Exception):
 
 
 def _target(server: McpServer, errlog) -> Any:
+    from mcp import StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
     if server.transport == STDIO:
         command, *args = server.command
         return stdio_client(StdioServerParameters(command=command, args=list(args)), errlog=errlog)
@@ -55,6 +56,9 @@ def run_with_server(
 ) -> T:
     """``work(client)`` on a fresh connection to ``server``, within ``seconds``; McpServerError
     saying what went wrong otherwise (Stop included)."""
+    # The SDK loads when a server is first used: opening an agent, or any terminal command, does not pay for it.
+    from mcp import Client
+
     outcome: dict[str, Any] = {}
     loop_ready = threading.Event()
     state: dict[str, Any] = {}
@@ -97,6 +101,9 @@ def run_with_server(
 
 
 def _explain(server: McpServer, error: BaseException | None, seconds: float) -> McpServerError:
+    from mcp.shared.exceptions import MCPError
+    from mcp_types.jsonrpc import CONNECTION_CLOSED
+
     name = f"The MCP server {server.name}"
     if isinstance(error, (TimeoutError, asyncio.TimeoutError)):
         return McpServerError(

@@ -15,8 +15,6 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-import jsonschema
-
 from memdesk.core.base.errors import ModelError, ToolError
 from memdesk.core.runtime.base import ToolSpec
 from memdesk.core.runtime.grammar import HEARTBEAT, THOUGHTS, build_call_grammar
@@ -127,6 +125,8 @@ def _tool(server: McpServer, offered: dict[str, Any], spec: ToolSpec, limits: Mc
         return quoted_result(server, name, text)
 
     def check(ctx: ToolContext, **arguments: Any) -> None:
+        import jsonschema  # loaded when a server's tool is first called, not when an agent opens
+
         try:
             jsonschema.validate(arguments, schema)
         except jsonschema.ValidationError as error:
