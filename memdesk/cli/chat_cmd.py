@@ -13,6 +13,7 @@ import argparse
 import sys
 import threading
 
+from memdesk.app.handover import HandoverServer
 from memdesk.app.instance import TERMINAL_CHAT, InstanceLock
 from memdesk.app.runtimes import make_runtime, runtime_factory
 from memdesk.app.services import Services, daily_snapshots
@@ -109,6 +110,8 @@ def _chat(args: argparse.Namespace) -> int:
             ),
         )
         daily.check()
+        # While the chat runs, apps connected over MCP may open the encrypted store (app/handover.py).
+        lender = HandoverServer(services.paths, services.key) if services.key is not None else None
         session: Session | None = None
         try:
             record = _pick_agent(services, args.agent, private=private)
@@ -133,6 +136,8 @@ def _chat(args: argparse.Namespace) -> int:
             if session is not None:
                 session.close()  # nothing of it outlives the store (Ctrl+C at the prompt)
             daily.close()
+            if lender is not None:
+                lender.close()
     return 0
 
 
