@@ -144,9 +144,23 @@ def run_window(
     return window_main.run(argv, model_ahead=model_ahead, first=first, on_window=on_window)
 
 
-def mcp_main() -> int:
-    """``memdesk-mcp``: what an MCP client's configuration may start, the same as ``memdesk mcp``."""
-    return main(["mcp", *sys.argv[1:]])
+def mcp_main(argv: Sequence[str] | None = None) -> int:
+    """``memdesk-mcp``: what an MCP client's configuration starts, ``memdesk mcp`` serving. Its own
+    parser: a client waits for the session while the server starts, and building the whole
+    command line imports every command's module."""
+    from memdesk.cli import mcp_cmd
+
+    parser = argparse.ArgumentParser(prog="memdesk-mcp", description="MemDesk's memory as an MCP server.")
+    parser.add_argument("--log-level", default="WARNING", help="logging level (DEBUG, INFO, WARNING)")
+    mcp_cmd.add_serve_arguments(parser)
+    args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    args.handler = mcp_cmd.serve
+    logging.basicConfig(
+        level=getattr(logging, str(args.log_level).upper(), logging.WARNING),
+        format="%(levelname)s %(name)s: %(message)s",
+    )
+    with private_umask():
+        return _main(args)
 
 
 if __name__ == "__main__":

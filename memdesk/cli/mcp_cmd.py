@@ -24,10 +24,8 @@ def add_command(commands) -> None:
     mcp = commands.add_parser(
         "mcp", help="serve memory to other AI apps over MCP (stdio; --http for loopback HTTP), and manage them"
     )
-    mcp.add_argument("--app", help="the app this server serves (default: the name the client declares)")
-    mcp.add_argument("--http", action="store_true", help="serve loopback Streamable HTTP on 127.0.0.1 instead")
-    mcp.add_argument("--port", type=int, help="the HTTP port (default: the mcp_http_port setting)")
-    mcp.set_defaults(handler=_serve)
+    add_serve_arguments(mcp)
+    mcp.set_defaults(handler=serve)
     actions = mcp.add_subparsers(dest="action", metavar="ACTION")
 
     actions.add_parser("apps", help="list the connected apps and what each may reach").set_defaults(handler=_apps)
@@ -71,7 +69,13 @@ def add_command(commands) -> None:
     mcp_servers_cmd.add_command(actions)
 
 
-def _serve(args: argparse.Namespace) -> int:
+def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--app", help="the app this server serves (default: the name the client declares)")
+    parser.add_argument("--http", action="store_true", help="serve loopback Streamable HTTP on 127.0.0.1 instead")
+    parser.add_argument("--port", type=int, help="the HTTP port (default: the mcp_http_port setting)")
+
+
+def serve(args: argparse.Namespace) -> int:
     paths = Paths.from_environment().ensure()
     if args.http:
         from memdesk.mcp.http import LoopbackServer

@@ -1,7 +1,7 @@
 """Connecting another AI app in one step: its configuration for MemDesk's MCP server, where its
 configuration file is on this computer, and the change that adds MemDesk to it.
 
-Apps that start servers themselves get a stdio entry running ``memdesk mcp --app NAME`` (this
+Apps that start servers themselves get a stdio entry running ``memdesk-mcp --app NAME`` (this
 installation's own executable, and MEMDESK_HOME when it is set, so the app reaches this data
 folder); Open WebUI, which speaks only HTTP, gets the loopback URL and is told to use a token.
 Never a passphrase: an encrypted store reaches apps through the running window or the keyring.
@@ -107,17 +107,18 @@ def client(key: str) -> Client:
 
 
 def memdesk_command() -> list[str]:
-    """How to start this installation's ``memdesk``: its executable beside this Python, else the
-    module through this Python."""
-    beside = Path(sys.executable).with_name("memdesk")
+    """How to start this installation's MCP server: its ``memdesk-mcp`` beside this Python (the
+    quickest start: it builds no other command), else ``memdesk mcp`` through this Python."""
+    beside = Path(sys.executable).with_name("memdesk-mcp")
     if beside.exists():
         return [str(beside)]
-    return [sys.executable, "-m", "memdesk.cli.main"]
+    return [sys.executable, "-m", "memdesk.cli.main", "mcp"]
 
 
 def stdio_entry(target: Client, *, command: list[str] | None = None) -> dict[str, Any]:
-    """The server entry ``target`` starts: ``memdesk mcp --app NAME``."""
-    argv = [*(command or memdesk_command()), "mcp", "--app", target.name]
+    """The server entry ``target`` starts: ``memdesk-mcp --app NAME`` (``command``: another way
+    to start the server)."""
+    argv = [*(command or memdesk_command()), "--app", target.name]
     entry: dict[str, Any] = {"command": argv[0], "args": argv[1:]}
     home = os.environ.get("MEMDESK_HOME")
     if home:

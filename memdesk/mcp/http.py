@@ -154,12 +154,23 @@ class LoopbackServer:
     def run(self) -> None:
         self._server.run()
 
+    @property
+    def serving(self) -> bool:
+        return bool(self._server.started) and self._thread is not None and self._thread.is_alive()
+
     def start(self) -> None:
-        """Serve on a thread of its own (the window's); returns once listening."""
-        self._thread = threading.Thread(target=lambda: asyncio.run(self._server.serve()), name="mcp-http", daemon=True)
+        """Serve on a thread of its own (the window's); returns once listening, or once it failed
+        to (a taken port: ``serving`` is then false)."""
+        self._thread = threading.Thread(target=self._serve_quietly, name="mcp-http", daemon=True)
         self._thread.start()
         while not self._server.started and self._thread.is_alive():
             threading.Event().wait(0.02)
+
+    def _serve_quietly(self) -> None:
+        try:
+            asyncio.run(self._server.serve())
+        except SystemExit:  # uvicorn's answer to a port it cannot bind: the thread ends, ``serving`` says so
+            log.warning("MCP over HTTP could not start on port %s", self.port)
 
     def stop(self) -> None:
         self._server.should_exit = True

@@ -10,6 +10,7 @@ error with the reason; an unknown tool or malformed arguments are protocol error
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
 from typing import Any
 from urllib.parse import quote, unquote
@@ -42,6 +43,8 @@ SCHEME = "memdesk"
 #: ``memdesk://agent/{agent}/block/{label}``: a core memory block a client can pin.
 BLOCK_TEMPLATE = f"{SCHEME}://agent/{{agent}}/block/{{label}}"
 
+#: How often an app's "last seen" is written while it keeps asking.
+TOUCH_EVERY_S = 60.0
 #: Who asks: the app of a request (on stdio, the one the process serves; on HTTP, its token's).
 Identify = Callable[[ServerRequestContext[Any, Any], Connections], App]
 
@@ -88,6 +91,7 @@ class MemoryServer:
         self._identify = identify
         self._tools = {t.name: t for t in tools(self._context_for_message)}
         self._warmed = False
+        self._touched: dict[int, float] = {}
         self.server: Server[Any] = Server(
             "memdesk",
             version=__version__,
@@ -105,7 +109,10 @@ class MemoryServer:
         """On a store thread: the app, registered on first contact, with its grants as of now."""
         connections = self.threads.connections()
         app = self._identify(ctx, connections)
-        connections.apps.touch(app.id)
+        now = time.monotonic()
+        if now - self._touched.get(app.id, -TOUCH_EVERY_S) >= TOUCH_EVERY_S:  # "last seen", not a write per request
+            self._touched[app.id] = now
+            connections.apps.touch(app.id)
         return connections.caller(app)
 
     def _warm(self) -> None:

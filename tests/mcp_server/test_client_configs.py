@@ -20,14 +20,14 @@ from memdesk.mcp.client_configs import (
     snippet,
 )
 
-COMMAND = ["/opt/memdesk/bin/memdesk"]
+COMMAND = ["/opt/memdesk/bin/memdesk-mcp"]
 
 
 @pytest.mark.parametrize("key", [k for k, c in CLIENTS.items() if c.servers_key])
 def test_each_app_that_starts_servers_gets_memdesk_mcp_with_its_name_and_no_secret(key, memdesk_home):
     target = client(key)
     entry = snippet(target, port=47730, command=COMMAND)[target.servers_key]["memdesk"]
-    assert entry["command"] == COMMAND[0] and entry["args"] == ["mcp", "--app", target.name]
+    assert entry["command"] == COMMAND[0] and entry["args"] == ["--app", target.name]
     assert entry["env"] == {"MEMDESK_HOME": str(memdesk_home.resolve())}
     assert "passphrase" not in json.dumps(entry).lower()
 
