@@ -1,0 +1,155 @@
+"""MemDesk as an MCP server: a memory search through ``memdesk-mcp`` (stdio, the SDK's own client)
+against the same search in-process, and how long a client waits for a usable session.
+
+    python -m bench.mcp --json
+
+The store holds ``--n`` messages and as many archival passages (bench.scale's synthetic corpus,
+clustered 384-d vectors), recorded as the real embedding model's space, so both sides embed the
+query with the real model. Queries alternate between the two sides, so load on the machine hits
+both; each side is warmed first (its vector index, the embedding model). ``mcp_session_start_s``:
+from starting the process to the answer of the first ``tools/list`` (the handshake included).
+
+``ui_timer_lateness_p99_ms`` (the window's timers while a client searches ten times a second)
+needs the window's side of issue 30, which waits for the window rework: it is reported as null.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from mcp import Client, StdioServerParameters
+
+from bench.common import bench_parser, percentile
+from bench.report import emit
+from bench.scale import START, Corpus, fill
+from memdesk.app.services import open_services
+from memdesk.core.base.clock import SystemClock, iso
+from memdesk.core.base.paths import HOME_ENV, Paths
+from memdesk.core.connections.apps import Apps
+from memdesk.core.connections.memory_access import MemoryAccess
+from memdesk.core.embedding.sentence_transformer import SentenceTransformerEmbedder
+from memdesk.core.memory.space import EmbeddingSpace
+from memdesk.core.storage import open_database
+
+APP = "bench"
+#: Searches each side runs before it is timed (the vector index, the embedding model, caches).
+WARM = 5
+#: What a client's configuration starts (memdesk mcp config writes it).
+SERVER = Path(sys.executable).with_name("memdesk-mcp")
+
+
+def build_store(home: Path, n: int, seed: int = 7) -> int:
+    """A store at ``home`` with ``n`` messages and ``n`` passages, an agent, and the app ``bench``
+    given it; returns the agent's id."""
+    paths = Paths(home).ensure()
+    db = open_database(paths.database)
+    try:
+        agent_id = db.execute(
+            "INSERT INTO agents(name, created_at, system_prompt) VALUES ('Sam', ?, '')", (iso(START),)
+        ).lastrowid
+        EmbeddingSpace(db, SentenceTransformerEmbedder()).ensure()  # names the model; nothing is loaded
+        fill(db, agent_id, Corpus(seed, topics=max(10, n // 100)), n, messages=True)
+        apps = Apps(db, SystemClock())
+        apps.grant(apps.register(APP).id, agent_id)
+    finally:
+        db.close()
+    return agent_id
+
+
+def queries(count: int, seed: int = 11) -> list[str]:
+    """Questions in the corpus's words (topic words and common words), each one different."""
+    corpus = Corpus(seed, topics=50)
+    _, topics = corpus.vectors(count)
+    return [f"what about {text}" for text in corpus.texts(topics)]
+
+
+def session_start(env: dict[str, str], runs: int) -> list[float]:
+    async def once() -> float:
+        started = time.perf_counter()
+        params = StdioServerParameters(command=str(SERVER), args=["--app", APP], env=env)
+        async with Client(params) as client:
+            await client.list_tools()
+            return time.perf_counter() - started
+
+    return [asyncio.run(once()) for _ in range(runs)]
+
+
+def _timed(work) -> float:
+    started = time.perf_counter()
+    work()
+    return time.perf_counter() - started
+
+
+def searches(home: Path, agent_id: int, asked: list[str], env: dict[str, str]) -> tuple[list[float], list[float]]:
+    """Each query through MCP and in-process, alternating; the times after the warm-up."""
+    services = open_services(Paths(home), embedder=SentenceTransformerEmbedder())
+    access = MemoryAccess(services.memory)
+    over_mcp: list[float] = []
+    in_process: list[float] = []
+
+    async def run() -> None:
+        params = StdioServerParameters(command=str(SERVER), args=["--app", APP], env=env)
+        async with Client(params, read_timeout_seconds=600) as client:
+            for n, query in enumerate(asked):
+                if n % 2:  # which side goes first alternates too
+                    local_s = _timed(lambda q=query: access.search(agent_id, q, limit=10))
+                started = time.perf_counter()
+                result = await client.call_tool("memory_search", {"query": query, "limit": 10})
+                mcp_s = time.perf_counter() - started
+                if result.is_error:
+                    raise RuntimeError(result.content[0].text)
+                if not n % 2:
+                    local_s = _timed(lambda q=query: access.search(agent_id, q, limit=10))
+                if n >= WARM:
+                    over_mcp.append(mcp_s)
+                    in_process.append(local_s)
+
+    try:
+        asyncio.run(run())
+    finally:
+        services.close()
+    return over_mcp, in_process
+
+
+def run(n: int, count: int, starts: int) -> dict:
+    with tempfile.TemporaryDirectory(prefix="memdesk-mcp-bench-") as folder:
+        home = Path(folder) / "home"
+        started = time.perf_counter()
+        agent_id = build_store(home, n)
+        fill_s = time.perf_counter() - started
+        env = {**os.environ, HOME_ENV: str(home), "HF_HUB_OFFLINE": "1"}
+        start_s = session_start(env, starts)
+        over_mcp, in_process = searches(home, agent_id, queries(count + WARM), env)
+    mcp_p50, local_p50 = percentile(over_mcp, 0.5), percentile(in_process, 0.5)
+    return {
+        "n_messages": n,
+        "queries": count,
+        "mcp_search_over_inprocess_p50": round(mcp_p50 / local_p50, 3),
+        "mcp_search_p50_ms": round(mcp_p50 * 1e3, 2),
+        "inprocess_search_p50_ms": round(local_p50 * 1e3, 2),
+        "mcp_search_p95_ms": round(percentile(over_mcp, 0.95) * 1e3, 2),
+        "mcp_session_start_s": round(statistics.median(start_s), 3),
+        "mcp_session_start_runs_s": [round(s, 3) for s in start_s],
+        "ui_timer_lateness_p99_ms": None,
+        "fill_s": round(fill_s, 1),
+        "load_1m": round(os.getloadavg()[0], 2),
+    }
+
+
+def main() -> None:
+    parser = bench_parser(__doc__)
+    parser.add_argument("--n", type=int, default=100_000, help="messages (and as many passages) in the store")
+    parser.add_argument("--queries", type=int, default=40)
+    parser.add_argument("--starts", type=int, default=5, help="session starts timed")
+    args = parser.parse_args()
+    emit(run(args.n, args.queries, args.starts), args.json, details="mcp_session_start_runs_s")
+
+
+if __name__ == "__main__":
+    main()
