@@ -154,7 +154,7 @@ def mcp_main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--log-level", default="WARNING", help="logging level (DEBUG, INFO, WARNING)")
     mcp_cmd.add_serve_arguments(parser)
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
-    args.handler = mcp_cmd.serve
+    args.handler, args.self_test, args.command = mcp_cmd.serve, False, "mcp"
     logging.basicConfig(
         level=getattr(logging, str(args.log_level).upper(), logging.WARNING),
         format="%(levelname)s %(name)s: %(message)s",

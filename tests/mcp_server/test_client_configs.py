@@ -76,3 +76,20 @@ def test_the_config_file_is_found_where_the_app_keeps_it(tmp_path, monkeypatch):
     assert config_file(client("cursor")) is None  # not installed
     (tmp_path / ".cursor").mkdir()
     assert config_file(client("cursor")) == tmp_path / ".cursor" / "mcp.json"
+
+
+@pytest.mark.processes
+def test_the_command_a_client_configuration_starts_serves(memdesk_home):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    server = Path(sys.executable).with_name("memdesk-mcp")
+    hello = (
+        '{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25",'
+        ' "capabilities": {}, "clientInfo": {"name": "check", "version": "0"}}}\n'
+    )
+    done = subprocess.run(
+        [str(server), "--app", "check"], input=hello, capture_output=True, text=True, timeout=300, check=True
+    )
+    assert json.loads(done.stdout.splitlines()[0])["result"]["serverInfo"]["name"] == "memdesk"
