@@ -49,7 +49,7 @@ def test_a_kept_tool_joins_the_grammar_under_its_server_s_name_with_its_schema()
     assert not isinstance(spec, Refused)
     assert spec.name == "notes__add_note" and spec.description.startswith("(MCP server notes)")
     grammar = build_call_grammar([spec], frozenset({spec.name})).text
-    assert 'notes__add_note' in grammar and 'count' in grammar
+    assert "notes__add_note" in grammar and "count" in grammar
 
 
 def test_each_call_asks_with_the_arguments_in_full_runs_outside_the_transaction_and_checks_the_schema():
