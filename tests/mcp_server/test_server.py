@@ -295,3 +295,36 @@ def test_a_passphrase_the_user_kept_in_the_keyring_opens_the_store_while_no_wind
     finally:
         threads.close()
         keyring.set_keyring(previous)
+
+
+def test_apps_keep_working_while_the_window_holds_the_data_folder_and_writes(session, grant, services, sam):
+    import threading
+
+    from memdesk.app.instance import WINDOW, InstanceLock
+
+    grant("Cursor", sam, trusted=True)
+    writing, written = threading.Event(), threading.Event()
+
+    def window_step() -> None:  # the window's agent saving a step: a short write transaction
+        with services.db.transaction():
+            services.memory.core.set_value(sam.id, "persona", "I am Sam.")
+            writing.set()
+            time.sleep(1.0)
+        written.set()
+
+    async def work(client):
+        writing.wait(timeout=60)
+        read = await client.call_tool("core_memory_read", {"label": "persona"})
+        appended = await client.call_tool(
+            "core_memory_append", {"label": "human", "content": "Likes maps", "reason": "said so"}
+        )
+        return read, appended
+
+    with InstanceLock(services.paths.instance_lock, WINDOW):
+        step = threading.Thread(target=window_step)
+        step.start()
+        read, appended = session("Cursor", work)
+        step.join()
+    assert not read.is_error and appended.structured_content["status"] == "applied"
+    assert services.memory.core.get(sam.id, "human").value == "Likes maps"
+    assert services.memory.core.get(sam.id, "persona").value == "I am Sam."
