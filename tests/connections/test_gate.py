@@ -289,3 +289,16 @@ def test_a_date_argument_that_is_not_a_date_is_refused(connections, sam):
     assert parse_day("2024-05-03", "at") == date(2024, 5, 3)
     with pytest.raises(ToolError, match="YYYY-MM-DD"):
         parse_day("last tuesday", "at")
+
+
+def test_an_approved_archival_insert_is_stored_with_its_tags_and_cause(connections, services, sam):
+    caller = _caller(connections, agent=sam, write=True)
+    pending = connections.write(
+        caller, None, "archival_memory_insert", {"content": "Pixel's vet is Dr. Moreau", "tags": ["cat"]}, "vet"
+    )
+    assert services.memory.archival.count(sam.id) == 0
+    connections.apply(pending["approval"])
+    (passage,) = services.memory.archival.list(sam.id)
+    assert passage.text == "Pixel's vet is Dr. Moreau" and passage.tags == ["cat"]
+    (change,) = services.memory.archival.history.for_agent(sam.id, kind="passage")
+    assert change.source == MCP and "approved write from Claude Desktop" in change.note

@@ -188,6 +188,10 @@ class Connections:
         chosen = {**approval.arguments, **(arguments or {})}
         run, _texts = WRITES[approval.operation]
         cause = reason_cause(approval.app, approval.reason, approved=True)
+        if approval.operation == "archival_memory_insert":
+            # The embedding model loads (seconds, the first time) before the write lock is taken,
+            # which the window's agent waits on: inside, only the passages' own vectors are made.
+            self.access.memory.archival.embedder.embed([str(chosen.get("content", ""))[:500]])
         try:
             with self.db.transaction():
                 result = run(self.access, approval.agent_id, chosen, cause)
