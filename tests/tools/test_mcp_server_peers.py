@@ -138,3 +138,42 @@ def test_a_server_that_crashes_hangs_or_floods_is_a_clear_error_in_the_turn(
     step = agent.send_user_message("use the bad server").steps[0]
     assert time.monotonic() - began < 60
     assert not step.ok and said in step.result
+
+
+def test_an_agent_uses_a_server_over_streamable_http_by_its_url(services, runtime, make_agent):
+    import os
+    import socket
+    import subprocess
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    loopback = Path(__file__).resolve().parents[2] / "testing" / "mcp_peers" / "loopback.cjs"
+    env = {**os.environ, "PORT": str(port), "NODE_OPTIONS": f"--require {loopback}"}
+    server = subprocess.Popen(
+        [str(PEERS / "mcp-server-everything"), "streamableHttp"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                time.sleep(0.2)
+        agent_record = services.create_agent("sam")
+        store = McpServers(services.db, services.clock)
+        added = store.add(agent_record.id, "web", url=f"http://127.0.0.1:{port}/mcp")
+        store.enable(agent_record.id, "web", fetch_tools(added, seconds=60))
+        consent = RecordingConsent()
+        agent = make_agent("sam", consent=consent)
+        runtime.enqueue(call("web__echo", "echo", False, message="over http"), say("done"))
+        step = agent.send_user_message("echo over http").steps[0]
+        assert step.ok and "over http" in step.result
+        assert consent.asked and f"http://127.0.0.1:{port}/mcp" in consent.asked[0][1]
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
