@@ -43,6 +43,9 @@ SCHEME = "memdesk"
 #: ``memdesk://agent/{agent}/block/{label}``: a core memory block a client can pin.
 BLOCK_TEMPLATE = f"{SCHEME}://agent/{{agent}}/block/{{label}}"
 
+#: How long after the first request the embedding model starts loading: the first answers (the
+#: handshake, the tool list) go out before torch's import holds the interpreter.
+WARM_AFTER_S = 1.0
 #: How often an app's "last seen" is written while it keeps asking.
 TOUCH_EVERY_S = 60.0
 #: Who asks: the app of a request (on stdio, the one the process serves; on HTTP, its token's).
@@ -118,7 +121,7 @@ class MemoryServer:
     def _warm(self) -> None:
         if not self._warmed:
             self._warmed = True
-            self.threads.warm_embedder()
+            self.threads.warm_embedder(after_s=WARM_AFTER_S)
 
     # --- tools -------------------------------------------------------------------------------
     def _listed(self, agents: list[str], may_write: bool) -> list[types.Tool]:

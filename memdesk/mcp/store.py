@@ -103,8 +103,10 @@ class StoreThreads:
         itself finishes (its transaction commits or rolls back whole)."""
         return await asyncio.wrap_future(self._executor.submit(work))
 
-    def warm_embedder(self) -> None:
-        """Load the embedding model in the background, so the first search does not wait for it."""
+    def warm_embedder(self, *, after_s: float = 0.0) -> None:
+        """Load the embedding model in the background, so the first search does not wait for it.
+        ``after_s``: wait first, so the answer being sent is not slowed by torch's import (it
+        holds the interpreter for a second)."""
 
         def warm() -> None:
             try:
@@ -112,7 +114,9 @@ class StoreThreads:
             except Exception as error:  # the first search will say what is wrong
                 log.warning("the embedding model did not load ahead: %s", type(error).__name__)
 
-        threading.Thread(target=warm, name="mcp-embedder-warm-up", daemon=True).start()
+        timer = threading.Timer(after_s, warm)
+        timer.name, timer.daemon = "mcp-embedder-warm-up", True
+        timer.start()
 
     def close(self) -> None:
         self._executor.shutdown(wait=True, cancel_futures=True)
