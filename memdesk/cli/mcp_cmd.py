@@ -147,10 +147,11 @@ def _ungrant(args: argparse.Namespace) -> int:
 
 def _revoke(args: argparse.Namespace) -> int:
     with open_store_services() as services:
-        apps = _connections(services).apps
-        app = apps.named(args.app)
-        apps.revoke(app.id)
-        print(f"{app.name} is disconnected: it reaches no memory from now on")
+        connections = _connections(services)
+        app = connections.apps.named(args.app)
+        rejected = connections.revoke(app.id)
+        dropped = f"; {rejected} write(s) it left waiting were rejected" if rejected else ""
+        print(f"{app.name} is disconnected: it reaches no memory from now on{dropped}")
     return 0
 
 

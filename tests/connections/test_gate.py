@@ -302,3 +302,11 @@ def test_an_approved_archival_insert_is_stored_with_its_tags_and_cause(connectio
     assert passage.text == "Pixel's vet is Dr. Moreau" and passage.tags == ["cat"]
     (change,) = services.memory.archival.history.for_agent(sam.id, kind="passage")
     assert change.source == MCP and "approved write from Claude Desktop" in change.note
+
+
+def test_disconnecting_an_app_rejects_the_writes_it_left_waiting(connections, services, sam):
+    caller = _caller(connections, agent=sam, write=True)
+    pending = connections.write(caller, None, "core_memory_append", {"label": "human", "content": "x"}, "r")
+    assert connections.revoke(caller.app.id) == 1
+    assert connections.approvals.get(pending["approval"]).status == REJECTED
+    assert connections.approvals.pending() == []

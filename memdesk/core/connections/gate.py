@@ -211,6 +211,16 @@ class Connections:
         )
         return decided
 
+    def revoke(self, app_id: int) -> int:
+        """Disconnect an app: it reaches nothing from now on, and its writes still waiting are
+        rejected (the user took its access away). Returns how many were."""
+        with self.db.transaction():
+            self.apps.revoke(app_id)
+            waiting = [a for a in self.approvals.pending() if a.app_id == app_id]
+            for approval in waiting:
+                self.approvals.decide(approval.id, REJECTED, "the app was disconnected")
+        return len(waiting)
+
     def reject(self, approval_id: int) -> Approval:
         approval = self.approvals.decide(approval_id, REJECTED, "rejected by the user")
         self.log.record(
