@@ -101,3 +101,21 @@ def test_an_agent_gets_the_tools_of_its_enabled_servers_only(services, make_agen
     names = make_agent("sam").tools.names()
     assert "notes__add_note" in names and "notes__bad" not in names
     assert not any(name.startswith("off__") for name in names)
+
+
+def test_an_agent_file_carries_its_mcp_servers_and_brings_them_back_disabled(services):
+    from memdesk.core.transfer.agentfile import import_agent_file
+    from memdesk.core.transfer.agentfile.exporting import export_agent_file
+
+    agent = services.create_agent("Sam")
+    store = McpServers(services.db, services.clock)
+    store.add(agent.id, "notes", command=["notes-server", "--quiet"])
+    store.add(agent.id, "web", url="http://127.0.0.1:9000/mcp")
+    store.enable(agent.id, "notes", [_tool(text={"type": "string"})])
+    document = export_agent_file(services, [agent.id])
+    assert {s["server_name"] for s in document["mcp_servers"]} == {"notes", "web"}
+    import_agent_file(services, document, name="Sam again")
+    again = services.agents.get_by_name("Sam again")
+    brought = {s.name: s for s in store.all(again.id)}
+    assert brought["notes"].command == ("notes-server", "--quiet") and brought["web"].url == "http://127.0.0.1:9000/mcp"
+    assert not any(s.enabled for s in brought.values())

@@ -145,3 +145,16 @@ def from_letta(server: dict[str, Any]) -> tuple[str, list[str] | None, str] | No
     if isinstance(url, str) and url.startswith(("http://", "https://")):
         return name or "server", None, url
     return None
+
+
+def to_letta(server: McpServer, ref: str) -> dict[str, Any]:
+    """A server as a Letta agent file's MCP server (``from_letta`` reads it back)."""
+    if server.transport == STDIO:
+        command, *args = server.command
+        return {
+            "id": ref,
+            "server_name": server.name,
+            "server_type": "stdio",
+            "stdio_config": {"server_name": server.name, "type": "stdio", "command": command, "args": list(args)},
+        }
+    return {"id": ref, "server_name": server.name, "server_type": "streamable_http", "server_url": server.url}
