@@ -37,6 +37,7 @@ from memdesk.core.runtime.base import Runtime
 from memdesk.ui.common.errors import ErrorHub, MessageBar, reports_errors
 from memdesk.ui.common.window_state import WindowState
 from memdesk.ui.dialogs.backups import BackupsController
+from memdesk.ui.dialogs.connections import ConnectionsPage
 from memdesk.ui.dialogs.consent import DENY, ConsentDialog, ConsentRequest, QtConsentPolicy
 from memdesk.ui.dialogs.consolidation import ConsolidationController
 from memdesk.ui.dialogs.forget import ForgetController
@@ -47,6 +48,7 @@ from memdesk.ui.panels.server_warning import ServerWarning
 from memdesk.ui.window import layout as qt_layout
 from memdesk.ui.window.agent_actions import AgentActions
 from memdesk.ui.window.agent_switching import AgentSwitching
+from memdesk.ui.window.connections_wiring import ConnectionsWiring
 from memdesk.ui.window.conversation import Conversation
 from memdesk.ui.window.conversation_search import ConversationSearch
 from memdesk.ui.window.docks import build_docks, build_panels, restore_layout
@@ -148,6 +150,10 @@ class MainWindow(QMainWindow):
         # Built before the conversation: a finished turn's text is complete, and the panels
         # asked to refresh, before the conversation says the turn is done.
         self.wiring = PanelWiring(panels, state, worker, self.ingester, jobs, self.reads, hub, self.message_bar, self)
+        # Other AI apps over MCP: what the window serves them, their writes waiting, the access log.
+        self.connections = ConnectionsWiring(
+            services, panels.approvals, panels.access_log, self.docks, self.wiring, hub, status, self
+        )
         self.live_text = LiveText(worker, self.chat.transcript, self.budget, services.clock, self)
         self.conversation = Conversation(worker, self.chat, state, hub, services.clock, status, self)
         self.search = ConversationSearch(services, jobs, hub, self.chat, self.archival, lambda: state.agent_id, self)
@@ -177,7 +183,15 @@ class MainWindow(QMainWindow):
             self.docks,
             self,
         )
-        self.window_settings = WindowSettings(services, hub, worker, self, self.switching.user_renamed)
+        self.window_settings = WindowSettings(
+            services,
+            hub,
+            worker,
+            self,
+            self.switching.user_renamed,
+            self.connections.follow,
+            lambda: ConnectionsPage(panels.approvals.connections, jobs.run, services.settings.mcp_http_port),
+        )
         self.consolidation = ConsolidationController(services, state, worker, status, self)
         # Memory > Forget…, retention while idle; the store's snapshots are listed and purged there.
         self.forget = ForgetController(services, state, jobs, hub, worker, status, self, lambda: services.backups)
@@ -243,6 +257,7 @@ class MainWindow(QMainWindow):
         settings = self.services.settings
         self.switching.select(self.agent_actions.ensure_one(settings.last_agent))
         self.worker.load_model(settings)
+        self.connections.follow(settings)
 
     @Slot(str)
     @reports_errors
@@ -316,6 +331,7 @@ class MainWindow(QMainWindow):
         self.ingester.cancel.cancel()
         self.shutdown_requested.emit()
         self.backups.close()
+        self.connections.close()  # no app is served a store that is closing
         for thread in self.worker.close(self.CLOSE_WAIT_MS / 1000):
             log.warning("%s still busy %d ms after close; left to finish on its own", thread.name, self.CLOSE_WAIT_MS)
             self.outlived.keep_thread(thread)
