@@ -112,7 +112,7 @@ def _chat(args: argparse.Namespace) -> int:
         daily.check()
         # While the chat runs it serves other apps as the window does: an encrypted store's
         # passphrase on the private socket, and MCP over loopback HTTP if mcp_http is on.
-        serving = Serving(services.paths, services.key, services.embedder)
+        serving = Serving(services.paths, services.key)
         try:
             serving.follow(services.settings)
         except MemDeskError as error:

@@ -10,7 +10,7 @@ import json
 import sys
 
 from memdesk.app.handover import key_from_running_app
-from memdesk.app.keyring import drop_from_keyring, keep_in_keyring
+from memdesk.app.keyring import drop_from_keyring, keep_in_keyring, key_from_keyring
 from memdesk.cli import mcp_config_cmd, mcp_servers_cmd
 from memdesk.cli.passphrase import current_passphrase, open_store_services
 from memdesk.core.base.errors import MemDeskError
@@ -81,7 +81,9 @@ def serve(args: argparse.Namespace) -> int:
         from memdesk.mcp.http import LoopbackServer
         from memdesk.mcp.store import StoreThreads
 
-        with open_store_services() as services:
+        # Started by the running app, with no terminal: the app lends an encrypted store's passphrase.
+        key = key_from_running_app(paths) or key_from_keyring(paths) if file_is_encrypted(paths.database) else None
+        with open_store_services(paths, key=key) as services:
             port = args.port or services.settings.mcp_http_port
             key = services.key
         threads = StoreThreads(paths, embedder=None, key=key)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+import pytest
+
 from memdesk.app.services import daily_snapshots, open_services
 from memdesk.cli import chat_cmd
 from memdesk.core.embedding.hashing import HashingEmbedder
@@ -56,6 +58,7 @@ def test_the_first_chat_of_a_day_snapshots_the_store_in_the_background(memdesk_h
         services.close()
 
 
+@pytest.mark.processes  # HTTP is served by a child process
 def test_while_the_chat_runs_it_serves_mcp_over_loopback_http_only_when_turned_on(memdesk_home, monkeypatch):
     import socket
 

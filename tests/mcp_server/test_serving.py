@@ -1,5 +1,6 @@
 """What the running app serves to other apps: nothing by default; loopback HTTP only while the
-setting is on, on 127.0.0.1; an encrypted store's passphrase on the private socket."""
+setting is on, on 127.0.0.1, from a child process; an encrypted store's passphrase on the
+private socket, from which that child opens it."""
 
 from __future__ import annotations
 
@@ -27,9 +28,10 @@ def _listening(port: int) -> bool:
         return probe.connect_ex(("127.0.0.1", port)) == 0
 
 
+@pytest.mark.processes  # HTTP is served by a child process
 def test_nothing_listens_by_default_and_http_follows_the_setting(services):
     port = _free_port()
-    serving = Serving(services.paths, None, HashingEmbedder())
+    serving = Serving(services.paths, None)
     try:
         settings = dataclasses.replace(services.settings, mcp_http_port=port)
         serving.follow(settings)
@@ -47,7 +49,7 @@ def test_a_taken_port_is_a_clear_error(services):
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        serving = Serving(services.paths, None, HashingEmbedder())
+        serving = Serving(services.paths, None)
         try:
             with pytest.raises(MemDeskError, match=f"127.0.0.1:{port}"):
                 serving.follow(dataclasses.replace(services.settings, mcp_http=True, mcp_http_port=port))
@@ -65,3 +67,40 @@ def test_an_encrypted_store_is_lent_on_a_socket_only_this_user_can_open(services
     finally:
         serving.close()
     assert not socket_path(services.paths).exists() and key_from_running_app(services.paths) is None
+
+
+@pytest.mark.processes
+def test_the_http_child_opens_an_encrypted_store_through_the_socket(memdesk_home):
+    import asyncio
+
+    import httpx2
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    from memdesk.app.services import open_services
+    from memdesk.core.base.paths import Paths
+    from memdesk.core.connections.apps import Apps
+
+    paths = Paths.from_environment().ensure()
+    services = open_services(paths, key="correct horse", embedder=HashingEmbedder())
+    agent = services.create_agent("Sam")
+    apps = Apps(services.db, services.clock)
+    app = apps.register("Open WebUI")
+    apps.grant(app.id, agent.id)
+    token = apps.new_token(app.id)
+    port = _free_port()
+    settings = dataclasses.replace(services.settings, mcp_http=True, mcp_http_port=port)
+    services.close()
+    serving = Serving(paths, "correct horse")
+    try:
+        serving.follow(settings)
+
+        async def read():
+            async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=300) as http:
+                async with Client(streamable_http_client(serving.url, http_client=http)) as client:
+                    return await client.call_tool("core_memory_list", {})
+
+        result = asyncio.run(read())
+    finally:
+        serving.close()
+    assert not result.is_error and result.structured_content["agent"] == "Sam"

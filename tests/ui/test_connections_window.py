@@ -158,6 +158,7 @@ def _listening(port: int) -> bool:
         return probe.connect_ex(("127.0.0.1", port)) == 0
 
 
+@pytest.mark.processes  # the window serves HTTP from a child process
 def test_loopback_http_is_served_while_the_setting_is_on_and_only_then(qtbot, window):
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))

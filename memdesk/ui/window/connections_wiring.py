@@ -35,7 +35,7 @@ class ConnectionsWiring(QObject):
         self.hub, self.status = hub, status
         self.approvals_dock = docks["Approvals"]
         self.waiting = 0
-        self.serving = Serving(services.paths, services.key, services.embedder)
+        self.serving = Serving(services.paths, services.key)
         approvals.failed.connect(hub.report)
         access_log.failed.connect(hub.report)
         approvals.pending.connect(self.on_pending)
