@@ -11,8 +11,9 @@ from starting the process to the answer of the first ``tools/list`` (the handsha
 ``mcp_session_start_cpu_s``: the CPU time the server spent meanwhile, which the machine's load
 does not inflate (on a shared machine the seconds follow the load, the CPU time much less).
 
-``ui_timer_lateness_p99_ms`` (the window's timers while a client searches ten times a second)
-needs the window's side of issue 30, which waits for the window rework: it is reported as null.
+``ui_timer_lateness_p99_ms``: how late a 10 ms timer fires in the real window while a client in
+another process searches ten times a second over the loopback HTTP the window serves, beside the
+same window idle (``ui_timer_lateness_idle_p99_ms``); see bench/mcp_window.py.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from pathlib import Path
 
 from mcp import Client, StdioServerParameters
 
+from bench import mcp_window
 from bench.common import bench_parser, percentile
 from bench.report import emit
 from bench.scale import START, Corpus, fill
@@ -147,7 +149,7 @@ def searches(home: Path, agent_id: int, asked: list[str], env: dict[str, str]) -
     return over_mcp, in_process
 
 
-def run(n: int, count: int, starts: int) -> dict:
+def run(n: int, count: int, starts: int, window_seconds: float = 0.0) -> dict:
     with tempfile.TemporaryDirectory(prefix="memdesk-mcp-bench-") as folder:
         home = Path(folder) / "home"
         started = time.perf_counter()
@@ -157,6 +159,7 @@ def run(n: int, count: int, starts: int) -> dict:
         start_s = session_start(env, starts)
         start_cpu_s = session_start_cpu(env, starts) if Path("/proc/self/stat").exists() else []
         over_mcp, in_process = searches(home, agent_id, queries(count + WARM), env)
+        window = mcp_window.lateness(home, window_seconds, queries(50)) if window_seconds > 0 else {}
     mcp_p50, local_p50 = percentile(over_mcp, 0.5), percentile(in_process, 0.5)
     return {
         "n_messages": n,
@@ -169,7 +172,10 @@ def run(n: int, count: int, starts: int) -> dict:
         "mcp_session_start_runs_s": [round(s, 3) for s in start_s],
         # Load-independent: the server's own CPU time until tools/list is answered (Linux only).
         "mcp_session_start_cpu_s": round(statistics.median(start_cpu_s), 3) if start_cpu_s else None,
-        "ui_timer_lateness_p99_ms": None,
+        "ui_timer_lateness_p99_ms": window.get("ui_timer_lateness_p99_ms"),
+        "ui_timer_lateness_idle_p99_ms": window.get("ui_timer_lateness_idle_p99_ms"),
+        "ui_timer_lateness_vs_idle_p99": window.get("ui_timer_lateness_vs_idle_p99"),
+        "ui_searches_answered": window.get("ui_searches_answered"),
         "fill_s": round(fill_s, 1),
         "load_1m": round(os.getloadavg()[0], 2),
     }
@@ -180,8 +186,12 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=100_000, help="messages (and as many passages) in the store")
     parser.add_argument("--queries", type=int, default=40)
     parser.add_argument("--starts", type=int, default=5, help="session starts timed")
+    parser.add_argument(
+        "--window-seconds", type=float, default=30.0, help="seconds of the window's timer, idle and searched (0: skip)"
+    )
     args = parser.parse_args()
-    emit(run(args.n, args.queries, args.starts), args.json, details="mcp_session_start_runs_s")
+    result = run(args.n, args.queries, args.starts, args.window_seconds)
+    emit(result, args.json, details="mcp_session_start_runs_s")
 
 
 if __name__ == "__main__":
