@@ -12,10 +12,8 @@ the same way, runs after them.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
-import threading
 from typing import Any
 
 import uvicorn
@@ -131,7 +129,8 @@ def build_app(threads: StoreThreads, port: int) -> Any:
 
 
 class LoopbackServer:
-    """uvicorn on 127.0.0.1:``port`` serving ``build_app``; ``run`` here, or ``start`` a thread."""
+    """uvicorn on 127.0.0.1:``port`` serving ``build_app``, in this process's main thread (the
+    running app starts one as a child process: memdesk/mcp/serving.py)."""
 
     def __init__(self, threads: StoreThreads, port: int) -> None:
         self.port = port
@@ -145,7 +144,6 @@ class LoopbackServer:
             server_header=False,
         )
         self._server = uvicorn.Server(config)
-        self._thread: threading.Thread | None = None
 
     @property
     def url(self) -> str:
@@ -153,26 +151,3 @@ class LoopbackServer:
 
     def run(self) -> None:
         self._server.run()
-
-    @property
-    def serving(self) -> bool:
-        return bool(self._server.started) and self._thread is not None and self._thread.is_alive()
-
-    def start(self) -> None:
-        """Serve on a thread of its own (the window's); returns once listening, or once it failed
-        to (a taken port: ``serving`` is then false)."""
-        self._thread = threading.Thread(target=self._serve_quietly, name="mcp-http", daemon=True)
-        self._thread.start()
-        while not self._server.started and self._thread.is_alive():
-            threading.Event().wait(0.02)
-
-    def _serve_quietly(self) -> None:
-        try:
-            asyncio.run(self._server.serve())
-        except SystemExit:  # uvicorn's answer to a port it cannot bind: the thread ends, ``serving`` says so
-            log.warning("MCP over HTTP could not start on port %s", self.port)
-
-    def stop(self) -> None:
-        self._server.should_exit = True
-        if self._thread is not None:
-            self._thread.join(timeout=10)
