@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 
 from memdesk.app.handover import key_from_running_app
@@ -73,10 +74,19 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--app", help="the app this server serves (default: the name the client declares)")
     parser.add_argument("--http", action="store_true", help="serve loopback Streamable HTTP on 127.0.0.1 instead")
     parser.add_argument("--port", type=int, help="the HTTP port (default: the mcp_http_port setting)")
+    parser.add_argument(
+        "--low-priority", action="store_true", help="run at a lower CPU priority (the window starts it so)"
+    )
+
+
+#: How much lower a server started with --low-priority runs (os.nice): the window's own work first.
+LOW_PRIORITY = 10
 
 
 def serve(args: argparse.Namespace) -> int:
     paths = Paths.from_environment().ensure()
+    if getattr(args, "low_priority", False) and hasattr(os, "nice"):
+        os.nice(LOW_PRIORITY)
     if args.http:
         from memdesk.mcp.http import LoopbackServer
         from memdesk.mcp.store import StoreThreads

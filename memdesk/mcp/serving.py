@@ -5,7 +5,8 @@ one ``Serving`` and tell it when the settings change.
 
 HTTP is served by a child process (``memdesk mcp --http``), not by threads of the window: a
 search holds Python's interpreter lock for much of its work, and in the window's process every
-client's search would make the window's own timers late. The child opens the store as any
+client's search would make the window's own timers late. The child runs at a lower CPU priority:
+on two cores a client searching back to back would otherwise take the window's share. The child opens the store as any
 ``memdesk mcp`` does (an encrypted one through the handover socket this object serves), writes
 what it logs to ``logs/mcp-http.log``, and ends with the app or when the setting is turned off.
 """
@@ -38,7 +39,7 @@ def server_command(port: int) -> list[str]:
     """``memdesk mcp --http --port PORT`` as this installation runs it (a frozen bundle is
     ``memdesk`` itself: packaging/entry.py hands its arguments to the command line)."""
     base = [sys.executable] if getattr(sys, "frozen", False) else [sys.executable, "-m", "memdesk.cli.main"]
-    return [*base, "mcp", "--http", "--port", str(port)]
+    return [*base, "mcp", "--http", "--port", str(port), "--low-priority"]
 
 
 def _listening(port: int) -> bool:
