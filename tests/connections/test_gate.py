@@ -3,6 +3,7 @@ secret scan, and memory's operations with MemGPT's meaning (core/connections).""
 
 from __future__ import annotations
 
+import json
 import threading
 from datetime import date, timedelta
 
@@ -310,3 +311,13 @@ def test_disconnecting_an_app_rejects_the_writes_it_left_waiting(connections, se
     assert connections.revoke(caller.app.id) == 1
     assert connections.approvals.get(pending["approval"]).status == REJECTED
     assert connections.approvals.pending() == []
+
+
+def test_a_forget_reaches_the_writes_apps_left_waiting(connections, services, sam):
+    caller = _caller(connections, agent=sam, write=True)
+    pending = connections.write(
+        caller, None, "core_memory_append", {"label": "human", "content": "Lived on Elm Street"}, "Elm Street move"
+    )
+    open_forgetting(services).apply(sam.id, "Elm Street")
+    waiting = connections.approvals.get(pending["approval"])
+    assert "Elm Street" not in json.dumps(waiting.arguments) and "Elm Street" not in waiting.reason
