@@ -20,6 +20,7 @@ from memdesk.ui.dialogs import connections as connections_page
 from memdesk.ui.dialogs import mcp_servers as servers_dialog
 from memdesk.ui.dialogs.connections import ConnectionsPage
 from memdesk.ui.dialogs.mcp_servers import McpServersDialog
+from tests.ui.test_names_shown_as_text import rendered
 
 
 @pytest.fixture
@@ -177,7 +178,7 @@ def test_enabling_an_mcp_server_asks_showing_its_tools_and_those_the_agent_canno
     store = McpServers(services.db, services.clock)
     store.add(agent_id, "notes", command=["notes-server"])
     offered = [
-        {"name": "add_note", "description": "Add a note", "inputSchema": {"type": "object", "properties": {}}},
+        {"name": "add_note", "description": "Add a <b>note</b>", "inputSchema": {"type": "object", "properties": {}}},
         {"name": "odd", "inputSchema": {"type": "object", "properties": {"x": {"anyOf": []}}}},
     ]
     monkeypatch.setattr(servers_dialog, "fetch_tools", lambda server, seconds: offered)
@@ -194,6 +195,7 @@ def test_enabling_an_mcp_server_asks_showing_its_tools_and_those_the_agent_canno
     dialog.list.setCurrentRow(0)
     with qtbot.waitSignal(dialog.tools_changed, timeout=10_000):
         dialog.enable_button.click()
-    assert "notes__add_note" in asked[0] and "odd: argument x uses anyOf" in asked[0]
+    shown = rendered(asked[0])  # what the question draws: the server's words as text, not markup
+    assert "notes__add_note: (MCP server notes) Add a <b>note</b>" in shown and "odd: argument x uses anyOf" in shown
     assert store.enabled(agent_id)[0].tools == tuple(offered)
     dialog.close()

@@ -48,6 +48,7 @@ from memdesk.mcp.client_configs import (
     snippet,
 )
 from memdesk.ui.common.errors import reports_errors
+from memdesk.ui.common.text import literal, set_plain
 
 #: ``run(work, on_done)``: ``work`` off the GUI thread, ``on_done(result)`` back in it.
 Run = Callable[[Callable[[], Any], Callable[[Any], None]], Any]
@@ -131,7 +132,7 @@ class ConnectionsPage(QWidget):
                 "(turn on mcp_http on the General tab: MemDesk serves it while it runs)"
             )
         self.config.setPlainText(shown)
-        self.how.setText(f"In {target.name}: {target.how}")
+        set_plain(self.how, f"In {target.name}: {target.how}")
         self.write_button.setEnabled(bool(target.servers_key))
 
     @Slot()
@@ -146,7 +147,9 @@ class ConnectionsPage(QWidget):
         path = config_file(target)
         if path is None:
             QMessageBox.information(
-                self, "Not found", f"{target.name}'s configuration file was not found here: copy the text instead."
+                self,
+                "Not found",
+                literal(f"{target.name}'s configuration file was not found here: copy the text instead."),
             )
             return
         self.confirm_change(plan_change(target, path))
@@ -155,11 +158,13 @@ class ConnectionsPage(QWidget):
         """Show the change; write it (keeping the old file) only if the user says so."""
         target = self.target()
         if not change.changes_anything:
-            QMessageBox.information(self, "Already connected", f"{change.path} already connects {target.name}.")
+            QMessageBox.information(
+                self, "Already connected", literal(f"{change.path} already connects {target.name}.")
+            )
             return False
         box = QMessageBox(self)
         box.setWindowTitle("Change the configuration?")
-        box.setText(f"Add MemDesk to {change.path}? Every other entry stays; the old file is kept beside it.")
+        box.setText(literal(f"Add MemDesk to {change.path}? Every other entry stays; the old file is kept beside it."))
         box.setDetailedText(change.diff)
         box.setStandardButtons(QMessageBox.StandardButton.Save | QMessageBox.StandardButton.Cancel)
         box.setDefaultButton(QMessageBox.StandardButton.Cancel)
@@ -249,8 +254,10 @@ class ConnectionsPage(QWidget):
         box = QMessageBox(self)
         box.setWindowTitle("HTTP token")
         box.setText(
-            f"The token for {name}, shown once: give it to the app as a Bearer token, with the URL "
-            f"{http_url(self.port)}. A new token ends the old one."
+            literal(
+                f"The token for {name}, shown once: give it to the app as a Bearer token, with the URL "
+                f"{http_url(self.port)}. A new token ends the old one."
+            )
         )
         box.setDetailedText(token)
         QGuiApplication.clipboard().setText(token)
@@ -264,7 +271,9 @@ class ConnectionsPage(QWidget):
         if app is None:
             return
         answer = QMessageBox.question(
-            self, "Disconnect", f"Disconnect {app.name}? It will reach no memory, and its waiting writes are rejected."
+            self,
+            "Disconnect",
+            literal(f"Disconnect {app.name}? It will reach no memory, and its waiting writes are rejected."),
         )
         if answer == QMessageBox.StandardButton.Yes:
             self.run(lambda: self.connections.revoke(app.id), lambda _n: self.refresh())

@@ -13,7 +13,6 @@ Signals:
 
 from __future__ import annotations
 
-import html
 import shlex
 from collections.abc import Callable
 from typing import Any
@@ -35,25 +34,29 @@ from memdesk.core.tools.mcp_client.connection import fetch_tools
 from memdesk.core.tools.mcp_client.servers import McpServer, McpServers
 from memdesk.core.tools.mcp_client.tools import Refused, spec_of
 from memdesk.ui.common.errors import reports_errors
+from memdesk.ui.common.text import literal, set_plain
 
 #: ``run(work, on_done, on_failed)``: ``work`` off the GUI thread, the callbacks back in it.
 Run = Callable[..., Any]
 
 
+QUESTION = "Let the agent use these tools? It still asks you before each call, showing its arguments."
+
+
 def offer_text(server: McpServer, offered: list[dict[str, Any]]) -> tuple[list[str], str]:
-    """The tools the agent could use, and the question listing them and those it cannot (escaped)."""
+    """The tools the agent could use, and, as plain text, what the server offers and what the agent
+    cannot use, with why (a server's words are shown as text, never rendered)."""
     usable, lines, refused = [], [], []
     for tool in offered:
         spec = spec_of(server, tool)
         if isinstance(spec, Refused):
-            refused.append(f"<li>{html.escape(spec.tool)}: {html.escape(spec.reason)}</li>")
+            refused.append(f"• {spec.tool}: {spec.reason}")
         else:
             usable.append(spec.name)
-            lines.append(f"<li><b>{html.escape(spec.name)}</b>: {html.escape(spec.description)}</li>")
-    text = f"<p>{html.escape(server.name)} ({html.escape(server.where())}) offers:</p><ul>{''.join(lines)}</ul>"
+            lines.append(f"• {spec.name}: {spec.description}")
+    text = "\n".join([f"{server.name} ({server.where()}) offers:", *lines])
     if refused:
-        text += f"<p>The agent cannot use:</p><ul>{''.join(refused)}</ul>"
-    text += "<p>Let the agent use these tools? It still asks you before each call, showing its arguments.</p>"
+        text += "\n\nThe agent cannot use:\n" + "\n".join(refused)
     return usable, text
 
 
@@ -153,7 +156,7 @@ class McpServersDialog(QDialog):
         server = self.selected()
         if server is None:
             return
-        self.status.setText(f"Connecting to {server.name}…")
+        set_plain(self.status, f"Connecting to {server.name}…")
         self.enable_button.setEnabled(False)
         self.run(
             lambda: fetch_tools(server, seconds=self.seconds),
@@ -172,9 +175,9 @@ class McpServersDialog(QDialog):
         self._update_buttons()
         usable, text = offer_text(server, offered)
         if not usable:
-            QMessageBox.information(self, "No usable tool", text.rsplit("<p>Let", 1)[0])
+            QMessageBox.information(self, "No usable tool", literal(text))
             return False
-        answer = QMessageBox.question(self, f"Enable {server.name}?", text)
+        answer = QMessageBox.question(self, f"Enable {server.name}?", literal(f"{text}\n\n{QUESTION}"))
         if answer != QMessageBox.StandardButton.Yes:
             return False
         self.run(lambda: self.store.enable(self.agent_id, server.name, offered), self._changed, self.failed.emit)
@@ -193,7 +196,7 @@ class McpServersDialog(QDialog):
         server = self.selected()
         if server is None:
             return
-        if QMessageBox.question(self, "Remove", f"Remove {server.name}?") == QMessageBox.StandardButton.Yes:
+        if QMessageBox.question(self, "Remove", literal(f"Remove {server.name}?")) == QMessageBox.StandardButton.Yes:
             self.run(lambda: self.store.remove(self.agent_id, server.name), self._changed, self.failed.emit)
 
     def _changed(self, _result: object = None) -> None:

@@ -36,6 +36,7 @@ from PySide6.QtWidgets import (
 from memdesk.core.connections.approvals import Approval
 from memdesk.core.connections.gate import Connections
 from memdesk.ui.common.errors import reports_errors
+from memdesk.ui.common.text import literal
 from memdesk.ui.workers.jobs import Jobs
 from memdesk.ui.workers.reads import Reads
 
@@ -173,7 +174,7 @@ class ApprovalsPanel(QWidget):
         text, ok = QInputDialog.getMultiLineText(
             self,
             "Edit before writing",
-            f"What {approval.app} will write ({field}):",
+            literal(f"What {approval.app} will write ({field}):"),
             str(approval.arguments.get(field, "")),
         )
         if ok:
