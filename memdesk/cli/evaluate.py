@@ -247,6 +247,7 @@ def _print_retrieval(
         "fused/whole": "MemDesk search, long messages scored whole",
         "bm25": "BM25 only",
         "fused+graph": "MemDesk search with knowledge-graph expansion",
+        "learned": "MemDesk search, the learned ranking (the app's: memdesk/resources/ranker.json)",
     }
     for mode in [m for m in titles if m in report]:
         print(f"\n{titles[mode]}")
@@ -256,12 +257,22 @@ def _print_retrieval(
         for name in _row_order(rows, extra=extra):
             row = rows[name]
             print(f"  {name:{width}}" + "".join(f"{row[f'recall@{k}']:>11.3f}" for k in ks) + f"{row['n']:>7}")
+    for mode, found in report.get("newer_above_older", {}).items():
+        print(
+            f"knowledge updates, the newer statement above the older ({mode}):"
+            f" {found['share']:.3f} of {found['pairs']} pairs"
+        )
     if "search_ms" in report:
         print("\nmedian search time (ms): " + ", ".join(f"{mode} {ms}" for mode, ms in report["search_ms"].items()))
-    for bucket, found in report.get("nothing_detector", {}).items():
-        if found["auroc"] is not None:
+    judges = [("", report.get("nothing_detector", {}))]
+    if report.get("model", {}).get("judge"):
+        judges.append((", support score alone", report.get("nothing_detector_by_support", {})))
+    for label, buckets in judges:
+        for bucket, found in buckets.items():
+            if found["auroc"] is None:
+                continue
             print(
-                f'"nothing on that" ({bucket}): AUROC {found["auroc"]:.3f} over {found["answerable"]} answerable'
+                f'"nothing on that" ({bucket}{label}): AUROC {found["auroc"]:.3f} over {found["answerable"]} answerable'
                 f" and {found['unanswerable']} unanswerable questions;"
                 f" said for {found['nothing_for_answerable']:.1%} of answerable,"
                 f" {found['nothing_for_unanswerable']:.1%} of unanswerable"

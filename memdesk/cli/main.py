@@ -14,6 +14,7 @@ from memdesk import __version__
 from memdesk.cli.terminal import visible_output
 from memdesk.core.base.errors import MemDeskError
 from memdesk.core.base.private_files import private_umask
+from memdesk.core.base.process_guard import guard_process
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -71,6 +72,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             level=getattr(logging, str(args.log_level).upper(), logging.WARNING),
             format="%(levelname)s %(name)s: %(message)s",
         )
+        # Passphrases, tokens and the store's descriptor stay out of reach of other processes (an
+        # imported tool's included) and out of core files.
+        guard_process()
         with private_umask():  # what MemDesk writes (store, logs, caches, exports) is the user's only
             return _main(args)
 

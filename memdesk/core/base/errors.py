@@ -51,6 +51,11 @@ class AlreadyRunningError(StoreError):
         self.program = program
 
 
+class InstanceLockError(StoreError):
+    """The data folder's instance lock (or the window's come-forward request) is not a plain file
+    of its own: a symbolic link or a hard link planted there would make MemDesk overwrite another file."""
+
+
 class DamagedStoreError(StoreError):
     """The store is damaged or not a database, or could not be brought up to date. ``snapshot`` is
     the newest good snapshot offered in its place (its id and date), when there is one."""
@@ -62,6 +67,11 @@ class DamagedStoreError(StoreError):
 
 class BackupError(StoreError):
     """A snapshot could not be taken, checked or restored; the store itself is unchanged."""
+
+
+class ForeignSnapshotError(BackupError):
+    """A snapshot this store did not record (planted, copied from elsewhere, or changed since): it
+    is restored only on request, after its differences are shown, with what it may not bring reset."""
 
 
 class EmbeddingMismatchError(StoreError):

@@ -15,6 +15,7 @@ from memdesk.core.base.clock import Clock, iso, parse_iso
 from memdesk.core.embedding import Embedder
 from memdesk.core.memory.page import Page
 from memdesk.core.memory.space import EmbeddingSpace
+from memdesk.core.retrieval.learned import LearnedScorer
 from memdesk.core.retrieval.messages import MessageRank, MessageRanker
 from memdesk.core.retrieval.query import contains_casefold
 from memdesk.core.storage import Database
@@ -259,6 +260,17 @@ class RecallMemory:
     def speakers(self, agent_id: int, message_ids: list[int]) -> tuple[frozenset[str], list[str]]:
         """Who speaks in the agent's conversation, and who said each of these messages."""
         return self._ranker.speakers(agent_id, message_ids)
+
+    @property
+    def ranker(self) -> MessageRanker:
+        """The ranker this memory searches with (benchmarks switch its learned scorer off to compare)."""
+        return self._ranker
+
+    @property
+    def judged_by(self) -> LearnedScorer | None:
+        """The ranking model, when it has a learned "nothing on that" judge."""
+        scorer = self._ranker.scorer
+        return scorer if scorer is not None and scorer.judge is not None else None
 
     def warm(self, agent_id: int) -> None:
         """Prepare what the first search of the agent's conversation would read (its timeline)."""

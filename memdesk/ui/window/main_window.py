@@ -16,6 +16,7 @@ Signals (for what drives the window: startup/main.py, the tests' and benchmarks'
     model_ready(str): the model is loaded (its id)
     turn_done(): a turn ended and what it said is shown
     message_unanswered(int): a user message's turn ended without a reply (its id)
+    opened(): the agent ``start`` chose is shown (Send works), and what was sent before is delivered
     closed(): the window has closed and shut its workers down
 """
 
@@ -34,6 +35,7 @@ from memdesk.core.base.errors import AgentNotFoundError, MemDeskError
 from memdesk.core.base.settings_table import Settings
 from memdesk.core.models.catalog import CatalogEntry
 from memdesk.core.runtime.base import Runtime
+from memdesk.session.sent_before_open import SentBeforeOpen
 from memdesk.ui.common.errors import ErrorHub, MessageBar, reports_errors
 from memdesk.ui.common.window_state import WindowState
 from memdesk.ui.dialogs.backups import BackupsController
@@ -76,6 +78,7 @@ class MainWindow(QMainWindow):
     model_ready = Signal(str)
     turn_done = Signal()
     message_unanswered = Signal(int)
+    opened = Signal()
     closed = Signal()
     shutdown_requested = Signal()  # to the ingestion thread: close its store connection and end
     CLOSE_WAIT_MS = 30_000  # how long closing waits for each worker thread to end
@@ -127,16 +130,14 @@ class MainWindow(QMainWindow):
         status = self.statusBar()
         self.setWindowTitle("MemDesk")
         self.agent_actions = AgentActions(services, jobs, hub, self, state)
-        self.transfer_actions = TransferActions(
-            services, jobs, hub, self, lambda: state.agent_id, lambda: self.chat.details.isChecked()
-        )
+        self.transfer_actions = TransferActions(services, jobs, hub, self, state, lambda: self.chat.details.isChecked())
         self.model_actions = ModelActions(services, jobs, hub, self)
         central = QWidget()
         layout = QVBoxLayout(central)
         self.message_bar = MessageBar()
         self.model_hint = BundledModelHint(services)
         self.chat = ChatPanel()
-        self.pages = ConversationPages(lambda: services.memory.recall, self.chat.transcript)
+        self.pages = ConversationPages(lambda: services.memory, self.reads, self.chat.transcript)
         layout.addWidget(self.message_bar)
         layout.addWidget(self.model_hint)
         layout.addWidget(self.chat, 1)
@@ -169,18 +170,18 @@ class MainWindow(QMainWindow):
             self.private_chat,
             self.agent_actions,
             self.transfer_actions,
+            self.reads,
             self,
         )
         self.navigation = Navigation(
             lambda: services.memory.recall,
             services.memory.archival,
-            state,
             hub,
             self.chat,
             self.pages,
-            self.switching.show_saved_conversation,
             panels,
             self.docks,
+            self.reads,
             self,
         )
         self.window_settings = WindowSettings(
@@ -192,7 +193,7 @@ class MainWindow(QMainWindow):
             self.connections.follow,
             lambda: ConnectionsPage(panels.approvals.connections, jobs.run, services.settings.mcp_http_port),
         )
-        self.consolidation = ConsolidationController(services, state, worker, status, self)
+        self.consolidation = ConsolidationController(services, state, worker, status, self.reads, self)
         # Memory > Forget…, retention while idle; the store's snapshots are listed and purged there.
         self.forget = ForgetController(services, state, jobs, hub, worker, status, self, lambda: services.backups)
         self.backups = BackupsController(services, jobs, hub, self)
@@ -252,12 +253,29 @@ class MainWindow(QMainWindow):
         return page.progress
 
     # --- start-up and the agent shown ------------------------------------------------------
-    def start(self) -> None:
-        """Called once the window is visible: the model loads in the worker meanwhile."""
-        settings = self.services.settings
-        self.switching.select(self.agent_actions.ensure_one(settings.last_agent))
+    def start(self, sent_before_open: SentBeforeOpen | None = None) -> None:
+        """Called once the window is visible. Which agent to show (the last one used, else the
+        first; a new store's first agent is made there) and the settings the model loads with are
+        read off the GUI thread; then the agent is shown, the model loads in the worker, what was
+        sent before the window opened is delivered to the agent, and ``opened`` says so."""
+        services, ensure_one = self.services, self.agent_actions.ensure_one
+
+        def read() -> tuple[Settings, int]:
+            settings = services.settings
+            return settings, ensure_one(settings.last_agent)
+
+        def show(found: tuple[Settings, int]) -> None:
+            settings, agent_id = found
+            self.switching.open(agent_id, then=lambda: self._opened(settings, sent_before_open))
+
+        self.reads.load((self, "start"), read, show)
+
+    def _opened(self, settings: Settings, sent_before_open: SentBeforeOpen | None) -> None:
         self.worker.load_model(settings)
         self.connections.follow(settings)
+        if sent_before_open is not None:
+            self.conversation.deliver_sent_before_open(sent_before_open)
+        self.opened.emit()
 
     @Slot(str)
     @reports_errors
@@ -278,18 +296,35 @@ class MainWindow(QMainWindow):
     def on_model_ready(self, model_id: str) -> None:
         self.state.model_ready = True
         self.statusBar().showMessage(f"Model ready: {model_id}")
-        self.server_warning.update_for(self.services.settings, self.hub.notify)
-        self.model_hint.update_for_model()
+        self.reads.load((self, "model notes"), lambda: self.services.settings, self._show_model_notes)
         self.model_ready.emit(model_id)
+
+    def _show_model_notes(self, settings: Settings) -> None:
+        """What the settings the model now runs with call for: a plain-HTTP server's mark, the
+        bundled model's hint."""
+        self.server_warning.update_for(settings, self.hub.notify)
+        self.model_hint.update_for(settings)
 
     @Slot(object)
     @reports_errors
     def on_consent_asked(self, request: ConsentRequest) -> None:
-        try:
-            name = self.services.agents.get(request.agent_id).name
-        except AgentNotFoundError:  # deleted since: nobody may answer for it, and the call must not hang
+        """The agent's name is read off the GUI thread; one that cannot be read is refused (a
+        deleted agent: nobody may answer for it), and the call must not hang."""
+        agents = self.services.agents
+
+        def refuse(error: BaseException) -> None:
             self.consent.answer(request, DENY)
-            return
+            if not isinstance(error, AgentNotFoundError):
+                self.hub.report(error)
+
+        self.reads.load(
+            (self, "consent", id(request)),
+            lambda: agents.get(request.agent_id).name,
+            lambda name: self._ask_consent(request, name),
+            refuse,
+        )
+
+    def _ask_consent(self, request: ConsentRequest, name: str) -> None:
         dialog = ConsentDialog(request, name, self)
         dialog.answered.connect(self.consent.answer)
         dialog.destroyed.connect(

@@ -1,7 +1,7 @@
 """Moving agents in and out of MemDesk: export an agent as a Letta agent file (.af) or MemDesk JSON,
 import either (the summary dialog says what came in, what was adjusted and what MemDesk could not
 map), review the tools an import brought, save the conversation as Markdown. File choices are
-asked on the GUI thread; reading and writing run on the job pool."""
+asked on the GUI thread; reading the store and the files, and writing them, run on the job pool."""
 
 from __future__ import annotations
 
@@ -19,14 +19,15 @@ from memdesk.core.tools.imported import ImportedTools
 from memdesk.core.tools.mcp_client.servers import McpServers
 from memdesk.core.transfer.agentfile import ImportSummary, export_path
 from memdesk.ui.common.errors import ErrorHub, reports_errors
+from memdesk.ui.common.window_state import WindowState
 from memdesk.ui.dialogs.agent_files import ImportedToolsDialog, ImportSummaryDialog
 from memdesk.ui.dialogs.mcp_servers import McpServersDialog
 from memdesk.ui.workers.jobs import Jobs
 
 
 class TransferActions(QObject):
-    """Create in the GUI thread; ``window`` parents the file dialogs, ``open_agent`` says which agent
-    is open and ``include_details`` whether the Markdown carries thoughts and calls.
+    """Create in the GUI thread; ``window`` parents the file dialogs, ``state`` says which agent is
+    shown and ``include_details`` whether the Markdown carries thoughts and calls.
 
     Signals:
         imported(object): the ImportSummary of an import (its agents are in the store)
@@ -46,7 +47,7 @@ class TransferActions(QObject):
         jobs: Jobs,
         hub: ErrorHub,
         window: QWidget,
-        open_agent: Callable[[], int | None],
+        state: WindowState,
         include_details: Callable[[], bool],
     ) -> None:
         super().__init__(window)
@@ -54,7 +55,7 @@ class TransferActions(QObject):
         self.jobs = jobs
         self.hub = hub
         self.window = window
-        self.open_agent = open_agent
+        self.state = state
         self.include_details = include_details
         self.summary_dialog: ImportSummaryDialog | None = None
         self.tools_dialog: ImportedToolsDialog | None = None
@@ -64,21 +65,21 @@ class TransferActions(QObject):
     @reports_errors
     def on_export_markdown_triggered(self) -> None:
         path, _ = QFileDialog.getSaveFileName(self.window, "Export conversation", "conversation.md", "Markdown (*.md)")
-        agent_id = self.open_agent()
+        agent_id = self.state.agent_id
         if path and agent_id is not None:
-            _write(
-                Path(path),
-                conversation_markdown(self.services.memory, agent_id, include_details=self.include_details()),
+            memory, details = self.services.memory, self.include_details()
+            self.jobs.run(
+                lambda: _write(Path(path), conversation_markdown(memory, agent_id, include_details=details)),
+                lambda _r: self.saved.emit(f"Conversation saved to {path}"),
+                self.hub.report,
             )
-            self.saved.emit(f"Conversation saved to {path}")
 
     @Slot()
     @reports_errors
     def on_export_af_triggered(self) -> None:
-        agent_id = self.open_agent()
-        if agent_id is None:
+        if self.state.agent_id is None:
             return
-        name = self.services.agents.get(agent_id).name
+        name = self.state.agent_name  # the agent shown, as the window names it
         path, _ = QFileDialog.getSaveFileName(self.window, "Export agent", f"{name}.af", "Letta agent file (*.af)")
         if path:
             self.export_agent(Path(path), "af")
@@ -87,16 +88,16 @@ class TransferActions(QObject):
     @reports_errors
     def on_export_json_triggered(self) -> None:
         path, _ = QFileDialog.getSaveFileName(self.window, "Export agent", "agent.json", "JSON (*.json)")
-        if path and self.open_agent() is not None:
+        if path and self.state.agent_id is not None:
             self.export_agent(Path(path), "json")
 
     def export_agent(self, path: Path, fmt: str = "json") -> None:
-        agent_id = self.open_agent()
+        agent_id = self.state.agent_id
         if agent_id is None:
             return
-        options = agent_file_options(self.services) if fmt == "af" else {}
+        services = self.services
         self.jobs.run(
-            lambda: export_path(self.services, agent_id, path, fmt, **options),
+            lambda: export_path(services, agent_id, path, fmt, **(agent_file_options(services) if fmt == "af" else {})),
             lambda _r: self.saved.emit(f"Agent saved to {path}"),
             self.hub.report,
         )
@@ -129,7 +130,7 @@ class TransferActions(QObject):
     @Slot()
     @reports_errors
     def on_tools_triggered(self) -> None:
-        agent_id = self.open_agent()
+        agent_id = self.state.agent_id
         if agent_id is not None:
             self.show_imported_tools(agent_id)
 
