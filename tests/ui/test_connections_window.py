@@ -189,7 +189,7 @@ def test_enabling_an_mcp_server_asks_showing_its_tools_and_those_the_agent_canno
         return QMessageBox.StandardButton.Yes
 
     monkeypatch.setattr(QMessageBox, "question", question)
-    dialog = McpServersDialog(store, agent_id, "sam", window.jobs.run, 5, window)
+    dialog = McpServersDialog(store, agent_id, "sam", window.jobs.run, lambda: 5, window)
     qtbot.addWidget(dialog)
     qtbot.waitUntil(lambda: dialog.list.count() == 1, timeout=10_000)
     dialog.list.setCurrentRow(0)

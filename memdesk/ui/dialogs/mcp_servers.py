@@ -70,7 +70,7 @@ class McpServersDialog(QDialog):
         agent_id: int,
         agent_name: str,
         run: Run,
-        seconds: float,
+        seconds: Callable[[], float],
         parent: QWidget | None = None,
     ) -> None:
         super().__init__(parent)
@@ -159,7 +159,7 @@ class McpServersDialog(QDialog):
         set_plain(self.status, f"Connecting to {server.name}…")
         self.enable_button.setEnabled(False)
         self.run(
-            lambda: fetch_tools(server, seconds=self.seconds),
+            lambda: fetch_tools(server, seconds=self.seconds()),
             lambda offered: self.confirm_enable(server, offered),
             self.on_connect_failed,
         )

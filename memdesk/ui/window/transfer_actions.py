@@ -151,7 +151,7 @@ class TransferActions(QObject):
     @reports_errors
     def on_mcp_servers_triggered(self) -> None:
         """The MCP servers whose tools this agent may use (dialogs/mcp_servers.py)."""
-        agent_id = self.open_agent()
+        agent_id = self.state.agent_id
         if agent_id is None:
             return
         if self.servers_dialog is not None:
@@ -160,9 +160,9 @@ class TransferActions(QObject):
         self.servers_dialog = McpServersDialog(
             McpServers(services.db, services.clock),
             agent_id,
-            services.agents.get(agent_id).name,
+            self.state.agent_name,  # the agent shown, as the window names it
             self.jobs.run,
-            services.settings.mcp_call_timeout_s,
+            lambda: services.settings.mcp_call_timeout_s,  # read with the connection, off the GUI thread
             self.window,
         )
         self.servers_dialog.tools_changed.connect(self.tools_changed)
