@@ -163,6 +163,7 @@ def mcp_main(argv: Sequence[str] | None = None) -> int:
         level=getattr(logging, str(args.log_level).upper(), logging.WARNING),
         format="%(levelname)s %(name)s: %(message)s",
     )
+    guard_process()  # as every MemDesk process: it holds the store and, when encrypted, its key
     with private_umask():
         return _main(args)
 

@@ -90,6 +90,18 @@ def test_the_command_a_client_configuration_starts_serves(memdesk_home):
         ' "capabilities": {}, "clientInfo": {"name": "check", "version": "0"}}}\n'
     )
     done = subprocess.run(
-        [str(server), "--app", "check"], input=hello, capture_output=True, text=True, timeout=300, check=True
+        [str(server), "--app", "check"], input=hello, capture_output=True, text=True, timeout=120, check=True
     )
     assert json.loads(done.stdout.splitlines()[0])["result"]["serverInfo"]["name"] == "memdesk"
+
+
+def test_the_command_a_client_configuration_starts_guards_itself_as_every_memdesk_process(monkeypatch):
+    """``memdesk-mcp`` has its own short start (not the whole command line): it must still make
+    itself undumpable, as ``memdesk`` does, before it opens the store (core/base/process_guard.py)."""
+    from memdesk.cli import main, mcp_cmd
+
+    done: list[str] = []
+    monkeypatch.setattr(main, "guard_process", lambda: done.append("guarded"))
+    monkeypatch.setattr(mcp_cmd, "serve", lambda args: done.append(f"served {args.app}") or 0)
+    assert main.mcp_main(["--app", "Cursor"]) == 0
+    assert done == ["guarded", "served Cursor"]
