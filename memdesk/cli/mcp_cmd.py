@@ -77,6 +77,11 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--low-priority", action="store_true", help="run at a lower CPU priority (the window starts it so)"
     )
+    parser.add_argument(
+        "--end-with-parent",
+        action="store_true",
+        help="with --http: stop when standard input ends, i.e. when the app that started it ends",
+    )
 
 
 #: How much lower a server started with --low-priority runs (os.nice): the window's own work first.
@@ -99,6 +104,8 @@ def serve(args: argparse.Namespace) -> int:
         threads = StoreThreads(paths, embedder=None, key=key)
         threads.warm_embedder()  # a server that waits for clients: the first search should not load it
         server = LoopbackServer(threads, port)
+        if getattr(args, "end_with_parent", False):
+            server.stop_when_closed(sys.stdin.buffer)
         print(f"memdesk: serving MCP on {server.url} (Ctrl+C stops)", file=sys.stderr)
         try:
             server.run()

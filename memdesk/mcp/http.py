@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 from typing import Any
 
 import uvicorn
@@ -151,3 +152,23 @@ class LoopbackServer:
 
     def run(self) -> None:
         self._server.run()
+
+    def stop(self) -> None:
+        """From any thread: finish the requests in hand and return from ``run``."""
+        self._server.should_exit = True
+
+    def stop_when_closed(self, stream: Any) -> None:
+        """Stop once ``stream`` (this process's standard input, a pipe the app that started it
+        holds) reaches its end: the app has closed it or has ended, even killed, and a server it
+        started must not outlive it holding the port and the store."""
+
+        def watch() -> None:
+            try:
+                while stream.read(4096):
+                    pass
+            except (OSError, ValueError):
+                pass
+            log.info("the app that started this server has ended: stopping")
+            self.stop()
+
+        threading.Thread(target=watch, name="mcp-parent-watch", daemon=True).start()

@@ -8,7 +8,9 @@ search holds Python's interpreter lock for much of its work, and in the window's
 client's search would make the window's own timers late. The child runs at a lower CPU priority:
 on two cores a client searching back to back would otherwise take the window's share. The child opens the store as any
 ``memdesk mcp`` does (an encrypted one through the handover socket this object serves), writes
-what it logs to ``logs/mcp-http.log``, and ends with the app or when the setting is turned off.
+what it logs to ``logs/mcp-http.log``, and ends with the app or when the setting is turned off:
+it watches the pipe on its standard input, which the system closes when the app ends, however
+it ends (a crash or a kill cannot leave a server holding the port and the store).
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ def server_command(port: int) -> list[str]:
     """``memdesk mcp --http --port PORT`` as this installation runs it (a frozen bundle is
     ``memdesk`` itself: packaging/entry.py hands its arguments to the command line)."""
     base = [sys.executable] if getattr(sys, "frozen", False) else [sys.executable, "-m", "memdesk.cli.main"]
-    return [*base, "mcp", "--http", "--port", str(port), "--low-priority"]
+    return [*base, "mcp", "--http", "--port", str(port), "--low-priority", "--end-with-parent"]
 
 
 def _listening(port: int) -> bool:
@@ -91,7 +93,9 @@ class Serving:
             child = subprocess.Popen(
                 server_command(port),
                 env={**os.environ, HOME_ENV: str(self._paths.home)},
-                stdin=subprocess.DEVNULL,
+                # The child stops when this pipe ends: when we close it, or when this process ends
+                # in any way (a crash, a kill) and the system closes it for us.
+                stdin=subprocess.PIPE,
                 stdout=subprocess.DEVNULL,
                 stderr=log_file,
             )
@@ -110,6 +114,9 @@ class Serving:
 
     @staticmethod
     def _end(child: subprocess.Popen) -> None:
+        if child.stdin is not None:
+            with contextlib.suppress(OSError):
+                child.stdin.close()
         if child.poll() is None:
             child.terminate()
             try:

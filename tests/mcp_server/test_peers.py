@@ -4,7 +4,6 @@ and what a misbehaving client does to it: malformed JSON-RPC, a disconnect mid-c
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import socket
@@ -19,17 +18,23 @@ from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
 from memdesk.core.storage import open_database
+from testing.children import Lines, end, ended, within
 from testing.socket_audit import LOG_ENV, NETWORK, SITE
 
 pytestmark = pytest.mark.processes
 
 ROOT = Path(__file__).resolve().parents[2]
 MEMDESK = Path(sys.executable).with_name("memdesk")
+#: What a client's configuration starts (memdesk mcp config writes it).
+MEMDESK_MCP = Path(sys.executable).with_name("memdesk-mcp")
 INSPECTOR = ROOT / ".venv" / "mcp-peers" / "node_modules" / ".bin" / "mcp-inspector"
+#: Bound of one command, one client session or one answer: well inside pytest's own timeout even
+#: for a test that waits on several, on a loaded machine (a session here takes 2-20 s).
+WAIT_S = 120
 
 
 def _run(*args: str, **kwargs) -> subprocess.CompletedProcess:
-    return subprocess.run([str(MEMDESK), *args], capture_output=True, text=True, timeout=300, check=True, **kwargs)
+    return subprocess.run([str(MEMDESK), *args], capture_output=True, text=True, timeout=WAIT_S, check=True, **kwargs)
 
 
 @pytest.fixture
@@ -61,7 +66,7 @@ def test_the_sdk_client_searches_and_appends_over_stdio_and_the_user_approves_in
             )
             return found, asked
 
-    found, asked = asyncio.run(main())
+    found, asked = within(WAIT_S, main())
     assert "Pixel" in found.structured_content["hits"][0]["text"]
     approval = asked.structured_content["approval"]
     listed = _run("mcp", "approvals").stdout
@@ -87,7 +92,7 @@ def test_the_mcp_inspector_lists_tools_searches_and_appends_through_a_generated_
             [str(INSPECTOR), "--cli", "--config", str(config), "--server", "memdesk", *args],
             capture_output=True,
             text=True,
-            timeout=300,
+            timeout=WAIT_S,
             env=env,
             check=True,
         )
@@ -116,13 +121,14 @@ def test_the_mcp_inspector_lists_tools_searches_and_appends_through_a_generated_
 def test_malformed_json_rpc_gets_an_error_and_the_server_keeps_serving(home, grant, sam):
     grant("raw", sam)
     server = subprocess.Popen(
-        [str(MEMDESK), "mcp", "--app", "raw"],
+        [str(MEMDESK_MCP), "--app", "raw"],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,
     )
-    try:
+    with ended(server):
+        answered = Lines(server.stdout)
         lines = [
             "this is not json",
             '{"jsonrpc": "2.0", "id": 5, "method": 42}',
@@ -132,13 +138,10 @@ def test_malformed_json_rpc_gets_an_error_and_the_server_keeps_serving(home, gra
         for line in lines:
             server.stdin.write(line + "\n")
         server.stdin.flush()
-        answers = [json.loads(server.stdout.readline()) for _ in range(3)]
+        answers = [json.loads(answered.next(WAIT_S)) for _ in range(3)]
         assert (answers[0]["id"], answers[0]["error"]["code"]) == (None, -32700)  # parse error
         assert (answers[1]["id"], answers[1]["error"]["code"]) == (5, -32600)  # invalid request, answered
         assert answers[2]["id"] == 1 and "serverInfo" in answers[2]["result"]
-    finally:
-        server.kill()
-        server.wait(timeout=30)
 
 
 def test_a_client_that_disconnects_mid_call_leaves_the_store_intact(home, grant, sam, services):
@@ -146,6 +149,20 @@ def test_a_client_that_disconnects_mid_call_leaves_the_store_intact(home, grant,
     server = subprocess.Popen(
         [str(MEMDESK), "mcp", "--app", "flaky"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
     )
+    with ended(server):
+        _hang_up_mid_call(server)
+    db = open_database(services.paths.database)
+    try:
+        assert db.scalar("PRAGMA integrity_check") == "ok"
+        stored = db.scalar("SELECT COUNT(*) FROM passages WHERE text LIKE '%Moreau%'")
+        history = db.scalar("SELECT COUNT(*) FROM memory_history WHERE after LIKE '%Moreau%'")
+        assert stored == history  # all or nothing: a passage is never without its history
+    finally:
+        db.close()
+
+
+def _hang_up_mid_call(server: subprocess.Popen) -> None:
+    """Ask for an archival insert and hang up before its answer; the server must end by itself."""
     messages = [
         {
             "jsonrpc": "2.0",
@@ -168,20 +185,13 @@ def test_a_client_that_disconnects_mid_call_leaves_the_store_intact(home, grant,
             },
         },
     ]
+    answers = Lines(server.stdout)
     server.stdin.write("".join(json.dumps(m) + "\n" for m in messages))
     server.stdin.flush()
-    server.stdout.readline()  # the handshake's answer, then hang up before the call's
+    answers.next(WAIT_S)  # the handshake's answer, then hang up before the call's
     server.stdin.close()
     server.stdout.close()
-    assert server.wait(timeout=120) is not None
-    db = open_database(services.paths.database)
-    try:
-        assert db.scalar("PRAGMA integrity_check") == "ok"
-        stored = db.scalar("SELECT COUNT(*) FROM passages WHERE text LIKE '%Moreau%'")
-        history = db.scalar("SELECT COUNT(*) FROM memory_history WHERE after LIKE '%Moreau%'")
-        assert stored == history  # all or nothing: a passage is never without its history
-    finally:
-        db.close()
+    assert server.wait(timeout=WAIT_S) is not None
 
 
 def test_the_stdio_server_opens_no_network_socket(home, grant, sam, tmp_path):
@@ -198,7 +208,7 @@ def test_the_stdio_server_opens_no_network_socket(home, grant, sam, tmp_path):
         async with Client(params) as client:
             return await client.call_tool("memory_search", {"query": "cat"})
 
-    assert not asyncio.run(main()).is_error
+    assert not within(WAIT_S, main()).is_error
     events = log.read_text()
     assert "start" in events and NETWORK not in events
 
@@ -209,23 +219,35 @@ def _free_port() -> int:
         return probe.getsockname()[1]
 
 
+def _serving_http(port: int, log: Path) -> subprocess.Popen:
+    """``memdesk mcp --http`` as the running app starts it (ending with our pipe), once it listens."""
+    with open(log, "w") as errors:
+        server = subprocess.Popen(
+            [str(MEMDESK), "mcp", "--http", "--port", str(port), "--end-with-parent"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=errors,
+        )
+    deadline = time.monotonic() + WAIT_S
+    while not _listening(port):
+        if server.poll() is not None or time.monotonic() > deadline:
+            end(server)
+            pytest.fail(f"memdesk mcp --http did not listen on {port}: {log.read_text()[-2000:]}")
+        time.sleep(0.2)
+    return server
+
+
+def _listening(port: int) -> bool:
+    with socket.socket() as probe:
+        probe.settimeout(1)
+        return probe.connect_ex(("127.0.0.1", port)) == 0
+
+
 @pytest.fixture
-def http_server(home):
+def http_server(home, tmp_path):
     port = _free_port()
-    server = subprocess.Popen(
-        [str(MEMDESK), "mcp", "--http", "--port", str(port)], stderr=subprocess.PIPE, stdout=subprocess.DEVNULL
-    )
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            break
-        except OSError:
-            assert server.poll() is None, server.stderr.read()
-            time.sleep(0.2)
-    yield f"http://127.0.0.1:{port}/mcp", port
-    server.terminate()
-    server.wait(timeout=60)
+    with ended(_serving_http(port, tmp_path / "http.log")):
+        yield f"http://127.0.0.1:{port}/mcp", port
 
 
 def test_http_refuses_a_missing_or_wrong_token_and_a_foreign_host_or_origin(http_server, grant, sam):
@@ -247,11 +269,20 @@ def test_the_sdk_client_uses_memory_over_http_with_its_token_until_the_app_is_re
     token = _run("mcp", "token", "Open WebUI").stdout.splitlines()[1]
 
     async def search():
-        async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=300) as http:
+        async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=WAIT_S) as http:
             async with Client(streamable_http_client(url, http_client=http)) as client:
                 return await client.call_tool("memory_search", {"query": "cat"})
 
-    assert "Pixel" in asyncio.run(search()).structured_content["hits"][0]["text"]
+    assert "Pixel" in within(WAIT_S, search()).structured_content["hits"][0]["text"]
     _run("mcp", "revoke", "Open WebUI")
     with pytest.raises(Exception):  # noqa: B017 - the SDK's client fails as its transport does: 401
-        asyncio.run(search())
+        within(WAIT_S, search())
+
+
+def test_the_http_server_the_app_started_ends_when_the_app_does(home, tmp_path):
+    port = _free_port()
+    server = _serving_http(port, tmp_path / "http.log")
+    with ended(server):
+        server.stdin.close()  # what the system does when the app that holds the pipe ends, even killed
+        assert server.wait(timeout=WAIT_S) == 0
+        assert not _listening(port)

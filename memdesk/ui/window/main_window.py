@@ -354,6 +354,8 @@ class MainWindow(QMainWindow):
             # window closed: app.exec() returns only when no window is visible.
             if dialog.isVisible():
                 dialog.close()
+        # No app is served a store that is closing (whatever else is still running or not).
+        self.connections.close()
         if not self.threads.any_running() and self.worker.closed:
             return
         self.live_text.stop()
@@ -366,7 +368,6 @@ class MainWindow(QMainWindow):
         self.ingester.cancel.cancel()
         self.shutdown_requested.emit()
         self.backups.close()
-        self.connections.close()  # no app is served a store that is closing
         for thread in self.worker.close(self.CLOSE_WAIT_MS / 1000):
             log.warning("%s still busy %d ms after close; left to finish on its own", thread.name, self.CLOSE_WAIT_MS)
             self.outlived.keep_thread(thread)
