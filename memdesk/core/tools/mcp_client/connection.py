@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import threading
+import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -26,11 +28,16 @@ if TYPE_CHECKING:
     from mcp import Client
 
 T = TypeVar("T")
+log = logging.getLogger("memdesk.mcp")
 
 #: How often the waiting thread looks at the Stop button.
 POLL_S = 0.05
 #: Most tools kept of one server (a server offering thousands would flood the prompt).
 MAX_TOOLS = 64
+#: Beyond the work's own ``seconds``: what ending the connection may take (the SDK gives a stdio
+#: server 2 s after its input closes, then signals its process group) before the caller is told
+#: and the thread left behind, so that no wait of the agent's is unbounded.
+CLOSE_S = 15.0
 
 
 class _Stopped(Exception):
@@ -86,11 +93,20 @@ def run_with_server(
     thread.start()
     loop_ready.wait(timeout=10)
     stopped = False
+    give_up = time.monotonic() + seconds + CLOSE_S
     while thread.is_alive():
         thread.join(POLL_S)
         if cancel is not None and cancel.cancelled and not stopped and "loop" in state:
             stopped = True
+            give_up = min(give_up, time.monotonic() + CLOSE_S)
             state["loop"].call_soon_threadsafe(state["task"].cancel)
+        if time.monotonic() > give_up:
+            log.warning("the connection to the MCP server %s did not end; left to its thread", server.name)
+            if stopped:
+                break
+            raise McpServerError(
+                f"The MCP server {server.name} did not answer within {seconds:g} s, nor let go of the connection"
+            )
     error = outcome.get("error")
     if error is None and "value" in outcome:
         return outcome["value"]
