@@ -41,12 +41,15 @@ from memdesk.core.connections.memory_access import MemoryAccess
 from memdesk.core.embedding.sentence_transformer import SentenceTransformerEmbedder
 from memdesk.core.memory.space import EmbeddingSpace
 from memdesk.core.storage import open_database
+from testing.children import Lines, ended, within
 
 APP = "bench"
 #: Searches each side runs before it is timed (the vector index, the embedding model, caches).
 WARM = 5
 #: What a client's configuration starts (memdesk mcp config writes it).
 SERVER = Path(sys.executable).with_name("memdesk-mcp")
+#: Bound of any one wait on the server (its start, one answer): a stuck server fails the run.
+WAIT_S = 120
 
 
 def build_store(home: Path, n: int, seed: int = 7) -> int:
@@ -82,7 +85,7 @@ def session_start(env: dict[str, str], runs: int) -> list[float]:
             await client.list_tools()
             return time.perf_counter() - started
 
-    return [asyncio.run(once()) for _ in range(runs)]
+    return [within(WAIT_S, once()) for _ in range(runs)]
 
 
 def _timed(work) -> float:
@@ -107,14 +110,14 @@ def session_start_cpu(env: dict[str, str], runs: int) -> list[float]:
         server = subprocess.Popen(
             [str(SERVER), "--app", APP], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env
         )
-        server.stdin.write(HELLO)
-        server.stdin.flush()
-        for _answer in range(2):
-            server.stdout.readline()
-        fields = Path(f"/proc/{server.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        spent.append((int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK"))
-        server.stdin.close()
-        server.wait(timeout=60)
+        with ended(server):
+            answers = Lines(server.stdout)
+            server.stdin.write(HELLO)
+            server.stdin.flush()
+            for _answer in range(2):
+                answers.next(WAIT_S)
+            fields = Path(f"/proc/{server.pid}/stat").read_text().rsplit(")", 1)[1].split()
+            spent.append((int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK"))
     return spent
 
 
@@ -127,7 +130,7 @@ def searches(home: Path, agent_id: int, asked: list[str], env: dict[str, str]) -
 
     async def run() -> None:
         params = StdioServerParameters(command=str(SERVER), args=["--app", APP], env=env)
-        async with Client(params, read_timeout_seconds=600) as client:
+        async with Client(params, read_timeout_seconds=WAIT_S) as client:
             for n, query in enumerate(asked):
                 if n % 2:  # which side goes first alternates too
                     local_s = _timed(lambda q=query: access.search(agent_id, q, limit=10))

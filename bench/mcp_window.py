@@ -19,10 +19,13 @@ import time
 from pathlib import Path
 
 from bench.common import percentile
+from testing.children import Lines, ended
 
 #: Searches a second the client asks for (the issue's "ten times a second").
 RATE = 10.0
 TICK_MS = 10
+#: Bound of any one wait (the window serving, the client's first answer, its end after its seconds).
+WAIT_S = 120
 
 
 def _free_port() -> int:
@@ -39,8 +42,8 @@ def client(url: str, token: str, seconds: float, queries: list[str]) -> int:
 
     async def run() -> int:
         answered = 0
-        async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=600) as http:
-            async with Client(streamable_http_client(url, http_client=http)) as session:
+        async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=WAIT_S) as http:
+            async with Client(streamable_http_client(url, http_client=http), read_timeout_seconds=WAIT_S) as session:
                 await session.call_tool("memory_search", {"query": queries[0]})  # warmed before the clock
                 print("ready", flush=True)
                 started = time.perf_counter()
@@ -59,7 +62,6 @@ def client(url: str, token: str, seconds: float, queries: list[str]) -> int:
 def lateness(home: Path, seconds: float, queries: list[str]) -> dict:
     """The window's timer lateness (p99, ms) idle and while a client searches through it."""
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    from PySide6.QtCore import QElapsedTimer, QTimer
     from PySide6.QtWidgets import QApplication
 
     from memdesk.app.services import open_services
@@ -87,8 +89,20 @@ def lateness(home: Path, seconds: float, queries: list[str]) -> dict:
     )
     window.show()
     window.start()
-    deadline = time.monotonic() + 120
-    while not (window.state.model_ready and window.connections.url) and time.monotonic() < deadline:
+    try:
+        return _measured(app, window, token, seconds)
+    finally:
+        window.close()
+        services.close()
+
+
+def _measured(app, window, token: str, seconds: float) -> dict:
+    from PySide6.QtCore import QElapsedTimer, QTimer
+
+    deadline = time.monotonic() + WAIT_S
+    while not (window.state.model_ready and window.connections.url):
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"the window did not serve MCP within {WAIT_S} s")
         app.processEvents()
         time.sleep(0.01)
 
@@ -117,15 +131,24 @@ def lateness(home: Path, seconds: float, queries: list[str]) -> dict:
     idle = measure(lambda: time.monotonic() - idle_started > seconds)
     searcher = subprocess.Popen(
         [sys.executable, "-m", "bench.mcp_window", "--client", str(window.connections.url), token, str(seconds)],
+        stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         text=True,
         cwd=Path(__file__).resolve().parents[1],
     )
-    ready = searcher.stdout.readline()  # the client's first search (the server's warm-up) is not timed
-    busy = measure(lambda: searcher.poll() is not None) if ready.startswith("ready") else []
-    answered = int((searcher.stdout.read() or "0").strip().splitlines()[-1] or 0) if ready else 0
-    window.close()
-    services.close()
+    with ended(searcher):
+        said = Lines(searcher.stdout)
+        ready = said.next(WAIT_S)  # the client's first search (the server's warm-up) is not timed
+        client_ends = time.monotonic() + seconds + WAIT_S
+        busy = (
+            measure(lambda: searcher.poll() is not None or time.monotonic() > client_ends)
+            if ready.startswith("ready")
+            else []
+        )
+        try:
+            answered = int(said.next(WAIT_S).strip() or 0) if ready.startswith("ready") else 0
+        except EOFError:  # the client ended without its count: it failed, and says so on stderr
+            answered = 0
     return {
         "ui_timer_lateness_p99_ms": round(percentile(busy, 0.99), 2) if busy else None,
         "ui_timer_lateness_idle_p99_ms": round(percentile(idle, 0.99), 2) if idle else None,

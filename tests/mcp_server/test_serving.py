@@ -15,6 +15,7 @@ from memdesk.app.handover import key_from_running_app, socket_path
 from memdesk.core.base.errors import MemDeskError
 from memdesk.core.embedding.hashing import HashingEmbedder
 from memdesk.mcp.serving import Serving
+from testing.children import within
 
 
 def _free_port() -> int:
@@ -71,8 +72,6 @@ def test_an_encrypted_store_is_lent_on_a_socket_only_this_user_can_open(services
 
 @pytest.mark.processes
 def test_the_http_child_opens_an_encrypted_store_through_the_socket(memdesk_home):
-    import asyncio
-
     import httpx2
     from mcp import Client
     from mcp.client.streamable_http import streamable_http_client
@@ -96,11 +95,11 @@ def test_the_http_child_opens_an_encrypted_store_through_the_socket(memdesk_home
         serving.follow(settings)
 
         async def read():
-            async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=300) as http:
+            async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=120) as http:
                 async with Client(streamable_http_client(serving.url, http_client=http)) as client:
                     return await client.call_tool("core_memory_list", {})
 
-        result = asyncio.run(read())
+        result = within(120, read())
     finally:
         serving.close()
     assert not result.is_error and result.structured_content["agent"] == "Sam"

@@ -17,6 +17,7 @@ from memdesk.core.runtime.scripted import call, say
 from memdesk.core.tools.mcp_client.connection import fetch_tools
 from memdesk.core.tools.mcp_client.servers import McpServers
 from memdesk.core.tools.mcp_client.tools import McpLimits, server_tools
+from testing.children import ended
 
 pytestmark = pytest.mark.processes
 
@@ -153,16 +154,19 @@ def test_an_agent_uses_a_server_over_streamable_http_by_its_url(services, runtim
     server = subprocess.Popen(
         [str(PEERS / "mcp-server-everything"), "streamableHttp"],
         env=env,
+        stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    try:
+    with ended(server):
         deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
+        while True:
             try:
                 socket.create_connection(("127.0.0.1", port), timeout=1).close()
                 break
             except OSError:
+                assert server.poll() is None, f"server-everything ended with {server.returncode}"
+                assert time.monotonic() < deadline, "server-everything did not listen within 60 s"
                 time.sleep(0.2)
         agent_record = services.create_agent("sam")
         store = McpServers(services.db, services.clock)
@@ -174,6 +178,3 @@ def test_an_agent_uses_a_server_over_streamable_http_by_its_url(services, runtim
         step = agent.send_user_message("echo over http").steps[0]
         assert step.ok and "over http" in step.result
         assert consent.asked and f"http://127.0.0.1:{port}/mcp" in consent.asked[0][1]
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
