@@ -56,12 +56,18 @@ test: $(STAMP) system-deps $(BENCH_STAMP) mcp-peers
 # MCP peers nobody here wrote, for the tests (issue 30): the MCP Inspector's CLI and the reference
 # servers, exactly as testing/mcp_peers' lock file pins them, from npm into .venv (which .gitignore
 # lists). Their install scripts are not run: the CLI needs none. Once installed, tests run offline.
+# --prefer-offline: what npm's cache holds is not fetched again (offline with a warm cache, npm
+# otherwise retried the registry for minutes); with no network and no cache npm fails in about a
+# minute, and the message below says what is missing.
 MCP_PEERS := $(VENV)/mcp-peers
 MCP_PEERS_STAMP := $(MCP_PEERS)/.installed
 $(MCP_PEERS_STAMP): testing/mcp_peers/package.json testing/mcp_peers/package-lock.json
 	mkdir -p $(MCP_PEERS)
 	cp testing/mcp_peers/package.json testing/mcp_peers/package-lock.json $(MCP_PEERS)/
-	cd $(MCP_PEERS) && npm ci --ignore-scripts --no-audit --no-fund
+	cd $(MCP_PEERS) && npm ci --ignore-scripts --no-audit --no-fund --prefer-offline || { \
+	  echo "make mcp-peers: npm could not install the MCP test peers (testing/mcp_peers/package-lock.json)" \
+	    "from registry.npmjs.org: the tests that drive them need it reachable once (then they run offline)" >&2; \
+	  exit 1; }
 	touch $@
 
 mcp-peers: $(MCP_PEERS_STAMP)
