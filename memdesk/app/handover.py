@@ -106,6 +106,10 @@ class HandoverServer:
     def close(self) -> None:
         self._closed.set()
         with contextlib.suppress(OSError):
+            # On Linux closing a socket does not wake a thread blocked in its accept(): the thread
+            # stayed blocked for good and close waited its whole timeout. Shutting it down does.
+            self._socket.shutdown(socket.SHUT_RDWR)
+        with contextlib.suppress(OSError):
             self._socket.close()
         with contextlib.suppress(FileNotFoundError):
             self.path.unlink()
