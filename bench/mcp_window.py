@@ -62,6 +62,7 @@ def client(url: str, token: str, seconds: float, queries: list[str]) -> int:
 def lateness(home: Path, seconds: float, queries: list[str]) -> dict:
     """The window's timer lateness (p99, ms) idle and while a client searches through it."""
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from PySide6.QtCore import QCoreApplication, QEvent
     from PySide6.QtWidgets import QApplication
 
     from memdesk.app.services import open_services
@@ -93,6 +94,10 @@ def lateness(home: Path, seconds: float, queries: list[str]) -> dict:
         return _measured(app, window, token, seconds)
     finally:
         window.close()
+        # Deleted now, not whenever the garbage collector meets it: run inside pytest (the bench's
+        # test), a window left to the collector was destroyed in the middle of a later test.
+        window.deleteLater()
+        QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
         services.close()
 
 
