@@ -135,6 +135,21 @@ def test_settings_connections_writes_an_apps_config_after_showing_the_change(
     qtbot.waitUntil(lambda: "read/write" in page.table.item(0, 1).text(), timeout=10_000)
 
 
+def test_the_connected_apps_show_the_newest_read_when_reads_end_out_of_order(qtbot, services):
+    """The window's jobs run two at a time: a read begun before a change can end after the read
+    begun after it, and must not put the list back as it was."""
+    connections = Connections(services.memory, services.clock, keep_days=lambda: 90)
+    reads: list[tuple[object, object]] = []
+    page = ConnectionsPage(connections, lambda work, done: reads.append((work(), done)), 47730)
+    qtbot.addWidget(page)
+    connections.apps.register("Cursor")
+    page.refresh()
+    (before, show_before), (after, show_after) = reads
+    show_after(after)
+    show_before(before)
+    assert page.table.rowCount() == 1 and page.table.item(0, 0).text() == "Cursor"
+
+
 def test_a_token_is_shown_once_and_disconnecting_ends_it(qtbot, settle, window, monkeypatch):
     connections = window.panels.approvals.connections
     page = ConnectionsPage(connections, window.jobs.run, 47730)

@@ -63,6 +63,9 @@ class ConnectionsPage(QWidget):
         self.connections, self.run, self.port = connections, run, port
         self.apps: list[dict[str, Any]] = []
         self.agents: list[str] = []
+        #: Which read of the apps is the newest: jobs run side by side, and an older read that ends
+        #: last must not show the list as it was before a change.
+        self.reading = 0
         layout = QVBoxLayout(self)
         layout.addWidget(QLabel("<b>Connect an AI app</b>"))
         pick = QHBoxLayout()
@@ -193,7 +196,9 @@ class ConnectionsPage(QWidget):
             agents = [a.name for a in connections.access.memory.agents.list()]
             return apps, agents
 
-        self.run(read, self.show_apps)
+        self.reading += 1
+        this_read = self.reading
+        self.run(read, lambda found: self.show_apps(found) if this_read == self.reading else None)
 
     def show_apps(self, found: tuple[list[dict[str, Any]], list[str]]) -> None:
         self.apps, self.agents = found

@@ -76,6 +76,7 @@ class McpServersDialog(QDialog):
         super().__init__(parent)
         self.store, self.agent_id, self.run, self.seconds = store, agent_id, run, seconds
         self.servers: list[McpServer] = []
+        self.reading = 0  # the newest read of the list (an older one that ends last is not shown)
         self.setWindowTitle(f"MCP servers of {agent_name}")
         self.resize(640, 420)
         layout = QVBoxLayout(self)
@@ -109,7 +110,13 @@ class McpServersDialog(QDialog):
         self.refresh()
 
     def refresh(self) -> None:
-        self.run(lambda: self.store.all(self.agent_id), self.show_servers, self.failed.emit)
+        self.reading += 1
+        this_read = self.reading
+        self.run(
+            lambda: self.store.all(self.agent_id),
+            lambda servers: self.show_servers(servers) if this_read == self.reading else None,
+            self.failed.emit,
+        )
 
     def show_servers(self, servers: list[McpServer]) -> None:
         self.servers = servers
