@@ -1,26 +1,44 @@
-"""Child processes a test or a benchmark starts, with every wait bounded and every child ended.
+"""Programs the tests and benchmarks start: they end with the process that started them, every wait
+on them is bounded, and each is ended however its test ends.
+
+A fixture's finalizer stops what its test started, failure or not; but a worker that dies first
+(a segfault, pytest-timeout's ``os._exit``, a SIGKILL from CI) runs no finalizer, and a daemon
+started in a session of its own would outlive it and hold the runner's job open. On Linux
+``PR_SET_PDEATHSIG`` has the kernel send SIGKILL to the child the moment its parent thread is
+gone; elsewhere the finalizers are all there is.
+
+    subprocess.Popen(argv, preexec_fn=die_with_parent)
 
 A test that waits on a child with no bound (a ``readline`` on its output, ``asyncio.run`` of a
-client session, ``poll`` in a loop) hangs the whole run when the child misbehaves, and a child
-left running after its test failed keeps its port, its files and, in CI, the job. So: read a
-line within a deadline (``lines``), run a client session within a deadline (``within``), and
-end the child however the block ends (``ended``).
+client session, ``poll`` in a loop) hangs the whole run when the child misbehaves. So: read a
+line within a deadline (``Lines``), run a client session within a deadline (``within``), and end
+the child however the block ends (``ended``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import ctypes
 import queue
+import signal
 import subprocess
+import sys
 import threading
 from collections.abc import Coroutine, Iterator
 from typing import IO, Any, TypeVar
 
 T = TypeVar("T")
 
+PR_SET_PDEATHSIG = 1
 #: How long a child gets to end after SIGTERM before it is killed.
 END_S = 10.0
+
+
+def die_with_parent() -> None:
+    """Runs in the child between fork and exec (``preexec_fn``): only async-signal-safe work."""
+    if sys.platform.startswith("linux"):
+        ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
 
 
 def end(process: subprocess.Popen) -> None:

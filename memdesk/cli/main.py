@@ -42,6 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
         mcp_cmd,
         models_cmd,
         settings_cmd,
+        sync_cmd,
         warm_cmd,
     )
 
@@ -59,6 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
     backup_cmd.add_command(commands)
     encrypt_cmd.add_command(commands)
     mcp_cmd.add_command(commands)
+    sync_cmd.add_command(commands)
     commands.add_parser("gui", help="open the desktop window (the default)")
     return parser
 

@@ -109,6 +109,17 @@ def _a_full_agent(services, make_agent, runtime):
         (agent.id,),
     )
     db.execute("INSERT INTO graph_user_names(agent_id, name) VALUES (?, 'Ivo')", (agent.id,))
+    # what sync keeps of a block's text: its versions, and a conflict shown to the user
+    db.execute(
+        "INSERT INTO sync_block_versions(edit_id, agent_id, label, parents, value, meta) VALUES"
+        " ('0000000000000001-d', ?, 'human', '[]', 'Likes tea', '{}')",
+        (agent.id,),
+    )
+    db.execute(
+        "INSERT INTO sync_conflicts(agent_id, label, reason, ours, theirs, merged, created_at)"
+        " VALUES (?, 'human', 'both devices changed the same lines', 'a', 'b', 'a\\nb', ?)",
+        (agent.id, now),
+    )
     return agent
 
 

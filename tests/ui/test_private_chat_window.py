@@ -15,6 +15,8 @@ SECRET_CORE = "quokkaflintwood"
 
 
 def start_private(window, wait_for_signal, qtbot) -> None:
+    # as a user would: once the window takes a message (a switch of agent ends a private chat first)
+    qtbot.waitUntil(lambda: not window.state.busy and window.chat.send_button.isEnabled(), timeout=10_000)
     with wait_for_signal(window.worker.private_started):
         window.private_chat.action.trigger()
     qtbot.waitUntil(lambda: not window.state.busy and window.chat.send_button.isEnabled(), timeout=10_000)

@@ -205,3 +205,25 @@ class McpServerError(ToolError):
 
 class PrivateChatRefusal(MemDeskError):
     """Something that would save what a private chat holds (adding documents) was asked during one."""
+
+
+# --- sync --------------------------------------------------------------------------------------
+class SyncError(MemDeskError):
+    """Sync could not run (no folder, not paired, a folder that cannot be written)."""
+
+
+class SyncFileRefused(SyncError):
+    """A change file was altered, truncated, replayed, foreign or from an unpaired device: never
+    applied, reported, and kept where it is."""
+
+
+class SyncSchemaTooNewError(SyncFileRefused):
+    """A change file was written by a newer MemDesk; kept until this device is upgraded."""
+
+
+class DuplicateDeviceError(SyncError):
+    """Another device writes under this device's id (a store copied by hand, then both synced)."""
+
+
+class PairingCodeError(SyncError):
+    """The pairing code does not open this sync folder."""

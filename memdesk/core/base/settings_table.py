@@ -357,6 +357,12 @@ class Settings:
     backup_keep_weekly: int = _setting(
         4, "Automatic snapshots kept besides: the newest of each of this many most recent weeks", minimum=0, maximum=520
     )
+    sync_interval_s: int = _setting(
+        60,
+        "How often the window syncs with your other devices, in seconds (0: only with Sync now), once paired",
+        minimum=0,
+        maximum=86_400,
+    )
     # --- kept by the window itself ---
     welcome_done: bool = _setting(
         False, "The first-run welcome was shown (false: show it at the next start)", hidden=True

@@ -25,7 +25,8 @@ from memdesk.ui.window.transfer_actions import TransferActions
 from memdesk.ui.workers.reads import Reads
 from memdesk.ui.workers.session import SessionWorker
 
-BUSY = "Stop the current reply (Esc) before switching agents"
+#: Busy is a reply, a retry or the private chat's copy being made: not always a reply Esc can stop.
+BUSY = "Wait for the current work to finish (Esc stops a reply) before switching agents"
 
 
 class AgentSwitching(QObject):

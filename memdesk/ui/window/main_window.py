@@ -42,6 +42,7 @@ from memdesk.ui.dialogs.backups import BackupsController
 from memdesk.ui.dialogs.connections import ConnectionsPage
 from memdesk.ui.dialogs.consent import DENY, ConsentDialog, ConsentRequest, QtConsentPolicy
 from memdesk.ui.dialogs.consolidation import ConsolidationController
+from memdesk.ui.dialogs.devices import SyncController
 from memdesk.ui.dialogs.forget import ForgetController
 from memdesk.ui.dialogs.welcome import Actions
 from memdesk.ui.panels.chat import ChatPanel
@@ -197,6 +198,7 @@ class MainWindow(QMainWindow):
         # Memory > Forget…, retention while idle; the store's snapshots are listed and purged there.
         self.forget = ForgetController(services, state, jobs, hub, worker, status, self, lambda: services.backups)
         self.backups = BackupsController(services, jobs, hub, self)
+        self.sync = SyncController(services, jobs, hub, status, self)  # File > Devices…, syncing meanwhile
         self.welcome_actions = Actions(
             self._download_model,
             self.model_actions.on_models_triggered,
@@ -211,7 +213,7 @@ class MainWindow(QMainWindow):
             settings=self.window_settings,
             models=self.model_actions,
             quit=self.close,
-            before_settings=(self.private_chat.action, self.backups.action),
+            before_settings=(self.private_chat.action, self.backups.action, self.sync.action),
             memory=(self.consolidation.review_action, self.forget.action),
             help=self.help_menu.actions,
         )
@@ -241,6 +243,7 @@ class MainWindow(QMainWindow):
         self.consolidation.archival_changed.connect(self.archival.refresh)
         self.forget.forgotten.connect(wiring.on_forgotten)
         self.forget.forgotten.connect(self.switching.on_forgotten)
+        self.sync.synced.connect(self.on_synced)
         self.conversation.turn_done.connect(self.turn_done)
         self.conversation.message_unanswered.connect(self.message_unanswered)
 
@@ -273,6 +276,7 @@ class MainWindow(QMainWindow):
     def _opened(self, settings: Settings, sent_before_open: SentBeforeOpen | None) -> None:
         self.worker.load_model(settings)
         self.connections.follow(settings)
+        self.sync.start(settings)
         if sent_before_open is not None:
             self.conversation.deliver_sent_before_open(sent_before_open)
         self.opened.emit()
@@ -283,6 +287,16 @@ class MainWindow(QMainWindow):
         self.setWindowTitle(f"MemDesk — {name}" if name else "MemDesk")
         self.chat.title.setText(name or "No agent")
         self.chat.transcript.agent_name = name
+
+    @Slot(object)
+    @reports_errors
+    def on_synced(self, report) -> None:
+        """Another device's changes arrived: what the window shows of them was read before."""
+        self.switching.on_agent_list_changed()
+        for agent_id in report.agents:
+            self.wiring.on_forgotten(agent_id)
+            self.switching.on_forgotten(agent_id)
+            self.worker.graph.extract(agent_id)  # the graph is derived here, from what arrived
 
     # --- the model -------------------------------------------------------------------------
     @Slot(str)
@@ -368,6 +382,7 @@ class MainWindow(QMainWindow):
         self.ingester.cancel.cancel()
         self.shutdown_requested.emit()
         self.backups.close()
+        self.sync.close()
         for thread in self.worker.close(self.CLOSE_WAIT_MS / 1000):
             log.warning("%s still busy %d ms after close; left to finish on its own", thread.name, self.CLOSE_WAIT_MS)
             self.outlived.keep_thread(thread)

@@ -30,6 +30,7 @@ from memdesk.core.storage.migrations import (
     m016_stopped_replies,
     m017_graph_user_names,
     m018_mcp_connections,
+    m018_sync_identities,
 )
 
 #: One migration: it changes the schema of the connection it is given (a ``Database``; typed loosely
@@ -54,5 +55,7 @@ MIGRATIONS: list[Migration] = [
     m015_graph_mention_changes.migrate,
     m016_stopped_replies.migrate,
     m017_graph_user_names.migrate,
+    m018_sync_identities.migrate,
+    # Named 018 on its branch, applied after sync's (already on main): the lead renumbers at merge.
     m018_mcp_connections.migrate,
 ]
