@@ -41,7 +41,7 @@ from memdesk.core.connections.memory_access import MemoryAccess
 from memdesk.core.embedding.sentence_transformer import SentenceTransformerEmbedder
 from memdesk.core.memory.space import EmbeddingSpace
 from memdesk.core.storage import open_database
-from testing.children import Lines, ended, within
+from testing.children import Lines, die_with_parent, ended, within
 
 APP = "bench"
 #: Searches each side runs before it is timed (the vector index, the embedding model, caches).
@@ -108,7 +108,12 @@ def session_start_cpu(env: dict[str, str], runs: int) -> list[float]:
     spent = []
     for _ in range(runs):
         server = subprocess.Popen(
-            [str(SERVER), "--app", APP], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env
+            [str(SERVER), "--app", APP],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            env=env,
+            preexec_fn=die_with_parent,
         )
         with ended(server):
             answers = Lines(server.stdout)

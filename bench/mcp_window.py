@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 from bench.common import percentile
-from testing.children import Lines, ended
+from testing.children import Lines, die_with_parent, ended
 
 #: Searches a second the client asks for (the issue's "ten times a second").
 RATE = 10.0
@@ -140,6 +140,7 @@ def _measured(app, window, token: str, seconds: float) -> dict:
         stdout=subprocess.PIPE,
         text=True,
         cwd=Path(__file__).resolve().parents[1],
+        preexec_fn=die_with_parent,
     )
     with ended(searcher):
         said = Lines(searcher.stdout)

@@ -84,13 +84,21 @@ def test_the_command_a_client_configuration_starts_serves(memdesk_home):
     import sys
     from pathlib import Path
 
+    from testing.children import die_with_parent
+
     server = Path(sys.executable).with_name("memdesk-mcp")
     hello = (
         '{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25",'
         ' "capabilities": {}, "clientInfo": {"name": "check", "version": "0"}}}\n'
     )
     done = subprocess.run(
-        [str(server), "--app", "check"], input=hello, capture_output=True, text=True, timeout=120, check=True
+        [str(server), "--app", "check"],
+        input=hello,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+        preexec_fn=die_with_parent,
     )
     assert json.loads(done.stdout.splitlines()[0])["result"]["serverInfo"]["name"] == "memdesk"
 

@@ -18,7 +18,7 @@ from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
 from memdesk.core.storage import open_database
-from testing.children import Lines, end, ended, within
+from testing.children import Lines, die_with_parent, end, ended, within
 from testing.socket_audit import LOG_ENV, NETWORK, SITE
 
 pytestmark = pytest.mark.processes
@@ -34,7 +34,15 @@ WAIT_S = 120
 
 
 def _run(*args: str, **kwargs) -> subprocess.CompletedProcess:
-    return subprocess.run([str(MEMDESK), *args], capture_output=True, text=True, timeout=WAIT_S, check=True, **kwargs)
+    return subprocess.run(
+        [str(MEMDESK), *args],
+        capture_output=True,
+        text=True,
+        timeout=WAIT_S,
+        check=True,
+        preexec_fn=die_with_parent,
+        **kwargs,
+    )
 
 
 @pytest.fixture
@@ -95,6 +103,7 @@ def test_the_mcp_inspector_lists_tools_searches_and_appends_through_a_generated_
             timeout=WAIT_S,
             env=env,
             check=True,
+            preexec_fn=die_with_parent,
         )
         return json.loads(done.stdout)
 
@@ -126,6 +135,7 @@ def test_malformed_json_rpc_gets_an_error_and_the_server_keeps_serving(home, gra
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,
+        preexec_fn=die_with_parent,
     )
     with ended(server):
         answered = Lines(server.stdout)
@@ -147,7 +157,11 @@ def test_malformed_json_rpc_gets_an_error_and_the_server_keeps_serving(home, gra
 def test_a_client_that_disconnects_mid_call_leaves_the_store_intact(home, grant, sam, services):
     grant("flaky", sam, trusted=True)
     server = subprocess.Popen(
-        [str(MEMDESK), "mcp", "--app", "flaky"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        [str(MEMDESK), "mcp", "--app", "flaky"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        preexec_fn=die_with_parent,
     )
     with ended(server):
         _hang_up_mid_call(server)
@@ -227,6 +241,7 @@ def _serving_http(port: int, log: Path) -> subprocess.Popen:
             stdin=subprocess.PIPE,
             stdout=subprocess.DEVNULL,
             stderr=errors,
+            preexec_fn=die_with_parent,
         )
     deadline = time.monotonic() + WAIT_S
     while not _listening(port):

@@ -17,7 +17,7 @@ from memdesk.core.runtime.scripted import call, say
 from memdesk.core.tools.mcp_client.connection import fetch_tools
 from memdesk.core.tools.mcp_client.servers import McpServers
 from memdesk.core.tools.mcp_client.tools import McpLimits, server_tools
-from testing.children import ended
+from testing.children import die_with_parent, ended
 
 pytestmark = pytest.mark.processes
 
@@ -157,6 +157,7 @@ def test_an_agent_uses_a_server_over_streamable_http_by_its_url(services, runtim
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
+        preexec_fn=die_with_parent,
     )
     with ended(server):
         deadline = time.monotonic() + 60
