@@ -18,7 +18,6 @@ same window idle (``ui_timer_lateness_idle_p99_ms``); see bench/mcp_window.py.
 
 from __future__ import annotations
 
-import asyncio
 import os
 import statistics
 import subprocess
@@ -151,7 +150,8 @@ def searches(home: Path, agent_id: int, asked: list[str], env: dict[str, str]) -
                     in_process.append(local_s)
 
     try:
-        asyncio.run(run())
+        # each answer within WAIT_S, and the whole within a bound that a working server never nears
+        within(WAIT_S + 10 * len(asked), run())
     finally:
         services.close()
     return over_mcp, in_process

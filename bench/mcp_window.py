@@ -56,6 +56,7 @@ def client(url: str, token: str, seconds: float, queries: list[str]) -> int:
                     n += 1
         return answered
 
+    # started by lateness(), which ends this process if it outlives its seconds by WAIT_S
     return asyncio.run(run())
 
 
