@@ -60,6 +60,18 @@ def test_an_agent_calls_a_real_servers_tool_after_asking_and_reads_the_result_as
     assert tool == "everything__echo" and "hello from MemDesk" in summary
 
 
+def test_a_real_servers_error_reaches_the_model_as_a_failed_call_and_the_turn_goes_on(
+    services, runtime, make_agent, everything
+):
+    agent = make_agent("sam")
+    arguments = {"name": "notes.gz", "data": "ftp://example.invalid/notes.txt"}  # no protocol it takes
+    runtime.enqueue(call("everything__gzip-file-as-resource", "zip it", True, **arguments), say("it refused"))
+    steps = agent.send_user_message("compress my notes").steps
+    assert not steps[0].ok and "Unsupported URL protocol" in steps[0].result  # the server's own words
+    assert "not instructions" in steps[0].result  # still quoted as data
+    assert len(steps) == 2 and steps[1].ok  # the model read the error and answered
+
+
 def test_a_slow_tool_is_ended_at_the_timeout_and_the_model_is_told(services, runtime, make_agent, everything):
     agent = make_agent("sam")
     agent.tools.replace(
