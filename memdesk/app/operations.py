@@ -121,3 +121,52 @@ class SyncedForgetting:
         result = self._forgetting.apply(agent_id, text, **options)
         self._engine.record_forget(agent_id, text)
         return result
+
+
+def import_history(
+    services: Services, agent_id: int, path: Path, selection=None, *, apply: bool, progress=None, keep_rows=False
+):
+    """Preview an export of another assistant's conversations for the agent (weighed against its
+    retention setting); with ``apply``, a snapshot of the store is taken and the import begins
+    (memdesk.core.transfer.history.plan)."""
+    from memdesk.core.transfer.history.plan import prepare
+    from memdesk.core.transfer.history.preview import Selection
+
+    path = Path(path)
+    return prepare(
+        services.memory,
+        agent_id,
+        path,
+        selection or Selection(),
+        apply=apply,
+        progress=progress,
+        before_apply=lambda: snapshot_before(services, f"before importing {path.name}"),
+        retention_days=open_retention(services).policy(agent_id).days,
+        keep_rows=keep_rows,
+    )
+
+
+def propose_from_imports(services: Services, agent_id: int) -> int:
+    """What core memory could learn about the person from imported conversations, proposed for
+    review (memdesk.core.transfer.history.learning): how many proposals wait."""
+    from memdesk.core.transfer.history.learning import Learning
+
+    return Learning(services.memory, user_name=services.settings.user_name).propose(agent_id)
+
+
+def export_memory_folder(services: Services, agent_ids: list[int], folder: Path) -> list[Path]:
+    """Every agent in ``agent_ids`` into a readable folder (memdesk.core.transfer.folder)."""
+    from memdesk.core.transfer.folder.writing import export_folder
+
+    return export_folder(
+        services, agent_ids, Path(folder), encrypted=services.key is not None, **agent_file_options(services)
+    )
+
+
+def import_memory_folder(services: Services, folder: Path):
+    """A memory folder's agents back into the store, after a snapshot of it; the summary."""
+    from memdesk.core.transfer.folder.reading import import_folder
+
+    folder = Path(folder)
+    snapshot_before(services, f"before import of {folder.name}")
+    return import_folder(services, folder, graph=agent_file_options(services)["graph"])

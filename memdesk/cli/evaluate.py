@@ -64,6 +64,12 @@ def add_eval_command(subparsers: argparse._SubParsersAction) -> argparse.Argumen
     )
     locomo.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     locomo.add_argument(
+        "--through-import",
+        action="store_true",
+        help="retrieval: also write each conversation out as a ChatGPT export, import it with `memdesk import`'s"
+        " code, and compare its recall with the conversation stored directly",
+    )
+    locomo.add_argument(
         "--no-graph", action="store_true", help="skip the knowledge graph (its extraction takes a minute or two)"
     )
     locomo.set_defaults(handler=run_eval)
@@ -193,7 +199,9 @@ def run_eval(args: argparse.Namespace) -> int:
     quiet = args.json and args.mode == "retrieval"
     progress = None if quiet else (lambda text: print(f"  {text}", file=sys.stderr, flush=True))
     try:
-        if args.mode == "retrieval":
+        if args.mode == "retrieval" and args.through_import:
+            report = _through_import(args)
+        elif args.mode == "retrieval":
             report = _retrieval(args, progress)
         else:
             report = _replay(args, progress)
@@ -202,6 +210,12 @@ def run_eval(args: argparse.Namespace) -> int:
         return 1
     if args.json:
         print(json.dumps(report))
+    elif args.mode == "retrieval" and args.through_import:
+        for side in ("direct", "imported"):
+            row = report[side]
+            cuts = "  ".join(f"{k} {v}" for k, v in row.items() if k.startswith("recall@"))
+            label = "stored directly" if side == "direct" else "imported from a ChatGPT export"
+            print(f"{label:32} {cuts}  ({row['questions']} questions)")
     elif args.mode == "retrieval":
         _print_retrieval(report, tuple(sorted({5, max(1, args.k)})))
     else:
@@ -226,6 +240,22 @@ def _retrieval(args: argparse.Namespace, progress) -> dict:
         ks=ks,
         analyser=analyser,
         progress=progress and (lambda s: progress(f"evaluated {s}")),
+    )
+
+
+def _through_import(args: argparse.Namespace) -> dict:
+    from memdesk.core.embedding.sentence_transformer import SentenceTransformerEmbedder
+    from memdesk.core.evaluation.locomo_import import evaluate_through_import
+    from memdesk.core.transfer.history.importer import HistoryImport
+
+    samples = json.loads(args.path.read_text(encoding="utf-8"))
+    if args.conversations:
+        samples = [s for s in samples if s["sample_id"] in args.conversations]
+    return evaluate_through_import(
+        samples,
+        SentenceTransformerEmbedder(),
+        lambda memory, agent_id, path: HistoryImport.start(memory, agent_id, path).run(),
+        ks=tuple(sorted({5, max(1, args.k)})),
     )
 
 

@@ -36,9 +36,12 @@ def build_parser() -> argparse.ArgumentParser:
         doctor_cmd,
         encrypt_cmd,
         evaluate,
+        folder_cmd,
         forget_cmd,
         graph_cmd,
+        import_cmd,
         ingest,
+        learned_cmd,
         mcp_cmd,
         models_cmd,
         settings_cmd,
@@ -61,6 +64,9 @@ def build_parser() -> argparse.ArgumentParser:
     encrypt_cmd.add_command(commands)
     mcp_cmd.add_command(commands)
     sync_cmd.add_command(commands)
+    import_cmd.add_command(commands)
+    folder_cmd.add_command(commands)
+    learned_cmd.add_command(commands)
     commands.add_parser("gui", help="open the desktop window (the default)")
     return parser
 

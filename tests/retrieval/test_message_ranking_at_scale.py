@@ -183,17 +183,19 @@ def test_two_extensions_of_one_timeline_never_write_into_each_others_rows():
         np.array(["Ana", "Ben"], dtype=object),
         np.array([False, True]),
         np.array([0.0, 60.0]),
+        np.array([0, 0]),
         np.array([10, 20]),
     )
+    chat = np.array([0])  # the agent's own chat, no imported conversation
     one = np.array([5])
     first = timelines.extended(
-        start, (2,), np.array([3]), np.array([120.0]), np.array(["Ana"], dtype=object), one, lock
+        start, (2,), np.array([3]), np.array([120.0]), np.array(["Ana"], dtype=object), chat, one, lock
     )
     second = timelines.extended(
-        start, (2,), np.array([4]), np.array([10**6]), np.array(["Cleo"], dtype=object), np.array([7]), lock
+        start, (2,), np.array([4]), np.array([10**6]), np.array(["Cleo"], dtype=object), chat, np.array([7]), lock
     )
     third = timelines.extended(
-        first, (3,), np.array([5]), np.array([180.0]), np.array(["Ben"], dtype=object), one, lock
+        first, (3,), np.array([5]), np.array([180.0]), np.array(["Ben"], dtype=object), chat, one, lock
     )
     assert first.ids.tolist() == [1, 2, 3] and first.same_session.tolist() == [False, True, True]
     assert second.ids.tolist() == [1, 2, 4] and second.same_session.tolist() == [False, True, False]

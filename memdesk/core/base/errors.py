@@ -227,3 +227,25 @@ class DuplicateDeviceError(SyncError):
 
 class PairingCodeError(SyncError):
     """The pairing code does not open this sync folder."""
+
+
+# --- conversations from other assistants, memory as a folder -----------------------------------
+class HistoryImportError(FileTransferError):
+    """An export of another assistant's conversations could not be read at all. (What can be read
+    of a damaged one is imported; each part that cannot is listed with its reason instead.)"""
+
+
+class UnrecognisedExportError(HistoryImportError):
+    """Neither a ChatGPT, Claude or Open WebUI export, a transcript nor a MemDesk memory folder."""
+
+
+class UnsafeArchiveError(HistoryImportError):
+    """A zip that would unpack to far more than it holds (a zip bomb), or to more than is sensible."""
+
+
+class ExportShapeError(HistoryImportError):
+    """One conversation of an export has a shape its tool never writes: it is skipped and listed."""
+
+
+class MemoryFolderError(FileTransferError):
+    """A MemDesk memory folder could not be written, or read back (a damaged or foreign file)."""

@@ -9,7 +9,8 @@ turn, the message sent last, private chat) that the parts observe; the session's
 (window/conversation_search.py), the transcript's pages (window/transcript_pages.py), which panel
 refreshes on what (window/panel_wiring.py), going to a message or a source (window/navigation.py),
 the agent shown (window/agent_switching.py), settings (window/settings_actions.py), docks and
-layout (window/docks.py), menus (window/menus.py, window/help_menu.py), drops (window/drops.py).
+layout (window/docks.py), menus (window/menus.py, window/help_menu.py), drops (window/drops.py),
+other assistants' conversations imported and what was learned from them (window/history_imports.py).
 What is left here: the model's status line, consent questions, the title, and closing.
 
 Signals (for what drives the window: startup/main.py, the tests' and benchmarks' harnesses):
@@ -57,6 +58,7 @@ from memdesk.ui.window.conversation_search import ConversationSearch
 from memdesk.ui.window.docks import build_docks, build_panels, restore_layout
 from memdesk.ui.window.drops import DropTarget
 from memdesk.ui.window.help_menu import HelpMenu
+from memdesk.ui.window.history_imports import HistoryImports
 from memdesk.ui.window.live_text import LiveText
 from memdesk.ui.window.menus import Entries, build_menus
 from memdesk.ui.window.model_actions import ModelActions
@@ -160,6 +162,7 @@ class MainWindow(QMainWindow):
         self.conversation = Conversation(worker, self.chat, state, hub, services.clock, status, self)
         self.search = ConversationSearch(services, jobs, hub, self.chat, self.archival, lambda: state.agent_id, self)
         self.private_chat = PrivateChat(worker, self.chat, state, hub, status, self)
+        self.history_imports = HistoryImports(services, state, worker, jobs, self.reads, hub, status, self)
         self.switching = AgentSwitching(
             services,
             state,
@@ -184,6 +187,7 @@ class MainWindow(QMainWindow):
             self.docks,
             self.reads,
             self,
+            show_imported=self.history_imports.show_message,
         )
         self.window_settings = WindowSettings(
             services,
@@ -213,12 +217,15 @@ class MainWindow(QMainWindow):
             settings=self.window_settings,
             models=self.model_actions,
             quit=self.close,
+            history=self.history_imports,
             before_settings=(self.private_chat.action, self.backups.action, self.sync.action),
             memory=(self.consolidation.review_action, self.forget.action),
             help=self.help_menu.actions,
         )
         self.menus = build_menus(self.menuBar(), self, entries, self.docks)
-        self.drops = DropTarget(self, self.model_actions.switch_model, self.documents.add_paths)
+        self.drops = DropTarget(
+            self, self.model_actions.switch_model, self.documents.add_paths, self.history_imports.take_dropped
+        )
         self.stop_shortcut = QShortcut(QKeySequence(Qt.Key.Key_Escape), self, self.conversation.on_escape)
         self.search_shortcut = QShortcut(QKeySequence.StandardKey.Find, self, self.chat.open_search)
         status.showMessage("Starting…")
@@ -240,6 +247,7 @@ class MainWindow(QMainWindow):
         self.agent_actions.persona_updated.connect(wiring.on_persona_updated)
         self.transfer_actions.saved.connect(self.statusBar().showMessage)
         self.consolidation.memory_changed.connect(wiring.on_proposals_applied)
+        self.history_imports.memory_changed.connect(wiring.on_proposals_applied)
         self.consolidation.archival_changed.connect(self.archival.refresh)
         self.forget.forgotten.connect(wiring.on_forgotten)
         self.forget.forgotten.connect(self.switching.on_forgotten)
@@ -376,6 +384,7 @@ class MainWindow(QMainWindow):
         self.model_actions.shutdown()
         self.consent.close()
         self.transfer_actions.close_dialogs()
+        self.history_imports.close_dialogs()
         if self.history.revert_dialog is not None:
             self.history.revert_dialog.close()
         self.worker.stop()

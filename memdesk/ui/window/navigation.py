@@ -33,8 +33,13 @@ class Navigation(QObject):
         docks: dict[str, QDockWidget],
         reads: Reads,
         parent: QObject | None = None,
+        *,
+        show_imported: Callable[[int, int], None] | None = None,
     ) -> None:
+        """``show_imported(conversation_id, message_id)``: shows a message of an imported
+        conversation, which is not in the transcript."""
         super().__init__(parent)
+        self._show_imported = show_imported
         self._recall, self._archival, self.reads = recall, archival, reads
         self.hub, self.chat, self.pages, self.docks = hub, chat, pages, docks
         self.history, self.archival = panels.history, panels.archival
@@ -61,6 +66,10 @@ class Navigation(QObject):
     def _show_message(self, message: Message | None) -> None:
         if message is None or message.agent_id != self.pages.agent_asked:  # the agent shown (or about to be)
             self.hub.notify("That message is not in this agent's conversation")
+            return
+        if message.conversation_id is not None:  # imported: shown apart from the chat
+            if self._show_imported is not None:
+                self._show_imported(message.conversation_id, message.id)
             return
         message_id = message.id
         if message.kind == "function_result" and message.step_id is not None:

@@ -1,7 +1,9 @@
-"""Moving agents in and out of MemDesk: export an agent as a Letta agent file (.af) or MemDesk JSON,
-import either (the summary dialog says what came in, what was adjusted and what MemDesk could not
-map), review the tools an import brought, save the conversation as Markdown. File choices are
-asked on the GUI thread; reading the store and the files, and writing them, run on the job pool."""
+"""Moving agents in and out of MemDesk: File > Export… (memory as a readable folder of Markdown, for
+one agent or every agent, or an agent as a Letta agent file or MemDesk JSON), export an agent as
+a Letta agent file (.af) or MemDesk JSON, import either (the summary dialog says what came in,
+what was adjusted and what MemDesk could not map), review the tools an import brought, save the
+conversation as Markdown. File choices are asked on the GUI thread; reading the store and the
+files, and writing them, run on the job pool."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ from pathlib import Path
 from PySide6.QtCore import QObject, Signal, Slot
 from PySide6.QtWidgets import QFileDialog, QWidget
 
-from memdesk.app.operations import agent_file_options, import_agent_path
+from memdesk.app.operations import agent_file_options, export_memory_folder, import_agent_path
 from memdesk.app.services import Services
 from memdesk.core.agent.conversation_view import conversation_markdown
 from memdesk.core.base.errors import FileTransferError
@@ -21,6 +23,7 @@ from memdesk.core.transfer.agentfile import ImportSummary, export_path
 from memdesk.ui.common.errors import ErrorHub, reports_errors
 from memdesk.ui.common.window_state import WindowState
 from memdesk.ui.dialogs.agent_files import ImportedToolsDialog, ImportSummaryDialog
+from memdesk.ui.dialogs.export_memory import FOLDER, ExportDialog
 from memdesk.ui.dialogs.mcp_servers import McpServersDialog
 from memdesk.ui.workers.jobs import Jobs
 
@@ -60,6 +63,49 @@ class TransferActions(QObject):
         self.summary_dialog: ImportSummaryDialog | None = None
         self.tools_dialog: ImportedToolsDialog | None = None
         self.servers_dialog: McpServersDialog | None = None
+        self.export_dialog: ExportDialog | None = None
+
+    @Slot()
+    @reports_errors
+    def on_export_triggered(self) -> None:
+        """File > Export…: the dialog asks how, of whom and where (the agents are read on the job
+        pool first; the dialog is ``export_dialog`` once it shows)."""
+        agent_id, name = self.state.agent_id, self.state.agent_name
+        if agent_id is None:
+            return
+        agents = self.services.agents
+        self.jobs.run(
+            lambda: [record.id for record in agents.list()],
+            lambda every: self._show_export_dialog(agent_id, name, every),
+            self.hub.report,
+        )
+
+    def _show_export_dialog(self, agent_id: int, name: str, every_agent: list[int]) -> None:
+        if self.export_dialog is not None:
+            self.export_dialog.close()
+        dialog = ExportDialog(
+            (agent_id, name), every_agent, encrypted=self.services.key is not None, parent=self.window
+        )
+        dialog.export_requested.connect(self.export)
+        dialog.finished.connect(lambda _code: setattr(self, "export_dialog", None))
+        self.export_dialog = dialog
+        dialog.open()
+
+    @Slot(str, list, str)
+    @reports_errors
+    def export(self, kind: str, agent_ids: list[int], destination: str) -> None:
+        path = Path(destination)
+        if kind != FOLDER:
+            self.export_agent(path, kind)
+            return
+        self.saved.emit(f"Exporting memory to {path}…")
+        self.jobs.run(
+            lambda: export_memory_folder(self.services, agent_ids, path),
+            lambda files: self.saved.emit(
+                f"Memory saved to the folder {path} ({len(files)} files; README.md says what is where)"
+            ),
+            self.hub.report,
+        )
 
     @Slot()
     @reports_errors
@@ -170,7 +216,7 @@ class TransferActions(QObject):
         self.servers_dialog.show()
 
     def close_dialogs(self) -> None:
-        for dialog in (self.summary_dialog, self.tools_dialog, self.servers_dialog):
+        for dialog in (self.summary_dialog, self.tools_dialog, self.export_dialog, self.servers_dialog):
             if dialog is not None:
                 dialog.close()
 

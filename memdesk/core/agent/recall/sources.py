@@ -76,6 +76,8 @@ class ConversationSource:
             if message is None or not message.search_text.strip():
                 continue
             who = message.author or ("you" if message.role == "assistant" else "user")
+            if message.imported:  # said in another assistant's chat, not to this agent
+                who = f"{who}, imported chat"
             text = excerpt(message.search_text, hit.part, message.created_at) if hit.part else message.search_text
             found.append(
                 Memory(

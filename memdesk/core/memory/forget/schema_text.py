@@ -33,7 +33,10 @@ VOCABULARY: dict[str, frozenset[str]] = {
         "graph_mentions": "at",
         "graph_progress": "source_kind",
         "graph_queue": "source_kind stage not_before",
+        "history_imports": "fingerprint format status started_at updated_at finished_at",
+        "imported_conversations": "source started_at updated_at created_at",
         "imported_tools": "origin created_at",
+        "learned_proposals": "kind valid_from sources status created_at decided_at",
         # MCP (issue 30): a pending write's arguments and reason are walked; the rest is MemDesk's
         # (the log keeps counts and refs only, a server's entry its command and its tools' schemas)
         "mcp_access_log": "at app_name operation access summary",
@@ -41,7 +44,7 @@ VOCABULARY: dict[str, frozenset[str]] = {
         "mcp_servers": "name transport command url origin tools created_at",
         "memory_blocks": "updated_at updated_by",
         "memory_history": "target_kind action source created_at",
-        "messages": "created_at role kind function_name uid",
+        "messages": "created_at role kind function_name uid external_id imported_at",
         "passages": "created_at uid",
         "recall_shown": "source ref at",
         "row_changes": "kind",

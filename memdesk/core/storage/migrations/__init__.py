@@ -31,6 +31,7 @@ from memdesk.core.storage.migrations import (
     m017_graph_user_names,
     m018_mcp_connections,
     m018_sync_identities,
+    m019_imported_conversations,
 )
 
 #: One migration: it changes the schema of the connection it is given (a ``Database``; typed loosely
@@ -56,6 +57,7 @@ MIGRATIONS: list[Migration] = [
     m016_stopped_replies.migrate,
     m017_graph_user_names.migrate,
     m018_sync_identities.migrate,
-    # Named 018 on its branch, applied after sync's (already on main): the lead renumbers at merge.
+    m019_imported_conversations.migrate,
+    # Named 018 on its branch, applied after main's (sync's 018, history's 019): the lead renumbers.
     m018_mcp_connections.migrate,
 ]
