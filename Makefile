@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test check install system-deps clean-venv package
+.PHONY: run test check install system-deps clean-venv package mcp-peers
 
 # A portable llama.cpp by default; `make run LLAMA_NATIVE=1` rebuilds it tuned to this CPU.
 LLAMA_NATIVE ?= 0
@@ -53,8 +53,27 @@ $(BENCH_STAMP): bench/requirements.txt $(STAMP)
 # --max-worker-restart 0: a worker that crashes ends the run, naming its test, instead of being
 # replaced: pytest-xdist 3.8.0 (the newest release) can wait forever after replacing a crashed
 # worker under --dist loadgroup (pytest-xdist issues 1323, 1327, 1378).
-test: $(STAMP) system-deps $(BENCH_STAMP)
+test: $(STAMP) system-deps $(BENCH_STAMP) mcp-peers
 	QT_QPA_PLATFORM=offscreen HF_HUB_OFFLINE=1 $(BIN)/python -m pytest -n 2 --dist loadgroup --max-worker-restart 0
+
+# MCP peers nobody here wrote, for the tests (issue 30): the MCP Inspector's CLI and the reference
+# servers, exactly as testing/mcp_peers' lock file pins them, from npm into .venv (which .gitignore
+# lists). Their install scripts are not run: the CLI needs none. Once installed, tests run offline.
+# --prefer-offline: what npm's cache holds is not fetched again (offline with a warm cache, npm
+# otherwise retried the registry for minutes); with no network and no cache npm fails in about a
+# minute, and the message below says what is missing.
+MCP_PEERS := $(VENV)/mcp-peers
+MCP_PEERS_STAMP := $(MCP_PEERS)/.installed
+$(MCP_PEERS_STAMP): testing/mcp_peers/package.json testing/mcp_peers/package-lock.json
+	mkdir -p $(MCP_PEERS)
+	cp testing/mcp_peers/package.json testing/mcp_peers/package-lock.json $(MCP_PEERS)/
+	cd $(MCP_PEERS) && npm ci --ignore-scripts --no-audit --no-fund --prefer-offline || { \
+	  echo "make mcp-peers: npm could not install the MCP test peers (testing/mcp_peers/package-lock.json)" \
+	    "from registry.npmjs.org: the tests that drive them need it reachable once (then they run offline)" >&2; \
+	  exit 1; }
+	touch $@
+
+mcp-peers: $(MCP_PEERS_STAMP)
 
 clean-venv:
 	rm -rf $(VENV)

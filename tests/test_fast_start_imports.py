@@ -74,3 +74,13 @@ def test_the_first_window_shows_with_qt_and_no_more_of_memdesk_than_the_settings
         )
     ]
     assert heavy == []
+
+
+def test_the_terminal_and_an_agent_load_no_mcp_sdk_until_a_server_is_used(tmp_path):
+    # Every `memdesk` command builds the whole parser, and every agent may have MCP servers: the SDK
+    # (about a second) loads only when memdesk mcp serves or an agent calls a server.
+    ran = _run(
+        "from memdesk.cli.main import build_parser\nbuild_parser()\nimport memdesk.app.agents\nresult = None",
+        tmp_path,
+    )
+    assert not [m for m in ran["modules"] if m == "mcp" or m.startswith(("mcp.", "mcp_types", "jsonschema"))]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
@@ -26,7 +27,11 @@ from memdesk.core.tools.context import ConsentPolicy
 from memdesk.core.tools.files import FileSandbox
 from memdesk.core.tools.http import HttpPolicy
 from memdesk.core.tools.imported import ImportedTools
-from memdesk.core.tools.registry import ToolRegistry, load_user_tools
+from memdesk.core.tools.mcp_client.servers import McpServers
+from memdesk.core.tools.mcp_client.tools import McpLimits, server_tools
+from memdesk.core.tools.registry import Tool, ToolRegistry, load_user_tools
+
+log = logging.getLogger("memdesk.app")
 
 
 def open_agent(
@@ -41,7 +46,9 @@ def open_agent(
     settings = settings or services.settings
     # Tools an imported agent file brought run only once the user enabled them (and ask each time).
     imported = ImportedTools(services.db, services.clock).enabled_tools(record.id)
-    tools = default_registry(load_user_tools(services.paths.user_tools) + imported)
+    tools = default_registry(
+        load_user_tools(services.paths.user_tools) + imported + mcp_tools(services, record, settings)
+    )
     if services.private:
         # Asked of every request: the runtime is shared with the saved conversation.
         runtime, tools = PrivateRuntime(runtime), _without_file_writes(tools)
@@ -63,6 +70,19 @@ def open_agent(
         recall=open_auto_recall(services, settings),
         user_name=lambda: services.settings_store.load().user_name,
     )
+
+
+def mcp_tools(services: Services, record: AgentRecord, settings: Settings) -> list[Tool]:
+    """The tools of the MCP servers the user enabled for this agent (each call asks first); a tool
+    whose schema the call grammar cannot keep is left out, and the log says why."""
+    limits = McpLimits(settings.mcp_call_timeout_s, settings.mcp_result_chars)
+    found: list[Tool] = []
+    for server in McpServers(services.db, services.clock).enabled(record.id):
+        tools, refused = server_tools(server, limits)
+        found += tools
+        for tool in refused:
+            log.info("MCP tool %s of %s left out: %s", tool.tool, server.name, tool.reason)
+    return found
 
 
 #: Built-in functions that write outside the store, which a private chat must not.

@@ -21,9 +21,10 @@ from memdesk.app.sessions import build_session, default_analyser
 # The store's services, asking for the passphrase of an encrypted store (tests replace this name).
 from memdesk.cli.passphrase import open_store_services as open_services
 from memdesk.cli.terminal_listener import TerminalListener
-from memdesk.core.base.errors import AgentNotFoundError
+from memdesk.core.base.errors import AgentNotFoundError, MemDeskError
 from memdesk.core.base.paths import Paths
 from memdesk.core.tools.consent_text import ConsentText, one_line
+from memdesk.mcp.serving import Serving
 from memdesk.session.session import Session, Turn
 
 DEFAULT_AGENT = "companion"
@@ -109,6 +110,13 @@ def _chat(args: argparse.Namespace) -> int:
             ),
         )
         daily.check()
+        # While the chat runs it serves other apps as the window does: an encrypted store's
+        # passphrase on the private socket, and MCP over loopback HTTP if mcp_http is on.
+        serving = Serving(services.paths, services.key)
+        try:
+            serving.follow(services.settings)
+        except MemDeskError as error:
+            print(f"memdesk: {error.user_message}", file=sys.stderr)
         session: Session | None = None
         try:
             record = _pick_agent(services, args.agent, private=private)
@@ -133,6 +141,7 @@ def _chat(args: argparse.Namespace) -> int:
             if session is not None:
                 session.close()  # nothing of it outlives the store (Ctrl+C at the prompt)
             daily.close()
+            serving.close()
     return 0
 
 

@@ -42,6 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
         import_cmd,
         ingest,
         learned_cmd,
+        mcp_cmd,
         models_cmd,
         settings_cmd,
         sync_cmd,
@@ -61,6 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
     warm_cmd.add_command(commands)
     backup_cmd.add_command(commands)
     encrypt_cmd.add_command(commands)
+    mcp_cmd.add_command(commands)
     sync_cmd.add_command(commands)
     import_cmd.add_command(commands)
     folder_cmd.add_command(commands)
@@ -152,6 +154,26 @@ def run_window(
         print("memdesk: the desktop window is not available here; starting the terminal chat.", file=sys.stderr)
         return main(["chat"])
     return window_main.run(argv, model_ahead=model_ahead, first=first, on_window=on_window)
+
+
+def mcp_main(argv: Sequence[str] | None = None) -> int:
+    """``memdesk-mcp``: what an MCP client's configuration starts, ``memdesk mcp`` serving. Its own
+    parser: a client waits for the session while the server starts, and building the whole
+    command line imports every command's module."""
+    from memdesk.cli import mcp_cmd
+
+    parser = argparse.ArgumentParser(prog="memdesk-mcp", description="MemDesk's memory as an MCP server.")
+    parser.add_argument("--log-level", default="WARNING", help="logging level (DEBUG, INFO, WARNING)")
+    mcp_cmd.add_serve_arguments(parser)
+    args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    args.handler, args.self_test, args.command = mcp_cmd.serve, False, "mcp"
+    logging.basicConfig(
+        level=getattr(logging, str(args.log_level).upper(), logging.WARNING),
+        format="%(levelname)s %(name)s: %(message)s",
+    )
+    guard_process()  # as every MemDesk process: it holds the store and, when encrypted, its key
+    with private_umask():
+        return _main(args)
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ from memdesk.core.base.errors import ConfigError
 from memdesk.core.runtime.scripted import ScriptedRuntime, call, say
 from memdesk.core.tools.context import AllowAll, DenyAll
 from memdesk.core.tools.imported import ImportedTools
+from memdesk.core.tools.mcp_client.servers import McpServers
 from memdesk.core.transfer.agentfile import import_agent_file, read_agent_file
 
 
@@ -225,6 +226,13 @@ def test_a_newer_file_with_groups_shared_blocks_and_skills(services):
     assert reply == {"function": "send_message", "params": {"inner_thoughts": "Reply.", "message": "Hi Ada!"}}
     assert json.loads(messages[1].content)["params"]["inner_thoughts"] == "Greet and remember."
     assert services.memory.recall.search_text(evie.agent_id, "Hi Ada").total == 1
+    (discord,) = McpServers(services.db, services.clock).all(evie.agent_id)
+    assert (discord.name, discord.url, discord.enabled, discord.origin) == (
+        "discord",
+        "https://mcp.example",
+        False,
+        "letta",
+    )
     text = summary.text()
     for expected in (
         "shared by 2 agents",
@@ -233,11 +241,11 @@ def test_a_newer_file_with_groups_shared_blocks_and_skills(services):
         "unknown role 'narrator'",
         "sleep-time agent",
         "Imported 2 agent(s)",
+        "MCP server 'discord' (sse) imported disabled",
     ):
         assert expected in text, expected
     for expected in (
         "Group group-0: sleeptime group managed by 'Evie'",
-        "MCP server 'discord'",
         "Skill 'verify-claims' (1 file(s))",
         "Skill 'linear' (from letta-ai/skills/linear)",
         "Folder 'folder-1' with 1 file(s): notes.md",

@@ -98,6 +98,12 @@ def _a_full_agent(services, make_agent, runtime):
         "INSERT INTO agent_file_extras(agent_id, format, data) VALUES (?, 'letta', ?)",
         (agent.id, json.dumps({"description": "An imported companion", "metadata": {"k": "v"}})),
     )
+    cursor = db.execute("INSERT INTO mcp_apps(name, created_at) VALUES ('Cursor', ?)", (now,)).lastrowid
+    db.execute(  # a write another app asked for over MCP, waiting for the user
+        "INSERT INTO mcp_approvals(app_id, app_name, agent_id, operation, arguments, reason, created_at)"
+        " VALUES (?, 'Cursor', ?, 'core_memory_append', ?, 'the user said so', ?)",
+        (cursor, agent.id, json.dumps({"label": "human", "content": "Walks at dawn"}), now),
+    )
     db.execute(
         "INSERT INTO graph_queue(agent_id, source_kind, source_id, stage, last_error)"
         " VALUES (?, 'message', 1, 'facts', 'timeout')",

@@ -188,6 +188,21 @@ class ConfigError(MemDeskError):
     pass
 
 
+# --- connections (MCP) -----------------------------------------------------------------------
+class ConnectionRefused(MemDeskError):
+    """An app connected over MCP asked for something it may not reach or do: an agent it was not
+    granted, a write without write access, a revoked or unknown token."""
+
+
+class SecretInWrite(ConnectionRefused):
+    """A write from another app carried what looks like a secret (a key, a password, a card number)."""
+
+
+class McpServerError(ToolError):
+    """An MCP server an agent uses failed: it could not start, hung, crashed, flooded or refused a
+    call. The message goes back to the model as a failed call, like any tool's."""
+
+
 class PrivateChatRefusal(MemDeskError):
     """Something that would save what a private chat holds (adding documents) was asked during one."""
 

@@ -317,6 +317,32 @@ class Settings:
         maximum=1.0,
         advanced=True,
     )
+    # --- connections (MCP: other AI apps using this memory, and agents using other apps' tools) ---
+    mcp_http: bool = _setting(
+        False,
+        "Let other AI apps reach memory over loopback HTTP (127.0.0.1 only, a token per app) while MemDesk runs",
+    )
+    mcp_http_port: int = _setting(
+        47_730, "Port of the loopback MCP server on 127.0.0.1", minimum=1024, maximum=65_535, advanced=True
+    )
+    mcp_log_days: int = _setting(
+        90, "Days the MCP access log keeps which app read or wrote what", minimum=1, maximum=3650
+    )
+    # 4,000 characters are about 1,000 tokens: a tool's answer must leave the conversation room.
+    mcp_result_chars: int = _setting(
+        4000,
+        "Characters of an MCP server's tool result an agent reads (the rest is cut and said so)",
+        minimum=200,
+        maximum=100_000,
+        advanced=True,
+    )
+    mcp_call_timeout_s: int = _setting(
+        30,
+        "Seconds an agent waits for an MCP server's tool before the call fails",
+        minimum=1,
+        maximum=600,
+        advanced=True,
+    )
     # --- backups ---
     backup_folder: str = _setting(
         "",

@@ -25,10 +25,12 @@ from memdesk.core.storage import Database
 
 #: Who changed memory. APP: MemDesk itself (a new agent's default persona, its empty human block),
 #: so the history does not say the user wrote text they never saw. SYNC: another device (its name
-#: in the note), or the merge of its edit with this device's.
+#: in the note), or the merge of its edit with this device's. MCP: another app over MCP (which
+#: app, and why, is the change's note).
 AGENT, USER, IMPORT, CONSOLIDATION, EXTRACTOR, APP = "agent", "user", "import", "consolidation", "extractor", "app"
 SYNC = "sync"
-SOURCES = (AGENT, USER, IMPORT, CONSOLIDATION, EXTRACTOR, APP, SYNC)
+MCP = "mcp"
+SOURCES = (AGENT, USER, IMPORT, CONSOLIDATION, EXTRACTOR, APP, SYNC, MCP)
 #: What was changed. Other kinds may be recorded (the column is free text); these are known.
 BLOCK, PASSAGE, GRAPH_FACT, GRAPH_ENTITY = "block", "passage", "graph_fact", "graph_entity"
 #: A document's chunks, added or removed together (one change per document, not per chunk).
@@ -101,7 +103,7 @@ class Change:
             verb = "reverted"
         what = self.label or f"{self.kind} {self.target_id}"
         kind = "" if self.kind == BLOCK else f"{self.kind.replace('_', ' ')} "
-        author = "MemDesk" if self.source == APP else self.source
+        author = {APP: "MemDesk", MCP: "an app over MCP"}.get(self.source, self.source)
         return f"{author} {verb} {kind}{what}"
 
 

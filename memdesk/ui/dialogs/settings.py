@@ -94,9 +94,16 @@ def _tooltip(declared: Declared) -> str:
 
 class SettingsDialog(QDialog):
     def __init__(
-        self, settings: Settings, paths: Paths, parent: QWidget | None = None, *, privacy: QWidget | None = None
+        self,
+        settings: Settings,
+        paths: Paths,
+        parent: QWidget | None = None,
+        *,
+        privacy: QWidget | None = None,
+        connections: QWidget | None = None,
     ) -> None:
-        """``privacy``: the Privacy tab (memdesk/ui/dialogs/privacy.py), beside the settings' own."""
+        """``privacy``: the Privacy tab (memdesk/ui/dialogs/privacy.py), beside the settings' own;
+        ``connections``: the Connections tab (memdesk/ui/dialogs/connections.py)."""
         super().__init__(parent)
         self.setWindowTitle("MemDesk settings")
         self.resize(640, 640)
@@ -125,6 +132,8 @@ class SettingsDialog(QDialog):
         self.tabs.addTab(advanced_page, "Advanced")
         if privacy is not None:
             self.tabs.addTab(privacy, "Privacy")
+        if connections is not None:
+            self.tabs.addTab(connections, "Connections")
         outer.addWidget(self.tabs)
         outer.addWidget(QLabel("* reloads the model when changed"))
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel)

@@ -16,6 +16,7 @@ WHO = {
     "consolidation": "memory consolidation",
     "extractor": "the knowledge extractor",
     "app": "MemDesk",
+    "mcp": "an app over MCP",
 }
 
 

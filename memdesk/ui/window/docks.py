@@ -9,8 +9,11 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDockWidget, QMainWindow, QWidget
 
 from memdesk.app.services import Services
+from memdesk.core.connections.gate import Connections
 from memdesk.core.memory.revert import Reverter
+from memdesk.ui.panels.access_log import AccessLogPanel
 from memdesk.ui.panels.agents import AgentsPanel
+from memdesk.ui.panels.approvals import ApprovalsPanel
 from memdesk.ui.panels.archival import ArchivalPanel
 from memdesk.ui.panels.budget import BudgetPanel
 from memdesk.ui.panels.documents import DocumentsPanel
@@ -33,6 +36,8 @@ class Panels:
     documents: DocumentsPanel
     knowledge: KnowledgePanel
     history: HistoryView
+    approvals: ApprovalsPanel  # writes other apps asked for over MCP, waiting for the user
+    access_log: AccessLogPanel  # which app read or wrote what
 
     @property
     def of_the_agent(self) -> tuple[CoreMemoryPanel, HistoryView, ArchivalPanel, DocumentsPanel, KnowledgePanel]:
@@ -49,6 +54,8 @@ def build_panels(services: Services, jobs: Jobs, reads: Reads) -> Panels:
     # One reverter: an undo in the Knowledge panel is a recorded change the History view shows.
     reverter = Reverter(memory.core.history, memory.core, memory.archival, graph)
     history = HistoryView(memory.core, memory.recall, reverter, services.clock, reads)
+    settings_store = services.settings_store
+    connections = Connections(memory, services.clock, keep_days=lambda: settings_store.load().mcp_log_days)
     return Panels(
         agents=AgentsPanel(),
         budget=BudgetPanel(),
@@ -57,6 +64,8 @@ def build_panels(services: Services, jobs: Jobs, reads: Reads) -> Panels:
         documents=DocumentsPanel(services.db, reads),
         knowledge=KnowledgePanel(graph, reads, reverter=reverter),
         history=history,
+        approvals=ApprovalsPanel(connections, reads, jobs),
+        access_log=AccessLogPanel(connections, reads),
     )
 
 
@@ -70,6 +79,8 @@ def build_docks(window: QMainWindow, panels: Panels) -> dict[str, QDockWidget]:
         ("Documents", panels.documents, right),
         ("Knowledge", panels.knowledge, right),
         ("Memory history", panels.history, right),
+        ("Approvals", panels.approvals, right),
+        ("Access log", panels.access_log, right),
     )
     docks = {}
     for title, widget, area in rows:

@@ -28,7 +28,7 @@ RIGHT_SHARE = 0.36  # of the window's width
 #: The budget's share of the right-hand side's height (the rest: core memory and its tabs).
 BUDGET_SHARE = 0.47
 #: Panels tabbed together on the right, the first one in front.
-TABBED = ("Core memory", "Archival memory", "Documents", "Knowledge", "Memory history")
+TABBED = ("Core memory", "Archival memory", "Documents", "Knowledge", "Memory history", "Approvals", "Access log")
 
 
 #: A panel taller than this at its smallest scrolls instead of squeezing the panels beside it (the

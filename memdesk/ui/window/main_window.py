@@ -40,6 +40,7 @@ from memdesk.session.sent_before_open import SentBeforeOpen
 from memdesk.ui.common.errors import ErrorHub, MessageBar, reports_errors
 from memdesk.ui.common.window_state import WindowState
 from memdesk.ui.dialogs.backups import BackupsController
+from memdesk.ui.dialogs.connections import ConnectionsPage
 from memdesk.ui.dialogs.consent import DENY, ConsentDialog, ConsentRequest, QtConsentPolicy
 from memdesk.ui.dialogs.consolidation import ConsolidationController
 from memdesk.ui.dialogs.devices import SyncController
@@ -51,6 +52,7 @@ from memdesk.ui.panels.server_warning import ServerWarning
 from memdesk.ui.window import layout as qt_layout
 from memdesk.ui.window.agent_actions import AgentActions
 from memdesk.ui.window.agent_switching import AgentSwitching
+from memdesk.ui.window.connections_wiring import ConnectionsWiring
 from memdesk.ui.window.conversation import Conversation
 from memdesk.ui.window.conversation_search import ConversationSearch
 from memdesk.ui.window.docks import build_docks, build_panels, restore_layout
@@ -152,6 +154,10 @@ class MainWindow(QMainWindow):
         # Built before the conversation: a finished turn's text is complete, and the panels
         # asked to refresh, before the conversation says the turn is done.
         self.wiring = PanelWiring(panels, state, worker, self.ingester, jobs, self.reads, hub, self.message_bar, self)
+        # Other AI apps over MCP: what the window serves them, their writes waiting, the access log.
+        self.connections = ConnectionsWiring(
+            services, panels.approvals, panels.access_log, self.docks, self.wiring, hub, status, self
+        )
         self.live_text = LiveText(worker, self.chat.transcript, self.budget, services.clock, self)
         self.conversation = Conversation(worker, self.chat, state, hub, services.clock, status, self)
         self.search = ConversationSearch(services, jobs, hub, self.chat, self.archival, lambda: state.agent_id, self)
@@ -183,7 +189,15 @@ class MainWindow(QMainWindow):
             self,
             show_imported=self.history_imports.show_message,
         )
-        self.window_settings = WindowSettings(services, hub, worker, self, self.switching.user_renamed)
+        self.window_settings = WindowSettings(
+            services,
+            hub,
+            worker,
+            self,
+            self.switching.user_renamed,
+            self.connections.follow,
+            lambda: ConnectionsPage(panels.approvals.connections, jobs.run, services.settings.mcp_http_port),
+        )
         self.consolidation = ConsolidationController(services, state, worker, status, self.reads, self)
         # Memory > Forget…, retention while idle; the store's snapshots are listed and purged there.
         self.forget = ForgetController(services, state, jobs, hub, worker, status, self, lambda: services.backups)
@@ -269,6 +283,7 @@ class MainWindow(QMainWindow):
 
     def _opened(self, settings: Settings, sent_before_open: SentBeforeOpen | None) -> None:
         self.worker.load_model(settings)
+        self.connections.follow(settings)
         self.sync.start(settings)
         if sent_before_open is not None:
             self.conversation.deliver_sent_before_open(sent_before_open)
@@ -361,6 +376,8 @@ class MainWindow(QMainWindow):
             # window closed: app.exec() returns only when no window is visible.
             if dialog.isVisible():
                 dialog.close()
+        # No app is served a store that is closing (whatever else is still running or not).
+        self.connections.close()
         if not self.threads.any_running() and self.worker.closed:
             return
         self.live_text.stop()

@@ -78,6 +78,7 @@ def build_menus(bar: QMenuBar, parent: QObject, entries: Entries, docks: dict[st
     add_action(parent, file, "Export agent as &JSON…", None, transfers.on_export_json_triggered)
     add_action(parent, file, "Export conversation as &Markdown…", None, transfers.on_export_markdown_triggered)
     add_action(parent, file, "Imported &tools of this agent…", None, transfers.on_tools_triggered)
+    add_action(parent, file, "M&CP servers of this agent…", None, transfers.on_mcp_servers_triggered)
     file.addSeparator()
     file.addActions(list(entries.before_settings))
     settings = add_action(parent, file, "&Settings…", QKeySequence("Ctrl+,"), entries.settings.on_settings_triggered)

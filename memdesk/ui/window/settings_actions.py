@@ -11,7 +11,7 @@ from PySide6.QtCore import QObject, Slot
 from PySide6.QtWidgets import QWidget
 
 from memdesk.app.services import Services
-from memdesk.core.base.settings_table import SETTINGS
+from memdesk.core.base.settings_table import SETTINGS, Settings
 from memdesk.ui.common.errors import ErrorHub, reports_errors
 from memdesk.ui.dialogs.privacy import PrivacyPanel, StoreConversion
 from memdesk.ui.dialogs.settings import SettingsDialog
@@ -30,10 +30,16 @@ class WindowSettings(QObject):
         worker: SessionWorker,
         window: QWidget,
         user_renamed: Callable[[], None],
+        serve: Callable[[Settings], None] = lambda settings: None,
+        connections_page: Callable[[], QWidget] | None = None,
     ) -> None:
+        """``serve``: what other apps are served follows the settings (window/connections_wiring.py);
+        ``connections_page()``: the Connections tab (memdesk/ui/dialogs/connections.py)."""
         super().__init__(window)
         self.services, self.hub, self.worker, self.window = services, hub, worker, window
         self.user_renamed = user_renamed
+        self.serve = serve
+        self.connections_page = connections_page
         #: Set by Settings → Privacy: the store conversion to run once the window has closed.
         self.pending_conversion: StoreConversion | None = None
 
@@ -47,7 +53,10 @@ class WindowSettings(QObject):
             self.request_store_conversion(conversion)
 
         privacy = PrivacyPanel(services.paths, services.key, convert)
-        dialog = SettingsDialog(services.settings, services.paths, self.window, privacy=privacy)
+        connections = self.connections_page() if self.connections_page is not None else None
+        dialog = SettingsDialog(
+            services.settings, services.paths, self.window, privacy=privacy, connections=connections
+        )
         if dialog.exec():
             self.apply(dialog.changes())
 
@@ -69,3 +78,5 @@ class WindowSettings(QObject):
             self.worker.apply_settings(settings)
         if "user_name" in changes:
             self.user_renamed()
+        if any(name.startswith("mcp_http") for name in changes):
+            self.serve(settings)

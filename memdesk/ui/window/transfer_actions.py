@@ -18,11 +18,13 @@ from memdesk.app.services import Services
 from memdesk.core.agent.conversation_view import conversation_markdown
 from memdesk.core.base.errors import FileTransferError
 from memdesk.core.tools.imported import ImportedTools
+from memdesk.core.tools.mcp_client.servers import McpServers
 from memdesk.core.transfer.agentfile import ImportSummary, export_path
 from memdesk.ui.common.errors import ErrorHub, reports_errors
 from memdesk.ui.common.window_state import WindowState
 from memdesk.ui.dialogs.agent_files import ImportedToolsDialog, ImportSummaryDialog
 from memdesk.ui.dialogs.export_memory import FOLDER, ExportDialog
+from memdesk.ui.dialogs.mcp_servers import McpServersDialog
 from memdesk.ui.workers.jobs import Jobs
 
 
@@ -34,7 +36,7 @@ class TransferActions(QObject):
         imported(object): the ImportSummary of an import (its agents are in the store)
         saved(str): what was saved, for the status bar
         open_requested(int): the user asked to open an imported agent
-        tools_changed(int): the user enabled or disabled an imported tool of this agent
+        tools_changed(int): the user enabled or disabled an imported tool or an MCP server of this agent
     """
 
     imported = Signal(object)
@@ -60,6 +62,7 @@ class TransferActions(QObject):
         self.include_details = include_details
         self.summary_dialog: ImportSummaryDialog | None = None
         self.tools_dialog: ImportedToolsDialog | None = None
+        self.servers_dialog: McpServersDialog | None = None
         self.export_dialog: ExportDialog | None = None
 
     @Slot()
@@ -190,8 +193,30 @@ class TransferActions(QObject):
         self.tools_dialog.failed.connect(self.hub.report)
         self.tools_dialog.show()
 
+    @Slot()
+    @reports_errors
+    def on_mcp_servers_triggered(self) -> None:
+        """The MCP servers whose tools this agent may use (dialogs/mcp_servers.py)."""
+        agent_id = self.state.agent_id
+        if agent_id is None:
+            return
+        if self.servers_dialog is not None:
+            self.servers_dialog.close()
+        services = self.services
+        self.servers_dialog = McpServersDialog(
+            McpServers(services.db, services.clock),
+            agent_id,
+            self.state.agent_name,  # the agent shown, as the window names it
+            self.jobs.run,
+            lambda: services.settings.mcp_call_timeout_s,  # read with the connection, off the GUI thread
+            self.window,
+        )
+        self.servers_dialog.tools_changed.connect(self.tools_changed)
+        self.servers_dialog.failed.connect(self.hub.report)
+        self.servers_dialog.show()
+
     def close_dialogs(self) -> None:
-        for dialog in (self.summary_dialog, self.tools_dialog, self.export_dialog):
+        for dialog in (self.summary_dialog, self.tools_dialog, self.export_dialog, self.servers_dialog):
             if dialog is not None:
                 dialog.close()
 

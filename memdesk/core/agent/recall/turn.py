@@ -56,8 +56,22 @@ def recall_for(
     return result
 
 
+def preview(recall: AutoRecall, text: str, *, prompt: PromptState, shown: ShownMemories) -> tuple[RecallResult, int]:
+    """What ``recall_for`` would place for ``text`` now, and the section's budget in tokens,
+    without placing it, making room or waiting on the deadline: nothing is written (another app
+    asking what the agent would have in front of it)."""
+    budget_tokens = section_tokens(text, prompt.budget(), recall.settings.budget_fraction)
+    return _gather(recall, prompt, shown, text, budget_tokens, inline=True), budget_tokens
+
+
 def _gather(
-    recall: AutoRecall, prompt: PromptState, shown: ShownMemories, text: str, budget_tokens: int
+    recall: AutoRecall,
+    prompt: PromptState,
+    shown: ShownMemories,
+    text: str,
+    budget_tokens: int,
+    *,
+    inline: bool = False,
 ) -> RecallResult:
     record = prompt.record
     in_context = prompt.in_context(record)
@@ -75,7 +89,8 @@ def _gather(
         budget_tokens=budget_tokens,
         count_tokens=runtime.count_tokens,
         truncate=lambda passage, tokens: truncate_for_context(runtime, passage, tokens),
-        inline=prompt.memory.db.in_transaction,  # a search thread would wait for the caller's transaction
+        # a search thread would wait for the caller's transaction
+        inline=inline or prompt.memory.db.in_transaction,
     )
 
 

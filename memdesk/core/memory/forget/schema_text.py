@@ -37,6 +37,11 @@ VOCABULARY: dict[str, frozenset[str]] = {
         "imported_conversations": "source started_at updated_at created_at",
         "imported_tools": "origin created_at",
         "learned_proposals": "kind valid_from sources status created_at decided_at",
+        # MCP (issue 30): a pending write's arguments and reason are walked; the rest is MemDesk's
+        # (the log keeps counts and refs only, a server's entry its command and its tools' schemas)
+        "mcp_access_log": "at app_name operation access summary",
+        "mcp_approvals": "app_name operation status created_at decided_at outcome",
+        "mcp_servers": "name transport command url origin tools created_at",
         "memory_blocks": "updated_at updated_by",
         "memory_history": "target_kind action source created_at",
         "messages": "created_at role kind function_name uid external_id imported_at",
@@ -52,7 +57,7 @@ VOCABULARY: dict[str, frozenset[str]] = {
     }.items()
 }
 #: Tables of the store as a whole: no agent owns their rows.
-SHARED = frozenset({"settings", "schema_migrations", "embedding_space", "sqlite_sequence"}) | frozenset(
+SHARED = frozenset({"settings", "schema_migrations", "embedding_space", "sqlite_sequence", "mcp_apps"}) | frozenset(
     # Sync's bookkeeping (memdesk.core.sync): this device, the others, ids, clocks, digests, and a
     # forgotten term only until the change file that carries it to the other devices is written.
     {

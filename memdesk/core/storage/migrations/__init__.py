@@ -29,6 +29,7 @@ from memdesk.core.storage.migrations import (
     m015_graph_mention_changes,
     m016_stopped_replies,
     m017_graph_user_names,
+    m018_mcp_connections,
     m018_sync_identities,
     m019_imported_conversations,
 )
@@ -57,4 +58,6 @@ MIGRATIONS: list[Migration] = [
     m017_graph_user_names.migrate,
     m018_sync_identities.migrate,
     m019_imported_conversations.migrate,
+    # Named 018 on its branch, applied after main's (sync's 018, history's 019): the lead renumbers.
+    m018_mcp_connections.migrate,
 ]

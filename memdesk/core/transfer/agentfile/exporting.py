@@ -15,6 +15,7 @@ from typing import Any
 from memdesk.core.base.clock import iso
 from memdesk.core.tools.builtin import builtin_tools
 from memdesk.core.tools.imported import ImportedTools
+from memdesk.core.tools.mcp_client.servers import McpServer, McpServers, to_letta
 from memdesk.core.transfer.agentfile import letta
 from memdesk.core.transfer.agentfile.extension import agent_extension, extension_section, message_detail
 from memdesk.core.transfer.agentfile.letta import AGENT, BLOCK, MESSAGE, TOOL, file_id
@@ -164,6 +165,17 @@ def _block_entry(block_ref: str, block) -> dict[str, Any]:
     }
 
 
+def _mcp_servers(services: AgentFileServices, agent_ids: list[int]) -> list[dict[str, Any]]:
+    """The agents' MCP servers, each once (Letta keeps them for the whole file), without secrets:
+    MemDesk keeps none."""
+    found: dict[tuple[str, str], McpServer] = {}
+    store = McpServers(services.db, services.clock)
+    for agent_id in agent_ids:
+        for server in store.all(agent_id):
+            found.setdefault((server.name, server.where()), server)
+    return [to_letta(server, f"mcp_server-{n}") for n, server in enumerate(found.values())]
+
+
 def export_agent_file(
     services: AgentFileServices,
     agent_ids: list[int],
@@ -297,6 +309,7 @@ def export_agent_file(
             services, record, details, refs, summary_ref, context_start_ref, graph
         )
     document["tools"] = list(tools.values())
+    document["mcp_servers"] = _mcp_servers(services, agent_ids)
     document["metadata"] = {"exported_by": "MemDesk"}
     document["created_at"] = iso(services.clock.now())
     document[EXTENSION_KEY] = extension_section(extension_agents)

@@ -27,6 +27,7 @@ from memdesk.core.transfer.agentfile.extension import plan_memdesk_extras, plan_
 from memdesk.core.transfer.agentfile.letta_import import (
     plan_letta_leftovers,
     plan_letta_messages,
+    plan_mcp_servers,
     report_file_leftovers,
 )
 from memdesk.core.transfer.agentfile.model import AgentFileServices, GraphTransfer
@@ -153,6 +154,7 @@ def plan_import(
             plan_letta_leftovers(plan, agent, summary)
         plans.append(plan)
     report_file_leftovers(data, agents, summary)
+    plan_mcp_servers(data, plans, summary)
     return ImportPlan(plans, summary)
 
 

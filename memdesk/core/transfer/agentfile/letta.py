@@ -44,7 +44,7 @@ UNMAPPED_TOOL_TYPES = {
     "letta_multi_agent_core": "a multi-agent tool (MemDesk agents do not message each other)",
     "letta_builtin": "a Letta server tool (web search, code sandbox, web fetch) that MemDesk does not have offline",
     "letta_files_core": "a Letta file tool (MemDesk searches documents through archival memory)",
-    "external_mcp": "an MCP server tool (MemDesk does not connect to MCP servers)",
+    "external_mcp": "an MCP server tool: it comes with its server's tools once that server is enabled",
     "external_composio": "a Composio tool (a cloud service)",
     "letta_voice_sleeptime_core": "a Letta voice sleep-time tool",
     "letta_sleeptime_core": "a Letta sleep-time memory tool",

@@ -9,6 +9,7 @@ import json
 from collections import Counter
 from datetime import datetime
 
+from memdesk.core.tools.mcp_client.servers import from_letta
 from memdesk.core.transfer.agentfile import letta
 from memdesk.core.transfer.agentfile.checks import ref_of
 from memdesk.core.transfer.agentfile.plan import AgentPlan, as_dict, as_list, count_messages, text_of
@@ -184,13 +185,6 @@ def report_file_leftovers(data: dict, agents: list[dict], summary: ImportSummary
                 summary.fix(
                     f"Agent {agent.get('name')!r} names group {group_id}, which the file does not hold: ignored"
                 )
-    for server in as_list(data.get("mcp_servers")):
-        if isinstance(server, dict):
-            where = server.get("server_url") or (server.get("stdio_config") or {}).get("command") or ""
-            summary.skip(
-                f"MCP server {server.get('server_name')!r}"
-                f" ({server.get('server_type')}{', ' + str(where) if where else ''})"
-            )
     sources = {s.get("id"): s for s in as_list(data.get("sources")) if isinstance(s, dict)}
     files = [f for f in as_list(data.get("files")) if isinstance(f, dict)]
     for source_id, source in sources.items():
@@ -204,3 +198,21 @@ def report_file_leftovers(data: dict, agents: list[dict], summary: ImportSummary
             count = len(skill.get("files") or {})
             origin = f"{count} file(s)" if count else f"from {skill.get('source_url')}"
             summary.skip(f"Skill {skill.get('name')!r} ({origin}): MemDesk has no skills")
+
+
+def plan_mcp_servers(data: dict, plans: list[AgentPlan], summary: ImportSummary) -> None:
+    """The file's MCP servers, for each of its agents, stored disabled (Letta keeps them for the
+    whole file); their tokens, headers and environment are not imported."""
+    for server in as_list(data.get("mcp_servers")):
+        if not isinstance(server, dict):
+            continue
+        found = from_letta(server)
+        label = f"MCP server {server.get('server_name')!r} ({server.get('server_type')})"
+        if found is None:
+            summary.skip(f"{label}: it names neither a command nor a URL")
+            continue
+        for plan in plans:
+            plan.mcp_servers.append(found)
+        secrets = [k for k in ("token", "custom_headers", "auth_header", "auth_token", "env") if server.get(k)]
+        left = f"; its {', '.join(secrets)} were not imported" if secrets else ""
+        summary.fix(f"{label} imported disabled{left}: enable it with memdesk mcp servers AGENT --enable NAME")

@@ -41,6 +41,7 @@ class AgentPlan:
     evicted_count: int | None = None
     config: dict[str, Any] = field(default_factory=dict)
     tools: list[dict[str, Any]] = field(default_factory=list)  # Letta tools stored disabled
+    mcp_servers: list[tuple[str, list[str] | None, str]] = field(default_factory=list)  # (name, command, url), disabled
     extras: dict[str, Any] | None = None  # Letta fields kept for re-export
     documents: list[dict[str, Any]] = field(default_factory=list)
     passages: list[PassagePlan] = field(default_factory=list)

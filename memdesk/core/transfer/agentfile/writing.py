@@ -9,6 +9,7 @@ from memdesk.core.documents.catalog import restore_document
 from memdesk.core.memory.archival import NewPassage
 from memdesk.core.memory.history import IMPORT, Cause
 from memdesk.core.tools.imported import ImportedTools
+from memdesk.core.tools.mcp_client.servers import McpServers, valid_name
 from memdesk.core.transfer.agentfile.conversations import import_conversations
 from memdesk.core.transfer.agentfile.model import AgentFileServices, GraphTransfer
 from memdesk.core.transfer.agentfile.plan import AgentPlan, as_dict, text_of
@@ -79,6 +80,14 @@ def write_agent(
             origin="letta",
             original={k: v for k, v in tool.items() if k != "id"},
         )
+    servers = McpServers(services.db, services.clock)
+    taken: set[str] = set()
+    for name, command, url in plan.mcp_servers:
+        clean = valid_name(name)
+        while clean in taken:
+            clean = valid_name(f"{clean}_2")
+        taken.add(clean)
+        servers.add(record.id, clean, command=command, url=url, origin="letta")
     if plan.extras is not None:
         services.db.execute(
             "INSERT INTO agent_file_extras(agent_id, format, data) VALUES (?, 'letta', ?)",
