@@ -29,9 +29,9 @@ from memdesk.core.storage.migrations import (
     m015_graph_mention_changes,
     m016_stopped_replies,
     m017_graph_user_names,
-    m018_mcp_connections,
     m018_sync_identities,
     m019_imported_conversations,
+    m020_mcp_connections,
 )
 
 #: One migration: it changes the schema of the connection it is given (a ``Database``; typed loosely
@@ -58,6 +58,5 @@ MIGRATIONS: list[Migration] = [
     m017_graph_user_names.migrate,
     m018_sync_identities.migrate,
     m019_imported_conversations.migrate,
-    # Named 018 on its branch, applied after main's (sync's 018, history's 019): the lead renumbers.
-    m018_mcp_connections.migrate,
+    m020_mcp_connections.migrate,
 ]

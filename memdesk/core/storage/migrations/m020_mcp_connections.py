@@ -1,4 +1,4 @@
-"""Migration 018: MCP connections (issue 30)."""
+"""Migration 020: MCP connections (issue 30)."""
 
 from __future__ import annotations
 
