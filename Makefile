@@ -50,8 +50,11 @@ $(BENCH_STAMP): bench/requirements.txt $(STAMP)
 	$(BIN)/pip install -c requirements.lock -r bench/requirements.txt
 	touch $@
 
+# --max-worker-restart 0: a worker that crashes ends the run, naming its test, instead of being
+# replaced: pytest-xdist 3.8.0 (the newest release) can wait forever after replacing a crashed
+# worker under --dist loadgroup (pytest-xdist issues 1323, 1327, 1378).
 test: $(STAMP) system-deps $(BENCH_STAMP)
-	QT_QPA_PLATFORM=offscreen HF_HUB_OFFLINE=1 $(BIN)/python -m pytest -n 2 --dist loadgroup
+	QT_QPA_PLATFORM=offscreen HF_HUB_OFFLINE=1 $(BIN)/python -m pytest -n 2 --dist loadgroup --max-worker-restart 0
 
 clean-venv:
 	rm -rf $(VENV)

@@ -13,6 +13,9 @@ all), ``support_ms`` the "nothing on that" judgement of the hits (memdesk.core.r
 inside the search's deadline), on other questions (the rankers cache per query: every figure is a
 cold search). ``timeouts`` counts questions whose search missed the deadline
 (``auto_recall_timeout_ms``, 300 ms by default) when run as the app runs it, in a thread.
+When a learned ranking model ships (memdesk/resources/ranker.json), the app's search uses it; the
+same figures with the hand fusion (``hand_*``, on two more sets of questions, the model switched
+off) are the baseline of the same run.
 """
 
 from __future__ import annotations
@@ -68,7 +71,7 @@ def _corpus(path: Path, count: int) -> tuple[list[tuple[str, str]], list[str]]:
     return turns, [f"What about the {w}?" for w in words]
 
 
-def run(messages: int, queries: int, timeout_ms: int) -> dict[str, object]:
+def run(messages: int, queries: int, timeout_ms: int, model: Path | None = None) -> dict[str, object]:
     os.environ.setdefault("MEMDESK_HOME", tempfile.mkdtemp(prefix="memdesk-recall-"))
     from memdesk.app.agents import open_auto_recall
     from memdesk.app.runtimes import make_runtime
@@ -101,6 +104,10 @@ def run(messages: int, queries: int, timeout_ms: int) -> dict[str, object]:
     index_seconds = time.perf_counter() - started
     last = services.memory.recall.all(record.id)[-IN_CONTEXT]
     services.agents.update(record.id, context_start_id=last.id, evicted_count=messages - IN_CONTEXT)
+    if model is not None:  # another ranking model than the shipped one (bench.train_ranker --write's)
+        from memdesk.core.retrieval.learned import load
+
+        services.memory.recall.ranker.scorer = load(model)
     recall = open_auto_recall(services, settings)
     budget = int(runtime.info.context_window * settings.auto_recall_budget)
 
@@ -118,7 +125,7 @@ def run(messages: int, queries: int, timeout_ms: int) -> dict[str, object]:
 
     # Three disjoint sets of questions: the rankers cache results per query, and every figure
     # must be a cold search, as a new user message is.
-    sets = [questions[k * queries : (k + 1) * queries] for k in range(3)]
+    sets = [questions[k * queries : (k + 1) * queries] for k in range(5)]
     gather(questions[-1], True)  # warm the caches that do not depend on the query (timeline, vectors)
     search_ms, gather_ms, placed, support_ms = [], [], [], []
     for question in sets[0]:
@@ -136,6 +143,18 @@ def run(messages: int, queries: int, timeout_ms: int) -> dict[str, object]:
         gather_ms.append((time.perf_counter() - started) * 1000)
         placed.append(len(result.memories))
     statuses = [gather(question, False).status for question in sets[2]]
+    ranker = services.memory.recall.ranker
+    model = ranker.scorer.name if ranker.scorer is not None else None
+    ranker.scorer = None  # the baseline: the hand fusion, on questions not searched yet
+    hand_search_ms, hand_gather_ms = [], []
+    for question in sets[3]:
+        started = time.perf_counter()
+        recall.search(record.id, question, first_in_context=last.id)
+        hand_search_ms.append((time.perf_counter() - started) * 1000)
+    for question in sets[4]:
+        started = time.perf_counter()
+        gather(question, True)
+        hand_gather_ms.append((time.perf_counter() - started) * 1000)
     recall.close()
     runtime.close()
     services.close()
@@ -156,6 +175,12 @@ def run(messages: int, queries: int, timeout_ms: int) -> dict[str, object]:
         "failures": statuses.count("failed"),
         "memories_placed_p50": statistics.median(placed),
         "budget_tokens": budget,
+        "ranking_model": model,
+        "hand_search_ms_p50": round(statistics.median(hand_search_ms), 1),
+        "hand_search_ms_p95": round(percentile(hand_search_ms, 0.95), 1),
+        "hand_gather_ms_p50": round(statistics.median(hand_gather_ms), 1),
+        "hand_gather_ms_p95": round(percentile(hand_gather_ms, 0.95), 1),
+        "gather_p95_to_hand": round(percentile(gather_ms, 0.95) / percentile(hand_gather_ms, 0.95), 2),
     }
 
 
@@ -164,8 +189,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--messages", type=int, default=10_000)
     parser.add_argument("--queries", type=int, default=60)
     parser.add_argument("--timeout-ms", type=int, default=300)
+    parser.add_argument("--model", type=Path, help="rank with this model file instead of the shipped one")
     args = parser.parse_args(argv)
-    emit(run(args.messages, args.queries, args.timeout_ms), args.json)
+    emit(run(args.messages, args.queries, args.timeout_ms, args.model), args.json)
     return 0
 
 

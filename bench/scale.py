@@ -34,6 +34,7 @@ from memdesk.core.memory.recall import RecallMemory
 from memdesk.core.memory.space import EmbeddingSpace, vector_blob
 from memdesk.core.retrieval import MessageRanker, PassageRanker, VectorIndex, bounded_fts, vector_codes
 from memdesk.core.retrieval import messages as message_ranking
+from memdesk.core.retrieval.learned import LearnedScorer, load, shipped
 from memdesk.core.retrieval.messages import GRAPH_WEIGHT
 from memdesk.core.retrieval.passages import LEXICAL_INDEX as PASSAGES_FTS
 from memdesk.core.retrieval.passages import SEARCH_DEPTH as PASSAGE_DEPTH
@@ -48,6 +49,9 @@ FILL_BLOCK = 20_000
 INGEST_BATCH = 64
 #: Queries of the unbounded FTS5 search, the common word's baseline (0.6-2.5 s each at a million).
 UNBOUNDED_QUERIES = 5
+#: The learned ranking model the app ranks with (memdesk/resources/ranker.json, or the file in
+#: MEMDESK_BENCH_RANKER: another model to time), None if none ships.
+SHIPPED = load(Path(os.environ["MEMDESK_BENCH_RANKER"])) if os.environ.get("MEMDESK_BENCH_RANKER") else shipped()
 #: Sections searched with FTS5 alone, the baseline of a common word's section.
 UNBOUNDED_SECTIONS = 20
 
@@ -234,14 +238,16 @@ def _section_times(
     day: int,
     graph_weight: float,
     message=_topic_message,
+    scorer: LearnedScorer | None = SHIPPED,
 ) -> list[float]:
     """Automatic recall before a reply: the user's message (``message(q, topics)``) is stored,
-    then the section is searched (its sources side by side, as before a reply)."""
+    then the section is searched (its sources side by side, as before a reply). ``scorer``: the
+    learned ranking model, as the app has it (None: the hand fusion)."""
     embedder = GivenVectors()
     recall = RecallMemory(
         db,
         embedder,
-        ranker=MessageRanker(db, embedder, index),
+        ranker=MessageRanker(db, embedder, index, scorer=scorer),
         clock=ManualClock(START),
         graph_weight=lambda: graph_weight,
     )
@@ -381,6 +387,7 @@ def run(n: int, queries: int = 50, ingest_chunks: int = 2000, seed: int = 7, gra
                 unbounded_fts.append(time.perf_counter() - t0)
 
         section = _section_times(db, agent_id, index, probe_vectors, topics, 4000, 0.0)
+        hand_section = _section_times(db, agent_id, index, probe_vectors, topics, 4900, 0.0, scorer=None)
         common_section = _section_times(db, agent_id, index, probe_vectors, topics, 4500, 0.0, _common_word_message)
         only_common_section = _section_times(
             db, agent_id, index, probe_vectors, topics, 4700, 0.0, _common_words_only_message
@@ -422,6 +429,11 @@ def run(n: int, queries: int = 50, ingest_chunks: int = 2000, seed: int = 7, gra
         "open_rss_growth_mb": round(rss_growth, 1),
         "fts_p50_ms": _ms(fts),
         "auto_recall_section_p95_ms": round(float(np.percentile(section, 95)) * 1e3, 3),
+        "ranking_model": SHIPPED.name if SHIPPED is not None else None,
+        "auto_recall_section_hand_fusion_p95_ms": round(float(np.percentile(hand_section, 95)) * 1e3, 3),
+        "auto_recall_section_p95_vs_hand_fusion": round(
+            float(np.percentile(section, 95)) / float(np.percentile(hand_section, 95)), 3
+        ),
         "auto_recall_section_p50_ms": round(float(np.percentile(section, 50)) * 1e3, 3),
         "fts_common_word_p95_ms": round(float(np.percentile(common_fts, 95)) * 1e3, 3),
         "fts_common_word_p50_ms": _ms(common_fts),

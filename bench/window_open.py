@@ -28,6 +28,7 @@ from bench.report import emit
 
 SMALL = 20
 CHILD_PREFIX = "window-open"
+OPEN_WAIT_MS = 120_000  # a bound, not a figure: the wait ends once the window has opened
 
 
 def build_store(home: Path, n: int) -> None:
@@ -76,7 +77,7 @@ def _child(home: str, watch_s: float) -> int:
     started = time.perf_counter()
     os.environ["MEMDESK_HOME"] = home
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    from PySide6.QtCore import QElapsedTimer, QTimer
+    from PySide6.QtCore import QElapsedTimer, QEventLoop, QTimer
     from PySide6.QtWidgets import QApplication
 
     from bench.scale import GivenVectors
@@ -100,7 +101,11 @@ def _child(home: str, watch_s: float) -> int:
     agent_opened: list[float] = []
     window.worker.agent_opened.connect(lambda _id: agent_opened.append(time.perf_counter() - started))
     window.show()
+    opening = QEventLoop()  # the agent and its page are read off the GUI thread, then shown
+    window.opened.connect(opening.quit)
+    QTimer.singleShot(OPEN_WAIT_MS, opening.quit)  # never opened: not usable, below
     window.start()
+    opening.exec()
     app.processEvents()
     usable = time.perf_counter() - started
     usable_ok = window.chat.send_button.isEnabled() and "Noted." in window.chat.transcript.toPlainText()

@@ -18,6 +18,8 @@ from memdesk.core.runtime.scripted import ScriptedRuntime
 from memdesk.core.storage import open_database
 from memdesk.core.tools.context import AllowAll
 
+pytest_plugins = ["tests.worker_crashes"]
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 

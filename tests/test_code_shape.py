@@ -14,10 +14,6 @@ ROOT = Path(__file__).resolve().parents[1]
 
 #: A module holds one job; past this many lines it is doing more than one.
 MAX_LINES = 450
-#: Temporary, each split on a branch of its own; the lead removes an entry when that branch merges.
-TOO_LONG_FOR_NOW = {
-    "memdesk/core/storage/backup.py": "a security branch (issue 35) splits it",
-}
 
 
 def _run(*command: str) -> subprocess.CompletedProcess:
@@ -62,11 +58,5 @@ def _lines(path: Path) -> int:
 
 def test_no_module_of_the_product_is_over_450_lines():
     modules = {path.relative_to(ROOT).as_posix(): _lines(path) for path in sorted((ROOT / "memdesk").rglob("*.py"))}
-    too_long = {name: n for name, n in modules.items() if n > MAX_LINES and name not in TOO_LONG_FOR_NOW}
+    too_long = {name: n for name, n in modules.items() if n > MAX_LINES}
     assert not too_long, f"split these by job (at most {MAX_LINES} lines each): {too_long}"
-
-
-def test_the_allow_list_names_only_modules_that_still_need_it():
-    """An entry goes as soon as its module is split, so the list cannot hide a new long module."""
-    stale = [name for name in TOO_LONG_FOR_NOW if not (ROOT / name).exists() or _lines(ROOT / name) <= MAX_LINES]
-    assert not stale, f"remove from TOO_LONG_FOR_NOW: {stale}"

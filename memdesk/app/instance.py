@@ -15,15 +15,20 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from pathlib import Path
 
-from memdesk.core.base.errors import AlreadyRunningError
+from memdesk.core.base.errors import AlreadyRunningError, InstanceLockError
 
 try:
     import fcntl
 except ImportError:  # pragma: no cover - Windows: a byte-range lock instead (msvcrt), dropped with its handle
     fcntl = None  # type: ignore[assignment]
     import msvcrt
+
+#: Never through a symbolic link: the lock file is truncated and written, and a link planted in its
+#: place would have MemDesk overwrite whatever it points to (0 where the platform has no such flag).
+_NO_FOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 #: Where Windows' byte-range lock sits: past the holder's JSON, which a locked range would make
 #: unreadable to the second start that wants to name the holder.
@@ -49,7 +54,7 @@ class InstanceLock:
         self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         # Not inherited by child processes (Python's default), so a model process left behind by a
         # killed parent does not keep holding it.
-        descriptor = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        descriptor = _open_own_file(self.path, os.O_RDWR | os.O_CREAT)
         try:
             locked = _try_lock(descriptor)
         except BaseException:
@@ -87,6 +92,31 @@ class InstanceLock:
 
     def __exit__(self, *exc: object) -> None:
         self.release()
+
+
+def _open_own_file(path: Path, flags: int) -> int:
+    """``path`` opened without following a symbolic link, and only when it is a regular file with
+    no other name (a hard link to another file would be written through as well)."""
+    try:
+        descriptor = os.open(path, flags | _NO_FOLLOW, 0o600)
+    except OSError as error:
+        if os.path.islink(path):
+            raise _not_own_file(path, "is a symbolic link") from error
+        raise
+    info = os.fstat(descriptor)
+    if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1:
+        os.close(descriptor)
+        raise _not_own_file(
+            path, "is not a regular file" if not stat.S_ISREG(info.st_mode) else "has another name (a hard link)"
+        )
+    return descriptor
+
+
+def _not_own_file(path: Path, what: str) -> InstanceLockError:
+    return InstanceLockError(
+        f"MemDesk's lock file {path} {what}; MemDesk does not write through it",
+        hint=f"remove {path} (MemDesk makes a new one), then start MemDesk again",
+    )
 
 
 def _try_lock(descriptor: int) -> bool:
@@ -129,11 +159,17 @@ def _already_running(home: Path, holder: dict) -> AlreadyRunningError:
 def ask_to_come_forward(request: Path) -> None:
     """Ask the running window to come forward (it watches the data folder for this file)."""
     try:
-        fd = os.open(request, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        os.write(fd, str(os.getpid()).encode("ascii"))
-        os.close(fd)
+        # A new file only (O_EXCL never follows a link): one already there is a request that
+        # waits, or something planted that must not be written through.
+        fd = os.open(request, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NO_FOLLOW, 0o600)
     except OSError:  # only a convenience: the message box still says what is going on
+        return
+    try:
+        os.write(fd, str(os.getpid()).encode("ascii"))
+    except OSError:
         pass
+    finally:
+        os.close(fd)
 
 
 def take_come_forward_request(request: Path) -> bool:

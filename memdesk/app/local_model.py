@@ -14,11 +14,15 @@ from __future__ import annotations
 import logging
 import threading
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from memdesk.core.base.paths import Paths
 from memdesk.core.base.settings_table import Settings
 from memdesk.core.runtime.base import Runtime
 from memdesk.core.storage.settings_store import SettingsStore
+
+if TYPE_CHECKING:
+    from memdesk.core.runtime.llamacpp.settings import LlamaSettings
 
 log = logging.getLogger("memdesk.local_model")
 
@@ -49,19 +53,28 @@ def resolve_model_path(settings: Settings) -> Path:
 def start_local_model(settings: Settings, *, key: str | None = None) -> Runtime:
     """The llama.cpp runtime in its own process (a native abort there becomes a ModelError here,
     never a crash of the window: see memdesk/core/runtime/isolated.py). Returns at once, while the
-    model loads. ``key``: the store's passphrase, when it is encrypted; the KV states saved on disk
-    (which hold the prompt's memory) are then encrypted with it."""
+    model loads. ``key``: the store's passphrase, when it is encrypted (see ``llama_settings``)."""
     from memdesk.core.runtime.isolated import isolated_llama
-    from memdesk.core.runtime.llamacpp.settings import LlamaSettings
 
-    return isolated_llama(
-        LlamaSettings.from_settings(
-            settings,
-            resolve_model_path(settings),
-            # The system message's KV state survives restarts, so a start does not re-read it.
-            cache_dir=Paths.from_environment().kv_cache,
-            cache_passphrase=key,
-        )
+    return isolated_llama(llama_settings(settings, key=key))
+
+
+def llama_settings(settings: Settings, *, key: str | None = None) -> LlamaSettings:
+    """What the model's process is given. The system message's KV state survives restarts, so a
+    start does not re-read it; an encrypted store's states (which hold the prompt's memory) are
+    encrypted under a key derived from the store's, never its passphrase, which the model's
+    process must not hold. An encrypted store not on disk yet has no key to derive from: no state
+    is saved then."""
+    from memdesk.core.runtime.llamacpp.settings import LlamaSettings
+    from memdesk.core.storage.driver import kv_cache_key
+
+    paths = Paths.from_environment()
+    cache_key = None if key is None else kv_cache_key(paths.database, key)
+    return LlamaSettings.from_settings(
+        settings,
+        resolve_model_path(settings),
+        cache_dir=paths.kv_cache if key is None or cache_key is not None else None,
+        cache_key=cache_key,
     )
 
 

@@ -26,12 +26,12 @@ from memdesk.core.memory.services import MemoryServices
 from memdesk.core.models import hub  # noqa: F401 - reads HF_ENDPOINT/HF_HUB_OFFLINE at start-up (see hub.py)
 from memdesk.core.models.library import ModelLibrary
 from memdesk.core.prompts import Prompts
-from memdesk.core.retrieval import MessageRanker, PassageRanker, VectorIndex
+from memdesk.core.retrieval import MessageRanker, PassageRanker, VectorIndex, learned
 from memdesk.core.retrieval.messages import graph_weight
 from memdesk.core.storage import Database
 from memdesk.core.storage.backup import Backups, Snapshot
 from memdesk.core.storage.daily_snapshots import DailySnapshots
-from memdesk.core.storage.driver import file_is_encrypted
+from memdesk.core.storage.driver import file_is_encrypted, forget_derived_keys
 from memdesk.core.storage.memory_copy import copy_to_memory
 from memdesk.core.storage.settings_store import SettingsStore
 
@@ -151,7 +151,13 @@ def unlock_and_open(
     paths = (paths or Paths.from_environment()).ensure()
 
     def open_with(passphrase: str | None) -> Services:
-        return open_services(paths, key=passphrase, embedder=embedder, clock=clock)
+        try:
+            services = open_services(paths, key=passphrase, embedder=embedder, clock=clock)
+        except BaseException:
+            forget_derived_keys()  # a wrong passphrase's key is no use to anyone
+            raise
+        forget_derived_keys(keep=passphrase)
+        return services
 
     if key is not None or not file_is_encrypted(paths.database):
         return open_with(key)
@@ -208,7 +214,9 @@ def _memory_services(
         recall=RecallMemory(
             db,
             embedder,
-            ranker=MessageRanker(db, embedder, vectors, user_name=lambda: settings_store.load().user_name),
+            ranker=MessageRanker(
+                db, embedder, vectors, user_name=lambda: settings_store.load().user_name, scorer=learned.shipped()
+            ),
             clock=clock,
             graph_weight=lambda: graph_weight(settings_store.load()),
         ),

@@ -1,12 +1,12 @@
 """Opening the store: brought up to date after a snapshot, a damaged store (or a failed migration)
-offered its newest good snapshot, where the snapshots are kept, and encrypting, decrypting or
-re-keying the file. The composition root (app/services.py) opens the store through here; so do the
-commands that must reach a store the app cannot open (restore, encrypt)."""
+offered its newest good snapshot, and where the snapshots are kept (encrypting, decrypting or
+re-keying the file is store_conversion.py's). The composition root (app/services.py) opens the
+store through here; so do the commands that must reach a store the app cannot open (restore,
+encrypt)."""
 
 from __future__ import annotations
 
 import logging
-import shutil
 from collections.abc import Callable, Sequence
 from datetime import tzinfo
 from pathlib import Path
@@ -23,7 +23,7 @@ from memdesk.core.base.errors import (
 from memdesk.core.base.paths import Paths
 from memdesk.core.base.settings_table import Settings
 from memdesk.core.storage import Database, open_database
-from memdesk.core.storage.backup import Backups, Snapshot
+from memdesk.core.storage.backup import OWN_SUBFOLDER, Backups, Snapshot
 from memdesk.core.storage.migrations import MIGRATIONS
 from memdesk.core.storage.settings_store import SettingsStore
 
@@ -31,7 +31,9 @@ log = logging.getLogger("memdesk.app")
 
 
 def backups_for(paths: Paths, settings: Settings, clock: Clock, *, key: str | None = None) -> Backups:
-    folder = Path(settings.backup_folder).expanduser() if settings.backup_folder else paths.backups
+    # A folder the user chose may be shared (a group's, setgid, a synced one): MemDesk makes its
+    # snapshots' folder private (0700), so it keeps them in a subfolder of its own there.
+    folder = Path(settings.backup_folder).expanduser() / OWN_SUBFOLDER if settings.backup_folder else paths.backups
     return Backups(
         paths.database,
         folder,
@@ -128,23 +130,6 @@ def offer_snapshot(error: DamagedStoreError, backups: Backups) -> DamagedStoreEr
         hint=f"restore the snapshot of {when} with: memdesk backup restore {snapshot.id}",
         snapshot=snapshot,
     )
-
-
-def convert_store(paths: Paths, old_key: str | None, new_key: str | None) -> None:
-    """Encrypt (``old_key`` None), decrypt (``new_key`` None) or re-key the store, which nothing may
-    have open, and drop the KV cache files: they hold the prompt's memory in the old form (plain, or
-    under the old passphrase) and are rebuilt at the next start."""
-    from memdesk.core.storage.encryption import change_key, decrypt_store, encrypt_store
-
-    if old_key is None and new_key is not None:
-        encrypt_store(paths.database, new_key)
-    elif old_key is not None and new_key is None:
-        decrypt_store(paths.database, old_key)
-    elif old_key is not None and new_key is not None:
-        change_key(paths.database, old_key, new_key)
-    else:
-        raise ValueError("convert_store needs a passphrase on at least one side")
-    shutil.rmtree(paths.kv_cache, ignore_errors=True)
 
 
 def user_zone(settings: Callable[[], Settings]) -> tzinfo:

@@ -1,5 +1,5 @@
-"""``memdesk agents`` (list, create, delete, export, import, tools), ``memdesk memory NAME`` and
-``memdesk history NAME`` (the memory history, with revert)."""
+"""``memdesk agents`` (list, create, delete, export, import, tools), ``memdesk memory NAME`` (and
+``--edit BLOCK --append TEXT``) and ``memdesk history NAME`` (the memory history, with revert)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,9 @@ from pathlib import Path
 from memdesk.app.operations import agent_file_options, import_agent_path
 from memdesk.cli.passphrase import open_store_services
 from memdesk.cli.terminal import ask
+from memdesk.core.base.errors import MemDeskError
 from memdesk.core.memory.diff import unified
-from memdesk.core.memory.history import GRAPH_ENTITY, GRAPH_FACT, KINDS
+from memdesk.core.memory.history import GRAPH_ENTITY, GRAPH_FACT, KINDS, Cause
 from memdesk.core.memory.revert import Reverter
 from memdesk.core.tools.imported import ImportedTools, enabling_means, reserved_names, runnable_problem
 from memdesk.core.transfer.agentfile import FORMATS, export_path
@@ -49,8 +50,12 @@ def add_commands(commands) -> None:
     tools.add_argument("--yes", action="store_true", help="do not ask for confirmation")
     tools.set_defaults(handler=_tools)
 
-    memory = commands.add_parser("memory", help="print an agent's core memory and memory counts")
+    memory = commands.add_parser(
+        "memory", help="print an agent's core memory and memory counts, or edit a block (--edit BLOCK --append TEXT)"
+    )
     memory.add_argument("name")
+    memory.add_argument("--edit", metavar="BLOCK", help="the core memory block to edit")
+    memory.add_argument("--append", metavar="TEXT", help="add TEXT as a new line at the end of the block")
     memory.set_defaults(handler=_memory)
 
     history = commands.add_parser("history", help="print how an agent's memory changed, and revert a change")
@@ -107,6 +112,8 @@ def _delete(args: argparse.Namespace) -> int:
 
 
 def _memory(args: argparse.Namespace) -> int:
+    if args.edit or args.append is not None:
+        return _edit_block(args)
     with _services() as services:
         record = services.agents.get_by_name(args.name)
         m = services.memory
@@ -119,6 +126,28 @@ def _memory(args: argparse.Namespace) -> int:
         print(f"archival memory: {m.archival.count(record.id)} passages")
         if record.summary:
             print(f"summary: {record.summary}")
+    return 0
+
+
+def _edit_block(args: argparse.Namespace) -> int:
+    """A user's edit, as the window's editor makes it: recorded in the memory history, refused over
+    the block's limit, and sent to paired devices at the next sync."""
+    if not args.edit or args.append is None:
+        raise MemDeskError("Editing a block needs both --edit BLOCK and --append TEXT")
+    if not args.append.strip():
+        raise MemDeskError("Nothing to append: the text is empty")
+    with _services() as services:
+        record = services.agents.get_by_name(args.name)
+        core = services.memory.core
+        block = core.get(record.id, args.edit)
+        if block is None:
+            labels = ", ".join(b.label for b in core.blocks(record.id)) or "none"
+            raise MemDeskError(f"{record.name} has no memory block named {args.edit!r} (blocks: {labels})")
+        value = f"{block.value}\n{args.append}" if block.value else args.append
+        changed = core.set_value(
+            record.id, block.label, value, expected_version=block.version, cause=Cause(note="the terminal")
+        )
+        print(f"[{changed.label}] {changed.chars}/{changed.limit} characters")
     return 0
 
 

@@ -64,6 +64,12 @@ def add_eval_command(subparsers: argparse._SubParsersAction) -> argparse.Argumen
     )
     locomo.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     locomo.add_argument(
+        "--through-import",
+        action="store_true",
+        help="retrieval: also write each conversation out as a ChatGPT export, import it with `memdesk import`'s"
+        " code, and compare its recall with the conversation stored directly",
+    )
+    locomo.add_argument(
         "--no-graph", action="store_true", help="skip the knowledge graph (its extraction takes a minute or two)"
     )
     locomo.set_defaults(handler=run_eval)
@@ -193,7 +199,9 @@ def run_eval(args: argparse.Namespace) -> int:
     quiet = args.json and args.mode == "retrieval"
     progress = None if quiet else (lambda text: print(f"  {text}", file=sys.stderr, flush=True))
     try:
-        if args.mode == "retrieval":
+        if args.mode == "retrieval" and args.through_import:
+            report = _through_import(args)
+        elif args.mode == "retrieval":
             report = _retrieval(args, progress)
         else:
             report = _replay(args, progress)
@@ -202,6 +210,12 @@ def run_eval(args: argparse.Namespace) -> int:
         return 1
     if args.json:
         print(json.dumps(report))
+    elif args.mode == "retrieval" and args.through_import:
+        for side in ("direct", "imported"):
+            row = report[side]
+            cuts = "  ".join(f"{k} {v}" for k, v in row.items() if k.startswith("recall@"))
+            label = "stored directly" if side == "direct" else "imported from a ChatGPT export"
+            print(f"{label:32} {cuts}  ({row['questions']} questions)")
     elif args.mode == "retrieval":
         _print_retrieval(report, tuple(sorted({5, max(1, args.k)})))
     else:
@@ -229,6 +243,22 @@ def _retrieval(args: argparse.Namespace, progress) -> dict:
     )
 
 
+def _through_import(args: argparse.Namespace) -> dict:
+    from memdesk.core.embedding.sentence_transformer import SentenceTransformerEmbedder
+    from memdesk.core.evaluation.locomo_import import evaluate_through_import
+    from memdesk.core.transfer.history.importer import HistoryImport
+
+    samples = json.loads(args.path.read_text(encoding="utf-8"))
+    if args.conversations:
+        samples = [s for s in samples if s["sample_id"] in args.conversations]
+    return evaluate_through_import(
+        samples,
+        SentenceTransformerEmbedder(),
+        lambda memory, agent_id, path: HistoryImport.start(memory, agent_id, path).run(),
+        ks=tuple(sorted({5, max(1, args.k)})),
+    )
+
+
 def _groups() -> tuple[str, ...]:
     return tuple(f"{g}{c}" for g in ("tuned", "held_out") for c in ("", *(f"/{n}" for n in CATEGORY_ORDER)))
 
@@ -247,6 +277,7 @@ def _print_retrieval(
         "fused/whole": "MemDesk search, long messages scored whole",
         "bm25": "BM25 only",
         "fused+graph": "MemDesk search with knowledge-graph expansion",
+        "learned": "MemDesk search, the learned ranking (the app's: memdesk/resources/ranker.json)",
     }
     for mode in [m for m in titles if m in report]:
         print(f"\n{titles[mode]}")
@@ -256,12 +287,22 @@ def _print_retrieval(
         for name in _row_order(rows, extra=extra):
             row = rows[name]
             print(f"  {name:{width}}" + "".join(f"{row[f'recall@{k}']:>11.3f}" for k in ks) + f"{row['n']:>7}")
+    for mode, found in report.get("newer_above_older", {}).items():
+        print(
+            f"knowledge updates, the newer statement above the older ({mode}):"
+            f" {found['share']:.3f} of {found['pairs']} pairs"
+        )
     if "search_ms" in report:
         print("\nmedian search time (ms): " + ", ".join(f"{mode} {ms}" for mode, ms in report["search_ms"].items()))
-    for bucket, found in report.get("nothing_detector", {}).items():
-        if found["auroc"] is not None:
+    judges = [("", report.get("nothing_detector", {}))]
+    if report.get("model", {}).get("judge"):
+        judges.append((", support score alone", report.get("nothing_detector_by_support", {})))
+    for label, buckets in judges:
+        for bucket, found in buckets.items():
+            if found["auroc"] is None:
+                continue
             print(
-                f'"nothing on that" ({bucket}): AUROC {found["auroc"]:.3f} over {found["answerable"]} answerable'
+                f'"nothing on that" ({bucket}{label}): AUROC {found["auroc"]:.3f} over {found["answerable"]} answerable'
                 f" and {found['unanswerable']} unanswerable questions;"
                 f" said for {found['nothing_for_answerable']:.1%} of answerable,"
                 f" {found['nothing_for_unanswerable']:.1%} of unanswerable"

@@ -14,6 +14,7 @@ from memdesk import __version__
 from memdesk.cli.terminal import visible_output
 from memdesk.core.base.errors import MemDeskError
 from memdesk.core.base.private_files import private_umask
+from memdesk.core.base.process_guard import guard_process
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -35,11 +36,15 @@ def build_parser() -> argparse.ArgumentParser:
         doctor_cmd,
         encrypt_cmd,
         evaluate,
+        folder_cmd,
         forget_cmd,
         graph_cmd,
+        import_cmd,
         ingest,
+        learned_cmd,
         models_cmd,
         settings_cmd,
+        sync_cmd,
         warm_cmd,
     )
 
@@ -56,6 +61,10 @@ def build_parser() -> argparse.ArgumentParser:
     warm_cmd.add_command(commands)
     backup_cmd.add_command(commands)
     encrypt_cmd.add_command(commands)
+    sync_cmd.add_command(commands)
+    import_cmd.add_command(commands)
+    folder_cmd.add_command(commands)
+    learned_cmd.add_command(commands)
     commands.add_parser("gui", help="open the desktop window (the default)")
     return parser
 
@@ -69,6 +78,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             level=getattr(logging, str(args.log_level).upper(), logging.WARNING),
             format="%(levelname)s %(name)s: %(message)s",
         )
+        # Passphrases, tokens and the store's descriptor stay out of reach of other processes (an
+        # imported tool's included) and out of core files.
+        guard_process()
         with private_umask():  # what MemDesk writes (store, logs, caches, exports) is the user's only
             return _main(args)
 

@@ -15,6 +15,7 @@ from memdesk.core.agent.context import ContextBudget
 from memdesk.core.agent.observer import AgentObserver, StepRecord, TurnResult
 from memdesk.core.consolidation.consolidator import PassResult
 from memdesk.core.runtime.base import StreamEvent
+from memdesk.core.transfer.history.importer import ImportProgress
 
 
 class SessionListener:
@@ -86,6 +87,12 @@ class SessionListener:
 
     def on_graph_pending(self, agent_id: int, entities: int, facts: int) -> None:
         """The agent's sources still queued for each stage of graph extraction."""
+
+    def on_import_progress(self, progress: ImportProgress) -> None:
+        """An import of another assistant's conversations moved on (memdesk.session.history_jobs)."""
+
+    def on_import_finished(self, agent_id: int, import_id: int, proposals: int) -> None:
+        """An import finished; ``proposals``: what MemDesk learned, waiting for review."""
 
     def on_graph_failed(self, error: Exception) -> None:
         """Graph extraction stopped as a whole (its store failed); per-source failures are retried."""

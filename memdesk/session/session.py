@@ -16,7 +16,9 @@ The rules, each kept here once:
 - a private chat runs on an in-memory copy of the store, and nothing that writes on its own runs;
 - idle work (timed heartbeats, consolidation, retention) falls due on the idle scheduler
   (memdesk.session.idle), graph extraction after each turn (memdesk.session.graph_extraction),
-  which borrows the model between turns.
+  which borrows the model between turns;
+- an import of another assistant's conversations runs as background work, a slice at a time, and
+  resumes when the agent opens again (memdesk.session.history_jobs).
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from memdesk.core.memory.recall import Message
 from memdesk.core.memory.services import MemoryServices
 from memdesk.core.runtime.base import CancelToken, Runtime
 from memdesk.session import replies
+from memdesk.session.history_jobs import HistoryJobs
 from memdesk.session.idle import IdleIntervals, IdleScheduler
 from memdesk.session.jobs import JobThread
 from memdesk.session.listener import SessionListener
@@ -102,6 +105,13 @@ class Session:
             login=login,
             warm_embedder=warm_embedder,
         )
+        self.history = HistoryJobs(
+            self._jobs,
+            parts.open_services,
+            listener,
+            graph_catch_up=self.graph_catch_up,
+            user_name=lambda: (self._latest or self._model.settings or Settings()).user_name,
+        )
 
     def start(self) -> None:
         self._jobs.start()
@@ -151,6 +161,31 @@ class Session:
         with self._lock:
             self._front_agent = agent_id
         self._jobs.submit(lambda: self._model.open(agent_id))
+        self.history.resume(agent_id)  # an import a close or a crash cut short goes on
+
+    def import_history(self, agent_id: int, path, selection=None, totals: tuple[int, int] = (0, 0)) -> None:
+        """Import an export of another assistant's conversations into the agent, in the background
+        (the front end previewed it: memdesk.app.operations.import_history; ``totals``: the
+        conversations and messages it counted); news comes as ``on_import_progress`` and
+        ``on_import_finished``; a message sent meanwhile goes first."""
+        self._refuse_import_in_private()
+        self.history.start(agent_id, path, selection, totals)
+
+    def pause_import(self) -> None:
+        """The person's Stop of an import: it keeps what came in and goes on when resumed."""
+        self.history.pause()
+
+    def resume_import(self, import_id: int) -> None:
+        """Go on with an import the person stopped (or that failed)."""
+        self._refuse_import_in_private()
+        self.history.resume_import(import_id)
+
+    def _refuse_import_in_private(self) -> None:
+        if self._private_wanted:
+            raise PrivateChatRefusal(
+                "Conversations cannot be imported during a private chat: nothing of it is saved",
+                hint="end the private chat, then import them",
+            )
 
     def apply_settings(self, settings: Settings) -> None:
         """Sampling, step, network or idle settings changed: the agent reopens with them."""
@@ -266,7 +301,11 @@ class Session:
         ended = self.idle.close(timeout)
         if self.graph is not None:
             ended = self.graph.close(timeout) and ended
-        return self._jobs.close(self._model.shutdown, timeout) and ended
+        return self._jobs.close(self._shutdown, timeout) and ended
+
+    def _shutdown(self) -> None:
+        self.history.close()  # an import stops where it is and resumes next time
+        self._model.shutdown()
 
     # --- the front end's side ------------------------------------------------------------------
     def _accepting(self) -> tuple[MemoryServices, int]:

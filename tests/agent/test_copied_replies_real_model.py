@@ -50,4 +50,7 @@ def test_no_reply_of_the_bundled_model_copies_the_user_or_itself(services, make_
         copies += [reply for reply in replies[:1] if copied(reply, said[:RECENT])]
         said[:0] = reversed(replies)
     assert copies == []
-    assert observer.count >= 1  # the model did copy, and was asked again
+    # How often it copied first (observer.count) is not asserted: seeded sampling still follows the
+    # CPU's arithmetic (which SIMD path llama.cpp takes), so on some machines this conversation
+    # draws no copy at all. The regeneration itself is specified with a scripted model in
+    # test_copied_replies.py; here the claim is the real model's replies.

@@ -12,10 +12,21 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from memdesk.core.agent.observer import AgentObserver
 from memdesk.core.agent.recall.events import EXPIRED
 from memdesk.core.base.settings_table import Settings
 from memdesk.core.runtime.scripted import ScriptedRuntime, say
+
+
+@pytest.fixture(autouse=True)
+def judged_by_support(monkeypatch):
+    """Sections judged by support.py alone, not the shipped "nothing on that" judge: the judge
+    (trained on real conversations and the real embedder) decides the section's note, whose length
+    moves where the eviction falls in these token-counted scenarios; expiry is what they test."""
+    monkeypatch.setattr("memdesk.app.services.learned.shipped", lambda: None)
+
 
 TOPICS = [
     "basil",

@@ -17,6 +17,7 @@ from memdesk.core.base.clock import iso
 from memdesk.core.base.paths import Paths
 from memdesk.core.embedding.hashing import HashingEmbedder
 from memdesk.core.memory.forget.schema_text import SHARED, VOCABULARY, text_columns, unowned_text_tables
+from memdesk.core.memory.recall import ImportedMessage
 from memdesk.core.runtime.scripted import call, say
 from tests.agent.forget.test_forget import occurrences
 
@@ -103,7 +104,45 @@ def _a_full_agent(services, make_agent, runtime):
         (agent.id,),
     )
     db.execute("INSERT INTO graph_user_names(agent_id, name) VALUES (?, 'Ivo')", (agent.id,))
+    # what sync keeps of a block's text: its versions, and a conflict shown to the user
+    db.execute(
+        "INSERT INTO sync_block_versions(edit_id, agent_id, label, parents, value, meta) VALUES"
+        " ('0000000000000001-d', ?, 'human', '[]', 'Likes tea', '{}')",
+        (agent.id,),
+    )
+    db.execute(
+        "INSERT INTO sync_conflicts(agent_id, label, reason, ours, theirs, merged, created_at)"
+        " VALUES (?, 'human', 'both devices changed the same lines', 'a', 'b', 'a\\nb', ?)",
+        (agent.id, now),
+    )
+    _imported_history(services, agent.id, now)
     return agent
+
+
+def _imported_history(services, agent_id: int, now: str) -> None:
+    """A conversation imported from ChatGPT (issue 31), its import and a proposal learned from it."""
+    db = services.db
+    import_id = db.execute(
+        "INSERT INTO history_imports(agent_id, path, fingerprint, format, selection, status, skipped,"
+        " started_at, updated_at) VALUES (?, '/home/ivo/chatgpt.zip', 'f', 'chatgpt', ?, 'done', ?, ?, ?)",
+        (agent_id, json.dumps({"titles": ["walks"]}), json.dumps([["Walks", "an image"]]), now, now),
+    ).lastrowid
+    conversation = db.execute(
+        "INSERT INTO imported_conversations(agent_id, source, external_id, title, assistant, skipped, import_id,"
+        " created_at) VALUES (?, 'chatgpt', 'c-1', 'River walks', 'ChatGPT', '[]', ?, ?)",
+        (agent_id, import_id, now),
+    ).lastrowid
+    with db.transaction():
+        (said,) = services.memory.recall.add_imported(
+            agent_id,
+            conversation,
+            [ImportedMessage("user", "I walk by the river", services.clock.now(), None, "m-1")],
+        )
+    db.execute(
+        "INSERT INTO learned_proposals(agent_id, kind, label, text, key, sources, created_at)"
+        " VALUES (?, 'preference', 'human', 'Loves river walks', 'loves*', ?, ?)",
+        (agent_id, json.dumps([said]), now),
+    )
 
 
 def _seed_every_text_column(db, agent_id: int) -> list[str]:
@@ -166,6 +205,7 @@ def seeded(services, make_agent, runtime, tmp_path):
     columns = _seed_every_text_column(services.db, agent.id)
     assert {"agents.system_prompt", "memory_blocks.description", "agent_file_extras.data"} <= set(columns)
     assert {"imported_tools.source_code", "imported_tools.description", "graph_queue.last_error"} <= set(columns)
+    assert {"imported_conversations.title", "learned_proposals.text", "history_imports.path"} <= set(columns)
     services.backups.create(f"before import of {NAME}.af", keep=True)
     _seed_every_file(paths, agent.id)
     paths.user_tools.mkdir(parents=True, exist_ok=True)

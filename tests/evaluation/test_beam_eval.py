@@ -14,6 +14,8 @@ from memdesk.core.evaluation.beam import ASSISTANT, USER, chat_folders, load_cha
 from memdesk.core.evaluation.locomo import evaluate_samples
 from memdesk.core.evaluation.locomo_replay import FIFO, FIFO_RECALL, shown_in_part
 from memdesk.core.evaluation.locomo_replay import evaluate_samples as replay_samples
+from memdesk.core.retrieval import learned
+from memdesk.core.retrieval.features import FEATURES
 from memdesk.core.runtime.scripted import ScriptedRuntime
 from tests.evaluation.test_locomo_replay import Store
 
@@ -164,3 +166,35 @@ def test_recall_variant_is_measured_beside_fifo(tmp_path):
     )
     assert set(report["variants"]) == {FIFO, FIFO_RECALL}
     assert report["variants"][FIFO]["held_out"]["n"] == 2
+
+
+def test_search_reports_the_learned_ranking_knowledge_updates_and_both_nothing_judges(tmp_path):
+    """One JSON holds every figure issue 34 asks for: recall@k per kind for the hand fusion and,
+    when a model ranks, the learned ranking; the newer statement above the older for knowledge
+    updates; and the "nothing on that" judgement automatic recall uses beside support.py's alone."""
+    samples = load_chats([write_chat(tmp_path / "1"), write_chat(tmp_path / "11")])
+    report = evaluate_samples(samples, HashingEmbedder(), ks=(1, 10), tuned_on=("1",))
+    shipped = learned.shipped()
+    assert shipped is not None and report["model"]["name"] == shipped.name and report["model"]["judge"]
+    assert ("learned" in report) == shipped.ranks
+    # the update (4) against the original (1), one pair per chat
+    assert report["newer_above_older"]["fused"] == {"share": 1.0, "pairs": 2}  # the original shares no word
+    for judged in (report["nothing_detector"], report["nothing_detector_by_support"]):
+        assert judged["all"]["answerable"] == 4 and judged["all"]["unanswerable"] == 2
+        assert set(judged["all"]) >= {"auroc", "nothing_for_answerable", "nothing_for_unanswerable"}
+    oldest_first = learned.parse(
+        {
+            "format": learned.FORMAT,
+            "version": learned.FORMAT_VERSION,
+            "name": "oldest-first",
+            "features": list(FEATURES),
+            "kind": "linear",
+            "linear": {"weights": [1.0 if f == "recency" else 0.0 for f in FEATURES], "bias": 0.0},
+        }
+    )
+    ranked = evaluate_samples(samples, HashingEmbedder(), ks=(10,), tuned_on=("1",), scorer=oldest_first)
+    assert ranked["learned"]["knowledge_update"]["n"] == 2 and ranked["model"]["name"] == "oldest-first"
+    assert ranked["newer_above_older"]["learned"] == {"share": 0.0, "pairs": 2}  # the model put the older first
+    without = evaluate_samples(samples, HashingEmbedder(), ks=(10,), tuned_on=("1",), scorer=None)
+    assert "learned" not in without and "model" not in without
+    assert without["nothing_detector"] == without["nothing_detector_by_support"]

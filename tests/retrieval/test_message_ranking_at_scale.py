@@ -178,15 +178,30 @@ def test_a_growing_conversation_is_appended_in_place_not_copied_each_turn(db, mo
 def test_two_extensions_of_one_timeline_never_write_into_each_others_rows():
     lock = threading.Lock()
     start = timelines.Timeline(
-        (1,), np.array([1, 2]), np.array(["Ana", "Ben"], dtype=object), np.array([False, True]), np.array([0.0, 60.0])
+        (1,),
+        np.array([1, 2]),
+        np.array(["Ana", "Ben"], dtype=object),
+        np.array([False, True]),
+        np.array([0.0, 60.0]),
+        np.array([0, 0]),
+        np.array([10, 20]),
     )
-    first = timelines.extended(start, (2,), np.array([3]), np.array([120.0]), np.array(["Ana"], dtype=object), lock)
-    second = timelines.extended(start, (2,), np.array([4]), np.array([10**6]), np.array(["Cleo"], dtype=object), lock)
-    third = timelines.extended(first, (3,), np.array([5]), np.array([180.0]), np.array(["Ben"], dtype=object), lock)
+    chat = np.array([0])  # the agent's own chat, no imported conversation
+    one = np.array([5])
+    first = timelines.extended(
+        start, (2,), np.array([3]), np.array([120.0]), np.array(["Ana"], dtype=object), chat, one, lock
+    )
+    second = timelines.extended(
+        start, (2,), np.array([4]), np.array([10**6]), np.array(["Cleo"], dtype=object), chat, np.array([7]), lock
+    )
+    third = timelines.extended(
+        first, (3,), np.array([5]), np.array([180.0]), np.array(["Ben"], dtype=object), chat, one, lock
+    )
     assert first.ids.tolist() == [1, 2, 3] and first.same_session.tolist() == [False, True, True]
     assert second.ids.tolist() == [1, 2, 4] and second.same_session.tolist() == [False, True, False]
     assert second.authors.tolist() == ["Ana", "Ben", "Cleo"] and second.speakers == {"Cleo"}
     assert third.ids.tolist() == [1, 2, 3, 5] and third.times.tolist() == [0.0, 60.0, 120.0, 180.0]
+    assert second.lengths.tolist() == [10, 20, 7] and third.lengths.tolist() == [10, 20, 5, 5]
 
 
 def test_common_inner_words_propose_only_the_newest_texts_for_the_verbatim_comparison(db, monkeypatch):

@@ -60,3 +60,15 @@ class SlowWarmRuntime(ScriptedRuntime):
             time.sleep(0.01)
         self.warm_outcomes.append("done")
         return 100
+
+
+class GuardProbeRuntime(ScriptedRuntime):
+    """Answers with what the model's process keeps to itself: whether it is dumpable (prctl) and
+    its core file limit, read with nothing of MemDesk."""
+
+    def generate_text(self, request, *, cancel=None) -> str:
+        import ctypes
+        import resource
+
+        dumpable = ctypes.CDLL(None, use_errno=True).prctl(3, 0, 0, 0, 0)  # PR_GET_DUMPABLE
+        return f"dumpable={dumpable} core={resource.getrlimit(resource.RLIMIT_CORE)[0]}"

@@ -14,7 +14,7 @@ from memdesk.core.base.errors import BackupError, ConfigError, DamagedStoreError
 from memdesk.core.base.paths import Paths
 from memdesk.core.base.settings_table import Settings
 from memdesk.core.storage import open_database
-from memdesk.core.storage.backup import AUTOMATIC, KEPT, BackupCancelled, Backups
+from memdesk.core.storage.backup import AUTOMATIC, KEPT, OWN_SUBFOLDER, BackupCancelled, Backups
 from memdesk.core.storage.daily_snapshots import DailySnapshots
 from memdesk.core.storage.database import Database
 from memdesk.core.storage.migrations import MIGRATIONS
@@ -159,7 +159,7 @@ def test_the_backup_settings_refuse_a_relative_folder_and_negative_counts(servic
         with pytest.raises(ConfigError):
             services.settings_store.set(name, value)
     services.settings_store.set("backup_folder", "~/memdesk-backups")
-    assert services.backups.folder == Path("~/memdesk-backups").expanduser()
+    assert services.backups.folder == Path("~/memdesk-backups").expanduser() / OWN_SUBFOLDER
 
 
 def test_a_restore_brings_the_snapshot_back_and_can_itself_be_undone(backups, store):
@@ -367,3 +367,18 @@ def test_an_encrypted_store_s_snapshots_are_encrypted_with_its_passphrase_and_re
         copy.close()
     finally:
         db.close()
+
+
+def test_a_shared_folder_chosen_for_backups_keeps_its_mode_and_memdesk_uses_a_folder_of_its_own(services, tmp_path):
+    """A group's folder (setgid, group-writable) chosen as backup_folder was chmod-ed to 0700: the
+    group lost it. Snapshots go in a subfolder MemDesk owns; the shared folder stays as it was."""
+    shared = tmp_path / "family-share"
+    shared.mkdir()
+    shared.chmod(0o2775)
+    (shared / "holiday.txt").write_text("not MemDesk's")
+    before = stat.S_IMODE(shared.stat().st_mode)
+    services.settings_store.set("backup_folder", str(shared))
+    snapshot = services.backups.create("manual", keep=True)
+    assert stat.S_IMODE(shared.stat().st_mode) == before == 0o2775
+    assert snapshot.path.parent == shared / OWN_SUBFOLDER
+    assert stat.S_IMODE(snapshot.path.parent.stat().st_mode) == 0o700

@@ -155,3 +155,32 @@ def test_passages_and_messages_get_the_same_counting_triggers_but_for_their_name
         assert triggers[f"passages_{suffix}"].replace("passages", "messages") == triggers[f"messages_{suffix}"]
     assert "UPDATE OF text, agent_id ON passages" in triggers["passages_rows_au"]
     assert "UPDATE OF search_text, author, role, created_at, agent_id ON messages" in triggers["messages_rows_au"]
+
+
+def test_sync_identities_give_existing_rows_stable_ids_and_keep_every_reference(tmp_path):
+    db = open_database(tmp_path / "store.sqlite3", migrate=False)
+    db.migrate(MIGRATIONS[: MIGRATIONS.index(migrations.m018_sync_identities.migrate)])
+    db.execute("INSERT INTO agents(name, created_at, system_prompt) VALUES ('sam', '2025-03-01T10:00:00+00:00', '')")
+    for n in range(3):
+        db.execute(
+            "INSERT INTO messages(agent_id, created_at, role, kind, content, search_text)"
+            f" VALUES (1, '2025-03-0{n + 1}T10:00:00+00:00', 'user', 'user_message', 'm{n}', 'm{n}')"
+        )
+    db.execute("INSERT INTO passages(agent_id, text, created_at) VALUES (1, 'p', '2025-03-01T10:00:00+00:00')")
+    db.execute("UPDATE messages SET step_id = 1 WHERE id = 2")
+    db.migrate()
+    uids = [row[0] for row in db.query("SELECT uid FROM messages ORDER BY id")]
+    assert len(set(uids)) == 3 and all(len(uid) == 32 for uid in uids)
+    assert uids == sorted(uids)  # ids sort by creation time, as ULIDs do
+    assert db.scalar("SELECT step_id FROM messages WHERE id = 2") == 1
+    assert db.scalar("SELECT uid FROM agents") and db.scalar("SELECT uid FROM passages")
+    # a row written later gets its own, from any writer, without a word from the writer
+    db.execute(
+        "INSERT INTO messages(agent_id, created_at, role, kind, content) VALUES (1, '2026-01-01', 'user', 'x', 'new')"
+    )
+    assert db.scalar("SELECT uid FROM messages WHERE content = 'new'") > uids[-1]
+    # nothing is captured for sync until this device syncs
+    assert db.scalar("SELECT COUNT(*) FROM sync_outbox") == 0
+    with pytest.raises(sqlite_module().IntegrityError):
+        db.execute("UPDATE messages SET uid = ? WHERE id = 1", (uids[1],))
+    db.close()

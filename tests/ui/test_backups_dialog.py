@@ -11,7 +11,7 @@ from memdesk.app.services import open_services
 from memdesk.app.store_opening import backups_at
 from memdesk.core.base.paths import Paths
 from memdesk.core.embedding.hashing import HashingEmbedder
-from memdesk.core.storage.backup import KEPT
+from memdesk.core.storage.backup import KEPT, OWN_SUBFOLDER
 from memdesk.ui.common.errors import ErrorHub
 from memdesk.ui.dialogs.backups import BackupsDialog, describe_when
 from memdesk.ui.startup import main as ui_main
@@ -57,7 +57,7 @@ def test_create_now_runs_off_the_gui_thread_shows_progress_and_lists_the_snapsho
     assert not dialog.progress.isVisible()
     assert dialog.table.rowCount() == 1 and dialog.table.isVisible()
     cells = [dialog.table.item(0, c).text() for c in range(4)]
-    assert cells[2] == "manual (kept until you remove it)" and cells[3] == "yes"
+    assert cells[2] == "manual (kept until you remove it)" and cells[3] == "verified"
     assert "taken and verified" in dialog.status.text()
     [snapshot] = services.backups.list()
     assert snapshot.kind == KEPT and dialog.selected().id == snapshot.id
@@ -87,6 +87,30 @@ def test_a_damaged_snapshot_is_shown_as_such_when_verified(qtbot, dialog):
     assert any("damaged" in message for message in dialog.hub.messages)
 
 
+def test_a_foreign_snapshot_is_shown_as_such_and_restored_only_after_its_differences(qtbot, dialog, monkeypatch):
+    """A snapshot MemDesk did not take (here: one of its own whose bytes changed since, and a
+    planted copy with no record of this store's) says so, and Restore shows what it would change."""
+    _create(qtbot, dialog)
+    own = dialog.snapshots[0]
+    planted = own.path.with_name("20990101-000000.sqlite3")
+    planted.write_bytes(own.path.read_bytes())
+    record = own.path.with_suffix(".json").read_text().replace(own.id, "20990101-000000").replace('"mac"', '"was"')
+    planted.with_suffix(".json").write_text(record)
+    dialog.refresh()
+    states = {s.id: dialog.table.item(row, 3).text() for row, s in enumerate(dialog.snapshots)}
+    assert states[own.id] == "verified" and states["20990101-000000"].startswith("foreign")
+    requested: list[str] = []
+    dialog.restore_requested.connect(requested.append)
+    asked: list[str] = []
+    dialog.ask_foreign = lambda question: asked.append(question) or False
+    dialog.select("20990101-000000")
+    dialog.restore_button.click()
+    assert requested == [] and "not taken by this MemDesk" in asked[0] and "Restore it?" in asked[0]
+    dialog.ask_foreign = lambda question: True
+    dialog.restore_button.click()
+    assert requested == ["20990101-000000"] and dialog.foreign_accepted == "20990101-000000"
+
+
 def test_remove_asks_then_deletes(qtbot, dialog, monkeypatch):
     _create(qtbot, dialog)
     _yes(monkeypatch)
@@ -100,7 +124,7 @@ def test_another_folder_takes_the_next_snapshots(qtbot, dialog, services, tmp_pa
     dialog.set_folder(str(elsewhere))
     assert services.settings.backup_folder == str(elsewhere) and str(elsewhere) in dialog.folder_label.text()
     _create(qtbot, dialog)
-    assert len(list(elsewhere.glob("*.sqlite3"))) == 1
+    assert len(list((elsewhere / OWN_SUBFOLDER).glob("*.sqlite3"))) == 1
     dialog.default_folder_button.click()
     assert services.settings.backup_folder == "" and dialog.table.rowCount() == 0
 

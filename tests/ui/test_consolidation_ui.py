@@ -51,17 +51,21 @@ def test_an_idle_pass_proposes_changes_and_the_user_reviews_them(qtbot, services
     qtbot.waitUntil(lambda: "(2)" in window.consolidation.review_action.text())
     assert "Review proposed memory changes" in window.statusBar().currentMessage()
 
-    dialog = window.consolidation.open_review()
-    qtbot.waitUntil(dialog.isVisible)
+    window.consolidation.open_review()
+    qtbot.waitUntil(lambda: window.consolidation.dialog is not None and window.consolidation.dialog.isVisible())
+    dialog = window.consolidation.dialog
     assert dialog.list.count() == 2
     dialog.list.item(1).setCheckState(Qt.CheckState.Unchecked)  # the wrong one
-    dialog.apply_button.click()
+    with qtbot.waitSignal(dialog.loaded):  # the proposals left are read again
+        dialog.apply_button.click()
+        assert not dialog.reject_button.isEnabled()  # nothing decided twice meanwhile
     human = services.memory.core.get(window.state.agent_id, "human").value
     assert "Name: Ana; lives in Porto." in human and "coffee" not in human
     qtbot.waitUntil(
         lambda: "lives in Porto" in window.memory.editors["human"].editor.toPlainText()
     )  # the panel shows it
-    dialog.reject_button.click()
+    with qtbot.waitSignal(dialog.loaded):
+        dialog.reject_button.click()
     assert dialog.empty.isVisible() and not dialog.apply_button.isEnabled()
     statuses = [
         c.status

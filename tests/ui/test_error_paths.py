@@ -62,12 +62,13 @@ def test_deleting_passages_that_fails_is_reported_not_crashed(
 
 
 def test_a_markdown_export_that_cannot_be_written_is_reported_not_crashed(
-    make_window, roomy_runtime, monkeypatch, crash_log, tmp_path
+    make_window, roomy_runtime, monkeypatch, crash_log, tmp_path, settle
 ):
     window = make_window(roomy_runtime)
     target = tmp_path / "no such folder" / "conversation.md"
     monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a, **k: (str(target), "Markdown (*.md)"))
     window.transfer_actions.on_export_markdown_triggered()
+    settle(window)  # read and written on the job pool
     assert any(m.startswith(f"Could not save {target}: No such file") for m in window.hub.messages)
     assert not crash_log.exists() or crash_log.read_text() == ""
 

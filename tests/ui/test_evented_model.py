@@ -103,7 +103,7 @@ def test_the_window_state_starts_with_no_agent_and_nothing_running():
     }
 
 
-def test_the_window_shows_its_state_as_the_parts_change_it(make_window, roomy_runtime, send, qtbot, services):
+def test_the_window_shows_its_state_as_the_parts_change_it(make_window, roomy_runtime, send, qtbot, services, settle):
     """The parts write the shared state and the others observe it: the agent shown reaches the
     title, busy reaches Send and Stop, the message sent last is the one answered."""
     roomy_runtime.enqueue(say("Hello Ada"))
@@ -121,6 +121,7 @@ def test_the_window_shows_its_state_as_the_parts_change_it(make_window, roomy_ru
     other = services.create_agent("Bo")
     window.switching.on_agent_list_changed()
     window.agents.switched.emit(other.id)
+    settle(window)  # the agent is read off the GUI thread, then shown
     assert state.agent_id == other.id and window.windowTitle() == "MemDesk — Bo"
     state.busy = True
     assert not window.chat.send_button.isEnabled() and window.chat.stop_button.isEnabled()

@@ -3,6 +3,8 @@ confirm, and the panels and the transcript show the result; retention asks once 
 
 from __future__ import annotations
 
+import threading
+import time
 from datetime import timedelta
 
 from PySide6.QtCore import Qt
@@ -11,9 +13,12 @@ from PySide6.QtWidgets import QApplication
 from memdesk.app.operations import open_retention
 from memdesk.core.memory.forget import PLACEHOLDER
 from memdesk.core.runtime.scripted import call, say
+from memdesk.core.storage import open_database
 
 
-def test_forget_previews_then_removes_and_the_window_refreshes(qtbot, services, roomy_runtime, make_window, send):
+def test_forget_previews_then_removes_and_the_window_refreshes(
+    qtbot, services, roomy_runtime, make_window, send, settle
+):
     window = make_window(roomy_runtime)
     roomy_runtime.enqueue(
         call("core_memory_append", "her sister", True, label="human", content="Sister: Eva"),
@@ -45,6 +50,7 @@ def test_forget_previews_then_removes_and_the_window_refreshes(qtbot, services, 
         dialog.forget_button.click()
     assert "Eva" in asked[0]
     assert dialog.status.text().startswith("Forgot ")
+    settle(window)  # the conversation is read again off the GUI thread
     text = window.chat.transcript.toPlainText()
     assert "Eva" not in text and PLACEHOLDER in text and "I am drinking tea" in text
     assert "Eva" not in services.memory.core.get(window.state.agent_id, "human").value
@@ -130,4 +136,70 @@ def test_backups_taken_before_can_be_purged_too(qtbot, services, roomy_runtime, 
         dialog.forget_button.click()
     assert done.args[0].backups_purged == 1 and done.args[0].snapshot is None
     assert b"Eva" not in older.path.read_bytes()
+    dialog.close()
+
+
+def _wal(services) -> bytes:
+    wal = services.paths.database.with_name(services.paths.database.name + "-wal")
+    return wal.read_bytes() if wal.exists() else b""
+
+
+def _forget_eva(qtbot, window, services) -> object:
+    dialog = window.forget.open_dialog()
+    dialog.text.setText("Eva")
+    dialog.on_preview()
+    qtbot.waitUntil(lambda: dialog.forget_button.isEnabled(), timeout=10_000)
+    dialog.confirm = lambda question: True
+    with qtbot.waitSignal(window.forget.journal_settled, timeout=30_000):
+        dialog.forget_button.click()
+    return dialog
+
+
+def test_forget_says_when_the_journal_could_not_be_emptied(qtbot, services, roomy_runtime, make_window, send):
+    """Another connection reading the store keeps the WAL, and the forgotten text in it: the window
+    tries again, and says so when it still cannot (as the terminal does)."""
+    window = make_window(roomy_runtime)
+    roomy_runtime.enqueue(say("Say hi to Eva!"))
+    send(window, "My sister Eva is visiting")
+    assert b"Eva" in _wal(services)
+    reader = open_database(services.paths.database, migrate=False)
+    reader.execute("BEGIN")
+    reader.query("SELECT count(*) FROM messages")  # a read that lasts, like a panel's
+    try:
+        dialog = _forget_eva(qtbot, window, services)
+        status = dialog.status.text()
+        assert status.startswith("Forgot ")
+        assert "journal" in status and "memdesk.sqlite3-wal" in status and "reading the store" in status
+    finally:
+        reader.execute("COMMIT")
+        reader.close()
+    dialog.close()
+
+
+def test_forget_empties_the_journal_once_the_other_reader_is_done(qtbot, services, roomy_runtime, make_window, send):
+    window = make_window(roomy_runtime)
+    roomy_runtime.enqueue(say("Say hi to Eva!"))
+    send(window, "My sister Eva is visiting")
+    reader = open_database(services.paths.database, migrate=False)
+    reader.execute("BEGIN")
+    reader.query("SELECT count(*) FROM messages")
+    released: list[bool] = []
+
+    def release_soon(_result) -> None:
+        # The reader finishes a moment after the forget itself (a panel done refreshing).
+        def release() -> None:
+            time.sleep(0.5)
+            reader.execute("COMMIT")
+            released.append(True)
+
+        threading.Thread(target=release).start()
+
+    window.forget.forgotten_applied.connect(release_soon)
+    try:
+        dialog = _forget_eva(qtbot, window, services)
+    finally:
+        qtbot.waitUntil(lambda: bool(released), timeout=10_000)
+        reader.close()
+    assert "journal" not in dialog.status.text()
+    assert b"Eva" not in _wal(services)
     dialog.close()

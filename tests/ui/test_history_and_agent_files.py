@@ -34,8 +34,10 @@ def test_an_agent_edit_shows_with_its_diff_and_its_message(make_window, roomy_ru
     assert "core_memory_append" in history.details.toPlainText()
     change = history.selected()
     click(qtbot, history.show_button)  # the call is hidden detail: the view turns details on
+    settle(window)  # the message is read off the GUI thread
     assert window.chat.details.isChecked() and window.chat.transcript.highlighted_message == change.step_id
     history.details.anchorClicked.emit(QUrl(f"message:{change.message_id}"))
+    settle(window)
     assert window.chat.transcript.highlighted_message == change.message_id
     editor = window.memory.editors["human"]
     assert editor.last_change.text().startswith("changed by the agent")
@@ -57,6 +59,7 @@ def test_the_source_message_is_one_click_away_even_when_evicted(
     messages = services.memory.recall.all(window.state.agent_id)
     services.agents.update(window.state.agent_id, context_start_id=messages[-2].id, evicted_count=len(messages) - 2)
     window.switching.select(window.state.agent_id)
+    settle(window)
     assert CONTEXT_DIVIDER in window.chat.transcript.toPlainText()
     with qtbot.waitSignal(window.history.loaded):
         window.history.set_agent(window.state.agent_id)
@@ -64,6 +67,7 @@ def test_the_source_message_is_one_click_away_even_when_evicted(
     window.history.select_change(change.id)
     assert change.message_id < messages[-2].id  # it answered a message now out of context
     window.history.details.anchorClicked.emit(QUrl(f"message:{change.message_id}"))
+    settle(window)
     assert window.chat.transcript.highlighted_message == change.message_id
 
 
@@ -163,7 +167,9 @@ def test_import_summary_and_imported_tools(make_window, roomy_runtime, qtbot, se
     assert tools.list.item(0).text() == "cancel_order — enabled" and tools.disable_button.isEnabled()
 
 
-def test_export_af_and_import_it_back_from_the_window(make_window, roomy_runtime, send, qtbot, services, tmp_path):
+def test_export_af_and_import_it_back_from_the_window(
+    make_window, roomy_runtime, send, qtbot, services, tmp_path, settle
+):
     roomy_runtime.enqueue(say("Hello from the past."))
     window = make_window(roomy_runtime)
     send(window, "hello")
@@ -181,5 +187,6 @@ def test_export_af_and_import_it_back_from_the_window(make_window, roomy_runtime
     )
     assert "Everything in the file was imported." in window.transfer_actions.summary_dialog.report.toPlainText()
     click(qtbot, window.transfer_actions.summary_dialog.open_button)
+    settle(window)
     assert services.agents.get(window.state.agent_id).name == "Companion (2)"
     assert "Hello from the past." in window.chat.transcript.toPlainText()

@@ -193,7 +193,7 @@ def test_a_source_link_asks_for_its_message(qtbot, panel):
 
 
 def test_after_a_turn_the_graph_fills_in_and_a_fact_jumps_to_its_message(
-    make_window, send, qtbot, services, wait_for_signal
+    make_window, send, qtbot, services, wait_for_signal, settle
 ):
     runtime = ScriptedRuntime(context_window=32768)
     runtime.enqueue(say("Noted!"), say("Good to know."))
@@ -207,6 +207,7 @@ def test_after_a_turn_the_graph_fills_in_and_a_fact_jumps_to_its_message(
     click_entity(qtbot, panel, "Tom")
     row = next(r for r in range(panel.fact_table.rowCount()) if panel.fact_table.item(r, 2).text() == "Lisbon")
     panel.fact_table.cellActivated.emit(row, 0)  # Enter or double-click on the fact
+    settle(window)  # the message is read off the GUI thread
     source = next(
         m
         for m in services.memory.recall.all(window.state.agent_id)
@@ -220,7 +221,7 @@ def test_after_a_turn_the_graph_fills_in_and_a_fact_jumps_to_its_message(
     )
 
 
-def test_a_fact_from_a_document_jumps_to_its_passage(make_window, qtbot, services, wait_for_signal):
+def test_a_fact_from_a_document_jumps_to_its_passage(make_window, qtbot, services, wait_for_signal, settle):
     window = make_window(ScriptedRuntime(context_window=32768))
     agent_id = window.state.agent_id
     services.memory.archival.insert(agent_id, "Marie Curie worked in Paris. She discovered polonium.")
@@ -231,6 +232,7 @@ def test_a_fact_from_a_document_jumps_to_its_passage(make_window, qtbot, service
     click_entity(qtbot, panel, "Marie Curie")
     assert panel.fact_table.rowCount() >= 1
     panel.open_source(0)
+    settle(window)  # the passage is read off the GUI thread
     assert window.archival.hits and window.archival.hits[0][1].passage.text.startswith("Marie Curie")
     assert "Marie Curie worked in Paris" in window.archival.detail.toPlainText()
 

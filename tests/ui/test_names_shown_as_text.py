@@ -65,9 +65,10 @@ def test_a_tool_name_that_looks_like_markup_is_shown_as_it_is(qtbot):
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_the_chat_title_shows_the_agents_name_as_it_is(make_window, roomy_runtime, services, name):
+def test_the_chat_title_shows_the_agents_name_as_it_is(make_window, roomy_runtime, services, name, settle):
     window = make_window(roomy_runtime)
     window.switching.select(services.create_agent(name).id)
+    settle(window)  # the agent is read off the GUI thread, then shown
     assert seen(window.chat.title) == name
     window.switching.on_agent_renamed(window.state.agent_id, f"{name} 2")
     assert seen(window.chat.title) == f"{name} 2"

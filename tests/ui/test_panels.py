@@ -102,14 +102,18 @@ def test_agents_create_switch_rename_duplicate_delete(make_window, roomy_runtime
     first = window.state.agent_id
     send(window, "hello first")
     window.agent_actions.create("Bob", "You are Bob, a cheerful cook.", "The user likes pasta.")
+    settle(window)  # Bob, his conversation and his memory, read off the GUI thread
     assert window.services.agents.get(window.state.agent_id).name == "Bob"
     assert window.chat.transcript.toPlainText().strip() == ""  # Bob has his own conversation
-    settle(window)  # his memory, read off the GUI thread
     assert "cheerful cook" in window.memory.editors["persona"].editor.toPlainText()
+    # A click while the worker still opens Bob is refused (the user is told); wait as a user would.
+    qtbot.waitUntil(lambda: not window.state.busy, timeout=30_000)
     item = window.agents.list.findItems(services.agents.get(first).name, Qt.MatchFlag.MatchExactly)[0]
     window.agents.list.setCurrentItem(item)  # switch back: history restored
+    settle(window)
     assert window.state.agent_id == first and "I am the first agent." in window.chat.transcript.toPlainText()
     window.agent_actions.rename(first, "Alice", update_persona=False)
+    settle(window)
     assert services.agents.get(first).name == "Alice" and window.windowTitle() == "MemDesk — Alice"
     assert services.settings.last_agent == "Alice"
     window.agent_actions.duplicate(first, "Alice copy")
@@ -120,6 +124,7 @@ def test_agents_create_switch_rename_duplicate_delete(make_window, roomy_runtime
     # switch back), as a user would be told; wait as they would.
     qtbot.waitUntil(lambda: not window.state.busy, timeout=10_000)
     window.agent_actions.delete(first)  # the open one: the window moves to another agent
+    settle(window)
     assert services.agents.find("Alice") is None and window.state.agent_id != first, window.hub.messages
     assert window.agents.list.count() == 2
 

@@ -29,7 +29,7 @@ def test_the_dialog_opens_with_the_warning_for_a_stored_remote_plain_http_url(qt
 
 
 def test_the_window_marks_a_remote_plain_http_server_while_it_runs_the_model(
-    make_window, roomy_runtime, services, qtbot
+    make_window, roomy_runtime, services, qtbot, settle
 ):
     services.settings_store.set("runtime", "openai")
     services.settings_store.set("openai_base_url", REMOTE)
@@ -38,6 +38,7 @@ def test_the_window_marks_a_remote_plain_http_server_while_it_runs_the_model(
     assert window.message_bar.isVisible() and "unencrypted to 192.0.2.10" in window.message_bar.label.text()
     with qtbot.waitSignal(window.model_ready, timeout=10_000):
         window.window_settings.apply({"runtime": "llamacpp"})
+    settle(window)  # the settings the model runs with are read off the GUI thread
     assert window.server_warning.isHidden()
 
 

@@ -15,6 +15,8 @@ SECRET_CORE = "quokkaflintwood"
 
 
 def start_private(window, wait_for_signal, qtbot) -> None:
+    # as a user would: once the window takes a message (a switch of agent ends a private chat first)
+    qtbot.waitUntil(lambda: not window.state.busy and window.chat.send_button.isEnabled(), timeout=10_000)
     with wait_for_signal(window.worker.private_started):
         window.private_chat.action.trigger()
     qtbot.waitUntil(lambda: not window.state.busy and window.chat.send_button.isEnabled(), timeout=10_000)
@@ -31,7 +33,7 @@ def secret_on_disk(services) -> bool:
 
 
 def test_the_toggle_starts_a_private_chat_that_saves_nothing_and_ending_it_discards_it(
-    make_window, roomy_runtime, send, services, wait_for_signal, qtbot
+    make_window, roomy_runtime, send, services, wait_for_signal, qtbot, settle
 ):
     roomy_runtime.enqueue(say("Hello Ada!"))
     window = make_window(roomy_runtime)
@@ -59,6 +61,7 @@ def test_the_toggle_starts_a_private_chat_that_saves_nothing_and_ending_it_disca
     assert not secret_on_disk(services)
 
     window.private_chat.action.trigger()  # off: back to the saved conversation
+    settle(window)  # read off the GUI thread
     assert not banner.isVisible() and not window.private_chat.action.isChecked()
     assert "Hello Ada!" in window.chat.transcript.toPlainText()
     assert "Your secret is safe." not in window.chat.transcript.toPlainText()
@@ -72,7 +75,7 @@ def test_the_toggle_starts_a_private_chat_that_saves_nothing_and_ending_it_disca
 
 
 def test_switching_agents_or_closing_the_window_ends_the_private_chat(
-    make_window, roomy_runtime, send, services, wait_for_signal, qtbot
+    make_window, roomy_runtime, send, services, wait_for_signal, qtbot, settle
 ):
     services.create_agent("bo")
     services.create_agent("cy")
@@ -82,6 +85,7 @@ def test_switching_agents_or_closing_the_window_ends_the_private_chat(
     roomy_runtime.enqueue(say("Noted."))
     send(window, f"Remember {SECRET}")
     window.switching.on_agent_switched(other.id)
+    settle(window)  # the agent is read off the GUI thread, then shown
     assert not window.private_chat.active and not window.private_chat.banner.isVisible()
     assert window.state.agent_id == other.id and SECRET not in window.chat.transcript.toPlainText()
 

@@ -46,7 +46,8 @@ def test_a_message_whose_window_closed_mid_reply_is_answered_on_the_next_open(ma
     runtime = ScriptedRuntime(context_window=32768)
     runtime.enqueue(say("Welcome, Ada! Lisbon gardens must be lovely."))
     again = make_window(runtime, start=False, login=True)  # the answer goes before any login turn
-    again.start()
+    with qtbot.waitSignal(again.opened, timeout=10_000):  # the agent, its page and the note are shown
+        again.start()
     assert NOT_ANSWERED_YET in again.chat.transcript.toPlainText()
     qtbot.waitUntil(lambda: "Lisbon gardens must be lovely" in again.chat.transcript.toPlainText(), timeout=15_000)
     assert "answering your message of" in again.chat.transcript.toPlainText()
@@ -85,7 +86,8 @@ def test_a_message_sent_while_the_model_loads_is_answered_once_though_it_is_also
         return runtime
 
     window = make_window(runtime, start=False, make_runtime=slow_factory)
-    window.start()
+    with qtbot.waitSignal(window.opened, timeout=10_000):  # Send works once the agent is shown
+        window.start()
     qtbot.keyClicks(window.chat.compose, "Hi, I am Ada")
     qtbot.keyClick(window.chat.compose, Qt.Key.Key_Return)  # the model is still loading
     with qtbot.waitSignal(window.turn_done, timeout=10_000):
@@ -168,7 +170,8 @@ def test_the_embedding_model_warms_after_the_first_reply_not_during_it(services,
     )
     try:
         window.show()
-        window.start()
+        with qtbot.waitSignal(window.opened, timeout=10_000):  # Send works once the agent is shown
+            window.start()
         qtbot.keyClicks(window.chat.compose, "Hi, I am Ada")
         qtbot.keyClick(window.chat.compose, Qt.Key.Key_Return)  # while the model loads
         with qtbot.waitSignal(window.turn_done, timeout=10_000):

@@ -51,6 +51,11 @@ class AlreadyRunningError(StoreError):
         self.program = program
 
 
+class InstanceLockError(StoreError):
+    """The data folder's instance lock (or the window's come-forward request) is not a plain file
+    of its own: a symbolic link or a hard link planted there would make MemDesk overwrite another file."""
+
+
 class DamagedStoreError(StoreError):
     """The store is damaged or not a database, or could not be brought up to date. ``snapshot`` is
     the newest good snapshot offered in its place (its id and date), when there is one."""
@@ -62,6 +67,11 @@ class DamagedStoreError(StoreError):
 
 class BackupError(StoreError):
     """A snapshot could not be taken, checked or restored; the store itself is unchanged."""
+
+
+class ForeignSnapshotError(BackupError):
+    """A snapshot this store did not record (planted, copied from elsewhere, or changed since): it
+    is restored only on request, after its differences are shown, with what it may not bring reset."""
 
 
 class EmbeddingMismatchError(StoreError):
@@ -180,3 +190,47 @@ class ConfigError(MemDeskError):
 
 class PrivateChatRefusal(MemDeskError):
     """Something that would save what a private chat holds (adding documents) was asked during one."""
+
+
+# --- sync --------------------------------------------------------------------------------------
+class SyncError(MemDeskError):
+    """Sync could not run (no folder, not paired, a folder that cannot be written)."""
+
+
+class SyncFileRefused(SyncError):
+    """A change file was altered, truncated, replayed, foreign or from an unpaired device: never
+    applied, reported, and kept where it is."""
+
+
+class SyncSchemaTooNewError(SyncFileRefused):
+    """A change file was written by a newer MemDesk; kept until this device is upgraded."""
+
+
+class DuplicateDeviceError(SyncError):
+    """Another device writes under this device's id (a store copied by hand, then both synced)."""
+
+
+class PairingCodeError(SyncError):
+    """The pairing code does not open this sync folder."""
+
+
+# --- conversations from other assistants, memory as a folder -----------------------------------
+class HistoryImportError(FileTransferError):
+    """An export of another assistant's conversations could not be read at all. (What can be read
+    of a damaged one is imported; each part that cannot is listed with its reason instead.)"""
+
+
+class UnrecognisedExportError(HistoryImportError):
+    """Neither a ChatGPT, Claude or Open WebUI export, a transcript nor a MemDesk memory folder."""
+
+
+class UnsafeArchiveError(HistoryImportError):
+    """A zip that would unpack to far more than it holds (a zip bomb), or to more than is sensible."""
+
+
+class ExportShapeError(HistoryImportError):
+    """One conversation of an export has a shape its tool never writes: it is skipped and listed."""
+
+
+class MemoryFolderError(FileTransferError):
+    """A MemDesk memory folder could not be written, or read back (a damaged or foreign file)."""

@@ -98,7 +98,11 @@ class Paths:
 
     def own_entries(self) -> list[Path]:
         """What MemDesk keeps in the data folder (the rest of it, if any, is not MemDesk's)."""
-        store = [self.database.with_name(self.database.name + suffix) for suffix in ("", "-wal", "-shm", "-journal")]
+        store = [
+            self.database.with_name(self.database.name + suffix)
+            # .snapshots-key: the secret with which the store vouches for its snapshots' records
+            for suffix in ("", "-wal", "-shm", "-journal", ".snapshots-key")
+        ]
         return [
             *store,
             self.instance_lock,

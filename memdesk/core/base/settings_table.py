@@ -56,6 +56,10 @@ class Declared:
     advanced: bool = False
     hidden: bool = False
     secret: bool = False
+    #: It decides what MemDesk runs or loads, or where it sends or keeps data: only this machine's
+    #: user sets it, so a snapshot from elsewhere (memdesk/core/storage/foreign_snapshots.py) does
+    #: not bring it.
+    local_only: bool = False
     check: Callable[[Any], None] | None = None
 
     @property
@@ -134,17 +138,22 @@ class Settings:
     """The values in force; frozen (the store's ``set`` returns a new one)."""
 
     # --- the model ---
-    model_path: str = _setting("", "GGUF model file (empty: the bundled SmolLM2-135M-Instruct)", restart=True)
+    model_path: str = _setting(
+        "", "GGUF model file (empty: the bundled SmolLM2-135M-Instruct)", restart=True, local_only=True
+    )
     runtime: str = _setting(
         "llamacpp",
         "Model runtime: llamacpp (local) or openai (an OpenAI-compatible server)",
         choices=("llamacpp", "openai"),
         restart=True,
+        local_only=True,
     )
     openai_base_url: str = _setting(
-        "http://127.0.0.1:8080/v1", "Base URL of the OpenAI-compatible server", restart=True
+        "http://127.0.0.1:8080/v1", "Base URL of the OpenAI-compatible server", restart=True, local_only=True
     )
-    openai_model: str = _setting("", "Model name to ask the OpenAI-compatible server for", restart=True)
+    openai_model: str = _setting(
+        "", "Model name to ask the OpenAI-compatible server for", restart=True, local_only=True
+    )
     # "none": the server ignores or refuses schemas (found out by models/servers.py).
     openai_schema: str = _setting(
         "json_schema",
@@ -166,7 +175,9 @@ class Settings:
     gpu_layers: int = _setting(
         0, "Layers to offload to a GPU (0: CPU only)", minimum=0, maximum=10_000, restart=True, advanced=True
     )
-    chat_template: str = _setting("", "Jinja chat template overriding the model's own", restart=True, advanced=True)
+    chat_template: str = _setting(
+        "", "Jinja chat template overriding the model's own", restart=True, advanced=True, local_only=True
+    )
     # --- sampling (the active model's catalog entry refines those the user has not set) ---
     temperature: float = _setting(0.7, "Sampling temperature", minimum=0.0, maximum=5.0)
     top_k: int = _setting(40, "Top-k sampling (0: off)", minimum=0, maximum=10_000, advanced=True)
@@ -243,8 +254,8 @@ class Settings:
         minimum=0,
         maximum=525_600,
     )
-    http_enabled: bool = _setting(False, "Allow the http_request function (asks before each request)")
-    http_allowlist: tuple[str, ...] = _setting((), "Hosts http_request may reach")
+    http_enabled: bool = _setting(False, "Allow the http_request function (asks before each request)", local_only=True)
+    http_allowlist: tuple[str, ...] = _setting((), "Hosts http_request may reach", local_only=True)
     last_agent: str = _setting("", "Agent the window opens on start (empty: the first one)", hidden=True)
     time_zone: str = _setting(
         "",
@@ -309,14 +320,22 @@ class Settings:
     # --- backups ---
     backup_folder: str = _setting(
         "",
-        "Folder for snapshots of the store, e.g. another disk or a synced folder (empty: backups/ in the data folder)",
+        "Folder for snapshots of the store, e.g. another disk or a synced folder: they go in a memdesk-snapshots "
+        "folder of their own inside it (empty: backups/ in the data folder)",
         check=_backup_folder,
+        local_only=True,
     )
     backup_keep_daily: int = _setting(
         7, "Automatic snapshots kept: the newest of each of this many most recent days", minimum=0, maximum=3650
     )
     backup_keep_weekly: int = _setting(
         4, "Automatic snapshots kept besides: the newest of each of this many most recent weeks", minimum=0, maximum=520
+    )
+    sync_interval_s: int = _setting(
+        60,
+        "How often the window syncs with your other devices, in seconds (0: only with Sync now), once paired",
+        minimum=0,
+        maximum=86_400,
     )
     # --- kept by the window itself ---
     welcome_done: bool = _setting(

@@ -18,12 +18,15 @@ from collections import defaultdict
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import numpy as np
+
 from memdesk.core.base.clock import SystemClock, iso, parse_month
 from memdesk.core.embedding import Embedder
 from memdesk.core.graph.extraction import ExtractionOptions, GraphExtractor
 from memdesk.core.graph.store import KnowledgeGraph
 from memdesk.core.memory.recall import RecallMemory
-from memdesk.core.retrieval import MessageRanker, VectorIndex
+from memdesk.core.retrieval import MessageRanker, VectorIndex, learned
+from memdesk.core.retrieval.learned import LearnedScorer
 from memdesk.core.retrieval.messages import GRAPH_WEIGHT
 from memdesk.core.retrieval.support import DEPTH as SUPPORT_DEPTH
 from memdesk.core.retrieval.support import NOTHING_BELOW, auroc, support
@@ -34,6 +37,8 @@ TUNING_CONVERSATIONS = ("conv-26", "conv-30", "conv-41")
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 MODES = ("fused", "bm25", "fused/whole")
 GRAPH_MODE = "fused+graph"
+#: The learned scorer's ranking (memdesk.core.retrieval.learned), measured when a model ships.
+LEARNED_MODE = "learned"
 #: The fused search with long messages scored as a whole, not by their best part (the lever's baseline).
 WHOLE_MODE = "fused/whole"
 #: Question kinds memory cannot answer: LoCoMo's adversarial questions (asked of the wrong speaker)
@@ -114,12 +119,15 @@ def category_name(category) -> str:
     return str(category)
 
 
-def _support(recall: RecallMemory, agent_id: int, question: str) -> float:
-    """The "nothing on that" score of a question (memdesk.core.retrieval.support) on the search's best hits."""
-    top = [r.id for r in recall.rank(agent_id, question, graph_weight=0.0)[:SUPPORT_DEPTH]]
+def _support(recall: RecallMemory, agent_id: int, question: str) -> tuple[float, list]:
+    """The "nothing on that" score of a question (memdesk.core.retrieval.support) on the search's
+    best hits, and those hits (MessageRank)."""
+    ranked = recall.rank(agent_id, question, graph_weight=0.0)[:SUPPORT_DEPTH]
+    top = [r.id for r in ranked]
     texts = {m.id: m.search_text for m in recall.get_many(top)}
     speakers, said_by = recall.speakers(agent_id, top)
-    return support(question, [(texts.get(i, ""), who) for i, who in zip(top, said_by, strict=True)], speakers)
+    judged = support(question, [(texts.get(i, ""), who) for i, who in zip(top, said_by, strict=True)], speakers)
+    return judged, ranked
 
 
 def _judge(
@@ -130,11 +138,37 @@ def _judge(
     agent_id: int,
     question: str,
     unanswerable: bool,
+    scorer: LearnedScorer | None,
 ) -> None:
+    """Both "nothing on that" judgements: support.py's score on the hand fusion's hits
+    (``by_support``) and, with a model, its judge on the learned ranking's hits (what automatic
+    recall then uses)."""
     ranker.by_parts = True
-    judged = _support(recall, agent_id, question)
+    ranker.scorer = None
+    judged, _ = _support(recall, agent_id, question)
     for bucket in ("all", group):
-        supports[bucket][not unanswerable].append(judged)
+        supports["by_support"][bucket][not unanswerable].append(judged)
+    if scorer is not None and scorer.judge is not None:
+        ranker.scorer = scorer
+        value, hits = _support(recall, agent_id, question)
+        if hits and all(h.features is not None for h in hits):
+            judged = scorer.nothing_support(value, np.stack([h.features for h in hits])) or 0.0
+        ranker.scorer = None
+    for bucket in ("all", group):
+        supports["app"][bucket][not unanswerable].append(judged)
+
+
+def newer_above_older(ranked: list[int], qa: dict, ids: dict[str, int]) -> list[bool]:
+    """For a knowledge update (BEAM's original and updated statements), each (older, newer) pair:
+    is the newer ranked above the older (one missing from the ranking is below every ranked one)?"""
+    groups = qa.get("evidence_groups") or []
+    if category_name(qa["category"]) != "knowledge_update" or len(groups) != 2:
+        return []
+    place = {m: k for k, m in enumerate(ranked)}
+    far = len(ranked) + 1
+    older = [ids[e] for e in groups[0] if e in ids]
+    newer = [ids[e] for e in groups[1] if e in ids]
+    return [place.get(n, far) < place.get(o, far) for o in older for n in newer if o != n]
 
 
 def detector_report(answerable: list[float], unanswerable: list[float], bar: float = NOTHING_BELOW) -> dict:
@@ -177,18 +211,26 @@ def evaluate_samples(
     graph_weight: float = GRAPH_WEIGHT,
     tuned_on: tuple[str, ...] = TUNING_CONVERSATIONS,
     user_name: str = "",
+    scorer: LearnedScorer | None | bool = True,
 ) -> dict:
     """Conversations in LoCoMo's shape (another data set converted to it, such as BEAM) ranked as
     ``evaluate`` does; ``tuned_on`` names the conversations tuned on (the rest are held out);
-    ``user_name``: the speaker who asks the questions, as the app's setting of that name."""
-    modes = MODES + ((GRAPH_MODE,) if analyser is not None else ())
+    ``user_name``: the speaker who asks the questions, as the app's setting of that name;
+    ``scorer``: the learned ranking model (True: the shipped one, if any), measured as the
+    ``learned`` mode beside the hand fusion."""
+    if scorer is True:
+        scorer = learned.shipped()
+    model = scorer if isinstance(scorer, LearnedScorer) else None
+    modes = MODES + ((GRAPH_MODE,) if analyser is not None else ()) + ((LEARNED_MODE,) if model and model.ranks else ())
     recalls: dict[str, dict[tuple, list[float]]] = {mode: defaultdict(list) for mode in modes}
     latency: dict[str, list[float]] = {mode: [] for mode in modes}
     graphs: dict[str, dict] = {}
     skipped = 0
-    supports: dict[str, dict[bool, list[float]]] = defaultdict(
-        lambda: {True: [], False: []}
-    )  # bucket -> answerable? -> scores
+    # judgement -> bucket -> answerable? -> scores
+    supports: dict[str, dict[str, dict[bool, list[float]]]] = defaultdict(
+        lambda: defaultdict(lambda: {True: [], False: []})
+    )
+    pairs: dict[str, list[bool]] = defaultdict(list)  # mode -> a knowledge update's newer statement above the older?
     with tempfile.TemporaryDirectory(prefix="memdesk-locomo-") as folder:
         db = open_database(Path(folder) / "memdesk.sqlite3")
         ranker = MessageRanker(db, embedder, VectorIndex(db), user_name=lambda: user_name)
@@ -209,10 +251,11 @@ def evaluate_samples(
                         if (
                             unanswerable
                         ):  # BEAM's abstention questions have no evidence, yet the detector is judged on them
-                            _judge(supports, group, ranker, recall, agent_id, qa["question"], unanswerable)
+                            _judge(supports, group, ranker, recall, agent_id, qa["question"], unanswerable, model)
                         continue
                     for mode in modes:
                         ranker.by_parts = mode != WHOLE_MODE
+                        ranker.scorer = model if mode == LEARNED_MODE else None
                         started = time.perf_counter()
                         ranking = recall.rank(
                             agent_id,
@@ -226,8 +269,10 @@ def evaluate_samples(
                             value = len(evidence & set(ranked[:k])) / len(evidence)
                             for bucket in ("all", category, group, f"{group}/{category}", sample["sample_id"]):
                                 recalls[mode][(bucket, k)].append(value)
-                    # After the timed searches: judged on the fused ranking, which is cached by then.
-                    _judge(supports, group, ranker, recall, agent_id, qa["question"], unanswerable)
+                        pairs[mode] += newer_above_older(ranked, qa, ids)
+                    ranker.scorer = None
+                    # After the timed searches: judged on the rankings, which are cached by then.
+                    _judge(supports, group, ranker, recall, agent_id, qa["question"], unanswerable, model)
                 if progress:
                     progress(sample["sample_id"])
         finally:
@@ -242,9 +287,20 @@ def evaluate_samples(
     report["search_ms"] = {
         mode: round(1000 * statistics.median(values), 2) for mode, values in latency.items() if values
     }
-    report["nothing_detector"] = {
-        bucket: detector_report(scores[True], scores[False]) for bucket, scores in supports.items()
+    report["newer_above_older"] = {
+        mode: {"share": round(sum(found) / len(found), 4), "pairs": len(found)}
+        for mode, found in pairs.items()
+        if found
     }
+    # what automatic recall says (the learned judge when the model has one), and support.py's score alone
+    report["nothing_detector"] = {
+        bucket: detector_report(scores[True], scores[False]) for bucket, scores in supports["app"].items()
+    }
+    report["nothing_detector_by_support"] = {
+        bucket: detector_report(scores[True], scores[False]) for bucket, scores in supports["by_support"].items()
+    }
+    if model is not None:
+        report["model"] = {"name": model.name, "judge": model.judge is not None, **model.card}
     if analyser is not None:
         report["graph"] = {"weight": graph_weight, **graphs}
     return report

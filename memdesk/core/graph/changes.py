@@ -59,6 +59,13 @@ ROW_COLUMNS: dict[str, dict[str, tuple[type, bool]]] = {
 }
 
 
+#: Columns that are a row's identity, not its content: the stable id every device knows it by
+#: (sync, migration m018). A change's rows leave them out and a revert never writes them, so a
+#: restored row keeps the id it has, and an agent file's rows, made where ids were others (or
+#: none), cannot take another row's; carried rows that name them still put their content back.
+IDENTITY_COLUMNS = frozenset({"uid"})
+
+
 def rows_problem(rows: Any) -> str | None:
     """Why ``rows`` (a change's meta rows) cannot be put back (None: they can): each entry must be
     [a carried table, an integer id, None or a row with exactly that table's columns, each value of
@@ -78,7 +85,7 @@ def rows_problem(rows: Any) -> str | None:
             continue
         if not isinstance(row, dict):
             return f"a row of {table} is not an object"
-        unknown = [key for key in row if key not in columns]
+        unknown = [key for key in row if key not in columns and key not in IDENTITY_COLUMNS]
         if unknown:
             return f"a row of {table} names a column it does not have ({unknown[0]!r})"
         for name, (kind, nullable) in columns.items():
@@ -87,6 +94,10 @@ def rows_problem(rows: Any) -> str | None:
             if not (type(row[name]) is kind or (nullable and row[name] is None)):
                 return f"a row of {table} holds a {type(row[name]).__name__} in {name}"
     return None
+
+
+def _content(row: dict[str, Any]) -> dict[str, Any]:
+    return {name: value for name, value in row.items() if name not in IDENTITY_COLUMNS}
 
 
 class ChangeRecorder(Protocol):
@@ -169,7 +180,7 @@ class ChangeRecording:
             raise ValueError(f"not a graph table: {table}")
         cursor = self._db.execute(f"SELECT * FROM {table} WHERE id = ?", (int(row_id),))
         row = cursor.fetchone()
-        return None if row is None else dict(zip([d[0] for d in cursor.description], row, strict=True))
+        return None if row is None else _content(dict(zip([d[0] for d in cursor.description], row, strict=True)))
 
     def row_states(self, keys: Iterable[tuple[str, int]]) -> list[RowState]:
         """The rows as they are now, as a change's meta holds them (read in batches: an agent's
@@ -187,7 +198,7 @@ class ChangeRecording:
                 )
                 columns = [d[0] for d in cursor.description]
                 for row in cursor.fetchall():
-                    found[(table, int(row[0]))] = dict(zip(columns, row, strict=True))
+                    found[(table, int(row[0]))] = _content(dict(zip(columns, row, strict=True)))
         return [[table, row_id, found.get((table, row_id))] for table, row_id in keys]
 
     def changed_rows(self, before: list[RowState]) -> tuple[list[RowState], list[RowState]]:
@@ -354,4 +365,4 @@ class ChangeRecording:
         """Rows as they are now, for an ``Edit``'s undo."""
         cursor = self._db.execute(f"SELECT * FROM {table} WHERE {where}", tuple(params))
         columns = [d[0] for d in cursor.description]
-        return [(table, dict(zip(columns, row, strict=True))) for row in cursor.fetchall()]
+        return [(table, _content(dict(zip(columns, row, strict=True)))) for row in cursor.fetchall()]

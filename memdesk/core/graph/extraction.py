@@ -37,7 +37,7 @@ ENQUEUE_CHUNK = 2000
 MAX_ATTEMPTS = 5
 RETRY_SECONDS = 30.0
 #: Sources of a message: what people said (the agent's replies are its own inventions).
-MESSAGE_KINDS = ("user_message",)
+MESSAGE_KINDS = ("user_message", "imported_user")  # what the person wrote, here or in an imported chat
 
 
 class Analyser(Protocol):

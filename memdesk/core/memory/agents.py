@@ -15,6 +15,7 @@ from memdesk.core.memory.history import APP, USER
 from memdesk.core.memory.space import delete_agent_vectors
 from memdesk.core.prompts import Prompts
 from memdesk.core.storage import Database
+from memdesk.core.storage.scrubbing import scrub_deleted
 
 #: The agent the window creates on a fresh install; ``memdesk warm`` prepares its prompt beforehand.
 FIRST_AGENT = "Companion"
@@ -166,6 +167,9 @@ class AgentStore:
             # Messages, blocks and passages go by ON DELETE CASCADE; vec0 tables cannot.
             delete_agent_vectors(self._db, agent_id)
             self._db.execute("DELETE FROM agents WHERE id = ?", (agent_id,))
+        if not self._db.in_transaction:
+            # Its words leave the file too: the full-text index's older segments and the WAL.
+            scrub_deleted(self._db)
         if self._files_root is not None:
             shutil.rmtree(self._files_root / f"agent-{agent_id}", ignore_errors=True)
 

@@ -24,9 +24,11 @@ from memdesk.core.base.clock import Clock, iso, parse_iso
 from memdesk.core.storage import Database
 
 #: Who changed memory. APP: MemDesk itself (a new agent's default persona, its empty human block),
-#: so the history does not say the user wrote text they never saw.
+#: so the history does not say the user wrote text they never saw. SYNC: another device (its name
+#: in the note), or the merge of its edit with this device's.
 AGENT, USER, IMPORT, CONSOLIDATION, EXTRACTOR, APP = "agent", "user", "import", "consolidation", "extractor", "app"
-SOURCES = (AGENT, USER, IMPORT, CONSOLIDATION, EXTRACTOR, APP)
+SYNC = "sync"
+SOURCES = (AGENT, USER, IMPORT, CONSOLIDATION, EXTRACTOR, APP, SYNC)
 #: What was changed. Other kinds may be recorded (the column is free text); these are known.
 BLOCK, PASSAGE, GRAPH_FACT, GRAPH_ENTITY = "block", "passage", "graph_fact", "graph_entity"
 #: A document's chunks, added or removed together (one change per document, not per chunk).

@@ -1,13 +1,16 @@
 """Recall memory: every message ever exchanged, in or out of the context window.
 
 Messages are never deleted by eviction; the agent row's ``context_start_id`` marks which ones are
-still in context. ``search_text`` holds what a person would search for (the user's words, the
-agent's messages and thoughts), without the JSON envelope the model sees.
+still in context. Conversations imported from other assistants (memdesk.core.transfer.history) are
+messages too, marked with their ``conversation_id``: searches find them like any message, while the
+agent's own chat (the context window, the transcript, the reply rules) is the rows without one.
+``search_text`` holds what a person would search for (the user's words, the agent's messages and
+thoughts), without the JSON envelope the model sees.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta, tzinfo
 
@@ -15,6 +18,7 @@ from memdesk.core.base.clock import Clock, iso, parse_iso
 from memdesk.core.embedding import Embedder
 from memdesk.core.memory.page import Page
 from memdesk.core.memory.space import EmbeddingSpace
+from memdesk.core.retrieval.learned import LearnedScorer
 from memdesk.core.retrieval.messages import MessageRank, MessageRanker
 from memdesk.core.retrieval.query import contains_casefold
 from memdesk.core.storage import Database
@@ -35,6 +39,24 @@ class Message:
     author: str | None = None
     function_name: str | None = None
     step_id: int | None = None
+    conversation_id: int | None = None  # an imported conversation's (None: the agent's own chat)
+
+    @property
+    def imported(self) -> bool:
+        return self.conversation_id is not None
+
+
+@dataclass(frozen=True)
+class ImportedMessage:
+    """One message of a conversation imported from another assistant: ``author`` None for the
+    person (the user), the other assistant's name for its replies."""
+
+    role: str  # "user" or "assistant"
+    text: str
+    created_at: datetime
+    author: str | None
+    external_id: str
+    imported_at: datetime | None = None  # when it first came into MemDesk (None: now)
 
 
 @dataclass(frozen=True)
@@ -44,11 +66,19 @@ class RankedMessage:
     exact: bool  # the query occurs in the message verbatim (case-insensitive)
 
 
-_COLUMNS = "id, agent_id, created_at, role, kind, content, search_text, author, function_name, step_id"
+_COLUMNS = "id, agent_id, created_at, role, kind, content, search_text, author, function_name, step_id, conversation_id"
+#: The agent's own chat: what is not an imported conversation.
+CHAT = "conversation_id IS NULL"
+#: Kinds of an imported conversation's messages: what the person wrote there (knowledge-graph
+#: extraction reads it as the user's, as it reads a user_message) and the other assistant's replies.
+#: No rule of the chat (owed replies, consolidation's turns) ever takes them for the agent's.
+IMPORTED_USER, IMPORTED_REPLY = "imported_user", "imported_reply"
 
 
-def _message(row, zone: tzinfo) -> Message:
-    return Message(row[0], row[1], parse_iso(row[2], zone), row[3], row[4], row[5], row[6], row[7], row[8], row[9])
+def _message(row, zone: tzinfo = UTC) -> Message:
+    return Message(
+        row[0], row[1], parse_iso(row[2], zone), row[3], row[4], row[5], row[6], row[7], row[8], row[9], row[10]
+    )
 
 
 def embedding_text(search_text: str, author: str | None) -> str:
@@ -110,6 +140,42 @@ class RecallMemory:
             cursor.lastrowid, agent_id, created_at, role, kind, content, search_text, author, function_name, step_id
         )
 
+    def add_imported(
+        self,
+        agent_id: int,
+        conversation_id: int,
+        messages: Sequence[ImportedMessage],
+        *,
+        imported_at: datetime | None = None,
+    ) -> list[int]:
+        """Messages of an imported conversation (the caller holds the transaction: a conversation
+        comes in whole or not at all). Searchable by their words at once; their vectors come in
+        batches (``index_pending``). ``imported_at``: when they came into MemDesk (now unless
+        given), from which retention counts their days (memdesk.core.memory.forget.retention)."""
+        if imported_at is None:
+            imported_at = self._clock.now() if self._clock is not None else datetime.now(UTC)
+        brought = iso(imported_at)
+        ids = []
+        for m in messages:
+            cursor = self._db.execute(
+                "INSERT INTO messages(agent_id, created_at, role, kind, content, search_text, author,"
+                " conversation_id, external_id, imported_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    agent_id,
+                    iso(m.created_at),
+                    m.role,
+                    IMPORTED_USER if m.role == "user" else IMPORTED_REPLY,
+                    m.text,
+                    m.text,
+                    m.author,
+                    conversation_id,
+                    m.external_id,
+                    iso(m.imported_at) if m.imported_at is not None else brought,
+                ),
+            )
+            ids.append(int(cursor.lastrowid))
+        return ids
+
     def get(self, message_id: int) -> Message | None:
         row = self._db.query_one(f"SELECT {_COLUMNS} FROM messages WHERE id = ?", (message_id,))
         return _message(row, self._zone()) if row else None
@@ -127,8 +193,10 @@ class RecallMemory:
         return [found[i] for i in message_ids if i in found]
 
     def since(self, agent_id: int, first_id: int) -> list[Message]:
+        """The agent's own chat from ``first_id`` on (imported conversations are not part of it)."""
         rows = self._db.query(
-            f"SELECT {_COLUMNS} FROM messages WHERE agent_id = ? AND id >= ? ORDER BY id", (agent_id, first_id)
+            f"SELECT {_COLUMNS} FROM messages WHERE agent_id = ? AND id >= ? AND {CHAT} ORDER BY id",
+            (agent_id, first_id),
         )
         return [_message(r, self._zone()) for r in rows]
 
@@ -141,7 +209,7 @@ class RecallMemory:
         function's result apart from its call: it then begins at the call."""
         bound = before_id if before_id is not None else 1 << 62
         rows = self._db.query(
-            f"SELECT {_COLUMNS} FROM messages WHERE agent_id = ? AND id < ? ORDER BY id DESC LIMIT ?",
+            f"SELECT {_COLUMNS} FROM messages WHERE agent_id = ? AND id < ? AND {CHAT} ORDER BY id DESC LIMIT ?",
             (agent_id, bound, limit),
         )
         zone = self._zone()
@@ -151,7 +219,7 @@ class RecallMemory:
         """The messages from ``first_id`` up to (not including) ``before_id``, oldest first; from
         the call on when ``first_id`` is a function's result."""
         rows = self._db.query(
-            f"SELECT {_COLUMNS} FROM messages WHERE agent_id = ? AND id >= ? AND id < ? ORDER BY id",
+            f"SELECT {_COLUMNS} FROM messages WHERE agent_id = ? AND id >= ? AND id < ? AND {CHAT} ORDER BY id",
             (agent_id, first_id, before_id),
         )
         zone = self._zone()
@@ -169,16 +237,18 @@ class RecallMemory:
         return page
 
     def any_before(self, agent_id: int, message_id: int) -> bool:
-        """Whether the agent has a message older than ``message_id``."""
+        """Whether the agent's chat has a message older than ``message_id``."""
         return (
-            self._db.scalar("SELECT 1 FROM messages WHERE agent_id = ? AND id < ? LIMIT 1", (agent_id, message_id))
+            self._db.scalar(
+                f"SELECT 1 FROM messages WHERE agent_id = ? AND id < ? AND {CHAT} LIMIT 1", (agent_id, message_id)
+            )
             is not None
         )
 
     def last_activity(self, agent_id: int) -> datetime | None:
         """When the newest message of the agent was written (None: no message yet)."""
         value = self._db.scalar(
-            "SELECT created_at FROM messages WHERE agent_id = ? ORDER BY id DESC LIMIT 1", (agent_id,)
+            f"SELECT created_at FROM messages WHERE agent_id = ? AND {CHAT} ORDER BY id DESC LIMIT 1", (agent_id,)
         )
         return parse_iso(value) if value else None
 
@@ -202,16 +272,38 @@ class RecallMemory:
         return [r[0] for r in rows]
 
     def last_id(self, agent_id: int) -> int | None:
-        return self._db.scalar("SELECT MAX(id) FROM messages WHERE agent_id = ?", (agent_id,))
+        """The newest message of the agent's chat."""
+        return self._db.scalar(f"SELECT MAX(id) FROM messages WHERE agent_id = ? AND {CHAT}", (agent_id,))
 
     def count(self, agent_id: int) -> int:
-        return int(self._db.scalar("SELECT COUNT(*) FROM messages WHERE agent_id = ?", (agent_id,)))
+        """Messages of the agent's own chat."""
+        return int(self._db.scalar(f"SELECT COUNT(*) FROM messages WHERE agent_id = ? AND {CHAT}", (agent_id,)))
+
+    def imported_count(self, agent_id: int) -> int:
+        """Messages of the conversations imported from other assistants."""
+        return int(
+            self._db.scalar(
+                "SELECT COUNT(*) FROM messages WHERE agent_id = ? AND conversation_id IS NOT NULL", (agent_id,)
+            )
+        )
+
+    def conversation(self, conversation_id: int) -> list[Message]:
+        """An imported conversation's messages, in order."""
+        rows = self._db.query(
+            f"SELECT {_COLUMNS} FROM messages WHERE conversation_id = ? ORDER BY id", (conversation_id,)
+        )
+        return [_message(r, self._zone()) for r in rows]
 
     def has_before(self, agent_id: int, message_id: int) -> bool:
-        """Whether the agent has any message older than ``message_id`` (not a count: counting a
+        """Whether the agent has any message out of the context window that begins at
+        ``message_id``: an older one, or one of an imported conversation (not a count: counting a
         million-message conversation took 0.3 s of automatic recall's 300 ms)."""
         return (
             self._db.scalar("SELECT 1 FROM messages WHERE agent_id = ? AND id < ? LIMIT 1", (agent_id, message_id))
+            is not None
+            or self._db.scalar(
+                "SELECT 1 FROM messages WHERE agent_id = ? AND conversation_id IS NOT NULL LIMIT 1", (agent_id,)
+            )
             is not None
         )
 
@@ -260,29 +352,42 @@ class RecallMemory:
         """Who speaks in the agent's conversation, and who said each of these messages."""
         return self._ranker.speakers(agent_id, message_ids)
 
+    @property
+    def ranker(self) -> MessageRanker:
+        """The ranker this memory searches with (benchmarks switch its learned scorer off to compare)."""
+        return self._ranker
+
+    @property
+    def judged_by(self) -> LearnedScorer | None:
+        """The ranking model, when it has a learned "nothing on that" judge."""
+        scorer = self._ranker.scorer
+        return scorer if scorer is not None and scorer.judge is not None else None
+
     def warm(self, agent_id: int) -> None:
         """Prepare what the first search of the agent's conversation would read (its timeline)."""
         self._ranker.warm(agent_id, graph=self._graph_weight() > 0)
 
     # --- vectors ---------------------------------------------------------------------------
-    def index_pending(self, agent_id: int) -> int:
-        """Embed every searchable message of the agent that has no vector yet. Returns how many.
+    def index_pending(self, agent_id: int, *, limit: int | None = None) -> int:
+        """Embed every searchable message of the agent that has no vector yet (at most about
+        ``limit``, a batch at a time: an import embeds as it goes). Returns how many.
         Called lazily by searches; may also run from idle time to do that work early."""
         if self._space is None or self._embedder is None:
             return 0
         self._space.ensure()
         done = 0
-        while True:
+        while limit is None or done < limit:
             rows = self._db.query(
                 "SELECT id, search_text, author FROM messages WHERE agent_id = ? AND embedded = 0"
                 " AND search_text != '' ORDER BY id LIMIT ?",
-                (agent_id, INDEX_BATCH),
+                (agent_id, INDEX_BATCH if limit is None else min(INDEX_BATCH, limit - done)),
             )
             if not rows:
                 return done
             vectors = self._embedder.embed([embedding_text(r[1], r[2]) for r in rows])
             self._space.write("messages", agent_id, [r[0] for r in rows], vectors)
             done += len(rows)
+        return done
 
     def search_date(self, agent_id: int, start: date, end: date, *, page: int = 0, page_size: int = 5) -> Page[Message]:
         """Messages between two dates of the user's calendar, both inclusive, oldest first."""

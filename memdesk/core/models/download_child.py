@@ -14,6 +14,7 @@ from typing import Any
 from urllib.parse import urljoin
 
 from memdesk.core.base.errors import DownloadCancelled, DownloadError, MemDeskError, NotEnoughSpaceError
+from memdesk.core.base.process_guard import guard_process
 from memdesk.core.models.catalog import CatalogEntry
 from memdesk.core.models.hub import ENDPOINT_ENV, OFFLINE_ENV, HubConfig, origin
 from memdesk.core.runtime.base import CancelToken
@@ -146,6 +147,7 @@ class _Cancelled(Exception):
 
 
 def _child_main(conn: Connection, job: dict[str, str]) -> None:
+    guard_process()  # it may hold a Hugging Face token
     # The hub library reads these once, when imported: set them first.
     os.environ[ENDPOINT_ENV] = job["endpoint"]
     os.environ[OFFLINE_ENV] = "0"

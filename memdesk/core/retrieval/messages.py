@@ -12,7 +12,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
@@ -20,11 +20,13 @@ import numpy as np
 
 from memdesk.core.base.settings_table import Settings
 from memdesk.core.embedding import Embedder
-from memdesk.core.retrieval import fusion
-from memdesk.core.retrieval.asker import asker_boost
+from memdesk.core.retrieval import features, fusion
+from memdesk.core.retrieval.asker import about_oneself, asker_boost
 from memdesk.core.retrieval.bounded_fts import FtsIndex, best_matches
 from memdesk.core.retrieval.graph_expansion import MentionedMessages, expansion_scores
+from memdesk.core.retrieval.learned import LearnedScorer
 from memdesk.core.retrieval.message_parts import PartIndex, checksum
+from memdesk.core.retrieval.nothing_judge import DEPTH as JUDGED  # the hits the judge reads
 from memdesk.core.retrieval.query import (
     contains_casefold,
     fts_phrases,
@@ -89,6 +91,8 @@ class MessageRank:
     score: float
     exact: bool  # the query occurs in the message verbatim (case-insensitive)
     part: tuple[int, int] | None = None  # of a long message, the span of its search text that matched best
+    # what the learned scorer read of it (memdesk.core.retrieval.features), when one ranked
+    features: np.ndarray | None = field(default=None, compare=False, repr=False)
 
 
 class MessageRanker:
@@ -103,12 +107,16 @@ class MessageRanker:
         *,
         user_name: Callable[[], str] = lambda: "",
         by_parts: bool = True,
+        scorer: LearnedScorer | None = None,
     ) -> None:
         """``user_name``: the person's name (a setting, read at each search). With it and the
         agent's own name, app messages, which have no author, still have a speaker. ``by_parts``:
-        the lexical leg scores a long message by its best part (memdesk.core.retrieval.message_parts)."""
+        the lexical leg scores a long message by its best part (memdesk.core.retrieval.message_parts).
+        ``scorer``: a learned model ranks a wider pool of candidates by the legs' features
+        (memdesk.core.retrieval.learned); without one, the hand fusion ranks."""
         self._db = db
         self.by_parts = by_parts
+        self.scorer = scorer
         self._parts = PartIndex()
         self._parts_token: dict[int, tuple] = {}
         self._user_name = user_name
@@ -234,6 +242,7 @@ class MessageRanker:
             self._vectors.generation("messages", agent_id),
             graph_weight,
             by_parts,
+            self.scorer.name if self.scorer is not None else None,
         )
         if graph_weight > 0:  # the graph grows in the background and users edit it from another connection
             # the newest mention of any agent: per agent, SQLite read every mention's index entry
@@ -243,12 +252,40 @@ class MessageRanker:
             if key in self._rankings:
                 self._rankings.move_to_end(key)
                 return self._rankings[key]
+        newest_mention = key[-2] if graph_weight > 0 else None
+        legs, spans, parts = self._legs(agent_id, query, timeline, embedder, graph_weight, by_parts, newest_mention)
+        if self.scorer is not None and self.scorer.ranks and timeline.ids.size:
+            result = self._learned(self.scorer, query, legs, timeline, spans, parts)
+        else:
+            result = self._fused(legs, timeline, spans)
+            if self.scorer is not None and result:  # the judge reads the best hits' features
+                result = self._described(query, legs, timeline, parts, result)
+        with self._lock:
+            self._rankings[key] = result
+            while len(self._rankings) > CACHED_RANKINGS:
+                self._rankings.popitem(last=False)
+        return result
+
+    def _legs(
+        self,
+        agent_id: int,
+        query: str,
+        timeline,
+        embedder,
+        graph_weight: float,
+        by_parts: bool,
+        newest_mention: int | None,
+    ) -> tuple[features.Legs, dict[int, tuple[int, int]], dict[int, int]]:
+        """Every leg's scores over ``timeline`` and their hand fusion (``Legs.fused``); the matched
+        span of each long message, and its number of parts."""
+        db = self._db
         n = len(timeline.ids)
         names = mentioned_names(query, sorted(timeline.speakers))
         searched = without_words(query, sorted(names)) or query  # a speaker's name is not a search word
         lexical = np.zeros(n)
         phrases = fts_phrases(searched)
         spans: dict[int, tuple[int, int]] = {}
+        parts: dict[int, int] = {}  # of a message of several parts, how many
         if phrases and by_parts and len(self._timelines.get(agent_id).ids) <= PARTS_MAX:
             full = self._timelines.get(agent_id).token  # all the agent's messages, whatever before_id cuts
             hits = self._part_scores(agent_id, phrases, (*full, self._vectors.generation("messages", agent_id)))
@@ -259,6 +296,7 @@ class MessageRanker:
                         lexical[place] = hit.score
                         if hit.parts > 1:
                             spans[message_id] = (hit.start, hit.end)
+                            parts[message_id] = hit.parts
         elif phrases:
             rows = best_matches(db.query, LEXICAL_INDEX, phrases, agent_id, LEXICAL_DEPTH)
             if rows:
@@ -266,48 +304,124 @@ class MessageRanker:
                 found = where >= 0
                 lexical[where[found]] = np.asarray([r[1] for r in rows], dtype=np.float64)[found]
         scores = fusion.scale_by_max(lexical)
-        lift = np.zeros(n)  # what each score owes to its neighbours
+        legs = features.Legs(
+            lexical=scores, cosine=None, centred=None, lift=np.zeros(n), graph=None, dates=None, fused=scores,
+            exact=np.zeros(n, dtype=bool), named=None, asker=None, about_oneself=False, has_date=False,
+        )  # fmt: skip
         if embedder is not None and n:
-            cosine = self._vectors.cosines("messages", agent_id, embedder.embed([searched])[0], timeline.ids)
-            scores = fusion.weighted_sum(scores, fusion.centre_cosine(cosine), DENSE_WEIGHT)
+            legs.cosine = self._vectors.cosines("messages", agent_id, embedder.embed([searched])[0], timeline.ids)
+            legs.centred = fusion.centre_cosine(legs.cosine)
+            scores = fusion.weighted_sum(scores, legs.centred, DENSE_WEIGHT)
             lifted = fusion.neighbour_boost(scores, timeline.same_session, NEIGHBOUR_ALPHA)
-            lift, scores = lifted - scores, lifted
+            legs.lift, scores = lifted - scores, lifted  # what each score owes to its neighbours
         if graph_weight > 0 and n:
-            expansion = expansion_scores(
-                db, agent_id, query, timeline.position, n, total=lambda: self._mentioned.count(agent_id, key[-2])
+            legs.graph = expansion_scores(
+                db, agent_id, query, timeline.position, n, total=lambda: self._mentioned.count(agent_id, newest_mention)
             )
-            if expansion is not None:
-                scores = scores + graph_weight * expansion
+            if legs.graph is not None:
+                scores = scores + graph_weight * legs.graph
         dates = mentioned_dates(query)
+        legs.has_date = bool(dates)
         if dates and n:
-            scores = scores + DATE_BOOST * _on_dates(timeline.times, dates)
+            legs.dates = _on_dates(timeline.times, dates)
+            scores = scores + DATE_BOOST * legs.dates
+        asker = (self._user_name() or "").strip()
         if len(names) == 1:
-            scores = scores + SPEAKER_BOOST * (
-                (timeline.authors == next(iter(names))) & (scores > 0)
-            )  # reorders matches, adds none
+            legs.named = timeline.authors == next(iter(names))
+            scores = scores + SPEAKER_BOOST * (legs.named & (scores > 0))  # reorders matches, adds none
         elif not names and n:
-            scores = asker_boost(scores, timeline.authors, (self._user_name() or "").strip(), query)
-        exact = np.zeros(n, dtype=bool)
+            legs.about_oneself = about_oneself(query)
+            if legs.about_oneself:
+                legs.asker = timeline.authors == asker
+            scores = asker_boost(scores, timeline.authors, asker, query)
+        exact = legs.exact
         where = timeline.index_of(self._verbatim(agent_id, query, n))
         exact[where[where >= 0]] = True
-        # Every exact match stays reachable by paging; beyond them, the best SEARCH_DEPTH that score.
-        # A message found only through its neighbour is kept when that made it a strong result
-        # ("I've had them for three years" after "how long have you had turtles?"), not when it
-        # merely crossed zero ("Thanks" after the best match). Only the few that can be kept are
-        # sorted: a million-message conversation is not put in order for a hundred results.
-        floor = NEIGHBOUR_ONLY_FLOOR * float(scores.max()) if n else 0.0
+        legs.fused = scores
+        return legs, spans, parts
+
+    def candidates(
+        self, agent_id: int, query: str, *, graph_weight: float = 0.0, before_id: int | None = None
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """What the learned scorer would rank for ``query``: the pool's message ids, their feature
+        rows (memdesk.core.retrieval.features) and the hand fusion's scores of them (the training
+        data of bench.train_ranker)."""
+        timeline = self._timelines.get(agent_id)
+        if before_id is not None:
+            timeline = older_than(timeline, before_id)
+        newest_mention = self._db.scalar("SELECT MAX(id) FROM graph_mentions") if graph_weight > 0 else None
+        legs, _, parts = self._legs(
+            agent_id, query.strip(), timeline, self._embedder, graph_weight, self.by_parts, newest_mention
+        )
+        pool, rows = self._features(query.strip(), legs, timeline, parts)
+        return timeline.ids[pool], rows, legs.fused[pool]
+
+    @staticmethod
+    def _fused(legs: features.Legs, timeline, spans: dict) -> list[MessageRank]:
+        """The hand fusion's ranking. Every exact match stays reachable by paging; beyond them, the
+        best SEARCH_DEPTH that score. A message found only through its neighbour is kept when that
+        made it a strong result ("I've had them for three years" after "how long have you had
+        turtles?"), not when it merely crossed zero ("Thanks" after the best match). Only the few
+        that can be kept are sorted: a million-message conversation is not put in order for a
+        hundred results."""
+        scores, exact, lift = legs.fused, legs.exact, legs.lift
+        floor = NEIGHBOUR_ONLY_FLOOR * float(scores.max()) if scores.size else 0.0
         others = _best(scores, ~exact & (scores > 0), SEARCH_DEPTH)
         others = others[(scores[others] - lift[others] > 0) | (scores[others] >= floor)]
         keep = np.concatenate([_best(scores, exact, None), others])
-        result = [
+        return [
             MessageRank(int(timeline.ids[p]), float(scores[p]), bool(exact[p]), spans.get(int(timeline.ids[p])))
             for p in keep
         ]
-        with self._lock:
-            self._rankings[key] = result
-            while len(self._rankings) > CACHED_RANKINGS:
-                self._rankings.popitem(last=False)
-        return result
+
+    def _described(
+        self, query: str, legs: features.Legs, timeline, parts: dict, ranked: list[MessageRank]
+    ) -> list[MessageRank]:
+        """The hand fusion's ranking with the features of its best ``JUDGED`` hits (those the
+        "nothing on that" judge reads; none of its features depends on the rest of the pool)."""
+        best = ranked[:JUDGED]
+        positions = timeline.index_of([hit.id for hit in best])
+        order = np.argsort(positions)
+        rows = np.zeros((len(best), len(features.FEATURES)))
+        rows[order] = features.candidate_features(
+            query,
+            legs,
+            positions[order],
+            same_session=timeline.same_session,
+            times=timeline.times,
+            lengths=timeline.lengths,
+            parts=np.asarray([parts.get(hit.id, 1) for hit in best])[order],
+        )
+        return [replace(hit, features=row) for hit, row in zip(best, rows, strict=True)] + ranked[JUDGED:]
+
+    def _learned(
+        self, scorer: LearnedScorer, query: str, legs: features.Legs, timeline, spans: dict, parts: dict
+    ) -> list[MessageRank]:
+        """The learned scorer's ranking of a wider pool (memdesk.core.retrieval.features): exact
+        matches first, as in the hand fusion, then the best SEARCH_DEPTH of the rest by the model."""
+        pool, rows = self._features(query, legs, timeline, parts)
+        ids = timeline.ids[pool]
+        learned = scorer.score(rows)
+        exact = legs.exact[pool]
+        order = np.lexsort((-pool, -learned))  # ties newest first
+        keep = np.concatenate([order[exact[order]], order[~exact[order]][:SEARCH_DEPTH]])
+        return [
+            MessageRank(int(ids[k]), float(learned[k]), bool(exact[k]), spans.get(int(ids[k])), rows[k]) for k in keep
+        ]
+
+    def _features(self, query: str, legs: features.Legs, timeline, parts: dict) -> tuple[np.ndarray, np.ndarray]:
+        pool = features.pool(legs)
+        rows = features.candidate_features(
+            query,
+            legs,
+            pool,
+            same_session=timeline.same_session,
+            times=timeline.times,
+            lengths=timeline.lengths,
+            parts=np.asarray([parts.get(int(i), 1) for i in timeline.ids[pool]]),
+            vectors=lambda positions: features.unit_vectors(self._db, timeline.ids[positions]),
+        )
+        return pool, rows
 
 
 def _best(scores: np.ndarray, mask: np.ndarray, limit: int | None) -> np.ndarray:

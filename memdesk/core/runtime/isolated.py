@@ -39,6 +39,7 @@ from typing import Any
 
 from memdesk.core.base import errors
 from memdesk.core.base.errors import MemDeskError, ModelCrashedError, ModelError
+from memdesk.core.base.process_guard import guard_process
 from memdesk.core.runtime.base import (
     CallRequest,
     CancelToken,
@@ -71,6 +72,7 @@ class _PipeCancel(CancelToken):
 
 
 def _child_main(conn: Connection, module: str, factory: str, args: tuple[Any, ...]) -> None:
+    guard_process()  # it holds the key of the KV states' file, and the prompt's memory
     try:
         _serve(conn, module, factory, args)
     except (EOFError, OSError):  # the parent closed the pipe (close() or its own exit): nobody to tell

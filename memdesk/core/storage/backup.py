@@ -1,12 +1,12 @@
 """Snapshots of the store: taken without stopping the app, verified, bounded, and restorable.
 
-Each snapshot is a copy of the store made with SQLite's online backup API, a few pages at a time,
-from a connection of its own that holds one read transaction for the whole copy: WAL lets the app
-keep writing meanwhile, and the copy is of one consistent moment (a copy that saw other writers'
-changes would have to start over). It is written under a temporary name, checked with
-``PRAGMA integrity_check``, and only then renamed into place next to a small JSON sidecar (when,
-why, size, schema version, verified), so listing never opens a database. An encrypted store's
-snapshots are opened with the store's key, so they are encrypted the same way.
+Each snapshot is a copy of the store (snapshot_copying.py) written under a temporary name, checked
+with ``PRAGMA integrity_check``, and only then renamed into place next to its record
+(snapshot_records.py: when, why, size, SHA-256, schema version, verified), which this store vouches
+for with a MAC: a snapshot without one is *foreign*, never pruned, never offered to a damaged start,
+restored only on request with what it may not bring reset (foreign_snapshots.py). An encrypted
+store's snapshots are encrypted the same way, and follow it when it is encrypted, decrypted or
+re-keyed (snapshot_keys.py).
 
 Which snapshots are kept: those taken on purpose (``memdesk backup create``, Create now, and the one
 a restore takes of what it replaces) stay until the user removes them. Of the automatic ones
@@ -19,80 +19,65 @@ the user's (the clock's).
 from __future__ import annotations
 
 import builtins
-import json
 import logging
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memdesk.core.base.errors import BackupError, DamagedStoreError, MemDeskError, PassphraseError, StoreError
+from memdesk.core.base.errors import (
+    BackupError,
+    DamagedStoreError,
+    ForeignSnapshotError,
+    MemDeskError,
+    PassphraseError,
+)
 from memdesk.core.base.private_files import FOLDER_MODE, make_private
 from memdesk.core.storage.cipher_pages import passphrase_fits
-from memdesk.core.storage.database import Database, open_database, translate_error
+from memdesk.core.storage.database import Database
+from memdesk.core.storage.driver import file_is_encrypted
+from memdesk.core.storage.foreign_snapshots import Difference, differences, reset_what_it_may_not_bring
 from memdesk.core.storage.migrations import MIGRATIONS
+from memdesk.core.storage.snapshot_copying import (
+    PAGES_PER_STEP,
+    PAUSE_BETWEEN_STEPS_S,
+    BackupCancelled,
+    Copier,
+    Progress,
+    check_copy,
+    delete,
+    drop_companions,
+    open_copy,
+)
+from memdesk.core.storage.snapshot_records import (
+    AUTOMATIC,
+    KEPT,
+    STORE_SUFFIX,
+    Records,
+    Snapshot,
+    file_sha256,
+)
 
 if TYPE_CHECKING:
     from memdesk.core.base.clock import Clock
 
+__all__ = ["AUTOMATIC", "KEPT", "BackupCancelled", "Backups", "Snapshot"]
+
 log = logging.getLogger("memdesk.backup")
 
-#: Pages copied per step of the online backup, and the pause after each step that leaves the
-#: other threads (the window's event loop among them) the processor and the GIL. Measured with
-#: bench/privacy_backup.py (see the README's Benchmarks).
-PAGES_PER_STEP = 256
-PAUSE_BETWEEN_STEPS_S = 0.002
-
-#: Snapshots taken on purpose; the rest are automatic and pruned by the keep rule.
-KEPT, AUTOMATIC = "kept", "automatic"
 #: The reason given to the daily snapshot.
 DAILY = "daily"
 BEFORE_RESTORE = "before restore"
+#: The folder MemDesk keeps its snapshots in inside a backup folder the user chose (which it
+#: leaves as it is: it may be shared).
+OWN_SUBFOLDER = "memdesk-snapshots"
 
-_STORE_SUFFIX = ".sqlite3"
-_SIDE_SUFFIX = ".json"
 _PARTIAL = ".partial"
 #: A temporary copy older than this is left over from a run that ended mid-copy.
 _STALE_PARTIAL_S = 3600
-
-Progress = Callable[[int, int], None]
-#: "The store's key", as a default that None (a plain file) cannot be mistaken for.
-_STORE_KEY: Any = object()
-
-
-@dataclass(frozen=True)
-class Snapshot:
-    id: str
-    path: Path
-    created_at: datetime
-    size: int
-    reason: str
-    schema_version: int
-    verified: bool
-    kind: str = AUTOMATIC
-    encrypted: bool = False
-
-    def sidecar(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "created_at": self.created_at.astimezone(UTC).isoformat(timespec="seconds"),
-            "size": self.size,
-            "reason": self.reason,
-            "schema_version": self.schema_version,
-            "verified": self.verified,
-            "kind": self.kind,
-            "encrypted": self.encrypted,
-        }
-
-    def as_json(self) -> dict[str, Any]:
-        return {**self.sidecar(), "path": str(self.path)}
-
-
-class BackupCancelled(Exception):
-    """Raised from a progress callback to stop a snapshot; nothing of it is left behind."""
 
 
 class Backups:
@@ -116,19 +101,17 @@ class Backups:
         self.key = key
         self.keep_daily = keep_daily
         self.keep_weekly = keep_weekly
-        self.pages_per_step = pages_per_step
-        self.pause_s = pause_s
+        self.copier = Copier(key, pages_per_step, pause_s)
+        self.records = Records(self.store, self.folder, lambda: self.clock.zone)
 
     # --- listing ----------------------------------------------------------------------------
     def list(self) -> list[Snapshot]:
-        """Every snapshot in the folder, newest first (read from the sidecars)."""
-        if not self.folder.is_dir():
-            return []
+        """Every snapshot in the folder, newest first (read from the records), foreign ones included."""
         found = []
-        for side in self.folder.glob(f"*{_SIDE_SUFFIX}"):
-            snapshot = self._read_sidecar(side)
-            if snapshot is not None and snapshot.path.exists():
-                found.append(snapshot)
+        for side in self.records.sidecars():
+            snapshot = self.records.read(side)
+            if snapshot is not None:
+                found.append(replace(snapshot, encrypted=file_is_encrypted(snapshot.path)))
         return sorted(found, key=lambda s: (s.created_at, s.id), reverse=True)
 
     def get(self, snapshot_id: str) -> Snapshot:
@@ -145,13 +128,14 @@ class Backups:
         return passphrase_fits(snapshot.path, passphrase)
 
     def newest_good(self) -> Snapshot | None:
-        """The newest snapshot that passed its check when written (what a damaged store is offered)."""
-        return next((s for s in self.list() if s.verified), None)
+        """The newest of this store's snapshots that passed its check when written (what a damaged
+        store is offered): never a foreign one."""
+        return next((s for s in self.list() if s.own and s.verified and not s.locked), None)
 
     def due(self) -> bool:
-        """No snapshot yet today (the user's day)."""
+        """None of this store's snapshots is from today (the user's day)."""
         today = self.clock.now().date()
-        return not any(s.created_at.astimezone(self.clock.zone).date() == today for s in self.list())
+        return not any(s.own and s.created_at.astimezone(self.clock.zone).date() == today for s in self.list())
 
     # --- taking -----------------------------------------------------------------------------
     def create(self, reason: str, *, keep: bool = False, progress: Progress | None = None) -> Snapshot:
@@ -162,14 +146,15 @@ class Backups:
         self._remove_stale_partials()
         created = self.clock.now()
         snapshot_id = self._new_id(created)
-        final = self.folder / f"{snapshot_id}{_STORE_SUFFIX}"
+        final = self.folder / f"{snapshot_id}{STORE_SUFFIX}"
         partial = self.folder / f".{snapshot_id}.{os.getpid()}{_PARTIAL}"
         try:
-            self._copy(self.store, partial, progress)
-            version = self._check(partial)
+            self.copier.copy(self.store, partial, progress)
+            version = check_copy(partial, self.key)
+            digest = file_sha256(partial)
             os.replace(partial, final)
         except BaseException:
-            self._delete(partial)
+            delete(partial)
             raise
         snapshot = Snapshot(
             snapshot_id,
@@ -181,8 +166,9 @@ class Backups:
             True,
             KEPT if keep else AUTOMATIC,
             self.key is not None,
+            digest,
         )
-        self._write_sidecar(snapshot)
+        self.records.write(snapshot)
         log.info("snapshot %s taken (%s, %d bytes)", snapshot_id, reason, snapshot.size)
         if not keep:
             self.prune()
@@ -194,39 +180,73 @@ class Backups:
 
     # --- checking ---------------------------------------------------------------------------
     def verify(self, snapshot_id: str) -> Snapshot:
-        """Check a snapshot again (integrity check, and that it opens with the store's key);
-        records the outcome in its sidecar and raises BackupError when it fails."""
+        """Check a snapshot again (integrity, that it opens with the store's key, and that its bytes
+        are those its record vouches for); records the outcome in its record and raises BackupError
+        when it is damaged, PassphraseError when it is under another passphrase (not damage)."""
         snapshot = self.get(snapshot_id)
         try:
-            self._check(snapshot.path, key=self._key_of(snapshot))
+            version = check_copy(snapshot.path, self._key_of(snapshot))
         except PassphraseError as error:
-            # No passphrase, or another one (the store's was changed since): the snapshot is not
-            # damaged, and its record must not say so.
+            if snapshot.own and not snapshot.locked:
+                self.records.write(replace(snapshot, locked=True))
             raise type(error)(
                 f"Snapshot {snapshot_id} is encrypted and does not open"
                 f" {'without a' if self.key is None else 'with this'} passphrase",
                 hint="give the passphrase the store had when the snapshot was taken",
             ) from error
         except MemDeskError as error:
-            self._write_sidecar(replace(snapshot, verified=False))
+            if snapshot.own:
+                self.records.write(replace(snapshot, verified=False))
             raise BackupError(
                 f"Snapshot {snapshot_id} is damaged: {error.message}", hint="restore another one (memdesk backup list)"
             ) from error
-        checked = replace(snapshot, verified=True, size=snapshot.path.stat().st_size)
-        self._write_sidecar(checked)
+        size, digest = snapshot.path.stat().st_size, file_sha256(snapshot.path)
+        if not snapshot.own:
+            return replace(snapshot, verified=True, size=size, schema_version=version, sha256=digest)
+        if snapshot.sha256 and digest != snapshot.sha256:
+            # Intact, but not what MemDesk wrote: changed by someone else since.
+            self.records.disown(snapshot)
+            raise ForeignSnapshotError(
+                f"Snapshot {snapshot_id} was changed since MemDesk took it: it is now treated as foreign",
+                hint=f"see what it would change with: memdesk backup restore {snapshot_id} --foreign",
+            )
+        checked = replace(snapshot, verified=True, locked=False, size=size, sha256=digest, schema_version=version)
+        self.records.write(checked)
         return checked
 
     # --- restoring --------------------------------------------------------------------------
-    def restore(self, snapshot_id: str, *, progress: Progress | None = None) -> Snapshot | None:
+    def foreign_differences(self, snapshot_id: str) -> tuple[Difference, ...]:
+        """What restoring foreign snapshot ``snapshot_id`` would change, and what it would not bring."""
+        snapshot = self.verify(snapshot_id)
+        source = open_copy(snapshot.path, self._key_of(snapshot))
+        try:
+            current = self._current()
+            try:
+                return tuple(differences(current, source))
+            finally:
+                if current is not None:
+                    current.close()
+        finally:
+            source.close()
+
+    def restore(
+        self, snapshot_id: str, *, progress: Progress | None = None, accept_foreign: bool = False
+    ) -> Snapshot | None:
         """Replace the store with a snapshot. The snapshot is checked first (a damaged one is
-        refused) and the current store is snapshotted ("before restore", kept), so the restore
-        can be undone; that snapshot is returned. A store too damaged to copy is moved aside
+        refused, a foreign one too unless ``accept_foreign``: then what it may not bring is reset)
+        and the current store is snapshotted ("before restore", kept), so the restore can be
+        undone; that snapshot is returned. A store too damaged to copy is moved aside
         (``<store>.damaged-<time>``) instead, and None is returned.
 
         The caller makes sure nothing else uses the store meanwhile (the window closes its
         connections, the terminal holds the instance lock): the copy is one transaction, but the
         app's in-memory state would describe the store as it was."""
         snapshot = self.verify(snapshot_id)
+        if not snapshot.own and not accept_foreign:
+            raise ForeignSnapshotError(
+                f"Snapshot {snapshot_id} was not taken by this MemDesk (planted, copied from elsewhere or changed)",
+                hint=f"see what it would change, then restore it with: memdesk backup restore {snapshot_id} --foreign",
+            )
         if snapshot.encrypted != (self.key is not None):
             states = ("encrypted", "plain") if snapshot.encrypted else ("plain", "encrypted")
             raise BackupError(
@@ -241,27 +261,62 @@ class Backups:
                 f"Snapshot {snapshot_id} was written by a newer MemDesk (schema {snapshot.schema_version})",
                 hint="upgrade MemDesk to restore it",
             )
+        source = snapshot.path if snapshot.own else self._stage_foreign(snapshot)
         try:
-            undo = self.create(BEFORE_RESTORE, keep=True)
-        except (DamagedStoreError, PassphraseError):
-            # Without a SQLite header a damaged file looks like an encrypted one, and a damaged
-            # encrypted one like a plain one or one under another key: either way it cannot be
-            # copied, so it is moved aside, never deleted.
-            undo = None
-        if undo is not None:
-            # The copy replaces every page in one write transaction: atomic, and safe even if a
-            # connection elsewhere still has the store open.
-            self._copy(snapshot.path, self.store, progress, into_existing=True)
-        else:
-            self._replace_damaged(snapshot.path)
-        log.info("store restored from snapshot %s", snapshot_id)
+            try:
+                undo = self.create(BEFORE_RESTORE, keep=True)
+            except (DamagedStoreError, PassphraseError):
+                # Without a SQLite header a damaged file looks like an encrypted one, and a damaged
+                # encrypted one like a plain one or one under another key: either way it cannot be
+                # copied, so it is moved aside, never deleted.
+                undo = None
+            if undo is not None:
+                # The copy replaces every page in one write transaction: atomic, and safe even if a
+                # connection elsewhere still has the store open.
+                self.copier.copy(source, self.store, progress, into_existing=True)
+            else:
+                self._replace_damaged(source)
+        finally:
+            if source != snapshot.path:
+                delete(source)
+                drop_companions(source)
+        log.info("store restored from snapshot %s%s", snapshot_id, "" if snapshot.own else " (foreign)")
         return undo
+
+    def _stage_foreign(self, snapshot: Snapshot) -> Path:
+        """A copy of a foreign snapshot beside the store, with what it may not bring reset."""
+        staged = self.store.with_name(f".{self.store.name}.foreign")
+        delete(staged)
+        drop_companions(staged)
+        try:
+            self.copier.copy(snapshot.path, staged, None)
+            db = open_copy(staged, self.key)
+            try:
+                current = self._current()
+                try:
+                    reset_what_it_may_not_bring(db, current)
+                finally:
+                    if current is not None:
+                        current.close()
+            finally:
+                db.close()
+        except BaseException:
+            delete(staged)
+            raise
+        return staged
+
+    def _current(self) -> Database | None:
+        """The store as it is, to compare with; None when it cannot be read (damaged)."""
+        try:
+            return open_copy(self.store, self.key)
+        except MemDeskError:
+            return None
 
     def _replace_damaged(self, source: Path) -> None:
         aside = self.store.with_name(f"{self.store.name}.damaged-{self.clock.now().strftime('%Y%m%d-%H%M%S')}")
         staged = self.store.with_name(f".{self.store.name}.restoring")
-        self._delete(staged)
-        self._copy(source, staged, None)
+        delete(staged)
+        self.copier.copy(source, staged, None)
         if self.store.exists():
             os.replace(self.store, aside)
             for suffix in ("-wal", "-shm", "-journal"):
@@ -275,36 +330,56 @@ class Backups:
     # --- changing and removing --------------------------------------------------------------
     def rewrite(self, snapshot_id: str, change: Callable[[Database], None]) -> Snapshot:
         """Apply ``change`` to a snapshot (opened with the store's key), vacuum it so removed
-        bytes leave the file, check it again and record its new size."""
+        bytes leave the file, check it again and record its new size and digest."""
         snapshot = self.get(snapshot_id)
-        db = self._open(snapshot.path, key=self._key_of(snapshot))
+        db = open_copy(snapshot.path, self._key_of(snapshot))
         try:
             change(db)
             db.execute("VACUUM")
         finally:
             db.close()
-        return self.verify(snapshot_id)
+        return self.record_new_bytes(snapshot)
+
+    def record_new_bytes(self, snapshot: Snapshot) -> Snapshot:
+        """After MemDesk itself changed a snapshot's file (a purge, a new passphrase): checked, and
+        its record (of its size and digest) written again; a foreign one stays foreign."""
+        encrypted = file_is_encrypted(snapshot.path)
+        key = self.key if encrypted else None
+        version = check_copy(snapshot.path, key)
+        changed = replace(
+            snapshot,
+            size=snapshot.path.stat().st_size,
+            sha256=file_sha256(snapshot.path),
+            schema_version=version,
+            encrypted=encrypted,
+            verified=True,
+            locked=False,
+        )
+        if changed.own:
+            self.records.write(changed)
+        return changed
 
     def relabel(self, snapshot_id: str, reason: str) -> Snapshot:
         """Give a snapshot another reason (forget takes what it forgot out of the old one)."""
         snapshot = replace(self.get(snapshot_id), reason=reason)
-        self._write_sidecar(snapshot)
+        if snapshot.own:  # a foreign one's record is not MemDesk's to vouch for
+            self.records.write(snapshot)
         return snapshot
 
     def remove(self, snapshot_id: str) -> None:
         snapshot = self.get(snapshot_id)
-        self._delete(snapshot.path)
-        self._drop_companions(snapshot.path)
-        self._delete(self._sidecar_path(snapshot.id))
+        delete(snapshot.path)
+        drop_companions(snapshot.path)
+        delete(self.records.sidecar_path(snapshot.id))
 
     def prune(self) -> builtins.list[str]:
         """Remove the automatic snapshots the keep rule (module docstring) does not keep; returns
-        their ids."""
-        automatic = [s for s in self.list() if s.kind == AUTOMATIC]  # newest first
+        their ids. Foreign snapshots are never pruned: MemDesk did not take them."""
+        automatic = [s for s in self.list() if s.own and s.kind == AUTOMATIC]  # newest first
         zone = self.clock.zone
         kept: set[str] = set()
         for limit, period in ((self.keep_daily, lambda d: d.date()), (self.keep_weekly, lambda d: d.isocalendar()[:2])):
-            seen: list[Any] = []
+            seen: builtins.list[Any] = []  # `list` is a method here
             for snapshot in automatic:
                 when = period(snapshot.created_at.astimezone(zone))
                 if when in seen:
@@ -325,120 +400,13 @@ class Backups:
         """A snapshot taken before the store was encrypted (or after it was decrypted) is plain."""
         return self.key if snapshot.encrypted else None
 
-    def _open(self, path: Path, *, key: Any = _STORE_KEY) -> Database:
-        key = self.key if key is _STORE_KEY else key
-        # Only an encrypted store passes a key, so this needs nothing the plain driver lacks.
-        if key is None:
-            return open_database(path, migrate=False)
-        return open_database(path, migrate=False, key=key)
-
-    def _copy(
-        self, source_path: Path, target_path: Path, progress: Progress | None, *, into_existing: bool = False
-    ) -> None:
-        source = self._open(source_path)
-        try:
-            target = self._open(target_path)
-        except BaseException:
-            source.close()
-            raise
-        if not into_existing:
-            # A new copy needs no journal (a copy cut short is deleted, never used), and no WAL:
-            # pages written through a WAL are written twice (1 GB: twice the time). The copy keeps
-            # the source's header, so it opens in WAL mode like the store.
-            target.execute("PRAGMA journal_mode = OFF")
-        pause = self.pause_s
-
-        def step(_status: int, remaining: int, total: int) -> None:
-            if progress is not None:
-                progress(total - remaining, total)
-            if pause and remaining:
-                time.sleep(pause)
-
-        try:
-            # One read transaction for the whole copy: a consistent moment that writers elsewhere
-            # (appending to the WAL) do not disturb.
-            source.execute("BEGIN")
-            source.execute("SELECT count(*) FROM sqlite_master")
-            try:
-                with source._lock:  # noqa: SLF001 - same package: the raw connection's backup API
-                    source._conn.backup(target._conn, pages=self.pages_per_step, progress=step)  # noqa: SLF001
-            finally:
-                source.execute("ROLLBACK")
-            # The copy went into the target's WAL. Closing would move it into the file while holding
-            # the GIL (every other thread, the window's included, stopped for as long: 0.3 s for
-            # 45 MB); a checkpoint as a statement lets them run.
-            target.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        except (BackupCancelled, MemDeskError):
-            raise
-        except Exception as error:
-            translated = translate_error(error, source_path)
-            if isinstance(translated, DamagedStoreError):
-                raise translated from error
-            raise BackupError(
-                f"Could not copy {source_path} to {target_path}: {error}",
-                hint="check the free space and permissions of the backup folder",
-            ) from error
-        finally:
-            target.close()
-            source.close()
-        if not into_existing:
-            make_private(target_path)
-
-    def _check(self, path: Path, *, key: Any = _STORE_KEY) -> int:
-        """The schema version of a readable, intact copy; raises otherwise."""
-        try:
-            db = self._open(path, key=key)
-        except PassphraseError:
-            raise  # a question of the key, not of the copy (verify says so)
-        except StoreError as error:
-            raise BackupError(f"{path.name} cannot be opened: {error.message}") from error
-        try:
-            result = [row[0] for row in db.query("PRAGMA integrity_check")]
-            if result != ["ok"]:
-                raise BackupError(f"{path.name} failed its integrity check: {'; '.join(map(str, result[:3]))}")
-            return db.schema_version
-        except StoreError as error:
-            if isinstance(error, BackupError):
-                raise
-            raise BackupError(f"{path.name} failed its integrity check: {error.message}") from error
-        finally:
-            db.close()
-
     def _new_id(self, moment: datetime) -> str:
         base = moment.astimezone(UTC).strftime("%Y%m%d-%H%M%S")
         candidate, n = base, 1
-        while self._sidecar_path(candidate).exists() or (self.folder / f"{candidate}{_STORE_SUFFIX}").exists():
+        while self.records.sidecar_path(candidate).exists() or (self.folder / f"{candidate}{STORE_SUFFIX}").exists():
             n += 1
             candidate = f"{base}-{n}"
         return candidate
-
-    def _sidecar_path(self, snapshot_id: str) -> Path:
-        return self.folder / f"{snapshot_id}{_SIDE_SUFFIX}"
-
-    def _write_sidecar(self, snapshot: Snapshot) -> None:
-        path = self._sidecar_path(snapshot.id)
-        temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        temporary.write_text(json.dumps(snapshot.sidecar(), indent=1), encoding="utf-8")
-        make_private(temporary)
-        os.replace(temporary, path)
-
-    def _read_sidecar(self, path: Path) -> Snapshot | None:
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-            return Snapshot(
-                id=str(data["id"]),
-                path=self.folder / f"{data['id']}{_STORE_SUFFIX}",
-                created_at=datetime.fromisoformat(data["created_at"]).astimezone(self.clock.zone),
-                size=int(data["size"]),
-                reason=str(data["reason"]),
-                schema_version=int(data["schema_version"]),
-                verified=bool(data["verified"]),
-                kind=str(data.get("kind", AUTOMATIC)),
-                encrypted=bool(data.get("encrypted", False)),
-            )
-        except (OSError, ValueError, KeyError, TypeError) as error:
-            log.warning("ignoring unreadable snapshot record %s: %s", path, error)
-            return None
 
     def _ensure_folder(self) -> None:
         try:
@@ -458,16 +426,3 @@ class Backups:
                     leftover.unlink()
             except OSError:
                 pass
-
-    @staticmethod
-    def _drop_companions(path: Path) -> None:
-        """The WAL and shared-memory files of a copy being removed."""
-        for suffix in ("-wal", "-shm", "-journal"):
-            Backups._delete(Path(f"{path}{suffix}"))
-
-    @staticmethod
-    def _delete(path: Path) -> None:
-        try:
-            path.unlink()
-        except FileNotFoundError:
-            pass

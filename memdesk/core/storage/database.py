@@ -304,6 +304,15 @@ def _check_key(conn: Any, driver: ModuleType, path: Path | str, key: str) -> Non
 def _configure(conn: Any, path: Path | str, busy_timeout: float) -> None:
     load_vector_extension(conn)
     conn.execute("PRAGMA foreign_keys = ON")
+    # A deleted row's bytes are overwritten, not left in free space for anyone who reads the file
+    # (memdesk/core/storage/scrubbing.py removes the other copies).
+    conn.execute("PRAGMA secure_delete = ON")
+    # The schema's views and triggers may not call functions with side effects nor virtual tables
+    # not marked innocuous: a restored snapshot's schema is as trustworthy as whoever wrote it.
+    conn.execute("PRAGMA trusted_schema = OFF")
+    # A WAL that a reader kept from being emptied (after a forget, say) is cut back to nothing the
+    # next time it starts over, so old pages do not linger in it.
+    conn.execute("PRAGMA journal_size_limit = 0")
     conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
     if str(path) != ":memory:":
         conn.execute("PRAGMA journal_mode = WAL")

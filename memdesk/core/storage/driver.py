@@ -21,9 +21,10 @@ with the passphrase in any SQLCipher 4 tool.
 
 from __future__ import annotations
 
-import functools
 import hashlib
+import hmac
 import os
+import threading
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -87,14 +88,58 @@ def file_is_encrypted(path: Path | str) -> bool:
     return len(header) > 0 and header != PLAIN_HEADER and size % 512 == 0
 
 
-@functools.lru_cache(maxsize=8)
-def _derive(passphrase: str, salt: bytes) -> bytes:
-    return hashlib.pbkdf2_hmac("sha512", passphrase.encode("utf-8"), salt, KDF_ITERATIONS, 32)
+#: Derived page keys by (passphrase, salt): every connection after the first opens at once. The
+#: passphrases are its keys, so it keeps only what is in use: ``forget_derived_keys`` after an
+#: unlock (the wrong ones tried) and after a conversion (the old one).
+_DERIVED: dict[tuple[str, bytes], bytes] = {}
+_DERIVED_LIMIT = 8
+_DERIVED_LOCK = threading.Lock()
 
 
 def derived_key(passphrase: str, salt: bytes) -> bytes:
     """The 32-byte page key SQLCipher 4 derives from ``passphrase`` and a file's salt (cached)."""
-    return _derive(passphrase, salt)
+    with _DERIVED_LOCK:
+        known = _DERIVED.get((passphrase, salt))
+    if known is not None:
+        return known
+    key = hashlib.pbkdf2_hmac("sha512", passphrase.encode("utf-8"), salt, KDF_ITERATIONS, 32)
+    with _DERIVED_LOCK:
+        _DERIVED[(passphrase, salt)] = key
+        while len(_DERIVED) > _DERIVED_LIMIT:
+            del _DERIVED[next(iter(_DERIVED))]
+    return key
+
+
+def forget_derived_keys(keep: str | None = None) -> None:
+    """Drop the cached keys of every passphrase but ``keep`` (None: all of them)."""
+    with _DERIVED_LOCK:
+        for cached in [cached for cached in _DERIVED if cached[0] != keep]:
+            del _DERIVED[cached]
+
+
+def hkdf_sha256(key: bytes, info: bytes, length: int = 32) -> bytes:
+    """RFC 5869 HKDF (extract with an empty salt, then expand): a key for one purpose, from which
+    neither ``key`` nor a key for another purpose can be computed."""
+    pseudorandom = hmac.new(b"\x00" * hashlib.sha256().digest_size, key, hashlib.sha256).digest()
+    output, block, counter = b"", b"", 1
+    while len(output) < length:
+        block = hmac.new(pseudorandom, block + info + bytes([counter]), hashlib.sha256).digest()
+        output += block
+        counter += 1
+    return output[:length]
+
+
+#: What the model's process is given for its encrypted KV states (encrypted_kv_store.py).
+KV_CACHE_PURPOSE = b"memdesk: prompt KV states v1"
+
+
+def kv_cache_key(store: Path | str, passphrase: str) -> bytes | None:
+    """The key of the encrypted store's KV states file: derived (HKDF) from the store's page key, so
+    the model's process never holds the passphrase, and a new salt (a changed passphrase) gives a
+    new one. None when ``store`` is not an encrypted file (nothing to derive it from)."""
+    if not file_is_encrypted(store):
+        return None
+    return hkdf_sha256(derived_key(passphrase, _read_salt(store)), KV_CACHE_PURPOSE)
 
 
 def key_pragma_value(passphrase: str, salt: bytes, *, new_file: bool) -> str:

@@ -52,6 +52,14 @@ def change_key(path: Path | str, old: str, new: str, *, hook: StepHook | None = 
     _convert(Path(path), old, new, hook)
 
 
+def convert_file(path: Path | str, old_key: str | None, new_key: str | None) -> None:
+    """Any one file of the store's family (a snapshot) from ``old_key`` to ``new_key`` (None:
+    plain), the same way: a checked copy, then one rename."""
+    if new_key is not None:
+        _require_key(new_key)
+    _convert(Path(path), old_key, new_key, None)
+
+
 def is_encrypted(path: Path | str) -> bool:
     return file_is_encrypted(path)
 

@@ -284,11 +284,11 @@ def enabling_means(name: str, limits: ProcessLimits = ProcessLimits()) -> str:
     """The Enable confirmation, in the window and the terminal: exactly what enabling allows."""
     return (
         f"Enable {name}? Its code (shown above) then runs only when the agent calls {name} and you allow that call. "
-        "Each call runs in a separate Python process that MemDesk gives only the call's arguments "
-        "(not your environment variables, not where its data is), in a new temporary folder deleted afterwards, "
-        f"stopped after {limits.seconds:g} "
-        "seconds. It still runs as you: it can read and change your files, MemDesk's included, and use the network "
-        "like any program you start."
+        "Each call runs in a separate Python process that MemDesk gives only the call's arguments (not your "
+        "environment variables, not where its data is, and no way to read MemDesk's own memory or open files), in a "
+        f"new temporary folder deleted afterwards, stopped after {limits.seconds:g} seconds together with every "
+        "process it started. It still runs as you: it can read and change your files, MemDesk's included, and use "
+        "the network like any program you start."
     )
 
 

@@ -6,10 +6,13 @@ MEMDESK_HOME, no tokens: a minimal PATH and the temporary folder as TMPDIR). It 
 source, the function's name and its JSON arguments on stdin and nothing else: not the store's
 path, not a connection, nothing of MemDesk (the child imports no MemDesk module). Whatever the
 code prints is captured (capped); its return value comes back as text; an exception it raises
-becomes a ToolError. It is killed at the time limit, or when the user stops the turn.
+becomes a ToolError. It is killed at the time limit, or when the user stops the turn, with every
+process it started (on Linux even one that left its session: see ``_CHILD_PROGRAM``).
 
-This isolates MemDesk from the code, not the user: the child runs as the user, so it can read
-their files and use the network like any program they start.
+Nor can it read MemDesk's environment, descriptors or memory through ``/proc/<ppid>``: every
+MemDesk process is undumpable (memdesk/core/base/process_guard.py). This isolates MemDesk from the
+code, not the user: the child runs as the user, so it can read their files, MemDesk's data folder
+included, and use the network like any program they start.
 
 In a frozen bundle ``sys.executable`` is MemDesk itself: it is started with ``CHILD_FLAG``, which
 the bundle's entry point hands to ``child_main`` before anything else runs.
@@ -38,14 +41,20 @@ CHILD_FLAG = "--memdesk-tool-child"
 #: The child's whole program. It is passed with ``-c`` so that the child imports nothing of
 #: MemDesk. The function is compiled with postponed annotations: Letta's tools annotate with
 #: names (``List[str]``, ``"AgentState"``) they never import.
+#:
+#: On Linux the process started is a *reaper*, our code, that runs the tool in a child of its own:
+#: it is the "child subreaper" of everything the tool starts, so a process that leaves its parent
+#: or starts a new session (which ``killpg`` cannot reach) is still one of its descendants. When
+#: the tool ends, or MemDesk stops it (SIGTERM, or MemDesk itself ends: the parent-death signal),
+#: the reaper kills every descendant before it exits.
 _CHILD_PROGRAM = r"""
-import __future__, json, os, sys
+import __future__, json, os, signal, sys, time
 
 def _reply(fd, data):
     with os.fdopen(fd, "wb") as out:
         out.write(json.dumps(data).encode("utf-8"))
 
-def _main():
+def _run_tool():
     request = json.loads(sys.stdin.buffer.read().decode("utf-8"))
     # Everything the code prints, from Python or native code, goes to stderr; the saved stdout
     # carries only the reply.
@@ -53,10 +62,8 @@ def _main():
     os.dup2(2, 1)
     namespace = {"__name__": "memdesk_tool"}
     try:
-        code = compile(
-            request["source"], request["filename"], "exec",
-            flags=__future__.annotations.compiler_flag, dont_inherit=True,
-        )
+        flags = __future__.annotations.compiler_flag
+        code = compile(request["source"], request["filename"], "exec", flags=flags, dont_inherit=True)
         exec(code, namespace)
         value = namespace[request["function"]](**request["arguments"])
         text = "None" if value is None else str(value)
@@ -66,6 +73,72 @@ def _main():
         return
     sys.stdout.flush()
     _reply(reply_fd, {"ok": True, "result": text[: request["limit"]], "length": len(text)})
+
+def _descendants(root):
+    children = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat", "rb") as handle:
+                    fields = handle.read().rsplit(b")", 1)[1].split()
+            except (OSError, IndexError):
+                continue
+            children.setdefault(int(fields[1]), []).append((int(entry), fields[0]))
+    found, todo = [], [root]
+    while todo:
+        for pid, state in children.get(todo.pop(), ()):
+            found.append((pid, state))
+            todo.append(pid)
+    return found
+
+def _end_tree():
+    for _ in range(200):
+        alive = [pid for pid, state in _descendants(os.getpid()) if state != b"Z"]
+        for pid in alive:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        while True:
+            try:
+                if os.waitpid(-1, os.WNOHANG)[0] == 0:
+                    break
+            except ChildProcessError:
+                break
+        if not alive:
+            return
+        time.sleep(0.005)
+
+def _stopped(*_):
+    _end_tree()
+    os._exit(143)
+
+def _main():
+    try:
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        subreaper = sys.platform.startswith("linux") and libc.prctl(36, 1, 0, 0, 0) == 0  # PR_SET_CHILD_SUBREAPER
+    except (ImportError, OSError, AttributeError):
+        subreaper = False
+    if not subreaper:
+        _run_tool()  # elsewhere the tool's session, killed as a group, is all there is
+        return
+    signal.signal(signal.SIGTERM, _stopped)
+    libc.prctl(1, signal.SIGTERM, 0, 0, 0)  # PR_SET_PDEATHSIG: MemDesk gone, the tree goes too
+    tool = os.fork()
+    if tool == 0:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        try:
+            _run_tool()
+            sys.stdout.flush()
+            os._exit(0)
+        except BaseException:
+            os._exit(1)
+    os.close(0)
+    os.close(1)
+    status = os.waitpid(tool, 0)[1]
+    _end_tree()
+    os._exit(os.waitstatus_to_exitcode(status) & 0xFF)
 
 _main()
 """
@@ -187,14 +260,53 @@ def _exited(process: subprocess.Popen) -> bool:
 
 
 def _kill(process: subprocess.Popen) -> None:
-    """Kill the child and, on POSIX, every process it started (its own session's group)."""
+    """Kill the child and, on POSIX, every process it started: on Linux every descendant of the
+    reaper (which holds them all while it lives, see _CHILD_PROGRAM), then its session's group."""
     if os.name != "nt":
+        if not _exited(process):
+            _kill_descendants(process.pid)
         try:
             os.killpg(process.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
     elif process.poll() is None:
         process.kill()
+
+
+def _kill_descendants(root: int) -> None:
+    """SIGKILL every process below ``root`` (read from /proc), until none is left running."""
+    if not os.path.isdir("/proc/self"):
+        return
+    for _ in range(200):
+        alive = [pid for pid, state in _descendants(root) if state != b"Z"]
+        if not alive:
+            return
+        for pid in alive:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        time.sleep(0.005)
+
+
+def _descendants(root: int) -> list[tuple[int, bytes]]:
+    """(pid, state) of every process below ``root``."""
+    children: dict[int, list[tuple[int, bytes]]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as handle:
+                fields = handle.read().rsplit(b")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        children.setdefault(int(fields[1]), []).append((int(entry), fields[0]))
+    found, todo = [], [root]
+    while todo:
+        for pid, state in children.get(todo.pop(), ()):
+            found.append((pid, state))
+            todo.append(pid)
+    return found
 
 
 def _feed(stream: IO[bytes], data: bytes) -> None:

@@ -41,7 +41,7 @@ from memdesk.ui.workers.jobs import Jobs
 #: How often the open window asks whether the day's snapshot is due (a new day has begun).
 DAILY_CHECK_MS = 60 * 60 * 1000
 
-COLUMNS = ("Date", "Size", "Why it was taken", "Verified")
+COLUMNS = ("Date", "Size", "Why it was taken", "State")
 
 
 def describe_size(size: float) -> str:
@@ -73,6 +73,8 @@ class BackupsDialog(QDialog):
 
     def __init__(self, services: Services, jobs: Jobs, hub: ErrorHub, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        #: The foreign snapshot whose differences the user saw and accepted (restore_requested follows).
+        self.foreign_accepted: str | None = None
         self.services = services
         self.jobs = jobs
         self.hub = hub
@@ -158,12 +160,12 @@ class BackupsDialog(QDialog):
         self.snapshots = backups.list()
         self.table.setRowCount(len(self.snapshots))
         for row, snapshot in enumerate(self.snapshots):
-            why = snapshot.reason + (" (kept until you remove it)" if snapshot.kind == KEPT else "")
+            why = snapshot.reason + (" (kept until you remove it)" if snapshot.kind == KEPT and snapshot.own else "")
             cells = (
                 describe_when(snapshot),
                 describe_size(snapshot.size),
                 why,
-                "yes" if snapshot.verified else "DAMAGED",
+                snapshot.describe_state(store_encrypted=backups.key is not None),
             )
             for column, text in enumerate(cells):
                 item = QTableWidgetItem(text)
@@ -240,6 +242,9 @@ class BackupsDialog(QDialog):
         snapshot = self.selected()
         if snapshot is None:
             return
+        if not snapshot.own:
+            self.restore_foreign(snapshot)
+            return
         answer = QMessageBox.question(
             self,
             "Restore this snapshot?",
@@ -254,6 +259,33 @@ class BackupsDialog(QDialog):
         )
         if answer == QMessageBox.StandardButton.Yes:
             self.restore_requested.emit(snapshot.id)
+
+    def restore_foreign(self, snapshot: Snapshot) -> None:
+        """A snapshot this MemDesk did not take: what restoring it changes first, then the question."""
+        changes = self.backups.foreign_differences(snapshot.id)
+        listed = (
+            "\n".join(f"• {change.describe()}" for change in changes) or "• no setting, enabled tool or document path"
+        )
+        if self.ask_foreign(
+            f"The snapshot of {describe_when(snapshot)} ({snapshot.reason}) was not taken by this MemDesk: "
+            "it was put in the backup folder by something else, copied from elsewhere, or changed since. "
+            f"Restoring it would change:\n\n{listed}\n\n"
+            "What says 'stays' is kept as it is now (the model, network and backup settings), its imported "
+            "tools are disabled and code MemDesk did not write is dropped. Restore it? What MemDesk "
+            "remembers now is snapshotted first."
+        ):
+            self.foreign_accepted = snapshot.id
+            self.restore_requested.emit(snapshot.id)
+
+    def ask_foreign(self, question: str) -> bool:
+        answer = QMessageBox.question(
+            self,
+            "Restore a foreign snapshot?",
+            literal(question),
+            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel,
+            QMessageBox.StandardButton.Cancel,
+        )
+        return answer == QMessageBox.StandardButton.Yes
 
     @Slot()
     @reports_errors
@@ -324,6 +356,8 @@ class BackupsController(QObject):
         self.services, self.jobs, self.hub, self.window = services, jobs, hub, window
         self.dialog: BackupsDialog | None = None
         self.restore_after_close: str | None = None
+        #: The snapshot to restore is foreign and the user accepted its differences.
+        self.restore_foreign = False
         self.action = QAction("&Backups…", window)
         self.action.setShortcut("Ctrl+Shift+B")
         self.action.triggered.connect(self.open_dialog)
@@ -368,14 +402,18 @@ class BackupsController(QObject):
     @reports_errors
     def restore(self, snapshot_id: str) -> None:
         self.restore_after_close = snapshot_id
+        self.restore_foreign = self.dialog is not None and self.dialog.foreign_accepted == snapshot_id
         if self.dialog is not None:
             self.dialog.close()
         self.window.close()
 
 
-def restore_snapshot(backups: Backups, snapshot_id: str, parent: QWidget | None = None) -> Snapshot | None:
+def restore_snapshot(
+    backups: Backups, snapshot_id: str, parent: QWidget | None = None, *, accept_foreign: bool = False
+) -> Snapshot | None:
     """Restore with a progress dialog while nothing else has the store open (the caller closed
-    it); returns the snapshot of what was replaced (None for a store too damaged to copy)."""
+    it); returns the snapshot of what was replaced (None for a store too damaged to copy).
+    ``accept_foreign``: the user saw and accepted a foreign snapshot's differences."""
     progress = QProgressDialog("Restoring the snapshot…", "", 0, 0, parent)
     progress.setWindowTitle("MemDesk")
     progress.setCancelButton(None)  # a restore is one transaction: there is nothing to stop halfway
@@ -389,7 +427,7 @@ def restore_snapshot(backups: Backups, snapshot_id: str, parent: QWidget | None 
         QApplication.processEvents()
 
     try:
-        return backups.restore(snapshot_id, progress=step)
+        return backups.restore(snapshot_id, progress=step, accept_foreign=accept_foreign)
     finally:
         progress.close()
 

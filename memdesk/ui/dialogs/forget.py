@@ -6,12 +6,17 @@ that may still hold it), asks before removing, and runs both steps off the GUI t
 connection of their own (the VACUUM at the end must not hold the connection the panels read
 through), with progress. Afterwards the window's panels and transcript are refreshed.
 
+A reader elsewhere (another connection of the window, another program) keeps the WAL, and the
+removed text in it, from being emptied: the window then refreshes its panels and tries again for a
+few seconds, and says so when it still cannot.
+
 Retention runs while the user is idle (the same idle time as consolidation): a policy nobody has
 confirmed yet is shown once, with what it would remove, and applies only after Yes.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 
 from PySide6.QtCore import QObject, Qt, Signal, Slot
@@ -38,6 +43,7 @@ from memdesk.app.operations import open_forgetting, open_retention
 from memdesk.app.services import Services
 from memdesk.core.memory.forget import ForgetPreview, ForgetResult
 from memdesk.core.storage import open_database
+from memdesk.core.storage.scrubbing import empty_wal
 from memdesk.ui.common.errors import ErrorHub, reports_errors
 from memdesk.ui.common.text import literal, plain_label, set_plain
 from memdesk.ui.common.window_state import WindowState
@@ -256,6 +262,15 @@ class ForgetDialog(QDialog):
         set_plain(self.status, " ".join(lines))
         self.forgotten.emit(result)
 
+    def report_journal(self, emptied: bool, wal_name: str) -> None:
+        """After the retries (ForgetController.settle_journal): whether the WAL still holds old pages."""
+        if not emptied:
+            set_plain(
+                self.status,
+                f"{self.status.text()} Some of the forgotten text is still in the store's journal ({wal_name}): "
+                "another connection was reading the store. It is emptied when that program, or MemDesk, closes.",
+            )
+
     @reports_errors
     def on_failed(self, error: BaseException) -> None:
         self._busy(False)
@@ -270,15 +285,23 @@ class ForgetDialog(QDialog):
             set_plain(self.status, text)
 
 
+#: How long the window keeps trying to empty the WAL after a forget, and how often.
+JOURNAL_RETRY_S, JOURNAL_RETRY_EVERY_S = 5.0, 0.2
+
+
 class ForgetController(QObject):
     """Memory > Forget… (``action``, for the Memory menu) and retention while the user is idle, for
     the agent shown. ``window`` parents the dialogs.
 
     Signals:
         forgotten(int): memory of this agent was removed (what the panels show of it is stale)
+        forgotten_applied(object): the ForgetResult, once the window's panels were told
+        journal_settled(bool): afterwards, whether the WAL was emptied (retried meanwhile)
     """
 
     forgotten = Signal(int)
+    forgotten_applied = Signal(object)
+    journal_settled = Signal(bool)
 
     def __init__(
         self,
@@ -348,12 +371,41 @@ class ForgetController(QObject):
             (retention.policy(agent_id).days, lambda days: retention.set_days(agent_id, days)),
             self.window,
         )
-        dialog.forgotten.connect(lambda _result: self.refresh_window(agent_id))
+        dialog.forgotten.connect(lambda result: self.after_forget(dialog, agent_id, result))
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.destroyed.connect(lambda *_: setattr(self, "dialog", None))
         self.dialog = dialog
         dialog.open()
         return dialog
+
+    def after_forget(self, dialog: ForgetDialog, agent_id: int, result: ForgetResult) -> None:
+        self.refresh_window(agent_id)
+        self.forgotten_applied.emit(result)
+        self.settle_journal(dialog, result)
+
+    def settle_journal(self, dialog: ForgetDialog, result: ForgetResult) -> None:
+        """A WAL another reader kept: the panels have just read again (ending their reads), so try
+        to empty it for a few seconds more; then say whether it is empty."""
+        if result.checkpointed:
+            self.journal_settled.emit(True)
+            return
+        database = self.services.paths.database
+        wal_name = f"{database.name}-wal"
+
+        def retry() -> bool:
+            deadline = time.monotonic() + JOURNAL_RETRY_S
+            while True:
+                if self._on_own_connection(empty_wal):
+                    return True
+                if time.monotonic() >= deadline:
+                    return False
+                time.sleep(JOURNAL_RETRY_EVERY_S)
+
+        def settled(emptied: bool) -> None:
+            dialog.report_journal(emptied, wal_name)
+            self.journal_settled.emit(emptied)
+
+        self.jobs.run(retry, settled, lambda error: settled(False))
 
     def refresh_window(self, agent_id: int) -> None:
         """What the window shows of memory was read before the removal: it reads it again."""

@@ -2,7 +2,7 @@
 
 The store is rewritten by a conversion that nothing may have open, so the panel only collects and
 checks the passphrases and asks; the window then closes, ``memdesk.ui.startup.main`` converts the store
-(``memdesk.app.store_opening.convert_store``) and opens the window again with the new key."""
+(``memdesk.app.store_conversion.convert_store``) and opens the window again with the new key."""
 
 from __future__ import annotations
 

@@ -33,6 +33,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from memdesk.core.agent.conversation_view import event_words
 from memdesk.core.base.clock import Clock
 from memdesk.core.base.errors import MemDeskError
 from memdesk.core.memory.core_memory import CoreMemory, StaleBlockError
@@ -276,8 +277,8 @@ class HistoryView(QWidget):
             link = f'<a href="message:{trigger.id}">show it in the conversation</a>'
             parts.append(f"Answering your message “{html.escape(said)}” — {link}.")
         elif event is not None:
-            what = "a timed heartbeat" if event.kind == "heartbeat" else f"a {event.kind.replace('_', ' ')}"
-            parts.append(f'While answering {what} — <a href="message:{event.id}">show it</a>.')
+            words, _inner = event_words(event.kind, event.content)  # as the conversation says it
+            parts.append(f'On its own turn ({html.escape(words)}) — <a href="message:{event.id}">show it</a>.')
         if change.step_id:
             call = cause.call
             name = call.function_name if call and call.function_name else "a function"

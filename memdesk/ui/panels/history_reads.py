@@ -4,8 +4,10 @@ answered, the call that made it). Plain functions of the stores, without Qt."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
+from memdesk.core.agent.events import HEARTBEAT_TIMED
 from memdesk.core.memory.core_memory import CoreMemory
 from memdesk.core.memory.history import BLOCK, DOCUMENT, GRAPH_ENTITY, GRAPH_FACT, PASSAGE, Change, MemoryHistory
 from memdesk.core.memory.recall import Message, RecallMemory
@@ -80,7 +82,16 @@ def read_cause(recall: RecallMemory, change: Change) -> Cause:
     trigger = None
     if event is not None and event.kind == "user_message":
         trigger = event
-    elif event is not None and event.kind == "heartbeat" and "Timed heartbeat" not in event.content:
+    elif event is not None and event.kind == "heartbeat" and not timed(event):
         trigger = recall.last_of_kind(change.agent_id, "user_message", event.id)  # a chain the user's message started
     call = recall.get(change.step_id) if change.step_id else None
     return Cause(event, trigger, call)
+
+
+def timed(heartbeat: Message) -> bool:
+    """A timed heartbeat starts a turn of its own (the other heartbeats go on with a turn)."""
+    try:
+        reason = json.loads(heartbeat.content).get("reason")
+    except (ValueError, AttributeError):  # stored before events were JSON
+        return "Timed heartbeat" in heartbeat.content
+    return reason == HEARTBEAT_TIMED

@@ -12,6 +12,7 @@ from PySide6.QtCore import Signal, Slot
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QPushButton, QToolButton, QWidget
 
 from memdesk.app.services import Services
+from memdesk.core.base.settings_table import Settings
 from memdesk.core.models.catalog import machine_memory
 from memdesk.ui.common import palette
 from memdesk.ui.common.errors import reports_errors
@@ -54,11 +55,9 @@ class BundledModelHint(QFrame):
         self.close_button.clicked.connect(self.dismiss)
         self.hide()
 
-    @Slot()
-    @reports_errors
-    def update_for_model(self) -> None:
-        """After a model loaded: shown while the bundled model is the one in use, unless dismissed."""
-        settings = self.services.settings
+    def update_for(self, settings: Settings) -> None:
+        """After a model loaded with ``settings``: shown while the bundled model is the one in use,
+        unless dismissed."""
         wanted = settings.bundled_model_hint and self.services.models.uses_bundled(settings)
         if wanted:
             self.label.setText(hint_text(self.services))

@@ -22,11 +22,13 @@ from memdesk.app.instance import WINDOW, InstanceLock, ask_to_come_forward
 from memdesk.app.local_model import StartedModel
 from memdesk.app.runtimes import runtimes_ahead
 from memdesk.app.services import Services, connection_opener, unlock_and_open
-from memdesk.app.store_opening import backups_at, convert_store
+from memdesk.app.store_conversion import convert_store
+from memdesk.app.store_opening import backups_at
 from memdesk.core.base.errors import AlreadyRunningError, DamagedStoreError, MemDeskError, WrongPassphraseError
 from memdesk.core.base.log_privacy import PrivateFormatter
 from memdesk.core.base.paths import Paths
 from memdesk.core.base.private_files import private_umask
+from memdesk.core.base.process_guard import guard_process
 from memdesk.core.storage.backup import Snapshot
 from memdesk.session.sent_before_open import SentBeforeOpen
 from memdesk.ui.common.errors import CrashCapture, ErrorHub
@@ -80,6 +82,7 @@ def run(
     lock; the main window takes its place. ``on_window``: a program that drives the window (a
     benchmark, testing/scripted_window.py) is handed each main window once it is shown, before it
     starts; a driven window is nobody's first start, so it offers no welcome."""
+    guard_process()  # `memdesk` did already; a program that drives the window may not have
     with private_umask():  # the store, logs and caches this run writes are the user's only
         try:
             return _run(argv, model_ahead, first, on_window)
@@ -156,7 +159,7 @@ def _run_window(
             previous_crash = model_ahead = first = None
             # The window and every connection it opened are closed: the store is free to replace.
             if after.restore is not None:
-                _restore(paths, after.restore, key)
+                _restore(paths, after.restore, key, accept_foreign=after.restore_foreign)
             elif after.conversion is not None:
                 # Settings → Privacy asked to encrypt, decrypt or re-key; the window opens again on
                 # the converted store.
@@ -235,11 +238,11 @@ def snapshot_passphrase(paths: Paths, snapshot: Snapshot) -> str | None:
     return unlock_store(snapshot.path, check)
 
 
-def _restore(paths: Paths, snapshot_id: str, key: str | None) -> bool:
+def _restore(paths: Paths, snapshot_id: str, key: str | None, *, accept_foreign: bool = False) -> bool:
     backups = backups_at(paths, key=key)
     try:
         snapshot = backups.get(snapshot_id)
-        undo = restore_snapshot(backups, snapshot_id)
+        undo = restore_snapshot(backups, snapshot_id, accept_foreign=accept_foreign)
     except MemDeskError as error:
         QMessageBox.critical(None, "The snapshot was not restored", literal(error.user_message))
         return False
@@ -264,10 +267,11 @@ def _convert(app: QApplication, paths: Paths, conversion: StoreConversion, outli
     progress.setMinimumDuration(0)
     progress.show()
     failure: list[BaseException] = []
+    left: list[tuple[str, str]] = []
 
     def work() -> None:
         try:
-            convert_store(paths, conversion.old_key, conversion.new_key)
+            left.extend(convert_store(paths, conversion.old_key, conversion.new_key).left)
         except BaseException as error:  # noqa: BLE001 - reported below, on the GUI thread
             failure.append(error)
 
@@ -283,6 +287,12 @@ def _convert(app: QApplication, paths: Paths, conversion: StoreConversion, outli
         log.error("store conversion failed: %s", type(error).__name__)
         QMessageBox.critical(None, "Your memory was not converted", literal(f"{text}. The store is as it was."))
         return unchanged
+    if left:
+        # Each snapshot follows the store; those that could not are named (File > Backups… shows their state).
+        named = "\n".join(f"{snapshot_id or 'Snapshots'}: {why}" for snapshot_id, why in left)
+        QMessageBox.warning(
+            None, "Some snapshots were left as they were", literal(f"{named}\n\nRemove them in File > Backups….")
+        )
     return conversion.new_key
 
 
@@ -327,13 +337,13 @@ def _show_window(
             "Show crash log",
             lambda: _show_crash_log(window, previous),
         )
-    window.start()
-    # What the first window took (or a start that ended early left on disk) is saved and answered.
-    window.conversation.deliver_sent_before_open(SentBeforeOpen(paths.sent_before_open))
+    if first is None:  # Send works while the model loads: once the agent is shown
+        window.opened.connect(lambda: milestone("send_enabled") if window.chat.send_button.isEnabled() else None)
+    # What the first window took (or a start that ended early left on disk) is saved and answered
+    # once the agent is shown.
+    window.start(SentBeforeOpen(paths.sent_before_open))
     window.backups.start()  # the day's snapshot, in the background
     app.processEvents()
-    if window.chat.send_button.isEnabled() and first is None:  # Send works while the model loads
-        milestone("send_enabled")
     if window.isVisible() and on_window is None:  # a driven run is nobody's first start
         offer_welcome(services, window.welcome_actions, window)
     try:
@@ -343,7 +353,9 @@ def _show_window(
         runtimes.discard()  # a window closed before its worker took the model
         services.close()
     return code, AfterClose(
-        restore=window.backups.restore_after_close, conversion=window.window_settings.pending_conversion
+        restore=window.backups.restore_after_close,
+        restore_foreign=window.backups.restore_foreign,
+        conversion=window.window_settings.pending_conversion,
     )
 
 
@@ -352,6 +364,7 @@ class AfterClose:
     """What a closed window leaves to do before the next one opens on the same store."""
 
     restore: str | None = None
+    restore_foreign: bool = False  # the snapshot is foreign and the user accepted what it changes
     conversion: StoreConversion | None = None
 
 

@@ -19,11 +19,13 @@ from memdesk.core.agent.observer import TurnResult
 from memdesk.core.base.clock import Clock
 from memdesk.core.base.errors import MemDeskError
 from memdesk.core.memory.recall import Message
+from memdesk.session.replies import OwedReply
 from memdesk.session.sent_before_open import SentBeforeOpen
 from memdesk.ui.common.errors import ErrorHub, reports_errors
 from memdesk.ui.common.text import WILL_BE_ANSWERED
 from memdesk.ui.common.window_state import WindowState
 from memdesk.ui.panels.chat import ChatPanel
+from memdesk.ui.window.transcript_pages import Amendment
 from memdesk.ui.workers.session import SessionWorker
 
 NOT_ANSWERED_YET = "not answered yet: the agent answers it once the model has loaded"
@@ -132,10 +134,13 @@ class Conversation(QObject):
         self.chat.transcript.add(Entry("unanswered", "not answered", self.clock.now(), message_id=message_id))
         self.message_unanswered.emit(message_id)
 
-    def note_owed_reply(self, agent_id: int) -> None:
+    def owed_reply_note(self, agent_id: int) -> Amendment:
         """A message an earlier session left without a reply says so; the session answers it when
-        the agent opens, unless its reply was stopped (or failed this session): then Retry."""
-        owed = self.session.owed_reply(agent_id)
+        the agent opens, unless its reply was stopped (or failed this session): then Retry. Read
+        with the conversation's page, shown below it (transcript_pages.py)."""
+        return Amendment(lambda: self.session.owed_reply(agent_id), self._note_owed_reply)
+
+    def _note_owed_reply(self, owed: OwedReply | None) -> None:
         if owed is not None and owed.waits_for_retry:
             entry = Entry("unanswered", "not answered", owed.message.created_at, message_id=owed.message.id)
             self.chat.transcript.add(entry)

@@ -1,4 +1,5 @@
-"""Files dropped on the window: a ``.gguf`` becomes the model, anything else goes to Documents."""
+"""Files dropped on the window: a ``.gguf`` becomes the model, a ChatGPT, Claude or Open WebUI export
+(a zip or JSON recognised by its content) is offered for import, anything else goes to Documents."""
 
 from __future__ import annotations
 
@@ -16,17 +17,18 @@ from memdesk.ui.common.errors import reports_errors
 
 class DropTarget(QObject):
     """An event filter on ``window``: QMainWindow::event keeps drops for its own dock dragging, so
-    a filter sees them first. ``switch_model(choice)`` takes a dropped model, ``add_documents(paths)``
-    the rest."""
+    a filter sees them first. ``switch_model(choice)`` takes a dropped model, ``take_exports(paths)``
+    the conversation exports (it returns the paths it left), ``add_documents(paths)`` the rest."""
 
     def __init__(
         self,
         window: QWidget,
         switch_model: Callable[[Choice], None],
         add_documents: Callable[[list[str]], None],
+        take_exports: Callable[[list[str]], list[str]] = lambda paths: paths,
     ) -> None:
         super().__init__(window)
-        self.switch_model, self.add_documents = switch_model, add_documents
+        self.switch_model, self.add_documents, self.take_exports = switch_model, add_documents, take_exports
         window.setAcceptDrops(True)
         window.installEventFilter(self)
 
@@ -50,7 +52,7 @@ class DropTarget(QObject):
         models = [p for p in paths if p.lower().endswith(".gguf")]
         if models:
             self.switch_model(Choice(Path(models[0]).name, {"runtime": "llamacpp", "model_path": models[0]}))
-        rest = [p for p in paths if p not in models]
+        rest = self.take_exports([p for p in paths if p not in models])
         if rest:
             self.add_documents(rest)
         event.acceptProposedAction()

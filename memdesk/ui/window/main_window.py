@@ -9,13 +9,15 @@ turn, the message sent last, private chat) that the parts observe; the session's
 (window/conversation_search.py), the transcript's pages (window/transcript_pages.py), which panel
 refreshes on what (window/panel_wiring.py), going to a message or a source (window/navigation.py),
 the agent shown (window/agent_switching.py), settings (window/settings_actions.py), docks and
-layout (window/docks.py), menus (window/menus.py, window/help_menu.py), drops (window/drops.py).
+layout (window/docks.py), menus (window/menus.py, window/help_menu.py), drops (window/drops.py),
+other assistants' conversations imported and what was learned from them (window/history_imports.py).
 What is left here: the model's status line, consent questions, the title, and closing.
 
 Signals (for what drives the window: startup/main.py, the tests' and benchmarks' harnesses):
     model_ready(str): the model is loaded (its id)
     turn_done(): a turn ended and what it said is shown
     message_unanswered(int): a user message's turn ended without a reply (its id)
+    opened(): the agent ``start`` chose is shown (Send works), and what was sent before is delivered
     closed(): the window has closed and shut its workers down
 """
 
@@ -34,11 +36,13 @@ from memdesk.core.base.errors import AgentNotFoundError, MemDeskError
 from memdesk.core.base.settings_table import Settings
 from memdesk.core.models.catalog import CatalogEntry
 from memdesk.core.runtime.base import Runtime
+from memdesk.session.sent_before_open import SentBeforeOpen
 from memdesk.ui.common.errors import ErrorHub, MessageBar, reports_errors
 from memdesk.ui.common.window_state import WindowState
 from memdesk.ui.dialogs.backups import BackupsController
 from memdesk.ui.dialogs.consent import DENY, ConsentDialog, ConsentRequest, QtConsentPolicy
 from memdesk.ui.dialogs.consolidation import ConsolidationController
+from memdesk.ui.dialogs.devices import SyncController
 from memdesk.ui.dialogs.forget import ForgetController
 from memdesk.ui.dialogs.welcome import Actions
 from memdesk.ui.panels.chat import ChatPanel
@@ -52,6 +56,7 @@ from memdesk.ui.window.conversation_search import ConversationSearch
 from memdesk.ui.window.docks import build_docks, build_panels, restore_layout
 from memdesk.ui.window.drops import DropTarget
 from memdesk.ui.window.help_menu import HelpMenu
+from memdesk.ui.window.history_imports import HistoryImports
 from memdesk.ui.window.live_text import LiveText
 from memdesk.ui.window.menus import Entries, build_menus
 from memdesk.ui.window.model_actions import ModelActions
@@ -74,6 +79,7 @@ class MainWindow(QMainWindow):
     model_ready = Signal(str)
     turn_done = Signal()
     message_unanswered = Signal(int)
+    opened = Signal()
     closed = Signal()
     shutdown_requested = Signal()  # to the ingestion thread: close its store connection and end
     CLOSE_WAIT_MS = 30_000  # how long closing waits for each worker thread to end
@@ -125,16 +131,14 @@ class MainWindow(QMainWindow):
         status = self.statusBar()
         self.setWindowTitle("MemDesk")
         self.agent_actions = AgentActions(services, jobs, hub, self, state)
-        self.transfer_actions = TransferActions(
-            services, jobs, hub, self, lambda: state.agent_id, lambda: self.chat.details.isChecked()
-        )
+        self.transfer_actions = TransferActions(services, jobs, hub, self, state, lambda: self.chat.details.isChecked())
         self.model_actions = ModelActions(services, jobs, hub, self)
         central = QWidget()
         layout = QVBoxLayout(central)
         self.message_bar = MessageBar()
         self.model_hint = BundledModelHint(services)
         self.chat = ChatPanel()
-        self.pages = ConversationPages(lambda: services.memory.recall, self.chat.transcript)
+        self.pages = ConversationPages(lambda: services.memory, self.reads, self.chat.transcript)
         layout.addWidget(self.message_bar)
         layout.addWidget(self.model_hint)
         layout.addWidget(self.chat, 1)
@@ -152,6 +156,7 @@ class MainWindow(QMainWindow):
         self.conversation = Conversation(worker, self.chat, state, hub, services.clock, status, self)
         self.search = ConversationSearch(services, jobs, hub, self.chat, self.archival, lambda: state.agent_id, self)
         self.private_chat = PrivateChat(worker, self.chat, state, hub, status, self)
+        self.history_imports = HistoryImports(services, state, worker, jobs, self.reads, hub, status, self)
         self.switching = AgentSwitching(
             services,
             state,
@@ -163,25 +168,27 @@ class MainWindow(QMainWindow):
             self.private_chat,
             self.agent_actions,
             self.transfer_actions,
+            self.reads,
             self,
         )
         self.navigation = Navigation(
             lambda: services.memory.recall,
             services.memory.archival,
-            state,
             hub,
             self.chat,
             self.pages,
-            self.switching.show_saved_conversation,
             panels,
             self.docks,
+            self.reads,
             self,
+            show_imported=self.history_imports.show_message,
         )
         self.window_settings = WindowSettings(services, hub, worker, self, self.switching.user_renamed)
-        self.consolidation = ConsolidationController(services, state, worker, status, self)
+        self.consolidation = ConsolidationController(services, state, worker, status, self.reads, self)
         # Memory > Forget…, retention while idle; the store's snapshots are listed and purged there.
         self.forget = ForgetController(services, state, jobs, hub, worker, status, self, lambda: services.backups)
         self.backups = BackupsController(services, jobs, hub, self)
+        self.sync = SyncController(services, jobs, hub, status, self)  # File > Devices…, syncing meanwhile
         self.welcome_actions = Actions(
             self._download_model,
             self.model_actions.on_models_triggered,
@@ -196,12 +203,15 @@ class MainWindow(QMainWindow):
             settings=self.window_settings,
             models=self.model_actions,
             quit=self.close,
-            before_settings=(self.private_chat.action, self.backups.action),
+            history=self.history_imports,
+            before_settings=(self.private_chat.action, self.backups.action, self.sync.action),
             memory=(self.consolidation.review_action, self.forget.action),
             help=self.help_menu.actions,
         )
         self.menus = build_menus(self.menuBar(), self, entries, self.docks)
-        self.drops = DropTarget(self, self.model_actions.switch_model, self.documents.add_paths)
+        self.drops = DropTarget(
+            self, self.model_actions.switch_model, self.documents.add_paths, self.history_imports.take_dropped
+        )
         self.stop_shortcut = QShortcut(QKeySequence(Qt.Key.Key_Escape), self, self.conversation.on_escape)
         self.search_shortcut = QShortcut(QKeySequence.StandardKey.Find, self, self.chat.open_search)
         status.showMessage("Starting…")
@@ -223,9 +233,11 @@ class MainWindow(QMainWindow):
         self.agent_actions.persona_updated.connect(wiring.on_persona_updated)
         self.transfer_actions.saved.connect(self.statusBar().showMessage)
         self.consolidation.memory_changed.connect(wiring.on_proposals_applied)
+        self.history_imports.memory_changed.connect(wiring.on_proposals_applied)
         self.consolidation.archival_changed.connect(self.archival.refresh)
         self.forget.forgotten.connect(wiring.on_forgotten)
         self.forget.forgotten.connect(self.switching.on_forgotten)
+        self.sync.synced.connect(self.on_synced)
         self.conversation.turn_done.connect(self.turn_done)
         self.conversation.message_unanswered.connect(self.message_unanswered)
 
@@ -238,11 +250,29 @@ class MainWindow(QMainWindow):
         return page.progress
 
     # --- start-up and the agent shown ------------------------------------------------------
-    def start(self) -> None:
-        """Called once the window is visible: the model loads in the worker meanwhile."""
-        settings = self.services.settings
-        self.switching.select(self.agent_actions.ensure_one(settings.last_agent))
+    def start(self, sent_before_open: SentBeforeOpen | None = None) -> None:
+        """Called once the window is visible. Which agent to show (the last one used, else the
+        first; a new store's first agent is made there) and the settings the model loads with are
+        read off the GUI thread; then the agent is shown, the model loads in the worker, what was
+        sent before the window opened is delivered to the agent, and ``opened`` says so."""
+        services, ensure_one = self.services, self.agent_actions.ensure_one
+
+        def read() -> tuple[Settings, int]:
+            settings = services.settings
+            return settings, ensure_one(settings.last_agent)
+
+        def show(found: tuple[Settings, int]) -> None:
+            settings, agent_id = found
+            self.switching.open(agent_id, then=lambda: self._opened(settings, sent_before_open))
+
+        self.reads.load((self, "start"), read, show)
+
+    def _opened(self, settings: Settings, sent_before_open: SentBeforeOpen | None) -> None:
         self.worker.load_model(settings)
+        self.sync.start(settings)
+        if sent_before_open is not None:
+            self.conversation.deliver_sent_before_open(sent_before_open)
+        self.opened.emit()
 
     @Slot(str)
     @reports_errors
@@ -250,6 +280,16 @@ class MainWindow(QMainWindow):
         self.setWindowTitle(f"MemDesk — {name}" if name else "MemDesk")
         self.chat.title.setText(name or "No agent")
         self.chat.transcript.agent_name = name
+
+    @Slot(object)
+    @reports_errors
+    def on_synced(self, report) -> None:
+        """Another device's changes arrived: what the window shows of them was read before."""
+        self.switching.on_agent_list_changed()
+        for agent_id in report.agents:
+            self.wiring.on_forgotten(agent_id)
+            self.switching.on_forgotten(agent_id)
+            self.worker.graph.extract(agent_id)  # the graph is derived here, from what arrived
 
     # --- the model -------------------------------------------------------------------------
     @Slot(str)
@@ -263,18 +303,35 @@ class MainWindow(QMainWindow):
     def on_model_ready(self, model_id: str) -> None:
         self.state.model_ready = True
         self.statusBar().showMessage(f"Model ready: {model_id}")
-        self.server_warning.update_for(self.services.settings, self.hub.notify)
-        self.model_hint.update_for_model()
+        self.reads.load((self, "model notes"), lambda: self.services.settings, self._show_model_notes)
         self.model_ready.emit(model_id)
+
+    def _show_model_notes(self, settings: Settings) -> None:
+        """What the settings the model now runs with call for: a plain-HTTP server's mark, the
+        bundled model's hint."""
+        self.server_warning.update_for(settings, self.hub.notify)
+        self.model_hint.update_for(settings)
 
     @Slot(object)
     @reports_errors
     def on_consent_asked(self, request: ConsentRequest) -> None:
-        try:
-            name = self.services.agents.get(request.agent_id).name
-        except AgentNotFoundError:  # deleted since: nobody may answer for it, and the call must not hang
+        """The agent's name is read off the GUI thread; one that cannot be read is refused (a
+        deleted agent: nobody may answer for it), and the call must not hang."""
+        agents = self.services.agents
+
+        def refuse(error: BaseException) -> None:
             self.consent.answer(request, DENY)
-            return
+            if not isinstance(error, AgentNotFoundError):
+                self.hub.report(error)
+
+        self.reads.load(
+            (self, "consent", id(request)),
+            lambda: agents.get(request.agent_id).name,
+            lambda name: self._ask_consent(request, name),
+            refuse,
+        )
+
+    def _ask_consent(self, request: ConsentRequest, name: str) -> None:
         dialog = ConsentDialog(request, name, self)
         dialog.answered.connect(self.consent.answer)
         dialog.destroyed.connect(
@@ -310,12 +367,14 @@ class MainWindow(QMainWindow):
         self.model_actions.shutdown()
         self.consent.close()
         self.transfer_actions.close_dialogs()
+        self.history_imports.close_dialogs()
         if self.history.revert_dialog is not None:
             self.history.revert_dialog.close()
         self.worker.stop()
         self.ingester.cancel.cancel()
         self.shutdown_requested.emit()
         self.backups.close()
+        self.sync.close()
         for thread in self.worker.close(self.CLOSE_WAIT_MS / 1000):
             log.warning("%s still busy %d ms after close; left to finish on its own", thread.name, self.CLOSE_WAIT_MS)
             self.outlived.keep_thread(thread)

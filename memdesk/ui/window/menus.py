@@ -12,6 +12,7 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QDockWidget, QMenu, QMenuBar
 
 from memdesk.ui.window.agent_actions import AgentActions
+from memdesk.ui.window.history_imports import HistoryImports
 from memdesk.ui.window.model_actions import ModelActions
 from memdesk.ui.window.settings_actions import WindowSettings
 from memdesk.ui.window.transfer_actions import TransferActions
@@ -52,6 +53,7 @@ class Entries:
     settings: WindowSettings
     models: ModelActions
     quit: Callable[[], object]
+    history: HistoryImports  # other assistants' conversations, and what was learned from them
     before_settings: Iterable[QAction]  # the private chat, Backups
     memory: Iterable[QAction]  # review consolidation's proposals, Forget
     help: Iterable[QAction]
@@ -64,6 +66,8 @@ def build_menus(bar: QMenuBar, parent: QObject, entries: Entries, docks: dict[st
     )
     transfers = entries.transfers
     add_action(parent, file, "&Import agent (.af or .json)…", QKeySequence("Ctrl+I"), transfers.on_import_triggered)
+    file.addAction(entries.history.import_action)
+    add_action(parent, file, "E&xport…", QKeySequence("Ctrl+Shift+E"), transfers.on_export_triggered)
     add_action(
         parent,
         file,
@@ -85,6 +89,8 @@ def build_menus(bar: QMenuBar, parent: QObject, entries: Entries, docks: dict[st
     docks["Memory history"].toggleViewAction().setShortcut(QKeySequence("Ctrl+H"))
     memory = bar.addMenu("&Memory")
     memory.addActions(list(entries.memory))
+    memory.addSeparator()
+    memory.addActions([entries.history.conversations_action, entries.history.learned_action])
     help_menu = bar.addMenu("&Help")
     help_menu.addActions(list(entries.help))
     return Menus(file, view, memory, help_menu, new_agent, settings, models)

@@ -1,5 +1,9 @@
 """Going from what a memory points at to where it is: a change's causing message in the
-conversation (loaded however old it is), a block's history, a fact's source message or passage."""
+conversation (loaded however old it is), a block's history, a fact's source message or passage.
+
+The message or passage is read off the GUI thread (memdesk/ui/workers/reads.py); a message older
+than the page shown is shown with the page that reaches back to it, scrolled to once that page is
+shown (transcript_pages.py)."""
 
 from __future__ import annotations
 
@@ -8,13 +12,13 @@ from collections.abc import Callable
 from PySide6.QtCore import QObject, Slot
 from PySide6.QtWidgets import QDockWidget
 
-from memdesk.core.memory.archival import ArchivalMemory, PassageHit
-from memdesk.core.memory.recall import RecallMemory
+from memdesk.core.memory.archival import ArchivalMemory, Passage, PassageHit
+from memdesk.core.memory.recall import Message, RecallMemory
 from memdesk.ui.common.errors import ErrorHub, reports_errors
-from memdesk.ui.common.window_state import WindowState
 from memdesk.ui.panels.chat import ChatPanel
 from memdesk.ui.window.docks import Panels
-from memdesk.ui.window.transcript_pages import ConversationPages
+from memdesk.ui.window.transcript_pages import Amendment, ConversationPages
+from memdesk.ui.workers.reads import Reads
 
 
 class Navigation(QObject):
@@ -22,19 +26,22 @@ class Navigation(QObject):
         self,
         recall: Callable[[], RecallMemory],
         archival: ArchivalMemory,
-        state: WindowState,
         hub: ErrorHub,
         chat: ChatPanel,
         pages: ConversationPages,
-        show_saved_conversation: Callable[[], None],
         panels: Panels,
         docks: dict[str, QDockWidget],
+        reads: Reads,
         parent: QObject | None = None,
+        *,
+        show_imported: Callable[[int, int], None] | None = None,
     ) -> None:
+        """``show_imported(conversation_id, message_id)``: shows a message of an imported
+        conversation, which is not in the transcript."""
         super().__init__(parent)
-        self._recall, self._archival = recall, archival
-        self.state, self.hub, self.chat, self.pages, self.docks = state, hub, chat, pages, docks
-        self._show_saved_conversation = show_saved_conversation
+        self._show_imported = show_imported
+        self._recall, self._archival, self.reads = recall, archival, reads
+        self.hub, self.chat, self.pages, self.docks = hub, chat, pages, docks
         self.history, self.archival = panels.history, panels.archival
         panels.memory.history_requested.connect(self.show_block_history)
         panels.history.show_message_requested.connect(self.show_message)
@@ -53,16 +60,28 @@ class Navigation(QObject):
     @reports_errors
     def show_message(self, message_id: int) -> None:
         """Show a stored message in the conversation, evicted from the context or not."""
-        message = self._recall().get(message_id)
-        if message is None or message.agent_id != self.state.agent_id:
+        recall = self._recall
+        self.reads.load((self, "message"), lambda: recall().get(message_id), self._show_message)
+
+    def _show_message(self, message: Message | None) -> None:
+        if message is None or message.agent_id != self.pages.agent_asked:  # the agent shown (or about to be)
             self.hub.notify("That message is not in this agent's conversation")
             return
+        if message.conversation_id is not None:  # imported: shown apart from the chat
+            if self._show_imported is not None:
+                self._show_imported(message.conversation_id, message.id)
+            return
+        message_id = message.id
         if message.kind == "function_result" and message.step_id is not None:
             message_id = message.step_id  # a result is shown with its call
+        if self.chat.transcript.has_message(message_id):
+            self._reveal(message_id)
+        else:  # older than the page shown, or streamed this session (such entries carry no ids yet)
+            reveal = Amendment(lambda: None, lambda _nothing: self._reveal(message_id))
+            self.pages.show_saved(message.agent_id, back_to=message_id, amend=reveal)
+
+    def _reveal(self, message_id: int) -> None:
         transcript = self.chat.transcript
-        if not transcript.has_message(message_id):
-            self._show_saved_conversation()  # entries streamed this session carry no ids yet
-            self.pages.load_back_to(message_id)  # older than the page shown
         if transcript.needs_details(message_id):
             self.chat.details.setChecked(True)
         if not transcript.scroll_to_message(message_id):
@@ -75,7 +94,10 @@ class Navigation(QObject):
         if kind == "message":
             self.show_message(source_id)
             return
-        passage = self._archival.get(source_id)
+        archival = self._archival
+        self.reads.load((self, "passage"), lambda: archival.get(source_id), self._show_passage)
+
+    def _show_passage(self, passage: Passage | None) -> None:
         if passage is not None:
             self.archival.show_hits([("graph source", PassageHit(passage, 0.0))])
             self.archival.hits_table.selectRow(0)

@@ -118,8 +118,10 @@ class PanelWiring(QObject):
     @Slot(list)
     @reports_errors
     def on_proposals_applied(self, labels: list[str]) -> None:
-        """Consolidation's proposals the user applied changed these blocks."""
+        """Proposals the user accepted (consolidation's, or what was learned from imported
+        conversations) changed these blocks: the change is in Memory history too."""
         self.panels.memory.on_agent_changed_blocks(labels)
+        self.panels.history.refresh()
         self.worker.refresh_budget()
 
     @Slot(int)

@@ -1,13 +1,22 @@
-"""The panels' reads of the store, off the GUI thread: a panel asks for ``read`` and is handed its
-result in the GUI thread (``show``), so a slow query (a long history, thousands of entities, a
-store another thread is writing) never freezes typing, and the GUI thread never reads the store
-for a panel.
+"""The window's reads of the store, off the GUI thread: a panel or a controller asks for ``read`` and
+is handed its result in the GUI thread (``show``), so a slow query (a long history, thousands of
+entities, a store another thread is writing) never freezes typing.
+
+The rule for the window: once it is built, no code on the GUI thread queries the store, except
+the user's own writes (a message sent, a block saved, a graph correction, a revert, a proposal
+applied or rejected, a setting changed), with the check and the read-back that write makes. They
+stay on the GUI thread on purpose: a stale-version conflict or a refused write is answered at
+once, where the user made it, and what was sent is saved the moment it is accepted. What is shown
+afterwards is read here again. Longer work (exports, imports, searches, edits of many rows) runs
+on the job pool (jobs.py). tests/ui/test_panels_read_off_the_gui_thread.py drives a session of
+the window and fails on any other statement the GUI thread runs that reads.
 
 The reads run one after another on one thread of their own (a pool of one), in the order asked,
 through the stores the panels were given: the connection is thread-safe (memdesk.core.storage's
 lock), and a read holds it for one short query. Only the newest read asked for under a key (the
 panel and what it shows) is shown: a reload asked while an older one ran replaces it, whatever
-order they end in.
+order they end in. What must follow what earlier reads show asks ``after`` (the session opens an
+agent once its conversation's page is shown).
 
 Signals:
     failed(object): a read without its own error callback raised this
@@ -59,6 +68,12 @@ class Reads(QObject):
             lambda result: self._done(key, serial, lambda: show(result)),
             lambda error: self._done(key, serial, lambda: (on_failed or self.failed.emit)(error)),
         )
+
+    def after(self, then: Callable[[], Any]) -> None:
+        """Run ``then`` in this (the GUI) thread once every read asked before it has been shown (or
+        dropped as stale): a step that must follow what they show, as the session opening an agent
+        after its conversation's page is shown."""
+        self.load(object(), lambda: None, lambda _nothing: then())
 
     def _done(self, key: Hashable, serial: int, deliver: Callable[[], Any]) -> None:
         self._asked -= 1

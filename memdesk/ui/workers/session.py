@@ -22,17 +22,22 @@ Signals:
     not_answered(int): a user message's turn ended without a reply: its id, for Retry
     retention_waits(int, str): an agent's retention policy nobody confirmed is due: what it removes
     retention_done(int, int): retention forgot this many old messages of the agent
+    import_progress(object): an import of another assistant's conversations moved on (ImportProgress)
+    import_finished(int, int, int): an import finished: (agent, import, proposals waiting for review)
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
+from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal, Slot
 
 from memdesk.core.base.settings_table import Settings
 from memdesk.core.runtime.base import CancelToken, Runtime
+from memdesk.core.transfer.history.preview import Selection
 from memdesk.session.listener import SessionListener
 from memdesk.session.session import Session
 from memdesk.ui.common.errors import reports_errors
@@ -59,6 +64,8 @@ class SessionWorker(QObject):
     not_answered = Signal(int)
     retention_waits = Signal(int, str)
     retention_done = Signal(int, int)
+    import_progress = Signal(object)
+    import_finished = Signal(int, int, int)
 
     def __init__(self, build: Callable[[SessionListener], Session], parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -130,6 +137,18 @@ class SessionWorker(QObject):
     def refresh_budget(self) -> None:
         self.session.refresh_budget()
 
+    def import_history(self, agent_id: int, path: Path, selection: Selection, totals: tuple[int, int]) -> None:
+        """Raises PrivateChatRefusal during a private chat (the caller shows it)."""
+        self.session.import_history(agent_id, path, selection, totals)
+
+    @Slot()
+    @reports_errors
+    def pause_import(self) -> None:
+        self.session.pause_import()
+
+    def resume_import(self, import_id: int) -> None:
+        self.session.resume_import(import_id)
+
     def close(self, timeout_s: float) -> list[threading.Thread]:
         """Close the session: the threads still running after ``timeout_s`` each (left to finish)."""
         self.closed = True
@@ -137,11 +156,17 @@ class SessionWorker(QObject):
         return [thread for thread in self.session.threads() if thread.is_alive()]
 
 
+#: Seconds between two progress reports of an import the window is sent (it reports each
+#: conversation: hundreds a second would be events the GUI thread only paints over).
+IMPORT_PROGRESS_EVERY = 0.1
+
+
 class _Relay(SessionListener):
     """The session's callbacks as the worker's signals (emitted on the session's threads)."""
 
     def __init__(self, worker: SessionWorker, graph: GraphSignals) -> None:
         self._worker, self._graph = worker, graph
+        self._progress_at = 0.0
 
     def on_loading(self, what):
         self._worker.loading.emit(what)
@@ -199,6 +224,16 @@ class _Relay(SessionListener):
 
     def on_retention_done(self, agent_id, removed):
         self._worker.retention_done.emit(agent_id, removed)
+
+    def on_import_progress(self, progress):
+        now = time.monotonic()
+        if progress.status == "running" and now - self._progress_at < IMPORT_PROGRESS_EVERY:
+            return  # a newer one follows; a stop or the end is always sent
+        self._progress_at = now
+        self._worker.import_progress.emit(progress)
+
+    def on_import_finished(self, agent_id, import_id, proposals):
+        self._worker.import_finished.emit(agent_id, import_id, proposals)
 
     def on_graph_changed(self, agent_id):
         self._graph.changed.emit(agent_id)

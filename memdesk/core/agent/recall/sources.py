@@ -4,14 +4,17 @@ view; the conversation's source also orders them and judges how well they answer
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
+
+import numpy as np
 
 from memdesk.core.agent.recall.speaker import named_speaker_first
 from memdesk.core.base.clock import day_month_year
 from memdesk.core.memory.archival import ArchivalMemory
 from memdesk.core.memory.recall import Message, RecallMemory
+from memdesk.core.retrieval.nothing_judge import DEPTH as JUDGE_DEPTH
 from memdesk.core.retrieval.support import support
 
 CONVERSATION = "conversation"
@@ -29,6 +32,8 @@ class Memory:
     score: float = 0.0
     item: Any = None  # the store's own object (Message, PassageHit), for the window's panels
     version: str = ""  # another hit states the same fact: "update of 3 May 2024" (recall_versions)
+    # what the learned ranker read of it (memdesk.core.retrieval.features), for the "nothing on that" judge
+    features: Any = field(default=None, compare=False, repr=False)
 
     def line(self, text: str | None = None) -> str:
         """``[8 May 2023, Caroline] text``; other sources name themselves:
@@ -71,8 +76,21 @@ class ConversationSource:
             if message is None or not message.search_text.strip():
                 continue
             who = message.author or ("you" if message.role == "assistant" else "user")
+            if message.imported:  # said in another assistant's chat, not to this agent
+                who = f"{who}, imported chat"
             text = excerpt(message.search_text, hit.part, message.created_at) if hit.part else message.search_text
-            found.append(Memory(self.name, f"message:{message.id}", text, message.created_at, who, hit.score, message))
+            found.append(
+                Memory(
+                    self.name,
+                    f"message:{message.id}",
+                    text,
+                    message.created_at,
+                    who,
+                    hit.score,
+                    message,
+                    features=hit.features,
+                )
+            )
         return found
 
     def arrange(self, agent_id: int, query: str, found: Sequence[Memory]) -> list[Memory]:
@@ -89,13 +107,21 @@ class ConversationSource:
         )
 
     def support(self, agent_id: int, query: str, found: Sequence[Memory]) -> float | None:
-        """How well the conversation's best hits answer ``query`` (memdesk.core.retrieval.support);
+        """How well the conversation's best hits answer ``query`` (memdesk.core.retrieval.support),
+        or, when the ranking model has a judge and ranked these hits, the judge's support-like
+        score (memdesk.core.retrieval.nothing_judge); below 0 either way, nothing clearly answers.
         None when this source found nothing (nothing to judge)."""
         mine = [m for m in found if m.source == self.name and isinstance(m.item, Message)]
         if not mine:
             return None
         speakers, said_by = self._recall.speakers(agent_id, [m.item.id for m in mine])
-        return support(query, [(m.item.search_text, who) for m, who in zip(mine, said_by, strict=True)], speakers)
+        judged = support(query, [(m.item.search_text, who) for m, who in zip(mine, said_by, strict=True)], speakers)
+        scorer = self._recall.judged_by
+        best = mine[:JUDGE_DEPTH]
+        if scorer is None or any(m.features is None for m in best):
+            return judged
+        learned = scorer.nothing_support(judged, np.stack([m.features for m in best]))
+        return judged if learned is None else learned
 
 
 def excerpt(text: str, span: tuple[int, int], at: datetime | None) -> str:

@@ -8,7 +8,8 @@ Text loses the lines (in one-line text, the sentences) that hold the phrases, as
 block does; JSON loses the keys that hold them and keeps its shape, each string without them.
 Some rows go whole (``WHOLE_ROWS``): a tool's code cannot lose lines and still be the code the
 user read before enabling it, a block named after the person is about them, and the graph's
-record of the user's name is nothing but the name.
+record of the user's name is nothing but the name, and a proposal of what MemDesk learned from
+imported conversations is about what it names (a proposal without it says nothing).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from memdesk.core.storage import Database
 WHOLE_ROWS: dict[str, frozenset[str] | None] = {
     "imported_tools": None,
     "graph_user_names": None,
+    "learned_proposals": None,
     "memory_blocks": frozenset({"label"}),
 }
 #: How people call the places (a column without a name here is shown as table.column).
@@ -39,6 +41,14 @@ _LABELS = {
     ("imported_tools", None): "an imported tool (removed)",
     ("graph_user_names", None): "your name in the knowledge graph",
     ("graph_queue", "last_error"): "a knowledge-graph extraction error",
+    ("learned_proposals", None): "a proposal of what MemDesk learned (removed)",
+    ("imported_conversations", "title"): "an imported conversation's title",
+    ("imported_conversations", "assistant"): "the assistant of an imported conversation",
+    ("imported_conversations", "external_id"): "an imported conversation's name in its export",
+    ("imported_conversations", "skipped"): "what an imported conversation left out",
+    ("history_imports", "path"): "the file an import read",
+    ("history_imports", "selection"): "the titles an import chose",
+    ("history_imports", "skipped"): "what an import left out",
 }
 
 

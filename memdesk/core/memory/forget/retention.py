@@ -4,11 +4,14 @@ Only the conversation goes: core memory, archival memory, the knowledge graph an
 kept (a fact taken from an expired message stays, without its source; the message's mentions go
 with it). What newer rows quote of an expired message (automatic recall's memories, search
 results) is blanked with it (quotes.py); the backups taken before keep it until they are pruned,
-which the preview says. The policy lives in the agent's own options (``agents.config``): ``retention_days``
-(0: off) and ``retention_confirmed``. A new or changed policy is previewed the first time: it
-applies only once the user has seen what it would remove and confirmed (the window asks once; the
-terminal prints it and waits for ``memdesk retention AGENT --apply``). After that it runs while
-the user is idle, at most once per ``RUN_EVERY``.
+which the preview says. A message imported from another assistant counts its days from its import,
+not from its original date (``OLD``): a person who imports years of history under a 30-day setting
+has it for 30 days, long enough for the background work to learn from it, instead of losing it at
+the next idle moment (the import's preview says so). The policy lives in the agent's own options
+(``agents.config``): ``retention_days`` (0: off) and ``retention_confirmed``. A new or changed
+policy is previewed the first time: it applies only once the user has seen what it would remove
+and confirmed (the window asks once; the terminal prints it and waits for ``memdesk retention
+AGENT --apply``). After that it runs while the user is idle, at most once per ``RUN_EVERY``.
 """
 
 from __future__ import annotations
@@ -30,6 +33,8 @@ DAYS, CONFIRMED, LAST_RUN = "retention_days", "retention_confirmed", "retention_
 #: Idle-time runs are at most this often: each one rewrites the file (VACUUM).
 RUN_EVERY = timedelta(hours=12)
 BATCH = 500
+#: A message past the cutoff (one ``?``): its own time, or its import's when that is later.
+OLD = "MAX(created_at, COALESCE(imported_at, created_at)) < ?"
 
 
 @dataclass(frozen=True)
@@ -147,7 +152,7 @@ class Retention:
         if days <= 0:
             return RetentionPreview(agent_id, days, cutoff, 0, None, None)
         row = self._db.query_one(
-            "SELECT COUNT(*), MIN(created_at), MAX(created_at) FROM messages WHERE agent_id = ? AND created_at < ?",
+            f"SELECT COUNT(*), MIN(created_at), MAX(created_at) FROM messages WHERE agent_id = ? AND {OLD}",
             (agent_id, iso(cutoff)),
         )
         expired = self._expired(agent_id, iso(cutoff))
@@ -166,7 +171,7 @@ class Retention:
         """The messages older than ``cutoff``, with the other half of every call and result."""
         ids = [
             int(r[0])
-            for r in self._db.query("SELECT id FROM messages WHERE agent_id = ? AND created_at < ?", (agent_id, cutoff))
+            for r in self._db.query(f"SELECT id FROM messages WHERE agent_id = ? AND {OLD}", (agent_id, cutoff))
         ]
         if not ids:
             return ids
@@ -174,7 +179,7 @@ class Retention:
         steps = {
             int(r[0])
             for r in self._db.query(
-                "SELECT DISTINCT step_id FROM messages WHERE agent_id = ? AND created_at < ? AND step_id IS NOT NULL",
+                f"SELECT DISTINCT step_id FROM messages WHERE agent_id = ? AND {OLD} AND step_id IS NOT NULL",
                 (agent_id, cutoff),
             )
         }

@@ -4,8 +4,9 @@ Every table the agent owns (``agents`` itself, every table with an ``agent_id``,
 whose foreign key points at one of those) and every column in it that can hold text is searched,
 so a column a migration adds is searched the day it exists. Left out are the columns that hold
 MemDesk's own words (``VOCABULARY``: kinds, states, dates, digests, function names, the agent's
-name): forgetting "user" must not rewrite ``messages.role``. The index tables of virtual tables
-(FTS5, vec0) follow their owners and are merged and vacuumed by the scrub.
+name, the stable ids sync gives rows): forgetting "user" must not rewrite ``messages.role``. The
+index tables of virtual tables (FTS5, vec0) follow their owners and are merged and vacuumed by the
+scrub.
 
 Tables of the store as a whole (``SHARED``) belong to no agent; a test holds every table with
 text to being one or the other.
@@ -22,31 +23,50 @@ from memdesk.core.storage import Database
 VOCABULARY: dict[str, frozenset[str]] = {
     table: frozenset(columns.split())
     for table, columns in {
-        "agents": "name created_at last_login heartbeats_paused_until",
+        "agents": "name created_at last_login heartbeats_paused_until uid",
         "agent_file_extras": "format",
         "consolidation_changes": "function status created_at decided_at",
         "consolidation_runs": "mode status started_at finished_at",
-        "documents": "content_hash mime status created_at updated_at",
+        "documents": "content_hash mime status created_at updated_at uid",
         "graph_entities": "kind author created_at",
-        "graph_facts": "valid_from valid_to author created_at",
+        "graph_facts": "valid_from valid_to author created_at uid",
         "graph_mentions": "at",
         "graph_progress": "source_kind",
         "graph_queue": "source_kind stage not_before",
+        "history_imports": "fingerprint format status started_at updated_at finished_at",
+        "imported_conversations": "source started_at updated_at created_at",
         "imported_tools": "origin created_at",
+        "learned_proposals": "kind valid_from sources status created_at decided_at",
         "memory_blocks": "updated_at updated_by",
         "memory_history": "target_kind action source created_at",
-        "messages": "created_at role kind function_name",
-        "passages": "created_at",
+        "messages": "created_at role kind function_name uid external_id imported_at",
+        "passages": "created_at uid",
         "recall_shown": "source ref at",
         "row_changes": "kind",
         "stopped_replies": "stopped_at",
+        "sync_block_versions": "edit_id parents meta",
+        "sync_conflicts": "reason created_at resolved_at",
         "vector_blocks": "kind",
         "vector_counts": "kind",
         "vector_generation": "kind",
     }.items()
 }
 #: Tables of the store as a whole: no agent owns their rows.
-SHARED = frozenset({"settings", "schema_migrations", "embedding_space", "sqlite_sequence"})
+SHARED = frozenset({"settings", "schema_migrations", "embedding_space", "sqlite_sequence"}) | frozenset(
+    # Sync's bookkeeping (memdesk.core.sync): this device, the others, ids, clocks, digests, and a
+    # forgotten term only until the change file that carries it to the other devices is written.
+    {
+        "sync_device",
+        "sync_outbox",
+        "sync_forget_out",
+        "sync_forget_in",
+        "sync_peers",
+        "sync_problems",
+        "sync_aliases",
+        "sync_row_clock",
+        "sync_tombstones",
+    }
+)
 
 
 @dataclass(frozen=True)

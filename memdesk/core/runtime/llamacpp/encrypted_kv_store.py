@@ -1,14 +1,16 @@
-"""The prompt-prefix KV states of an encrypted store, kept encrypted with the store's passphrase.
+"""The prompt-prefix KV states of an encrypted store, kept encrypted under a key derived from the store's.
 
 A saved state encodes its prompt, core memory included, so next to an encrypted store the plain
 ``.kv`` files of ``kv_store.KvStore`` would leave that text readable. This store keeps the same
-entries as rows of one SQLCipher file in the same folder (``states.db``), under the store's
-passphrase: no second crypto library, and the key is derived once per model process (a quarter of
-a second), not per state. Not writing states at all would cost every start the static prompt's
-evaluation again (15-30 s on a 2-core machine for the bundled model, see bench.coldstart).
+entries as rows of one SQLCipher file in the same folder (``states.db``), under a raw 32-byte key
+the app derives from the store's page key (HKDF, storage/driver.py: ``kv_cache_key``): no second
+crypto library, no key derivation in the model's process (a raw key opens at once), and that
+process never holds the passphrase, which a crash of it would leave in a core file. Not writing
+states at all would cost every start the static prompt's evaluation again (15-30 s on a 2-core
+machine for the bundled model, see bench.coldstart).
 
 The contract is ``KvStore``'s: a state is found only for exactly its tokens and model identity,
-anything unreadable (a file left under another passphrase, a damaged one) is dropped and costs
+anything unreadable (a file left under another key, a damaged one) is dropped and costs
 time, never correctness, and least recently used states go first beyond the limits.
 """
 
@@ -28,9 +30,9 @@ log = logging.getLogger("memdesk.kv")
 FILE = "states.db"
 
 
-def _quoted(passphrase: str) -> str:
-    """A SQL string literal (PRAGMA takes no parameters): quotes doubled, so any passphrase works."""
-    return "'" + passphrase.replace("'", "''") + "'"
+def _raw_key(key: bytes) -> str:
+    """SQLCipher's raw key literal: hex digits only, so nothing to quote."""
+    return f"\"x'{key.hex()}'\""
 
 
 class EncryptedKvStore(KvStore):
@@ -38,7 +40,7 @@ class EncryptedKvStore(KvStore):
         self,
         folder: Path | str,
         identity: Mapping[str, object],
-        passphrase: str,
+        key: bytes,
         *,
         max_entries: int = 8,
         max_bytes: int = 1 << 30,
@@ -49,15 +51,15 @@ class EncryptedKvStore(KvStore):
         # States an unencrypted run left here hold the prompt in the clear.
         for plain in self.folder.glob("*" + SUFFIX):
             plain.unlink(missing_ok=True)
-        self._conn = self._open(passphrase)
+        self._conn = self._open(key)
 
-    def _open(self, passphrase: str) -> Any:
+    def _open(self, key: bytes) -> Any:
         import sqlcipher3
 
         for attempt in range(2):
             conn = sqlcipher3.connect(str(self.file), isolation_level=None, check_same_thread=False)
             conn.execute("PRAGMA cipher_log_level = NONE")
-            conn.execute(f"PRAGMA key = {_quoted(passphrase)}")
+            conn.execute(f"PRAGMA key = {_raw_key(key)}")
             conn.execute("PRAGMA cipher_page_size = 65536")  # states are tens of MB: fewer, larger pages
             try:
                 conn.execute("PRAGMA auto_vacuum = FULL")  # an evicted state gives its space back
@@ -71,7 +73,7 @@ class EncryptedKvStore(KvStore):
                 conn.close()
                 if attempt:
                     raise
-                # Saved under another passphrase, or damaged: a cache, so start it afresh.
+                # Saved under another key (another passphrase), or damaged: a cache, so start it afresh.
                 self.last_error = f"{FILE}: unreadable ({error}); started afresh"
                 for suffix in ("", "-journal", "-wal", "-shm"):
                     Path(f"{self.file}{suffix}").unlink(missing_ok=True)

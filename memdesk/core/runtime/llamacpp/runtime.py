@@ -318,10 +318,10 @@ class LlamaCppRuntime:
                 **self._context.state_identity,
             }
             limits = {"max_entries": self.settings.cache_max_entries, "max_bytes": self.settings.cache_max_bytes}
-            if self.settings.cache_passphrase is not None:
+            if self.settings.cache_key is not None:
                 from memdesk.core.runtime.llamacpp.encrypted_kv_store import EncryptedKvStore
 
-                return EncryptedKvStore(self.settings.cache_dir, identity, self.settings.cache_passphrase, **limits)
+                return EncryptedKvStore(self.settings.cache_dir, identity, self.settings.cache_key, **limits)
             return KvStore(self.settings.cache_dir, identity, **limits)
         except OSError:  # an unwritable cache folder only costs the speed-up
             return None

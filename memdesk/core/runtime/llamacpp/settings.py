@@ -25,9 +25,10 @@ class LlamaSettings:
     cache_dir: Path | str | None = None
     cache_max_entries: int = 8
     cache_max_bytes: int = 1 << 30
-    # The passphrase of an encrypted store: its states are then kept encrypted with it
-    # (encrypted_kv_store.py). Never printed: kept out of the repr.
-    cache_passphrase: str | None = field(default=None, repr=False)
+    # An encrypted store's states are kept encrypted (encrypted_kv_store.py) under this key, derived
+    # from the store's (storage/driver.py: kv_cache_key): the model's process never holds the
+    # passphrase. Never printed: kept out of the repr.
+    cache_key: bytes | None = field(default=None, repr=False)
 
     @classmethod
     def from_settings(
@@ -37,7 +38,7 @@ class LlamaSettings:
         *,
         batch_size: int = 256,
         cache_dir: Path | str | None = None,
-        cache_passphrase: str | None = None,
+        cache_key: bytes | None = None,
     ) -> LlamaSettings:
         """The load ``settings`` ask for, of the model at ``model_path`` (the caller resolves the
         setting's empty value to the bundled model)."""
@@ -49,5 +50,5 @@ class LlamaSettings:
             chat_template_override=settings.chat_template or None,
             batch_size=batch_size,
             cache_dir=cache_dir,
-            cache_passphrase=cache_passphrase,
+            cache_key=cache_key,
         )

@@ -29,6 +29,8 @@ from memdesk.core.storage.migrations import (
     m015_graph_mention_changes,
     m016_stopped_replies,
     m017_graph_user_names,
+    m018_sync_identities,
+    m019_imported_conversations,
 )
 
 #: One migration: it changes the schema of the connection it is given (a ``Database``; typed loosely
@@ -53,4 +55,6 @@ MIGRATIONS: list[Migration] = [
     m015_graph_mention_changes.migrate,
     m016_stopped_replies.migrate,
     m017_graph_user_names.migrate,
+    m018_sync_identities.migrate,
+    m019_imported_conversations.migrate,
 ]

@@ -21,6 +21,7 @@ from memdesk.core.transfer.agentfile.checks import (
     plan_history,
     ref_of,
 )
+from memdesk.core.transfer.agentfile.conversations import export_conversations
 from memdesk.core.transfer.agentfile.letta import Incoming
 from memdesk.core.transfer.agentfile.model import (
     EXTENSION_FORMAT,
@@ -65,6 +66,8 @@ def agent_extension(
     passages = _all_passages(services, agent_id)
     documents, document_refs = _documents(services, agent_id)
     passage_refs = {passage_id: index for index, (passage_id, _p) in enumerate(passages)}
+    # Before the history and the graph: they cite imported messages by these ids too.
+    imported = export_conversations(services.db, agent_id, refs)
     history = list(reversed(memory.core.history.for_agent(agent_id, limit=10**9)))
     return {
         "created_at": iso(record.created_at),
@@ -74,6 +77,7 @@ def agent_extension(
         "evicted_count": record.evicted_count,
         "config": record.config,
         "messages": details,
+        "imported_conversations": imported,
         "documents": documents,
         "passages": [_passage_entry(p, document_refs) for _id, p in passages],
         "history": [
@@ -279,6 +283,7 @@ def plan_memdesk_extras(plan: AgentPlan, mine: dict, summary: ImportSummary) -> 
             f"The knowledge graph of {plan.name!r} in the file is damaged: {problem}", hint=DAMAGED_HINT
         )
     plan.graph = mine.get("graph")
+    plan.imported = as_list(mine.get("imported_conversations"))
     plan.report.passages = len(plan.passages)
     plan.report.documents = len(plan.documents)
 

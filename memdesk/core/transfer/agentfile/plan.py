@@ -46,6 +46,7 @@ class AgentPlan:
     passages: list[PassagePlan] = field(default_factory=list)
     history: list[dict[str, Any]] = field(default_factory=list)
     graph: Any = None
+    imported: list[dict[str, Any]] = field(default_factory=list)  # conversations from other assistants
     report: ImportedAgent = field(default_factory=lambda: ImportedAgent(""))
 
 

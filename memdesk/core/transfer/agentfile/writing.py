@@ -9,6 +9,7 @@ from memdesk.core.documents.catalog import restore_document
 from memdesk.core.memory.archival import NewPassage
 from memdesk.core.memory.history import IMPORT, Cause
 from memdesk.core.tools.imported import ImportedTools
+from memdesk.core.transfer.agentfile.conversations import import_conversations
 from memdesk.core.transfer.agentfile.model import AgentFileServices, GraphTransfer
 from memdesk.core.transfer.agentfile.plan import AgentPlan, as_dict, text_of
 
@@ -35,6 +36,8 @@ def write_agent(
             step_id=step,
         )
         stored[message.ref] = added.id
+    chat = dict(stored)  # where the context window starts is a message of the agent's own chat
+    import_conversations(memory, record.id, plan.imported, stored)
     # The carried history comes before this store's own record of the import.
     restored: list[tuple[int, dict]] = []
     for entry in plan.history:
@@ -104,7 +107,7 @@ def write_agent(
         context_start = 0
         evicted = 0
     elif plan.context_start_ref == "":
-        context_start = (max(stored.values()) + 1) if stored else 0
+        context_start = (max(chat.values()) + 1) if chat else 0
         evicted = len(refs)
     else:
         context_start = stored[plan.context_start_ref]

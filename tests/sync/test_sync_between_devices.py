@@ -1,0 +1,193 @@
+"""Sync between devices, through a folder: what each kind of memory does when devices change it."""
+
+from __future__ import annotations
+
+from memdesk.core.memory.history import BLOCK, SYNC
+from memdesk.core.storage.memory_copy import copy_to_memory
+from memdesk.core.sync import setup
+from memdesk.core.sync.folder import SyncFolder
+
+
+def two(fleet):
+    laptop, desktop = fleet.device("laptop"), fleet.device("desktop", skew_minutes=-90)
+    for device in (laptop, desktop):
+        device.agent()
+        fleet.pair(device)
+    fleet.exchange()
+    return laptop, desktop
+
+
+def test_a_fact_told_on_one_device_is_found_by_the_others_memory_search(fleet):
+    laptop, desktop = two(fleet)
+    laptop.tell("My sister Ines plays the cello in Porto")
+    fleet.exchange()
+    page = desktop.services.memory.recall.search_text(desktop.agent(), "cello")
+    assert [m.content for m in page.hits] == ["My sister Ines plays the cello in Porto"]
+    assert laptop.digest() == desktop.digest()
+    assert desktop.fts_agrees()
+
+
+def test_memory_from_before_pairing_reaches_the_other_device(fleet):
+    laptop = fleet.device("laptop")
+    laptop.tell("I grew up in Braga")
+    laptop.note("The garden gate code is 4711")
+    laptop.append("human", "Works as a nurse")
+    fleet.pair(laptop)
+    desktop = fleet.device("desktop")
+    fleet.pair(desktop)
+    fleet.exchange()
+    assert "Works as a nurse" in desktop.block("human")
+    assert desktop.services.memory.archival.search(desktop.agent(), "gate code").hits
+    # its vector was made on the desktop, by the desktop's own embedder
+    assert desktop.db.scalar("SELECT COUNT(*) FROM passages WHERE embedded = 1") == 1
+    assert desktop.db.scalar("SELECT model_id FROM embedding_space") == desktop.services.embedder.model_id
+    assert laptop.digest() == desktop.digest()
+
+
+def test_the_same_agent_made_on_both_devices_becomes_one(fleet):
+    laptop, desktop = two(fleet)
+    assert [a.name for a in laptop.services.agents.list()] == ["Sam"]
+    assert [a.name for a in desktop.services.agents.list()] == ["Sam"]
+    uids = {d.db.scalar("SELECT uid FROM agents") for d in (laptop, desktop)}
+    assert len(uids) == 1
+
+
+def test_two_devices_editing_one_block_keep_both_lines_and_both_parents_in_history(fleet):
+    laptop, desktop = two(fleet)
+    laptop.append("human", "Lives in Porto")
+    desktop.append("human", "Likes green tea")
+    fleet.exchange()
+    for device in (laptop, desktop):
+        text = device.block("human")
+        assert "Lives in Porto" in text and "Likes green tea" in text
+    assert laptop.block("human") == desktop.block("human")
+    merged = [
+        c
+        for c in laptop.services.memory.archival.history.for_agent(laptop.agent(), kind=BLOCK)
+        if c.source == SYNC and c.action == "update"
+    ]
+    parents = merged[0].after_meta["parents"]
+    assert len(parents) == 2 and {p["text"].splitlines()[-1] for p in parents} == {"Lives in Porto", "Likes green tea"}
+    assert setup.status(laptop.db)["conflicts"] == []
+
+
+def test_changes_to_the_same_line_are_kept_both_and_shown_as_a_conflict(fleet):
+    laptop, desktop = two(fleet)
+    laptop.append("human", "Favourite colour: blue")
+    fleet.exchange()
+    core_l, core_d = laptop.services.memory.core, desktop.services.memory.core
+    core_l.replace(laptop.agent(), "human", "Favourite colour: blue", "Favourite colour: green", source="user")
+    core_d.replace(desktop.agent(), "human", "Favourite colour: blue", "Favourite colour: red", source="user")
+    fleet.exchange()
+    for device in (laptop, desktop):
+        assert "green" in device.block("human") and "red" in device.block("human")
+        conflicts = setup.status(device.db)["conflicts"]
+        assert [c["label"] for c in conflicts] == ["human"]
+    # the user resolves it on one device: the edit reaches the other and the conflict closes there
+    value = laptop.block("human").replace("Favourite colour: red\n", "").replace("\nFavourite colour: red", "")
+    core_l.set_value(laptop.agent(), "human", value)
+    fleet.exchange()
+    assert desktop.block("human") == laptop.block("human") and "red" not in desktop.block("human")
+
+
+def test_messages_are_appended_once_whatever_the_order_and_copies(fleet):
+    laptop, desktop = two(fleet)
+    laptop.tell("first")
+    laptop.sync()
+    laptop.tell("second")
+    laptop.sync()
+    desktop.sync()
+    desktop.sync()
+    count = desktop.db.scalar("SELECT COUNT(*) FROM messages WHERE content IN ('first', 'second')")
+    assert count == 2
+
+
+def test_a_forget_wins_over_a_message_written_meanwhile_on_another_device(fleet):
+    laptop, desktop = two(fleet)
+    laptop.tell("Carlota called about the trip")
+    fleet.exchange()
+    laptop.forget("Carlota")
+    desktop.tell("Carlota will bring the tent")  # before desktop hears of the forget
+    fleet.exchange()
+    for device in (laptop, desktop):
+        assert not any("carlota" in text.casefold() for text in device.texts()), device.name
+    assert laptop.digest() == desktop.digest()
+
+
+def test_a_private_chat_never_reaches_the_sync_folder(fleet):
+    laptop, desktop = two(fleet)
+    private = copy_to_memory(laptop.db)
+    try:
+        private.execute(
+            "INSERT INTO messages(agent_id, created_at, role, kind, content, search_text) VALUES"
+            " (?, '2026-11-30T09:00:00+00:00', 'user', 'user_message', 'a private secret', 'a private secret')",
+            (laptop.agent(),),
+        )
+    finally:
+        private.close()
+    laptop.sync()
+    desktop.sync()
+    assert not desktop.db.scalar("SELECT COUNT(*) FROM messages WHERE content = 'a private secret'")
+    assert laptop.db.scalar("SELECT COUNT(*) FROM sync_outbox") == 0
+
+
+def test_device_local_state_does_not_travel(fleet):
+    laptop, desktop = two(fleet)
+    laptop.services.agents.update(laptop.agent(), summary="laptop's own summary", context_start_id=99)
+    laptop.services.settings_store.set("user_name", "Laptop User")
+    laptop.tell("hello")
+    fleet.exchange()
+    record = desktop.services.agents.get(desktop.agent())
+    assert record.summary != "laptop's own summary" and record.context_start_id != 99
+    assert desktop.services.settings.user_name != "Laptop User"
+
+
+def test_a_device_that_joins_late_starts_from_a_snapshot_after_compaction(fleet):
+    laptop, desktop = two(fleet)
+    for n in range(5):
+        laptop.tell(f"story number {n}")
+        laptop.sync()
+    desktop.sync()
+    laptop.sync()  # reads desktop's acknowledgement
+    assert laptop.engine.compact() >= 5
+    folder = SyncFolder(fleet.folder)
+    assert folder.log_numbers(setup.status(laptop.db)["device"]["id"]) == []
+    late = fleet.device("tablet")
+    fleet.pair(late)
+    fleet.exchange()
+    assert late.db.scalar("SELECT COUNT(*) FROM messages WHERE content LIKE 'story number %'") == 5
+    assert late.digest() == laptop.digest() == desktop.digest()
+
+
+def test_encrypted_stores_sync_too(fleet):
+    laptop = fleet.device("laptop", key="first passphrase")
+    desktop = fleet.device("desktop", key="second passphrase")
+    for device in (laptop, desktop):
+        device.agent()
+        fleet.pair(device)
+    laptop.tell("The boat is called Gaivota")
+    fleet.exchange()
+    assert desktop.services.memory.recall.search_text(desktop.agent(), "Gaivota").hits
+    assert laptop.digest() == desktop.digest()
+
+
+def test_an_imported_conversation_stays_on_the_device_that_imported_it(fleet):
+    """Imported history belongs to that device's import (its conversation, export ids and import
+    time): sent alone, its messages would land in the other device's own chat."""
+    from pathlib import Path
+
+    from memdesk.core.transfer.history.importer import HistoryImport
+
+    laptop, desktop = two(fleet)
+    export = Path(__file__).resolve().parent.parent / "data" / "history" / "chatgpt_conversations.json"
+    HistoryImport.start(laptop.services.memory, laptop.agent(), export, None).run()
+    imported = "SELECT COUNT(*) FROM messages WHERE conversation_id IS NOT NULL"
+    assert laptop.db.scalar(imported) > 0
+    laptop.tell("My sister Ines plays the cello in Porto")
+    fleet.exchange()
+    assert desktop.db.scalar(imported) == 0
+    assert desktop.db.scalar("SELECT COUNT(*) FROM messages") == laptop.db.scalar(
+        "SELECT COUNT(*) FROM messages WHERE conversation_id IS NULL"
+    )
+    page = desktop.services.memory.recall.search_text(desktop.agent(), "cello")
+    assert [m.content for m in page.hits] == ["My sister Ines plays the cello in Porto"]
