@@ -8,15 +8,15 @@ The passages and vectors are bench.scale's (clustered synthetic 384-d vectors, t
 follow its topic). Each engine runs in processes of its own, one engine after another: one process
 stores the rows in batches (``BATCH`` rows a call or transaction, a folder of documents), then a
 fresh one opens the store and searches. Figures per engine: ingest rows/s, search p50/p95 (k = 10),
-search right after one write (both also as the process's CPU time per search, p50, which the load
-of a shared machine distorts far less than the wall clock), open to first search (the engine's libraries imported before, and
-timed apart as ``import_s``), resident memory (what the process grew by from opening the store to
-the end of the searches), disk per 100,000 rows and recall@10 against the exact product. A search is
-what each app runs per question with its engine: the vector search for MemDesk (archival search's
-dense leg), AnythingLLM, Open WebUI and Jan; GPT4All's whole recipe, whose BM25 and fusion are part
-of every search it makes. ``ratios_vs_best_peer`` gives, per figure, MemDesk's advantage
-over the best peer on it: above 1 means MemDesk is better (the peer's time over MemDesk's; MemDesk's
-throughput over the peer's).
+search right after one write (both also as the process's CPU time per search, p50, which the load of
+a shared machine distorts far less than the wall clock), open to first search (the engine's
+libraries imported before, and timed apart as ``import_s``), resident memory (what the process grew
+by from opening the store to the end of the searches), disk per 100,000 rows and recall@10 against
+the exact product. A search is what each app runs per question with its engine: the vector search
+for MemDesk (archival search's dense leg), AnythingLLM, Open WebUI and Jan; GPT4All's whole recipe,
+whose BM25 and fusion are part of every search it makes. ``ratios_vs_best_peer`` gives, per figure,
+MemDesk's advantage over the best peer on it: above 1 means MemDesk is better (the peer's time over
+MemDesk's; MemDesk's throughput over the peer's).
 """
 
 from __future__ import annotations

@@ -90,8 +90,8 @@ def asymmetric(words: np.ndarray, slots: np.ndarray, query: np.ndarray) -> np.nd
     # The rows' codes byte by byte, each byte of every row contiguous (bytes, len(slots)) in packed
     # order: a lookup per byte then reads a contiguous index, not a column 48 bytes apart.
     n = len(slots)
-    codes = np.ascontiguousarray(words[:, slots]).view(np.uint8).reshape(width, n, 8).transpose(0, 2, 1)
-    codes = codes.reshape(width * 8, n)
+    by_word = np.ascontiguousarray(words[:, slots]).view(np.uint8).reshape(width, n, 8)
+    codes = by_word.transpose(0, 2, 1).reshape(width * 8, n)
     out = np.zeros(n, dtype=np.float32)
     for byte, table in enumerate(tables[: -(-len(query) // 8)]):  # padding bytes add nothing
         out += table[codes[byte]]

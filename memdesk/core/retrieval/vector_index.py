@@ -47,7 +47,7 @@ WIDEN_SHARE = 0.25
 #: result). Below this many rows an index scores every vector exactly (small indexes search exactly).
 SHORTLIST_MIN = 100
 SHORTLIST_FACTOR = 2
-#: Then the list widens to the rows whose estimates cannot rule them out (sign_scan.beyond), up to
+#: Then the list widens to the rows whose estimates cannot rule them out (sign_scan.floor), up to
 #: this many per requested result (and at least WIDEN_MIN).
 WIDEN_FACTOR = 40
 WIDEN_MIN = 2000
@@ -363,9 +363,7 @@ class VectorIndex:
         return self._estimated(index, query, distance, min(valid, max(CANDIDATES_MIN, CANDIDATES_FACTOR * size)))[0]
 
     @staticmethod
-    def _estimated(
-        index: _Loaded, query: np.ndarray, distance: np.ndarray, size: int
-    ) -> tuple[np.ndarray, np.ndarray]:
+    def _estimated(index: _Loaded, query: np.ndarray, distance: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
         """The ``size`` closest rows by Hamming distance, ordered again by the query's values against
         their bits (sign_scan.asymmetric): (ids, estimates), best estimate first."""
         slots = sign_scan.closest(distance, size)
