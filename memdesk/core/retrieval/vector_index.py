@@ -4,10 +4,10 @@ vec0 tables are the durable store of vectors; their search form (memdesk.core.re
 is kept beside them in the same store. Per (kind, agent) this holds only the sign bits and ids in
 memory (56 bytes a vector at 384-d: 56 MB for a million, read at open in a fraction of a second).
 A query's Hamming distance to every vector (one pass over the packed bits, memdesk.core.retrieval.
-sign_scan) proposes a few thousand rows; the query's own values against their bits order them; the
-float16 copies of the first few hundred are read by id and scored by cosine, and the list widens to
-the rows whose estimates cannot rule them out (near-duplicates, noise-like vectors); the best of
-those scored are the result. After a write only the blocks it
+sign_scan) proposes two thousand rows (more where a quarter of them could still be among the best:
+near-duplicates, noise-like vectors); the query's own values against their bits order them; the
+float16 copies of the first hundred are read by id and scored by cosine, and the list widens to
+the rows whose estimates cannot rule them out; the best of those scored are the result. After a write only the blocks it
 rewrote are read again (their ``stamp`` is newer), so a search right after a write costs what any
 search costs, whatever the size of the index.
 
