@@ -20,6 +20,8 @@ FIGURES = (
     "search_p50_ms",
     "search_p95_ms",
     "search_after_write_p50_ms",
+    "search_cpu_p50_ms",
+    "search_after_write_cpu_p50_ms",
     "open_to_first_search_s",
     "resident_mb",
     "disk_mb_per_100k",

@@ -139,3 +139,21 @@ def test_closest_on_a_million_distances_is_exact_whatever_the_sample_guesses(see
         picked = sign_scan.closest(distance, size)
         assert len(picked) == size == len(np.unique(picked))
         assert distance[picked].max() <= np.partition(distance, size - 1)[size - 1]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_floor_is_the_least_squares_line_plus_its_error_as_polyfit_draws_it(seed):
+    rng = np.random.default_rng(seed)
+    scored = rng.normal(0, 1, 200)
+    exact = 0.3 * scored + 0.1 + rng.normal(0, 0.05 * (seed + 1), 200)
+    slope, intercept = np.polyfit(scored, exact, 1)
+    error = float(np.std(exact - (slope * scored + intercept)))
+    kth = float(np.sort(exact)[-10])
+    # the estimate at which the line plus three errors reaches the 10th best exact cosine
+    assert sign_scan.floor(scored, exact, k=10) == pytest.approx((kth - intercept - 3 * error) / slope, abs=1e-9)
+
+
+def test_floor_has_nothing_to_judge_by_without_a_rising_line_over_enough_rows():
+    assert sign_scan.floor(np.ones(20), np.arange(20.0), k=10) is None  # no spread
+    assert sign_scan.floor(np.arange(5.0), np.arange(5.0), k=10) is None  # fewer rows than k
+    assert sign_scan.floor(np.arange(20.0), -np.arange(20.0), k=10) is None  # a falling line

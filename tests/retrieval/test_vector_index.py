@@ -11,7 +11,7 @@ from memdesk.core.base.clock import ManualClock
 from memdesk.core.embedding.hashing import HashingEmbedder
 from memdesk.core.memory.archival import ArchivalMemory, NewPassage
 from memdesk.core.memory.recall import RecallMemory
-from memdesk.core.retrieval import PassageRanker, VectorIndex, vector_codes
+from memdesk.core.retrieval import PassageRanker, VectorIndex, sign_scan, vector_codes, vector_index
 from memdesk.core.storage import open_database
 
 WHEN = datetime(2026, 1, 1, tzinfo=UTC)
@@ -240,3 +240,47 @@ def test_cosines_of_rows_deleted_behind_memorys_back_are_zero_once_noticed(db):
     db.execute("DELETE FROM passages WHERE id = ?", (int(ids[5]),))  # vec0 and the bits stay
     index.top_k("passages", 1, vectors[5], 3)  # the short list finds its float16 copy gone
     assert index.cosines("passages", 1, vectors[5], ids)[5] == 0.0
+
+
+def _sizes_asked(monkeypatch):
+    """The length of each candidate list a search asks the Hamming scan for."""
+    asked: list[int] = []
+    closest = sign_scan.closest
+
+    def recording(distance, size):
+        asked.append(size)
+        return closest(distance, size)
+
+    monkeypatch.setattr(sign_scan, "closest", recording)
+    return asked
+
+
+def test_the_candidate_list_grows_on_noise_like_vectors_and_finds_more_of_their_neighbours(db, monkeypatch):
+    n, dim = 12_000, 64  # few bits for noise: the Hamming distance separates the rows poorly
+    vectors = _unit(np.random.default_rng(3), n, dim)
+    index = VectorIndex(db)
+    archival = ArchivalMemory(db, _Named(dim), ManualClock(), ranker=PassageRanker(db, None, index))
+    ids = np.asarray(archival.add(1, [NewPassage(f"p {i}", WHEN) for i in range(n)], vectors))
+    queries = _unit(np.random.default_rng(4), 20, dim)
+
+    def recall() -> float:
+        found = [set(index.top_k("passages", 1, q, 10)[0].tolist()) & set(_exact(ids, vectors, q, 10)) for q in queries]
+        return float(np.mean([len(f) for f in found])) / 10
+
+    asked = _sizes_asked(monkeypatch)
+    grown = recall()
+    assert max(asked) > vector_index.CANDIDATES_MIN
+    monkeypatch.setattr(vector_index, "CANDIDATES_MAX", vector_index.CANDIDATES_MIN)
+    # the rows re-scored are capped (WIDEN_MIN): on noise, recall is what that cap allows
+    assert grown >= 0.95 and grown >= recall()
+
+
+def test_the_candidate_list_stays_short_where_the_sign_bits_separate_the_rows(db, monkeypatch):
+    archival, index, ids, vectors = _store(db, 12_000)
+    asked = _sizes_asked(monkeypatch)
+    rng = np.random.default_rng(5)
+    for row in rng.integers(0, len(ids), 20):
+        probe = vectors[row] + 0.5 * _unit(rng, 1, 128)[0]
+        found, _ = index.top_k("passages", 1, probe / np.linalg.norm(probe), 10)
+        assert len(set(found.tolist()) & set(_exact(ids, vectors, probe, 10))) >= 9
+    assert set(asked) == {vector_index.CANDIDATES_MIN}
