@@ -18,32 +18,6 @@ from memdesk.core.retrieval import vector_codes
 from memdesk.core.retrieval.vector_index import TABLES as VECTOR_TABLES
 from memdesk.core.storage import Database
 
-#: A message as a change file carries it (``step`` is the stable id of its assistant call).
-MESSAGE_FIELDS = ("uid", "created_at", "role", "kind", "author", "content", "search_text", "function_name", "step")
-PASSAGE_FIELDS = (
-    "uid",
-    "text",
-    "created_at",
-    "tags",
-    "document",
-    "chunk_index",
-    "page",
-    "section",
-    "char_start",
-    "char_end",
-)
-DOCUMENT_FIELDS = (
-    "uid",
-    "path",
-    "title",
-    "content_hash",
-    "size_bytes",
-    "mime",
-    "chunk_count",
-    "created_at",
-    "updated_at",
-)
-
 
 class SyncedRows:
     def __init__(self, db: Database, clock: Clock, history: MemoryHistory) -> None:

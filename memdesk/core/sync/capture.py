@@ -34,6 +34,7 @@ _DOCUMENT_SQL = (
     " d.updated_at FROM sync_outbox o JOIN documents d ON d.uid = o.key JOIN agents a ON a.id = d.agent_id"
     " WHERE o.kind = 'documents' AND o.seq <= ? GROUP BY d.id ORDER BY d.id"
 )
+#: A message as a change file carries it (``step`` is the stable id of its assistant call).
 MESSAGE_KEYS = ("uid", "created_at", "role", "kind", "author", "content", "search_text", "function_name", "step")
 PASSAGE_KEYS = (
     "uid",
