@@ -290,17 +290,18 @@ def _converge(root: Path, changes: int) -> float:
             pair.scan()
             pair.wait_for(lambda: (second_folder / "memdesk" / "group.mds").exists(), FOLDER_ARRIVES_S, "the folder")
             setup.join(second.db, second.clock, second_folder / "memdesk", code, "second")
-            second.sync()
-            first.sync()
-            _tell_batches(first, changes, 100, None)
-            started = time.monotonic()
-            first.sync()
-            pair.scan()
 
             def converged() -> bool:
-                second.sync()
+                # both sides: what the second wrote on joining (its agent, its device) reaches the
+                # first only through the folder, and may arrive after any one sync of the first
+                for device in (second, first):
+                    device.sync()
+                pair.scan()
                 return second.digest() == first.digest()
 
+            pair.wait_for(converged, CONVERGE_S, "the two devices to agree after the join")
+            _tell_batches(first, changes, 100, None)
+            started = time.monotonic()
             pair.wait_for(converged, CONVERGE_S, "the second device to converge")
             return round(time.monotonic() - started, 2)
         finally:
