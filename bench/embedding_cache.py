@@ -110,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     import json
 
-    from memdesk.core.embedding.sentence_transformer import SentenceTransformerEmbedder
+    from memdesk.app.services import default_embedder
     from memdesk.core.evaluation.beam import load_chats
 
     samples = []
@@ -118,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
         samples += json.loads(args.locomo.read_text(encoding="utf-8"))
     if args.beam:
         samples += load_chats(args.beam)
-    embedder = CachedEmbedder(SentenceTransformerEmbedder(), args.cache)
+    embedder = CachedEmbedder(default_embedder(), args.cache)
     texts = list(dict.fromkeys(chat_texts(samples)))
     started = time.perf_counter()
     for start in range(0, len(texts), args.batch):

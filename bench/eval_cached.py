@@ -27,11 +27,11 @@ def main(argv: list[str] | None = None) -> int:
     group.add_argument("--beam", type=Path, nargs="+")
     parser.add_argument("--vectors", type=Path, required=True, help="bench.embedding_cache's folder")
     args = parser.parse_args(argv)
-    from memdesk.core.embedding.sentence_transformer import SentenceTransformerEmbedder
+    from memdesk.app.services import default_embedder
     from memdesk.core.evaluation.beam import DEVELOPMENT, USER, load_chats
     from memdesk.core.evaluation.locomo import evaluate_samples
 
-    embedder = CachedEmbedder(SentenceTransformerEmbedder(), args.vectors)
+    embedder = CachedEmbedder(default_embedder(), args.vectors)
     if args.beam:
         samples = load_chats(args.beam)
         report = evaluate_samples(samples, embedder, tuned_on=DEVELOPMENT, user_name=USER)

@@ -37,9 +37,9 @@ def run(count: int, *, real_embedder: bool) -> dict:
     from memdesk.core.storage import open_database
 
     if real_embedder:
-        from memdesk.core.embedding.sentence_transformer import SentenceTransformerEmbedder
+        from memdesk.core.embedding.minilm import MiniLMEmbedder
 
-        embedder = SentenceTransformerEmbedder()
+        embedder = MiniLMEmbedder()
         embedder.load()
     else:
         embedder = HashingEmbedder()

@@ -43,9 +43,9 @@ def _embedder(name: str):
         from memdesk.core.embedding.hashing import HashingEmbedder
 
         return HashingEmbedder()
-    from memdesk.core.embedding.sentence_transformer import SentenceTransformerEmbedder
+    from memdesk.app.services import default_embedder
 
-    return SentenceTransformerEmbedder()
+    return default_embedder()
 
 
 def synthetic_export(path: Path, megabytes: float, seed: int = 31) -> tuple[int, int]:

@@ -16,9 +16,9 @@ from pathlib import Path
 
 from bench.common import bench_parser, sentence
 from bench.report import emit
+from memdesk.app.services import default_embedder
 from memdesk.core.base.clock import SystemClock
 from memdesk.core.documents.ingest import EMBED_BATCH, Ingestor
-from memdesk.core.embedding.sentence_transformer import SentenceTransformerEmbedder
 from memdesk.core.memory.archival import ArchivalMemory
 from memdesk.core.storage import open_database
 
@@ -55,7 +55,7 @@ def main() -> None:
     parser.add_argument("--mb", type=float, default=5.0, help="corpus size in megabytes")
     parser.add_argument("--slices", type=int, default=5, help="alternate pipeline and model-only runs this many times")
     args = parser.parse_args()
-    embedder = SentenceTransformerEmbedder()
+    embedder = default_embedder()
     # Warm up on realistic lengths so neither run pays for loading the model or first-shape costs.
     warm = random.Random(1)
     embedder.embed([" ".join(sentence(warm) for _ in range(10)) for _ in range(64)])

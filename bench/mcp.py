@@ -32,12 +32,11 @@ from bench import mcp_window
 from bench.common import bench_parser, percentile
 from bench.report import emit
 from bench.scale import START, Corpus, fill
-from memdesk.app.services import open_services
+from memdesk.app.services import default_embedder, open_services
 from memdesk.core.base.clock import SystemClock, iso
 from memdesk.core.base.paths import HOME_ENV, Paths
 from memdesk.core.connections.apps import Apps
 from memdesk.core.connections.memory_access import MemoryAccess
-from memdesk.core.embedding.sentence_transformer import SentenceTransformerEmbedder
 from memdesk.core.memory.space import EmbeddingSpace
 from memdesk.core.storage import open_database
 from testing.children import Lines, die_with_parent, ended, within
@@ -60,7 +59,7 @@ def build_store(home: Path, n: int, seed: int = 7) -> int:
         agent_id = db.execute(
             "INSERT INTO agents(name, created_at, system_prompt) VALUES ('Sam', ?, '')", (iso(START),)
         ).lastrowid
-        EmbeddingSpace(db, SentenceTransformerEmbedder()).ensure()  # names the model; nothing is loaded
+        EmbeddingSpace(db, default_embedder()).ensure()  # names the model; nothing is loaded
         fill(db, agent_id, Corpus(seed, topics=max(10, n // 100)), n, messages=True)
         apps = Apps(db, SystemClock())
         apps.grant(apps.register(APP).id, agent_id)
@@ -127,7 +126,7 @@ def session_start_cpu(env: dict[str, str], runs: int) -> list[float]:
 
 def searches(home: Path, agent_id: int, asked: list[str], env: dict[str, str]) -> tuple[list[float], list[float]]:
     """Each query through MCP and in-process, alternating; the times after the warm-up."""
-    services = open_services(Paths(home), embedder=SentenceTransformerEmbedder())
+    services = open_services(Paths(home), embedder=default_embedder())
     access = MemoryAccess(services.memory)
     over_mcp: list[float] = []
     in_process: list[float] = []

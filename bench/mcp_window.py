@@ -66,16 +66,15 @@ def lateness(home: Path, seconds: float, queries: list[str]) -> dict:
     from PySide6.QtCore import QCoreApplication, QEvent
     from PySide6.QtWidgets import QApplication
 
-    from memdesk.app.services import open_services
+    from memdesk.app.services import default_embedder, open_services
     from memdesk.core.base.paths import Paths
     from memdesk.core.connections.apps import Apps
-    from memdesk.core.embedding.sentence_transformer import SentenceTransformerEmbedder
     from memdesk.core.runtime.scripted import ScriptedRuntime
     from memdesk.ui.window.main_window import MainWindow
 
     app = QApplication.instance() or QApplication([])
     paths = Paths(home)
-    embedder = SentenceTransformerEmbedder()
+    embedder = default_embedder()
     services = open_services(paths, embedder=embedder)
     port = _free_port()
     services.settings_store.set("mcp_http", True)

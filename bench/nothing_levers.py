@@ -275,13 +275,13 @@ def lever_ms(conversations: list[Conversation]) -> dict:
 def rankings(samples: list[dict], user_name: str, progress: Callable[[str], None]) -> list[dict]:
     """Each sample's turns and, per answerable or unanswerable question, its best ``KEPT`` hits
     (id, score, text, speaker), ranked as ``memdesk eval`` judges them."""
-    from memdesk.core.embedding.sentence_transformer import SentenceTransformerEmbedder
+    from memdesk.app.services import default_embedder
     from memdesk.core.evaluation import locomo
     from memdesk.core.memory.recall import RecallMemory
     from memdesk.core.retrieval import MessageRanker, VectorIndex
     from memdesk.core.storage import open_database
 
-    embedder = SentenceTransformerEmbedder()
+    embedder = default_embedder()
     out = []
     with tempfile.TemporaryDirectory(prefix="memdesk-levers-") as folder:
         db = open_database(Path(folder) / "memdesk.sqlite3")

@@ -187,9 +187,9 @@ def evaluate(name: str, samples: list[dict], embedder, tuned_on: Sequence[str], 
 
 def run(locomo: Path | None, beam_chats: Sequence[Path], cache: Path | None, embedder=None) -> dict:
     if embedder is None:
-        from memdesk.core.embedding.sentence_transformer import SentenceTransformerEmbedder
+        from memdesk.app.services import default_embedder
 
-        embedder = SentenceTransformerEmbedder()
+        embedder = default_embedder()
     embedder = CachingEmbedder(embedder, cache)
     out: dict = {"k": K, "recipes": list(RECIPES) + ["memdesk"]}
     if locomo is not None:

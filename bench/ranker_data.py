@@ -150,10 +150,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--vectors", type=Path, required=True, help="bench.embedding_cache's folder")
     parser.add_argument("--out", type=Path, required=True, help="a folder: one file per conversation")
     args = parser.parse_args(argv)
-    from memdesk.core.embedding.sentence_transformer import SentenceTransformerEmbedder
+    from memdesk.app.services import default_embedder
     from memdesk.core.evaluation.beam import USER, load_chats
 
-    embedder = CachedEmbedder(SentenceTransformerEmbedder(), args.vectors)
+    embedder = CachedEmbedder(default_embedder(), args.vectors)
     jobs = []
     if args.locomo:
         jobs += [(s, "", "locomo") for s in json.loads(args.locomo.read_text(encoding="utf-8"))]

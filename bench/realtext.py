@@ -72,9 +72,9 @@ def embed_cached(texts: Sequence[str], cache: Path | None, embedder=None) -> np.
     each text embedded once across runs: vectors are kept in ``cache`` (a folder) by the text's hash
     and the model's id."""
     if embedder is None:
-        from memdesk.core.embedding.sentence_transformer import SentenceTransformerEmbedder
+        from memdesk.app.services import default_embedder
 
-        embedder = SentenceTransformerEmbedder()
+        embedder = default_embedder()
     model = embedder.model_id
     keys = [hashlib.sha256(f"{model}\0{t}".encode()).hexdigest()[:32] for t in texts]
     known: dict[str, np.ndarray] = {}

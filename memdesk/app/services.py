@@ -97,9 +97,11 @@ class Services:
 
 
 def default_embedder() -> Embedder:
-    from memdesk.core.embedding.sentence_transformer import SentenceTransformerEmbedder
+    """The bundled all-MiniLM-L6-v2, run by NumPy: the window, ingest, history import, the MCP
+    server, evaluations and benchmarks all embed through this one."""
+    from memdesk.core.embedding.minilm import MiniLMEmbedder
 
-    return SentenceTransformerEmbedder()
+    return MiniLMEmbedder()
 
 
 def open_services(

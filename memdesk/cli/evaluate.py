@@ -149,10 +149,10 @@ def run_beam(args: argparse.Namespace) -> int:
 
 
 def _beam_versions(samples: list[dict], progress) -> dict:
-    from memdesk.core.embedding.sentence_transformer import SentenceTransformerEmbedder
+    from memdesk.app.services import default_embedder
     from memdesk.core.evaluation.beam_versions import evaluate_versions
 
-    return evaluate_versions(samples, SentenceTransformerEmbedder(), progress=lambda s: progress(f"evaluated chat {s}"))
+    return evaluate_versions(samples, default_embedder(), progress=lambda s: progress(f"evaluated chat {s}"))
 
 
 def _print_versions(report: dict) -> None:
@@ -169,7 +169,7 @@ def _print_versions(report: dict) -> None:
 
 
 def _beam_search(args: argparse.Namespace, samples: list[dict], progress) -> dict:
-    from memdesk.core.embedding.sentence_transformer import SentenceTransformerEmbedder
+    from memdesk.app.services import default_embedder
     from memdesk.core.evaluation.beam import DEVELOPMENT, USER
     from memdesk.core.evaluation.locomo import evaluate_samples
 
@@ -180,7 +180,7 @@ def _beam_search(args: argparse.Namespace, samples: list[dict], progress) -> dic
         analyser = SpacyAnalyser()
     return evaluate_samples(
         samples,
-        SentenceTransformerEmbedder(),
+        default_embedder(),
         ks=tuple(sorted({5, max(1, args.k)})),
         analyser=analyser,
         tuned_on=DEVELOPMENT,
@@ -225,7 +225,7 @@ def run_eval(args: argparse.Namespace) -> int:
 
 # --- retrieval ------------------------------------------------------------------------------
 def _retrieval(args: argparse.Namespace, progress) -> dict:
-    from memdesk.core.embedding.sentence_transformer import SentenceTransformerEmbedder
+    from memdesk.app.services import default_embedder
     from memdesk.core.evaluation.locomo import evaluate
 
     ks = tuple(sorted({5, max(1, args.k)}))
@@ -236,7 +236,7 @@ def _retrieval(args: argparse.Namespace, progress) -> dict:
         analyser = SpacyAnalyser()
     return evaluate(
         args.path,
-        SentenceTransformerEmbedder(),
+        default_embedder(),
         ks=ks,
         analyser=analyser,
         progress=progress and (lambda s: progress(f"evaluated {s}")),
@@ -244,7 +244,7 @@ def _retrieval(args: argparse.Namespace, progress) -> dict:
 
 
 def _through_import(args: argparse.Namespace) -> dict:
-    from memdesk.core.embedding.sentence_transformer import SentenceTransformerEmbedder
+    from memdesk.app.services import default_embedder
     from memdesk.core.evaluation.locomo_import import evaluate_through_import
     from memdesk.core.transfer.history.importer import HistoryImport
 
@@ -253,7 +253,7 @@ def _through_import(args: argparse.Namespace) -> dict:
         samples = [s for s in samples if s["sample_id"] in args.conversations]
     return evaluate_through_import(
         samples,
-        SentenceTransformerEmbedder(),
+        default_embedder(),
         lambda memory, agent_id, path: HistoryImport.start(memory, agent_id, path).run(),
         ks=tuple(sorted({5, max(1, args.k)})),
     )
@@ -342,12 +342,12 @@ class _AppStore:
 def _replay(args: argparse.Namespace, progress, samples: list[dict] | None = None) -> dict:
     """A LoCoMo file's replay (``args.path``), or, given ``samples``, BEAM chats in LoCoMo's shape."""
     from memdesk.app.runtimes import make_runtime
+    from memdesk.app.services import default_embedder
     from memdesk.cli.passphrase import open_store_services
-    from memdesk.core.embedding.sentence_transformer import SentenceTransformerEmbedder
     from memdesk.core.evaluation.beam import DEVELOPMENT
     from memdesk.core.evaluation.locomo_replay import FIFO, FIFO_RECALL, evaluate, evaluate_samples
 
-    embedder = SentenceTransformerEmbedder()
+    embedder = default_embedder()
     user = open_store_services(embedder=embedder)  # the active model and settings
     try:
         settings = user.settings

@@ -148,9 +148,9 @@ def test_context_mode_counts_a_long_message_shown_in_part(tmp_path):
 
 
 def test_the_cli_measures_beam_search(tmp_path, capsys, monkeypatch):
-    import memdesk.core.embedding.sentence_transformer as st
+    import memdesk.app.services as services
 
-    monkeypatch.setattr(st, "SentenceTransformerEmbedder", HashingEmbedder)  # the real model is measured in the README
+    monkeypatch.setattr(services, "default_embedder", HashingEmbedder)  # the real model is measured in the README
     write_chat(tmp_path / "chats" / "1")
     assert main(["eval", "beam", str(tmp_path / "chats"), "--no-graph", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)

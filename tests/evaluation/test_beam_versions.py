@@ -93,9 +93,9 @@ def test_updates_and_contradictions_are_shown_newest_first_and_marked_only_with_
 
 
 def test_the_cli_reports_the_versions_mode(tmp_path, capsys, monkeypatch):
-    import memdesk.core.embedding.sentence_transformer as st
+    import memdesk.app.services as services
 
-    monkeypatch.setattr(st, "SentenceTransformerEmbedder", HashingEmbedder)
+    monkeypatch.setattr(services, "default_embedder", HashingEmbedder)
     write_chat(tmp_path / "chats" / "1")
     assert main(["eval", "beam", str(tmp_path / "chats"), "--mode", "versions", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)

@@ -6,8 +6,8 @@ huggingface.co and is sent there only: never to an ``HF_ENDPOINT`` mirror, and n
 redirect to another scheme, host or port (the hub sends file bytes from a CDN host).
 
 The environment is read when this module is first imported, which the composition root does at
-start-up: later, the embedding model sets ``HF_HUB_OFFLINE=1`` in this process for its own loading
-(see core/embedding/sentence_transformer.py), and that must not be mistaken for the user's wish.
+start-up: a library that later sets ``HF_HUB_OFFLINE=1`` in this process for its own loading must
+not be mistaken for the user's wish.
 """
 
 from __future__ import annotations
