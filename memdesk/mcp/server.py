@@ -44,7 +44,7 @@ SCHEME = "memdesk"
 BLOCK_TEMPLATE = f"{SCHEME}://agent/{{agent}}/block/{{label}}"
 
 #: How long after the first request the embedding model starts loading: the first answers (the
-#: handshake, the tool list) go out before torch's import holds the interpreter.
+#: handshake, the tool list) go out before the model's loading takes the interpreter.
 WARM_AFTER_S = 1.0
 #: How often an app's "last seen" is written while it keeps asking.
 TOUCH_EVERY_S = 60.0

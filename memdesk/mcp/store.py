@@ -105,8 +105,8 @@ class StoreThreads:
 
     def warm_embedder(self, *, after_s: float = 0.0) -> None:
         """Load the embedding model in the background, so the first search does not wait for it.
-        ``after_s``: wait first, so the answer being sent is not slowed by torch's import (it
-        holds the interpreter for a second)."""
+        ``after_s``: wait first, so the answer being sent is not slowed by the model's loading
+        (tokenizer and weights, a fraction of a second since it runs in NumPy)."""
 
         def warm() -> None:
             try:

@@ -327,9 +327,9 @@ class ModelJobs:
         self._graph.after_turn(agent.id, prefix, agent.runtime)
 
     def _warm_embedder_now(self) -> None:
-        """Load torch and the embedding model in a thread, once, when no turn waits: the first
-        search then finds them loaded. Not at start: on a small machine the import took the CPU
-        (and the interpreter) from the first reply, which a new agent's recall does not need."""
+        """Load the embedding model in a thread, once, when no turn waits: the first search then
+        finds it loaded. Not at start: on a small machine loading took the CPU (and, with torch,
+        the interpreter) from the first reply, which a new agent's recall does not need."""
         if self._jobs.users_waiting:
             return  # after their turn
         if self._warm_embedder and self._embedder_warm_up is None and self._services is not None:
@@ -349,7 +349,7 @@ class ModelJobs:
             self.runtime.close()
             self.runtime = None
         if self._embedder_warm_up is not None:
-            # Not left half-way through loading torch when the interpreter shuts down.
+            # Not left half-way through loading the model when the interpreter shuts down.
             self._embedder_warm_up.join(timeout=60)
         if self._services is not None:
             self._services.close()

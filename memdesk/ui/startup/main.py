@@ -1,7 +1,7 @@
 """Start the window: ``run()`` is what ``memdesk`` with no sub-command (``make run``) calls.
 
 Order matters for perceived start-up: the window is shown first, then the model (llama.cpp) and
-the embedding model (torch) load in the agent worker while the window says "loading model…".
+the embedding model (MiniLM, NumPy) load in the agent worker while the window says "loading model…".
 """
 
 from __future__ import annotations
