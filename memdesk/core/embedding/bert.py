@@ -165,18 +165,19 @@ class BertEncoder:
         qkv = x @ layer.qkv
         qkv += layer.qkv_bias
         qkv[:, :h] *= np.float32(1 / np.sqrt(size))
-        context = np.empty_like(x)
+        # (3, heads, tokens, size) in one copy: a text's rows of one head are then a C-contiguous
+        # matrix, which BLAS takes as it is (strided views made numpy multiply without BLAS).
+        query, key, value = np.ascontiguousarray(qkv.reshape(len(x), 3, heads, size).transpose(1, 2, 0, 3))
+        context = np.empty((heads, len(x), size), dtype=np.float32)
         for start, end in bounds:
-            n = end - start
-            rows = qkv[start:end].reshape(n, 3, heads, size)
-            query = rows[:, 0].transpose(1, 0, 2)  # (heads, n, size)
-            key = rows[:, 1].transpose(1, 2, 0)  # (heads, size, n)
-            value = rows[:, 2].transpose(1, 0, 2)
-            scores = query @ key
+            scores = query[:, start:end] @ key[:, start:end].transpose(0, 2, 1)
             scores -= scores.max(axis=-1, keepdims=True)
             np.exp(scores, out=scores)
-            scores /= scores.sum(axis=-1, keepdims=True)
-            context[start:end] = (scores @ value).transpose(1, 0, 2).reshape(n, h)
+            # The softmax's division is made on the (heads, n, size) result, not the (heads, n, n) weights.
+            total = scores.sum(axis=-1, keepdims=True)
+            np.matmul(scores, value[:, start:end], out=context[:, start:end])
+            context[:, start:end] /= total
+        context = context.transpose(1, 0, 2).reshape(len(x), h)
         out = context @ layer.out
         out += layer.out_bias
         out += x
