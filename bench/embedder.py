@@ -101,8 +101,9 @@ def speed(rounds: int, scale: float) -> tuple[dict, float]:
     return figures, lowest
 
 
-def child(who: str) -> dict:
-    """In a fresh process: seconds to the first vector, and peak memory then and after 256 chunks."""
+def child(who: str, chunks: int) -> dict:
+    """In a fresh process: seconds to the first vector, and peak memory then and after a batch of
+    ``chunks`` window-sized chunks."""
     started = time.perf_counter()
     if who == "torch":
         import torch
@@ -121,7 +122,7 @@ def child(who: str) -> dict:
     first = time.perf_counter() - started
     at_first = _peak_mb()
     rng = random.Random(5)
-    embed([" ".join(sentence(rng) for _ in range(20)) for _ in range(256)])
+    embed([" ".join(sentence(rng) for _ in range(20)) for _ in range(chunks)])
     return {"first_vector_s": round(first, 2), "peak_rss_mb_loaded": at_first, "peak_rss_mb_after_batch": _peak_mb()}
 
 
@@ -133,9 +134,9 @@ def _peak_mb() -> float:
     return 0.0
 
 
-def start_up(who: str) -> dict:
+def start_up(who: str, chunks: int) -> dict:
     done = subprocess.run(
-        [sys.executable, "-m", "bench.embedder", "--child", who],
+        [sys.executable, "-m", "bench.embedder", "--child", who, "--chunks", str(chunks)],
         capture_output=True,
         text=True,
         timeout=900,
@@ -148,7 +149,7 @@ def start_up(who: str) -> dict:
 def run(rounds: int = 4, scale: float = 1.0) -> dict:
     load_before = os.getloadavg()
     figures, lowest = speed(rounds, scale)
-    memory = {who: start_up(who) for who in ("torch", "numpy")}
+    memory = {who: start_up(who, max(4, int(256 * scale))) for who in ("torch", "numpy")}
     return {
         **figures,
         "start_and_memory": memory,
@@ -165,9 +166,10 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=4, help="alternating rounds; the best of each is kept")
     parser.add_argument("--scale", type=float, default=1.0, help="the corpora's size (1: about 650 texts)")
     parser.add_argument("--child", choices=("torch", "numpy"), help="(internal) measure one embedder's start")
+    parser.add_argument("--chunks", type=int, default=256, help="(internal) the child's batch")
     args = parser.parse_args()
     if args.child:
-        print(json.dumps(child(args.child)))
+        print(json.dumps(child(args.child, args.chunks)))
         return
     emit(run(args.rounds, args.scale), args.json)
 
