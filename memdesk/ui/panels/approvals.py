@@ -19,11 +19,9 @@ import json
 
 from PySide6.QtCore import Qt, QTimer, Signal, Slot
 from PySide6.QtWidgets import (
-    QHBoxLayout,
     QInputDialog,
     QLabel,
     QPlainTextEdit,
-    QPushButton,
     QSplitter,
     QVBoxLayout,
     QWidget,
@@ -32,6 +30,7 @@ from PySide6.QtWidgets import (
 from memdesk.core.connections.approvals import Approval
 from memdesk.core.connections.gate import Connections
 from memdesk.ui.common import tables
+from memdesk.ui.common.buttons import GAP, button, button_row
 from memdesk.ui.common.errors import reports_errors
 from memdesk.ui.common.text import literal
 from memdesk.ui.workers.jobs import Jobs
@@ -84,19 +83,10 @@ class ApprovalsPanel(QWidget):
         splitter.addWidget(self.table)
         splitter.addWidget(self.detail)
         layout.addWidget(splitter, 1)
-        buttons = QHBoxLayout()
-        self.accept_button = QPushButton("Accept")
-        self.edit_button = QPushButton("Edit…")
-        self.reject_button = QPushButton("Reject")
-        for button, slot in (
-            (self.accept_button, self.on_accept_clicked),
-            (self.edit_button, self.on_edit_clicked),
-            (self.reject_button, self.on_reject_clicked),
-        ):
-            button.clicked.connect(slot)
-            buttons.addWidget(button)
-        buttons.addStretch(1)
-        layout.addLayout(buttons)
+        self.accept_button = button("Accept", self.on_accept_clicked)
+        self.edit_button = button("Edit…", self.on_edit_clicked)
+        self.reject_button = button("Reject", self.on_reject_clicked)
+        layout.addLayout(button_row(self.accept_button, self.edit_button, self.reject_button, GAP))
         self.timer = QTimer(self)
         self.timer.setInterval(POLL_MS)
         self.timer.timeout.connect(self.refresh)
@@ -140,8 +130,8 @@ class ApprovalsPanel(QWidget):
 
     def _update_buttons(self) -> None:
         chosen = self.selected() is not None
-        for button in (self.accept_button, self.edit_button, self.reject_button):
-            button.setEnabled(chosen)
+        for action in (self.accept_button, self.edit_button, self.reject_button):
+            action.setEnabled(chosen)
 
     # --- deciding --------------------------------------------------------------------------
     @Slot()
@@ -176,8 +166,8 @@ class ApprovalsPanel(QWidget):
 
     def decide(self, approval: Approval, *, accept: bool, arguments: dict | None = None) -> None:
         """Apply (as asked, or with ``arguments``) or reject, as a job; the list is read again after."""
-        for button in (self.accept_button, self.edit_button, self.reject_button):
-            button.setEnabled(False)
+        for action in (self.accept_button, self.edit_button, self.reject_button):
+            action.setEnabled(False)
         connections = self.connections
 
         def work() -> Approval:
