@@ -122,16 +122,23 @@ def import_folder(services: AgentFileServices, folder: Path, *, graph: GraphTran
     return summary
 
 
+def graph_edits(folder: Path, document: dict) -> list[list[graph_notes.NoteEdit]]:
+    """For each agent of ``document`` (read from ``folder``), the fact lines changed or added in
+    its graph notes."""
+    extension = document.get(EXTENSION_KEY, {}).get("agents", {})
+    found = []
+    for agent in document["agents"]:
+        directory = _directory(Path(folder), agent)
+        graph = extension.get(agent.get("id"), {}).get("graph")
+        found.append(graph_notes.edits(directory, graph, _read) if directory is not None else [])
+    return found
+
+
 def _apply_graph_notes(store: KnowledgeGraph, folder: Path, document: dict, summary: ImportSummary) -> None:
     """After the agents are in: the graph notes' edits, each its own change in Memory history."""
-    extension = document.get(EXTENSION_KEY, {}).get("agents", {})
     if len(summary.agents) != len(document["agents"]):
         return  # not one new agent per agent of the file: nothing to pair the notes with
-    for agent, imported in zip(document["agents"], summary.agents, strict=True):
-        directory = _directory(folder, agent)
-        if directory is None:
-            continue
-        changed = graph_notes.edits(directory, extension.get(agent.get("id"), {}).get("graph"), _read)
+    for changed, imported in zip(graph_edits(folder, document), summary.agents, strict=True):
         applied = graph_notes.apply_edits(store, imported.agent_id, changed, summary)
         if applied:
             summary.fix(f"{imported.name}: {applied} graph fact(s) changed or added in the folder were written")
