@@ -119,6 +119,8 @@ def test_fact_lines_changed_or_added_in_the_folder_become_the_graphs_facts(servi
     paris = next(line for line in text.splitlines() if line.startswith("- lives in [[Paris]]"))
     text = text.replace(chess, "- enjoys [[chess]] (since 2023-01-15)")  # a correction of that fact
     text = text.replace(paris, "- lives in [[Berlin]]")  # she moved (today: no date given)
+    assert 'name: "Addie"' in text
+    text = text.replace('name: "Addie"', 'name: "Ada Lovelace"')  # a rename there is not read back
     note.write_text(text + "- works at [[Acme]]\n", encoding="utf-8")  # a fact the graph did not have
     untouched = (folder / "sam" / "graph").iterdir()
     assert [p.name for p in untouched] == ["addie.md"]
@@ -136,6 +138,7 @@ def test_fact_lines_changed_or_added_in_the_folder_become_the_graphs_facts(servi
         ("lives in", "Berlin", ""),
         ("works at", "Acme", ""),
     }
+    assert graph.find(copy.agent_id, "Ada Lovelace") is None
     paris_now = [f for f in graph.all_facts(copy.agent_id) if f.object == "Paris" and f.relation == "lives in"]
     assert paris_now and all(not f.current for f in paris_now)  # closed by the newer fact, kept as the past
     assert not any(f.relation == "likes" and f.object == "chess" for f in graph.all_facts(copy.agent_id))

@@ -67,15 +67,19 @@ def _notes(graph: Any) -> list[tuple[dict, list[str]]]:
     return [(entities[i], sorted(lines)) for i, lines in facts.items()]
 
 
+def _named(graph: Any) -> list[tuple[str, dict, list[str]]]:
+    """Each note: (its file name, its entity, its fact lines); names stable for the same graph."""
+    taken: set[str] = set()
+    return [(f"{unique(slug(entity['name'], 'entity'), taken)}.md", entity, lines) for entity, lines in _notes(graph)]
+
+
 def graph_files(directory: str, graph: Any) -> dict[str, str]:
     """The agent's graph notes, one file per entity that is the subject of a fact."""
     files: dict[str, str] = {}
-    taken: set[str] = set()
-    for entity, lines in _notes(graph):
+    for file_name, entity, lines in _named(graph):
         name = entity["name"]
-        file_name = unique(slug(name, "entity"), taken)
         body = f"# {name}\n\nA {entity.get('kind', 'thing')}.\n\n" + "\n".join(lines) + "\n"
-        files[f"{directory}/graph/{file_name}.md"] = front_matter({"name": name, "kind": entity.get("kind")}, body)
+        files[f"{directory}/graph/{file_name}"] = front_matter({"name": name, "kind": entity.get("kind")}, body)
     return files
 
 
@@ -91,14 +95,16 @@ class NoteEdit:
 
 
 def edits(directory: Path, graph: Any, read: Callable[[Path], str]) -> list[NoteEdit]:
-    """The fact lines changed or added in the agent's graph notes since ``graph`` was exported."""
-    written = {entity["name"]: lines for entity, lines in _notes(graph)}
+    """The fact lines changed or added in the agent's graph notes since ``graph`` was exported.
+    A note the export wrote speaks of its entity whatever its name now says (a rename there is
+    not read back); a note the person added names its entity in its front matter or heading."""
+    written = {file_name: (entity["name"], lines) for file_name, entity, lines in _named(graph)}
     found: list[NoteEdit] = []
     for path in sorted((directory / "graph").glob("*.md")):
         fields, body = read_front_matter(read(path))
         heading = _HEADING.search(body)
-        subject = str(fields.get("name") or (heading["name"].strip() if heading else path.stem))
-        exported = written.get(subject, [])
+        named = str(fields.get("name") or (heading["name"].strip() if heading else path.stem))
+        subject, exported = written.get(path.name, (named, []))
         present = {line.strip() for line in body.splitlines()}
         gone = [parsed for line in exported if line not in present and (parsed := FactLine.parse(line))]
         for line in body.splitlines():
