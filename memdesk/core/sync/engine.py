@@ -34,6 +34,10 @@ from memdesk.core.sync.state import Device, Peer, peers, report_problem, require
 
 #: Own change files kept before a snapshot replaces them (once every device has applied them).
 COMPACT_AFTER = 64
+#: A batch of another device's files applied in one transaction: at most this many files, or
+#: rows (messages, passages; other records count one), whichever comes first.
+BATCH_FILES = 32
+BATCH_ROWS = 2_000
 
 
 @dataclass
@@ -157,55 +161,82 @@ class SyncEngine:
         for peer in peers(self._db):
             if peer.revoked or peer.problem.startswith("two devices"):
                 continue
-            numbers = folder.log_numbers(peer.device_id)
-            available = set(numbers)
+            available = set(folder.log_numbers(peer.device_id))
             seq = peer.applied_seq + 1
             while seq in available:
-                if not self._apply_file(folder, device, peer, seq, report):
+                batch, refused = self._read_batch(folder, device, peer, seq, available)
+                if batch:
+                    self._apply_batch(device, peer, batch, report)
+                    seq = batch[-1][0] + 1
+                if refused is not None:
+                    self._refuse(folder, peer, refused[0], refused[1], report)
+                if refused is not None or not batch:
                     break
-                seq += 1
 
-    def _apply_file(self, folder: SyncFolder, device: Device, peer: Peer, seq: int, report: SyncReport) -> bool:
-        path = folder.log_path(peer.device_id, seq)
-        data = folder.read(path)
-        if data is None:
-            return False
-        at = iso(self._clock.now())
-        try:
-            payload = open_envelope(
-                data, Header(device.group_id, peer.device_id, seq, "log"), device.group_key, peer.public_key
-            )
-            schema = int(payload.get("schema", 0))
-            if schema > self._schema:
-                raise SyncSchemaTooNewError(
-                    f"it was written by a newer MemDesk (store schema {schema}; this one knows {self._schema})",
-                    hint="upgrade MemDesk on this device; the file is kept and applied then",
+    def _read_batch(
+        self, folder: SyncFolder, device: Device, peer: Peer, seq: int, available: set[int]
+    ) -> tuple[list[tuple[int, dict[str, Any]]], tuple[int, SyncFileRefused] | None]:
+        """The peer's next files from ``seq``, opened and checked, up to a batch's bounds; and the
+        first one refused (its number and why), which ends the batch before it."""
+        batch: list[tuple[int, dict[str, Any]]] = []
+        rows = 0
+        while seq in available and len(batch) < BATCH_FILES and rows < BATCH_ROWS:
+            data = folder.read(folder.log_path(peer.device_id, seq))
+            if data is None:
+                break
+            try:
+                payload = open_envelope(
+                    data, Header(device.group_id, peer.device_id, seq, "log"), device.group_key, peer.public_key
                 )
-        except SyncFileRefused as error:
-            problem = error.user_message
-            with self._db.transaction():
-                self._db.execute("UPDATE sync_peers SET problem = ? WHERE device_id = ?", (problem, peer.device_id))
-                if report_problem(self._db, peer.device_id, path.name, problem, at):
-                    report.problems.append(f"{peer.name or peer.device_id[:8]}, file {seq}: {problem}")
-            return False
+                schema = int(payload.get("schema", 0))
+                if schema > self._schema:
+                    raise SyncSchemaTooNewError(
+                        f"it was written by a newer MemDesk (store schema {schema}; this one knows {self._schema})",
+                        hint="upgrade MemDesk on this device; the file is kept and applied then",
+                    )
+            except SyncFileRefused as error:
+                return batch, (seq, error)
+            batch.append((seq, payload))
+            rows += sum(len(record.get("rows", ())) or 1 for record in payload.get("records", []))
+            seq += 1
+        return batch, None
+
+    def _apply_batch(
+        self, device: Device, peer: Peer, batch: list[tuple[int, dict[str, Any]]], report: SyncReport
+    ) -> None:
+        """Several files of one device in one transaction, in order, each whole, with the number of
+        the last: a kill anywhere leaves all of them to apply again, never part of one. One commit
+        for many files (a commit costs more than a block edit's merge), bounded so that the write
+        lock is held briefly and a kill repeats little."""
+        at = iso(self._clock.now())
+        name = peer.name or peer.device_id[:8]
         clock = self._hlc(required_device(self._db))
+        applier = Applier(self._db, self._rows, device.group_key, self._clock.now)
         with self._db.transaction():
             self._db.execute("INSERT OR IGNORE INTO sync_applying(flag) VALUES (1)")
-            applied = Applier(self._db, self._rows, device.group_key, self._clock.now).apply(payload, peer.name)
-            clock.observe(int(payload.get("hlc", 0)))
+            for _seq, payload in batch:
+                applied = applier.apply(payload, peer.name)
+                clock.observe(int(payload.get("hlc", 0)))
+                report.messages += applied.messages
+                report.passages += applied.passages
+                report.blocks += applied.blocks
+                report.conflicts += applied.conflicts
+                report.agents |= applied.agents
             self._db.execute("UPDATE sync_device SET hlc = ? WHERE id = 1", (clock.last,))
             self._db.execute(
                 "UPDATE sync_peers SET applied_seq = ?, last_sync = ?, problem = '' WHERE device_id = ?",
-                (seq, at, peer.device_id),
+                (batch[-1][0], at, peer.device_id),
             )
             self._db.execute("DELETE FROM sync_applying")
-        report.received[peer.name or peer.device_id[:8]] = report.received.get(peer.name, 0) + 1
-        report.messages += applied.messages
-        report.passages += applied.passages
-        report.blocks += applied.blocks
-        report.conflicts += applied.conflicts
-        report.agents |= applied.agents
-        return True
+        report.received[name] = report.received.get(name, 0) + len(batch)
+
+    def _refuse(self, folder: SyncFolder, peer: Peer, seq: int, error: SyncFileRefused, report: SyncReport) -> None:
+        problem = error.user_message
+        name = folder.log_path(peer.device_id, seq).name
+        with self._db.transaction():
+            self._db.execute("UPDATE sync_peers SET problem = ? WHERE device_id = ?", (problem, peer.device_id))
+            if report_problem(self._db, peer.device_id, name, problem, iso(self._clock.now())):
+                report.problems.append(f"{peer.name or peer.device_id[:8]}, file {seq}: {problem}")
 
     def _forget_before_sending(self, device: Device, report: SyncReport) -> None:
         forgotten = tombstones.Tombstones(self._db, device.group_key)
