@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import json
+
+from memdesk.app.agents import open_agent
+from memdesk.core.agent.conversation_view import conversation_entries
 from memdesk.core.memory.history import BLOCK, SYNC
+from memdesk.core.runtime.scripted import ScriptedRuntime
 from memdesk.core.storage.memory_copy import copy_to_memory
 from memdesk.core.sync import setup
 from memdesk.core.sync.folder import SyncFolder
@@ -88,6 +93,49 @@ def test_changes_to_the_same_line_are_kept_both_and_shown_as_a_conflict(fleet):
     core_l.set_value(laptop.agent(), "human", value)
     fleet.exchange()
     assert desktop.block("human") == laptop.block("human") and "red" not in desktop.block("human")
+
+
+def conflict_events(device) -> list[dict]:
+    """The memory_conflict events the device's model reads in the prompt of its next step."""
+    record = device.services.agents.get(device.agent())
+    prompt = open_agent(device.services, record, ScriptedRuntime(context_window=16384)).prompt_prefix()
+    events = []
+    for message in prompt:
+        try:
+            data = json.loads(message.content)
+        except ValueError:
+            continue
+        if isinstance(data, dict) and data.get("type") == "memory_conflict":
+            events.append(data)
+    return events
+
+
+def test_a_conflict_is_told_to_the_model_once_on_every_device_and_closes_when_edited(fleet):
+    laptop, desktop = two(fleet)
+    laptop.append("human", "Favourite colour: blue")
+    fleet.exchange()
+    phone = fleet.device("phone")  # joins now, and syncs only once the conflict is resolved
+    fleet.pair(phone)
+    core_l, core_d = laptop.services.memory.core, desktop.services.memory.core
+    assert conflict_events(laptop) == []
+    core_l.replace(laptop.agent(), "human", "Favourite colour: blue", "Favourite colour: green", source="user")
+    core_d.replace(desktop.agent(), "human", "Favourite colour: blue", "Favourite colour: red", source="user")
+    for device in (laptop, desktop, laptop):
+        device.sync()
+    for device in (laptop, desktop):
+        [told] = conflict_events(device)
+        assert told["block"] == "human" and "same lines" in told["reason"]
+        entries = conversation_entries(device.services.memory.recall.all(device.agent()))
+        assert [e.kind for e in entries if "both versions are kept" in e.text] == ["event"]  # the user sees it
+    # the model (or the user) rewrites the block on one device: the conflict closes everywhere
+    value = desktop.block("human").replace("Favourite colour: red\n", "").replace("\nFavourite colour: red", "")
+    core_d.set_value(desktop.agent(), "human", value)
+    fleet.exchange()
+    for device in (laptop, desktop, phone):
+        assert setup.status(device.db)["conflicts"] == []
+    # the phone never held the two edits apart, yet its model reads the same one event
+    assert [len(conflict_events(d)) for d in (laptop, desktop, phone)] == [1, 1, 1]
+    assert laptop.digest() == desktop.digest() == phone.digest()
 
 
 def test_messages_are_appended_once_whatever_the_order_and_copies(fleet):

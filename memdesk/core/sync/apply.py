@@ -22,7 +22,7 @@ from typing import Any
 from memdesk.core.base.clock import iso
 from memdesk.core.memory.synced import SyncedRows, tags_text
 from memdesk.core.storage import Database
-from memdesk.core.sync import tombstones
+from memdesk.core.sync import conflicts, tombstones
 from memdesk.core.sync.capture import add_version, block_versions, head_versions
 from memdesk.core.sync.versions import Resolved, Version, resolve
 
@@ -135,21 +135,13 @@ class Applier:
         self._rows.set_block(agent_id, label, resolved.value, resolved.meta, note=note, parents=list(resolved.sides))
         if resolved.value is not None:
             self._again(agent_id, self._uid(agent_id), resolved.value)
+        if len(heads) == 1:  # an edit made after the merge (here or elsewhere) resolved it
+            conflicts.close(self._db, agent_id, label, iso(self._now()))
         over = resolved.value is not None and len(resolved.value) > int(resolved.meta.get("limit", 2000))
         if not (resolved.conflict or over) or len(resolved.sides) < 2:
             return 0
-        reason = "both devices changed the same lines" if resolved.conflict else "the merge is over the block's limit"
-        first, second = resolved.sides[0][1] or "", resolved.sides[-1][1] or ""
-        exists = self._db.scalar(
-            "SELECT 1 FROM sync_conflicts WHERE agent_id = ? AND label = ? AND merged = ? AND resolved_at IS NULL",
-            (agent_id, label, resolved.value),
-        )
-        if not exists:
-            self._db.execute(
-                "INSERT INTO sync_conflicts(agent_id, label, reason, ours, theirs, merged, created_at)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (agent_id, label, reason, first, second, resolved.value, iso(self._now())),
-            )
+        reason = conflicts.SAME_LINES if resolved.conflict else conflicts.OVER_LIMIT
+        conflicts.record(self._db, self._rows, agent_id, label, resolved, reason)
         return 1
 
     # --- helpers ---------------------------------------------------------------------------

@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
+from datetime import UTC, datetime
 from typing import Any
 
+from memdesk.core.base.clock import iso
 from memdesk.core.storage import Database
-from memdesk.core.sync.hlc import HybridClock
+from memdesk.core.sync import conflicts
+from memdesk.core.sync.hlc import HybridClock, wall_ms
 from memdesk.core.sync.versions import Version, resolve, version_from_row
 
 _MESSAGE_SQL = (
@@ -214,6 +217,8 @@ def _block_records(db: Database, clock: HybridClock, device_id: str, last: int) 
             continue
         version = Version(f"{clock.tick():016x}-{device_id}", heads, value, meta)
         add_version(db, agent_id, label, version)
+        if len(heads) > 1:  # an edit of the merged text: the merge's conflicts are resolved
+            conflicts.close(db, agent_id, label, iso(datetime.fromtimestamp(wall_ms(clock.last) / 1000, UTC)))
         records.append(
             {
                 "t": "b",
