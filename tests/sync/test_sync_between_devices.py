@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from memdesk.app.agents import open_agent
-from memdesk.core.agent.conversation_view import conversation_entries
+from memdesk.core.agent.conversation_view import conversation_entries, conversation_markdown
 from memdesk.core.memory.history import BLOCK, SYNC
 from memdesk.core.runtime.scripted import ScriptedRuntime
 from memdesk.core.storage.memory_copy import copy_to_memory
@@ -136,6 +136,37 @@ def test_a_conflict_is_told_to_the_model_once_on_every_device_and_closes_when_ed
     # the phone never held the two edits apart, yet its model reads the same one event
     assert [len(conflict_events(d)) for d in (laptop, desktop, phone)] == [1, 1, 1]
     assert laptop.digest() == desktop.digest() == phone.digest()
+
+
+def test_a_message_written_earlier_on_another_device_stands_in_its_place(fleet):
+    laptop, desktop = fleet.device("laptop"), fleet.device("desktop")
+    for device in (laptop, desktop):
+        device.agent()
+        fleet.pair(device)
+    fleet.exchange()
+    desktop.tell("A: the desktop at nine")
+    desktop.sync()
+    laptop.clock.advance(minutes=5)
+    laptop.tell("B: the laptop, offline, at five past")
+    desktop.clock.advance(minutes=10)
+    desktop.tell("C: the desktop at ten past")
+    fleet.exchange()
+    for device in (laptop, desktop):
+        recall, agent = device.services.memory.recall, device.agent()
+        told = [m for m in recall.newest(agent, 50) if m.content[1:2] == ":"]
+        assert [m.content[0] for m in told] == ["A", "B", "C"]
+        # page by page, as the window loads older pages
+        pages, before = [], None
+        while page := [m for m in recall.newest(agent, 1, before_id=before) if m.content[1:2] == ":"]:
+            pages.append(page[0].content[0])
+            before = page[0].id
+        assert pages == ["C", "B", "A"]
+        assert not recall.any_before(agent, told[0].id)
+        exported = conversation_markdown(device.services.memory, agent)
+        assert exported.index("A: the") < exported.index("B: the") < exported.index("C: the")
+    # arrival order on the desktop was A, C, B: the laptop's message arrived last
+    arrived = [m.content[0] for m in desktop.services.memory.recall.all(desktop.agent()) if m.content[1:2] == ":"]
+    assert arrived == ["A", "C", "B"]
 
 
 def test_messages_are_appended_once_whatever_the_order_and_copies(fleet):

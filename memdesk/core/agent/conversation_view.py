@@ -152,7 +152,7 @@ def conversation_entries(messages: list[Message]) -> list[Entry]:
 def conversation_markdown(memory: MemoryServices, agent_id: int, *, include_details: bool = False) -> str:
     record = memory.agents.get(agent_id)
     lines = [f"# Conversation with {record.name}", ""]
-    for entry in conversation_entries(memory.recall.all(agent_id)):
+    for entry in conversation_entries(memory.recall.as_written(agent_id)):
         if entry.detail and not include_details:
             continue
         stamp = entry.at.strftime("%Y-%m-%d %H:%M")
