@@ -131,7 +131,7 @@ def _device(services) -> dict:
 
 def _describe(report: dict) -> str:
     parts = [f"sent {len(report['sent'])} file(s)", f"applied {sum(report['received'].values())} file(s)"]
-    for key in ("messages", "passages", "blocks", "forgets", "conflicts", "compacted"):
+    for key in ("messages", "passages", "blocks", "facts", "forgets", "conflicts", "compacted"):
         if report[key]:
             parts.append(f"{report[key]} {key}")
     text = ", ".join(parts) + "."

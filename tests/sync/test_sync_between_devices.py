@@ -169,6 +169,46 @@ def test_a_message_written_earlier_on_another_device_stands_in_its_place(fleet):
     assert arrived == ["A", "C", "B"]
 
 
+def current_facts(device) -> set[tuple[str, str, str, str]]:
+    graph = device.services.memory.graph
+    return {(f.subject, f.relation, f.object, f.author) for f in graph.all_facts(device.agent()) if f.valid_to is None}
+
+
+def test_facts_the_agent_and_the_user_wrote_travel_and_close_by_validity_windows(fleet):
+    laptop, desktop = two(fleet)
+    graph_l, graph_d = laptop.services.memory.graph, desktop.services.memory.graph
+    graph_l.insert_fact(laptop.agent(), "Ines", "lives in", "Lisbon", author="agent")
+    fleet.exchange()
+    assert ("Ines", "lives in", "Lisbon", "agent") in current_facts(desktop)
+    # a newer fact on the desktop closes it everywhere, kept with its window, not deleted
+    desktop.clock.advance(hours=2)
+    graph_d.insert_fact(desktop.agent(), "Ines", "lives in", "Porto", author="user")
+    fleet.exchange()
+    for device in (laptop, desktop):
+        assert ("Ines", "lives in", "Porto", "user") in current_facts(device)
+        assert ("Ines", "lives in", "Lisbon", "agent") not in current_facts(device)
+        lisbon = [f for f in device.services.memory.graph.all_facts(device.agent()) if f.object == "Lisbon"]
+        assert len(lisbon) == 1 and lisbon[0].valid_to is not None
+        assert [e.name for e in device.services.memory.graph.entities(device.agent(), text="Ines")] == ["Ines"]
+    # the user's edit and delete travel too
+    [porto] = [f for f in graph_l.all_facts(laptop.agent()) if f.object == "Porto"]
+    graph_l.edit_fact(porto.id, relation="moved to")
+    fleet.exchange()
+    assert ("Ines", "moved to", "Porto", "user") in current_facts(desktop)
+    [moved] = [f for f in graph_d.all_facts(desktop.agent()) if f.object == "Porto"]
+    graph_d.delete_fact(moved.id)
+    fleet.exchange()
+    assert not any(f[2] == "Porto" for f in current_facts(laptop))
+    # a device that joins late gets them from the snapshot
+    laptop.engine.compact()
+    desktop.engine.compact()
+    late = fleet.device("late")
+    fleet.pair(late)
+    late.sync()
+    lisbon = [f for f in late.services.memory.graph.all_facts(late.agent()) if f.object == "Lisbon"]
+    assert len(lisbon) == 1 and lisbon[0].valid_to is not None
+
+
 def test_messages_are_appended_once_whatever_the_order_and_copies(fleet):
     laptop, desktop = two(fleet)
     laptop.tell("first")

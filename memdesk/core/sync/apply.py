@@ -34,6 +34,7 @@ class Applied:
     blocks: int = 0
     conflicts: int = 0
     forgets: int = 0
+    facts: int = 0
     agents: set[int] = field(default_factory=set)
 
 
@@ -96,6 +97,10 @@ class Applier:
                 version = Version(record["edit"], tuple(record["parents"]), record["value"], record["meta"])
                 add_version(self._db, agent_id, record["label"], version)
                 touched[(agent_id, record["label"])] = None
+            elif kind == "g":
+                if self._newer(record["uid"], int(record["hlc"])) and self._rows.put_fact(agent_id, record):
+                    applied.facts += 1
+                self._again(agent_id, agent_uid, f"{record['subject']} {record['relation']} {record['object']}")
             elif kind == "f":
                 tombstones.remember(self._db, self._group_key, agent_uid, record["text"])
                 self._forgotten = None

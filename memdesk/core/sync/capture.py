@@ -37,6 +37,21 @@ _DOCUMENT_SQL = (
     " d.updated_at FROM sync_outbox o JOIN documents d ON d.uid = o.key JOIN agents a ON a.id = d.agent_id"
     " WHERE o.kind = 'documents' AND o.seq <= ? GROUP BY d.id ORDER BY d.id"
 )
+#: A fact the agent or the user wrote, its entities by the names people see (their roots): another
+#: device resolves them by name (its own ids differ). The extractor's facts are derived everywhere.
+FACT_SQL = (
+    "SELECT f.uid, a.uid, s.name, f.relation, o.name, f.valid_from, f.valid_to, f.author, f.deleted"
+    " FROM graph_facts f JOIN agents a ON a.id = f.agent_id"
+    " JOIN graph_entities s ON s.id = COALESCE((SELECT merged_into FROM graph_entities WHERE id = f.subject_id),"
+    " f.subject_id)"
+    " JOIN graph_entities o ON o.id = COALESCE((SELECT merged_into FROM graph_entities WHERE id = f.object_id),"
+    " f.object_id)"
+)
+FACT_KEYS = ("uid", "subject", "relation", "object", "valid_from", "valid_to", "author", "deleted")
+_FACT_SQL = (
+    FACT_SQL + " WHERE f.uid IN (SELECT key FROM sync_outbox WHERE kind = 'graph_facts' AND seq <= ?)"
+    " AND f.author != 'extractor' ORDER BY f.id"
+)
 #: A message as a change file carries it (``step`` is the stable id of its assistant call).
 MESSAGE_KEYS = ("uid", "created_at", "role", "kind", "author", "content", "search_text", "function_name", "step")
 PASSAGE_KEYS = (
@@ -174,6 +189,9 @@ def take_changes(db: Database, clock: HybridClock, device_id: str, schema: int) 
         "SELECT DISTINCT key FROM sync_outbox WHERE kind = 'passages' AND op = 'd' AND seq <= ?", (last,)
     ):
         records.append({"t": "px", "uid": uid})
+    for row in db.query(_FACT_SQL, (last,)):
+        fact = dict(zip(FACT_KEYS, (row[0], *row[2:]), strict=True))
+        records.append({"t": "g", "agent": row[1], **fact, "hlc": stamped(db, fact["uid"], clock.tick())})
     records.extend(_block_records(db, clock, device_id, last))
     records.extend({"t": "f", "agent": agent_uid, "text": text} for _, agent_uid, text in forgets)
     db.execute("DELETE FROM sync_outbox WHERE seq <= ?", (last,))

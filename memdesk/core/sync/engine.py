@@ -49,6 +49,7 @@ class SyncReport:
     blocks: int = 0
     conflicts: int = 0
     forgets: int = 0
+    facts: int = 0
     problems: list[str] = field(default_factory=list)
     compacted: int = 0
     agents: set[int] = field(default_factory=set)
@@ -62,6 +63,7 @@ class SyncReport:
             "blocks": self.blocks,
             "conflicts": self.conflicts,
             "forgets": self.forgets,
+            "facts": self.facts,
             "problems": self.problems,
             "compacted": self.compacted,
         }
@@ -221,6 +223,7 @@ class SyncEngine:
                 report.passages += applied.passages
                 report.blocks += applied.blocks
                 report.conflicts += applied.conflicts
+                report.facts += applied.facts
                 report.agents |= applied.agents
             self._db.execute("UPDATE sync_device SET hlc = ? WHERE id = 1", (clock.last,))
             self._db.execute(

@@ -25,6 +25,8 @@ _ENQUEUE_ALL = (
     "INSERT INTO sync_outbox(kind, key, op) SELECT 'documents', uid, 'i' FROM documents ORDER BY id",
     "INSERT INTO sync_outbox(kind, key, op) SELECT 'messages', uid, 'i' FROM messages ORDER BY id",
     "INSERT INTO sync_outbox(kind, key, op) SELECT 'passages', uid, 'i' FROM passages ORDER BY id",
+    "INSERT INTO sync_outbox(kind, key, op) SELECT 'graph_facts', uid, 'i' FROM graph_facts"
+    " WHERE author != 'extractor' ORDER BY id",
     "INSERT INTO sync_outbox(kind, key, op) SELECT 'memory_blocks', a.uid || '/' || b.label, 'u'"
     " FROM memory_blocks b JOIN agents a ON a.id = b.agent_id ORDER BY b.id",
 )

@@ -12,7 +12,7 @@ from collections import defaultdict
 from typing import Any
 
 from memdesk.core.storage import Database
-from memdesk.core.sync.capture import DOCUMENT_KEYS, MESSAGE_KEYS, PASSAGE_KEYS, named
+from memdesk.core.sync.capture import DOCUMENT_KEYS, FACT_KEYS, FACT_SQL, MESSAGE_KEYS, PASSAGE_KEYS, named
 
 _MESSAGES = (
     "SELECT m.uid, a.uid, m.created_at, m.role, m.kind, m.author, m.content, m.search_text, m.function_name,"
@@ -55,6 +55,11 @@ def whole_state(db: Database, covers: dict[str, int], schema: int, hlc: int) -> 
                 "value": row[4],
                 "meta": json.loads(row[5]),
             }
+        )
+    for row in db.query(FACT_SQL + " WHERE f.author != 'extractor' ORDER BY f.id"):
+        stamp = db.scalar("SELECT hlc FROM sync_row_clock WHERE uid = ?", (row[0],)) or 0
+        records.append(
+            {"t": "g", "agent": row[1], **dict(zip(FACT_KEYS, (row[0], *row[2:]), strict=True)), "hlc": stamp}
         )
     for (uid,) in db.query("SELECT uid FROM sync_row_clock WHERE deleted = 1"):
         records.append({"t": "px", "uid": uid})

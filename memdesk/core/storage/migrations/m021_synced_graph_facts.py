@@ -1,0 +1,27 @@
+"""Migration 021: graph facts the agent or the user wrote travel to the other devices (issue 32)."""
+
+from __future__ import annotations
+
+#: As m018's capture: only while this device syncs and is not applying another device's changes.
+_CAPTURING = "(SELECT capturing FROM sync_device WHERE id = 1) = 1 AND NOT EXISTS (SELECT 1 FROM sync_applying)"
+#: The extractor's facts are derived on each device from the synced messages and passages.
+_WRITTEN = "new.author != 'extractor' AND new.uid IS NOT NULL"
+
+
+def _capture(name: str, event: str, op: str, when: str) -> str:
+    return f"""CREATE TRIGGER {name} AFTER {event} ON graph_facts WHEN {_CAPTURING} AND {when} BEGIN
+            INSERT INTO sync_outbox(kind, key, op) VALUES ('graph_facts', new.uid, '{op}');
+        END;
+        """
+
+
+def migrate(db) -> None:
+    """Capture (``sync_outbox``, kind 'graph_facts') of a fact the agent or the user wrote: added,
+    edited (relation, dates), closed by a newer one, deleted (``deleted``, never a row's delete),
+    or made the user's by an edit. A forget's deletes are not captured: it runs on every device.
+    The uid trigger fills a new row's id in an UPDATE right after the INSERT: that is captured too."""
+    db.run_script(
+        _capture("graph_facts_sync_ai", "INSERT", "i", _WRITTEN)
+        + _capture("graph_facts_sync_au_uid", "UPDATE OF uid", "i", f"old.uid IS NULL AND {_WRITTEN}")
+        + _capture("graph_facts_sync_au", "UPDATE OF relation, valid_from, valid_to, deleted, author", "u", _WRITTEN)
+    )
