@@ -23,7 +23,7 @@ from memdesk.core.base.clock import Clock, iso
 from memdesk.core.base.errors import MemDeskError, SyncError, SyncFileRefused, SyncSchemaTooNewError
 from memdesk.core.memory.synced import SyncedRows
 from memdesk.core.storage import Database
-from memdesk.core.sync import devices, tombstones
+from memdesk.core.sync import devices, rotation, tombstones
 from memdesk.core.sync.apply import Applier
 from memdesk.core.sync.capture import take_changes
 from memdesk.core.sync.envelope import Header, open_envelope, seal
@@ -114,7 +114,11 @@ class SyncEngine:
         self._forget_before_sending(device, report)
         self._write_pending(folder, device, report, check=True)
         device = required_device(self._db)
-        report.problems += devices.discover(self._db, folder, device, iso(self._clock.now()))
+        at = iso(self._clock.now())
+        report.problems += devices.discover(self._db, folder, device, at)
+        _changed, problems = rotation.adopt(self._db, folder, required_device(self._db), at)
+        report.problems += problems
+        devices.announce_if_stale(folder, required_device(self._db), at)
         self._import(folder, report)
         self._run_forgets(report)
         if report.passages and self._embed is not None:
@@ -161,9 +165,12 @@ class SyncEngine:
                 self._from_snapshot(folder, device, report)
                 break
         for peer in peers(self._db):
-            if peer.revoked or peer.problem.startswith("two devices"):
+            if peer.problem.startswith("two devices"):
                 continue
             available = set(folder.log_numbers(peer.device_id))
+            if peer.revoked:  # removed: what it wrote before is applied, nothing after
+                self._refuse_after_removal(folder, peer, available, report)
+                available = {n for n in available if n <= peer.revoked_upto}
             seq = peer.applied_seq + 1
             while seq in available:
                 batch, refused = self._read_batch(folder, device, peer, seq, available)
@@ -188,7 +195,7 @@ class SyncEngine:
                 break
             try:
                 payload = open_envelope(
-                    data, Header(device.group_id, peer.device_id, seq, "log"), device.group_key, peer.public_key
+                    data, Header(device.group_id, peer.device_id, seq, "log"), device.keys, peer.public_key
                 )
                 schema = int(payload.get("schema", 0))
                 if schema > self._schema:
@@ -213,7 +220,7 @@ class SyncEngine:
         at = iso(self._clock.now())
         name = peer.name or peer.device_id[:8]
         clock = self._hlc(required_device(self._db))
-        applier = Applier(self._db, self._rows, device.group_key, self._clock.now)
+        applier = Applier(self._db, self._rows, device.forget_key, self._clock.now)
         with self._db.transaction():
             self._db.execute("INSERT OR IGNORE INTO sync_applying(flag) VALUES (1)")
             for _seq, payload in batch:
@@ -233,6 +240,12 @@ class SyncEngine:
             self._db.execute("DELETE FROM sync_applying")
         report.received[name] = report.received.get(name, 0) + len(batch)
 
+    def _refuse_after_removal(self, folder: SyncFolder, peer: Peer, available: set[int], report: SyncReport) -> None:
+        later = sorted(n for n in available if n > peer.revoked_upto)
+        if later:
+            error = SyncFileRefused("it was written after its device was removed from the group (its key is revoked)")
+            self._refuse(folder, peer, later[0], error, report)
+
     def _refuse(self, folder: SyncFolder, peer: Peer, seq: int, error: SyncFileRefused, report: SyncReport) -> None:
         problem = error.user_message
         name = folder.log_path(peer.device_id, seq).name
@@ -242,7 +255,7 @@ class SyncEngine:
                 report.problems.append(f"{peer.name or peer.device_id[:8]}, file {seq}: {problem}")
 
     def _forget_before_sending(self, device: Device, report: SyncReport) -> None:
-        forgotten = tombstones.Tombstones(self._db, device.group_key)
+        forgotten = tombstones.Tombstones(self._db, device.forget_key)
         for agent_id, term in tombstones.mentioned_before_sending(self._db, forgotten):
             self._db.execute("INSERT INTO sync_forget_in(agent, text) VALUES (?, ?)", (agent_id, term))
         self._run_forgets(report)
@@ -269,7 +282,7 @@ class SyncEngine:
                 continue
             try:
                 payload = open_envelope(
-                    data, Header(device.group_id, peer.device_id, 0, "snapshot"), device.group_key, peer.public_key
+                    data, Header(device.group_id, peer.device_id, 0, "snapshot"), device.keys, peer.public_key
                 )
             except SyncFileRefused as error:
                 report.problems.append(f"{peer.name}'s snapshot: {error.user_message}")
@@ -286,7 +299,7 @@ class SyncEngine:
         clock = self._hlc(required_device(self._db))
         with self._db.transaction():
             self._db.execute("INSERT OR IGNORE INTO sync_applying(flag) VALUES (1)")
-            applied = Applier(self._db, self._rows, device.group_key, self._clock.now).apply(payload, "a snapshot")
+            applied = Applier(self._db, self._rows, device.forget_key, self._clock.now).apply(payload, "a snapshot")
             clock.observe(int(payload.get("hlc", 0)))
             self._db.execute("UPDATE sync_device SET hlc = ? WHERE id = 1", (clock.last,))
             for device_id, seq in payload["covers"].items():
@@ -330,7 +343,7 @@ class SyncEngine:
             return
         agent_uid = self._db.scalar("SELECT uid FROM agents WHERE id = ?", (agent_id,))
         with self._db.transaction():
-            tombstones.remember(self._db, device.group_key, agent_uid, text)
+            tombstones.remember(self._db, device.forget_key, agent_uid, text)
             tombstones.scrub(self._db, agent_id, text)
             self._db.execute("INSERT INTO sync_forget_out(agent, text) VALUES (?, ?)", (agent_id, text))
 

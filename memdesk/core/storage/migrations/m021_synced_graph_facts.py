@@ -1,4 +1,5 @@
-"""Migration 021: graph facts the agent or the user wrote travel to the other devices (issue 32)."""
+"""Migration 021: graph facts the agent or the user wrote travel to the other devices, and removing
+a device gives the others a new group key (issue 32)."""
 
 from __future__ import annotations
 
@@ -24,4 +25,19 @@ def migrate(db) -> None:
         _capture("graph_facts_sync_ai", "INSERT", "i", _WRITTEN)
         + _capture("graph_facts_sync_au_uid", "UPDATE OF uid", "i", f"old.uid IS NULL AND {_WRITTEN}")
         + _capture("graph_facts_sync_au", "UPDATE OF relation, valid_from, valid_to, deleted, author", "u", _WRITTEN)
+    )
+    # A removed device's key is revoked: the others adopt a new group key, sealed to each of them
+    # (``box_key``: the X25519 key a device announces for that); the earlier keys are kept to read
+    # files written under them. ``revoked_upto``: the removed device's last file that was in the
+    # folder when it was removed; its later files are refused.
+    db.run_script(
+        """
+        ALTER TABLE sync_device ADD COLUMN epoch INTEGER NOT NULL DEFAULT 0;
+        CREATE TABLE sync_group_keys (
+            epoch INTEGER PRIMARY KEY,
+            key   BLOB NOT NULL
+        );
+        ALTER TABLE sync_peers ADD COLUMN box_key BLOB;
+        ALTER TABLE sync_peers ADD COLUMN revoked_upto INTEGER NOT NULL DEFAULT 0;
+        """
     )
