@@ -199,7 +199,10 @@ class DevicesDialog(QDialog):
         device = rows[row]
         name = device["name"] or device["id"][:8]
         # the name is the one that device announced: shown as text, never as markup
-        question = f"Remove {name}? Its change files are refused from now on; what it sent stays."
+        question = (
+            f"Remove {name}? Its key is revoked: it reads nothing written from now on, the files it writes are"
+            " refused, and a new pairing code replaces this one. What it sent stays."
+        )
         answer = QMessageBox.question(self, "Remove device", literal(question))
         if answer == QMessageBox.StandardButton.Yes:
             self.controller.remove_device(device["id"])
