@@ -288,25 +288,3 @@ def test_encrypted_stores_sync_too(fleet):
     fleet.exchange()
     assert desktop.services.memory.recall.search_text(desktop.agent(), "Gaivota").hits
     assert laptop.digest() == desktop.digest()
-
-
-def test_an_imported_conversation_stays_on_the_device_that_imported_it(fleet):
-    """Imported history belongs to that device's import (its conversation, export ids and import
-    time): sent alone, its messages would land in the other device's own chat."""
-    from pathlib import Path
-
-    from memdesk.core.transfer.history.importer import HistoryImport
-
-    laptop, desktop = two(fleet)
-    export = Path(__file__).resolve().parent.parent / "data" / "history" / "chatgpt_conversations.json"
-    HistoryImport.start(laptop.services.memory, laptop.agent(), export, None).run()
-    imported = "SELECT COUNT(*) FROM messages WHERE conversation_id IS NOT NULL"
-    assert laptop.db.scalar(imported) > 0
-    laptop.tell("My sister Ines plays the cello in Porto")
-    fleet.exchange()
-    assert desktop.db.scalar(imported) == 0
-    assert desktop.db.scalar("SELECT COUNT(*) FROM messages") == laptop.db.scalar(
-        "SELECT COUNT(*) FROM messages WHERE conversation_id IS NULL"
-    )
-    page = desktop.services.memory.recall.search_text(desktop.agent(), "cello")
-    assert [m.content for m in page.hits] == ["My sister Ines plays the cello in Porto"]

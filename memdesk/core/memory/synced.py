@@ -89,6 +89,66 @@ class SyncedRows:
             )
         return max(int(added), 0)
 
+    def add_imported(self, agent_id: int, conversation: dict[str, Any], messages: Sequence[dict[str, Any]]) -> int:
+        """Messages of a conversation imported on another device: into the same conversation here
+        (found by its source and export id, made if new), never into the agent's own chat, with
+        the time they were imported (retention counts from it). A message already here, by its
+        stable id or by its export id (the export was imported here too), is not added twice."""
+        self._db.execute(
+            "INSERT OR IGNORE INTO imported_conversations(agent_id, source, external_id, title, assistant, started_at,"
+            " updated_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                agent_id,
+                *(conversation[k] for k in ("source", "external_id", "title", "assistant")),
+                conversation["started_at"],
+                conversation["updated_at"],
+                conversation["created_at"],
+            ),
+        )
+        conversation_id = self._db.scalar(
+            "SELECT id FROM imported_conversations WHERE agent_id = ? AND source = ? AND external_id = ?",
+            (agent_id, conversation["source"], conversation["external_id"]),
+        )
+        there = {
+            r[0]
+            for r in self._db.query("SELECT external_id FROM messages WHERE conversation_id = ?", (conversation_id,))
+        }
+        rows = [
+            (
+                m["uid"],
+                agent_id,
+                m["created_at"],
+                m["role"],
+                m["kind"],
+                m["author"],
+                m["content"],
+                m["search_text"],
+                m["function_name"],
+                conversation_id,
+                m["external_id"],
+                m["imported_at"],
+            )
+            for m in messages
+            if m["external_id"] not in there
+        ]
+        added = self._db.executemany(
+            "INSERT OR IGNORE INTO messages(uid, agent_id, created_at, role, kind, author, content, search_text,"
+            " function_name, conversation_id, external_id, imported_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            rows,
+        ).rowcount
+        self._db.execute(
+            "UPDATE imported_conversations SET title = ?, updated_at = COALESCE(MAX(updated_at, ?), updated_at, ?),"
+            " message_count = (SELECT COUNT(*) FROM messages WHERE conversation_id = ?) WHERE id = ?",
+            (
+                conversation["title"],
+                conversation["updated_at"],
+                conversation["updated_at"],
+                conversation_id,
+                conversation_id,
+            ),
+        )
+        return max(int(added), 0)
+
     def add_document(self, agent_id: int, document: dict[str, Any]) -> None:
         """A document read on another device: its path names that machine's file, so it is marked
         imported (never read from here until the user picks the file, as an agent file's are)."""

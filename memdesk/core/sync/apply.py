@@ -82,6 +82,10 @@ class Applier:
                 applied.messages += self._rows.add_messages(agent_id, record["rows"])
                 for row in record["rows"]:
                     self._again(agent_id, agent_uid, row["search_text"] or row["content"])
+            elif kind == "h":
+                applied.messages += self._rows.add_imported(agent_id, record["conversation"], record["rows"])
+                for row in record["rows"]:
+                    self._again(agent_id, agent_uid, row["search_text"] or row["content"])
             elif kind == "d":
                 if not self._deleted(record["uid"]):
                     self._rows.add_document(agent_id, record)

@@ -52,6 +52,45 @@ _FACT_SQL = (
     FACT_SQL + " WHERE f.uid IN (SELECT key FROM sync_outbox WHERE kind = 'graph_facts' AND seq <= ?)"
     " AND f.author != 'extractor' ORDER BY f.id"
 )
+#: A message of a conversation imported from another assistant, with its conversation's natural key
+#: (source, export id) and fields: another device puts it in the same conversation, never its chat.
+IMPORTED_SQL = (
+    "SELECT m.uid, a.uid, m.created_at, m.role, m.kind, m.author, m.content, m.search_text, m.function_name,"
+    " m.external_id, m.imported_at, c.source, c.external_id, c.title, c.assistant, c.started_at, c.updated_at,"
+    " c.created_at FROM messages m JOIN agents a ON a.id = m.agent_id"
+    " JOIN imported_conversations c ON c.id = m.conversation_id"
+)
+IMPORTED_KEYS = (
+    "uid",
+    "created_at",
+    "role",
+    "kind",
+    "author",
+    "content",
+    "search_text",
+    "function_name",
+    "external_id",
+)
+CONVERSATION_KEYS = ("source", "external_id", "title", "assistant", "started_at", "updated_at", "created_at")
+_IMPORTED_SQL = (
+    IMPORTED_SQL + " WHERE m.uid IN (SELECT key FROM sync_outbox WHERE kind = 'imported' AND seq <= ?) ORDER BY m.id"
+)
+
+
+def imported_records(rows: list) -> list[dict[str, Any]]:
+    """``IMPORTED_SQL``'s rows as one record per conversation."""
+    grouped: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for row in rows:
+        conversation = dict(zip(CONVERSATION_KEYS, row[11:18], strict=True))
+        record = grouped.setdefault(
+            (row[1], conversation["source"], conversation["external_id"]),
+            {"t": "h", "agent": row[1], "conversation": conversation, "rows": []},
+        )
+        message = dict(zip(IMPORTED_KEYS, (row[0], *row[2:10]), strict=True))
+        record["rows"].append(message | {"imported_at": row[10]})
+    return list(grouped.values())
+
+
 #: A message as a change file carries it (``step`` is the stable id of its assistant call).
 MESSAGE_KEYS = ("uid", "created_at", "role", "kind", "author", "content", "search_text", "function_name", "step")
 PASSAGE_KEYS = (
@@ -168,6 +207,7 @@ def take_changes(db: Database, clock: HybridClock, device_id: str, schema: int) 
         by_agent[row[1]].append(dict(zip(MESSAGE_KEYS, (row[0], *row[2:]), strict=True)))
     for agent_uid, rows in by_agent.items():
         records.append({"t": "m", "agent": agent_uid, "rows": rows, "hlc": clock.tick()})
+    records.extend(imported_records(db.query(_IMPORTED_SQL, (last,))))
     inserted: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for row in db.query(_PASSAGE_SQL, (last,)):
         passage = dict(zip(PASSAGE_KEYS, (row[0], *row[2:11]), strict=True))

@@ -24,7 +24,10 @@ from memdesk.core.sync.state import peers, required_device, this_device
 _ENQUEUE_ALL = (
     "INSERT INTO sync_outbox(kind, key, op) SELECT 'agents', uid, 'i' FROM agents ORDER BY id",
     "INSERT INTO sync_outbox(kind, key, op) SELECT 'documents', uid, 'i' FROM documents ORDER BY id",
-    "INSERT INTO sync_outbox(kind, key, op) SELECT 'messages', uid, 'i' FROM messages ORDER BY id",
+    "INSERT INTO sync_outbox(kind, key, op) SELECT 'messages', uid, 'i' FROM messages"
+    " WHERE conversation_id IS NULL ORDER BY id",
+    "INSERT INTO sync_outbox(kind, key, op) SELECT 'imported', uid, 'i' FROM messages"
+    " WHERE conversation_id IS NOT NULL ORDER BY id",
     "INSERT INTO sync_outbox(kind, key, op) SELECT 'passages', uid, 'i' FROM passages ORDER BY id",
     "INSERT INTO sync_outbox(kind, key, op) SELECT 'graph_facts', uid, 'i' FROM graph_facts"
     " WHERE author != 'extractor' ORDER BY id",

@@ -1,5 +1,5 @@
-"""Migration 021: graph facts the agent or the user wrote travel to the other devices, and removing
-a device gives the others a new group key (issue 32)."""
+"""Migration 021: graph facts the agent or the user wrote and imported conversations travel to the
+other devices, and removing a device gives the others a new group key (issue 32)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ _CAPTURING = "(SELECT capturing FROM sync_device WHERE id = 1) = 1 AND NOT EXIST
 _WRITTEN = "new.author != 'extractor' AND new.uid IS NOT NULL"
 
 
-def _capture(name: str, event: str, op: str, when: str) -> str:
-    return f"""CREATE TRIGGER {name} AFTER {event} ON graph_facts WHEN {_CAPTURING} AND {when} BEGIN
-            INSERT INTO sync_outbox(kind, key, op) VALUES ('graph_facts', new.uid, '{op}');
+def _capture(name: str, event: str, op: str, when: str, table: str = "graph_facts", kind: str = "") -> str:
+    return f"""CREATE TRIGGER {name} AFTER {event} ON {table} WHEN {_CAPTURING} AND {when} BEGIN
+            INSERT INTO sync_outbox(kind, key, op) VALUES ('{kind or table}', new.uid, '{op}');
         END;
         """
 
@@ -40,4 +40,18 @@ def migrate(db) -> None:
         ALTER TABLE sync_peers ADD COLUMN box_key BLOB;
         ALTER TABLE sync_peers ADD COLUMN revoked_upto INTEGER NOT NULL DEFAULT 0;
         """
+    )
+    # Imported conversations' messages (m019 kept them on their device) travel too, as kind
+    # 'imported', with their conversation's natural key (source, external id), their export ids and
+    # import time: on another device they join the same conversation, never its own chat, and
+    # importing the same export there adds nothing. The import's progress and what was learned
+    # from it (history_imports, learned_proposals) stay on the device.
+    imported = "new.conversation_id IS NOT NULL"
+    db.run_script(
+        _capture(
+            "messages_sync_imported_ai", "INSERT", "i", f"new.uid IS NOT NULL AND {imported}", "messages", "imported"
+        )
+        + _capture(
+            "messages_sync_imported_au", "UPDATE OF uid", "i", f"old.uid IS NULL AND {imported}", "messages", "imported"
+        )
     )
