@@ -54,3 +54,19 @@ def test_imported_conversations_travel_into_the_same_conversations_and_import_on
     fleet.pair(late)
     late.sync()
     assert imported(late) == carried
+
+
+def test_an_export_imported_on_two_devices_before_they_sync_is_kept_once(fleet):
+    laptop, desktop = fleet.device("laptop"), fleet.device("desktop")
+    for device in (laptop, desktop):
+        device.agent()
+        fleet.pair(device)
+    fleet.exchange()
+    export = DATA / "chatgpt_conversations.json"
+    for device in (laptop, desktop):
+        HistoryImport.start(device.services.memory, device.agent(), export).run()
+    assert {r[0] for r in imported(laptop)}.isdisjoint(r[0] for r in imported(desktop))  # ids of their own
+    fleet.exchange()
+    assert [r[:5] for r in imported(laptop)] == [r[:5] for r in imported(desktop)]  # one id each, the same
+    assert len(imported(laptop)) == len({(r[2], r[4]) for r in imported(laptop)})
+    assert laptop.digest() == desktop.digest()

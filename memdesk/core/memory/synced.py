@@ -109,10 +109,14 @@ class SyncedRows:
             "SELECT id FROM imported_conversations WHERE agent_id = ? AND source = ? AND external_id = ?",
             (agent_id, conversation["source"], conversation["external_id"]),
         )
-        there = {
-            r[0]
-            for r in self._db.query("SELECT external_id FROM messages WHERE conversation_id = ?", (conversation_id,))
-        }
+        there = dict(
+            self._db.query("SELECT external_id, uid FROM messages WHERE conversation_id = ?", (conversation_id,))
+        )
+        # Imported on both devices, a message has an id from each: the smaller stands for it everywhere.
+        self._db.executemany(
+            "UPDATE messages SET uid = ? WHERE uid = ?",
+            [(m["uid"], there[m["external_id"]]) for m in messages if m["uid"] < there.get(m["external_id"], "")],
+        )
         rows = [
             (
                 m["uid"],
