@@ -74,3 +74,25 @@ def test_a_forget_made_before_the_key_changed_still_wins_after(fleet):
     desktop.sync()
     laptop.sync()
     assert not any("Carlota" in text for device in (laptop, desktop) for text in device.texts())
+
+
+def test_a_removal_cut_short_before_its_device_kept_the_new_key_is_finished_at_its_next_sync(fleet):
+    laptop, desktop, phone = fleet.device("laptop"), fleet.device("desktop"), fleet.device("phone")
+    for device in (laptop, desktop, phone):
+        device.agent()
+        fleet.pair(device)
+    fleet.exchange()
+    before = this_device(laptop.db)
+    setup.remove_device(laptop.db, laptop.clock, "phone")
+    # as if killed after writing the new key's files, before keeping it: the store holds the old one
+    with laptop.db.transaction():
+        laptop.db.execute("UPDATE sync_device SET group_key = ?, epoch = 0 WHERE id = 1", (before.group_key,))
+        laptop.db.execute("DELETE FROM sync_group_keys")
+    laptop.tell("said once the removal was finished")
+    for device in (laptop, desktop, laptop, desktop):
+        device.sync()
+    assert this_device(laptop.db).group_key == this_device(desktop.db).group_key != before.group_key
+    assert has(desktop, "said once the removal was finished")
+    problems = phone.sync().problems
+    assert not has(phone, "said once the removal was finished")  # written under the new key only
+    assert any("it was removed from the group" in problem for problem in problems)

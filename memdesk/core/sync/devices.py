@@ -32,15 +32,24 @@ def announce(folder: SyncFolder, device: Device, joined_at: str) -> None:
 
 def announce_if_stale(folder: SyncFolder, device: Device, at: str) -> None:
     """Announce again under the current group key (after a removal changed it) or with the box key
-    an older MemDesk did not announce."""
+    an older MemDesk did not announce. Another device's announcement under this id is left for
+    ``check_identity`` to report."""
+    header = Header(device.group_id, device.device_id, 0, "device")
     data = folder.read(folder.announcement(device.device_id))
-    payload: dict = {}
-    if data is not None:
-        try:
-            payload = open_self_signed(data, Header(device.group_id, device.device_id, 0, "device"), device.group_key)
-        except SyncFileRefused:
-            payload = {}
-    if not payload.get("box_key") or payload.get("public_key") != public_of(device.signing_key).hex():
+    if data is None:
+        return
+    try:
+        payload = open_self_signed(data, header, device.keys)
+    except SyncFileRefused:
+        return
+    if payload.get("public_key") != public_of(device.signing_key).hex():
+        return
+    try:
+        open_self_signed(data, header, device.group_key)
+        current = True
+    except SyncFileRefused:
+        current = False
+    if not payload.get("box_key") or not current:
         announce(folder, device, str(payload.get("joined_at") or at))
 
 

@@ -111,13 +111,14 @@ class SyncEngine:
                 hint="mount or reconnect it; nothing is lost meanwhile, changes wait here",
             )
         report = SyncReport()
-        self._forget_before_sending(device, report)
-        self._write_pending(folder, device, report, check=True)
-        device = required_device(self._db)
         at = iso(self._clock.now())
         report.problems += devices.discover(self._db, folder, device, at)
+        # a new group key (a device was removed) before anything is written: nothing more under the old
         _changed, problems = rotation.adopt(self._db, folder, required_device(self._db), at)
         report.problems += problems
+        device = required_device(self._db)
+        self._forget_before_sending(device, report)
+        self._write_pending(folder, device, report, check=True)
         devices.announce_if_stale(folder, required_device(self._db), at)
         self._import(folder, report)
         self._run_forgets(report)

@@ -19,6 +19,7 @@ import os
 import re
 from pathlib import Path
 
+from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey, X25519PublicKey
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
@@ -27,7 +28,7 @@ from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 from memdesk.core.base.errors import SyncFileRefused
 from memdesk.core.storage import Database
 from memdesk.core.sync import pairing
-from memdesk.core.sync.envelope import Header, new_signing_key, open_envelope, open_self_signed, seal
+from memdesk.core.sync.envelope import Header, new_signing_key, open_envelope, open_self_signed, public_of, seal
 from memdesk.core.sync.folder import SyncFolder
 from memdesk.core.sync.state import Device, peers, report_problem, required_device
 
@@ -111,7 +112,8 @@ def rotate(db: Database, folder: SyncFolder, device: Device) -> tuple[str, list[
 def adopt(db: Database, folder: SyncFolder, device: Device, at: str) -> tuple[bool, list[str]]:
     """Take the group key of a removal another device made (if any is newer than this device's);
     returns whether the key changed, and problems to show."""
-    known = {p.device_id: p for p in peers(db)} | {device.device_id: None}
+    # this device's own too: a removal killed between writing its files and keeping the new key
+    known = {p.device_id: p.public_key for p in peers(db)} | {device.device_id: public_of(device.signing_key)}
     base = folder.root / "keys"
     if not base.is_dir():
         return False, []
@@ -119,26 +121,30 @@ def adopt(db: Database, folder: SyncFolder, device: Device, at: str) -> tuple[bo
     candidates = sorted(m.groups() for p in base.iterdir() if (m := KEYS_NAME.match(p.name)))
     for epoch_text, remover in candidates:
         epoch = int(epoch_text)
-        current = device.epoch if not changed else epoch - 1
-        if epoch <= current or remover == device.device_id or remover not in known:
+        if epoch <= required_device(db).epoch or remover not in known:
             continue
-        peer = known[remover]
-        assert peer is not None
         boxes_path, _ring = _paths(folder, epoch, remover)
         data = folder.read(boxes_path)
         if data is None:
             continue
         keys = required_device(db).keys
         try:
-            payload = open_envelope(data, Header(device.group_id, remover, epoch, "keys"), keys, peer.public_key)
+            payload = open_envelope(data, Header(device.group_id, remover, epoch, "keys"), keys, known[remover])
             box = payload["boxes"].get(device.device_id)
             if box is None:
-                raise SyncFileRefused("it gives this device no key: pair it again with the new pairing code")
+                raise SyncFileRefused(
+                    "it gives this device none: it was removed from the group, or pairs again with the new code"
+                )
             key = open_key(box, device.signing_key)
+        except InvalidTag:
+            problem = "the new group key could not be taken: its box is damaged"
+            if report_problem(db, remover, boxes_path.name, problem, at):
+                problems.append(f"device {remover[:8]}: {problem}")
+            continue
         except (SyncFileRefused, KeyError, ValueError, TypeError) as error:
             problem = f"the new group key could not be taken: {error}"
             if report_problem(db, remover, boxes_path.name, problem, at):
-                problems.append(f"{peer.name or remover[:8]}: {problem}")
+                problems.append(f"device {remover[:8]}: {problem}")
             continue
         _adopt(db, required_device(db), epoch, key, {})
         changed = True
