@@ -23,6 +23,7 @@ from memdesk.core.embedding import Embedder
 from memdesk.core.retrieval import features, fusion
 from memdesk.core.retrieval.asker import about_oneself, asker_boost
 from memdesk.core.retrieval.bounded_fts import FtsIndex, best_matches
+from memdesk.core.retrieval.folded_texts import FoldedTexts
 from memdesk.core.retrieval.graph_expansion import MentionedMessages, expansion_scores
 from memdesk.core.retrieval.learned import LearnedScorer
 from memdesk.core.retrieval.message_parts import PartIndex, checksum
@@ -117,7 +118,8 @@ class MessageRanker:
         self._db = db
         self.by_parts = by_parts
         self.scorer = scorer
-        self._parts = PartIndex()
+        self._folded = FoldedTexts()
+        self._parts = PartIndex(on_indexed=self._folded.update)  # keeps the folded texts in step
         self._parts_token: dict[int, tuple] = {}
         self._user_name = user_name
         self._embedder = embedder
@@ -147,16 +149,23 @@ class MessageRanker:
         where = timeline.index_of(message_ids)
         return timeline.speakers, [str(timeline.authors[p]) if p >= 0 else "" for p in where]
 
-    def _verbatim(self, agent_id: int, query: str, size: int) -> list[int]:
-        """Ids of the messages that contain ``query`` in any case (casefold: every script). Each text
-        is compared up to ``VERBATIM_SCAN_MAX`` messages; in a longer conversation, reading every
-        text takes longer than automatic recall may wait, so the word index proposes the texts that
-        hold the query's inner words (see query.inner_words) and those are compared. (A word the FTS
-        tokenizer folds differently from casefold, "Straße" for "strasse", then goes unmatched when
-        it is an inner word: the price of staying within the deadline.) At most the newest
+    def _verbatim(self, agent_id: int, query: str, size: int, parts_token: tuple | None = None) -> list[int]:
+        """Ids of the messages that contain ``query`` in any case (casefold: every script). When
+        the parts index holds the conversation (``parts_token``: its token), its casefolded copy of
+        the texts answers (folded_texts). Otherwise each text is compared, up to
+        ``VERBATIM_SCAN_MAX`` messages; in a longer conversation, reading every text takes longer
+        than automatic recall may wait, so the word index proposes the texts that hold the query's
+        inner words (see query.inner_words) and those are compared. (A word the FTS tokenizer
+        folds differently from casefold, "Straße" for "strasse", then goes unmatched when it is an
+        inner word: the price of staying within the deadline.) At most the newest
         ``VERBATIM_CANDIDATES`` texts holding those words are compared: common words ("x did you
         see y") proposed 7,556 of a million messages, 0.4 s of reading, and their exact matches,
         if any, are rare and old."""
+        if parts_token is not None:
+            self._current_parts(agent_id, parts_token)
+            found = self._folded.containing(agent_id, query)
+            if found is not None:
+                return found
         words = inner_words(query) if size > VERBATIM_SCAN_MAX else []
         if words:
             # A subquery, not a join: joined, SQLite walks the agent's messages and asks FTS about each.
@@ -286,9 +295,12 @@ class MessageRanker:
         phrases = fts_phrases(searched)
         spans: dict[int, tuple[int, int]] = {}
         parts: dict[int, int] = {}  # of a message of several parts, how many
-        if phrases and by_parts and len(self._timelines.get(agent_id).ids) <= PARTS_MAX:
+        parts_token = None  # the parts index's, when it holds this conversation
+        if by_parts and len(self._timelines.get(agent_id).ids) <= PARTS_MAX:
             full = self._timelines.get(agent_id).token  # all the agent's messages, whatever before_id cuts
-            hits = self._part_scores(agent_id, phrases, (*full, self._vectors.generation("messages", agent_id)))
+            parts_token = (*full, self._vectors.generation("messages", agent_id))
+        if phrases and parts_token is not None:
+            hits = self._part_scores(agent_id, phrases, parts_token)
             if hits:
                 where = timeline.index_of(list(hits))
                 for (message_id, hit), place in zip(hits.items(), where, strict=True):
@@ -335,7 +347,7 @@ class MessageRanker:
                 legs.asker = timeline.authors == asker
             scores = asker_boost(scores, timeline.authors, asker, query)
         exact = legs.exact
-        where = timeline.index_of(self._verbatim(agent_id, query, n))
+        where = timeline.index_of(self._verbatim(agent_id, query, n, parts_token))
         exact[where[where >= 0]] = True
         legs.fused = scores
         return legs, spans, parts
@@ -366,9 +378,9 @@ class MessageRanker:
         hundred results."""
         scores, exact, lift = legs.fused, legs.exact, legs.lift
         floor = NEIGHBOUR_ONLY_FLOOR * float(scores.max()) if scores.size else 0.0
-        others = _best(scores, ~exact & (scores > 0), SEARCH_DEPTH)
+        others = fusion.best(scores, ~exact & (scores > 0), SEARCH_DEPTH)
         others = others[(scores[others] - lift[others] > 0) | (scores[others] >= floor)]
-        keep = np.concatenate([_best(scores, exact, None), others])
+        keep = np.concatenate([fusion.best(scores, exact, None), others])
         return [
             MessageRank(int(timeline.ids[p]), float(scores[p]), bool(exact[p]), spans.get(int(timeline.ids[p])))
             for p in keep
@@ -422,17 +434,6 @@ class MessageRanker:
             vectors=lambda positions: features.unit_vectors(self._db, timeline.ids[positions]),
         )
         return pool, rows
-
-
-def _best(scores: np.ndarray, mask: np.ndarray, limit: int | None) -> np.ndarray:
-    """The positions in ``mask`` by descending score, ties newest first (fusion.rank's order), at most ``limit``."""
-    candidates = np.flatnonzero(mask)
-    if limit is not None and len(candidates) > limit:
-        values = scores[candidates]
-        kth = np.partition(values, len(values) - limit)[len(values) - limit]
-        candidates = candidates[values >= kth]
-    order = candidates[np.lexsort((-candidates, -scores[candidates]))]
-    return order if limit is None else order[:limit]
 
 
 def _on_dates(times: np.ndarray, dates: list[tuple[date, date]]) -> np.ndarray:
