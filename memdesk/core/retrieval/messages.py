@@ -13,7 +13,6 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
 import numpy as np
@@ -36,8 +35,9 @@ from memdesk.core.retrieval.query import (
     mentioned_names,
     without_words,
 )
-from memdesk.core.retrieval.timeline import Timelines, older_than
+from memdesk.core.retrieval.timeline import Timelines, older_than, on_dates
 from memdesk.core.retrieval.vector_index import VectorIndex
+from memdesk.core.retrieval.versions import NEWER_FIRST_DEPTH, newer_values_first
 from memdesk.core.storage import Database
 
 DENSE_WEIGHT = 0.8
@@ -57,8 +57,6 @@ NEIGHBOUR_ONLY_FLOOR = 0.25
 #: Added to messages written on a date the query names ("what did I say on 31 July, 2023?"):
 #: tuned on LoCoMo's tuning conversations, where such questions otherwise miss their day.
 DATE_BOOST = 0.5
-#: Message times are stored in UTC and the query's dates are the user's: a day either side.
-DATE_SLACK = timedelta(days=1)
 SEARCH_DEPTH = 100
 LEXICAL_DEPTH = 200
 #: Rankings kept per ranker (a query is ranked once and paged through).
@@ -269,11 +267,27 @@ class MessageRanker:
             result = self._fused(legs, timeline, spans)
             if self.scorer is not None and result:  # the judge reads the best hits' features
                 result = self._described(query, legs, timeline, parts, result)
+        result = self._newer_values_first(query, result, timeline)
         with self._lock:
             self._rankings[key] = result
             while len(self._rankings) > CACHED_RANKINGS:
                 self._rankings.popitem(last=False)
         return result
+
+    def _newer_values_first(self, query: str, ranked: list[MessageRank], timeline) -> list[MessageRank]:
+        """Of two values of what the query asks among the best hits, the newer first (versions.py);
+        verbatim matches stay first."""
+        head = [hit for hit in ranked[:NEWER_FIRST_DEPTH] if hit.exact == ranked[0].exact]
+        if len(head) < 2:
+            return ranked
+        ids = [hit.id for hit in head]
+        marks = ",".join("?" * len(ids))
+        texts = dict(self._db.query(f"SELECT id, search_text FROM messages WHERE id IN ({marks})", ids))
+        where = timeline.index_of(ids)
+        said = [
+            (texts.get(i, ""), timeline.authors[p], (timeline.times[p], i)) for i, p in zip(ids, where, strict=True)
+        ]
+        return [head[k] for k in newer_values_first(query, said)] + ranked[len(head) :]
 
     def _legs(
         self,
@@ -335,7 +349,7 @@ class MessageRanker:
         dates = mentioned_dates(query)
         legs.has_date = bool(dates)
         if dates and n:
-            legs.dates = _on_dates(timeline.times, dates)
+            legs.dates = on_dates(timeline.times, dates)
             scores = scores + DATE_BOOST * legs.dates
         asker = (self._user_name() or "").strip()
         if len(names) == 1:
@@ -434,13 +448,3 @@ class MessageRanker:
             vectors=lambda positions: features.unit_vectors(self._db, timeline.ids[positions]),
         )
         return pool, rows
-
-
-def _on_dates(times: np.ndarray, dates: list[tuple[date, date]]) -> np.ndarray:
-    """1.0 for items written within one of the inclusive day ranges (with DATE_SLACK), else 0."""
-    hit = np.zeros(times.size, dtype=bool)
-    for first, last in dates:
-        start = datetime.combine(first, time.min, UTC) - DATE_SLACK
-        end = datetime.combine(last, time.min, UTC) + timedelta(days=1) + DATE_SLACK
-        hit |= (times >= start.timestamp()) & (times < end.timestamp())
-    return hit.astype(np.float64)
