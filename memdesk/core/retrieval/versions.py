@@ -133,9 +133,12 @@ def _number(token: str) -> tuple[float, str] | None:
     return float(whole.replace(",", "") + (fraction or "")), (unit or "").casefold()
 
 
-def _quantities(tokens: list[str]) -> list[_Quantity]:
+def _numbers(tokens: list[str]) -> list[tuple[int, float, str]]:
+    """Each quantity's token index, value and kind ("date", "time", "%", a unit's stem or "")."""
     found: list[tuple[int, float, str]] = []
     for i, token in enumerate(tokens):
+        if not token[0].isdigit():  # a word (most tokens): no regular expression asked
+            continue
         if ":" in token:  # 4:30 (PM)
             hours, minutes = token.split(":")
             found.append((i, int(hours) * 60 + int(minutes), "time"))
@@ -156,6 +159,11 @@ def _quantities(tokens: list[str]) -> list[_Quantity]:
         elif _content(following):
             unit = stem(following)
         found.append((i, value, unit))
+    return found
+
+
+def _quantities(tokens: list[str]) -> list[_Quantity]:
+    found = _numbers(tokens)
 
     def around(i: int, width: int) -> frozenset[str]:
         return frozenset(stem(t) for t in tokens[max(0, i - width) : i + width + 1] if _content(t))
@@ -264,6 +272,7 @@ NEWER_FIRST_DEPTH = 5
 #: A question that asks for a time or a date, or a share: the quantities it asks about.
 _ASKS_WHEN = re.compile(r"\b(?:when|what time|dates?|deadlines?|schedul\w*)\b", re.IGNORECASE)
 _ASKS_SHARE = frozenset(("perce", "rate", "accur", "cover"))
+_DIGIT = re.compile(r"\d")
 
 
 def asked_kinds(question: str) -> frozenset[str]:
@@ -287,9 +296,12 @@ def newer_values_first(question: str, hits: Sequence[tuple[str, object, object]]
     values: list[dict[str, set[float]]] = []
     for text, _, _ in hits:
         found: dict[str, set[float]] = {}
-        for quantity in features(text).quantities:
-            if quantity.unit and quantity.unit in asked:
-                found.setdefault(quantity.unit, set()).add(quantity.value)
+        for sentence in _SENTENCE.split(_CODE.sub(" ", text)):  # as features() reads them, less the words around
+            if not _DIGIT.search(sentence):
+                continue
+            for _, value, unit in _numbers(_TOKEN.findall(sentence)):
+                if unit and unit in asked:
+                    found.setdefault(unit, set()).add(value)
         values.append(found)
     chronological = sorted(range(len(hits)), key=lambda k: hits[k][2])  # type: ignore[arg-type,return-value]
     order = list(range(len(hits)))
