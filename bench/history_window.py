@@ -20,47 +20,14 @@ import time
 from pathlib import Path
 
 from bench.common import bench_parser, percentile
+from bench.lateness import StageTimeout, timer_lateness
 from bench.report import emit
 
 #: Seconds the timer ticks with the window idle, before the import.
 IDLE_SECONDS = 3.0
 GOAL_LATENESS_MS = 30.0
-TICK_MS = 10
 #: The longest any stage may take (a stuck import must end the run, not hang it): an hour.
 STAGE_LIMIT_S = 3600.0
-
-
-class StageTimeout(RuntimeError):
-    """A stage of the window's run did not finish within STAGE_LIMIT_S."""
-
-
-def _ticking(until, limit_s: float = STAGE_LIMIT_S) -> list[float]:
-    """Run a local event loop with a 10 ms QTimer until ``until()`` is true; each tick's lateness
-    in ms. A local loop, not ``app.exec()``: Qt 6's ``QApplication.quit()`` closes every window
-    first, which would shut the window (and its session) down between two stages."""
-    from PySide6.QtCore import QEventLoop, QTimer
-
-    lateness: list[float] = []
-    last = [time.perf_counter()]
-    give_up = last[0] + limit_s
-    loop = QEventLoop()
-
-    def tick() -> None:
-        now = time.perf_counter()
-        lateness.append(max(0.0, (now - last[0]) * 1000 - TICK_MS))
-        last[0] = now
-        if until() or now > give_up:
-            loop.quit()
-
-    timer = QTimer()
-    timer.setInterval(TICK_MS)
-    timer.timeout.connect(tick)
-    timer.start()
-    loop.exec()
-    timer.stop()
-    if not until():
-        raise StageTimeout(f"the window's stage did not finish within {limit_s:.0f} s")
-    return lateness
 
 
 def _figures(lateness: list[float]) -> dict:
@@ -109,16 +76,18 @@ def _window_child(export: str, home: str, embedder_name: str, answer, limit_s: f
     window.worker.import_finished.connect(lambda *_args: finished.append(time.perf_counter()))
     window.show()
     window.start()
-    _ticking(lambda: window.state.agent_id is not None and window.state.model_ready and not window.reads.busy, limit_s)
+    timer_lateness(
+        lambda: window.state.agent_id is not None and window.state.model_ready and not window.reads.busy, limit_s
+    )
     idle_started = time.perf_counter()
-    idle = _ticking(lambda: time.perf_counter() - idle_started > IDLE_SECONDS)
+    idle = timer_lateness(lambda: time.perf_counter() - idle_started > IDLE_SECONDS, STAGE_LIMIT_S)
     started = time.perf_counter()
     dialog = window.history_imports.offer(Path(export))
     assert dialog is not None
-    reading = _ticking(lambda: dialog.stage == PREVIEW or not dialog.isVisible(), limit_s)
+    reading = timer_lateness(lambda: dialog.stage == PREVIEW or not dialog.isVisible(), limit_s)
     previewed = time.perf_counter()
     dialog.import_button.click()
-    importing = _ticking(lambda: bool(finished), limit_s)
+    importing = timer_lateness(lambda: bool(finished), limit_s)
     count = services.memory.recall.imported_count(agent.id)
     window.close()
     services.close()

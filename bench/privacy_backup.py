@@ -24,13 +24,15 @@ import time
 from pathlib import Path
 
 from bench.common import bench_parser, percentile, sentence
+from bench.lateness import timer_lateness
 from memdesk.core.base.clock import SystemClock
 from memdesk.core.base.settings_table import Settings
 from memdesk.core.storage import open_database
 from memdesk.core.storage.backup import PAGES_PER_STEP, PAUSE_BETWEEN_STEPS_S, Backups
 
-TICK_MS = 10
 GOAL_LATENESS_MS = 30.0
+#: The longest a snapshot may take (a stuck one ends the run, not hangs it): an hour.
+STAGE_LIMIT_S = 3600.0
 
 
 def build_store(path: Path, megabytes: float, seed: int = 5) -> int:
@@ -67,30 +69,7 @@ def _wal_size(path: Path) -> int:
     return wal.stat().st_size if wal.exists() else 0
 
 
-def _ticking(app, until) -> list[float]:
-    """Run the event loop with a 10 ms QTimer until ``until()`` is true; each tick's lateness in ms."""
-    from PySide6.QtCore import QTimer
-
-    lateness: list[float] = []
-    last = [time.perf_counter()]
-
-    def tick() -> None:
-        now = time.perf_counter()
-        lateness.append(max(0.0, (now - last[0]) * 1000 - TICK_MS))
-        last[0] = now
-        if until():
-            app.quit()
-
-    timer = QTimer()
-    timer.setInterval(TICK_MS)
-    timer.timeout.connect(tick)
-    timer.start()
-    app.exec()
-    timer.stop()
-    return lateness
-
-
-def _one_backup(app, backups: Backups) -> dict:
+def _one_backup(backups: Backups) -> dict:
     done = threading.Event()
     outcome: dict = {}
 
@@ -107,7 +86,7 @@ def _one_backup(app, backups: Backups) -> dict:
 
     worker = threading.Thread(target=work, name="snapshot")
     worker.start()
-    lateness = _ticking(app, done.is_set)
+    lateness = timer_lateness(done.is_set, STAGE_LIMIT_S)
     worker.join()
     if "error" in outcome:
         raise RuntimeError(outcome["error"])
@@ -120,7 +99,7 @@ def measure(
     from PySide6.QtWidgets import QApplication
 
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    app = QApplication.instance() or QApplication([])
+    _app = QApplication.instance() or QApplication([])  # kept: the timer ticks in its event loop
     megabytes = megabytes or (50.0 if quick else 1000.0)
     with tempfile.TemporaryDirectory(prefix="memdesk-bench-backup-", dir=folder) as temporary:
         root = Path(temporary)
@@ -130,7 +109,7 @@ def measure(
         build_seconds = time.perf_counter() - built
         size = store.stat().st_size
         idle_started = time.perf_counter()
-        idle = _ticking(app, lambda: time.perf_counter() - idle_started > 2.0)
+        idle = timer_lateness(lambda: time.perf_counter() - idle_started > 2.0, STAGE_LIMIT_S)
         configs = [(PAGES_PER_STEP, PAUSE_BETWEEN_STEPS_S)]
         if sweep:
             configs = [(-1, 0.0), (4096, 0.0), (1024, 0.0), (256, 0.0), (256, 0.002), (64, 0.002)] + configs
@@ -145,7 +124,7 @@ def measure(
                 pages_per_step=pages,
                 pause_s=pause,
             )
-            result = _one_backup(app, backups)
+            result = _one_backup(backups)
             for snapshot in backups.list():
                 backups.remove(snapshot.id)
             runs.append(

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from memdesk.app.operations import export_memory_folder, import_memory_folder
 from memdesk.cli.passphrase import open_store_services as open_services
-from memdesk.core.transfer.folder.reading import read_folder
+from memdesk.core.transfer.folder.reading import graph_edits, read_folder
 
 PLAIN_TEXT_WARNING = (
     "Your store is encrypted, but the folder is plain text: anyone who can read {folder} can read"
@@ -45,10 +45,11 @@ def run_folder_import(args: argparse.Namespace) -> int:
     agents = document.get("agents", [])
     if not args.apply:
         print(f"{args.path}: a MemDesk memory folder with {len(agents)} agent(s):")
-        for agent in agents:
+        for agent, facts in zip(agents, graph_edits(args.path, document), strict=True):
             blocks = len(agent.get("block_ids", []))
             messages = max(0, len(agent.get("messages", [])) - 1)
-            print(f"  {agent.get('name')}: {blocks} core memory blocks, {messages} messages")
+            edited = f", {len(facts)} graph fact line(s) changed or added" if facts else ""
+            print(f"  {agent.get('name')}: {blocks} core memory blocks, {messages} messages{edited}")
         print("Run again with --apply to bring them back as new agents (a name taken gets a number).")
         return 0
     with open_services() as services:

@@ -50,14 +50,20 @@ def test_a_memory_folder_goes_out_and_comes_back_into_an_empty_home(terminal, tm
     folder = tmp_path / "memory"
     assert main(["export", str(folder)]) == 0
     assert "Wrote" in capsys.readouterr().out and (folder / "sam" / "core" / "human.md").is_file()
+    (folder / "sam" / "graph").mkdir(exist_ok=True)
+    (folder / "sam" / "graph" / "my-notes.md").write_text("# Ada\n\n- grows [[basil]]\n", encoding="utf-8")
     monkeypatch.setenv("MEMDESK_HOME", str(tmp_path / "empty-home"))
     assert main(["import", str(folder)]) == 0
-    assert "a MemDesk memory folder with 1 agent(s)" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "a MemDesk memory folder with 1 agent(s)" in out and "1 graph fact line(s) changed or added" in out
     assert main(["import", str(folder), "--apply"]) == 0
     assert "Imported sam" in capsys.readouterr().out
     with open_services(embedder=HashingEmbedder()) as home:
         sam = home.agents.find("sam")
         assert home.memory.recall.search_text(sam.id, "tomatoes heatwave").hits
+        assert ("Ada", "grows", "basil") in {
+            (f.subject, f.relation, f.object) for f in home.memory.graph.all_facts(sam.id)
+        }
 
 
 def test_an_unreadable_file_is_one_line_not_a_traceback(terminal, tmp_path, capsys):

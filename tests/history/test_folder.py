@@ -110,6 +110,74 @@ def test_edits_made_in_the_folder_come_back(services, remembered, tmp_path):
     assert "Ada grows tomatoes on her roof." in texts
 
 
+def test_fact_lines_changed_or_added_in_the_folder_become_the_graphs_facts(services, remembered, tmp_path):
+    folder = tmp_path / "memory"
+    export_memory_folder(services, [remembered.id], folder)
+    note = folder / "sam" / "graph" / "addie.md"
+    text = note.read_text(encoding="utf-8")
+    chess = next(line for line in text.splitlines() if line.startswith("- likes [[chess]]"))
+    paris = next(line for line in text.splitlines() if line.startswith("- lives in [[Paris]]"))
+    text = text.replace(chess, "- enjoys [[chess]] (since 2023-01-15)")  # a correction of that fact
+    text = text.replace(paris, "- lives in [[Berlin]]")  # she moved (today: no date given)
+    assert 'name: "Addie"' in text
+    text = text.replace('name: "Addie"', 'name: "Ada Lovelace"')  # a rename there is not read back
+    note.write_text(text + "- works at [[Acme]]\n", encoding="utf-8")  # a fact the graph did not have
+    untouched = (folder / "sam" / "graph").iterdir()
+    assert [p.name for p in untouched] == ["addie.md"]
+
+    copy = import_memory_folder(services, folder).agents[0]
+    graph = services.memory.graph
+    current = {
+        (f.relation, f.object, f"{f.valid_from:%Y-%m-%d}" if f.relation == "enjoys" else "")
+        for f in graph.all_facts(copy.agent_id)
+        if f.current and f.subject == "Addie"
+    }
+    assert current == {
+        ("grows", "tomatoes", ""),
+        ("enjoys", "chess", "2023-01-15"),
+        ("lives in", "Berlin", ""),
+        ("works at", "Acme", ""),
+    }
+    assert graph.find(copy.agent_id, "Ada Lovelace") is None
+    paris_now = [f for f in graph.all_facts(copy.agent_id) if f.object == "Paris" and f.relation == "lives in"]
+    assert paris_now and all(not f.current for f in paris_now)  # closed by the newer fact, kept as the past
+    assert not any(f.relation == "likes" and f.object == "chess" for f in graph.all_facts(copy.agent_id))
+
+    # Each through the graph's own write path, the person's change in Memory history; the lines
+    # left as they were wrote nothing (the copy's history is the original's and these).
+    history = services.memory.core.history
+    carried = len(history.for_agent(remembered.id, kind="graph_fact", limit=1000))
+    changes = history.for_agent(copy.agent_id, kind="graph_fact", limit=1000)
+    new = changes[: len(changes) - carried]
+    assert {c.source for c in new} == {"user"}
+    assert sorted((c.action, c.before, c.after) for c in new) == [
+        ("create", None, "Addie lives in Berlin"),  # one change with the closing of Paris
+        ("create", None, "Addie works at Acme"),
+        ("update", "Addie likes chess", "Addie enjoys chess"),
+    ]
+
+    again = tmp_path / "again"
+    export_memory_folder(services, [copy.agent_id], again)
+    lines = (again / "sam-2" / "graph" / "addie.md").read_text(encoding="utf-8").splitlines()
+    assert "- enjoys [[chess]] (since 2023-01-15)" in lines
+    for written_again in ("- lives in [[Berlin]] (since ", "- works at [[Acme]] (since ", "- ~~lives in [[Paris]]~~"):
+        assert any(line.startswith(written_again) for line in lines), written_again
+
+
+def test_a_fact_line_the_graph_cannot_take_is_reported_and_the_rest_comes_back(services, remembered, tmp_path):
+    folder = tmp_path / "memory"
+    export_memory_folder(services, [remembered.id], folder)
+    note = folder / "sam" / "graph" / "addie.md"
+    bad = ["- likes [[jazz]] (since last spring)", "- knows [[Addie]]"]
+    note.write_text(note.read_text(encoding="utf-8") + "\n".join([*bad, "- likes [[cats]]"]) + "\n", encoding="utf-8")
+    summary = import_memory_folder(services, folder)
+    copy = summary.agents[0]
+    facts = {(f.relation, f.object) for f in services.memory.graph.all_facts(copy.agent_id) if f.current}
+    assert ("likes", "cats") in facts and ("likes", "jazz") not in facts
+    assert any("'last spring' is not a date" in fix for fix in summary.fixups)
+    assert any("- knows [[Addie]]" in fix and "different entities" in fix for fix in summary.fixups)
+
+
 def test_a_folder_that_is_not_a_memdesk_export_is_refused(services, remembered, tmp_path):
     other = tmp_path / "photos"
     other.mkdir()

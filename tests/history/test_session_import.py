@@ -10,12 +10,12 @@ import time
 import pytest
 
 from memdesk.app.services import open_services
-from memdesk.app.sessions import build_session
 from memdesk.core.base.paths import Paths
 from memdesk.core.embedding.hashing import HashingEmbedder
 from memdesk.core.runtime.scripted import ScriptedRuntime, say
 from memdesk.session.listener import SessionListener
 from tests.history.test_damaged_exports import chat
+from tests.session.drivers import started_session
 
 
 class SlowEmbedder(HashingEmbedder):
@@ -65,20 +65,16 @@ def session_for(services):
 
     def start(agent_id: int, runtime: ScriptedRuntime):
         heard = Heard()
-        session = build_session(
+        session = started_session(
             services,
             heard,
+            agent_id,
             make_runtime=lambda _settings: runtime,
             open_session_services=lambda: open_services(
                 Paths.from_environment(), embedder=SlowEmbedder(), clock=services.clock
             ),
-            analyser=None,
-            warm_embedder=False,
         )
         sessions.append(session)
-        session.start()
-        session.load_model(services.settings)
-        session.open_agent(agent_id)
         assert heard.opened.wait(20)
         return session, heard
 

@@ -48,25 +48,36 @@ class Streaming(SessionListener):
         self.opened.set()
 
 
+def started_session(services, listener, agent_id: int, *, make_runtime, open_session_services=None):
+    """A Session built as the app builds it (no analyser, no embedder warm-up), started, its model
+    loaded and ``agent_id`` being opened (``listener`` hears when); closed again if that fails.
+    ``open_session_services``: the session's own connection (default: the same home and embedder)."""
+    session = build_session(
+        services,
+        listener,
+        make_runtime=make_runtime,
+        open_session_services=open_session_services
+        or (lambda: open_services(Paths.from_environment(), embedder=services.embedder, clock=services.clock)),
+        analyser=None,
+        warm_embedder=False,
+    )
+    try:
+        session.start()
+        session.load_model(services.settings)
+        session.open_agent(agent_id)
+    except BaseException:
+        session.close()
+        raise
+    return session
+
+
 class SessionDriver:
     name = "session"
 
     def __init__(self, services, make_runtime, agent_id: int) -> None:
         self.services, self.agent_id = services, agent_id
         self.listener = Streaming()
-        self.session = build_session(
-            services,
-            self.listener,
-            make_runtime=make_runtime,
-            open_session_services=lambda: open_services(
-                Paths.from_environment(), embedder=services.embedder, clock=services.clock
-            ),
-            analyser=None,
-            warm_embedder=False,
-        )
-        self.session.start()
-        self.session.load_model(services.settings)
-        self.session.open_agent(agent_id)
+        self.session = started_session(services, self.listener, agent_id, make_runtime=make_runtime)
 
     def wait_open(self) -> None:
         assert self.listener.opened.wait(TIMEOUT_S)

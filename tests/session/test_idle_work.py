@@ -11,7 +11,6 @@ import time
 import pytest
 
 from memdesk.app.services import open_services
-from memdesk.app.sessions import build_session
 from memdesk.core.base.errors import StoreBusyError
 from memdesk.core.base.paths import Paths
 from memdesk.core.consolidation.consolidator import BUSY
@@ -21,6 +20,7 @@ from memdesk.core.storage import open_database
 from memdesk.session.idle import AGAIN, DONE, RETENTION, IdleIntervals, IdleScheduler
 from memdesk.session.listener import SessionListener
 from memdesk.session.unasked import UnaskedWork
+from tests.session.drivers import started_session
 
 KNOWN = "Lives in Portugal."
 CHAT = ("My name is Ana and I moved to Porto last spring.", "I work night shifts.", "Green tea, never coffee.")
@@ -82,18 +82,10 @@ def idle_session(services, runtime, monkeypatch):
             return own
 
         results = Results()
-        session = build_session(
-            services,
-            results,
-            make_runtime=lambda _settings: runtime,
-            open_session_services=own_services,
-            analyser=None,
-            warm_embedder=False,
+        session = started_session(
+            services, results, agent_id, make_runtime=lambda _settings: runtime, open_session_services=own_services
         )
         sessions.append(session)
-        session.start()
-        session.load_model(services.settings)
-        session.open_agent(agent_id)
         assert results.opened.wait(20)
         return session, results
 

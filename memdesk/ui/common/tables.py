@@ -1,23 +1,31 @@
-"""The read-only tables the panels list rows in (archival passages, entities, facts): one row
-selected at a time, columns sized to their contents, one column taking the rest of the width."""
+"""The read-only tables the panels and dialogs list rows in (archival passages, entities, facts,
+MCP approvals, the access log, connected apps): one column taking the rest of the width; the
+panels' columns sized to their contents, the MCP lists' left for the person to size."""
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTableWidgetItem
 
 
-def table(columns: list[str], *, stretch: int | None = None, single: bool = False, wrap: bool = True) -> QTableWidget:
-    """``stretch``: the column that takes the free width (None: the last); ``single``: one row at a time."""
+def table(
+    columns: list[str], *, stretch: int | None = None, single: bool = False, wrap: bool = True, fit: bool = True
+) -> QTableWidget:
+    """``stretch``: the column that takes the free width (None: the last); ``single``: one row at a
+    time; ``fit``: columns sized to their contents and no row numbers (else Qt's: numbered rows,
+    columns the person sizes)."""
     table = QTableWidget(0, len(columns))
     table.setHorizontalHeaderLabels(columns)
     table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
     if single:
         table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
     table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-    table.verticalHeader().setVisible(False)
     header = table.horizontalHeader()
-    header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+    if fit:
+        table.verticalHeader().setVisible(False)
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
     if stretch is None:
         header.setStretchLastSection(True)
     else:
@@ -33,3 +41,11 @@ def read_only_item(text: str, data=None) -> QTableWidgetItem:
     if data is not None:
         item.setData(Qt.ItemDataRole.UserRole, data)
     return item
+
+
+def set_rows(table: QTableWidget, rows: Sequence[Sequence[str]]) -> None:
+    """The table shows these rows of text (plain, as given), one cell a text, and no others."""
+    table.setRowCount(len(rows))
+    for row, cells in enumerate(rows):
+        for column, text in enumerate(cells):
+            table.setItem(row, column, QTableWidgetItem(text))

@@ -19,18 +19,14 @@ from typing import Any
 from PySide6.QtCore import Signal, Slot
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QCheckBox,
     QComboBox,
     QHBoxLayout,
-    QHeaderView,
     QInputDialog,
     QLabel,
     QMessageBox,
     QPlainTextEdit,
     QPushButton,
-    QTableWidget,
-    QTableWidgetItem,
     QVBoxLayout,
     QWidget,
 )
@@ -47,6 +43,7 @@ from memdesk.mcp.client_configs import (
     plan_change,
     snippet,
 )
+from memdesk.ui.common import tables
 from memdesk.ui.common.errors import reports_errors
 from memdesk.ui.common.text import literal, set_plain
 
@@ -88,12 +85,7 @@ class ConnectionsPage(QWidget):
         self.config.setReadOnly(True)
         layout.addWidget(self.config, 1)
         layout.addWidget(QLabel("<b>Connected apps</b>"))
-        self.table = QTableWidget(0, len(APP_COLUMNS))
-        self.table.setHorizontalHeaderLabels(APP_COLUMNS)
-        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.table.horizontalHeader().setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
+        self.table = tables.table(APP_COLUMNS, stretch=1, single=True, fit=False)
         layout.addWidget(self.table, 1)
         row = QHBoxLayout()
         self.agent = QComboBox()
@@ -202,14 +194,14 @@ class ConnectionsPage(QWidget):
 
     def show_apps(self, found: tuple[list[dict[str, Any]], list[str]]) -> None:
         self.apps, self.agents = found
-        self.table.setRowCount(len(self.apps))
-        for row, entry in enumerate(self.apps):
+        rows = []
+        for entry in self.apps:
             app, grants = entry["app"], entry["grants"]
             reach = ", ".join(f"{g.agent} ({'read/write' if g.can_write else 'read'})" for g in grants)
             writes = "disconnected" if app.revoked else ("trusted" if app.trusted else "ask first")
             seen = f"{app.last_seen.astimezone():%Y-%m-%d %H:%M}" if app.last_seen else "never"
-            for column, text in enumerate((app.name, reach or "nothing yet", writes, seen)):
-                self.table.setItem(row, column, QTableWidgetItem(text))
+            rows.append((app.name, reach or "nothing yet", writes, seen))
+        tables.set_rows(self.table, rows)
         current = self.agent.currentText()
         self.agent.clear()
         self.agent.addItems(self.agents)

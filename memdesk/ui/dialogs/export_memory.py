@@ -21,12 +21,12 @@ from PySide6.QtWidgets import (
     QGroupBox,
     QHBoxLayout,
     QLineEdit,
-    QPushButton,
     QRadioButton,
     QVBoxLayout,
     QWidget,
 )
 
+from memdesk.ui.common.buttons import GAP, button, button_row
 from memdesk.ui.common.errors import reports_errors
 from memdesk.ui.common.text import plain_label
 
@@ -61,9 +61,9 @@ class ExportDialog(QDialog):
         self.as_agent_file = QRadioButton("A Letta &agent file (.af)")
         self.as_json = QRadioButton("MemDesk &JSON")
         self.kind = QButtonGroup(self)
-        for button in (self.as_folder, self.as_agent_file, self.as_json):
-            kinds_layout.addWidget(button)
-            self.kind.addButton(button)
+        for choice in (self.as_folder, self.as_agent_file, self.as_json):
+            kinds_layout.addWidget(choice)
+            self.kind.addButton(choice)
         self.as_folder.setChecked(True)
         layout.addWidget(kinds)
         whose = QGroupBox("Of")
@@ -78,10 +78,8 @@ class ExportDialog(QDialog):
         row = QHBoxLayout()
         self.destination = QLineEdit()
         self.destination.setPlaceholderText("Where to save it")
-        browse = QPushButton("&Choose…")
-        browse.clicked.connect(self.on_browse)
         row.addWidget(self.destination, 1)
-        row.addWidget(browse)
+        row.addWidget(button("&Choose…", self.on_browse))
         layout.addLayout(row)
         self.warning = plain_label(PLAIN_TEXT_WARNING)
         self.warning.setWordWrap(True)
@@ -89,16 +87,8 @@ class ExportDialog(QDialog):
         layout.addWidget(self.warning)
         self.understood = QCheckBox("I understand: export it as plain text")
         layout.addWidget(self.understood)
-        buttons = QHBoxLayout()
-        buttons.addStretch(1)
-        self.export_button = QPushButton("&Export")
-        self.export_button.setDefault(True)
-        self.export_button.clicked.connect(self.on_export_clicked)
-        cancel = QPushButton("Cancel")
-        cancel.clicked.connect(self.reject)
-        buttons.addWidget(self.export_button)
-        buttons.addWidget(cancel)
-        layout.addLayout(buttons)
+        self.export_button = button("&Export", self.on_export_clicked, default=True)
+        layout.addLayout(button_row(GAP, self.export_button, button("Cancel", self.reject)))
         self.kind.buttonToggled.connect(lambda *_: self._update())
         self.destination.textChanged.connect(lambda _text: self._update())
         self.understood.toggled.connect(lambda _on: self._update())

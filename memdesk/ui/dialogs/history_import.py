@@ -27,7 +27,6 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QProgressBar,
-    QPushButton,
     QStackedWidget,
     QVBoxLayout,
     QWidget,
@@ -35,6 +34,7 @@ from PySide6.QtWidgets import (
 
 from memdesk.core.base.errors import MemDeskError
 from memdesk.core.transfer.history.importer import DONE, PAUSED, ImportProgress
+from memdesk.ui.common.buttons import GAP, button, button_row
 from memdesk.ui.common.errors import reports_errors, user_text
 from memdesk.ui.common.text import plain_label, set_plain
 from memdesk.ui.dialogs.history_preview import PreviewPage
@@ -75,34 +75,15 @@ class ImportHistoryDialog(QDialog):
 
     # --- pages -----------------------------------------------------------------------------------
     def _reading_page(self) -> QWidget:
-        page = QWidget()
-        layout = QVBoxLayout(page)
-        self.reading = plain_label(f"Reading {self.path.name}…")
-        self.reading.setWordWrap(True)
-        layout.addWidget(self.reading)
+        self.reading = _wrapped(plain_label(f"Reading {self.path.name}…"))
         self.reading_bar = QProgressBar()
         self.reading_bar.setRange(0, 1000)
-        layout.addWidget(self.reading_bar)
-        layout.addStretch(1)
-        row = QHBoxLayout()
-        row.addStretch(1)
-        self.cancel_reading = QPushButton("Cancel")
-        self.cancel_reading.clicked.connect(self.on_cancel_reading)
-        row.addWidget(self.cancel_reading)
-        layout.addLayout(row)
-        return page
+        self.cancel_reading = button("Cancel", self.on_cancel_reading)
+        return _page(self.reading, self.reading_bar, buttons=button_row(GAP, self.cancel_reading))
 
     def _preview_buttons(self) -> QHBoxLayout:
-        row = QHBoxLayout()
-        row.addStretch(1)
-        self.import_button = QPushButton("&Import")
-        self.import_button.setDefault(True)
-        self.import_button.clicked.connect(self.on_import_clicked)
-        cancel = QPushButton("Cancel")
-        cancel.clicked.connect(self.reject)
-        row.addWidget(self.import_button)
-        row.addWidget(cancel)
-        return row
+        self.import_button = button("&Import", self.on_import_clicked, default=True)
+        return button_row(GAP, self.import_button, button("Cancel", self.reject))
 
     @staticmethod
     def _with_buttons(widget: QWidget, buttons: QHBoxLayout) -> QWidget:
@@ -114,68 +95,29 @@ class ImportHistoryDialog(QDialog):
         return page
 
     def _importing_page(self) -> QWidget:
-        page = QWidget()
-        layout = QVBoxLayout(page)
-        self.progress_text = plain_label("Starting…")
-        self.progress_text.setWordWrap(True)
-        layout.addWidget(self.progress_text)
+        self.progress_text = _wrapped(plain_label("Starting…"))
         self.progress_bar = QProgressBar()
-        layout.addWidget(self.progress_bar)
         self.embedding_text = plain_label()
-        layout.addWidget(self.embedding_text)
-        meanwhile = QLabel(MEANWHILE)
-        meanwhile.setWordWrap(True)
-        layout.addWidget(meanwhile)
-        layout.addStretch(1)
-        row = QHBoxLayout()
-        row.addStretch(1)
-        self.stop_button = QPushButton("&Stop")
-        self.stop_button.clicked.connect(self.on_stop_clicked)
-        hide = QPushButton("&Hide")
-        hide.clicked.connect(self.hide)
-        row.addWidget(self.stop_button)
-        row.addWidget(hide)
-        layout.addLayout(row)
-        return page
+        self.stop_button = button("&Stop", self.on_stop_clicked)
+        return _page(
+            self.progress_text,
+            self.progress_bar,
+            self.embedding_text,
+            _wrapped(QLabel(MEANWHILE)),
+            buttons=button_row(GAP, self.stop_button, button("&Hide", self.hide)),
+        )
 
     def _paused_page(self) -> QWidget:
-        page = QWidget()
-        layout = QVBoxLayout(page)
-        self.paused_text = plain_label()
-        self.paused_text.setWordWrap(True)
-        layout.addWidget(self.paused_text)
-        layout.addStretch(1)
-        row = QHBoxLayout()
-        row.addStretch(1)
-        self.resume_button = QPushButton("&Resume")
-        self.resume_button.clicked.connect(self.on_resume_clicked)
-        close = QPushButton("Close")
-        close.clicked.connect(self.accept)
-        row.addWidget(self.resume_button)
-        row.addWidget(close)
-        layout.addLayout(row)
-        return page
+        self.paused_text = _wrapped(plain_label())
+        self.resume_button = button("&Resume", self.on_resume_clicked)
+        return _page(self.paused_text, buttons=button_row(GAP, self.resume_button, button("Close", self.accept)))
 
     def _finished_page(self) -> QWidget:
-        page = QWidget()
-        layout = QVBoxLayout(page)
-        self.finished_text = plain_label()
-        self.finished_text.setWordWrap(True)
-        layout.addWidget(self.finished_text)
-        layout.addStretch(1)
-        row = QHBoxLayout()
-        self.learned_button = QPushButton("Review what MemDesk &learned…")
-        self.learned_button.clicked.connect(self.learned_requested)
-        conversations = QPushButton("Show imported &conversations…")
-        conversations.clicked.connect(self.conversations_requested)
-        close = QPushButton("Close")
-        close.clicked.connect(self.accept)
-        for button in (self.learned_button, conversations):
-            row.addWidget(button)
-        row.addStretch(1)
-        row.addWidget(close)
-        layout.addLayout(row)
-        return page
+        self.finished_text = _wrapped(plain_label())
+        self.learned_button = button("Review what MemDesk &learned…", self.learned_requested)
+        conversations = button("Show imported &conversations…", self.conversations_requested)
+        close = button("Close", self.accept)
+        return _page(self.finished_text, buttons=button_row(self.learned_button, conversations, GAP, close))
 
     # --- what the controller shows ----------------------------------------------------------------
     @property
@@ -299,3 +241,19 @@ class ImportHistoryDialog(QDialog):
             self.hide()
             return
         super().reject()
+
+
+def _wrapped(label: QLabel) -> QLabel:
+    label.setWordWrap(True)
+    return label
+
+
+def _page(*shown: QWidget, buttons: QHBoxLayout) -> QWidget:
+    """A stage of the import: what it shows at the top, its buttons at the bottom."""
+    page = QWidget()
+    layout = QVBoxLayout(page)
+    for widget in shown:
+        layout.addWidget(widget)
+    layout.addStretch(1)
+    layout.addLayout(buttons)
+    return page

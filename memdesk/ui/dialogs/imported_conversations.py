@@ -17,12 +17,10 @@ from PySide6.QtCore import Qt, QTimer, Signal, Slot
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QDialog,
-    QHBoxLayout,
     QLabel,
     QLineEdit,
     QListWidget,
     QListWidgetItem,
-    QPushButton,
     QSplitter,
     QTableWidget,
     QTableWidgetItem,
@@ -40,6 +38,7 @@ from memdesk.core.transfer.history.listing import (
     import_states,
     skipped_of,
 )
+from memdesk.ui.common.buttons import GAP, button, button_row
 from memdesk.ui.common.errors import reports_errors
 from memdesk.ui.common.text import TextView, escape, plain_label, set_plain
 from memdesk.ui.workers.reads import Reads
@@ -95,15 +94,8 @@ class ImportedConversationsDialog(QDialog):
         self.imports_list = QListWidget()
         self.imports_list.setMaximumHeight(90)
         layout.addWidget(self.imports_list)
-        row = QHBoxLayout()
-        self.resume_button = QPushButton("&Resume import")
-        self.resume_button.clicked.connect(self.on_resume_clicked)
-        row.addWidget(self.resume_button)
-        row.addStretch(1)
-        close = QPushButton("Close")
-        close.clicked.connect(self.close)
-        row.addWidget(close)
-        layout.addLayout(row)
+        self.resume_button = button("&Resume import", self.on_resume_clicked)
+        layout.addLayout(button_row(self.resume_button, GAP, button("Close", self.close)))
         self._typing = QTimer(self)
         self._typing.setSingleShot(True)
         self._typing.setInterval(200)

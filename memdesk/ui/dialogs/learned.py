@@ -19,12 +19,10 @@ from __future__ import annotations
 from PySide6.QtCore import Qt, Signal, Slot
 from PySide6.QtWidgets import (
     QDialog,
-    QHBoxLayout,
     QLabel,
     QListWidget,
     QListWidgetItem,
     QPlainTextEdit,
-    QPushButton,
     QSplitter,
     QVBoxLayout,
     QWidget,
@@ -34,6 +32,7 @@ from memdesk.core.base.errors import MemDeskError
 from memdesk.core.memory.services import MemoryServices
 from memdesk.core.transfer.history.learning import Learning
 from memdesk.core.transfer.history.listing import Learned, LearnedItem, learned
+from memdesk.ui.common.buttons import GAP, button, button_row
 from memdesk.ui.common.errors import reports_errors
 from memdesk.ui.common.text import TextView, escape, plain_label, set_plain
 from memdesk.ui.workers.reads import Reads
@@ -98,19 +97,9 @@ class LearnedDialog(QDialog):
         self.outcome = plain_label()
         self.outcome.setWordWrap(True)
         layout.addWidget(self.outcome)
-        row = QHBoxLayout()
-        self.accept_button = QPushButton("&Accept")
-        self.accept_button.setDefault(True)
-        self.reject_button = QPushButton("&Reject")
-        close = QPushButton("Close")
-        for button in (self.accept_button, self.reject_button):
-            row.addWidget(button)
-        row.addStretch(1)
-        row.addWidget(close)
-        layout.addLayout(row)
-        self.accept_button.clicked.connect(self.on_accept_clicked)
-        self.reject_button.clicked.connect(self.on_reject_clicked)
-        close.clicked.connect(self.close)
+        self.accept_button = button("&Accept", self.on_accept_clicked, default=True)
+        self.reject_button = button("&Reject", self.on_reject_clicked)
+        layout.addLayout(button_row(self.accept_button, self.reject_button, GAP, button("Close", self.close)))
         self.list.currentRowChanged.connect(self.on_selected)
         self.editor.textChanged.connect(self._update_buttons)
         self.refresh()

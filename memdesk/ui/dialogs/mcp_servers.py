@@ -20,12 +20,10 @@ from typing import Any
 from PySide6.QtCore import Signal, Slot
 from PySide6.QtWidgets import (
     QDialog,
-    QHBoxLayout,
     QInputDialog,
     QLabel,
     QListWidget,
     QMessageBox,
-    QPushButton,
     QVBoxLayout,
     QWidget,
 )
@@ -33,6 +31,7 @@ from PySide6.QtWidgets import (
 from memdesk.core.tools.mcp_client.connection import fetch_tools
 from memdesk.core.tools.mcp_client.servers import McpServer, McpServers
 from memdesk.core.tools.mcp_client.tools import Refused, spec_of
+from memdesk.ui.common.buttons import GAP, button, button_row
 from memdesk.ui.common.errors import reports_errors
 from memdesk.ui.common.text import literal, set_plain
 
@@ -92,21 +91,11 @@ class McpServersDialog(QDialog):
         self.status = QLabel()
         self.status.setWordWrap(True)
         layout.addWidget(self.status)
-        row = QHBoxLayout()
-        self.add_button = QPushButton("Add…")
-        self.enable_button = QPushButton("Enable…")
-        self.disable_button = QPushButton("Disable")
-        self.remove_button = QPushButton("Remove")
-        for button, slot in (
-            (self.add_button, self.on_add_clicked),
-            (self.enable_button, self.on_enable_clicked),
-            (self.disable_button, self.on_disable_clicked),
-            (self.remove_button, self.on_remove_clicked),
-        ):
-            button.clicked.connect(slot)
-            row.addWidget(button)
-        row.addStretch(1)
-        layout.addLayout(row)
+        self.add_button = button("Add…", self.on_add_clicked)
+        self.enable_button = button("Enable…", self.on_enable_clicked)
+        self.disable_button = button("Disable", self.on_disable_clicked)
+        self.remove_button = button("Remove", self.on_remove_clicked)
+        layout.addLayout(button_row(self.add_button, self.enable_button, self.disable_button, self.remove_button, GAP))
         self.refresh()
 
     def refresh(self) -> None:

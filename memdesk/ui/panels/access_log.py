@@ -10,19 +10,16 @@ from __future__ import annotations
 
 from PySide6.QtCore import QTimer, Signal, Slot
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QComboBox,
     QHBoxLayout,
-    QHeaderView,
     QLabel,
-    QTableWidget,
-    QTableWidgetItem,
     QVBoxLayout,
     QWidget,
 )
 
 from memdesk.core.connections.access_log import Access
 from memdesk.core.connections.gate import Connections
+from memdesk.ui.common import tables
 from memdesk.ui.common.errors import reports_errors
 from memdesk.ui.workers.reads import Reads
 
@@ -50,11 +47,7 @@ class AccessLogPanel(QWidget):
         self.empty = QLabel("No app has used memory over MCP yet. Connect one in File > Settings > Connections.")
         self.empty.setWordWrap(True)
         layout.addWidget(self.empty)
-        self.table = QTableWidget(0, len(COLUMNS))
-        self.table.setHorizontalHeaderLabels(COLUMNS)
-        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.table.horizontalHeader().setSectionResizeMode(len(COLUMNS) - 1, QHeaderView.ResizeMode.Stretch)
+        self.table = tables.table(COLUMNS, stretch=len(COLUMNS) - 1, fit=False)
         layout.addWidget(self.table, 1)
         self.timer = QTimer(self)
         self.timer.setInterval(POLL_MS)
@@ -76,18 +69,10 @@ class AccessLogPanel(QWidget):
         entries, apps = found
         self._offer(apps)
         self.entries = entries
-        self.table.setRowCount(len(entries))
-        for row, entry in enumerate(entries):
-            cells = (
-                f"{entry.at:%Y-%m-%d %H:%M:%S}",
-                entry.app,
-                entry.agent or "",
-                entry.access,
-                entry.operation,
-                entry.summary,
-            )
-            for column, text in enumerate(cells):
-                self.table.setItem(row, column, QTableWidgetItem(text))
+        tables.set_rows(
+            self.table,
+            [(f"{e.at:%Y-%m-%d %H:%M:%S}", e.app, e.agent or "", e.access, e.operation, e.summary) for e in entries],
+        )
         self.empty.setVisible(not entries)
 
     def _offer(self, apps: list[str]) -> None:

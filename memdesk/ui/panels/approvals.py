@@ -19,22 +19,18 @@ import json
 
 from PySide6.QtCore import Qt, QTimer, Signal, Slot
 from PySide6.QtWidgets import (
-    QAbstractItemView,
-    QHBoxLayout,
-    QHeaderView,
     QInputDialog,
     QLabel,
     QPlainTextEdit,
-    QPushButton,
     QSplitter,
-    QTableWidget,
-    QTableWidgetItem,
     QVBoxLayout,
     QWidget,
 )
 
 from memdesk.core.connections.approvals import Approval
 from memdesk.core.connections.gate import Connections
+from memdesk.ui.common import tables
+from memdesk.ui.common.buttons import GAP, button, button_row
 from memdesk.ui.common.errors import reports_errors
 from memdesk.ui.common.text import literal
 from memdesk.ui.workers.jobs import Jobs
@@ -79,12 +75,7 @@ class ApprovalsPanel(QWidget):
         self.empty = QLabel("No app is waiting for your approval. Apps you let write ask here first.")
         self.empty.setWordWrap(True)
         layout.addWidget(self.empty)
-        self.table = QTableWidget(0, len(COLUMNS))
-        self.table.setHorizontalHeaderLabels(COLUMNS)
-        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.table.horizontalHeader().setSectionResizeMode(3, QHeaderView.ResizeMode.Stretch)
+        self.table = tables.table(COLUMNS, stretch=3, single=True, fit=False)
         self.table.itemSelectionChanged.connect(self.on_selection_changed)
         self.detail = QPlainTextEdit()
         self.detail.setReadOnly(True)  # plain text: an app's words are never rendered
@@ -92,19 +83,10 @@ class ApprovalsPanel(QWidget):
         splitter.addWidget(self.table)
         splitter.addWidget(self.detail)
         layout.addWidget(splitter, 1)
-        buttons = QHBoxLayout()
-        self.accept_button = QPushButton("Accept")
-        self.edit_button = QPushButton("Edit…")
-        self.reject_button = QPushButton("Reject")
-        for button, slot in (
-            (self.accept_button, self.on_accept_clicked),
-            (self.edit_button, self.on_edit_clicked),
-            (self.reject_button, self.on_reject_clicked),
-        ):
-            button.clicked.connect(slot)
-            buttons.addWidget(button)
-        buttons.addStretch(1)
-        layout.addLayout(buttons)
+        self.accept_button = button("Accept", self.on_accept_clicked)
+        self.edit_button = button("Edit…", self.on_edit_clicked)
+        self.reject_button = button("Reject", self.on_reject_clicked)
+        layout.addLayout(button_row(self.accept_button, self.edit_button, self.reject_button, GAP))
         self.timer = QTimer(self)
         self.timer.setInterval(POLL_MS)
         self.timer.timeout.connect(self.refresh)
@@ -120,16 +102,11 @@ class ApprovalsPanel(QWidget):
     def show_approvals(self, approvals: list[Approval]) -> None:
         chosen = self.selected()
         self.approvals = approvals
-        self.table.setRowCount(len(approvals))
+        tables.set_rows(
+            self.table,
+            [(f"{a.created_at:%Y-%m-%d %H:%M}", a.app, a.agent, WHAT.get(a.operation, a.operation)) for a in approvals],
+        )
         for row, approval in enumerate(approvals):
-            cells = (
-                f"{approval.created_at:%Y-%m-%d %H:%M}",
-                approval.app,
-                approval.agent,
-                WHAT.get(approval.operation, approval.operation),
-            )
-            for column, text in enumerate(cells):
-                self.table.setItem(row, column, QTableWidgetItem(text))
             if chosen is not None and approval.id == chosen.id:
                 self.table.selectRow(row)
         if approvals and self.selected() is None:
@@ -153,8 +130,8 @@ class ApprovalsPanel(QWidget):
 
     def _update_buttons(self) -> None:
         chosen = self.selected() is not None
-        for button in (self.accept_button, self.edit_button, self.reject_button):
-            button.setEnabled(chosen)
+        for action in (self.accept_button, self.edit_button, self.reject_button):
+            action.setEnabled(chosen)
 
     # --- deciding --------------------------------------------------------------------------
     @Slot()
@@ -189,8 +166,8 @@ class ApprovalsPanel(QWidget):
 
     def decide(self, approval: Approval, *, accept: bool, arguments: dict | None = None) -> None:
         """Apply (as asked, or with ``arguments``) or reject, as a job; the list is read again after."""
-        for button in (self.accept_button, self.edit_button, self.reject_button):
-            button.setEnabled(False)
+        for action in (self.accept_button, self.edit_button, self.reject_button):
+            action.setEnabled(False)
         connections = self.connections
 
         def work() -> Approval:
@@ -211,11 +188,3 @@ class ApprovalsPanel(QWidget):
             self.refresh()
 
         self.jobs.run(work, done, failed)
-
-    def set_polling(self, on: bool) -> None:
-        """Read again every few seconds only while someone can see the list."""
-        if on:
-            self.timer.start()
-            self.refresh()
-        else:
-            self.timer.stop()

@@ -2,7 +2,8 @@
 edits a person made to core blocks (and the block files they added) and archival passages in the
 Markdown files applied, and
 ``import_folder`` imports it as new agents (memdesk.core.transfer.agentfile: one transaction,
-ids remapped, history and graph carried)."""
+ids remapped, history and graph carried), then writes the fact lines changed or added in the
+graph notes through the graph's own write path (graph_notes.py)."""
 
 from __future__ import annotations
 
@@ -11,9 +12,11 @@ from pathlib import Path
 from typing import Any
 
 from memdesk.core.base.errors import AgentFileError, MemoryFolderError
+from memdesk.core.graph.store import KnowledgeGraph
 from memdesk.core.memory.core_memory import DEFAULT_LIMIT
 from memdesk.core.transfer.agentfile import EXTENSION_KEY, ImportSummary, import_agent_file
 from memdesk.core.transfer.agentfile.model import AgentFileServices, GraphTransfer
+from memdesk.core.transfer.folder import graph_notes
 from memdesk.core.transfer.folder.markdown import items, read_front_matter
 from memdesk.core.transfer.folder.writing import DATA, FORMAT, VERSION
 
@@ -111,6 +114,31 @@ def import_folder(services: AgentFileServices, folder: Path, *, graph: GraphTran
     """Bring the folder's agents back as new agents (a name taken gets a number)."""
     document = read_folder(folder)
     try:
-        return import_agent_file(services, document, graph=graph, origin=Path(folder).name)
+        summary = import_agent_file(services, document, graph=graph, origin=Path(folder).name)
     except AgentFileError as error:
         raise MemoryFolderError(f"{folder}: {error.message}", hint=error.hint) from error
+    if graph is not None and services.memory.graph is not None:
+        _apply_graph_notes(services.memory.graph, Path(folder), document, summary)
+    return summary
+
+
+def graph_edits(folder: Path, document: dict) -> list[list[graph_notes.NoteEdit]]:
+    """For each agent of ``document`` (read from ``folder``), the fact lines changed or added in
+    its graph notes."""
+    extension = document.get(EXTENSION_KEY, {}).get("agents", {})
+    found = []
+    for agent in document["agents"]:
+        directory = _directory(Path(folder), agent)
+        graph = extension.get(agent.get("id"), {}).get("graph")
+        found.append(graph_notes.edits(directory, graph, _read) if directory is not None else [])
+    return found
+
+
+def _apply_graph_notes(store: KnowledgeGraph, folder: Path, document: dict, summary: ImportSummary) -> None:
+    """After the agents are in: the graph notes' edits, each its own change in Memory history."""
+    if len(summary.agents) != len(document["agents"]):
+        return  # not one new agent per agent of the file: nothing to pair the notes with
+    for changed, imported in zip(graph_edits(folder, document), summary.agents, strict=True):
+        applied = graph_notes.apply_edits(store, imported.agent_id, changed, summary)
+        if applied:
+            summary.fix(f"{imported.name}: {applied} graph fact(s) changed or added in the folder were written")

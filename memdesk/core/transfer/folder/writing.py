@@ -29,6 +29,7 @@ from typing import Any
 from memdesk.core.base.errors import MemoryFolderError
 from memdesk.core.transfer.agentfile import EXTENSION_KEY, export_agent_file
 from memdesk.core.transfer.agentfile.model import AgentFileServices, GraphTransfer
+from memdesk.core.transfer.folder.graph_notes import graph_files
 from memdesk.core.transfer.folder.markdown import front_matter, item, slug, unique
 
 FORMAT = "memdesk-memory-folder"
@@ -121,11 +122,13 @@ def _readme(agents: list[tuple[str, str]], encrypted: bool, now: datetime) -> st
         "  own notes by month (`notes-YYYY-MM.md`). Passage texts can be edited too.",
         "- `conversation/YYYY-MM.md`: the conversation, month by month.",
         "- `imported/<source>/`: conversations imported from other assistants, one file each.",
-        "- `graph/<name>.md`: what the knowledge graph holds about each person, place and thing.",
+        "- `graph/<name>.md`: what the knowledge graph holds about each person, place and thing, a",
+        "  line a fact (`- lives in [[Paris]] (since 2024-03-01)`). A line you change or add here",
+        "  becomes the graph's fact on import; struck-through lines are its past and are not read.",
         "- `history.md`: Memory history, every change to memory, oldest first.",
         "",
         "`data/agents.af` holds all of it exactly, as a Letta agent file: `memdesk import FOLDER --apply`",
-        "reads it back (with the edits made to core blocks and passages here) as new agents.",
+        "reads it back (with the edits made to core blocks, passages and graph facts here) as new agents.",
         "",
     ]
     fields = {"format": FORMAT, "version": VERSION, "agents": [name for name, _d in agents]}
@@ -153,7 +156,7 @@ def _agent_files(directory: str, agent: dict, mine: dict, blocks: list[dict]) ->
     files.update(_archival(directory, mine))
     files.update(_conversation(directory, agent, mine))
     files.update(_imported(directory, mine))
-    files.update(_graph(directory, mine.get("graph")))
+    files.update(graph_files(directory, mine.get("graph")))
     files[f"{directory}/history.md"] = _history(mine.get("history") or [])
     return files
 
@@ -225,32 +228,6 @@ def _imported(directory: str, mine: dict) -> dict[str, str]:
         files[f"{directory}/imported/{slug(conversation.get('source') or 'other')}/{name}.md"] = front_matter(
             fields, "\n".join(lines)
         )
-    return files
-
-
-def _graph(directory: str, graph: Any) -> dict[str, str]:
-    if not isinstance(graph, dict):
-        return {}
-    entities = {
-        e["id"]: e for e in graph.get("entities") or [] if not e.get("deleted") and e.get("merged_into") is None
-    }
-    facts: dict[Any, list[str]] = defaultdict(list)
-    for fact in graph.get("facts") or []:
-        subject, obj = entities.get(fact.get("subject")), entities.get(fact.get("object"))
-        if fact.get("deleted") or subject is None or obj is None:
-            continue
-        since = f" (since {fact['valid_from'][:10]})" if fact.get("valid_from") else ""
-        line = f"- {fact['relation']} [[{obj['name']}]]{since}"
-        if fact.get("valid_to"):
-            line = f"- ~~{fact['relation']} [[{obj['name']}]]~~ (until {fact['valid_to'][:10]})"
-        facts[subject["id"]].append(line)
-    files: dict[str, str] = {}
-    names: set[str] = set()
-    for entity_id, lines in facts.items():
-        entity = entities[entity_id]
-        name = unique(slug(entity["name"], "entity"), names)
-        body = f"# {entity['name']}\n\nA {entity.get('kind', 'thing')}.\n\n" + "\n".join(sorted(lines)) + "\n"
-        files[f"{directory}/graph/{name}.md"] = front_matter({"name": entity["name"], "kind": entity.get("kind")}, body)
     return files
 
 

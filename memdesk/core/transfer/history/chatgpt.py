@@ -16,7 +16,8 @@ from __future__ import annotations
 from typing import Any
 
 from memdesk.core.base.errors import ExportShapeError
-from memdesk.core.transfer.history.model import CHATGPT, Conversation, Said, in_order, text_of, timestamp
+from memdesk.core.transfer.history.model import CHATGPT, Conversation, Said
+from memdesk.core.transfer.history.parsing import LOOP, begin, branch, finish, other_speaker, said
 
 ASSISTANT = "ChatGPT"
 #: Kinds of content that are not words someone wrote to the other (why each is left out).
@@ -42,24 +43,23 @@ def parse(value: Any) -> Conversation:
     if not looks_like(value):
         raise ExportShapeError("a ChatGPT conversation without its 'mapping' of messages")
     mapping: dict = value["mapping"]
-    conversation = Conversation(
+    conversation = begin(
         CHATGPT,
-        str(value.get("conversation_id") or value.get("id") or ""),
-        text_of(value.get("title")).strip(),
+        value.get("conversation_id") or value.get("id"),
+        value.get("title"),
         ASSISTANT,
-        [],
-        timestamp(value.get("create_time"), "a start time"),
-        timestamp(value.get("update_time"), "an update time"),
+        value.get("create_time"),
+        value.get("update_time"),
+        without_id="a ChatGPT conversation without an id",
     )
-    if not conversation.external_id:
-        raise ExportShapeError("a ChatGPT conversation without an id")
-    path = _branch(mapping, value.get("current_node"), conversation)
+    leaf = value.get("current_node")
+    if not isinstance(leaf, str) or leaf not in mapping:
+        leaf = _newest_leaf(mapping)
+    path, looped = branch(mapping, leaf, "parent")
+    if looped:
+        conversation.left_out[LOOP] += 1
+    found = [_said(mapping[node_id], node_id, conversation) for node_id in path]
     on_path = set(path)
-    said = []
-    for node_id in path:
-        message = _said(mapping[node_id], node_id, conversation)
-        if message is not None:
-            said.append(message)
     others = sum(
         1
         for node_id, node in mapping.items()
@@ -67,30 +67,7 @@ def parse(value: Any) -> Conversation:
     )
     if others:
         conversation.left_out[BRANCHES] += others
-    conversation.messages = in_order(said, conversation.started_at)
-    return conversation
-
-
-def _branch(mapping: dict, leaf: Any, conversation: Conversation) -> list[str]:
-    """The node ids from the root to the leaf the conversation ended on. A parent link that
-    leads back into the path (a loop) ends the walk there: what was walked is the branch."""
-    if not isinstance(leaf, str) or leaf not in mapping:
-        leaf = _newest_leaf(mapping)
-        if leaf is None:
-            return []
-    path: list[str] = []
-    seen: set[str] = set()
-    node_id: Any = leaf
-    while isinstance(node_id, str) and node_id in mapping:
-        if node_id in seen:
-            conversation.left_out["a loop in the message tree was cut"] += 1
-            break
-        seen.add(node_id)
-        path.append(node_id)
-        node = mapping[node_id]
-        node_id = node.get("parent") if isinstance(node, dict) else None
-    path.reverse()
-    return path
+    return finish(conversation, found)
 
 
 def _newest_leaf(mapping: dict) -> str | None:
@@ -130,7 +107,7 @@ def _said(node: Any, node_id: str, conversation: Conversation) -> Said | None:
             conversation.left_out["tool output is not imported"] += 1
         return None  # hidden system prompts and custom instructions are not the conversation
     if role not in ("user", "assistant"):
-        conversation.left_out[f"messages from a {str(role)[:20]!r} are not imported"] += 1
+        other_speaker(conversation, role)
         return None
     if message.get("recipient") not in (None, "all"):
         conversation.left_out["tool calls are not imported"] += 1
@@ -152,14 +129,12 @@ def _said(node: Any, node_id: str, conversation: Conversation) -> Said | None:
             texts.append(part["text"])
         elif part is not None:
             conversation.left_out[IMAGES] += 1
-    text = "\n".join(t for t in texts if t.strip()).strip()
-    if not text:
-        return None
     name = author.get("name") if isinstance(author.get("name"), str) and author.get("name") else None
-    return Said(
+    return said(
         str(message.get("id") or node_id),
         role,
         name if role == "user" else (name or ASSISTANT),
-        text,
-        timestamp(message.get("create_time"), f"message {node_id} has a time") or None,  # type: ignore[arg-type]
+        texts,
+        message.get("create_time"),
+        f"message {node_id} has a time",
     )

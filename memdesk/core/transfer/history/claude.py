@@ -14,7 +14,8 @@ from __future__ import annotations
 from typing import Any
 
 from memdesk.core.base.errors import ExportShapeError
-from memdesk.core.transfer.history.model import CLAUDE, Conversation, Said, in_order, text_of, timestamp
+from memdesk.core.transfer.history.model import CLAUDE, Conversation, Said, text_of
+from memdesk.core.transfer.history.parsing import begin, branch, finish, other_speaker, said
 
 ASSISTANT = "Claude"
 _ROLES = {"human": "user", "user": "user", "assistant": "assistant"}
@@ -35,17 +36,15 @@ def looks_like(value: Any) -> bool:
 def parse(value: Any) -> Conversation:
     if not looks_like(value):
         raise ExportShapeError("a Claude conversation without its 'chat_messages'")
-    conversation = Conversation(
+    conversation = begin(
         CLAUDE,
-        str(value.get("uuid") or ""),
-        text_of(value.get("name")).strip(),
+        value.get("uuid"),
+        value.get("name"),
         ASSISTANT,
-        [],
-        timestamp(value.get("created_at"), "a start time"),
-        timestamp(value.get("updated_at"), "an update time"),
+        value.get("created_at"),
+        value.get("updated_at"),
+        without_id="a Claude conversation without a uuid",
     )
-    if not conversation.external_id:
-        raise ExportShapeError("a Claude conversation without a uuid")
     messages = [m for m in value["chat_messages"] if isinstance(m, dict)]
     if len(messages) != len(value["chat_messages"]):
         conversation.left_out["entries that are not messages are not imported"] += len(value["chat_messages"]) - len(
@@ -54,13 +53,7 @@ def parse(value: Any) -> Conversation:
     kept = _branch(messages, value.get("current_leaf_message_uuid"))
     if len(kept) < len(messages):
         conversation.left_out[BRANCHES] += len(messages) - len(kept)
-    said = []
-    for index, message in enumerate(kept):
-        found = _said(message, index, conversation)
-        if found is not None:
-            said.append(found)
-    conversation.messages = in_order(said, conversation.started_at)
-    return conversation
+    return finish(conversation, [_said(message, index, conversation) for index, message in enumerate(kept)])
 
 
 def _branch(messages: list[dict], leaf: Any) -> list[dict]:
@@ -69,19 +62,15 @@ def _branch(messages: list[dict], leaf: Any) -> list[dict]:
     by_id = {m.get("uuid"): m for m in messages if isinstance(m.get("uuid"), str)}
     if not isinstance(leaf, str) or leaf not in by_id or not any("parent_message_uuid" in m for m in messages):
         return messages
-    path, seen, node = [], set(), by_id.get(leaf)
-    while node is not None and node["uuid"] not in seen:
-        seen.add(node["uuid"])
-        path.append(node)
-        node = by_id.get(node.get("parent_message_uuid"))
-    path.reverse()
-    return path
+    # A loop is not counted apart: the messages it cut off count as on other branches.
+    path, _looped = branch(by_id, leaf, "parent_message_uuid")
+    return [by_id[uuid] for uuid in path]
 
 
 def _said(message: dict, index: int, conversation: Conversation) -> Said | None:
     role = _ROLES.get(str(message.get("sender", "")).lower())
     if role is None:
-        conversation.left_out[f"messages from a {str(message.get('sender'))[:20]!r} are not imported"] += 1
+        other_speaker(conversation, message.get("sender"))
         return None
     texts = []
     blocks = message.get("content")
@@ -100,13 +89,11 @@ def _said(message: dict, index: int, conversation: Conversation) -> Said | None:
         found = message.get(key)
         if isinstance(found, list) and found:
             conversation.left_out[ATTACHMENTS] += len(found)
-    text = "\n".join(t for t in texts if t.strip()).strip()
-    if not text:
-        return None
-    return Said(
+    return said(
         str(message.get("uuid") or f"#{index}"),
         role,
         None if role == "user" else ASSISTANT,
-        text,
-        timestamp(message.get("created_at"), f"message {index + 1} has a time"),  # type: ignore[arg-type]
+        texts,
+        message.get("created_at"),
+        f"message {index + 1} has a time",
     )

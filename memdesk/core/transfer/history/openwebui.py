@@ -13,7 +13,8 @@ from __future__ import annotations
 from typing import Any
 
 from memdesk.core.base.errors import ExportShapeError
-from memdesk.core.transfer.history.model import OPEN_WEBUI, Conversation, Said, in_order, text_of, timestamp
+from memdesk.core.transfer.history.model import OPEN_WEBUI, Conversation, Said
+from memdesk.core.transfer.history.parsing import LOOP, begin, branch, finish, other_speaker, said
 
 ASSISTANT = "Open WebUI"
 IMAGES = "images and files are not imported"
@@ -42,51 +43,36 @@ def parse(value: Any) -> Conversation:
         raise ExportShapeError("an Open WebUI chat without its history of messages")
     models = chat.get("models") if isinstance(chat.get("models"), list) else []
     default_model = next((m for m in models if isinstance(m, str) and m), ASSISTANT)
-    conversation = Conversation(
+    conversation = begin(
         OPEN_WEBUI,
-        str(value.get("id") or chat.get("id") or ""),
-        text_of(value.get("title") or chat.get("title")).strip(),
+        value.get("id") or chat.get("id"),
+        value.get("title") or chat.get("title"),
         default_model,
-        [],
-        timestamp(value.get("created_at") or chat.get("timestamp"), "a start time"),
-        timestamp(value.get("updated_at"), "an update time"),
+        value.get("created_at") or chat.get("timestamp"),
+        value.get("updated_at"),
+        without_id="an Open WebUI chat without an id",
     )
-    if not conversation.external_id:
-        raise ExportShapeError("an Open WebUI chat without an id")
     history: Any = chat.get("history") if isinstance(chat.get("history"), dict) else {}
     tree = history.get("messages") if isinstance(history.get("messages"), dict) else None
     if tree:
-        path = _branch(tree, history.get("currentId"), conversation)
+        path, looped = branch(tree, _leaf(tree, history.get("currentId")), "parentId")
+        if looped:
+            conversation.left_out[LOOP] += 1
         others = len(tree) - len(path)
         if others > 0:
             conversation.left_out[BRANCHES] += others
         messages = [tree[i] for i in path]
     else:
         messages = [m for m in chat.get("messages", []) if isinstance(m, dict)]
-    said = []
-    for index, message in enumerate(messages):
-        found = _said(message, index, default_model, conversation)
-        if found is not None:
-            said.append(found)
-    conversation.messages = in_order(said, conversation.started_at)
-    return conversation
+    return finish(conversation, [_said(m, index, default_model, conversation) for index, m in enumerate(messages)])
 
 
-def _branch(tree: dict, leaf: Any, conversation: Conversation) -> list[str]:
+def _leaf(tree: dict, leaf: Any) -> Any:
+    """The leaf shown last; without a usable ``currentId``, the newest leaf."""
     if not isinstance(leaf, str) or leaf not in tree:
         leaves = [k for k, m in tree.items() if isinstance(m, dict) and not m.get("childrenIds")]
         leaf = max(leaves, key=lambda k: _seconds(tree[k].get("timestamp")), default=None)
-    path, seen, node_id = [], set(), leaf
-    while isinstance(node_id, str) and node_id in tree:
-        if node_id in seen:
-            conversation.left_out["a loop in the message tree was cut"] += 1
-            break
-        seen.add(node_id)
-        path.append(node_id)
-        node = tree[node_id]
-        node_id = node.get("parentId") if isinstance(node, dict) else None
-    path.reverse()
-    return path
+    return leaf
 
 
 def _seconds(value: Any) -> float:
@@ -98,7 +84,7 @@ def _said(message: Any, index: int, default_model: str, conversation: Conversati
         raise ExportShapeError(f"message {index + 1} is not an object")
     role = message.get("role")
     if role not in ("user", "assistant"):
-        conversation.left_out[f"messages from a {str(role)[:20]!r} are not imported"] += 1
+        other_speaker(conversation, role)
         return None
     content = message.get("content")
     texts = []
@@ -113,14 +99,12 @@ def _said(message: Any, index: int, default_model: str, conversation: Conversati
     for key in ("files", "images"):
         if isinstance(message.get(key), list) and message[key]:
             conversation.left_out[IMAGES] += len(message[key])
-    text = "\n".join(t for t in texts if t.strip()).strip()
-    if not text:
-        return None
     model = message.get("modelName") or message.get("model") or default_model
-    return Said(
+    return said(
         str(message.get("id") or f"#{index}"),
         role,
         None if role == "user" else str(model),
-        text,
-        timestamp(message.get("timestamp"), f"message {index + 1} has a time"),  # type: ignore[arg-type]
+        texts,
+        message.get("timestamp"),
+        f"message {index + 1} has a time",
     )
