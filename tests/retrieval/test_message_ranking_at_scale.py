@@ -10,7 +10,7 @@ import numpy as np
 
 from memdesk.core.embedding.hashing import HashingEmbedder
 from memdesk.core.memory.recall import RecallMemory
-from memdesk.core.retrieval import MessageRanker, VectorIndex
+from memdesk.core.retrieval import MessageRanker, VectorIndex, folded_texts
 from memdesk.core.retrieval import messages as message_ranking
 from memdesk.core.retrieval import timeline as timelines
 from memdesk.core.retrieval.folded_texts import FoldedTexts
@@ -282,3 +282,17 @@ def test_folded_texts_match_within_one_message_and_name_each_message_once():
     assert texts.containing(1, "ab") == [3, 5, 9]
     texts.update(1, [(9, "abc")], appended=False)  # rebuilt: only these
     assert texts.containing(1, "ab") == [9] and texts.containing(2, "ab") is None
+
+
+def test_folded_texts_span_blocks_and_leave_a_conversation_too_long_to_the_store(monkeypatch):
+    monkeypatch.setattr(folded_texts, "BLOCK_CHARS", 8)
+    monkeypatch.setattr(folded_texts, "MAX_CHARS", 50)
+    texts = FoldedTexts()
+    texts.update(1, [(n, f"note {n} 🙂") for n in range(4)], appended=False)  # a block each
+    texts.update(1, [(7, "Note seven")], appended=True)
+    assert texts.containing(1, "NOTE") == [0, 1, 2, 3, 7]
+    assert texts.containing(1, "2 🙂") == [2] and texts.containing(1, "🙂note") == []
+    texts.update(1, [(8, "x" * 20)], appended=True)  # over MAX_CHARS: no longer held
+    assert texts.containing(1, "note") is None
+    texts.update(1, [(9, "a short note")], appended=False)  # rebuilt small enough
+    assert texts.containing(1, "note") == [9]

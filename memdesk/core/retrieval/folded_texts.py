@@ -1,4 +1,4 @@
-"""Verbatim matches found in memory: an agent's search texts, casefolded, in one string.
+"""Verbatim matches found in memory: an agent's search texts, casefolded, in a few long strings.
 
 Every search asks which messages contain the query verbatim, in any case and script (``casefold``,
 as the store's ``memdesk_contains`` compares). Asking the store runs a Python function over every
@@ -7,6 +7,11 @@ section. The message ranker already holds every text of a conversation of up to 
 for its parts index (memdesk.core.retrieval.message_parts); here the same texts are kept
 casefolded and joined, so one ``str.find`` per matching message answers instead. It is fed by the
 parts index as that index grows or is rebuilt, so it is as current as the parts are.
+
+The texts are joined in blocks of about ``BLOCK_CHARS``: a new message re-joins only the last
+block, and a character outside Latin-1 (an emoji) widens only its own block's string. A
+conversation of more than ``MAX_CHARS`` characters is not held (the store answers): a million
+BEAM-length messages would take gigabytes.
 """
 
 from __future__ import annotations
@@ -17,41 +22,57 @@ from collections.abc import Sequence
 
 #: Between two texts: casefold never yields it, and a query holding it is answered by the store.
 SEPARATOR = "\x00"
+BLOCK_CHARS = 1 << 20
+#: Characters held per agent at most (10,000 LoCoMo turns: 1.4 million; 10,000 BEAM messages: 27 million).
+MAX_CHARS = 32_000_000
 
 
-class _Texts:
+class _Block:
     def __init__(self) -> None:
         self.ids: list[int] = []
-        self.starts: list[int] = []  # where each text begins in the joined string
-        self.chunks: list[str] = []  # the joined string, still in pieces since the last search
+        self.starts: list[int] = []  # where each text begins in the block's string
+        self.text = ""  # the texts joined, as of the last search
+        self.pending: list[str] = []  # added since
         self.size = 0
-        self.joined = ""
+
+    def add(self, message_id: int, folded: str) -> None:
+        self.ids.append(message_id)
+        self.starts.append(self.size)
+        self.pending.append(folded)
+        self.size += len(folded)
+
+    def joined(self) -> tuple[str, list[int], list[int]]:
+        if self.pending:
+            self.text = "".join([self.text, *self.pending])
+            self.pending = []
+        return self.text, self.starts, self.ids
 
 
 class FoldedTexts:
     """One store's search texts per agent, casefolded and joined, for verbatim matching."""
 
     def __init__(self) -> None:
-        self._agents: dict[int, _Texts] = {}
+        self._agents: dict[int, list[_Block] | None] = {}  # None: too long to hold
         self._lock = threading.Lock()
 
     def update(self, agent_id: int, rows: Sequence[tuple[int, str]], appended: bool) -> None:
         """Add (id, search text) rows, ascending ids, after the agent's texts (``appended``) or
         instead of them."""
         with self._lock:
-            texts = self._agents.get(agent_id) if appended else None
-            if texts is None:
-                texts = self._agents[agent_id] = _Texts()
+            blocks = self._agents.get(agent_id, []) if appended else []
+            if blocks is None:
+                return
+            held = sum(block.size for block in blocks)
             for message_id, text in rows:
                 folded = text.casefold() + SEPARATOR
-                texts.ids.append(int(message_id))
-                texts.starts.append(texts.size)
-                texts.chunks.append(folded)
-                texts.size += len(folded)
-
-    def forget(self, agent_id: int) -> None:
-        with self._lock:
-            self._agents.pop(agent_id, None)
+                held += len(folded)
+                if held > MAX_CHARS:
+                    self._agents[agent_id] = None
+                    return
+                if not blocks or blocks[-1].size >= BLOCK_CHARS:
+                    blocks.append(_Block())
+                blocks[-1].add(int(message_id), folded)
+            self._agents[agent_id] = blocks
 
     def containing(self, agent_id: int, query: str) -> list[int] | None:
         """Ids of the agent's messages whose text contains ``query`` (casefolded), ascending;
@@ -60,19 +81,17 @@ class FoldedTexts:
         if not needle or SEPARATOR in needle:
             return None
         with self._lock:
-            texts = self._agents.get(agent_id)
-            if texts is None:
+            blocks = self._agents.get(agent_id)
+            if blocks is None:
                 return None
-            if texts.chunks:
-                texts.joined = "".join([texts.joined, *texts.chunks])
-                texts.chunks = []
-            joined, starts, ids = texts.joined, texts.starts, texts.ids
+            views = [block.joined() for block in blocks]
         found: list[int] = []
-        at = joined.find(needle)
-        while at >= 0:
-            text = bisect_right(starts, at) - 1
-            found.append(ids[text])
-            if text + 1 >= len(starts):
-                break
-            at = joined.find(needle, starts[text + 1])  # one hit per message is enough
+        for joined, starts, ids in views:
+            at = joined.find(needle)
+            while at >= 0:
+                text = bisect_right(starts, at) - 1
+                found.append(ids[text])
+                if text + 1 >= len(starts):
+                    break
+                at = joined.find(needle, starts[text + 1])  # one hit per message is enough
         return found
