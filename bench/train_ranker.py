@@ -257,14 +257,33 @@ def in_section(c: dict, q: dict, ranked: np.ndarray, budget: int) -> bool:
     return set(q["evidence"]) <= shown
 
 
+def newer_values_first(c: dict, q: dict, ranked: np.ndarray) -> np.ndarray:
+    """The ranking as the message ranker returns it: of two values of what the question asks
+    among the best hits, the newer first (versions.newer_values_first; ids ascend with time here)."""
+    from memdesk.core.retrieval.versions import NEWER_FIRST_DEPTH
+    from memdesk.core.retrieval.versions import newer_values_first as reorder
+
+    if not len(ranked):
+        return ranked
+    exact = dict(zip(q["ids"].tolist(), q["rows"][:, features.INDEX["exact"]] > 0, strict=True))
+    head = [int(m) for m in ranked[:NEWER_FIRST_DEPTH] if exact[int(m)] == exact[int(ranked[0])]]
+    said = [(*c["texts"][m], m) for m in head]
+    return np.concatenate(
+        [np.asarray([head[k] for k in reorder(q["question"], said)], dtype=ranked.dtype), ranked[len(head) :]]
+    )
+
+
 def measure(questions: list[tuple[dict, np.ndarray]], texts: dict | None = None) -> dict:
     """recall@10 (and @5, @50) per category, knowledge updates' newer-above-older share, and with
-    ``texts`` (question id -> its conversation) the evidence wholly in automatic recall's section."""
+    ``texts`` (question id -> its conversation) the evidence wholly in automatic recall's section,
+    each ranking as the app returns it (``newer_values_first``)."""
     table: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     pairs: list[bool] = []
     for q, ranked in questions:
         if not q["evidence"]:
             continue
+        if texts is not None:
+            ranked = newer_values_first(texts[id(q)], q, ranked)
         place = {int(m): k for k, m in enumerate(ranked)}
         for k in (5, K, 50):
             found = sum(place.get(e, 10**9) < k for e in q["evidence"]) / len(q["evidence"])

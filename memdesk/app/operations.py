@@ -96,7 +96,12 @@ def open_sync(services: Services, *, db: Database | None = None) -> SyncEngine:
         # Another device's forget wins everywhere, backups included: purged, not snapshotted first.
         open_forgetting(services, services.backups, db=db, shared=False).apply(agent_id, text, purge_backups=True)
 
-    rows = SyncedRows(db, services.clock, history)
+    graph = services.memory.graph if db is services.db else None
+    if graph is None:
+        from memdesk.core.graph import KnowledgeGraph
+
+        graph = KnowledgeGraph(db, services.clock, services.embedder, history=history)
+    rows = SyncedRows(db, services.clock, history, graph)
     return SyncEngine(
         db,
         services.clock,

@@ -4,7 +4,7 @@ memdesk sync init FOLDER [--name NAME] [--json]       start a sync folder; print
 memdesk sync join FOLDER --code CODE [--name NAME]    pair this device with that folder
 memdesk sync now [--compact] [--json]                 exchange once, then return
 memdesk sync status [--json]                          devices, last syncs, conflicts, refused files
-memdesk sync remove DEVICE                            remove a device: its files are refused
+memdesk sync remove DEVICE                            remove a device: its key is revoked, a new code shown
 memdesk sync leave                                    stop syncing here (the memory stays)
 """
 
@@ -112,8 +112,13 @@ def _status(args: argparse.Namespace) -> int:
 
 def _remove(args: argparse.Namespace) -> int:
     with open_store_services() as services:
-        name = setup.remove_device(services.db, args.device)
-    print(f"Removed {name}: its change files are refused from now on.")
+        removed = setup.remove_device(services.db, services.clock, args.device)
+    print(
+        f"Removed {removed.name}: its key is revoked; the files it writes from now on are refused and the other"
+        f" devices take a new key at their next sync.\nPair new devices with this new code: {removed.code}"
+    )
+    for name in removed.missed:
+        print(f"{name} runs an older MemDesk and was not given the new key: pair it again with the new code.")
     return 0
 
 
@@ -131,7 +136,7 @@ def _device(services) -> dict:
 
 def _describe(report: dict) -> str:
     parts = [f"sent {len(report['sent'])} file(s)", f"applied {sum(report['received'].values())} file(s)"]
-    for key in ("messages", "passages", "blocks", "forgets", "conflicts", "compacted"):
+    for key in ("messages", "passages", "blocks", "facts", "forgets", "conflicts", "compacted"):
         if report[key]:
             parts.append(f"{report[key]} {key}")
     text = ", ".join(parts) + "."

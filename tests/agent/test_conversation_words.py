@@ -67,7 +67,7 @@ def test_the_markdown_export_shows_none_of_them_by_default():
 
         class recall:  # noqa: N801
             @staticmethod
-            def all(agent_id):
+            def as_written(agent_id):
                 return STORED_EVENTS
 
     text = conversation_markdown(Memory, 1)  # type: ignore[arg-type]

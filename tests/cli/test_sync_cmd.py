@@ -83,3 +83,22 @@ def test_an_edit_over_the_limit_or_of_no_block_is_refused_and_changes_nothing(ho
     assert code == 1 and "--append" in err
     code, out, _ = run(capsys, "history", "Sam", "--block", "human")
     assert "user updated" not in out
+
+
+def test_removing_a_device_prints_the_new_pairing_code_that_the_next_device_joins_with(homes, tmp_path, capsys):
+    folder = str(tmp_path / "Sync" / "memdesk")
+    homes("laptop")
+    code, out, _ = run(capsys, "sync", "init", folder, "--name", "laptop", "--json")
+    first_code = json.loads(out)["code"]
+    homes("phone")
+    assert run(capsys, "sync", "join", folder, "--code", first_code, "--name", "phone")[0] == 0
+    homes("laptop")
+    assert run(capsys, "sync", "now")[0] == 0
+    code, out, _ = run(capsys, "sync", "remove", "phone")
+    assert code == 0 and "Removed phone: its key is revoked" in out
+    new_code = out.strip().rsplit(" ", 1)[-1]
+    assert len(new_code.replace("-", "")) == 20 and new_code != first_code
+    homes("tablet")
+    code, _, err = run(capsys, "sync", "join", folder, "--code", first_code, "--name", "tablet")
+    assert code != 0 and "pairing code does not open" in err
+    assert run(capsys, "sync", "join", folder, "--code", new_code, "--name", "tablet")[0] == 0

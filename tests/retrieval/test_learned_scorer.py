@@ -181,3 +181,24 @@ def test_a_fusion_model_ranks_as_the_hand_fusion_and_describes_the_hits_its_judg
     rows = np.stack([h.features for h in described])
     assert fusion_only.score(rows).tolist() == rows[:, INDEX["fused"]].tolist()
     assert rows[0, INDEX["exact"]] == 1.0 and rows[0, INDEX["fused"]] == max(rows[:, INDEX["fused"]])
+
+
+def test_the_judge_reads_the_hits_in_the_rankings_score_order_whatever_order_they_are_shown_in():
+    """The ranking may place the newer of two values above an older, better-scored hit
+    (versions.newer_values_first); the judge was trained on the score order, and reads that."""
+    weights = np.zeros(len(JUDGE_FEATURES))
+    weights[JUDGE_FEATURES.index("top_score")] = 3.0
+    weights[JUDGE_FEATURES.index("top_margin")] = 2.0
+    document = {
+        **linear_document({}),
+        "kind": "fusion",
+        "judge": {"features": list(JUDGE_FEATURES), "weights": weights.tolist(), "bias": 0.0, "bars": [0.5, 0.5]},
+    }
+    scorer = learned.parse(document)
+    rows = np.zeros((4, len(FEATURES)))
+    rows[:, INDEX["fused"]] = [1.0, 0.6, 0.5, 0.2]
+    shown = rows[[2, 0, 1, 3]]
+    assert scorer.nothing_support(0.3, shown) == scorer.nothing_support(0.3, rows)
+    exact_first = rows[[3, 0, 1, 2]].copy()
+    exact_first[0, INDEX["exact"]] = 1.0  # a verbatim match stays first, whatever its score
+    assert scorer.nothing_support(0.3, exact_first) != scorer.nothing_support(0.3, rows)

@@ -10,9 +10,10 @@ import numpy as np
 
 from memdesk.core.embedding.hashing import HashingEmbedder
 from memdesk.core.memory.recall import RecallMemory
-from memdesk.core.retrieval import MessageRanker, VectorIndex
+from memdesk.core.retrieval import MessageRanker, VectorIndex, folded_texts
 from memdesk.core.retrieval import messages as message_ranking
 from memdesk.core.retrieval import timeline as timelines
+from memdesk.core.retrieval.folded_texts import FoldedTexts
 
 START = datetime(2026, 3, 1, 10, 0, tzinfo=UTC)
 
@@ -81,6 +82,7 @@ def test_verbatim_matches_are_found_in_every_script_and_case(db):
 
 def test_in_a_long_conversation_verbatim_matches_come_from_the_word_index(db, monkeypatch):
     monkeypatch.setattr(message_ranking, "VERBATIM_SCAN_MAX", 5)
+    monkeypatch.setattr(message_ranking, "PARTS_MAX", 5)  # too long for the in-memory texts too
     recall = RecallMemory(db, HashingEmbedder())
     target = _say(recall, "my locker code is XK-42z, don't forget", 0)
     inside = _say(recall, "the padlocker code is XK-42zz", 1)  # the query's outer words may be parts of longer ones
@@ -208,6 +210,7 @@ def test_common_inner_words_propose_only_the_newest_texts_for_the_verbatim_compa
     """Words found in a tenth of a million messages proposed 7,556 texts to read (0.4 s): the
     newest VERBATIM_CANDIDATES are compared, and a verbatim match among them is still found."""
     monkeypatch.setattr(message_ranking, "VERBATIM_SCAN_MAX", 5)
+    monkeypatch.setattr(message_ranking, "PARTS_MAX", 5)
     monkeypatch.setattr(message_ranking, "VERBATIM_CANDIDATES", 10)
     recall = RecallMemory(db, HashingEmbedder())
     old = _say(recall, "so did you see the lake", 0)
@@ -222,3 +225,74 @@ def test_common_inner_words_propose_only_the_newest_texts_for_the_verbatim_compa
     exact = {hit.id for hit in recall.rank(1, "did you see the lake") if hit.exact}
     assert new in exact and old not in exact  # the old one was not among the newest ten proposed
     assert 0 < len(compared) <= 10
+
+
+def test_the_in_memory_verbatim_matches_are_the_stores_after_appends_edits_and_deletions(db, monkeypatch):
+    """A conversation the parts index holds is matched verbatim from its casefolded copy of the
+    texts, without the store reading every text: the same messages as the store's comparison."""
+    embedder = HashingEmbedder()
+    in_memory = RecallMemory(db, embedder, ranker=MessageRanker(db, embedder, VectorIndex(db)))
+    by_store = MessageRanker(db, embedder, VectorIndex(db), by_parts=False)
+    street = _say(in_memory, "We met on the Hauptstraße in Köln", 0)
+    _say(in_memory, "It was 300 \u212a outside", 1)
+    _say(in_memory, "The HAUPTSTRASSE was closed", 2)
+    for n in range(20):
+        _say(in_memory, f"note {n}: the street was closed again", 3 + n)
+    statements = []
+    query = db.query
+    monkeypatch.setattr(db, "query", lambda sql, params=(): statements.append(sql) or query(sql, params))
+
+    def exact(ranker, text):
+        return {hit.id for hit in ranker.rank(1, text) if hit.exact}
+
+    queries = ["hauptstrasse", "300 k", "STREET WAS closed", "was", "nothing like it", "köln"]
+    for text in queries:
+        assert exact(in_memory.ranker, text) == exact(by_store, text), text
+    _say(in_memory, "a new street was closed too", 40)  # appended
+    db.execute("UPDATE messages SET search_text = 'redacted' WHERE id = ?", (street,))  # as forget rewrites
+    db.execute("DELETE FROM messages WHERE search_text LIKE 'note 1%'")
+    for text in [*queries, "new street"]:
+        assert exact(in_memory.ranker, text) == exact(by_store, text), text
+    assert street not in exact(in_memory.ranker, "hauptstraße in")
+
+
+def test_the_in_memory_search_reads_no_text_of_the_store(db, monkeypatch):
+    embedder = HashingEmbedder()
+    recall = RecallMemory(db, embedder, ranker=MessageRanker(db, embedder, VectorIndex(db)))
+    target = _say(recall, "my locker code is XK-42z, don't forget", 0)
+    for n in range(12):
+        _say(recall, f"code review {n} about the locker", 1 + n)
+    recall.rank(1, "warm the parts index")
+    statements = []
+    query = db.query
+    monkeypatch.setattr(db, "query", lambda sql, params=(): statements.append(sql) or query(sql, params))
+    assert {hit.id for hit in recall.rank(1, "Locker Code Is xk-42Z") if hit.exact} == {target}
+    assert not any("memdesk_contains" in sql for sql in statements)
+
+
+def test_folded_texts_match_within_one_message_and_name_each_message_once():
+    texts = FoldedTexts()
+    assert texts.containing(1, "ab") is None  # nothing held: the store answers
+    texts.update(1, [(3, "ab"), (5, "CD ab AB"), (8, "Straße")], appended=False)
+    assert texts.containing(1, "AB") == [3, 5]
+    assert texts.containing(1, "bc") == []  # not across two messages
+    assert texts.containing(1, "b\x00c") is None
+    assert texts.containing(1, "STRASSE") == [8]
+    texts.update(1, [(9, "abc")], appended=True)
+    assert texts.containing(1, "ab") == [3, 5, 9]
+    texts.update(1, [(9, "abc")], appended=False)  # rebuilt: only these
+    assert texts.containing(1, "ab") == [9] and texts.containing(2, "ab") is None
+
+
+def test_folded_texts_span_blocks_and_leave_a_conversation_too_long_to_the_store(monkeypatch):
+    monkeypatch.setattr(folded_texts, "BLOCK_CHARS", 8)
+    monkeypatch.setattr(folded_texts, "MAX_CHARS", 50)
+    texts = FoldedTexts()
+    texts.update(1, [(n, f"note {n} 🙂") for n in range(4)], appended=False)  # a block each
+    texts.update(1, [(7, "Note seven")], appended=True)
+    assert texts.containing(1, "NOTE") == [0, 1, 2, 3, 7]
+    assert texts.containing(1, "2 🙂") == [2] and texts.containing(1, "🙂note") == []
+    texts.update(1, [(8, "x" * 20)], appended=True)  # over MAX_CHARS: no longer held
+    assert texts.containing(1, "note") is None
+    texts.update(1, [(9, "a short note")], appended=False)  # rebuilt small enough
+    assert texts.containing(1, "note") == [9]

@@ -156,3 +156,18 @@ def test_a_question_naming_a_speaker_finds_what_that_speaker_said(db):
     ranker_without = MessageRanker(db, HashingEmbedder(), VectorIndex(db))
     unnamed = RecallMemory(db, HashingEmbedder(), ranker=ranker_without)
     assert unnamed.rank(1, "What did Ana research?", dense=False)[0].id != own.id
+
+
+def test_the_newer_value_of_what_is_asked_ranks_above_the_older_one(db):
+    """A knowledge update: the question is worded like the first statement, which scores best; the
+    later statement of another count of the same thing still comes first."""
+    recall = RecallMemory(db, HashingEmbedder())
+    older = _say(recall, "So far 150 commits are merged into the main branch of the repository.", minutes=0)
+    for n in range(8):
+        _say(recall, f"Reviewing pull request {n} about the login form", minutes=10 + n)
+    newer = _say(recall, "Update: the branch now has 165 commits merged.", minutes=60 * 24 * 7)
+    ranked = [hit.id for hit in recall.rank(1, "how many commits are merged into the main branch")]
+    assert ranked.index(newer.id) == ranked.index(older.id) - 1
+    plain = MessageRanker(db, HashingEmbedder(), VectorIndex(db))
+    hits = plain.rank(1, "So far 150 commits")
+    assert hits[0].exact and hits[0].id == older.id  # a verbatim match stays first

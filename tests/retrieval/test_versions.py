@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from memdesk.core.retrieval.versions import CONTRADICTION, UPDATE, find_versions
+from memdesk.core.retrieval.versions import CONTRADICTION, UPDATE, find_versions, newer_values_first
 
 MAY_3, MAY_12, JUNE_1 = datetime(2024, 5, 3, 12), datetime(2024, 5, 12, 12), datetime(2024, 6, 1, 12)
 
@@ -159,3 +159,32 @@ def test_odd_text_never_breaks_the_search():
     ]
     statements = [(text, datetime(2024, 5, day + 1, 12)) for day, text in enumerate(odd)]
     assert isinstance(find_versions(statements, about="How many users and apples?"), list)
+
+
+COMMITS_150 = "I tagged release v1.0.0 with 150 commits merged into the main branch."
+COMMITS_165 = "The main branch has 165 commits merged now, so I want a release checklist."
+CHECKLIST = "A release checklist should cover tags, notes and a rollback plan."
+
+
+def test_the_newer_value_of_what_is_asked_goes_right_above_the_older():
+    # best first: the older count, something else, the newer count (said a week later)
+    hits = [(COMMITS_150, "Ada", MAY_3), (CHECKLIST, "Ada", MAY_12), (COMMITS_165, "Ada", MAY_12)]
+    assert newer_values_first("How many commits are merged into the main branch?", hits) == [2, 0, 1]
+
+
+def test_values_of_what_is_not_asked_or_of_two_speakers_keep_their_order():
+    hits = [(COMMITS_150, "Ada", MAY_3), (COMMITS_165, "Ada", MAY_12)]
+    assert newer_values_first("What is in my release checklist?", hits) == [0, 1]  # commits not asked
+    assert newer_values_first("How many commits?", [hits[0], (COMMITS_165, "Ben", MAY_12)]) == [0, 1]
+    assert newer_values_first("How many commits?", [hits[1], hits[0]]) == [0, 1]  # the newer is first already
+    same = [(COMMITS_150, "Ada", MAY_3), (COMMITS_150.replace("I tagged", "We tagged"), "Ada", MAY_12)]
+    assert newer_values_first("How many commits?", same) == [0, 1]  # the same value twice
+
+
+def test_a_when_question_orders_two_dates_of_the_same_meeting_and_each_hit_pairs_once():
+    first = ("My Zoom call with the creative director is on April 21 at 3 PM.", "Ada", MAY_3)
+    moved = ("The Zoom call with the creative director moved to April 22 at 11 AM.", "Ada", MAY_12)
+    again = ("Now the Zoom call is on April 23 at 9 AM.", "Ada", JUNE_1)
+    assert newer_values_first("When is my Zoom call with the creative director scheduled?", [first, moved]) == [1, 0]
+    # the oldest pairs with the next newer one (moved); the third is left where it was
+    assert newer_values_first("When is my Zoom call?", [first, again, moved]) == [2, 0, 1]

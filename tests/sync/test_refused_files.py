@@ -180,3 +180,20 @@ def test_a_full_or_read_only_folder_loses_nothing(fleet, pair, monkeypatch, fail
     laptop.sync()
     desktop.sync()
     assert messages(desktop, "waits for space") == 1
+
+
+def test_files_before_a_damaged_one_apply_together_and_the_rest_wait_for_it(fleet, pair):
+    laptop, desktop = pair
+    for n in range(5):
+        next_file(fleet, laptop, f"good file {n}")
+    damaged = next_file(fleet, laptop, "in the damaged file")
+    after = next_file(fleet, laptop, "after the damaged file")
+    damaged.write_bytes(damaged.read_bytes()[:-40])
+    report = desktop.sync()
+    assert [messages(desktop, f"good file {n}") for n in range(5)] == [1] * 5
+    assert messages(desktop, "in the damaged file") == messages(desktop, "after the damaged file") == 0
+    assert report.received == {"laptop": 5} and "signature" in report.problems[0]
+    assert setup.status(desktop.db)["problems"][0]["file"] == damaged.name
+    applied = next(p["applied"] for p in setup.status(desktop.db)["devices"] if p["name"] == "laptop")
+    assert applied == int(damaged.stem) - 1
+    assert after.exists() and damaged.exists()

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import json
+
+from memdesk.app.agents import open_agent
+from memdesk.core.agent.conversation_view import conversation_entries, conversation_markdown
 from memdesk.core.memory.history import BLOCK, SYNC
+from memdesk.core.runtime.scripted import ScriptedRuntime
 from memdesk.core.storage.memory_copy import copy_to_memory
 from memdesk.core.sync import setup
 from memdesk.core.sync.folder import SyncFolder
@@ -90,6 +95,120 @@ def test_changes_to_the_same_line_are_kept_both_and_shown_as_a_conflict(fleet):
     assert desktop.block("human") == laptop.block("human") and "red" not in desktop.block("human")
 
 
+def conflict_events(device) -> list[dict]:
+    """The memory_conflict events the device's model reads in the prompt of its next step."""
+    record = device.services.agents.get(device.agent())
+    prompt = open_agent(device.services, record, ScriptedRuntime(context_window=16384)).prompt_prefix()
+    events = []
+    for message in prompt:
+        try:
+            data = json.loads(message.content)
+        except ValueError:
+            continue
+        if isinstance(data, dict) and data.get("type") == "memory_conflict":
+            events.append(data)
+    return events
+
+
+def test_a_conflict_is_told_to_the_model_once_on_every_device_and_closes_when_edited(fleet):
+    laptop, desktop = two(fleet)
+    laptop.append("human", "Favourite colour: blue")
+    fleet.exchange()
+    phone = fleet.device("phone")  # joins now, and syncs only once the conflict is resolved
+    fleet.pair(phone)
+    core_l, core_d = laptop.services.memory.core, desktop.services.memory.core
+    assert conflict_events(laptop) == []
+    core_l.replace(laptop.agent(), "human", "Favourite colour: blue", "Favourite colour: green", source="user")
+    core_d.replace(desktop.agent(), "human", "Favourite colour: blue", "Favourite colour: red", source="user")
+    for device in (laptop, desktop, laptop):
+        device.sync()
+    for device in (laptop, desktop):
+        [told] = conflict_events(device)
+        assert told["block"] == "human" and "same lines" in told["reason"]
+        entries = conversation_entries(device.services.memory.recall.all(device.agent()))
+        assert [e.kind for e in entries if "both versions are kept" in e.text] == ["event"]  # the user sees it
+    # the model (or the user) rewrites the block on one device: the conflict closes everywhere
+    value = desktop.block("human").replace("Favourite colour: red\n", "").replace("\nFavourite colour: red", "")
+    core_d.set_value(desktop.agent(), "human", value)
+    fleet.exchange()
+    for device in (laptop, desktop, phone):
+        assert setup.status(device.db)["conflicts"] == []
+    # the phone never held the two edits apart, yet its model reads the same one event
+    assert [len(conflict_events(d)) for d in (laptop, desktop, phone)] == [1, 1, 1]
+    assert laptop.digest() == desktop.digest() == phone.digest()
+
+
+def test_a_message_written_earlier_on_another_device_stands_in_its_place(fleet):
+    laptop, desktop = fleet.device("laptop"), fleet.device("desktop")
+    for device in (laptop, desktop):
+        device.agent()
+        fleet.pair(device)
+    fleet.exchange()
+    desktop.tell("A: the desktop at nine")
+    desktop.sync()
+    laptop.clock.advance(minutes=5)
+    laptop.tell("B: the laptop, offline, at five past")
+    desktop.clock.advance(minutes=10)
+    desktop.tell("C: the desktop at ten past")
+    fleet.exchange()
+    for device in (laptop, desktop):
+        recall, agent = device.services.memory.recall, device.agent()
+        told = [m for m in recall.newest(agent, 50) if m.content[1:2] == ":"]
+        assert [m.content[0] for m in told] == ["A", "B", "C"]
+        # page by page, as the window loads older pages
+        pages, before = [], None
+        while page := [m for m in recall.newest(agent, 1, before_id=before) if m.content[1:2] == ":"]:
+            pages.append(page[0].content[0])
+            before = page[0].id
+        assert pages == ["C", "B", "A"]
+        assert not recall.any_before(agent, told[0].id)
+        exported = conversation_markdown(device.services.memory, agent)
+        assert exported.index("A: the") < exported.index("B: the") < exported.index("C: the")
+    # arrival order on the desktop was A, C, B: the laptop's message arrived last
+    arrived = [m.content[0] for m in desktop.services.memory.recall.all(desktop.agent()) if m.content[1:2] == ":"]
+    assert arrived == ["A", "C", "B"]
+
+
+def current_facts(device) -> set[tuple[str, str, str, str]]:
+    graph = device.services.memory.graph
+    return {(f.subject, f.relation, f.object, f.author) for f in graph.all_facts(device.agent()) if f.valid_to is None}
+
+
+def test_facts_the_agent_and_the_user_wrote_travel_and_close_by_validity_windows(fleet):
+    laptop, desktop = two(fleet)
+    graph_l, graph_d = laptop.services.memory.graph, desktop.services.memory.graph
+    graph_l.insert_fact(laptop.agent(), "Ines", "lives in", "Lisbon", author="agent")
+    fleet.exchange()
+    assert ("Ines", "lives in", "Lisbon", "agent") in current_facts(desktop)
+    # a newer fact on the desktop closes it everywhere, kept with its window, not deleted
+    desktop.clock.advance(hours=2)
+    graph_d.insert_fact(desktop.agent(), "Ines", "lives in", "Porto", author="user")
+    fleet.exchange()
+    for device in (laptop, desktop):
+        assert ("Ines", "lives in", "Porto", "user") in current_facts(device)
+        assert ("Ines", "lives in", "Lisbon", "agent") not in current_facts(device)
+        lisbon = [f for f in device.services.memory.graph.all_facts(device.agent()) if f.object == "Lisbon"]
+        assert len(lisbon) == 1 and lisbon[0].valid_to is not None
+        assert [e.name for e in device.services.memory.graph.entities(device.agent(), text="Ines")] == ["Ines"]
+    # the user's edit and delete travel too
+    [porto] = [f for f in graph_l.all_facts(laptop.agent()) if f.object == "Porto"]
+    graph_l.edit_fact(porto.id, relation="moved to")
+    fleet.exchange()
+    assert ("Ines", "moved to", "Porto", "user") in current_facts(desktop)
+    [moved] = [f for f in graph_d.all_facts(desktop.agent()) if f.object == "Porto"]
+    graph_d.delete_fact(moved.id)
+    fleet.exchange()
+    assert not any(f[2] == "Porto" for f in current_facts(laptop))
+    # a device that joins late gets them from the snapshot
+    laptop.engine.compact()
+    desktop.engine.compact()
+    late = fleet.device("late")
+    fleet.pair(late)
+    late.sync()
+    lisbon = [f for f in late.services.memory.graph.all_facts(late.agent()) if f.object == "Lisbon"]
+    assert len(lisbon) == 1 and lisbon[0].valid_to is not None
+
+
 def test_messages_are_appended_once_whatever_the_order_and_copies(fleet):
     laptop, desktop = two(fleet)
     laptop.tell("first")
@@ -169,25 +288,3 @@ def test_encrypted_stores_sync_too(fleet):
     fleet.exchange()
     assert desktop.services.memory.recall.search_text(desktop.agent(), "Gaivota").hits
     assert laptop.digest() == desktop.digest()
-
-
-def test_an_imported_conversation_stays_on_the_device_that_imported_it(fleet):
-    """Imported history belongs to that device's import (its conversation, export ids and import
-    time): sent alone, its messages would land in the other device's own chat."""
-    from pathlib import Path
-
-    from memdesk.core.transfer.history.importer import HistoryImport
-
-    laptop, desktop = two(fleet)
-    export = Path(__file__).resolve().parent.parent / "data" / "history" / "chatgpt_conversations.json"
-    HistoryImport.start(laptop.services.memory, laptop.agent(), export, None).run()
-    imported = "SELECT COUNT(*) FROM messages WHERE conversation_id IS NOT NULL"
-    assert laptop.db.scalar(imported) > 0
-    laptop.tell("My sister Ines plays the cello in Porto")
-    fleet.exchange()
-    assert desktop.db.scalar(imported) == 0
-    assert desktop.db.scalar("SELECT COUNT(*) FROM messages") == laptop.db.scalar(
-        "SELECT COUNT(*) FROM messages WHERE conversation_id IS NULL"
-    )
-    page = desktop.services.memory.recall.search_text(desktop.agent(), "cello")
-    assert [m.content for m in page.hits] == ["My sister Ines plays the cello in Porto"]

@@ -1,5 +1,6 @@
 """Three devices editing, forgetting and importing while the folder between them misbehaves, as a
-hypothesis state machine. Each device has its own copy of the sync folder, and a carrier copies
+hypothesis state machine (importing: conversations exported from other assistants, the same export
+on several devices too). Each device has its own copy of the sync folder, and a carrier copies
 files between copies when the machine says so: some files, not others (partitions), in any order,
 again (duplicates), an old file under a new number (a replay), while clocks are skewed by hours
 and a third device joins late. After a full exchange every device holds the same synced memory,
@@ -19,11 +20,17 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 from memdesk.core.sync import setup
 from memdesk.core.sync.digest import synced_rows
 from memdesk.core.sync.folder import LOG_NAME
+from memdesk.core.transfer.history.importer import HistoryImport
 from testing.sync_devices import PASSPHRASE, Fleet
 
 NAMES = ("Alice", "Bruno")
 WORDS = ("tea", "boat", "garden", "violin", "rain", "Porto")
 DEVICES = ("laptop", "desktop", "phone")
+#: Exports of other assistants the person imports (the same one may be imported on several devices).
+EXPORTS = tuple(
+    Path(__file__).resolve().parent.parent / "data" / "history" / name
+    for name in ("chatgpt_conversations.json", "claude_conversations.json")
+)
 #: A longer hunt: SYNC_EXAMPLES=200 (examples of the plain machine), NO_SHRINK=1 (report the first
 #: failing run as it happened, without minutes of shrinking).
 EXAMPLES = int(os.environ.get("SYNC_EXAMPLES", "12"))
@@ -121,6 +128,11 @@ class SyncMachine(RuleBasedStateMachine):
         device = self._device(index)
         device.append("human", line)
         self.lines.setdefault(line, set()).add(device.name)
+
+    @rule(index=st.integers(0, 2), which=st.integers(0, len(EXPORTS) - 1))
+    def import_history(self, index, which):
+        device = self._device(index)
+        HistoryImport.start(device.services.memory, device.agent(), EXPORTS[which]).run()
 
     @rule(index=st.integers(0, 2), who=st.sampled_from(NAMES))
     def forget(self, index, who):

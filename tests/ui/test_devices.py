@@ -1,6 +1,7 @@
 """File > Devices… in the real window (offscreen): start a sync folder and show its code; another
 device pairs with it, tells a fact and edits a block; the window syncs on its own and shows both
-without a restart, lists the device and keeps a conflict in view."""
+without a restart, lists the device, keeps a conflict in view and in the conversation, and
+removes the device with a new pairing code."""
 
 from __future__ import annotations
 
@@ -61,6 +62,14 @@ def test_a_fact_told_on_another_device_shows_in_the_window_without_a_restart(
         assert dialog.conflicts.item(0, 1).text() == "human"
         human = window.services.memory.core.get(window.state.agent_id, "human").value
         assert "Saturdays" in human and "cello" in human
+        # the conversation tells of it too (the model reads the same event)
+        qtbot.waitUntil(lambda: "both versions are kept" in window.chat.transcript.toPlainText(), timeout=15_000)
+
+        # removing the phone revokes its key: a new pairing code replaces the one shown
+        window.sync.remove_device(setup.status(phone.db)["device"]["id"])
+        qtbot.waitUntil(lambda: code not in dialog.code_label.text(), timeout=15_000)
+        assert re.search(r"Pairing code: (\S+)", dialog.code_label.text())
+        qtbot.waitUntil(lambda: "removed" in dialog.devices.item(0, 4).text(), timeout=15_000)
     finally:
         settle(window)
         dialog.close()

@@ -60,7 +60,7 @@ _HEARTBEATS = {
 _LONG_CONVERSATION = "the conversation grew long: it was asked to save what matters"
 #: Events that are the user's business (shown); every other one is MemDesk talking to the model,
 #: shown only with the inner workings.
-_SHOWN = frozenset({"stopped", "unanswered", "step_cap", "eviction"})
+_SHOWN = frozenset({"stopped", "unanswered", "step_cap", "eviction", "memory_conflict"})
 
 
 def event_words(kind: str, text: str) -> tuple[str, bool]:
@@ -79,6 +79,12 @@ def event_words(kind: str, text: str) -> tuple[str, bool]:
         words = _LONG_CONVERSATION
     elif kind == "memory_update":
         words = "it was told about the memory changes made meanwhile"
+    elif kind == "memory_conflict":  # told to the model by sync (core/sync/conflicts.py)
+        block = str(data.get("block", "")) or "a"
+        words = (
+            f"two of your devices changed its {block} memory at the same time: both versions are kept"
+            " until it or you edit it (File > Devices… lists it)"
+        )
     elif kind == "repeated":
         words = "its reply repeated an earlier message, so it answered again"
     elif kind == "eviction":
@@ -146,7 +152,7 @@ def conversation_entries(messages: list[Message]) -> list[Entry]:
 def conversation_markdown(memory: MemoryServices, agent_id: int, *, include_details: bool = False) -> str:
     record = memory.agents.get(agent_id)
     lines = [f"# Conversation with {record.name}", ""]
-    for entry in conversation_entries(memory.recall.all(agent_id)):
+    for entry in conversation_entries(memory.recall.as_written(agent_id)):
         if entry.detail and not include_details:
             continue
         stamp = entry.at.strftime("%Y-%m-%d %H:%M")

@@ -69,6 +69,12 @@ class RankedMessage:
 _COLUMNS = "id, agent_id, created_at, role, kind, content, search_text, author, function_name, step_id, conversation_id"
 #: The agent's own chat: what is not an imported conversation.
 CHAT = "conversation_id IS NULL"
+#: The order of a conversation as people read it (transcript, exports, paging, search by date):
+#: by when each message was written, so one that another device wrote earlier and that arrived
+#: later (sync) stands in its place; the local id, the order of arrival, breaks ties, which keeps
+#: a device's own messages of one second in the order it wrote them. The context window keeps
+#: arrival order (``since``): a message that arrives late is news to this device's model.
+TIME_ORDER = "created_at, id"
 #: Kinds of an imported conversation's messages: what the person wrote there (knowledge-graph
 #: extraction reads it as the user's, as it reads a user_message) and the other assistant's replies.
 #: No rule of the chat (owed replies, consolidation's turns) ever takes them for the agent's.
@@ -201,29 +207,47 @@ class RecallMemory:
         return [_message(r, self._zone()) for r in rows]
 
     def all(self, agent_id: int) -> list[Message]:
+        """The whole chat in the order it reached this store (as the context window reads it)."""
         return self.since(agent_id, 0)
 
-    def newest(self, agent_id: int, limit: int, *, before_id: int | None = None) -> list[Message]:
-        """The newest ``limit`` messages (before ``before_id`` when given), oldest first: a page of
-        the conversation for a view that loads older pages on demand. A page never begins with a
-        function's result apart from its call: it then begins at the call."""
-        bound = before_id if before_id is not None else 1 << 62
+    def as_written(self, agent_id: int) -> list[Message]:
+        """The whole chat in ``TIME_ORDER``, as a person reads it (the transcript's export)."""
         rows = self._db.query(
-            f"SELECT {_COLUMNS} FROM messages WHERE agent_id = ? AND id < ? AND {CHAT} ORDER BY id DESC LIMIT ?",
-            (agent_id, bound, limit),
+            f"SELECT {_COLUMNS} FROM messages WHERE agent_id = ? AND {CHAT} ORDER BY {TIME_ORDER}", (agent_id,)
+        )
+        return [_message(r, self._zone()) for r in rows]
+
+    def newest(self, agent_id: int, limit: int, *, before_id: int | None = None) -> list[Message]:
+        """The newest ``limit`` messages (before ``before_id`` when given), oldest first, in
+        ``TIME_ORDER``: a page of the conversation for a view that loads older pages on demand. A
+        page never begins with a function's result apart from its call: it then begins at the call."""
+        bound = "" if before_id is None else " AND (created_at, id) < (?, ?)"
+        rows = self._db.query(
+            f"SELECT {_COLUMNS} FROM messages WHERE agent_id = ? AND {CHAT}{bound}"
+            " ORDER BY created_at DESC, id DESC LIMIT ?",
+            (agent_id, limit) if before_id is None else (agent_id, *self._key(before_id), limit),
         )
         zone = self._zone()
         return self._with_call(agent_id, [_message(r, zone) for r in reversed(rows)])
 
     def between(self, agent_id: int, first_id: int, before_id: int) -> list[Message]:
-        """The messages from ``first_id`` up to (not including) ``before_id``, oldest first; from
-        the call on when ``first_id`` is a function's result."""
+        """The messages from ``first_id`` up to (not including) ``before_id`` in ``TIME_ORDER``,
+        oldest first; from the call on when ``first_id`` is a function's result."""
         rows = self._db.query(
-            f"SELECT {_COLUMNS} FROM messages WHERE agent_id = ? AND id >= ? AND id < ? AND {CHAT} ORDER BY id",
-            (agent_id, first_id, before_id),
+            f"SELECT {_COLUMNS} FROM messages WHERE agent_id = ? AND {CHAT}"
+            f" AND (created_at, id) >= (?, ?) AND (created_at, id) < (?, ?) ORDER BY {TIME_ORDER}",
+            (agent_id, *self._key(first_id), *self._key(before_id)),
         )
         zone = self._zone()
         return self._with_call(agent_id, [_message(r, zone) for r in rows])
+
+    def _key(self, message_id: int) -> tuple[str, int]:
+        """Where a message stands in ``TIME_ORDER``; an id no message has (a bound past the newest,
+        or a message deleted meanwhile) stands where the message before it in arrival stands."""
+        row = self._db.query_one(
+            "SELECT created_at FROM messages WHERE id <= ? ORDER BY id DESC LIMIT 1", (message_id,)
+        )
+        return (row[0] if row else "", message_id)
 
     def _with_call(self, agent_id: int, page: list[Message]) -> list[Message]:
         first = page[0] if page else None
@@ -240,7 +264,8 @@ class RecallMemory:
         """Whether the agent's chat has a message older than ``message_id``."""
         return (
             self._db.scalar(
-                f"SELECT 1 FROM messages WHERE agent_id = ? AND id < ? AND {CHAT} LIMIT 1", (agent_id, message_id)
+                f"SELECT 1 FROM messages WHERE agent_id = ? AND {CHAT} AND (created_at, id) < (?, ?) LIMIT 1",
+                (agent_id, *self._key(message_id)),
             )
             is not None
         )
@@ -316,7 +341,7 @@ class RecallMemory:
             where = "agent_id = ? AND search_text != '' AND memdesk_contains(search_text, ?)"
             total = int(self._db.scalar(f"SELECT COUNT(*) FROM messages WHERE {where}", (agent_id, query)))
             rows = self._db.query(
-                f"SELECT {_COLUMNS} FROM messages WHERE {where} ORDER BY id DESC LIMIT ? OFFSET ?",
+                f"SELECT {_COLUMNS} FROM messages WHERE {where} ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?",
                 (agent_id, query, page_size, page * page_size),
             )
             return Page([_message(r, self._zone()) for r in rows], total, page, page_size)

@@ -10,8 +10,10 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from memdesk.core.base.clock import Clock, iso
+from memdesk.core.base.clock import Clock, iso, parse_iso
+from memdesk.core.base.errors import MemDeskError
 from memdesk.core.embedding import Embedder
+from memdesk.core.graph import KnowledgeGraph
 from memdesk.core.memory.history import BLOCK, CREATE, DELETE, SYNC, UPDATE, MemoryHistory
 from memdesk.core.memory.space import EmbeddingSpace, has_vector_table
 from memdesk.core.retrieval import vector_codes
@@ -20,10 +22,12 @@ from memdesk.core.storage import Database
 
 
 class SyncedRows:
-    def __init__(self, db: Database, clock: Clock, history: MemoryHistory) -> None:
+    def __init__(self, db: Database, clock: Clock, history: MemoryHistory, graph: KnowledgeGraph | None = None) -> None:
+        """``graph``: the knowledge graph on ``db``, for the facts the agent or the user wrote."""
         self._db = db
         self._clock = clock
         self._history = history
+        self._graph = graph
 
     # --- agents ----------------------------------------------------------------------------
     def agent_id(self, uid: str) -> int | None:
@@ -83,6 +87,70 @@ class SyncedRows:
             self._db.executemany(
                 "UPDATE messages SET step_id = (SELECT id FROM messages WHERE uid = ?) WHERE uid = ?", steps
             )
+        return max(int(added), 0)
+
+    def add_imported(self, agent_id: int, conversation: dict[str, Any], messages: Sequence[dict[str, Any]]) -> int:
+        """Messages of a conversation imported on another device: into the same conversation here
+        (found by its source and export id, made if new), never into the agent's own chat, with
+        the time they were imported (retention counts from it). A message already here, by its
+        stable id or by its export id (the export was imported here too), is not added twice."""
+        self._db.execute(
+            "INSERT OR IGNORE INTO imported_conversations(agent_id, source, external_id, title, assistant, started_at,"
+            " updated_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                agent_id,
+                *(conversation[k] for k in ("source", "external_id", "title", "assistant")),
+                conversation["started_at"],
+                conversation["updated_at"],
+                conversation["created_at"],
+            ),
+        )
+        conversation_id = self._db.scalar(
+            "SELECT id FROM imported_conversations WHERE agent_id = ? AND source = ? AND external_id = ?",
+            (agent_id, conversation["source"], conversation["external_id"]),
+        )
+        there = dict(
+            self._db.query("SELECT external_id, uid FROM messages WHERE conversation_id = ?", (conversation_id,))
+        )
+        # Imported on both devices, a message has an id from each: the smaller stands for it everywhere.
+        self._db.executemany(
+            "UPDATE messages SET uid = ? WHERE uid = ?",
+            [(m["uid"], there[m["external_id"]]) for m in messages if m["uid"] < there.get(m["external_id"], "")],
+        )
+        rows = [
+            (
+                m["uid"],
+                agent_id,
+                m["created_at"],
+                m["role"],
+                m["kind"],
+                m["author"],
+                m["content"],
+                m["search_text"],
+                m["function_name"],
+                conversation_id,
+                m["external_id"],
+                m["imported_at"],
+            )
+            for m in messages
+            if m["external_id"] not in there
+        ]
+        added = self._db.executemany(
+            "INSERT OR IGNORE INTO messages(uid, agent_id, created_at, role, kind, author, content, search_text,"
+            " function_name, conversation_id, external_id, imported_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            rows,
+        ).rowcount
+        self._db.execute(
+            "UPDATE imported_conversations SET title = ?, updated_at = COALESCE(MAX(updated_at, ?), updated_at, ?),"
+            " message_count = (SELECT COUNT(*) FROM messages WHERE conversation_id = ?) WHERE id = ?",
+            (
+                conversation["title"],
+                conversation["updated_at"],
+                conversation["updated_at"],
+                conversation_id,
+                conversation_id,
+            ),
+        )
         return max(int(added), 0)
 
     def add_document(self, agent_id: int, document: dict[str, Any]) -> None:
@@ -158,6 +226,52 @@ class SyncedRows:
                 return done
             space.write("passages", agent_id, [r[0] for r in rows], embedder.embed([r[1] for r in rows]))
             done += len(rows)
+
+    # --- the knowledge graph: facts the agent or the user wrote --------------------------------
+    def put_fact(self, agent_id: int, fact: dict[str, Any]) -> bool:
+        """A fact another device's agent or user wrote (the newest change of it, by clock), its
+        entities resolved here by name. A new one is added as the graph adds any: an older fact of
+        a single-valued relation is closed (its validity window ends), never deleted. An identical
+        fact here (the extractor's, from the same synced message) becomes this one. Returns
+        whether the graph changed; a fact this graph cannot hold (a name it refuses) is skipped."""
+        if self._graph is None:
+            return False
+        row = self._db.query_one("SELECT id FROM graph_facts WHERE uid = ?", (fact["uid"],))
+        if row is not None:
+            fact_id = int(row[0])
+        elif fact["deleted"]:
+            return False  # deleted before it got here
+        else:
+            try:
+                made, _edit = self._graph.insert_fact(
+                    agent_id,
+                    fact["subject"],
+                    fact["relation"],
+                    fact["object"],
+                    author=fact["author"],
+                    valid_from=parse_iso(fact["valid_from"]),
+                )
+            except MemDeskError:
+                return False
+            fact_id = made.id
+            kept = self._db.query_one("SELECT uid, author FROM graph_facts WHERE id = ?", (fact_id,))
+            if kept[1] != "extractor" and kept[0] < fact["uid"]:
+                # both devices wrote it: the smaller id stands for it everywhere (its record arrives too)
+                return False
+        self._db.execute(
+            "UPDATE graph_facts SET uid = ?, relation = ?, valid_from = ?, valid_to = ?, deleted = ?, author = ?"
+            " WHERE id = ?",
+            (
+                fact["uid"],
+                fact["relation"],
+                fact["valid_from"],
+                fact["valid_to"],
+                int(bool(fact["deleted"])),
+                fact["author"],
+                fact_id,
+            ),
+        )
+        return True
 
     # --- core memory blocks ----------------------------------------------------------------
     def set_block(self, agent_id: int, label: str, value: str | None, meta: dict, *, note: str, parents: list) -> None:

@@ -53,3 +53,14 @@ def rank(scores: np.ndarray, first: np.ndarray | None = None, limit: int | None 
     if first is not None and first.any():
         order = np.concatenate([order[first[order]], order[~first[order]]])
     return order if limit is None else order[:limit]
+
+
+def best(scores: np.ndarray, mask: np.ndarray, limit: int | None) -> np.ndarray:
+    """The positions in ``mask`` by descending score, ties newest first (``rank``'s order), at most ``limit``."""
+    candidates = np.flatnonzero(mask)
+    if limit is not None and len(candidates) > limit:
+        values = scores[candidates]
+        kth = np.partition(values, len(values) - limit)[len(values) - limit]
+        candidates = candidates[values >= kth]
+    order = candidates[np.lexsort((-candidates, -scores[candidates]))]
+    return order if limit is None else order[:limit]

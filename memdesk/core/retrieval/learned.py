@@ -98,7 +98,11 @@ class LearnedScorer:
 
         if self.judge is None or not len(rows):
             return None
-        return self.judge.support(judge_features(support, rows, self.score(rows)))
+        # in the ranking's own order (verbatim matches, then by score), as it was trained: the
+        # newer of two values may have been placed above an older, better-scored one
+        scores = self.score(rows)
+        order = np.lexsort((-scores, -np.asarray(rows)[:, FEATURES.index("exact")]))
+        return self.judge.support(judge_features(support, np.asarray(rows)[order], scores[order]))
 
     def score(self, features: np.ndarray) -> np.ndarray:
         """The candidates' scores, higher is better: the model's, or the hand fusion's own."""

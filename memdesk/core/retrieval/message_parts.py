@@ -20,6 +20,7 @@ import re
 import sqlite3
 import threading
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from memdesk.core.retrieval.bounded_fts import FtsIndex, best_matches
@@ -80,7 +81,11 @@ def split_parts(text: str, size: int = PART_CHARS, whole: int = WHOLE_CHARS) -> 
 class PartIndex:
     """Parts of one store's messages, per agent, in a private in-memory FTS5 table."""
 
-    def __init__(self) -> None:
+    def __init__(self, on_indexed: Callable[[int, list[tuple[int, str]], bool], None] | None = None) -> None:
+        """``on_indexed(agent_id, rows, appended)``: told each (id, search text) row indexed, in
+        order, and whether they were added to the agent's (else they replace them), under the
+        index's lock: what keeps another copy of the texts stays in step."""
+        self._on_indexed = on_indexed
         self._db = sqlite3.connect(":memory:", check_same_thread=False)
         self._db.execute(
             "CREATE VIRTUAL TABLE parts USING fts5(text, agent_id UNINDEXED, message_id UNINDEXED, start UNINDEXED,"
@@ -121,6 +126,8 @@ class PartIndex:
                     "INSERT INTO parts(text, agent_id, message_id, start, end) VALUES (?, ?, ?, ?, ?)",
                     [(text[a:b], agent_id, message_id, a, b) for message_id, text, spans in parts for a, b in spans],
                 )
+            if self._on_indexed is not None:
+                self._on_indexed(agent_id, rows, appended)
             counts = self._counts.get(agent_id, {}) if appended else {}
             counts.update((message_id, len(spans)) for message_id, _, spans in parts if len(spans) > 1)
             self._counts[agent_id] = counts

@@ -13,7 +13,6 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
 import numpy as np
@@ -23,6 +22,7 @@ from memdesk.core.embedding import Embedder
 from memdesk.core.retrieval import features, fusion
 from memdesk.core.retrieval.asker import about_oneself, asker_boost
 from memdesk.core.retrieval.bounded_fts import FtsIndex, best_matches
+from memdesk.core.retrieval.folded_texts import FoldedTexts
 from memdesk.core.retrieval.graph_expansion import MentionedMessages, expansion_scores
 from memdesk.core.retrieval.learned import LearnedScorer
 from memdesk.core.retrieval.message_parts import PartIndex, checksum
@@ -35,8 +35,9 @@ from memdesk.core.retrieval.query import (
     mentioned_names,
     without_words,
 )
-from memdesk.core.retrieval.timeline import Timelines, older_than
+from memdesk.core.retrieval.timeline import Timelines, older_than, on_dates
 from memdesk.core.retrieval.vector_index import VectorIndex
+from memdesk.core.retrieval.versions import NEWER_FIRST_DEPTH, newer_values_first
 from memdesk.core.storage import Database
 
 DENSE_WEIGHT = 0.8
@@ -56,8 +57,6 @@ NEIGHBOUR_ONLY_FLOOR = 0.25
 #: Added to messages written on a date the query names ("what did I say on 31 July, 2023?"):
 #: tuned on LoCoMo's tuning conversations, where such questions otherwise miss their day.
 DATE_BOOST = 0.5
-#: Message times are stored in UTC and the query's dates are the user's: a day either side.
-DATE_SLACK = timedelta(days=1)
 SEARCH_DEPTH = 100
 LEXICAL_DEPTH = 200
 #: Rankings kept per ranker (a query is ranked once and paged through).
@@ -117,7 +116,8 @@ class MessageRanker:
         self._db = db
         self.by_parts = by_parts
         self.scorer = scorer
-        self._parts = PartIndex()
+        self._folded = FoldedTexts()
+        self._parts = PartIndex(on_indexed=self._folded.update)  # keeps the folded texts in step
         self._parts_token: dict[int, tuple] = {}
         self._user_name = user_name
         self._embedder = embedder
@@ -147,16 +147,23 @@ class MessageRanker:
         where = timeline.index_of(message_ids)
         return timeline.speakers, [str(timeline.authors[p]) if p >= 0 else "" for p in where]
 
-    def _verbatim(self, agent_id: int, query: str, size: int) -> list[int]:
-        """Ids of the messages that contain ``query`` in any case (casefold: every script). Each text
-        is compared up to ``VERBATIM_SCAN_MAX`` messages; in a longer conversation, reading every
-        text takes longer than automatic recall may wait, so the word index proposes the texts that
-        hold the query's inner words (see query.inner_words) and those are compared. (A word the FTS
-        tokenizer folds differently from casefold, "Straße" for "strasse", then goes unmatched when
-        it is an inner word: the price of staying within the deadline.) At most the newest
+    def _verbatim(self, agent_id: int, query: str, size: int, parts_token: tuple | None = None) -> list[int]:
+        """Ids of the messages that contain ``query`` in any case (casefold: every script). When
+        the parts index holds the conversation (``parts_token``: its token), its casefolded copy of
+        the texts answers (folded_texts). Otherwise each text is compared, up to
+        ``VERBATIM_SCAN_MAX`` messages; in a longer conversation, reading every text takes longer
+        than automatic recall may wait, so the word index proposes the texts that hold the query's
+        inner words (see query.inner_words) and those are compared. (A word the FTS tokenizer
+        folds differently from casefold, "Straße" for "strasse", then goes unmatched when it is an
+        inner word: the price of staying within the deadline.) At most the newest
         ``VERBATIM_CANDIDATES`` texts holding those words are compared: common words ("x did you
         see y") proposed 7,556 of a million messages, 0.4 s of reading, and their exact matches,
         if any, are rare and old."""
+        if parts_token is not None:
+            self._current_parts(agent_id, parts_token)
+            found = self._folded.containing(agent_id, query)
+            if found is not None:
+                return found
         words = inner_words(query) if size > VERBATIM_SCAN_MAX else []
         if words:
             # A subquery, not a join: joined, SQLite walks the agent's messages and asks FTS about each.
@@ -260,11 +267,27 @@ class MessageRanker:
             result = self._fused(legs, timeline, spans)
             if self.scorer is not None and result:  # the judge reads the best hits' features
                 result = self._described(query, legs, timeline, parts, result)
+        result = self._newer_values_first(query, result, timeline)
         with self._lock:
             self._rankings[key] = result
             while len(self._rankings) > CACHED_RANKINGS:
                 self._rankings.popitem(last=False)
         return result
+
+    def _newer_values_first(self, query: str, ranked: list[MessageRank], timeline) -> list[MessageRank]:
+        """Of two values of what the query asks among the best hits, the newer first (versions.py);
+        verbatim matches stay first."""
+        head = [hit for hit in ranked[:NEWER_FIRST_DEPTH] if hit.exact == ranked[0].exact]
+        if len(head) < 2:
+            return ranked
+        ids = [hit.id for hit in head]
+        marks = ",".join("?" * len(ids))
+        texts = dict(self._db.query(f"SELECT id, search_text FROM messages WHERE id IN ({marks})", ids))
+        where = timeline.index_of(ids)
+        said = [
+            (texts.get(i, ""), timeline.authors[p], (timeline.times[p], i)) for i, p in zip(ids, where, strict=True)
+        ]
+        return [head[k] for k in newer_values_first(query, said)] + ranked[len(head) :]
 
     def _legs(
         self,
@@ -286,9 +309,12 @@ class MessageRanker:
         phrases = fts_phrases(searched)
         spans: dict[int, tuple[int, int]] = {}
         parts: dict[int, int] = {}  # of a message of several parts, how many
-        if phrases and by_parts and len(self._timelines.get(agent_id).ids) <= PARTS_MAX:
+        parts_token = None  # the parts index's, when it holds this conversation
+        if by_parts and len(self._timelines.get(agent_id).ids) <= PARTS_MAX:
             full = self._timelines.get(agent_id).token  # all the agent's messages, whatever before_id cuts
-            hits = self._part_scores(agent_id, phrases, (*full, self._vectors.generation("messages", agent_id)))
+            parts_token = (*full, self._vectors.generation("messages", agent_id))
+        if phrases and parts_token is not None:
+            hits = self._part_scores(agent_id, phrases, parts_token)
             if hits:
                 where = timeline.index_of(list(hits))
                 for (message_id, hit), place in zip(hits.items(), where, strict=True):
@@ -323,7 +349,7 @@ class MessageRanker:
         dates = mentioned_dates(query)
         legs.has_date = bool(dates)
         if dates and n:
-            legs.dates = _on_dates(timeline.times, dates)
+            legs.dates = on_dates(timeline.times, dates)
             scores = scores + DATE_BOOST * legs.dates
         asker = (self._user_name() or "").strip()
         if len(names) == 1:
@@ -335,7 +361,7 @@ class MessageRanker:
                 legs.asker = timeline.authors == asker
             scores = asker_boost(scores, timeline.authors, asker, query)
         exact = legs.exact
-        where = timeline.index_of(self._verbatim(agent_id, query, n))
+        where = timeline.index_of(self._verbatim(agent_id, query, n, parts_token))
         exact[where[where >= 0]] = True
         legs.fused = scores
         return legs, spans, parts
@@ -366,9 +392,9 @@ class MessageRanker:
         hundred results."""
         scores, exact, lift = legs.fused, legs.exact, legs.lift
         floor = NEIGHBOUR_ONLY_FLOOR * float(scores.max()) if scores.size else 0.0
-        others = _best(scores, ~exact & (scores > 0), SEARCH_DEPTH)
+        others = fusion.best(scores, ~exact & (scores > 0), SEARCH_DEPTH)
         others = others[(scores[others] - lift[others] > 0) | (scores[others] >= floor)]
-        keep = np.concatenate([_best(scores, exact, None), others])
+        keep = np.concatenate([fusion.best(scores, exact, None), others])
         return [
             MessageRank(int(timeline.ids[p]), float(scores[p]), bool(exact[p]), spans.get(int(timeline.ids[p])))
             for p in keep
@@ -422,24 +448,3 @@ class MessageRanker:
             vectors=lambda positions: features.unit_vectors(self._db, timeline.ids[positions]),
         )
         return pool, rows
-
-
-def _best(scores: np.ndarray, mask: np.ndarray, limit: int | None) -> np.ndarray:
-    """The positions in ``mask`` by descending score, ties newest first (fusion.rank's order), at most ``limit``."""
-    candidates = np.flatnonzero(mask)
-    if limit is not None and len(candidates) > limit:
-        values = scores[candidates]
-        kth = np.partition(values, len(values) - limit)[len(values) - limit]
-        candidates = candidates[values >= kth]
-    order = candidates[np.lexsort((-candidates, -scores[candidates]))]
-    return order if limit is None else order[:limit]
-
-
-def _on_dates(times: np.ndarray, dates: list[tuple[date, date]]) -> np.ndarray:
-    """1.0 for items written within one of the inclusive day ranges (with DATE_SLACK), else 0."""
-    hit = np.zeros(times.size, dtype=bool)
-    for first, last in dates:
-        start = datetime.combine(first, time.min, UTC) - DATE_SLACK
-        end = datetime.combine(last, time.min, UTC) + timedelta(days=1) + DATE_SLACK
-        hit |= (times >= start.timestamp()) & (times < end.timestamp())
-    return hit.astype(np.float64)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from datetime import UTC, date, datetime, time, timedelta
 
 import numpy as np
 
@@ -16,6 +17,8 @@ from memdesk.core.storage import Database
 
 #: Turns further apart than this are not one conversation, so they do not lend each other score.
 SESSION_GAP_SECONDS = 6 * 3600
+#: Message times are stored in UTC and a query's dates are the user's: a day either side.
+DATE_SLACK = timedelta(days=1)
 
 
 class _Room:
@@ -251,3 +254,13 @@ def older_than(timeline: Timeline, before_id: int) -> Timeline:
         timeline.lengths[keep],
         timeline.speakers,  # the names anyone used: a name is not a search word even when its speaker is in context
     )
+
+
+def on_dates(times: np.ndarray, dates: list[tuple[date, date]]) -> np.ndarray:
+    """1.0 for items written within one of the inclusive day ranges (with DATE_SLACK), else 0."""
+    hit = np.zeros(times.size, dtype=bool)
+    for first, last in dates:
+        start = datetime.combine(first, time.min, UTC) - DATE_SLACK
+        end = datetime.combine(last, time.min, UTC) + timedelta(days=1) + DATE_SLACK
+        hit |= (times >= start.timestamp()) & (times < end.timestamp())
+    return hit.astype(np.float64)

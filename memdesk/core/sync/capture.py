@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
+from datetime import UTC, datetime
 from typing import Any
 
+from memdesk.core.base.clock import iso
 from memdesk.core.storage import Database
-from memdesk.core.sync.hlc import HybridClock
+from memdesk.core.sync import conflicts
+from memdesk.core.sync.hlc import HybridClock, wall_ms
 from memdesk.core.sync.versions import Version, resolve, version_from_row
 
 _MESSAGE_SQL = (
@@ -34,6 +37,60 @@ _DOCUMENT_SQL = (
     " d.updated_at FROM sync_outbox o JOIN documents d ON d.uid = o.key JOIN agents a ON a.id = d.agent_id"
     " WHERE o.kind = 'documents' AND o.seq <= ? GROUP BY d.id ORDER BY d.id"
 )
+#: A fact the agent or the user wrote, its entities by the names people see (their roots): another
+#: device resolves them by name (its own ids differ). The extractor's facts are derived everywhere.
+FACT_SQL = (
+    "SELECT f.uid, a.uid, s.name, f.relation, o.name, f.valid_from, f.valid_to, f.author, f.deleted"
+    " FROM graph_facts f JOIN agents a ON a.id = f.agent_id"
+    " JOIN graph_entities s ON s.id = COALESCE((SELECT merged_into FROM graph_entities WHERE id = f.subject_id),"
+    " f.subject_id)"
+    " JOIN graph_entities o ON o.id = COALESCE((SELECT merged_into FROM graph_entities WHERE id = f.object_id),"
+    " f.object_id)"
+)
+FACT_KEYS = ("uid", "subject", "relation", "object", "valid_from", "valid_to", "author", "deleted")
+_FACT_SQL = (
+    FACT_SQL + " WHERE f.uid IN (SELECT key FROM sync_outbox WHERE kind = 'graph_facts' AND seq <= ?)"
+    " AND f.author != 'extractor' ORDER BY f.id"
+)
+#: A message of a conversation imported from another assistant, with its conversation's natural key
+#: (source, export id) and fields: another device puts it in the same conversation, never its chat.
+IMPORTED_SQL = (
+    "SELECT m.uid, a.uid, m.created_at, m.role, m.kind, m.author, m.content, m.search_text, m.function_name,"
+    " m.external_id, m.imported_at, c.source, c.external_id, c.title, c.assistant, c.started_at, c.updated_at,"
+    " c.created_at FROM messages m JOIN agents a ON a.id = m.agent_id"
+    " JOIN imported_conversations c ON c.id = m.conversation_id"
+)
+IMPORTED_KEYS = (
+    "uid",
+    "created_at",
+    "role",
+    "kind",
+    "author",
+    "content",
+    "search_text",
+    "function_name",
+    "external_id",
+)
+CONVERSATION_KEYS = ("source", "external_id", "title", "assistant", "started_at", "updated_at", "created_at")
+_IMPORTED_SQL = (
+    IMPORTED_SQL + " WHERE m.uid IN (SELECT key FROM sync_outbox WHERE kind = 'imported' AND seq <= ?) ORDER BY m.id"
+)
+
+
+def imported_records(rows: list) -> list[dict[str, Any]]:
+    """``IMPORTED_SQL``'s rows as one record per conversation."""
+    grouped: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for row in rows:
+        conversation = dict(zip(CONVERSATION_KEYS, row[11:18], strict=True))
+        record = grouped.setdefault(
+            (row[1], conversation["source"], conversation["external_id"]),
+            {"t": "h", "agent": row[1], "conversation": conversation, "rows": []},
+        )
+        message = dict(zip(IMPORTED_KEYS, (row[0], *row[2:10]), strict=True))
+        record["rows"].append(message | {"imported_at": row[10]})
+    return list(grouped.values())
+
+
 #: A message as a change file carries it (``step`` is the stable id of its assistant call).
 MESSAGE_KEYS = ("uid", "created_at", "role", "kind", "author", "content", "search_text", "function_name", "step")
 PASSAGE_KEYS = (
@@ -150,6 +207,7 @@ def take_changes(db: Database, clock: HybridClock, device_id: str, schema: int) 
         by_agent[row[1]].append(dict(zip(MESSAGE_KEYS, (row[0], *row[2:]), strict=True)))
     for agent_uid, rows in by_agent.items():
         records.append({"t": "m", "agent": agent_uid, "rows": rows, "hlc": clock.tick()})
+    records.extend(imported_records(db.query(_IMPORTED_SQL, (last,))))
     inserted: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for row in db.query(_PASSAGE_SQL, (last,)):
         passage = dict(zip(PASSAGE_KEYS, (row[0], *row[2:11]), strict=True))
@@ -171,6 +229,9 @@ def take_changes(db: Database, clock: HybridClock, device_id: str, schema: int) 
         "SELECT DISTINCT key FROM sync_outbox WHERE kind = 'passages' AND op = 'd' AND seq <= ?", (last,)
     ):
         records.append({"t": "px", "uid": uid})
+    for row in db.query(_FACT_SQL, (last,)):
+        fact = dict(zip(FACT_KEYS, (row[0], *row[2:]), strict=True))
+        records.append({"t": "g", "agent": row[1], **fact, "hlc": stamped(db, fact["uid"], clock.tick())})
     records.extend(_block_records(db, clock, device_id, last))
     records.extend({"t": "f", "agent": agent_uid, "text": text} for _, agent_uid, text in forgets)
     db.execute("DELETE FROM sync_outbox WHERE seq <= ?", (last,))
@@ -214,6 +275,8 @@ def _block_records(db: Database, clock: HybridClock, device_id: str, last: int) 
             continue
         version = Version(f"{clock.tick():016x}-{device_id}", heads, value, meta)
         add_version(db, agent_id, label, version)
+        if len(heads) > 1:  # an edit of the merged text: the merge's conflicts are resolved
+            conflicts.close(db, agent_id, label, iso(datetime.fromtimestamp(wall_ms(clock.last) / 1000, UTC)))
         records.append(
             {
                 "t": "b",

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from memdesk.core.base.errors import DuplicateDeviceError, SyncFileRefused
 from memdesk.core.storage import Database
+from memdesk.core.sync import rotation
 from memdesk.core.sync.envelope import Header, open_envelope, open_self_signed, public_of, seal
 from memdesk.core.sync.folder import SyncFolder
 from memdesk.core.sync.state import Device, peers, report_problem
@@ -21,10 +22,35 @@ def announce(folder: SyncFolder, device: Device, joined_at: str) -> None:
         "device_id": device.device_id,
         "name": device.name,
         "public_key": public_of(device.signing_key).hex(),
+        # what a new group key is sealed to when a device is removed (rotation.py)
+        "box_key": rotation.box_public(device.signing_key).hex(),
         "joined_at": joined_at,
     }
     header = Header(device.group_id, device.device_id, 0, "device")
     folder.write(folder.announcement(device.device_id), seal(header, payload, device.group_key, device.signing_key))
+
+
+def announce_if_stale(folder: SyncFolder, device: Device, at: str) -> None:
+    """Announce again under the current group key (after a removal changed it) or with the box key
+    an older MemDesk did not announce. Another device's announcement under this id is left for
+    ``check_identity`` to report."""
+    header = Header(device.group_id, device.device_id, 0, "device")
+    data = folder.read(folder.announcement(device.device_id))
+    if data is None:
+        return
+    try:
+        payload = open_self_signed(data, header, device.keys)
+    except SyncFileRefused:
+        return
+    if payload.get("public_key") != public_of(device.signing_key).hex():
+        return
+    try:
+        open_self_signed(data, header, device.group_key)
+        current = True
+    except SyncFileRefused:
+        current = False
+    if not payload.get("box_key") or not current:
+        announce(folder, device, str(payload.get("joined_at") or at))
 
 
 def check_identity(db: Database, folder: SyncFolder, device: Device, pending: set[int]) -> None:
@@ -32,7 +58,7 @@ def check_identity(db: Database, folder: SyncFolder, device: Device, pending: se
     data = folder.read(folder.announcement(device.device_id))
     if data is not None:
         try:
-            payload = open_self_signed(data, Header(device.group_id, device.device_id, 0, "device"), device.group_key)
+            payload = open_self_signed(data, Header(device.group_id, device.device_id, 0, "device"), device.keys)
         except SyncFileRefused:
             payload = {}
         if payload.get("public_key") not in (None, public_of(device.signing_key).hex()):
@@ -65,7 +91,7 @@ def own_file(folder: SyncFolder, device: Device, number: int) -> bool:
         open_envelope(
             data,
             Header(device.group_id, device.device_id, number, "log"),
-            device.group_key,
+            device.keys,
             public_of(device.signing_key),
         )
     except SyncFileRefused:
@@ -84,7 +110,7 @@ def discover(db: Database, folder: SyncFolder, device: Device, at: str) -> list[
         if data is None:
             continue
         try:
-            payload = open_self_signed(data, Header(device.group_id, device_id, 0, "device"), device.group_key)
+            payload = open_self_signed(data, Header(device.group_id, device_id, 0, "device"), device.keys)
         except SyncFileRefused as error:
             if report_problem(db, device_id, "device.mds", f"its announcement was refused: {error}", at):
                 problems.append(f"device {device_id[:8]}: {error}")
@@ -92,33 +118,45 @@ def discover(db: Database, folder: SyncFolder, device: Device, at: str) -> list[
         if payload.get("device_id") != device_id:
             continue
         public_key = bytes.fromhex(payload["public_key"])
+        box_key = bytes.fromhex(str(payload.get("box_key", ""))) or None
         peer = known.get(device_id)
         if peer is None:
             db.execute(
-                "INSERT INTO sync_peers(device_id, name, public_key) VALUES (?, ?, ?)",
-                (device_id, str(payload.get("name", "")), public_key),
+                "INSERT INTO sync_peers(device_id, name, public_key, box_key) VALUES (?, ?, ?, ?)",
+                (device_id, str(payload.get("name", "")), public_key, box_key),
             )
         elif peer.public_key != public_key:
             problem = "two devices announce the same device id with different keys; its files are refused"
             db.execute("UPDATE sync_peers SET problem = ? WHERE device_id = ?", (problem, device_id))
             if report_problem(db, device_id, "device.mds", problem, at):
                 problems.append(f"{peer.name or device_id[:8]}: {problem}")
+        elif box_key is not None and peer.box_key != box_key:
+            db.execute("UPDATE sync_peers SET box_key = ? WHERE device_id = ?", (box_key, device_id))
     keys = {p.device_id: p.public_key for p in peers(db)} | {device.device_id: public_of(device.signing_key)}
     for target in folder.revoked():
         data = folder.read(folder.revoked_path(target))
         if data is None:
             continue
         try:
-            payload = open_self_signed(data, Header(device.group_id, target, 0, "revoke"), device.group_key)
+            payload = open_self_signed(data, Header(device.group_id, target, 0, "revoke"), device.keys)
         except SyncFileRefused:
             continue
         if bytes.fromhex(payload["public_key"]) in keys.values():
-            db.execute("UPDATE sync_peers SET revoked = 1 WHERE device_id = ?", (target,))
+            db.execute(
+                "UPDATE sync_peers SET revoked = 1, revoked_upto = ? WHERE device_id = ? AND revoked = 0",
+                (int(payload.get("upto", 0)), target),
+            )
     return problems
 
 
-def revoke(folder: SyncFolder, device: Device, target: str) -> None:
-    payload = {"device_id": target, "by": device.device_id, "public_key": public_of(device.signing_key).hex()}
+def revoke(folder: SyncFolder, device: Device, target: str, upto: int) -> None:
+    """``upto``: the removed device's last file in the folder now, which the others still apply."""
+    payload = {
+        "device_id": target,
+        "by": device.device_id,
+        "public_key": public_of(device.signing_key).hex(),
+        "upto": upto,
+    }
     header = Header(device.group_id, target, 0, "revoke")
     folder.write(folder.revoked_path(target), seal(header, payload, device.group_key, device.signing_key))
 
@@ -142,7 +180,7 @@ def acks_of_me(db: Database, folder: SyncFolder, device: Device) -> list[int]:
         if data is not None:
             try:
                 payload = open_envelope(
-                    data, Header(device.group_id, peer.device_id, 0, "acks"), device.group_key, peer.public_key
+                    data, Header(device.group_id, peer.device_id, 0, "acks"), device.keys, peer.public_key
                 )
                 seq = int(payload.get("applied", {}).get(device.device_id, 0))
             except (SyncFileRefused, ValueError):

@@ -23,7 +23,7 @@ from memdesk.core.base.clock import Clock, iso
 from memdesk.core.base.errors import MemDeskError, SyncError, SyncFileRefused, SyncSchemaTooNewError
 from memdesk.core.memory.synced import SyncedRows
 from memdesk.core.storage import Database
-from memdesk.core.sync import devices, tombstones
+from memdesk.core.sync import devices, rotation, tombstones
 from memdesk.core.sync.apply import Applier
 from memdesk.core.sync.capture import take_changes
 from memdesk.core.sync.envelope import Header, open_envelope, seal
@@ -34,6 +34,10 @@ from memdesk.core.sync.state import Device, Peer, peers, report_problem, require
 
 #: Own change files kept before a snapshot replaces them (once every device has applied them).
 COMPACT_AFTER = 64
+#: A batch of another device's files applied in one transaction: at most this many files, or
+#: rows (messages, passages; other records count one), whichever comes first.
+BATCH_FILES = 32
+BATCH_ROWS = 2_000
 
 
 @dataclass
@@ -45,6 +49,7 @@ class SyncReport:
     blocks: int = 0
     conflicts: int = 0
     forgets: int = 0
+    facts: int = 0
     problems: list[str] = field(default_factory=list)
     compacted: int = 0
     agents: set[int] = field(default_factory=set)
@@ -58,6 +63,7 @@ class SyncReport:
             "blocks": self.blocks,
             "conflicts": self.conflicts,
             "forgets": self.forgets,
+            "facts": self.facts,
             "problems": self.problems,
             "compacted": self.compacted,
         }
@@ -105,10 +111,15 @@ class SyncEngine:
                 hint="mount or reconnect it; nothing is lost meanwhile, changes wait here",
             )
         report = SyncReport()
+        at = iso(self._clock.now())
+        report.problems += devices.discover(self._db, folder, device, at)
+        # a new group key (a device was removed) before anything is written: nothing more under the old
+        _changed, problems = rotation.adopt(self._db, folder, required_device(self._db), at)
+        report.problems += problems
+        device = required_device(self._db)
         self._forget_before_sending(device, report)
         self._write_pending(folder, device, report, check=True)
-        device = required_device(self._db)
-        report.problems += devices.discover(self._db, folder, device, iso(self._clock.now()))
+        devices.announce_if_stale(folder, required_device(self._db), at)
         self._import(folder, report)
         self._run_forgets(report)
         if report.passages and self._embed is not None:
@@ -155,60 +166,97 @@ class SyncEngine:
                 self._from_snapshot(folder, device, report)
                 break
         for peer in peers(self._db):
-            if peer.revoked or peer.problem.startswith("two devices"):
+            if peer.problem.startswith("two devices"):
                 continue
-            numbers = folder.log_numbers(peer.device_id)
-            available = set(numbers)
+            available = set(folder.log_numbers(peer.device_id))
+            if peer.revoked:  # removed: what it wrote before is applied, nothing after
+                self._refuse_after_removal(folder, peer, available, report)
+                available = {n for n in available if n <= peer.revoked_upto}
             seq = peer.applied_seq + 1
             while seq in available:
-                if not self._apply_file(folder, device, peer, seq, report):
+                batch, refused = self._read_batch(folder, device, peer, seq, available)
+                if batch:
+                    self._apply_batch(device, peer, batch, report)
+                    seq = batch[-1][0] + 1
+                if refused is not None:
+                    self._refuse(folder, peer, refused[0], refused[1], report)
+                if refused is not None or not batch:
                     break
-                seq += 1
 
-    def _apply_file(self, folder: SyncFolder, device: Device, peer: Peer, seq: int, report: SyncReport) -> bool:
-        path = folder.log_path(peer.device_id, seq)
-        data = folder.read(path)
-        if data is None:
-            return False
-        at = iso(self._clock.now())
-        try:
-            payload = open_envelope(
-                data, Header(device.group_id, peer.device_id, seq, "log"), device.group_key, peer.public_key
-            )
-            schema = int(payload.get("schema", 0))
-            if schema > self._schema:
-                raise SyncSchemaTooNewError(
-                    f"it was written by a newer MemDesk (store schema {schema}; this one knows {self._schema})",
-                    hint="upgrade MemDesk on this device; the file is kept and applied then",
+    def _read_batch(
+        self, folder: SyncFolder, device: Device, peer: Peer, seq: int, available: set[int]
+    ) -> tuple[list[tuple[int, dict[str, Any]]], tuple[int, SyncFileRefused] | None]:
+        """The peer's next files from ``seq``, opened and checked, up to a batch's bounds; and the
+        first one refused (its number and why), which ends the batch before it."""
+        batch: list[tuple[int, dict[str, Any]]] = []
+        rows = 0
+        while seq in available and len(batch) < BATCH_FILES and rows < BATCH_ROWS:
+            data = folder.read(folder.log_path(peer.device_id, seq))
+            if data is None:
+                break
+            try:
+                payload = open_envelope(
+                    data, Header(device.group_id, peer.device_id, seq, "log"), device.keys, peer.public_key
                 )
-        except SyncFileRefused as error:
-            problem = error.user_message
-            with self._db.transaction():
-                self._db.execute("UPDATE sync_peers SET problem = ? WHERE device_id = ?", (problem, peer.device_id))
-                if report_problem(self._db, peer.device_id, path.name, problem, at):
-                    report.problems.append(f"{peer.name or peer.device_id[:8]}, file {seq}: {problem}")
-            return False
+                schema = int(payload.get("schema", 0))
+                if schema > self._schema:
+                    raise SyncSchemaTooNewError(
+                        f"it was written by a newer MemDesk (store schema {schema}; this one knows {self._schema})",
+                        hint="upgrade MemDesk on this device; the file is kept and applied then",
+                    )
+            except SyncFileRefused as error:
+                return batch, (seq, error)
+            batch.append((seq, payload))
+            rows += sum(len(record.get("rows", ())) or 1 for record in payload.get("records", []))
+            seq += 1
+        return batch, None
+
+    def _apply_batch(
+        self, device: Device, peer: Peer, batch: list[tuple[int, dict[str, Any]]], report: SyncReport
+    ) -> None:
+        """Several files of one device in one transaction, in order, each whole, with the number of
+        the last: a kill anywhere leaves all of them to apply again, never part of one. One commit
+        for many files (a commit costs more than a block edit's merge), bounded so that the write
+        lock is held briefly and a kill repeats little."""
+        at = iso(self._clock.now())
+        name = peer.name or peer.device_id[:8]
         clock = self._hlc(required_device(self._db))
+        applier = Applier(self._db, self._rows, device.forget_key, self._clock.now)
         with self._db.transaction():
             self._db.execute("INSERT OR IGNORE INTO sync_applying(flag) VALUES (1)")
-            applied = Applier(self._db, self._rows, device.group_key, self._clock.now).apply(payload, peer.name)
-            clock.observe(int(payload.get("hlc", 0)))
+            for _seq, payload in batch:
+                applied = applier.apply(payload, peer.name)
+                clock.observe(int(payload.get("hlc", 0)))
+                report.messages += applied.messages
+                report.passages += applied.passages
+                report.blocks += applied.blocks
+                report.conflicts += applied.conflicts
+                report.facts += applied.facts
+                report.agents |= applied.agents
             self._db.execute("UPDATE sync_device SET hlc = ? WHERE id = 1", (clock.last,))
             self._db.execute(
                 "UPDATE sync_peers SET applied_seq = ?, last_sync = ?, problem = '' WHERE device_id = ?",
-                (seq, at, peer.device_id),
+                (batch[-1][0], at, peer.device_id),
             )
             self._db.execute("DELETE FROM sync_applying")
-        report.received[peer.name or peer.device_id[:8]] = report.received.get(peer.name, 0) + 1
-        report.messages += applied.messages
-        report.passages += applied.passages
-        report.blocks += applied.blocks
-        report.conflicts += applied.conflicts
-        report.agents |= applied.agents
-        return True
+        report.received[name] = report.received.get(name, 0) + len(batch)
+
+    def _refuse_after_removal(self, folder: SyncFolder, peer: Peer, available: set[int], report: SyncReport) -> None:
+        later = sorted(n for n in available if n > peer.revoked_upto)
+        if later:
+            error = SyncFileRefused("it was written after its device was removed from the group (its key is revoked)")
+            self._refuse(folder, peer, later[0], error, report)
+
+    def _refuse(self, folder: SyncFolder, peer: Peer, seq: int, error: SyncFileRefused, report: SyncReport) -> None:
+        problem = error.user_message
+        name = folder.log_path(peer.device_id, seq).name
+        with self._db.transaction():
+            self._db.execute("UPDATE sync_peers SET problem = ? WHERE device_id = ?", (problem, peer.device_id))
+            if report_problem(self._db, peer.device_id, name, problem, iso(self._clock.now())):
+                report.problems.append(f"{peer.name or peer.device_id[:8]}, file {seq}: {problem}")
 
     def _forget_before_sending(self, device: Device, report: SyncReport) -> None:
-        forgotten = tombstones.Tombstones(self._db, device.group_key)
+        forgotten = tombstones.Tombstones(self._db, device.forget_key)
         for agent_id, term in tombstones.mentioned_before_sending(self._db, forgotten):
             self._db.execute("INSERT INTO sync_forget_in(agent, text) VALUES (?, ?)", (agent_id, term))
         self._run_forgets(report)
@@ -235,7 +283,7 @@ class SyncEngine:
                 continue
             try:
                 payload = open_envelope(
-                    data, Header(device.group_id, peer.device_id, 0, "snapshot"), device.group_key, peer.public_key
+                    data, Header(device.group_id, peer.device_id, 0, "snapshot"), device.keys, peer.public_key
                 )
             except SyncFileRefused as error:
                 report.problems.append(f"{peer.name}'s snapshot: {error.user_message}")
@@ -252,7 +300,7 @@ class SyncEngine:
         clock = self._hlc(required_device(self._db))
         with self._db.transaction():
             self._db.execute("INSERT OR IGNORE INTO sync_applying(flag) VALUES (1)")
-            applied = Applier(self._db, self._rows, device.group_key, self._clock.now).apply(payload, "a snapshot")
+            applied = Applier(self._db, self._rows, device.forget_key, self._clock.now).apply(payload, "a snapshot")
             clock.observe(int(payload.get("hlc", 0)))
             self._db.execute("UPDATE sync_device SET hlc = ? WHERE id = 1", (clock.last,))
             for device_id, seq in payload["covers"].items():
@@ -296,7 +344,7 @@ class SyncEngine:
             return
         agent_uid = self._db.scalar("SELECT uid FROM agents WHERE id = ?", (agent_id,))
         with self._db.transaction():
-            tombstones.remember(self._db, device.group_key, agent_uid, text)
+            tombstones.remember(self._db, device.forget_key, agent_uid, text)
             tombstones.scrub(self._db, agent_id, text)
             self._db.execute("INSERT INTO sync_forget_out(agent, text) VALUES (?, ?)", (agent_id, text))
 

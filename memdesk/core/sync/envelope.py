@@ -16,6 +16,7 @@ import json
 import os
 import struct
 import zlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from cryptography.exceptions import InvalidSignature, InvalidTag
@@ -72,8 +73,9 @@ def read_header(data: bytes) -> tuple[Header, bytes, int]:
     return header, nonce, start + length
 
 
-def open_envelope(data: bytes, expected: Header, group_key: bytes, public_key: bytes) -> dict:
-    """The payload of a file that is exactly what ``expected`` names, signed by ``public_key``."""
+def open_envelope(data: bytes, expected: Header, group_key: bytes | Sequence[bytes], public_key: bytes) -> dict:
+    """The payload of a file that is exactly what ``expected`` names, signed by ``public_key``,
+    encrypted with ``group_key`` (or one of several: the current group key, then earlier ones)."""
     header, nonce, offset = read_header(data)
     if header.group != expected.group:
         raise SyncFileRefused("it belongs to another sync folder (another pairing)")
@@ -92,7 +94,7 @@ def open_envelope(data: bytes, expected: Header, group_key: bytes, public_key: b
     return _decrypt(signed, nonce, offset, group_key)
 
 
-def open_self_signed(data: bytes, expected: Header, group_key: bytes) -> dict:
+def open_self_signed(data: bytes, expected: Header, group_key: bytes | Sequence[bytes]) -> dict:
     """A device's own announcement: only a holder of the group key could have encrypted it, and it
     must be signed by the key it announces."""
     header, nonce, offset = read_header(data)
@@ -107,11 +109,16 @@ def open_self_signed(data: bytes, expected: Header, group_key: bytes) -> dict:
     return payload
 
 
-def _decrypt(signed: bytes, nonce: bytes, offset: int, group_key: bytes) -> dict:
-    try:
-        body = AESGCM(group_key).decrypt(nonce, signed[offset:], signed[:offset])
-    except InvalidTag:
-        raise SyncFileRefused("it cannot be decrypted with this folder's key (another pairing, or altered)") from None
+def _decrypt(signed: bytes, nonce: bytes, offset: int, group_key: bytes | Sequence[bytes]) -> dict:
+    body = None
+    for key in [group_key] if isinstance(group_key, bytes) else group_key:
+        try:
+            body = AESGCM(key).decrypt(nonce, signed[offset:], signed[:offset])
+            break
+        except InvalidTag:
+            continue
+    if body is None:
+        raise SyncFileRefused("it cannot be decrypted with this folder's key (another pairing, or altered)")
     try:
         payload = json.loads(zlib.decompress(body))
     except (zlib.error, ValueError):

@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import os
 import uuid
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from memdesk.core.base.clock import Clock, iso
 from memdesk.core.base.errors import PairingCodeError, SyncError, SyncFileRefused
 from memdesk.core.storage import Database
-from memdesk.core.sync import devices, pairing
+from memdesk.core.sync import devices, pairing, rotation
 from memdesk.core.sync.digest import synced_digest
 from memdesk.core.sync.envelope import Header, new_signing_key, open_self_signed, public_of, seal
 from memdesk.core.sync.folder import SyncFolder
@@ -23,8 +24,13 @@ from memdesk.core.sync.state import peers, required_device, this_device
 _ENQUEUE_ALL = (
     "INSERT INTO sync_outbox(kind, key, op) SELECT 'agents', uid, 'i' FROM agents ORDER BY id",
     "INSERT INTO sync_outbox(kind, key, op) SELECT 'documents', uid, 'i' FROM documents ORDER BY id",
-    "INSERT INTO sync_outbox(kind, key, op) SELECT 'messages', uid, 'i' FROM messages ORDER BY id",
+    "INSERT INTO sync_outbox(kind, key, op) SELECT 'messages', uid, 'i' FROM messages"
+    " WHERE conversation_id IS NULL ORDER BY id",
+    "INSERT INTO sync_outbox(kind, key, op) SELECT 'imported', uid, 'i' FROM messages"
+    " WHERE conversation_id IS NOT NULL ORDER BY id",
     "INSERT INTO sync_outbox(kind, key, op) SELECT 'passages', uid, 'i' FROM passages ORDER BY id",
+    "INSERT INTO sync_outbox(kind, key, op) SELECT 'graph_facts', uid, 'i' FROM graph_facts"
+    " WHERE author != 'extractor' ORDER BY id",
     "INSERT INTO sync_outbox(kind, key, op) SELECT 'memory_blocks', a.uid || '/' || b.label, 'u'"
     " FROM memory_blocks b JOIN agents a ON a.id = b.agent_id ORDER BY b.id",
 )
@@ -73,6 +79,8 @@ def join(db: Database, clock: Clock, folder_path: Path, code: str, name: str) ->
         ) from None
     folder.write_ignores()
     _enable(db, clock, folder, group_id, key, new_signing_key()[0], name)
+    # paired with a code given after a removal: the earlier keys, for the files written under them
+    rotation.join_ring(db, folder, group_id, key)
 
 
 def _enable(
@@ -112,19 +120,35 @@ def leave(db: Database) -> None:
             "sync_problems",
             "sync_block_versions",
             "sync_applying",
+            "sync_group_keys",
         ):
             db.execute(f"DELETE FROM {table}")
 
 
-def remove_device(db: Database, target: str) -> str:
-    """Remove a device from the group by name or id prefix: its files are refused from now on."""
+@dataclass(frozen=True)
+class Removed:
+    name: str
+    #: the pairing code for devices that join from now on (the old one pairs none any more)
+    code: str
+    #: devices that announced no key to seal the new group key to (an older MemDesk): they pair again
+    missed: list[str]
+
+
+def remove_device(db: Database, clock: Clock, target: str) -> Removed:
+    """Remove a device from the group by name or id prefix: its key is revoked. The files it wrote
+    before (those in the folder now) are still applied, its later ones refused; the devices still in
+    the group take a new group key (rotation.py), so it reads nothing written from now on."""
     device = required_device(db)
-    matches = [p for p in peers(db) if p.name == target or p.device_id.startswith(target.lower())]
+    matches = [p for p in peers(db) if not p.revoked and (p.name == target or p.device_id.startswith(target.lower()))]
     if len(matches) != 1:
         raise SyncError(f"No single paired device is named {target!r}", hint="see `memdesk sync status` for names")
-    devices.revoke(SyncFolder(device.folder), device, matches[0].device_id)
-    db.execute("UPDATE sync_peers SET revoked = 1 WHERE device_id = ?", (matches[0].device_id,))
-    return matches[0].name or matches[0].device_id[:8]
+    removed, folder = matches[0], SyncFolder(device.folder)
+    upto = max([removed.applied_seq, *folder.log_numbers(removed.device_id)])
+    devices.revoke(folder, device, removed.device_id, upto)
+    db.execute("UPDATE sync_peers SET revoked = 1, revoked_upto = ? WHERE device_id = ?", (upto, removed.device_id))
+    code, missed = rotation.rotate(db, folder, device)
+    devices.announce(folder, required_device(db), iso(clock.now()))
+    return Removed(removed.name or removed.device_id[:8], code, missed)
 
 
 def status(db: Database) -> dict[str, Any]:

@@ -12,12 +12,21 @@ from collections import defaultdict
 from typing import Any
 
 from memdesk.core.storage import Database
-from memdesk.core.sync.capture import DOCUMENT_KEYS, MESSAGE_KEYS, PASSAGE_KEYS, named
+from memdesk.core.sync.capture import (
+    DOCUMENT_KEYS,
+    FACT_KEYS,
+    FACT_SQL,
+    IMPORTED_SQL,
+    MESSAGE_KEYS,
+    PASSAGE_KEYS,
+    imported_records,
+    named,
+)
 
 _MESSAGES = (
     "SELECT m.uid, a.uid, m.created_at, m.role, m.kind, m.author, m.content, m.search_text, m.function_name,"
     " (SELECT s.uid FROM messages s WHERE s.id = m.step_id) FROM messages m JOIN agents a ON a.id = m.agent_id"
-    " ORDER BY m.id"
+    " WHERE m.conversation_id IS NULL ORDER BY m.id"
 )
 _PASSAGES = (
     "SELECT p.uid, a.uid, p.text, p.created_at, p.tags, d.uid, p.chunk_index, p.page, p.section, p.char_start,"
@@ -41,6 +50,7 @@ def whole_state(db: Database, covers: dict[str, int], schema: int, hlc: int) -> 
         records.append({"t": "d", "agent": row[1], **dict(zip(DOCUMENT_KEYS, (row[0], *row[2:]), strict=True))})
     _grouped(records, "m", db.query(_MESSAGES), MESSAGE_KEYS)
     _grouped(records, "p", db.query(_PASSAGES), PASSAGE_KEYS)
+    records.extend(imported_records(db.query(IMPORTED_SQL + " ORDER BY m.id")))
     for row in db.query(
         "SELECT a.uid, v.label, v.edit_id, v.parents, v.value, v.meta FROM sync_block_versions v"
         " JOIN agents a ON a.id = v.agent_id ORDER BY v.edit_id"
@@ -55,6 +65,11 @@ def whole_state(db: Database, covers: dict[str, int], schema: int, hlc: int) -> 
                 "value": row[4],
                 "meta": json.loads(row[5]),
             }
+        )
+    for row in db.query(FACT_SQL + " WHERE f.author != 'extractor' ORDER BY f.id"):
+        stamp = db.scalar("SELECT hlc FROM sync_row_clock WHERE uid = ?", (row[0],)) or 0
+        records.append(
+            {"t": "g", "agent": row[1], **dict(zip(FACT_KEYS, (row[0], *row[2:]), strict=True)), "hlc": stamp}
         )
     for (uid,) in db.query("SELECT uid FROM sync_row_clock WHERE deleted = 1"):
         records.append({"t": "px", "uid": uid})

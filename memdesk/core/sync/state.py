@@ -21,6 +21,20 @@ class Device:
     signing_key: bytes
     hlc: int
     next_seq: int
+    epoch: int = 0
+    #: the group keys of earlier epochs, newest first (a device removed meanwhile knows them)
+    older_keys: tuple[bytes, ...] = ()
+
+    @property
+    def keys(self) -> tuple[bytes, ...]:
+        """Every key a file of this group may be encrypted with, the current one first."""
+        return (self.group_key, *self.older_keys)
+
+    @property
+    def forget_key(self) -> bytes:
+        """The key forgotten terms' digests are made with: the group's first, whatever the epoch,
+        so digests made before a key changed still match."""
+        return self.keys[-1]
 
 
 @dataclass(frozen=True)
@@ -32,15 +46,21 @@ class Peer:
     last_sync: str | None
     revoked: bool
     problem: str
+    box_key: bytes | None = None
+    revoked_upto: int = 0
 
 
 def this_device(db: Database) -> Device | None:
     row = db.query_one(
-        "SELECT device_id, name, folder, group_id, group_key, signing_key, hlc, next_seq FROM sync_device WHERE id = 1"
+        "SELECT device_id, name, folder, group_id, group_key, signing_key, hlc, next_seq, epoch FROM sync_device"
+        " WHERE id = 1"
     )
     if row is None:
         return None
-    return Device(row[0], row[1], Path(row[2]), row[3], bytes(row[4]), bytes(row[5]), int(row[6]), int(row[7]))
+    older = tuple(bytes(r[0]) for r in db.query("SELECT key FROM sync_group_keys ORDER BY epoch DESC"))
+    return Device(
+        row[0], row[1], Path(row[2]), row[3], bytes(row[4]), bytes(row[5]), int(row[6]), int(row[7]), int(row[8]), older
+    )
 
 
 def required_device(db: Database) -> Device:
@@ -52,9 +72,13 @@ def required_device(db: Database) -> Device:
 
 def peers(db: Database) -> list[Peer]:
     rows = db.query(
-        "SELECT device_id, name, public_key, applied_seq, last_sync, revoked, problem FROM sync_peers ORDER BY name"
+        "SELECT device_id, name, public_key, applied_seq, last_sync, revoked, problem, box_key, revoked_upto"
+        " FROM sync_peers ORDER BY name"
     )
-    return [Peer(r[0], r[1], bytes(r[2]), int(r[3]), r[4], bool(r[5]), r[6]) for r in rows]
+    return [
+        Peer(r[0], r[1], bytes(r[2]), int(r[3]), r[4], bool(r[5]), r[6], bytes(r[7]) if r[7] else None, int(r[8]))
+        for r in rows
+    ]
 
 
 def peer(db: Database, device_id: str) -> Peer | None:

@@ -199,7 +199,10 @@ class DevicesDialog(QDialog):
         device = rows[row]
         name = device["name"] or device["id"][:8]
         # the name is the one that device announced: shown as text, never as markup
-        question = f"Remove {name}? Its change files are refused from now on; what it sent stays."
+        question = (
+            f"Remove {name}? Its key is revoked: it reads nothing written from now on, the files it writes are"
+            " refused, and a new pairing code replaces this one. What it sent stays."
+        )
         answer = QMessageBox.question(self, "Remove device", literal(question))
         if answer == QMessageBox.StandardButton.Yes:
             self.controller.remove_device(device["id"])
@@ -330,7 +333,15 @@ class SyncController(QObject):
         self._run(join, lambda _none: self.sync_now())
 
     def remove_device(self, device_id: str) -> None:
-        self._run(lambda db: setup.remove_device(db, device_id), lambda name: self.hub.notify(f"Removed {name}"))
+        services = self.services
+
+        def done(removed: setup.Removed) -> None:
+            missed = f" {', '.join(removed.missed)} must pair again with it." if removed.missed else ""
+            self.hub.notify(f"Removed {removed.name}: its key is revoked.{missed}")
+            if self.dialog is not None:
+                self.dialog.show_code(removed.code)  # the old code pairs no device any more
+
+        self._run(lambda db: setup.remove_device(db, services.clock, device_id), done)
 
     def leave(self) -> None:
         self._run(setup.leave, lambda _none: self.status_bar.showMessage("This device no longer syncs", 5000))

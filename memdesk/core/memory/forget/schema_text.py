@@ -70,6 +70,7 @@ SHARED = frozenset({"settings", "schema_migrations", "embedding_space", "sqlite_
         "sync_aliases",
         "sync_row_clock",
         "sync_tombstones",
+        "sync_group_keys",
     }
 )
 

@@ -32,6 +32,7 @@ from memdesk.core.storage.migrations import (
     m018_sync_identities,
     m019_imported_conversations,
     m020_mcp_connections,
+    m021_sync_facts_keys_imports,
 )
 
 #: One migration: it changes the schema of the connection it is given (a ``Database``; typed loosely
@@ -59,4 +60,5 @@ MIGRATIONS: list[Migration] = [
     m018_sync_identities.migrate,
     m019_imported_conversations.migrate,
     m020_mcp_connections.migrate,
+    m021_sync_facts_keys_imports.migrate,
 ]
