@@ -67,7 +67,10 @@ class Loaded:
         from tokenizers import Tokenizer
 
         self.encoder = BertEncoder(load_tensors(path / "model.safetensors"), _json(path / "config.json"))
-        self.max_length = int(_json(path / "sentence_bert_config.json").get("max_seq_length") or 0)
+        try:
+            self.max_length = int(_json(path / "sentence_bert_config.json").get("max_seq_length") or 0)
+        except (TypeError, ValueError):
+            self.max_length = 0
         if not 2 < self.max_length <= self.encoder.max_positions:
             raise ModelFileError(f"The embedding model at {path} has no usable max_seq_length")
         pooling = _json(path / "1_Pooling" / "config.json")
