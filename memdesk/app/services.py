@@ -209,6 +209,9 @@ def _memory_services(
     # One history for every writer of memory, bounded by a setting read at each write.
     history = MemoryHistory(db, clock, max_changes=lambda: settings_store.load().history_max_changes)
     core = CoreMemory(db, clock, history)
+    messages = MessageRanker(
+        db, embedder, vectors, user_name=lambda: settings_store.load().user_name, scorer=learned.shipped()
+    )
     return MemoryServices(
         db=db,
         agents=AgentStore(db, core, clock, files_root),
@@ -216,9 +219,7 @@ def _memory_services(
         recall=RecallMemory(
             db,
             embedder,
-            ranker=MessageRanker(
-                db, embedder, vectors, user_name=lambda: settings_store.load().user_name, scorer=learned.shipped()
-            ),
+            ranker=messages,
             clock=clock,
             graph_weight=lambda: graph_weight(settings_store.load()),
         ),
@@ -226,7 +227,9 @@ def _memory_services(
             db,
             embedder,
             clock,
-            ranker=PassageRanker(db, embedder, vectors),
+            ranker=PassageRanker(  # the conversation's speakers: one query vector for both searches
+                db, embedder, vectors, speakers=lambda agent_id: messages.speakers(agent_id, [])[0]
+            ),
             history=history,
         ),
         clock=clock,

@@ -31,9 +31,9 @@ from memdesk.core.retrieval.query import (
     contains_casefold,
     fts_phrases,
     inner_words,
+    meaning_text,
     mentioned_dates,
     mentioned_names,
-    without_words,
 )
 from memdesk.core.retrieval.timeline import Timelines, older_than, on_dates
 from memdesk.core.retrieval.vector_index import VectorIndex
@@ -304,7 +304,7 @@ class MessageRanker:
         db = self._db
         n = len(timeline.ids)
         names = mentioned_names(query, sorted(timeline.speakers))
-        searched = without_words(query, sorted(names)) or query  # a speaker's name is not a search word
+        searched = meaning_text(query, timeline.speakers)  # the passages' dense leg embeds it too
         lexical = np.zeros(n)
         phrases = fts_phrases(searched)
         spans: dict[int, tuple[int, int]] = {}

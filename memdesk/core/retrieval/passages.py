@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -17,7 +18,7 @@ import numpy as np
 from memdesk.core.embedding import Embedder
 from memdesk.core.retrieval.bounded_fts import FtsIndex, best_matches
 from memdesk.core.retrieval.changes import row_changes
-from memdesk.core.retrieval.query import fts_phrases
+from memdesk.core.retrieval.query import fts_phrases, meaning_text
 from memdesk.core.retrieval.vector_index import VectorIndex
 from memdesk.core.storage import Database
 
@@ -40,11 +41,21 @@ class PassageRank:
 
 class PassageRanker:
     """Ranks one store's passages, with that store's cache of recent rankings: built once per store
-    by the composition root and passed in."""
+    by the composition root and passed in. ``speakers``: who speaks in the agent's conversation;
+    the dense leg embeds the query as the conversation's search does (query.meaning_text), so a
+    search of both memories embeds it once."""
 
-    def __init__(self, db: Database, embedder: Embedder | None, vectors: VectorIndex | None = None) -> None:
+    def __init__(
+        self,
+        db: Database,
+        embedder: Embedder | None,
+        vectors: VectorIndex | None = None,
+        *,
+        speakers: Callable[[int], Iterable[str]] = lambda agent_id: (),
+    ) -> None:
         self._db = db
         self._embedder = embedder
+        self._speakers = speakers
         self._vectors = vectors or VectorIndex(db)
         self._rankings: OrderedDict[tuple, list[PassageRank]] = OrderedDict()
         self._lock = threading.Lock()
@@ -68,7 +79,8 @@ class PassageRanker:
                 return self._rankings[key]
         scores: dict[int, float] = {}
         if self._embedder is not None:
-            ids, cosines = self.vector_candidates(agent_id, self._embedder.embed([query])[0])
+            vector = self._embedder.embed([meaning_text(query, self._speakers(agent_id))])[0]
+            ids, cosines = self.vector_candidates(agent_id, vector)
             scores = dict(zip(ids.tolist(), cosines.tolist(), strict=True))
         phrases = fts_phrases(query)
         if phrases:

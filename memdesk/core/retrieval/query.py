@@ -8,6 +8,7 @@ conversational text they match nearly every message and drown the terms that mat
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from datetime import date, timedelta
 
 from memdesk.core.text.words import split_words
@@ -87,6 +88,17 @@ def without_words(query: str, phrases: list[str]) -> str:
     drop = {w for phrase in phrases for w in split_words(phrase.casefold())}
     kept = [w for w in split_words(query) if w.casefold() not in drop]
     return " ".join(kept) if terms(" ".join(kept)) else ""
+
+
+def meaning_text(query: str, speakers: Iterable[str]) -> str:
+    """What the dense legs embed of ``query``: its words without the names of the conversation's
+    ``speakers`` (a speaker's name is not a search word: it would draw the messages that name
+    them, not what they said). The conversation's and the archival search embed this same
+    text, so one search of both memories embeds its query once (the embedder keeps recent
+    queries): with the whole query for the passages, every question naming a speaker, or with
+    punctuation, was embedded twice."""
+    names = mentioned_names(query, sorted(speakers))
+    return without_words(query, sorted(names)) or query
 
 
 def contains_casefold(haystack: str | None, needle: str | None) -> int:
