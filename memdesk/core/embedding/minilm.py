@@ -151,25 +151,38 @@ class MiniLMEmbedder:
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, DIMENSION), dtype=np.float32)
-        if len(texts) == 1:
-            with self._recent_lock:
-                known = self._recent.get(texts[0])
-                if known is not None:
-                    self._recent.move_to_end(texts[0])
-                    return known.copy()
+        known = self._known(texts)
+        if known is not None:
+            return known
         model = self._loaded()
         with self._use:
+            # Automatic recall searches its sources in parallel threads: the one that waited for
+            # the model while the other embedded this query finds it here, instead of embedding it again.
+            known = self._known(texts)
+            if known is not None:
+                return known
             if self._blas is not None:
                 with self._blas.limit(limits=self._threads, user_api="blas"):
                     vectors = self._vectors(model, texts)
             else:
                 vectors = self._vectors(model, texts)
-        if len(texts) == 1:
-            with self._recent_lock:
-                self._recent[texts[0]] = vectors.copy()
-                while len(self._recent) > RECENT_QUERIES:
-                    self._recent.popitem(last=False)
+            if len(texts) == 1:  # kept before the model is free, for the caller waiting for it
+                with self._recent_lock:
+                    self._recent[texts[0]] = vectors.copy()
+                    while len(self._recent) > RECENT_QUERIES:
+                        self._recent.popitem(last=False)
         return vectors
+
+    def _known(self, texts: Sequence[str]) -> np.ndarray | None:
+        """A single text's vector from the recent queries, or None."""
+        if len(texts) != 1:
+            return None
+        with self._recent_lock:
+            known = self._recent.get(texts[0])
+            if known is None:
+                return None
+            self._recent.move_to_end(texts[0])
+            return known.copy()
 
     def _vectors(self, model: Loaded, texts: Sequence[str]) -> np.ndarray:
         # Whitespace alone gives [CLS] [SEP], as in sentence-transformers: no text is refused.
