@@ -1,14 +1,22 @@
 """File > Devices… in the real window (offscreen): start a sync folder and show its code; another
 device pairs with it, tells a fact and edits a block; the window syncs on its own and shows both
 without a restart, lists the device, keeps a conflict in view and in the conversation, and
-removes the device with a new pairing code."""
+removes the device with a new pairing code. And the same through two real Syncthing daemons: the
+window joins a folder another device started, and shows what that device was told."""
 
 from __future__ import annotations
 
 import re
 
+import pytest
+
 from memdesk.core.sync import setup
+from memdesk.core.sync.digest import synced_digest
 from testing.sync_devices import Fleet
+from testing.syncthing import SyncthingPair
+
+#: Bounded waits through Syncthing: it notices a change within a second or two on loopback.
+CARRY_S = 90
 
 
 def test_a_fact_told_on_another_device_shows_in_the_window_without_a_restart(
@@ -73,4 +81,82 @@ def test_a_fact_told_on_another_device_shows_in_the_window_without_a_restart(
     finally:
         settle(window)
         dialog.close()
+        fleet.close()
+
+
+@pytest.mark.processes
+def test_the_window_shows_a_fact_told_on_another_device_through_a_real_syncthing_pair(
+    make_window, roomy_runtime, qtbot, settle, tmp_path, migrated_store
+):
+    window = make_window(roomy_runtime)
+    agent = window.services.agents.get(window.state.agent_id).name
+    fleet = Fleet(tmp_path / "others", migrated_store)
+    dialog = None
+
+    def pause(seconds: float) -> None:  # the window's sync jobs end and show what they applied
+        qtbot.wait(int(seconds * 1000))
+
+    try:
+        with SyncthingPair(tmp_path / "syncthing") as pair:
+            laptop_folder, window_folder = pair.folders
+            laptop = fleet.device("laptop")
+            laptop.agent(agent)
+            code = setup.start(laptop.db, laptop.clock, laptop_folder / "memdesk", "laptop")
+            laptop.sync()
+            pair.scan()
+            pair.wait_for(
+                lambda: (window_folder / "memdesk" / "group.mds").exists(), CARRY_S, "the folder to arrive", pause
+            )
+
+            # the window joins as a user does in File > Devices… (a folder chosen, the code typed)
+            dialog = window.sync.open_dialog()
+            window.sync.join_folder(window_folder / "memdesk", code)
+            qtbot.waitUntil(lambda: dialog.sync_button.isEnabled(), timeout=15_000)
+
+            laptop.tell("My grandmother's village is called Pitões das Júnias", agent=agent)
+            laptop.append("human", "Allergic to walnuts", agent=agent)
+
+            def after_both_sync(check):
+                def condition() -> bool:  # each side, every time: what one applied may wait on the other
+                    laptop.sync()
+                    window.sync.sync_now(quiet=True)
+                    pair.scan()
+                    return check()
+
+                return condition
+
+            transcript = window.chat.transcript
+            pair.wait_for(
+                after_both_sync(lambda: "Pitões das Júnias" in transcript.toPlainText()),
+                CARRY_S,
+                "the laptop's message to show in the window",
+                pause,
+            )
+            human = window.memory.editors["human"].editor
+            pair.wait_for(
+                after_both_sync(lambda: "Allergic to walnuts" in human.toPlainText()),
+                CARRY_S,
+                "the laptop's block edit to show in the window",
+                pause,
+            )
+            search = window.services.memory.recall.search_text(window.state.agent_id, "grandmother village")
+            assert any("Pitões das Júnias" in message.content for message in search.hits)
+            devices = dialog.devices
+            pair.wait_for(
+                after_both_sync(lambda: "laptop" in {devices.item(row, 0).text() for row in range(devices.rowCount())}),
+                CARRY_S,
+                "the window to list the laptop",
+                pause,
+            )
+
+            def same_memory() -> bool:
+                settle(window)
+                return laptop.digest() == synced_digest(window.services.db)
+
+            pair.wait_for(after_both_sync(same_memory), CARRY_S, "both devices to hold the same memory", pause)
+            assert not setup.status(laptop.db)["problems"]
+            settle(window)
+    finally:
+        if dialog is not None:
+            dialog.close()
         fleet.close()
