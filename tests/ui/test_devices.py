@@ -6,9 +6,13 @@ window joins a folder another device started, and shows what that device was tol
 
 from __future__ import annotations
 
+import logging
 import re
+from pathlib import Path
 
 import pytest
+import segno
+from PySide6.QtGui import QImage
 
 from memdesk.core.sync import setup
 from memdesk.core.sync.digest import synced_digest
@@ -19,9 +23,50 @@ from testing.syncthing import SyncthingPair
 CARRY_S = 90
 
 
+def read_symbol(image: QImage) -> tuple[list[list[bool]], int]:
+    """The modules of the QR code drawn in ``image``, read back as a reader finds them: the first
+    dark pixel is the top-left finder pattern's corner, whose top edge is seven modules wide; each
+    module is read at its centre. Also returns the light margin around the symbol, in modules."""
+
+    def dark(x: int, y: int) -> bool:
+        return image.pixelColor(x, y).lightness() < 128
+
+    side = image.width()
+    assert image.height() == side
+    left, top = next((x, y) for y in range(side) for x in range(side) if dark(x, y))
+    edge = 0
+    while dark(left + edge, top):
+        edge += 1
+    module = edge // 7
+    assert module >= 1 and edge == 7 * module and left == top
+    count = (side - 2 * left) // module
+    modules = [
+        [dark(left + column * module + module // 2, top + row * module + module // 2) for column in range(count)]
+        for row in range(count)
+    ]
+    return modules, left // module
+
+
+def assert_qr_of(label, code: str) -> None:
+    """The dialog shows ``code`` as a QR code (medium error correction) a reader can scan."""
+    assert label.isVisible() and label.accessibleName()
+    modules, margin = read_symbol(label.pixmap().toImage())
+    assert margin >= 4  # the quiet zone readers need
+    assert modules == [[bool(m) for m in row] for row in segno.make_qr(code, error="m").matrix]
+
+
+def assert_nowhere_on_disk(root: Path, code: str) -> None:
+    forms = {code.encode(), code.replace("-", "").encode()}
+    for path in root.rglob("*"):
+        if path.is_file():
+            data = path.read_bytes()
+            assert not any(form in data for form in forms), f"the pairing code was written to {path}"
+
+
 def test_a_fact_told_on_another_device_shows_in_the_window_without_a_restart(
-    make_window, roomy_runtime, qtbot, settle, tmp_path, migrated_store
+    make_window, roomy_runtime, qtbot, settle, tmp_path, migrated_store, caplog
 ):
+    caplog.set_level(logging.DEBUG)
     window = make_window(roomy_runtime)
     folder = tmp_path / "Sync" / "MemDesk sync"
     dialog = window.sync.open_dialog()
@@ -29,6 +74,7 @@ def test_a_fact_told_on_another_device_shows_in_the_window_without_a_restart(
     window.sync.start_folder(folder)
     qtbot.waitUntil(lambda: dialog.code_label.isVisible(), timeout=15_000)
     code = re.search(r"Pairing code: (\S+)", dialog.code_label.text()).group(1)
+    assert_qr_of(dialog.code_qr, code)  # beside the code to type, the same code to scan
     qtbot.waitUntil(lambda: dialog.sync_button.isEnabled(), timeout=15_000)
 
     fleet = Fleet(tmp_path / "others", migrated_store)
@@ -76,8 +122,14 @@ def test_a_fact_told_on_another_device_shows_in_the_window_without_a_restart(
         # removing the phone revokes its key: a new pairing code replaces the one shown
         window.sync.remove_device(setup.status(phone.db)["device"]["id"])
         qtbot.waitUntil(lambda: code not in dialog.code_label.text(), timeout=15_000)
-        assert re.search(r"Pairing code: (\S+)", dialog.code_label.text())
+        new_code = re.search(r"Pairing code: (\S+)", dialog.code_label.text()).group(1)
+        assert_qr_of(dialog.code_qr, new_code)  # the old code's symbol is gone with it
         qtbot.waitUntil(lambda: "removed" in dialog.devices.item(0, 4).text(), timeout=15_000)
+        settle(window)
+        # the codes are keys to this memory: shown, never kept in a file or a log
+        for shown in (code, new_code):
+            assert_nowhere_on_disk(tmp_path, shown)
+            assert shown not in caplog.text and shown.replace("-", "") not in caplog.text
     finally:
         settle(window)
         dialog.close()
