@@ -10,6 +10,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QImage, QPainter, QPixmap
 from PySide6.QtWidgets import QLabel, QWidget
 
+from memdesk.ui.common import palette
+
 #: At least medium error correction (segno raises it while the symbol keeps its size): it still
 #: reads through glare or a smudge on a screen.
 ERROR_LEVEL = "m"
@@ -26,19 +28,19 @@ def qr_modules(text: str) -> list[list[bool]]:
 
 
 def qr_image(modules: list[list[bool]], module_px: int = MODULE_PX) -> QImage:
-    """Black modules on white with the quiet zone around them, whatever the palette: a dark
-    theme's inverted symbol is one many readers refuse."""
+    """Dark modules on light with the quiet zone around them, the same in every palette
+    (``palette.QR_DARK``, ``QR_LIGHT``)."""
     side = (len(modules) + 2 * QUIET_ZONE) * module_px
     image = QImage(side, side, QImage.Format.Format_RGB32)
-    image.fill(QColor(Qt.GlobalColor.white))
+    image.fill(QColor(palette.QR_LIGHT))
     painter = QPainter(image)
     try:
-        black = QColor(Qt.GlobalColor.black)
+        dark_colour = QColor(palette.QR_DARK)
         for y, row in enumerate(modules):
             for x, dark in enumerate(row):
                 if dark:
                     left, top = (x + QUIET_ZONE) * module_px, (y + QUIET_ZONE) * module_px
-                    painter.fillRect(left, top, module_px, module_px, black)
+                    painter.fillRect(left, top, module_px, module_px, dark_colour)
     finally:
         painter.end()
     return image
