@@ -230,8 +230,16 @@ class SyncthingPair:
             except (OSError, urllib.error.URLError):
                 pass
 
-    def wait_for(self, condition: Callable[[], bool], seconds: float, what: str = "the condition") -> float:
-        """Wait until ``condition()`` holds, at most ``seconds``; returns how long it took."""
+    def wait_for(
+        self,
+        condition: Callable[[], bool],
+        seconds: float,
+        what: str = "the condition",
+        pause: Callable[[float], None] = time.sleep,
+    ) -> float:
+        """Wait until ``condition()`` holds, at most ``seconds``; returns how long it took. ``pause(s)``
+        waits between two checks: a window's test passes one that runs Qt's event loop meanwhile, so
+        the window's own sync jobs end and show what they applied."""
         started = time.monotonic()
         while True:
             if condition():
@@ -243,4 +251,4 @@ class SyncthingPair:
                     )
             if time.monotonic() - started > seconds:
                 raise SyncthingError(f"waited {seconds:.0f} s for {what}")
-            time.sleep(0.2)
+            pause(0.2)

@@ -34,6 +34,9 @@ SECTIONS = {
 }
 #: Knowledge-graph nodes: the entity in the centre and its neighbours.
 NODE_CENTRE, NODE = "#f6d186", "#9cc3e4"
+#: A QR code's modules on its background: black on white in every palette (an inverted symbol,
+#: light on dark, is one many readers refuse).
+QR_DARK, QR_LIGHT = "#000000", "#ffffff"
 
 
 def palette() -> QPalette:

@@ -1,8 +1,9 @@
 """File > Devices…: one memory on several devices (memdesk.core.sync) in the window.
 
-The dialog starts a sync folder (and shows the pairing code to type on the other device) or joins
-one with a code, lists the paired devices with their last sync, what they sent that waits and why,
-lists the conflicts a merge kept for the user, removes a device and stops syncing here. The
+The dialog starts a sync folder (and shows the pairing code to type on the other device, and as a
+QR code to scan) or joins one with a code, lists the paired devices with their last sync, what
+they sent that waits and why, lists the conflicts a merge kept for the user, removes a device and
+stops syncing here. The
 controller syncs on a timer (the ``sync_interval_s`` setting) and on Sync now, always on the job
 pool and a connection of its own, so applying thousands of changes never holds the GUI thread or
 the connection the panels read through; when changes arrived it says so (``synced``) and the
@@ -43,6 +44,7 @@ from memdesk.core.sync import setup
 from memdesk.core.sync.engine import SyncReport, device_name
 from memdesk.ui.common.errors import ErrorHub, reports_errors
 from memdesk.ui.common.text import literal, plain_label
+from memdesk.ui.dialogs.pairing_qr import PairingQr
 from memdesk.ui.workers.jobs import Jobs
 
 DEVICE_COLUMNS = ("Device", "Last sync", "Files applied", "Waiting", "Why it waits")
@@ -74,10 +76,17 @@ class DevicesDialog(QDialog):
         self.summary = plain_label("Reading…")
         self.summary.setWordWrap(True)
         layout.addWidget(self.summary)
+        # the code to type, and beside it the same code to scan
+        code_row = QHBoxLayout()
+        self.code_qr = PairingQr()
+        code_row.addWidget(self.code_qr)
         self.code_label = plain_label("")
         self.code_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.code_label.setWordWrap(True)
+        self.code_label.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
         self.code_label.setVisible(False)
-        layout.addWidget(self.code_label)
+        code_row.addWidget(self.code_label, 1)
+        layout.addLayout(code_row)
         setup_row = QHBoxLayout()
         self.start_button = QPushButton("&Start a sync folder…")
         self.join_button = QPushButton("&Join a sync folder…")
@@ -165,10 +174,11 @@ class DevicesDialog(QDialog):
     def show_code(self, code: str) -> None:
         self.code_label.setText(
             f"Pairing code: {code}\nType it on your other device (File > Devices… > Join, or memdesk sync join"
-            " FOLDER --code CODE). It is shown once and stored nowhere: whoever has it and the folder can read"
-            " this memory."
+            " FOLDER --code CODE), or scan the QR code. It is shown once and stored nowhere: whoever has it and"
+            " the folder can read this memory."
         )
         self.code_label.setVisible(True)
+        self.code_qr.show_code(code)
 
     # --- what the user asks --------------------------------------------------------------------
     @Slot()
