@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 from bench.common import bench_parser, percentile
-from bench.lateness import StageTimeout, timer_lateness
+from bench.lateness import StageTimeout, idle_lateness, timer_lateness
 from bench.report import emit
 
 #: Seconds the timer ticks with the window idle, before the import.
@@ -79,8 +79,7 @@ def _window_child(export: str, home: str, embedder_name: str, answer, limit_s: f
     timer_lateness(
         lambda: window.state.agent_id is not None and window.state.model_ready and not window.reads.busy, limit_s
     )
-    idle_started = time.perf_counter()
-    idle = timer_lateness(lambda: time.perf_counter() - idle_started > IDLE_SECONDS, STAGE_LIMIT_S)
+    idle = idle_lateness(IDLE_SECONDS)
     started = time.perf_counter()
     dialog = window.history_imports.offer(Path(export))
     assert dialog is not None

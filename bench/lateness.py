@@ -42,3 +42,10 @@ def timer_lateness(until: Callable[[], bool], limit_s: float) -> list[float]:
     if not until():
         raise StageTimeout(f"the measured stage did not finish within {limit_s:.0f} s")
     return lateness
+
+
+def idle_lateness(seconds: float) -> list[float]:
+    """Tick for ``seconds`` with nothing else asked of the loop: the machine's floor beside a
+    measured stage (on a shared machine the idle p99 is not zero)."""
+    started = time.perf_counter()
+    return timer_lateness(lambda: time.perf_counter() - started > seconds, seconds + 60)

@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 from bench.common import bench_parser, percentile, sentence
-from bench.lateness import timer_lateness
+from bench.lateness import idle_lateness, timer_lateness
 from memdesk.core.base.clock import SystemClock
 from memdesk.core.base.settings_table import Settings
 from memdesk.core.storage import open_database
@@ -108,8 +108,7 @@ def measure(
         messages = build_store(store, megabytes)
         build_seconds = time.perf_counter() - built
         size = store.stat().st_size
-        idle_started = time.perf_counter()
-        idle = timer_lateness(lambda: time.perf_counter() - idle_started > 2.0, STAGE_LIMIT_S)
+        idle = idle_lateness(2.0)
         configs = [(PAGES_PER_STEP, PAUSE_BETWEEN_STEPS_S)]
         if sweep:
             configs = [(-1, 0.0), (4096, 0.0), (1024, 0.0), (256, 0.0), (256, 0.002), (64, 0.002)] + configs

@@ -30,6 +30,7 @@ import time
 from pathlib import Path
 
 from bench.common import WORDS, bench_parser, percentile
+from bench.lateness import idle_lateness, timer_lateness
 from bench.report import emit
 from memdesk.core.sync import setup
 from memdesk.core.sync.folder import SyncFolder
@@ -167,7 +168,6 @@ def _measure(root: Path, messages: int, edits: int, converge_changes: int) -> di
     return result
 
 
-TICK_MS = 10
 #: Bounds of the waits, each well below a test's 900 s: a run that needs more has failed.
 WINDOW_SYNC_S = 240.0
 FOLDER_ARRIVES_S = 90.0
@@ -207,8 +207,8 @@ def _window_lateness(root: Path, changes: int) -> dict:
         )
         window.show()
         window.start()
-        _ticking(1.0)  # let the start settle
-        idle = _ticking(2.0)
+        idle_lateness(1.0)  # let the start settle
+        idle = idle_lateness(2.0)
         # Written only now: the window syncs once as it opens, which must not take them already.
         per_file = max(1, changes // 10)
         for _ in range(10):
@@ -221,9 +221,8 @@ def _window_lateness(root: Path, changes: int) -> dict:
         def finished() -> bool:
             return done["synced"] and not window.reads.busy and window.jobs.pending == 0
 
-        busy = _ticking(WINDOW_SYNC_S, finished)
-        if not finished():  # figures from a sync that did not end would look good and mean nothing
-            raise RuntimeError(f"the window did not apply and show {changes} changes within {WINDOW_SYNC_S:.0f} s")
+        # raises when the sync does not end: figures from it would look good and mean nothing
+        busy = timer_lateness(finished, WINDOW_SYNC_S)
         applied = window.services.db.scalar(
             "SELECT COUNT(*) FROM messages WHERE role = 'user' AND kind = 'user_message'"
         )
@@ -236,32 +235,6 @@ def _window_lateness(root: Path, changes: int) -> dict:
         if window is not None:
             window.close()
         fleet.close()
-
-
-def _ticking(seconds: float, until=None) -> list[float]:
-    """Run the event loop with a 10 ms timer for ``seconds`` or until ``until()``; each tick's lateness.
-    A loop of its own: ``app.quit()`` would close the window too (Qt 6 closes every window first)."""
-    from PySide6.QtCore import QEventLoop, QTimer
-
-    lateness: list[float] = []
-    started = last = time.perf_counter()
-
-    def tick() -> None:
-        nonlocal last
-        now = time.perf_counter()
-        lateness.append(max(0.0, (now - last) * 1000 - TICK_MS))
-        last = now
-        if (until is not None and until()) or now - started > seconds:
-            loop.quit()
-
-    loop = QEventLoop()
-    timer = QTimer()
-    timer.setInterval(TICK_MS)
-    timer.timeout.connect(tick)
-    timer.start()
-    loop.exec()
-    timer.stop()
-    return lateness
 
 
 def _capture_cost(syncing, plain, count: int) -> float:

@@ -63,31 +63,13 @@ class SyncedRows:
     # --- messages and passages: inserts commute --------------------------------------------
     def add_messages(self, agent_id: int, messages: Sequence[dict[str, Any]]) -> int:
         """Append-only: a message already here (the same stable id) is not added twice."""
-        rows = [
-            (
-                m["uid"],
-                agent_id,
-                m["created_at"],
-                m["role"],
-                m["kind"],
-                m["author"],
-                m["content"],
-                m["search_text"],
-                m["function_name"],
-            )
-            for m in messages
-        ]
-        added = self._db.executemany(
-            "INSERT OR IGNORE INTO messages(uid, agent_id, created_at, role, kind, author, content, search_text,"
-            " function_name) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            rows,
-        ).rowcount
+        added = _insert_messages(self._db, agent_id, messages)
         steps = [(m["step"], m["uid"]) for m in messages if m.get("step")]
         if steps:
             self._db.executemany(
                 "UPDATE messages SET step_id = (SELECT id FROM messages WHERE uid = ?) WHERE uid = ?", steps
             )
-        return max(int(added), 0)
+        return added
 
     def add_imported(self, agent_id: int, conversation: dict[str, Any], messages: Sequence[dict[str, Any]]) -> int:
         """Messages of a conversation imported on another device: into the same conversation here
@@ -117,29 +99,12 @@ class SyncedRows:
             "UPDATE messages SET uid = ? WHERE uid = ?",
             [(m["uid"], there[m["external_id"]]) for m in messages if m["uid"] < there.get(m["external_id"], "")],
         )
-        rows = [
-            (
-                m["uid"],
-                agent_id,
-                m["created_at"],
-                m["role"],
-                m["kind"],
-                m["author"],
-                m["content"],
-                m["search_text"],
-                m["function_name"],
-                conversation_id,
-                m["external_id"],
-                m["imported_at"],
-            )
-            for m in messages
-            if m["external_id"] not in there
-        ]
-        added = self._db.executemany(
-            "INSERT OR IGNORE INTO messages(uid, agent_id, created_at, role, kind, author, content, search_text,"
-            " function_name, conversation_id, external_id, imported_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            rows,
-        ).rowcount
+        added = _insert_messages(
+            self._db,
+            agent_id,
+            [{**m, "conversation_id": conversation_id} for m in messages if m["external_id"] not in there],
+            imported=True,
+        )
         self._db.execute(
             "UPDATE imported_conversations SET title = ?, updated_at = COALESCE(MAX(updated_at, ?), updated_at, ?),"
             " message_count = (SELECT COUNT(*) FROM messages WHERE conversation_id = ?) WHERE id = ?",
@@ -151,7 +116,7 @@ class SyncedRows:
                 conversation_id,
             ),
         )
-        return max(int(added), 0)
+        return added
 
     def add_document(self, agent_id: int, document: dict[str, Any]) -> None:
         """A document read on another device: its path names that machine's file, so it is marked
@@ -341,6 +306,22 @@ class SyncedRows:
                 after_meta=parents_meta,
                 note=note,
             )
+
+
+#: A message's columns as the device that wrote it sent them (``agent_id`` is this store's own).
+_MESSAGE_COLUMNS = ("uid", "created_at", "role", "kind", "author", "content", "search_text", "function_name")
+#: What an imported message adds: its conversation here, its id in the export, when it was imported.
+_IMPORTED_COLUMNS = ("conversation_id", "external_id", "imported_at")
+
+
+def _insert_messages(db: Database, agent_id: int, messages: Sequence[dict[str, Any]], *, imported: bool = False) -> int:
+    """Insert the messages not already here (by stable id); how many were added."""
+    fields = _MESSAGE_COLUMNS + (_IMPORTED_COLUMNS if imported else ())
+    columns = ", ".join(("agent_id", *fields))
+    marks = ", ".join("?" * (len(fields) + 1))
+    rows = [(agent_id, *(m[f] for f in fields)) for m in messages]
+    added = db.executemany(f"INSERT OR IGNORE INTO messages({columns}) VALUES ({marks})", rows).rowcount
+    return max(int(added), 0)
 
 
 def _unique_path(db: Database, agent_id: int, document: dict[str, Any]) -> str:
