@@ -313,3 +313,36 @@ def index_vector(db, passage_id):
     return np.frombuffer(db.scalar("SELECT vector FROM passages_vec16 WHERE id = ?", (passage_id,)), "<f2").astype(
         np.float32
     )
+
+
+def test_an_index_opens_a_page_of_blocks_at_a_time_into_room_made_once_and_sees_writes_meanwhile(
+    tmp_path, monkeypatch
+):
+    path = tmp_path / "memdesk.sqlite3"
+    db = open_database(path)
+    db.execute("INSERT INTO agents(name, created_at, system_prompt) VALUES ('sam', '2026-01-01T00:00:00+00:00', '')")
+    archival, _, ids, vectors = _store(db, 3000)
+    db.close()
+    db = open_database(path)
+    archival = ArchivalMemory(db, _Named(128), ManualClock())
+    monkeypatch.setattr(vector_codes, "OPEN_PAGE", 2)
+    pages = []
+    original = db.query
+
+    def query(sql, params=()):
+        rows = original(sql, params)
+        if "block > ?" in sql:
+            pages.append(len(rows))
+            if len(pages) == 1:  # another writer between two pages: block 0 rewritten
+                archival.delete([int(ids[0])])
+        return rows
+
+    monkeypatch.setattr(db, "query", query)
+    index = VectorIndex(db)
+    loaded = index.loaded("passages", 1)
+    assert pages == [2, 1]
+    assert len(loaded.ids) == loaded.used == 3 * vector_codes.BLOCK_ROWS  # no room doubled for nothing
+    assert index.count("passages", 1) == 2999  # the rewrite made while the pages were read was seen
+    assert ids[0] not in index.top_k("passages", 1, vectors[0], 10)[0].tolist()
+    assert index.top_k("passages", 1, vectors[2500], 1)[0].tolist() == [ids[2500]]
+    db.close()

@@ -266,15 +266,24 @@ class VectorIndex:
             if not index.checked and table_exists(self._db, TABLES[kind]):
                 self._complete(kind, agent_id)
                 index.checked = True
-            if vector_codes.latest_stamp(self._db, kind, agent_id) > index.stamp:
-                blocks = vector_codes.blocks(self._db, kind, agent_id, after_stamp=index.stamp)
-                if not index.used and blocks:  # opening: every block known, room made once (no copies)
-                    bits = next((b.bits for b in blocks if len(b.ids)), None)
-                    if bits is not None:
-                        index.reserve((blocks[-1].number + 1) * BLOCK_ROWS, -(-bits.shape[1] * 8 // 64))
-                for block in blocks:
+            latest = vector_codes.latest_stamp(self._db, kind, agent_id)
+            if latest > index.stamp and not index.used:
+                self._open(index, kind, agent_id, latest)
+            elif latest > index.stamp:
+                for block in vector_codes.blocks(self._db, kind, agent_id, after_stamp=index.stamp):
                     index.place(block)
         return index
+
+    def _open(self, index: _Loaded, kind: str, agent_id: int, latest: int) -> None:
+        """Every block, a page at a time, into room made once for all of them (no copies as it
+        fills). Blocks rewritten while the pages are read have stamps above ``latest``: the next
+        look reads them again."""
+        last = vector_codes.last_block(self._db, kind, agent_id)
+        for block in vector_codes.every_block(self._db, kind, agent_id):
+            if len(block.ids) and not index.dimension:
+                index.reserve((last + 1) * BLOCK_ROWS, -(-block.bits.shape[1] * 8 // 64))
+            index.place(block)
+        index.stamp = latest
 
     def _complete(self, kind: str, agent_id: int) -> None:
         """Check the search form against the store and fill in what is missing, from vec0 (stores
