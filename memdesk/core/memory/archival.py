@@ -196,16 +196,16 @@ class ArchivalMemory:
         if vectors is not None:
             self._space.ensure()
         with self._db.transaction():
-            # One statement for the batch, each row's id given: the ids SQLite would have chosen
-            # (one above the largest, the write lock held), so executemany needs no id read back.
-            # The stable id is computed by m018's own expression in the insert, which spares every
-            # row the update its trigger makes when an insert leaves it out.
+            # Rows in a few statements (Database.insert_rows), each row's id given: the ids SQLite
+            # would have chosen (one above the largest, the write lock held), so none is read back.
+            # The stable id is m018's own expression in the insert, which spares every row the
+            # update its trigger makes when an insert leaves it out.
             first = int(self._db.scalar("SELECT COALESCE(MAX(id), 0) FROM passages")) + 1
             ids = list(range(first, first + len(passages)))
-            self._db.executemany(
+            self._db.insert_rows(
                 "INSERT INTO passages(id, agent_id, text, created_at, tags, document_id, chunk_index, page, section,"
-                " char_start, char_end, embedded, uid)"
-                f" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, {uid_expression()})",
+                " char_start, char_end, embedded, uid) VALUES",
+                f"(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, {uid_expression()})",
                 [
                     (
                         passage_id,

@@ -179,8 +179,9 @@ def write(db: Database, kind: str, agent_id: int, row_ids: Sequence[int], vector
         _save_block(db, kind, agent_id, number, stamp, held_ids, held_bits)
         start += take
     half = vectors.astype("<f2")
-    db.executemany(
-        f"INSERT INTO {HALF_TABLES[kind]}(id, agent_id, block, vector) VALUES (?, ?, ?, ?)",
+    db.insert_rows(
+        f"INSERT INTO {HALF_TABLES[kind]}(id, agent_id, block, vector) VALUES",
+        "(?, ?, ?, ?)",
         [(int(i), agent_id, int(b), v.tobytes()) for i, b, v in zip(ids, placed, half, strict=True)],
     )
 
