@@ -284,3 +284,65 @@ def test_the_candidate_list_stays_short_where_the_sign_bits_separate_the_rows(db
         found, _ = index.top_k("passages", 1, probe / np.linalg.norm(probe), 10)
         assert len(set(found.tolist()) & set(_exact(ids, vectors, probe, 10))) >= 9
     assert set(asked) == {vector_index.CANDIDATES_MIN}
+
+
+def test_a_write_keeps_the_empty_slots_known_and_the_scan_covers_only_the_slots_in_use(db):
+    """After a write only the rewritten block is looked at: the next search neither finds the empty
+    slots again among every slot nor scans room kept for blocks still to come."""
+    archival, index, ids, vectors = _store(db, 3000)
+    loaded = index.loaded("passages", 1)
+    index.top_k("passages", 1, vectors[0], 10)
+    assert loaded.empty is not None
+    rng = np.random.default_rng(12)
+    archival.delete([int(ids[5])])  # block 0 rewritten
+    archival.store_vectors(1, [int(ids[6])], vectors[6][None, :])  # moved to the last block
+    new = archival.add(1, [NewPassage(f"new {i}", WHEN) for i in range(200)], _unit(rng, 200, 128))  # a new block
+    archival.add(1, [NewPassage("one more", WHEN)], _unit(rng, 1, 128))
+    loaded = index.loaded("passages", 1)
+    assert loaded.empty is not None  # kept up to date, not dropped to be found again
+    assert loaded.empty.tolist() == np.flatnonzero(loaded.ids[: loaded.used] < 0).tolist()
+    assert loaded.used == 4 * vector_codes.BLOCK_ROWS and index.count("passages", 1) == 3000 - 1 + 200 + 1
+    assert len(loaded.hamming(vectors[0])) == loaded.used
+    assert index.top_k("passages", 1, vectors[6], 1)[0].tolist() == [ids[6]]
+    assert ids[5] not in index.top_k("passages", 1, vectors[5], 20)[0].tolist()
+    assert index.top_k("passages", 1, _unit(rng, 1, 128)[0], 5)[0].size == 5
+    assert new[-1] in index.top_k("passages", 1, index_vector(db, new[-1]), 1)[0].tolist()
+
+
+def index_vector(db, passage_id):
+    return np.frombuffer(db.scalar("SELECT vector FROM passages_vec16 WHERE id = ?", (passage_id,)), "<f2").astype(
+        np.float32
+    )
+
+
+def test_an_index_opens_a_page_of_blocks_at_a_time_into_room_made_once_and_sees_writes_meanwhile(
+    tmp_path, monkeypatch
+):
+    path = tmp_path / "memdesk.sqlite3"
+    db = open_database(path)
+    db.execute("INSERT INTO agents(name, created_at, system_prompt) VALUES ('sam', '2026-01-01T00:00:00+00:00', '')")
+    archival, _, ids, vectors = _store(db, 3000)
+    db.close()
+    db = open_database(path)
+    archival = ArchivalMemory(db, _Named(128), ManualClock())
+    monkeypatch.setattr(vector_codes, "OPEN_PAGE", 2)
+    pages = []
+    original = db.query
+
+    def query(sql, params=()):
+        rows = original(sql, params)
+        if "block > ?" in sql:
+            pages.append(len(rows))
+            if len(pages) == 1:  # another writer between two pages: block 0 rewritten
+                archival.delete([int(ids[0])])
+        return rows
+
+    monkeypatch.setattr(db, "query", query)
+    index = VectorIndex(db)
+    loaded = index.loaded("passages", 1)
+    assert pages == [2, 1]
+    assert len(loaded.ids) == loaded.used == 3 * vector_codes.BLOCK_ROWS  # no room doubled for nothing
+    assert index.count("passages", 1) == 2999  # the rewrite made while the pages were read was seen
+    assert ids[0] not in index.top_k("passages", 1, vectors[0], 10)[0].tolist()
+    assert index.top_k("passages", 1, vectors[2500], 1)[0].tolist() == [ids[2500]]
+    db.close()

@@ -29,6 +29,7 @@ from memdesk.core.memory.page import Page
 from memdesk.core.memory.space import EmbeddingSpace
 from memdesk.core.retrieval.passages import PassageRanker
 from memdesk.core.storage import Database
+from memdesk.core.storage.migrations.m018_sync_identities import uid_expression
 from memdesk.core.text.chunking import chunk_for_embedding
 
 
@@ -194,14 +195,20 @@ class ArchivalMemory:
         ``source`` and ``cause`` say who added them and why (the memory history)."""
         if vectors is not None:
             self._space.ensure()
-        ids = []
         with self._db.transaction():
-            for passage in passages:
-                cursor = self._db.execute(
-                    "INSERT INTO passages(agent_id, text, created_at, tags, document_id, chunk_index, page, section,"
-                    " char_start, char_end,"
-                    " embedded) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            # Rows in a few statements (Database.insert_rows), each row's id given: the ids SQLite
+            # would have chosen (one above the largest, the write lock held), so none is read back.
+            # The stable id is m018's own expression in the insert, which spares every row the
+            # update its trigger makes when an insert leaves it out.
+            first = int(self._db.scalar("SELECT COALESCE(MAX(id), 0) FROM passages")) + 1
+            ids = list(range(first, first + len(passages)))
+            self._db.insert_rows(
+                "INSERT INTO passages(id, agent_id, text, created_at, tags, document_id, chunk_index, page, section,"
+                " char_start, char_end, embedded, uid) VALUES",
+                f"(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, {uid_expression()})",
+                [
                     (
+                        passage_id,
                         agent_id,
                         passage.text,
                         iso(passage.created_at),
@@ -213,11 +220,12 @@ class ArchivalMemory:
                         passage.char_start,
                         passage.char_end,
                         int(vectors is not None),
-                    ),
-                )
-                ids.append(cursor.lastrowid)
+                    )
+                    for passage_id, passage in zip(ids, passages, strict=True)
+                ],
+            )
             if vectors is not None:
-                self._space.write("passages", agent_id, ids, vectors)
+                self._space.write("passages", agent_id, ids, vectors, marked=True)
             self._record_added(agent_id, passages, ids, source, cause)
         return ids
 

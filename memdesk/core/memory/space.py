@@ -77,8 +77,18 @@ class EmbeddingSpace:
         if any(has_vector_table(self._db, kind) for kind in VECTOR_TABLES):
             self.ensure()
 
-    def write(self, kind: str, agent_id: int, row_ids: Sequence[int], vectors: Iterable[np.ndarray]) -> None:
-        """Store (or replace) the vectors of rows and mark the rows embedded, in one transaction."""
+    def write(
+        self,
+        kind: str,
+        agent_id: int,
+        row_ids: Sequence[int],
+        vectors: Iterable[np.ndarray],
+        *,
+        marked: bool = False,
+    ) -> None:
+        """Store (or replace) the vectors of rows and mark the rows embedded, in one transaction.
+        ``marked``: the rows were inserted in this transaction already marked (``embedded = 1``,
+        which their insert's triggers counted), so none is written a second time to mark it."""
         self.ensure()
         table = VECTOR_TABLES[kind]
         vectors = np.asarray(vectors if isinstance(vectors, np.ndarray) else list(vectors), dtype=np.float32).reshape(
@@ -91,7 +101,8 @@ class EmbeddingSpace:
                 f"INSERT INTO {table}(rowid, agent_id, embedding) VALUES (?, ?, ?)",
                 [(row_id, agent_id, vector_blob(vector)) for row_id, vector in zip(row_ids, vectors, strict=True)],
             )
-            self._db.executemany(f"UPDATE {kind} SET embedded = 1 WHERE id = ?", [(row_id,) for row_id in row_ids])
+            if not marked:
+                self._db.executemany(f"UPDATE {kind} SET embedded = 1 WHERE id = ?", [(row_id,) for row_id in row_ids])
             vector_codes.write(self._db, kind, agent_id, list(row_ids), vectors)
 
     def delete(self, kind: str, row_ids: Sequence[int]) -> None:

@@ -20,7 +20,7 @@ these tables existed).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -34,6 +34,9 @@ BLOCK_ROWS = 1024
 HALF_TABLES = {"passages": "passages_vec16", "messages": "messages_vec16"}
 #: SQLite's bound-parameter limit is far above this; the chunks keep statements short.
 _IN_CHUNK = 900
+#: Blocks read at a time when an index opens (1.8 MB at 384-d): a million vectors' rows (56 MB) are
+#: never all held at once beside the index they are placed in.
+OPEN_PAGE = 32
 
 
 @dataclass(frozen=True)
@@ -64,6 +67,28 @@ def blocks(db: Database, kind: str, agent_id: int, *, after_stamp: int = 0) -> l
         (kind, agent_id, after_stamp),
     )
     return [_block(r) for r in rows]
+
+
+def every_block(db: Database, kind: str, agent_id: int) -> Iterator[Block]:
+    """All the agent's blocks in order, read ``OPEN_PAGE`` at a time (each page its own read: a
+    block rewritten meanwhile has a stamp above any read before, for the caller to read again)."""
+    after = -1
+    while True:
+        rows = db.query(
+            "SELECT block, stamp, ids, bits FROM vector_blocks WHERE kind = ? AND agent_id = ? AND block > ?"
+            " ORDER BY block LIMIT ?",
+            (kind, agent_id, after, OPEN_PAGE),
+        )
+        yield from (_block(r) for r in rows)
+        if len(rows) < OPEN_PAGE:
+            return
+        after = int(rows[-1][0])
+
+
+def last_block(db: Database, kind: str, agent_id: int) -> int:
+    """The agent's last block number (-1: none)."""
+    value = db.scalar("SELECT MAX(block) FROM vector_blocks WHERE kind = ? AND agent_id = ?", (kind, agent_id))
+    return -1 if value is None else int(value)
 
 
 def latest_stamp(db: Database, kind: str, agent_id: int) -> int:
@@ -154,8 +179,9 @@ def write(db: Database, kind: str, agent_id: int, row_ids: Sequence[int], vector
         _save_block(db, kind, agent_id, number, stamp, held_ids, held_bits)
         start += take
     half = vectors.astype("<f2")
-    db.executemany(
-        f"INSERT INTO {HALF_TABLES[kind]}(id, agent_id, block, vector) VALUES (?, ?, ?, ?)",
+    db.insert_rows(
+        f"INSERT INTO {HALF_TABLES[kind]}(id, agent_id, block, vector) VALUES",
+        "(?, ?, ?, ?)",
         [(int(i), agent_id, int(b), v.tobytes()) for i, b, v in zip(ids, placed, half, strict=True)],
     )
 

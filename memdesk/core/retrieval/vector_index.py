@@ -79,17 +79,21 @@ class _Loaded:
     first: int = 0
     slot_of: np.ndarray = field(default_factory=lambda: np.full(0, -1, dtype=np.int32))
 
-    # Slots without a row (the last block's tail, rows taken out), kept up to date by ``place`` and
-    # ``drop`` (None: to be found again): a search must not count or mask a million ids each time.
+    # Slots in use: up to the end of the last block placed. The arrays hold room beyond it for
+    # blocks still to come; a search scans only these.
+    used: int = 0
+    # Slots in use without a row (the last block's tail, rows taken out), kept up to date by
+    # ``place`` and ``drop`` (None: to be found again): a search must not count or mask a million
+    # ids each time, nor a write make the next search do so.
     empty: np.ndarray | None = None
 
     @property
     def count(self) -> int:
-        return len(self.ids) - len(self.empty_slots())
+        return self.used - len(self.empty_slots())
 
     def empty_slots(self) -> np.ndarray:
         if self.empty is None:
-            self.empty = np.flatnonzero(self.ids < 0)
+            self.empty = np.flatnonzero(self.ids[: self.used] < 0)
         return self.empty
 
     def slots(self, ids: np.ndarray) -> np.ndarray:
@@ -136,21 +140,30 @@ class _Loaded:
         at = at[(at >= 0) & (at < len(self.slot_of))]
         self.slot_of[at] = -1
 
+    def reserve(self, end: int, width: int) -> None:
+        """Room for slots up to ``end`` (exactly: an index opened with all its blocks known)."""
+        if end > len(self.ids) or self.words.shape[0] != width:
+            self._grow(width, end)
+
+    def _grow(self, width: int, size: int) -> None:
+        ids = np.full(size, -1, dtype=np.int64)
+        words = np.zeros((width, size), dtype=np.uint64)
+        if self.words.shape[0] == width:
+            ids[: len(self.ids)] = self.ids
+            words[:, : self.words.shape[1]] = self.words
+        else:
+            self.empty = None  # another width: the rows held so far are gone
+        self.ids, self.words = ids, words
+
     def place(self, block: vector_codes.Block) -> None:
         if len(block.ids) and not self.dimension:
             self.dimension = block.bits.shape[1] * 8
         width = -(-self.dimension // 64)
-        end = (block.number + 1) * BLOCK_ROWS
+        start, end = block.number * BLOCK_ROWS, (block.number + 1) * BLOCK_ROWS
         if end > len(self.ids) or self.words.shape[0] != width:
-            size = max(end, 2 * len(self.ids))  # doubling: appends cost a copy now and then, amortised constant
-            ids = np.full(size, -1, dtype=np.int64)
-            words = np.zeros((width, size), dtype=np.uint64)
-            if self.words.shape[0] == width:
-                ids[: len(self.ids)] = self.ids
-                words[:, : self.words.shape[1]] = self.words
-            self.ids, self.words = ids, words
-        start = block.number * BLOCK_ROWS
-        self.empty = None
+            # appends: a quarter more at a time (a copy now and then, amortised constant, and never
+            # twice the memory for one row more)
+            self._grow(width, max(end, len(self.ids) + len(self.ids) // 4))
         self._unmap(self.ids[start:end], start, end)
         self.ids[start:end] = -1
         if len(block.ids) and block.bits.shape[1] * 8 == self.dimension:
@@ -158,13 +171,27 @@ class _Loaded:
             self.ids[start : start + n] = block.ids
             self.words[:, start : start + n] = _as_words(block.bits, width).T
             self._map(self.ids[start : start + n], np.arange(start, start + n, dtype=np.int32))
+        if self.empty is not None:
+            # the empty slots of this block's range are found again; those elsewhere stand, and
+            # slots between the old end and this block (blocks never written) are empty too
+            empty = self.empty
+            self.empty = np.concatenate(
+                [
+                    empty[empty < start],
+                    np.arange(self.used, start, dtype=np.intp),
+                    start + np.flatnonzero(self.ids[start:end] < 0),
+                    empty[empty >= end],
+                ]
+            )
+        self.used = max(self.used, end)
         self.stamp = max(self.stamp, block.stamp)
 
     def query_words(self, query: np.ndarray) -> np.ndarray:
         return _as_words(vector_codes.sign_bits(np.asarray(query)[None, :]), len(self.words))[0]
 
     def hamming(self, query: np.ndarray) -> np.ndarray:
-        distance = sign_scan.hamming(self.words, self.query_words(query))
+        """Each slot in use's distance to ``query`` (empty slots: more than any row's)."""
+        distance = sign_scan.hamming(self.words[:, : self.used], self.query_words(query))
         distance[self.empty_slots()] = self.dimension + 1
         return distance
 
@@ -239,10 +266,24 @@ class VectorIndex:
             if not index.checked and table_exists(self._db, TABLES[kind]):
                 self._complete(kind, agent_id)
                 index.checked = True
-            if vector_codes.latest_stamp(self._db, kind, agent_id) > index.stamp:
+            latest = vector_codes.latest_stamp(self._db, kind, agent_id)
+            if latest > index.stamp and not index.used:
+                self._open(index, kind, agent_id, latest)
+            elif latest > index.stamp:
                 for block in vector_codes.blocks(self._db, kind, agent_id, after_stamp=index.stamp):
                     index.place(block)
         return index
+
+    def _open(self, index: _Loaded, kind: str, agent_id: int, latest: int) -> None:
+        """Every block, a page at a time, into room made once for all of them (no copies as it
+        fills). Blocks rewritten while the pages are read have stamps above ``latest``: the next
+        look reads them again."""
+        last = vector_codes.last_block(self._db, kind, agent_id)
+        for block in vector_codes.every_block(self._db, kind, agent_id):
+            if len(block.ids) and not index.dimension:
+                index.reserve((last + 1) * BLOCK_ROWS, -(-block.bits.shape[1] * 8 // 64))
+            index.place(block)
+        index.stamp = latest
 
     def _complete(self, kind: str, agent_id: int) -> None:
         """Check the search form against the store and fill in what is missing, from vec0 (stores
