@@ -315,9 +315,7 @@ def index_vector(db, passage_id):
     )
 
 
-def test_an_index_opens_a_page_of_blocks_at_a_time_into_room_made_once_and_sees_writes_meanwhile(
-    tmp_path, monkeypatch
-):
+def test_an_index_opens_a_page_of_blocks_at_a_time_and_sees_writes_meanwhile(tmp_path, monkeypatch):
     path = tmp_path / "memdesk.sqlite3"
     db = open_database(path)
     db.execute("INSERT INTO agents(name, created_at, system_prompt) VALUES ('sam', '2026-01-01T00:00:00+00:00', '')")
