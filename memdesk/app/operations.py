@@ -123,9 +123,7 @@ class SyncedForgetting:
         return getattr(self._forgetting, name)
 
     def apply(self, agent_id: int, text: str, **options: Any) -> Any:
-        result = self._forgetting.apply(agent_id, text, **options)
-        self._engine.record_forget(agent_id, text)
-        return result
+        return self._engine.forget_here(agent_id, text, lambda: self._forgetting.apply(agent_id, text, **options))
 
 
 def import_history(

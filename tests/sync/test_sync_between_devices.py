@@ -233,6 +233,23 @@ def test_a_forget_wins_over_a_message_written_meanwhile_on_another_device(fleet)
     assert laptop.digest() == desktop.digest()
 
 
+def test_a_forget_meeting_two_devices_appends_leaves_every_device_the_same_block(fleet):
+    """The device that had not forgotten yet merges the two appends against the old line (its
+    versions still hold it), then forgets: its block must end as the versions without the line
+    say, the text every other device shows, not as its own merge did before the forget."""
+    laptop, desktop = two(fleet)
+    laptop.append("human", "Bruno likes tea")
+    fleet.exchange()
+    laptop.forget("Bruno")
+    desktop.append("human", "Alice likes rain")  # below Bruno's line: desktop has not heard yet
+    laptop.clock.advance(minutes=10)  # the laptop's edit is the later one: merged second
+    laptop.append("human", "Alice likes tea")
+    fleet.exchange()
+    assert laptop.block("human") == desktop.block("human")
+    assert sorted(desktop.block("human").split("\n")) == ["Alice likes rain", "Alice likes tea"]
+    assert laptop.digest() == desktop.digest()
+
+
 def test_a_private_chat_never_reaches_the_sync_folder(fleet):
     laptop, desktop = two(fleet)
     private = copy_to_memory(laptop.db)

@@ -17,7 +17,7 @@ import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from memdesk.core.base.clock import Clock, iso
 from memdesk.core.base.errors import MemDeskError, SyncError, SyncFileRefused, SyncSchemaTooNewError
@@ -25,12 +25,15 @@ from memdesk.core.memory.synced import SyncedRows
 from memdesk.core.storage import Database
 from memdesk.core.sync import devices, rotation, tombstones
 from memdesk.core.sync.apply import Applier
-from memdesk.core.sync.capture import take_changes
+from memdesk.core.sync.capture import block_versions, current_version, take_changes
 from memdesk.core.sync.envelope import Header, open_envelope, seal
 from memdesk.core.sync.folder import SyncFolder
 from memdesk.core.sync.hlc import HybridClock
 from memdesk.core.sync.snapshot import usable, whole_state
 from memdesk.core.sync.state import Device, Peer, peers, report_problem, required_device, this_device
+from memdesk.core.sync.versions import resolve
+
+T = TypeVar("T")
 
 #: Own change files kept before a snapshot replaces them (once every device has applied them).
 COMPACT_AFTER = 64
@@ -264,8 +267,9 @@ class SyncEngine:
     def _run_forgets(self, report: SyncReport) -> None:
         for row_id, agent_id, text in self._db.query("SELECT id, agent, text FROM sync_forget_in ORDER BY id"):
             try:
+                merged = self._merged(int(agent_id))
                 self._forget(int(agent_id), text)
-                tombstones.scrub(self._db, int(agent_id), text)
+                self._scrub(int(agent_id), text, merged)
                 report.forgets += 1
             except MemDeskError as error:
                 report.problems.append(f"could not forget what another device forgot: {error.user_message}")
@@ -337,16 +341,49 @@ class SyncEngine:
         return self._compact(SyncFolder(device.folder), device, force=True)
 
     # --- forgetting --------------------------------------------------------------------------
-    def record_forget(self, agent_id: int, text: str) -> None:
-        """The user forgot ``text`` here: every device forgets it, and keeps forgetting it."""
+    def forget_here(self, agent_id: int, text: str, forget: Callable[[], T]) -> T:
+        """The user forgets ``text`` here (``forget`` does it): every device forgets it, and keeps
+        forgetting it."""
         device = this_device(self._db)
         if device is None:
-            return
+            return forget()
+        merged = self._merged(agent_id)
+        result = forget()
         agent_uid = self._db.scalar("SELECT uid FROM agents WHERE id = ?", (agent_id,))
         with self._db.transaction():
             tombstones.remember(self._db, device.forget_key, agent_uid, text)
-            tombstones.scrub(self._db, agent_id, text)
+            self._scrub(agent_id, text, merged)
             self._db.execute("INSERT INTO sync_forget_out(agent, text) VALUES (?, ?)", (agent_id, text))
+        return result
+
+    def _merged(self, agent_id: int) -> dict[str, str | None]:
+        """The agent's blocks whose versions have several heads, as merged now (before a forget)."""
+        labels = self._db.query(
+            "SELECT label FROM sync_block_versions WHERE agent_id = ? AND head = 1 GROUP BY label HAVING COUNT(*) > 1",
+            (agent_id,),
+        )
+        return {label: current_version(self._db, agent_id, label)[0] for (label,) in labels}
+
+    def _scrub(self, agent_id: int, text: str, merged: dict[str, str | None]) -> None:
+        """Take a forgotten term out of sync's copies of block text, and merge again each block
+        ``merged`` had several heads for. That merge was computed from versions that still held the
+        term's lines, and can order the other lines unlike the versions without them, which every
+        other device merges; the row follows the versions unless it was edited here since (the
+        next exchange sends that edit as a version of its own)."""
+        tombstones.scrub(self._db, agent_id, text)
+        for label, before in merged.items():
+            resolved = resolve(block_versions(self._db, agent_id, label))
+            row = self._db.scalar("SELECT value FROM memory_blocks WHERE agent_id = ? AND label = ?", (agent_id, label))
+            if before is None or row == resolved.value or row not in (before, tombstones.without(before, text)):
+                continue
+            self._rows.set_block(
+                agent_id,
+                label,
+                resolved.value,
+                resolved.meta,
+                note="merged again after a forget",
+                parents=list(resolved.sides),
+            )
 
     def wait_for_folder(self, path: Path, seconds: float) -> bool:
         """Whether ``path`` shows a sync folder within ``seconds`` (a join right after pairing, while

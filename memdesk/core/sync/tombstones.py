@@ -96,10 +96,15 @@ def scrub(db: Database, agent_id: int, text: str) -> None:
         "SELECT edit_id, value FROM sync_block_versions WHERE agent_id = ? AND value IS NOT NULL", (agent_id,)
     ):
         if _mentions(value, words):
-            kept = "\n".join(line for line in value.split("\n") if not _mentions(line, words))
-            db.execute("UPDATE sync_block_versions SET value = ? WHERE edit_id = ?", (kept, edit_id))
+            db.execute("UPDATE sync_block_versions SET value = ? WHERE edit_id = ?", (without(value, text), edit_id))
     for conflict_id, ours, theirs, merged in db.query(
         "SELECT id, ours, theirs, merged FROM sync_conflicts WHERE agent_id = ?", (agent_id,)
     ):
         if any(_mentions(part, words) for part in (ours, theirs, merged)):
             db.execute("DELETE FROM sync_conflicts WHERE id = ?", (conflict_id,))
+
+
+def without(value: str, text: str) -> str:
+    """A block's text without the lines that name a forgotten term."""
+    words = normalized(text)
+    return "\n".join(line for line in value.split("\n") if not words or not _mentions(line, words))
