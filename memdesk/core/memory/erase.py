@@ -12,7 +12,6 @@ from collections.abc import Iterable, Sequence
 
 from memdesk.core.retrieval import vector_codes
 from memdesk.core.retrieval.vector_index import TABLES as VECTOR_TABLES
-from memdesk.core.retrieval.vector_index import table_exists
 from memdesk.core.storage import Database
 
 _BATCH = 500
@@ -26,7 +25,7 @@ def _chunks(ids: Iterable[int]):
 
 def _delete_vectors(db: Database, kind: str, ids: Iterable[int]) -> None:
     table = VECTOR_TABLES[kind]
-    if not table_exists(db, table):
+    if not db.has_table(table):
         return
     ids = sorted(set(ids))
     for chunk in _chunks(ids):
@@ -34,7 +33,7 @@ def _delete_vectors(db: Database, kind: str, ids: Iterable[int]) -> None:
     # The search form (sign bits, float16 copies) is derived from the vector and goes with it: a
     # message kept as a placeholder must not still be found by what it said. (A snapshot taken
     # before the form existed, purged by a forget, has none.)
-    if table_exists(db, vector_codes.HALF_TABLES[kind]):
+    if db.has_table(vector_codes.HALF_TABLES[kind]):
         vector_codes.remove(db, kind, ids)
 
 

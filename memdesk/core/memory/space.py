@@ -24,7 +24,7 @@ def vector_blob(vector: np.ndarray) -> bytes:
 
 
 def has_vector_table(db: Database, kind: str) -> bool:
-    return bool(db.scalar("SELECT 1 FROM sqlite_master WHERE name = ?", (VECTOR_TABLES[kind],)))
+    return db.has_table(VECTOR_TABLES[kind])
 
 
 def delete_agent_vectors(db: Database, agent_id: int) -> None:

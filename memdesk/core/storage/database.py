@@ -207,6 +207,10 @@ class Database:
     def in_transaction(self) -> bool:
         return self._depth > 0
 
+    def has_table(self, name: str) -> bool:
+        """Whether the store has this table (or index, or view): optional ones come with features."""
+        return bool(self.scalar("SELECT 1 FROM sqlite_master WHERE name = ?", (name,)))
+
     @contextlib.contextmanager
     def _translated(self) -> Iterator[None]:
         try:

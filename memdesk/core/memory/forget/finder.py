@@ -28,7 +28,6 @@ from memdesk.core.memory.forget.matching import Phrases
 from memdesk.core.memory.forget.other_text import Place, describe
 from memdesk.core.memory.forget.schema_text import matching_rows, text_tables
 from memdesk.core.retrieval.vector_index import TABLES as VECTOR_TABLES
-from memdesk.core.retrieval.vector_index import table_exists
 from memdesk.core.storage import Database
 
 #: The kinds of memory a forget reaches, in the order a preview lists them.
@@ -280,7 +279,7 @@ class Finder:
         query = np.asarray(self._embedder.embed([text])[0], dtype=np.float32)
         out: dict[str, set[int]] = {}
         for kind, table in VECTOR_TABLES.items():
-            if not table_exists(self._db, table):
+            if not self._db.has_table(table):
                 continue
             ids: set[int] = set()
             # One scan (a vec0 range query rescans the table each time), read in slices so a

@@ -27,7 +27,6 @@ from memdesk.core.memory.forget.matching import Phrases
 from memdesk.core.memory.forget.other_text import remove_places
 from memdesk.core.memory.history import DELETE, FORGET, USER, MemoryHistory
 from memdesk.core.retrieval.vector_index import TABLES as VECTOR_TABLES
-from memdesk.core.retrieval.vector_index import table_exists
 from memdesk.core.storage import Database
 
 PLACEHOLDER = "[forgotten]"
@@ -159,7 +158,7 @@ def remove(db: Database, found: Found, clock: Clock, *, history: MemoryHistory |
 def optimize_indexes(db: Database) -> None:
     """Merge every FTS5 segment: a deleted row's terms otherwise stay in the older segments."""
     for table in ("messages_fts", "passages_fts"):
-        if table_exists(db, table):
+        if db.has_table(table):
             db.execute(f"INSERT INTO {table}({table}) VALUES ('optimize')")
 
 
