@@ -92,6 +92,26 @@ def test_a_write_reads_only_what_it_wrote_not_the_whole_index(db):
     assert len(original(db, "passages", 1, after_stamp=index.loaded("passages", 1).stamp - 1)) == 1
 
 
+def test_a_write_into_a_loaded_index_is_read_by_the_writer_not_by_the_next_search(db, monkeypatch):
+    archival, index, _, vectors = _store(db, 3000)
+    index.top_k("passages", 1, vectors[0], 10)
+    new = _unit(np.random.default_rng(5), 1, 128)
+    [new_id] = archival.add(1, [NewPassage("the newest", WHEN)], new)
+    read = []
+    original = vector_codes.blocks
+    monkeypatch.setattr(vector_codes, "blocks", lambda *a, **kw: read.append(1) or original(*a, **kw))
+    assert index.top_k("passages", 1, new[0], 1)[0].tolist() == [new_id]
+    assert read == []
+
+
+def test_a_write_loads_no_index_that_no_search_has_used(db, monkeypatch):
+    read = []
+    original = vector_codes.blocks
+    monkeypatch.setattr(vector_codes, "blocks", lambda *a, **kw: read.append(1) or original(*a, **kw))
+    _store(db, 500)
+    assert read == []
+
+
 def test_deleted_and_rewritten_vectors_leave_the_index(db):
     archival, index, ids, vectors = _store(db, 1500)
     probe = vectors[7]

@@ -227,6 +227,8 @@ class ArchivalMemory:
             if vectors is not None:
                 self._space.write("passages", agent_id, ids, vectors, marked=True)
             self._record_added(agent_id, passages, ids, source, cause)
+        if vectors is not None and not self._db.in_transaction:  # committed: the index may read it
+            self._ranker.follow(agent_id)
         return ids
 
     def _record_added(

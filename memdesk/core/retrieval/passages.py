@@ -66,6 +66,11 @@ class PassageRanker:
         """The dense leg on its own: passage ids and cosine similarities, best first."""
         return self._vectors.top_k("passages", agent_id, vector, k)
 
+    def follow(self, agent_id: int) -> None:
+        """The agent's passages were written (and committed): the loaded vector index reads the
+        change now, at the writer's cost, rather than at the next search's."""
+        self._vectors.follow("passages", agent_id)
+
     def rank(self, agent_id: int, query: str) -> list[PassageRank]:
         query = query.strip()
         if not query:

@@ -213,10 +213,6 @@ def _estimates(dimension: int) -> np.ndarray:
     return table
 
 
-def table_exists(db: Database, table: str) -> bool:
-    return bool(db.scalar("SELECT 1 FROM sqlite_master WHERE name = ?", (table,)))
-
-
 class VectorIndex:
     """The vector search of one store, one loaded index per (kind, agent). One object per store,
     built by the composition root and shared by the store's rankers: a cache that belongs to an
@@ -239,6 +235,13 @@ class VectorIndex:
     def warm(self, kind: str, agent_id: int) -> None:
         """Load (kind, agent) now, so the first search does not wait."""
         self.loaded(kind, agent_id)
+
+    def follow(self, kind: str, agent_id: int) -> None:
+        """A writer's commit into (kind, agent) read now, if that index is loaded, not by the next search."""
+        with self._lock:
+            index = self._loaded.get((kind, agent_id))
+        if index is not None and index.used:
+            self.loaded(kind, agent_id)
 
     def warm_in_background(self, agent_id: int, *also: Callable[[int], object]) -> threading.Thread:
         """Load both of an agent's indexes in a thread, then run ``also`` (other search state of the
@@ -263,7 +266,7 @@ class VectorIndex:
         with self._lock:
             index = self._loaded.setdefault((kind, agent_id), _Loaded())
         with index.lock:
-            if not index.checked and table_exists(self._db, TABLES[kind]):
+            if not index.checked and self._db.has_table(TABLES[kind]):
                 self._complete(kind, agent_id)
                 index.checked = True
             latest = vector_codes.latest_stamp(self._db, kind, agent_id)
