@@ -113,12 +113,23 @@ def run_in_child(target, args: tuple, wait_s: float, *more) -> dict:
     """``target(*args, answer, *more)`` in a fresh (spawned) process: what it put on ``answer``.
     An error as soon as the child ended without answering (a crash), or after ``wait_s``; the
     child is never left running, whatever went wrong."""
-    import queue
+    child, answer = start_child(target, args, *more)
+    return answer_of(child, answer, wait_s)
 
+
+def start_child(target, args: tuple, *more):
+    """``target(*args, answer, *more)`` started in a fresh (spawned) process: (child, answer)."""
     context = multiprocessing.get_context("spawn")
     answer = context.Queue()
     child = context.Process(target=target, args=(*args, answer, *more))
     child.start()
+    return child, answer
+
+
+def answer_of(child, answer, wait_s: float) -> dict:
+    """What a child of ``start_child`` answers (see run_in_child); the child is ended after it."""
+    import queue
+
     try:
         deadline = time.monotonic() + wait_s
         while time.monotonic() < deadline:

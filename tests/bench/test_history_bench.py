@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from bench import history
 
 KEYS = (
@@ -17,9 +19,11 @@ KEYS = (
 )
 
 
-def test_the_benchmark_reports_the_issue_s_figures_at_a_small_size():
+@pytest.mark.parametrize("together", [False, True], ids=["baseline-then-import", "baseline-beside-import"])
+def test_the_benchmark_reports_the_issue_s_figures_at_a_small_size(together):
     # limit_s: a child (the import's, the window's) stuck or crashed ends the run within minutes
-    report = history.run(megabytes=0.3, messages=300, embedder_name="hashing", limit_s=120)
+    report = history.run(megabytes=0.3, messages=300, embedder_name="hashing", limit_s=120, together=together)
+    assert report["baseline_beside_import"] is together
     assert all(key in report for key in KEYS)
     assert report["messages"] == report["baseline_messages"] == report["written_messages"] > 0
     assert report["folder_messages"] == 300
