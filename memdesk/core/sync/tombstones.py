@@ -96,7 +96,7 @@ def scrub(db: Database, agent_id: int, text: str) -> None:
         "SELECT edit_id, value FROM sync_block_versions WHERE agent_id = ? AND value IS NOT NULL", (agent_id,)
     ):
         if _mentions(value, words):
-            db.execute("UPDATE sync_block_versions SET value = ? WHERE edit_id = ?", (without(value, text), edit_id))
+            db.execute("UPDATE sync_block_versions SET value = ? WHERE edit_id = ?", (_without(value, words), edit_id))
     for conflict_id, ours, theirs, merged in db.query(
         "SELECT id, ours, theirs, merged FROM sync_conflicts WHERE agent_id = ?", (agent_id,)
     ):
@@ -107,4 +107,8 @@ def scrub(db: Database, agent_id: int, text: str) -> None:
 def without(value: str, text: str) -> str:
     """A block's text without the lines that name a forgotten term."""
     words = normalized(text)
-    return "\n".join(line for line in value.split("\n") if not words or not _mentions(line, words))
+    return _without(value, words) if words else value
+
+
+def _without(value: str, words: list[str]) -> str:
+    return "\n".join(line for line in value.split("\n") if not _mentions(line, words))
