@@ -284,6 +284,17 @@ def _exact_top(matrix: np.ndarray, query: np.ndarray) -> np.ndarray:
     return top[np.argsort(-scores[top])] + 1
 
 
+def _stored_top(
+    top: np.ndarray, matrix: np.ndarray, added: list[tuple[int, np.ndarray]], query: np.ndarray
+) -> np.ndarray:
+    """The exact top K over the filled rows (``top``, their ids) and the notes stored since."""
+    if not added:
+        return top
+    ids = np.concatenate([top, [i for i, _ in added]])
+    scores = np.concatenate([matrix[top - 1] @ query, np.stack([v for _, v in added]) @ query])
+    return ids[np.argsort(-scores, kind="stable")[:K]]
+
+
 def _ingest_rates(stores: list[tuple], corpus: Corpus, chunks: int) -> list[float]:
     """Document chunks stored per second through ArchivalMemory.add, in the ingestor's batches, into
     each (db, agent_id) of ``stores``, a batch to each in turn: whatever else loads the machine
@@ -353,6 +364,7 @@ def run(n: int, queries: int = 50, ingest_chunks: int = 2000, seed: int = 7, gra
         after_probes, _ = corpus.vectors(queries)
         fresh, _ = corpus.vectors(queries)
         ours, baseline, recalls, after_write = [], [], [], []
+        added: list[tuple[int, np.ndarray]] = []  # (id, vector) of each note stored since the fill
         for query, after_query, vector in zip(probe_vectors, after_probes, fresh, strict=True):
             t0 = time.perf_counter()
             ids, _ = ranker.vector_candidates(agent_id, query, K)
@@ -361,8 +373,10 @@ def run(n: int, queries: int = 50, ingest_chunks: int = 2000, seed: int = 7, gra
             t2 = time.perf_counter()
             ours.append(t1 - t0)
             baseline.append(t2 - t1)
+            truth = _stored_top(truth, matrix, added, query)  # the notes stored below count too
             recalls.append(len(set(ids.tolist()) & set(truth.tolist())) / K)
-            archival.add(agent_id, [NewPassage("a new note", START)], vector[None, :])
+            [note] = archival.add(agent_id, [NewPassage("a new note", START)], vector[None, :])
+            added.append((note, vector))
             t0 = time.perf_counter()
             ranker.vector_candidates(agent_id, after_query, K)
             after_write.append(time.perf_counter() - t0)
