@@ -41,9 +41,11 @@ def _clustered(rng, n, dim, topics=30):
     return (matrix / np.linalg.norm(matrix, axis=1, keepdims=True)).astype(np.float32)
 
 
-def _store(db, n, dim=128, seed=0):
+def _store(db, n, dim=128, seed=0, exact_bytes=0):
+    """``n`` clustered vectors stored as passages; the index searches by its sign bits unless
+    ``exact_bytes`` lets it hold the float16 rows of a small index."""
     vectors = _clustered(np.random.default_rng(seed), n, dim)
-    index = VectorIndex(db)
+    index = VectorIndex(db, exact_bytes=exact_bytes)
     archival = ArchivalMemory(db, _Named(dim), ManualClock(), ranker=PassageRanker(db, None, index))
     ids = archival.add(1, [NewPassage(f"passage {i}", WHEN) for i in range(n)], vectors)
     return archival, index, np.asarray(ids), vectors
@@ -135,7 +137,7 @@ def test_a_reopened_store_searches_from_its_stored_form_without_reading_vec0(tmp
     db = open_database(path)
     checked = []
     monkeypatch.setattr(vector_codes, "missing", lambda *a: checked.append(a) or [])
-    index = VectorIndex(db)
+    index = VectorIndex(db, exact_bytes=0)
     found, _ = index.top_k("passages", 1, vectors[3], 10)
     assert found[0] == ids[3]
     assert index.reads <= 1000  # the short list's float16 copies, no vector from vec0
@@ -278,7 +280,7 @@ def _sizes_asked(monkeypatch):
 def test_the_candidate_list_grows_on_noise_like_vectors_and_finds_more_of_their_neighbours(db, monkeypatch):
     n, dim = 12_000, 64  # few bits for noise: the Hamming distance separates the rows poorly
     vectors = _unit(np.random.default_rng(3), n, dim)
-    index = VectorIndex(db)
+    index = VectorIndex(db, exact_bytes=0)
     archival = ArchivalMemory(db, _Named(dim), ManualClock(), ranker=PassageRanker(db, None, index))
     ids = np.asarray(archival.add(1, [NewPassage(f"p {i}", WHEN) for i in range(n)], vectors))
     queries = _unit(np.random.default_rng(4), 20, dim)
@@ -356,7 +358,7 @@ def test_an_index_opens_a_page_of_blocks_at_a_time_and_sees_writes_meanwhile(tmp
         return rows
 
     monkeypatch.setattr(db, "query", query)
-    index = VectorIndex(db)
+    index = VectorIndex(db, exact_bytes=0)
     loaded = index.loaded("passages", 1)
     assert pages == [2, 1]
     assert len(loaded.ids) == loaded.used == 3 * vector_codes.BLOCK_ROWS  # no room doubled for nothing

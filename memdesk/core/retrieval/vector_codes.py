@@ -34,6 +34,10 @@ BLOCK_ROWS = 1024
 HALF_TABLES = {"passages": "passages_vec16", "messages": "messages_vec16"}
 #: SQLite's bound-parameter limit is far above this; the chunks keep statements short.
 _IN_CHUNK = 900
+#: At least this many float16 copies wanted, spread over fewer than _RANGE_SPAN ids each: read by
+#: one range of ids rather than a lookup each.
+_RANGE_MIN = 256
+_RANGE_SPAN = 4
 #: Blocks read at a time when an index opens (1.8 MB at 384-d): a million vectors' rows (56 MB) are
 #: never all held at once beside the index they are placed in.
 OPEN_PAGE = 32
@@ -205,16 +209,47 @@ def drop_agent(db: Database, agent_id: int) -> None:
 
 def half_vectors(db: Database, kind: str, row_ids: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
     """The float16 copies of these rows as float32: (ids found, matrix). Rows without one are left out."""
+    ids, matrix = half_rows(db, kind, row_ids)
+    return ids, matrix.astype(np.float32)
+
+
+def half_rows(db: Database, kind: str, row_ids: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+    """The float16 copies of these rows as stored: (ids found, a read-only float16 matrix). Rows
+    without one are left out."""
     found_ids: list[int] = []
     blobs: list[bytes] = []
-    for part, marks in _in_chunks(row_ids):
-        for row_id, blob in db.query(f"SELECT id, vector FROM {HALF_TABLES[kind]} WHERE id IN ({marks})", part):
+    wanted = np.unique(np.asarray(row_ids, dtype=np.int64))
+    if len(wanted) >= _RANGE_MIN and wanted[-1] - wanted[0] < _RANGE_SPAN * len(wanted):
+        # Many rows close together (a block, a whole small index): one walk along the table's id
+        # order reads them several times faster than a lookup each; the few others met are skipped.
+        for row_id, blob in db.query(
+            f"SELECT id, vector FROM {HALF_TABLES[kind]} WHERE id BETWEEN ? AND ?", (int(wanted[0]), int(wanted[-1]))
+        ):
             found_ids.append(row_id)
             blobs.append(blob)
+        keep = np.isin(np.asarray(found_ids, dtype=np.int64), wanted)
+        found_ids = [i for i, k in zip(found_ids, keep, strict=True) if k]
+        blobs = [b for b, k in zip(blobs, keep, strict=True) if k]
+    else:
+        for part, marks in _in_chunks(wanted.tolist()):
+            for row_id, blob in db.query(f"SELECT id, vector FROM {HALF_TABLES[kind]} WHERE id IN ({marks})", part):
+                found_ids.append(row_id)
+                blobs.append(blob)
     if not blobs:
-        return np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.float32)
-    matrix = np.frombuffer(b"".join(blobs), dtype="<f2").reshape(len(blobs), -1).astype(np.float32)
+        return np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.float16)
+    matrix = np.frombuffer(b"".join(blobs), dtype="<f2").reshape(len(blobs), -1)  # read-only
     return np.asarray(found_ids, dtype=np.int64), matrix
+
+
+def present(db: Database, kind: str, row_ids: Sequence[int]) -> np.ndarray:
+    """Which of these rows still have their float16 copy (a row deleted without going through
+    memory lost it by cascade)."""
+    found = [
+        r[0]
+        for part, marks in _in_chunks(row_ids)
+        for r in db.query(f"SELECT id FROM {HALF_TABLES[kind]} WHERE id IN ({marks})", part)
+    ]
+    return np.asarray(found, dtype=np.int64)
 
 
 def known_complete(db: Database, kind: str, agent_id: int) -> bool:

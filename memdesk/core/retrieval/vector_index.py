@@ -9,7 +9,9 @@ near-duplicates, noise-like vectors); the query's own values against their bits 
 float16 copies of the first hundred are read by id and scored by cosine, and the list widens to
 the rows whose estimates cannot rule them out; the best of those scored are the result. After a write only the blocks it
 rewrote are read again (their ``stamp`` is newer), so a search right after a write costs what any
-search costs, whatever the size of the index.
+search costs, whatever the size of the index. An index small enough to hold its float16 rows in
+memory (memdesk.core.retrieval.exact_rows: up to 87,381 vectors at 384-d) scores every row exactly
+instead: there the sign bits saved little, and lost neighbours on noise-like vectors.
 
 Measured before choosing (bench/vector_candidates.py, clustered 384-d vectors, README's
 Benchmarks): the exact float32 product needs 1.5 GB at a million and a full reload after a write;
@@ -25,11 +27,11 @@ import functools
 import logging
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
 import numpy as np
 
-from memdesk.core.retrieval import sign_scan, vector_codes
+from memdesk.core.retrieval import exact_rows, sign_scan, vector_codes
+from memdesk.core.retrieval.loaded_index import LoadedIndex
 from memdesk.core.retrieval.vector_codes import BLOCK_ROWS
 from memdesk.core.storage import Database
 
@@ -61,148 +63,6 @@ _POINT_READS = 2000
 TABLES = {"passages": "passages_vec", "messages": "messages_vec"}
 
 
-@dataclass
-class _Loaded:
-    """Slots ``BLOCK_ROWS`` wide, block n in slots [n * BLOCK_ROWS, (n + 1) * BLOCK_ROWS): a rewritten
-    block overwrites its own slots. Empty slots have id -1."""
-
-    stamp: int = 0
-    ids: np.ndarray = field(default_factory=lambda: np.full(0, -1, dtype=np.int64))
-    # Sign bits, 64 a word, one row per word: (words, slots). Word by word the Hamming distance is
-    # a few passes over contiguous memory, four times faster than a row-wise reduction.
-    words: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), dtype=np.uint64))
-    dimension: int = 0  # bits per vector (the dimension, rounded up to whole bytes)
-    checked: bool = False  # compared with the store since this index object was made
-    lock: threading.RLock = field(default_factory=threading.RLock)
-    # Each id's slot (-1: none), at ``slot_of[id - first]``: a conversation's million ids find
-    # their cosines by one lookup each, where sorting and searching took longer than the search.
-    first: int = 0
-    slot_of: np.ndarray = field(default_factory=lambda: np.full(0, -1, dtype=np.int32))
-
-    # Slots in use: up to the end of the last block placed. The arrays hold room beyond it for
-    # blocks still to come; a search scans only these.
-    used: int = 0
-    # Slots in use without a row (the last block's tail, rows taken out), kept up to date by
-    # ``place`` and ``drop`` (None: to be found again): a search must not count or mask a million
-    # ids each time, nor a write make the next search do so.
-    empty: np.ndarray | None = None
-
-    @property
-    def count(self) -> int:
-        return self.used - len(self.empty_slots())
-
-    def empty_slots(self) -> np.ndarray:
-        if self.empty is None:
-            self.empty = np.flatnonzero(self.ids[: self.used] < 0)
-        return self.empty
-
-    def slots(self, ids: np.ndarray) -> np.ndarray:
-        """The slot of each id, -1 for ids this index does not hold."""
-        ids = np.asarray(ids, dtype=np.int64)
-        if not len(ids):
-            return np.zeros(0, dtype=np.int64)
-        at = ids - self.first
-        if at.min() >= 0 and at.max() < len(self.slot_of):  # the usual case: one gather, no masks
-            return self.slot_of[at].astype(np.int64)
-        out = np.full(len(ids), -1, dtype=np.int64)
-        inside = (at >= 0) & (at < len(self.slot_of))
-        out[inside] = self.slot_of[at[inside]]
-        return out
-
-    def _map(self, ids: np.ndarray, slots: np.ndarray) -> None:
-        """Record ``ids`` at ``slots`` in ``slot_of``, growing it (doubling) to cover them."""
-        if not len(ids):
-            return
-        low, high = int(ids.min()), int(ids.max())
-        if not len(self.slot_of) or low < self.first or high - self.first >= len(self.slot_of):
-            first = low if not len(self.slot_of) else min(low, self.first)
-            size = max(high - first + 1, self.first - first + len(self.slot_of), 2 * len(self.slot_of))
-            grown = np.full(size, -1, dtype=np.int32)
-            if len(self.slot_of):
-                grown[self.first - first : self.first - first + len(self.slot_of)] = self.slot_of
-            self.first, self.slot_of = first, grown
-        self.slot_of[ids - self.first] = slots
-
-    def _unmap(self, ids: np.ndarray, start: int, end: int) -> None:
-        """Forget where ``ids`` were if that was within slots [start, end) (a rewritten row may
-        already have its new place in a block placed before)."""
-        at = ids[ids >= 0] - self.first
-        at = at[(at >= 0) & (at < len(self.slot_of))]
-        at = at[(self.slot_of[at] >= start) & (self.slot_of[at] < end)]
-        self.slot_of[at] = -1
-
-    def drop(self, gone: np.ndarray) -> None:
-        """Take rows out (deleted behind memory's back)."""
-        where = np.flatnonzero(np.isin(self.ids, gone))
-        self.ids[where] = -1
-        self.empty = None
-        at = np.asarray(gone, dtype=np.int64) - self.first
-        at = at[(at >= 0) & (at < len(self.slot_of))]
-        self.slot_of[at] = -1
-
-    def reserve(self, end: int, width: int) -> None:
-        """Room for slots up to ``end`` (exactly: an index opened with all its blocks known)."""
-        if end > len(self.ids) or self.words.shape[0] != width:
-            self._grow(width, end)
-
-    def _grow(self, width: int, size: int) -> None:
-        ids = np.full(size, -1, dtype=np.int64)
-        words = np.zeros((width, size), dtype=np.uint64)
-        if self.words.shape[0] == width:
-            ids[: len(self.ids)] = self.ids
-            words[:, : self.words.shape[1]] = self.words
-        else:
-            self.empty = None  # another width: the rows held so far are gone
-        self.ids, self.words = ids, words
-
-    def place(self, block: vector_codes.Block) -> None:
-        if len(block.ids) and not self.dimension:
-            self.dimension = block.bits.shape[1] * 8
-        width = -(-self.dimension // 64)
-        start, end = block.number * BLOCK_ROWS, (block.number + 1) * BLOCK_ROWS
-        if end > len(self.ids) or self.words.shape[0] != width:
-            # appends: a quarter more at a time (a copy now and then, amortised constant, and never
-            # twice the memory for one row more)
-            self._grow(width, max(end, len(self.ids) + len(self.ids) // 4))
-        self._unmap(self.ids[start:end], start, end)
-        self.ids[start:end] = -1
-        if len(block.ids) and block.bits.shape[1] * 8 == self.dimension:
-            n = len(block.ids)
-            self.ids[start : start + n] = block.ids
-            self.words[:, start : start + n] = _as_words(block.bits, width).T
-            self._map(self.ids[start : start + n], np.arange(start, start + n, dtype=np.int32))
-        if self.empty is not None:
-            # the empty slots of this block's range are found again; those elsewhere stand, and
-            # slots between the old end and this block (blocks never written) are empty too
-            empty = self.empty
-            self.empty = np.concatenate(
-                [
-                    empty[empty < start],
-                    np.arange(self.used, start, dtype=np.intp),
-                    start + np.flatnonzero(self.ids[start:end] < 0),
-                    empty[empty >= end],
-                ]
-            )
-        self.used = max(self.used, end)
-        self.stamp = max(self.stamp, block.stamp)
-
-    def query_words(self, query: np.ndarray) -> np.ndarray:
-        return _as_words(vector_codes.sign_bits(np.asarray(query)[None, :]), len(self.words))[0]
-
-    def hamming(self, query: np.ndarray) -> np.ndarray:
-        """Each slot in use's distance to ``query`` (empty slots: more than any row's)."""
-        distance = sign_scan.hamming(self.words[:, : self.used], self.query_words(query))
-        distance[self.empty_slots()] = self.dimension + 1
-        return distance
-
-
-def _as_words(bits: np.ndarray, width: int) -> np.ndarray:
-    """Packed bits (n, bytes) as (n, width) 64-bit words, zero-padded."""
-    padded = np.zeros((len(bits), width * 8), dtype=np.uint8)
-    padded[:, : bits.shape[1]] = bits
-    return padded.view(np.uint64)
-
-
 @functools.lru_cache(maxsize=8)
 def _estimates(dimension: int) -> np.ndarray:
     """The cosine estimated from each Hamming distance 0..dimension (the angle is about pi times
@@ -221,9 +81,12 @@ class VectorIndex:
     ``reads`` counts the vectors read back from the store (vec0 or float16 copies): what a search
     costs in I/O, and what tests use to see that a write is not followed by a reload."""
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, exact_bytes: int = exact_rows.EXACT_BYTES) -> None:
+        """``exact_bytes``: the float16 rows an index may hold to score every row exactly (0: none,
+        the sign bits always search)."""
         self._db = db
-        self._loaded: dict[tuple[str, int], _Loaded] = {}
+        self._exact_bytes = exact_bytes
+        self._loaded: dict[tuple[str, int], LoadedIndex] = {}
         self._lock = threading.Lock()
         self.reads = 0
 
@@ -233,8 +96,11 @@ class VectorIndex:
         return int(value or 0)
 
     def warm(self, kind: str, agent_id: int) -> None:
-        """Load (kind, agent) now, so the first search does not wait."""
-        self.loaded(kind, agent_id)
+        """Load (kind, agent) now, a small index's float16 rows too, so the first search does not wait."""
+        index = self.loaded(kind, agent_id)
+        with index.lock:
+            if index.count > SHORTLIST_MIN:
+                self._exact(kind, index)
 
     def follow(self, kind: str, agent_id: int) -> None:
         """A writer's commit into (kind, agent) read now, if that index is loaded, not by the next search."""
@@ -262,9 +128,9 @@ class VectorIndex:
         thread.start()
         return thread
 
-    def loaded(self, kind: str, agent_id: int) -> _Loaded:
+    def loaded(self, kind: str, agent_id: int) -> LoadedIndex:
         with self._lock:
-            index = self._loaded.setdefault((kind, agent_id), _Loaded())
+            index = self._loaded.setdefault((kind, agent_id), LoadedIndex())
         with index.lock:
             if not index.checked and self._db.has_table(TABLES[kind]):
                 self._complete(kind, agent_id)
@@ -275,9 +141,28 @@ class VectorIndex:
             elif latest > index.stamp:
                 for block in vector_codes.blocks(self._db, kind, agent_id, after_stamp=index.stamp):
                     index.place(block)
+            if index.exact.rows is not None:  # kept: the blocks just placed are read now, not by a search
+                self._exact(kind, index)
         return index
 
-    def _open(self, index: _Loaded, kind: str, agent_id: int, latest: int) -> None:
+    def _exact(self, kind: str, index: LoadedIndex) -> bool:
+        """Bring a small index's float16 rows up to date (call holding its lock); False when the
+        index is too large to keep them (they are let go)."""
+        if not exact_rows.fits(index.used, index.dimension, self._exact_bytes):
+            index.exact.clear()
+            return False
+
+        def read(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            found, matrix = vector_codes.half_rows(self._db, kind, ids.tolist())
+            self.reads += len(found)
+            return found, matrix
+
+        gone = index.exact.refresh(index.ids, index.used, read)
+        if len(gone):  # deleted without going through memory (their float16 copy went by cascade)
+            index.drop(gone)
+        return index.exact.rows is not None
+
+    def _open(self, index: LoadedIndex, kind: str, agent_id: int, latest: int) -> None:
         """Every block, a page at a time, into room made once for all of them (no copies as it
         fills). Blocks rewritten while the pages are read have stamps above ``latest``: the next
         look reads them again."""
@@ -321,10 +206,12 @@ class VectorIndex:
             vector_codes.write(self._db, kind, agent_id, [r[0] for r in rows], matrix)
 
     def memory_bytes(self) -> int:
-        """What the loaded indexes keep in memory (ids, sign bits and each id's slot)."""
+        """What the loaded indexes keep in memory (ids, sign bits, each id's slot, a small index's rows)."""
         with self._lock:
             loaded = list(self._loaded.values())
-        return sum(index.ids.nbytes + index.words.nbytes + index.slot_of.nbytes for index in loaded)
+        return sum(
+            index.ids.nbytes + index.words.nbytes + index.slot_of.nbytes + index.exact.nbytes for index in loaded
+        )
 
     def count(self, kind: str, agent_id: int) -> int:
         return self.loaded(kind, agent_id).count
@@ -338,8 +225,10 @@ class VectorIndex:
         size = max(SHORTLIST_MIN, SHORTLIST_FACTOR * k)
         with index.lock:
             valid = index.count
-            if valid <= size:  # a small index: every row scored exactly
+            if valid <= size:  # a tiny index: every row scored exactly
                 return _best(*self._rescore(kind, np.unique(index.ids[index.ids >= 0]), query, index), k)
+            if self._exact(kind, index):  # a small one: every row scored exactly, from memory
+                return self._exact_best(kind, index, query, k)
             distance = index.hamming(query)
             wanted = min(valid, max(CANDIDATES_MIN, CANDIDATES_FACTOR * size))
             candidates, estimates = self._estimated(index, query, distance, wanted)
@@ -365,6 +254,24 @@ class VectorIndex:
             extra_ids, extra = self._rescore(kind, more, query, index)
             ids, scores = np.concatenate([ids, extra_ids]), np.concatenate([scores, extra])
         return _best(ids, scores, k)
+
+    def _exact_best(self, kind: str, index: LoadedIndex, query: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """The ``k`` best of a small index's rows held in memory (call holding its lock): every row
+        scored with the query in float16, then the rows within its rounding of the k-th best scored
+        with the float32 query, as the short list is. Rows deleted behind memory's back still have
+        their rows here: the winners are checked against the store, and the missing ones dropped."""
+        scores = index.exact.scores(query, index.used)
+        scores[index.empty_slots()] = -np.inf
+        slack = index.exact.slack(query)
+        while True:
+            kth = np.partition(scores, len(scores) - k)[len(scores) - k]
+            near = np.flatnonzero(scores >= kth - slack) if np.isfinite(kth) else np.flatnonzero(np.isfinite(scores))
+            ids, best = _best(index.ids[near], index.exact.rescored(near, query), k)
+            gone = np.setdiff1d(ids, vector_codes.present(self._db, kind, ids.tolist()))
+            if not len(gone):
+                return ids, best
+            scores[index.slots(gone)] = -np.inf
+            index.drop(gone)
 
     def cosines(self, kind: str, agent_id: int, query: np.ndarray, ids: np.ndarray) -> np.ndarray:
         """The cosine of ``query`` with each of ``ids`` (0 where a row has no vector): scored from the
@@ -398,7 +305,7 @@ class VectorIndex:
         return out
 
     def _shortlist(
-        self, index: _Loaded, query: np.ndarray, size: int, distance: np.ndarray | None = None
+        self, index: LoadedIndex, query: np.ndarray, size: int, distance: np.ndarray | None = None
     ) -> np.ndarray:
         """The ids worth scoring exactly, best estimate first (every id when the index is small)."""
         valid = index.count
@@ -408,7 +315,9 @@ class VectorIndex:
         return self._estimated(index, query, distance, min(valid, max(CANDIDATES_MIN, CANDIDATES_FACTOR * size)))[0]
 
     @staticmethod
-    def _estimated(index: _Loaded, query: np.ndarray, distance: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
+    def _estimated(
+        index: LoadedIndex, query: np.ndarray, distance: np.ndarray, size: int
+    ) -> tuple[np.ndarray, np.ndarray]:
         """The ``size`` closest rows by Hamming distance, ordered again by the query's values against
         their bits (sign_scan.asymmetric): (ids, estimates), best estimate first."""
         slots = sign_scan.closest(distance, size)
@@ -419,7 +328,7 @@ class VectorIndex:
         return (ids, estimates) if keep.all() else (ids[keep], estimates[keep])
 
     def _rescore(
-        self, kind: str, candidates: np.ndarray, query: np.ndarray, index: _Loaded | None = None
+        self, kind: str, candidates: np.ndarray, query: np.ndarray, index: LoadedIndex | None = None
     ) -> tuple[np.ndarray, np.ndarray]:
         ids, matrix = vector_codes.half_vectors(self._db, kind, candidates.tolist())
         self.reads += len(ids)
