@@ -11,7 +11,6 @@ from memdesk.core.base.clock import ManualClock
 from memdesk.core.memory.archival import ArchivalMemory, NewPassage
 from memdesk.core.retrieval import PassageRanker, VectorIndex, vector_codes
 from memdesk.core.retrieval.exact_rows import EXACT_BYTES
-from memdesk.core.storage import open_database
 from tests.retrieval.test_vector_index import _exact, _Named, _unit
 
 WHEN = datetime(2026, 1, 1, tzinfo=UTC)
@@ -78,22 +77,6 @@ def test_an_index_grown_past_its_budget_lets_its_rows_go_and_searches_by_its_bit
     more_ids = archival.add(1, [NewPassage(f"q {i}", WHEN) for i in range(len(more))], more)
     assert index.top_k("passages", 1, more[5], 1)[0].tolist() == [more_ids[5]]  # found by the sign bits
     assert index.loaded("passages", 1).exact.rows is None and index.memory_bytes() < held
-
-
-def test_an_agent_opened_in_the_background_holds_its_rows_before_the_first_search(tmp_path):
-    path = tmp_path / "memdesk.sqlite3"
-    db = open_database(path)
-    db.execute("INSERT INTO agents(name, created_at, system_prompt) VALUES ('sam', '2026-01-01T00:00:00+00:00', '')")
-    _, _, ids, vectors = _noise_store(db, 1500)
-    db.close()
-    db = open_database(path)
-    index = VectorIndex(db)
-    index.warm_in_background(1).join()
-    warmed = index.reads
-    found = index.top_k("passages", 1, vectors[9], 10)[0]
-    assert found[0] == ids[9] and index.reads == warmed  # nothing read at the first search
-    assert _same_ten(found, ids, vectors, vectors[9])
-    db.close()
 
 
 def test_exact_rows_answer_like_numpys_product_on_real_dimensions(db):

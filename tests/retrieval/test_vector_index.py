@@ -197,13 +197,14 @@ def test_an_opened_agent_is_loaded_in_the_background_so_its_first_search_reads_n
     _, _, ids, vectors = _store(db, 1500)
     db.close()
     db = open_database(path)
-    index = VectorIndex(db)
+    index = VectorIndex(db)  # small: it holds its float16 rows (exact_rows), read in the background too
     index.warm_in_background(1).join()
-    read = []
+    assert index.loaded("passages", 1).exact.rows is not None
+    warmed, read = index.reads, []
     original = vector_codes.blocks
     monkeypatch.setattr(vector_codes, "blocks", lambda *a, **kw: read.append(1) or original(*a, **kw))
     assert index.top_k("passages", 1, vectors[9], 1)[0].tolist() == [ids[9]]
-    assert read == []
+    assert read == [] and index.reads == warmed
     db.close()
 
 
