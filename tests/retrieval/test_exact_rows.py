@@ -85,3 +85,25 @@ def test_exact_rows_answer_like_numpys_product_on_real_dimensions(db):
     for query in _unit(np.random.default_rng(11), 5, 384):
         assert _same_ten(index.top_k("passages", 1, query, 10)[0], ids, vectors, query)
     assert _exact(ids, vectors, vectors[3], 1) == index.top_k("passages", 1, vectors[3], 1)[0].tolist()
+
+
+def test_the_indexes_of_a_store_hold_two_indexes_worth_of_rows_the_others_search_by_their_bits(db):
+    budget = 2048 * 64 * 2  # one index's rows: 2,048 vectors of 64 values
+    index = VectorIndex(db, exact_bytes=budget)
+    archival = ArchivalMemory(db, _Named(64), ManualClock(), ranker=PassageRanker(db, None, index))
+    stored = {}
+    for agent in (1, 2, 3):
+        if agent > 1:
+            db.execute(
+                "INSERT INTO agents(name, created_at, system_prompt) VALUES (?, '2026-01-01T00:00:00+00:00', '')",
+                (f"agent {agent}",),
+            )
+        vectors = _unit(np.random.default_rng(agent), 1500, 64)
+        stored[agent] = (
+            np.asarray(archival.add(agent, [NewPassage(f"p {i}", WHEN) for i in range(1500)], vectors)),
+            vectors,
+        )
+    for agent, (ids, vectors) in stored.items():
+        assert index.top_k("passages", agent, vectors[4], 1)[0].tolist() == [ids[4]]
+    held = [index.loaded("passages", agent).exact.rows is not None for agent in (1, 2, 3)]
+    assert held == [True, True, False] and index.memory_bytes() < 2 * budget + 3 * 1500 * 64

@@ -22,7 +22,8 @@ import simsimd
 
 from memdesk.core.retrieval.vector_codes import BLOCK_ROWS
 
-#: The float16 rows one index may hold in memory: 87,381 vectors at 384-d.
+#: The float16 rows one index may hold in memory: 87,381 vectors at 384-d (a store's indexes
+#: together hold twice that at most: memdesk.core.retrieval.vector_index).
 EXACT_BYTES = 64 * 1024 * 1024
 
 #: Reads the float16 copies of row ids: (ids found, float16 matrix).

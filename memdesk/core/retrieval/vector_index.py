@@ -147,8 +147,12 @@ class VectorIndex:
 
     def _exact(self, kind: str, index: LoadedIndex) -> bool:
         """Bring a small index's float16 rows up to date (call holding its lock); False when the
-        index is too large to keep them (they are let go)."""
-        if not exact_rows.fits(index.used, index.dimension, self._exact_bytes):
+        index is too large to keep them (they are let go), or when the store's other indexes hold
+        their share already (an agent's messages and passages: twice one index's budget; a server
+        searching many agents' memories must not hold every one's rows)."""
+        with self._lock:
+            others = sum(i.exact.nbytes for i in self._loaded.values() if i is not index)
+        if not exact_rows.fits(index.used, index.dimension, min(self._exact_bytes, 2 * self._exact_bytes - others)):
             index.exact.clear()
             return False
 
