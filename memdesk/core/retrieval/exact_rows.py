@@ -5,9 +5,10 @@ over the whole matrix takes a millisecond or two, and on noise-like vectors (whe
 neighbours poorly) the sign-bit search re-scores thousands of rows read from the store, up to four
 times the exact product's time at 10,000 rows. Holding the float16 copy of every row (half the
 float32 matrix) and scoring all of them with SimSIMD's float16 kernels (one pass, float32
-accumulation) is exact on any vectors and reads half the memory NumPy's product does: measured 0.56
-of its time at 10,000 rows and 0.42 at 100,000 (README's Benchmarks). Above ``EXACT_BYTES`` the
-rows are let go and the sign bits search, which needs no more memory than its bits.
+accumulation) is exact on any vectors and reads half the memory NumPy's product does: bench.search
+measured 0.72-0.83 of NumPy's time at 10,000 uniform random rows and 0.47-0.56 at 60,000-85,000
+(docs/benchmarks.md, "A small index scores every row"). Above ``EXACT_BYTES`` the rows are let go
+and the sign bits search, which needs no more memory than its bits.
 
 The rows sit in the index's slots (``BLOCK_ROWS`` a block, as the sign bits do): a block the index
 places again (a write, a removal) is read again from the store, the others stay.
@@ -82,8 +83,9 @@ class ExactRows:
         return np.setdiff1d(wanted, found)
 
     def _grow(self, size: int, width: int | None) -> None:
-        """Room for ``size`` slots, the rows held so far kept (unless the width changes: then the
-        caller reads every block, as for a first fill)."""
+        """Room for ``size`` slots, the rows held so far kept, unless the width changes: they are
+        dropped (a width changes only when the store's vectors were all replaced, which places
+        every block again)."""
         old = self.rows
         if width is None:
             width = None if old is None else old.shape[1]
