@@ -23,7 +23,7 @@ import re
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from memdesk.core.base.clock import parse_month
+from memdesk.core.base.clock import MONTHS, parse_month
 
 #: Chats 1-10 of ``chats/100K`` are the development set (tuned on); the others are held out.
 DEVELOPMENT = tuple(str(n) for n in range(1, 11))
@@ -48,20 +48,6 @@ _ANCHOR = re.compile(r"([A-Za-z]+)-(\d{1,2})-(\d{4})")
 UNANCHORED_GAP = timedelta(days=7)
 #: Sessions start at noon: a date-only anchor, read in any time zone, stays on its day.
 SESSION_HOUR = 12
-_MONTHS = (
-    "January",
-    "February",
-    "March",
-    "April",
-    "May",
-    "June",
-    "July",
-    "August",
-    "September",
-    "October",
-    "November",
-    "December",
-)
 
 
 def chat_folders(paths: list[Path]) -> list[Path]:
@@ -93,7 +79,7 @@ def _locomo_time(at: datetime) -> str:
     """LoCoMo's ``12:00 pm on 15 March, 2024``."""
     return (
         f"{(at.hour - 1) % 12 + 1}:{at.minute:02d} {'pm' if at.hour >= 12 else 'am'} on {at.day}"
-        f" {_MONTHS[at.month - 1]}, {at.year}"
+        f" {MONTHS[at.month - 1]}, {at.year}"
     )
 
 
