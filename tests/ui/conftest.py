@@ -160,6 +160,19 @@ def send(qtbot):
 
 
 @pytest.fixture
+def idle_now(qtbot):
+    """``idle_now(window, kind)``: the idle time of ``kind`` is up. Once the last turn's job has
+    ended (its reply shows before it does, and idle work that finds the job thread busy waits a
+    whole idle time more), the idle scheduler runs it."""
+
+    def run(window: MainWindow, kind: str, timeout: int = 10_000) -> None:
+        qtbot.waitUntil(window.worker.session.may_run_on_its_own, timeout=timeout)
+        window.worker.session.idle.run_now(kind)
+
+    return run
+
+
+@pytest.fixture
 def settle(qtbot):
     """``settle(window)`` (or a panel) waits until what its panels asked to read has been shown and
     its background jobs are done: the panels read the store off the GUI thread."""

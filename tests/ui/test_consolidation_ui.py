@@ -27,23 +27,18 @@ def chat(window, runtime, send) -> None:
         send(window, text)
 
 
-def run_idle_consolidation(qtbot, window) -> None:
-    """The idle time is up: once the last turn's job has ended (the reply shows before it does,
-    and idle work found the job thread busy waits a whole idle time more), a pass starts."""
-    qtbot.waitUntil(window.worker.session.may_run_on_its_own, timeout=10_000)
-    window.worker.session.idle.run_now("consolidation")
-
-
-def idle_pass(qtbot, window):
+def idle_pass(qtbot, window, idle_now):
     """What the idle scheduler does when the idle time is up, waiting for the session's result."""
     results = []
     window.worker.consolidation_finished.connect(results.append)
-    run_idle_consolidation(qtbot, window)
+    idle_now(window, "consolidation")
     qtbot.waitUntil(lambda: bool(results), timeout=10_000)
     return results[0]
 
 
-def test_an_idle_pass_proposes_changes_and_the_user_reviews_them(qtbot, services, roomy_runtime, make_window, send):
+def test_an_idle_pass_proposes_changes_and_the_user_reviews_them(
+    qtbot, services, roomy_runtime, make_window, send, idle_now
+):
     services.settings_store.set("consolidation", "ask")
     services.settings_store.set("consolidation_every_turns", 3)
     window = make_window(roomy_runtime)
@@ -53,7 +48,7 @@ def test_an_idle_pass_proposes_changes_and_the_user_reviews_them(qtbot, services
         call("core_memory_append", "a guess", label="human", content="Likes coffee."),
         call(FINISH, "done"),
     )
-    result = idle_pass(qtbot, window)
+    result = idle_pass(qtbot, window, idle_now)
     assert result.proposed == 2
     qtbot.waitUntil(lambda: "(2)" in window.consolidation.review_action.text())
     assert "Review proposed memory changes" in window.statusBar().currentMessage()
@@ -86,7 +81,7 @@ def test_an_idle_pass_proposes_changes_and_the_user_reviews_them(qtbot, services
 
 
 def test_a_message_stops_a_running_pass_and_the_chat_never_waits_for_it(
-    qtbot, services, roomy_runtime, make_window, send
+    qtbot, services, roomy_runtime, make_window, send, idle_now
 ):
     services.settings_store.set("consolidation", "apply")
     services.settings_store.set("consolidation_every_turns", 3)
@@ -104,7 +99,7 @@ def test_a_message_stops_a_running_pass_and_the_chat_never_waits_for_it(
         return call("core_memory_append", "a fact", label="human", content="Name: Ana.")
 
     roomy_runtime.enqueue(slow_call)
-    run_idle_consolidation(qtbot, window)
+    idle_now(window, "consolidation")
     qtbot.waitUntil(lambda: holder.get("started", False), timeout=10_000)
     assert not window.state.busy and window.chat.send_button.isEnabled()  # the user may type meanwhile
 
@@ -137,7 +132,7 @@ def test_the_consolidation_mode_is_a_choice_in_settings_and_stops_the_idle_timer
 
 
 def test_an_idle_pass_that_meets_a_busy_store_says_nothing_and_runs_at_the_next_idle_moment(
-    qtbot, services, roomy_runtime, make_window, send
+    qtbot, services, roomy_runtime, make_window, send, idle_now
 ):
     """Another writer (the graph extractor catching up, an ingestion) holding the store past the
     pass's busy timeout is no error for the user: the idle timer starts again, and the next pass
@@ -154,14 +149,14 @@ def test_an_idle_pass_that_meets_a_busy_store_says_nothing_and_runs_at_the_next_
     other_writer = open_database(services.paths.database)
     other_writer.execute("BEGIN IMMEDIATE")
     try:
-        run_idle_consolidation(qtbot, window)
+        idle_now(window, "consolidation")
         qtbot.waitUntil(lambda: bool(results), timeout=60_000)  # the worker's connection waits out its busy timeout
     finally:
         other_writer.execute("ROLLBACK")
         other_writer.close()
     assert results[0].status == BUSY and window.worker.session.idle.armed("consolidation") is not None
     assert not any("locked" in message for message in window.hub.messages)
-    run_idle_consolidation(qtbot, window)  # the next idle moment
+    idle_now(window, "consolidation")  # the next idle moment
     qtbot.waitUntil(lambda: len(results) == 2, timeout=60_000)
     assert results[1].status == "done" and results[1].applied == 1
     assert "Name: Ana." in services.memory.core.get(window.state.agent_id, "human").value

@@ -188,7 +188,7 @@ def test_consent_always_for_this_agent(make_window, roomy_runtime, qtbot, servic
     assert (services.paths.agent_files(window.state.agent_id) / "a.txt").read_text().count("o") >= 2
 
 
-def test_timed_heartbeat_runs_while_idle(make_window, roomy_runtime, qtbot):
+def test_timed_heartbeat_runs_while_idle(make_window, roomy_runtime, qtbot, idle_now):
     roomy_runtime.enqueue(say("Just checking in."))
     window = make_window(roomy_runtime)
     idle = window.worker.session.idle
@@ -197,7 +197,7 @@ def test_timed_heartbeat_runs_while_idle(make_window, roomy_runtime, qtbot):
     window.window_settings.apply({"heartbeat_minutes": 5})
     assert idle.armed("heartbeat") == 5 * 60
     window.worker.session.query(lambda agent: None, timeout=10)  # the agent reopened with the setting
-    idle.run_now("heartbeat")  # as when the idle time is up
+    idle_now(window, "heartbeat")
     qtbot.waitUntil(lambda: "Just checking in." in window.chat.transcript.toPlainText(), timeout=10_000)
     # MemDesk's nudge to the model is inner workings: not in the conversation the user reads.
     assert "heartbeat" not in window.chat.transcript.toPlainText()
