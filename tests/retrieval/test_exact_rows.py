@@ -10,7 +10,7 @@ import numpy as np
 from memdesk.core.base.clock import ManualClock
 from memdesk.core.memory.archival import ArchivalMemory, NewPassage
 from memdesk.core.retrieval import PassageRanker, VectorIndex, vector_codes
-from memdesk.core.retrieval.exact_rows import EXACT_BYTES
+from memdesk.core.retrieval.exact_rows import EXACT_BYTES, ExactRows
 from tests.retrieval.test_vector_index import _exact, _Named, _unit
 
 WHEN = datetime(2026, 1, 1, tzinfo=UTC)
@@ -107,3 +107,15 @@ def test_the_indexes_of_a_store_hold_two_indexes_worth_of_rows_the_others_search
         assert index.top_k("passages", agent, vectors[4], 1)[0].tolist() == [ids[4]]
     held = [index.loaded("passages", agent).exact.rows is not None for agent in (1, 2, 3)]
     assert held == [True, True, False] and index.memory_bytes() < 2 * budget + 3 * 1500 * 64
+
+
+def test_the_float16_rows_are_summed_in_float32_on_this_machine():
+    """Whatever kernel this CPU gets (on Sapphire Rapids SimSIMD would add in float16), the scores
+    are the float32 sums of the float16 products, to float32's precision."""
+    rng = np.random.default_rng(12)
+    rows = ExactRows()
+    rows.rows = _unit(rng, 500, 384).astype(np.float16)
+    query = _unit(rng, 1, 384)[0]
+    want = rows.rows.astype(np.float32) @ query.astype(np.float16).astype(np.float32)
+    assert np.allclose(rows.scores(query, 500), want, atol=1e-5)
+    assert np.allclose(rows.rescored(np.arange(500), query), rows.rows.astype(np.float32) @ query, atol=1e-6)

@@ -23,6 +23,11 @@ import simsimd
 
 from memdesk.core.retrieval.vector_codes import BLOCK_ROWS
 
+# SimSIMD's kernel for Sapphire Rapids (AVX512-FP16, the "Intel with AMX" machines) adds the
+# products in float16 (a rounding of 1/2048 at every addition); every other x86 kernel converts
+# to float32 first, which the slack below assumes. So that one is never used.
+simsimd.disable_capability("sapphire")
+
 #: The float16 rows one index may hold in memory: 87,381 vectors at 384-d (a store's indexes
 #: together hold twice that at most: memdesk.core.retrieval.vector_index).
 EXACT_BYTES = 64 * 1024 * 1024
