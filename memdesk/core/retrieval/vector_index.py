@@ -271,7 +271,8 @@ class VectorIndex:
             kth = np.partition(scores, len(scores) - k)[len(scores) - k]
             near = np.flatnonzero(scores >= kth - slack) if np.isfinite(kth) else np.flatnonzero(np.isfinite(scores))
             ids, best = _best(index.ids[near], index.exact.rescored(near, query), k)
-            gone = np.setdiff1d(ids, vector_codes.present(self._db, kind, ids.tolist()))
+            found = set(vector_codes.present(self._db, kind, ids.tolist()).tolist())
+            gone = np.asarray([i for i in ids.tolist() if i not in found], dtype=np.int64)  # ten ids: no NumPy set
             if not len(gone):
                 return ids, best
             scores[index.slots(gone)] = -np.inf
