@@ -241,15 +241,14 @@ def half_rows(db: Database, kind: str, row_ids: Sequence[int]) -> tuple[np.ndarr
     return np.asarray(found_ids, dtype=np.int64), matrix
 
 
-def present(db: Database, kind: str, row_ids: Sequence[int]) -> np.ndarray:
+def present(db: Database, kind: str, row_ids: Sequence[int]) -> set[int]:
     """Which of these rows still have their float16 copy (a row deleted without going through
     memory lost it by cascade)."""
-    found = [
+    return {
         r[0]
         for part, marks in _in_chunks(row_ids)
         for r in db.query(f"SELECT id FROM {HALF_TABLES[kind]} WHERE id IN ({marks})", part)
-    ]
-    return np.asarray(found, dtype=np.int64)
+    }
 
 
 def known_complete(db: Database, kind: str, agent_id: int) -> bool:

@@ -231,7 +231,8 @@ class VectorIndex:
             valid = index.count
             if valid <= size:  # a tiny index: every row scored exactly
                 return _best(*self._rescore(kind, np.unique(index.ids[index.ids >= 0]), query, index), k)
-            if self._exact(kind, index):  # a small one: every row scored exactly, from memory
+            # a small one: every row scored exactly, from memory (``loaded`` brought held rows up to date)
+            if index.exact.rows is not None or self._exact(kind, index):
                 return self._exact_best(kind, index, query, k)
             distance = index.hamming(query)
             wanted = min(valid, max(CANDIDATES_MIN, CANDIDATES_FACTOR * size))
@@ -271,7 +272,7 @@ class VectorIndex:
             kth = np.partition(scores, len(scores) - k)[len(scores) - k]
             near = np.flatnonzero(scores >= kth - slack) if np.isfinite(kth) else np.flatnonzero(np.isfinite(scores))
             ids, best = _best(index.ids[near], index.exact.rescored(near, query), k)
-            found = set(vector_codes.present(self._db, kind, ids.tolist()).tolist())
+            found = vector_codes.present(self._db, kind, ids.tolist())
             gone = np.asarray([i for i in ids.tolist() if i not in found], dtype=np.int64)  # ten ids: no NumPy set
             if not len(gone):
                 return ids, best
