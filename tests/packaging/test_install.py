@@ -8,6 +8,7 @@ import functools
 import importlib.metadata
 import os
 import re
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -24,27 +25,35 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> Path:
+    """The wheel built from a private copy of what goes into it: building in the checkout shares its
+    build/ and egg-info folders with every other process of the run. CI saw the build in the
+    checkout fail in two runs (pip's message was not kept), never seen here; its output now is."""
+    source = tmp_path_factory.mktemp("source")
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy2(ROOT / name, source / name)
+    shutil.copytree(ROOT / "memdesk", source / "memdesk", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     out = tmp_path_factory.mktemp("wheel")
     # --no-build-isolation: the venv's setuptools builds it, so the test needs no network.
-    subprocess.run(
+    built = subprocess.run(
         [
             sys.executable,
             "-m",
             "pip",
             "wheel",
             "--no-deps",
+            "--no-index",
             "--no-build-isolation",
             "--quiet",
             "-w",
             str(out),
-            str(ROOT),
+            str(source),
         ],
-        check=True,
         capture_output=True,
         text=True,
     )
-    (built,) = out.glob("memdesk-*.whl")
-    return built
+    assert built.returncode == 0, f"pip wheel exited {built.returncode}:\n{built.stdout}{built.stderr}"
+    (wheel_file,) = out.glob("memdesk-*.whl")
+    return wheel_file
 
 
 def test_the_wheel_carries_prompts_catalog_icon_and_the_entry_point(wheel):
